@@ -1,0 +1,47 @@
+#include "cli/command_support.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include "common/log.h"
+
+namespace hh::cli {
+
+void add_settings_flags(CLI::App& command, SettingsFlags& flags, bool with_listen) {
+  command.add_option("-c,--config", flags.config_file, "TOML configuration file")->check(CLI::ExistingFile);
+  if (with_listen) command.add_option("--listen", flags.listen, "HOST:PORT to listen on (key: listen)");
+  command.add_option("--database", flags.database, "SQLite database file (key: database)");
+  command.add_option("--log-level", flags.log_level, "debug, info, warn or error (key: log_level)");
+  command.add_option("--set", flags.set, "Any setting as KEY=VALUE, e.g. --set service.concurrency=8")
+      ->type_name("KEY=VALUE");
+}
+
+void report_error(std::string_view command, std::string_view message) {
+  std::cerr << "healthhook " << command << ": " << message << "\n";
+}
+
+std::optional<config::Settings> load_settings_or_report(const SettingsFlags& flags, std::string_view command) {
+  config::Overrides overrides;
+  for (const auto& entry : flags.set) {
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      report_error(command, "--set " + entry + ": expected KEY=VALUE");
+      return std::nullopt;
+    }
+    overrides[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  if (flags.listen) overrides["listen"] = *flags.listen;
+  if (flags.database) overrides["database"] = *flags.database;
+  if (flags.log_level) overrides["log_level"] = *flags.log_level;
+
+  auto settings = config::load_settings(
+      flags.config_file, [](const char* name) -> const char* { return std::getenv(name); }, overrides);
+  if (!settings) {
+    report_error(command, settings.error());
+    return std::nullopt;
+  }
+  log::set_level(log::parse_level(settings->log_level).value_or(log::Level::info));
+  return std::move(*settings);
+}
+
+}  // namespace hh::cli

@@ -1,0 +1,37 @@
+#pragma once
+// What every subcommand shares: the settings flags (--config, --listen, --set key=value…),
+// loading settings with one-line errors, and exit codes.
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/load_settings.h"
+
+namespace hh::cli {
+
+// Exit statuses (documented in the README).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;     // runtime failure (port in use, I/O error, failed lines)
+inline constexpr int kExitBadConfig = 2;   // bad configuration or usage
+
+struct SettingsFlags {
+  std::optional<std::string> config_file;
+  std::optional<std::string> listen;
+  std::optional<std::string> database;
+  std::optional<std::string> log_level;
+  std::vector<std::string> set;  // "key=value"
+};
+
+// Adds --config, --listen, --database, --log-level and --set KEY=VALUE to `command`.
+// `with_listen` false for commands that never listen.
+void add_settings_flags(CLI::App& command, SettingsFlags& flags, bool with_listen = true);
+
+// Loads settings (file < HEALTHHOOK_* < flags). On error prints one line to stderr and
+// returns nullopt (exit with kExitBadConfig).
+std::optional<config::Settings> load_settings_or_report(const SettingsFlags& flags, std::string_view command);
+
+// Prints "healthhook <command>: <message>" to stderr.
+void report_error(std::string_view command, std::string_view message);
+
+}  // namespace hh::cli

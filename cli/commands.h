@@ -1,0 +1,10 @@
+#pragma once
+// Each subcommand registers itself on the top-level app; `exit_code` receives its result.
+#include <CLI/CLI.hpp>
+
+namespace hh::cli {
+
+void add_serve_command(CLI::App& app, int& exit_code);
+void add_check_config_command(CLI::App& app, int& exit_code);
+
+}  // namespace hh::cli

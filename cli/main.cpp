@@ -1,0 +1,21 @@
+// healthhook: one binary, one subcommand per job (spec §6).
+#include <CLI/CLI.hpp>
+
+#include "cli/command_support.h"
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"healthhook: self-hosted receiver for a health-data service's signed webhooks"};
+  app.set_version_flag("-V,--version", "healthhook " HEALTHHOOK_VERSION);
+  app.require_subcommand(1);
+  int exit_code = hh::cli::kExitOk;
+  hh::cli::add_serve_command(app, exit_code);
+  hh::cli::add_check_config_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : hh::cli::kExitBadConfig;
+  }
+  return exit_code;
+}

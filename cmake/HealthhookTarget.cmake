@@ -1,0 +1,26 @@
+# Compiler settings every healthhook target shares: warnings and optional sanitizers.
+add_library(healthhook_options INTERFACE)
+target_compile_options(healthhook_options INTERFACE -Wall -Wextra -Wpedantic)
+# Asio's coroutine support and SQLite's API both need these; no global flags.
+target_compile_definitions(healthhook_options INTERFACE
+  BOOST_ASIO_NO_DEPRECATED
+  BOOST_BEAST_USE_STD_STRING_VIEW)
+if(HEALTHHOOK_WERROR)
+  target_compile_options(healthhook_options INTERFACE -Werror)
+endif()
+if(HEALTHHOOK_ASAN)
+  target_compile_options(healthhook_options INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  target_link_options(healthhook_options INTERFACE -fsanitize=address,undefined)
+endif()
+if(HEALTHHOOK_TSAN)
+  target_compile_options(healthhook_options INTERFACE -fsanitize=thread -fno-omit-frame-pointer)
+  target_link_options(healthhook_options INTERFACE -fsanitize=thread)
+endif()
+
+# healthhook_library(name SOURCES ...): a stage library with our defaults.
+function(healthhook_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${name} PUBLIC healthhook_options)
+endfunction()

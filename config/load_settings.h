@@ -1,0 +1,29 @@
+#pragma once
+// Reads settings from the TOML file, the environment and flags (see settings.h).
+// Errors are one line naming the key, e.g. "max_body_bytes: expected an integer, got \"x\"".
+#include <map>
+#include <optional>
+#include <string>
+
+#include "common/result.h"
+#include "config/settings.h"
+
+namespace hh::config {
+
+// Flag values given on the command line, by TOML key ("listen", "service.base_url").
+using Overrides = std::map<std::string, std::string>;
+
+// `environ_lookup` returns the value of an environment variable or nullptr
+// (tests pass their own; production passes getenv).
+using EnvLookup = const char* (*)(const char*);
+
+Result<Settings> load_settings(const std::optional<std::string>& config_file, EnvLookup environ_lookup,
+                               const Overrides& flags);
+
+// Checks ranges and combinations after loading ("threads: must be between 0 and 256").
+Result<void> validate(const Settings& settings);
+
+// All known keys, for --help and error messages.
+const std::vector<std::string>& known_keys();
+
+}  // namespace hh::config

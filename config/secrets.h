@@ -1,0 +1,28 @@
+#pragma once
+// Secrets come from files (or systemd credentials), never from argv or the environment.
+// A relative path is looked up first in $CREDENTIALS_DIRECTORY (systemd LoadCredential=),
+// then relative to the config file's folder. Files are read once at start-up and again on
+// SIGHUP; a missing or unreadable file is a start-up error naming the file.
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "config/settings.h"
+
+namespace hh::config {
+
+struct Secrets {
+  std::vector<std::string> signing_secrets;  // "whsec_…" strings, as written in the files
+  std::string api_key;                       // empty when service.api_key_file is unset
+  std::string read_api_token;                // empty: read API disabled
+};
+
+Result<Secrets> load_secrets(const Settings& settings);
+
+// Reads one secret file: the first line, surrounding whitespace trimmed; must not be empty.
+Result<std::string> read_secret_file(const std::string& path, const std::string& base_dir);
+
+// The path a secret file name resolves to (see above).
+std::string resolve_secret_path(const std::string& path, const std::string& base_dir);
+
+}  // namespace hh::config

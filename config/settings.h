@@ -1,0 +1,72 @@
+#pragma once
+// Every setting healthhook reads, with its default. Names match the TOML keys of
+// spec §6; limits live here as named values, not as literals in the code that uses them.
+//
+// Sources, lowest to highest precedence: defaults, the TOML file (--config),
+// HEALTHHOOK_* environment variables (key upper-cased, '.' -> '_':
+// service.base_url -> HEALTHHOOK_SERVICE_BASE_URL), then command-line flags.
+// Secrets are never settings: settings only name the files that hold them.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hh::config {
+
+struct ServiceSettings {
+  std::string base_url = "https://api.sandbox.example";
+  std::string api_key_file;                        // empty: follow-ups disabled
+  std::string api_key_header = "x-vital-api-key";
+  std::string ca_file;                             // empty: system trust store
+  int64_t concurrency = 4;                         // fetches in flight at once
+  int64_t connect_timeout_s = 10;
+  int64_t read_timeout_s = 60;
+  int64_t max_response_bytes = 256 * 1024 * 1024;
+  int64_t max_attempts = 8;                        // then the job is `dead`
+  int64_t backoff_initial_s = 5;
+  int64_t backoff_max_s = 3600;
+};
+
+struct ReadApiSettings {
+  std::string token_file;  // empty: read API disabled
+};
+
+struct TlsSettings {
+  std::string cert_file;  // both empty: plain HTTP
+  std::string key_file;
+};
+
+struct Settings {
+  std::string listen = "127.0.0.1:8080";
+  std::string database = "healthhook.db";
+  std::string webhook_path = "/webhooks";
+  int64_t max_body_bytes = 4 * 1024 * 1024;
+  std::vector<std::string> signing_secret_files = {"secret"};
+  int64_t timestamp_tolerance_s = 300;
+
+  // Listener.
+  int64_t threads = 0;                 // 0: one per core
+  int64_t max_header_bytes = 16 * 1024;
+  int64_t header_timeout_s = 10;       // request line + headers, once the first byte arrived
+  int64_t body_timeout_s = 30;         // the whole body
+  int64_t idle_timeout_s = 60;         // keep-alive wait for the next request
+  int64_t max_connections = 1024;
+
+  // Inbox writer.
+  int64_t queue_high_water = 4096;     // deliveries waiting for commit; above: 503
+  int64_t retry_after_s = 5;           // Retry-After on 503
+  int64_t commit_deadline_ms = 5000;   // a commit still failing after this: 503
+  std::string synchronous = "full";    // "full" (durable on power loss) or "normal"
+  int64_t cache_size_mib = 64;
+  int64_t min_free_disk_mib = 64;      // below: 503 before SQLite would fail
+
+  std::string log_level = "info";
+
+  ServiceSettings service;
+  ReadApiSettings read_api;
+  TlsSettings tls;
+
+  // Where relative secret-file paths are resolved (the config file's folder).
+  std::string base_dir = ".";
+};
+
+}  // namespace hh::config

@@ -1,0 +1,26 @@
+#include "receiver/http/health_endpoints.h"
+
+#include "common/json_writer.h"
+
+namespace hh::http {
+
+void add_health_endpoints(Router& router, const store::InboxWriter& writer) {
+  router.add(bhttp::verb::get, "/healthz", [](Request&) -> net::awaitable<Response> {
+    co_return json_response(Status::ok, R"({"status":"alive"})");
+  });
+  router.add(bhttp::verb::get, "/readyz", [&writer](Request&) -> net::awaitable<Response> {
+    std::string_view problem;
+    if (!writer.last_commit_ok()) problem = "last inbox commit failed";
+    else if (writer.disk_low()) problem = "disk nearly full";
+    else if (!writer.accepting()) problem = "inbox queue above its high-water mark";
+    std::string body;
+    json::ObjectWriter object(body);
+    object.string("status", problem.empty() ? "ready" : "not ready");
+    if (!problem.empty()) object.string("reason", problem);
+    object.integer("queue_depth", static_cast<int64_t>(writer.queue_depth()));
+    object.close();
+    co_return json_response(problem.empty() ? Status::ok : Status::service_unavailable, std::move(body));
+  });
+}
+
+}  // namespace hh::http

@@ -1,0 +1,27 @@
+#include "receiver/http/http_types.h"
+
+#include "common/json_writer.h"
+
+namespace hh::http {
+
+Response text_response(Status status, std::string body, std::string_view content_type) {
+  Response response{status, 11};
+  response.set(bhttp::field::server, "healthhook");
+  response.set(bhttp::field::content_type, content_type);
+  response.body() = std::move(body);
+  response.prepare_payload();
+  return response;
+}
+
+Response json_response(Status status, std::string body) {
+  body.push_back('\n');
+  return text_response(status, std::move(body), "application/json");
+}
+
+Response error_response(Status status, std::string_view message) {
+  std::string body;
+  json::ObjectWriter(body).string("error", message).close();
+  return json_response(status, std::move(body));
+}
+
+}  // namespace hh::http

@@ -1,0 +1,28 @@
+#pragma once
+// The request/response types every endpoint uses, and the few ways we build responses.
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <string>
+#include <string_view>
+
+namespace hh::http {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+
+using Request = bhttp::request<bhttp::string_body>;
+using Response = bhttp::response<bhttp::string_body>;
+using Status = bhttp::status;
+
+// The completion token of every awaited operation (Boost 1.81: as_tuple(use_awaitable)).
+inline constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
+
+// {"error": message} with the given status.
+Response error_response(Status status, std::string_view message);
+// A JSON body that is already serialized.
+Response json_response(Status status, std::string body);
+Response text_response(Status status, std::string body, std::string_view content_type);
+
+}  // namespace hh::http

@@ -1,0 +1,117 @@
+#include "receiver/http/listener.h"
+
+#include <boost/beast/ssl.hpp>
+
+#include "common/log.h"
+
+namespace hh::http {
+
+Listener::Listener(net::io_context& io, const Router& router, SessionLimits limits, size_t max_connections)
+    : io_(io), router_(router), limits_(limits), max_connections_(max_connections), acceptor_(io) {}
+
+Result<void> Listener::listen(const std::string& host_port) {
+  const auto colon = host_port.rfind(':');
+  if (colon == std::string::npos) return fail("listen: expected HOST:PORT, got \"" + host_port + "\"");
+  std::string host = host_port.substr(0, colon);
+  const std::string port = host_port.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+
+  beast::error_code ec;
+  net::ip::tcp::resolver resolver(io_);
+  const auto results = resolver.resolve(host, port, net::ip::resolver_base::passive, ec);
+  if (ec || results.empty()) return fail("listen: cannot resolve " + host_port + ": " + ec.message());
+  const net::ip::tcp::endpoint endpoint = *results.begin();
+
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (ec) return fail("listen: cannot bind " + host_port + ": " + ec.message());
+  acceptor_.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) return fail("listen: cannot listen on " + host_port + ": " + ec.message());
+  return {};
+}
+
+void Listener::set_tls(std::shared_ptr<net::ssl::context> context) {
+  std::lock_guard lock(mutex_);
+  tls_ = std::move(context);
+}
+
+std::shared_ptr<net::ssl::context> Listener::tls() const {
+  std::lock_guard lock(mutex_);
+  return tls_;
+}
+
+void Listener::start() { net::co_spawn(acceptor_.get_executor(), accept_loop(), net::detached); }
+
+void Listener::stop() {
+  if (stopping_.exchange(true)) return;
+  net::post(acceptor_.get_executor(), [this] {
+    beast::error_code ec;
+    acceptor_.close(ec);
+  });
+  std::lock_guard lock(mutex_);
+  for (const auto& control : sessions_) {
+    net::post(control->executor, [control] {
+      if (control->transport && control->idle) control->transport->socket().cancel();
+    });
+  }
+}
+
+net::awaitable<void> Listener::accept_loop() {
+  for (;;) {
+    // Each connection gets its own strand: its coroutine never runs on two threads at once.
+    auto [ec, socket] = co_await acceptor_.async_accept(net::make_strand(io_), use_tuple);
+    if (ec) {
+      if (stopping_.load() || ec == net::error::operation_aborted) co_return;
+      log::warn("accept_failed").str("error", ec.message());
+      continue;  // e.g. EMFILE: keep serving the connections we have
+    }
+    if (active_.load() >= max_connections_) {
+      beast::error_code ignored;
+      socket.close(ignored);
+      log::warn("connection_refused").str("reason", "max_connections reached");
+      continue;
+    }
+    socket.set_option(net::ip::tcp::no_delay(true));
+    auto executor = socket.get_executor();
+    net::co_spawn(executor, run_session(std::move(socket)), net::detached);
+  }
+}
+
+net::awaitable<void> Listener::run_session(net::ip::tcp::socket socket) {
+  ++active_;
+  auto control = std::make_shared<SessionControl>(socket.get_executor());
+  {
+    std::lock_guard lock(mutex_);
+    sessions_.insert(control);
+  }
+  struct Deregister {
+    Listener* self;
+    std::shared_ptr<SessionControl> control;
+    ~Deregister() {
+      control->transport = nullptr;
+      std::lock_guard lock(self->mutex_);
+      self->sessions_.erase(control);
+      --self->active_;
+    }
+  } deregister{this, control};
+
+  beast::tcp_stream transport(std::move(socket));
+  control->transport = &transport;
+  if (auto context = tls()) {
+    beast::ssl_stream<beast::tcp_stream> stream(std::move(transport), *context);
+    control->transport = &beast::get_lowest_layer(stream);
+    beast::get_lowest_layer(stream).expires_after(limits_.header_timeout);
+    auto [ec] = co_await stream.async_handshake(net::ssl::stream_base::server, use_tuple);
+    if (ec) co_return;
+    co_await serve_requests(stream, router_, limits_, *control, stopping_);
+    beast::get_lowest_layer(stream).expires_after(limits_.write_timeout);
+    co_await stream.async_shutdown(use_tuple);
+    co_return;
+  }
+  co_await serve_requests(transport, router_, limits_, *control, stopping_);
+  beast::error_code ec;
+  transport.socket().shutdown(net::ip::tcp::socket::shutdown_send, ec);
+}
+
+}  // namespace hh::http

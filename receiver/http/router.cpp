@@ -1,0 +1,44 @@
+#include "receiver/http/router.h"
+
+namespace hh::http {
+
+void Router::add(bhttp::verb method, std::string path, Endpoint endpoint) {
+  routes_.push_back({method, std::move(path), false, std::move(endpoint)});
+}
+
+void Router::add_prefix(bhttp::verb method, std::string prefix, Endpoint endpoint) {
+  routes_.push_back({method, std::move(prefix), true, std::move(endpoint)});
+}
+
+std::string_view Router::path_of(std::string_view target) { return target.substr(0, target.find('?')); }
+
+const Router::Route* Router::find(bhttp::verb method, std::string_view path, std::string* allowed) const {
+  for (const auto& route : routes_) {
+    const bool path_matches = route.prefix ? path.starts_with(route.path) : path == route.path;
+    if (!path_matches) continue;
+    if (route.method == method) return &route;
+    if (allowed) {
+      if (!allowed->empty()) allowed->append(", ");
+      allowed->append(std::string(bhttp::to_string(route.method)));
+    }
+  }
+  return nullptr;
+}
+
+Router::Match Router::match(bhttp::verb method, std::string_view target) const {
+  std::string allowed;
+  if (find(method, path_of(target), &allowed)) return Match::found;
+  return allowed.empty() ? Match::not_found : Match::wrong_method;
+}
+
+net::awaitable<Response> Router::handle(Request& request) const {
+  std::string allowed;
+  const Route* route = find(request.method(), path_of(request.target()), &allowed);
+  if (route) co_return co_await route->endpoint(request);
+  if (allowed.empty()) co_return error_response(Status::not_found, "no such path");
+  Response response = error_response(Status::method_not_allowed, "method not allowed; allowed: " + allowed);
+  response.set(bhttp::field::allow, allowed);
+  co_return response;
+}
+
+}  // namespace hh::http

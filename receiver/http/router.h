@@ -1,0 +1,42 @@
+#pragma once
+// Maps (method, path) to an endpoint. Request handling is a coroutine from request to
+// response: endpoints never see the socket, so tests can call them directly.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "receiver/http/http_types.h"
+
+namespace hh::http {
+
+using Endpoint = std::function<net::awaitable<Response>(Request&)>;
+
+class Router {
+ public:
+  // Exact path.
+  void add(bhttp::verb method, std::string path, Endpoint endpoint);
+  // Every path starting with `prefix` (e.g. "/v1/").
+  void add_prefix(bhttp::verb method, std::string prefix, Endpoint endpoint);
+
+  // What the router would do with a request line, known before the body is read: lets
+  // the session refuse a wrong method/path or an oversized body without reading it.
+  enum class Match { found, wrong_method, not_found };
+  Match match(bhttp::verb method, std::string_view target) const;
+
+  // 404 / 405 (with Allow) when nothing matches.
+  net::awaitable<Response> handle(Request& request) const;
+
+  static std::string_view path_of(std::string_view target);  // target without ?query
+
+ private:
+  struct Route {
+    bhttp::verb method;
+    std::string path;
+    bool prefix;
+    Endpoint endpoint;
+  };
+  const Route* find(bhttp::verb method, std::string_view path, std::string* allowed) const;
+  std::vector<Route> routes_;
+};
+
+}  // namespace hh::http

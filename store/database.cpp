@@ -1,0 +1,68 @@
+#include "store/database.h"
+
+#include "store/migrations.h"
+
+namespace hh::store {
+
+int schema_version() { return static_cast<int>(migrations().size()); }
+
+Result<void> migrate(sqlite::Connection& db) {
+  auto version = db.query_int("PRAGMA user_version");
+  if (!version) return fail(version.error());
+  const int64_t current = version->value_or(0);
+  if (current > schema_version()) {
+    return fail("database schema version " + std::to_string(current) + " is newer than this healthhook (" +
+                std::to_string(schema_version()) + "); upgrade healthhook");
+  }
+  for (int64_t i = current; i < schema_version(); ++i) {
+    const auto& migration = migrations()[static_cast<size_t>(i)];
+    auto txn = sqlite::Transaction::begin(db);
+    if (!txn) return fail("migration " + std::string(migration.name) + ": " + txn.error());
+    auto applied = db.exec(migration.sql);
+    if (!applied) return fail("migration " + std::string(migration.name) + ": " + applied.error());
+    auto bumped = db.exec("PRAGMA user_version = " + std::to_string(i + 1));
+    if (!bumped) return fail("migration " + std::string(migration.name) + ": " + bumped.error());
+    auto committed = txn->commit();
+    if (!committed) return fail("migration " + std::string(migration.name) + ": " + committed.error());
+  }
+  return {};
+}
+
+Result<sqlite::Connection> open_for_writing(const std::string& path, const StoreOptions& options) {
+  auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_write_create);
+  if (!db) return db;
+  const std::string pragmas = "PRAGMA journal_mode = WAL;"
+                              "PRAGMA synchronous = " + std::string(options.synchronous_full ? "FULL" : "NORMAL") +
+                              ";PRAGMA cache_size = -" + std::to_string(options.cache_size_mib * 1024) +
+                              ";PRAGMA busy_timeout = " + std::to_string(options.busy_timeout_ms) +
+                              ";PRAGMA temp_store = MEMORY;";
+  auto configured = db->exec(pragmas);
+  if (!configured) return fail(path + ": " + configured.error());
+  {
+    auto mode = db->prepare("PRAGMA journal_mode");
+    if (!mode) return fail(path + ": " + mode.error());
+    auto row = mode->step();
+    if (!row || !*row || mode->column_text(0) != "wal") {
+      return fail(path + ": cannot switch to WAL mode (is the file on a network file system?)");
+    }
+  }
+  auto migrated = migrate(*db);
+  if (!migrated) return fail(path + ": " + migrated.error());
+  return db;
+}
+
+Result<sqlite::Connection> open_for_reading(const std::string& path) {
+  auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_only);
+  if (!db) return db;
+  auto configured = db->exec("PRAGMA busy_timeout = 5000; PRAGMA cache_size = -16384;");
+  if (!configured) return fail(path + ": " + configured.error());
+  auto version = db->query_int("PRAGMA user_version");
+  if (!version) return fail(path + ": " + version.error());
+  if (version->value_or(0) == 0) return fail(path + ": not a healthhook database (no schema)");
+  if (*version > schema_version()) {
+    return fail(path + ": database schema version " + std::to_string(**version) + " is newer than this healthhook");
+  }
+  return db;
+}
+
+}  // namespace hh::store

@@ -1,0 +1,49 @@
+#pragma once
+// The inbox: the store's narrow interface for accepting deliveries. The receiver and the
+// replay command only ever call this; a PostgreSQL backend (spec §9) implements the same
+// interface with a sequence for `seq` and ON CONFLICT for the message-id check.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace hh::store {
+
+enum class Origin { webhook, fetch };
+
+// One delivery to store. Owned by the caller until append() returns.
+struct NewDelivery {
+  std::string message_id;
+  Origin origin = Origin::webhook;
+  int64_t received_at_ms = 0;
+  std::optional<int64_t> webhook_timestamp;  // signed timestamp (s); none for fetched rows
+  std::optional<std::string> event_type;     // $.event_type if it could be read at ingest
+  std::string headers_json;                  // {"name":"value",...} as received
+  std::string body;                          // raw bytes
+};
+
+enum class AppendStatus { stored, duplicate };
+
+struct Appended {
+  AppendStatus status;
+  int64_t seq;  // the new row's seq, or the existing row's for a duplicate
+};
+
+class Inbox {
+ public:
+  virtual ~Inbox() = default;
+
+  // Stores `batch` in order, in ONE durable transaction (group commit): either every
+  // delivery is stored (or recognised as a duplicate) and durable when this returns, or
+  // nothing is written and the error says why. Results are in batch order. A message id
+  // repeated inside the batch is stored once; the later ones report duplicate.
+  virtual Result<std::vector<Appended>> append(std::span<const NewDelivery* const> batch) = 0;
+
+  // The highest seq stored so far (0 for an empty inbox).
+  virtual int64_t last_seq() const = 0;
+};
+
+}  // namespace hh::store

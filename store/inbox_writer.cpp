@@ -1,0 +1,158 @@
+#include "store/inbox_writer.h"
+
+#include <sys/statvfs.h>
+
+#include "common/log.h"
+
+namespace hh::store {
+
+InboxWriter::InboxWriter(Inbox& inbox, WriterOptions options) : inbox_(inbox), options_(std::move(options)) {
+  check_disk();
+}
+
+InboxWriter::~InboxWriter() { stop(); }
+
+void InboxWriter::add_background(BackgroundWork* work) { background_.push_back(work); }
+
+void InboxWriter::on_commit(std::function<void(size_t, double, bool)> observer) {
+  commit_observer_ = std::move(observer);
+}
+
+void InboxWriter::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void InboxWriter::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wakeup_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool InboxWriter::accepting() const {
+  std::lock_guard lock(mutex_);
+  return !stopping_ && queue_.size() < options_.high_water && queued_bytes_ < options_.high_water_bytes &&
+         !disk_low();
+}
+
+InboxWriter::Admission InboxWriter::submit(NewDelivery delivery, Completion done) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return Admission::stopped;
+    if (disk_low()) return Admission::disk_low;
+    if (queue_.size() >= options_.high_water || queued_bytes_ >= options_.high_water_bytes) {
+      return Admission::over_high_water;
+    }
+    queued_bytes_ += delivery.body.size();
+    queue_.push_back({std::move(delivery), std::move(done)});
+    queued_count_.store(queue_.size(), std::memory_order_relaxed);
+  }
+  wakeup_.notify_one();
+  return Admission::queued;
+}
+
+void InboxWriter::post(std::function<void()> task) {
+  {
+    std::lock_guard lock(mutex_);
+    tasks_.push_back(std::move(task));
+  }
+  wakeup_.notify_one();
+}
+
+void InboxWriter::wake() {
+  {
+    std::lock_guard lock(mutex_);
+    wake_requested_ = true;
+  }
+  wakeup_.notify_one();
+}
+
+void InboxWriter::run() {
+  std::vector<Pending> batch;
+  std::deque<std::function<void()>> tasks;
+  bool more_background = true;  // run once at start: catch up on what a restart left
+  for (;;) {
+    bool stopping = false;
+    {
+      std::unique_lock lock(mutex_);
+      const bool woke = wakeup_.wait_for(lock, options_.idle_wakeup, [&] {
+        return !queue_.empty() || !tasks_.empty() || stopping_ || wake_requested_ || more_background;
+      });
+      if (!woke) more_background = true;  // idle wake-up: let background work look for due work
+      wake_requested_ = false;
+      batch.swap(queue_);
+      tasks.swap(tasks_);
+      queued_bytes_ = 0;
+      queued_count_.store(0, std::memory_order_relaxed);
+      stopping = stopping_;
+    }
+    if (!batch.empty()) {
+      commit_batch(batch);
+      batch.clear();
+      more_background = true;
+    }
+    while (!tasks.empty()) {
+      tasks.front()();
+      tasks.pop_front();
+    }
+    if (stopping) {
+      std::lock_guard lock(mutex_);
+      if (queue_.empty() && tasks_.empty()) break;
+      continue;  // drain what arrived while committing
+    }
+    if (more_background) {
+      more_background = false;
+      for (BackgroundWork* work : background_) {
+        if (work->run_once(inbox_.last_seq())) more_background = true;
+      }
+    }
+    check_disk();
+  }
+}
+
+void InboxWriter::commit_batch(std::vector<Pending>& batch) {
+  std::vector<const NewDelivery*> deliveries;
+  deliveries.reserve(batch.size());
+  for (const auto& pending : batch) deliveries.push_back(&pending.delivery);
+
+  const auto started = std::chrono::steady_clock::now();
+  auto appended = inbox_.append(deliveries);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  stats_.batches.fetch_add(1, std::memory_order_relaxed);
+  stats_.commit_micros_total.fetch_add(static_cast<uint64_t>(seconds * 1e6), std::memory_order_relaxed);
+  last_commit_ok_.store(appended.ok(), std::memory_order_relaxed);
+  if (commit_observer_) commit_observer_(batch.size(), seconds, appended.ok());
+
+  if (!appended) {
+    stats_.failed.fetch_add(batch.size(), std::memory_order_relaxed);
+    log::error("inbox_commit_failed").str("error", appended.error()).num("batch", static_cast<int64_t>(batch.size()));
+    last_disk_check_ = {};  // a full disk is the usual cause: re-check now
+    const AppendOutcome outcome{AppendOutcome::Kind::unavailable, 0, appended.error()};
+    for (auto& pending : batch) pending.done(outcome);
+    return;
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const Appended& result = (*appended)[i];
+    const bool stored = result.status == AppendStatus::stored;
+    (stored ? stats_.stored : stats_.duplicates).fetch_add(1, std::memory_order_relaxed);
+    batch[i].done({stored ? AppendOutcome::Kind::stored : AppendOutcome::Kind::duplicate, result.seq, {}});
+  }
+}
+
+void InboxWriter::check_disk() {
+  if (options_.disk_path.empty() || options_.min_free_disk_bytes == 0) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_disk_check_ < std::chrono::milliseconds(250)) return;
+  last_disk_check_ = now;
+  struct statvfs fs {};
+  if (::statvfs(options_.disk_path.c_str(), &fs) != 0) return;
+  const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  const bool low = free_bytes < options_.min_free_disk_bytes;
+  if (low != disk_low_.exchange(low)) {
+    (low ? log::warn("disk_low") : log::info("disk_ok")).num("free_bytes", static_cast<int64_t>(free_bytes));
+  }
+}
+
+}  // namespace hh::store

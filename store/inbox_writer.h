@@ -1,0 +1,119 @@
+#pragma once
+// The writer thread: the one owner of the write connection. Deliveries submitted from any
+// thread are committed by group commit: everything queued when the writer becomes free
+// goes into one transaction with one sync (no artificial wait), then each submitter's
+// completion runs with its own outcome. Between batches the writer runs background work
+// (the processor, job updates) on the same connection, one bounded transaction at a time,
+// so the inbox is never blocked for longer than one such step.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "store/inbox.h"
+
+namespace hh::store {
+
+struct AppendOutcome {
+  enum class Kind { stored, duplicate, unavailable };
+  Kind kind;
+  int64_t seq = 0;        // stored / duplicate
+  std::string error;      // unavailable: why the commit failed
+};
+
+// Runs on the writer thread; must not block for long.
+using Completion = std::function<void(const AppendOutcome&)>;
+
+// Work that shares the write connection, e.g. the processor.
+class BackgroundWork {
+ public:
+  virtual ~BackgroundWork() = default;
+  // One bounded step (one transaction). `inbox_last_seq` is the newest committed seq.
+  // Returns true when more work is waiting (the writer calls again soon).
+  virtual bool run_once(int64_t inbox_last_seq) = 0;
+};
+
+struct WriterOptions {
+  size_t high_water = 4096;                     // queued deliveries; above: refuse (503)
+  size_t high_water_bytes = 64 * 1024 * 1024;   // queued body bytes; above: refuse (503)
+  std::chrono::milliseconds idle_wakeup{1000};  // background work runs at least this often
+  std::string disk_path;                        // folder whose free space is watched ("" = don't)
+  uint64_t min_free_disk_bytes = 0;             // below: refuse (503) before SQLite fails
+};
+
+class InboxWriter {
+ public:
+  // `inbox` is used only on the writer thread and must outlive this object.
+  InboxWriter(Inbox& inbox, WriterOptions options);
+  InboxWriter(const InboxWriter&) = delete;
+  InboxWriter& operator=(const InboxWriter&) = delete;
+  ~InboxWriter();
+
+  // Before start(): work to run between batches, in the order added.
+  void add_background(BackgroundWork* work);
+  void start();
+  // Stops accepting, commits everything already queued, runs posted tasks, joins.
+  void stop();
+
+  enum class Admission { queued, over_high_water, disk_low, stopped };
+  // Thread-safe. On `queued`, `done` runs exactly once on the writer thread.
+  Admission submit(NewDelivery delivery, Completion done);
+
+  // Runs `task` on the writer thread between batches (thread-safe).
+  void post(std::function<void()> task);
+  // Asks the writer to run background work soon (e.g. a job became due).
+  void wake();
+
+  size_t queue_depth() const { return queued_count_.load(std::memory_order_relaxed); }
+  bool last_commit_ok() const { return last_commit_ok_.load(std::memory_order_relaxed); }
+  bool disk_low() const { return disk_low_.load(std::memory_order_relaxed); }
+  bool accepting() const;  // below the marks, disk not low, not stopping
+
+  // Counters for metrics (monotonic).
+  struct Stats {
+    std::atomic<uint64_t> batches{0};
+    std::atomic<uint64_t> stored{0};
+    std::atomic<uint64_t> duplicates{0};
+    std::atomic<uint64_t> failed{0};
+    std::atomic<uint64_t> commit_micros_total{0};
+  };
+  const Stats& stats() const { return stats_; }
+  // Optional observer of each batch commit (size, seconds), called on the writer thread.
+  void on_commit(std::function<void(size_t batch_size, double seconds, bool ok)> observer);
+
+ private:
+  struct Pending {
+    NewDelivery delivery;
+    Completion done;
+  };
+  void run();
+  void commit_batch(std::vector<Pending>& batch);
+  void check_disk();
+
+  Inbox& inbox_;
+  const WriterOptions options_;
+  std::vector<BackgroundWork*> background_;
+  std::function<void(size_t, double, bool)> commit_observer_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wakeup_;
+  std::vector<Pending> queue_;                  // GUARDED_BY(mutex_)
+  std::deque<std::function<void()>> tasks_;     // GUARDED_BY(mutex_)
+  size_t queued_bytes_ = 0;                     // GUARDED_BY(mutex_)
+  bool stopping_ = false;                       // GUARDED_BY(mutex_)
+  bool wake_requested_ = false;                 // GUARDED_BY(mutex_)
+
+  std::atomic<size_t> queued_count_{0};
+  std::atomic<bool> last_commit_ok_{true};
+  std::atomic<bool> disk_low_{false};
+  std::chrono::steady_clock::time_point last_disk_check_{};
+  Stats stats_;
+  std::thread thread_;
+};
+
+}  // namespace hh::store

@@ -1,0 +1,158 @@
+#include "store/sqlite/connection.h"
+
+namespace hh::sqlite {
+namespace {
+
+std::string first_line(std::string_view sql) {
+  const auto start = sql.find_first_not_of(" \n\t");
+  if (start == std::string_view::npos) return {};
+  sql.remove_prefix(start);
+  return std::string(sql.substr(0, std::min(sql.find('\n'), size_t{80})));
+}
+
+}  // namespace
+
+Result<Connection> Connection::open(const std::string& path, OpenMode mode) {
+  int flags = SQLITE_OPEN_NOMUTEX;  // one thread per connection: no SQLite mutex needed
+  switch (mode) {
+    case OpenMode::read_write_create: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE; break;
+    case OpenMode::read_write: flags |= SQLITE_OPEN_READWRITE; break;
+    case OpenMode::read_only: flags |= SQLITE_OPEN_READONLY; break;
+  }
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  Connection connection(raw);  // owns the handle even when open failed
+  if (rc != SQLITE_OK) {
+    return fail("cannot open database " + path + ": " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+  }
+  sqlite3_extended_result_codes(raw, 1);
+  return connection;
+}
+
+Result<void> Connection::exec(std::string_view sql) {
+  const std::string text(sql);
+  char* message = nullptr;
+  const int rc = sqlite3_exec(handle_.get(), text.c_str(), nullptr, nullptr, &message);
+  if (rc != SQLITE_OK) {
+    std::string error = message ? message : sqlite3_errstr(rc);
+    sqlite3_free(message);
+    return fail(error + " (in: " + first_line(sql) + ")");
+  }
+  return {};
+}
+
+Result<Statement> Connection::prepare(std::string_view sql) {
+  sqlite3_stmt* raw = nullptr;
+  const int rc = sqlite3_prepare_v3(handle_.get(), sql.data(), static_cast<int>(sql.size()),
+                                    SQLITE_PREPARE_PERSISTENT, &raw, nullptr);
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(raw);
+    return fail(last_error() + " (in: " + first_line(sql) + ")");
+  }
+  return Statement(raw);
+}
+
+Result<std::optional<int64_t>> Connection::query_int(std::string_view sql) {
+  auto stmt = prepare(sql);
+  if (!stmt) return fail(stmt.error());
+  auto row = stmt->step();
+  if (!row) return fail(row.error());
+  if (!*row || stmt->column_is_null(0)) return std::optional<int64_t>{};
+  return std::optional<int64_t>{stmt->column_int(0)};
+}
+
+Statement& Statement::bind(int index, int64_t value) {
+  note_bind(sqlite3_bind_int64(handle_.get(), index, value));
+  return *this;
+}
+
+Statement& Statement::bind(int index, double value) {
+  note_bind(sqlite3_bind_double(handle_.get(), index, value));
+  return *this;
+}
+
+Statement& Statement::bind(int index, std::string_view text) {
+  note_bind(sqlite3_bind_text64(handle_.get(), index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
+  return *this;
+}
+
+Statement& Statement::bind_static(int index, std::string_view text) {
+  note_bind(sqlite3_bind_text64(handle_.get(), index, text.data(), text.size(), SQLITE_STATIC, SQLITE_UTF8));
+  return *this;
+}
+
+Statement& Statement::bind_blob(int index, std::span<const char> bytes) {
+  note_bind(sqlite3_bind_blob64(handle_.get(), index, bytes.data(), bytes.size(), SQLITE_TRANSIENT));
+  return *this;
+}
+
+Statement& Statement::bind_blob_static(int index, std::span<const char> bytes) {
+  note_bind(sqlite3_bind_blob64(handle_.get(), index, bytes.data(), bytes.size(), SQLITE_STATIC));
+  return *this;
+}
+
+Statement& Statement::bind_null(int index) {
+  note_bind(sqlite3_bind_null(handle_.get(), index));
+  return *this;
+}
+
+Result<bool> Statement::step() {
+  if (bind_error_ != SQLITE_OK) {
+    const int rc = bind_error_;
+    reset();
+    return fail(std::string("bind failed: ") + sqlite3_errstr(rc));
+  }
+  const int rc = sqlite3_step(handle_.get());
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  std::string error = sqlite3_errmsg(sqlite3_db_handle(handle_.get()));
+  reset();
+  return fail(error);
+}
+
+Result<void> Statement::run() {
+  for (;;) {
+    auto row = step();
+    if (!row) return fail(row.error());
+    if (!*row) break;
+  }
+  reset();
+  return {};
+}
+
+void Statement::reset() {
+  sqlite3_reset(handle_.get());
+  sqlite3_clear_bindings(handle_.get());
+  bind_error_ = SQLITE_OK;
+}
+
+std::string_view Statement::column_text(int index) const {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(handle_.get(), index));
+  const int size = sqlite3_column_bytes(handle_.get(), index);
+  return text ? std::string_view(text, static_cast<size_t>(size)) : std::string_view();
+}
+
+std::string_view Statement::column_blob(int index) const {
+  const auto* data = static_cast<const char*>(sqlite3_column_blob(handle_.get(), index));
+  const int size = sqlite3_column_bytes(handle_.get(), index);
+  return data ? std::string_view(data, static_cast<size_t>(size)) : std::string_view();
+}
+
+Result<Transaction> Transaction::begin(Connection& db) {
+  auto begun = db.exec("BEGIN IMMEDIATE");
+  if (!begun) return fail(begun.error());
+  return Transaction(&db);
+}
+
+Transaction::~Transaction() {
+  if (db_) (void)db_->exec("ROLLBACK");
+}
+
+Result<void> Transaction::commit() {
+  auto committed = db_->exec("COMMIT");
+  if (!committed) return committed;  // the destructor rolls back
+  db_ = nullptr;
+  return {};
+}
+
+}  // namespace hh::sqlite

@@ -1,0 +1,127 @@
+#pragma once
+// RAII owners for SQLite handles. A Connection is used by one thread at a time
+// (the writer thread owns the write connection; each reader opens its own).
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace hh::sqlite {
+
+class Statement;
+
+enum class OpenMode { read_write_create, read_write, read_only };
+
+class Connection {
+ public:
+  static Result<Connection> open(const std::string& path, OpenMode mode);
+
+  Connection(Connection&&) noexcept = default;
+  Connection& operator=(Connection&&) noexcept = default;
+
+  // Runs one or more statements without results. Error text names the SQL's first line.
+  Result<void> exec(std::string_view sql);
+  // Prepares a statement to keep (SQLITE_PREPARE_PERSISTENT): bind, step, reset per use.
+  Result<Statement> prepare(std::string_view sql);
+  // Runs a query returning one integer (PRAGMA user_version, COUNT(*)); nullopt on no row.
+  Result<std::optional<int64_t>> query_int(std::string_view sql);
+
+  int64_t changes() const { return sqlite3_changes64(handle_.get()); }
+  int64_t last_insert_rowid() const { return sqlite3_last_insert_rowid(handle_.get()); }
+  std::string last_error() const { return sqlite3_errmsg(handle_.get()); }
+  int last_error_code() const { return sqlite3_extended_errcode(handle_.get()); }
+  sqlite3* get() const { return handle_.get(); }
+
+ private:
+  struct Closer {
+    void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+  };
+  explicit Connection(sqlite3* db) : handle_(db) {}
+  std::unique_ptr<sqlite3, Closer> handle_;
+};
+
+class Statement {
+ public:
+  Statement(Statement&&) noexcept = default;
+  Statement& operator=(Statement&&) noexcept = default;
+
+  // Binding: parameters are 1-based as in SQLite. Text and blobs are copied
+  // (SQLITE_TRANSIENT) unless bind_*_static is used, whose data must stay live until
+  // the next reset().
+  Statement& bind(int index, int64_t value);
+  Statement& bind(int index, double value);
+  Statement& bind(int index, std::string_view text);
+  Statement& bind_static(int index, std::string_view text);
+  Statement& bind_blob(int index, std::span<const char> bytes);
+  Statement& bind_blob_static(int index, std::span<const char> bytes);
+  Statement& bind_null(int index);
+  Statement& bind(int index, const std::optional<int64_t>& value) {
+    return value ? bind(index, *value) : bind_null(index);
+  }
+  Statement& bind(int index, const std::optional<double>& value) {
+    return value ? bind(index, *value) : bind_null(index);
+  }
+  Statement& bind(int index, const std::optional<std::string_view>& value) {
+    return value ? bind(index, *value) : bind_null(index);
+  }
+  // Any text bound with bind()/bind_static() that SQLite rejected (too big) shows up here.
+  bool bind_failed() const { return bind_error_ != SQLITE_OK; }
+
+  // One step: true when a row is available, false when done.
+  Result<bool> step();
+  // Steps to completion, ignoring rows, then resets.
+  Result<void> run();
+  void reset();
+
+  bool column_is_null(int index) const { return sqlite3_column_type(handle_.get(), index) == SQLITE_NULL; }
+  int64_t column_int(int index) const { return sqlite3_column_int64(handle_.get(), index); }
+  double column_double(int index) const { return sqlite3_column_double(handle_.get(), index); }
+  int column_type(int index) const { return sqlite3_column_type(handle_.get(), index); }
+  // Valid until the next step/reset.
+  std::string_view column_text(int index) const;
+  std::string_view column_blob(int index) const;
+  std::optional<std::string_view> column_optional_text(int index) const {
+    if (column_is_null(index)) return std::nullopt;
+    return column_text(index);
+  }
+  std::optional<int64_t> column_optional_int(int index) const {
+    if (column_is_null(index)) return std::nullopt;
+    return column_int(index);
+  }
+  sqlite3_stmt* get() const { return handle_.get(); }
+
+ private:
+  friend class Connection;
+  struct Finalizer {
+    void operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
+  };
+  explicit Statement(sqlite3_stmt* stmt) : handle_(stmt) {}
+  void note_bind(int rc) {
+    if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) bind_error_ = rc;
+  }
+  std::unique_ptr<sqlite3_stmt, Finalizer> handle_;
+  int bind_error_ = SQLITE_OK;
+};
+
+// Rolls back unless commit() succeeded: a failure anywhere leaves nothing half-written.
+class Transaction {
+ public:
+  // BEGIN IMMEDIATE: takes the write lock now, so a busy database fails here, not later.
+  static Result<Transaction> begin(Connection& db);
+  Transaction(Transaction&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  Transaction& operator=(Transaction&&) = delete;
+  ~Transaction();
+  Result<void> commit();
+
+ private:
+  explicit Transaction(Connection* db) : db_(db) {}
+  Connection* db_;
+};
+
+}  // namespace hh::sqlite

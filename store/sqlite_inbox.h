@@ -1,0 +1,28 @@
+#pragma once
+// The inbox on the SQLite write connection. Used only from the thread that owns that
+// connection (the writer thread in `serve`, the main thread in `replay`).
+#include "store/inbox.h"
+#include "store/sqlite/connection.h"
+
+namespace hh::store {
+
+class SqliteInbox final : public Inbox {
+ public:
+  // `db` must stay live and migrated while this object exists.
+  static Result<SqliteInbox> create(sqlite::Connection& db);
+
+  Result<std::vector<Appended>> append(std::span<const NewDelivery* const> batch) override;
+  int64_t last_seq() const override { return last_seq_; }
+
+ private:
+  SqliteInbox(sqlite::Connection& db, sqlite::Statement insert, sqlite::Statement find, int64_t last_seq)
+      : db_(&db), insert_(std::move(insert)), find_existing_(std::move(find)), last_seq_(last_seq) {}
+  sqlite::Connection* db_;
+  sqlite::Statement insert_;
+  sqlite::Statement find_existing_;
+  int64_t last_seq_;
+};
+
+std::string_view origin_name(Origin origin);
+
+}  // namespace hh::store
