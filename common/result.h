@@ -26,7 +26,11 @@ class [[nodiscard]] Result {
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
-  const std::string& error() const { return std::get<1>(state_).message; }
+  // Empty when ok (so it can be passed to a log or assertion message unconditionally).
+  const std::string& error() const {
+    static const std::string none;
+    return ok() ? none : std::get<1>(state_).message;
+  }
 
  private:
   std::variant<T, Error> state_;

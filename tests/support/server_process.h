@@ -1,0 +1,85 @@
+#pragma once
+// Runs the real `healthhook` binary as a child process, the way a user runs it: with a
+// config file in a temporary folder, a generated signing secret, listening on an ephemeral
+// port of 127.0.0.1. Reads its JSON log lines from stderr; the "listening" line tells the
+// port. The destructor kills what is still running.
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/temp_dir.h"
+
+namespace hh::test {
+
+// Path of the healthhook binary under test (set by CMake).
+std::string healthhook_binary();
+
+struct ProcessResult {
+  int exit_code = -1;  // -1 while running; 128+N when killed by signal N
+  std::string stdout_text;
+  std::string stderr_text;
+};
+
+// Runs `healthhook args…` to completion (for command-line tests); stdin from `input`.
+ProcessResult run_healthhook(const std::vector<std::string>& args, const std::string& input = "",
+                             const std::vector<std::string>& extra_env = {},
+                             std::chrono::seconds timeout = std::chrono::seconds(120));
+
+class ServerProcess {
+ public:
+  // Writes healthhook.toml (listen 127.0.0.1:0, database, secret file) into `dir`, plus
+  // any `extra_toml` lines, and starts `healthhook serve --config …`. Throws when the server
+  // does not log "listening" within `startup_timeout`.
+  ServerProcess(const TempDir& dir, const std::string& extra_toml = "",
+                std::chrono::seconds startup_timeout = std::chrono::seconds(20),
+                const std::vector<std::string>& extra_env = {});
+  ~ServerProcess();
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  unsigned short port() const { return port_; }
+  const std::string& secret() const { return secret_; }
+  const std::string& database() const { return database_; }
+  const std::string& config_file() const { return config_file_; }
+  pid_t pid() const { return pid_; }
+
+  void signal(int signo) const;
+  // Sends SIGTERM and waits for exit; returns the exit code (128+N if killed by signal N).
+  int stop(std::chrono::seconds timeout = std::chrono::seconds(30));
+  // SIGKILL, no chance to clean up (crash tests).
+  void kill_hard();
+  // Waits for exit without signalling.
+  int wait(std::chrono::seconds timeout);
+  // Restarts with the same folder, config and database (after stop()/kill_hard()).
+  void restart(std::chrono::seconds startup_timeout = std::chrono::seconds(20));
+
+  // Log lines read so far (stderr).
+  std::vector<std::string> log_lines() const;
+  // Waits until a log line contains `needle`; false on timeout.
+  bool wait_for_log(const std::string& needle, std::chrono::milliseconds timeout) const;
+
+ private:
+  void spawn(std::chrono::seconds startup_timeout);
+  void reap(bool block);
+
+  const TempDir& dir_;
+  std::vector<std::string> extra_env_;
+  std::string secret_;
+  std::string database_;
+  std::string config_file_;
+  pid_t pid_ = -1;
+  int exit_code_ = -1;
+  unsigned short port_ = 0;
+  int stderr_fd_ = -1;
+  std::thread reader_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  std::vector<std::string> lines_;  // GUARDED_BY(mutex_)
+};
+
+}  // namespace hh::test
