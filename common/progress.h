@@ -1,0 +1,45 @@
+#pragma once
+// Progress of long work (replay, capture, rebuild) on a terminal: one line on stderr,
+// redrawn at most 5 times a second with count, rate and ETA. Quiet when stderr is not a
+// TTY (systemd, CI, pipes), so logs stay clean.
+//
+//   Progress progress("replay", total_or_0);
+//   for (…) progress.advance(1);
+//   progress.finish();   // clears the line
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace hh {
+
+class Progress {
+ public:
+  // `total` 0 = unknown (no ETA). `enabled`: default = isatty(stderr).
+  explicit Progress(std::string label, uint64_t total = 0);
+  Progress(std::string label, uint64_t total, bool enabled);
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  ~Progress();
+
+  void set_total(uint64_t total) { total_ = total; }
+  void advance(uint64_t n = 1) { update(done_ + n); }
+  void update(uint64_t done);
+  void finish();
+
+  uint64_t done() const { return done_; }
+  double elapsed_seconds() const;
+
+  // The line that would be drawn (for tests): "replay 1200/5000 (24%) 3400/s ETA 1s".
+  std::string render() const;
+
+ private:
+  std::string label_;
+  uint64_t total_;
+  uint64_t done_ = 0;
+  bool enabled_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point started_;
+  std::chrono::steady_clock::time_point last_draw_{};
+};
+
+}  // namespace hh
