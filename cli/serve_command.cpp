@@ -83,6 +83,7 @@ int run_serve(const ServeFlags& flags) {
   store_options.synchronous_full = settings->synchronous == "full";
   store_options.cache_size_mib = settings->cache_size_mib;
   store_options.busy_timeout_ms = settings->commit_deadline_ms;
+  store_options.max_database_mib = settings->max_database_mib;
   auto db = store::open_for_writing(settings->database, store_options);
   if (!db) {
     report_error("serve", db.error());

@@ -58,6 +58,7 @@ struct Settings {
   std::string synchronous = "full";    // "full" (durable on power loss) or "normal"
   int64_t cache_size_mib = 64;
   int64_t min_free_disk_mib = 64;      // below: 503 before SQLite would fail
+  int64_t max_database_mib = 0;        // 0: unlimited; else the file may not grow past this (then 503)
 
   std::string log_level = "info";
 

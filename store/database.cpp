@@ -48,6 +48,11 @@ Result<sqlite::Connection> open_for_writing(const std::string& path, const Store
   }
   auto migrated = migrate(*db);
   if (!migrated) return fail(path + ": " + migrated.error());
+  if (options.max_database_mib > 0) {
+    const int64_t page_size = db->query_int("PRAGMA page_size")->value_or(4096);
+    auto capped = db->exec("PRAGMA max_page_count = " + std::to_string(options.max_database_mib * 1024 * 1024 / page_size));
+    if (!capped) return fail(path + ": " + capped.error());
+  }
   return db;
 }
 

@@ -4,7 +4,6 @@
 #include <boost/beast/ssl.hpp>
 #include <optional>
 
-#include "common/log.h"
 
 namespace hh::http {
 
@@ -32,6 +31,11 @@ Response refusal(Status status, std::string_view reason) {
   Response response = error_response(status, reason);
   response.keep_alive(false);
   return response;
+}
+
+Response too_large(const SessionLimits& limits) {
+  return refusal(Status::payload_too_large,
+                 "body larger than max_body_bytes (" + std::to_string(limits.max_body_bytes) + ")");
 }
 
 }  // namespace
@@ -62,6 +66,12 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     {
       auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, *parser, use_tuple);
       (void)n;
+      // A Content-Length above body_limit fails already while the header is parsed.
+      if (ec == bhttp::error::body_limit) {
+        Response response = too_large(limits);
+        co_await write_response(stream, response, limits);
+        co_return;
+      }
       if (ec == bhttp::error::header_limit) {
         Response response = refusal(Status::request_header_fields_too_large, "request headers too large");
         co_await write_response(stream, response, limits);
@@ -87,12 +97,6 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       co_await write_response(stream, response, limits);
       co_return;
     }
-    if (parser->content_length() && *parser->content_length() > limits.max_body_bytes) {
-      Response response = refusal(Status::payload_too_large,
-                                  "body larger than max_body_bytes (" + std::to_string(limits.max_body_bytes) + ")");
-      co_await write_response(stream, response, limits);
-      co_return;
-    }
     // curl and others wait for "100 Continue" before sending a large body.
     if (beast::iequals(header[bhttp::field::expect], "100-continue")) {
       bhttp::response<bhttp::empty_body> go_on{Status::continue_, 11};
@@ -106,9 +110,8 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     {
       auto [ec, n] = co_await bhttp::async_read(stream, buffer, *parser, use_tuple);
       (void)n;
-      if (ec == bhttp::error::body_limit) {
-        Response response = refusal(Status::payload_too_large, "body larger than max_body_bytes (" +
-                                                                   std::to_string(limits.max_body_bytes) + ")");
+      if (ec == bhttp::error::body_limit) {  // chunked bodies hit the limit while reading
+        Response response = too_large(limits);
         co_await write_response(stream, response, limits);
         co_return;
       }

@@ -28,15 +28,18 @@ struct HttpClient::Impl {
   std::unique_ptr<beast::tcp_stream> stream;
   beast::flat_buffer buffer;
 
-  void connect() {
+  bool connect() {
     stream = std::make_unique<beast::tcp_stream>(io);
     stream->expires_after(timeout);
-    stream->connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+    beast::error_code ec;
+    stream->connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), port), ec);
     buffer.clear();
+    if (ec) stream.reset();
+    return !ec;
   }
 
   HttpResponse exchange(const http::request<http::string_body>& req) {
-    if (!stream) connect();
+    if (!stream && !connect()) return {};
     stream->expires_after(timeout);
     beast::error_code ec;
     http::write(*stream, req, ec);
@@ -96,22 +99,26 @@ HttpResponse HttpClient::post_webhook(const std::string& secret, const std::stri
   return request("POST", path, body, headers);
 }
 
-std::string raw_exchange(unsigned short port, const std::string& bytes, std::chrono::milliseconds timeout) {
+RawReply raw_exchange(unsigned short port, const std::string& bytes, std::chrono::milliseconds timeout) {
   net::io_context io;
   net::ip::tcp::socket socket(io);
   socket.connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
   net::write(socket, net::buffer(bytes));
-  std::string received;
+  RawReply reply;
   char buf[4096];
+  bool timed_out = false;
   net::steady_timer timer(io);
   timer.expires_after(timeout);
   timer.async_wait([&](beast::error_code ec) {
-    if (!ec) socket.close();
+    if (ec) return;
+    timed_out = true;
+    socket.close();
   });
   std::function<void()> read_more = [&] {
     socket.async_read_some(net::buffer(buf), [&](beast::error_code ec, size_t n) {
-      received.append(buf, n);
+      reply.received.append(buf, n);
       if (ec) {
+        reply.closed_by_server = !timed_out;
         timer.cancel();
         return;
       }
@@ -120,7 +127,7 @@ std::string raw_exchange(unsigned short port, const std::string& bytes, std::chr
   };
   read_more();
   io.run();
-  return received;
+  return reply;
 }
 
 }  // namespace hh::test

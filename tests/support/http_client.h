@@ -46,8 +46,13 @@ class HttpClient {
   std::unique_ptr<Impl> impl_;
 };
 
-// Sends raw bytes on a fresh connection and returns what the server answered before it
-// closed or `timeout` passed (for malformed-request and slow-client tests).
-std::string raw_exchange(unsigned short port, const std::string& bytes, std::chrono::milliseconds timeout);
+// Sends raw bytes on a fresh connection and collects what the server answers until it
+// closes the connection or `timeout` passes (for malformed-request and slow-client tests).
+struct RawReply {
+  std::string received;
+  bool closed_by_server = false;  // false: we gave up after `timeout`
+  bool starts_with(std::string_view prefix) const { return received.starts_with(prefix); }
+};
+RawReply raw_exchange(unsigned short port, const std::string& bytes, std::chrono::milliseconds timeout);
 
 }  // namespace hh::test

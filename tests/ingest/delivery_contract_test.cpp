@@ -1,0 +1,315 @@
+// The delivery contract of spec §2, row by row, against the real binary over 127.0.0.1.
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <thread>
+
+#include "store/database.h"
+#include "tests/support/http_client.h"
+#include "tests/support/server_process.h"
+
+using namespace hh::test;
+
+namespace {
+
+const std::string kSteps =
+    R"({"event_type":"daily.data.steps.created","data":{"data":[{"timestamp":"2023-05-16T10:00:00+00:00","timezone_offset":3600,"type":null,"unit":"count","value":237}],"source":{"provider":"oura","type":"ring"},"user_id":"u1"},"user_id":"u1"})";
+
+struct Server {
+  TempDir dir;
+  ServerProcess server;
+  explicit Server(const std::string& extra_toml = "") : server(dir, extra_toml) {}
+
+  int64_t count(const std::string& where = "1") const {
+    auto db = hh::store::open_for_reading(server.database());
+    BOOST_REQUIRE_MESSAGE(db.ok(), db.error());
+    return db->query_int("SELECT count(*) FROM deliveries WHERE " + where)->value_or(-1);
+  }
+  std::string text(const std::string& sql) const {
+    auto db = hh::store::open_for_reading(server.database());
+    auto stmt = db->prepare(sql);
+    BOOST_REQUIRE_MESSAGE(stmt.ok(), stmt.error());
+    auto row = stmt->step();
+    BOOST_REQUIRE(row.ok() && *row);
+    return std::string(stmt->column_blob(0));
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(valid_signature_new_id_is_stored_then_acknowledged) {
+  Server s;
+  HttpClient client(s.server.port());
+  auto response = client.post_webhook(s.server.secret(), "msg_new", kSteps);
+  BOOST_TEST(response.status == 200);
+  BOOST_TEST(response.body.find("\"status\":\"stored\"") != std::string::npos);
+  // The 2xx came after the commit: the row is readable by another connection right now.
+  BOOST_TEST(s.count("message_id = 'msg_new'") == 1);
+  BOOST_TEST(s.text("SELECT body FROM deliveries WHERE message_id = 'msg_new'") == kSteps);
+  BOOST_TEST(s.text("SELECT event_type FROM deliveries") == "daily.data.steps.created");
+  const std::string headers = s.text("SELECT headers FROM deliveries");
+  BOOST_TEST(headers.find("\"svix-id\":\"msg_new\"") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(known_message_id_is_200_and_stores_nothing_new) {
+  Server s;
+  HttpClient client(s.server.port());
+  BOOST_TEST(client.post_webhook(s.server.secret(), "msg_dup", kSteps).status == 200);
+  auto again = client.post_webhook(s.server.secret(), "msg_dup", kSteps);  // a retry: new timestamp, same id
+  BOOST_TEST(again.status == 200);
+  BOOST_TEST(again.body.find("\"status\":\"duplicate\"") != std::string::npos);
+  BOOST_TEST(s.count() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(webhook_header_family_is_accepted) {
+  Server s;
+  HttpClient client(s.server.port());
+  Headers headers = signature_headers(s.server.secret(), "msg_std", now_seconds(), kSteps, "webhook");
+  BOOST_TEST(client.request("POST", "/webhooks", kSteps, headers).status == 200);
+  BOOST_TEST(s.count("message_id = 'msg_std'") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(bad_signatures_are_401_and_store_nothing) {
+  Server s;
+  HttpClient client(s.server.port());
+  const std::string secret = s.server.secret();
+  const auto now = std::stoll(now_seconds());
+
+  BOOST_TEST(client.request("POST", "/webhooks", kSteps, {{"content-type", "application/json"}}).status == 401);
+  Headers malformed = {{"svix-id", "m1"}, {"svix-timestamp", now_seconds()}, {"svix-signature", "garbage"}};
+  BOOST_TEST(client.request("POST", "/webhooks", kSteps, malformed).status == 401);
+  BOOST_TEST(client.post_webhook(random_secret(), "m2", kSteps).status == 401);  // wrong secret
+  auto old = client.post_webhook(secret, "m3", kSteps, std::to_string(now - 301));
+  BOOST_TEST(old.status == 401);
+  BOOST_TEST(old.body.find("too old") != std::string::npos);
+  BOOST_TEST(client.post_webhook(secret, "m4", kSteps, std::to_string(now + 301)).status == 401);
+  // Signed body, tampered in transit.
+  Headers signed_other = signature_headers(secret, "m5", now_seconds(), kSteps);
+  BOOST_TEST(client.request("POST", "/webhooks", kSteps + " ", signed_other).status == 401);
+  BOOST_TEST(s.count() == 0);
+  // Logged without the body.
+  for (const auto& line : s.server.log_lines()) BOOST_TEST(line.find("daily.data.steps") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(body_over_the_limit_is_413_and_stores_nothing) {
+  Server s("max_body_bytes = 2048");
+  const std::string big = "{\"event_type\":\"x\",\"pad\":\"" + std::string(4096, 'a') + "\"}";
+  HttpClient client(s.server.port());
+  auto response = client.post_webhook(s.server.secret(), "m_big", big);
+  BOOST_TEST(response.status == 413);
+  // Without Content-Length (chunked), the limit applies while reading.
+  const std::string chunked = "POST /webhooks HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1000\r\n" +
+                              std::string(4096, 'a') + "\r\n0\r\n\r\n";
+  BOOST_TEST(raw_exchange(s.server.port(), chunked, std::chrono::seconds(5)).starts_with("HTTP/1.1 413"));
+  BOOST_TEST(s.count() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(signed_but_unparsable_bodies_are_accepted_and_kept) {
+  Server s;
+  HttpClient client(s.server.port());
+  for (const auto& [id, body] : std::vector<std::pair<std::string, std::string>>{
+           {"m_notjson", "this is not json"}, {"m_array", "[1,2]"}, {"m_noevent", R"({"data":{}})"}}) {
+    BOOST_TEST(client.post_webhook(s.server.secret(), id, body).status == 200, id);
+  }
+  BOOST_TEST(s.count() == 3);
+  BOOST_TEST(s.count("event_type IS NULL") == 3);  // no event type could be read at ingest
+}
+
+BOOST_AUTO_TEST_CASE(unknown_and_deprecated_event_types_are_accepted) {
+  Server s;
+  HttpClient client(s.server.port());
+  BOOST_TEST(client.post_webhook(s.server.secret(), "m_hyp",
+                                 R"({"event_type":"daily.timeseries.hypnogram.created","data":{}})")
+                 .status == 200);
+  BOOST_TEST(client.post_webhook(s.server.secret(), "m_unk", R"({"event_type":"brand.new.thing","data":{}})").status ==
+             200);
+  BOOST_TEST(s.count() == 2);
+}
+
+BOOST_AUTO_TEST_CASE(store_that_cannot_commit_answers_503_with_retry_after) {
+  // The file may not grow past 1 MiB: large deliveries soon fail to commit (SQLITE_FULL).
+  Server s("max_database_mib = 1\nretry_after_s = 7");
+  HttpClient client(s.server.port());
+  const std::string body = "{\"event_type\":\"x\",\"pad\":\"" + std::string(200 * 1024, 'p') + "\"}";
+  int ok = 0, unavailable = 0;
+  for (int i = 0; i < 20 && unavailable == 0; ++i) {
+    auto response = client.post_webhook(s.server.secret(), "m_full_" + std::to_string(i), body);
+    if (response.status == 200) ++ok;
+    if (response.status == 503) {
+      ++unavailable;
+      BOOST_TEST(response.header("retry-after") == "7");
+    }
+  }
+  BOOST_TEST(unavailable == 1);
+  BOOST_TEST(s.count() == ok);  // every 200 is stored, the 503 left nothing
+  auto ready = client.get("/readyz");
+  BOOST_TEST(ready.status == 503);
+  // Small deliveries still fit: the next successful commit makes the store ready again.
+  BOOST_TEST(client.post_webhook(s.server.secret(), "m_small", kSteps).status == 200);
+  BOOST_TEST(client.get("/readyz").status == 200);
+}
+
+BOOST_AUTO_TEST_CASE(disk_nearly_full_answers_503_before_sqlite_fails) {
+  Server s("min_free_disk_mib = 1073741824");  // more than this disk has
+  HttpClient client(s.server.port());
+  auto response = client.post_webhook(s.server.secret(), "m_disk", kSteps);
+  BOOST_TEST(response.status == 503);
+  BOOST_TEST(!response.header("retry-after").empty());
+  BOOST_TEST(client.get("/readyz").status == 503);
+  BOOST_TEST(client.get("/healthz").status == 200);
+  BOOST_TEST(s.count() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(wrong_method_or_path) {
+  Server s;
+  HttpClient client(s.server.port());
+  auto wrong_method = client.get("/webhooks");
+  BOOST_TEST(wrong_method.status == 405);
+  BOOST_TEST(wrong_method.header("allow") == "POST");
+  BOOST_TEST(client.request("POST", "/elsewhere", kSteps).status == 404);
+  BOOST_TEST(client.request("DELETE", "/healthz").status == 405);
+  BOOST_TEST(s.count() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(custom_webhook_path) {
+  Server s("webhook_path = \"/hooks/vital\"");
+  HttpClient client(s.server.port());
+  BOOST_TEST(client.post_webhook(s.server.secret(), "m_path", kSteps, "", "/hooks/vital").status == 200);
+  BOOST_TEST(client.post_webhook(s.server.secret(), "m_path2", kSteps).status == 404);
+}
+
+BOOST_AUTO_TEST_CASE(health_and_readiness) {
+  Server s;
+  HttpClient client(s.server.port());
+  auto health = client.get("/healthz");
+  BOOST_TEST(health.status == 200);
+  BOOST_TEST(health.header("content-type") == "application/json");
+  auto ready = client.get("/readyz");
+  BOOST_TEST(ready.status == 200);
+  BOOST_TEST(ready.body.find("\"ready\"") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(keep_alive_serves_many_requests_on_one_connection) {
+  Server s;
+  HttpClient client(s.server.port());
+  for (int i = 0; i < 20; ++i) {
+    BOOST_TEST(client.post_webhook(s.server.secret(), "m_ka_" + std::to_string(i), kSteps).status == 200);
+  }
+  // One connection: the server logged no second accept... count via the rows instead.
+  BOOST_TEST(s.count() == 20);
+}
+
+BOOST_AUTO_TEST_CASE(expect_100_continue_is_answered) {
+  Server s;
+  const std::string id = "m_expect";
+  Headers headers = signature_headers(s.server.secret(), id, now_seconds(), kSteps);
+  std::string request = "POST /webhooks HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: " +
+                        std::to_string(kSteps.size()) + "\r\n";
+  for (const auto& [name, value] : headers) request += name + ": " + value + "\r\n";
+  request += "Connection: close\r\n\r\n" + kSteps;
+  const std::string answer = raw_exchange(s.server.port(), request, std::chrono::seconds(5)).received;
+  BOOST_TEST(answer.starts_with("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200"));
+  BOOST_TEST(s.count() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(oversized_headers_are_431) {
+  Server s("max_header_bytes = 2048");
+  const std::string request = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(4096, 'h') + "\r\n\r\n";
+  BOOST_TEST(raw_exchange(s.server.port(), request, std::chrono::seconds(5)).starts_with("HTTP/1.1 431"));
+}
+
+BOOST_AUTO_TEST_CASE(malformed_request_is_400) {
+  Server s;
+  BOOST_TEST(raw_exchange(s.server.port(), "NOT HTTP AT ALL\r\n\r\n", std::chrono::seconds(5)).starts_with("HTTP/1.1 400"));
+}
+
+BOOST_AUTO_TEST_CASE(slow_clients_cannot_hold_a_connection) {
+  // Deadlines of one second: a client that stops mid-header or mid-body is disconnected
+  // without an answer (nothing was stored); raw_exchange returns when the server closes.
+  Server s("header_timeout_s = 1\nbody_timeout_s = 1\nidle_timeout_s = 1");
+  // Each exchange gives up after 20 s; the server must close first (its deadline is 1 s).
+  for (const std::string& request : {std::string("POST /webhooks HTTP/1.1\r\nHost: x\r\n"),               // mid-header
+                                     std::string("POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"),  // mid-body
+                                     std::string()}) {                                                        // idle
+    const RawReply reply = raw_exchange(s.server.port(), request, std::chrono::seconds(20));
+    BOOST_TEST(reply.closed_by_server, request);
+    BOOST_TEST(reply.received.empty(), request);
+  }
+  BOOST_TEST(s.count() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(sigterm_finishes_in_flight_requests_and_exits_0) {
+  Server s;
+  std::atomic<int> acked{0};
+  std::atomic<bool> go{true};
+  std::vector<std::thread> clients;
+  std::vector<std::vector<std::string>> acked_ids(4);
+  for (int c = 0; c < 4; ++c) {
+    clients.emplace_back([&, c] {
+      HttpClient client(s.server.port());
+      for (int i = 0; go && i < 100000; ++i) {
+        const std::string id = "m_term_" + std::to_string(c) + "_" + std::to_string(i);
+        auto response = client.post_webhook(s.server.secret(), id, kSteps);
+        if (response.status == 200) {
+          acked_ids[c].push_back(id);
+          ++acked;
+        } else if (response.status == 0) {
+          break;  // connection closed by the stopping server
+        }
+      }
+    });
+  }
+  while (acked < 200) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  BOOST_TEST(s.server.stop() == 0);
+  go = false;
+  for (auto& t : clients) t.join();
+  BOOST_TEST(s.server.wait_for_log("\"event\":\"stopped\"", std::chrono::seconds(1)));
+  // Every acknowledged delivery is in the inbox.
+  for (const auto& ids : acked_ids) {
+    for (const auto& id : ids) BOOST_TEST(s.count("message_id = '" + id + "'") == 1, id);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(start_up_failures_are_clear) {
+  TempDir dir;
+  // Unreadable secret file: exit 2, naming the file.
+  dir.write("bad.toml", "listen = \"127.0.0.1:0\"\ndatabase = \"" + dir.file("x.db") +
+                            "\"\nsigning_secret_files = [\"missing-secret\"]\n");
+  auto result = run_healthhook({"serve", "--config", dir.file("bad.toml")});
+  BOOST_TEST(result.exit_code == 2);
+  BOOST_TEST(result.stderr_text.find("missing-secret") != std::string::npos);
+
+  // Bad value: exit 2, naming the key, one line.
+  result = run_healthhook({"serve", "--config", dir.file("bad.toml"), "--set", "threads=lots"});
+  BOOST_TEST(result.exit_code == 2);
+  BOOST_TEST(result.stderr_text.find("threads") != std::string::npos);
+  BOOST_TEST(std::count(result.stderr_text.begin(), result.stderr_text.end(), '\n') == 1);
+
+  // Port in use: exit 1 with the reason, at start-up.
+  Server running;
+  dir.write("secret", random_secret());
+  dir.write("busy.toml", "listen = \"127.0.0.1:" + std::to_string(running.server.port()) + "\"\ndatabase = \"" +
+                             dir.file("y.db") + "\"\n");
+  result = run_healthhook({"serve", "--config", dir.file("busy.toml")});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.stderr_text.find("in use") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
+  auto version = run_healthhook({"--version"});
+  BOOST_TEST(version.exit_code == 0);
+  BOOST_TEST(version.stdout_text.find("healthhook ") == 0u);
+  auto help = run_healthhook({"serve", "--help"});
+  BOOST_TEST(help.exit_code == 0);
+  BOOST_TEST(help.stdout_text.find("--config") != std::string::npos);
+
+  TempDir dir;
+  dir.write("secret", random_secret());
+  dir.write("ok.toml", "database = \"" + dir.file("z.db") + "\"\n");
+  auto ok = run_healthhook({"check-config", "--config", dir.file("ok.toml")});
+  BOOST_TEST(ok.exit_code == 0, ok.stderr_text);
+  BOOST_TEST(ok.stdout_text.find("\"status\":\"ok\"") != std::string::npos);
+  BOOST_TEST(ok.stdout_text.find("whsec_") == std::string::npos);  // never a secret
+  auto bad = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--set", "webhook_path=nope"});
+  BOOST_TEST(bad.exit_code == 2);
+  BOOST_TEST(bad.stderr_text.find("webhook_path") != std::string::npos);
+}

@@ -1,0 +1,267 @@
+// The inbox and its writer thread: group commit, seq order, duplicates (forever),
+// byte-exact storage, high-water refusal, commit failure (disk full) without half-writes.
+#include <boost/test/unit_test.hpp>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+
+#include "store/database.h"
+#include "store/inbox_writer.h"
+#include "store/sqlite_inbox.h"
+#include "tests/support/temp_dir.h"
+
+using namespace hh;
+using hh::test::TempDir;
+using Kind = store::AppendOutcome::Kind;
+
+namespace {
+
+store::NewDelivery delivery(const std::string& id, std::string body = R"({"event_type":"ping"})") {
+  store::NewDelivery d;
+  d.message_id = id;
+  d.received_at_ms = 1700000000000;
+  d.webhook_timestamp = 1700000000;
+  d.event_type = "ping";
+  d.headers_json = R"({"svix-id":")" + id + R"("})";
+  d.body = std::move(body);
+  return d;
+}
+
+// Holds the writer thread inside a posted task until release(): lets a test queue a
+// known set of deliveries that the writer then commits as one group.
+class WriterGate {
+ public:
+  explicit WriterGate(store::InboxWriter& writer) {
+    std::promise<void> entered;
+    auto entered_future = entered.get_future();
+    writer.post([this, &entered] {
+      entered.set_value();
+      std::unique_lock lock(mutex_);
+      released_cv_.wait(lock, [this] { return released_; });
+    });
+    entered_future.wait();
+  }
+  ~WriterGate() { release(); }
+  void release() {
+    std::lock_guard lock(mutex_);
+    released_ = true;
+    released_cv_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable released_cv_;
+  bool released_ = false;
+};
+
+struct Collected {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::vector<std::pair<std::string, store::AppendOutcome>> outcomes;
+
+  store::Completion for_id(const std::string& id) {
+    return [this, id](const store::AppendOutcome& outcome) {
+      std::lock_guard lock(mutex);
+      outcomes.emplace_back(id, outcome);
+      cv.notify_all();
+    };
+  }
+  void wait_for(size_t n) {
+    std::unique_lock lock(mutex);
+    BOOST_REQUIRE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return outcomes.size() >= n; }));
+  }
+};
+
+struct Store {
+  TempDir dir;
+  sqlite::Connection db = open();
+  store::SqliteInbox inbox = store::SqliteInbox::create(db).value();
+
+  sqlite::Connection open() {
+    auto c = store::open_for_writing(dir.file("inbox.db"), {});
+    BOOST_REQUIRE_MESSAGE(c.ok(), c.error());
+    return std::move(*c);
+  }
+  int64_t count() {
+    auto reader = store::open_for_reading(dir.file("inbox.db"));
+    BOOST_REQUIRE(reader.ok());
+    return reader->query_int("SELECT count(*) FROM deliveries")->value_or(-1);
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(queued_deliveries_share_one_commit_and_get_seq_in_order) {
+  Store s;
+  store::InboxWriter writer(s.inbox, {});
+  writer.start();
+  Collected collected;
+  {
+    WriterGate gate(writer);
+    for (int i = 0; i < 50; ++i) {
+      BOOST_REQUIRE(writer.submit(delivery("msg_" + std::to_string(i)), collected.for_id("msg_" + std::to_string(i))) ==
+                    store::InboxWriter::Admission::queued);
+    }
+    BOOST_TEST(writer.queue_depth() == 50u);
+  }
+  collected.wait_for(50);
+  writer.stop();
+  BOOST_TEST(writer.stats().batches.load() == 1u);  // one transaction, one sync for all 50
+  for (size_t i = 0; i < collected.outcomes.size(); ++i) {
+    BOOST_TEST((collected.outcomes[i].second.kind == Kind::stored));
+    BOOST_TEST(collected.outcomes[i].first == "msg_" + std::to_string(i));
+    BOOST_TEST(collected.outcomes[i].second.seq == static_cast<int64_t>(i + 1));  // commit order
+  }
+  BOOST_TEST(s.count() == 50);
+}
+
+BOOST_AUTO_TEST_CASE(duplicates_inside_a_batch_and_after_restart) {
+  TempDir dir;
+  {
+    auto db = store::open_for_writing(dir.file("i.db"), {});
+    auto inbox = store::SqliteInbox::create(*db);
+    auto a = delivery("msg_a"), b = delivery("msg_b"), a_again = delivery("msg_a", "different body");
+    std::vector<const store::NewDelivery*> batch{&a, &b, &a_again};
+    auto results = inbox->append(batch);
+    BOOST_REQUIRE_MESSAGE(results.ok(), results.error());
+    BOOST_TEST((results->at(0).status == store::AppendStatus::stored));
+    BOOST_TEST((results->at(2).status == store::AppendStatus::duplicate));
+    BOOST_TEST(results->at(2).seq == results->at(0).seq);
+  }
+  // Message ids are never forgotten: a resend weeks later is still a duplicate.
+  auto db = store::open_for_writing(dir.file("i.db"), {});
+  auto inbox = store::SqliteInbox::create(*db);
+  BOOST_TEST(inbox->last_seq() == 2);
+  auto a = delivery("msg_a");
+  std::vector<const store::NewDelivery*> batch{&a};
+  auto results = inbox->append(batch);
+  BOOST_TEST((results->at(0).status == store::AppendStatus::duplicate));
+  BOOST_TEST(results->at(0).seq == 1);
+  BOOST_TEST(db->query_int("SELECT count(*) FROM deliveries")->value() == 2);
+  // The first version's bytes are the ones kept.
+  auto body = db->prepare("SELECT body FROM deliveries WHERE message_id = 'msg_a'");
+  BOOST_REQUIRE(body->step().value());
+  BOOST_TEST(body->column_blob(0) == R"({"event_type":"ping"})");
+}
+
+BOOST_AUTO_TEST_CASE(headers_and_body_are_stored_byte_exact) {
+  Store s;
+  const std::string binary("\x00\xff{\"a\":1}\r\n\xc3", 12);
+  auto d = delivery("msg_bin", binary);
+  d.headers_json = R"({"Svix-Id":"msg_bin","X-Odd":"a, b"})";
+  std::vector<const store::NewDelivery*> batch{&d};
+  BOOST_REQUIRE(s.inbox.append(batch).ok());
+  auto row = s.db.prepare("SELECT body, headers, typeof(body), webhook_timestamp, received_at FROM deliveries");
+  BOOST_REQUIRE(row->step().value());
+  BOOST_TEST(row->column_blob(0) == binary);
+  BOOST_TEST(row->column_text(1) == d.headers_json);
+  BOOST_TEST(row->column_text(2) == "blob");
+  BOOST_TEST(row->column_int(3) == 1700000000);
+  BOOST_TEST(row->column_int(4) == 1700000000000);
+}
+
+BOOST_AUTO_TEST_CASE(refuses_above_the_high_water_mark) {
+  Store s;
+  store::WriterOptions options;
+  options.high_water = 3;
+  store::InboxWriter writer(s.inbox, options);
+  writer.start();
+  Collected collected;
+  {
+    WriterGate gate(writer);
+    for (int i = 0; i < 3; ++i) {
+      BOOST_TEST((writer.submit(delivery("m" + std::to_string(i)), collected.for_id("m")) ==
+                  store::InboxWriter::Admission::queued));
+    }
+    BOOST_TEST(!writer.accepting());
+    BOOST_TEST((writer.submit(delivery("m3"), collected.for_id("m3")) ==
+                store::InboxWriter::Admission::over_high_water));
+  }
+  collected.wait_for(3);
+  BOOST_TEST(writer.accepting());
+  writer.stop();
+  BOOST_TEST(s.count() == 3);
+}
+
+BOOST_AUTO_TEST_CASE(disk_full_fails_the_whole_batch_and_writes_nothing) {
+  Store s;
+  store::InboxWriter writer(s.inbox, {});
+  writer.start();
+  // Cap the file near its current size: a large batch cannot fit (SQLITE_FULL).
+  const int64_t pages = s.db.query_int("PRAGMA page_count")->value_or(0);
+  writer.post([&] { (void)s.db.exec("PRAGMA max_page_count = " + std::to_string(pages + 8)); });
+  Collected collected;
+  {
+    WriterGate gate(writer);
+    writer.submit(delivery("small"), collected.for_id("small"));
+    writer.submit(delivery("big", std::string(512 * 1024, 'x')), collected.for_id("big"));
+  }
+  collected.wait_for(2);
+  for (const auto& [id, outcome] : collected.outcomes) BOOST_TEST((outcome.kind == Kind::unavailable), id);
+  BOOST_TEST(!writer.last_commit_ok());
+  BOOST_TEST(s.count() == 0);  // nothing half-written: not even the small one
+
+  // Space comes back: the sender's retry succeeds.
+  writer.post([&] { (void)s.db.exec("PRAGMA max_page_count = 1073741823"); });
+  Collected retry;
+  writer.submit(delivery("small"), retry.for_id("small"));
+  retry.wait_for(1);
+  BOOST_TEST((retry.outcomes[0].second.kind == Kind::stored));
+  BOOST_TEST(writer.last_commit_ok());
+  writer.stop();
+  BOOST_TEST(s.count() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(stop_commits_what_is_queued_and_refuses_afterwards) {
+  Store s;
+  store::InboxWriter writer(s.inbox, {});
+  writer.start();
+  Collected collected;
+  {
+    WriterGate gate(writer);
+    for (int i = 0; i < 10; ++i) writer.submit(delivery("q" + std::to_string(i)), collected.for_id("q"));
+    std::thread stopper([&] { writer.stop(); });
+    gate.release();
+    stopper.join();
+  }
+  BOOST_TEST(collected.outcomes.size() == 10u);
+  BOOST_TEST(s.count() == 10);
+  BOOST_TEST((writer.submit(delivery("late"), collected.for_id("late")) == store::InboxWriter::Admission::stopped));
+}
+
+BOOST_AUTO_TEST_CASE(low_disk_refuses_before_sqlite_fails) {
+  Store s;
+  store::WriterOptions options;
+  options.disk_path = s.dir.path().string();
+  options.min_free_disk_bytes = uint64_t{1} << 62;  // more than any disk has
+  store::InboxWriter writer(s.inbox, options);
+  writer.start();
+  Collected collected;
+  BOOST_TEST(writer.disk_low());
+  BOOST_TEST((writer.submit(delivery("x"), collected.for_id("x")) == store::InboxWriter::Admission::disk_low));
+  writer.stop();
+  BOOST_TEST(s.count() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(schema_is_migrated_strict_and_wal) {
+  Store s;
+  BOOST_TEST(s.db.query_int("PRAGMA user_version")->value() == store::schema_version());
+  auto mode = s.db.prepare("PRAGMA journal_mode");
+  BOOST_REQUIRE(mode->step().value());
+  BOOST_TEST(mode->column_text(0) == "wal");
+  // STRICT: a wrongly typed value is an error, not silently stored.
+  BOOST_TEST(!s.db.exec("INSERT INTO deliveries (message_id, received_at, headers, body) VALUES ('x', 'soon', '{}', x'00')").ok());
+  BOOST_TEST(s.db.query_int("PRAGMA synchronous")->value() == 2);  // FULL
+  BOOST_TEST(s.db.query_int("PRAGMA cache_size")->value() == -64 * 1024);
+}
+
+BOOST_AUTO_TEST_CASE(reopening_an_older_binary_database_refuses_a_newer_schema) {
+  TempDir dir;
+  {
+    auto db = store::open_for_writing(dir.file("n.db"), {});
+    BOOST_REQUIRE(db->exec("PRAGMA user_version = 999").ok());
+  }
+  auto db = store::open_for_writing(dir.file("n.db"), {});
+  BOOST_REQUIRE(!db.ok());
+  BOOST_TEST(db.error().find("newer") != std::string::npos);
+}

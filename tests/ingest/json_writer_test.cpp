@@ -1,0 +1,34 @@
+// JSON output escaping (common/json_writer.h): every output path relies on it.
+#include <boost/test/unit_test.hpp>
+
+#include "common/base64.h"
+#include "common/json_writer.h"
+
+BOOST_AUTO_TEST_CASE(escapes_control_quotes_and_invalid_utf8) {
+  std::string out;
+  hh::json::append_string(out, std::string("a\"b\\c\n\x01\xC3\xA9\xFF", 10));
+  BOOST_TEST(out == "\"a\\\"b\\\\c\\n\\u0001\xC3\xA9\xEF\xBF\xBD\"");
+}
+
+BOOST_AUTO_TEST_CASE(utf8_validation) {
+  BOOST_TEST(hh::json::is_valid_utf8("plain"));
+  BOOST_TEST(hh::json::is_valid_utf8("\xE2\x82\xAC"));
+  BOOST_TEST(!hh::json::is_valid_utf8("\xC0\x80"));          // overlong
+  BOOST_TEST(!hh::json::is_valid_utf8("\xED\xA0\x80"));      // surrogate
+  BOOST_TEST(!hh::json::is_valid_utf8("\xE2\x82"));          // truncated
+}
+
+BOOST_AUTO_TEST_CASE(object_writer) {
+  std::string out;
+  hh::json::ObjectWriter(out).string("a", "x").integer("n", -3).number("f", 0.5).boolean("b", true).null("z").close();
+  BOOST_TEST(out == R"({"a":"x","n":-3,"f":0.5,"b":true,"z":null})");
+}
+
+BOOST_AUTO_TEST_CASE(base64_round_trip_and_strictness) {
+  for (const std::string& s : std::vector<std::string>{"", "f", "fo", "foo", "foob", std::string("\0\xff\x10", 3)}) {
+    BOOST_TEST(*hh::base64_decode(hh::base64_encode(s)) == s);
+  }
+  BOOST_TEST(!hh::base64_decode("abc").has_value());
+  BOOST_TEST(!hh::base64_decode("ab c").has_value());
+  BOOST_TEST(!hh::base64_decode("a===").has_value());
+}

@@ -1,0 +1,148 @@
+// Settings: TOML < HEALTHHOOK_* environment < flags; one-line errors naming the key;
+// secrets only from files (spec §6).
+#include <boost/test/unit_test.hpp>
+#include <cstdlib>
+#include <map>
+
+#include "config/load_settings.h"
+#include "config/secrets.h"
+#include "tests/support/temp_dir.h"
+
+using namespace hh;
+using hh::test::TempDir;
+
+namespace {
+
+std::map<std::string, std::string> g_env;
+const char* fake_env(const char* name) {
+  auto it = g_env.find(name);
+  return it == g_env.end() ? nullptr : it->second.c_str();
+}
+
+struct EnvFixture {
+  EnvFixture() { g_env.clear(); }
+  ~EnvFixture() { g_env.clear(); }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(settings, EnvFixture)
+
+BOOST_AUTO_TEST_CASE(defaults_match_the_spec) {
+  auto s = config::load_settings(std::nullopt, fake_env, {});
+  BOOST_REQUIRE_MESSAGE(s.ok(), s.error());
+  BOOST_TEST(s->listen == "127.0.0.1:8080");
+  BOOST_TEST(s->database == "healthhook.db");
+  BOOST_TEST(s->webhook_path == "/webhooks");
+  BOOST_TEST(s->max_body_bytes == 4194304);
+  BOOST_TEST(s->timestamp_tolerance_s == 300);
+  BOOST_TEST(s->synchronous == "full");
+  BOOST_TEST(s->cache_size_mib >= 64);
+  BOOST_TEST(s->service.api_key_header == "x-vital-api-key");
+}
+
+BOOST_AUTO_TEST_CASE(file_then_environment_then_flags) {
+  TempDir dir;
+  const auto file = dir.write("h.toml", R"(
+listen = "127.0.0.1:9000"
+database = "from-file.db"
+max_body_bytes = 2048
+signing_secret_files = ["a", "b"]
+[service]
+base_url = "https://api.eu.example"
+api_key_header = "x-brand-api-key"
+[read_api]
+token_file = "read-token"
+)");
+  g_env["HEALTHHOOK_DATABASE"] = "from-env.db";
+  g_env["HEALTHHOOK_SERVICE_BASE_URL"] = "https://api.us.example";
+  auto s = config::load_settings(file, fake_env, {{"listen", "127.0.0.1:9999"}});
+  BOOST_REQUIRE_MESSAGE(s.ok(), s.error());
+  BOOST_TEST(s->listen == "127.0.0.1:9999");               // flag beats file
+  BOOST_TEST(s->database == "from-env.db");                // env beats file
+  BOOST_TEST(s->max_body_bytes == 2048);                   // file beats default
+  BOOST_TEST(s->signing_secret_files.size() == 2u);
+  BOOST_TEST(s->service.base_url == "https://api.us.example");
+  BOOST_TEST(s->service.api_key_header == "x-brand-api-key");
+  BOOST_TEST(s->read_api.token_file == "read-token");
+  BOOST_TEST(s->base_dir == dir.path().string());
+}
+
+BOOST_AUTO_TEST_CASE(errors_name_the_key) {
+  TempDir dir;
+  auto s = config::load_settings(dir.write("a.toml", "max_body_bytes = \"big\"\n"), fake_env, {});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("max_body_bytes") != std::string::npos);
+  BOOST_TEST(s.error().find('\n') == std::string::npos);
+
+  s = config::load_settings(dir.write("b.toml", "lisen = \"x\"\n"), fake_env, {});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("lisen: unknown key") != std::string::npos);
+
+  s = config::load_settings(dir.write("c.toml", "[service]\nconcurrency = 0\n"), fake_env, {});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("service.concurrency") != std::string::npos);
+
+  s = config::load_settings(dir.write("d.toml", "listen = \n"), fake_env, {});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("d.toml:1") != std::string::npos);  // TOML syntax: file:line
+
+  g_env["HEALTHHOOK_TIMESTAMP_TOLERANCE_S"] = "five";
+  s = config::load_settings(std::nullopt, fake_env, {});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("HEALTHHOOK_TIMESTAMP_TOLERANCE_S") != std::string::npos);
+  g_env.clear();
+
+  s = config::load_settings(std::nullopt, fake_env, {{"synchronous", "off"}});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("synchronous") != std::string::npos);
+
+  s = config::load_settings(std::nullopt, fake_env, {{"service.base_url", "http://api.example"}});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("service.base_url") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(secret_files_resolve_relative_to_the_config_folder) {
+  TempDir dir;
+  dir.write("secret", "  whsec_abc=\n");
+  dir.write("token", "tok\n");
+  const auto file = dir.write("h.toml", "signing_secret_files = [\"secret\"]\n[read_api]\ntoken_file = \"token\"\n");
+  auto s = config::load_settings(file, fake_env, {});
+  BOOST_REQUIRE(s.ok());
+  ::unsetenv("CREDENTIALS_DIRECTORY");
+  auto secrets = config::load_secrets(*s);
+  BOOST_REQUIRE_MESSAGE(secrets.ok(), secrets.error());
+  BOOST_TEST(secrets->signing_secrets.at(0) == "whsec_abc=");
+  BOOST_TEST(secrets->read_api_token == "tok");
+  BOOST_TEST(secrets->api_key.empty());
+}
+
+BOOST_AUTO_TEST_CASE(systemd_credentials_directory_wins_for_relative_names) {
+  TempDir config_dir, credentials;
+  config_dir.write("secret", "whsec_from_config_dir\n");
+  credentials.write("secret", "whsec_from_credentials\n");
+  auto s = config::load_settings(config_dir.write("h.toml", ""), fake_env, {});
+  BOOST_REQUIRE(s.ok());
+  ::setenv("CREDENTIALS_DIRECTORY", credentials.path().c_str(), 1);
+  auto secrets = config::load_secrets(*s);
+  ::unsetenv("CREDENTIALS_DIRECTORY");
+  BOOST_REQUIRE(secrets.ok());
+  BOOST_TEST(secrets->signing_secrets.at(0) == "whsec_from_credentials");
+}
+
+BOOST_AUTO_TEST_CASE(missing_or_empty_secret_files_are_errors_naming_the_file) {
+  TempDir dir;
+  dir.write("empty", "\n");
+  auto s = config::load_settings(dir.write("h.toml", "signing_secret_files = [\"nope\"]\n"), fake_env, {});
+  BOOST_REQUIRE(s.ok());
+  auto secrets = config::load_secrets(*s);
+  BOOST_REQUIRE(!secrets.ok());
+  BOOST_TEST(secrets.error().find("nope") != std::string::npos);
+
+  s = config::load_settings(dir.write("h2.toml", "signing_secret_files = [\"empty\"]\n"), fake_env, {});
+  secrets = config::load_secrets(*s);
+  BOOST_REQUIRE(!secrets.ok());
+  BOOST_TEST(secrets.error().find("empty") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

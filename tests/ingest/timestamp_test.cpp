@@ -1,0 +1,47 @@
+// ISO 8601 → UTC milliseconds, and back (common/timestamp.h).
+#include <boost/test/unit_test.hpp>
+
+#include "common/timestamp.h"
+
+using hh::parse_iso8601_ms;
+
+BOOST_AUTO_TEST_CASE(offsets_normalise_to_one_instant) {
+  const auto utc = parse_iso8601_ms("2023-05-16T10:00:00Z");
+  BOOST_REQUIRE(utc);
+  BOOST_TEST(*utc == 1684231200000);
+  BOOST_TEST(*parse_iso8601_ms("2023-05-16T11:00:00+01:00") == *utc);
+  BOOST_TEST(*parse_iso8601_ms("2023-05-16T10:00:00+00:00") == *utc);
+  BOOST_TEST(*parse_iso8601_ms("2023-05-16T05:30:00-0430") == *utc);
+  BOOST_TEST(*parse_iso8601_ms("2023-05-16T10:00:00") == *utc);  // no offset: UTC
+  BOOST_TEST(*parse_iso8601_ms("2023-05-16 10:00:00Z") == *utc);
+}
+
+BOOST_AUTO_TEST_CASE(fractions_dates_and_edges) {
+  BOOST_TEST(*parse_iso8601_ms("2023-05-16T10:00:00.123456Z") == 1684231200123);
+  BOOST_TEST(*parse_iso8601_ms("2023-05-16T10:00:00.5Z") == 1684231200500);
+  BOOST_TEST(*parse_iso8601_ms("2023-05-16") == 1684195200000);
+  BOOST_TEST(*parse_iso8601_ms("1970-01-01T00:00:00Z") == 0);
+  BOOST_TEST(*parse_iso8601_ms("1969-12-31T23:59:59Z") == -1000);
+  BOOST_TEST(*parse_iso8601_ms("2024-02-29T00:00:00Z") == 1709164800000);
+}
+
+BOOST_AUTO_TEST_CASE(rejects_what_is_not_a_time) {
+  for (const char* bad : {"", "x", "2023-13-01T00:00:00Z", "2023-02-30", "2023-05-16T25:00:00Z", "2023-05-16T10:00:00+",
+                          "2023-05-16T10:00:00Zjunk", "2023-05-16T10:00:00.Z", "20230516T100000Z", "2023-5-16"}) {
+    BOOST_TEST(!parse_iso8601_ms(bad).has_value(), bad);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(formats_rfc3339_with_millis) {
+  BOOST_TEST(hh::format_rfc3339_ms(1684231200123) == "2023-05-16T10:00:00.123Z");
+  BOOST_TEST(hh::format_rfc3339_ms(-1000) == "1969-12-31T23:59:59.000Z");
+  for (int64_t ms : {int64_t{0}, int64_t{951782400000}, int64_t{4102444799999}}) {
+    BOOST_TEST(*parse_iso8601_ms(hh::format_rfc3339_ms(ms)) == ms);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(time_bounds_accept_unix_seconds) {
+  BOOST_TEST(*hh::parse_time_bound_ms("1684231200") == 1684231200000);
+  BOOST_TEST(*hh::parse_time_bound_ms("2023-05-16T10:00:00Z") == 1684231200000);
+  BOOST_TEST(!hh::parse_time_bound_ms("yesterday").has_value());
+}
