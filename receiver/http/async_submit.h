@@ -24,20 +24,22 @@ auto async_submit(store::InboxWriter& writer, store::NewDelivery delivery, Compl
           net::executor_work_guard<net::associated_executor_t<Handler, net::any_io_executor>> work;
         };
         auto executor = net::get_associated_executor(handler, net::any_io_executor());
-        auto state = std::make_shared<State>(State{std::move(handler), net::make_work_guard(executor)});
-        auto complete = [state](SubmitResult result) {
-          auto ex = state->work.get_executor();
-          net::post(ex, [state, result = std::move(result)]() mutable {
-            std::move(state->handler)(std::move(result));
-            state->work.reset();
+        // Owned by whichever completion runs (exactly one does). A raw pointer keeps the
+        // writer's std::function small enough to need no allocation of its own.
+        auto* state = new State{std::move(handler), net::make_work_guard(executor)};
+        auto complete = [](State* s, SubmitResult result) {
+          auto ex = s->work.get_executor();
+          net::post(ex, [s, result = std::move(result)]() mutable {
+            std::unique_ptr<State> owned(s);
+            auto work = std::move(owned->work);
+            std::move(owned->handler)(std::move(result));
           });
         };
-        const auto admission =
-            writer.submit(std::move(d), [complete](const store::AppendOutcome& outcome) mutable {
-              complete({store::InboxWriter::Admission::queued, outcome});
-            });
+        const auto admission = writer.submit(std::move(d), [state, complete](const store::AppendOutcome& outcome) {
+          complete(state, {store::InboxWriter::Admission::queued, outcome});
+        });
         if (admission != store::InboxWriter::Admission::queued) {
-          complete({admission, {store::AppendOutcome::Kind::unavailable, 0, {}}});
+          complete(state, {admission, {store::AppendOutcome::Kind::unavailable, 0, {}}});
         }
       },
       token, std::move(delivery));

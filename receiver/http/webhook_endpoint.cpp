@@ -32,25 +32,28 @@ signature::SignedHeaders signed_headers(const Request& request) {
 }
 
 std::string headers_as_json(const Request& request) {
-  // Preserve first-seen order; join repeats.
-  std::vector<std::pair<std::string_view, std::string>> fields;
-  for (const auto& field : request) {
-    const std::string_view name = field.name_string();
-    auto it = std::find_if(fields.begin(), fields.end(),
-                           [&](const auto& existing) { return beast::iequals(existing.first, name); });
-    if (it == fields.end()) {
-      fields.emplace_back(name, std::string(field.value()));
-    } else {
-      it->second.append(", ").append(field.value());
-    }
-  }
+  // First-seen order; a repeated header is written once, at its first position, with all
+  // its values joined. Beast keeps fields of one name together in a multiset, so
+  // equal_range finds the repeats without a copy of the headers.
   std::string out = "{";
-  out.reserve(256);
-  for (const auto& [name, value] : fields) {
+  out.reserve(512);
+  for (auto it = request.begin(); it != request.end(); ++it) {
+    const std::string_view name = it->name_string();
+    const auto [first, last] = request.equal_range(name);
+    if (&*first != &*it) continue;  // a repeat, already written with the first one
     if (out.size() > 1) out.push_back(',');
     json::append_string(out, name);
     out.push_back(':');
-    json::append_string(out, value);
+    if (std::next(first) == last) {
+      json::append_string(out, it->value());
+      continue;
+    }
+    std::string joined;
+    for (auto same = first; same != last; ++same) {
+      if (!joined.empty()) joined.append(", ");
+      joined.append(same->value());
+    }
+    json::append_string(out, joined);
   }
   out.push_back('}');
   return out;

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -116,18 +117,22 @@ Verdict Verifier::verify(const SignedHeaders& headers, std::string_view body, in
   if (timestamp < now_seconds - tolerance_seconds_) return Verdict::timestamp_too_old;
   if (timestamp > now_seconds + tolerance_seconds_) return Verdict::timestamp_in_future;
 
-  // Decode every "v1," entry once; other versions (v1a = ed25519) are skipped.
-  std::vector<std::string> candidates;
+  // Decode every "v1," entry once; other versions (v1a = ed25519) are skipped. A sender
+  // has a few entries during a rotation; more than kMaxCandidates are ignored.
+  constexpr size_t kMaxCandidates = 8;
+  unsigned char candidates[kMaxCandidates][kMacBytes];
+  size_t candidate_count = 0;
   std::string_view rest = headers.signature;
-  while (!rest.empty()) {
+  while (!rest.empty() && candidate_count < kMaxCandidates) {
     const size_t space = rest.find(' ');
     const std::string_view entry = rest.substr(0, space);
     rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
-    if (!entry.starts_with("v1,")) continue;
+    if (!entry.starts_with("v1,") || entry.size() != 3 + 44) continue;  // base64 of 32 bytes is 44 chars
     auto decoded = base64_decode(entry.substr(3));
-    if (decoded && decoded->size() == kMacBytes) candidates.push_back(std::move(*decoded));
+    if (!decoded || decoded->size() != kMacBytes) continue;
+    std::memcpy(candidates[candidate_count++], decoded->data(), kMacBytes);
   }
-  if (candidates.empty()) return Verdict::malformed_signature;
+  if (candidate_count == 0) return Verdict::malformed_signature;
 
   ThreadContexts& cache = t_contexts;
   if (cache.generation != generation_) {
@@ -138,8 +143,8 @@ Verdict Verifier::verify(const SignedHeaders& headers, std::string_view body, in
   for (const auto& ctx : cache.contexts) {
     unsigned char mac[kMacBytes];
     if (!compute(ctx.get(), headers.id, headers.timestamp, body, mac)) continue;
-    for (const auto& candidate : candidates) {
-      if (CRYPTO_memcmp(mac, candidate.data(), kMacBytes) == 0) return Verdict::ok;
+    for (size_t i = 0; i < candidate_count; ++i) {
+      if (CRYPTO_memcmp(mac, candidates[i], kMacBytes) == 0) return Verdict::ok;
     }
   }
   return Verdict::no_matching_signature;
