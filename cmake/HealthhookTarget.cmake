@@ -12,6 +12,14 @@ if(HEALTHHOOK_ASAN)
   target_compile_options(healthhook_options INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   target_link_options(healthhook_options INTERFACE -fsanitize=address,undefined)
 endif()
+if(HEALTHHOOK_FUZZ)
+  # Coverage instrumentation everywhere; the fuzz targets add the libFuzzer main.
+  # -fno-sanitize=function: clang 14's function sanitizer fails on C++20 coroutines
+  # ("Cannot represent a difference across sections").
+  target_compile_options(healthhook_options INTERFACE -fsanitize=fuzzer-no-link,address,undefined
+                         -fno-sanitize=function -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  target_link_options(healthhook_options INTERFACE -fsanitize=address,undefined)
+endif()
 if(HEALTHHOOK_TSAN)
   target_compile_options(healthhook_options INTERFACE -fsanitize=thread -fno-omit-frame-pointer)
   target_link_options(healthhook_options INTERFACE -fsanitize=thread)

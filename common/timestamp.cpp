@@ -1,6 +1,7 @@
 #include "common/timestamp.h"
 
 #include <charconv>
+#include <limits>
 
 namespace hh {
 namespace {
@@ -162,7 +163,12 @@ std::string format_rfc3339_ms(int64_t utc_ms) {
 std::optional<int64_t> parse_time_bound_ms(std::string_view text) {
   int64_t seconds = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-  if (ec == std::errc{} && end == text.data() + text.size()) return seconds * 1000;
+  if (ec == std::errc{} && end == text.data() + text.size()) {
+    // Beyond ±292 million years the milliseconds would overflow int64 (found by fuzz_timestamp).
+    constexpr int64_t kLimit = std::numeric_limits<int64_t>::max() / 1000;
+    if (seconds > kLimit || seconds < -kLimit) return std::nullopt;
+    return seconds * 1000;
+  }
   return parse_iso8601_ms(text);
 }
 

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <toml++/toml.h>
 
@@ -192,6 +193,20 @@ Result<void> apply_table(Settings& settings, const toml::table& table, const std
 
 }  // namespace
 
+Result<void> apply_toml_text(Settings& settings, std::string_view text, const std::string& source_name) {
+  toml::table table;
+  try {
+    table = toml::parse(text, source_name);
+  } catch (const toml::parse_error& e) {
+    const auto& where = e.source().begin;
+    return fail(source_name + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) + ": " +
+                std::string(e.description()));
+  }
+  auto applied = apply_table(settings, table, "");
+  if (!applied) return fail(source_name + ": " + applied.error());
+  return {};
+}
+
 const std::vector<std::string>& known_keys() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
@@ -205,16 +220,11 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
                                const Overrides& flags) {
   Settings settings;
   if (config_file) {
-    toml::table table;
-    try {
-      table = toml::parse_file(*config_file);
-    } catch (const toml::parse_error& e) {
-      const auto& where = e.source().begin;
-      return fail(*config_file + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) + ": " +
-                  std::string(e.description()));
-    }
-    auto applied = apply_table(settings, table, "");
-    if (!applied) return fail(*config_file + ": " + applied.error());
+    std::ifstream in(*config_file, std::ios::binary);
+    if (!in) return fail(*config_file + ": cannot read");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto applied = apply_toml_text(settings, text, *config_file);
+    if (!applied) return fail(applied.error());
     settings.base_dir = std::filesystem::absolute(*config_file).parent_path().string();
   } else {
     settings.base_dir = std::filesystem::current_path().string();

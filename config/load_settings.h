@@ -20,6 +20,10 @@ using EnvLookup = const char* (*)(const char*);
 Result<Settings> load_settings(const std::optional<std::string>& config_file, EnvLookup environ_lookup,
                                const Overrides& flags);
 
+// Applies the keys of one TOML document to `settings` (no environment, no validation).
+// `source_name` prefixes errors ("healthhook.toml:3:7: …").
+Result<void> apply_toml_text(Settings& settings, std::string_view text, const std::string& source_name);
+
 // Checks ranges and combinations after loading ("threads: must be between 0 and 256").
 Result<void> validate(const Settings& settings);
 

@@ -45,3 +45,10 @@ BOOST_AUTO_TEST_CASE(time_bounds_accept_unix_seconds) {
   BOOST_TEST(*hh::parse_time_bound_ms("2023-05-16T10:00:00Z") == 1684231200000);
   BOOST_TEST(!hh::parse_time_bound_ms("yesterday").has_value());
 }
+
+BOOST_AUTO_TEST_CASE(regression_huge_unix_seconds_do_not_overflow) {
+  // fuzz_timestamp: "9223372036854776" * 1000 overflowed int64 (undefined behaviour).
+  BOOST_TEST(!hh::parse_time_bound_ms("9223372036854776").has_value());
+  BOOST_TEST(!hh::parse_time_bound_ms("-9223372036854776").has_value());
+  BOOST_TEST(*hh::parse_time_bound_ms("9223372036854") == 9223372036854000);
+}

@@ -1,0 +1,51 @@
+# Installation layout and the Debian package (cpack -G DEB).
+#
+#   <prefix>/bin/healthhook
+#   <prefix>/lib/systemd/system/healthhook.service   (ExecStart= points at <prefix>/bin)
+#   <prefix>/share/doc/healthhook/README.md           (systemd/README.md: running as a service)
+#   <prefix>/share/doc/healthhook/examples/healthhook.toml
+#
+# The .deb installs under CMAKE_INSTALL_PREFIX too, so that the unit and the binary agree:
+# configure with -DCMAKE_INSTALL_PREFIX=/usr for a package (systemd/README.md shows how).
+# The binary itself is installed by cli/CMakeLists.txt.
+include(GNUInstallDirs)
+
+# The unit in the source tree names /usr/bin/healthhook (so that it can be checked as it
+# is); the installed copy names the binary where this prefix puts it.
+set(healthhook_unit_source "${PROJECT_SOURCE_DIR}/systemd/healthhook.service")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${healthhook_unit_source}")
+file(READ "${healthhook_unit_source}" healthhook_unit)
+string(REPLACE "/usr/bin/healthhook" "${CMAKE_INSTALL_FULL_BINDIR}/healthhook" healthhook_unit "${healthhook_unit}")
+string(REPLACE "/usr/share/doc/healthhook" "${CMAKE_INSTALL_FULL_DOCDIR}" healthhook_unit "${healthhook_unit}")
+file(CONFIGURE OUTPUT "${PROJECT_BINARY_DIR}/systemd/healthhook.service" CONTENT "${healthhook_unit}" @ONLY)
+
+install(FILES "${PROJECT_BINARY_DIR}/systemd/healthhook.service" DESTINATION lib/systemd/system)
+install(FILES systemd/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES systemd/healthhook.toml DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+
+# ---- CPack: Debian package ----
+set(CPACK_PACKAGE_NAME healthhook)
+set(CPACK_PACKAGE_VENDOR "healthhook")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
+set(CPACK_PACKAGE_DESCRIPTION
+    "healthhook verifies the signed webhook deliveries of a health-data service, stores each one durably in SQLite before acknowledging it, derives deduplicated tables from them and fetches follow-up data. Runs as a hardened systemd service.")
+set(CPACK_PACKAGING_INSTALL_PREFIX "${CMAKE_INSTALL_PREFIX}")
+set(CPACK_STRIP_FILES ON)  # RelWithDebInfo binaries carry tens of MB of debug info
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # healthhook_<version>_<arch>.deb
+set(CPACK_DEBIAN_PACKAGE_SECTION net)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(HEALTHHOOK_PACKAGE_MAINTAINER "healthhook maintainers <healthhook@localhost>"
+    CACHE STRING "Maintainer field of the Debian package")
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${HEALTHHOOK_PACKAGE_MAINTAINER}")
+# Runtime dependencies from the libraries the binary links (dpkg-shlibdeps, from
+# dpkg-dev): libssl3, libsqlite3-0, libsystemd0, libtomlplusplus3, libsimdjson14,
+# libboost-url1.81.0, zlib1g, libstdc++6, libc6 on Debian 12.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "systemd, sqlite3")
+# daemon-reload after install/removal so the unit is known at once; never enabled or
+# started by the package: it needs a signing secret first (systemd/README.md).
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
+    "${PROJECT_SOURCE_DIR}/systemd/debian/postinst;${PROJECT_SOURCE_DIR}/systemd/debian/prerm;${PROJECT_SOURCE_DIR}/systemd/debian/postrm")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+set(CPACK_GENERATOR DEB)
+include(CPack)
