@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "receiver/events/event_rows.h"
+#include "receiver/events/parse_limits.h"
 
 namespace hh::events {
 
@@ -40,6 +41,7 @@ struct InboxRow {
 class DeliveryParser {
  public:
   DeliveryParser();
+  explicit DeliveryParser(const ParseLimits& limits);  // tests use small limits
   ~DeliveryParser();
   DeliveryParser(const DeliveryParser&) = delete;
   DeliveryParser& operator=(const DeliveryParser&) = delete;

@@ -64,7 +64,6 @@ bool JsonReader::problem_is(std::string_view what) {
 bool JsonReader::json_problem(simdjson::error_code code) {
   switch (code) {
     case simdjson::NUMBER_ERROR:
-    case simdjson::BIGINT_ERROR:
     case simdjson::NUMBER_OUT_OF_RANGE:
       return problem_is("number out of range or malformed");
     case simdjson::T_ATOM_ERROR:
@@ -101,6 +100,11 @@ bool JsonReader::fail(const JsonPath& path, std::string_view field, std::string_
   return fail(path, field);
 }
 
+bool JsonReader::fail(simdjson::error_code code, const JsonPath& path, std::string_view field) {
+  json_problem(code);
+  return fail(path, field);
+}
+
 bool JsonReader::type_of(od::value v, od::json_type& type) {
   if (auto code = v.type().get(type)) return json_problem(code);
   return true;
@@ -119,7 +123,7 @@ bool JsonReader::check_string_length(od::value v) {
 }
 
 bool JsonReader::object(od::value v, size_t depth, od::object& out) {
-  od::json_type type;
+  od::json_type type{};
   if (!type_of(v, type)) return false;
   if (type != od::json_type::object) return wrong_type("an object", type);
   if (depth > limits_.max_depth) return problem_is("nesting deeper than the limit");
@@ -128,7 +132,7 @@ bool JsonReader::object(od::value v, size_t depth, od::object& out) {
 }
 
 bool JsonReader::array(od::value v, size_t depth, od::array& out) {
-  od::json_type type;
+  od::json_type type{};
   if (!type_of(v, type)) return false;
   if (type != od::json_type::array) return wrong_type("an array", type);
   if (depth > limits_.max_depth) return problem_is("nesting deeper than the limit");
@@ -137,7 +141,7 @@ bool JsonReader::array(od::value v, size_t depth, od::array& out) {
 }
 
 bool JsonReader::text(od::value v, std::optional<std::string_view>& out) {
-  od::json_type type;
+  od::json_type type{};
   if (!type_of(v, type)) return false;
   switch (type) {
     case od::json_type::string: {
@@ -167,7 +171,7 @@ bool JsonReader::text(od::value v, std::optional<std::string_view>& out) {
 }
 
 bool JsonReader::string(od::value v, std::string_view& out) {
-  od::json_type type;
+  od::json_type type{};
   if (!type_of(v, type)) return false;
   if (type != od::json_type::string) return wrong_type("a string", type);
   if (!check_string_length(v)) return false;
@@ -176,7 +180,7 @@ bool JsonReader::string(od::value v, std::string_view& out) {
 }
 
 bool JsonReader::int64(od::value v, std::optional<int64_t>& out) {
-  od::json_type type;
+  od::json_type type{};
   if (!type_of(v, type)) return false;
   if (type == od::json_type::null) {
     bool is_null = false;
@@ -205,7 +209,7 @@ bool JsonReader::int64(od::value v, std::optional<int64_t>& out) {
 }
 
 bool JsonReader::number(od::value v, std::optional<double>& out) {
-  od::json_type type;
+  od::json_type type{};
   if (!type_of(v, type)) return false;
   if (type == od::json_type::null) {
     bool is_null = false;
@@ -221,7 +225,7 @@ bool JsonReader::number(od::value v, std::optional<double>& out) {
 }
 
 bool JsonReader::boolean(od::value v, std::optional<bool>& out) {
-  od::json_type type;
+  od::json_type type{};
   if (!type_of(v, type)) return false;
   if (type == od::json_type::null) {
     bool is_null = false;
@@ -231,7 +235,7 @@ bool JsonReader::boolean(od::value v, std::optional<bool>& out) {
   }
   if (type != od::json_type::boolean) return wrong_type("a boolean", type);
   bool b = false;
-  if (auto code = v.get_bool().get(b)) return json_problem(code);
+  if (v.get_bool().get(b)) return problem_is("not a valid literal");
   out = b;
   return true;
 }
@@ -244,7 +248,7 @@ bool JsonReader::skip(od::value v, size_t depth) { return validate(v, depth, nul
 // raw_json() trustworthy afterwards: simdjson's raw_json() of an unread container only
 // counts brackets); scalars are parsed.
 bool JsonReader::validate(od::value v, size_t depth, std::string_view* raw_out) {
-  od::json_type type;
+  od::json_type type{};
   if (!type_of(v, type)) return false;
   switch (type) {
     case od::json_type::object: {
@@ -252,7 +256,7 @@ bool JsonReader::validate(od::value v, size_t depth, std::string_view* raw_out) 
       if (!this->object(v, depth, object)) return false;
       for (auto field : object) {
         std::string_view key;
-        if (auto code = field.unescaped_key().get(key)) return json_problem(code);
+        if (!this->key(field, key)) return false;
         od::value child;
         if (auto code = field.value().get(child)) return json_problem(code);
         if (!validate(child, depth + 1, nullptr)) return false;
@@ -293,7 +297,7 @@ bool JsonReader::validate(od::value v, size_t depth, std::string_view* raw_out) 
     }
     case od::json_type::boolean: {
       bool b = false;
-      if (auto code = v.get_bool().get(b)) return json_problem(code);
+      if (v.get_bool().get(b)) return problem_is("not a valid literal");  // "tru", "falsey"
       break;
     }
     case od::json_type::null: {

@@ -15,6 +15,7 @@
 #include <simdjson.h>
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,10 @@ namespace od = simdjson::ondemand;
 // A place in the document for error messages, rendered only when something fails:
 // {"data.data", 3}.render("timestamp") == "data.data[3].timestamp".
 struct JsonPath {
+  JsonPath() = default;
+  explicit JsonPath(std::string_view base_text, std::optional<size_t> at = std::nullopt)
+      : base(base_text), index(at) {}
+
   std::string_view base;
   std::optional<size_t> index;
   std::string render(std::string_view field = {}) const;
@@ -68,6 +73,35 @@ class JsonReader {
   // Validates `v` completely and drops it (unknown fields: skipped but checked).
   bool skip(od::value v, size_t depth);
 
+  // A member name, unescaped; names longer than max_string_bytes are a problem too.
+  // Names without escapes (all real ones) are viewed in the input where they stand:
+  // stage 1 has validated the document's UTF-8 and found the closing quote, so the
+  // bytes up to the next '"' are the name, and nothing is copied.
+  template <typename Field>
+  bool key(Field& field, std::string_view& out) {
+    od::raw_json_string raw;
+    if (auto code = field.key().get(raw)) return json_problem(code);
+    const char* start = reinterpret_cast<const char*>(raw.raw());
+    const void* quote = std::memchr(start, '"', limits_.max_string_bytes + 1);
+    if (quote != nullptr) {
+      const std::string_view text(start, static_cast<size_t>(static_cast<const char*>(quote) - start));
+      if (text.find('\\') == std::string_view::npos) {
+        out = text;
+        return true;
+      }
+    }
+    if (auto code = field.unescaped_key().get(out)) return json_problem(code);
+    if (out.size() > limits_.max_string_bytes) return problem_is("member name longer than the string limit");
+    return true;
+  }
+
+  // Iterates the object `v` at `depth`, calling read(key, value) once per member, in
+  // order. `read` returns false with problem() set, and the error becomes "path.key:
+  // problem" (or, when `read` already set the error itself, stays as it is). With
+  // `raw_out`, the object's exact text is returned after the complete iteration.
+  template <typename Read>
+  bool members(od::value v, size_t depth, const JsonPath& path, Read&& read, std::string_view* raw_out = nullptr);
+
   // Why the last read returned false.
   const std::string& problem() const { return problem_; }
   // Sets the problem; returns false, for `return json.problem_is("...")`.
@@ -77,6 +111,7 @@ class JsonReader {
   // The parse error: "where: problem". Returns false, for `return json.fail(path, "id")`.
   bool fail(const JsonPath& path, std::string_view field);
   bool fail(const JsonPath& path, std::string_view field, std::string_view what);
+  bool fail(simdjson::error_code code, const JsonPath& path, std::string_view field);
   const std::string& error() const { return error_; }
   void set_error(std::string error) { error_ = std::move(error); }
   void clear() {
@@ -96,5 +131,24 @@ class JsonReader {
 };
 
 std::string_view json_type_name(od::json_type type);
+
+template <typename Read>
+bool JsonReader::members(od::value v, size_t depth, const JsonPath& path, Read&& read, std::string_view* raw_out) {
+  od::object object;
+  if (!this->object(v, depth, object)) return fail(path, {});
+  for (auto field : object) {
+    std::string_view key;
+    if (!this->key(field, key)) return fail(path, {});
+    od::value value;
+    if (auto code = field.value().get(value)) return fail(code, path, key);
+    if (!read(key, value)) return error_.empty() ? fail(path, key) : false;
+  }
+  if (raw_out) {
+    std::string_view raw;
+    if (auto code = object.raw_json().get(raw)) return fail(code, path, {});
+    *raw_out = trim_json_space(raw);
+  }
+  return true;
+}
 
 }  // namespace hh::events

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Validates every example in examples/ against its family's schema in events/.
+
+Usage: python3 schemas/check_examples.py   (needs the `jsonschema` package, 4.18+)
+Exit status 0 when every example validates and every example is covered by the map.
+"""
+import json
+import pathlib
+import sys
+
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+# example file → schema file (events/<name>.schema.json)
+EXAMPLES = {
+    "summary-sleep.json": "summary",
+    "summary-activity.json": "summary",
+    "summary-activity-old-source.json": "summary",
+    "summary-workouts.json": "summary",
+    "summary-body.json": "summary",
+    "summary-meal.json": "summary",
+    "summary-profile.json": "summary",
+    "summary-sleep-cycle.json": "summary",
+    "summary-menstrual-cycle.json": "summary",
+    "summary-electrocardiogram.json": "summary",
+    "timeseries-heartrate.json": "timeseries",
+    "timeseries-steps.json": "timeseries",
+    "timeseries-steps-old-source.json": "timeseries",
+    "timeseries-glucose.json": "timeseries",
+    "timeseries-blood-pressure.json": "timeseries",
+    "timeseries-cholesterol.json": "timeseries",
+    "timeseries-extra-fields.json": "timeseries",
+    "workout-stream.json": "workout_stream",
+    "historical-backfill.json": "backfill",
+    "historical-backfill-without-is-final.json": "backfill",
+    "connection-created.json": "connection",
+    "connection-created-old-source.json": "connection",
+    "connection-error.json": "connection",
+    "device.json": "device",
+    "lab-order.json": "lab_order",
+    "lab-appointment.json": "lab_appointment",
+    "lab-result-critical.json": "lab_result",
+    "lab-parsing-job-completed.json": "lab_parsing_job",
+    "hypnogram.json": "hypnogram",
+    "unknown-event.json": "other",
+    "continuous-query.json": "other",
+    "ping.json": "other",
+    "fetched-stream.context.json": "fetch_context",
+    "fetched-stream.body.json": "fetched_stream",
+    "fetched-summaries-page.context.json": "fetch_context",
+    "fetched-summaries-page.body.json": "fetched_summaries_page",
+    "fetched-timeseries-page.context.json": "fetch_context",
+    "fetched-timeseries-page.body.json": "fetched_timeseries_page",
+    "fetched-workouts-page.context.json": "fetch_context",
+    "fetched-workouts-page.body.json": "fetched_summaries_page",
+}
+
+
+def main() -> int:
+    schemas = {}
+    resources = []
+    for path in sorted((HERE / "events").glob("*.schema.json")):
+        schema = json.loads(path.read_text())
+        Draft202012Validator.check_schema(schema)
+        schemas[path.name.removesuffix(".schema.json")] = schema
+        resources.append((schema["$id"], Resource.from_contents(schema)))
+    registry = Registry().with_resources(resources)
+
+    failures = 0
+    present = {p.name for p in (HERE / "examples").glob("*.json")}
+    for name in sorted(present - EXAMPLES.keys()):
+        print(f"{name}: no schema assigned in check_examples.py")
+        failures += 1
+    for name, family in EXAMPLES.items():
+        instance = json.loads((HERE / "examples" / name).read_text())
+        validator = Draft202012Validator(schemas[family], registry=registry)
+        errors = sorted(validator.iter_errors(instance), key=lambda e: list(e.path))
+        for error in errors:
+            print(f"{name} ({family}): {'/'.join(map(str, error.path))}: {error.message}")
+        failures += len(errors)
+    print(f"{len(EXAMPLES)} examples, {len(schemas)} schemas, {failures} problems")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

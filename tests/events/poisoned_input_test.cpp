@@ -1,0 +1,143 @@
+// Poisoned bodies: each must come back `invalid` with an error that says what is wrong,
+// without throwing or crashing, and the same parser must then parse a good row exactly.
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+
+#include "fixtures.h"
+
+namespace hh::events {
+namespace {
+
+using test::ParserFixture;
+using test::read_example;
+
+std::string nested(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+std::string summary_with(std::string_view member) {
+  return R"({"event_type":"daily.data.sleep.created","user_id":"u","data":{"id":"s1","source":{"provider":"oura"},)" +
+         std::string(member) + "}}";
+}
+std::string sample_with(std::string_view member) {
+  return R"({"event_type":"daily.data.heartrate.created","user_id":"u","data":{"source":{"provider":"p"},"data":[{"timestamp":"2024-01-01T00:00:00Z",)" +
+         std::string(member) + "}]}}";
+}
+
+// After every poisoned body the parser must still read the heartrate example exactly.
+void expect_good_row_after(ParserFixture& f) {
+  const ParseResult r = f.example("timeseries-heartrate.json");
+  BOOST_TEST(r.error == "");
+  BOOST_REQUIRE(f.rows.sample_batches.size() == 1u);
+  const SampleBatch& b = f.rows.sample_batches[0];
+  BOOST_TEST(b.provider == "garmin");
+  BOOST_REQUIRE(b.samples.size() == 3u);
+  BOOST_TEST(b.samples[1].t_ms == 1717305305000);
+  BOOST_TEST(std::get<double>(b.samples[1].value) == 97.5);
+  BOOST_TEST(b.samples[0].extra_json == R"({"id":9001})");
+}
+
+void expect_invalid(ParserFixture& f, const std::string& body, std::string_view error_prefix) {
+  const ParseResult r = f.webhook(body);
+  BOOST_TEST((r.status == Status::invalid));
+  BOOST_TEST(r.error.substr(0, error_prefix.size()) == error_prefix, "error was: " << r.error);
+  BOOST_TEST(f.rows.summaries.empty());
+  BOOST_TEST(f.rows.sample_batches.empty());
+  expect_good_row_after(f);
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(poisoned, ParserFixture)
+
+BOOST_AUTO_TEST_CASE(invalid_utf8_anywhere) {
+  expect_invalid(*this, summary_with("\"note\":\"caf\xC3\x28\""), "body: not valid UTF-8");
+  expect_invalid(*this, summary_with("\"n\xFFte\":1"), "body: not valid UTF-8");
+  // In a member nobody reads (the envelope's team_id).
+  expect_invalid(*this, "{\"event_type\":\"ping\",\"team_id\":\"\xED\xA0\x80\",\"data\":{}}", "body: not valid UTF-8");
+}
+
+BOOST_AUTO_TEST_CASE(deep_nesting) {
+  expect_invalid(*this, summary_with("\"deep\":" + nested(1000)), "data.deep: nesting deeper than the limit");
+  expect_invalid(*this, R"({"event_type":"ping","data":{},"team_id":)" + nested(1000) + "}",
+                 "team_id: nesting deeper than the limit");
+  expect_invalid(*this, sample_with("\"tags\":" + nested(1000)), "data.data[0].tags: nesting deeper than the limit");
+  // Unbalanced: 1,000 openers and no closers.
+  expect_invalid(*this, summary_with("\"deep\":" + std::string(1000, '[')), "");
+}
+
+BOOST_AUTO_TEST_CASE(number_overflow) {
+  expect_invalid(*this, sample_with("\"value\":1e400"), "data.data[0].value: number out of range or malformed");
+  expect_invalid(*this, sample_with("\"value\":99999999999999999999"), "data.data[0].value: number out of range or malformed");
+  expect_invalid(*this, sample_with("\"timezone_offset\":99999999999999999999"), "data.data[0].timezone_offset: number out of range or malformed");
+  expect_invalid(*this, sample_with("\"systolic\":-1e400"), "data.data[0].systolic: number out of range or malformed");
+  // In members that are only stored, not read: still checked.
+  expect_invalid(*this, summary_with("\"score\":1e400"), "data.score: number out of range or malformed");
+  expect_invalid(*this, sample_with("\"id\":99999999999999999999"), "data.data[0].id: number out of range or malformed");
+}
+
+BOOST_AUTO_TEST_CASE(huge_string) {
+  const std::string ten_mb(10 * 1024 * 1024, 'a');
+  expect_invalid(*this, summary_with("\"note\":\"" + ten_mb + "\""), "data.note: string longer than 1048576 bytes");
+  expect_invalid(*this, sample_with("\"unit\":\"" + ten_mb + "\""), "data.data[0].unit: string longer than 1048576 bytes");
+  // As a member name, which would otherwise be copied into samples.extra.
+  expect_invalid(*this, sample_with("\"" + ten_mb + "\":1"), "data.data[0]: member name longer than the string limit");
+}
+
+BOOST_AUTO_TEST_CASE(truncated_json) {
+  const std::string good = read_example("timeseries-heartrate.json");
+  BOOST_REQUIRE(good.back() == '\n');
+  for (size_t cut : {good.size() / 4, good.size() / 2, good.size() - 3, good.size() - 2}) {
+    BOOST_TEST_CONTEXT("cut at " << cut) { expect_invalid(*this, good.substr(0, cut), ""); }
+  }
+  const std::string sleep = read_example("summary-sleep.json");
+  expect_invalid(*this, sleep.substr(0, sleep.size() / 2), "");
+}
+
+BOOST_AUTO_TEST_CASE(malformed_values_in_stored_json) {
+  expect_invalid(*this, summary_with("\"flag\":tru"), "data.flag: not a valid literal");
+  expect_invalid(*this, summary_with("\"flag\":nul"), "data.flag: not a valid literal");
+  expect_invalid(*this, summary_with("\"note\":\"bad \\x escape\""), "data.note: malformed string (bad escape)");
+  expect_invalid(*this, summary_with("\"list\":[1,,2]"), "data.list: not valid JSON");
+  expect_invalid(*this, summary_with("\"list\":[1,2}"), "");
+  expect_invalid(*this, summary_with("\"n\":NaN"), "");
+  expect_invalid(*this, summary_with("\"n\":01"), "");
+  expect_invalid(*this, std::string(R"({"event_type":"daily.data.sleep.created","data":{"id":"s1","note":"line)") + "\n" + R"(break"}})",
+                 "");
+  expect_invalid(*this, sample_with("\"tags\":[\"a\",tru]"), "data.data[0].tags: not a valid literal");
+}
+
+BOOST_AUTO_TEST_CASE(content_after_the_object) {
+  expect_invalid(*this, summary_with("\"x\":1") + R"( {"event_type":"ping"})", "body: content after the top-level object");
+  expect_invalid(*this, summary_with("\"x\":1") + " x", "");
+  expect_invalid(*this, summary_with("\"x\":1") + "]", "");
+  expect_invalid(*this, R"({"event_type":"ping","data":{},})", "body: not valid JSON");
+}
+
+BOOST_AUTO_TEST_CASE(document_over_the_parser_limit) {
+  ParseLimits limits;
+  limits.max_document_bytes = 4096;
+  limits.retained_bytes = 1024;
+  ParserFixture small(limits);
+  const std::string big = summary_with("\"note\":\"" + std::string(5000, 'z') + "\"");
+  const ParseResult r = small.webhook(big);
+  BOOST_TEST((r.status == Status::invalid));
+  BOOST_TEST(r.error == "body: " + std::to_string(big.size()) + " bytes, over the parser's limit of 4096");
+  // A 3 KB body (over retained_bytes) then small ones: buffers are released and rebuilt.
+  BOOST_TEST(small.webhook(summary_with("\"note\":\"" + std::string(3000, 'y') + "\"")).error == "");
+  BOOST_TEST(small.rows.summaries.at(0).data_json.size() > 3000u);
+  expect_good_row_after(small);
+}
+
+BOOST_AUTO_TEST_CASE(wrong_types_for_known_members) {
+  expect_invalid(*this, summary_with("\"user_id\":{\"a\":1}"), "data.user_id: expected a string, got an object");
+  expect_invalid(*this, R"({"event_type":"daily.data.sleep.created","data":{"id":"s1","source":{"provider":["oura"]}}})",
+                 "data.source.provider: expected a string, got an array");
+  expect_invalid(*this, sample_with("\"timezone_offset\":\"+01:00\""), "data.data[0].timezone_offset: expected an integer, got a string");
+  expect_invalid(*this, sample_with("\"timezone_offset\":3600.5"), "data.data[0].timezone_offset: expected an integer, got a fraction");
+  expect_invalid(*this, R"({"event_type":"daily.data.heartrate.created","user_id":"u","data":{"source":{"provider":"p"},"data":[1,2]}})",
+                 "data.data[0]: expected an object, got a number");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace hh::events

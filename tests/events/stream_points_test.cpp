@@ -1,0 +1,149 @@
+// StreamPointReader: parallel arrays of a fetched workout stream, read in lockstep.
+#include <boost/test/unit_test.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "receiver/events/stream_points.h"
+
+namespace hh::events {
+namespace {
+
+std::vector<StreamPoint> read_all(std::string_view body, std::string* error = nullptr) {
+  StreamPointReader reader(body);
+  std::vector<StreamPoint> points;
+  StreamPoint point;
+  while (reader.next(point)) points.push_back(point);
+  if (error) *error = reader.error();
+  return points;
+}
+
+std::string error_of(std::string_view body) {
+  std::string error;
+  read_all(body, &error);
+  return error;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(stream_points)
+
+BOOST_AUTO_TEST_CASE(example_stream_with_short_arrays_and_nulls) {
+  std::ifstream in(std::string(HEALTHHOOK_SCHEMAS_DIR) + "/examples/fetched-stream.body.json");
+  BOOST_REQUIRE(in.good());
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::string body = text.str();
+  std::string error;
+  const auto points = read_all(body, &error);
+  BOOST_TEST(error == "");
+  BOOST_REQUIRE(points.size() == 4u);
+  BOOST_TEST(points[0].index == 0u);
+  BOOST_TEST(points[0].time.value_or(-1) == 1626625123);
+  BOOST_TEST(points[0].distance.value_or(-1) == 12.0);
+  BOOST_TEST(points[0].heartrate.value_or(-1) == 120.0);
+  BOOST_TEST(points[0].velocity_smooth.value_or(-1) == 10.0);
+  BOOST_TEST(points[0].lat.value_or(0) == 51.5007);
+  BOOST_TEST(points[0].lng.value_or(0) == -0.1246);
+  BOOST_TEST(points[0].altitude.value_or(-1) == 10.0);
+  BOOST_TEST(points[0].cadence.value_or(-1) == 80.0);
+  BOOST_TEST(points[0].power.value_or(-1) == 100.0);
+  BOOST_TEST(!points[0].resistance);   // []
+  BOOST_TEST(!points[0].temperature);  // null
+  BOOST_TEST(points[1].distance.value_or(-1) == 15.5);
+  BOOST_TEST(!points[2].heartrate);    // null element
+  BOOST_TEST(points[2].velocity_smooth.value_or(-1) == 19.5);
+  BOOST_TEST(!points[3].velocity_smooth);  // shorter array
+  BOOST_TEST(points[3].index == 3u);
+  BOOST_TEST(points[3].time.value_or(-1) == 1626625174);
+  BOOST_TEST(points[3].altitude.value_or(-1) == 11.25);
+}
+
+BOOST_AUTO_TEST_CASE(empty_and_absent) {
+  std::string error;
+  BOOST_TEST(read_all("{}", &error).empty());
+  BOOST_TEST(error == "");
+  BOOST_TEST(read_all(" { \"time\" : [ ] , \"power\": null } ", &error).empty());
+  BOOST_TEST(error == "");
+  // Point i exists while any array has an element i, even without time.
+  const auto points = read_all(R"({"time":[],"power":[200, null ,210]})", &error);
+  BOOST_TEST(error == "");
+  BOOST_REQUIRE(points.size() == 3u);
+  BOOST_TEST(!points[0].time);
+  BOOST_TEST(!points[1].power);
+  BOOST_TEST(points[2].power.value_or(-1) == 210.0);
+}
+
+BOOST_AUTO_TEST_CASE(unknown_members_are_skipped) {
+  std::string error;
+  const auto points = read_all(R"({"meta":{"a":[1,{"b":"]}\"["}],"c":true},"time":[5,6.9],"note":"x"})", &error);
+  BOOST_TEST(error == "");
+  BOOST_REQUIRE(points.size() == 2u);
+  BOOST_TEST(points[1].time.value_or(-1) == 6);  // fractional seconds truncated
+}
+
+BOOST_AUTO_TEST_CASE(malformed) {
+  BOOST_TEST(error_of("") == "body: empty");
+  BOOST_TEST(error_of("[1,2]") == "body: not a JSON object");
+  BOOST_TEST(error_of(R"({"time":[1,,2]})") == "time[1]: not a number");
+  BOOST_TEST(error_of(R"({"time":[1,2,]})") == "time[1]: expected an element after ','");
+  BOOST_TEST(error_of(R"({"time":[1 2]})") == "time[0]: expected ',' or ']'");
+  BOOST_TEST(error_of(R"({"time":[1,2)") == "time: malformed value");
+  BOOST_TEST(error_of(R"({"time":[1,2]} x)") == "body: content after the top-level object");
+  BOOST_TEST(error_of(R"({"time":[1,2]})" "\n") == "");
+  BOOST_TEST(error_of(R"({"time": 5})") == "time: expected an array or null");
+  BOOST_TEST(error_of(R"({"heartrate":[120,"fast"]})") == "heartrate[1]: not a number");
+  BOOST_TEST(error_of(R"({"heartrate":[1e400]})") == "heartrate[0]: number out of range");
+  BOOST_TEST(error_of(R"({"time":[99999999999999999999999]})") == "time[0]: time out of range");
+  BOOST_TEST(error_of(R"({"lat":[01]})") == "lat: malformed value");
+  BOOST_TEST(error_of(R"({"lat":[nan]})") == "lat: malformed value");
+  BOOST_TEST(error_of(R"({"time":[1]})"
+                      R"(,"x":1})") == "body: content after the top-level object");
+  BOOST_TEST(error_of(R"({"time" [1]})") == R"(body: expected ':' after "time")");
+  BOOST_TEST(error_of(R"({"time":[1] "x":2})") == R"(body: expected ',' or '}' after "time")");
+  BOOST_TEST(error_of(R"({"meta":"unterminated)") == "meta: malformed value");
+}
+
+BOOST_AUTO_TEST_CASE(error_stops_reading) {
+  StreamPointReader reader(R"({"time":[1,2,"x",4]})");
+  StreamPoint point;
+  BOOST_TEST(reader.next(point));
+  BOOST_TEST(reader.next(point));
+  BOOST_TEST(!reader.next(point));
+  BOOST_TEST(reader.error() == "time[2]: not a number");
+  BOOST_TEST(!reader.next(point));
+}
+
+BOOST_AUTO_TEST_CASE(large_stream) {
+  std::string body = R"({"time":[)";
+  std::string heartrate = R"(],"heartrate":[)";
+  for (int i = 0; i < 100000; ++i) {
+    if (i) {
+      body.push_back(',');
+      heartrate.push_back(',');
+    }
+    body += std::to_string(1626625123 + i);
+    heartrate += i % 7 == 0 ? "null" : std::to_string(100 + i % 60);
+  }
+  body += heartrate + "]}";
+  StreamPointReader reader(body);
+  StreamPoint point;
+  size_t count = 0;
+  int64_t last_time = 0;
+  size_t nulls = 0;
+  while (reader.next(point)) {
+    ++count;
+    last_time = point.time.value_or(0);
+    if (!point.heartrate) ++nulls;
+  }
+  BOOST_TEST(reader.error() == "");
+  BOOST_TEST(count == 100000u);
+  BOOST_TEST(last_time == 1626625123 + 99999);
+  BOOST_TEST(nulls == 14286u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace hh::events
