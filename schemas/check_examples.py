@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Validates every example in examples/ against its family's schema in events/.
 
-Usage: python3 schemas/check_examples.py   (needs the `jsonschema` package, 4.18+)
+Usage: python3 schemas/check_examples.py   (needs the `jsonschema` package: Debian 12's
+python3-jsonschema 4.10 works, as do 4.18+ with `referencing`)
 Exit status 0 when every example validates and every example is covered by the map.
 """
 import json
@@ -9,7 +10,12 @@ import pathlib
 import sys
 
 from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
+
+try:  # jsonschema 4.18+
+    from referencing import Registry, Resource
+except ImportError:  # Debian 12 ships 4.10: $ref resolution through RefResolver
+    Registry = None
+    from jsonschema import RefResolver
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -60,13 +66,18 @@ EXAMPLES = {
 
 def main() -> int:
     schemas = {}
-    resources = []
+    by_id = {}
     for path in sorted((HERE / "events").glob("*.schema.json")):
         schema = json.loads(path.read_text())
         Draft202012Validator.check_schema(schema)
         schemas[path.name.removesuffix(".schema.json")] = schema
-        resources.append((schema["$id"], Resource.from_contents(schema)))
-    registry = Registry().with_resources(resources)
+        by_id[schema["$id"]] = schema
+
+    def validator_for(schema):
+        if Registry is not None:
+            registry = Registry().with_resources((i, Resource.from_contents(s)) for i, s in by_id.items())
+            return Draft202012Validator(schema, registry=registry)
+        return Draft202012Validator(schema, resolver=RefResolver.from_schema(schema, store=by_id))
 
     failures = 0
     present = {p.name for p in (HERE / "examples").glob("*.json")}
@@ -75,7 +86,7 @@ def main() -> int:
         failures += 1
     for name, family in EXAMPLES.items():
         instance = json.loads((HERE / "examples" / name).read_text())
-        validator = Draft202012Validator(schemas[family], registry=registry)
+        validator = validator_for(schemas[family])
         errors = sorted(validator.iter_errors(instance), key=lambda e: list(e.path))
         for error in errors:
             print(f"{name} ({family}): {'/'.join(map(str, error.path))}: {error.message}")
