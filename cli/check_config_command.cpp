@@ -1,12 +1,18 @@
 // healthhook check-config: loads settings and secrets exactly as `serve` would, checks
-// the signing secrets decode, and prints the effective settings (never a secret).
+// the signing secrets decode and the TLS certificate and key load, and prints the
+// effective settings (never a secret). --online also checks that service.base_url answers
+// and accepts the API key (cli/service_probe.h). Exit 2 for a configuration the check
+// proves wrong (including a refused API key), 1 when the service cannot be reached.
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "cli/service_probe.h"
 #include "common/json_writer.h"
 #include "config/secrets.h"
+#include "receiver/http/server_tls.h"
 #include "receiver/signature/webhook_signature.h"
 
 namespace hh::cli {
@@ -14,6 +20,7 @@ namespace {
 
 struct CheckConfigFlags {
   SettingsFlags settings;
+  bool online = false;
 };
 
 int run_check_config(const CheckConfigFlags& flags) {
@@ -35,9 +42,37 @@ int run_check_config(const CheckConfigFlags& flags) {
     report_error("check-config", "database: folder " + db_dir.string() + " does not exist");
     return kExitBadConfig;
   }
+  if (!settings->tls.cert_file.empty()) {
+    auto certificate =
+        http::load_server_certificate(settings->tls.cert_file, settings->tls.key_file, settings->base_dir);
+    if (!certificate) {
+      report_error("check-config", certificate.error());
+      return kExitBadConfig;
+    }
+  }
+  std::optional<ServiceProbe> probe;
+  if (flags.online) {
+    if (secrets->api_key.empty()) {
+      report_error("check-config", "--online: service.api_key_file is not set, so there is no API key to check");
+      return kExitBadConfig;
+    }
+    probe = probe_service(*settings, secrets->api_key);
+    switch (probe->verdict) {
+      case ServiceProbe::Verdict::ok: break;
+      case ServiceProbe::Verdict::key_refused:
+        report_error("check-config", "service.api_key_file: " + probe->detail + " at " + probe->url);
+        return kExitBadConfig;
+      case ServiceProbe::Verdict::unreachable:
+      case ServiceProbe::Verdict::unexpected_status:
+        report_error("check-config", "service.base_url: " +
+                                         (probe->url.empty() ? settings->service.base_url : probe->url) + ": " +
+                                         probe->detail);
+        return kExitFailure;
+    }
+  }
   std::string out;
-  json::ObjectWriter(out)
-      .string("status", "ok")
+  json::ObjectWriter object(out);
+  object.string("status", "ok")
       .string("listen", settings->listen)
       .string("database", settings->database)
       .string("webhook_path", settings->webhook_path)
@@ -48,8 +83,9 @@ int run_check_config(const CheckConfigFlags& flags) {
       .string("service_base_url", settings->service.base_url)
       .boolean("follow_ups", !secrets->api_key.empty())
       .boolean("read_api", !secrets->read_api_token.empty())
-      .boolean("tls", !settings->tls.cert_file.empty())
-      .close();
+      .boolean("tls", !settings->tls.cert_file.empty());
+  if (probe) object.string("service_checked", probe->url).integer("service_status", probe->status);
+  object.close();
   std::cout << out << "\n";
   return kExitOk;
 }
@@ -60,6 +96,9 @@ void add_check_config_command(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<CheckConfigFlags>();
   auto* command = app.add_subcommand("check-config", "Check the configuration and secrets, print the effective settings");
   add_settings_flags(*command, flags->settings);
+  command->add_flag("--online", flags->online,
+                    "Also GET <service.base_url>/v2/providers with the API key: is the service reachable, is the key "
+                    "accepted");
   command->callback([flags, &exit_code] { exit_code = run_check_config(*flags); });
 }
 

@@ -11,6 +11,12 @@ int main(int argc, char** argv) {
   int exit_code = hh::cli::kExitOk;
   hh::cli::add_serve_command(app, exit_code);
   hh::cli::add_check_config_command(app, exit_code);
+  hh::cli::add_rebuild_command(app, exit_code);
+  hh::cli::add_jobs_command(app, exit_code);
+  hh::cli::add_capture_command(app, exit_code);
+  hh::cli::add_replay_command(app, exit_code);
+  hh::cli::add_query_command(app, exit_code);
+  hh::cli::add_sign_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -3,20 +3,34 @@
 // Start-up fails fast with a clear message (exit 2 for configuration and secrets, 1 for
 // the store or the port). SIGTERM/SIGINT: stop accepting, let requests in flight finish
 // (their commits included), commit what is queued, exit 0. SIGHUP: re-read the signing
-// secrets and the log level.
+// secrets, the log level and the TLS certificate and key.
+// Under systemd (Type=notify): READY=1 once the store is open and the port bound,
+// RELOADING=1/READY=1 around a reload, STOPPING=1 on SIGTERM, WATCHDOG=1 keep-alives
+// (cli/systemd_notify.h, cli/service_watchdog.h).
 #include <csignal>
 #include <thread>
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "cli/pipeline_metrics.h"
+#include "cli/service_watchdog.h"
+#include "cli/systemd_notify.h"
 #include "common/log.h"
 #include "config/secrets.h"
+#include "receiver/api/read_api.h"
 #include "receiver/http/health_endpoints.h"
+#include "receiver/http/ingest_metrics.h"
 #include "receiver/http/listener.h"
+#include "receiver/http/metrics_endpoint.h"
+#include "receiver/http/server_tls.h"
+#include "receiver/http/store_metrics.h"
 #include "receiver/http/webhook_endpoint.h"
 #include "store/database.h"
 #include "store/inbox_writer.h"
 #include "store/sqlite_inbox.h"
+#include "processor/processor.h"
+#include "receiver/fetcher/fetcher.h"
+#include "store/jobs/job_store.h"
 
 namespace hh::cli {
 namespace {
@@ -29,8 +43,13 @@ struct ServeFlags {
   SettingsFlags settings;
 };
 
-// SIGHUP: re-read what can change safely while running.
-void reload(const config::Settings& startup_settings, const SettingsFlags& flags, http::WebhookEndpoint& webhook) {
+// SIGHUP: re-read what can change safely while running: the log level (applied by
+// load_settings_or_report as soon as the file parses), the signing secrets and the TLS
+// certificate and key. Secrets and certificate are all loaded and checked before any is
+// swapped, so a bad file changes none of them. Turning TLS on or off, and every other
+// setting, needs a restart.
+void reload(const config::Settings& startup_settings, const SettingsFlags& flags, http::WebhookEndpoint& webhook,
+            http::Listener& listener) {
   auto settings = load_settings_or_report(flags, "serve");  // also applies log_level
   if (!settings) {
     log::error("reload_failed").str("reason", "configuration invalid; keeping the running one");
@@ -46,7 +65,28 @@ void reload(const config::Settings& startup_settings, const SettingsFlags& flags
     log::error("reload_failed").str("reason", verifier.error());
     return;
   }
+  const bool tls_at_start = !startup_settings.tls.cert_file.empty();
+  if (tls_at_start != !settings->tls.cert_file.empty()) {
+    log::warn("reload_tls_unchanged").str("reason", "turning TLS on or off needs a restart");
+  }
+  std::optional<http::ServerCertificate> certificate;
+  if (tls_at_start && !settings->tls.cert_file.empty()) {
+    auto loaded = http::load_server_certificate(settings->tls.cert_file, settings->tls.key_file, settings->base_dir);
+    if (!loaded) {
+      log::error("reload_failed").str("reason", loaded.error());
+      return;
+    }
+    certificate = std::move(*loaded);
+  }
+
   webhook.set_verifier(std::move(*verifier));
+  if (certificate) {
+    listener.set_tls(certificate->context);  // new connections; open ones keep theirs
+    log::info("tls_reloaded")
+        .str("subject", certificate->subject)
+        .str("serial", certificate->serial)
+        .str("not_after", certificate->not_after);
+  }
   log::info("reloaded").num("signing_secrets", static_cast<int64_t>(secrets->signing_secrets.size()));
 }
 
@@ -99,6 +139,47 @@ int run_serve(const ServeFlags& flags) {
   writer_options.disk_path = std::filesystem::absolute(settings->database).parent_path().string();
   writer_options.min_free_disk_bytes = static_cast<uint64_t>(settings->min_free_disk_mib) * 1024 * 1024;
   store::InboxWriter writer(*inbox, writer_options);
+  http::InboxCommitMetrics commit_metrics;
+  writer.on_commit([&commit_metrics](size_t batch, double seconds, bool ok) {
+    commit_metrics.observe(batch, seconds, ok);
+  });
+
+  // Follow-up fetcher (spec §5), only with an API key. Its job store lives on the write
+  // connection, so it is prepared before the writer thread owns that connection.
+  http::FetchMetrics fetch_metrics;  // per-request outcomes and latency, for /metrics; outlives the fetcher
+  std::optional<store::JobStore> job_store;
+  std::unique_ptr<fetcher::Fetcher> follow_ups;
+  if (!secrets->api_key.empty()) {
+    auto jobs = store::JobStore::create(*db);
+    if (!jobs) {
+      report_error("serve", jobs.error());
+      return kExitFailure;
+    }
+    job_store.emplace(std::move(*jobs));
+    fetcher::FetcherOptions fetch_options;
+    fetch_options.database = settings->database;
+    fetch_options.service = settings->service;
+    fetch_options.api_key = secrets->api_key;
+    fetch_options.base_dir = settings->base_dir;
+    fetch_options.observe_request = [&fetch_metrics](std::string_view outcome, double seconds) {
+      fetch_metrics.record(outcome, seconds);
+    };
+    auto created = fetcher::Fetcher::create(std::move(fetch_options), writer, *inbox, *job_store);
+    if (!created) {
+      report_error("serve", created.error());
+      return kExitBadConfig;
+    }
+    follow_ups = std::move(*created);
+  }
+
+  // The processor applies the inbox between ingest commits, on the writer thread.
+  auto event_processor = processor::Processor::create(*db);
+  if (!event_processor) {
+    report_error("serve", event_processor.error());
+    return kExitFailure;
+  }
+  if (follow_ups) (*event_processor)->on_jobs_queued([fetcher = follow_ups.get()] { fetcher->wake(); });
+  writer.add_background(event_processor->get());
 
   // The writer thread commits and processes on a core of its own; the io threads take the
   // rest. Measured on 2 cores: 1 io thread acked 19.5k/s, 2 io threads 16.7k/s (1 KiB).
@@ -112,6 +193,37 @@ int run_serve(const ServeFlags& flags) {
              [&webhook](http::Request& request) { return webhook.handle(request); });
   http::add_health_endpoints(router, writer);
 
+  // Read API under /v1/ (spec §7), only when read_api.token_file is set (receiver/api/read_api.h).
+  std::unique_ptr<api::ReadApi> read_api;
+  if (!secrets->read_api_token.empty()) {
+    auto created = api::ReadApi::create(settings->database, secrets->read_api_token);
+    if (!created) {
+      report_error("serve", created.error());
+      return kExitFailure;
+    }
+    read_api = std::move(*created);
+    read_api->mount(router);
+  }
+
+  // GET /metrics (Prometheus). Components plug in with one metrics.add(...) each.
+  http::MetricsEndpoint metrics;
+  metrics.add(http::ingest_metrics({.webhook = &webhook.stats(),
+                                    .writer = &writer,
+                                    .commits = &commit_metrics,
+                                    .queue_high_water = static_cast<uint64_t>(settings->queue_high_water),
+                                    .disk_path = writer_options.disk_path,
+                                    .min_free_disk_bytes = writer_options.min_free_disk_bytes,
+                                    .too_large = nullptr}));
+  auto store_metrics = http::StoreMetrics::open(settings->database);
+  if (!store_metrics) {
+    report_error("serve", store_metrics.error());
+    return kExitFailure;
+  }
+  metrics.add([reads = store_metrics->get()](http::PrometheusText& out) { reads->collect(out); });
+  metrics.add(processor_metrics(**event_processor));
+  if (follow_ups) metrics.add(fetcher_metrics(*follow_ups, fetch_metrics));
+  metrics.install(router);
+
   http::SessionLimits limits;
   limits.max_body_bytes = static_cast<uint64_t>(settings->max_body_bytes);
   limits.max_header_bytes = static_cast<uint32_t>(settings->max_header_bytes);
@@ -119,13 +231,30 @@ int run_serve(const ServeFlags& flags) {
   limits.header_timeout = std::chrono::seconds(settings->header_timeout_s);
   limits.body_timeout = std::chrono::seconds(settings->body_timeout_s);
   http::Listener listener(io, router, limits, static_cast<size_t>(settings->max_connections));
+  if (!settings->tls.cert_file.empty()) {
+    auto certificate =
+        http::load_server_certificate(settings->tls.cert_file, settings->tls.key_file, settings->base_dir);
+    if (!certificate) {
+      report_error("serve", certificate.error());
+      return kExitBadConfig;
+    }
+    listener.set_tls(certificate->context);
+    log::info("tls")
+        .str("subject", certificate->subject)
+        .str("serial", certificate->serial)
+        .str("not_after", certificate->not_after);
+  }
   if (auto listening = listener.listen(settings->listen); !listening) {
     report_error("serve", listening.error());
     return kExitFailure;
   }
 
   writer.start();
+  if (follow_ups) follow_ups->start();  // after the writer: it writes through it
   listener.start();
+
+  std::optional<ServiceWatchdog> watchdog;
+  if (const auto timeout = systemd::watchdog_timeout()) watchdog.emplace(io, *timeout, writer);
 
   net::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
   std::function<void()> wait_for_signal;
@@ -133,11 +262,15 @@ int run_serve(const ServeFlags& flags) {
     signals.async_wait([&](const boost::system::error_code& ec, int signal) {
       if (ec) return;  // cancelled after the drain
       if (signal == SIGHUP) {
-        reload(*settings, flags.settings, webhook);
+        systemd::reloading();
+        reload(*settings, flags.settings, webhook, listener);
+        systemd::ready("reloaded");
         wait_for_signal();
         return;
       }
       log::info("stopping").str("signal", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+      systemd::stopping();
+      if (watchdog) watchdog->stop();  // its timer would keep io.run() from returning
       listener.stop();
       net::co_spawn(io, drain_then_finish(listener, signals), net::detached);
     });
@@ -151,12 +284,15 @@ int run_serve(const ServeFlags& flags) {
       .str("database", settings->database)
       .num("threads", threads)
       .num("signing_secrets", static_cast<int64_t>(secrets->signing_secrets.size()));
+  systemd::ready("listening on " + endpoint.address().to_string() + ":" + std::to_string(endpoint.port()));
+  if (watchdog) watchdog->start();
 
   std::vector<std::thread> pool;
   for (unsigned i = 1; i < threads; ++i) pool.emplace_back([&io] { io.run(); });
   io.run();
   for (auto& t : pool) t.join();
 
+  if (follow_ups) follow_ups->stop();  // before the writer: jobs in flight record their outcome through it
   writer.stop();  // commits anything still queued
   log::info("stopped");
   return kExitOk;

@@ -1,6 +1,38 @@
 #include "store/sqlite_inbox.h"
 
+#include <algorithm>
+#include <memory>
+
 namespace hh::store {
+namespace {
+
+// Bodies from this size on are inserted as a zeroblob and then written in place
+// (sqlite3_blob_write): binding them whole makes SQLite build the row record in memory, a
+// second full copy of the body (a 30 MB workout stream cost 60 MB beyond its pages).
+constexpr size_t kIncrementalBodyBytes = 1024 * 1024;
+constexpr size_t kBlobChunkBytes = 1024 * 1024;
+
+struct BlobCloser {
+  void operator()(sqlite3_blob* blob) const { sqlite3_blob_close(blob); }
+};
+
+Result<void> write_body_in_place(sqlite::Connection& db, int64_t seq, std::string_view body) {
+  sqlite3_blob* raw = nullptr;
+  if (sqlite3_blob_open(db.get(), "main", "deliveries", "body", seq, 1, &raw) != SQLITE_OK) {
+    sqlite3_blob_close(raw);
+    return fail("writing the body: " + db.last_error());
+  }
+  std::unique_ptr<sqlite3_blob, BlobCloser> blob(raw);
+  for (size_t at = 0; at < body.size(); at += kBlobChunkBytes) {
+    const size_t n = std::min(kBlobChunkBytes, body.size() - at);
+    if (sqlite3_blob_write(blob.get(), body.data() + at, static_cast<int>(n), static_cast<int>(at)) != SQLITE_OK) {
+      return fail("writing the body: " + db.last_error());
+    }
+  }
+  return {};
+}
+
+}  // namespace
 
 std::string_view origin_name(Origin origin) { return origin == Origin::webhook ? "webhook" : "fetch"; }
 
@@ -19,6 +51,11 @@ Result<SqliteInbox> SqliteInbox::create(sqlite::Connection& db) {
 }
 
 Result<std::vector<Appended>> SqliteInbox::append(std::span<const NewDelivery* const> batch) {
+  return append_with(batch, {});
+}
+
+Result<std::vector<Appended>> SqliteInbox::append_with(std::span<const NewDelivery* const> batch,
+                                                       const AlsoInTransaction& also) {
   std::vector<Appended> results;
   results.reserve(batch.size());
   auto txn = sqlite::Transaction::begin(*db_);
@@ -28,8 +65,13 @@ Result<std::vector<Appended>> SqliteInbox::append(std::span<const NewDelivery* c
     insert_.bind_static(1, d->message_id)
         .bind_static(2, origin_name(d->origin))
         .bind(3, d->received_at_ms)
-        .bind(4, d->webhook_timestamp)
-        .bind_blob_static(7, d->body);
+        .bind(4, d->webhook_timestamp);
+    const bool in_place = d->body.size() >= kIncrementalBodyBytes;
+    if (in_place) {
+      sqlite3_bind_zeroblob64(insert_.get(), 7, d->body.size());
+    } else {
+      insert_.bind_blob_static(7, d->body);
+    }
     if (d->event_type) {
       insert_.bind_static(5, *d->event_type);
     } else {
@@ -41,6 +83,9 @@ Result<std::vector<Appended>> SqliteInbox::append(std::span<const NewDelivery* c
     if (*row) {
       last_seq = insert_.column_int(0);
       insert_.reset();
+      if (in_place) {
+        if (auto written = write_body_in_place(*db_, last_seq, d->body); !written) return fail(written.error());
+      }
       results.push_back({AppendStatus::stored, last_seq});
       continue;
     }
@@ -51,6 +96,9 @@ Result<std::vector<Appended>> SqliteInbox::append(std::span<const NewDelivery* c
     const int64_t existing = *found ? find_existing_.column_int(0) : 0;
     find_existing_.reset();
     results.push_back({AppendStatus::duplicate, existing});
+  }
+  if (also) {
+    if (auto done = also(results); !done) return fail(done.error());
   }
   auto committed = txn->commit();
   if (!committed) return fail(committed.error());

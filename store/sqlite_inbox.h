@@ -1,6 +1,8 @@
 #pragma once
 // The inbox on the SQLite write connection. Used only from the thread that owns that
 // connection (the writer thread in `serve`, the main thread in `replay`).
+#include <functional>
+
 #include "store/inbox.h"
 #include "store/sqlite/connection.h"
 
@@ -12,6 +14,13 @@ class SqliteInbox final : public Inbox {
   static Result<SqliteInbox> create(sqlite::Connection& db);
 
   Result<std::vector<Appended>> append(std::span<const NewDelivery* const> batch) override;
+
+  // Work that must commit together with the rows (the fetcher records a job's progress
+  // with the page it stored). Runs after the inserts, inside the transaction; an error
+  // rolls everything back and is returned.
+  using AlsoInTransaction = std::function<Result<void>(std::span<const Appended> appended)>;
+  // append() plus `also`, in one transaction.
+  Result<std::vector<Appended>> append_with(std::span<const NewDelivery* const> batch, const AlsoInTransaction& also);
   int64_t last_seq() const override { return last_seq_; }
 
  private:

@@ -62,10 +62,11 @@ CREATE TABLE workout_streams (
   provider     TEXT,
   provider_id  TEXT,                -- the provider's own workout id
   sport        TEXT,                -- sport.slug (sport.id is unstable across environments)
-  notice_seq   INTEGER NOT NULL,    -- the latest notice for this workout
+  notice_seq   INTEGER,             -- the latest notice for this workout; NULL when the stream was fetched
+                                    -- without one (a workouts page of a backfill queued the fetch)
   fetched_seq  INTEGER,             -- the fetched stream the points came from; NULL until fetched
   point_count  INTEGER,             -- points stored from that fetch
-  seq          INTEGER NOT NULL     -- max(notice_seq, fetched_seq)
+  seq          INTEGER NOT NULL     -- max(notice_seq, fetched_seq), NULLs ignored
 ) STRICT;
 
 -- stream_points: one row per point of a fetched stream; arrays of different lengths
@@ -182,6 +183,19 @@ CREATE TABLE backfills (
 -- row here, in the same transaction. Samples and stream points are reported per batch
 -- (one change per delivery and series, or per fetched stream) rather than per point,
 -- see schemas/README.md.
+--   op 'insert': the key was new. op 'update': an existing row was replaced by a later
+--   seq. A version older than the stored one (lower seq) writes nothing and no change.
+--   samples: ONE row per (delivery, series): row_key "user_id/resource/provider/source_type",
+--   row_count = samples inserted or replaced by that delivery (stale ones not counted),
+--   from_ms/to_ms = the smallest and largest t_ms among them; op 'insert' when all of them
+--   were new, else 'update' (a reader that sees 'insert' may append without looking up).
+--   stream_points: one row per fetched stream, row_key = workout_id, op 'replace' (all
+--   earlier points of the workout were deleted), row_count = points stored; the
+--   workout_streams row it updates (fetched_seq, point_count) gets its own change.
+--   Composite keys are joined with '/': summaries "resource/id", connections
+--   "user_id/provider", backfills "user_id/resource/provider/start_ms/end_ms"; the others
+--   are their single key column. `series` (an id dictionary) and jobs are not reported.
+--   Rebuild empties this table too and re-creates the same rows (same change_id, seq).
 CREATE TABLE changes (
   change_id  INTEGER PRIMARY KEY,   -- order of the feed
   seq        INTEGER NOT NULL,      -- the delivery that caused the change (the feed's cursor)

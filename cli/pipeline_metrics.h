@@ -1,0 +1,26 @@
+#pragma once
+// /metrics collectors for the stages `serve` runs after the inbox: the processor and the
+// follow-up fetcher (their counters live in those libraries; this is where they meet the
+// metrics endpoint, so receiver/http needs to know neither). Families written:
+//
+//   processor_metrics:  healthhook_processed_deliveries_total{status="processed|invalid|ignored|unknown"}
+//                       healthhook_processor_rows_applied_total, healthhook_processor_samples_applied_total
+//                       healthhook_processor_jobs_queued_total
+//                       healthhook_processor_steps_total{result="ok|failed"}
+//                       healthhook_processor_last_step_seconds
+//   fetcher_metrics:    healthhook_fetch_requests_total{outcome=…}, healthhook_fetch_request_seconds
+//                       (receiver/http/fetch_metrics.h), healthhook_fetch_jobs_total{result="done|retried|dead"},
+//                       healthhook_fetch_pages_stored_total, healthhook_fetch_bytes_stored_total
+//
+// What is referenced must outlive the collector (the metrics endpoint's router).
+#include "processor/processor.h"
+#include "receiver/fetcher/fetcher.h"
+#include "receiver/http/fetch_metrics.h"
+#include "receiver/http/metrics_endpoint.h"
+
+namespace hh::cli {
+
+http::MetricsEndpoint::Collector processor_metrics(const processor::Processor& processor);
+http::MetricsEndpoint::Collector fetcher_metrics(const fetcher::Fetcher& fetcher, const http::FetchMetrics& requests);
+
+}  // namespace hh::cli

@@ -1,0 +1,232 @@
+// healthhook replay FILE…: capture files (replay/capture_file.h) into a database, or to a
+// running receiver.
+//
+//   replay FILE… [--database DB] [--verify-signatures --secret-file F…]
+//       offline: inbox + processor on the database, no server (replay/offline_replay.h)
+//   replay FILE… --to URL --secret-file F [--concurrency N]
+//       re-sends each delivery signed with a fresh timestamp (replay/resend.h)
+//
+// FILE "-" is standard input. A malformed line is reported on stderr as "file:line:
+// reason" and the others go on. Prints a JSON summary on stdout. Exit status: 0 when every
+// line was stored (or was a duplicate), 1 when any line failed or the store failed, 2 for
+// usage and configuration errors.
+#include <sys/stat.h>
+
+#include <iostream>
+
+#include "cli/command_support.h"
+#include "cli/commands.h"
+#include "common/json_writer.h"
+#include "common/progress.h"
+#include "config/secrets.h"
+#include "replay/offline_replay.h"
+#include "replay/resend.h"
+#include "store/database.h"
+
+namespace hh::cli {
+namespace {
+
+struct ReplayFlags {
+  SettingsFlags settings;
+  std::vector<std::string> files;
+  std::optional<std::string> to;
+  std::vector<std::string> secret_files;
+  bool verify_signatures = false;
+  size_t concurrency = 8;
+  size_t batch = 1000;
+};
+
+void report_line(std::string_view file, uint64_t line, std::string_view reason) {
+  if (file.empty()) {
+    report_error("replay", reason);
+  } else {
+    std::cerr << file << ":" << line << ": " << reason << "\n";
+  }
+}
+
+// Opens every file first, so a missing one fails before anything is stored.
+std::optional<std::vector<replay::CaptureReader>> open_files(const std::vector<std::string>& files, uint64_t& total_bytes) {
+  std::vector<replay::CaptureReader> readers;
+  total_bytes = 0;
+  for (const auto& file : files) {
+    auto reader = replay::CaptureReader::open(file);
+    if (!reader) {
+      report_error("replay", reader.error());
+      return std::nullopt;
+    }
+    struct stat info {};
+    if (file != "-" && ::stat(file.c_str(), &info) == 0 && S_ISREG(info.st_mode)) {
+      total_bytes += static_cast<uint64_t>(info.st_size);
+    }
+    readers.push_back(std::move(*reader));
+  }
+  return readers;
+}
+
+int run_offline(const ReplayFlags& flags, std::vector<replay::CaptureReader>& readers, uint64_t total_bytes) {
+  auto settings = load_settings_or_report(flags.settings, "replay");
+  if (!settings) return kExitBadConfig;
+  replay::OfflineOptions options;
+  options.batch_deliveries = flags.batch;
+  if (flags.verify_signatures) {
+    std::vector<std::string> secrets;
+    for (const auto& file : flags.secret_files) {
+      auto secret = config::read_secret_file(file, ".");
+      if (!secret) {
+        report_error("replay", "--secret-file: " + secret.error());
+        return kExitBadConfig;
+      }
+      secrets.push_back(std::move(*secret));
+    }
+    auto verifier = signature::Verifier::create(secrets, settings->timestamp_tolerance_s);
+    if (!verifier) {
+      report_error("replay", "--secret-file: " + verifier.error());
+      return kExitBadConfig;
+    }
+    options.verifier = std::move(*verifier);
+  }
+
+  store::StoreOptions store_options;
+  store_options.synchronous_full = settings->synchronous == "full";
+  store_options.cache_size_mib = settings->cache_size_mib;
+  store_options.busy_timeout_ms = settings->commit_deadline_ms;
+  store_options.max_database_mib = settings->max_database_mib;
+  auto db = store::open_for_writing(settings->database, store_options);
+  if (!db) {
+    report_error("replay", db.error());
+    return kExitFailure;
+  }
+  auto replayer = replay::OfflineReplay::create(*db, std::move(options));
+  if (!replayer) {
+    report_error("replay", replayer.error() + " (to add deliveries to a running receiver, use --to)");
+    return kExitFailure;
+  }
+  Progress progress("replay bytes", total_bytes);
+  uint64_t base = 0;
+  for (auto& reader : readers) {
+    if (auto added = (*replayer)->add(reader, report_line, &progress, base); !added) {
+      progress.finish();
+      report_error("replay", added.error());
+      return kExitFailure;
+    }
+    base += reader.bytes_consumed();
+  }
+  if (auto finished = (*replayer)->finish(); !finished) {
+    progress.finish();
+    report_error("replay", finished.error());
+    return kExitFailure;
+  }
+  progress.finish();
+  const auto& s = (*replayer)->summary();
+  std::string out;
+  json::ObjectWriter(out)
+      .string("database", settings->database)
+      .integer("lines", static_cast<int64_t>(s.lines))
+      .integer("stored", static_cast<int64_t>(s.stored))
+      .integer("duplicates", static_cast<int64_t>(s.duplicates))
+      .integer("failed", static_cast<int64_t>(s.failed))
+      .integer("processed", static_cast<int64_t>(s.processed))
+      .integer("invalid", static_cast<int64_t>(s.invalid))
+      .integer("ignored", static_cast<int64_t>(s.ignored))
+      .integer("unknown", static_cast<int64_t>(s.unknown))
+      .integer("samples", static_cast<int64_t>(s.samples))
+      .number("seconds", s.seconds)
+      .number("deliveries_per_second", s.seconds > 0 ? static_cast<double>(s.lines) / s.seconds : 0)
+      .number("samples_per_second", s.seconds > 0 ? static_cast<double>(s.samples) / s.seconds : 0)
+      .close();
+  std::cout << out << "\n";
+  return s.failed > 0 ? kExitFailure : kExitOk;
+}
+
+int run_resend(const ReplayFlags& flags, std::vector<replay::CaptureReader>& readers, uint64_t total_bytes) {
+  auto secret = config::read_secret_file(flags.secret_files.front(), ".");
+  if (!secret) {
+    report_error("replay", "--secret-file: " + secret.error());
+    return kExitBadConfig;
+  }
+  replay::ResendOptions options;
+  options.url = *flags.to;
+  options.secret = std::move(*secret);
+  options.concurrency = flags.concurrency;
+  Progress progress("replay bytes", total_bytes);
+  auto summary = replay::resend(readers, options, report_line, &progress);
+  progress.finish();
+  if (!summary) {
+    report_error("replay", summary.error());
+    return kExitBadConfig;  // the URL or the secret: nothing was sent
+  }
+  std::string statuses = "{";
+  for (const auto& [status, count] : summary->statuses) {
+    if (statuses.size() > 1) statuses.push_back(',');
+    statuses.append("\"").append(std::to_string(status)).append("\":").append(std::to_string(count));
+  }
+  statuses.push_back('}');
+  std::string out;
+  json::ObjectWriter(out)
+      .string("to", options.url)
+      .integer("lines", static_cast<int64_t>(summary->lines))
+      .integer("answered", static_cast<int64_t>(summary->answered))
+      .raw("statuses", statuses)
+      .integer("stored", static_cast<int64_t>(summary->stored))
+      .integer("duplicates", static_cast<int64_t>(summary->duplicates))
+      .integer("failed", static_cast<int64_t>(summary->failed))
+      .boolean("stopped", summary->stopped)
+      .number("seconds", summary->seconds)
+      .close();
+  std::cout << out << "\n";
+  return summary->failed > 0 || summary->stopped ? kExitFailure : kExitOk;
+}
+
+int run_replay(const ReplayFlags& flags) {
+  if (flags.to) {
+    if (flags.secret_files.size() != 1) {
+      report_error("replay", "--to needs exactly one --secret-file (the secret the receiver verifies)");
+      return kExitBadConfig;
+    }
+    if (flags.verify_signatures) {
+      report_error("replay", "--verify-signatures is for offline replay; with --to the receiver verifies");
+      return kExitBadConfig;
+    }
+    if (flags.concurrency == 0 || flags.concurrency > 256) {
+      report_error("replay", "--concurrency: must be between 1 and 256");
+      return kExitBadConfig;
+    }
+  } else if (flags.verify_signatures && flags.secret_files.empty()) {
+    report_error("replay", "--verify-signatures needs --secret-file");
+    return kExitBadConfig;
+  } else if (!flags.verify_signatures && !flags.secret_files.empty()) {
+    report_error("replay", "--secret-file is used with --to or --verify-signatures");
+    return kExitBadConfig;
+  }
+  if (flags.batch == 0) {
+    report_error("replay", "--batch: must be at least 1");
+    return kExitBadConfig;
+  }
+  uint64_t total_bytes = 0;
+  auto readers = open_files(flags.files, total_bytes);
+  if (!readers) return kExitBadConfig;
+  return flags.to ? run_resend(flags, *readers, total_bytes) : run_offline(flags, *readers, total_bytes);
+}
+
+}  // namespace
+
+void add_replay_command(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<ReplayFlags>();
+  auto* command = app.add_subcommand(
+      "replay", "Replay capture files into the database (offline), or re-send them signed to a receiver (--to)");
+  add_settings_flags(*command, flags->settings, /*with_listen=*/false);
+  command->add_option("FILE", flags->files, "Capture files (JSON Lines); - for standard input")->required();
+  command->add_option("--to", flags->to, "Re-send to this receiver URL instead, e.g. http://127.0.0.1:8080/webhooks")
+      ->type_name("URL");
+  command->add_option("--secret-file", flags->secret_files,
+                      "Signing secret file (whsec_…): signs with --to; checks with --verify-signatures (repeatable)")
+      ->type_name("FILE")
+      ->allow_extra_args(false);  // one file per --secret-file: the next word is a capture file
+  command->add_flag("--verify-signatures", flags->verify_signatures,
+                    "Offline: store only lines whose captured signature matches a --secret-file (age not checked)");
+  command->add_option("--concurrency", flags->concurrency, "With --to: connections in parallel (default 8)");
+  command->add_option("--batch", flags->batch, "Offline: deliveries per transaction (default 1000)");
+  command->callback([flags, &exit_code] { exit_code = run_replay(*flags); });
+}
+
+}  // namespace hh::cli

@@ -1,0 +1,42 @@
+#pragma once
+// Reads and parses inbox rows on the calling thread, inside the step's transaction (live
+// processing: steps are short and the writer thread already has a core to itself).
+// Deliveries listed as poisoned (the store rejected their rows in an earlier attempt of
+// this step) come out `invalid` with that error, unapplied.
+//
+// Lifetime: the cursor and parser must outlive this object.
+#include <string>
+#include <vector>
+
+#include "processor/inbox_cursor.h"
+#include "processor/parsed_delivery.h"
+
+namespace hh::processor {
+
+class InlineSource final : public ParsedSource {
+ public:
+  InlineSource(InboxCursor& cursor, events::DeliveryParser& parser, const std::vector<PoisonedDelivery>& poisoned,
+               int64_t limit)
+      : cursor_(cursor), parser_(parser), poisoned_(poisoned), limit_(limit) {}
+  ~InlineSource() override { end_step(); }
+
+  Result<ParsedDelivery*> next(int64_t after_seq) override;
+  void end_step() override;
+
+ private:
+  InboxCursor& cursor_;
+  events::DeliveryParser& parser_;
+  const std::vector<PoisonedDelivery>& poisoned_;
+  const int64_t limit_;
+  bool started_ = false;
+  PendingRow pending_;
+  events::DeliveryRows rows_;
+  ParsedDelivery current_;
+};
+
+// Parses with the parser's no-throw contract enforced: an exception (a bug, or memory
+// exhausted) makes the row invalid instead of ending the processor.
+events::ParseResult parse_guarded(events::DeliveryParser& parser, const events::InboxRow& row,
+                                  events::DeliveryRows& rows);
+
+}  // namespace hh::processor

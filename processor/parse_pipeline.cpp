@@ -1,0 +1,155 @@
+#include "processor/parse_pipeline.h"
+
+#include "processor/inline_source.h"
+#include "store/database.h"
+
+namespace hh::processor {
+
+struct ParsePipeline::Slot {
+  events::DeliveryParser parser;
+  events::DeliveryRows rows;
+  ParsedDelivery parsed;
+  // Owned copies: the parser's rows and `stored` point into these.
+  std::string origin, event_type, headers, body, status, family, error;
+  size_t bytes = 0;
+};
+
+Result<std::unique_ptr<ParsePipeline>> ParsePipeline::start(const std::string& database_path, int64_t after_seq,
+                                                            int64_t last_seq) {
+  auto db = store::open_for_reading(database_path);
+  if (!db) return fail(db.error());
+  // Page reads through mmap instead of one pread() per page: measured 0.87 s -> 0.45 s to
+  // read and parse 117 MB of heartrate bodies. SQLite falls back to reads by itself.
+  if (auto mapped = db->exec("PRAGMA mmap_size = 268435456"); !mapped) return fail(mapped.error());
+  auto select = db->prepare(
+      "SELECT seq, origin, received_at, event_type, headers, body, status, family, error FROM deliveries "
+      "WHERE seq > ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3");
+  if (!select) return fail(select.error());
+  std::unique_ptr<ParsePipeline> pipeline(new ParsePipeline(std::move(*db), std::move(*select), after_seq, last_seq));
+  pipeline->thread_ = std::thread([p = pipeline.get()] { p->read_all(); });
+  return pipeline;
+}
+
+ParsePipeline::ParsePipeline(sqlite::Connection db, sqlite::Statement select, int64_t after_seq, int64_t last_seq)
+    : db_(std::move(db)),
+      select_(std::move(select)),
+      next_after_seq_(after_seq),
+      last_seq_(last_seq),
+      handed_out_seq_(after_seq) {
+  for (size_t i = 0; i < kSlots; ++i) {
+    slots_.push_back(std::make_unique<Slot>());
+    free_.push_back(slots_.back().get());
+  }
+}
+
+ParsePipeline::~ParsePipeline() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void ParsePipeline::read_all() {
+  for (;;) {
+    auto more = read_chunk();
+    std::lock_guard lock(mutex_);
+    if (!more) error_ = more.error();
+    if (!more || !*more || stopping_) {
+      finished_ = true;
+      changed_.notify_all();
+      return;
+    }
+  }
+}
+
+Result<bool> ParsePipeline::read_chunk() {
+  select_.bind(1, next_after_seq_).bind(2, last_seq_).bind(3, kChunkRows);
+  int64_t rows = 0;
+  for (;;) {
+    auto row = select_.step();
+    if (!row) return fail("reading the inbox: " + row.error());
+    if (!*row) break;
+    Slot* slot = acquire(select_.column_blob(5).size());
+    if (slot == nullptr) {
+      select_.reset();
+      return false;
+    }
+    slot->origin.assign(select_.column_text(1));
+    slot->event_type.assign(select_.column_text(3));
+    slot->headers.assign(select_.column_text(4));
+    slot->body.assign(select_.column_blob(5));
+    slot->status.assign(select_.column_text(6));
+    const bool has_family = !select_.column_is_null(7), has_error = !select_.column_is_null(8);
+    slot->family.assign(select_.column_text(7));
+    slot->error.assign(select_.column_text(8));
+
+    ParsedDelivery& parsed = slot->parsed;
+    parsed.seq = select_.column_int(0);
+    parsed.received_at_ms = select_.column_int(2);
+    parsed.stored = StoredOutcome{slot->status, has_family ? std::optional<std::string_view>(slot->family) : std::nullopt,
+                                  has_error ? std::optional<std::string_view>(slot->error) : std::nullopt};
+    const events::InboxRow inbox_row{parsed.seq, slot->origin, slot->event_type, slot->headers, slot->body};
+    parsed.parse = parse_guarded(slot->parser, inbox_row, slot->rows);
+    parsed.rows = &slot->rows;
+    next_after_seq_ = parsed.seq;
+    ++rows;
+    {
+      std::lock_guard lock(mutex_);
+      ready_.push_back(slot);
+    }
+    changed_.notify_all();
+  }
+  select_.reset();  // ends this chunk's read transaction
+  return rows == kChunkRows && next_after_seq_ < last_seq_;
+}
+
+ParsePipeline::Slot* ParsePipeline::acquire(size_t body_bytes) {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] {
+    return stopping_ || (!free_.empty() && (bytes_ahead_ == 0 || bytes_ahead_ + body_bytes <= kMaxBytesAhead));
+  });
+  if (stopping_) return nullptr;
+  Slot* slot = free_.back();
+  free_.pop_back();
+  slot->bytes = body_bytes;
+  bytes_ahead_ += body_bytes;
+  return slot;
+}
+
+void ParsePipeline::release_current() {
+  if (current_ == nullptr) return;
+  bytes_ahead_ -= current_->bytes;
+  free_.push_back(current_);
+  current_ = nullptr;
+}
+
+Result<ParsedDelivery*> ParsePipeline::next(int64_t after_seq) {
+  if (after_seq != handed_out_seq_) {
+    return fail("parse pipeline: asked for rows after " + std::to_string(after_seq) + ", is at " +
+                std::to_string(handed_out_seq_));
+  }
+  std::unique_lock lock(mutex_);
+  release_current();
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return !ready_.empty() || finished_; });
+  if (ready_.empty()) {
+    if (!error_.empty()) return fail(error_);
+    return static_cast<ParsedDelivery*>(nullptr);
+  }
+  current_ = ready_.front();
+  ready_.pop_front();
+  handed_out_seq_ = current_->parsed.seq;
+  return &current_->parsed;
+}
+
+void ParsePipeline::end_step() {
+  {
+    std::lock_guard lock(mutex_);
+    release_current();
+  }
+  changed_.notify_all();
+}
+
+}  // namespace hh::processor

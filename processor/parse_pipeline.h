@@ -1,0 +1,76 @@
+#pragma once
+// Reads and parses inbox rows on a thread of its own, running ahead of the applying
+// thread (catch-up: replay, rebuild), so parsing overlaps with SQLite's work. Measured on
+// a 1M-sample heartrate inbox: reading and parsing alone take about a third of a rebuild.
+//
+// The thread has its own read-only connection to the same file (WAL: it reads committed
+// rows while the writer writes). Inbox rows never change once stored, except
+// status/family/error, which only the applying thread writes, so it reads exactly what an
+// inline step would read. It reads in chunks, each its own short read transaction, so it
+// never holds back the writer's checkpoints for long.
+//
+// Bounded: at most kSlots parsed rows wait, and their bodies stay under kMaxBytesAhead
+// (one row at least), so a run of 50 MB fetched pages cannot pin many parser buffers.
+//
+// Lifetime: the destructor stops and joins the thread. Rows handed out by next() stay
+// valid until the next call of next() or end_step().
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "processor/parsed_delivery.h"
+#include "store/sqlite/connection.h"
+
+namespace hh::processor {
+
+class ParsePipeline final : public ParsedSource {
+ public:
+  static constexpr size_t kSlots = 128;
+  static constexpr size_t kMaxBytesAhead = size_t{32} << 20;
+  static constexpr int64_t kChunkRows = 64;
+
+  // Starts reading the rows with after_seq < seq <= last_seq from `database_path`.
+  static Result<std::unique_ptr<ParsePipeline>> start(const std::string& database_path, int64_t after_seq,
+                                                      int64_t last_seq);
+  ~ParsePipeline() override;
+  ParsePipeline(const ParsePipeline&) = delete;
+  ParsePipeline& operator=(const ParsePipeline&) = delete;
+
+  // `after_seq` must be the seq of the row handed out last (or the start): the pipeline
+  // cannot rewind; after a failed step, start a new one.
+  Result<ParsedDelivery*> next(int64_t after_seq) override;
+  void end_step() override;
+
+ private:
+  struct Slot;
+  ParsePipeline(sqlite::Connection db, sqlite::Statement select, int64_t after_seq, int64_t last_seq);
+  void read_all();
+  Result<bool> read_chunk();
+  Slot* acquire(size_t body_bytes);  // nullptr when stopping
+  void release_current();            // with mutex_ held
+
+  sqlite::Connection db_;            // the thread's only
+  sqlite::Statement select_;
+  int64_t next_after_seq_;           // reader thread only
+  const int64_t last_seq_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<Slot*> free_;          // GUARDED_BY(mutex_)
+  std::deque<Slot*> ready_;          // GUARDED_BY(mutex_)
+  size_t bytes_ahead_ = 0;           // GUARDED_BY(mutex_)
+  bool finished_ = false;            // GUARDED_BY(mutex_)
+  bool stopping_ = false;            // GUARDED_BY(mutex_)
+  std::string error_;                // GUARDED_BY(mutex_)
+
+  Slot* current_ = nullptr;          // applying thread only
+  int64_t handed_out_seq_;           // applying thread only
+  std::thread thread_;
+};
+
+}  // namespace hh::processor

@@ -1,0 +1,49 @@
+#pragma once
+// One inbox row, parsed and ready to apply, and where such rows come from: read and
+// parsed on the applying thread (InlineSource, live processing) or by a parse thread
+// running ahead (ParsePipeline, catch-up). Both hand rows out in seq order.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "receiver/events/delivery_parser.h"
+
+namespace hh::processor {
+
+// What deliveries says about the row before this step: a status that would not change is
+// not written again (each write rewrites the whole row, body included).
+struct StoredOutcome {
+  std::string_view status;
+  std::optional<std::string_view> family;
+  std::optional<std::string_view> error;
+};
+
+struct ParsedDelivery {
+  int64_t seq = 0;
+  int64_t received_at_ms = 0;
+  events::ParseResult parse;
+  const events::DeliveryRows* rows = nullptr;
+  StoredOutcome stored;
+  // Valid until the source's next next() or end_step().
+};
+
+// A delivery whose rows the store rejected (a constraint): on the retry of the step it
+// is marked invalid with `error` instead of being applied.
+struct PoisonedDelivery {
+  int64_t seq;
+  std::string error;
+};
+
+class ParsedSource {
+ public:
+  virtual ~ParsedSource() = default;
+  // The next row after `after_seq` (the first call of a step) or after the previous one;
+  // nullptr when there is none. Views stay valid until the next call or end_step().
+  virtual Result<ParsedDelivery*> next(int64_t after_seq) = 0;
+  // The step is over (committed or not): release what next() handed out.
+  virtual void end_step() = 0;
+};
+
+}  // namespace hh::processor

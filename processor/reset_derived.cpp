@@ -1,0 +1,22 @@
+// reset_derived (processor.h): the first half of `rebuild`.
+#include "processor/processor.h"
+#include "store/derived/derived_tables.h"
+
+namespace hh::processor {
+
+Result<void> reset_derived(sqlite::Connection& write_db, ResetOptions options) {
+  auto txn = sqlite::Transaction::begin(write_db);
+  if (!txn) return fail(txn.error());
+  if (auto cleared = store::clear_derived_tables(write_db); !cleared) return cleared;
+  if (!options.keep_statuses) {
+    // Rows already pending are left alone: re-running an interrupted rebuild rewrites less.
+    auto reset = write_db.exec(
+        "UPDATE deliveries SET status = 'pending', family = NULL, error = NULL "
+        "WHERE status <> 'pending' OR family IS NOT NULL OR error IS NOT NULL");
+    if (!reset) return reset;
+  }
+  if (auto reset = write_db.exec("UPDATE processor_state SET applied_seq = 0 WHERE id = 1"); !reset) return reset;
+  return txn->commit();
+}
+
+}  // namespace hh::processor

@@ -1,0 +1,42 @@
+#include "receiver/api/bearer_token.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+namespace hh::api {
+namespace {
+
+std::array<unsigned char, 32> sha256(std::string_view text) {
+  std::array<unsigned char, 32> digest{};
+  unsigned int size = 0;
+  EVP_Digest(text.data(), text.size(), digest.data(), &size, EVP_sha256(), nullptr);
+  return digest;
+}
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+BearerToken::BearerToken(std::string_view token) : digest_(sha256(token)) {}
+
+bool BearerToken::accepts(std::string_view authorization) const {
+  constexpr std::string_view kScheme = "bearer ";  // the scheme is case-insensitive (RFC 9110 §11.1)
+  if (authorization.size() <= kScheme.size() || !equals_ignoring_case(authorization.substr(0, kScheme.size()), kScheme)) {
+    return false;
+  }
+  std::string_view presented = authorization.substr(kScheme.size());
+  while (!presented.empty() && presented.front() == ' ') presented.remove_prefix(1);
+  while (!presented.empty() && presented.back() == ' ') presented.remove_suffix(1);
+  if (presented.empty()) return false;
+  const auto digest = sha256(presented);
+  return CRYPTO_memcmp(digest.data(), digest_.data(), digest.size()) == 0;
+}
+
+}  // namespace hh::api

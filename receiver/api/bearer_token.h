@@ -1,0 +1,23 @@
+#pragma once
+// The read API's bearer token check (RFC 6750: "Authorization: Bearer <token>").
+//
+// Both the configured token and the presented one are hashed with SHA-256 and the
+// digests compared with CRYPTO_memcmp: the comparison takes the same time whatever the
+// input, and equal-length digests hide the token's length too. Immutable after creation;
+// safe to share between threads.
+#include <array>
+#include <string_view>
+
+namespace hh::api {
+
+class BearerToken {
+ public:
+  explicit BearerToken(std::string_view token);
+  // `authorization`: the header's value ("" when absent).
+  bool accepts(std::string_view authorization) const;
+
+ private:
+  std::array<unsigned char, 32> digest_{};
+};
+
+}  // namespace hh::api

@@ -1,0 +1,33 @@
+#pragma once
+// The listener's TLS context (settings [tls] cert_file / key_file): TLS 1.2 or newer, no
+// TLS compression, no renegotiation, server cipher preference; the certificate chain and
+// the private key loaded from PEM files and checked to belong together.
+//
+// Paths are resolved like secret files (config/secrets.h): a relative name is looked up in
+// $CREDENTIALS_DIRECTORY first (systemd LoadCredential=, the usual home of the key), then
+// next to the config file. Keys protected by a passphrase are refused (there is no one to
+// type it), rather than OpenSSL prompting on a terminal.
+//
+// Reload (SIGHUP): build a new context with this function and hand it to
+// Listener::set_tls(); connections already open keep the context they started with.
+#include <boost/asio/ssl/context.hpp>
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+
+namespace hh::http {
+
+struct ServerCertificate {
+  std::shared_ptr<boost::asio::ssl::context> context;
+  std::string subject;    // e.g. "CN=hooks.example.com", for the log
+  std::string serial;     // hex
+  std::string not_after;  // e.g. "Jun  1 12:00:00 2026 GMT"
+};
+
+// Errors name the file and say what is wrong: unreadable, not PEM, or key and certificate
+// not matching.
+Result<ServerCertificate> load_server_certificate(const std::string& cert_file, const std::string& key_file,
+                                                  const std::string& base_dir);
+
+}  // namespace hh::http

@@ -1,0 +1,45 @@
+#include "replay/capture_export.h"
+
+#include "replay/capture_file.h"
+
+namespace hh::replay {
+
+Result<CaptureSummary> export_capture(sqlite::Connection& db, const store::DeliveryFilter& filter, OutputFile& out,
+                                      Progress* progress, const BadRowReport& report) {
+  auto query = store::DeliveryQuery::create(db);
+  if (!query) return fail(query.error());
+  if (auto begun = db.exec("BEGIN"); !begun) return fail(begun.error());
+  struct EndRead {  // a read transaction: nothing to commit, ending it cannot lose data
+    sqlite::Connection& db;
+    ~EndRead() { (void)db.exec("COMMIT"); }
+  } end_read{db};
+
+  int64_t first_seq = 0, last_seq = 0;
+  if (auto started = query->start_export(filter, first_seq, last_seq); !started) return fail(started.error());
+  if (progress && last_seq > 0) progress->set_total(static_cast<uint64_t>(last_seq - first_seq + 1));
+
+  CaptureSummary summary;
+  CaptureParser parser;
+  std::vector<CaptureHeader> headers;
+  store::StoredDelivery row;
+  for (;;) {
+    auto has_row = query->next(row);
+    if (!has_row) return fail(has_row.error());
+    if (!*has_row) break;
+    if (auto parsed = parser.parse_headers(row.headers, headers); !parsed) {
+      ++summary.skipped;
+      report(row.seq, parsed.error());
+      continue;
+    }
+    const int64_t timestamp = row.webhook_timestamp.value_or(row.received_at_ms / 1000);
+    append_capture_line(out.buffer(), row.message_id, timestamp, headers, row.body);
+    if (auto flushed = out.flush_if_full(); !flushed) return fail(flushed.error());
+    ++summary.exported;
+    if (progress) progress->update(static_cast<uint64_t>(row.seq - first_seq + 1));
+  }
+  query->finish();
+  if (auto flushed = out.flush(); !flushed) return fail(flushed.error());
+  return summary;
+}
+
+}  // namespace hh::replay

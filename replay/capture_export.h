@@ -1,0 +1,32 @@
+#pragma once
+// `healthhook capture`: writes the inbox's webhook deliveries of a time window, in seq
+// order, as a capture file (capture_file.h). Reads one row at a time inside one read
+// transaction (a consistent snapshot while `serve` keeps writing); memory stays flat.
+//
+// Each line: id = message_id, timestamp = webhook_timestamp (the signed one; received_at
+// in seconds if a row has none), headers and body as stored.
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+#include "common/progress.h"
+#include "common/result.h"
+#include "replay/output_file.h"
+#include "store/queries/delivery_query.h"
+#include "store/sqlite/connection.h"
+
+namespace hh::replay {
+
+struct CaptureSummary {
+  uint64_t exported = 0;
+  uint64_t skipped = 0;  // rows whose stored headers could not be read
+};
+
+// A row that cannot be written: its seq and why (the export goes on without it).
+using BadRowReport = std::function<void(int64_t seq, std::string_view reason)>;
+
+// `db` is a read connection; `progress` may be null.
+Result<CaptureSummary> export_capture(sqlite::Connection& db, const store::DeliveryFilter& filter, OutputFile& out,
+                                      Progress* progress, const BadRowReport& report);
+
+}  // namespace hh::replay

@@ -1,0 +1,177 @@
+#include "replay/offline_replay.h"
+
+#include <chrono>
+#include <optional>
+#include <vector>
+
+#include "processor/processor.h"
+#include "receiver/events/envelope_peek.h"
+#include "store/sqlite_inbox.h"
+
+namespace hh::replay {
+namespace {
+
+bool same_name(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
+std::string_view header(const CaptureRecord& record, std::string_view name) {
+  for (const auto& h : record.headers) {
+    if (same_name(h.name, name)) return h.value;
+  }
+  return {};
+}
+
+}  // namespace
+
+struct OfflineReplay::Impl {
+  Impl(sqlite::Connection& connection, OfflineOptions opts, store::SqliteInbox sqlite_inbox,
+       std::unique_ptr<processor::Processor> proc)
+      : db(connection), options(std::move(opts)), inbox(std::move(sqlite_inbox)), processor(std::move(proc)) {
+    batch.resize(options.batch_deliveries);
+    pointers.reserve(options.batch_deliveries);
+  }
+
+  sqlite::Connection& db;
+  OfflineOptions options;
+  store::SqliteInbox inbox;
+  std::unique_ptr<processor::Processor> processor;
+  std::vector<store::NewDelivery> batch;  // reused: strings keep their capacity
+  std::vector<const store::NewDelivery*> pointers;
+  size_t batch_count = 0;
+  size_t batch_bytes = 0;
+  size_t unprocessed = 0;  // stored since the processor last ran
+  Progress* progress = nullptr;  // the caller's, while add() runs and for finish()
+  CaptureRecord record;
+  std::string timestamp_text;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+
+  // Moves `record` into the next batch slot (its body buffer is swapped, not copied).
+  void stage(CaptureRecord& r) {
+    store::NewDelivery& d = batch[batch_count++];
+    d.message_id.assign(r.id);
+    d.origin = store::Origin::webhook;
+    d.received_at_ms = r.timestamp * 1000;
+    d.webhook_timestamp = r.timestamp;
+    d.event_type = events::peek_event_type(r.body);
+    d.headers_json.clear();
+    append_headers_json(d.headers_json, r.headers);
+    std::swap(d.body, r.body);
+    batch_bytes += d.body.size();
+  }
+
+  bool batch_full() const {
+    return batch_count == options.batch_deliveries || batch_bytes >= options.batch_bytes;
+  }
+
+  Result<void> store_batch(OfflineSummary& summary) {
+    if (batch_count == 0) return {};
+    pointers.clear();
+    for (size_t i = 0; i < batch_count; ++i) pointers.push_back(&batch[i]);
+    auto appended = inbox.append(pointers);
+    if (!appended) return fail("storing deliveries: " + appended.error());
+    for (const auto& a : *appended) {
+      if (a.status == store::AppendStatus::stored) {
+        ++summary.stored;
+      } else {
+        ++summary.duplicates;
+      }
+    }
+    unprocessed += batch_count;
+    batch_count = 0;
+    batch_bytes = 0;
+    return unprocessed >= options.process_every ? process() : Result<void>{};
+  }
+
+  Result<void> process() {
+    unprocessed = 0;
+    // A phase of its own on the terminal: applying 20,000 deliveries can take seconds.
+    std::optional<Progress> applying;
+    int64_t first_applied = -1;
+    if (progress) applying.emplace("applying");
+    const auto report = [&](int64_t applied, int64_t last) {
+      if (first_applied < 0) first_applied = applied;
+      applying->set_total(static_cast<uint64_t>(last - first_applied));
+      applying->update(static_cast<uint64_t>(applied - first_applied));
+    };
+    auto applied = processor->run_until_caught_up(applying ? std::function<void(int64_t, int64_t)>(report) : nullptr);
+    if (!applied) return fail("processing deliveries: " + applied.error());
+    return {};
+  }
+
+  // The verifier's verdict on the line's own id, timestamp and body, or "" when it passes.
+  std::string_view check_signature(const CaptureRecord& r) {
+    std::string_view signature_header = header(r, "svix-signature");
+    if (signature_header.empty()) signature_header = header(r, "webhook-signature");
+    timestamp_text = std::to_string(r.timestamp);
+    const signature::SignedHeaders signed_headers{r.id, timestamp_text, signature_header};
+    const auto verdict = options.verifier->verify(signed_headers, r.body, r.timestamp);
+    return verdict == signature::Verdict::ok ? std::string_view() : signature::verdict_reason(verdict);
+  }
+};
+
+OfflineReplay::OfflineReplay(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+OfflineReplay::~OfflineReplay() = default;
+
+Result<std::unique_ptr<OfflineReplay>> OfflineReplay::create(sqlite::Connection& db, OfflineOptions options) {
+  if (options.batch_deliveries == 0) options.batch_deliveries = 1;
+  if (options.process_every == 0) options.process_every = 1;
+  auto processor = processor::Processor::create(db);
+  if (!processor) return fail(processor.error());
+  auto inbox = store::SqliteInbox::create(db);
+  if (!inbox) return fail(inbox.error());
+  auto impl = std::make_unique<Impl>(db, std::move(options), std::move(*inbox), std::move(*processor));
+  return std::unique_ptr<OfflineReplay>(new OfflineReplay(std::move(impl)));
+}
+
+Result<void> OfflineReplay::add(CaptureReader& reader, const LineReport& report, Progress* progress,
+                                uint64_t progress_base) {
+  Impl& r = *impl_;
+  r.progress = progress;
+  std::string error;
+  for (;;) {
+    auto next = reader.next(r.record, error);
+    if (!next) return fail(next.error());
+    if (*next == CaptureReader::Next::end) break;
+    if (progress) progress->update(progress_base + reader.bytes_consumed());
+    if (*next == CaptureReader::Next::bad_line) {
+      ++summary_.failed;
+      report(reader.name(), reader.line_number(), error);
+      continue;
+    }
+    ++summary_.lines;
+    if (r.options.verifier) {
+      if (const auto reason = r.check_signature(r.record); !reason.empty()) {
+        ++summary_.failed;
+        report(reader.name(), reader.line_number(), "signature: " + std::string(reason));
+        continue;
+      }
+    }
+    r.stage(r.record);
+    if (r.batch_full()) {
+      if (auto stored = r.store_batch(summary_); !stored) return stored;
+    }
+  }
+  return {};
+}
+
+Result<void> OfflineReplay::finish() {
+  Impl& r = *impl_;
+  if (auto stored = r.store_batch(summary_); !stored) return stored;
+  if (auto processed = r.process(); !processed) return processed;
+  const auto& stats = r.processor->stats();
+  summary_.processed = stats.processed.load();
+  summary_.invalid = stats.invalid.load();
+  summary_.ignored = stats.ignored.load();
+  summary_.unknown = stats.unknown.load();
+  summary_.samples = stats.samples_applied.load();
+  summary_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.started).count();
+  return {};
+}
+
+}  // namespace hh::replay

@@ -1,0 +1,381 @@
+#include "replay/resend.h"
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/url/parse.hpp>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <vector>
+
+#include "receiver/signature/webhook_signature.h"
+#include "replay/ordering_key.h"
+
+namespace hh::replay {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = net::ip::tcp;
+
+constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
+constexpr size_t kLaneDepth = 16;                      // deliveries read ahead per lane
+constexpr size_t kMaxQueuedBytes = 64 * 1024 * 1024;  // bodies read ahead, all lanes
+constexpr auto kRequestTimeout = std::chrono::seconds(30);
+constexpr auto kConnectTimeout = std::chrono::seconds(10);
+constexpr int kMaxTransportAttempts = 3;
+constexpr int kMaxUnavailableAttempts = 5;
+constexpr int64_t kMaxRetryAfterSeconds = 30;
+constexpr size_t kMaxReportedBodyBytes = 200;
+
+// Headers the client sets itself, hop-by-hop headers, and the old signature.
+bool is_replaced_header(std::string_view name) {
+  static constexpr std::string_view kReplaced[] = {
+      "host",    "content-length", "transfer-encoding", "connection",        "keep-alive",
+      "te",      "trailer",        "upgrade",           "expect",            "proxy-connection",
+      "svix-id", "svix-timestamp", "svix-signature",    "webhook-id",        "webhook-timestamp",
+      "webhook-signature"};
+  std::string lower(name);
+  for (auto& c : lower) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+  for (auto replaced : kReplaced) {
+    if (lower == replaced) return true;
+  }
+  return false;
+}
+
+// RFC 9110 token characters (a header name) and a value without CR, LF or NUL.
+bool valid_header(const CaptureHeader& h) {
+  if (h.name.empty()) return false;
+  for (const unsigned char c : h.name) {
+    if (c <= 0x20 || c >= 0x7f || std::string_view("\"(),/:;<=>?@[\\]{}").find(static_cast<char>(c)) !=
+                                       std::string_view::npos) {
+      return false;
+    }
+  }
+  return h.value.find_first_of(std::string_view("\r\n\0", 3)) == std::string::npos;
+}
+
+bool same_name(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
+// One delivery on its way.
+struct Job {
+  std::string_view file;  // the reader's name (readers outlive the run)
+  uint64_t line = 0;
+  std::string id;
+  std::vector<CaptureHeader> headers;  // already filtered
+  bool webhook_family = false;         // captured with webhook-* rather than svix-* headers
+  std::string body;
+};
+
+struct Lane {
+  explicit Lane(net::any_io_executor executor) : ready(executor), stream(executor) {}
+  std::deque<Job> jobs;
+  net::steady_timer ready;  // cancelled to wake the worker
+  beast::tcp_stream stream;
+  beast::flat_buffer buffer;
+  bool connected = false;
+  bool closed = false;  // no more jobs will come
+};
+
+int64_t now_seconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string excerpt(std::string_view body) {
+  std::string text(body.substr(0, kMaxReportedBodyBytes));
+  for (auto& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
+class Run {
+ public:
+  Run(net::io_context& io, const Target& target, const ResendOptions& options, const LineReport& report,
+      Progress* progress)
+      : io_(io), target_(target), options_(options), report_(report), progress_(progress), space_(io) {
+    for (size_t i = 0; i < std::max<size_t>(options.concurrency, 1); ++i) {
+      lanes_.push_back(std::make_unique<Lane>(io.get_executor()));
+    }
+  }
+
+  ResendSummary& summary() { return summary_; }
+  Lane& lane(size_t i) { return *lanes_[i]; }
+
+  net::awaitable<void> resolve() {
+    tcp::resolver resolver(io_);
+    auto [ec, results] = co_await resolver.async_resolve(target_.host, target_.port, use_tuple);
+    if (ec) {
+      resolve_error_ = "cannot resolve " + target_.host + ":" + target_.port + ": " + ec.message();
+      co_return;
+    }
+    endpoints_ = std::move(results);
+  }
+
+  const std::string& resolve_error() const { return resolve_error_; }
+
+  // Reads the files and hands each delivery to its lane.
+  net::awaitable<void> dispatch(std::span<CaptureReader> readers) {
+    uint64_t base = 0;
+    CaptureRecord record;
+    std::string error;
+    for (auto& reader : readers) {
+      for (;;) {
+        if (stopped_) break;
+        auto next = reader.next(record, error);
+        if (!next) {
+          fatal(next.error());
+          break;
+        }
+        if (*next == CaptureReader::Next::end) break;
+        if (progress_) progress_->update(base + reader.bytes_consumed());
+        if (*next == CaptureReader::Next::bad_line) {
+          fail_line(reader.name(), reader.line_number(), error);
+          continue;
+        }
+        ++summary_.lines;
+        Job job;
+        job.file = reader.name();
+        job.line = reader.line_number();
+        job.id = record.id;
+        if (!take_headers(record, job)) continue;
+        job.body = std::move(record.body);
+        Lane& lane = *lanes_[std::hash<std::string>{}(ordering_key(job.body)) % lanes_.size()];
+        while (!stopped_ && (lane.jobs.size() >= kLaneDepth || queued_bytes_ >= kMaxQueuedBytes)) {
+          space_.expires_at(net::steady_timer::time_point::max());
+          co_await space_.async_wait(use_tuple);
+        }
+        if (stopped_) break;
+        queued_bytes_ += job.body.size();
+        lane.jobs.push_back(std::move(job));
+        lane.ready.cancel();
+      }
+      base += reader.bytes_consumed();
+    }
+    for (auto& lane : lanes_) {
+      lane->closed = true;
+      lane->ready.cancel();
+    }
+  }
+
+  // Sends its lane's deliveries one at a time, in order.
+  net::awaitable<void> work(Lane& lane) {
+    for (;;) {
+      if (!lane.jobs.empty()) {
+        Job job = std::move(lane.jobs.front());
+        lane.jobs.pop_front();
+        queued_bytes_ -= job.body.size();
+        space_.cancel();
+        if (stopped_) continue;  // drop what is queued: the receiver is unreachable
+        co_await send(lane, job);
+        continue;
+      }
+      if (lane.closed) break;
+      lane.ready.expires_at(net::steady_timer::time_point::max());
+      co_await lane.ready.async_wait(use_tuple);
+    }
+    beast::error_code ignored;
+    lane.stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  }
+
+ private:
+  void fail_line(std::string_view file, uint64_t line, std::string_view reason) {
+    ++summary_.failed;
+    report_(file, line, reason);
+  }
+
+  void fatal(const std::string& reason) {
+    if (!stopped_) report_("", 0, reason);
+    stopped_ = true;
+    summary_.stopped = true;
+    space_.cancel();
+  }
+
+  // Copies the headers worth forwarding; false (line reported) when one cannot be sent.
+  bool take_headers(const CaptureRecord& record, Job& job) {
+    bool svix = false, webhook = false;
+    for (const auto& h : record.headers) {
+      if (same_name(h.name, "svix-signature") || same_name(h.name, "svix-id")) svix = true;
+      if (same_name(h.name, "webhook-signature") || same_name(h.name, "webhook-id")) webhook = true;
+      if (is_replaced_header(h.name)) continue;
+      if (!valid_header(h)) {
+        fail_line(job.file, job.line, "headers." + h.name + ": cannot be sent as an HTTP header");
+        return false;
+      }
+      job.headers.push_back(h);
+    }
+    job.webhook_family = webhook && !svix;
+    return true;
+  }
+
+  net::awaitable<bool> connect(Lane& lane) {
+    for (int attempt = 1;; ++attempt) {
+      lane.stream.expires_after(kConnectTimeout);
+      auto [ec, endpoint] = co_await lane.stream.async_connect(endpoints_, use_tuple);
+      if (!ec) {
+        lane.connected = true;
+        co_return true;
+      }
+      if (attempt == kMaxTransportAttempts) {
+        fatal("cannot connect to " + target_.host + ":" + target_.port + ": " + ec.message());
+        co_return false;
+      }
+      net::steady_timer pause(io_, std::chrono::milliseconds(500 * attempt));
+      co_await pause.async_wait(use_tuple);
+    }
+  }
+
+  void disconnect(Lane& lane) {
+    beast::error_code ignored;
+    lane.stream.socket().close(ignored);
+    lane.buffer.clear();
+    lane.connected = false;
+  }
+
+  bhttp::request<bhttp::string_body> build_request(const Job& job) {
+    bhttp::request<bhttp::string_body> request{bhttp::verb::post, target_.path, 11};
+    request.set(bhttp::field::host, target_.authority);
+    bool has_content_type = false;
+    for (const auto& h : job.headers) {
+      request.insert(h.name, h.value);
+      has_content_type = has_content_type || same_name(h.name, "content-type");
+    }
+    if (!has_content_type) request.set(bhttp::field::content_type, "application/json");
+    const std::string timestamp = std::to_string(now_seconds());
+    auto signature = signature::sign(options_.secret, job.id, timestamp, job.body);
+    const std::string_view family = job.webhook_family ? "webhook" : "svix";
+    request.set(std::string(family) + "-id", job.id);
+    request.set(std::string(family) + "-timestamp", timestamp);
+    request.set(std::string(family) + "-signature", signature ? *signature : std::string());
+    request.keep_alive(true);
+    request.body() = job.body;
+    request.prepare_payload();
+    return request;
+  }
+
+  net::awaitable<void> send(Lane& lane, const Job& job) {
+    int transport_attempts = 0;
+    int unavailable_attempts = 0;
+    for (;;) {
+      if (!lane.connected && !co_await connect(lane)) co_return;
+      auto request = build_request(job);  // a fresh timestamp for every attempt
+      lane.stream.expires_after(kRequestTimeout);
+      auto [write_ec, written] = co_await bhttp::async_write(lane.stream, request, use_tuple);
+      bhttp::response<bhttp::string_body> response;
+      beast::error_code ec = write_ec;
+      if (!ec) {
+        auto [read_ec, read] = co_await bhttp::async_read(lane.stream, lane.buffer, response, use_tuple);
+        ec = read_ec;
+      }
+      if (ec) {
+        // A keep-alive connection the receiver closed, a reset, a timeout: open a new one.
+        disconnect(lane);
+        if (++transport_attempts < kMaxTransportAttempts) continue;
+        fail_line(job.file, job.line, "no answer from " + options_.url + ": " + ec.message());
+        co_return;
+      }
+      if (!response.keep_alive()) disconnect(lane);
+      const unsigned status = response.result_int();
+      if (status == 503 && ++unavailable_attempts < kMaxUnavailableAttempts) {
+        int64_t wait_seconds = 1;
+        if (auto it = response.find(bhttp::field::retry_after); it != response.end()) {
+          try {
+            wait_seconds = std::stoll(std::string(it->value()));
+          } catch (...) {
+            wait_seconds = 1;
+          }
+        }
+        net::steady_timer pause(io_, std::chrono::seconds(std::clamp<int64_t>(wait_seconds, 0, kMaxRetryAfterSeconds)));
+        co_await pause.async_wait(use_tuple);
+        continue;
+      }
+      ++summary_.answered;
+      ++summary_.statuses[status];
+      if (status >= 200 && status < 300) {
+        const std::string_view body = response.body();
+        if (body.find("\"status\":\"duplicate\"") != std::string_view::npos) {
+          ++summary_.duplicates;
+        } else {
+          ++summary_.stored;
+        }
+      } else {
+        fail_line(job.file, job.line, "HTTP " + std::to_string(status) + ": " + excerpt(response.body()));
+      }
+      co_return;
+    }
+  }
+
+  net::io_context& io_;
+  const Target& target_;
+  const ResendOptions& options_;
+  const LineReport& report_;
+  Progress* progress_;
+  tcp::resolver::results_type endpoints_;
+  std::string resolve_error_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  net::steady_timer space_;  // cancelled when a lane takes a job: the dispatcher may go on
+  size_t queued_bytes_ = 0;
+  bool stopped_ = false;
+  ResendSummary summary_;
+};
+
+}  // namespace
+
+Result<Target> parse_target_url(std::string_view url) {
+  auto parsed = boost::urls::parse_uri(url);
+  if (!parsed) return fail("--to " + std::string(url) + ": not a URL (" + parsed.error().message() + ")");
+  if (parsed->scheme() != "http") {
+    return fail("--to " + std::string(url) + ": only http:// is supported (re-send to a plain-HTTP listener)");
+  }
+  Target target;
+  target.host = parsed->host();
+  if (target.host.empty()) return fail("--to " + std::string(url) + ": no host");
+  target.authority = parsed->encoded_host_and_port();
+  target.port = parsed->has_port() ? std::string(parsed->port()) : "80";
+  target.path = parsed->encoded_path().empty() ? "/webhooks" : std::string(parsed->encoded_path());
+  if (parsed->has_query()) target.path += "?" + std::string(parsed->encoded_query());
+  // An IPv6 literal arrives as "[::1]": the resolver wants it bare.
+  if (target.host.size() > 2 && target.host.front() == '[') target.host = target.host.substr(1, target.host.size() - 2);
+  return target;
+}
+
+Result<ResendSummary> resend(std::span<CaptureReader> readers, const ResendOptions& options, const LineReport& report,
+                             Progress* progress) {
+  auto target = parse_target_url(options.url);
+  if (!target) return fail(target.error());
+  if (auto key = signature::decode_secret(options.secret); !key) return fail("secret: " + key.error());
+
+  const auto started = std::chrono::steady_clock::now();
+  net::io_context io(1);
+  Run run(io, *target, options, report, progress);
+  std::exception_ptr failure;
+  const auto remember = [&failure](std::exception_ptr e) {
+    if (e && !failure) failure = e;
+  };
+  net::co_spawn(io, run.resolve(), remember);
+  io.run();
+  if (failure) std::rethrow_exception(failure);  // a bug, not input
+  if (!run.resolve_error().empty()) return fail(run.resolve_error());
+
+  io.restart();
+  net::co_spawn(io, run.dispatch(readers), remember);
+  for (size_t i = 0; i < std::max<size_t>(options.concurrency, 1); ++i) {
+    net::co_spawn(io, run.work(run.lane(i)), remember);  // `run` outlives io.run()
+  }
+  io.run();
+  if (failure) std::rethrow_exception(failure);
+  run.summary().seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return run.summary();
+}
+
+}  // namespace hh::replay

@@ -1,0 +1,66 @@
+#pragma once
+// `healthhook replay FILE… --to URL`: re-sends every capture line to a running receiver
+// as the service would: the same message id and body, a fresh timestamp and a valid
+// signature for it (so the receiver's tolerance check passes however old the capture),
+// the captured headers otherwise (minus hop-by-hop ones and the old signature headers).
+// The header family (svix-* or webhook-*) is the one the line was captured with.
+//
+// Concurrency: `concurrency` lanes, each one keep-alive HTTP/1.1 connection sending one
+// request at a time. A delivery goes to the lane of its ordering key (ordering_key.h,
+// the user), so one user's deliveries arrive in capture order and the receiver assigns
+// them seqs in that order, which latest-wins needs; different users overtake each
+// other. `concurrency` 1 keeps the whole file's order.
+//
+// Answers: 2xx is success (the body tells stored from duplicate); anything else fails the
+// line. A 503 is retried after its Retry-After (at most 30 s, up to 5 attempts); a
+// connection that fails mid-request is re-opened and the request sent again (at most 3
+// times: safe, the receiver deduplicates by message id). When no connection can be made
+// at all, the run stops.
+//
+// Memory: at most kLaneDepth deliveries per lane and kMaxQueuedBytes of bodies are read
+// ahead of the network. Runs on the calling thread (its own io_context).
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "common/progress.h"
+#include "common/result.h"
+#include "replay/capture_file.h"
+#include "replay/offline_replay.h"
+
+namespace hh::replay {
+
+struct ResendOptions {
+  std::string url;     // http://host[:port][/path]; an empty path means /webhooks
+  std::string secret;  // "whsec_…": signs every request
+  size_t concurrency = 8;
+};
+
+struct ResendSummary {
+  uint64_t lines = 0;       // deliveries read
+  uint64_t answered = 0;    // got an HTTP answer (any status)
+  uint64_t stored = 0;      // 2xx answers saying "stored"
+  uint64_t duplicates = 0;  // 2xx answers saying "duplicate"
+  uint64_t failed = 0;      // malformed lines, non-2xx answers, no answer
+  std::map<unsigned, uint64_t> statuses;  // answers by status code
+  bool stopped = false;                   // the receiver could not be reached: lines left unsent
+  double seconds = 0;
+};
+
+// The URL's parts, or an error naming what is wrong with it.
+struct Target {
+  std::string host;       // for name resolution ("::1", not "[::1]")
+  std::string port;
+  std::string authority;  // for the Host header, as in the URL ("[::1]:8080")
+  std::string path;  // with the query, if any
+};
+Result<Target> parse_target_url(std::string_view url);
+
+// Sends every line of every reader, in order. Returns an error only for a failure that is
+// nobody's line (the URL, name resolution); lines that fail are reported and counted.
+Result<ResendSummary> resend(std::span<CaptureReader> readers, const ResendOptions& options, const LineReport& report,
+                             Progress* progress);
+
+}  // namespace hh::replay

@@ -1,0 +1,55 @@
+#pragma once
+// Queues follow-up fetches in `jobs` (003-jobs.sql) for the fetcher to execute. The job
+// contract shared with the fetcher:
+//
+//   kind 'workout_stream'  job_key = workout_id
+//                          payload {"workout_id":…,"user_id":…,"provider":…}
+//   kind 'backfill'        job_key = "user_id/resource/provider/start_ms/end_ms"
+//                          payload {"user_id":…,"resource":…,"provider":…,
+//                                   "start":"<RFC 3339>","end":"<RFC 3339>"}
+//
+// A job is (re)queued only by a delivery with a higher seq than the one that last queued
+// it (`trigger_seq`): a new notice re-queues a done job with attempts reset, while the
+// same notice applied again (rebuild keeps `jobs`) leaves it as it is.
+//
+// Times: created_at, updated_at and next_attempt_at are the triggering delivery's
+// received_at, not the clock. So a rebuild writes exactly what live processing wrote, and
+// a job queued from a backlog is due at once (its time is in the past), which is what
+// "due now" means anyway.
+//
+// Lifetime: the connection must outlive this object. Used on the writer thread only.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "receiver/events/event_rows.h"
+#include "store/sqlite/connection.h"
+
+namespace hh::store {
+
+class FollowUpJobs {
+ public:
+  static Result<FollowUpJobs> create(sqlite::Connection& db);
+
+  // True when the job was queued or re-queued; false when a job with an equal or
+  // higher trigger_seq already exists.
+  Result<bool> queue_workout_stream(std::string_view workout_id, std::optional<std::string_view> user_id,
+                                    std::optional<std::string_view> provider, int64_t seq, int64_t now_ms);
+  Result<bool> queue_backfill(const events::BackfillNotice& notice, int64_t seq, int64_t now_ms);
+
+  // The backfill key, shared with backfills' change-feed key: "user/resource/provider/start_ms/end_ms".
+  static void backfill_key(std::string& out, const events::BackfillNotice& notice);
+
+ private:
+  FollowUpJobs(sqlite::Connection& db, sqlite::Statement upsert) : db_(&db), upsert_(std::move(upsert)) {}
+  Result<bool> queue(std::string_view kind, std::string_view key, int64_t seq, int64_t now_ms);
+
+  sqlite::Connection* db_;
+  sqlite::Statement upsert_;
+  std::string key_;      // reused buffers
+  std::string payload_;
+};
+
+}  // namespace hh::store

@@ -1,0 +1,64 @@
+#pragma once
+// The latest-wins write of one keyed, versioned row, and whether it inserted, replaced or
+// lost. Two statements prepared once, sharing their parameter numbers:
+//
+//   INSERT INTO t (k…, v…, seq) VALUES (?1, …) ON CONFLICT DO NOTHING
+//   UPDATE t SET v… = ?…, seq = ?s WHERE k… = ?… AND seq < ?s      -- only when the insert hit a key
+//
+// This is the same rule as `INSERT … ON CONFLICT DO UPDATE … WHERE excluded.seq > t.seq`
+// (a row is replaced only by a higher seq), split in two so the change feed can tell an
+// insert from an update: sqlite3_changes() after each statement says which one wrote.
+// Measured against the one-statement upsert on `samples` (1M rows, 64 series, 555
+// deliveries of 180 per transaction, CPU time): all keys new 1.30-1.35 s vs 1.35-1.52 s;
+// a third of them replacing older rows 1.42 s vs 1.26-1.31 s (the replaced key is looked
+// up twice, on a page already in cache).
+//
+// Lifetime: the connection must outlive this object. Used on the writer thread only.
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "store/sqlite/connection.h"
+
+namespace hh::store {
+
+enum class WriteOutcome { inserted, updated, stale };
+
+// Builds both statements from column names (trusted identifiers, never values).
+struct LatestWinsSpec {
+  std::string_view table;
+  std::span<const std::string_view> keys;    // the conflict target, bound first (?1…)
+  std::span<const std::string_view> values;  // the rest, bound after the keys, `seq` last
+};
+
+class LatestWins {
+ public:
+  static Result<LatestWins> create(sqlite::Connection& db, const LatestWinsSpec& spec);
+  // For rows whose update rule is not "copy every value" (workout_streams): the two SQL
+  // texts given directly, with the same parameter numbers.
+  static Result<LatestWins> create(sqlite::Connection& db, std::string_view insert_sql, std::string_view update_sql);
+
+  // `bind(sqlite::Statement&)` binds every parameter; it is called for the insert and, when
+  // the key exists, again for the update.
+  template <typename Bind>
+  Result<WriteOutcome> write(Bind&& bind) {
+    bind(insert_);
+    if (auto done = insert_.run(); !done) return fail(done.error());
+    if (db_->changes() > 0) return WriteOutcome::inserted;
+    bind(update_);
+    if (auto done = update_.run(); !done) return fail(done.error());
+    return db_->changes() > 0 ? WriteOutcome::updated : WriteOutcome::stale;
+  }
+
+ private:
+  LatestWins(sqlite::Connection& db, sqlite::Statement insert, sqlite::Statement update)
+      : db_(&db), insert_(std::move(insert)), update_(std::move(update)) {}
+  sqlite::Connection* db_;
+  sqlite::Statement insert_;
+  sqlite::Statement update_;
+};
+
+std::string_view change_op(WriteOutcome outcome);  // "insert" / "update" ("" for stale)
+
+}  // namespace hh::store

@@ -1,0 +1,77 @@
+#pragma once
+// Latest-wins writes of timeseries samples. A sample's key is (series, t_ms); `series`
+// maps the four text parts (user, resource, provider, source type) to an integer id once,
+// so `samples` is keyed by two integers WITHOUT ROWID (measured 1.6–2.4× faster than the
+// five-column text key). Ids are cached in memory; the cache must be forgotten whenever
+// the transaction that created ids rolls back or `series` is emptied (rebuild), because
+// ids are reused after that.
+//
+// Per delivery the writer also sums up what changed in each series for the change feed:
+// one change per (delivery, series) (002-derived.sql, `changes`).
+//
+// Lifetime: the connection must outlive this object. Used on the writer thread only.
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/result.h"
+#include "receiver/events/event_rows.h"
+#include "store/sqlite/connection.h"
+
+namespace hh::store {
+
+// What one delivery did to one series.
+struct SeriesChange {
+  int64_t series_id = 0;
+  const std::string* row_key = nullptr;  // "user/resource/provider/source_type", owned by the cache
+  int64_t inserted = 0;
+  int64_t updated = 0;
+  int64_t from_ms = 0;                   // smallest / largest t_ms inserted or updated
+  int64_t to_ms = 0;
+};
+
+class SampleWriter {
+ public:
+  static Result<SampleWriter> create(sqlite::Connection& db);
+
+  // Writes every sample of `batch` with `seq` and adds to the series' entry in `changes`.
+  // Returns the number of samples inserted or replaced.
+  Result<int64_t> write(const events::SampleBatch& batch, int64_t seq, std::vector<SeriesChange>& changes);
+
+  void forget_cached_ids() { series_ids_.clear(); }
+
+ private:
+  struct Series {
+    int64_t id;
+    std::string row_key;
+  };
+  // The same write as two statement pairs: `full` binds every column; `plain` only the
+  // columns most samples have (value, unit, offset: heartrate, steps, glucose …) and
+  // writes NULL for the rest, which saves half the binds on the hottest loop.
+  struct Statements {
+    sqlite::Statement insert;
+    sqlite::Statement update;
+  };
+  SampleWriter(sqlite::Connection& db, sqlite::Statement insert_series, sqlite::Statement find_series, Statements full,
+               Statements plain)
+      : db_(&db),
+        insert_series_(std::move(insert_series)),
+        find_series_(std::move(find_series)),
+        full_(std::move(full)),
+        plain_(std::move(plain)) {}
+  Result<const Series*> series(const events::SampleBatch& batch);
+  // Binds and runs one statement; the number of rows it changed (0 or 1).
+  Result<int> run_sample(sqlite3_stmt* stmt, bool plain, int64_t series_id, const events::SampleRow& sample,
+                         int64_t seq);
+
+  sqlite::Connection* db_;
+  sqlite::Statement insert_series_;
+  sqlite::Statement find_series_;
+  Statements full_;
+  Statements plain_;
+  std::unordered_map<std::string, Series> series_ids_;  // length-prefixed parts -> id
+  std::string lookup_key_;                              // reused
+};
+
+}  // namespace hh::store

@@ -1,0 +1,33 @@
+#include "store/jobs/retry_policy.h"
+
+#include <algorithm>
+
+namespace hh::store {
+
+int64_t backoff_ms(const RetryPolicy& policy, int64_t failures, uint64_t random_bits) {
+  const int64_t cap = std::max<int64_t>(1, policy.max.count());
+  int64_t delay = std::max<int64_t>(1, policy.initial.count());
+  // Doubling stops at the cap, so no shift can overflow.
+  for (int64_t i = 1; i < failures && delay < cap; ++i) delay *= 2;
+  delay = std::min(delay, cap);
+  const int64_t half = delay / 2;
+  const int64_t spread = delay - half;  // [half, delay]
+  return half + static_cast<int64_t>(random_bits % static_cast<uint64_t>(spread + 1));
+}
+
+RetryDecision decide_retry(const RetryPolicy& policy, int64_t attempts, bool final,
+                           std::optional<int64_t> retry_after_s, int64_t now_ms, uint64_t random_bits) {
+  RetryDecision decision;
+  decision.attempts = attempts + 1;
+  decision.dead = final || decision.attempts >= policy.max_attempts;
+  if (decision.dead) {
+    decision.next_attempt_at_ms = now_ms;
+    return decision;
+  }
+  const int64_t delay = retry_after_s ? std::clamp<int64_t>(*retry_after_s, 0, kMaxRetryAfterSeconds) * 1000
+                                      : backoff_ms(policy, decision.attempts, random_bits);
+  decision.next_attempt_at_ms = now_ms + delay;
+  return decision;
+}
+
+}  // namespace hh::store

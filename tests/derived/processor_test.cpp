@@ -1,0 +1,265 @@
+// The processor over a real inbox: arrival order, poisoned deliveries, store failures,
+// restarts, the processing lock, and reset_derived.
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <array>
+
+#include "processor/processor.h"
+#include "store/derived/derived_tables.h"
+#include "store/sqlite_inbox.h"
+#include "tests/derived/corpus.h"
+#include "tests/derived/store_dump.h"
+#include "tests/support/temp_dir.h"
+
+using namespace hh;
+using hh::test::rows;
+using hh::test::TempDir;
+using hh::test::value;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+void append(sqlite::Connection& db, const std::vector<store::NewDelivery>& deliveries) {
+  auto inbox = store::SqliteInbox::create(db);
+  BOOST_REQUIRE_MESSAGE(inbox, inbox.error());
+  std::vector<const store::NewDelivery*> batch;
+  for (const auto& d : deliveries) batch.push_back(&d);
+  auto appended = inbox->append(batch);
+  BOOST_REQUIRE_MESSAGE(appended, appended.error());
+}
+
+std::unique_ptr<processor::Processor> make_processor(sqlite::Connection& db, processor::ProcessorOptions options = {}) {
+  auto created = processor::Processor::create(db, options);
+  BOOST_REQUIRE_MESSAGE(created, created.error());
+  return std::move(*created);
+}
+
+void catch_up(processor::Processor& p) {
+  auto done = p.run_until_caught_up(nullptr);
+  BOOST_REQUIRE_MESSAGE(done, done.error());
+}
+
+Strings outcomes(sqlite::Connection& db) {
+  return rows(db, "SELECT seq, status, family, error FROM deliveries ORDER BY seq");
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(whatever_order_four_versions_arrive_in_the_last_to_arrive_wins) {
+  const std::array<int, 4> scores{10, 20, 30, 40};
+  std::array<size_t, 4> order{0, 1, 2, 3};
+  int permutations = 0;
+  do {
+    TempDir dir;
+    auto db = test::open_store(dir.file("healthhook.db"));
+    std::vector<store::NewDelivery> arrivals;
+    for (size_t i : order) {
+      arrivals.push_back(test::sleep_delivery("msg_" + std::to_string(i), "sleep-1", scores[i]));
+    }
+    append(db, arrivals);
+    auto p = make_processor(db);
+    catch_up(*p);
+    // The highest seq is the last arrival: order[3].
+    BOOST_TEST(value(db, "SELECT seq || ' ' || json_extract(data, '$.score') FROM summaries") ==
+               "'4 " + std::to_string(scores[order[3]]) + "'");
+    BOOST_TEST(value(db, "SELECT group_concat(op, ',') FROM changes") == "'insert,update,update,update'");
+    ++permutations;
+  } while (std::next_permutation(order.begin(), order.end()));
+  BOOST_TEST(permutations == 24);
+}
+
+BOOST_AUTO_TEST_CASE(an_invalid_delivery_is_marked_and_the_next_one_is_processed) {
+  TempDir dir;
+  auto db = test::open_store(dir.file("healthhook.db"));
+  append(db, {test::sleep_delivery("a", "sleep-1", 1), test::raw_delivery("b", "{not json"),
+              test::raw_delivery("c", R"({"data":{}})"), test::sleep_delivery("d", "sleep-2", 2),
+              test::raw_delivery("e", R"({"event_type":"daily.timeseries.hypnogram.created","data":{}})"),
+              test::raw_delivery("f", R"({"event_type":"something.new","data":{}})")});
+  auto p = make_processor(db);
+  BOOST_TEST(!p->run_once(6));  // one step takes all six
+  BOOST_TEST(outcomes(db) == (Strings{"1|'processed'|'summary'|NULL",
+                                      "2|'invalid'|'other'|'body: not valid JSON (JSON document ended early in the middle of an "
+                                      "object or array.)'",
+                                      "3|'invalid'|'other'|'event_type: missing'",
+                                      "4|'processed'|'summary'|NULL",
+                                      "5|'ignored'|'hypnogram'|NULL",
+                                      "6|'unknown'|'other'|NULL"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(rows(db, "SELECT id FROM summaries ORDER BY id") == (Strings{"'sleep-1'", "'sleep-2'"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(p->stats().processed == 2u);
+  BOOST_TEST(p->stats().invalid == 2u);
+  BOOST_TEST(p->stats().ignored == 1u);
+  BOOST_TEST(p->stats().unknown == 1u);
+  BOOST_TEST(p->applied_seq() == 6);
+}
+
+BOOST_AUTO_TEST_CASE(a_delivery_the_store_rejects_is_marked_invalid_without_its_rows) {
+  TempDir dir;
+  auto db = test::open_store(dir.file("healthhook.db"));
+  BOOST_REQUIRE(db.exec("CREATE TRIGGER reject BEFORE INSERT ON summaries WHEN NEW.id = 'poison' "
+                        "BEGIN SELECT RAISE(ABORT, 'rejected by a test trigger'); END"));
+  append(db, {test::heartrate_delivery("a", 1717200000000, 3, 60), test::sleep_delivery("b", "poison", 1),
+              test::sleep_delivery("c", "sleep-2", 2)});
+  auto p = make_processor(db);
+  BOOST_TEST(!p->run_once(3));
+  BOOST_TEST(outcomes(db) ==
+                 (Strings{"1|'processed'|'timeseries'|NULL",
+                          "2|'invalid'|'summary'|'summaries: rejected by a test trigger'",
+                          "3|'processed'|'summary'|NULL"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(test::count(db, "samples") == 3);
+  BOOST_TEST(rows(db, "SELECT id FROM summaries") == Strings{"'sleep-2'"}, boost::test_tools::per_element());
+  BOOST_TEST(value(db, "SELECT group_concat(seq || ':' || table_name, ',') FROM changes") == "'1:samples,3:summaries'");
+}
+
+BOOST_AUTO_TEST_CASE(a_full_disk_rolls_the_step_back_and_a_later_run_applies_it) {
+  TempDir dir;
+  auto db = test::open_store(dir.file("healthhook.db"));
+  append(db, {test::sleep_delivery("a", "sleep-1", 1), test::heartrate_delivery("b", 1717200000000, 3000, 60)});
+  const std::string pages = value(db, "PRAGMA page_count");
+  BOOST_REQUIRE(db.exec("PRAGMA max_page_count = " + pages));
+  auto p = make_processor(db);
+  BOOST_TEST(!p->run_once(2));  // failed: nothing more now, retried later
+  BOOST_TEST(p->stats().step_failures == 1u);
+  BOOST_TEST(p->applied_seq() == 0);
+  BOOST_TEST(value(db, "SELECT applied_seq FROM processor_state") == "0");
+  BOOST_TEST(value(db, "SELECT group_concat(status, ',') FROM deliveries") == "'pending,pending'");
+  BOOST_TEST(test::count(db, "summaries") == 0);
+  BOOST_TEST(!p->run_once(2));  // within the retry delay: does not even try
+  BOOST_TEST(p->stats().step_failures == 1u);
+
+  BOOST_REQUIRE(db.exec("PRAGMA max_page_count = 1000000"));
+  catch_up(*p);
+  BOOST_TEST(p->applied_seq() == 2);
+  BOOST_TEST(test::count(db, "samples") == 3000);
+  BOOST_TEST(value(db, "SELECT group_concat(status, ',') FROM deliveries") == "'processed,processed'");
+}
+
+BOOST_AUTO_TEST_CASE(a_restart_resumes_exactly_where_the_last_committed_step_ended) {
+  const auto corpus = test::make_corpus(120, 7);
+  TempDir dir;
+  std::map<std::string, Strings> expected;
+  {
+    auto reference = test::open_store(dir.file("reference.db"));
+    append(reference, corpus);
+    catch_up(*make_processor(reference));
+    expected = test::dump_derived_state(reference);
+  }
+  const std::string path = dir.file("healthhook.db");
+  {
+    auto db = test::open_store(path);
+    append(db, corpus);
+    auto p = make_processor(db, processor::ProcessorOptions{.max_rows_per_step = 10000, .max_deliveries_per_step = 7});
+    for (int i = 0; i < 5; ++i) BOOST_TEST(p->run_once(120));
+    BOOST_TEST(p->applied_seq() == 35);
+  }  // "killed": processor and connection gone between steps
+  {
+    auto db = test::open_store(path);
+    BOOST_TEST(value(db, "SELECT applied_seq FROM processor_state") == "35");
+    BOOST_TEST(test::count(db, "deliveries WHERE status = 'pending'") == 85);
+    BOOST_TEST(test::count(db, "deliveries WHERE status <> 'pending' AND seq > 35") == 0);
+    auto p = make_processor(db, processor::ProcessorOptions{.max_rows_per_step = 50, .max_deliveries_per_step = 7});
+    catch_up(*p);
+    BOOST_TEST(p->stats().processed + p->stats().invalid + p->stats().ignored + p->stats().unknown == 85u);
+    const auto state = test::dump_derived_state(db);
+    for (const auto& [table, dump] : expected) {
+      BOOST_TEST_CONTEXT("table " << table) { BOOST_TEST(state.at(table) == dump, boost::test_tools::per_element()); }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_interrupted_step_leaves_nothing_behind) {
+  TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  {
+    auto db = test::open_store(path);
+    append(db, {test::sleep_delivery("a", "sleep-1", 1), test::sleep_delivery("b", "sleep-2", 2)});
+    // What a step writes, cut off before COMMIT: the connection closes mid-transaction.
+    auto p = make_processor(db);
+    BOOST_REQUIRE(db.exec("BEGIN IMMEDIATE; INSERT INTO summaries (resource, id, source_type, seq, data) "
+                          "VALUES ('sleep', 'half', 'unknown', 1, '{}'); "
+                          "UPDATE deliveries SET status = 'processed' WHERE seq = 1; "
+                          "UPDATE processor_state SET applied_seq = 1;"));
+  }
+  auto db = test::open_store(path);
+  BOOST_TEST(value(db, "SELECT applied_seq FROM processor_state") == "0");
+  BOOST_TEST(test::count(db, "summaries") == 0);
+  auto p = make_processor(db);
+  catch_up(*p);
+  BOOST_TEST(rows(db, "SELECT id, seq FROM summaries ORDER BY id") == (Strings{"'sleep-1'|1", "'sleep-2'|2"}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(one_processor_per_database_file) {
+  TempDir dir;
+  auto first_db = test::open_store(dir.file("healthhook.db"));
+  auto second_db = test::open_store(dir.file("healthhook.db"));
+  auto first = make_processor(first_db);
+  auto second = processor::Processor::create(second_db);
+  BOOST_TEST(!second.ok());
+  BOOST_TEST(second.error() == dir.file("healthhook.db") +
+                                   " is being processed by another healthhook process (a running `serve`, `rebuild` "
+                                   "or `replay`); stop it first");
+  first.reset();
+  BOOST_TEST(processor::Processor::create(second_db).ok());
+}
+
+BOOST_AUTO_TEST_CASE(reset_derived_empties_every_derived_table_and_keeps_the_inbox_and_jobs) {
+  TempDir dir;
+  auto db = test::open_store(dir.file("healthhook.db"));
+  append(db, test::make_corpus(300, 11));
+  auto p = make_processor(db);
+  catch_up(*p);
+  const Strings jobs = test::dump_table(db, "jobs");
+  BOOST_TEST(!jobs.empty());
+
+  BOOST_REQUIRE(processor::reset_derived(db));
+  // derived_tables() names every table of the schema but the inbox, its cursor and jobs.
+  Strings derived(store::derived_tables().begin(), store::derived_tables().end());
+  std::sort(derived.begin(), derived.end());
+  Strings schema_tables;
+  for (const auto& row : rows(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN "
+                                  "('deliveries', 'processor_state', 'jobs') ORDER BY name")) {
+    schema_tables.push_back(row.substr(1, row.size() - 2));
+  }
+  BOOST_TEST(derived == schema_tables, boost::test_tools::per_element());
+  for (const auto& table : derived) BOOST_TEST(test::count(db, table) == 0, table);
+  BOOST_TEST(value(db, "SELECT applied_seq FROM processor_state") == "0");
+  BOOST_TEST(rows(db, "SELECT DISTINCT status, family, error FROM deliveries") == Strings{"'pending'|NULL|NULL"},
+             boost::test_tools::per_element());
+  BOOST_TEST(test::count(db, "deliveries") == 300);
+  BOOST_TEST(test::dump_table(db, "jobs") == jobs, boost::test_tools::per_element());
+
+  // The same processor notices the reset (its cached series ids are gone) and re-applies.
+  catch_up(*p);
+  BOOST_TEST(p->applied_seq() == 300);
+  BOOST_TEST(test::count(db, "samples s LEFT JOIN series USING (series_id) WHERE series.user_id IS NULL") == 0);
+  BOOST_TEST(test::dump_table(db, "jobs") == jobs, boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(catching_up_marks_a_delivery_the_store_rejects_and_goes_on) {
+  TempDir dir;
+  auto db = test::open_store(dir.file("healthhook.db"));
+  BOOST_REQUIRE(db.exec("CREATE TRIGGER reject BEFORE INSERT ON summaries WHEN NEW.id = 'poison' "
+                        "BEGIN SELECT RAISE(ABORT, 'rejected by a test trigger'); END"));
+  std::vector<store::NewDelivery> inbox;
+  for (int i = 0; i < 300; ++i) {
+    inbox.push_back(test::sleep_delivery("m" + std::to_string(i), i == 123 ? "poison" : "s" + std::to_string(i % 5), i));
+  }
+  append(db, inbox);
+  // A backlog this long is read and parsed ahead on a thread; the step that meets the
+  // rejected delivery is redone inline, then reading ahead resumes.
+  auto p = make_processor(db, processor::ProcessorOptions{.max_rows_per_step = 100, .max_deliveries_per_step = 100});
+  catch_up(*p);
+  BOOST_TEST(p->applied_seq() == 300);
+  BOOST_TEST(rows(db, "SELECT seq, status, error FROM deliveries WHERE status <> 'processed'") ==
+                 Strings{"124|'invalid'|'summaries: rejected by a test trigger'"},
+             boost::test_tools::per_element());
+  BOOST_TEST(rows(db, "SELECT id, seq, json_extract(data, '$.score') FROM summaries ORDER BY id") ==
+                 (Strings{"'s0'|296|295", "'s1'|297|296", "'s2'|298|297", "'s3'|299|298", "'s4'|300|299"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(test::count(db, "changes") == 299);
+  BOOST_TEST(p->stats().steps == 3u);
+}

@@ -1,0 +1,161 @@
+// Rebuild equals live processing: a shuffled corpus of every family, ingested through the
+// InboxWriter with the processor as its background work (steps interleaved with ingest
+// commits), against reset_derived + run_until_caught_up, and against `healthhook rebuild`
+// run as a process. Table by table, every column; jobs excluded (operational state).
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "processor/processor.h"
+#include "store/database.h"
+#include "store/derived/derived_tables.h"
+#include "store/inbox_writer.h"
+#include "store/sqlite_inbox.h"
+#include "tests/derived/corpus.h"
+#include "tests/derived/store_dump.h"
+#include "tests/support/server_process.h"
+#include "tests/support/temp_dir.h"
+
+using namespace hh;
+using hh::test::TempDir;
+using State = std::map<std::string, std::vector<std::string>>;
+
+namespace {
+
+constexpr size_t kCorpusSize = 5000;
+
+void check_equal(const State& actual, const State& expected) {
+  BOOST_TEST(actual.size() == expected.size());
+  for (const auto& [table, rows] : expected) {
+    BOOST_TEST_CONTEXT("table " << table) {
+      BOOST_TEST(actual.at(table).size() == rows.size());
+      BOOST_TEST(actual.at(table) == rows, boost::test_tools::per_element());
+    }
+  }
+}
+
+// Submits `corpus` in chunks of random size, each waited for, while the processor runs
+// between the writer's commits; returns when everything is applied.
+void ingest_live(const std::string& path, const std::vector<store::NewDelivery>& corpus, std::mt19937& rng) {
+  auto db = test::open_store(path);
+  auto inbox = store::SqliteInbox::create(db).value();
+  auto processor = processor::Processor::create(db, {.max_rows_per_step = 400, .max_deliveries_per_step = 25}).value();
+  store::InboxWriter writer(inbox, {});
+  writer.add_background(processor.get());
+  writer.start();
+
+  std::mutex mutex;
+  std::condition_variable cv;
+  size_t completed = 0, stored = 0;
+  size_t next = 0;
+  while (next < corpus.size()) {
+    const size_t chunk = std::min(corpus.size() - next, size_t{1} + rng() % 120);
+    for (size_t i = 0; i < chunk; ++i, ++next) {
+      auto admitted = writer.submit(corpus[next], [&](const store::AppendOutcome& outcome) {
+        std::lock_guard lock(mutex);
+        ++completed;
+        if (outcome.kind == store::AppendOutcome::Kind::stored) ++stored;
+        cv.notify_all();
+      });
+      BOOST_REQUIRE(admitted == store::InboxWriter::Admission::queued);
+    }
+    std::unique_lock lock(mutex);
+    BOOST_REQUIRE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return completed == next; }));
+  }
+  BOOST_REQUIRE(stored == corpus.size());
+  // Everything is stored; the processor catches up between (idle) wake-ups.
+  for (int i = 0; i < 6000 && processor->applied_seq() < static_cast<int64_t>(corpus.size()); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  writer.stop();
+  BOOST_REQUIRE_EQUAL(processor->applied_seq(), static_cast<int64_t>(corpus.size()));
+  BOOST_TEST(processor->stats().steps > 20u);  // really interleaved, not one catch-up at the end
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(rebuild_of_a_live_processed_inbox_gives_identical_tables) {
+  test::CorpusCounts counts;
+  auto corpus = test::make_corpus(kCorpusSize, 2024, &counts);
+  std::mt19937 rng(99);
+  std::shuffle(corpus.begin(), corpus.end(), rng);
+
+  TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  ingest_live(path, corpus, rng);
+
+  State live;
+  {
+    auto db = test::open_store(path);
+    live = test::dump_derived_state(db);
+    // The corpus reaches every table and every status.
+    for (std::string_view table : store::derived_tables()) {
+      BOOST_TEST(!live.at(std::string(table)).empty(), "empty: " << table);
+    }
+    BOOST_TEST(test::count(db, "deliveries WHERE status = 'invalid'") == static_cast<int64_t>(counts.invalid));
+    BOOST_TEST(test::count(db, "deliveries WHERE status = 'ignored'") == static_cast<int64_t>(counts.ignored));
+    BOOST_TEST(test::count(db, "deliveries WHERE status = 'unknown'") == static_cast<int64_t>(counts.unknown));
+    BOOST_TEST(test::count(db, "deliveries WHERE status = 'pending'") == 0);
+    BOOST_TEST(test::count(db, "jobs WHERE kind = 'workout_stream'") > 0);
+    BOOST_TEST(test::count(db, "jobs WHERE kind = 'backfill'") > 0);
+    BOOST_TEST(test::count(db, "changes WHERE op = 'update'") > 0);
+
+    // In process: reset, then catch up from the inbox.
+    const auto jobs = test::dump_table(db, "jobs");
+    auto p = processor::Processor::create(db).value();
+    BOOST_REQUIRE(processor::reset_derived(db));
+    int64_t last_progress = -1;
+    auto done = p->run_until_caught_up([&](int64_t applied, int64_t last) {
+      BOOST_TEST(last == static_cast<int64_t>(kCorpusSize));
+      BOOST_TEST(applied >= last_progress);
+      last_progress = applied;
+    });
+    BOOST_REQUIRE_MESSAGE(done, done.error());
+    BOOST_TEST(last_progress == static_cast<int64_t>(kCorpusSize));
+    check_equal(test::dump_derived_state(db), live);
+    BOOST_TEST(test::dump_table(db, "jobs") == jobs, boost::test_tools::per_element());
+  }
+
+  // As a process, the way an operator runs it.
+  auto result = test::run_healthhook({"rebuild", "--database", path});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_TEST(result.stdout_text.starts_with("rebuild: 5000 deliveries ("), result.stdout_text);
+  auto db = test::open_store(path);
+  check_equal(test::dump_derived_state(db), live);
+}
+
+BOOST_AUTO_TEST_CASE(rebuild_refuses_while_another_process_processes_the_database) {
+  TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  auto db = test::open_store(path);
+  auto serving = processor::Processor::create(db).value();
+  auto result = test::run_healthhook({"rebuild", "--database", path});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.stderr_text == "healthhook rebuild: " + path +
+                                       " is being processed by another healthhook process (a running `serve`, "
+                                       "`rebuild` or `replay`); stop it first\n");
+}
+
+BOOST_AUTO_TEST_CASE(rebuild_of_a_missing_database_is_a_usage_error) {
+  TempDir dir;
+  auto result = test::run_healthhook({"rebuild", "--database", dir.file("nothing.db")});
+  BOOST_TEST(result.exit_code == 2);
+  BOOST_TEST(result.stderr_text == "healthhook rebuild: database: " + dir.file("nothing.db") + " does not exist\n");
+}
+
+BOOST_AUTO_TEST_CASE(rebuild_gives_up_on_a_database_another_writer_keeps_locked) {
+  TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  auto db = test::open_store(path);
+  BOOST_REQUIRE(db.exec("BEGIN IMMEDIATE"));  // a writer that is not a healthhook processor
+  auto result = test::run_healthhook({"rebuild", "--database", path, "--set", "commit_deadline_ms=200"});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.stderr_text == "healthhook rebuild: " + path +
+                                       " is busy: another process held its write lock for 200 ms; nothing was "
+                                       "changed\n");
+  BOOST_REQUIRE(db.exec("ROLLBACK"));
+}

@@ -1,0 +1,66 @@
+// The processor inside `healthhook serve`: deliveries are applied as they arrive, between
+// ingest commits, and a rebuild is refused while the server runs.
+#include <boost/test/unit_test.hpp>
+
+#include <thread>
+
+#include "store/database.h"
+#include "tests/derived/corpus.h"
+#include "tests/derived/store_dump.h"
+#include "tests/support/http_client.h"
+#include "tests/support/server_process.h"
+#include "tests/support/temp_dir.h"
+
+using namespace hh;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+// Polls a read connection until processor_state.applied_seq reaches `seq`.
+bool wait_applied(const std::string& database, int64_t seq) {
+  for (int i = 0; i < 1500; ++i) {
+    auto db = store::open_for_reading(database);
+    if (db) {
+      auto applied = db->query_int("SELECT applied_seq FROM processor_state");
+      if (applied && applied->value_or(0) >= seq) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(serve_applies_deliveries_and_refuses_a_concurrent_rebuild) {
+  test::TempDir dir;
+  test::ServerProcess server(dir);
+  test::HttpClient client(server.port());
+  const auto sleep = test::sleep_delivery("msg_1", "sleep-1", 77);
+  const auto heartrate = test::heartrate_delivery("msg_2", 1717200000000, 5, 61);
+  BOOST_TEST(client.post_webhook(server.secret(), "msg_1", sleep.body).status / 100 == 2);
+  BOOST_TEST(client.post_webhook(server.secret(), "msg_2", heartrate.body).status / 100 == 2);
+  BOOST_REQUIRE(wait_applied(server.database(), 2));
+
+  {
+    auto db = store::open_for_reading(server.database()).value();
+    BOOST_TEST(test::rows(db, "SELECT seq, status, family FROM deliveries ORDER BY seq") ==
+                   (Strings{"1|'processed'|'summary'", "2|'processed'|'timeseries'"}),
+               boost::test_tools::per_element());
+    BOOST_TEST(test::value(db, "SELECT json_extract(data, '$.score') FROM summaries") == "77");
+    BOOST_TEST(test::value(db, "SELECT count(*) || ' ' || min(value) FROM samples") == "'5 61'");
+    BOOST_TEST(test::value(db, "SELECT group_concat(table_name || ':' || op, ',') FROM changes") ==
+               "'summaries:insert,samples:insert'");
+  }
+
+  auto refused = test::run_healthhook({"rebuild", "--database", server.database()});
+  BOOST_TEST(refused.exit_code == 1);
+  BOOST_TEST(refused.stderr_text.find("is being processed by another healthhook process") != std::string::npos,
+             refused.stderr_text);
+
+  BOOST_TEST(server.stop() == 0);
+  auto rebuilt = test::run_healthhook({"rebuild", "--database", server.database()});
+  BOOST_TEST(rebuilt.exit_code == 0, rebuilt.stderr_text);
+  BOOST_TEST(rebuilt.stdout_text.starts_with("rebuild: 2 deliveries (2 processed, 0 invalid, 0 ignored, 0 unknown), "
+                                             "5 samples, 6 rows, "),
+             rebuilt.stdout_text);
+}

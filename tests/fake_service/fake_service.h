@@ -1,0 +1,104 @@
+#pragma once
+// The one fake in the test suite: the remote health-data service's read endpoints,
+// served over HTTP/1.1 (keep-alive, Content-Length or chunked, optional gzip) and HTTPS
+// with certificates generated at start-up, on 127.0.0.1 only, from a thread of its own.
+//
+//   GET /v2/timeseries/workouts/{workout_id}/stream        fake_bodies.h stream_body
+//   GET /v2/summary/{resource}/{user_id}?start_date=&end_date=&provider=
+//   GET /v2/timeseries/{user_id}/{resource}/grouped?start_date=&end_date=&provider=&cursor=
+//
+// Every request must carry the API key in the configured header (401 otherwise, like the
+// service). Faults are injected per path for the next N requests (inject()).
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hh::fake {
+
+struct Fault {
+  enum class Kind {
+    none,                    // answer normally (to aim a later fault at the Nth request)
+    status,                  // answer `status` with `body` (and Retry-After when set); keep-alive
+    stall_head,              // wait `stall` before answering at all
+    stall_body,              // send the head and half the body, wait `stall`, send the rest
+    drop_mid_body,           // send the head (full Content-Length) and half the body, then close
+    malformed_json,          // 200 with the body cut in half (valid HTTP, invalid JSON)
+    close_without_response,  // read the request, close the connection
+  };
+  Kind kind = Kind::none;
+  unsigned status = 500;
+  std::optional<std::string> retry_after;
+  std::string body;                       // status: "" gives {"detail":"<reason>"}
+  std::chrono::milliseconds stall{0};
+};
+
+enum class TlsMode {
+  plain,        // http://127.0.0.1:PORT
+  valid,        // https://localhost:PORT, certificate for localhost + 127.0.0.1 by ca_pem()
+  wrong_host,   // certificate by ca_pem() but only for "wrong.example"
+  unknown_ca,   // certificate for localhost by another CA, not ca_pem()
+};
+
+struct FakeOptions {
+  TlsMode tls = TlsMode::plain;
+  std::string api_key_header = "x-vital-api-key";
+  std::string api_key = "test-api-key";
+  bool gzip = false;                  // gzip 2xx bodies for clients that accept it
+  bool chunked = false;               // Transfer-Encoding: chunked instead of Content-Length
+  size_t default_stream_points = 120;
+  size_t timeseries_pages = 3;        // pages per grouped window
+  size_t samples_per_page = 50;
+  size_t max_summaries_per_page = 400;
+};
+
+struct RecordedRequest {
+  std::string target;       // as requested (path + query)
+  std::string path;         // decoded path, no query
+  bool authorized = false;
+  std::string accept_encoding;
+  uint64_t connection_id = 0;
+  std::string sni;          // TLS server name the client sent ("" for none / plain)
+  std::string fault;        // the fault applied ("" none)
+  unsigned status = 0;      // what was answered (0: no answer)
+};
+
+class FakeService {
+ public:
+  explicit FakeService(FakeOptions options = {});
+  ~FakeService();
+  FakeService(const FakeService&) = delete;
+  FakeService& operator=(const FakeService&) = delete;
+
+  uint16_t port() const;
+  // "https://localhost:PORT" with TLS, "http://127.0.0.1:PORT" without.
+  std::string base_url() const;
+  // PEM of the CA that clients should trust (it signed the valid and wrong_host certificates).
+  const std::string& ca_pem() const;
+
+  // The next `times` authorised requests to `path` (decoded, without query; "*" = any
+  // path) get `fault`; times < 0: every one from now on.
+  void inject(const std::string& path, Fault fault, int times = 1);
+  void clear_faults();
+  void set_stream_points(const std::string& workout_id, size_t points);
+  void set_gzip(bool gzip);
+  void set_chunked(bool chunked);
+
+  std::vector<RecordedRequest> requests() const;
+  size_t request_count(const std::string& path) const;
+  size_t connections_accepted() const;
+  size_t handshakes_failed() const;
+  // The most requests that were being answered at the same time.
+  size_t max_concurrent_requests() const;
+  // Closes every connection that is waiting for its next request (as servers do with
+  // idle keep-alive connections). Returns how many.
+  size_t close_idle_connections();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hh::fake

@@ -1,0 +1,277 @@
+// The read API (spec §7) against the real binary: bearer token, disabled without a token
+// file, filters and pagination of each listing, and a change-feed consumer that restarts
+// from its last seq while deliveries keep arriving.
+#include <simdjson.h>
+
+#include <boost/test/unit_test.hpp>
+
+#include "store/database.h"
+#include "tests/io/io_fixtures.h"
+#include "tests/support/http_client.h"
+#include "tests/support/server_process.h"
+
+using namespace hh::test;
+using namespace hh::test::io;
+
+namespace {
+
+const std::string kToken = "s3cret-read-token";
+
+const TempDir& with_token_file(const TempDir& dir) {
+  dir.write("read-token", kToken + "\n");
+  return dir;
+}
+
+struct ApiServer {
+  TempDir dir;
+  ServerProcess server{with_token_file(dir), "[read_api]\ntoken_file = \"read-token\""};
+  HttpClient client{server.port()};
+
+  HttpResponse get(const std::string& target) { return client.get(target, {{"authorization", "Bearer " + kToken}}); }
+  void post(const std::string& id, const std::string& body) {
+    BOOST_TEST_REQUIRE(client.post_webhook(server.secret(), id, body).status == 200, id);
+  }
+};
+
+// A parsed JSON answer (DOM: fine in tests).
+struct Json {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  explicit Json(const std::string& text) {
+    auto error = parser.parse(simdjson::padded_string(text)).get(root);
+    BOOST_REQUIRE_MESSAGE(!error, "not JSON: " << text);
+  }
+  simdjson::dom::array items() { return root["items"].get_array().value(); }
+  std::optional<std::string> next_cursor() {
+    auto cursor = root["next_cursor"];
+    if (cursor.is_null()) return std::nullopt;
+    return std::string(cursor.get_string().value());
+  }
+};
+
+std::string str(simdjson::dom::element e, const char* key) {
+  auto v = e[key];
+  if (v.is_null()) return "null";
+  std::string_view s;
+  if (!v.get_string().get(s)) return std::string(s);
+  return simdjson::to_string(v.value());
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(requests_need_the_bearer_token) {
+  ApiServer api;
+  const auto no_token = api.client.get("/v1/changes");
+  BOOST_TEST(no_token.status == 401);
+  BOOST_TEST(no_token.body == "{\"error\":\"missing or wrong bearer token\"}\n");
+  BOOST_TEST(no_token.header("www-authenticate") == "Bearer realm=\"healthhook\"");
+  BOOST_TEST(api.client.get("/v1/changes", {{"authorization", "Bearer wrong"}}).status == 401);
+  BOOST_TEST(api.client.get("/v1/changes", {{"authorization", "Bearer " + kToken + "x"}}).status == 401);
+  BOOST_TEST(api.client.get("/v1/changes", {{"authorization", "Basic " + kToken}}).status == 401);
+  BOOST_TEST(api.client.get("/v1/deliveries/x", {{"authorization", "Bearer "}}).status == 401);
+  BOOST_TEST(api.client.get("/v1/changes", {{"authorization", "bearer " + kToken}}).status == 200);
+  BOOST_TEST(api.get("/v1/changes").body == "{\"items\":[],\"next_after\":0}\n");
+  BOOST_TEST(api.client.get("/healthz").status == 200);  // health needs no token
+  BOOST_TEST(api.get("/v1/nothing/here").status == 404);
+  BOOST_TEST(api.client.request("POST", "/v1/changes", "", {{"authorization", "Bearer " + kToken}}).status == 405);
+}
+
+BOOST_AUTO_TEST_CASE(without_a_token_file_the_api_is_not_there) {
+  TempDir dir;
+  ServerProcess server(dir);
+  HttpClient client(server.port());
+  const auto response = client.get("/v1/changes", {{"authorization", "Bearer anything"}});
+  BOOST_TEST(response.status == 404);
+  BOOST_TEST(client.get("/healthz").status == 200);
+}
+
+BOOST_AUTO_TEST_CASE(timeseries_pages_in_time_order_with_filters) {
+  ApiServer api;
+  api.post("m1", samples_body("u1", "heartrate", "oura",
+                              {{"2024-05-16T10:00:00Z", 60}, {"2024-05-16T10:01:00Z", 61}, {"2024-05-16T10:02:00Z", 62},
+                               {"2024-05-16T10:03:00Z", 63}, {"2024-05-16T10:04:00Z", 64}}));
+  api.post("m2", samples_body("u1", "heartrate", "garmin", {{"2024-05-16T12:02:00+02:00", 72}, {"2024-05-16T10:05:00Z", 75}}));
+  api.post("m3", samples_body("u2", "heartrate", "oura", {{"2024-05-16T10:00:00Z", 90}}));
+  wait_until_processed(api.server.database());
+
+  const auto all_pages = [&](const std::string& base) {
+    std::vector<std::string> seen;
+    std::string target = base;
+    for (int page = 0; page < 20; ++page) {
+      auto response = api.get(target);
+      BOOST_REQUIRE_MESSAGE(response.status == 200, response.body);
+      Json json(response.body);
+      for (auto item : json.items()) seen.push_back(str(item, "timestamp").substr(11, 5) + " " + str(item, "provider"));
+      auto cursor = json.next_cursor();
+      if (!cursor) return seen;
+      target = base + (base.find('?') == std::string::npos ? "?" : "&") + "cursor=" + *cursor;
+      seen.push_back("|");  // page break
+    }
+    BOOST_FAIL("pagination did not end");
+    return seen;
+  };
+  using Strings = std::vector<std::string>;
+  BOOST_TEST(all_pages("/v1/users/u1/timeseries/heartrate?limit=2") ==
+                 Strings({"10:00 oura", "10:01 oura", "|", "10:02 oura", "10:02 garmin", "|", "10:03 oura", "10:04 oura",
+                          "|", "10:05 garmin"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(all_pages("/v1/users/u1/timeseries/heartrate?limit=3") ==
+                 Strings({"10:00 oura", "10:01 oura", "10:02 oura", "|", "10:02 garmin", "10:03 oura", "10:04 oura", "|",
+                          "10:05 garmin"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(all_pages("/v1/users/u1/timeseries/heartrate?provider=garmin") == Strings({"10:02 garmin", "10:05 garmin"}),
+             boost::test_tools::per_element());
+  // start inclusive, end exclusive; an unescaped '+' in an offset is a plus.
+  BOOST_TEST(all_pages("/v1/users/u1/timeseries/heartrate?start=2024-05-16T12:01:00+02:00&end=2024-05-16T10:03:00Z") ==
+                 Strings({"10:01 oura", "10:02 oura", "10:02 garmin"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(all_pages("/v1/users/u1/timeseries/heartrate?source_type=watch").empty());
+  BOOST_TEST(all_pages("/v1/users/u2/timeseries/heartrate") == Strings({"10:00 oura"}), boost::test_tools::per_element());
+  BOOST_TEST(all_pages("/v1/users/u3/timeseries/heartrate").empty());
+
+  Json first(api.get("/v1/users/u1/timeseries/heartrate?limit=1").body);
+  BOOST_TEST(simdjson::to_string(first.items().at(0)) ==
+             R"({"user_id":"u1","resource":"heartrate","provider":"oura","source_type":"ring","timestamp":"2024-05-16T10:00:00.000Z","timezone_offset":3600,"value":60,"unit":"bpm","type":null,"start":null,"end":null,"extra":null,"seq":1})");
+
+  const auto error = [&](const std::string& query) {
+    auto response = api.get("/v1/users/u1/timeseries/heartrate?" + query);
+    BOOST_TEST(response.status == 400, query);
+    return response.body;
+  };
+  BOOST_TEST(error("limit=0") == "{\"error\":\"limit: expected an integer from 1 to 10000, got \\\"0\\\"\"}\n");
+  BOOST_TEST(error("limit=10001").find("limit:") != std::string::npos);
+  BOOST_TEST(error("start=yesterday") ==
+             "{\"error\":\"start: expected RFC 3339, a date or Unix seconds, got \\\"yesterday\\\"\"}\n");
+  BOOST_TEST(error("since=1") == "{\"error\":\"unknown parameter 'since'\"}\n");
+  BOOST_TEST(error("cursor=AAAA") == "{\"error\":\"cursor: not a cursor of this listing\"}\n");
+  BOOST_TEST(error("limit=1&limit=2") == "{\"error\":\"limit: given twice\"}\n");
+}
+
+BOOST_AUTO_TEST_CASE(summary_pages_by_start_of_period) {
+  ApiServer api;
+  api.post("s1", sleep_body("u1", "sleep-1", 70, "2024-05-10T22:00:00Z"));
+  api.post("s2", sleep_body("u1", "sleep-2", 71, "2024-05-12T22:00:00Z"));
+  api.post("s3", sleep_body("u1", "sleep-3", 72, "2024-05-11T22:00:00Z"));
+  api.post("s4", sleep_body("u2", "sleep-4", 73, "2024-05-11T22:00:00Z"));
+  api.post("s5", sleep_body("u1", "sleep-1", 99, "2024-05-10T22:00:00Z"));  // replaces sleep-1
+  wait_until_processed(api.server.database());
+
+  Json page1(api.get("/v1/users/u1/summaries/sleep?limit=2").body);
+  BOOST_REQUIRE_EQUAL(page1.items().size(), 2u);
+  BOOST_TEST(str(page1.items().at(0), "id") == "sleep-1");
+  BOOST_TEST(str(page1.items().at(0), "seq") == "5");
+  BOOST_TEST(str(page1.items().at(0).at_key("data"), "score") == "99");
+  BOOST_TEST(str(page1.items().at(1), "id") == "sleep-3");
+  auto cursor = page1.next_cursor();
+  BOOST_REQUIRE(cursor);
+  Json page2(api.get("/v1/users/u1/summaries/sleep?limit=2&cursor=" + *cursor).body);
+  BOOST_REQUIRE_EQUAL(page2.items().size(), 1u);
+  BOOST_TEST(str(page2.items().at(0), "id") == "sleep-2");
+  BOOST_TEST(!page2.next_cursor());
+  Json ranged(api.get("/v1/users/u1/summaries/sleep?start=2024-05-11&end=2024-05-12").body);
+  BOOST_REQUIRE_EQUAL(ranged.items().size(), 1u);
+  BOOST_TEST(str(ranged.items().at(0), "id") == "sleep-3");
+  BOOST_TEST(api.get("/v1/users/u1/summaries/sleep?provider=oura&source_type=ring").status == 200);
+}
+
+BOOST_AUTO_TEST_CASE(workout_stream_pages_and_unknown_workouts) {
+  ApiServer api;
+  api.post("w", R"({"event_type":"daily.data.workout_stream.created","data":{"provider_id":"51","sport":{"id":57,"name":"Run","slug":"run"},"workout_id":"w-1","source":{"provider":"fitbit"},"user_id":"u1"},"user_id":"u1"})");
+  wait_until_processed(api.server.database());
+  Json empty(api.get("/v1/workouts/w-1/stream").body);
+  BOOST_TEST(str(empty.root["workout"], "provider") == "fitbit");
+  BOOST_TEST(str(empty.root["workout"], "sport") == "run");
+  BOOST_TEST(empty.items().size() == 0u);
+  BOOST_TEST(api.get("/v1/workouts/nope/stream").status == 404);
+
+  {  // Points as the fetcher stores them (no fake service here): straight into the table.
+    auto db = hh::store::open_for_writing(api.server.database(), {});
+    BOOST_REQUIRE(db.ok());
+    BOOST_REQUIRE(db->exec("INSERT INTO stream_points (workout_id, idx, time, heartrate) VALUES "
+                           "('w-1', 0, 100, 120), ('w-1', 1, 101, NULL), ('w-1', 2, 102, 122)")
+                      .ok());
+  }
+  Json page1(api.get("/v1/workouts/w-1/stream?limit=2").body);
+  BOOST_REQUIRE_EQUAL(page1.items().size(), 2u);
+  BOOST_TEST(simdjson::to_string(page1.items().at(1)) ==
+             R"({"workout_id":"w-1","time":101,"distance":null,"heartrate":null,"velocity_smooth":null,"lat":null,"lng":null,"altitude":null,"cadence":null,"power":null,"resistance":null,"temperature":null})");
+  Json page2(api.get("/v1/workouts/w-1/stream?limit=2&cursor=" + *page1.next_cursor()).body);
+  BOOST_REQUIRE_EQUAL(page2.items().size(), 1u);
+  BOOST_TEST(str(page2.items().at(0), "heartrate") == "122");
+  BOOST_TEST(!page2.next_cursor());
+}
+
+BOOST_AUTO_TEST_CASE(deliveries_by_message_id) {
+  ApiServer api;
+  api.post("msg a/b", samples_body("u1", "steps", "oura", {{"2024-05-16T10:00:00Z", 5}}, "count"));
+  api.post("m_bin", std::string("\xff\x01", 2));
+  wait_until_processed(api.server.database());
+  Json text(api.get("/v1/deliveries/msg%20a%2Fb").body);
+  BOOST_TEST(str(text.root, "message_id") == "msg a/b");
+  BOOST_TEST(str(text.root, "status") == "processed");
+  BOOST_TEST(str(text.root, "family") == "timeseries");
+  BOOST_TEST(str(text.root, "event_type") == "daily.data.steps.created");
+  BOOST_TEST(str(text.root, "body").starts_with("{\"event_type\":\"daily.data.steps.created\""));
+  BOOST_TEST(str(text.root, "body_base64") == "null");
+  BOOST_TEST(str(text.root["headers"], "svix-id") == "msg a/b");
+  Json binary(api.get("/v1/deliveries/m_bin").body);
+  BOOST_TEST(str(binary.root, "status") == "invalid");
+  BOOST_TEST(str(binary.root, "error") != "null");
+  BOOST_TEST(str(binary.root, "body") == "null");
+  BOOST_TEST(str(binary.root, "body_base64") == "/wE=");
+  const auto missing = api.get("/v1/deliveries/unknown");
+  BOOST_TEST(missing.status == 404);
+  BOOST_TEST(missing.body == "{\"error\":\"no delivery with this message id\"}\n");
+}
+
+BOOST_AUTO_TEST_CASE(a_change_feed_consumer_that_restarts_from_its_last_seq_misses_nothing) {
+  ApiServer api;
+  int64_t last_seq = 0;  // all the consumer keeps between runs
+  std::vector<int64_t> seen;
+  int delivery = 0;
+  const auto consume = [&] {
+    HttpClient consumer(api.server.port());  // a restarted consumer: a new connection, only last_seq kept
+    for (int page = 0; page < 1000; ++page) {
+      auto response = consumer.get("/v1/changes?after=" + std::to_string(last_seq) + "&limit=2",
+                                   {{"authorization", "Bearer " + kToken}});
+      BOOST_REQUIRE_MESSAGE(response.status == 200, response.body);
+      Json json(response.body);
+      int64_t next_after = json.root["next_after"].get_int64().value();
+      if (json.items().size() == 0) {
+        BOOST_TEST(next_after == last_seq);
+        return;
+      }
+      for (auto item : json.items()) {
+        const int64_t seq = item["seq"].get_int64().value();
+        BOOST_TEST(seq > last_seq);
+        BOOST_TEST(seq <= next_after);
+        seen.push_back(item["change_id"].get_int64().value());
+      }
+      last_seq = next_after;
+    }
+    BOOST_FAIL("the feed did not end");
+  };
+  for (int round = 0; round < 6; ++round) {
+    // New rows and updates of earlier ones, for two users; the processor runs meanwhile.
+    for (int i = 0; i < 4; ++i) {
+      const std::string user = "u" + std::to_string(i % 2);
+      const std::string id = "d" + std::to_string(++delivery);
+      switch ((round + i) % 3) {
+        case 0: api.post(id, sleep_body(user, "sleep-" + user, round * 10 + i, "2024-05-10T22:00:00Z")); break;
+        case 1:
+          api.post(id, samples_body(user, "heartrate", "oura",
+                                    {{"2024-05-16T10:0" + std::to_string(round) + ":00Z", 60.0 + i}}));
+          break;
+        default: api.post(id, connection_body(user, "garmin", i % 2 == 1)); break;
+      }
+    }
+    consume();
+  }
+  wait_until_processed(api.server.database());
+  consume();
+  const std::string expected = dump(api.server.database(), "SELECT change_id FROM changes ORDER BY seq, change_id");
+  std::string got;
+  for (auto id : seen) got += std::to_string(id) + "\n";
+  BOOST_TEST(got == expected);
+  BOOST_TEST(seen.size() >= 24u);
+}

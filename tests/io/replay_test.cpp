@@ -1,0 +1,323 @@
+// Capture and replay end to end, with the real binary: capture → replay into a fresh
+// database rebuilds the same tables; re-sending to a running receiver (replay --to) gives
+// the same tables as offline replay; malformed lines are reported as file:line and the
+// rest go on; signatures can be checked offline.
+#include <boost/test/unit_test.hpp>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "receiver/signature/webhook_signature.h"
+#include "replay/capture_file.h"
+#include "tests/io/io_fixtures.h"
+#include "tests/support/http_client.h"
+#include "tests/support/server_process.h"
+
+using namespace hh::test;
+using namespace hh::test::io;
+using hh::replay::CaptureHeader;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A capture line signed with `secret`, as the service would have sent it.
+std::string signed_line(const std::string& secret, const std::string& id, int64_t timestamp, const std::string& body) {
+  auto signature = hh::signature::sign(secret, id, std::to_string(timestamp), body);
+  BOOST_REQUIRE(signature.ok());
+  const std::vector<CaptureHeader> headers = {{"content-type", "application/json"},
+                                              {"svix-id", id},
+                                              {"svix-timestamp", std::to_string(timestamp)},
+                                              {"svix-signature", *signature}};
+  std::string line;
+  hh::replay::append_capture_line(line, id, timestamp, headers, body);
+  return line;
+}
+
+// Deliveries for several users, with updates of the same rows inside each user, so that
+// order matters within a user (latest wins) and not across users.
+std::string multi_user_capture(const std::string& secret) {
+  std::string file;
+  int64_t ts = 1700000000;
+  int n = 0;
+  for (int round = 0; round < 3; ++round) {
+    for (int u = 1; u <= 4; ++u) {
+      const std::string user = "user-" + std::to_string(u);
+      const std::string id = [&] { return "msg_" + std::to_string(++n); }();
+      file += signed_line(secret, id, ts++,
+                          samples_body(user, "heartrate", u % 2 ? "oura" : "garmin",
+                                       {{"2024-05-16T10:00:00+00:00", 60 + round * 10 + u},
+                                        {"2024-05-16T10:0" + std::to_string(round + 1) + ":00+00:00", 70 + u}}));
+      file += signed_line(secret, "msg_" + std::to_string(++n), ts++,
+                          sleep_body(user, "sleep-" + user, 50 + round * 10 + u, "2024-05-15T22:30:00+00:00"));
+      file += signed_line(secret, "msg_" + std::to_string(++n), ts++, connection_body(user, "fitbit", round % 2 == 1));
+    }
+  }
+  return file;
+}
+
+// A derived_tables() dump split into its tables: "== name" → rows.
+std::map<std::string, std::string> sections(const std::string& dump_text) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(dump_text);
+  std::string table;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("== ")) {
+      table = line.substr(3);
+      out[table];
+    } else {
+      out[table] += line + "\n";
+    }
+  }
+  return out;
+}
+
+ProcessResult replay_offline(const std::vector<std::string>& files, const std::string& database,
+                             const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {"replay"};
+  args.insert(args.end(), files.begin(), files.end());
+  args.insert(args.end(), {"--database", database});
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_healthhook(args);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(capture_then_replay_into_a_fresh_database_rebuilds_identical_tables) {
+  TempDir dir;
+  std::string original;
+  {
+    ServerProcess server(dir);
+    original = server.database();
+    HttpClient client(server.port());
+    const std::vector<std::pair<std::string, std::string>> deliveries = {
+        {"m_steps", samples_body("u1", "steps", "oura", {{"2024-05-16T10:00:00+00:00", 100}, {"2024-05-16T11:00:00+00:00", 200}}, "count")},
+        {"m_hr", samples_body("u1", "heartrate", "oura", {{"2024-05-16T10:00:00+02:00", 60}, {"2024-05-16T10:01:00+02:00", 61}})},
+        {"m_sleep1", sleep_body("u1", "sl-1", 70, "2024-05-15T22:00:00+00:00")},
+        {"m_sleep2", sleep_body("u1", "sl-1", 85, "2024-05-15T22:00:00+00:00")},
+        {"m_steps2", samples_body("u1", "steps", "oura", {{"2024-05-16T11:00:00+00:00", 250}}, "count")},
+        {"m_conn", connection_body("u2", "garmin", false)},
+        {"m_conn_err", connection_body("u2", "garmin", true)},
+        {"m_not_json", "this is not json"},
+        {"m_binary", std::string("\xff\xfe{\"event_type\":1}\x00", 18)},
+        {"m_bp", R"({"event_type":"daily.data.blood_pressure.created","data":{"source":{"provider":"omron","type":"cuff"},"data":[{"timezone_offset":-18000,"unit":"mmHg","grouping":{"reading_id":"r-1"},"timestamp":"2024-02-01T07:30:00-05:00","systolic":121,"diastolic":79.5}]},"user_id":"u3"})"},
+        {"m_stream", R"({"event_type":"daily.data.workout_stream.created","data":{"provider_id":"5127","sport":{"id":57,"name":"Run","slug":"run"},"workout_id":"w-1","source":{"provider":"fitbit"},"user_id":"u1"},"user_id":"u1"})"},
+        {"m_hypnogram", R"({"event_type":"daily.data.hypnogram.created","data":{}})"},
+        {"m_ping", R"({"event_type":"ping","data":{}})"},
+    };
+    for (const auto& [id, body] : deliveries) BOOST_TEST(client.post_webhook(server.secret(), id, body).status == 200, id);
+    BOOST_TEST(client.post_webhook(server.secret(), "m_steps", deliveries[0].second).status == 200);  // a retry
+    wait_until_processed(original);
+    BOOST_TEST(server.stop() == 0);
+  }
+  BOOST_REQUIRE(query_int(original, "SELECT count(*) FROM summaries") == 1);  // the fixture is what it claims
+
+  const std::string capture = dir.file("capture.jsonl");
+  auto captured = run_healthhook({"capture", "--database", original, "--output", capture});
+  BOOST_TEST_REQUIRE(captured.exit_code == 0, captured.stderr_text);
+  BOOST_TEST(captured.stdout_text.empty());
+
+  const std::string fresh = dir.file("fresh.db");
+  auto replayed = replay_offline({capture}, fresh);
+  BOOST_TEST_REQUIRE(replayed.exit_code == 0, replayed.stderr_text);
+  BOOST_TEST(replayed.stdout_text.find(R"("lines":13,"stored":13,"duplicates":0,"failed":0)") != std::string::npos,
+             replayed.stdout_text);
+
+  // Table by table (each table's section of the dump compared on its own).
+  const std::string before = derived_tables(original, /*with_positions=*/true);
+  const std::string after = derived_tables(fresh, /*with_positions=*/true);
+  const auto by_table = sections(before);
+  BOOST_TEST(!by_table.at("samples_named").empty());
+  BOOST_TEST(!by_table.at("changes").empty());
+  const auto replayed_tables = sections(after);
+  BOOST_TEST(by_table.size() == replayed_tables.size());
+  for (const auto& [table, rows] : by_table) BOOST_TEST(rows == replayed_tables.at(table), table);
+
+  // The inbox too: same ids, signed timestamps, headers, bytes and outcomes, in the same order.
+  const std::string inbox =
+      "SELECT seq, message_id, webhook_timestamp, event_type, status, family, error, headers, hex(body) "
+      "FROM deliveries ORDER BY seq";
+  BOOST_TEST(dump(original, inbox) == dump(fresh, inbox));
+  // And a capture of the replayed database is the same file, byte for byte.
+  const std::string again = dir.file("again.jsonl");
+  BOOST_TEST(run_healthhook({"capture", "--database", fresh, "-o", again}).exit_code == 0);
+  BOOST_TEST(read_file(capture) == read_file(again));
+  BOOST_TEST(read_file(capture).find(R"("id":"m_binary","timestamp":)") != std::string::npos);
+  BOOST_TEST(read_file(capture).find(R"("body_base64":)") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(malformed_lines_report_file_and_line_and_the_rest_are_stored) {
+  TempDir dir;
+  const std::string good1 = signed_line(random_secret(), "g1", 1700000000,
+                                        samples_body("u1", "steps", "oura", {{"2024-05-16T10:00:00Z", 1}}, "count"));
+  const std::string good2 = signed_line(random_secret(), "g2", 1700000001,
+                                        samples_body("u1", "steps", "oura", {{"2024-05-16T11:00:00Z", 2}}, "count"));
+  const std::string path = dir.write("cap.jsonl", good1 + "{\"id\":\"x\",\"timestamp\":1}\n" + good2 + "[]\n");
+  const std::string db = dir.file("r.db");
+  auto result = replay_offline({path}, db);
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.stderr_text.find(path + ":2: body: missing (or body_base64)\n") != std::string::npos,
+             result.stderr_text);
+  BOOST_TEST(result.stderr_text.find(path + ":4: not a JSON object\n") != std::string::npos, result.stderr_text);
+  BOOST_TEST(result.stdout_text.find(R"("lines":2,"stored":2,"duplicates":0,"failed":2)") != std::string::npos,
+             result.stdout_text);
+  BOOST_TEST(query_int(db, "SELECT count(*) FROM samples") == 2);
+
+  // Again (and an interrupted replay resumed): known message ids change nothing.
+  const std::string clean = dir.write("clean.jsonl", good1 + good2);
+  auto again = replay_offline({clean, "-"}, db);  // "-": empty standard input
+  BOOST_TEST(again.exit_code == 0, again.stderr_text);
+  BOOST_TEST(again.stdout_text.find(R"("lines":2,"stored":0,"duplicates":2,"failed":0)") != std::string::npos,
+             again.stdout_text);
+  BOOST_TEST(query_int(db, "SELECT count(*) FROM deliveries") == 2);
+}
+
+BOOST_AUTO_TEST_CASE(replay_usage_errors_exit_2) {
+  TempDir dir;
+  const std::string path = dir.write("cap.jsonl", "");
+  auto missing = run_healthhook({"replay", dir.file("nope.jsonl"), "--database", dir.file("x.db")});
+  BOOST_TEST(missing.exit_code == 2);
+  BOOST_TEST(missing.stderr_text.find("nope.jsonl") != std::string::npos, missing.stderr_text);
+  auto no_secret = run_healthhook({"replay", path, "--to", "http://127.0.0.1:1/webhooks"});
+  BOOST_TEST(no_secret.exit_code == 2);
+  BOOST_TEST(no_secret.stderr_text.find("--secret-file") != std::string::npos, no_secret.stderr_text);
+  const std::string secret = dir.write("secret", random_secret());
+  auto https = run_healthhook({"replay", path, "--to", "https://127.0.0.1:1/", "--secret-file", secret});
+  BOOST_TEST(https.exit_code == 2);
+  BOOST_TEST(https.stderr_text.find("only http://") != std::string::npos, https.stderr_text);
+  auto verify = run_healthhook({"replay", path, "--database", dir.file("x.db"), "--verify-signatures"});
+  BOOST_TEST(verify.exit_code == 2);
+}
+
+BOOST_AUTO_TEST_CASE(offline_signature_check_uses_the_lines_own_timestamp) {
+  TempDir dir;
+  const std::string secret = random_secret();
+  const std::string secret_file = dir.write("secret", secret + "\n");
+  const std::string other_file = dir.write("other", random_secret() + "\n");
+  // Signed years ago: still valid offline (the age is not checked).
+  const std::string path =
+      dir.write("cap.jsonl", signed_line(secret, "s1", 1500000000, samples_body("u1", "steps", "oura", {{"2024-05-16T10:00:00Z", 1}}, "count")) +
+                                 signed_line(random_secret(), "s2", 1500000001, "{}"));
+  auto ok = replay_offline({path}, dir.file("a.db"), {"--verify-signatures", "--secret-file", secret_file});
+  BOOST_TEST(ok.exit_code == 1);  // s2 was signed with another secret
+  BOOST_TEST(ok.stderr_text.find(path + ":2: signature: ") != std::string::npos, ok.stderr_text);
+  BOOST_TEST(query_int(dir.file("a.db"), "SELECT count(*) FROM deliveries") == 1);
+  // Rotation: any of several secrets passes.
+  auto rotated = replay_offline({path}, dir.file("b.db"),
+                                {"--verify-signatures", "--secret-file", other_file, "--secret-file", secret_file});
+  BOOST_TEST(query_int(dir.file("b.db"), "SELECT count(*) FROM deliveries WHERE message_id = 's1'") == 1);
+  auto wrong = replay_offline({path}, dir.file("c.db"), {"--verify-signatures", "--secret-file", other_file});
+  BOOST_TEST(wrong.exit_code == 1);
+  BOOST_TEST(query_int(dir.file("c.db"), "SELECT count(*) FROM deliveries") == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_file_after_secret_file_is_a_capture_file) {
+  TempDir dir;
+  const std::string secret = random_secret();
+  const std::string secret_file = dir.write("secret", secret + "\n");
+  const std::string a = dir.write("a.jsonl", signed_line(secret, "a", 1700000000, "{}"));
+  const std::string b = dir.write("b.jsonl", signed_line(secret, "b", 1700000001, "{}"));
+  auto result = run_healthhook({"replay", a, "--verify-signatures", "--secret-file", secret_file, b, "--database",
+                                dir.file("x.db")});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_TEST(query_int(dir.file("x.db"), "SELECT count(*) FROM deliveries") == 2);
+}
+
+BOOST_AUTO_TEST_CASE(capture_filters_by_time_and_event_type) {
+  TempDir dir;
+  const std::string secret = random_secret();
+  std::string file;
+  file += signed_line(secret, "a", 1700000000, samples_body("u1", "steps", "oura", {{"2024-05-16T10:00:00Z", 1}}, "count"));
+  file += signed_line(secret, "b", 1700000100, sleep_body("u1", "s", 1, "2024-05-15T22:00:00Z"));
+  file += signed_line(secret, "c", 1700000200, samples_body("u1", "steps", "oura", {{"2024-05-16T11:00:00Z", 2}}, "count"));
+  const std::string db = dir.file("f.db");
+  BOOST_TEST_REQUIRE(replay_offline({dir.write("cap.jsonl", file)}, db).exit_code == 0);
+  const auto ids = [&](const std::vector<std::string>& filters) {
+    std::vector<std::string> args = {"capture", "--database", db};
+    args.insert(args.end(), filters.begin(), filters.end());
+    auto result = run_healthhook(args);
+    BOOST_TEST(result.exit_code == 0, result.stderr_text);
+    std::string found;
+    for (size_t at = result.stdout_text.find("{\"id\":\""); at != std::string::npos;
+         at = result.stdout_text.find("{\"id\":\"", at + 1)) {
+      found += result.stdout_text.substr(at + 7, 1);
+    }
+    return found;
+  };
+  BOOST_TEST(ids({}) == "abc");
+  BOOST_TEST(ids({"--event-type", "daily.data.steps.*"}) == "ac");
+  BOOST_TEST(ids({"--since", "1700000100"}) == "bc");               // inclusive
+  BOOST_TEST(ids({"--until", "2023-11-14T22:15:00Z"}) == "a");     // 1700000100 = 22:15:00, exclusive
+  BOOST_TEST(ids({"--since", "2023-11-14", "--until", "1700000200", "--event-type", "*sleep*"}) == "b");
+  auto bad = run_healthhook({"capture", "--database", db, "--since", "soon"});
+  BOOST_TEST(bad.exit_code == 2);
+  BOOST_TEST(bad.stderr_text == "healthhook capture: --since: expected RFC 3339, a date or Unix seconds, got \"soon\"\n");
+}
+
+BOOST_AUTO_TEST_CASE(resending_to_a_receiver_equals_offline_replay) {
+  TempDir dir;
+  ServerProcess server(dir);
+  const std::string capture = dir.write("multi.jsonl", multi_user_capture(random_secret()));  // old, foreign signatures
+  const std::string offline = dir.file("offline.db");
+  auto replayed = replay_offline({capture}, offline);
+  BOOST_TEST_REQUIRE(replayed.exit_code == 0, replayed.stderr_text);
+
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/webhooks";
+  auto sent = run_healthhook({"replay", capture, "--to", url, "--secret-file", dir.file("secret"), "--concurrency", "4"});
+  BOOST_TEST(sent.exit_code == 0, sent.stderr_text);
+  BOOST_TEST(sent.stdout_text.find(R"("lines":36,"answered":36,"statuses":{"200":36},"stored":36,"duplicates":0,"failed":0,"stopped":false)") !=
+                 std::string::npos,
+             sent.stdout_text);
+  wait_until_processed(server.database());
+  BOOST_TEST(derived_tables(server.database(), false) == derived_tables(offline, false));
+  // The latest of each user's updates won on both sides (order kept per user).
+  BOOST_TEST(dump(server.database(), "SELECT json_extract(data, '$.score') FROM summaries WHERE user_id = 'user-3'") ==
+             "73\n");
+  // The same message ids again: all duplicates.
+  auto again = run_healthhook({"replay", capture, "--to", url, "--secret-file", dir.file("secret")});
+  BOOST_TEST(again.exit_code == 0);
+  BOOST_TEST(again.stdout_text.find(R"("stored":0,"duplicates":36)") != std::string::npos, again.stdout_text);
+
+  // An offline replay into the database the server is processing is refused.
+  auto busy = replay_offline({capture}, server.database());
+  BOOST_TEST(busy.exit_code == 1);
+  BOOST_TEST(busy.stderr_text.find("is being processed by another healthhook process") != std::string::npos,
+             busy.stderr_text);
+}
+
+BOOST_AUTO_TEST_CASE(answers_other_than_2xx_fail_their_lines) {
+  TempDir dir;
+  ServerProcess server(dir);
+  const std::string secret = random_secret();
+  const std::string wrong = dir.write("wrong-secret", random_secret());
+  const std::string capture =
+      dir.write("cap.jsonl", signed_line(secret, "x1", 1700000000, "{}") + signed_line(secret, "x2", 1700000001, "{}"));
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port());  // no path: /webhooks
+  auto sent = run_healthhook({"replay", capture, "--to", url, "--secret-file", wrong});
+  BOOST_TEST(sent.exit_code == 1);
+  BOOST_TEST(sent.stdout_text.find(R"("statuses":{"401":2})") != std::string::npos, sent.stdout_text);
+  BOOST_TEST(sent.stderr_text.find(capture + ":1: HTTP 401: {\"error\":\"no matching signature") != std::string::npos,
+             sent.stderr_text);
+  BOOST_TEST(sent.stderr_text.find(capture + ":2: HTTP 401") != std::string::npos, sent.stderr_text);
+
+  auto wrong_path = run_healthhook({"replay", capture, "--to", url + "/nowhere", "--secret-file", dir.file("secret")});
+  BOOST_TEST(wrong_path.exit_code == 1);
+  BOOST_TEST(wrong_path.stdout_text.find(R"("statuses":{"404":2})") != std::string::npos, wrong_path.stdout_text);
+  BOOST_TEST(query_int(server.database(), "SELECT count(*) FROM deliveries") == 0);
+}
+
+BOOST_AUTO_TEST_CASE(an_unreachable_receiver_stops_the_run) {
+  TempDir dir;
+  const std::string secret = dir.write("secret", random_secret());
+  const std::string capture = dir.write("cap.jsonl", signed_line(random_secret(), "x1", 1700000000, "{}"));
+  // Port 1 on loopback: nothing listens there (connection refused).
+  auto sent = run_healthhook({"replay", capture, "--to", "http://127.0.0.1:1/webhooks", "--secret-file", secret});
+  BOOST_TEST(sent.exit_code == 1);
+  BOOST_TEST(sent.stderr_text.find("cannot connect to 127.0.0.1:1") != std::string::npos, sent.stderr_text);
+  BOOST_TEST(sent.stdout_text.find(R"("stopped":true)") != std::string::npos, sent.stdout_text);
+}

@@ -1,0 +1,167 @@
+// The Type=notify protocol as systemd sees it: the real binary, with NOTIFY_SOCKET pointing
+// at an AF_UNIX datagram socket of the test (what systemd gives a service).
+#include <boost/test/unit_test.hpp>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "tests/support/server_process.h"
+
+using namespace hh::test;
+
+namespace {
+
+// The test's end of $NOTIFY_SOCKET: one datagram per sd_notify() call.
+class NotifySocket {
+ public:
+  explicit NotifySocket(const std::string& path) : path_(path) {
+    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) throw std::runtime_error("socket failed");
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (path.size() >= sizeof address.sun_path) throw std::runtime_error("socket path too long: " + path);
+    path.copy(address.sun_path, path.size());
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+      throw std::runtime_error("bind failed: " + path);
+    }
+  }
+  ~NotifySocket() { ::close(fd_); }
+
+  // Receives until `n` messages contain `needle` (true) or `timeout` passed.
+  bool wait_for_count(const std::string& needle, size_t n, std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (count(needle) < n) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      receive(left);
+    }
+    return true;
+  }
+  bool wait_for(const std::string& needle, std::chrono::milliseconds timeout) {
+    return wait_for_count(needle, 1, timeout);
+  }
+  // Receives what is waiting now (after the process exited, everything it sent is queued).
+  void drain() {
+    while (receive(std::chrono::milliseconds(0))) {
+    }
+  }
+  size_t count(const std::string& needle) const {
+    return static_cast<size_t>(std::count_if(messages_.begin(), messages_.end(), [&](const std::string& m) {
+      return m.find(needle) != std::string::npos;
+    }));
+  }
+  // Index of the first message at or after `from` containing `needle`; messages().size() if none.
+  size_t find(const std::string& needle, size_t from = 0) const {
+    for (size_t i = from; i < messages_.size(); ++i) {
+      if (messages_[i].find(needle) != std::string::npos) return i;
+    }
+    return messages_.size();
+  }
+  const std::vector<std::string>& messages() const { return messages_; }
+  std::string dump() const {
+    std::string out;
+    for (const auto& m : messages_) out += "[" + m + "] ";
+    return out;
+  }
+
+ private:
+  bool receive(std::chrono::milliseconds timeout) {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return false;
+    char buf[4096];
+    const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+    if (n <= 0) return false;
+    messages_.emplace_back(buf, static_cast<size_t>(n));
+    return true;
+  }
+
+  std::string path_;
+  int fd_ = -1;
+  std::vector<std::string> messages_;
+};
+
+// The test's own environment must not leak a service manager into the child (the child
+// sees the first definition of a variable, and ours would come first).
+void clear_systemd_environment() {
+  for (const char* name : {"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID"}) {
+    ::unsetenv(name);
+  }
+}
+
+constexpr auto kWait = std::chrono::seconds(20);
+
+bool logged(const ServerProcess& server, const std::string& needle) {
+  const auto lines = server.log_lines();
+  return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(needle) != std::string::npos; });
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(ready_reloading_watchdog_then_stopping_in_that_order) {
+  clear_systemd_environment();
+  TempDir dir;
+  NotifySocket notify(dir.file("notify.sock"));
+  // 200 ms watchdog: pings every 100 ms.
+  ServerProcess server(dir, "", std::chrono::seconds(20),
+                       {"NOTIFY_SOCKET=" + dir.file("notify.sock"), "WATCHDOG_USEC=200000"});
+
+  BOOST_REQUIRE_MESSAGE(notify.wait_for("READY=1", kWait), notify.dump());
+  BOOST_TEST(notify.messages().front().find("READY=1") != std::string::npos);  // nothing before READY
+  BOOST_TEST(notify.messages().front().find("STATUS=listening on 127.0.0.1:") != std::string::npos);
+  BOOST_TEST(server.wait_for_log(R"("event":"watchdog","interval_ms":100)", kWait));
+
+  // Keep-alives keep coming while the process runs.
+  BOOST_REQUIRE_MESSAGE(notify.wait_for_count("WATCHDOG=1", 3, kWait), notify.dump());
+
+  server.signal(SIGHUP);
+  BOOST_REQUIRE_MESSAGE(notify.wait_for("RELOADING=1", kWait), notify.dump());
+  BOOST_REQUIRE(server.wait_for_log("\"event\":\"reloaded\"", kWait));
+
+  BOOST_TEST(server.stop() == 0);
+  notify.drain();
+  const size_t ready = notify.find("READY=1");
+  const size_t reloading = notify.find("RELOADING=1");
+  const size_t ready_again = notify.find("READY=1", reloading + 1);
+  const size_t stopping = notify.find("STOPPING=1");
+  const size_t end = notify.messages().size();
+  BOOST_TEST_MESSAGE("notifications: " << notify.dump());
+  BOOST_TEST(ready == 0u);
+  BOOST_TEST(reloading < end);
+  BOOST_TEST(ready_again < end);
+  BOOST_TEST(ready < reloading);
+  BOOST_TEST(reloading < ready_again);
+  BOOST_TEST(ready_again < stopping);
+  BOOST_TEST(stopping < end);
+  BOOST_TEST(notify.find("WATCHDOG=1") > ready);
+  // After STOPPING=1 at most a keep-alive that was already due, nothing else.
+  for (size_t i = stopping + 1; i < end; ++i) BOOST_TEST(notify.messages()[i] == "WATCHDOG=1");
+}
+
+BOOST_AUTO_TEST_CASE(watchdog_meant_for_another_process_is_not_ours_to_ping) {
+  clear_systemd_environment();
+  TempDir dir;
+  NotifySocket notify(dir.file("notify.sock"));
+  // WATCHDOG_PID names a process that is not the server (this test): no keep-alives.
+  ServerProcess server(dir, "", std::chrono::seconds(20),
+                       {"NOTIFY_SOCKET=" + dir.file("notify.sock"), "WATCHDOG_USEC=200000",
+                        "WATCHDOG_PID=" + std::to_string(::getpid())});
+  BOOST_REQUIRE_MESSAGE(notify.wait_for("READY=1", kWait), notify.dump());
+  BOOST_TEST(server.stop() == 0);
+  BOOST_TEST(!logged(server, "\"event\":\"watchdog\""));  // all lines read: the process exited
+  notify.drain();
+  BOOST_TEST(notify.count("WATCHDOG=1") == 0u, notify.dump());
+  BOOST_TEST(notify.find("STOPPING=1") < notify.messages().size());
+}
+
+BOOST_AUTO_TEST_CASE(without_notify_socket_the_server_runs_and_stops_cleanly) {
+  clear_systemd_environment();
+  TempDir dir;
+  ServerProcess server(dir);
+  BOOST_TEST(server.stop() == 0);
+}

@@ -1,0 +1,74 @@
+#include "tests/ops/test_certificate.h"
+
+#include <openssl/ec.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include <memory>
+#include <stdexcept>
+
+namespace hh::test {
+namespace {
+
+struct Free {
+  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
+  void operator()(X509* p) const { X509_free(p); }
+  void operator()(BIO* p) const { BIO_free(p); }
+  void operator()(X509_EXTENSION* p) const { X509_EXTENSION_free(p); }
+};
+template <typename T>
+using Owned = std::unique_ptr<T, Free>;
+
+void check(bool ok, const char* what) {
+  if (!ok) throw std::runtime_error(std::string("test certificate: ") + what + " failed");
+}
+
+std::string bio_text(BIO* bio) {
+  char* data = nullptr;
+  const long size = BIO_get_mem_data(bio, &data);
+  return std::string(data, static_cast<size_t>(size));
+}
+
+}  // namespace
+
+TestCertificate make_self_signed(const std::string& common_name, long serial) {
+  Owned<EVP_PKEY> key(EVP_EC_gen("P-256"));
+  check(key != nullptr, "EVP_EC_gen");
+
+  Owned<X509> cert(X509_new());
+  check(cert != nullptr, "X509_new");
+  check(X509_set_version(cert.get(), 2) == 1, "X509_set_version");
+  check(ASN1_INTEGER_set(X509_get_serialNumber(cert.get()), serial) == 1, "serial");
+  check(X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600) != nullptr, "notBefore");
+  check(X509_gmtime_adj(X509_getm_notAfter(cert.get()), 86400) != nullptr, "notAfter");
+  X509_NAME* name = X509_get_subject_name(cert.get());
+  check(X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(common_name.c_str()),
+                                   -1, -1, 0) == 1,
+        "subject");
+  check(X509_set_issuer_name(cert.get(), name) == 1, "issuer");
+  check(X509_set_pubkey(cert.get(), key.get()) == 1, "pubkey");
+
+  X509V3_CTX ctx;
+  X509V3_set_ctx_nodb(&ctx);
+  X509V3_set_ctx(&ctx, cert.get(), cert.get(), nullptr, nullptr, 0);
+  for (auto [nid, value] : {std::pair{NID_subject_alt_name, "IP:127.0.0.1"},
+                            std::pair{NID_basic_constraints, "critical,CA:TRUE"}}) {
+    Owned<X509_EXTENSION> ext(X509V3_EXT_conf_nid(nullptr, &ctx, nid, value));
+    check(ext != nullptr && X509_add_ext(cert.get(), ext.get(), -1) == 1, "extension");
+  }
+  check(X509_sign(cert.get(), key.get(), EVP_sha256()) > 0, "X509_sign");
+
+  TestCertificate out;
+  Owned<BIO> cert_bio(BIO_new(BIO_s_mem()));
+  check(PEM_write_bio_X509(cert_bio.get(), cert.get()) == 1, "PEM_write_bio_X509");
+  out.cert_pem = bio_text(cert_bio.get());
+  Owned<BIO> key_bio(BIO_new(BIO_s_mem()));
+  check(PEM_write_bio_PrivateKey(key_bio.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr) == 1,
+        "PEM_write_bio_PrivateKey");
+  out.key_pem = bio_text(key_bio.get());
+  return out;
+}
+
+}  // namespace hh::test

@@ -1,0 +1,227 @@
+// TLS on the listener, against the real binary: certificates generated at test time, a
+// client that trusts exactly the certificate it expects, and SIGHUP swapping the
+// certificate for new connections while open ones keep theirs.
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/test/unit_test.hpp>
+#include <openssl/bn.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <optional>
+#include <thread>
+
+#include "tests/ops/test_certificate.h"
+#include "tests/support/http_client.h"
+#include "tests/support/server_process.h"
+
+using namespace hh::test;
+namespace net = boost::asio;
+namespace ssl = boost::asio::ssl;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+
+namespace {
+
+constexpr auto kWait = std::chrono::seconds(20);
+
+const std::string kTlsToml = "[tls]\ncert_file = \"cert.pem\"\nkey_file = \"key.pem\"\n";
+
+void install_certificate(const TempDir& dir, const TestCertificate& certificate) {
+  dir.write("cert.pem", certificate.cert_pem);
+  dir.write("key.pem", certificate.key_pem);
+}
+
+struct PeerCertificate {
+  std::string common_name;
+  std::string serial;  // hex, as BN_bn2hex writes it
+};
+
+// One TLS connection to 127.0.0.1 that trusts only `trusted_pem`.
+class TlsConnection {
+ public:
+  TlsConnection(unsigned short port, const std::string& trusted_pem, std::optional<int> max_version = std::nullopt)
+      : context_(ssl::context::tls_client) {
+    context_.set_verify_mode(ssl::verify_peer);
+    context_.add_certificate_authority(net::buffer(trusted_pem));
+    if (max_version) {
+      // Old protocol versions are also refused by OpenSSL's default security level on the
+      // client side: lower it so that only the server can be what refuses.
+      SSL_CTX_set_security_level(context_.native_handle(), 0);
+      SSL_CTX_set_cipher_list(context_.native_handle(), "DEFAULT:@SECLEVEL=0");
+      SSL_CTX_set_min_proto_version(context_.native_handle(), TLS1_VERSION);
+      SSL_CTX_set_max_proto_version(context_.native_handle(), *max_version);
+    }
+    stream_ = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(io_, context_);
+    auto& tcp = beast::get_lowest_layer(*stream_);
+    tcp.expires_after(kWait);
+    tcp.connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), port), error_);
+    if (!error_) stream_->handshake(ssl::stream_base::client, error_);
+  }
+
+  const beast::error_code& error() const { return error_; }
+
+  // Hangs up (TCP close). Done before stopping the server: a session the server ends
+  // waits up to its write timeout for the client's close_notify, which an idle client
+  // never sends.
+  void close() {
+    beast::error_code ignored;
+    beast::get_lowest_layer(*stream_).socket().close(ignored);
+  }
+
+  PeerCertificate peer() const {
+    PeerCertificate out;
+    X509* cert = SSL_get1_peer_certificate(stream_->native_handle());
+    if (!cert) return out;
+    char cn[256] = {};
+    X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof cn);
+    out.common_name = cn;
+    BIGNUM* serial = ASN1_INTEGER_to_BN(X509_get0_serialNumber(cert), nullptr);
+    char* hex = BN_bn2hex(serial);
+    out.serial = hex;
+    OPENSSL_free(hex);
+    BN_free(serial);
+    X509_free(cert);
+    return out;
+  }
+
+  // GET on this connection (keep-alive); 0 when the exchange failed.
+  int get(const std::string& target, std::string* body = nullptr) {
+    bhttp::request<bhttp::empty_body> request{bhttp::verb::get, target, 11};
+    request.set(bhttp::field::host, "127.0.0.1");
+    beast::get_lowest_layer(*stream_).expires_after(kWait);
+    beast::error_code ec;
+    bhttp::write(*stream_, request, ec);
+    if (ec) return 0;
+    bhttp::response<bhttp::string_body> response;
+    bhttp::read(*stream_, buffer_, response, ec);
+    if (ec) return 0;
+    if (body) *body = response.body();
+    return static_cast<int>(response.result_int());
+  }
+
+ private:
+  net::io_context io_;
+  ssl::context context_;
+  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> stream_;
+  beast::flat_buffer buffer_;
+  beast::error_code error_;
+};
+
+size_t count_logs(const ServerProcess& server, const std::string& needle) {
+  const auto lines = server.log_lines();
+  return static_cast<size_t>(
+      std::count_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(needle) != std::string::npos; }));
+}
+
+// Waits until `needle` was logged `n` times.
+bool wait_for_logs(const ServerProcess& server, const std::string& needle, size_t n) {
+  const auto deadline = std::chrono::steady_clock::now() + kWait;
+  while (count_logs(server, needle) < n) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// `healthhook serve` with the given [tls] files in `dir`; returns what it printed and its
+// exit code (it is expected to refuse to start).
+ProcessResult serve_expecting_failure(const TempDir& dir) {
+  dir.write("secret", random_secret() + "\n");
+  const std::string config = dir.write("healthhook.toml", "listen = \"127.0.0.1:0\"\ndatabase = \"" +
+                                                              dir.file("healthhook.db") +
+                                                              "\"\nsigning_secret_files = [\"secret\"]\n" + kTlsToml);
+  return run_healthhook({"serve", "--config", config}, "", {}, std::chrono::seconds(60));
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(serves_https_with_the_configured_certificate_and_swaps_it_on_sighup) {
+  TempDir dir;
+  const auto first = make_self_signed("healthhook-test-1", 1);
+  const auto second = make_self_signed("healthhook-test-2", 2);
+  install_certificate(dir, first);
+  ServerProcess server(dir, kTlsToml);
+  BOOST_TEST(count_logs(server, R"("event":"tls","subject":"CN=healthhook-test-1","serial":"01")") == 1u);
+
+  TlsConnection before(server.port(), first.cert_pem);
+  BOOST_REQUIRE_MESSAGE(!before.error(), before.error().message());
+  BOOST_TEST(before.peer().common_name == "healthhook-test-1");
+  BOOST_TEST(before.peer().serial == "01");
+  std::string body;
+  BOOST_TEST(before.get("/healthz", &body) == 200);
+  BOOST_TEST(body.find("alive") != std::string::npos);
+
+  // Plain HTTP on the TLS port gets no HTTP answer.
+  HttpClient plain(server.port(), std::chrono::seconds(5));
+  BOOST_TEST(plain.get("/healthz").status == 0);
+
+  install_certificate(dir, second);
+  server.signal(SIGHUP);
+  BOOST_REQUIRE(wait_for_logs(server, R"("event":"tls_reloaded","subject":"CN=healthhook-test-2","serial":"02")", 1));
+
+  TlsConnection after(server.port(), second.cert_pem);
+  BOOST_REQUIRE_MESSAGE(!after.error(), after.error().message());
+  BOOST_TEST(after.peer().common_name == "healthhook-test-2");
+  BOOST_TEST(after.peer().serial == "02");
+  BOOST_TEST(after.get("/healthz") == 200);
+  // A client that still trusts only the old certificate is refused by its own check now.
+  TlsConnection stale(server.port(), first.cert_pem);
+  BOOST_TEST(static_cast<bool>(stale.error()));
+  // The connection opened before the reload keeps its session.
+  BOOST_TEST(before.get("/healthz") == 200);
+
+  // A reload with a broken certificate changes nothing.
+  dir.write("cert.pem", "not a certificate\n");
+  server.signal(SIGHUP);
+  BOOST_REQUIRE(wait_for_logs(server, R"("event":"reload_failed","reason":"tls.cert_file: )", 1));
+  TlsConnection kept(server.port(), second.cert_pem);
+  BOOST_REQUIRE_MESSAGE(!kept.error(), kept.error().message());
+  BOOST_TEST(kept.peer().serial == "02");
+
+  for (auto* connection : {&before, &after, &stale, &kept}) connection->close();
+  plain.close();
+  BOOST_TEST(server.stop() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(protocol_versions_below_tls_1_2_are_refused) {
+  TempDir dir;
+  const auto certificate = make_self_signed("healthhook-test-1", 1);
+  install_certificate(dir, certificate);
+  ServerProcess server(dir, kTlsToml);
+  TlsConnection tls11(server.port(), certificate.cert_pem, TLS1_1_VERSION);
+  BOOST_TEST(static_cast<bool>(tls11.error()));
+  // The same client allowed TLS 1.2 connects: the refusal above was the version's.
+  TlsConnection tls12(server.port(), certificate.cert_pem, TLS1_2_VERSION);
+  BOOST_TEST(!tls12.error(), tls12.error().message());
+  tls11.close();
+  tls12.close();
+  BOOST_TEST(server.stop() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_key_that_does_not_match_the_certificate_stops_start_up) {
+  TempDir dir;
+  const auto first = make_self_signed("healthhook-test-1", 1);
+  const auto second = make_self_signed("healthhook-test-2", 2);
+  install_certificate(dir, {first.cert_pem, second.key_pem});
+  const auto result = serve_expecting_failure(dir);
+  BOOST_TEST(result.exit_code == 2);
+  BOOST_TEST(result.stderr_text.find("tls.key_file: " + dir.file("key.pem") + " does not match the certificate in " +
+                                     dir.file("cert.pem")) != std::string::npos,
+             result.stderr_text);
+}
+
+BOOST_AUTO_TEST_CASE(an_unreadable_certificate_stops_start_up_naming_the_file) {
+  TempDir dir;
+  dir.write("key.pem", make_self_signed("healthhook-test-1", 1).key_pem);  // cert.pem is missing
+  const auto result = serve_expecting_failure(dir);
+  BOOST_TEST(result.exit_code == 2);
+  BOOST_TEST(result.stderr_text.find("tls.cert_file: cannot read " + dir.file("cert.pem") +
+                                     ": No such file or directory") != std::string::npos,
+             result.stderr_text);
+}
