@@ -31,13 +31,27 @@ Result<void> migrate(sqlite::Connection& db) {
 Result<sqlite::Connection> open_for_writing(const std::string& path, const StoreOptions& options) {
   auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_write_create);
   if (!db) return db;
+  // SQLite opens a file it may not write (no write permission, the immutable flag, a
+  // read-only mount) for reading instead, without an error: `serve` would start, report
+  // ready and answer every delivery with 503. Refuse here, naming the file
+  // (tests/faults/read_only_database_test.cpp).
+  if (sqlite3_db_readonly(db->get(), "main") == 1) {
+    return fail(path + ": the database file is read-only; healthhook must be able to write it");
+  }
   const std::string pragmas = "PRAGMA journal_mode = WAL;"
                               "PRAGMA synchronous = " + std::string(options.synchronous_full ? "FULL" : "NORMAL") +
                               ";PRAGMA cache_size = -" + std::to_string(options.cache_size_mib * 1024) +
                               ";PRAGMA busy_timeout = " + std::to_string(options.busy_timeout_ms) +
                               ";PRAGMA temp_store = MEMORY;";
   auto configured = db->exec(pragmas);
-  if (!configured) return fail(path + ": " + configured.error());
+  if (!configured) {
+    // The file itself is writable (checked above): the usual cause is a folder healthhook
+    // may not write, where SQLite must create the -wal and -shm files.
+    const int code = db->last_error_code() & 0xff;
+    const bool folder = code == SQLITE_CANTOPEN || code == SQLITE_READONLY;
+    return fail(path + ": " + configured.error() +
+                (folder ? "; its folder must be writable (SQLite keeps -wal and -shm files next to it)" : ""));
+  }
   {
     auto mode = db->prepare("PRAGMA journal_mode");
     if (!mode) return fail(path + ": " + mode.error());
