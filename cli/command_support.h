@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/load_settings.h"
+#include "store/database.h"
 
 namespace hh::cli {
 
@@ -33,5 +34,10 @@ std::optional<config::Settings> load_settings_or_report(const SettingsFlags& fla
 
 // Prints "healthhook <command>: <message>" to stderr.
 void report_error(std::string_view command, std::string_view message);
+
+// Opens (creating and migrating) the database with the store settings (synchronous,
+// cache size, busy timeout, size cap). On error prints one line and returns nullopt
+// (exit with kExitFailure).
+std::optional<sqlite::Connection> open_store_or_report(const config::Settings& settings, std::string_view command);
 
 }  // namespace hh::cli

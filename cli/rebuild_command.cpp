@@ -48,16 +48,8 @@ int run_rebuild(const RebuildFlags& flags) {
   // before the first connection (SQLite refuses it later, harmlessly).
   sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 
-  store::StoreOptions store_options;
-  store_options.synchronous_full = settings->synchronous == "full";
-  store_options.cache_size_mib = settings->cache_size_mib;
-  store_options.busy_timeout_ms = settings->commit_deadline_ms;
-  store_options.max_database_mib = settings->max_database_mib;
-  auto db = store::open_for_writing(settings->database, store_options);
-  if (!db) {
-    report_error("rebuild", db.error());
-    return kExitFailure;
-  }
+  auto db = open_store_or_report(*settings, "rebuild");
+  if (!db) return kExitFailure;
   if (auto mapped = db->exec("PRAGMA mmap_size = " + std::to_string(kMmapBytes)); !mapped) {
     report_error("rebuild", mapped.error());
     return kExitFailure;
@@ -72,7 +64,7 @@ int run_rebuild(const RebuildFlags& flags) {
   if (auto reset = processor::reset_derived(*db, {.keep_statuses = true}); !reset) {
     if ((db->last_error_code() & 0xff) == SQLITE_BUSY) {
       report_error("rebuild", settings->database + " is busy: another process held its write lock for " +
-                                  std::to_string(store_options.busy_timeout_ms) + " ms; nothing was changed");
+                                  std::to_string(settings->commit_deadline_ms) + " ms; nothing was changed");
     } else {
       report_error("rebuild", "emptying the derived tables: " + reset.error());
     }

@@ -86,16 +86,8 @@ int run_offline(const ReplayFlags& flags, std::vector<replay::CaptureReader>& re
     options.verifier = std::move(*verifier);
   }
 
-  store::StoreOptions store_options;
-  store_options.synchronous_full = settings->synchronous == "full";
-  store_options.cache_size_mib = settings->cache_size_mib;
-  store_options.busy_timeout_ms = settings->commit_deadline_ms;
-  store_options.max_database_mib = settings->max_database_mib;
-  auto db = store::open_for_writing(settings->database, store_options);
-  if (!db) {
-    report_error("replay", db.error());
-    return kExitFailure;
-  }
+  auto db = open_store_or_report(*settings, "replay");
+  if (!db) return kExitFailure;
   auto replayer = replay::OfflineReplay::create(*db, std::move(options));
   if (!replayer) {
     report_error("replay", replayer.error() + " (to add deliveries to a running receiver, use --to)");

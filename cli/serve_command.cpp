@@ -119,16 +119,8 @@ int run_serve(const ServeFlags& flags) {
     return kExitBadConfig;
   }
 
-  store::StoreOptions store_options;
-  store_options.synchronous_full = settings->synchronous == "full";
-  store_options.cache_size_mib = settings->cache_size_mib;
-  store_options.busy_timeout_ms = settings->commit_deadline_ms;
-  store_options.max_database_mib = settings->max_database_mib;
-  auto db = store::open_for_writing(settings->database, store_options);
-  if (!db) {
-    report_error("serve", db.error());
-    return kExitFailure;
-  }
+  auto db = open_store_or_report(*settings, "serve");
+  if (!db) return kExitFailure;
   auto inbox = store::SqliteInbox::create(*db);
   if (!inbox) {
     report_error("serve", inbox.error());
@@ -207,13 +199,14 @@ int run_serve(const ServeFlags& flags) {
 
   // GET /metrics (Prometheus). Components plug in with one metrics.add(...) each.
   http::MetricsEndpoint metrics;
+  std::atomic<uint64_t> too_large_count{0};  // 413s, counted by the sessions (limits below)
   metrics.add(http::ingest_metrics({.webhook = &webhook.stats(),
                                     .writer = &writer,
                                     .commits = &commit_metrics,
                                     .queue_high_water = static_cast<uint64_t>(settings->queue_high_water),
                                     .disk_path = writer_options.disk_path,
                                     .min_free_disk_bytes = writer_options.min_free_disk_bytes,
-                                    .too_large = nullptr}));
+                                    .too_large = &too_large_count}));
   auto store_metrics = http::StoreMetrics::open(settings->database);
   if (!store_metrics) {
     report_error("serve", store_metrics.error());
@@ -226,6 +219,7 @@ int run_serve(const ServeFlags& flags) {
 
   http::SessionLimits limits;
   limits.max_body_bytes = static_cast<uint64_t>(settings->max_body_bytes);
+  limits.too_large_count = &too_large_count;
   limits.max_header_bytes = static_cast<uint32_t>(settings->max_header_bytes);
   limits.idle_timeout = std::chrono::seconds(settings->idle_timeout_s);
   limits.header_timeout = std::chrono::seconds(settings->header_timeout_s);

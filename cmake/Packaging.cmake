@@ -2,11 +2,12 @@
 #
 #   <prefix>/bin/healthhook
 #   <prefix>/lib/systemd/system/healthhook.service   (ExecStart= points at <prefix>/bin)
-#   <prefix>/share/doc/healthhook/README.md           (systemd/README.md: running as a service)
+#   <prefix>/share/doc/healthhook/README.md           (the top README: install and use)
+#   <prefix>/share/doc/healthhook/operations.md       (systemd/README.md: operating the service)
 #   <prefix>/share/doc/healthhook/examples/healthhook.toml
 #
 # The .deb installs under CMAKE_INSTALL_PREFIX too, so that the unit and the binary agree:
-# configure with -DCMAKE_INSTALL_PREFIX=/usr for a package (systemd/README.md shows how).
+# configure with -DCMAKE_INSTALL_PREFIX=/usr for a package (README.md shows how).
 # The binary itself is installed by cli/CMakeLists.txt.
 include(GNUInstallDirs)
 
@@ -20,7 +21,8 @@ string(REPLACE "/usr/share/doc/healthhook" "${CMAKE_INSTALL_FULL_DOCDIR}" health
 file(CONFIGURE OUTPUT "${PROJECT_BINARY_DIR}/systemd/healthhook.service" CONTENT "${healthhook_unit}" @ONLY)
 
 install(FILES "${PROJECT_BINARY_DIR}/systemd/healthhook.service" DESTINATION lib/systemd/system)
-install(FILES systemd/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES systemd/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME operations.md)
 install(FILES systemd/healthhook.toml DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 
 # ---- CPack: Debian package ----
@@ -43,7 +45,7 @@ set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${HEALTHHOOK_PACKAGE_MAINTAINER}")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "systemd, sqlite3")
 # daemon-reload after install/removal so the unit is known at once; never enabled or
-# started by the package: it needs a signing secret first (systemd/README.md).
+# started by the package: it needs a signing secret first (README.md).
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     "${PROJECT_SOURCE_DIR}/systemd/debian/postinst;${PROJECT_SOURCE_DIR}/systemd/debian/prerm;${PROJECT_SOURCE_DIR}/systemd/debian/postrm")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)

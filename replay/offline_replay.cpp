@@ -1,5 +1,7 @@
 #include "replay/offline_replay.h"
 
+#include <boost/beast/core/string.hpp>  // iequals: ASCII case-insensitive
+
 #include <chrono>
 #include <optional>
 #include <vector>
@@ -11,18 +13,9 @@
 namespace hh::replay {
 namespace {
 
-bool same_name(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
-
 std::string_view header(const CaptureRecord& record, std::string_view name) {
   for (const auto& h : record.headers) {
-    if (same_name(h.name, name)) return h.value;
+    if (boost::beast::iequals(h.name, name)) return h.value;
   }
   return {};
 }
@@ -121,7 +114,7 @@ OfflineReplay::~OfflineReplay() = default;
 Result<std::unique_ptr<OfflineReplay>> OfflineReplay::create(sqlite::Connection& db, OfflineOptions options) {
   if (options.batch_deliveries == 0) options.batch_deliveries = 1;
   if (options.process_every == 0) options.process_every = 1;
-  auto processor = processor::Processor::create(db);
+  auto processor = processor::Processor::create(db, processor::kCatchUpSteps);
   if (!processor) return fail(processor.error());
   auto inbox = store::SqliteInbox::create(db);
   if (!inbox) return fail(inbox.error());

@@ -37,10 +37,8 @@ bool is_replaced_header(std::string_view name) {
       "te",      "trailer",        "upgrade",           "expect",            "proxy-connection",
       "svix-id", "svix-timestamp", "svix-signature",    "webhook-id",        "webhook-timestamp",
       "webhook-signature"};
-  std::string lower(name);
-  for (auto& c : lower) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
   for (auto replaced : kReplaced) {
-    if (lower == replaced) return true;
+    if (boost::beast::iequals(name, replaced)) return true;
   }
   return false;
 }
@@ -55,15 +53,6 @@ bool valid_header(const CaptureHeader& h) {
     }
   }
   return h.value.find_first_of(std::string_view("\r\n\0", 3)) == std::string::npos;
-}
-
-bool same_name(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
 }
 
 // One delivery on its way.
@@ -205,8 +194,8 @@ class Run {
   bool take_headers(const CaptureRecord& record, Job& job) {
     bool svix = false, webhook = false;
     for (const auto& h : record.headers) {
-      if (same_name(h.name, "svix-signature") || same_name(h.name, "svix-id")) svix = true;
-      if (same_name(h.name, "webhook-signature") || same_name(h.name, "webhook-id")) webhook = true;
+      if (boost::beast::iequals(h.name, "svix-signature") || boost::beast::iequals(h.name, "svix-id")) svix = true;
+      if (boost::beast::iequals(h.name, "webhook-signature") || boost::beast::iequals(h.name, "webhook-id")) webhook = true;
       if (is_replaced_header(h.name)) continue;
       if (!valid_header(h)) {
         fail_line(job.file, job.line, "headers." + h.name + ": cannot be sent as an HTTP header");
@@ -248,7 +237,7 @@ class Run {
     bool has_content_type = false;
     for (const auto& h : job.headers) {
       request.insert(h.name, h.value);
-      has_content_type = has_content_type || same_name(h.name, "content-type");
+      has_content_type = has_content_type || boost::beast::iequals(h.name, "content-type");
     }
     if (!has_content_type) request.set(bhttp::field::content_type, "application/json");
     const std::string timestamp = std::to_string(now_seconds());

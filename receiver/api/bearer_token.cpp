@@ -1,5 +1,7 @@
 #include "receiver/api/bearer_token.h"
 
+#include <boost/beast/core/string.hpp>  // iequals: ASCII case-insensitive
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
@@ -13,22 +15,14 @@ std::array<unsigned char, 32> sha256(std::string_view text) {
   return digest;
 }
 
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 BearerToken::BearerToken(std::string_view token) : digest_(sha256(token)) {}
 
 bool BearerToken::accepts(std::string_view authorization) const {
   constexpr std::string_view kScheme = "bearer ";  // the scheme is case-insensitive (RFC 9110 §11.1)
-  if (authorization.size() <= kScheme.size() || !equals_ignoring_case(authorization.substr(0, kScheme.size()), kScheme)) {
+  if (authorization.size() <= kScheme.size() ||
+      !boost::beast::iequals(authorization.substr(0, kScheme.size()), kScheme)) {
     return false;
   }
   std::string_view presented = authorization.substr(kScheme.size());

@@ -21,6 +21,7 @@
 // is the caller's (the fetcher runs at most service.concurrency requests at once).
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -81,7 +82,7 @@ class HttpsClient {
   void close_all();
 
   const BaseUrl& base() const { return base_; }
-  uint64_t connections_opened() const { return connections_opened_; }
+  uint64_t connections_opened() const { return connections_opened_.load(std::memory_order_relaxed); }
 
  private:
   struct Connection;
@@ -100,7 +101,7 @@ class HttpsClient {
   ClientOptions options_;
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  uint64_t connections_opened_ = 0;
+  std::atomic<uint64_t> connections_opened_{0};  // read by tests and metrics from other threads
 };
 
 }  // namespace hh::fetcher

@@ -6,6 +6,10 @@
 
 namespace hh::http {
 
+namespace {
+constexpr std::chrono::seconds kTlsCloseNotifyWait{1};
+}  // namespace
+
 Listener::Listener(net::io_context& io, const Router& router, SessionLimits limits, size_t max_connections)
     : io_(io), router_(router), limits_(limits), max_connections_(max_connections), acceptor_(io) {}
 
@@ -105,7 +109,9 @@ net::awaitable<void> Listener::run_session(net::ip::tcp::socket socket) {
     auto [ec] = co_await stream.async_handshake(net::ssl::stream_base::server, use_tuple);
     if (ec) co_return;
     co_await serve_requests(stream, router_, limits_, *control, stopping_);
-    beast::get_lowest_layer(stream).expires_after(limits_.write_timeout);
+    // close_notify, then wait briefly for the peer's: a client that keeps the socket open
+    // without answering must not hold a graceful stop for the whole write timeout.
+    beast::get_lowest_layer(stream).expires_after(kTlsCloseNotifyWait);
     co_await stream.async_shutdown(use_tuple);
     co_return;
   }

@@ -34,6 +34,7 @@ Response refusal(Status status, std::string_view reason) {
 }
 
 Response too_large(const SessionLimits& limits) {
+  if (limits.too_large_count) limits.too_large_count->fetch_add(1, std::memory_order_relaxed);
   return refusal(Status::payload_too_large,
                  "body larger than max_body_bytes (" + std::to_string(limits.max_body_bytes) + ")");
 }

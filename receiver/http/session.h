@@ -19,6 +19,9 @@ struct SessionLimits {
   std::chrono::seconds header_timeout{10};
   std::chrono::seconds body_timeout{30};
   std::chrono::seconds write_timeout{10};
+  // Counts bodies refused with 413 (the /metrics outcome "too_large"); may be null. A 413 is
+  // decided here, before any endpoint sees the request, so the session keeps the count.
+  std::atomic<uint64_t>* too_large_count = nullptr;
 };
 
 // Bytes reserved in each connection's read buffer. Beast's flat_buffer otherwise reads

@@ -212,9 +212,10 @@ BOOST_AUTO_TEST_SUITE(served_metrics)
 
 BOOST_AUTO_TEST_CASE(counters_move_with_deliveries_duplicates_and_bad_signatures) {
   TempDir dir;
-  ServerProcess server(dir);
+  ServerProcess server(dir, "max_body_bytes = 4096\n");
   const auto before = scrape(server.port());
   BOOST_TEST(value_of(before, "healthhook_deliveries_total", {{"outcome", "stored"}}) == 0);
+  BOOST_TEST(value_of(before, "healthhook_deliveries_total", {{"outcome", "too_large"}}) == 0);
   BOOST_TEST(value_of(before, "healthhook_inbox_commit_seconds_count") == 0);
 
   HttpClient client(server.port());
@@ -222,12 +223,15 @@ BOOST_AUTO_TEST_CASE(counters_move_with_deliveries_duplicates_and_bad_signatures
   BOOST_TEST(client.post_webhook(server.secret(), "msg_2", kSteps).status == 200);
   BOOST_TEST(client.post_webhook(server.secret(), "msg_1", kSteps).status == 200);  // duplicate
   BOOST_TEST(client.post_webhook(random_secret(), "msg_3", kSteps).status == 401);  // wrong secret
+  HttpClient big_sender(server.port());  // a 413 closes its connection
+  BOOST_TEST(big_sender.post_webhook(server.secret(), "msg_4", std::string(8192, ' ')).status == 413);
 
   const auto after = scrape(server.port());
   BOOST_TEST(value_of(after, "healthhook_deliveries_total", {{"outcome", "stored"}}) == 2);
   BOOST_TEST(value_of(after, "healthhook_deliveries_total", {{"outcome", "duplicate"}}) == 1);
   BOOST_TEST(value_of(after, "healthhook_deliveries_total", {{"outcome", "rejected_signature"}}) == 1);
   BOOST_TEST(value_of(after, "healthhook_deliveries_total", {{"outcome", "unavailable"}}) == 0);
+  BOOST_TEST(value_of(after, "healthhook_deliveries_total", {{"outcome", "too_large"}}) == 1);
   BOOST_TEST(value_of(after, "healthhook_signature_failures_total") == 1);
   BOOST_TEST(value_of(after, "healthhook_duplicates_total") == 1);
   // One request at a time: each delivery (the duplicate too) was its own group commit.
