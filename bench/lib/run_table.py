@@ -1,0 +1,84 @@
+"""Renders bench/run's results (KEY=VALUE lines) as one Markdown table: each figure beside
+the ceiling measured in the same run, its ratio to that ceiling, the goal and whether it
+was met. Throughput ratios are value / ceiling (higher is better); latency and memory are
+shown as multiples of the ceiling's (lower is better)."""
+import sys
+
+
+def read_results(path):
+    results = {}
+    for line in open(path):
+        key, _, value = line.rstrip("\n").partition("=")
+        results[key] = value
+    return results
+
+
+def number(results, key):
+    try:
+        return float(results[key])
+    except (KeyError, ValueError):
+        return None
+
+
+def rate(value, unit):
+    return "—" if value is None else f"{value:,.0f} {unit}"
+
+
+def main():
+    r = read_results(sys.argv[1])
+    n = lambda key: number(r, key)
+    rows = []
+
+    def throughput(figure, value, unit, ceiling, ceiling_label, goal=None):
+        ratio = value / ceiling if value is not None and ceiling else None
+        met = "—" if goal is None or ratio is None else ("yes" if ratio >= goal else "**no**")
+        rows.append((figure, rate(value, unit), f"{rate(ceiling, unit)} ({ceiling_label})" if ceiling else "—",
+                     "—" if ratio is None else f"{ratio:.0%}", "—" if goal is None else f"≥ {goal:.0%}", met))
+
+    def cost(figure, value, ceiling, unit, ceiling_label):
+        shown = lambda v: "—" if v is None else f"{v:.2f} {unit}" if unit == "ms" else f"{v:.1f} {unit}"
+        ratio = f"×{value / ceiling:.1f}" if value is not None and ceiling else "—"
+        rows.append((figure, shown(value), f"{shown(ceiling)} ({ceiling_label})" if ceiling else "—", ratio, "—", "—"))
+
+    for size, key, goal in (("1 KiB", "1k", 0.30), ("20 KiB", "20k", None)):
+        noop = f"no-op server, {size}"
+        throughput(f"Ingest {size}: signed durable acks", n(f"ingest_{key}_rate"), "/s", n(f"noop_{key}_rate"), noop, goal)
+        cost(f"Ingest {size}: p50 latency", n(f"ingest_{key}_p50"), n(f"noop_{key}_p50"), "ms", noop)
+        cost(f"Ingest {size}: p99 latency", n(f"ingest_{key}_p99"), n(f"noop_{key}_p99"), "ms", noop)
+        cost(f"Ingest {size}: server peak RSS", n(f"ingest_{key}_rss"), n(f"noop_{key}_rss"), "MiB", noop)
+    throughput("`/healthz` GETs (within 2× of the ceiling)", n("healthz_rate"), "/s", n("noop_get_rate"),
+               "no-op server, GET", 0.5)
+    cost("`/healthz` p99 latency", n("healthz_p99"), n("noop_get_p99"), "ms", "no-op server, GET")
+
+    upsert = n("upsert_rate")
+    samples_per_batch = 180
+    throughput("End to end 20 KiB (acked and applied): deliveries", n("e2e_rate"), "/s", n("noop_20k_rate"),
+               "no-op server, 20 KiB")
+    throughput("End to end 20 KiB (acked and applied): samples", n("e2e_samples_rate"), "/s", upsert,
+               "SQLite upsert", 0.60)
+    processing = n("processing_samples") / n("processing_seconds") if n("processing_seconds") else None
+    throughput("Processing (serve applying an inbox backlog): samples", processing, "/s", upsert, "SQLite upsert")
+    rebuild = n("rebuild_samples") / n("rebuild_seconds") if n("rebuild_seconds") else None
+    throughput("`healthhook rebuild`: samples", rebuild, "/s", upsert, "SQLite upsert")
+    throughput("Offline replay, 1 KiB summaries: deliveries", n("replay_sum_rate"), "/s", None, "")
+    throughput("Offline replay, 20 KiB heartrate: samples", n("replay_hr_samples_rate"), "/s", upsert, "SQLite upsert")
+    throughput("Offline replay, 20 KiB heartrate: deliveries", n("replay_hr_rate"), "/s",
+               upsert / samples_per_batch if upsert else None, "SQLite upsert ÷ 180")
+
+    cpu = r.get("cpu", "?").replace("_", " ")
+    print(f"Machine: {r.get('nproc', '?')} cores ({cpu}); load average (1/5/15 min) "
+          f"{r.get('load_before', '?').replace('/', ' ')} before, {r.get('load_after', '?').replace('/', ' ')} after; "
+          f"run took {r.get('seconds', '?')} s.")
+    print(f"Settings: {r.get('settings', '?').replace('/', ', ')}.")
+    bad = {k: v for k, v in r.items() if k.endswith("_unexpected") and v not in ("", "0")}
+    if bad:
+        print("Unexpected answers or connection errors: " + ", ".join(f"{k[:-11]} {v}" for k, v in bad.items()) + ".")
+    print()
+    print("| Figure | Value | Ceiling (same run) | Ratio | Goal | Met? |")
+    print("|---|---|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()
