@@ -1,6 +1,26 @@
 #include "processor/inbox_cursor.h"
 
+#include <optional>
+#include <string>
+
 namespace hh::processor {
+namespace {
+
+// UPDATE … FROM (VALUES (seq, status, family, error), …): one execution for `rows` rows,
+// each found by its seq (the plan searches deliveries by rowid for each VALUES row).
+std::string outcome_update_sql(size_t rows) {
+  std::string sql = "UPDATE deliveries SET status = v.column2, family = v.column3, error = v.column4 FROM (VALUES ";
+  for (size_t i = 0; i < rows; ++i) {
+    const size_t p = i * 4;
+    if (i > 0) sql += ", ";
+    sql += "(?" + std::to_string(p + 1) + ", ?" + std::to_string(p + 2) + ", ?" + std::to_string(p + 3) + ", ?" +
+           std::to_string(p + 4) + ")";
+  }
+  sql += ") AS v WHERE deliveries.seq = v.column1";
+  return sql;
+}
+
+}  // namespace
 
 Result<InboxCursor> InboxCursor::create(sqlite::Connection& db) {
   auto applied = db.prepare("SELECT applied_seq FROM processor_state WHERE id = 1");
@@ -11,12 +31,18 @@ Result<InboxCursor> InboxCursor::create(sqlite::Connection& db) {
       "SELECT seq, origin, received_at, event_type, headers, body, status, family, error FROM deliveries "
       "WHERE seq > ?1 ORDER BY seq LIMIT ?2");
   if (!select) return fail(select.error());
-  auto outcome = db.prepare("UPDATE deliveries SET status = ?2, family = ?3, error = ?4 WHERE seq = ?1");
-  if (!outcome) return fail(outcome.error());
+  std::array<std::optional<sqlite::Statement>, kOutcomeRows.size()> prepared;
+  for (size_t i = 0; i < kOutcomeRows.size(); ++i) {
+    auto outcome = db.prepare(kOutcomeRows[i] == 1
+                                  ? std::string("UPDATE deliveries SET status = ?2, family = ?3, error = ?4 WHERE seq = ?1")
+                                  : outcome_update_sql(kOutcomeRows[i]));
+    if (!outcome) return fail(outcome.error());
+    prepared[i].emplace(std::move(*outcome));
+  }
   auto advance = db.prepare("UPDATE processor_state SET applied_seq = ?1 WHERE id = 1");
   if (!advance) return fail(advance.error());
-  return InboxCursor(std::move(*applied), std::move(*newest), std::move(*select), std::move(*outcome),
-                     std::move(*advance));
+  return InboxCursor(std::move(*applied), std::move(*newest), std::move(*select),
+                     {std::move(*prepared[0]), std::move(*prepared[1]), std::move(*prepared[2])}, std::move(*advance));
 }
 
 Result<int64_t> InboxCursor::applied_seq() {
@@ -56,15 +82,30 @@ Result<bool> InboxCursor::next(PendingRow& pending) {
 
 void InboxCursor::finish() { select_.reset(); }
 
-Result<void> InboxCursor::set_outcome(int64_t seq, std::string_view status, std::string_view family,
-                                      std::string_view error) {
-  outcome_.bind(1, seq).bind_static(2, status).bind_static(3, family);
-  if (error.empty()) {
-    outcome_.bind_null(4);
-  } else {
-    outcome_.bind_static(4, error);
+Result<void> InboxCursor::set_outcomes(std::span<const OutcomeUpdate> outcomes) {
+  size_t done = 0;
+  for (size_t i = 0; i < kOutcomeRows.size(); ++i) {
+    const size_t rows = kOutcomeRows[i];
+    sqlite::Statement& update = outcomes_[i];
+    while (outcomes.size() - done >= rows) {
+      for (size_t r = 0; r < rows; ++r) {
+        const OutcomeUpdate& outcome = outcomes[done + r];
+        const int p = static_cast<int>(r * 4);
+        update.bind(p + 1, outcome.seq).bind_static(p + 2, outcome.status).bind_static(p + 3, outcome.family);
+        if (outcome.error.empty()) {
+          update.bind_null(p + 4);
+        } else {
+          update.bind_static(p + 4, outcome.error);
+        }
+      }
+      if (auto set = update.run(); !set) {
+        return fail("recording the outcome of deliveries " + std::to_string(outcomes[done].seq) + ".." +
+                    std::to_string(outcomes[done + rows - 1].seq) + ": " + set.error());
+      }
+      done += rows;
+    }
   }
-  return outcome_.run();
+  return {};
 }
 
 Result<void> InboxCursor::set_applied_seq(int64_t seq) { return advance_.bind(1, seq).run(); }

@@ -50,6 +50,7 @@ Result<std::unique_ptr<Processor>> Processor::create(sqlite::Connection& write_d
   if (!applied) return fail(applied.error());
   auto writer = store::DerivedWriter::create(write_db);
   if (!writer) return fail(writer.error());
+  (*writer)->defer_changes();  // flushed by each step before it commits
   options.max_rows_per_step = std::max<size_t>(options.max_rows_per_step, 1);
   options.max_deliveries_per_step = std::max<size_t>(options.max_deliveries_per_step, 1);
   std::unique_ptr<Processor> processor(
@@ -196,6 +197,7 @@ Result<Processor::StepOutcome> Processor::step(ParsedSource& source) {
     ~EndStep() { source.end_step(); }
   } end_step{source};
   if (auto synced = sync_applied_seq(); !synced) return fail(synced.error());
+  writer_->discard_changes();  // left over from a step that rolled back
 
   outcomes_.clear();
   uint64_t by_status[4] = {0, 0, 0, 0};
@@ -247,12 +249,13 @@ Result<Processor::StepOutcome> Processor::step(ParsedSource& source) {
   }
   source.end_step();
 
+  if (auto flushed = writer_->flush_changes(); !flushed) return fail("change feed: " + flushed.error());
+  // Written together after the loop: several rows per UPDATE (InboxCursor says why).
+  outcome_updates_.clear();
   for (const Outcome& outcome : outcomes_) {
-    if (outcome.seq == 0) continue;
-    if (auto set = cursor_->set_outcome(outcome.seq, outcome.status, outcome.family, outcome.error); !set) {
-      return fail("recording delivery " + std::to_string(outcome.seq) + ": " + set.error());
-    }
+    if (outcome.seq != 0) outcome_updates_.push_back({outcome.seq, outcome.status, outcome.family, outcome.error});
   }
+  if (auto set = cursor_->set_outcomes(outcome_updates_); !set) return fail(set.error());
   if (last_seq != applied_seq_) {
     if (auto set = cursor_->set_applied_seq(last_seq); !set) return fail("advancing applied_seq: " + set.error());
   }

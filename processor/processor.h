@@ -48,11 +48,19 @@ namespace hh::processor {
 
 class InboxCursor;
 class ProcessingLock;
+struct OutcomeUpdate;
 
 struct ProcessorOptions {
   size_t max_rows_per_step = 10000;       // derived rows (samples, points, records) per transaction
   size_t max_deliveries_per_step = 2000;  // inbox rows per transaction
 };
+
+// Steps for catching up a backlog that no ack waits for (offline replay and rebuild):
+// fewer commits (rebuild of 1M samples: 4.2 s -> 2.3 s from 10,000- to 100,000-row steps), and a page written by many deliveries (the newest leaf of
+// each series, the change feed's last page) goes to the WAL once per step instead of
+// once per 10,000 rows. Heartrate replay: 12 % less CPU, 18 % fewer bytes written
+// (processor/README.md).
+inline constexpr ProcessorOptions kCatchUpSteps{.max_rows_per_step = 100000, .max_deliveries_per_step = 20000};
 
 class Processor : public store::BackgroundWork {
  public:
@@ -121,6 +129,7 @@ class Processor : public store::BackgroundWork {
   std::unique_ptr<events::DeliveryParser> parser_;
   int64_t applied_seq_ = 0;                   // as of the last committed step
   std::vector<Outcome> outcomes_;             // reused per step
+  std::vector<OutcomeUpdate> outcome_updates_;  // the changed ones, viewing outcomes_; reused
   std::vector<PoisonedDelivery> poisoned_;    // deliveries to mark invalid on the retry
   bool last_failure_is_data_ = false;
   int64_t failed_seq_ = 0;                    // the delivery being applied when a step failed

@@ -49,6 +49,13 @@ class DerivedWriter {
   // store (disk full, I/O error, busy), which a later retry may get past.
   bool last_failure_is_data() const { return last_failure_is_data_; }
 
+  // The processor's mode: change-feed rows are buffered and inserted several per
+  // statement (change_feed.h says why). flush_changes() must run before the transaction
+  // commits; after a rollback, discard_changes() drops what the failed attempt buffered.
+  void defer_changes() { feed_.set_deferred(true); }
+  Result<void> flush_changes() { return feed_.flush(); }
+  void discard_changes() { feed_.discard(); }
+
   // Series ids created by a rolled-back transaction, or in a `series` table that was
   // emptied (rebuild), must not be used again.
   void forget_cached_ids() { samples_.forget_cached_ids(); }
