@@ -61,7 +61,7 @@ BOOST_AUTO_TEST_CASE(round_trip_keeps_ids_timestamps_headers_and_bodies_byte_for
       {"x-repeated", "a, b"}};
   const std::vector<std::pair<std::string, std::string>> deliveries = {
       {"msg_text", R"({"event_type":"daily.data.steps.created","note":"naïve ☃ 𝄞"})"},
-      {"msg_control", std::string("line1\nline2\r\n\t\x01\x1f end", 22)},
+      {"msg_control", "line1\nline2\r\n\t\x01\x1f end"},  // 20 bytes, no NUL
       {"msg_binary", std::string("\x89PNG\r\n\x1a\n\x00\xff\xfe", 11)},
       {"msg_truncated_utf8", std::string("ok \xe2\x98", 5)},
       {"msg_empty", ""},
