@@ -71,6 +71,21 @@ Result<int64_t> page_limit(const Params& params) {
   return limit->value_or(kDefaultPageLimit);
 }
 
+// The filters timeseries and summary pages share: provider, source_type and the
+// start/end window (SampleFilter and SummaryFilter have the same members for them).
+template <typename Filter>
+Result<void> read_source_and_window(const Params& params, Filter& filter) {
+  if (auto v = params.text("provider")) filter.provider = std::string(*v);
+  if (auto v = params.text("source_type")) filter.source_type = std::string(*v);
+  auto start = params.time_ms("start");
+  if (!start) return fail(start.error());
+  auto end = params.time_ms("end");
+  if (!end) return fail(end.error());
+  filter.since_ms = *start;
+  filter.until_ms = *end;
+  return {};
+}
+
 void close_items(std::string& body, const std::optional<std::string>& next_cursor) {
   body.append("],\"next_cursor\":");
   if (next_cursor) {
@@ -89,14 +104,7 @@ Page timeseries_page(Reader& reader, const std::string& user_id, const std::stri
   store::SampleFilter filter;
   filter.user_id = user_id;
   filter.resource = resource;
-  if (auto v = params.text("provider")) filter.provider = std::string(*v);
-  if (auto v = params.text("source_type")) filter.source_type = std::string(*v);
-  auto start = params.time_ms("start");
-  if (!start) return bad_parameter(start.error());
-  auto end = params.time_ms("end");
-  if (!end) return bad_parameter(end.error());
-  filter.since_ms = *start;
-  filter.until_ms = *end;
+  if (auto read = read_source_and_window(params, filter); !read) return bad_parameter(read.error());
   auto limit = page_limit(params);
   if (!limit) return bad_parameter(limit.error());
   std::optional<store::SamplePosition> after;
@@ -146,14 +154,7 @@ Page summaries_page(Reader& reader, const std::string& user_id, const std::strin
   store::SummaryFilter filter;
   filter.user_id = user_id;
   filter.resource = resource;
-  if (auto v = params.text("provider")) filter.provider = std::string(*v);
-  if (auto v = params.text("source_type")) filter.source_type = std::string(*v);
-  auto start = params.time_ms("start");
-  if (!start) return bad_parameter(start.error());
-  auto end = params.time_ms("end");
-  if (!end) return bad_parameter(end.error());
-  filter.since_ms = *start;
-  filter.until_ms = *end;
+  if (auto read = read_source_and_window(params, filter); !read) return bad_parameter(read.error());
   auto limit = page_limit(params);
   if (!limit) return bad_parameter(limit.error());
   std::optional<store::SummaryPosition> after;
