@@ -1,5 +1,6 @@
 #include "tests/fake_service/fake_bodies.h"
 
+#include <zlib.h>
 #include <array>
 #include <charconv>
 #include <climits>
@@ -231,6 +232,20 @@ size_t parse_cursor(std::string_view cursor) {
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), page);
   if (ec != std::errc() || end != digits.data() + digits.size()) return SIZE_MAX;
   return page;
+}
+
+std::string gzip(const std::string& input, int level) {
+  z_stream z{};
+  deflateInit2(&z, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&z, input.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input.data()));
+  z.avail_in = static_cast<uInt>(input.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
 }
 
 }  // namespace hh::fake

@@ -13,6 +13,10 @@ namespace hh::fake {
 // point: 520,000 points are a 30 MB body.
 std::string stream_body(size_t points);
 
+// `input` as one gzip member (what a server sends with Content-Encoding: gzip). `level`:
+// zlib's 0-9, -1 its default.
+std::string gzip(const std::string& input, int level = -1);
+
 // GET /v2/summary/{resource}/{user_id}: {"<resource>": [...]} with one summary per UTC day
 // starting in [start_ms, end_ms) (at most `max_items`), ids stable per (resource, user, day).
 std::string summaries_body(std::string_view resource, std::string_view user_id, std::string_view provider,

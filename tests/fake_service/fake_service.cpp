@@ -41,20 +41,6 @@ Reply detail(unsigned status, std::string_view text) {
   return Reply{status, "{\"detail\":\"" + std::string(text) + "\"}", std::nullopt};
 }
 
-std::string gzip(const std::string& input) {
-  z_stream z{};
-  deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, input.size()), '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input.data()));
-  z.avail_in = static_cast<uInt>(input.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
-
 std::string fault_name(Fault::Kind kind) {
   switch (kind) {
     case Fault::Kind::none: return "none";

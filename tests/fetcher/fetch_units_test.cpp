@@ -12,6 +12,7 @@
 #include "receiver/fetcher/json_scan.h"
 #include "receiver/fetcher/resource_kinds.h"
 #include "receiver/fetcher/retry_after.h"
+#include "tests/fake_service/fake_bodies.h"
 #include "store/jobs/retry_policy.h"
 
 using namespace hh;
@@ -27,19 +28,8 @@ store::RetryPolicy policy(int64_t attempts, int64_t initial_ms, int64_t max_ms) 
   return p;
 }
 
-std::string gzip(const std::string& input) {
-  z_stream z{};
-  deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, input.size()), '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input.data()));
-  z.avail_in = static_cast<uInt>(input.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
+// Best compression: a 10 MiB body of spaces must stay small on the wire (the bomb test).
+std::string gzip(const std::string& input) { return hh::fake::gzip(input, Z_BEST_COMPRESSION); }
 
 FetchResult response(unsigned status, std::optional<std::string> retry_after = std::nullopt, std::string body = "") {
   FetchResult r;
