@@ -3,6 +3,7 @@
 #include <boost/test/unit_test.hpp>
 #include <condition_variable>
 #include <future>
+#include <memory>
 #include <mutex>
 
 #include "store/database.h"
@@ -28,30 +29,37 @@ store::NewDelivery delivery(const std::string& id, std::string body = R"({"event
 }
 
 // Holds the writer thread inside a posted task until release(): lets a test queue a
-// known set of deliveries that the writer then commits as one group.
+// known set of deliveries that the writer then commits as one group. The task shares
+// ownership of the gate's state, so the writer thread may still be waking up inside it
+// after the gate (a local in the test) has gone out of scope.
 class WriterGate {
  public:
-  explicit WriterGate(store::InboxWriter& writer) {
-    std::promise<void> entered;
-    auto entered_future = entered.get_future();
-    writer.post([this, &entered] {
-      entered.set_value();
-      std::unique_lock lock(mutex_);
-      released_cv_.wait(lock, [this] { return released_; });
+  explicit WriterGate(store::InboxWriter& writer) : state_(std::make_shared<State>()) {
+    auto entered_future = state_->entered.get_future();
+    writer.post([state = state_] {
+      state->entered.set_value();
+      std::unique_lock lock(state->mutex);
+      state->released_cv.wait(lock, [&] { return state->released; });
     });
     entered_future.wait();
   }
+  WriterGate(const WriterGate&) = delete;
+  WriterGate& operator=(const WriterGate&) = delete;
   ~WriterGate() { release(); }
   void release() {
-    std::lock_guard lock(mutex_);
-    released_ = true;
-    released_cv_.notify_all();
+    std::lock_guard lock(state_->mutex);
+    state_->released = true;
+    state_->released_cv.notify_all();
   }
 
  private:
-  std::mutex mutex_;
-  std::condition_variable released_cv_;
-  bool released_ = false;
+  struct State {
+    std::promise<void> entered;
+    std::mutex mutex;
+    std::condition_variable released_cv;
+    bool released = false;
+  };
+  std::shared_ptr<State> state_;
 };
 
 struct Collected {
