@@ -1,48 +1,28 @@
 #include "processor/inbox_cursor.h"
 
-#include <optional>
 #include <string>
 
 namespace hh::processor {
-namespace {
-
-// UPDATE … FROM (VALUES (seq, status, family, error), …): one execution for `rows` rows,
-// each found by its seq (the plan searches deliveries by rowid for each VALUES row).
-std::string outcome_update_sql(size_t rows) {
-  std::string sql = "UPDATE deliveries SET status = v.column2, family = v.column3, error = v.column4 FROM (VALUES ";
-  for (size_t i = 0; i < rows; ++i) {
-    const size_t p = i * 4;
-    if (i > 0) sql += ", ";
-    sql += "(?" + std::to_string(p + 1) + ", ?" + std::to_string(p + 2) + ", ?" + std::to_string(p + 3) + ", ?" +
-           std::to_string(p + 4) + ")";
-  }
-  sql += ") AS v WHERE deliveries.seq = v.column1";
-  return sql;
-}
-
-}  // namespace
 
 Result<InboxCursor> InboxCursor::create(sqlite::Connection& db) {
   auto applied = db.prepare("SELECT applied_seq FROM processor_state WHERE id = 1");
   if (!applied) return fail(applied.error());
-  auto newest = db.prepare("SELECT seq FROM deliveries ORDER BY seq DESC LIMIT 1");
+  auto newest = db.prepare("SELECT seq FROM inbox ORDER BY seq DESC LIMIT 1");
   if (!newest) return fail(newest.error());
   auto select = db.prepare(
       "SELECT seq, origin, received_at, event_type, headers, body, status, family, error FROM deliveries "
       "WHERE seq > ?1 ORDER BY seq LIMIT ?2");
   if (!select) return fail(select.error());
-  std::array<std::optional<sqlite::Statement>, kOutcomeRows.size()> prepared;
-  for (size_t i = 0; i < kOutcomeRows.size(); ++i) {
-    auto outcome = db.prepare(kOutcomeRows[i] == 1
-                                  ? std::string("UPDATE deliveries SET status = ?2, family = ?3, error = ?4 WHERE seq = ?1")
-                                  : outcome_update_sql(kOutcomeRows[i]));
-    if (!outcome) return fail(outcome.error());
-    prepared[i].emplace(std::move(*outcome));
-  }
+  // One row per execution: with the OR-chain CHECK of 004-outcomes.sql a single-row
+  // statement costs about what one row of a multi-row VALUES list did.
+  auto outcome = db.prepare(
+      "INSERT INTO delivery_outcomes (seq, status, family, error) VALUES (?1, ?2, ?3, ?4) "
+      "ON CONFLICT (seq) DO UPDATE SET status = excluded.status, family = excluded.family, error = excluded.error");
+  if (!outcome) return fail(outcome.error());
   auto advance = db.prepare("UPDATE processor_state SET applied_seq = ?1 WHERE id = 1");
   if (!advance) return fail(advance.error());
-  return InboxCursor(std::move(*applied), std::move(*newest), std::move(*select),
-                     {std::move(*prepared[0]), std::move(*prepared[1]), std::move(*prepared[2])}, std::move(*advance));
+  return InboxCursor(std::move(*applied), std::move(*newest), std::move(*select), std::move(*outcome),
+                     std::move(*advance));
 }
 
 Result<int64_t> InboxCursor::applied_seq() {
@@ -83,26 +63,15 @@ Result<bool> InboxCursor::next(PendingRow& pending) {
 void InboxCursor::finish() { select_.reset(); }
 
 Result<void> InboxCursor::set_outcomes(std::span<const OutcomeUpdate> outcomes) {
-  size_t done = 0;
-  for (size_t i = 0; i < kOutcomeRows.size(); ++i) {
-    const size_t rows = kOutcomeRows[i];
-    sqlite::Statement& update = outcomes_[i];
-    while (outcomes.size() - done >= rows) {
-      for (size_t r = 0; r < rows; ++r) {
-        const OutcomeUpdate& outcome = outcomes[done + r];
-        const int p = static_cast<int>(r * 4);
-        update.bind(p + 1, outcome.seq).bind_static(p + 2, outcome.status).bind_static(p + 3, outcome.family);
-        if (outcome.error.empty()) {
-          update.bind_null(p + 4);
-        } else {
-          update.bind_static(p + 4, outcome.error);
-        }
-      }
-      if (auto set = update.run(); !set) {
-        return fail("recording the outcome of deliveries " + std::to_string(outcomes[done].seq) + ".." +
-                    std::to_string(outcomes[done + rows - 1].seq) + ": " + set.error());
-      }
-      done += rows;
+  for (const OutcomeUpdate& outcome : outcomes) {
+    outcome_.bind(1, outcome.seq).bind_static(2, outcome.status).bind_static(3, outcome.family);
+    if (outcome.error.empty()) {
+      outcome_.bind_null(4);
+    } else {
+      outcome_.bind_static(4, outcome.error);
+    }
+    if (auto set = outcome_.run(); !set) {
+      return fail("recording the outcome of delivery " + std::to_string(outcome.seq) + ": " + set.error());
     }
   }
   return {};

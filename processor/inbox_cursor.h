@@ -1,11 +1,11 @@
 #pragma once
 // The processor's side of the inbox, on the write connection: reads the rows after
-// processor_state.applied_seq in seq order, records each row's outcome in deliveries
-// (status, family, error) and advances applied_seq. All of it happens inside the
+// processor_state.applied_seq in seq order (the `deliveries` view: inbox row and outcome),
+// records each row's outcome (status, family, error) in delivery_outcomes and advances
+// applied_seq. All of it happens inside the
 // processor's step transaction.
 //
 // Lifetime: the connection must outlive this object. Used on the writer thread only.
-#include <array>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -44,29 +44,19 @@ class InboxCursor {
   Result<bool> next(PendingRow& pending);
   void finish();
 
-  // Writes every outcome, up to kMaxOutcomesPerUpdate per statement execution. Why not
-  // one UPDATE per row: the CHECK on deliveries.status (`status IN (…5 values…)`) makes
-  // SQLite build an ephemeral table for the list at every execution of a statement
-  // (lists of more than two constants), which cost more than the update itself
-  // (processor/README.md has the figures).
+  // Inserts or replaces each delivery's row in delivery_outcomes.
   Result<void> set_outcomes(std::span<const OutcomeUpdate> outcomes);
   Result<void> set_applied_seq(int64_t seq);
 
-  static constexpr size_t kMaxOutcomesPerUpdate = 64;
-
- private:
-  // Statements updating 64, 8 and 1 rows; a batch is written largest first.
-  static constexpr std::array<size_t, 3> kOutcomeRows = {kMaxOutcomesPerUpdate, 8, 1};
-
   InboxCursor(sqlite::Statement applied, sqlite::Statement newest, sqlite::Statement select,
-              std::array<sqlite::Statement, 3> outcomes, sqlite::Statement advance)
+              sqlite::Statement outcome, sqlite::Statement advance)
       : applied_(std::move(applied)),
         newest_(std::move(newest)),
         select_(std::move(select)),
-        outcomes_(std::move(outcomes)),
+        outcome_(std::move(outcome)),
         advance_(std::move(advance)) {}
   sqlite::Statement applied_, newest_, select_;
-  std::array<sqlite::Statement, 3> outcomes_;  // by kOutcomeRows
+  sqlite::Statement outcome_;  // upsert of one delivery_outcomes row
   sqlite::Statement advance_;
 };
 

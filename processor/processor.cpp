@@ -39,9 +39,9 @@ Result<std::unique_ptr<Processor>> Processor::create(sqlite::Connection& write_d
   auto lock = ProcessingLock::acquire(write_db);
   if (!lock) return fail(lock.error());
   // Debian builds SQLite with secure_delete on: every page freed is zeroed, i.e. written
-  // once more. The processor frees pages all the time (a status update rewrites the
-  // delivery's row with its body, a fetched stream replaces its points, rebuild empties
-  // tables), and nothing it frees is gone for good: the inbox keeps every delivery.
+  // once more. The processor frees pages all the time (a fetched stream replaces its
+  // points, rebuild empties tables), and nothing it frees is gone for good: the inbox
+  // keeps every delivery.
   // FAST zeroes only inside pages written anyway: a rebuild wrote 217 MB -> 114 MB.
   if (auto fast = write_db.exec("PRAGMA secure_delete = FAST"); !fast) return fail(fast.error());
   auto cursor = InboxCursor::create(write_db);

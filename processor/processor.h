@@ -4,7 +4,7 @@
 // and `rebuild`.
 //
 // A step is ONE transaction (BEGIN IMMEDIATE): read the next rows after applied_seq, parse
-// each (DeliveryParser), apply it (store::DerivedWriter), record its status in deliveries,
+// each (DeliveryParser), apply it (store::DerivedWriter), record its outcome in delivery_outcomes,
 // advance processor_state.applied_seq, commit. So a crash neither repeats nor skips a
 // delivery: either the whole step is durable or none of it.
 //
@@ -141,17 +141,15 @@ class Processor : public store::BackgroundWork {
 };
 
 struct ResetOptions {
-  // false: statuses go back to 'pending' too (family and error NULL), so the inbox says
-  // nothing is applied. true: each delivery keeps its status, family and error until it
-  // is applied again, and the step rewrites only those that change. A status update
-  // rewrites the delivery's whole row, body included: with 20 KB bodies, resetting and
-  // then re-setting every status made `rebuild` twice as slow (4.6 s -> 2.3 s for 1M
-  // heartrate samples; see cli/rebuild_command.cpp). processor_state.applied_seq says
-  // what is applied either way.
+  // false: every delivery goes back to 'pending' (delivery_outcomes emptied), so the
+  // inbox says nothing is applied. true: each delivery keeps its outcome until it is
+  // applied again, and the step writes only those that change (what `rebuild` does: far
+  // fewer writes when little changes). processor_state.applied_seq says what is applied
+  // either way.
   bool keep_statuses = false;
 };
 
-// `rebuild`: empties the derived tables (not deliveries, not jobs), resets statuses to
+// `rebuild`: empties the derived tables (not the inbox, not jobs), resets outcomes to
 // 'pending' (unless options.keep_statuses) and applied_seq to 0, in one transaction. Call
 // it holding the processing lock, i.e. after Processor::create() on this connection
 // (that processor notices the reset at its next step).

@@ -9,10 +9,8 @@ Result<void> reset_derived(sqlite::Connection& write_db, ResetOptions options) {
   if (!txn) return fail(txn.error());
   if (auto cleared = store::clear_derived_tables(write_db); !cleared) return cleared;
   if (!options.keep_statuses) {
-    // Rows already pending are left alone: re-running an interrupted rebuild rewrites less.
-    auto reset = write_db.exec(
-        "UPDATE deliveries SET status = 'pending', family = NULL, error = NULL "
-        "WHERE status <> 'pending' OR family IS NOT NULL OR error IS NOT NULL");
+    // Every delivery back to 'pending' (no outcome row).
+    auto reset = write_db.exec("DELETE FROM delivery_outcomes");
     if (!reset) return reset;
   }
   if (auto reset = write_db.exec("UPDATE processor_state SET applied_seq = 0 WHERE id = 1"); !reset) return reset;

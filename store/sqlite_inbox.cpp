@@ -18,7 +18,7 @@ struct BlobCloser {
 
 Result<void> write_body_in_place(sqlite::Connection& db, int64_t seq, std::string_view body) {
   sqlite3_blob* raw = nullptr;
-  if (sqlite3_blob_open(db.get(), "main", "deliveries", "body", seq, 1, &raw) != SQLITE_OK) {
+  if (sqlite3_blob_open(db.get(), "main", "inbox", "body", seq, 1, &raw) != SQLITE_OK) {
     sqlite3_blob_close(raw);
     return fail("writing the body: " + db.last_error());
   }
@@ -40,12 +40,12 @@ Result<SqliteInbox> SqliteInbox::create(sqlite::Connection& db) {
   // ON CONFLICT DO NOTHING + RETURNING: a new row returns its seq, a known message id
   // returns no row (then we look the existing seq up).
   auto insert = db.prepare(
-      "INSERT INTO deliveries (message_id, origin, received_at, webhook_timestamp, event_type, headers, body) "
+      "INSERT INTO inbox (message_id, origin, received_at, webhook_timestamp, event_type, headers, body) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (message_id) DO NOTHING RETURNING seq");
   if (!insert) return fail(insert.error());
-  auto find = db.prepare("SELECT seq FROM deliveries WHERE message_id = ?1");
+  auto find = db.prepare("SELECT seq FROM inbox WHERE message_id = ?1");
   if (!find) return fail(find.error());
-  auto last = db.query_int("SELECT max(seq) FROM deliveries");
+  auto last = db.query_int("SELECT max(seq) FROM inbox");
   if (!last) return fail(last.error());
   return SqliteInbox(db, std::move(*insert), std::move(*find), last->value_or(0));
 }

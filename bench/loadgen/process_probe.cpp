@@ -52,8 +52,8 @@ ProcessorLag LagProbe::sample() {
   if (!db_) return lag;
   sqlite3_stmt* stmt = nullptr;
   const char* sql =
-      "SELECT (SELECT coalesce(max(seq),0) FROM deliveries), p.applied_seq, "
-      "(SELECT received_at FROM deliveries WHERE seq > p.applied_seq ORDER BY seq LIMIT 1) "
+      "SELECT (SELECT coalesce(max(seq),0) FROM inbox), p.applied_seq, "
+      "(SELECT received_at FROM inbox WHERE seq > p.applied_seq ORDER BY seq LIMIT 1) "
       "FROM processor_state p";
   if (sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW) {
     lag.last_seq = sqlite3_column_int64(stmt, 0);

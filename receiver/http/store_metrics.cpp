@@ -57,7 +57,7 @@ void StoreMetrics::collect(PrometheusText& out) {
 
 Result<void> StoreMetrics::collect_lag(PrometheusText& out, int64_t& applied_seq) {
   auto positions = db_.prepare(
-      "SELECT (SELECT COALESCE(MAX(seq), 0) FROM deliveries), applied_seq FROM processor_state WHERE id = 1");
+      "SELECT (SELECT COALESCE(MAX(seq), 0) FROM inbox), applied_seq FROM processor_state WHERE id = 1");
   if (!positions) return fail(positions.error());
   auto row = positions->step();
   if (!row) return fail(row.error());
@@ -67,7 +67,7 @@ Result<void> StoreMetrics::collect_lag(PrometheusText& out, int64_t& applied_seq
   positions->reset();
 
   // The oldest delivery the processor has not applied yet: its wait is the lag in time.
-  auto oldest = db_.prepare("SELECT received_at FROM deliveries WHERE seq > ?1 ORDER BY seq LIMIT 1");
+  auto oldest = db_.prepare("SELECT received_at FROM inbox WHERE seq > ?1 ORDER BY seq LIMIT 1");
   if (!oldest) return fail(oldest.error());
   oldest->bind(1, applied_seq);
   auto found = oldest->step();

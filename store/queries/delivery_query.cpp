@@ -15,7 +15,7 @@ const std::string kById = "SELECT " + std::string(kColumns) + " FROM deliveries 
 
 // Index-only (deliveries_received_at carries the rowid).
 constexpr std::string_view kBounds =
-    "SELECT min(seq), max(seq) FROM deliveries WHERE received_at >= ?1 AND received_at < ?2";
+    "SELECT min(seq), max(seq) FROM inbox WHERE received_at >= ?1 AND received_at < ?2";
 
 // The unary + keeps SQLite from choosing the received_at index here, which would read the
 // window in time order and then sort whole rows (bodies included) by seq.

@@ -180,7 +180,7 @@ BOOST_AUTO_TEST_CASE(an_interrupted_step_leaves_nothing_behind) {
     auto p = make_processor(db);
     BOOST_REQUIRE(db.exec("BEGIN IMMEDIATE; INSERT INTO summaries (resource, id, source_type, seq, data) "
                           "VALUES ('sleep', 'half', 'unknown', 1, '{}'); "
-                          "UPDATE deliveries SET status = 'processed' WHERE seq = 1; "
+                          "INSERT INTO delivery_outcomes (seq, status) VALUES (1, 'processed'); "
                           "UPDATE processor_state SET applied_seq = 1;"));
   }
   auto db = test::open_store(path);
@@ -216,12 +216,13 @@ BOOST_AUTO_TEST_CASE(reset_derived_empties_every_derived_table_and_keeps_the_inb
   BOOST_TEST(!jobs.empty());
 
   BOOST_REQUIRE(processor::reset_derived(db));
-  // derived_tables() names every table of the schema but the inbox, its cursor and jobs.
+  // derived_tables() names every table of the schema but the inbox, its outcomes and
+  // cursor, and jobs.
   Strings derived(store::derived_tables().begin(), store::derived_tables().end());
   std::sort(derived.begin(), derived.end());
   Strings schema_tables;
   for (const auto& row : rows(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN "
-                                  "('deliveries', 'processor_state', 'jobs') ORDER BY name")) {
+                                  "('inbox', 'delivery_outcomes', 'processor_state', 'jobs') ORDER BY name")) {
     schema_tables.push_back(row.substr(1, row.size() - 2));
   }
   BOOST_TEST(derived == schema_tables, boost::test_tools::per_element());
@@ -229,6 +230,7 @@ BOOST_AUTO_TEST_CASE(reset_derived_empties_every_derived_table_and_keeps_the_inb
   BOOST_TEST(value(db, "SELECT applied_seq FROM processor_state") == "0");
   BOOST_TEST(rows(db, "SELECT DISTINCT status, family, error FROM deliveries") == Strings{"'pending'|NULL|NULL"},
              boost::test_tools::per_element());
+  BOOST_TEST(test::count(db, "delivery_outcomes") == 0);
   BOOST_TEST(test::count(db, "deliveries") == 300);
   BOOST_TEST(test::dump_table(db, "jobs") == jobs, boost::test_tools::per_element());
 

@@ -8,6 +8,7 @@
 
 #include "store/database.h"
 #include "store/inbox_writer.h"
+#include "store/migrations.h"
 #include "store/sqlite_inbox.h"
 #include "tests/support/temp_dir.h"
 
@@ -258,7 +259,7 @@ BOOST_AUTO_TEST_CASE(schema_is_migrated_strict_and_wal) {
   BOOST_REQUIRE(mode->step().value());
   BOOST_TEST(mode->column_text(0) == "wal");
   // STRICT: a wrongly typed value is an error, not silently stored.
-  BOOST_TEST(!s.db.exec("INSERT INTO deliveries (message_id, received_at, headers, body) VALUES ('x', 'soon', '{}', x'00')").ok());
+  BOOST_TEST(!s.db.exec("INSERT INTO inbox (message_id, received_at, headers, body) VALUES ('x', 'soon', '{}', x'00')").ok());
   BOOST_TEST(s.db.query_int("PRAGMA synchronous")->value() == 2);  // FULL
   BOOST_TEST(s.db.query_int("PRAGMA cache_size")->value() == -64 * 1024);
 }
@@ -272,4 +273,39 @@ BOOST_AUTO_TEST_CASE(reopening_an_older_binary_database_refuses_a_newer_schema) 
   auto db = store::open_for_writing(dir.file("n.db"), {});
   BOOST_REQUIRE(!db.ok());
   BOOST_TEST(db.error().find("newer") != std::string::npos);
+}
+
+// 004-outcomes: a database written before it (outcomes in the inbox row) keeps every
+// status, family and error, and `deliveries` reads exactly as it did.
+BOOST_AUTO_TEST_CASE(migration_004_moves_outcomes_out_of_the_inbox_row) {
+  TempDir dir;
+  const std::string path = dir.file("old.db");
+  {
+    auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_write_create);
+    BOOST_REQUIRE(db.ok());
+    for (size_t i = 0; i < 3; ++i) BOOST_REQUIRE(db->exec(store::migrations()[i].sql).ok());
+    BOOST_REQUIRE(db->exec("PRAGMA user_version = 3").ok());
+    BOOST_REQUIRE(db->exec(
+        "INSERT INTO deliveries (seq, message_id, received_at, status, family, error, headers, body) VALUES "
+        "(1, 'a', 10, 'processed', 'summary', NULL, '{}', x'7b7d'), "
+        "(2, 'b', 20, 'invalid', NULL, '$.data.id: missing', '{}', x'00ff'), "
+        "(3, 'c', 30, 'pending', NULL, NULL, '{\"k\":\"v\"}', x'7b7d')").ok());
+  }
+  auto db = store::open_for_writing(path, {});
+  BOOST_REQUIRE_MESSAGE(db.ok(), db.error());
+  auto rows = db->prepare(
+      "SELECT seq || '|' || message_id || '|' || received_at || '|' || status || '|' || ifnull(family, '-') || '|' || "
+      "ifnull(error, '-') || '|' || headers || '|' || hex(body) FROM deliveries ORDER BY seq");
+  BOOST_REQUIRE(rows.ok());
+  std::vector<std::string> seen;
+  while (rows->step().value()) seen.emplace_back(rows->column_text(0));
+  BOOST_TEST(seen == (std::vector<std::string>{"1|a|10|processed|summary|-|{}|7B7D",
+                                               "2|b|20|invalid|-|$.data.id: missing|{}|00FF",
+                                               "3|c|30|pending|-|-|{\"k\":\"v\"}|7B7D"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(db->query_int("SELECT count(*) FROM delivery_outcomes")->value() == 2);  // pending = no row
+  // Message ids are still remembered by the inbox's unique index.
+  BOOST_TEST(!db->exec("INSERT INTO inbox (message_id, received_at, headers, body) VALUES ('a', 1, '{}', x'00')").ok());
+  // Outcomes are checked as before.
+  BOOST_TEST(!db->exec("INSERT INTO delivery_outcomes (seq, status) VALUES (3, 'done')").ok());
 }

@@ -261,7 +261,7 @@ BOOST_AUTO_TEST_CASE(csv_quotes_per_rfc4180_and_tells_null_from_empty) {
 
 BOOST_AUTO_TEST_CASE(deliveries_carry_binary_bodies_as_base64) {
   Database d;
-  BOOST_REQUIRE(d.db.exec("INSERT INTO deliveries (message_id, received_at, webhook_timestamp, event_type, headers, body) "
+  BOOST_REQUIRE(d.db.exec("INSERT INTO inbox (message_id, received_at, webhook_timestamp, event_type, headers, body) "
                           "VALUES ('m1', 1000, 1, NULL, '{\"a\":\"b\"}', X'FF00')")
                     .ok());
   auto query = DeliveryQuery::create(d.db);

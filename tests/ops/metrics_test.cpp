@@ -118,15 +118,20 @@ BOOST_AUTO_TEST_SUITE(database_reads)
 void add_delivery(hh::sqlite::Connection& db, int64_t seq, const char* family, const char* status,
                   int64_t received_at_ms) {
   auto insert = db.prepare(
-      "INSERT INTO deliveries (seq, message_id, received_at, status, family, headers, body) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, '{}', x'7b7d')");
+      "INSERT INTO inbox (seq, message_id, received_at, headers, body) VALUES (?1, ?2, ?3, '{}', x'7b7d')");
   BOOST_REQUIRE_MESSAGE(insert.ok(), insert.error());
   const std::string message_id = "m" + std::to_string(seq);
-  insert->bind(1, seq).bind(2, std::string_view(message_id)).bind(3, received_at_ms).bind(4, std::string_view(status));
-  if (family) insert->bind(5, std::string_view(family));
-  else insert->bind_null(5);
+  insert->bind(1, seq).bind(2, std::string_view(message_id)).bind(3, received_at_ms);
   auto ran = insert->run();
   BOOST_REQUIRE_MESSAGE(ran.ok(), ran.error());
+  if (std::string_view(status) == "pending") return;  // pending = no outcome row
+  auto outcome = db.prepare("INSERT INTO delivery_outcomes (seq, status, family) VALUES (?1, ?2, ?3)");
+  BOOST_REQUIRE_MESSAGE(outcome.ok(), outcome.error());
+  outcome->bind(1, seq).bind(2, std::string_view(status));
+  if (family) outcome->bind(3, std::string_view(family));
+  else outcome->bind_null(3);
+  auto recorded = outcome->run();
+  BOOST_REQUIRE_MESSAGE(recorded.ok(), recorded.error());
 }
 
 void add_job(hh::sqlite::Connection& db, const std::string& key, const char* state) {
@@ -187,7 +192,7 @@ BOOST_AUTO_TEST_CASE(lag_families_jobs_and_size_come_from_the_database) {
   BOOST_TEST(value_of(first, "healthhook_store_metrics_ok") == 1);
 
   // The processor applies seq 5 and 6 arrives: counts advance from where they were.
-  auto marked = db->exec("UPDATE deliveries SET status = 'ignored', family = 'hypnogram' WHERE seq = 5");
+  auto marked = db->exec("REPLACE INTO delivery_outcomes (seq, status, family) VALUES (5, 'ignored', 'hypnogram')");
   BOOST_REQUIRE(marked.ok());
   add_delivery(*db, 6, "timeseries", "processed", now_ms);
   set_applied(*db, 6);
@@ -198,7 +203,7 @@ BOOST_AUTO_TEST_CASE(lag_families_jobs_and_size_come_from_the_database) {
   BOOST_TEST(value_of(second, "healthhook_processor_lag_seconds") == 0);
 
   // `rebuild` resets applied_seq: the counts start again instead of counting rows twice.
-  auto reset = db->exec("UPDATE deliveries SET status = 'pending', family = NULL");
+  auto reset = db->exec("DELETE FROM delivery_outcomes");
   BOOST_REQUIRE(reset.ok());
   set_applied(*db, 2);
   auto rebuilt = collect(**metrics);
