@@ -2,8 +2,7 @@
 // The processor's side of the inbox, on the write connection: reads the rows after
 // processor_state.applied_seq in seq order (the `deliveries` view: inbox row and outcome),
 // records each row's outcome (status, family, error) in delivery_outcomes and advances
-// applied_seq. All of it happens inside the
-// processor's step transaction.
+// applied_seq. All of it happens inside the processor's step transaction.
 //
 // Lifetime: the connection must outlive this object. Used on the writer thread only.
 #include <cstdint>
