@@ -9,6 +9,7 @@
 // the cursors reach it, so a stream that reads to the end was well-formed.
 #include "receiver/events/stream_points.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -75,6 +76,53 @@ size_t number_length(std::string_view s) {
     if (!digits()) return 0;
   }
   return i;
+}
+
+// True when the JSON number `n` (already checked by number_length) is below 1 in
+// magnitude: the decimal order of its first non-zero digit plus its exponent is negative.
+// Used only for numbers std::from_chars reports out of range, to tell 1e-400 (too small:
+// zero) from 1e400 (too large: refused).
+bool below_one(std::string_view n) {
+  size_t i = n.starts_with('-') ? 1 : 0;
+  int64_t order = 0;  // decimal order of the first non-zero digit, once found
+  bool found = false;
+  int64_t integer_digits = 0;
+  for (; i < n.size() && n[i] >= '0' && n[i] <= '9'; ++i) {
+    if (found) ++integer_digits;
+    if (!found && n[i] != '0') found = true, integer_digits = 1;
+  }
+  if (found) order = integer_digits - 1;
+  if (i < n.size() && n[i] == '.') {
+    for (++i; i < n.size() && n[i] >= '0' && n[i] <= '9'; ++i) {
+      if (!found) {
+        --order;
+        if (n[i] != '0') found = true;
+      }
+    }
+  }
+  if (!found) return true;  // zero
+  int64_t exponent = 0;
+  if (i < n.size() && (n[i] == 'e' || n[i] == 'E')) {
+    ++i;
+    const bool negative = i < n.size() && n[i] == '-';
+    if (i < n.size() && (n[i] == '+' || n[i] == '-')) ++i;
+    for (; i < n.size(); ++i) exponent = std::min<int64_t>(exponent * 10 + (n[i] - '0'), int64_t{1} << 40);
+    if (negative) exponent = -exponent;
+  }
+  return order + exponent < 0;
+}
+
+// A JSON number as a double. std::from_chars reports a number too small for a double
+// (1e-400) as out of range, but JSON allows it and simdjson, like strtod, reads it as
+// zero: so do we (found by fuzz_stream_points). Too large (1e400) stays an error.
+bool parse_double(std::string_view number, double& value) {
+  const char* last = number.data() + number.size();
+  auto [end, ec] = std::from_chars(number.data(), last, value);
+  if (end != last) return false;
+  if (ec == std::errc{}) return true;
+  if (ec != std::errc::result_out_of_range || !below_one(number)) return false;
+  value = number.starts_with('-') ? -0.0 : 0.0;
+  return true;
 }
 
 // Skips one JSON value of any kind without recursion (a depth counter), checking strings
@@ -200,15 +248,15 @@ bool StreamPointReader::next(StreamPoint& point) {
         auto [end, ec] = std::from_chars(first, last, seconds);
         if (ec != std::errc{} || end != last) {
           double value = 0;
-          auto [dend, dec] = std::from_chars(first, last, value);
-          if (dec != std::errc{} || dend != last || !(std::fabs(value) < 9.2e18)) return element_error("time out of range");
+          if (!parse_double(s.substr(0, n), value) || !(std::fabs(value) < 9.2e18)) {
+            return element_error("time out of range");
+          }
           seconds = static_cast<int64_t>(value);
         }
         point.time = seconds;
       } else {
         double value = 0;
-        auto [end, ec] = std::from_chars(first, last, value);
-        if (ec != std::errc{} || end != last) return element_error("number out of range");
+        if (!parse_double(s.substr(0, n), value)) return element_error("number out of range");
         point.*kDoubleMembers[slot] = value;
       }
       s.remove_prefix(n);

@@ -1,6 +1,8 @@
 // StreamPointReader: parallel arrays of a fetched workout stream, read in lockstep.
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -96,6 +98,7 @@ BOOST_AUTO_TEST_CASE(malformed) {
   BOOST_TEST(error_of(R"({"time": 5})") == "time: expected an array or null");
   BOOST_TEST(error_of(R"({"heartrate":[120,"fast"]})") == "heartrate[1]: not a number");
   BOOST_TEST(error_of(R"({"heartrate":[1e400]})") == "heartrate[0]: number out of range");
+  BOOST_TEST(error_of(R"({"heartrate":[-12345678901234567890e300]})") == "heartrate[0]: number out of range");
   BOOST_TEST(error_of(R"({"time":[99999999999999999999999]})") == "time[0]: time out of range");
   BOOST_TEST(error_of(R"({"lat":[01]})") == "lat: malformed value");
   BOOST_TEST(error_of(R"({"lat":[nan]})") == "lat: malformed value");
@@ -104,6 +107,24 @@ BOOST_AUTO_TEST_CASE(malformed) {
   BOOST_TEST(error_of(R"({"time" [1]})") == R"(body: expected ':' after "time")");
   BOOST_TEST(error_of(R"({"time":[1] "x":2})") == R"(body: expected ',' or '}' after "time")");
   BOOST_TEST(error_of(R"({"meta":"unterminated)") == "meta: malformed value");
+}
+
+// Found by fuzz_stream_points: a number too small for a double is valid JSON and reads as
+// zero (as simdjson and strtod read it); std::from_chars alone refused it.
+BOOST_AUTO_TEST_CASE(numbers_below_the_smallest_double_read_as_zero) {
+  StreamPointReader reader(R"({"time":[1e-400, 5],"lat":[1e-325140, -0.000001e-330],"lng":[1e-300, 0.0e-999]})");
+  StreamPoint point;
+  BOOST_REQUIRE(reader.next(point));
+  BOOST_TEST(point.time.value() == 0);
+  BOOST_TEST(point.lat.value() == 0.0);
+  BOOST_TEST(point.lng.value() == 1e-300);
+  BOOST_REQUIRE(reader.next(point));
+  BOOST_TEST(point.time.value() == 5);
+  BOOST_TEST(point.lat.value() == 0.0);
+  BOOST_TEST(std::signbit(*point.lat));
+  BOOST_TEST(point.lng.value() == 0.0);
+  BOOST_TEST(!reader.next(point));
+  BOOST_TEST(reader.error() == "");
 }
 
 BOOST_AUTO_TEST_CASE(error_stops_reading) {
