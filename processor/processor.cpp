@@ -48,6 +48,8 @@ Result<std::unique_ptr<Processor>> Processor::create(sqlite::Connection& write_d
   if (!cursor) return fail(cursor.error());
   auto applied = cursor->applied_seq();
   if (!applied) return fail(applied.error());
+  auto durability = StepDurability::create(write_db);
+  if (!durability) return fail(durability.error());
   auto writer = store::DerivedWriter::create(write_db);
   if (!writer) return fail(writer.error());
   (*writer)->defer_changes();  // flushed by each step before it commits
@@ -55,20 +57,22 @@ Result<std::unique_ptr<Processor>> Processor::create(sqlite::Connection& write_d
   options.max_deliveries_per_step = std::max<size_t>(options.max_deliveries_per_step, 1);
   std::unique_ptr<Processor> processor(
       new Processor(write_db, options, std::make_unique<ProcessingLock>(std::move(*lock)),
-                    std::make_unique<InboxCursor>(std::move(*cursor)), std::move(*writer)));
+                    std::make_unique<InboxCursor>(std::move(*cursor)), std::move(*writer), *durability));
   processor->applied_seq_ = *applied;
   processor->stats_.applied_seq.store(*applied);
   return processor;
 }
 
 Processor::Processor(sqlite::Connection& db, ProcessorOptions options, std::unique_ptr<ProcessingLock> lock,
-                     std::unique_ptr<InboxCursor> cursor, std::unique_ptr<store::DerivedWriter> writer)
+                     std::unique_ptr<InboxCursor> cursor, std::unique_ptr<store::DerivedWriter> writer,
+                     StepDurability live_durability)
     : db_(db),
       options_(options),
       lock_(std::move(lock)),
       cursor_(std::move(cursor)),
       writer_(std::move(writer)),
-      parser_(std::make_unique<events::DeliveryParser>()) {}
+      parser_(std::make_unique<events::DeliveryParser>()),
+      live_durability_(live_durability) {}
 
 Processor::~Processor() = default;
 
@@ -79,7 +83,7 @@ bool Processor::run_once(int64_t inbox_last_seq) {
     auto newest = cursor_->newest_seq();
     if (newest && *newest <= applied_seq_) return false;
   }
-  auto stepped = step_marking_poisoned();
+  Result<StepOutcome> stepped = relaxed_step();
   if (!stepped) {
     ++consecutive_failures_;
     stats_.step_failures.fetch_add(1, std::memory_order_relaxed);
@@ -160,6 +164,14 @@ Result<void> Processor::sync_applied_seq() {
     stats_.applied_seq.store(applied_seq_, std::memory_order_relaxed);
   }
   return {};
+}
+
+Result<Processor::StepOutcome> Processor::relaxed_step() {
+  if (auto relaxed = live_durability_.relax(); !relaxed) return fail(relaxed.error());
+  Result<StepOutcome> stepped = step_marking_poisoned();
+  // Ingest commits on this connection must sync again, whatever the step did.
+  if (auto restored = live_durability_.restore(); !restored) return fail(restored.error());
+  return stepped;
 }
 
 Result<Processor::StepOutcome> Processor::step_marking_poisoned() {

@@ -1,16 +1,23 @@
 #pragma once
-// Copies the write-ahead log into the database on a thread of its own while a long
-// catch-up writes (rebuild, replay), instead of in the writer's commits.
+// Copies the write-ahead log into the database on a thread of its own, instead of inside
+// the writer's commits: for the whole life of `serve`, and during a long catch-up
+// (rebuild, replay).
 //
-// SQLite checkpoints automatically at the commit that grows the WAL past 1000 pages, on
-// the committing thread: during a rebuild that is most of each commit's time (copying
-// ~10 MB and syncing the database file). A passive checkpoint from another connection
-// runs alongside the writer (WAL mode allows it), so the copying overlaps with applying.
-// While this object lives, the write connection's autocheckpoint is off; the destructor
-// stops the thread and restores it.
+// SQLite checkpoints automatically at the commit that grows the WAL past 1,000 pages, on
+// the committing thread: reading the WAL, writing and syncing the database file while
+// the acks of that batch wait (in `serve`, 1 KiB deliveries: p99 15.6 ms with it, 7 ms
+// without). This object takes over the same rule: the write connection's WAL hook (what
+// SQLite's autocheckpoint uses) reports the WAL's size after each commit, and past
+// kCheckpointFrames this thread checkpoints through a connection of its own, alongside
+// the writer (WAL mode allows it), then restarts the WAL (wal_checkpointer.cpp says why
+// both). While this object lives the write connection's autocheckpoint is off; the
+// destructor stops the thread and restores it.
 //
-// Lifetime: `write_db` must outlive this object.
+// Lifetime: `write_db` must outlive this object; create and destroy it while no other
+// thread uses `write_db` (it installs and removes the connection's WAL hook).
+#include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,16 +35,23 @@ class WalCheckpointer {
   WalCheckpointer(const WalCheckpointer&) = delete;
   WalCheckpointer& operator=(const WalCheckpointer&) = delete;
 
+  // Checkpoints that ended with the WAL restarted (the writer rewinds to its beginning).
+  uint64_t restarts() const { return restarts_.load(std::memory_order_relaxed); }
+
  private:
   WalCheckpointer(sqlite::Connection& write_db, int64_t autocheckpoint, sqlite::Connection own);
+  static int on_commit(void* self, sqlite3* db, const char* schema, int wal_frames);
   void run();
+  void checkpoint_once();
 
   sqlite::Connection& write_db_;
   const int64_t autocheckpoint_;  // restored on destruction
   sqlite::Connection own_;        // the thread's only
   std::mutex mutex_;
-  std::condition_variable stop_cv_;
+  std::condition_variable wakeup_;
+  bool due_ = false;       // GUARDED_BY(mutex_): the WAL passed kCheckpointFrames
   bool stopping_ = false;  // GUARDED_BY(mutex_)
+  std::atomic<uint64_t> restarts_{0};
   std::thread thread_;
 };
 

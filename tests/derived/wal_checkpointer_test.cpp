@@ -1,0 +1,77 @@
+// Checkpoints off the writer's thread (processor/wal_checkpointer.h) and live steps that
+// commit without a sync of their own (processor/step_durability.h).
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "processor/processor.h"
+#include "processor/wal_checkpointer.h"
+#include "store/sqlite_inbox.h"
+#include "tests/derived/corpus.h"
+#include "tests/derived/store_dump.h"
+#include "tests/support/temp_dir.h"
+
+using namespace hh;
+using hh::test::TempDir;
+using hh::test::value;
+
+namespace {
+
+// `transactions` commits of one 8 KiB row each (3 WAL frames or more), with the short
+// pause between them of a busy writer thread waiting for its next batch; returns the
+// largest size the WAL file had.
+uintmax_t write_steadily(sqlite::Connection& db, const std::string& wal_path, int transactions) {
+  BOOST_REQUIRE(db.exec("CREATE TABLE load (id INTEGER PRIMARY KEY, body BLOB)"));
+  auto insert = db.prepare("INSERT INTO load (body) VALUES (zeroblob(8192))");
+  BOOST_REQUIRE_MESSAGE(insert, insert.error());
+  uintmax_t largest = 0;
+  for (int i = 0; i < transactions; ++i) {
+    BOOST_REQUIRE(db.exec("BEGIN IMMEDIATE"));
+    BOOST_REQUIRE(insert->step());
+    insert->reset();
+    BOOST_REQUIRE(db.exec("COMMIT"));
+    largest = std::max(largest, std::filesystem::file_size(wal_path));
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return largest;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_wal_is_copied_and_rewound_while_a_writer_commits_steadily) {
+  TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  auto db = test::open_store(path);
+  BOOST_REQUIRE(db.exec("PRAGMA synchronous = OFF"));  // the test's speed; syncs do not matter here
+  auto checkpointer = processor::WalCheckpointer::start(db, path);
+  BOOST_REQUIRE_MESSAGE(checkpointer, checkpointer.error());
+  // 6,000 x 8 KiB = 48 MiB of rows. Without restarts the WAL holds all of it (a passive
+  // checkpoint never rewinds it); with none at all the database file stays empty.
+  const uintmax_t largest_wal = write_steadily(db, path + "-wal", 6000);
+  BOOST_TEST((*checkpointer)->restarts() > 0u);
+  BOOST_TEST(largest_wal < 16u * 1024 * 1024, "the WAL reached " << largest_wal << " bytes");
+  BOOST_TEST_MESSAGE("largest WAL: " << largest_wal);
+  BOOST_TEST(std::filesystem::file_size(path) > 16u * 1024 * 1024, "the rows were copied into the database");
+  checkpointer->reset();
+  BOOST_TEST(value(db, "PRAGMA wal_autocheckpoint") == "1000", "SQLite's own checkpoints are back");
+  BOOST_TEST(value(db, "SELECT count(*) FROM load") == "6000");
+}
+
+BOOST_AUTO_TEST_CASE(a_live_step_leaves_ingest_commits_synchronous_full) {
+  TempDir dir;
+  auto db = test::open_store(dir.file("healthhook.db"));
+  BOOST_REQUIRE(value(db, "PRAGMA synchronous") == "2");  // FULL, the default setting
+  auto inbox = store::SqliteInbox::create(db);
+  BOOST_REQUIRE_MESSAGE(inbox, inbox.error());
+  const auto delivery = test::sleep_delivery("msg_1", "sleep-1", 70);
+  const store::NewDelivery* batch[] = {&delivery};
+  BOOST_REQUIRE(inbox->append(batch));
+  auto p = processor::Processor::create(db);
+  BOOST_REQUIRE_MESSAGE(p, p.error());
+  BOOST_TEST(!(*p)->run_once(1));
+  BOOST_TEST((*p)->applied_seq() == 1);
+  BOOST_TEST(value(db, "PRAGMA synchronous") == "2");
+}
