@@ -17,6 +17,12 @@ namespace {
 constexpr auto kFirstRetryDelay = std::chrono::milliseconds(250);
 constexpr auto kMaxRetryDelay = std::chrono::seconds(30);
 constexpr int64_t kBackgroundHelpersMinBacklog = 256;  // deliveries
+// A catch-up checkpoints every 64 MiB of WAL rather than every 4 MiB as `serve` does: the
+// pages it rewrites most (the newest leaf of each series, the change feed's last page) are
+// copied once per checkpoint. Heartrate replay of 10,000 x 180 samples: 367,000 samples/s
+// at 1,000 pages, 383,000 at 16,000, 410,000 never checkpointing until the end (a WAL as
+// large as everything written).
+constexpr int kCatchUpCheckpointFrames = 16000;
 
 int64_t micros_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
@@ -113,7 +119,7 @@ Result<void> Processor::run_until_caught_up(const std::function<void(int64_t, in
   std::string path = last_seq - applied_seq_ >= kBackgroundHelpersMinBacklog ? database_path(db_) : std::string();
   std::unique_ptr<WalCheckpointer> checkpointer;
   if (!path.empty()) {
-    auto started = WalCheckpointer::start(db_, path);
+    auto started = WalCheckpointer::start(db_, path, kCatchUpCheckpointFrames);
     if (started) {
       checkpointer = std::move(*started);
     } else {

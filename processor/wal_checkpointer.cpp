@@ -1,12 +1,12 @@
 #include "processor/wal_checkpointer.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 namespace hh::processor {
 namespace {
 
-// SQLite's own autocheckpoint threshold: 1,000 pages (4 MiB of 4 KiB pages).
-constexpr int kCheckpointFrames = 1000;
 // Also look this often without a report, so a WAL left behind when writes stop (or
 // written before this object existed) is copied too.
 constexpr auto kIdleInterval = std::chrono::seconds(1);
@@ -15,7 +15,8 @@ constexpr auto kRestartWait = std::chrono::milliseconds(20);
 
 }  // namespace
 
-Result<std::unique_ptr<WalCheckpointer>> WalCheckpointer::start(sqlite::Connection& write_db, const std::string& path) {
+Result<std::unique_ptr<WalCheckpointer>> WalCheckpointer::start(sqlite::Connection& write_db, const std::string& path,
+                                                                       int checkpoint_frames) {
   auto previous = write_db.query_int("PRAGMA wal_autocheckpoint");
   if (!previous) return fail(previous.error());
   auto own = sqlite::Connection::open(path, sqlite::OpenMode::read_write);
@@ -24,15 +25,16 @@ Result<std::unique_ptr<WalCheckpointer>> WalCheckpointer::start(sqlite::Connecti
   // first reads the database; until then a checkpoint through it does nothing at all.
   if (auto read = own->query_int("SELECT count(*) FROM sqlite_schema"); !read) return fail(read.error());
   std::unique_ptr<WalCheckpointer> checkpointer(
-      new WalCheckpointer(write_db, previous->value_or(kCheckpointFrames), std::move(*own)));
+      new WalCheckpointer(write_db, previous->value_or(1000), std::move(*own), std::max(checkpoint_frames, 1)));
   // Replaces the autocheckpoint, which is itself a WAL hook.
   sqlite3_wal_hook(write_db.get(), &WalCheckpointer::on_commit, checkpointer.get());
   checkpointer->thread_ = std::thread([c = checkpointer.get()] { c->run(); });
   return checkpointer;
 }
 
-WalCheckpointer::WalCheckpointer(sqlite::Connection& write_db, int64_t autocheckpoint, sqlite::Connection own)
-    : write_db_(write_db), autocheckpoint_(autocheckpoint), own_(std::move(own)) {}
+WalCheckpointer::WalCheckpointer(sqlite::Connection& write_db, int64_t autocheckpoint, sqlite::Connection own,
+                                 int checkpoint_frames)
+    : write_db_(write_db), autocheckpoint_(autocheckpoint), checkpoint_frames_(checkpoint_frames), own_(std::move(own)) {}
 
 WalCheckpointer::~WalCheckpointer() {
   sqlite3_wal_hook(write_db_.get(), nullptr, nullptr);
@@ -47,8 +49,8 @@ WalCheckpointer::~WalCheckpointer() {
 
 // On the writer's thread, after each commit (its lock released): only a flag and a wake-up.
 int WalCheckpointer::on_commit(void* self, sqlite3*, const char*, int wal_frames) {
-  if (wal_frames >= kCheckpointFrames) {
-    auto* checkpointer = static_cast<WalCheckpointer*>(self);
+  auto* checkpointer = static_cast<WalCheckpointer*>(self);
+  if (wal_frames >= checkpointer->checkpoint_frames_) {
     {
       std::lock_guard lock(checkpointer->mutex_);
       checkpointer->due_ = true;
@@ -76,7 +78,7 @@ void WalCheckpointer::checkpoint_once() {
   int wal_frames = 0;
   int copied_frames = 0;
   sqlite3_wal_checkpoint_v2(own_.get(), nullptr, SQLITE_CHECKPOINT_PASSIVE, &wal_frames, &copied_frames);
-  if (wal_frames < kCheckpointFrames) return;  // an idle look at a short WAL
+  if (wal_frames < checkpoint_frames_) return;  // an idle look at a short WAL
   // A passive checkpoint never rewinds the WAL: the writer starts again from the file's
   // beginning only if, when its transaction begins, every frame is already copied, and
   // under steady ingest it has always committed again by then (the WAL grew by the whole

@@ -30,7 +30,9 @@ namespace hh::processor {
 
 class WalCheckpointer {
  public:
-  static Result<std::unique_ptr<WalCheckpointer>> start(sqlite::Connection& write_db, const std::string& path);
+  // `checkpoint_frames`: the WAL size (in pages) that starts a checkpoint.
+  static Result<std::unique_ptr<WalCheckpointer>> start(sqlite::Connection& write_db, const std::string& path,
+                                                        int checkpoint_frames);
   ~WalCheckpointer();
   WalCheckpointer(const WalCheckpointer&) = delete;
   WalCheckpointer& operator=(const WalCheckpointer&) = delete;
@@ -39,13 +41,14 @@ class WalCheckpointer {
   uint64_t restarts() const { return restarts_.load(std::memory_order_relaxed); }
 
  private:
-  WalCheckpointer(sqlite::Connection& write_db, int64_t autocheckpoint, sqlite::Connection own);
+  WalCheckpointer(sqlite::Connection& write_db, int64_t autocheckpoint, sqlite::Connection own, int checkpoint_frames);
   static int on_commit(void* self, sqlite3* db, const char* schema, int wal_frames);
   void run();
   void checkpoint_once();
 
   sqlite::Connection& write_db_;
   const int64_t autocheckpoint_;  // restored on destruction
+  const int checkpoint_frames_;
   sqlite::Connection own_;        // the thread's only
   std::mutex mutex_;
   std::condition_variable wakeup_;

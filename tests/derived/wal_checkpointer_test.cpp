@@ -46,7 +46,7 @@ BOOST_AUTO_TEST_CASE(the_wal_is_copied_and_rewound_while_a_writer_commits_steadi
   const std::string path = dir.file("healthhook.db");
   auto db = test::open_store(path);
   BOOST_REQUIRE(db.exec("PRAGMA synchronous = OFF"));  // the test's speed; syncs do not matter here
-  auto checkpointer = processor::WalCheckpointer::start(db, path);
+  auto checkpointer = processor::WalCheckpointer::start(db, path, 1000);
   BOOST_REQUIRE_MESSAGE(checkpointer, checkpointer.error());
   // 6,000 x 8 KiB = 48 MiB of rows. Without restarts the WAL holds all of it (a passive
   // checkpoint never rewinds it); with none at all the database file stays empty.
