@@ -5,13 +5,13 @@
 //
 // SQLite checkpoints automatically at the commit that grows the WAL past 1,000 pages, on
 // the committing thread: reading the WAL, writing and syncing the database file while
-// the acks of that batch wait (in `serve`, 1 KiB deliveries: p99 15.6 ms with it, 7 ms
-// without). This object takes over the same rule: the write connection's WAL hook (what
-// SQLite's autocheckpoint uses) reports the WAL's size after each commit, and past
-// kCheckpointFrames this thread checkpoints through a connection of its own, alongside
-// the writer (WAL mode allows it), then restarts the WAL (wal_checkpointer.cpp says why
-// both). While this object lives the write connection's autocheckpoint is off; the
-// destructor stops the thread and restores it.
+// the acks of that batch wait. This object takes over the same rule: the write
+// connection's WAL hook (what SQLite's autocheckpoint uses) reports the WAL's size after
+// each commit, and past `checkpoint_frames` (given to start()) this thread checkpoints
+// through a connection of its own, alongside the writer (WAL mode allows it), then
+// restarts the WAL (wal_checkpointer.cpp says why both). While this object lives the
+// write connection's autocheckpoint is off; the destructor stops the thread and restores
+// it. Measured effect: bench/README.md, "Measured".
 //
 // Lifetime: `write_db` must outlive this object; create and destroy it while no other
 // thread uses `write_db` (it installs and removes the connection's WAL hook).
@@ -52,7 +52,7 @@ class WalCheckpointer {
   sqlite::Connection own_;        // the thread's only
   std::mutex mutex_;
   std::condition_variable wakeup_;
-  bool due_ = false;       // GUARDED_BY(mutex_): the WAL passed kCheckpointFrames
+  bool due_ = false;       // GUARDED_BY(mutex_): the WAL passed checkpoint_frames_
   bool stopping_ = false;  // GUARDED_BY(mutex_)
   std::atomic<uint64_t> restarts_{0};
   std::thread thread_;
