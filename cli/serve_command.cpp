@@ -179,8 +179,13 @@ int run_serve(const ServeFlags& flags) {
   // opened), SQLite's own autocheckpoint stays on: slower acks, nothing else changes.
   // The threshold is SQLite's own (1,000 pages): a short WAL keeps reads of the read API
   // fast, and 4,000 pages gained 2 % acks but raised the p99 from 16 to 24 ms.
+  // The writer finishes each checkpoint between its batches (so the WAL rewinds).
   auto checkpointer = processor::WalCheckpointer::start(*db, settings->database, 1000);
-  if (!checkpointer) log::warn("checkpointer_not_started").str("error", checkpointer.error());
+  if (checkpointer) {
+    writer.add_background(checkpointer->get());
+  } else {
+    log::warn("checkpointer_not_started").str("error", checkpointer.error());
+  }
 
   // The writer thread commits and processes on a core of its own; the io threads take the
   // rest. Measured on 2 cores: 1 io thread acked 19.5k/s, 2 io threads 16.7k/s (1 KiB).

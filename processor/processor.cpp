@@ -155,6 +155,7 @@ Result<void> Processor::run_until_caught_up(const std::function<void(int64_t, in
       stats_.step_failures.fetch_add(1, std::memory_order_relaxed);
       return fail(stepped.error());
     }
+    if (checkpointer) checkpointer->finish_on_writer();
     if (progress) progress(applied_seq_, last_seq);
     if (stepped->deliveries == 0) break;  // nothing left after applied_seq
   }

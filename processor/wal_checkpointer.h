@@ -8,10 +8,13 @@
 // the acks of that batch wait. This object takes over the same rule: the write
 // connection's WAL hook (what SQLite's autocheckpoint uses) reports the WAL's size after
 // each commit, and past `checkpoint_frames` (given to start()) this thread checkpoints
-// through a connection of its own, alongside the writer (WAL mode allows it), then
-// restarts the WAL (wal_checkpointer.cpp says why both). While this object lives the
-// write connection's autocheckpoint is off; the destructor stops the thread and restores
-// it. Measured effect: bench/README.md, "Measured".
+// through a connection of its own, alongside the writer (WAL mode allows it). The writer
+// finishes the job between two of its transactions (run_once(), as background work of
+// the InboxWriter, or called by a catch-up loop): it copies the few frames committed
+// since, so that its next transaction starts the WAL again from the beginning
+// (wal_checkpointer.cpp says why). While this object lives the write connection's
+// autocheckpoint is off; the destructor stops the thread and restores it. Measured
+// effect: bench/README.md, "Measured".
 //
 // Lifetime: `write_db` must outlive this object; create and destroy it while no other
 // thread uses `write_db` (it installs and removes the connection's WAL hook).
@@ -24,21 +27,29 @@
 #include <thread>
 
 #include "common/result.h"
+#include "store/inbox_writer.h"
 #include "store/sqlite/connection.h"
 
 namespace hh::processor {
 
-class WalCheckpointer {
+class WalCheckpointer final : public store::BackgroundWork {
  public:
   // `checkpoint_frames`: the WAL size (in pages) that starts a checkpoint.
   static Result<std::unique_ptr<WalCheckpointer>> start(sqlite::Connection& write_db, const std::string& path,
                                                         int checkpoint_frames);
-  ~WalCheckpointer();
+  ~WalCheckpointer() override;
   WalCheckpointer(const WalCheckpointer&) = delete;
   WalCheckpointer& operator=(const WalCheckpointer&) = delete;
 
-  // Checkpoints that ended with the WAL restarted (the writer rewinds to its beginning).
-  uint64_t restarts() const { return restarts_.load(std::memory_order_relaxed); }
+  // On the writer's thread, between its transactions: when this object's thread has
+  // copied a long WAL, copies what was committed since through the write connection, so
+  // the writer's next transaction rewinds the WAL. One atomic load when nothing is due.
+  void finish_on_writer();
+  // BackgroundWork (the InboxWriter's thread): finish_on_writer(); never "more to do".
+  bool run_once(int64_t inbox_last_seq) override;
+
+  // Checkpoints finished by the writer that copied the whole WAL (it rewinds next).
+  uint64_t rewinds() const { return rewinds_.load(std::memory_order_relaxed); }
 
  private:
   WalCheckpointer(sqlite::Connection& write_db, int64_t autocheckpoint, sqlite::Connection own, int checkpoint_frames);
@@ -54,7 +65,8 @@ class WalCheckpointer {
   std::condition_variable wakeup_;
   bool due_ = false;       // GUARDED_BY(mutex_): the WAL passed checkpoint_frames_
   bool stopping_ = false;  // GUARDED_BY(mutex_)
-  std::atomic<uint64_t> restarts_{0};
+  std::atomic<bool> finish_due_{false};  // set by the thread, cleared by the writer
+  std::atomic<uint64_t> rewinds_{0};
   std::thread thread_;
 };
 
