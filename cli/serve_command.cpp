@@ -106,6 +106,16 @@ net::awaitable<void> drain_then_finish(http::Listener& listener, net::signal_set
   signals.cancel();
 }
 
+// The sync thread for ingest commits, and the write connection set to commit without one.
+Result<std::unique_ptr<store::WalSync>> open_wal_sync(sqlite::Connection& db, const std::string& database) {
+  // The WAL file exists once the connection has read the database in WAL mode.
+  if (auto read = db.query_int("SELECT count(*) FROM sqlite_schema"); !read) return fail(read.error());
+  auto sync = store::WalSync::open(database + "-wal");
+  if (!sync) return sync;
+  if (auto relaxed = db.exec("PRAGMA synchronous = NORMAL"); !relaxed) return fail(relaxed.error());
+  return sync;
+}
+
 int run_serve(const ServeFlags& flags) {
   auto settings = load_settings_or_report(flags.settings, "serve");
   if (!settings) return kExitBadConfig;
@@ -136,6 +146,19 @@ int run_serve(const ServeFlags& flags) {
   writer.on_commit([&commit_metrics](size_t batch, double seconds, bool ok) {
     commit_metrics.observe(batch, seconds, ok);
   });
+  // synchronous = "full": each batch's acks wait for an fdatasync of the WAL on a thread
+  // of its own (store/wal_sync.h) rather than inside COMMIT, so the writer applies the
+  // batch and commits the next one meanwhile. The write connection itself then commits
+  // without a sync (NORMAL), before the processor reads its level (its steps relax only
+  // from FULL). Without the sync thread (the WAL file cannot be opened), COMMIT syncs.
+  if (settings->synchronous == "full") {
+    auto wal_sync = open_wal_sync(*db, settings->database);
+    if (wal_sync) {
+      writer.sync_commits_with(std::move(*wal_sync));
+    } else {
+      log::warn("wal_sync_not_started").str("error", wal_sync.error());
+    }
+  }
 
   // Follow-up fetcher (spec §5), only with an API key. Its job store lives on the write
   // connection, so it is prepared before the writer thread owns that connection.

@@ -14,6 +14,8 @@ InboxWriter::~InboxWriter() { stop(); }
 
 void InboxWriter::add_background(BackgroundWork* work) { background_.push_back(work); }
 
+void InboxWriter::sync_commits_with(std::unique_ptr<WalSync> sync) { wal_sync_ = std::move(sync); }
+
 void InboxWriter::on_commit(std::function<void(size_t, double, bool)> observer) {
   commit_observer_ = std::move(observer);
 }
@@ -29,6 +31,7 @@ void InboxWriter::stop() {
   }
   wakeup_.notify_one();
   if (thread_.joinable()) thread_.join();
+  if (wal_sync_) wal_sync_->stop();  // the acks of the last batches
 }
 
 bool InboxWriter::accepting() const {
@@ -125,19 +128,46 @@ void InboxWriter::commit_batch(std::vector<Pending>& batch) {
   last_commit_ok_.store(appended.ok(), std::memory_order_relaxed);
   if (commit_observer_) commit_observer_(batch.size(), seconds, appended.ok());
 
+  std::vector<AppendOutcome> outcomes;
+  outcomes.reserve(batch.size());
   if (!appended) {
-    stats_.failed.fetch_add(batch.size(), std::memory_order_relaxed);
     log::error("inbox_commit_failed").str("error", appended.error()).num("batch", static_cast<int64_t>(batch.size()));
     last_disk_check_ = {};  // a full disk is the usual cause: re-check now
-    const AppendOutcome outcome{AppendOutcome::Kind::unavailable, 0, appended.error()};
-    for (auto& pending : batch) pending.done(outcome);
+    outcomes.assign(batch.size(), AppendOutcome{AppendOutcome::Kind::unavailable, 0, appended.error()});
+    complete(batch, outcomes);
     return;
   }
-  for (size_t i = 0; i < batch.size(); ++i) {
-    const Appended& result = (*appended)[i];
+  for (const Appended& result : *appended) {
     const bool stored = result.status == AppendStatus::stored;
-    (stored ? stats_.stored : stats_.duplicates).fetch_add(1, std::memory_order_relaxed);
-    batch[i].done({stored ? AppendOutcome::Kind::stored : AppendOutcome::Kind::duplicate, result.seq, {}});
+    outcomes.push_back({stored ? AppendOutcome::Kind::stored : AppendOutcome::Kind::duplicate, result.seq, {}});
+  }
+  if (!wal_sync_) {
+    complete(batch, outcomes);
+    return;
+  }
+  // The batch (bodies and completions) moves to the sync thread; `batch` is left empty.
+  wal_sync_->after_commit([this, pending = std::move(batch), outcomes = std::move(outcomes)](
+                              bool synced, const std::string& error) mutable {
+    if (!synced) {
+      // Committed but maybe not on disk: no 2xx. The service's retry finds a duplicate.
+      last_commit_ok_.store(false, std::memory_order_relaxed);
+      log::error("inbox_sync_failed").str("error", error).num("batch", static_cast<int64_t>(pending.size()));
+      outcomes.assign(pending.size(), AppendOutcome{AppendOutcome::Kind::unavailable, 0, error});
+    }
+    complete(pending, outcomes);
+  });
+  batch.clear();
+}
+
+void InboxWriter::complete(std::vector<Pending>& batch, const std::vector<AppendOutcome>& outcomes) {
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const AppendOutcome& outcome = outcomes[i];
+    switch (outcome.kind) {
+      case AppendOutcome::Kind::stored: stats_.stored.fetch_add(1, std::memory_order_relaxed); break;
+      case AppendOutcome::Kind::duplicate: stats_.duplicates.fetch_add(1, std::memory_order_relaxed); break;
+      case AppendOutcome::Kind::unavailable: stats_.failed.fetch_add(1, std::memory_order_relaxed); break;
+    }
+    batch[i].done(outcome);
   }
 }
 

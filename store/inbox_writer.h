@@ -5,6 +5,9 @@
 // completion runs with its own outcome. Between batches the writer runs background work
 // (the processor, job updates) on the same connection, one bounded transaction at a time,
 // so the inbox is never blocked for longer than one such step.
+//
+// With a WalSync (sync_commits_with), commits do not sync inside COMMIT: the completions
+// run on the sync thread once the WAL is on disk, while this thread goes on (wal_sync.h).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "store/inbox.h"
+#include "store/wal_sync.h"
 
 namespace hh::store {
 
@@ -26,7 +30,7 @@ struct AppendOutcome {
   std::string error;      // unavailable: why the commit failed
 };
 
-// Runs on the writer thread; must not block for long.
+// Runs on the writer thread (on the sync thread with a WalSync); must not block for long.
 using Completion = std::function<void(const AppendOutcome&)>;
 
 // Work that shares the write connection, e.g. the processor.
@@ -56,6 +60,9 @@ class InboxWriter {
 
   // Before start(): work to run between batches, in the order added.
   void add_background(BackgroundWork* work);
+  // Before start(): completions wait for `sync` instead of a sync inside each commit; the
+  // caller has set the write connection to synchronous = NORMAL. stop() stops it last.
+  void sync_commits_with(std::unique_ptr<WalSync> sync);
   void start();
   // Stops accepting, commits everything already queued, runs posted tasks, joins.
   void stop();
@@ -93,11 +100,14 @@ class InboxWriter {
   };
   void run();
   void commit_batch(std::vector<Pending>& batch);
+  // Runs the batch's completions (on the sync thread when there is one).
+  void complete(std::vector<Pending>& batch, const std::vector<AppendOutcome>& outcomes);
   void check_disk();
 
   Inbox& inbox_;
   const WriterOptions options_;
   std::vector<BackgroundWork*> background_;
+  std::unique_ptr<WalSync> wal_sync_;
   std::function<void(size_t, double, bool)> commit_observer_;
 
   mutable std::mutex mutex_;

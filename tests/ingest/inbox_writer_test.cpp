@@ -1,6 +1,8 @@
 // The inbox and its writer thread: group commit, seq order, duplicates (forever),
 // byte-exact storage, high-water refusal, commit failure (disk full) without half-writes.
 #include <boost/test/unit_test.hpp>
+#include <unistd.h>
+
 #include <condition_variable>
 #include <future>
 #include <memory>
@@ -10,6 +12,7 @@
 #include "store/inbox_writer.h"
 #include "store/migrations.h"
 #include "store/sqlite_inbox.h"
+#include "store/wal_sync.h"
 #include "tests/support/temp_dir.h"
 
 using namespace hh;
@@ -308,4 +311,101 @@ BOOST_AUTO_TEST_CASE(migration_004_moves_outcomes_out_of_the_inbox_row) {
   BOOST_TEST(!db->exec("INSERT INTO inbox (message_id, received_at, headers, body) VALUES ('a', 1, '{}', x'00')").ok());
   // Outcomes are checked as before.
   BOOST_TEST(!db->exec("INSERT INTO delivery_outcomes (seq, status) VALUES (3, 'done')").ok());
+}
+
+// With a WalSync (store/wal_sync.h) commits do not sync inside COMMIT; each ack waits for
+// an fdatasync of the WAL that began after its commit.
+namespace {
+
+// Opens the sync thread on the store's WAL and makes the connection commit unsynced, as
+// `serve` does with synchronous = "full".
+std::unique_ptr<store::WalSync> sync_for(Store& s, store::WalSync::SyncFile sync_file = {}) {
+  BOOST_REQUIRE(s.db.exec("PRAGMA synchronous = NORMAL"));
+  auto sync = store::WalSync::open(s.dir.file("inbox.db-wal"), std::move(sync_file));
+  BOOST_REQUIRE_MESSAGE(sync.ok(), sync.error());
+  return std::move(*sync);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(an_ack_waits_for_a_wal_sync_that_began_after_its_commit) {
+  Store s;
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool entered = false, released = false;
+  int64_t committed_at_sync = -1;
+  store::InboxWriter writer(s.inbox, {});
+  writer.sync_commits_with(sync_for(s, [&](int fd) -> std::string {
+    const int64_t committed = s.count();  // what a reader sees: the commit is done
+    std::unique_lock lock(mutex);
+    committed_at_sync = committed;
+    entered = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return released; });
+    return ::fdatasync(fd) == 0 ? "" : "fdatasync failed";
+  }));
+  writer.start();
+  Collected collected;
+  BOOST_REQUIRE(writer.submit(delivery("msg_1"), collected.for_id("msg_1")) == store::InboxWriter::Admission::queued);
+  {
+    std::unique_lock lock(mutex);
+    BOOST_REQUIRE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return entered; }));
+    BOOST_TEST(committed_at_sync == 1);
+    // The sync has begun and not returned: the ack (run after it, on its thread) waits.
+    std::lock_guard collected_lock(collected.mutex);
+    BOOST_TEST(collected.outcomes.empty());
+    released = true;
+    cv.notify_all();
+  }
+  collected.wait_for(1);
+  writer.stop();
+  BOOST_TEST((collected.outcomes[0].second.kind == Kind::stored));
+  BOOST_TEST(collected.outcomes[0].second.seq == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_wal_sync_answers_unavailable_and_the_retry_is_a_duplicate) {
+  Store s;
+  int calls = 0;  // on the sync thread only
+  store::InboxWriter writer(s.inbox, {});
+  writer.sync_commits_with(sync_for(s, [&calls](int) -> std::string {
+    return ++calls == 1 ? "fdatasync of the WAL: Input/output error" : "";
+  }));
+  writer.start();
+  Collected collected;
+  writer.submit(delivery("msg_1"), collected.for_id("first"));
+  collected.wait_for(1);
+  writer.submit(delivery("msg_1"), collected.for_id("retry"));
+  collected.wait_for(2);
+  writer.stop();
+  const store::AppendOutcome& first = collected.outcomes[0].second;
+  BOOST_TEST((first.kind == Kind::unavailable));  // no 2xx: maybe not on disk
+  BOOST_TEST(first.error.find("Input/output error") != std::string::npos);
+  BOOST_TEST((collected.outcomes[1].second.kind == Kind::duplicate));  // it was committed
+  BOOST_TEST(collected.outcomes[1].second.seq == 1);
+  BOOST_TEST(writer.stats().failed.load() == 1u);
+  BOOST_TEST(s.count() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(stop_syncs_and_acks_every_committed_batch) {
+  Store s;
+  store::InboxWriter writer(s.inbox, {});
+  auto sync = sync_for(s);  // the real fdatasync
+  const store::WalSync* wal_sync = sync.get();
+  writer.sync_commits_with(std::move(sync));
+  writer.start();
+  Collected collected;
+  for (int i = 0; i < 20; ++i) writer.submit(delivery("s" + std::to_string(i)), collected.for_id("s"));
+  writer.stop();  // joins the writer, then the sync thread
+  BOOST_TEST(collected.outcomes.size() == 20u);
+  for (const auto& [id, outcome] : collected.outcomes) BOOST_TEST((outcome.kind == Kind::stored));
+  BOOST_TEST(wal_sync->syncs() >= 1u);
+  BOOST_TEST(wal_sync->syncs() <= writer.stats().batches.load());  // one sync can cover several
+  BOOST_TEST(s.count() == 20);
+}
+
+BOOST_AUTO_TEST_CASE(a_wal_sync_needs_the_wal_file) {
+  TempDir dir;
+  auto sync = store::WalSync::open(dir.file("missing.db-wal"));
+  BOOST_REQUIRE(!sync.ok());
+  BOOST_TEST(sync.error().find("missing.db-wal") != std::string::npos);
 }

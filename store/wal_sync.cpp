@@ -1,0 +1,78 @@
+#include "store/wal_sync.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace hh::store {
+namespace {
+
+std::string fdatasync_file(int fd) {
+  if (::fdatasync(fd) == 0) return {};
+  return std::string("fdatasync of the WAL: ") + std::strerror(errno);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<WalSync>> WalSync::open(const std::string& wal_path, SyncFile sync_file) {
+  // No O_CREAT: a WAL that does not exist yet means the database is not open in WAL mode.
+  const int fd = ::open(wal_path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return fail("open " + wal_path + ": " + std::strerror(errno));
+  std::unique_ptr<WalSync> sync(new WalSync(fd, sync_file ? std::move(sync_file) : SyncFile(fdatasync_file)));
+  sync->thread_ = std::thread([s = sync.get()] { s->run(); });
+  return sync;
+}
+
+WalSync::WalSync(int fd, SyncFile sync_file) : fd_(fd), sync_file_(std::move(sync_file)) {}
+
+WalSync::~WalSync() {
+  stop();
+  ::close(fd_);
+}
+
+void WalSync::after_commit(AfterSync after) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!stopping_) {
+      waiting_.push_back(std::move(after));
+      wakeup_.notify_one();
+      return;
+    }
+  }
+  after(false, "shutting down");  // not reached by the InboxWriter, which stops us last
+}
+
+void WalSync::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wakeup_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+uint64_t WalSync::syncs() const {
+  std::lock_guard lock(mutex_);
+  return syncs_;
+}
+
+void WalSync::run() {
+  std::vector<AfterSync> batch;
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wakeup_.wait(lock, [this] { return !waiting_.empty() || stopping_; });
+    if (waiting_.empty()) return;  // stopping, nothing left
+    batch.swap(waiting_);
+    lock.unlock();
+    // Everything in `batch` was committed before it was handed over, so before this call.
+    const std::string error = sync_file_(fd_);
+    for (AfterSync& after : batch) after(error.empty(), error);
+    batch.clear();
+    lock.lock();
+    ++syncs_;
+  }
+}
+
+}  // namespace hh::store

@@ -1,0 +1,71 @@
+#pragma once
+// Makes the inbox writer's commits durable on a thread of its own, then runs their acks.
+//
+// With `synchronous = "full"` every ingest commit used to sync the WAL inside COMMIT, on
+// the writer thread: the processor step that follows each batch, and the next batch,
+// waited behind that fsync (1-2 ms on the development VM). Instead the write connection
+// commits with synchronous = NORMAL (SQLite writes the WAL frames but does not sync
+// them) and hands the batch's acks to this object, which calls fdatasync() on the WAL
+// file and only then runs them. The writer meanwhile applies the batch and commits the
+// next one; one fdatasync covers every commit that returned before it began (group
+// sync). Still true: no 2xx before the delivery's frames are on disk.
+//
+// Why that is as durable as SQLite's own sync at COMMIT: fdatasync on any descriptor of
+// the WAL file flushes all of the file's written data, i.e. every frame committed before
+// the call; SQLite recovers the WAL as a prefix of valid frames (checksums chain from the
+// header), and frames are overwritten only after a checkpoint has copied them into the
+// database and synced it (SQLite syncs checkpoints at NORMAL too, and the WAL header
+// when the log restarts). A delivery whose sync fails gets 503 and stays committed: the
+// service's retry is then acknowledged as a duplicate once the disk is healthy.
+//
+// The WAL file must stay the same file while this object lives: SQLite removes it only
+// when the last connection closes, and `serve` keeps its connections open.
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/result.h"
+
+namespace hh::store {
+
+class WalSync {
+ public:
+  // Runs on the sync thread after the sync: `synced` false with the reason otherwise.
+  using AfterSync = std::function<void(bool synced, const std::string& error)>;
+  // Syncs the file behind the descriptor; returns "" or why not (tests inject failures).
+  using SyncFile = std::function<std::string(int fd)>;
+
+  // `wal_path`: the database's "-wal" file, which must exist (the database is open in
+  // WAL mode and has been read).
+  static Result<std::unique_ptr<WalSync>> open(const std::string& wal_path, SyncFile sync_file = {});
+  ~WalSync();  // stop()
+  WalSync(const WalSync&) = delete;
+  WalSync& operator=(const WalSync&) = delete;
+
+  // Thread-safe; call after the commit returned. `after` runs exactly once, after a sync
+  // that began later (or, after stop(), at once with synced = false).
+  void after_commit(AfterSync after);
+  // Syncs and runs everything handed over so far, then joins the thread.
+  void stop();
+
+  uint64_t syncs() const;
+
+ private:
+  WalSync(int fd, SyncFile sync_file);
+  void run();
+
+  const int fd_;
+  const SyncFile sync_file_;
+  mutable std::mutex mutex_;
+  std::condition_variable wakeup_;
+  std::vector<AfterSync> waiting_;  // GUARDED_BY(mutex_)
+  bool stopping_ = false;           // GUARDED_BY(mutex_)
+  uint64_t syncs_ = 0;              // GUARDED_BY(mutex_)
+  std::thread thread_;
+};
+
+}  // namespace hh::store
