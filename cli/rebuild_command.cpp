@@ -40,11 +40,6 @@ int run_rebuild(const RebuildFlags& flags) {
     report_error("rebuild", "database: " + settings->database + " does not exist");
     return kExitBadConfig;
   }
-  // SQLite's allocation statistics take a global mutex on every malloc and free, which
-  // two threads (parse and apply) then contend for; nothing here reads them. Must come
-  // before the first connection (SQLite refuses it later, harmlessly).
-  sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-
   auto db = open_store_or_report(*settings, "rebuild");
   if (!db) return kExitFailure;
   if (auto mapped = db->exec("PRAGMA mmap_size = " + std::to_string(kMmapBytes)); !mapped) {
