@@ -34,6 +34,10 @@ void InboxWriter::stop() {
   if (wal_sync_) wal_sync_->stop();  // the acks of the last batches
 }
 
+bool InboxWriter::last_commit_ok() const {
+  return last_commit_ok_.load(std::memory_order_relaxed) && !(wal_sync_ && !wal_sync_->failure().empty());
+}
+
 bool InboxWriter::accepting() const {
   std::lock_guard lock(mutex_);
   return !stopping_ && queue_.size() < options_.high_water && queued_bytes_ < options_.high_water_bytes &&
@@ -149,8 +153,7 @@ void InboxWriter::commit_batch(std::vector<Pending>& batch) {
   wal_sync_->after_commit([this, pending = std::move(batch), outcomes = std::move(outcomes)](
                               bool synced, const std::string& error) mutable {
     if (!synced) {
-      // Committed but maybe not on disk: no 2xx. The service's retry finds a duplicate.
-      last_commit_ok_.store(false, std::memory_order_relaxed);
+      // Committed but maybe not on disk: no 2xx (wal_sync.h: why it stays so).
       log::error("inbox_sync_failed").str("error", error).num("batch", static_cast<int64_t>(pending.size()));
       outcomes.assign(pending.size(), AppendOutcome{AppendOutcome::Kind::unavailable, 0, error});
     }

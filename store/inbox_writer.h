@@ -77,7 +77,8 @@ class InboxWriter {
   void wake();
 
   size_t queue_depth() const { return queued_count_.load(std::memory_order_relaxed); }
-  bool last_commit_ok() const { return last_commit_ok_.load(std::memory_order_relaxed); }
+  // False after a failed commit, until one succeeds; for good after a failed WAL sync.
+  bool last_commit_ok() const;
   bool disk_low() const { return disk_low_.load(std::memory_order_relaxed); }
   bool accepting() const;  // below the marks, disk not low, not stopping
 

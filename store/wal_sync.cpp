@@ -58,6 +58,11 @@ uint64_t WalSync::syncs() const {
   return syncs_;
 }
 
+std::string WalSync::failure() const {
+  std::lock_guard lock(mutex_);
+  return failure_;
+}
+
 void WalSync::run() {
   std::vector<AfterSync> batch;
   std::unique_lock lock(mutex_);
@@ -65,13 +70,19 @@ void WalSync::run() {
     wakeup_.wait(lock, [this] { return !waiting_.empty() || stopping_; });
     if (waiting_.empty()) return;  // stopping, nothing left
     batch.swap(waiting_);
+    std::string error = failure_;
     lock.unlock();
     // Everything in `batch` was committed before it was handed over, so before this call.
-    const std::string error = sync_file_(fd_);
+    if (error.empty()) {
+      error = sync_file_(fd_);
+    } else {
+      error = "an earlier " + error + "; restart healthhook";
+    }
     for (AfterSync& after : batch) after(error.empty(), error);
     batch.clear();
     lock.lock();
     ++syncs_;
+    if (!error.empty() && failure_.empty()) failure_ = error;
   }
 }
 

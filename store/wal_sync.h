@@ -15,8 +15,14 @@
 // the call; SQLite recovers the WAL as a prefix of valid frames (checksums chain from the
 // header), and frames are overwritten only after a checkpoint has copied them into the
 // database and synced it (SQLite syncs checkpoints at NORMAL too, and the WAL header
-// when the log restarts). A delivery whose sync fails gets 503 and stays committed: the
-// service's retry is then acknowledged as a duplicate once the disk is healthy.
+// when the log restarts).
+//
+// A failed sync fails every later one too, until a restart: after an fdatasync error
+// Linux may have dropped the dirty pages and report the next fdatasync as a success, and
+// the failed batch is committed as far as SQLite can tell, so a retry would be answered
+// "duplicate" for a delivery that may not be on disk. So from then on every delivery
+// gets 503 and /readyz says why; after a restart SQLite recovers the WAL that really is
+// on disk and the service's retries bring the rest (PostgreSQL stops for the same reason).
 //
 // The WAL file must stay the same file while this object lives: SQLite removes it only
 // when the last connection closes, and `serve` keeps its connections open.
@@ -53,6 +59,8 @@ class WalSync {
   void stop();
 
   uint64_t syncs() const;
+  // The first sync failure ("" while none), kept until this object is destroyed.
+  std::string failure() const;
 
  private:
   WalSync(int fd, SyncFile sync_file);
@@ -65,6 +73,7 @@ class WalSync {
   std::vector<AfterSync> waiting_;  // GUARDED_BY(mutex_)
   bool stopping_ = false;           // GUARDED_BY(mutex_)
   uint64_t syncs_ = 0;              // GUARDED_BY(mutex_)
+  std::string failure_;             // GUARDED_BY(mutex_)
   std::thread thread_;
 };
 
