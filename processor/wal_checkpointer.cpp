@@ -101,7 +101,9 @@ void WalCheckpointer::finish_on_writer() {
   const int rc =
       sqlite3_wal_checkpoint_v2(write_db_.get(), nullptr, SQLITE_CHECKPOINT_PASSIVE, &wal_frames, &copied_frames);
   if (rc == SQLITE_BUSY) {
-    finish_due_.store(true, std::memory_order_release);  // (the thread's idle look) next time
+    // Another connection checkpoints (not this object's thread: it waits for us); again
+    // between the next two transactions.
+    finish_due_.store(true, std::memory_order_release);
   } else if (rc == SQLITE_OK && copied_frames == wal_frames) {
     rewinds_.fetch_add(1, std::memory_order_relaxed);
   }
