@@ -79,6 +79,8 @@ class InboxWriter {
   size_t queue_depth() const { return queued_count_.load(std::memory_order_relaxed); }
   // False after a failed commit, until one succeeds; for good after a failed WAL sync.
   bool last_commit_ok() const;
+  // fdatasync calls of the sync thread (0 without one: then COMMIT syncs).
+  uint64_t wal_syncs() const { return wal_sync_ ? wal_sync_->syncs() : 0; }
   bool disk_low() const { return disk_low_.load(std::memory_order_relaxed); }
   bool accepting() const;  // below the marks, disk not low, not stopping
 

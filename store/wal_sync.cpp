@@ -72,17 +72,19 @@ void WalSync::run() {
     batch.swap(waiting_);
     std::string error = failure_;
     lock.unlock();
-    // Everything in `batch` was committed before it was handed over, so before this call.
     if (error.empty()) {
+      // Everything in `batch` was committed before it was handed over, so before this call.
       error = sync_file_(fd_);
+      lock.lock();
+      ++syncs_;  // before the acks: whoever got a 2xx sees the sync counted
+      if (!error.empty()) failure_ = error;
+      lock.unlock();
     } else {
       error = "an earlier " + error + "; restart healthhook";
     }
     for (AfterSync& after : batch) after(error.empty(), error);
     batch.clear();
     lock.lock();
-    ++syncs_;
-    if (!error.empty() && failure_.empty()) failure_ = error;
   }
 }
 

@@ -58,6 +58,7 @@ class WalSync {
   // Syncs and runs everything handed over so far, then joins the thread.
   void stop();
 
+  // Syncs of the file so far (counted before the acks they release run).
   uint64_t syncs() const;
   // The first sync failure ("" while none), kept until this object is destroyed.
   std::string failure() const;

@@ -243,6 +243,10 @@ BOOST_AUTO_TEST_CASE(counters_move_with_deliveries_duplicates_and_bad_signatures
   BOOST_TEST(value_of(after, "healthhook_inbox_commits_total", {{"result", "ok"}}) == 3);
   BOOST_TEST(value_of(after, "healthhook_inbox_commits_total", {{"result", "failed"}}) == 0);
   BOOST_TEST(value_of(after, "healthhook_inbox_commit_seconds_count") == 3);
+  // synchronous = "full" (default): each commit's 2xx waited for its own WAL sync, on the
+  // sync thread (store/wal_sync.h), not inside COMMIT.
+  BOOST_TEST(value_of(before, "healthhook_inbox_wal_syncs_total") == 0);
+  BOOST_TEST(value_of(after, "healthhook_inbox_wal_syncs_total") == 3);
   BOOST_TEST(value_of(after, "healthhook_inbox_commit_batch_size_count") == 3);
   BOOST_TEST(value_of(after, "healthhook_inbox_commit_batch_size_bucket", {{"le", "1"}}) == 3);
   BOOST_TEST(value_of(after, "healthhook_inbox_commit_batch_size_sum") == 3);
