@@ -108,8 +108,7 @@ net::awaitable<void> drain_then_finish(http::Listener& listener, net::signal_set
 
 // The sync thread for ingest commits, and the write connection set to commit without one.
 Result<std::unique_ptr<store::WalSync>> open_wal_sync(sqlite::Connection& db, const std::string& database) {
-  // The WAL file exists once the connection has read the database in WAL mode.
-  if (auto read = db.query_int("SELECT count(*) FROM sqlite_schema"); !read) return fail(read.error());
+  if (auto opened = db.open_wal(); !opened) return fail(opened.error());  // the "-wal" file exists
   auto sync = store::WalSync::open(database + "-wal");
   if (!sync) return sync;
   if (auto relaxed = db.exec("PRAGMA synchronous = NORMAL"); !relaxed) return fail(relaxed.error());

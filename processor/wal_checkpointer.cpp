@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "common/log.h"
+
 namespace hh::processor {
 namespace {
 
@@ -11,19 +13,29 @@ namespace {
 // written before this object existed) is copied too.
 constexpr auto kIdleInterval = std::chrono::seconds(1);
 
+// Through SQLite's own descriptor of the file: closing a second descriptor of our own
+// would drop the process's POSIX locks on the database, SQLite's among them.
+std::string sync_database_file(sqlite::Connection& own) {
+  sqlite3_file* file = nullptr;
+  int rc = sqlite3_file_control(own.get(), "main", SQLITE_FCNTL_FILE_POINTER, &file);
+  if (rc == SQLITE_OK && (file == nullptr || file->pMethods == nullptr)) rc = SQLITE_MISUSE;
+  if (rc == SQLITE_OK) rc = file->pMethods->xSync(file, SQLITE_SYNC_NORMAL);
+  if (rc == SQLITE_OK) return {};
+  return std::string("sync of the database file: ") + sqlite3_errstr(rc);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<WalCheckpointer>> WalCheckpointer::start(sqlite::Connection& write_db, const std::string& path,
-                                                                       int checkpoint_frames) {
+                                                                       int checkpoint_frames, DatabaseSync sync) {
   auto previous = write_db.query_int("PRAGMA wal_autocheckpoint");
   if (!previous) return fail(previous.error());
   auto own = sqlite::Connection::open(path, sqlite::OpenMode::read_write);
   if (!own) return fail(own.error());
-  // A connection finds out that the file is in WAL mode (and opens the WAL) only when it
-  // first reads the database; until then a checkpoint through it does nothing at all.
-  if (auto read = own->query_int("SELECT count(*) FROM sqlite_schema"); !read) return fail(read.error());
+  if (auto opened = own->open_wal(); !opened) return fail(opened.error());  // else checkpoints do nothing
   std::unique_ptr<WalCheckpointer> checkpointer(
-      new WalCheckpointer(write_db, previous->value_or(1000), std::move(*own), std::max(checkpoint_frames, 1)));
+      new WalCheckpointer(write_db, previous->value_or(1000), std::move(*own), std::max(checkpoint_frames, 1),
+                          sync ? std::move(sync) : DatabaseSync(sync_database_file)));
   // Replaces the autocheckpoint, which is itself a WAL hook.
   sqlite3_wal_hook(write_db.get(), &WalCheckpointer::on_commit, checkpointer.get());
   checkpointer->thread_ = std::thread([c = checkpointer.get()] { c->run(); });
@@ -31,8 +43,12 @@ Result<std::unique_ptr<WalCheckpointer>> WalCheckpointer::start(sqlite::Connecti
 }
 
 WalCheckpointer::WalCheckpointer(sqlite::Connection& write_db, int64_t autocheckpoint, sqlite::Connection own,
-                                 int checkpoint_frames)
-    : write_db_(write_db), autocheckpoint_(autocheckpoint), checkpoint_frames_(checkpoint_frames), own_(std::move(own)) {}
+                                 int checkpoint_frames, DatabaseSync sync)
+    : write_db_(write_db),
+      autocheckpoint_(autocheckpoint),
+      checkpoint_frames_(checkpoint_frames),
+      own_(std::move(own)),
+      sync_database_(std::move(sync)) {}
 
 WalCheckpointer::~WalCheckpointer() {
   sqlite3_wal_hook(write_db_.get(), nullptr, nullptr);
@@ -62,7 +78,7 @@ void WalCheckpointer::run() {
   std::unique_lock lock(mutex_);
   for (;;) {
     wakeup_.wait_for(lock, kIdleInterval, [this] { return due_ || stopping_; });
-    if (stopping_) return;
+    if (stopping_ || failed_.load(std::memory_order_relaxed)) return;
     due_ = false;
     lock.unlock();
     checkpoint_once();
@@ -78,7 +94,20 @@ void WalCheckpointer::checkpoint_once() {
   // goes on committing meanwhile. A failure (busy) is harmless: the next round tries again.
   int wal_frames = 0;
   int copied_frames = 0;
-  sqlite3_wal_checkpoint_v2(own_.get(), nullptr, SQLITE_CHECKPOINT_PASSIVE, &wal_frames, &copied_frames);
+  const int rc =
+      sqlite3_wal_checkpoint_v2(own_.get(), nullptr, SQLITE_CHECKPOINT_PASSIVE, &wal_frames, &copied_frames);
+  if (rc == SQLITE_OK && copied_frames > 0 && copied_frames != copied_before_) {
+    // What was copied goes to disk here, not in the writer's finish (the header says why).
+    if (std::string error = sync_database_(own_); !error.empty()) {
+      failed_.store(true, std::memory_order_relaxed);
+      log::error("checkpoint_sync_failed")
+          .str("error", error)
+          .str("effect", "no more checkpoints: the WAL keeps every change until healthhook restarts");
+      return;
+    }
+    database_syncs_.fetch_add(1, std::memory_order_relaxed);
+  }
+  copied_before_ = rc == SQLITE_OK ? copied_frames : 0;
   if (wal_frames < checkpoint_frames_) return;  // an idle look at a short WAL
   // A passive checkpoint never rewinds the WAL: the writer starts again from the file's
   // beginning only if, when its transaction begins, every frame is already copied, and
@@ -92,6 +121,7 @@ void WalCheckpointer::checkpoint_once() {
 
 void WalCheckpointer::finish_on_writer() {
   if (!finish_due_.exchange(false, std::memory_order_acq_rel)) return;
+  if (failed_.load(std::memory_order_relaxed)) return;
   // No other writer can commit in between (this is the writer), so the frames left are
   // those of the transactions since this thread's checkpoint: a few, plus one sync of
   // the database file. A reader still using old frames keeps them, as with SQLite's

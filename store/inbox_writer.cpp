@@ -35,7 +35,7 @@ void InboxWriter::stop() {
 }
 
 bool InboxWriter::last_commit_ok() const {
-  return last_commit_ok_.load(std::memory_order_relaxed) && !(wal_sync_ && !wal_sync_->failure().empty());
+  return last_commit_ok_.load(std::memory_order_relaxed) && !(wal_sync_ && wal_sync_->failed());
 }
 
 bool InboxWriter::accepting() const {

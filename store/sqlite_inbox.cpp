@@ -37,11 +37,13 @@ Result<void> write_body_in_place(sqlite::Connection& db, int64_t seq, std::strin
 std::string_view origin_name(Origin origin) { return origin == Origin::webhook ? "webhook" : "fetch"; }
 
 Result<SqliteInbox> SqliteInbox::create(sqlite::Connection& db) {
-  // ON CONFLICT DO NOTHING + RETURNING: a new row returns its seq, a known message id
-  // returns no row (then we look the existing seq up).
+  // ON CONFLICT DO NOTHING: a new row changes one row (its seq is the last rowid), a known
+  // message id none (then we look the existing seq up). Not RETURNING: SQLite collects
+  // RETURNING rows in a temporary b-tree that it builds and frees at every execution
+  // (perf of `serve` under 1 KiB load: 10 % of the inbox append was that reset).
   auto insert = db.prepare(
       "INSERT INTO inbox (message_id, origin, received_at, webhook_timestamp, event_type, headers, body) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (message_id) DO NOTHING RETURNING seq");
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (message_id) DO NOTHING");
   if (!insert) return fail(insert.error());
   auto find = db.prepare("SELECT seq FROM inbox WHERE message_id = ?1");
   if (!find) return fail(find.error());
@@ -78,18 +80,15 @@ Result<std::vector<Appended>> SqliteInbox::append_with(std::span<const NewDelive
       insert_.bind_null(5);
     }
     insert_.bind_static(6, d->headers_json);
-    auto row = insert_.step();
-    if (!row) return fail(row.error());
-    if (*row) {
-      last_seq = insert_.column_int(0);
-      insert_.reset();
+    if (auto inserted = insert_.run(); !inserted) return fail(inserted.error());
+    if (db_->changes() == 1) {
+      last_seq = db_->last_insert_rowid();
       if (in_place) {
         if (auto written = write_body_in_place(*db_, last_seq, d->body); !written) return fail(written.error());
       }
       results.push_back({AppendStatus::stored, last_seq});
       continue;
     }
-    insert_.reset();
     find_existing_.bind_static(1, d->message_id);
     auto found = find_existing_.step();
     if (!found) return fail(found.error());

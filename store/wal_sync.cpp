@@ -58,11 +58,6 @@ uint64_t WalSync::syncs() const {
   return syncs_;
 }
 
-std::string WalSync::failure() const {
-  std::lock_guard lock(mutex_);
-  return failure_;
-}
-
 void WalSync::run() {
   std::vector<AfterSync> batch;
   std::unique_lock lock(mutex_);
@@ -77,7 +72,10 @@ void WalSync::run() {
       error = sync_file_(fd_);
       lock.lock();
       ++syncs_;  // before the acks: whoever got a 2xx sees the sync counted
-      if (!error.empty()) failure_ = error;
+      if (!error.empty()) {
+        failure_ = error;
+        failed_.store(true, std::memory_order_relaxed);
+      }
       lock.unlock();
     } else {
       error = "an earlier " + error + "; restart healthhook";

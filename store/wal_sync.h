@@ -26,6 +26,7 @@
 //
 // The WAL file must stay the same file while this object lives: SQLite removes it only
 // when the last connection closes, and `serve` keeps its connections open.
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -60,8 +61,8 @@ class WalSync {
 
   // Syncs of the file so far (counted before the acks they release run).
   uint64_t syncs() const;
-  // The first sync failure ("" while none), kept until this object is destroyed.
-  std::string failure() const;
+  // A sync has failed: every later ack is refused until this object is destroyed.
+  bool failed() const { return failed_.load(std::memory_order_relaxed); }
 
  private:
   WalSync(int fd, SyncFile sync_file);
@@ -74,7 +75,8 @@ class WalSync {
   std::vector<AfterSync> waiting_;  // GUARDED_BY(mutex_)
   bool stopping_ = false;           // GUARDED_BY(mutex_)
   uint64_t syncs_ = 0;              // GUARDED_BY(mutex_)
-  std::string failure_;             // GUARDED_BY(mutex_)
+  std::string failure_;             // GUARDED_BY(mutex_): the first sync failure
+  std::atomic<bool> failed_{false};  // failure_ is set (read without the mutex: /readyz, /metrics)
   std::thread thread_;
 };
 

@@ -52,6 +52,12 @@ Result<Statement> Connection::prepare(std::string_view sql) {
   return Statement(raw);
 }
 
+Result<void> Connection::open_wal() {
+  auto read = query_int("SELECT count(*) FROM sqlite_schema");
+  if (!read) return fail(read.error());
+  return {};
+}
+
 Result<std::optional<int64_t>> Connection::query_int(std::string_view sql) {
   auto stmt = prepare(sql);
   if (!stmt) return fail(stmt.error());

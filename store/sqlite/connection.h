@@ -32,6 +32,11 @@ class Connection {
   // Runs a query returning one integer (PRAGMA user_version, COUNT(*)); nullopt on no row.
   Result<std::optional<int64_t>> query_int(std::string_view sql);
 
+  // Reads the database once. A connection finds out that the file is in WAL mode, and
+  // opens (or creates) the WAL, only when it first reads it: until then a checkpoint
+  // through it does nothing and the "-wal" file may not exist.
+  Result<void> open_wal();
+
   int64_t changes() const { return sqlite3_changes64(handle_.get()); }
   int64_t last_insert_rowid() const { return sqlite3_last_insert_rowid(handle_.get()); }
   std::string last_error() const { return sqlite3_errmsg(handle_.get()); }

@@ -2,6 +2,7 @@
 // commit without a sync of their own (processor/step_durability.h).
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -60,6 +61,58 @@ BOOST_AUTO_TEST_CASE(the_wal_is_copied_and_rewound_while_a_writer_commits_steadi
   checkpointer->reset();
   BOOST_TEST(value(db, "PRAGMA wal_autocheckpoint") == "1000", "SQLite's own checkpoints are back");
   BOOST_TEST(value(db, "SELECT count(*) FROM load") == "6000");
+}
+
+BOOST_AUTO_TEST_CASE(the_thread_syncs_the_database_file_after_its_copies) {
+  TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  auto db = test::open_store(path);
+  BOOST_REQUIRE(db.exec("PRAGMA synchronous = OFF"));
+  // Counted here, checked after the thread has stopped (no Boost.Test on its thread).
+  std::atomic<int> syncs_on_this_thread{0};
+  std::atomic<int> syncs_through_the_writer{0};
+  std::atomic<int> syncs{0};
+  const auto test_thread = std::this_thread::get_id();
+  auto checkpointer = processor::WalCheckpointer::start(db, path, 1000, [&](sqlite::Connection& own) {
+    ++syncs;
+    if (std::this_thread::get_id() == test_thread) ++syncs_on_this_thread;
+    if (own.get() == db.get()) ++syncs_through_the_writer;
+    return std::string();
+  });
+  BOOST_REQUIRE_MESSAGE(checkpointer, checkpointer.error());
+  write_steadily(db, path + "-wal", 3000, **checkpointer);
+  const uint64_t counted = (*checkpointer)->database_syncs();
+  const uint64_t rewinds = (*checkpointer)->rewinds();
+  checkpointer->reset();
+  BOOST_TEST(counted > 0u);
+  BOOST_TEST(static_cast<uint64_t>(syncs.load()) >= counted);  // the thread may sync once more before it stops
+  BOOST_TEST(syncs_on_this_thread.load() == 0, "the writer's thread never waits for this sync");
+  BOOST_TEST(syncs_through_the_writer.load() == 0);
+  BOOST_TEST(rewinds > 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_database_sync_stops_checkpoints_and_a_restart_copies_everything) {
+  TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  uintmax_t largest_wal = 0;
+  {
+    auto db = test::open_store(path);
+    BOOST_REQUIRE(db.exec("PRAGMA synchronous = OFF"));
+    auto checkpointer = processor::WalCheckpointer::start(
+        db, path, 1000, [](sqlite::Connection&) { return std::string("sync of the database file: I/O error"); });
+    BOOST_REQUIRE_MESSAGE(checkpointer, checkpointer.error());
+    largest_wal = write_steadily(db, path + "-wal", 6000, **checkpointer);
+    BOOST_TEST((*checkpointer)->stopped_by_failure());
+    BOOST_TEST((*checkpointer)->database_syncs() == 0u);
+    BOOST_TEST((*checkpointer)->rewinds() == 0u, "the writer never finished a checkpoint after the failure");
+  }
+  // Without checkpoints the WAL kept the rows (6,000 x 8 KiB; at most the first 1,000
+  // frames can have been copied and rewound before the failure).
+  BOOST_TEST(largest_wal > 32u * 1024 * 1024, "the WAL reached only " << largest_wal << " bytes");
+  // The restart: a new process opens the file and has every row.
+  auto reopened = test::open_store(path);
+  BOOST_TEST(value(reopened, "SELECT count(*) FROM load") == "6000");
+  BOOST_TEST(value(reopened, "PRAGMA integrity_check") == "'ok'");
 }
 
 BOOST_AUTO_TEST_CASE(a_live_step_leaves_ingest_commits_synchronous_full) {
