@@ -1,6 +1,6 @@
 #pragma once
-// Reads and parses inbox rows on the calling thread, inside the step's transaction (live
-// processing: steps are short and the writer thread already has a core to itself).
+// Reads and parses inbox rows on the calling thread, inside the step's transaction: short
+// catch-ups, and the step after a failed one (a ParsePipeline cannot rewind).
 // Deliveries listed as poisoned (the store rejected their rows in an earlier attempt of
 // this step) come out `invalid` with that error, unapplied.
 //

@@ -1,7 +1,7 @@
 #pragma once
 // One inbox row, parsed and ready to apply, and where such rows come from: read and
-// parsed on the applying thread (InlineSource, live processing) or by a parse thread
-// running ahead (ParsePipeline, catch-up). Both hand rows out in seq order.
+// parsed on the applying thread (InlineSource) or by a parse thread running ahead
+// (ParsePipeline: catch-up, and live steps). Both hand rows out in seq order.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -84,12 +84,14 @@ Processor::~Processor() = default;
 
 bool Processor::run_once(int64_t inbox_last_seq) {
   if (consecutive_failures_ > 0 && std::chrono::steady_clock::now() < retry_at_) return false;
+  int64_t last_seq = inbox_last_seq;
   if (inbox_last_seq <= applied_seq_) {
     // Rows written around the Inbox (none today) would not move inbox_last_seq: look.
     auto newest = cursor_->newest_seq();
     if (newest && *newest <= applied_seq_) return false;
+    if (newest) last_seq = *newest;
   }
-  Result<StepOutcome> stepped = relaxed_step();
+  Result<StepOutcome> stepped = relaxed_step(last_seq);
   if (!stepped) {
     ++consecutive_failures_;
     stats_.step_failures.fetch_add(1, std::memory_order_relaxed);
@@ -173,12 +175,43 @@ Result<void> Processor::sync_applied_seq() {
   return {};
 }
 
-Result<Processor::StepOutcome> Processor::relaxed_step() {
+Result<Processor::StepOutcome> Processor::relaxed_step(int64_t last_seq) {
   if (auto relaxed = live_durability_.relax(); !relaxed) return fail(relaxed.error());
-  Result<StepOutcome> stepped = step_marking_poisoned();
+  Result<StepOutcome> stepped = live_step(last_seq);
   // Ingest commits on this connection must sync again, whatever the step did.
   if (auto restored = live_durability_.restore(); !restored) return fail(restored.error());
   return stepped;
+}
+
+Result<Processor::StepOutcome> Processor::live_step(int64_t last_seq) {
+  if (!live_pipeline_ && !live_pipeline_unavailable_) {
+    const std::string path = database_path(db_);
+    auto started = path.empty() ? Result<std::unique_ptr<ParsePipeline>>(fail("no database file"))
+                                : ParsePipeline::start(path, applied_seq_, last_seq, ParsePipeline::Mode::follow);
+    if (started) {
+      live_pipeline_ = std::move(*started);
+    } else {
+      // Slower, not wrong: live steps read and parse on this thread.
+      live_pipeline_unavailable_ = true;
+      if (!path.empty()) log::warn("parse_pipeline_not_started").str("error", started.error());
+    }
+  }
+  if (live_pipeline_) {
+    // The pipeline reads up to last_seq and then waits for more: a seq beyond the newest
+    // row (never from the InboxWriter) would let a row committed later with a seq below
+    // it be skipped.
+    auto newest = cursor_->newest_seq();
+    if (!newest) return fail(newest.error());
+    live_pipeline_->extend(std::min(last_seq, *newest));
+    Result<StepOutcome> stepped = step(*live_pipeline_);
+    if (stepped) return stepped;
+    if (sqlite3_get_autocommit(db_.get()) == 0) (void)db_.exec("ROLLBACK");
+    // The pipeline cannot rewind (nor follow a reset_derived() that moved applied_seq):
+    // this step again inline, a new pipeline from the next one on.
+    live_pipeline_.reset();
+    writer_->forget_cached_ids();
+  }
+  return step_marking_poisoned();
 }
 
 Result<Processor::StepOutcome> Processor::step_marking_poisoned() {

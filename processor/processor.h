@@ -23,7 +23,9 @@
 // Lifetime: `write_db` must outlive the processor; it is used only on the thread that
 // calls run_once() / run_until_caught_up() (the writer thread in `serve`). Holds the
 // database's ProcessingLock for its whole life: a second processor on the same file
-// (another process) fails to be created.
+// (another process) fails to be created. run_once() keeps a ParsePipeline (a thread and a
+// read-only connection) that parses the newest rows ahead of the steps; it is stopped
+// with the processor.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -48,6 +50,7 @@ class DeliveryParser;
 namespace hh::processor {
 
 class InboxCursor;
+class ParsePipeline;
 class ProcessingLock;
 struct OutcomeUpdate;
 
@@ -114,8 +117,13 @@ class Processor : public store::BackgroundWork {
   Processor(sqlite::Connection& db, ProcessorOptions options, std::unique_ptr<ProcessingLock> lock,
             std::unique_ptr<InboxCursor> cursor, std::unique_ptr<store::DerivedWriter> writer,
             StepDurability live_durability);
-  // A live step (run_once) with live_durability_ relaxed around it.
-  Result<StepOutcome> relaxed_step();
+  // A live step (run_once) with live_durability_ relaxed around it, applying the rows up
+  // to `last_seq`.
+  Result<StepOutcome> relaxed_step(int64_t last_seq);
+  // Applies the rows up to `last_seq` parsed by live_pipeline_ (started when missing);
+  // inline when it cannot start, or again inline after a failure (which marks a
+  // delivery the store rejects as invalid).
+  Result<StepOutcome> live_step(int64_t last_seq);
   // An inline step, retried while the store rejects a delivery's rows (each retry marks
   // one more delivery invalid, so this ends).
   Result<StepOutcome> step_marking_poisoned();
@@ -143,6 +151,9 @@ class Processor : public store::BackgroundWork {
   std::chrono::steady_clock::time_point retry_at_{};
   std::function<void()> on_jobs_queued_;
   Stats stats_;
+  // run_once(): rows parsed ahead on a thread of its own (ParsePipeline, Mode::follow).
+  std::unique_ptr<ParsePipeline> live_pipeline_;
+  bool live_pipeline_unavailable_ = false;  // it could not start: inline from then on
 };
 
 struct ResetOptions {
