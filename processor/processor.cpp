@@ -130,7 +130,6 @@ Result<void> Processor::run_until_caught_up(const std::function<void(int64_t, in
   }
   std::unique_ptr<ParsePipeline> pipeline;
   while (applied_seq_ < last_seq) {
-    Result<StepOutcome> stepped = StepOutcome{};
     if (!path.empty() && !pipeline) {
       auto started = ParsePipeline::start(path, applied_seq_, last_seq);
       if (started) {
@@ -140,19 +139,7 @@ Result<void> Processor::run_until_caught_up(const std::function<void(int64_t, in
         path.clear();
       }
     }
-    if (pipeline) {
-      stepped = step(*pipeline);
-      if (!stepped) {
-        if (sqlite3_get_autocommit(db_.get()) == 0) (void)db_.exec("ROLLBACK");
-        // The pipeline cannot rewind: redo this step inline (which marks a delivery the
-        // store rejects as invalid), then read ahead again from there.
-        pipeline.reset();
-        writer_->forget_cached_ids();
-        stepped = step_marking_poisoned();
-      }
-    } else {
-      stepped = step_marking_poisoned();
-    }
+    Result<StepOutcome> stepped = step_with(pipeline);  // read ahead again from there after a failure
     if (!stepped) {
       stats_.step_failures.fetch_add(1, std::memory_order_relaxed);
       return fail(stepped.error());
@@ -203,12 +190,18 @@ Result<Processor::StepOutcome> Processor::live_step(int64_t last_seq) {
     auto newest = cursor_->newest_seq();
     if (!newest) return fail(newest.error());
     live_pipeline_->extend(std::min(last_seq, *newest));
-    Result<StepOutcome> stepped = step(*live_pipeline_);
+  }
+  return step_with(live_pipeline_);  // a new pipeline from the next step on after a failure
+}
+
+Result<Processor::StepOutcome> Processor::step_with(std::unique_ptr<ParsePipeline>& pipeline) {
+  if (pipeline) {
+    Result<StepOutcome> stepped = step(*pipeline);
     if (stepped) return stepped;
     if (sqlite3_get_autocommit(db_.get()) == 0) (void)db_.exec("ROLLBACK");
     // The pipeline cannot rewind (nor follow a reset_derived() that moved applied_seq):
-    // this step again inline, a new pipeline from the next one on.
-    live_pipeline_.reset();
+    // this step again inline, which marks a delivery the store rejects as invalid.
+    pipeline.reset();
     writer_->forget_cached_ids();
   }
   return step_marking_poisoned();

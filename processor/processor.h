@@ -124,6 +124,9 @@ class Processor : public store::BackgroundWork {
   // inline when it cannot start, or again inline after a failure (which marks a
   // delivery the store rejects as invalid).
   Result<StepOutcome> live_step(int64_t last_seq);
+  // One step with rows from `pipeline`; without one, or after it failed (then it is
+  // dropped), the step inline.
+  Result<StepOutcome> step_with(std::unique_ptr<ParsePipeline>& pipeline);
   // An inline step, retried while the store rejects a delivery's rows (each retry marks
   // one more delivery invalid, so this ends).
   Result<StepOutcome> step_marking_poisoned();
