@@ -53,4 +53,19 @@ http::MetricsEndpoint::Collector fetcher_metrics(const fetcher::Fetcher& fetcher
   };
 }
 
+http::MetricsEndpoint::Collector checkpointer_metrics(const processor::WalCheckpointer& checkpointer) {
+  return [&checkpointer](http::PrometheusText& out) {
+    out.counter("healthhook_wal_checkpoints_total",
+                "Checkpoints that copied the whole write-ahead log into the database (the WAL starts over after each)",
+                checkpointer.rewinds());
+    out.counter("healthhook_wal_database_syncs_total", "Syncs of the database file after the checkpoint thread's copies",
+                checkpointer.database_syncs());
+    // Deliveries stay safe (the WAL keeps every change and is synced before each 2xx), so
+    // /readyz stays 200; what grows is the -wal file (healthhook_database_wal_bytes).
+    out.gauge("healthhook_wal_checkpoints_stopped",
+              "1 after a sync of the database file failed: no checkpoint runs and the WAL grows until a restart",
+              int64_t{checkpointer.stopped_by_failure() ? 1 : 0});
+  };
+}
+
 }  // namespace hh::cli

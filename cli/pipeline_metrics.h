@@ -11,9 +11,13 @@
 //   fetcher_metrics:    healthhook_fetch_requests_total{outcome=…}, healthhook_fetch_request_seconds
 //                       (receiver/http/fetch_metrics.h), healthhook_fetch_jobs_total{result="done|retried|dead"},
 //                       healthhook_fetch_pages_stored_total, healthhook_fetch_bytes_stored_total
+//   checkpointer_metrics: healthhook_wal_checkpoints_total, healthhook_wal_database_syncs_total,
+//                       healthhook_wal_checkpoints_stopped (1 after a failed sync of the database
+//                       file: the WAL grows until a restart, processor/wal_checkpointer.h)
 //
 // What is referenced must outlive the collector (the metrics endpoint's router).
 #include "processor/processor.h"
+#include "processor/wal_checkpointer.h"
 #include "receiver/fetcher/fetcher.h"
 #include "receiver/http/fetch_metrics.h"
 #include "receiver/http/metrics_endpoint.h"
@@ -22,5 +26,6 @@ namespace hh::cli {
 
 http::MetricsEndpoint::Collector processor_metrics(const processor::Processor& processor);
 http::MetricsEndpoint::Collector fetcher_metrics(const fetcher::Fetcher& fetcher, const http::FetchMetrics& requests);
+http::MetricsEndpoint::Collector checkpointer_metrics(const processor::WalCheckpointer& checkpointer);
 
 }  // namespace hh::cli

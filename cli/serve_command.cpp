@@ -250,6 +250,7 @@ int run_serve(const ServeFlags& flags) {
   }
   metrics.add([reads = store_metrics->get()](http::PrometheusText& out) { reads->collect(out); });
   metrics.add(processor_metrics(**event_processor));
+  if (checkpointer) metrics.add(checkpointer_metrics(**checkpointer));
   if (follow_ups) metrics.add(fetcher_metrics(*follow_ups, fetch_metrics));
   metrics.install(router);
 

@@ -58,6 +58,11 @@ uint64_t WalSync::syncs() const {
   return syncs_;
 }
 
+std::string WalSync::failure() const {
+  std::lock_guard lock(mutex_);
+  return failure_;
+}
+
 void WalSync::run() {
   std::vector<AfterSync> batch;
   std::unique_lock lock(mutex_);

@@ -63,6 +63,8 @@ class WalSync {
   uint64_t syncs() const;
   // A sync has failed: every later ack is refused until this object is destroyed.
   bool failed() const { return failed_.load(std::memory_order_relaxed); }
+  // Why the first failed sync failed ("" while none has): for /readyz, off the hot path.
+  std::string failure() const;
 
  private:
   WalSync(int fd, SyncFile sync_file);

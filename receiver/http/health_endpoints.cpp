@@ -9,10 +9,17 @@ void add_health_endpoints(Router& router, const store::InboxWriter& writer) {
     co_return json_response(Status::ok, R"({"status":"alive"})");
   });
   router.add(bhttp::verb::get, "/readyz", [&writer](Request&) -> net::awaitable<Response> {
-    std::string_view problem;
-    if (!writer.last_commit_ok()) problem = "last inbox commit failed";
-    else if (writer.disk_low()) problem = "disk nearly full";
-    else if (!writer.accepting()) problem = "inbox queue above its high-water mark";
+    std::string problem;  // built only when not ready
+    if (const std::string sync_failure = writer.wal_sync_failure(); !sync_failure.empty()) {
+      // For good: every delivery gets 503 until a restart (store/wal_sync.h says why).
+      problem = "inbox WAL sync failed (" + sync_failure + "); restart healthhook";
+    } else if (!writer.last_commit_ok()) {
+      problem = "last inbox commit failed";
+    } else if (writer.disk_low()) {
+      problem = "disk nearly full";
+    } else if (!writer.accepting()) {
+      problem = "inbox queue above its high-water mark";
+    }
     std::string body;
     json::ObjectWriter object(body);
     object.string("status", problem.empty() ? "ready" : "not ready");

@@ -393,6 +393,7 @@ BOOST_AUTO_TEST_CASE(a_failed_wal_sync_answers_unavailable_until_a_restart) {
   BOOST_TEST(retry.error.find("restart healthhook") != std::string::npos);
   BOOST_TEST(calls == 1);
   BOOST_TEST(!writer.last_commit_ok());
+  BOOST_TEST(writer.wal_sync_failure() == "fdatasync of the WAL: Input/output error");
   BOOST_TEST(writer.stats().failed.load() == 2u);
   BOOST_TEST(s.count() == 1);
 }

@@ -1,9 +1,12 @@
 // GET /metrics: the exposition format (escaping, histograms), the database reads, and the
 // counters of the real binary after signed deliveries, duplicates and bad signatures.
 #include <boost/test/unit_test.hpp>
+#include <atomic>
 #include <cmath>
 #include <thread>
 
+#include "cli/pipeline_metrics.h"
+#include "processor/wal_checkpointer.h"
 #include "receiver/http/metric_histogram.h"
 #include "receiver/http/prometheus_text.h"
 #include "receiver/http/store_metrics.h"
@@ -211,6 +214,49 @@ BOOST_AUTO_TEST_CASE(lag_families_jobs_and_size_come_from_the_database) {
   BOOST_TEST(rebuilt.family("healthhook_inbox_deliveries").samples.size() == 1u);
 }
 
+// The checkpointer's thread stops for good after a failed sync of the database file
+// (processor/wal_checkpointer.h): deliveries stay safe, so /readyz stays 200, and this
+// gauge is what tells an operator why the -wal file keeps growing.
+BOOST_AUTO_TEST_CASE(a_failed_database_sync_shows_as_checkpoints_stopped) {
+  TempDir dir;
+  const std::string path = dir.file("checkpoints.db");
+  auto db = hh::store::open_for_writing(path, {});
+  BOOST_REQUIRE_MESSAGE(db.ok(), db.error());
+  BOOST_REQUIRE(db->exec("PRAGMA synchronous = OFF"));
+  BOOST_REQUIRE(db->exec("CREATE TABLE load (id INTEGER PRIMARY KEY, payload BLOB)"));
+  std::atomic<bool> fail{false};
+  auto checkpointer = hh::processor::WalCheckpointer::start(*db, path, 64, [&fail](hh::sqlite::Connection&) {
+    return fail ? std::string("sync of the database file: disk I/O error") : std::string();
+  });
+  BOOST_REQUIRE_MESSAGE(checkpointer.ok(), checkpointer.error());
+  const auto collector = hh::cli::checkpointer_metrics(**checkpointer);
+  auto collect_now = [&collector] {
+    http::PrometheusText out;
+    collector(out);
+    return PromExposition::parse(out.text());
+  };
+  // Writes 16 KiB commits until `done` holds (bounded: 20 s).
+  auto write_until = [&](auto done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!done() && std::chrono::steady_clock::now() < deadline) {
+      BOOST_REQUIRE(db->exec("INSERT INTO load (payload) VALUES (zeroblob(16384))"));
+      (*checkpointer)->finish_on_writer();
+    }
+    return done();
+  };
+  BOOST_REQUIRE(write_until([&] { return (*checkpointer)->rewinds() > 0; }));
+  const auto healthy = collect_now();
+  BOOST_TEST(value_of(healthy, "healthhook_wal_checkpoints_stopped") == 0);
+  BOOST_TEST(value_of(healthy, "healthhook_wal_checkpoints_total") >= 1);
+  BOOST_TEST(value_of(healthy, "healthhook_wal_database_syncs_total") >= 1);
+
+  fail = true;
+  BOOST_REQUIRE(write_until([&] { return (*checkpointer)->stopped_by_failure(); }));
+  const auto stopped = collect_now();
+  BOOST_TEST(value_of(stopped, "healthhook_wal_checkpoints_stopped") == 1);
+  checkpointer->reset();
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(served_metrics)
@@ -263,6 +309,8 @@ BOOST_AUTO_TEST_CASE(counters_move_with_deliveries_duplicates_and_bad_signatures
   BOOST_TEST(value_of(after, "healthhook_store_metrics_ok") == 1);
   BOOST_TEST(after.has("healthhook_processed_deliveries_total"));
   BOOST_TEST(!after.has("healthhook_fetch_requests_total"));  // no API key: no fetcher
+  BOOST_TEST(value_of(after, "healthhook_wal_checkpoints_stopped") == 0);
+  BOOST_TEST(after.has("healthhook_wal_checkpoints_total"));
   BOOST_TEST(server.stop() == 0);
 }
 

@@ -1,0 +1,99 @@
+// What a client and an operator see over HTTP when the sync thread's fdatasync of the WAL
+// fails (store/wal_sync.h): the real listener, router, webhook endpoint and /readyz on
+// 127.0.0.1, the real writer on a SQLite file; only the fdatasync is replaced, because a
+// real disk cannot be made to fail one here.
+#include <boost/asio.hpp>
+#include <boost/test/unit_test.hpp>
+#include <thread>
+
+#include "receiver/http/health_endpoints.h"
+#include "receiver/http/listener.h"
+#include "receiver/http/webhook_endpoint.h"
+#include "store/database.h"
+#include "store/inbox_writer.h"
+#include "store/sqlite_inbox.h"
+#include "tests/support/http_client.h"
+#include "tests/support/temp_dir.h"
+
+namespace net = boost::asio;
+using namespace hh;
+using namespace hh::test;
+
+namespace {
+
+const std::string kBody = R"({"event_type":"daily.data.sleep.created","data":{"id":"s1"},"user_id":"u1"})";
+
+// `serve`'s ingest stack with synchronous = "full": commits unsynced, acks after the sync
+// thread's fdatasync, which here fails from the first call on (as a dying disk would).
+struct FailingSyncServer {
+  TempDir dir;
+  std::string secret = random_secret();
+  sqlite::Connection db = open();
+  store::SqliteInbox inbox = store::SqliteInbox::create(db).value();
+  store::InboxWriter writer{inbox, {}};
+  net::io_context io{1};
+  http::Router router;
+  std::unique_ptr<http::WebhookEndpoint> webhook;
+  std::unique_ptr<http::Listener> listener;
+  std::thread io_thread;
+
+  FailingSyncServer() {
+    BOOST_REQUIRE(db.exec("PRAGMA synchronous = NORMAL"));
+    auto sync = store::WalSync::open(dir.file("inbox.db-wal"),
+                                     [](int) -> std::string { return "fdatasync of the WAL: Input/output error"; });
+    BOOST_REQUIRE_MESSAGE(sync.ok(), sync.error());
+    writer.sync_commits_with(std::move(*sync));
+    const std::string secrets[] = {secret};
+    webhook = std::make_unique<http::WebhookEndpoint>(writer, signature::Verifier::create(secrets, 300).value(), 9);
+    router.add(http::bhttp::verb::post, "/webhooks", [this](http::Request& r) { return webhook->handle(r); });
+    http::add_health_endpoints(router, writer);
+    http::SessionLimits limits;
+    limits.max_body_bytes = 64 * 1024;
+    limits.max_header_bytes = 8 * 1024;
+    listener = std::make_unique<http::Listener>(io, router, limits, 16);
+    BOOST_REQUIRE(listener->listen("127.0.0.1:0"));
+    writer.start();
+    listener->start();
+    io_thread = std::thread([this] { io.run(); });
+  }
+  // As `serve` stops: the listener closes, the sessions end, the io_context runs out of
+  // work (stopping it instead would leave session frames to be destroyed after the router).
+  ~FailingSyncServer() {
+    listener->stop();
+    io_thread.join();
+    writer.stop();
+  }
+  unsigned short port() const { return listener->local_endpoint().port(); }
+
+ private:
+  sqlite::Connection open() {
+    auto opened = store::open_for_writing(dir.file("inbox.db"), {});
+    BOOST_REQUIRE_MESSAGE(opened.ok(), opened.error());
+    // The WAL file exists once the database has been written (WalSync::open needs it).
+    return std::move(*opened);
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_failed_wal_sync_is_503_and_readyz_names_it_until_a_restart) {
+  FailingSyncServer s;
+  HttpClient client(s.port());  // closed before the server stops (declared after it)
+  BOOST_TEST(client.get("/readyz").status == 200);
+
+  auto first = client.post_webhook(s.secret, "msg_1", kBody);
+  BOOST_TEST(first.status == 503);  // committed, maybe not on disk: no 2xx
+  BOOST_TEST(first.header("retry-after") == "9");
+  auto ready = client.get("/readyz");
+  BOOST_TEST(ready.status == 503);
+  BOOST_TEST(ready.body.find("inbox WAL sync failed (fdatasync of the WAL: Input/output error); restart healthhook") !=
+                 std::string::npos,
+             ready.body);
+  // The service's retry: still 503, never "duplicate" for a row that may not be on disk.
+  auto retry = client.post_webhook(s.secret, "msg_1", kBody);
+  BOOST_TEST(retry.status == 503);
+  BOOST_TEST(retry.body.find("duplicate") == std::string::npos, retry.body);
+  BOOST_TEST(client.post_webhook(s.secret, "msg_2", kBody).status == 503);
+  BOOST_TEST(client.get("/healthz").status == 200);  // alive: a restart, not a kill loop, is the fix
+  BOOST_TEST(client.get("/readyz").status == 503);
+}
