@@ -20,12 +20,34 @@ def number(results, key):
         return None
 
 
+def fold_repeats(results, prefix, figures=("rate", "p50", "p99", "rss"), key="rate"):
+    """PREFIX_1_rate, PREFIX_2_rate, … (bench/run --repeat) -> PREFIX_rate etc.: the median of
+    each figure over the runs; returns the runs' `key` figures in order."""
+    runs = []
+    while f"{prefix}_{len(runs) + 1}_rate" in results:
+        runs.append(len(runs) + 1)
+    for figure in figures:
+        values = sorted(v for v in (number(results, f"{prefix}_{i}_{figure}") for i in runs) if v is not None)
+        if values:
+            middle = len(values) // 2
+            results[f"{prefix}_{figure}"] = str(values[middle] if len(values) % 2 else
+                                                (values[middle - 1] + values[middle]) / 2)
+    unexpected = sum(int(number(results, f"{prefix}_{i}_unexpected") or 0) for i in runs)
+    if runs:
+        results[f"{prefix}_unexpected"] = str(unexpected)
+    return [number(results, f"{prefix}_{i}_{key}") for i in runs]
+
+
 def rate(value, unit):
     return "—" if value is None else f"{value:,.0f} {unit}"
 
 
 def main():
     r = read_results(sys.argv[1])
+    noop_runs = fold_repeats(r, "noop_1k")
+    ingest_runs = fold_repeats(r, "ingest_1k")
+    e2e_runs = fold_repeats(r, "e2e", ("rate", "samples_rate", "rss", "deliveries", "seconds"), key="samples_rate")
+    upsert_runs = fold_repeats(r, "upsert", ("rate",))
     n = lambda key: number(r, key)
     rows = []
 
@@ -70,7 +92,13 @@ def main():
           f"{r.get('load_before', '?').replace('/', ' ')} before, {r.get('load_after', '?').replace('/', ' ')} after; "
           f"run took {r.get('seconds', '?')} s.")
     print(f"Settings: {r.get('settings', '?').replace('/', ', ')}.")
-    bad = {k: v for k, v in r.items() if k.endswith("_unexpected") and v not in ("", "0")}
+    for label, values, ceilings in (("1 KiB acks / no-op ceiling", ingest_runs, noop_runs),
+                                    ("End-to-end samples / SQLite upsert", e2e_runs, upsert_runs)):
+        if len(values) > 1:
+            pairs = [f"{v or 0:,.0f} / {c:,.0f} = {(v or 0) / c:.0%}" if c else "—" for v, c in zip(values, ceilings)]
+            print(f"{label}, {len(pairs)} pairs taken in turn (the table shows medians): " + "; ".join(pairs) + ".")
+    bad = {k: v for k, v in r.items()
+           if k.endswith("_unexpected") and v not in ("", "0") and not k[:-11].split("_")[-1].isdigit()}
     if bad:
         print("Unexpected answers or connection errors: " + ", ".join(f"{k[:-11]} {v}" for k, v in bad.items()) + ".")
     print()
