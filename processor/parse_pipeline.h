@@ -11,6 +11,7 @@
 //
 // Bounded: at most kSlots parsed rows wait, and their bodies stay under kMaxBytesAhead
 // (one row at least), so a run of 50 MB fetched pages cannot pin many parser buffers.
+// A slot that held a body over kTrimAbove gives its memory back when it is released.
 //
 // Live processing (`serve`) keeps one pipeline that follows the inbox: extend() moves its
 // end to the newest committed seq before each step, and the thread waits there for more
@@ -37,6 +38,9 @@ class ParsePipeline final : public ParsedSource {
   static constexpr size_t kSlots = 128;
   static constexpr size_t kMaxBytesAhead = size_t{32} << 20;
   static constexpr int64_t kChunkRows = 64;
+  // Above this body size, a slot frees its buffers once applied (webhooks stay below it;
+  // fetched pages may not): what a pipeline keeps is then bounded by kSlots x kTrimAbove.
+  static constexpr size_t kTrimAbove = size_t{1} << 20;
 
   enum class Mode { catch_up, follow };
   // Starts reading the rows with after_seq < seq <= last_seq from `database_path`. With
@@ -54,6 +58,8 @@ class ParsePipeline final : public ParsedSource {
   void end_step() override;
   // Mode::follow, on the applying thread: rows up to `last_seq` are committed.
   void extend(int64_t last_seq);
+  // Slots that freed a large body's buffers (applying thread; for tests and logs).
+  uint64_t slot_trims() const { return slot_trims_; }
 
  private:
   struct Slot;
@@ -61,6 +67,7 @@ class ParsePipeline final : public ParsedSource {
   void read_all();
   Result<bool> read_chunk();
   Slot* acquire(size_t body_bytes);  // nullptr when stopping
+  void trim_current();               // applying thread, before release_current()
   void release_current();            // with mutex_ held
 
   sqlite::Connection db_;            // the thread's only
@@ -83,6 +90,7 @@ class ParsePipeline final : public ParsedSource {
 
   Slot* current_ = nullptr;          // applying thread only
   int64_t handed_out_seq_;           // applying thread only
+  uint64_t slot_trims_ = 0;          // applying thread only
   std::thread thread_;
 };
 

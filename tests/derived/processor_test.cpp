@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 
+#include "processor/parse_pipeline.h"
 #include "processor/processor.h"
 #include "store/derived/derived_tables.h"
 #include "store/sqlite_inbox.h"
@@ -149,6 +150,46 @@ BOOST_AUTO_TEST_CASE(live_steps_apply_rows_parsed_ahead_as_the_inbox_grows) {
   BOOST_TEST(test::count(db, "summaries") == 5);
   BOOST_TEST(value(db, "SELECT seq FROM summaries WHERE id = 'sleep-1'") == "4");
   BOOST_TEST(p->stats().step_failures == 0u);
+}
+
+// A slot that parsed a large body (a fetched page) gives its buffers back once applied,
+// and is reused for the next rows as before.
+BOOST_AUTO_TEST_CASE(a_pipeline_slot_frees_a_large_body_once_it_is_applied) {
+  TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  auto db = test::open_store(path);
+  auto big = test::heartrate_delivery("big", 1717200000000, 30000, 60);
+  BOOST_REQUIRE_GT(big.body.size(), processor::ParsePipeline::kTrimAbove);
+  append(db, {test::sleep_delivery("a", "sleep-1", 10), big, test::sleep_delivery("b", "sleep-2", 20)});
+  auto pipeline = processor::ParsePipeline::start(path, 0, 3, processor::ParsePipeline::Mode::follow);
+  BOOST_REQUIRE_MESSAGE(pipeline, pipeline.error());
+  auto& p = **pipeline;
+  int64_t seq = 0;
+  std::vector<size_t> sample_counts;
+  for (;;) {
+    auto row = p.next(seq);
+    BOOST_REQUIRE_MESSAGE(row, row.error());
+    if (*row == nullptr) break;
+    seq = (*row)->seq;
+    size_t samples = 0;
+    for (const auto& batch : (*row)->rows->sample_batches) samples += batch.samples.size();
+    sample_counts.push_back(samples);
+    BOOST_TEST(p.slot_trims() == (seq == 3 ? 1u : 0u), "after seq " << seq);  // the big row's slot, once released
+  }
+  p.end_step();
+  BOOST_TEST(sample_counts == (std::vector<size_t>{0, 30000, 0}), boost::test_tools::per_element());
+  // Rows that come later parse as before (the trimmed slot among the free ones).
+  append(db, {test::heartrate_delivery("big-2", 1717300000000, 30000, 61), test::sleep_delivery("c", "sleep-3", 30)});
+  p.extend(5);
+  auto fourth = p.next(3);
+  BOOST_REQUIRE_MESSAGE(fourth && *fourth, "row 4");
+  BOOST_TEST((*fourth)->seq == 4);
+  BOOST_TEST((*fourth)->rows->sample_batches.size() == 1u);
+  BOOST_TEST((*fourth)->rows->sample_batches.front().samples.size() == 30000u);
+  auto fifth = p.next(4);
+  BOOST_REQUIRE_MESSAGE(fifth && *fifth, "row 5");
+  BOOST_TEST((*fifth)->rows->summaries.size() == 1u);  // parsed in the slot trimmed after row 2
+  BOOST_TEST(p.slot_trims() == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(a_full_disk_rolls_the_step_back_and_a_later_run_applies_it) {
