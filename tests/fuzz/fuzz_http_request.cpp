@@ -10,12 +10,10 @@
 #include <string_view>
 #include <thread>
 
-#include "receiver/http/health_endpoints.h"
-#include "receiver/http/listener.h"
-#include "receiver/http/webhook_endpoint.h"
 #include "store/database.h"
 #include "store/inbox_writer.h"
 #include "store/sqlite_inbox.h"
+#include "tests/support/ingest_stack.h"
 
 namespace net = boost::asio;
 using namespace hh;
@@ -38,28 +36,17 @@ struct World {
   sqlite::Connection db = open_memory_database();
   store::SqliteInbox inbox = store::SqliteInbox::create(db).value();
   store::InboxWriter writer{inbox, {}};
-  net::io_context io{1};
-  http::Router router;
-  std::unique_ptr<http::WebhookEndpoint> webhook;
-  std::unique_ptr<http::Listener> listener;
-  std::thread io_thread;
+  std::unique_ptr<test::IngestStack> ingest;
   unsigned short port = 0;
 
   World() {
-    const std::string secrets[] = {kSecret};
-    webhook = std::make_unique<http::WebhookEndpoint>(writer, signature::Verifier::create(secrets, 300).value(), 5);
-    router.add(http::bhttp::verb::post, "/webhooks", [this](http::Request& r) { return webhook->handle(r); });
-    http::add_health_endpoints(router, writer);
+    writer.start();
     http::SessionLimits limits;
     limits.max_body_bytes = kMaxBodyBytes;
     limits.max_header_bytes = 8 * 1024;
     limits.idle_timeout = limits.header_timeout = limits.body_timeout = limits.write_timeout = std::chrono::seconds(2);
-    listener = std::make_unique<http::Listener>(io, router, limits, 64);
-    if (!listener->listen("127.0.0.1:0")) std::abort();
-    port = listener->local_endpoint().port();
-    writer.start();
-    listener->start();
-    io_thread = std::thread([this] { io.run(); });
+    ingest = std::make_unique<test::IngestStack>(writer, kSecret, 5, limits);
+    port = ingest->port();
   }
 };
 

@@ -2,20 +2,15 @@
 // fails (store/wal_sync.h): the real listener, router, webhook endpoint and /readyz on
 // 127.0.0.1, the real writer on a SQLite file; only the fdatasync is replaced, because a
 // real disk cannot be made to fail one here.
-#include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>
-#include <thread>
 
-#include "receiver/http/health_endpoints.h"
-#include "receiver/http/listener.h"
-#include "receiver/http/webhook_endpoint.h"
 #include "store/database.h"
 #include "store/inbox_writer.h"
 #include "store/sqlite_inbox.h"
 #include "tests/support/http_client.h"
+#include "tests/support/ingest_stack.h"
 #include "tests/support/temp_dir.h"
 
-namespace net = boost::asio;
 using namespace hh;
 using namespace hh::test;
 
@@ -31,11 +26,7 @@ struct FailingSyncServer {
   sqlite::Connection db = open();
   store::SqliteInbox inbox = store::SqliteInbox::create(db).value();
   store::InboxWriter writer{inbox, {}};
-  net::io_context io{1};
-  http::Router router;
-  std::unique_ptr<http::WebhookEndpoint> webhook;
-  std::unique_ptr<http::Listener> listener;
-  std::thread io_thread;
+  std::unique_ptr<IngestStack> ingest;
 
   FailingSyncServer() {
     BOOST_REQUIRE(db.exec("PRAGMA synchronous = NORMAL"));
@@ -43,27 +34,17 @@ struct FailingSyncServer {
                                      [](int) -> std::string { return "fdatasync of the WAL: Input/output error"; });
     BOOST_REQUIRE_MESSAGE(sync.ok(), sync.error());
     writer.sync_commits_with(std::move(*sync));
-    const std::string secrets[] = {secret};
-    webhook = std::make_unique<http::WebhookEndpoint>(writer, signature::Verifier::create(secrets, 300).value(), 9);
-    router.add(http::bhttp::verb::post, "/webhooks", [this](http::Request& r) { return webhook->handle(r); });
-    http::add_health_endpoints(router, writer);
+    writer.start();
     http::SessionLimits limits;
     limits.max_body_bytes = 64 * 1024;
     limits.max_header_bytes = 8 * 1024;
-    listener = std::make_unique<http::Listener>(io, router, limits, 16);
-    BOOST_REQUIRE(listener->listen("127.0.0.1:0"));
-    writer.start();
-    listener->start();
-    io_thread = std::thread([this] { io.run(); });
+    ingest = std::make_unique<IngestStack>(writer, secret, 9, limits);
   }
-  // As `serve` stops: the listener closes, the sessions end, the io_context runs out of
-  // work (stopping it instead would leave session frames to be destroyed after the router).
   ~FailingSyncServer() {
-    listener->stop();
-    io_thread.join();
+    ingest.reset();  // as `serve` stops: the listener first, then the writer
     writer.stop();
   }
-  unsigned short port() const { return listener->local_endpoint().port(); }
+  unsigned short port() const { return ingest->port(); }
 
  private:
   sqlite::Connection open() {
