@@ -39,7 +39,7 @@ class ParsePipeline final : public ParsedSource {
   static constexpr size_t kMaxBytesAhead = size_t{32} << 20;
   static constexpr int64_t kChunkRows = 64;
   // Above this body size, a slot frees its buffers once applied (webhooks stay below it;
-  // fetched pages may not): what a pipeline keeps is then bounded by kSlots x kTrimAbove.
+  // fetched pages may not): what a pipeline keeps is then about kSlots x kTrimAbove at most.
   static constexpr size_t kTrimAbove = size_t{1} << 20;
 
   enum class Mode { catch_up, follow };

@@ -83,7 +83,10 @@ class InboxWriter {
   uint64_t wal_syncs() const { return wal_sync_ ? wal_sync_->syncs() : 0; }
   // Why the sync thread's fdatasync failed, "" while it has not (then last_commit_ok() is
   // false for good: a restart is the way back, wal_sync.h says why).
-  std::string wal_sync_failure() const { return wal_sync_ ? wal_sync_->failure() : std::string(); }
+  // One atomic load while none has (/readyz may be polled often; the text takes a lock).
+  std::string wal_sync_failure() const {
+    return wal_sync_ && wal_sync_->failed() ? wal_sync_->failure() : std::string();
+  }
   bool disk_low() const { return disk_low_.load(std::memory_order_relaxed); }
   bool accepting() const;  // below the marks, disk not low, not stopping
 
