@@ -46,7 +46,7 @@ def main():
     r = read_results(sys.argv[1])
     noop_runs = fold_repeats(r, "noop_1k")
     ingest_runs = fold_repeats(r, "ingest_1k")
-    e2e_runs = fold_repeats(r, "e2e", ("rate", "samples_rate", "rss", "deliveries", "seconds"), key="samples_rate")
+    e2e_runs = fold_repeats(r, "e2e", ("rate", "samples_rate"), key="samples_rate")
     upsert_runs = fold_repeats(r, "upsert", ("rate",))
     n = lambda key: number(r, key)
     rows = []

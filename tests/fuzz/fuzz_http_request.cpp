@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <string_view>
-#include <thread>
 
 #include "store/database.h"
 #include "store/inbox_writer.h"

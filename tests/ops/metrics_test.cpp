@@ -214,6 +214,10 @@ BOOST_AUTO_TEST_CASE(lag_families_jobs_and_size_come_from_the_database) {
   BOOST_TEST(rebuilt.family("healthhook_inbox_deliveries").samples.size() == 1u);
 }
 
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(checkpointer_metrics)
+
 // The checkpointer's thread stops for good after a failed sync of the database file
 // (processor/wal_checkpointer.h): deliveries stay safe, so /readyz stays 200, and this
 // gauge is what tells an operator why the -wal file keeps growing.
