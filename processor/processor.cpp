@@ -82,16 +82,12 @@ Processor::Processor(sqlite::Connection& db, ProcessorOptions options, std::uniq
 
 Processor::~Processor() = default;
 
-bool Processor::run_once(int64_t inbox_last_seq) {
+bool Processor::run_once(int64_t durable_seq) {
   if (consecutive_failures_ > 0 && std::chrono::steady_clock::now() < retry_at_) return false;
-  int64_t last_seq = inbox_last_seq;
-  if (inbox_last_seq <= applied_seq_) {
-    // Rows written around the Inbox (none today) would not move inbox_last_seq: look.
-    auto newest = cursor_->newest_seq();
-    if (newest && *newest <= applied_seq_) return false;
-    if (newest) last_seq = *newest;
-  }
-  Result<StepOutcome> stepped = relaxed_step(last_seq);
+  // Only rows on disk (inbox_writer.h says why); every inbox row is written through the
+  // writer that passes durable_seq (another process would need the processing lock).
+  if (durable_seq <= applied_seq_) return false;
+  Result<StepOutcome> stepped = relaxed_step(durable_seq);
   if (!stepped) {
     ++consecutive_failures_;
     stats_.step_failures.fetch_add(1, std::memory_order_relaxed);

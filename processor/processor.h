@@ -73,9 +73,10 @@ class Processor : public store::BackgroundWork {
   Processor(const Processor&) = delete;
   Processor& operator=(const Processor&) = delete;
 
-  // One bounded transaction; true = more rows are waiting. Returns false without work
+  // One bounded transaction applying rows up to `durable_seq` (the newest inbox row on
+  // disk: store/inbox_writer.h); true = more rows are waiting. Returns false without work
   // when caught up, or while waiting to retry after a store failure.
-  bool run_once(int64_t inbox_last_seq) override;
+  bool run_once(int64_t durable_seq) override;
 
   // Applies everything up to the newest inbox row (replay, rebuild), step by step.
   // `progress(applied_seq, last_seq)` after each step; may be null. Stops at the first

@@ -61,7 +61,7 @@ class WalCheckpointer final : public store::BackgroundWork {
   // the writer's next transaction rewinds the WAL. One atomic load when nothing is due.
   void finish_on_writer();
   // BackgroundWork (the InboxWriter's thread): finish_on_writer(); never "more to do".
-  bool run_once(int64_t inbox_last_seq) override;
+  bool run_once(int64_t durable_seq) override;
 
   // Checkpoints finished by the writer that copied the whole WAL (it rewinds next).
   uint64_t rewinds() const { return rewinds_.load(std::memory_order_relaxed); }

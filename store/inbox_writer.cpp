@@ -21,6 +21,10 @@ void InboxWriter::on_commit(std::function<void(size_t, double, bool)> observer) 
 }
 
 void InboxWriter::start() {
+  // Rows already in the file were committed by an earlier process: the kernel has them
+  // (after a crash of the machine, they are what SQLite's recovery kept).
+  durable_seq_.store(inbox_.last_seq(), std::memory_order_relaxed);
+  sync_requested_seq_ = inbox_.last_seq();
   thread_ = std::thread([this] { run(); });
 }
 
@@ -76,6 +80,28 @@ void InboxWriter::wake() {
   wakeup_.notify_one();
 }
 
+int64_t InboxWriter::durable_seq() const {
+  // Without a WalSync this is only called on the writer thread (inbox_ is not thread-safe).
+  return wal_sync_ ? durable_seq_.load(std::memory_order_acquire) : inbox_.last_seq();
+}
+
+void InboxWriter::mark_durable(int64_t seq) {
+  // The sync thread runs its callbacks in order, so seq only grows; max() keeps it so
+  // should that change.
+  int64_t known = durable_seq_.load(std::memory_order_relaxed);
+  while (known < seq && !durable_seq_.compare_exchange_weak(known, seq, std::memory_order_release)) {
+  }
+  wake();  // the processor may now apply them
+}
+
+void InboxWriter::sync_rows_committed_by_tasks() {
+  const int64_t covered = inbox_.last_seq();
+  sync_requested_seq_ = covered;
+  wal_sync_->after_commit([this, covered](bool synced, const std::string&) {
+    if (synced) mark_durable(covered);  // a failure is reported by every ack from now on (wal_sync.h)
+  });
+}
+
 void InboxWriter::run() {
   std::vector<Pending> batch;
   std::deque<std::function<void()>> tasks;
@@ -87,7 +113,8 @@ void InboxWriter::run() {
       const bool woke = wakeup_.wait_for(lock, options_.idle_wakeup, [&] {
         return !queue_.empty() || !tasks_.empty() || stopping_ || wake_requested_ || more_background;
       });
-      if (!woke) more_background = true;  // idle wake-up: let background work look for due work
+      // An idle wake-up lets background work look for due work; wake() asks for it.
+      if (!woke || wake_requested_) more_background = true;
       wake_requested_ = false;
       batch.swap(queue_);
       tasks.swap(tasks_);
@@ -104,6 +131,7 @@ void InboxWriter::run() {
       tasks.front()();
       tasks.pop_front();
     }
+    if (wal_sync_ && inbox_.last_seq() > sync_requested_seq_) sync_rows_committed_by_tasks();
     if (stopping) {
       std::lock_guard lock(mutex_);
       if (queue_.empty() && tasks_.empty()) break;
@@ -112,7 +140,7 @@ void InboxWriter::run() {
     if (more_background) {
       more_background = false;
       for (BackgroundWork* work : background_) {
-        if (work->run_once(inbox_.last_seq())) more_background = true;
+        if (work->run_once(durable_seq())) more_background = true;
       }
     }
     check_disk();
@@ -150,9 +178,14 @@ void InboxWriter::commit_batch(std::vector<Pending>& batch) {
     return;
   }
   // The batch (bodies and completions) moves to the sync thread; `batch` is left empty.
-  wal_sync_->after_commit([this, pending = std::move(batch), outcomes = std::move(outcomes)](
+  // The sync covers every row committed so far, fetched pages included.
+  const int64_t covered = inbox_.last_seq();
+  sync_requested_seq_ = covered;
+  wal_sync_->after_commit([this, covered, pending = std::move(batch), outcomes = std::move(outcomes)](
                               bool synced, const std::string& error) mutable {
-    if (!synced) {
+    if (synced) {
+      mark_durable(covered);
+    } else {
       // Committed but maybe not on disk: no 2xx (wal_sync.h: why it stays so).
       log::error("inbox_sync_failed").str("error", error).num("batch", static_cast<int64_t>(pending.size()));
       outcomes.assign(pending.size(), AppendOutcome{AppendOutcome::Kind::unavailable, 0, error});

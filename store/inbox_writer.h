@@ -8,6 +8,12 @@
 //
 // With a WalSync (sync_commits_with), commits do not sync inside COMMIT: the completions
 // run on the sync thread once the WAL is on disk, while this thread goes on (wal_sync.h).
+// Background work is then given only the rows already on disk (durable_seq()): a row
+// committed but not yet synced can still be lost to a power failure, and then its seq is
+// given to the next delivery; had the processor applied it, a reader of the change feed
+// (whose cursor is the seq) would have seen changes that vanish and would skip the ones
+// that replace them. Rows on disk are applied the same way after a restart, so what a
+// reader has seen stays true.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -37,9 +43,10 @@ using Completion = std::function<void(const AppendOutcome&)>;
 class BackgroundWork {
  public:
   virtual ~BackgroundWork() = default;
-  // One bounded step (one transaction). `inbox_last_seq` is the newest committed seq.
+  // One bounded step (one transaction). `durable_seq` is the newest inbox seq that is on
+  // disk (InboxWriter::durable_seq()); rows after it must not be applied yet.
   // Returns true when more work is waiting (the writer calls again soon).
-  virtual bool run_once(int64_t inbox_last_seq) = 0;
+  virtual bool run_once(int64_t durable_seq) = 0;
 };
 
 struct WriterOptions {
@@ -75,6 +82,9 @@ class InboxWriter {
   void post(std::function<void()> task);
   // Asks the writer to run background work soon (e.g. a job became due).
   void wake();
+  // The newest inbox seq whose WAL frames are on disk: every row up to it survives a power
+  // failure. Without a WalSync each COMMIT syncs, so it is the newest committed seq.
+  int64_t durable_seq() const;
 
   size_t queue_depth() const { return queued_count_.load(std::memory_order_relaxed); }
   // False after a failed commit, until one succeeds; for good after a failed WAL sync.
@@ -111,6 +121,11 @@ class InboxWriter {
   void commit_batch(std::vector<Pending>& batch);
   // Runs the batch's completions (on the sync thread when there is one).
   void complete(std::vector<Pending>& batch, const std::vector<AppendOutcome>& outcomes);
+  // With a WalSync: rows committed by posted tasks (the fetcher's pages) get no ack, so
+  // nothing else asks for their sync; this does, so that they become durable_seq().
+  void sync_rows_committed_by_tasks();
+  // On the sync thread: every row up to `seq` is on disk; background work may apply them.
+  void mark_durable(int64_t seq);
   void check_disk();
 
   Inbox& inbox_;
@@ -128,6 +143,8 @@ class InboxWriter {
   bool wake_requested_ = false;                 // GUARDED_BY(mutex_)
 
   std::atomic<size_t> queued_count_{0};
+  std::atomic<int64_t> durable_seq_{0};  // with a WalSync: set by the sync thread
+  int64_t sync_requested_seq_ = 0;       // with a WalSync, writer thread: newest seq a sync was asked for
   std::atomic<bool> last_commit_ok_{true};
   std::atomic<bool> disk_low_{false};
   std::chrono::steady_clock::time_point last_disk_check_{};

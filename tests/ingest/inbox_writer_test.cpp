@@ -369,6 +369,130 @@ BOOST_AUTO_TEST_CASE(an_ack_waits_for_a_wal_sync_that_began_after_its_commit) {
   BOOST_TEST(collected.outcomes[0].second.seq == 1);
 }
 
+// Background work (the processor) is given only rows whose WAL sync has returned
+// (inbox_writer.h says why), and runs as soon as one has: the writer's idle wake-up is
+// set far beyond the test's time limit, so only the sync's wake() can run it.
+namespace {
+
+class RecordingWork : public store::BackgroundWork {
+ public:
+  bool run_once(int64_t durable_seq) override {  // on the writer thread: no Boost.Test macros
+    std::lock_guard lock(mutex_);
+    ++calls_;
+    given_.push_back(durable_seq);
+    cv_.notify_all();
+    return false;
+  }
+  // Waits (bounded) until run_once() has been called `calls` times; returns what it was given.
+  std::vector<int64_t> wait_for_calls(size_t calls) {
+    std::unique_lock lock(mutex_);
+    BOOST_REQUIRE(cv_.wait_for(lock, std::chrono::seconds(30), [&] { return calls_ >= calls; }));
+    return given_;
+  }
+  // Waits (bounded) until run_once() has been given `seq`.
+  void wait_for_seq(int64_t seq) {
+    std::unique_lock lock(mutex_);
+    BOOST_REQUIRE(cv_.wait_for(lock, std::chrono::seconds(30), [&] { return !given_.empty() && given_.back() >= seq; }));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  size_t calls_ = 0;
+  std::vector<int64_t> given_;
+};
+
+// A SyncFile that holds the sync thread until release().
+struct HeldSync {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool entered = false, released = false;
+
+  store::WalSync::SyncFile sync_file() {
+    return [this](int fd) -> std::string {
+      std::unique_lock lock(mutex);
+      entered = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return released; });
+      return ::fdatasync(fd) == 0 ? "" : "fdatasync failed";
+    };
+  }
+  void wait_entered() {
+    std::unique_lock lock(mutex);
+    BOOST_REQUIRE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return entered; }));
+  }
+  void release() {
+    std::lock_guard lock(mutex);
+    released = true;
+    cv.notify_all();
+  }
+};
+
+// Declared after the writer: releases the sync before the writer's destructor waits for it
+// (when a check fails early).
+struct ReleaseAtExit {
+  HeldSync& held;
+  ~ReleaseAtExit() { held.release(); }
+};
+
+store::WriterOptions no_idle_wakeup() {
+  store::WriterOptions options;
+  options.idle_wakeup = std::chrono::minutes(10);
+  return options;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(background_work_gets_a_row_only_after_its_wal_sync_returned) {
+  Store s;
+  HeldSync held;
+  RecordingWork work;
+  store::InboxWriter writer(s.inbox, no_idle_wakeup());
+  writer.add_background(&work);
+  writer.sync_commits_with(sync_for(s, held.sync_file()));
+  ReleaseAtExit release_at_exit{held};
+  writer.start();
+  BOOST_TEST(work.wait_for_calls(1) == std::vector<int64_t>{0}, boost::test_tools::per_element());
+  Collected collected;
+  BOOST_REQUIRE(writer.submit(delivery("msg_1"), collected.for_id("msg_1")) == store::InboxWriter::Admission::queued);
+  held.wait_entered();
+  // Once at start, once after the commit: both while the row is not on disk.
+  BOOST_TEST(work.wait_for_calls(2) == (std::vector<int64_t>{0, 0}), boost::test_tools::per_element());
+  BOOST_TEST(writer.durable_seq() == 0);
+  BOOST_TEST(s.count() == 1);  // committed, visible to readers
+  held.release();
+  work.wait_for_seq(1);  // woken by the sync, not by the (ten-minute) idle wake-up
+  BOOST_TEST(writer.durable_seq() == 1);
+  collected.wait_for(1);
+  writer.stop();
+  BOOST_TEST((collected.outcomes[0].second.kind == Kind::stored));
+}
+
+BOOST_AUTO_TEST_CASE(rows_a_posted_task_commits_are_synced_before_background_work_gets_them) {
+  // What the fetcher does: a page appended by a task on the writer thread, no ack waiting.
+  Store s;
+  HeldSync held;
+  RecordingWork work;
+  store::InboxWriter writer(s.inbox, no_idle_wakeup());
+  writer.add_background(&work);
+  writer.sync_commits_with(sync_for(s, held.sync_file()));
+  ReleaseAtExit release_at_exit{held};
+  writer.start();
+  BOOST_TEST(work.wait_for_calls(1) == std::vector<int64_t>{0}, boost::test_tools::per_element());
+  writer.post([&s] {
+    const store::NewDelivery page = delivery("fetch:1:1");
+    const store::NewDelivery* batch[] = {&page};
+    (void)s.inbox.append(batch);
+  });
+  held.wait_entered();  // the writer asked for the page's sync
+  BOOST_TEST(s.count() == 1);
+  BOOST_TEST(writer.durable_seq() == 0);
+  held.release();
+  work.wait_for_seq(1);
+  BOOST_TEST(writer.durable_seq() == 1);
+  writer.stop();
+}
+
 BOOST_AUTO_TEST_CASE(a_failed_wal_sync_answers_unavailable_until_a_restart) {
   Store s;
   int calls = 0;  // on the sync thread only
