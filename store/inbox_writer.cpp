@@ -87,11 +87,10 @@ int64_t InboxWriter::durable_seq() const {
 
 void InboxWriter::mark_durable(int64_t seq) {
   // The sync thread runs its callbacks in order, so seq only grows; max() keeps it so
-  // should that change.
+  // should that change. No wake-up: the writer looks again within kDurablePoll (run()).
   int64_t known = durable_seq_.load(std::memory_order_relaxed);
   while (known < seq && !durable_seq_.compare_exchange_weak(known, seq, std::memory_order_release)) {
   }
-  wake();  // the processor may now apply them
 }
 
 void InboxWriter::sync_rows_committed_by_tasks() {
@@ -106,11 +105,19 @@ void InboxWriter::run() {
   std::vector<Pending> batch;
   std::deque<std::function<void()>> tasks;
   bool more_background = true;  // run once at start: catch up on what a restart left
+  int64_t given_seq = -1;       // the durable seq background work was last given
   for (;;) {
     bool stopping = false;
     {
+      // Committed rows that background work has not been given wait for their sync:
+      // look again soon rather than be woken by the sync thread. Under load the next
+      // batch comes first, and the step then runs right after its commit, while that
+      // commit's sync runs; a step run as soon as a sync returned (a wake-up) instead
+      // made the deliveries arriving with the acks wait behind it (1 KiB acks -6 %).
+      const bool rows_wait =
+          wal_sync_ && !wal_sync_->failed() && inbox_.last_seq() > given_seq && !background_.empty();
       std::unique_lock lock(mutex_);
-      const bool woke = wakeup_.wait_for(lock, options_.idle_wakeup, [&] {
+      const bool woke = wakeup_.wait_for(lock, rows_wait ? kDurablePoll : options_.idle_wakeup, [&] {
         return !queue_.empty() || !tasks_.empty() || stopping_ || wake_requested_ || more_background;
       });
       // An idle wake-up lets background work look for due work; wake() asks for it.
@@ -139,8 +146,9 @@ void InboxWriter::run() {
     }
     if (more_background) {
       more_background = false;
+      given_seq = durable_seq();
       for (BackgroundWork* work : background_) {
-        if (work->run_once(durable_seq())) more_background = true;
+        if (work->run_once(given_seq)) more_background = true;
       }
     }
     check_disk();

@@ -117,6 +117,8 @@ class InboxWriter {
     NewDelivery delivery;
     Completion done;
   };
+  // How soon the writer looks again for rows whose sync has returned, while some wait.
+  static constexpr std::chrono::milliseconds kDurablePoll{1};
   void run();
   void commit_batch(std::vector<Pending>& batch);
   // Runs the batch's completions (on the sync thread when there is one).

@@ -370,8 +370,8 @@ BOOST_AUTO_TEST_CASE(an_ack_waits_for_a_wal_sync_that_began_after_its_commit) {
 }
 
 // Background work (the processor) is given only rows whose WAL sync has returned
-// (inbox_writer.h says why), and runs as soon as one has: the writer's idle wake-up is
-// set far beyond the test's time limit, so only the sync's wake() can run it.
+// (inbox_writer.h says why), and runs soon after one has: the writer's idle wake-up is
+// set far beyond the test's time limit, so only its look for synced rows can run it.
 namespace {
 
 class RecordingWork : public store::BackgroundWork {
@@ -461,7 +461,7 @@ BOOST_AUTO_TEST_CASE(background_work_gets_a_row_only_after_its_wal_sync_returned
   BOOST_TEST(writer.durable_seq() == 0);
   BOOST_TEST(s.count() == 1);  // committed, visible to readers
   held.release();
-  work.wait_for_seq(1);  // woken by the sync, not by the (ten-minute) idle wake-up
+  work.wait_for_seq(1);  // found by the writer's look for synced rows, not the ten-minute idle wake-up
   BOOST_TEST(writer.durable_seq() == 1);
   collected.wait_for(1);
   writer.stop();
