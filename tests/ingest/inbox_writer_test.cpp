@@ -493,6 +493,18 @@ BOOST_AUTO_TEST_CASE(rows_a_posted_task_commits_are_synced_before_background_wor
   writer.stop();
 }
 
+BOOST_AUTO_TEST_CASE(wake_runs_background_work_without_waiting_for_the_idle_wake_up) {
+  Store s;
+  RecordingWork work;
+  store::InboxWriter writer(s.inbox, no_idle_wakeup());
+  writer.add_background(&work);
+  writer.start();
+  work.wait_for_calls(1);  // at start
+  writer.wake();           // e.g. a fetched page was stored
+  work.wait_for_calls(2);
+  writer.stop();
+}
+
 BOOST_AUTO_TEST_CASE(a_failed_wal_sync_answers_unavailable_until_a_restart) {
   Store s;
   int calls = 0;  // on the sync thread only
