@@ -14,9 +14,10 @@
 // A slot that held a body over kTrimAbove gives its memory back when it is released.
 //
 // Live processing (`serve`) keeps one pipeline that follows the inbox: extend() moves its
-// end to the newest seq on disk (the writer's durable seq) before each step, and the thread waits there for more
-// instead of finishing. The writer thread then only applies; the parse of a 20 KiB
-// heartrate delivery was 10 % of its time (perf of `serve` under end-to-end load).
+// end to the newest seq on disk (the writer's durable seq) before each step, and the
+// thread waits there for more instead of finishing. The writer thread then only applies;
+// the parse of a 20 KiB heartrate delivery was 10 % of its time (perf of `serve` under
+// end-to-end load).
 //
 // Lifetime: the destructor stops and joins the thread. Rows handed out by next() stay
 // valid until the next call of next() or end_step().

@@ -112,9 +112,8 @@ void InboxWriter::run() {
       // Committed rows that background work has not been given wait for their sync:
       // look again soon rather than be woken by the sync thread. Under load the next
       // batch comes first, and the step then runs right after its commit, while that
-      // commit's sync runs; a step run as soon as a sync returned (a wake-up) instead
-      // made the deliveries arriving with the acks wait behind it (1 KiB acks about 6 %
-      // lower in three alternated runs; this way, even with the build before the change).
+      // commit's sync runs; a step run as soon as a sync returned (a wake-up) made the
+      // deliveries arriving with the acks wait behind it (bench/README.md, "Measured").
       const bool rows_wait =
           wal_sync_ && !wal_sync_->failed() && inbox_.last_seq() > given_seq && !background_.empty();
       std::unique_lock lock(mutex_);

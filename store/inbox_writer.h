@@ -83,7 +83,8 @@ class InboxWriter {
   // Asks the writer to run background work soon (e.g. a job became due).
   void wake();
   // The newest inbox seq whose WAL frames are on disk: every row up to it survives a power
-  // failure. Without a WalSync each COMMIT syncs, so it is the newest committed seq.
+  // failure. Without a WalSync each COMMIT syncs, so it is the newest committed seq (then
+  // call it on the writer thread only; with one it is an atomic load).
   int64_t durable_seq() const;
 
   size_t queue_depth() const { return queued_count_.load(std::memory_order_relaxed); }
