@@ -1,5 +1,6 @@
 #include "processor/parse_pipeline.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "processor/inline_source.h"
@@ -55,6 +56,7 @@ ParsePipeline::ParsePipeline(sqlite::Connection db, sqlite::Statement select, in
       next_after_seq_(after_seq),
       mode_(mode),
       last_seq_(last_seq),
+      step_end_seq_(last_seq),
       handed_out_seq_(after_seq) {
   for (size_t i = 0; i < kSlots; ++i) {
     slots_.push_back(std::make_unique<Slot>());
@@ -93,10 +95,16 @@ void ParsePipeline::read_all() {
 }
 
 void ParsePipeline::extend(int64_t last_seq) {
+  if (mode_ != Mode::follow) return;
+  step_end_seq_ = std::max(step_end_seq_, last_seq);
+  read_ahead(last_seq);
+}
+
+void ParsePipeline::read_ahead(int64_t committed_seq) {
   {
     std::lock_guard lock(mutex_);
-    if (mode_ != Mode::follow || last_seq <= last_seq_) return;
-    last_seq_ = last_seq;
+    if (mode_ != Mode::follow || committed_seq <= last_seq_) return;
+    last_seq_ = committed_seq;
   }
   changed_.notify_all();
 }
@@ -138,6 +146,7 @@ Result<bool> ParsePipeline::read_chunk() {
     parsed.rows = &slot->rows;
     next_after_seq_ = parsed.seq;
     ++rows;
+    rows_parsed_.fetch_add(1, std::memory_order_relaxed);
     {
       std::lock_guard lock(mutex_);
       ready_.push_back(slot);
@@ -183,14 +192,15 @@ Result<ParsedDelivery*> ParsePipeline::next(int64_t after_seq) {
   std::unique_lock lock(mutex_);
   release_current();
   changed_.notify_all();
-  // Following, the step ends at the newest committed row (the thread waits there).
+  // Following, the step ends at extend()'s bound; rows read ahead past it wait in ready_.
   const bool following = mode_ == Mode::follow;
-  if (following && handed_out_seq_ >= last_seq_) return static_cast<ParsedDelivery*>(nullptr);
-  changed_.wait(lock, [&] { return !ready_.empty() || finished_ || (following && caught_up_to_ >= last_seq_); });
+  if (following && handed_out_seq_ >= step_end_seq_) return static_cast<ParsedDelivery*>(nullptr);
+  changed_.wait(lock, [&] { return !ready_.empty() || finished_ || (following && caught_up_to_ >= step_end_seq_); });
   if (ready_.empty()) {
     if (!error_.empty()) return fail(error_);
     return static_cast<ParsedDelivery*>(nullptr);
   }
+  if (ready_.front()->parsed.seq > step_end_seq_) return static_cast<ParsedDelivery*>(nullptr);
   current_ = ready_.front();
   ready_.pop_front();
   handed_out_seq_ = current_->parsed.seq;

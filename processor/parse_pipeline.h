@@ -13,14 +13,18 @@
 // (one row at least), so a run of 50 MB fetched pages cannot pin many parser buffers.
 // A slot that held a body over kTrimAbove gives its memory back when it is released.
 //
-// Live processing (`serve`) keeps one pipeline that follows the inbox: extend() moves its
-// end to the newest seq on disk (the writer's durable seq) before each step, and the
-// thread waits there for more instead of finishing. The writer thread then only applies;
-// the parse of a 20 KiB heartrate delivery was 10 % of its time (perf of `serve` under
-// end-to-end load).
+// Live processing (`serve`) keeps one pipeline that follows the inbox, and the thread
+// waits at its end for more instead of finishing. It has two bounds: it reads and parses
+// every committed row (read_ahead()), while a step ends at the newest row on disk
+// (extend(), the writer's durable seq). So a row is parsed while its WAL sync runs, and
+// the step that applies it after the sync finds it ready. The writer thread then only
+// applies: the parse of a 20 KiB heartrate delivery was 10 % of its time (perf of `serve`
+// under end-to-end load); and a step that had to wait for each row's parse woke the
+// writer once per row (bench/README.md, "Measured").
 //
 // Lifetime: the destructor stops and joins the thread. Rows handed out by next() stay
 // valid until the next call of next() or end_step().
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -45,8 +49,8 @@ class ParsePipeline final : public ParsedSource {
 
   enum class Mode { catch_up, follow };
   // Starts reading the rows with after_seq < seq <= last_seq from `database_path`. With
-  // Mode::follow, last_seq moves with extend(), and next() returns nullptr (the step's
-  // end) at the current last_seq.
+  // Mode::follow, the read bound moves with read_ahead() and extend(), and next() returns
+  // nullptr (the step's end) at the last seq given to extend().
   static Result<std::unique_ptr<ParsePipeline>> start(const std::string& database_path, int64_t after_seq,
                                                       int64_t last_seq, Mode mode = Mode::catch_up);
   ~ParsePipeline() override;
@@ -57,10 +61,16 @@ class ParsePipeline final : public ParsedSource {
   // cannot rewind; after a failed step, start a new one.
   Result<ParsedDelivery*> next(int64_t after_seq) override;
   void end_step() override;
-  // Mode::follow, on the applying thread: rows up to `last_seq` are committed.
+  // Mode::follow, on the applying thread: rows up to `last_seq` may be applied; steps
+  // end there (it also reads up to it).
   void extend(int64_t last_seq);
+  // Mode::follow, on the applying thread: rows up to `committed_seq` are committed, so
+  // the thread may read and parse them; no step goes past extend()'s bound.
+  void read_ahead(int64_t committed_seq);
   // Slots that freed a large body's buffers (applying thread; for tests and logs).
   uint64_t slot_trims() const { return slot_trims_; }
+  // Rows read and parsed so far, handed out or waiting (any thread; for tests).
+  uint64_t rows_parsed() const { return rows_parsed_.load(std::memory_order_relaxed); }
 
  private:
   struct Slot;
@@ -76,7 +86,8 @@ class ParsePipeline final : public ParsedSource {
   int64_t next_after_seq_;           // reader thread only
   int64_t chunk_last_seq_ = 0;       // reader thread only: the bound of the last chunk read
   const Mode mode_;
-  int64_t last_seq_;                 // GUARDED_BY(mutex_); moves only in Mode::follow
+  int64_t last_seq_;                 // GUARDED_BY(mutex_): the read bound; moves only in Mode::follow
+  int64_t step_end_seq_;             // applying thread only: no row after it is handed out
   std::vector<std::unique_ptr<Slot>> slots_;
 
   std::mutex mutex_;
@@ -92,6 +103,7 @@ class ParsePipeline final : public ParsedSource {
   Slot* current_ = nullptr;          // applying thread only
   int64_t handed_out_seq_;           // applying thread only
   uint64_t slot_trims_ = 0;          // applying thread only
+  std::atomic<uint64_t> rows_parsed_{0};
   std::thread thread_;
 };
 

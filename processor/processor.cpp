@@ -84,10 +84,19 @@ Processor::~Processor() = default;
 
 bool Processor::run_once(int64_t durable_seq) {
   if (consecutive_failures_ > 0 && std::chrono::steady_clock::now() < retry_at_) return false;
-  // Only rows on disk (inbox_writer.h says why); every inbox row is written through the
-  // writer that passes durable_seq (another process would need the processing lock).
-  if (durable_seq <= applied_seq_) return false;
-  Result<StepOutcome> stepped = relaxed_step(durable_seq);
+  // Only rows on disk are applied (inbox_writer.h says why); every inbox row is written
+  // through the writer that passes durable_seq (another process would need the processing
+  // lock). The rows committed since are parsed meanwhile, while their sync runs.
+  // Never past the newest row: the pipeline reads up to its bound and then waits for more,
+  // so a bound beyond it would let a row committed later with a seq below it be skipped.
+  Result<StepOutcome> stepped = StepOutcome{};
+  if (auto newest = cursor_->newest_seq(); !newest) {
+    stepped = fail(newest.error());
+  } else {
+    if (*newest > applied_seq_) read_ahead(*newest);
+    if (std::min(durable_seq, *newest) <= applied_seq_) return false;
+    stepped = relaxed_step(std::min(durable_seq, *newest));
+  }
   if (!stepped) {
     ++consecutive_failures_;
     stats_.step_failures.fetch_add(1, std::memory_order_relaxed);
@@ -166,27 +175,28 @@ Result<Processor::StepOutcome> Processor::relaxed_step(int64_t last_seq) {
   return stepped;
 }
 
+void Processor::start_live_pipeline(int64_t last_seq) {
+  if (live_pipeline_ || live_pipeline_unavailable_) return;
+  const std::string path = database_path(db_);
+  auto started = path.empty() ? Result<std::unique_ptr<ParsePipeline>>(fail("no database file"))
+                              : ParsePipeline::start(path, applied_seq_, last_seq, ParsePipeline::Mode::follow);
+  if (started) {
+    live_pipeline_ = std::move(*started);
+  } else {
+    // Slower, not wrong: live steps read and parse on this thread.
+    live_pipeline_unavailable_ = true;
+    if (!path.empty()) log::warn("parse_pipeline_not_started").str("error", started.error());
+  }
+}
+
+void Processor::read_ahead(int64_t newest_seq) {
+  start_live_pipeline(applied_seq_);
+  if (live_pipeline_) live_pipeline_->read_ahead(newest_seq);
+}
+
 Result<Processor::StepOutcome> Processor::live_step(int64_t last_seq) {
-  if (!live_pipeline_ && !live_pipeline_unavailable_) {
-    const std::string path = database_path(db_);
-    auto started = path.empty() ? Result<std::unique_ptr<ParsePipeline>>(fail("no database file"))
-                                : ParsePipeline::start(path, applied_seq_, last_seq, ParsePipeline::Mode::follow);
-    if (started) {
-      live_pipeline_ = std::move(*started);
-    } else {
-      // Slower, not wrong: live steps read and parse on this thread.
-      live_pipeline_unavailable_ = true;
-      if (!path.empty()) log::warn("parse_pipeline_not_started").str("error", started.error());
-    }
-  }
-  if (live_pipeline_) {
-    // The pipeline reads up to last_seq and then waits for more: a seq beyond the newest
-    // row (never from the InboxWriter) would let a row committed later with a seq below
-    // it be skipped.
-    auto newest = cursor_->newest_seq();
-    if (!newest) return fail(newest.error());
-    live_pipeline_->extend(std::min(last_seq, *newest));
-  }
+  start_live_pipeline(last_seq);
+  if (live_pipeline_) live_pipeline_->extend(last_seq);
   return step_with(live_pipeline_);  // a new pipeline from the next step on after a failure
 }
 

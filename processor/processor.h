@@ -119,12 +119,19 @@ class Processor : public store::BackgroundWork {
             std::unique_ptr<InboxCursor> cursor, std::unique_ptr<store::DerivedWriter> writer,
             StepDurability live_durability);
   // A live step (run_once) with live_durability_ relaxed around it, applying the rows up
-  // to `last_seq`.
+  // to `last_seq` (at most the newest row).
   Result<StepOutcome> relaxed_step(int64_t last_seq);
   // Applies the rows up to `last_seq` parsed by live_pipeline_ (started when missing);
   // inline when it cannot start, or again inline after a failure (which marks a
   // delivery the store rejects as invalid).
   Result<StepOutcome> live_step(int64_t last_seq);
+  // Starts live_pipeline_ (rows after applied_seq_, up to `last_seq` for a start) unless
+  // it runs or could not start.
+  void start_live_pipeline(int64_t last_seq);
+  // Lets live_pipeline_ read and parse every committed row up to `newest_seq` (the newest
+  // row), on disk or not yet (parsing changes nothing), so the step after their sync
+  // finds them ready.
+  void read_ahead(int64_t newest_seq);
   // One step with rows from `pipeline`; without one, or after it failed (then it is
   // dropped), the step inline.
   Result<StepOutcome> step_with(std::unique_ptr<ParsePipeline>& pipeline);

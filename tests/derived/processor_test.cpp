@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <thread>
+#include <chrono>
 
 #include "processor/parse_pipeline.h"
 #include "processor/processor.h"
@@ -209,6 +211,50 @@ BOOST_AUTO_TEST_CASE(a_pipeline_slot_frees_a_large_body_once_it_is_applied) {
   BOOST_REQUIRE_MESSAGE(fifth && *fifth, "row 5");
   BOOST_TEST((*fifth)->rows->summaries.size() == 1u);  // parsed in the slot trimmed after row 2
   BOOST_TEST(p.slot_trims() == 2u);
+}
+
+// Following the inbox, the pipeline reads and parses every committed row (read_ahead(),
+// while the rows' WAL sync runs) but hands out none past the step's end (extend(), the
+// rows on disk), also when that end falls in a gap between seqs.
+BOOST_AUTO_TEST_CASE(a_following_pipeline_parses_committed_rows_ahead_and_hands_out_only_those_on_disk) {
+  TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  auto db = test::open_store(path);
+  append(db, {test::sleep_delivery("a", "sleep-1", 10), test::sleep_delivery("b", "sleep-2", 20),
+              test::sleep_delivery("c", "sleep-3", 30)});
+  BOOST_REQUIRE(db.exec("UPDATE inbox SET seq = 5 WHERE seq = 3"));  // seqs 1, 2, 5
+  auto pipeline = processor::ParsePipeline::start(path, 0, 1, processor::ParsePipeline::Mode::follow);
+  BOOST_REQUIRE_MESSAGE(pipeline, pipeline.error());
+  auto& p = **pipeline;
+  auto expect_row = [&](int64_t after_seq, int64_t seq) {
+    auto row = p.next(after_seq);
+    BOOST_REQUIRE_MESSAGE(row, row.error());
+    BOOST_REQUIRE_MESSAGE(*row != nullptr, "a row after " << after_seq);
+    BOOST_TEST((*row)->seq == seq);
+    BOOST_TEST((*row)->rows->summaries.size() == 1u);
+  };
+  auto expect_step_end = [&](int64_t after_seq) {
+    auto row = p.next(after_seq);
+    BOOST_REQUIRE_MESSAGE(row, row.error());
+    BOOST_TEST_MESSAGE("step end after " << after_seq);
+    BOOST_TEST((*row == nullptr ? 0 : (*row)->seq) == 0);
+    p.end_step();
+  };
+  expect_row(0, 1);
+  expect_step_end(1);
+
+  p.read_ahead(5);
+  for (int i = 0; i < 1000 && p.rows_parsed() < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  BOOST_TEST(p.rows_parsed() == 3u);  // rows 2 and 5 parsed before they may be applied...
+  expect_step_end(1);                 // ...and not handed out
+
+  p.extend(3);  // on disk up to 3: row 2, not row 5
+  expect_row(1, 2);
+  expect_step_end(2);
+  p.extend(5);
+  expect_row(2, 5);
+  expect_step_end(5);
+  BOOST_TEST(p.rows_parsed() == 3u);  // each row read once
 }
 
 BOOST_AUTO_TEST_CASE(a_full_disk_rolls_the_step_back_and_a_later_run_applies_it) {
