@@ -194,6 +194,7 @@ int run_serve(const ServeFlags& flags) {
     return kExitFailure;
   }
   if (follow_ups) (*event_processor)->on_jobs_queued([fetcher = follow_ups.get()] { fetcher->wake(); });
+  (*event_processor)->yield_to([&writer] { return writer.queue_depth() > 0; });
   writer.add_background(event_processor->get());
   // Checkpoints run on a thread of their own, not inside the writer's commits, where they
   // held up the acks of the batch that crossed the WAL's 1,000 pages (reading the WAL,
@@ -261,7 +262,7 @@ int run_serve(const ServeFlags& flags) {
   limits.idle_timeout = std::chrono::seconds(settings->idle_timeout_s);
   limits.header_timeout = std::chrono::seconds(settings->header_timeout_s);
   limits.body_timeout = std::chrono::seconds(settings->body_timeout_s);
-  http::Listener listener(io, router, limits, static_cast<size_t>(settings->max_connections));
+  http::Listener listener(io, threads, router, limits, static_cast<size_t>(settings->max_connections));
   if (!settings->tls.cert_file.empty()) {
     auto certificate =
         http::load_server_certificate(settings->tls.cert_file, settings->tls.key_file, settings->base_dir);

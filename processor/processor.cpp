@@ -261,6 +261,10 @@ Result<Processor::StepOutcome> Processor::step(ParsedSource& source) {
       more = true;
       break;
     }
+    if (outcomes_.size() >= kDeliveriesBeforeYield && deliveries_waiting_ && deliveries_waiting_()) {
+      more = true;
+      break;
+    }
     auto next = source.next(last_seq);
     if (!next) return fail(next.error());
     ParsedDelivery* delivery = *next;

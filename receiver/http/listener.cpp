@@ -10,8 +10,14 @@ namespace {
 constexpr std::chrono::seconds kTlsCloseNotifyWait{1};
 }  // namespace
 
-Listener::Listener(net::io_context& io, const Router& router, SessionLimits limits, size_t max_connections)
-    : io_(io), router_(router), limits_(limits), max_connections_(max_connections), acceptor_(io) {}
+Listener::Listener(net::io_context& io, unsigned io_threads, const Router& router, SessionLimits limits,
+                   size_t max_connections)
+    : io_(io),
+      strand_per_session_(io_threads > 1),
+      router_(router),
+      limits_(limits),
+      max_connections_(max_connections),
+      acceptor_(io) {}
 
 Result<void> Listener::listen(const std::string& host_port) {
   const auto colon = host_port.rfind(':');
@@ -63,8 +69,10 @@ void Listener::stop() {
 
 net::awaitable<void> Listener::accept_loop() {
   for (;;) {
-    // Each connection gets its own strand: its coroutine never runs on two threads at once.
-    auto [ec, socket] = co_await acceptor_.async_accept(net::make_strand(io_), use_tuple);
+    // The session's executor (listener.h: a strand only when several threads run io_).
+    const net::any_io_executor executor =
+        strand_per_session_ ? net::any_io_executor(net::make_strand(io_)) : net::any_io_executor(io_.get_executor());
+    auto [ec, socket] = co_await acceptor_.async_accept(executor, use_tuple);
     if (ec) {
       if (stopping_.load() || ec == net::error::operation_aborted) co_return;
       log::warn("accept_failed").str("error", ec.message());
@@ -77,8 +85,7 @@ net::awaitable<void> Listener::accept_loop() {
       continue;
     }
     socket.set_option(net::ip::tcp::no_delay(true));
-    auto executor = socket.get_executor();
-    net::co_spawn(executor, run_session(std::move(socket)), net::detached);
+    net::co_spawn(socket.get_executor(), run_session(std::move(socket)), net::detached);
   }
 }
 

@@ -1,6 +1,10 @@
 #pragma once
-// Accepts connections and runs one session coroutine per connection, each on its own
-// strand of the shared io_context (which any number of threads may run).
+// Accepts connections and runs one session coroutine per connection on the shared
+// io_context. When more than one thread runs it, each session gets its own strand, so
+// its coroutine and its stream's timer never run on two threads at once; with one thread
+// that holds anyway, and sessions use the io_context's executor directly (a strand there
+// only costs: its queue and locks on every handler, 5-10 % of the io thread's time per
+// 1 KiB delivery, bench/README.md "Measured").
 //
 // Stop (SIGTERM/SIGINT): stop() closes the acceptor and the idle keep-alive connections;
 // sessions in the middle of a request finish it (their commit included), answer with
@@ -20,8 +24,10 @@ namespace hh::http {
 
 class Listener {
  public:
-  // `router` must outlive the listener and every session.
-  Listener(net::io_context& io, const Router& router, SessionLimits limits, size_t max_connections);
+  // `router` must outlive the listener and every session. `io_threads`: how many threads
+  // run `io` (io_context::run), which decides whether sessions need strands.
+  Listener(net::io_context& io, unsigned io_threads, const Router& router, SessionLimits limits,
+           size_t max_connections);
 
   // Binds and listens now, so "port in use" fails at start-up with a clear message.
   // `host_port`: "127.0.0.1:8080", "[::1]:8080", "0.0.0.0:0" (0 = any free port).
@@ -43,6 +49,7 @@ class Listener {
   std::shared_ptr<net::ssl::context> tls() const;
 
   net::io_context& io_;
+  const bool strand_per_session_;
   const Router& router_;
   const SessionLimits limits_;
   const size_t max_connections_;

@@ -136,6 +136,34 @@ BOOST_AUTO_TEST_CASE(live_steps_apply_no_row_after_the_durable_seq) {
   BOOST_TEST(outcomes(db).back() == "3|'processed'|'summary'|NULL");
 }
 
+BOOST_AUTO_TEST_CASE(a_step_yields_to_waiting_deliveries_after_its_first_few) {
+  TempDir dir;
+  auto db = test::open_store(dir.file("healthhook.db"));
+  auto p = make_processor(db);
+  std::vector<store::NewDelivery> deliveries;
+  for (int i = 1; i <= 10; ++i) {
+    deliveries.push_back(test::sleep_delivery("m" + std::to_string(i), "sleep-" + std::to_string(i), i));
+  }
+  append(db, deliveries);
+  bool waiting = true;
+  int asked = 0;
+  p->yield_to([&] {
+    ++asked;
+    return waiting;
+  });
+  const auto first = static_cast<int64_t>(processor::Processor::kDeliveriesBeforeYield);
+  BOOST_TEST(p->run_once(10));  // deliveries wait: the step ends early and says "more"
+  BOOST_TEST(p->applied_seq() == first);
+  BOOST_TEST(value(db, "SELECT count(*) FROM summaries") == std::to_string(first));
+  BOOST_TEST(p->run_once(10));  // still waiting: the next step applies as many again
+  BOOST_TEST(p->applied_seq() == 2 * first);
+  waiting = false;
+  BOOST_TEST(!p->run_once(10));  // nothing waits: the rest in one step
+  BOOST_TEST(p->applied_seq() == 10);
+  BOOST_TEST(asked > 0);
+  BOOST_TEST(value(db, "SELECT count(*) FROM delivery_outcomes WHERE status = 'processed'") == "10");
+}
+
 BOOST_AUTO_TEST_CASE(live_steps_apply_rows_parsed_ahead_as_the_inbox_grows) {
   TempDir dir;
   auto db = test::open_store(dir.file("healthhook.db"));

@@ -1,5 +1,7 @@
 // 32 concurrent clients × 200 signed deliveries with random duplicates: exactly one inbox
-// row per message id, and every answer is a 2xx.
+// row per message id, and every answer is a 2xx. Once with one io thread (sessions on the
+// io_context's executor) and once with three (a strand per session: listener.h).
+#include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 #include <map>
 #include <mutex>
@@ -13,12 +15,14 @@
 
 using namespace hh::test;
 
-BOOST_AUTO_TEST_CASE(concurrent_clients_with_duplicates_store_each_id_once) {
+BOOST_DATA_TEST_CASE(concurrent_clients_with_duplicates_store_each_id_once, boost::unit_test::data::make({1, 3}),
+                     io_threads) {
   constexpr int kClients = 32;
   constexpr int kPerClient = 200;
   constexpr int kDistinctIds = 4000;  // 6,400 sends over 4,000 ids: many duplicates, across clients too
   TempDir dir;
-  ServerProcess server(dir);
+  ServerProcess server(dir, "threads = " + std::to_string(io_threads));
+  BOOST_TEST(server.wait_for_log("\"threads\":" + std::to_string(io_threads), std::chrono::seconds(5)));
 
   std::mutex mutex;
   std::map<int, int> statuses;

@@ -33,7 +33,7 @@ class IngestStack {
                                                        retry_after_s);
     router_.add(http::bhttp::verb::post, "/webhooks", [this](http::Request& r) { return webhook_->handle(r); });
     http::add_health_endpoints(router_, writer);
-    listener_ = std::make_unique<http::Listener>(io_, router_, limits, max_connections);
+    listener_ = std::make_unique<http::Listener>(io_, 1, router_, limits, max_connections);
     if (!listener_->listen("127.0.0.1:0")) std::abort();
     listener_->start();
     io_thread_ = std::thread([this] { io_.run(); });
