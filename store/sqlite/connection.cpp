@@ -1,5 +1,7 @@
 #include "store/sqlite/connection.h"
 
+#include "store/sqlite/frame_vfs.h"
+
 namespace hh::sqlite {
 namespace {
 
@@ -20,7 +22,8 @@ Result<Connection> Connection::open(const std::string& path, OpenMode mode) {
     case OpenMode::read_only: flags |= SQLITE_OPEN_READONLY; break;
   }
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  // WAL frames in one write each (frame_vfs.h); SQLite's default VFS should that fail.
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, frame_vfs_name());
   Connection connection(raw);  // owns the handle even when open failed
   if (rc != SQLITE_OK) {
     return fail("cannot open database " + path + ": " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
