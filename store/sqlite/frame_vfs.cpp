@@ -17,42 +17,49 @@
 namespace hh::sqlite {
 namespace {
 
-constexpr int kHeldCapacity = 2 * kMaxHeldBytes;  // the WAL header and the first frame header
+// A WAL frame header is 24 bytes; bytes 4-7 (the database size after a commit) are not
+// zero only in the last frame of a commit (wal.c, "WAL FRAME FORMAT").
+constexpr int kFrameHeaderBytes = 24;
+// The unix VFS writes at most 128 KiB - 1 bytes in one call (seekAndWriteFd masks the size
+// with 0x1ffff; a larger write fails as SQLITE_FULL). A run goes out once it reaches
+// kRunFlushBytes, so with a page of up to 64 KiB it stays below kRunMaxBytes.
+constexpr size_t kRunFlushBytes = size_t{48} << 10;
+constexpr size_t kRunMaxBytes = size_t{120} << 10;
 
 sqlite3_vfs* g_root = nullptr;  // the wrapped VFS (SQLite's default)
 sqlite3_vfs g_vfs{};
-std::atomic<uint64_t> g_joined_writes{0};
+std::atomic<uint64_t> g_writes_held{0};
 
 struct ShimFile {
   sqlite3_file base;   // first: what SQLite holds
   sqlite3_file* real;  // the wrapped VFS's file, in the same allocation right after this object
   bool wal;
   // WAL files only; used by one thread at a time, as the connection is:
-  int64_t last_write_end = -1;  // where the previous write through this handle ended
-  int held_bytes = 0;
-  int64_t held_offset = 0;
-  unsigned char held[kHeldCapacity];
-  std::vector<unsigned char> joined;  // reused for "held bytes + next write"
+  int64_t last_write_end = -1;     // where the previous write through this handle ended
+  int64_t run_offset = 0;          // where the held run starts
+  std::vector<unsigned char> run;  // held writes, each continuing the one before
+  bool run_ends_commit = false;    // the last frame header in the run marks a commit's end
 };
 
-// The WAL file whose write this thread holds, if any: xShmBarrier, called on the
-// database file (it knows nothing of its WAL), writes it out.
+// The WAL file whose run this thread holds, if any: xShmBarrier, called on the database
+// file (which knows nothing of its WAL), writes it out.
 thread_local ShimFile* t_holding = nullptr;
 
 ShimFile* shim(sqlite3_file* file) { return reinterpret_cast<ShimFile*>(file); }
 sqlite3_file* real(sqlite3_file* file) { return shim(file)->real; }
 
-int write_held(ShimFile* f) {
-  if (f->held_bytes == 0) return SQLITE_OK;
-  const int rc = f->real->pMethods->xWrite(f->real, f->held, f->held_bytes, f->held_offset);
-  f->held_bytes = 0;
+int write_run(ShimFile* f) {
+  if (f->run.empty()) return SQLITE_OK;
+  const int rc = f->real->pMethods->xWrite(f->real, f->run.data(), static_cast<int>(f->run.size()), f->run_offset);
+  f->run.clear();
+  f->run_ends_commit = false;
   if (t_holding == f) t_holding = nullptr;
   if (rc != SQLITE_OK) f->last_write_end = -1;
   return rc;
 }
 
-// Every call but a write (and the pure queries) sees the file with the held bytes in it.
-int settle(sqlite3_file* file) { return shim(file)->wal ? write_held(shim(file)) : SQLITE_OK; }
+// Every call but a write (and the pure queries) sees the file with the run in it.
+int settle(sqlite3_file* file) { return shim(file)->wal ? write_run(shim(file)) : SQLITE_OK; }
 
 int shim_close(sqlite3_file* file) {
   ShimFile* f = shim(file);
@@ -67,45 +74,42 @@ int shim_read(sqlite3_file* file, void* out, int amount, sqlite3_int64 offset) {
   return real(file)->pMethods->xRead(real(file), out, amount, offset);
 }
 
-int shim_write(sqlite3_file* file, const void* data, int amount, sqlite3_int64 offset) {
-  ShimFile* f = shim(file);
-  if (!f->wal) return f->real->pMethods->xWrite(f->real, data, amount, offset);
-  if (f->held_bytes > 0) {
-    if (offset == f->held_offset + f->held_bytes) {
-      if (amount <= kHeldCapacity - f->held_bytes) {  // the WAL header, then the first frame's
-        std::memcpy(f->held + f->held_bytes, data, static_cast<size_t>(amount));
-        f->held_bytes += amount;
-        f->last_write_end = offset + amount;
-        return SQLITE_OK;
-      }
-      // The page after its frame header: both in one write.
-      const size_t total = static_cast<size_t>(f->held_bytes) + static_cast<size_t>(amount);
-      f->joined.resize(total);
-      std::memcpy(f->joined.data(), f->held, static_cast<size_t>(f->held_bytes));
-      std::memcpy(f->joined.data() + f->held_bytes, data, static_cast<size_t>(amount));
-      const int64_t start = f->held_offset;
-      f->held_bytes = 0;
-      if (t_holding == f) t_holding = nullptr;
-      const int rc = f->real->pMethods->xWrite(f->real, f->joined.data(), static_cast<int>(total), start);
-      f->last_write_end = rc == SQLITE_OK ? offset + amount : -1;
-      g_joined_writes.fetch_add(1, std::memory_order_relaxed);
-      return rc;
-    }
-    if (const int rc = write_held(f); rc != SQLITE_OK) return rc;
-  }
-  // Hold a small write that continues the previous one (a frame header); a small write
-  // anywhere else (a rewritten checksum) goes out at once.
-  if (amount <= kMaxHeldBytes && offset == f->last_write_end && (t_holding == nullptr || t_holding == f)) {
-    std::memcpy(f->held, data, static_cast<size_t>(amount));
-    f->held_bytes = amount;
-    f->held_offset = offset;
-    f->last_write_end = offset + amount;
-    t_holding = f;
-    return SQLITE_OK;
-  }
+int write_through(ShimFile* f, const void* data, int amount, sqlite3_int64 offset) {
   const int rc = f->real->pMethods->xWrite(f->real, data, amount, offset);
   f->last_write_end = rc == SQLITE_OK ? offset + amount : -1;
   return rc;
+}
+
+int shim_write(sqlite3_file* file, const void* data, int amount, sqlite3_int64 offset) {
+  ShimFile* f = shim(file);
+  if (!f->wal) return f->real->pMethods->xWrite(f->real, data, amount, offset);
+  const bool small = amount <= kMaxHeldBytes;
+  // A write that does not continue the run (or would make it too long) sends the run first.
+  if (!f->run.empty() && (offset != f->run_offset + static_cast<int64_t>(f->run.size()) ||
+                          f->run.size() + static_cast<size_t>(amount) > kRunMaxBytes)) {
+    if (const int rc = write_run(f); rc != SQLITE_OK) return rc;
+  }
+  if (f->run.empty()) {
+    // A run starts with a small write that continues the previous write (a frame
+    // header); small writes elsewhere (checksums SQLite rewrites) and pages go out at once.
+    if (!small || offset != f->last_write_end || (t_holding != nullptr && t_holding != f)) {
+      return write_through(f, data, amount, offset);
+    }
+    f->run_offset = offset;
+    t_holding = f;
+  }
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  f->run.insert(f->run.end(), bytes, bytes + amount);
+  f->last_write_end = offset + amount;
+  if (small) {
+    g_writes_held.fetch_add(1, std::memory_order_relaxed);
+    if (amount == kFrameHeaderBytes) f->run_ends_commit = (bytes[4] | bytes[5] | bytes[6] | bytes[7]) != 0;
+    return SQLITE_OK;
+  }
+  // The page of a commit's last frame: the commit's frames go out now, and an error is
+  // SQLite's to see, from this call.
+  if (f->run_ends_commit || f->run.size() >= kRunFlushBytes) return write_run(f);
+  return SQLITE_OK;
 }
 
 int shim_truncate(sqlite3_file* file, sqlite3_int64 size) {
@@ -153,9 +157,9 @@ int shim_shm_lock(sqlite3_file* file, int offset, int n, int flags) {
   return real(file)->pMethods->xShmLock(real(file), offset, n, flags);
 }
 void shim_shm_barrier(sqlite3_file* file) {
-  // SQLite is about to publish what this thread wrote to the WAL (frame_vfs.h).
-  if (t_holding != nullptr && write_held(t_holding) != SQLITE_OK) {
-    // Unreachable by construction (only a frame header followed by its page is held), and
+  // SQLite may be about to publish what this thread wrote to the WAL (frame_vfs.h).
+  if (t_holding != nullptr && write_run(t_holding) != SQLITE_OK) {
+    // Unreachable with SQLite's order of writes (a commit's last page sends its run), and
     // SQLite could not be told: stop rather than publish frames that are not in the file.
     log::error("wal_frame_header_write_failed");
     std::abort();
@@ -254,6 +258,6 @@ const char* frame_vfs_name() {
   return name;
 }
 
-uint64_t frame_vfs_joined_writes() { return g_joined_writes.load(std::memory_order_relaxed); }
+uint64_t frame_vfs_writes_held() { return g_writes_held.load(std::memory_order_relaxed); }
 
 }  // namespace hh::sqlite

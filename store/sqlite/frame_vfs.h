@@ -1,38 +1,43 @@
 #pragma once
-// A SQLite VFS shim that writes each WAL frame with one write instead of two.
+// A SQLite VFS shim that writes a commit's WAL frames with a few large writes instead of
+// two writes per frame.
 //
 // SQLite appends a WAL frame as two writes: the 24-byte frame header, then the page right
-// after it (wal.c, walWriteOneFrame). Each is a pwrite() of its own, and the header one
-// also dirties a page-cache page the page write touches again. The writer thread spent
-// 40 % of its time in pwrite() under 1 KiB load (perf, bench/README.md "Measured"), half of
-// those calls for 24 bytes. This shim holds a small write (at most kMaxHeldBytes) that
-// starts exactly where the previous write through the same handle ended, and sends it
-// together with the next write when that one continues it: header and page in one call.
+// after it (wal.c, walWriteOneFrame); each is a pwrite() of its own, and the header's
+// dirties a page-cache page that the page's write touches again. Under 1 KiB load the
+// writer thread spent 40 % of its time in pwrite() (perf, bench/README.md "Measured").
+// This shim holds a run of writes that continue one another, starting with a frame
+// header, and sends it as one write when the commit's last page arrives (the frame
+// header's "database size" field is set only in a commit's last frame), or once the run
+// reaches 48 KiB: a commit of 30 pages is 3 writes instead of 60.
 //
-// Nothing else changes: every other call on the file (read, sync, size, truncate, close,
-// file control, a write elsewhere) first writes what is held, so SQLite sees the file as
-// if each write had happened at once; a held write's error is returned by that call.
-// A held write never outlives the commit that made it: SQLite publishes a commit to other
-// connections (the wal-index header) only after a memory barrier on the database file,
-// xShmBarrier, which first writes what this thread holds. A frame header is always
-// followed by its page in practice (the rewrite of checksums writes headers alone, but
-// never right after its previous write, so they are not held), so that is a safety net.
-// SQLite's other modes that skip the barrier (locking_mode=EXCLUSIVE without shared
-// memory) are not used by healthhook.
+// What SQLite sees does not change:
+//  - every other call on the WAL (read, sync, size, truncate, close, file control, a write
+//    that does not continue the run) first writes the run, so the file looks as if each
+//    write had happened at once;
+//  - a run ends at the latest with the write of the commit's last page, and that call
+//    returns the run's error, so a failed write fails the commit as it would have;
+//  - frames reach other connections only after SQLite publishes them (the wal-index
+//    header), after the commit's writes returned. As a safety net, the memory barrier
+//    SQLite makes on the database file right before publishing (xShmBarrier) writes any
+//    run this thread still holds.
+// Checksums SQLite rewrites in place after a commit (walRewriteChecksums) are small writes
+// that do not continue the previous one: they go out at once.
 //
-// Files other than WALs pass straight through. Connection::open uses this VFS for every
-// connection (store/sqlite/connection.cpp).
+// Files other than WALs pass straight through. Connection::open opens every connection
+// through this VFS (store/sqlite/connection.cpp).
 #include <cstdint>
 
 namespace hh::sqlite {
 
-inline constexpr int kMaxHeldBytes = 32;  // a frame header (24) or the WAL header (32)
+inline constexpr int kMaxHeldBytes = 32;  // a small write that may start or join a run: a frame header (24)
 
 // Registers the shim (once, thread-safe) over SQLite's default VFS and returns its name
 // for sqlite3_open_v2; nullptr when registration failed (then the default VFS is used).
 const char* frame_vfs_name();
 
-// Writes that went out joined with a held header, since the process started (for tests).
-uint64_t frame_vfs_joined_writes();
+// Small writes (frame headers) held and sent within a larger write, since the process
+// started: each is a pwrite() saved (for tests).
+uint64_t frame_vfs_writes_held();
 
 }  // namespace hh::sqlite
