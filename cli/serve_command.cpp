@@ -187,8 +187,9 @@ int run_serve(const ServeFlags& flags) {
     follow_ups = std::move(*created);
   }
 
-  // The processor applies the inbox between ingest commits, on the writer thread.
-  auto event_processor = processor::Processor::create(*db);
+  // The processor applies the inbox between ingest commits, on the writer thread, in long
+  // steps that give way to waiting deliveries (yield_to below).
+  auto event_processor = processor::Processor::create(*db, processor::kCatchUpSteps);
   if (!event_processor) {
     report_error("serve", event_processor.error());
     return kExitFailure;
