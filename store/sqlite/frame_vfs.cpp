@@ -230,23 +230,30 @@ int vfs_current_time_int64(sqlite3_vfs*, sqlite3_int64* out) { return g_root->xC
 const char* register_shim() {
   g_root = sqlite3_vfs_find(nullptr);
   if (g_root == nullptr || g_root->iVersion < 2) return nullptr;
-  g_vfs.iVersion = 2;
-  g_vfs.szOsFile = static_cast<int>(sizeof(ShimFile)) + g_root->szOsFile;
-  g_vfs.mxPathname = g_root->mxPathname;
-  g_vfs.zName = "healthhook-frames";
-  g_vfs.xOpen = shim_open;
-  g_vfs.xDelete = vfs_delete;
-  g_vfs.xAccess = vfs_access;
-  g_vfs.xFullPathname = vfs_full_pathname;
-  g_vfs.xDlOpen = vfs_dl_open;
-  g_vfs.xDlError = vfs_dl_error;
-  g_vfs.xDlSym = vfs_dl_sym;
-  g_vfs.xDlClose = vfs_dl_close;
-  g_vfs.xRandomness = vfs_randomness;
-  g_vfs.xSleep = vfs_sleep;
-  g_vfs.xCurrentTime = vfs_current_time;
-  g_vfs.xGetLastError = vfs_get_last_error;
-  g_vfs.xCurrentTimeInt64 = vfs_current_time_int64;
+  g_vfs = sqlite3_vfs{
+      .iVersion = 2,
+      .szOsFile = static_cast<int>(sizeof(ShimFile)) + g_root->szOsFile,
+      .mxPathname = g_root->mxPathname,
+      .pNext = nullptr,
+      .zName = "healthhook-frames",
+      .pAppData = nullptr,
+      .xOpen = shim_open,
+      .xDelete = vfs_delete,
+      .xAccess = vfs_access,
+      .xFullPathname = vfs_full_pathname,
+      .xDlOpen = vfs_dl_open,
+      .xDlError = vfs_dl_error,
+      .xDlSym = vfs_dl_sym,
+      .xDlClose = vfs_dl_close,
+      .xRandomness = vfs_randomness,
+      .xSleep = vfs_sleep,
+      .xCurrentTime = vfs_current_time,
+      .xGetLastError = vfs_get_last_error,
+      .xCurrentTimeInt64 = vfs_current_time_int64,
+      .xSetSystemCall = nullptr,
+      .xGetSystemCall = nullptr,
+      .xNextSystemCall = nullptr,
+  };
   if (sqlite3_vfs_register(&g_vfs, 0) != SQLITE_OK) return nullptr;
   return g_vfs.zName;
 }

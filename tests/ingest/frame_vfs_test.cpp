@@ -71,6 +71,18 @@ std::string insert_rows(int rows) {
          ") INSERT INTO t (v) SELECT randomblob(500) FROM n;";
 }
 
+// What the writer committed (`counts`: "rows/bytes/", then the values' first bytes) is what
+// a reader on the default VFS sees, and what SQLite recovers from a crash copy.
+void check_everywhere(const TempDir& dir, const std::string& path, sqlite::Connection& writer,
+                      const std::string& counts) {
+  const std::string expected = text(writer.get(), kContent);
+  BOOST_TEST(expected.starts_with(counts));
+  BOOST_TEST(PlainReader(path).text(kContent) == expected);
+  PlainReader recovered(crash_copy(dir, path));
+  BOOST_TEST(recovered.text(kContent) == expected);
+  BOOST_TEST(recovered.text("PRAGMA integrity_check") == "ok");
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(committed_frames_are_in_the_file_for_other_connections_and_after_a_crash) {
@@ -83,16 +95,10 @@ BOOST_AUTO_TEST_CASE(committed_frames_are_in_the_file_for_other_connections_and_
     // As each commit returns, its frames are in the file for another connection.
     BOOST_TEST_REQUIRE(PlainReader(path).text(kContent) == text(writer.get(), kContent));
   }
-  const std::string expected = text(writer.get(), kContent);  // what the writer committed
-  BOOST_TEST(expected.starts_with("1000/500000/"));
   // Every frame header (130 pages of rows here, at least one frame per commit) was held
   // and sent with its page.
   BOOST_TEST(sqlite::frame_vfs_writes_held() - held_before >= 130u);
-
-  const std::string copy = crash_copy(dir, path);
-  PlainReader recovered(copy);
-  BOOST_TEST(recovered.text(kContent) == expected);
-  BOOST_TEST(recovered.text("PRAGMA integrity_check") == "ok");
+  check_everywhere(dir, path, writer, "1000/500000/");
 }
 
 // A transaction larger than the page cache writes frames before its commit, then writes
@@ -107,14 +113,7 @@ BOOST_AUTO_TEST_CASE(a_transaction_that_rewrites_its_own_frames_keeps_their_chec
       writer.exec("BEGIN;" + insert_rows(2000) + "UPDATE t SET v = randomblob(500) WHERE id % 7 = 0;" +
                   insert_rows(100) + "COMMIT;")
           .ok());
-  const std::string expected = text(writer.get(), kContent);  // what the writer committed
-  BOOST_TEST(PlainReader(path).text(kContent) == expected);
-  BOOST_TEST(expected.starts_with("2100/1050000/"));
-
-  const std::string copy = crash_copy(dir, path);
-  PlainReader recovered(copy);
-  BOOST_TEST(recovered.text(kContent) == expected);
-  BOOST_TEST(recovered.text("PRAGMA integrity_check") == "ok");
+  check_everywhere(dir, path, writer, "2100/1050000/");
 }
 
 // Frames of 64 KiB pages: a run is sent before it outgrows what the unix VFS writes in one
@@ -124,13 +123,7 @@ BOOST_AUTO_TEST_CASE(commits_of_large_pages_stay_within_one_write_of_the_unix_vf
   const std::string path = dir.file("frames.db");
   auto writer = open_writer(path, 100, 65536);
   for (int txn = 0; txn < 5; ++txn) BOOST_REQUIRE(writer.exec("BEGIN;" + insert_rows(400) + "COMMIT;").ok());
-  const std::string expected = text(writer.get(), kContent);  // what the writer committed
-  BOOST_TEST(PlainReader(path).text(kContent) == expected);
-  BOOST_TEST(expected.starts_with("2000/1000000/"));
-  const std::string copy = crash_copy(dir, path);
-  PlainReader recovered(copy);
-  BOOST_TEST(recovered.text(kContent) == expected);
-  BOOST_TEST(recovered.text("PRAGMA integrity_check") == "ok");
+  check_everywhere(dir, path, writer, "2000/1000000/");
 }
 
 // A transaction that wrote frames (its pages did not fit the cache) and rolled back: the
@@ -142,11 +135,5 @@ BOOST_AUTO_TEST_CASE(frames_of_a_rolled_back_transaction_never_show) {
   BOOST_REQUIRE(writer.exec("BEGIN;" + insert_rows(300) + "COMMIT;").ok());
   BOOST_REQUIRE(writer.exec("BEGIN;" + insert_rows(1000) + "ROLLBACK;").ok());
   BOOST_REQUIRE(writer.exec("BEGIN;" + insert_rows(5) + "COMMIT;").ok());
-  const std::string expected = text(writer.get(), kContent);  // what the writer committed
-  BOOST_TEST(PlainReader(path).text(kContent) == expected);
-  BOOST_TEST(expected.starts_with("305/152500/"));
-  const std::string copy = crash_copy(dir, path);
-  PlainReader recovered(copy);
-  BOOST_TEST(recovered.text(kContent) == expected);
-  BOOST_TEST(recovered.text("PRAGMA integrity_check") == "ok");
+  check_everywhere(dir, path, writer, "305/152500/");
 }
