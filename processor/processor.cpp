@@ -94,8 +94,11 @@ bool Processor::run_once(int64_t durable_seq) {
     stepped = fail(newest.error());
   } else {
     if (*newest > applied_seq_) read_ahead(*newest);
-    if (std::min(durable_seq, *newest) <= applied_seq_) return false;
-    stepped = relaxed_step(std::min(durable_seq, *newest));
+    const int64_t last_seq = std::min(durable_seq, *newest);
+    if (last_seq <= applied_seq_) return false;
+    may_yield_ = deliveries_waiting_ && last_seq - applied_seq_ <= max_backlog_to_yield_;
+    stepped = relaxed_step(last_seq);
+    may_yield_ = false;
   }
   if (!stepped) {
     ++consecutive_failures_;
@@ -261,7 +264,7 @@ Result<Processor::StepOutcome> Processor::step(ParsedSource& source) {
       more = true;
       break;
     }
-    if (outcomes_.size() >= kDeliveriesBeforeYield && deliveries_waiting_ && deliveries_waiting_()) {
+    if (may_yield_ && outcomes_.size() >= kDeliveriesBeforeYield && deliveries_waiting_()) {
       more = true;
       break;
     }

@@ -91,12 +91,21 @@ class Processor : public store::BackgroundWork {
   // A step applies at least this many deliveries before it yields to waiting ones: the
   // processor keeps up under load, and a step's fixed cost (its commit) is shared.
   static constexpr size_t kDeliveriesBeforeYield = 4;
+  // Behind by more than this many deliveries, steps no longer yield: under an ingest rate
+  // that processing cannot sustain, the lag stops growing there (about 8 s of 20 KiB
+  // deliveries here) and acks slow down to what processing sustains, as they did before
+  // steps yielded.
+  static constexpr int64_t kMaxBacklogToYield = 20000;
   // `deliveries_waiting` is asked between deliveries (on the processing thread; it must be
   // cheap, e.g. InboxWriter::queue_depth() > 0): while it says yes, the step commits what
   // it has applied and returns "more", so the writer commits the waiting deliveries first
   // and their acks do not wait for the rest of the step (bench/README.md, "Measured").
-  // Set before the first step.
-  void yield_to(std::function<bool()> deliveries_waiting) { deliveries_waiting_ = std::move(deliveries_waiting); }
+  // Only while the processor is at most `max_backlog` deliveries behind. Set before the
+  // first step.
+  void yield_to(std::function<bool()> deliveries_waiting, int64_t max_backlog = kMaxBacklogToYield) {
+    deliveries_waiting_ = std::move(deliveries_waiting);
+    max_backlog_to_yield_ = max_backlog;
+  }
 
   // Called on the processing thread after a step that queued follow-up jobs committed
   // (e.g. Fetcher::wake). Set before the first step; must not block.
@@ -175,6 +184,8 @@ class Processor : public store::BackgroundWork {
   std::chrono::steady_clock::time_point retry_at_{};
   std::function<void()> on_jobs_queued_;
   std::function<bool()> deliveries_waiting_;
+  int64_t max_backlog_to_yield_ = kMaxBacklogToYield;
+  bool may_yield_ = false;  // this run_once() step: deliveries_waiting_ is set and the backlog is short
   Stats stats_;
   // run_once(): rows parsed ahead on a thread of its own (ParsePipeline, Mode::follow).
   std::unique_ptr<ParsePipeline> live_pipeline_;

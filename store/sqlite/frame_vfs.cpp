@@ -153,6 +153,13 @@ int shim_shm_map(sqlite3_file* file, int region, int size, int extend, void vola
   return real(file)->pMethods->xShmMap(real(file), region, size, extend, out);
 }
 int shim_shm_lock(sqlite3_file* file, int offset, int n, int flags) {
+  // A run never outlives the write transaction that made it: SQLite releases the WAL's
+  // write lock at each commit (whose run is out by then) and each rollback, which may leave
+  // frames held (pages written before the end of a transaction larger than the cache).
+  // Those frames are past the last commit and written over later, so a failure to write
+  // them changes nothing; what matters is that no run is left behind by a connection,
+  // which another thread may use or close next.
+  if ((flags & SQLITE_SHM_UNLOCK) != 0 && t_holding != nullptr) (void)write_run(t_holding);
   if (!has(file, 2)) return SQLITE_IOERR_SHMLOCK;
   return real(file)->pMethods->xShmLock(real(file), offset, n, flags);
 }

@@ -20,7 +20,10 @@
 //  - frames reach other connections only after SQLite publishes them (the wal-index
 //    header), after the commit's writes returned. As a safety net, the memory barrier
 //    SQLite makes on the database file right before publishing (xShmBarrier) writes any
-//    run this thread still holds.
+//    run this thread still holds;
+//  - no run outlives its write transaction: releasing the WAL's write lock (at a commit or
+//    a rollback) writes what this thread holds, so a connection never leaves a run behind
+//    for another thread (the holding thread is remembered per thread).
 // Checksums SQLite rewrites in place after a commit (walRewriteChecksums) are small writes
 // that do not continue the previous one: they go out at once.
 //

@@ -164,6 +164,25 @@ BOOST_AUTO_TEST_CASE(a_step_yields_to_waiting_deliveries_after_its_first_few) {
   BOOST_TEST(value(db, "SELECT count(*) FROM delivery_outcomes WHERE status = 'processed'") == "10");
 }
 
+BOOST_AUTO_TEST_CASE(a_step_far_behind_does_not_yield) {
+  TempDir dir;
+  auto db = test::open_store(dir.file("healthhook.db"));
+  auto p = make_processor(db);
+  std::vector<store::NewDelivery> deliveries;
+  for (int i = 1; i <= 20; ++i) {
+    deliveries.push_back(test::sleep_delivery("m" + std::to_string(i), "sleep-" + std::to_string(i), i));
+  }
+  append(db, deliveries);
+  p->yield_to([] { return true; }, /*max_backlog=*/12);  // deliveries always wait
+  BOOST_TEST(!p->run_once(20));  // 20 behind: the whole backlog in one step
+  BOOST_TEST(p->applied_seq() == 20);
+  append(db, {test::sleep_delivery("m21", "sleep-21", 21), test::sleep_delivery("m22", "sleep-22", 22),
+              test::sleep_delivery("m23", "sleep-23", 23), test::sleep_delivery("m24", "sleep-24", 24),
+              test::sleep_delivery("m25", "sleep-25", 25)});
+  BOOST_TEST(p->run_once(25));  // 5 behind: yields again after its first few
+  BOOST_TEST(p->applied_seq() == 20 + static_cast<int64_t>(processor::Processor::kDeliveriesBeforeYield));
+}
+
 BOOST_AUTO_TEST_CASE(live_steps_apply_rows_parsed_ahead_as_the_inbox_grows) {
   TempDir dir;
   auto db = test::open_store(dir.file("healthhook.db"));
