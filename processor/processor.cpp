@@ -96,7 +96,8 @@ bool Processor::run_once(int64_t durable_seq) {
     if (*newest > applied_seq_) read_ahead(*newest);
     const int64_t last_seq = std::min(durable_seq, *newest);
     if (last_seq <= applied_seq_) return false;
-    may_yield_ = deliveries_waiting_ && last_seq - applied_seq_ <= max_backlog_to_yield_;
+    may_yield_ = static_cast<bool>(deliveries_waiting_);
+    far_behind_ = last_seq - applied_seq_ > max_backlog_to_yield_;
     stepped = relaxed_step(last_seq);
     may_yield_ = false;
   }
@@ -238,6 +239,14 @@ Result<Processor::StepOutcome> Processor::step_marking_poisoned() {
   }
 }
 
+bool Processor::should_yield(size_t deliveries, size_t rows) const {
+  if (!may_yield_ || deliveries < kDeliveriesBeforeYield) return false;
+  if (far_behind_ && deliveries < kBehindStep.max_deliveries_per_step && rows < kBehindStep.max_rows_per_step) {
+    return false;
+  }
+  return deliveries_waiting_();
+}
+
 Result<Processor::StepOutcome> Processor::step(ParsedSource& source) {
   const auto started = std::chrono::steady_clock::now();
   last_failure_is_data_ = false;
@@ -264,7 +273,7 @@ Result<Processor::StepOutcome> Processor::step(ParsedSource& source) {
       more = true;
       break;
     }
-    if (may_yield_ && outcomes_.size() >= kDeliveriesBeforeYield && deliveries_waiting_()) {
+    if (should_yield(outcomes_.size(), rows_seen)) {
       more = true;
       break;
     }

@@ -91,17 +91,18 @@ class Processor : public store::BackgroundWork {
   // A step applies at least this many deliveries before it yields to waiting ones: the
   // processor keeps up under load, and a step's fixed cost (its commit) is shared.
   static constexpr size_t kDeliveriesBeforeYield = 4;
-  // Behind by more than this many deliveries, steps no longer yield: under an ingest rate
-  // that processing cannot sustain, the lag stops growing there (about 8 s of 20 KiB
-  // deliveries here) and acks slow down to what processing sustains, as they did before
-  // steps yielded.
+  // Behind by more than kMaxBacklogToYield deliveries, a step yields only after the work
+  // of the step size used before steps yielded (kBehindStep): under an ingest rate that
+  // processing cannot sustain, the lag stops growing there (about 8 s of 20 KiB deliveries
+  // here) and acks slow down to what processing sustains, each waiting for one such step
+  // at most (20-30 ms), not for a whole long step.
   static constexpr int64_t kMaxBacklogToYield = 20000;
+  static constexpr ProcessorOptions kBehindStep{.max_rows_per_step = 10000, .max_deliveries_per_step = 2000};
   // `deliveries_waiting` is asked between deliveries (on the processing thread; it must be
   // cheap, e.g. InboxWriter::queue_depth() > 0): while it says yes, the step commits what
   // it has applied and returns "more", so the writer commits the waiting deliveries first
   // and their acks do not wait for the rest of the step (bench/README.md, "Measured").
-  // Only while the processor is at most `max_backlog` deliveries behind. Set before the
-  // first step.
+  // `max_backlog`: kMaxBacklogToYield (tests set it). Set before the first step.
   void yield_to(std::function<bool()> deliveries_waiting, int64_t max_backlog = kMaxBacklogToYield) {
     deliveries_waiting_ = std::move(deliveries_waiting);
     max_backlog_to_yield_ = max_backlog;
@@ -161,6 +162,8 @@ class Processor : public store::BackgroundWork {
   // one more delivery invalid, so this ends).
   Result<StepOutcome> step_marking_poisoned();
   // One transaction: the rows `source` hands out, applied, recorded, applied_seq advanced.
+  // Enough of this step is done to give way to waiting deliveries (yield_to()).
+  bool should_yield(size_t deliveries, size_t rows) const;
   Result<StepOutcome> step(ParsedSource& source);
   // Re-reads applied_seq (inside a transaction): a reset_derived() since the last step
   // makes the cached series ids invalid.
@@ -185,7 +188,8 @@ class Processor : public store::BackgroundWork {
   std::function<void()> on_jobs_queued_;
   std::function<bool()> deliveries_waiting_;
   int64_t max_backlog_to_yield_ = kMaxBacklogToYield;
-  bool may_yield_ = false;  // this run_once() step: deliveries_waiting_ is set and the backlog is short
+  bool may_yield_ = false;   // this run_once() step: deliveries_waiting_ is set
+  bool far_behind_ = false;  // ... and the processor is more than max_backlog_to_yield_ behind
   Stats stats_;
   // run_once(): rows parsed ahead on a thread of its own (ParsePipeline, Mode::follow).
   std::unique_ptr<ParsePipeline> live_pipeline_;
