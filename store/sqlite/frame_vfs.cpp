@@ -168,7 +168,7 @@ void shim_shm_barrier(sqlite3_file* file) {
   if (t_holding != nullptr && write_run(t_holding) != SQLITE_OK) {
     // Unreachable with SQLite's order of writes (a commit's last page sends its run), and
     // SQLite could not be told: stop rather than publish frames that are not in the file.
-    log::error("wal_frame_header_write_failed");
+    log::error("wal_frames_write_failed");
     std::abort();
   }
   if (has(file, 2)) real(file)->pMethods->xShmBarrier(real(file));
