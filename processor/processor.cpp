@@ -179,6 +179,8 @@ Result<Processor::StepOutcome> Processor::relaxed_step(int64_t last_seq) {
   return stepped;
 }
 
+void Processor::follow_inbox() { start_live_pipeline(applied_seq_); }
+
 void Processor::start_live_pipeline(int64_t last_seq) {
   if (live_pipeline_ || live_pipeline_unavailable_) return;
   const std::string path = database_path(db_);

@@ -81,6 +81,12 @@ class Processor : public store::BackgroundWork {
   // when caught up, or while waiting to retry after a store failure.
   bool run_once(int64_t durable_seq) override;
 
+  // Starts the ParsePipeline that live steps take their rows from (else the first
+  // run_once() with rows to apply starts it), so that its thread and read connection exist
+  // from start-up: `serve` calls it before the writer starts, and its open files are then
+  // the same idle before and after deliveries (bench/soak and serve_processing_test check).
+  void follow_inbox();
+
   // Applies everything up to the newest inbox row (replay, rebuild), step by step.
   // `progress(applied_seq, last_seq)` after each step; may be null. Stops at the first
   // store failure (no retry: the caller reports it).

@@ -2,6 +2,7 @@
 // ingest commits, and a rebuild is refused while the server runs.
 #include <boost/test/unit_test.hpp>
 
+#include <filesystem>
 #include <thread>
 
 #include "store/database.h"
@@ -63,4 +64,49 @@ BOOST_AUTO_TEST_CASE(serve_applies_deliveries_and_refuses_a_concurrent_rebuild) 
   BOOST_TEST(rebuilt.stdout_text.starts_with("rebuild: 2 deliveries (2 processed, 0 invalid, 0 ignored, 0 unknown), "
                                              "5 samples, 6 rows, "),
              rebuilt.stdout_text);
+}
+
+namespace {
+
+// Open file descriptors of a process (/proc/PID/fd).
+size_t open_files(pid_t pid) {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
+    ++n;
+  }
+  return n;
+}
+
+// Until the server has as many open files as `expected` (its connections close a moment
+// after ours); the last count otherwise.
+size_t open_files_settled(pid_t pid, size_t expected) {
+  size_t n = open_files(pid);
+  for (int i = 0; i < 250 && n != expected; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    n = open_files(pid);
+  }
+  return n;
+}
+
+}  // namespace
+
+// What `serve` opens for processing (the parse pipeline's thread and read connection) it
+// opens at start-up, and deliveries leave no file behind: idle, it has the same open files
+// before and after them (bench/soak checks the same over minutes of load).
+BOOST_AUTO_TEST_CASE(serve_has_the_same_open_files_idle_before_and_after_deliveries) {
+  test::TempDir dir;
+  test::ServerProcess server(dir);  // "listening": everything opened at start-up is open
+  const size_t idle = open_files(server.pid());
+  {
+    test::HttpClient client(server.port());
+    for (int i = 1; i <= 40; ++i) {
+      const std::string id = "msg_" + std::to_string(i);
+      const auto delivery = i % 2 == 0 ? test::heartrate_delivery(id, 1717200000000 + i * 600000, 5, 60 + i)
+                                       : test::sleep_delivery(id, "sleep-" + std::to_string(i), i);
+      BOOST_REQUIRE(client.post_webhook(server.secret(), id, delivery.body).status / 100 == 2);
+    }
+  }
+  BOOST_REQUIRE(wait_applied(server.database(), 40));
+  BOOST_TEST(open_files_settled(server.pid(), idle) == idle);
+  BOOST_TEST(server.stop() == 0);
 }
