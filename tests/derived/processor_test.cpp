@@ -136,15 +136,24 @@ BOOST_AUTO_TEST_CASE(live_steps_apply_no_row_after_the_durable_seq) {
   BOOST_TEST(outcomes(db).back() == "3|'processed'|'summary'|NULL");
 }
 
+namespace {
+
+// Sleep summaries m<first>…m<last>, each a summary of its own.
+std::vector<store::NewDelivery> sleep_deliveries(int first, int last) {
+  std::vector<store::NewDelivery> deliveries;
+  for (int i = first; i <= last; ++i) {
+    deliveries.push_back(test::sleep_delivery("m" + std::to_string(i), "sleep-" + std::to_string(i), i));
+  }
+  return deliveries;
+}
+
+}  // namespace
+
 BOOST_AUTO_TEST_CASE(a_step_yields_to_waiting_deliveries_after_its_first_few) {
   TempDir dir;
   auto db = test::open_store(dir.file("healthhook.db"));
   auto p = make_processor(db);
-  std::vector<store::NewDelivery> deliveries;
-  for (int i = 1; i <= 10; ++i) {
-    deliveries.push_back(test::sleep_delivery("m" + std::to_string(i), "sleep-" + std::to_string(i), i));
-  }
-  append(db, deliveries);
+  append(db, sleep_deliveries(1, 10));
   bool waiting = true;
   int asked = 0;
   p->yield_to([&] {
@@ -168,19 +177,13 @@ BOOST_AUTO_TEST_CASE(a_step_far_behind_yields_only_after_a_short_steps_work) {
   TempDir dir;
   auto db = test::open_store(dir.file("healthhook.db"));
   auto p = make_processor(db);
-  std::vector<store::NewDelivery> deliveries;
-  for (int i = 1; i <= 20; ++i) {
-    deliveries.push_back(test::sleep_delivery("m" + std::to_string(i), "sleep-" + std::to_string(i), i));
-  }
-  append(db, deliveries);
+  append(db, sleep_deliveries(1, 20));
   p->yield_to([] { return true; }, /*max_backlog=*/12);  // deliveries always wait
   // 20 behind: far behind, so no yield before kBehindStep's 2,000 deliveries (or 10,000
   // rows): the whole backlog in one step.
   BOOST_TEST(!p->run_once(20));
   BOOST_TEST(p->applied_seq() == 20);
-  append(db, {test::sleep_delivery("m21", "sleep-21", 21), test::sleep_delivery("m22", "sleep-22", 22),
-              test::sleep_delivery("m23", "sleep-23", 23), test::sleep_delivery("m24", "sleep-24", 24),
-              test::sleep_delivery("m25", "sleep-25", 25)});
+  append(db, sleep_deliveries(21, 25));
   BOOST_TEST(p->run_once(25));  // 5 behind: yields again after its first few
   BOOST_TEST(p->applied_seq() == 20 + static_cast<int64_t>(processor::Processor::kDeliveriesBeforeYield));
 }
