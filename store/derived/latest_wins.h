@@ -13,7 +13,20 @@
 // a third of them replacing older rows 1.42 s vs 1.26-1.31 s (the replaced key is looked
 // up twice, on a page already in cache).
 //
+// Value columns a secondary index holds (`indexed`, e.g. summaries' user_id and
+// calendar_date) get a third statement, tried before the full update:
+//
+//   UPDATE t SET <the other values> WHERE k… AND seq < ?s AND i… IS ?…
+//
+// SQLite rewrites an index entry whenever the UPDATE sets one of its columns, even to the
+// value it had, and so dirties a random index page that goes to the WAL, its sync and the
+// checkpoint. A newer version of a summary nearly always keeps its user and date, so this
+// statement leaves the index alone; only when it changes nothing (an indexed value moved,
+// or the version is stale) does the full update run. Measured with 20,000 summaries: 64
+// updates in one transaction wrote 112 WAL frames with the index columns set, 64 without.
+//
 // Lifetime: the connection must outlive this object. Used on the writer thread only.
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -30,6 +43,7 @@ struct LatestWinsSpec {
   std::string_view table;
   std::span<const std::string_view> keys;    // the conflict target, bound first (?1…)
   std::span<const std::string_view> values;  // the rest, bound after the keys, `seq` last
+  std::span<const std::string_view> indexed = {};  // those of `values` a secondary index holds
 };
 
 class LatestWins {
@@ -46,17 +60,27 @@ class LatestWins {
     bind(insert_);
     if (auto done = insert_.run(); !done) return fail(done.error());
     if (db_->changes() > 0) return WriteOutcome::inserted;
+    if (update_keeping_index_) {
+      bind(*update_keeping_index_);
+      if (auto done = update_keeping_index_->run(); !done) return fail(done.error());
+      if (db_->changes() > 0) return WriteOutcome::updated;
+    }
     bind(update_);
     if (auto done = update_.run(); !done) return fail(done.error());
     return db_->changes() > 0 ? WriteOutcome::updated : WriteOutcome::stale;
   }
 
  private:
-  LatestWins(sqlite::Connection& db, sqlite::Statement insert, sqlite::Statement update)
-      : db_(&db), insert_(std::move(insert)), update_(std::move(update)) {}
+  LatestWins(sqlite::Connection& db, sqlite::Statement insert, sqlite::Statement update,
+             std::optional<sqlite::Statement> update_keeping_index = std::nullopt)
+      : db_(&db),
+        insert_(std::move(insert)),
+        update_(std::move(update)),
+        update_keeping_index_(std::move(update_keeping_index)) {}
   sqlite::Connection* db_;
   sqlite::Statement insert_;
   sqlite::Statement update_;
+  std::optional<sqlite::Statement> update_keeping_index_;  // only for a spec with `indexed`
 };
 
 std::string_view change_op(WriteOutcome outcome);  // "insert" / "update" ("" for stale)

@@ -11,6 +11,8 @@ using Names = std::string_view;
 constexpr std::array<Names, 2> kSummaryKeys{"resource", "id"};
 constexpr std::array<Names, 8> kSummaryValues{"user_id", "provider", "source_type", "calendar_date",
                                               "start_ms", "end_ms",   "seq",         "data"};
+// In the summaries_user_time index (002-derived.sql) besides the key's resource.
+constexpr std::array<Names, 2> kSummaryIndexed{"user_id", "calendar_date"};
 constexpr std::array<Names, 2> kConnectionKeys{"user_id", "provider"};
 constexpr std::array<Names, 8> kConnectionValues{"status",     "external_user_id", "error_type", "error_message",
                                                  "resource_availability", "event_type", "seq", "data"};
@@ -54,7 +56,7 @@ void flag(sqlite::Statement& s, int index, std::optional<bool> value) {
 }  // namespace
 
 Result<RecordTables> RecordTables::create(sqlite::Connection& db) {
-  auto summaries = table(db, "summaries", kSummaryKeys, kSummaryValues);
+  auto summaries = LatestWins::create(db, LatestWinsSpec{"summaries", kSummaryKeys, kSummaryValues, kSummaryIndexed});
   if (!summaries) return fail(summaries.error());
   auto connections = table(db, "connections", kConnectionKeys, kConnectionValues);
   if (!connections) return fail(connections.error());

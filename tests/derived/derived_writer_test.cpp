@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
 
 #include "store/derived/derived_writer.h"
 #include "tests/derived/store_dump.h"
@@ -113,6 +114,62 @@ BOOST_AUTO_TEST_CASE(every_order_of_four_versions_leaves_the_highest_seq) {
     ++permutations;
   } while (std::next_permutation(order.begin(), order.end()));
   BOOST_TEST(permutations == 24);
+}
+
+BOOST_AUTO_TEST_CASE(a_version_that_moves_user_or_date_moves_its_index_entry_and_a_stale_one_does_not) {
+  // The update that keeps the summaries_user_time entry (latest_wins.h) changes nothing
+  // here, so the full update must run after it.
+  Store s;
+  const auto ids_by_user_and_date = [&](std::string_view user, std::string_view date_condition) {
+    return rows(s.db, "SELECT id || ' ' || seq FROM summaries INDEXED BY summaries_user_time WHERE user_id = '" +
+                          std::string(user) + "' AND resource = 'sleep' AND calendar_date " +
+                          std::string(date_condition));
+  };
+  s.apply(sleep_summary("s1", "{}"), 5);
+  auto moved = sleep_summary("s1", "{}");
+  moved.summaries[0].user_id = "u2";
+  moved.summaries[0].calendar_date = "2024-05-17";
+  BOOST_TEST(s.apply(moved, 7).rows_written == 1);
+  BOOST_TEST(ids_by_user_and_date("u2", "= '2024-05-17'") == Strings{"'s1 7'"}, boost::test_tools::per_element());
+  BOOST_TEST(ids_by_user_and_date("u1", "= '2024-05-16'").empty());
+
+  auto stale = sleep_summary("s1", "{}");
+  stale.summaries[0].user_id = "u3";
+  BOOST_TEST(s.apply(stale, 6).rows_written == 0);
+  BOOST_TEST(ids_by_user_and_date("u3", "= '2024-05-16'").empty());
+
+  auto undated = moved;
+  undated.summaries[0].calendar_date.reset();
+  BOOST_TEST(s.apply(undated, 9).rows_written == 1);
+  BOOST_TEST(s.apply(undated, 10).rows_written == 1);  // NULL date kept: the cheap update
+  BOOST_TEST(ids_by_user_and_date("u2", "IS NULL") == Strings{"'s1 10'"}, boost::test_tools::per_element());
+  BOOST_TEST(s.apply(undated, 8).rows_written == 0);
+  BOOST_TEST(s.changes() == (Strings{"5|'summaries'|'sleep/s1'|'insert'|1|NULL|NULL",
+                                     "7|'summaries'|'sleep/s1'|'update'|1|NULL|NULL",
+                                     "9|'summaries'|'sleep/s1'|'update'|1|NULL|NULL",
+                                     "10|'summaries'|'sleep/s1'|'update'|1|NULL|NULL"}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(a_version_that_keeps_user_and_date_leaves_the_index_pages_alone) {
+  // Counted in WAL frames (one per page a commit wrote): a new version that keeps its user
+  // and date writes one page fewer than one that changes its date, the index's.
+  Store s;
+  const std::string wal = s.dir.file("healthhook.db") + "-wal";
+  const auto frames_written_by = [&](const events::DeliveryRows& delivery, int64_t seq) {
+    BOOST_REQUIRE(s.db.exec("PRAGMA wal_checkpoint(TRUNCATE)"));
+    BOOST_REQUIRE(std::filesystem::file_size(wal) == 0);
+    s.apply(delivery, seq);
+    const auto page_size = static_cast<uintmax_t>(s.db.query_int("PRAGMA page_size")->value());
+    return (std::filesystem::file_size(wal) - 32) / (24 + page_size);  // WAL header, then frames
+  };
+  s.apply(sleep_summary("s1", "{}"), 1);
+  const auto kept = frames_written_by(sleep_summary("s1", R"({"v":2})"), 2);
+  auto redated = sleep_summary("s1", R"({"v":3})");
+  redated.summaries[0].calendar_date = "2024-05-17";
+  const auto moved = frames_written_by(redated, 3);
+  BOOST_TEST(kept + 1 == moved);
+  BOOST_TEST(value(s.db, "SELECT seq || ' ' || calendar_date FROM summaries") == "'3 2024-05-17'");
 }
 
 BOOST_AUTO_TEST_CASE(keys_are_resource_and_id) {
