@@ -364,8 +364,14 @@ void FakeService::clear_faults() {
 }
 
 void FakeService::set_stream_points(const std::string& workout_id, size_t points) {
+  // The body is built here, not at the first request: like the real service, the fake
+  // starts answering at once. Building a 30 MB stream takes seconds under ThreadSanitizer,
+  // longer than the fetcher waits for a response's first bytes (scripts/tsan).
+  auto body = std::make_shared<const std::string>(stream_body(points));
   std::lock_guard lock(impl_->mutex);
   impl_->stream_points[workout_id] = points;
+  auto& cached = impl_->stream_cache[points];
+  if (!cached) cached = std::move(body);
 }
 
 void FakeService::set_gzip(bool gzip) {
