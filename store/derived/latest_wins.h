@@ -71,12 +71,8 @@ class LatestWins {
   }
 
  private:
-  LatestWins(sqlite::Connection& db, sqlite::Statement insert, sqlite::Statement update,
-             std::optional<sqlite::Statement> update_keeping_index = std::nullopt)
-      : db_(&db),
-        insert_(std::move(insert)),
-        update_(std::move(update)),
-        update_keeping_index_(std::move(update_keeping_index)) {}
+  LatestWins(sqlite::Connection& db, sqlite::Statement insert, sqlite::Statement update)
+      : db_(&db), insert_(std::move(insert)), update_(std::move(update)) {}
   sqlite::Connection* db_;
   sqlite::Statement insert_;
   sqlite::Statement update_;

@@ -32,8 +32,8 @@ constexpr std::array<Names, 5> kBackfillKeys{"user_id", "resource", "provider", 
 constexpr std::array<Names, 2> kBackfillValues{"is_final", "seq"};
 
 Result<LatestWins> table(sqlite::Connection& db, std::string_view name, std::span<const Names> keys,
-                         std::span<const Names> values) {
-  return LatestWins::create(db, LatestWinsSpec{name, keys, values});
+                         std::span<const Names> values, std::span<const Names> indexed = {}) {
+  return LatestWins::create(db, LatestWinsSpec{name, keys, values, indexed});
 }
 
 // Binds text that may be absent: the views stay live until the statement is reset.
@@ -56,7 +56,7 @@ void flag(sqlite::Statement& s, int index, std::optional<bool> value) {
 }  // namespace
 
 Result<RecordTables> RecordTables::create(sqlite::Connection& db) {
-  auto summaries = LatestWins::create(db, LatestWinsSpec{"summaries", kSummaryKeys, kSummaryValues, kSummaryIndexed});
+  auto summaries = table(db, "summaries", kSummaryKeys, kSummaryValues, kSummaryIndexed);
   if (!summaries) return fail(summaries.error());
   auto connections = table(db, "connections", kConnectionKeys, kConnectionValues);
   if (!connections) return fail(connections.error());

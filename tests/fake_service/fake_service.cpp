@@ -92,7 +92,11 @@ struct FakeService::Impl {
   std::shared_ptr<const std::string> stream_for(const std::string& workout_id) {
     std::lock_guard lock(mutex);
     auto it = stream_points.find(workout_id);
-    const size_t points = it == stream_points.end() ? options.default_stream_points : it->second;
+    return stream_of(it == stream_points.end() ? options.default_stream_points : it->second);
+  }
+
+  // A stream body of `points`, built once per size. Caller holds `mutex`.
+  std::shared_ptr<const std::string> stream_of(size_t points) {
     auto& cached = stream_cache[points];
     if (!cached) cached = std::make_shared<const std::string>(stream_body(points));
     return cached;
@@ -367,11 +371,9 @@ void FakeService::set_stream_points(const std::string& workout_id, size_t points
   // The body is built here, not at the first request: like the real service, the fake
   // starts answering at once. Building a 30 MB stream takes seconds under ThreadSanitizer,
   // longer than the fetcher waits for a response's first bytes (scripts/tsan).
-  auto body = std::make_shared<const std::string>(stream_body(points));
   std::lock_guard lock(impl_->mutex);
   impl_->stream_points[workout_id] = points;
-  auto& cached = impl_->stream_cache[points];
-  if (!cached) cached = std::move(body);
+  impl_->stream_of(points);
 }
 
 void FakeService::set_gzip(bool gzip) {
