@@ -9,6 +9,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <boost/url/parse.hpp>
+#include <condition_variable>
 #include <deque>
 #include <future>
 #include <map>
@@ -71,6 +72,7 @@ struct FakeService::Impl {
   std::vector<RecordedRequest> requests;                             // GUARDED_BY(mutex)
   size_t accepted = 0;                                               // GUARDED_BY(mutex)
   size_t handshake_failures = 0;                                     // GUARDED_BY(mutex)
+  std::condition_variable handshake_failed;  // notified when handshake_failures grows
   size_t in_progress = 0, max_in_progress = 0;                       // GUARDED_BY(mutex)
 
   std::set<beast::tcp_stream*> idle;  // io thread only: sessions waiting for a request
@@ -296,8 +298,11 @@ struct FakeService::Impl {
     beast::get_lowest_layer(stream).expires_after(kSessionTimeout);
     auto [ec] = co_await stream.async_handshake(ssl::stream_base::server, use_tuple);
     if (ec) {
-      std::lock_guard lock(mutex);
-      ++handshake_failures;
+      {
+        std::lock_guard lock(mutex);
+        ++handshake_failures;
+      }
+      handshake_failed.notify_all();
       co_return;
     }
     const char* name = SSL_get_servername(stream.native_handle(), TLSEXT_NAMETYPE_host_name);
@@ -405,6 +410,12 @@ size_t FakeService::connections_accepted() const {
 
 size_t FakeService::handshakes_failed() const {
   std::lock_guard lock(impl_->mutex);
+  return impl_->handshake_failures;
+}
+
+size_t FakeService::wait_for_handshakes_failed(size_t count, std::chrono::milliseconds limit) const {
+  std::unique_lock lock(impl_->mutex);
+  impl_->handshake_failed.wait_for(lock, limit, [&] { return impl_->handshake_failures >= count; });
   return impl_->handshake_failures;
 }
 

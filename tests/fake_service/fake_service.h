@@ -90,6 +90,10 @@ class FakeService {
   size_t request_count(const std::string& path) const;
   size_t connections_accepted() const;
   size_t handshakes_failed() const;
+  // The client ends a handshake it rejects with an alert and goes on at once; the
+  // server sees the failure a moment later on its own thread. Waits (bounded) until
+  // `count` failures are seen and returns the number seen.
+  size_t wait_for_handshakes_failed(size_t count, std::chrono::milliseconds limit = std::chrono::seconds(5)) const;
   // The most requests that were being answered at the same time.
   size_t max_concurrent_requests() const;
   // Closes every connection that is waiting for its next request (as servers do with

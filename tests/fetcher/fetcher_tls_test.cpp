@@ -71,7 +71,7 @@ BOOST_AUTO_TEST_CASE(a_certificate_for_another_host_fails_the_job_without_a_requ
   BOOST_TEST(job.last_error.value_or("").starts_with("certificate: TLS certificate of localhost rejected"));
   BOOST_TEST(contains(job.last_error.value_or(""), "hostname mismatch"));
   BOOST_TEST(service.requests().empty());  // the API key never left the process
-  BOOST_TEST(service.handshakes_failed() == 1u);
+  BOOST_TEST(service.wait_for_handshakes_failed(1u) == 1u);
   BOOST_TEST(f.fetched_rows().empty());
 }
 
