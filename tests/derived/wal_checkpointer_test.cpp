@@ -55,7 +55,9 @@ BOOST_AUTO_TEST_CASE(the_wal_is_copied_and_rewound_while_a_writer_commits_steadi
   // checkpoint never rewinds it); with none at all the database file stays empty.
   const uintmax_t largest_wal = write_steadily(db, path + "-wal", 6000, **checkpointer);
   BOOST_TEST((*checkpointer)->rewinds() > 0u);
-  BOOST_TEST(largest_wal < 16u * 1024 * 1024, "the WAL reached " << largest_wal << " bytes");
+  // Without rewinds the WAL would reach 48 MiB. The bound leaves room for a checkpointer
+  // thread starved for a while by a loaded CI machine (it copies and syncs 4 MiB a round).
+  BOOST_TEST(largest_wal < 32u * 1024 * 1024, "the WAL reached " << largest_wal << " bytes");
   BOOST_TEST_MESSAGE("largest WAL: " << largest_wal);
   BOOST_TEST(std::filesystem::file_size(path) > 16u * 1024 * 1024, "the rows were copied into the database");
   checkpointer->reset();

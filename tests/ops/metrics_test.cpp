@@ -330,11 +330,15 @@ BOOST_AUTO_TEST_CASE(fetch_requests_are_counted_through_the_fetcher_hook) {
   BOOST_TEST(client.post_webhook(server.secret(), "msg_stream", workout_stream).status == 200);
 
   // The processor queues the stream fetch, the fetcher runs it; wait for the job to be done.
+  // The job's state is in the database as soon as its page commits; the fetcher's counters
+  // (pages_stored before jobs_done) go up a moment later on its own thread, so wait for both.
   PromExposition metrics;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   do {
     metrics = scrape(server.port());
-    if (metrics.value("healthhook_jobs", {{"state", "done"}}).value_or(0) == 1) break;
+    if (metrics.value("healthhook_jobs", {{"state", "done"}}).value_or(0) == 1 &&
+        metrics.value("healthhook_fetch_jobs_total", {{"result", "done"}}).value_or(0) == 1)
+      break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   } while (std::chrono::steady_clock::now() < deadline);
   BOOST_REQUIRE_EQUAL(value_of(metrics, "healthhook_jobs", {{"state", "done"}}), 1);
