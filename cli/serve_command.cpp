@@ -16,6 +16,7 @@
 #include "cli/service_watchdog.h"
 #include "cli/systemd_notify.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "config/secrets.h"
 #include "receiver/api/read_api.h"
 #include "receiver/http/health_endpoints.h"
@@ -322,7 +323,10 @@ int run_serve(const ServeFlags& flags) {
   if (watchdog) watchdog->start();
 
   std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads; ++i) pool.emplace_back([&io] { io.run(); });
+  for (unsigned i = 1; i < threads; ++i) {  // the main thread runs io too, under the process name
+    pool.emplace_back([&io] { io.run(); });
+    name_thread(pool.back(), "hh-io");
+  }
   io.run();
   for (auto& t : pool) t.join();
 

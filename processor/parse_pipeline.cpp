@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "common/thread_name.h"
 #include "processor/inline_source.h"
 #include "store/database.h"
 
@@ -46,6 +47,7 @@ Result<std::unique_ptr<ParsePipeline>> ParsePipeline::start(const std::string& d
   std::unique_ptr<ParsePipeline> pipeline(
       new ParsePipeline(std::move(*db), std::move(*select), after_seq, last_seq, mode));
   pipeline->thread_ = std::thread([p = pipeline.get()] { p->read_all(); });
+  name_thread(pipeline->thread_, "hh-parse");
   return pipeline;
 }
 

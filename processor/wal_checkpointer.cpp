@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "common/log.h"
+#include "common/thread_name.h"
 
 namespace hh::processor {
 namespace {
@@ -39,6 +40,7 @@ Result<std::unique_ptr<WalCheckpointer>> WalCheckpointer::start(sqlite::Connecti
   // Replaces the autocheckpoint, which is itself a WAL hook.
   sqlite3_wal_hook(write_db.get(), &WalCheckpointer::on_commit, checkpointer.get());
   checkpointer->thread_ = std::thread([c = checkpointer.get()] { c->run(); });
+  name_thread(checkpointer->thread_, "hh-checkpoint");
   return checkpointer;
 }
 

@@ -3,6 +3,7 @@
 #include <sys/statvfs.h>
 
 #include "common/log.h"
+#include "common/thread_name.h"
 
 namespace hh::store {
 
@@ -26,6 +27,7 @@ void InboxWriter::start() {
   durable_seq_.store(inbox_.last_seq(), std::memory_order_relaxed);
   sync_requested_seq_ = inbox_.last_seq();
   thread_ = std::thread([this] { run(); });
+  name_thread(thread_, "hh-inbox-writer");
 }
 
 void InboxWriter::stop() {

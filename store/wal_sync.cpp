@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/thread_name.h"
+
 namespace hh::store {
 namespace {
 
@@ -22,6 +24,7 @@ Result<std::unique_ptr<WalSync>> WalSync::open(const std::string& wal_path, Sync
   if (fd < 0) return fail("open " + wal_path + ": " + std::strerror(errno));
   std::unique_ptr<WalSync> sync(new WalSync(fd, sync_file ? std::move(sync_file) : SyncFile(fdatasync_file)));
   sync->thread_ = std::thread([s = sync.get()] { s->run(); });
+  name_thread(sync->thread_, "hh-wal-sync");
   return sync;
 }
 

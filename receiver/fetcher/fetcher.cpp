@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "store/database.h"
 
 namespace hh::fetcher {
@@ -223,6 +224,7 @@ void Fetcher::start() {
   impl_->io.restart();
   net::co_spawn(impl_->io, impl_->poll_loop(), log_exception);
   impl_->thread = std::thread([impl = impl_.get()] { impl->io.run(); });
+  name_thread(impl_->thread, "hh-fetch");
   log::info("fetcher_started")
       .str("base_url", impl_->client->base().full_url(""))
       .num("concurrency", static_cast<int64_t>(impl_->concurrency()));

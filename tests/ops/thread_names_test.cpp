@@ -1,0 +1,58 @@
+// `top -H`, `ps -L` and perf show each of serve's threads by what it does; the main
+// thread keeps the process name that `pgrep healthhook` and systemd look for.
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "tests/fake_service/fake_service.h"
+#include "tests/support/server_process.h"
+#include "tests/support/temp_dir.h"
+
+using namespace hh::test;
+
+namespace {
+
+// Thread name (/proc/PID/task/TID/comm) -> how many threads carry it.
+std::map<std::string, int> thread_names(pid_t pid) {
+  std::map<std::string, int> names;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    if (std::getline(comm, name)) ++names[name];
+  }
+  return names;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(every_thread_of_serve_is_named_for_its_job) {
+  hh::fake::FakeService service;  // configured so that the fetcher runs too
+  TempDir dir;
+  dir.write("api-key", "test-api-key\n");
+  ServerProcess server(dir, "threads = 3\n[service]\nbase_url = \"" + service.base_url() +
+                                "\"\napi_key_file = \"api-key\"\n");
+  const std::map<std::string, int> expected = {
+      {"healthhook", 1},       // main: runs io, keeps the process name
+      {"hh-io", 2},            // threads = 3: the main thread and two more
+      {"hh-inbox-writer", 1},  // commits deliveries and, between them, processor steps
+      {"hh-wal-sync", 1},      // fdatasyncs the WAL before the acks
+      {"hh-parse", 1},         // reads and parses the inbox for the processor
+      {"hh-checkpoint", 1},    // copies the WAL into the database file
+      {"hh-fetch", 1},         // follow-up fetches
+  };
+  // Each thread is named by its starter right after it starts; the io threads start just
+  // after "listening" is logged, so look again for a while (bounded) before judging.
+  auto names = thread_names(server.pid());
+  for (int i = 0; i < 250 && names != expected; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    names = thread_names(server.pid());
+  }
+  std::string seen;
+  for (const auto& [name, count] : names) seen += name + " x" + std::to_string(count) + "; ";
+  BOOST_TEST((names == expected), "threads: " << seen);
+  BOOST_TEST(server.stop() == 0);
+}
