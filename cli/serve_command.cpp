@@ -323,10 +323,8 @@ int run_serve(const ServeFlags& flags) {
   if (watchdog) watchdog->start();
 
   std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads; ++i) {  // the main thread runs io too, under the process name
-    pool.emplace_back([&io] { io.run(); });
-    name_thread(pool.back(), "hh-io");
-  }
+  // The main thread runs io too, under the process name.
+  for (unsigned i = 1; i < threads; ++i) pool.push_back(start_named_thread("hh-io", [&io] { io.run(); }));
   io.run();
   for (auto& t : pool) t.join();
 

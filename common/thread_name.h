@@ -5,11 +5,20 @@
 // `pgrep healthhook` and `systemctl status` read that one.
 #include <string_view>
 #include <thread>
+#include <utility>
 
 namespace hh {
 
-// Named by the thread that started it, right after: once the starter goes on (and, in
-// serve, logs "listening"), the name is there. Linux keeps 15 bytes; a longer name is cut.
+// Linux keeps 15 bytes of a name; a longer one is cut.
 void name_thread(std::thread& thread, std::string_view name);
+
+// Starts `body` on a new thread and names it before returning: once the starter goes on
+// (and, in serve, logs "listening"), the name is there.
+template <typename Body>
+std::thread start_named_thread(std::string_view name, Body&& body) {
+  std::thread thread(std::forward<Body>(body));
+  name_thread(thread, name);
+  return thread;
+}
 
 }  // namespace hh

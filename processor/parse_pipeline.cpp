@@ -46,8 +46,7 @@ Result<std::unique_ptr<ParsePipeline>> ParsePipeline::start(const std::string& d
   if (!select) return fail(select.error());
   std::unique_ptr<ParsePipeline> pipeline(
       new ParsePipeline(std::move(*db), std::move(*select), after_seq, last_seq, mode));
-  pipeline->thread_ = std::thread([p = pipeline.get()] { p->read_all(); });
-  name_thread(pipeline->thread_, "hh-parse");
+  pipeline->thread_ = start_named_thread("hh-parse", [p = pipeline.get()] { p->read_all(); });
   return pipeline;
 }
 

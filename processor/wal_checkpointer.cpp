@@ -39,8 +39,7 @@ Result<std::unique_ptr<WalCheckpointer>> WalCheckpointer::start(sqlite::Connecti
                           sync ? std::move(sync) : DatabaseSync(sync_database_file)));
   // Replaces the autocheckpoint, which is itself a WAL hook.
   sqlite3_wal_hook(write_db.get(), &WalCheckpointer::on_commit, checkpointer.get());
-  checkpointer->thread_ = std::thread([c = checkpointer.get()] { c->run(); });
-  name_thread(checkpointer->thread_, "hh-checkpoint");
+  checkpointer->thread_ = start_named_thread("hh-checkpoint", [c = checkpointer.get()] { c->run(); });
   return checkpointer;
 }
 

@@ -26,8 +26,7 @@ void InboxWriter::start() {
   // (after a crash of the machine, they are what SQLite's recovery kept).
   durable_seq_.store(inbox_.last_seq(), std::memory_order_relaxed);
   sync_requested_seq_ = inbox_.last_seq();
-  thread_ = std::thread([this] { run(); });
-  name_thread(thread_, "hh-inbox-writer");
+  thread_ = start_named_thread("hh-inbox-writer", [this] { run(); });
 }
 
 void InboxWriter::stop() {

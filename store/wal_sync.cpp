@@ -23,8 +23,7 @@ Result<std::unique_ptr<WalSync>> WalSync::open(const std::string& wal_path, Sync
   const int fd = ::open(wal_path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return fail("open " + wal_path + ": " + std::strerror(errno));
   std::unique_ptr<WalSync> sync(new WalSync(fd, sync_file ? std::move(sync_file) : SyncFile(fdatasync_file)));
-  sync->thread_ = std::thread([s = sync.get()] { s->run(); });
-  name_thread(sync->thread_, "hh-wal-sync");
+  sync->thread_ = start_named_thread("hh-wal-sync", [s = sync.get()] { s->run(); });
   return sync;
 }
 

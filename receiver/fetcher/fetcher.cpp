@@ -223,8 +223,7 @@ void Fetcher::start() {
   if (impl_->thread.joinable()) return;
   impl_->io.restart();
   net::co_spawn(impl_->io, impl_->poll_loop(), log_exception);
-  impl_->thread = std::thread([impl = impl_.get()] { impl->io.run(); });
-  name_thread(impl_->thread, "hh-fetch");
+  impl_->thread = start_named_thread("hh-fetch", [impl = impl_.get()] { impl->io.run(); });
   log::info("fetcher_started")
       .str("base_url", impl_->client->base().full_url(""))
       .num("concurrency", static_cast<int64_t>(impl_->concurrency()));
