@@ -1,10 +1,11 @@
 # Compiler settings every healthhook target shares: warnings and optional sanitizers.
 add_library(healthhook_options INTERFACE)
 target_compile_options(healthhook_options INTERFACE -Wall -Wextra -Wpedantic)
-# Asio's coroutine support and SQLite's API both need these; no global flags.
-target_compile_definitions(healthhook_options INTERFACE
-  BOOST_ASIO_NO_DEPRECATED
-  BOOST_BEAST_USE_STD_STRING_VIEW)
+# Set on the targets, not as global flags. Not BOOST_BEAST_USE_STD_STRING_VIEW: in Boost
+# 1.81 it only prints a deprecation message in every source that includes Beast;
+# beast::string_view is boost::core::string_view either way, which converts to and from
+# std::string_view.
+target_compile_definitions(healthhook_options INTERFACE BOOST_ASIO_NO_DEPRECATED)
 if(HEALTHHOOK_WERROR)
   target_compile_options(healthhook_options INTERFACE -Werror)
 endif()
