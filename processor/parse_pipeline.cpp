@@ -70,7 +70,7 @@ ParsePipeline::~ParsePipeline() {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
-  changed_.notify_all();
+  to_reader_.notify_one();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -83,13 +83,13 @@ void ParsePipeline::read_all() {
       // Every row up to the chunk's bound is read (seqs may have gaps): tell next(), and
       // wait until extend() moves the end.
       caught_up_to_ = chunk_last_seq_;
-      changed_.notify_all();
-      changed_.wait(lock, [&] { return stopping_ || caught_up_to_ < last_seq_; });
+      to_applier_.notify_one();
+      to_reader_.wait(lock, [&] { return stopping_ || caught_up_to_ < last_seq_; });
       if (!stopping_) continue;
     }
     if (!more || !*more || stopping_) {
       finished_ = true;
-      changed_.notify_all();
+      to_applier_.notify_one();
       return;
     }
   }
@@ -107,7 +107,7 @@ void ParsePipeline::read_ahead(int64_t committed_seq) {
     if (mode_ != Mode::follow || committed_seq <= last_seq_) return;
     last_seq_ = committed_seq;
   }
-  changed_.notify_all();
+  to_reader_.notify_one();
 }
 
 Result<bool> ParsePipeline::read_chunk() {
@@ -152,7 +152,7 @@ Result<bool> ParsePipeline::read_chunk() {
       std::lock_guard lock(mutex_);
       ready_.push_back(slot);
     }
-    changed_.notify_all();
+    to_applier_.notify_one();
   }
   select_.reset();  // ends this chunk's read transaction
   return rows == kChunkRows && next_after_seq_ < last_seq;
@@ -160,9 +160,11 @@ Result<bool> ParsePipeline::read_chunk() {
 
 ParsePipeline::Slot* ParsePipeline::acquire(size_t body_bytes) {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] {
+  reader_wants_room_ = true;
+  to_reader_.wait(lock, [&] {
     return stopping_ || (!free_.empty() && (bytes_ahead_ == 0 || bytes_ahead_ + body_bytes <= kMaxBytesAhead));
   });
+  reader_wants_room_ = false;
   if (stopping_) return nullptr;
   Slot* slot = free_.back();
   free_.pop_back();
@@ -177,11 +179,12 @@ void ParsePipeline::trim_current() {
   ++slot_trims_;
 }
 
-void ParsePipeline::release_current() {
-  if (current_ == nullptr) return;
+bool ParsePipeline::release_current() {
+  if (current_ == nullptr) return false;
   bytes_ahead_ -= current_->bytes;
   free_.push_back(current_);
   current_ = nullptr;
+  return reader_wants_room_;
 }
 
 Result<ParsedDelivery*> ParsePipeline::next(int64_t after_seq) {
@@ -191,12 +194,11 @@ Result<ParsedDelivery*> ParsePipeline::next(int64_t after_seq) {
   }
   trim_current();  // before the lock: the slot is still this thread's
   std::unique_lock lock(mutex_);
-  release_current();
-  changed_.notify_all();
+  if (release_current()) to_reader_.notify_one();
   // Following, the step ends at extend()'s bound; rows read ahead past it wait in ready_.
   const bool following = mode_ == Mode::follow;
   if (following && handed_out_seq_ >= step_end_seq_) return static_cast<ParsedDelivery*>(nullptr);
-  changed_.wait(lock, [&] { return !ready_.empty() || finished_ || (following && caught_up_to_ >= step_end_seq_); });
+  to_applier_.wait(lock, [&] { return !ready_.empty() || finished_ || (following && caught_up_to_ >= step_end_seq_); });
   if (ready_.empty()) {
     if (!error_.empty()) return fail(error_);
     return static_cast<ParsedDelivery*>(nullptr);
@@ -210,11 +212,12 @@ Result<ParsedDelivery*> ParsePipeline::next(int64_t after_seq) {
 
 void ParsePipeline::end_step() {
   trim_current();
+  bool reader_waits = false;
   {
     std::lock_guard lock(mutex_);
-    release_current();
+    reader_waits = release_current();
   }
-  changed_.notify_all();
+  if (reader_waits) to_reader_.notify_one();
 }
 
 }  // namespace hh::processor
