@@ -35,13 +35,19 @@ WalSync::~WalSync() {
 }
 
 void WalSync::after_commit(AfterSync after) {
+  bool queued = false;
   {
     std::lock_guard lock(mutex_);
     if (!stopping_) {
       waiting_.push_back(std::move(after));
-      wakeup_.notify_one();
-      return;
+      queued = true;
     }
+  }
+  // Notified after the unlock: woken under it, the sync thread would at once block on
+  // the mutex this thread still holds, one more sleep and wake-up on the way to the sync.
+  if (queued) {
+    wakeup_.notify_one();
+    return;
   }
   after(false, "shutting down");  // not reached by the InboxWriter, which stops us last
 }
