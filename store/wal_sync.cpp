@@ -35,21 +35,17 @@ WalSync::~WalSync() {
 }
 
 void WalSync::after_commit(AfterSync after) {
-  bool queued = false;
-  {
-    std::lock_guard lock(mutex_);
-    if (!stopping_) {
-      waiting_.push_back(std::move(after));
-      queued = true;
-    }
-  }
-  // Notified after the unlock: woken under it, the sync thread would at once block on
-  // the mutex this thread still holds, one more sleep and wake-up on the way to the sync.
-  if (queued) {
-    wakeup_.notify_one();
+  std::unique_lock lock(mutex_);
+  if (stopping_) {
+    lock.unlock();
+    after(false, "shutting down");  // not reached by the InboxWriter, which stops us last
     return;
   }
-  after(false, "shutting down");  // not reached by the InboxWriter, which stops us last
+  waiting_.push_back(std::move(after));
+  // Notified after the unlock: woken under it, the sync thread would at once block on
+  // the mutex this thread still holds, one more sleep and wake-up on the way to the sync.
+  lock.unlock();
+  wakeup_.notify_one();
 }
 
 void WalSync::stop() {
