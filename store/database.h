@@ -19,6 +19,10 @@ struct StoreOptions {
   int64_t max_database_mib = 0;     // 0: unlimited; else commits that would grow the file past it fail (503)
 };
 
+// The page size a database created by open_for_writing gets (database.cpp says why);
+// an existing file keeps its own.
+inline constexpr int kNewDatabasePageSize = 8192;
+
 // Opens (creating if needed) and migrates the database for writing.
 Result<sqlite::Connection> open_for_writing(const std::string& path, const StoreOptions& options);
 

@@ -268,6 +268,43 @@ BOOST_AUTO_TEST_CASE(schema_is_migrated_strict_and_wal) {
   BOOST_TEST(s.db.query_int("PRAGMA cache_size")->value() == -64 * 1024);
 }
 
+// New databases get kNewDatabasePageSize (8 KiB: fewer page writes per group commit,
+// database.cpp); a database an earlier version created with SQLite's 4 KiB keeps it and
+// goes on taking deliveries, since SQLite cannot change the page size in WAL mode.
+BOOST_AUTO_TEST_CASE(new_databases_get_8_KiB_pages_and_old_ones_keep_theirs) {
+  Store fresh;
+  BOOST_TEST(fresh.db.query_int("PRAGMA page_size")->value() == store::kNewDatabasePageSize);
+  BOOST_TEST(store::kNewDatabasePageSize == 8192);
+
+  TempDir dir;
+  const std::string path = dir.file("old.db");
+  {
+    auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_write_create);
+    BOOST_REQUIRE(db.ok());
+    BOOST_REQUIRE(db->exec("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL").ok());
+    for (size_t i = 0; i < store::migrations().size(); ++i) BOOST_REQUIRE(db->exec(store::migrations()[i].sql).ok());
+    BOOST_REQUIRE(db->exec("PRAGMA user_version = " + std::to_string(store::schema_version())).ok());
+    BOOST_REQUIRE(db->exec("INSERT INTO inbox (seq, message_id, received_at, headers, body) "
+                           "VALUES (1, 'before', 10, '{}', x'7b7d')").ok());
+  }
+  auto db = store::open_for_writing(path, {});
+  BOOST_REQUIRE_MESSAGE(db.ok(), db.error());
+  BOOST_TEST(db->query_int("PRAGMA page_size")->value() == 4096);
+  auto inbox = store::SqliteInbox::create(*db);
+  BOOST_REQUIRE(inbox.ok());
+  store::NewDelivery after;
+  after.message_id = "after";
+  after.received_at_ms = 20;
+  after.headers_json = "{}";
+  after.body = std::string(20000, 'x');  // overflow pages of the old size
+  const store::NewDelivery* batch[] = {&after};
+  auto appended = inbox->append(batch);
+  BOOST_REQUIRE_MESSAGE(appended.ok(), appended.error());
+  BOOST_TEST(appended->at(0).seq == 2);
+  BOOST_TEST(db->query_int("SELECT length(body) FROM inbox WHERE message_id = 'after'")->value() == 20000);
+  BOOST_TEST(db->query_int("PRAGMA page_size")->value() == 4096);
+}
+
 BOOST_AUTO_TEST_CASE(reopening_an_older_binary_database_refuses_a_newer_schema) {
   TempDir dir;
   {
