@@ -268,9 +268,9 @@ BOOST_AUTO_TEST_CASE(schema_is_migrated_strict_and_wal) {
   BOOST_TEST(s.db.query_int("PRAGMA cache_size")->value() == -64 * 1024);
 }
 
-// New databases get kNewDatabasePageSize (8 KiB: fewer page writes per group commit,
-// database.cpp); a database an earlier version created with SQLite's 4 KiB keeps it and
-// goes on taking deliveries, since SQLite cannot change the page size in WAL mode.
+// New databases get kNewDatabasePageSize (8 KiB, measured faster: database.cpp); a
+// database an earlier version created with SQLite's 4 KiB keeps it and goes on taking
+// deliveries, since SQLite cannot change the page size in WAL mode.
 BOOST_AUTO_TEST_CASE(new_databases_get_8_KiB_pages_and_old_ones_keep_theirs) {
   Store fresh;
   BOOST_TEST(fresh.db.query_int("PRAGMA page_size")->value() == store::kNewDatabasePageSize);
