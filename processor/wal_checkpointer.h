@@ -18,11 +18,11 @@
 //
 // The thread also syncs the database file after each copy. SQLite syncs it only at the end
 // of a checkpoint that copied the whole WAL, which under load is the writer's finish: that
-// one sync then wrote everything the thread had copied (4 MiB, with 4 KiB pages), 6 ms on the writer's
-// thread while every ack waited (strace of `serve` under 1 KiB load). If that sync of ours
-// fails, no checkpoint runs any more until a restart: Linux may drop the pages a failed
-// fdatasync could not write and report the next one as a success, so SQLite's own sync
-// would pass and the WAL rewind over changes the database file does not have. The WAL
+// one sync then wrote everything the thread had copied (4 MiB, with 4 KiB pages), 6 ms on
+// the writer's thread while every ack waited (strace of `serve` under 1 KiB load). If that
+// sync of ours fails, no checkpoint runs any more until a restart: Linux may drop the pages
+// a failed fdatasync could not write and report the next one as a success, so SQLite's own
+// sync would pass and the WAL rewind over changes the database file does not have. The WAL
 // keeps every change instead (it is synced by the acks' WalSync), and SQLite copies it
 // again from the start when the next process opens the file.
 //

@@ -49,7 +49,8 @@ BOOST_AUTO_TEST_CASE(the_wal_is_copied_and_rewound_while_a_writer_commits_steadi
   const std::string path = dir.file("healthhook.db");
   auto db = test::open_store(path);
   BOOST_REQUIRE(db.exec("PRAGMA synchronous = OFF"));  // the test's speed; syncs do not matter here
-  auto checkpointer = processor::WalCheckpointer::start(db, path, 1000);
+  constexpr int kCheckpointFrames = 1000;
+  auto checkpointer = processor::WalCheckpointer::start(db, path, kCheckpointFrames);
   BOOST_REQUIRE_MESSAGE(checkpointer, checkpointer.error());
   // 6,000 x 8 KiB = 48 MiB of rows. Without restarts the WAL holds all of it (a passive
   // checkpoint never rewinds it); with none at all the database file stays empty.
@@ -57,10 +58,10 @@ BOOST_AUTO_TEST_CASE(the_wal_is_copied_and_rewound_while_a_writer_commits_steadi
   BOOST_TEST((*checkpointer)->rewinds() > 0u);
   // Without rewinds the WAL would hold every row: 6,000 x 3 frames with 4 KiB pages (74 MB),
   // 6,000 x 2 with the 8 KiB pages of a new database (99 MB). The bound, eight rounds of
-  // 1,000 frames, leaves room for a checkpointer thread starved for a while by a loaded CI
-  // machine (it copies and syncs 1,000 frames a round).
-  const uintmax_t frame_bytes = std::stoull(value(db, "PRAGMA page_size")) + 24;
-  BOOST_TEST(largest_wal < 8 * 1000 * frame_bytes, "the WAL reached " << largest_wal << " bytes");
+  // kCheckpointFrames, leaves room for a checkpointer thread starved for a while by a
+  // loaded CI machine (it copies and syncs that many frames a round).
+  const auto frame_bytes = static_cast<uintmax_t>(db.query_int("PRAGMA page_size")->value()) + 24;
+  BOOST_TEST(largest_wal < 8 * kCheckpointFrames * frame_bytes, "the WAL reached " << largest_wal << " bytes");
   BOOST_TEST_MESSAGE("largest WAL: " << largest_wal);
   BOOST_TEST(std::filesystem::file_size(path) > 16u * 1024 * 1024, "the rows were copied into the database");
   checkpointer->reset();

@@ -282,8 +282,7 @@ BOOST_AUTO_TEST_CASE(new_databases_get_8_KiB_pages_and_old_ones_keep_theirs) {
     auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_write_create);
     BOOST_REQUIRE(db.ok());
     BOOST_REQUIRE(db->exec("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL").ok());
-    for (size_t i = 0; i < store::migrations().size(); ++i) BOOST_REQUIRE(db->exec(store::migrations()[i].sql).ok());
-    BOOST_REQUIRE(db->exec("PRAGMA user_version = " + std::to_string(store::schema_version())).ok());
+    BOOST_REQUIRE(store::migrate(*db).ok());
     BOOST_REQUIRE(db->exec("INSERT INTO inbox (seq, message_id, received_at, headers, body) "
                            "VALUES (1, 'before', 10, '{}', x'7b7d')").ok());
   }
