@@ -26,6 +26,9 @@ http::MetricsEndpoint::Collector processor_metrics(const processor::Processor& p
     out.family(steps, "counter", "Processor transactions: committed, or rolled back by a store failure")
         .sample(steps, {{"result", "ok"}}, load(s.steps))
         .sample(steps, {{"result", "failed"}}, load(s.step_failures));
+    out.counter("healthhook_processor_parse_ahead_total",
+                "Times live processing started a parse thread for a backlog no delivery was adding to",
+                load(s.parse_ahead_starts));
     out.gauge("healthhook_processor_last_step_seconds", "Duration of the last committed processor transaction",
               static_cast<double>(s.last_step_micros.load(std::memory_order_relaxed)) / 1e6);
   };

@@ -197,7 +197,6 @@ int run_serve(const ServeFlags& flags) {
   }
   if (follow_ups) (*event_processor)->on_jobs_queued([fetcher = follow_ups.get()] { fetcher->wake(); });
   (*event_processor)->yield_to([&writer] { return writer.queue_depth() > 0; });
-  (*event_processor)->follow_inbox();
   writer.add_background(event_processor->get());
   // Checkpoints run on a thread of their own, not inside the writer's commits, where they
   // held up the acks of the batch that crossed the WAL's 1,000 pages (reading the WAL,

@@ -11,7 +11,7 @@ Result<InboxCursor> InboxCursor::create(sqlite::Connection& db) {
   if (!newest) return fail(newest.error());
   auto select = db.prepare(
       "SELECT seq, origin, received_at, event_type, headers, body, status, family, error FROM deliveries "
-      "WHERE seq > ?1 ORDER BY seq LIMIT ?2");
+      "WHERE seq > ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3");
   if (!select) return fail(select.error());
   // One row per execution. The multi-row UPDATEs used before 004 only paid off because of
   // the IN (…) CHECK on deliveries.status (a temporary b-tree per execution); with the
@@ -44,7 +44,9 @@ Result<int64_t> InboxCursor::newest_seq() {
   return seq;
 }
 
-void InboxCursor::start(int64_t after, int64_t limit) { select_.bind(1, after).bind(2, limit); }
+void InboxCursor::start(int64_t after, int64_t last, int64_t limit) {
+  select_.bind(1, after).bind(2, last).bind(3, limit);
+}
 
 Result<bool> InboxCursor::next(PendingRow& pending) {
   auto row = select_.step();

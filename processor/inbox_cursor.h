@@ -37,8 +37,8 @@ class InboxCursor {
   Result<int64_t> applied_seq();
   Result<int64_t> newest_seq();  // 0 for an empty inbox
 
-  // Reads rows with seq > `after` in seq order, at most `limit` of them.
-  void start(int64_t after, int64_t limit);
+  // Reads rows with `after` < seq <= `last` in seq order, at most `limit` of them.
+  void start(int64_t after, int64_t last, int64_t limit);
   // False when there are no more rows. Must be followed by finish() before writing.
   Result<bool> next(PendingRow& pending);
   void finish();

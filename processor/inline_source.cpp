@@ -20,7 +20,7 @@ events::ParseResult parse_guarded(events::DeliveryParser& parser, const events::
 
 Result<ParsedDelivery*> InlineSource::next(int64_t after_seq) {
   if (!started_) {
-    cursor_.start(after_seq, limit_);
+    cursor_.start(after_seq, last_seq_, limit_);
     started_ = true;
   }
   auto row = cursor_.next(pending_);

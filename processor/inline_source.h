@@ -1,6 +1,7 @@
 #pragma once
-// Reads and parses inbox rows on the calling thread, inside the step's transaction: short
-// catch-ups, and the step after a failed one (a ParsePipeline cannot rewind).
+// Reads and parses inbox rows on the calling thread, inside the step's transaction: live
+// steps while deliveries arrive, short catch-ups, and the step after a failed one (a
+// ParsePipeline cannot rewind).
 // Deliveries listed as poisoned (the store rejected their rows in an earlier attempt of
 // this step) come out `invalid` with that error, unapplied.
 //
@@ -15,9 +16,10 @@ namespace hh::processor {
 
 class InlineSource final : public ParsedSource {
  public:
+  // Hands out at most `limit` rows, none after `last_seq`.
   InlineSource(InboxCursor& cursor, events::DeliveryParser& parser, const std::vector<PoisonedDelivery>& poisoned,
-               int64_t limit)
-      : cursor_(cursor), parser_(parser), poisoned_(poisoned), limit_(limit) {}
+               int64_t last_seq, int64_t limit)
+      : cursor_(cursor), parser_(parser), poisoned_(poisoned), last_seq_(last_seq), limit_(limit) {}
   ~InlineSource() override { end_step(); }
 
   Result<ParsedDelivery*> next(int64_t after_seq) override;
@@ -27,6 +29,7 @@ class InlineSource final : public ParsedSource {
   InboxCursor& cursor_;
   events::DeliveryParser& parser_;
   const std::vector<PoisonedDelivery>& poisoned_;
+  const int64_t last_seq_;
   const int64_t limit_;
   bool started_ = false;
   PendingRow pending_;

@@ -87,14 +87,15 @@ bool Processor::run_once(int64_t durable_seq) {
   if (consecutive_failures_ > 0 && std::chrono::steady_clock::now() < retry_at_) return false;
   // Only rows on disk are applied (inbox_writer.h says why); every inbox row is written
   // through the writer that passes durable_seq (another process would need the processing
-  // lock). The rows committed since are parsed meanwhile, while their sync runs.
+  // lock). With a parse thread (choose_live_source()), the rows committed since are parsed
+  // meanwhile, while their sync runs.
   // Never past the newest row: the pipeline reads up to its bound and then waits for more,
   // so a bound beyond it would let a row committed later with a seq below it be skipped.
   Result<StepOutcome> stepped = StepOutcome{};
   if (auto newest = cursor_->newest_seq(); !newest) {
     stepped = fail(newest.error());
   } else {
-    if (*newest > applied_seq_) read_ahead(*newest);
+    choose_live_source(*newest);
     const int64_t last_seq = std::min(durable_seq, *newest);
     if (last_seq <= applied_seq_) return false;
     may_yield_ = static_cast<bool>(deliveries_waiting_);
@@ -149,7 +150,7 @@ Result<void> Processor::run_until_caught_up(const std::function<void(int64_t, in
         path.clear();
       }
     }
-    Result<StepOutcome> stepped = step_with(pipeline);  // read ahead again from there after a failure
+    Result<StepOutcome> stepped = step_with(pipeline, last_seq);  // read ahead again from there after a failure
     if (!stepped) {
       stats_.step_failures.fetch_add(1, std::memory_order_relaxed);
       return fail(stepped.error());
@@ -180,15 +181,30 @@ Result<Processor::StepOutcome> Processor::relaxed_step(int64_t last_seq) {
   return stepped;
 }
 
-void Processor::follow_inbox() { start_live_pipeline(applied_seq_); }
+void Processor::choose_live_source(int64_t newest_seq) {
+  const auto now = std::chrono::steady_clock::now();
+  const bool inbox_grew = inbox_newest_seen_ >= 0 && newest_seq != inbox_newest_seen_;
+  if (inbox_grew) inbox_grew_at_ = now;
+  inbox_newest_seen_ = newest_seq;
+  // Stopped as soon as deliveries arrive again (the rows it read ahead are read again
+  // inline: applied_seq_ is where the next step starts), and once caught up, so an idle
+  // `serve` holds no thread or file for it (bench/soak checks its open files).
+  if (live_pipeline_ && (inbox_grew || applied_seq_ >= newest_seq)) live_pipeline_.reset();
+  const bool quiet = !inbox_grew && (!inbox_grew_at_ || now - *inbox_grew_at_ >= options_.parse_ahead_after_quiet);
+  if (!live_pipeline_ && quiet && newest_seq - applied_seq_ >= options_.parse_ahead_min_backlog) {
+    start_live_pipeline();
+  }
+  if (live_pipeline_ && newest_seq > applied_seq_) live_pipeline_->read_ahead(newest_seq);
+}
 
-void Processor::start_live_pipeline(int64_t last_seq) {
-  if (live_pipeline_ || live_pipeline_unavailable_) return;
+void Processor::start_live_pipeline() {
+  if (live_pipeline_unavailable_) return;
   const std::string path = database_path(db_);
   auto started = path.empty() ? Result<std::unique_ptr<ParsePipeline>>(fail("no database file"))
-                              : ParsePipeline::start(path, applied_seq_, last_seq, ParsePipeline::Mode::follow);
+                              : ParsePipeline::start(path, applied_seq_, applied_seq_, ParsePipeline::Mode::follow);
   if (started) {
     live_pipeline_ = std::move(*started);
+    stats_.parse_ahead_starts.fetch_add(1, std::memory_order_relaxed);
   } else {
     // Slower, not wrong: live steps read and parse on this thread.
     live_pipeline_unavailable_ = true;
@@ -196,18 +212,12 @@ void Processor::start_live_pipeline(int64_t last_seq) {
   }
 }
 
-void Processor::read_ahead(int64_t newest_seq) {
-  start_live_pipeline(applied_seq_);
-  if (live_pipeline_) live_pipeline_->read_ahead(newest_seq);
-}
-
 Result<Processor::StepOutcome> Processor::live_step(int64_t last_seq) {
-  start_live_pipeline(last_seq);
   if (live_pipeline_) live_pipeline_->extend(last_seq);
-  return step_with(live_pipeline_);  // a new pipeline from the next step on after a failure
+  return step_with(live_pipeline_, last_seq);  // after a failure, a new pipeline only by choose_live_source()
 }
 
-Result<Processor::StepOutcome> Processor::step_with(std::unique_ptr<ParsePipeline>& pipeline) {
+Result<Processor::StepOutcome> Processor::step_with(std::unique_ptr<ParsePipeline>& pipeline, int64_t last_seq) {
   if (pipeline) {
     Result<StepOutcome> stepped = step(*pipeline);
     if (stepped) return stepped;
@@ -217,15 +227,16 @@ Result<Processor::StepOutcome> Processor::step_with(std::unique_ptr<ParsePipelin
     pipeline.reset();
     writer_->forget_cached_ids();
   }
-  return step_marking_poisoned();
+  return step_marking_poisoned(last_seq);
 }
 
-Result<Processor::StepOutcome> Processor::step_marking_poisoned() {
+Result<Processor::StepOutcome> Processor::step_marking_poisoned(int64_t last_seq) {
   poisoned_.clear();
   for (;;) {
     Result<StepOutcome> stepped = StepOutcome{};
     {
-      InlineSource source(*cursor_, *parser_, poisoned_, static_cast<int64_t>(options_.max_deliveries_per_step));
+      InlineSource source(*cursor_, *parser_, poisoned_, last_seq,
+                          static_cast<int64_t>(options_.max_deliveries_per_step));
       stepped = step(source);
     }
     if (stepped) return stepped;

@@ -24,14 +24,17 @@
 // Lifetime: `write_db` must outlive the processor; it is used only on the thread that
 // calls run_once() / run_until_caught_up() (the writer thread in `serve`). Holds the
 // database's ProcessingLock for its whole life: a second processor on the same file
-// (another process) fails to be created. run_once() keeps a ParsePipeline (a thread and a
-// read-only connection) that parses the newest rows ahead of the steps; it is stopped
-// with the processor.
+// (another process) fails to be created. run_once() parses on the calling thread while
+// deliveries arrive, and starts a ParsePipeline (a thread and a read-only connection) that
+// parses ahead of the steps only for a backlog the inbox no longer adds to (a restart, the
+// end of a burst); it stops once caught up or when deliveries arrive again (ProcessorOptions
+// says why).
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +61,19 @@ struct OutcomeUpdate;
 struct ProcessorOptions {
   size_t max_rows_per_step = 10000;       // derived rows (samples, points, records) per transaction
   size_t max_deliveries_per_step = 2000;  // inbox rows per transaction
+  // Live steps (run_once()) take their rows from a parse thread (ParsePipeline) only
+  // while at least `parse_ahead_min_backlog` deliveries wait and the inbox has not grown
+  // for `parse_ahead_after_quiet`; otherwise they read and parse on the calling thread.
+  // While deliveries arrive, the two threads are not free: each row was read a second time
+  // (the parse thread's connection finds the writer's new pages only in the WAL) and
+  // handed over between threads, which cost more than the parse it moved, on a machine
+  // whose cores the ingest keeps busy: 1 KiB sleep summaries 8-12 % less server CPU per
+  // delivery inline, and with a fifth of the deliveries 20 KiB heartrate batches, 20-30 %
+  // more acks (bench/README.md, "The parse thread only for a quiet backlog"). A backlog with
+  // nothing arriving leaves a core idle, and there the thread is worth it (20 KiB end to
+  // end, whose processing ends after the last ack).
+  int64_t parse_ahead_min_backlog = 256;
+  std::chrono::milliseconds parse_ahead_after_quiet{50};
 };
 
 // Long steps, for catching up a backlog that no ack waits for (offline replay, rebuild) and
@@ -80,12 +96,6 @@ class Processor : public store::BackgroundWork {
   // disk: store/inbox_writer.h); true = more rows are waiting. Returns false without work
   // when caught up, or while waiting to retry after a store failure.
   bool run_once(int64_t durable_seq) override;
-
-  // Starts the ParsePipeline that live steps take their rows from (else the first
-  // run_once() with rows to apply starts it), so that its thread and read connection exist
-  // from start-up: `serve` calls it before the writer starts, and its open files are then
-  // the same idle before and after deliveries (bench/soak and serve_processing_test check).
-  void follow_inbox();
 
   // Applies everything up to the newest inbox row (replay, rebuild), step by step.
   // `progress(applied_seq, last_seq)` after each step; may be null. Stops at the first
@@ -118,6 +128,9 @@ class Processor : public store::BackgroundWork {
   // (e.g. Fetcher::wake). Set before the first step; must not block.
   void on_jobs_queued(std::function<void()> callback) { on_jobs_queued_ = std::move(callback); }
 
+  // A live step's rows come from a parse thread now (ProcessorOptions: when); for tests.
+  bool parsing_ahead() const { return live_pipeline_ != nullptr; }
+
   // Monotonic counters for metrics; readable from any thread.
   struct Stats {
     std::atomic<uint64_t> processed{0}, invalid{0}, ignored{0}, unknown{0};  // deliveries by status
@@ -126,6 +139,7 @@ class Processor : public store::BackgroundWork {
     std::atomic<uint64_t> jobs_queued{0};      // follow-up jobs queued or re-queued
     std::atomic<uint64_t> steps{0};            // committed steps
     std::atomic<uint64_t> step_failures{0};    // steps rolled back by a store failure
+    std::atomic<uint64_t> parse_ahead_starts{0};  // live parse threads started (ProcessorOptions: when)
     std::atomic<int64_t> applied_seq{0};
     std::atomic<int64_t> last_step_micros{0};
   };
@@ -150,23 +164,23 @@ class Processor : public store::BackgroundWork {
   // A live step (run_once) with live_durability_ relaxed around it, applying the rows up
   // to `last_seq` (at most the newest row).
   Result<StepOutcome> relaxed_step(int64_t last_seq);
-  // Applies the rows up to `last_seq` parsed by live_pipeline_ (started when missing);
-  // inline when it cannot start, or again inline after a failure (which marks a
-  // delivery the store rejects as invalid).
+  // Applies the rows up to `last_seq` parsed by live_pipeline_ when it runs; inline
+  // otherwise, or again inline after a failure (which marks a delivery the store rejects
+  // as invalid).
   Result<StepOutcome> live_step(int64_t last_seq);
-  // Starts live_pipeline_ (rows after applied_seq_, up to `last_seq` for a start) unless
-  // it runs or could not start.
-  void start_live_pipeline(int64_t last_seq);
-  // Lets live_pipeline_ read and parse every committed row up to `newest_seq` (the newest
-  // row), on disk or not yet (parsing changes nothing), so the step after their sync
-  // finds them ready.
-  void read_ahead(int64_t newest_seq);
-  // One step with rows from `pipeline`; without one, or after it failed (then it is
-  // dropped), the step inline.
-  Result<StepOutcome> step_with(std::unique_ptr<ParsePipeline>& pipeline);
+  // Before a live step: starts or stops live_pipeline_ by the rule of ProcessorOptions
+  // (`newest_seq`: the newest inbox row), then lets it read and parse every committed row
+  // up to `newest_seq`, on disk or not yet (parsing changes nothing), so the step after
+  // their sync finds them ready.
+  void choose_live_source(int64_t newest_seq);
+  // Starts live_pipeline_ at applied_seq_ unless it could not start before.
+  void start_live_pipeline();
+  // One step with rows from `pipeline`, none after `last_seq`; without one, or after it
+  // failed (then it is dropped), the step inline.
+  Result<StepOutcome> step_with(std::unique_ptr<ParsePipeline>& pipeline, int64_t last_seq);
   // An inline step, retried while the store rejects a delivery's rows (each retry marks
   // one more delivery invalid, so this ends).
-  Result<StepOutcome> step_marking_poisoned();
+  Result<StepOutcome> step_marking_poisoned(int64_t last_seq);
   // One transaction: the rows `source` hands out, applied, recorded, applied_seq advanced.
   // Enough of this step is done to give way to waiting deliveries (yield_to()).
   bool should_yield(size_t deliveries, size_t rows) const;
@@ -197,9 +211,12 @@ class Processor : public store::BackgroundWork {
   bool may_yield_ = false;   // this run_once() step: deliveries_waiting_ is set
   bool far_behind_ = false;  // ... and the processor is more than max_backlog_to_yield_ behind
   Stats stats_;
-  // run_once(): rows parsed ahead on a thread of its own (ParsePipeline, Mode::follow).
+  // run_once(): rows parsed ahead on a thread of its own (ParsePipeline, Mode::follow),
+  // for a quiet backlog only (choose_live_source()).
   std::unique_ptr<ParsePipeline> live_pipeline_;
   bool live_pipeline_unavailable_ = false;  // it could not start: inline from then on
+  int64_t inbox_newest_seen_ = -1;          // the newest inbox seq the last run_once() saw (-1: none yet)
+  std::optional<std::chrono::steady_clock::time_point> inbox_grew_at_;  // when it last changed (none: not since start)
 };
 
 struct ResetOptions {

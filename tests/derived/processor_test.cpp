@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
 #include <thread>
 #include <chrono>
 
@@ -98,23 +99,33 @@ BOOST_AUTO_TEST_CASE(an_invalid_delivery_is_marked_and_the_next_one_is_processed
   BOOST_TEST(p->applied_seq() == 6);
 }
 
+// Parsed inline (the default for a short backlog) and on the parse thread (whose failed
+// step is retried inline): either way the retry stops at the durable seq too, and row 4,
+// committed but not on disk, stays pending.
 BOOST_AUTO_TEST_CASE(a_delivery_the_store_rejects_is_marked_invalid_without_its_rows) {
-  TempDir dir;
-  auto db = test::open_store(dir.file("healthhook.db"));
-  BOOST_REQUIRE(db.exec("CREATE TRIGGER reject BEFORE INSERT ON summaries WHEN NEW.id = 'poison' "
-                        "BEGIN SELECT RAISE(ABORT, 'rejected by a test trigger'); END"));
-  append(db, {test::heartrate_delivery("a", 1717200000000, 3, 60), test::sleep_delivery("b", "poison", 1),
-              test::sleep_delivery("c", "sleep-2", 2)});
-  auto p = make_processor(db);
-  BOOST_TEST(!p->run_once(3));
-  BOOST_TEST(outcomes(db) ==
-                 (Strings{"1|'processed'|'timeseries'|NULL",
-                          "2|'invalid'|'summary'|'summaries: rejected by a test trigger'",
-                          "3|'processed'|'summary'|NULL"}),
-             boost::test_tools::per_element());
-  BOOST_TEST(test::count(db, "samples") == 3);
-  BOOST_TEST(rows(db, "SELECT id FROM summaries") == Strings{"'sleep-2'"}, boost::test_tools::per_element());
-  BOOST_TEST(value(db, "SELECT group_concat(seq || ':' || table_name, ',') FROM changes") == "'1:samples,3:summaries'");
+  for (const bool parse_ahead : {false, true}) {
+    BOOST_TEST_CONTEXT("parse ahead: " << parse_ahead) {
+      TempDir dir;
+      auto db = test::open_store(dir.file("healthhook.db"));
+      BOOST_REQUIRE(db.exec("CREATE TRIGGER reject BEFORE INSERT ON summaries WHEN NEW.id = 'poison' "
+                            "BEGIN SELECT RAISE(ABORT, 'rejected by a test trigger'); END"));
+      append(db, {test::heartrate_delivery("a", 1717200000000, 3, 60), test::sleep_delivery("b", "poison", 1),
+                  test::sleep_delivery("c", "sleep-2", 2), test::sleep_delivery("d", "sleep-3", 3)});
+      processor::ProcessorOptions options;
+      if (parse_ahead) options.parse_ahead_min_backlog = 1;
+      auto p = make_processor(db, options);
+      BOOST_TEST(!p->run_once(3));
+      BOOST_TEST(outcomes(db) ==
+                     (Strings{"1|'processed'|'timeseries'|NULL",
+                              "2|'invalid'|'summary'|'summaries: rejected by a test trigger'",
+                              "3|'processed'|'summary'|NULL", "4|'pending'|NULL|NULL"}),
+                 boost::test_tools::per_element());
+      BOOST_TEST(test::count(db, "samples") == 3);
+      BOOST_TEST(rows(db, "SELECT id FROM summaries") == Strings{"'sleep-2'"}, boost::test_tools::per_element());
+      BOOST_TEST(value(db, "SELECT group_concat(seq || ':' || table_name, ',') FROM changes") ==
+                 "'1:samples,3:summaries'");
+    }
+  }
 }
 
 // Live steps stop at the seq the writer says is on disk (store/inbox_writer.h): a row
@@ -188,19 +199,26 @@ BOOST_AUTO_TEST_CASE(a_step_far_behind_yields_only_after_a_short_steps_work) {
   BOOST_TEST(p->applied_seq() == 20 + static_cast<int64_t>(processor::Processor::kDeliveriesBeforeYield));
 }
 
+// Parsing ahead on a thread for any backlog (a threshold of one delivery, no quiet time),
+// so the steps below switch between the thread and inline parsing as the inbox grows.
 BOOST_AUTO_TEST_CASE(live_steps_apply_rows_parsed_ahead_as_the_inbox_grows) {
   TempDir dir;
   auto db = test::open_store(dir.file("healthhook.db"));
-  auto p = make_processor(db, processor::ProcessorOptions{.max_rows_per_step = 10000, .max_deliveries_per_step = 2});
+  auto p = make_processor(db, processor::ProcessorOptions{.max_rows_per_step = 10000,
+                                                          .max_deliveries_per_step = 2,
+                                                          .parse_ahead_min_backlog = 1,
+                                                          .parse_ahead_after_quiet = std::chrono::milliseconds(0)});
   append(db, {test::sleep_delivery("a", "sleep-1", 10), test::sleep_delivery("b", "sleep-2", 20),
               test::sleep_delivery("c", "sleep-3", 30)});
   BOOST_TEST(p->run_once(3));  // two deliveries per step: more is waiting
+  BOOST_TEST(p->parsing_ahead());
   BOOST_TEST(p->applied_seq() == 2);
   BOOST_TEST(!p->run_once(3));
   BOOST_TEST(p->applied_seq() == 3);
   // Told of rows that are not there yet: applies what there is, waits for nothing.
   BOOST_TEST(!p->run_once(5));
   BOOST_TEST(p->applied_seq() == 3);
+  BOOST_TEST(!p->parsing_ahead());  // caught up: the thread is stopped
   // Then they arrive: none is skipped, the later version wins.
   append(db, {test::sleep_delivery("d", "sleep-1", 40), test::sleep_delivery("e", "sleep-4", 50)});
   BOOST_TEST(p->run_once(5));  // at the step's limit of two
@@ -223,6 +241,112 @@ BOOST_AUTO_TEST_CASE(live_steps_apply_rows_parsed_ahead_as_the_inbox_grows) {
   BOOST_TEST(test::count(db, "summaries") == 5);
   BOOST_TEST(value(db, "SELECT seq FROM summaries WHERE id = 'sleep-1'") == "4");
   BOOST_TEST(p->stats().step_failures == 0u);
+}
+
+// Live steps parse on the writer's thread while deliveries arrive, and on a thread of
+// their own only for a backlog of at least parse_ahead_min_backlog that the inbox has not
+// added to for parse_ahead_after_quiet; the thread stops when caught up or when the inbox
+// grows again. Every delivery is applied once, in order, whichever parses it.
+BOOST_AUTO_TEST_CASE(live_steps_parse_on_a_thread_only_for_a_backlog_nothing_adds_to) {
+  TempDir dir;
+  auto db = test::open_store(dir.file("healthhook.db"));
+  const auto deliveries = [](int first, int last) {
+    std::vector<store::NewDelivery> out;
+    for (int i = first; i <= last; ++i) {
+      out.push_back(test::sleep_delivery("m" + std::to_string(i), "sleep-" + std::to_string(i % 4), i));
+    }
+    return out;
+  };
+  append(db, deliveries(1, 6));  // what a restart finds
+  auto p = make_processor(db, processor::ProcessorOptions{.max_rows_per_step = 10000,
+                                                          .max_deliveries_per_step = 2,
+                                                          .parse_ahead_min_backlog = 3,
+                                                          .parse_ahead_after_quiet = std::chrono::milliseconds(0)});
+  BOOST_TEST(p->run_once(6));  // two deliveries per step: each full step says "more"
+  BOOST_TEST(p->parsing_ahead());  // 6 waiting, none arriving
+  BOOST_TEST(p->run_once(6));
+  BOOST_TEST(p->run_once(6));
+  BOOST_TEST(p->applied_seq() == 6);
+  BOOST_TEST(p->parsing_ahead());
+  BOOST_TEST(!p->run_once(6));
+  BOOST_TEST(!p->parsing_ahead());  // caught up: stopped
+  // Deliveries arriving between steps: inline, however long the backlog.
+  append(db, deliveries(7, 12));
+  BOOST_TEST(p->run_once(12));
+  BOOST_TEST(!p->parsing_ahead());
+  append(db, deliveries(13, 13));
+  BOOST_TEST(p->run_once(13));
+  BOOST_TEST(!p->parsing_ahead());
+  BOOST_TEST(p->applied_seq() == 10);
+  // Nothing new since the last step and 3 waiting: the thread again.
+  BOOST_TEST(p->run_once(13));
+  BOOST_TEST(p->parsing_ahead());
+  BOOST_TEST(p->applied_seq() == 12);
+  // A reset while it runs (what `rebuild` does) moves applied_seq back under it: that
+  // step goes inline from the start, and the thread starts again at the next one.
+  BOOST_REQUIRE(processor::reset_derived(db));
+  BOOST_TEST(p->run_once(13));
+  BOOST_TEST(!p->parsing_ahead());
+  BOOST_TEST(p->applied_seq() == 2);
+  BOOST_TEST(p->run_once(13));
+  BOOST_TEST(p->parsing_ahead());
+  BOOST_TEST(p->applied_seq() == 4);
+  while (p->run_once(13)) {
+  }
+  BOOST_TEST(p->applied_seq() == 13);
+  // A delivery arrives while it runs: stopped at once, the step goes on inline.
+  append(db, deliveries(14, 14));
+  BOOST_TEST(!p->run_once(14));
+  BOOST_TEST(!p->parsing_ahead());
+  BOOST_TEST(p->applied_seq() == 14);
+  BOOST_TEST(value(db, "SELECT count(*) FROM deliveries WHERE status = 'processed'") == "14");
+  BOOST_TEST(rows(db, "SELECT id, seq FROM summaries ORDER BY id") ==
+                 (Strings{"'sleep-0'|12", "'sleep-1'|13", "'sleep-2'|14", "'sleep-3'|11"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(p->stats().step_failures == 0u);
+  BOOST_TEST(p->stats().parse_ahead_starts == 3u);
+
+  // Each thread's read connection is closed with it; SQLite may keep its descriptor of the
+  // database file for the next connection (serve_processing_test says why), so starting
+  // and stopping again leaves no more files open than one round did.
+  const auto open_files = [] {
+    return std::distance(std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator());
+  };
+  const auto after_one_round = open_files();
+  for (int round = 1; round <= 3; ++round) {
+    const int newest = 14 + 6 * round;
+    append(db, deliveries(newest - 5, newest));
+    BOOST_TEST(p->run_once(newest));  // grew: inline
+    BOOST_TEST(p->run_once(newest));  // 4 waiting, none arriving: the thread
+    BOOST_TEST(p->parsing_ahead());
+    BOOST_TEST(p->stats().parse_ahead_starts == 3u + round);
+    BOOST_TEST(p->run_once(newest));
+    BOOST_TEST(!p->run_once(newest));
+    BOOST_TEST(!p->parsing_ahead());
+    BOOST_TEST(p->applied_seq() == newest);
+    BOOST_TEST(open_files() == after_one_round);
+  }
+
+  // With a quiet time, a backlog that has just grown waits for it; one found at start-up
+  // has not grown since, so it does not.
+  auto reopened_db = test::open_store(dir.file("other.db"));
+  append(reopened_db, deliveries(1, 6));
+  p.reset();
+  auto q = make_processor(reopened_db, processor::ProcessorOptions{.max_rows_per_step = 10000,
+                                                                   .max_deliveries_per_step = 2,
+                                                                   .parse_ahead_min_backlog = 3,
+                                                                   .parse_ahead_after_quiet = std::chrono::hours(1)});
+  BOOST_TEST(q->run_once(6));
+  BOOST_TEST(q->parsing_ahead());  // found at start-up
+  append(reopened_db, deliveries(7, 12));
+  BOOST_TEST(q->run_once(12));
+  BOOST_TEST(!q->parsing_ahead());
+  BOOST_TEST(q->run_once(12));  // nothing new, but not quiet for an hour
+  BOOST_TEST(!q->parsing_ahead());
+  while (q->run_once(12)) {
+  }
+  BOOST_TEST(q->applied_seq() == 12);
+  BOOST_TEST(value(reopened_db, "SELECT count(*) FROM deliveries WHERE status = 'processed'") == "12");
 }
 
 // A slot that parsed a large body (a fetched page) gives its buffers back once applied,

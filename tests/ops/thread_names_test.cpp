@@ -40,10 +40,9 @@ BOOST_AUTO_TEST_CASE(every_thread_of_serve_is_named_for_its_job) {
       {"hh-io", 2},            // threads = 3: the main thread and two more
       {"hh-inbox-writer", 1},  // commits deliveries and, between them, processor steps
       {"hh-wal-sync", 1},      // fdatasyncs the WAL before the acks
-      {"hh-parse", 1},         // reads and parses the inbox for the processor
       {"hh-checkpoint", 1},    // copies the WAL into the database file
       {"hh-fetch", 1},         // follow-up fetches
-  };
+  };  // and "hh-parse", which parses ahead only while a backlog is caught up (processor.h)
   // Each thread is named by its starter right after it starts; the io threads start just
   // after "listening" is logged, so look again for a while (bounded) before judging.
   auto names = thread_names(server.pid());
