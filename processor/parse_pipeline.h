@@ -13,14 +13,13 @@
 // (one row at least), so a run of 50 MB fetched pages cannot pin many parser buffers.
 // A slot that held a body over kTrimAbove gives its memory back when it is released.
 //
-// Live processing (`serve`) keeps one pipeline that follows the inbox, and the thread
-// waits at its end for more instead of finishing. It has two bounds: it reads and parses
-// every committed row (read_ahead()), while a step ends at the newest row on disk
-// (extend(), the writer's durable seq). So a row is parsed while its WAL sync runs, and
-// the step that applies it after the sync finds it ready. The writer thread then only
-// applies: the parse of a 20 KiB heartrate delivery was 10 % of its time (perf of `serve`
-// under end-to-end load); and a step that had to wait for each row's parse woke the
-// writer once per row (bench/README.md, "Measured").
+// Live processing (`serve`) starts one that follows the inbox (Mode::follow) while it
+// applies a backlog no delivery is adding to, and stops it once caught up or when
+// deliveries arrive again (ProcessorOptions in processor.h: why not always). Following,
+// the thread waits at its end for more instead of finishing. It has two bounds: it reads
+// and parses every committed row (read_ahead()), while a step ends at the newest row on
+// disk (extend(), the writer's durable seq). So a row is parsed while its WAL sync runs,
+// and the step that applies it after the sync finds it ready.
 //
 // Lifetime: the destructor stops and joins the thread. Rows handed out by next() stay
 // valid until the next call of next() or end_step().

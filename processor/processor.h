@@ -67,11 +67,11 @@ struct ProcessorOptions {
   // While deliveries arrive, the two threads are not free: each row was read a second time
   // (the parse thread's connection finds the writer's new pages only in the WAL) and
   // handed over between threads, which cost more than the parse it moved, on a machine
-  // whose cores the ingest keeps busy: 1 KiB sleep summaries 8-12 % less server CPU per
-  // delivery inline, and with a fifth of the deliveries 20 KiB heartrate batches, 20-30 %
+  // whose cores the ingest keeps busy: 1 KiB sleep summaries 11 % less server CPU per
+  // delivery inline, and with a fifth of the deliveries 20 KiB heartrate batches 18-39 %
   // more acks (bench/README.md, "The parse thread only for a quiet backlog"). A backlog with
   // nothing arriving leaves a core idle, and there the thread is worth it (20 KiB end to
-  // end, whose processing ends after the last ack).
+  // end, whose processing goes on after the last ack).
   int64_t parse_ahead_min_backlog = 256;
   std::chrono::milliseconds parse_ahead_after_quiet{50};
 };
