@@ -2,9 +2,10 @@
 // restarts, the processing lock, and reset_derived.
 #include <boost/test/unit_test.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
-#include <filesystem>
 #include <thread>
 #include <chrono>
 
@@ -14,6 +15,7 @@
 #include "store/sqlite_inbox.h"
 #include "tests/derived/corpus.h"
 #include "tests/derived/store_dump.h"
+#include "tests/support/open_files.h"
 #include "tests/support/temp_dir.h"
 
 using namespace hh;
@@ -149,11 +151,13 @@ BOOST_AUTO_TEST_CASE(live_steps_apply_no_row_after_the_durable_seq) {
 
 namespace {
 
-// Sleep summaries m<first>…m<last>, each a summary of its own.
-std::vector<store::NewDelivery> sleep_deliveries(int first, int last) {
+// Sleep summaries m<first>…m<last>: each a summary of its own, or with `summaries` > 0,
+// delivery i a version of summary "sleep-<i mod summaries>" (later ones replace it).
+std::vector<store::NewDelivery> sleep_deliveries(int first, int last, int summaries = 0) {
   std::vector<store::NewDelivery> deliveries;
   for (int i = first; i <= last; ++i) {
-    deliveries.push_back(test::sleep_delivery("m" + std::to_string(i), "sleep-" + std::to_string(i), i));
+    const int summary = summaries > 0 ? i % summaries : i;
+    deliveries.push_back(test::sleep_delivery("m" + std::to_string(i), "sleep-" + std::to_string(summary), i));
   }
   return deliveries;
 }
@@ -250,18 +254,13 @@ BOOST_AUTO_TEST_CASE(live_steps_apply_rows_parsed_ahead_as_the_inbox_grows) {
 BOOST_AUTO_TEST_CASE(live_steps_parse_on_a_thread_only_for_a_backlog_nothing_adds_to) {
   TempDir dir;
   auto db = test::open_store(dir.file("healthhook.db"));
-  const auto deliveries = [](int first, int last) {
-    std::vector<store::NewDelivery> out;
-    for (int i = first; i <= last; ++i) {
-      out.push_back(test::sleep_delivery("m" + std::to_string(i), "sleep-" + std::to_string(i % 4), i));
-    }
-    return out;
-  };
+  const auto deliveries = [](int first, int last) { return sleep_deliveries(first, last, 4); };
   append(db, deliveries(1, 6));  // what a restart finds
-  auto p = make_processor(db, processor::ProcessorOptions{.max_rows_per_step = 10000,
-                                                          .max_deliveries_per_step = 2,
-                                                          .parse_ahead_min_backlog = 3,
-                                                          .parse_ahead_after_quiet = std::chrono::milliseconds(0)});
+  processor::ProcessorOptions options{.max_rows_per_step = 10000,
+                                      .max_deliveries_per_step = 2,
+                                      .parse_ahead_min_backlog = 3,
+                                      .parse_ahead_after_quiet = std::chrono::milliseconds(0)};
+  auto p = make_processor(db, options);
   BOOST_TEST(p->run_once(6));  // two deliveries per step: each full step says "more"
   BOOST_TEST(p->parsing_ahead());  // 6 waiting, none arriving
   BOOST_TEST(p->run_once(6));
@@ -309,10 +308,7 @@ BOOST_AUTO_TEST_CASE(live_steps_parse_on_a_thread_only_for_a_backlog_nothing_add
   // Each thread's read connection is closed with it; SQLite may keep its descriptor of the
   // database file for the next connection (serve_processing_test says why), so starting
   // and stopping again leaves no more files open than one round did.
-  const auto open_files = [] {
-    return std::distance(std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator());
-  };
-  const auto after_one_round = open_files();
+  const size_t after_one_round = test::open_files(getpid());
   for (int round = 1; round <= 3; ++round) {
     const int newest = 14 + 6 * round;
     append(db, deliveries(newest - 5, newest));
@@ -324,7 +320,7 @@ BOOST_AUTO_TEST_CASE(live_steps_parse_on_a_thread_only_for_a_backlog_nothing_add
     BOOST_TEST(!p->run_once(newest));
     BOOST_TEST(!p->parsing_ahead());
     BOOST_TEST(p->applied_seq() == newest);
-    BOOST_TEST(open_files() == after_one_round);
+    BOOST_TEST(test::open_files(getpid()) == after_one_round);
   }
 
   // With a quiet time, a backlog that has just grown waits for it; one found at start-up
@@ -332,10 +328,8 @@ BOOST_AUTO_TEST_CASE(live_steps_parse_on_a_thread_only_for_a_backlog_nothing_add
   auto reopened_db = test::open_store(dir.file("other.db"));
   append(reopened_db, deliveries(1, 6));
   p.reset();
-  auto q = make_processor(reopened_db, processor::ProcessorOptions{.max_rows_per_step = 10000,
-                                                                   .max_deliveries_per_step = 2,
-                                                                   .parse_ahead_min_backlog = 3,
-                                                                   .parse_ahead_after_quiet = std::chrono::hours(1)});
+  options.parse_ahead_after_quiet = std::chrono::hours(1);
+  auto q = make_processor(reopened_db, options);
   BOOST_TEST(q->run_once(6));
   BOOST_TEST(q->parsing_ahead());  // found at start-up
   append(reopened_db, deliveries(7, 12));

@@ -2,7 +2,6 @@
 // ingest commits, and a rebuild is refused while the server runs.
 #include <boost/test/unit_test.hpp>
 
-#include <filesystem>
 #include <thread>
 
 #include "store/database.h"
@@ -10,6 +9,7 @@
 #include "tests/derived/corpus.h"
 #include "tests/derived/store_dump.h"
 #include "tests/support/http_client.h"
+#include "tests/support/open_files.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
@@ -69,22 +69,13 @@ BOOST_AUTO_TEST_CASE(serve_applies_deliveries_and_refuses_a_concurrent_rebuild) 
 
 namespace {
 
-// Open file descriptors of a process (/proc/PID/fd).
-size_t open_files(pid_t pid) {
-  size_t n = 0;
-  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
-    ++n;
-  }
-  return n;
-}
-
 // Until the server has as many open files as `expected` (its connections close a moment
 // after ours); the last count otherwise.
 size_t open_files_settled(pid_t pid, size_t expected) {
-  size_t n = open_files(pid);
+  size_t n = test::open_files(pid);
   for (int i = 0; i < 250 && n != expected; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    n = open_files(pid);
+    n = test::open_files(pid);
   }
   return n;
 }
@@ -98,7 +89,7 @@ size_t open_files_settled(pid_t pid, size_t expected) {
 BOOST_AUTO_TEST_CASE(serve_has_the_same_open_files_idle_before_and_after_deliveries) {
   test::TempDir dir;
   test::ServerProcess server(dir);  // "listening": everything opened at start-up is open
-  const size_t idle = open_files(server.pid());
+  const size_t idle = test::open_files(server.pid());
   {
     test::HttpClient client(server.port());
     for (int i = 1; i <= 40; ++i) {
