@@ -91,6 +91,11 @@ def main():
     print(f"Machine: {r.get('nproc', '?')} cores ({cpu}); load average (1/5/15 min) "
           f"{r.get('load_before', '?').replace('/', ' ')} before, {r.get('load_after', '?').replace('/', ' ')} after; "
           f"run took {r.get('seconds', '?')} s.")
+    if n("wakeup_idle_us") is not None and n("fdatasync_16k_ms") is not None:
+        print(f"Hand-overs and syncs here (bench/ceilings/machine_probe; an ack pays both, the no-op "
+              f"ceiling neither): waking a thread on a core idle for 1 ms {n('wakeup_idle_us'):.0f} µs "
+              f"(after 20 µs idle {n('wakeup_busy_us'):.0f} µs); fdatasync of a 16 KiB write in the "
+              f"work folder {n('fdatasync_16k_ms'):.2f} ms (p90 {n('fdatasync_16k_p90_ms'):.2f} ms).")
     print(f"Settings: {r.get('settings', '?').replace('/', ', ')}.")
     for label, values, ceilings in (("1 KiB acks / no-op ceiling", ingest_runs, noop_runs),
                                     ("End-to-end samples / SQLite upsert", e2e_runs, upsert_runs)):
