@@ -19,7 +19,10 @@
 #include "common/thread_name.h"
 #include "config/secrets.h"
 #include "receiver/api/read_api.h"
+#include "receiver/http/body_budget.h"
+#include "receiver/http/fd_limit.h"
 #include "receiver/http/health_endpoints.h"
+#include "receiver/http/refusals.h"
 #include "receiver/http/ingest_metrics.h"
 #include "receiver/http/listener.h"
 #include "receiver/http/metrics_endpoint.h"
@@ -39,7 +42,11 @@ namespace {
 
 namespace net = boost::asio;
 
+// SIGTERM: requests in flight get this long to finish; then every connection is closed,
+// and the sessions still waiting for a commit end at their request deadline.
 constexpr auto kDrainDeadline = std::chrono::seconds(10);
+// Threads for work that may block (database reads of /metrics and the read API).
+constexpr int kBlockingThreads = 2;
 
 struct ServeFlags {
   SettingsFlags settings;
@@ -92,19 +99,61 @@ void reload(const config::Settings& startup_settings, const SettingsFlags& flags
   log::info("reloaded").num("signing_secrets", static_cast<int64_t>(secrets->signing_secrets.size()));
 }
 
-net::awaitable<void> drain_then_finish(http::Listener& listener, net::signal_set& signals) {
-  auto executor = co_await net::this_coro::executor;
-  net::steady_timer timer(executor);
-  const auto deadline = std::chrono::steady_clock::now() + kDrainDeadline;
+// Waits until no session is left or `deadline` passes; true when none is left.
+net::awaitable<bool> sessions_ended(const http::Listener& listener, std::chrono::steady_clock::time_point deadline) {
+  net::steady_timer timer(co_await net::this_coro::executor);
   while (listener.active_sessions() > 0 && std::chrono::steady_clock::now() < deadline) {
     timer.expires_after(std::chrono::milliseconds(20));
     co_await timer.async_wait(http::use_tuple);
   }
-  if (listener.active_sessions() > 0) {
-    log::warn("drain_deadline").num("sessions_left", static_cast<int64_t>(listener.active_sessions()));
-    static_cast<net::io_context&>(executor.context()).stop();
+  co_return listener.active_sessions() == 0;
+}
+
+// The drain outlives every session: first they finish what they are doing, then their
+// connections are closed and the last of them end (at the latest at their request
+// deadline). io.stop() only if one still does not end (a bug): sessions share nothing
+// with the listener that its destruction would free (listener.h).
+net::awaitable<void> drain_then_finish(http::Listener& listener, net::signal_set& signals,
+                                       std::chrono::milliseconds close_grace) {
+  auto executor = co_await net::this_coro::executor;
+  if (!co_await sessions_ended(listener, std::chrono::steady_clock::now() + kDrainDeadline)) {
+    log::warn("drain_deadline").num("sessions_closed", static_cast<int64_t>(listener.active_sessions()));
+    listener.close_all();
+    if (!co_await sessions_ended(listener, std::chrono::steady_clock::now() + close_grace)) {
+      log::error("drain_stuck").num("sessions_left", static_cast<int64_t>(listener.active_sessions()));
+      static_cast<net::io_context&>(executor.context()).stop();
+    }
   }
   signals.cancel();
+}
+
+// max_connections lowered to what the file-descriptor limit allows (spec §2: a warning,
+// never a refusal to start); the soft limit is raised to the hard one first.
+size_t connections_that_fit(int64_t configured) {
+  const http::DescriptorLimit limit = http::raise_descriptor_limit();
+  if (!limit.error.empty()) log::warn("nofile_limit").str("error", limit.error);
+  const uint64_t fit = http::connections_that_fit(limit);
+  if (static_cast<uint64_t>(configured) <= fit) return static_cast<size_t>(configured);
+  log::warn("max_connections_lowered")
+      .num("configured", configured)
+      .num("max_connections", static_cast<int64_t>(fit))
+      .num("nofile_limit", static_cast<int64_t>(limit.soft))
+      .str("reason", "the file-descriptor limit is too low; raise LimitNOFILE (ulimit -n)");
+  return static_cast<size_t>(fit);
+}
+
+// max_body_bytes lowered to what one inbox row can hold (with the request's headers).
+uint64_t body_limit_that_fits(const config::Settings& settings, const store::Inbox& inbox) {
+  const uint64_t configured = static_cast<uint64_t>(settings.max_body_bytes);
+  const uint64_t headers = static_cast<uint64_t>(settings.max_header_bytes);
+  const uint64_t row = inbox.max_delivery_bytes();
+  if (configured + headers <= row) return configured;
+  const uint64_t fit = row > headers ? row - headers : 0;
+  log::warn("max_body_bytes_lowered")
+      .num("configured", static_cast<int64_t>(configured))
+      .num("max_body_bytes", static_cast<int64_t>(fit))
+      .str("reason", "larger than the store can hold in one row");
+  return fit;
 }
 
 // The sync thread for ingest commits, and the write connection set to commit without one.
@@ -119,6 +168,7 @@ Result<std::unique_ptr<store::WalSync>> open_wal_sync(sqlite::Connection& db, co
 int run_serve(const ServeFlags& flags) {
   auto settings = load_settings_or_report(flags.settings, "serve");
   if (!settings) return kExitBadConfig;
+  const size_t max_connections = connections_that_fit(settings->max_connections);
   auto secrets = config::load_secrets(*settings);
   if (!secrets) {
     report_error("serve", secrets.error());
@@ -213,15 +263,22 @@ int run_serve(const ServeFlags& flags) {
   }
 
   // The writer thread commits and processes on a core of its own; the io threads take the
-  // rest. Measured on 2 cores: 1 io thread acked 19.5k/s, 2 io threads 16.7k/s (1 KiB).
+  // rest (one on 2 cores: a second io thread there competes with the writer for a core).
   const unsigned threads = settings->threads > 0 ? static_cast<unsigned>(settings->threads)
                                                  : std::max(1u, std::thread::hardware_concurrency() - 1);
+  // Declared before the io_context: what sessions use must outlive their frames, which the
+  // io_context destroys last (listener.h).
+  http::Refusals refusals;
+  http::BodyBudget body_budget(static_cast<uint64_t>(settings->max_inflight_body_mib) * 1024 * 1024);
+  http::BlockingPool blocking(kBlockingThreads);
   net::io_context io(static_cast<int>(threads));
 
   http::Router router;
-  http::WebhookEndpoint webhook(writer, std::move(*verifier), settings->retry_after_s);
-  router.add(http::bhttp::verb::post, settings->webhook_path,
-             [&webhook](http::Request& request) { return webhook.handle(request); });
+  http::WebhookEndpoint webhook(writer, std::move(*verifier),
+                                {.retry_after_seconds = settings->retry_after_s,
+                                 .request_deadline = std::chrono::milliseconds(settings->request_deadline_ms),
+                                 .refusals = &refusals});
+  webhook.mount(router, settings->webhook_path);
   http::add_health_endpoints(router, writer);
 
   // Read API under /v1/ (spec §7), only when read_api.token_file is set (receiver/api/read_api.h).
@@ -233,19 +290,18 @@ int run_serve(const ServeFlags& flags) {
       return kExitFailure;
     }
     read_api = std::move(*created);
-    read_api->mount(router);
+    read_api->mount(router, blocking);
   }
 
   // GET /metrics (Prometheus). Components plug in with one metrics.add(...) each.
   http::MetricsEndpoint metrics;
-  std::atomic<uint64_t> too_large_count{0};  // 413s, counted by the sessions (limits below)
   metrics.add(http::ingest_metrics({.webhook = &webhook.stats(),
                                     .writer = &writer,
                                     .commits = &commit_metrics,
                                     .queue_high_water = static_cast<uint64_t>(settings->queue_high_water),
                                     .disk_path = writer_options.disk_path,
                                     .min_free_disk_bytes = writer_options.min_free_disk_bytes,
-                                    .too_large = &too_large_count}));
+                                    .refusals = &refusals}));
   auto store_metrics = http::StoreMetrics::open(settings->database);
   if (!store_metrics) {
     report_error("serve", store_metrics.error());
@@ -255,16 +311,21 @@ int run_serve(const ServeFlags& flags) {
   metrics.add(processor_metrics(**event_processor));
   if (checkpointer) metrics.add(checkpointer_metrics(**checkpointer));
   if (follow_ups) metrics.add(fetcher_metrics(*follow_ups, fetch_metrics));
-  metrics.install(router);
+  metrics.install(router, blocking, secrets->metrics_token);
 
   http::SessionLimits limits;
-  limits.max_body_bytes = static_cast<uint64_t>(settings->max_body_bytes);
-  limits.too_large_count = &too_large_count;
+  limits.max_body_bytes = body_limit_that_fits(*settings, *inbox);
   limits.max_header_bytes = static_cast<uint32_t>(settings->max_header_bytes);
   limits.idle_timeout = std::chrono::seconds(settings->idle_timeout_s);
   limits.header_timeout = std::chrono::seconds(settings->header_timeout_s);
   limits.body_timeout = std::chrono::seconds(settings->body_timeout_s);
-  http::Listener listener(io, threads, router, limits, static_cast<size_t>(settings->max_connections));
+  limits.retry_after_seconds = settings->retry_after_s;
+  limits.refusals = &refusals;
+  limits.body_budget = &body_budget;
+  http::Listener listener(io, threads, router, limits,
+                          {.max_connections = max_connections,
+                           .max_connections_per_ip = static_cast<size_t>(settings->max_connections_per_ip)});
+  http::RefusalLog refusal_log(io, refusals, std::chrono::seconds(settings->refusal_log_interval_s));
   if (!settings->tls.cert_file.empty()) {
     auto certificate =
         http::load_server_certificate(settings->tls.cert_file, settings->tls.key_file, settings->base_dir);
@@ -286,6 +347,7 @@ int run_serve(const ServeFlags& flags) {
   writer.start();
   if (follow_ups) follow_ups->start();  // after the writer: it writes through it
   listener.start();
+  refusal_log.start();
 
   std::optional<ServiceWatchdog> watchdog;
   if (const auto timeout = systemd::watchdog_timeout()) watchdog.emplace(io, *timeout, writer);
@@ -305,8 +367,10 @@ int run_serve(const ServeFlags& flags) {
       log::info("stopping").str("signal", signal == SIGTERM ? "SIGTERM" : "SIGINT");
       systemd::stopping();
       if (watchdog) watchdog->stop();  // its timer would keep io.run() from returning
+      refusal_log.stop();              // likewise; what is refused while draining is logged at the end
       listener.stop();
-      net::co_spawn(io, drain_then_finish(listener, signals), net::detached);
+      const auto close_grace = std::chrono::milliseconds(settings->request_deadline_ms) + std::chrono::seconds(1);
+      net::co_spawn(io, drain_then_finish(listener, signals, close_grace), net::detached);
     });
   };
   wait_for_signal();
@@ -326,6 +390,8 @@ int run_serve(const ServeFlags& flags) {
   for (unsigned i = 1; i < threads; ++i) pool.push_back(start_named_thread("hh-io", [&io] { io.run(); }));
   io.run();
   for (auto& t : pool) t.join();
+  blocking.join();
+  refusal_log.flush();
 
   if (follow_ups) follow_ups->stop();  // before the writer: jobs in flight record their outcome through it
   writer.stop();  // commits anything still queued

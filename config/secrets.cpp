@@ -1,8 +1,12 @@
 #include "config/secrets.h"
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+
+#include "common/log.h"
 
 namespace hh::config {
 
@@ -30,7 +34,28 @@ Result<std::string> read_secret_file(const std::string& path, const std::string&
   return line.substr(first, last - first + 1);
 }
 
+namespace {
+
+// A secret others can read is a secret others may have: say so, but start (an operator
+// may have reasons, e.g. a group the service shares with a deploy tool).
+void warn_if_shared(const std::string& path, const std::string& base_dir) {
+  const std::string resolved = resolve_secret_path(path, base_dir);
+  struct stat info {};
+  if (::stat(resolved.c_str(), &info) == 0 && (info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    log::warn("secret_file_permissions")
+        .str("file", resolved)
+        .str("reason", "readable or writable by group or others; chmod 600 it");
+  }
+}
+
+}  // namespace
+
 Result<Secrets> load_secrets(const Settings& settings) {
+  for (const auto& file : settings.signing_secret_files) warn_if_shared(file, settings.base_dir);
+  for (const std::string* file : {&settings.service.api_key_file, &settings.read_api.token_file,
+                                  &settings.metrics.token_file, &settings.tls.key_file}) {
+    if (!file->empty()) warn_if_shared(*file, settings.base_dir);
+  }
   Secrets secrets;
   for (const auto& file : settings.signing_secret_files) {
     auto secret = read_secret_file(file, settings.base_dir);
@@ -46,6 +71,11 @@ Result<Secrets> load_secrets(const Settings& settings) {
     auto token = read_secret_file(settings.read_api.token_file, settings.base_dir);
     if (!token) return fail("read_api.token_file: " + token.error());
     secrets.read_api_token = std::move(*token);
+  }
+  if (!settings.metrics.token_file.empty()) {
+    auto token = read_secret_file(settings.metrics.token_file, settings.base_dir);
+    if (!token) return fail("metrics.token_file: " + token.error());
+    secrets.metrics_token = std::move(*token);
   }
   return secrets;
 }

@@ -15,6 +15,7 @@ struct Secrets {
   std::vector<std::string> signing_secrets;  // "whsec_…" strings, as written in the files
   std::string api_key;                       // empty when service.api_key_file is unset
   std::string read_api_token;                // empty: read API disabled
+  std::string metrics_token;                 // empty: GET /metrics needs no token
 };
 
 Result<Secrets> load_secrets(const Settings& settings);

@@ -30,6 +30,10 @@ struct ReadApiSettings {
   std::string token_file;  // empty: read API disabled
 };
 
+struct MetricsSettings {
+  std::string token_file;  // empty: GET /metrics needs no token
+};
+
 struct TlsSettings {
   std::string cert_file;  // both empty: plain HTTP
   std::string key_file;
@@ -49,7 +53,15 @@ struct Settings {
   int64_t header_timeout_s = 10;       // request line + headers, once the first byte arrived
   int64_t body_timeout_s = 30;         // the whole body
   int64_t idle_timeout_s = 60;         // keep-alive wait for the next request
-  int64_t max_connections = 1024;
+  int64_t max_connections = 1024;      // lowered at start to fit the file-descriptor limit
+  int64_t max_connections_per_ip = 64; // per client address
+  // Request bodies being read, all connections together; a body that would pass it waits
+  // (briefly) for room, then gets 503. Memory bound: README.md, "Memory under attack".
+  int64_t max_inflight_body_mib = 64;
+  // From a complete request head to the answer: a commit not done by then gets 503 (the
+  // service gives up after about 15 s and retries; its retry is then a duplicate).
+  int64_t request_deadline_ms = 10000;
+  int64_t refusal_log_interval_s = 60; // refusals (401, limits) are logged as one summary line per interval
 
   // Inbox writer.
   int64_t queue_high_water = 4096;     // deliveries waiting for commit; above: 503
@@ -64,6 +76,7 @@ struct Settings {
 
   ServiceSettings service;
   ReadApiSettings read_api;
+  MetricsSettings metrics;
   TlsSettings tls;
 
   // Where relative secret-file paths are resolved (the config file's folder).

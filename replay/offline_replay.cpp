@@ -69,10 +69,10 @@ struct OfflineReplay::Impl {
     auto appended = inbox.append(pointers);
     if (!appended) return fail("storing deliveries: " + appended.error());
     for (const auto& a : *appended) {
-      if (a.status == store::AppendStatus::stored) {
-        ++summary.stored;
-      } else {
-        ++summary.duplicates;
+      switch (a.status) {
+        case store::AppendStatus::stored: ++summary.stored; break;
+        case store::AppendStatus::duplicate: ++summary.duplicates; break;
+        case store::AppendStatus::too_large: ++summary.failed; break;  // over SQLite's row limit
       }
     }
     unprocessed += batch_count;

@@ -1,6 +1,7 @@
 #include "replay/output_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +13,12 @@ Result<OutputFile> OutputFile::open(const std::string& path) {
   if (path.empty() || path == "-") return OutputFile(STDOUT_FILENO, false, "<stdout>");
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return fail(path + ": " + std::strerror(errno));
+  // An existing file keeps its mode through O_TRUNC: it holds health data now.
+  if (::fchmod(fd, 0600) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return fail(path + ": " + std::strerror(error));
+  }
   return OutputFile(fd, true, path);
 }
 

@@ -1,5 +1,12 @@
 #include "store/database.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "store/migrations.h"
 
 namespace hh::store {
@@ -28,7 +35,25 @@ Result<void> migrate(sqlite::Connection& db) {
   return {};
 }
 
+// Creates the database file, empty, readable and writable by its owner only, unless it
+// exists. SQLite would create it 0644 minus the umask (health data readable by every local
+// user under the usual 022); it gives its -wal and -shm files the database file's mode,
+// so they are 0600 too.
+Result<void> create_private_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    if (errno == EEXIST) return {};
+    return fail(path + ": cannot create: " + std::strerror(errno));
+  }
+  const bool private_mode = ::fchmod(fd, 0600) == 0;  // the umask may have taken bits we need
+  const int error = errno;
+  ::close(fd);
+  if (!private_mode) return fail(path + ": cannot set mode 0600: " + std::strerror(error));
+  return {};
+}
+
 Result<sqlite::Connection> open_for_writing(const std::string& path, const StoreOptions& options) {
+  if (auto created = create_private_file(path); !created) return fail(created.error());
   auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_write_create);
   if (!db) return db;
   // SQLite opens a file it may not write (no write permission, the immutable flag, a

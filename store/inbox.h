@@ -25,11 +25,13 @@ struct NewDelivery {
   std::string body;                          // raw bytes
 };
 
-enum class AppendStatus { stored, duplicate };
+// too_large: the delivery cannot be a row of this store (max_delivery_bytes()); nothing of
+// it is written, and the rest of its batch is stored as usual.
+enum class AppendStatus { stored, duplicate, too_large };
 
 struct Appended {
   AppendStatus status;
-  int64_t seq;  // the new row's seq, or the existing row's for a duplicate
+  int64_t seq;  // the new row's seq, or the existing row's for a duplicate (0: too_large)
 };
 
 class Inbox {
@@ -41,6 +43,9 @@ class Inbox {
   // nothing is written and the error says why. Results are in batch order. A message id
   // repeated inside the batch is stored once; the later ones report duplicate.
   virtual Result<std::vector<Appended>> append(std::span<const NewDelivery* const> batch) = 0;
+
+  // The largest delivery (body and headers together) a row can hold.
+  virtual uint64_t max_delivery_bytes() const = 0;
 
   // The highest seq stored so far (0 for an empty inbox).
   virtual int64_t last_seq() const = 0;

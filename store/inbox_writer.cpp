@@ -179,8 +179,11 @@ void InboxWriter::commit_batch(std::vector<Pending>& batch) {
     return;
   }
   for (const Appended& result : *appended) {
-    const bool stored = result.status == AppendStatus::stored;
-    outcomes.push_back({stored ? AppendOutcome::Kind::stored : AppendOutcome::Kind::duplicate, result.seq, {}});
+    switch (result.status) {
+      case AppendStatus::stored: outcomes.push_back({AppendOutcome::Kind::stored, result.seq, {}}); break;
+      case AppendStatus::duplicate: outcomes.push_back({AppendOutcome::Kind::duplicate, result.seq, {}}); break;
+      case AppendStatus::too_large: outcomes.push_back({AppendOutcome::Kind::too_large, 0, {}}); break;
+    }
   }
   if (!wal_sync_) {
     complete(batch, outcomes);
@@ -210,6 +213,7 @@ void InboxWriter::complete(std::vector<Pending>& batch, const std::vector<Append
     switch (outcome.kind) {
       case AppendOutcome::Kind::stored: stats_.stored.fetch_add(1, std::memory_order_relaxed); break;
       case AppendOutcome::Kind::duplicate: stats_.duplicates.fetch_add(1, std::memory_order_relaxed); break;
+      case AppendOutcome::Kind::too_large:
       case AppendOutcome::Kind::unavailable: stats_.failed.fetch_add(1, std::memory_order_relaxed); break;
     }
     batch[i].done(outcome);

@@ -30,7 +30,7 @@
 namespace hh::store {
 
 struct AppendOutcome {
-  enum class Kind { stored, duplicate, unavailable };
+  enum class Kind { stored, duplicate, too_large, unavailable };
   Kind kind;
   int64_t seq = 0;        // stored / duplicate
   std::string error;      // unavailable: why the commit failed

@@ -11,6 +11,9 @@ namespace {
 // second full copy of the body (a 30 MB workout stream cost 60 MB beyond its pages).
 constexpr size_t kIncrementalBodyBytes = 1024 * 1024;
 constexpr size_t kBlobChunkBytes = 1024 * 1024;
+// Room in a row for everything but the body and headers (message id, event type, the
+// record's own header): both are bounded far below this.
+constexpr uint64_t kRowOverheadBytes = 4096;
 
 struct BlobCloser {
   void operator()(sqlite3_blob* blob) const { sqlite3_blob_close(blob); }
@@ -53,6 +56,14 @@ Result<SqliteInbox> SqliteInbox::create(sqlite::Connection& db) {
   return SqliteInbox(db, std::move(*insert), std::move(*find), last->value_or(0));
 }
 
+// SQLite refuses a string, blob or row longer than SQLITE_LIMIT_LENGTH (SQLITE_TOOBIG).
+// Checked per delivery before its insert, so one such delivery is refused alone instead
+// of failing the transaction its whole group commit shares.
+uint64_t SqliteInbox::max_delivery_bytes() const {
+  const int limit = sqlite3_limit(db_->get(), SQLITE_LIMIT_LENGTH, -1);
+  return limit > static_cast<int>(kRowOverheadBytes) ? static_cast<uint64_t>(limit) - kRowOverheadBytes : 0;
+}
+
 Result<std::vector<Appended>> SqliteInbox::append(std::span<const NewDelivery* const> batch) {
   return append_with(batch, {});
 }
@@ -64,14 +75,21 @@ Result<std::vector<Appended>> SqliteInbox::append_with(std::span<const NewDelive
   auto txn = sqlite::Transaction::begin(*db_);
   if (!txn) return fail(txn.error());
   int64_t last_seq = last_seq_;
+  const uint64_t max_bytes = max_delivery_bytes();
   for (const NewDelivery* d : batch) {
+    if (d->body.size() + d->headers_json.size() + d->message_id.size() > max_bytes) {
+      results.push_back({AppendStatus::too_large, 0});
+      continue;
+    }
     insert_.bind_static(1, d->message_id)
         .bind_static(2, origin_name(d->origin))
         .bind(3, d->received_at_ms)
         .bind(4, d->webhook_timestamp);
     const bool in_place = d->body.size() >= kIncrementalBodyBytes;
     if (in_place) {
-      sqlite3_bind_zeroblob64(insert_.get(), 7, d->body.size());
+      if (sqlite3_bind_zeroblob64(insert_.get(), 7, d->body.size()) != SQLITE_OK) {
+        return fail("binding the body: " + db_->last_error());
+      }
     } else {
       insert_.bind_blob_static(7, d->body);
     }

@@ -22,6 +22,7 @@ class SqliteInbox final : public Inbox {
   // append() plus `also`, in one transaction.
   Result<std::vector<Appended>> append_with(std::span<const NewDelivery* const> batch, const AlsoInTransaction& also);
   int64_t last_seq() const override { return last_seq_; }
+  uint64_t max_delivery_bytes() const override;
 
  private:
   SqliteInbox(sqlite::Connection& db, sqlite::Statement insert, sqlite::Statement find, int64_t last_seq)

@@ -1,6 +1,7 @@
 #include "receiver/api/read_api.h"
 
 #include "receiver/api/api_pages.h"
+#include "receiver/http/off_io.h"
 
 namespace hh::api {
 namespace {
@@ -22,18 +23,20 @@ Result<std::unique_ptr<ReadApi>> ReadApi::create(const std::string& database_pat
   return api;
 }
 
-void ReadApi::mount(http::Router& router) {
-  router.add_prefix(http::bhttp::verb::get, "/v1/", [this](http::Request& request) { return handle(request); });
+void ReadApi::mount(http::Router& router, http::BlockingPool& pool) {
+  router.add_prefix(http::bhttp::verb::get, "/v1/", [this, &pool](http::Request& request) {
+    return handle(request, pool);
+  });
 }
 
-http::net::awaitable<http::Response> ReadApi::handle(http::Request& request) { co_return answer(request); }
+http::net::awaitable<http::Response> ReadApi::handle(http::Request& request, http::BlockingPool& pool) {
+  co_return co_await http::run_off_io(pool, [this, &request] { return answer(request); });
+}
 
 http::Response ReadApi::answer(http::Request& request) {
   const auto authorization = request.find(http::bhttp::field::authorization);
   if (!token_.accepts(authorization == request.end() ? std::string_view() : std::string_view(authorization->value()))) {
-    http::Response response = http::error_response(Status::unauthorized, "missing or wrong bearer token");
-    response.set(http::bhttp::field::www_authenticate, "Bearer realm=\"healthhook\"");
-    return response;
+    return http::bearer_refusal();
   }
   auto target = parse_target(request.target());
   if (!target) return http::error_response(Status::bad_request, target.error());

@@ -9,8 +9,8 @@
 // separate routes and need no token.
 //
 // Queries run on read connections of their own (reader_pool.h), never the writer's; WAL
-// lets them read while the writer commits. A request's queries run on its io thread
-// without yielding; pages are capped (10,000 rows), so one request stays short.
+// lets them read while the writer commits. They run on the blocking pool (off_io.h),
+// never on a thread that answers webhooks; pages are capped (10,000 rows).
 //
 // Thread-safe; must outlive the router it is mounted on.
 #include <memory>
@@ -18,7 +18,8 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "receiver/api/bearer_token.h"
+#include "receiver/http/bearer_token.h"
+#include "receiver/http/off_io.h"
 #include "receiver/api/reader_pool.h"
 #include "receiver/http/router.h"
 
@@ -29,16 +30,16 @@ class ReadApi {
   // Opens one read connection to check the database can be read. `token` must not be empty.
   static Result<std::unique_ptr<ReadApi>> create(const std::string& database_path, std::string_view token);
 
-  // Routes GET /v1/… to handle().
-  void mount(http::Router& router);
+  // Routes GET /v1/… to handle(); `pool` runs the queries and must outlive the router's use.
+  void mount(http::Router& router, http::BlockingPool& pool);
 
-  http::net::awaitable<http::Response> handle(http::Request& request);
+  http::net::awaitable<http::Response> handle(http::Request& request, http::BlockingPool& pool);
 
  private:
   ReadApi(std::string database_path, std::string_view token) : token_(token), readers_(std::move(database_path)) {}
   http::Response answer(http::Request& request);
 
-  const BearerToken token_;
+  const http::BearerToken token_;
   ReaderPool readers_;
 };
 

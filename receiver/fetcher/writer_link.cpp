@@ -65,6 +65,7 @@ net::awaitable<Result<WriterLink::StoredPage>> WriterLink::store_page(
         stored.superseded = true;
         return fail("superseded");
       }
+      if (rows[0].status == store::AppendStatus::too_large) return fail("page too large to store");
       stored.duplicate = rows[0].status == store::AppendStatus::duplicate;
       stored.seq = rows[0].seq;
       return {};

@@ -18,12 +18,17 @@ MetricsEndpoint::Collector ingest_metrics(IngestMetricsSources sources) {
         .sample("healthhook_deliveries_total", {{"outcome", "duplicate"}}, load(webhook.duplicates))
         .sample("healthhook_deliveries_total", {{"outcome", "rejected_signature"}}, load(webhook.signature_failures))
         .sample("healthhook_deliveries_total", {{"outcome", "unavailable"}}, load(webhook.unavailable));
-    if (s.too_large) out.sample("healthhook_deliveries_total", {{"outcome", "too_large"}}, load(*s.too_large));
+    if (s.refusals) {
+      out.sample("healthhook_deliveries_total", {{"outcome", "too_large"}},
+                 s.refusals->total(Refusal::body_too_large) + load(webhook.too_large));
+    }
     out.counter("healthhook_signature_failures_total",
                 "Deliveries refused with 401: signature missing, malformed, wrong or outside the time tolerance",
                 load(webhook.signature_failures));
     out.counter("healthhook_duplicates_total", "Deliveries whose message id was already in the inbox (answered 200)",
                 load(webhook.duplicates));
+
+    if (s.refusals) s.refusals->collect(out);
 
     const InboxCommitMetrics& commits = *s.commits;
     out.family("healthhook_inbox_commits_total", "counter", "Inbox group commits (one transaction each)")

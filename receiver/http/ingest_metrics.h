@@ -4,6 +4,7 @@
 //
 //   healthhook_deliveries_total{outcome="stored|duplicate|rejected_signature|unavailable|too_large"}
 //   healthhook_signature_failures_total, healthhook_duplicates_total
+//   healthhook_refusals_total{reason=…}    (refusals.h)
 //   healthhook_inbox_commits_total{result="ok|failed"}
 //   healthhook_inbox_commit_seconds, healthhook_inbox_commit_batch_size   (histograms)
 //   healthhook_inbox_queue_depth, healthhook_inbox_queue_high_water
@@ -15,6 +16,7 @@
 
 #include "receiver/http/metric_histogram.h"
 #include "receiver/http/metrics_endpoint.h"
+#include "receiver/http/refusals.h"
 #include "receiver/http/webhook_endpoint.h"
 #include "store/inbox_writer.h"
 
@@ -44,9 +46,10 @@ struct IngestMetricsSources {
   uint64_t queue_high_water = 0;
   std::string disk_path;                           // the database's folder (statvfs at scrape time)
   uint64_t min_free_disk_bytes = 0;
-  // 413s: counted where the body limit is enforced (the session, before the endpoint
-  // runs). Null: the outcome="too_large" series is left out rather than shown as 0.
-  const std::atomic<uint64_t>* too_large = nullptr;
+  // Refusals of the listener and sessions (a 413 is mostly decided there, before the
+  // endpoint runs). Null: the outcome="too_large" series and the refusals family are left
+  // out rather than shown as 0.
+  const Refusals* refusals = nullptr;
 };
 
 // Everything pointed to must outlive the collector.

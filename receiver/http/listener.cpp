@@ -10,14 +10,56 @@ namespace {
 constexpr std::chrono::seconds kTlsCloseNotifyWait{1};
 }  // namespace
 
+struct Listener::Table {
+  std::mutex mutex;
+  std::set<std::shared_ptr<SessionControl>> sessions;  // GUARDED_BY(mutex)
+  std::map<net::ip::address, size_t> per_address;      // GUARDED_BY(mutex)
+
+  // Registers a session from `peer` unless a limit is reached.
+  std::optional<Refusal> admit(const std::shared_ptr<SessionControl>& control, const net::ip::address& peer,
+                               const ConnectionLimits& limits) {
+    std::lock_guard lock(mutex);
+    if (sessions.size() >= limits.max_connections) return Refusal::connection_limit;
+    size_t& from_peer = per_address[peer];
+    if (from_peer >= limits.max_connections_per_ip) {
+      if (from_peer == 0) per_address.erase(peer);
+      return Refusal::per_ip_limit;
+    }
+    ++from_peer;
+    sessions.insert(control);
+    return std::nullopt;
+  }
+
+  void remove(const std::shared_ptr<SessionControl>& control, const net::ip::address& peer) {
+    std::lock_guard lock(mutex);
+    sessions.erase(control);
+    auto it = per_address.find(peer);
+    if (it != per_address.end() && --it->second == 0) per_address.erase(it);
+  }
+
+  // Runs `action` on each session's executor (where its fields may be touched).
+  template <typename Action>
+  void for_each(Action action) {
+    std::lock_guard lock(mutex);
+    for (const auto& control : sessions) {
+      net::post(control->executor, [control, action] { action(*control); });
+    }
+  }
+};
+
 Listener::Listener(net::io_context& io, unsigned io_threads, const Router& router, SessionLimits limits,
-                   size_t max_connections)
+                   ConnectionLimits connections)
     : io_(io),
       strand_per_session_(io_threads > 1),
       router_(router),
       limits_(limits),
-      max_connections_(max_connections),
-      acceptor_(io) {}
+      connections_(connections),
+      acceptor_(io),
+      accept_pause_(io),
+      stopping_(std::make_shared<std::atomic<bool>>(false)),
+      table_(std::make_shared<Table>()) {}
+
+Listener::~Listener() = default;
 
 Result<void> Listener::listen(const std::string& host_port) {
   const auto colon = host_port.rfind(':');
@@ -42,87 +84,102 @@ Result<void> Listener::listen(const std::string& host_port) {
 }
 
 void Listener::set_tls(std::shared_ptr<net::ssl::context> context) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(tls_mutex_);
   tls_ = std::move(context);
 }
 
 std::shared_ptr<net::ssl::context> Listener::tls() const {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(tls_mutex_);
   return tls_;
+}
+
+size_t Listener::active_sessions() const {
+  std::lock_guard lock(table_->mutex);
+  return table_->sessions.size();
 }
 
 void Listener::start() { net::co_spawn(acceptor_.get_executor(), accept_loop(), net::detached); }
 
 void Listener::stop() {
-  if (stopping_.exchange(true)) return;
+  if (stopping_->exchange(true)) return;
   net::post(acceptor_.get_executor(), [this] {
     beast::error_code ec;
     acceptor_.close(ec);
+    accept_pause_.cancel();
   });
-  std::lock_guard lock(mutex_);
-  for (const auto& control : sessions_) {
-    net::post(control->executor, [control] {
-      if (control->transport && control->idle) control->transport->socket().cancel();
-    });
-  }
+  table_->for_each([](SessionControl& control) {
+    if (control.transport && control.idle) control.transport->socket().cancel();
+  });
+}
+
+void Listener::close_all() {
+  table_->for_each([](SessionControl& control) {
+    if (control.transport) control.transport->close();
+  });
 }
 
 net::awaitable<void> Listener::accept_loop() {
+  Refusals* refusals = limits_.refusals;
   for (;;) {
     // The session's executor (listener.h: a strand only when several threads run io_).
     const net::any_io_executor executor =
         strand_per_session_ ? net::any_io_executor(net::make_strand(io_)) : net::any_io_executor(io_.get_executor());
     auto [ec, socket] = co_await acceptor_.async_accept(executor, use_tuple);
     if (ec) {
-      if (stopping_.load() || ec == net::error::operation_aborted) co_return;
-      log::warn("accept_failed").str("error", ec.message());
-      continue;  // e.g. EMFILE: keep serving the connections we have
-    }
-    if (active_.load() >= max_connections_) {
-      beast::error_code ignored;
-      socket.close(ignored);
-      log::warn("connection_refused").str("reason", "max_connections reached");
+      if (stopping_->load() || ec == net::error::operation_aborted) co_return;
+      // Out of descriptors (EMFILE/ENFILE) or memory: accepting again at once would fail
+      // again at once. Pause; connections waiting meanwhile stay in the kernel's backlog.
+      if (refusals) refusals->count(Refusal::accept_failed);
+      accept_pause_.expires_after(kAcceptPause);
+      co_await accept_pause_.async_wait(use_tuple);
+      if (stopping_->load()) co_return;
       continue;
     }
-    socket.set_option(net::ip::tcp::no_delay(true));
-    net::co_spawn(socket.get_executor(), run_session(std::move(socket)), net::detached);
+    beast::error_code peer_ec;
+    const auto peer = socket.remote_endpoint(peer_ec);
+    if (peer_ec) continue;  // reset before we looked: nothing to serve
+    socket.set_option(net::ip::tcp::no_delay(true), peer_ec);
+    net::co_spawn(socket.get_executor(), run_session(std::move(socket), peer.address()), net::detached);
   }
 }
 
-net::awaitable<void> Listener::run_session(net::ip::tcp::socket socket) {
-  ++active_;
+net::awaitable<void> Listener::run_session(net::ip::tcp::socket socket, net::ip::address peer) {
   auto control = std::make_shared<SessionControl>(socket.get_executor());
-  {
-    std::lock_guard lock(mutex_);
-    sessions_.insert(control);
+  if (const auto refused = table_->admit(control, peer, connections_)) {
+    if (limits_.refusals) limits_.refusals->count(*refused);
+    beast::error_code ignored;
+    socket.close(ignored);
+    co_return;
   }
+  // Shares the table, not the listener: see listener.h.
   struct Deregister {
-    Listener* self;
+    std::shared_ptr<Table> table;
     std::shared_ptr<SessionControl> control;
+    net::ip::address peer;
     ~Deregister() {
       control->transport = nullptr;
-      std::lock_guard lock(self->mutex_);
-      self->sessions_.erase(control);
-      --self->active_;
+      table->remove(control, peer);
     }
-  } deregister{this, control};
+  } deregister{table_, control, peer};
+  const std::shared_ptr<const std::atomic<bool>> stopping = stopping_;
+  const SessionLimits limits = limits_;  // the frame's own copy, like the table above
 
   beast::tcp_stream transport(std::move(socket));
   control->transport = &transport;
   if (auto context = tls()) {
     beast::ssl_stream<beast::tcp_stream> stream(std::move(transport), *context);
     control->transport = &beast::get_lowest_layer(stream);
-    beast::get_lowest_layer(stream).expires_after(limits_.header_timeout);
+    beast::get_lowest_layer(stream).expires_after(limits.header_timeout);
     auto [ec] = co_await stream.async_handshake(net::ssl::stream_base::server, use_tuple);
     if (ec) co_return;
-    co_await serve_requests(stream, router_, limits_, *control, stopping_);
+    co_await serve_requests(stream, router_, limits, *control, *stopping);
     // close_notify, then wait briefly for the peer's: a client that keeps the socket open
     // without answering must not hold a graceful stop for the whole write timeout.
     beast::get_lowest_layer(stream).expires_after(kTlsCloseNotifyWait);
     co_await stream.async_shutdown(use_tuple);
     co_return;
   }
-  co_await serve_requests(transport, router_, limits_, *control, stopping_);
+  co_await serve_requests(transport, router_, limits, *control, *stopping);
   beast::error_code ec;
   transport.socket().shutdown(net::ip::tcp::socket::shutdown_send, ec);
 }

@@ -3,31 +3,48 @@
 // io_context. When more than one thread runs it, each session gets its own strand, so
 // its coroutine and its stream's timer never run on two threads at once; with one thread
 // that holds anyway, and sessions use the io_context's executor directly (a strand there
-// only costs: its queue and locks on every handler, 5-10 % of the io thread's time per
-// 1 KiB delivery, bench/README.md "Measured").
+// only costs: its queue and locks on every handler).
+//
+// Limits (spec §2): at most max_connections sessions, and max_connections_per_ip from
+// one client address; a connection past either is closed at once and counted. When
+// accept() fails (out of file descriptors), accepting pauses for kAcceptPause, so the
+// loop never spins; the failure is counted, not logged (refusals.h).
 //
 // Stop (SIGTERM/SIGINT): stop() closes the acceptor and the idle keep-alive connections;
 // sessions in the middle of a request finish it (their commit included), answer with
-// "Connection: close" and end. The io_context then runs out of work.
+// "Connection: close" and end. close_all() ends the rest (a drain's deadline). Sessions
+// share the connection table with the listener, so a session that ends after the
+// listener is gone (the io_context destroyed last) touches nothing freed.
 #include <boost/asio/ssl.hpp>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 
 #include "common/result.h"
+#include "receiver/http/refusals.h"
 #include "receiver/http/router.h"
 #include "receiver/http/session.h"
 
 namespace hh::http {
 
+inline constexpr std::chrono::milliseconds kAcceptPause{100};
+
+struct ConnectionLimits {
+  size_t max_connections = 1024;
+  size_t max_connections_per_ip = 64;
+};
+
 class Listener {
  public:
-  // `router` must outlive the listener and every session. `io_threads`: how many threads
-  // run `io` (io_context::run), which decides whether sessions need strands.
+  // `router`, `limits.refusals` and `limits.body_budget` must outlive the listener and
+  // every session. `io_threads`: how many threads run `io` (io_context::run), which
+  // decides whether sessions need strands.
   Listener(net::io_context& io, unsigned io_threads, const Router& router, SessionLimits limits,
-           size_t max_connections);
+           ConnectionLimits connections);
+  ~Listener();
 
   // Binds and listens now, so "port in use" fails at start-up with a clear message.
   // `host_port`: "127.0.0.1:8080", "[::1]:8080", "0.0.0.0:0" (0 = any free port).
@@ -39,27 +56,29 @@ class Listener {
   void set_tls(std::shared_ptr<net::ssl::context> context);
 
   void start();
-  void stop();  // thread-safe; idempotent
-  bool stopping() const { return stopping_.load(); }
-  size_t active_sessions() const { return active_.load(); }
+  void stop();       // thread-safe; idempotent
+  void close_all();  // thread-safe: closes every session's connection, busy or not
+  bool stopping() const { return stopping_->load(); }
+  size_t active_sessions() const;
 
  private:
+  struct Table;  // the sessions and their per-address counts, shared with each session
   net::awaitable<void> accept_loop();
-  net::awaitable<void> run_session(net::ip::tcp::socket socket);
+  net::awaitable<void> run_session(net::ip::tcp::socket socket, net::ip::address peer);
   std::shared_ptr<net::ssl::context> tls() const;
 
   net::io_context& io_;
   const bool strand_per_session_;
   const Router& router_;
   const SessionLimits limits_;
-  const size_t max_connections_;
+  const ConnectionLimits connections_;
   net::ip::tcp::acceptor acceptor_;
-  std::atomic<bool> stopping_{false};
-  std::atomic<size_t> active_{0};
+  net::steady_timer accept_pause_;
+  std::shared_ptr<std::atomic<bool>> stopping_;  // shared with sessions, which read it
+  std::shared_ptr<Table> table_;
 
-  mutable std::mutex mutex_;
-  std::set<std::shared_ptr<SessionControl>> sessions_;  // GUARDED_BY(mutex_)
-  std::shared_ptr<net::ssl::context> tls_;               // GUARDED_BY(mutex_)
+  mutable std::mutex tls_mutex_;
+  std::shared_ptr<net::ssl::context> tls_;  // GUARDED_BY(tls_mutex_)
 };
 
 }  // namespace hh::http

@@ -11,13 +11,18 @@
 //                 processor->stats().steps.load());
 //   });
 //
-// Collectors run in the order added, on the io thread that serves the scrape, one scrape
-// at a time; each must be quick and must write family names no other collector writes.
-// Everything captured by reference must outlive the endpoint's router.
+// Collectors run in the order added, on a thread of the blocking pool (off_io.h: never on
+// a thread that answers webhooks; some collectors read the database), one scrape at a
+// time; each must write family names no other collector writes. Everything captured by
+// reference must outlive the endpoint's router.
+//
+// With a token (`[metrics] token_file`), a scrape needs "Authorization: Bearer <token>".
 #include <functional>
 #include <mutex>
+#include <string>
 #include <vector>
 
+#include "receiver/http/off_io.h"
 #include "receiver/http/prometheus_text.h"
 #include "receiver/http/router.h"
 
@@ -29,8 +34,9 @@ class MetricsEndpoint {
 
   // Before the listener starts (not synchronised with scrapes).
   void add(Collector collector);
-  // Registers GET /metrics on `router`; `this` must outlive the router's use.
-  void install(Router& router);
+  // Registers GET /metrics on `router`; `this` and `pool` must outlive the router's use.
+  // `token` empty: no token needed.
+  void install(Router& router, BlockingPool& pool, std::string token = {});
 
   // One exposition with every collector's families (also what tests call directly).
   std::string render() const;

@@ -2,12 +2,18 @@
 
 namespace hh::http {
 
-void Router::add(bhttp::verb method, std::string path, Endpoint endpoint) {
-  routes_.push_back({method, std::move(path), false, std::move(endpoint)});
+void Router::add(bhttp::verb method, std::string path, Endpoint endpoint, HeadCheck check) {
+  routes_.push_back({method, std::move(path), false, std::move(endpoint), std::move(check)});
 }
 
 void Router::add_prefix(bhttp::verb method, std::string prefix, Endpoint endpoint) {
-  routes_.push_back({method, std::move(prefix), true, std::move(endpoint)});
+  routes_.push_back({method, std::move(prefix), true, std::move(endpoint), {}});
+}
+
+std::optional<Response> Router::check_head(const RequestHead& head) const {
+  const Route* route = find(head.method(), path_of(head.target()), nullptr);
+  if (!route || !route->check) return std::nullopt;
+  return route->check(head);
 }
 
 std::string_view Router::path_of(std::string_view target) { return target.substr(0, target.find('?')); }

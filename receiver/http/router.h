@@ -2,6 +2,7 @@
 // Maps (method, path) to an endpoint. Request handling is a coroutine from request to
 // response: endpoints never see the socket, so tests can call them directly.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,11 +11,15 @@
 namespace hh::http {
 
 using Endpoint = std::function<net::awaitable<Response>(Request&)>;
+// Runs when a request's head is complete, before its body is read: a response refuses the
+// request (its body is never read), nullopt lets it through.
+using RequestHead = bhttp::request_header<>;
+using HeadCheck = std::function<std::optional<Response>(const RequestHead&)>;
 
 class Router {
  public:
-  // Exact path.
-  void add(bhttp::verb method, std::string path, Endpoint endpoint);
+  // Exact path; `check` (optional) runs on the head first.
+  void add(bhttp::verb method, std::string path, Endpoint endpoint, HeadCheck check = {});
   // Every path starting with `prefix` (e.g. "/v1/").
   void add_prefix(bhttp::verb method, std::string prefix, Endpoint endpoint);
 
@@ -22,6 +27,9 @@ class Router {
   // the session refuse a wrong method/path or an oversized body without reading it.
   enum class Match { found, wrong_method, not_found };
   Match match(bhttp::verb method, std::string_view target) const;
+
+  // The matching route's head check (nullopt without one, or when nothing matches).
+  std::optional<Response> check_head(const RequestHead& head) const;
 
   // 404 / 405 (with Allow) when nothing matches.
   net::awaitable<Response> handle(Request& request) const;
@@ -34,6 +42,7 @@ class Router {
     std::string path;
     bool prefix;
     Endpoint endpoint;
+    HeadCheck check;
   };
   const Route* find(bhttp::verb method, std::string_view path, std::string* allowed) const;
   std::vector<Route> routes_;

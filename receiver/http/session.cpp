@@ -4,14 +4,21 @@
 #include <boost/beast/ssl.hpp>
 #include <optional>
 
-
 namespace hh::http {
 
-beast::flat_buffer make_read_buffer() {
-  beast::flat_buffer buffer;
-  buffer.reserve(kReadBufferBytes);
-  return buffer;
+std::string_view framing_problem(const bhttp::request_header<>& head) {
+  const size_t encodings = head.count(bhttp::field::transfer_encoding);
+  if (encodings == 0) return {};
+  if (encodings > 1) return "Transfer-Encoding may be sent once";
+  if (head.count(bhttp::field::content_length) > 0) return "Transfer-Encoding and Content-Length together";
+  std::string_view value = head[bhttp::field::transfer_encoding];
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+  if (!beast::iequals(value, "chunked")) return "Transfer-Encoding other than \"chunked\"";
+  return {};
 }
+
+void prepare_for_body(beast::flat_buffer& buffer) { buffer.reserve(kReadBufferBytes); }
 
 namespace {
 
@@ -25,6 +32,10 @@ net::awaitable<bool> write_response(Stream& stream, Response& response, const Se
   co_return !ec;
 }
 
+void count(const SessionLimits& limits, Refusal reason) {
+  if (limits.refusals) limits.refusals->count(reason);
+}
+
 // A response for a request we refuse before (or while) reading its body. The connection
 // closes afterwards: the unread body would otherwise be taken for the next request.
 Response refusal(Status status, std::string_view reason) {
@@ -34,10 +45,19 @@ Response refusal(Status status, std::string_view reason) {
 }
 
 Response too_large(const SessionLimits& limits) {
-  if (limits.too_large_count) limits.too_large_count->fetch_add(1, std::memory_order_relaxed);
+  count(limits, Refusal::body_too_large);
   return refusal(Status::payload_too_large,
                  "body larger than max_body_bytes (" + std::to_string(limits.max_body_bytes) + ")");
 }
+
+Response budget_full(const SessionLimits& limits) {
+  count(limits, Refusal::body_budget);
+  Response response = refusal(Status::service_unavailable, "too many request bodies in flight; retry later");
+  response.set(bhttp::field::retry_after, std::to_string(limits.retry_after_seconds));
+  return response;
+}
+
+bool is_timeout(const beast::error_code& ec) { return ec == beast::error::timeout; }
 
 }  // namespace
 
@@ -45,16 +65,23 @@ template <typename Stream>
 net::awaitable<void> serve_requests(Stream& stream, const Router& router, const SessionLimits& limits,
                                     SessionControl& control, const std::atomic<bool>& stopping) {
   auto& transport = beast::get_lowest_layer(stream);
-  beast::flat_buffer buffer = make_read_buffer();
+  beast::flat_buffer buffer;
+  bool first_request = true;
   for (;;) {
-    // Idle: wait for the first bytes of the next request.
+    // Idle: wait for the first bytes of the next request. A new connection's deadline
+    // covers its whole first head (not re-armed below): connections that never send a
+    // request are the cheapest attack there is.
     if (buffer.size() == 0) {
+      if (buffer.capacity() > kHeadReadBytes) buffer.shrink_to_fit();  // hold nothing while idle
       control.idle = true;
       if (stopping.load()) co_return;
-      transport.expires_after(limits.idle_timeout);
-      auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kReadBufferBytes), use_tuple);
+      transport.expires_after(first_request ? limits.header_timeout : limits.idle_timeout);
+      auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kHeadReadBytes), use_tuple);
       control.idle = false;
-      if (ec) co_return;  // closed by the peer, idle deadline, or stop
+      if (ec) {  // closed by the peer, idle deadline, or stop
+        if (first_request && is_timeout(ec)) count(limits, Refusal::client_timeout);
+        co_return;
+      }
       buffer.commit(n);
     }
 
@@ -63,7 +90,8 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     parser->header_limit(limits.max_header_bytes);
     parser->body_limit(limits.max_body_bytes);
 
-    transport.expires_after(limits.header_timeout);
+    if (!first_request) transport.expires_after(limits.header_timeout);
+    first_request = false;
     {
       auto [ec, n] = co_await bhttp::async_read_header(stream, buffer, *parser, use_tuple);
       (void)n;
@@ -74,14 +102,18 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
         co_return;
       }
       if (ec == bhttp::error::header_limit) {
+        count(limits, Refusal::headers_too_large);
         Response response = refusal(Status::request_header_fields_too_large, "request headers too large");
         co_await write_response(stream, response, limits);
         co_return;
       }
-      if (ec == bhttp::error::end_of_stream || ec == beast::error::timeout || ec == net::error::operation_aborted) {
+      if (is_timeout(ec)) {
+        count(limits, Refusal::client_timeout);
         co_return;
       }
+      if (ec == bhttp::error::end_of_stream || ec == net::error::operation_aborted) co_return;
       if (ec) {
+        count(limits, Refusal::bad_request);
         Response response = refusal(Status::bad_request, "malformed request: " + ec.message());
         co_await write_response(stream, response, limits);
         co_return;
@@ -89,6 +121,12 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     }
 
     auto& header = parser->get();
+    if (const std::string_view problem = framing_problem(header); !problem.empty()) {
+      count(limits, Refusal::bad_request);
+      Response response = refusal(Status::bad_request, problem);
+      co_await write_response(stream, response, limits);
+      co_return;
+    }
     const auto match = router.match(header.method(), header.target());
     if (match != Router::Match::found) {
       Request head_only;
@@ -96,6 +134,11 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       Response response = co_await router.handle(head_only);
       response.keep_alive(false);
       co_await write_response(stream, response, limits);
+      co_return;
+    }
+    if (auto refused = router.check_head(header)) {  // e.g. 401 before the body
+      refused->keep_alive(false);
+      co_await write_response(stream, *refused, limits);
       co_return;
     }
     // curl and others wait for "100 Continue" before sending a large body.
@@ -107,22 +150,37 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       if (ec) co_return;
     }
 
+    // The body, read by read, each taking its bytes from the budget.
+    BodyReservation held(limits.body_budget);
+    if (!parser->is_done()) {
+      const auto length = parser->content_length();
+      if (!length || *length > buffer.size()) prepare_for_body(buffer);
+    }
     transport.expires_after(limits.body_timeout);
-    {
-      auto [ec, n] = co_await bhttp::async_read(stream, buffer, *parser, use_tuple);
+    while (!parser->is_done()) {
+      auto [ec, n] = co_await bhttp::async_read_some(stream, buffer, *parser, use_tuple);
       (void)n;
       if (ec == bhttp::error::body_limit) {  // chunked bodies hit the limit while reading
         Response response = too_large(limits);
         co_await write_response(stream, response, limits);
         co_return;
       }
-      if (ec) co_return;  // timeout, reset or truncated body: nothing was stored
+      if (ec) {  // timeout, reset or truncated body: nothing was stored
+        if (is_timeout(ec)) count(limits, Refusal::client_timeout);
+        co_return;
+      }
+      if (!co_await held.grow_to(parser->get().body().size(), limits.budget_wait)) {
+        Response response = budget_full(limits);
+        co_await write_response(stream, response, limits);
+        co_return;
+      }
     }
     transport.expires_never();  // no socket operation while the endpoint works
 
     Request request = parser->release();
     const bool keep_alive = request.keep_alive();
     Response response = co_await router.handle(request);
+    held.release();  // the endpoint is done with the body (the inbox has it, or it was refused)
     response.keep_alive(keep_alive && !stopping.load());
     if (!co_await write_response(stream, response, limits)) co_return;
     if (!response.keep_alive()) co_return;

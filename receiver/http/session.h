@@ -1,13 +1,24 @@
 #pragma once
 // One HTTP/1.1 connection: read a request, hand it to the router, write the response,
-// repeat while keep-alive holds. Deadlines: idle (waiting for the next request), header
-// (the rest of the request line and headers) and body are separate, so a slow client
-// cannot hold a connection for ever; limits answer 413 (body) and 431 (headers).
+// repeat while keep-alive holds. What a client may cost before it is known to be the
+// service (spec §2):
+//   - deadlines: a new connection must send its whole first request head within
+//     header_timeout; later, idle (waiting for the next request), header and body
+//     deadlines are separate, so a slow client cannot hold a connection for ever;
+//   - the head is checked before any byte of the body is read: limits (431, 413), a
+//     Transfer-Encoding other than exactly "chunked" or beside Content-Length (400), the
+//     route (404, 405) and the route's own head check (the webhook's signature headers,
+//     401); a refused request gets no "100 Continue" and its connection closes;
+//   - body bytes are taken from the shared budget as they arrive (body_budget.h): 503
+//     with Retry-After when it stays full;
+//   - a connection holds a small read buffer only while a request arrives, none while idle.
 #include <atomic>
 #include <chrono>
 #include <memory>
 
+#include "receiver/http/body_budget.h"
 #include "receiver/http/http_types.h"
+#include "receiver/http/refusals.h"
 #include "receiver/http/router.h"
 
 namespace hh::http {
@@ -19,26 +30,36 @@ struct SessionLimits {
   std::chrono::seconds header_timeout{10};
   std::chrono::seconds body_timeout{30};
   std::chrono::seconds write_timeout{10};
-  // Counts bodies refused with 413 (the /metrics outcome "too_large"); may be null. A 413 is
-  // decided here, before any endpoint sees the request, so the session keeps the count.
-  std::atomic<uint64_t>* too_large_count = nullptr;
+  // How long a body read waits for room in the budget before the request gets 503.
+  std::chrono::milliseconds budget_wait{1000};
+  int64_t retry_after_seconds = 5;  // on 503
+  // Shared with the listener and the endpoints; null: not counted / no budget (tests).
+  Refusals* refusals = nullptr;
+  BodyBudget* body_budget = nullptr;
 };
 
-// Bytes reserved in each connection's read buffer. Beast's flat_buffer otherwise reads
-// 512 bytes per read_some, which made 20 KiB bodies 4-8x slower (7.5k vs 58k req/s).
+// Bytes read while waiting for a request's first bytes: enough for a whole small request,
+// little for an idle connection to hold.
+inline constexpr size_t kHeadReadBytes = 4 * 1024;
+// Bytes read at a time while a body arrives. Beast's flat_buffer otherwise reads what
+// little capacity is left per read_some, which made 20 KiB bodies several times slower.
 inline constexpr size_t kReadBufferBytes = 64 * 1024;
 
-// The per-connection read buffer, reserved to kReadBufferBytes.
-beast::flat_buffer make_read_buffer();
-
-// What the listener may do to a running session from outside: close it when it is idle.
-// Fields are touched only on the session's executor (its strand).
+// What the listener may do to a running session from outside: close it when it is idle,
+// or at the end of a drain. Fields are touched only on the session's executor (its strand).
 struct SessionControl {
   explicit SessionControl(net::any_io_executor ex) : executor(std::move(ex)) {}
   net::any_io_executor executor;
   beast::tcp_stream* transport = nullptr;  // null once the session ended
   bool idle = false;                       // waiting for the next request
 };
+
+// Makes `buffer` read up to kReadBufferBytes at a time (before a body is read).
+void prepare_for_body(beast::flat_buffer& buffer);
+
+// Why a request head must be refused before its body is read (400), or "" when its
+// framing is acceptable: RFC 9112 §6.1/§6.3 (Beast 1.81 does not check these).
+std::string_view framing_problem(const bhttp::request_header<>& head);
 
 // Serves requests on `stream` (beast::tcp_stream, or an ssl_stream over one, already
 // handshaken) until the peer closes, an error or deadline ends it, or `stopping` is set.

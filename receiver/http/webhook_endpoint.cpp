@@ -1,12 +1,11 @@
 #include "receiver/http/webhook_endpoint.h"
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 
 #include "common/json_writer.h"
-#include "common/log.h"
 #include "receiver/events/envelope_peek.h"
-#include "receiver/http/async_submit.h"
+#include "receiver/http/commit_wait.h"
 
 namespace hh::http {
 namespace {
@@ -16,19 +15,12 @@ int64_t now_ms() {
       .count();
 }
 
-std::string_view header_value(const Request& request, std::string_view name) {
-  auto it = request.find(name);
-  return it == request.end() ? std::string_view() : std::string_view(it->value());
-}
-
 }  // namespace
 
-signature::SignedHeaders signed_headers(const Request& request) {
-  signature::SignedHeaders svix{header_value(request, "svix-id"), header_value(request, "svix-timestamp"),
-                                header_value(request, "svix-signature")};
-  if (!svix.id.empty() || !svix.timestamp.empty() || !svix.signature.empty()) return svix;
-  return {header_value(request, "webhook-id"), header_value(request, "webhook-timestamp"),
-          header_value(request, "webhook-signature")};
+signature::SignatureHeaderSet signature_headers_of(const RequestHead& head) {
+  signature::SignatureHeaderSet set;
+  for (const auto& field : head) set.add(field.name_string(), field.value());
+  return set;
 }
 
 std::string headers_as_json(const Request& request) {
@@ -48,9 +40,10 @@ std::string headers_as_json(const Request& request) {
       json::append_string(out, it->value());
       continue;
     }
+    const std::string_view separator = signature::SignatureHeaderSet::is_signature_list(name) ? " " : ", ";
     std::string joined;
     for (auto same = first; same != last; ++same) {
-      if (!joined.empty()) joined.append(", ");
+      if (!joined.empty()) joined.append(separator);
       joined.append(same->value());
     }
     json::append_string(out, joined);
@@ -60,8 +53,8 @@ std::string headers_as_json(const Request& request) {
 }
 
 WebhookEndpoint::WebhookEndpoint(store::InboxWriter& writer, std::shared_ptr<const signature::Verifier> verifier,
-                                 int64_t retry_after_seconds)
-    : writer_(writer), retry_after_seconds_(retry_after_seconds), verifier_(std::move(verifier)) {}
+                                 WebhookOptions options)
+    : writer_(writer), options_(options), verifier_(std::move(verifier)) {}
 
 void WebhookEndpoint::set_verifier(std::shared_ptr<const signature::Verifier> verifier) {
   std::lock_guard lock(verifier_mutex_);
@@ -73,23 +66,41 @@ std::shared_ptr<const signature::Verifier> WebhookEndpoint::verifier() const {
   return verifier_;
 }
 
+void WebhookEndpoint::mount(Router& router, const std::string& path) {
+  router.add(
+      bhttp::verb::post, path, [this](Request& request) { return handle(request); },
+      [this](const RequestHead& head) { return check_head(head); });
+}
+
+Response WebhookEndpoint::unauthorized(signature::Verdict verdict) {
+  stats_.signature_failures.fetch_add(1, std::memory_order_relaxed);
+  if (options_.refusals) options_.refusals->count(refusal_for(verdict));
+  return error_response(Status::unauthorized, signature::verdict_reason(verdict));
+}
+
 Response WebhookEndpoint::unavailable(std::string_view reason) {
   stats_.unavailable.fetch_add(1, std::memory_order_relaxed);
   Response response = error_response(Status::service_unavailable, reason);
-  response.set(bhttp::field::retry_after, std::to_string(retry_after_seconds_));
+  response.set(bhttp::field::retry_after, std::to_string(options_.retry_after_seconds));
   return response;
 }
 
+std::optional<Response> WebhookEndpoint::check_head(const RequestHead& head) {
+  const signature::SignatureHeaderSet headers = signature_headers_of(head);
+  signature::Verdict verdict = headers.ambiguity();
+  if (verdict == signature::Verdict::ok) verdict = verifier()->check_headers(headers.pick(), now_ms() / 1000);
+  if (verdict == signature::Verdict::ok) return std::nullopt;
+  return unauthorized(verdict);
+}
+
 net::awaitable<Response> WebhookEndpoint::handle(Request& request) {
+  const auto deadline = std::chrono::steady_clock::now() + options_.request_deadline;
   const int64_t received_at = now_ms();
-  const signature::SignedHeaders headers = signed_headers(request);
-  const auto verdict = verifier()->verify(headers, request.body(), received_at / 1000);
-  if (verdict != signature::Verdict::ok) {
-    stats_.signature_failures.fetch_add(1, std::memory_order_relaxed);
-    const auto reason = signature::verdict_reason(verdict);
-    log::warn("signature_rejected").str("reason", reason).str("message_id", headers.id.substr(0, 256));
-    co_return error_response(Status::unauthorized, reason);
-  }
+  const signature::SignatureHeaderSet signed_headers = signature_headers_of(request);
+  const signature::SignedHeaders headers = signed_headers.pick();
+  signature::Verdict verdict = signed_headers.ambiguity();
+  if (verdict == signature::Verdict::ok) verdict = verifier()->verify(headers, request.body(), received_at / 1000);
+  if (verdict != signature::Verdict::ok) co_return unauthorized(verdict);
 
   store::NewDelivery delivery;
   delivery.message_id = std::string(headers.id);
@@ -99,8 +110,7 @@ net::awaitable<Response> WebhookEndpoint::handle(Request& request) {
   delivery.headers_json = headers_as_json(request);
   delivery.body = std::move(request.body());
 
-  const std::string message_id = delivery.message_id;
-  const SubmitResult result = co_await async_submit(writer_, std::move(delivery), net::use_awaitable);
+  const SubmitResult result = co_await submit_and_wait(writer_, std::move(delivery), deadline);
   using Admission = store::InboxWriter::Admission;
   switch (result.admission) {
     case Admission::queued: break;
@@ -108,7 +118,8 @@ net::awaitable<Response> WebhookEndpoint::handle(Request& request) {
     case Admission::disk_low: co_return unavailable("disk nearly full; retry later");
     case Admission::stopped: co_return unavailable("shutting down; retry later");
   }
-  const auto& outcome = result.outcome;
+  if (!result.outcome) co_return unavailable("inbox commit not done within request_deadline_ms; retry later");
+  const auto& outcome = *result.outcome;
   std::string body;
   switch (outcome.kind) {
     case store::AppendOutcome::Kind::stored:
@@ -117,11 +128,12 @@ net::awaitable<Response> WebhookEndpoint::handle(Request& request) {
       co_return json_response(Status::ok, std::move(body));
     case store::AppendOutcome::Kind::duplicate:
       stats_.duplicates.fetch_add(1, std::memory_order_relaxed);
-      log::debug("duplicate_delivery").str("message_id", message_id).num("seq", outcome.seq);
       json::ObjectWriter(body).string("status", "duplicate").integer("seq", outcome.seq).close();
       co_return json_response(Status::ok, std::move(body));
-    case store::AppendOutcome::Kind::unavailable:
-      co_return unavailable("inbox cannot commit; retry later");
+    case store::AppendOutcome::Kind::too_large:
+      stats_.too_large.fetch_add(1, std::memory_order_relaxed);
+      co_return error_response(Status::payload_too_large, "delivery too large for the store");
+    case store::AppendOutcome::Kind::unavailable: break;
   }
   co_return unavailable("inbox cannot commit; retry later");
 }

@@ -106,7 +106,7 @@ Result<std::shared_ptr<const Verifier>> Verifier::create(std::span<const std::st
   return std::shared_ptr<const Verifier>(new Verifier(std::move(keys), tolerance_seconds));
 }
 
-Verdict Verifier::verify(const SignedHeaders& headers, std::string_view body, int64_t now_seconds) const {
+Verdict Verifier::check_headers(const SignedHeaders& headers, int64_t now_seconds) const {
   if (headers.id.empty() || headers.timestamp.empty() || headers.signature.empty()) return Verdict::missing_headers;
   if (headers.id.size() > kMaxMessageIdBytes) return Verdict::malformed_id;
 
@@ -116,6 +116,11 @@ Verdict Verifier::verify(const SignedHeaders& headers, std::string_view body, in
   if (ec != std::errc{} || ptr != ts_end) return Verdict::malformed_timestamp;
   if (timestamp < now_seconds - tolerance_seconds_) return Verdict::timestamp_too_old;
   if (timestamp > now_seconds + tolerance_seconds_) return Verdict::timestamp_in_future;
+  return Verdict::ok;
+}
+
+Verdict Verifier::verify(const SignedHeaders& headers, std::string_view body, int64_t now_seconds) const {
+  if (const Verdict early = check_headers(headers, now_seconds); early != Verdict::ok) return early;
 
   // Decode every "v1," entry once; other versions (v1a = ed25519) are skipped. A sender
   // has a few entries during a rotation; more than kMaxCandidates are ignored.
@@ -125,8 +130,11 @@ Verdict Verifier::verify(const SignedHeaders& headers, std::string_view body, in
   std::string_view rest = headers.signature;
   while (!rest.empty() && candidate_count < kMaxCandidates) {
     const size_t space = rest.find(' ');
-    const std::string_view entry = rest.substr(0, space);
+    std::string_view entry = rest.substr(0, space);
     rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+    // A repeated signature header joined as one field (RFC 9110 §5.3: ", ") leaves a comma
+    // at the end of all but the last entry.
+    if (entry.ends_with(',')) entry.remove_suffix(1);
     if (!entry.starts_with("v1,") || entry.size() != 3 + 44) continue;  // base64 of 32 bytes is 44 chars
     auto decoded = base64_decode(entry.substr(3));
     if (!decoded || decoded->size() != kMacBytes) continue;

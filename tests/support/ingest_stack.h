@@ -30,10 +30,11 @@ class IngestStack {
       : io_(1) {
     const std::string secrets[] = {secret};
     webhook_ = std::make_unique<http::WebhookEndpoint>(writer, signature::Verifier::create(secrets, 300).value(),
-                                                       retry_after_s);
-    router_.add(http::bhttp::verb::post, "/webhooks", [this](http::Request& r) { return webhook_->handle(r); });
+                                                       http::WebhookOptions{.retry_after_seconds = retry_after_s});
+    webhook_->mount(router_, "/webhooks");
     http::add_health_endpoints(router_, writer);
-    listener_ = std::make_unique<http::Listener>(io_, 1, router_, limits, max_connections);
+    listener_ = std::make_unique<http::Listener>(io_, 1, router_, limits,
+                                                 http::ConnectionLimits{max_connections, max_connections});
     if (!listener_->listen("127.0.0.1:0")) std::abort();
     listener_->start();
     io_thread_ = std::thread([this] { io_.run(); });

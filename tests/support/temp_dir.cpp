@@ -26,8 +26,12 @@ TempDir::~TempDir() {
 
 std::string TempDir::write(const std::string& name, const std::string& content) const {
   const std::string full = file(name);
-  std::ofstream out(full, std::ios::binary);
-  out << content;
+  {
+    std::ofstream out(full, std::ios::binary);
+    out << content;
+  }
+  // Readable by its owner only, as a user keeps secrets (serve warns about others).
+  std::filesystem::permissions(full, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   return full;
 }
 

@@ -1,11 +1,11 @@
-#include "receiver/api/bearer_token.h"
+#include "receiver/http/bearer_token.h"
 
 #include <boost/beast/core/string.hpp>  // iequals: ASCII case-insensitive
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
-namespace hh::api {
+namespace hh::http {
 namespace {
 
 std::array<unsigned char, 32> sha256(std::string_view text) {
@@ -16,6 +16,12 @@ std::array<unsigned char, 32> sha256(std::string_view text) {
 }
 
 }  // namespace
+
+Response bearer_refusal() {
+  Response response = error_response(Status::unauthorized, "missing or wrong bearer token");
+  response.set(bhttp::field::www_authenticate, "Bearer realm=\"healthhook\"");
+  return response;
+}
 
 BearerToken::BearerToken(std::string_view token) : digest_(sha256(token)) {}
 
@@ -33,4 +39,4 @@ bool BearerToken::accepts(std::string_view authorization) const {
   return CRYPTO_memcmp(digest.data(), digest_.data(), digest.size()) == 0;
 }
 
-}  // namespace hh::api
+}  // namespace hh::http

@@ -1,5 +1,6 @@
 #pragma once
-// The read API's bearer token check (RFC 6750: "Authorization: Bearer <token>").
+// A bearer token check (RFC 6750: "Authorization: Bearer <token>"), for the read API
+// and, when configured, /metrics.
 //
 // Both the configured token and the presented one are hashed with SHA-256 and the
 // digests compared with CRYPTO_memcmp: the comparison takes the same time whatever the
@@ -8,7 +9,12 @@
 #include <array>
 #include <string_view>
 
-namespace hh::api {
+#include "receiver/http/http_types.h"
+
+namespace hh::http {
+
+// 401 with WWW-Authenticate, for a missing or wrong token.
+Response bearer_refusal();
 
 class BearerToken {
  public:
@@ -20,4 +26,4 @@ class BearerToken {
   std::array<unsigned char, 32> digest_{};
 };
 
-}  // namespace hh::api
+}  // namespace hh::http
