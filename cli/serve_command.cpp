@@ -7,6 +7,8 @@
 // Under systemd (Type=notify): READY=1 once the store is open and the port bound,
 // RELOADING=1/READY=1 around a reload, STOPPING=1 on SIGTERM, WATCHDOG=1 keep-alives
 // (cli/systemd_notify.h, cli/service_watchdog.h).
+#include <malloc.h>
+
 #include <csignal>
 #include <thread>
 
@@ -166,6 +168,12 @@ Result<std::unique_ptr<store::WalSync>> open_wal_sync(sqlite::Connection& db, co
 }
 
 int run_serve(const ServeFlags& flags) {
+  // Request bodies of 1 MiB and more get pages of their own, given back to the system when
+  // freed. glibc otherwise raises its mmap threshold to the largest block freed so far, and
+  // serves later large bodies from heap pages that stay resident after use: the process
+  // would keep the memory of the largest burst of uploads, not of the bodies in flight
+  // (max_inflight_body_mib bounds those).
+  ::mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
   auto settings = load_settings_or_report(flags.settings, "serve");
   if (!settings) return kExitBadConfig;
   const size_t max_connections = connections_that_fit(settings->max_connections);

@@ -1,11 +1,11 @@
 #pragma once
 // One budget for the request bodies held in memory, shared by every connection
-// (max_inflight_body_mib, spec §2). A session takes from it as the body arrives, read by
-// read (so a client that trickles its body holds only what it has sent), and gives it back
-// when the request is answered (the inbox writer holds the body until its commit, so that
-// is counted too). A read that would pass the budget waits, briefly, for others to give
-// back; then the request gets 503 with Retry-After. Peak body memory is therefore the
-// budget plus at most one read per connection (README.md, "Memory under attack").
+// (max_inflight_body_mib, spec §2). A body of known length takes its whole size before
+// any of it is read; a chunked one takes its bytes read by read. Both give it back when the
+// request is answered (the inbox writer holds the body until its commit, so that is
+// counted too). What does not fit waits, briefly, for others to give back; then the
+// request gets 503 with Retry-After. Peak body memory is therefore the budget plus at most
+// one read per connection (README.md, "Memory under attack").
 //
 // Thread-safe. Waiters are woken on their own executors.
 #include <chrono>

@@ -141,6 +141,17 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       co_await write_response(stream, *refused, limits);
       co_return;
     }
+    // A body of known length takes its whole size from the budget before any of it is
+    // read (all or nothing: bodies that each hold part of the budget while waiting for the
+    // rest could wait for one another). A chunked body takes its bytes as they arrive.
+    BodyReservation held(limits.body_budget);
+    if (const auto length = parser->content_length(); length && *length > 0) {
+      if (!co_await held.grow_to(*length, limits.budget_wait)) {
+        Response response = budget_full(limits);
+        co_await write_response(stream, response, limits);
+        co_return;
+      }
+    }
     // curl and others wait for "100 Continue" before sending a large body.
     if (beast::iequals(header[bhttp::field::expect], "100-continue")) {
       bhttp::response<bhttp::empty_body> go_on{Status::continue_, 11};
@@ -150,8 +161,6 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       if (ec) co_return;
     }
 
-    // The body, read by read, each taking its bytes from the budget.
-    BodyReservation held(limits.body_budget);
     if (!parser->is_done()) {
       const auto length = parser->content_length();
       if (!length || *length > buffer.size()) prepare_for_body(buffer);

@@ -620,3 +620,28 @@ BOOST_AUTO_TEST_CASE(a_wal_sync_needs_the_wal_file) {
   BOOST_REQUIRE(!sync.ok());
   BOOST_TEST(sync.error().find("missing.db-wal") != std::string::npos);
 }
+
+// A delivery longer than SQLite's row limit used to fail its whole group commit, again at
+// every retry (the zeroblob's bind result was not checked). Now it alone is refused.
+BOOST_AUTO_TEST_CASE(a_delivery_too_large_for_a_row_does_not_fail_its_group) {
+  Store s;
+  sqlite3_limit(s.db.get(), SQLITE_LIMIT_LENGTH, 2 * 1024 * 1024);  // a small store, same rule
+  BOOST_TEST(s.inbox.max_delivery_bytes() < 2u * 1024 * 1024);
+  store::InboxWriter writer(s.inbox, {});
+  writer.start();
+  Collected collected;
+  {
+    WriterGate gate(writer);  // all three in one group commit
+    writer.submit(delivery("msg_before"), collected.for_id("msg_before"));
+    writer.submit(delivery("msg_huge", std::string(3 * 1024 * 1024, 'x')), collected.for_id("msg_huge"));
+    writer.submit(delivery("msg_after", std::string(1024 * 1024 + 1, 'y')), collected.for_id("msg_after"));
+  }
+  collected.wait_for(3);
+  writer.stop();
+  BOOST_TEST(writer.stats().batches.load() == 1u);
+  BOOST_TEST((collected.outcomes[0].second.kind == Kind::stored));
+  BOOST_TEST((collected.outcomes[1].second.kind == Kind::too_large));
+  BOOST_TEST((collected.outcomes[2].second.kind == Kind::stored));  // written in place (zeroblob)
+  BOOST_TEST(collected.outcomes[2].second.seq == 2);                 // no seq spent on the refused one
+  BOOST_TEST(s.count() == 2);
+}

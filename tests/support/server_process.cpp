@@ -1,5 +1,8 @@
 #include "tests/support/server_process.h"
 
+#include <sys/resource.h>
+#include <sys/stat.h>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -22,7 +25,7 @@ int decode_status(int status) {
 
 // fork + exec with stdin/stdout/stderr wired to the given fds (-1: /dev/null).
 pid_t spawn_process(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env, int in_fd,
-                    int out_fd, int err_fd) {
+                    int out_fd, int err_fd, const ProcessLimits& limits = {}) {
   std::vector<std::string> env_strings;
   for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
   for (const auto& e : extra_env) env_strings.push_back(e);
@@ -40,6 +43,11 @@ pid_t spawn_process(const std::vector<std::string>& argv, const std::vector<std:
     ::dup2(out_fd >= 0 ? out_fd : devnull, 1);
     ::dup2(err_fd >= 0 ? err_fd : devnull, 2);
     for (int fd = 3; fd < 1024; ++fd) ::close(fd);
+    if (limits.max_open_files) {
+      const rlimit nofile{static_cast<rlim_t>(*limits.max_open_files), static_cast<rlim_t>(*limits.max_open_files)};
+      if (::setrlimit(RLIMIT_NOFILE, &nofile) != 0) ::_exit(126);
+    }
+    if (limits.umask) ::umask(*limits.umask);
     ::execve(args[0], args.data(), env.data());
     ::_exit(127);
   }
@@ -108,8 +116,12 @@ ProcessResult run_healthhook(const std::vector<std::string>& args, const std::st
 }
 
 ServerProcess::ServerProcess(const TempDir& dir, const std::string& extra_toml, std::chrono::seconds startup_timeout,
-                             const std::vector<std::string>& extra_env)
-    : dir_(dir), extra_env_(extra_env), secret_(random_secret()), database_(dir.file("healthhook.db")) {
+                             const std::vector<std::string>& extra_env, const ProcessLimits& limits)
+    : dir_(dir),
+      extra_env_(extra_env),
+      limits_(limits),
+      secret_(random_secret()),
+      database_(dir.file("healthhook.db")) {
   dir.write("secret", secret_ + "\n");
   config_file_ = dir.write("healthhook.toml", "listen = \"127.0.0.1:0\"\n"
                                               "database = \"" + database_ + "\"\n"
@@ -125,7 +137,8 @@ ServerProcess::~ServerProcess() {
 void ServerProcess::spawn(std::chrono::seconds startup_timeout) {
   int err_pipe[2];
   if (::pipe(err_pipe)) throw std::runtime_error("pipe failed");
-  pid_ = spawn_process({healthhook_binary(), "serve", "--config", config_file_}, extra_env_, -1, -1, err_pipe[1]);
+  pid_ = spawn_process({healthhook_binary(), "serve", "--config", config_file_}, extra_env_, -1, -1, err_pipe[1],
+                       limits_);
   ::close(err_pipe[1]);
   stderr_fd_ = err_pipe[0];
   exit_code_ = -1;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,6 +31,13 @@ ProcessResult run_healthhook(const std::vector<std::string>& args, const std::st
                              const std::vector<std::string>& extra_env = {},
                              std::chrono::seconds timeout = std::chrono::seconds(120));
 
+// What the child process starts with besides its arguments (as a shell's ulimit and
+// umask would set them): tests of limits the server must live within.
+struct ProcessLimits {
+  std::optional<uint64_t> max_open_files;  // RLIMIT_NOFILE, soft and hard
+  std::optional<mode_t> umask;
+};
+
 class ServerProcess {
  public:
   // Writes healthhook.toml (listen 127.0.0.1:0, database, secret file) into `dir`, plus
@@ -37,7 +45,7 @@ class ServerProcess {
   // does not log "listening" within `startup_timeout`.
   ServerProcess(const TempDir& dir, const std::string& extra_toml = "",
                 std::chrono::seconds startup_timeout = std::chrono::seconds(20),
-                const std::vector<std::string>& extra_env = {});
+                const std::vector<std::string>& extra_env = {}, const ProcessLimits& limits = {});
   ~ServerProcess();
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
@@ -69,6 +77,7 @@ class ServerProcess {
 
   const TempDir& dir_;
   std::vector<std::string> extra_env_;
+  ProcessLimits limits_;
   std::string secret_;
   std::string database_;
   std::string config_file_;

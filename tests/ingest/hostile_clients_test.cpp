@@ -1,0 +1,298 @@
+// The listener against clients that are not the service (spec §2): what an
+// unauthenticated client can make the real `serve` spend, over 127.0.0.1. Each case
+// reproduces one way the listener was knocked over, and checks it no longer is.
+#include <sys/stat.h>
+
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <thread>
+
+#include "store/database.h"
+#include "tests/support/http_client.h"
+#include "tests/support/raw_connection.h"
+#include "tests/support/server_process.h"
+
+using namespace hh::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kBody =
+    R"({"event_type":"daily.data.steps.created","data":{"data":[{"timestamp":"2024-05-16T10:00:00+00:00","unit":"count","value":237}],"source":{"provider":"oura","type":"ring"},"user_id":"u1"},"user_id":"u1"})";
+
+constexpr uint64_t kMiB = 1024 * 1024;
+
+// Headers anyone can forge: complete, fresh, with a signature that cannot match. They
+// pass every check made before the body is read.
+std::string signed_looking_headers(const std::string& id) {
+  return "svix-id: " + id + "\r\nsvix-timestamp: " + now_seconds() + "\r\nsvix-signature: v1," +
+         std::string(43, 'A') + "=\r\n";
+}
+
+std::string upload_head(uint64_t length, const std::string& extra_headers) {
+  return "POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+         std::to_string(length) + "\r\n" + extra_headers + "\r\n";
+}
+
+int64_t deliveries(const std::string& database, const std::string& where = "1") {
+  auto db = hh::store::open_for_reading(database);
+  BOOST_REQUIRE_MESSAGE(db.ok(), db.error());
+  return db->query_int("SELECT count(*) FROM deliveries WHERE " + where)->value_or(-1);
+}
+
+size_t lines_containing(const ServerProcess& server, const std::string& needle) {
+  size_t n = 0;
+  for (const auto& line : server.log_lines()) n += line.find(needle) != std::string::npos ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+// 1. Out of file descriptors, the accept loop spun at 100 % CPU and logged every failure.
+BOOST_AUTO_TEST_CASE(idle_sockets_beyond_the_descriptor_limit_cost_neither_cpu_nor_log) {
+  TempDir dir;
+  // Per address unlimited here: the sockets all come from 127.0.0.1 (that limit has a test
+  // of its own below).
+  ServerProcess server(dir, "max_connections_per_ip = 100000", 20s, {}, ProcessLimits{.max_open_files = 256});
+  // max_connections (1024) cannot fit in 256 descriptors: lowered at start, with a warning.
+  BOOST_TEST(server.wait_for_log("\"event\":\"max_connections_lowered\"", 5s));
+
+  const auto cpu_before = cpu_time(server.pid());
+  const size_t lines_before = server.log_lines().size();
+  std::vector<RawConnection> idle;
+  for (int i = 0; i < 320; ++i) idle.emplace_back(server.port());
+  std::this_thread::sleep_for(3s);  // the attack goes on; a spinning loop would burn these 3 s
+  const auto cpu_spent = cpu_time(server.pid()) - cpu_before;
+  BOOST_TEST(cpu_spent.count() < 1000, "server CPU during 3 s of idle sockets: " << cpu_spent.count() << " ms");
+  BOOST_TEST(server.log_lines().size() - lines_before <= 2u);
+
+  idle.clear();
+  // Once they are gone, the service gets through (the server notices the closes first).
+  int status = 0;
+  for (int attempt = 0; attempt < 50 && status != 200; ++attempt) {
+    HttpClient client(server.port(), 5s);
+    status = client.post_webhook(server.secret(), "msg_after_idle", kBody).status;
+    if (status != 200) std::this_thread::sleep_for(100ms);
+  }
+  BOOST_TEST(status == 200);
+  BOOST_TEST(server.stop() == 0);
+  BOOST_TEST(lines_containing(server, "\"connection_limit\"") == 1u);  // one summary line, counts inside
+  BOOST_TEST(lines_containing(server, "accept_failed\",") == 0u);      // no line per failure
+}
+
+// 2. Bodies were read before anything was checked: 40 unsigned 4 MiB uploads took RSS from
+// 12 to 178 MB.
+BOOST_AUTO_TEST_CASE(unsigned_uploads_get_401_before_their_bodies) {
+  TempDir dir;
+  ServerProcess server(dir);
+  HttpClient warm(server.port());
+  BOOST_TEST(warm.post_webhook(server.secret(), "msg_warm", kBody).status == 200);
+  const uint64_t baseline = peak_rss_kib(server.pid());
+
+  std::vector<RawConnection> uploads;
+  for (int i = 0; i < 40; ++i) {
+    uploads.emplace_back(server.port());
+    // Expect: 100-continue: a refused request must not be told to go on.
+    BOOST_TEST(uploads.back().send(upload_head(4 * kMiB, "Expect: 100-continue\r\n")));
+  }
+  const std::string chunk(64 * 1024, 'x');
+  for (auto& upload : uploads) {
+    const std::string answer = upload.receive(2s);
+    BOOST_TEST(answer.starts_with("HTTP/1.1 401"), answer.substr(0, 40));
+    BOOST_TEST(answer.find("100 Continue") == std::string::npos);
+    // The body is never read: the server closed the connection after its answer.
+    bool sent_all = true;
+    for (int i = 0; i < 64 && sent_all; ++i) sent_all = upload.send(chunk, 2s);
+    BOOST_TEST(!sent_all);
+  }
+  const uint64_t grown = peak_rss_kib(server.pid()) - baseline;
+  BOOST_TEST(grown < 16 * 1024, "peak RSS grew by " << grown << " KiB");
+  BOOST_TEST(deliveries(server.database()) == 1);
+  BOOST_TEST(server.stop() == 0);
+}
+
+// The same 40 uploads with headers that pass the early checks: their bodies are read, but
+// only as much of them at once as the in-flight budget allows.
+BOOST_AUTO_TEST_CASE(signed_looking_uploads_stay_inside_the_body_budget) {
+  TempDir dir;
+  ServerProcess server(dir, "max_inflight_body_mib = 16\nmax_body_bytes = 8388608");
+  HttpClient warm(server.port());
+  BOOST_TEST(warm.post_webhook(server.secret(), "msg_warm", kBody).status == 200);
+  const uint64_t baseline = peak_rss_kib(server.pid());
+
+  const std::string body(4 * kMiB, 'x');
+  std::vector<std::thread> clients;
+  std::atomic<int> unauthorized{0}, unavailable{0}, other{0};
+  for (int i = 0; i < 40; ++i) {
+    clients.emplace_back([&, i] {
+      RawConnection upload(server.port());
+      upload.send(upload_head(body.size(), signed_looking_headers("msg_forged_" + std::to_string(i))) + body, 20s);
+      const std::string answer = upload.receive(20s);
+      if (answer.starts_with("HTTP/1.1 401")) {
+        ++unauthorized;
+      } else if (answer.starts_with("HTTP/1.1 503") && answer.find("Retry-After: ") != std::string::npos) {
+        ++unavailable;
+      } else {
+        ++other;
+      }
+    });
+  }
+  for (auto& c : clients) c.join();
+  BOOST_TEST(unauthorized + unavailable == 40);
+  BOOST_TEST(other == 0);
+  // Budget, plus per connection one read buffer and one read of slack; 24 MiB for all.
+  const uint64_t grown = peak_rss_kib(server.pid()) - baseline;
+  BOOST_TEST(grown < 16 * 1024 + 8 * 1024, "peak RSS grew by " << grown << " KiB");
+  BOOST_TEST(deliveries(server.database()) == 1);
+  // The service still gets through.
+  BOOST_TEST(warm.post_webhook(server.secret(), "msg_after", kBody).status == 200);
+  BOOST_TEST(server.stop() == 0);
+}
+
+// 3. SIGTERM with a client stalled mid-body crashed (double free, exit 134): the drain
+// gave up before the body deadline and destroyed a session under the listener.
+BOOST_AUTO_TEST_CASE(sigterm_with_a_stalled_client_exits_0) {
+  TempDir dir;
+  ServerProcess server(dir);
+  RawConnection stalled(server.port());
+  BOOST_TEST(stalled.send(upload_head(100000, signed_looking_headers("msg_stalled")) + "{\"event_type\":"));
+  RawConnection idle(server.port());
+  std::this_thread::sleep_for(200ms);
+  BOOST_TEST(server.stop(60s) == 0);
+  BOOST_TEST(stalled.closed_by_server(1s));
+  BOOST_TEST(lines_containing(server, "\"drain_deadline\"") == 1u);
+  BOOST_TEST(lines_containing(server, "\"drain_stuck\"") == 0u);
+  BOOST_TEST(deliveries(server.database()) == 0);
+}
+
+// 4. "chunked, gzip" was read as an empty body and the rest as a pipelined request; "gzip"
+// beside Content-Length was accepted. RFC 9112: 400, before anything else is looked at.
+BOOST_AUTO_TEST_CASE(transfer_encodings_other_than_exactly_chunked_are_400) {
+  TempDir dir;
+  ServerProcess server(dir);
+  const std::string signed_looking = signed_looking_headers("msg_te");
+  const std::string smuggled = "POST /webhooks HTTP/1.1\r\nHost: x\r\n";  // what would follow as a "second" request
+  for (const std::string& framing :
+       {std::string("Transfer-Encoding: chunked, gzip\r\n"), std::string("Transfer-Encoding: gzip\r\nContent-Length: 5\r\n"),
+        std::string("Transfer-Encoding: chunked\r\nContent-Length: 5\r\n"),
+        std::string("Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n"),
+        std::string("Transfer-Encoding: identity\r\n")}) {
+    const std::string request = "POST /webhooks HTTP/1.1\r\nHost: x\r\n" + framing + signed_looking + "\r\n5\r\nhello\r\n0\r\n\r\n" + smuggled;
+    const RawReply reply = raw_exchange(server.port(), request, 5s);
+    BOOST_TEST(reply.starts_with("HTTP/1.1 400"), framing << reply.received.substr(0, 60));
+    BOOST_TEST(reply.received.find("HTTP/1.1", 8) == std::string::npos, framing);  // one answer only
+    BOOST_TEST(reply.closed_by_server, framing);
+  }
+  // Exactly "chunked" is fine (here: 401, the forged signature, after reading the body).
+  const RawReply chunked = raw_exchange(
+      server.port(), "POST /webhooks HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n" + signed_looking + "\r\n5\r\nhello\r\n0\r\n\r\n", 5s);
+  BOOST_TEST(chunked.starts_with("HTTP/1.1 401"), chunked.received.substr(0, 60));
+  BOOST_TEST(deliveries(server.database()) == 0);
+  BOOST_TEST(server.stop() == 0);
+}
+
+// 5. The database, WAL and SHM files were created 0644 under a 022 umask.
+BOOST_AUTO_TEST_CASE(files_created_are_private_whatever_the_umask) {
+  TempDir dir;
+  ServerProcess server(dir, "", 20s, {}, ProcessLimits{.umask = 022});
+  HttpClient client(server.port());
+  BOOST_TEST(client.post_webhook(server.secret(), "msg_mode", kBody).status == 200);
+  for (const std::string suffix : {"", "-wal", "-shm"}) {
+    struct stat info {};
+    BOOST_TEST_REQUIRE(::stat((server.database() + suffix).c_str(), &info) == 0, suffix);
+    BOOST_TEST((info.st_mode & 0777) == 0600u, "healthhook.db" << suffix << " mode " << std::oct << (info.st_mode & 0777));
+  }
+  BOOST_TEST(server.stop() == 0);
+  // An export holds health data too, even into a file that existed with a wider mode.
+  const std::string capture = dir.write("capture.jsonl", "");
+  ::chmod(capture.c_str(), 0644);
+  auto exported = run_healthhook({"capture", "--database", server.database(), "--output", capture});
+  BOOST_TEST_REQUIRE(exported.exit_code == 0, exported.stderr_text);
+  struct stat info {};
+  BOOST_TEST_REQUIRE(::stat(capture.c_str(), &info) == 0);
+  BOOST_TEST((info.st_mode & 0777) == 0600u);
+}
+
+BOOST_AUTO_TEST_CASE(a_secret_readable_by_others_is_named_at_start) {
+  TempDir dir;
+  ServerProcess quiet(dir);
+  BOOST_TEST(lines_containing(quiet, "secret_file_permissions") == 0u);  // TempDir writes 0600
+  BOOST_TEST(quiet.stop() == 0);
+  ::chmod(dir.file("secret").c_str(), 0644);
+  quiet.restart();
+  BOOST_TEST(quiet.wait_for_log("\"event\":\"secret_file_permissions\"", 5s));
+  BOOST_TEST(quiet.stop() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(connections_are_capped_per_client_address) {
+  TempDir dir;
+  ServerProcess server(dir, "max_connections_per_ip = 4");
+  std::vector<RawConnection> held;
+  for (int i = 0; i < 4; ++i) held.emplace_back(server.port(), "127.0.0.2");
+  std::this_thread::sleep_for(200ms);  // accepted and registered
+  RawConnection fifth(server.port(), "127.0.0.2");
+  BOOST_TEST(fifth.closed_by_server(2s));
+  // Another address is not held back by the first one's connections.
+  HttpClient client(server.port());
+  BOOST_TEST(client.post_webhook(server.secret(), "msg_other_address", kBody).status == 200);
+  for (auto& c : held) BOOST_TEST(!c.closed_by_server(100ms));
+  BOOST_TEST(server.stop() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_new_connection_must_send_its_head_within_header_timeout) {
+  TempDir dir;
+  ServerProcess server(dir, "header_timeout_s = 1\nidle_timeout_s = 60\nrefusal_log_interval_s = 1");
+  RawConnection silent(server.port());
+  BOOST_TEST(silent.closed_by_server(5s));  // 1 s, not the 60 s a keep-alive connection gets
+  BOOST_TEST(server.wait_for_log("\"client_timeout\":1", 5s));
+  BOOST_TEST(server.stop() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_body_limit_larger_than_a_row_is_lowered_at_start) {
+  TempDir dir;
+  ServerProcess server(dir, "max_body_bytes = 1073741824");
+  BOOST_TEST(server.wait_for_log("\"event\":\"max_body_bytes_lowered\"", 5s));
+  BOOST_TEST(server.stop() == 0);
+}
+
+// Mixed families (a proxy adding a header) and repeated signature headers, end to end.
+BOOST_AUTO_TEST_CASE(header_families_and_repeated_signatures_verify_as_the_spec_says) {
+  TempDir dir;
+  ServerProcess server(dir);
+  HttpClient client(server.port());
+  const std::string ts = now_seconds();
+  Headers webhook = signature_headers(server.secret(), "msg_mixed", ts, kBody, "webhook");
+  webhook.push_back({"svix-id", "stray"});
+  BOOST_TEST(client.request("POST", "/webhooks", kBody, webhook).status == 200);
+
+  // Two signature lines, the first from a rotated-out secret: any entry that matches passes.
+  Headers rotated = signature_headers(server.secret(), "msg_repeated", ts, kBody);
+  const Headers old = signature_headers(random_secret(), "msg_repeated", ts, kBody);
+  rotated.insert(rotated.begin() + 2, old[2]);
+  BOOST_TEST(client.request("POST", "/webhooks", kBody, rotated).status == 200);
+  BOOST_TEST(deliveries(server.database()) == 2);
+  BOOST_TEST(server.stop() == 0);
+
+  // Replayed from a capture, the stored headers verify the same way.
+  const std::string capture = dir.file("capture.jsonl");
+  auto exported = run_healthhook({"capture", "--database", server.database(), "--output", capture});
+  BOOST_TEST_REQUIRE(exported.exit_code == 0, exported.stderr_text);
+  auto replayed = run_healthhook({"replay", capture, "--database", dir.file("replayed.db"), "--verify-signatures",
+                                  "--secret-file", dir.file("secret")});
+  BOOST_TEST(replayed.exit_code == 0, replayed.stderr_text);
+  BOOST_TEST(deliveries(dir.file("replayed.db")) == 2, replayed.stderr_text);
+}
+
+BOOST_AUTO_TEST_CASE(metrics_can_require_a_token) {
+  TempDir dir;
+  dir.write("metrics-token", "scrape-me\n");
+  ServerProcess server(dir, "[metrics]\ntoken_file = \"metrics-token\"");
+  HttpClient client(server.port());
+  BOOST_TEST(client.get("/metrics").status == 401);
+  BOOST_TEST(client.get("/metrics", {{"authorization", "Bearer wrong"}}).status == 401);
+  const auto scraped = client.get("/metrics", {{"authorization", "Bearer scrape-me"}});
+  BOOST_TEST(scraped.status == 200);
+  BOOST_TEST(scraped.body.find("healthhook_refusals_total{reason=\"signature_missing\"}") != std::string::npos);
+  BOOST_TEST(client.get("/healthz").status == 200);  // health stays open
+  BOOST_TEST(server.stop() == 0);
+}
