@@ -1,6 +1,8 @@
 #include "receiver/http/listener.h"
 
 #include <boost/beast/ssl.hpp>
+#include <list>
+#include <unordered_map>
 
 #include "common/log.h"
 
@@ -11,30 +13,57 @@ constexpr std::chrono::seconds kTlsCloseNotifyWait{1};
 }  // namespace
 
 struct Listener::Table {
+  using WaitingList = std::list<std::shared_ptr<SessionControl>>;
   std::mutex mutex;
   std::set<std::shared_ptr<SessionControl>> sessions;  // GUARDED_BY(mutex)
   std::map<net::ip::address, size_t> per_address;      // GUARDED_BY(mutex)
+  // Sessions that have not yet sent an acceptable request, oldest first: the ones that
+  // make room when all are taken (listener.h). Indexed for O(1) removal.
+  WaitingList waiting;                                                  // GUARDED_BY(mutex)
+  std::unordered_map<const SessionControl*, WaitingList::iterator> waiting_at;  // GUARDED_BY(mutex)
 
-  // Registers a session from `peer` unless a limit is reached.
+  // Registers a session from `peer` unless a limit is reached; at max_connections, the
+  // oldest session still waiting for its first request is closed to make room.
   std::optional<Refusal> admit(const std::shared_ptr<SessionControl>& control, const net::ip::address& peer,
-                               const ConnectionLimits& limits) {
+                               const ConnectionLimits& limits, Refusals* refusals) {
     std::lock_guard lock(mutex);
-    if (sessions.size() >= limits.max_connections) return Refusal::connection_limit;
-    size_t& from_peer = per_address[peer];
-    if (from_peer >= limits.max_connections_per_ip) {
-      if (from_peer == 0) per_address.erase(peer);
+    const auto from_peer = per_address.find(peer);
+    if (from_peer != per_address.end() && from_peer->second >= limits.max_connections_per_ip) {
       return Refusal::per_ip_limit;
     }
-    ++from_peer;
+    if (sessions.size() >= limits.max_connections) {
+      if (waiting.empty()) return Refusal::connection_limit;
+      std::shared_ptr<SessionControl> oldest = waiting.front();
+      stop_waiting(oldest.get());
+      net::post(oldest->executor, [oldest] {
+        if (oldest->transport) oldest->transport->close();
+      });
+      if (refusals) refusals->count(Refusal::evicted_idle);
+    }
+    ++per_address[peer];
     sessions.insert(control);
+    waiting_at.emplace(control.get(), waiting.insert(waiting.end(), control));
+    // Called on the session's executor while the session (which holds this table) runs.
+    control->first_request_accepted = [this, key = control.get()] {
+      std::lock_guard lock(mutex);
+      stop_waiting(key);
+    };
     return std::nullopt;
   }
 
   void remove(const std::shared_ptr<SessionControl>& control, const net::ip::address& peer) {
     std::lock_guard lock(mutex);
     sessions.erase(control);
+    stop_waiting(control.get());
     auto it = per_address.find(peer);
     if (it != per_address.end() && --it->second == 0) per_address.erase(it);
+  }
+
+  void stop_waiting(const SessionControl* key) {  // REQUIRES(mutex)
+    const auto at = waiting_at.find(key);
+    if (at == waiting_at.end()) return;
+    waiting.erase(at->second);
+    waiting_at.erase(at);
   }
 
   // Runs `action` on each session's executor (where its fields may be touched).
@@ -145,7 +174,7 @@ net::awaitable<void> Listener::accept_loop() {
 
 net::awaitable<void> Listener::run_session(net::ip::tcp::socket socket, net::ip::address peer) {
   auto control = std::make_shared<SessionControl>(socket.get_executor());
-  if (const auto refused = table_->admit(control, peer, connections_)) {
+  if (const auto refused = table_->admit(control, peer, connections_, limits_.refusals)) {
     if (limits_.refusals) limits_.refusals->count(*refused);
     beast::error_code ignored;
     socket.close(ignored);

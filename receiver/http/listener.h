@@ -6,9 +6,13 @@
 // only costs: its queue and locks on every handler).
 //
 // Limits (spec §2): at most max_connections sessions, and max_connections_per_ip from
-// one client address; a connection past either is closed at once and counted. When
-// accept() fails (out of file descriptors), accepting pauses for kAcceptPause, so the
-// loop never spins; the failure is counted, not logged (refusals.h).
+// one client address. When all sessions are taken, a new connection takes the place of
+// the oldest one that has not yet sent an acceptable request (an idle socket, a slowloris
+// client: what an attacker holds), which is closed; only when there is none is the new
+// connection closed at once. So sockets that never send a request cannot lock the service
+// out, however many there are. When accept() fails (out of file descriptors), accepting
+// pauses for kAcceptPause, so the loop never spins. Every refusal is counted, not logged
+// (refusals.h).
 //
 // Stop (SIGTERM/SIGINT): stop() closes the acceptor and the idle keep-alive connections;
 // sessions in the middle of a request finish it (their commit included), answer with

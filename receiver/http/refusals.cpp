@@ -15,6 +15,7 @@ std::string_view refusal_name(Refusal reason) {
     case Refusal::bad_request: return "bad_request";
     case Refusal::body_budget: return "body_budget";
     case Refusal::connection_limit: return "connection_limit";
+    case Refusal::evicted_idle: return "evicted_idle";
     case Refusal::per_ip_limit: return "per_ip_limit";
     case Refusal::accept_failed: return "accept_failed";
     case Refusal::client_timeout: return "client_timeout";

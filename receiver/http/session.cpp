@@ -3,6 +3,7 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/ssl.hpp>
 #include <optional>
+#include <utility>
 
 namespace hh::http {
 
@@ -141,6 +142,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       co_await write_response(stream, *refused, limits);
       co_return;
     }
+    if (control.first_request_accepted) std::exchange(control.first_request_accepted, nullptr)();
     // A body of known length takes its whole size from the budget before any of it is
     // read (all or nothing: bodies that each hold part of the budget while waiting for the
     // rest could wait for one another). A chunked body takes its bytes as they arrive.

@@ -14,6 +14,7 @@
 //   - a connection holds a small read buffer only while a request arrives, none while idle.
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 
 #include "receiver/http/body_budget.h"
@@ -46,12 +47,16 @@ inline constexpr size_t kHeadReadBytes = 4 * 1024;
 inline constexpr size_t kReadBufferBytes = 64 * 1024;
 
 // What the listener may do to a running session from outside: close it when it is idle,
-// or at the end of a drain. Fields are touched only on the session's executor (its strand).
+// at the end of a drain, or to make room while it has not yet sent a request. Fields are
+// touched only on the session's executor (its strand).
 struct SessionControl {
   explicit SessionControl(net::any_io_executor ex) : executor(std::move(ex)) {}
   net::any_io_executor executor;
   beast::tcp_stream* transport = nullptr;  // null once the session ended
   bool idle = false;                       // waiting for the next request
+  // Called once, when the connection's first request has passed the checks made on its
+  // head: from then on it is not the first to go when connections run out (listener.h).
+  std::function<void()> first_request_accepted;
 };
 
 // Makes `buffer` read up to kReadBufferBytes at a time (before a body is read).

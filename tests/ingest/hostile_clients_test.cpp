@@ -296,3 +296,32 @@ BOOST_AUTO_TEST_CASE(metrics_can_require_a_token) {
   BOOST_TEST(client.get("/healthz").status == 200);  // health stays open
   BOOST_TEST(server.stop() == 0);
 }
+
+// All connections taken by sockets that never send a request (from many addresses, under
+// the per-address cap): the service still gets in, in the place of the oldest of them.
+BOOST_AUTO_TEST_CASE(sockets_that_never_send_a_request_make_room_for_the_service) {
+  TempDir dir;
+  ServerProcess server(dir, "max_connections = 8\nmax_connections_per_ip = 2\nrefusal_log_interval_s = 1");
+  std::vector<RawConnection> idle;
+  for (int i = 0; i < 8; ++i) idle.emplace_back(server.port(), "127.0.3." + std::to_string(1 + i / 2));
+  std::this_thread::sleep_for(200ms);  // all eight accepted: the server is full
+  RawConnection service(server.port());  // keep-alive: one connection for both deliveries
+  const auto signed_request = [&](const std::string& id) {
+    std::string request = "POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(kBody.size()) + "\r\n";
+    for (const auto& [name, value] : signature_headers(server.secret(), id, now_seconds(), kBody)) {
+      request += name + ": " + value + "\r\n";
+    }
+    return request + "\r\n" + kBody;
+  };
+  BOOST_TEST(service.send(signed_request("msg_room")));
+  BOOST_TEST(service.receive(500ms).starts_with("HTTP/1.1 200"));
+  BOOST_TEST(idle.front().closed_by_server(2s));  // the oldest made room
+  BOOST_TEST(!idle.back().closed_by_server(100ms));
+  // A connection that has been served keeps its place: the next newcomer takes an idle one's.
+  RawConnection newcomer(server.port(), "127.0.4.1");
+  std::this_thread::sleep_for(200ms);
+  BOOST_TEST(service.send(signed_request("msg_kept")));
+  BOOST_TEST(service.receive(500ms).starts_with("HTTP/1.1 200"));
+  BOOST_TEST(server.wait_for_log("\"evicted_idle\":", 5s));
+  BOOST_TEST(server.stop() == 0);
+}
