@@ -87,6 +87,27 @@ def main():
     throughput("Offline replay, 20 KiB heartrate: deliveries", n("replay_hr_rate"), "/s",
                upsert / samples_per_batch if upsert else None, "SQLite upsert ÷ 180")
 
+    alone = n("hostile_alone_rate")
+    throughput("Hostile clients: 1 KiB acks beside the attack (bench/hostile/run)", n("hostile_attack_rate"), "/s",
+               alone, "the same client alone", 0.50)
+    p99 = n("hostile_attack_p99")
+    rows.append(("Hostile clients: p99 latency beside the attack", "—" if p99 is None else f"{p99:.2f} ms",
+                 "—" if n("hostile_alone_p99") is None else f"{n('hostile_alone_p99'):.2f} ms (alone)", "—",
+                 "≤ 50 ms", "—" if p99 is None else ("yes" if p99 <= 50 else "**no**")))
+    rss, rss_alone = n("hostile_attack_rss"), n("hostile_alone_rss")
+    grown = rss - rss_alone if rss is not None and rss_alone is not None else None
+    rows.append(("Hostile clients: server peak RSS beside the attack", "—" if rss is None else f"{rss:.1f} MiB",
+                 "—" if rss_alone is None else f"{rss_alone:.1f} MiB (alone)",
+                 "—" if grown is None else f"+{grown:.1f} MiB", "≤ +80 MiB",
+                 "—" if grown is None else ("yes" if grown <= 80 else "**no**")))
+    lines = n("hostile_log_lines_per_s")
+    rows.append(("Hostile clients: server log lines per second during the attack",
+                 "—" if lines is None else f"{lines:.2f}", "—", "—", "≤ 1",
+                 "—" if lines is None else ("yes" if lines <= 1 else "**no**")))
+    cpu_pct = n("hostile_attack_cpu_pct")
+    rows.append(("Hostile clients: server CPU during the attack", "—" if cpu_pct is None else f"{cpu_pct:.0f} % of a core",
+                 "—", "—", "—", "—"))
+
     cpu = r.get("cpu", "?").replace("_", " ")
     print(f"Machine: {r.get('nproc', '?')} cores ({cpu}); load average (1/5/15 min) "
           f"{r.get('load_before', '?').replace('/', ' ')} before, {r.get('load_after', '?').replace('/', ' ')} after; "
