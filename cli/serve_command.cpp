@@ -261,7 +261,7 @@ int run_serve(const ServeFlags& flags) {
   // writing and syncing the database file). Without it (e.g. no second connection can be
   // opened), SQLite's own autocheckpoint stays on: slower acks, nothing else changes.
   // The threshold is SQLite's own (1,000 pages): a short WAL keeps reads of the read API
-  // fast, and 4,000 pages gained 2 % acks but raised the p99 from 16 to 24 ms.
+  // fast (docs/decisions/002-checkpointer-thread.md).
   // The writer finishes each checkpoint between its batches (so the WAL rewinds).
   auto checkpointer = processor::WalCheckpointer::start(*db, settings->database, 1000);
   if (checkpointer) {

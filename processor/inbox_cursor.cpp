@@ -15,8 +15,8 @@ Result<InboxCursor> InboxCursor::create(sqlite::Connection& db) {
   if (!select) return fail(select.error());
   // One row per execution. The multi-row UPDATEs used before 004 only paid off because of
   // the IN (…) CHECK on deliveries.status (a temporary b-tree per execution); with the
-  // OR-chain CHECK of delivery_outcomes a single-row insert costs ~0.4 µs
-  // (processor/README.md, item 1).
+  // OR-chain CHECK of delivery_outcomes a single-row insert is cheap
+  // (docs/decisions/015-change-feed-batches-and-or-checks.md).
   auto outcome = db.prepare(
       "INSERT INTO delivery_outcomes (seq, status, family, error) VALUES (?1, ?2, ?3, ?4) "
       "ON CONFLICT (seq) DO UPDATE SET status = excluded.status, family = excluded.family, error = excluded.error");

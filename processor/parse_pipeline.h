@@ -1,7 +1,7 @@
 #pragma once
 // Reads and parses inbox rows on a thread of its own, running ahead of the applying
-// thread (catch-up: replay, rebuild), so parsing overlaps with SQLite's work. Measured on
-// a 1M-sample heartrate inbox: reading and parsing alone take about a third of a rebuild.
+// thread (catch-up: replay, rebuild), so parsing overlaps with SQLite's work: reading and
+// parsing are a large part of a rebuild.
 //
 // The thread has its own read-only connection to the same file (WAL: it reads committed
 // rows while the writer writes). Inbox rows never change once stored, except
@@ -93,9 +93,8 @@ class ParsePipeline final : public ParsedSource {
   // One condition per waiting thread, each notified only by what it waits for. A single
   // shared one was notified at every row handed out, which woke the reader (waiting for
   // the writer's next commit) once per row to find nothing to do, and the woken reader
-  // then held the lock the writer wanted next. Under 1 KiB load the reader ran 2,900-3,800
-  // times a second and the writer 2,300; now 420 and 780 (/proc/PID/task/TID/schedstat),
-  // on a machine of two cores where every wake-up waits for a CPU (bench/README.md).
+  // then held the lock the writer wanted next; on a machine of two cores every such
+  // wake-up waits for a CPU (docs/decisions/011-parse-pipeline-conditions.md).
   std::mutex mutex_;
   std::condition_variable to_reader_;   // acquire() and the follow wait in read_all()
   std::condition_variable to_applier_;  // next()

@@ -49,7 +49,7 @@ Result<std::unique_ptr<Processor>> Processor::create(sqlite::Connection& write_d
   // once more. The processor frees pages all the time (a fetched stream replaces its
   // points, rebuild empties tables), and nothing it frees is gone for good: the inbox
   // keeps every delivery.
-  // FAST zeroes only inside pages written anyway: a rebuild wrote 217 MB -> 114 MB.
+  // FAST zeroes only inside pages written anyway: about half the bytes a rebuild writes.
   if (auto fast = write_db.exec("PRAGMA secure_delete = FAST"); !fast) return fail(fast.error());
   auto cursor = InboxCursor::create(write_db);
   if (!cursor) return fail(cursor.error());

@@ -67,22 +67,18 @@ struct ProcessorOptions {
   // While deliveries arrive, the two threads are not free: each row was read a second time
   // (the parse thread's connection finds the writer's new pages only in the WAL) and
   // handed over between threads, which cost more than the parse it moved, on a machine
-  // whose cores the ingest keeps busy: 1 KiB sleep summaries 11 % less server CPU per
-  // delivery inline, and with a fifth of the deliveries 20 KiB heartrate batches 18-39 %
-  // more acks (bench/README.md, "The parse thread only for a quiet backlog"). A backlog with
-  // nothing arriving leaves a core idle, and there the thread is worth it (20 KiB end to
-  // end, whose processing goes on after the last ack).
+  // whose cores the ingest keeps busy (docs/decisions/010-parse-thread-for-quiet-backlog.md).
+  // A backlog with nothing arriving leaves a core idle, and there the thread is worth it
+  // (20 KiB end to end, whose processing goes on after the last ack).
   int64_t parse_ahead_min_backlog = 256;
   std::chrono::milliseconds parse_ahead_after_quiet{50};
 };
 
 // Long steps, for catching up a backlog that no ack waits for (offline replay, rebuild) and
 // for `serve`, whose steps end early anyway once a delivery waits (yield_to()): fewer
-// commits (rebuild of 1M samples: 4.2 s -> 2.3 s from 10,000- to 100,000-row steps), and a
-// page written by many deliveries (the newest leaf of each series, the change feed's last
-// page) goes to the WAL once per step instead of once per 10,000 rows. Heartrate replay:
-// 12 % less CPU, 18 % fewer bytes written (processor/README.md); `serve`, 20 KiB end to
-// end: 4 % more samples/s than with 10,000-row steps (bench/README.md "Measured").
+// commits, and a page written by many deliveries (the newest leaf of each series, the
+// change feed's last page) goes to the WAL once per step instead of once per 10,000 rows
+// (docs/decisions/009-processor-steps-give-way.md).
 inline constexpr ProcessorOptions kCatchUpSteps{.max_rows_per_step = 100000, .max_deliveries_per_step = 20000};
 
 class Processor : public store::BackgroundWork {
@@ -109,15 +105,14 @@ class Processor : public store::BackgroundWork {
   static constexpr size_t kDeliveriesBeforeYield = 4;
   // Behind by more than kMaxBacklogToYield deliveries, a step yields only after the work
   // of the step size used before steps yielded (kBehindStep): under an ingest rate that
-  // processing cannot sustain, the lag stops growing there (about 8 s of 20 KiB deliveries
-  // here) and acks slow down to what processing sustains, each waiting for one such step
-  // at most (20-30 ms), not for a whole long step.
+  // processing cannot sustain, the lag stops growing there and acks slow down to what
+  // processing sustains, each waiting for one such step at most, not for a whole long step.
   static constexpr int64_t kMaxBacklogToYield = 20000;
   static constexpr ProcessorOptions kBehindStep{.max_rows_per_step = 10000, .max_deliveries_per_step = 2000};
   // `deliveries_waiting` is asked between deliveries (on the processing thread; it must be
   // cheap, e.g. InboxWriter::queue_depth() > 0): while it says yes, the step commits what
   // it has applied and returns "more", so the writer commits the waiting deliveries first
-  // and their acks do not wait for the rest of the step (bench/README.md, "Measured").
+  // and their acks do not wait for the rest of the step (docs/decisions/009-processor-steps-give-way.md).
   // `max_backlog`: kMaxBacklogToYield (tests set it). Set before the first step.
   void yield_to(std::function<bool()> deliveries_waiting, int64_t max_backlog = kMaxBacklogToYield) {
     deliveries_waiting_ = std::move(deliveries_waiting);

@@ -10,8 +10,8 @@
 // steps as a whole, rows and applied_seq together, and the processor applies those
 // deliveries again from the durable inbox. A process crash (kill -9) loses nothing: the
 // frames are in the OS's page cache. What this buys: an ingest commit no longer waits
-// behind a second fsync per writer round (~0.4-1 ms on the development VM), which is
-// where the 2xx of `serve` spent most of its time (bench/README.md, issue 9). Since then
+// behind a second fsync per writer round, which is where the 2xx of `serve` spent most of
+// its time (docs/decisions/004-live-steps-without-own-sync.md). Since then
 // `serve` syncs ingest commits on a thread of its own (store/wal_sync.h) and its write
 // connection is NORMAL throughout: relax() and restore() do nothing there.
 //

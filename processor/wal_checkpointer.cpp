@@ -113,10 +113,10 @@ void WalCheckpointer::checkpoint_once() {
   // A passive checkpoint never rewinds the WAL: the writer starts again from the file's
   // beginning only if, when its transaction begins, every frame is already copied, and
   // under steady ingest it has always committed again by then (the WAL grew by the whole
-  // write volume: 1 GB in 10 s of 1 KiB deliveries). The writer itself copies those last
+  // write volume). The writer itself copies those last
   // frames (finish_on_writer). Before, this thread ran a RESTART checkpoint, which takes
   // the write lock: the writer's commits then waited in SQLite's busy handler, which
-  // sleeps 1, 2, 5, 10, 15 ms… (strace: 0.3 s of sleeps in 5 s of 1 KiB load, p99 28 ms).
+  // sleeps 1, 2, 5, 10, 15 ms…, into every ack's latency (docs/decisions/002-checkpointer-thread.md).
   finish_due_.store(true, std::memory_order_release);
 }
 

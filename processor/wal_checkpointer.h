@@ -13,13 +13,13 @@
 // the InboxWriter, or called by a catch-up loop): it copies the few frames committed
 // since, so that its next transaction starts the WAL again from the beginning
 // (wal_checkpointer.cpp says why). While this object lives the write connection's
-// autocheckpoint is off; the destructor stops the thread and restores it. Measured
-// effect: bench/README.md, "Measured".
+// autocheckpoint is off; the destructor stops the thread and restores it
+// (docs/decisions/002-checkpointer-thread.md).
 //
 // The thread also syncs the database file after each copy. SQLite syncs it only at the end
 // of a checkpoint that copied the whole WAL, which under load is the writer's finish: that
-// one sync then wrote everything the thread had copied (4 MiB, with 4 KiB pages), 6 ms on
-// the writer's thread while every ack waited (strace of `serve` under 1 KiB load). If that
+// one sync then wrote everything the thread had copied, on the writer's thread while every
+// ack waited (docs/decisions/003-checkpointer-syncs-database-file.md). If that
 // sync of ours fails, no checkpoint runs any more until a restart: Linux may drop the pages
 // a failed fdatasync could not write and report the next one as a success, so SQLite's own
 // sync would pass and the WAL rewind over changes the database file does not have. The WAL

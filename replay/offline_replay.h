@@ -39,8 +39,8 @@ struct OfflineOptions {
   size_t batch_bytes = 16 * 1024 * 1024;
   // The processor runs when this many deliveries were stored since it last ran, and at
   // the end. Each run starts helper threads with their own connections (a parse
-  // pipeline, a WAL checkpointer): running it after every 1,000-delivery batch made a
-  // 100,000-delivery replay 1.6x slower than every 20,000 (bench/README.md).
+  // pipeline, a WAL checkpointer), so not after every batch
+  // (docs/decisions/020-replay-processes-every-20000.md).
   size_t process_every = 20000;
   std::shared_ptr<const signature::Verifier> verifier;  // null: signatures not checked
 };

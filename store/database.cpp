@@ -66,9 +66,8 @@ Result<sqlite::Connection> open_for_writing(const std::string& path, const Store
   // A new database gets 8 KiB pages (SQLite's default is 4 KiB): measured, not derived.
   // Its b-trees are shallower and appends in order (inbox, change feed) touch half as many
   // pages, which outweighed writing 8 KiB for each entry that lands at a random place in an
-  // index (message ids, summary keys): 1 KiB acks +6 to +10 %, server CPU per delivery
-  // -7 to -12 % (bench/README.md, "8 KiB pages"); 2 KiB pages were 12-27 % slower, 16 KiB
-  // no better than 8. Only a file without pages takes it: an existing database keeps its
+  // index (message ids, summary keys); docs/decisions/007-8kib-pages.md has the
+  // measurements. Only a file without pages takes it: an existing database keeps its
   // page size (SQLite cannot change it in WAL mode), and the code reads it from the file.
   const std::string pragmas = "PRAGMA page_size = " + std::to_string(kNewDatabasePageSize) +
                               ";PRAGMA journal_mode = WAL;"

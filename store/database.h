@@ -14,7 +14,7 @@ struct StoreOptions {
   // process but the last commits can be lost on power loss or an OS crash, after the
   // service was told they arrived; faster only where fsync is slow.
   bool synchronous_full = true;
-  int64_t cache_size_mib = 64;      // SQLite's 2 MiB default halved throughput once the working set grew
+  int64_t cache_size_mib = 64;      // SQLite's 2 MiB default is too small once the working set grows
   int64_t busy_timeout_ms = 5000;   // a lock held longer than this fails the commit (503)
   int64_t max_database_mib = 0;     // 0: unlimited; else commits that would grow the file past it fail (503)
 };

@@ -114,7 +114,8 @@ void InboxWriter::run() {
       // look again soon rather than be woken by the sync thread. Under load the next
       // batch comes first, and the step then runs right after its commit, while that
       // commit's sync runs; a step run as soon as a sync returned (a wake-up) made the
-      // deliveries arriving with the acks wait behind it (bench/README.md, "Measured").
+      // deliveries arriving with the acks wait behind it
+      // (docs/decisions/005-live-steps-apply-durable-rows.md).
       const bool rows_wait =
           wal_sync_ && !wal_sync_->failed() && inbox_.last_seq() > given_seq && !background_.empty();
       std::unique_lock lock(mutex_);

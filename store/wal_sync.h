@@ -3,7 +3,7 @@
 //
 // With `synchronous = "full"` every ingest commit used to sync the WAL inside COMMIT, on
 // the writer thread: the processor step that follows each batch, and the next batch,
-// waited behind that fsync (1-2 ms on the development VM). Instead the write connection
+// waited behind that fsync (docs/decisions/001-wal-sync-thread.md). Instead the write connection
 // commits with synchronous = NORMAL (SQLite writes the WAL frames but does not sync
 // them) and hands the batch's acks to this object, which calls fdatasync() on the WAL
 // file and only then runs them. The writer meanwhile applies the batch and commits the

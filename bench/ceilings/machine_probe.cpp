@@ -5,9 +5,8 @@
 //
 // - How long waking a thread takes when its core has been idle. An ack of `serve` is
 //   handed between threads four times (io thread → inbox writer → WAL sync → io thread,
-//   and loadgen waits on the socket); the no-op server has no hand-over. On the VM of
-//   bench/README.md ("Waking a thread on an idle core") a core idle for 1 ms took 80 µs
-//   to run the woken thread, 10 µs after 20 µs of idleness.
+//   and loadgen waits on the socket); the no-op server has no hand-over
+//   (docs/decisions/023-1kib-ack-goal.md).
 //   Measured across two cores (pinned, when there are two): thread A waits IDLE µs, then
 //   notifies thread B, blocked on a condition variable; B notes when it runs. The median
 //   of 300, after 1,000 µs of idleness and after 20 µs.

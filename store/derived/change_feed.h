@@ -9,7 +9,7 @@
 // with immediate inserts (same rows, same order, nothing else writes `changes` in
 // between). Why: the CHECK on changes.op (`op IN ('insert', 'update', 'replace')`) makes
 // SQLite build an ephemeral table for the list at every execution of the statement,
-// which cost more than the insert itself (processor/README.md).
+// which cost more than the insert itself (docs/decisions/015-change-feed-batches-and-or-checks.md).
 //
 // Lifetime: the connection must outlive this object. Used on the writer thread only.
 #include <array>

@@ -8,10 +8,8 @@
 // This is the same rule as `INSERT … ON CONFLICT DO UPDATE … WHERE excluded.seq > t.seq`
 // (a row is replaced only by a higher seq), split in two so the change feed can tell an
 // insert from an update: sqlite3_changes() after each statement says which one wrote.
-// Measured against the one-statement upsert on `samples` (1M rows, 64 series, 555
-// deliveries of 180 per transaction, CPU time): all keys new 1.30-1.35 s vs 1.35-1.52 s;
-// a third of them replacing older rows 1.42 s vs 1.26-1.31 s (the replaced key is looked
-// up twice, on a page already in cache).
+// It costs about what the one-statement upsert costs (a replaced key is looked up twice,
+// on a page already in cache).
 //
 // Value columns a secondary index holds (`indexed`, e.g. summaries' user_id and
 // calendar_date) get a third statement, tried before the full update:
@@ -22,8 +20,8 @@
 // value it had, and so dirties a random index page that goes to the WAL, its sync and the
 // checkpoint. A newer version of a summary nearly always keeps its user and date, so this
 // statement leaves the index alone; only when it changes nothing (an indexed value moved,
-// or the version is stale) does the full update run. Measured with 20,000 summaries: 64
-// updates in one transaction wrote 112 WAL frames with the index columns set, 64 without.
+// or the version is stale) does the full update run
+// (docs/decisions/016-summary-updates-skip-index.md).
 //
 // Lifetime: the connection must outlive this object. Used on the writer thread only.
 #include <optional>

@@ -4,8 +4,8 @@
 -- Why: SQLite overwrites a row in place only when the new record has exactly the old
 -- size. Setting status/family/error on the inbox row changed its size, so every applied
 -- delivery had its whole row rewritten, body and overflow pages included, and then once
--- more through the WAL and the checkpoint: about 20 % of the processor's CPU and 40 % of
--- the bytes written by a replay (processor/README.md). Inbox rows are now written once.
+-- more through the WAL and the checkpoint (docs/decisions/014-outcomes-table.md). Inbox
+-- rows are now written once.
 --
 -- Readers see no change: SELECT … FROM deliveries returns the same columns, status
 -- 'pending' for a row without an outcome. Writers: the receiver appends to `inbox`, the

@@ -4,8 +4,8 @@
 //
 // SQLite appends a WAL frame as two writes: the 24-byte frame header, then the page right
 // after it (wal.c, walWriteOneFrame); each is a pwrite() of its own, and the header's
-// dirties a page-cache page that the page's write touches again. Under 1 KiB load the
-// writer thread spent 40 % of its time in pwrite() (perf, bench/README.md "Measured").
+// dirties a page-cache page that the page's write touches again. Under 1 KiB load that was
+// much of the writer thread's time (docs/decisions/006-wal-frame-vfs-shim.md).
 // This shim holds a run of writes that continue one another, starting with a frame
 // header, and sends it as one write when the commit's last page arrives (the frame
 // header's "database size" field is set only in a commit's last frame), or once the run
