@@ -23,6 +23,7 @@
 #include "store/derived/record_tables.h"
 #include "store/derived/sample_writer.h"
 #include "store/derived/stream_writer.h"
+#include "store/derived/user_table.h"
 
 namespace hh::store {
 
@@ -61,10 +62,11 @@ class DerivedWriter {
   void forget_cached_ids() { samples_.forget_cached_ids(); }
 
  private:
-  DerivedWriter(sqlite::Connection& db, RecordTables records, SampleWriter samples, StreamWriter streams,
-                FollowUpJobs jobs, ChangeFeed feed)
+  DerivedWriter(sqlite::Connection& db, RecordTables records, UserTable users, SampleWriter samples,
+                StreamWriter streams, FollowUpJobs jobs, ChangeFeed feed)
       : db_(&db),
         records_(std::move(records)),
+        users_(std::move(users)),
         samples_(std::move(samples)),
         streams_(std::move(streams)),
         jobs_(std::move(jobs)),
@@ -77,6 +79,7 @@ class DerivedWriter {
 
   sqlite::Connection* db_;
   RecordTables records_;
+  UserTable users_;
   SampleWriter samples_;
   StreamWriter streams_;
   FollowUpJobs jobs_;
