@@ -221,6 +221,7 @@ Result<std::unique_ptr<Fetcher>> Fetcher::create(FetcherOptions options, store::
   sync.retry_max = std::max(sync.retry_initial, std::chrono::milliseconds(std::chrono::seconds(impl.options.service.backoff_max_s)));
   sync.now_ms = impl.options.now_ms;
   sync.observe_request = impl.options.observe_request;
+  sync.newest_stored = [&impl] { return store::newest_body_with_id_prefix(*impl.reader, kProvidersMessagePrefix); };
   impl.providers = std::make_unique<ProvidersSync>(*impl.client, impl.link, std::move(sync));
   return fetcher;
 }

@@ -41,11 +41,19 @@ net::awaitable<Result<bool>> ProvidersSync::sync_once() {
   if (first == std::string::npos || response.body[first] != '[') {
     co_return fail("unexpected body: the provider list must be a JSON array (" + url + ")");
   }
-  if (response.body == last_stored_) co_return false;
+  if (!last_stored_) {
+    last_stored_.emplace();
+    if (options_.newest_stored) {
+      // Unreadable: store this list (one row too many is harmless).
+      auto newest = options_.newest_stored();
+      if (newest && *newest) last_stored_ = std::move(**newest);
+    }
+  }
+  if (response.body == *last_stored_) co_return false;
 
   const int64_t now = options_.now_ms();
   auto row = std::make_shared<store::NewDelivery>();
-  row->message_id = "fetch:providers:" + std::to_string(now);
+  row->message_id = std::string(kProvidersMessagePrefix) + std::to_string(now);
   row->origin = store::Origin::fetch;
   row->received_at_ms = now;
   row->event_type = "fetch.providers";

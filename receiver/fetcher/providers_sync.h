@@ -5,7 +5,8 @@
 // The list is fetched at start and then every `interval` (a day), and stored like any
 // fetched page: an inbox row with origin 'fetch', event type "fetch.providers" and message
 // id "fetch:providers:<Unix ms>", so the processor derives the table from it and `rebuild`
-// re-creates it. A list equal to the last one this process stored is not stored again.
+// re-creates it. A list equal to the newest one stored (by this or an earlier run) is
+// not stored again.
 //
 // Never fatal, never in the way: a failure (an HTTP status, a transport error or timeout,
 // a body that is not a JSON array) is logged and retried after service.backoff_initial_s,
@@ -33,7 +34,12 @@ struct ProvidersSyncOptions {
   std::chrono::milliseconds retry_max{3600 * 1000};
   std::function<int64_t()> now_ms;  // Unix ms, for the message id and received_at
   RequestObserver observe_request;  // may be empty
+  // The newest stored list (store::newest_body_with_id_prefix), read once before the first
+  // comparison; may be empty (then the first list fetched is stored).
+  std::function<Result<std::optional<std::string>>()> newest_stored;
 };
+
+inline constexpr std::string_view kProvidersMessagePrefix = "fetch:providers:";
 
 class ProvidersSync {
  public:
@@ -53,7 +59,7 @@ class ProvidersSync {
   HttpsClient& client_;
   WriterLink& writer_;
   ProvidersSyncOptions options_;
-  std::string last_stored_;  // the body of the last list stored by this process
+  std::optional<std::string> last_stored_;  // the newest list stored; nullopt: not read yet
   std::function<void()> cancel_;
 };
 

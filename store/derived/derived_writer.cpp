@@ -67,8 +67,14 @@ Result<void> DerivedWriter::note(Result<WriteOutcome> outcome, std::string_view 
 
 Result<void> DerivedWriter::apply_rows(const events::DeliveryRows& rows, int64_t seq, int64_t received_at_ms,
                                        ApplyCounts& counts) {
+  // Who the delivery is about: bookkeeping of every delivery, not one of its rows, so it
+  // counts neither towards a step's size nor towards the rows applied.
   if (const auto& user_id = rows.identity.user_id) {
-    if (auto r = note(users_.write(rows.identity, seq, received_at_ms), "users", *user_id, seq, counts); !r) return r;
+    auto written = users_.write(rows.identity, seq, received_at_ms);
+    if (!written) return fail("users: " + written.error());
+    if (*written != WriteOutcome::stale) {
+      if (auto r = feed_.append(change(seq, "users", *user_id, change_op(*written))); !r) return r;
+    }
   }
   for (const events::SummaryRow& row : rows.summaries) {
     if (auto r = note(records_.write(row, seq), "summaries", joined(key_, row.resource, row.id), seq, counts); !r) {

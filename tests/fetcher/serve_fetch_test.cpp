@@ -23,6 +23,8 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr const char* kKey = "serve-test-api-key";
+// serve fetches the provider list at start, beside the jobs these tests follow.
+const std::string kProvidersPath = "/v2/providers";
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -70,10 +72,19 @@ bool wait_for_value(const std::string& database, const std::string& sql, int64_t
 
 bool wait_for_requests(const fake::FakeService& service, size_t count, std::chrono::seconds timeout = 30s) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (service.requests().size() < count && std::chrono::steady_clock::now() < deadline) {
+  while (service.requests_except(kProvidersPath).size() < count && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(20ms);
   }
-  return service.requests().size() >= count;
+  return service.requests_except(kProvidersPath).size() >= count;
+}
+
+bool wait_for_requests_to(const fake::FakeService& service, const std::string& path, size_t count,
+                          std::chrono::seconds timeout = 30s) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (service.request_count(path) < count && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  return service.request_count(path) >= count;
 }
 
 void insert_job(const std::string& database, const std::string& sql) {
@@ -99,10 +110,10 @@ BOOST_AUTO_TEST_CASE(a_signed_workout_stream_webhook_ends_in_stream_points) {
                             120));
   BOOST_TEST(query_int(server.database(), "SELECT count(*) FROM jobs WHERE state = 'done'") == 1);
   BOOST_TEST(query_int(server.database(), "SELECT count(*) FROM deliveries WHERE origin = 'fetch' AND "
-                                          "status = 'processed'") == 1);
+                                          "status = 'processed' AND event_type <> 'fetch.providers'") == 1);
   BOOST_TEST(query_int(server.database(), "SELECT point_count FROM workout_streams WHERE workout_id = '" + workout +
                                               "'") == 120);
-  const auto requests = service.requests();
+  const auto requests = service.requests_except(kProvidersPath);
   BOOST_REQUIRE_EQUAL(requests.size(), 1u);
   BOOST_TEST(requests[0].path == "/v2/timeseries/workouts/" + workout + "/stream");
   BOOST_TEST(requests[0].sni == "localhost");
@@ -148,19 +159,23 @@ BOOST_AUTO_TEST_CASE(a_crash_in_the_middle_of_a_backfill_is_finished_after_resta
              "'{\"user_id\":\"u-1\",\"resource\":\"heartrate\",\"provider\":\"garmin\","
              "\"start\":\"2024-08-04T00:00:00.000Z\",\"end\":\"2024-08-05T00:00:00.000Z\"}', 0, 0)");
   BOOST_REQUIRE(wait_for_requests(service, 2));
-  BOOST_TEST(query_int(server.database(), "SELECT count(*) FROM deliveries WHERE origin = 'fetch'") == 1);
+  BOOST_TEST(query_int(server.database(), "SELECT count(*) FROM deliveries WHERE origin = 'fetch' AND event_type <> 'fetch.providers'") == 1);
   server.kill_hard();
   BOOST_TEST(query_int(server.database(), "SELECT count(*) FROM jobs WHERE state = 'running'") == 1);
 
   server.restart();
   BOOST_TEST(wait_for_value(server.database(), "SELECT count(*) FROM jobs WHERE state = 'done'", 1));
   BOOST_TEST(server.wait_for_log("\"event\":\"jobs_requeued\"", 1s));
-  BOOST_TEST(query_int(server.database(), "SELECT count(*) FROM deliveries WHERE origin = 'fetch'") == 3);
-  BOOST_TEST(query_int(server.database(), "SELECT count(DISTINCT message_id) FROM deliveries WHERE origin = 'fetch'") ==
+  BOOST_TEST(query_int(server.database(), "SELECT count(*) FROM deliveries WHERE origin = 'fetch' AND event_type <> 'fetch.providers'") == 3);
+  BOOST_TEST(query_int(server.database(), "SELECT count(DISTINCT message_id) FROM deliveries WHERE origin = 'fetch' AND "
+                                          "event_type <> 'fetch.providers'") ==
              3);
   BOOST_TEST(wait_for_value(server.database(), "SELECT count(*) FROM samples", 150));
+  // The restarted server found the provider list it had stored and did not store it again.
+  BOOST_TEST(wait_for_requests_to(service, kProvidersPath, 2));
+  BOOST_TEST(query_int(server.database(), "SELECT count(*) FROM deliveries WHERE event_type = 'fetch.providers'") == 1);
   // Page 0 once; page 1 twice (the hung request, then after the restart); page 2 once.
-  const auto requests = service.requests();
+  const auto requests = service.requests_except(kProvidersPath);
   BOOST_REQUIRE_EQUAL(requests.size(), 4u);
   BOOST_TEST(requests[0].target.find("cursor=") == std::string::npos);
   BOOST_TEST(requests[1].target.ends_with("&cursor=" + fake::make_cursor(1)));
