@@ -331,6 +331,25 @@ BOOST_AUTO_TEST_CASE(every_table_in_both_formats_parses_strictly_and_round_trips
   }
 }
 
+// A capture of the same inbox (headers stored pretty-printed, bodies pretty-printed) is
+// JSON Lines too, and replays into the same tables.
+BOOST_AUTO_TEST_CASE(a_capture_of_pretty_printed_deliveries_is_json_lines) {
+  TempDir dir;
+  const std::string database = build_database(dir);
+  const std::string capture = dir.file("capture.jsonl");
+  const auto captured = test::run_healthhook({"capture", "--database", database, "-o", capture});
+  BOOST_REQUIRE_MESSAGE(captured.exit_code == 0, captured.stderr_text);
+  const auto lines = jsonl_lines(read_file(capture));
+  BOOST_TEST(lines.size() == select(database, "SELECT 1 FROM deliveries WHERE origin = 'webhook'").size());
+  for (const auto& line : lines) BOOST_TEST(raw_member(line, "headers").find('\n') == std::string::npos);
+  const std::string replayed = dir.file("replayed.db");
+  const auto replay = test::run_healthhook({"replay", capture, "--database", replayed});
+  BOOST_TEST(replay.exit_code == 0, replay.stderr_text);
+  // Users come from webhook deliveries only: the replay names the same ones.
+  BOOST_TEST(select(replayed, "SELECT user_id, client_user_id, team_id FROM users ORDER BY user_id") ==
+             select(database, "SELECT user_id, client_user_id, team_id FROM users ORDER BY user_id"));
+}
+
 BOOST_AUTO_TEST_CASE(deliveries_by_status_list_each_invalid_one_with_its_error) {
   TempDir dir;
   const std::string database = build_database(dir);
