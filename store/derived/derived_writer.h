@@ -1,7 +1,8 @@
 #pragma once
 // Applies one parsed delivery (events::DeliveryRows) to the derived tables: latest-wins
-// upserts keyed as in 002-derived.sql, one change-feed row per change, and the follow-up
-// jobs the delivery asks for (follow_up_jobs.h). Everything is written on the caller's
+// upserts keyed as in 002-derived.sql and 005-identity.sql (the user the delivery names:
+// user_table.h; provider lists), one change-feed row per change, and the follow-up jobs
+// the delivery asks for (follow_up_jobs.h). Everything is written on the caller's
 // transaction: the caller commits, or rolls back on any failure.
 //
 // Order independence: a row is replaced only by a higher seq, so applying the same
