@@ -1,10 +1,17 @@
-// healthhook query samples|summaries|streams|connections|orders: the derived tables as
-// CSV or JSON Lines (field names and formats: store/queries/row_format.h), filtered.
+// healthhook query <table>: the derived tables and the inbox as CSV or JSON Lines (field
+// names and formats: store/queries/row_format.h), filtered.
+//
+//   samples, summaries [--with identity], streams       timeseries, summaries, stream points
+//   connections, devices, users, providers              who the users are and what they use
+//   orders, appointments, results, parsing-jobs         lab testing
+//   backfills                                           backfill windows and their fetch jobs
+//   deliveries [--status S]                             inbox rows with their outcome and error
 //
 // Reads through a read-only connection inside one read transaction (a consistent
 // snapshot beside a running `serve`), one row at a time with buffered output: memory
 // stays flat for millions of rows. Rows come in key order (samples: user, resource,
-// provider, source type, then time; summaries: resource, id; streams: workout, index).
+// provider, source type, then time; summaries: resource, id; streams: workout, index;
+// deliveries: seq; the others: their primary key).
 #include <filesystem>
 
 #include "cli/command_support.h"
@@ -21,14 +28,17 @@ struct QueryFlags {
   SettingsFlags settings;
   std::string format = "jsonl";
   std::string output = "-";
-  std::optional<std::string> user, resource, provider, source_type, workout, since, until;
+  std::optional<std::string> user, resource, provider, source_type, workout, since, until, status, order, event_type;
+  std::vector<std::string> with;  // "identity"
 };
 
-// Writes every row of `query` (already started) to `out`.
+// Writes every row of `query` (already started) to `out`; `prototype` carries the output
+// options (with_identity) into every row.
 template <typename Row, typename Query>
-Result<uint64_t> write_rows(Query& query, store::OutputFormat format, replay::OutputFile& out) {
-  store::append_header<Row>(out.buffer(), format);
-  Row row;
+Result<uint64_t> write_rows(Query& query, store::OutputFormat format, replay::OutputFile& out,
+                            const Row& prototype = Row{}) {
+  store::append_header<Row>(out.buffer(), format, prototype);
+  Row row = prototype;
   uint64_t count = 0;
   for (;;) {
     auto has_row = query.next(row);
@@ -39,6 +49,16 @@ Result<uint64_t> write_rows(Query& query, store::OutputFormat format, replay::Ou
     ++count;
   }
   return count;
+}
+
+// A table with one row per key (store/queries/record_queries.h).
+template <typename Row>
+Result<uint64_t> write_records(sqlite::Connection& db, const store::RecordFilter& filter, store::OutputFormat format,
+                               replay::OutputFile& out) {
+  auto query = store::RecordQuery<Row>::create(db);
+  if (!query) return fail(query.error());
+  query->start(filter);
+  return write_rows<Row>(*query, format, out);
 }
 
 std::optional<int64_t> time_flag(const std::optional<std::string>& text, std::string_view flag, bool& ok) {
@@ -54,18 +74,23 @@ std::optional<int64_t> time_flag(const std::optional<std::string>& text, std::st
 Result<uint64_t> export_table(std::string_view table, const QueryFlags& flags, sqlite::Connection& db,
                               store::OutputFormat format, replay::OutputFile& out, std::optional<int64_t> since,
                               std::optional<int64_t> until) {
+  const bool identity = !flags.with.empty();
   if (table == "samples") {
     auto query = store::SampleQuery::create(db);
     if (!query) return fail(query.error());
     store::SampleFilter filter{flags.user, flags.resource, flags.provider, flags.source_type, since, until};
     if (auto started = query->start_by_series(filter); !started) return fail(started.error());
-    return write_rows<store::StoredSample>(*query, format, out);
+    store::StoredSample prototype;
+    prototype.with_identity = identity;
+    return write_rows(*query, format, out, prototype);
   }
   if (table == "summaries") {
     auto query = store::SummaryQuery::create(db);
     if (!query) return fail(query.error());
     query->start_export({flags.resource, flags.user, flags.provider, flags.source_type, since, until});
-    return write_rows<store::StoredSummary>(*query, format, out);
+    store::StoredSummary prototype;
+    prototype.with_identity = identity;
+    return write_rows(*query, format, out, prototype);
   }
   if (table == "streams") {
     auto query = store::StreamQuery::create(db);
@@ -73,16 +98,29 @@ Result<uint64_t> export_table(std::string_view table, const QueryFlags& flags, s
     query->start_export({flags.workout, flags.user, flags.provider, since, until});
     return write_rows<store::StoredStreamPoint>(*query, format, out);
   }
-  if (table == "connections") {
-    auto query = store::ConnectionQuery::create(db);
+  if (table == "deliveries") {
+    auto query = store::DeliveryQuery::create(db);
     if (!query) return fail(query.error());
-    query->start({flags.user, flags.provider});
-    return write_rows<store::StoredConnection>(*query, format, out);
+    store::DeliveryFilter filter;
+    filter.since_ms = since;
+    filter.until_ms = until;
+    filter.event_type_glob = flags.event_type;
+    filter.status = flags.status;
+    filter.webhooks_only = false;
+    int64_t first_seq = 0, last_seq = 0;
+    if (auto started = query->start_export(filter, first_seq, last_seq); !started) return fail(started.error());
+    return write_rows<store::StoredDelivery>(*query, format, out);
   }
-  auto query = store::LabOrderQuery::create(db);
-  if (!query) return fail(query.error());
-  query->start({flags.user});
-  return write_rows<store::StoredLabOrder>(*query, format, out);
+  const store::RecordFilter filter{flags.user, flags.provider, flags.resource, flags.status, flags.order};
+  if (table == "connections") return write_records<store::StoredConnection>(db, filter, format, out);
+  if (table == "devices") return write_records<store::StoredDevice>(db, filter, format, out);
+  if (table == "orders") return write_records<store::StoredLabOrder>(db, filter, format, out);
+  if (table == "appointments") return write_records<store::StoredLabAppointment>(db, filter, format, out);
+  if (table == "results") return write_records<store::StoredLabResult>(db, filter, format, out);
+  if (table == "parsing-jobs") return write_records<store::StoredParsingJob>(db, filter, format, out);
+  if (table == "backfills") return write_records<store::StoredBackfill>(db, filter, format, out);
+  if (table == "users") return write_records<store::StoredUser>(db, filter, format, out);
+  return write_records<store::StoredProvider>(db, filter, format, out);
 }
 
 int run_query(std::string_view table, const QueryFlags& flags) {
@@ -92,6 +130,10 @@ int run_query(std::string_view table, const QueryFlags& flags) {
   const auto since = time_flag(flags.since, "--since", ok);
   const auto until = time_flag(flags.until, "--until", ok);
   if (!ok) return kExitBadConfig;
+  if (flags.event_type && flags.event_type->empty()) {
+    report_error("query", "--event-type: empty pattern");
+    return kExitBadConfig;
+  }
   const auto format = flags.format == "csv" ? store::OutputFormat::csv : store::OutputFormat::jsonl;
   std::error_code ec;
   if (!std::filesystem::exists(settings->database, ec)) {
@@ -125,40 +167,104 @@ int run_query(std::string_view table, const QueryFlags& flags) {
   return kExitOk;
 }
 
+// Which filters each table takes.
+struct TableFlags {
+  bool user = true, resource = false, provider = false, source_type = false, time = false, workout = false,
+       status = false, order = false, with_identity = false;
+  std::vector<std::string> statuses;  // --status values (empty: free text)
+  std::string time_on;                // what --since/--until apply to
+};
+
+TableFlags flags_of(std::string_view table) {
+  TableFlags f;
+  if (table == "samples" || table == "summaries") {
+    f.resource = f.provider = f.source_type = f.time = f.with_identity = true;
+    f.time_on = table == "samples" ? "the sample's timestamp" : "the start of the summary's period";
+  } else if (table == "streams") {
+    f.provider = f.time = f.workout = true;
+    f.time_on = "the point's time";
+  } else if (table == "connections" || table == "devices") {
+    f.provider = true;
+  } else if (table == "backfills") {
+    f.provider = f.resource = true;
+  } else if (table == "orders" || table == "appointments" || table == "results") {
+    f.status = true;
+    f.order = table != "orders";
+  } else if (table == "parsing-jobs") {
+    f.user = false;  // lab_report.parsing_job.* names no user
+    f.status = true;
+  } else if (table == "providers") {
+    f.user = false;
+    f.provider = true;
+  } else if (table == "deliveries") {
+    f.user = false;
+    f.time = f.status = true;
+    f.statuses = {"pending", "processed", "applied", "invalid", "ignored", "unknown"};
+    f.time_on = "received_at";
+  }
+  return f;
+}
+
 void add_table(CLI::App& query, std::string_view table, std::string_view description, int& exit_code) {
   auto flags = std::make_shared<QueryFlags>();
+  const TableFlags which = flags_of(table);
   auto* command = query.add_subcommand(std::string(table), std::string(description));
   add_settings_flags(*command, flags->settings, /*with_listen=*/false);
   command->add_option("--format", flags->format, "csv (RFC 4180) or jsonl (JSON Lines, the default)")
       ->check(CLI::IsMember({"csv", "jsonl"}));
   command->add_option("-o,--output", flags->output, "File to write (default: standard output)")->type_name("FILE");
-  command->add_option("--user", flags->user, "Only this user_id");
-  if (table == "samples" || table == "summaries") {
-    command->add_option("--resource", flags->resource, "Only this resource (heartrate, sleep, …)");
+  if (which.user) command->add_option("--user", flags->user, "Only this user_id");
+  if (which.resource) command->add_option("--resource", flags->resource, "Only this resource (heartrate, sleep, …)");
+  if (which.source_type) {
     command->add_option("--source-type", flags->source_type, "Only this source type (ring, watch, …)");
   }
-  if (table != "orders") command->add_option("--provider", flags->provider, "Only this provider (oura, garmin, …)");
-  if (table == "streams") command->add_option("--workout", flags->workout, "Only this workout_id");
-  if (table == "samples" || table == "summaries" || table == "streams") {
-    const std::string on = table == "samples"     ? "the sample's timestamp"
-                           : table == "summaries" ? "the start of the summary's period"
-                                                  : "the point's time";
-    command->add_option("--since", flags->since, "At or after T, on " + on + " (RFC 3339, a date, or Unix seconds)");
+  if (which.provider) command->add_option("--provider", flags->provider, "Only this provider (oura, garmin, …)");
+  if (which.workout) command->add_option("--workout", flags->workout, "Only this workout_id");
+  if (which.order) command->add_option("--order", flags->order, "Only this lab order id");
+  if (which.status) {
+    auto* status = command->add_option("--status", flags->status,
+                                       table == "deliveries"
+                                           ? "Only this processing status (applied = processed)"
+                                           : "Only this status, as the service sent it");
+    if (!which.statuses.empty()) status->check(CLI::IsMember(which.statuses));
+  }
+  if (table == "deliveries") {
+    command->add_option("--event-type", flags->event_type, "Only event types matching GLOB, e.g. 'daily.data.*'")
+        ->type_name("GLOB");
+  }
+  if (which.time) {
+    command->add_option("--since", flags->since,
+                        "At or after T, on " + which.time_on + " (RFC 3339, a date, or Unix seconds)");
     command->add_option("--until", flags->until, "Before T");
   }
-  command->callback([table, flags, &exit_code] { exit_code = run_query(table, *flags); });
+  if (which.with_identity) {
+    command->add_option("--with", flags->with, "Add columns: identity (client_user_id, provider_name, …)")
+        ->check(CLI::IsMember({"identity"}));
+  }
+  command->callback([table, flags, &exit_code] {
+    if (flags->status == "applied") flags->status = "processed";
+    exit_code = run_query(table, *flags);
+  });
 }
 
 }  // namespace
 
 void add_query_command(CLI::App& app, int& exit_code) {
-  auto* query = app.add_subcommand("query", "Print derived tables as CSV or JSON Lines");
+  auto* query = app.add_subcommand("query", "Print tables as CSV or JSON Lines");
   query->require_subcommand(1);
   add_table(*query, "samples", "Timeseries samples (one row per sample)", exit_code);
   add_table(*query, "summaries", "Summaries (sleep, activity, workouts, …)", exit_code);
   add_table(*query, "streams", "Workout stream points", exit_code);
   add_table(*query, "connections", "Provider connections", exit_code);
+  add_table(*query, "devices", "Devices (provider.device.*)", exit_code);
+  add_table(*query, "users", "Users: client_user_id, team_id, first and last seen", exit_code);
+  add_table(*query, "providers", "The service's providers: names, logos, supported resources", exit_code);
   add_table(*query, "orders", "Lab test orders", exit_code);
+  add_table(*query, "appointments", "Lab appointments", exit_code);
+  add_table(*query, "results", "Critical lab results (labtest.result.critical)", exit_code);
+  add_table(*query, "parsing-jobs", "Lab report parsing jobs", exit_code);
+  add_table(*query, "backfills", "Backfill windows and the state of their fetch jobs", exit_code);
+  add_table(*query, "deliveries", "Inbox rows with their processing status and error", exit_code);
 }
 
 }  // namespace hh::cli

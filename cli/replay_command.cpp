@@ -3,8 +3,10 @@
 //
 //   replay FILE… [--database DB] [--verify-signatures --secret-file F…]
 //       offline: inbox + processor on the database, no server (replay/offline_replay.h)
-//   replay FILE… --to URL --secret-file F [--concurrency N]
-//       re-sends each delivery signed with a fresh timestamp (replay/resend.h)
+//   replay FILE… --to URL [--secret-file F | --config C] [--concurrency N]
+//       re-sends each delivery signed with a fresh timestamp (replay/resend.h); without
+//       --secret-file, with the configuration's signing secret (the first of several,
+//       with a notice: during a rotation the receiver accepts any of them)
 //
 // FILE "-" is standard input. A malformed line is reported on stderr as "file:line:
 // reason" and the others go on. Prints a JSON summary on stdout. Exit status: 0 when every
@@ -130,12 +132,38 @@ int run_offline(const ReplayFlags& flags, std::vector<replay::CaptureReader>& re
   return s.failed > 0 ? kExitFailure : kExitOk;
 }
 
-int run_resend(const ReplayFlags& flags, std::vector<replay::CaptureReader>& readers, uint64_t total_bytes) {
-  auto secret = config::read_secret_file(flags.secret_files.front(), ".");
-  if (!secret) {
-    report_error("replay", "--secret-file: " + secret.error());
-    return kExitBadConfig;
+// The secret --to signs with: --secret-file, else the configuration's signing secret.
+std::optional<std::string> resend_secret(const ReplayFlags& flags) {
+  if (!flags.secret_files.empty()) {
+    auto secret = config::read_secret_file(flags.secret_files.front(), ".");
+    if (!secret) {
+      report_error("replay", "--secret-file: " + secret.error());
+      return std::nullopt;
+    }
+    return std::move(*secret);
   }
+  auto settings = load_settings_or_report(flags.settings, "replay");
+  if (!settings) return std::nullopt;
+  const auto& files = settings->signing_secret_files;
+  if (files.empty()) {
+    report_error("replay", "signing_secret_files: none configured; give --secret-file");
+    return std::nullopt;
+  }
+  if (files.size() > 1) {
+    std::cerr << "healthhook replay: signing with the first of " << files.size()
+              << " configured signing secrets (" << files.front() << "); --secret-file chooses another\n";
+  }
+  auto secret = config::read_secret_file(files.front(), settings->base_dir);
+  if (!secret) {
+    report_error("replay", "signing_secret_files: " + secret.error() + " (or give --secret-file)");
+    return std::nullopt;
+  }
+  return std::move(*secret);
+}
+
+int run_resend(const ReplayFlags& flags, std::vector<replay::CaptureReader>& readers, uint64_t total_bytes) {
+  auto secret = resend_secret(flags);
+  if (!secret) return kExitBadConfig;
   replay::ResendOptions options;
   options.url = *flags.to;
   options.secret = std::move(*secret);
@@ -171,8 +199,8 @@ int run_resend(const ReplayFlags& flags, std::vector<replay::CaptureReader>& rea
 
 int run_replay(const ReplayFlags& flags) {
   if (flags.to) {
-    if (flags.secret_files.size() != 1) {
-      report_error("replay", "--to needs exactly one --secret-file (the secret the receiver verifies)");
+    if (flags.secret_files.size() > 1) {
+      report_error("replay", "--to signs with one secret: give at most one --secret-file");
       return kExitBadConfig;
     }
     if (flags.verify_signatures) {
@@ -214,6 +242,7 @@ void add_replay_command(CLI::App& app, int& exit_code) {
                       "Signing secret file (whsec_…): signs with --to; checks with --verify-signatures (repeatable)")
       ->type_name("FILE")
       ->allow_extra_args(false);  // one file per --secret-file: the next word is a capture file
+  // With --to and no --secret-file, the configuration's signing_secret_files (see resend_secret).
   command->add_flag("--verify-signatures", flags->verify_signatures,
                     "Offline: store only lines whose captured signature matches a --secret-file (age not checked)");
   command->add_option("--concurrency", flags->concurrency, "With --to: connections in parallel (default 8)");

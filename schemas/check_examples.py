@@ -34,6 +34,7 @@ EXAMPLES = {
     "timeseries-heartrate.json": "timeseries",
     "timeseries-steps.json": "timeseries",
     "timeseries-steps-old-source.json": "timeseries",
+    "timeseries-steps-old-envelope.json": "timeseries",
     "timeseries-glucose.json": "timeseries",
     "timeseries-blood-pressure.json": "timeseries",
     "timeseries-cholesterol.json": "timeseries",
@@ -51,6 +52,7 @@ EXAMPLES = {
     "lab-parsing-job-completed.json": "lab_parsing_job",
     "hypnogram.json": "hypnogram",
     "unknown-event.json": "other",
+    "new-resource-unknown-shape.json": "other",
     "continuous-query.json": "other",
     "ping.json": "other",
     "fetched-stream.context.json": "fetch_context",
@@ -61,6 +63,12 @@ EXAMPLES = {
     "fetched-timeseries-page.body.json": "fetched_timeseries_page",
     "fetched-workouts-page.context.json": "fetch_context",
     "fetched-workouts-page.body.json": "fetched_summaries_page",
+    "fetched-meals-page.context.json": "fetch_context",
+    "fetched-meals-page.body.json": "fetched_summaries_page",
+    "fetched-profile.context.json": "fetch_context",
+    "fetched-profile.body.json": "fetched_summary_object",
+    "fetched-providers.context.json": "fetch_context",
+    "fetched-providers.body.json": "fetched_providers",
 }
 
 

@@ -8,6 +8,11 @@
 
 namespace hh::store {
 
+// The body of the newest inbox row whose message id starts with `prefix` (fetched rows of
+// one kind, e.g. "fetch:providers:"), on any connection (a read connection will do);
+// nullopt when there is none. A range of the message-id index, sorted by seq.
+Result<std::optional<std::string>> newest_body_with_id_prefix(sqlite::Connection& db, std::string_view prefix);
+
 class SqliteInbox final : public Inbox {
  public:
   // `db` must stay live and migrated while this object exists.

@@ -1,75 +1,15 @@
 #include "receiver/api/api_pages.h"
 
-#include <charconv>
 #include <limits>
 
 #include "common/json_writer.h"
-#include "common/log.h"
+#include "receiver/api/page_support.h"
 #include "store/queries/row_format.h"
 
 namespace hh::api {
 namespace {
 
 using http::Status;
-
-Page error_page(Status status, std::string_view message) {
-  Page page{status, {}};
-  json::ObjectWriter(page.body).string("error", message).close();
-  return page;
-}
-
-Page bad_parameter(std::string_view message) { return error_page(Status::bad_request, message); }
-
-Page database_error(std::string_view error) {
-  log::error("read_api_failed").str("error", error);
-  return error_page(Status::internal_server_error, "database error");
-}
-
-// A read transaction around one page: the page's statements see one snapshot.
-class ReadTransaction {
- public:
-  explicit ReadTransaction(sqlite::Connection& db) : db_(db), begun_(db.exec("BEGIN")) {}
-  ~ReadTransaction() {
-    if (begun_) (void)db_.exec("COMMIT");  // nothing was written: ending it cannot lose data
-  }
-  const Result<void>& begun() const { return begun_; }
-
- private:
-  sqlite::Connection& db_;
-  Result<void> begun_;
-};
-
-std::optional<int64_t> parse_int(std::string_view text) {
-  int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-// The plain text behind a cursor of `kind` ("s1:…"), split at the first `fields` colons.
-std::optional<std::vector<std::string>> cursor_fields(std::string_view cursor, std::string_view kind, size_t fields) {
-  auto plain = decode_cursor(cursor);
-  if (!plain || !plain->starts_with(std::string(kind) + ":")) return std::nullopt;
-  std::vector<std::string> parts;
-  std::string_view rest = std::string_view(*plain).substr(kind.size() + 1);
-  for (size_t i = 0; i + 1 < fields; ++i) {
-    const auto colon = rest.find(':');
-    if (colon == std::string_view::npos) return std::nullopt;
-    parts.emplace_back(rest.substr(0, colon));
-    rest.remove_prefix(colon + 1);
-  }
-  parts.emplace_back(rest);
-  return parts;
-}
-
-constexpr std::string_view kBadCursor = "cursor: not a cursor of this listing";
-
-// Reads limit (default/max above).
-Result<int64_t> page_limit(const Params& params) {
-  auto limit = params.integer("limit", 1, kMaxPageLimit);
-  if (!limit) return fail(limit.error());
-  return limit->value_or(kDefaultPageLimit);
-}
 
 // The filters timeseries and summary pages share: provider, source_type and the
 // start/end window (SampleFilter and SummaryFilter have the same members for them).
@@ -86,15 +26,8 @@ Result<void> read_source_and_window(const Params& params, Filter& filter) {
   return {};
 }
 
-void close_items(std::string& body, const std::optional<std::string>& next_cursor) {
-  body.append("],\"next_cursor\":");
-  if (next_cursor) {
-    json::append_string(body, encode_cursor(*next_cursor));
-  } else {
-    body.append("null");
-  }
-  body.push_back('}');
-}
+// Appends one row as a JSON item.
+constexpr auto kJsonItem = [](std::string& body, const auto& row) { store::append_json(body, row); };
 
 }  // namespace
 
@@ -125,26 +58,13 @@ Page timeseries_page(Reader& reader, const std::string& user_id, const std::stri
   Page page;
   page.body = "{\"items\":[";
   store::StoredSample row;
-  int64_t count = 0;
-  bool more = false;
-  std::string next_cursor;
-  for (;;) {
-    auto has_row = reader.samples.next(row);
-    if (!has_row) {
-      reader.samples.finish();
-      return database_error(has_row.error());
-    }
-    if (!*has_row) break;
-    if (count == *limit) {  // a row past the limit: there is a next page
-      more = true;
-      break;
-    }
-    if (count++ > 0) page.body.push_back(',');
-    store::append_json(page.body, row);
-    next_cursor = "s1:" + std::to_string(row.t_ms) + ":" + std::to_string(row.series_id);
-  }
+  row.with_identity = true;
+  auto next_cursor = page_items(
+      row, *limit, page.body, [&](store::StoredSample& r) { return reader.samples.next(r); }, kJsonItem,
+      [](const store::StoredSample& r) { return "s1:" + std::to_string(r.t_ms) + ":" + std::to_string(r.series_id); });
   reader.samples.finish();
-  close_items(page.body, more ? std::optional<std::string>(next_cursor) : std::nullopt);
+  if (!next_cursor) return database_error(next_cursor.error());
+  close_items(page.body, *next_cursor);
   return page;
 }
 
@@ -179,26 +99,15 @@ Page summaries_page(Reader& reader, const std::string& user_id, const std::strin
   Page page;
   page.body = "{\"items\":[";
   store::StoredSummary row;
-  int64_t count = 0;
-  bool more = false;
-  std::string next_cursor;
-  for (;;) {
-    auto has_row = reader.summaries.next(row);
-    if (!has_row) {
-      reader.summaries.finish();
-      return database_error(has_row.error());
-    }
-    if (!*has_row) break;
-    if (count == *limit) {
-      more = true;
-      break;
-    }
-    if (count++ > 0) page.body.push_back(',');
-    store::append_json(page.body, row);
-    next_cursor = "m1:" + (row.start_ms ? std::to_string(*row.start_ms) : std::string()) + ":" + std::string(row.id);
-  }
+  row.with_identity = true;
+  auto next_cursor = page_items(
+      row, *limit, page.body, [&](store::StoredSummary& r) { return reader.summaries.next(r); }, kJsonItem,
+      [](const store::StoredSummary& r) {
+        return "m1:" + (r.start_ms ? std::to_string(*r.start_ms) : std::string()) + ":" + std::string(r.id);
+      });
   reader.summaries.finish();
-  close_items(page.body, more ? std::optional<std::string>(next_cursor) : std::nullopt);
+  if (!next_cursor) return database_error(next_cursor.error());
+  close_items(page.body, *next_cursor);
   return page;
 }
 
@@ -229,60 +138,75 @@ Page stream_page(Reader& reader, const std::string& workout_id, const ApiTarget&
   page.body.append(",\"items\":[");
   reader.streams.start_page(workout_id, after_idx, *limit + 1);
   store::StoredStreamPoint row;
-  int64_t count = 0;
-  bool more = false;
-  std::string next_cursor;
-  for (;;) {
-    auto has_row = reader.streams.next(row);
-    if (!has_row) {
-      reader.streams.finish();
-      return database_error(has_row.error());
-    }
-    if (!*has_row) break;
-    if (count == *limit) {
-      more = true;
-      break;
-    }
-    if (count++ > 0) page.body.push_back(',');
-    store::append_json(page.body, row);
-    next_cursor = "p1:" + std::to_string(row.idx);
-  }
+  bool any = false;
+  auto next_cursor = page_items(
+      row, *limit, page.body, [&](store::StoredStreamPoint& r) { return reader.streams.next(r); },
+      [&](std::string& body, const store::StoredStreamPoint& r) {
+        any = true;
+        store::append_json(body, r);
+      },
+      [](const store::StoredStreamPoint& r) { return "p1:" + std::to_string(r.idx); });
   reader.streams.finish();
-  if (!*found && count == 0 && !after_idx) return error_page(Status::not_found, "no such workout");
-  close_items(page.body, more ? std::optional<std::string>(next_cursor) : std::nullopt);
+  if (!next_cursor) return database_error(next_cursor.error());
+  if (!*found && !any && !after_idx) return error_page(Status::not_found, "no such workout");
+  close_items(page.body, *next_cursor);
   return page;
 }
 
 Page changes_page(Reader& reader, const ApiTarget& target) {
-  const Params params(target, {"after", "limit"});
+  const Params params(target, {"after", "limit", "cursor"});
   if (!params.error().empty()) return bad_parameter(params.error());
   auto after = params.integer("after", 0, std::numeric_limits<int64_t>::max());
   if (!after) return bad_parameter(after.error());
   auto limit = page_limit(params);
   if (!limit) return bad_parameter(limit.error());
-  const int64_t after_seq = after->value_or(0);
+  store::ChangePosition from{after->value_or(0), std::nullopt};
+  if (auto cursor = params.text("cursor")) {
+    // "c1:<seq>:<change_id>": inside seq, after that change (a page that ended inside a seq).
+    if (*after) return bad_parameter("cursor: give either after or cursor");
+    auto fields = cursor_fields(*cursor, "c1", 2);
+    std::optional<int64_t> seq, change_id;
+    if (fields) {
+      seq = parse_int((*fields)[0]);
+      change_id = parse_int((*fields)[1]);
+    }
+    if (!seq || !change_id || *seq < 1) return bad_parameter(kBadCursor);
+    from = store::ChangePosition{*seq, *change_id};
+  }
 
   ReadTransaction read(*reader.db);
   if (!read.begun()) return database_error(read.begun().error());
-  if (auto started = reader.changes.start_page(after_seq, *limit); !started) return database_error(started.error());
+  if (auto started = reader.changes.start_page(from, *limit); !started) return database_error(started.error());
   Page page;
   page.body = "{\"items\":[";
   store::StoredChange row;
-  int64_t next_after = after_seq;
-  bool first = true;
-  for (;;) {
-    auto has_row = reader.changes.next(row);
-    if (!has_row) {
-      reader.changes.finish();
-      return database_error(has_row.error());
-    }
-    if (!*has_row) break;
-    if (!first) page.body.push_back(',');
-    first = false;
-    store::append_json(page.body, row);
-    next_after = row.seq;
+  std::optional<int64_t> last_seq, last_change_id;
+  auto written = page_items(
+      row, *limit, page.body, [&](store::StoredChange& r) { return reader.changes.next(r); }, kJsonItem,
+      [&](const store::StoredChange& r) {
+        last_seq = r.seq;
+        last_change_id = r.change_id;
+        return std::string();
+      });
+  reader.changes.finish();
+  if (!written) return database_error(written.error());
+  // next_after: the last seq all of whose changes have been handed out. A page that ends
+  // inside a seq has handed out all of the seqs before it (seq - 1 then means "from that
+  // seq on"), and next_cursor goes on inside it.
+  int64_t next_after = from.after_seq;
+  std::optional<std::string> next_cursor;
+  if (last_seq) {
+    const bool inside = reader.changes.ends_inside_seq();
+    next_after = inside ? *last_seq - 1 : *last_seq;
+    if (inside) next_cursor = "c1:" + std::to_string(*last_seq) + ":" + std::to_string(*last_change_id);
   }
-  page.body.append("],\"next_after\":").append(std::to_string(next_after)).push_back('}');
+  page.body.append("],\"next_after\":").append(std::to_string(next_after)).append(",\"next_cursor\":");
+  if (next_cursor) {
+    json::append_string(page.body, encode_cursor(*next_cursor));
+  } else {
+    page.body.append("null");
+  }
+  page.body.push_back('}');
   return page;
 }
 

@@ -55,6 +55,10 @@ http::Response ReadApi::answer(http::Request& request) {
     return page_response(stream_page(reader, s[2], *target));
   }
   if (s.size() == 2 && s[0] == "v1" && s[1] == "changes") return page_response(changes_page(reader, *target));
+  if (s.size() == 3 && s[0] == "v1" && s[1] == "users") return page_response(user_page(reader, s[2], *target));
+  if (s.size() == 4 && s[0] == "v1" && s[1] == "users" && s[3] == "orders") {
+    return page_response(user_orders_page(reader, s[2], *target));
+  }
   if (s.size() == 3 && s[0] == "v1" && s[1] == "deliveries") {
     return page_response(delivery_page(reader, s[2], *target));
   }

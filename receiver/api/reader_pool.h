@@ -14,9 +14,11 @@
 #include "common/result.h"
 #include "store/queries/change_query.h"
 #include "store/queries/delivery_query.h"
+#include "store/queries/record_queries.h"
 #include "store/queries/sample_query.h"
 #include "store/queries/stream_query.h"
 #include "store/queries/summary_query.h"
+#include "store/queries/user_orders_query.h"
 #include "store/sqlite/connection.h"
 
 namespace hh::api {
@@ -28,6 +30,13 @@ struct Reader {
   store::StreamQuery streams;
   store::ChangeQuery changes;
   store::DeliveryQuery deliveries;
+  store::UserQuery users;
+  store::ConnectionQuery connections;
+  store::DeviceQuery devices;
+  store::UserOrderIdsQuery order_ids;
+  store::LabOrderQuery orders;
+  store::LabAppointmentQuery appointments;
+  store::LabResultQuery results;
 };
 
 class ReaderPool {

@@ -29,13 +29,17 @@ struct DeliveryParser::Impl {
   bool parse_fetched(const InboxRow& row, DeliveryRows& out);
 
   // Copies `text` into the padded buffer and starts a document on it; `what` names it in
-  // errors ("body", "fetch context").
+  // errors ("body", "fetch context"). open() also requires the root to be an object.
+  bool open_document(std::string_view text, std::string_view what, od::document& doc);
   bool open(std::string_view text, std::string_view what, od::document& doc, od::object& root);
   // True when nothing but whitespace follows the top-level object.
   bool at_end(od::document& doc, std::string_view what);
   bool find_event_type(od::document& doc, od::object& root);
   bool read_fetch_context(std::string_view headers_json, FetchContext& context);
   bool apply_envelope_user(std::optional<std::string_view> envelope_user_id, DeliveryRows& out);
+  // A scalar envelope member (client_user_id, team_id) as text; any other value is
+  // validated and left out: identity is never a reason to reject a delivery.
+  bool read_envelope_text(od::value v, std::string_view key, std::optional<std::string_view>& out);
 
   ParseLimits limits;
   od::parser parser;
@@ -43,7 +47,7 @@ struct DeliveryParser::Impl {
   std::string padded;          // the document being parsed, with simdjson's padding after it
   size_t padded_size = 0;
   std::string event_type;      // owned, so views of it outlive the caller's InboxRow
-  std::string context_kind, context_resource, context_user_id, context_provider, context_workout_id;
+  std::string context_kind, context_resource, context_user_id, context_provider, context_workout_id, context_items_key;
   std::vector<SampleRow> spare_samples;  // capacity handed from one row's batch to the next
 };
 
@@ -79,8 +83,7 @@ ParseResult DeliveryParser::Impl::parse(const InboxRow& row, DeliveryRows& out) 
   return result;
 }
 
-bool DeliveryParser::Impl::open(std::string_view text, std::string_view what, od::document& doc,
-                                od::object& root) {
+bool DeliveryParser::Impl::open_document(std::string_view text, std::string_view what, od::document& doc) {
   const JsonPath here{};
   if (text.size() > limits.max_document_bytes) {
     return json.fail(here, what,
@@ -106,6 +109,13 @@ bool DeliveryParser::Impl::open(std::string_view text, std::string_view what, od
   }
   // Stage 1 (run by iterate() over the whole input) has validated UTF-8 everywhere, so
   // every stored string and raw_json() text is valid UTF-8.
+  return true;
+}
+
+bool DeliveryParser::Impl::open(std::string_view text, std::string_view what, od::document& doc,
+                                od::object& root) {
+  const JsonPath here{};
+  if (!open_document(text, what, doc)) return false;
   if (auto code = doc.get_object().get(root)) {
     if (code == simdjson::INCORRECT_TYPE) return json.fail(here, what, "not a JSON object");
     return json.fail(code, here, what);
@@ -191,8 +201,16 @@ bool DeliveryParser::Impl::parse_webhook(const InboxRow& row, DeliveryRows& out,
       if (!json.text(value, envelope_user_id)) return json.fail(JsonPath{}, key);
       continue;
     }
+    if (key == "client_user_id") {
+      if (!read_envelope_text(value, key, out.identity.client_user_id)) return false;
+      continue;
+    }
+    if (key == "team_id") {
+      if (!read_envelope_text(value, key, out.identity.team_id)) return false;
+      continue;
+    }
     if (key != "data" || saw_data) {
-      if (!json.skip(value, 2)) return json.fail(JsonPath{}, key);  // client_user_id, team_id, …
+      if (!json.skip(value, 2)) return json.fail(JsonPath{}, key);
       continue;
     }
     saw_data = true;
@@ -229,12 +247,25 @@ bool DeliveryParser::Impl::parse_webhook(const InboxRow& row, DeliveryRows& out,
     status = Status::ignored;
     return true;
   }
-  if (event.kind == EventKind::other) {
+  // A resource outside the catalog whose data was neither a summary nor samples.
+  const bool unknown_resource = event.kind == EventKind::resource_data && saw_data && out.family == Family::other;
+  if (event.kind == EventKind::other || unknown_resource) {
+    out.identity = Identity{};  // only applied deliveries say who a user is
     status = Status::unknown;
     return true;
   }
   if (!saw_data) return json.fail(JsonPath{}, "data", "missing");
   return apply_envelope_user(envelope_user_id, out);
+}
+
+bool DeliveryParser::Impl::read_envelope_text(od::value v, std::string_view key,
+                                              std::optional<std::string_view>& out) {
+  od::json_type type{};
+  if (auto code = v.type().get(type)) return json.fail(code, JsonPath{}, key);
+  const bool ok = type == od::json_type::object || type == od::json_type::array ? json.skip(v, 2) : json.text(v, out);
+  if (!ok) return json.fail(JsonPath{}, key);
+  if (out && out->empty()) out.reset();
+  return true;
 }
 
 bool DeliveryParser::Impl::apply_envelope_user(std::optional<std::string_view> envelope_user_id,
@@ -268,6 +299,27 @@ bool DeliveryParser::Impl::apply_envelope_user(std::optional<std::string_view> e
   if (out.lab_order) fill(out.lab_order->user_id);
   if (out.lab_appointment) fill(out.lab_appointment->user_id);
   if (out.lab_result) fill(out.lab_result->user_id);
+
+  // Who this is about: the envelope's user, else (envelopes before Mar 2024) the user the
+  // rows name, all of them the same user in practice.
+  Identity& who = out.identity;
+  who.user_id = envelope_user_id;
+  const auto offer = [&](std::optional<std::string_view> user_id) {
+    if (!who.user_id && user_id && !user_id->empty()) who.user_id = user_id;
+  };
+  if (!out.summaries.empty()) offer(out.summaries.front().user_id);
+  if (!out.sample_batches.empty()) offer(out.sample_batches.front().user_id);
+  if (out.workout_stream) offer(out.workout_stream->user_id);
+  if (out.backfill) offer(out.backfill->user_id);
+  if (out.connection) offer(out.connection->user_id);
+  if (out.device) offer(out.device->user_id);
+  if (out.lab_order) offer(out.lab_order->user_id);
+  if (out.lab_appointment) offer(out.lab_appointment->user_id);
+  if (out.lab_result) offer(out.lab_result->user_id);
+  if (!who.team_id && out.lab_order && out.lab_order->team_id && !out.lab_order->team_id->empty()) {
+    who.team_id = out.lab_order->team_id;
+  }
+  if (!who.user_id) who = Identity{};  // a team id alone names nobody
   return true;
 }
 
@@ -275,7 +327,7 @@ bool DeliveryParser::Impl::read_fetch_context(std::string_view headers_json, Fet
   od::document doc;
   od::object root;
   if (!open(headers_json, "fetch context", doc, root)) return false;
-  std::optional<std::string_view> kind, resource, user_id, provider, workout_id;
+  std::optional<std::string_view> kind, resource, user_id, provider, workout_id, items_key;
   for (auto field : root) {
     std::string_view key;
     if (!json.key(field, key)) return json.fail(JsonPath{}, "fetch context");
@@ -287,6 +339,7 @@ bool DeliveryParser::Impl::read_fetch_context(std::string_view headers_json, Fet
     else if (key == "user_id") ok = json.text(value, user_id);
     else if (key == "provider") ok = json.text(value, provider);
     else if (key == "workout_id") ok = json.text(value, workout_id);
+    else if (key == "items_key") ok = json.text(value, items_key);
     else ok = json.skip(value, 2);  // url, …
     if (!ok) return json.fail(JsonPath{"fetch context"}, key);
   }
@@ -297,7 +350,9 @@ bool DeliveryParser::Impl::read_fetch_context(std::string_view headers_json, Fet
   context_user_id.assign(user_id.value_or(""));
   context_provider.assign(provider.value_or(""));
   context_workout_id.assign(workout_id.value_or(""));
-  context = FetchContext{context_kind, context_resource, context_user_id, context_provider, context_workout_id};
+  context_items_key.assign(items_key.value_or(""));
+  context = FetchContext{context_kind,     context_resource,   context_user_id,
+                         context_provider, context_workout_id, context_items_key};
   return true;
 }
 
@@ -327,6 +382,27 @@ bool DeliveryParser::Impl::parse_fetched(const InboxRow& row, DeliveryRows& out)
     return true;
   }
 
+  if (context.kind == "providers") {
+    out.family = Family::fetched_providers;
+    od::document doc;
+    if (!open_document(row.body, "body", doc)) return false;
+    od::array list;
+    if (auto code = doc.get_array().get(list)) {
+      if (code == simdjson::INCORRECT_TYPE) return json.fail(JsonPath{}, "body", "not a JSON array");
+      return json.fail(code, JsonPath{}, "body");
+    }
+    return parse_providers_page(json, list, out) && at_end(doc, "body");
+  }
+  if (context.kind == "summary") {  // one summary object: GET /v2/summary/profile/{user_id}
+    out.family = Family::fetched_summaries;
+    if (context.resource.empty()) return json.fail(here, "resource", "missing");
+    od::document doc;
+    if (!open_document(row.body, "body", doc)) return false;
+    od::value root;
+    if (auto code = doc.get_value().get(root)) return json.fail(code, JsonPath{}, "body");
+    return parse_summary_object(json, root, context, spare_samples, out) && at_end(doc, "body");
+  }
+
   const bool summaries = context.kind == "summaries";
   const bool workouts = context.kind == "workouts_for_streams";
   const bool timeseries = context.kind == "timeseries";
@@ -347,7 +423,7 @@ bool DeliveryParser::Impl::parse_fetched(const InboxRow& row, DeliveryRows& out)
     ok = parse_timeseries_page(json, root, context, spare_samples, out);
   } else {
     const std::string_view resource = workouts ? std::string_view("workouts") : context.resource;
-    ok = parse_summaries_page(json, root, resource, workouts, context, spare_samples, out);
+    ok = parse_summaries_page(json, root, resource, context.items_key, workouts, context, spare_samples, out);
   }
   return ok && at_end(doc, "body");
 }

@@ -34,8 +34,11 @@ struct InboxRow {
 // Fetched rows (origin "fetch") carry their context in `headers_json`:
 //   {"kind":"workout_stream","workout_id":"…","user_id":"…","provider":"…","url":"…"}
 //   {"kind":"summaries","resource":"sleep","user_id":"…","provider":"…","url":"…"}
+//   {"kind":"summaries","resource":"meal","items_key":"meals",…}   (the list's member, when not the resource)
+//   {"kind":"summary","resource":"profile","user_id":"…","provider":"…","url":"…"}  (one object)
 //   {"kind":"timeseries","resource":"heartrate","user_id":"…","provider":"…","url":"…"}
 //   {"kind":"workouts_for_streams","user_id":"…","provider":"…","url":"…"}
+//   {"kind":"providers","url":"…"}                                 (body: a JSON array)
 // and event_type "fetch.<kind>[.<resource>]".
 
 class DeliveryParser {

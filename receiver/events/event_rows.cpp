@@ -20,6 +20,7 @@ std::string_view family_name(Family family) {
     case Family::fetched_stream: return "fetched_stream";
     case Family::fetched_summaries: return "fetched_summaries";
     case Family::fetched_timeseries: return "fetched_timeseries";
+    case Family::fetched_providers: return "fetched_providers";
   }
   return "other";
 }
@@ -36,6 +37,7 @@ std::string_view status_name(Status status) {
 
 void DeliveryRows::clear() {
   family = Family::other;
+  identity = Identity{};
   summaries.clear();
   sample_batches.clear();
   workout_stream.reset();
@@ -47,6 +49,7 @@ void DeliveryRows::clear() {
   lab_result.reset();
   lab_parsing_job.reset();
   fetched_stream.reset();
+  providers.clear();
   workout_ids_to_fetch.clear();
 }
 

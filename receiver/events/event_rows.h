@@ -31,6 +31,7 @@ enum class Family {
   fetched_stream,     // origin 'fetch': GET /v2/timeseries/workouts/{id}/stream response
   fetched_summaries,  // origin 'fetch': GET /v2/summary/{resource}/{user} page
   fetched_timeseries, // origin 'fetch': GET /v2/timeseries/{user}/{resource}/grouped page
+  fetched_providers,  // origin 'fetch': GET /v2/providers (the service's provider list)
 };
 std::string_view family_name(Family family);
 
@@ -51,7 +52,8 @@ struct SummaryRow {
   std::string_view data_json;
 };
 
-// A sample's value as sent: JSON integer, JSON float, string, or absent/null.
+// A sample's value as sent: JSON integer, JSON float, string, or absent/null. Also the
+// type of other scalars kept as sent (a timeseries batch's source_id).
 using SampleValue = std::variant<std::monostate, int64_t, double, std::string_view>;
 
 struct SampleRow {
@@ -73,6 +75,7 @@ struct SampleBatch {
   std::string_view resource;
   std::string_view provider;
   std::string_view source_type = "unknown";
+  SampleValue source_id;                         // $.data.source_id as sent (webhooks only); monostate when absent
   std::vector<SampleRow> samples;
 };
 
@@ -138,6 +141,22 @@ struct LabParsingJobRow {
   std::string_view data_json;
 };
 
+// One item of GET /v2/providers (service interface: Provider). `slug` keys the row.
+struct ProviderRow {
+  std::string_view slug;
+  std::optional<std::string_view> name, description, logo, auth_type;
+  std::optional<std::string_view> supported_resources_json;  // the array as sent
+  std::string_view data_json;
+};
+
+// Who a webhook delivery is about (spec §4 "Identity"): the envelope's user_id (else the
+// user of its rows, for envelopes before Mar 2024), client_user_id (the customer's own
+// id for the user) and team_id (else a lab order's). Unset for fetched rows and for
+// deliveries that name no user.
+struct Identity {
+  std::optional<std::string_view> user_id, client_user_id, team_id;
+};
+
 // A fetched workout stream: the points are read with StreamPointReader (stream_points.h)
 // straight from `body`, so a 100,000-point stream needs no per-point allocation.
 struct FetchedStream {
@@ -149,6 +168,7 @@ struct FetchedStream {
 // Everything one inbox row produced. Reused across rows (clear() keeps capacity).
 struct DeliveryRows {
   Family family = Family::other;
+  Identity identity;
   std::vector<SummaryRow> summaries;             // 1 for a webhook, many for a fetched page
   std::vector<SampleBatch> sample_batches;       // 1 for a webhook, one per source in a grouped page
   std::optional<WorkoutStreamNotice> workout_stream;
@@ -160,6 +180,7 @@ struct DeliveryRows {
   std::optional<LabResultRow> lab_result;
   std::optional<LabParsingJobRow> lab_parsing_job;
   std::optional<FetchedStream> fetched_stream;
+  std::vector<ProviderRow> providers;            // a fetched provider list
   std::vector<std::string_view> workout_ids_to_fetch;  // fetched workouts page of a workout_stream backfill
 
   void clear();

@@ -36,6 +36,8 @@ struct ResourceDataRequest {
 //   an array at `data`               → one out.sample_batches   (Family::timeseries)
 //   an `id`                          → one out.summaries        (Family::summary)
 //   historical with start/end dates  → out.backfill             (Family::backfill)
+//   none of these, for a resource outside the catalog (known_resources.h): nothing, and
+//   out.family = Family::other (the caller marks the delivery `unknown`)
 // `spare_samples` lends its capacity to a new batch (the parser reuses it across rows).
 bool parse_resource_data(JsonReader& json, od::value v, size_t depth, const ResourceDataRequest& request,
                          std::vector<SampleRow>& spare_samples, DeliveryRows& out);
@@ -55,17 +57,27 @@ bool parse_lab_parsing_job(JsonReader& json, od::value v, size_t depth, Delivery
 
 // Fetched pages (origin "fetch"); `root` is the document's top-level object.
 struct FetchContext {
-  std::string_view kind;        // workout_stream | summaries | timeseries | workouts_for_streams
+  std::string_view kind;        // workout_stream | summaries | summary | timeseries | workouts_for_streams | providers
   std::string_view resource;    // summaries, timeseries
   std::string_view user_id;
   std::string_view provider;
   std::string_view workout_id;  // workout_stream
+  std::string_view items_key;   // summaries: the member holding the list ("meals" for meal); "" = resource
 };
 
-// {"<resource>": [summary, …]} → out.summaries; with `collect_ids` (the workouts page of a
-// workout_stream backfill) each id also goes to out.workout_ids_to_fetch.
-bool parse_summaries_page(JsonReader& json, od::object root, std::string_view resource, bool collect_ids,
-                          const FetchContext& context, std::vector<SampleRow>& spare_samples, DeliveryRows& out);
+// {"<items_key>": [summary, …]} → out.summaries of `resource`; with `collect_ids` (the
+// workouts page of a workout_stream backfill) each id also goes to out.workout_ids_to_fetch.
+bool parse_summaries_page(JsonReader& json, od::object root, std::string_view resource, std::string_view items_key,
+                          bool collect_ids, const FetchContext& context, std::vector<SampleRow>& spare_samples,
+                          DeliveryRows& out);
+
+// One summary object as the whole body (GET /v2/summary/profile/{user_id}): `root` is the
+// document's value → one out.summaries row of context.resource.
+bool parse_summary_object(JsonReader& json, od::value root, const FetchContext& context,
+                          std::vector<SampleRow>& spare_samples, DeliveryRows& out);
+
+// [provider, …] (GET /v2/providers) → out.providers; each needs a `slug`.
+bool parse_providers_page(JsonReader& json, od::array root, DeliveryRows& out);
 
 // {"groups": {"<provider>": [{"source": {…}, "data": [sample, …]}, …]}, "next_cursor": …}
 // → one out.sample_batches entry per group that has samples.

@@ -1,8 +1,11 @@
-// Pages the follow-up fetcher stored as inbox rows (spec §5):
-//   GET /v2/summary/{resource}/{user_id}            {"<resource>": [summary, …]}
+// Pages the follow-up fetcher stored as inbox rows (spec §5, reference notes §3.1):
+//   GET /v2/summary/{resource}/{user_id}            {"<resource>": [summary, …]}, but
+//                                                    {"meals": [summary, …]} for meal
+//   GET /v2/summary/profile/{user_id}               one profile object (no list)
 //   GET /v2/summary/workouts/{user_id} (for streams) {"workouts": [workout, …]}
 //   GET /v2/timeseries/{user_id}/{resource}/grouped  {"groups": {"<provider>": [{"source": {…},
 //                                                     "data": [sample, …]}, …]}, "next_cursor": …}
+//   GET /v2/providers                               [{"slug", "name", "logo", …}, …]
 // Summaries go through the same reader as webhook summaries; grouped samples through the
 // same sample reader, so a fetched row and a webhook row for the same thing are equal.
 #include <string>
@@ -12,15 +15,27 @@
 
 namespace hh::events {
 
-bool parse_summaries_page(JsonReader& json, od::object root, std::string_view resource, bool collect_ids,
-                          const FetchContext& context, std::vector<SampleRow>& spare_samples, DeliveryRows& out) {
+namespace {
+
+// A page is for one user and provider; summaries that lack them inherit the request's.
+void inherit_context(SummaryRow& row, const FetchContext& context) {
+  if (!row.user_id && !context.user_id.empty()) row.user_id = context.user_id;
+  if (!row.provider && !context.provider.empty()) row.provider = context.provider;
+}
+
+}  // namespace
+
+bool parse_summaries_page(JsonReader& json, od::object root, std::string_view resource, std::string_view items_key,
+                          bool collect_ids, const FetchContext& context, std::vector<SampleRow>& spare_samples,
+                          DeliveryRows& out) {
+  if (items_key.empty()) items_key = resource;
   bool found = false;
   for (auto field : root) {
     std::string_view key;
     if (!json.key(field, key)) return json.fail(JsonPath{}, "body");
     od::value value;
     if (auto code = field.value().get(value)) return json.fail(code, JsonPath{}, key);
-    if (key != resource || found) {
+    if (key != items_key || found) {
       if (!json.skip(value, 2)) return json.fail(JsonPath{}, key);
       continue;
     }
@@ -30,7 +45,7 @@ bool parse_summaries_page(JsonReader& json, od::object root, std::string_view re
     ResourceDataRequest request;
     request.resource = resource;
     request.summary_only = true;
-    request.path.base = resource;
+    request.path.base = items_key;
     size_t index = 0;
     for (auto element : items) {
       request.path.index = index;
@@ -38,15 +53,56 @@ bool parse_summaries_page(JsonReader& json, od::object root, std::string_view re
       if (auto code = element.get(item)) return json.fail(code, request.path, {});
       if (!parse_resource_data(json, item, 3, request, spare_samples, out)) return false;
       SummaryRow& row = out.summaries.back();
-      // The page is for one user and provider; rows that lack them inherit the request's.
-      if (!row.user_id && !context.user_id.empty()) row.user_id = context.user_id;
-      if (!row.provider && !context.provider.empty()) row.provider = context.provider;
+      inherit_context(row, context);
       if (collect_ids) out.workout_ids_to_fetch.push_back(row.id);
       ++index;
     }
   }
-  if (!found) return json.fail(JsonPath{}, resource, "missing (the page has no array for its resource)");
+  if (!found) return json.fail(JsonPath{}, items_key, "missing (the page has no array for its resource)");
   out.family = Family::fetched_summaries;
+  return true;
+}
+
+bool parse_summary_object(JsonReader& json, od::value root, const FetchContext& context,
+                          std::vector<SampleRow>& spare_samples, DeliveryRows& out) {
+  ResourceDataRequest request;
+  request.resource = context.resource;
+  request.summary_only = true;
+  request.path.base = "body";
+  if (!parse_resource_data(json, root, 1, request, spare_samples, out)) return false;
+  inherit_context(out.summaries.back(), context);
+  out.family = Family::fetched_summaries;
+  return true;
+}
+
+bool parse_providers_page(JsonReader& json, od::array root, DeliveryRows& out) {
+  size_t index = 0;
+  for (auto element : root) {
+    const JsonPath path{"providers", index};
+    od::value item;
+    if (auto code = element.get(item)) return json.fail(code, path, {});
+    ProviderRow& row = out.providers.emplace_back();
+    std::optional<std::string_view> slug;
+    const bool read = json.members(item, 2, path, [&](std::string_view key, od::value value) {
+      if (key == "slug") return json.text(value, slug);
+      if (key == "name") return json.text(value, row.name);
+      if (key == "description") return json.text(value, row.description);
+      if (key == "logo") return json.text(value, row.logo);
+      if (key == "auth_type") return json.text(value, row.auth_type);
+      if (key == "supported_resources") {
+        std::string_view raw;
+        if (!json.raw(value, 3, raw)) return false;
+        if (raw != "null") row.supported_resources_json = raw;
+        return true;
+      }
+      return json.skip(value, 3);
+    }, &row.data_json);
+    if (!read) return false;
+    if (!slug || slug->empty()) return json.fail(path, "slug", "missing");
+    row.slug = *slug;
+    ++index;
+  }
+  out.family = Family::fetched_providers;
   return true;
 }
 

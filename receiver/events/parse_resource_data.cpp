@@ -3,13 +3,16 @@
 // read in one pass into `ResourceFields` and the decision is made at the end:
 //
 //   daily.data.workout_stream.*   {workout_id, user_id, provider_id, sport{slug}, source, message}
-//   timeseries                    {data: [sample…], source, user_id, source_id?}
+//   timeseries                    {data: [sample…], source, user_id, source_id?}  (source_id kept with the series)
 //   summary                       {id, user_id, calendar_date, source | source_provider/_type, …}
 //   historical backfill notice    {user_id, start_date, end_date, provider, is_final?}
+// Anything else is invalid for a resource of the catalog, and `unknown` for a new one
+// (known_resources.h).
 #include <string>
 
 #include "common/timestamp.h"
 #include "receiver/events/family_parsers.h"
+#include "receiver/events/known_resources.h"
 #include "receiver/events/source_fields.h"
 #include "receiver/events/summary_times.h"
 
@@ -21,6 +24,7 @@ struct ResourceFields {
   SourceFields source;
   SummaryTimes times;
   SampleBatch* batch = nullptr;  // set when `data` is an array
+  SampleValue source_id;
   // historical notice
   std::optional<std::string_view> start_date, end_date, provider;
   std::optional<bool> is_final;
@@ -42,6 +46,28 @@ bool read_sport_slug(JsonReader& json, od::value v, size_t depth, std::optional<
     if (auto code = field.value().get(value)) return json.json_problem(code);
     if (!(key == "slug" ? json.text(value, out) : json.skip(value, depth + 1))) return false;
   }
+  return true;
+}
+
+// source_id: an integer in the service's docs; a string or float is kept as sent, and a
+// container (never seen) is validated and ignored rather than failing the batch.
+bool read_source_id(JsonReader& json, od::value v, size_t depth, SampleValue& out) {
+  od::json_type type{};
+  if (auto code = v.type().get(type)) return json.json_problem(code);
+  if (type == od::json_type::object || type == od::json_type::array) return json.skip(v, depth);
+  if (type == od::json_type::number) {
+    od::number n;
+    if (auto code = v.get_number().get(n)) return json.json_problem(code);
+    if (n.get_number_type() == od::number_type::signed_integer) {
+      out = n.get_int64();
+    } else {
+      out = n.as_double();
+    }
+    return true;
+  }
+  std::optional<std::string_view> text;
+  if (!json.text(v, text)) return false;
+  if (text && type == od::json_type::string) out = *text;
   return true;
 }
 
@@ -90,6 +116,7 @@ bool parse_resource_data(JsonReader& json, od::value v, size_t depth, const Reso
     if (key == "is_final") return json.boolean(value, f.is_final);
     if (key == "workout_id") return json.text(value, f.workout_id);
     if (key == "provider_id") return json.text(value, f.provider_id);
+    if (key == "source_id") return read_source_id(json, value, child_depth, f.source_id);
     if (key == "sport") return read_sport_slug(json, value, child_depth, f.sport_slug);
     if (SummaryTimes::is_time_field(key)) {
       // Kept as text; an unparsable time only makes start_ms/end_ms null.
@@ -126,6 +153,7 @@ bool parse_resource_data(JsonReader& json, od::value v, size_t depth, const Reso
     f.batch->provider = *provider;
     f.batch->source_type = f.source.resolved_type();
     f.batch->user_id = f.user_id.value_or(std::string_view{});
+    f.batch->source_id = f.source_id;
     return true;
   }
 
@@ -159,6 +187,10 @@ bool parse_resource_data(JsonReader& json, od::value v, size_t depth, const Reso
     return true;
   }
 
+  if (!request.summary_only && !is_known_resource(request.resource)) {
+    out.family = Family::other;  // a resource the catalog did not have: status unknown
+    return true;
+  }
   if (request.historical && !request.summary_only) {
     return json.fail(path, "start_date", "missing (a historical event needs an id, data[] or start_date/end_date)");
   }

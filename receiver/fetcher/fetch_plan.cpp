@@ -61,6 +61,20 @@ Result<PagePlan> plan_backfill(const store::ClaimedJob& job, const BaseUrl& base
   std::vector<std::pair<std::string_view, std::string_view>> query;
   std::string from, to;
   Result<std::string> path = std::string();
+  if (source == BackfillSource::single_summary) {
+    // No window and no list (reference notes §3.1): the profile as it is now.
+    kind = "summary";
+    path = build_path(base, {"v2", "summary", job.resource, job.user_id});
+    if (!path) return fail("payload: " + path.error());
+    plan.target = with_query(std::move(*path), {{"provider", job.provider}});
+    plan.url = base.full_url(plan.target);
+    plan.event_type = "fetch.summary." + job.resource;
+    json::ObjectWriter context(plan.context_json);
+    context.string("kind", kind).string("resource", job.resource).string("user_id", job.user_id);
+    context.string("provider", job.provider).string("url", plan.url);
+    context.close();
+    return plan;  // body_array "": one object, and the job is complete with it
+  }
   if (source == BackfillSource::timeseries) {
     kind = "timeseries";
     path = build_path(base, {"v2", "timeseries", job.user_id, job.resource, "grouped"});
@@ -76,7 +90,7 @@ Result<PagePlan> plan_backfill(const store::ClaimedJob& job, const BaseUrl& base
     from = format_rfc3339_ms(slice_start);
     to = format_rfc3339_ms(slice_end);
     plan.slice_end_ms = slice_end;
-    plan.body_array = std::string(resource_in_path);
+    plan.body_array = std::string(summary_items_key(resource_in_path));
   }
   if (!path) return fail("payload: " + path.error());
   query = {{"start_date", from}, {"end_date", to}, {"provider", job.provider}};
@@ -88,6 +102,7 @@ Result<PagePlan> plan_backfill(const store::ClaimedJob& job, const BaseUrl& base
   json::ObjectWriter context(plan.context_json);
   context.string("kind", kind);
   if (source != BackfillSource::workouts_for_streams) context.string("resource", job.resource);
+  if (source == BackfillSource::summaries && plan.body_array != job.resource) context.string("items_key", plan.body_array);
   context.string("user_id", job.user_id).string("provider", job.provider).string("url", plan.url);
   context.close();
   return plan;
@@ -109,8 +124,8 @@ Result<store::JobProgress> progress_after(const store::ClaimedJob& job, const Pa
     const size_t first = text.find_first_not_of(" \t\r\n");
     return first == std::string_view::npos ? std::string_view() : text.substr(first);
   };
-  if (page.body_array.empty()) {  // a workout stream: one object of parallel arrays
-    if (!skip_space(body).starts_with('{')) return fail("unexpected body: a stream must be a JSON object");
+  if (page.body_array.empty()) {  // one object: a workout stream (parallel arrays), a profile
+    if (!skip_space(body).starts_with('{')) return fail("unexpected body: expected one JSON object");
     progress.complete = true;
     return progress;
   }

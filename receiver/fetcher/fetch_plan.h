@@ -8,7 +8,9 @@
 //   backfill of a summary resource (resource_kinds.h)
 //                   GET {base}/v2/summary/{resource}/{user_id}?start_date=&end_date=&provider=
 //                   one page per slice of kSummarySliceDays of the window, oldest first;
-//                   progress: next_start_ms
+//                   progress: next_start_ms; the list is under "meals" for meal
+//   backfill of profile
+//                   GET {base}/v2/summary/profile/{user_id}?provider=    1 page, one object
 //   backfill of workout_stream
 //                   the same on /v2/summary/workouts/{user_id}, kind workouts_for_streams
 //   backfill of a timeseries resource

@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "common/thread_name.h"
+#include "receiver/fetcher/providers_sync.h"
 #include "store/database.h"
 
 namespace hh::fetcher {
@@ -72,6 +73,7 @@ struct Fetcher::Impl {
   Stats& stats;
   std::unique_ptr<HttpsClient> client;
   std::unique_ptr<JobRunner> runner;
+  std::unique_ptr<ProvidersSync> providers;
   std::optional<sqlite::Connection> reader;        // used only on the io thread
   std::optional<sqlite::Statement> next_due;
   std::atomic<bool> stopping{false};
@@ -214,6 +216,13 @@ Result<std::unique_ptr<Fetcher>> Fetcher::create(FetcherOptions options, store::
   impl.next_due.emplace(std::move(*next_due));
   impl.runner = std::make_unique<JobRunner>(
       *impl.client, impl.link, RunnerOptions{retry_policy(impl.options.service), impl.options.now_ms, impl.options.observe_request}, impl.stopping);
+  ProvidersSyncOptions sync;
+  sync.retry_initial = std::chrono::seconds(std::max<int64_t>(1, impl.options.service.backoff_initial_s));
+  sync.retry_max = std::max(sync.retry_initial, std::chrono::milliseconds(std::chrono::seconds(impl.options.service.backoff_max_s)));
+  sync.now_ms = impl.options.now_ms;
+  sync.observe_request = impl.options.observe_request;
+  sync.newest_stored = [&impl] { return store::newest_body_with_id_prefix(*impl.reader, kProvidersMessagePrefix); };
+  impl.providers = std::make_unique<ProvidersSync>(*impl.client, impl.link, std::move(sync));
   return fetcher;
 }
 
@@ -223,6 +232,7 @@ void Fetcher::start() {
   if (impl_->thread.joinable()) return;
   impl_->io.restart();
   net::co_spawn(impl_->io, impl_->poll_loop(), log_exception);
+  net::co_spawn(impl_->io, impl_->providers->run(impl_->stopping), log_exception);
   impl_->thread = start_named_thread("hh-fetch", [impl = impl_.get()] { impl->io.run(); });
   log::info("fetcher_started")
       .str("base_url", impl_->client->base().full_url(""))
@@ -232,7 +242,10 @@ void Fetcher::start() {
 void Fetcher::stop() {
   if (!impl_ || !impl_->thread.joinable()) return;
   impl_->stopping.store(true);
-  net::post(impl_->io, [impl = impl_.get()] { impl->poll_timer.cancel(); });
+  net::post(impl_->io, [impl = impl_.get()] {
+    impl->poll_timer.cancel();
+    impl->providers->cancel_wait();
+  });
   impl_->thread.join();
   log::info("fetcher_stopped");
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The follow-up fetcher (spec §5): polls the `jobs` queue and runs due jobs over HTTPS,
-// at most service.concurrency at once, on an io thread of its own.
+// at most service.concurrency at once, on an io thread of its own. Once started it also
+// keeps the provider list current (providers_sync.h).
 //
 // Reads (is anything due?) use a read connection of its own; every write goes through
 // the writer thread (writer_link.h). Start-up re-queues jobs a crash left `running`.
@@ -54,7 +55,8 @@ class Fetcher {
   Fetcher(const Fetcher&) = delete;
   Fetcher& operator=(const Fetcher&) = delete;
 
-  // Starts the io thread: re-queue interrupted jobs, then poll.
+  // Starts the io thread: re-queue interrupted jobs, then poll; and the provider list's
+  // sync (at once, then daily).
   void start();
   // See above; blocks until the io thread ended. Safe to call twice.
   void stop();

@@ -78,6 +78,21 @@ net::awaitable<Result<WriterLink::StoredPage>> WriterLink::store_page(
   return on_writer<Result<StoredPage>>(writer_, std::move(task));
 }
 
+net::awaitable<Result<WriterLink::StoredPage>> WriterLink::store_row(
+    const std::shared_ptr<const store::NewDelivery>& row) {
+  std::function<Result<StoredPage>()> task = [this, row]() -> Result<StoredPage> {
+    const store::NewDelivery* batch[] = {row.get()};
+    auto appended = inbox_.append(batch);
+    if (!appended) return fail(appended.error());
+    writer_.wake();
+    StoredPage stored;
+    stored.duplicate = (*appended)[0].status == store::AppendStatus::duplicate;
+    stored.seq = (*appended)[0].seq;
+    return stored;
+  };
+  return on_writer<Result<StoredPage>>(writer_, std::move(task));
+}
+
 net::awaitable<Result<bool>> WriterLink::record_failure(const store::ClaimedJob& job,
                                                         const store::RetryDecision& decision,
                                                         const std::string& error, int64_t now_ms) {

@@ -41,6 +41,9 @@ class WriterLink {
   boost::asio::awaitable<Result<StoredPage>> store_page(const store::ClaimedJob& job,
                                                         const std::shared_ptr<const store::NewDelivery>& page,
                                                         const store::JobProgress& progress, int64_t now_ms);
+  // Appends `row` (a fetched page that belongs to no job: the provider list) to the inbox in
+  // its own transaction, then wakes the writer's background work.
+  boost::asio::awaitable<Result<StoredPage>> store_row(const std::shared_ptr<const store::NewDelivery>& row);
   boost::asio::awaitable<Result<bool>> record_failure(const store::ClaimedJob& job,
                                                       const store::RetryDecision& decision, const std::string& error,
                                                       int64_t now_ms);

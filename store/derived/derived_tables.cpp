@@ -6,9 +6,10 @@
 namespace hh::store {
 
 std::span<const std::string_view> derived_tables() {
-  static constexpr std::array<std::string_view, 13> kTables{
-      "samples",     "series",  "summaries",  "workout_streams",  "stream_points",    "connections", "devices",
-      "lab_orders",  "lab_appointments", "lab_results", "lab_parsing_jobs", "backfills", "changes"};
+  static constexpr std::array<std::string_view, 15> kTables{
+      "samples",     "series",           "summaries",   "workout_streams",  "stream_points", "connections",
+      "devices",     "lab_orders",       "lab_appointments", "lab_results", "lab_parsing_jobs", "backfills",
+      "users",       "providers",        "changes"};
   return kTables;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Which tables are derived from the inbox (002-derived.sql) and can be re-created by
+// Which tables are derived from the inbox (002-derived.sql, 005-identity.sql) and can be re-created by
 // replaying it. Not derived: deliveries and processor_state (001), jobs (003, operational
 // state the fetcher owns).
 #include <span>

@@ -29,6 +29,8 @@ std::string_view joined(std::string& out, std::string_view a, std::string_view b
 Result<std::unique_ptr<DerivedWriter>> DerivedWriter::create(sqlite::Connection& db) {
   auto records = RecordTables::create(db);
   if (!records) return fail(records.error());
+  auto users = UserTable::create(db);
+  if (!users) return fail(users.error());
   auto samples = SampleWriter::create(db);
   if (!samples) return fail(samples.error());
   auto streams = StreamWriter::create(db);
@@ -37,8 +39,9 @@ Result<std::unique_ptr<DerivedWriter>> DerivedWriter::create(sqlite::Connection&
   if (!jobs) return fail(jobs.error());
   auto feed = ChangeFeed::create(db);
   if (!feed) return fail(feed.error());
-  return std::unique_ptr<DerivedWriter>(new DerivedWriter(db, std::move(*records), std::move(*samples),
-                                                          std::move(*streams), std::move(*jobs), std::move(*feed)));
+  return std::unique_ptr<DerivedWriter>(new DerivedWriter(db, std::move(*records), std::move(*users),
+                                                          std::move(*samples), std::move(*streams), std::move(*jobs),
+                                                          std::move(*feed)));
 }
 
 Result<ApplyCounts> DerivedWriter::apply(const events::DeliveryRows& rows, int64_t seq, int64_t received_at_ms) {
@@ -64,6 +67,15 @@ Result<void> DerivedWriter::note(Result<WriteOutcome> outcome, std::string_view 
 
 Result<void> DerivedWriter::apply_rows(const events::DeliveryRows& rows, int64_t seq, int64_t received_at_ms,
                                        ApplyCounts& counts) {
+  // Who the delivery is about: bookkeeping of every delivery, not one of its rows, so it
+  // counts neither towards a step's size nor towards the rows applied.
+  if (const auto& user_id = rows.identity.user_id) {
+    auto written = users_.write(rows.identity, seq, received_at_ms);
+    if (!written) return fail("users: " + written.error());
+    if (*written != WriteOutcome::stale) {
+      if (auto r = feed_.append(change(seq, "users", *user_id, change_op(*written))); !r) return r;
+    }
+  }
   for (const events::SummaryRow& row : rows.summaries) {
     if (auto r = note(records_.write(row, seq), "summaries", joined(key_, row.resource, row.id), seq, counts); !r) {
       return r;
@@ -145,6 +157,10 @@ Result<void> DerivedWriter::apply_rows(const events::DeliveryRows& rows, int64_t
         return r;
       }
     }
+  }
+
+  for (const events::ProviderRow& row : rows.providers) {
+    if (auto r = note(records_.write(row, seq), "providers", row.slug, seq, counts); !r) return r;
   }
 
   // A workouts page fetched for a backfill of streams: one stream fetch per workout, for

@@ -1,7 +1,8 @@
 #pragma once
 // Applies one parsed delivery (events::DeliveryRows) to the derived tables: latest-wins
-// upserts keyed as in 002-derived.sql, one change-feed row per change, and the follow-up
-// jobs the delivery asks for (follow_up_jobs.h). Everything is written on the caller's
+// upserts keyed as in 002-derived.sql and 005-identity.sql (the user the delivery names:
+// user_table.h; provider lists), one change-feed row per change, and the follow-up jobs
+// the delivery asks for (follow_up_jobs.h). Everything is written on the caller's
 // transaction: the caller commits, or rolls back on any failure.
 //
 // Order independence: a row is replaced only by a higher seq, so applying the same
@@ -23,6 +24,7 @@
 #include "store/derived/record_tables.h"
 #include "store/derived/sample_writer.h"
 #include "store/derived/stream_writer.h"
+#include "store/derived/user_table.h"
 
 namespace hh::store {
 
@@ -61,10 +63,11 @@ class DerivedWriter {
   void forget_cached_ids() { samples_.forget_cached_ids(); }
 
  private:
-  DerivedWriter(sqlite::Connection& db, RecordTables records, SampleWriter samples, StreamWriter streams,
-                FollowUpJobs jobs, ChangeFeed feed)
+  DerivedWriter(sqlite::Connection& db, RecordTables records, UserTable users, SampleWriter samples,
+                StreamWriter streams, FollowUpJobs jobs, ChangeFeed feed)
       : db_(&db),
         records_(std::move(records)),
+        users_(std::move(users)),
         samples_(std::move(samples)),
         streams_(std::move(streams)),
         jobs_(std::move(jobs)),
@@ -77,6 +80,7 @@ class DerivedWriter {
 
   sqlite::Connection* db_;
   RecordTables records_;
+  UserTable users_;
   SampleWriter samples_;
   StreamWriter streams_;
   FollowUpJobs jobs_;

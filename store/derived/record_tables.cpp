@@ -30,6 +30,9 @@ constexpr std::array<Names, 7> kLabParsingJobValues{"status",  "failure_reason",
                                                     "results", "seq",            "data"};
 constexpr std::array<Names, 5> kBackfillKeys{"user_id", "resource", "provider", "start_ms", "end_ms"};
 constexpr std::array<Names, 2> kBackfillValues{"is_final", "seq"};
+constexpr std::array<Names, 1> kSlugKey{"slug"};
+constexpr std::array<Names, 7> kProviderValues{"name", "description", "logo", "auth_type", "supported_resources",
+                                               "seq",  "data"};
 
 Result<LatestWins> table(sqlite::Connection& db, std::string_view name, std::span<const Names> keys,
                          std::span<const Names> values, std::span<const Names> indexed = {}) {
@@ -72,9 +75,11 @@ Result<RecordTables> RecordTables::create(sqlite::Connection& db) {
   if (!lab_parsing_jobs) return fail(lab_parsing_jobs.error());
   auto backfills = table(db, "backfills", kBackfillKeys, kBackfillValues);
   if (!backfills) return fail(backfills.error());
+  auto providers = table(db, "providers", kSlugKey, kProviderValues);
+  if (!providers) return fail(providers.error());
   return RecordTables(std::move(*summaries), std::move(*connections), std::move(*devices), std::move(*lab_orders),
                       std::move(*lab_appointments), std::move(*lab_results), std::move(*lab_parsing_jobs),
-                      std::move(*backfills));
+                      std::move(*backfills), std::move(*providers));
 }
 
 Result<WriteOutcome> RecordTables::write(const events::SummaryRow& row, int64_t seq) {
@@ -169,6 +174,18 @@ Result<WriteOutcome> RecordTables::write(const events::BackfillNotice& row, int6
     s.bind(4, row.start_ms).bind(5, row.end_ms);
     flag(s, 6, row.is_final);
     s.bind(7, seq);
+  });
+}
+
+Result<WriteOutcome> RecordTables::write(const events::ProviderRow& row, int64_t seq) {
+  return providers_.write([&](sqlite::Statement& s) {
+    s.bind_static(1, row.slug);
+    text(s, 2, row.name);
+    text(s, 3, row.description);
+    text(s, 4, row.logo);
+    text(s, 5, row.auth_type);
+    text(s, 6, row.supported_resources_json);
+    s.bind(7, seq).bind_static(8, row.data_json);
   });
 }
 

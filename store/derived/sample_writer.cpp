@@ -22,6 +22,8 @@ Result<SampleWriter> SampleWriter::create(sqlite::Connection& db) {
   auto find_series = db.prepare(
       "SELECT series_id FROM series WHERE user_id = ?1 AND resource = ?2 AND provider = ?3 AND source_type = ?4");
   if (!find_series) return fail(find_series.error());
+  auto set_source_id = db.prepare("UPDATE series SET source_id = ?2 WHERE series_id = ?1 AND source_id IS NOT ?2");
+  if (!set_source_id) return fail(set_source_id.error());
   // latest_wins.h: insert, and only when the key exists, replace an older version.
   // A replacement replaces the whole sample: `plain` sets the columns it does not bind to NULL.
   auto full_insert = db.prepare(
@@ -40,12 +42,12 @@ Result<SampleWriter> SampleWriter::create(sqlite::Connection& db) {
       "UPDATE samples SET timezone_offset = ?3, value = ?4, unit = ?5, seq = ?6, type = NULL, start_ms = NULL, "
       "end_ms = NULL, systolic = NULL, diastolic = NULL, extra = NULL WHERE series_id = ?1 AND t_ms = ?2 AND seq < ?6");
   if (!plain_update) return fail(plain_update.error());
-  return SampleWriter(db, std::move(*insert_series), std::move(*find_series),
+  return SampleWriter(db, std::move(*insert_series), std::move(*find_series), std::move(*set_source_id),
                       Statements{std::move(*full_insert), std::move(*full_update)},
                       Statements{std::move(*plain_insert), std::move(*plain_update)});
 }
 
-Result<const SampleWriter::Series*> SampleWriter::series(const events::SampleBatch& batch) {
+Result<SampleWriter::Series*> SampleWriter::series(const events::SampleBatch& batch) {
   lookup_key_.clear();
   append_part(lookup_key_, batch.user_id);
   append_part(lookup_key_, batch.resource);
@@ -81,8 +83,23 @@ Result<const SampleWriter::Series*> SampleWriter::series(const events::SampleBat
   row_key.reserve(batch.user_id.size() + batch.resource.size() + batch.provider.size() + batch.source_type.size() + 3);
   row_key.append(batch.user_id).append("/").append(batch.resource).append("/").append(batch.provider);
   row_key.append("/").append(batch.source_type);
-  auto [entry, _] = series_ids_.emplace(lookup_key_, Series{id, std::move(row_key)});
+  auto [entry, _] = series_ids_.emplace(lookup_key_, Series{id, std::move(row_key), std::nullopt});
   return &entry->second;
+}
+
+Result<void> SampleWriter::keep_source_id(Series& series, const events::SampleValue& source_id) {
+  if (series.source_id == source_id) return {};
+  set_source_id_.bind(1, series.id);
+  switch (source_id.index()) {
+    case 1: set_source_id_.bind(2, std::get<int64_t>(source_id)); break;
+    case 2: set_source_id_.bind(2, std::get<double>(source_id)); break;
+    case 3: set_source_id_.bind_static(2, std::get<std::string_view>(source_id)); break;
+    default: set_source_id_.reset(); return {};
+  }
+  if (auto done = set_source_id_.run(); !done) return fail(done.error());
+  // A view must not outlive the parsed body: a text id is remembered as "not known".
+  if (source_id.index() != 3) series.source_id = source_id;
+  return {};
 }
 
 namespace {
@@ -157,7 +174,10 @@ Result<int64_t> SampleWriter::write(const events::SampleBatch& batch, int64_t se
   if (batch.samples.empty()) return int64_t{0};
   auto series_entry = series(batch);
   if (!series_entry) return fail(series_entry.error());
-  const Series& entry = **series_entry;
+  Series& entry = **series_entry;
+  if (batch.source_id.index() != 0) {
+    if (auto kept = keep_source_id(entry, batch.source_id); !kept) return fail(kept.error());
+  }
 
   auto change = std::find_if(changes.begin(), changes.end(),
                              [&](const SeriesChange& c) { return c.series_id == entry.id; });

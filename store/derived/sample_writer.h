@@ -7,7 +7,9 @@
 // ids are reused after that.
 //
 // Per delivery the writer also sums up what changed in each series for the change feed:
-// one change per (delivery, series) (002-derived.sql, `changes`).
+// one change per (delivery, series) (002-derived.sql, `changes`). A batch's source_id is
+// kept on its series (005-identity.sql); the latest batch carrying one wins, and it is not
+// reported in the feed.
 //
 // Lifetime: the connection must outlive this object. Used on the writer thread only.
 #include <cstdint>
@@ -45,6 +47,7 @@ class SampleWriter {
   struct Series {
     int64_t id;
     std::string row_key;
+    std::optional<events::SampleValue> source_id;  // as last written here; nullopt: not known
   };
   // The same write as two statement pairs: `full` binds every column; `plain` only the
   // columns most samples have (value, unit, offset: heartrate, steps, glucose …) and
@@ -53,14 +56,16 @@ class SampleWriter {
     sqlite::Statement insert;
     sqlite::Statement update;
   };
-  SampleWriter(sqlite::Connection& db, sqlite::Statement insert_series, sqlite::Statement find_series, Statements full,
-               Statements plain)
+  SampleWriter(sqlite::Connection& db, sqlite::Statement insert_series, sqlite::Statement find_series,
+               sqlite::Statement set_source_id, Statements full, Statements plain)
       : db_(&db),
         insert_series_(std::move(insert_series)),
         find_series_(std::move(find_series)),
+        set_source_id_(std::move(set_source_id)),
         full_(std::move(full)),
         plain_(std::move(plain)) {}
-  Result<const Series*> series(const events::SampleBatch& batch);
+  Result<Series*> series(const events::SampleBatch& batch);
+  Result<void> keep_source_id(Series& series, const events::SampleValue& source_id);
   // Binds and runs one statement; the number of rows it changed (0 or 1).
   Result<int> run_sample(sqlite3_stmt* stmt, bool plain, int64_t series_id, const events::SampleRow& sample,
                          int64_t seq);
@@ -68,6 +73,7 @@ class SampleWriter {
   sqlite::Connection* db_;
   sqlite::Statement insert_series_;
   sqlite::Statement find_series_;
+  sqlite::Statement set_source_id_;
   Statements full_;
   Statements plain_;
   std::unordered_map<std::string, Series> series_ids_;  // length-prefixed parts -> id

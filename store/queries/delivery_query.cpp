@@ -22,8 +22,8 @@ constexpr std::string_view kBounds =
 const std::string kWindow = "SELECT " + std::string(kColumns) +
                             " FROM deliveries WHERE seq >= ?1 AND seq <= ?2 "
                             "AND +received_at >= ?3 AND +received_at < ?4 "
-                            "AND origin = 'webhook' AND (?5 IS NULL OR event_type GLOB ?5) "
-                            "ORDER BY seq";
+                            "AND (?6 = 0 OR origin = 'webhook') AND (?5 IS NULL OR event_type GLOB ?5) "
+                            "AND (?7 IS NULL OR status = ?7) ORDER BY seq";
 
 void read_row(const sqlite::Statement& s, StoredDelivery& row) {
   row.seq = s.column_int(0);
@@ -80,6 +80,8 @@ Result<void> DeliveryQuery::start_export(const DeliveryFilter& filter, int64_t& 
   } else {
     window_.bind_null(5);
   }
+  window_.bind(6, int64_t{filter.webhooks_only ? 1 : 0});
+  window_.bind(7, filter.status ? std::optional<std::string_view>(*filter.status) : std::nullopt);
   return {};
 }
 

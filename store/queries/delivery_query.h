@@ -1,7 +1,9 @@
 #pragma once
-// Reads inbox rows: one by message id (GET /v1/deliveries/{message_id}), and the webhook
-// deliveries of a time window in seq order (`healthhook capture`; rows the fetcher stored,
-// origin 'fetch', are not deliveries and are not exported, see replay/capture_file.h).
+// Reads inbox rows: one by message id (GET /v1/deliveries/{message_id}), and the rows of a
+// time window in seq order: `healthhook capture` (webhook deliveries only; rows the
+// fetcher stored, origin 'fetch', are not deliveries and are not exported, see
+// replay/capture_file.h) and `healthhook query deliveries` (every row, optionally of one
+// processing status).
 //
 // The window export steps through `deliveries` in seq (rowid) order, never sorting: the
 // received_at index only finds the first and last seq of the window. Bodies are read one
@@ -23,6 +25,8 @@ struct DeliveryFilter {
   std::optional<int64_t> since_ms;             // inclusive, on received_at
   std::optional<int64_t> until_ms;             // exclusive
   std::optional<std::string> event_type_glob;  // SQLite GLOB: * ? [...], case-sensitive
+  std::optional<std::string> status;           // pending | processed | invalid | ignored | unknown
+  bool webhooks_only = true;                   // false: fetched rows too
 };
 
 struct StoredDelivery {

@@ -38,6 +38,11 @@ std::optional<std::string_view> extra_with_pressure(const StoredSample& row, std
   return scratch;
 }
 
+// A JSON column that is never NULL in the table; empty only in the header's prototype row.
+std::optional<std::string_view> stored_json(std::string_view text) {
+  return text.empty() ? std::nullopt : std::optional<std::string_view>(text);
+}
+
 }  // namespace
 
 void write_row(RowWriter& w, const StoredSample& row) {
@@ -60,6 +65,13 @@ void write_row(RowWriter& w, const StoredSample& row) {
       .time_ms("end", row.end_ms)
       .json("extra", extra_with_pressure(row, scratch))
       .integer("seq", row.seq);
+  if (!row.with_identity) return;
+  if (row.source_id) {
+    w.integer("source_id", *row.source_id);
+  } else {
+    w.text("source_id", row.source_id_text);
+  }
+  w.text("client_user_id", row.client_user_id).text("provider_name", row.provider_name);
 }
 
 void write_row(RowWriter& w, const StoredSummary& row) {
@@ -69,7 +81,8 @@ void write_row(RowWriter& w, const StoredSummary& row) {
       .text("provider", row.provider)
       .text("source_type", row.source_type)
       .integer("seq", row.seq)
-      .json("data", row.data.empty() ? std::nullopt : std::optional<std::string_view>(row.data));
+      .json("data", stored_json(row.data));
+  if (row.with_identity) w.text("client_user_id", row.client_user_id).text("provider_name", row.provider_name);
 }
 
 void write_row(RowWriter& w, const StoredStreamPoint& row) {
@@ -97,7 +110,7 @@ void write_row(RowWriter& w, const StoredConnection& row) {
       .json("resource_availability", row.resource_availability)
       .text("event_type", row.event_type)
       .integer("seq", row.seq)
-      .json("data", row.data.empty() ? std::nullopt : std::optional<std::string_view>(row.data));
+      .json("data", stored_json(row.data));
 }
 
 void write_row(RowWriter& w, const StoredLabOrder& row) {
@@ -109,7 +122,86 @@ void write_row(RowWriter& w, const StoredLabOrder& row) {
       .text("status_detail", row.status_detail)
       .text("interpretation", row.interpretation)
       .integer("seq", row.seq)
-      .json("data", row.data.empty() ? std::nullopt : std::optional<std::string_view>(row.data));
+      .json("data", stored_json(row.data));
+}
+
+void write_row(RowWriter& w, const StoredDevice& row) {
+  w.text("id", row.id)
+      .text("user_id", row.user_id)
+      .text("provider", row.provider)
+      .text("source_type", row.source_type)
+      .text("app_id", row.app_id)
+      .text("device_manufacturer", row.device_manufacturer)
+      .text("device_model", row.device_model)
+      .text("device_version", row.device_version)
+      .text("device_id", row.device_id)
+      .integer("seq", row.seq)
+      .json("data", stored_json(row.data));
+}
+
+void write_row(RowWriter& w, const StoredLabAppointment& row) {
+  w.text("id", row.id)
+      .text("order_id", row.order_id)
+      .text("user_id", row.user_id)
+      .text("status", row.status)
+      .text("event_status", row.event_status)
+      .text("start_at", row.start_at)
+      .text("end_at", row.end_at)
+      .integer("seq", row.seq)
+      .json("data", stored_json(row.data));
+}
+
+void write_row(RowWriter& w, const StoredLabResult& row) {
+  w.text("order_id", row.order_id)
+      .text("user_id", row.user_id)
+      .text("sample_id", row.sample_id)
+      .text("status", row.status)
+      .text("interpretation", row.interpretation)
+      .integer("seq", row.seq)
+      .json("data", stored_json(row.data));
+}
+
+void write_row(RowWriter& w, const StoredParsingJob& row) {
+  w.text("id", row.id)
+      .text("status", row.status)
+      .text("failure_reason", row.failure_reason)
+      .boolean("needs_human_review", row.needs_human_review)
+      .boolean("is_reviewed", row.is_reviewed)
+      .json("results", row.results)
+      .integer("seq", row.seq)
+      .json("data", stored_json(row.data));
+}
+
+void write_row(RowWriter& w, const StoredBackfill& row) {
+  w.text("user_id", row.user_id)
+      .text("resource", row.resource)
+      .text("provider", row.provider)
+      .time_ms("start", row.start_ms)
+      .time_ms("end", row.end_ms)
+      .boolean("is_final", row.is_final)
+      .integer("seq", row.seq)
+      .text("job_state", row.job_state)
+      .integer("job_attempts", row.job_attempts)
+      .text("job_error", row.job_error);
+}
+
+void write_row(RowWriter& w, const StoredUser& row) {
+  w.text("user_id", row.user_id)
+      .text("client_user_id", row.client_user_id)
+      .text("team_id", row.team_id)
+      .time_ms("first_seen", row.first_seen_ms)
+      .time_ms("last_seen", row.last_seen_ms)
+      .integer("seq", row.seq);
+}
+
+void write_row(RowWriter& w, const StoredProvider& row) {
+  w.text("slug", row.slug)
+      .text("name", row.name)
+      .text("description", row.description)
+      .text("logo", row.logo)
+      .text("auth_type", row.auth_type)
+      .json("supported_resources", row.supported_resources)
+      .integer("seq", row.seq);
 }
 
 void write_row(RowWriter& w, const StoredChange& row) {

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "common/json_minify.h"
 #include "common/json_writer.h"
 #include "common/timestamp.h"
 
@@ -98,10 +99,20 @@ RowWriter& RowWriter::json(std::string_view name, std::optional<std::string_view
   if (!json_text) return null(name);
   if (!field(name)) return *this;
   if (mode_ == Mode::json) {
-    out_.append(*json_text);
+    json::append_minified(out_, *json_text);
   } else {
-    append_csv_field(out_, *json_text);
+    thread_local std::string minified;  // reused: one field at a time per thread
+    minified.clear();
+    json::append_minified(minified, *json_text);
+    append_csv_field(out_, minified);
   }
+  return *this;
+}
+
+RowWriter& RowWriter::boolean(std::string_view name, std::optional<bool> value) {
+  if (!value) return null(name);
+  if (!field(name)) return *this;
+  out_.append(*value ? "true" : "false");
   return *this;
 }
 

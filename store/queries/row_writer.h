@@ -5,12 +5,14 @@
 // CSV header, the CSV record and the JSON object, so the formats cannot drift apart.
 //
 // JSON: {"name":value,...}; text as JSON strings (invalid UTF-8 replaced by U+FFFD),
-// numbers as numbers, times as RFC 3339 strings, stored JSON embedded as is, null as null.
+// numbers as numbers, booleans as true/false, times as RFC 3339 strings, stored JSON
+// embedded minified (common/json_minify.h: a pretty-printed body stays on one line,
+// strings and numbers byte for byte), null as null.
 //
 // CSV (RFC 4180): fields separated by ',', records end with CRLF (RFC 4180 §2.1). A field
 // is quoted when it contains ',', '"', CR or LF, with '"' doubled. NULL is an empty field
 // and an empty string is `""`, so the two stay distinguishable (as in PostgreSQL's CSV).
-// Stored JSON is written as its text.
+// Stored JSON is written as its minified text; booleans as true/false.
 //
 // The writer appends to a caller-owned string; nothing is flushed here.
 #include <cstdint>
@@ -36,9 +38,10 @@ class RowWriter {
   RowWriter& integer(std::string_view name, int64_t value);
   RowWriter& integer(std::string_view name, std::optional<int64_t> value);
   RowWriter& real(std::string_view name, std::optional<double> value);
+  RowWriter& boolean(std::string_view name, std::optional<bool> value);
   // UTC milliseconds as RFC 3339 with "Z" and millisecond precision.
   RowWriter& time_ms(std::string_view name, std::optional<int64_t> utc_ms);
-  // Stored JSON text (an object, array, number…), embedded as is in JSON mode.
+  // Stored JSON text (an object, array, number…), minified.
   RowWriter& json(std::string_view name, std::optional<std::string_view> json_text);
   RowWriter& null(std::string_view name);
 

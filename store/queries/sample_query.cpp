@@ -11,19 +11,23 @@ constexpr int64_t kMaxMs = std::numeric_limits<int64_t>::max();
 // (or an attack on the read API), not data.
 constexpr size_t kMaxMergedSeries = 1000;
 
+// A series and its identity columns: columns 0-4 name it, 5 source_id, 6 client_user_id,
+// 7 provider name. One primary-key lookup in users and providers per series.
+constexpr std::string_view kSeriesColumns =
+    "SELECT s.series_id, s.user_id, s.resource, s.provider, s.source_type, s.source_id, u.client_user_id, p.name "
+    "FROM series AS s LEFT JOIN users AS u ON u.user_id = s.user_id LEFT JOIN providers AS p ON p.slug = s.provider ";
+
 // Every series matching the optional filters, in name order (the unique index's order).
-constexpr std::string_view kAllSeries =
-    "SELECT series_id, user_id, resource, provider, source_type FROM series "
-    "WHERE (?1 IS NULL OR user_id = ?1) AND (?2 IS NULL OR resource = ?2) "
-    "AND (?3 IS NULL OR provider = ?3) AND (?4 IS NULL OR source_type = ?4) "
-    "ORDER BY user_id, resource, provider, source_type";
+const std::string kAllSeries = std::string(kSeriesColumns) +
+    "WHERE (?1 IS NULL OR s.user_id = ?1) AND (?2 IS NULL OR s.resource = ?2) "
+    "AND (?3 IS NULL OR s.provider = ?3) AND (?4 IS NULL OR s.source_type = ?4) "
+    "ORDER BY s.user_id, s.resource, s.provider, s.source_type";
 
 // One user's series of one resource (an index lookup).
-constexpr std::string_view kUserSeries =
-    "SELECT series_id, user_id, resource, provider, source_type FROM series "
-    "WHERE user_id = ?1 AND resource = ?2 "
-    "AND (?3 IS NULL OR provider = ?3) AND (?4 IS NULL OR source_type = ?4) "
-    "ORDER BY series_id";
+const std::string kUserSeries = std::string(kSeriesColumns) +
+    "WHERE s.user_id = ?1 AND s.resource = ?2 "
+    "AND (?3 IS NULL OR s.provider = ?3) AND (?4 IS NULL OR s.source_type = ?4) "
+    "ORDER BY s.series_id";
 
 // One series' samples in [from, until), along the primary key (series_id, t_ms).
 constexpr std::string_view kSeriesSamples =
@@ -41,6 +45,39 @@ void bind_optional(sqlite::Statement& s, int index, const std::optional<std::str
 std::optional<double> optional_real(const sqlite::Statement& s, int column) {
   if (s.column_is_null(column)) return std::nullopt;
   return s.column_double(column);
+}
+
+// Identity columns of a series row (kSeriesColumns 5-7), viewing the statement.
+struct SeriesIdentity {
+  std::optional<int64_t> source_id;
+  std::optional<std::string_view> source_id_text, client_user_id, provider_name;
+};
+
+SeriesIdentity read_identity(const sqlite::Statement& s) {
+  SeriesIdentity out;
+  if (s.column_type(5) == SQLITE_INTEGER) {
+    out.source_id = s.column_int(5);
+  } else {
+    out.source_id_text = s.column_optional_text(5);
+  }
+  out.client_user_id = s.column_optional_text(6);
+  out.provider_name = s.column_optional_text(7);
+  return out;
+}
+
+void set_identity(StoredSample& row, const SeriesIdentity& identity) {
+  row.source_id = identity.source_id;
+  row.source_id_text = identity.source_id_text;
+  row.client_user_id = identity.client_user_id;
+  row.provider_name = identity.provider_name;
+}
+
+std::optional<std::string> copy(std::optional<std::string_view> text) {
+  return text ? std::optional<std::string>(*text) : std::nullopt;
+}
+
+std::optional<std::string_view> view(const std::optional<std::string>& text) {
+  return text ? std::optional<std::string_view>(*text) : std::nullopt;
 }
 
 // Columns of kSeriesSamples into `row` (the series fields are set by the caller).
@@ -81,6 +118,8 @@ struct SampleQuery::State {
   struct Head {
     int64_t series_id = 0;
     std::string user_id, resource, provider, source_type;
+    std::optional<int64_t> source_id;
+    std::optional<std::string> source_id_text, client_user_id, provider_name;
     size_t statement = 0;  // index into samples
     bool has_row = false;
   };
@@ -138,6 +177,7 @@ struct SampleQuery::State {
         row.resource = all_series.column_text(2);
         row.provider = all_series.column_text(3);
         row.source_type = all_series.column_text(4);
+        set_identity(row, read_identity(all_series));
         read_sample(samples_of, row);
         return true;
       }
@@ -176,6 +216,8 @@ struct SampleQuery::State {
     row.resource = head.resource;
     row.provider = head.provider;
     row.source_type = head.source_type;
+    set_identity(row, SeriesIdentity{head.source_id, view(head.source_id_text), view(head.client_user_id),
+                                     view(head.provider_name)});
     read_sample(samples[head.statement], row);
     to_step = best;
     return true;
@@ -233,6 +275,11 @@ Result<void> SampleQuery::start_by_time(const SampleFilter& filter, std::optiona
     head.resource = s.user_series.column_text(2);
     head.provider = s.user_series.column_text(3);
     head.source_type = s.user_series.column_text(4);
+    const SeriesIdentity identity = read_identity(s.user_series);
+    head.source_id = identity.source_id;
+    head.source_id_text = copy(identity.source_id_text);
+    head.client_user_id = copy(identity.client_user_id);
+    head.provider_name = copy(identity.provider_name);
     head.statement = s.heads.size();
     s.heads.push_back(std::move(head));
   }

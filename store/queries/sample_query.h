@@ -11,6 +11,10 @@
 //    far into the data the cursor is (a single ORDER BY t_ms would sort everything after
 //    the cursor on every page).
 //
+// Each row also carries its series' identity columns (005-identity.sql), joined per series,
+// not per sample: the series' source_id, the user's client_user_id and the provider's
+// name from `providers`. Output shows them on request (StoredSample::with_identity).
+//
 // Lifetime: the connection must outlive the query, stay where it is (the query keeps its
 // address), and is used by one thread at a time.
 // Views in a StoredSample are valid until the next next()/start() call.
@@ -57,6 +61,12 @@ struct StoredSample {
   std::optional<double> systolic, diastolic;  // blood_pressure
   std::optional<std::string_view> extra;      // JSON object text
   int64_t seq = 0;
+  // Identity columns (NULL when unknown): $.data.source_id of the series (an integer as
+  // the service sends it, else its text), users.client_user_id, providers.name.
+  std::optional<int64_t> source_id;
+  std::optional<std::string_view> source_id_text;
+  std::optional<std::string_view> client_user_id, provider_name;
+  bool with_identity = false;  // set by the caller: output adds source_id, client_user_id, provider_name
 };
 
 class SampleQuery {

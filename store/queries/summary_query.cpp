@@ -7,23 +7,26 @@ namespace {
 
 constexpr int64_t kNullStart = std::numeric_limits<int64_t>::min();  // sort key of "no start"
 
-constexpr std::string_view kColumns = "resource, id, user_id, provider, source_type, start_ms, seq, data";
+// The summary and its identity columns (the user's client_user_id, the provider's name):
+// one primary-key lookup in users and providers per row.
+constexpr std::string_view kColumns =
+    "SELECT m.resource, m.id, m.user_id, m.provider, m.source_type, m.start_ms, m.seq, m.data, u.client_user_id, "
+    "p.name FROM summaries AS m LEFT JOIN users AS u ON u.user_id = m.user_id "
+    "LEFT JOIN providers AS p ON p.slug = m.provider ";
 
-const std::string kAll = "SELECT " + std::string(kColumns) +
-                         " FROM summaries "
-                         "WHERE (?1 IS NULL OR resource = ?1) AND (?2 IS NULL OR user_id = ?2) "
-                         "AND (?3 IS NULL OR provider = ?3) AND (?4 IS NULL OR source_type = ?4) "
-                         "AND (?5 IS NULL OR start_ms >= ?5) AND (?6 IS NULL OR start_ms < ?6) "
-                         "ORDER BY resource, id";
+const std::string kAll = std::string(kColumns) +
+                         "WHERE (?1 IS NULL OR m.resource = ?1) AND (?2 IS NULL OR m.user_id = ?2) "
+                         "AND (?3 IS NULL OR m.provider = ?3) AND (?4 IS NULL OR m.source_type = ?4) "
+                         "AND (?5 IS NULL OR m.start_ms >= ?5) AND (?6 IS NULL OR m.start_ms < ?6) "
+                         "ORDER BY m.resource, m.id";
 
 // The user's rows come from the (user_id, resource, …) index; the order needs a sort.
-const std::string kPage = "SELECT " + std::string(kColumns) +
-                          " FROM summaries "
-                          "WHERE user_id = ?1 AND resource = ?2 "
-                          "AND (?3 IS NULL OR provider = ?3) AND (?4 IS NULL OR source_type = ?4) "
-                          "AND (?5 IS NULL OR start_ms >= ?5) AND (?6 IS NULL OR start_ms < ?6) "
-                          "AND (?7 IS NULL OR (ifnull(start_ms, ?9), id) > (?7, ?8)) "
-                          "ORDER BY ifnull(start_ms, ?9), id LIMIT ?10";
+const std::string kPage = std::string(kColumns) +
+                          "WHERE m.user_id = ?1 AND m.resource = ?2 "
+                          "AND (?3 IS NULL OR m.provider = ?3) AND (?4 IS NULL OR m.source_type = ?4) "
+                          "AND (?5 IS NULL OR m.start_ms >= ?5) AND (?6 IS NULL OR m.start_ms < ?6) "
+                          "AND (?7 IS NULL OR (ifnull(m.start_ms, ?9), m.id) > (?7, ?8)) "
+                          "ORDER BY ifnull(m.start_ms, ?9), m.id LIMIT ?10";
 
 void bind_filter(sqlite::Statement& s, const SummaryFilter& f, int first) {
   const auto text = [&](int index, const std::optional<std::string>& v) {
@@ -102,6 +105,8 @@ Result<bool> SummaryQuery::next(StoredSummary& row) {
   row.start_ms = s.column_optional_int(5);
   row.seq = s.column_int(6);
   row.data = s.column_text(7);
+  row.client_user_id = s.column_optional_text(8);
+  row.provider_name = s.column_optional_text(9);
   return true;
 }
 

@@ -44,6 +44,10 @@ struct StoredSummary {
   std::optional<int64_t> start_ms;
   int64_t seq = 0;
   std::string_view data;  // the summary object as received (JSON)
+  // Identity columns (005-identity.sql), NULL when unknown: users.client_user_id,
+  // providers.name.
+  std::optional<std::string_view> client_user_id, provider_name;
+  bool with_identity = false;  // set by the caller: output adds client_user_id, provider_name
 };
 
 class SummaryQuery {

@@ -35,9 +35,11 @@ store::NewDelivery fetched(const std::string& id, std::string event_type, std::s
   return d;
 }
 
-std::string envelope(const std::string& event_type, const std::string& data, const std::string& user) {
+std::string envelope(const std::string& event_type, const std::string& data, const std::string& user,
+                     const std::string& client_user_id = "c-1") {
+  if (client_user_id.empty()) return R"({"event_type":")" + event_type + R"(","data":)" + data + "}";  // before Mar 2024
   return R"({"event_type":")" + event_type + R"(","data":)" + data + R"(,"user_id":")" + user +
-         R"(","client_user_id":"c-1","team_id":"t-1"})";
+         R"(","client_user_id":")" + client_user_id + R"(","team_id":"t-1"})";
 }
 
 std::string source(const std::string& provider, const std::string& type) {
@@ -49,6 +51,13 @@ class Generator {
   explicit Generator(uint32_t seed) : rng_(seed) {}
 
   int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
+  // The envelope's old form (no user fields) now and then, and a client_user_id that
+  // changes for some users.
+  std::string envelope(const std::string& event_type, const std::string& data, const std::string& user) {
+    const int form = pick(8);
+    if (form == 0) return test::envelope(event_type, data, user, "");
+    return test::envelope(event_type, data, user, "client-" + user.substr(5) + (form == 1 ? "-renamed" : ""));
+  }
   std::string user() { return "user-" + std::to_string(pick(3)); }
   std::string provider() { return pick(2) ? "garmin" : "oura"; }
 
@@ -181,6 +190,11 @@ class Generator {
     }
     if (roll < 81) {
       ++counts.unknown;
+      if (pick(2)) {  // a resource the catalog did not have yet, neither summary nor samples
+        const std::string event = "daily.data.brand_new_resource.created";
+        return webhook(id, event, envelope(event, R"({"user_id":")" + u + R"(","source":{"provider":"oura"}})", u),
+                       received);
+      }
       return webhook(id, "labtest.match_review.created",
                      R"({"event_type":"labtest.match_review.created","team_id":"t-1","data":{"id":"mr-1"}})",
                      received);
@@ -194,7 +208,7 @@ class Generator {
                      received);
     }
     // Fetched rows, as the follow-up fetcher stores them.
-    const int kind = pick(4);
+    const int kind = pick(7);
     const std::string fetch_id = "fetch:" + std::to_string(n) + ":1:0";
     if (kind == 0) {
       const std::string workout = "wk-" + std::to_string(pick(6));
@@ -217,6 +231,30 @@ class Generator {
       const std::string context = R"({"kind":"summaries","resource":"sleep","user_id":")" + u +
                                   R"(","provider":"oura","url":"https://x/v2/summary/sleep/u"})";
       return fetched(fetch_id, "fetch.summaries.sleep", context, R"({"sleep":[)" + list + "]}", received);
+    }
+    if (kind == 4) {  // the meal endpoint's list is "meals" (reference notes §3.1)
+      const std::string meal = R"({"id":"meal-)" + std::to_string(pick(4)) + R"(","user_id":")" + u +
+                               R"(","timestamp":")" + iso(kBaseMs + pick(30) * 3600000LL) +
+                               R"(","name":"Lunch","energy":{"unit":"kcal","value":)" + std::to_string(300 + pick(400)) +
+                               R"(},"source":{"provider":"myfitnesspal","type":"app"}})";
+      const std::string context = R"({"kind":"summaries","resource":"meal","items_key":"meals","user_id":")" + u +
+                                  R"(","provider":"myfitnesspal","url":"https://x/v2/summary/meal/u"})";
+      return fetched(fetch_id, "fetch.summaries.meal", context, R"({"meals":[)" + meal + "]}", received);
+    }
+    if (kind == 5) {  // profile: one object, no list
+      const std::string body = R"({"id":"profile-)" + u + R"(","user_id":")" + u + R"(","height":)" +
+                               std::to_string(150 + pick(50)) + R"(,"source":{"provider":"fitbit","type":"app"}})";
+      const std::string context = R"({"kind":"summary","resource":"profile","user_id":")" + u +
+                                  R"(","provider":"fitbit","url":"https://x/v2/summary/profile/u"})";
+      return fetched(fetch_id, "fetch.summary.profile", context, body, received);
+    }
+    if (kind == 6) {  // the provider list
+      const std::string body = R"([{"name":"Oura","slug":"oura","description":"Ring","logo":"https://x/oura.png",)"
+                               R"("auth_type":"oauth","supported_resources":["sleep","heartrate"]},)"
+                               R"({"name":"Garmin )" + std::to_string(pick(3)) +
+                               R"(","slug":"garmin","description":"Watch","logo":null,"auth_type":"oauth"}])";
+      return fetched("fetch:providers:" + std::to_string(n), "fetch.providers",
+                     R"({"kind":"providers","url":"https://x/v2/providers"})", body, received);
     }
     if (kind == 2) {
       const std::string body = R"({"groups":{"garmin":[{"source":)" + source("garmin", "watch") + R"(,"data":)" +

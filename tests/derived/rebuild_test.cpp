@@ -13,6 +13,7 @@
 #include "processor/processor.h"
 #include "store/database.h"
 #include "store/derived/derived_tables.h"
+#include "store/migrations.h"
 #include "store/inbox_writer.h"
 #include "store/sqlite_inbox.h"
 #include "tests/derived/corpus.h"
@@ -158,4 +159,49 @@ BOOST_AUTO_TEST_CASE(rebuild_gives_up_on_a_database_another_writer_keeps_locked)
                                        " is busy: another process held its write lock for 200 ms; nothing was "
                                        "changed\n");
   BOOST_REQUIRE(db.exec("ROLLBACK"));
+}
+
+// 005-identity on a database written before it: users, providers and series.source_id
+// appear empty, nothing else changes, and `healthhook rebuild` fills them from the inbox.
+BOOST_AUTO_TEST_CASE(migration_005_adds_identity_and_rebuild_fills_it_from_the_inbox) {
+  TempDir dir;
+  const std::string path = dir.file("old.db");
+  const std::string steps = R"({"event_type":"daily.data.steps.created","data":{"data":[{"timestamp":)"
+                            R"("2024-06-01T10:00:00+00:00","unit":"count","value":5}],"source_id":16,)"
+                            R"("source":{"provider":"oura","type":"ring"},"user_id":"u1"},"user_id":"u1",)"
+                            R"("client_user_id":"member-1","team_id":"t-1"})";
+  {
+    auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_write_create);
+    BOOST_REQUIRE(db.ok());
+    BOOST_REQUIRE(db->exec("PRAGMA journal_mode = WAL").ok());
+    for (size_t i = 0; i < 4; ++i) BOOST_REQUIRE(db->exec(store::migrations()[i].sql).ok());
+    BOOST_REQUIRE(db->exec("PRAGMA user_version = 4").ok());
+    // As an earlier healthhook applied it: the inbox row, its outcome and its rows.
+    BOOST_REQUIRE(db->exec("INSERT INTO inbox (seq, message_id, received_at, headers, body) VALUES "
+                           "(1, 'm1', 1717236000000, '{}', CAST('" + steps + "' AS BLOB));"
+                           "INSERT INTO delivery_outcomes VALUES (1, 'processed', 'timeseries', NULL);"
+                           "INSERT INTO series VALUES (1, 'u1', 'steps', 'oura', 'ring');"
+                           "INSERT INTO samples (series_id, t_ms, value, unit, seq) VALUES (1, 1717236000000, 5, 'count', 1);"
+                           "UPDATE processor_state SET applied_seq = 1;")
+                      .ok());
+  }
+  {
+    auto db = store::open_for_writing(path, {});
+    BOOST_REQUIRE_MESSAGE(db.ok(), db.error());
+    BOOST_TEST(db->query_int("PRAGMA user_version")->value() == 5);
+    BOOST_TEST(test::count(*db, "users") == 0);
+    BOOST_TEST(test::count(*db, "providers") == 0);
+    BOOST_TEST(test::rows(*db, "SELECT user_id, value, source_id FROM samples_named") ==
+                   std::vector<std::string>{"'u1'|5|NULL"},
+               boost::test_tools::per_element());
+  }
+  auto result = test::run_healthhook({"rebuild", "--database", path});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  auto db = test::open_store(path);
+  BOOST_TEST(test::rows(db, "SELECT user_id, client_user_id, team_id, first_seen_ms FROM users") ==
+                 std::vector<std::string>{"'u1'|'member-1'|'t-1'|1717236000000"},
+             boost::test_tools::per_element());
+  BOOST_TEST(test::rows(db, "SELECT user_id, value, source_id FROM samples_named") ==
+                 std::vector<std::string>{"'u1'|5|16"},
+             boost::test_tools::per_element());
 }

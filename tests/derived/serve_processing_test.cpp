@@ -51,7 +51,7 @@ BOOST_AUTO_TEST_CASE(serve_applies_deliveries_and_refuses_a_concurrent_rebuild) 
     BOOST_TEST(test::value(db, "SELECT json_extract(data, '$.score') FROM summaries") == "77");
     BOOST_TEST(test::value(db, "SELECT count(*) || ' ' || min(value) FROM samples") == "'5 61'");
     BOOST_TEST(test::value(db, "SELECT group_concat(table_name || ':' || op, ',') FROM changes") ==
-               "'summaries:insert,samples:insert'");
+               "'users:insert,summaries:insert,samples:insert'");
   }
 
   auto refused = test::run_healthhook({"rebuild", "--database", server.database()});

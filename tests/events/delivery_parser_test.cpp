@@ -555,6 +555,67 @@ BOOST_AUTO_TEST_CASE(unknown_events_are_kept_as_unknown) {
   }
 }
 
+// Spec §4 "Identity": the envelope's user_id, client_user_id and team_id since Mar 2024;
+// before, only $.data.user_id names the user.
+BOOST_AUTO_TEST_CASE(identity_from_the_new_envelope) {
+  ParserFixture f;
+  BOOST_TEST(f.example("timeseries-steps-old-source.json").error == "");
+  BOOST_TEST(text(f.rows.identity.user_id) == "4a29dbc7-6db3-4c83-bfac-70a20a4be1b2");
+  BOOST_TEST(text(f.rows.identity.client_user_id) == "01HW3FSNVCHC3B2QB5N0ZAAAVG");
+  BOOST_TEST(text(f.rows.identity.team_id) == "6b74423d-0504-4470-9afb-477252ccf67a");
+  BOOST_REQUIRE(f.rows.sample_batches.size() == 1u);
+  BOOST_TEST(as_int(f.rows.sample_batches[0].source_id) == 16);
+  BOOST_TEST(f.example("device.json").error == "");
+  BOOST_TEST(text(f.rows.identity.client_user_id) == "athlete-5521");
+}
+
+BOOST_AUTO_TEST_CASE(identity_from_the_old_envelope) {
+  ParserFixture f;
+  BOOST_TEST(f.example("timeseries-steps-old-envelope.json").error == "");
+  BOOST_TEST(text(f.rows.identity.user_id) == "4a29dbc7-6db3-4c83-bfac-70a20a4be1b2");  // from $.data
+  BOOST_TEST(text(f.rows.identity.client_user_id) == "<null>");
+  BOOST_TEST(text(f.rows.identity.team_id) == "<null>");
+  BOOST_TEST(as_int(f.rows.sample_batches[0].source_id) == 16);
+  // A lab order names its team in data.
+  BOOST_TEST(f.example("lab-order.json").error == "");
+  BOOST_TEST(text(f.rows.identity.team_id) != "<null>");
+  // Identity never rejects a delivery: an object where a text is expected is left out.
+  const ParseResult odd = f.webhook(R"({"event_type":"daily.data.sleep.created","client_user_id":{"a":1},"team_id":7,)"
+                                    R"("data":{"id":"s1","user_id":"u1","source":{"provider":"oura"}}})");
+  BOOST_TEST(odd.error == "");
+  BOOST_TEST(text(f.rows.identity.client_user_id) == "<null>");
+  BOOST_TEST(text(f.rows.identity.team_id) == "7");
+  BOOST_TEST(f.webhook(R"({"event_type":"daily.data.sleep.created","client_user_id":{"a":tru},)"
+                       R"("data":{"id":"s1","user_id":"u1"}})")
+                 .error.starts_with("client_user_id: "));
+}
+
+// The event catalog grows (reference notes §1): a new resource whose data is neither a
+// summary nor samples is kept as unknown; a known one with that shape is invalid.
+BOOST_AUTO_TEST_CASE(new_resources_of_unknown_shape_are_unknown) {
+  ParserFixture f;
+  const ParseResult unknown = f.example("new-resource-unknown-shape.json");
+  BOOST_TEST((unknown.status == Status::unknown));
+  BOOST_TEST((unknown.family == Family::other));
+  BOOST_TEST(unknown.error == "");
+  BOOST_TEST(f.rows.summaries.empty());
+  BOOST_TEST(f.rows.sample_batches.empty());
+  BOOST_TEST(!f.rows.identity.user_id.has_value());
+  const ParseResult historical = f.webhook(
+      R"({"event_type":"historical.data.skin_conductance.created","data":{"user_id":"u1","provider":"oura"}})");
+  BOOST_TEST((historical.status == Status::unknown));
+  // The same shape under a known resource is a missing field.
+  const ParseResult known = f.webhook(R"({"event_type":"daily.data.sleep.created","data":{"user_id":"u1"}})");
+  BOOST_TEST((known.status == Status::invalid));
+  BOOST_TEST(known.error == "data.id: missing (a summary needs an id, a timeseries a data[] array)");
+  // A new resource with a known shape is stored as such.
+  BOOST_TEST((f.webhook(R"({"event_type":"daily.data.skin_conductance.created","data":{"id":"x","user_id":"u1"}})")
+                  .family == Family::summary));
+  BOOST_TEST((f.webhook(R"({"event_type":"daily.data.skin_conductance.created","data":{"user_id":"u1",)"
+                        R"("source":{"provider":"oura"},"data":[{"timestamp":"2024-01-01T00:00:00Z","value":1}]}})")
+                  .family == Family::timeseries));
+}
+
 BOOST_AUTO_TEST_CASE(envelope_errors) {
   BOOST_TEST(webhook(R"({"data":{"id":"x"}})").error == "event_type: missing");
   BOOST_TEST(webhook(R"({"event_type":7,"data":{}})").error == "event_type: expected a string, got a number");

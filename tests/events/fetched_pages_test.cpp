@@ -10,6 +10,7 @@ namespace hh::events {
 namespace {
 
 std::string text(std::optional<std::string_view> value) { return value ? std::string(*value) : "<null>"; }
+using test::read_example;
 
 }  // namespace
 
@@ -122,6 +123,68 @@ BOOST_AUTO_TEST_CASE(workouts_for_streams) {
   BOOST_TEST(rows.summaries[0].resource == "workouts");
   BOOST_TEST(rows.summaries[1].start_ms.value_or(-1) == 1717434000000);
   BOOST_TEST(text(rows.summaries[1].provider) == "zwift");
+}
+
+// Reference notes §3.1: the meal endpoint's list is "meals", not "meal".
+BOOST_AUTO_TEST_CASE(meals_page_reads_the_list_under_meals) {
+  const ParseResult r = fetched_example("fetched-meals-page");
+  BOOST_TEST(r.error == "");
+  BOOST_TEST((r.family == Family::fetched_summaries));
+  BOOST_REQUIRE(rows.summaries.size() == 1u);
+  BOOST_TEST(rows.summaries[0].resource == "meal");
+  BOOST_TEST(rows.summaries[0].id == "d1c6b4a2-3e5f-4a7b-8c9d-0e1f2a3b4c5d");
+  BOOST_TEST(text(rows.summaries[0].provider) == "myfitnesspal");
+  BOOST_TEST(rows.summaries[0].start_ms.value_or(-1) == 1709659860000);  // 2024-03-05T12:31:00-05:00
+  // Without items_key the list is looked for under the resource's name, and not found.
+  const std::string context = read_example("fetched-meals-page.context.json");
+  const std::string without = context.substr(0, context.find(R"("items_key")")) +
+                              context.substr(context.find(R"("user_id")"));
+  const ParseResult missing = fetched(without, read_example("fetched-meals-page.body.json"));
+  BOOST_TEST((missing.status == Status::invalid));
+  BOOST_TEST(missing.error == "meal: missing (the page has no array for its resource)");
+}
+
+// Reference notes §3.1: the profile endpoint answers one object, not a list.
+BOOST_AUTO_TEST_CASE(profile_is_one_object) {
+  const ParseResult r = fetched_example("fetched-profile");
+  BOOST_TEST(r.error == "");
+  BOOST_TEST((r.family == Family::fetched_summaries));
+  BOOST_REQUIRE(rows.summaries.size() == 1u);
+  BOOST_TEST(rows.summaries[0].resource == "profile");
+  BOOST_TEST(rows.summaries[0].id == "9b2f0e4c-1d3a-4c5b-8e7f-6a5b4c3d2e1f");
+  BOOST_TEST(text(rows.summaries[0].user_id) == "1449752e-4b3c-4e2b-9f0e-5a7c6d8e9f10");
+  BOOST_TEST(text(rows.summaries[0].provider) == "fitbit");
+  BOOST_TEST(rows.summaries[0].data_json == body.substr(0, body.rfind('}') + 1));
+  const std::string context = read_example("fetched-profile.context.json");
+  BOOST_TEST(fetched(context, R"([{"id":"x"}])").error == "body: expected an object, got an array");
+  BOOST_TEST(fetched(context, R"({"height":170})").error == "body.id: missing (a summary needs an id, a timeseries a data[] array)");
+  BOOST_TEST(fetched(R"({"kind":"summary"})", "{}").error == "fetch context.resource: missing");
+}
+
+BOOST_AUTO_TEST_CASE(provider_list) {
+  const ParseResult r = fetched_example("fetched-providers");
+  BOOST_TEST(r.error == "");
+  BOOST_TEST((r.status == Status::processed));
+  BOOST_TEST((r.family == Family::fetched_providers));
+  BOOST_REQUIRE(rows.providers.size() == 3u);
+  BOOST_TEST(rows.providers[0].slug == "apple_health_kit");
+  BOOST_TEST(text(rows.providers[0].name) == "Apple HealthKit");
+  BOOST_TEST(text(rows.providers[0].logo) == "https://storage.googleapis.com/vital-assets/apple_health.png");
+  BOOST_TEST(text(rows.providers[0].auth_type) == "sdk");
+  BOOST_TEST(text(rows.providers[0].supported_resources_json) ==
+             R"(["activity", "sleep", "workouts", "steps", "heartrate", "meal", "water"])");
+  BOOST_TEST(text(rows.providers[2].logo) == "<null>");
+  BOOST_TEST(text(rows.providers[2].supported_resources_json) == "<null>");
+  const std::string context = read_example("fetched-providers.context.json");
+  BOOST_TEST(fetched(context, R"({"providers":[]})").error == "body: not a JSON array");
+  BOOST_TEST(fetched(context, R"([{"name":"x"}])").error == "providers[0].slug: missing");
+  BOOST_TEST(fetched(context, "[]").error == "");
+  BOOST_TEST(rows.providers.empty());
+}
+
+BOOST_AUTO_TEST_CASE(fetched_rows_name_no_user_identity) {
+  BOOST_TEST(fetched_example("fetched-summaries-page").error == "");
+  BOOST_TEST(!rows.identity.user_id.has_value());
 }
 
 BOOST_AUTO_TEST_CASE(context_errors) {

@@ -107,6 +107,18 @@ void append_summary(std::string& out, std::string_view resource, std::string_vie
         .integer("steps", 9496).integer("distance", 7162).integer("floors_climbed", 12).integer("timezone_offset", 3600);
   } else if (resource == "body") {
     item.string("date", service_time(day_ms)).number("weight", 71.4).number("fat", 18.2);
+  } else if (resource == "meal") {
+    // ClientFacingMeal (reference notes §2.3): priority_id and source_id "have no meaning",
+    // provider_id = id, `data` is an object of foods, not samples.
+    const std::string id = summary_id(resource, user_id, day_ms);
+    item.integer("priority_id", 41).integer("source_id", 22).string("provider_id", id)
+        .string("timestamp", service_time(day_ms + 12 * 3600 * 1000 + 1860 * 1000))
+        .string("name", "Lunch")
+        .raw("energy", R"({"unit":"kcal","value":642.5})")
+        .raw("macros", R"({"carbs":71.2,"protein":38.0,"fats":{"saturated":6.1,"total":21.3},"sugar":12.8})")
+        .raw("micros", R"({"sodium":1180,"potassium":null})")
+        .raw("data", R"({"Chicken burrito bowl":{"energy":{"unit":"kcal","value":642.5}}})")
+        .null("source_app_id").null("source_device_id");
   }
   std::string source;
   json::ObjectWriter(source).string("provider", provider).string("type", "watch").null("app_id").close();
@@ -157,10 +169,12 @@ std::string summary_id(std::string_view resource, std::string_view user_id, int6
   return stable_uuid(resource, user_id, day_ms / kDayMs);
 }
 
+std::string_view summaries_key(std::string_view resource) { return resource == "meal" ? "meals" : resource; }
+
 std::string summaries_body(std::string_view resource, std::string_view user_id, std::string_view provider,
                            int64_t start_ms, int64_t end_ms, size_t max_items) {
   std::string out = "{\"";
-  out.append(resource);
+  out.append(summaries_key(resource));
   out.append("\":[");
   int64_t day = (start_ms + kDayMs - 1) / kDayMs * kDayMs;  // first midnight at or after start
   size_t count = 0;
@@ -170,6 +184,42 @@ std::string summaries_body(std::string_view resource, std::string_view user_id, 
   }
   out.append("]}");
   return out;
+}
+
+std::string profile_id(std::string_view user_id, std::string_view provider) {
+  return stable_uuid("profile", user_id, static_cast<int64_t>(provider.size()));
+}
+
+std::string profile_body(std::string_view user_id, std::string_view provider) {
+  std::string out;
+  std::string source;
+  json::ObjectWriter(source).string("provider", provider).string("type", "app").null("app_id").close();
+  json::ObjectWriter(out)
+      .string("id", profile_id(user_id, provider))
+      .string("user_id", user_id)
+      .integer("height", 178)
+      .string("birth_date", "1988-09-14")
+      .boolean("wheelchair_use", false)
+      .string("gender", "female")
+      .string("sex", "female")
+      .raw("source", source)
+      .string("created_at", "2024-01-02T10:00:00+00:00")
+      .string("updated_at", "2024-04-09T19:12:45+00:00")
+      .close();
+  return out;
+}
+
+std::string providers_body() {
+  return R"([{"name":"Oura","slug":"oura","description":"Smart ring for sleep and readiness",)"
+         R"("logo":"https://storage.googleapis.com/vital-assets/oura.png","auth_type":"oauth",)"
+         R"("supported_resources":["profile","sleep","activity","heartrate","hrv","workouts"]},)"
+         R"({"name":"Garmin","slug":"garmin","description":"Watches and cycling computers",)"
+         R"("logo":"https://storage.googleapis.com/vital-assets/garmin.png","auth_type":"oauth",)"
+         R"("supported_resources":["activity","sleep","workouts","workout_stream","heartrate","steps"]},)"
+         R"({"name":"Apple HealthKit","slug":"apple_health_kit","description":"Health data from iPhone and Apple Watch",)"
+         R"("logo":"https://storage.googleapis.com/vital-assets/apple_health.png","auth_type":"sdk",)"
+         R"("supported_resources":["steps","heartrate","sleep","meal","water"]},)"
+         R"({"name":"Manual","slug":"manual","description":"Entered by hand","logo":null,"auth_type":null}])";
 }
 
 int64_t sample_time_ms(int64_t start_ms, int64_t end_ms, size_t index, size_t total) {

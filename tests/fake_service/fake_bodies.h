@@ -19,8 +19,19 @@ std::string gzip(const std::string& input, int level = -1);
 
 // GET /v2/summary/{resource}/{user_id}: {"<resource>": [...]} with one summary per UTC day
 // starting in [start_ms, end_ms) (at most `max_items`), ids stable per (resource, user, day).
+// The list's member is the service's (reference notes §3.1): "meals" for meal, whose
+// items have the members of ClientFacingMeal.
 std::string summaries_body(std::string_view resource, std::string_view user_id, std::string_view provider,
                            int64_t start_ms, int64_t end_ms, size_t max_items);
+// The member summaries_body puts the list under.
+std::string_view summaries_key(std::string_view resource);
+// GET /v2/summary/profile/{user_id}?provider=: ONE ClientFacingProfile object, no window
+// and no list (reference notes §3.1); its id is stable per user and provider.
+std::string profile_body(std::string_view user_id, std::string_view provider);
+std::string profile_id(std::string_view user_id, std::string_view provider);
+// GET /v2/providers: a JSON array of Provider objects (service interface: name, slug,
+// description, logo, auth_type, supported_resources), the same every time.
+std::string providers_body();
 // The id the summary of `day_ms` gets in summaries_body.
 std::string summary_id(std::string_view resource, std::string_view user_id, int64_t day_ms);
 

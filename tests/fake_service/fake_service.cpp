@@ -122,6 +122,14 @@ struct FakeService::Impl {
       if (!start || !end || *end < *start) return std::nullopt;
       return std::pair{*start, *end};
     };
+    // /v2/providers: the provider list, a bare JSON array
+    if (segments.size() == 2 && segments[0] == "v2" && segments[1] == "providers") {
+      return Reply{200, providers_body(), std::nullopt};
+    }
+    // /v2/summary/profile/{user_id}?provider=: one object; the endpoint takes no window
+    if (segments.size() == 4 && segments[0] == "v2" && segments[1] == "summary" && segments[2] == "profile") {
+      return Reply{200, profile_body(segments[3], param("provider")), std::nullopt};
+    }
     // /v2/summary/{resource}/{user_id}
     if (segments.size() == 4 && segments[0] == "v2" && segments[1] == "summary") {
       auto range = window();
@@ -394,6 +402,15 @@ void FakeService::set_chunked(bool chunked) {
 std::vector<RecordedRequest> FakeService::requests() const {
   std::lock_guard lock(impl_->mutex);
   return impl_->requests;
+}
+
+std::vector<RecordedRequest> FakeService::requests_except(const std::string& path) const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<RecordedRequest> out;
+  for (const auto& request : impl_->requests) {
+    if (request.path != path) out.push_back(request);
+  }
+  return out;
 }
 
 size_t FakeService::request_count(const std::string& path) const {

@@ -4,8 +4,10 @@
 // with certificates generated at start-up, on 127.0.0.1 only, from a thread of its own.
 //
 //   GET /v2/timeseries/workouts/{workout_id}/stream        fake_bodies.h stream_body
-//   GET /v2/summary/{resource}/{user_id}?start_date=&end_date=&provider=
+//   GET /v2/summary/{resource}/{user_id}?start_date=&end_date=&provider=   ({"meals": …} for meal)
+//   GET /v2/summary/profile/{user_id}?provider=            one object, no window
 //   GET /v2/timeseries/{user_id}/{resource}/grouped?start_date=&end_date=&provider=&cursor=
+//   GET /v2/providers                                      a JSON array
 //
 // Every request must carry the API key in the configured header (401 otherwise, like the
 // service). Faults are injected per path for the next N requests (inject()).
@@ -87,6 +89,9 @@ class FakeService {
   void set_chunked(bool chunked);
 
   std::vector<RecordedRequest> requests() const;
+  // The requests to any path but `path` (e.g. all but the provider list a server fetches
+  // at start).
+  std::vector<RecordedRequest> requests_except(const std::string& path) const;
   size_t request_count(const std::string& path) const;
   size_t connections_accepted() const;
   size_t handshakes_failed() const;

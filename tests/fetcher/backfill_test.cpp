@@ -1,8 +1,12 @@
 // Backfills: summaries in window slices, timeseries by cursor, workout_stream via the
 // workouts summaries; each page one inbox row with a deterministic message id; a restart
 // in the middle continues from the stored progress without fetching or storing a page twice.
+#include <simdjson.h>
+
 #include <boost/test/unit_test.hpp>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "common/timestamp.h"
 #include "tests/fake_service/fake_bodies.h"
@@ -33,7 +37,139 @@ size_t count_of(const std::string& text, const std::string& part) {
   return count;
 }
 
+// The member names of a JSON object, sorted.
+std::set<std::string> keys_of(simdjson::dom::object object) {
+  std::set<std::string> keys;
+  for (auto field : object) keys.insert(std::string(field.key));
+  return keys;
+}
+
+// The member names of the JSON object `json` (its member `member` when given), sorted;
+// an error when it is not an object.
+std::set<std::string> keys_in(const std::string& json, const char* member = nullptr) {
+  simdjson::dom::parser parser;
+  const simdjson::padded_string padded(json);
+  simdjson::dom::element root;
+  BOOST_REQUIRE(!parser.parse(padded).get(root));
+  simdjson::dom::object object;
+  if (member) {
+    BOOST_REQUIRE(!root.at_key(member).get_object().get(object));
+  } else {
+    BOOST_REQUIRE_MESSAGE(!root.get_object().get(object), "not an object: " << json.substr(0, 80));
+  }
+  return keys_of(object);
+}
+
+// The `data` object's member names of a webhook example of schemas/examples/ (the
+// reference notes' objects).
+std::set<std::string> example_data_keys(const std::string& name) {
+  std::ifstream in(std::string(HEALTHHOOK_SCHEMAS_DIR) + "/examples/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return keys_in(text.str(), "data");
+}
+
 }  // namespace
+
+// The fake must answer with the service's shapes (reference notes §3.1), or the suite
+// cannot see a fetcher that expects others: checked against the reference's objects.
+BOOST_AUTO_TEST_CASE(the_fake_serves_the_shapes_of_the_reference) {
+  const int64_t start = *parse_iso8601_ms("2024-03-05T00:00:00Z");
+  const std::string meals = fake::summaries_body("meal", "u-1", "myfitnesspal", start, start + 2 * 86400000LL, 10);
+  BOOST_TEST(keys_in(meals) == std::set<std::string>{"meals"});  // plural, unlike the resource
+  const auto reference_meal = example_data_keys("summary-meal.json");
+  simdjson::dom::parser parser;
+  const simdjson::padded_string padded_meals(meals);
+  simdjson::dom::array items;
+  BOOST_REQUIRE(!parser.parse(padded_meals).at_key("meals").get_array().get(items));
+  BOOST_TEST(items.size() == 2u);
+  for (simdjson::dom::element item : items) {
+    simdjson::dom::object meal;
+    BOOST_REQUIRE(!item.get_object().get(meal));
+    BOOST_TEST(keys_of(meal) == reference_meal, boost::test_tools::per_element());
+  }
+
+  // One object, not a list, with the reference's members.
+  BOOST_TEST(keys_in(fake::profile_body("u-1", "fitbit")) == example_data_keys("summary-profile.json"),
+             boost::test_tools::per_element());
+
+  for (const std::string resource : {"sleep", "activity", "body", "workouts"}) {
+    BOOST_TEST(keys_in(fake::summaries_body(resource, "u-1", "oura", start, start + 86400000LL, 10)) ==
+               std::set<std::string>{resource});
+  }
+
+  // The service interface's Provider: name, slug, description and logo always; auth_type and
+  // supported_resources may be there; nothing else.
+  const simdjson::padded_string padded_providers(fake::providers_body());
+  simdjson::dom::array providers;
+  BOOST_REQUIRE(!parser.parse(padded_providers).get_array().get(providers));
+  const std::set<std::string> allowed{"name", "slug", "description", "logo", "auth_type", "supported_resources"};
+  for (simdjson::dom::element provider : providers) {
+    simdjson::dom::object object;
+    BOOST_REQUIRE(!provider.get_object().get(object));
+    const auto keys = keys_of(object);
+    for (const char* required : {"name", "slug", "description", "logo"}) BOOST_TEST(keys.count(required) == 1u);
+    for (const auto& key : keys) BOOST_TEST(allowed.count(key) == 1u, key);
+  }
+}
+
+// Reference notes §3.1: GET /v2/summary/meal/… answers {"meals": [...]}.
+BOOST_AUTO_TEST_CASE(a_meal_backfill_reads_the_meals_list_and_ends_done) {
+  test::FetcherFixture f;
+  fake::FakeService service;
+  auto fetcher = f.make_fetcher(f.settings_for(service));
+  const int64_t id = f.queue_backfill_job("u-1", "meal", "myfitnesspal", "2024-01-01T00:00:00+00:00",
+                                          "2024-02-15T00:00:00+00:00");  // 45 days: two slices
+  const auto outcomes = f.run_until_settled(*fetcher, id);
+  BOOST_REQUIRE(!outcomes.empty());
+  BOOST_TEST(kind_of(outcomes.back()) == "done", outcomes.back().error);
+  BOOST_TEST(f.job(id).state == "done");
+  const auto rows = f.fetched_rows();
+  BOOST_REQUIRE_EQUAL(rows.size(), 2u);
+  size_t meals = 0;
+  for (const auto& row : rows) {
+    BOOST_TEST(row.event_type == "fetch.summaries.meal");
+    BOOST_TEST(row.headers.starts_with(R"({"kind":"summaries","resource":"meal","items_key":"meals","user_id":"u-1",)"));
+    BOOST_TEST(row.body.starts_with(R"({"meals":[)"));
+    meals += ids_in(row.body).size();
+  }
+  BOOST_TEST(meals == 45u);
+  for (const auto& request : service.requests()) BOOST_TEST(request.path == "/v2/summary/meal/u-1");
+}
+
+// Reference notes §3.1: GET /v2/summary/profile/{user_id}?provider= takes no window and
+// answers one object: one request per backfill, whatever its window.
+BOOST_AUTO_TEST_CASE(a_profile_backfill_fetches_one_object_once_without_a_window) {
+  test::FetcherFixture f;
+  fake::FakeService service;
+  auto fetcher = f.make_fetcher(f.settings_for(service));
+  const int64_t id = f.queue_backfill_job("u-1", "profile", "fitbit", "2020-01-01T00:00:00+00:00",
+                                          "2024-06-01T00:00:00+00:00");  // years: no slices for a profile
+  auto outcome = fetcher->run_due_now().at(0);
+  BOOST_TEST(kind_of(outcome) == "done", outcome.error);
+  BOOST_TEST(outcome.pages == 1);
+  const auto requests = service.requests();
+  BOOST_REQUIRE_EQUAL(requests.size(), 1u);
+  BOOST_TEST(requests[0].target == "/v2/summary/profile/u-1?provider=fitbit");
+  const auto rows = f.fetched_rows();
+  BOOST_REQUIRE_EQUAL(rows.size(), 1u);
+  BOOST_TEST(rows[0].event_type == "fetch.summary.profile");
+  BOOST_TEST(rows[0].headers.starts_with(R"({"kind":"summary","resource":"profile","user_id":"u-1","provider":"fitbit",)"));
+  BOOST_TEST(rows[0].body == fake::profile_body("u-1", "fitbit"));
+  BOOST_TEST(f.job(id).state == "done");
+  // A list would not do: the fetcher expects the one object the service sends.
+  fake::Fault list;
+  list.kind = fake::Fault::Kind::status;
+  list.status = 200;
+  list.body = "[" + fake::profile_body("u-1", "fitbit") + "]";
+  service.inject("/v2/summary/profile/u-2", list);
+  const int64_t other = f.queue_backfill_job("u-2", "profile", "fitbit", "2024-01-01T00:00:00+00:00",
+                                             "2024-06-01T00:00:00+00:00");
+  auto retried = fetcher->run_due_now().at(0);
+  BOOST_TEST(kind_of(retried) == "retry");
+  BOOST_TEST(retried.error.find("expected one JSON object") != std::string::npos, retried.error);
+  BOOST_TEST(f.job(other).state == "queued");
+}
 
 BOOST_AUTO_TEST_CASE(a_timeseries_backfill_follows_next_cursor_to_the_end) {
   test::FetcherFixture f;

@@ -416,7 +416,10 @@ BOOST_AUTO_TEST_CASE(timeseries_backfill_follows_the_cursor) {
 
 BOOST_AUTO_TEST_CASE(resource_sources) {
   BOOST_TEST(static_cast<int>(backfill_source("sleep")) == static_cast<int>(BackfillSource::summaries));
-  BOOST_TEST(static_cast<int>(backfill_source("profile")) == static_cast<int>(BackfillSource::summaries));
+  BOOST_TEST(static_cast<int>(backfill_source("meal")) == static_cast<int>(BackfillSource::summaries));
+  BOOST_TEST(static_cast<int>(backfill_source("profile")) == static_cast<int>(BackfillSource::single_summary));
+  BOOST_TEST(summary_items_key("meal") == "meals");
+  BOOST_TEST(summary_items_key("sleep") == "sleep");
   BOOST_TEST(static_cast<int>(backfill_source("workout_stream")) ==
              static_cast<int>(BackfillSource::workouts_for_streams));
   BOOST_TEST(static_cast<int>(backfill_source("glucose")) == static_cast<int>(BackfillSource::timeseries));

@@ -41,7 +41,8 @@ inline void check_json_text(const std::optional<std::string_view>& text, const c
 inline bool has_rows(const events::DeliveryRows& rows) {
   return !rows.summaries.empty() || !rows.sample_batches.empty() || rows.workout_stream || rows.backfill ||
          rows.connection || rows.device || rows.lab_order || rows.lab_appointment || rows.lab_result ||
-         rows.lab_parsing_job || rows.fetched_stream || !rows.workout_ids_to_fetch.empty();
+         rows.lab_parsing_job || rows.fetched_stream || !rows.workout_ids_to_fetch.empty() || !rows.providers.empty() ||
+         rows.identity.user_id || rows.identity.client_user_id || rows.identity.team_id;
 }
 
 inline void check_parse(const events::ParseResult& result, const events::DeliveryRows& rows) {
@@ -142,6 +143,24 @@ inline void check_parse(const events::ParseResult& result, const events::Deliver
     check_json_text(j->data_json, "lab_parsing_job.data_json");
   }
   for (const auto id : rows.workout_ids_to_fetch) check_text(id, "workout_ids_to_fetch");
+  for (const auto& p : rows.providers) {
+    if (p.slug.empty()) broken("provider without slug");
+    check_text(p.slug, "provider.slug");
+    for (const auto& field : {p.name, p.description, p.logo, p.auth_type}) check_text(field, "provider field");
+    check_json_text(p.supported_resources_json, "provider.supported_resources_json");
+    check_json_text(p.data_json, "provider.data_json");
+  }
+  // Identity: a user is named whenever a client or team id is kept.
+  if ((rows.identity.client_user_id || rows.identity.team_id) && !rows.identity.user_id &&
+      result.status == events::Status::processed) {
+    broken("identity without user_id");
+  }
+  for (const auto& field : {rows.identity.user_id, rows.identity.client_user_id, rows.identity.team_id}) {
+    check_text(field, "identity field");
+  }
+  for (const auto& batch : rows.sample_batches) {
+    if (const auto* text = std::get_if<std::string_view>(&batch.source_id)) check_text(*text, "batch.source_id");
+  }
 }
 
 }  // namespace hh::fuzz

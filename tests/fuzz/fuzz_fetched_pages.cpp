@@ -29,6 +29,7 @@ namespace {
 struct PageKind {
   store::ClaimedJob job;
   fetcher::PagePlan plan;
+  bool has_job = true;  // false: the provider list (providers_sync.h), fetched outside the job queue
 };
 
 store::ClaimedJob backfill_job(std::string resource) {
@@ -53,7 +54,7 @@ std::vector<PageKind> page_kinds() {
   stream.user_id = "bf6222fb-5a3c-4d1e-9f2b-7c8d9e0f1a2b";
   stream.provider = "fitbit";
   jobs.push_back(stream);
-  for (const char* resource : {"sleep", "activity", "workouts", "body", "meal", "workout_stream"}) {
+  for (const char* resource : {"sleep", "activity", "workouts", "body", "meal", "profile", "workout_stream"}) {
     jobs.push_back(backfill_job(resource));
   }
   for (const char* resource : {"heartrate", "blood_pressure"}) jobs.push_back(backfill_job(resource));
@@ -62,8 +63,13 @@ std::vector<PageKind> page_kinds() {
   for (auto& job : jobs) {
     auto plan = fetcher::plan_next_page(job, base);
     if (!plan) fuzz::broken("plan_next_page", plan.error());
-    kinds.push_back({std::move(job), std::move(*plan)});
+    kinds.push_back({std::move(job), std::move(*plan), true});
   }
+  PageKind providers;
+  providers.has_job = false;
+  providers.plan.event_type = "fetch.providers";
+  providers.plan.context_json = R"({"kind":"providers","url":"https://api.sandbox.example/v2/providers"})";
+  kinds.push_back(std::move(providers));
   return kinds;
 }
 
@@ -124,7 +130,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   check_json_scan(body);
   const bool fetcher_would_store = fetcher::check_json(body).ok();
   for (const PageKind& kind : kinds) {
-    if (fetcher_would_store) {
+    if (fetcher_would_store && kind.has_job) {
       const auto progress = fetcher::progress_after(kind.job, kind.plan, body);
       if (progress && progress->cursor) {
         if (progress->cursor->empty()) fuzz::broken("empty cursor accepted");
@@ -136,7 +142,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::check_parse(result, rows);
     // Streams are read by the lenient StreamPointReader; the fetcher's check_json in front
     // of it is what keeps non-JSON out (fuzz_stream_points covers that reader).
-    const bool stream = kind.plan.body_array.empty();
+    const bool stream = kind.plan.event_type == "fetch.workout_stream";
     if (!stream && result.status != events::Status::invalid && !fetcher::check_json(body, 1024)) {
       fuzz::broken("processor accepted a page that is not JSON", kind.plan.event_type);
     }

@@ -1,7 +1,9 @@
-// JSON output escaping (common/json_writer.h): every output path relies on it.
+// JSON output escaping (common/json_writer.h) and stored JSON put on one line
+// (common/json_minify.h): every output path relies on them.
 #include <boost/test/unit_test.hpp>
 
 #include "common/base64.h"
+#include "common/json_minify.h"
 #include "common/json_writer.h"
 
 BOOST_AUTO_TEST_CASE(escapes_control_quotes_and_invalid_utf8) {
@@ -31,4 +33,17 @@ BOOST_AUTO_TEST_CASE(base64_round_trip_and_strictness) {
   BOOST_TEST(!hh::base64_decode("abc").has_value());
   BOOST_TEST(!hh::base64_decode("ab c").has_value());
   BOOST_TEST(!hh::base64_decode("a===").has_value());
+}
+
+BOOST_AUTO_TEST_CASE(minify_drops_whitespace_between_tokens_only) {
+  std::string out = "x:";
+  hh::json::append_minified(out, "{\n  \"a b\": [1.50, -0.0, 1e3 ],\r\n\t\"c\" : \"  two\\nlines \\\" \"\n}\n");
+  BOOST_TEST(out == "x:{\"a b\":[1.50,-0.0,1e3],\"c\":\"  two\\nlines \\\" \"}");
+  out.clear();
+  hh::json::append_minified(out, "42");
+  BOOST_TEST(out == "42");
+  // Not JSON (a string never closed): still one line.
+  out.clear();
+  hh::json::append_minified(out, "{\"a\":\"open\n\r}");
+  BOOST_TEST(out.find_first_of("\r\n") == std::string::npos);
 }

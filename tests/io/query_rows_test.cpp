@@ -93,8 +93,8 @@ std::vector<std::string> positions(SampleQuery& query) {
   return out;
 }
 
-std::vector<int64_t> change_ids(ChangeQuery& query, int64_t after, int64_t limit) {
-  BOOST_REQUIRE(query.start_page(after, limit).ok());
+std::vector<int64_t> change_ids(ChangeQuery& query, ChangePosition from, int64_t limit) {
+  BOOST_REQUIRE(query.start_page(from, limit).ok());
   std::vector<int64_t> ids;
   StoredChange row;
   for (;;) {
@@ -198,18 +198,27 @@ BOOST_AUTO_TEST_CASE(summary_pages_go_by_start_then_id_with_missing_starts_first
   BOOST_TEST(rows[4].find(R"("id":"f")") != std::string::npos);
 }
 
-BOOST_AUTO_TEST_CASE(change_pages_never_split_a_seq) {
+BOOST_AUTO_TEST_CASE(change_pages_end_at_a_seq_when_they_can_and_never_hold_more_than_limit) {
   Database d;
   auto query = ChangeQuery::create(d.db);
   BOOST_REQUIRE(query.ok());
   using Ids = std::vector<int64_t>;
-  BOOST_TEST(change_ids(*query, 0, 2) == Ids({1}), boost::test_tools::per_element());        // seq 2 would not fit
-  BOOST_TEST(change_ids(*query, 1, 2) == Ids({2, 3}), boost::test_tools::per_element());     // seq 2 whole
-  BOOST_TEST(change_ids(*query, 2, 2) == Ids({4, 5, 6}), boost::test_tools::per_element());  // seq 3 alone exceeds 2
-  BOOST_TEST(change_ids(*query, 3, 2) == Ids({7}), boost::test_tools::per_element());
-  BOOST_TEST(change_ids(*query, 4, 2).empty());
-  BOOST_TEST(change_ids(*query, 0, 100) == Ids({1, 2, 3, 4, 5, 6, 7}), boost::test_tools::per_element());
-  BOOST_TEST(change_ids(*query, 0, 3) == Ids({1, 2, 3}), boost::test_tools::per_element());  // exactly fits
+  using P = ChangePosition;
+  BOOST_TEST(change_ids(*query, P{0, {}}, 2) == Ids({1}), boost::test_tools::per_element());     // seq 2 would not fit
+  BOOST_TEST(!query->ends_inside_seq());
+  BOOST_TEST(change_ids(*query, P{1, {}}, 2) == Ids({2, 3}), boost::test_tools::per_element());  // seq 2 whole
+  // Seq 3 alone has 3 changes: exactly 2 of them, then the rest from inside the seq.
+  BOOST_TEST(change_ids(*query, P{2, {}}, 2) == Ids({4, 5}), boost::test_tools::per_element());
+  BOOST_TEST(query->ends_inside_seq());
+  BOOST_TEST(change_ids(*query, P{3, 5}, 2) == Ids({6, 7}), boost::test_tools::per_element());
+  BOOST_TEST(!query->ends_inside_seq());
+  BOOST_TEST(change_ids(*query, P{2, {}}, 1) == Ids({4}), boost::test_tools::per_element());
+  BOOST_TEST(change_ids(*query, P{3, 4}, 1) == Ids({5}), boost::test_tools::per_element());
+  BOOST_TEST(change_ids(*query, P{3, 6}, 1) == Ids({7}), boost::test_tools::per_element());
+  BOOST_TEST(change_ids(*query, P{3, {}}, 2) == Ids({7}), boost::test_tools::per_element());
+  BOOST_TEST(change_ids(*query, P{4, {}}, 2).empty());
+  BOOST_TEST(change_ids(*query, P{0, {}}, 100) == Ids({1, 2, 3, 4, 5, 6, 7}), boost::test_tools::per_element());
+  BOOST_TEST(change_ids(*query, P{0, {}}, 3) == Ids({1, 2, 3}), boost::test_tools::per_element());  // exactly fits
   BOOST_REQUIRE(query->start_page(1, 1).ok());
   StoredChange row;
   BOOST_REQUIRE(query->next(row).value());

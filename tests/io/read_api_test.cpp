@@ -70,7 +70,7 @@ BOOST_AUTO_TEST_CASE(requests_need_the_bearer_token) {
   BOOST_TEST(api.client.get("/v1/changes", {{"authorization", "Basic " + kToken}}).status == 401);
   BOOST_TEST(api.client.get("/v1/deliveries/x", {{"authorization", "Bearer "}}).status == 401);
   BOOST_TEST(api.client.get("/v1/changes", {{"authorization", "bearer " + kToken}}).status == 200);
-  BOOST_TEST(api.get("/v1/changes").body == "{\"items\":[],\"next_after\":0}\n");
+  BOOST_TEST(api.get("/v1/changes").body == "{\"items\":[],\"next_after\":0,\"next_cursor\":null}\n");
   BOOST_TEST(api.client.get("/healthz").status == 200);  // health needs no token
   BOOST_TEST(api.get("/v1/nothing/here").status == 404);
   BOOST_TEST(api.client.request("POST", "/v1/changes", "", {{"authorization", "Bearer " + kToken}}).status == 405);
@@ -131,7 +131,7 @@ BOOST_AUTO_TEST_CASE(timeseries_pages_in_time_order_with_filters) {
 
   Json first(api.get("/v1/users/u1/timeseries/heartrate?limit=1").body);
   BOOST_TEST(simdjson::to_string(first.items().at(0)) ==
-             R"({"user_id":"u1","resource":"heartrate","provider":"oura","source_type":"ring","timestamp":"2024-05-16T10:00:00.000Z","timezone_offset":3600,"value":60,"unit":"bpm","type":null,"start":null,"end":null,"extra":null,"seq":1})");
+             R"({"user_id":"u1","resource":"heartrate","provider":"oura","source_type":"ring","timestamp":"2024-05-16T10:00:00.000Z","timezone_offset":3600,"value":60,"unit":"bpm","type":null,"start":null,"end":null,"extra":null,"seq":1,"source_id":null,"client_user_id":null,"provider_name":null})");
 
   const auto error = [&](const std::string& query) {
     auto response = api.get("/v1/users/u1/timeseries/heartrate?" + query);
@@ -274,4 +274,124 @@ BOOST_AUTO_TEST_CASE(a_change_feed_consumer_that_restarts_from_its_last_seq_miss
   for (auto id : seen) got += std::to_string(id) + "\n";
   BOOST_TEST(got == expected);
   BOOST_TEST(seen.size() >= 24u);
+}
+
+// limit is exact (spec §7): a delivery that made more changes than `limit` is handed out
+// in pages of exactly `limit`, continued with next_cursor; a consumer that only stores
+// next_after between runs still sees every change once per run and never more than
+// `limit` per page.
+BOOST_AUTO_TEST_CASE(change_pages_never_hold_more_than_limit_even_inside_one_seq) {
+  ApiServer api;
+  api.post("m1", sleep_body("u1", "sleep-1", 1, "2024-05-10T22:00:00Z"));
+  wait_until_processed(api.server.database());
+  {  // As a fetched page with many summaries makes them: 25 changes of one seq (no fake service here).
+    auto db = hh::store::open_for_writing(api.server.database(), {});
+    BOOST_REQUIRE(db.ok());
+    std::string sql = "INSERT INTO changes (seq, table_name, row_key, op) VALUES ";
+    for (int i = 0; i < 25; ++i) sql += std::string(i ? "," : "") + "(2, 'summaries', 'sleep/x" + std::to_string(i) + "', 'insert')";
+    sql += ", (3, 'summaries', 'sleep/y', 'insert')";
+    BOOST_REQUIRE(db->exec(sql).ok());
+  }
+  const std::string all = dump(api.server.database(), "SELECT change_id FROM changes ORDER BY seq, change_id");
+  std::string seen;
+  std::vector<size_t> sizes;
+  std::string target = "/v1/changes?after=0&limit=10";
+  for (int page = 0; page < 20; ++page) {
+    auto response = api.get(target);
+    BOOST_REQUIRE_MESSAGE(response.status == 200, response.body);
+    Json json(response.body);
+    sizes.push_back(json.items().size());
+    for (auto item : json.items()) seen += std::to_string(item["change_id"].get_int64().value()) + "\n";
+    const int64_t next_after = json.root["next_after"].get_int64().value();
+    if (auto cursor = json.next_cursor()) {
+      target = "/v1/changes?cursor=" + *cursor + "&limit=10";
+      continue;
+    }
+    if (json.items().size() == 0) break;
+    target = "/v1/changes?after=" + std::to_string(next_after) + "&limit=10";
+  }
+  BOOST_TEST(seen == all);
+  // seq 1: its changes (user, summary); seq 2: 25 in pages of 10; then seq 2's last 5 and seq 3.
+  BOOST_TEST(sizes == (std::vector<size_t>{2, 10, 10, 6, 0}), boost::test_tools::per_element());
+
+  // Inside a seq next_after is the seq before it: a consumer restarting from it re-reads
+  // that seq from its start and misses nothing.
+  Json inside(api.get("/v1/changes?after=1&limit=10").body);
+  BOOST_TEST(inside.items().size() == 10u);
+  BOOST_TEST(inside.root["next_after"].get_int64().value() == 1);
+  BOOST_TEST(inside.next_cursor().has_value());
+  const auto both = api.get("/v1/changes?after=1&cursor=" + *inside.next_cursor());
+  BOOST_TEST(both.status == 400);
+  BOOST_TEST(both.body == "{\"error\":\"cursor: give either after or cursor\"}\n");
+  BOOST_TEST(api.get("/v1/changes?cursor=AAAA").status == 400);
+}
+
+BOOST_AUTO_TEST_CASE(a_user_with_identity_connections_and_devices) {
+  ApiServer api;
+  api.post("c1", connection_body("u1", "oura", false));
+  api.post("d1", R"({"event_type":"provider.device.created","data":{"id":"dev-1","user_id":"u1","provider":"garmin",)"
+                 R"("source_type":"watch","device_model":"Forerunner 965"},"user_id":"u1","client_user_id":"member-1",)"
+                 R"("team_id":"team-9"})");
+  api.post("s1", samples_body("u1", "heartrate", "oura", {{"2024-05-16T10:00:00Z", 60}}));
+  wait_until_processed(api.server.database());
+
+  const auto response = api.get("/v1/users/u1");
+  BOOST_REQUIRE_MESSAGE(response.status == 200, response.body);
+  Json user(response.body);
+  BOOST_TEST(str(user.root["user"], "client_user_id") == "member-1");
+  BOOST_TEST(str(user.root["user"], "team_id") == "team-1");  // the latest delivery's (samples_body's)
+  BOOST_TEST(str(user.root["user"], "first_seen").ends_with("Z"));
+  BOOST_TEST(user.root["connections"].get_array().value().size() == 1u);
+  BOOST_TEST(str(user.root["connections"].at(0), "provider") == "oura");
+  BOOST_TEST(user.root["devices"].get_array().value().size() == 1u);
+  BOOST_TEST(str(user.root["devices"].at(0), "device_model") == "Forerunner 965");
+  // The timeseries page carries the identity fields.
+  Json samples(api.get("/v1/users/u1/timeseries/heartrate").body);
+  BOOST_TEST(str(samples.items().at(0), "client_user_id") == "member-1");
+  BOOST_TEST(str(samples.items().at(0), "provider_name") == "null");  // no provider list without the service
+
+  const auto missing = api.get("/v1/users/nobody");
+  BOOST_TEST(missing.status == 404);
+  BOOST_TEST(missing.body == "{\"error\":\"no such user\"}\n");
+  BOOST_TEST(api.get("/v1/users/u1?limit=3").status == 400);
+}
+
+BOOST_AUTO_TEST_CASE(a_users_lab_orders_with_appointments_and_results_in_exact_pages) {
+  ApiServer api;
+  const auto order = [](const std::string& id, const std::string& user) {
+    return R"({"event_type":"labtest.order.updated","data":{"id":")" + id + R"(","user_id":")" + user +
+           R"(","team_id":"t","status":"received","events":[]},"user_id":")" + user + R"("})";
+  };
+  api.post("o1", order("ord-a", "u1"));
+  api.post("o2", order("ord-b", "u1"));
+  api.post("o3", order("ord-z", "u2"));
+  api.post("a1", R"({"event_type":"labtest.appointment.updated","data":{"id":"apt-1","order_id":"ord-a","user_id":"u1",)"
+                 R"("status":"confirmed","start_at":"2024-05-02T14:00:00+00:00"},"user_id":"u1"})");
+  api.post("a2", R"({"event_type":"labtest.appointment.updated","data":{"id":"apt-2","order_id":"ord-a","user_id":"u1",)"
+                 R"("status":"cancelled"},"user_id":"u1"})");
+  // A result whose order event has not arrived (yet).
+  api.post("r1", R"({"event_type":"labtest.result.critical","data":{"order_id":"ord-c","sample_id":"s-1",)"
+                 R"("status":"final","interpretation":"critical","user_id":"u1"},"user_id":"u1"})");
+  wait_until_processed(api.server.database());
+
+  Json first(api.get("/v1/users/u1/orders?limit=2").body);
+  BOOST_REQUIRE_EQUAL(first.items().size(), 2u);
+  BOOST_TEST(str(first.items().at(0), "order_id") == "ord-a");
+  BOOST_TEST(str(first.items().at(0)["order"], "id") == "ord-a");
+  BOOST_TEST(first.items().at(0)["appointments"].get_array().value().size() == 2u);
+  BOOST_TEST(str(first.items().at(0), "result") == "null");
+  BOOST_TEST(str(first.items().at(1), "order_id") == "ord-b");
+  BOOST_TEST(first.items().at(1)["appointments"].get_array().value().size() == 0u);
+  BOOST_REQUIRE(first.next_cursor());
+  Json second(api.get("/v1/users/u1/orders?limit=2&cursor=" + *first.next_cursor()).body);
+  BOOST_REQUIRE_EQUAL(second.items().size(), 1u);
+  BOOST_TEST(str(second.items().at(0), "order_id") == "ord-c");
+  BOOST_TEST(str(second.items().at(0), "order") == "null");
+  BOOST_TEST(str(second.items().at(0)["result"], "interpretation") == "critical");
+  BOOST_TEST(!second.next_cursor());
+  Json other(api.get("/v1/users/u2/orders").body);
+  BOOST_TEST(other.items().size() == 1u);
+  BOOST_TEST(api.get("/v1/users/u3/orders").body == "{\"items\":[],\"next_cursor\":null}\n");
+  BOOST_TEST(api.get("/v1/users/u1/orders?cursor=AAAA").status == 400);
+  BOOST_TEST(api.get("/v1/users/u1/orders?limit=0").status == 400);
 }

@@ -321,3 +321,44 @@ BOOST_AUTO_TEST_CASE(an_unreachable_receiver_stops_the_run) {
   BOOST_TEST(sent.stderr_text.find("cannot connect to 127.0.0.1:1") != std::string::npos, sent.stderr_text);
   BOOST_TEST(sent.stdout_text.find(R"("stopped":true)") != std::string::npos, sent.stdout_text);
 }
+
+// `--to` without --secret-file signs with the configuration's signing secret: the one
+// `serve` verifies with the same --config. Several configured (a rotation): the first, and
+// a notice saying so.
+BOOST_AUTO_TEST_CASE(resending_signs_with_the_configurations_secret) {
+  TempDir dir;
+  ServerProcess server(dir);
+  const std::string capture = dir.write(
+      "cap.jsonl", signed_line(random_secret(), "c1", 1700000000,
+                               samples_body("u1", "steps", "oura", {{"2024-05-16T10:00:00Z", 1}}, "count")));
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/webhooks";
+  auto sent = run_healthhook({"replay", capture, "--to", url, "--config", server.config_file()});
+  BOOST_TEST(sent.exit_code == 0, sent.stderr_text);
+  BOOST_TEST(sent.stdout_text.find(R"("statuses":{"200":1},"stored":1)") != std::string::npos, sent.stdout_text);
+  BOOST_TEST(sent.stderr_text.empty(), sent.stderr_text);
+
+  // Two secrets configured: the first signs (the server's own first, accepted), with a notice.
+  dir.write("other-secret", random_secret() + "\n");
+  const std::string rotating = dir.write("rotating.toml", "signing_secret_files = [\"secret\", \"other-secret\"]\n");
+  const std::string capture2 = dir.write("cap2.jsonl", signed_line(random_secret(), "c2", 1700000001, "{}"));
+  auto first = run_healthhook({"replay", capture2, "--to", url, "--config", rotating});
+  BOOST_TEST(first.exit_code == 0, first.stderr_text);
+  BOOST_TEST(first.stdout_text.find(R"("statuses":{"200":1})") != std::string::npos, first.stdout_text);
+  BOOST_TEST(first.stderr_text ==
+                 "healthhook replay: signing with the first of 2 configured signing secrets (secret); "
+                 "--secret-file chooses another\n",
+             first.stderr_text);
+  // The other way round the first is not the server's: 401, so the first is the one used.
+  const std::string reversed = dir.write("reversed.toml", "signing_secret_files = [\"other-secret\", \"secret\"]\n");
+  const std::string capture3 = dir.write("cap3.jsonl", signed_line(random_secret(), "c3", 1700000002, "{}"));
+  auto wrong = run_healthhook({"replay", capture3, "--to", url, "--config", reversed});
+  BOOST_TEST(wrong.exit_code == 1);
+  BOOST_TEST(wrong.stdout_text.find(R"("statuses":{"401":1})") != std::string::npos, wrong.stdout_text);
+  // A configured secret that cannot be read names the key and the way out.
+  const std::string missing = dir.write("missing.toml", "signing_secret_files = [\"no-such-file\"]\n");
+  auto unreadable = run_healthhook({"replay", capture3, "--to", url, "--config", missing});
+  BOOST_TEST(unreadable.exit_code == 2);
+  BOOST_TEST(unreadable.stderr_text.starts_with("healthhook replay: signing_secret_files: cannot read secret file "),
+             unreadable.stderr_text);
+  BOOST_TEST(unreadable.stderr_text.find("(or give --secret-file)") != std::string::npos, unreadable.stderr_text);
+}

@@ -336,18 +336,21 @@ BOOST_AUTO_TEST_CASE(fetch_requests_are_counted_through_the_fetcher_hook) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   do {
     metrics = scrape(server.port());
+    // Two requests: the stream, and the provider list serve fetches at start.
     if (metrics.value("healthhook_jobs", {{"state", "done"}}).value_or(0) == 1 &&
-        metrics.value("healthhook_fetch_jobs_total", {{"result", "done"}}).value_or(0) == 1)
+        metrics.value("healthhook_fetch_jobs_total", {{"result", "done"}}).value_or(0) == 1 &&
+        metrics.value("healthhook_fetch_requests_total", {{"outcome", "ok"}}).value_or(0) == 2)
       break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   } while (std::chrono::steady_clock::now() < deadline);
   BOOST_REQUIRE_EQUAL(value_of(metrics, "healthhook_jobs", {{"state", "done"}}), 1);
-  BOOST_TEST(value_of(metrics, "healthhook_fetch_requests_total", {{"outcome", "ok"}}) == 1);
+  BOOST_TEST(value_of(metrics, "healthhook_fetch_requests_total", {{"outcome", "ok"}}) == 2);
   BOOST_TEST(value_of(metrics, "healthhook_fetch_requests_total", {{"outcome", "http_5xx"}}) == 0);
-  BOOST_TEST(value_of(metrics, "healthhook_fetch_request_seconds_count") == 1);
+  BOOST_TEST(value_of(metrics, "healthhook_fetch_request_seconds_count") == 2);
   BOOST_TEST(value_of(metrics, "healthhook_fetch_jobs_total", {{"result", "done"}}) == 1);
   BOOST_TEST(value_of(metrics, "healthhook_fetch_pages_stored_total") == 1);
-  BOOST_TEST(service.requests().size() == 1u);
+  BOOST_TEST(service.requests().size() == 2u);
+  BOOST_TEST(service.request_count("/v2/providers") == 1u);
   BOOST_TEST(server.stop() == 0);
 }
 

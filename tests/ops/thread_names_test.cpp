@@ -41,7 +41,8 @@ BOOST_AUTO_TEST_CASE(every_thread_of_serve_is_named_for_its_job) {
       {"hh-inbox-writer", 1},  // commits deliveries and, between them, processor steps
       {"hh-wal-sync", 1},      // fdatasyncs the WAL before the acks
       {"hh-checkpoint", 1},    // copies the WAL into the database file
-      {"hh-fetch", 1},         // follow-up fetches
+      {"hh-fetch", 2},         // follow-up fetches and the provider list; Asio resolves names
+                               // (getaddrinfo) on a thread of its own, which inherits the name
       {"hh-blocking", 2},      // database reads of /metrics and the read API, off the io threads
   };  // and "hh-parse", which parses ahead only while a backlog is caught up (processor.h)
   // Each thread is named by its starter right after it starts; the io threads start just

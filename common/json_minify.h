@@ -1,0 +1,16 @@
+#pragma once
+// Stored JSON re-emitted on one line. Bodies arrive pretty-printed as often as not, and
+// healthhook keeps them byte for byte (summaries.data, samples.extra, headers…); every
+// output that embeds them (JSON Lines, CSV cells, read-API pages) must not carry their
+// line breaks. Whitespace between tokens is dropped; strings and numbers are copied
+// byte for byte (simdjson's minify, which does not parse numbers or unescape strings).
+#include <string>
+#include <string_view>
+
+namespace hh::json {
+
+// Appends `json` without the whitespace between its tokens. Input that is not JSON (an
+// unterminated string) is appended with CR and LF replaced by spaces: still one line.
+void append_minified(std::string& out, std::string_view json);
+
+}  // namespace hh::json

@@ -1,0 +1,68 @@
+#include "store/derived/user_table.h"
+
+namespace hh::store {
+namespace {
+
+// Parameters, shared by the three statements: ?1 user_id, ?2 client_user_id, ?3 team_id,
+// ?4 received_at, ?5 seq.
+constexpr std::string_view kInsert =
+    "INSERT INTO users (user_id, client_user_id, team_id, first_seen_ms, last_seen_ms, seq) "
+    "VALUES (?1, ?2, ?3, ?4, ?4, ?5) ON CONFLICT DO NOTHING";
+
+// A value the delivery does not carry (NULL) keeps the stored one; an older delivery
+// (lower seq) only fills what is still NULL.
+constexpr std::string_view kIdentity =
+    "UPDATE users SET "
+    "client_user_id = CASE WHEN ?5 > seq THEN coalesce(?2, client_user_id) ELSE coalesce(client_user_id, ?2) END, "
+    "team_id = CASE WHEN ?5 > seq THEN coalesce(?3, team_id) ELSE coalesce(team_id, ?3) END, "
+    "seq = max(seq, ?5), first_seen_ms = min(first_seen_ms, ?4), last_seen_ms = max(last_seen_ms, ?4) "
+    "WHERE user_id = ?1 AND ("
+    "client_user_id IS NOT (CASE WHEN ?5 > seq THEN coalesce(?2, client_user_id) ELSE coalesce(client_user_id, ?2) END) "
+    "OR team_id IS NOT (CASE WHEN ?5 > seq THEN coalesce(?3, team_id) ELSE coalesce(team_id, ?3) END))";
+
+// ?1 user_id, ?2 received_at. Writes nothing (no page dirtied) when the times already
+// cover received_at.
+constexpr std::string_view kSeen =
+    "UPDATE users SET first_seen_ms = min(first_seen_ms, ?2), last_seen_ms = max(last_seen_ms, ?2) "
+    "WHERE user_id = ?1 AND (?2 < first_seen_ms OR ?2 > last_seen_ms)";
+
+}  // namespace
+
+Result<UserTable> UserTable::create(sqlite::Connection& db) {
+  auto insert = db.prepare(kInsert);
+  if (!insert) return fail(insert.error());
+  auto identity = db.prepare(kIdentity);
+  if (!identity) return fail(identity.error());
+  auto seen = db.prepare(kSeen);
+  if (!seen) return fail(seen.error());
+  return UserTable(db, std::move(*insert), std::move(*identity), std::move(*seen));
+}
+
+void UserTable::bind(sqlite::Statement& s, const events::Identity& identity, int64_t seq, int64_t received_at_ms) {
+  s.bind_static(1, *identity.user_id);
+  if (identity.client_user_id) {
+    s.bind_static(2, *identity.client_user_id);
+  } else {
+    s.bind_null(2);
+  }
+  if (identity.team_id) {
+    s.bind_static(3, *identity.team_id);
+  } else {
+    s.bind_null(3);
+  }
+  s.bind(4, received_at_ms).bind(5, seq);
+}
+
+Result<WriteOutcome> UserTable::write(const events::Identity& identity, int64_t seq, int64_t received_at_ms) {
+  bind(insert_, identity, seq, received_at_ms);
+  if (auto done = insert_.run(); !done) return fail(done.error());
+  if (db_->changes() > 0) return WriteOutcome::inserted;
+  bind(identity_, identity, seq, received_at_ms);
+  if (auto done = identity_.run(); !done) return fail(done.error());
+  if (db_->changes() > 0) return WriteOutcome::updated;
+  seen_.bind_static(1, *identity.user_id).bind(2, received_at_ms);
+  if (auto done = seen_.run(); !done) return fail(done.error());
+  return WriteOutcome::stale;
+}
+
+}  // namespace hh::store
