@@ -8,7 +8,7 @@ namespace {
 
 // Bodies from this size on are inserted as a zeroblob and then written in place
 // (sqlite3_blob_write): binding them whole makes SQLite build the row record in memory, a
-// second full copy of the body (a 30 MB workout stream cost 60 MB beyond its pages).
+// second full copy of the body (docs/decisions/019-large-bodies-written-in-place.md).
 constexpr size_t kIncrementalBodyBytes = 1024 * 1024;
 constexpr size_t kBlobChunkBytes = 1024 * 1024;
 // Room in a row for everything but the body and headers (message id, event type, the
@@ -43,8 +43,7 @@ Result<SqliteInbox> SqliteInbox::create(sqlite::Connection& db) {
   // ON CONFLICT DO NOTHING: a new row changes one row (its seq is the last rowid), a known
   // message id none (then we look the existing seq up). Not RETURNING: SQLite collects
   // RETURNING rows in a temporary b-tree that it builds and frees at every execution
-  // (perf of `serve`'s writer thread under 1 KiB load: the INSERT and its reset took 24 %
-  // of its time with RETURNING, 12 % without).
+  // (docs/decisions/017-inbox-insert-without-returning.md).
   auto insert = db.prepare(
       "INSERT INTO inbox (message_id, origin, received_at, webhook_timestamp, event_type, headers, body) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (message_id) DO NOTHING");

@@ -1,8 +1,8 @@
 #pragma once
 // Latest-wins writes of timeseries samples. A sample's key is (series, t_ms); `series`
 // maps the four text parts (user, resource, provider, source type) to an integer id once,
-// so `samples` is keyed by two integers WITHOUT ROWID (measured 1.6–2.4× faster than the
-// five-column text key). Ids are cached in memory; the cache must be forgotten whenever
+// so `samples` is keyed by two integers WITHOUT ROWID (much faster than the five-column
+// text key). Ids are cached in memory; the cache must be forgotten whenever
 // the transaction that created ids rolls back or `series` is emptied (rebuild), because
 // ids are reused after that.
 //

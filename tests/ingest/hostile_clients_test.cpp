@@ -53,7 +53,7 @@ BOOST_AUTO_TEST_CASE(idle_sockets_beyond_the_descriptor_limit_cost_neither_cpu_n
   TempDir dir;
   // Per address unlimited here: the sockets all come from 127.0.0.1 (that limit has a test
   // of its own below).
-  ServerProcess server(dir, "max_connections_per_ip = 100000", 20s, {}, ProcessLimits{.max_open_files = 256});
+  ServerProcess server(dir, "max_connections_per_ip = 100000", 20s, {}, ProcessLimits{.max_open_files = 256, .umask = std::nullopt});
   // max_connections (1024) cannot fit in 256 descriptors: lowered at start, with a warning.
   BOOST_TEST(server.wait_for_log("\"event\":\"max_connections_lowered\"", 5s));
 
@@ -197,7 +197,7 @@ BOOST_AUTO_TEST_CASE(transfer_encodings_other_than_exactly_chunked_are_400) {
 // 5. The database, WAL and SHM files were created 0644 under a 022 umask.
 BOOST_AUTO_TEST_CASE(files_created_are_private_whatever_the_umask) {
   TempDir dir;
-  ServerProcess server(dir, "", 20s, {}, ProcessLimits{.umask = 022});
+  ServerProcess server(dir, "", 20s, {}, ProcessLimits{.max_open_files = std::nullopt, .umask = 022});
   HttpClient client(server.port());
   BOOST_TEST(client.post_webhook(server.secret(), "msg_mode", kBody).status == 200);
   for (const std::string suffix : {"", "-wal", "-shm"}) {
