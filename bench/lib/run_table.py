@@ -20,7 +20,7 @@ def number(results, key):
         return None
 
 
-def fold_repeats(results, prefix, figures=("rate", "p50", "p99", "rss"), key="rate"):
+def fold_repeats(results, prefix, figures=("rate", "p50", "p99", "rss", "cpu_us"), key="rate"):
     """PREFIX_1_rate, PREFIX_2_rate, … (bench/run --repeat) -> PREFIX_rate etc.: the median of
     each figure over the runs; returns the runs' `key` figures in order."""
     runs = []
@@ -46,7 +46,7 @@ def main():
     r = read_results(sys.argv[1])
     noop_runs = fold_repeats(r, "noop_1k")
     ingest_runs = fold_repeats(r, "ingest_1k")
-    e2e_runs = fold_repeats(r, "e2e", ("rate", "samples_rate"), key="samples_rate")
+    e2e_runs = fold_repeats(r, "e2e", ("rate", "samples_rate", "cpu_us"), key="samples_rate")
     upsert_runs = fold_repeats(r, "upsert", ("rate",))
     n = lambda key: number(r, key)
     rows = []
@@ -68,6 +68,8 @@ def main():
         cost(f"Ingest {size}: p50 latency", n(f"ingest_{key}_p50"), n(f"noop_{key}_p50"), "ms", noop)
         cost(f"Ingest {size}: p99 latency", n(f"ingest_{key}_p99"), n(f"noop_{key}_p99"), "ms", noop)
         cost(f"Ingest {size}: server peak RSS", n(f"ingest_{key}_rss"), n(f"noop_{key}_rss"), "MiB", noop)
+        cost(f"Ingest {size}: server CPU per delivery (the figure to compare builds by)", n(f"ingest_{key}_cpu_us"),
+             n(f"noop_{key}_cpu_us"), "µs", noop)
     throughput("`/healthz` GETs (within 2× of the ceiling)", n("healthz_rate"), "/s", n("noop_get_rate"),
                "no-op server, GET", 0.5)
     cost("`/healthz` p99 latency", n("healthz_p99"), n("noop_get_p99"), "ms", "no-op server, GET")
@@ -78,6 +80,7 @@ def main():
                "no-op server, 20 KiB")
     throughput("End to end 20 KiB (acked and applied): samples", n("e2e_samples_rate"), "/s", upsert,
                "SQLite upsert", 0.60)
+    cost("End to end 20 KiB: server CPU per delivery, acked and applied", n("e2e_cpu_us"), None, "µs", "")
     processing = n("processing_samples") / n("processing_seconds") if n("processing_seconds") else None
     throughput("Processing (serve applying an inbox backlog): samples", processing, "/s", upsert, "SQLite upsert")
     rebuild = n("rebuild_samples") / n("rebuild_seconds") if n("rebuild_seconds") else None

@@ -316,6 +316,13 @@ int main(int argc, char** argv) {
   run.stop = after(run.measure_from, o.duration_s);
   run.stats.resize(static_cast<size_t>(o.connections));
   for (int c = 0; c < o.connections; ++c) net::co_spawn(io, run_connection(run, c), net::detached);
+  // The server's CPU time from the start of the measured span to its end (with
+  // --until-caught-up: until the processor has applied the last delivery).
+  int64_t server_cpu_at_start = -1;
+  net::steady_timer measure_timer(io, run.measure_from);
+  if (o.server_pid > 0) {
+    measure_timer.async_wait([&](boost::system::error_code) { server_cpu_at_start = hh::bench::read_cpu_ms(o.server_pid); });
+  }
   if (o.report_every_s > 0) net::co_spawn(io, report_periodically(run), net::detached);
   // Without report lines, the lag is sampled every second on a thread of its own.
   std::atomic<bool> running{true};
@@ -346,6 +353,7 @@ int main(int argc, char** argv) {
     }
   }
 
+  const int64_t server_cpu_at_end = o.server_pid > 0 ? hh::bench::read_cpu_ms(o.server_pid) : -1;
   const double elapsed = std::max(1e-6, std::chrono::duration<double>(last_answer - run.measure_from).count());
   Tally total;
   for (auto& s : run.stats) total.merge_from(s.measured);
@@ -376,6 +384,10 @@ int main(int argc, char** argv) {
                 static_cast<double>(hh::bench::read_status_kib(o.server_pid, "VmHWM")) / 1024.0,
                 static_cast<double>(hh::bench::read_status_kib(o.server_pid, "VmRSS")) / 1024.0,
                 static_cast<long long>(hh::bench::count_open_fds(o.server_pid)));
+    if (server_cpu_at_start >= 0 && server_cpu_at_end >= server_cpu_at_start && total.ok > 0) {
+      const double cpu_ms = static_cast<double>(server_cpu_at_end - server_cpu_at_start);
+      std::printf("server_cpu_ms=%.0f server_cpu_us_per_ack=%.1f\n", cpu_ms, cpu_ms * 1000.0 / static_cast<double>(total.ok));
+    }
   }
   if (run.lag.is_open()) {
     const auto lag = run.lag.sample();

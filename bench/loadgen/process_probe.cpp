@@ -5,6 +5,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
+
+#include <unistd.h>
 
 namespace hh::bench {
 
@@ -18,6 +21,19 @@ int64_t read_status_kib(int pid, const char* field) {
     }
   }
   return -1;
+}
+
+int64_t read_cpu_ms(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t name_end = stat.rfind(')');  // the command name may hold spaces
+  if (name_end == std::string::npos) return -1;
+  std::istringstream fields(stat.substr(name_end + 2));
+  std::string skip;
+  for (int field = 3; field < 14; ++field) fields >> skip;  // state ... cmajflt
+  long long utime = 0, stime = 0;
+  if (!(fields >> utime >> stime)) return -1;
+  return (utime + stime) * 1000 / ::sysconf(_SC_CLK_TCK);
 }
 
 int64_t count_open_fds(int pid) {

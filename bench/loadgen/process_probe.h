@@ -11,6 +11,11 @@ namespace hh::bench {
 // A /proc/PID/status field in KiB ("VmRSS", "VmHWM"); -1 when the process is gone.
 int64_t read_status_kib(int pid, const char* field);
 
+// CPU time the process has used so far, user + system (ms); -1 when the process is gone.
+// Per delivery, this barely moves with a neighbour's load, unlike a rate: the figure to
+// compare builds by.
+int64_t read_cpu_ms(int pid);
+
 // Entries in /proc/PID/fd; -1 when unreadable.
 int64_t count_open_fds(int pid);
 
