@@ -59,8 +59,11 @@ class DerivedWriter {
   void discard_changes() { feed_.discard(); }
 
   // Series ids created by a rolled-back transaction, or in a `series` table that was
-  // emptied (rebuild), must not be used again.
-  void forget_cached_ids() { samples_.forget_cached_ids(); }
+  // emptied (rebuild), must not be used again; nor user rows remembered from them.
+  void forget_cached_ids() {
+    samples_.forget_cached_ids();
+    users_.forget_cached_rows();
+  }
 
  private:
   DerivedWriter(sqlite::Connection& db, RecordTables records, UserTable users, SampleWriter samples,

@@ -12,7 +12,7 @@ CREATE TABLE users (
                                     -- NULL until a delivery carries one (envelopes before Mar 2024 did not)
   team_id        TEXT,              -- the envelope's team_id, else a lab order's team_id
   first_seen_ms  INTEGER NOT NULL,  -- received_at of the earliest delivery naming the user (Unix ms, UTC)
-  last_seen_ms   INTEGER NOT NULL,  -- received_at of the latest
+  last_seen_ms   INTEGER NOT NULL,  -- received_at of the latest, to a minute (it moves in steps of 60 s or more)
   seq            INTEGER NOT NULL   -- the delivery that created the row or last changed client_user_id/team_id
 ) STRICT;
 -- A backend joins its own users on client_user_id.
