@@ -13,6 +13,7 @@
 #include <boost/asio.hpp>
 #include <chrono>
 #include <iostream>
+#include <memory>
 #include <string>
 
 namespace net = boost::asio;
@@ -62,15 +63,19 @@ struct Attack {
   net::awaitable<void> read_answer(tcp::socket& socket, Clock::time_point deadline) {
     std::string received;
     char buffer[4096];
+    // The timer's handler may already be queued when the read ends: it must not touch the
+    // socket once this frame has moved on.
+    auto reading = std::make_shared<bool>(true);
     net::steady_timer timer(io, deadline);
-    timer.async_wait([&socket](boost::system::error_code ec) {
-      if (!ec) socket.close(ec);
+    timer.async_wait([&socket, reading](boost::system::error_code ec) {
+      if (!ec && *reading) socket.close(ec);
     });
     for (;;) {
       auto [ec, n] = co_await socket.async_read_some(net::buffer(buffer), use_tuple);
       if (received.size() < 64) received.append(buffer, n);
       if (ec) break;
     }
+    *reading = false;
     timer.cancel();
     ++counts.closed_by_server;
     if (received.starts_with("HTTP/1.1 ")) {

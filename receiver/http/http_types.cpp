@@ -4,6 +4,12 @@
 
 namespace hh::http {
 
+net::awaitable<void> wait_for(std::chrono::milliseconds delay) {
+  if (delay.count() <= 0) co_return;
+  net::steady_timer timer(co_await net::this_coro::executor, delay);
+  co_await timer.async_wait(use_tuple);
+}
+
 Response text_response(Status status, std::string body, std::string_view content_type) {
   Response response{status, 11};
   response.set(bhttp::field::server, "healthhook");

@@ -3,6 +3,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <chrono>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,9 @@ using Status = bhttp::status;
 
 // The completion token of every awaited operation (Boost 1.81: as_tuple(use_awaitable)).
 inline constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
+
+// Resumes the calling coroutine after `delay` (at once when it is not positive).
+net::awaitable<void> wait_for(std::chrono::milliseconds delay);
 
 // {"error": message} with the given status.
 Response error_response(Status status, std::string_view message);

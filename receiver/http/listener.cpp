@@ -13,13 +13,22 @@ constexpr std::chrono::seconds kTlsCloseNotifyWait{1};
 }  // namespace
 
 struct Listener::Table {
-  using WaitingList = std::list<std::shared_ptr<SessionControl>>;
+  struct Waiting {
+    std::shared_ptr<SessionControl> control;
+    net::ip::address peer;
+    std::chrono::steady_clock::time_point since;
+  };
+  using WaitingList = std::list<Waiting>;
+  struct FromAddress {
+    size_t connections = 0;
+    size_t waiting = 0;  // of them, not yet past their first request's head
+  };
   std::mutex mutex;
   std::set<std::shared_ptr<SessionControl>> sessions;  // GUARDED_BY(mutex)
-  std::map<net::ip::address, size_t> per_address;      // GUARDED_BY(mutex)
+  std::map<net::ip::address, FromAddress> per_address;  // GUARDED_BY(mutex)
   // Sessions that have not yet sent an acceptable request, oldest first: the ones that
   // make room when all are taken (listener.h). Indexed for O(1) removal.
-  WaitingList waiting;                                                  // GUARDED_BY(mutex)
+  WaitingList waiting;                                                            // GUARDED_BY(mutex)
   std::unordered_map<const SessionControl*, WaitingList::iterator> waiting_at;  // GUARDED_BY(mutex)
 
   // Registers a session from `peer` unless a limit is reached; at max_connections, the
@@ -27,22 +36,26 @@ struct Listener::Table {
   std::optional<Refusal> admit(const std::shared_ptr<SessionControl>& control, const net::ip::address& peer,
                                const ConnectionLimits& limits, Refusals* refusals) {
     std::lock_guard lock(mutex);
-    const auto from_peer = per_address.find(peer);
-    if (from_peer != per_address.end() && from_peer->second >= limits.max_connections_per_ip) {
-      return Refusal::per_ip_limit;
+    if (const auto from = per_address.find(peer); from != per_address.end()) {
+      if (from->second.connections >= limits.max_connections_per_ip) return Refusal::per_ip_limit;
+      const bool scarce = sessions.size() >= limits.max_connections / 2;
+      if (scarce && from->second.waiting >= kMaxWaitingPerAddress) return Refusal::per_ip_limit;
     }
+    const auto now = std::chrono::steady_clock::now();
     if (sessions.size() >= limits.max_connections) {
-      if (waiting.empty()) return Refusal::connection_limit;
-      std::shared_ptr<SessionControl> oldest = waiting.front();
+      if (waiting.empty() || now - waiting.front().since < kMinWaitBeforeEviction) return Refusal::connection_limit;
+      std::shared_ptr<SessionControl> oldest = waiting.front().control;
       stop_waiting(oldest.get());
       net::post(oldest->executor, [oldest] {
         if (oldest->transport) oldest->transport->close();
       });
       if (refusals) refusals->count(Refusal::evicted_idle);
     }
-    ++per_address[peer];
+    FromAddress& from = per_address[peer];
+    ++from.connections;
+    ++from.waiting;
     sessions.insert(control);
-    waiting_at.emplace(control.get(), waiting.insert(waiting.end(), control));
+    waiting_at.emplace(control.get(), waiting.insert(waiting.end(), Waiting{control, peer, now}));
     // Called on the session's executor while the session (which holds this table) runs.
     control->first_request_accepted = [this, key = control.get()] {
       std::lock_guard lock(mutex);
@@ -56,12 +69,13 @@ struct Listener::Table {
     sessions.erase(control);
     stop_waiting(control.get());
     auto it = per_address.find(peer);
-    if (it != per_address.end() && --it->second == 0) per_address.erase(it);
+    if (it != per_address.end() && --it->second.connections == 0) per_address.erase(it);
   }
 
   void stop_waiting(const SessionControl* key) {  // REQUIRES(mutex)
     const auto at = waiting_at.find(key);
     if (at == waiting_at.end()) return;
+    if (auto from = per_address.find(at->second->peer); from != per_address.end()) --from->second.waiting;
     waiting.erase(at->second);
     waiting_at.erase(at);
   }

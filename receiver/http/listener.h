@@ -5,11 +5,12 @@
 // that holds anyway, and sessions use the io_context's executor directly (a strand there
 // only costs: its queue and locks on every handler).
 //
-// Limits (spec §2): at most max_connections sessions, and max_connections_per_ip from
-// one client address. When all sessions are taken, a new connection takes the place of
-// the oldest one that has not yet sent an acceptable request (an idle socket, a slowloris
-// client: what an attacker holds), which is closed; only when there is none is the new
-// connection closed at once. So sockets that never send a request cannot lock the service
+// Limits (spec §2): at most max_connections sessions, max_connections_per_ip from one
+// client address, and, once connections grow scarce, at most kMaxWaitingPerAddress from
+// one address that have not yet sent an acceptable request. When all sessions are taken, a new connection takes the place of
+// the oldest one that has waited kMinWaitBeforeEviction or more without sending an
+// acceptable request (an idle socket, a slowloris client: what an attacker holds), which
+// is closed; only when there is none is the new connection closed at once. So sockets that never send a request cannot lock the service
 // out, however many there are. When accept() fails (out of file descriptors), accepting
 // pauses for kAcceptPause, so the loop never spins. Every refusal is counted, not logged
 // (refusals.h).
@@ -35,6 +36,17 @@
 namespace hh::http {
 
 inline constexpr std::chrono::milliseconds kAcceptPause{100};
+// A connection makes room for a newcomer only after it has waited this long for its first
+// request: sockets that reconnect as soon as they are closed then turn over at most once
+// per this interval each, not as fast as the listener can close them.
+inline constexpr std::chrono::milliseconds kMinWaitBeforeEviction{1000};
+// Connections from one address that have not yet sent an acceptable request, once half of
+// max_connections are taken. The service's connections send their request at once;
+// sockets that only wait are an attacker's, and then one address cannot hold more than
+// this many of them. (Below half, a burst of new connections from one address is let in
+// whole.) Behind a proxy every connection has the proxy's address: raise
+// max_connections_per_ip there; a proxy sends complete requests, so this rule still holds.
+inline constexpr size_t kMaxWaitingPerAddress = 8;
 
 struct ConnectionLimits {
   size_t max_connections = 1024;

@@ -139,6 +139,10 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     }
     if (auto refused = router.check_head(header)) {  // e.g. 401 before the body
       refused->keep_alive(false);
+      // A client about to send a large body is answered at once: while we waited, the
+      // kernel would go on taking its bytes only to drop them.
+      const auto length = parser->content_length();
+      if (!parser->chunked() && (!length || *length <= kHeadReadBytes)) co_await wait_for(limits.refusal_delay);
       co_await write_response(stream, *refused, limits);
       co_return;
     }

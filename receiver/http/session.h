@@ -33,6 +33,11 @@ struct SessionLimits {
   std::chrono::seconds write_timeout{10};
   // How long a body read waits for room in the budget before the request gets 503.
   std::chrono::milliseconds budget_wait{1000};
+  // How long a small request refused by its route's head check (a 401) waits for its
+  // answer: a client that sends one request after another, each refused, then costs a few
+  // requests a second per connection instead of as many as the io thread can refuse. The
+  // service itself is never refused so (only with a wrong secret, and it retries later).
+  std::chrono::milliseconds refusal_delay{250};
   int64_t retry_after_seconds = 5;  // on 503
   // Shared with the listener and the endpoints; null: not counted / no budget (tests).
   Refusals* refusals = nullptr;

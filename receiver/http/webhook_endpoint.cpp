@@ -100,7 +100,10 @@ net::awaitable<Response> WebhookEndpoint::handle(Request& request) {
   const signature::SignedHeaders headers = signed_headers.pick();
   signature::Verdict verdict = signed_headers.ambiguity();
   if (verdict == signature::Verdict::ok) verdict = verifier()->verify(headers, request.body(), received_at / 1000);
-  if (verdict != signature::Verdict::ok) co_return unauthorized(verdict);
+  if (verdict != signature::Verdict::ok) {
+    co_await wait_for(options_.refusal_delay);
+    co_return unauthorized(verdict);
+  }
 
   store::NewDelivery delivery;
   delivery.message_id = std::string(headers.id);

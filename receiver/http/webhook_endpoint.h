@@ -34,6 +34,7 @@ struct WebhookStats {
 struct WebhookOptions {
   int64_t retry_after_seconds = 5;
   std::chrono::milliseconds request_deadline{10000};  // from the complete request to its answer
+  std::chrono::milliseconds refusal_delay{250};       // before a 401 (session.h, SessionLimits)
   Refusals* refusals = nullptr;                        // may be null (tests)
 };
 
