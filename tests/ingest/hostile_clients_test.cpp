@@ -40,6 +40,15 @@ int64_t deliveries(const std::string& database, const std::string& where = "1") 
   return db->query_int("SELECT count(*) FROM deliveries WHERE " + where)->value_or(-1);
 }
 
+// Memory bounds hold for the server as shipped. Under AddressSanitizer its allocator keeps
+// freed memory in quarantine (hundreds of MiB) and pads every block, so peak RSS says
+// nothing about our bounds there; the other checks of those tests still run.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kMemoryIsOurs = false;
+#else
+constexpr bool kMemoryIsOurs = true;
+#endif
+
 size_t lines_containing(const ServerProcess& server, const std::string& needle) {
   size_t n = 0;
   for (const auto& line : server.log_lines()) n += line.find(needle) != std::string::npos ? 1 : 0;
@@ -109,7 +118,7 @@ BOOST_AUTO_TEST_CASE(unsigned_uploads_get_401_before_their_bodies) {
     BOOST_TEST(!sent_all);
   }
   const uint64_t grown = peak_rss_kib(server.pid()) - baseline;
-  BOOST_TEST(grown < 16 * 1024, "peak RSS grew by " << grown << " KiB");
+  if (kMemoryIsOurs) BOOST_TEST(grown < 16 * 1024, "peak RSS grew by " << grown << " KiB");
   BOOST_TEST(deliveries(server.database()) == 1);
   BOOST_TEST(server.stop() == 0);
 }
@@ -145,7 +154,7 @@ BOOST_AUTO_TEST_CASE(signed_looking_uploads_stay_inside_the_body_budget) {
   BOOST_TEST(other == 0);
   // Budget, plus per connection one read buffer and one read of slack; 24 MiB for all.
   const uint64_t grown = peak_rss_kib(server.pid()) - baseline;
-  BOOST_TEST(grown < 16 * 1024 + 8 * 1024, "peak RSS grew by " << grown << " KiB");
+  if (kMemoryIsOurs) BOOST_TEST(grown < 16 * 1024 + 8 * 1024, "peak RSS grew by " << grown << " KiB");
   BOOST_TEST(deliveries(server.database()) == 1);
   // The service still gets through.
   BOOST_TEST(warm.post_webhook(server.secret(), "msg_after", kBody).status == 200);
