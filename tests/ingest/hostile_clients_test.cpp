@@ -40,10 +40,10 @@ int64_t deliveries(const std::string& database, const std::string& where = "1") 
   return db->query_int("SELECT count(*) FROM deliveries WHERE " + where)->value_or(-1);
 }
 
-// Memory bounds hold for the server as shipped. Under AddressSanitizer its allocator keeps
+// Memory bounds hold for the server as shipped. Under a sanitizer its allocator keeps
 // freed memory in quarantine (hundreds of MiB) and pads every block, so peak RSS says
 // nothing about our bounds there; the other checks of those tests still run.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr bool kMemoryIsOurs = false;
 #else
 constexpr bool kMemoryIsOurs = true;
