@@ -16,7 +16,7 @@
 #include "cli/commands.h"
 #include "common/json_writer.h"
 #include "common/timestamp.h"
-#include "receiver/fetcher/json_scan.h"
+#include "fetcher/json_scan.h"
 #include "store/jobs/job_admin.h"
 
 namespace hh::cli {

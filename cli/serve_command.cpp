@@ -14,29 +14,29 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
-#include "cli/pipeline_metrics.h"
+#include "metrics/pipeline_metrics.h"
 #include "cli/service_watchdog.h"
 #include "cli/systemd_notify.h"
 #include "common/log.h"
 #include "common/thread_name.h"
 #include "config/secrets.h"
-#include "receiver/api/read_api.h"
+#include "api/read_api.h"
 #include "receiver/http/body_budget.h"
 #include "receiver/http/fd_limit.h"
 #include "receiver/http/health_endpoints.h"
 #include "receiver/http/refusals.h"
-#include "receiver/http/ingest_metrics.h"
+#include "metrics/ingest_metrics.h"
 #include "receiver/http/listener.h"
-#include "receiver/http/metrics_endpoint.h"
+#include "metrics/metrics_endpoint.h"
 #include "receiver/http/server_tls.h"
-#include "receiver/http/store_metrics.h"
+#include "metrics/store_metrics.h"
 #include "receiver/http/webhook_endpoint.h"
 #include "store/database.h"
 #include "store/inbox_writer.h"
 #include "store/sqlite_inbox.h"
 #include "processor/processor.h"
 #include "processor/wal_checkpointer.h"
-#include "receiver/fetcher/fetcher.h"
+#include "fetcher/fetcher.h"
 #include "store/jobs/job_store.h"
 
 namespace hh::cli {
@@ -200,7 +200,7 @@ int run_serve(const ServeFlags& flags) {
   writer_options.disk_path = std::filesystem::absolute(settings->database).parent_path().string();
   writer_options.min_free_disk_bytes = static_cast<uint64_t>(settings->min_free_disk_mib) * 1024 * 1024;
   store::InboxWriter writer(*inbox, writer_options);
-  http::InboxCommitMetrics commit_metrics;
+  metrics::InboxCommitMetrics commit_metrics;
   writer.on_commit([&commit_metrics](size_t batch, double seconds, bool ok) {
     commit_metrics.observe(batch, seconds, ok);
   });
@@ -220,7 +220,7 @@ int run_serve(const ServeFlags& flags) {
 
   // Follow-up fetcher (spec §5), only with an API key. Its job store lives on the write
   // connection, so it is prepared before the writer thread owns that connection.
-  http::FetchMetrics fetch_metrics;  // per-request outcomes and latency, for /metrics; outlives the fetcher
+  metrics::FetchMetrics fetch_metrics;  // per-request outcomes and latency, for /metrics; outlives the fetcher
   std::optional<store::JobStore> job_store;
   std::unique_ptr<fetcher::Fetcher> follow_ups;
   if (!secrets->api_key.empty()) {
@@ -289,7 +289,7 @@ int run_serve(const ServeFlags& flags) {
   webhook.mount(router, settings->webhook_path);
   http::add_health_endpoints(router, writer);
 
-  // Read API under /v1/ (spec §7), only when read_api.token_file is set (receiver/api/read_api.h).
+  // Read API under /v1/ (spec §7), only when read_api.token_file is set (api/read_api.h).
   std::unique_ptr<api::ReadApi> read_api;
   if (!secrets->read_api_token.empty()) {
     auto created = api::ReadApi::create(settings->database, secrets->read_api_token);
@@ -301,25 +301,25 @@ int run_serve(const ServeFlags& flags) {
     read_api->mount(router, blocking);
   }
 
-  // GET /metrics (Prometheus). Components plug in with one metrics.add(...) each.
-  http::MetricsEndpoint metrics;
-  metrics.add(http::ingest_metrics({.webhook = &webhook.stats(),
+  // GET /metrics (Prometheus). Components plug in with one metrics_endpoint.add(...) each.
+  metrics::MetricsEndpoint metrics_endpoint;
+  metrics_endpoint.add(metrics::ingest_metrics({.webhook = &webhook.stats(),
                                     .writer = &writer,
                                     .commits = &commit_metrics,
                                     .queue_high_water = static_cast<uint64_t>(settings->queue_high_water),
                                     .disk_path = writer_options.disk_path,
                                     .min_free_disk_bytes = writer_options.min_free_disk_bytes,
                                     .refusals = &refusals}));
-  auto store_metrics = http::StoreMetrics::open(settings->database);
+  auto store_metrics = metrics::StoreMetrics::open(settings->database);
   if (!store_metrics) {
     report_error("serve", store_metrics.error());
     return kExitFailure;
   }
-  metrics.add([reads = store_metrics->get()](http::PrometheusText& out) { reads->collect(out); });
-  metrics.add(processor_metrics(**event_processor));
-  if (checkpointer) metrics.add(checkpointer_metrics(**checkpointer));
-  if (follow_ups) metrics.add(fetcher_metrics(*follow_ups, fetch_metrics));
-  metrics.install(router, blocking, secrets->metrics_token);
+  metrics_endpoint.add([reads = store_metrics->get()](metrics::PrometheusText& out) { reads->collect(out); });
+  metrics_endpoint.add(metrics::processor_metrics(**event_processor));
+  if (checkpointer) metrics_endpoint.add(metrics::checkpointer_metrics(**checkpointer));
+  if (follow_ups) metrics_endpoint.add(metrics::fetcher_metrics(*follow_ups, fetch_metrics));
+  metrics_endpoint.install(router, blocking, secrets->metrics_token);
 
   http::SessionLimits limits;
   limits.max_body_bytes = body_limit_that_fits(*settings, *inbox);

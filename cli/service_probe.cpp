@@ -5,9 +5,9 @@
 #include <boost/asio/io_context.hpp>
 #include <optional>
 
-#include "receiver/fetcher/base_url.h"
-#include "receiver/fetcher/fetcher.h"
-#include "receiver/fetcher/https_client.h"
+#include "fetcher/base_url.h"
+#include "fetcher/fetcher.h"
+#include "fetcher/https_client.h"
 
 namespace hh::cli {
 

@@ -11,7 +11,7 @@
 
 #include "common/result.h"
 #include "processor/parsed_delivery.h"
-#include "receiver/events/delivery_parser.h"
+#include "events/delivery_parser.h"
 #include "store/sqlite/connection.h"
 
 namespace hh::processor {

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "receiver/events/delivery_parser.h"
+#include "events/delivery_parser.h"
 
 namespace hh::processor {
 

@@ -8,7 +8,7 @@
 #include "processor/parse_pipeline.h"
 #include "processor/processing_lock.h"
 #include "processor/wal_checkpointer.h"
-#include "receiver/events/delivery_parser.h"
+#include "events/delivery_parser.h"
 #include "store/derived/derived_writer.h"
 
 namespace hh::processor {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "processor/processor.h"
-#include "receiver/events/envelope_peek.h"
+#include "events/envelope_peek.h"
 #include "store/sqlite_inbox.h"
 
 namespace hh::replay {

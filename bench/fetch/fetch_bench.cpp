@@ -26,7 +26,7 @@
 
 #include "common/json_writer.h"
 #include "processor/processor.h"
-#include "receiver/fetcher/fetcher.h"
+#include "fetcher/fetcher.h"
 #include "store/database.h"
 #include "store/inbox_writer.h"
 #include "store/jobs/job_store.h"

@@ -45,15 +45,6 @@ Refusals::Snapshot Refusals::snapshot() const {
   return out;
 }
 
-void Refusals::collect(PrometheusText& out) const {
-  out.family("healthhook_refusals_total", "counter",
-             "Requests and connections refused before anything was stored, by reason");
-  const Snapshot now = snapshot();
-  for (size_t i = 0; i < now.size(); ++i) {
-    out.sample("healthhook_refusals_total", {{"reason", refusal_name(static_cast<Refusal>(i))}}, now[i]);
-  }
-}
-
 RefusalLog::RefusalLog(net::io_context& io, const Refusals& refusals, std::chrono::seconds interval)
     : timer_(io), refusals_(refusals), interval_(interval), logged_(refusals.snapshot()) {}
 

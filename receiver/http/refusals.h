@@ -3,7 +3,7 @@
 // the sessions and the webhook endpoint. Refusals are what an attacker can make as many of
 // as it likes, so they are never logged one line each: RefusalLog writes one summary
 // line per interval with the counts since the last one (none when nothing was refused),
-// and /metrics shows the totals as healthhook_refusals_total{reason}.
+// and /metrics shows the totals as healthhook_refusals_total{reason} (metrics/ingest_metrics.h).
 //
 // Thread-safe (relaxed atomics: counters, not synchronisation).
 #include <array>
@@ -13,7 +13,6 @@
 #include <string_view>
 
 #include "receiver/http/http_types.h"
-#include "receiver/http/prometheus_text.h"
 #include "receiver/signature/webhook_signature.h"
 
 namespace hh::http {
@@ -43,8 +42,6 @@ class Refusals {
  public:
   void count(Refusal reason) { counts_[index(reason)].fetch_add(1, std::memory_order_relaxed); }
   uint64_t total(Refusal reason) const { return counts_[index(reason)].load(std::memory_order_relaxed); }
-  // healthhook_refusals_total{reason=…}
-  void collect(PrometheusText& out) const;
 
   using Snapshot = std::array<uint64_t, static_cast<size_t>(Refusal::count_)>;
   Snapshot snapshot() const;

@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "common/json_writer.h"
-#include "receiver/events/envelope_peek.h"
+#include "events/envelope_peek.h"
 #include "receiver/http/commit_wait.h"
 
 namespace hh::http {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "receiver/events/event_rows.h"
+#include "events/event_rows.h"
 #include "store/derived/change_feed.h"
 #include "store/derived/follow_up_jobs.h"
 #include "store/derived/record_tables.h"

@@ -24,7 +24,7 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "receiver/events/event_rows.h"
+#include "events/event_rows.h"
 #include "store/sqlite/connection.h"
 
 namespace hh::store {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "receiver/events/event_rows.h"
+#include "events/event_rows.h"
 #include "store/sqlite/connection.h"
 
 namespace hh::store {

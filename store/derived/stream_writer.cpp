@@ -1,6 +1,6 @@
 #include "store/derived/stream_writer.h"
 
-#include "receiver/events/stream_points.h"
+#include "events/stream_points.h"
 
 namespace hh::store {
 

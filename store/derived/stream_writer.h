@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "common/result.h"
-#include "receiver/events/event_rows.h"
+#include "events/event_rows.h"
 #include "store/derived/latest_wins.h"
 
 namespace hh::store {

@@ -19,7 +19,7 @@
 #include <unordered_map>
 
 #include "common/result.h"
-#include "receiver/events/event_rows.h"
+#include "events/event_rows.h"
 #include "store/derived/latest_wins.h"
 #include "store/sqlite/connection.h"
 

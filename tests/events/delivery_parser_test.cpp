@@ -5,7 +5,7 @@
 #include <string>
 
 #include "fixtures.h"
-#include "receiver/events/classify.h"
+#include "events/classify.h"
 
 namespace hh::events {
 namespace {

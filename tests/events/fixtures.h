@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "receiver/events/delivery_parser.h"
+#include "events/delivery_parser.h"
 
 namespace hh::events::test {
 

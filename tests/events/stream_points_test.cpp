@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "receiver/events/stream_points.h"
+#include "events/stream_points.h"
 
 namespace hh::events {
 namespace {

@@ -5,13 +5,13 @@
 #include <boost/test/unit_test.hpp>
 
 #include "common/timestamp.h"
-#include "receiver/fetcher/base_url.h"
-#include "receiver/fetcher/failure_policy.h"
-#include "receiver/fetcher/fetch_plan.h"
-#include "receiver/fetcher/gzip_decoder.h"
-#include "receiver/fetcher/json_scan.h"
-#include "receiver/fetcher/resource_kinds.h"
-#include "receiver/fetcher/retry_after.h"
+#include "fetcher/base_url.h"
+#include "fetcher/failure_policy.h"
+#include "fetcher/fetch_plan.h"
+#include "fetcher/gzip_decoder.h"
+#include "fetcher/json_scan.h"
+#include "fetcher/resource_kinds.h"
+#include "fetcher/retry_after.h"
 #include "tests/fake_service/fake_bodies.h"
 #include "store/jobs/retry_policy.h"
 

@@ -1,5 +1,5 @@
 // The fetcher against the fake service: every injected fault ends in its documented
-// outcome (receiver/fetcher/failure_policy.h), nothing is stored twice, nothing partial is
+// outcome (fetcher/failure_policy.h), nothing is stored twice, nothing partial is
 // stored, and retries are scheduled in jobs.next_attempt_at (checked on the fake clock,
 // never on wall time).
 #include <boost/test/unit_test.hpp>

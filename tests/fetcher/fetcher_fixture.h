@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "config/settings.h"
-#include "receiver/fetcher/fetcher.h"
+#include "fetcher/fetcher.h"
 #include "store/inbox_writer.h"
 #include "store/jobs/job_admin.h"
 #include "store/jobs/job_store.h"

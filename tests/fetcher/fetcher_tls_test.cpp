@@ -3,7 +3,7 @@
 // the fake service at test time (tests/fake_service/test_certificates.h).
 #include <boost/test/unit_test.hpp>
 
-#include "receiver/fetcher/fetcher.h"
+#include "fetcher/fetcher.h"
 #include "tests/fake_service/fake_bodies.h"
 #include "tests/fetcher/fetcher_fixture.h"
 

@@ -1,6 +1,6 @@
 #pragma once
 // Invariants of a DeliveryParser result that the fuzz targets check after every parse
-// (receiver/events/delivery_parser.h and event_rows.h state them):
+// (events/delivery_parser.h and event_rows.h state them):
 //  - an invalid row carries an error and no rows (a delivery applies whole or not at all);
 //  - every view in the rows is readable now (AddressSanitizer catches a dangling one) and
 //    is valid UTF-8 (simdjson's stage 1 validated the whole document);
@@ -13,8 +13,8 @@
 #include <string_view>
 
 #include "common/json_writer.h"
-#include "receiver/events/delivery_parser.h"
-#include "receiver/fetcher/json_scan.h"
+#include "events/delivery_parser.h"
+#include "fetcher/json_scan.h"
 
 namespace hh::fuzz {
 

@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "delivery_rows_checks.h"
-#include "receiver/events/envelope_peek.h"
+#include "events/envelope_peek.h"
 
 using namespace hh;
 

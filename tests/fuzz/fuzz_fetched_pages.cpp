@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "delivery_rows_checks.h"
-#include "receiver/fetcher/fetch_plan.h"
+#include "fetcher/fetch_plan.h"
 
 using namespace hh;
 

@@ -1,4 +1,4 @@
-// Fuzzes the workout stream reader (receiver/events/stream_points.h), the hand-written
+// Fuzzes the workout stream reader (events/stream_points.h), the hand-written
 // scanner that reads fetched streams of up to tens of MB without simdjson, against
 // simdjson's DOM parser as the oracle:
 //  - a body simdjson reads as a stream (an object whose named members are arrays of
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "delivery_rows_checks.h"
-#include "receiver/events/stream_points.h"
+#include "events/stream_points.h"
 
 using namespace hh;
 

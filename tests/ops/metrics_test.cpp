@@ -5,11 +5,11 @@
 #include <cmath>
 #include <thread>
 
-#include "cli/pipeline_metrics.h"
+#include "metrics/pipeline_metrics.h"
 #include "processor/wal_checkpointer.h"
-#include "receiver/http/metric_histogram.h"
-#include "receiver/http/prometheus_text.h"
-#include "receiver/http/store_metrics.h"
+#include "metrics/metric_histogram.h"
+#include "metrics/prometheus_text.h"
+#include "metrics/store_metrics.h"
 #include "store/database.h"
 #include "tests/fake_service/fake_service.h"
 #include "tests/ops/prometheus_parser.h"
@@ -18,6 +18,7 @@
 
 using namespace hh::test;
 namespace http = hh::http;
+namespace metrics = hh::metrics;
 
 namespace {
 
@@ -49,7 +50,7 @@ double value_of(const PromExposition& metrics, const std::string& name,
 BOOST_AUTO_TEST_SUITE(exposition_format)
 
 BOOST_AUTO_TEST_CASE(label_values_and_help_are_escaped) {
-  http::PrometheusText out;
+  metrics::PrometheusText out;
   out.family("x_total", "counter", "line one\nback\\slash")
       .sample("x_total", {{"path", "a\"b\\c\nd"}, {"kind", "plain"}}, uint64_t{3});
   BOOST_TEST(out.text() ==
@@ -63,9 +64,9 @@ BOOST_AUTO_TEST_CASE(label_values_and_help_are_escaped) {
 
 BOOST_AUTO_TEST_CASE(histogram_buckets_are_cumulative_with_inf_sum_and_count) {
   static constexpr double bounds[] = {0.5, 1, 2.5};
-  http::Histogram histogram(bounds);
+  metrics::Histogram histogram(bounds);
   for (double v : {0.1, 0.5, 0.7, 3.0, 100.0}) histogram.observe(v);
-  http::PrometheusText out;
+  metrics::PrometheusText out;
   out.histogram("h_seconds", "A histogram", histogram.snapshot());
   BOOST_TEST(out.text() ==
              "# HELP h_seconds A histogram\n"
@@ -81,19 +82,19 @@ BOOST_AUTO_TEST_CASE(histogram_buckets_are_cumulative_with_inf_sum_and_count) {
 
 BOOST_AUTO_TEST_CASE(special_values_are_spelled_as_prometheus_reads_them) {
   std::string out;
-  http::append_sample_value(out, HUGE_VAL);
+  metrics::append_sample_value(out, HUGE_VAL);
   out.push_back(' ');
-  http::append_sample_value(out, -HUGE_VAL);
+  metrics::append_sample_value(out, -HUGE_VAL);
   out.push_back(' ');
-  http::append_sample_value(out, NAN);
+  metrics::append_sample_value(out, NAN);
   out.push_back(' ');
-  http::append_sample_value(out, 0.25);
+  metrics::append_sample_value(out, 0.25);
   out.push_back(' ');
-  http::append_sample_value(out, 0.0005);
+  metrics::append_sample_value(out, 0.0005);
   out.push_back(' ');
-  http::append_sample_value(out, 1e-9);
+  metrics::append_sample_value(out, 1e-9);
   out.push_back(' ');
-  http::append_sample_value(out, 1125899906842624.0);
+  metrics::append_sample_value(out, 1125899906842624.0);
   BOOST_TEST(out == "+Inf -Inf NaN 0.25 0.0005 1e-09 1.125899906842624e+15");
 }
 
@@ -152,9 +153,9 @@ void set_applied(hh::sqlite::Connection& db, int64_t seq) {
   BOOST_REQUIRE_MESSAGE(ran.ok(), ran.error());
 }
 
-PromExposition collect(http::StoreMetrics& metrics) {
-  http::PrometheusText out;
-  metrics.collect(out);
+PromExposition collect(metrics::StoreMetrics& store_metrics) {
+  metrics::PrometheusText out;
+  store_metrics.collect(out);
   return PromExposition::parse(out.text());
 }
 
@@ -174,9 +175,9 @@ BOOST_AUTO_TEST_CASE(lag_families_jobs_and_size_come_from_the_database) {
   add_job(*db, "w2", "dead");
   add_job(*db, "w3", "dead");
 
-  auto metrics = http::StoreMetrics::open(path);
-  BOOST_REQUIRE_MESSAGE(metrics.ok(), metrics.error());
-  auto first = collect(**metrics);
+  auto store_metrics = metrics::StoreMetrics::open(path);
+  BOOST_REQUIRE_MESSAGE(store_metrics.ok(), store_metrics.error());
+  auto first = collect(**store_metrics);
   BOOST_TEST(value_of(first, "healthhook_inbox_last_seq") == 5);
   BOOST_TEST(value_of(first, "healthhook_processor_applied_seq") == 4);
   BOOST_TEST(value_of(first, "healthhook_processor_lag_deliveries") == 1);
@@ -199,7 +200,7 @@ BOOST_AUTO_TEST_CASE(lag_families_jobs_and_size_come_from_the_database) {
   BOOST_REQUIRE(marked.ok());
   add_delivery(*db, 6, "timeseries", "processed", now_ms);
   set_applied(*db, 6);
-  auto second = collect(**metrics);
+  auto second = collect(**store_metrics);
   BOOST_TEST(value_of(second, "healthhook_inbox_deliveries", {{"family", "timeseries"}, {"status", "processed"}}) == 3);
   BOOST_TEST(value_of(second, "healthhook_inbox_deliveries", {{"family", "hypnogram"}, {"status", "ignored"}}) == 1);
   BOOST_TEST(value_of(second, "healthhook_processor_lag_deliveries") == 0);
@@ -209,7 +210,7 @@ BOOST_AUTO_TEST_CASE(lag_families_jobs_and_size_come_from_the_database) {
   auto reset = db->exec("DELETE FROM delivery_outcomes");
   BOOST_REQUIRE(reset.ok());
   set_applied(*db, 2);
-  auto rebuilt = collect(**metrics);
+  auto rebuilt = collect(**store_metrics);
   BOOST_TEST(value_of(rebuilt, "healthhook_inbox_deliveries", {{"family", "none"}, {"status", "pending"}}) == 2);
   BOOST_TEST(rebuilt.family("healthhook_inbox_deliveries").samples.size() == 1u);
 }
@@ -233,9 +234,9 @@ BOOST_AUTO_TEST_CASE(a_failed_database_sync_shows_as_checkpoints_stopped) {
     return fail ? std::string("sync of the database file: disk I/O error") : std::string();
   });
   BOOST_REQUIRE_MESSAGE(checkpointer.ok(), checkpointer.error());
-  const auto collector = hh::cli::checkpointer_metrics(**checkpointer);
+  const auto collector = hh::metrics::checkpointer_metrics(**checkpointer);
   auto collect_now = [&collector] {
-    http::PrometheusText out;
+    metrics::PrometheusText out;
     collector(out);
     return PromExposition::parse(out.text());
   };

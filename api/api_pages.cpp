@@ -1,0 +1,226 @@
+#include "api/api_pages.h"
+
+#include <limits>
+
+#include "common/json_writer.h"
+#include "api/page_support.h"
+#include "store/queries/row_format.h"
+
+namespace hh::api {
+namespace {
+
+using http::Status;
+
+// The filters timeseries and summary pages share: provider, source_type and the
+// start/end window (SampleFilter and SummaryFilter have the same members for them).
+template <typename Filter>
+Result<void> read_source_and_window(const Params& params, Filter& filter) {
+  if (auto v = params.text("provider")) filter.provider = std::string(*v);
+  if (auto v = params.text("source_type")) filter.source_type = std::string(*v);
+  auto start = params.time_ms("start");
+  if (!start) return fail(start.error());
+  auto end = params.time_ms("end");
+  if (!end) return fail(end.error());
+  filter.since_ms = *start;
+  filter.until_ms = *end;
+  return {};
+}
+
+// Appends one row as a JSON item.
+constexpr auto kJsonItem = [](std::string& body, const auto& row) { store::append_json(body, row); };
+
+}  // namespace
+
+Page timeseries_page(Reader& reader, const std::string& user_id, const std::string& resource, const ApiTarget& target) {
+  const Params params(target, {"start", "end", "provider", "source_type", "limit", "cursor"});
+  if (!params.error().empty()) return bad_parameter(params.error());
+  store::SampleFilter filter;
+  filter.user_id = user_id;
+  filter.resource = resource;
+  if (auto read = read_source_and_window(params, filter); !read) return bad_parameter(read.error());
+  auto limit = page_limit(params);
+  if (!limit) return bad_parameter(limit.error());
+  std::optional<store::SamplePosition> after;
+  if (auto cursor = params.text("cursor")) {
+    auto fields = cursor_fields(*cursor, "s1", 2);
+    std::optional<int64_t> t, series;
+    if (fields) {
+      t = parse_int((*fields)[0]);
+      series = parse_int((*fields)[1]);
+    }
+    if (!t || !series) return bad_parameter(kBadCursor);
+    after = store::SamplePosition{*t, *series};
+  }
+
+  ReadTransaction read(*reader.db);
+  if (!read.begun()) return database_error(read.begun().error());
+  if (auto started = reader.samples.start_by_time(filter, after); !started) return database_error(started.error());
+  Page page;
+  page.body = "{\"items\":[";
+  store::StoredSample row;
+  row.with_identity = true;
+  auto next_cursor = page_items(
+      row, *limit, page.body, [&](store::StoredSample& r) { return reader.samples.next(r); }, kJsonItem,
+      [](const store::StoredSample& r) { return "s1:" + std::to_string(r.t_ms) + ":" + std::to_string(r.series_id); });
+  reader.samples.finish();
+  if (!next_cursor) return database_error(next_cursor.error());
+  close_items(page.body, *next_cursor);
+  return page;
+}
+
+Page summaries_page(Reader& reader, const std::string& user_id, const std::string& resource, const ApiTarget& target) {
+  const Params params(target, {"start", "end", "provider", "source_type", "limit", "cursor"});
+  if (!params.error().empty()) return bad_parameter(params.error());
+  store::SummaryFilter filter;
+  filter.user_id = user_id;
+  filter.resource = resource;
+  if (auto read = read_source_and_window(params, filter); !read) return bad_parameter(read.error());
+  auto limit = page_limit(params);
+  if (!limit) return bad_parameter(limit.error());
+  std::optional<store::SummaryPosition> after;
+  if (auto cursor = params.text("cursor")) {
+    // "m1:<start_ms or empty>:<id>"
+    auto fields = cursor_fields(*cursor, "m1", 2);
+    if (!fields) return bad_parameter(kBadCursor);
+    store::SummaryPosition position;
+    if (!(*fields)[0].empty()) {
+      position.start_ms = parse_int((*fields)[0]);
+      if (!position.start_ms) return bad_parameter(kBadCursor);
+    }
+    position.id = (*fields)[1];
+    after = std::move(position);
+  }
+
+  ReadTransaction read(*reader.db);
+  if (!read.begun()) return database_error(read.begun().error());
+  if (auto started = reader.summaries.start_page(filter, after, *limit + 1); !started) {
+    return database_error(started.error());
+  }
+  Page page;
+  page.body = "{\"items\":[";
+  store::StoredSummary row;
+  row.with_identity = true;
+  auto next_cursor = page_items(
+      row, *limit, page.body, [&](store::StoredSummary& r) { return reader.summaries.next(r); }, kJsonItem,
+      [](const store::StoredSummary& r) {
+        return "m1:" + (r.start_ms ? std::to_string(*r.start_ms) : std::string()) + ":" + std::string(r.id);
+      });
+  reader.summaries.finish();
+  if (!next_cursor) return database_error(next_cursor.error());
+  close_items(page.body, *next_cursor);
+  return page;
+}
+
+Page stream_page(Reader& reader, const std::string& workout_id, const ApiTarget& target) {
+  const Params params(target, {"limit", "cursor"});
+  if (!params.error().empty()) return bad_parameter(params.error());
+  auto limit = page_limit(params);
+  if (!limit) return bad_parameter(limit.error());
+  std::optional<int64_t> after_idx;
+  if (auto cursor = params.text("cursor")) {
+    auto fields = cursor_fields(*cursor, "p1", 1);
+    if (fields) after_idx = parse_int((*fields)[0]);
+    if (!after_idx) return bad_parameter(kBadCursor);
+  }
+
+  ReadTransaction read(*reader.db);
+  if (!read.begun()) return database_error(read.begun().error());
+  store::StoredWorkoutStream workout;
+  auto found = reader.streams.find_workout(workout_id, workout);
+  if (!found) return database_error(found.error());
+  Page page;
+  page.body = "{\"workout\":";
+  if (*found) {
+    store::append_json(page.body, workout);
+  } else {
+    page.body.append("null");
+  }
+  page.body.append(",\"items\":[");
+  reader.streams.start_page(workout_id, after_idx, *limit + 1);
+  store::StoredStreamPoint row;
+  bool any = false;
+  auto next_cursor = page_items(
+      row, *limit, page.body, [&](store::StoredStreamPoint& r) { return reader.streams.next(r); },
+      [&](std::string& body, const store::StoredStreamPoint& r) {
+        any = true;
+        store::append_json(body, r);
+      },
+      [](const store::StoredStreamPoint& r) { return "p1:" + std::to_string(r.idx); });
+  reader.streams.finish();
+  if (!next_cursor) return database_error(next_cursor.error());
+  if (!*found && !any && !after_idx) return error_page(Status::not_found, "no such workout");
+  close_items(page.body, *next_cursor);
+  return page;
+}
+
+Page changes_page(Reader& reader, const ApiTarget& target) {
+  const Params params(target, {"after", "limit", "cursor"});
+  if (!params.error().empty()) return bad_parameter(params.error());
+  auto after = params.integer("after", 0, std::numeric_limits<int64_t>::max());
+  if (!after) return bad_parameter(after.error());
+  auto limit = page_limit(params);
+  if (!limit) return bad_parameter(limit.error());
+  store::ChangePosition from{after->value_or(0), std::nullopt};
+  if (auto cursor = params.text("cursor")) {
+    // "c1:<seq>:<change_id>": inside seq, after that change (a page that ended inside a seq).
+    if (*after) return bad_parameter("cursor: give either after or cursor");
+    auto fields = cursor_fields(*cursor, "c1", 2);
+    std::optional<int64_t> seq, change_id;
+    if (fields) {
+      seq = parse_int((*fields)[0]);
+      change_id = parse_int((*fields)[1]);
+    }
+    if (!seq || !change_id || *seq < 1) return bad_parameter(kBadCursor);
+    from = store::ChangePosition{*seq, *change_id};
+  }
+
+  ReadTransaction read(*reader.db);
+  if (!read.begun()) return database_error(read.begun().error());
+  if (auto started = reader.changes.start_page(from, *limit); !started) return database_error(started.error());
+  Page page;
+  page.body = "{\"items\":[";
+  store::StoredChange row;
+  std::optional<int64_t> last_seq, last_change_id;
+  auto written = page_items(
+      row, *limit, page.body, [&](store::StoredChange& r) { return reader.changes.next(r); }, kJsonItem,
+      [&](const store::StoredChange& r) {
+        last_seq = r.seq;
+        last_change_id = r.change_id;
+        return std::string();
+      });
+  reader.changes.finish();
+  if (!written) return database_error(written.error());
+  // next_after: the last seq all of whose changes have been handed out. A page that ends
+  // inside a seq has handed out all of the seqs before it (seq - 1 then means "from that
+  // seq on"), and next_cursor goes on inside it.
+  int64_t next_after = from.after_seq;
+  std::optional<std::string> next_cursor;
+  if (last_seq) {
+    const bool inside = reader.changes.ends_inside_seq();
+    next_after = inside ? *last_seq - 1 : *last_seq;
+    if (inside) next_cursor = "c1:" + std::to_string(*last_seq) + ":" + std::to_string(*last_change_id);
+  }
+  page.body.append("],\"next_after\":").append(std::to_string(next_after)).append(",\"next_cursor\":");
+  if (next_cursor) {
+    json::append_string(page.body, encode_cursor(*next_cursor));
+  } else {
+    page.body.append("null");
+  }
+  page.body.push_back('}');
+  return page;
+}
+
+Page delivery_page(Reader& reader, const std::string& message_id, const ApiTarget& target) {
+  const Params params(target, {});
+  if (!params.error().empty()) return bad_parameter(params.error());
+  store::StoredDelivery row;
+  auto found = reader.deliveries.find(message_id, row);
+  if (!found) return database_error(found.error());
+  if (!*found) return error_page(Status::not_found, "no delivery with this message id");
+  Page page;
+  store::append_json(page.body, row);
+  reader.deliveries.finish();
+  return page;
+}
+
+}  // namespace hh::api

@@ -1,0 +1,90 @@
+#include "api/api_request.h"
+
+#include <boost/url/parse.hpp>
+#include <charconv>
+
+#include "common/base64.h"
+#include "common/timestamp.h"
+
+namespace hh::api {
+
+Result<ApiTarget> parse_target(std::string_view target) {
+  auto url = boost::urls::parse_origin_form(target);
+  if (!url) return fail("malformed request target");
+  ApiTarget parsed;
+  for (auto segment : url->segments()) parsed.segments.push_back(segment);
+  // '+' is a plus sign, not a space: times like 2024-05-16T10:00:00+02:00 arrive unescaped.
+  for (auto param : url->params(boost::urls::encoding_opts(false, false, false))) parsed.params.emplace_back(param.key, param.has_value ? param.value : "");
+  return parsed;
+}
+
+Params::Params(const ApiTarget& target, std::initializer_list<std::string_view> allowed) : target_(target) {
+  for (size_t i = 0; i < target.params.size(); ++i) {
+    const std::string& name = target.params[i].first;
+    bool known = false;
+    for (auto a : allowed) known = known || a == name;
+    if (!known) {
+      error_ = "unknown parameter '" + name + "'";
+      return;
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (target.params[j].first == name) {
+        error_ = name + ": given twice";
+        return;
+      }
+    }
+  }
+}
+
+std::optional<std::string_view> Params::text(std::string_view name) const {
+  for (const auto& [key, value] : target_.params) {
+    if (key == name) return std::string_view(value);
+  }
+  return std::nullopt;
+}
+
+Result<std::optional<int64_t>> Params::time_ms(std::string_view name) const {
+  auto value = text(name);
+  if (!value) return std::optional<int64_t>{};
+  auto ms = parse_time_bound_ms(*value);
+  if (!ms) {
+    return fail(std::string(name) + ": expected RFC 3339, a date or Unix seconds, got \"" +
+                std::string(value->substr(0, 64)) + "\"");
+  }
+  return std::optional<int64_t>{*ms};
+}
+
+Result<std::optional<int64_t>> Params::integer(std::string_view name, int64_t min, int64_t max) const {
+  auto value = text(name);
+  if (!value) return std::optional<int64_t>{};
+  int64_t number = 0;
+  auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), number);
+  if (value->empty() || ec != std::errc{} || end != value->data() + value->size() || number < min || number > max) {
+    return fail(std::string(name) + ": expected an integer from " + std::to_string(min) + " to " + std::to_string(max) +
+                ", got \"" + std::string(value->substr(0, 64)) + "\"");
+  }
+  return std::optional<int64_t>{number};
+}
+
+std::string encode_cursor(std::string_view plain) {
+  std::string text = base64_encode(plain);
+  while (!text.empty() && text.back() == '=') text.pop_back();
+  for (auto& c : text) {
+    if (c == '+') c = '-';
+    if (c == '/') c = '_';
+  }
+  return text;
+}
+
+std::optional<std::string> decode_cursor(std::string_view cursor) {
+  std::string text(cursor);
+  for (auto& c : text) {
+    if (c == '-') c = '+';
+    else if (c == '_') c = '/';
+    else if (c == '+' || c == '/' || c == '=') return std::nullopt;  // not base64url
+  }
+  while (text.size() % 4 != 0) text.push_back('=');
+  return base64_decode(text);
+}
+
+}  // namespace hh::api

@@ -1,0 +1,61 @@
+#include "api/page_support.h"
+
+#include <charconv>
+
+#include "common/json_writer.h"
+#include "common/log.h"
+
+namespace hh::api {
+
+Page error_page(http::Status status, std::string_view message) {
+  Page page{status, {}};
+  json::ObjectWriter(page.body).string("error", message).close();
+  return page;
+}
+
+Page bad_parameter(std::string_view message) { return error_page(http::Status::bad_request, message); }
+
+Page database_error(std::string_view error) {
+  log::error("read_api_failed").str("error", error);
+  return error_page(http::Status::internal_server_error, "database error");
+}
+
+Result<int64_t> page_limit(const Params& params) {
+  auto limit = params.integer("limit", 1, kMaxPageLimit);
+  if (!limit) return fail(limit.error());
+  return limit->value_or(kDefaultPageLimit);
+}
+
+std::optional<int64_t> parse_int(std::string_view text) {
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<std::vector<std::string>> cursor_fields(std::string_view cursor, std::string_view kind, size_t fields) {
+  auto plain = decode_cursor(cursor);
+  if (!plain || !plain->starts_with(std::string(kind) + ":")) return std::nullopt;
+  std::vector<std::string> parts;
+  std::string_view rest = std::string_view(*plain).substr(kind.size() + 1);
+  for (size_t i = 0; i + 1 < fields; ++i) {
+    const auto colon = rest.find(':');
+    if (colon == std::string_view::npos) return std::nullopt;
+    parts.emplace_back(rest.substr(0, colon));
+    rest.remove_prefix(colon + 1);
+  }
+  parts.emplace_back(rest);
+  return parts;
+}
+
+void close_items(std::string& body, const std::optional<std::string>& next_cursor) {
+  body.append("],\"next_cursor\":");
+  if (next_cursor) {
+    json::append_string(body, encode_cursor(*next_cursor));
+  } else {
+    body.append("null");
+  }
+  body.push_back('}');
+}
+
+}  // namespace hh::api

@@ -1,0 +1,76 @@
+#pragma once
+// What every read-API page shares: error answers, the read transaction around a page,
+// `limit` and `cursor` parameters, and the paging loop that writes the items.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "api/api_pages.h"
+#include "api/api_request.h"
+#include "store/sqlite/connection.h"
+
+namespace hh::api {
+
+// {"error":"<message>"} with `status`.
+Page error_page(http::Status status, std::string_view message);
+// 400 naming the parameter ("limit: expected an integer from 1 to 10000, got \"0\"").
+Page bad_parameter(std::string_view message);
+// 500 "database error"; the error itself goes to the log only.
+Page database_error(std::string_view error);
+
+inline constexpr std::string_view kBadCursor = "cursor: not a cursor of this listing";
+
+// A read transaction around one page: the page's statements see one snapshot.
+class ReadTransaction {
+ public:
+  explicit ReadTransaction(sqlite::Connection& db) : db_(db), begun_(db.exec("BEGIN")) {}
+  ~ReadTransaction() {
+    if (begun_) (void)db_.exec("COMMIT");  // nothing was written: ending it cannot lose data
+  }
+  ReadTransaction(const ReadTransaction&) = delete;
+  ReadTransaction& operator=(const ReadTransaction&) = delete;
+  const Result<void>& begun() const { return begun_; }
+
+ private:
+  sqlite::Connection& db_;
+  Result<void> begun_;
+};
+
+// `limit`: kDefaultPageLimit when absent, at most kMaxPageLimit.
+Result<int64_t> page_limit(const Params& params);
+
+// An integer that is the whole of `text`.
+std::optional<int64_t> parse_int(std::string_view text);
+
+// The plain text behind a cursor of `kind` ("s1:…"), split at the first `fields` - 1
+// colons (the last field may hold colons); nullopt when it is not such a cursor.
+std::optional<std::vector<std::string>> cursor_fields(std::string_view cursor, std::string_view kind, size_t fields);
+
+// The paging loop of every listing: reads rows with `next(row)` (Result<bool>) until
+// there are none or one is past `limit`, and appends the first `limit` to `body` with
+// `write(body, row)`, comma-separated. Returns the plain cursor of the last row written,
+// `cursor_of(row)`, when a row was past the limit (there is a next page), else nullopt.
+// The query behind `next` must offer at least limit + 1 rows when more exist.
+template <typename Row, typename Next, typename Write, typename CursorOf>
+Result<std::optional<std::string>> page_items(Row& row, int64_t limit, std::string& body, Next&& next, Write&& write,
+                                              CursorOf&& cursor_of) {
+  int64_t count = 0;
+  std::string last_cursor;
+  for (;;) {
+    auto has_row = next(row);
+    if (!has_row) return fail(has_row.error());
+    if (!*has_row) return std::optional<std::string>{};
+    if (count == limit) return std::optional<std::string>{std::move(last_cursor)};
+    if (count++ > 0) body.push_back(',');
+    write(body, row);
+    last_cursor = cursor_of(row);
+  }
+}
+
+// Ends a listing: `],"next_cursor":"<encoded>"|null}`.
+void close_items(std::string& body, const std::optional<std::string>& next_cursor);
+
+}  // namespace hh::api

@@ -1,0 +1,68 @@
+#include "api/read_api.h"
+
+#include "api/api_pages.h"
+#include "receiver/http/off_io.h"
+
+namespace hh::api {
+namespace {
+
+using http::Status;
+
+http::Response page_response(Page page) {
+  http::Response response = http::json_response(page.status, std::move(page.body));
+  response.set(http::bhttp::field::cache_control, "no-store");
+  return response;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ReadApi>> ReadApi::create(const std::string& database_path, std::string_view token) {
+  if (token.empty()) return fail("read API token is empty");
+  std::unique_ptr<ReadApi> api(new ReadApi(database_path, token));
+  if (auto warmed = api->readers_.warm_up(); !warmed) return fail("read API: " + warmed.error());
+  return api;
+}
+
+void ReadApi::mount(http::Router& router, http::BlockingPool& pool) {
+  router.add_prefix(http::bhttp::verb::get, "/v1/", [this, &pool](http::Request& request) {
+    return handle(request, pool);
+  });
+}
+
+http::net::awaitable<http::Response> ReadApi::handle(http::Request& request, http::BlockingPool& pool) {
+  co_return co_await http::run_off_io(pool, [this, &request] { return answer(request); });
+}
+
+http::Response ReadApi::answer(http::Request& request) {
+  const auto authorization = request.find(http::bhttp::field::authorization);
+  if (!token_.accepts(authorization == request.end() ? std::string_view() : std::string_view(authorization->value()))) {
+    return http::bearer_refusal();
+  }
+  auto target = parse_target(request.target());
+  if (!target) return http::error_response(Status::bad_request, target.error());
+  const auto& s = target->segments;
+
+  auto lease = readers_.acquire();
+  if (!lease) return page_response({Status::service_unavailable, R"({"error":"database cannot be read"})"});
+  Reader& reader = **lease;
+  if (s.size() == 5 && s[0] == "v1" && s[1] == "users" && s[3] == "timeseries") {
+    return page_response(timeseries_page(reader, s[2], s[4], *target));
+  }
+  if (s.size() == 5 && s[0] == "v1" && s[1] == "users" && s[3] == "summaries") {
+    return page_response(summaries_page(reader, s[2], s[4], *target));
+  }
+  if (s.size() == 4 && s[0] == "v1" && s[1] == "workouts" && s[3] == "stream") {
+    return page_response(stream_page(reader, s[2], *target));
+  }
+  if (s.size() == 2 && s[0] == "v1" && s[1] == "changes") return page_response(changes_page(reader, *target));
+  if (s.size() == 3 && s[0] == "v1" && s[1] == "users") return page_response(user_page(reader, s[2], *target));
+  if (s.size() == 4 && s[0] == "v1" && s[1] == "users" && s[3] == "orders") {
+    return page_response(user_orders_page(reader, s[2], *target));
+  }
+  if (s.size() == 3 && s[0] == "v1" && s[1] == "deliveries") {
+    return page_response(delivery_page(reader, s[2], *target));
+  }
+  return http::error_response(Status::not_found, "no such path");
+}
+
+}  // namespace hh::api

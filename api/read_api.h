@@ -1,0 +1,46 @@
+#pragma once
+// The read API (spec §7): GET endpoints under /v1/ on the receiver's own listener, for a
+// backend that would rather not open the SQLite file. Pages and their JSON: api_pages.h.
+//
+// Enabled only when read_api.token_file is configured (`serve` mounts it then; without
+// it /v1/ answers 404 like any unknown path). Every request needs
+// "Authorization: Bearer <token>" (bearer_token.h): without it, or with a wrong token,
+// 401 with a JSON error and WWW-Authenticate. /healthz, /readyz and /metrics are
+// separate routes and need no token.
+//
+// Queries run on read connections of their own (reader_pool.h), never the writer's; WAL
+// lets them read while the writer commits. They run on the blocking pool (off_io.h),
+// never on a thread that answers webhooks; pages are capped (10,000 rows).
+//
+// Thread-safe; must outlive the router it is mounted on.
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "receiver/http/bearer_token.h"
+#include "receiver/http/off_io.h"
+#include "api/reader_pool.h"
+#include "receiver/http/router.h"
+
+namespace hh::api {
+
+class ReadApi {
+ public:
+  // Opens one read connection to check the database can be read. `token` must not be empty.
+  static Result<std::unique_ptr<ReadApi>> create(const std::string& database_path, std::string_view token);
+
+  // Routes GET /v1/… to handle(); `pool` runs the queries and must outlive the router's use.
+  void mount(http::Router& router, http::BlockingPool& pool);
+
+  http::net::awaitable<http::Response> handle(http::Request& request, http::BlockingPool& pool);
+
+ private:
+  ReadApi(std::string database_path, std::string_view token) : token_(token), readers_(std::move(database_path)) {}
+  http::Response answer(http::Request& request);
+
+  const http::BearerToken token_;
+  ReaderPool readers_;
+};
+
+}  // namespace hh::api

@@ -1,0 +1,60 @@
+#pragma once
+// Classifies and parses one inbox row into DeliveryRows (event_rows.h).
+//
+// Contract: never throws on input and never crashes; every problem is a Status::invalid
+// result whose error names the field ("data.data[3].timestamp: not an ISO 8601 time").
+// A delivery is parsed completely before anything is applied, so an invalid one applies
+// nothing. Unknown fields are kept (summary JSON whole, sample extras in extra_json);
+// unknown enum values are kept as text; missing optional fields are nullopt.
+//
+// One DeliveryParser per thread, reused: it owns the simdjson parser and buffers.
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "events/event_rows.h"
+#include "events/parse_limits.h"
+
+namespace hh::events {
+
+struct ParseResult {
+  Status status = Status::processed;
+  Family family = Family::other;
+  std::string error;  // set when status == invalid
+};
+
+// The inbox row as the processor reads it.
+struct InboxRow {
+  int64_t seq = 0;
+  std::string_view origin;        // "webhook" or "fetch"
+  std::string_view event_type;    // deliveries.event_type ("" when NULL)
+  std::string_view headers_json;  // for fetched rows: the fetch context (see below)
+  std::string_view body;
+};
+// Fetched rows (origin "fetch") carry their context in `headers_json`:
+//   {"kind":"workout_stream","workout_id":"…","user_id":"…","provider":"…","url":"…"}
+//   {"kind":"summaries","resource":"sleep","user_id":"…","provider":"…","url":"…"}
+//   {"kind":"summaries","resource":"meal","items_key":"meals",…}   (the list's member, when not the resource)
+//   {"kind":"summary","resource":"profile","user_id":"…","provider":"…","url":"…"}  (one object)
+//   {"kind":"timeseries","resource":"heartrate","user_id":"…","provider":"…","url":"…"}
+//   {"kind":"workouts_for_streams","user_id":"…","provider":"…","url":"…"}
+//   {"kind":"providers","url":"…"}                                 (body: a JSON array)
+// and event_type "fetch.<kind>[.<resource>]".
+
+class DeliveryParser {
+ public:
+  DeliveryParser();
+  explicit DeliveryParser(const ParseLimits& limits);  // tests use small limits
+  ~DeliveryParser();
+  DeliveryParser(const DeliveryParser&) = delete;
+  DeliveryParser& operator=(const DeliveryParser&) = delete;
+
+  // Parses `row` into `out` (cleared first).
+  ParseResult parse(const InboxRow& row, DeliveryRows& out);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hh::events

@@ -1,0 +1,313 @@
+#include "events/json_reader.h"
+
+#include <cmath>
+#include <limits>
+
+#include "common/json_writer.h"
+
+namespace hh::events {
+
+std::string JsonPath::render(std::string_view field) const {
+  std::string out(base);
+  if (index) {
+    out.push_back('[');
+    out.append(std::to_string(*index));
+    out.push_back(']');
+  }
+  if (!field.empty()) {
+    if (!out.empty()) out.push_back('.');
+    out.append(field);
+  }
+  return out;
+}
+
+std::string_view trim_json_space(std::string_view text) {
+  while (!text.empty()) {
+    const char c = text.back();
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+void append_quoted_excerpt(std::string& out, std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) {
+    json::append_string(out, text);
+    return;
+  }
+  // Cut on a UTF-8 boundary so the excerpt stays readable; append_string would replace a
+  // split sequence with U+FFFD anyway.
+  size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  std::string excerpt(text.substr(0, cut));
+  excerpt.append("\xE2\x80\xA6");  // …
+  json::append_string(out, excerpt);
+}
+
+std::string_view json_type_name(od::json_type type) {
+  switch (type) {
+    case od::json_type::array: return "an array";
+    case od::json_type::object: return "an object";
+    case od::json_type::number: return "a number";
+    case od::json_type::string: return "a string";
+    case od::json_type::boolean: return "a boolean";
+    case od::json_type::null: return "null";
+  }
+  return "an unknown value";
+}
+
+bool JsonReader::problem_is(std::string_view what) {
+  problem_.assign(what);
+  return false;
+}
+
+bool JsonReader::json_problem(simdjson::error_code code) {
+  switch (code) {
+    case simdjson::NUMBER_ERROR:
+    case simdjson::NUMBER_OUT_OF_RANGE:
+      return problem_is("number out of range or malformed");
+    case simdjson::T_ATOM_ERROR:
+    case simdjson::F_ATOM_ERROR:
+    case simdjson::N_ATOM_ERROR:
+      return problem_is("not a valid literal");
+    case simdjson::STRING_ERROR:
+      return problem_is("malformed string (bad escape)");
+    default:
+      problem_.assign("not valid JSON (");
+      problem_.append(simdjson::error_message(code));
+      problem_.push_back(')');
+      return false;
+  }
+}
+
+bool JsonReader::wrong_type(std::string_view expected, od::json_type got) {
+  problem_.assign("expected ");
+  problem_.append(expected);
+  problem_.append(", got ");
+  problem_.append(json_type_name(got));
+  return false;
+}
+
+bool JsonReader::fail(const JsonPath& path, std::string_view field) {
+  error_ = path.render(field);
+  error_.append(": ");
+  error_.append(problem_);
+  return false;
+}
+
+bool JsonReader::fail(const JsonPath& path, std::string_view field, std::string_view what) {
+  problem_.assign(what);
+  return fail(path, field);
+}
+
+bool JsonReader::fail(simdjson::error_code code, const JsonPath& path, std::string_view field) {
+  json_problem(code);
+  return fail(path, field);
+}
+
+bool JsonReader::type_of(od::value v, od::json_type& type) {
+  if (auto code = v.type().get(type)) return json_problem(code);
+  return true;
+}
+
+bool JsonReader::check_string_length(od::value v) {
+  // The raw token runs from the opening quote to the next structural character, so it
+  // bounds the escaped length; checked before simdjson copies the string.
+  if (v.raw_json_token().size() > limits_.max_string_bytes + 2) {
+    problem_.assign("string longer than ");
+    problem_.append(std::to_string(limits_.max_string_bytes));
+    problem_.append(" bytes");
+    return false;
+  }
+  return true;
+}
+
+bool JsonReader::object(od::value v, size_t depth, od::object& out) {
+  od::json_type type{};
+  if (!type_of(v, type)) return false;
+  if (type != od::json_type::object) return wrong_type("an object", type);
+  if (depth > limits_.max_depth) return problem_is("nesting deeper than the limit");
+  if (auto code = v.get_object().get(out)) return json_problem(code);
+  return true;
+}
+
+bool JsonReader::array(od::value v, size_t depth, od::array& out) {
+  od::json_type type{};
+  if (!type_of(v, type)) return false;
+  if (type != od::json_type::array) return wrong_type("an array", type);
+  if (depth > limits_.max_depth) return problem_is("nesting deeper than the limit");
+  if (auto code = v.get_array().get(out)) return json_problem(code);
+  return true;
+}
+
+bool JsonReader::text(od::value v, std::optional<std::string_view>& out) {
+  od::json_type type{};
+  if (!type_of(v, type)) return false;
+  switch (type) {
+    case od::json_type::string: {
+      if (!check_string_length(v)) return false;
+      std::string_view s;
+      if (auto code = v.get_string().get(s)) return json_problem(code);
+      out = s;
+      return true;
+    }
+    case od::json_type::null: {
+      bool is_null = false;
+      if (v.is_null().get(is_null) || !is_null) return problem_is("not a valid literal");
+      out.reset();
+      return true;
+    }
+    case od::json_type::number:
+    case od::json_type::boolean: {
+      // Kept as its JSON text (e.g. a numeric sample_id), after checking it is valid.
+      const std::string_view token = trim_json_space(v.raw_json_token());
+      if (!validate(v, 1, nullptr)) return false;
+      out = token;
+      return true;
+    }
+    default:
+      return wrong_type("a string", type);
+  }
+}
+
+bool JsonReader::string(od::value v, std::string_view& out) {
+  od::json_type type{};
+  if (!type_of(v, type)) return false;
+  if (type != od::json_type::string) return wrong_type("a string", type);
+  if (!check_string_length(v)) return false;
+  if (auto code = v.get_string().get(out)) return json_problem(code);
+  return true;
+}
+
+bool JsonReader::int64(od::value v, std::optional<int64_t>& out) {
+  od::json_type type{};
+  if (!type_of(v, type)) return false;
+  if (type == od::json_type::null) {
+    bool is_null = false;
+    if (v.is_null().get(is_null) || !is_null) return problem_is("not a valid literal");
+    out.reset();
+    return true;
+  }
+  if (type != od::json_type::number) return wrong_type("an integer", type);
+  od::number n;
+  if (auto code = v.get_number().get(n)) return json_problem(code);
+  switch (n.get_number_type()) {
+    case od::number_type::signed_integer:
+      out = n.get_int64();
+      return true;
+    case od::number_type::unsigned_integer:
+      return problem_is("integer out of range");
+    case od::number_type::floating_point_number: {
+      // 3600.0 is an integer sent by a serializer that only knows doubles.
+      const double d = n.get_double();
+      if (std::trunc(d) != d || !(std::fabs(d) < 9.2e18)) return problem_is("expected an integer, got a fraction");
+      out = static_cast<int64_t>(d);
+      return true;
+    }
+  }
+  return problem_is("expected an integer");
+}
+
+bool JsonReader::number(od::value v, std::optional<double>& out) {
+  od::json_type type{};
+  if (!type_of(v, type)) return false;
+  if (type == od::json_type::null) {
+    bool is_null = false;
+    if (v.is_null().get(is_null) || !is_null) return problem_is("not a valid literal");
+    out.reset();
+    return true;
+  }
+  if (type != od::json_type::number) return wrong_type("a number", type);
+  od::number n;
+  if (auto code = v.get_number().get(n)) return json_problem(code);
+  out = n.as_double();
+  return true;
+}
+
+bool JsonReader::boolean(od::value v, std::optional<bool>& out) {
+  od::json_type type{};
+  if (!type_of(v, type)) return false;
+  if (type == od::json_type::null) {
+    bool is_null = false;
+    if (v.is_null().get(is_null) || !is_null) return problem_is("not a valid literal");
+    out.reset();
+    return true;
+  }
+  if (type != od::json_type::boolean) return wrong_type("a boolean", type);
+  bool b = false;
+  if (v.get_bool().get(b)) return problem_is("not a valid literal");
+  out = b;
+  return true;
+}
+
+bool JsonReader::raw(od::value v, size_t depth, std::string_view& out) { return validate(v, depth, &out); }
+
+bool JsonReader::skip(od::value v, size_t depth) { return validate(v, depth, nullptr); }
+
+// Reads `v` and everything inside it. Containers are iterated (which is what makes their
+// raw_json() trustworthy afterwards: simdjson's raw_json() of an unread container only
+// counts brackets); scalars are parsed.
+bool JsonReader::validate(od::value v, size_t depth, std::string_view* raw_out) {
+  od::json_type type{};
+  if (!type_of(v, type)) return false;
+  switch (type) {
+    case od::json_type::object: {
+      od::object object;
+      if (!this->object(v, depth, object)) return false;
+      for (auto field : object) {
+        std::string_view key;
+        if (!this->key(field, key)) return false;
+        od::value child;
+        if (auto code = field.value().get(child)) return json_problem(code);
+        if (!validate(child, depth + 1, nullptr)) return false;
+      }
+      if (raw_out) {
+        // After a complete iteration raw_json() spans from '{' to the next token.
+        std::string_view raw;
+        if (auto code = object.raw_json().get(raw)) return json_problem(code);
+        *raw_out = trim_json_space(raw);
+      }
+      return true;
+    }
+    case od::json_type::array: {
+      od::array array;
+      if (!this->array(v, depth, array)) return false;
+      for (auto element : array) {
+        od::value child;
+        if (auto code = element.get(child)) return json_problem(code);
+        if (!validate(child, depth + 1, nullptr)) return false;
+      }
+      if (raw_out) {
+        std::string_view raw;
+        if (auto code = array.raw_json().get(raw)) return json_problem(code);
+        *raw_out = trim_json_space(raw);
+      }
+      return true;
+    }
+    case od::json_type::string: {
+      if (!check_string_length(v)) return false;
+      std::string_view s;
+      if (auto code = v.get_string().get(s)) return json_problem(code);
+      break;
+    }
+    case od::json_type::number: {
+      od::number n;
+      if (auto code = v.get_number().get(n)) return json_problem(code);
+      break;
+    }
+    case od::json_type::boolean: {
+      bool b = false;
+      if (v.get_bool().get(b)) return problem_is("not a valid literal");  // "tru", "falsey"
+      break;
+    }
+    case od::json_type::null: {
+      bool is_null = false;
+      if (v.is_null().get(is_null) || !is_null) return problem_is("not a valid literal");
+      break;
+    }
+  }
+  if (raw_out) *raw_out = trim_json_space(v.raw_json_token());
+  return true;
+}
+
+}  // namespace hh::events

@@ -1,0 +1,60 @@
+#include "fetcher/failure_policy.h"
+
+#include "fetcher/retry_after.h"
+
+namespace hh::fetcher {
+namespace {
+
+constexpr size_t kExcerptChars = 200;
+
+// Printable ASCII only: the excerpt ends up in a log line and a terminal table.
+std::string excerpt(std::string_view body) {
+  std::string out;
+  for (const char c : body.substr(0, kExcerptChars)) {
+    out.push_back(c >= 0x20 && c < 0x7f ? c : ' ');
+  }
+  if (body.size() > kExcerptChars) out += "...";
+  return out;
+}
+
+}  // namespace
+
+FailureVerdict judge_status(const FetchResult& response, int64_t now_s) {
+  FailureVerdict verdict;
+  const unsigned status = response.status;
+  verdict.error = "HTTP " + std::to_string(status);
+  if (!response.body.empty()) verdict.error += ": " + excerpt(response.body);
+  if (status / 100 == 3) {
+    verdict.final = true;
+    verdict.error += " (redirects are not followed; check service.base_url)";
+    return verdict;
+  }
+  if (status / 100 == 4 && status != 408 && status != 429) {
+    verdict.final = true;
+    return verdict;
+  }
+  if ((status == 429 || status == 503) && response.retry_after) {
+    verdict.retry_after_s = parse_retry_after(*response.retry_after, now_s);
+    if (verdict.retry_after_s) verdict.error += " (Retry-After: " + std::to_string(*verdict.retry_after_s) + " s)";
+  }
+  return verdict;
+}
+
+std::string_view request_outcome(const FetchResult& result) {
+  if (result.failure != FetchFailure::none) return failure_name(result.failure);
+  const unsigned status = result.status;
+  if (status / 100 == 2) return "ok";
+  if (status == 429) return "http_429";
+  if (status / 100 == 4) return "http_4xx";
+  if (status / 100 == 5) return "http_5xx";
+  return "http_other";
+}
+
+FailureVerdict judge_failure(const FetchResult& failure) {
+  FailureVerdict verdict;
+  verdict.error = std::string(failure_name(failure.failure)) + ": " + failure.error;
+  verdict.final = failure.failure == FetchFailure::certificate || failure.failure == FetchFailure::too_large;
+  return verdict;
+}
+
+}  // namespace hh::fetcher

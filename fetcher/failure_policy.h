@@ -1,0 +1,35 @@
+#pragma once
+// Which failed fetches are worth retrying (spec §5, reference notes §3):
+//   2xx                      success
+//   408, 429, 5xx            retried with backoff; 429 and 503 honour Retry-After
+//   other 4xx                final (401 bad key, 404 unknown workout, 422 ...): dead at once
+//   3xx                      final: redirects are never followed (the API key must not
+//                            travel to another host); the base URL needs fixing
+//   certificate rejected     final: retrying cannot fix a wrong CA or host name
+//   body over the limit      final: the same request returns the same size
+//   anything else            retried (timeouts, resets, truncation, malformed JSON, gzip errors)
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "fetcher/https_client.h"
+
+namespace hh::fetcher {
+
+struct FailureVerdict {
+  bool final = false;
+  std::optional<int64_t> retry_after_s;  // only for 429/503 with a readable Retry-After
+  std::string error;                     // for jobs.last_error and the log
+};
+
+// A response with a non-2xx status. `body_excerpt` is shown (sanitised, shortened).
+FailureVerdict judge_status(const FetchResult& response, int64_t now_s);
+// A fetch that produced no response.
+FailureVerdict judge_failure(const FetchResult& failure);
+
+// The label a request is counted under in metrics (metrics/fetch_metrics.h):
+// "ok" (2xx), "http_429", "http_4xx", "http_5xx", "http_other", or failure_name().
+std::string_view request_outcome(const FetchResult& result);
+
+}  // namespace hh::fetcher

@@ -1,0 +1,181 @@
+#include "fetcher/job_runner.h"
+
+#include "common/log.h"
+#include "fetcher/failure_policy.h"
+#include "fetcher/fetch_plan.h"
+#include "fetcher/json_scan.h"
+
+namespace hh::fetcher {
+namespace {
+
+namespace net = boost::asio;
+
+void log_outcome(const store::ClaimedJob& job, const JobOutcome& outcome) {
+  const bool bad = outcome.kind == JobOutcome::Kind::dead || outcome.kind == JobOutcome::Kind::stuck;
+  const log::Level level = bad ? log::Level::error
+                               : outcome.kind == JobOutcome::Kind::retry ? log::Level::warn : log::Level::info;
+  log::Line line(level, "job_" + std::string(outcome_name(outcome.kind)));
+  line.num("job_id", job.job_id).str("kind", job.kind).str("job_key", job.job_key);
+  line.num("pages", outcome.pages).num("bytes", static_cast<int64_t>(outcome.body_bytes));
+  line.num("attempts", outcome.attempts);
+  if (outcome.kind == JobOutcome::Kind::retry) line.num("next_attempt_at", outcome.next_attempt_at_ms);
+  if (!outcome.error.empty()) line.str("error", outcome.error);
+}
+
+}  // namespace
+
+std::string_view outcome_name(JobOutcome::Kind kind) {
+  switch (kind) {
+    case JobOutcome::Kind::done: return "done";
+    case JobOutcome::Kind::retry: return "retry";
+    case JobOutcome::Kind::dead: return "dead";
+    case JobOutcome::Kind::superseded: return "superseded";
+    case JobOutcome::Kind::stopped: return "stopped";
+    case JobOutcome::Kind::stuck: return "stuck";
+  }
+  return "unknown";
+}
+
+JobRunner::JobRunner(HttpsClient& client, WriterLink& writer, RunnerOptions options, const std::atomic<bool>& stopping)
+    : client_(client), writer_(writer), options_(std::move(options)), stopping_(stopping),
+      random_(std::random_device{}()) {}
+
+// Coding rule for this file: a co_await expression holds no class-type temporaries; calls
+// are made first (`auto op = f(…)`) and then awaited, because g++ 12 destroys such
+// temporaries twice (GCC PR 100611).
+
+net::awaitable<JobOutcome> JobRunner::fail_job(store::ClaimedJob& job, JobOutcome outcome, bool final,
+                                               std::optional<int64_t> retry_after_s, std::string error) {
+  const int64_t now = options_.now_ms();
+  const store::RetryDecision decision =
+      store::decide_retry(options_.retry, job.attempts, final, retry_after_s, now, random_());
+  auto operation = writer_.record_failure(job, decision, error, now);
+  auto recorded = co_await std::move(operation);
+  outcome.error = std::move(error);
+  outcome.attempts = decision.attempts;
+  if (!recorded) {
+    outcome.kind = JobOutcome::Kind::stuck;
+    outcome.error += "; recording the failure failed: " + recorded.error();
+  } else if (!*recorded) {
+    outcome.kind = JobOutcome::Kind::superseded;
+  } else {
+    outcome.kind = decision.dead ? JobOutcome::Kind::dead : JobOutcome::Kind::retry;
+    outcome.next_attempt_at_ms = decision.next_attempt_at_ms;
+  }
+  log_outcome(job, outcome);
+  co_return outcome;
+}
+
+net::awaitable<JobOutcome> JobRunner::release(store::ClaimedJob& job, JobOutcome outcome) {
+  auto operation = writer_.release(job, options_.now_ms());
+  auto released = co_await std::move(operation);
+  outcome.kind = released ? JobOutcome::Kind::stopped : JobOutcome::Kind::stuck;
+  if (!released) outcome.error = "releasing the job failed: " + released.error();
+  outcome.attempts = job.attempts;
+  log_outcome(job, outcome);
+  co_return outcome;
+}
+
+// g++ 12 reports Asio's coroutine-frame allocator (aligned_alloc, freed by the frame's
+// own operator delete, boost/asio/detail/memory.hpp) as a mismatch once it inlines the
+// ramp of this large coroutine: a false positive, silenced for this function only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
+  JobOutcome outcome;
+  outcome.job_id = job.job_id;
+  // What ends this run unless a page completes the job.
+  bool stop = false;
+  bool final = false;
+  std::optional<int64_t> retry_after_s;
+  std::string error;
+  for (;;) {
+    if (stopping_.load()) {
+      stop = true;
+      break;
+    }
+    auto plan = plan_next_page(job, client_.base());
+    if (!plan) {
+      final = true;
+      error = plan.error();
+      break;
+    }
+
+    const auto started = std::chrono::steady_clock::now();
+    auto get = client_.get(plan->target);
+    FetchResult response = co_await std::move(get);
+    if (options_.observe_request) {
+      options_.observe_request(request_outcome(response),
+                               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    }
+    if (response.failure == FetchFailure::cancelled) {
+      stop = true;
+      break;
+    }
+    if (response.failure != FetchFailure::none) {
+      FailureVerdict verdict = judge_failure(response);
+      final = verdict.final;
+      error = std::move(verdict.error) + " (" + plan->url + ")";
+      break;
+    }
+    if (response.status / 100 != 2) {
+      FailureVerdict verdict = judge_status(response, options_.now_ms() / 1000);
+      final = verdict.final;
+      retry_after_s = verdict.retry_after_s;
+      error = std::move(verdict.error) + " (" + plan->url + ")";
+      break;
+    }
+    if (auto valid = check_json(response.body); !valid) {
+      error = valid.error() + " (" + plan->url + ")";
+      break;
+    }
+    auto progress = progress_after(job, *plan, response.body);
+    if (!progress) {
+      error = progress.error() + " (" + plan->url + ")";
+      break;
+    }
+
+    const uint64_t body_bytes = response.body.size();
+    auto page = std::make_shared<store::NewDelivery>();
+    page->message_id = std::move(plan->message_id);
+    page->origin = store::Origin::fetch;
+    page->received_at_ms = options_.now_ms();
+    page->event_type = std::move(plan->event_type);
+    page->headers_json = std::move(plan->context_json);
+    page->body = std::move(response.body);  // the only copy of the body; freed once stored
+    const std::shared_ptr<const store::NewDelivery> stored_page = std::move(page);
+    auto store = writer_.store_page(job, stored_page, *progress, options_.now_ms());
+    auto stored = co_await std::move(store);
+    if (!stored) {
+      // The database refused (disk full, locked): the fetch was fine; retry it later.
+      error = "storing the page: " + stored.error();
+      break;
+    }
+    if (stored->superseded) {
+      outcome.kind = JobOutcome::Kind::superseded;
+      log_outcome(job, outcome);
+      co_return outcome;
+    }
+    ++outcome.pages;
+    outcome.body_bytes += body_bytes;
+    job.page = progress->page;
+    job.cursor = progress->cursor;
+    job.next_start_ms = progress->next_start_ms;
+    job.attempts = 0;
+    if (progress->complete) {
+      outcome.kind = JobOutcome::Kind::done;
+      outcome.attempts = 0;
+      log_outcome(job, outcome);
+      co_return outcome;
+    }
+  }
+  if (stop) {
+    auto operation = release(job, outcome);
+    co_return co_await std::move(operation);
+  }
+  auto operation = fail_job(job, outcome, final, retry_after_s, error);
+  co_return co_await std::move(operation);
+}
+#pragma GCC diagnostic pop
+
+}  // namespace hh::fetcher

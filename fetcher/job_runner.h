@@ -1,0 +1,67 @@
+#pragma once
+// Runs one claimed job to an outcome: fetch its next page, check it, store it with the
+// job's progress (one transaction), repeat until the job is done, fails, or the fetcher
+// stops. Logs one JSON line per outcome (never the API key).
+//
+// Outcomes:
+//   done        every page stored; the job is `done`
+//   retry       a page failed; the job is `queued` again with backoff (or Retry-After)
+//   dead        final failure or attempts used up; the job is `dead` with last_error
+//   superseded  re-triggered while running: left to the new trigger, nothing written
+//   stopped     the fetcher is stopping: the job went back to `queued`, no attempt counted
+//   stuck       the writer could not record the outcome; the job stays `running` and is
+//               re-queued at the next start
+#include <atomic>
+#include <boost/asio/awaitable.hpp>
+#include <functional>
+#include <random>
+#include <string>
+
+#include "fetcher/https_client.h"
+#include "fetcher/writer_link.h"
+#include "store/jobs/retry_policy.h"
+
+namespace hh::fetcher {
+
+struct JobOutcome {
+  enum class Kind { done, retry, dead, superseded, stopped, stuck };
+  Kind kind = Kind::done;
+  int64_t job_id = 0;
+  int64_t pages = 0;             // pages stored in this run
+  uint64_t body_bytes = 0;       // decoded bytes stored in this run
+  int64_t attempts = 0;          // the job's failed attempts after this run
+  int64_t next_attempt_at_ms = 0;  // retry
+  std::string error;             // retry, dead, stuck
+};
+std::string_view outcome_name(JobOutcome::Kind kind);
+
+// Called once per GET with its outcome label (failure_policy.h request_outcome) and its
+// duration from connect to the last body byte; runs on the fetcher's io thread.
+using RequestObserver = std::function<void(std::string_view outcome, double seconds)>;
+
+struct RunnerOptions {
+  store::RetryPolicy retry;
+  std::function<int64_t()> now_ms;  // Unix ms; tests pass a fake clock
+  RequestObserver observe_request;  // may be empty
+};
+
+class JobRunner {
+ public:
+  // `client` and `writer` must outlive the runner; `stopping` is read between pages.
+  JobRunner(HttpsClient& client, WriterLink& writer, RunnerOptions options, const std::atomic<bool>& stopping);
+
+  boost::asio::awaitable<JobOutcome> run(store::ClaimedJob job);
+
+ private:
+  boost::asio::awaitable<JobOutcome> fail_job(store::ClaimedJob& job, JobOutcome outcome, bool final,
+                                              std::optional<int64_t> retry_after_s, std::string error);
+  boost::asio::awaitable<JobOutcome> release(store::ClaimedJob& job, JobOutcome outcome);
+
+  HttpsClient& client_;
+  WriterLink& writer_;
+  RunnerOptions options_;
+  const std::atomic<bool>& stopping_;
+  std::mt19937_64 random_;
+};
+
+}  // namespace hh::fetcher

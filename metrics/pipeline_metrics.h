@@ -1,0 +1,31 @@
+#pragma once
+// /metrics collectors for the stages `serve` runs after the inbox: the processor and the
+// follow-up fetcher (their counters live in those libraries; this is where they meet the
+// metrics endpoint, so receiver/http needs to know neither). Families written:
+//
+//   processor_metrics:  healthhook_processed_deliveries_total{status="processed|invalid|ignored|unknown"}
+//                       healthhook_processor_rows_applied_total, healthhook_processor_samples_applied_total
+//                       healthhook_processor_jobs_queued_total
+//                       healthhook_processor_steps_total{result="ok|failed"}
+//                       healthhook_processor_last_step_seconds
+//   fetcher_metrics:    healthhook_fetch_requests_total{outcome=…}, healthhook_fetch_request_seconds
+//                       (metrics/fetch_metrics.h), healthhook_fetch_jobs_total{result="done|retried|dead"},
+//                       healthhook_fetch_pages_stored_total, healthhook_fetch_bytes_stored_total
+//   checkpointer_metrics: healthhook_wal_checkpoints_total, healthhook_wal_database_syncs_total,
+//                       healthhook_wal_checkpoints_stopped (1 after a failed sync of the database
+//                       file: the WAL grows until a restart, processor/wal_checkpointer.h)
+//
+// What is referenced must outlive the collector (the metrics endpoint's router).
+#include "processor/processor.h"
+#include "processor/wal_checkpointer.h"
+#include "fetcher/fetcher.h"
+#include "metrics/fetch_metrics.h"
+#include "metrics/metrics_endpoint.h"
+
+namespace hh::metrics {
+
+metrics::MetricsEndpoint::Collector processor_metrics(const processor::Processor& processor);
+metrics::MetricsEndpoint::Collector fetcher_metrics(const fetcher::Fetcher& fetcher, const metrics::FetchMetrics& requests);
+metrics::MetricsEndpoint::Collector checkpointer_metrics(const processor::WalCheckpointer& checkpointer);
+
+}  // namespace hh::metrics
