@@ -1,6 +1,6 @@
 #include "api/reader_pool.h"
 
-#include "store/database.h"
+#include "store/sqlite/database.h"
 
 namespace hh::api {
 

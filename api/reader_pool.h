@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "common/result.h"
-#include "store/queries/change_query.h"
-#include "store/queries/delivery_query.h"
-#include "store/queries/record_queries.h"
-#include "store/queries/sample_query.h"
-#include "store/queries/stream_query.h"
-#include "store/queries/summary_query.h"
-#include "store/queries/user_orders_query.h"
+#include "store/sqlite/queries/change_query.h"
+#include "store/sqlite/queries/delivery_query.h"
+#include "store/sqlite/queries/record_queries.h"
+#include "store/sqlite/queries/sample_query.h"
+#include "store/sqlite/queries/stream_query.h"
+#include "store/sqlite/queries/summary_query.h"
+#include "store/sqlite/queries/user_orders_query.h"
 #include "store/sqlite/connection.h"
 
 namespace hh::api {

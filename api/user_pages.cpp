@@ -3,7 +3,7 @@
 #include "common/json_writer.h"
 #include "api/api_pages.h"
 #include "api/page_support.h"
-#include "store/queries/row_format.h"
+#include "store/sqlite/queries/row_format.h"
 
 namespace hh::api {
 namespace {

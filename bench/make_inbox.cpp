@@ -19,8 +19,8 @@
 #include "bench/loadgen/bodies.h"
 #include "common/base64.h"
 #include "receiver/signature/webhook_signature.h"
-#include "store/database.h"
-#include "store/sqlite_inbox.h"
+#include "store/sqlite/database.h"
+#include "store/sqlite/sqlite_inbox.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"make_inbox: a heartrate inbox for measuring `healthhook rebuild`"};

@@ -13,7 +13,7 @@
 #include "common/progress.h"
 #include "common/timestamp.h"
 #include "replay/capture_export.h"
-#include "store/database.h"
+#include "store/sqlite/database.h"
 
 namespace hh::cli {
 namespace {

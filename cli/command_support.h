@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "config/load_settings.h"
-#include "store/database.h"
+#include "store/sqlite/database.h"
 
 namespace hh::cli {
 

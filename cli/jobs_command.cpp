@@ -17,7 +17,7 @@
 #include "common/json_writer.h"
 #include "common/timestamp.h"
 #include "fetcher/json_scan.h"
-#include "store/jobs/job_admin.h"
+#include "store/sqlite/jobs/job_admin.h"
 
 namespace hh::cli {
 namespace {

@@ -1,5 +1,5 @@
 // healthhook query <table>: the derived tables and the inbox as CSV or JSON Lines (field
-// names and formats: store/queries/row_format.h), filtered.
+// names and formats: store/sqlite/queries/row_format.h), filtered.
 //
 //   samples, summaries [--with identity], streams       timeseries, summaries, stream points
 //   connections, devices, users, providers              who the users are and what they use
@@ -18,8 +18,8 @@
 #include "cli/commands.h"
 #include "common/timestamp.h"
 #include "replay/output_file.h"
-#include "store/database.h"
-#include "store/queries/row_format.h"
+#include "store/sqlite/database.h"
+#include "store/sqlite/queries/row_format.h"
 
 namespace hh::cli {
 namespace {
@@ -51,7 +51,7 @@ Result<uint64_t> write_rows(Query& query, store::OutputFormat format, replay::Ou
   return count;
 }
 
-// A table with one row per key (store/queries/record_queries.h).
+// A table with one row per key (store/sqlite/queries/record_queries.h).
 template <typename Row>
 Result<uint64_t> write_records(sqlite::Connection& db, const store::RecordFilter& filter, store::OutputFormat format,
                                replay::OutputFile& out) {

@@ -19,7 +19,7 @@
 #include "cli/commands.h"
 #include "common/progress.h"
 #include "processor/processor.h"
-#include "store/database.h"
+#include "store/sqlite/database.h"
 
 namespace hh::cli {
 namespace {

@@ -23,7 +23,7 @@
 #include "config/secrets.h"
 #include "replay/offline_replay.h"
 #include "replay/resend.h"
-#include "store/database.h"
+#include "store/sqlite/database.h"
 
 namespace hh::cli {
 namespace {

@@ -31,13 +31,13 @@
 #include "receiver/http/server_tls.h"
 #include "metrics/store_metrics.h"
 #include "receiver/http/webhook_endpoint.h"
-#include "store/database.h"
+#include "store/sqlite/database.h"
 #include "store/inbox_writer.h"
-#include "store/sqlite_inbox.h"
+#include "store/sqlite/sqlite_inbox.h"
 #include "processor/processor.h"
-#include "processor/wal_checkpointer.h"
+#include "store/sqlite/wal_checkpointer.h"
 #include "fetcher/fetcher.h"
-#include "store/jobs/job_store.h"
+#include "store/sqlite/jobs/job_store.h"
 
 namespace hh::cli {
 namespace {
@@ -205,7 +205,7 @@ int run_serve(const ServeFlags& flags) {
     commit_metrics.observe(batch, seconds, ok);
   });
   // synchronous = "full": each batch's acks wait for an fdatasync of the WAL on a thread
-  // of its own (store/wal_sync.h) rather than inside COMMIT, so the writer applies the
+  // of its own (store/sqlite/wal_sync.h) rather than inside COMMIT, so the writer applies the
   // batch and commits the next one meanwhile. The write connection itself then commits
   // without a sync (NORMAL), before the processor reads its level (its steps relax only
   // from FULL). Without the sync thread (the WAL file cannot be opened), COMMIT syncs.
@@ -263,7 +263,7 @@ int run_serve(const ServeFlags& flags) {
   // The threshold is SQLite's own (1,000 pages): a short WAL keeps reads of the read API
   // fast (docs/decisions/002-checkpointer-thread.md).
   // The writer finishes each checkpoint between its batches (so the WAL rewinds).
-  auto checkpointer = processor::WalCheckpointer::start(*db, settings->database, 1000);
+  auto checkpointer = store::WalCheckpointer::start(*db, settings->database, 1000);
   if (checkpointer) {
     writer.add_background(checkpointer->get());
   } else {

@@ -13,7 +13,7 @@
 #include "common/log.h"
 #include "common/thread_name.h"
 #include "fetcher/providers_sync.h"
-#include "store/database.h"
+#include "store/sqlite/database.h"
 
 namespace hh::fetcher {
 namespace {

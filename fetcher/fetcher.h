@@ -23,8 +23,8 @@
 #include "config/settings.h"
 #include "fetcher/job_runner.h"
 #include "store/inbox_writer.h"
-#include "store/jobs/job_store.h"
-#include "store/sqlite_inbox.h"
+#include "store/sqlite/jobs/job_store.h"
+#include "store/sqlite/sqlite_inbox.h"
 
 namespace hh::fetcher {
 

@@ -17,8 +17,8 @@
 
 #include "common/result.h"
 #include "store/inbox_writer.h"
-#include "store/jobs/job_store.h"
-#include "store/sqlite_inbox.h"
+#include "store/sqlite/jobs/job_store.h"
+#include "store/sqlite/sqlite_inbox.h"
 
 namespace hh::fetcher {
 

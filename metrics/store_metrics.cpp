@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "common/log.h"
-#include "store/database.h"
+#include "store/sqlite/database.h"
 
 namespace hh::metrics {
 namespace {
@@ -15,7 +15,7 @@ namespace {
 // are blocked only in rare recovery cases).
 constexpr std::string_view kReadPragmas = "PRAGMA busy_timeout = 250;";
 
-// Follow-up job states of store/migrations/003-jobs.sql, written even when zero so that
+// Follow-up job states of store/sqlite/migrations/003-jobs.sql, written even when zero so that
 // alerts on e.g. state="dead" have a series to look at.
 constexpr std::string_view kJobStates[] = {"queued", "running", "done", "dead"};
 

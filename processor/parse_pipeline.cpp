@@ -5,7 +5,7 @@
 
 #include "common/thread_name.h"
 #include "processor/inline_source.h"
-#include "store/database.h"
+#include "store/sqlite/database.h"
 
 namespace hh::processor {
 

@@ -7,9 +7,9 @@
 #include "processor/inline_source.h"
 #include "processor/parse_pipeline.h"
 #include "processor/processing_lock.h"
-#include "processor/wal_checkpointer.h"
+#include "store/sqlite/wal_checkpointer.h"
 #include "events/delivery_parser.h"
-#include "store/derived/derived_writer.h"
+#include "store/sqlite/derived/derived_writer.h"
 
 namespace hh::processor {
 namespace {
@@ -18,7 +18,7 @@ constexpr auto kFirstRetryDelay = std::chrono::milliseconds(250);
 constexpr auto kMaxRetryDelay = std::chrono::seconds(30);
 constexpr int64_t kBackgroundHelpersMinBacklog = 256;  // deliveries
 // A catch-up checkpoints every 16,000 pages of WAL rather than every 1,000 as `serve` does
-// (128 against 8 MiB with the 8 KiB pages of a new database, store/database.cpp): the
+// (128 against 8 MiB with the 8 KiB pages of a new database, store/sqlite/database.cpp): the
 // pages it rewrites most (the newest leaf of each series, the change feed's last page) are
 // copied once per checkpoint. Heartrate replay of 10,000 x 180 samples: 367,000 samples/s
 // at 1,000 pages, 383,000 at 16,000, 410,000 never checkpointing until the end (a WAL as
@@ -55,7 +55,7 @@ Result<std::unique_ptr<Processor>> Processor::create(sqlite::Connection& write_d
   if (!cursor) return fail(cursor.error());
   auto applied = cursor->applied_seq();
   if (!applied) return fail(applied.error());
-  auto durability = StepDurability::create(write_db);
+  auto durability = store::StepDurability::create(write_db);
   if (!durability) return fail(durability.error());
   auto writer = store::DerivedWriter::create(write_db);
   if (!writer) return fail(writer.error());
@@ -72,7 +72,7 @@ Result<std::unique_ptr<Processor>> Processor::create(sqlite::Connection& write_d
 
 Processor::Processor(sqlite::Connection& db, ProcessorOptions options, std::unique_ptr<ProcessingLock> lock,
                      std::unique_ptr<InboxCursor> cursor, std::unique_ptr<store::DerivedWriter> writer,
-                     StepDurability live_durability)
+                     store::StepDurability live_durability)
     : db_(db),
       options_(options),
       lock_(std::move(lock)),
@@ -130,9 +130,9 @@ Result<void> Processor::run_until_caught_up(const std::function<void(int64_t, in
   // slower, not wrong, so a failure to start one is logged and the work goes on without
   // it. A short backlog (replay calls this after every batch) is not worth two threads.
   std::string path = last_seq - applied_seq_ >= kBackgroundHelpersMinBacklog ? database_path(db_) : std::string();
-  std::unique_ptr<WalCheckpointer> checkpointer;
+  std::unique_ptr<store::WalCheckpointer> checkpointer;
   if (!path.empty()) {
-    auto started = WalCheckpointer::start(db_, path, kCatchUpCheckpointFrames);
+    auto started = store::WalCheckpointer::start(db_, path, kCatchUpCheckpointFrames);
     if (started) {
       checkpointer = std::move(*started);
     } else {

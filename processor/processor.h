@@ -40,7 +40,7 @@
 
 #include "common/result.h"
 #include "processor/parsed_delivery.h"
-#include "processor/step_durability.h"
+#include "store/sqlite/step_durability.h"
 #include "store/inbox_writer.h"
 #include "store/sqlite/connection.h"
 
@@ -155,7 +155,7 @@ class Processor : public store::BackgroundWork {
 
   Processor(sqlite::Connection& db, ProcessorOptions options, std::unique_ptr<ProcessingLock> lock,
             std::unique_ptr<InboxCursor> cursor, std::unique_ptr<store::DerivedWriter> writer,
-            StepDurability live_durability);
+            store::StepDurability live_durability);
   // A live step (run_once) with live_durability_ relaxed around it, applying the rows up
   // to `last_seq` (at most the newest row).
   Result<StepOutcome> relaxed_step(int64_t last_seq);
@@ -190,7 +190,7 @@ class Processor : public store::BackgroundWork {
   std::unique_ptr<InboxCursor> cursor_;
   std::unique_ptr<store::DerivedWriter> writer_;
   std::unique_ptr<events::DeliveryParser> parser_;
-  StepDurability live_durability_;            // run_once() steps commit without a sync of their own
+  store::StepDurability live_durability_;            // run_once() steps commit without a sync of their own
   int64_t applied_seq_ = 0;                   // as of the last committed step
   std::vector<Outcome> outcomes_;             // reused per step
   std::vector<OutcomeUpdate> outcome_updates_;  // the changed ones, viewing outcomes_; reused

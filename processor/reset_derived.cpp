@@ -1,6 +1,6 @@
 // reset_derived (processor.h): the first half of `rebuild`.
 #include "processor/processor.h"
-#include "store/derived/derived_tables.h"
+#include "store/sqlite/derived/derived_tables.h"
 
 namespace hh::processor {
 

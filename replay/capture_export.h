@@ -12,7 +12,7 @@
 #include "common/progress.h"
 #include "common/result.h"
 #include "replay/output_file.h"
-#include "store/queries/delivery_query.h"
+#include "store/sqlite/queries/delivery_query.h"
 #include "store/sqlite/connection.h"
 
 namespace hh::replay {

@@ -8,7 +8,7 @@
 
 #include "processor/processor.h"
 #include "events/envelope_peek.h"
-#include "store/sqlite_inbox.h"
+#include "store/sqlite/sqlite_inbox.h"
 
 namespace hh::replay {
 namespace {

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "store/inbox.h"
-#include "store/wal_sync.h"
+#include "store/sqlite/wal_sync.h"
 
 namespace hh::store {
 

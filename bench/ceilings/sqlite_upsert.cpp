@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "store/database.h"
+#include "store/sqlite/database.h"
 
 int main(int argc, char** argv) {
   if (argc < 2) {

@@ -27,10 +27,10 @@
 #include "common/json_writer.h"
 #include "processor/processor.h"
 #include "fetcher/fetcher.h"
-#include "store/database.h"
+#include "store/sqlite/database.h"
 #include "store/inbox_writer.h"
-#include "store/jobs/job_store.h"
-#include "store/sqlite_inbox.h"
+#include "store/sqlite/jobs/job_store.h"
+#include "store/sqlite/sqlite_inbox.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <array>
 #include <filesystem>
 
-#include "store/derived/derived_writer.h"
+#include "store/sqlite/derived/derived_writer.h"
 #include "tests/derived/store_dump.h"
 #include "tests/support/temp_dir.h"
 

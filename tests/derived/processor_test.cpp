@@ -11,8 +11,8 @@
 
 #include "processor/parse_pipeline.h"
 #include "processor/processor.h"
-#include "store/derived/derived_tables.h"
-#include "store/sqlite_inbox.h"
+#include "store/sqlite/derived/derived_tables.h"
+#include "store/sqlite/sqlite_inbox.h"
 #include "tests/derived/corpus.h"
 #include "tests/derived/store_dump.h"
 #include "tests/support/open_files.h"

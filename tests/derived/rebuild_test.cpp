@@ -11,11 +11,11 @@
 #include <thread>
 
 #include "processor/processor.h"
-#include "store/database.h"
-#include "store/derived/derived_tables.h"
-#include "store/migrations.h"
+#include "store/sqlite/database.h"
+#include "store/sqlite/derived/derived_tables.h"
+#include "store/sqlite/migrations.h"
 #include "store/inbox_writer.h"
-#include "store/sqlite_inbox.h"
+#include "store/sqlite/sqlite_inbox.h"
 #include "tests/derived/corpus.h"
 #include "tests/derived/store_dump.h"
 #include "tests/support/server_process.h"

@@ -4,8 +4,8 @@
 
 #include <thread>
 
-#include "store/database.h"
-#include "store/sqlite_inbox.h"
+#include "store/sqlite/database.h"
+#include "store/sqlite/sqlite_inbox.h"
 #include "tests/derived/corpus.h"
 #include "tests/derived/store_dump.h"
 #include "tests/support/http_client.h"

@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "store/database.h"
-#include "store/derived/derived_tables.h"
+#include "store/sqlite/database.h"
+#include "store/sqlite/derived/derived_tables.h"
 
 namespace hh::test {
 namespace {

@@ -1,5 +1,5 @@
-// Checkpoints off the writer's thread (processor/wal_checkpointer.h) and live steps that
-// commit without a sync of their own (processor/step_durability.h).
+// Checkpoints off the writer's thread (store/sqlite/wal_checkpointer.h) and live steps that
+// commit without a sync of their own (store/sqlite/step_durability.h).
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "processor/processor.h"
-#include "processor/wal_checkpointer.h"
-#include "store/sqlite_inbox.h"
+#include "store/sqlite/wal_checkpointer.h"
+#include "store/sqlite/sqlite_inbox.h"
 #include "tests/derived/corpus.h"
 #include "tests/derived/store_dump.h"
 #include "tests/support/temp_dir.h"
@@ -25,7 +25,7 @@ namespace {
 // pause between them of a busy writer thread waiting for its next batch, in which it
 // lets the checkpointer finish; returns the largest size the WAL file had.
 uintmax_t write_steadily(sqlite::Connection& db, const std::string& wal_path, int transactions,
-                         processor::WalCheckpointer& checkpointer) {
+                         store::WalCheckpointer& checkpointer) {
   BOOST_REQUIRE(db.exec("CREATE TABLE load (id INTEGER PRIMARY KEY, body BLOB)"));
   auto insert = db.prepare("INSERT INTO load (body) VALUES (zeroblob(8192))");
   BOOST_REQUIRE_MESSAGE(insert, insert.error());
@@ -50,7 +50,7 @@ BOOST_AUTO_TEST_CASE(the_wal_is_copied_and_rewound_while_a_writer_commits_steadi
   auto db = test::open_store(path);
   BOOST_REQUIRE(db.exec("PRAGMA synchronous = OFF"));  // the test's speed; syncs do not matter here
   constexpr int kCheckpointFrames = 1000;
-  auto checkpointer = processor::WalCheckpointer::start(db, path, kCheckpointFrames);
+  auto checkpointer = store::WalCheckpointer::start(db, path, kCheckpointFrames);
   BOOST_REQUIRE_MESSAGE(checkpointer, checkpointer.error());
   // 6,000 x 8 KiB = 48 MiB of rows. Without restarts the WAL holds all of it (a passive
   // checkpoint never rewinds it); with none at all the database file stays empty.
@@ -79,7 +79,7 @@ BOOST_AUTO_TEST_CASE(the_thread_syncs_the_database_file_after_its_copies) {
   std::atomic<int> syncs_through_the_writer{0};
   std::atomic<int> syncs{0};
   const auto test_thread = std::this_thread::get_id();
-  auto checkpointer = processor::WalCheckpointer::start(db, path, 1000, [&](sqlite::Connection& own) {
+  auto checkpointer = store::WalCheckpointer::start(db, path, 1000, [&](sqlite::Connection& own) {
     ++syncs;
     if (std::this_thread::get_id() == test_thread) ++syncs_on_this_thread;
     if (own.get() == db.get()) ++syncs_through_the_writer;
@@ -104,7 +104,7 @@ BOOST_AUTO_TEST_CASE(a_failed_database_sync_stops_checkpoints_and_a_restart_copi
   {
     auto db = test::open_store(path);
     BOOST_REQUIRE(db.exec("PRAGMA synchronous = OFF"));
-    auto checkpointer = processor::WalCheckpointer::start(
+    auto checkpointer = store::WalCheckpointer::start(
         db, path, 1000, [](sqlite::Connection&) { return std::string("sync of the database file: I/O error"); });
     BOOST_REQUIRE_MESSAGE(checkpointer, checkpointer.error());
     largest_wal = write_steadily(db, path + "-wal", 6000, **checkpointer);

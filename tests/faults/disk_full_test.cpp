@@ -17,7 +17,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "store/database.h"
+#include "store/sqlite/database.h"
 #include "tests/faults/small_disk.h"
 #include "tests/faults/store_probe.h"
 #include "tests/support/http_client.h"

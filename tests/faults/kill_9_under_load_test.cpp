@@ -22,7 +22,7 @@
 #include <set>
 #include <thread>
 
-#include "store/database.h"
+#include "store/sqlite/database.h"
 #include "tests/derived/corpus.h"
 #include "tests/derived/store_dump.h"
 #include "tests/faults/store_probe.h"

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "store/database.h"
+#include "store/sqlite/database.h"
 
 namespace hh::test {
 

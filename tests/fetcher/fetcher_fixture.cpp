@@ -5,7 +5,7 @@
 
 #include "common/json_writer.h"
 #include "common/timestamp.h"
-#include "store/database.h"
+#include "store/sqlite/database.h"
 
 namespace hh::test {
 namespace {
@@ -16,7 +16,7 @@ T must(Result<T> result, const char* what) {
   return std::move(result.value());
 }
 
-// The processor's upsert (store/derived/follow_up_jobs.cpp), so tests queue jobs exactly
+// The processor's upsert (store/sqlite/derived/follow_up_jobs.cpp), so tests queue jobs exactly
 // as production does.
 constexpr std::string_view kQueueJob =
     "INSERT INTO jobs (kind, job_key, state, attempts, next_attempt_at, trigger_seq, payload, created_at, updated_at) "

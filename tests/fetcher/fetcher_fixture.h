@@ -1,7 +1,7 @@
 #pragma once
 // What the fetcher tests share: a fresh database with the writer thread running (the
 // fetcher writes only through it), a fake clock, jobs queued the way the processor
-// queues them (store/derived/follow_up_jobs.cpp), and readers for jobs and fetched rows.
+// queues them (store/sqlite/derived/follow_up_jobs.cpp), and readers for jobs and fetched rows.
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -13,9 +13,9 @@
 #include "config/settings.h"
 #include "fetcher/fetcher.h"
 #include "store/inbox_writer.h"
-#include "store/jobs/job_admin.h"
-#include "store/jobs/job_store.h"
-#include "store/sqlite_inbox.h"
+#include "store/sqlite/jobs/job_admin.h"
+#include "store/sqlite/jobs/job_store.h"
+#include "store/sqlite/sqlite_inbox.h"
 #include "tests/fake_service/fake_service.h"
 #include "tests/support/temp_dir.h"
 

@@ -1,10 +1,10 @@
-// The jobs table as a queue (store/jobs/job_store.h, job_admin.h) on a real database
+// The jobs table as a queue (store/sqlite/jobs/job_store.h, job_admin.h) on a real database
 // file: claiming, conditional updates, crash recovery, and the admin operations.
 #include <boost/test/unit_test.hpp>
 
-#include "store/database.h"
-#include "store/jobs/job_admin.h"
-#include "store/jobs/job_store.h"
+#include "store/sqlite/database.h"
+#include "store/sqlite/jobs/job_admin.h"
+#include "store/sqlite/jobs/job_store.h"
 #include "tests/support/temp_dir.h"
 
 using namespace hh;
@@ -22,7 +22,7 @@ struct Db {
   sqlite::Connection db = must(store::open_for_writing(dir.file("jobs.db"), {}));
   store::JobStore jobs = must(store::JobStore::create(db));
 
-  // As store/derived/follow_up_jobs.cpp queues a job.
+  // As store/sqlite/derived/follow_up_jobs.cpp queues a job.
   int64_t queue(std::string_view kind, std::string_view key, int64_t due, int64_t trigger, std::string_view payload) {
     auto stmt = must(db.prepare(
         "INSERT INTO jobs (kind, job_key, state, attempts, next_attempt_at, trigger_seq, payload, created_at, "

@@ -2,8 +2,8 @@
 // --all-dead, the exit codes, and re-queueing while `serve` holds the database.
 #include <boost/test/unit_test.hpp>
 
-#include "store/database.h"
-#include "store/jobs/job_admin.h"
+#include "store/sqlite/database.h"
+#include "store/sqlite/jobs/job_admin.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 

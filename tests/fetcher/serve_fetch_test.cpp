@@ -10,8 +10,8 @@
 #include <sstream>
 #include <thread>
 
-#include "store/database.h"
-#include "store/jobs/job_admin.h"
+#include "store/sqlite/database.h"
+#include "store/sqlite/jobs/job_admin.h"
 #include "tests/fake_service/fake_bodies.h"
 #include "tests/fake_service/fake_service.h"
 #include "tests/support/http_client.h"

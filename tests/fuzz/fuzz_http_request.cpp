@@ -9,9 +9,9 @@
 #include <cstdio>
 #include <string_view>
 
-#include "store/database.h"
+#include "store/sqlite/database.h"
 #include "store/inbox_writer.h"
-#include "store/sqlite_inbox.h"
+#include "store/sqlite/sqlite_inbox.h"
 #include "tests/support/ingest_stack.h"
 
 namespace net = boost::asio;

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <thread>
 
-#include "store/database.h"
+#include "store/sqlite/database.h"
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 

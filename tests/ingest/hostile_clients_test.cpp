@@ -7,7 +7,7 @@
 #include <chrono>
 #include <thread>
 
-#include "store/database.h"
+#include "store/sqlite/database.h"
 #include "tests/support/http_client.h"
 #include "tests/support/raw_connection.h"
 #include "tests/support/server_process.h"

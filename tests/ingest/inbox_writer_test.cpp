@@ -9,11 +9,11 @@
 #include <memory>
 #include <mutex>
 
-#include "store/database.h"
+#include "store/sqlite/database.h"
 #include "store/inbox_writer.h"
-#include "store/migrations.h"
-#include "store/sqlite_inbox.h"
-#include "store/wal_sync.h"
+#include "store/sqlite/migrations.h"
+#include "store/sqlite/sqlite_inbox.h"
+#include "store/sqlite/wal_sync.h"
 #include "tests/support/temp_dir.h"
 
 using namespace hh;
@@ -350,7 +350,7 @@ BOOST_AUTO_TEST_CASE(migration_004_moves_outcomes_out_of_the_inbox_row) {
   BOOST_TEST(!db->exec("INSERT INTO delivery_outcomes (seq, status) VALUES (3, 'done')").ok());
 }
 
-// With a WalSync (store/wal_sync.h) commits do not sync inside COMMIT; each ack waits for
+// With a WalSync (store/sqlite/wal_sync.h) commits do not sync inside COMMIT; each ack waits for
 // an fdatasync of the WAL that began after its commit.
 namespace {
 

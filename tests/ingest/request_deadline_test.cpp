@@ -7,9 +7,9 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "store/database.h"
+#include "store/sqlite/database.h"
 #include "store/inbox_writer.h"
-#include "store/sqlite_inbox.h"
+#include "store/sqlite/sqlite_inbox.h"
 #include "tests/support/http_client.h"
 #include "tests/support/ingest_stack.h"
 #include "tests/support/temp_dir.h"

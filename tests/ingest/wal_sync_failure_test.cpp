@@ -1,12 +1,12 @@
 // What a client and an operator see over HTTP when the sync thread's fdatasync of the WAL
-// fails (store/wal_sync.h): the real listener, router, webhook endpoint and /readyz on
+// fails (store/sqlite/wal_sync.h): the real listener, router, webhook endpoint and /readyz on
 // 127.0.0.1, the real writer on a SQLite file; only the fdatasync is replaced, because a
 // real disk cannot be made to fail one here.
 #include <boost/test/unit_test.hpp>
 
-#include "store/database.h"
+#include "store/sqlite/database.h"
 #include "store/inbox_writer.h"
-#include "store/sqlite_inbox.h"
+#include "store/sqlite/sqlite_inbox.h"
 #include "tests/support/http_client.h"
 #include "tests/support/ingest_stack.h"
 #include "tests/support/temp_dir.h"

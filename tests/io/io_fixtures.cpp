@@ -4,7 +4,7 @@
 #include <chrono>
 #include <thread>
 
-#include "store/database.h"
+#include "store/sqlite/database.h"
 
 namespace hh::test::io {
 

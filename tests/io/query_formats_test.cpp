@@ -12,8 +12,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "store/database.h"
-#include "store/sqlite_inbox.h"
+#include "store/sqlite/database.h"
+#include "store/sqlite/sqlite_inbox.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 

@@ -4,8 +4,8 @@
 // here, so these tests do not depend on the processor.
 #include <boost/test/unit_test.hpp>
 
-#include "store/database.h"
-#include "store/queries/row_format.h"
+#include "store/sqlite/database.h"
+#include "store/sqlite/queries/row_format.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 

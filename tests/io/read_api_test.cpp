@@ -5,7 +5,7 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "store/database.h"
+#include "store/sqlite/database.h"
 #include "tests/io/io_fixtures.h"
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"

@@ -6,7 +6,7 @@
 #include <boost/test/unit_test.hpp>
 #include <signal.h>
 
-#include "store/database.h"
+#include "store/sqlite/database.h"
 #include "tests/ops/prometheus_parser.h"
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"

@@ -6,11 +6,11 @@
 #include <thread>
 
 #include "metrics/pipeline_metrics.h"
-#include "processor/wal_checkpointer.h"
+#include "store/sqlite/wal_checkpointer.h"
 #include "metrics/metric_histogram.h"
 #include "metrics/prometheus_text.h"
 #include "metrics/store_metrics.h"
-#include "store/database.h"
+#include "store/sqlite/database.h"
 #include "tests/fake_service/fake_service.h"
 #include "tests/ops/prometheus_parser.h"
 #include "tests/support/http_client.h"
@@ -220,7 +220,7 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(checkpointer_metrics)
 
 // The checkpointer's thread stops for good after a failed sync of the database file
-// (processor/wal_checkpointer.h): deliveries stay safe, so /readyz stays 200, and this
+// (store/sqlite/wal_checkpointer.h): deliveries stay safe, so /readyz stays 200, and this
 // gauge is what tells an operator why the -wal file keeps growing.
 BOOST_AUTO_TEST_CASE(a_failed_database_sync_shows_as_checkpoints_stopped) {
   TempDir dir;
@@ -230,7 +230,7 @@ BOOST_AUTO_TEST_CASE(a_failed_database_sync_shows_as_checkpoints_stopped) {
   BOOST_REQUIRE(db->exec("PRAGMA synchronous = OFF"));
   BOOST_REQUIRE(db->exec("CREATE TABLE load (id INTEGER PRIMARY KEY, payload BLOB)"));
   std::atomic<bool> fail{false};
-  auto checkpointer = hh::processor::WalCheckpointer::start(*db, path, 64, [&fail](hh::sqlite::Connection&) {
+  auto checkpointer = hh::store::WalCheckpointer::start(*db, path, 64, [&fail](hh::sqlite::Connection&) {
     return fail ? std::string("sync of the database file: disk I/O error") : std::string();
   });
   BOOST_REQUIRE_MESSAGE(checkpointer.ok(), checkpointer.error());
@@ -295,7 +295,7 @@ BOOST_AUTO_TEST_CASE(counters_move_with_deliveries_duplicates_and_bad_signatures
   BOOST_TEST(value_of(after, "healthhook_inbox_commits_total", {{"result", "failed"}}) == 0);
   BOOST_TEST(value_of(after, "healthhook_inbox_commit_seconds_count") == 3);
   // synchronous = "full" (default): each commit's 2xx waited for its own WAL sync, on the
-  // sync thread (store/wal_sync.h), not inside COMMIT.
+  // sync thread (store/sqlite/wal_sync.h), not inside COMMIT.
   BOOST_TEST(value_of(before, "healthhook_inbox_wal_syncs_total") == 0);
   BOOST_TEST(value_of(after, "healthhook_inbox_wal_syncs_total") == 3);
   BOOST_TEST(value_of(after, "healthhook_inbox_commit_batch_size_count") == 3);

@@ -1,0 +1,119 @@
+#include "store/sqlite/database.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "store/sqlite/migrations.h"
+
+namespace hh::store {
+
+int schema_version() { return static_cast<int>(migrations().size()); }
+
+Result<void> migrate(sqlite::Connection& db) {
+  auto version = db.query_int("PRAGMA user_version");
+  if (!version) return fail(version.error());
+  const int64_t current = version->value_or(0);
+  if (current > schema_version()) {
+    return fail("database schema version " + std::to_string(current) + " is newer than this healthhook (" +
+                std::to_string(schema_version()) + "); upgrade healthhook");
+  }
+  for (int64_t i = current; i < schema_version(); ++i) {
+    const auto& migration = migrations()[static_cast<size_t>(i)];
+    auto txn = sqlite::Transaction::begin(db);
+    if (!txn) return fail("migration " + std::string(migration.name) + ": " + txn.error());
+    auto applied = db.exec(migration.sql);
+    if (!applied) return fail("migration " + std::string(migration.name) + ": " + applied.error());
+    auto bumped = db.exec("PRAGMA user_version = " + std::to_string(i + 1));
+    if (!bumped) return fail("migration " + std::string(migration.name) + ": " + bumped.error());
+    auto committed = txn->commit();
+    if (!committed) return fail("migration " + std::string(migration.name) + ": " + committed.error());
+  }
+  return {};
+}
+
+// Creates the database file, empty, readable and writable by its owner only, unless it
+// exists. SQLite would create it 0644 minus the umask (health data readable by every local
+// user under the usual 022); it gives its -wal and -shm files the database file's mode,
+// so they are 0600 too.
+Result<void> create_private_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    if (errno == EEXIST) return {};
+    return fail(path + ": cannot create: " + std::strerror(errno));
+  }
+  const bool private_mode = ::fchmod(fd, 0600) == 0;  // the umask may have taken bits we need
+  const int error = errno;
+  ::close(fd);
+  if (!private_mode) return fail(path + ": cannot set mode 0600: " + std::strerror(error));
+  return {};
+}
+
+Result<sqlite::Connection> open_for_writing(const std::string& path, const StoreOptions& options) {
+  if (auto created = create_private_file(path); !created) return fail(created.error());
+  auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_write_create);
+  if (!db) return db;
+  // SQLite opens a file it may not write (no write permission, the immutable flag, a
+  // read-only mount) for reading instead, without an error: `serve` would start, report
+  // ready and answer every delivery with 503. Refuse here, naming the file
+  // (tests/faults/read_only_database_test.cpp).
+  if (sqlite3_db_readonly(db->get(), "main") == 1) {
+    return fail(path + ": the database file is read-only; healthhook must be able to write it");
+  }
+  // A new database gets 8 KiB pages (SQLite's default is 4 KiB): measured, not derived.
+  // Its b-trees are shallower and appends in order (inbox, change feed) touch half as many
+  // pages, which outweighed writing 8 KiB for each entry that lands at a random place in an
+  // index (message ids, summary keys); docs/decisions/007-8kib-pages.md has the
+  // measurements. Only a file without pages takes it: an existing database keeps its
+  // page size (SQLite cannot change it in WAL mode), and the code reads it from the file.
+  const std::string pragmas = "PRAGMA page_size = " + std::to_string(kNewDatabasePageSize) +
+                              ";PRAGMA journal_mode = WAL;"
+                              "PRAGMA synchronous = " + std::string(options.synchronous_full ? "FULL" : "NORMAL") +
+                              ";PRAGMA cache_size = -" + std::to_string(options.cache_size_mib * 1024) +
+                              ";PRAGMA busy_timeout = " + std::to_string(options.busy_timeout_ms) +
+                              ";PRAGMA temp_store = MEMORY;";
+  auto configured = db->exec(pragmas);
+  if (!configured) {
+    // The file itself is writable (checked above): the usual cause is a folder healthhook
+    // may not write, where SQLite must create the -wal and -shm files.
+    const int code = db->last_error_code() & 0xff;
+    const bool folder = code == SQLITE_CANTOPEN || code == SQLITE_READONLY;
+    return fail(path + ": " + configured.error() +
+                (folder ? "; its folder must be writable (SQLite keeps -wal and -shm files next to it)" : ""));
+  }
+  {
+    auto mode = db->prepare("PRAGMA journal_mode");
+    if (!mode) return fail(path + ": " + mode.error());
+    auto row = mode->step();
+    if (!row || !*row || mode->column_text(0) != "wal") {
+      return fail(path + ": cannot switch to WAL mode (is the file on a network file system?)");
+    }
+  }
+  auto migrated = migrate(*db);
+  if (!migrated) return fail(path + ": " + migrated.error());
+  if (options.max_database_mib > 0) {
+    const int64_t page_size = db->query_int("PRAGMA page_size")->value_or(4096);
+    auto capped = db->exec("PRAGMA max_page_count = " + std::to_string(options.max_database_mib * 1024 * 1024 / page_size));
+    if (!capped) return fail(path + ": " + capped.error());
+  }
+  return db;
+}
+
+Result<sqlite::Connection> open_for_reading(const std::string& path) {
+  auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_only);
+  if (!db) return db;
+  auto configured = db->exec("PRAGMA busy_timeout = 5000; PRAGMA cache_size = -16384;");
+  if (!configured) return fail(path + ": " + configured.error());
+  auto version = db->query_int("PRAGMA user_version");
+  if (!version) return fail(path + ": " + version.error());
+  if (version->value_or(0) == 0) return fail(path + ": not a healthhook database (no schema)");
+  if (*version > schema_version()) {
+    return fail(path + ": database schema version " + std::to_string(**version) + " is newer than this healthhook");
+  }
+  return db;
+}
+
+}  // namespace hh::store

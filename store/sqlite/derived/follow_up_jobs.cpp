@@ -1,0 +1,56 @@
+#include "store/sqlite/derived/follow_up_jobs.h"
+
+#include "common/json_writer.h"
+#include "common/timestamp.h"
+
+namespace hh::store {
+
+Result<FollowUpJobs> FollowUpJobs::create(sqlite::Connection& db) {
+  auto upsert = db.prepare(
+      "INSERT INTO jobs (kind, job_key, state, attempts, next_attempt_at, trigger_seq, payload, created_at, updated_at) "
+      "VALUES (?1, ?2, 'queued', 0, ?3, ?4, ?5, ?3, ?3) "
+      "ON CONFLICT (kind, job_key) DO UPDATE SET state = 'queued', attempts = 0, last_error = NULL, "
+      "next_attempt_at = excluded.next_attempt_at, trigger_seq = excluded.trigger_seq, payload = excluded.payload, "
+      "updated_at = excluded.updated_at WHERE excluded.trigger_seq > jobs.trigger_seq");
+  if (!upsert) return fail(upsert.error());
+  return FollowUpJobs(db, std::move(*upsert));
+}
+
+Result<bool> FollowUpJobs::queue_workout_stream(std::string_view workout_id, std::optional<std::string_view> user_id,
+                                                std::optional<std::string_view> provider, int64_t seq,
+                                                int64_t now_ms) {
+  payload_.clear();
+  json::ObjectWriter(payload_)
+      .string("workout_id", workout_id)
+      .optional_string("user_id", user_id)
+      .optional_string("provider", provider)
+      .close();
+  return queue("workout_stream", workout_id, seq, now_ms);
+}
+
+void FollowUpJobs::backfill_key(std::string& out, const events::BackfillNotice& notice) {
+  out.clear();
+  out.append(notice.user_id).append("/").append(notice.resource).append("/").append(notice.provider);
+  out.append("/").append(std::to_string(notice.start_ms)).append("/").append(std::to_string(notice.end_ms));
+}
+
+Result<bool> FollowUpJobs::queue_backfill(const events::BackfillNotice& notice, int64_t seq, int64_t now_ms) {
+  payload_.clear();
+  json::ObjectWriter(payload_)
+      .string("user_id", notice.user_id)
+      .string("resource", notice.resource)
+      .string("provider", notice.provider)
+      .string("start", format_rfc3339_ms(notice.start_ms))
+      .string("end", format_rfc3339_ms(notice.end_ms))
+      .close();
+  backfill_key(key_, notice);
+  return queue("backfill", key_, seq, now_ms);
+}
+
+Result<bool> FollowUpJobs::queue(std::string_view kind, std::string_view key, int64_t seq, int64_t now_ms) {
+  upsert_.bind_static(1, kind).bind_static(2, key).bind(3, now_ms).bind(4, seq).bind_static(5, payload_);
+  if (auto done = upsert_.run(); !done) return fail(done.error());
+  return db_->changes() > 0;
+}
+
+}  // namespace hh::store

@@ -1,0 +1,74 @@
+#include "store/sqlite/derived/latest_wins.h"
+
+#include <algorithm>
+
+namespace hh::store {
+
+namespace {
+
+bool is_indexed(const LatestWinsSpec& spec, std::string_view column) {
+  return std::find(spec.indexed.begin(), spec.indexed.end(), column) != spec.indexed.end();
+}
+
+}  // namespace
+
+Result<LatestWins> LatestWins::create(sqlite::Connection& db, const LatestWinsSpec& spec) {
+  // Parameters: keys ?1…, then values in order; every statement uses the same numbers.
+  std::string columns, params, assignments, where, kept_assignments, index_unchanged;
+  int index = 0;
+  for (std::string_view key : spec.keys) {
+    ++index;
+    if (!columns.empty()) columns += ", ", params += ", ", where += " AND ";
+    columns += key;
+    params += "?" + std::to_string(index);
+    where += std::string(key) + " = ?" + std::to_string(index);
+  }
+  int seq_index = 0;
+  for (std::string_view value : spec.values) {
+    ++index;
+    const std::string param = "?" + std::to_string(index);
+    columns += ", ", params += ", ";
+    columns += value;
+    params += param;
+    if (!assignments.empty()) assignments += ", ";
+    assignments += std::string(value) + " = " + param;
+    if (is_indexed(spec, value)) {
+      index_unchanged += " AND " + std::string(value) + " IS " + param;  // IS: NULL equals NULL
+    } else {
+      if (!kept_assignments.empty()) kept_assignments += ", ";
+      kept_assignments += std::string(value) + " = " + param;
+    }
+    if (value == "seq") seq_index = index;
+  }
+  if (seq_index == 0) return fail(std::string(spec.table) + ": no seq column");
+  const std::string table(spec.table);
+  const std::string newer = " AND seq < ?" + std::to_string(seq_index);
+  auto written = create(db, "INSERT INTO " + table + " (" + columns + ") VALUES (" + params + ") ON CONFLICT DO NOTHING",
+                        "UPDATE " + table + " SET " + assignments + " WHERE " + where + newer);
+  if (!written || spec.indexed.empty()) return written;
+  auto keeping_index =
+      db.prepare("UPDATE " + table + " SET " + kept_assignments + " WHERE " + where + newer + index_unchanged);
+  if (!keeping_index) return fail(keeping_index.error());
+  written->update_keeping_index_ = std::move(*keeping_index);
+  return written;
+}
+
+Result<LatestWins> LatestWins::create(sqlite::Connection& db, std::string_view insert_sql,
+                                      std::string_view update_sql) {
+  auto insert = db.prepare(insert_sql);
+  if (!insert) return fail(insert.error());
+  auto update = db.prepare(update_sql);
+  if (!update) return fail(update.error());
+  return LatestWins(db, std::move(*insert), std::move(*update));
+}
+
+std::string_view change_op(WriteOutcome outcome) {
+  switch (outcome) {
+    case WriteOutcome::inserted: return "insert";
+    case WriteOutcome::updated: return "update";
+    case WriteOutcome::stale: return "";
+  }
+  return "";
+}
+
+}  // namespace hh::store

@@ -1,0 +1,209 @@
+#include "store/sqlite/derived/sample_writer.h"
+
+#include <algorithm>
+
+namespace hh::store {
+namespace {
+
+// Each part with its length in front, so no separator can make two keys collide.
+void append_part(std::string& key, std::string_view part) {
+  const uint32_t size = static_cast<uint32_t>(part.size());
+  key.append(reinterpret_cast<const char*>(&size), sizeof size);
+  key.append(part);
+}
+
+}  // namespace
+
+Result<SampleWriter> SampleWriter::create(sqlite::Connection& db) {
+  auto insert_series = db.prepare(
+      "INSERT INTO series (user_id, resource, provider, source_type) VALUES (?1, ?2, ?3, ?4) "
+      "ON CONFLICT DO NOTHING RETURNING series_id");
+  if (!insert_series) return fail(insert_series.error());
+  auto find_series = db.prepare(
+      "SELECT series_id FROM series WHERE user_id = ?1 AND resource = ?2 AND provider = ?3 AND source_type = ?4");
+  if (!find_series) return fail(find_series.error());
+  auto set_source_id = db.prepare("UPDATE series SET source_id = ?2 WHERE series_id = ?1 AND source_id IS NOT ?2");
+  if (!set_source_id) return fail(set_source_id.error());
+  // latest_wins.h: insert, and only when the key exists, replace an older version.
+  // A replacement replaces the whole sample: `plain` sets the columns it does not bind to NULL.
+  auto full_insert = db.prepare(
+      "INSERT INTO samples (series_id, t_ms, timezone_offset, value, unit, seq, type, start_ms, end_ms, systolic, "
+      "diastolic, extra) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) ON CONFLICT DO NOTHING");
+  if (!full_insert) return fail(full_insert.error());
+  auto full_update = db.prepare(
+      "UPDATE samples SET timezone_offset = ?3, value = ?4, unit = ?5, seq = ?6, type = ?7, start_ms = ?8, "
+      "end_ms = ?9, systolic = ?10, diastolic = ?11, extra = ?12 WHERE series_id = ?1 AND t_ms = ?2 AND seq < ?6");
+  if (!full_update) return fail(full_update.error());
+  auto plain_insert = db.prepare(
+      "INSERT INTO samples (series_id, t_ms, timezone_offset, value, unit, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
+      "ON CONFLICT DO NOTHING");
+  if (!plain_insert) return fail(plain_insert.error());
+  auto plain_update = db.prepare(
+      "UPDATE samples SET timezone_offset = ?3, value = ?4, unit = ?5, seq = ?6, type = NULL, start_ms = NULL, "
+      "end_ms = NULL, systolic = NULL, diastolic = NULL, extra = NULL WHERE series_id = ?1 AND t_ms = ?2 AND seq < ?6");
+  if (!plain_update) return fail(plain_update.error());
+  return SampleWriter(db, std::move(*insert_series), std::move(*find_series), std::move(*set_source_id),
+                      Statements{std::move(*full_insert), std::move(*full_update)},
+                      Statements{std::move(*plain_insert), std::move(*plain_update)});
+}
+
+Result<SampleWriter::Series*> SampleWriter::series(const events::SampleBatch& batch) {
+  lookup_key_.clear();
+  append_part(lookup_key_, batch.user_id);
+  append_part(lookup_key_, batch.resource);
+  append_part(lookup_key_, batch.provider);
+  append_part(lookup_key_, batch.source_type);
+  if (auto found = series_ids_.find(lookup_key_); found != series_ids_.end()) return &found->second;
+
+  auto bind_parts = [&](sqlite::Statement& s) {
+    s.bind_static(1, batch.user_id).bind_static(2, batch.resource).bind_static(3, batch.provider)
+        .bind_static(4, batch.source_type);
+  };
+  bind_parts(insert_series_);
+  auto inserted = insert_series_.step();
+  if (!inserted) return fail(inserted.error());
+  int64_t id = 0;
+  if (*inserted) {
+    id = insert_series_.column_int(0);
+    // Run to completion so the insert is finished before the reset.
+    if (auto rest = insert_series_.run(); !rest) return fail(rest.error());
+  } else {
+    insert_series_.reset();
+    bind_parts(find_series_);
+    auto found = find_series_.step();
+    if (!found) return fail(found.error());
+    if (!*found) {
+      find_series_.reset();
+      return fail("series: neither inserted nor found");
+    }
+    id = find_series_.column_int(0);
+    find_series_.reset();
+  }
+  std::string row_key;
+  row_key.reserve(batch.user_id.size() + batch.resource.size() + batch.provider.size() + batch.source_type.size() + 3);
+  row_key.append(batch.user_id).append("/").append(batch.resource).append("/").append(batch.provider);
+  row_key.append("/").append(batch.source_type);
+  auto [entry, _] = series_ids_.emplace(lookup_key_, Series{id, std::move(row_key), std::nullopt});
+  return &entry->second;
+}
+
+Result<void> SampleWriter::keep_source_id(Series& series, const events::SampleValue& source_id) {
+  if (series.source_id == source_id) return {};
+  set_source_id_.bind(1, series.id);
+  switch (source_id.index()) {
+    case 1: set_source_id_.bind(2, std::get<int64_t>(source_id)); break;
+    case 2: set_source_id_.bind(2, std::get<double>(source_id)); break;
+    case 3: set_source_id_.bind_static(2, std::get<std::string_view>(source_id)); break;
+    default: set_source_id_.reset(); return {};
+  }
+  if (auto done = set_source_id_.run(); !done) return fail(done.error());
+  // A view must not outlive the parsed body: a text id is remembered as "not known".
+  if (source_id.index() != 3) series.source_id = source_id;
+  return {};
+}
+
+namespace {
+
+bool is_plain(const events::SampleRow& sample) {
+  return !sample.type && !sample.start_ms && !sample.end_ms && !sample.systolic && !sample.diastolic &&
+         sample.extra_json.empty();
+}
+
+// Raw binds: the hottest loop of a rebuild. Text is bound static (the parser's views stay
+// live until the statement is reset) and every parameter is bound each time, so the
+// bindings need no clearing.
+void bind_int(sqlite3_stmt* s, int index, std::optional<int64_t> value) {
+  if (value) {
+    sqlite3_bind_int64(s, index, *value);
+  } else {
+    sqlite3_bind_null(s, index);
+  }
+}
+void bind_real(sqlite3_stmt* s, int index, std::optional<double> value) {
+  if (value) {
+    sqlite3_bind_double(s, index, *value);
+  } else {
+    sqlite3_bind_null(s, index);
+  }
+}
+void bind_text(sqlite3_stmt* s, int index, std::optional<std::string_view> value) {
+  if (value) {
+    sqlite3_bind_text64(s, index, value->data(), value->size(), SQLITE_STATIC, SQLITE_UTF8);
+  } else {
+    sqlite3_bind_null(s, index);
+  }
+}
+
+}  // namespace
+
+Result<int> SampleWriter::run_sample(sqlite3_stmt* s, bool plain, int64_t series_id, const events::SampleRow& sample,
+                                     int64_t seq) {
+  sqlite3_bind_int64(s, 1, series_id);
+  sqlite3_bind_int64(s, 2, sample.t_ms);
+  bind_int(s, 3, sample.timezone_offset);
+  switch (sample.value.index()) {
+    case 1: sqlite3_bind_int64(s, 4, std::get<int64_t>(sample.value)); break;
+    case 2: sqlite3_bind_double(s, 4, std::get<double>(sample.value)); break;
+    case 3: bind_text(s, 4, std::get<std::string_view>(sample.value)); break;
+    default: sqlite3_bind_null(s, 4); break;
+  }
+  bind_text(s, 5, sample.unit);
+  sqlite3_bind_int64(s, 6, seq);
+  if (!plain) {
+    bind_text(s, 7, sample.type);
+    bind_int(s, 8, sample.start_ms);
+    bind_int(s, 9, sample.end_ms);
+    bind_real(s, 10, sample.systolic);
+    bind_real(s, 11, sample.diastolic);
+    bind_text(s, 12, sample.extra_json.empty() ? std::nullopt : std::optional<std::string_view>(sample.extra_json));
+  }
+  const int rc = sqlite3_step(s);
+  if (rc != SQLITE_DONE) {
+    // Reading the message before the reset keeps the statement's own error, and the
+    // connection's error code (DerivedWriter classifies it) is set by the reset.
+    std::string error = sqlite3_errmsg(db_->get());
+    sqlite3_reset(s);
+    return fail(error);
+  }
+  sqlite3_reset(s);
+  return static_cast<int>(sqlite3_changes(db_->get()));
+}
+
+Result<int64_t> SampleWriter::write(const events::SampleBatch& batch, int64_t seq,
+                                    std::vector<SeriesChange>& changes) {
+  if (batch.samples.empty()) return int64_t{0};
+  auto series_entry = series(batch);
+  if (!series_entry) return fail(series_entry.error());
+  Series& entry = **series_entry;
+  if (batch.source_id.index() != 0) {
+    if (auto kept = keep_source_id(entry, batch.source_id); !kept) return fail(kept.error());
+  }
+
+  auto change = std::find_if(changes.begin(), changes.end(),
+                             [&](const SeriesChange& c) { return c.series_id == entry.id; });
+  if (change == changes.end()) {
+    changes.push_back(SeriesChange{entry.id, &entry.row_key, 0, 0, INT64_MAX, INT64_MIN});
+    change = changes.end() - 1;
+  }
+  int64_t written = 0;
+  for (const events::SampleRow& sample : batch.samples) {
+    const bool plain = is_plain(sample);
+    Statements& statements = plain ? plain_ : full_;
+    auto inserted = run_sample(statements.insert.get(), plain, entry.id, sample, seq);
+    if (!inserted) return fail(inserted.error());
+    if (*inserted > 0) {
+      ++change->inserted;
+    } else {
+      auto updated = run_sample(statements.update.get(), plain, entry.id, sample, seq);
+      if (!updated) return fail(updated.error());
+      if (*updated == 0) continue;  // an equal or later version is stored
+      ++change->updated;
+    }
+    ++written;
+    change->from_ms = std::min(change->from_ms, sample.t_ms);
+    change->to_ms = std::max(change->to_ms, sample.t_ms);
+  }
+  return written;
+}
+
+}  // namespace hh::store

@@ -1,0 +1,83 @@
+#include "store/sqlite/derived/stream_writer.h"
+
+#include "events/stream_points.h"
+
+namespace hh::store {
+
+Result<StreamWriter> StreamWriter::create(sqlite::Connection& db) {
+  // A row may exist without a notice (fetched first: notice_seq NULL), so the update
+  // compares with coalesce(notice_seq, 0); seq keeps the later of notice and fetch.
+  auto notice = LatestWins::create(
+      db,
+      "INSERT INTO workout_streams (workout_id, user_id, provider, provider_id, sport, notice_seq, seq) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6) ON CONFLICT DO NOTHING",
+      "UPDATE workout_streams SET user_id = ?2, provider = ?3, provider_id = ?4, sport = ?5, notice_seq = ?6, "
+      "seq = max(?6, coalesce(fetched_seq, 0)) WHERE workout_id = ?1 AND coalesce(notice_seq, 0) < ?6");
+  if (!notice) return fail(notice.error());
+  auto fetched_seq = db.prepare("SELECT fetched_seq FROM workout_streams WHERE workout_id = ?1");
+  if (!fetched_seq) return fail(fetched_seq.error());
+  auto delete_points = db.prepare("DELETE FROM stream_points WHERE workout_id = ?1");
+  if (!delete_points) return fail(delete_points.error());
+  auto insert_point = db.prepare(
+      "INSERT INTO stream_points (workout_id, idx, time, distance, heartrate, velocity_smooth, lat, lng, altitude, "
+      "cadence, power, resistance, temperature) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+  if (!insert_point) return fail(insert_point.error());
+  auto update_fetched = db.prepare(
+      "UPDATE workout_streams SET fetched_seq = ?2, point_count = ?3, seq = max(coalesce(notice_seq, 0), ?2) "
+      "WHERE workout_id = ?1");
+  if (!update_fetched) return fail(update_fetched.error());
+  auto insert_fetched = db.prepare(
+      "INSERT INTO workout_streams (workout_id, fetched_seq, point_count, seq) VALUES (?1, ?2, ?3, ?2)");
+  if (!insert_fetched) return fail(insert_fetched.error());
+  return StreamWriter(db, std::move(*notice), std::move(*fetched_seq), std::move(*delete_points),
+                      std::move(*insert_point), std::move(*update_fetched), std::move(*insert_fetched));
+}
+
+Result<WriteOutcome> StreamWriter::write_notice(const events::WorkoutStreamNotice& notice, int64_t seq) {
+  return notice_.write([&](sqlite::Statement& s) {
+    s.bind_static(1, notice.workout_id).bind(2, notice.user_id).bind(3, notice.provider).bind(4, notice.provider_id)
+        .bind(5, notice.sport).bind(6, seq);
+  });
+}
+
+Result<StreamReplaced> StreamWriter::replace_points(const events::FetchedStream& stream, int64_t seq) {
+  fetched_seq_.bind_static(1, stream.workout_id);
+  auto found = fetched_seq_.step();
+  if (!found) return fail(found.error());
+  const bool exists = *found;
+  const std::optional<int64_t> stored = exists ? fetched_seq_.column_optional_int(0) : std::nullopt;
+  fetched_seq_.reset();
+  if (stored && *stored >= seq) return StreamReplaced{};  // a later fetch is stored
+
+  delete_points_.bind_static(1, stream.workout_id);
+  if (auto done = delete_points_.run(); !done) return fail(done.error());
+
+  events::StreamPointReader reader(stream.body);
+  events::StreamPoint point;
+  int64_t count = 0;
+  while (reader.next(point)) {
+    insert_point_.bind_static(1, stream.workout_id)
+        .bind(2, static_cast<int64_t>(point.index))
+        .bind(3, point.time)
+        .bind(4, point.distance)
+        .bind(5, point.heartrate)
+        .bind(6, point.velocity_smooth)
+        .bind(7, point.lat)
+        .bind(8, point.lng)
+        .bind(9, point.altitude)
+        .bind(10, point.cadence)
+        .bind(11, point.power)
+        .bind(12, point.resistance)
+        .bind(13, point.temperature);
+    if (auto done = insert_point_.run(); !done) return fail(done.error());
+    ++count;
+  }
+  if (!reader.error().empty()) return fail("stream: " + reader.error());
+
+  sqlite::Statement& row = exists ? update_fetched_ : insert_fetched_;
+  row.bind_static(1, stream.workout_id).bind(2, seq).bind(3, count);
+  if (auto done = row.run(); !done) return fail(done.error());
+  return StreamReplaced{exists ? WriteOutcome::updated : WriteOutcome::inserted, count};
+}
+
+}  // namespace hh::store

@@ -1,0 +1,111 @@
+#include "store/sqlite/derived/user_table.h"
+
+namespace hh::store {
+namespace {
+
+// Parameters, shared by the three statements: ?1 user_id, ?2 client_user_id, ?3 team_id,
+// ?4 received_at, ?5 seq.
+constexpr std::string_view kInsert =
+    "INSERT INTO users (user_id, client_user_id, team_id, first_seen_ms, last_seen_ms, seq) "
+    "VALUES (?1, ?2, ?3, ?4, ?4, ?5) ON CONFLICT DO NOTHING";
+
+// A value the delivery does not carry (NULL) keeps the stored one; an older delivery
+// (lower seq) only fills what is still NULL.
+constexpr std::string_view kIdentity =
+    "UPDATE users SET "
+    "client_user_id = CASE WHEN ?5 > seq THEN coalesce(?2, client_user_id) ELSE coalesce(client_user_id, ?2) END, "
+    "team_id = CASE WHEN ?5 > seq THEN coalesce(?3, team_id) ELSE coalesce(team_id, ?3) END, "
+    "seq = max(seq, ?5), first_seen_ms = min(first_seen_ms, ?4), last_seen_ms = max(last_seen_ms, ?4) "
+    "WHERE user_id = ?1 AND ("
+    "client_user_id IS NOT (CASE WHEN ?5 > seq THEN coalesce(?2, client_user_id) ELSE coalesce(client_user_id, ?2) END) "
+    "OR team_id IS NOT (CASE WHEN ?5 > seq THEN coalesce(?3, team_id) ELSE coalesce(team_id, ?3) END))";
+
+// ?1 user_id, ?2 received_at, ?3 kLastSeenStepMs. Writes nothing (no page dirtied) when
+// the times already cover received_at, to the step: a user's deliveries come many a
+// minute, and writing the row for each of them put one more page in every commit.
+constexpr std::string_view kSeen =
+    "UPDATE users SET first_seen_ms = min(first_seen_ms, ?2), last_seen_ms = max(last_seen_ms, ?2) "
+    "WHERE user_id = ?1 AND (?2 < first_seen_ms OR ?2 >= last_seen_ms + ?3)";
+
+constexpr std::string_view kRead =
+    "SELECT client_user_id, team_id, first_seen_ms, last_seen_ms FROM users WHERE user_id = ?1";
+
+}  // namespace
+
+Result<UserTable> UserTable::create(sqlite::Connection& db) {
+  auto insert = db.prepare(kInsert);
+  if (!insert) return fail(insert.error());
+  auto identity = db.prepare(kIdentity);
+  if (!identity) return fail(identity.error());
+  auto seen = db.prepare(kSeen);
+  if (!seen) return fail(seen.error());
+  auto read = db.prepare(kRead);
+  if (!read) return fail(read.error());
+  return UserTable(db, std::move(*insert), std::move(*identity), std::move(*seen), std::move(*read));
+}
+
+// What the three statements would leave as it is: a value the delivery does not carry, or
+// carries as stored, never changes a column (whichever the seqs), and the times change
+// only outside [first_seen, last_seen + step).
+bool UserTable::changes_nothing(const Row& row, const events::Identity& identity, int64_t received_at_ms) {
+  const auto same = [](const std::optional<std::string_view>& carried, const std::optional<std::string>& stored) {
+    return !carried || (stored && *carried == *stored);
+  };
+  return same(identity.client_user_id, row.client_user_id) && same(identity.team_id, row.team_id) &&
+         received_at_ms >= row.first_seen_ms && received_at_ms < row.last_seen_ms + kLastSeenStepMs;
+}
+
+Result<void> UserTable::remember(std::string_view user_id) {
+  if (rows_.size() >= kMaxCachedRows) rows_.clear();
+  read_.bind_static(1, user_id);
+  auto found = read_.step();
+  if (!found) return fail(found.error());
+  if (*found) {
+    const auto text = [this](int column) -> std::optional<std::string> {
+      if (read_.column_is_null(column)) return std::nullopt;
+      return std::string(read_.column_text(column));
+    };
+    rows_[std::string(user_id)] = Row{text(0), text(1), read_.column_int(2), read_.column_int(3)};
+  }
+  read_.reset();
+  return {};
+}
+
+void UserTable::bind(sqlite::Statement& s, const events::Identity& identity, int64_t seq, int64_t received_at_ms) {
+  s.bind_static(1, *identity.user_id);
+  if (identity.client_user_id) {
+    s.bind_static(2, *identity.client_user_id);
+  } else {
+    s.bind_null(2);
+  }
+  if (identity.team_id) {
+    s.bind_static(3, *identity.team_id);
+  } else {
+    s.bind_null(3);
+  }
+  s.bind(4, received_at_ms).bind(5, seq);
+}
+
+Result<WriteOutcome> UserTable::write(const events::Identity& identity, int64_t seq, int64_t received_at_ms) {
+  const std::string_view user_id = *identity.user_id;
+  if (const auto cached = rows_.find(std::string(user_id));
+      cached != rows_.end() && changes_nothing(cached->second, identity, received_at_ms)) {
+    return WriteOutcome::stale;
+  }
+  const auto outcome = [&]() -> Result<WriteOutcome> {
+    bind(insert_, identity, seq, received_at_ms);
+    if (auto done = insert_.run(); !done) return fail(done.error());
+    if (db_->changes() > 0) return WriteOutcome::inserted;
+    bind(identity_, identity, seq, received_at_ms);
+    if (auto done = identity_.run(); !done) return fail(done.error());
+    if (db_->changes() > 0) return WriteOutcome::updated;
+    seen_.bind_static(1, user_id).bind(2, received_at_ms).bind(3, kLastSeenStepMs);
+    if (auto done = seen_.run(); !done) return fail(done.error());
+    return WriteOutcome::stale;
+  }();
+  if (!outcome) return outcome;
+  if (auto remembered = remember(user_id); !remembered) return fail(remembered.error());
+  return outcome;
+}
+
+}  // namespace hh::store

@@ -1,0 +1,108 @@
+#include "store/sqlite/jobs/job_admin.h"
+
+#include <filesystem>
+
+#include "store/sqlite/database.h"
+
+namespace hh::store {
+namespace {
+
+constexpr std::string_view kColumns =
+    "SELECT job_id, kind, job_key, state, attempts, next_attempt_at, last_error, trigger_seq, payload, "
+    "created_at, updated_at FROM jobs ";
+
+JobRow read_row(const sqlite::Statement& s) {
+  JobRow row;
+  row.job_id = s.column_int(0);
+  row.kind = std::string(s.column_text(1));
+  row.job_key = std::string(s.column_text(2));
+  row.state = std::string(s.column_text(3));
+  row.attempts = s.column_int(4);
+  row.next_attempt_at = s.column_int(5);
+  if (auto error = s.column_optional_text(6)) row.last_error = std::string(*error);
+  row.trigger_seq = s.column_int(7);
+  row.payload = std::string(s.column_text(8));
+  row.created_at = s.column_int(9);
+  row.updated_at = s.column_int(10);
+  return row;
+}
+
+// The same text a re-queued job gets for `payload` (see requeue_job).
+constexpr std::string_view kRequeueSet =
+    "SET state = 'queued', attempts = 0, next_attempt_at = ?1, updated_at = ?1, "
+    "payload = CASE WHEN state = 'done' AND json_valid(payload) "
+    "THEN json_remove(payload, '$.cursor', '$.next_start_ms') ELSE payload END ";
+
+}  // namespace
+
+Result<sqlite::Connection> open_admin_connection(const std::string& path, int64_t busy_timeout_ms) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return fail("database " + path + " does not exist");
+  auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_write);
+  if (!db) return db;
+  if (auto set = db->exec("PRAGMA busy_timeout = " + std::to_string(busy_timeout_ms)); !set) {
+    return fail(path + ": " + set.error());
+  }
+  auto version = db->query_int("PRAGMA user_version");
+  if (!version) return fail(path + ": " + version.error());
+  if (version->value_or(0) < 3) return fail(path + ": no jobs table (not a healthhook database, or too old)");
+  if (*version > schema_version()) return fail(path + ": database schema is newer than this healthhook");
+  return db;
+}
+
+Result<std::vector<JobRow>> list_jobs(sqlite::Connection& db, const std::optional<std::string>& state) {
+  auto stmt = db.prepare(std::string(kColumns) + (state ? "WHERE state = ?1 " : "") + "ORDER BY job_id");
+  if (!stmt) return fail(stmt.error());
+  if (state) stmt->bind(1, std::string_view(*state));
+  std::vector<JobRow> rows;
+  for (;;) {
+    auto row = stmt->step();
+    if (!row) return fail(row.error());
+    if (!*row) break;
+    rows.push_back(read_row(*stmt));
+  }
+  return rows;
+}
+
+Result<std::optional<JobRow>> find_job(sqlite::Connection& db, int64_t job_id) {
+  auto stmt = db.prepare(std::string(kColumns) + "WHERE job_id = ?1");
+  if (!stmt) return fail(stmt.error());
+  stmt->bind(1, job_id);
+  auto row = stmt->step();
+  if (!row) return fail(row.error());
+  if (!*row) return std::optional<JobRow>{};
+  return std::optional<JobRow>{read_row(*stmt)};
+}
+
+Result<RequeueStatus> requeue_job(sqlite::Connection& db, int64_t job_id, int64_t now_ms) {
+  auto txn = sqlite::Transaction::begin(db);
+  if (!txn) return fail(txn.error());
+  auto state = db.prepare("SELECT state FROM jobs WHERE job_id = ?1");
+  if (!state) return fail(state.error());
+  state->bind(1, job_id);
+  auto row = state->step();
+  if (!row) return fail(row.error());
+  if (!*row) return RequeueStatus::not_found;
+  if (state->column_text(0) == "running") return RequeueStatus::running;
+  state->reset();
+  auto update = db.prepare("UPDATE jobs " + std::string(kRequeueSet) + "WHERE job_id = ?2");
+  if (!update) return fail(update.error());
+  update->bind(1, now_ms).bind(2, job_id);
+  if (auto ran = update->run(); !ran) return fail(ran.error());
+  if (auto committed = txn->commit(); !committed) return fail(committed.error());
+  return RequeueStatus::requeued;
+}
+
+Result<int64_t> requeue_dead_jobs(sqlite::Connection& db, int64_t now_ms) {
+  auto txn = sqlite::Transaction::begin(db);
+  if (!txn) return fail(txn.error());
+  auto update = db.prepare("UPDATE jobs " + std::string(kRequeueSet) + "WHERE state = 'dead'");
+  if (!update) return fail(update.error());
+  update->bind(1, now_ms);
+  if (auto ran = update->run(); !ran) return fail(ran.error());
+  const int64_t count = db.changes();
+  if (auto committed = txn->commit(); !committed) return fail(committed.error());
+  return count;
+}
+
+}  // namespace hh::store

@@ -1,0 +1,98 @@
+#include "store/sqlite/wal_sync.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/thread_name.h"
+
+namespace hh::store {
+namespace {
+
+std::string fdatasync_file(int fd) {
+  if (::fdatasync(fd) == 0) return {};
+  return std::string("fdatasync of the WAL: ") + std::strerror(errno);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<WalSync>> WalSync::open(const std::string& wal_path, SyncFile sync_file) {
+  // No O_CREAT: a WAL that does not exist yet means the database is not open in WAL mode.
+  const int fd = ::open(wal_path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return fail("open " + wal_path + ": " + std::strerror(errno));
+  std::unique_ptr<WalSync> sync(new WalSync(fd, sync_file ? std::move(sync_file) : SyncFile(fdatasync_file)));
+  sync->thread_ = start_named_thread("hh-wal-sync", [s = sync.get()] { s->run(); });
+  return sync;
+}
+
+WalSync::WalSync(int fd, SyncFile sync_file) : fd_(fd), sync_file_(std::move(sync_file)) {}
+
+WalSync::~WalSync() {
+  stop();
+  ::close(fd_);
+}
+
+void WalSync::after_commit(AfterSync after) {
+  std::unique_lock lock(mutex_);
+  if (stopping_) {
+    lock.unlock();
+    after(false, "shutting down");  // not reached by the InboxWriter, which stops us last
+    return;
+  }
+  waiting_.push_back(std::move(after));
+  // Notified after the unlock: woken under it, the sync thread would at once block on
+  // the mutex this thread still holds, one more sleep and wake-up on the way to the sync.
+  lock.unlock();
+  wakeup_.notify_one();
+}
+
+void WalSync::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wakeup_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+uint64_t WalSync::syncs() const {
+  std::lock_guard lock(mutex_);
+  return syncs_;
+}
+
+std::string WalSync::failure() const {
+  std::lock_guard lock(mutex_);
+  return failure_;
+}
+
+void WalSync::run() {
+  std::vector<AfterSync> batch;
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wakeup_.wait(lock, [this] { return !waiting_.empty() || stopping_; });
+    if (waiting_.empty()) return;  // stopping, nothing left
+    batch.swap(waiting_);
+    std::string error = failure_;
+    lock.unlock();
+    if (error.empty()) {
+      // Everything in `batch` was committed before it was handed over, so before this call.
+      error = sync_file_(fd_);
+      lock.lock();
+      ++syncs_;  // before the acks: whoever got a 2xx sees the sync counted
+      if (!error.empty()) {
+        failure_ = error;
+        failed_.store(true, std::memory_order_relaxed);
+      }
+      lock.unlock();
+    } else {
+      error = "an earlier " + error + "; restart healthhook";
+    }
+    for (AfterSync& after : batch) after(error.empty(), error);
+    batch.clear();
+    lock.lock();
+  }
+}
+
+}  // namespace hh::store
