@@ -27,7 +27,7 @@
 #include "common/result.h"
 #include "fetcher/base_url.h"
 #include "store/jobs/claimed_job.h"
-#include "store/sqlite/jobs/job_store.h"
+#include "store/jobs/job_queue.h"
 
 namespace hh::fetcher {
 

@@ -13,7 +13,7 @@
 #include "common/log.h"
 #include "common/thread_name.h"
 #include "fetcher/providers_sync.h"
-#include "store/sqlite/database.h"
+#include "store/follow_up_reads.h"
 
 namespace hh::fetcher {
 namespace {
@@ -63,7 +63,7 @@ store::RetryPolicy retry_policy(const config::ServiceSettings& service) {
 }
 
 struct Fetcher::Impl {
-  Impl(FetcherOptions opts, store::InboxWriter& writer, store::SqliteInbox& inbox, store::JobStore& jobs, Stats& s)
+  Impl(FetcherOptions opts, store::InboxWriter& writer, store::Inbox& inbox, store::JobQueue& jobs, Stats& s)
       : options(std::move(opts)), link(writer, inbox, jobs), stats(s) {}
 
   // Declared first: destroyed last, after everything holding its executor.
@@ -74,8 +74,7 @@ struct Fetcher::Impl {
   std::unique_ptr<HttpsClient> client;
   std::unique_ptr<JobRunner> runner;
   std::unique_ptr<ProvidersSync> providers;
-  std::optional<sqlite::Connection> reader;        // used only on the io thread
-  std::optional<sqlite::Statement> next_due;
+  std::unique_ptr<store::FollowUpReads> reads;  // used only on the io thread
   std::atomic<bool> stopping{false};
   net::steady_timer poll_timer{io};
   net::steady_timer idle_signal{io};               // cancelled when the last job in flight ends
@@ -105,15 +104,12 @@ struct Fetcher::Impl {
 
   // The earliest next_attempt_at of a queued job, from the read connection.
   std::optional<int64_t> next_due_at() {
-    auto row = next_due->step();
-    std::optional<int64_t> due;
-    if (!row) {
-      log::warn("jobs_poll_failed").str("error", row.error());
-    } else if (*row && !next_due->column_is_null(0)) {
-      due = next_due->column_int(0);
+    auto due = reads->next_due_at();
+    if (!due) {
+      log::warn("jobs_poll_failed").str("error", due.error());
+      return std::nullopt;
     }
-    next_due->reset();
-    return due;
+    return *due;
   }
 
   // Claims what is due into free slots and starts it; returns how long to sleep.
@@ -188,7 +184,7 @@ struct Fetcher::Impl {
 Fetcher::Fetcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Result<std::unique_ptr<Fetcher>> Fetcher::create(FetcherOptions options, store::InboxWriter& writer,
-                                                 store::SqliteInbox& inbox, store::JobStore& jobs) {
+                                                 store::Inbox& inbox, store::JobQueue& jobs) {
   auto base = BaseUrl::parse(options.service.base_url);
   if (!base) return fail(base.error());
   if (options.api_key.empty()) return fail("service.api_key_file: the API key is empty");
@@ -208,12 +204,9 @@ Result<std::unique_ptr<Fetcher>> Fetcher::create(FetcherOptions options, store::
   auto client = HttpsClient::create(impl.io.get_executor(), std::move(*base), client_options(impl.options));
   if (!client) return fail(client.error());
   impl.client = std::move(*client);
-  auto reader = store::open_for_reading(database);
-  if (!reader) return fail("fetcher: " + reader.error());
-  impl.reader.emplace(std::move(*reader));
-  auto next_due = impl.reader->prepare("SELECT min(next_attempt_at) FROM jobs WHERE state = 'queued'");
-  if (!next_due) return fail("fetcher: " + next_due.error());
-  impl.next_due.emplace(std::move(*next_due));
+  auto reads = store::open_follow_up_reads(database);
+  if (!reads) return fail("fetcher: " + reads.error());
+  impl.reads = std::move(*reads);
   impl.runner = std::make_unique<JobRunner>(
       *impl.client, impl.link, RunnerOptions{retry_policy(impl.options.service), impl.options.now_ms, impl.options.observe_request}, impl.stopping);
   ProvidersSyncOptions sync;
@@ -221,7 +214,7 @@ Result<std::unique_ptr<Fetcher>> Fetcher::create(FetcherOptions options, store::
   sync.retry_max = std::max(sync.retry_initial, std::chrono::milliseconds(std::chrono::seconds(impl.options.service.backoff_max_s)));
   sync.now_ms = impl.options.now_ms;
   sync.observe_request = impl.options.observe_request;
-  sync.newest_stored = [&impl] { return store::newest_body_with_id_prefix(*impl.reader, kProvidersMessagePrefix); };
+  sync.newest_stored = [&impl] { return impl.reads->newest_body_with_id_prefix(kProvidersMessagePrefix); };
   impl.providers = std::make_unique<ProvidersSync>(*impl.client, impl.link, std::move(sync));
   return fetcher;
 }

@@ -23,8 +23,8 @@
 #include "config/settings.h"
 #include "fetcher/job_runner.h"
 #include "store/inbox_writer.h"
-#include "store/sqlite/jobs/job_store.h"
-#include "store/sqlite/sqlite_inbox.h"
+#include "store/jobs/job_queue.h"
+#include "store/inbox.h"
 
 namespace hh::fetcher {
 
@@ -50,7 +50,7 @@ class Fetcher {
   // `writer`, `inbox` and `jobs` (all on the write connection) must outlive the fetcher,
   // and the writer must run until stop() returned.
   static Result<std::unique_ptr<Fetcher>> create(FetcherOptions options, store::InboxWriter& writer,
-                                                 store::SqliteInbox& inbox, store::JobStore& jobs);
+                                                 store::Inbox& inbox, store::JobQueue& jobs);
   ~Fetcher();  // stop()
   Fetcher(const Fetcher&) = delete;
   Fetcher& operator=(const Fetcher&) = delete;

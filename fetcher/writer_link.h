@@ -17,14 +17,14 @@
 
 #include "common/result.h"
 #include "store/inbox_writer.h"
-#include "store/sqlite/jobs/job_store.h"
-#include "store/sqlite/sqlite_inbox.h"
+#include "store/jobs/job_queue.h"
+#include "store/inbox.h"
 
 namespace hh::fetcher {
 
 class WriterLink {
  public:
-  WriterLink(store::InboxWriter& writer, store::SqliteInbox& inbox, store::JobStore& jobs)
+  WriterLink(store::InboxWriter& writer, store::Inbox& inbox, store::JobQueue& jobs)
       : writer_(writer), inbox_(inbox), jobs_(jobs) {}
 
   boost::asio::awaitable<Result<int64_t>> requeue_interrupted(int64_t now_ms, int64_t max_attempts);
@@ -51,8 +51,8 @@ class WriterLink {
 
  private:
   store::InboxWriter& writer_;
-  store::SqliteInbox& inbox_;
-  store::JobStore& jobs_;
+  store::Inbox& inbox_;
+  store::JobQueue& jobs_;
 };
 
 }  // namespace hh::fetcher

@@ -1,19 +1,13 @@
 #include "metrics/store_metrics.h"
 
-#include <sys/stat.h>
-
 #include <chrono>
 #include <vector>
 
 #include "common/log.h"
-#include "store/sqlite/database.h"
 
 namespace hh::metrics {
 namespace {
 
-// A scrape must not hold an io thread for long: give up on a lock quickly (WAL readers
-// are blocked only in rare recovery cases).
-constexpr std::string_view kReadPragmas = "PRAGMA busy_timeout = 250;";
 
 // Follow-up job states of store/sqlite/migrations/003-jobs.sql, written even when zero so that
 // alerts on e.g. state="dead" have a series to look at.
@@ -24,18 +18,13 @@ int64_t now_ms() {
       .count();
 }
 
-int64_t file_size(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
-}
 
 }  // namespace
 
 Result<std::unique_ptr<StoreMetrics>> StoreMetrics::open(const std::string& database) {
-  auto db = store::open_for_reading(database);
-  if (!db) return fail("metrics: " + db.error());
-  if (auto configured = db->exec(kReadPragmas); !configured) return fail("metrics: " + configured.error());
-  return std::unique_ptr<StoreMetrics>(new StoreMetrics(database, std::move(*db)));
+  auto figures = store::open_figures(database);
+  if (!figures) return fail("metrics: " + figures.error());
+  return std::unique_ptr<StoreMetrics>(new StoreMetrics(std::move(*figures)));
 }
 
 void StoreMetrics::collect(PrometheusText& out) {
@@ -56,25 +45,13 @@ void StoreMetrics::collect(PrometheusText& out) {
 }
 
 Result<void> StoreMetrics::collect_lag(PrometheusText& out, int64_t& applied_seq) {
-  auto positions = db_.prepare(
-      "SELECT (SELECT COALESCE(MAX(seq), 0) FROM inbox), applied_seq FROM processor_state WHERE id = 1");
+  auto positions = figures_->positions();
   if (!positions) return fail(positions.error());
-  auto row = positions->step();
-  if (!row) return fail(row.error());
-  if (!*row) return fail("processor_state has no row");
-  const int64_t last_seq = positions->column_int(0);
-  applied_seq = positions->column_int(1);
-  positions->reset();
-
+  const int64_t last_seq = positions->last_seq;
+  applied_seq = positions->applied_seq;
   // The oldest delivery the processor has not applied yet: its wait is the lag in time.
-  auto oldest = db_.prepare("SELECT received_at FROM inbox WHERE seq > ?1 ORDER BY seq LIMIT 1");
-  if (!oldest) return fail(oldest.error());
-  oldest->bind(1, applied_seq);
-  auto found = oldest->step();
-  if (!found) return fail(found.error());
-  const double lag_seconds = *found ? std::max<int64_t>(0, now_ms() - oldest->column_int(0)) / 1000.0 : 0.0;
-  oldest->reset();
-
+  const auto& oldest = positions->oldest_unapplied_received_at_ms;
+  const double lag_seconds = oldest ? std::max<int64_t>(0, now_ms() - *oldest) / 1000.0 : 0.0;
   out.gauge("healthhook_inbox_last_seq", "Newest inbox sequence number", last_seq);
   out.gauge("healthhook_processor_applied_seq", "Every inbox row up to this seq has been applied", applied_seq);
   out.gauge("healthhook_processor_lag_deliveries", "Inbox rows stored but not yet applied by the processor",
@@ -91,21 +68,9 @@ Result<void> StoreMetrics::collect_families(PrometheusText& out, int64_t applied
   }
   const int64_t scan_to = std::min(applied_seq, family_scan_seq_ + kFamilyScanRowsPerScrape);
   if (scan_to > family_scan_seq_) {
-    auto counts = db_.prepare(
-        "SELECT COALESCE(family, 'none'), status, COUNT(*) FROM deliveries WHERE seq > ?1 AND seq <= ?2 "
-        "GROUP BY 1, 2");
-    if (!counts) return fail(counts.error());
-    counts->bind(1, family_scan_seq_).bind(2, scan_to);
-    std::vector<std::pair<std::pair<std::string, std::string>, int64_t>> found;
-    for (;;) {
-      auto row = counts->step();
-      if (!row) return fail(row.error());  // nothing added: the same range is read again next time
-      if (!*row) break;
-      found.push_back({{std::string(counts->column_text(0)), std::string(counts->column_text(1))},
-                       counts->column_int(2)});
-    }
-    counts->reset();
-    for (const auto& [key, n] : found) applied_by_family_status_[key] += n;
+    auto counts = figures_->outcome_counts(family_scan_seq_, scan_to);
+    if (!counts) return fail(counts.error());  // nothing added: the same range is read again next time
+    for (const auto& count : *counts) applied_by_family_status_[{count.family, count.status}] += count.deliveries;
     family_scan_seq_ = scan_to;
   }
   out.family("healthhook_inbox_deliveries", "gauge",
@@ -118,17 +83,11 @@ Result<void> StoreMetrics::collect_families(PrometheusText& out, int64_t applied
 }
 
 Result<void> StoreMetrics::collect_jobs(PrometheusText& out) {
-  auto counts = db_.prepare("SELECT state, COUNT(*) FROM jobs GROUP BY state");
+  auto counts = figures_->jobs_by_state();
   if (!counts) return fail(counts.error());
   std::map<std::string, int64_t> by_state;
   for (auto state : kJobStates) by_state[std::string(state)] = 0;
-  for (;;) {
-    auto row = counts->step();
-    if (!row) return fail(row.error());
-    if (!*row) break;
-    by_state[std::string(counts->column_text(0))] = counts->column_int(1);
-  }
-  counts->reset();
+  for (const auto& [state, n] : *counts) by_state[state] = n;
   out.family("healthhook_jobs", "gauge", "Follow-up fetch jobs by state");
   for (const auto& [state, n] : by_state) {
     const Label labels[] = {{"state", state}};
@@ -138,12 +97,11 @@ Result<void> StoreMetrics::collect_jobs(PrometheusText& out) {
 }
 
 Result<void> StoreMetrics::collect_sizes(PrometheusText& out) {
-  auto pages = db_.query_int("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()");
-  if (!pages) return fail(pages.error());
-  out.gauge("healthhook_database_bytes", "Size of the SQLite database file (pages in use and free)",
-            pages->value_or(0));
+  auto sizes = figures_->sizes();
+  if (!sizes) return fail(sizes.error());
+  out.gauge("healthhook_database_bytes", "Size of the database file (pages in use and free)", sizes->database_bytes);
   out.gauge("healthhook_database_wal_bytes", "Size of the write-ahead log file (shrinks at checkpoints)",
-            file_size(database_ + "-wal"));
+            sizes->log_bytes);
   return {};
 }
 

@@ -25,7 +25,7 @@
 
 #include "common/result.h"
 #include "metrics/prometheus_text.h"
-#include "store/sqlite/connection.h"
+#include "store/figures.h"
 
 namespace hh::metrics {
 
@@ -39,14 +39,13 @@ class StoreMetrics {
   void collect(PrometheusText& out);
 
  private:
-  StoreMetrics(std::string database, sqlite::Connection db) : database_(std::move(database)), db_(std::move(db)) {}
+  explicit StoreMetrics(std::unique_ptr<store::StoreFigures> figures) : figures_(std::move(figures)) {}
   Result<void> collect_lag(PrometheusText& out, int64_t& applied_seq);
   Result<void> collect_families(PrometheusText& out, int64_t applied_seq);
   Result<void> collect_jobs(PrometheusText& out);
   Result<void> collect_sizes(PrometheusText& out);
 
-  const std::string database_;
-  sqlite::Connection db_;
+  std::unique_ptr<store::StoreFigures> figures_;
   std::map<std::pair<std::string, std::string>, int64_t> applied_by_family_status_;
   int64_t family_scan_seq_ = 0;  // rows up to here are in applied_by_family_status_
   bool last_ok_ = true;          // to log a failing read once, not every scrape

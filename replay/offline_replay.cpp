@@ -8,6 +8,7 @@
 
 #include "processor/processor.h"
 #include "events/envelope_peek.h"
+#include "receiver/signature/signature_headers.h"
 #include "store/sqlite/sqlite_inbox.h"
 
 namespace hh::replay {
@@ -99,7 +100,12 @@ struct OfflineReplay::Impl {
 
   // The verifier's verdict on the line's own id, timestamp and body, or "" when it passes.
   std::string_view check_signature(const CaptureRecord& r) {
-    std::string_view signature_header = header(r, "svix-signature");
+    // The signature list of the family the live check would use (signature_headers.h); the
+    // id and timestamp are the line's own.
+    signature::SignatureHeaderSet stored;
+    for (const auto& h : r.headers) stored.add(h.name, h.value);
+    std::string_view signature_header = stored.pick().signature;
+    if (signature_header.empty()) signature_header = header(r, "svix-signature");
     if (signature_header.empty()) signature_header = header(r, "webhook-signature");
     timestamp_text = std::to_string(r.timestamp);
     const signature::SignedHeaders signed_headers{r.id, timestamp_text, signature_header};

@@ -3,6 +3,7 @@
 // replay command only ever call this; a PostgreSQL backend (spec §9) implements the same
 // interface with a sequence for `seq` and ON CONFLICT for the message-id check.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -43,6 +44,14 @@ class Inbox {
   // nothing is written and the error says why. Results are in batch order. A message id
   // repeated inside the batch is stored once; the later ones report duplicate.
   virtual Result<std::vector<Appended>> append(std::span<const NewDelivery* const> batch) = 0;
+
+  // Work that must commit together with the rows (the fetcher records a job's progress
+  // with the page it stored). Runs after the inserts, inside the transaction; an error
+  // rolls everything back and is returned.
+  using AlsoInTransaction = std::function<Result<void>(std::span<const Appended> appended)>;
+  // append() plus `also`, in one transaction.
+  virtual Result<std::vector<Appended>> append_with(std::span<const NewDelivery* const> batch,
+                                                    const AlsoInTransaction& also) = 0;
 
   // The largest delivery (body and headers together) a row can hold.
   virtual uint64_t max_delivery_bytes() const = 0;

@@ -45,17 +45,8 @@ class SignatureHeaderSet {
     std::string_view value() const { return joined.empty() ? first : std::string_view(joined); }
   };
   // [family][0 id, 1 timestamp, 2 signature]
-  std::array<std::array<Field, 3>, 2> fields_{};
+  std::array<std::array<Field, 3>, 2> fields_;  // no {}: clang 14 crashes on that initializer
   bool complete(Family f) const;
 };
-
-// The request's signature headers, chosen and joined as above, from any sequence of
-// (name, value) pairs: Beast fields live, stored capture headers in replay.
-template <typename Headers, typename NameOf, typename ValueOf>
-SignatureHeaderSet collect_signature_headers(const Headers& headers, NameOf name_of, ValueOf value_of) {
-  SignatureHeaderSet set;
-  for (const auto& h : headers) set.add(name_of(h), value_of(h));
-  return set;
-}
 
 }  // namespace hh::signature

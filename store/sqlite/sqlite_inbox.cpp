@@ -123,19 +123,4 @@ Result<std::vector<Appended>> SqliteInbox::append_with(std::span<const NewDelive
   return results;
 }
 
-Result<std::optional<std::string>> newest_body_with_id_prefix(sqlite::Connection& db, std::string_view prefix) {
-  if (prefix.empty()) return fail("an empty message-id prefix");
-  // [prefix, prefix with its last byte raised by one): every id that starts with prefix.
-  std::string past(prefix);
-  past.back() = static_cast<char>(past.back() + 1);
-  auto newest = db.prepare(
-      "SELECT body FROM inbox WHERE message_id >= ?1 AND message_id < ?2 ORDER BY seq DESC LIMIT 1");
-  if (!newest) return fail(newest.error());
-  newest->bind(1, prefix).bind(2, std::string_view(past));
-  auto row = newest->step();
-  if (!row) return fail(row.error());
-  if (!*row) return std::optional<std::string>{};
-  return std::optional<std::string>{std::string(newest->column_blob(0))};
-}
-
 }  // namespace hh::store

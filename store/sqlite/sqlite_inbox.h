@@ -8,10 +8,6 @@
 
 namespace hh::store {
 
-// The body of the newest inbox row whose message id starts with `prefix` (fetched rows of
-// one kind, e.g. "fetch:providers:"), on any connection (a read connection will do);
-// nullopt when there is none. A range of the message-id index, sorted by seq.
-Result<std::optional<std::string>> newest_body_with_id_prefix(sqlite::Connection& db, std::string_view prefix);
 
 class SqliteInbox final : public Inbox {
  public:
@@ -20,12 +16,8 @@ class SqliteInbox final : public Inbox {
 
   Result<std::vector<Appended>> append(std::span<const NewDelivery* const> batch) override;
 
-  // Work that must commit together with the rows (the fetcher records a job's progress
-  // with the page it stored). Runs after the inserts, inside the transaction; an error
-  // rolls everything back and is returned.
-  using AlsoInTransaction = std::function<Result<void>(std::span<const Appended> appended)>;
-  // append() plus `also`, in one transaction.
-  Result<std::vector<Appended>> append_with(std::span<const NewDelivery* const> batch, const AlsoInTransaction& also);
+  Result<std::vector<Appended>> append_with(std::span<const NewDelivery* const> batch,
+                                            const AlsoInTransaction& also) override;
   int64_t last_seq() const override { return last_seq_; }
   uint64_t max_delivery_bytes() const override;
 

@@ -1,0 +1,29 @@
+#pragma once
+// What the follow-up fetcher reads outside the writer thread, on a connection of its own:
+// when the next queued job is due, and the newest stored body of a kind of fetched row
+// (the provider list, so that an unchanged list is not stored again).
+//
+// Used by one thread (the fetcher's io thread).
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace hh::store {
+
+class FollowUpReads {
+ public:
+  virtual ~FollowUpReads() = default;
+  // The earliest next_attempt_at (Unix ms) of a queued job; nullopt when none is queued.
+  virtual Result<std::optional<int64_t>> next_due_at() = 0;
+  // The body of the newest inbox row whose message id starts with `prefix`.
+  virtual Result<std::optional<std::string>> newest_body_with_id_prefix(std::string_view prefix) = 0;
+};
+
+// Opens the reads of the store at `database` (it must exist and be migrated).
+Result<std::unique_ptr<FollowUpReads>> open_follow_up_reads(const std::string& database);
+
+}  // namespace hh::store
