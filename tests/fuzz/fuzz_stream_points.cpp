@@ -176,7 +176,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       // that is not a number): the reader must refuse it.
       fuzz::broken("reader accepted a body that is not a stream");
     }
-  } else if (read_to_end && fetcher::check_json(body).ok() && code != simdjson::UTF8_ERROR &&
+  } else if (read_to_end && json::check_json(body).ok() && code != simdjson::UTF8_ERROR &&
              code != simdjson::STRING_ERROR && code != simdjson::NUMBER_ERROR &&
              code != simdjson::DEPTH_ERROR) {
     fuzz::broken("reader and check_json accept what simdjson rejects", simdjson::error_message(code));
