@@ -14,9 +14,9 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "common/json_scan.h"
 #include "common/json_writer.h"
 #include "common/timestamp.h"
-#include "fetcher/json_scan.h"
 #include "store/sqlite/jobs/job_admin.h"
 
 namespace hh::cli {
@@ -43,7 +43,7 @@ std::string json_line(const store::JobRow& job) {
   line.integer("attempts", job.attempts).string("next_attempt_at", format_rfc3339_ms(job.next_attempt_at));
   line.optional_string("last_error", job.last_error ? std::optional<std::string_view>(*job.last_error) : std::nullopt);
   line.integer("trigger_seq", job.trigger_seq);
-  if (fetcher::check_json(job.payload)) {
+  if (json::check_json(job.payload)) {
     line.raw("payload", job.payload);
   } else {
     line.string("payload", job.payload);  // kept visible even when it is not JSON

@@ -4,9 +4,10 @@
 //                                                           other names any JSON (skipped)
 //   array   = '[' ws [ element *( ws ',' ws element ) ] ws ']'
 //   element = number | 'null'
-// The first pass (init) finds each named array and skips over it by bracket counting;
-// next() then advances the 11 cursors one element each. Element syntax is checked as
-// the cursors reach it, so a stream that reads to the end was well-formed.
+// The first pass (find_arrays) checks the object and every member it does not keep, and
+// skips each named array token by token, keeping a cursor at its first element; next()
+// then advances the 11 cursors one element each. Element order is checked as the cursors
+// reach it, so a stream that reads to the end was well-formed.
 #include "events/stream_points.h"
 
 #include <algorithm>
@@ -27,58 +28,7 @@ constexpr std::array<std::optional<double> StreamPoint::*, 11> kDoubleMembers = 
     &StreamPoint::lat, &StreamPoint::lng,      &StreamPoint::altitude,  &StreamPoint::cadence,
     &StreamPoint::power, &StreamPoint::resistance, &StreamPoint::temperature};
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-void skip_space(std::string_view& s) {
-  size_t i = 0;
-  while (i < s.size() && is_space(s[i])) ++i;
-  s.remove_prefix(i);
-}
-
-// `s` starts at an opening quote; on success `s` is past the closing one and `content`
-// holds the raw text between them (escapes undecoded).
-bool take_string(std::string_view& s, std::string_view& content) {
-  for (size_t i = 1; i < s.size(); ++i) {
-    if (s[i] == '\\') {
-      ++i;
-      continue;
-    }
-    if (s[i] == '"') {
-      content = s.substr(1, i - 1);
-      s.remove_prefix(i + 1);
-      return true;
-    }
-  }
-  return false;
-}
-
-// The length of the JSON number at the start of `s` (0 when there is none).
-size_t number_length(std::string_view s) {
-  size_t i = 0;
-  auto digits = [&] {
-    const size_t start = i;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
-    return i > start;
-  };
-  if (i < s.size() && s[i] == '-') ++i;
-  if (i < s.size() && s[i] == '0') {
-    ++i;
-  } else if (!digits()) {
-    return 0;
-  }
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    if (!digits()) return 0;
-  }
-  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-    ++i;
-    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-    if (!digits()) return 0;
-  }
-  return i;
-}
-
-// True when the JSON number `n` (already checked by number_length) is below 1 in
+// True when the JSON number `n` (read by json::Scanner::number) is below 1 in
 // magnitude: the decimal order of its first non-zero digit plus its exponent is negative.
 // Used only for numbers std::from_chars reports out of range, to tell 1e-400 (too small:
 // zero) from 1e400 (too large: refused).
@@ -125,97 +75,103 @@ bool parse_double(std::string_view number, double& value) {
   return true;
 }
 
-// Skips one JSON value of any kind without recursion (a depth counter), checking strings
-// and bracket balance; enough for members we do not keep.
-bool skip_value(std::string_view& s) {
+// Moves past the array at `s` (its '['), checking each token but not the order of its
+// elements: the cursors check those and name the element that is wrong.
+bool skip_array_tokens(json::Scanner& s) {
   size_t depth = 0;
   do {
-    skip_space(s);
-    if (s.empty()) return false;
-    const char c = s.front();
-    if (c == '"') {
-      std::string_view ignored;
-      if (!take_string(s, ignored)) return false;
-    } else if (c == '{' || c == '[') {
-      ++depth;
-      s.remove_prefix(1);
-      continue;
-    } else if (c == '}' || c == ']') {
-      if (depth == 0) return false;
-      --depth;
-      s.remove_prefix(1);
-    } else if (c == ',' || c == ':') {
-      if (depth == 0) return false;
-      s.remove_prefix(1);
-      continue;
-    } else {
-      // A scalar: number or literal, up to the next delimiter.
-      size_t n = 0;
-      while (n < s.size() && !is_space(s[n]) && s[n] != ',' && s[n] != ']' && s[n] != '}' && s[n] != ':') ++n;
-      const std::string_view token = s.substr(0, n);
-      if (token != "true" && token != "false" && token != "null" && number_length(token) != n) return false;
-      s.remove_prefix(n);
-    }
+    s.skip_space();
+    const char c = s.peek();
+    if (!s.token()) return false;
+    if (c == '[' || c == '{') ++depth;
+    if (c == ']' || c == '}') --depth;
   } while (depth > 0);
   return true;
+}
+
+// Stores element `number` of array `slot` in `point`; empty, or why it is refused.
+std::string_view store_number(size_t slot, std::string_view number, StreamPoint& point) {
+  if (slot != 0) {
+    double value = 0;
+    if (!parse_double(number, value)) return "number out of range";
+    point.*kDoubleMembers[slot] = value;
+    return {};
+  }
+  // Unix seconds; a fractional second (not seen in practice) is truncated.
+  int64_t seconds = 0;
+  const char* last = number.data() + number.size();
+  if (auto [end, ec] = std::from_chars(number.data(), last, seconds); ec != std::errc{} || end != last) {
+    double value = 0;
+    if (!parse_double(number, value) || !(std::fabs(value) < 9.2e18)) return "time out of range";
+    seconds = static_cast<int64_t>(value);
+  }
+  point.time = seconds;
+  return {};
 }
 
 }  // namespace
 
 StreamPointReader::StreamPointReader(std::string_view body) : body_(body) {}
 
+bool StreamPointReader::fail(std::string message) {
+  error_ = std::move(message);
+  return false;
+}
+
+bool StreamPointReader::find_arrays() {
+  json::Scanner s(body_);
+  s.skip_space();
+  if (s.at_end()) return fail("body: empty");
+  if (!s.skip('{')) return fail("body: not a JSON object");
+  s.skip_space();
+  if (!s.skip('}')) {
+    for (;;) {
+      s.skip_space();
+      std::string_view key;
+      if (s.peek() != '"' || !s.string(&key)) return fail("body: expected a member name");
+      s.skip_space();
+      if (!s.skip(':')) return fail("body: expected ':' after \"" + std::string(key) + "\"");
+      s.skip_space();
+      const auto named = std::find(kArrayNames.begin(), kArrayNames.end(), key);
+      bool read = false;
+      if (named == kArrayNames.end()) {
+        read = s.value(json::kSimdjsonMaxDepth - 1);  // a member not kept: checked whole
+      } else {
+        // A later member of the same name replaces an earlier one, which no cursor will
+        // read: it is checked whole now (its cursor stands just past its '[').
+        Cursor& cursor = cursors_[static_cast<size_t>(named - kArrayNames.begin())];
+        if (cursor.active) {
+          json::Scanner replaced(body_.substr(cursor.at.offset() - 1));
+          if (!replaced.value(json::kSimdjsonMaxDepth - 1)) return fail(std::string(key) + ": malformed value");
+        }
+        if (s.peek() == '[') {
+          cursor.at = s;
+          cursor.at.skip('[');
+          cursor.active = true;
+          read = skip_array_tokens(s);
+        } else if (s.peek() == 'n' && s.literal("null")) {
+          cursor = Cursor{};  // null: the default []
+          read = true;
+        } else {
+          return fail(std::string(key) + ": expected an array or null");
+        }
+      }
+      if (!read) return fail(std::string(key) + ": malformed value");
+      s.skip_space();
+      if (s.skip(',')) continue;
+      if (s.skip('}')) break;
+      return fail("body: expected ',' or '}' after \"" + std::string(key) + "\"");
+    }
+  }
+  s.skip_space();
+  if (!s.at_end()) return fail("body: content after the top-level object");
+  return true;
+}
+
 bool StreamPointReader::next(StreamPoint& point) {
   if (!initialised_) {
     initialised_ = true;
-    // Finds the arrays: one pass over the body, no allocation.
-    std::string_view s = body_;
-    auto fail = [&](std::string message) {
-      error_ = std::move(message);
-      for (Cursor& cursor : cursors_) cursor = Cursor{};
-      return false;
-    };
-    skip_space(s);
-    if (s.empty()) return fail("body: empty");
-    if (s.front() != '{') return fail("body: not a JSON object");
-    s.remove_prefix(1);
-    skip_space(s);
-    if (!s.empty() && s.front() == '}') {
-      s.remove_prefix(1);
-    } else {
-      while (true) {
-        skip_space(s);
-        std::string_view key;
-        if (s.empty() || s.front() != '"' || !take_string(s, key)) return fail("body: expected a member name");
-        skip_space(s);
-        if (s.empty() || s.front() != ':') return fail("body: expected ':' after \"" + std::string(key) + "\"");
-        s.remove_prefix(1);
-        skip_space(s);
-        size_t slot = kArrayNames.size();
-        for (size_t i = 0; i < kArrayNames.size(); ++i) {
-          if (kArrayNames[i] == key) slot = i;
-        }
-        if (slot < kArrayNames.size() && !s.empty() && s.front() == '[') {
-          cursors_[slot].rest = s.substr(1);
-          cursors_[slot].active = true;
-        } else if (slot < kArrayNames.size()) {
-          if (s.substr(0, 4) != "null") return fail(std::string(key) + ": expected an array or null");
-          cursors_[slot] = Cursor{};  // null: the default []
-        }
-        if (!skip_value(s)) return fail(std::string(key) + ": malformed value");
-        skip_space(s);
-        if (!s.empty() && s.front() == ',') {
-          s.remove_prefix(1);
-          continue;
-        }
-        if (!s.empty() && s.front() == '}') {
-          s.remove_prefix(1);
-          break;
-        }
-        return fail("body: expected ',' or '}' after \"" + std::string(key) + "\"");
-      }
-    }
-    skip_space(s);
-    if (!s.empty()) return fail("body: content after the top-level object");
+    if (!find_arrays()) return false;
   }
   if (!error_.empty()) return false;
 
@@ -225,51 +181,28 @@ bool StreamPointReader::next(StreamPoint& point) {
   for (size_t slot = 0; slot < kArrayNames.size(); ++slot) {
     Cursor& cursor = cursors_[slot];
     if (!cursor.active) continue;
-    std::string_view& s = cursor.rest;
-    skip_space(s);
-    if (!s.empty() && s.front() == ']') {
+    json::Scanner& s = cursor.at;
+    s.skip_space();
+    if (s.skip(']')) {
       cursor.active = false;  // this array is shorter: the rest of its points are null
       continue;
     }
     auto element_error = [&](std::string_view what) {
-      error_ = std::string(kArrayNames[slot]) + "[" + std::to_string(index_) + "]: " + std::string(what);
-      return false;
+      return fail(std::string(kArrayNames[slot]) + "[" + std::to_string(index_) + "]: " + std::string(what));
     };
-    if (s.substr(0, 4) == "null") {
-      s.remove_prefix(4);
-    } else {
-      const size_t n = number_length(s);
-      if (n == 0) return element_error("not a number");
-      const char* first = s.data();
-      const char* last = s.data() + n;
-      if (slot == 0) {
-        // Unix seconds; a fractional second (not seen in practice) is truncated.
-        int64_t seconds = 0;
-        auto [end, ec] = std::from_chars(first, last, seconds);
-        if (ec != std::errc{} || end != last) {
-          double value = 0;
-          if (!parse_double(s.substr(0, n), value) || !(std::fabs(value) < 9.2e18)) {
-            return element_error("time out of range");
-          }
-          seconds = static_cast<int64_t>(value);
-        }
-        point.time = seconds;
-      } else {
-        double value = 0;
-        if (!parse_double(s.substr(0, n), value)) return element_error("number out of range");
-        point.*kDoubleMembers[slot] = value;
+    if (!(s.peek() == 'n' && s.literal("null"))) {
+      std::string_view number;
+      if (!s.number(&number)) return element_error("not a number");
+      if (const std::string_view refused = store_number(slot, number, point); !refused.empty()) {
+        return element_error(refused);
       }
-      s.remove_prefix(n);
     }
     any = true;
-    skip_space(s);
-    if (!s.empty() && s.front() == ',') {
-      s.remove_prefix(1);
-      skip_space(s);
-      if (s.empty() || s.front() == ']') return element_error("expected an element after ','");
-    } else if (!s.empty() && s.front() == ']') {
-      // Left in place: the next call sees ']' and retires this cursor.
-    } else {
+    s.skip_space();
+    if (s.skip(',')) {
+      s.skip_space();
+      if (s.at_end() || s.peek() == ']') return element_error("expected an element after ','");
+    } else if (s.peek() != ']') {  // ']' is left for the next call, which retires the cursor
       return element_error("expected ',' or ']'");
     }
   }

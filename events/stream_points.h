@@ -5,13 +5,16 @@
 // Every array is optional, may be shorter than the others, and may hold nulls: a missing
 // element is a null. Point i exists while any array has an element i.
 //
-// Hand-written rather than simdjson: simdjson's structural index needs about 4 bytes per
-// input byte (120 MB for a 30 MB stream), while this scanner walks the arrays in lockstep
-// with one cursor each and needs no memory beyond the body.
+// Read with the shared scanner (common/json_scan.h says why not simdjson): a first pass
+// finds each array, then one json::Scanner per array walks them in lockstep. No memory
+// beyond the body and this object; a body that reads to the end is well-formed JSON
+// (nested at most json::kSimdjsonMaxDepth deep, as simdjson allows).
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "common/json_scan.h"
 
 namespace hh::events {
 
@@ -32,9 +35,13 @@ class StreamPointReader {
 
  private:
   struct Cursor {
-    std::string_view rest;  // remaining text of one array after '[' (empty: exhausted/absent)
-    bool active = false;
+    json::Scanner at;  // the next element of one array
+    bool active = false;  // false: the array is absent, null or read to its ']'
   };
+  // The first pass: checks the top-level object and points a cursor at each array.
+  bool find_arrays();
+  bool fail(std::string message);
+
   std::string_view body_;
   Cursor cursors_[11];
   size_t index_ = 0;

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "common/json_scan.h"
 #include "common/json_writer.h"
 #include "common/timestamp.h"
-#include "fetcher/json_scan.h"
 #include "fetcher/resource_kinds.h"
 
 namespace hh::fetcher {
@@ -120,16 +120,12 @@ Result<PagePlan> plan_next_page(const store::ClaimedJob& job, const BaseUrl& bas
 Result<store::JobProgress> progress_after(const store::ClaimedJob& job, const PagePlan& page, std::string_view body) {
   store::JobProgress progress;
   progress.page = page.page + 1;
-  const auto skip_space = [](std::string_view text) {
-    const size_t first = text.find_first_not_of(" \t\r\n");
-    return first == std::string_view::npos ? std::string_view() : text.substr(first);
-  };
   if (page.body_array.empty()) {  // one object: a workout stream (parallel arrays), a profile
-    if (!skip_space(body).starts_with('{')) return fail("unexpected body: expected one JSON object");
+    if (json::first_byte(body) != '{') return fail("unexpected body: expected one JSON object");
     progress.complete = true;
     return progress;
   }
-  const auto member = top_level_member(body, page.body_array);
+  const auto member = json::top_level_member(body, page.body_array);
   const char expected = page.body_array == "groups" ? '{' : '[';
   if (!member || !member->starts_with(expected)) {
     return fail("unexpected body: no \"" + page.body_array + "\" " + (expected == '{' ? "object" : "array"));
@@ -140,12 +136,12 @@ Result<store::JobProgress> progress_after(const store::ClaimedJob& job, const Pa
     if (!progress.complete) progress.next_start_ms = *page.slice_end_ms;
     return progress;
   }
-  const auto next = top_level_member(body, "next_cursor");
+  const auto next = json::top_level_member(body, "next_cursor");
   if (!next || *next == "null") {
     progress.complete = true;
     return progress;
   }
-  auto cursor = decode_string(*next);
+  auto cursor = json::decode_string(*next);
   if (!cursor) return fail("unexpected body: next_cursor is neither a string nor null");
   if (cursor->empty()) {
     progress.complete = true;  // some APIs end a chain with "" instead of null

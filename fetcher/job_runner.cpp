@@ -1,9 +1,9 @@
 #include "fetcher/job_runner.h"
 
+#include "common/json_scan.h"
 #include "common/log.h"
 #include "fetcher/failure_policy.h"
 #include "fetcher/fetch_plan.h"
-#include "fetcher/json_scan.h"
 
 namespace hh::fetcher {
 namespace {
@@ -125,7 +125,7 @@ net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
       error = std::move(verdict.error) + " (" + plan->url + ")";
       break;
     }
-    if (auto valid = check_json(response.body); !valid) {
+    if (auto valid = json::check_json(response.body); !valid) {
       error = valid.error() + " (" + plan->url + ")";
       break;
     }

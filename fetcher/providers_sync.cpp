@@ -5,10 +5,10 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "common/json_scan.h"
 #include "common/json_writer.h"
 #include "common/log.h"
 #include "fetcher/failure_policy.h"
-#include "fetcher/json_scan.h"
 
 namespace hh::fetcher {
 namespace {
@@ -36,9 +36,8 @@ net::awaitable<Result<bool>> ProvidersSync::sync_once() {
   if (response.status / 100 != 2) {
     co_return fail(judge_status(response, options_.now_ms() / 1000).error + " (" + url + ")");
   }
-  if (auto valid = check_json(response.body); !valid) co_return fail(valid.error() + " (" + url + ")");
-  const size_t first = response.body.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos || response.body[first] != '[') {
+  if (auto valid = json::check_json(response.body); !valid) co_return fail(valid.error() + " (" + url + ")");
+  if (json::first_byte(response.body) != '[') {
     co_return fail("unexpected body: the provider list must be a JSON array (" + url + ")");
   }
   if (!last_stored_) {

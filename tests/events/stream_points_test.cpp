@@ -109,6 +109,38 @@ BOOST_AUTO_TEST_CASE(malformed) {
   BOOST_TEST(error_of(R"({"meta":"unterminated)") == "meta: malformed value");
 }
 
+// Members the reader does not keep are checked whole, as deep as simdjson parses; the
+// named arrays token by token, then element by element as the cursors reach them.
+BOOST_AUTO_TEST_CASE(a_body_that_reads_to_the_end_is_json) {
+  BOOST_TEST(error_of(R"({"meta":[1 2],"time":[1]})") == "meta: malformed value");
+  BOOST_TEST(error_of(R"({"meta":[1},"time":[1]})") == "meta: malformed value");
+  BOOST_TEST(error_of(R"({"meta":"\q","time":[1]})") == "meta: malformed value");
+  BOOST_TEST(error_of(R"({"time":[1"a"]})") == "time: malformed value");
+  BOOST_TEST(error_of(R"({"time":[nullx]})") == "time: malformed value");
+  BOOST_TEST(error_of(R"({"time":[1}})") == "time[0]: expected ',' or ']'");
+  BOOST_TEST(error_of(R"({"time":[[1],2]})") == "time[0]: not a number");
+  BOOST_TEST(error_of(R"({"ti\me":[1]})") == "body: expected a member name");
+  const auto nested = [](size_t depth) {
+    return R"({"meta":)" + std::string(depth, '[') + std::string(depth, ']') + R"(,"time":[1]})";
+  };
+  BOOST_TEST(error_of(nested(json::kSimdjsonMaxDepth - 1)) == "");  // the body's object is level 1
+  BOOST_TEST(error_of(nested(json::kSimdjsonMaxDepth)) == "meta: malformed value");
+}
+
+BOOST_AUTO_TEST_CASE(a_later_member_of_the_same_name_replaces_the_earlier) {
+  std::string error;
+  auto points = read_all(R"({"time":[1,2],"power":[5],"time":[7]})", &error);
+  BOOST_TEST(error == "");
+  BOOST_REQUIRE(points.size() == 1u);
+  BOOST_TEST(points[0].time.value_or(-1) == 7);
+  BOOST_TEST(points[0].power.value_or(-1) == 5.0);
+  BOOST_TEST(read_all(R"({"time":[1,2],"time":null})", &error).empty());
+  BOOST_TEST(error == "");
+  // The replaced array is never walked by a cursor, so it is checked when it is replaced.
+  BOOST_TEST(error_of(R"({"time":["x",{}],"time":[7]})") == "");
+  BOOST_TEST(error_of(R"({"time":["x"},"time":[7]})") == "time: malformed value");
+}
+
 // Found by fuzz_stream_points: a number too small for a double is valid JSON and reads as
 // zero (as simdjson and strtod read it); std::from_chars alone refused it.
 BOOST_AUTO_TEST_CASE(numbers_below_the_smallest_double_read_as_zero) {

@@ -1,5 +1,5 @@
-// The fetcher's pure parts: retry scheduling, failure verdicts, Retry-After, the JSON
-// scanner, gzip, base-URL policy and the page plan. No sockets, no database.
+// The fetcher's pure parts: retry scheduling, failure verdicts, Retry-After, gzip,
+// base-URL policy and the page plan. No sockets, no database.
 #include <zlib.h>
 
 #include <boost/test/unit_test.hpp>
@@ -9,7 +9,6 @@
 #include "fetcher/failure_policy.h"
 #include "fetcher/fetch_plan.h"
 #include "fetcher/gzip_decoder.h"
-#include "fetcher/json_scan.h"
 #include "fetcher/resource_kinds.h"
 #include "fetcher/retry_after.h"
 #include "tests/fake_service/fake_bodies.h"
@@ -192,43 +191,6 @@ BOOST_AUTO_TEST_CASE(retry_after_header_forms) {
   BOOST_TEST(!parse_retry_after("12s", 0));
   BOOST_TEST(!parse_retry_after("tomorrow", 0));
 }
-
-BOOST_AUTO_TEST_SUITE(json_scan)
-
-BOOST_AUTO_TEST_CASE(accepts_valid_documents) {
-  for (const char* text : {"{}", "[]", " {\"a\":[1,-2.5e3,true,false,null,\"x\\u00e9\\n\"]} ", "0", "\"s\"",
-                           "{\"time\":[1626625123,1626625140],\"temperature\":null}"}) {
-    BOOST_TEST_INFO(text);
-    BOOST_TEST(check_json(text).ok());
-  }
-}
-
-BOOST_AUTO_TEST_CASE(rejects_malformed_documents_naming_the_offset) {
-  for (const char* text : {"", "{", "{\"a\":[1,2}", "{\"a\" 1}", "[1,]", "{\"a\":01}", "{\"a\":1} x", "\"\x01\"",
-                           "{\"a\":tru}", "{\"a\":\"\\q\"}", "[1.]", "[-]"}) {
-    BOOST_TEST_INFO(text);
-    BOOST_TEST(!check_json(text).ok());
-  }
-  BOOST_TEST(check_json("{\"a\":[1,2}").error() == "malformed JSON at byte 9: expected ',' or ']'");
-}
-
-BOOST_AUTO_TEST_CASE(limits_nesting) {
-  BOOST_TEST(!check_json(std::string(100, '[') + std::string(100, ']')).ok());
-  BOOST_TEST(check_json(std::string(10, '[') + std::string(10, ']')).ok());
-}
-
-BOOST_AUTO_TEST_CASE(reads_top_level_members_only) {
-  const std::string body = R"({"groups":{"next_cursor":"inner"},"next_cursor" : "abc\/=","x":1})";
-  BOOST_TEST(top_level_member(body, "next_cursor").value() == "\"abc\\/=\"");
-  BOOST_TEST(top_level_member(body, "groups").value() == "{\"next_cursor\":\"inner\"}");
-  BOOST_TEST(!top_level_member(body, "missing"));
-  BOOST_TEST(!top_level_member("[1]", "x"));
-  BOOST_TEST(decode_string("\"abc\\/=\"").value() == "abc/=");
-  BOOST_TEST(decode_string("\"\\u00e9\\ud83d\\ude00\"").value() == "\xc3\xa9\xf0\x9f\x98\x80");
-  BOOST_TEST(!decode_string("null"));
-}
-
-BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(gzip_decoding)
 

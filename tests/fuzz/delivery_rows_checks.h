@@ -12,9 +12,9 @@
 #include <optional>
 #include <string_view>
 
+#include "common/json_scan.h"
 #include "common/json_writer.h"
 #include "events/delivery_parser.h"
-#include "fetcher/json_scan.h"
 
 namespace hh::fuzz {
 
@@ -32,7 +32,7 @@ inline void check_text(const std::optional<std::string_view>& text, const char* 
 }
 inline void check_json_text(std::string_view text, const char* what) {
   check_text(text, what);
-  if (auto valid = fetcher::check_json(text, 1024); !valid) broken(what, valid.error());
+  if (auto valid = json::check_json(text, 1024); !valid) broken(what, valid.error());
 }
 inline void check_json_text(const std::optional<std::string_view>& text, const char* what) {
   if (text) check_json_text(*text, what);

@@ -43,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const events::InboxRow from_body{1, "webhook", "", "{}", body};
   const events::ParseResult without = parse_checked(parser, from_body, rows);
   if (without.status != events::Status::invalid) {
-    if (auto valid = fetcher::check_json(body, 1024); !valid) fuzz::broken("parsed a body that is not JSON", valid.error());
+    if (auto valid = json::check_json(body, 1024); !valid) fuzz::broken("parsed a body that is not JSON", valid.error());
   }
   if (!same(without, parse_checked(parser, from_body, rows))) fuzz::broken("second parse differs");
 

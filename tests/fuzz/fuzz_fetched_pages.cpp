@@ -6,7 +6,7 @@
 // byte and the seeds are the plain bodies of schemas/examples/fetched-*.body.json.
 //
 // Properties besides "no crash":
-//  - json_scan agrees with simdjson's DOM parser on what is JSON (outside the cases the
+//  - common/json_scan agrees with simdjson's DOM parser on what is JSON (outside the cases the
 //    scanner leaves to the processor on purpose: UTF-8, number ranges, surrogates), and a
 //    member it cuts out is the member simdjson finds, decoded strings included;
 //  - a cursor progress_after accepts is a new, non-empty one;
@@ -85,7 +85,7 @@ void check_json_scan(std::string_view body) {
   const simdjson::padded_string padded(body);
   simdjson::dom::element root;
   const simdjson::error_code code = dom.parse(padded).get(root);
-  const auto scanned = fetcher::check_json(body, 4096);
+  const auto scanned = json::check_json(body, 4096);
   if (code == simdjson::SUCCESS && !scanned) fuzz::broken("check_json rejects JSON", scanned.error());
   if (code != simdjson::SUCCESS && scanned && !scanner_may_accept(code)) {
     fuzz::broken("check_json accepts what simdjson rejects", simdjson::error_message(code));
@@ -94,22 +94,22 @@ void check_json_scan(std::string_view body) {
 
   simdjson::dom::object object;
   if (root.get_object().get(object)) {
-    if (fetcher::top_level_member(body, "x")) fuzz::broken("top_level_member of a non-object");
+    if (json::top_level_member(body, "x")) fuzz::broken("top_level_member of a non-object");
     return;
   }
   const bool escapes = body.find('\\') != std::string_view::npos;
   for (auto [key, value] : object) {
-    const auto member = fetcher::top_level_member(body, key);
+    const auto member = json::top_level_member(body, key);
     if (!escapes && !member) fuzz::broken("top_level_member misses a member", key);
     if (!member) continue;
-    if (auto valid = fetcher::check_json(*member, 4096); !valid) fuzz::broken("member is not JSON", valid.error());
+    if (auto valid = json::check_json(*member, 4096); !valid) fuzz::broken("member is not JSON", valid.error());
     const simdjson::padded_string member_text(*member);
     simdjson::dom::parser member_parser;
     simdjson::dom::element cut;
     if (member_parser.parse(member_text).get(cut)) fuzz::broken("member does not parse alone", *member);
     std::string_view text;
     if (!cut.get_string().get(text)) {
-      const auto decoded = fetcher::decode_string(*member);
+      const auto decoded = json::decode_string(*member);
       if (!decoded || *decoded != text) fuzz::broken("decode_string differs from simdjson", *member);
     }
     if (escapes) continue;  // a key may then be written two ways; the first raw match need not be this one
@@ -128,7 +128,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string body(reinterpret_cast<const char*>(data), size);
 
   check_json_scan(body);
-  const bool fetcher_would_store = fetcher::check_json(body).ok();
+  const bool fetcher_would_store = json::check_json(body).ok();
   for (const PageKind& kind : kinds) {
     if (fetcher_would_store && kind.has_job) {
       const auto progress = fetcher::progress_after(kind.job, kind.plan, body);
@@ -140,10 +140,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const events::InboxRow row{1, "fetch", kind.plan.event_type, kind.plan.context_json, body};
     const events::ParseResult result = parser.parse(row, rows);
     fuzz::check_parse(result, rows);
-    // Streams are read by the lenient StreamPointReader; the fetcher's check_json in front
-    // of it is what keeps non-JSON out (fuzz_stream_points covers that reader).
-    const bool stream = kind.plan.event_type == "fetch.workout_stream";
-    if (!stream && result.status != events::Status::invalid && !fetcher::check_json(body, 1024)) {
+    // Streams too: StreamPointReader checks what it reads with the same scanner
+    // (fuzz_stream_points covers that reader).
+    if (result.status != events::Status::invalid && !json::check_json(body, json::kSimdjsonMaxDepth)) {
       fuzz::broken("processor accepted a page that is not JSON", kind.plan.event_type);
     }
   }

@@ -4,8 +4,9 @@
 //  - a body simdjson reads as a stream (an object whose named members are arrays of
 //    numbers and nulls, or null) must read to the end, point for point, value for value;
 //    a time is an integer, or a float that is truncated (|t| < 9.2e18);
-//  - a body simdjson rejects as JSON must not read to the end unless check_json (the
-//    fetcher's gate in front of the stored row) rejects it too;
+//  - a body that reads to the end is JSON (check_json at simdjson's depth accepts it), and
+//    one simdjson rejects reads to the end only for a reason that check_json, a syntax
+//    check only, leaves to others (UTF-8, a string's content, a number's range, depth);
 //  - the processor's count (DeliveryParser on a fetched stream row) equals the reader's.
 // Seeds: schemas/examples/fetched-stream.body.json and workout-stream.json.
 #include <simdjson.h>
@@ -161,6 +162,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     while (reader.next(point)) ++count;
     read_to_end = reader.error().empty();
   }
+  if (read_to_end) {
+    if (auto valid = json::check_json(body, json::kSimdjsonMaxDepth); !valid) {
+      fuzz::broken("reader read a body that is not JSON", valid.error());
+    }
+  }
 
   const simdjson::padded_string padded(body);
   simdjson::dom::element root;
@@ -176,7 +182,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       // that is not a number): the reader must refuse it.
       fuzz::broken("reader accepted a body that is not a stream");
     }
-  } else if (read_to_end && fetcher::check_json(body).ok() && code != simdjson::UTF8_ERROR &&
+  } else if (read_to_end && json::check_json(body).ok() && code != simdjson::UTF8_ERROR &&
              code != simdjson::STRING_ERROR && code != simdjson::NUMBER_ERROR &&
              code != simdjson::DEPTH_ERROR) {
     fuzz::broken("reader and check_json accept what simdjson rejects", simdjson::error_message(code));
