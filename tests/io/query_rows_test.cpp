@@ -1,4 +1,4 @@
-// Reading the derived tables (store/queries): filters, orders, page positions, the change
+// Reading the derived tables (store/sqlite/queries): filters, orders, page positions, the change
 // feed's page cut, and the one output format (row_format.h) as JSON and RFC 4180 CSV,
 // both through the library and through `healthhook query`. Rows are inserted with SQL
 // here, so these tests do not depend on the processor.
