@@ -29,7 +29,7 @@ Result<StreamWriter> StreamWriter::create(sqlite::Connection& db) {
   auto insert_fetched = db.prepare(
       "INSERT INTO workout_streams (workout_id, fetched_seq, point_count, seq) VALUES (?1, ?2, ?3, ?2)");
   if (!insert_fetched) return fail(insert_fetched.error());
-  return StreamWriter(db, std::move(*notice), std::move(*fetched_seq), std::move(*delete_points),
+  return StreamWriter(std::move(*notice), std::move(*fetched_seq), std::move(*delete_points),
                       std::move(*insert_point), std::move(*update_fetched), std::move(*insert_fetched));
 }
 

@@ -32,18 +32,15 @@ class StreamWriter {
   Result<StreamReplaced> replace_points(const events::FetchedStream& stream, int64_t seq);
 
  private:
-  StreamWriter(sqlite::Connection& db, LatestWins notice, sqlite::Statement fetched_seq,
-               sqlite::Statement delete_points, sqlite::Statement insert_point, sqlite::Statement update_fetched,
-               sqlite::Statement insert_fetched)
-      : db_(&db),
-        notice_(std::move(notice)),
+  StreamWriter(LatestWins notice, sqlite::Statement fetched_seq, sqlite::Statement delete_points,
+               sqlite::Statement insert_point, sqlite::Statement update_fetched, sqlite::Statement insert_fetched)
+      : notice_(std::move(notice)),
         fetched_seq_(std::move(fetched_seq)),
         delete_points_(std::move(delete_points)),
         insert_point_(std::move(insert_point)),
         update_fetched_(std::move(update_fetched)),
         insert_fetched_(std::move(insert_fetched)) {}
 
-  sqlite::Connection* db_;
   LatestWins notice_;
   sqlite::Statement fetched_seq_;
   sqlite::Statement delete_points_;
