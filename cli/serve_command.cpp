@@ -106,7 +106,7 @@ net::awaitable<bool> sessions_ended(const http::Listener& listener, std::chrono:
   net::steady_timer timer(co_await net::this_coro::executor);
   while (listener.active_sessions() > 0 && std::chrono::steady_clock::now() < deadline) {
     timer.expires_after(std::chrono::milliseconds(20));
-    co_await timer.async_wait(http::use_tuple);
+    co_await timer.async_wait(use_tuple);
   }
   co_return listener.active_sessions() == 0;
 }

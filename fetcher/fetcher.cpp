@@ -10,6 +10,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <filesystem>
 
+#include "common/asio_token.h"
 #include "common/log.h"
 #include "common/thread_name.h"
 #include "fetcher/providers_sync.h"
@@ -19,7 +20,6 @@ namespace hh::fetcher {
 namespace {
 
 namespace net = boost::asio;
-constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 
 int64_t system_now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())

@@ -5,6 +5,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "common/asio_token.h"
 #include "common/json_scan.h"
 #include "common/json_writer.h"
 #include "common/log.h"
@@ -14,7 +15,6 @@ namespace hh::fetcher {
 namespace {
 
 namespace net = boost::asio;
-constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 
 }  // namespace
 

@@ -3,30 +3,24 @@
 #include <sys/statvfs.h>
 
 namespace hh::metrics {
-namespace {
-
-uint64_t load(const std::atomic<uint64_t>& counter) { return counter.load(std::memory_order_relaxed); }
-
-}  // namespace
-
 MetricsEndpoint::Collector ingest_metrics(IngestMetricsSources sources) {
   return [s = std::move(sources)](PrometheusText& out) {
     const http::WebhookStats& webhook = *s.webhook;
     out.family("healthhook_deliveries_total", "counter",
                "Webhook deliveries answered, by outcome (stored and duplicate are 200s after the inbox commit)")
-        .sample("healthhook_deliveries_total", {{"outcome", "stored"}}, load(webhook.stored))
-        .sample("healthhook_deliveries_total", {{"outcome", "duplicate"}}, load(webhook.duplicates))
-        .sample("healthhook_deliveries_total", {{"outcome", "rejected_signature"}}, load(webhook.signature_failures))
-        .sample("healthhook_deliveries_total", {{"outcome", "unavailable"}}, load(webhook.unavailable));
+        .sample("healthhook_deliveries_total", {{"outcome", "stored"}}, read_counter(webhook.stored))
+        .sample("healthhook_deliveries_total", {{"outcome", "duplicate"}}, read_counter(webhook.duplicates))
+        .sample("healthhook_deliveries_total", {{"outcome", "rejected_signature"}}, read_counter(webhook.signature_failures))
+        .sample("healthhook_deliveries_total", {{"outcome", "unavailable"}}, read_counter(webhook.unavailable));
     if (s.refusals) {
       out.sample("healthhook_deliveries_total", {{"outcome", "too_large"}},
-                 s.refusals->total(http::Refusal::body_too_large) + load(webhook.too_large));
+                 s.refusals->total(http::Refusal::body_too_large) + read_counter(webhook.too_large));
     }
     out.counter("healthhook_signature_failures_total",
                 "Deliveries refused with 401: signature missing, malformed, wrong or outside the time tolerance",
-                load(webhook.signature_failures));
+                read_counter(webhook.signature_failures));
     out.counter("healthhook_duplicates_total", "Deliveries whose message id was already in the inbox (answered 200)",
-                load(webhook.duplicates));
+                read_counter(webhook.duplicates));
 
     if (s.refusals) {
       out.family("healthhook_refusals_total", "counter",
@@ -39,8 +33,8 @@ MetricsEndpoint::Collector ingest_metrics(IngestMetricsSources sources) {
 
     const InboxCommitMetrics& commits = *s.commits;
     out.family("healthhook_inbox_commits_total", "counter", "Inbox group commits (one transaction each)")
-        .sample("healthhook_inbox_commits_total", {{"result", "ok"}}, load(commits.commits_ok))
-        .sample("healthhook_inbox_commits_total", {{"result", "failed"}}, load(commits.commits_failed));
+        .sample("healthhook_inbox_commits_total", {{"result", "ok"}}, read_counter(commits.commits_ok))
+        .sample("healthhook_inbox_commits_total", {{"result", "failed"}}, read_counter(commits.commits_failed));
     out.histogram("healthhook_inbox_commit_seconds",
                   "Time of one inbox group commit (the WAL sync included unless a sync thread runs it)",
                   commits.commit_seconds.snapshot());

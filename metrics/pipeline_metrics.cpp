@@ -1,34 +1,28 @@
 #include "metrics/pipeline_metrics.h"
 
 namespace hh::metrics {
-namespace {
-
-uint64_t load(const std::atomic<uint64_t>& counter) { return counter.load(std::memory_order_relaxed); }
-
-}  // namespace
-
 metrics::MetricsEndpoint::Collector processor_metrics(const processor::Processor& processor) {
   return [&processor](metrics::PrometheusText& out) {
     const auto& s = processor.stats();
     constexpr std::string_view processed = "healthhook_processed_deliveries_total";
     out.family(processed, "counter", "Inbox rows applied by the processor since start, by the status they got")
-        .sample(processed, {{"status", "processed"}}, load(s.processed))
-        .sample(processed, {{"status", "invalid"}}, load(s.invalid))
-        .sample(processed, {{"status", "ignored"}}, load(s.ignored))
-        .sample(processed, {{"status", "unknown"}}, load(s.unknown));
+        .sample(processed, {{"status", "processed"}}, read_counter(s.processed))
+        .sample(processed, {{"status", "invalid"}}, read_counter(s.invalid))
+        .sample(processed, {{"status", "ignored"}}, read_counter(s.ignored))
+        .sample(processed, {{"status", "unknown"}}, read_counter(s.unknown));
     out.counter("healthhook_processor_rows_applied_total", "Derived rows inserted or replaced (samples included)",
-                load(s.rows_applied));
+                read_counter(s.rows_applied));
     out.counter("healthhook_processor_samples_applied_total", "Timeseries samples inserted or replaced",
-                load(s.samples_applied));
+                read_counter(s.samples_applied));
     out.counter("healthhook_processor_jobs_queued_total", "Follow-up fetch jobs queued or re-queued",
-                load(s.jobs_queued));
+                read_counter(s.jobs_queued));
     constexpr std::string_view steps = "healthhook_processor_steps_total";
     out.family(steps, "counter", "Processor transactions: committed, or rolled back by a store failure")
-        .sample(steps, {{"result", "ok"}}, load(s.steps))
-        .sample(steps, {{"result", "failed"}}, load(s.step_failures));
+        .sample(steps, {{"result", "ok"}}, read_counter(s.steps))
+        .sample(steps, {{"result", "failed"}}, read_counter(s.step_failures));
     out.counter("healthhook_processor_parse_ahead_total",
                 "Times live processing started a parse thread for a backlog no delivery was adding to",
-                load(s.parse_ahead_starts));
+                read_counter(s.parse_ahead_starts));
     out.gauge("healthhook_processor_last_step_seconds", "Duration of the last committed processor transaction",
               static_cast<double>(s.last_step_micros.load(std::memory_order_relaxed)) / 1e6);
   };
@@ -39,20 +33,20 @@ metrics::MetricsEndpoint::Collector fetcher_metrics(const fetcher::Fetcher& fetc
     constexpr std::string_view total = "healthhook_fetch_requests_total";
     out.family(total, "counter", "GET requests to the service by outcome (2xx ok, HTTP status class, or failure)");
     for (size_t i = 0; i < metrics::kFetchOutcomes.size(); ++i) {
-      out.sample(total, {{"outcome", metrics::kFetchOutcomes[i]}}, load(requests.requests[i]));
+      out.sample(total, {{"outcome", metrics::kFetchOutcomes[i]}}, read_counter(requests.requests[i]));
     }
     out.histogram("healthhook_fetch_request_seconds", "Time of one GET to the service, connect to last body byte",
                   requests.request_seconds.snapshot());
     const auto& s = fetcher.stats();
     constexpr std::string_view jobs = "healthhook_fetch_jobs_total";
     out.family(jobs, "counter", "Follow-up job attempts finished: done, to be retried, or dead (gave up)")
-        .sample(jobs, {{"result", "done"}}, load(s.jobs_done))
-        .sample(jobs, {{"result", "retried"}}, load(s.jobs_retried))
-        .sample(jobs, {{"result", "dead"}}, load(s.jobs_dead));
+        .sample(jobs, {{"result", "done"}}, read_counter(s.jobs_done))
+        .sample(jobs, {{"result", "retried"}}, read_counter(s.jobs_retried))
+        .sample(jobs, {{"result", "dead"}}, read_counter(s.jobs_dead));
     out.counter("healthhook_fetch_pages_stored_total", "Fetched response pages stored in the inbox",
-                load(s.pages_stored));
+                read_counter(s.pages_stored));
     out.counter("healthhook_fetch_bytes_stored_total", "Bytes of fetched responses stored in the inbox",
-                load(s.bytes_stored));
+                read_counter(s.bytes_stored));
   };
 }
 

@@ -16,6 +16,7 @@
 // name is written once per exposition (Prometheus rejects a repeated family). Names must
 // match [a-zA-Z_:][a-zA-Z0-9_:]*; they are compile-time constants in our code, so this
 // writer does not check them.
+#include <atomic>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
@@ -77,5 +78,11 @@ void append_help_escaped(std::string& out, std::string_view text);
 void append_label_value_escaped(std::string& out, std::string_view text);
 // Shortest text that reads back as the same double; "+Inf", "-Inf", "NaN".
 void append_sample_value(std::string& out, double value);
+
+// A counter's value for a scrape. Relaxed: each counter is read once per scrape, and no
+// figure relies on two counters agreeing with each other.
+inline uint64_t read_counter(const std::atomic<uint64_t>& counter) {
+  return counter.load(std::memory_order_relaxed);
+}
 
 }  // namespace hh::metrics

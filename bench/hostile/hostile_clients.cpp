@@ -16,14 +16,16 @@
 #include <memory>
 #include <string>
 
+#include "common/asio_token.h"
+
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using hh::use_tuple;
 
 namespace {
 
-constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 constexpr int kSocketsPerAddress = 50;
 constexpr size_t kUploadBytes = 4 * 1024 * 1024;
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/asio_token.h"
+
 namespace hh::http {
 
 namespace net = boost::asio;
@@ -16,9 +18,6 @@ namespace bhttp = boost::beast::http;
 using Request = bhttp::request<bhttp::string_body>;
 using Response = bhttp::response<bhttp::string_body>;
 using Status = bhttp::status;
-
-// The completion token of every awaited operation (Boost 1.81: as_tuple(use_awaitable)).
-inline constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 
 // Resumes the calling coroutine after `delay` (at once when it is not positive).
 net::awaitable<void> wait_for(std::chrono::milliseconds delay);

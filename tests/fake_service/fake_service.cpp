@@ -17,6 +17,7 @@
 #include <set>
 #include <thread>
 
+#include "common/asio_token.h"
 #include "common/timestamp.h"
 #include "tests/fake_service/fake_bodies.h"
 #include "tests/fake_service/test_certificates.h"
@@ -29,7 +30,6 @@ namespace beast = boost::beast;
 namespace bhttp = beast::http;
 namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
-constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 constexpr auto kSessionTimeout = std::chrono::seconds(30);
 
 struct Reply {
