@@ -10,6 +10,8 @@
 #include "tests/derived/store_dump.h"
 #include "tests/support/temp_dir.h"
 
+BOOST_AUTO_TEST_SUITE(derived_writer_test)
+
 using namespace hh;
 using hh::test::rows;
 using hh::test::TempDir;
@@ -488,3 +490,5 @@ BOOST_AUTO_TEST_CASE(a_full_disk_is_the_stores_fault) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // derived_writer_test

@@ -18,6 +18,8 @@
 #include "tests/support/open_files.h"
 #include "tests/support/temp_dir.h"
 
+BOOST_AUTO_TEST_SUITE(processor_test)
+
 using namespace hh;
 using hh::test::rows;
 using hh::test::TempDir;
@@ -582,3 +584,5 @@ BOOST_AUTO_TEST_CASE(catching_up_marks_a_delivery_the_store_rejects_and_goes_on)
   BOOST_TEST(test::count(db, "changes") == 300);  // 299 summaries, 1 user
   BOOST_TEST(p->stats().steps == 3u);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // processor_test

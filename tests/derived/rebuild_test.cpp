@@ -21,6 +21,8 @@
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
+BOOST_AUTO_TEST_SUITE(rebuild_test)
+
 using namespace hh;
 using hh::test::TempDir;
 using State = std::map<std::string, std::vector<std::string>>;
@@ -205,3 +207,5 @@ BOOST_AUTO_TEST_CASE(migration_005_adds_identity_and_rebuild_fills_it_from_the_i
                  std::vector<std::string>{"'u1'|5|16"},
              boost::test_tools::per_element());
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // rebuild_test

@@ -13,6 +13,8 @@
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
+BOOST_AUTO_TEST_SUITE(serve_processing_test)
+
 using namespace hh;
 using Strings = std::vector<std::string>;
 
@@ -129,3 +131,5 @@ BOOST_AUTO_TEST_CASE(serve_has_the_same_open_files_idle_before_and_after_deliver
   BOOST_TEST(metrics.find("healthhook_processor_parse_ahead_total 1\n") != std::string::npos, metrics);
   BOOST_TEST(server.stop() == 0);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // serve_processing_test

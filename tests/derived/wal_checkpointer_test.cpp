@@ -15,6 +15,8 @@
 #include "tests/derived/store_dump.h"
 #include "tests/support/temp_dir.h"
 
+BOOST_AUTO_TEST_SUITE(wal_checkpointer_test)
+
 using namespace hh;
 using hh::test::TempDir;
 using hh::test::value;
@@ -136,3 +138,5 @@ BOOST_AUTO_TEST_CASE(a_live_step_leaves_ingest_commits_synchronous_full) {
   BOOST_TEST((*p)->applied_seq() == 1);
   BOOST_TEST(value(db, "PRAGMA synchronous") == "2");
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // wal_checkpointer_test

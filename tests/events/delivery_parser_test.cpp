@@ -8,6 +8,9 @@
 #include "events/classify.h"
 
 namespace hh::events {
+
+BOOST_AUTO_TEST_SUITE(delivery_parser_test)
+
 namespace {
 
 using test::ParserFixture;
@@ -646,5 +649,7 @@ BOOST_AUTO_TEST_CASE(rows_do_not_leak_between_deliveries) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // delivery_parser_test
 
 }  // namespace hh::events

@@ -7,6 +7,9 @@
 #include "fixtures.h"
 
 namespace hh::events {
+
+BOOST_AUTO_TEST_SUITE(fetched_pages_test)
+
 namespace {
 
 std::string text(std::optional<std::string_view> value) { return value ? std::string(*value) : "<null>"; }
@@ -196,5 +199,7 @@ BOOST_AUTO_TEST_CASE(context_errors) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // fetched_pages_test
 
 }  // namespace hh::events

@@ -7,6 +7,9 @@
 #include "fixtures.h"
 
 namespace hh::events {
+
+BOOST_AUTO_TEST_SUITE(poisoned_input_test)
+
 namespace {
 
 using test::ParserFixture;
@@ -139,5 +142,7 @@ BOOST_AUTO_TEST_CASE(wrong_types_for_known_members) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // poisoned_input_test
 
 }  // namespace hh::events

@@ -11,6 +11,9 @@
 #include "events/stream_points.h"
 
 namespace hh::events {
+
+BOOST_AUTO_TEST_SUITE(stream_points_test)
+
 namespace {
 
 std::vector<StreamPoint> read_all(std::string_view body, std::string* error = nullptr) {
@@ -198,5 +201,7 @@ BOOST_AUTO_TEST_CASE(large_stream) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // stream_points_test
 
 }  // namespace hh::events

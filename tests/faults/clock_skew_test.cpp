@@ -9,6 +9,8 @@
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 
+BOOST_AUTO_TEST_SUITE(clock_skew_test)
+
 using namespace hh::test;
 
 namespace {
@@ -61,3 +63,5 @@ BOOST_AUTO_TEST_CASE(signed_timestamps_beyond_the_tolerance_are_401_and_nothing_
   BOOST_TEST(deliveries_where(server.database(), "message_id = 'msg_future'") == 0);
   BOOST_TEST(server.stop() == 0);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // clock_skew_test

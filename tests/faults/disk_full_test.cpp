@@ -23,6 +23,8 @@
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 
+BOOST_AUTO_TEST_SUITE(disk_full_test)
+
 using namespace hh::test;
 
 namespace {
@@ -153,3 +155,5 @@ BOOST_AUTO_TEST_CASE(at_max_database_mib_the_commit_fails_and_the_resend_is_stor
   BOOST_TEST(lag.empty(), lag);
   BOOST_TEST(server.stop() == 0);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // disk_full_test

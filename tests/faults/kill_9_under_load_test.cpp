@@ -29,6 +29,8 @@
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 
+BOOST_AUTO_TEST_SUITE(kill_9_under_load_test)
+
 using namespace hh;
 using State = std::map<std::string, std::vector<std::string>>;
 
@@ -172,3 +174,5 @@ BOOST_AUTO_TEST_CASE(twenty_kills_under_load_lose_no_ack_and_leave_derived_table
   BOOST_TEST(live.at("samples").size() > 0u);
   BOOST_TEST(live.at("summaries").size() > 0u);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // kill_9_under_load_test

@@ -24,6 +24,8 @@
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 
+BOOST_AUTO_TEST_SUITE(read_only_database_test)
+
 using namespace hh::test;
 
 namespace {
@@ -170,3 +172,5 @@ BOOST_AUTO_TEST_CASE(read_only_while_running_answers_503_until_writable_again,
   BOOST_TEST(deliveries_where(server.database(), "status = 'processed'") == 2);
   BOOST_TEST(server.stop() == 0);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // read_only_database_test

@@ -12,6 +12,8 @@
 #include "tests/fake_service/fake_bodies.h"
 #include "tests/fetcher/fetcher_fixture.h"
 
+BOOST_AUTO_TEST_SUITE(backfill_test)
+
 using namespace hh;
 using hh::fake::Fault;
 
@@ -304,3 +306,5 @@ BOOST_AUTO_TEST_CASE(a_new_trigger_fetches_the_window_again_under_new_message_id
   BOOST_TEST(rows[3].message_id == "fetch:" + std::to_string(id) + ":8:0");
   BOOST_TEST(rows[5].message_id == "fetch:" + std::to_string(id) + ":8:2");
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // backfill_test

@@ -14,6 +14,8 @@
 #include "tests/fake_service/fake_bodies.h"
 #include "store/jobs/retry_policy.h"
 
+BOOST_AUTO_TEST_SUITE(fetch_units_test)
+
 using namespace hh;
 using namespace hh::fetcher;
 
@@ -389,3 +391,5 @@ BOOST_AUTO_TEST_CASE(resource_sources) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // fetch_units_test

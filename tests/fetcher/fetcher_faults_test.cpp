@@ -9,6 +9,8 @@
 #include "tests/fake_service/fake_bodies.h"
 #include "tests/fetcher/fetcher_fixture.h"
 
+BOOST_AUTO_TEST_SUITE(fetcher_faults_test)
+
 using namespace hh;
 using hh::fake::Fault;
 using hh::fetcher::JobOutcome;
@@ -402,3 +404,5 @@ BOOST_AUTO_TEST_CASE(a_payload_the_fetcher_cannot_use_kills_the_job_with_the_rea
   BOOST_TEST(f.job(id).last_error.value_or("") == "payload: missing workout_id");
   BOOST_TEST(service.requests().empty());
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // fetcher_faults_test

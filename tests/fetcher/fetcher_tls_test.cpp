@@ -7,6 +7,8 @@
 #include "tests/fake_service/fake_bodies.h"
 #include "tests/fetcher/fetcher_fixture.h"
 
+BOOST_AUTO_TEST_SUITE(fetcher_tls_test)
+
 using namespace hh;
 
 namespace {
@@ -142,3 +144,5 @@ BOOST_AUTO_TEST_CASE(a_key_header_that_is_not_a_header_name_is_a_start_up_error)
     BOOST_CHECK_THROW(f.make_fetcher(settings), std::runtime_error);
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // fetcher_tls_test

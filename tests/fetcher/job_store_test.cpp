@@ -7,6 +7,8 @@
 #include "store/sqlite/jobs/job_store.h"
 #include "tests/support/temp_dir.h"
 
+BOOST_AUTO_TEST_SUITE(job_store_test)
+
 using namespace hh;
 
 namespace {
@@ -200,3 +202,5 @@ BOOST_AUTO_TEST_CASE(admin_lists_and_requeues) {
   BOOST_TEST(row.next_attempt_at == 7500);
   BOOST_TEST(must(store::requeue_dead_jobs(t.db, 7500)) == 0);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // job_store_test

@@ -7,6 +7,8 @@
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
+BOOST_AUTO_TEST_SUITE(jobs_command_test)
+
 using namespace hh;
 
 namespace {
@@ -133,3 +135,5 @@ BOOST_AUTO_TEST_CASE(requeues_while_serve_holds_the_database) {
   BOOST_TEST(contains(listed.stdout_text, "workout_stream  queued"));
   BOOST_TEST(server.stop() == 0);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // jobs_command_test

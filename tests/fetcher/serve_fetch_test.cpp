@@ -18,6 +18,8 @@
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
+BOOST_AUTO_TEST_SUITE(serve_fetch_test)
+
 using namespace hh;
 using namespace std::chrono_literals;
 
@@ -302,3 +304,5 @@ BOOST_AUTO_TEST_CASE(the_provider_list_syncs_through_faults_without_holding_up_p
              samples.stdout_text);
   BOOST_TEST(server.stop() == 0);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // serve_fetch_test

@@ -4,6 +4,8 @@
 
 #include "receiver/http/body_budget.h"
 
+BOOST_AUTO_TEST_SUITE(body_budget_test)
+
 using namespace hh::http;
 using namespace std::chrono_literals;
 
@@ -70,3 +72,5 @@ BOOST_AUTO_TEST_CASE(a_reservation_gives_everything_back) {
   }
   BOOST_TEST(budget.in_use() == 0u);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // body_budget_test

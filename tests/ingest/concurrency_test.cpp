@@ -13,6 +13,8 @@
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 
+BOOST_AUTO_TEST_SUITE(concurrency_test)
+
 using namespace hh::test;
 
 BOOST_DATA_TEST_CASE(concurrent_clients_with_duplicates_store_each_id_once, boost::unit_test::data::make({1, 3}),
@@ -57,3 +59,5 @@ BOOST_DATA_TEST_CASE(concurrent_clients_with_duplicates_store_each_id_once, boos
   BOOST_TEST(db->query_int("SELECT max(seq) FROM deliveries")->value() == static_cast<int64_t>(sent_ids.size()));
   BOOST_TEST(server.stop() == 0);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // concurrency_test

@@ -9,6 +9,8 @@
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 
+BOOST_AUTO_TEST_SUITE(crash_test)
+
 using namespace hh::test;
 
 namespace {
@@ -75,3 +77,5 @@ BOOST_AUTO_TEST_CASE(acknowledged_deliveries_survive_kill_9) {
   BOOST_TEST(client.post_webhook(server.secret(), "after_crash", R"({"event_type":"ping"})").status == 200);
   BOOST_TEST(server.stop() == 0);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // crash_test

@@ -7,6 +7,8 @@
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 
+BOOST_AUTO_TEST_SUITE(delivery_contract_test)
+
 using namespace hh::test;
 
 namespace {
@@ -339,3 +341,5 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   BOOST_TEST(bad.exit_code == 2);
   BOOST_TEST(bad.stderr_text.find("webhook_path") != std::string::npos);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // delivery_contract_test

@@ -11,13 +11,15 @@
 #include "store/sqlite/frame_vfs.h"
 #include "tests/support/temp_dir.h"
 
+BOOST_AUTO_TEST_SUITE(frame_vfs_test)
+
 using namespace hh;
 using hh::test::TempDir;
 
 namespace {
 
 // The first column of the first row of `sql`, as text.
-std::string text(sqlite3* db, const std::string& sql) {
+std::string query_text(sqlite3* db, const std::string& sql) {
   sqlite3_stmt* stmt = nullptr;
   BOOST_REQUIRE(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK);
   std::string out;
@@ -35,7 +37,7 @@ struct PlainReader {
     BOOST_REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
   }
   ~PlainReader() { sqlite3_close_v2(db); }
-  std::string text(const std::string& sql) const { return ::text(db, sql); }
+  std::string text(const std::string& sql) const { return query_text(db, sql); }
   sqlite3* db = nullptr;
 };
 
@@ -75,7 +77,7 @@ std::string insert_rows(int rows) {
 // a reader on the default VFS sees, and what SQLite recovers from a crash copy.
 void check_everywhere(const TempDir& dir, const std::string& path, sqlite::Connection& writer,
                       const std::string& counts) {
-  const std::string expected = text(writer.get(), kContent);
+  const std::string expected = query_text(writer.get(), kContent);
   BOOST_TEST(expected.starts_with(counts));
   BOOST_TEST(PlainReader(path).text(kContent) == expected);
   PlainReader recovered(crash_copy(dir, path));
@@ -93,7 +95,7 @@ BOOST_AUTO_TEST_CASE(committed_frames_are_in_the_file_for_other_connections_and_
   for (int txn = 0; txn < 50; ++txn) {
     BOOST_REQUIRE(writer.exec("BEGIN;" + insert_rows(20) + "COMMIT;").ok());
     // As each commit returns, its frames are in the file for another connection.
-    BOOST_TEST_REQUIRE(PlainReader(path).text(kContent) == text(writer.get(), kContent));
+    BOOST_TEST_REQUIRE(PlainReader(path).text(kContent) == query_text(writer.get(), kContent));
   }
   // Every frame header (130 pages of rows here, at least one frame per commit) was held
   // and sent with its page.
@@ -137,3 +139,5 @@ BOOST_AUTO_TEST_CASE(frames_of_a_rolled_back_transaction_never_show) {
   BOOST_REQUIRE(writer.exec("BEGIN;" + insert_rows(5) + "COMMIT;").ok());
   check_everywhere(dir, path, writer, "305/152500/");
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // frame_vfs_test

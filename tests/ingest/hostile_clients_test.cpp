@@ -12,6 +12,8 @@
 #include "tests/support/raw_connection.h"
 #include "tests/support/server_process.h"
 
+BOOST_AUTO_TEST_SUITE(hostile_clients_test)
+
 using namespace hh::test;
 using namespace std::chrono_literals;
 
@@ -361,3 +363,5 @@ BOOST_AUTO_TEST_CASE(one_address_holds_few_sockets_that_send_nothing_when_connec
   BOOST_TEST(client.post_webhook(server.secret(), "msg_scarce", kBody).status == 200);
   BOOST_TEST(server.stop() == 0);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // hostile_clients_test

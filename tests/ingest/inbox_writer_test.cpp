@@ -16,6 +16,8 @@
 #include "store/sqlite/wal_sync.h"
 #include "tests/support/temp_dir.h"
 
+BOOST_AUTO_TEST_SUITE(inbox_writer_test)
+
 using namespace hh;
 using hh::test::TempDir;
 using Kind = store::AppendOutcome::Kind;
@@ -645,3 +647,5 @@ BOOST_AUTO_TEST_CASE(a_delivery_too_large_for_a_row_does_not_fail_its_group) {
   BOOST_TEST(collected.outcomes[2].second.seq == 2);                 // no seq spent on the refused one
   BOOST_TEST(s.count() == 2);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // inbox_writer_test

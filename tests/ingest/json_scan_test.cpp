@@ -8,6 +8,8 @@
 
 #include "common/json_scan.h"
 
+BOOST_AUTO_TEST_SUITE(json_scan_test)
+
 using namespace hh::json;
 
 BOOST_AUTO_TEST_SUITE(json_scan)
@@ -186,3 +188,5 @@ BOOST_AUTO_TEST_CASE(token_bounds_a_scalar_as_simdjson_does) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // json_scan_test

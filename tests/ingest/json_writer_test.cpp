@@ -6,6 +6,8 @@
 #include "common/json_minify.h"
 #include "common/json_writer.h"
 
+BOOST_AUTO_TEST_SUITE(json_writer_test)
+
 BOOST_AUTO_TEST_CASE(escapes_control_quotes_and_invalid_utf8) {
   std::string out;
   hh::json::append_string(out, std::string("a\"b\\c\n\x01\xC3\xA9\xFF", 10));
@@ -47,3 +49,5 @@ BOOST_AUTO_TEST_CASE(minify_drops_whitespace_between_tokens_only) {
   hh::json::append_minified(out, "{\"a\":\"open\n\r}");
   BOOST_TEST(out.find_first_of("\r\n") == std::string::npos);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // json_writer_test

@@ -7,6 +7,8 @@
 
 #include "receiver/http/session.h"
 
+BOOST_AUTO_TEST_SUITE(read_buffer_test)
+
 BOOST_AUTO_TEST_CASE(a_body_is_read_64_kib_at_a_time) {
   boost::beast::flat_buffer buffer;
   buffer.commit(boost::asio::buffer_copy(buffer.prepare(hh::http::kHeadReadBytes), boost::asio::buffer("POST / ...")));
@@ -17,3 +19,5 @@ BOOST_AUTO_TEST_CASE(a_body_is_read_64_kib_at_a_time) {
   boost::beast::flat_buffer unreserved;
   BOOST_TEST(boost::beast::read_size(unreserved, 65536) == 512u);  // the default we avoid
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // read_buffer_test

@@ -14,6 +14,8 @@
 #include "tests/support/ingest_stack.h"
 #include "tests/support/temp_dir.h"
 
+BOOST_AUTO_TEST_SUITE(request_deadline_test)
+
 using namespace hh;
 using namespace hh::test;
 
@@ -72,3 +74,5 @@ BOOST_AUTO_TEST_CASE(a_commit_that_hangs_is_503_at_the_request_deadline) {
   }
   writer.stop();
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // request_deadline_test

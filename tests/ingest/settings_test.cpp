@@ -8,6 +8,8 @@
 #include "config/secrets.h"
 #include "tests/support/temp_dir.h"
 
+BOOST_AUTO_TEST_SUITE(settings_test)
+
 using namespace hh;
 using hh::test::TempDir;
 
@@ -146,3 +148,5 @@ BOOST_AUTO_TEST_CASE(missing_or_empty_secret_files_are_errors_naming_the_file) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // settings_test

@@ -9,6 +9,8 @@ namespace hh::signature {
 std::ostream& operator<<(std::ostream& out, Verdict verdict) { return out << verdict_reason(verdict); }
 }  // namespace hh::signature
 
+BOOST_AUTO_TEST_SUITE(signature_test)
+
 namespace {
 
 // The public test vector from the Svix docs (reference notes §4).
@@ -91,3 +93,5 @@ BOOST_AUTO_TEST_CASE(verifiers_on_one_thread_do_not_share_keys) {
     BOOST_TEST(b->verify({kId, kTimestamp, kSignature}, kBody, kNow) == Verdict::no_matching_signature);
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // signature_test

@@ -3,6 +3,8 @@
 
 #include "common/timestamp.h"
 
+BOOST_AUTO_TEST_SUITE(timestamp_test)
+
 using hh::parse_iso8601_ms;
 
 BOOST_AUTO_TEST_CASE(offsets_normalise_to_one_instant) {
@@ -52,3 +54,5 @@ BOOST_AUTO_TEST_CASE(regression_huge_unix_seconds_do_not_overflow) {
   BOOST_TEST(!hh::parse_time_bound_ms("-9223372036854776").has_value());
   BOOST_TEST(*hh::parse_time_bound_ms("9223372036854") == 9223372036854000);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // timestamp_test

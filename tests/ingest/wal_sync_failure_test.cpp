@@ -11,6 +11,8 @@
 #include "tests/support/ingest_stack.h"
 #include "tests/support/temp_dir.h"
 
+BOOST_AUTO_TEST_SUITE(wal_sync_failure_test)
+
 using namespace hh;
 using namespace hh::test;
 
@@ -78,3 +80,5 @@ BOOST_AUTO_TEST_CASE(a_failed_wal_sync_is_503_and_readyz_names_it_until_a_restar
   BOOST_TEST(client.get("/healthz").status == 200);  // alive: a restart, not a kill loop, is the fix
   BOOST_TEST(client.get("/readyz").status == 503);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // wal_sync_failure_test

@@ -5,6 +5,8 @@
 #include "receiver/http/webhook_endpoint.h"
 #include "receiver/signature/signature_headers.h"
 
+BOOST_AUTO_TEST_SUITE(webhook_headers_test)
+
 using namespace hh::http;
 using hh::signature::Verdict;
 
@@ -80,3 +82,5 @@ BOOST_AUTO_TEST_CASE(repeated_ids_must_agree) {
   request.insert("svix-timestamp", "2");
   BOOST_TEST((signature_headers_of(request).ambiguity() == Verdict::malformed_id));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // webhook_headers_test

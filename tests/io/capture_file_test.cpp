@@ -5,6 +5,8 @@
 #include "replay/capture_file.h"
 #include "tests/support/temp_dir.h"
 
+BOOST_AUTO_TEST_SUITE(capture_file_test)
+
 using namespace hh::replay;
 using hh::test::TempDir;
 
@@ -178,3 +180,5 @@ BOOST_AUTO_TEST_CASE(headers_of_the_inbox_parse_into_pairs_in_order) {
   BOOST_TEST(json == R"({"b":"2","a":"1","b":"3"})");
   BOOST_TEST(!parser.parse_headers(R"(["a"])", headers).ok());
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // capture_file_test

@@ -11,6 +11,8 @@
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
+BOOST_AUTO_TEST_SUITE(identity_test)
+
 using namespace hh::test;
 using namespace hh::test::io;
 
@@ -111,3 +113,5 @@ BOOST_AUTO_TEST_CASE(a_changed_client_user_id_follows_the_latest_delivery_and_is
   BOOST_TEST(dump(database, "SELECT seq, op FROM changes WHERE table_name = 'users' ORDER BY change_id") ==
              "1|insert\n3|update\n");
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // identity_test

@@ -17,6 +17,8 @@
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
+BOOST_AUTO_TEST_SUITE(query_formats_test)
+
 using namespace hh;
 using hh::test::TempDir;
 
@@ -377,3 +379,5 @@ BOOST_AUTO_TEST_CASE(deliveries_by_status_list_each_invalid_one_with_its_error) 
   BOOST_TEST(bad.exit_code == 2);
   BOOST_TEST(bad.stderr_text.find("--status") != std::string::npos, bad.stderr_text);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // query_formats_test

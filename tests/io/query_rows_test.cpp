@@ -9,6 +9,8 @@
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
+BOOST_AUTO_TEST_SUITE(query_rows_test)
+
 using namespace hh;
 using namespace hh::store;
 using hh::test::TempDir;
@@ -328,3 +330,5 @@ BOOST_AUTO_TEST_CASE(query_command_names_the_bad_flag) {
   BOOST_TEST(format.exit_code == 2);
   BOOST_TEST(format.stderr_text.find("--format") != std::string::npos, format.stderr_text);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // query_rows_test

@@ -10,6 +10,8 @@
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 
+BOOST_AUTO_TEST_SUITE(read_api_test)
+
 using namespace hh::test;
 using namespace hh::test::io;
 
@@ -395,3 +397,5 @@ BOOST_AUTO_TEST_CASE(a_users_lab_orders_with_appointments_and_results_in_exact_p
   BOOST_TEST(api.get("/v1/users/u1/orders?cursor=AAAA").status == 400);
   BOOST_TEST(api.get("/v1/users/u1/orders?limit=0").status == 400);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // read_api_test

@@ -13,6 +13,8 @@
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 
+BOOST_AUTO_TEST_SUITE(replay_test)
+
 using namespace hh::test;
 using namespace hh::test::io;
 using hh::replay::CaptureHeader;
@@ -362,3 +364,5 @@ BOOST_AUTO_TEST_CASE(resending_signs_with_the_configurations_secret) {
              unreadable.stderr_text);
   BOOST_TEST(unreadable.stderr_text.find("(or give --secret-file)") != std::string::npos, unreadable.stderr_text);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // replay_test

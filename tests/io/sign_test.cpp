@@ -10,6 +10,8 @@
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 
+BOOST_AUTO_TEST_SUITE(sign_test)
+
 using namespace hh::test;
 
 namespace {
@@ -109,3 +111,5 @@ BOOST_AUTO_TEST_CASE(a_post_with_the_printed_headers_is_accepted) {
   BOOST_TEST(status == "200");
   BOOST_TEST(io::query_int(server.database(), "SELECT count(*) FROM deliveries") == 2);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // sign_test

@@ -11,6 +11,8 @@
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 
+BOOST_AUTO_TEST_SUITE(back_pressure_test)
+
 using namespace hh::test;
 
 namespace {
@@ -83,3 +85,5 @@ BOOST_AUTO_TEST_CASE(nearly_full_disk_answers_503_with_retry_after_and_not_ready
   BOOST_TEST(stored(server) == 1);
   BOOST_TEST(server.stop() == 0);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // back_pressure_test

@@ -6,6 +6,8 @@
 #include "tests/fake_service/fake_service.h"
 #include "tests/support/server_process.h"
 
+BOOST_AUTO_TEST_SUITE(check_config_online_test)
+
 using namespace hh::test;
 
 namespace {
@@ -93,3 +95,5 @@ BOOST_AUTO_TEST_CASE(without_online_no_request_is_made) {
   BOOST_TEST(result.stdout_text.find("service_status") == std::string::npos);
   BOOST_TEST(service.requests().empty());
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // check_config_online_test

@@ -16,6 +16,8 @@
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 
+BOOST_AUTO_TEST_SUITE(metrics_test)
+
 using namespace hh::test;
 namespace http = hh::http;
 namespace metrics = hh::metrics;
@@ -356,3 +358,5 @@ BOOST_AUTO_TEST_CASE(fetch_requests_are_counted_through_the_fetcher_hook) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // metrics_test

@@ -13,6 +13,8 @@
 
 #include "tests/support/server_process.h"
 
+BOOST_AUTO_TEST_SUITE(sd_notify_test)
+
 using namespace hh::test;
 
 namespace {
@@ -165,3 +167,5 @@ BOOST_AUTO_TEST_CASE(without_notify_socket_the_server_runs_and_stops_cleanly) {
   ServerProcess server(dir);
   BOOST_TEST(server.stop() == 0);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // sd_notify_test

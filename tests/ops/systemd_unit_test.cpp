@@ -15,6 +15,8 @@
 #include "config/load_settings.h"
 #include "tests/support/server_process.h"
 
+BOOST_AUTO_TEST_SUITE(systemd_unit_test)
+
 using namespace hh::test;
 namespace fs = std::filesystem;
 
@@ -204,3 +206,5 @@ BOOST_AUTO_TEST_CASE(example_config_passes_check_config_with_the_secret_as_a_cre
   BOOST_TEST(result.exit_code == 0, result.stderr_text);
   BOOST_TEST(result.stdout_text.find("\"signing_secrets\":1") != std::string::npos, result.stdout_text);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // systemd_unit_test

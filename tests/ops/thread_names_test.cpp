@@ -12,6 +12,8 @@
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
+BOOST_AUTO_TEST_SUITE(thread_names_test)
+
 using namespace hh::test;
 
 namespace {
@@ -57,3 +59,5 @@ BOOST_AUTO_TEST_CASE(every_thread_of_serve_is_named_for_its_job) {
   BOOST_TEST((names == expected), "threads: " << seen);
   BOOST_TEST(server.stop() == 0);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // thread_names_test

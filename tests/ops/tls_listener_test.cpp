@@ -20,6 +20,8 @@
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 
+BOOST_AUTO_TEST_SUITE(tls_listener_test)
+
 using namespace hh::test;
 namespace net = boost::asio;
 namespace ssl = boost::asio::ssl;
@@ -225,3 +227,5 @@ BOOST_AUTO_TEST_CASE(an_unreadable_certificate_stops_start_up_naming_the_file) {
                                      ": No such file or directory") != std::string::npos,
              result.stderr_text);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // tls_listener_test
