@@ -1,6 +1,6 @@
 #include "fetcher/failure_policy.h"
 
-#include "fetcher/retry_after.h"
+#include "common/http_client/retry_after.h"
 
 namespace hh::fetcher {
 namespace {
@@ -34,7 +34,7 @@ FailureVerdict judge_status(const FetchResult& response, int64_t now_s) {
     return verdict;
   }
   if ((status == 429 || status == 503) && response.retry_after) {
-    verdict.retry_after_s = parse_retry_after(*response.retry_after, now_s);
+    verdict.retry_after_s = http_client::parse_retry_after(*response.retry_after, now_s);
     if (verdict.retry_after_s) verdict.error += " (Retry-After: " + std::to_string(*verdict.retry_after_s) + " s)";
   }
   return verdict;

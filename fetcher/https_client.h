@@ -2,9 +2,12 @@
 // GET requests to the service's host over HTTPS (HTTP/1.1, Beast + OpenSSL, C++20
 // coroutines), with keep-alive connections reused between requests.
 //
+// The connections are common/http_client/connection.h's; this client adds the pool, the
+// request (API key, gzip) and the reading of the body.
+//
 // Promises:
-// - TLS: certificate chain verified (tls_context.h), the host name (or IP literal) checked
-//   against the certificate, SNI sent for names. A failed check is
+// - TLS: certificate chain verified (common/http_client/tls_context.h), the host name (or
+//   IP literal) checked against the certificate, SNI sent for names. A failed check is
 //   FetchFailure::certificate; no request is ever sent on an unverified connection.
 // - Deadlines: connect_timeout covers resolve + TCP connect + TLS handshake;
 //   read_timeout is the longest wait for the next bytes while writing the request or
@@ -28,8 +31,13 @@
 #include <optional>
 #include <string>
 
+#include "common/http_client/outcome.h"
 #include "common/result.h"
 #include "fetcher/base_url.h"
+
+namespace hh::http_client {
+class Connection;
+}
 
 namespace hh::fetcher {
 
@@ -44,18 +52,12 @@ struct ClientOptions {
   std::chrono::seconds max_idle_time{30};         // an idle connection older than this is closed, not reused
 };
 
-enum class FetchFailure {
-  none,         // a response arrived: see status
-  connect,      // resolve / TCP connect failed or timed out
-  certificate,  // TLS peer verification failed (chain or host name): do not retry blindly
-  tls,          // other TLS handshake failure
-  timeout,      // no bytes within read_timeout
-  transport,    // connection reset or closed before the response was complete
-  too_large,    // body over max_response_bytes
-  protocol,     // malformed HTTP, unsupported or corrupt Content-Encoding
-  cancelled,    // close_all() during the request
-};
-std::string_view failure_name(FetchFailure failure);
+// How a fetch that got no usable response failed (none: a response arrived, see status).
+// The client core's classes (common/http_client/outcome.h); this client adds too_large for
+// a decoded body over the limit, protocol for an encoding it cannot decode, and cancelled
+// for close_all().
+using FetchFailure = http_client::Failure;
+using http_client::failure_name;
 
 struct FetchResult {
   FetchFailure failure = FetchFailure::none;
@@ -85,16 +87,12 @@ class HttpsClient {
   uint64_t connections_opened() const { return connections_opened_.load(std::memory_order_relaxed); }
 
  private:
-  struct Connection;
   HttpsClient(boost::asio::any_io_executor executor, BaseUrl base, ClientOptions options);
-  boost::asio::awaitable<FetchResult> connect(std::unique_ptr<Connection>& out);
-  boost::asio::awaitable<FetchResult> exchange(Connection& connection, const std::string& target,
-                                               bool& nothing_received, bool& keep_alive);
-  template <typename Stream>
-  boost::asio::awaitable<FetchResult> exchange_on(Stream& stream, Connection& connection, const std::string& target,
-                                                  bool& nothing_received, bool& keep_alive);
-  std::unique_ptr<Connection> take_idle();
-  void give_back(std::unique_ptr<Connection> connection);
+  // One request on `connection`; `outcome` tells how the connection fared.
+  boost::asio::awaitable<FetchResult> exchange(http_client::Connection& connection, const std::string& target,
+                                               http_client::Outcome& outcome);
+  std::unique_ptr<http_client::Connection> take_idle();
+  void give_back(std::unique_ptr<http_client::Connection> connection);
 
   boost::asio::any_io_executor executor_;
   BaseUrl base_;

@@ -1,7 +1,6 @@
 #include "replay/resend.h"
 
 #include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/url/parse.hpp>
 #include <chrono>
@@ -9,6 +8,8 @@
 #include <functional>
 #include <vector>
 
+#include "common/http_client/connection.h"
+#include "common/http_client/retry_after.h"
 #include "receiver/signature/webhook_signature.h"
 #include "replay/ordering_key.h"
 
@@ -16,15 +17,16 @@ namespace hh::replay {
 namespace {
 
 namespace net = boost::asio;
-namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = net::ip::tcp;
+using http_client::Outcome;
 
 constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 constexpr size_t kLaneDepth = 16;                      // deliveries read ahead per lane
 constexpr size_t kMaxQueuedBytes = 64 * 1024 * 1024;  // bodies read ahead, all lanes
-constexpr auto kRequestTimeout = std::chrono::seconds(30);
+constexpr auto kReadTimeout = std::chrono::seconds(30);  // no byte of the answer for this long: re-sent
 constexpr auto kConnectTimeout = std::chrono::seconds(10);
+constexpr uint64_t kMaxAnswerBytes = 1024 * 1024;        // the receiver answers with a small JSON object
 constexpr int kMaxTransportAttempts = 3;
 constexpr int kMaxUnavailableAttempts = 5;
 constexpr int64_t kMaxRetryAfterSeconds = 30;
@@ -66,12 +68,11 @@ struct Job {
 };
 
 struct Lane {
-  explicit Lane(net::any_io_executor executor) : ready(executor), stream(executor) {}
+  Lane(const net::any_io_executor& executor, const http_client::Peer& peer, const http_client::Options& options)
+      : ready(executor), connection(executor, peer, options) {}
   std::deque<Job> jobs;
   net::steady_timer ready;  // cancelled to wake the worker
-  beast::tcp_stream stream;
-  beast::flat_buffer buffer;
-  bool connected = false;
+  http_client::Connection connection;
   bool closed = false;  // no more jobs will come
 };
 
@@ -93,8 +94,15 @@ class Run {
   Run(net::io_context& io, const Target& target, const ResendOptions& options, const LineReport& report,
       Progress* progress)
       : io_(io), target_(target), options_(options), report_(report), progress_(progress), space_(io) {
+    http_client::Peer peer;
+    peer.host = target.host;
+    peer.port = target.port;
+    http_client::Options connection_options;
+    connection_options.connect_timeout = kConnectTimeout;
+    connection_options.read_timeout = kReadTimeout;
+    connection_options.max_body_bytes = kMaxAnswerBytes;
     for (size_t i = 0; i < std::max<size_t>(options.concurrency, 1); ++i) {
-      lanes_.push_back(std::make_unique<Lane>(io.get_executor()));
+      lanes_.push_back(std::make_unique<Lane>(io.get_executor(), peer, connection_options));
     }
   }
 
@@ -103,12 +111,13 @@ class Run {
 
   net::awaitable<void> resolve() {
     tcp::resolver resolver(io_);
-    auto [ec, results] = co_await resolver.async_resolve(target_.host, target_.port, use_tuple);
+    const std::string port = std::to_string(target_.port);
+    auto [ec, results] = co_await resolver.async_resolve(target_.host, port, use_tuple);
     if (ec) {
-      resolve_error_ = "cannot resolve " + target_.host + ":" + target_.port + ": " + ec.message();
+      resolve_error_ = "cannot resolve " + target_.host + ":" + port + ": " + ec.message();
       co_return;
     }
-    endpoints_ = std::move(results);
+    for (const auto& entry : results) endpoints_.push_back(entry.endpoint());
   }
 
   const std::string& resolve_error() const { return resolve_error_; }
@@ -173,8 +182,7 @@ class Run {
       lane.ready.expires_at(net::steady_timer::time_point::max());
       co_await lane.ready.async_wait(use_tuple);
     }
-    beast::error_code ignored;
-    lane.stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    lane.connection.close();
   }
 
  private:
@@ -209,26 +217,15 @@ class Run {
 
   net::awaitable<bool> connect(Lane& lane) {
     for (int attempt = 1;; ++attempt) {
-      lane.stream.expires_after(kConnectTimeout);
-      auto [ec, endpoint] = co_await lane.stream.async_connect(endpoints_, use_tuple);
-      if (!ec) {
-        lane.connected = true;
-        co_return true;
-      }
+      const Outcome connected = co_await lane.connection.connect(endpoints_);
+      if (connected.ok()) co_return true;
       if (attempt == kMaxTransportAttempts) {
-        fatal("cannot connect to " + target_.host + ":" + target_.port + ": " + ec.message());
+        fatal(lane.connection.describe(connected));
         co_return false;
       }
       net::steady_timer pause(io_, std::chrono::milliseconds(500 * attempt));
       co_await pause.async_wait(use_tuple);
     }
-  }
-
-  void disconnect(Lane& lane) {
-    beast::error_code ignored;
-    lane.stream.socket().close(ignored);
-    lane.buffer.clear();
-    lane.connected = false;
   }
 
   bhttp::request<bhttp::string_body> build_request(const Job& job) {
@@ -253,36 +250,29 @@ class Run {
   }
 
   net::awaitable<void> send(Lane& lane, const Job& job) {
+    http_client::Connection& connection = lane.connection;
     int transport_attempts = 0;
     int unavailable_attempts = 0;
     for (;;) {
-      if (!lane.connected && !co_await connect(lane)) co_return;
+      if (!connection.is_open() && !co_await connect(lane)) co_return;
       auto request = build_request(job);  // a fresh timestamp for every attempt
-      lane.stream.expires_after(kRequestTimeout);
-      auto [write_ec, written] = co_await bhttp::async_write(lane.stream, request, use_tuple);
-      bhttp::response<bhttp::string_body> response;
-      beast::error_code ec = write_ec;
-      if (!ec) {
-        auto [read_ec, read] = co_await bhttp::async_read(lane.stream, lane.buffer, response, use_tuple);
-        ec = read_ec;
-      }
-      if (ec) {
+      bhttp::response_parser<bhttp::string_body> parser;  // one per answer (its body limit)
+      Outcome outcome = co_await connection.write(request);
+      if (outcome.ok()) outcome = co_await connection.read(parser);
+      if (!outcome.ok()) {
         // A keep-alive connection the receiver closed, a reset, a timeout: open a new one.
-        disconnect(lane);
+        connection.close();
         if (++transport_attempts < kMaxTransportAttempts) continue;
-        fail_line(job.file, job.line, "no answer from " + options_.url + ": " + ec.message());
+        fail_line(job.file, job.line, "no answer from " + options_.url + ": " + connection.describe(outcome));
         co_return;
       }
-      if (!response.keep_alive()) disconnect(lane);
+      if (!connection.reusable()) connection.close();
+      const auto& response = parser.get();
       const unsigned status = response.result_int();
       if (status == 503 && ++unavailable_attempts < kMaxUnavailableAttempts) {
         int64_t wait_seconds = 1;
         if (auto it = response.find(bhttp::field::retry_after); it != response.end()) {
-          try {
-            wait_seconds = std::stoll(std::string(it->value()));
-          } catch (...) {
-            wait_seconds = 1;
-          }
+          wait_seconds = http_client::parse_retry_after(it->value(), now_seconds()).value_or(1);
         }
         net::steady_timer pause(io_, std::chrono::seconds(std::clamp<int64_t>(wait_seconds, 0, kMaxRetryAfterSeconds)));
         co_await pause.async_wait(use_tuple);
@@ -309,7 +299,7 @@ class Run {
   const ResendOptions& options_;
   const LineReport& report_;
   Progress* progress_;
-  tcp::resolver::results_type endpoints_;
+  std::vector<tcp::endpoint> endpoints_;
   std::string resolve_error_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   net::steady_timer space_;  // cancelled when a lane takes a job: the dispatcher may go on
@@ -330,7 +320,10 @@ Result<Target> parse_target_url(std::string_view url) {
   target.host = parsed->host();
   if (target.host.empty()) return fail("--to " + std::string(url) + ": no host");
   target.authority = parsed->encoded_host_and_port();
-  target.port = parsed->has_port() ? std::string(parsed->port()) : "80";
+  if (parsed->has_port() && !parsed->port().empty()) {
+    if (parsed->port_number() == 0) return fail("--to " + std::string(url) + ": not a port number");
+    target.port = parsed->port_number();
+  }
   target.path = parsed->encoded_path().empty() ? "/webhooks" : std::string(parsed->encoded_path());
   if (parsed->has_query()) target.path += "?" + std::string(parsed->encoded_query());
   // An IPv6 literal arrives as "[::1]": the resolver wants it bare.

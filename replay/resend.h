@@ -12,10 +12,11 @@
 // other. `concurrency` 1 keeps the whole file's order.
 //
 // Answers: 2xx is success (the body tells stored from duplicate); anything else fails the
-// line. A 503 is retried after its Retry-After (at most 30 s, up to 5 attempts); a
-// connection that fails mid-request is re-opened and the request sent again (at most 3
-// times: safe, the receiver deduplicates by message id). When no connection can be made
-// at all, the run stops.
+// line. A 503 is retried after its Retry-After (seconds or an HTTP date; 1 s when absent
+// or unreadable; at most 30 s, up to 5 attempts); a connection that fails mid-request, or
+// sends no byte of an answer for 30 s, is re-opened and the request sent again (at most
+// 3 times: safe, the receiver deduplicates by message id). When no connection can be
+// made at all, the run stops. The connections are common/http_client/connection.h's.
 //
 // Memory: at most kLaneDepth deliveries per lane and kMaxQueuedBytes of bodies are read
 // ahead of the network. Runs on the calling thread (its own io_context).
@@ -52,7 +53,7 @@ struct ResendSummary {
 // The URL's parts, or an error naming what is wrong with it.
 struct Target {
   std::string host;       // for name resolution ("::1", not "[::1]")
-  std::string port;
+  uint16_t port = 80;
   std::string authority;  // for the Host header, as in the URL ("[::1]:8080")
   std::string path;  // with the query, if any
 };

@@ -1,5 +1,6 @@
-// The fetcher's pure parts: retry scheduling, failure verdicts, Retry-After, gzip,
-// base-URL policy and the page plan. No sockets, no database.
+// The fetcher's pure parts: retry scheduling, failure verdicts, gzip, base-URL policy
+// and the page plan. No sockets, no database. (Retry-After parsing is the client core's:
+// tests/http_client/retry_after_test.cpp.)
 #include <zlib.h>
 
 #include <boost/test/unit_test.hpp>
@@ -10,7 +11,6 @@
 #include "fetcher/fetch_plan.h"
 #include "fetcher/gzip_decoder.h"
 #include "fetcher/resource_kinds.h"
-#include "fetcher/retry_after.h"
 #include "tests/fake_service/fake_bodies.h"
 #include "store/jobs/retry_policy.h"
 
@@ -182,17 +182,6 @@ BOOST_AUTO_TEST_CASE(metric_labels) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
-
-BOOST_AUTO_TEST_CASE(retry_after_header_forms) {
-  BOOST_TEST(parse_retry_after("120", 0).value_or(-1) == 120);
-  BOOST_TEST(parse_retry_after(" 0 ", 0).value_or(-1) == 0);
-  // Sun, 06 Nov 1994 08:49:37 GMT = 784111777
-  BOOST_TEST(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", 784111777 - 90).value_or(-1) == 90);
-  BOOST_TEST(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", 784111777 + 90).value_or(-1) == 0);
-  BOOST_TEST(!parse_retry_after("", 0));
-  BOOST_TEST(!parse_retry_after("12s", 0));
-  BOOST_TEST(!parse_retry_after("tomorrow", 0));
-}
 
 BOOST_AUTO_TEST_SUITE(gzip_decoding)
 

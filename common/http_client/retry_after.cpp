@@ -1,10 +1,10 @@
-#include "fetcher/retry_after.h"
+#include "common/http_client/retry_after.h"
 
 #include <charconv>
 #include <ctime>
 #include <string>
 
-namespace hh::fetcher {
+namespace hh::http_client {
 
 std::optional<int64_t> parse_retry_after(std::string_view value, int64_t now_s) {
   while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
@@ -26,4 +26,4 @@ std::optional<int64_t> parse_retry_after(std::string_view value, int64_t now_s) 
   return at > now_s ? at - now_s : 0;
 }
 
-}  // namespace hh::fetcher
+}  // namespace hh::http_client

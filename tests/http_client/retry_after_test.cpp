@@ -1,0 +1,18 @@
+// The Retry-After header's two forms (common/http_client/retry_after.h), which the
+// fetcher's failure policy and `replay --to` both read.
+#include <boost/test/unit_test.hpp>
+
+#include "common/http_client/retry_after.h"
+
+using hh::http_client::parse_retry_after;
+
+BOOST_AUTO_TEST_CASE(retry_after_header_forms) {
+  BOOST_TEST(parse_retry_after("120", 0).value_or(-1) == 120);
+  BOOST_TEST(parse_retry_after(" 0 ", 0).value_or(-1) == 0);
+  // Sun, 06 Nov 1994 08:49:37 GMT = 784111777
+  BOOST_TEST(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", 784111777 - 90).value_or(-1) == 90);
+  BOOST_TEST(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", 784111777 + 90).value_or(-1) == 0);
+  BOOST_TEST(!parse_retry_after("", 0));
+  BOOST_TEST(!parse_retry_after("12s", 0));
+  BOOST_TEST(!parse_retry_after("tomorrow", 0));
+}
