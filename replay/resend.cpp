@@ -8,6 +8,7 @@
 #include <functional>
 #include <vector>
 
+#include "common/asio_token.h"
 #include "common/http_client/connection.h"
 #include "common/http_client/retry_after.h"
 #include "receiver/signature/webhook_signature.h"
@@ -21,7 +22,6 @@ namespace bhttp = boost::beast::http;
 using tcp = net::ip::tcp;
 using http_client::Outcome;
 
-constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 constexpr size_t kLaneDepth = 16;                      // deliveries read ahead per lane
 constexpr size_t kMaxQueuedBytes = 64 * 1024 * 1024;  // bodies read ahead, all lanes
 constexpr auto kReadTimeout = std::chrono::seconds(30);  // no byte of the answer for this long: re-sent

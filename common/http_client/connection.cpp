@@ -3,10 +3,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/read.hpp>
@@ -14,6 +12,8 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <optional>
 #include <type_traits>
+
+#include "common/asio_token.h"
 
 namespace hh::http_client {
 namespace {
@@ -24,9 +24,6 @@ namespace bhttp = beast::http;
 namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
 using error_code = boost::system::error_code;
-
-// Boost 1.81's completion token for error codes as values (style.md).
-constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 
 // Room reserved in a connection's read buffer: Beast reads at most the free capacity of
 // a flat_buffer (at least 512 bytes), so without it a large body arrives 512 bytes a read.

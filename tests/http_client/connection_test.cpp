@@ -13,6 +13,8 @@
 #include "tests/http_client/scripted_server.h"
 #include "tests/support/temp_dir.h"
 
+BOOST_AUTO_TEST_SUITE(connection_test)
+
 // g++ 12 reports Asio's coroutine-frame allocator (aligned_alloc, freed by the frame's
 // own operator delete, boost/asio/detail/memory.hpp) as a mismatch where it inlines the
 // ramp of a large coroutine lambda into run_client(): a false positive (as in
@@ -402,3 +404,5 @@ BOOST_FIXTURE_TEST_CASE(a_tls_peer_never_falls_back_to_plain_tcp, TlsClient) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // connection_test

@@ -4,6 +4,8 @@
 
 #include "common/http_client/retry_after.h"
 
+BOOST_AUTO_TEST_SUITE(retry_after_test)
+
 using hh::http_client::parse_retry_after;
 
 BOOST_AUTO_TEST_CASE(retry_after_header_forms) {
@@ -16,3 +18,5 @@ BOOST_AUTO_TEST_CASE(retry_after_header_forms) {
   BOOST_TEST(!parse_retry_after("12s", 0));
   BOOST_TEST(!parse_retry_after("tomorrow", 0));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // retry_after_test
