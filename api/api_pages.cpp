@@ -4,7 +4,7 @@
 
 #include "common/json_writer.h"
 #include "api/page_support.h"
-#include "store/sqlite/queries/row_format.h"
+#include "store/row_format.h"
 
 namespace hh::api {
 namespace {
@@ -52,17 +52,18 @@ Page timeseries_page(Reader& reader, const std::string& user_id, const std::stri
     after = store::SamplePosition{*t, *series};
   }
 
-  ReadTransaction read(*reader.db);
+  store::ReadSnapshot read(reader);
   if (!read.begun()) return database_error(read.begun().error());
-  if (auto started = reader.samples.start_by_time(filter, after); !started) return database_error(started.error());
+  store::SampleQuery& samples = reader.samples();
+  if (auto started = samples.start_by_time(filter, after); !started) return database_error(started.error());
   Page page;
   page.body = "{\"items\":[";
   store::StoredSample row;
   row.with_identity = true;
   auto next_cursor = page_items(
-      row, *limit, page.body, [&](store::StoredSample& r) { return reader.samples.next(r); }, kJsonItem,
+      row, *limit, page.body, [&](store::StoredSample& r) { return samples.next(r); }, kJsonItem,
       [](const store::StoredSample& r) { return "s1:" + std::to_string(r.t_ms) + ":" + std::to_string(r.series_id); });
-  reader.samples.finish();
+  samples.finish();
   if (!next_cursor) return database_error(next_cursor.error());
   close_items(page.body, *next_cursor);
   return page;
@@ -91,9 +92,10 @@ Page summaries_page(Reader& reader, const std::string& user_id, const std::strin
     after = std::move(position);
   }
 
-  ReadTransaction read(*reader.db);
+  store::ReadSnapshot read(reader);
   if (!read.begun()) return database_error(read.begun().error());
-  if (auto started = reader.summaries.start_page(filter, after, *limit + 1); !started) {
+  store::SummaryQuery& summaries = reader.summaries();
+  if (auto started = summaries.start_page(filter, after, *limit + 1); !started) {
     return database_error(started.error());
   }
   Page page;
@@ -101,11 +103,11 @@ Page summaries_page(Reader& reader, const std::string& user_id, const std::strin
   store::StoredSummary row;
   row.with_identity = true;
   auto next_cursor = page_items(
-      row, *limit, page.body, [&](store::StoredSummary& r) { return reader.summaries.next(r); }, kJsonItem,
+      row, *limit, page.body, [&](store::StoredSummary& r) { return summaries.next(r); }, kJsonItem,
       [](const store::StoredSummary& r) {
         return "m1:" + (r.start_ms ? std::to_string(*r.start_ms) : std::string()) + ":" + std::string(r.id);
       });
-  reader.summaries.finish();
+  summaries.finish();
   if (!next_cursor) return database_error(next_cursor.error());
   close_items(page.body, *next_cursor);
   return page;
@@ -123,10 +125,11 @@ Page stream_page(Reader& reader, const std::string& workout_id, const ApiTarget&
     if (!after_idx) return bad_parameter(kBadCursor);
   }
 
-  ReadTransaction read(*reader.db);
+  store::ReadSnapshot read(reader);
   if (!read.begun()) return database_error(read.begun().error());
+  store::StreamQuery& streams = reader.streams();
   store::StoredWorkoutStream workout;
-  auto found = reader.streams.find_workout(workout_id, workout);
+  auto found = streams.find_workout(workout_id, workout);
   if (!found) return database_error(found.error());
   Page page;
   page.body = "{\"workout\":";
@@ -136,17 +139,19 @@ Page stream_page(Reader& reader, const std::string& workout_id, const ApiTarget&
     page.body.append("null");
   }
   page.body.append(",\"items\":[");
-  reader.streams.start_page(workout_id, after_idx, *limit + 1);
+  if (auto started = streams.start_page(workout_id, after_idx, *limit + 1); !started) {
+    return database_error(started.error());
+  }
   store::StoredStreamPoint row;
   bool any = false;
   auto next_cursor = page_items(
-      row, *limit, page.body, [&](store::StoredStreamPoint& r) { return reader.streams.next(r); },
+      row, *limit, page.body, [&](store::StoredStreamPoint& r) { return streams.next(r); },
       [&](std::string& body, const store::StoredStreamPoint& r) {
         any = true;
         store::append_json(body, r);
       },
       [](const store::StoredStreamPoint& r) { return "p1:" + std::to_string(r.idx); });
-  reader.streams.finish();
+  streams.finish();
   if (!next_cursor) return database_error(next_cursor.error());
   if (!*found && !any && !after_idx) return error_page(Status::not_found, "no such workout");
   close_items(page.body, *next_cursor);
@@ -174,21 +179,22 @@ Page changes_page(Reader& reader, const ApiTarget& target) {
     from = store::ChangePosition{*seq, *change_id};
   }
 
-  ReadTransaction read(*reader.db);
+  store::ReadSnapshot read(reader);
   if (!read.begun()) return database_error(read.begun().error());
-  if (auto started = reader.changes.start_page(from, *limit); !started) return database_error(started.error());
+  store::ChangeQuery& changes = reader.changes();
+  if (auto started = changes.start_page(from, *limit); !started) return database_error(started.error());
   Page page;
   page.body = "{\"items\":[";
   store::StoredChange row;
   std::optional<int64_t> last_seq, last_change_id;
   auto written = page_items(
-      row, *limit, page.body, [&](store::StoredChange& r) { return reader.changes.next(r); }, kJsonItem,
+      row, *limit, page.body, [&](store::StoredChange& r) { return changes.next(r); }, kJsonItem,
       [&](const store::StoredChange& r) {
         last_seq = r.seq;
         last_change_id = r.change_id;
         return std::string();
       });
-  reader.changes.finish();
+  changes.finish();
   if (!written) return database_error(written.error());
   // next_after: the last seq all of whose changes have been handed out. A page that ends
   // inside a seq has handed out all of the seqs before it (seq - 1 then means "from that
@@ -196,7 +202,7 @@ Page changes_page(Reader& reader, const ApiTarget& target) {
   int64_t next_after = from.after_seq;
   std::optional<std::string> next_cursor;
   if (last_seq) {
-    const bool inside = reader.changes.ends_inside_seq();
+    const bool inside = changes.ends_inside_seq();
     next_after = inside ? *last_seq - 1 : *last_seq;
     if (inside) next_cursor = "c1:" + std::to_string(*last_seq) + ":" + std::to_string(*last_change_id);
   }
@@ -214,12 +220,13 @@ Page delivery_page(Reader& reader, const std::string& message_id, const ApiTarge
   const Params params(target, {});
   if (!params.error().empty()) return bad_parameter(params.error());
   store::StoredDelivery row;
-  auto found = reader.deliveries.find(message_id, row);
+  store::DeliveryQuery& deliveries = reader.deliveries();
+  auto found = deliveries.find(message_id, row);
   if (!found) return database_error(found.error());
   if (!*found) return error_page(Status::not_found, "no delivery with this message id");
   Page page;
   store::append_json(page.body, row);
-  reader.deliveries.finish();
+  deliveries.finish();
   return page;
 }
 

@@ -24,7 +24,7 @@
 // provider_name; samples also source_id). A page with next_cursor null (or a changes page
 // with no items) is the last one for now.
 //
-// The change feed's pages end at a seq boundary whenever they can (change_query.h). When
+// The change feed's pages end at a seq boundary whenever they can (store/read_store.h). When
 // one delivery made more than `limit` changes, a page ends inside its seq: next_after is
 // then the seq before it and next_cursor goes on inside it; pass cursor= (not after=)
 // until next_cursor is null again. A consumer that stores only next_after misses nothing.

@@ -1,6 +1,6 @@
 #pragma once
-// What every read-API page shares: error answers, the read transaction around a page,
-// `limit` and `cursor` parameters, and the paging loop that writes the items.
+// What every read-API page shares: error answers, `limit` and `cursor` parameters, and
+// the paging loop that writes the items. (Each page reads inside one store::ReadSnapshot.)
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,7 +10,6 @@
 #include "common/result.h"
 #include "api/api_pages.h"
 #include "api/api_request.h"
-#include "store/sqlite/connection.h"
 
 namespace hh::api {
 
@@ -22,22 +21,6 @@ Page bad_parameter(std::string_view message);
 Page database_error(std::string_view error);
 
 inline constexpr std::string_view kBadCursor = "cursor: not a cursor of this listing";
-
-// A read transaction around one page: the page's statements see one snapshot.
-class ReadTransaction {
- public:
-  explicit ReadTransaction(sqlite::Connection& db) : db_(db), begun_(db.exec("BEGIN")) {}
-  ~ReadTransaction() {
-    if (begun_) (void)db_.exec("COMMIT");  // nothing was written: ending it cannot lose data
-  }
-  ReadTransaction(const ReadTransaction&) = delete;
-  ReadTransaction& operator=(const ReadTransaction&) = delete;
-  const Result<void>& begun() const { return begun_; }
-
- private:
-  sqlite::Connection& db_;
-  Result<void> begun_;
-};
 
 // `limit`: kDefaultPageLimit when absent, at most kMaxPageLimit.
 Result<int64_t> page_limit(const Params& params);

@@ -8,9 +8,9 @@
 // 401 with a JSON error and WWW-Authenticate. /healthz, /readyz and /metrics are
 // separate routes and need no token.
 //
-// Queries run on read connections of their own (reader_pool.h), never the writer's; WAL
-// lets them read while the writer commits. They run on the blocking pool (off_io.h),
-// never on a thread that answers webhooks; pages are capped (10,000 rows).
+// Queries run on readers of their own (reader_pool.h), never on the writer's connection,
+// and read while the writer commits. They run on the blocking pool (off_io.h), never on
+// a thread that answers webhooks; pages are capped (10,000 rows).
 //
 // Thread-safe; must outlive the router it is mounted on.
 #include <memory>
@@ -27,8 +27,9 @@ namespace hh::api {
 
 class ReadApi {
  public:
-  // Opens one read connection to check the database can be read. `token` must not be empty.
-  static Result<std::unique_ptr<ReadApi>> create(const std::string& database_path, std::string_view token);
+  // Opens one reader of `database` (the `database = …` setting) to check that it can be
+  // read. `token` must not be empty.
+  static Result<std::unique_ptr<ReadApi>> create(const std::string& database, std::string_view token);
 
   // Routes GET /v1/… to handle(); `pool` runs the queries and must outlive the router's use.
   void mount(http::Router& router, http::BlockingPool& pool);
@@ -36,7 +37,7 @@ class ReadApi {
   http::net::awaitable<http::Response> handle(http::Request& request, http::BlockingPool& pool);
 
  private:
-  ReadApi(std::string database_path, std::string_view token) : token_(token), readers_(std::move(database_path)) {}
+  ReadApi(std::string database, std::string_view token) : token_(token), readers_(std::move(database)) {}
   http::Response answer(http::Request& request);
 
   const http::BearerToken token_;

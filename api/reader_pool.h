@@ -1,9 +1,9 @@
 #pragma once
-// Read connections for the read API. A SQLite connection (and its prepared statements)
-// is used by one thread at a time, so each request leases a whole Reader: a connection
-// with its queries. A lease is held only while a request runs its queries, never across
-// a co_await, so at most one Reader per io thread is in use and the pool stays that small.
-// Readers are opened on demand and kept for reuse.
+// Readers for the read API. A reader (store/read_store.h: a read-only handle with its
+// queries) is used by one thread at a time, so each request leases a whole one. A lease is
+// held only while a request runs its queries, never across a co_await, so at most one
+// reader per io thread is in use and the pool stays that small. Readers are opened on
+// demand and kept for reuse.
 //
 // Thread-safe. The pool must outlive every lease.
 #include <memory>
@@ -12,36 +12,16 @@
 #include <vector>
 
 #include "common/result.h"
-#include "store/sqlite/queries/change_query.h"
-#include "store/sqlite/queries/delivery_query.h"
-#include "store/sqlite/queries/record_queries.h"
-#include "store/sqlite/queries/sample_query.h"
-#include "store/sqlite/queries/stream_query.h"
-#include "store/sqlite/queries/summary_query.h"
-#include "store/sqlite/queries/user_orders_query.h"
-#include "store/sqlite/connection.h"
+#include "store/read_store.h"
 
 namespace hh::api {
 
-struct Reader {
-  std::unique_ptr<sqlite::Connection> db;  // read-only; on the heap: the queries keep its address
-  store::SampleQuery samples;
-  store::SummaryQuery summaries;
-  store::StreamQuery streams;
-  store::ChangeQuery changes;
-  store::DeliveryQuery deliveries;
-  store::UserQuery users;
-  store::ConnectionQuery connections;
-  store::DeviceQuery devices;
-  store::UserOrderIdsQuery order_ids;
-  store::LabOrderQuery orders;
-  store::LabAppointmentQuery appointments;
-  store::LabResultQuery results;
-};
+using Reader = store::ReadStore;
 
 class ReaderPool {
  public:
-  explicit ReaderPool(std::string database_path) : path_(std::move(database_path)) {}
+  // `database`: the `database = …` setting (store::open_read_store).
+  explicit ReaderPool(std::string database) : database_(std::move(database)) {}
 
   class Lease {
    public:
@@ -65,9 +45,8 @@ class ReaderPool {
 
  private:
   void give_back(std::unique_ptr<Reader> reader);
-  static Result<std::unique_ptr<Reader>> open(const std::string& path);
 
-  const std::string path_;
+  const std::string database_;
   std::mutex mutex_;
   std::vector<std::unique_ptr<Reader>> idle_;  // GUARDED_BY(mutex_)
 };

@@ -1,16 +1,17 @@
 // GET /v1/users/{user_id} and GET /v1/users/{user_id}/orders (api_pages.h): who a user is,
-// and their lab testing, each from one read transaction.
+// and their lab testing, each from one read snapshot.
 #include "common/json_writer.h"
 #include "api/api_pages.h"
 #include "api/page_support.h"
-#include "store/sqlite/queries/row_format.h"
+#include "store/row_format.h"
 
 namespace hh::api {
 namespace {
 
-// Appends every row of `query` (started) as a JSON array; false with the error on failure.
-template <typename Row, typename Query>
-Result<size_t> append_array(Query& query, std::string& body) {
+// Starts `query` and appends its rows as a JSON array; the number of rows, or the error.
+template <typename Row>
+Result<size_t> append_array(store::RecordQuery<Row>& query, const store::RecordFilter& filter, std::string& body) {
+  if (auto started = query.start(filter); !started) return fail(started.error());
   body.push_back('[');
   Row row;
   size_t count = 0;
@@ -25,36 +26,42 @@ Result<size_t> append_array(Query& query, std::string& body) {
   return count;
 }
 
+// Starts `query` and appends its first row as a JSON object, or null; whether there was one.
+template <typename Row>
+Result<bool> append_first(store::RecordQuery<Row>& query, const store::RecordFilter& filter, std::string& body) {
+  if (auto started = query.start(filter); !started) return fail(started.error());
+  Row row;
+  auto found = query.next(row);
+  if (!found) return fail(found.error());
+  if (*found) {
+    store::append_json(body, row);
+  } else {
+    body.append("null");
+  }
+  query.finish();
+  return *found;
+}
+
 }  // namespace
 
 Page user_page(Reader& reader, const std::string& user_id, const ApiTarget& target) {
   const Params params(target, {});
   if (!params.error().empty()) return bad_parameter(params.error());
-  ReadTransaction read(*reader.db);
+  store::ReadSnapshot read(reader);
   if (!read.begun()) return database_error(read.begun().error());
   store::RecordFilter filter;
   filter.user_id = user_id;
 
   Page page;
   page.body = "{\"user\":";
-  reader.users.start(filter);
-  store::StoredUser user;
-  auto found = reader.users.next(user);
+  auto found = append_first(reader.users(), filter, page.body);
   if (!found) return database_error(found.error());
-  if (*found) {
-    store::append_json(page.body, user);
-  } else {
-    page.body.append("null");
-  }
-  reader.users.finish();
   // A user's connections (one per provider) and devices are few: no paging.
   page.body.append(",\"connections\":");
-  reader.connections.start(filter);
-  auto connections = append_array<store::StoredConnection>(reader.connections, page.body);
+  auto connections = append_array(reader.connections(), filter, page.body);
   if (!connections) return database_error(connections.error());
   page.body.append(",\"devices\":");
-  reader.devices.start(filter);
-  auto devices = append_array<store::StoredDevice>(reader.devices, page.body);
+  auto devices = append_array(reader.devices(), filter, page.body);
   if (!devices) return database_error(devices.error());
   page.body.push_back('}');
   if (!*found && *connections == 0 && *devices == 0) return error_page(http::Status::not_found, "no such user");
@@ -73,9 +80,11 @@ Page user_orders_page(Reader& reader, const std::string& user_id, const ApiTarge
     after = std::move((*fields)[0]);
   }
 
-  ReadTransaction read(*reader.db);
+  store::ReadSnapshot read(reader);
   if (!read.begun()) return database_error(read.begun().error());
-  reader.order_ids.start(user_id, after ? std::optional<std::string_view>(*after) : std::nullopt, *limit + 1);
+  store::UserOrderIdsQuery& order_ids = reader.user_order_ids();
+  const auto after_id = after ? std::optional<std::string_view>(*after) : std::nullopt;
+  if (auto started = order_ids.start(user_id, after_id, *limit + 1); !started) return database_error(started.error());
   Page page;
   page.body = "{\"items\":[";
   std::string_view order_id;
@@ -88,43 +97,22 @@ Page user_orders_page(Reader& reader, const std::string& user_id, const ApiTarge
     body.append("{\"order_id\":");
     json::append_string(body, id);
     body.append(",\"order\":");
-    reader.orders.start(filter);
-    store::StoredLabOrder order;
-    auto has_order = reader.orders.next(order);
-    if (!has_order) return fail(has_order.error());
-    if (*has_order) {
-      store::append_json(body, order);
-    } else {
-      body.append("null");
-    }
-    reader.orders.finish();
+    if (auto order = append_first(reader.lab_orders(), filter, body); !order) return fail(order.error());
     body.append(",\"appointments\":");
-    reader.appointments.start(filter);
-    if (auto listed = append_array<store::StoredLabAppointment>(reader.appointments, body); !listed) {
-      return fail(listed.error());
-    }
+    if (auto listed = append_array(reader.lab_appointments(), filter, body); !listed) return fail(listed.error());
     body.append(",\"result\":");
-    reader.results.start(filter);
-    store::StoredLabResult result;
-    auto has_result = reader.results.next(result);
-    if (!has_result) return fail(has_result.error());
-    if (*has_result) {
-      store::append_json(body, result);
-    } else {
-      body.append("null");
-    }
-    reader.results.finish();
+    if (auto result = append_first(reader.lab_results(), filter, body); !result) return fail(result.error());
     body.push_back('}');
     return {};
   };
   Result<void> written;
   auto next_cursor = page_items(
-      order_id, *limit, page.body, [&](std::string_view& id) { return reader.order_ids.next(id); },
+      order_id, *limit, page.body, [&](std::string_view& id) { return order_ids.next(id); },
       [&](std::string& body, std::string_view id) {
         if (written) written = write_order(body, id);
       },
       [](std::string_view id) { return "o1:" + std::string(id); });
-  reader.order_ids.finish();
+  order_ids.finish();
   if (!next_cursor) return database_error(next_cursor.error());
   if (!written) return database_error(written.error());
   close_items(page.body, *next_cursor);

@@ -2,9 +2,8 @@
 // for `healthhook replay`. Webhook deliveries only, in seq order, filtered by received_at
 // (--since inclusive, --until exclusive) and event type (a glob: * ? [...]).
 //
-// Reads through a read-only connection, so it runs beside `serve` on the same file.
+// Reads through a reader of its own, so it runs beside `serve` on the same store.
 // Streams: memory stays flat whatever the size of the inbox. Progress on a terminal.
-#include <filesystem>
 #include <iostream>
 
 #include "cli/command_support.h"
@@ -13,7 +12,6 @@
 #include "common/progress.h"
 #include "common/timestamp.h"
 #include "replay/capture_export.h"
-#include "store/sqlite/database.h"
 
 namespace hh::cli {
 namespace {
@@ -51,16 +49,9 @@ int run_capture(const CaptureFlags& flags) {
     }
     filter.event_type_glob = *flags.event_type;
   }
-  std::error_code ec;
-  if (!std::filesystem::exists(settings->database, ec)) {
-    report_error("capture", "database: " + settings->database + " does not exist");
-    return kExitBadConfig;
-  }
-  auto db = store::open_for_reading(settings->database);
-  if (!db) {
-    report_error("capture", db.error());
-    return kExitFailure;
-  }
+  int exit_code = kExitOk;
+  auto reader = open_read_store_or_report(*settings, "capture", exit_code);
+  if (!reader) return exit_code;
   auto out = replay::OutputFile::open(flags.output);
   if (!out) {
     report_error("capture", "--output: " + out.error());
@@ -68,7 +59,7 @@ int run_capture(const CaptureFlags& flags) {
   }
   Progress progress("capture");
   bool bad_rows = false;
-  auto summary = replay::export_capture(*db, filter, *out, &progress, [&](int64_t seq, std::string_view reason) {
+  auto summary = replay::export_capture(*reader, filter, *out, &progress, [&](int64_t seq, std::string_view reason) {
     bad_rows = true;
     report_error("capture", "seq " + std::to_string(seq) + ": " + std::string(reason) + " (skipped)");
   });

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "common/log.h"
+#include "store/database_location.h"
 
 namespace hh::cli {
 
@@ -56,6 +57,27 @@ std::optional<sqlite::Connection> open_store_or_report(const config::Settings& s
     return std::nullopt;
   }
   return std::move(*db);
+}
+
+std::unique_ptr<store::ReadStore> open_read_store_or_report(const config::Settings& settings, std::string_view command,
+                                                            int& exit_code) {
+  if (auto kind = store::database_kind(settings.database); !kind) {
+    report_error(command, kind.error());
+    exit_code = kExitBadConfig;
+    return nullptr;
+  }
+  if (store::names_missing_file(settings.database)) {
+    report_error(command, "database: " + settings.database + " does not exist");
+    exit_code = kExitBadConfig;
+    return nullptr;
+  }
+  auto reader = store::open_read_store(settings.database);
+  if (!reader) {
+    report_error(command, reader.error());
+    exit_code = kExitFailure;
+    return nullptr;
+  }
+  return std::move(*reader);
 }
 
 }  // namespace hh::cli

@@ -2,11 +2,13 @@
 // What every subcommand shares: the settings flags (--config, --listen, --set key=value…),
 // loading settings with one-line errors, and exit codes.
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "config/load_settings.h"
+#include "store/read_store.h"
 #include "store/sqlite/database.h"
 
 namespace hh::cli {
@@ -39,5 +41,11 @@ void report_error(std::string_view command, std::string_view message);
 // cache size, busy timeout, size cap). On error prints one line and returns nullopt
 // (exit with kExitFailure).
 std::optional<sqlite::Connection> open_store_or_report(const config::Settings& settings, std::string_view command);
+
+// Opens a reader of the settings' database (store::open_read_store). On error prints one
+// line, sets `exit_code` and returns null: kExitBadConfig when the database names a file
+// that does not exist or a store this program does not know, else kExitFailure.
+std::unique_ptr<store::ReadStore> open_read_store_or_report(const config::Settings& settings, std::string_view command,
+                                                            int& exit_code);
 
 }  // namespace hh::cli

@@ -1,5 +1,5 @@
 // healthhook query <table>: the derived tables and the inbox as CSV or JSON Lines (field
-// names and formats: store/sqlite/queries/row_format.h), filtered.
+// names and formats: store/row_format.h), filtered.
 //
 //   samples, summaries [--with identity], streams       timeseries, summaries, stream points
 //   connections, devices, users, providers              who the users are and what they use
@@ -7,19 +7,16 @@
 //   backfills                                           backfill windows and their fetch jobs
 //   deliveries [--status S]                             inbox rows with their outcome and error
 //
-// Reads through a read-only connection inside one read transaction (a consistent
-// snapshot beside a running `serve`), one row at a time with buffered output: memory
-// stays flat for millions of rows. Rows come in key order (samples: user, resource,
-// provider, source type, then time; summaries: resource, id; streams: workout, index;
-// deliveries: seq; the others: their primary key).
-#include <filesystem>
-
+// Reads through a reader of its own inside one read snapshot (a consistent state beside
+// a running `serve`), one row at a time with buffered output: memory stays flat for
+// millions of rows. Rows come in key order (samples: user, resource, provider, source
+// type, then time; summaries: resource, id; streams: workout, index; deliveries: seq;
+// the others: their primary key).
 #include "cli/command_support.h"
 #include "cli/commands.h"
 #include "common/timestamp.h"
 #include "replay/output_file.h"
-#include "store/sqlite/database.h"
-#include "store/sqlite/queries/row_format.h"
+#include "store/row_format.h"
 
 namespace hh::cli {
 namespace {
@@ -51,14 +48,12 @@ Result<uint64_t> write_rows(Query& query, store::OutputFormat format, replay::Ou
   return count;
 }
 
-// A table with one row per key (store/sqlite/queries/record_queries.h).
+// A table with one row per key (store::RecordQuery).
 template <typename Row>
-Result<uint64_t> write_records(sqlite::Connection& db, const store::RecordFilter& filter, store::OutputFormat format,
-                               replay::OutputFile& out) {
-  auto query = store::RecordQuery<Row>::create(db);
-  if (!query) return fail(query.error());
-  query->start(filter);
-  return write_rows<Row>(*query, format, out);
+Result<uint64_t> write_records(store::RecordQuery<Row>& query, const store::RecordFilter& filter,
+                               store::OutputFormat format, replay::OutputFile& out) {
+  if (auto started = query.start(filter); !started) return fail(started.error());
+  return write_rows<Row>(query, format, out);
 }
 
 std::optional<int64_t> time_flag(const std::optional<std::string>& text, std::string_view flag, bool& ok) {
@@ -71,36 +66,38 @@ std::optional<int64_t> time_flag(const std::optional<std::string>& text, std::st
   return ms;
 }
 
-Result<uint64_t> export_table(std::string_view table, const QueryFlags& flags, sqlite::Connection& db,
+// Writes the rows of `table` to `out`, all from one read snapshot.
+Result<uint64_t> export_table(std::string_view table, const QueryFlags& flags, store::ReadStore& reader,
                               store::OutputFormat format, replay::OutputFile& out, std::optional<int64_t> since,
                               std::optional<int64_t> until) {
+  store::ReadSnapshot snapshot(reader);
+  if (!snapshot.begun()) return fail(snapshot.begun().error());
   const bool identity = !flags.with.empty();
   if (table == "samples") {
-    auto query = store::SampleQuery::create(db);
-    if (!query) return fail(query.error());
+    store::SampleQuery& query = reader.samples();
     store::SampleFilter filter{flags.user, flags.resource, flags.provider, flags.source_type, since, until};
-    if (auto started = query->start_by_series(filter); !started) return fail(started.error());
+    if (auto started = query.start_by_series(filter); !started) return fail(started.error());
     store::StoredSample prototype;
     prototype.with_identity = identity;
-    return write_rows(*query, format, out, prototype);
+    return write_rows(query, format, out, prototype);
   }
   if (table == "summaries") {
-    auto query = store::SummaryQuery::create(db);
-    if (!query) return fail(query.error());
-    query->start_export({flags.resource, flags.user, flags.provider, flags.source_type, since, until});
+    store::SummaryQuery& query = reader.summaries();
+    store::SummaryFilter filter{flags.resource, flags.user, flags.provider, flags.source_type, since, until};
+    if (auto started = query.start_export(filter); !started) return fail(started.error());
     store::StoredSummary prototype;
     prototype.with_identity = identity;
-    return write_rows(*query, format, out, prototype);
+    return write_rows(query, format, out, prototype);
   }
   if (table == "streams") {
-    auto query = store::StreamQuery::create(db);
-    if (!query) return fail(query.error());
-    query->start_export({flags.workout, flags.user, flags.provider, since, until});
-    return write_rows<store::StoredStreamPoint>(*query, format, out);
+    store::StreamQuery& query = reader.streams();
+    if (auto started = query.start_export({flags.workout, flags.user, flags.provider, since, until}); !started) {
+      return fail(started.error());
+    }
+    return write_rows<store::StoredStreamPoint>(query, format, out);
   }
   if (table == "deliveries") {
-    auto query = store::DeliveryQuery::create(db);
-    if (!query) return fail(query.error());
+    store::DeliveryQuery& query = reader.deliveries();
     store::DeliveryFilter filter;
     filter.since_ms = since;
     filter.until_ms = until;
@@ -108,19 +105,19 @@ Result<uint64_t> export_table(std::string_view table, const QueryFlags& flags, s
     filter.status = flags.status;
     filter.webhooks_only = false;
     int64_t first_seq = 0, last_seq = 0;
-    if (auto started = query->start_export(filter, first_seq, last_seq); !started) return fail(started.error());
-    return write_rows<store::StoredDelivery>(*query, format, out);
+    if (auto started = query.start_export(filter, first_seq, last_seq); !started) return fail(started.error());
+    return write_rows<store::StoredDelivery>(query, format, out);
   }
   const store::RecordFilter filter{flags.user, flags.provider, flags.resource, flags.status, flags.order};
-  if (table == "connections") return write_records<store::StoredConnection>(db, filter, format, out);
-  if (table == "devices") return write_records<store::StoredDevice>(db, filter, format, out);
-  if (table == "orders") return write_records<store::StoredLabOrder>(db, filter, format, out);
-  if (table == "appointments") return write_records<store::StoredLabAppointment>(db, filter, format, out);
-  if (table == "results") return write_records<store::StoredLabResult>(db, filter, format, out);
-  if (table == "parsing-jobs") return write_records<store::StoredParsingJob>(db, filter, format, out);
-  if (table == "backfills") return write_records<store::StoredBackfill>(db, filter, format, out);
-  if (table == "users") return write_records<store::StoredUser>(db, filter, format, out);
-  return write_records<store::StoredProvider>(db, filter, format, out);
+  if (table == "connections") return write_records(reader.connections(), filter, format, out);
+  if (table == "devices") return write_records(reader.devices(), filter, format, out);
+  if (table == "orders") return write_records(reader.lab_orders(), filter, format, out);
+  if (table == "appointments") return write_records(reader.lab_appointments(), filter, format, out);
+  if (table == "results") return write_records(reader.lab_results(), filter, format, out);
+  if (table == "parsing-jobs") return write_records(reader.parsing_jobs(), filter, format, out);
+  if (table == "backfills") return write_records(reader.backfills(), filter, format, out);
+  if (table == "users") return write_records(reader.users(), filter, format, out);
+  return write_records(reader.providers(), filter, format, out);
 }
 
 int run_query(std::string_view table, const QueryFlags& flags) {
@@ -135,27 +132,15 @@ int run_query(std::string_view table, const QueryFlags& flags) {
     return kExitBadConfig;
   }
   const auto format = flags.format == "csv" ? store::OutputFormat::csv : store::OutputFormat::jsonl;
-  std::error_code ec;
-  if (!std::filesystem::exists(settings->database, ec)) {
-    report_error("query", "database: " + settings->database + " does not exist");
-    return kExitBadConfig;
-  }
-  auto db = store::open_for_reading(settings->database);
-  if (!db) {
-    report_error("query", db.error());
-    return kExitFailure;
-  }
+  int exit_code = kExitOk;
+  auto reader = open_read_store_or_report(*settings, "query", exit_code);
+  if (!reader) return exit_code;
   auto out = replay::OutputFile::open(flags.output);
   if (!out) {
     report_error("query", "--output: " + out.error());
     return kExitBadConfig;
   }
-  if (auto begun = db->exec("BEGIN"); !begun) {
-    report_error("query", begun.error());
-    return kExitFailure;
-  }
-  auto written = export_table(table, flags, *db, format, *out, since, until);
-  (void)db->exec("COMMIT");  // a read transaction: ending it cannot lose data
+  auto written = export_table(table, flags, *reader, format, *out, since, until);
   if (!written) {
     report_error("query", written.error());
     return kExitFailure;

@@ -8,16 +8,14 @@
 namespace hh::metrics {
 namespace {
 
-
-// Follow-up job states of store/sqlite/migrations/003-jobs.sql, written even when zero so that
-// alerts on e.g. state="dead" have a series to look at.
+// Follow-up job states (store/jobs/job_queue.h), written even when zero so that alerts on
+// e.g. state="dead" have a series to look at.
 constexpr std::string_view kJobStates[] = {"queued", "running", "done", "dead"};
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
-
 
 }  // namespace
 

@@ -4,18 +4,14 @@
 
 namespace hh::replay {
 
-Result<CaptureSummary> export_capture(sqlite::Connection& db, const store::DeliveryFilter& filter, OutputFile& out,
+Result<CaptureSummary> export_capture(store::ReadStore& reader, const store::DeliveryFilter& filter, OutputFile& out,
                                       Progress* progress, const BadRowReport& report) {
-  auto query = store::DeliveryQuery::create(db);
-  if (!query) return fail(query.error());
-  if (auto begun = db.exec("BEGIN"); !begun) return fail(begun.error());
-  struct EndRead {  // a read transaction: nothing to commit, ending it cannot lose data
-    sqlite::Connection& db;
-    ~EndRead() { (void)db.exec("COMMIT"); }
-  } end_read{db};
+  store::ReadSnapshot snapshot(reader);
+  if (!snapshot.begun()) return fail(snapshot.begun().error());
+  store::DeliveryQuery& query = reader.deliveries();
 
   int64_t first_seq = 0, last_seq = 0;
-  if (auto started = query->start_export(filter, first_seq, last_seq); !started) return fail(started.error());
+  if (auto started = query.start_export(filter, first_seq, last_seq); !started) return fail(started.error());
   if (progress && last_seq > 0) progress->set_total(static_cast<uint64_t>(last_seq - first_seq + 1));
 
   CaptureSummary summary;
@@ -23,7 +19,7 @@ Result<CaptureSummary> export_capture(sqlite::Connection& db, const store::Deliv
   std::vector<CaptureHeader> headers;
   store::StoredDelivery row;
   for (;;) {
-    auto has_row = query->next(row);
+    auto has_row = query.next(row);
     if (!has_row) return fail(has_row.error());
     if (!*has_row) break;
     if (auto parsed = parser.parse_headers(row.headers, headers); !parsed) {
@@ -37,7 +33,7 @@ Result<CaptureSummary> export_capture(sqlite::Connection& db, const store::Deliv
     ++summary.exported;
     if (progress) progress->update(static_cast<uint64_t>(row.seq - first_seq + 1));
   }
-  query->finish();
+  query.finish();
   if (auto flushed = out.flush(); !flushed) return fail(flushed.error());
   return summary;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // `healthhook capture`: writes the inbox's webhook deliveries of a time window, in seq
 // order, as a capture file (capture_file.h). Reads one row at a time inside one read
-// transaction (a consistent snapshot while `serve` keeps writing); memory stays flat.
+// snapshot (a consistent state while `serve` keeps writing); memory stays flat.
 //
 // Each line: id = message_id, timestamp = webhook_timestamp (the signed one; received_at
 // in seconds if a row has none), headers and body as stored.
@@ -12,8 +12,7 @@
 #include "common/progress.h"
 #include "common/result.h"
 #include "replay/output_file.h"
-#include "store/sqlite/queries/delivery_query.h"
-#include "store/sqlite/connection.h"
+#include "store/read_store.h"
 
 namespace hh::replay {
 
@@ -25,8 +24,8 @@ struct CaptureSummary {
 // A row that cannot be written: its seq and why (the export goes on without it).
 using BadRowReport = std::function<void(int64_t seq, std::string_view reason)>;
 
-// `db` is a read connection; `progress` may be null.
-Result<CaptureSummary> export_capture(sqlite::Connection& db, const store::DeliveryFilter& filter, OutputFile& out,
+// Reads through `reader` (one of its own); `progress` may be null.
+Result<CaptureSummary> export_capture(store::ReadStore& reader, const store::DeliveryFilter& filter, OutputFile& out,
                                       Progress* progress, const BadRowReport& report);
 
 }  // namespace hh::replay

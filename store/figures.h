@@ -44,7 +44,8 @@ class StoreFigures {
   virtual Result<StoreSizes> sizes() = 0;
 };
 
-// Opens the figures of the store at `database` (it must exist and be migrated).
+// Opens the figures of the store that `database` names (store/database_location.h); it
+// must exist and be migrated.
 Result<std::unique_ptr<StoreFigures>> open_figures(const std::string& database);
 
 }  // namespace hh::store

@@ -11,7 +11,7 @@ void add_health_endpoints(Router& router, const store::InboxWriter& writer) {
   router.add(bhttp::verb::get, "/readyz", [&writer](Request&) -> net::awaitable<Response> {
     std::string problem;  // built only when not ready
     if (const std::string sync_failure = writer.wal_sync_failure(); !sync_failure.empty()) {
-      // For good: every delivery gets 503 until a restart (store/sqlite/wal_sync.h says why).
+      // For good: every delivery gets 503 until a restart (InboxWriter::wal_sync_failure() says why).
       problem = "inbox WAL sync failed (" + sync_failure + "); restart healthhook";
     } else if (!writer.last_commit_ok()) {
       problem = "last inbox commit failed";

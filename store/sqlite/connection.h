@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "common/result.h"
 
@@ -75,6 +76,9 @@ class Statement {
   Statement& bind(int index, const std::optional<std::string_view>& value) {
     return value ? bind(index, *value) : bind_null(index);
   }
+  Statement& bind(int index, const std::optional<std::string>& value) {
+    return value ? bind(index, std::string_view(*value)) : bind_null(index);
+  }
   // Any text bound with bind()/bind_static() that SQLite rejected (too big) shows up here.
   bool bind_failed() const { return bind_error_ != SQLITE_OK; }
 
@@ -82,6 +86,14 @@ class Statement {
   Result<bool> step();
   // Steps to completion, ignoring rows, then resets.
   Result<void> run();
+  // Steps through every row, calling `on_row(statement)` for each, then resets. `on_row`
+  // returns void, or Result<void> to stop early with an error (returned, after a reset).
+  template <typename OnRow>
+  Result<void> for_each_row(OnRow&& on_row);
+  // One step: calls `on_row(statement)` when there is a row, then resets either way
+  // (for lookups of one row). True when there was a row.
+  template <typename OnRow>
+  Result<bool> first_row(OnRow&& on_row);
   void reset();
 
   bool column_is_null(int index) const { return sqlite3_column_type(handle_.get(), index) == SQLITE_NULL; }
@@ -99,6 +111,15 @@ class Statement {
     if (column_is_null(index)) return std::nullopt;
     return column_int(index);
   }
+  std::optional<double> column_optional_double(int index) const {
+    if (column_is_null(index)) return std::nullopt;
+    return column_double(index);
+  }
+  // A 0/1 flag column: false for 0, true for any other integer.
+  std::optional<bool> column_optional_bool(int index) const {
+    if (column_is_null(index)) return std::nullopt;
+    return column_int(index) != 0;
+  }
   sqlite3_stmt* get() const { return handle_.get(); }
 
  private:
@@ -113,6 +134,33 @@ class Statement {
   std::unique_ptr<sqlite3_stmt, Finalizer> handle_;
   int bind_error_ = SQLITE_OK;
 };
+
+template <typename OnRow>
+Result<void> Statement::for_each_row(OnRow&& on_row) {
+  for (;;) {
+    auto has_row = step();  // resets on an error
+    if (!has_row) return fail(has_row.error());
+    if (!*has_row) break;
+    const Statement& row = *this;
+    if constexpr (std::is_void_v<std::invoke_result_t<OnRow&, const Statement&>>) {
+      on_row(row);
+    } else if (Result<void> done = on_row(row); !done) {
+      reset();
+      return done;
+    }
+  }
+  reset();
+  return {};
+}
+
+template <typename OnRow>
+Result<bool> Statement::first_row(OnRow&& on_row) {
+  auto has_row = step();  // resets on an error
+  if (!has_row) return fail(has_row.error());
+  if (*has_row) on_row(static_cast<const Statement&>(*this));
+  reset();
+  return *has_row;
+}
 
 // Rolls back unless commit() succeeded: a failure anywhere leaves nothing half-written.
 class Transaction {

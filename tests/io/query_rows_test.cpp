@@ -1,11 +1,12 @@
-// Reading the derived tables (store/sqlite/queries): filters, orders, page positions, the change
-// feed's page cut, and the one output format (row_format.h) as JSON and RFC 4180 CSV,
+// Reading the derived tables (store/read_store.h on SQLite): filters, orders, page positions,
+// the change feed's page cut, and the one output format (row_format.h) as JSON and RFC 4180 CSV,
 // both through the library and through `healthhook query`. Rows are inserted with SQL
 // here, so these tests do not depend on the processor.
 #include <boost/test/unit_test.hpp>
 
+#include "store/read_store.h"
+#include "store/row_format.h"
 #include "store/sqlite/database.h"
-#include "store/sqlite/queries/row_format.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
@@ -66,6 +67,12 @@ struct Database {
     BOOST_REQUIRE_MESSAGE(inserted.ok(), inserted.error());
     return std::move(*opened);
   }();
+
+  std::unique_ptr<ReadStore> reader() {
+    auto opened = open_read_store(path);
+    BOOST_REQUIRE_MESSAGE(opened.ok(), opened.error());
+    return std::move(*opened);
+  }
 };
 
 template <typename Query, typename Row>
@@ -114,8 +121,8 @@ using Strings = std::vector<std::string>;
 
 BOOST_AUTO_TEST_CASE(samples_export_in_series_name_order_with_spec_field_names) {
   Database d;
-  auto query = SampleQuery::create(d.db);
-  BOOST_REQUIRE(query.ok());
+  auto reader = d.reader();
+  SampleQuery* query = &reader->samples();
   BOOST_REQUIRE(query->start_by_series({"u1", std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt}).ok());
   const Strings rows = json_rows<SampleQuery, StoredSample>(*query);
   const Strings expected = {
@@ -131,8 +138,8 @@ BOOST_AUTO_TEST_CASE(samples_export_in_series_name_order_with_spec_field_names) 
 
 BOOST_AUTO_TEST_CASE(sample_filters_combine) {
   Database d;
-  auto query = SampleQuery::create(d.db);
-  BOOST_REQUIRE(query.ok());
+  auto reader = d.reader();
+  SampleQuery* query = &reader->samples();
   // Time range is [since, until) on the sample's instant.
   BOOST_REQUIRE(query->start_by_series({std::nullopt, "heartrate", "oura", "ring", 1500, 3000}).ok());
   BOOST_TEST(positions(*query) == Strings({"2000/1", "1500/3"}), boost::test_tools::per_element());
@@ -144,8 +151,8 @@ BOOST_AUTO_TEST_CASE(sample_filters_combine) {
 
 BOOST_AUTO_TEST_CASE(time_order_merges_series_and_resumes_after_a_position) {
   Database d;
-  auto query = SampleQuery::create(d.db);
-  BOOST_REQUIRE(query.ok());
+  auto reader = d.reader();
+  SampleQuery* query = &reader->samples();
   const SampleFilter u1_heartrate{"u1", "heartrate", std::nullopt, std::nullopt, std::nullopt, std::nullopt};
   BOOST_REQUIRE(query->start_by_time(u1_heartrate, std::nullopt).ok());
   BOOST_TEST(positions(*query) == Strings({"1000/1", "2000/1", "2000/2", "3000/1", "4000/2"}),
@@ -169,8 +176,8 @@ BOOST_AUTO_TEST_CASE(time_order_merges_series_and_resumes_after_a_position) {
 
 BOOST_AUTO_TEST_CASE(summary_pages_go_by_start_then_id_with_missing_starts_first) {
   Database d;
-  auto query = SummaryQuery::create(d.db);
-  BOOST_REQUIRE(query.ok());
+  auto reader = d.reader();
+  SummaryQuery* query = &reader->summaries();
   const SummaryFilter u1_sleep{"sleep", "u1", std::nullopt, std::nullopt, std::nullopt, std::nullopt};
   const auto ids = [&](const std::optional<SummaryPosition>& after, int64_t limit, const SummaryFilter& f) {
     BOOST_REQUIRE(query->start_page(f, after, limit).ok());
@@ -192,7 +199,8 @@ BOOST_AUTO_TEST_CASE(summary_pages_go_by_start_then_id_with_missing_starts_first
                  Strings({"d"}),
              boost::test_tools::per_element());
 
-  query->start_export({std::nullopt, std::nullopt, "oura", std::nullopt, std::nullopt, std::nullopt});
+  BOOST_REQUIRE(
+      query->start_export({std::nullopt, std::nullopt, "oura", std::nullopt, std::nullopt, std::nullopt}).ok());
   const Strings rows = json_rows<SummaryQuery, StoredSummary>(*query);
   BOOST_REQUIRE_EQUAL(rows.size(), 5u);  // activity/e, sleep/a, sleep/b, sleep/c, sleep/f: key order
   BOOST_TEST(rows[0] ==
@@ -202,8 +210,8 @@ BOOST_AUTO_TEST_CASE(summary_pages_go_by_start_then_id_with_missing_starts_first
 
 BOOST_AUTO_TEST_CASE(change_pages_end_at_a_seq_when_they_can_and_never_hold_more_than_limit) {
   Database d;
-  auto query = ChangeQuery::create(d.db);
-  BOOST_REQUIRE(query.ok());
+  auto reader = d.reader();
+  ChangeQuery* query = &reader->changes();
   using Ids = std::vector<int64_t>;
   using P = ChangePosition;
   BOOST_TEST(change_ids(*query, P{0, {}}, 2) == Ids({1}), boost::test_tools::per_element());     // seq 2 would not fit
@@ -233,15 +241,15 @@ BOOST_AUTO_TEST_CASE(change_pages_end_at_a_seq_when_they_can_and_never_hold_more
 
 BOOST_AUTO_TEST_CASE(stream_points_and_workouts) {
   Database d;
-  auto query = StreamQuery::create(d.db);
-  BOOST_REQUIRE(query.ok());
-  query->start_page("w1", 0, 1);
+  auto reader = d.reader();
+  StreamQuery* query = &reader->streams();
+  BOOST_REQUIRE(query->start_page("w1", 0, 1).ok());
   const Strings page = json_rows<StreamQuery, StoredStreamPoint>(*query);
   BOOST_TEST(page == Strings({R"({"workout_id":"w1","time":1715853601,"distance":2.5,"heartrate":121,"velocity_smooth":null,"lat":null,"lng":null,"altitude":null,"cadence":null,"power":null,"resistance":null,"temperature":null})"}),
              boost::test_tools::per_element());
-  query->start_export({std::nullopt, "u2", std::nullopt, std::nullopt, std::nullopt});
+  BOOST_REQUIRE(query->start_export({std::nullopt, "u2", std::nullopt, std::nullopt, std::nullopt}).ok());
   BOOST_TEST((json_rows<StreamQuery, StoredStreamPoint>(*query).size()) == 1u);
-  query->start_export({"w1", std::nullopt, std::nullopt, 1715853601000, std::nullopt});
+  BOOST_REQUIRE(query->start_export({"w1", std::nullopt, std::nullopt, 1715853601000, std::nullopt}).ok());
   BOOST_TEST((json_rows<StreamQuery, StoredStreamPoint>(*query).size()) == 2u);
   StoredWorkoutStream workout;
   BOOST_TEST(query->find_workout("w1", workout).value());
@@ -275,8 +283,8 @@ BOOST_AUTO_TEST_CASE(deliveries_carry_binary_bodies_as_base64) {
   BOOST_REQUIRE(d.db.exec("INSERT INTO inbox (message_id, received_at, webhook_timestamp, event_type, headers, body) "
                           "VALUES ('m1', 1000, 1, NULL, '{\"a\":\"b\"}', X'FF00')")
                     .ok());
-  auto query = DeliveryQuery::create(d.db);
-  BOOST_REQUIRE(query.ok());
+  auto reader = d.reader();
+  DeliveryQuery* query = &reader->deliveries();
   StoredDelivery row;
   BOOST_REQUIRE(query->find("m1", row).value());
   std::string json;

@@ -3,15 +3,6 @@
 namespace hh::store {
 namespace {
 
-std::optional<std::string_view> view(const std::optional<std::string>& text) {
-  return text ? std::optional<std::string_view>(*text) : std::nullopt;
-}
-
-std::optional<bool> flag(const sqlite::Statement& s, int column) {
-  if (s.column_is_null(column)) return std::nullopt;
-  return s.column_int(column) != 0;
-}
-
 // What each row type reads: `sql` with its filters as parameters ?1…, `bind` binding
 // every one of them, `read` turning the columns into the row.
 template <typename Row>
@@ -23,7 +14,7 @@ struct RecordTable<StoredConnection> {
       "SELECT user_id, provider, status, external_user_id, error_type, error_message, resource_availability, "
       "event_type, seq, data FROM connections "
       "WHERE (?1 IS NULL OR user_id = ?1) AND (?2 IS NULL OR provider = ?2) ORDER BY user_id, provider";
-  static void bind(sqlite::Statement& s, const RecordFilter& f) { s.bind(1, view(f.user_id)).bind(2, view(f.provider)); }
+  static void bind(sqlite::Statement& s, const RecordFilter& f) { s.bind(1, f.user_id).bind(2, f.provider); }
   static void read(const sqlite::Statement& s, StoredConnection& row) {
     row.user_id = s.column_text(0);
     row.provider = s.column_text(1);
@@ -44,7 +35,7 @@ struct RecordTable<StoredDevice> {
       "SELECT id, user_id, provider, source_type, app_id, device_manufacturer, device_model, device_version, "
       "device_id, seq, data FROM devices "
       "WHERE (?1 IS NULL OR user_id = ?1) AND (?2 IS NULL OR provider = ?2) ORDER BY id";
-  static void bind(sqlite::Statement& s, const RecordFilter& f) { s.bind(1, view(f.user_id)).bind(2, view(f.provider)); }
+  static void bind(sqlite::Statement& s, const RecordFilter& f) { s.bind(1, f.user_id).bind(2, f.provider); }
   static void read(const sqlite::Statement& s, StoredDevice& row) {
     row.id = s.column_text(0);
     row.user_id = s.column_optional_text(1);
@@ -67,7 +58,7 @@ struct RecordTable<StoredLabOrder> {
       "FROM lab_orders WHERE (?1 IS NULL OR user_id = ?1) AND (?2 IS NULL OR status = ?2) "
       "AND (?3 IS NULL OR id = ?3) ORDER BY id";
   static void bind(sqlite::Statement& s, const RecordFilter& f) {
-    s.bind(1, view(f.user_id)).bind(2, view(f.status)).bind(3, view(f.order_id));
+    s.bind(1, f.user_id).bind(2, f.status).bind(3, f.order_id);
   }
   static void read(const sqlite::Statement& s, StoredLabOrder& row) {
     row.id = s.column_text(0);
@@ -89,7 +80,7 @@ struct RecordTable<StoredLabAppointment> {
       "WHERE (?1 IS NULL OR user_id = ?1) AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR order_id = ?3) "
       "ORDER BY id";
   static void bind(sqlite::Statement& s, const RecordFilter& f) {
-    s.bind(1, view(f.user_id)).bind(2, view(f.status)).bind(3, view(f.order_id));
+    s.bind(1, f.user_id).bind(2, f.status).bind(3, f.order_id);
   }
   static void read(const sqlite::Statement& s, StoredLabAppointment& row) {
     row.id = s.column_text(0);
@@ -111,7 +102,7 @@ struct RecordTable<StoredLabResult> {
       "WHERE (?1 IS NULL OR user_id = ?1) AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR order_id = ?3) "
       "ORDER BY order_id";
   static void bind(sqlite::Statement& s, const RecordFilter& f) {
-    s.bind(1, view(f.user_id)).bind(2, view(f.status)).bind(3, view(f.order_id));
+    s.bind(1, f.user_id).bind(2, f.status).bind(3, f.order_id);
   }
   static void read(const sqlite::Statement& s, StoredLabResult& row) {
     row.order_id = s.column_text(0);
@@ -130,13 +121,13 @@ struct RecordTable<StoredParsingJob> {
   static constexpr std::string_view sql =
       "SELECT id, status, failure_reason, needs_human_review, is_reviewed, results, seq, data FROM lab_parsing_jobs "
       "WHERE (?1 IS NULL OR status = ?1) ORDER BY id";
-  static void bind(sqlite::Statement& s, const RecordFilter& f) { s.bind(1, view(f.status)); }
+  static void bind(sqlite::Statement& s, const RecordFilter& f) { s.bind(1, f.status); }
   static void read(const sqlite::Statement& s, StoredParsingJob& row) {
     row.id = s.column_text(0);
     row.status = s.column_optional_text(1);
     row.failure_reason = s.column_optional_text(2);
-    row.needs_human_review = flag(s, 3);
-    row.is_reviewed = flag(s, 4);
+    row.needs_human_review = s.column_optional_bool(3);
+    row.is_reviewed = s.column_optional_bool(4);
     row.results = s.column_optional_text(5);
     row.seq = s.column_int(6);
     row.data = s.column_text(7);
@@ -154,7 +145,7 @@ struct RecordTable<StoredBackfill> {
       "WHERE (?1 IS NULL OR b.user_id = ?1) AND (?2 IS NULL OR b.provider = ?2) AND (?3 IS NULL OR b.resource = ?3) "
       "ORDER BY b.user_id, b.resource, b.provider, b.start_ms, b.end_ms";
   static void bind(sqlite::Statement& s, const RecordFilter& f) {
-    s.bind(1, view(f.user_id)).bind(2, view(f.provider)).bind(3, view(f.resource));
+    s.bind(1, f.user_id).bind(2, f.provider).bind(3, f.resource);
   }
   static void read(const sqlite::Statement& s, StoredBackfill& row) {
     row.user_id = s.column_text(0);
@@ -162,7 +153,7 @@ struct RecordTable<StoredBackfill> {
     row.provider = s.column_text(2);
     row.start_ms = s.column_int(3);
     row.end_ms = s.column_int(4);
-    row.is_final = flag(s, 5);
+    row.is_final = s.column_optional_bool(5);
     row.seq = s.column_int(6);
     row.job_state = s.column_optional_text(7);
     row.job_error = s.column_optional_text(8);
@@ -175,7 +166,7 @@ struct RecordTable<StoredUser> {
   static constexpr std::string_view sql =
       "SELECT user_id, client_user_id, team_id, first_seen_ms, last_seen_ms, seq FROM users "
       "WHERE (?1 IS NULL OR user_id = ?1) ORDER BY user_id";
-  static void bind(sqlite::Statement& s, const RecordFilter& f) { s.bind(1, view(f.user_id)); }
+  static void bind(sqlite::Statement& s, const RecordFilter& f) { s.bind(1, f.user_id); }
   static void read(const sqlite::Statement& s, StoredUser& row) {
     row.user_id = s.column_text(0);
     row.client_user_id = s.column_optional_text(1);
@@ -191,7 +182,7 @@ struct RecordTable<StoredProvider> {
   static constexpr std::string_view sql =
       "SELECT slug, name, description, logo, auth_type, supported_resources, seq FROM providers "
       "WHERE (?1 IS NULL OR slug = ?1) ORDER BY slug";
-  static void bind(sqlite::Statement& s, const RecordFilter& f) { s.bind(1, view(f.provider)); }
+  static void bind(sqlite::Statement& s, const RecordFilter& f) { s.bind(1, f.provider); }
   static void read(const sqlite::Statement& s, StoredProvider& row) {
     row.slug = s.column_text(0);
     row.name = s.column_optional_text(1);
@@ -206,38 +197,29 @@ struct RecordTable<StoredProvider> {
 }  // namespace
 
 template <typename Row>
-Result<RecordQuery<Row>> RecordQuery<Row>::create(sqlite::Connection& db) {
-  auto all = db.prepare(RecordTable<Row>::sql);
-  if (!all) return fail(all.error());
-  return RecordQuery(std::move(*all));
+SqliteRecordQuery<Row>::SqliteRecordQuery(sqlite::Connection& db) : statements_(db, {RecordTable<Row>::sql}) {}
+
+template <typename Row>
+Result<void> SqliteRecordQuery<Row>::start(const RecordFilter& filter) {
+  auto statement = statements_.start(0);
+  if (!statement) return fail(statement.error());
+  RecordTable<Row>::bind(**statement, filter);
+  return {};
 }
 
 template <typename Row>
-void RecordQuery<Row>::start(const RecordFilter& filter) {
-  all_.reset();
-  RecordTable<Row>::bind(all_, filter);
+Result<bool> SqliteRecordQuery<Row>::next(Row& row) {
+  return statements_.next_row([&row](const sqlite::Statement& s) { RecordTable<Row>::read(s, row); });
 }
 
-template <typename Row>
-Result<bool> RecordQuery<Row>::next(Row& row) {
-  auto has_row = all_.step();
-  if (!has_row) return fail(has_row.error());
-  if (!*has_row) {
-    all_.reset();
-    return false;
-  }
-  RecordTable<Row>::read(all_, row);
-  return true;
-}
-
-template class RecordQuery<StoredConnection>;
-template class RecordQuery<StoredDevice>;
-template class RecordQuery<StoredLabOrder>;
-template class RecordQuery<StoredLabAppointment>;
-template class RecordQuery<StoredLabResult>;
-template class RecordQuery<StoredParsingJob>;
-template class RecordQuery<StoredBackfill>;
-template class RecordQuery<StoredUser>;
-template class RecordQuery<StoredProvider>;
+template class SqliteRecordQuery<StoredConnection>;
+template class SqliteRecordQuery<StoredDevice>;
+template class SqliteRecordQuery<StoredLabOrder>;
+template class SqliteRecordQuery<StoredLabAppointment>;
+template class SqliteRecordQuery<StoredLabResult>;
+template class SqliteRecordQuery<StoredParsingJob>;
+template class SqliteRecordQuery<StoredBackfill>;
+template class SqliteRecordQuery<StoredUser>;
+template class SqliteRecordQuery<StoredProvider>;
 
 }  // namespace hh::store

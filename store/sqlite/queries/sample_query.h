@@ -1,94 +1,64 @@
 #pragma once
-// Reads timeseries samples with their series names (`healthhook query samples`, the read
-// API's timeseries pages). Two orders, both without a sort in SQLite:
+// store::SampleQuery on SQLite (`healthhook query samples`, the read API's timeseries
+// pages). Both orders come without a sort in SQLite:
 //
-//  - by_series (export): every matching series in name order (user, resource, provider,
-//    source type), each series' samples in time order along the `samples` primary key.
-//    Constant memory for any number of rows.
-//  - by_time (pages): the series of ONE user and resource merged into one time order,
-//    ties broken by series id, resumable after a SamplePosition. Each series is read along
-//    its own primary-key range and merged here, so a page costs O(limit × series) however
-//    far into the data the cursor is (a single ORDER BY t_ms would sort everything after
-//    the cursor on every page).
+//  - by_series (export): the series in the order of their unique index, each series'
+//    samples along the `samples` primary key (series_id, t_ms).
+//  - by_time (pages): each of the user's series is read along its own primary-key range
+//    and the series are merged here, so a page costs O(limit × series) however far into
+//    the data the cursor is (a single ORDER BY t_ms would sort everything after the
+//    cursor on every page).
 //
-// Each row also carries its series' identity columns (005-identity.sql), joined per series,
-// not per sample: the series' source_id, the user's client_user_id and the provider's
-// name from `providers`. Output shows them on request (StoredSample::with_identity).
+// The identity columns (005-identity.sql) are joined per series, not per sample: the
+// series' source_id, the user's client_user_id and the provider's name from `providers`.
 //
-// Lifetime: the connection must outlive the query, stay where it is (the query keeps its
-// address), and is used by one thread at a time.
-// Views in a StoredSample are valid until the next next()/start() call.
-#include <cstdint>
-#include <memory>
+// Lifetime: the connection must outlive the query; one thread at a time.
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "common/result.h"
+#include "store/read_store.h"
 #include "store/sqlite/connection.h"
+#include "store/sqlite/queries/query_statements.h"
 
 namespace hh::store {
 
-struct SampleFilter {
-  std::optional<std::string> user_id;
-  std::optional<std::string> resource;
-  std::optional<std::string> provider;
-  std::optional<std::string> source_type;
-  std::optional<int64_t> since_ms;  // inclusive, on the sample's instant (t_ms)
-  std::optional<int64_t> until_ms;  // exclusive
-};
-
-// Where a by_time page ended: the next page starts after this sample.
-struct SamplePosition {
-  int64_t t_ms = 0;
-  int64_t series_id = 0;
-};
-
-enum class ValueType { null, integer, real, text };
-
-struct StoredSample {
-  int64_t series_id = 0;
-  std::string_view user_id, resource, provider, source_type;
-  int64_t t_ms = 0;
-  std::optional<int64_t> timezone_offset;
-  ValueType value_type = ValueType::null;  // `value` keeps what was sent: integer, float or text
-  int64_t value_integer = 0;
-  double value_real = 0;
-  std::string_view value_text;
-  std::optional<std::string_view> unit, type;
-  std::optional<int64_t> start_ms, end_ms;
-  std::optional<double> systolic, diastolic;  // blood_pressure
-  std::optional<std::string_view> extra;      // JSON object text
-  int64_t seq = 0;
-  // Identity columns (NULL when unknown): $.data.source_id of the series (an integer as
-  // the service sends it, else its text), users.client_user_id, providers.name.
-  std::optional<int64_t> source_id;
-  std::optional<std::string_view> source_id_text;
-  std::optional<std::string_view> client_user_id, provider_name;
-  bool with_identity = false;  // set by the caller: output adds source_id, client_user_id, provider_name
-};
-
-class SampleQuery {
+class SqliteSampleQuery final : public SampleQuery {
  public:
-  static Result<SampleQuery> create(sqlite::Connection& db);
-  SampleQuery(SampleQuery&&) noexcept;
-  SampleQuery& operator=(SampleQuery&&) noexcept;
-  ~SampleQuery();
+  explicit SqliteSampleQuery(sqlite::Connection& db);
 
-  Result<void> start_by_series(const SampleFilter& filter);
-  // Requires filter.user_id and filter.resource (one user's series of one resource).
-  Result<void> start_by_time(const SampleFilter& filter, std::optional<SamplePosition> after);
-
-  // False when there are no more rows.
-  Result<bool> next(StoredSample& row);
-  // Resets the statements of a query stopped early (ends its read snapshot).
-  void finish();
+  Result<void> start_by_series(const SampleFilter& filter) override;
+  Result<void> start_by_time(const SampleFilter& filter, std::optional<SamplePosition> after) override;
+  Result<bool> next(StoredSample& row) override;
+  void finish() override;
 
  private:
-  struct State;
-  explicit SampleQuery(std::unique_ptr<State> state);
-  std::unique_ptr<State> state_;
+  // A series being merged (by_time), with owned copies of its names.
+  struct Head {
+    int64_t series_id = 0;
+    std::string user_id, resource, provider, source_type;
+    std::optional<int64_t> source_id;
+    std::optional<std::string> source_id_text, client_user_id, provider_name;
+    size_t statement = 0;  // index into samples_
+    bool has_row = false;
+  };
+  enum class Mode { idle, by_series, by_time };
+
+  // The samples statement `index`, prepared if need be.
+  Result<sqlite::Statement*> samples_statement(size_t index);
+  Result<bool> next_by_series(StoredSample& row);
+  Result<bool> next_by_time(StoredSample& row);
+
+  sqlite::Connection* db_;
+  QueryStatements<2> series_;               // every matching series; one user's series of one resource
+  std::vector<sqlite::Statement> samples_;  // one series' samples each; grows to the number of merged series
+  Mode mode_ = Mode::idle;
+  int64_t since_ms_ = 0;
+  int64_t until_ms_ = 0;
+  sqlite::Statement* series_listing_ = nullptr;  // by_series: the series statement being stepped
+  bool in_series_ = false;                       // by_series: samples_[0] is bound to the current series
+  std::vector<Head> heads_;                      // by_time
+  std::optional<size_t> to_step_;                // by_time: the head whose row was handed out last
 };
 
 }  // namespace hh::store

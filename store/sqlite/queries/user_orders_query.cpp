@@ -4,7 +4,7 @@ namespace hh::store {
 namespace {
 
 // UNION removes the duplicates (an order with its appointment and its result).
-constexpr std::string_view kIds =
+constexpr std::string_view kUserOrderIds =
     "SELECT order_id FROM ("
     "SELECT id AS order_id FROM lab_orders WHERE user_id = ?1 "
     "UNION SELECT order_id FROM lab_appointments WHERE user_id = ?1 AND order_id IS NOT NULL "
@@ -13,27 +13,18 @@ constexpr std::string_view kIds =
 
 }  // namespace
 
-Result<UserOrderIdsQuery> UserOrderIdsQuery::create(sqlite::Connection& db) {
-  auto ids = db.prepare(kIds);
+SqliteUserOrderIdsQuery::SqliteUserOrderIdsQuery(sqlite::Connection& db) : statements_(db, {kUserOrderIds}) {}
+
+Result<void> SqliteUserOrderIdsQuery::start(std::string_view user_id, std::optional<std::string_view> after_order_id,
+                                            int64_t limit) {
+  auto ids = statements_.start(0);
   if (!ids) return fail(ids.error());
-  return UserOrderIdsQuery(std::move(*ids));
+  (*ids)->bind(1, user_id).bind(2, after_order_id).bind(3, limit);
+  return {};
 }
 
-void UserOrderIdsQuery::start(std::string_view user_id, std::optional<std::string_view> after_order_id,
-                              int64_t limit) {
-  ids_.reset();
-  ids_.bind(1, user_id).bind(2, after_order_id).bind(3, limit);
-}
-
-Result<bool> UserOrderIdsQuery::next(std::string_view& order_id) {
-  auto has_row = ids_.step();
-  if (!has_row) return fail(has_row.error());
-  if (!*has_row) {
-    ids_.reset();
-    return false;
-  }
-  order_id = ids_.column_text(0);
-  return true;
+Result<bool> SqliteUserOrderIdsQuery::next(std::string_view& order_id) {
+  return statements_.next_row([&order_id](const sqlite::Statement& s) { order_id = s.column_text(0); });
 }
 
 }  // namespace hh::store

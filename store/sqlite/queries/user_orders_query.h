@@ -1,30 +1,24 @@
 #pragma once
-// The lab order ids of one user, for GET /v1/users/{user_id}/orders: every id among the
-// user's lab_orders, the order_id of their lab_appointments and of their lab_results (an
-// appointment or a result can arrive before its order), in id order, after a position,
-// at most `limit`. Each is an index lookup by user (005-identity.sql).
+// store::UserOrderIdsQuery on SQLite: each of its three parts is an index lookup by user
+// (005-identity.sql).
 //
-// Lifetime: the connection must outlive the query; one thread at a time. Views are valid
-// until the next next()/start call.
-#include <cstdint>
-#include <optional>
-#include <string_view>
-
-#include "common/result.h"
+// Lifetime: the connection must outlive the query; one thread at a time.
+#include "store/read_store.h"
 #include "store/sqlite/connection.h"
+#include "store/sqlite/queries/query_statements.h"
 
 namespace hh::store {
 
-class UserOrderIdsQuery {
+class SqliteUserOrderIdsQuery final : public UserOrderIdsQuery {
  public:
-  static Result<UserOrderIdsQuery> create(sqlite::Connection& db);
-  void start(std::string_view user_id, std::optional<std::string_view> after_order_id, int64_t limit);
-  Result<bool> next(std::string_view& order_id);
-  void finish() { ids_.reset(); }
+  explicit SqliteUserOrderIdsQuery(sqlite::Connection& db);
+  Result<void> start(std::string_view user_id, std::optional<std::string_view> after_order_id,
+                     int64_t limit) override;
+  Result<bool> next(std::string_view& order_id) override;
+  void finish() override { statements_.finish(); }
 
  private:
-  explicit UserOrderIdsQuery(sqlite::Statement ids) : ids_(std::move(ids)) {}
-  sqlite::Statement ids_;
+  QueryStatements<1> statements_;
 };
 
 }  // namespace hh::store

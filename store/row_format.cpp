@@ -1,4 +1,4 @@
-#include "store/sqlite/queries/row_format.h"
+#include "store/row_format.h"
 
 #include "common/base64.h"
 #include "common/json_writer.h"

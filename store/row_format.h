@@ -21,13 +21,8 @@
 // JSON Lines line, one line per CSV cell), null when absent.
 #include <string>
 
-#include "store/sqlite/queries/change_query.h"
-#include "store/sqlite/queries/delivery_query.h"
-#include "store/sqlite/queries/record_queries.h"
-#include "store/sqlite/queries/row_writer.h"
-#include "store/sqlite/queries/sample_query.h"
-#include "store/sqlite/queries/stream_query.h"
-#include "store/sqlite/queries/summary_query.h"
+#include "store/read_rows.h"
+#include "store/row_writer.h"
 
 namespace hh::store {
 

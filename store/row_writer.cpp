@@ -1,4 +1,4 @@
-#include "store/sqlite/queries/row_writer.h"
+#include "store/row_writer.h"
 
 #include <charconv>
 

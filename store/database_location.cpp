@@ -1,0 +1,44 @@
+#include "store/database_location.h"
+
+#include <filesystem>
+
+namespace hh::store {
+namespace {
+
+// The scheme of a URI (RFC 3986 §3.1: a letter, then letters, digits, + - .), followed
+// by "://"; empty when `text` is not such a URI.
+std::string_view uri_scheme(std::string_view text) {
+  const auto end = text.find("://");
+  if (end == std::string_view::npos || end == 0) return {};
+  const std::string_view scheme = text.substr(0, end);
+  const auto is_alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  if (!is_alpha(scheme[0])) return {};
+  for (char c : scheme) {
+    if (!is_alpha(c) && !(c >= '0' && c <= '9') && c != '+' && c != '-' && c != '.') return {};
+  }
+  return scheme;
+}
+
+}  // namespace
+
+Result<DatabaseKind> database_kind(std::string_view database) {
+  const std::string_view scheme = uri_scheme(database);
+  if (scheme.empty()) return DatabaseKind::sqlite_file;
+  if (scheme == "postgresql" || scheme == "postgres") return DatabaseKind::postgresql;
+  return fail("database: unknown scheme \"" + std::string(scheme) +
+              "://\" (expected a SQLite file path or a postgresql:// URI)");
+}
+
+bool names_missing_file(const std::string& database) {
+  auto kind = database_kind(database);
+  if (!kind || *kind != DatabaseKind::sqlite_file) return false;
+  std::error_code ec;
+  return !std::filesystem::exists(database, ec);
+}
+
+Error no_backend(DatabaseKind kind) {
+  const std::string_view name = kind == DatabaseKind::postgresql ? "PostgreSQL (postgresql://…)" : "SQLite";
+  return fail("database: this healthhook has no " + std::string(name) + " backend yet");
+}
+
+}  // namespace hh::store

@@ -1,0 +1,25 @@
+#pragma once
+// What the `database = …` setting names: a SQLite database file (a path, the default) or
+// a database server (a URI, scheme://…; spec §9: postgresql://…). The store's factories
+// (open_read_store, open_figures) open the backend it names.
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace hh::store {
+
+enum class DatabaseKind { sqlite_file, postgresql };
+
+// The kind of store `database` names. A URI (scheme://…) whose scheme names no store is an
+// error that says so; anything else is a file path.
+Result<DatabaseKind> database_kind(std::string_view database);
+
+// True when `database` names a file that does not exist (readers never create one).
+bool names_missing_file(const std::string& database);
+
+// The error of a factory asked for a backend this build does not have. (It does not
+// repeat the URI, which may hold a password.)
+Error no_backend(DatabaseKind kind);
+
+}  // namespace hh::store
