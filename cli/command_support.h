@@ -2,12 +2,13 @@
 // What every subcommand shares: the settings flags (--config, --listen, --set key=value…),
 // loading settings with one-line errors, and exit codes.
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "config/load_settings.h"
-#include "store/sqlite/database.h"
+#include "store/open_store.h"
 
 namespace hh::cli {
 
@@ -35,9 +36,9 @@ std::optional<config::Settings> load_settings_or_report(const SettingsFlags& fla
 // Prints "healthhook <command>: <message>" to stderr.
 void report_error(std::string_view command, std::string_view message);
 
-// Opens (creating and migrating) the database with the store settings (synchronous,
-// cache size, busy timeout, size cap). On error prints one line and returns nullopt
-// (exit with kExitFailure).
-std::optional<sqlite::Connection> open_store_or_report(const config::Settings& settings, std::string_view command);
+// Opens the store `database = …` names (store/open_store.h; a file is created and
+// migrated) with the store settings (synchronous, cache size, busy timeout, size cap).
+// On error prints one line and returns null (exit with kExitFailure).
+std::unique_ptr<store::Store> open_store_or_report(const config::Settings& settings, std::string_view command);
 
 }  // namespace hh::cli
