@@ -4,6 +4,7 @@
 
 #include <string_view>
 
+#include "store/sqlite/jobs/job_admin.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace hh::store {
@@ -23,6 +24,16 @@ std::string_view uri_scheme(std::string_view database) {
   return scheme;
 }
 
+// Why `database` names no backend this build has.
+Error unsupported(std::string_view scheme) {
+  if (scheme == "postgresql" || scheme == "postgres") {
+    return fail(ErrorKind::unavailable, "database: PostgreSQL (" + std::string(scheme) +
+                                            "://…) is not supported by this build yet; use a file path");
+  }
+  return fail(ErrorKind::unavailable, "database: unknown scheme \"" + std::string(scheme) +
+                                          "://\"; expected a file path or postgresql://…");
+}
+
 }  // namespace
 
 void prepare_backends() {
@@ -34,18 +45,15 @@ void prepare_backends() {
 }
 
 Result<std::unique_ptr<Store>> open_store(const std::string& database, const StoreOptions& options) {
-  const std::string_view scheme = uri_scheme(database);
-  if (scheme.empty()) {
-    auto opened = SqliteStore::open(database, options);
-    if (!opened) return fail(opened.error_kind(), opened.error());
-    return std::unique_ptr<Store>(std::move(*opened));
-  }
-  if (scheme == "postgresql" || scheme == "postgres") {
-    return fail(ErrorKind::unavailable, "database: PostgreSQL (" + std::string(scheme) +
-                                            "://…) is not supported by this build yet; use a file path");
-  }
-  return fail(ErrorKind::unavailable, "database: unknown scheme \"" + std::string(scheme) +
-                                          "://\"; expected a file path or postgresql://…");
+  if (const std::string_view scheme = uri_scheme(database); !scheme.empty()) return unsupported(scheme);
+  auto opened = SqliteStore::open(database, options);
+  if (!opened) return fail(opened.error_kind(), opened.error());
+  return std::unique_ptr<Store>(std::move(*opened));
+}
+
+Result<std::unique_ptr<JobAdmin>> open_job_admin(const std::string& database) {
+  if (const std::string_view scheme = uri_scheme(database); !scheme.empty()) return unsupported(scheme);
+  return open_sqlite_job_admin(database);
 }
 
 }  // namespace hh::store

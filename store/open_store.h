@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/result.h"
+#include "store/jobs/job_admin.h"
 #include "store/store.h"
 #include "store/store_options.h"
 
@@ -16,5 +17,9 @@ namespace hh::store {
 void prepare_backends();
 
 Result<std::unique_ptr<Store>> open_store(const std::string& database, const StoreOptions& options);
+
+// The job administration of an existing store (`healthhook jobs`), beside a running
+// server; nothing is created or migrated.
+Result<std::unique_ptr<JobAdmin>> open_job_admin(const std::string& database);
 
 }  // namespace hh::store
