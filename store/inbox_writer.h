@@ -46,7 +46,7 @@ struct WriterOptions {
   size_t high_water_bytes = 64 * 1024 * 1024;   // queued body bytes; above: refuse (503)
   std::chrono::milliseconds idle_wakeup{1000};  // background work runs at least this often
   std::string disk_path;                        // folder whose free space is watched ("" = don't)
-  uint64_t min_free_disk_bytes = 0;             // below: refuse (503) before SQLite fails
+  uint64_t min_free_disk_bytes = 0;             // below: refuse (503) before the store fails
 };
 
 class InboxWriter {
