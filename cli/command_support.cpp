@@ -45,18 +45,18 @@ std::optional<config::Settings> load_settings_or_report(const SettingsFlags& fla
   return std::move(*settings);
 }
 
-std::optional<sqlite::Connection> open_store_or_report(const config::Settings& settings, std::string_view command) {
+std::unique_ptr<store::Store> open_store_or_report(const config::Settings& settings, std::string_view command) {
   store::StoreOptions options;
   options.synchronous_full = settings.synchronous == "full";
   options.cache_size_mib = settings.cache_size_mib;
   options.busy_timeout_ms = settings.commit_deadline_ms;
   options.max_database_mib = settings.max_database_mib;
-  auto db = store::open_for_writing(settings.database, options);
-  if (!db) {
-    report_error(command, db.error());
-    return std::nullopt;
+  auto opened = store::open_store(settings.database, options);
+  if (!opened) {
+    report_error(command, opened.error());
+    return nullptr;
   }
-  return std::move(*db);
+  return std::move(*opened);
 }
 
 std::unique_ptr<store::ReadStore> open_read_store_or_report(const config::Settings& settings, std::string_view command,

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "config/load_settings.h"
+#include "store/open_store.h"
 #include "store/read_store.h"
-#include "store/sqlite/database.h"
 
 namespace hh::cli {
 
@@ -37,10 +37,10 @@ std::optional<config::Settings> load_settings_or_report(const SettingsFlags& fla
 // Prints "healthhook <command>: <message>" to stderr.
 void report_error(std::string_view command, std::string_view message);
 
-// Opens (creating and migrating) the database with the store settings (synchronous,
-// cache size, busy timeout, size cap). On error prints one line and returns nullopt
-// (exit with kExitFailure).
-std::optional<sqlite::Connection> open_store_or_report(const config::Settings& settings, std::string_view command);
+// Opens the store `database = …` names (store/open_store.h; a file is created and
+// migrated) with the store settings (synchronous, cache size, busy timeout, size cap).
+// On error prints one line and returns null (exit with kExitFailure).
+std::unique_ptr<store::Store> open_store_or_report(const config::Settings& settings, std::string_view command);
 
 // Opens a reader of the settings' database (store::open_read_store). On error prints one
 // line, sets `exit_code` and returns null: kExitBadConfig when the database names a file

@@ -17,7 +17,7 @@
 #include "common/json_scan.h"
 #include "common/json_writer.h"
 #include "common/timestamp.h"
-#include "store/sqlite/jobs/job_admin.h"
+#include "store/open_store.h"
 
 namespace hh::cli {
 namespace {
@@ -92,18 +92,19 @@ void print_details(const store::JobRow& job) {
 int run_jobs(const JobsFlags& flags, bool show, bool requeue) {
   auto settings = load_settings_or_report(flags.settings, "jobs");
   if (!settings) return kExitBadConfig;
-  auto db = store::open_admin_connection(settings->database);
-  if (!db) {
-    report_error("jobs", db.error());
+  auto opened = store::open_job_admin(settings->database);
+  if (!opened) {
+    report_error("jobs", opened.error());
     return kExitFailure;
   }
+  store::JobAdmin& admin = **opened;
   if (requeue) {
     if (flags.all_dead == flags.requeue_id.has_value()) {
       report_error("jobs requeue", "give a job id or --all-dead");
       return kExitBadConfig;
     }
     if (flags.all_dead) {
-      auto count = store::requeue_dead_jobs(*db, now_ms());
+      auto count = admin.requeue_dead(now_ms());
       if (!count) {
         report_error("jobs requeue", count.error());
         return kExitFailure;
@@ -111,7 +112,7 @@ int run_jobs(const JobsFlags& flags, bool show, bool requeue) {
       std::cout << "requeued " << *count << " dead job" << (*count == 1 ? "" : "s") << "\n";
       return kExitOk;
     }
-    auto status = store::requeue_job(*db, *flags.requeue_id, now_ms());
+    auto status = admin.requeue(*flags.requeue_id, now_ms());
     if (!status) {
       report_error("jobs requeue", status.error());
       return kExitFailure;
@@ -129,7 +130,7 @@ int run_jobs(const JobsFlags& flags, bool show, bool requeue) {
     }
   }
   if (show) {
-    auto job = store::find_job(*db, flags.show_id);
+    auto job = admin.find(flags.show_id);
     if (!job) {
       report_error("jobs show", job.error());
       return kExitFailure;
@@ -145,7 +146,7 @@ int run_jobs(const JobsFlags& flags, bool show, bool requeue) {
     }
     return kExitOk;
   }
-  auto jobs = store::list_jobs(*db, flags.state);
+  auto jobs = admin.list(flags.state);
   if (!jobs) {
     report_error("jobs", jobs.error());
     return kExitFailure;

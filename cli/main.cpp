@@ -1,16 +1,12 @@
 // healthhook: one binary, one subcommand per job (spec §6).
 #include <CLI/CLI.hpp>
-#include <sqlite3.h>
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "store/open_store.h"
 
 int main(int argc, char** argv) {
-  // SQLite's allocation statistics take one process-wide mutex on every malloc and free,
-  // which every thread with a connection (writer, checkpointer, readers, a rebuild's
-  // parser) then contends for; nothing here reads them. Must come before the first
-  // connection (SQLite refuses it later, harmlessly).
-  sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+  hh::store::prepare_backends();  // before any command opens a store
   CLI::App app{"healthhook: self-hosted receiver for a health-data service's signed webhooks"};
   app.set_version_flag("-V,--version", "healthhook " HEALTHHOOK_VERSION);
   app.require_subcommand(1);

@@ -19,14 +19,9 @@
 #include "cli/commands.h"
 #include "common/progress.h"
 #include "processor/processor.h"
-#include "store/sqlite/database.h"
 
 namespace hh::cli {
 namespace {
-
-// Reads of pages through mmap rather than one pread() each (the old tables are walked to
-// be freed, the new ones read while inserting).
-constexpr int64_t kMmapBytes = int64_t{1} << 30;
 
 struct RebuildFlags {
   SettingsFlags settings;
@@ -40,21 +35,27 @@ int run_rebuild(const RebuildFlags& flags) {
     report_error("rebuild", "database: " + settings->database + " does not exist");
     return kExitBadConfig;
   }
-  auto db = open_store_or_report(*settings, "rebuild");
-  if (!db) return kExitFailure;
-  if (auto mapped = db->exec("PRAGMA mmap_size = " + std::to_string(kMmapBytes)); !mapped) {
-    report_error("rebuild", mapped.error());
+  auto store = open_store_or_report(*settings, "rebuild");
+  if (!store) return kExitFailure;
+  // The old tables are walked to be freed, the new ones read while inserting.
+  if (auto bulk = store->prefer_bulk_reads(); !bulk) {
+    report_error("rebuild", bulk.error());
     return kExitFailure;
   }
   // First the lock (refuses while a server processes this file), then the reset.
-  auto applier = processor::Processor::create(*db, processor::kCatchUpSteps);
+  auto processing = store->open_processing();
+  if (!processing) {
+    report_error("rebuild", processing.error());
+    return kExitFailure;
+  }
+  auto applier = processor::Processor::create(std::move(*processing), processor::kCatchUpSteps);
   if (!applier) {
     report_error("rebuild", applier.error());
     return kExitFailure;
   }
   const auto started = std::chrono::steady_clock::now();
-  if (auto reset = processor::reset_derived(*db, {.keep_statuses = true}); !reset) {
-    if ((db->last_error_code() & 0xff) == SQLITE_BUSY) {
+  if (auto reset = (*applier)->reset_derived({.keep_statuses = true}); !reset) {
+    if (reset.error_kind() == ErrorKind::busy) {
       report_error("rebuild", settings->database + " is busy: another process held its write lock for " +
                                   std::to_string(settings->commit_deadline_ms) + " ms; nothing was changed");
     } else {

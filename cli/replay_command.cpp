@@ -23,7 +23,6 @@
 #include "config/secrets.h"
 #include "replay/offline_replay.h"
 #include "replay/resend.h"
-#include "store/sqlite/database.h"
 
 namespace hh::cli {
 namespace {
@@ -88,9 +87,9 @@ int run_offline(const ReplayFlags& flags, std::vector<replay::CaptureReader>& re
     options.verifier = std::move(*verifier);
   }
 
-  auto db = open_store_or_report(*settings, "replay");
-  if (!db) return kExitFailure;
-  auto replayer = replay::OfflineReplay::create(*db, std::move(options));
+  auto store = open_store_or_report(*settings, "replay");
+  if (!store) return kExitFailure;
+  auto replayer = replay::OfflineReplay::create(*store, std::move(options));
   if (!replayer) {
     report_error("replay", replayer.error() + " (to add deliveries to a running receiver, use --to)");
     return kExitFailure;

@@ -31,13 +31,9 @@
 #include "receiver/http/server_tls.h"
 #include "metrics/store_metrics.h"
 #include "receiver/http/webhook_endpoint.h"
-#include "store/sqlite/database.h"
 #include "store/inbox_writer.h"
-#include "store/sqlite/sqlite_inbox.h"
 #include "processor/processor.h"
-#include "store/sqlite/wal_checkpointer.h"
 #include "fetcher/fetcher.h"
-#include "store/sqlite/jobs/job_store.h"
 
 namespace hh::cli {
 namespace {
@@ -158,15 +154,6 @@ uint64_t body_limit_that_fits(const config::Settings& settings, const store::Inb
   return fit;
 }
 
-// The sync thread for ingest commits, and the write connection set to commit without one.
-Result<std::unique_ptr<store::WalSync>> open_wal_sync(sqlite::Connection& db, const std::string& database) {
-  if (auto opened = db.open_wal(); !opened) return fail(opened.error());  // the "-wal" file exists
-  auto sync = store::WalSync::open(database + "-wal");
-  if (!sync) return sync;
-  if (auto relaxed = db.exec("PRAGMA synchronous = NORMAL"); !relaxed) return fail(relaxed.error());
-  return sync;
-}
-
 int run_serve(const ServeFlags& flags) {
   // Request bodies of 1 MiB and more get pages of their own, given back to the system when
   // freed. glibc otherwise raises its mmap threshold to the largest block freed so far, and
@@ -188,29 +175,30 @@ int run_serve(const ServeFlags& flags) {
     return kExitBadConfig;
   }
 
-  auto db = open_store_or_report(*settings, "serve");
-  if (!db) return kExitFailure;
-  auto inbox = store::SqliteInbox::create(*db);
+  // Declared first: everything opened from it below must be destroyed before it.
+  auto store = open_store_or_report(*settings, "serve");
+  if (!store) return kExitFailure;
+  auto inbox = store->open_inbox();
   if (!inbox) {
     report_error("serve", inbox.error());
     return kExitFailure;
   }
   store::WriterOptions writer_options;
   writer_options.high_water = static_cast<size_t>(settings->queue_high_water);
-  writer_options.disk_path = std::filesystem::absolute(settings->database).parent_path().string();
+  writer_options.disk_path = store->local_folder();
   writer_options.min_free_disk_bytes = static_cast<uint64_t>(settings->min_free_disk_mib) * 1024 * 1024;
-  store::InboxWriter writer(*inbox, writer_options);
+  store::InboxWriter writer(**inbox, writer_options);
   metrics::InboxCommitMetrics commit_metrics;
   writer.on_commit([&commit_metrics](size_t batch, double seconds, bool ok) {
     commit_metrics.observe(batch, seconds, ok);
   });
-  // synchronous = "full": each batch's acks wait for an fdatasync of the WAL on a thread
-  // of its own (store/sqlite/wal_sync.h) rather than inside COMMIT, so the writer applies the
-  // batch and commits the next one meanwhile. The write connection itself then commits
-  // without a sync (NORMAL), before the processor reads its level (its steps relax only
-  // from FULL). Without the sync thread (the WAL file cannot be opened), COMMIT syncs.
+  // synchronous = "full": each batch's acks wait for a sync on a thread of its own
+  // (store/durability.h: CommitSync) rather than inside the commit, so the writer applies
+  // the batch and commits the next one meanwhile. The write connection itself then
+  // commits without a sync, before the processor reads its level (its steps relax only a
+  // synced level). Without the sync thread (it cannot be started), each commit syncs.
   if (settings->synchronous == "full") {
-    auto wal_sync = open_wal_sync(*db, settings->database);
+    auto wal_sync = store->sync_commits_on_thread();
     if (wal_sync) {
       writer.sync_commits_with(std::move(*wal_sync));
     } else {
@@ -218,18 +206,18 @@ int run_serve(const ServeFlags& flags) {
     }
   }
 
-  // Follow-up fetcher (spec §5), only with an API key. Its job store lives on the write
+  // Follow-up fetcher (spec §5), only with an API key. Its job queue lives on the write
   // connection, so it is prepared before the writer thread owns that connection.
   metrics::FetchMetrics fetch_metrics;  // per-request outcomes and latency, for /metrics; outlives the fetcher
-  std::optional<store::JobStore> job_store;
+  std::unique_ptr<store::JobQueue> job_queue;
   std::unique_ptr<fetcher::Fetcher> follow_ups;
   if (!secrets->api_key.empty()) {
-    auto jobs = store::JobStore::create(*db);
+    auto jobs = store->open_job_queue();
     if (!jobs) {
       report_error("serve", jobs.error());
       return kExitFailure;
     }
-    job_store.emplace(std::move(*jobs));
+    job_queue = std::move(*jobs);
     fetcher::FetcherOptions fetch_options;
     fetch_options.database = settings->database;
     fetch_options.service = settings->service;
@@ -238,7 +226,7 @@ int run_serve(const ServeFlags& flags) {
     fetch_options.observe_request = [&fetch_metrics](std::string_view outcome, double seconds) {
       fetch_metrics.record(outcome, seconds);
     };
-    auto created = fetcher::Fetcher::create(std::move(fetch_options), writer, *inbox, *job_store);
+    auto created = fetcher::Fetcher::create(std::move(fetch_options), writer, **inbox, *job_queue);
     if (!created) {
       report_error("serve", created.error());
       return kExitBadConfig;
@@ -248,7 +236,12 @@ int run_serve(const ServeFlags& flags) {
 
   // The processor applies the inbox between ingest commits, on the writer thread, in long
   // steps that give way to waiting deliveries (yield_to below).
-  auto event_processor = processor::Processor::create(*db, processor::kCatchUpSteps);
+  auto processing = store->open_processing();
+  if (!processing) {
+    report_error("serve", processing.error());
+    return kExitFailure;
+  }
+  auto event_processor = processor::Processor::create(std::move(*processing), processor::kCatchUpSteps);
   if (!event_processor) {
     report_error("serve", event_processor.error());
     return kExitFailure;
@@ -257,13 +250,12 @@ int run_serve(const ServeFlags& flags) {
   (*event_processor)->yield_to([&writer] { return writer.queue_depth() > 0; });
   writer.add_background(event_processor->get());
   // Checkpoints run on a thread of their own, not inside the writer's commits, where they
-  // held up the acks of the batch that crossed the WAL's 1,000 pages (reading the WAL,
-  // writing and syncing the database file). Without it (e.g. no second connection can be
-  // opened), SQLite's own autocheckpoint stays on: slower acks, nothing else changes.
-  // The threshold is SQLite's own (1,000 pages): a short WAL keeps reads of the read API
-  // fast (docs/decisions/002-checkpointer-thread.md).
-  // The writer finishes each checkpoint between its batches (so the WAL rewinds).
-  auto checkpointer = store::WalCheckpointer::start(*db, settings->database, 1000);
+  // held up the acks of the batch that crossed the checkpoint threshold (reading the log,
+  // writing and syncing the database). Without it (e.g. no second connection can be
+  // opened), the backend's own checkpoints stay on: slower acks, nothing else changes
+  // (docs/decisions/002-checkpointer-thread.md). The writer finishes each checkpoint
+  // between its batches (so the log rewinds).
+  auto checkpointer = store->start_checkpointer();
   if (checkpointer) {
     writer.add_background(checkpointer->get());
   } else {
@@ -322,7 +314,7 @@ int run_serve(const ServeFlags& flags) {
   metrics_endpoint.install(router, blocking, secrets->metrics_token);
 
   http::SessionLimits limits;
-  limits.max_body_bytes = body_limit_that_fits(*settings, *inbox);
+  limits.max_body_bytes = body_limit_that_fits(*settings, **inbox);
   limits.max_header_bytes = static_cast<uint32_t>(settings->max_header_bytes);
   limits.idle_timeout = std::chrono::seconds(settings->idle_timeout_s);
   limits.header_timeout = std::chrono::seconds(settings->header_timeout_s);

@@ -8,8 +8,20 @@
 
 namespace hh {
 
+// What kind of failure: callers decide on the kind (retry later, mark a delivery invalid,
+// answer 503) instead of on the message text or a backend's own codes.
+//   data:        the input itself is at fault (a constraint, a value out of range); retrying
+//                the same input fails again
+//   busy:        someone else holds the lock the operation needs; it may pass later
+//   io:          reading or writing failed (disk, network)
+//   full:        out of space (disk, the configured size cap)
+//   unavailable: the resource is not there or not reachable (missing file, no server)
+//   other:       anything else (bugs, misuse), and every fail(message) without a kind
+enum class ErrorKind { data, busy, io, full, unavailable, other };
+
 struct Error {
   std::string message;
+  ErrorKind kind = ErrorKind::other;
 };
 
 template <typename T>
@@ -31,6 +43,8 @@ class [[nodiscard]] Result {
     static const std::string none;
     return ok() ? none : std::get<1>(state_).message;
   }
+  // ErrorKind::other when ok.
+  ErrorKind error_kind() const { return ok() ? ErrorKind::other : std::get<1>(state_).kind; }
 
  private:
   std::variant<T, Error> state_;
@@ -40,16 +54,19 @@ template <>
 class [[nodiscard]] Result<void> {
  public:
   Result() = default;
-  Result(Error error) : error_(std::move(error.message)), ok_(false) {}  // NOLINT
+  Result(Error error) : error_(std::move(error.message)), kind_(error.kind), ok_(false) {}  // NOLINT
   bool ok() const { return ok_; }
   explicit operator bool() const { return ok_; }
   const std::string& error() const { return error_; }
+  ErrorKind error_kind() const { return kind_; }
 
  private:
   std::string error_;
+  ErrorKind kind_ = ErrorKind::other;
   bool ok_ = true;
 };
 
 inline Error fail(std::string message) { return Error{std::move(message)}; }
+inline Error fail(ErrorKind kind, std::string message) { return Error{std::move(message), kind}; }
 
 }  // namespace hh

@@ -1,6 +1,6 @@
 #pragma once
 // What one inbox row turns into: the contract between the parser (events/,
-// simdjson On-Demand) and the latest-wins upserts (store/sqlite/derived/).
+// simdjson On-Demand) and the latest-wins upserts (store::ProcessingStore::apply).
 //
 // Lifetime: every std::string_view below points into the body being parsed or into the
 // parser's own buffers, and stays valid until that DeliveryParser parses the next row.

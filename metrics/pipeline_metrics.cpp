@@ -50,7 +50,7 @@ metrics::MetricsEndpoint::Collector fetcher_metrics(const fetcher::Fetcher& fetc
   };
 }
 
-metrics::MetricsEndpoint::Collector checkpointer_metrics(const store::WalCheckpointer& checkpointer) {
+metrics::MetricsEndpoint::Collector checkpointer_metrics(const store::Checkpointer& checkpointer) {
   return [&checkpointer](metrics::PrometheusText& out) {
     out.counter("healthhook_wal_checkpoints_total",
                 "Checkpoints that copied the whole write-ahead log into the database (the WAL starts over after each)",

@@ -13,11 +13,11 @@
 //                       healthhook_fetch_pages_stored_total, healthhook_fetch_bytes_stored_total
 //   checkpointer_metrics: healthhook_wal_checkpoints_total, healthhook_wal_database_syncs_total,
 //                       healthhook_wal_checkpoints_stopped (1 after a failed sync of the database
-//                       file: the WAL grows until a restart, store/sqlite/wal_checkpointer.h)
+//                       file: the log grows until a restart, store/durability.h)
 //
 // What is referenced must outlive the collector (the metrics endpoint's router).
 #include "processor/processor.h"
-#include "store/sqlite/wal_checkpointer.h"
+#include "store/durability.h"
 #include "fetcher/fetcher.h"
 #include "metrics/fetch_metrics.h"
 #include "metrics/metrics_endpoint.h"
@@ -26,6 +26,6 @@ namespace hh::metrics {
 
 metrics::MetricsEndpoint::Collector processor_metrics(const processor::Processor& processor);
 metrics::MetricsEndpoint::Collector fetcher_metrics(const fetcher::Fetcher& fetcher, const metrics::FetchMetrics& requests);
-metrics::MetricsEndpoint::Collector checkpointer_metrics(const store::WalCheckpointer& checkpointer);
+metrics::MetricsEndpoint::Collector checkpointer_metrics(const store::Checkpointer& checkpointer);
 
 }  // namespace hh::metrics

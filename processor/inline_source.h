@@ -5,19 +5,20 @@
 // Deliveries listed as poisoned (the store rejected their rows in an earlier attempt of
 // this step) come out `invalid` with that error, unapplied.
 //
-// Lifetime: the cursor and parser must outlive this object.
+// Lifetime: the cursor (the store's, on the step's transaction) and parser must outlive
+// this object.
 #include <string>
 #include <vector>
 
-#include "processor/inbox_cursor.h"
 #include "processor/parsed_delivery.h"
+#include "store/processing_store.h"
 
 namespace hh::processor {
 
 class InlineSource final : public ParsedSource {
  public:
   // Hands out at most `limit` rows, none after `last_seq`.
-  InlineSource(InboxCursor& cursor, events::DeliveryParser& parser, const std::vector<PoisonedDelivery>& poisoned,
+  InlineSource(store::DeliveryCursor& cursor, events::DeliveryParser& parser, const std::vector<PoisonedDelivery>& poisoned,
                int64_t last_seq, int64_t limit)
       : cursor_(cursor), parser_(parser), poisoned_(poisoned), last_seq_(last_seq), limit_(limit) {}
   ~InlineSource() override { end_step(); }
@@ -26,13 +27,13 @@ class InlineSource final : public ParsedSource {
   void end_step() override;
 
  private:
-  InboxCursor& cursor_;
+  store::DeliveryCursor& cursor_;
   events::DeliveryParser& parser_;
   const std::vector<PoisonedDelivery>& poisoned_;
   const int64_t last_seq_;
   const int64_t limit_;
   bool started_ = false;
-  PendingRow pending_;
+  store::PendingDelivery pending_;
   events::DeliveryRows rows_;
   ParsedDelivery current_;
 };

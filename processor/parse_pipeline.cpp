@@ -5,7 +5,6 @@
 
 #include "common/thread_name.h"
 #include "processor/inline_source.h"
-#include "store/sqlite/database.h"
 
 namespace hh::processor {
 
@@ -28,32 +27,16 @@ struct ParsePipeline::Slot {
   }
 };
 
-Result<std::unique_ptr<ParsePipeline>> ParsePipeline::start(const std::string& database_path, int64_t after_seq,
-                                                            int64_t last_seq, Mode mode) {
-  auto db = store::open_for_reading(database_path);
-  if (!db) return fail(db.error());
-  // Page reads through mmap instead of one pread() per page: reading large bodies is much
-  // of a catch-up's work. SQLite falls back to reads by itself.
-  // Not when following: its rows are the newest, mostly still in the WAL (read with
-  // pread() either way), and `serve` would show every page of the file it ever read in
-  // its resident memory.
-  if (mode == Mode::catch_up) {
-    if (auto mapped = db->exec("PRAGMA mmap_size = 268435456"); !mapped) return fail(mapped.error());
-  }
-  auto select = db->prepare(
-      "SELECT seq, origin, received_at, event_type, headers, body, status, family, error FROM deliveries "
-      "WHERE seq > ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3");
-  if (!select) return fail(select.error());
-  std::unique_ptr<ParsePipeline> pipeline(
-      new ParsePipeline(std::move(*db), std::move(*select), after_seq, last_seq, mode));
+Result<std::unique_ptr<ParsePipeline>> ParsePipeline::start(std::unique_ptr<store::DeliveryCursor> reader,
+                                                            int64_t after_seq, int64_t last_seq, Mode mode) {
+  std::unique_ptr<ParsePipeline> pipeline(new ParsePipeline(std::move(reader), after_seq, last_seq, mode));
   pipeline->thread_ = start_named_thread("hh-parse", [p = pipeline.get()] { p->read_all(); });
   return pipeline;
 }
 
-ParsePipeline::ParsePipeline(sqlite::Connection db, sqlite::Statement select, int64_t after_seq, int64_t last_seq,
+ParsePipeline::ParsePipeline(std::unique_ptr<store::DeliveryCursor> reader, int64_t after_seq, int64_t last_seq,
                              Mode mode)
-    : db_(std::move(db)),
-      select_(std::move(select)),
+    : reader_(std::move(reader)),
       next_after_seq_(after_seq),
       mode_(mode),
       last_seq_(last_seq),
@@ -117,30 +100,30 @@ Result<bool> ParsePipeline::read_chunk() {
     last_seq = last_seq_;
   }
   chunk_last_seq_ = last_seq;
-  select_.bind(1, next_after_seq_).bind(2, last_seq).bind(3, kChunkRows);
+  reader_->start(next_after_seq_, last_seq, kChunkRows);
   int64_t rows = 0;
   for (;;) {
-    auto row = select_.step();
-    if (!row) return fail("reading the inbox: " + row.error());
+    auto row = reader_->next(pending_);
+    if (!row) return fail(row.error_kind(), "reading the inbox: " + row.error());
     if (!*row) break;
-    Slot* slot = acquire(select_.column_blob(5).size());
+    Slot* slot = acquire(pending_.row.body.size());
     if (slot == nullptr) {
-      select_.reset();
+      reader_->finish();
       return false;
     }
-    slot->origin.assign(select_.column_text(1));
-    slot->event_type.assign(select_.column_text(3));
-    slot->headers.assign(select_.column_text(4));
-    slot->body.assign(select_.column_blob(5));
-    slot->status.assign(select_.column_text(6));
-    const bool has_family = !select_.column_is_null(7), has_error = !select_.column_is_null(8);
-    slot->family.assign(select_.column_text(7));
-    slot->error.assign(select_.column_text(8));
+    slot->origin.assign(pending_.row.origin);
+    slot->event_type.assign(pending_.row.event_type);
+    slot->headers.assign(pending_.row.headers_json);
+    slot->body.assign(pending_.row.body);
+    slot->status.assign(pending_.stored.status);
+    const bool has_family = pending_.stored.family.has_value(), has_error = pending_.stored.error.has_value();
+    slot->family.assign(pending_.stored.family.value_or(std::string_view()));
+    slot->error.assign(pending_.stored.error.value_or(std::string_view()));
 
     ParsedDelivery& parsed = slot->parsed;
-    parsed.seq = select_.column_int(0);
-    parsed.received_at_ms = select_.column_int(2);
-    parsed.stored = StoredOutcome{slot->status, has_family ? std::optional<std::string_view>(slot->family) : std::nullopt,
+    parsed.seq = pending_.row.seq;
+    parsed.received_at_ms = pending_.received_at_ms;
+    parsed.stored = store::StoredOutcome{slot->status, has_family ? std::optional<std::string_view>(slot->family) : std::nullopt,
                                   has_error ? std::optional<std::string_view>(slot->error) : std::nullopt};
     const events::InboxRow inbox_row{parsed.seq, slot->origin, slot->event_type, slot->headers, slot->body};
     parsed.parse = parse_guarded(*slot->parser, inbox_row, slot->rows);
@@ -154,7 +137,7 @@ Result<bool> ParsePipeline::read_chunk() {
     }
     to_applier_.notify_one();
   }
-  select_.reset();  // ends this chunk's read transaction
+  reader_->finish();  // ends this chunk's read
   return rows == kChunkRows && next_after_seq_ < last_seq;
 }
 

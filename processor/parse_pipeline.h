@@ -1,12 +1,12 @@
 #pragma once
 // Reads and parses inbox rows on a thread of its own, running ahead of the applying
-// thread (catch-up: replay, rebuild), so parsing overlaps with SQLite's work: reading and
+// thread (catch-up: replay, rebuild), so parsing overlaps with the store's work: reading and
 // parsing are a large part of a rebuild.
 //
-// The thread has its own read-only connection to the same file (WAL: it reads committed
-// rows while the writer writes). Inbox rows never change once stored, except
-// status/family/error, which only the applying thread writes, so it reads exactly what an
-// inline step would read. It reads in chunks, each its own short read transaction, so it
+// The thread reads through a reader of its own (store::ProcessingStore::open_reader: it
+// reads committed rows while the writer writes). Inbox rows never change once stored,
+// except status/family/error, which only the applying thread writes, so it reads exactly
+// what an inline step would read. It reads in chunks, each its own short read, so it
 // never holds back the writer's checkpoints for long.
 //
 // Bounded: at most kSlots parsed rows wait, and their bodies stay under kMaxBytesAhead
@@ -18,7 +18,7 @@
 // deliveries arrive again (ProcessorOptions in processor.h: why not always). Following,
 // the thread waits at its end for more instead of finishing. It has two bounds: it reads
 // and parses every committed row (read_ahead()), while a step ends at the newest row on
-// disk (extend(), the writer's durable seq). So a row is parsed while its WAL sync runs,
+// disk (extend(), the writer's durable seq). So a row is parsed while its sync runs,
 // and the step that applies it after the sync finds it ready.
 //
 // Lifetime: the destructor stops and joins the thread. Rows handed out by next() stay
@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "processor/parsed_delivery.h"
-#include "store/sqlite/connection.h"
+#include "store/processing_store.h"
 
 namespace hh::processor {
 
@@ -47,11 +47,13 @@ class ParsePipeline final : public ParsedSource {
   static constexpr size_t kTrimAbove = size_t{1} << 20;
 
   enum class Mode { catch_up, follow };
-  // Starts reading the rows with after_seq < seq <= last_seq from `database_path`. With
-  // Mode::follow, the read bound moves with read_ahead() and extend(), and next() returns
-  // nullptr (the step's end) at the last seq given to extend().
-  static Result<std::unique_ptr<ParsePipeline>> start(const std::string& database_path, int64_t after_seq,
-                                                      int64_t last_seq, Mode mode = Mode::catch_up);
+  // Starts reading the rows with after_seq < seq <= last_seq through `reader` (opened for
+  // the matching store::ReaderUse). With Mode::follow, the read bound moves with
+  // read_ahead() and extend(), and next() returns nullptr (the step's end) at the last
+  // seq given to extend().
+  static Result<std::unique_ptr<ParsePipeline>> start(std::unique_ptr<store::DeliveryCursor> reader,
+                                                      int64_t after_seq, int64_t last_seq,
+                                                      Mode mode = Mode::catch_up);
   ~ParsePipeline() override;
   ParsePipeline(const ParsePipeline&) = delete;
   ParsePipeline& operator=(const ParsePipeline&) = delete;
@@ -73,7 +75,7 @@ class ParsePipeline final : public ParsedSource {
 
  private:
   struct Slot;
-  ParsePipeline(sqlite::Connection db, sqlite::Statement select, int64_t after_seq, int64_t last_seq, Mode mode);
+  ParsePipeline(std::unique_ptr<store::DeliveryCursor> reader, int64_t after_seq, int64_t last_seq, Mode mode);
   void read_all();
   Result<bool> read_chunk();
   Slot* acquire(size_t body_bytes);  // nullptr when stopping
@@ -81,8 +83,8 @@ class ParsePipeline final : public ParsedSource {
   // With mutex_ held; true when the reader waits for the room it freed (then notify it).
   bool release_current();
 
-  sqlite::Connection db_;            // the thread's only
-  sqlite::Statement select_;
+  std::unique_ptr<store::DeliveryCursor> reader_;  // the thread's only
+  store::PendingDelivery pending_;   // reader thread only
   int64_t next_after_seq_;           // reader thread only
   int64_t chunk_last_seq_ = 0;       // reader thread only: the bound of the last chunk read
   const Mode mode_;

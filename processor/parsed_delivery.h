@@ -9,23 +9,16 @@
 
 #include "common/result.h"
 #include "events/delivery_parser.h"
+#include "store/processing_store.h"
 
 namespace hh::processor {
-
-// What deliveries says about the row before this step: a status that would not change is
-// not written again (each write rewrites the whole row, body included).
-struct StoredOutcome {
-  std::string_view status;
-  std::optional<std::string_view> family;
-  std::optional<std::string_view> error;
-};
 
 struct ParsedDelivery {
   int64_t seq = 0;
   int64_t received_at_ms = 0;
   events::ParseResult parse;
   const events::DeliveryRows* rows = nullptr;
-  StoredOutcome stored;
+  store::StoredOutcome stored;
   // Valid until the source's next next() or end_step().
 };
 

@@ -3,13 +3,9 @@
 #include <algorithm>
 
 #include "common/log.h"
-#include "processor/inbox_cursor.h"
+#include "events/delivery_parser.h"
 #include "processor/inline_source.h"
 #include "processor/parse_pipeline.h"
-#include "processor/processing_lock.h"
-#include "store/sqlite/wal_checkpointer.h"
-#include "events/delivery_parser.h"
-#include "store/sqlite/derived/derived_writer.h"
 
 namespace hh::processor {
 namespace {
@@ -17,69 +13,32 @@ namespace {
 constexpr auto kFirstRetryDelay = std::chrono::milliseconds(250);
 constexpr auto kMaxRetryDelay = std::chrono::seconds(30);
 constexpr int64_t kBackgroundHelpersMinBacklog = 256;  // deliveries
-// A catch-up checkpoints every 16,000 pages of WAL rather than every 1,000 as `serve` does
-// (128 against 8 MiB with the 8 KiB pages of a new database, store/sqlite/database.cpp): the
-// pages it rewrites most (the newest leaf of each series, the change feed's last page) are
-// copied once per checkpoint. Heartrate replay of 10,000 x 180 samples: 367,000 samples/s
-// at 1,000 pages, 383,000 at 16,000, 410,000 never checkpointing until the end (a WAL as
-// large as everything written).
-constexpr int kCatchUpCheckpointFrames = 16000;
-
 int64_t micros_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
 }
 
-bool same_outcome(const StoredOutcome& stored, std::string_view status, std::string_view family,
+bool same_outcome(const store::StoredOutcome& stored, std::string_view status, std::string_view family,
                   std::string_view error) {
   return stored.status == status && stored.family == family &&
          (error.empty() ? !stored.error.has_value() : stored.error == error);
 }
 
-std::string database_path(sqlite::Connection& db) {
-  const char* path = sqlite3_db_filename(db.get(), "main");
-  return path ? path : "";
-}
-
 }  // namespace
 
-Result<std::unique_ptr<Processor>> Processor::create(sqlite::Connection& write_db, ProcessorOptions options) {
-  auto lock = ProcessingLock::acquire(write_db);
-  if (!lock) return fail(lock.error());
-  // Debian builds SQLite with secure_delete on: every page freed is zeroed, i.e. written
-  // once more. The processor frees pages all the time (a fetched stream replaces its
-  // points, rebuild empties tables), and nothing it frees is gone for good: the inbox
-  // keeps every delivery.
-  // FAST zeroes only inside pages written anyway: about half the bytes a rebuild writes.
-  if (auto fast = write_db.exec("PRAGMA secure_delete = FAST"); !fast) return fail(fast.error());
-  auto cursor = InboxCursor::create(write_db);
-  if (!cursor) return fail(cursor.error());
-  auto applied = cursor->applied_seq();
-  if (!applied) return fail(applied.error());
-  auto durability = store::StepDurability::create(write_db);
-  if (!durability) return fail(durability.error());
-  auto writer = store::DerivedWriter::create(write_db);
-  if (!writer) return fail(writer.error());
-  (*writer)->defer_changes();  // flushed by each step before it commits
+Result<std::unique_ptr<Processor>> Processor::create(std::unique_ptr<store::ProcessingStore> store,
+                                                    ProcessorOptions options) {
+  auto applied = store->applied_seq();
+  if (!applied) return fail(applied.error_kind(), applied.error());
   options.max_rows_per_step = std::max<size_t>(options.max_rows_per_step, 1);
   options.max_deliveries_per_step = std::max<size_t>(options.max_deliveries_per_step, 1);
-  std::unique_ptr<Processor> processor(
-      new Processor(write_db, options, std::make_unique<ProcessingLock>(std::move(*lock)),
-                    std::make_unique<InboxCursor>(std::move(*cursor)), std::move(*writer), *durability));
+  std::unique_ptr<Processor> processor(new Processor(std::move(store), options));
   processor->applied_seq_ = *applied;
   processor->stats_.applied_seq.store(*applied);
   return processor;
 }
 
-Processor::Processor(sqlite::Connection& db, ProcessorOptions options, std::unique_ptr<ProcessingLock> lock,
-                     std::unique_ptr<InboxCursor> cursor, std::unique_ptr<store::DerivedWriter> writer,
-                     store::StepDurability live_durability)
-    : db_(db),
-      options_(options),
-      lock_(std::move(lock)),
-      cursor_(std::move(cursor)),
-      writer_(std::move(writer)),
-      parser_(std::make_unique<events::DeliveryParser>()),
-      live_durability_(live_durability) {}
+Processor::Processor(std::unique_ptr<store::ProcessingStore> store, ProcessorOptions options)
+    : store_(std::move(store)), options_(options), parser_(std::make_unique<events::DeliveryParser>()) {}
 
 Processor::~Processor() = default;
 
@@ -92,7 +51,7 @@ bool Processor::run_once(int64_t durable_seq) {
   // Never past the newest row: the pipeline reads up to its bound and then waits for more,
   // so a bound beyond it would let a row committed later with a seq below it be skipped.
   Result<StepOutcome> stepped = StepOutcome{};
-  if (auto newest = cursor_->newest_seq(); !newest) {
+  if (auto newest = store_->newest_seq(); !newest) {
     stepped = fail(newest.error());
   } else {
     choose_live_source(*newest);
@@ -122,17 +81,17 @@ bool Processor::run_once(int64_t durable_seq) {
 
 Result<void> Processor::run_until_caught_up(const std::function<void(int64_t, int64_t)>& progress) {
   if (auto synced = sync_applied_seq(); !synced) return synced;
-  auto newest = cursor_->newest_seq();
-  if (!newest) return fail(newest.error());
+  auto newest = store_->newest_seq();
+  if (!newest) return fail(newest.error_kind(), newest.error());
   const int64_t last_seq = *newest;
   if (progress) progress(applied_seq_, last_seq);
-  // Both helpers need the file (their own connections and threads); without them this is
-  // slower, not wrong, so a failure to start one is logged and the work goes on without
-  // it. A short backlog (replay calls this after every batch) is not worth two threads.
-  std::string path = last_seq - applied_seq_ >= kBackgroundHelpersMinBacklog ? database_path(db_) : std::string();
-  std::unique_ptr<store::WalCheckpointer> checkpointer;
-  if (!path.empty()) {
-    auto started = store::WalCheckpointer::start(db_, path, kCatchUpCheckpointFrames);
+  // Both helpers need their own connections and threads; without them this is slower,
+  // not wrong, so a failure to start one is logged and the work goes on without it. A
+  // short backlog (replay calls this after every batch) is not worth two threads.
+  bool helpers = last_seq - applied_seq_ >= kBackgroundHelpersMinBacklog && store_->has_helpers();
+  std::unique_ptr<store::Checkpointer> checkpointer;
+  if (helpers) {
+    auto started = store_->start_catch_up_checkpointer();
     if (started) {
       checkpointer = std::move(*started);
     } else {
@@ -141,19 +100,19 @@ Result<void> Processor::run_until_caught_up(const std::function<void(int64_t, in
   }
   std::unique_ptr<ParsePipeline> pipeline;
   while (applied_seq_ < last_seq) {
-    if (!path.empty() && !pipeline) {
-      auto started = ParsePipeline::start(path, applied_seq_, last_seq);
+    if (helpers && !pipeline) {
+      auto started = start_pipeline(applied_seq_, last_seq, ParsePipeline::Mode::catch_up);
       if (started) {
         pipeline = std::move(*started);
       } else {
         log::warn("parse_pipeline_not_started").str("error", started.error());
-        path.clear();
+        helpers = false;
       }
     }
     Result<StepOutcome> stepped = step_with(pipeline, last_seq);  // read ahead again from there after a failure
     if (!stepped) {
       stats_.step_failures.fetch_add(1, std::memory_order_relaxed);
-      return fail(stepped.error());
+      return fail(stepped.error_kind(), stepped.error());
     }
     if (checkpointer) checkpointer->finish_on_writer();
     if (progress) progress(applied_seq_, last_seq);
@@ -163,10 +122,10 @@ Result<void> Processor::run_until_caught_up(const std::function<void(int64_t, in
 }
 
 Result<void> Processor::sync_applied_seq() {
-  auto stored = cursor_->applied_seq();
-  if (!stored) return fail(stored.error());
+  auto stored = store_->applied_seq();
+  if (!stored) return fail(stored.error_kind(), stored.error());
   if (*stored != applied_seq_) {
-    writer_->forget_cached_ids();
+    store_->forget_cached_ids();
     applied_seq_ = *stored;
     stats_.applied_seq.store(applied_seq_, std::memory_order_relaxed);
   }
@@ -174,10 +133,10 @@ Result<void> Processor::sync_applied_seq() {
 }
 
 Result<Processor::StepOutcome> Processor::relaxed_step(int64_t last_seq) {
-  if (auto relaxed = live_durability_.relax(); !relaxed) return fail(relaxed.error());
+  if (auto relaxed = store_->relax_step_sync(); !relaxed) return fail(relaxed.error_kind(), relaxed.error());
   Result<StepOutcome> stepped = live_step(last_seq);
   // Ingest commits on this connection must sync again, whatever the step did.
-  if (auto restored = live_durability_.restore(); !restored) return fail(restored.error());
+  if (auto restored = store_->restore_step_sync(); !restored) return fail(restored.error_kind(), restored.error());
   return stepped;
 }
 
@@ -199,17 +158,27 @@ void Processor::choose_live_source(int64_t newest_seq) {
 
 void Processor::start_live_pipeline() {
   if (live_pipeline_unavailable_) return;
-  const std::string path = database_path(db_);
-  auto started = path.empty() ? Result<std::unique_ptr<ParsePipeline>>(fail("no database file"))
-                              : ParsePipeline::start(path, applied_seq_, applied_seq_, ParsePipeline::Mode::follow);
+  // Slower, not wrong: without one, live steps read and parse on this thread.
+  if (!store_->has_helpers()) {
+    live_pipeline_unavailable_ = true;
+    return;
+  }
+  auto started = start_pipeline(applied_seq_, applied_seq_, ParsePipeline::Mode::follow);
   if (started) {
     live_pipeline_ = std::move(*started);
     stats_.parse_ahead_starts.fetch_add(1, std::memory_order_relaxed);
   } else {
-    // Slower, not wrong: live steps read and parse on this thread.
     live_pipeline_unavailable_ = true;
-    if (!path.empty()) log::warn("parse_pipeline_not_started").str("error", started.error());
+    log::warn("parse_pipeline_not_started").str("error", started.error());
   }
+}
+
+Result<std::unique_ptr<ParsePipeline>> Processor::start_pipeline(int64_t after_seq, int64_t last_seq,
+                                                                 ParsePipeline::Mode mode) {
+  auto reader = store_->open_reader(mode == ParsePipeline::Mode::follow ? store::ReaderUse::follow
+                                                                        : store::ReaderUse::catch_up);
+  if (!reader) return fail(reader.error_kind(), reader.error());
+  return ParsePipeline::start(std::move(*reader), after_seq, last_seq, mode);
 }
 
 Result<Processor::StepOutcome> Processor::live_step(int64_t last_seq) {
@@ -220,12 +189,12 @@ Result<Processor::StepOutcome> Processor::live_step(int64_t last_seq) {
 Result<Processor::StepOutcome> Processor::step_with(std::unique_ptr<ParsePipeline>& pipeline, int64_t last_seq) {
   if (pipeline) {
     Result<StepOutcome> stepped = step(*pipeline);
-    if (stepped) return stepped;
-    if (sqlite3_get_autocommit(db_.get()) == 0) (void)db_.exec("ROLLBACK");
+    if (stepped && !stepped->rejected) return stepped;
+    store_->rollback_step();
     // The pipeline cannot rewind (nor follow a reset_derived() that moved applied_seq):
     // this step again inline, which marks a delivery the store rejects as invalid.
     pipeline.reset();
-    writer_->forget_cached_ids();
+    store_->forget_cached_ids();
   }
   return step_marking_poisoned(last_seq);
 }
@@ -235,21 +204,23 @@ Result<Processor::StepOutcome> Processor::step_marking_poisoned(int64_t last_seq
   for (;;) {
     Result<StepOutcome> stepped = StepOutcome{};
     {
-      InlineSource source(*cursor_, *parser_, poisoned_, last_seq,
+      InlineSource source(store_->deliveries(), *parser_, poisoned_, last_seq,
                           static_cast<int64_t>(options_.max_deliveries_per_step));
       stepped = step(source);
     }
-    if (stepped) return stepped;
-    // Rolled back (the Transaction's destructor; should that ROLLBACK itself have failed,
-    // the next BEGIN would fail forever: make sure).
-    if (sqlite3_get_autocommit(db_.get()) == 0) (void)db_.exec("ROLLBACK");
+    if (stepped && !stepped->rejected) return stepped;
+    // Rolled back (by step(); should that ROLLBACK itself have failed, the next begin
+    // would fail forever: make sure).
+    store_->rollback_step();
+    store_->forget_cached_ids();
     // The delivery being applied is to blame only for a data failure.
-    writer_->forget_cached_ids();
+    if (!stepped) return stepped;
+    PoisonedDelivery& rejected = *stepped->rejected;
     const bool already = std::any_of(poisoned_.begin(), poisoned_.end(),
-                                     [&](const PoisonedDelivery& p) { return p.seq == failed_seq_; });
-    if (!last_failure_is_data_ || failed_seq_ == 0 || already) return stepped;
-    log::warn("delivery_rejected_by_store").num("seq", failed_seq_).str("error", failed_error_);
-    poisoned_.push_back({failed_seq_, failed_error_});
+                                     [&](const PoisonedDelivery& p) { return p.seq == rejected.seq; });
+    if (already) return fail(ErrorKind::data, "delivery " + std::to_string(rejected.seq) + ": " + rejected.error);
+    log::warn("delivery_rejected_by_store").num("seq", rejected.seq).str("error", rejected.error);
+    poisoned_.push_back(std::move(rejected));
   }
 }
 
@@ -263,18 +234,23 @@ bool Processor::should_yield(size_t deliveries, size_t rows) const {
 
 Result<Processor::StepOutcome> Processor::step(ParsedSource& source) {
   const auto started = std::chrono::steady_clock::now();
-  last_failure_is_data_ = false;
-  failed_seq_ = 0;
-  auto txn = sqlite::Transaction::begin(db_);
-  if (!txn) return fail("begin: " + txn.error());
-  // Destroyed before the transaction: the source's inbox statement is reset before a
-  // rollback, which then cannot fail because of it.
+  if (auto begun = store_->begin_step(); !begun) return fail(begun.error_kind(), "begin: " + begun.error());
+  // Whatever happened, a step not committed is rolled back; the source's read of the
+  // inbox ends first, so the rollback cannot fail because of it.
   struct EndStep {
     ParsedSource& source;
-    ~EndStep() { source.end_step(); }
-  } end_step{source};
-  if (auto synced = sync_applied_seq(); !synced) return fail(synced.error());
-  writer_->discard_changes();  // left over from a step that rolled back
+    store::ProcessingStore& store;
+    ~EndStep() {
+      source.end_step();
+      store.rollback_step();
+    }
+  } end_step{source, *store_};
+  return step_in_transaction(source, started);
+}
+
+Result<Processor::StepOutcome> Processor::step_in_transaction(ParsedSource& source,
+                                                              std::chrono::steady_clock::time_point started) {
+  if (auto synced = sync_applied_seq(); !synced) return fail(synced.error_kind(), synced.error());
 
   outcomes_.clear();
   uint64_t by_status[4] = {0, 0, 0, 0};
@@ -292,19 +268,21 @@ Result<Processor::StepOutcome> Processor::step(ParsedSource& source) {
       break;
     }
     auto next = source.next(last_seq);
-    if (!next) return fail(next.error());
+    if (!next) return fail(next.error_kind(), next.error());
     ParsedDelivery* delivery = *next;
     if (delivery == nullptr) break;
     last_seq = delivery->seq;
     events::ParseResult& parsed = delivery->parse;
 
     if (parsed.status == events::Status::processed) {
-      auto applied = writer_->apply(*delivery->rows, delivery->seq, delivery->received_at_ms);
+      auto applied = store_->apply(*delivery->rows, delivery->seq, delivery->received_at_ms);
+      if (!applied && applied.error_kind() == ErrorKind::data) {
+        StepOutcome rejected;
+        rejected.rejected = PoisonedDelivery{delivery->seq, applied.error()};
+        return rejected;
+      }
       if (!applied) {
-        last_failure_is_data_ = writer_->last_failure_is_data();
-        failed_seq_ = delivery->seq;
-        failed_error_ = applied.error();
-        return fail("delivery " + std::to_string(delivery->seq) + ": " + applied.error());
+        return fail(applied.error_kind(), "delivery " + std::to_string(delivery->seq) + ": " + applied.error());
       }
       rows_seen += static_cast<size_t>(applied->rows_seen);
       rows_written += static_cast<uint64_t>(applied->rows_written);
@@ -330,17 +308,23 @@ Result<Processor::StepOutcome> Processor::step(ParsedSource& source) {
   }
   source.end_step();
 
-  if (auto flushed = writer_->flush_changes(); !flushed) return fail("change feed: " + flushed.error());
-  // Written together after the loop: several rows per UPDATE (InboxCursor says why).
+  if (auto flushed = store_->write_changes(); !flushed) {
+    return fail(flushed.error_kind(), "change feed: " + flushed.error());
+  }
+  // Written together after the loop: one call per step.
   outcome_updates_.clear();
   for (const Outcome& outcome : outcomes_) {
     if (outcome.seq != 0) outcome_updates_.push_back({outcome.seq, outcome.status, outcome.family, outcome.error});
   }
-  if (auto set = cursor_->set_outcomes(outcome_updates_); !set) return fail(set.error());
+  if (auto set = store_->record_outcomes(outcome_updates_); !set) return fail(set.error_kind(), set.error());
   if (last_seq != applied_seq_) {
-    if (auto set = cursor_->set_applied_seq(last_seq); !set) return fail("advancing applied_seq: " + set.error());
+    if (auto set = store_->set_applied_seq(last_seq); !set) {
+      return fail(set.error_kind(), "advancing applied_seq: " + set.error());
+    }
   }
-  if (auto committed = txn->commit(); !committed) return fail("commit: " + committed.error());
+  if (auto committed = store_->commit_step(); !committed) {
+    return fail(committed.error_kind(), "commit: " + committed.error());
+  }
 
   applied_seq_ = last_seq;
   stats_.processed.fetch_add(by_status[static_cast<int>(events::Status::processed)], std::memory_order_relaxed);
@@ -354,7 +338,7 @@ Result<Processor::StepOutcome> Processor::step(ParsedSource& source) {
   stats_.applied_seq.store(applied_seq_, std::memory_order_relaxed);
   stats_.last_step_micros.store(micros_since(started), std::memory_order_relaxed);
   if (jobs > 0 && on_jobs_queued_) on_jobs_queued_();
-  return StepOutcome{more, outcomes_.size()};
+  return StepOutcome{more, outcomes_.size(), std::nullopt};
 }
 
 }  // namespace hh::processor

@@ -3,10 +3,10 @@
 // code for live processing (`serve`, as background work of the writer thread), replay
 // and `rebuild`.
 //
-// A step is ONE transaction (BEGIN IMMEDIATE): read the next rows after applied_seq, parse
-// each (DeliveryParser), apply it (store::DerivedWriter), record its outcome in delivery_outcomes,
-// advance processor_state.applied_seq, commit. So a crash neither repeats nor skips a
-// delivery: either the whole step is durable or none of it.
+// A step is ONE transaction of the store (store/processing_store.h): read the next rows
+// after applied_seq, parse each (DeliveryParser), apply its rows, record its outcome,
+// advance applied_seq, commit. So a crash neither repeats nor skips a delivery: either
+// the whole step is durable or none of it.
 //
 // A step ends after max_rows_per_step derived rows or max_deliveries_per_step deliveries,
 // whichever comes first (a single delivery is never split). Thousands of rows per
@@ -16,16 +16,16 @@
 // their commit (yield_to()), once it has applied kDeliveriesBeforeYield of its own.
 //
 // Failures:
-//  - a delivery that cannot be parsed, or whose rows the store rejects (a constraint),
-//    is marked `invalid` with the error; the deliveries after it go on;
+//  - a delivery that cannot be parsed, or whose rows the store rejects (a constraint:
+//    ErrorKind::data), is marked `invalid` with the error; the deliveries after it go on;
 //  - a store failure (disk full, I/O error) rolls the whole step back; run_once() logs it
 //    and retries later with a growing delay (0.25 s doubling to 30 s), so it never spins.
 //
-// Lifetime: `write_db` must outlive the processor; it is used only on the thread that
-// calls run_once() / run_until_caught_up() (the writer thread in `serve`). Holds the
-// database's ProcessingLock for its whole life: a second processor on the same file
-// (another process) fails to be created. run_once() parses on the calling thread while
-// deliveries arrive, and starts a ParsePipeline (a thread and a read-only connection) that
+// Lifetime: the processor owns its ProcessingStore, and with it the store's processing
+// lock, for its whole life: a second processor on the same store (another process) fails
+// to be created. It is used only on the thread that calls run_once() /
+// run_until_caught_up() (the writer thread in `serve`). run_once() parses on the calling
+// thread while deliveries arrive, and starts a ParsePipeline (a thread and a reader) that
 // parses ahead of the steps only for a backlog the inbox no longer adds to (a restart, the
 // end of a burst); it stops once caught up or when deliveries arrive again (ProcessorOptions
 // says why).
@@ -39,24 +39,17 @@
 #include <vector>
 
 #include "common/result.h"
+#include "processor/parse_pipeline.h"
 #include "processor/parsed_delivery.h"
-#include "store/sqlite/step_durability.h"
-#include "store/inbox_writer.h"
-#include "store/sqlite/connection.h"
+#include "store/background_work.h"
+#include "store/processing_store.h"
 
-namespace hh::store {
-class DerivedWriter;
-}
 namespace hh::events {
 class DeliveryParser;
 }
 
 namespace hh::processor {
 
-class InboxCursor;
-class ParsePipeline;
-class ProcessingLock;
-struct OutcomeUpdate;
 
 struct ProcessorOptions {
   size_t max_rows_per_step = 10000;       // derived rows (samples, points, records) per transaction
@@ -65,7 +58,7 @@ struct ProcessorOptions {
   // while at least `parse_ahead_min_backlog` deliveries wait and the inbox has not grown
   // for `parse_ahead_after_quiet`; otherwise they read and parse on the calling thread.
   // While deliveries arrive, the two threads are not free: each row was read a second time
-  // (the parse thread's connection finds the writer's new pages only in the WAL) and
+  // (the parse thread's reader finds the writer's new rows only in the log) and
   // handed over between threads, which cost more than the parse it moved, on a machine
   // whose cores the ingest keeps busy (docs/decisions/010-parse-thread-for-quiet-backlog.md).
   // A backlog with nothing arriving leaves a core idle, and there the thread is worth it
@@ -77,13 +70,15 @@ struct ProcessorOptions {
 // Long steps, for catching up a backlog that no ack waits for (offline replay, rebuild) and
 // for `serve`, whose steps end early anyway once a delivery waits (yield_to()): fewer
 // commits, and a page written by many deliveries (the newest leaf of each series, the
-// change feed's last page) goes to the WAL once per step instead of once per 10,000 rows
+// change feed's last page) is written once per step instead of once per 10,000 rows
 // (docs/decisions/009-processor-steps-give-way.md).
 inline constexpr ProcessorOptions kCatchUpSteps{.max_rows_per_step = 100000, .max_deliveries_per_step = 20000};
 
 class Processor : public store::BackgroundWork {
  public:
-  static Result<std::unique_ptr<Processor>> create(sqlite::Connection& write_db, ProcessorOptions options = {});
+  // Takes `store` (opened with Store::open_processing(), or a backend's own for tests).
+  static Result<std::unique_ptr<Processor>> create(std::unique_ptr<store::ProcessingStore> store,
+                                                   ProcessorOptions options = {});
   ~Processor() override;
   Processor(const Processor&) = delete;
   Processor& operator=(const Processor&) = delete;
@@ -99,6 +94,12 @@ class Processor : public store::BackgroundWork {
   Result<void> run_until_caught_up(const std::function<void(int64_t, int64_t)>& progress);
 
   int64_t applied_seq() const { return stats_.applied_seq.load(std::memory_order_relaxed); }
+
+  // `rebuild`: empties the derived tables (not the inbox, not jobs), resets outcomes to
+  // 'pending' (unless options.keep_statuses) and applied_seq to 0, in one transaction
+  // (store::ProcessingStore::reset_derived). The next step notices and starts again from
+  // the first delivery.
+  Result<void> reset_derived(store::ResetOptions options = {}) { return store_->reset_derived(options); }
 
   // A step applies at least this many deliveries before it yields to waiting ones: the
   // processor keeps up under load, and a step's fixed cost (its commit) is shared.
@@ -144,6 +145,8 @@ class Processor : public store::BackgroundWork {
   struct StepOutcome {
     bool more = false;  // stopped at a limit; rows may be waiting
     size_t deliveries = 0;
+    // The store rejected this delivery's rows (ErrorKind::data): the step is rolled back.
+    std::optional<PoisonedDelivery> rejected;
   };
   // One delivery's outcome, written to deliveries after the inbox cursor is done.
   struct Outcome {
@@ -153,10 +156,8 @@ class Processor : public store::BackgroundWork {
     std::string error;
   };
 
-  Processor(sqlite::Connection& db, ProcessorOptions options, std::unique_ptr<ProcessingLock> lock,
-            std::unique_ptr<InboxCursor> cursor, std::unique_ptr<store::DerivedWriter> writer,
-            store::StepDurability live_durability);
-  // A live step (run_once) with live_durability_ relaxed around it, applying the rows up
+  Processor(std::unique_ptr<store::ProcessingStore> store, ProcessorOptions options);
+  // A live step (run_once) with the store's step sync relaxed around it, applying the rows up
   // to `last_seq` (at most the newest row).
   Result<StepOutcome> relaxed_step(int64_t last_seq);
   // Applies the rows up to `last_seq` parsed by live_pipeline_ when it runs; inline
@@ -170,34 +171,33 @@ class Processor : public store::BackgroundWork {
   void choose_live_source(int64_t newest_seq);
   // Starts live_pipeline_ at applied_seq_ unless it could not start before.
   void start_live_pipeline();
+  // A pipeline reading the rows after `after_seq` (up to `last_seq`) through a reader of
+  // the store's own.
+  Result<std::unique_ptr<ParsePipeline>> start_pipeline(int64_t after_seq, int64_t last_seq, ParsePipeline::Mode mode);
   // One step with rows from `pipeline`, none after `last_seq`; without one, or after it
   // failed (then it is dropped), the step inline.
   Result<StepOutcome> step_with(std::unique_ptr<ParsePipeline>& pipeline, int64_t last_seq);
   // An inline step, retried while the store rejects a delivery's rows (each retry marks
   // one more delivery invalid, so this ends).
   Result<StepOutcome> step_marking_poisoned(int64_t last_seq);
-  // One transaction: the rows `source` hands out, applied, recorded, applied_seq advanced.
   // Enough of this step is done to give way to waiting deliveries (yield_to()).
   bool should_yield(size_t deliveries, size_t rows) const;
+  // One transaction: the rows `source` hands out, applied, recorded, applied_seq advanced.
+  // A delivery whose rows the store rejects (ErrorKind::data) ends the step as
+  // `rejected`, rolled back, for step_marking_poisoned() to mark.
   Result<StepOutcome> step(ParsedSource& source);
+  Result<StepOutcome> step_in_transaction(ParsedSource& source, std::chrono::steady_clock::time_point started);
   // Re-reads applied_seq (inside a transaction): a reset_derived() since the last step
   // makes the cached series ids invalid.
   Result<void> sync_applied_seq();
 
-  sqlite::Connection& db_;
+  std::unique_ptr<store::ProcessingStore> store_;
   const ProcessorOptions options_;
-  std::unique_ptr<ProcessingLock> lock_;
-  std::unique_ptr<InboxCursor> cursor_;
-  std::unique_ptr<store::DerivedWriter> writer_;
   std::unique_ptr<events::DeliveryParser> parser_;
-  store::StepDurability live_durability_;            // run_once() steps commit without a sync of their own
   int64_t applied_seq_ = 0;                   // as of the last committed step
   std::vector<Outcome> outcomes_;             // reused per step
-  std::vector<OutcomeUpdate> outcome_updates_;  // the changed ones, viewing outcomes_; reused
+  std::vector<store::OutcomeUpdate> outcome_updates_;  // the changed ones, viewing outcomes_; reused
   std::vector<PoisonedDelivery> poisoned_;    // deliveries to mark invalid on the retry
-  bool last_failure_is_data_ = false;
-  int64_t failed_seq_ = 0;                    // the delivery being applied when a step failed
-  std::string failed_error_;
   int consecutive_failures_ = 0;
   std::chrono::steady_clock::time_point retry_at_{};
   std::function<void()> on_jobs_queued_;
@@ -213,20 +213,5 @@ class Processor : public store::BackgroundWork {
   int64_t inbox_newest_seen_ = -1;          // the newest inbox seq the last run_once() saw (-1: none yet)
   std::optional<std::chrono::steady_clock::time_point> inbox_grew_at_;  // when it last changed (none: not since start)
 };
-
-struct ResetOptions {
-  // false: every delivery goes back to 'pending' (delivery_outcomes emptied), so the
-  // inbox says nothing is applied. true: each delivery keeps its outcome until it is
-  // applied again, and the step writes only those that change (what `rebuild` does: far
-  // fewer writes when little changes). processor_state.applied_seq says what is applied
-  // either way.
-  bool keep_statuses = false;
-};
-
-// `rebuild`: empties the derived tables (not the inbox, not jobs), resets outcomes to
-// 'pending' (unless options.keep_statuses) and applied_seq to 0, in one transaction. Call
-// it holding the processing lock, i.e. after Processor::create() on this connection
-// (that processor notices the reset at its next step).
-Result<void> reset_derived(sqlite::Connection& write_db, ResetOptions options = {});
 
 }  // namespace hh::processor

@@ -9,7 +9,6 @@
 #include "processor/processor.h"
 #include "events/envelope_peek.h"
 #include "receiver/signature/signature_headers.h"
-#include "store/sqlite/sqlite_inbox.h"
 
 namespace hh::replay {
 namespace {
@@ -24,16 +23,14 @@ std::string_view header(const CaptureRecord& record, std::string_view name) {
 }  // namespace
 
 struct OfflineReplay::Impl {
-  Impl(sqlite::Connection& connection, OfflineOptions opts, store::SqliteInbox sqlite_inbox,
-       std::unique_ptr<processor::Processor> proc)
-      : db(connection), options(std::move(opts)), inbox(std::move(sqlite_inbox)), processor(std::move(proc)) {
+  Impl(OfflineOptions opts, std::unique_ptr<store::Inbox> store_inbox, std::unique_ptr<processor::Processor> proc)
+      : options(std::move(opts)), inbox(std::move(store_inbox)), processor(std::move(proc)) {
     batch.resize(options.batch_deliveries);
     pointers.reserve(options.batch_deliveries);
   }
 
-  sqlite::Connection& db;
   OfflineOptions options;
-  store::SqliteInbox inbox;
+  std::unique_ptr<store::Inbox> inbox;
   std::unique_ptr<processor::Processor> processor;
   std::vector<store::NewDelivery> batch;  // reused: strings keep their capacity
   std::vector<const store::NewDelivery*> pointers;
@@ -67,13 +64,13 @@ struct OfflineReplay::Impl {
     if (batch_count == 0) return {};
     pointers.clear();
     for (size_t i = 0; i < batch_count; ++i) pointers.push_back(&batch[i]);
-    auto appended = inbox.append(pointers);
+    auto appended = inbox->append(pointers);
     if (!appended) return fail("storing deliveries: " + appended.error());
     for (const auto& a : *appended) {
       switch (a.status) {
         case store::AppendStatus::stored: ++summary.stored; break;
         case store::AppendStatus::duplicate: ++summary.duplicates; break;
-        case store::AppendStatus::too_large: ++summary.failed; break;  // over SQLite's row limit
+        case store::AppendStatus::too_large: ++summary.failed; break;  // over the store's row limit
       }
     }
     unprocessed += batch_count;
@@ -117,14 +114,16 @@ struct OfflineReplay::Impl {
 OfflineReplay::OfflineReplay(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 OfflineReplay::~OfflineReplay() = default;
 
-Result<std::unique_ptr<OfflineReplay>> OfflineReplay::create(sqlite::Connection& db, OfflineOptions options) {
+Result<std::unique_ptr<OfflineReplay>> OfflineReplay::create(store::Store& store, OfflineOptions options) {
   if (options.batch_deliveries == 0) options.batch_deliveries = 1;
   if (options.process_every == 0) options.process_every = 1;
-  auto processor = processor::Processor::create(db, processor::kCatchUpSteps);
+  auto processing = store.open_processing();
+  if (!processing) return fail(processing.error());
+  auto processor = processor::Processor::create(std::move(*processing), processor::kCatchUpSteps);
   if (!processor) return fail(processor.error());
-  auto inbox = store::SqliteInbox::create(db);
+  auto inbox = store.open_inbox();
   if (!inbox) return fail(inbox.error());
-  auto impl = std::make_unique<Impl>(db, std::move(options), std::move(*inbox), std::move(*processor));
+  auto impl = std::make_unique<Impl>(std::move(options), std::move(*inbox), std::move(*processor));
   return std::unique_ptr<OfflineReplay>(new OfflineReplay(std::move(impl)));
 }
 

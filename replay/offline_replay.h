@@ -2,7 +2,7 @@
 // `healthhook replay FILE… --database DB`: capture lines into the inbox, then through the
 // processor, offline (no server, no network).
 //
-// Lines are appended with store::SqliteInbox in batches: one transaction (and one sync)
+// Lines are appended with the store's Inbox in batches: one transaction (and one sync)
 // per batch of up to `batch_deliveries` deliveries or `batch_bytes` of bodies, so a batch
 // is durable when the next one starts and memory stays flat. Every `process_every`
 // deliveries, and at the end, the Processor (the same code as in `serve`) applies
@@ -19,7 +19,7 @@
 // given secrets; the timestamp's age is not checked, since a capture is old by
 // definition (the verifier is called with "now" = the line's own timestamp).
 //
-// Lifetime: `db` (the write connection) must outlive this object. One thread.
+// Lifetime: `store` must outlive this object. One thread.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -30,7 +30,7 @@
 #include "common/result.h"
 #include "replay/capture_file.h"
 #include "receiver/signature/webhook_signature.h"
-#include "store/sqlite/connection.h"
+#include "store/store.h"
 
 namespace hh::replay {
 
@@ -62,7 +62,7 @@ class OfflineReplay {
  public:
   // Takes the database's processing lock: fails when another process (`serve`) is
   // applying this inbox.
-  static Result<std::unique_ptr<OfflineReplay>> create(sqlite::Connection& db, OfflineOptions options);
+  static Result<std::unique_ptr<OfflineReplay>> create(store::Store& store, OfflineOptions options);
   ~OfflineReplay();
   OfflineReplay(const OfflineReplay&) = delete;
   OfflineReplay& operator=(const OfflineReplay&) = delete;

@@ -25,7 +25,7 @@ Result<DatabaseKind> database_kind(std::string_view database) {
   const std::string_view scheme = uri_scheme(database);
   if (scheme.empty()) return DatabaseKind::sqlite_file;
   if (scheme == "postgresql" || scheme == "postgres") return DatabaseKind::postgresql;
-  return fail("database: unknown scheme \"" + std::string(scheme) +
+  return fail(ErrorKind::unavailable, "database: unknown scheme \"" + std::string(scheme) +
               "://\" (expected a SQLite file path or a postgresql:// URI)");
 }
 
@@ -38,7 +38,7 @@ bool names_missing_file(const std::string& database) {
 
 Error no_backend(DatabaseKind kind) {
   const std::string_view name = kind == DatabaseKind::postgresql ? "PostgreSQL (postgresql://…)" : "SQLite";
-  return fail("database: this healthhook has no " + std::string(name) + " backend yet");
+  return fail(ErrorKind::unavailable, "database: this healthhook has no " + std::string(name) + " backend yet");
 }
 
 }  // namespace hh::store

@@ -1,7 +1,8 @@
 #pragma once
 // What the `database = …` setting names: a SQLite database file (a path, the default) or
 // a database server (a URI, scheme://…; spec §9: postgresql://…). The store's factories
-// (open_read_store, open_figures) open the backend it names.
+// (open_store, open_job_admin, open_read_store, open_figures) open the backend it names;
+// this is the one place that tells them apart.
 #include <string>
 #include <string_view>
 

@@ -15,7 +15,7 @@ InboxWriter::~InboxWriter() { stop(); }
 
 void InboxWriter::add_background(BackgroundWork* work) { background_.push_back(work); }
 
-void InboxWriter::sync_commits_with(std::unique_ptr<WalSync> sync) { wal_sync_ = std::move(sync); }
+void InboxWriter::sync_commits_with(std::unique_ptr<CommitSync> sync) { commit_sync_ = std::move(sync); }
 
 void InboxWriter::on_commit(std::function<void(size_t, double, bool)> observer) {
   commit_observer_ = std::move(observer);
@@ -36,11 +36,11 @@ void InboxWriter::stop() {
   }
   wakeup_.notify_one();
   if (thread_.joinable()) thread_.join();
-  if (wal_sync_) wal_sync_->stop();  // the acks of the last batches
+  if (commit_sync_) commit_sync_->stop();  // the acks of the last batches
 }
 
 bool InboxWriter::last_commit_ok() const {
-  return last_commit_ok_.load(std::memory_order_relaxed) && !(wal_sync_ && wal_sync_->failed());
+  return last_commit_ok_.load(std::memory_order_relaxed) && !(commit_sync_ && commit_sync_->failed());
 }
 
 bool InboxWriter::accepting() const {
@@ -83,7 +83,7 @@ void InboxWriter::wake() {
 
 int64_t InboxWriter::durable_seq() const {
   // Without a WalSync this is only called on the writer thread (inbox_ is not thread-safe).
-  return wal_sync_ ? durable_seq_.load(std::memory_order_acquire) : inbox_.last_seq();
+  return commit_sync_ ? durable_seq_.load(std::memory_order_acquire) : inbox_.last_seq();
 }
 
 void InboxWriter::mark_durable(int64_t seq) {
@@ -97,7 +97,7 @@ void InboxWriter::mark_durable(int64_t seq) {
 void InboxWriter::sync_rows_committed_by_tasks() {
   const int64_t covered = inbox_.last_seq();
   sync_requested_seq_ = covered;
-  wal_sync_->after_commit([this, covered](bool synced, const std::string&) {
+  commit_sync_->after_commit([this, covered](bool synced, const std::string&) {
     if (synced) mark_durable(covered);  // a failure is reported by every ack from now on (wal_sync.h)
   });
 }
@@ -117,7 +117,7 @@ void InboxWriter::run() {
       // deliveries arriving with the acks wait behind it
       // (docs/decisions/005-live-steps-apply-durable-rows.md).
       const bool rows_wait =
-          wal_sync_ && !wal_sync_->failed() && inbox_.last_seq() > given_seq && !background_.empty();
+          commit_sync_ && !commit_sync_->failed() && inbox_.last_seq() > given_seq && !background_.empty();
       std::unique_lock lock(mutex_);
       const bool woke = wakeup_.wait_for(lock, rows_wait ? kDurablePoll : options_.idle_wakeup, [&] {
         return !queue_.empty() || !tasks_.empty() || stopping_ || wake_requested_ || more_background;
@@ -140,7 +140,7 @@ void InboxWriter::run() {
       tasks.front()();
       tasks.pop_front();
     }
-    if (wal_sync_ && inbox_.last_seq() > sync_requested_seq_) sync_rows_committed_by_tasks();
+    if (commit_sync_ && inbox_.last_seq() > sync_requested_seq_) sync_rows_committed_by_tasks();
     if (stopping) {
       std::lock_guard lock(mutex_);
       if (queue_.empty() && tasks_.empty()) break;
@@ -186,7 +186,7 @@ void InboxWriter::commit_batch(std::vector<Pending>& batch) {
       case AppendStatus::too_large: outcomes.push_back({AppendOutcome::Kind::too_large, 0, {}}); break;
     }
   }
-  if (!wal_sync_) {
+  if (!commit_sync_) {
     complete(batch, outcomes);
     return;
   }
@@ -194,7 +194,7 @@ void InboxWriter::commit_batch(std::vector<Pending>& batch) {
   // The sync covers every row committed so far, fetched pages included.
   const int64_t covered = inbox_.last_seq();
   sync_requested_seq_ = covered;
-  wal_sync_->after_commit([this, covered, pending = std::move(batch), outcomes = std::move(outcomes)](
+  commit_sync_->after_commit([this, covered, pending = std::move(batch), outcomes = std::move(outcomes)](
                               bool synced, const std::string& error) mutable {
     if (synced) {
       mark_durable(covered);

@@ -6,8 +6,9 @@
 // (the processor, job updates) on the same connection, one bounded transaction at a time,
 // so the inbox is never blocked for longer than one such step.
 //
-// With a WalSync (sync_commits_with), commits do not sync inside COMMIT: the completions
-// run on the sync thread once the WAL is on disk, while this thread goes on (wal_sync.h).
+// With a CommitSync (sync_commits_with), commits do not sync inside COMMIT: the completions
+// run on the sync thread once the commit is on disk, while this thread goes on
+// (store/durability.h).
 // Background work is then given only the rows already on disk (durable_seq()): a row
 // committed but not yet synced can still be lost to a power failure, and then its seq is
 // given to the next delivery; had the processor applied it, a reader of the change feed
@@ -24,8 +25,9 @@
 #include <thread>
 #include <vector>
 
+#include "store/background_work.h"
+#include "store/durability.h"
 #include "store/inbox.h"
-#include "store/sqlite/wal_sync.h"
 
 namespace hh::store {
 
@@ -36,25 +38,15 @@ struct AppendOutcome {
   std::string error;      // unavailable: why the commit failed
 };
 
-// Runs on the writer thread (on the sync thread with a WalSync); must not block for long.
+// Runs on the writer thread (on the sync thread with a CommitSync); must not block for long.
 using Completion = std::function<void(const AppendOutcome&)>;
-
-// Work that shares the write connection, e.g. the processor.
-class BackgroundWork {
- public:
-  virtual ~BackgroundWork() = default;
-  // One bounded step (one transaction). `durable_seq` is the newest inbox seq that is on
-  // disk (InboxWriter::durable_seq()); rows after it must not be applied yet.
-  // Returns true when more work is waiting (the writer calls again soon).
-  virtual bool run_once(int64_t durable_seq) = 0;
-};
 
 struct WriterOptions {
   size_t high_water = 4096;                     // queued deliveries; above: refuse (503)
   size_t high_water_bytes = 64 * 1024 * 1024;   // queued body bytes; above: refuse (503)
   std::chrono::milliseconds idle_wakeup{1000};  // background work runs at least this often
   std::string disk_path;                        // folder whose free space is watched ("" = don't)
-  uint64_t min_free_disk_bytes = 0;             // below: refuse (503) before SQLite fails
+  uint64_t min_free_disk_bytes = 0;             // below: refuse (503) before the store fails
 };
 
 class InboxWriter {
@@ -67,9 +59,9 @@ class InboxWriter {
 
   // Before start(): work to run between batches, in the order added.
   void add_background(BackgroundWork* work);
-  // Before start(): completions wait for `sync` instead of a sync inside each commit; the
-  // caller has set the write connection to synchronous = NORMAL. stop() stops it last.
-  void sync_commits_with(std::unique_ptr<WalSync> sync);
+  // Before start(): completions wait for `sync` instead of a sync inside each commit
+  // (Store::sync_commits_on_thread() made the commits stop syncing). stop() stops it last.
+  void sync_commits_with(std::unique_ptr<CommitSync> sync);
   void start();
   // Stops accepting, commits everything already queued, runs posted tasks, joins.
   void stop();
@@ -82,21 +74,21 @@ class InboxWriter {
   void post(std::function<void()> task);
   // Asks the writer to run background work soon (e.g. a job became due).
   void wake();
-  // The newest inbox seq whose WAL frames are on disk: every row up to it survives a power
-  // failure. Without a WalSync each COMMIT syncs, so it is the newest committed seq (then
+  // The newest inbox seq whose commit is on disk: every row up to it survives a power
+  // failure. Without a CommitSync each COMMIT syncs, so it is the newest committed seq (then
   // call it on the writer thread only; with one it is an atomic load).
   int64_t durable_seq() const;
 
   size_t queue_depth() const { return queued_count_.load(std::memory_order_relaxed); }
-  // False after a failed commit, until one succeeds; for good after a failed WAL sync.
+  // False after a failed commit, until one succeeds; for good after a failed sync of the CommitSync.
   bool last_commit_ok() const;
   // fdatasync calls of the sync thread (0 without one: then COMMIT syncs).
-  uint64_t wal_syncs() const { return wal_sync_ ? wal_sync_->syncs() : 0; }
+  uint64_t wal_syncs() const { return commit_sync_ ? commit_sync_->syncs() : 0; }
   // Why the sync thread's fdatasync failed, "" while it has not (then last_commit_ok() is
-  // false for good: a restart is the way back, wal_sync.h says why).
+  // false for good: a restart is the way back, store/durability.h says why).
   // One atomic load while none has (/readyz may be polled often; the text takes a lock).
   std::string wal_sync_failure() const {
-    return wal_sync_ && wal_sync_->failed() ? wal_sync_->failure() : std::string();
+    return commit_sync_ && commit_sync_->failed() ? commit_sync_->failure() : std::string();
   }
   bool disk_low() const { return disk_low_.load(std::memory_order_relaxed); }
   bool accepting() const;  // below the marks, disk not low, not stopping
@@ -124,7 +116,7 @@ class InboxWriter {
   void commit_batch(std::vector<Pending>& batch);
   // Runs the batch's completions (on the sync thread when there is one).
   void complete(std::vector<Pending>& batch, const std::vector<AppendOutcome>& outcomes);
-  // With a WalSync: rows committed by posted tasks (the fetcher's pages) get no ack, so
+  // With a CommitSync: rows committed by posted tasks (the fetcher's pages) get no ack, so
   // nothing else asks for their sync; this does, so that they become durable_seq().
   void sync_rows_committed_by_tasks();
   // On the sync thread: every row up to `seq` is on disk; background work may apply them.
@@ -134,7 +126,7 @@ class InboxWriter {
   Inbox& inbox_;
   const WriterOptions options_;
   std::vector<BackgroundWork*> background_;
-  std::unique_ptr<WalSync> wal_sync_;
+  std::unique_ptr<CommitSync> commit_sync_;
   std::function<void(size_t, double, bool)> commit_observer_;
 
   mutable std::mutex mutex_;
@@ -146,8 +138,8 @@ class InboxWriter {
   bool wake_requested_ = false;                 // GUARDED_BY(mutex_)
 
   std::atomic<size_t> queued_count_{0};
-  std::atomic<int64_t> durable_seq_{0};  // with a WalSync: set by the sync thread
-  int64_t sync_requested_seq_ = 0;       // with a WalSync, writer thread: newest seq a sync was asked for
+  std::atomic<int64_t> durable_seq_{0};  // with a CommitSync: set by the sync thread
+  int64_t sync_requested_seq_ = 0;       // with a CommitSync, writer thread: newest seq a sync was asked for
   std::atomic<bool> last_commit_ok_{true};
   std::atomic<bool> disk_low_{false};
   std::chrono::steady_clock::time_point last_disk_check_{};

@@ -31,6 +31,7 @@
 #include "store/inbox_writer.h"
 #include "store/sqlite/jobs/job_store.h"
 #include "store/sqlite/sqlite_inbox.h"
+#include "store/sqlite/sqlite_processing_store.h"
 
 namespace {
 
@@ -127,7 +128,7 @@ int main(int argc, char** argv) {
   auto inbox = must(hh::store::SqliteInbox::create(db), "inbox");
   auto jobs = must(hh::store::JobStore::create(db), "jobs");
   std::unique_ptr<hh::processor::Processor> processor;
-  if (process) processor = must(hh::processor::Processor::create(db), "processor");
+  if (process) processor = must(hh::processor::Processor::create(must(hh::store::open_sqlite_processing(db), "processing"), {}), "processor");
   {
     // Jobs as the processor queues them, due now.
     auto txn = must(hh::sqlite::Transaction::begin(db), "begin");

@@ -3,6 +3,21 @@
 #include "store/sqlite/frame_vfs.h"
 
 namespace hh::sqlite {
+
+ErrorKind error_kind(int extended_code) {
+  switch (extended_code & 0xff) {
+    case SQLITE_CONSTRAINT:
+    case SQLITE_MISMATCH:
+    case SQLITE_TOOBIG:
+    case SQLITE_RANGE: return ErrorKind::data;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: return ErrorKind::busy;
+    case SQLITE_FULL: return ErrorKind::full;
+    case SQLITE_IOERR: return ErrorKind::io;
+    case SQLITE_CANTOPEN: return ErrorKind::unavailable;
+    default: return ErrorKind::other;
+  }
+}
 namespace {
 
 std::string first_line(std::string_view sql) {
@@ -39,7 +54,7 @@ Result<void> Connection::exec(std::string_view sql) {
   if (rc != SQLITE_OK) {
     std::string error = message ? message : sqlite3_errstr(rc);
     sqlite3_free(message);
-    return fail(error + " (in: " + first_line(sql) + ")");
+    return fail(error_kind(rc), error + " (in: " + first_line(sql) + ")");
   }
   return {};
 }
@@ -109,20 +124,20 @@ Result<bool> Statement::step() {
   if (bind_error_ != SQLITE_OK) {
     const int rc = bind_error_;
     reset();
-    return fail(std::string("bind failed: ") + sqlite3_errstr(rc));
+    return fail(error_kind(rc), std::string("bind failed: ") + sqlite3_errstr(rc));
   }
   const int rc = sqlite3_step(handle_.get());
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
   std::string error = sqlite3_errmsg(sqlite3_db_handle(handle_.get()));
   reset();
-  return fail(error);
+  return fail(error_kind(rc), error);
 }
 
 Result<void> Statement::run() {
   for (;;) {
     auto row = step();
-    if (!row) return fail(row.error());
+    if (!row) return fail(row.error_kind(), row.error());
     if (!*row) break;
   }
   reset();
@@ -149,7 +164,7 @@ std::string_view Statement::column_blob(int index) const {
 
 Result<Transaction> Transaction::begin(Connection& db) {
   auto begun = db.exec("BEGIN IMMEDIATE");
-  if (!begun) return fail(begun.error());
+  if (!begun) return fail(begun.error_kind(), begun.error());
   return Transaction(&db);
 }
 

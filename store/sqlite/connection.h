@@ -19,6 +19,11 @@ class Statement;
 
 enum class OpenMode { read_write_create, read_write, read_only };
 
+// The kind of failure an extended result code means (common/result.h): constraint, type
+// and size failures are the data's own (the same on every retry); a lock held elsewhere
+// is busy; disk and size-cap failures are full; the rest as named.
+ErrorKind error_kind(int extended_code);
+
 class Connection {
  public:
   static Result<Connection> open(const std::string& path, OpenMode mode);

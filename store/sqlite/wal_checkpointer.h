@@ -38,12 +38,12 @@
 #include <thread>
 
 #include "common/result.h"
-#include "store/inbox_writer.h"
+#include "store/durability.h"
 #include "store/sqlite/connection.h"
 
 namespace hh::store {
 
-class WalCheckpointer final : public store::BackgroundWork {
+class WalCheckpointer final : public Checkpointer {
  public:
   // Syncs the database file through the thread's connection; "" = done, else the error.
   using DatabaseSync = std::function<std::string(sqlite::Connection& own)>;
@@ -59,16 +59,16 @@ class WalCheckpointer final : public store::BackgroundWork {
   // On the writer's thread, between its transactions: when this object's thread has
   // copied a long WAL, copies what was committed since through the write connection, so
   // the writer's next transaction rewinds the WAL. One atomic load when nothing is due.
-  void finish_on_writer();
+  void finish_on_writer() override;
   // BackgroundWork (the InboxWriter's thread): finish_on_writer(); never "more to do".
   bool run_once(int64_t durable_seq) override;
 
   // Checkpoints finished by the writer that copied the whole WAL (it rewinds next).
-  uint64_t rewinds() const { return rewinds_.load(std::memory_order_relaxed); }
+  uint64_t rewinds() const override { return rewinds_.load(std::memory_order_relaxed); }
   // Syncs of the database file by the thread, after its copies.
-  uint64_t database_syncs() const { return database_syncs_.load(std::memory_order_relaxed); }
+  uint64_t database_syncs() const override { return database_syncs_.load(std::memory_order_relaxed); }
   // A sync of the database file failed: no checkpoint runs until a restart.
-  bool stopped_by_failure() const { return failed_.load(std::memory_order_relaxed); }
+  bool stopped_by_failure() const override { return failed_.load(std::memory_order_relaxed); }
 
  private:
   WalCheckpointer(sqlite::Connection& write_db, int64_t autocheckpoint, sqlite::Connection own, int checkpoint_frames,

@@ -36,35 +36,34 @@
 #include <vector>
 
 #include "common/result.h"
+#include "store/durability.h"
 
 namespace hh::store {
 
-class WalSync {
+class WalSync final : public CommitSync {
  public:
-  // Runs on the sync thread after the sync: `synced` false with the reason otherwise.
-  using AfterSync = std::function<void(bool synced, const std::string& error)>;
   // Syncs the file behind the descriptor; returns "" or why not (tests inject failures).
   using SyncFile = std::function<std::string(int fd)>;
 
   // `wal_path`: the database's "-wal" file, which must exist (the database is open in
   // WAL mode and has been read).
   static Result<std::unique_ptr<WalSync>> open(const std::string& wal_path, SyncFile sync_file = {});
-  ~WalSync();  // stop()
+  ~WalSync() override;  // stop()
   WalSync(const WalSync&) = delete;
   WalSync& operator=(const WalSync&) = delete;
 
   // Thread-safe; call after the commit returned. `after` runs exactly once, after a sync
   // that began later (or, after stop(), at once with synced = false).
-  void after_commit(AfterSync after);
+  void after_commit(AfterSync after) override;
   // Syncs and runs everything handed over so far, then joins the thread.
-  void stop();
+  void stop() override;
 
   // Syncs of the file so far (counted before the acks they release run).
-  uint64_t syncs() const;
+  uint64_t syncs() const override;
   // A sync has failed: every later ack is refused until this object is destroyed.
-  bool failed() const { return failed_.load(std::memory_order_relaxed); }
+  bool failed() const override { return failed_.load(std::memory_order_relaxed); }
   // Why the first failed sync failed ("" while none has): for /readyz, off the hot path.
-  std::string failure() const;
+  std::string failure() const override;
 
  private:
   WalSync(int fd, SyncFile sync_file);

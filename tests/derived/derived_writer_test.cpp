@@ -473,7 +473,7 @@ BOOST_AUTO_TEST_CASE(rows_the_schema_rejects_are_the_deliverys_fault) {
   auto applied = s.writer->apply(sleep_summary("poison", "{}"), 1, kReceivedAt);
   BOOST_TEST(!applied.ok());
   BOOST_TEST(applied.error() == "summaries: rejected by a test trigger");
-  BOOST_TEST(s.writer->last_failure_is_data());
+  BOOST_TEST((applied.error_kind() == ErrorKind::data));
 }
 
 BOOST_AUTO_TEST_CASE(a_full_disk_is_the_stores_fault) {
@@ -486,7 +486,7 @@ BOOST_AUTO_TEST_CASE(a_full_disk_is_the_stores_fault) {
   auto applied = s.writer->apply(samples(many), 1, kReceivedAt);
   BOOST_TEST(!applied.ok());
   BOOST_TEST(applied.error().find("full") != std::string::npos, applied.error());
-  BOOST_TEST(!s.writer->last_failure_is_data());
+  BOOST_TEST((applied.error_kind() == ErrorKind::full));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

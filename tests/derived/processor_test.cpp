@@ -11,9 +11,12 @@
 
 #include "processor/parse_pipeline.h"
 #include "processor/processor.h"
+#include "store/sqlite/delivery_cursor.h"
+#include "store/sqlite/sqlite_processing_store.h"
 #include "store/sqlite/derived/derived_tables.h"
 #include "store/sqlite/sqlite_inbox.h"
 #include "tests/derived/corpus.h"
+#include "tests/derived/sqlite_processor.h"
 #include "tests/derived/store_dump.h"
 #include "tests/support/open_files.h"
 #include "tests/support/temp_dir.h"
@@ -38,7 +41,7 @@ void append(sqlite::Connection& db, const std::vector<store::NewDelivery>& deliv
 }
 
 std::unique_ptr<processor::Processor> make_processor(sqlite::Connection& db, processor::ProcessorOptions options = {}) {
-  auto created = processor::Processor::create(db, options);
+  auto created = test::sqlite_processor(db, options);
   BOOST_REQUIRE_MESSAGE(created, created.error());
   return std::move(*created);
 }
@@ -241,7 +244,7 @@ BOOST_AUTO_TEST_CASE(live_steps_apply_rows_parsed_ahead_as_the_inbox_grows) {
              boost::test_tools::per_element());
   // A reset between live steps (what `rebuild` does) moves applied_seq back under the
   // pipeline: the next step reads again from the start.
-  BOOST_REQUIRE(processor::reset_derived(db));
+  BOOST_REQUIRE(store::reset_derived(db, {}));
   append(db, {test::sleep_delivery("f", "sleep-5", 60)});
   BOOST_TEST(p->run_once(6));
   BOOST_TEST(p->applied_seq() == 2);
@@ -289,7 +292,7 @@ BOOST_AUTO_TEST_CASE(live_steps_parse_on_a_thread_only_for_a_backlog_nothing_add
   BOOST_TEST(p->applied_seq() == 12);
   // A reset while it runs (what `rebuild` does) moves applied_seq back under it: that
   // step goes inline from the start, and the thread starts again at the next one.
-  BOOST_REQUIRE(processor::reset_derived(db));
+  BOOST_REQUIRE(store::reset_derived(db, {}));
   BOOST_TEST(p->run_once(13));
   BOOST_TEST(!p->parsing_ahead());
   BOOST_TEST(p->applied_seq() == 2);
@@ -358,7 +361,8 @@ BOOST_AUTO_TEST_CASE(a_pipeline_slot_frees_a_large_body_once_it_is_applied) {
   auto big = test::heartrate_delivery("big", 1717200000000, 30000, 60);
   BOOST_REQUIRE_GT(big.body.size(), processor::ParsePipeline::kTrimAbove);
   append(db, {test::sleep_delivery("a", "sleep-1", 10), big, test::sleep_delivery("b", "sleep-2", 20)});
-  auto pipeline = processor::ParsePipeline::start(path, 0, 3, processor::ParsePipeline::Mode::follow);
+  auto pipeline = processor::ParsePipeline::start(store::open_delivery_reader(path, store::ReaderUse::follow).value(), 0, 3,
+                                                  processor::ParsePipeline::Mode::follow);
   BOOST_REQUIRE_MESSAGE(pipeline, pipeline.error());
   auto& p = **pipeline;
   int64_t seq = 0;
@@ -399,7 +403,8 @@ BOOST_AUTO_TEST_CASE(a_following_pipeline_parses_committed_rows_ahead_and_hands_
   append(db, {test::sleep_delivery("a", "sleep-1", 10), test::sleep_delivery("b", "sleep-2", 20),
               test::sleep_delivery("c", "sleep-3", 30)});
   BOOST_REQUIRE(db.exec("UPDATE inbox SET seq = 5 WHERE seq = 3"));  // seqs 1, 2, 5
-  auto pipeline = processor::ParsePipeline::start(path, 0, 1, processor::ParsePipeline::Mode::follow);
+  auto pipeline = processor::ParsePipeline::start(store::open_delivery_reader(path, store::ReaderUse::follow).value(), 0, 1,
+                                                  processor::ParsePipeline::Mode::follow);
   BOOST_REQUIRE_MESSAGE(pipeline, pipeline.error());
   auto& p = **pipeline;
   auto expect_row = [&](int64_t after_seq, int64_t seq) {
@@ -516,13 +521,13 @@ BOOST_AUTO_TEST_CASE(one_processor_per_database_file) {
   auto first_db = test::open_store(dir.file("healthhook.db"));
   auto second_db = test::open_store(dir.file("healthhook.db"));
   auto first = make_processor(first_db);
-  auto second = processor::Processor::create(second_db);
+  auto second = test::sqlite_processor(second_db);
   BOOST_TEST(!second.ok());
   BOOST_TEST(second.error() == dir.file("healthhook.db") +
                                    " is being processed by another healthhook process (a running `serve`, `rebuild` "
                                    "or `replay`); stop it first");
   first.reset();
-  BOOST_TEST(processor::Processor::create(second_db).ok());
+  BOOST_TEST(test::sqlite_processor(second_db).ok());
 }
 
 BOOST_AUTO_TEST_CASE(reset_derived_empties_every_derived_table_and_keeps_the_inbox_and_jobs) {
@@ -534,7 +539,7 @@ BOOST_AUTO_TEST_CASE(reset_derived_empties_every_derived_table_and_keeps_the_inb
   const Strings jobs = test::dump_table(db, "jobs");
   BOOST_TEST(!jobs.empty());
 
-  BOOST_REQUIRE(processor::reset_derived(db));
+  BOOST_REQUIRE(store::reset_derived(db, {}));
   // derived_tables() names every table of the schema but the inbox, its outcomes and
   // cursor, and jobs.
   Strings derived(store::derived_tables().begin(), store::derived_tables().end());

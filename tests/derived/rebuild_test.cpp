@@ -13,10 +13,12 @@
 #include "processor/processor.h"
 #include "store/sqlite/database.h"
 #include "store/sqlite/derived/derived_tables.h"
+#include "store/sqlite/sqlite_processing_store.h"
 #include "store/sqlite/migrations.h"
 #include "store/inbox_writer.h"
 #include "store/sqlite/sqlite_inbox.h"
 #include "tests/derived/corpus.h"
+#include "tests/derived/sqlite_processor.h"
 #include "tests/derived/store_dump.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
@@ -46,7 +48,7 @@ void check_equal(const State& actual, const State& expected) {
 void ingest_live(const std::string& path, const std::vector<store::NewDelivery>& corpus, std::mt19937& rng) {
   auto db = test::open_store(path);
   auto inbox = store::SqliteInbox::create(db).value();
-  auto processor = processor::Processor::create(db, {.max_rows_per_step = 400, .max_deliveries_per_step = 25}).value();
+  auto processor = test::sqlite_processor(db, {.max_rows_per_step = 400, .max_deliveries_per_step = 25}).value();
   store::InboxWriter writer(inbox, {});
   writer.add_background(processor.get());
   writer.start();
@@ -109,8 +111,8 @@ BOOST_AUTO_TEST_CASE(rebuild_of_a_live_processed_inbox_gives_identical_tables) {
 
     // In process: reset, then catch up from the inbox.
     const auto jobs = test::dump_table(db, "jobs");
-    auto p = processor::Processor::create(db).value();
-    BOOST_REQUIRE(processor::reset_derived(db));
+    auto p = test::sqlite_processor(db).value();
+    BOOST_REQUIRE(store::reset_derived(db, {}));
     int64_t last_progress = -1;
     auto done = p->run_until_caught_up([&](int64_t applied, int64_t last) {
       BOOST_TEST(last == static_cast<int64_t>(kCorpusSize));
@@ -135,7 +137,7 @@ BOOST_AUTO_TEST_CASE(rebuild_refuses_while_another_process_processes_the_databas
   TempDir dir;
   const std::string path = dir.file("healthhook.db");
   auto db = test::open_store(path);
-  auto serving = processor::Processor::create(db).value();
+  auto serving = test::sqlite_processor(db).value();
   auto result = test::run_healthhook({"rebuild", "--database", path});
   BOOST_TEST(result.exit_code == 1);
   BOOST_TEST(result.stderr_text == "healthhook rebuild: " + path +

@@ -12,6 +12,7 @@
 #include "store/sqlite/wal_checkpointer.h"
 #include "store/sqlite/sqlite_inbox.h"
 #include "tests/derived/corpus.h"
+#include "tests/derived/sqlite_processor.h"
 #include "tests/derived/store_dump.h"
 #include "tests/support/temp_dir.h"
 
@@ -132,7 +133,7 @@ BOOST_AUTO_TEST_CASE(a_live_step_leaves_ingest_commits_synchronous_full) {
   const auto delivery = test::sleep_delivery("msg_1", "sleep-1", 70);
   const store::NewDelivery* batch[] = {&delivery};
   BOOST_REQUIRE(inbox->append(batch));
-  auto p = processor::Processor::create(db);
+  auto p = test::sqlite_processor(db);
   BOOST_REQUIRE_MESSAGE(p, p.error());
   BOOST_TEST(!(*p)->run_once(1));
   BOOST_TEST((*p)->applied_seq() == 1);

@@ -7,6 +7,7 @@
 #include "store/sqlite/database.h"
 #include "store/inbox_writer.h"
 #include "store/sqlite/sqlite_inbox.h"
+#include "store/sqlite/wal_sync.h"
 #include "tests/support/http_client.h"
 #include "tests/support/ingest_stack.h"
 #include "tests/support/temp_dir.h"

@@ -3,17 +3,6 @@
 namespace hh::store {
 namespace {
 
-// Failures that come from the values being written, the same on every retry.
-bool is_data_error(int extended_code) {
-  switch (extended_code & 0xff) {
-    case SQLITE_CONSTRAINT:
-    case SQLITE_MISMATCH:
-    case SQLITE_TOOBIG:
-    case SQLITE_RANGE: return true;
-    default: return false;
-  }
-}
-
 // A change without a time range (everything but samples).
 Change change(int64_t seq, std::string_view table, std::string_view key, std::string_view op, int64_t row_count = 1) {
   return Change{seq, table, key, op, row_count, std::nullopt, std::nullopt};
@@ -47,11 +36,10 @@ Result<std::unique_ptr<DerivedWriter>> DerivedWriter::create(sqlite::Connection&
 Result<ApplyCounts> DerivedWriter::apply(const events::DeliveryRows& rows, int64_t seq, int64_t received_at_ms) {
   ApplyCounts counts;
   malformed_stream_ = false;
-  last_failure_is_data_ = false;
   if (auto applied = apply_rows(rows, seq, received_at_ms, counts); !applied) {
     // Read the code now: the caller's ROLLBACK replaces it.
-    last_failure_is_data_ = malformed_stream_ || is_data_error(db_->last_error_code());
-    return fail(applied.error());
+    const ErrorKind kind = malformed_stream_ ? ErrorKind::data : sqlite::error_kind(db_->last_error_code());
+    return fail(kind, applied.error());
   }
   return counts;
 }

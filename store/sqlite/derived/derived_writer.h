@@ -19,6 +19,7 @@
 
 #include "common/result.h"
 #include "events/event_rows.h"
+#include "store/processing_store.h"
 #include "store/sqlite/derived/change_feed.h"
 #include "store/sqlite/derived/follow_up_jobs.h"
 #include "store/sqlite/derived/record_tables.h"
@@ -28,13 +29,6 @@
 
 namespace hh::store {
 
-struct ApplyCounts {
-  int64_t rows_seen = 0;        // derived rows the delivery carried (samples, points, records): bounds a step
-  int64_t rows_written = 0;     // of those, inserted or replaced (stale versions excluded)
-  int64_t samples_written = 0;  // samples inserted or replaced
-  int64_t jobs_queued = 0;      // jobs queued or re-queued
-};
-
 class DerivedWriter {
  public:
   static Result<std::unique_ptr<DerivedWriter>> create(sqlite::Connection& db);
@@ -43,13 +37,10 @@ class DerivedWriter {
 
   // Applies `rows` of the delivery `seq`, received at `received_at_ms` (the jobs' time,
   // follow_up_jobs.h). On failure some rows may be written: roll back, then call
-  // forget_cached_ids().
+  // forget_cached_ids(). ErrorKind::data when the delivery itself is the cause (its values
+  // break a constraint, its stream cannot be read), so retrying cannot succeed; another
+  // kind for the store (disk full, I/O error, busy), which a later retry may get past.
   Result<ApplyCounts> apply(const events::DeliveryRows& rows, int64_t seq, int64_t received_at_ms);
-
-  // After a failed apply(): true when the delivery itself is the cause (its values break
-  // a constraint, its stream cannot be read), so retrying cannot succeed; false for the
-  // store (disk full, I/O error, busy), which a later retry may get past.
-  bool last_failure_is_data() const { return last_failure_is_data_; }
 
   // The processor's mode: change-feed rows are buffered and inserted several per
   // statement (change_feed.h says why). flush_changes() must run before the transaction
@@ -91,7 +82,6 @@ class DerivedWriter {
   std::vector<SeriesChange> series_changes_;  // reused per delivery
   std::string key_;                           // reused
   bool malformed_stream_ = false;
-  bool last_failure_is_data_ = false;
 };
 
 }  // namespace hh::store

@@ -33,7 +33,25 @@ constexpr std::string_view kRequeueSet =
     "payload = CASE WHEN state = 'done' AND json_valid(payload) "
     "THEN json_remove(payload, '$.cursor', '$.next_start_ms') ELSE payload END ";
 
+class SqliteJobAdmin final : public JobAdmin {
+ public:
+  explicit SqliteJobAdmin(sqlite::Connection db) : db_(std::move(db)) {}
+  Result<std::vector<JobRow>> list(const std::optional<std::string>& state) override { return list_jobs(db_, state); }
+  Result<std::optional<JobRow>> find(int64_t job_id) override { return find_job(db_, job_id); }
+  Result<RequeueStatus> requeue(int64_t job_id, int64_t now_ms) override { return requeue_job(db_, job_id, now_ms); }
+  Result<int64_t> requeue_dead(int64_t now_ms) override { return requeue_dead_jobs(db_, now_ms); }
+
+ private:
+  sqlite::Connection db_;
+};
+
 }  // namespace
+
+Result<std::unique_ptr<JobAdmin>> open_sqlite_job_admin(const std::string& path) {
+  auto db = open_admin_connection(path);
+  if (!db) return fail(db.error_kind(), db.error());
+  return std::unique_ptr<JobAdmin>(new SqliteJobAdmin(std::move(*db)));
+}
 
 Result<sqlite::Connection> open_admin_connection(const std::string& path, int64_t busy_timeout_ms) {
   std::error_code ec;

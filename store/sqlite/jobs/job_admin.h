@@ -4,27 +4,20 @@
 // BEGIN IMMEDIATE transaction, and the connection must have a busy_timeout so it waits
 // for the writer's transaction instead of failing (open_admin_connection sets both up).
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
+#include "store/jobs/job_admin.h"
 #include "store/sqlite/connection.h"
 
 namespace hh::store {
 
-// One row of `jobs`, as stored.
-struct JobRow {
-  int64_t job_id = 0;
-  std::string kind, job_key, state;
-  int64_t attempts = 0;
-  int64_t next_attempt_at = 0;
-  std::optional<std::string> last_error;
-  int64_t trigger_seq = 0;
-  std::string payload;
-  int64_t created_at = 0;
-  int64_t updated_at = 0;
-};
+// The JobAdmin (store/jobs/job_admin.h) of the existing database at `path`, on an admin
+// connection.
+Result<std::unique_ptr<JobAdmin>> open_sqlite_job_admin(const std::string& path);
 
 // An existing, migrated database, read-write, busy_timeout `busy_timeout_ms`.
 Result<sqlite::Connection> open_admin_connection(const std::string& path, int64_t busy_timeout_ms = 5000);
@@ -32,8 +25,6 @@ Result<sqlite::Connection> open_admin_connection(const std::string& path, int64_
 // All jobs, or those in `state` (queued|running|done|dead), by job_id.
 Result<std::vector<JobRow>> list_jobs(sqlite::Connection& db, const std::optional<std::string>& state);
 Result<std::optional<JobRow>> find_job(sqlite::Connection& db, int64_t job_id);
-
-enum class RequeueStatus { requeued, not_found, running };
 
 // queued/done/dead → queued, due now, attempts 0. A done backfill starts its window again
 // (the progress keys cursor and next_start_ms are removed; `page` keeps counting, so the

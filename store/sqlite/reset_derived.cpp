@@ -1,13 +1,13 @@
-// reset_derived (processor.h): the first half of `rebuild`.
-#include "processor/processor.h"
+// reset_derived (sqlite_processing_store.h): the first half of `rebuild`.
 #include "store/sqlite/derived/derived_tables.h"
+#include "store/sqlite/sqlite_processing_store.h"
 
-namespace hh::processor {
+namespace hh::store {
 
 Result<void> reset_derived(sqlite::Connection& write_db, ResetOptions options) {
   auto txn = sqlite::Transaction::begin(write_db);
-  if (!txn) return fail(txn.error());
-  if (auto cleared = store::clear_derived_tables(write_db); !cleared) return cleared;
+  if (!txn) return fail(txn.error_kind(), txn.error());
+  if (auto cleared = clear_derived_tables(write_db); !cleared) return cleared;
   if (!options.keep_statuses) {
     // Every delivery back to 'pending' (no outcome row).
     auto reset = write_db.exec("DELETE FROM delivery_outcomes");
@@ -17,4 +17,4 @@ Result<void> reset_derived(sqlite::Connection& write_db, ResetOptions options) {
   return txn->commit();
 }
 
-}  // namespace hh::processor
+}  // namespace hh::store

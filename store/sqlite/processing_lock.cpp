@@ -1,4 +1,4 @@
-#include "processor/processing_lock.h"
+#include "store/sqlite/processing_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace hh::processor {
+namespace hh::store {
 
 Result<ProcessingLock> ProcessingLock::acquire(sqlite::Connection& db) {
   const char* database = sqlite3_db_filename(db.get(), "main");
@@ -32,4 +32,4 @@ ProcessingLock::~ProcessingLock() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-}  // namespace hh::processor
+}  // namespace hh::store

@@ -13,7 +13,7 @@
 #include "common/result.h"
 #include "store/sqlite/connection.h"
 
-namespace hh::processor {
+namespace hh::store {
 
 class ProcessingLock {
  public:
@@ -27,4 +27,4 @@ class ProcessingLock {
   int fd_;
 };
 
-}  // namespace hh::processor
+}  // namespace hh::store

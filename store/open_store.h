@@ -1,0 +1,25 @@
+#pragma once
+// The one place a store is opened: `database = …` of the settings says which backend.
+//   a file path            SQLite (store/sqlite/), created and migrated if needed
+//   postgresql://…         PostgreSQL (spec §9): not built yet, fails with a clear error
+//   any other scheme://    fails with a clear error
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+#include "store/jobs/job_admin.h"
+#include "store/store.h"
+#include "store/store_options.h"
+
+namespace hh::store {
+
+// Once per process, before any store is opened: settings the backends take only then.
+void prepare_backends();
+
+Result<std::unique_ptr<Store>> open_store(const std::string& database, const StoreOptions& options);
+
+// The job administration of an existing store (`healthhook jobs`), beside a running
+// server; nothing is created or migrated.
+Result<std::unique_ptr<JobAdmin>> open_job_admin(const std::string& database);
+
+}  // namespace hh::store

@@ -1,0 +1,137 @@
+#pragma once
+// What the event processor (processor/processor.h) asks of the store: the inbox in seq
+// order after the applied position, the derived rows of each delivery, each delivery's
+// outcome, and the applied position itself, all inside one transaction per step; a
+// reader of its own for a parse thread running ahead; the reset that starts a rebuild.
+//
+// Holding a ProcessingStore is holding the store's processing lock: at most one exists
+// per store, across processes, so a rebuild cannot empty the tables under a running
+// server (opening a second one fails and says so).
+//
+// Hot path: one next() per delivery read (its views point into the store's buffers, no
+// copy of the body), one apply() per delivery with all of its rows, one
+// record_outcomes() per step.
+//
+// Lifetime: the Store that opened it must outlive it; used on one thread (the writer
+// thread in `serve`).
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "common/result.h"
+#include "events/delivery_parser.h"
+#include "events/event_rows.h"
+#include "store/durability.h"
+
+namespace hh::store {
+
+// What the store says about a delivery before this step: a status that would not change
+// is not written again (each write of a delivery may rewrite its whole row, body included).
+struct StoredOutcome {
+  std::string_view status;
+  std::optional<std::string_view> family;
+  std::optional<std::string_view> error;
+};
+
+// One inbox row as the processor reads it.
+struct PendingDelivery {
+  events::InboxRow row;  // views valid until the cursor's next next() or finish()
+  int64_t received_at_ms = 0;
+  StoredOutcome stored;
+};
+
+// A delivery's new status, family and error ("" = none), for record_outcomes().
+struct OutcomeUpdate {
+  int64_t seq = 0;
+  std::string_view status;
+  std::string_view family;
+  std::string_view error;
+};
+
+// What applying one delivery wrote.
+struct ApplyCounts {
+  int64_t rows_seen = 0;        // derived rows the delivery carried (samples, points, records): bounds a step
+  int64_t rows_written = 0;     // of those, inserted or replaced (stale versions excluded)
+  int64_t samples_written = 0;  // samples inserted or replaced
+  int64_t jobs_queued = 0;      // jobs queued or re-queued
+};
+
+// Reads inbox rows in seq order.
+class DeliveryCursor {
+ public:
+  virtual ~DeliveryCursor() = default;
+  // Reads the rows with `after` < seq <= `last` in seq order, at most `limit` of them.
+  virtual void start(int64_t after, int64_t last, int64_t limit) = 0;
+  // False when there are no more rows.
+  virtual Result<bool> next(PendingDelivery& pending) = 0;
+  // Ends the read: required before the step writes, and to let a reader's snapshot go.
+  virtual void finish() = 0;
+};
+
+// What a reader of its own is for: `catch_up` reads most of the inbox (the backend may
+// read in bulk), `follow` reads the newest rows as they are committed.
+enum class ReaderUse { catch_up, follow };
+
+struct ResetOptions {
+  // false: every delivery goes back to 'pending' (its outcome forgotten), so the inbox
+  // says nothing is applied. true: each delivery keeps its outcome until it is applied
+  // again, and the step writes only those that change (what `rebuild` does: far fewer
+  // writes when little changes). The applied position says what is applied either way.
+  bool keep_statuses = false;
+};
+
+class ProcessingStore {
+ public:
+  virtual ~ProcessingStore() = default;
+
+  // Every delivery up to it has been applied (0: none).
+  virtual Result<int64_t> applied_seq() = 0;
+  // The newest inbox row (0 for an empty inbox).
+  virtual Result<int64_t> newest_seq() = 0;
+
+  // One step's transaction. begin_step() takes the write lock (busy: ErrorKind::busy) and
+  // drops change-feed rows a rolled-back step left buffered. rollback_step() does nothing
+  // when no step is open (so it is safe after any failure). A failed commit leaves the
+  // step open: roll it back.
+  virtual Result<void> begin_step() = 0;
+  virtual Result<void> commit_step() = 0;
+  virtual void rollback_step() = 0;
+
+  // Inside a step: the inbox on the step's own transaction.
+  virtual DeliveryCursor& deliveries() = 0;
+  // Applies `rows` of the delivery `seq` (latest-wins upserts, change feed, follow-up
+  // jobs: store/sqlite/derived/derived_writer.h). A failure caused by the delivery
+  // itself (a constraint, a stream that cannot be read) has ErrorKind::data: retrying
+  // cannot succeed. On failure some rows may be written: roll back, then forget_cached_ids().
+  virtual Result<ApplyCounts> apply(const events::DeliveryRows& rows, int64_t seq, int64_t received_at_ms) = 0;
+  // Writes the change-feed rows the step's apply() calls buffered; before commit_step().
+  virtual Result<void> write_changes() = 0;
+  virtual Result<void> record_outcomes(std::span<const OutcomeUpdate> outcomes) = 0;
+  virtual Result<void> set_applied_seq(int64_t seq) = 0;
+  // Ids remembered from rows that a rollback or a reset removed must not be used again.
+  virtual void forget_cached_ids() = 0;
+
+  // Around live steps: their commits need no sync of their own (the next synced commit
+  // covers them; store/sqlite/step_durability.h says why that is safe). relax() before
+  // the step, restore() after its commit or rollback.
+  virtual Result<void> relax_step_sync() = 0;
+  virtual Result<void> restore_step_sync() = 0;
+
+  // Whether helpers with connections of their own (a reader, a checkpointer) can be
+  // started at all (SQLite: not for a database without a file).
+  virtual bool has_helpers() const = 0;
+  // A reader with its own connection, for a thread: reads what is committed, alongside
+  // the steps.
+  virtual Result<std::unique_ptr<DeliveryCursor>> open_reader(ReaderUse use) = 0;
+  // A checkpointer at CheckpointPace::catching_up, whose finishing the caller runs
+  // between its steps. Create and destroy it between steps.
+  virtual Result<std::unique_ptr<Checkpointer>> start_catch_up_checkpointer() = 0;
+
+  // `rebuild`: empties the derived tables (not the inbox, not jobs), resets outcomes (see
+  // ResetOptions) and the applied position to 0, in one transaction.
+  virtual Result<void> reset_derived(ResetOptions options) = 0;
+};
+
+}  // namespace hh::store

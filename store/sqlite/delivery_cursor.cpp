@@ -1,0 +1,71 @@
+#include "store/sqlite/delivery_cursor.h"
+
+#include "store/sqlite/database.h"
+
+namespace hh::store {
+namespace {
+
+// At most the first 256 MiB of the file are mapped; SQLite reads the rest with pread().
+constexpr const char* kReaderMmap = "PRAGMA mmap_size = 268435456";
+
+class DeliveryReader final : public DeliveryCursor {
+ public:
+  DeliveryReader(sqlite::Connection db, SqliteDeliveryCursor cursor) : db_(std::move(db)), cursor_(std::move(cursor)) {}
+  void start(int64_t after, int64_t last, int64_t limit) override { cursor_.start(after, last, limit); }
+  Result<bool> next(PendingDelivery& pending) override { return cursor_.next(pending); }
+  void finish() override { cursor_.finish(); }
+
+ private:
+  sqlite::Connection db_;  // declared first: destroyed after the cursor's statement
+  SqliteDeliveryCursor cursor_;
+};
+
+}  // namespace
+
+Result<SqliteDeliveryCursor> SqliteDeliveryCursor::create(sqlite::Connection& db) {
+  auto select = db.prepare(
+      "SELECT seq, origin, received_at, event_type, headers, body, status, family, error FROM deliveries "
+      "WHERE seq > ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3");
+  if (!select) return fail(select.error());
+  return SqliteDeliveryCursor(std::move(*select));
+}
+
+void SqliteDeliveryCursor::start(int64_t after, int64_t last, int64_t limit) {
+  select_.bind(1, after).bind(2, last).bind(3, limit);
+}
+
+Result<bool> SqliteDeliveryCursor::next(PendingDelivery& pending) {
+  auto row = select_.step();
+  if (!row) return fail(row.error());
+  if (!*row) return false;
+  pending.row.seq = select_.column_int(0);
+  pending.row.origin = select_.column_text(1);
+  pending.received_at_ms = select_.column_int(2);
+  pending.row.event_type = select_.column_text(3);  // "" for NULL
+  pending.row.headers_json = select_.column_text(4);
+  pending.row.body = select_.column_blob(5);
+  pending.stored.status = select_.column_text(6);
+  pending.stored.family = select_.column_optional_text(7);
+  pending.stored.error = select_.column_optional_text(8);
+  return true;
+}
+
+void SqliteDeliveryCursor::finish() { select_.reset(); }
+
+Result<std::unique_ptr<DeliveryCursor>> open_delivery_reader(const std::string& path, ReaderUse use) {
+  auto db = open_for_reading(path);
+  if (!db) return fail(db.error());
+  // Page reads through mmap instead of one pread() per page: reading large bodies is much
+  // of a catch-up's work. SQLite falls back to reads by itself.
+  // Not when following: its rows are the newest, mostly still in the WAL (read with
+  // pread() either way), and `serve` would show every page of the file it ever read in
+  // its resident memory.
+  if (use == ReaderUse::catch_up) {
+    if (auto mapped = db->exec(kReaderMmap); !mapped) return fail(mapped.error());
+  }
+  auto cursor = SqliteDeliveryCursor::create(*db);
+  if (!cursor) return fail(cursor.error());
+  return std::unique_ptr<DeliveryCursor>(new DeliveryReader(std::move(*db), std::move(*cursor)));
+}
+
+}  // namespace hh::store

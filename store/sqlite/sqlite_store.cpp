@@ -1,0 +1,78 @@
+#include "store/sqlite/sqlite_store.h"
+
+#include <sqlite3.h>
+
+#include <filesystem>
+
+#include "store/sqlite/database.h"
+#include "store/sqlite/jobs/job_store.h"
+#include "store/sqlite/sqlite_inbox.h"
+#include "store/sqlite/sqlite_processing_store.h"
+#include "store/sqlite/wal_checkpointer.h"
+#include "store/sqlite/wal_sync.h"
+
+namespace hh::store {
+namespace {
+
+// SQLite's own autocheckpoint threshold (pages): a short WAL keeps reads of the read API
+// fast (docs/decisions/002-checkpointer-thread.md).
+constexpr int kServingCheckpointFrames = 1000;
+// Reads of pages through mmap rather than one pread() each, for a rebuild (the old tables
+// are walked to be freed, the new ones read while inserting).
+constexpr int64_t kBulkReadMmapBytes = int64_t{1} << 30;
+
+}  // namespace
+
+void SqliteStore::prepare_process() {
+  // SQLite's allocation statistics take one process-wide mutex on every malloc and free,
+  // which every thread with a connection (writer, checkpointer, readers, a rebuild's
+  // parser) then contends for; nothing here reads them. Must come before the first
+  // connection (SQLite refuses it later, harmlessly).
+  sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, const StoreOptions& options) {
+  auto db = open_for_writing(path, options);
+  if (!db) return fail(db.error_kind(), db.error());
+  return std::unique_ptr<SqliteStore>(new SqliteStore(path, std::move(*db)));
+}
+
+Result<std::unique_ptr<Inbox>> SqliteStore::open_inbox() {
+  auto inbox = SqliteInbox::create(db_);
+  if (!inbox) return fail(inbox.error());
+  return std::unique_ptr<Inbox>(new SqliteInbox(std::move(*inbox)));
+}
+
+Result<std::unique_ptr<ProcessingStore>> SqliteStore::open_processing() { return open_sqlite_processing(db_); }
+
+Result<std::unique_ptr<JobQueue>> SqliteStore::open_job_queue() {
+  auto jobs = JobStore::create(db_);
+  if (!jobs) return fail(jobs.error());
+  return std::unique_ptr<JobQueue>(new JobStore(std::move(*jobs)));
+}
+
+// The write connection commits with synchronous = NORMAL (SQLite writes the WAL frames but
+// does not sync them) and the WalSync syncs the "-wal" file after the commits (wal_sync.h).
+Result<std::unique_ptr<CommitSync>> SqliteStore::sync_commits_on_thread() {
+  if (auto opened = db_.open_wal(); !opened) return fail(opened.error());  // the "-wal" file exists
+  auto sync = WalSync::open(path_ + "-wal");
+  if (!sync) return fail(sync.error());
+  if (auto relaxed = db_.exec("PRAGMA synchronous = NORMAL"); !relaxed) return fail(relaxed.error());
+  return std::unique_ptr<CommitSync>(std::move(*sync));
+}
+
+Result<std::unique_ptr<Checkpointer>> SqliteStore::start_checkpointer() {
+  auto started = WalCheckpointer::start(db_, path_, kServingCheckpointFrames);
+  if (!started) return fail(started.error());
+  return std::unique_ptr<Checkpointer>(std::move(*started));
+}
+
+Result<void> SqliteStore::prefer_bulk_reads() {
+  return db_.exec("PRAGMA mmap_size = " + std::to_string(kBulkReadMmapBytes));
+}
+
+std::string SqliteStore::local_folder() const {
+  return std::filesystem::absolute(path_).parent_path().string();
+}
+
+}  // namespace hh::store

@@ -1,0 +1,39 @@
+#pragma once
+// The SQLite Store (store/store.h): one database file, its write connection, and what
+// the write side gets from it. Opened by store::open_store for a `database` that is a
+// file path.
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+#include "store/sqlite/connection.h"
+#include "store/store.h"
+#include "store/store_options.h"
+
+namespace hh::store {
+
+class SqliteStore final : public Store {
+ public:
+  // Opens (creating if needed) and migrates the database at `path`.
+  static Result<std::unique_ptr<SqliteStore>> open(const std::string& path, const StoreOptions& options);
+  // Process-wide SQLite settings; before the first connection (store::prepare_backends).
+  static void prepare_process();
+
+  Result<std::unique_ptr<Inbox>> open_inbox() override;
+  Result<std::unique_ptr<ProcessingStore>> open_processing() override;
+  Result<std::unique_ptr<JobQueue>> open_job_queue() override;
+  Result<std::unique_ptr<CommitSync>> sync_commits_on_thread() override;
+  Result<std::unique_ptr<Checkpointer>> start_checkpointer() override;
+  Result<void> prefer_bulk_reads() override;
+  std::string local_folder() const override;
+
+  // The write connection, for tests of the SQLite backend.
+  sqlite::Connection& write_connection() { return db_; }
+
+ private:
+  SqliteStore(std::string path, sqlite::Connection db) : path_(std::move(path)), db_(std::move(db)) {}
+  const std::string path_;
+  sqlite::Connection db_;
+};
+
+}  // namespace hh::store

@@ -1,0 +1,18 @@
+#pragma once
+// The settings every backend is opened with (config: `database = …` and the store keys).
+#include <cstdint>
+
+namespace hh::store {
+
+struct StoreOptions {
+  // Durability of each commit. true (default): a commit survives power loss, so the 2xx
+  // we send after it is a promise. false: a commit survives a crash of the process, but
+  // the last commits can be lost on power loss or an OS crash, after the service was told
+  // they arrived; faster only where syncs are slow.
+  bool synchronous_full = true;
+  int64_t cache_size_mib = 64;      // the backend's page cache, per write connection
+  int64_t busy_timeout_ms = 5000;   // a lock held longer than this fails the commit (503)
+  int64_t max_database_mib = 0;     // 0: unlimited; else commits that would grow the store past it fail (503)
+};
+
+}  // namespace hh::store
