@@ -117,8 +117,7 @@ ProcessResult run_healthhook(const std::vector<std::string>& args, const std::st
 
 ServerProcess::ServerProcess(const TempDir& dir, const std::string& extra_toml, std::chrono::seconds startup_timeout,
                              const std::vector<std::string>& extra_env, const ProcessLimits& limits)
-    : dir_(dir),
-      extra_env_(extra_env),
+    : extra_env_(extra_env),
       limits_(limits),
       secret_(random_secret()),
       database_(dir.file("healthhook.db")) {

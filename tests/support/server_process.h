@@ -75,7 +75,6 @@ class ServerProcess {
   void spawn(std::chrono::seconds startup_timeout);
   void reap(bool block);
 
-  const TempDir& dir_;
   std::vector<std::string> extra_env_;
   ProcessLimits limits_;
   std::string secret_;
