@@ -7,13 +7,7 @@
 namespace hh::store {
 
 Result<std::unique_ptr<StoreFigures>> open_figures(const std::string& database) {
-  auto kind = database_kind(database);
-  if (!kind) return fail(kind.error());
-  switch (*kind) {
-    case DatabaseKind::sqlite_file: return open_sqlite_figures(database);
-    case DatabaseKind::postgresql: break;
-  }
-  return no_backend(*kind);
+  return open_backend<StoreFigures>(database, open_sqlite_figures);
 }
 
 }  // namespace hh::store

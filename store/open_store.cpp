@@ -9,19 +9,11 @@ namespace hh::store {
 void prepare_backends() { SqliteStore::prepare_process(); }
 
 Result<std::unique_ptr<Store>> open_store(const std::string& database, const StoreOptions& options) {
-  auto kind = database_kind(database);
-  if (!kind) return fail(kind.error_kind(), kind.error());
-  if (*kind != DatabaseKind::sqlite_file) return no_backend(*kind);
-  auto opened = SqliteStore::open(database, options);
-  if (!opened) return fail(opened.error_kind(), opened.error());
-  return std::unique_ptr<Store>(std::move(*opened));
+  return open_backend<Store>(database, [&](const std::string& path) { return SqliteStore::open(path, options); });
 }
 
 Result<std::unique_ptr<JobAdmin>> open_job_admin(const std::string& database) {
-  auto kind = database_kind(database);
-  if (!kind) return fail(kind.error_kind(), kind.error());
-  if (*kind != DatabaseKind::sqlite_file) return no_backend(*kind);
-  return open_sqlite_job_admin(database);
+  return open_backend<JobAdmin>(database, open_sqlite_job_admin);
 }
 
 }  // namespace hh::store

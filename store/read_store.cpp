@@ -7,13 +7,7 @@
 namespace hh::store {
 
 Result<std::unique_ptr<ReadStore>> open_read_store(const std::string& database) {
-  auto kind = database_kind(database);
-  if (!kind) return fail(kind.error());
-  switch (*kind) {
-    case DatabaseKind::sqlite_file: return open_sqlite_read_store(database);
-    case DatabaseKind::postgresql: break;
-  }
-  return no_backend(*kind);
+  return open_backend<ReadStore>(database, open_sqlite_read_store);
 }
 
 }  // namespace hh::store
