@@ -51,15 +51,70 @@ if(HEALTHHOOK_TSAN)
   target_link_options(healthhook_flags INTERFACE -fsanitize=thread)
 endif()
 
+# What a library's sources see, and what it shows (issue 32): the program's folders include
+# each other only through the headers each folder lists as public. A folder's libraries
+# get two include trees under the build folder, made of symbolic links to the sources
+# (<id> is the folder's path with '.' for '/', e.g. common.http_client):
+#   include/<id>/<folder>/…          only the headers the folder's CMakeLists.txt passes to
+#                                    healthhook_public_headers(); what links one of its
+#                                    libraries sees these (INTERFACE)
+#   include-private/<id>/<folder>    the whole folder, for its own sources (PRIVATE)
+# so that `#include "store/sqlite/database.h"` outside store/ fails to compile instead of
+# quietly reaching past the store's interfaces. Includes keep their paths from the top of
+# the tree ("store/inbox.h"). The tests and the benchmarks are white-box: they see the
+# whole tree (tests/CMakeLists.txt, bench/CMakeLists.txt).
 set(healthhook_tests_dir "${PROJECT_SOURCE_DIR}/tests")
+
+# The calling folder, relative to the top, and its id in the include trees.
+macro(healthhook_folder_id)
+  file(RELATIVE_PATH folder "${PROJECT_SOURCE_DIR}" "${CMAKE_CURRENT_SOURCE_DIR}")
+  string(REPLACE "/" "." folder_id "${folder}")
+endmacro()
+
+# healthhook_public_headers(header…): the headers of the calling folder (paths relative to
+# it) that other folders may include. Call it before the folder's healthhook_library().
+function(healthhook_public_headers)
+  healthhook_folder_id()
+  set(tree "${PROJECT_BINARY_DIR}/include/${folder_id}")
+  file(REMOVE_RECURSE "${tree}")  # a header taken off the list must disappear
+  foreach(header IN LISTS ARGN)
+    if(NOT EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/${header}")
+      message(FATAL_ERROR "healthhook_public_headers: ${folder}/${header} does not exist")
+    endif()
+    cmake_path(GET header PARENT_PATH sub)
+    file(MAKE_DIRECTORY "${tree}/${folder}/${sub}")
+    file(CREATE_LINK "${CMAKE_CURRENT_SOURCE_DIR}/${header}" "${tree}/${folder}/${header}" SYMBOLIC)
+  endforeach()
+  set(healthhook_public_tree "${tree}" PARENT_SCOPE)
+endfunction()
+
+# healthhook_folder_includes(target): the calling folder's own sources, whole, for
+# `target` (a library or the program); the folder's public headers for what links it.
+function(healthhook_folder_includes target)
+  healthhook_folder_id()
+  set(root "${PROJECT_BINARY_DIR}/include-private/${folder_id}")
+  if(NOT IS_SYMLINK "${root}/${folder}")
+    cmake_path(GET folder PARENT_PATH parent)
+    file(MAKE_DIRECTORY "${root}/${parent}")
+    file(CREATE_LINK "${CMAKE_CURRENT_SOURCE_DIR}" "${root}/${folder}" SYMBOLIC)
+  endif()
+  target_include_directories(${target} PRIVATE "${root}")
+  # (A subfolder inherits its parent's variable: only this folder's own list counts.)
+  if(healthhook_public_tree STREQUAL "${PROJECT_BINARY_DIR}/include/${folder_id}")
+    target_include_directories(${target} INTERFACE "${healthhook_public_tree}")
+  endif()
+endfunction()
+
 # healthhook_library(name SOURCES ...): a stage library with our defaults.
 function(healthhook_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
   add_library(${name} STATIC ${ARG_SOURCES})
-  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
   target_link_libraries(${name} PUBLIC healthhook_options)
   cmake_path(IS_PREFIX healthhook_tests_dir "${CMAKE_CURRENT_SOURCE_DIR}" NORMALIZE in_tests)
-  if(NOT in_tests)
+  if(in_tests)
+    target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  else()
+    healthhook_folder_includes(${name})
     target_link_libraries(${name} PRIVATE healthhook_fuzz_coverage)
   endif()
 endfunction()
