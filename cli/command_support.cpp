@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "app/store_settings.h"
 #include "common/log.h"
 #include "store/database_location.h"
 
@@ -46,12 +47,7 @@ std::optional<config::Settings> load_settings_or_report(const SettingsFlags& fla
 }
 
 std::unique_ptr<store::Store> open_store_or_report(const config::Settings& settings, std::string_view command) {
-  store::StoreOptions options;
-  options.synchronous_full = settings.synchronous == "full";
-  options.cache_size_mib = settings.cache_size_mib;
-  options.busy_timeout_ms = settings.commit_deadline_ms;
-  options.max_database_mib = settings.max_database_mib;
-  auto opened = store::open_store(settings.database, options);
+  auto opened = store::open_store(settings.database, app::store_options(settings));
   if (!opened) {
     report_error(command, opened.error());
     return nullptr;

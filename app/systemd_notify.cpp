@@ -1,4 +1,4 @@
-#include "cli/systemd_notify.h"
+#include "app/systemd_notify.h"
 
 #include <systemd/sd-daemon.h>
 
@@ -8,7 +8,7 @@
 
 #include "common/log.h"
 
-namespace hh::cli::systemd {
+namespace hh::app::systemd {
 namespace {
 
 std::atomic<bool> g_failure_logged{false};
@@ -44,4 +44,4 @@ std::optional<std::chrono::microseconds> watchdog_timeout() {
   return std::chrono::microseconds(usec);
 }
 
-}  // namespace hh::cli::systemd
+}  // namespace hh::app::systemd

@@ -15,7 +15,7 @@
 #include <optional>
 #include <string_view>
 
-namespace hh::cli::systemd {
+namespace hh::app::systemd {
 
 void ready(std::string_view status);
 void reloading();
@@ -26,4 +26,4 @@ void watchdog();
 // ($WATCHDOG_PID unset or equal to our pid); nullopt when there is no watchdog.
 std::optional<std::chrono::microseconds> watchdog_timeout();
 
-}  // namespace hh::cli::systemd
+}  // namespace hh::app::systemd

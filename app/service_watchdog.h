@@ -16,7 +16,7 @@
 
 #include "store/inbox_writer.h"
 
-namespace hh::cli {
+namespace hh::app {
 
 class ServiceWatchdog {
  public:
@@ -41,4 +41,4 @@ class ServiceWatchdog {
   bool writer_warning_logged_ = false;
 };
 
-}  // namespace hh::cli
+}  // namespace hh::app

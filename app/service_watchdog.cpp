@@ -1,11 +1,11 @@
-#include "cli/service_watchdog.h"
+#include "app/service_watchdog.h"
 
 #include <boost/asio/post.hpp>
 
-#include "cli/systemd_notify.h"
+#include "app/systemd_notify.h"
 #include "common/log.h"
 
-namespace hh::cli {
+namespace hh::app {
 
 namespace net = boost::asio;
 
@@ -42,4 +42,4 @@ void ServiceWatchdog::tick() {
   });
 }
 
-}  // namespace hh::cli
+}  // namespace hh::app

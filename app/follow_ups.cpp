@@ -1,0 +1,26 @@
+#include "app/follow_ups.h"
+
+namespace hh::app {
+
+Result<std::unique_ptr<FollowUps>> open_follow_ups(const config::Settings& settings, const config::Secrets& secrets,
+                                                   Ingest& ingest) {
+  if (secrets.api_key.empty()) return std::unique_ptr<FollowUps>();
+  auto follow_ups = std::make_unique<FollowUps>();
+  auto jobs = ingest.store->open_job_queue();
+  if (!jobs) return Error{jobs.error(), ErrorKind::other};
+  follow_ups->job_queue = std::move(*jobs);
+  fetcher::FetcherOptions options;
+  options.database = settings.database;
+  options.service = settings.service;
+  options.api_key = secrets.api_key;
+  options.base_dir = settings.base_dir;
+  options.observe_request = [metrics = &follow_ups->fetch_metrics](std::string_view outcome, double seconds) {
+    metrics->record(outcome, seconds);
+  };
+  auto created = fetcher::Fetcher::create(std::move(options), *ingest.writer, *ingest.inbox, *follow_ups->job_queue);
+  if (!created) return fail(ErrorKind::data, created.error());
+  follow_ups->fetcher = std::move(*created);
+  return follow_ups;
+}
+
+}  // namespace hh::app

@@ -1,0 +1,114 @@
+#include "app/http_front.h"
+
+#include "app/limits_that_fit.h"
+#include "common/log.h"
+#include "metrics/ingest_metrics.h"
+#include "metrics/pipeline_metrics.h"
+#include "receiver/http/health_endpoints.h"
+#include "receiver/http/server_tls.h"
+
+namespace hh::app {
+namespace {
+
+// Threads for work that may block (database reads of /metrics and the read API).
+constexpr unsigned kBlockingThreads = 2;
+
+Result<void> mount_endpoints(HttpFront& front, const FrontParts& parts) {
+  const config::Settings& settings = parts.settings;
+  front.webhook = std::make_unique<http::WebhookEndpoint>(
+      *parts.ingest.writer, parts.verifier,
+      http::WebhookOptions{.retry_after_seconds = settings.retry_after_s,
+                           .request_deadline = std::chrono::milliseconds(settings.request_deadline_ms),
+                           .refusals = &front.refusals});
+  front.webhook->mount(front.router, settings.webhook_path);
+  http::add_health_endpoints(front.router, *parts.ingest.writer);
+  // Read API under /v1/ (spec §7), only when read_api.token_file is set (api/read_api.h).
+  if (!parts.secrets.read_api_token.empty()) {
+    auto created = api::ReadApi::create(settings.database, parts.secrets.read_api_token);
+    if (!created) return fail(ErrorKind::other, created.error());
+    front.read_api = std::move(*created);
+    front.read_api->mount(front.router, front.blocking);
+  }
+  return {};
+}
+
+// GET /metrics (Prometheus). Components plug in with one metrics_endpoint.add(...) each.
+Result<void> mount_metrics(HttpFront& front, const FrontParts& parts) {
+  const config::Settings& settings = parts.settings;
+  const Ingest& ingest = parts.ingest;
+  front.metrics_endpoint.add(metrics::ingest_metrics({.webhook = &front.webhook->stats(),
+                                                      .writer = ingest.writer.get(),
+                                                      .commits = &ingest.commit_metrics,
+                                                      .queue_high_water = static_cast<uint64_t>(settings.queue_high_water),
+                                                      .disk_path = ingest.writer_options.disk_path,
+                                                      .min_free_disk_bytes = ingest.writer_options.min_free_disk_bytes,
+                                                      .refusals = &front.refusals}));
+  auto store_metrics = metrics::StoreMetrics::open(settings.database);
+  if (!store_metrics) return fail(ErrorKind::other, store_metrics.error());
+  front.store_metrics = std::move(*store_metrics);
+  front.metrics_endpoint.add([reads = front.store_metrics.get()](metrics::PrometheusText& out) { reads->collect(out); });
+  front.metrics_endpoint.add(metrics::processor_metrics(*parts.processing.processor));
+  if (parts.processing.checkpointer) {
+    front.metrics_endpoint.add(metrics::checkpointer_metrics(*parts.processing.checkpointer));
+  }
+  if (parts.follow_ups) {
+    front.metrics_endpoint.add(metrics::fetcher_metrics(*parts.follow_ups->fetcher, parts.follow_ups->fetch_metrics));
+  }
+  front.metrics_endpoint.install(front.router, front.blocking, parts.secrets.metrics_token);
+  return {};
+}
+
+http::SessionLimits session_limits(HttpFront& front, const FrontParts& parts) {
+  const config::Settings& settings = parts.settings;
+  http::SessionLimits limits;
+  limits.max_body_bytes = body_limit_that_fits(settings, *parts.ingest.inbox);
+  limits.max_header_bytes = static_cast<uint32_t>(settings.max_header_bytes);
+  limits.idle_timeout = std::chrono::seconds(settings.idle_timeout_s);
+  limits.header_timeout = std::chrono::seconds(settings.header_timeout_s);
+  limits.body_timeout = std::chrono::seconds(settings.body_timeout_s);
+  limits.retry_after_seconds = settings.retry_after_s;
+  limits.refusals = &front.refusals;
+  limits.body_budget = &front.body_budget;
+  return limits;
+}
+
+// The listener, with TLS when tls.cert_file is set, bound to `listen`.
+Result<void> bind_listener(HttpFront& front, const FrontParts& parts) {
+  const config::Settings& settings = parts.settings;
+  front.listener = std::make_unique<http::Listener>(
+      front.io, parts.threads, front.router, session_limits(front, parts),
+      http::ConnectionLimits{.max_connections = parts.max_connections,
+                            .max_connections_per_ip = static_cast<size_t>(settings.max_connections_per_ip)});
+  front.refusal_log = std::make_unique<http::RefusalLog>(front.io, front.refusals,
+                                                         std::chrono::seconds(settings.refusal_log_interval_s));
+  if (!settings.tls.cert_file.empty()) {
+    auto certificate = http::load_server_certificate(settings.tls.cert_file, settings.tls.key_file, settings.base_dir);
+    if (!certificate) return fail(ErrorKind::data, certificate.error());
+    front.listener->set_tls(certificate->context);
+    log::info("tls")
+        .str("subject", certificate->subject)
+        .str("serial", certificate->serial)
+        .str("not_after", certificate->not_after);
+  }
+  if (auto listening = front.listener->listen(settings.listen); !listening) {
+    return fail(ErrorKind::other, listening.error());
+  }
+  return {};
+}
+
+}  // namespace
+
+HttpFront::HttpFront(const config::Settings& settings, unsigned threads)
+    : body_budget(static_cast<uint64_t>(settings.max_inflight_body_mib) * 1024 * 1024),
+      blocking(kBlockingThreads),
+      io(static_cast<int>(threads)) {}
+
+Result<std::unique_ptr<HttpFront>> open_http_front(FrontParts parts) {
+  auto front = std::make_unique<HttpFront>(parts.settings, parts.threads);
+  if (auto mounted = mount_endpoints(*front, parts); !mounted) return Error{mounted.error(), mounted.error_kind()};
+  if (auto mounted = mount_metrics(*front, parts); !mounted) return Error{mounted.error(), mounted.error_kind()};
+  if (auto bound = bind_listener(*front, parts); !bound) return Error{bound.error(), bound.error_kind()};
+  return front;
+}
+
+}  // namespace hh::app

@@ -1,0 +1,58 @@
+#pragma once
+// The HTTP side of `serve`: the io_context, the router with the webhook, health, read API
+// and metrics endpoints, and the listener (TLS when configured), bound but not started.
+#include <boost/asio/io_context.hpp>
+#include <memory>
+
+#include "api/read_api.h"
+#include "app/follow_ups.h"
+#include "app/ingest.h"
+#include "app/processing.h"
+#include "common/result.h"
+#include "config/secrets.h"
+#include "config/settings.h"
+#include "metrics/metrics_endpoint.h"
+#include "metrics/store_metrics.h"
+#include "receiver/http/body_budget.h"
+#include "receiver/http/listener.h"
+#include "receiver/http/off_io.h"
+#include "receiver/http/refusals.h"
+#include "receiver/http/router.h"
+#include "receiver/http/webhook_endpoint.h"
+#include "receiver/signature/webhook_signature.h"
+
+namespace hh::app {
+
+struct HttpFront {
+  HttpFront(const config::Settings& settings, unsigned threads);
+
+  // Declared before the io_context: what sessions use must outlive their frames, which the
+  // io_context destroys last (listener.h).
+  http::Refusals refusals;
+  http::BodyBudget body_budget;
+  http::BlockingPool blocking;  // database reads of /metrics and the read API
+  boost::asio::io_context io;
+  http::Router router;
+  std::unique_ptr<http::WebhookEndpoint> webhook;
+  std::unique_ptr<api::ReadApi> read_api;  // only with read_api.token_file
+  metrics::MetricsEndpoint metrics_endpoint;
+  std::unique_ptr<metrics::StoreMetrics> store_metrics;
+  std::unique_ptr<http::Listener> listener;
+  std::unique_ptr<http::RefusalLog> refusal_log;
+};
+
+struct FrontParts {
+  const config::Settings& settings;
+  const config::Secrets& secrets;
+  std::shared_ptr<const signature::Verifier> verifier;
+  Ingest& ingest;
+  Processing& processing;
+  FollowUps* follow_ups;  // may be null
+  unsigned threads;
+  size_t max_connections;
+};
+
+// Error kind `data`: the TLS certificate or key could not be loaded (configuration).
+Result<std::unique_ptr<HttpFront>> open_http_front(FrontParts parts);
+
+}  // namespace hh::app

@@ -1,0 +1,42 @@
+#include "app/ingest.h"
+
+#include "app/store_settings.h"
+#include "common/log.h"
+#include "store/open_store.h"
+
+namespace hh::app {
+
+Result<std::unique_ptr<Ingest>> open_ingest(const config::Settings& settings) {
+  auto ingest = std::make_unique<Ingest>();
+  auto store = store::open_store(settings.database, store_options(settings));
+  if (!store) return Error{store.error(), store.error_kind()};
+  ingest->store = std::move(*store);
+  auto inbox = ingest->store->open_inbox();
+  if (!inbox) return Error{inbox.error(), inbox.error_kind()};
+  ingest->inbox = std::move(*inbox);
+
+  store::WriterOptions& writer_options = ingest->writer_options;
+  writer_options.high_water = static_cast<size_t>(settings.queue_high_water);
+  writer_options.disk_path = ingest->store->local_folder();
+  writer_options.min_free_disk_bytes = static_cast<uint64_t>(settings.min_free_disk_mib) * 1024 * 1024;
+  ingest->writer = std::make_unique<store::InboxWriter>(*ingest->inbox, writer_options);
+  ingest->writer->on_commit([metrics = &ingest->commit_metrics](size_t batch, double seconds, bool ok) {
+    metrics->observe(batch, seconds, ok);
+  });
+  // synchronous = "full": each batch's acks wait for a sync on a thread of its own
+  // (store/durability.h: CommitSync) rather than inside the commit, so the writer applies
+  // the batch and commits the next one meanwhile. The write connection itself then
+  // commits without a sync, before the processor reads its level (its steps relax only a
+  // synced level). Without the sync thread (it cannot be started), each commit syncs.
+  if (settings.synchronous == "full") {
+    auto wal_sync = ingest->store->sync_commits_on_thread();
+    if (wal_sync) {
+      ingest->writer->sync_commits_with(std::move(*wal_sync));
+    } else {
+      log::warn("wal_sync_not_started").str("error", wal_sync.error());
+    }
+  }
+  return ingest;
+}
+
+}  // namespace hh::app

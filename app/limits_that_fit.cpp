@@ -1,0 +1,34 @@
+#include "app/limits_that_fit.h"
+
+#include "common/log.h"
+#include "receiver/http/fd_limit.h"
+
+namespace hh::app {
+
+size_t connections_that_fit(int64_t configured) {
+  const http::DescriptorLimit limit = http::raise_descriptor_limit();
+  if (!limit.error.empty()) log::warn("nofile_limit").str("error", limit.error);
+  const uint64_t fit = http::connections_that_fit(limit);
+  if (static_cast<uint64_t>(configured) <= fit) return static_cast<size_t>(configured);
+  log::warn("max_connections_lowered")
+      .num("configured", configured)
+      .num("max_connections", static_cast<int64_t>(fit))
+      .num("nofile_limit", static_cast<int64_t>(limit.soft))
+      .str("reason", "the file-descriptor limit is too low; raise LimitNOFILE (ulimit -n)");
+  return static_cast<size_t>(fit);
+}
+
+uint64_t body_limit_that_fits(const config::Settings& settings, const store::Inbox& inbox) {
+  const uint64_t configured = static_cast<uint64_t>(settings.max_body_bytes);
+  const uint64_t headers = static_cast<uint64_t>(settings.max_header_bytes);
+  const uint64_t row = inbox.max_delivery_bytes();
+  if (configured + headers <= row) return configured;
+  const uint64_t fit = row > headers ? row - headers : 0;
+  log::warn("max_body_bytes_lowered")
+      .num("configured", static_cast<int64_t>(configured))
+      .num("max_body_bytes", static_cast<int64_t>(fit))
+      .str("reason", "larger than the store can hold in one row");
+  return fit;
+}
+
+}  // namespace hh::app

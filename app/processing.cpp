@@ -1,0 +1,33 @@
+#include "app/processing.h"
+
+#include "common/log.h"
+
+namespace hh::app {
+
+Result<std::unique_ptr<Processing>> start_processing(Ingest& ingest, fetcher::Fetcher* follow_ups) {
+  auto processing = std::make_unique<Processing>();
+  auto store = ingest.store->open_processing();
+  if (!store) return Error{store.error(), store.error_kind()};
+  auto created = processor::Processor::create(std::move(*store), processor::kCatchUpSteps);
+  if (!created) return Error{created.error(), created.error_kind()};
+  processing->processor = std::move(*created);
+  if (follow_ups) processing->processor->on_jobs_queued([follow_ups] { follow_ups->wake(); });
+  store::InboxWriter& writer = *ingest.writer;
+  processing->processor->yield_to([&writer] { return writer.queue_depth() > 0; });
+  writer.add_background(processing->processor.get());
+  // Checkpoints run on a thread of their own, not inside the writer's commits, where they
+  // held up the acks of the batch that crossed the checkpoint threshold (reading the log,
+  // writing and syncing the database). Without it (e.g. no second connection can be
+  // opened), the backend's own checkpoints stay on: slower acks, nothing else changes
+  // (docs/decisions/002-checkpointer-thread.md).
+  auto checkpointer = ingest.store->start_checkpointer();
+  if (checkpointer) {
+    processing->checkpointer = std::move(*checkpointer);
+    writer.add_background(processing->checkpointer.get());
+  } else {
+    log::warn("checkpointer_not_started").str("error", checkpointer.error());
+  }
+  return processing;
+}
+
+}  // namespace hh::app

@@ -1,0 +1,16 @@
+#pragma once
+// SIGHUP in `serve`: re-read what can change safely while running: the signing secrets and
+// the TLS certificate and key (the log level is applied as soon as the file parses).
+// Secrets and certificate are all loaded and checked before any is swapped, so a bad file
+// changes none of them. Turning TLS on or off, and every other setting, needs a restart.
+#include "config/settings.h"
+#include "receiver/http/listener.h"
+#include "receiver/http/webhook_endpoint.h"
+
+namespace hh::app {
+
+// `settings`: the file as it reads now; `startup`: the settings the server started with.
+void reload(const config::Settings& startup, const config::Settings& settings, http::WebhookEndpoint& webhook,
+            http::Listener& listener);
+
+}  // namespace hh::app

@@ -1,0 +1,110 @@
+#include "app/serve.h"
+
+#include <malloc.h>
+
+#include <thread>
+
+#include "app/follow_ups.h"
+#include "app/http_front.h"
+#include "app/ingest.h"
+#include "app/limits_that_fit.h"
+#include "app/processing.h"
+#include "app/serve_signals.h"
+#include "app/service_watchdog.h"
+#include "app/systemd_notify.h"
+#include "common/log.h"
+#include "common/thread_name.h"
+#include "config/secrets.h"
+#include "receiver/signature/webhook_signature.h"
+
+namespace hh::app {
+namespace {
+
+// The writer thread commits and processes on a core of its own; the io threads take the
+// rest (one on 2 cores: a second io thread there competes with the writer for a core).
+unsigned io_threads(const config::Settings& settings) {
+  if (settings.threads > 0) return static_cast<unsigned>(settings.threads);
+  return std::max(1u, std::thread::hardware_concurrency() - 1);
+}
+
+// A part that failed to open: configuration (error kind `data`) or anything else.
+ServeExit failed(const ServeHooks& hooks, const std::string& message, ErrorKind kind) {
+  hooks.report_error(message);
+  return kind == ErrorKind::data ? ServeExit::bad_config : ServeExit::failure;
+}
+
+// Starts what was opened, runs until a signal has drained the server, then stops the
+// fetcher and the writer (which commits what is still queued).
+ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t signing_secrets, Ingest& ingest,
+              FollowUps* follow_ups, HttpFront& front, unsigned threads) {
+  ingest.writer->start();
+  if (follow_ups) follow_ups->fetcher->start();  // after the writer: it writes through it
+  front.listener->start();
+  front.refusal_log->start();
+  std::optional<ServiceWatchdog> watchdog;
+  if (const auto timeout = systemd::watchdog_timeout()) watchdog.emplace(front.io, *timeout, *ingest.writer);
+  ServeSignals signals(front, watchdog ? &*watchdog : nullptr, settings, hooks.reread_settings);
+  signals.wait();
+
+  const auto endpoint = front.listener->local_endpoint();
+  const std::string address = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+  log::info("listening")
+      .str("address", address)
+      .str("webhook_path", settings.webhook_path)
+      .str("database", settings.database)
+      .num("threads", threads)
+      .num("signing_secrets", static_cast<int64_t>(signing_secrets));
+  systemd::ready("listening on " + address);
+  if (watchdog) watchdog->start();
+
+  std::vector<std::thread> pool;
+  // The main thread runs io too, under the process name.
+  for (unsigned i = 1; i < threads; ++i) pool.push_back(start_named_thread("hh-io", [&front] { front.io.run(); }));
+  front.io.run();
+  for (auto& t : pool) t.join();
+  front.blocking.join();
+  front.refusal_log->flush();
+
+  if (follow_ups) follow_ups->fetcher->stop();  // before the writer: jobs in flight record their outcome through it
+  ingest.writer->stop();                         // commits anything still queued
+  log::info("stopped");
+  return ServeExit::ok;
+}
+
+}  // namespace
+
+ServeExit serve(const config::Settings& settings, const ServeHooks& hooks) {
+  // Request bodies of 1 MiB and more get pages of their own, given back to the system when
+  // freed. glibc otherwise raises its mmap threshold to the largest block freed so far, and
+  // serves later large bodies from heap pages that stay resident after use: the process
+  // would keep the memory of the largest burst of uploads, not of the bodies in flight
+  // (max_inflight_body_mib bounds those).
+  ::mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
+  const size_t max_connections = connections_that_fit(settings.max_connections);
+  auto secrets = config::load_secrets(settings);
+  if (!secrets) return failed(hooks, secrets.error(), ErrorKind::data);
+  auto verifier = signature::Verifier::create(secrets->signing_secrets, settings.timestamp_tolerance_s);
+  if (!verifier) return failed(hooks, "signing_secret_files: " + verifier.error(), ErrorKind::data);
+
+  // Each part below is destroyed before the ones above it (what it uses).
+  auto ingest = open_ingest(settings);
+  if (!ingest) return failed(hooks, ingest.error(), ErrorKind::other);
+  auto follow_ups = open_follow_ups(settings, *secrets, **ingest);
+  if (!follow_ups) return failed(hooks, follow_ups.error(), follow_ups.error_kind());
+  FollowUps* fetching = follow_ups->get();
+  auto processing = start_processing(**ingest, fetching ? fetching->fetcher.get() : nullptr);
+  if (!processing) return failed(hooks, processing.error(), ErrorKind::other);
+  const unsigned threads = io_threads(settings);
+  auto front = open_http_front({.settings = settings,
+                                .secrets = *secrets,
+                                .verifier = std::move(*verifier),
+                                .ingest = **ingest,
+                                .processing = **processing,
+                                .follow_ups = fetching,
+                                .threads = threads,
+                                .max_connections = max_connections});
+  if (!front) return failed(hooks, front.error(), front.error_kind());
+  return run(settings, hooks, secrets->signing_secrets.size(), **ingest, fetching, **front, threads);
+}
+
+}  // namespace hh::app

@@ -1,0 +1,51 @@
+#include "app/serve_signals.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <csignal>
+
+#include "app/drain.h"
+#include "app/reload.h"
+#include "app/systemd_notify.h"
+#include "common/log.h"
+
+namespace hh::app {
+
+namespace net = boost::asio;
+
+ServeSignals::ServeSignals(HttpFront& front, ServiceWatchdog* watchdog, const config::Settings& startup,
+                           std::function<std::optional<config::Settings>()> reread_settings)
+    : front_(front),
+      watchdog_(watchdog),
+      startup_(startup),
+      reread_settings_(std::move(reread_settings)),
+      signals_(front.io, SIGINT, SIGTERM, SIGHUP) {}
+
+void ServeSignals::wait() {
+  signals_.async_wait([this](const boost::system::error_code& ec, int signal) {
+    if (!ec) on_signal(signal);  // an error: cancelled after the drain
+  });
+}
+
+void ServeSignals::on_signal(int signal) {
+  if (signal == SIGHUP) {
+    systemd::reloading();
+    if (auto settings = reread_settings_()) {
+      reload(startup_, *settings, *front_.webhook, *front_.listener);
+    } else {
+      log::error("reload_failed").str("reason", "configuration invalid; keeping the running one");
+    }
+    systemd::ready("reloaded");
+    wait();
+    return;
+  }
+  log::info("stopping").str("signal", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+  systemd::stopping();
+  if (watchdog_) watchdog_->stop();  // its timer would keep io.run() from returning
+  front_.refusal_log->stop();        // likewise; what is refused while draining is logged at the end
+  front_.listener->stop();
+  const auto close_grace = std::chrono::milliseconds(startup_.request_deadline_ms) + std::chrono::seconds(1);
+  net::co_spawn(front_.io, drain_then_finish(*front_.listener, signals_, close_grace), net::detached);
+}
+
+}  // namespace hh::app
