@@ -81,6 +81,10 @@ Result<void> bind_listener(HttpFront& front, const FrontParts& parts) {
                             .max_connections_per_ip = static_cast<size_t>(settings.max_connections_per_ip)});
   front.refusal_log = std::make_unique<http::RefusalLog>(front.io, front.refusals,
                                                          std::chrono::seconds(settings.refusal_log_interval_s));
+  front.alarms = std::make_unique<metrics::DeliveryAlarms>(
+      front.io, front.webhook->stats(),
+      metrics::AlarmOptions{.silence_minutes = settings.alert_silence_minutes,
+                            .signature_failures_per_minute = settings.alert_signature_failures_per_minute});
   if (!settings.tls.cert_file.empty()) {
     auto certificate = http::load_server_certificate(settings.tls.cert_file, settings.tls.key_file, settings.base_dir);
     if (!certificate) return fail(ErrorKind::data, certificate.error());

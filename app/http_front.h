@@ -11,6 +11,7 @@
 #include "common/result.h"
 #include "config/secrets.h"
 #include "config/settings.h"
+#include "metrics/delivery_alarms.h"
 #include "metrics/metrics_endpoint.h"
 #include "metrics/store_metrics.h"
 #include "receiver/http/body_budget.h"
@@ -39,6 +40,7 @@ struct HttpFront {
   std::unique_ptr<metrics::StoreMetrics> store_metrics;
   std::unique_ptr<http::Listener> listener;
   std::unique_ptr<http::RefusalLog> refusal_log;
+  std::unique_ptr<metrics::DeliveryAlarms> alarms;
 };
 
 struct FrontParts {

@@ -41,6 +41,7 @@ ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t 
   if (follow_ups) follow_ups->fetcher->start();  // after the writer: it writes through it
   front.listener->start();
   front.refusal_log->start();
+  front.alarms->start();
   std::optional<ServiceWatchdog> watchdog;
   if (const auto timeout = systemd::watchdog_timeout()) watchdog.emplace(front.io, *timeout, *ingest.writer);
   ServeSignals signals(front, watchdog ? &*watchdog : nullptr, settings, hooks.reread_settings);

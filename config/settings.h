@@ -62,6 +62,11 @@ struct Settings {
   // service gives up after about 15 s and retries; its retry is then a duplicate).
   int64_t request_deadline_ms = 10000;
   int64_t refusal_log_interval_s = 60; // refusals (401, limits) are logged as one summary line per interval
+  // Alarms in the log (metrics/delivery_alarms.h); 0 turns one off. No verified delivery
+  // for this long: the endpoint may be disabled at the service, or the network changed.
+  int64_t alert_silence_minutes = 60;
+  // 401s in one minute from this many on: a rotated signing secret looks like this.
+  int64_t alert_signature_failures_per_minute = 10;
 
   // Inbox writer.
   int64_t queue_high_water = 4096;     // deliveries waiting for commit; above: 503

@@ -3,7 +3,8 @@
 // queue, commits and disk guard. Families written:
 //
 //   healthhook_deliveries_total{outcome="stored|duplicate|rejected_signature|unavailable|too_large"}
-//   healthhook_signature_failures_total, healthhook_duplicates_total
+//   healthhook_signature_failures_total, healthhook_duplicates_total,
+//   healthhook_seconds_since_last_verified_delivery
 //   healthhook_refusals_total{reason=…}    (refusals.h)
 //   healthhook_inbox_commits_total{result="ok|failed"}
 //   healthhook_inbox_commit_seconds, healthhook_inbox_commit_batch_size   (histograms)

@@ -54,7 +54,9 @@ std::string headers_as_json(const Request& request) {
 
 WebhookEndpoint::WebhookEndpoint(store::InboxWriter& writer, std::shared_ptr<const signature::Verifier> verifier,
                                  WebhookOptions options)
-    : writer_(writer), options_(options), verifier_(std::move(verifier)) {}
+    : writer_(writer), options_(options), verifier_(std::move(verifier)) {
+  stats_.last_verified_ms.store(now_ms(), std::memory_order_relaxed);
+}
 
 void WebhookEndpoint::set_verifier(std::shared_ptr<const signature::Verifier> verifier) {
   std::lock_guard lock(verifier_mutex_);
@@ -104,6 +106,7 @@ net::awaitable<Response> WebhookEndpoint::handle(Request& request) {
     co_await wait_for(options_.refusal_delay);
     co_return unauthorized(verdict);
   }
+  stats_.last_verified_ms.store(received_at, std::memory_order_relaxed);
 
   store::NewDelivery delivery;
   delivery.message_id = std::string(headers.id);

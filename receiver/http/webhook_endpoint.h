@@ -29,6 +29,10 @@ struct WebhookStats {
   std::atomic<uint64_t> signature_failures{0};
   std::atomic<uint64_t> too_large{0};    // 413: too large for a row of the store
   std::atomic<uint64_t> unavailable{0};  // 503s
+  // Unix ms of the last delivery whose signature verified (whatever was answered then);
+  // the endpoint's construction until the first one. The silence alarm reads it
+  // (metrics/delivery_alarms.h).
+  std::atomic<int64_t> last_verified_ms{0};
 };
 
 struct WebhookOptions {

@@ -1,0 +1,76 @@
+#include "metrics/delivery_alarms.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
+#include "common/asio_token.h"
+#include "common/log.h"
+
+namespace hh::metrics {
+namespace {
+
+namespace net = boost::asio;
+
+constexpr auto kCheckInterval = std::chrono::minutes(1);
+
+int64_t unix_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+DeliveryAlarms::DeliveryAlarms(net::io_context& io, const http::WebhookStats& stats, AlarmOptions options)
+    : timer_(io),
+      stats_(stats),
+      options_(options),
+      failures_seen_(stats.signature_failures.load(std::memory_order_relaxed)) {}
+
+void DeliveryAlarms::start() { net::co_spawn(timer_.get_executor(), run(), net::detached); }
+
+void DeliveryAlarms::stop() {
+  stopped_ = true;
+  timer_.cancel();
+}
+
+net::awaitable<void> DeliveryAlarms::run() {
+  while (!stopped_) {
+    timer_.expires_after(kCheckInterval);
+    auto [ec] = co_await timer_.async_wait(use_tuple);
+    if (ec || stopped_) co_return;
+    (void)check(unix_now_ms());
+  }
+}
+
+AlarmsRaised DeliveryAlarms::check(int64_t now_ms) {
+  AlarmsRaised raised;
+  const int64_t last_ms = stats_.last_verified_ms.load(std::memory_order_relaxed);
+  const int64_t silent_minutes = (now_ms - last_ms) / 60'000;
+  const bool silent = options_.silence_minutes > 0 && silent_minutes >= options_.silence_minutes;
+  if (silent && !silent_) {
+    raised.silence_began = true;
+    log::warn("no_verified_delivery")
+        .num("minutes", silent_minutes)
+        .num("alert_silence_minutes", options_.silence_minutes)
+        .str("check", "is the endpoint enabled at the service, the signing secret current, the network path open?");
+  } else if (!silent && silent_) {
+    raised.silence_ended = true;
+    log::info("deliveries_resumed");
+  }
+  silent_ = silent;
+
+  const uint64_t failures = stats_.signature_failures.load(std::memory_order_relaxed);
+  const uint64_t new_failures = failures - failures_seen_;
+  failures_seen_ = failures;
+  if (options_.signature_failures_per_minute > 0 &&
+      new_failures >= static_cast<uint64_t>(options_.signature_failures_per_minute)) {
+    raised.signature_failures = new_failures;
+    log::warn("signature_failures")
+        .num("last_minute", static_cast<int64_t>(new_failures))
+        .num("alert_signature_failures_per_minute", options_.signature_failures_per_minute)
+        .str("check", "was the signing secret rotated? signing_secret_files must hold the new one (SIGHUP reloads)");
+  }
+  return raised;
+}
+
+}  // namespace hh::metrics
