@@ -378,6 +378,30 @@ BOOST_AUTO_TEST_CASE(purge_user_refuses_bad_input_a_missing_database_and_a_locke
   BOOST_TEST(test::count(db, "erasures") == 0);
 }
 
+// A database with auto_vacuum = INCREMENTAL (none is created so yet: the retention work
+// will set it) gets the freed pages back out of the file.
+BOOST_AUTO_TEST_CASE(purge_user_gives_the_space_back_when_the_database_vacuums_incrementally) {
+  TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  {
+    auto db = test::open_store(path);
+    BOOST_REQUIRE(db.exec("PRAGMA auto_vacuum = INCREMENTAL"));
+    BOOST_REQUIRE(db.exec("VACUUM"));  // switching an existing file needs one VACUUM
+    BOOST_REQUIRE(test::value(db, "PRAGMA auto_vacuum") == "2");
+    int64_t clock = kPurgeBaseMs;
+    purge_append(db, purge_user_deliveries("user-a", "ida-", "A", clock));
+    purge_apply(db);
+  }
+  auto result = test::run_healthhook({"purge-user", "user-a", "--database", path});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_TEST(result.stdout_text.find("space: freed pages returned to the file system (incremental vacuum)") !=
+                 std::string::npos,
+             result.stdout_text);
+  auto db = test::open_store(path);
+  BOOST_TEST(test::count(db, "inbox") == 0);
+  BOOST_TEST(test::value(db, "PRAGMA freelist_count") == "0");
+}
+
 // A table added to the schema must be covered by the erasure (store/sqlite/sqlite_erasure.cpp)
 // when it has a user column, or be listed here as naming nobody, saying why.
 BOOST_AUTO_TEST_CASE(every_table_with_a_user_column_is_covered_by_the_erasure) {
