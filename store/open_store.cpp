@@ -2,6 +2,7 @@
 
 #include "store/database_location.h"
 #include "store/sqlite/jobs/job_admin.h"
+#include "store/sqlite/sqlite_erasure.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace hh::store {
@@ -14,6 +15,11 @@ Result<std::unique_ptr<Store>> open_store(const std::string& database, const Sto
 
 Result<std::unique_ptr<JobAdmin>> open_job_admin(const std::string& database) {
   return open_backend<JobAdmin>(database, open_sqlite_job_admin);
+}
+
+Result<std::unique_ptr<Erasure>> open_erasure(const std::string& database, int64_t busy_timeout_ms) {
+  return open_backend<Erasure>(
+      database, [busy_timeout_ms](const std::string& path) { return open_sqlite_erasure(path, busy_timeout_ms); });
 }
 
 }  // namespace hh::store

@@ -3,10 +3,12 @@
 //   a file path            SQLite (store/sqlite/), created and migrated if needed
 //   postgresql://…         PostgreSQL (spec §9): not built yet, fails with a clear error
 //   any other scheme://    fails with a clear error
+#include <cstdint>
 #include <memory>
 #include <string>
 
 #include "common/result.h"
+#include "store/erasure.h"
 #include "store/jobs/job_admin.h"
 #include "store/store.h"
 #include "store/store_options.h"
@@ -21,5 +23,10 @@ Result<std::unique_ptr<Store>> open_store(const std::string& database, const Sto
 // The job administration of an existing store (`healthhook jobs`), beside a running
 // server; nothing is created or migrated.
 Result<std::unique_ptr<JobAdmin>> open_job_admin(const std::string& database);
+
+// Erasing one user (`healthhook purge-user`, store/erasure.h) of an existing store, beside
+// a running server's receiver; each write waits up to `busy_timeout_ms` for another
+// writer. Nothing is created; erase() migrates an older SQLite file first.
+Result<std::unique_ptr<Erasure>> open_erasure(const std::string& database, int64_t busy_timeout_ms);
 
 }  // namespace hh::store

@@ -192,7 +192,7 @@ BOOST_AUTO_TEST_CASE(migration_005_adds_identity_and_rebuild_fills_it_from_the_i
   {
     auto db = store::open_for_writing(path, {});
     BOOST_REQUIRE_MESSAGE(db.ok(), db.error());
-    BOOST_TEST(db->query_int("PRAGMA user_version")->value() == 5);
+    BOOST_TEST(db->query_int("PRAGMA user_version")->value() == store::schema_version());
     BOOST_TEST(test::count(*db, "users") == 0);
     BOOST_TEST(test::count(*db, "providers") == 0);
     BOOST_TEST(test::rows(*db, "SELECT user_id, value, source_id FROM samples_named") ==

@@ -1,0 +1,54 @@
+#pragma once
+// `healthhook purge-user`: erasing everything the store holds about one user (spec §11),
+// on a connection of its own. One implementation per backend; store/open_store.h opens it.
+//
+// What belongs to the user: every inbox row that names them (events/delivery_user.h says
+// where it looks) with its outcome, and every derived row keyed by or written for them:
+// samples and their series, summaries, workout streams and their points, connections,
+// devices, lab orders, appointments, results and parsing jobs, backfills, the follow-up
+// jobs for those, their change-feed rows and their `users` row. Provider lists and the
+// processor's cursor name nobody and stay.
+//
+// erase() removes it one table group at a time, each in one transaction (inbox rows go
+// last, so a failure half-way leaves what is left findable by running it again), records
+// the erasure (who, when, rows per table; no health data) and gives the space back where
+// the backend can. Deliveries for the user stored afterwards are kept and applied as usual:
+// the service decides what it sends.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace hh::store {
+
+// Rows of one table that belong to the user.
+struct TableRows {
+  std::string table;
+  int64_t rows = 0;
+};
+
+struct ErasureReport {
+  std::vector<TableRows> tables;  // every table erase() covers, in the order it empties them, zeros included
+  int64_t total_rows() const {
+    int64_t total = 0;
+    for (const auto& t : tables) total += t.rows;
+    return total;
+  }
+  // What happened to the freed space ("" for count()): e.g. returned to the file system,
+  // or kept for reuse, in words for the operator.
+  std::string space;
+};
+
+class Erasure {
+ public:
+  virtual ~Erasure() = default;
+  // What erase() would remove now; changes nothing (`--dry-run`).
+  virtual Result<ErasureReport> count(std::string_view user_id) = 0;
+  // Removes it and records the erasure at `now_ms` (Unix ms). Fails with ErrorKind::busy
+  // while another process applies the inbox or holds the write lock past the busy timeout.
+  virtual Result<ErasureReport> erase(std::string_view user_id, int64_t now_ms) = 0;
+};
+
+}  // namespace hh::store
