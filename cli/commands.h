@@ -13,5 +13,7 @@ void add_capture_command(CLI::App& app, int& exit_code);
 void add_replay_command(CLI::App& app, int& exit_code);
 void add_query_command(CLI::App& app, int& exit_code);
 void add_sign_command(CLI::App& app, int& exit_code);
+void add_backfill_command(CLI::App& app, int& exit_code);
+void add_refresh_command(CLI::App& app, int& exit_code);
 
 }  // namespace hh::cli

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   hh::cli::add_replay_command(app, exit_code);
   hh::cli::add_query_command(app, exit_code);
   hh::cli::add_sign_command(app, exit_code);
+  hh::cli::add_backfill_command(app, exit_code);
+  hh::cli::add_refresh_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

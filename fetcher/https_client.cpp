@@ -39,6 +39,15 @@ FetchResult failed(const Connection& connection, const Outcome& outcome) {
 
 FetchResult cancelled() { return failed(FetchFailure::cancelled, "cancelled (stopping)"); }
 
+bhttp::verb verb_of(Method method) {
+  switch (method) {
+    case Method::get: return bhttp::verb::get;
+    case Method::post: return bhttp::verb::post;
+    case Method::delete_: return bhttp::verb::delete_;
+  }
+  return bhttp::verb::get;
+}
+
 }  // namespace
 
 struct HttpsClient::Impl {
@@ -124,13 +133,15 @@ void HttpsClient::give_back(std::unique_ptr<Connection> connection) {
 // silenced for this function only.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-net::awaitable<FetchResult> HttpsClient::exchange(Connection& connection, const std::string& target, Outcome& outcome) {
-  bhttp::request<bhttp::empty_body> request{bhttp::verb::get, target, 11};
+net::awaitable<FetchResult> HttpsClient::exchange(Connection& connection, Method method, const std::string& target,
+                                                  Outcome& outcome) {
+  bhttp::request<bhttp::empty_body> request{verb_of(method), target, 11};
   request.set(bhttp::field::host, base_.authority());
   request.set(bhttp::field::user_agent, "healthhook");
   request.set(bhttp::field::accept, "application/json");
   request.set(bhttp::field::accept_encoding, "gzip");
   request.set(options_.api_key_header, options_.api_key);
+  if (method == Method::post) request.prepare_payload();  // Content-Length: 0, which servers may require of a POST
   outcome = co_await connection.write(request);
   if (!outcome.ok()) co_return failed(connection, outcome);
 
@@ -196,6 +207,14 @@ net::awaitable<FetchResult> HttpsClient::exchange(Connection& connection, const 
 #pragma GCC diagnostic pop
 
 net::awaitable<FetchResult> HttpsClient::get(std::string target) {
+  return perform(Method::get, std::move(target), true);
+}
+
+net::awaitable<FetchResult> HttpsClient::send(Method method, std::string target) {
+  return perform(method, std::move(target), false);
+}
+
+net::awaitable<FetchResult> HttpsClient::perform(Method method, std::string target, bool retry_stale) {
   const uint64_t generation = impl_->close_generation;
   for (int round = 0;; ++round) {
     std::unique_ptr<Connection> connection = take_idle();
@@ -215,12 +234,13 @@ net::awaitable<FetchResult> HttpsClient::get(std::string target) {
     FetchResult result;
     {
       Impl::Active active(impl_->active, connection.get());
-      result = co_await exchange(*connection, target, outcome);
+      result = co_await exchange(*connection, method, target, outcome);
     }
     if (impl_->close_generation != generation) co_return cancelled();
     // A kept-alive connection the server closed meanwhile fails before any byte of the
-    // response: that request never reached the server, so one more try is safe (GET).
-    if (!outcome.ok() && reused && outcome.nothing_received() && round == 0) continue;
+    // response: that request most likely never reached the server, so one more try is safe
+    // for a GET.
+    if (retry_stale && !outcome.ok() && reused && outcome.nothing_received() && round == 0) continue;
     if (result.failure == FetchFailure::none && connection->reusable()) {
       give_back(std::move(connection));
     } else {

@@ -1,6 +1,7 @@
 #pragma once
-// GET requests to the service's host over HTTPS (HTTP/1.1, Beast + OpenSSL, C++20
-// coroutines), with keep-alive connections reused between requests.
+// Requests to the service's host over HTTPS (HTTP/1.1, Beast + OpenSSL, C++20 coroutines),
+// with keep-alive connections reused between requests: GETs for the fetcher, and the few
+// POST and DELETE calls of the user-management commands (service_calls.h).
 //
 // The connections are common/http_client/connection.h's; this client adds the pool, the
 // request (API key, gzip) and the reading of the body.
@@ -59,6 +60,9 @@ struct ClientOptions {
 using FetchFailure = http_client::Failure;
 using http_client::failure_name;
 
+// The request methods the service's endpoints use (requests carry no body).
+enum class Method { get, post, delete_ };
+
 struct FetchResult {
   FetchFailure failure = FetchFailure::none;
   std::string error;                 // failure != none: what happened, for last_error
@@ -79,6 +83,9 @@ class HttpsClient {
   // GET `target` (path + query, starting with '/'). A request on a reused connection that
   // the server had closed meanwhile is retried once on a new connection.
   boost::asio::awaitable<FetchResult> get(std::string target);
+  // POST or DELETE `target`, sent once: a request that changes something on the service is
+  // never repeated here, even on a reused connection that turns out to be closed.
+  boost::asio::awaitable<FetchResult> send(Method method, std::string target);
 
   // Closes every connection: requests in progress end with FetchFailure::cancelled.
   void close_all();
@@ -88,9 +95,11 @@ class HttpsClient {
 
  private:
   HttpsClient(boost::asio::any_io_executor executor, BaseUrl base, ClientOptions options);
+  // `retry_stale`: send once more on a new connection when a reused one had been closed.
+  boost::asio::awaitable<FetchResult> perform(Method method, std::string target, bool retry_stale);
   // One request on `connection`; `outcome` tells how the connection fared.
-  boost::asio::awaitable<FetchResult> exchange(http_client::Connection& connection, const std::string& target,
-                                               http_client::Outcome& outcome);
+  boost::asio::awaitable<FetchResult> exchange(http_client::Connection& connection, Method method,
+                                               const std::string& target, http_client::Outcome& outcome);
   std::unique_ptr<http_client::Connection> take_idle();
   void give_back(std::unique_ptr<http_client::Connection> connection);
 

@@ -2,7 +2,8 @@
 // A job as the fetcher runs it: the row of `jobs` (migration 003) plus what its payload
 // says, read once when the job is claimed.
 //
-// Payload grammar (JSON object; written by the processor, progress keys by the fetcher):
+// Payload grammar (JSON object; written by the processor or, for a backfill, by `healthhook
+// backfill` (backfill_job.h); progress keys by the fetcher):
 //   workout_stream: {"workout_id":…, "user_id":…, "provider":…, "page":N}
 //   backfill:       {"user_id":…, "resource":…, "provider":…, "start":"<RFC 3339>",
 //                    "end":"<RFC 3339>", "page":N, "cursor":"…"|null, "next_start_ms":N|null}

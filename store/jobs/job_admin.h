@@ -1,14 +1,17 @@
 #pragma once
-// `healthhook jobs`: reading and re-queueing follow-up jobs from outside the server, on a
-// connection of its own while `serve` may be writing. Each write is one short transaction
-// that waits for the writer's (up to the store's busy timeout) instead of failing.
+// `healthhook jobs` and `healthhook backfill`: reading, re-queueing and queueing follow-up
+// jobs from outside the server, on a connection of its own while `serve` may be writing.
+// Each write is one short transaction that waits for the writer's (up to the store's busy
+// timeout) instead of failing.
 // One implementation per backend; store/open_store.h opens it.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
+#include "store/jobs/backfill_job.h"
 
 namespace hh::store {
 
@@ -27,6 +30,19 @@ struct JobRow {
 
 enum class RequeueStatus { requeued, not_found, running };
 
+// What queue_backfills did with one window.
+struct QueuedBackfill {
+  enum class Outcome {
+    queued,    // a new job
+    requeued,  // the job had ended (done or dead): queued again, as requeue() does
+    pending,   // the job is still queued or running: left as it is
+  };
+  int64_t job_id = 0;
+  std::string job_key;
+  Outcome outcome = Outcome::queued;
+  std::string previous_state;  // requeued, pending: the state the job was in
+};
+
 class JobAdmin {
  public:
   virtual ~JobAdmin() = default;
@@ -39,6 +55,13 @@ class JobAdmin {
   virtual Result<RequeueStatus> requeue(int64_t job_id, int64_t now_ms) = 0;
   // Every dead job → queued, due now, attempts 0 (continuing where it stopped). Returns how many.
   virtual Result<int64_t> requeue_dead(int64_t now_ms) = 0;
+  // Backfill jobs for `windows`, keyed and shaped as a historical.data.* notice queues them
+  // (store/jobs/backfill_job.h), so a window asked for twice, or by a notice and by hand,
+  // is one job. All in one transaction; one result per window, in order. A new job is due
+  // now and its trigger_seq is the newest stored delivery's seq: a later notice for the
+  // window re-queues it like any job, and an earlier one applied again (rebuild) does not.
+  virtual Result<std::vector<QueuedBackfill>> queue_backfills(std::span<const BackfillWindow> windows,
+                                                              int64_t now_ms) = 0;
 };
 
 }  // namespace hh::store

@@ -9,6 +9,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <boost/url/parse.hpp>
+#include <cctype>
+#include <charconv>
 #include <condition_variable>
 #include <deque>
 #include <future>
@@ -18,6 +20,7 @@
 #include <thread>
 
 #include "common/asio_token.h"
+#include "common/json_writer.h"
 #include "common/timestamp.h"
 #include "tests/fake_service/fake_bodies.h"
 #include "tests/fake_service/test_certificates.h"
@@ -40,6 +43,26 @@ struct Reply {
 
 Reply detail(unsigned status, std::string_view text) {
   return Reply{status, "{\"detail\":\"" + std::string(text) + "\"}", std::nullopt};
+}
+
+// The canonical text form of a UUID: the interface's user ids.
+bool fake_is_uuid(std::string_view text) {
+  if (text.size() != 36) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash != (text[i] == '-')) return false;
+    if (!dash && !std::isxdigit(static_cast<unsigned char>(text[i]))) return false;
+  }
+  return true;
+}
+
+void append_string_array(std::string& out, const std::vector<std::string>& items) {
+  out.push_back('[');
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out.push_back(',');
+    json::append_string(out, items[i]);
+  }
+  out.push_back(']');
 }
 
 std::string fault_name(Fault::Kind kind) {
@@ -74,6 +97,8 @@ struct FakeService::Impl {
   size_t handshake_failures = 0;                                     // GUARDED_BY(mutex)
   std::condition_variable handshake_failed;  // notified when handshake_failures grows
   size_t in_progress = 0, max_in_progress = 0;                       // GUARDED_BY(mutex)
+  RefreshAnswer refresh_answer;                                      // GUARDED_BY(mutex)
+  bool deregister_success = true;                                    // GUARDED_BY(mutex)
 
   std::set<beast::tcp_stream*> idle;  // io thread only: sessions waiting for a request
   uint64_t next_connection_id = 1;    // io thread only
@@ -104,8 +129,53 @@ struct FakeService::Impl {
     return cached;
   }
 
+  // POST /v2/user/refresh/{user_id}: the interface's Refresh result.
+  Reply refresh(const std::string& user_id, const std::map<std::string, std::string>& query) {
+    if (!fake_is_uuid(user_id)) return detail(422, "user_id must be a UUID");
+    double timeout = 10;
+    if (auto it = query.find("timeout"); it != query.end()) {
+      const std::string& text = it->second;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), timeout);
+      if (ec != std::errc() || end != text.data() + text.size()) return detail(422, "timeout must be a number");
+    }
+    if (timeout < 5 || timeout > 60) return detail(422, "timeout must be between 5 and 60");
+    RefreshAnswer answer;
+    {
+      std::lock_guard lock(mutex);
+      answer = refresh_answer;
+    }
+    std::string body = "{\"success\":";
+    body += answer.success ? "true" : "false";
+    body += ",\"user_id\":";
+    json::append_string(body, user_id);
+    body += ",\"refreshed_sources\":";
+    append_string_array(body, answer.refreshed_sources);
+    body += ",\"in_progress_sources\":";
+    append_string_array(body, answer.in_progress_sources);
+    body += ",\"failed_sources\":";
+    append_string_array(body, answer.failed_sources);
+    body += "}";
+    return Reply{200, std::move(body), std::nullopt};
+  }
+
+  // DELETE /v2/user/{user_id}/{provider}: {"success": …}; any provider (the enum is
+  // non-exhaustive).
+  Reply deregister(const std::string& user_id, const std::string& provider) {
+    if (!fake_is_uuid(user_id)) return detail(422, "user_id must be a UUID");
+    if (provider.empty()) return detail(422, "provider is required");
+    std::lock_guard lock(mutex);
+    return Reply{200, deregister_success ? "{\"success\":true}" : "{\"success\":false}", std::nullopt};
+  }
+
   Reply route(const bhttp::request<bhttp::string_body>& request, const std::vector<std::string>& segments,
               const std::map<std::string, std::string>& query) {
+    const bool user_call = segments.size() == 4 && segments[0] == "v2" && segments[1] == "user";
+    if (request.method() == bhttp::verb::post && user_call && segments[2] == "refresh") {
+      return refresh(segments[3], query);
+    }
+    if (request.method() == bhttp::verb::delete_ && user_call && segments[2] != "refresh") {
+      return deregister(segments[2], segments[3]);
+    }
     if (request.method() != bhttp::verb::get) return detail(405, "Method Not Allowed");
     const auto param = [&](const std::string& key) -> std::string {
       auto it = query.find(key);
@@ -238,6 +308,7 @@ struct FakeService::Impl {
       } in_progress{*this};
 
       RecordedRequest record;
+      record.method = std::string(request.method_string());
       record.target = std::string(request.target());
       record.connection_id = connection_id;
       record.sni = sni;
@@ -248,8 +319,10 @@ struct FakeService::Impl {
         for (auto segment : url->segments()) segments.emplace_back(segment.begin(), segment.end());
         for (auto param : url->params()) query[std::string(param.key)] = std::string(param.value);
         for (const auto& s : segments) record.path += "/" + s;
+        record.query = query;
       }
-      record.authorized = request[options.api_key_header] == options.api_key && !options.api_key.empty();
+      record.api_key = std::string(request[options.api_key_header]);
+      record.authorized = record.api_key == options.api_key && !options.api_key.empty();
 
       Reply reply;
       std::optional<Fault> fault;
@@ -397,6 +470,16 @@ void FakeService::set_gzip(bool gzip) {
 void FakeService::set_chunked(bool chunked) {
   std::lock_guard lock(impl_->mutex);
   impl_->options.chunked = chunked;
+}
+
+void FakeService::set_refresh_answer(RefreshAnswer answer) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->refresh_answer = std::move(answer);
+}
+
+void FakeService::set_deregister_success(bool success) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->deregister_success = success;
 }
 
 std::vector<RecordedRequest> FakeService::requests() const {

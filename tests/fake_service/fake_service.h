@@ -8,11 +8,16 @@
 //   GET /v2/summary/profile/{user_id}?provider=            one object, no window
 //   GET /v2/timeseries/{user_id}/{resource}/grouped?start_date=&end_date=&provider=&cursor=
 //   GET /v2/providers                                      a JSON array
+//   POST /v2/user/refresh/{user_id}?timeout=               a Refresh result (set_refresh_answer)
+//   DELETE /v2/user/{user_id}/{provider}                   {"success": …} (set_deregister_success)
+// The two user calls follow the service interface (service-interface.md): user_id must
+// be a UUID and timeout a number from 5 to 60 (default 10), else 422.
 //
 // Every request must carry the API key in the configured header (401 otherwise, like the
 // service). Faults are injected per path for the next N requests (inject()).
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +49,14 @@ enum class TlsMode {
   unknown_ca,   // certificate for localhost by another CA, not ca_pem()
 };
 
+// What POST /v2/user/refresh/{user_id} answers besides success and user_id.
+struct RefreshAnswer {
+  bool success = true;
+  std::vector<std::string> refreshed_sources = {"oura/sleep", "oura/activity"};
+  std::vector<std::string> in_progress_sources = {"fitbit/heartrate"};
+  std::vector<std::string> failed_sources = {"garmin/workouts/stream"};
+};
+
 struct FakeOptions {
   TlsMode tls = TlsMode::plain;
   std::string api_key_header = "x-vital-api-key";
@@ -57,8 +70,11 @@ struct FakeOptions {
 };
 
 struct RecordedRequest {
+  std::string method;       // "GET", "POST", "DELETE", …
   std::string target;       // as requested (path + query)
   std::string path;         // decoded path, no query
+  std::map<std::string, std::string> query;  // decoded query parameters
+  std::string api_key;      // the value of the API-key header as sent ("" when absent)
   bool authorized = false;
   std::string accept_encoding;
   uint64_t connection_id = 0;
@@ -87,6 +103,8 @@ class FakeService {
   void set_stream_points(const std::string& workout_id, size_t points);
   void set_gzip(bool gzip);
   void set_chunked(bool chunked);
+  void set_refresh_answer(RefreshAnswer answer);
+  void set_deregister_success(bool success);
 
   std::vector<RecordedRequest> requests() const;
   // The requests to any path but `path` (e.g. all but the provider list a server fetches

@@ -1,7 +1,6 @@
 #include "store/sqlite/derived/follow_up_jobs.h"
 
 #include "common/json_writer.h"
-#include "common/timestamp.h"
 
 namespace hh::store {
 
@@ -28,22 +27,18 @@ Result<bool> FollowUpJobs::queue_workout_stream(std::string_view workout_id, std
   return queue("workout_stream", workout_id, seq, now_ms);
 }
 
+BackfillWindow FollowUpJobs::window_of(const events::BackfillNotice& notice) {
+  return BackfillWindow{notice.user_id, notice.resource, notice.provider, notice.start_ms, notice.end_ms};
+}
+
 void FollowUpJobs::backfill_key(std::string& out, const events::BackfillNotice& notice) {
-  out.clear();
-  out.append(notice.user_id).append("/").append(notice.resource).append("/").append(notice.provider);
-  out.append("/").append(std::to_string(notice.start_ms)).append("/").append(std::to_string(notice.end_ms));
+  backfill_job_key(out, window_of(notice));
 }
 
 Result<bool> FollowUpJobs::queue_backfill(const events::BackfillNotice& notice, int64_t seq, int64_t now_ms) {
-  payload_.clear();
-  json::ObjectWriter(payload_)
-      .string("user_id", notice.user_id)
-      .string("resource", notice.resource)
-      .string("provider", notice.provider)
-      .string("start", format_rfc3339_ms(notice.start_ms))
-      .string("end", format_rfc3339_ms(notice.end_ms))
-      .close();
-  backfill_key(key_, notice);
+  const BackfillWindow window = window_of(notice);
+  backfill_job_payload(payload_, window);
+  backfill_job_key(key_, window);
   return queue("backfill", key_, seq, now_ms);
 }
 

@@ -4,9 +4,8 @@
 //
 //   kind 'workout_stream'  job_key = workout_id
 //                          payload {"workout_id":…,"user_id":…,"provider":…}
-//   kind 'backfill'        job_key = "user_id/resource/provider/start_ms/end_ms"
-//                          payload {"user_id":…,"resource":…,"provider":…,
-//                                   "start":"<RFC 3339>","end":"<RFC 3339>"}
+//   kind 'backfill'        job_key and payload of store/jobs/backfill_job.h (shared with
+//                          `healthhook backfill`, store/jobs/job_admin.h)
 //
 // A job is (re)queued only by a delivery with a higher seq than the one that last queued
 // it (`trigger_seq`): a new notice re-queues a done job with attempts reset, while the
@@ -25,6 +24,7 @@
 
 #include "common/result.h"
 #include "events/event_rows.h"
+#include "store/jobs/backfill_job.h"
 #include "store/sqlite/connection.h"
 
 namespace hh::store {
@@ -44,6 +44,7 @@ class FollowUpJobs {
 
  private:
   FollowUpJobs(sqlite::Connection& db, sqlite::Statement upsert) : db_(&db), upsert_(std::move(upsert)) {}
+  static BackfillWindow window_of(const events::BackfillNotice& notice);
   Result<bool> queue(std::string_view kind, std::string_view key, int64_t seq, int64_t now_ms);
 
   sqlite::Connection* db_;

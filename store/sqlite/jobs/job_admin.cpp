@@ -40,6 +40,10 @@ class SqliteJobAdmin final : public JobAdmin {
   Result<std::optional<JobRow>> find(int64_t job_id) override { return find_job(db_, job_id); }
   Result<RequeueStatus> requeue(int64_t job_id, int64_t now_ms) override { return requeue_job(db_, job_id, now_ms); }
   Result<int64_t> requeue_dead(int64_t now_ms) override { return requeue_dead_jobs(db_, now_ms); }
+  Result<std::vector<QueuedBackfill>> queue_backfills(std::span<const BackfillWindow> windows,
+                                                      int64_t now_ms) override {
+    return queue_backfill_jobs(db_, windows, now_ms);
+  }
 
  private:
   sqlite::Connection db_;
@@ -121,6 +125,57 @@ Result<int64_t> requeue_dead_jobs(sqlite::Connection& db, int64_t now_ms) {
   const int64_t count = db.changes();
   if (auto committed = txn->commit(); !committed) return fail(committed.error());
   return count;
+}
+
+Result<std::vector<QueuedBackfill>> queue_backfill_jobs(sqlite::Connection& db, std::span<const BackfillWindow> windows,
+                                                        int64_t now_ms) {
+  auto txn = sqlite::Transaction::begin(db);
+  if (!txn) return fail(txn.error());
+  // Read inside the write transaction, so no delivery committed meanwhile is left out.
+  auto newest = db.query_int("SELECT coalesce(max(seq), 0) FROM deliveries");
+  if (!newest) return fail(newest.error());
+  const int64_t trigger_seq = newest->value_or(0);
+  auto find = db.prepare("SELECT job_id, state FROM jobs WHERE kind = 'backfill' AND job_key = ?1");
+  auto insert = db.prepare(
+      "INSERT INTO jobs (kind, job_key, state, attempts, next_attempt_at, trigger_seq, payload, created_at, updated_at) "
+      "VALUES ('backfill', ?1, 'queued', 0, ?2, ?3, ?4, ?2, ?2) RETURNING job_id");
+  auto requeue = db.prepare("UPDATE jobs " + std::string(kRequeueSet) + "WHERE job_id = ?2");
+  for (auto* prepared : {&find, &insert, &requeue}) {
+    if (!*prepared) return fail(prepared->error());
+  }
+  std::vector<QueuedBackfill> results;
+  std::string payload;
+  for (const BackfillWindow& window : windows) {
+    QueuedBackfill& result = results.emplace_back();
+    backfill_job_key(result.job_key, window);
+    find->bind(1, std::string_view(result.job_key));
+    auto found = find->step();
+    if (!found) return fail(found.error());
+    if (*found) {
+      result.job_id = find->column_int(0);
+      result.previous_state = std::string(find->column_text(1));
+    }
+    find->reset();
+    if (!*found) {
+      backfill_job_payload(payload, window);
+      insert->bind(1, std::string_view(result.job_key)).bind(2, now_ms).bind(3, trigger_seq);
+      insert->bind(4, std::string_view(payload));
+      auto row = insert->step();
+      if (!row) return fail(row.error());
+      if (!*row) return fail("jobs: the insert returned no job_id");
+      result.job_id = insert->column_int(0);
+      insert->reset();
+      result.outcome = QueuedBackfill::Outcome::queued;
+    } else if (result.previous_state == "queued" || result.previous_state == "running") {
+      result.outcome = QueuedBackfill::Outcome::pending;
+    } else {
+      requeue->bind(1, now_ms).bind(2, result.job_id);
+      if (auto ran = requeue->run(); !ran) return fail(ran.error());
+      result.outcome = QueuedBackfill::Outcome::requeued;
+    }
+  }
+  if (auto committed = txn->commit(); !committed) return fail(committed.error());
+  return results;
 }
 
 }  // namespace hh::store

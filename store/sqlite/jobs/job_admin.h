@@ -1,11 +1,13 @@
 #pragma once
-// `healthhook jobs`: reading and re-queueing jobs from outside the server. These run on a
-// connection of their own while `serve` may be writing: every write is one short
-// BEGIN IMMEDIATE transaction, and the connection must have a busy_timeout so it waits
-// for the writer's transaction instead of failing (open_admin_connection sets both up).
+// `healthhook jobs` and `healthhook backfill`: reading, re-queueing and queueing jobs from
+// outside the server. These run on a connection of their own while `serve` may be
+// writing: every write is one short BEGIN IMMEDIATE transaction, and the connection must
+// have a busy_timeout so it waits for the writer's transaction instead of failing
+// (open_admin_connection sets both up).
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,5 +34,8 @@ Result<std::optional<JobRow>> find_job(sqlite::Connection& db, int64_t job_id);
 Result<RequeueStatus> requeue_job(sqlite::Connection& db, int64_t job_id, int64_t now_ms);
 // Every dead job → queued, due now, attempts 0 (continuing where it stopped). Returns how many.
 Result<int64_t> requeue_dead_jobs(sqlite::Connection& db, int64_t now_ms);
+// JobAdmin::queue_backfills (store/jobs/job_admin.h): one BEGIN IMMEDIATE transaction.
+Result<std::vector<QueuedBackfill>> queue_backfill_jobs(sqlite::Connection& db, std::span<const BackfillWindow> windows,
+                                                        int64_t now_ms);
 
 }  // namespace hh::store

@@ -1,0 +1,93 @@
+#include "cli/recovery_input.h"
+
+#include <algorithm>
+
+#include "common/timestamp.h"
+#include "fetcher/service_calls.h"
+#include "fetcher/service_values.h"
+
+namespace hh::cli {
+namespace {
+
+bool leap_year(int64_t year) { return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0; }
+
+unsigned days_in_month(int64_t year, unsigned month) {
+  static constexpr unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return month == 2 && leap_year(year) ? 29 : kDays[month - 1];
+}
+
+// `text` quoted for an error line, control characters replaced.
+std::string quoted_input(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) out.push_back(static_cast<unsigned char>(c) < 0x20 ? '?' : c);
+  return out + "\"";
+}
+
+}  // namespace
+
+Result<void> check_user_id(std::string_view user_id) {
+  if (!fetcher::is_uuid(user_id)) {
+    return fail(ErrorKind::data, "USER_ID: " + quoted_input(user_id) + " is not a UUID (the service's user ids are)");
+  }
+  return {};
+}
+
+Result<int64_t> parse_date_option(std::string_view option, std::string_view text) {
+  const auto refuse = [&] {
+    return fail(ErrorKind::data, std::string(option) + ": expected a date YYYY-MM-DD, got " + quoted_input(text));
+  };
+  if (text.size() != 10 || text[4] != '-' || text[7] != '-') return refuse();
+  int64_t fields[3] = {0, 0, 0};
+  const size_t starts[3] = {0, 5, 8}, lengths[3] = {4, 2, 2};
+  for (size_t f = 0; f < 3; ++f) {
+    for (size_t i = starts[f]; i < starts[f] + lengths[f]; ++i) {
+      if (text[i] < '0' || text[i] > '9') return refuse();
+      fields[f] = fields[f] * 10 + (text[i] - '0');
+    }
+  }
+  const int64_t year = fields[0];
+  const auto month = static_cast<unsigned>(fields[1]);
+  const auto day = static_cast<unsigned>(fields[2]);
+  if (month < 1 || month > 12 || day < 1 || day > days_in_month(year, month)) return refuse();
+  return days_from_civil(year, month, day) * 86'400'000;
+}
+
+Result<std::vector<std::string>> check_resources(const std::vector<std::string>& resources,
+                                                 std::vector<std::string>& warnings) {
+  std::vector<std::string> checked;
+  for (const std::string& resource : resources) {
+    if (resource.empty()) return fail(ErrorKind::data, "--resource: empty value");
+    if (fetcher::is_record_resource(resource)) {
+      return fail(ErrorKind::data, "--resource: " + quoted_input(resource) +
+                                       " names records, not data; only data resources can be backfilled");
+    }
+    if (std::find(checked.begin(), checked.end(), resource) != checked.end()) continue;
+    if (!fetcher::is_listed_resource(resource)) {
+      warnings.push_back("--resource: " + quoted_input(resource) +
+                         " is not in the service's resource list; queued anyway (the list is non-exhaustive)");
+    }
+    checked.push_back(resource);
+  }
+  if (checked.empty()) return fail(ErrorKind::data, "--resource: none given");
+  return checked;
+}
+
+Result<void> check_provider(std::string_view provider, std::vector<std::string>& warnings) {
+  if (provider.empty()) return fail(ErrorKind::data, "--provider: empty value");
+  if (!fetcher::is_listed_provider(provider)) {
+    warnings.push_back("--provider: " + quoted_input(provider) +
+                       " is not in the service's provider list; used anyway (the list is non-exhaustive)");
+  }
+  return {};
+}
+
+Result<void> check_refresh_timeout(int64_t timeout_s) {
+  if (timeout_s < fetcher::kRefreshTimeoutMinS || timeout_s > fetcher::kRefreshTimeoutMaxS) {
+    return fail(ErrorKind::data, "--timeout: " + std::to_string(timeout_s) + " is not between " +
+                                     std::to_string(fetcher::kRefreshTimeoutMinS) + " and " +
+                                     std::to_string(fetcher::kRefreshTimeoutMaxS) + " seconds");
+  }
+  return {};
+}
+
+}  // namespace hh::cli

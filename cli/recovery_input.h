@@ -1,0 +1,36 @@
+#pragma once
+// The input checks `healthhook backfill` and `healthhook refresh` make before they queue
+// or send anything. A refusal is one line naming the option (the caller prints it as
+// "healthhook <command>: <line>" and exits with kExitBadConfig). A value outside the
+// service's non-exhaustive lists is not refused: it gets a warning line instead.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace hh::cli {
+
+// USER_ID must be a UUID (the service's user ids are).
+Result<void> check_user_id(std::string_view user_id);
+
+// A calendar date written YYYY-MM-DD (nothing else: no time, no offset) as its midnight,
+// UTC, in Unix ms. `option` names the flag in the error.
+Result<int64_t> parse_date_option(std::string_view option, std::string_view text);
+
+// Each --resource value: refused when empty or when it names records, not data (a backfill
+// could not fetch it); a value outside the service's resource list adds a line to
+// `warnings`. Repeated values are dropped. The resources, in the order given.
+Result<std::vector<std::string>> check_resources(const std::vector<std::string>& resources,
+                                                 std::vector<std::string>& warnings);
+
+// --provider: refused when empty; a value outside the service's provider enum adds a line
+// to `warnings`.
+Result<void> check_provider(std::string_view provider, std::vector<std::string>& warnings);
+
+// --timeout of a refresh: within the service's range.
+Result<void> check_refresh_timeout(int64_t timeout_s);
+
+}  // namespace hh::cli

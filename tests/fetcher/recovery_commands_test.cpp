@@ -1,0 +1,376 @@
+// `healthhook backfill` and `healthhook refresh` as processes (issue 37, recovery): the jobs
+// backfill queues are the ones a historical.data notice queues (same key, same payload, no
+// second row), a running serve fetches them from the fake service, refresh prints what the
+// fake answers and sends the method, path, timeout and key the interface names, and bad
+// input is refused before anything is queued or sent.
+#include <boost/test/unit_test.hpp>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "store/sqlite/database.h"
+#include "store/sqlite/jobs/job_admin.h"
+#include "tests/fake_service/fake_service.h"
+#include "tests/support/http_client.h"
+#include "tests/support/server_process.h"
+#include "tests/support/temp_dir.h"
+
+BOOST_AUTO_TEST_SUITE(recovery_commands_test)
+
+using namespace hh;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* kRecoveryKey = "recovery-test-api-key";
+// The user, window and provider of schemas/examples/historical-backfill-without-is-final.json.
+const std::string kNoticeUser = "e9e072e8-0b39-4e5a-a3b2-9a1c0f6b2d44";
+const std::vector<std::string> kNoticeWindow = {"--resource", "heartrate", "--provider", "garmin",
+                                                "--since",    "2024-08-04", "--until",  "2024-11-01"};
+const std::string kNoticeLine =
+    "heartrate from garmin, 2024-08-04T00:00:00.000Z to 2024-11-02T00:00:00.000Z\n";
+
+std::string recovery_example(const std::string& name) {
+  std::ifstream in(std::string(HEALTHHOOK_SOURCE_DIR) + "/schemas/examples/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int64_t recovery_query_int(const std::string& database, const std::string& sql) {
+  auto db = store::open_for_reading(database);
+  if (!db) return -1;
+  auto value = db->query_int(sql);
+  return value && *value ? **value : -1;
+}
+
+bool recovery_wait_for(const std::string& database, const std::string& sql, int64_t expected,
+                       std::chrono::seconds timeout = 30s) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (recovery_query_int(database, sql) == expected) return true;
+    std::this_thread::sleep_for(50ms);
+  }
+  return false;
+}
+
+std::vector<store::JobRow> recovery_jobs(const std::string& database) {
+  auto db = store::open_admin_connection(database);
+  BOOST_REQUIRE_MESSAGE(db.ok(), db.error());
+  return store::list_jobs(*db, std::nullopt).value();
+}
+
+// A new, migrated database with no deliveries.
+std::string recovery_empty_database(const test::TempDir& dir) {
+  const std::string path = dir.file("healthhook.db");
+  auto db = store::open_for_writing(path, {});
+  BOOST_REQUIRE_MESSAGE(db.ok(), db.error());
+  return path;
+}
+
+test::ProcessResult run_backfill(const std::string& database, const std::string& user,
+                                 const std::vector<std::string>& flags) {
+  std::vector<std::string> args = {"backfill", user};
+  args.insert(args.end(), flags.begin(), flags.end());
+  args.push_back("--database");
+  args.push_back(database);
+  return test::run_healthhook(args);
+}
+
+// A configuration whose [service] is `service` (TLS with its CA, or plain).
+std::string recovery_config(const test::TempDir& dir, const std::string& base_url, const std::string& ca_pem) {
+  dir.write("api-key", std::string(kRecoveryKey) + "\n");
+  std::string toml = "database = \"" + dir.file("healthhook.db") + "\"\n[service]\nbase_url = \"" + base_url +
+                     "\"\napi_key_file = \"api-key\"\n";
+  if (!ca_pem.empty()) {
+    dir.write("service-ca.pem", ca_pem);
+    toml += "ca_file = \"service-ca.pem\"\n";
+  }
+  return dir.write("healthhook.toml", toml);
+}
+
+fake::FakeOptions recovery_service(fake::TlsMode tls = fake::TlsMode::valid) {
+  fake::FakeOptions options;
+  options.tls = tls;
+  options.api_key = kRecoveryKey;
+  return options;
+}
+
+size_t recovery_lines(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(backfill_finds_the_job_a_notice_queued_for_the_same_window) {
+  test::TempDir dir;
+  test::ServerProcess server(dir);  // no [service]: the job stays queued
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(
+      client.post_webhook(server.secret(), "msg_notice", recovery_example("historical-backfill-without-is-final.json"))
+          .status,
+      200);
+  BOOST_REQUIRE(recovery_wait_for(server.database(), "SELECT count(*) FROM jobs", 1));
+
+  const auto result = run_backfill(server.database(), kNoticeUser, kNoticeWindow);
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_TEST(result.stdout_text == "already queued job 1 (queued): " + kNoticeLine);
+  BOOST_TEST(result.stderr_text == "");
+  BOOST_TEST(recovery_jobs(server.database()).size() == 1u);
+  BOOST_TEST(server.stop() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(backfill_queues_the_key_and_payload_of_a_notice_once) {
+  // The job a notice queues, for comparison.
+  test::TempDir notice_dir;
+  std::string notice_key, notice_payload;
+  {
+    test::ServerProcess server(notice_dir);
+    test::HttpClient client(server.port());
+    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_notice",
+                                            recovery_example("historical-backfill-without-is-final.json"))
+                            .status,
+                        200);
+    BOOST_REQUIRE(recovery_wait_for(server.database(), "SELECT count(*) FROM jobs", 1));
+    BOOST_TEST(server.stop() == 0);
+    const auto jobs = recovery_jobs(server.database());
+    notice_key = jobs.at(0).job_key;
+    notice_payload = jobs.at(0).payload;
+  }
+
+  test::TempDir dir;
+  const std::string database = recovery_empty_database(dir);
+  auto result = run_backfill(database, kNoticeUser, kNoticeWindow);
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_TEST(result.stdout_text == "queued job 1: " + kNoticeLine);
+  auto jobs = recovery_jobs(database);
+  BOOST_REQUIRE_EQUAL(jobs.size(), 1u);
+  BOOST_TEST(jobs[0].kind == "backfill");
+  BOOST_TEST(jobs[0].state == "queued");
+  BOOST_TEST(jobs[0].job_key == notice_key);
+  BOOST_TEST(jobs[0].payload == notice_payload);
+  BOOST_TEST(jobs[0].trigger_seq == 0);  // the newest delivery's seq: there is none
+
+  // The same command again: the same job, not a second one.
+  result = run_backfill(database, kNoticeUser, kNoticeWindow);
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_TEST(result.stdout_text == "already queued job 1 (queued): " + kNoticeLine);
+  BOOST_TEST(recovery_jobs(database).size() == 1u);
+
+  // Once it has ended, the command queues it again.
+  {
+    auto db = store::open_admin_connection(database);
+    BOOST_REQUIRE(db.ok());
+    BOOST_REQUIRE(db->exec("UPDATE jobs SET state = 'done', attempts = 3").ok());
+  }
+  result = run_backfill(database, kNoticeUser, kNoticeWindow);
+  BOOST_TEST(result.stdout_text == "requeued job 1 (was done): " + kNoticeLine);
+  jobs = recovery_jobs(database);
+  BOOST_REQUIRE_EQUAL(jobs.size(), 1u);
+  BOOST_TEST(jobs[0].state == "queued");
+  BOOST_TEST(jobs[0].attempts == 0);
+}
+
+BOOST_AUTO_TEST_CASE(backfill_queues_one_job_per_resource_and_connected_provider) {
+  test::TempDir dir;
+  test::ServerProcess server(dir);
+  test::HttpClient client(server.port());
+  const std::string user = "1449752e-4b3c-4e2b-9f0e-5a7c6d8e9f10";  // schemas/examples/connection-created.json
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_connection", recovery_example("connection-created.json"))
+                          .status,
+                      200);
+  BOOST_REQUIRE(recovery_wait_for(server.database(), "SELECT count(*) FROM connections", 1));
+
+  const auto result = run_backfill(server.database(), user,
+                                   {"--resource", "sleep,steps,sleep", "--since", "2024-05-01", "--until", "2024-05-01"});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_TEST(result.stdout_text ==
+             "queued job 1: sleep from fitbit, 2024-05-01T00:00:00.000Z to 2024-05-02T00:00:00.000Z\n"
+             "queued job 2: steps from fitbit, 2024-05-01T00:00:00.000Z to 2024-05-02T00:00:00.000Z\n");
+  const auto jobs = recovery_jobs(server.database());
+  BOOST_REQUIRE_EQUAL(jobs.size(), 2u);
+  BOOST_TEST(jobs[0].job_key == user + "/sleep/fitbit/1714521600000/1714608000000");
+  // Ordered after the deliveries stored so far: a later notice for the window re-queues it.
+  BOOST_TEST(jobs[0].trigger_seq == recovery_query_int(server.database(), "SELECT max(seq) FROM deliveries"));
+
+  // A user without a stored connection: nothing to ask, and nothing queued.
+  const auto none = run_backfill(server.database(), "00000000-0000-4000-8000-000000000000",
+                                 {"--resource", "sleep", "--since", "2024-05-01"});
+  BOOST_TEST(none.exit_code == 1);
+  BOOST_TEST(none.stdout_text == "");
+  BOOST_TEST(none.stderr_text.find("nothing queued: no connection of user") != std::string::npos, none.stderr_text);
+  BOOST_TEST(recovery_lines(none.stderr_text) == 1u);
+  BOOST_TEST(recovery_jobs(server.database()).size() == 2u);
+  BOOST_TEST(server.stop() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_running_serve_fetches_what_backfill_queued) {
+  fake::FakeService service(recovery_service());
+  test::TempDir dir;
+  dir.write("api-key", std::string(kRecoveryKey) + "\n");
+  dir.write("service-ca.pem", service.ca_pem());
+  test::ServerProcess server(dir, "[service]\nbase_url = \"" + service.base_url() +
+                                      "\"\napi_key_file = \"api-key\"\nca_file = \"service-ca.pem\"\n");
+  const auto result = run_backfill(server.database(), kNoticeUser,
+                                   {"--resource", "heartrate", "--provider", "garmin", "--since", "2024-08-04",
+                                    "--until", "2024-08-04"});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_TEST(result.stdout_text ==
+             "queued job 1: heartrate from garmin, 2024-08-04T00:00:00.000Z to 2024-08-05T00:00:00.000Z\n");
+
+  BOOST_TEST(recovery_wait_for(server.database(), "SELECT count(*) FROM jobs WHERE state = 'done'", 1));
+  BOOST_TEST(recovery_wait_for(server.database(), "SELECT count(*) FROM samples", 150));  // every sample of the fake's pages
+  const std::string path = "/v2/timeseries/" + kNoticeUser + "/heartrate/grouped";
+  const auto requests = service.requests_except("/v2/providers");
+  BOOST_REQUIRE_EQUAL(requests.size(), 3u);
+  for (const auto& request : requests) {
+    BOOST_TEST(request.method == "GET");
+    BOOST_TEST(request.path == path);
+    BOOST_TEST(request.query.at("provider") == "garmin");
+    BOOST_TEST(request.query.at("start_date") == "2024-08-04T00:00:00.000Z");
+    BOOST_TEST(request.query.at("end_date") == "2024-08-05T00:00:00.000Z");
+    BOOST_TEST(request.api_key == kRecoveryKey);
+  }
+  BOOST_TEST(server.stop() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(backfill_refuses_bad_input_and_queues_nothing) {
+  test::TempDir dir;
+  const std::string database = recovery_empty_database(dir);
+  struct Case {
+    std::string user;
+    std::vector<std::string> flags;
+    std::string names;  // the option the error line names
+  };
+  const std::vector<Case> cases = {
+      {"not-a-uuid", {"--resource", "sleep", "--since", "2024-05-01", "--provider", "oura"}, "USER_ID: "},
+      {kNoticeUser, {"--resource", "sleep", "--since", "2024-02-30", "--provider", "oura"}, "--since: "},
+      {kNoticeUser, {"--resource", "sleep", "--since", "2024-5-01", "--provider", "oura"}, "--since: "},
+      {kNoticeUser, {"--resource", "sleep", "--since", "2024-05-01T00:00:00Z", "--provider", "oura"}, "--since: "},
+      {kNoticeUser, {"--resource", "sleep", "--since", "2024-05-02", "--until", "2024-05-01", "--provider", "oura"},
+       "--until: "},
+      {kNoticeUser, {"--resource", "sleep,order", "--since", "2024-05-01", "--provider", "oura"}, "--resource: "},
+      {kNoticeUser, {"--resource", "sleep", "--since", "2024-05-01", "--provider", ""}, "--provider: "},
+  };
+  for (const auto& c : cases) {
+    const auto result = run_backfill(database, c.user, c.flags);
+    BOOST_TEST_INFO(c.names << " " << result.stderr_text);
+    BOOST_TEST(result.exit_code == 2);
+    BOOST_TEST(result.stdout_text == "");
+    BOOST_TEST(result.stderr_text.starts_with("healthhook backfill: " + c.names));
+    BOOST_TEST(recovery_lines(result.stderr_text) == 1u);
+  }
+  BOOST_TEST(recovery_jobs(database).empty());
+}
+
+BOOST_AUTO_TEST_CASE(backfill_queues_an_unknown_resource_and_provider_with_warnings) {
+  test::TempDir dir;
+  const std::string database = recovery_empty_database(dir);
+  const auto result = run_backfill(database, kNoticeUser,
+                                   {"--resource", "heart_flutter", "--provider", "new_ring", "--since", "2024-05-01",
+                                    "--until", "2024-05-01"});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_TEST(result.stdout_text ==
+             "queued job 1: heart_flutter from new_ring, 2024-05-01T00:00:00.000Z to 2024-05-02T00:00:00.000Z\n");
+  BOOST_TEST(result.stderr_text ==
+             "healthhook backfill: warning: --resource: \"heart_flutter\" is not in the service's resource list; "
+             "queued anyway (the list is non-exhaustive)\n"
+             "healthhook backfill: warning: --provider: \"new_ring\" is not in the service's provider list; "
+             "used anyway (the list is non-exhaustive)\n");
+  BOOST_TEST(recovery_jobs(database).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(refresh_prints_the_sources_and_sends_what_the_interface_names) {
+  fake::FakeService service(recovery_service());
+  test::TempDir dir;
+  const std::string config = recovery_config(dir, service.base_url(), service.ca_pem());
+  auto result = test::run_healthhook({"refresh", kNoticeUser, "--timeout", "20", "--config", config});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_TEST(result.stdout_text ==
+             "refreshed: oura/sleep, oura/activity\n"
+             "in progress: fitbit/heartrate\n"
+             "failed: garmin/workouts/stream\n");
+  BOOST_TEST(result.stderr_text == "");
+  auto requests = service.requests();
+  BOOST_REQUIRE_EQUAL(requests.size(), 1u);
+  BOOST_TEST(requests[0].method == "POST");
+  BOOST_TEST(requests[0].path == "/v2/user/refresh/" + kNoticeUser);
+  BOOST_TEST(requests[0].target == "/v2/user/refresh/" + kNoticeUser + "?timeout=20");
+  BOOST_TEST(requests[0].api_key == kRecoveryKey);
+  BOOST_TEST(requests[0].status == 200u);
+
+  // No --timeout: the interface's default, sent explicitly; empty lists print "none".
+  fake::RefreshAnswer answer;
+  answer.in_progress_sources.clear();
+  answer.failed_sources.clear();
+  service.set_refresh_answer(answer);
+  result = test::run_healthhook({"refresh", kNoticeUser, "--config", config});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_TEST(result.stdout_text == "refreshed: oura/sleep, oura/activity\nin progress: none\nfailed: none\n");
+  requests = service.requests();
+  BOOST_REQUIRE_EQUAL(requests.size(), 2u);
+  BOOST_TEST(requests[1].query.at("timeout") == "10");
+
+  // The service says the refresh did not succeed: the lists, then one error line, exit 1.
+  answer.success = false;
+  service.set_refresh_answer(answer);
+  result = test::run_healthhook({"refresh", kNoticeUser, "--config", config});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.stdout_text.starts_with("refreshed: "));
+  BOOST_TEST(result.stderr_text == "healthhook refresh: the service reported that the refresh did not succeed\n");
+}
+
+BOOST_AUTO_TEST_CASE(refresh_refuses_bad_input_without_a_request) {
+  fake::FakeService service(recovery_service(fake::TlsMode::plain));
+  test::TempDir dir;
+  const std::string config = recovery_config(dir, service.base_url(), "");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"refresh", "42", "--config", config}, "healthhook refresh: USER_ID: "},
+      {{"refresh", kNoticeUser + "x", "--config", config}, "healthhook refresh: USER_ID: "},
+      {{"refresh", kNoticeUser, "--timeout", "3", "--config", config}, "healthhook refresh: --timeout: 3 is not between 5 and 60"},
+      {{"refresh", kNoticeUser, "--timeout", "61", "--config", config}, "healthhook refresh: --timeout: 61 is not between 5 and 60"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const auto result = test::run_healthhook(args);
+    BOOST_TEST_INFO(result.stderr_text);
+    BOOST_TEST(result.exit_code == 2);
+    BOOST_TEST(result.stderr_text.starts_with(expected));
+    BOOST_TEST(recovery_lines(result.stderr_text) == 1u);
+    BOOST_TEST(result.stdout_text == "");
+  }
+  BOOST_TEST(service.requests().empty());
+}
+
+BOOST_AUTO_TEST_CASE(refresh_reports_a_failing_service_in_one_line) {
+  fake::FakeService service(recovery_service(fake::TlsMode::plain));
+  test::TempDir dir;
+  const std::string config = recovery_config(dir, service.base_url(), "");
+  fake::Fault error;
+  error.kind = fake::Fault::Kind::status;
+  error.status = 500;
+  service.inject("/v2/user/refresh/" + kNoticeUser, error);
+  auto result = test::run_healthhook({"refresh", kNoticeUser, "--config", config});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.stdout_text == "");
+  BOOST_TEST(result.stderr_text == "healthhook refresh: POST " + service.base_url() + "/v2/user/refresh/" + kNoticeUser +
+                                       "?timeout=10: HTTP 500: {\"detail\":\"injected fault\"}\n");
+
+  // A key the service does not accept.
+  dir.write("api-key", "some-other-key\n");
+  result = test::run_healthhook({"refresh", kNoticeUser, "--config", config});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.stderr_text.find("HTTP 401: the service refused the API key\n") != std::string::npos,
+             result.stderr_text);
+  BOOST_TEST(result.stderr_text.find("some-other-key") == std::string::npos);
+  BOOST_TEST(recovery_lines(result.stderr_text) == 1u);
+  BOOST_TEST(service.requests().size() == 2u);
+
+  // Nothing listening: a network error.
+  test::TempDir closed_dir;
+  const std::string closed = recovery_config(closed_dir, "http://127.0.0.1:1", "");
+  result = test::run_healthhook({"refresh", kNoticeUser, "--config", closed});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.stderr_text.starts_with("healthhook refresh: POST http://127.0.0.1:1/v2/user/refresh/"),
+             result.stderr_text);
+  BOOST_TEST(recovery_lines(result.stderr_text) == 1u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()  // recovery_commands_test
