@@ -1,9 +1,13 @@
 // healthhook purge-user: erase everything stored about one user (spec §11, store/erasure.h).
 //
-//   healthhook purge-user USER_ID [--dry-run] [--database FILE | --config FILE]
+//   healthhook purge-user USER_ID [--deregister PROVIDER] [--dry-run] [--database FILE | --config FILE]
 //
 // Prints the rows per table that were (or, with --dry-run, would be) removed, and records
 // the erasure in the `erasures` table (who, when, counts). --dry-run changes nothing.
+// --deregister PROVIDER first calls DELETE /v2/user/{user_id}/{provider} on the service
+// (USER_ID must then be the service's UUID) and prints the interface's caveat; when the
+// call fails or the service answers success=false, nothing is erased (exit 1): erasing
+// first would leave the provider connected, sending data that would be stored again.
 // USER_ID is the service's user id as stored (a UUID from the service; any other id is
 // accepted too, since test and replayed data use short ones like "u1"): non-empty, at most
 // kMaxUserIdBytes, no whitespace or control characters (a pasted id with a trailing
@@ -18,6 +22,9 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "cli/recovery_input.h"
+#include "cli/service_access.h"
+#include "fetcher/service_calls.h"
 #include "store/database_location.h"
 #include "store/open_store.h"
 
@@ -29,6 +36,7 @@ constexpr size_t kMaxUserIdBytes = 256;
 struct PurgeUserFlags {
   SettingsFlags settings;
   std::string user_id;
+  std::string deregister;  // a provider slug; empty: the service is not called
   bool dry_run = false;
 };
 
@@ -50,10 +58,47 @@ void print_erasure_counts(const store::ErasureReport& report) {
   std::printf("  %-18s %lld\n", "total", static_cast<long long>(report.total_rows()));
 }
 
+// --deregister's input, checked before anything is sent or erased.
+Result<void> check_deregister(const PurgeUserFlags& flags) {
+  if (flags.deregister.empty()) return {};
+  if (auto checked = check_user_id(flags.user_id); !checked) return checked;
+  std::vector<std::string> warnings;
+  if (auto checked = check_provider(flags.deregister, warnings); !checked) return checked;
+  for (const auto& warning : warnings) report_error("purge-user", "warning: " + warning);
+  return {};
+}
+
+// DELETE /v2/user/{user_id}/{provider}; false (reported) when the user is still registered.
+bool deregister_first(const config::Settings& settings, const PurgeUserFlags& flags, int& exit_code) {
+  constexpr std::string_view kCommand = "purge-user";
+  auto access = service_access_or_report(settings, kCommand);
+  if (!access) {
+    exit_code = kExitBadConfig;
+    return false;
+  }
+  auto deregistered = fetcher::deregister_user(*access, flags.user_id, flags.deregister);
+  if (!deregistered || !*deregistered) {
+    report_error(kCommand, (deregistered ? "the service answered success=false to deregistering from " + flags.deregister
+                                         : deregistered.error()) +
+                               "; nothing was erased");
+    exit_code = deregistered.error_kind() == ErrorKind::data ? kExitBadConfig : kExitFailure;
+    return false;
+  }
+  std::printf("deregistered %s from %s at the service. Note: only cloud providers are well defined; with the\n"
+              "mobile SDK's Auto Connect mode, apple_health_kit, health_connect and samsung_health are\n"
+              "disconnected in the SDK, not by this call.\n",
+              flags.user_id.c_str(), flags.deregister.c_str());
+  return true;
+}
+
 int run_purge_user(const PurgeUserFlags& flags) {
   constexpr std::string_view kCommand = "purge-user";
   if (auto problem = user_id_problem(flags.user_id); !problem.empty()) {
     report_error(kCommand, problem);
+    return kExitBadConfig;
+  }
+  if (auto checked = check_deregister(flags); !checked) {
+    report_error(kCommand, checked.error());
     return kExitBadConfig;
   }
   auto settings = load_settings_or_report(flags.settings, kCommand);
@@ -77,14 +122,19 @@ int run_purge_user(const PurgeUserFlags& flags) {
       report_error(kCommand, counted.error());
       return kExitFailure;
     }
+    if (!flags.deregister.empty()) {
+      std::printf("purge-user %s: dry run, the service is not called (would deregister from %s first)\n",
+                  flags.user_id.c_str(), flags.deregister.c_str());
+    }
     std::printf("purge-user %s: dry run, nothing changed; rows that would be removed:\n", flags.user_id.c_str());
     print_erasure_counts(*counted);
     return kExitOk;
   }
 
-  // --deregister PROVIDER goes here (issue 37): call DELETE /v2/user/{user_id}/{provider}
-  // on the service first, print the service's caveats, and stop before erasing anything
-  // when the call fails. Not built yet; until then nothing is sent to the service.
+  if (!flags.deregister.empty()) {
+    int exit_code = kExitOk;
+    if (!deregister_first(*settings, flags, exit_code)) return exit_code;
+  }
 
   const int64_t erased_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                    std::chrono::system_clock::now().time_since_epoch())
@@ -113,6 +163,8 @@ void add_purge_user_command(CLI::App& app, int& exit_code) {
   auto* command = app.add_subcommand("purge-user", "Erase every row of one user from every table (spec §11)");
   add_settings_flags(*command, flags->settings, /*with_listen=*/false);
   command->add_option("user_id", flags->user_id, "The service's user id")->required();
+  command->add_option("--deregister", flags->deregister,
+                      "Deregister the user from this provider at the service first (DELETE /v2/user/{id}/{provider})");
   command->add_flag("--dry-run", flags->dry_run, "Print what would be removed; change nothing");
   command->callback([flags, &exit_code] { exit_code = run_purge_user(*flags); });
 }

@@ -13,7 +13,7 @@
 #include "cli/command_support.h"
 #include "cli/commands.h"
 #include "cli/recovery_input.h"
-#include "config/secrets.h"
+#include "cli/service_access.h"
 #include "fetcher/service_calls.h"
 
 namespace hh::cli {
@@ -44,17 +44,9 @@ int run_refresh(const RefreshFlags& flags) {
   }
   auto settings = load_settings_or_report(flags.settings, kCommand);
   if (!settings) return kExitBadConfig;
-  if (settings->service.api_key_file.empty()) {
-    report_error(kCommand, "service.api_key_file is not set: the service needs the API key");
-    return kExitBadConfig;
-  }
-  auto api_key = config::read_secret_file(settings->service.api_key_file, settings->base_dir);
-  if (!api_key) {
-    report_error(kCommand, "service.api_key_file: " + api_key.error());
-    return kExitBadConfig;
-  }
-  fetcher::ServiceAccess access{settings->service, std::move(*api_key), settings->base_dir};
-  auto result = fetcher::refresh_user(access, flags.user_id, flags.timeout_s);
+  auto access = service_access_or_report(*settings, kCommand);
+  if (!access) return kExitBadConfig;
+  auto result = fetcher::refresh_user(*access, flags.user_id, flags.timeout_s);
   if (!result) {
     report_error(kCommand, result.error());
     return result.error_kind() == ErrorKind::data ? kExitBadConfig : kExitFailure;

@@ -1,8 +1,9 @@
-// `healthhook backfill` and `healthhook refresh` as processes (issue 37, recovery): the jobs
-// backfill queues are the ones a historical.data notice queues (same key, same payload, no
-// second row), a running serve fetches them from the fake service, refresh prints what the
-// fake answers and sends the method, path, timeout and key the interface names, and bad
-// input is refused before anything is queued or sent.
+// `healthhook backfill`, `healthhook refresh` and `purge-user --deregister` as processes
+// (issue 37, recovery and erasure): the jobs backfill queues are the ones a historical.data
+// notice queues (same key, same payload, no second row), a running serve fetches them from
+// the fake service, refresh prints what the fake answers and sends the method, path,
+// timeout and key the interface names, purge-user erases only after the service
+// deregistered the user, and bad input is refused before anything is queued or sent.
 #include <boost/test/unit_test.hpp>
 #include <fstream>
 #include <sstream>
@@ -371,6 +372,66 @@ BOOST_AUTO_TEST_CASE(refresh_reports_a_failing_service_in_one_line) {
   BOOST_TEST(result.stderr_text.starts_with("healthhook refresh: POST http://127.0.0.1:1/v2/user/refresh/"),
              result.stderr_text);
   BOOST_TEST(recovery_lines(result.stderr_text) == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(purge_user_deregisters_at_the_service_before_it_erases) {
+  fake::FakeService service(recovery_service());
+  test::TempDir dir;
+  const std::string database = recovery_empty_database(dir);
+  const std::string config = recovery_config(dir, service.base_url(), service.ca_pem());
+  const std::string erasures = "SELECT count(*) FROM erasures";
+
+  // --dry-run: nothing is sent, nothing erased.
+  auto result = test::run_healthhook({"purge-user", kNoticeUser, "--deregister", "garmin", "--dry-run", "--config", config});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_TEST(result.stdout_text.find("would deregister from garmin first") != std::string::npos, result.stdout_text);
+  BOOST_TEST(service.requests().empty());
+  BOOST_TEST(recovery_query_int(database, erasures) == 0);
+
+  result = test::run_healthhook({"purge-user", kNoticeUser, "--deregister", "garmin", "--config", config});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_TEST(result.stdout_text.starts_with("deregistered " + kNoticeUser + " from garmin at the service."),
+             result.stdout_text);
+  BOOST_TEST(result.stdout_text.find("apple_health_kit, health_connect and samsung_health") != std::string::npos);
+  const auto requests = service.requests();
+  BOOST_REQUIRE_EQUAL(requests.size(), 1u);
+  BOOST_TEST(requests[0].method == "DELETE");
+  BOOST_TEST(requests[0].path == "/v2/user/" + kNoticeUser + "/garmin");
+  BOOST_TEST(requests[0].api_key == kRecoveryKey);
+  BOOST_TEST(recovery_query_int(database, erasures) == 1);
+}
+
+BOOST_AUTO_TEST_CASE(purge_user_erases_nothing_when_deregistering_fails) {
+  fake::FakeService service(recovery_service(fake::TlsMode::plain));
+  test::TempDir dir;
+  const std::string database = recovery_empty_database(dir);
+  const std::string config = recovery_config(dir, service.base_url(), "");
+  const std::string erasures = "SELECT count(*) FROM erasures";
+
+  // Bad input: refused before any request.
+  auto result = test::run_healthhook({"purge-user", "u1", "--deregister", "garmin", "--config", config});
+  BOOST_TEST(result.exit_code == 2);
+  BOOST_TEST(result.stderr_text.starts_with("healthhook purge-user: USER_ID: "), result.stderr_text);
+  BOOST_TEST(service.requests().empty());
+
+  // The service says no.
+  service.set_deregister_success(false);
+  result = test::run_healthhook({"purge-user", kNoticeUser, "--deregister", "garmin", "--config", config});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.stderr_text.find("success=false") != std::string::npos, result.stderr_text);
+  BOOST_TEST(result.stderr_text.find("nothing was erased") != std::string::npos, result.stderr_text);
+  BOOST_TEST(recovery_query_int(database, erasures) == 0);
+
+  // The service fails.
+  service.set_deregister_success(true);
+  fake::Fault error;
+  error.kind = fake::Fault::Kind::status;
+  error.status = 500;
+  service.inject("/v2/user/" + kNoticeUser + "/garmin", error);
+  result = test::run_healthhook({"purge-user", kNoticeUser, "--deregister", "garmin", "--config", config});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.stderr_text.find("HTTP 500") != std::string::npos, result.stderr_text);
+  BOOST_TEST(recovery_query_int(database, erasures) == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // recovery_commands_test
