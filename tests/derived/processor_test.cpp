@@ -31,15 +31,6 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-void append(sqlite::Connection& db, const std::vector<store::NewDelivery>& deliveries) {
-  auto inbox = store::SqliteInbox::create(db);
-  BOOST_REQUIRE_MESSAGE(inbox, inbox.error());
-  std::vector<const store::NewDelivery*> batch;
-  for (const auto& d : deliveries) batch.push_back(&d);
-  auto appended = inbox->append(batch);
-  BOOST_REQUIRE_MESSAGE(appended, appended.error());
-}
-
 std::unique_ptr<processor::Processor> make_processor(sqlite::Connection& db, processor::ProcessorOptions options = {}) {
   auto created = test::sqlite_processor(db, options);
   BOOST_REQUIRE_MESSAGE(created, created.error());
@@ -68,7 +59,7 @@ BOOST_AUTO_TEST_CASE(whatever_order_four_versions_arrive_in_the_last_to_arrive_w
     for (size_t i : order) {
       arrivals.push_back(test::sleep_delivery("msg_" + std::to_string(i), "sleep-1", scores[i]));
     }
-    append(db, arrivals);
+    test::append_deliveries(db, arrivals);
     auto p = make_processor(db);
     catch_up(*p);
     // The highest seq is the last arrival: order[3].
@@ -87,7 +78,7 @@ BOOST_AUTO_TEST_CASE(whatever_order_four_versions_arrive_in_the_last_to_arrive_w
 BOOST_AUTO_TEST_CASE(an_invalid_delivery_is_marked_and_the_next_one_is_processed) {
   TempDir dir;
   auto db = test::open_store(dir.file("healthhook.db"));
-  append(db, {test::sleep_delivery("a", "sleep-1", 1), test::raw_delivery("b", "{not json"),
+  test::append_deliveries(db, {test::sleep_delivery("a", "sleep-1", 1), test::raw_delivery("b", "{not json"),
               test::raw_delivery("c", R"({"data":{}})"), test::sleep_delivery("d", "sleep-2", 2),
               test::raw_delivery("e", R"({"event_type":"daily.timeseries.hypnogram.created","data":{}})"),
               test::raw_delivery("f", R"({"event_type":"something.new","data":{}})")});
@@ -120,7 +111,8 @@ BOOST_AUTO_TEST_CASE(a_delivery_the_store_rejects_is_marked_invalid_without_its_
       auto db = test::open_store(dir.file("healthhook.db"));
       BOOST_REQUIRE(db.exec("CREATE TRIGGER reject BEFORE INSERT ON summaries WHEN NEW.id = 'poison' "
                             "BEGIN SELECT RAISE(ABORT, 'rejected by a test trigger'); END"));
-      append(db, {test::heartrate_delivery("a", 1717200000000, 3, 60), test::sleep_delivery("b", "poison", 1),
+      test::append_deliveries(db, {test::heartrate_delivery("a", 1717200000000, 3, 60),
+                                   test::sleep_delivery("b", "poison", 1),
                   test::sleep_delivery("c", "sleep-2", 2), test::sleep_delivery("d", "sleep-3", 3)});
       processor::ProcessorOptions options;
       if (parse_ahead) options.parse_ahead_min_backlog = 1;
@@ -146,7 +138,7 @@ BOOST_AUTO_TEST_CASE(live_steps_apply_no_row_after_the_durable_seq) {
   TempDir dir;
   auto db = test::open_store(dir.file("healthhook.db"));
   auto p = make_processor(db);
-  append(db, {test::sleep_delivery("a", "sleep-1", 10), test::sleep_delivery("b", "sleep-2", 20),
+  test::append_deliveries(db, {test::sleep_delivery("a", "sleep-1", 10), test::sleep_delivery("b", "sleep-2", 20),
               test::sleep_delivery("c", "sleep-3", 30)});
   BOOST_TEST(!p->run_once(2));
   BOOST_TEST(p->applied_seq() == 2);
@@ -177,7 +169,7 @@ BOOST_AUTO_TEST_CASE(a_step_yields_to_waiting_deliveries_after_its_first_few) {
   TempDir dir;
   auto db = test::open_store(dir.file("healthhook.db"));
   auto p = make_processor(db);
-  append(db, sleep_deliveries(1, 10));
+  test::append_deliveries(db, sleep_deliveries(1, 10));
   bool waiting = true;
   int asked = 0;
   p->yield_to([&] {
@@ -201,13 +193,13 @@ BOOST_AUTO_TEST_CASE(a_step_far_behind_yields_only_after_a_short_steps_work) {
   TempDir dir;
   auto db = test::open_store(dir.file("healthhook.db"));
   auto p = make_processor(db);
-  append(db, sleep_deliveries(1, 20));
+  test::append_deliveries(db, sleep_deliveries(1, 20));
   p->yield_to([] { return true; }, /*max_backlog=*/12);  // deliveries always wait
   // 20 behind: far behind, so no yield before kBehindStep's 2,000 deliveries (or 10,000
   // rows): the whole backlog in one step.
   BOOST_TEST(!p->run_once(20));
   BOOST_TEST(p->applied_seq() == 20);
-  append(db, sleep_deliveries(21, 25));
+  test::append_deliveries(db, sleep_deliveries(21, 25));
   BOOST_TEST(p->run_once(25));  // 5 behind: yields again after its first few
   BOOST_TEST(p->applied_seq() == 20 + static_cast<int64_t>(processor::Processor::kDeliveriesBeforeYield));
 }
@@ -221,7 +213,7 @@ BOOST_AUTO_TEST_CASE(live_steps_apply_rows_parsed_ahead_as_the_inbox_grows) {
                                                           .max_deliveries_per_step = 2,
                                                           .parse_ahead_min_backlog = 1,
                                                           .parse_ahead_after_quiet = std::chrono::milliseconds(0)});
-  append(db, {test::sleep_delivery("a", "sleep-1", 10), test::sleep_delivery("b", "sleep-2", 20),
+  test::append_deliveries(db, {test::sleep_delivery("a", "sleep-1", 10), test::sleep_delivery("b", "sleep-2", 20),
               test::sleep_delivery("c", "sleep-3", 30)});
   BOOST_TEST(p->run_once(3));  // two deliveries per step: more is waiting
   BOOST_TEST(p->parsing_ahead());
@@ -233,7 +225,7 @@ BOOST_AUTO_TEST_CASE(live_steps_apply_rows_parsed_ahead_as_the_inbox_grows) {
   BOOST_TEST(p->applied_seq() == 3);
   BOOST_TEST(!p->parsing_ahead());  // caught up: the thread is stopped
   // Then they arrive: none is skipped, the later version wins.
-  append(db, {test::sleep_delivery("d", "sleep-1", 40), test::sleep_delivery("e", "sleep-4", 50)});
+  test::append_deliveries(db, {test::sleep_delivery("d", "sleep-1", 40), test::sleep_delivery("e", "sleep-4", 50)});
   BOOST_TEST(p->run_once(5));  // at the step's limit of two
   BOOST_TEST(p->applied_seq() == 5);
   BOOST_TEST(!p->run_once(5));
@@ -245,7 +237,7 @@ BOOST_AUTO_TEST_CASE(live_steps_apply_rows_parsed_ahead_as_the_inbox_grows) {
   // A reset between live steps (what `rebuild` does) moves applied_seq back under the
   // pipeline: the next step reads again from the start.
   BOOST_REQUIRE(store::reset_derived(db, {}));
-  append(db, {test::sleep_delivery("f", "sleep-5", 60)});
+  test::append_deliveries(db, {test::sleep_delivery("f", "sleep-5", 60)});
   BOOST_TEST(p->run_once(6));
   BOOST_TEST(p->applied_seq() == 2);
   while (p->run_once(6)) {
@@ -264,7 +256,7 @@ BOOST_AUTO_TEST_CASE(live_steps_parse_on_a_thread_only_for_a_backlog_nothing_add
   TempDir dir;
   auto db = test::open_store(dir.file("healthhook.db"));
   const auto deliveries = [](int first, int last) { return sleep_deliveries(first, last, 4); };
-  append(db, deliveries(1, 6));  // what a restart finds
+  test::append_deliveries(db, deliveries(1, 6));  // what a restart finds
   processor::ProcessorOptions options{.max_rows_per_step = 10000,
                                       .max_deliveries_per_step = 2,
                                       .parse_ahead_min_backlog = 3,
@@ -279,10 +271,10 @@ BOOST_AUTO_TEST_CASE(live_steps_parse_on_a_thread_only_for_a_backlog_nothing_add
   BOOST_TEST(!p->run_once(6));
   BOOST_TEST(!p->parsing_ahead());  // caught up: stopped
   // Deliveries arriving between steps: inline, however long the backlog.
-  append(db, deliveries(7, 12));
+  test::append_deliveries(db, deliveries(7, 12));
   BOOST_TEST(p->run_once(12));
   BOOST_TEST(!p->parsing_ahead());
-  append(db, deliveries(13, 13));
+  test::append_deliveries(db, deliveries(13, 13));
   BOOST_TEST(p->run_once(13));
   BOOST_TEST(!p->parsing_ahead());
   BOOST_TEST(p->applied_seq() == 10);
@@ -303,7 +295,7 @@ BOOST_AUTO_TEST_CASE(live_steps_parse_on_a_thread_only_for_a_backlog_nothing_add
   }
   BOOST_TEST(p->applied_seq() == 13);
   // A delivery arrives while it runs: stopped at once, the step goes on inline.
-  append(db, deliveries(14, 14));
+  test::append_deliveries(db, deliveries(14, 14));
   BOOST_TEST(!p->run_once(14));
   BOOST_TEST(!p->parsing_ahead());
   BOOST_TEST(p->applied_seq() == 14);
@@ -320,7 +312,7 @@ BOOST_AUTO_TEST_CASE(live_steps_parse_on_a_thread_only_for_a_backlog_nothing_add
   const size_t after_one_round = test::open_files(getpid());
   for (int round = 1; round <= 3; ++round) {
     const int newest = 14 + 6 * round;
-    append(db, deliveries(newest - 5, newest));
+    test::append_deliveries(db, deliveries(newest - 5, newest));
     BOOST_TEST(p->run_once(newest));  // grew: inline
     BOOST_TEST(p->run_once(newest));  // 4 waiting, none arriving: the thread
     BOOST_TEST(p->parsing_ahead());
@@ -335,13 +327,13 @@ BOOST_AUTO_TEST_CASE(live_steps_parse_on_a_thread_only_for_a_backlog_nothing_add
   // With a quiet time, a backlog that has just grown waits for it; one found at start-up
   // has not grown since, so it does not.
   auto reopened_db = test::open_store(dir.file("other.db"));
-  append(reopened_db, deliveries(1, 6));
+  test::append_deliveries(reopened_db, deliveries(1, 6));
   p.reset();
   options.parse_ahead_after_quiet = std::chrono::hours(1);
   auto q = make_processor(reopened_db, options);
   BOOST_TEST(q->run_once(6));
   BOOST_TEST(q->parsing_ahead());  // found at start-up
-  append(reopened_db, deliveries(7, 12));
+  test::append_deliveries(reopened_db, deliveries(7, 12));
   BOOST_TEST(q->run_once(12));
   BOOST_TEST(!q->parsing_ahead());
   BOOST_TEST(q->run_once(12));  // nothing new, but not quiet for an hour
@@ -360,7 +352,8 @@ BOOST_AUTO_TEST_CASE(a_pipeline_slot_frees_a_large_body_once_it_is_applied) {
   auto db = test::open_store(path);
   auto big = test::heartrate_delivery("big", 1717200000000, 30000, 60);
   BOOST_REQUIRE_GT(big.body.size(), processor::ParsePipeline::kTrimAbove);
-  append(db, {test::sleep_delivery("a", "sleep-1", 10), big, test::sleep_delivery("b", "sleep-2", 20)});
+  test::append_deliveries(db, {test::sleep_delivery("a", "sleep-1", 10),
+                               big, test::sleep_delivery("b", "sleep-2", 20)});
   auto pipeline = processor::ParsePipeline::start(store::open_delivery_reader(path, store::ReaderUse::follow).value(), 0, 3,
                                                   processor::ParsePipeline::Mode::follow);
   BOOST_REQUIRE_MESSAGE(pipeline, pipeline.error());
@@ -380,7 +373,8 @@ BOOST_AUTO_TEST_CASE(a_pipeline_slot_frees_a_large_body_once_it_is_applied) {
   p.end_step();
   BOOST_TEST(sample_counts == (std::vector<size_t>{0, 30000, 0}), boost::test_tools::per_element());
   // Rows that come later parse as before (the trimmed slot among the free ones).
-  append(db, {test::heartrate_delivery("big-2", 1717300000000, 30000, 61), test::sleep_delivery("c", "sleep-3", 30)});
+  test::append_deliveries(db, {test::heartrate_delivery("big-2", 1717300000000, 30000, 61),
+                               test::sleep_delivery("c", "sleep-3", 30)});
   p.extend(5);
   auto fourth = p.next(3);
   BOOST_REQUIRE_MESSAGE(fourth && *fourth, "row 4");
@@ -400,7 +394,7 @@ BOOST_AUTO_TEST_CASE(a_following_pipeline_parses_committed_rows_ahead_and_hands_
   TempDir dir;
   const std::string path = dir.file("healthhook.db");
   auto db = test::open_store(path);
-  append(db, {test::sleep_delivery("a", "sleep-1", 10), test::sleep_delivery("b", "sleep-2", 20),
+  test::append_deliveries(db, {test::sleep_delivery("a", "sleep-1", 10), test::sleep_delivery("b", "sleep-2", 20),
               test::sleep_delivery("c", "sleep-3", 30)});
   BOOST_REQUIRE(db.exec("UPDATE inbox SET seq = 5 WHERE seq = 3"));  // seqs 1, 2, 5
   auto pipeline = processor::ParsePipeline::start(store::open_delivery_reader(path, store::ReaderUse::follow).value(), 0, 1,
@@ -441,7 +435,8 @@ BOOST_AUTO_TEST_CASE(a_following_pipeline_parses_committed_rows_ahead_and_hands_
 BOOST_AUTO_TEST_CASE(a_full_disk_rolls_the_step_back_and_a_later_run_applies_it) {
   TempDir dir;
   auto db = test::open_store(dir.file("healthhook.db"));
-  append(db, {test::sleep_delivery("a", "sleep-1", 1), test::heartrate_delivery("b", 1717200000000, 3000, 60)});
+  test::append_deliveries(db, {test::sleep_delivery("a", "sleep-1", 1),
+                               test::heartrate_delivery("b", 1717200000000, 3000, 60)});
   const std::string pages = value(db, "PRAGMA page_count");
   BOOST_REQUIRE(db.exec("PRAGMA max_page_count = " + pages));
   auto p = make_processor(db);
@@ -467,14 +462,14 @@ BOOST_AUTO_TEST_CASE(a_restart_resumes_exactly_where_the_last_committed_step_end
   std::map<std::string, Strings> expected;
   {
     auto reference = test::open_store(dir.file("reference.db"));
-    append(reference, corpus);
+    test::append_deliveries(reference, corpus);
     catch_up(*make_processor(reference));
     expected = test::dump_derived_state(reference);
   }
   const std::string path = dir.file("healthhook.db");
   {
     auto db = test::open_store(path);
-    append(db, corpus);
+    test::append_deliveries(db, corpus);
     auto p = make_processor(db, processor::ProcessorOptions{.max_rows_per_step = 10000, .max_deliveries_per_step = 7});
     for (int i = 0; i < 5; ++i) BOOST_TEST(p->run_once(120));
     BOOST_TEST(p->applied_seq() == 35);
@@ -499,7 +494,7 @@ BOOST_AUTO_TEST_CASE(an_interrupted_step_leaves_nothing_behind) {
   const std::string path = dir.file("healthhook.db");
   {
     auto db = test::open_store(path);
-    append(db, {test::sleep_delivery("a", "sleep-1", 1), test::sleep_delivery("b", "sleep-2", 2)});
+    test::append_deliveries(db, {test::sleep_delivery("a", "sleep-1", 1), test::sleep_delivery("b", "sleep-2", 2)});
     // What a step writes, cut off before COMMIT: the connection closes mid-transaction.
     auto p = make_processor(db);
     BOOST_REQUIRE(db.exec("BEGIN IMMEDIATE; INSERT INTO summaries (resource, id, source_type, seq, data) "
@@ -533,7 +528,7 @@ BOOST_AUTO_TEST_CASE(one_processor_per_database_file) {
 BOOST_AUTO_TEST_CASE(reset_derived_empties_every_derived_table_and_keeps_the_inbox_and_jobs) {
   TempDir dir;
   auto db = test::open_store(dir.file("healthhook.db"));
-  append(db, test::make_corpus(300, 11));
+  test::append_deliveries(db, test::make_corpus(300, 11));
   auto p = make_processor(db);
   catch_up(*p);
   const Strings jobs = test::dump_table(db, "jobs");
@@ -575,7 +570,7 @@ BOOST_AUTO_TEST_CASE(catching_up_marks_a_delivery_the_store_rejects_and_goes_on)
   for (int i = 0; i < 300; ++i) {
     inbox.push_back(test::sleep_delivery("m" + std::to_string(i), i == 123 ? "poison" : "s" + std::to_string(i % 5), i));
   }
-  append(db, inbox);
+  test::append_deliveries(db, inbox);
   // A backlog this long is read and parsed ahead on a thread; the step that meets the
   // rejected delivery is redone inline, then reading ahead resumes.
   auto p = make_processor(db, processor::ProcessorOptions{.max_rows_per_step = 100, .max_deliveries_per_step = 100});

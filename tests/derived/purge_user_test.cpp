@@ -129,15 +129,6 @@ std::vector<store::NewDelivery> purge_user_deliveries(const std::string& user, c
   return out;
 }
 
-void purge_append(sqlite::Connection& db, const std::vector<store::NewDelivery>& deliveries) {
-  auto inbox = store::SqliteInbox::create(db);
-  BOOST_REQUIRE_MESSAGE(inbox, inbox.error());
-  std::vector<const store::NewDelivery*> batch;
-  for (const auto& d : deliveries) batch.push_back(&d);
-  auto appended = inbox->append(batch);
-  BOOST_REQUIRE_MESSAGE(appended, appended.error());
-}
-
 // Applies the inbox; the processor (and its processing lock) is gone when this returns.
 void purge_apply(sqlite::Connection& db) {
   auto processor = test::sqlite_processor(db);
@@ -163,7 +154,7 @@ void purge_build_store(const std::string& path) {
   all.push_back(purge_webhook("msg-unknown", purge_read_example("unknown-event.json"), ++clock));
   all.push_back(purge_fetched("fetch:providers:1", "fetch.providers", purge_read_example("fetched-providers.context.json"),
                               purge_read_example("fetched-providers.body.json"), ++clock));
-  purge_append(db, all);
+  test::append_deliveries(db, all);
   purge_apply(db);
 }
 
@@ -313,7 +304,7 @@ BOOST_AUTO_TEST_CASE(purge_user_removes_exactly_that_users_rows_everywhere_and_r
 
   // A delivery for A stored afterwards is stored and applied as usual.
   int64_t clock = kPurgeBaseMs + 10'000;
-  purge_append(db, {purge_webhook("msg-A-after", purge_personalise(purge_read_example("timeseries-steps.json"), "user-a",
+  test::append_deliveries(db, {purge_webhook("msg-A-after", purge_personalise(purge_read_example("timeseries-steps.json"), "user-a",
                                                                      "ida-"),
                                   clock)});
   purge_apply(db);
@@ -330,7 +321,7 @@ BOOST_AUTO_TEST_CASE(purge_user_refuses_bad_input_a_missing_database_and_a_locke
   {
     auto db = test::open_store(path);
     int64_t clock = kPurgeBaseMs;
-    purge_append(db, purge_user_deliveries("user-a", "ida-", "A", clock));
+    test::append_deliveries(db, purge_user_deliveries("user-a", "ida-", "A", clock));
     purge_apply(db);
   }
   const int64_t inbox_rows = [&] {
@@ -389,7 +380,7 @@ BOOST_AUTO_TEST_CASE(purge_user_gives_the_space_back_when_the_database_vacuums_i
     BOOST_REQUIRE(db.exec("VACUUM"));  // switching an existing file needs one VACUUM
     BOOST_REQUIRE(test::value(db, "PRAGMA auto_vacuum") == "2");
     int64_t clock = kPurgeBaseMs;
-    purge_append(db, purge_user_deliveries("user-a", "ida-", "A", clock));
+    test::append_deliveries(db, purge_user_deliveries("user-a", "ida-", "A", clock));
     purge_apply(db);
   }
   auto result = test::run_healthhook({"purge-user", "user-a", "--database", path});

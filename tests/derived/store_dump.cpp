@@ -3,7 +3,10 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include <boost/test/unit_test.hpp>
+
 #include "store/sqlite/database.h"
+#include "store/sqlite/sqlite_inbox.h"
 #include "store/sqlite/derived/derived_tables.h"
 
 namespace hh::test {
@@ -84,6 +87,15 @@ std::map<std::string, std::vector<std::string>> dump_derived_state(sqlite::Conne
   state["processor_state"] = dump_table(db, "processor_state");
   state["deliveries"] = rows(db, "SELECT seq, status, family, error FROM deliveries ORDER BY seq");
   return state;
+}
+
+void append_deliveries(sqlite::Connection& db, const std::vector<store::NewDelivery>& deliveries) {
+  auto inbox = store::SqliteInbox::create(db);
+  BOOST_REQUIRE_MESSAGE(inbox, inbox.error());
+  std::vector<const store::NewDelivery*> batch;
+  for (const auto& d : deliveries) batch.push_back(&d);
+  auto appended = inbox->append(batch);
+  BOOST_REQUIRE_MESSAGE(appended, appended.error());
 }
 
 }  // namespace hh::test

@@ -1,17 +1,22 @@
 #pragma once
-// Test helpers for the derived tables: open a migrated store in a temporary folder, read
+// Test helpers for the derived tables: open a migrated store in a temporary folder, fill
+// its inbox, read
 // rows as literal strings, and dump whole tables for equality checks (rebuild == live).
 // Values render as SQL literals: 42, 1.5, 'text', NULL, x'00ff'.
 #include <map>
 #include <string>
 #include <vector>
 
+#include "store/inbox.h"
 #include "store/sqlite/connection.h"
 
 namespace hh::test {
 
 // open_for_writing() of `path`; throws std::runtime_error on failure (tests only).
 sqlite::Connection open_store(const std::string& path);
+
+// Appends `deliveries` to the inbox of `db` in one transaction; fails the test on error.
+void append_deliveries(sqlite::Connection& db, const std::vector<store::NewDelivery>& deliveries);
 
 // Every row of `sql`, each as its values joined by '|'.
 std::vector<std::string> rows(sqlite::Connection& db, const std::string& sql);

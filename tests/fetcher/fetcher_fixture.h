@@ -72,4 +72,10 @@ class FetcherFixture {
 std::string backfill_key(const std::string& user_id, const std::string& resource, const std::string& provider,
                          const std::string& start, const std::string& end);
 
+// One integer from a server's database; -1 when there is none (or no database yet).
+int64_t query_int(const std::string& database, const std::string& sql);
+// Polls `sql` (one integer) until it equals `expected`; bounded.
+bool wait_for_value(const std::string& database, const std::string& sql, int64_t expected,
+                    std::chrono::seconds timeout = std::chrono::seconds(30));
+
 }  // namespace hh::test

@@ -12,6 +12,7 @@
 #include "store/sqlite/database.h"
 #include "store/sqlite/jobs/job_admin.h"
 #include "tests/fake_service/fake_service.h"
+#include "tests/fetcher/fetcher_fixture.h"
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
@@ -36,23 +37,6 @@ std::string recovery_example(const std::string& name) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-int64_t recovery_query_int(const std::string& database, const std::string& sql) {
-  auto db = store::open_for_reading(database);
-  if (!db) return -1;
-  auto value = db->query_int(sql);
-  return value && *value ? **value : -1;
-}
-
-bool recovery_wait_for(const std::string& database, const std::string& sql, int64_t expected,
-                       std::chrono::seconds timeout = 30s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (recovery_query_int(database, sql) == expected) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return false;
 }
 
 std::vector<store::JobRow> recovery_jobs(const std::string& database) {
@@ -109,7 +93,7 @@ BOOST_AUTO_TEST_CASE(backfill_finds_the_job_a_notice_queued_for_the_same_window)
       client.post_webhook(server.secret(), "msg_notice", recovery_example("historical-backfill-without-is-final.json"))
           .status,
       200);
-  BOOST_REQUIRE(recovery_wait_for(server.database(), "SELECT count(*) FROM jobs", 1));
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM jobs", 1));
 
   const auto result = run_backfill(server.database(), kNoticeUser, kNoticeWindow);
   BOOST_TEST(result.exit_code == 0, result.stderr_text);
@@ -130,7 +114,7 @@ BOOST_AUTO_TEST_CASE(backfill_queues_the_key_and_payload_of_a_notice_once) {
                                             recovery_example("historical-backfill-without-is-final.json"))
                             .status,
                         200);
-    BOOST_REQUIRE(recovery_wait_for(server.database(), "SELECT count(*) FROM jobs", 1));
+    BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM jobs", 1));
     BOOST_TEST(server.stop() == 0);
     const auto jobs = recovery_jobs(server.database());
     notice_key = jobs.at(0).job_key;
@@ -178,7 +162,7 @@ BOOST_AUTO_TEST_CASE(backfill_queues_one_job_per_resource_and_connected_provider
   BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_connection", recovery_example("connection-created.json"))
                           .status,
                       200);
-  BOOST_REQUIRE(recovery_wait_for(server.database(), "SELECT count(*) FROM connections", 1));
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM connections", 1));
 
   const auto result = run_backfill(server.database(), user,
                                    {"--resource", "sleep,steps,sleep", "--since", "2024-05-01", "--until", "2024-05-01"});
@@ -190,7 +174,7 @@ BOOST_AUTO_TEST_CASE(backfill_queues_one_job_per_resource_and_connected_provider
   BOOST_REQUIRE_EQUAL(jobs.size(), 2u);
   BOOST_TEST(jobs[0].job_key == user + "/sleep/fitbit/1714521600000/1714608000000");
   // Ordered after the deliveries stored so far: a later notice for the window re-queues it.
-  BOOST_TEST(jobs[0].trigger_seq == recovery_query_int(server.database(), "SELECT max(seq) FROM deliveries"));
+  BOOST_TEST(jobs[0].trigger_seq == test::query_int(server.database(), "SELECT max(seq) FROM deliveries"));
 
   // A user without a stored connection: nothing to ask, and nothing queued.
   const auto none = run_backfill(server.database(), "00000000-0000-4000-8000-000000000000",
@@ -217,8 +201,8 @@ BOOST_AUTO_TEST_CASE(a_running_serve_fetches_what_backfill_queued) {
   BOOST_TEST(result.stdout_text ==
              "queued job 1: heartrate from garmin, 2024-08-04T00:00:00.000Z to 2024-08-05T00:00:00.000Z\n");
 
-  BOOST_TEST(recovery_wait_for(server.database(), "SELECT count(*) FROM jobs WHERE state = 'done'", 1));
-  BOOST_TEST(recovery_wait_for(server.database(), "SELECT count(*) FROM samples", 150));  // every sample of the fake's pages
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM jobs WHERE state = 'done'", 1));
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM samples", 150));  // every sample of the fake's pages
   const std::string path = "/v2/timeseries/" + kNoticeUser + "/heartrate/grouped";
   const auto requests = service.requests_except("/v2/providers");
   BOOST_REQUIRE_EQUAL(requests.size(), 3u);
@@ -386,7 +370,7 @@ BOOST_AUTO_TEST_CASE(purge_user_deregisters_at_the_service_before_it_erases) {
   BOOST_TEST(result.exit_code == 0, result.stderr_text);
   BOOST_TEST(result.stdout_text.find("would deregister from garmin first") != std::string::npos, result.stdout_text);
   BOOST_TEST(service.requests().empty());
-  BOOST_TEST(recovery_query_int(database, erasures) == 0);
+  BOOST_TEST(test::query_int(database, erasures) == 0);
 
   result = test::run_healthhook({"purge-user", kNoticeUser, "--deregister", "garmin", "--config", config});
   BOOST_TEST(result.exit_code == 0, result.stderr_text);
@@ -398,7 +382,7 @@ BOOST_AUTO_TEST_CASE(purge_user_deregisters_at_the_service_before_it_erases) {
   BOOST_TEST(requests[0].method == "DELETE");
   BOOST_TEST(requests[0].path == "/v2/user/" + kNoticeUser + "/garmin");
   BOOST_TEST(requests[0].api_key == kRecoveryKey);
-  BOOST_TEST(recovery_query_int(database, erasures) == 1);
+  BOOST_TEST(test::query_int(database, erasures) == 1);
 }
 
 BOOST_AUTO_TEST_CASE(purge_user_erases_nothing_when_deregistering_fails) {
@@ -420,7 +404,7 @@ BOOST_AUTO_TEST_CASE(purge_user_erases_nothing_when_deregistering_fails) {
   BOOST_TEST(result.exit_code == 1);
   BOOST_TEST(result.stderr_text.find("success=false") != std::string::npos, result.stderr_text);
   BOOST_TEST(result.stderr_text.find("nothing was erased") != std::string::npos, result.stderr_text);
-  BOOST_TEST(recovery_query_int(database, erasures) == 0);
+  BOOST_TEST(test::query_int(database, erasures) == 0);
 
   // The service fails.
   service.set_deregister_success(true);
@@ -431,7 +415,7 @@ BOOST_AUTO_TEST_CASE(purge_user_erases_nothing_when_deregistering_fails) {
   result = test::run_healthhook({"purge-user", kNoticeUser, "--deregister", "garmin", "--config", config});
   BOOST_TEST(result.exit_code == 1);
   BOOST_TEST(result.stderr_text.find("HTTP 500") != std::string::npos, result.stderr_text);
-  BOOST_TEST(recovery_query_int(database, erasures) == 0);
+  BOOST_TEST(test::query_int(database, erasures) == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // recovery_commands_test

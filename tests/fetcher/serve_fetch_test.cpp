@@ -14,6 +14,7 @@
 #include "store/sqlite/jobs/job_admin.h"
 #include "tests/fake_service/fake_bodies.h"
 #include "tests/fake_service/fake_service.h"
+#include "tests/fetcher/fetcher_fixture.h"
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
@@ -22,6 +23,8 @@ BOOST_AUTO_TEST_SUITE(serve_fetch_test)
 
 using namespace hh;
 using namespace std::chrono_literals;
+using test::query_int;
+using test::wait_for_value;
 
 namespace {
 
@@ -66,25 +69,6 @@ fake::FakeOptions tls_service() {
   options.tls = fake::TlsMode::valid;
   options.api_key = kKey;
   return options;
-}
-
-// One integer from the server's database; -1 when there is none (or no database yet).
-int64_t query_int(const std::string& database, const std::string& sql) {
-  auto db = store::open_for_reading(database);
-  if (!db) return -1;
-  auto value = db->query_int(sql);
-  return value && *value ? **value : -1;
-}
-
-// Polls `sql` (one integer) until it equals `expected`; bounded.
-bool wait_for_value(const std::string& database, const std::string& sql, int64_t expected,
-                    std::chrono::seconds timeout = 30s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (query_int(database, sql) == expected) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return false;
 }
 
 bool wait_for_requests(const fake::FakeService& service, size_t count, std::chrono::seconds timeout = 30s) {
