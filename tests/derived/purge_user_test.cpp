@@ -283,7 +283,10 @@ BOOST_AUTO_TEST_CASE(purge_user_removes_exactly_that_users_rows_everywhere_and_r
       BOOST_TEST(after.at(table) == expected, boost::test_tools::per_element());
       const int64_t removed = static_cast<int64_t>(rows.size() - expected.size());
       total += removed;
-      const auto printed = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == table; });
+      // (Named: clang 14 cannot capture a structured binding.)
+      const std::string& table_name = table;
+      const auto printed =
+          std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == table_name; });
       if (removed > 0) BOOST_TEST((printed != counts.end()), "removed but not reported: " << table);
       if (printed != counts.end()) {
         BOOST_TEST(printed->second == removed);
