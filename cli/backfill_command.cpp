@@ -35,11 +35,6 @@ struct BackfillFlags {
   std::optional<std::string> provider;
 };
 
-int64_t backfill_now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // The providers of the user's stored connections, in name order.
 Result<std::vector<std::string>> connected_providers(store::ReadStore& reader, const std::string& user_id) {
   store::RecordFilter filter;
@@ -80,7 +75,7 @@ int run_backfill(const BackfillFlags& flags) {
   if (!resources) return refuse(resources.error());
   auto start_ms = parse_date_option("--since", flags.since);
   if (!start_ms) return refuse(start_ms.error());
-  int64_t last_day_ms = backfill_now_ms() / kDayMs * kDayMs;  // today, UTC
+  int64_t last_day_ms = unix_now_ms() / kDayMs * kDayMs;  // today, UTC
   if (flags.until) {
     auto until = parse_date_option("--until", *flags.until);
     if (!until) return refuse(until.error());
@@ -127,7 +122,7 @@ int run_backfill(const BackfillFlags& flags) {
     report_error(kCommand, admin.error());
     return kExitFailure;
   }
-  auto results = (*admin)->queue_backfills(windows, backfill_now_ms());
+  auto results = (*admin)->queue_backfills(windows, unix_now_ms());
   if (!results) {
     report_error(kCommand, "nothing queued: " + results.error());
     return kExitFailure;

@@ -31,11 +31,6 @@ struct JobsFlags {
   bool all_dead = false;
 };
 
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string json_line(const store::JobRow& job) {
   std::string out;
   json::ObjectWriter line(out);
@@ -104,7 +99,7 @@ int run_jobs(const JobsFlags& flags, bool show, bool requeue) {
       return kExitBadConfig;
     }
     if (flags.all_dead) {
-      auto count = admin.requeue_dead(now_ms());
+      auto count = admin.requeue_dead(unix_now_ms());
       if (!count) {
         report_error("jobs requeue", count.error());
         return kExitFailure;
@@ -112,7 +107,7 @@ int run_jobs(const JobsFlags& flags, bool show, bool requeue) {
       std::cout << "requeued " << *count << " dead job" << (*count == 1 ? "" : "s") << "\n";
       return kExitOk;
     }
-    auto status = admin.requeue(*flags.requeue_id, now_ms());
+    auto status = admin.requeue(*flags.requeue_id, unix_now_ms());
     if (!status) {
       report_error("jobs requeue", status.error());
       return kExitFailure;

@@ -27,6 +27,7 @@
 #include "fetcher/service_calls.h"
 #include "store/database_location.h"
 #include "store/open_store.h"
+#include "common/timestamp.h"
 
 namespace hh::cli {
 namespace {
@@ -136,10 +137,7 @@ int run_purge_user(const PurgeUserFlags& flags) {
     if (!deregister_first(*settings, flags, exit_code)) return exit_code;
   }
 
-  const int64_t erased_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count();
-  auto erased = (*erasure)->erase(flags.user_id, erased_at_ms);
+  auto erased = (*erasure)->erase(flags.user_id, unix_now_ms());
   if (!erased) {
     if (erased.error_kind() == ErrorKind::busy && erased.error().find("stop it first") == std::string::npos) {
       report_error(kCommand, settings->database + " is busy: another process held its write lock for " +

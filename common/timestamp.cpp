@@ -1,6 +1,7 @@
 #include "common/timestamp.h"
 
 #include <charconv>
+#include <chrono>
 #include <limits>
 
 namespace hh {
@@ -170,6 +171,11 @@ std::optional<int64_t> parse_time_bound_ms(std::string_view text) {
     return seconds * 1000;
   }
   return parse_iso8601_ms(text);
+}
+
+int64_t unix_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace hh

@@ -23,6 +23,9 @@ void append_rfc3339_ms(std::string& out, int64_t utc_ms);
 // Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm).
 int64_t days_from_civil(int64_t year, unsigned month, unsigned day);
 
+// The system clock now, in UTC milliseconds since the Unix epoch.
+int64_t unix_now_ms();
+
 // For command-line and query bounds: RFC 3339, a date, or integer Unix seconds.
 std::optional<int64_t> parse_time_bound_ms(std::string_view text);
 

@@ -15,16 +15,12 @@
 #include "common/thread_name.h"
 #include "fetcher/providers_sync.h"
 #include "store/follow_up_reads.h"
+#include "common/timestamp.h"
 
 namespace hh::fetcher {
 namespace {
 
 namespace net = boost::asio;
-
-int64_t system_now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // Logs what escaped a coroutine (only bugs and bad_alloc throw here).
 void log_exception(std::exception_ptr error) {
@@ -196,7 +192,7 @@ Result<std::unique_ptr<Fetcher>> Fetcher::create(FetcherOptions options, store::
   if (options.api_key.find_first_of("\r\n") != std::string::npos) {
     return fail("service.api_key_file: the API key contains a line break");
   }
-  if (!options.now_ms) options.now_ms = system_now_ms;
+  if (!options.now_ms) options.now_ms = unix_now_ms;
   const std::string database = options.database;
   std::unique_ptr<Fetcher> fetcher(new Fetcher(nullptr));
   fetcher->impl_ = std::make_unique<Impl>(std::move(options), writer, inbox, jobs, fetcher->stats_);

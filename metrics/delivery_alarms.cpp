@@ -5,6 +5,7 @@
 
 #include "common/asio_token.h"
 #include "common/log.h"
+#include "common/timestamp.h"
 
 namespace hh::metrics {
 namespace {
@@ -12,11 +13,6 @@ namespace {
 namespace net = boost::asio;
 
 constexpr auto kCheckInterval = std::chrono::minutes(1);
-
-int64_t unix_now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 

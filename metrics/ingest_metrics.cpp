@@ -1,9 +1,9 @@
 #include "metrics/ingest_metrics.h"
+#include "common/timestamp.h"
 
 #include <sys/statvfs.h>
 
 #include <algorithm>
-#include <chrono>
 
 namespace hh::metrics {
 MetricsEndpoint::Collector ingest_metrics(IngestMetricsSources sources) {
@@ -24,8 +24,7 @@ MetricsEndpoint::Collector ingest_metrics(IngestMetricsSources sources) {
                 read_counter(webhook.signature_failures));
     out.counter("healthhook_duplicates_total", "Deliveries whose message id was already in the inbox (answered 200)",
                 read_counter(webhook.duplicates));
-    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch()).count();
+    const int64_t now_ms = unix_now_ms();
     out.gauge("healthhook_seconds_since_last_verified_delivery",
               "Seconds since a delivery's signature last verified (since start until one has)",
               std::max<int64_t>(0, (now_ms - webhook.last_verified_ms.load(std::memory_order_relaxed)) / 1000));

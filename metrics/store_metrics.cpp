@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/timestamp.h"
 
 namespace hh::metrics {
 namespace {
@@ -11,11 +12,6 @@ namespace {
 // Follow-up job states (store/jobs/job_queue.h), written even when zero so that alerts on
 // e.g. state="dead" have a series to look at.
 constexpr std::string_view kJobStates[] = {"queued", "running", "done", "dead"};
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
@@ -49,7 +45,7 @@ Result<void> StoreMetrics::collect_lag(PrometheusText& out, int64_t& applied_seq
   applied_seq = positions->applied_seq;
   // The oldest delivery the processor has not applied yet: its wait is the lag in time.
   const auto& oldest = positions->oldest_unapplied_received_at_ms;
-  const double lag_seconds = oldest ? std::max<int64_t>(0, now_ms() - *oldest) / 1000.0 : 0.0;
+  const double lag_seconds = oldest ? std::max<int64_t>(0, unix_now_ms() - *oldest) / 1000.0 : 0.0;
   out.gauge("healthhook_inbox_last_seq", "Newest inbox sequence number", last_seq);
   out.gauge("healthhook_processor_applied_seq", "Every inbox row up to this seq has been applied", applied_seq);
   out.gauge("healthhook_processor_lag_deliveries", "Inbox rows stored but not yet applied by the processor",

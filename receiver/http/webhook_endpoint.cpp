@@ -6,14 +6,10 @@
 #include "common/json_writer.h"
 #include "events/envelope_peek.h"
 #include "receiver/http/commit_wait.h"
+#include "common/timestamp.h"
 
 namespace hh::http {
 namespace {
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
@@ -55,7 +51,7 @@ std::string headers_as_json(const Request& request) {
 WebhookEndpoint::WebhookEndpoint(store::InboxWriter& writer, std::shared_ptr<const signature::Verifier> verifier,
                                  WebhookOptions options)
     : writer_(writer), options_(options), verifier_(std::move(verifier)) {
-  stats_.last_verified_ms.store(now_ms(), std::memory_order_relaxed);
+  stats_.last_verified_ms.store(unix_now_ms(), std::memory_order_relaxed);
 }
 
 void WebhookEndpoint::set_verifier(std::shared_ptr<const signature::Verifier> verifier) {
@@ -90,14 +86,14 @@ Response WebhookEndpoint::unavailable(std::string_view reason) {
 std::optional<Response> WebhookEndpoint::check_head(const RequestHead& head) {
   const signature::SignatureHeaderSet headers = signature_headers_of(head);
   signature::Verdict verdict = headers.ambiguity();
-  if (verdict == signature::Verdict::ok) verdict = verifier()->check_headers(headers.pick(), now_ms() / 1000);
+  if (verdict == signature::Verdict::ok) verdict = verifier()->check_headers(headers.pick(), unix_now_ms() / 1000);
   if (verdict == signature::Verdict::ok) return std::nullopt;
   return unauthorized(verdict);
 }
 
 net::awaitable<Response> WebhookEndpoint::handle(Request& request) {
   const auto deadline = std::chrono::steady_clock::now() + options_.request_deadline;
-  const int64_t received_at = now_ms();
+  const int64_t received_at = unix_now_ms();
   const signature::SignatureHeaderSet signed_headers = signature_headers_of(request);
   const signature::SignedHeaders headers = signed_headers.pick();
   signature::Verdict verdict = signed_headers.ambiguity();
