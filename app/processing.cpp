@@ -1,10 +1,12 @@
 #include "app/processing.h"
 
 #include "common/log.h"
+#include "common/timestamp.h"
 
 namespace hh::app {
 
-Result<std::unique_ptr<Processing>> start_processing(Ingest& ingest, fetcher::Fetcher* follow_ups) {
+Result<std::unique_ptr<Processing>> start_processing(const config::Settings& settings, Ingest& ingest,
+                                                     fetcher::Fetcher* follow_ups) {
   auto processing = std::make_unique<Processing>();
   auto store = ingest.store->open_processing();
   if (!store) return Error{store.error(), store.error_kind()};
@@ -26,6 +28,13 @@ Result<std::unique_ptr<Processing>> start_processing(Ingest& ingest, fetcher::Fe
     writer.add_background(processing->checkpointer.get());
   } else {
     log::warn("checkpointer_not_started").str("error", checkpointer.error());
+  }
+  if (settings.retention.body_days > 0) {
+    auto retention = ingest.store->open_body_retention();
+    if (!retention) return Error{retention.error(), retention.error_kind()};
+    processing->body_retention = std::make_unique<processor::BodyRetentionWork>(
+        std::move(*retention), settings.retention.body_days, unix_now_ms);
+    writer.add_background(processing->body_retention.get());
   }
   return processing;
 }

@@ -7,6 +7,8 @@
 #include "app/ingest.h"
 #include "common/result.h"
 #include "fetcher/fetcher.h"
+#include "config/settings.h"
+#include "processor/body_retention_work.h"
 #include "processor/processor.h"
 #include "store/durability.h"
 
@@ -15,10 +17,13 @@ namespace hh::app {
 struct Processing {
   std::unique_ptr<processor::Processor> processor;
   std::unique_ptr<store::Checkpointer> checkpointer;  // null if it could not be started
+  std::unique_ptr<processor::BodyRetentionWork> body_retention;  // null without [retention] body_days
 };
 
-// Hands both to the writer as background work (it runs them once started). `follow_ups`
-// (may be null) is woken when a step queues jobs.
-Result<std::unique_ptr<Processing>> start_processing(Ingest& ingest, fetcher::Fetcher* follow_ups);
+// Hands them to the writer as background work (it runs them once started), with the body
+// retention when `[retention] body_days` is set. `follow_ups` (may be null) is woken when
+// a step queues jobs.
+Result<std::unique_ptr<Processing>> start_processing(const config::Settings& settings, Ingest& ingest,
+                                                     fetcher::Fetcher* follow_ups);
 
 }  // namespace hh::app

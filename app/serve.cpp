@@ -93,7 +93,7 @@ ServeExit serve(const config::Settings& settings, const ServeHooks& hooks) {
   auto follow_ups = open_follow_ups(settings, *secrets, **ingest);
   if (!follow_ups) return failed(hooks, follow_ups.error(), follow_ups.error_kind());
   FollowUps* fetching = follow_ups->get();
-  auto processing = start_processing(**ingest, fetching ? fetching->fetcher.get() : nullptr);
+  auto processing = start_processing(settings, **ingest, fetching ? fetching->fetcher.get() : nullptr);
   if (!processing) return failed(hooks, processing.error(), ErrorKind::other);
   const unsigned threads = io_threads(settings);
   auto front = open_http_front({.settings = settings,

@@ -75,6 +75,7 @@ int run_capture(const CaptureFlags& flags) {
   log::info("capture_done")
       .num("deliveries", static_cast<int64_t>(summary->exported))
       .num("skipped", static_cast<int64_t>(summary->skipped))
+      .num("bodies_removed", static_cast<int64_t>(summary->bodies_removed))
       .str("output", out->name());
   return bad_rows ? kExitFailure : kExitOk;
 }

@@ -6,6 +6,10 @@
 // Deliveries keep their status until re-applied (ResetOptions::keep_statuses, which says
 // why); the statuses end up exactly as live processing left them.
 //
+// Deliveries whose body retention removed (`[retention] body_days`) cannot be re-derived:
+// they keep their outcome, and what only they had written is not in the rebuilt tables.
+// rebuild says so before it starts (stderr) and in its summary, with their seq ranges.
+//
 // Refused while another healthhook process (a running server) processes the same
 // database; a database locked by anything else fails after the busy timeout.
 // Progress (rate, ETA) on stderr only when it is a terminal; one summary line on stdout.
@@ -26,6 +30,28 @@ namespace {
 struct RebuildFlags {
   SettingsFlags settings;
 };
+
+// The seq ranges shown; the count covers all of them.
+constexpr int64_t kRangesShown = 20;
+
+// "12 deliveries without a body (removed by retention: seq 1-10, 15, 17-18, …)", or "" when
+// there are none.
+Result<std::string> bodies_missing(store::Store& store) {
+  auto retention = store.open_body_retention();
+  if (!retention) return fail(retention.error());
+  auto removed = (*retention)->removed_so_far(kRangesShown);
+  if (!removed) return fail(removed.error());
+  if (removed->deliveries == 0) return std::string();
+  std::string text = std::to_string(removed->deliveries) + " deliveries without a body (removed by retention: seq ";
+  for (size_t i = 0; i < removed->ranges.size(); ++i) {
+    const store::SeqRange& range = removed->ranges[i];
+    if (i > 0) text += ", ";
+    text += std::to_string(range.first);
+    if (range.last != range.first) text += "-" + std::to_string(range.last);
+  }
+  if (static_cast<int64_t>(removed->ranges.size()) == kRangesShown) text += ", …";
+  return text + ")";
+}
 
 int run_rebuild(const RebuildFlags& flags) {
   auto settings = load_settings_or_report(flags.settings, "rebuild");
@@ -52,6 +78,15 @@ int run_rebuild(const RebuildFlags& flags) {
   if (!applier) {
     report_error("rebuild", applier.error());
     return kExitFailure;
+  }
+  auto missing = bodies_missing(*store);
+  if (!missing) {
+    report_error("rebuild", missing.error());
+    return kExitFailure;
+  }
+  if (!missing->empty()) {
+    std::fprintf(stderr, "rebuild: warning: %s cannot be re-derived; what only they wrote will be missing\n",
+                 missing->c_str());
   }
   const auto started = std::chrono::steady_clock::now();
   if (auto reset = (*applier)->reset_derived({.keep_statuses = true}); !reset) {
@@ -86,6 +121,7 @@ int run_rebuild(const RebuildFlags& flags) {
       static_cast<unsigned long long>(stats.samples_applied.load()),
       static_cast<unsigned long long>(stats.rows_applied.load()), seconds,
       static_cast<double>(stats.rows_applied.load()) / seconds);
+  if (!missing->empty()) std::printf("rebuild: not re-derived: %s\n", missing->c_str());
   return kExitOk;
 }
 

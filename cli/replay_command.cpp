@@ -9,9 +9,11 @@
 //       with a notice: during a rotation the receiver accepts any of them)
 //
 // FILE "-" is standard input. A malformed line is reported on stderr as "file:line:
-// reason" and the others go on. Prints a JSON summary on stdout. Exit status: 0 when every
-// line was stored (or was a duplicate), 1 when any line failed or the store failed, 2 for
-// usage and configuration errors.
+// reason" and the others go on. A line marked "body_removed" (its body was removed by
+// retention before the capture) is counted in `bodies_removed` and skipped: there is
+// nothing to replay, and it is not a failure. Prints a JSON summary on stdout. Exit status:
+// 0 when every line was stored (or was a duplicate, or had no body), 1 when any line failed
+// or the store failed, 2 for usage and configuration errors.
 #include <sys/stat.h>
 
 #include <iostream>
@@ -118,6 +120,7 @@ int run_offline(const ReplayFlags& flags, std::vector<replay::CaptureReader>& re
       .integer("stored", static_cast<int64_t>(s.stored))
       .integer("duplicates", static_cast<int64_t>(s.duplicates))
       .integer("failed", static_cast<int64_t>(s.failed))
+      .integer("bodies_removed", static_cast<int64_t>(s.bodies_removed))
       .integer("processed", static_cast<int64_t>(s.processed))
       .integer("invalid", static_cast<int64_t>(s.invalid))
       .integer("ignored", static_cast<int64_t>(s.ignored))
@@ -189,6 +192,7 @@ int run_resend(const ReplayFlags& flags, std::vector<replay::CaptureReader>& rea
       .integer("stored", static_cast<int64_t>(summary->stored))
       .integer("duplicates", static_cast<int64_t>(summary->duplicates))
       .integer("failed", static_cast<int64_t>(summary->failed))
+      .integer("bodies_removed", static_cast<int64_t>(summary->bodies_removed))
       .boolean("stopped", summary->stopped)
       .number("seconds", summary->seconds)
       .close();

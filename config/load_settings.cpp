@@ -154,6 +154,7 @@ std::vector<Key> make_keys() {
       service_integer("service.max_attempts", &ServiceSettings::max_attempts),
       service_integer("service.backoff_initial_s", &ServiceSettings::backoff_initial_s),
       service_integer("service.backoff_max_s", &ServiceSettings::backoff_max_s),
+      integer_key("retention.body_days", [](Settings& s) -> int64_t& { return s.retention.body_days; }),
       section_string_key("read_api.token_file", &Settings::read_api, &ReadApiSettings::token_file),
       section_string_key("metrics.token_file", &Settings::metrics, &MetricsSettings::token_file),
       section_string_key("tls.cert_file", &Settings::tls, &TlsSettings::cert_file),
@@ -292,6 +293,7 @@ Result<void> validate(const Settings& s) {
       range("service.max_attempts", s.service.max_attempts, 1, 1000),
       range("service.backoff_initial_s", s.service.backoff_initial_s, 1, 86400),
       range("service.backoff_max_s", s.service.backoff_max_s, 1, 7 * 86400),
+      range("retention.body_days", s.retention.body_days, 0, 36500),
   };
   for (const auto& check : checks) {
     if (!check) return check;

@@ -26,6 +26,13 @@ struct ServiceSettings {
   int64_t backoff_max_s = 3600;
 };
 
+// [retention] (spec §11).
+struct RetentionSettings {
+  // Bodies and headers of applied deliveries received more than this many days ago are
+  // removed from the inbox (the row, its message id and outcome stay). 0: keep forever.
+  int64_t body_days = 0;
+};
+
 struct ReadApiSettings {
   std::string token_file;  // empty: read API disabled
 };
@@ -80,6 +87,7 @@ struct Settings {
   std::string log_level = "info";
 
   ServiceSettings service;
+  RetentionSettings retention;
   ReadApiSettings read_api;
   MetricsSettings metrics;
   TlsSettings tls;

@@ -5,8 +5,13 @@
 
 namespace hh::processor {
 
-events::ParseResult parse_guarded(events::DeliveryParser& parser, const events::InboxRow& row,
+events::ParseResult parse_guarded(events::DeliveryParser& parser, const store::PendingDelivery& pending,
                                   events::DeliveryRows& rows) {
+  if (pending.body_removed) {
+    rows.clear();
+    return {};
+  }
+  const events::InboxRow& row = pending.row;
   try {
     return parser.parse(row, rows);
   } catch (const std::exception& e) {
@@ -29,7 +34,8 @@ Result<ParsedDelivery*> InlineSource::next(int64_t after_seq) {
   current_.seq = pending_.row.seq;
   current_.received_at_ms = pending_.received_at_ms;
   current_.stored = pending_.stored;
-  current_.parse = parse_guarded(parser_, pending_.row, rows_);
+  current_.body_removed = pending_.body_removed;
+  current_.parse = parse_guarded(parser_, pending_, rows_);
   current_.rows = &rows_;
   auto poisoned = std::find_if(poisoned_.begin(), poisoned_.end(),
                                [&](const PoisonedDelivery& p) { return p.seq == current_.seq; });

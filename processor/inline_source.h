@@ -39,8 +39,9 @@ class InlineSource final : public ParsedSource {
 };
 
 // Parses with the parser's no-throw contract enforced: an exception (a bug, or memory
-// exhausted) makes the row invalid instead of ending the processor.
-events::ParseResult parse_guarded(events::DeliveryParser& parser, const events::InboxRow& row,
+// exhausted) makes the row invalid instead of ending the processor. A row whose body
+// retention removed is not parsed (no rows; the processor keeps its outcome).
+events::ParseResult parse_guarded(events::DeliveryParser& parser, const store::PendingDelivery& pending,
                                   events::DeliveryRows& rows);
 
 }  // namespace hh::processor

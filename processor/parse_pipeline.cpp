@@ -122,11 +122,13 @@ Result<bool> ParsePipeline::read_chunk() {
 
     ParsedDelivery& parsed = slot->parsed;
     parsed.seq = pending_.row.seq;
+    parsed.body_removed = pending_.body_removed;
     parsed.received_at_ms = pending_.received_at_ms;
     parsed.stored = store::StoredOutcome{slot->status, has_family ? std::optional<std::string_view>(slot->family) : std::nullopt,
                                   has_error ? std::optional<std::string_view>(slot->error) : std::nullopt};
-    const events::InboxRow inbox_row{parsed.seq, slot->origin, slot->event_type, slot->headers, slot->body};
-    parsed.parse = parse_guarded(*slot->parser, inbox_row, slot->rows);
+    store::PendingDelivery copy = pending_;  // its views now point into the slot
+    copy.row = events::InboxRow{parsed.seq, slot->origin, slot->event_type, slot->headers, slot->body};
+    parsed.parse = parse_guarded(*slot->parser, copy, slot->rows);
     parsed.rows = &slot->rows;
     next_after_seq_ = parsed.seq;
     ++rows;

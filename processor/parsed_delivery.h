@@ -19,6 +19,7 @@ struct ParsedDelivery {
   events::ParseResult parse;
   const events::DeliveryRows* rows = nullptr;
   store::StoredOutcome stored;
+  bool body_removed = false;  // by retention: not parsed, nothing to apply, outcome kept
   // Valid until the source's next next() or end_step().
 };
 

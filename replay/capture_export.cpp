@@ -28,7 +28,12 @@ Result<CaptureSummary> export_capture(store::ReadStore& reader, const store::Del
       continue;
     }
     const int64_t timestamp = row.webhook_timestamp.value_or(row.received_at_ms / 1000);
-    append_capture_line(out.buffer(), row.message_id, timestamp, headers, row.body);
+    if (row.body_removed_at_ms) {
+      append_removed_capture_line(out.buffer(), row.message_id, timestamp, *row.body_removed_at_ms, row.body_sha256);
+      ++summary.bodies_removed;
+    } else {
+      append_capture_line(out.buffer(), row.message_id, timestamp, headers, row.body);
+    }
     if (auto flushed = out.flush_if_full(); !flushed) return fail(flushed.error());
     ++summary.exported;
     if (progress) progress->update(static_cast<uint64_t>(row.seq - first_seq + 1));

@@ -19,6 +19,7 @@ namespace hh::replay {
 struct CaptureSummary {
   uint64_t exported = 0;
   uint64_t skipped = 0;  // rows whose stored headers could not be read
+  uint64_t bodies_removed = 0;  // of those exported, lines marked "body_removed" (retention)
 };
 
 // A row that cannot be written: its seq and why (the export goes on without it).

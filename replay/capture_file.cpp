@@ -72,6 +72,19 @@ void append_capture_line(std::string& out, std::string_view id, int64_t timestam
   out.append("}\n");
 }
 
+void append_removed_capture_line(std::string& out, std::string_view id, int64_t timestamp, int64_t removed_at_ms,
+                                 std::string_view body_sha256) {
+  std::string removed;
+  json::ObjectWriter(removed).integer("removed_at_ms", removed_at_ms).string("sha256", body_sha256).close();
+  json::ObjectWriter(out)
+      .string("id", id)
+      .integer("timestamp", timestamp)
+      .raw("headers", "{}")
+      .raw("body_removed", removed)
+      .close();
+  out.push_back('\n');
+}
+
 struct CaptureParser::Impl {
   od::parser parser;
   std::string padded;  // parse_headers' copy of its input
@@ -112,6 +125,7 @@ Result<void> CaptureParser::parse_line(std::string& line, CaptureRecord& record)
   record.id.clear();
   record.headers.clear();
   record.body.clear();
+  record.body_removed = false;
   pad(line);
   od::document doc;
   if (auto code = impl_->parser.iterate(line.data(), line.size(), line.capacity()).get(doc)) {
@@ -121,7 +135,8 @@ Result<void> CaptureParser::parse_line(std::string& line, CaptureRecord& record)
   if (auto code = doc.get_object().get(object)) {
     return fail(code == simdjson::INCORRECT_TYPE ? "not a JSON object" : json_error("", code));
   }
-  bool has_id = false, has_timestamp = false, has_headers = false, has_body = false, has_base64 = false;
+  bool has_id = false, has_timestamp = false, has_headers = false, has_body = false, has_base64 = false,
+       has_removed = false;
   for (auto field : object) {
     std::string_view key;
     if (auto code = field.unescaped_key().get(key)) return fail(json_error("", code));
@@ -169,6 +184,11 @@ Result<void> CaptureParser::parse_line(std::string& line, CaptureRecord& record)
       auto decoded = base64_decode(text);
       if (!decoded) return fail("body_base64: not valid base64");
       record.body = std::move(*decoded);
+    } else if (key == "body_removed") {
+      if (twice(has_removed)) return fail("body_removed: given twice");
+      od::object removed;
+      if (auto code = value.get_object().get(removed)) return fail(json_error("body_removed", code));
+      record.body_removed = true;
     }
     // Any other member: ignored (skipped by the iterator).
   }
@@ -178,7 +198,8 @@ Result<void> CaptureParser::parse_line(std::string& line, CaptureRecord& record)
   if (!has_id) return fail("id: missing");
   if (!has_timestamp) return fail("timestamp: missing");
   if (has_body && has_base64) return fail("body, body_base64: give only one");
-  if (!has_body && !has_base64) return fail("body: missing (or body_base64)");
+  if (has_removed && (has_body || has_base64)) return fail("body_removed: given with a body");
+  if (!has_body && !has_base64 && !has_removed) return fail("body: missing (or body_base64)");
   return {};
 }
 

@@ -15,11 +15,16 @@
 //     "body"        string                         the raw body, when its bytes are valid UTF-8
 //     "body_base64" string, RFC 4648 §4 base64     the raw body bytes otherwise
 //                   with padding
-//   Exactly one of "body" and "body_base64". A member given twice is an error. Other
-//   members are ignored, so later versions can add some.
+//     "body_removed" object                        retention removed the body (spec §11):
+//                   {"removed_at_ms": integer,       the line records the delivery, but it
+//                    "sha256": hex string}           cannot be replayed (replay counts and
+//                                                    skips it; headers are {} then)
+//   Exactly one of "body", "body_base64" and "body_removed". A member given twice is an
+//   error. Other members are ignored, so later versions can add some.
 //
-// Written as {"id":…,"timestamp":…,"headers":{…},"body":…} (or "body_base64"), compact,
-// members in that order, ending with LF; a line is at most kMaxLineBytes long.
+// Written as {"id":…,"timestamp":…,"headers":{…},"body":…} (or "body_base64", or
+// "body_removed"), compact, members in that order, ending with LF; a line is at most
+// kMaxLineBytes long.
 //
 // What a capture holds: webhook deliveries only. Rows the fetcher stored (origin 'fetch')
 // are responses to our own requests, not deliveries: they have no signature, cannot be
@@ -51,11 +56,16 @@ struct CaptureRecord {
   int64_t timestamp = 0;
   std::vector<CaptureHeader> headers;
   std::string body;  // raw bytes (decoded from body or body_base64)
+  bool body_removed = false;  // "body_removed": nothing to replay
 };
 
 // Appends one line (with its LF) for a delivery.
 void append_capture_line(std::string& out, std::string_view id, int64_t timestamp,
                          std::span<const CaptureHeader> headers, std::string_view body);
+
+// Appends the line of a delivery whose body retention removed.
+void append_removed_capture_line(std::string& out, std::string_view id, int64_t timestamp, int64_t removed_at_ms,
+                                 std::string_view body_sha256);
 
 // The headers as stored in the inbox: a compact JSON object {"name":"value",…}.
 void append_headers_json(std::string& out, std::span<const CaptureHeader> headers);

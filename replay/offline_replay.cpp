@@ -143,6 +143,10 @@ Result<void> OfflineReplay::add(CaptureReader& reader, const LineReport& report,
       continue;
     }
     ++summary_.lines;
+    if (r.record.body_removed) {
+      ++summary_.bodies_removed;
+      continue;
+    }
     if (r.options.verifier) {
       if (const auto reason = r.check_signature(r.record); !reason.empty()) {
         ++summary_.failed;

@@ -50,6 +50,7 @@ struct OfflineSummary {
   uint64_t stored = 0;
   uint64_t duplicates = 0;  // message id already in the inbox (or earlier in the files)
   uint64_t failed = 0;      // malformed lines and signature failures (not stored)
+  uint64_t bodies_removed = 0;  // lines marked "body_removed" (retention): nothing to replay
   uint64_t processed = 0, invalid = 0, ignored = 0, unknown = 0;  // processor outcomes
   uint64_t samples = 0;     // samples inserted or replaced
   double seconds = 0;

@@ -142,6 +142,10 @@ class Run {
           continue;
         }
         ++summary_.lines;
+        if (record.body_removed) {
+          ++summary_.bodies_removed;
+          continue;
+        }
         Job job;
         job.file = reader.name();
         job.line = reader.line_number();

@@ -45,6 +45,7 @@ struct ResendSummary {
   uint64_t stored = 0;      // 2xx answers saying "stored"
   uint64_t duplicates = 0;  // 2xx answers saying "duplicate"
   uint64_t failed = 0;      // malformed lines, non-2xx answers, no answer
+  uint64_t bodies_removed = 0;  // lines marked "body_removed" (retention): not sent
   std::map<unsigned, uint64_t> statuses;  // answers by status code
   bool stopped = false;                   // the receiver could not be reached: lines left unsent
   double seconds = 0;

@@ -40,6 +40,9 @@ struct PendingDelivery {
   events::InboxRow row;  // views valid until the cursor's next next() or finish()
   int64_t received_at_ms = 0;
   StoredOutcome stored;
+  // Retention removed its body and headers (store/body_retention.h): there is nothing to
+  // apply, and the stored outcome stands.
+  bool body_removed = false;
 };
 
 // A delivery's new status, family and error ("" = none), for record_outcomes().

@@ -145,6 +145,9 @@ struct StoredDelivery {
   std::optional<std::string_view> event_type, status, family, error;
   std::string_view headers;  // JSON object as stored
   std::string_view body;     // raw bytes
+  // Set when retention removed the body (then headers is {} and body empty).
+  std::optional<int64_t> body_removed_at_ms;
+  std::string_view body_sha256;  // of the removed body
 };
 
 // ---- Records: the tables with one row per key.

@@ -239,11 +239,15 @@ void write_row(RowWriter& w, const StoredDelivery& row) {
       .text("family", row.family)
       .text("error", row.error)
       .json("headers", row.headers.empty() ? std::nullopt : std::optional<std::string_view>(row.headers));
-  if (json::is_valid_utf8(row.body)) {
+  if (row.body_removed_at_ms) {
+    w.null("body").null("body_base64");  // retention removed it: body_removed_at says when
+  } else if (json::is_valid_utf8(row.body)) {
     w.text("body", row.body).null("body_base64");
   } else {
     w.null("body").text("body_base64", std::string_view(base64_encode(row.body)));
   }
+  w.time_ms("body_removed_at", row.body_removed_at_ms)
+      .text("body_sha256", row.body_removed_at_ms ? std::optional<std::string_view>(row.body_sha256) : std::nullopt);
 }
 
 }  // namespace hh::store

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/result.h"
+#include "store/body_retention.h"
 #include "store/durability.h"
 #include "store/inbox.h"
 #include "store/jobs/job_queue.h"
@@ -26,6 +27,8 @@ class Store {
   // applies this inbox.
   virtual Result<std::unique_ptr<ProcessingStore>> open_processing() = 0;
   virtual Result<std::unique_ptr<JobQueue>> open_job_queue() = 0;
+  // `[retention] body_days`: removing old bodies, as the writer's background work.
+  virtual Result<std::unique_ptr<BodyRetention>> open_body_retention() = 0;
 
   // Ingest commits on the write connection stop syncing inside the commit; the returned
   // CommitSync syncs after them (hand it to InboxWriter::sync_commits_with). Call before

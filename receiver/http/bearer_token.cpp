@@ -3,19 +3,10 @@
 #include <boost/beast/core/string.hpp>  // iequals: ASCII case-insensitive
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
+
+#include "common/sha256.h"
 
 namespace hh::http {
-namespace {
-
-std::array<unsigned char, 32> sha256(std::string_view text) {
-  std::array<unsigned char, 32> digest{};
-  unsigned int size = 0;
-  EVP_Digest(text.data(), text.size(), digest.data(), &size, EVP_sha256(), nullptr);
-  return digest;
-}
-
-}  // namespace
 
 Response bearer_refusal() {
   Response response = error_response(Status::unauthorized, "missing or wrong bearer token");

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "store/sqlite/migrations.h"
 
@@ -53,6 +54,8 @@ Result<void> create_private_file(const std::string& path) {
 }
 
 Result<sqlite::Connection> open_for_writing(const std::string& path, const StoreOptions& options) {
+  std::error_code size_error;
+  const bool new_file = std::filesystem::file_size(path, size_error) == 0 || size_error;
   if (auto created = create_private_file(path); !created) return fail(created.error());
   auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_write_create);
   if (!db) return db;
@@ -69,8 +72,13 @@ Result<sqlite::Connection> open_for_writing(const std::string& path, const Store
   // index (message ids, summary keys); docs/decisions/007-8kib-pages.md has the
   // measurements. Only a file without pages takes it: an existing database keeps its
   // page size (SQLite cannot change it in WAL mode), and the code reads it from the file.
+  // A new file also gets auto_vacuum = INCREMENTAL, so the space of removed bodies
+  // (retention) and erased users goes back to the file system with PRAGMA
+  // incremental_vacuum (README, "Retention" says how to convert an older database). Only a
+  // new file: on an existing one the pragma needs the write lock and changes nothing.
   const std::string pragmas = "PRAGMA page_size = " + std::to_string(kNewDatabasePageSize) +
-                              ";PRAGMA journal_mode = WAL;"
+                              (new_file ? ";PRAGMA auto_vacuum = INCREMENTAL;" : ";") +
+                              "PRAGMA journal_mode = WAL;"
                               "PRAGMA synchronous = " + std::string(options.synchronous_full ? "FULL" : "NORMAL") +
                               ";PRAGMA cache_size = -" + std::to_string(options.cache_size_mib * 1024) +
                               ";PRAGMA busy_timeout = " + std::to_string(options.busy_timeout_ms) +

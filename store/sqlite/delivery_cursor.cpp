@@ -24,8 +24,10 @@ class DeliveryReader final : public DeliveryCursor {
 
 Result<SqliteDeliveryCursor> SqliteDeliveryCursor::create(sqlite::Connection& db) {
   auto select = db.prepare(
-      "SELECT seq, origin, received_at, event_type, headers, body, status, family, error FROM deliveries "
-      "WHERE seq > ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3");
+      "SELECT seq, origin, received_at, event_type, headers, body, status, family, error, "
+      // Only an empty body is looked up among the removed ones: no lookup per delivery.
+      "CASE WHEN length(body) = 0 THEN EXISTS (SELECT 1 FROM removed_bodies AS r WHERE r.seq = deliveries.seq) "
+      "ELSE 0 END FROM deliveries WHERE seq > ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3");
   if (!select) return fail(select.error());
   return SqliteDeliveryCursor(std::move(*select));
 }
@@ -47,6 +49,7 @@ Result<bool> SqliteDeliveryCursor::next(PendingDelivery& pending) {
   pending.stored.status = select_.column_text(6);
   pending.stored.family = select_.column_optional_text(7);
   pending.stored.error = select_.column_optional_text(8);
+  pending.body_removed = select_.column_int(9) != 0;
   return true;
 }
 

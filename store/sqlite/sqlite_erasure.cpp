@@ -214,9 +214,9 @@ class SqliteErasure final : public Erasure {
     return insert->run();
   }
 
-  // Databases created with auto_vacuum = INCREMENTAL give the freed pages back to the file
-  // system now; the others (every database so far: migrations never set it) keep them for
-  // reuse by later rows (README, "Erasing a user").
+  // Databases created with auto_vacuum = INCREMENTAL (every new file: store/sqlite/
+  // database.cpp) give the freed pages back to the file system now; older ones keep them
+  // for reuse by later rows until converted (README, "Retention").
   std::string give_space_back() {
     auto mode = db_.query_int("PRAGMA auto_vacuum");
     if (!mode || mode->value_or(0) != 2) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "store/sqlite/database.h"
+#include "store/sqlite/sqlite_body_retention.h"
 #include "store/sqlite/jobs/job_store.h"
 #include "store/sqlite/sqlite_inbox.h"
 #include "store/sqlite/sqlite_processing_store.h"
@@ -49,6 +50,10 @@ Result<std::unique_ptr<JobQueue>> SqliteStore::open_job_queue() {
   auto jobs = JobStore::create(db_);
   if (!jobs) return fail(jobs.error());
   return std::unique_ptr<JobQueue>(new JobStore(std::move(*jobs)));
+}
+
+Result<std::unique_ptr<BodyRetention>> SqliteStore::open_body_retention() {
+  return open_sqlite_body_retention(db_);
 }
 
 // The write connection commits with synchronous = NORMAL (SQLite writes the WAL frames but

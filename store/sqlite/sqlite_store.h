@@ -22,6 +22,7 @@ class SqliteStore final : public Store {
   Result<std::unique_ptr<Inbox>> open_inbox() override;
   Result<std::unique_ptr<ProcessingStore>> open_processing() override;
   Result<std::unique_ptr<JobQueue>> open_job_queue() override;
+  Result<std::unique_ptr<BodyRetention>> open_body_retention() override;
   Result<std::unique_ptr<CommitSync>> sync_commits_on_thread() override;
   Result<std::unique_ptr<Checkpointer>> start_checkpointer() override;
   Result<void> prefer_bulk_reads() override;

@@ -290,7 +290,7 @@ BOOST_AUTO_TEST_CASE(deliveries_carry_binary_bodies_as_base64) {
   std::string json;
   append_json(json, row);
   BOOST_TEST(json ==
-             R"({"seq":1,"message_id":"m1","origin":"webhook","received_at":"1970-01-01T00:00:01.000Z","webhook_timestamp":1,"event_type":null,"status":"pending","family":null,"error":null,"headers":{"a":"b"},"body":null,"body_base64":"/wA="})");
+             R"({"seq":1,"message_id":"m1","origin":"webhook","received_at":"1970-01-01T00:00:01.000Z","webhook_timestamp":1,"event_type":null,"status":"pending","family":null,"error":null,"headers":{"a":"b"},"body":null,"body_base64":"/wA=","body_removed_at":null,"body_sha256":null})");
   query->finish();
   BOOST_TEST(!query->find("m2", row).value());
 }

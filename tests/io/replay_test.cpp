@@ -272,7 +272,7 @@ BOOST_AUTO_TEST_CASE(resending_to_a_receiver_equals_offline_replay) {
   const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/webhooks";
   auto sent = run_healthhook({"replay", capture, "--to", url, "--secret-file", dir.file("secret"), "--concurrency", "4"});
   BOOST_TEST(sent.exit_code == 0, sent.stderr_text);
-  BOOST_TEST(sent.stdout_text.find(R"("lines":36,"answered":36,"statuses":{"200":36},"stored":36,"duplicates":0,"failed":0,"stopped":false)") !=
+  BOOST_TEST(sent.stdout_text.find(R"("lines":36,"answered":36,"statuses":{"200":36},"stored":36,"duplicates":0,"failed":0,"bodies_removed":0,"stopped":false)") !=
                  std::string::npos,
              sent.stdout_text);
   wait_until_processed(server.database());

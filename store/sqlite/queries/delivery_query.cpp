@@ -9,7 +9,8 @@ constexpr int64_t kEarliestReceived = std::numeric_limits<int64_t>::min();
 constexpr int64_t kLatestReceived = std::numeric_limits<int64_t>::max();
 
 constexpr std::string_view kDeliveryColumns =
-    "seq, message_id, origin, received_at, webhook_timestamp, event_type, status, family, error, headers, body";
+    "seq, message_id, origin, received_at, webhook_timestamp, event_type, status, family, error, headers, body, "
+    "body_removed_at, body_sha256";
 
 const std::string kDeliveryById = "SELECT " + std::string(kDeliveryColumns) + " FROM deliveries WHERE message_id = ?1";
 
@@ -39,6 +40,8 @@ void read_delivery(const sqlite::Statement& s, StoredDelivery& row) {
   row.error = s.column_optional_text(8);
   row.headers = s.column_text(9);
   row.body = s.column_blob(10);
+  row.body_removed_at_ms = s.column_optional_int(11);
+  row.body_sha256 = s.column_text(12);
 }
 
 }  // namespace

@@ -1,0 +1,48 @@
+#include "processor/body_retention_work.h"
+
+#include "common/log.h"
+
+namespace hh::processor {
+
+BodyRetentionWork::BodyRetentionWork(std::unique_ptr<store::BodyRetention> retention, int64_t body_days,
+                                     Clock now_ms)
+    : retention_(std::move(retention)), keep_ms_(body_days * 86'400'000), now_ms_(std::move(now_ms)) {}
+
+bool BodyRetentionWork::run_once(int64_t /*durable_seq: only applied deliveries are touched*/) {
+  const int64_t now = now_ms_();
+  if (now < next_check_ms_) return false;
+  return vacuuming_ ? give_space_back(now) : remove_batch(now);
+}
+
+bool BodyRetentionWork::remove_batch(int64_t now) {
+  auto removed = retention_->remove_bodies(now - keep_ms_, kDeliveriesPerBatch, now);
+  if (!removed) {
+    log::warn("body_retention_failed").str("error", removed.error());
+    next_check_ms_ = now + kCheckEveryMs;
+    return false;
+  }
+  stats_.bodies_removed.fetch_add(static_cast<uint64_t>(removed->deliveries), std::memory_order_relaxed);
+  stats_.bytes_removed.fetch_add(static_cast<uint64_t>(removed->bytes), std::memory_order_relaxed);
+  round_deliveries_ += removed->deliveries;
+  round_bytes_ += removed->bytes;
+  if (removed->more) return true;
+  if (round_deliveries_ == 0) {
+    next_check_ms_ = now + kCheckEveryMs;
+    return false;
+  }
+  log::info("bodies_removed").num("deliveries", round_deliveries_).num("bytes", round_bytes_);
+  round_deliveries_ = round_bytes_ = 0;
+  vacuuming_ = true;
+  return true;
+}
+
+bool BodyRetentionWork::give_space_back(int64_t now) {
+  auto left = retention_->give_space_back(kVacuumBytesPerCall);
+  if (left && *left) return true;
+  if (!left) log::warn("body_retention_vacuum_failed").str("error", left.error());
+  vacuuming_ = false;
+  next_check_ms_ = now + kCheckEveryMs;
+  return false;
+}
+
+}  // namespace hh::processor

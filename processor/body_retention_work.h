@@ -1,0 +1,51 @@
+#pragma once
+// `[retention] body_days` in `serve` (spec §11): removes the bodies of applied deliveries
+// older than the retention, as background work of the writer thread (store/
+// background_work.h), between ingest commits, one small batch per call.
+//
+// Pace: while old bodies are left, a batch per call (the writer calls again soon); then the
+// freed space goes back to the file system a slice per call; then it looks again ten
+// minutes later (one `bodies_removed` log line per round, not one a minute). A failed
+// batch (e.g. a busy database) is logged and tried again at the next look: nothing of it
+// was written.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "store/background_work.h"
+#include "store/body_retention.h"
+
+namespace hh::processor {
+
+struct BodyRetentionStats {
+  std::atomic<uint64_t> bodies_removed{0};
+  std::atomic<uint64_t> bytes_removed{0};
+};
+
+class BodyRetentionWork final : public store::BackgroundWork {
+ public:
+  using Clock = std::function<int64_t()>;  // Unix ms
+  static constexpr int64_t kDeliveriesPerBatch = 256;
+  static constexpr int64_t kVacuumBytesPerCall = 8 * 1024 * 1024;
+  static constexpr int64_t kCheckEveryMs = 600'000;
+
+  BodyRetentionWork(std::unique_ptr<store::BodyRetention> retention, int64_t body_days, Clock now_ms);
+
+  bool run_once(int64_t durable_seq) override;
+  const BodyRetentionStats& stats() const { return stats_; }
+
+ private:
+  bool remove_batch(int64_t now);
+  bool give_space_back(int64_t now);
+
+  std::unique_ptr<store::BodyRetention> retention_;
+  int64_t keep_ms_;
+  Clock now_ms_;
+  int64_t next_check_ms_ = 0;
+  bool vacuuming_ = false;
+  int64_t round_deliveries_ = 0, round_bytes_ = 0;  // removed since the last look found nothing
+  BodyRetentionStats stats_;
+};
+
+}  // namespace hh::processor

@@ -1,0 +1,51 @@
+#pragma once
+// Body retention (spec §11, `[retention] body_days`): removing the raw bodies and headers
+// of applied deliveries older than the retention, a small batch at a time, on the store's
+// write connection (the writer thread runs it between ingest batches: processor/
+// body_retention_work.h). One implementation per backend; Store::open_body_retention().
+//
+// What stays of such a delivery: its inbox row (seq, message id, origin, received_at,
+// webhook timestamp, event type) and outcome, so the message id is still refused as a
+// duplicate, plus the body's SHA-256, size and when it was removed. Pending deliveries
+// (not applied yet) are never touched, whatever their age.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace hh::store {
+
+// Deliveries seq `first` to `last` (inclusive) all had their body removed.
+struct SeqRange {
+  int64_t first = 0, last = 0;
+};
+
+// Which deliveries have no body any more (for `rebuild`, which cannot re-derive them).
+struct RemovedSoFar {
+  int64_t deliveries = 0;
+  std::vector<SeqRange> ranges;  // the first ranges in seq order, at most as many as asked for
+};
+
+struct RemovedBodies {
+  int64_t deliveries = 0;  // bodies removed by this call
+  int64_t bytes = 0;       // their size
+  bool more = false;       // the batch was full: more may be waiting
+};
+
+class BodyRetention {
+ public:
+  virtual ~BodyRetention() = default;
+  // Removes, in one transaction, the bodies of at most `max_deliveries` applied deliveries
+  // received before `received_before_ms` (Unix ms), oldest first, recording each at `now_ms`.
+  virtual Result<RemovedBodies> remove_bodies(int64_t received_before_ms, int64_t max_deliveries,
+                                              int64_t now_ms) = 0;
+  // Gives at most `max_bytes` of freed space back to the file system where the backend can
+  // (SQLite: incremental vacuum, on a database created with auto_vacuum = INCREMENTAL).
+  // Returns whether freed space is left to give back.
+  virtual Result<bool> give_space_back(int64_t max_bytes) = 0;
+  // What has been removed so far, as seq ranges (at most `max_ranges` of them).
+  virtual Result<RemovedSoFar> removed_so_far(int64_t max_ranges) = 0;
+};
+
+}  // namespace hh::store

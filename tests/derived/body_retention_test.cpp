@@ -1,0 +1,226 @@
+// `[retention] body_days` (spec §11): bodies of applied deliveries older than the retention
+// go, in batches, with a hash kept; pending and newer deliveries keep theirs; the space goes
+// back to the file system; dedup, capture, replay and rebuild go on working on what is left.
+#include <boost/test/unit_test.hpp>
+
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/sha256.h"
+#include "common/timestamp.h"
+#include "processor/body_retention_work.h"
+#include "store/sqlite/sqlite_body_retention.h"
+#include "tests/derived/corpus.h"
+#include "tests/derived/sqlite_processor.h"
+#include "tests/derived/store_dump.h"
+#include "tests/support/http_client.h"
+#include "tests/support/server_process.h"
+#include "tests/support/temp_dir.h"
+
+BOOST_AUTO_TEST_SUITE(body_retention_test)
+
+namespace {
+
+using namespace hh;
+using hh::test::random_secret;
+using hh::test::TempDir;
+
+constexpr int64_t kDayMs = 86'400'000;
+constexpr int64_t kRetentionNowMs = 1'790'000'000'000;  // 2026-09-21
+
+// Deliveries received `age_days` before kRetentionNowMs, a millisecond apart.
+std::vector<store::NewDelivery> received_days_ago(std::vector<store::NewDelivery> deliveries, int64_t age_days) {
+  int64_t at = kRetentionNowMs - age_days * kDayMs;
+  for (auto& d : deliveries) d.received_at_ms = at++;
+  return deliveries;
+}
+
+void retention_apply(sqlite::Connection& db) {
+  auto processor = test::sqlite_processor(db);
+  BOOST_REQUIRE_MESSAGE(processor, processor.error());
+  auto done = (*processor)->run_until_caught_up(nullptr);
+  BOOST_REQUIRE_MESSAGE(done, done.error());
+}
+
+// Runs the work as the writer thread would until it has nothing left for now.
+int retention_run(processor::BodyRetentionWork& work) {
+  int calls = 1;
+  while (work.run_once(0)) BOOST_REQUIRE(++calls < 10'000);
+  return calls;
+}
+
+std::string retention_read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::map<int64_t, std::string> bodies_by_seq(sqlite::Connection& db) {
+  std::map<int64_t, std::string> bodies;
+  auto select = db.prepare("SELECT seq, body FROM inbox");
+  BOOST_REQUIRE(select);
+  BOOST_REQUIRE(select->for_each_row([&](const sqlite::Statement& row) {
+    bodies[row.column_int(0)] = std::string(row.column_blob(1));
+  }));
+  return bodies;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(old_applied_bodies_go_with_their_hash_and_the_rest_stays) {
+  TempDir dir;
+  auto db = test::open_store(dir.file("healthhook.db"));
+  // Every family, and enough large bodies (~10 KiB of samples) for the file to shrink.
+  auto mix = test::make_corpus(600, 21);
+  for (int i = 0; i < 100; ++i) {
+    mix.push_back(test::heartrate_delivery("big-" + std::to_string(i), kRetentionNowMs - 45 * kDayMs + i * 3'600'000, 120, 60));
+  }
+  const auto old_ones = received_days_ago(std::move(mix), 40);
+  std::vector<store::NewDelivery> recent;
+  for (int i = 0; i < 5; ++i) recent.push_back(test::sleep_delivery("recent-" + std::to_string(i), "s" + std::to_string(i), 70 + i));
+  recent = received_days_ago(recent, 1);
+  test::append_deliveries(db, old_ones);
+  test::append_deliveries(db, recent);
+  retention_apply(db);
+  // Old, but not applied yet: the processor still needs its body.
+  test::append_deliveries(db, received_days_ago({test::sleep_delivery("late", "s-late", 50)}, 40));
+  const int64_t pending_seq = std::stoll(test::value(db, "SELECT max(seq) FROM inbox"));
+  const auto before = bodies_by_seq(db);
+  const auto outcomes_before = test::rows(db, "SELECT seq, status, family, error FROM deliveries ORDER BY seq");
+  const std::string pages_before = test::value(db, "PRAGMA page_count");
+
+  int64_t now = kRetentionNowMs;
+  auto retention = store::open_sqlite_body_retention(db);
+  BOOST_REQUIRE_MESSAGE(retention, retention.error());
+  processor::BodyRetentionWork work(std::move(*retention), 30, [&now] { return now; });
+  // 700 bodies take several batches, then the space goes back.
+  BOOST_TEST(retention_run(work) > 3);
+
+  const int64_t old_count = static_cast<int64_t>(old_ones.size());
+  BOOST_TEST(test::count(db, "removed_bodies") == old_count);
+  BOOST_TEST(work.stats().bodies_removed.load() == static_cast<uint64_t>(old_count));
+  const auto after = bodies_by_seq(db);
+  for (const auto& [seq, body] : before) {
+    BOOST_TEST_CONTEXT("seq " << seq) {
+      const bool old = seq <= old_count;  // appended first: seqs 1…700
+      const std::string where = " WHERE seq = " + std::to_string(seq);
+      if (old) {
+        BOOST_TEST(after.at(seq).empty());
+        BOOST_TEST(test::value(db, "SELECT headers FROM inbox" + where) == "'{}'");
+        BOOST_TEST(test::value(db, "SELECT body_sha256 FROM removed_bodies" + where) == "'" + sha256_hex(body) + "'");
+        BOOST_TEST(test::value(db, "SELECT body_bytes FROM removed_bodies" + where) == std::to_string(body.size()));
+        BOOST_TEST(test::value(db, "SELECT removed_at_ms FROM removed_bodies" + where) == std::to_string(now));
+      } else {
+        BOOST_TEST(after.at(seq) == body);  // recent ones and the pending one
+        BOOST_TEST(test::count(db, "removed_bodies" + where) == 0);
+      }
+    }
+  }
+  // The rows themselves stay: message ids (dedup), received_at, outcomes.
+  BOOST_TEST(test::count(db, "inbox") == static_cast<int64_t>(before.size()));
+  BOOST_TEST(test::rows(db, "SELECT seq, status, family, error FROM deliveries ORDER BY seq") == outcomes_before,
+             boost::test_tools::per_element());
+  // A new database vacuums incrementally: the file is smaller and has no free pages left.
+  BOOST_TEST(std::stoll(test::value(db, "PRAGMA page_count")) < std::stoll(pages_before));
+  BOOST_TEST(test::value(db, "PRAGMA freelist_count") == "0");
+
+  // Nothing due until the next look; then 30 days on, the recent ones are old too, and the
+  // pending one still keeps its body.
+  BOOST_TEST(!work.run_once(0));
+  now += 30 * kDayMs;
+  retention_run(work);
+  BOOST_TEST(test::count(db, "removed_bodies") == old_count + static_cast<int64_t>(recent.size()));
+  BOOST_TEST(test::count(db, "removed_bodies WHERE seq = " + std::to_string(pending_seq)) == 0);
+
+  // The processor passes over removed bodies (a rebuild reaches them): outcomes unchanged.
+  BOOST_REQUIRE(db.exec("UPDATE processor_state SET applied_seq = 0"));
+  retention_apply(db);
+  auto outcomes_after = test::rows(db, "SELECT seq, status, family, error FROM deliveries ORDER BY seq");
+  BOOST_REQUIRE(outcomes_after.size() == outcomes_before.size());
+  outcomes_after.back() = outcomes_before.back();  // the pending one: applied now
+  BOOST_TEST(outcomes_after == outcomes_before, boost::test_tools::per_element());
+}
+
+// As a user runs it: `serve` with [retention] on a database with old and new deliveries,
+// then a duplicate, capture, replay of that capture, and rebuild.
+BOOST_AUTO_TEST_CASE(serve_removes_old_bodies_and_dedup_capture_replay_and_rebuild_go_on) {
+  TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  const auto now_ms = unix_now_ms();
+  std::vector<store::NewDelivery> old_ones, recent;
+  for (int i = 0; i < 20; ++i) {
+    auto d = test::sleep_delivery("old-" + std::to_string(i), "old-summary-" + std::to_string(i), 60 + i);
+    d.received_at_ms = now_ms - 40 * kDayMs + i;
+    old_ones.push_back(std::move(d));
+  }
+  for (int i = 0; i < 3; ++i) {
+    auto d = test::sleep_delivery("new-" + std::to_string(i), "new-summary-" + std::to_string(i), 80 + i);
+    d.received_at_ms = now_ms - kDayMs + i;
+    recent.push_back(std::move(d));
+  }
+  {
+    auto db = test::open_store(path);
+    test::append_deliveries(db, old_ones);
+    test::append_deliveries(db, recent);
+  }
+  test::ServerProcess server(dir, "[retention]\nbody_days = 30\n");
+  BOOST_REQUIRE(server.wait_for_log("\"event\":\"bodies_removed\"", std::chrono::seconds(30)));
+  BOOST_TEST(server.wait_for_log("\"deliveries\":20", std::chrono::seconds(1)));
+  {
+    auto db = test::open_store(path);
+    BOOST_TEST(test::count(db, "removed_bodies") == 20);
+    BOOST_TEST(test::count(db, "removed_bodies WHERE seq > 20") == 0);
+    BOOST_TEST(test::count(db, "deliveries WHERE status = 'processed'") == 23);
+  }
+  // Still a duplicate: the message id outlives the body.
+  test::HttpClient client(server.port());
+  auto again = client.post_webhook(server.secret(), "old-3", "{\"event_type\":\"daily.data.sleep.updated\"}");
+  BOOST_TEST(again.status == 200);
+  BOOST_TEST(again.body.find("\"duplicate\"") != std::string::npos, again.body);
+  BOOST_TEST(server.stop() == 0);
+
+  // capture marks the rows without a body; replaying it skips them without failing.
+  const std::string capture = dir.file("capture.jsonl");
+  auto captured = test::run_healthhook({"capture", "--database", path, "--output", capture});
+  BOOST_TEST_REQUIRE(captured.exit_code == 0, captured.stderr_text);
+  const std::string lines = retention_read(capture);
+  size_t marked = 0;
+  for (size_t at = lines.find("\"body_removed\":{\"removed_at_ms\":"); at != std::string::npos;
+       at = lines.find("\"body_removed\":{\"removed_at_ms\":", at + 1)) {
+    ++marked;
+  }
+  BOOST_TEST(marked == 20u);
+  BOOST_TEST(lines.find("\"id\":\"new-0\"") != std::string::npos);
+  auto replayed = test::run_healthhook({"replay", capture, "--database", dir.file("copy.db")});
+  BOOST_TEST(replayed.exit_code == 0, replayed.stderr_text);
+  BOOST_TEST(replayed.stdout_text.find("\"lines\":23,\"stored\":3,") != std::string::npos, replayed.stdout_text);
+  BOOST_TEST(replayed.stdout_text.find("\"failed\":0,\"bodies_removed\":20") != std::string::npos,
+             replayed.stdout_text);
+
+  // rebuild says which deliveries it could not re-derive; their summaries are gone, the
+  // others are back, outcomes unchanged.
+  auto rebuilt = test::run_healthhook({"rebuild", "--database", path});
+  BOOST_TEST(rebuilt.exit_code == 0, rebuilt.stderr_text);
+  const std::string which = "20 deliveries without a body (removed by retention: seq 1-20)";
+  BOOST_TEST(rebuilt.stderr_text.find("rebuild: warning: " + which) != std::string::npos, rebuilt.stderr_text);
+  BOOST_TEST(rebuilt.stdout_text.find("rebuild: not re-derived: " + which) != std::string::npos,
+             rebuilt.stdout_text);
+  auto db = test::open_store(path);
+  BOOST_TEST(test::count(db, "summaries") == 3);
+  BOOST_TEST(test::count(db, "summaries WHERE id LIKE 'old-%'") == 0);
+  BOOST_TEST(test::count(db, "deliveries WHERE status = 'processed'") == 23);
+}
+
+BOOST_AUTO_TEST_CASE(body_days_is_checked) {
+  TempDir dir;
+  dir.write("secret", random_secret() + "\n");
+  const std::string config = dir.write("bad.toml", "signing_secret_files = [\"secret\"]\n[retention]\nbody_days = -1\n");
+  auto checked = test::run_healthhook({"check-config", "--config", config});
+  BOOST_TEST(checked.exit_code == 2);
+  BOOST_TEST(checked.stderr_text.find("retention.body_days: must be between 0 and 36500, got -1") != std::string::npos,
+             checked.stderr_text);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
