@@ -13,6 +13,10 @@ Result<std::unique_ptr<FollowUps>> open_follow_ups(const config::Settings& setti
   options.database = settings.database;
   options.service = settings.service;
   options.api_key = secrets.api_key;
+  for (size_t i = 0; i < settings.service.teams.size(); ++i) {
+    const config::TeamSettings& team = settings.service.teams[i];
+    options.teams.push_back({team.team_id, team.base_url, secrets.team_api_keys.at(i)});
+  }
   options.base_dir = settings.base_dir;
   options.observe_request = [metrics = &follow_ups->fetch_metrics](std::string_view outcome, double seconds) {
     metrics->record(outcome, seconds);

@@ -8,7 +8,9 @@
 // the same jobs. Without --provider, the providers are those of the user's stored
 // connections. The jobs go through the store's job administration (store/jobs/job_admin.h)
 // with the notice's keys: a window already queued or running is left alone, one that ended
-// (done or dead) is queued again. A running `serve` with [service] set fetches them.
+// (done or dead) is queued again. A running `serve` with [service] set fetches them, from
+// the base URL of the user's [[service.teams]] entry (--team, else the team their
+// deliveries named) or of [service].
 // Exit 0 when jobs are queued or pending, 1 when there is nothing to queue or the database
 // fails, 2 for bad input or configuration (nothing queued then).
 #include <chrono>
@@ -33,6 +35,7 @@ struct BackfillFlags {
   std::string since;
   std::optional<std::string> until;
   std::optional<std::string> provider;
+  std::optional<std::string> team;
 };
 
 // The providers of the user's stored connections, in name order.
@@ -111,10 +114,11 @@ int run_backfill(const BackfillFlags& flags) {
     }
   }
 
+  const std::string team = flags.team.value_or(std::string());  // the windows view it
   std::vector<store::BackfillWindow> windows;
   for (const auto& resource : *resources) {
     for (const auto& provider : providers) {
-      windows.push_back(store::BackfillWindow{flags.user_id, resource, provider, *start_ms, last_day_ms + kDayMs});
+      windows.push_back(store::BackfillWindow{flags.user_id, resource, provider, *start_ms, last_day_ms + kDayMs, team});
     }
   }
   auto admin = store::open_job_admin(settings->database);
@@ -148,6 +152,8 @@ void add_backfill_command(CLI::App& app, int& exit_code) {
   command->add_option("--since", flags->since, "First day, YYYY-MM-DD (UTC)")->required();
   command->add_option("--until", flags->until, "Last day, YYYY-MM-DD, inclusive (default: today, UTC)");
   command->add_option("--provider", flags->provider, "Provider slug (default: each provider the user is connected to)");
+  command->add_option("--team", flags->team,
+                      "The user's team id, for [[service.teams]] (default: the team the user's deliveries named)");
   command->callback([flags, &exit_code] { exit_code = run_backfill(*flags); });
 }
 

@@ -38,6 +38,7 @@ struct PurgeUserFlags {
   SettingsFlags settings;
   std::string user_id;
   std::string deregister;  // a provider slug; empty: the service is not called
+  std::optional<std::string> team;  // --team: whose base URL and key --deregister uses
   bool dry_run = false;
 };
 
@@ -72,7 +73,7 @@ Result<void> check_deregister(const PurgeUserFlags& flags) {
 // DELETE /v2/user/{user_id}/{provider}; false (reported) when the user is still registered.
 bool deregister_first(const config::Settings& settings, const PurgeUserFlags& flags, int& exit_code) {
   constexpr std::string_view kCommand = "purge-user";
-  auto access = service_access_or_report(settings, kCommand);
+  auto access = service_access_or_report(settings, kCommand, team_of_user(settings, flags.user_id, flags.team));
   if (!access) {
     exit_code = kExitBadConfig;
     return false;
@@ -163,6 +164,7 @@ void add_purge_user_command(CLI::App& app, int& exit_code) {
   command->add_option("user_id", flags->user_id, "The service's user id")->required();
   command->add_option("--deregister", flags->deregister,
                       "Deregister the user from this provider at the service first (DELETE /v2/user/{id}/{provider})");
+  command->add_option("--team", flags->team, "The user's team id, for [[service.teams]] (default: the team the user's deliveries named)");
   command->add_flag("--dry-run", flags->dry_run, "Print what would be removed; change nothing");
   command->callback([flags, &exit_code] { exit_code = run_purge_user(*flags); });
 }

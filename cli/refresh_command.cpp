@@ -4,7 +4,9 @@
 //
 //   healthhook refresh USER_ID [--timeout S]
 //
-// Uses [service] base_url, api_key_file, api_key_header and ca_file, as the fetcher does.
+// Uses [service] base_url, api_key_file, api_key_header and ca_file, as the fetcher does;
+// for a user of a [[service.teams]] team (--team, or the team their deliveries named),
+// that team's base_url and API key.
 // Refreshed data arrives as webhooks. Exit 0 when the service reports success, 1 when it
 // reports failure or the call fails (network, HTTP status, unexpected answer), 2 for bad
 // input or configuration (nothing is sent then).
@@ -23,6 +25,7 @@ struct RefreshFlags {
   SettingsFlags settings;
   std::string user_id;
   int64_t timeout_s = fetcher::kRefreshTimeoutDefaultS;
+  std::optional<std::string> team;
 };
 
 void print_sources(std::string_view label, const std::vector<std::string>& sources) {
@@ -44,7 +47,7 @@ int run_refresh(const RefreshFlags& flags) {
   }
   auto settings = load_settings_or_report(flags.settings, kCommand);
   if (!settings) return kExitBadConfig;
-  auto access = service_access_or_report(*settings, kCommand);
+  auto access = service_access_or_report(*settings, kCommand, team_of_user(*settings, flags.user_id, flags.team));
   if (!access) return kExitBadConfig;
   auto result = fetcher::refresh_user(*access, flags.user_id, flags.timeout_s);
   if (!result) {
@@ -69,6 +72,7 @@ void add_refresh_command(CLI::App& app, int& exit_code) {
   add_settings_flags(*command, flags->settings, false);
   command->add_option("user_id", flags->user_id, "The service's user id (a UUID)")->required();
   command->add_option("--timeout", flags->timeout_s, "Seconds the service may wait for the sources, 5 to 60 (default 10)");
+  command->add_option("--team", flags->team, "The user's team id, for [[service.teams]] (default: the team the user's deliveries named)");
   command->callback([flags, &exit_code] { exit_code = run_refresh(*flags); });
 }
 

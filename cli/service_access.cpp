@@ -1,22 +1,53 @@
 #include "cli/service_access.h"
 
+#include <filesystem>
+
 #include "cli/command_support.h"
 #include "config/secrets.h"
+#include "store/read_store.h"
 
 namespace hh::cli {
 
+std::string team_of_user(const config::Settings& settings, std::string_view user_id,
+                         const std::optional<std::string>& team_flag) {
+  if (team_flag) return *team_flag;
+  std::error_code missing;
+  if (settings.service.teams.empty() || !std::filesystem::exists(settings.database, missing)) return {};
+  auto reader = store::open_read_store(settings.database);
+  if (!reader) return {};
+  store::RecordQuery<store::StoredUser>& users = (*reader)->users();
+  store::RecordFilter filter;
+  filter.user_id = std::string(user_id);
+  if (!users.start(filter)) return {};
+  std::string team;
+  store::StoredUser user;
+  auto found = users.next(user);
+  if (found && *found && user.team_id) team = std::string(*user.team_id);
+  users.finish();
+  return team;
+}
+
 std::optional<fetcher::ServiceAccess> service_access_or_report(const config::Settings& settings,
-                                                               std::string_view command) {
-  if (settings.service.api_key_file.empty()) {
+                                                               std::string_view command, std::string_view team_id) {
+  config::ServiceSettings service = settings.service;
+  std::string key_setting = "service.api_key_file";
+  for (size_t i = 0; i < settings.service.teams.size(); ++i) {
+    const config::TeamSettings& team = settings.service.teams[i];
+    if (team_id.empty() || team.team_id != team_id) continue;
+    service.base_url = team.base_url;
+    service.api_key_file = team.api_key_file;
+    key_setting = "service.teams[" + std::to_string(i) + "].api_key_file";
+  }
+  if (service.api_key_file.empty()) {
     report_error(command, "service.api_key_file is not set: the service needs the API key");
     return std::nullopt;
   }
-  auto api_key = config::read_secret_file(settings.service.api_key_file, settings.base_dir);
+  auto api_key = config::read_secret_file(service.api_key_file, settings.base_dir);
   if (!api_key) {
-    report_error(command, "service.api_key_file: " + api_key.error());
+    report_error(command, key_setting + ": " + api_key.error());
     return std::nullopt;
   }
-  return fetcher::ServiceAccess{settings.service, std::move(*api_key), settings.base_dir};
+  return fetcher::ServiceAccess{std::move(service), std::move(*api_key), settings.base_dir};
 }
 
 }  // namespace hh::cli

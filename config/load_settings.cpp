@@ -85,6 +85,42 @@ Key service_integer(std::string name, int64_t ServiceSettings::*member) {
   return integer_key(name, [member](Settings& s) -> int64_t& { return s.service.*member; });
 }
 
+// [[service.teams]]: an array of tables {team_id, base_url, api_key_file}, all three
+// required. Only from the configuration file: a list of tables has no sensible form as one
+// environment variable or flag.
+Key teams_key() {
+  const std::string name = "service.teams";
+  return {name,
+          [name](Settings& s, const toml::node& node) -> Result<void> {
+            const auto* array = node.as_array();
+            if (!array) return key_error(name, "expected [[service.teams]] tables");
+            std::vector<TeamSettings> teams;
+            for (size_t i = 0; i < array->size(); ++i) {
+              const std::string where = name + "[" + std::to_string(i) + "]";
+              const auto* table = (*array)[i].as_table();
+              if (!table) return key_error(where, "expected a table with team_id, base_url and api_key_file");
+              TeamSettings team;
+              for (const auto& [key, value] : *table) {
+                std::string* field = key == "team_id"        ? &team.team_id
+                                     : key == "base_url"     ? &team.base_url
+                                     : key == "api_key_file" ? &team.api_key_file
+                                                             : nullptr;
+                const std::string member = where + "." + std::string(key.str());
+                if (!field) return key_error(member, "unknown key");
+                const auto* text = value.as_string();
+                if (!text) return key_error(member, "expected a string");
+                *field = text->get();
+              }
+              teams.push_back(std::move(team));
+            }
+            s.service.teams = std::move(teams);
+            return {};
+          },
+          [name](Settings&, std::string_view) -> Result<void> {
+            return key_error(name, "can only be set in the configuration file ([[service.teams]])");
+          }};
+}
+
 // signing_secret_files: a TOML array of strings; from the environment or a flag, a
 // comma-separated list.
 Key secret_files_key() {
@@ -154,6 +190,7 @@ std::vector<Key> make_keys() {
       service_integer("service.max_attempts", &ServiceSettings::max_attempts),
       service_integer("service.backoff_initial_s", &ServiceSettings::backoff_initial_s),
       service_integer("service.backoff_max_s", &ServiceSettings::backoff_max_s),
+      teams_key(),
       integer_key("retention.body_days", [](Settings& s) -> int64_t& { return s.retention.body_days; }),
       section_string_key("read_api.token_file", &Settings::read_api, &ReadApiSettings::token_file),
       section_string_key("metrics.token_file", &Settings::metrics, &MetricsSettings::token_file),
@@ -257,6 +294,39 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
   return settings;
 }
 
+namespace {
+
+Result<void> check_base_url(std::string_view key, const std::string& url) {
+  if (!url.starts_with("https://") && !url.starts_with("http://127.0.0.1")) {
+    return key_error(key, "must be an https:// URL (plain http only for http://127.0.0.1 in tests), got " + quote_value(url));
+  }
+  return {};
+}
+
+Result<void> validate_teams(const std::vector<TeamSettings>& teams) {
+  for (size_t i = 0; i < teams.size(); ++i) {
+    const TeamSettings& team = teams[i];
+    const std::string where = "service.teams[" + std::to_string(i) + "]";
+    if (team.team_id.empty()) return key_error(where + ".team_id", "required");
+    if (team.base_url.empty()) return key_error(where + ".base_url", "required");
+    if (team.api_key_file.empty()) return key_error(where + ".api_key_file", "required");
+    if (auto url = check_base_url(where + ".base_url", team.base_url); !url) return url;
+    for (size_t j = 0; j < i; ++j) {
+      if (teams[j].team_id == team.team_id) return key_error(where + ".team_id", "given twice: " + quote_value(team.team_id));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+const TeamSettings* find_team(const ServiceSettings& service, std::string_view team_id) {
+  for (const auto& team : service.teams) {
+    if (!team_id.empty() && team.team_id == team_id) return &team;
+  }
+  return nullptr;
+}
+
 Result<void> validate(const Settings& s) {
   auto range = [](std::string_view key, int64_t value, int64_t lo, int64_t hi) -> Result<void> {
     if (value < lo || value > hi) {
@@ -320,12 +390,8 @@ Result<void> validate(const Settings& s) {
     return key_error(s.tls.cert_file.empty() ? "tls.cert_file" : "tls.key_file",
                      "tls.cert_file and tls.key_file must be set together");
   }
-  const auto& url = s.service.base_url;
-  if (!url.starts_with("https://") && !url.starts_with("http://127.0.0.1")) {
-    return key_error("service.base_url",
-                     "must be an https:// URL (plain http only for http://127.0.0.1 in tests), got " + quote_value(url));
-  }
-  return {};
+  if (auto url = check_base_url("service.base_url", s.service.base_url); !url) return url;
+  return validate_teams(s.service.teams);
 }
 
 }  // namespace hh::config

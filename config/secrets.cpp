@@ -67,6 +67,13 @@ Result<Secrets> load_secrets(const Settings& settings) {
     if (!key) return fail("service.api_key_file: " + key.error());
     secrets.api_key = std::move(*key);
   }
+  for (size_t i = 0; i < settings.service.teams.size(); ++i) {
+    const std::string& file = settings.service.teams[i].api_key_file;
+    warn_if_shared(file, settings.base_dir);
+    auto key = read_secret_file(file, settings.base_dir);
+    if (!key) return fail("service.teams[" + std::to_string(i) + "].api_key_file: " + key.error());
+    secrets.team_api_keys.push_back(std::move(*key));
+  }
   if (!settings.read_api.token_file.empty()) {
     auto token = read_secret_file(settings.read_api.token_file, settings.base_dir);
     if (!token) return fail("read_api.token_file: " + token.error());

@@ -8,9 +8,19 @@
 // Secrets are never settings: settings only name the files that hold them.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hh::config {
+
+// One [[service.teams]] entry: a team of the service with its own region (base URL) and
+// API key. Follow-ups and commands for a user of that team use these instead of
+// [service]'s base_url and api_key_file (everything else comes from [service]).
+struct TeamSettings {
+  std::string team_id;       // the service's team id, as deliveries carry it ($.team_id)
+  std::string base_url;      // e.g. the EU base URL
+  std::string api_key_file;  // that team's API key
+};
 
 struct ServiceSettings {
   std::string base_url = "https://api.sandbox.example";
@@ -24,7 +34,11 @@ struct ServiceSettings {
   int64_t max_attempts = 8;                        // then the job is `dead`
   int64_t backoff_initial_s = 5;
   int64_t backoff_max_s = 3600;
+  std::vector<TeamSettings> teams;  // [[service.teams]]; empty: one team, the settings above
 };
+
+// The team entry for `team_id`, or null (then [service] itself applies).
+const TeamSettings* find_team(const ServiceSettings& service, std::string_view team_id);
 
 // [retention] (spec §11).
 struct RetentionSettings {

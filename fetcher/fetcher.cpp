@@ -67,7 +67,7 @@ struct Fetcher::Impl {
   FetcherOptions options;
   WriterLink link;
   Stats& stats;
-  std::unique_ptr<HttpsClient> client;
+  std::unique_ptr<ServiceClients> clients;
   std::unique_ptr<JobRunner> runner;
   std::unique_ptr<ProvidersSync> providers;
   std::unique_ptr<store::FollowUpReads> reads;  // used only on the io thread
@@ -169,11 +169,11 @@ struct Fetcher::Impl {
     net::steady_timer deadline(io);
     deadline.expires_after(options.drain_timeout);
     deadline.async_wait([this](const boost::system::error_code& ec) {
-      if (!ec) client->close_all();
+      if (!ec) clients->close_all();
     });
     co_await wait_idle();
     deadline.cancel();
-    client->close_all();  // idle keep-alive connections
+    clients->close_all();  // idle keep-alive connections
   }
 };
 
@@ -183,35 +183,33 @@ Result<std::unique_ptr<Fetcher>> Fetcher::create(FetcherOptions options, store::
                                                  store::Inbox& inbox, store::JobQueue& jobs) {
   auto base = BaseUrl::parse(options.service.base_url);
   if (!base) return fail(base.error());
-  if (options.api_key.empty()) return fail("service.api_key_file: the API key is empty");
+  if (auto key = check_api_key(options.api_key, "service.api_key_file"); !key) return fail(key.error());
   const auto& header = options.service.api_key_header;
   const bool token = !header.empty() && std::all_of(header.begin(), header.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
   });
   if (!token) return fail("service.api_key_header: not a header name: \"" + header + "\"");
-  if (options.api_key.find_first_of("\r\n") != std::string::npos) {
-    return fail("service.api_key_file: the API key contains a line break");
-  }
   if (!options.now_ms) options.now_ms = unix_now_ms;
   const std::string database = options.database;
   std::unique_ptr<Fetcher> fetcher(new Fetcher(nullptr));
   fetcher->impl_ = std::make_unique<Impl>(std::move(options), writer, inbox, jobs, fetcher->stats_);
   Impl& impl = *fetcher->impl_;
-  auto client = HttpsClient::create(impl.io.get_executor(), std::move(*base), client_options(impl.options));
-  if (!client) return fail(client.error());
-  impl.client = std::move(*client);
+  auto clients =
+      ServiceClients::create(impl.io.get_executor(), std::move(*base), client_options(impl.options), impl.options.teams);
+  if (!clients) return fail(clients.error());
+  impl.clients = std::move(*clients);
   auto reads = store::open_follow_up_reads(database);
   if (!reads) return fail("fetcher: " + reads.error());
   impl.reads = std::move(*reads);
   impl.runner = std::make_unique<JobRunner>(
-      *impl.client, impl.link, RunnerOptions{retry_policy(impl.options.service), impl.options.now_ms, impl.options.observe_request}, impl.stopping);
+      *impl.clients, impl.link, RunnerOptions{retry_policy(impl.options.service), impl.options.now_ms, impl.options.observe_request}, impl.stopping);
   ProvidersSyncOptions sync;
   sync.retry_initial = std::chrono::seconds(std::max<int64_t>(1, impl.options.service.backoff_initial_s));
   sync.retry_max = std::max(sync.retry_initial, std::chrono::milliseconds(std::chrono::seconds(impl.options.service.backoff_max_s)));
   sync.now_ms = impl.options.now_ms;
   sync.observe_request = impl.options.observe_request;
   sync.newest_stored = [&impl] { return impl.reads->newest_body_with_id_prefix(kProvidersMessagePrefix); };
-  impl.providers = std::make_unique<ProvidersSync>(*impl.client, impl.link, std::move(sync));
+  impl.providers = std::make_unique<ProvidersSync>(impl.clients->primary(), impl.link, std::move(sync));
   return fetcher;
 }
 
@@ -224,7 +222,8 @@ void Fetcher::start() {
   net::co_spawn(impl_->io, impl_->providers->run(impl_->stopping), log_exception);
   impl_->thread = start_named_thread("hh-fetch", [impl = impl_.get()] { impl->io.run(); });
   log::info("fetcher_started")
-      .str("base_url", impl_->client->base().full_url(""))
+      .str("base_url", impl_->clients->primary().base().full_url(""))
+      .num("teams", static_cast<int64_t>(impl_->options.teams.size()))
       .num("concurrency", static_cast<int64_t>(impl_->concurrency()));
 }
 
@@ -262,6 +261,6 @@ std::vector<JobOutcome> Fetcher::run_due_now() {
   return outcomes;
 }
 
-uint64_t Fetcher::connections_opened() const { return impl_->client->connections_opened(); }
+uint64_t Fetcher::connections_opened() const { return impl_->clients->connections_opened(); }
 
 }  // namespace hh::fetcher

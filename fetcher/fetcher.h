@@ -22,6 +22,7 @@
 #include "common/result.h"
 #include "config/settings.h"
 #include "fetcher/job_runner.h"
+#include "fetcher/service_clients.h"
 #include "store/inbox_writer.h"
 #include "store/jobs/job_queue.h"
 #include "store/inbox.h"
@@ -32,6 +33,7 @@ struct FetcherOptions {
   std::string database;                       // path, for the fetcher's read connection
   config::ServiceSettings service;            // base URL, key header, CA, limits, retry policy
   std::string api_key;                        // the key itself (config/secrets.h); never logged
+  std::vector<TeamAccess> teams;              // [[service.teams]] with their keys: jobs of their users go there
   std::string base_dir = ".";                 // a relative service.ca_file is read from here (the config's folder)
   std::chrono::milliseconds poll_interval{1000};  // longest wait before looking for due jobs again
   std::chrono::milliseconds drain_timeout{5000};

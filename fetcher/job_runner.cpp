@@ -36,8 +36,9 @@ std::string_view outcome_name(JobOutcome::Kind kind) {
   return "unknown";
 }
 
-JobRunner::JobRunner(HttpsClient& client, WriterLink& writer, RunnerOptions options, const std::atomic<bool>& stopping)
-    : client_(client), writer_(writer), options_(std::move(options)), stopping_(stopping),
+JobRunner::JobRunner(ServiceClients& clients, WriterLink& writer, RunnerOptions options,
+                     const std::atomic<bool>& stopping)
+    : clients_(clients), writer_(writer), options_(std::move(options)), stopping_(stopping),
       random_(std::random_device{}()) {}
 
 // Coding rule for this file: a co_await expression holds no class-type temporaries; calls
@@ -89,12 +90,13 @@ net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
   bool final = false;
   std::optional<int64_t> retry_after_s;
   std::string error;
+  HttpsClient& client = clients_.for_team(job.team_id);
   for (;;) {
     if (stopping_.load()) {
       stop = true;
       break;
     }
-    auto plan = plan_next_page(job, client_.base());
+    auto plan = plan_next_page(job, client.base());
     if (!plan) {
       final = true;
       error = plan.error();
@@ -102,7 +104,7 @@ net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
     }
 
     const auto started = std::chrono::steady_clock::now();
-    auto get = client_.get(plan->target);
+    auto get = client.get(plan->target);
     FetchResult response = co_await std::move(get);
     if (options_.observe_request) {
       options_.observe_request(request_outcome(response),

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "fetcher/https_client.h"
+#include "fetcher/service_clients.h"
 #include "fetcher/writer_link.h"
 #include "store/jobs/retry_policy.h"
 
@@ -47,8 +48,9 @@ struct RunnerOptions {
 
 class JobRunner {
  public:
-  // `client` and `writer` must outlive the runner; `stopping` is read between pages.
-  JobRunner(HttpsClient& client, WriterLink& writer, RunnerOptions options, const std::atomic<bool>& stopping);
+  // `clients` and `writer` must outlive the runner; `stopping` is read between pages. A job
+  // goes to the client of its user's team (ClaimedJob::team_id), else the primary.
+  JobRunner(ServiceClients& clients, WriterLink& writer, RunnerOptions options, const std::atomic<bool>& stopping);
 
   boost::asio::awaitable<JobOutcome> run(store::ClaimedJob job);
 
@@ -57,7 +59,7 @@ class JobRunner {
                                               std::optional<int64_t> retry_after_s, std::string error);
   boost::asio::awaitable<JobOutcome> release(store::ClaimedJob& job, JobOutcome outcome);
 
-  HttpsClient& client_;
+  ServiceClients& clients_;
   WriterLink& writer_;
   RunnerOptions options_;
   const std::atomic<bool>& stopping_;

@@ -19,6 +19,7 @@ void backfill_job_payload(std::string& out, const BackfillWindow& window) {
       .string("provider", window.provider)
       .string("start", format_rfc3339_ms(window.start_ms))
       .string("end", format_rfc3339_ms(window.end_ms))
+      .optional_string("team_id", window.team_id.empty() ? std::nullopt : std::optional<std::string_view>(window.team_id))
       .close();
 }
 

@@ -5,7 +5,9 @@
 // second request finds the first one, and the payload is what the fetcher reads.
 //
 //   job_key  "user_id/resource/provider/start_ms/end_ms"  (also the backfills change-feed key)
-//   payload  {"user_id":…,"resource":…,"provider":…,"start":"<RFC 3339>","end":"<RFC 3339>"}
+//   payload  {"user_id":…,"resource":…,"provider":…,"start":"<RFC 3339>","end":"<RFC 3339>"
+//             [,"team_id":…]}   (team_id: `backfill --team`; a notice's job finds the team
+//                               through the user, store/sqlite/jobs/job_store.cpp)
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -19,6 +21,7 @@ struct BackfillWindow {
   std::string_view provider;
   int64_t start_ms = 0;  // Unix ms, UTC
   int64_t end_ms = 0;
+  std::string_view team_id;  // "" unless a command names the user's team (not part of the key)
 };
 
 void backfill_job_key(std::string& out, const BackfillWindow& window);

@@ -32,6 +32,7 @@ struct ClaimedJob {
   int64_t page = 0;
   std::optional<std::string> cursor;     // timeseries backfill: cursor of the next page
   std::optional<int64_t> next_start_ms;  // summary backfill: start of the next slice
+  std::string team_id;  // the user's team (which [[service.teams]] entry applies); empty: unknown
 };
 
 }  // namespace hh::store

@@ -28,7 +28,7 @@ Result<bool> FollowUpJobs::queue_workout_stream(std::string_view workout_id, std
 }
 
 BackfillWindow FollowUpJobs::window_of(const events::BackfillNotice& notice) {
-  return BackfillWindow{notice.user_id, notice.resource, notice.provider, notice.start_ms, notice.end_ms};
+  return BackfillWindow{notice.user_id, notice.resource, notice.provider, notice.start_ms, notice.end_ms, {}};
 }
 
 void FollowUpJobs::backfill_key(std::string& out, const events::BackfillNotice& notice) {

@@ -6,7 +6,9 @@ namespace hh::store {
 namespace {
 
 // Payload fields, NULL when the payload is not valid JSON (the runner then fails the job
-// with a clear error instead of the claim failing for every job).
+// with a clear error instead of the claim failing for every job). The team: the payload's
+// team_id when a command put one there (`backfill --team`), else the team the user's
+// deliveries named (`users`, written in the same step as the job), else none.
 constexpr std::string_view kClaimSql = R"sql(
 UPDATE jobs SET state = 'running', updated_at = ?2
 WHERE job_id = ?1 AND state = 'queued'
@@ -19,7 +21,9 @@ RETURNING job_id, kind, job_key, attempts, trigger_seq, json_valid(payload),
   CASE WHEN json_valid(payload) THEN json_extract(payload, '$.end') END,
   CASE WHEN json_valid(payload) THEN json_extract(payload, '$.page') END,
   CASE WHEN json_valid(payload) THEN json_extract(payload, '$.cursor') END,
-  CASE WHEN json_valid(payload) THEN json_extract(payload, '$.next_start_ms') END
+  CASE WHEN json_valid(payload) THEN json_extract(payload, '$.next_start_ms') END,
+  CASE WHEN json_valid(payload) THEN coalesce(json_extract(payload, '$.team_id'),
+    (SELECT u.team_id FROM users AS u WHERE u.user_id = json_extract(payload, '$.user_id'))) END
 )sql";
 
 std::string text_or_empty(const sqlite::Statement& stmt, int column) {
@@ -120,6 +124,7 @@ Result<std::vector<ClaimedJob>> JobStore::claim_due(int64_t now_ms, size_t limit
       job.page = s.column_is_null(12) ? 0 : s.column_int(12);
       if (!s.column_is_null(13)) job.cursor = std::string(s.column_text(13));
       job.next_start_ms = s.column_optional_int(14);
+      job.team_id = text_or_empty(s, 15);
       claimed.push_back(std::move(job));
       // RETURNING rows must be stepped to the end before the update is complete.
       while (true) {
