@@ -13,13 +13,20 @@ namespace {
 // Threads for work that may block (database reads of /metrics and the read API).
 constexpr unsigned kBlockingThreads = 2;
 
+std::vector<std::string> team_ids(const config::ServiceSettings& service) {
+  std::vector<std::string> ids;
+  for (const auto& team : service.teams) ids.push_back(team.team_id);
+  return ids;
+}
+
 Result<void> mount_endpoints(HttpFront& front, const FrontParts& parts) {
   const config::Settings& settings = parts.settings;
   front.webhook = std::make_unique<http::WebhookEndpoint>(
       *parts.ingest.writer, parts.verifier,
       http::WebhookOptions{.retry_after_seconds = settings.retry_after_s,
                            .request_deadline = std::chrono::milliseconds(settings.request_deadline_ms),
-                           .refusals = &front.refusals});
+                           .refusals = &front.refusals,
+                           .teams = team_ids(settings.service)});
   front.webhook->mount(front.router, settings.webhook_path);
   http::add_health_endpoints(front.router, *parts.ingest.writer);
   // Read API under /v1/ (spec §7), only when read_api.token_file is set (api/read_api.h).

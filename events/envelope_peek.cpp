@@ -3,8 +3,15 @@
 #include <simdjson.h>
 
 namespace hh::events {
+namespace {
 
-std::optional<std::string> peek_event_type(std::string_view body) {
+// Identifiers only: longer values are not ids (and are not copied).
+constexpr size_t kMaxPeekedBytes = 200;
+
+}  // namespace
+
+EnvelopePeek peek_envelope(std::string_view body, bool with_team) {
+  EnvelopePeek peek;
   // Reused per thread (style.md: one parser per thread). The body is copied into a padded
   // buffer because the HTTP body string has no simdjson padding (simdjson 3.0.1 does not pad).
   thread_local simdjson::ondemand::parser parser;
@@ -12,20 +19,31 @@ std::optional<std::string> peek_event_type(std::string_view body) {
   padded.assign(body);
   padded.reserve(body.size() + simdjson::SIMDJSON_PADDING);
   simdjson::ondemand::document doc;
-  if (parser.iterate(padded.data(), padded.size(), padded.capacity()).get(doc)) return std::nullopt;
+  if (parser.iterate(padded.data(), padded.size(), padded.capacity()).get(doc)) return peek;
   simdjson::ondemand::object object;
-  if (doc.get_object().get(object)) return std::nullopt;
-  // Fields in order; stop at the first "event_type" (usually the first key).
+  if (doc.get_object().get(object)) return peek;
+  // Fields in order; the first of each key decides. Stops once what was asked for is seen
+  // (event_type is usually first).
+  bool event_type_seen = false, team_seen = !with_team;
   for (auto field : object) {
     std::string_view key;
-    if (field.unescaped_key().get(key)) return std::nullopt;
-    if (key != "event_type") continue;
+    if (field.unescaped_key().get(key)) return peek;
+    std::optional<std::string>* target = nullptr;
+    if (key == "event_type" && !event_type_seen) {
+      event_type_seen = true;
+      target = &peek.event_type;
+    } else if (key == "team_id" && !team_seen) {
+      team_seen = true;
+      target = &peek.team_id;
+    } else {
+      continue;
+    }
     std::string_view value;
-    if (field.value().get_string().get(value)) return std::nullopt;
-    if (value.empty() || value.size() > 200) return std::nullopt;
-    return std::string(value);
+    if (field.value().get_string().get(value)) return peek;
+    if (!value.empty() && value.size() <= kMaxPeekedBytes) *target = std::string(value);
+    if (event_type_seen && team_seen) return peek;
   }
-  return std::nullopt;
+  return peek;
 }
 
 }  // namespace hh::events

@@ -3,6 +3,8 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 
+#include <utility>
+
 #include "common/asio_token.h"
 #include "common/log.h"
 #include "common/timestamp.h"
@@ -38,22 +40,40 @@ net::awaitable<void> DeliveryAlarms::run() {
   }
 }
 
-AlarmsRaised DeliveryAlarms::check(int64_t now_ms) {
-  AlarmsRaised raised;
-  const int64_t last_ms = stats_.last_verified_ms.load(std::memory_order_relaxed);
+DeliveryAlarms::Change DeliveryAlarms::check_silence(int64_t now_ms, int64_t last_ms, bool& silent_before,
+                                                    std::string_view team) {
   const int64_t silent_minutes = (now_ms - last_ms) / 60'000;
   const bool silent = options_.silence_minutes > 0 && silent_minutes >= options_.silence_minutes;
-  if (silent && !silent_) {
-    raised.silence_began = true;
-    log::warn("no_verified_delivery")
-        .num("minutes", silent_minutes)
+  const bool was_silent = std::exchange(silent_before, silent);
+  if (silent && !was_silent) {
+    auto line = log::warn("no_verified_delivery");
+    if (!team.empty()) line.str("team", team);
+    line.num("minutes", silent_minutes)
         .num("alert_silence_minutes", options_.silence_minutes)
         .str("check", "is the endpoint enabled at the service, the signing secret current, the network path open?");
-  } else if (!silent && silent_) {
-    raised.silence_ended = true;
-    log::info("deliveries_resumed");
+    return Change::began;
   }
-  silent_ = silent;
+  if (!silent && was_silent) {
+    auto line = log::info("deliveries_resumed");
+    if (!team.empty()) line.str("team", team);
+    return Change::ended;
+  }
+  return Change::none;
+}
+
+AlarmsRaised DeliveryAlarms::check(int64_t now_ms) {
+  AlarmsRaised raised;
+  const Change overall = check_silence(now_ms, stats_.last_verified_ms.load(std::memory_order_relaxed), silent_, {});
+  raised.silence_began = overall == Change::began;
+  raised.silence_ended = overall == Change::ended;
+  team_silent_.resize(stats_.team_ids.size());
+  for (size_t i = 0; i < stats_.team_ids.size(); ++i) {
+    bool silent = team_silent_[i];
+    const Change change = check_silence(now_ms, stats_.team_last_verified_ms[i].load(std::memory_order_relaxed),
+                                        silent, stats_.team_ids[i]);
+    team_silent_[i] = silent;
+    if (change == Change::began) raised.teams_silent.push_back(stats_.team_ids[i]);
+  }
 
   const uint64_t failures = stats_.signature_failures.load(std::memory_order_relaxed);
   const uint64_t new_failures = failures - failures_seen_;

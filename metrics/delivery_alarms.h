@@ -5,6 +5,7 @@
 // - silence: no verified delivery for alert_silence_minutes → one warning
 //   `no_verified_delivery` (a disabled endpoint, a rotated secret, a network change), then
 //   nothing until one arrives (`deliveries_resumed`): one line per episode, not per minute;
+//   the same per [[service.teams]] entry, for deliveries naming that team (with "team");
 // - signature failures: alert_signature_failures_per_minute or more 401s since the last
 //   check → the warning `signature_failures`, each minute it lasts (a rotated secret
 //   shows as a burst of 401s while the service keeps retrying).
@@ -15,6 +16,9 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "receiver/http/webhook_endpoint.h"
 
@@ -30,6 +34,7 @@ struct AlarmsRaised {
   bool silence_began = false;
   bool silence_ended = false;
   uint64_t signature_failures = 0;  // 401s since the last check, when at or over the limit
+  std::vector<std::string> teams_silent;  // [[service.teams]] entries whose silence began now
 };
 
 class DeliveryAlarms {
@@ -43,12 +48,16 @@ class DeliveryAlarms {
 
  private:
   boost::asio::awaitable<void> run();
+  enum class Change { none, began, ended };
+  // One silence clock: logs when its silence begins or ends ("" team: all deliveries).
+  Change check_silence(int64_t now_ms, int64_t last_ms, bool& silent_before, std::string_view team);
 
   boost::asio::steady_timer timer_;
   const http::WebhookStats& stats_;
   const AlarmOptions options_;
   uint64_t failures_seen_ = 0;
   bool silent_ = false;
+  std::vector<bool> team_silent_;  // per stats_.team_ids
   bool stopped_ = false;
 };
 

@@ -25,9 +25,17 @@ MetricsEndpoint::Collector ingest_metrics(IngestMetricsSources sources) {
     out.counter("healthhook_duplicates_total", "Deliveries whose message id was already in the inbox (answered 200)",
                 read_counter(webhook.duplicates));
     const int64_t now_ms = unix_now_ms();
+    const auto seconds_since = [now_ms](const std::atomic<int64_t>& last_ms) {
+      return std::max<int64_t>(0, (now_ms - last_ms.load(std::memory_order_relaxed)) / 1000);
+    };
     out.gauge("healthhook_seconds_since_last_verified_delivery",
-              "Seconds since a delivery's signature last verified (since start until one has)",
-              std::max<int64_t>(0, (now_ms - webhook.last_verified_ms.load(std::memory_order_relaxed)) / 1000));
+              "Seconds since a delivery's signature last verified (since start until one has); with a team "
+              "label, a delivery naming that [[service.teams]] team",
+              seconds_since(webhook.last_verified_ms));
+    for (size_t i = 0; i < webhook.team_ids.size(); ++i) {
+      out.sample("healthhook_seconds_since_last_verified_delivery", {{"team", webhook.team_ids[i]}},
+                 seconds_since(webhook.team_last_verified_ms[i]));
+    }
 
     if (s.refusals) {
       out.family("healthhook_refusals_total", "counter",

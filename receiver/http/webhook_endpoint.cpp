@@ -51,7 +51,18 @@ std::string headers_as_json(const Request& request) {
 WebhookEndpoint::WebhookEndpoint(store::InboxWriter& writer, std::shared_ptr<const signature::Verifier> verifier,
                                  WebhookOptions options)
     : writer_(writer), options_(options), verifier_(std::move(verifier)) {
-  stats_.last_verified_ms.store(unix_now_ms(), std::memory_order_relaxed);
+  const int64_t now_ms = unix_now_ms();
+  stats_.last_verified_ms.store(now_ms, std::memory_order_relaxed);
+  stats_.team_ids = options_.teams;
+  stats_.team_last_verified_ms = std::make_unique<std::atomic<int64_t>[]>(options_.teams.size());
+  for (size_t i = 0; i < options_.teams.size(); ++i) stats_.team_last_verified_ms[i].store(now_ms);
+}
+
+void WebhookEndpoint::note_team(const std::optional<std::string>& team_id, int64_t received_at_ms) {
+  if (!team_id) return;
+  for (size_t i = 0; i < stats_.team_ids.size(); ++i) {
+    if (stats_.team_ids[i] == *team_id) stats_.team_last_verified_ms[i].store(received_at_ms, std::memory_order_relaxed);
+  }
 }
 
 void WebhookEndpoint::set_verifier(std::shared_ptr<const signature::Verifier> verifier) {
@@ -108,7 +119,9 @@ net::awaitable<Response> WebhookEndpoint::handle(Request& request) {
   delivery.message_id = std::string(headers.id);
   delivery.received_at_ms = received_at;
   delivery.webhook_timestamp = std::stoll(std::string(headers.timestamp));  // verified integer
-  delivery.event_type = events::peek_event_type(request.body());
+  events::EnvelopePeek peeked = events::peek_envelope(request.body(), !stats_.team_ids.empty());
+  note_team(peeked.team_id, received_at);
+  delivery.event_type = std::move(peeked.event_type);
   delivery.headers_json = headers_as_json(request);
   delivery.body = std::move(request.body());
 

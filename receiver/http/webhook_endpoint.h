@@ -13,6 +13,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "receiver/http/http_types.h"
 #include "receiver/http/refusals.h"
@@ -33,6 +35,10 @@ struct WebhookStats {
   // the endpoint's construction until the first one. The silence alarm reads it
   // (metrics/delivery_alarms.h).
   std::atomic<int64_t> last_verified_ms{0};
+  // The same per [[service.teams]] entry (WebhookOptions::teams, in that order), for
+  // deliveries whose $.team_id names it.
+  std::vector<std::string> team_ids;
+  std::unique_ptr<std::atomic<int64_t>[]> team_last_verified_ms;
 };
 
 struct WebhookOptions {
@@ -40,6 +46,7 @@ struct WebhookOptions {
   std::chrono::milliseconds request_deadline{10000};  // from the complete request to its answer
   std::chrono::milliseconds refusal_delay{250};       // before a 401 (session.h, SessionLimits)
   Refusals* refusals = nullptr;                        // may be null (tests)
+  std::vector<std::string> teams{};  // team ids with a silence clock of their own; none: $.team_id is not read
 };
 
 class WebhookEndpoint {
@@ -62,6 +69,7 @@ class WebhookEndpoint {
   std::shared_ptr<const signature::Verifier> verifier() const;
   Response unauthorized(signature::Verdict verdict);
   Response unavailable(std::string_view reason);
+  void note_team(const std::optional<std::string>& team_id, int64_t received_at_ms);
 
   store::InboxWriter& writer_;
   const WebhookOptions options_;

@@ -108,4 +108,29 @@ BOOST_AUTO_TEST_CASE(failures_before_the_alarms_started_are_not_a_burst) {
   BOOST_TEST(alarms.check(kStart + kMinute).signature_failures == 0u);
 }
 
+// [[service.teams]]: each team has a silence of its own, logged with its id; deliveries
+// for another team do not end it.
+BOOST_AUTO_TEST_CASE(a_silent_team_is_logged_with_its_id_while_others_deliver) {
+  Alarms a({.silence_minutes = 60, .signature_failures_per_minute = 0});
+  a.stats.team_ids = {"team-eu", "team-us"};
+  a.stats.team_last_verified_ms = std::make_unique<std::atomic<int64_t>[]>(2);
+  a.stats.team_last_verified_ms[0] = kStart;
+  a.stats.team_last_verified_ms[1] = kStart + 60 * kMinute;
+  a.stats.last_verified_ms = kStart + 60 * kMinute;  // deliveries keep coming, for team-us only
+
+  metrics::AlarmsRaised raised;
+  const std::string began = logged_by([&] { raised = a.alarms.check(kStart + 60 * kMinute); });
+  BOOST_TEST(!raised.silence_began);
+  BOOST_TEST(raised.teams_silent == std::vector<std::string>{"team-eu"}, boost::test_tools::per_element());
+  BOOST_TEST(began.find(R"("event":"no_verified_delivery","team":"team-eu","minutes":60)") != std::string::npos,
+             began);
+  BOOST_TEST(began.find("team-us") == std::string::npos, began);
+  // Once per episode.
+  BOOST_TEST(logged_by([&] { raised = a.alarms.check(kStart + 90 * kMinute); }).empty());
+
+  a.stats.team_last_verified_ms[0] = kStart + 95 * kMinute;
+  const std::string resumed = logged_by([&] { (void)a.alarms.check(kStart + 96 * kMinute); });
+  BOOST_TEST(resumed.find(R"("event":"deliveries_resumed","team":"team-eu")") != std::string::npos, resumed);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
