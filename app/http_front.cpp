@@ -58,6 +58,9 @@ Result<void> mount_metrics(HttpFront& front, const FrontParts& parts) {
   if (parts.processing.checkpointer) {
     front.metrics_endpoint.add(metrics::checkpointer_metrics(*parts.processing.checkpointer));
   }
+  if (parts.processing.body_retention) {
+    front.metrics_endpoint.add(metrics::retention_metrics(*parts.processing.body_retention));
+  }
   if (parts.follow_ups) {
     front.metrics_endpoint.add(metrics::fetcher_metrics(*parts.follow_ups->fetcher, parts.follow_ups->fetch_metrics));
   }

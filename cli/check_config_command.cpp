@@ -82,6 +82,8 @@ int run_check_config(const CheckConfigFlags& flags) {
       .string("synchronous", settings->synchronous)
       .string("service_base_url", settings->service.base_url)
       .boolean("follow_ups", !secrets->api_key.empty())
+      .integer("service_teams", static_cast<int64_t>(settings->service.teams.size()))
+      .integer("retention_body_days", settings->retention.body_days)
       .boolean("read_api", !secrets->read_api_token.empty())
       .boolean("tls", !settings->tls.cert_file.empty());
   if (probe) object.string("service_checked", probe->url).integer("service_status", probe->status);

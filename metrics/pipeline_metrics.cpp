@@ -65,4 +65,14 @@ metrics::MetricsEndpoint::Collector checkpointer_metrics(const store::Checkpoint
   };
 }
 
+metrics::MetricsEndpoint::Collector retention_metrics(const processor::BodyRetentionWork& retention) {
+  return [&retention](metrics::PrometheusText& out) {
+    const auto& s = retention.stats();
+    out.counter("healthhook_bodies_removed_total",
+                "Delivery bodies removed by [retention] body_days since start (the inbox rows stay)",
+                read_counter(s.bodies_removed));
+    out.counter("healthhook_body_bytes_removed_total", "Bytes of those bodies", read_counter(s.bytes_removed));
+  };
+}
+
 }  // namespace hh::metrics

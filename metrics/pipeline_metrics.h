@@ -11,11 +11,14 @@
 //   fetcher_metrics:    healthhook_fetch_requests_total{outcome=…}, healthhook_fetch_request_seconds
 //                       (metrics/fetch_metrics.h), healthhook_fetch_jobs_total{result="done|retried|dead"},
 //                       healthhook_fetch_pages_stored_total, healthhook_fetch_bytes_stored_total
+//   retention_metrics:  healthhook_bodies_removed_total, healthhook_body_bytes_removed_total
+//                       ([retention] body_days; processor/body_retention_work.h)
 //   checkpointer_metrics: healthhook_wal_checkpoints_total, healthhook_wal_database_syncs_total,
 //                       healthhook_wal_checkpoints_stopped (1 after a failed sync of the database
 //                       file: the log grows until a restart, store/durability.h)
 //
 // What is referenced must outlive the collector (the metrics endpoint's router).
+#include "processor/body_retention_work.h"
 #include "processor/processor.h"
 #include "store/durability.h"
 #include "fetcher/fetcher.h"
@@ -27,5 +30,6 @@ namespace hh::metrics {
 metrics::MetricsEndpoint::Collector processor_metrics(const processor::Processor& processor);
 metrics::MetricsEndpoint::Collector fetcher_metrics(const fetcher::Fetcher& fetcher, const metrics::FetchMetrics& requests);
 metrics::MetricsEndpoint::Collector checkpointer_metrics(const store::Checkpointer& checkpointer);
+metrics::MetricsEndpoint::Collector retention_metrics(const processor::BodyRetentionWork& retention);
 
 }  // namespace hh::metrics

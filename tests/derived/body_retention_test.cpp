@@ -169,6 +169,11 @@ BOOST_AUTO_TEST_CASE(serve_removes_old_bodies_and_dedup_capture_replay_and_rebui
   BOOST_REQUIRE(server.wait_for_log("\"event\":\"bodies_removed\"", std::chrono::seconds(30)));
   BOOST_TEST(server.wait_for_log("\"deliveries\":20", std::chrono::seconds(1)));
   {
+    test::HttpClient metrics_client(server.port());
+    const auto metrics = metrics_client.get("/metrics");
+    BOOST_TEST(metrics.body.find("healthhook_bodies_removed_total 20\n") != std::string::npos, metrics.body);
+  }
+  {
     auto db = test::open_store(path);
     BOOST_TEST(test::count(db, "removed_bodies") == 20);
     BOOST_TEST(test::count(db, "removed_bodies WHERE seq > 20") == 0);

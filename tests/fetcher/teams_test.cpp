@@ -167,6 +167,7 @@ BOOST_AUTO_TEST_CASE(team_settings_are_checked_at_start) {
   dir.write("k", "team-key\n");
   result = check(team);
   BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_TEST(result.stdout_text.find("\"service_teams\":1") != std::string::npos, result.stdout_text);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
