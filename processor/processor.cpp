@@ -254,7 +254,7 @@ Result<Processor::StepOutcome> Processor::step_in_transaction(ParsedSource& sour
 
   outcomes_.clear();
   uint64_t by_status[4] = {0, 0, 0, 0};
-  uint64_t samples = 0, rows_written = 0, jobs = 0, bodies_missing = 0;
+  uint64_t samples = 0, rows_written = 0, jobs = 0;
   size_t rows_seen = 0;
   int64_t last_seq = applied_seq_;
   bool more = false;
@@ -273,8 +273,7 @@ Result<Processor::StepOutcome> Processor::step_in_transaction(ParsedSource& sour
     if (delivery == nullptr) break;
     last_seq = delivery->seq;
     if (delivery->body_removed) {
-      // Nothing to apply (a rebuild reaches these): its outcome stays as it was.
-      ++bodies_missing;
+      // Nothing to apply (a rebuild reaches these; it reports them): the outcome stays.
       outcomes_.push_back(Outcome{0, {}, {}, {}});
       continue;
     }
@@ -337,7 +336,6 @@ Result<Processor::StepOutcome> Processor::step_in_transaction(ParsedSource& sour
   stats_.invalid.fetch_add(by_status[static_cast<int>(events::Status::invalid)], std::memory_order_relaxed);
   stats_.ignored.fetch_add(by_status[static_cast<int>(events::Status::ignored)], std::memory_order_relaxed);
   stats_.unknown.fetch_add(by_status[static_cast<int>(events::Status::unknown)], std::memory_order_relaxed);
-  stats_.bodies_missing.fetch_add(bodies_missing, std::memory_order_relaxed);
   stats_.samples_applied.fetch_add(samples, std::memory_order_relaxed);
   stats_.rows_applied.fetch_add(rows_written, std::memory_order_relaxed);
   stats_.jobs_queued.fetch_add(jobs, std::memory_order_relaxed);

@@ -130,7 +130,6 @@ class Processor : public store::BackgroundWork {
   // Monotonic counters for metrics; readable from any thread.
   struct Stats {
     std::atomic<uint64_t> processed{0}, invalid{0}, ignored{0}, unknown{0};  // deliveries by status
-    std::atomic<uint64_t> bodies_missing{0};  // deliveries passed over: retention removed their body
     std::atomic<uint64_t> samples_applied{0};  // samples inserted or replaced
     std::atomic<uint64_t> rows_applied{0};     // derived rows inserted or replaced (samples included)
     std::atomic<uint64_t> jobs_queued{0};      // follow-up jobs queued or re-queued
