@@ -13,14 +13,14 @@ void backfill_job_key(std::string& out, const BackfillWindow& window) {
 
 void backfill_job_payload(std::string& out, const BackfillWindow& window) {
   out.clear();
-  json::ObjectWriter(out)
-      .string("user_id", window.user_id)
+  json::ObjectWriter payload(out);
+  payload.string("user_id", window.user_id)
       .string("resource", window.resource)
       .string("provider", window.provider)
       .string("start", format_rfc3339_ms(window.start_ms))
-      .string("end", format_rfc3339_ms(window.end_ms))
-      .optional_string("team_id", window.team_id.empty() ? std::nullopt : std::optional<std::string_view>(window.team_id))
-      .close();
+      .string("end", format_rfc3339_ms(window.end_ms));
+  if (!window.team_id.empty()) payload.string("team_id", window.team_id);  // absent, not null: the notice's payload
+  payload.close();
 }
 
 }  // namespace hh::store
