@@ -24,14 +24,19 @@ bool BodyRetentionWork::remove_batch(int64_t now) {
   stats_.bodies_removed.fetch_add(static_cast<uint64_t>(removed->deliveries), std::memory_order_relaxed);
   stats_.bytes_removed.fetch_add(static_cast<uint64_t>(removed->bytes), std::memory_order_relaxed);
   round_deliveries_ += removed->deliveries;
-  round_bytes_ += removed->bytes;
+  unlogged_deliveries_ += removed->deliveries;
+  unlogged_bytes_ += removed->bytes;
   if (removed->more) return true;
   if (round_deliveries_ == 0) {
     next_check_ms_ = now + kCheckEveryMs;
     return false;
   }
-  log::info("bodies_removed").num("deliveries", round_deliveries_).num("bytes", round_bytes_);
-  round_deliveries_ = round_bytes_ = 0;
+  round_deliveries_ = 0;
+  if (!logged_at_ms_ || now - *logged_at_ms_ >= kLogEveryMs) {
+    log::info("bodies_removed").num("deliveries", unlogged_deliveries_).num("bytes", unlogged_bytes_);
+    unlogged_deliveries_ = unlogged_bytes_ = 0;
+    logged_at_ms_ = now;
+  }
   vacuuming_ = true;
   return true;
 }

@@ -4,14 +4,16 @@
 // background_work.h), between ingest commits, one small batch per call.
 //
 // Pace: while old bodies are left, a batch per call (the writer calls again soon); then the
-// freed space goes back to the file system a slice per call; then it looks again ten
-// minutes later (one `bodies_removed` log line per round, not one a minute). A failed
-// batch (e.g. a busy database) is logged and tried again at the next look: nothing of it
-// was written.
+// freed space goes back to the file system a slice per call; then it looks again a minute
+// later. The log gets one `bodies_removed` line for the first round after start, then at
+// most one per ten minutes with what was removed since (steady traffic would otherwise
+// log every minute). A failed batch (e.g. a busy database) is logged and tried again at the
+// next look: nothing of it was written.
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "store/background_work.h"
 #include "store/body_retention.h"
@@ -28,7 +30,8 @@ class BodyRetentionWork final : public store::BackgroundWork {
   using Clock = std::function<int64_t()>;  // Unix ms
   static constexpr int64_t kDeliveriesPerBatch = 256;
   static constexpr int64_t kVacuumBytesPerCall = 8 * 1024 * 1024;
-  static constexpr int64_t kCheckEveryMs = 600'000;
+  static constexpr int64_t kCheckEveryMs = 60'000;
+  static constexpr int64_t kLogEveryMs = 600'000;
 
   BodyRetentionWork(std::unique_ptr<store::BodyRetention> retention, int64_t body_days, Clock now_ms);
 
@@ -44,7 +47,9 @@ class BodyRetentionWork final : public store::BackgroundWork {
   Clock now_ms_;
   int64_t next_check_ms_ = 0;
   bool vacuuming_ = false;
-  int64_t round_deliveries_ = 0, round_bytes_ = 0;  // removed since the last look found nothing
+  int64_t round_deliveries_ = 0;  // removed since the last look found nothing
+  int64_t unlogged_deliveries_ = 0, unlogged_bytes_ = 0;  // removed since the last log line
+  std::optional<int64_t> logged_at_ms_;
   BodyRetentionStats stats_;
 };
 
