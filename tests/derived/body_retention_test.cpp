@@ -14,7 +14,6 @@
 #include "processor/body_retention_work.h"
 #include "store/sqlite/sqlite_body_retention.h"
 #include "tests/derived/corpus.h"
-#include "tests/derived/sqlite_processor.h"
 #include "tests/derived/store_dump.h"
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
@@ -36,13 +35,6 @@ std::vector<store::NewDelivery> received_days_ago(std::vector<store::NewDelivery
   int64_t at = kRetentionNowMs - age_days * kDayMs;
   for (auto& d : deliveries) d.received_at_ms = at++;
   return deliveries;
-}
-
-void retention_apply(sqlite::Connection& db) {
-  auto processor = test::sqlite_processor(db);
-  BOOST_REQUIRE_MESSAGE(processor, processor.error());
-  auto done = (*processor)->run_until_caught_up(nullptr);
-  BOOST_REQUIRE_MESSAGE(done, done.error());
 }
 
 // Runs the work as the writer thread would until it has nothing left for now.
@@ -83,7 +75,7 @@ BOOST_AUTO_TEST_CASE(old_applied_bodies_go_with_their_hash_and_the_rest_stays) {
   recent = received_days_ago(recent, 1);
   test::append_deliveries(db, old_ones);
   test::append_deliveries(db, recent);
-  retention_apply(db);
+  test::apply_inbox(db);
   // Old, but not applied yet: the processor still needs its body.
   test::append_deliveries(db, received_days_ago({test::sleep_delivery("late", "s-late", 50)}, 40));
   const int64_t pending_seq = std::stoll(test::value(db, "SELECT max(seq) FROM inbox"));
@@ -136,7 +128,7 @@ BOOST_AUTO_TEST_CASE(old_applied_bodies_go_with_their_hash_and_the_rest_stays) {
 
   // The processor passes over removed bodies (a rebuild reaches them): outcomes unchanged.
   BOOST_REQUIRE(db.exec("UPDATE processor_state SET applied_seq = 0"));
-  retention_apply(db);
+  test::apply_inbox(db);
   auto outcomes_after = test::rows(db, "SELECT seq, status, family, error FROM deliveries ORDER BY seq");
   BOOST_REQUIRE(outcomes_after.size() == outcomes_before.size());
   outcomes_after.back() = outcomes_before.back();  // the pending one: applied now

@@ -129,14 +129,6 @@ std::vector<store::NewDelivery> purge_user_deliveries(const std::string& user, c
   return out;
 }
 
-// Applies the inbox; the processor (and its processing lock) is gone when this returns.
-void purge_apply(sqlite::Connection& db) {
-  auto processor = test::sqlite_processor(db);
-  BOOST_REQUIRE_MESSAGE(processor, processor.error());
-  auto done = (*processor)->run_until_caught_up(nullptr);
-  BOOST_REQUIRE_MESSAGE(done, done.error());
-}
-
 // A store with users A ("user-a", other ids "ida-…") and B ("user-b", "idb-…"), their
 // deliveries interleaved, plus deliveries that name nobody (ping, an unknown event without
 // a user, the provider list), all applied.
@@ -155,7 +147,7 @@ void purge_build_store(const std::string& path) {
   all.push_back(purge_fetched("fetch:providers:1", "fetch.providers", purge_read_example("fetched-providers.context.json"),
                               purge_read_example("fetched-providers.body.json"), ++clock));
   test::append_deliveries(db, all);
-  purge_apply(db);
+  test::apply_inbox(db);
 }
 
 std::vector<std::string> purge_schema_tables(sqlite::Connection& db) {
@@ -311,7 +303,7 @@ BOOST_AUTO_TEST_CASE(purge_user_removes_exactly_that_users_rows_everywhere_and_r
   test::append_deliveries(db, {purge_webhook("msg-A-after", purge_personalise(purge_read_example("timeseries-steps.json"), "user-a",
                                                                      "ida-"),
                                   clock)});
-  purge_apply(db);
+  test::apply_inbox(db);
   BOOST_TEST(test::count(db, "inbox WHERE message_id = 'msg-A-after'") == 1);
   BOOST_TEST(test::value(db, "SELECT status FROM deliveries WHERE message_id = 'msg-A-after'") == "'processed'");
   BOOST_TEST(test::count(db, "samples_named WHERE user_id = 'user-a'") > 0);
@@ -326,7 +318,7 @@ BOOST_AUTO_TEST_CASE(purge_user_refuses_bad_input_a_missing_database_and_a_locke
     auto db = test::open_store(path);
     int64_t clock = kPurgeBaseMs;
     test::append_deliveries(db, purge_user_deliveries("user-a", "ida-", "A", clock));
-    purge_apply(db);
+    test::apply_inbox(db);
   }
   const int64_t inbox_rows = [&] {
     auto db = test::open_store(path);
@@ -382,7 +374,7 @@ BOOST_AUTO_TEST_CASE(purge_user_on_an_older_database_keeps_the_space_until_it_is
     auto db = test::open_store(path);
     int64_t clock = kPurgeBaseMs;
     test::append_deliveries(db, purge_user_deliveries(user, ids, "A", clock));
-    purge_apply(db);
+    test::apply_inbox(db);
   };
   {
     auto db = test::open_store(path);

@@ -8,6 +8,7 @@
 #include "store/sqlite/database.h"
 #include "store/sqlite/sqlite_inbox.h"
 #include "store/sqlite/derived/derived_tables.h"
+#include "tests/derived/sqlite_processor.h"
 
 namespace hh::test {
 namespace {
@@ -44,6 +45,13 @@ sqlite::Connection open_store(const std::string& path) {
   auto db = store::open_for_writing(path, {});
   if (!db) throw std::runtime_error(db.error());
   return std::move(*db);
+}
+
+void apply_inbox(sqlite::Connection& db) {
+  auto processor = sqlite_processor(db);
+  BOOST_REQUIRE_MESSAGE(processor, processor.error());
+  auto done = (*processor)->run_until_caught_up(nullptr);
+  BOOST_REQUIRE_MESSAGE(done, done.error());
 }
 
 std::vector<std::string> rows(sqlite::Connection& db, const std::string& sql) {

@@ -18,6 +18,10 @@ sqlite::Connection open_store(const std::string& path);
 // Appends `deliveries` to the inbox of `db` in one transaction; fails the test on error.
 void append_deliveries(sqlite::Connection& db, const std::vector<store::NewDelivery>& deliveries);
 
+// Applies the whole inbox with the processor `serve` runs; fails the test on error. The
+// processor (and its processing lock) is gone when this returns.
+void apply_inbox(sqlite::Connection& db);
+
 // Every row of `sql`, each as its values joined by '|'.
 std::vector<std::string> rows(sqlite::Connection& db, const std::string& sql);
 // The single value of `sql` (first column of the first row), "" when there is no row.

@@ -72,6 +72,9 @@ class FetcherFixture {
 std::string backfill_key(const std::string& user_id, const std::string& resource, const std::string& provider,
                          const std::string& start, const std::string& end);
 
+// A file of schemas/examples/ (the service's documented payloads), as written.
+std::string example_file(const std::string& name);
+
 // One integer from a server's database; -1 when there is none (or no database yet).
 int64_t query_int(const std::string& database, const std::string& sql);
 // Polls `sql` (one integer) until it equals `expected`; bounded.

@@ -32,13 +32,6 @@ const std::vector<std::string> kNoticeWindow = {"--resource", "heartrate", "--pr
 const std::string kNoticeLine =
     "heartrate from garmin, 2024-08-04T00:00:00.000Z to 2024-11-02T00:00:00.000Z\n";
 
-std::string recovery_example(const std::string& name) {
-  std::ifstream in(std::string(HEALTHHOOK_SOURCE_DIR) + "/schemas/examples/" + name);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::vector<store::JobRow> recovery_jobs(const std::string& database) {
   auto db = store::open_admin_connection(database);
   BOOST_REQUIRE_MESSAGE(db.ok(), db.error());
@@ -90,7 +83,7 @@ BOOST_AUTO_TEST_CASE(backfill_finds_the_job_a_notice_queued_for_the_same_window)
   test::ServerProcess server(dir);  // no [service]: the job stays queued
   test::HttpClient client(server.port());
   BOOST_REQUIRE_EQUAL(
-      client.post_webhook(server.secret(), "msg_notice", recovery_example("historical-backfill-without-is-final.json"))
+      client.post_webhook(server.secret(), "msg_notice", test::example_file("historical-backfill-without-is-final.json"))
           .status,
       200);
   BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM jobs", 1));
@@ -111,7 +104,7 @@ BOOST_AUTO_TEST_CASE(backfill_queues_the_key_and_payload_of_a_notice_once) {
     test::ServerProcess server(notice_dir);
     test::HttpClient client(server.port());
     BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_notice",
-                                            recovery_example("historical-backfill-without-is-final.json"))
+                                            test::example_file("historical-backfill-without-is-final.json"))
                             .status,
                         200);
     BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM jobs", 1));
@@ -159,7 +152,7 @@ BOOST_AUTO_TEST_CASE(backfill_queues_one_job_per_resource_and_connected_provider
   test::ServerProcess server(dir);
   test::HttpClient client(server.port());
   const std::string user = "1449752e-4b3c-4e2b-9f0e-5a7c6d8e9f10";  // schemas/examples/connection-created.json
-  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_connection", recovery_example("connection-created.json"))
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_connection", test::example_file("connection-created.json"))
                           .status,
                       200);
   BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM connections", 1));

@@ -32,13 +32,6 @@ constexpr const char* kKey = "serve-test-api-key";
 // serve fetches the provider list at start, beside the jobs these tests follow.
 const std::string kProvidersPath = "/v2/providers";
 
-std::string example(const std::string& name) {
-  std::ifstream in(std::string(HEALTHHOOK_SOURCE_DIR) + "/schemas/examples/" + name);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // `text` with the first `from` replaced by `to` (the example stays as written otherwise).
 std::string replaced(std::string text, const std::string& from, const std::string& to) {
   const size_t at = text.find(from);
@@ -193,7 +186,7 @@ BOOST_AUTO_TEST_CASE(meal_and_profile_backfills_end_done_with_their_rows) {
   test::TempDir dir;
   test::ServerProcess server(dir, service_toml(dir, service));
   test::HttpClient client(server.port());
-  const std::string notice = example("historical-backfill-without-is-final.json");  // 2024-08-04 to 2024-11-02
+  const std::string notice = test::example_file("historical-backfill-without-is-final.json");  // 2024-08-04 to 2024-11-02
   const std::string user = "e9e072e8-0b39-4e5a-a3b2-9a1c0f6b2d44";
   const std::string meal = replaced(replaced(notice, "historical.data.heartrate.created", "historical.data.meal.created"),
                                     "\"garmin\"", "\"myfitnesspal\"");
@@ -258,7 +251,7 @@ BOOST_AUTO_TEST_CASE(the_provider_list_syncs_through_faults_without_holding_up_p
   test::HttpClient client(server.port());
 
   // Deliveries are applied while every attempt fails.
-  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_steps", example("timeseries-steps.json")).status, 200);
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_steps", test::example_file("timeseries-steps.json")).status, 200);
   BOOST_TEST(wait_for_value(server.database(), "SELECT count(*) FROM deliveries WHERE status = 'processed'", 1));
   BOOST_TEST(wait_for_requests_to(service, kProvidersPath, 6));
   BOOST_TEST(server.wait_for_log("\"event\":\"providers_sync_failed\"", 5s));
@@ -271,7 +264,7 @@ BOOST_AUTO_TEST_CASE(the_provider_list_syncs_through_faults_without_holding_up_p
   BOOST_TEST(failures.find("malformed JSON") != std::string::npos, failures);
   BOOST_TEST(failures.find("HTTP 503") != std::string::npos, failures);
   BOOST_TEST(failures.find("no data for 1000 ms") != std::string::npos, failures);
-  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_more", example("device.json")).status, 200);
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_more", test::example_file("device.json")).status, 200);
   BOOST_TEST(wait_for_value(server.database(), "SELECT count(*) FROM deliveries WHERE status = 'processed'", 2));
 
   // The service recovers: the next attempt stores the list, and names come out of it.

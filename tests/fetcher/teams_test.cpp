@@ -26,13 +26,6 @@ const std::string kEuTeam = "6b74423d-0504-4470-9afb-477252ccf67a";
 const std::string kEuUser = "bf6222fb-5a3c-4d1e-9f2b-7c8d9e0f1a2b";
 const std::string kEuWorkout = "fdc70dd0-8cc8-4ec8-8b80-121fd9a3302a";
 
-std::string teams_example(const std::string& name) {
-  std::ifstream in(std::string(HEALTHHOOK_SOURCE_DIR) + "/schemas/examples/" + name);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Every occurrence of `from` replaced by `to`.
 std::string teams_replaced(std::string text, const std::string& from, const std::string& to) {
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
@@ -77,7 +70,7 @@ BOOST_AUTO_TEST_CASE(an_eu_teams_follow_ups_and_commands_go_to_its_base_url_with
   test::HttpClient client(server.port());
 
   // A workout of the EU team's user: its stream comes from the EU service.
-  const std::string eu_body = teams_example("workout-stream.json");
+  const std::string eu_body = test::example_file("workout-stream.json");
   BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_eu_stream", eu_body).status, 200);
   BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM jobs WHERE state = 'done'", 1));
   auto at_eu = follow_ups_at(eu);
