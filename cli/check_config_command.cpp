@@ -1,7 +1,8 @@
 // healthhook check-config: loads settings and secrets exactly as `serve` would, checks
 // the signing secrets decode and the TLS certificate and key load, and prints the
 // effective settings (never a secret). --online also checks that service.base_url answers
-// and accepts the API key (cli/service_probe.h). Exit 2 for a configuration the check
+// and accepts the API key (cli/service_probe.h), and the same for each [[service.teams]]
+// entry with its base URL and key. Exit 2 for a configuration the check
 // proves wrong (including a refused API key), 1 when the service cannot be reached.
 #include <filesystem>
 #include <iostream>
@@ -22,6 +23,27 @@ struct CheckConfigFlags {
   SettingsFlags settings;
   bool online = false;
 };
+
+// One --online probe; `where` names the settings ("service" or "service.teams[0]").
+// Returns the exit status of a failure (reported), or nullopt when the service accepted
+// the key.
+std::optional<int> probe_or_report(const config::Settings& settings, const std::string& api_key,
+                                   const std::string& where, ServiceProbe& probe) {
+  probe = probe_service(settings, api_key);
+  switch (probe.verdict) {
+    case ServiceProbe::Verdict::ok: return std::nullopt;
+    case ServiceProbe::Verdict::key_refused:
+      report_error("check-config", where + ".api_key_file: " + probe.detail + " at " + probe.url);
+      return kExitBadConfig;
+    case ServiceProbe::Verdict::unreachable:
+    case ServiceProbe::Verdict::unexpected_status:
+      report_error("check-config", where + ".base_url: " +
+                                       (probe.url.empty() ? settings.service.base_url : probe.url) + ": " +
+                                       probe.detail);
+      return kExitFailure;
+  }
+  return kExitFailure;
+}
 
 int run_check_config(const CheckConfigFlags& flags) {
   auto settings = load_settings_or_report(flags.settings, "check-config");
@@ -56,18 +78,14 @@ int run_check_config(const CheckConfigFlags& flags) {
       report_error("check-config", "--online: service.api_key_file is not set, so there is no API key to check");
       return kExitBadConfig;
     }
-    probe = probe_service(*settings, secrets->api_key);
-    switch (probe->verdict) {
-      case ServiceProbe::Verdict::ok: break;
-      case ServiceProbe::Verdict::key_refused:
-        report_error("check-config", "service.api_key_file: " + probe->detail + " at " + probe->url);
-        return kExitBadConfig;
-      case ServiceProbe::Verdict::unreachable:
-      case ServiceProbe::Verdict::unexpected_status:
-        report_error("check-config", "service.base_url: " +
-                                         (probe->url.empty() ? settings->service.base_url : probe->url) + ": " +
-                                         probe->detail);
-        return kExitFailure;
+    probe.emplace();
+    if (auto failed = probe_or_report(*settings, secrets->api_key, "service", *probe)) return *failed;
+    for (size_t i = 0; i < settings->service.teams.size(); ++i) {
+      config::Settings team = *settings;
+      team.service.base_url = settings->service.teams[i].base_url;
+      ServiceProbe team_probe;
+      const std::string where = "service.teams[" + std::to_string(i) + "]";
+      if (auto failed = probe_or_report(team, secrets->team_api_keys.at(i), where, team_probe)) return *failed;
     }
   }
   std::string out;

@@ -78,8 +78,9 @@ BOOST_AUTO_TEST_CASE(an_eu_teams_follow_ups_and_commands_go_to_its_base_url_with
   BOOST_TEST(at_eu[0].path == "/v2/timeseries/workouts/" + kEuWorkout + "/stream");
   BOOST_TEST(at_eu[0].api_key == kEuKey);
   BOOST_TEST(follow_ups_at(primary).empty());
-  BOOST_TEST(test::query_int(server.database(), "SELECT count(*) FROM stream_points WHERE workout_id = '" +
-                                                    kEuWorkout + "'") == 120);
+  // Applied after the job is done (the processor applies the stored page next).
+  BOOST_TEST(test::wait_for_value(server.database(),
+                                  "SELECT count(*) FROM stream_points WHERE workout_id = '" + kEuWorkout + "'", 120));
 
   // Another team's user (not configured): the primary service, with the primary key.
   const std::string other_workout = "0a0a0a0a-1111-4222-8333-444444444444";

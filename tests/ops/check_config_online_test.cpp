@@ -2,6 +2,7 @@
 // /v2/providers with the API key; a refused key, an unreachable service and a missing key
 // each end with their own message and exit status.
 #include <boost/test/unit_test.hpp>
+#include <fstream>
 
 #include "tests/fake_service/fake_service.h"
 #include "tests/support/server_process.h"
@@ -94,6 +95,37 @@ BOOST_AUTO_TEST_CASE(without_online_no_request_is_made) {
   BOOST_TEST(result.exit_code == 0, result.stderr_text);
   BOOST_TEST(result.stdout_text.find("service_status") == std::string::npos);
   BOOST_TEST(service.requests().empty());
+}
+
+// Each [[service.teams]] entry is checked too, with its own base URL and key, and named
+// when it fails.
+BOOST_AUTO_TEST_CASE(each_team_is_checked_with_its_own_base_url_and_key) {
+  hh::fake::FakeService primary;
+  serve_providers(primary);
+  hh::fake::FakeOptions eu_options;
+  eu_options.api_key = "eu-team-key";
+  hh::fake::FakeService eu(eu_options);
+  serve_providers(eu);
+  TempDir dir;
+  const std::string config = write_config(dir, primary.base_url(), "test-api-key");
+  const auto add_eu_team = [&](const std::string& key) {
+    dir.write("eu-key", key + "\n");
+    std::ofstream(config, std::ios::app) << "[[service.teams]]\nteam_id = \"eu\"\nbase_url = \"" << eu.base_url()
+                                         << "\"\napi_key_file = \"eu-key\"\n";
+  };
+  add_eu_team("eu-team-key");
+  auto result = check_online(config);
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_REQUIRE_EQUAL(eu.requests().size(), 1u);
+  BOOST_TEST(eu.requests()[0].api_key == "eu-team-key");
+  BOOST_TEST(primary.requests()[0].api_key == "test-api-key");
+
+  dir.write("eu-key", "wrong-team-key\n");
+  result = check_online(config);
+  BOOST_TEST(result.exit_code == 2);
+  BOOST_TEST(result.stderr_text.find("service.teams[0].api_key_file: the service refused the API key (HTTP 401) at " +
+                                     eu.base_url() + "/v2/providers") != std::string::npos,
+             result.stderr_text);
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // check_config_online_test
