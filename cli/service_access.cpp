@@ -31,12 +31,10 @@ std::optional<fetcher::ServiceAccess> service_access_or_report(const config::Set
                                                                std::string_view command, std::string_view team_id) {
   config::ServiceSettings service = settings.service;
   std::string key_setting = "service.api_key_file";
-  for (size_t i = 0; i < settings.service.teams.size(); ++i) {
-    const config::TeamSettings& team = settings.service.teams[i];
-    if (team_id.empty() || team.team_id != team_id) continue;
-    service.base_url = team.base_url;
-    service.api_key_file = team.api_key_file;
-    key_setting = "service.teams[" + std::to_string(i) + "].api_key_file";
+  if (const config::TeamSettings* team = config::find_team(settings.service, team_id)) {
+    service.base_url = team->base_url;
+    service.api_key_file = team->api_key_file;
+    key_setting = "service.teams[" + std::to_string(team - settings.service.teams.data()) + "].api_key_file";
   }
   if (service.api_key_file.empty()) {
     report_error(command, "service.api_key_file is not set: the service needs the API key");

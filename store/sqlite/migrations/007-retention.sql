@@ -5,9 +5,9 @@
 -- removed is recorded here, one row per delivery, with a hash of the body that was there.
 --
 -- Why a table of its own and not columns on `inbox`: a column added to `inbox` would come
--- after `body`, which must stay last (metadata scans skip it), and adding one rewrites
--- nothing while a new table costs nothing until retention runs. The removed row keeps
--- `headers = '{}'` and `body = x''` (both columns are NOT NULL).
+-- after `body`, which must stay last (metadata scans skip it), and the table costs nothing
+-- until retention runs. The inbox row keeps `headers = '{}'` and `body = x''` (both
+-- columns are NOT NULL).
 CREATE TABLE removed_bodies (
   seq           INTEGER PRIMARY KEY,  -- the inbox row (inbox.seq) whose body and headers were removed
   body_sha256   TEXT NOT NULL,        -- SHA-256 of the body as received, lower-case hex
