@@ -19,6 +19,7 @@
 #include "store/sqlite/sqlite_inbox.h"
 #include "tests/derived/sqlite_processor.h"
 #include "tests/derived/store_dump.h"
+#include "tests/support/examples.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
@@ -61,14 +62,6 @@ const std::pair<const char*, const char*> kUserFetchedExamples[] = {
     {"fetched-workouts-page", "fetch.workouts_for_streams"}};
 
 constexpr int64_t kPurgeBaseMs = 1717236000000;
-
-std::string purge_read_example(const std::string& name) {
-  std::ifstream in(std::string(HEALTHHOOK_SCHEMAS_DIR) + "/examples/" + name);
-  if (!in) throw std::runtime_error("cannot read example " + name);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // The example as user `user`'s: every user id of the examples becomes `user`, every other
 // UUID (summary, device, order, workout ids…) gets the prefix `id_prefix`, so the two
@@ -117,13 +110,13 @@ std::vector<store::NewDelivery> purge_user_deliveries(const std::string& user, c
   std::vector<store::NewDelivery> out;
   for (const char* name : kUserWebhookExamples) {
     out.push_back(purge_webhook("msg-" + tag + "-" + name,
-                                purge_personalise(purge_read_example(name), user, id_prefix), ++clock));
+                                purge_personalise(test::example_file(name), user, id_prefix), ++clock));
   }
   for (const auto& [name, event_type] : kUserFetchedExamples) {
     const std::string base(name);
     out.push_back(purge_fetched("fetch:" + tag + ":" + base, event_type,
-                                purge_personalise(purge_read_example(base + ".context.json"), user, id_prefix),
-                                purge_personalise(purge_read_example(base + ".body.json"), user, id_prefix),
+                                purge_personalise(test::example_file(base + ".context.json"), user, id_prefix),
+                                purge_personalise(test::example_file(base + ".body.json"), user, id_prefix),
                                 ++clock));
   }
   return out;
@@ -142,10 +135,10 @@ void purge_build_store(const std::string& path) {
     all.push_back(a[i]);
     all.push_back(b[i]);
   }
-  all.push_back(purge_webhook("msg-ping", purge_read_example("ping.json"), ++clock));
-  all.push_back(purge_webhook("msg-unknown", purge_read_example("unknown-event.json"), ++clock));
-  all.push_back(purge_fetched("fetch:providers:1", "fetch.providers", purge_read_example("fetched-providers.context.json"),
-                              purge_read_example("fetched-providers.body.json"), ++clock));
+  all.push_back(purge_webhook("msg-ping", test::example_file("ping.json"), ++clock));
+  all.push_back(purge_webhook("msg-unknown", test::example_file("unknown-event.json"), ++clock));
+  all.push_back(purge_fetched("fetch:providers:1", "fetch.providers", test::example_file("fetched-providers.context.json"),
+                              test::example_file("fetched-providers.body.json"), ++clock));
   test::append_deliveries(db, all);
   test::apply_inbox(db);
 }
@@ -300,7 +293,7 @@ BOOST_AUTO_TEST_CASE(purge_user_removes_exactly_that_users_rows_everywhere_and_r
 
   // A delivery for A stored afterwards is stored and applied as usual.
   int64_t clock = kPurgeBaseMs + 10'000;
-  test::append_deliveries(db, {purge_webhook("msg-A-after", purge_personalise(purge_read_example("timeseries-steps.json"), "user-a",
+  test::append_deliveries(db, {purge_webhook("msg-A-after", purge_personalise(test::example_file("timeseries-steps.json"), "user-a",
                                                                      "ida-"),
                                   clock)});
   test::apply_inbox(db);

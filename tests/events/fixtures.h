@@ -8,17 +8,11 @@
 #include <string_view>
 
 #include "events/delivery_parser.h"
+#include "tests/support/examples.h"
 
 namespace hh::events::test {
 
-inline std::string read_example(std::string_view name) {
-  const std::string path = std::string(HEALTHHOOK_SCHEMAS_DIR) + "/examples/" + std::string(name);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+inline std::string read_example(std::string_view name) { return hh::test::example_file(std::string(name)); }
 
 struct ParserFixture {
   ParserFixture() = default;

@@ -64,12 +64,7 @@ std::set<std::string> keys_in(const std::string& json, const char* member = null
 
 // The `data` object's member names of a webhook example of schemas/examples/ (the
 // reference notes' objects).
-std::set<std::string> example_data_keys(const std::string& name) {
-  std::ifstream in(std::string(HEALTHHOOK_SCHEMAS_DIR) + "/examples/" + name);
-  std::stringstream text;
-  text << in.rdbuf();
-  return keys_in(text.str(), "data");
-}
+std::set<std::string> example_data_keys(const std::string& name) { return keys_in(test::example_file(name), "data"); }
 
 }  // namespace
 

@@ -1,8 +1,6 @@
 #include "tests/fetcher/fetcher_fixture.h"
 
-#include <fstream>
 #include <future>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -167,14 +165,6 @@ std::vector<fetcher::JobOutcome> FetcherFixture::run_until_settled(fetcher::Fetc
     if (row.state == "queued") clock = std::max(clock.load(), row.next_attempt_at);
   }
   return seen;
-}
-
-std::string example_file(const std::string& name) {
-  std::ifstream in(std::string(HEALTHHOOK_SOURCE_DIR) + "/schemas/examples/" + name);
-  if (!in) throw std::runtime_error("no such example: " + name);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 int64_t query_int(const std::string& database, const std::string& sql) {

@@ -17,6 +17,7 @@
 #include "store/sqlite/jobs/job_store.h"
 #include "store/sqlite/sqlite_inbox.h"
 #include "tests/fake_service/fake_service.h"
+#include "tests/support/examples.h"
 #include "tests/support/temp_dir.h"
 
 namespace hh::test {
@@ -71,9 +72,6 @@ class FetcherFixture {
 // The rows of the backfill job key the processor builds: "user/resource/provider/start_ms/end_ms".
 std::string backfill_key(const std::string& user_id, const std::string& resource, const std::string& provider,
                          const std::string& start, const std::string& end);
-
-// A file of schemas/examples/ (the service's documented payloads), as written.
-std::string example_file(const std::string& name);
 
 // One integer from a server's database; -1 when there is none (or no database yet).
 int64_t query_int(const std::string& database, const std::string& sql);

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "tests/io/io_fixtures.h"
+#include "tests/support/examples.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
@@ -19,13 +20,6 @@ using namespace hh::test::io;
 namespace {
 
 const std::string kUser = "4a29dbc7-6db3-4c83-bfac-70a20a4be1b2";
-
-std::string example(const std::string& name) {
-  std::ifstream in(std::string(HEALTHHOOK_SCHEMAS_DIR) + "/examples/" + name);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::string json_string(const std::string& text) {
   std::string out = "\"";
@@ -59,8 +53,8 @@ std::string replay(const TempDir& dir, const std::string& name, const std::strin
 
 BOOST_AUTO_TEST_CASE(identity_from_old_and_new_envelopes_in_either_order) {
   TempDir dir;
-  const std::string old_envelope = example("timeseries-steps-old-envelope.json");  // 2023-05-16T12:00 steps, no user fields
-  const std::string new_envelope = example("summary-activity.json");  // client_user_id 01HW3…, team 6b74…
+  const std::string old_envelope = example_file("timeseries-steps-old-envelope.json");  // 2023-05-16T12:00 steps, no user fields
+  const std::string new_envelope = example_file("summary-activity.json");  // client_user_id 01HW3…, team 6b74…
   for (const bool old_first : {true, false}) {
     BOOST_TEST_CONTEXT("old envelope first: " << old_first) {
       const std::string lines = old_first ? line("m_old", 1700000000, old_envelope) + line("m_new", 1700000100, new_envelope)
@@ -100,7 +94,7 @@ BOOST_AUTO_TEST_CASE(identity_from_old_and_new_envelopes_in_either_order) {
 
 BOOST_AUTO_TEST_CASE(a_changed_client_user_id_follows_the_latest_delivery_and_is_in_the_change_feed) {
   TempDir dir;
-  const std::string device = example("device.json");  // client_user_id athlete-5521
+  const std::string device = example_file("device.json");  // client_user_id athlete-5521
   const std::string renamed = [&] {
     std::string body = device;
     body.replace(body.find("athlete-5521"), 12, "athlete-0001");
