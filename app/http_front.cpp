@@ -64,6 +64,7 @@ Result<void> mount_metrics(HttpFront& front, const FrontParts& parts) {
   if (parts.follow_ups) {
     front.metrics_endpoint.add(metrics::fetcher_metrics(*parts.follow_ups->fetcher, parts.follow_ups->fetch_metrics));
   }
+  if (parts.forwarder) front.metrics_endpoint.add(metrics::forward_metrics(*parts.forwarder));
   front.metrics_endpoint.install(front.router, front.blocking, parts.secrets.metrics_token);
   return {};
 }

@@ -8,6 +8,7 @@
 #include "app/follow_ups.h"
 #include "app/ingest.h"
 #include "app/processing.h"
+#include "forward/forwarder.h"
 #include "common/result.h"
 #include "config/secrets.h"
 #include "config/settings.h"
@@ -50,6 +51,7 @@ struct FrontParts {
   Ingest& ingest;
   Processing& processing;
   FollowUps* follow_ups;  // may be null
+  forward::Forwarder* forwarder;  // may be null (no [[forward]])
   unsigned threads;
   size_t max_connections;
 };

@@ -8,7 +8,7 @@ namespace hh::app {
 
 Result<std::unique_ptr<Ingest>> open_ingest(const config::Settings& settings) {
   auto ingest = std::make_unique<Ingest>();
-  auto store = store::open_store(settings.database, store_options(settings));
+  auto store = store::open_store(settings.database, serve_store_options(settings));
   if (!store) return Error{store.error(), store.error_kind()};
   ingest->store = std::move(*store);
   auto inbox = ingest->store->open_inbox();

@@ -13,8 +13,10 @@
 #include "app/service_watchdog.h"
 #include "app/systemd_notify.h"
 #include "common/log.h"
+#include "common/timestamp.h"
 #include "common/thread_name.h"
 #include "config/secrets.h"
+#include "forward/forwarder.h"
 #include "receiver/signature/webhook_signature.h"
 
 namespace hh::app {
@@ -36,9 +38,10 @@ ServeExit failed(const ServeHooks& hooks, const std::string& message, ErrorKind 
 // Starts what was opened, runs until a signal has drained the server, then stops the
 // fetcher and the writer (which commits what is still queued).
 ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t signing_secrets, Ingest& ingest,
-              FollowUps* follow_ups, HttpFront& front, unsigned threads) {
+              FollowUps* follow_ups, forward::Forwarder* forwarder, HttpFront& front, unsigned threads) {
   ingest.writer->start();
   if (follow_ups) follow_ups->fetcher->start();  // after the writer: it writes through it
+  if (forwarder) forwarder->start();
   front.listener->start();
   front.refusal_log->start();
   front.alarms->start();
@@ -66,6 +69,7 @@ ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t 
   front.blocking.join();
   front.refusal_log->flush();
 
+  if (forwarder) forwarder->stop();  // what is in flight goes out again after a restart
   if (follow_ups) follow_ups->fetcher->stop();  // before the writer: jobs in flight record their outcome through it
   ingest.writer->stop();                         // commits anything still queued
   log::info("stopped");
@@ -95,6 +99,12 @@ ServeExit serve(const config::Settings& settings, const ServeHooks& hooks) {
   FollowUps* fetching = follow_ups->get();
   auto processing = start_processing(settings, **ingest, fetching ? fetching->fetcher.get() : nullptr);
   if (!processing) return failed(hooks, processing.error(), ErrorKind::other);
+  std::unique_ptr<forward::Forwarder> forwarder;
+  if (!settings.forwards.empty()) {
+    auto created = forward::Forwarder::create(settings, *secrets, unix_now_ms);
+    if (!created) return failed(hooks, created.error(), created.error_kind());
+    forwarder = std::move(*created);
+  }
   const unsigned threads = io_threads(settings);
   auto front = open_http_front({.settings = settings,
                                 .secrets = *secrets,
@@ -102,10 +112,11 @@ ServeExit serve(const config::Settings& settings, const ServeHooks& hooks) {
                                 .ingest = **ingest,
                                 .processing = **processing,
                                 .follow_ups = fetching,
+                                .forwarder = forwarder.get(),
                                 .threads = threads,
                                 .max_connections = max_connections});
   if (!front) return failed(hooks, front.error(), front.error_kind());
-  return run(settings, hooks, secrets->signing_secrets.size(), **ingest, fetching, **front, threads);
+  return run(settings, hooks, secrets->signing_secrets.size(), **ingest, fetching, forwarder.get(), **front, threads);
 }
 
 }  // namespace hh::app

@@ -11,4 +11,15 @@ store::StoreOptions store_options(const config::Settings& settings) {
   return options;
 }
 
+store::StoreOptions serve_store_options(const config::Settings& settings) {
+  store::StoreOptions options = store_options(settings);
+  for (const config::ForwardSettings& f : settings.forwards) {
+    options.forward_rules.push_back(store::ForwardRule{
+        .destination = f.name,
+        .mode = f.mode == "deliveries" ? store::ForwardMode::deliveries : store::ForwardMode::changes,
+        .events = f.events});
+  }
+  return options;
+}
+
 }  // namespace hh::app

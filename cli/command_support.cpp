@@ -18,6 +18,17 @@ void add_settings_flags(CLI::App& command, SettingsFlags& flags, bool with_liste
       ->type_name("KEY=VALUE");
 }
 
+std::string table_cell(std::string_view text, size_t width) {
+  std::string out;
+  for (const char c : text) out.push_back(c == '\n' || c == '\t' ? ' ' : c);
+  if (out.size() > width) {
+    out.resize(width - 3);
+    out += "...";
+  }
+  out.resize(width, ' ');
+  return out;
+}
+
 void report_error(std::string_view command, std::string_view message) {
   std::cerr << "healthhook " << command << ": " << message << "\n";
 }

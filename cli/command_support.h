@@ -37,6 +37,10 @@ std::optional<config::Settings> load_settings_or_report(const SettingsFlags& fla
 // Prints "healthhook <command>: <message>" to stderr.
 void report_error(std::string_view command, std::string_view message);
 
+// One cell of a fixed-width table (`jobs`, `forward`): `text` on one line, cut to `width`
+// characters ("..." marks the cut) and padded to it.
+std::string table_cell(std::string_view text, size_t width);
+
 // Opens the store `database = …` names (store/open_store.h; a file is created and
 // migrated) with the store settings (synchronous, cache size, busy timeout, size cap).
 // On error prints one line and returns null (exit with kExitFailure).

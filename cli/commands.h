@@ -8,6 +8,7 @@ void add_serve_command(CLI::App& app, int& exit_code);
 void add_check_config_command(CLI::App& app, int& exit_code);
 void add_rebuild_command(CLI::App& app, int& exit_code);
 void add_jobs_command(CLI::App& app, int& exit_code);
+void add_forward_command(CLI::App& app, int& exit_code);
 void add_purge_user_command(CLI::App& app, int& exit_code);
 void add_capture_command(CLI::App& app, int& exit_code);
 void add_replay_command(CLI::App& app, int& exit_code);

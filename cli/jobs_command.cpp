@@ -48,25 +48,13 @@ std::string json_line(const store::JobRow& job) {
   return out;
 }
 
-// Cuts `text` to `width` characters for the table ("…" marks the cut).
-std::string cell(std::string_view text, size_t width) {
-  std::string out;
-  for (const char c : text) out.push_back(c == '\n' || c == '\t' ? ' ' : c);
-  if (out.size() > width) {
-    out.resize(width - 3);
-    out += "...";
-  }
-  out.resize(width, ' ');
-  return out;
-}
-
 void print_table(const std::vector<store::JobRow>& jobs) {
-  std::cout << cell("ID", 7) << " " << cell("KIND", 15) << " " << cell("STATE", 8) << " " << cell("ATTEMPTS", 8)
-            << " " << cell("NEXT ATTEMPT (UTC)", 24) << " " << cell("KEY", 40) << " LAST ERROR\n";
+  std::cout << table_cell("ID", 7) << " " << table_cell("KIND", 15) << " " << table_cell("STATE", 8) << " " << table_cell("ATTEMPTS", 8)
+            << " " << table_cell("NEXT ATTEMPT (UTC)", 24) << " " << table_cell("KEY", 40) << " LAST ERROR\n";
   for (const auto& job : jobs) {
-    std::cout << cell(std::to_string(job.job_id), 7) << " " << cell(job.kind, 15) << " " << cell(job.state, 8) << " "
-              << cell(std::to_string(job.attempts), 8) << " " << cell(format_rfc3339_ms(job.next_attempt_at), 24)
-              << " " << cell(job.job_key, 40) << " " << (job.last_error ? cell(*job.last_error, 80) : "") << "\n";
+    std::cout << table_cell(std::to_string(job.job_id), 7) << " " << table_cell(job.kind, 15) << " " << table_cell(job.state, 8) << " "
+              << table_cell(std::to_string(job.attempts), 8) << " " << table_cell(format_rfc3339_ms(job.next_attempt_at), 24)
+              << " " << table_cell(job.job_key, 40) << " " << (job.last_error ? table_cell(*job.last_error, 80) : "") << "\n";
   }
 }
 

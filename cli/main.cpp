@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   hh::cli::add_check_config_command(app, exit_code);
   hh::cli::add_rebuild_command(app, exit_code);
   hh::cli::add_jobs_command(app, exit_code);
+  hh::cli::add_forward_command(app, exit_code);
   hh::cli::add_purge_user_command(app, exit_code);
   hh::cli::add_capture_command(app, exit_code);
   hh::cli::add_replay_command(app, exit_code);

@@ -6,6 +6,8 @@
 #include <functional>
 #include <toml++/toml.h>
 
+#include "config/forward_settings.h"
+
 namespace hh::config {
 namespace {
 
@@ -121,6 +123,21 @@ Key teams_key() {
           }};
 }
 
+// [[forward]] blocks (config/forward_settings.h), from the configuration file only.
+Key forward_key() {
+  const std::string name = "forward";
+  return {name,
+          [](Settings& s, const toml::node& node) -> Result<void> {
+            auto forwards = parse_forward_blocks(node);
+            if (!forwards) return fail(forwards.error());
+            s.forwards = std::move(*forwards);
+            return {};
+          },
+          [name](Settings&, std::string_view) -> Result<void> {
+            return key_error(name, "can only be set in the configuration file ([[forward]])");
+          }};
+}
+
 // signing_secret_files: a TOML array of strings; from the environment or a flag, a
 // comma-separated list.
 Key secret_files_key() {
@@ -191,6 +208,7 @@ std::vector<Key> make_keys() {
       service_integer("service.backoff_initial_s", &ServiceSettings::backoff_initial_s),
       service_integer("service.backoff_max_s", &ServiceSettings::backoff_max_s),
       teams_key(),
+      forward_key(),
       integer_key("retention.body_days", [](Settings& s) -> int64_t& { return s.retention.body_days; }),
       section_string_key("read_api.token_file", &Settings::read_api, &ReadApiSettings::token_file),
       section_string_key("metrics.token_file", &Settings::metrics, &MetricsSettings::token_file),
@@ -391,7 +409,8 @@ Result<void> validate(const Settings& s) {
                      "tls.cert_file and tls.key_file must be set together");
   }
   if (auto url = check_base_url("service.base_url", s.service.base_url); !url) return url;
-  return validate_teams(s.service.teams);
+  if (auto teams = validate_teams(s.service.teams); !teams) return teams;
+  return validate_forwards(s.forwards);
 }
 
 }  // namespace hh::config

@@ -74,6 +74,13 @@ Result<Secrets> load_secrets(const Settings& settings) {
     if (!key) return fail("service.teams[" + std::to_string(i) + "].api_key_file: " + key.error());
     secrets.team_api_keys.push_back(std::move(*key));
   }
+  for (size_t i = 0; i < settings.forwards.size(); ++i) {
+    const std::string& file = settings.forwards[i].secret_file;
+    warn_if_shared(file, settings.base_dir);
+    auto secret = read_secret_file(file, settings.base_dir);
+    if (!secret) return fail("forward[" + std::to_string(i) + "].secret_file: " + secret.error());
+    secrets.forward_secrets.push_back(std::move(*secret));
+  }
   if (!settings.read_api.token_file.empty()) {
     auto token = read_secret_file(settings.read_api.token_file, settings.base_dir);
     if (!token) return fail("read_api.token_file: " + token.error());

@@ -15,6 +15,7 @@ struct Secrets {
   std::vector<std::string> signing_secrets;  // "whsec_…" strings, as written in the files
   std::string api_key;                       // empty when service.api_key_file is unset
   std::vector<std::string> team_api_keys;    // one per service.teams entry, in that order
+  std::vector<std::string> forward_secrets;  // "whsec_…", one per [[forward]] block, in that order
   std::string read_api_token;                // empty: read API disabled
   std::string metrics_token;                 // empty: GET /metrics needs no token
 };

@@ -47,6 +47,27 @@ struct RetentionSettings {
   int64_t body_days = 0;
 };
 
+// One [[forward]] block (spec §10): a backend that changes or deliveries are pushed to.
+// Parsed and checked by config/forward_settings.cpp.
+struct ForwardSettings {
+  std::string name;                 // names the destination in the outbox and `healthhook forward`; default: url
+  std::string url;                  // https://…; http:// only to loopback unless allow_plain_http
+  std::string secret_file;          // "whsec_…": signs every message (Standard Webhooks)
+  std::vector<std::string> events;  // globs over event_type; empty: every delivery
+  std::string mode = "changes";     // "changes" (derived rows) or "deliveries" (raw bodies)
+  int64_t batch = 1;                // changes per POST (changes mode)
+  bool ordered = true;              // one message in flight per (user, resource)
+  int64_t max_attempts = 50;        // then `dead`
+  int64_t max_age_s = 3 * 86400;    // key `max_age` ("3d", "12h", "30m", "45s" or seconds): older → `dead`
+  int64_t timeout_ms = 10000;       // per request: connect, and no bytes for this long
+  int64_t concurrency = 4;          // requests in flight to this destination
+  int64_t max_outbox_mib = 1024;    // disk budget of its pending entries; beyond it the oldest are dropped
+  int64_t backoff_initial_ms = 1000;
+  int64_t backoff_max_s = 600;
+  bool allow_plain_http = false;    // http:// to a non-loopback host (a private network)
+  std::string ca_file;              // empty: the system trust store
+};
+
 struct ReadApiSettings {
   std::string token_file;  // empty: read API disabled
 };
@@ -102,6 +123,7 @@ struct Settings {
 
   ServiceSettings service;
   RetentionSettings retention;
+  std::vector<ForwardSettings> forwards;  // [[forward]]
   ReadApiSettings read_api;
   MetricsSettings metrics;
   TlsSettings tls;

@@ -50,6 +50,42 @@ metrics::MetricsEndpoint::Collector fetcher_metrics(const fetcher::Fetcher& fetc
   };
 }
 
+metrics::MetricsEndpoint::Collector forward_metrics(const forward::Forwarder& forwarder) {
+  return [&forwarder](metrics::PrometheusText& out) {
+    const auto& all = forwarder.metrics();
+    auto per_destination = [&](std::string_view name, std::string_view type, std::string_view help, auto value) {
+      out.family(name, type, help);
+      for (const auto& m : all) out.sample(name, {{"destination", m->destination}}, value(*m));
+    };
+    per_destination("healthhook_forward_messages_sent_total", "counter",
+                    "Forwarded messages (changes or deliveries) the destination answered with 2xx",
+                    [](const forward::DestinationMetrics& m) { return read_counter(m.sent); });
+    per_destination("healthhook_forward_messages_dead_total", "counter",
+                    "Forwarded messages given up (a final answer, max_attempts or max_age): forward requeue sends them again",
+                    [](const forward::DestinationMetrics& m) { return read_counter(m.dead); });
+    per_destination("healthhook_forward_messages_dropped_total", "counter",
+                    "Outbox entries dropped because the outbox passed max_outbox_mib",
+                    [](const forward::DestinationMetrics& m) { return read_counter(m.dropped); });
+    constexpr std::string_view requests = "healthhook_forward_requests_total";
+    out.family(requests, "counter", "POSTs to the destination by outcome (ok, HTTP status class, or failure)");
+    for (const auto& m : all) {
+      for (size_t i = 0; i < forward::kRequestOutcomes.size(); ++i) {
+        out.sample(requests, {{"destination", m->destination}, {"outcome", forward::kRequestOutcomes[i]}},
+                   read_counter(m->requests[i]));
+      }
+    }
+    per_destination("healthhook_forward_outbox_pending", "gauge", "Outbox entries waiting to be forwarded",
+                    [](const forward::DestinationMetrics& m) { return m.pending.load(std::memory_order_relaxed); });
+    per_destination("healthhook_forward_outbox_dead", "gauge", "Dead outbox entries kept for forward requeue",
+                    [](const forward::DestinationMetrics& m) { return m.dead_now.load(std::memory_order_relaxed); });
+    per_destination("healthhook_forward_outbox_oldest_seconds", "gauge",
+                    "Age of the oldest outbox entry waiting to be forwarded (0: none)",
+                    [](const forward::DestinationMetrics& m) {
+                      return static_cast<double>(m.oldest_age_ms.load(std::memory_order_relaxed)) / 1000.0;
+                    });
+  };
+}
+
 metrics::MetricsEndpoint::Collector checkpointer_metrics(const store::Checkpointer& checkpointer) {
   return [&checkpointer](metrics::PrometheusText& out) {
     out.counter("healthhook_wal_checkpoints_total",

@@ -13,6 +13,7 @@
 //                       healthhook_fetch_pages_stored_total, healthhook_fetch_bytes_stored_total
 //   retention_metrics:  healthhook_bodies_removed_total, healthhook_body_bytes_removed_total
 //                       ([retention] body_days; processor/body_retention_work.h)
+//   forward_metrics:    healthhook_forward_* per [[forward]] destination (forward/forward_metrics.h)
 //   checkpointer_metrics: healthhook_wal_checkpoints_total, healthhook_wal_database_syncs_total,
 //                       healthhook_wal_checkpoints_stopped (1 after a failed sync of the database
 //                       file: the log grows until a restart, store/durability.h)
@@ -22,6 +23,7 @@
 #include "processor/processor.h"
 #include "store/durability.h"
 #include "fetcher/fetcher.h"
+#include "forward/forwarder.h"
 #include "metrics/fetch_metrics.h"
 #include "metrics/metrics_endpoint.h"
 
@@ -29,6 +31,7 @@ namespace hh::metrics {
 
 metrics::MetricsEndpoint::Collector processor_metrics(const processor::Processor& processor);
 metrics::MetricsEndpoint::Collector fetcher_metrics(const fetcher::Fetcher& fetcher, const metrics::FetchMetrics& requests);
+metrics::MetricsEndpoint::Collector forward_metrics(const forward::Forwarder& forwarder);
 metrics::MetricsEndpoint::Collector checkpointer_metrics(const store::Checkpointer& checkpointer);
 metrics::MetricsEndpoint::Collector retention_metrics(const processor::BodyRetentionWork& retention);
 

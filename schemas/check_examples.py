@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Validates every example in examples/ against its family's schema in events/.
+"""Validates every example in examples/ against its schema: a family's schema in events/,
+or one named by its folder, e.g. "forward/changes" for forward/changes.schema.json.
 
 Usage: python3 schemas/check_examples.py   (needs the `jsonschema` package: Debian 12's
 python3-jsonschema 4.10 works, as do 4.18+ with `referencing`)
@@ -19,7 +20,13 @@ except ImportError:  # Debian 12 ships 4.10: $ref resolution through RefResolver
 
 HERE = pathlib.Path(__file__).resolve().parent
 
-# example file → schema file (events/<name>.schema.json)
+# The folders of schemas/ that hold *.schema.json files; every schema in them is checked
+# against the metaschema and can be $ref'd by its $id.
+SCHEMA_DIRS = ("events", "forward")
+
+# example file → schema: "<name>" is events/<name>.schema.json (the incoming payloads),
+# "<folder>/<name>" is <folder>/<name>.schema.json (e.g. "forward/changes": what
+# healthhook pushes to a [[forward]] destination in changes mode).
 EXAMPLES = {
     "summary-sleep.json": "summary",
     "summary-activity.json": "summary",
@@ -69,17 +76,26 @@ EXAMPLES = {
     "fetched-profile.body.json": "fetched_summary_object",
     "fetched-providers.context.json": "fetch_context",
     "fetched-providers.body.json": "fetched_providers",
+    "forward-changes-summary.json": "forward/changes",
+    "forward-changes-samples.json": "forward/changes",
+    "forward-changes-batch.json": "forward/changes",
 }
+
+
+def schema_key(name: str) -> str:
+    """The map's schema name as a path under schemas/ without .schema.json."""
+    return name if "/" in name else f"events/{name}"
 
 
 def main() -> int:
     schemas = {}
     by_id = {}
-    for path in sorted((HERE / "events").glob("*.schema.json")):
-        schema = json.loads(path.read_text())
-        Draft202012Validator.check_schema(schema)
-        schemas[path.name.removesuffix(".schema.json")] = schema
-        by_id[schema["$id"]] = schema
+    for folder in SCHEMA_DIRS:
+        for path in sorted((HERE / folder).glob("*.schema.json")):
+            schema = json.loads(path.read_text())
+            Draft202012Validator.check_schema(schema)
+            schemas[f"{folder}/{path.name.removesuffix('.schema.json')}"] = schema
+            by_id[schema["$id"]] = schema
 
     def validator_for(schema):
         if Registry is not None:
@@ -92,9 +108,15 @@ def main() -> int:
     for name in sorted(present - EXAMPLES.keys()):
         print(f"{name}: no schema assigned in check_examples.py")
         failures += 1
+    for name in sorted(set(EXAMPLES.values())):
+        if schema_key(name) not in schemas:
+            print(f"check_examples.py: no schema {schema_key(name)}.schema.json for {name!r}")
+            failures += 1
     for name, family in EXAMPLES.items():
+        if schema_key(family) not in schemas:
+            continue
         instance = json.loads((HERE / "examples" / name).read_text())
-        validator = validator_for(schemas[family])
+        validator = validator_for(schemas[schema_key(family)])
         errors = sorted(validator.iter_errors(instance), key=lambda e: list(e.path))
         for error in errors:
             print(f"{name} ({family}): {'/'.join(map(str, error.path))}: {error.message}")

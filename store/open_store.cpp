@@ -2,6 +2,7 @@
 
 #include "store/database_location.h"
 #include "store/sqlite/jobs/job_admin.h"
+#include "store/sqlite/outbox/sqlite_outbox.h"
 #include "store/sqlite/sqlite_erasure.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -15,6 +16,10 @@ Result<std::unique_ptr<Store>> open_store(const std::string& database, const Sto
 
 Result<std::unique_ptr<JobAdmin>> open_job_admin(const std::string& database) {
   return open_backend<JobAdmin>(database, open_sqlite_job_admin);
+}
+
+Result<std::unique_ptr<Outbox>> open_outbox(const std::string& database) {
+  return open_backend<Outbox>(database, open_sqlite_outbox);
 }
 
 Result<std::unique_ptr<Erasure>> open_erasure(const std::string& database, int64_t busy_timeout_ms) {

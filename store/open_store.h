@@ -10,6 +10,7 @@
 #include "common/result.h"
 #include "store/erasure.h"
 #include "store/jobs/job_admin.h"
+#include "store/outbox.h"
 #include "store/store.h"
 #include "store/store_options.h"
 
@@ -23,6 +24,10 @@ Result<std::unique_ptr<Store>> open_store(const std::string& database, const Sto
 // The job administration of an existing store (`healthhook jobs`), beside a running
 // server; nothing is created or migrated.
 Result<std::unique_ptr<JobAdmin>> open_job_admin(const std::string& database);
+
+// The forwarding outbox of an existing store (the sender of `serve`, `healthhook forward`),
+// on a connection of its own beside the writer.
+Result<std::unique_ptr<Outbox>> open_outbox(const std::string& database);
 
 // Erasing one user (`healthhook purge-user`, store/erasure.h) of an existing store, beside
 // a running server's receiver; each write waits up to `busy_timeout_ms` for another

@@ -39,7 +39,7 @@ Result<void> write_body_in_place(sqlite::Connection& db, int64_t seq, std::strin
 
 std::string_view origin_name(Origin origin) { return origin == Origin::webhook ? "webhook" : "fetch"; }
 
-Result<SqliteInbox> SqliteInbox::create(sqlite::Connection& db) {
+Result<SqliteInbox> SqliteInbox::create(sqlite::Connection& db, OutboxWriter outbox) {
   // ON CONFLICT DO NOTHING: a new row changes one row (its seq is the last rowid), a known
   // message id none (then we look the existing seq up). Not RETURNING: SQLite collects
   // RETURNING rows in a temporary b-tree that it builds and frees at every execution
@@ -52,7 +52,7 @@ Result<SqliteInbox> SqliteInbox::create(sqlite::Connection& db) {
   if (!find) return fail(find.error());
   auto last = db.query_int("SELECT max(seq) FROM inbox");
   if (!last) return fail(last.error());
-  return SqliteInbox(db, std::move(*insert), std::move(*find), last->value_or(0));
+  return SqliteInbox(db, std::move(*insert), std::move(*find), std::move(outbox), last->value_or(0));
 }
 
 // SQLite refuses a string, blob or row longer than SQLITE_LIMIT_LENGTH (SQLITE_TOOBIG).
@@ -113,6 +113,9 @@ Result<std::vector<Appended>> SqliteInbox::append_with(std::span<const NewDelive
     const int64_t existing = *found ? find_existing_.column_int(0) : 0;
     find_existing_.reset();
     results.push_back({AppendStatus::duplicate, existing});
+  }
+  if (outbox_.active() && last_seq > last_seq_) {
+    if (auto added = outbox_.deliveries(last_seq_, last_seq); !added) return fail(added.error());
   }
   if (also) {
     if (auto done = also(results); !done) return fail(done.error());

@@ -5,14 +5,17 @@
 
 #include "store/inbox.h"
 #include "store/sqlite/connection.h"
+#include "store/sqlite/outbox/outbox_writer.h"
 
 namespace hh::store {
 
 
 class SqliteInbox final : public Inbox {
  public:
-  // `db` must stay live and migrated while this object exists.
-  static Result<SqliteInbox> create(sqlite::Connection& db);
+  // `db` must stay live and migrated while this object exists. `outbox` adds the
+  // deliveries-mode forwarding entries of each commit.
+  static Result<SqliteInbox> create(sqlite::Connection& db, OutboxWriter outbox);
+  static Result<SqliteInbox> create(sqlite::Connection& db) { return create(db, OutboxWriter(db)); }
 
   Result<std::vector<Appended>> append(std::span<const NewDelivery* const> batch) override;
 
@@ -22,11 +25,17 @@ class SqliteInbox final : public Inbox {
   uint64_t max_delivery_bytes() const override;
 
  private:
-  SqliteInbox(sqlite::Connection& db, sqlite::Statement insert, sqlite::Statement find, int64_t last_seq)
-      : db_(&db), insert_(std::move(insert)), find_existing_(std::move(find)), last_seq_(last_seq) {}
+  SqliteInbox(sqlite::Connection& db, sqlite::Statement insert, sqlite::Statement find, OutboxWriter outbox,
+              int64_t last_seq)
+      : db_(&db),
+        insert_(std::move(insert)),
+        find_existing_(std::move(find)),
+        outbox_(std::move(outbox)),
+        last_seq_(last_seq) {}
   sqlite::Connection* db_;
   sqlite::Statement insert_;
   sqlite::Statement find_existing_;
+  OutboxWriter outbox_;
   int64_t last_seq_;
 };
 

@@ -20,7 +20,8 @@ std::string database_path(sqlite::Connection& db) {
 
 }  // namespace
 
-Result<std::unique_ptr<ProcessingStore>> open_sqlite_processing(sqlite::Connection& write_db) {
+Result<std::unique_ptr<ProcessingStore>> open_sqlite_processing(sqlite::Connection& write_db,
+                                                                std::span<const ForwardRule> forward_rules) {
   auto lock = ProcessingLock::acquire(write_db);
   if (!lock) return fail(lock.error());
   // Debian builds SQLite with secure_delete on: every page freed is zeroed, i.e. written
@@ -50,26 +51,38 @@ Result<std::unique_ptr<ProcessingStore>> open_sqlite_processing(sqlite::Connecti
   auto writer = DerivedWriter::create(write_db);
   if (!writer) return fail(writer.error());
   (*writer)->defer_changes();  // written by write_changes() before each step commits
+  auto outbox = OutboxWriter::create(write_db, forward_rules, ForwardMode::changes);
+  if (!outbox) return fail(outbox.error());
   return std::unique_ptr<ProcessingStore>(new SqliteProcessingStore(
       write_db, database_path(write_db), std::move(*lock), *durability, std::move(*cursor), std::move(*writer),
-      std::move(*applied), std::move(*newest), std::move(*outcome), std::move(*advance)));
+      std::move(*outbox), std::move(*applied), std::move(*newest), std::move(*outcome), std::move(*advance)));
 }
 
 SqliteProcessingStore::SqliteProcessingStore(sqlite::Connection& db, std::string path, ProcessingLock lock,
                                              StepDurability durability, SqliteDeliveryCursor cursor,
-                                             std::unique_ptr<DerivedWriter> writer, sqlite::Statement applied,
-                                             sqlite::Statement newest, sqlite::Statement outcome,
-                                             sqlite::Statement advance)
+                                             std::unique_ptr<DerivedWriter> writer, OutboxWriter outbox,
+                                             sqlite::Statement applied, sqlite::Statement newest,
+                                             sqlite::Statement outcome, sqlite::Statement advance)
     : db_(db),
       path_(std::move(path)),
       lock_(std::move(lock)),
       durability_(durability),
       cursor_(std::move(cursor)),
       writer_(std::move(writer)),
+      outbox_(std::move(outbox)),
       applied_(std::move(applied)),
       newest_(std::move(newest)),
       outcome_(std::move(outcome)),
       advance_(std::move(advance)) {}
+
+Result<void> SqliteProcessingStore::write_changes() {
+  if (!outbox_.active()) return writer_->flush_changes();
+  // The step's changes are the ones after the feed's newest row before they are written.
+  auto before = outbox_.last_change_id();
+  if (!before) return fail(before.error());
+  if (auto flushed = writer_->flush_changes(); !flushed) return flushed;
+  return outbox_.changes(*before);
+}
 
 Result<int64_t> SqliteProcessingStore::applied_seq() {
   auto row = applied_.step();

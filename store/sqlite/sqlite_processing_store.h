@@ -6,6 +6,7 @@
 // Lifetime: `write_db` must outlive this object; used on the thread that owns it.
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "common/result.h"
@@ -13,13 +14,16 @@
 #include "store/sqlite/connection.h"
 #include "store/sqlite/delivery_cursor.h"
 #include "store/sqlite/derived/derived_writer.h"
+#include "store/sqlite/outbox/outbox_writer.h"
 #include "store/sqlite/processing_lock.h"
 #include "store/sqlite/step_durability.h"
 
 namespace hh::store {
 
 // Takes the processing lock of the database file behind `write_db` (processing_lock.h).
-Result<std::unique_ptr<ProcessingStore>> open_sqlite_processing(sqlite::Connection& write_db);
+// Each step adds the outbox entries of `forward_rules` in changes mode for its changes.
+Result<std::unique_ptr<ProcessingStore>> open_sqlite_processing(sqlite::Connection& write_db,
+                                                                std::span<const ForwardRule> forward_rules = {});
 
 // Empties the derived tables and resets the processor's position, in one transaction on
 // `write_db` (ProcessingStore::reset_derived). A lock held elsewhere: ErrorKind::busy.
@@ -38,7 +42,7 @@ class SqliteProcessingStore final : public ProcessingStore {
   Result<ApplyCounts> apply(const events::DeliveryRows& rows, int64_t seq, int64_t received_at_ms) override {
     return writer_->apply(rows, seq, received_at_ms);
   }
-  Result<void> write_changes() override { return writer_->flush_changes(); }
+  Result<void> write_changes() override;
   Result<void> record_outcomes(std::span<const OutcomeUpdate> outcomes) override;
   Result<void> set_applied_seq(int64_t seq) override { return advance_.bind(1, seq).run(); }
   void forget_cached_ids() override { writer_->forget_cached_ids(); }
@@ -53,10 +57,12 @@ class SqliteProcessingStore final : public ProcessingStore {
   Result<void> reset_derived(ResetOptions options) override { return store::reset_derived(db_, options); }
 
  private:
-  friend Result<std::unique_ptr<ProcessingStore>> open_sqlite_processing(sqlite::Connection& write_db);
+  friend Result<std::unique_ptr<ProcessingStore>> open_sqlite_processing(sqlite::Connection& write_db,
+                                                                         std::span<const ForwardRule> forward_rules);
   SqliteProcessingStore(sqlite::Connection& db, std::string path, ProcessingLock lock, StepDurability durability,
-                        SqliteDeliveryCursor cursor, std::unique_ptr<DerivedWriter> writer, sqlite::Statement applied,
-                        sqlite::Statement newest, sqlite::Statement outcome, sqlite::Statement advance);
+                        SqliteDeliveryCursor cursor, std::unique_ptr<DerivedWriter> writer, OutboxWriter outbox,
+                        sqlite::Statement applied, sqlite::Statement newest, sqlite::Statement outcome,
+                        sqlite::Statement advance);
 
   sqlite::Connection& db_;
   const std::string path_;  // the database file ("" for an in-memory or temporary one)
@@ -64,6 +70,7 @@ class SqliteProcessingStore final : public ProcessingStore {
   StepDurability durability_;
   SqliteDeliveryCursor cursor_;
   std::unique_ptr<DerivedWriter> writer_;
+  OutboxWriter outbox_;
   sqlite::Statement applied_, newest_;
   sqlite::Statement outcome_;  // upsert of one delivery_outcomes row
   sqlite::Statement advance_;

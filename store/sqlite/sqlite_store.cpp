@@ -7,6 +7,7 @@
 #include "store/sqlite/database.h"
 #include "store/sqlite/sqlite_body_retention.h"
 #include "store/sqlite/jobs/job_store.h"
+#include "store/sqlite/outbox/outbox_writer.h"
 #include "store/sqlite/sqlite_inbox.h"
 #include "store/sqlite/sqlite_processing_store.h"
 #include "store/sqlite/wal_checkpointer.h"
@@ -35,16 +36,20 @@ void SqliteStore::prepare_process() {
 Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, const StoreOptions& options) {
   auto db = open_for_writing(path, options);
   if (!db) return fail(db.error_kind(), db.error());
-  return std::unique_ptr<SqliteStore>(new SqliteStore(path, std::move(*db)));
+  return std::unique_ptr<SqliteStore>(new SqliteStore(path, std::move(*db), options.forward_rules));
 }
 
 Result<std::unique_ptr<Inbox>> SqliteStore::open_inbox() {
-  auto inbox = SqliteInbox::create(db_);
+  auto outbox = OutboxWriter::create(db_, forward_rules_, ForwardMode::deliveries);
+  if (!outbox) return fail(outbox.error());
+  auto inbox = SqliteInbox::create(db_, std::move(*outbox));
   if (!inbox) return fail(inbox.error());
   return std::unique_ptr<Inbox>(new SqliteInbox(std::move(*inbox)));
 }
 
-Result<std::unique_ptr<ProcessingStore>> SqliteStore::open_processing() { return open_sqlite_processing(db_); }
+Result<std::unique_ptr<ProcessingStore>> SqliteStore::open_processing() {
+  return open_sqlite_processing(db_, forward_rules_);
+}
 
 Result<std::unique_ptr<JobQueue>> SqliteStore::open_job_queue() {
   auto jobs = JobStore::create(db_);

@@ -32,9 +32,11 @@ class SqliteStore final : public Store {
   sqlite::Connection& write_connection() { return db_; }
 
  private:
-  SqliteStore(std::string path, sqlite::Connection db) : path_(std::move(path)), db_(std::move(db)) {}
+  SqliteStore(std::string path, sqlite::Connection db, std::vector<ForwardRule> forward_rules)
+      : path_(std::move(path)), db_(std::move(db)), forward_rules_(std::move(forward_rules)) {}
   const std::string path_;
   sqlite::Connection db_;
+  const std::vector<ForwardRule> forward_rules_;
 };
 
 }  // namespace hh::store

@@ -18,6 +18,7 @@
 #include "store/sqlite/sqlite_inbox.h"
 #include "tests/fake_service/fake_service.h"
 #include "tests/support/examples.h"
+#include "tests/support/database_probe.h"
 #include "tests/support/temp_dir.h"
 
 namespace hh::test {
@@ -72,11 +73,5 @@ class FetcherFixture {
 // The rows of the backfill job key the processor builds: "user/resource/provider/start_ms/end_ms".
 std::string backfill_key(const std::string& user_id, const std::string& resource, const std::string& provider,
                          const std::string& start, const std::string& end);
-
-// One integer from a server's database; -1 when there is none (or no database yet).
-int64_t query_int(const std::string& database, const std::string& sql);
-// Polls `sql` (one integer) until it equals `expected`; bounded.
-bool wait_for_value(const std::string& database, const std::string& sql, int64_t expected,
-                    std::chrono::seconds timeout = std::chrono::seconds(30));
 
 }  // namespace hh::test

@@ -18,7 +18,7 @@ const std::string kSummaryExport = std::string(kSummaryColumns) +
                                    "WHERE (?1 IS NULL OR m.resource = ?1) AND (?2 IS NULL OR m.user_id = ?2) "
                                    "AND (?3 IS NULL OR m.provider = ?3) AND (?4 IS NULL OR m.source_type = ?4) "
                                    "AND (?5 IS NULL OR m.start_ms >= ?5) AND (?6 IS NULL OR m.start_ms < ?6) "
-                                   "ORDER BY m.resource, m.id";
+                                   "AND (?7 IS NULL OR m.id = ?7) ORDER BY m.resource, m.id";
 
 // The user's rows come from the (user_id, resource, …) index; the order needs a sort.
 const std::string kSummaryPage = std::string(kSummaryColumns) +
@@ -38,7 +38,7 @@ Result<void> SqliteSummaryQuery::start_export(const SummaryFilter& filter) {
   auto s = statements_.start(summary_export);
   if (!s) return fail(s.error());
   (*s)->bind(1, filter.resource).bind(2, filter.user_id).bind(3, filter.provider).bind(4, filter.source_type);
-  (*s)->bind(5, filter.since_ms).bind(6, filter.until_ms);
+  (*s)->bind(5, filter.since_ms).bind(6, filter.until_ms).bind(7, filter.id);
   return {};
 }
 

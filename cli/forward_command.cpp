@@ -1,0 +1,257 @@
+// healthhook forward: the forwarding outbox from the command line (spec §10).
+//
+//   healthhook forward [list] [--dead | --dropped | --pending] [--destination N] [--limit K] [--format table|jsonl]
+//   healthhook forward show ID [--format table|jsonl]
+//   healthhook forward requeue ID | --dead | --dropped  [--destination N]
+//
+// `--destination` takes a [[forward]] name or its position (1 = the first block). `list`
+// starts with one line per destination (pending, dead, dropped, the oldest waiting entry's
+// age), then the entries. `show` prints the entry and the body it would be POSTed with
+// now. `requeue` makes entries pending again, due now, attempts 0: a running `serve`
+// sends them within a second.
+//
+// Safe while `serve` runs (a connection of its own; writes wait for the writer). Exit 0 on
+// success, 1 when the entry does not exist or the database fails, 2 for bad usage.
+#include <charconv>
+#include <iostream>
+
+#include "cli/command_support.h"
+#include "cli/commands.h"
+#include "common/json_writer.h"
+#include "common/timestamp.h"
+#include "forward/change_payload.h"
+#include "store/open_store.h"
+#include "store/read_store.h"
+
+namespace hh::cli {
+namespace {
+
+struct ForwardFlags {
+  SettingsFlags settings;
+  std::optional<std::string> destination;
+  bool dead = false, dropped = false, pending = false;
+  int64_t limit = 1000;
+  std::string format = "table";
+  int64_t show_id = 0;
+  std::optional<int64_t> requeue_id;
+};
+
+// A [[forward]] name, or a 1-based position among the blocks.
+std::optional<std::string> forward_destination_name(const config::Settings& settings, const std::string& given) {
+  for (const auto& f : settings.forwards) {
+    if (f.name == given) return f.name;
+  }
+  int64_t position = 0;
+  const auto [end, ec] = std::from_chars(given.data(), given.data() + given.size(), position);
+  if (ec == std::errc{} && end == given.data() + given.size() && position >= 1 &&
+      position <= static_cast<int64_t>(settings.forwards.size())) {
+    return settings.forwards[static_cast<size_t>(position - 1)].name;
+  }
+  return std::nullopt;
+}
+
+std::string outbox_json_line(const store::OutboxEntry& e) {
+  std::string out;
+  json::ObjectWriter line(out);
+  auto optional_text = [](const std::optional<std::string>& text) {
+    return text ? std::optional<std::string_view>(*text) : std::nullopt;
+  };
+  line.integer("outbox_id", e.outbox_id).string("destination", e.destination).string("kind", e.kind);
+  line.integer("seq", e.seq).optional_string("event_type", optional_text(e.event_type));
+  line.string("table", e.table_name).string("key", e.row_key).string("op", e.op).integer("row_count", e.row_count);
+  line.optional_string("user_id", optional_text(e.user_id)).optional_string("order_key", optional_text(e.order_key));
+  line.string("state", e.state).integer("attempts", e.attempts);
+  line.string("created_at", format_rfc3339_ms(e.created_at_ms));
+  line.string("next_attempt_at", format_rfc3339_ms(e.next_attempt_at_ms));
+  if (e.last_status) {
+    line.integer("last_status", *e.last_status);
+  } else {
+    line.null("last_status");
+  }
+  line.optional_string("last_error", optional_text(e.last_error));
+  line.close();
+  return out;
+}
+
+void print_outbox_figures(const std::vector<store::OutboxFigures>& figures) {
+  const int64_t now = unix_now_ms();
+  std::cout << table_cell("DESTINATION", 32) << " " << table_cell("PENDING", 9) << " " << table_cell("DEAD", 9) << " "
+            << table_cell("DROPPED", 9) << " OLDEST PENDING\n";
+  for (const auto& f : figures) {
+    const std::string oldest = f.oldest_pending_created_at_ms
+                                   ? std::to_string((now - *f.oldest_pending_created_at_ms) / 1000) + " s ago"
+                                   : "-";
+    std::cout << table_cell(f.destination, 32) << " " << table_cell(std::to_string(f.pending), 9) << " "
+              << table_cell(std::to_string(f.dead), 9) << " " << table_cell(std::to_string(f.dropped), 9) << " "
+              << oldest << "\n";
+  }
+  std::cout << "\n";
+}
+
+void print_outbox_entries(const std::vector<store::OutboxEntry>& entries) {
+  std::cout << table_cell("ID", 9) << " " << table_cell("DESTINATION", 20) << " " << table_cell("STATE", 8) << " "
+            << table_cell("ATTEMPTS", 8) << " " << table_cell("NEXT ATTEMPT (UTC)", 24) << " "
+            << table_cell("WHAT", 48) << " LAST ERROR\n";
+  for (const auto& e : entries) {
+    std::cout << table_cell(std::to_string(e.outbox_id), 9) << " " << table_cell(e.destination, 20) << " "
+              << table_cell(e.state, 8) << " " << table_cell(std::to_string(e.attempts), 8) << " "
+              << table_cell(format_rfc3339_ms(e.next_attempt_at_ms), 24) << " "
+              << table_cell(e.table_name + " " + e.row_key + " (seq " + std::to_string(e.seq) + ")", 48) << " "
+              << (e.last_error ? table_cell(*e.last_error, 80) : "") << "\n";
+  }
+}
+
+// The body the entry would be POSTed with now (alone).
+Result<std::string> outbox_body_now(const config::Settings& settings, const store::OutboxEntry& e) {
+  auto rows = store::open_read_store(settings.database);
+  if (!rows) return fail(rows.error());
+  if (e.kind == "delivery") {
+    store::StoredDelivery delivery;
+    auto found = (*rows)->deliveries().find(e.row_key, delivery);
+    if (!found) return fail(found.error());
+    if (!*found) return std::string("(the delivery is no longer in the inbox)");
+    if (delivery.body_removed_at_ms) return std::string("(the body was removed by retention)");
+    return std::string(delivery.body);
+  }
+  const store::OutboxEntry* entries[] = {&e};
+  return forward::render_changes(**rows, e.destination, entries);
+}
+
+int run_forward_show(const config::Settings& settings, store::Outbox& outbox, const ForwardFlags& flags) {
+  auto entry = outbox.find(flags.show_id);
+  if (!entry) {
+    report_error("forward show", entry.error());
+    return kExitFailure;
+  }
+  if (!*entry) {
+    report_error("forward show", "no outbox entry " + std::to_string(flags.show_id));
+    return kExitFailure;
+  }
+  const store::OutboxEntry& e = **entry;
+  auto body = outbox_body_now(settings, e);
+  if (!body) {
+    report_error("forward show", body.error());
+    return kExitFailure;
+  }
+  if (flags.format == "jsonl") {
+    std::string line = outbox_json_line(e);
+    line.pop_back();  // '}': the body joins the object
+    line += ",\"body\":";
+    json::append_string(line, *body);
+    std::cout << line << "}\n";
+    return kExitOk;
+  }
+  std::cout << "outbox_id:       " << e.outbox_id << "\n"
+            << "destination:     " << e.destination << "\n"
+            << "kind:            " << e.kind << "\n"
+            << "state:           " << e.state << "\n"
+            << "seq:             " << e.seq << "\n"
+            << "event_type:      " << e.event_type.value_or("") << "\n"
+            << "table:           " << e.table_name << "\n"
+            << "key:             " << e.row_key << "\n"
+            << "op:              " << e.op << "\n"
+            << "order_key:       " << e.order_key.value_or("") << "\n"
+            << "attempts:        " << e.attempts << "\n"
+            << "created_at:      " << format_rfc3339_ms(e.created_at_ms) << "\n"
+            << "next_attempt_at: " << format_rfc3339_ms(e.next_attempt_at_ms) << "\n"
+            << "last_status:     " << (e.last_status ? std::to_string(*e.last_status) : "") << "\n"
+            << "last_error:      " << e.last_error.value_or("") << "\n"
+            << "body:            " << *body << "\n";
+  return kExitOk;
+}
+
+int run_forward(const ForwardFlags& flags, bool show, bool requeue) {
+  auto settings = load_settings_or_report(flags.settings, "forward");
+  if (!settings) return kExitBadConfig;
+  store::OutboxSelection selection;
+  if (flags.destination) {
+    selection.destination = forward_destination_name(*settings, *flags.destination);
+    if (!selection.destination) {
+      report_error("forward", "--destination: no [[forward]] named or numbered \"" + *flags.destination + "\"");
+      return kExitBadConfig;
+    }
+  }
+  if (static_cast<int>(flags.dead) + static_cast<int>(flags.dropped) + static_cast<int>(flags.pending) > 1) {
+    report_error("forward", "give at most one of --dead, --dropped, --pending");
+    return kExitBadConfig;
+  }
+  if (flags.dead) selection.state = "dead";
+  if (flags.dropped) selection.state = "dropped";
+  if (flags.pending) selection.state = "pending";
+  selection.limit = flags.limit;
+  auto opened = store::open_outbox(settings->database);
+  if (!opened) {
+    report_error("forward", opened.error());
+    return kExitFailure;
+  }
+  store::Outbox& outbox = **opened;
+  if (show) return run_forward_show(*settings, outbox, flags);
+  if (requeue) {
+    if (flags.requeue_id.has_value() == (flags.dead || flags.dropped)) {
+      report_error("forward requeue", "give an outbox id, or --dead or --dropped");
+      return kExitBadConfig;
+    }
+    if (flags.requeue_id) {
+      selection = {};
+      selection.outbox_id = *flags.requeue_id;
+    }
+    auto count = outbox.requeue(selection, unix_now_ms());
+    if (!count) {
+      report_error("forward requeue", count.error());
+      return kExitFailure;
+    }
+    if (flags.requeue_id && *count == 0) {
+      report_error("forward requeue", "no outbox entry " + std::to_string(*flags.requeue_id));
+      return kExitFailure;
+    }
+    std::cout << "requeued " << *count << " outbox entr" << (*count == 1 ? "y" : "ies") << "\n";
+    return kExitOk;
+  }
+  auto entries = outbox.list(selection);
+  if (!entries) {
+    report_error("forward", entries.error());
+    return kExitFailure;
+  }
+  if (flags.format == "jsonl") {
+    for (const auto& e : *entries) std::cout << outbox_json_line(e) << "\n";
+    return kExitOk;
+  }
+  auto figures = outbox.figures();
+  if (!figures) {
+    report_error("forward", figures.error());
+    return kExitFailure;
+  }
+  print_outbox_figures(*figures);
+  print_outbox_entries(*entries);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_forward_command(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<ForwardFlags>();
+  auto* command = app.add_subcommand("forward", "List, show and re-queue forwarded messages (the outbox)");
+  add_settings_flags(*command, flags->settings, false);
+  command->add_option("--destination", flags->destination, "A [[forward]] name, or its position (1 = first)");
+  command->add_flag("--dead", flags->dead, "Only dead entries (list), or every dead entry (requeue)");
+  command->add_flag("--dropped", flags->dropped, "Only dropped entries (list), or every dropped entry (requeue)");
+  command->add_flag("--pending", flags->pending, "Only entries waiting to be sent (list)");
+  command->add_option("--limit", flags->limit, "At most this many entries (list; default 1000)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
+  command->add_option("--format", flags->format, "table (default) or jsonl")->check(CLI::IsMember({"table", "jsonl"}));
+  command->require_subcommand(0, 1);
+  command->fallthrough();  // the flags may follow `list`, `show ID`, `requeue`
+
+  auto* list = command->add_subcommand("list", "List outbox entries (the default)");
+  (void)list;
+  auto* show = command->add_subcommand("show", "Show one entry and the body it would be sent with now");
+  show->add_option("id", flags->show_id, "Outbox id")->required();
+  auto* requeue = command->add_subcommand("requeue", "Send entries again: one by id, or every dead or dropped one");
+  requeue->add_option("id", flags->requeue_id, "Outbox id");
+
+  command->callback([flags, show, requeue, &exit_code] {
+    exit_code = run_forward(*flags, show->parsed(), requeue->parsed());
+  });
+}
+
+}  // namespace hh::cli

@@ -1,0 +1,163 @@
+#include "config/forward_settings.h"
+
+#include <charconv>
+
+namespace hh::config {
+namespace {
+
+Error error_at(const std::string& key, std::string_view what) { return fail(key + ": " + std::string(what)); }
+
+// One key of a block: sets its member from the TOML value, or says what is wrong.
+Result<void> set_key(ForwardSettings& f, std::string_view key, const toml::node& value, const std::string& where) {
+  auto text = [&](std::string& member) -> Result<void> {
+    const auto* v = value.as_string();
+    if (!v) return error_at(where, "expected a string");
+    member = v->get();
+    return {};
+  };
+  auto integer = [&](int64_t& member) -> Result<void> {
+    const auto* v = value.as_integer();
+    if (!v) return error_at(where, "expected an integer");
+    member = v->get();
+    return {};
+  };
+  auto boolean = [&](bool& member) -> Result<void> {
+    const auto* v = value.as_boolean();
+    if (!v) return error_at(where, "expected true or false");
+    member = v->get();
+    return {};
+  };
+  if (key == "name") return text(f.name);
+  if (key == "url") return text(f.url);
+  if (key == "secret_file") return text(f.secret_file);
+  if (key == "mode") return text(f.mode);
+  if (key == "ca_file") return text(f.ca_file);
+  if (key == "batch") return integer(f.batch);
+  if (key == "max_attempts") return integer(f.max_attempts);
+  if (key == "timeout_ms") return integer(f.timeout_ms);
+  if (key == "concurrency") return integer(f.concurrency);
+  if (key == "max_outbox_mib") return integer(f.max_outbox_mib);
+  if (key == "backoff_initial_ms") return integer(f.backoff_initial_ms);
+  if (key == "backoff_max_s") return integer(f.backoff_max_s);
+  if (key == "ordered") return boolean(f.ordered);
+  if (key == "allow_plain_http") return boolean(f.allow_plain_http);
+  if (key == "max_age") {
+    if (const auto* seconds = value.as_integer()) {
+      f.max_age_s = seconds->get();
+      return {};
+    }
+    const auto* v = value.as_string();
+    if (!v) return error_at(where, "expected a duration such as \"3d\", \"12h\", \"30m\" or seconds");
+    auto parsed = parse_duration_s(v->get());
+    if (!parsed) return error_at(where, parsed.error());
+    f.max_age_s = *parsed;
+    return {};
+  }
+  if (key == "events") {
+    const auto* array = value.as_array();
+    if (!array) return error_at(where, "expected an array of event type globs");
+    f.events.clear();
+    for (const auto& item : *array) {
+      const auto* glob = item.as_string();
+      if (!glob || glob->get().empty()) return error_at(where, "expected an array of event type globs");
+      f.events.push_back(glob->get());
+    }
+    return {};
+  }
+  return error_at(where, "unknown key");
+}
+
+std::string_view url_host(std::string_view url) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string_view::npos) return {};
+  std::string_view rest = url.substr(scheme + 3);
+  rest = rest.substr(0, rest.find_first_of("/?#"));
+  if (rest.starts_with("[")) return rest.substr(1, rest.find(']') - 1);
+  return rest.substr(0, rest.rfind(':') == std::string_view::npos ? rest.size() : rest.rfind(':'));
+}
+
+}  // namespace
+
+Result<int64_t> parse_duration_s(std::string_view text) {
+  int64_t number = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  const std::string_view unit(end, static_cast<size_t>(text.data() + text.size() - end));
+  const int64_t scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : unit == "d" ? 86400 : 0;
+  if (ec != std::errc{} || end == text.data() || scale == 0 || number < 0 || number > INT64_MAX / 86400) {
+    return fail("expected a duration such as \"3d\", \"12h\", \"30m\" or \"45s\", got \"" + std::string(text) + "\"");
+  }
+  return number * scale;
+}
+
+bool is_loopback_url(std::string_view url) {
+  const std::string_view host = url_host(url);
+  return host == "127.0.0.1" || host == "::1" || host == "localhost";
+}
+
+Result<std::vector<ForwardSettings>> parse_forward_blocks(const toml::node& node) {
+  const auto* array = node.as_array();
+  if (!array) return fail("forward: expected [[forward]] tables");
+  std::vector<ForwardSettings> forwards;
+  for (size_t i = 0; i < array->size(); ++i) {
+    const std::string where = "forward[" + std::to_string(i) + "]";
+    const auto* table = (*array)[i].as_table();
+    if (!table) return fail(where + ": expected a table with url and secret_file");
+    ForwardSettings f;
+    for (const auto& [key, value] : *table) {
+      if (auto set = set_key(f, key.str(), value, where + "." + std::string(key.str())); !set) return fail(set.error());
+    }
+    if (f.name.empty()) f.name = f.url;
+    forwards.push_back(std::move(f));
+  }
+  return forwards;
+}
+
+Result<void> validate_forwards(const std::vector<ForwardSettings>& forwards) {
+  for (size_t i = 0; i < forwards.size(); ++i) {
+    const ForwardSettings& f = forwards[i];
+    const std::string where = "forward[" + std::to_string(i) + "]";
+    if (f.url.empty()) return error_at(where + ".url", "required");
+    if (f.secret_file.empty()) return error_at(where + ".secret_file", "required");
+    const bool https = f.url.starts_with("https://");
+    if (!https && !f.url.starts_with("http://")) {
+      return error_at(where + ".url", "must be an https:// or http:// URL, got \"" + f.url + "\"");
+    }
+    if (url_host(f.url).empty()) return error_at(where + ".url", "has no host: \"" + f.url + "\"");
+    if (!https && !f.allow_plain_http && !is_loopback_url(f.url)) {
+      return error_at(where + ".url",
+                      "plain http:// only to a loopback host; set allow_plain_http = true for a private network, "
+                      "got \"" + f.url + "\"");
+    }
+    if (f.mode != "changes" && f.mode != "deliveries") {
+      return error_at(where + ".mode", "must be \"changes\" or \"deliveries\", got \"" + f.mode + "\"");
+    }
+    struct Range {
+      std::string_view key;
+      int64_t value, lo, hi;
+    };
+    const Range ranges[] = {
+        {"batch", f.batch, 1, 1000},
+        {"max_attempts", f.max_attempts, 1, 1000},
+        {"max_age", f.max_age_s, 60, 365 * 86400},
+        {"timeout_ms", f.timeout_ms, 100, 600000},
+        {"concurrency", f.concurrency, 1, 256},
+        {"max_outbox_mib", f.max_outbox_mib, 1, 1 << 20},
+        {"backoff_initial_ms", f.backoff_initial_ms, 10, 3600000},
+        {"backoff_max_s", f.backoff_max_s, 1, 86400},
+    };
+    for (const Range& r : ranges) {
+      if (r.value < r.lo || r.value > r.hi) {
+        return error_at(where + "." + std::string(r.key), "must be between " + std::to_string(r.lo) + " and " +
+                                                              std::to_string(r.hi) + ", got " + std::to_string(r.value));
+      }
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (forwards[j].name == f.name) {
+        return error_at(where + ".name", "given twice: \"" + f.name + "\" (two blocks need different names)");
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace hh::config

@@ -1,0 +1,26 @@
+#pragma once
+// [[forward]] blocks (spec §10, config/settings.h ForwardSettings): read from the TOML
+// file (a list of tables has no form as one environment variable) and checked.
+#include <string_view>
+#include <toml++/toml.h>
+#include <vector>
+
+#include "common/result.h"
+#include "config/settings.h"
+
+namespace hh::config {
+
+// The blocks of a `forward` array of tables; an error names "forward[i].key".
+Result<std::vector<ForwardSettings>> parse_forward_blocks(const toml::node& node);
+
+// Required keys, ranges, names unique, URLs: https, or http to a loopback host, or http
+// anywhere with allow_plain_http.
+Result<void> validate_forwards(const std::vector<ForwardSettings>& forwards);
+
+// "3d", "12h", "30m", "45s" (or a bare number of seconds) → seconds.
+Result<int64_t> parse_duration_s(std::string_view text);
+
+// The host of an http(s):// URL is 127.0.0.1, ::1 or localhost.
+bool is_loopback_url(std::string_view url);
+
+}  // namespace hh::config

@@ -1,0 +1,27 @@
+#include "forward/answer_policy.h"
+
+#include <algorithm>
+
+namespace hh::forward {
+
+Verdict verdict_of_status(unsigned status) {
+  if (status >= 200 && status < 300) return Verdict::delivered;
+  if (status == 408 || status == 429 || (status >= 500 && status < 600)) return Verdict::retry;
+  return Verdict::final;
+}
+
+std::chrono::milliseconds retry_delay(const BackoffRule& rule, int64_t attempts,
+                                      std::optional<int64_t> retry_after_s, std::mt19937_64& random) {
+  if (retry_after_s) {
+    return std::min<std::chrono::milliseconds>(std::chrono::seconds(std::max<int64_t>(*retry_after_s, 0)),
+                                               kMaxRetryAfter);
+  }
+  const int shift = static_cast<int>(std::clamp<int64_t>(attempts - 1, 0, 40));
+  const int64_t initial = std::max<int64_t>(rule.initial.count(), 1);
+  const int64_t max = std::max<int64_t>(rule.max.count(), initial);
+  const int64_t full = shift >= 40 || initial > (max >> shift) ? max : initial << shift;
+  std::uniform_int_distribution<int64_t> jitter(full / 2, full);
+  return std::chrono::milliseconds(jitter(random));
+}
+
+}  // namespace hh::forward

@@ -1,0 +1,236 @@
+#include "forward/change_payload.h"
+
+#include <functional>
+#include <vector>
+
+#include "common/json_writer.h"
+#include "common/timestamp.h"
+#include "store/row_format.h"
+
+namespace hh::forward {
+namespace {
+
+// The '/'-separated parts of a change key (store/sqlite/migrations/002-derived.sql).
+std::vector<std::string> key_parts(std::string_view key) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (;;) {
+    const size_t slash = key.find('/', start);
+    parts.emplace_back(key.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start));
+    if (slash == std::string_view::npos) return parts;
+    start = slash + 1;
+  }
+}
+
+// Appends the first row of `query` for which `matches(row)` holds, as JSON; "null" when none.
+template <typename Row, typename Query, typename Matches>
+Result<void> append_first(std::string& out, Query& query, Matches&& matches) {
+  Row row;
+  for (;;) {
+    auto next = query.next(row);
+    if (!next) return fail(next.error());
+    if (!*next) break;
+    if (matches(row)) {
+      store::append_json(out, row);
+      query.finish();
+      return {};
+    }
+  }
+  out += "null";
+  return {};
+}
+
+// A filter on the user and, optionally, more (RecordFilter's members are set one by one:
+// designated initialisers would leave the rest to -Wmissing-field-initializers).
+store::RecordFilter record_filter(std::optional<std::string> user_id, std::optional<std::string> provider = {},
+                                  std::optional<std::string> resource = {},
+                                  std::optional<std::string> order_id = {}) {
+  store::RecordFilter filter;
+  filter.user_id = std::move(user_id);
+  filter.provider = std::move(provider);
+  filter.resource = std::move(resource);
+  filter.order_id = std::move(order_id);
+  return filter;
+}
+
+template <typename Row>
+Result<void> append_record(std::string& out, store::RecordQuery<Row>& query, const store::RecordFilter& filter,
+                           std::function<bool(const Row&)> matches) {
+  if (auto started = query.start(filter); !started) return started;
+  return append_first<Row>(out, query, matches);
+}
+
+// "row": the keyed table's row now.
+Result<void> append_row(std::string& out, store::ReadStore& rows, const store::OutboxEntry& e) {
+  const std::vector<std::string> key = key_parts(e.row_key);
+  const std::string& id = e.row_key;
+  const std::optional<std::string>& user = e.user_id;
+  const std::string_view table = e.table_name;
+  if (table == "summaries" && key.size() >= 2) {
+    store::SummaryFilter filter;
+    filter.resource = key[0];
+    filter.id = e.row_key.substr(key[0].size() + 1);
+    if (auto started = rows.summaries().start_export(filter); !started) return started;
+    return append_first<store::StoredSummary>(out, rows.summaries(), [](store::StoredSummary& row) {
+      row.with_identity = true;
+      return true;
+    });
+  }
+  if (table == "workout_streams") {
+    store::StoredWorkoutStream stream;
+    auto found = rows.streams().find_workout(id, stream);
+    if (!found) return fail(found.error());
+    if (*found) {
+      store::append_json(out, stream);
+    } else {
+      out += "null";
+    }
+    return {};
+  }
+  if (table == "connections" && key.size() >= 2) {
+    return append_record<store::StoredConnection>(out, rows.connections(), record_filter(key[0], key[1]),
+                                                  [](const auto&) { return true; });
+  }
+  if (table == "users") {
+    return append_record<store::StoredUser>(out, rows.users(), record_filter(id), [](const auto&) { return true; });
+  }
+  if (table == "providers") {
+    return append_record<store::StoredProvider>(out, rows.providers(), record_filter({}, id),
+                                                [](const auto&) { return true; });
+  }
+  if (table == "devices") {
+    return append_record<store::StoredDevice>(out, rows.devices(), record_filter(user),
+                                              [&](const store::StoredDevice& row) { return row.id == id; });
+  }
+  if (table == "lab_orders") {
+    return append_record<store::StoredLabOrder>(out, rows.lab_orders(), record_filter({}, {}, {}, id),
+                                                [](const auto&) { return true; });
+  }
+  if (table == "lab_appointments") {
+    return append_record<store::StoredLabAppointment>(
+        out, rows.lab_appointments(), record_filter(user),
+        [&](const store::StoredLabAppointment& row) { return row.id == id; });
+  }
+  if (table == "lab_results") {
+    return append_record<store::StoredLabResult>(out, rows.lab_results(), record_filter({}, {}, {}, id),
+                                                 [](const auto&) { return true; });
+  }
+  if (table == "lab_parsing_jobs") {
+    return append_record<store::StoredParsingJob>(out, rows.parsing_jobs(), record_filter({}),
+                                                  [&](const store::StoredParsingJob& row) { return row.id == id; });
+  }
+  if (table == "backfills" && key.size() >= 5) {
+    return append_record<store::StoredBackfill>(
+        out, rows.backfills(), record_filter(key[0], key[2], key[1]),
+        [&](const store::StoredBackfill& row) {
+          return std::to_string(row.start_ms) == key[3] && std::to_string(row.end_ms) == key[4];
+        });
+  }
+  out += "null";  // stream points, samples (their `rows`), or a key this version does not know
+  return {};
+}
+
+// "rows": the samples of the series the change wrote that are still the change's.
+Result<void> append_samples(std::string& out, store::ReadStore& rows, const store::OutboxEntry& e) {
+  const std::vector<std::string> key = key_parts(e.row_key);
+  out += '[';
+  if (key.size() >= 4 && e.from_ms && e.to_ms) {
+    store::SampleFilter filter;
+    filter.user_id = key[0];
+    filter.resource = key[1];
+    filter.provider = key[2];
+    filter.source_type = e.row_key.substr(key[0].size() + key[1].size() + key[2].size() + 3);
+    filter.since_ms = *e.from_ms;
+    filter.until_ms = *e.to_ms + 1;
+    if (auto started = rows.samples().start_by_series(filter); !started) return started;
+    store::StoredSample sample;
+    bool first = true;
+    for (;;) {
+      auto next = rows.samples().next(sample);
+      if (!next) return fail(next.error());
+      if (!*next) break;
+      if (sample.seq != e.seq) continue;
+      sample.with_identity = true;
+      if (!first) out += ',';
+      first = false;
+      store::append_json(out, sample);
+    }
+  }
+  out += ']';
+  return {};
+}
+
+Result<std::optional<std::string>> client_user_id(store::ReadStore& rows, const std::optional<std::string>& user) {
+  if (!user) return std::optional<std::string>{};
+  if (auto started = rows.users().start(record_filter(*user)); !started) return fail(started.error());
+  store::StoredUser row;
+  std::optional<std::string> found;
+  for (;;) {
+    auto next = rows.users().next(row);
+    if (!next) return fail(next.error());
+    if (!*next) break;
+    if (row.client_user_id) found = std::string(*row.client_user_id);
+  }
+  return found;
+}
+
+Result<void> append_change(std::string& out, store::ReadStore& rows, const store::OutboxEntry& e) {
+  auto client = client_user_id(rows, e.user_id);
+  if (!client) return fail(client.error());
+  json::ObjectWriter change(out);
+  change.string("id", message_id(e.outbox_id))
+      .optional_string("event_type", e.event_type)
+      .string("table", e.table_name)
+      .string("key", e.row_key)
+      .string("op", e.op)
+      .integer("seq", e.seq)
+      .optional_string("user_id", e.user_id)
+      .optional_string("client_user_id", *client)
+      .integer("row_count", e.row_count);
+  std::string scratch;
+  for (const auto& [name, ms] : {std::pair{"from", e.from_ms}, std::pair{"to", e.to_ms}}) {
+    if (ms) {
+      scratch.clear();
+      append_rfc3339_ms(scratch, *ms);
+      change.string(name, scratch);
+    } else {
+      change.null(name);
+    }
+  }
+  scratch.clear();
+  if (auto row = append_row(scratch, rows, e); !row) return row;
+  change.raw("row", scratch);
+  if (e.table_name == "samples") {
+    scratch.clear();
+    if (auto samples = append_samples(scratch, rows, e); !samples) return samples;
+    change.raw("rows", scratch);
+  }
+  change.close();
+  return {};
+}
+
+}  // namespace
+
+std::string message_id(int64_t outbox_id) { return "hhf_" + std::to_string(outbox_id); }
+
+Result<std::string> render_changes(store::ReadStore& rows, std::string_view destination,
+                                   std::span<const store::OutboxEntry* const> entries) {
+  store::ReadSnapshot snapshot(rows);
+  if (!snapshot.begun()) return fail(snapshot.begun().error());
+  std::string body;
+  json::ObjectWriter post(body);
+  post.string("type", "healthhook.changes").string("destination", destination);
+  std::string changes = "[";
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (i > 0) changes += ',';
+    if (auto appended = append_change(changes, rows, *entries[i]); !appended) {
+      return fail("outbox entry " + std::to_string(entries[i]->outbox_id) + ": " + appended.error());
+    }
+  }
+  changes += ']';
+  post.raw("changes", changes);
+  post.close();
+  return body;
+}
+
+}  // namespace hh::forward

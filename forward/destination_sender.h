@@ -1,0 +1,92 @@
+#pragma once
+// Pushes one [[forward]] destination's outbox (store/outbox.h) to its URL: the sender of
+// spec §10, one coroutine loop per destination on the forwarder's io thread.
+//
+// Loop: list the pending entries (due or not) in outbox order, plan the POSTs that may
+// start now (batch_planner.h: ordering per key, pinned batches, `concurrency` lanes),
+// start each on a free lane, then wait for a lane to finish, for a retry to fall due, or
+// for the next look at the outbox (kPollInterval: new entries are committed by the writer
+// thread, which does not call in here).
+//
+// A POST: the body (change_payload.h, or the stored delivery byte-exact), signed with the
+// destination's secret (Standard Webhooks: webhook-id, webhook-timestamp,
+// webhook-signature over the exact bytes), sent on a keep-alive connection of the lane
+// (common/http_client: TLS verified, deadlines). A keep-alive connection the backend had
+// closed is reopened once, at once. The answer decides (answer_policy.h): sent (deleted),
+// later (attempts + 1, due after the backoff or Retry-After), or dead.
+//
+// Stopping cancels what is in flight without recording anything: those entries stay
+// pending as they were and go out again after a restart, under the same ids.
+//
+// Lifetime and threads: everything runs on the io_context given; `outbox` and `rows` are
+// that thread's handles and must outlive this object.
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "common/http_client/connection.h"
+#include "config/settings.h"
+#include "forward/answer_policy.h"
+#include "forward/destination_url.h"
+#include "forward/forward_metrics.h"
+#include "store/outbox.h"
+#include "store/read_store.h"
+
+namespace hh::forward {
+
+struct DestinationConfig {
+  config::ForwardSettings settings;
+  std::string secret;  // "whsec_…"
+  DestinationUrl url;
+};
+
+class DestinationSender {
+ public:
+  static constexpr std::chrono::milliseconds kPollInterval{100};
+  using Clock = std::function<int64_t()>;  // Unix ms
+
+  DestinationSender(boost::asio::io_context& io, DestinationConfig config,
+                    std::shared_ptr<boost::asio::ssl::context> tls, store::Outbox& outbox, store::ReadStore& rows,
+                    DestinationMetrics& metrics, Clock now_ms);
+  ~DestinationSender();
+
+  boost::asio::awaitable<void> run();
+  // Ends run() and cancels the POSTs in flight (on the io thread).
+  void stop();
+
+ private:
+  struct Lane;
+  struct Post;
+  boost::asio::awaitable<void> send(Lane& lane, std::shared_ptr<Post> post);
+  // One attempt of the POST on `lane`: the status, or no answer (failure named).
+  boost::asio::awaitable<void> attempt(Lane& lane, Post& post);
+  void record(Post& post);
+  Result<std::string> body_of(Post& post, std::string& content_type);
+  size_t free_lanes() const;
+  void wake();
+
+  boost::asio::io_context& io_;
+  const DestinationConfig config_;
+  store::Outbox& outbox_;
+  store::ReadStore& rows_;
+  DestinationMetrics& metrics_;
+  Clock now_ms_;
+  BackoffRule backoff_;
+  std::mt19937_64 random_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::unordered_set<int64_t> in_flight_;
+  boost::asio::steady_timer wakeup_;
+  bool stopping_ = false;
+  bool woken_ = false;    // wake() since the loop last looked: look again without waiting
+  bool failing_ = false;  // the last POST failed (its first failure and the recovery are logged)
+  bool store_failing_ = false;  // the last outbox read or write failed (logged once until it works again)
+};
+
+}  // namespace hh::forward

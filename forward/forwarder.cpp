@@ -1,0 +1,141 @@
+#include "forward/forwarder.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "common/asio_token.h"
+#include "common/http_client/tls_context.h"
+#include "common/log.h"
+#include "common/thread_name.h"
+#include "forward/destination_sender.h"
+#include "store/open_store.h"
+#include "store/read_store.h"
+
+namespace hh::forward {
+namespace {
+
+namespace net = boost::asio;
+
+constexpr std::chrono::seconds kOutboxCheckInterval{2};
+
+}  // namespace
+
+struct Forwarder::Parts {
+  net::io_context io;
+  std::unique_ptr<store::Outbox> outbox;
+  std::unique_ptr<store::ReadStore> rows;
+  std::vector<config::ForwardSettings> settings;
+  std::vector<std::unique_ptr<DestinationSender>> senders;
+  net::steady_timer check_timer{io};
+  Clock now_ms;
+  bool stopping = false;
+};
+
+Result<std::unique_ptr<Forwarder>> Forwarder::create(const config::Settings& settings,
+                                                     const config::Secrets& secrets, Clock now_ms) {
+  auto parts = std::make_unique<Parts>();
+  auto outbox = store::open_outbox(settings.database);
+  if (!outbox) return fail(outbox.error_kind(), "forwarding: " + outbox.error());
+  parts->outbox = std::move(*outbox);
+  auto rows = store::open_read_store(settings.database);
+  if (!rows) return fail(rows.error_kind(), "forwarding: " + rows.error());
+  parts->rows = std::move(*rows);
+  parts->settings = settings.forwards;
+  parts->now_ms = now_ms;
+  std::vector<std::unique_ptr<DestinationMetrics>> metrics;
+  for (size_t i = 0; i < settings.forwards.size(); ++i) {
+    const config::ForwardSettings& f = settings.forwards[i];
+    const std::string where = "forward[" + std::to_string(i) + "]";
+    auto url = DestinationUrl::parse(f.url);
+    if (!url) return fail(ErrorKind::data, where + ".url: " + url.error());
+    std::shared_ptr<net::ssl::context> tls;
+    if (url->tls) {
+      auto context = http_client::client_tls_context(f.ca_file.empty() ? f.ca_file
+                                                                        : config::resolve_secret_path(f.ca_file, settings.base_dir));
+      if (!context) return fail(ErrorKind::data, where + ".ca_file: " + context.error());
+      tls = std::move(*context);
+    } else if (f.allow_plain_http) {
+      log::warn("forward_plain_http").str("destination", f.name).str("url", f.url);
+    }
+    metrics.push_back(std::make_unique<DestinationMetrics>(f.name));
+    parts->senders.push_back(std::make_unique<DestinationSender>(
+        parts->io, DestinationConfig{f, secrets.forward_secrets.at(i), std::move(*url)}, std::move(tls),
+        *parts->outbox, *parts->rows, *metrics.back(), now_ms));
+  }
+  std::unique_ptr<Forwarder> forwarder(new Forwarder(std::move(parts)));
+  forwarder->metrics_ = std::move(metrics);
+  return forwarder;
+}
+
+Forwarder::Forwarder(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
+
+Forwarder::~Forwarder() { stop(); }
+
+void Forwarder::start() {
+  if (started_) return;
+  started_ = true;
+  for (auto& sender : parts_->senders) net::co_spawn(parts_->io, sender->run(), net::detached);
+  net::co_spawn(
+      parts_->io,
+      [this]() -> net::awaitable<void> {
+        while (!parts_->stopping) {
+          check_outbox();
+          parts_->check_timer.expires_after(kOutboxCheckInterval);
+          co_await parts_->check_timer.async_wait(use_tuple);
+        }
+      },
+      net::detached);
+  thread_ = start_named_thread("hh-forward", [this] { parts_->io.run(); });
+}
+
+void Forwarder::stop() {
+  if (!started_) return;
+  started_ = false;
+  net::post(parts_->io, [this] {
+    parts_->stopping = true;
+    parts_->check_timer.cancel();
+    for (auto& sender : parts_->senders) sender->stop();
+  });
+  // run() returns once every coroutine has seen the stop and ended.
+  if (thread_.joinable()) thread_.join();
+}
+
+void Forwarder::check_outbox() {
+  auto figures = parts_->outbox->figures();
+  if (!figures) {
+    log::warn("forward_outbox_unreadable").str("error", figures.error());
+    return;
+  }
+  const int64_t now = parts_->now_ms();
+  for (size_t i = 0; i < parts_->settings.size(); ++i) {
+    const config::ForwardSettings& f = parts_->settings[i];
+    DestinationMetrics& m = *metrics_[i];
+    const store::OutboxFigures* mine = nullptr;
+    for (const auto& row : *figures) {
+      if (row.destination == f.name) mine = &row;
+    }
+    const int64_t pending = mine ? mine->pending : 0;
+    m.pending.store(pending, std::memory_order_relaxed);
+    m.dead_now.store(mine ? mine->dead : 0, std::memory_order_relaxed);
+    m.oldest_age_ms.store(mine && mine->oldest_pending_created_at_ms ? now - *mine->oldest_pending_created_at_ms : 0,
+                          std::memory_order_relaxed);
+    const int64_t budget_entries = f.max_outbox_mib * 1024 * 1024 / kEntryBytes;
+    if (pending <= budget_entries) continue;
+    auto dropped = parts_->outbox->drop_oldest(f.name, budget_entries, "dropped: the outbox passed max_outbox_mib");
+    if (!dropped) {
+      log::warn("forward_drop_failed").str("destination", f.name).str("error", dropped.error());
+      continue;
+    }
+    m.dropped.fetch_add(static_cast<uint64_t>(*dropped), std::memory_order_relaxed);
+    m.pending.store(pending - *dropped, std::memory_order_relaxed);
+    log::warn("forward_outbox_over_budget")
+        .str("destination", f.name)
+        .num("dropped", *dropped)
+        .num("max_outbox_mib", f.max_outbox_mib);
+  }
+}
+
+}  // namespace hh::forward

@@ -1,0 +1,67 @@
+#pragma once
+// Push forwarding in `serve` (spec §10): one thread of its own with an io_context, running
+// a DestinationSender per [[forward]] block, and every few seconds a look at the outbox's
+// figures (the metrics' gauges) and the disk budget (max_outbox_mib).
+//
+// Why a thread of its own: a down or slow backend must never slow ingest or processing.
+// The writer thread only adds outbox rows inside its own commits; everything else here
+// (reads of the outbox and the rows, the HTTP requests, the outbox updates on a
+// connection of its own) runs on this thread.
+//
+// The disk budget: an entry is about kEntryBytes in the store (its row and index entry;
+// a deliveries-mode entry refers to the inbox row, it does not copy the body). Past
+// max_outbox_mib of pending entries the oldest are marked `dropped` (kept as a record,
+// counted, logged): a backend gone for good must not fill the disk that ingest needs,
+// and ingest (acks to the service) comes first; the change feed and the tables still
+// hold everything, and `forward requeue` sends dropped entries again.
+#include <boost/asio/io_context.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/result.h"
+#include "config/secrets.h"
+#include "config/settings.h"
+#include "forward/forward_metrics.h"
+
+namespace hh::forward {
+
+class DestinationSender;
+
+inline constexpr int64_t kEntryBytes = 256;
+
+class Forwarder {
+ public:
+  using Clock = std::function<int64_t()>;  // Unix ms
+
+  // One sender per settings.forwards entry (with secrets.forward_secrets in the same
+  // order). Opens its own store handles (the database must exist: `serve` created it).
+  // Error kind `data`: a destination's settings cannot be used (URL, CA file).
+  static Result<std::unique_ptr<Forwarder>> create(const config::Settings& settings, const config::Secrets& secrets,
+                                                   Clock now_ms);
+  ~Forwarder();
+  Forwarder(const Forwarder&) = delete;
+  Forwarder& operator=(const Forwarder&) = delete;
+
+  void start();
+  // Cancels what is in flight (those entries go out again after a restart) and joins.
+  void stop();
+
+  // One per destination, in settings order; read by /metrics from any thread.
+  const std::vector<std::unique_ptr<DestinationMetrics>>& metrics() const { return metrics_; }
+
+ private:
+  struct Parts;
+  explicit Forwarder(std::unique_ptr<Parts> parts);
+  void check_outbox();
+
+  std::unique_ptr<Parts> parts_;
+  std::vector<std::unique_ptr<DestinationMetrics>> metrics_;
+  std::thread thread_;
+  bool started_ = false;
+};
+
+}  // namespace hh::forward

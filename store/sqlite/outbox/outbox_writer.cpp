@@ -1,0 +1,99 @@
+#include "store/sqlite/outbox/outbox_writer.h"
+
+#include <string>
+
+namespace hh::store {
+namespace {
+
+// Unix milliseconds now, in SQL (the store has no clock of its own to pass in).
+constexpr std::string_view kNowMs = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
+
+std::string quoted(std::string_view text) {
+  std::string out = "'";
+  for (const char c : text) {
+    out.push_back(c);
+    if (c == '\'') out.push_back('\'');
+  }
+  return out + "'";
+}
+
+// "1" for every delivery, else the globs OR-ed over `column`. Quoted into the statement
+// (prepared once, at start): the globs come from the configuration.
+std::string event_filter(const ForwardRule& rule, std::string_view column) {
+  if (rule.events.empty()) return "1";
+  std::string sql = "(";
+  for (size_t i = 0; i < rule.events.size(); ++i) {
+    if (i > 0) sql += " OR ";
+    sql += std::string(column) + " GLOB " + quoted(rule.events[i]);
+  }
+  return sql + ")";
+}
+
+// The owner and resource come from change_owners (008-outbox.sql).
+std::string change_insert(const ForwardRule& rule) {
+  return "INSERT INTO outbox (destination, kind, seq, event_type, table_name, row_key, op, row_count, from_ms, "
+         "to_ms, user_id, order_key, created_at, next_attempt_at) "
+         "SELECT " + quoted(rule.destination) + ", 'change', c.seq, d.event_type, c.table_name, c.row_key, c.op, "
+         "c.row_count, c.from_ms, c.to_ms, o.user_id, ifnull(o.user_id, '') || '/' || o.resource, " +
+         std::string(kNowMs) + ", " + std::string(kNowMs) +
+         " FROM changes AS c JOIN inbox AS d ON d.seq = c.seq JOIN change_owners AS o ON o.change_id = c.change_id "
+         "WHERE c.change_id > ?1 AND " + event_filter(rule, "d.event_type") +
+         " ORDER BY c.change_id";
+}
+
+// A delivery's user is the envelope's user_id, else its data's (as events/delivery_user
+// reads it); its resource the event type without the last part ("daily.data.sleep" of
+// "daily.data.sleep.created"), so a created and an updated event of one summary share a
+// key.
+std::string delivery_insert(const ForwardRule& rule) {
+  const std::string user =
+      "coalesce(json_extract(CAST(d.body AS TEXT), '$.user_id'), json_extract(CAST(d.body AS TEXT), '$.data.user_id'))";
+  const std::string resource =
+      "CASE WHEN instr(ifnull(d.event_type, ''), '.') = 0 THEN ifnull(d.event_type, '') "
+      "ELSE rtrim(rtrim(d.event_type, 'abcdefghijklmnopqrstuvwxyz_0123456789'), '.') END";
+  return "INSERT INTO outbox (destination, kind, seq, event_type, table_name, row_key, op, user_id, order_key, "
+         "created_at, next_attempt_at) "
+         "SELECT " + quoted(rule.destination) + ", 'delivery', seq, event_type, 'deliveries', message_id, 'insert', "
+         "user, ifnull(user, '') || '/' || resource, " + std::string(kNowMs) + ", " + std::string(kNowMs) +
+         " FROM (SELECT d.seq, d.event_type, d.message_id, " + user + " AS user, " + resource + " AS resource " +
+         "FROM inbox AS d WHERE d.seq > ?1 AND d.seq <= ?2 AND d.origin = 'webhook' AND json_valid(CAST(d.body AS TEXT)) "
+         "AND " + event_filter(rule, "d.event_type") + " ORDER BY d.seq)";
+}
+
+}  // namespace
+
+Result<OutboxWriter> OutboxWriter::create(sqlite::Connection& db, std::span<const ForwardRule> rules,
+                                          ForwardMode mode) {
+  std::vector<sqlite::Statement> inserts;
+  for (const ForwardRule& rule : rules) {
+    if (rule.mode != mode) continue;
+    auto insert = db.prepare(mode == ForwardMode::changes ? change_insert(rule) : delivery_insert(rule));
+    if (!insert) return fail("outbox of " + rule.destination + ": " + insert.error());
+    inserts.push_back(std::move(*insert));
+  }
+  return OutboxWriter(db, std::move(inserts));
+}
+
+Result<int64_t> OutboxWriter::last_change_id() {
+  auto last = db_->query_int("SELECT max(change_id) FROM changes");
+  if (!last) return fail(last.error());
+  return last->value_or(0);
+}
+
+Result<void> OutboxWriter::changes(int64_t after_change_id) {
+  for (sqlite::Statement& insert : inserts_) {
+    insert.bind(1, after_change_id);
+    if (auto done = insert.run(); !done) return fail("outbox: " + done.error());
+  }
+  return {};
+}
+
+Result<void> OutboxWriter::deliveries(int64_t after_seq, int64_t last_seq) {
+  for (sqlite::Statement& insert : inserts_) {
+    insert.bind(1, after_seq).bind(2, last_seq);
+    if (auto done = insert.run(); !done) return fail("outbox: " + done.error());
+  }
+  return {};
+}
+
+}  // namespace hh::store

@@ -1,0 +1,14 @@
+#pragma once
+// The Outbox (store/outbox.h) of an existing SQLite database, on an admin connection of
+// its own (store/sqlite/jobs/job_admin.h: short transactions that wait for the writer).
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+#include "store/outbox.h"
+
+namespace hh::store {
+
+Result<std::unique_ptr<Outbox>> open_sqlite_outbox(const std::string& path);
+
+}  // namespace hh::store

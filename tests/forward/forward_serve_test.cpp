@@ -1,0 +1,420 @@
+// `serve` pushing to a backend (spec §10, issue 36) as a user runs it: the real binary with
+// [[forward]] blocks, and a fake backend on 127.0.0.1 (fake_backend.h) that checks every
+// signature, deduplicates by webhook-id and answers with the faults a real one has. Each
+// documented outcome of an answer; order per key while another key flows; a restart in the
+// middle of a retry; kill -9 while forwarding; a backend down for the whole ingest.
+#include <boost/test/unit_test.hpp>
+#include <csignal>
+#include <mutex>
+
+#include "tests/forward/fake_backend.h"
+#include "tests/support/database_probe.h"
+#include "tests/support/examples.h"
+#include "tests/support/http_client.h"
+#include "tests/support/server_process.h"
+#include "tests/support/temp_dir.h"
+
+BOOST_AUTO_TEST_SUITE(forward_serve_test)
+
+using namespace hh;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* kSleepUser = "4a29dbc7-6db3-4c83-bfac-70a20a4be1b2";
+constexpr const char* kSleepId = "5b1c8d0a-6f1e-4a43-9d3c-2f6c2b9e7a11";
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+// The sleep example for another user and summary: deliveries of different keys.
+std::string sleep_of(const std::string& user, const std::string& summary_id) {
+  return replaced(replaced(test::example_file("summary-sleep.json"), kSleepUser, user), kSleepId, summary_id);
+}
+
+test::FakeBackend::Options backend_options(const std::string& secret, bool tls = false, uint16_t port = 0) {
+  test::FakeBackend::Options options;
+  options.secret = secret;
+  options.tls = tls;
+  options.port = port;
+  return options;
+}
+
+// One [[forward]] block to `url`, its secret written to a file; `extra` adds keys.
+std::string forward_toml(const test::TempDir& dir, const std::string& name, const std::string& url,
+                         const std::string& secret, const std::string& extra = "") {
+  dir.write(name + ".secret", secret + "\n");
+  return "[[forward]]\nname = \"" + name + "\"\nurl = \"" + url + "\"\nsecret_file = \"" + name + ".secret\"\n" +
+         "backoff_initial_ms = 50\nbackoff_max_s = 1\n" + extra;
+}
+
+int64_t changes_count(const test::ServerProcess& server) {
+  return test::query_int(server.database(), "SELECT count(*) FROM changes");
+}
+
+bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout = 30s) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return done();
+}
+
+// Every request the plan saw, in order (the backend's own log holds only the accepted).
+struct SeenRequests {
+  std::mutex mutex;
+  std::vector<std::pair<std::string, size_t>> seen;  // id, attempt
+  void add(const test::BackendRequest& r) {
+    std::lock_guard lock(mutex);
+    seen.emplace_back(r.id, r.attempt);
+  }
+  std::vector<std::pair<std::string, size_t>> all() {
+    std::lock_guard lock(mutex);
+    return seen;
+  }
+};
+
+std::string metric_line(test::HttpClient& client, const std::string& prefix) {
+  const std::string body = client.get("/metrics").body;
+  const size_t at = body.find("\n" + prefix);
+  if (at == std::string::npos) return "";
+  return body.substr(at + 1, body.find('\n', at + 1) - at - 1);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(changes_are_pushed_signed_with_the_rows_that_changed) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "backend", backend.url(), secret));
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_sleep", test::example_file("summary-sleep.json")).status, 200);
+  BOOST_REQUIRE_EQUAL(
+      client.post_webhook(server.secret(), "msg_hr", test::example_file("timeseries-heartrate.json")).status, 200);
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM deliveries WHERE status = 'processed'", 2));
+  const int64_t changes = changes_count(server);
+  BOOST_REQUIRE_GE(changes, 4);
+  BOOST_REQUIRE(backend.wait_for_unique(static_cast<size_t>(changes), 30s));
+  BOOST_TEST(backend.bad_signatures() == 0u);
+
+  bool saw_summary = false, saw_samples = false;
+  for (const auto& r : backend.accepted()) {
+    BOOST_TEST(r.headers.at("content-type") == "application/json");
+    BOOST_TEST(r.body.starts_with("{\"type\":\"healthhook.changes\",\"destination\":\"backend\",\"changes\":[{\"id\":\"" +
+                                  r.id + "\""),
+               r.body);
+    if (r.body.find("\"table\":\"summaries\"") != std::string::npos) {
+      saw_summary = true;
+      // The row as `query summaries` prints it, with the summary as received.
+      BOOST_TEST(r.body.find("\"row\":{\"resource\":\"sleep\",\"id\":\"" + std::string(kSleepId) + "\"") !=
+                 std::string::npos, r.body);
+      BOOST_TEST(r.body.find("\"client_user_id\":\"01HW3FSNVCHC3B2QB5N0ZAAAVG\"") != std::string::npos, r.body);
+      BOOST_TEST(r.body.find("\"event_type\":\"daily.data.sleep.created\"") != std::string::npos);
+    }
+    if (r.body.find("\"table\":\"samples\"") != std::string::npos) {
+      saw_samples = true;
+      // The three samples the change wrote, and its time range.
+      BOOST_TEST(r.body.find("\"row_count\":3") != std::string::npos, r.body);
+      BOOST_TEST(r.body.find("\"from\":\"2024-06-02T05:15:00.000Z\"") != std::string::npos, r.body);
+      size_t samples = 0;
+      for (size_t at = r.body.find("\"resource\":\"heartrate\""); at != std::string::npos;
+           at = r.body.find("\"resource\":\"heartrate\"", at + 1)) {
+        ++samples;
+      }
+      BOOST_TEST(samples == 3u, r.body);
+    }
+  }
+  BOOST_TEST(saw_summary);
+  BOOST_TEST(saw_samples);
+  // Delivered entries leave the outbox.
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
+  BOOST_TEST(metric_line(client, "healthhook_forward_messages_sent_total{destination=\"backend\"}") ==
+             "healthhook_forward_messages_sent_total{destination=\"backend\"} " + std::to_string(changes));
+}
+
+BOOST_AUTO_TEST_CASE(deliveries_mode_forwards_matching_bodies_byte_exact_under_their_message_id) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  test::TempDir dir;
+  test::ServerProcess server(
+      dir, forward_toml(dir, "raw", backend.url(), secret, "mode = \"deliveries\"\nevents = [\"daily.data.sleep.*\"]\n"));
+  test::HttpClient client(server.port());
+  const std::string sleep = test::example_file("summary-sleep.json");  // pretty-printed, as the service sends it
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_sleep", sleep).status, 200);
+  BOOST_REQUIRE_EQUAL(
+      client.post_webhook(server.secret(), "msg_hr", test::example_file("timeseries-heartrate.json")).status, 200);
+  // A redelivery of the same message is a duplicate: not forwarded twice.
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_sleep", sleep).status, 200);
+  BOOST_REQUIRE(backend.wait_for_unique(1, 30s));
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
+  const auto accepted = backend.accepted();
+  BOOST_REQUIRE_EQUAL(accepted.size(), 1u);
+  BOOST_TEST(accepted[0].id == "msg_sleep");
+  BOOST_TEST(accepted[0].body == sleep);
+}
+
+BOOST_AUTO_TEST_CASE(each_answer_has_its_documented_outcome) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  SeenRequests seen;
+  backend.set_plan([&seen](const test::BackendRequest& r) {
+    seen.add(r);
+    test::BackendFault fault;
+    if (r.attempt == 0 && r.id == "m-500") fault.status = 500;
+    if (r.attempt == 0 && r.id == "m-408") fault.status = 408;
+    if (r.attempt == 0 && r.id == "m-429") {
+      fault.status = 429;
+      fault.retry_after = "1";
+    }
+    if (r.attempt == 0 && r.id == "m-drop") fault.drop = true;
+    if (r.attempt == 0 && r.id == "m-slow") fault.delay = 1500ms;  // beyond timeout_ms
+    if (r.id == "m-410") fault.status = 410;
+    if (r.id == "m-400") fault.status = 400;
+    if (r.id == "m-503-always") fault.status = 503;
+    return fault;
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "raw", backend.url(), secret,
+                                               "mode = \"deliveries\"\ntimeout_ms = 500\nmax_attempts = 3\n"));
+  test::HttpClient client(server.port());
+  const std::vector<std::string> ids = {"m-500", "m-408", "m-429", "m-drop", "m-slow", "m-410", "m-400", "m-503-always"};
+  for (size_t i = 0; i < ids.size(); ++i) {
+    // A user each: their keys do not wait for each other.
+    const std::string user = "00000000-0000-4000-8000-00000000000" + std::to_string(i);
+    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), ids[i], sleep_of(user, "s" + std::to_string(i))).status, 200);
+  }
+  // Retried until a 2xx: 5xx, 408, 429 (after its Retry-After), a dropped connection, a
+  // backend slower than timeout_ms.
+  BOOST_REQUIRE(backend.wait_for_unique(5, 30s));
+  BOOST_TEST((backend.accepted_ids() == std::set<std::string>{"m-500", "m-408", "m-429", "m-drop", "m-slow"}));
+  // Final: 410 and other 4xx at once (one attempt); 503 until max_attempts.
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'", 3));
+  const auto requests = seen.all();
+  auto attempts_of = [&](const std::string& id) {
+    return std::count_if(requests.begin(), requests.end(), [&](const auto& r) { return r.first == id; });
+  };
+  BOOST_TEST(attempts_of("m-410") == 1);
+  BOOST_TEST(attempts_of("m-400") == 1);
+  BOOST_TEST(attempts_of("m-503-always") == 3);
+  BOOST_TEST(attempts_of("m-429") == 2);
+  BOOST_TEST(backend.duplicates() == 0u);
+
+  // The 429's Retry-After was honoured: its retry was due a second after the answer. (The
+  // retry's signed timestamp is whole seconds, so it is at least the first's + 1.)
+  const auto accepted = backend.accepted();
+  const auto retried = std::find_if(accepted.begin(), accepted.end(), [](const auto& r) { return r.id == "m-429"; });
+  BOOST_REQUIRE((retried != accepted.end()));
+  BOOST_TEST(retried->attempt == 1u);
+
+  // forward list --dead names them with their last answer; requeue sends them again.
+  auto listed = test::run_healthhook({"forward", "list", "--dead", "--format", "jsonl", "--config", server.config_file()});
+  BOOST_REQUIRE_EQUAL(listed.exit_code, 0);
+  BOOST_TEST(listed.stdout_text.find("\"key\":\"m-410\"") != std::string::npos, listed.stdout_text);
+  BOOST_TEST(listed.stdout_text.find("\"last_status\":410") != std::string::npos, listed.stdout_text);
+  BOOST_TEST(listed.stdout_text.find("gave up after 3 attempts") != std::string::npos, listed.stdout_text);
+  backend.set_plan({});  // all fine now
+  auto requeued = test::run_healthhook({"forward", "requeue", "--dead", "--config", server.config_file()});
+  BOOST_TEST(requeued.exit_code == 0, requeued.stderr_text);
+  BOOST_TEST(requeued.stdout_text == "requeued 3 outbox entries\n");
+  BOOST_REQUIRE(backend.wait_for_unique(8, 30s));
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
+
+  // /metrics counts the answers by outcome.
+  BOOST_TEST(metric_line(client, "healthhook_forward_requests_total{destination=\"raw\",outcome=\"http_429\"}")
+                 .ends_with(" 1"));
+  BOOST_TEST(metric_line(client, "healthhook_forward_messages_dead_total{destination=\"raw\"}").ends_with(" 3"));
+  BOOST_TEST(client.get("/readyz").status == 200);
+}
+
+BOOST_AUTO_TEST_CASE(order_is_kept_per_user_and_resource_while_other_keys_flow) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  SeenRequests seen;
+  backend.set_plan([&seen](const test::BackendRequest& r) {
+    seen.add(r);
+    test::BackendFault fault;
+    if (r.id == "a-1" && r.attempt < 3) fault.status = 500;  // the first of user a fails three times
+    return fault;
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "raw", backend.url(), secret, "mode = \"deliveries\"\n"));
+  test::HttpClient client(server.port());
+  const std::string a = "aaaaaaaa-0000-4000-8000-000000000001", b = "bbbbbbbb-0000-4000-8000-000000000002";
+  for (const auto& [id, user, summary] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"a-1", a, "s1"}, {"b-1", b, "s1"}, {"a-2", a, "s2"}, {"b-2", b, "s2"}, {"a-3", a, "s3"}}) {
+    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), id, sleep_of(user, summary)).status, 200);
+  }
+  BOOST_REQUIRE(backend.wait_for_unique(5, 30s));
+  std::vector<std::string> order;
+  for (const auto& r : backend.accepted()) order.push_back(r.id);
+  // a's deliveries in the order they were received.
+  std::vector<std::string> a_order;
+  std::copy_if(order.begin(), order.end(), std::back_inserter(a_order), [](const auto& id) { return id[0] == 'a'; });
+  BOOST_TEST((a_order == std::vector<std::string>{"a-1", "a-2", "a-3"}));
+  // b was not held back by a's failures: both of b's went through before a's first did.
+  const auto position = [&](const std::string& id) { return std::find(order.begin(), order.end(), id) - order.begin(); };
+  BOOST_TEST(position("b-2") < position("a-1"));
+  // a-2 was never sent before a-1 succeeded (never two of a key in flight).
+  const auto requests = seen.all();
+  const auto first_a2 = std::find_if(requests.begin(), requests.end(), [](const auto& r) { return r.first == "a-2"; });
+  const auto last_a1 = std::find_if(requests.rbegin(), requests.rend(), [](const auto& r) { return r.first == "a-1"; });
+  BOOST_REQUIRE((first_a2 != requests.end()));
+  BOOST_TEST((first_a2 - requests.begin() > requests.rend() - last_a1 - 1));
+  BOOST_TEST(last_a1->second == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(a_restart_in_the_middle_of_a_retry_loses_nothing_and_sends_nothing_twice) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  std::atomic<bool> healthy{false};
+  backend.set_plan([&healthy](const test::BackendRequest& r) {
+    test::BackendFault fault;
+    if (r.id == "m-retry" && !healthy) fault.status = 503;
+    return fault;
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "raw", backend.url(), secret, "mode = \"deliveries\"\n"));
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "m-ok", sleep_of("u-ok", "s1")).status, 200);
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "m-retry", sleep_of("u-retry", "s2")).status, 200);
+  BOOST_REQUIRE(backend.wait_for_unique(1, 30s));
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox WHERE attempts >= 2", 1));
+  client.close();
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  healthy = true;
+  server.restart();
+  BOOST_REQUIRE(backend.wait_for_unique(2, 30s));
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
+  BOOST_TEST(backend.duplicates() == 0u);  // m-ok was not sent again after the restart
+  BOOST_TEST(backend.accepted().size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(kill_9_while_forwarding_forwards_every_change_at_least_once) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  backend.set_plan([](const test::BackendRequest&) {
+    test::BackendFault fault;
+    fault.delay = 2ms;  // slow enough that the kill lands while the outbox is draining
+    return fault;
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "backend", backend.url(), secret, "concurrency = 2\n"));
+  constexpr int kDeliveries = 120;
+  {
+    test::HttpClient client(server.port());
+    for (int i = 0; i < kDeliveries; ++i) {
+      const std::string user = "cccccccc-0000-4000-8000-0000000000" + std::to_string(10 + i % 7);
+      BOOST_REQUIRE_EQUAL(
+          client.post_webhook(server.secret(), "k-" + std::to_string(i), sleep_of(user, "s-" + std::to_string(i))).status,
+          200);
+    }
+  }
+  BOOST_REQUIRE(backend.wait_for_unique(20, 30s));
+  server.kill_hard();
+  const size_t before_restart = backend.unique_accepted();
+  server.restart();
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM deliveries WHERE status = 'processed'",
+                                     kDeliveries));
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0, 60s));
+  // Every change went out, each under one id (hhf_<outbox id>) that the backend counted once.
+  const int64_t changes = changes_count(server);
+  BOOST_TEST(before_restart < static_cast<size_t>(changes));
+  BOOST_TEST(backend.unique_accepted() == static_cast<size_t>(changes));
+  BOOST_TEST(backend.bad_signatures() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_backend_down_for_the_whole_ingest_neither_slows_nor_blocks_it) {
+  const std::string secret = test::random_secret();
+  uint16_t port = 0;
+  std::string url;
+  {
+    test::FakeBackend probe(backend_options(secret));  // a free port that then refuses connections
+    port = probe.port();
+    url = probe.url();
+  }
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "backend", url, secret));
+  test::HttpClient client(server.port());
+  constexpr int kDeliveries = 200;
+  for (int i = 0; i < kDeliveries; ++i) {
+    const auto answer = client.post_webhook(server.secret(), "d-" + std::to_string(i),
+                                            sleep_of("dddddddd-0000-4000-8000-000000000001", "s-" + std::to_string(i)));
+    BOOST_REQUIRE_EQUAL(answer.status, 200);
+  }
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM deliveries WHERE status = 'processed'",
+                                     kDeliveries));
+  BOOST_TEST(client.get("/readyz").status == 200);
+  const int64_t changes = changes_count(server);
+  BOOST_TEST(test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'pending'") == changes);
+  BOOST_TEST(wait_until([&] {
+    return metric_line(client, "healthhook_forward_outbox_pending{destination=\"backend\"}") ==
+           "healthhook_forward_outbox_pending{destination=\"backend\"} " + std::to_string(changes);
+  }));
+  BOOST_TEST(!metric_line(client, "healthhook_forward_requests_total{destination=\"backend\",outcome=\"connect\"}")
+                  .ends_with(" 0"));
+
+  // The backend comes back on its address: the outbox drains, in order for the one user.
+  test::FakeBackend backend(backend_options(secret, false, port));
+  BOOST_REQUIRE(backend.wait_for_unique(static_cast<size_t>(changes), 60s));
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
+}
+
+BOOST_AUTO_TEST_CASE(https_with_a_test_ca_and_a_refused_certificate) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret, true));
+  test::FakeBackend other(backend_options(secret, true));  // signed by another CA
+  test::TempDir dir;
+  dir.write("backend-ca.pem", backend.ca_pem());
+  dir.write("other-ca.pem", other.ca_pem());
+  test::ServerProcess server(
+      dir, forward_toml(dir, "good", backend.url(), secret, "ca_file = \"backend-ca.pem\"\nmode = \"deliveries\"\n") +
+               forward_toml(dir, "bad", backend.url(), secret, "ca_file = \"other-ca.pem\"\nmode = \"deliveries\"\n"));
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "m-tls", sleep_of("u-tls", "s1")).status, 200);
+  BOOST_REQUIRE(backend.wait_for_unique(1, 30s));
+  BOOST_TEST(wait_until([&] {
+    return !metric_line(client, "healthhook_forward_requests_total{destination=\"bad\",outcome=\"certificate\"}")
+                .ends_with(" 0");
+  }));
+  BOOST_TEST(backend.accepted().size() == 1u);  // nothing was sent to an unverified peer
+  BOOST_TEST(test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE destination = 'bad'") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(bad_forward_settings_are_refused_with_the_key_named) {
+  test::TempDir dir;
+  dir.write("secret", test::random_secret() + "\n");
+  dir.write("fsecret", test::random_secret() + "\n");
+  const std::string base = "listen = \"127.0.0.1:0\"\ndatabase = \"healthhook.db\"\nsigning_secret_files = [\"secret\"]\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[[forward]]\nurl = \"http://backend.example/hooks\"\nsecret_file = \"fsecret\"\n", "forward[0].url"},
+      {"[[forward]]\nurl = \"https://backend.example/hooks\"\n", "forward[0].secret_file"},
+      {"[[forward]]\nurl = \"https://b.example/\"\nsecret_file = \"fsecret\"\nmode = \"rows\"\n", "forward[0].mode"},
+      {"[[forward]]\nurl = \"https://b.example/\"\nsecret_file = \"fsecret\"\nbatch = 0\n", "forward[0].batch"},
+      {"[[forward]]\nurl = \"https://b.example/\"\nsecret_file = \"fsecret\"\nmax_age = \"3 weeks\"\n",
+       "forward[0].max_age"},
+      {"[[forward]]\nurl = \"https://b.example/\"\nsecret_file = \"fsecret\"\nretries = 3\n", "forward[0].retries"},
+      {"[[forward]]\nurl = \"https://b.example/\"\nsecret_file = \"missing\"\n", "forward[0].secret_file"},
+      {"[[forward]]\nurl = \"https://b.example/\"\nsecret_file = \"fsecret\"\n"
+       "[[forward]]\nurl = \"https://b.example/\"\nsecret_file = \"fsecret\"\n",
+       "forward[1].name"},
+  };
+  for (const auto& [toml, key] : cases) {
+    dir.write("healthhook.toml", base + toml);
+    auto checked = test::run_healthhook({"check-config", "--config", dir.file("healthhook.toml")});
+    BOOST_TEST(checked.exit_code == 2, toml);
+    BOOST_TEST(checked.stderr_text.find(key) != std::string::npos, checked.stderr_text);
+  }
+  // A private network needs saying so.
+  dir.write("healthhook.toml", base + "[[forward]]\nurl = \"http://10.0.0.5/hooks\"\nsecret_file = \"fsecret\"\n"
+                                      "allow_plain_http = true\nmax_age = \"12h\"\n");
+  auto checked = test::run_healthhook({"check-config", "--config", dir.file("healthhook.toml")});
+  BOOST_TEST(checked.exit_code == 0, checked.stderr_text);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,222 @@
+// The outbox as the store writes it (store/outbox.h, spec §10): entries in the same
+// transaction as what they describe, one per change-feed row for `changes` destinations
+// and one per stored webhook delivery for `deliveries` destinations, filtered by the
+// destination's event globs, with the order key of the user and resource; and what the
+// sender and `healthhook forward` do to them.
+#include <boost/test/unit_test.hpp>
+#include <regex>
+
+#include "processor/processor.h"
+#include "store/open_store.h"
+#include "tests/support/database_probe.h"
+#include "tests/support/examples.h"
+#include "tests/support/temp_dir.h"
+
+BOOST_AUTO_TEST_SUITE(outbox_test)
+
+using namespace hh;
+
+namespace {
+
+constexpr const char* kSleepUser = "4a29dbc7-6db3-4c83-bfac-70a20a4be1b2";
+constexpr const char* kHeartrateUser = "e9e072e8-0b39-4e5a-a3b2-9a1c0f6b2d44";
+
+store::NewDelivery example_delivery(const std::string& message_id, const std::string& file) {
+  store::NewDelivery d;
+  d.message_id = message_id;
+  d.received_at_ms = 1'700'000'000'000;
+  d.headers_json = "{}";
+  d.body = test::example_file(file);
+  std::smatch m;
+  static const std::regex event_type(R"re("event_type"\s*:\s*"([^"]+)")re");
+  if (std::regex_search(d.body, m, event_type)) d.event_type = m[1].str();
+  return d;
+}
+
+std::vector<store::ForwardRule> both_modes() {
+  return {store::ForwardRule{.destination = "backend", .mode = store::ForwardMode::changes, .events = {}},
+          store::ForwardRule{.destination = "raw-sleep",
+                             .mode = store::ForwardMode::deliveries,
+                             .events = {"daily.data.sleep.*", "labtest.*"}}};
+}
+
+struct OpenedStore {
+  std::unique_ptr<store::Store> store;
+  std::unique_ptr<store::Inbox> inbox;
+};
+
+OpenedStore open_with(const std::string& path, std::vector<store::ForwardRule> rules) {
+  store::StoreOptions options;
+  options.forward_rules = std::move(rules);
+  auto store = store::open_store(path, options);
+  BOOST_REQUIRE_MESSAGE(store, store.error());
+  auto inbox = (*store)->open_inbox();
+  BOOST_REQUIRE_MESSAGE(inbox, inbox.error());
+  return {std::move(*store), std::move(*inbox)};
+}
+
+std::vector<store::Appended> append(store::Inbox& inbox, const std::vector<store::NewDelivery>& deliveries) {
+  std::vector<const store::NewDelivery*> batch;
+  for (const auto& d : deliveries) batch.push_back(&d);
+  auto appended = inbox.append(batch);
+  BOOST_REQUIRE_MESSAGE(appended, appended.error());
+  return *appended;
+}
+
+void process(store::Store& store) {
+  auto processing = store.open_processing();
+  BOOST_REQUIRE_MESSAGE(processing, processing.error());
+  auto processor = processor::Processor::create(std::move(*processing));
+  BOOST_REQUIRE_MESSAGE(processor, processor.error());
+  auto done = (*processor)->run_until_caught_up(nullptr);
+  BOOST_REQUIRE_MESSAGE(done, done.error());
+}
+
+std::vector<store::OutboxEntry> entries_of(store::Outbox& outbox, const std::string& destination) {
+  store::OutboxSelection selection;
+  selection.destination = destination;
+  auto listed = outbox.list(selection);
+  BOOST_REQUIRE_MESSAGE(listed, listed.error());
+  return *listed;
+}
+
+std::unique_ptr<store::Outbox> open_outbox(const std::string& path) {
+  auto outbox = store::open_outbox(path);
+  BOOST_REQUIRE_MESSAGE(outbox, outbox.error());
+  return std::move(*outbox);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(changes_become_entries_with_their_user_and_resource) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  auto opened = open_with(path, both_modes());
+  append(*opened.inbox, {example_delivery("m1", "summary-sleep.json"), example_delivery("m2", "timeseries-heartrate.json"),
+                         example_delivery("m3", "connection-created.json")});
+  // Nothing for `changes` before the processor applied them.
+  auto outbox = open_outbox(path);
+  BOOST_TEST(entries_of(*outbox, "backend").empty());
+  process(*opened.store);
+
+  // One entry per change-feed row, in the feed's order, copying it.
+  const auto entries = entries_of(*outbox, "backend");
+  BOOST_REQUIRE_EQUAL(static_cast<int64_t>(entries.size()), test::query_int(path, "SELECT count(*) FROM changes"));
+  std::map<std::string, const store::OutboxEntry*> by_table;
+  for (const auto& e : entries) {
+    BOOST_TEST(e.kind == "change");
+    BOOST_TEST(e.state == "pending");
+    BOOST_TEST(e.attempts == 0);
+    by_table[e.table_name + " " + std::to_string(e.seq)] = &e;
+  }
+  const store::OutboxEntry* sleep = by_table.at("summaries 1");
+  BOOST_TEST(sleep->row_key.starts_with("sleep/"));
+  BOOST_TEST((sleep->event_type == std::optional<std::string>("daily.data.sleep.created")));
+  BOOST_TEST((sleep->user_id == std::optional<std::string>(kSleepUser)));
+  BOOST_TEST((sleep->order_key == std::optional<std::string>(std::string(kSleepUser) + "/sleep")));
+  const store::OutboxEntry* samples = by_table.at("samples 2");
+  BOOST_TEST((samples->order_key == std::optional<std::string>(std::string(kHeartrateUser) + "/heartrate")));
+  BOOST_TEST(samples->row_count == 3);
+  BOOST_TEST(samples->from_ms.has_value());
+  BOOST_TEST(samples->to_ms.has_value());
+  const store::OutboxEntry* connection = by_table.at("connections 3");
+  BOOST_TEST(connection->order_key.value_or("").ends_with("/connections"));
+  BOOST_TEST((by_table.at("users 1")->order_key == std::optional<std::string>(std::string(kSleepUser) + "/users")));
+
+  // Applying again (a rebuild's reset) is not this store's forwarding: nothing is added
+  // twice by the same step, and ids grow.
+  for (size_t i = 1; i < entries.size(); ++i) BOOST_TEST(entries[i].outbox_id > entries[i - 1].outbox_id);
+}
+
+BOOST_AUTO_TEST_CASE(deliveries_become_entries_at_ingest_filtered_by_event_globs) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  auto opened = open_with(path, both_modes());
+  append(*opened.inbox, {example_delivery("m1", "summary-sleep.json"), example_delivery("m2", "timeseries-heartrate.json"),
+                         example_delivery("m3", "lab-order.json")});
+  // A redelivery is a duplicate: not stored again, not forwarded again.
+  const auto again = append(*opened.inbox, {example_delivery("m1", "summary-sleep.json")});
+  BOOST_TEST((again[0].status == store::AppendStatus::duplicate));
+
+  auto outbox = open_outbox(path);
+  const auto entries = entries_of(*outbox, "raw-sleep");
+  BOOST_REQUIRE_EQUAL(entries.size(), 2u);  // the heartrate delivery matches no glob
+  BOOST_TEST(entries[0].kind == "delivery");
+  BOOST_TEST(entries[0].row_key == "m1");  // the message id: the forwarded webhook-id
+  BOOST_TEST(entries[0].seq == 1);
+  BOOST_TEST((entries[0].order_key == std::optional<std::string>(std::string(kSleepUser) + "/daily.data.sleep")));
+  BOOST_TEST(entries[1].row_key == "m3");
+  BOOST_TEST(entries[1].order_key.value_or("").ends_with("/labtest.order"));
+  // Without rules the store writes no entries (rebuild, offline replay).
+  auto plain = open_with(dir.file("plain.db"), {});
+  append(*plain.inbox, {example_delivery("m1", "summary-sleep.json")});
+  process(*plain.store);
+  BOOST_TEST(test::query_int(dir.file("plain.db"), "SELECT count(*) FROM outbox") == 0);
+}
+
+BOOST_AUTO_TEST_CASE(sender_outcomes_requeue_and_the_disk_budget) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  auto opened = open_with(path, both_modes());
+  append(*opened.inbox, {example_delivery("m1", "summary-sleep.json"), example_delivery("m2", "timeseries-heartrate.json"),
+                         example_delivery("m3", "connection-created.json")});
+  process(*opened.store);
+  auto outbox = open_outbox(path);
+  auto entries = entries_of(*outbox, "backend");
+  BOOST_REQUIRE_GE(entries.size(), 5u);
+  const int64_t a = entries[0].outbox_id, b = entries[1].outbox_id, c = entries[2].outbox_id;
+
+  BOOST_REQUIRE(outbox->pin_batch(std::vector<int64_t>{a, b}, a));
+  BOOST_REQUIRE(outbox->retry_later(std::vector<int64_t>{a, b}, 12345, 503, "HTTP 503: busy"));
+  BOOST_REQUIRE(outbox->dead(std::vector<int64_t>{c}, 410, "HTTP 410: gone"));
+  auto first = outbox->find(a);
+  BOOST_REQUIRE(first && *first);
+  BOOST_TEST((*first)->attempts == 1);
+  BOOST_TEST((*first)->next_attempt_at_ms == 12345);
+  BOOST_TEST(((*first)->batch_id == std::optional<int64_t>(a)));
+  BOOST_TEST(((*first)->last_status == std::optional<int64_t>(503)));
+  BOOST_TEST(((*first)->last_error == std::optional<std::string>("HTTP 503: busy")));
+
+  // Sent entries are gone; ids are never handed out again (AUTOINCREMENT).
+  const int64_t newest = entries.back().outbox_id;
+  std::vector<int64_t> rest;
+  for (size_t i = 3; i < entries.size(); ++i) rest.push_back(entries[i].outbox_id);
+  BOOST_REQUIRE(outbox->sent(rest));
+  append(*opened.inbox, {example_delivery("m4", "summary-workouts.json")});
+  process(*opened.store);
+  entries = entries_of(*outbox, "backend");
+  BOOST_TEST(entries.back().outbox_id > newest);
+
+  auto figures = outbox->figures();
+  BOOST_REQUIRE(figures);
+  const auto backend = std::find_if(figures->begin(), figures->end(), [](const auto& f) { return f.destination == "backend"; });
+  BOOST_REQUIRE(backend != figures->end());
+  BOOST_TEST(backend->dead == 1);
+  BOOST_TEST(backend->pending == static_cast<int64_t>(entries.size()) - 1);
+
+  // requeue --dead: pending, due now, attempts 0.
+  store::OutboxSelection dead;
+  dead.state = "dead";
+  auto requeued = outbox->requeue(dead, 777);
+  BOOST_REQUIRE(requeued);
+  BOOST_TEST(*requeued == 1);
+  auto back = outbox->find(c);
+  BOOST_TEST((*back)->state == "pending");
+  BOOST_TEST((*back)->attempts == 0);
+  BOOST_TEST((*back)->next_attempt_at_ms == 777);
+
+  // The budget: all but the newest 2 pending entries dropped, kept as a record.
+  const auto before = entries_of(*outbox, "backend");
+  auto dropped = outbox->drop_oldest("backend", 2, "over budget");
+  BOOST_REQUIRE(dropped);
+  BOOST_TEST(*dropped == static_cast<int64_t>(before.size()) - 2);
+  store::OutboxSelection pending;
+  pending.destination = "backend";
+  pending.state = "pending";
+  const auto left = outbox->list(pending);
+  BOOST_REQUIRE(left);
+  BOOST_REQUIRE_EQUAL(left->size(), 2u);
+  BOOST_TEST(left->back().outbox_id == before.back().outbox_id);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
