@@ -18,8 +18,8 @@ Result<std::unique_ptr<JobAdmin>> open_job_admin(const std::string& database) {
   return open_backend<JobAdmin>(database, open_sqlite_job_admin);
 }
 
-Result<std::unique_ptr<Outbox>> open_outbox(const std::string& database) {
-  return open_backend<Outbox>(database, open_sqlite_outbox);
+Result<std::unique_ptr<Outbox>> open_outbox(const std::string& database, OutboxUse use) {
+  return open_backend<Outbox>(database, [use](const std::string& path) { return open_sqlite_outbox(path, use); });
 }
 
 Result<std::unique_ptr<Erasure>> open_erasure(const std::string& database, int64_t busy_timeout_ms) {

@@ -26,8 +26,8 @@ Result<std::unique_ptr<Store>> open_store(const std::string& database, const Sto
 Result<std::unique_ptr<JobAdmin>> open_job_admin(const std::string& database);
 
 // The forwarding outbox of an existing store (the sender of `serve`, `healthhook forward`),
-// on a connection of its own beside the writer.
-Result<std::unique_ptr<Outbox>> open_outbox(const std::string& database);
+// on a connection of its own beside the writer. OutboxUse says how durable its writes are.
+Result<std::unique_ptr<Outbox>> open_outbox(const std::string& database, OutboxUse use = OutboxUse::admin);
 
 // Erasing one user (`healthhook purge-user`, store/erasure.h) of an existing store, beside
 // a running server's receiver; each write waits up to `busy_timeout_ms` for another

@@ -72,6 +72,12 @@ struct OutboxSelection {
   int64_t limit = 1000;
 };
 
+// admin (`healthhook forward`): each write is durable when it returns. sender: the
+// sender's outcomes (thousands a second) need not be: an outcome lost to a power cut only
+// sends its message once more, under the same id, which is what at-least-once promises
+// anyway; the writer's next synced commit makes them durable meanwhile.
+enum class OutboxUse { admin, sender };
+
 class Outbox {
  public:
   virtual ~Outbox() = default;

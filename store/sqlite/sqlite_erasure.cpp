@@ -47,6 +47,7 @@ constexpr ErasedTable kErasedTables[] = {
     {"backfills", kUserOrTheirDelivery, 3},
     {"jobs", "job_id IN (SELECT job_id FROM temp.erase_jobs)", 4},
     {"changes", "change_id IN (SELECT change_id FROM temp.erase_changes)", 5},
+    {"outbox", kUserOrTheirDelivery, 5},  // forwards not sent yet (dead and dropped ones too)
     {"users", "user_id = ?1", 6},
     {"delivery_outcomes", kTheirDelivery, 7},
     {"inbox", kTheirDelivery, 7},

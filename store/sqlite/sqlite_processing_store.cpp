@@ -76,12 +76,10 @@ SqliteProcessingStore::SqliteProcessingStore(sqlite::Connection& db, std::string
       advance_(std::move(advance)) {}
 
 Result<void> SqliteProcessingStore::write_changes() {
-  if (!outbox_.active()) return writer_->flush_changes();
-  // The step's changes are the ones after the feed's newest row before they are written.
-  auto before = outbox_.last_change_id();
-  if (!before) return fail(before.error());
   if (auto flushed = writer_->flush_changes(); !flushed) return flushed;
-  return outbox_.changes(*before);
+  // The step's changes: every row after the feed's newest when the step began (a full
+  // buffer flushes in the middle of a step, so not the newest now).
+  return outbox_.active() ? outbox_.changes(step_first_change_id_) : Result<void>{};
 }
 
 Result<int64_t> SqliteProcessingStore::applied_seq() {
@@ -105,6 +103,14 @@ Result<void> SqliteProcessingStore::begin_step() {
   // BEGIN IMMEDIATE: takes the write lock now, so a busy database fails here, not later.
   if (auto begun = db_.exec("BEGIN IMMEDIATE"); !begun) return begun;
   writer_->discard_changes();  // left over from a step that rolled back
+  if (outbox_.active()) {
+    auto last = outbox_.last_change_id();
+    if (!last) {
+      rollback_step();  // the caller rolls back only a step that began
+      return fail(last.error());
+    }
+    step_first_change_id_ = *last;
+  }
   return {};
 }
 

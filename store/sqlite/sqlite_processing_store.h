@@ -71,6 +71,7 @@ class SqliteProcessingStore final : public ProcessingStore {
   SqliteDeliveryCursor cursor_;
   std::unique_ptr<DerivedWriter> writer_;
   OutboxWriter outbox_;
+  int64_t step_first_change_id_ = 0;  // the feed's newest row when the step began (outbox_ active)
   sqlite::Statement applied_, newest_;
   sqlite::Statement outcome_;  // upsert of one delivery_outcomes row
   sqlite::Statement advance_;

@@ -16,6 +16,7 @@
 
 #include "events/envelope_peek.h"
 #include "store/sqlite/sqlite_erasure.h"
+#include "store/sqlite/outbox/outbox_writer.h"
 #include "store/sqlite/sqlite_inbox.h"
 #include "tests/derived/sqlite_processor.h"
 #include "tests/derived/store_dump.h"
@@ -141,6 +142,15 @@ void purge_build_store(const std::string& path) {
                               test::example_file("fetched-providers.body.json"), ++clock));
   test::append_deliveries(db, all);
   test::apply_inbox(db);
+  // Forwards not sent yet, of both modes, as `serve` with [[forward]] blocks writes them.
+  const std::vector<store::ForwardRule> rules = {
+      {.destination = "backend", .mode = store::ForwardMode::changes, .events = {}},
+      {.destination = "raw", .mode = store::ForwardMode::deliveries, .events = {}}};
+  auto changes = store::OutboxWriter::create(db, rules, store::ForwardMode::changes);
+  auto deliveries = store::OutboxWriter::create(db, rules, store::ForwardMode::deliveries);
+  BOOST_REQUIRE(changes && deliveries);
+  BOOST_REQUIRE(changes->changes(0));
+  BOOST_REQUIRE(deliveries->deliveries(0, std::stoll(test::value(db, "SELECT max(seq) FROM inbox"))));
 }
 
 std::vector<std::string> purge_schema_tables(sqlite::Connection& db) {
@@ -162,6 +172,10 @@ PurgeRows purge_table_rows(sqlite::Connection& db, const std::string& table) {
   if (table == "delivery_outcomes") {
     return test::rows(db, "SELECT o.*, i.message_id, i.headers, CAST(i.body AS TEXT) FROM delivery_outcomes o "
                           "LEFT JOIN inbox i USING (seq) ORDER BY o.seq");
+  }
+  if (table == "outbox") {
+    return test::rows(db, "SELECT o.*, i.message_id, CAST(i.body AS TEXT) FROM outbox o LEFT JOIN inbox i USING (seq) "
+                          "ORDER BY o.outbox_id");
   }
   if (table == "inbox") {
     return test::rows(db, "SELECT seq, message_id, origin, received_at, event_type, headers, CAST(body AS TEXT) "

@@ -19,6 +19,7 @@ using namespace hh;
 namespace {
 
 constexpr const char* kSleepUser = "4a29dbc7-6db3-4c83-bfac-70a20a4be1b2";
+constexpr const char* kSleepId = "5b1c8d0a-6f1e-4a43-9d3c-2f6c2b9e7a11";
 constexpr const char* kHeartrateUser = "e9e072e8-0b39-4e5a-a3b2-9a1c0f6b2d44";
 
 store::NewDelivery example_delivery(const std::string& message_id, const std::string& file) {
@@ -126,6 +127,31 @@ BOOST_AUTO_TEST_CASE(changes_become_entries_with_their_user_and_resource) {
   // Applying again (a rebuild's reset) is not this store's forwarding: nothing is added
   // twice by the same step, and ids grow.
   for (size_t i = 1; i < entries.size(); ++i) BOOST_TEST(entries[i].outbox_id > entries[i - 1].outbox_id);
+}
+
+BOOST_AUTO_TEST_CASE(a_long_step_gets_an_entry_for_every_change) {
+  // Hundreds of changes in one step: the change feed writes them in several inserts during
+  // the step, and each of them becomes an entry.
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  auto opened = open_with(path, both_modes());
+  std::vector<store::NewDelivery> many;
+  for (int i = 0; i < 150; ++i) {
+    store::NewDelivery d = example_delivery("m" + std::to_string(i), "summary-sleep.json");
+    for (const auto& [from, to] : {std::pair<std::string, std::string>{kSleepUser, "user-" + std::to_string(i)},
+                                   std::pair<std::string, std::string>{kSleepId, "sleep-" + std::to_string(i)}}) {
+      for (size_t at = d.body.find(from); at != std::string::npos; at = d.body.find(from, at + to.size())) {
+        d.body.replace(at, from.size(), to);
+      }
+    }
+    many.push_back(std::move(d));
+  }
+  append(*opened.inbox, many);
+  process(*opened.store);
+  BOOST_TEST(test::query_int(path, "SELECT count(*) FROM changes") >= 300);
+  BOOST_TEST(test::query_int(path, "SELECT count(*) FROM outbox WHERE kind = 'change'") ==
+             test::query_int(path, "SELECT count(*) FROM changes"));
+  BOOST_TEST(test::query_int(path, "SELECT count(DISTINCT order_key) FROM outbox WHERE kind = 'change'") == 300);
 }
 
 BOOST_AUTO_TEST_CASE(deliveries_become_entries_at_ingest_filtered_by_event_globs) {

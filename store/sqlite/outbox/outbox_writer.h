@@ -27,7 +27,7 @@ class OutboxWriter {
   explicit OutboxWriter(sqlite::Connection& db) : db_(&db) {}
 
   bool active() const { return !inserts_.empty(); }
-  // The newest change-feed row now (0 when empty): the step's rows come after it.
+  // The newest change-feed row now (0 when empty): read when a step begins, its rows come after it.
   Result<int64_t> last_change_id();
   // Entries for the change-feed rows after `after_change_id`.
   Result<void> changes(int64_t after_change_id);

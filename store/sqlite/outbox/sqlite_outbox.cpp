@@ -162,9 +162,14 @@ class SqliteOutbox final : public Outbox {
 
 }  // namespace
 
-Result<std::unique_ptr<Outbox>> open_sqlite_outbox(const std::string& path) {
+Result<std::unique_ptr<Outbox>> open_sqlite_outbox(const std::string& path, OutboxUse use) {
   auto db = open_admin_connection(path);
   if (!db) return fail(db.error_kind(), db.error());
+  if (use == OutboxUse::sender) {
+    if (auto relaxed = db->exec("PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 0"); !relaxed) {
+      return fail(path + ": " + relaxed.error());
+    }
+  }
   auto version = db->query_int("PRAGMA user_version");
   if (!version) return fail(version.error());
   if (version->value_or(0) < kFirstVersionWithOutbox) {

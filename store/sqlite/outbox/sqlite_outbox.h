@@ -9,6 +9,8 @@
 
 namespace hh::store {
 
-Result<std::unique_ptr<Outbox>> open_sqlite_outbox(const std::string& path);
+// OutboxUse::sender: commits without a sync of their own (synchronous = NORMAL: the
+// writer's WAL syncs cover them) and never checkpoint (the server's checkpointer does).
+Result<std::unique_ptr<Outbox>> open_sqlite_outbox(const std::string& path, OutboxUse use);
 
 }  // namespace hh::store
