@@ -1,6 +1,5 @@
 #include "forward/change_payload.h"
 
-#include <functional>
 #include <vector>
 
 #include "common/json_writer.h"
@@ -40,37 +39,18 @@ Result<void> append_first(std::string& out, Query& query, Matches&& matches) {
   return {};
 }
 
-// A filter on the user and, optionally, more (RecordFilter's members are set one by one:
-// designated initialisers would leave the rest to -Wmissing-field-initializers).
-store::RecordFilter record_filter(std::optional<std::string> user_id, std::optional<std::string> provider = {},
-                                  std::optional<std::string> resource = {},
-                                  std::optional<std::string> order_id = {}) {
-  store::RecordFilter filter;
-  filter.user_id = std::move(user_id);
-  filter.provider = std::move(provider);
-  filter.resource = std::move(resource);
-  filter.order_id = std::move(order_id);
-  return filter;
-}
-
-template <typename Row>
-Result<void> append_record(std::string& out, store::RecordQuery<Row>& query, const store::RecordFilter& filter,
-                           std::function<bool(const Row&)> matches) {
-  if (auto started = query.start(filter); !started) return started;
-  return append_first<Row>(out, query, matches);
+// The row a change names, by its key; "null" when it is gone.
+template <typename Row, typename Query>
+Result<void> append_by_key(std::string& out, Query& query, std::string_view key) {
+  if (auto started = query.start_by_key(key); !started) return started;
+  return append_first<Row>(out, query, [](Row&) { return true; });
 }
 
 // "row": the keyed table's row now.
 Result<void> append_row(std::string& out, store::ReadStore& rows, const store::OutboxEntry& e) {
-  const std::vector<std::string> key = key_parts(e.row_key);
-  const std::string& id = e.row_key;
-  const std::optional<std::string>& user = e.user_id;
-  const std::string_view table = e.table_name;
-  if (table == "summaries" && key.size() >= 2) {
-    store::SummaryFilter filter;
-    filter.resource = key[0];
-    filter.id = e.row_key.substr(key[0].size() + 1);
-    if (auto started = rows.summaries().start_export(filter); !started) return started;
+  const std::string_view table = e.table_name, key = e.row_key;
+  if (table == "summaries") {
+    if (auto started = rows.summaries().start_by_key(key); !started) return started;
     return append_first<store::StoredSummary>(out, rows.summaries(), [](store::StoredSummary& row) {
       row.with_identity = true;
       return true;
@@ -78,7 +58,7 @@ Result<void> append_row(std::string& out, store::ReadStore& rows, const store::O
   }
   if (table == "workout_streams") {
     store::StoredWorkoutStream stream;
-    auto found = rows.streams().find_workout(id, stream);
+    auto found = rows.streams().find_workout(key, stream);
     if (!found) return fail(found.error());
     if (*found) {
       store::append_json(out, stream);
@@ -87,46 +67,16 @@ Result<void> append_row(std::string& out, store::ReadStore& rows, const store::O
     }
     return {};
   }
-  if (table == "connections" && key.size() >= 2) {
-    return append_record<store::StoredConnection>(out, rows.connections(), record_filter(key[0], key[1]),
-                                                  [](const auto&) { return true; });
-  }
-  if (table == "users") {
-    return append_record<store::StoredUser>(out, rows.users(), record_filter(id), [](const auto&) { return true; });
-  }
-  if (table == "providers") {
-    return append_record<store::StoredProvider>(out, rows.providers(), record_filter({}, id),
-                                                [](const auto&) { return true; });
-  }
-  if (table == "devices") {
-    return append_record<store::StoredDevice>(out, rows.devices(), record_filter(user),
-                                              [&](const store::StoredDevice& row) { return row.id == id; });
-  }
-  if (table == "lab_orders") {
-    return append_record<store::StoredLabOrder>(out, rows.lab_orders(), record_filter({}, {}, {}, id),
-                                                [](const auto&) { return true; });
-  }
-  if (table == "lab_appointments") {
-    return append_record<store::StoredLabAppointment>(
-        out, rows.lab_appointments(), record_filter(user),
-        [&](const store::StoredLabAppointment& row) { return row.id == id; });
-  }
-  if (table == "lab_results") {
-    return append_record<store::StoredLabResult>(out, rows.lab_results(), record_filter({}, {}, {}, id),
-                                                 [](const auto&) { return true; });
-  }
-  if (table == "lab_parsing_jobs") {
-    return append_record<store::StoredParsingJob>(out, rows.parsing_jobs(), record_filter({}),
-                                                  [&](const store::StoredParsingJob& row) { return row.id == id; });
-  }
-  if (table == "backfills" && key.size() >= 5) {
-    return append_record<store::StoredBackfill>(
-        out, rows.backfills(), record_filter(key[0], key[2], key[1]),
-        [&](const store::StoredBackfill& row) {
-          return std::to_string(row.start_ms) == key[3] && std::to_string(row.end_ms) == key[4];
-        });
-  }
-  out += "null";  // stream points, samples (their `rows`), or a key this version does not know
+  if (table == "connections") return append_by_key<store::StoredConnection>(out, rows.connections(), key);
+  if (table == "users") return append_by_key<store::StoredUser>(out, rows.users(), key);
+  if (table == "providers") return append_by_key<store::StoredProvider>(out, rows.providers(), key);
+  if (table == "devices") return append_by_key<store::StoredDevice>(out, rows.devices(), key);
+  if (table == "lab_orders") return append_by_key<store::StoredLabOrder>(out, rows.lab_orders(), key);
+  if (table == "lab_appointments") return append_by_key<store::StoredLabAppointment>(out, rows.lab_appointments(), key);
+  if (table == "lab_results") return append_by_key<store::StoredLabResult>(out, rows.lab_results(), key);
+  if (table == "lab_parsing_jobs") return append_by_key<store::StoredParsingJob>(out, rows.parsing_jobs(), key);
+  if (table == "backfills") return append_by_key<store::StoredBackfill>(out, rows.backfills(), key);
+  out += "null";  // stream points, samples (their `rows`), or a table this version does not know
   return {};
 }
 
@@ -162,15 +112,13 @@ Result<void> append_samples(std::string& out, store::ReadStore& rows, const stor
 
 Result<std::optional<std::string>> client_user_id(store::ReadStore& rows, const std::optional<std::string>& user) {
   if (!user) return std::optional<std::string>{};
-  if (auto started = rows.users().start(record_filter(*user)); !started) return fail(started.error());
+  if (auto started = rows.users().start_by_key(*user); !started) return fail(started.error());
   store::StoredUser row;
   std::optional<std::string> found;
-  for (;;) {
-    auto next = rows.users().next(row);
-    if (!next) return fail(next.error());
-    if (!*next) break;
-    if (row.client_user_id) found = std::string(*row.client_user_id);
-  }
+  auto next = rows.users().next(row);
+  if (!next) return fail(next.error());
+  if (*next && row.client_user_id) found = std::string(*row.client_user_id);
+  rows.users().finish();
   return found;
 }
 

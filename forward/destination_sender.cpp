@@ -19,7 +19,6 @@ namespace {
 namespace net = boost::asio;
 namespace bhttp = boost::beast::http;
 
-constexpr std::chrono::milliseconds kMaxIdleWait{1000};      // the longest wait before listing again
 constexpr std::chrono::milliseconds kStoreRetryWait{1000};   // after a failed outbox read or write
 constexpr uint64_t kMaxAnswerBytes = 64 * 1024;              // of a backend's answer (only an excerpt is kept)
 constexpr size_t kErrorExcerptBytes = 200;
@@ -120,46 +119,60 @@ net::awaitable<void> DestinationSender::run() {
   while (!stopping_) {
     std::chrono::milliseconds wait = kPollInterval;
     woken_ = false;
-    if (const size_t free = free_lanes(); free > 0) {
+    const size_t free = free_lanes();
+    const auto now = std::chrono::steady_clock::now();
+    // The pending entries are listed again when the ones known are used up, and at least
+    // every kPollInterval (new entries, re-queued ones); in between, a finished POST
+    // updates what is known (record()), so a busy destination reads the outbox ten times a
+    // second, not once per POST.
+    if (free > 0 && (listed_.empty() || now - listed_at_ >= kPollInterval)) {
       auto listed = outbox_.list(selection);
       if (!listed) {
         if (!store_failing_) log::error("forward_outbox_unreadable").str("destination", s.name).str("error", listed.error());
         store_failing_ = true;
+        listed_.clear();
         wait = kStoreRetryWait;
       } else {
         store_failing_ = false;
-        const int64_t now = now_ms_();
-        const std::vector<PlannedPost> planned =
-            plan_posts(*listed, in_flight_, now, PlanLimits{.ordered = s.ordered, .batch = batch, .posts = free});
-        for (const PlannedPost& p : planned) {
-          auto post = std::make_shared<Post>();
-          for (const store::OutboxEntry* e : p.entries) {
-            post->entries.push_back(*e);
-            post->ids.push_back(e->outbox_id);
-            in_flight_.insert(e->outbox_id);
-          }
-          post->id = deliveries ? post->entries.front().row_key
-                                : message_id(p.pinned_batch.value_or(post->entries.front().outbox_id));
-          if (!deliveries && !p.pinned_batch && post->ids.size() > 1) {
-            // Its retries must go out as the same POST, under the same id.
-            if (auto pinned = outbox_.pin_batch(post->ids, post->entries.front().outbox_id); !pinned) {
-              log::warn("forward_batch_not_pinned").str("destination", s.name).str("error", pinned.error());
-            }
-          }
-          auto lane = std::find_if(lanes_.begin(), lanes_.end(), [](const auto& l) { return !l->busy; });
-          (*lane)->busy = true;
-          net::co_spawn(io_, send(**lane, std::move(post)), net::detached);
+        listed_ = std::move(*listed);
+        listed_at_ = now;
+      }
+    }
+    if (free > 0 && !listed_.empty()) {
+      const int64_t now_ms = now_ms_();
+      const std::vector<PlannedPost> planned =
+          plan_posts(listed_, in_flight_, now_ms, PlanLimits{.ordered = s.ordered, .batch = batch, .posts = free});
+      for (const PlannedPost& p : planned) {
+        auto post = std::make_shared<Post>();
+        for (const store::OutboxEntry* e : p.entries) {
+          post->entries.push_back(*e);
+          post->ids.push_back(e->outbox_id);
+          in_flight_.insert(e->outbox_id);
         }
-        // Nothing to start: wait for the first entry that falls due (a lane that finishes,
-        // or new entries, cut the wait short).
-        if (planned.empty() && !listed->empty()) {
-          int64_t next_due = INT64_MAX;
-          for (const store::OutboxEntry& e : *listed) {
-            if (!in_flight_.contains(e.outbox_id)) next_due = std::min(next_due, e.next_attempt_at_ms);
+        post->id = deliveries ? post->entries.front().row_key
+                              : message_id(p.pinned_batch.value_or(post->entries.front().outbox_id));
+        if (!deliveries && !p.pinned_batch && post->ids.size() > 1) {
+          // Its retries must go out as the same POST, under the same id.
+          const int64_t batch_id = post->entries.front().outbox_id;
+          if (auto pinned = outbox_.pin_batch(post->ids, batch_id); !pinned) {
+            log::warn("forward_batch_not_pinned").str("destination", s.name).str("error", pinned.error());
+          } else {
+            update_listed(post->ids, [batch_id](store::OutboxEntry& e) { e.batch_id = batch_id; });
           }
-          if (next_due != INT64_MAX) {
-            wait = std::clamp(std::chrono::milliseconds(next_due - now), kPollInterval, kMaxIdleWait);
-          }
+        }
+        auto lane = std::find_if(lanes_.begin(), lanes_.end(), [](const auto& l) { return !l->busy; });
+        (*lane)->busy = true;
+        net::co_spawn(io_, send(**lane, std::move(post)), net::detached);
+      }
+      // Nothing to start: wait for the first entry that falls due (a lane that finishes,
+      // or the next listing, cut the wait short).
+      if (planned.empty()) {
+        int64_t next_due = INT64_MAX;
+        for (const store::OutboxEntry& e : listed_) {
+          if (!in_flight_.contains(e.outbox_id)) next_due = std::min(next_due, e.next_attempt_at_ms);
+        }
+        if (next_due != INT64_MAX) {
+          wait = std::clamp(std::chrono::milliseconds(next_due - now_ms), std::chrono::milliseconds(1), kPollInterval);
         }
       }
     }
@@ -167,6 +180,19 @@ net::awaitable<void> DestinationSender::run() {
     wakeup_.expires_after(wait);
     co_await wakeup_.async_wait(use_tuple);
   }
+}
+
+template <typename Change>
+void DestinationSender::update_listed(std::span<const int64_t> ids, Change&& change) {
+  for (store::OutboxEntry& e : listed_) {
+    if (std::find(ids.begin(), ids.end(), e.outbox_id) != ids.end()) change(e);
+  }
+}
+
+void DestinationSender::forget_listed(std::span<const int64_t> ids) {
+  std::erase_if(listed_, [&](const store::OutboxEntry& e) {
+    return std::find(ids.begin(), ids.end(), e.outbox_id) != ids.end();
+  });
 }
 
 net::awaitable<void> DestinationSender::send(Lane& lane, std::shared_ptr<Post> post) {
@@ -279,6 +305,7 @@ void DestinationSender::record(Post& post) {
   if (verdict == Verdict::delivered) {
     written = outbox_.sent(post.ids);
     if (written) metrics_.sent.fetch_add(n, std::memory_order_relaxed);
+    forget_listed(post.ids);
     if (written && failing_) log::info("forward_recovered").str("destination", s.name);
     failing_ = false;
   } else {
@@ -296,6 +323,7 @@ void DestinationSender::record(Post& post) {
     if (verdict == Verdict::final) {
       written = outbox_.dead(post.ids, status, error);
       if (written) metrics_.dead.fetch_add(n, std::memory_order_relaxed);
+      forget_listed(post.ids);
       log::warn("forward_dead")
           .str("destination", s.name)
           .str("id", post.id)
@@ -305,6 +333,12 @@ void DestinationSender::record(Post& post) {
     } else {
       const auto delay = retry_delay(backoff_, attempts, post.retry_after_s, random_);
       written = outbox_.retry_later(post.ids, now + delay.count(), status, error);
+      if (written) {
+        update_listed(post.ids, [&](store::OutboxEntry& e) {
+          e.attempts = attempts;
+          e.next_attempt_at_ms = now + delay.count();
+        });
+      }
       if (!failing_) {
         log::warn("forward_failing")
             .str("destination", s.name)

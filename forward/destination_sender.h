@@ -6,7 +6,8 @@
 // start now (batch_planner.h: ordering per key, pinned batches, `concurrency` lanes),
 // start each on a free lane, then wait for a lane to finish, for a retry to fall due, or
 // for the next look at the outbox (kPollInterval: new entries are committed by the writer
-// thread, which does not call in here).
+// thread, which does not call in here). Between looks, the entries listed are planned
+// from memory, kept up to date by each POST's outcome.
 //
 // A POST: the body (change_payload.h, or the stored delivery byte-exact), signed with the
 // destination's secret (Standard Webhooks: webhook-id, webhook-timestamp,
@@ -27,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -71,6 +73,10 @@ class DestinationSender {
   Result<std::string> body_of(Post& post, std::string& content_type);
   size_t free_lanes() const;
   void wake();
+  // listed_ kept in step with what record() and pinning wrote.
+  template <typename Change>
+  void update_listed(std::span<const int64_t> ids, Change&& change);
+  void forget_listed(std::span<const int64_t> ids);
 
   boost::asio::io_context& io_;
   const DestinationConfig config_;
@@ -82,6 +88,8 @@ class DestinationSender {
   std::mt19937_64 random_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::unordered_set<int64_t> in_flight_;
+  std::vector<store::OutboxEntry> listed_;  // the pending entries as last listed, kept up to date
+  std::chrono::steady_clock::time_point listed_at_{};
   boost::asio::steady_timer wakeup_;
   bool stopping_ = false;
   bool woken_ = false;    // wake() since the loop last looked: look again without waiting

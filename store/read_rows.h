@@ -64,7 +64,6 @@ struct SummaryFilter {
   std::optional<std::string> source_type;
   std::optional<int64_t> since_ms;  // inclusive, on the start of the period
   std::optional<int64_t> until_ms;  // exclusive
-  std::optional<std::string> id{};  // one summary (export only): with `resource`, its key
 };
 
 // A page ends after this summary: (start of the period, none sorting first, then id).

@@ -50,6 +50,8 @@ class SummaryQuery {
   // `after`, at most `limit`.
   virtual Result<void> start_page(const SummaryFilter& filter, const std::optional<SummaryPosition>& after,
                                   int64_t limit) = 0;
+  // The summary a change-feed row names ("resource/id"), by primary key; none when it is gone.
+  virtual Result<void> start_by_key(std::string_view change_key) = 0;
   virtual Result<bool> next(StoredSummary& row) = 0;
   virtual void finish() = 0;
 };
@@ -113,6 +115,9 @@ class RecordQuery {
  public:
   virtual ~RecordQuery() = default;
   virtual Result<void> start(const RecordFilter& filter) = 0;
+  // The one row a change-feed row names (its table's `row_key`: the key columns joined
+  // with '/', store/sqlite/migrations/002-derived.sql), by primary key; none when it is gone.
+  virtual Result<void> start_by_key(std::string_view change_key) = 0;
   virtual Result<bool> next(Row& row) = 0;
   virtual void finish() = 0;
 };

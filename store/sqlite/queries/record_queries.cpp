@@ -1,15 +1,22 @@
 #include "store/sqlite/queries/record_queries.h"
 
+#include <string>
+
 namespace hh::store {
 namespace {
 
 // What each row type reads: `sql` with its filters as parameters ?1…, `bind` binding
-// every one of them, `read` turning the columns into the row.
+// every one of them, `read` turning the columns into the row; `key_where` picks the one row
+// of a change-feed key (store/sqlite/migrations/002-derived.sql: composite keys joined with
+// '/'), by the table's primary key.
 template <typename Row>
 struct RecordTable;
 
 template <>
 struct RecordTable<StoredConnection> {
+  // The row of one change-feed key (its parts, split at '/', are ?1…).
+  static constexpr std::string_view key_where = "user_id = ?1 AND provider = ?2";
+  static constexpr size_t key_parts = 2;
   static constexpr std::string_view sql =
       "SELECT user_id, provider, status, external_user_id, error_type, error_message, resource_availability, "
       "event_type, seq, data FROM connections "
@@ -31,6 +38,9 @@ struct RecordTable<StoredConnection> {
 
 template <>
 struct RecordTable<StoredDevice> {
+  // The row of one change-feed key (its parts, split at '/', are ?1…).
+  static constexpr std::string_view key_where = "id = ?1";
+  static constexpr size_t key_parts = 1;
   static constexpr std::string_view sql =
       "SELECT id, user_id, provider, source_type, app_id, device_manufacturer, device_model, device_version, "
       "device_id, seq, data FROM devices "
@@ -53,6 +63,9 @@ struct RecordTable<StoredDevice> {
 
 template <>
 struct RecordTable<StoredLabOrder> {
+  // The row of one change-feed key (its parts, split at '/', are ?1…).
+  static constexpr std::string_view key_where = "id = ?1";
+  static constexpr size_t key_parts = 1;
   static constexpr std::string_view sql =
       "SELECT id, user_id, team_id, status, last_event_status, status_detail, interpretation, seq, data "
       "FROM lab_orders WHERE (?1 IS NULL OR user_id = ?1) AND (?2 IS NULL OR status = ?2) "
@@ -75,6 +88,9 @@ struct RecordTable<StoredLabOrder> {
 
 template <>
 struct RecordTable<StoredLabAppointment> {
+  // The row of one change-feed key (its parts, split at '/', are ?1…).
+  static constexpr std::string_view key_where = "id = ?1";
+  static constexpr size_t key_parts = 1;
   static constexpr std::string_view sql =
       "SELECT id, order_id, user_id, status, event_status, start_at, end_at, seq, data FROM lab_appointments "
       "WHERE (?1 IS NULL OR user_id = ?1) AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR order_id = ?3) "
@@ -97,6 +113,9 @@ struct RecordTable<StoredLabAppointment> {
 
 template <>
 struct RecordTable<StoredLabResult> {
+  // The row of one change-feed key (its parts, split at '/', are ?1…).
+  static constexpr std::string_view key_where = "order_id = ?1";
+  static constexpr size_t key_parts = 1;
   static constexpr std::string_view sql =
       "SELECT order_id, user_id, sample_id, status, interpretation, seq, data FROM lab_results "
       "WHERE (?1 IS NULL OR user_id = ?1) AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR order_id = ?3) "
@@ -118,6 +137,9 @@ struct RecordTable<StoredLabResult> {
 // Parsing jobs carry no user (lab_report.parsing_job.* has none): only the status filter.
 template <>
 struct RecordTable<StoredParsingJob> {
+  // The row of one change-feed key (its parts, split at '/', are ?1…).
+  static constexpr std::string_view key_where = "id = ?1";
+  static constexpr size_t key_parts = 1;
   static constexpr std::string_view sql =
       "SELECT id, status, failure_reason, needs_human_review, is_reviewed, results, seq, data FROM lab_parsing_jobs "
       "WHERE (?1 IS NULL OR status = ?1) ORDER BY id";
@@ -138,6 +160,9 @@ struct RecordTable<StoredParsingJob> {
 // jobs (kind, job_key) index per window.
 template <>
 struct RecordTable<StoredBackfill> {
+  // The row of one change-feed key (its parts, split at '/', are ?1…).
+  static constexpr std::string_view key_where = "b.user_id = ?1 AND b.resource = ?2 AND b.provider = ?3 AND b.start_ms = ?4 AND b.end_ms = ?5";
+  static constexpr size_t key_parts = 5;
   static constexpr std::string_view sql =
       "SELECT b.user_id, b.resource, b.provider, b.start_ms, b.end_ms, b.is_final, b.seq, j.state, j.last_error, "
       "j.attempts FROM backfills AS b LEFT JOIN jobs AS j ON j.kind = 'backfill' AND "
@@ -163,6 +188,9 @@ struct RecordTable<StoredBackfill> {
 
 template <>
 struct RecordTable<StoredUser> {
+  // The row of one change-feed key (its parts, split at '/', are ?1…).
+  static constexpr std::string_view key_where = "user_id = ?1";
+  static constexpr size_t key_parts = 1;
   static constexpr std::string_view sql =
       "SELECT user_id, client_user_id, team_id, first_seen_ms, last_seen_ms, seq FROM users "
       "WHERE (?1 IS NULL OR user_id = ?1) ORDER BY user_id";
@@ -179,6 +207,9 @@ struct RecordTable<StoredUser> {
 
 template <>
 struct RecordTable<StoredProvider> {
+  // The row of one change-feed key (its parts, split at '/', are ?1…).
+  static constexpr std::string_view key_where = "slug = ?1";
+  static constexpr size_t key_parts = 1;
   static constexpr std::string_view sql =
       "SELECT slug, name, description, logo, auth_type, supported_resources, seq FROM providers "
       "WHERE (?1 IS NULL OR slug = ?1) ORDER BY slug";
@@ -196,12 +227,44 @@ struct RecordTable<StoredProvider> {
 
 }  // namespace
 
+// The row type's columns (its `sql` up to the WHERE) with `key_where`: built once.
 template <typename Row>
-SqliteRecordQuery<Row>::SqliteRecordQuery(sqlite::Connection& db) : statements_(db, {RecordTable<Row>::sql}) {}
+std::string_view key_sql() {
+  static const std::string sql = [] {
+    const std::string_view listing = RecordTable<Row>::sql;
+    return std::string(listing.substr(0, listing.rfind("WHERE "))) + "WHERE " +
+           std::string(RecordTable<Row>::key_where);
+  }();
+  return sql;
+}
+
+enum RecordStatement : size_t { record_listing, record_by_key };
+
+template <typename Row>
+SqliteRecordQuery<Row>::SqliteRecordQuery(sqlite::Connection& db)
+    : statements_(db, {RecordTable<Row>::sql, key_sql<Row>()}) {}
+
+template <typename Row>
+Result<void> SqliteRecordQuery<Row>::start_by_key(std::string_view change_key) {
+  auto statement = statements_.start(record_by_key);
+  if (!statement) return fail(statement.error());
+  // The last part takes the rest: a key part may itself hold a '/' only there.
+  size_t start = 0;
+  for (size_t part = 1; part <= RecordTable<Row>::key_parts; ++part) {
+    const size_t slash = part == RecordTable<Row>::key_parts ? std::string_view::npos : change_key.find('/', start);
+    if (slash == std::string_view::npos && part < RecordTable<Row>::key_parts) {
+      statements_.finish();
+      return fail("not a key of this table: " + std::string(change_key));
+    }
+    (*statement)->bind(static_cast<int>(part), change_key.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return {};
+}
 
 template <typename Row>
 Result<void> SqliteRecordQuery<Row>::start(const RecordFilter& filter) {
-  auto statement = statements_.start(0);
+  auto statement = statements_.start(record_listing);
   if (!statement) return fail(statement.error());
   RecordTable<Row>::bind(**statement, filter);
   return {};

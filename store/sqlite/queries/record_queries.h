@@ -19,13 +19,14 @@ class SqliteRecordQuery final : public RecordQuery<Row> {
  public:
   explicit SqliteRecordQuery(sqlite::Connection& db);
   Result<void> start(const RecordFilter& filter) override;
+  Result<void> start_by_key(std::string_view change_key) override;
   // False when there are no more rows (the statement is then reset).
   Result<bool> next(Row& row) override;
   // Resets a listing stopped early (ends its read snapshot).
   void finish() override { statements_.finish(); }
 
  private:
-  QueryStatements<1> statements_;
+  QueryStatements<2> statements_;  // the listing, the lookup by key
 };
 
 extern template class SqliteRecordQuery<StoredConnection>;

@@ -30,7 +30,14 @@ const std::string kUserSeries = std::string(kSeriesColumns) +
     "AND (?3 IS NULL OR s.provider = ?3) AND (?4 IS NULL OR s.source_type = ?4) "
     "ORDER BY s.series_id";
 
-enum SeriesStatement : size_t { all_series, user_series };
+// Export of one user's resource: the series come from the unique (user_id, resource, …)
+// index, in the same order as kAllSeries (whose IS NULL tests read every series).
+const std::string kUserResourceSeries = std::string(kSeriesColumns) +
+    "WHERE s.user_id = ?1 AND s.resource = ?2 "
+    "AND (?3 IS NULL OR s.provider = ?3) AND (?4 IS NULL OR s.source_type = ?4) "
+    "ORDER BY s.user_id, s.resource, s.provider, s.source_type";
+
+enum SeriesStatement : size_t { all_series, user_series, user_resource_series };
 
 // One series' samples in [from, until), along the primary key (series_id, t_ms).
 constexpr std::string_view kSeriesSamples =
@@ -100,7 +107,7 @@ void read_sample(const sqlite::Statement& s, StoredSample& row) {
 
 }  // namespace
 
-SqliteSampleQuery::SqliteSampleQuery(sqlite::Connection& db) : db_(&db), series_(db, {kAllSeries, kUserSeries}) {}
+SqliteSampleQuery::SqliteSampleQuery(sqlite::Connection& db) : db_(&db), series_(db, {kAllSeries, kUserSeries, kUserResourceSeries}) {}
 
 Result<sqlite::Statement*> SqliteSampleQuery::samples_statement(size_t index) {
   while (samples_.size() <= index) {
@@ -123,7 +130,7 @@ void SqliteSampleQuery::finish() {
 
 Result<void> SqliteSampleQuery::start_by_series(const SampleFilter& filter) {
   finish();
-  auto series = series_.get(all_series);
+  auto series = series_.get(filter.user_id && filter.resource ? user_resource_series : all_series);
   if (!series) return fail(series.error());
   if (auto samples = samples_statement(0); !samples) return fail(samples.error());
   since_ms_ = filter.since_ms.value_or(kEarliestSample);

@@ -50,7 +50,7 @@ class SqliteSampleQuery final : public SampleQuery {
   Result<bool> next_by_time(StoredSample& row);
 
   sqlite::Connection* db_;
-  QueryStatements<2> series_;               // every matching series; one user's series of one resource
+  QueryStatements<3> series_;  // every matching series; one user's series of one resource (by id, by name)
   std::vector<sqlite::Statement> samples_;  // one series' samples each; grows to the number of merged series
   Mode mode_ = Mode::idle;
   int64_t since_ms_ = 0;

@@ -18,7 +18,7 @@ const std::string kSummaryExport = std::string(kSummaryColumns) +
                                    "WHERE (?1 IS NULL OR m.resource = ?1) AND (?2 IS NULL OR m.user_id = ?2) "
                                    "AND (?3 IS NULL OR m.provider = ?3) AND (?4 IS NULL OR m.source_type = ?4) "
                                    "AND (?5 IS NULL OR m.start_ms >= ?5) AND (?6 IS NULL OR m.start_ms < ?6) "
-                                   "AND (?7 IS NULL OR m.id = ?7) ORDER BY m.resource, m.id";
+                                   "ORDER BY m.resource, m.id";
 
 // The user's rows come from the (user_id, resource, …) index; the order needs a sort.
 const std::string kSummaryPage = std::string(kSummaryColumns) +
@@ -28,17 +28,29 @@ const std::string kSummaryPage = std::string(kSummaryColumns) +
                                  "AND (?7 IS NULL OR (ifnull(m.start_ms, ?9), m.id) > (?7, ?8)) "
                                  "ORDER BY ifnull(m.start_ms, ?9), m.id LIMIT ?10";
 
-enum SummaryStatement : size_t { summary_export, summary_page };
+const std::string kSummaryByKey = std::string(kSummaryColumns) + "WHERE m.resource = ?1 AND m.id = ?2";
+
+enum SummaryStatement : size_t { summary_export, summary_page, summary_by_key };
 
 }  // namespace
 
-SqliteSummaryQuery::SqliteSummaryQuery(sqlite::Connection& db) : statements_(db, {kSummaryExport, kSummaryPage}) {}
+SqliteSummaryQuery::SqliteSummaryQuery(sqlite::Connection& db)
+    : statements_(db, {kSummaryExport, kSummaryPage, kSummaryByKey}) {}
+
+Result<void> SqliteSummaryQuery::start_by_key(std::string_view change_key) {
+  const size_t slash = change_key.find('/');
+  if (slash == std::string_view::npos) return fail("not a summary key: " + std::string(change_key));
+  auto s = statements_.start(summary_by_key);
+  if (!s) return fail(s.error());
+  (*s)->bind(1, change_key.substr(0, slash)).bind(2, change_key.substr(slash + 1));
+  return {};
+}
 
 Result<void> SqliteSummaryQuery::start_export(const SummaryFilter& filter) {
   auto s = statements_.start(summary_export);
   if (!s) return fail(s.error());
   (*s)->bind(1, filter.resource).bind(2, filter.user_id).bind(3, filter.provider).bind(4, filter.source_type);
-  (*s)->bind(5, filter.since_ms).bind(6, filter.until_ms).bind(7, filter.id);
+  (*s)->bind(5, filter.since_ms).bind(6, filter.until_ms);
   return {};
 }
 

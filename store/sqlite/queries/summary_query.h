@@ -19,12 +19,13 @@ class SqliteSummaryQuery final : public SummaryQuery {
   Result<void> start_export(const SummaryFilter& filter) override;
   Result<void> start_page(const SummaryFilter& filter, const std::optional<SummaryPosition>& after,
                           int64_t limit) override;
+  Result<void> start_by_key(std::string_view change_key) override;
   Result<bool> next(StoredSummary& row) override;
   // Resets the statements of a query stopped early (ends its read snapshot).
   void finish() override { statements_.finish(); }
 
  private:
-  QueryStatements<2> statements_;
+  QueryStatements<3> statements_;
 };
 
 }  // namespace hh::store
