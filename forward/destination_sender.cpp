@@ -23,6 +23,7 @@ constexpr std::chrono::milliseconds kStoreRetryWait{1000};   // after a failed o
 constexpr uint64_t kMaxAnswerBytes = 64 * 1024;              // of a backend's answer (only an excerpt is kept)
 constexpr size_t kErrorExcerptBytes = 200;
 constexpr size_t kMinListed = 256;                            // pending entries looked at per round
+constexpr size_t kMaxUnflushedSent = 4096;                    // sent entries deleted at the latest then
 
 std::string_view outcome_of_status(unsigned status) {
   if (status >= 200 && status < 300) return "ok";
@@ -56,6 +57,7 @@ struct DestinationSender::Post {
   std::vector<store::OutboxEntry> entries;
   std::vector<int64_t> ids;
   std::string id;                 // webhook-id
+  std::optional<int64_t> batch_id;  // several changes in one POST: kept together for its retries
   std::optional<unsigned> status;  // the answer's; none: no answer
   std::string failure;            // no answer: the transport failure's name
   std::string error;              // why it failed, in words
@@ -63,6 +65,7 @@ struct DestinationSender::Post {
   bool cancelled = false;         // stopped while in flight: nothing is recorded
   bool undeliverable = false;     // no body can be made (a delivery's body was removed): final
   bool store_failed = false;      // the body could not be read now: try again later
+  bool unreachable = false;       // no connection (name, TCP, TLS): the backend, not this POST
 };
 
 DestinationSender::DestinationSender(net::io_context& io, DestinationConfig config,
@@ -95,6 +98,7 @@ DestinationSender::~DestinationSender() = default;
 
 void DestinationSender::stop() {
   stopping_ = true;
+  if (!sent_unflushed_.empty()) flush_sent();
   wakeup_.cancel();
   for (auto& lane : lanes_) lane->connection.close();
 }
@@ -125,7 +129,11 @@ net::awaitable<void> DestinationSender::run() {
     // every kPollInterval (new entries, re-queued ones); in between, a finished POST
     // updates what is known (record()), so a busy destination reads the outbox ten times a
     // second, not once per POST.
+    if (!sent_unflushed_.empty() && (sent_unflushed_.size() >= kMaxUnflushedSent || now - listed_at_ >= kPollInterval)) {
+      flush_sent();
+    }
     if (free > 0 && (listed_.empty() || now - listed_at_ >= kPollInterval)) {
+      if (!sent_unflushed_.empty()) flush_sent();  // a listing must not find them again
       auto listed = outbox_.list(selection);
       if (!listed) {
         if (!store_failing_) log::error("forward_outbox_unreadable").str("destination", s.name).str("error", listed.error());
@@ -135,11 +143,17 @@ net::awaitable<void> DestinationSender::run() {
       } else {
         store_failing_ = false;
         listed_ = std::move(*listed);
+        forget_listed(sent_unflushed_);  // sent, but their deletion failed: not again
         listed_at_ = now;
       }
     }
-    if (free > 0 && !listed_.empty()) {
-      const int64_t now_ms = now_ms_();
+    const int64_t now_ms = now_ms_();
+    if (now_ms < unreachable_until_ms_) {
+      // The backend could not be reached: no key can get through, so none is tried (and
+      // none uses up an attempt) until the pause is over.
+      wait = std::clamp(std::chrono::milliseconds(unreachable_until_ms_ - now_ms), std::chrono::milliseconds(1),
+                        kPollInterval);
+    } else if (free > 0 && !listed_.empty()) {
       const std::vector<PlannedPost> planned =
           plan_posts(listed_, in_flight_, now_ms, PlanLimits{.ordered = s.ordered, .batch = batch, .posts = free});
       for (const PlannedPost& p : planned) {
@@ -151,15 +165,8 @@ net::awaitable<void> DestinationSender::run() {
         }
         post->id = deliveries ? post->entries.front().row_key
                               : message_id(p.pinned_batch.value_or(post->entries.front().outbox_id));
-        if (!deliveries && !p.pinned_batch && post->ids.size() > 1) {
-          // Its retries must go out as the same POST, under the same id.
-          const int64_t batch_id = post->entries.front().outbox_id;
-          if (auto pinned = outbox_.pin_batch(post->ids, batch_id); !pinned) {
-            log::warn("forward_batch_not_pinned").str("destination", s.name).str("error", pinned.error());
-          } else {
-            update_listed(post->ids, [batch_id](store::OutboxEntry& e) { e.batch_id = batch_id; });
-          }
-        }
+        // A POST of several that fails is retried whole, under the same id (record()).
+        if (!deliveries && post->ids.size() > 1) post->batch_id = p.pinned_batch.value_or(post->entries.front().outbox_id);
         auto lane = std::find_if(lanes_.begin(), lanes_.end(), [](const auto& l) { return !l->busy; });
         (*lane)->busy = true;
         net::co_spawn(io_, send(**lane, std::move(post)), net::detached);
@@ -187,6 +194,16 @@ void DestinationSender::update_listed(std::span<const int64_t> ids, Change&& cha
   for (store::OutboxEntry& e : listed_) {
     if (std::find(ids.begin(), ids.end(), e.outbox_id) != ids.end()) change(e);
   }
+}
+
+void DestinationSender::flush_sent() {
+  if (auto deleted = outbox_.sent(sent_unflushed_); !deleted) {
+    // They stay pending in the store: kept here, so they are not sent again, and deleted
+    // with the next flush.
+    log::error("forward_outbox_not_updated").str("destination", config_.settings.name).str("error", deleted.error());
+    return;
+  }
+  sent_unflushed_.clear();
 }
 
 void DestinationSender::forget_listed(std::span<const int64_t> ids) {
@@ -270,6 +287,8 @@ net::awaitable<void> DestinationSender::attempt(Lane& lane, Post& post) {
       // A keep-alive connection the backend had closed meanwhile: once more on a new one.
       if (reused && outcome.nothing_received() && !stopping_) continue;
       post.cancelled = outcome.failure == http_client::Failure::cancelled || stopping_;
+      post.unreachable = outcome.step == http_client::Step::resolve || outcome.step == http_client::Step::connect ||
+                         outcome.step == http_client::Step::handshake;
       post.failure = http_client::failure_name(outcome.failure);
       post.error = described;
       co_return;
@@ -300,11 +319,21 @@ void DestinationSender::record(Post& post) {
     metrics_.count_request(post.failure);
   }
   const std::optional<int64_t> status = post.status ? std::optional<int64_t>(*post.status) : std::nullopt;
+  if (post.status) {
+    unreachable_failures_ = 0;
+  } else if (post.unreachable) {
+    // Every lane would fail the same way: the whole destination waits, with its own backoff.
+    ++unreachable_failures_;
+    unreachable_until_ms_ = now + retry_delay(backoff_, unreachable_failures_, std::nullopt, random_).count();
+  }
   const auto n = static_cast<uint64_t>(post.ids.size());
   Result<void> written;
   if (verdict == Verdict::delivered) {
-    written = outbox_.sent(post.ids);
-    if (written) metrics_.sent.fetch_add(n, std::memory_order_relaxed);
+    unreachable_failures_ = 0;
+    // Deleted with the next look at the outbox (flush_sent()): one write transaction every
+    // kPollInterval instead of one per POST, which the writer thread would wait for.
+    sent_unflushed_.insert(sent_unflushed_.end(), post.ids.begin(), post.ids.end());
+    metrics_.sent.fetch_add(n, std::memory_order_relaxed);
     forget_listed(post.ids);
     if (written && failing_) log::info("forward_recovered").str("destination", s.name);
     failing_ = false;
@@ -332,11 +361,12 @@ void DestinationSender::record(Post& post) {
           .str("error", error);
     } else {
       const auto delay = retry_delay(backoff_, attempts, post.retry_after_s, random_);
-      written = outbox_.retry_later(post.ids, now + delay.count(), status, error);
+      written = outbox_.retry_later(post.ids, now + delay.count(), status, error, post.batch_id);
       if (written) {
         update_listed(post.ids, [&](store::OutboxEntry& e) {
           e.attempts = attempts;
           e.next_attempt_at_ms = now + delay.count();
+          e.batch_id = post.batch_id;
         });
       }
       if (!failing_) {

@@ -14,10 +14,15 @@
 // webhook-signature over the exact bytes), sent on a keep-alive connection of the lane
 // (common/http_client: TLS verified, deadlines). A keep-alive connection the backend had
 // closed is reopened once, at once. The answer decides (answer_policy.h): sent (deleted),
-// later (attempts + 1, due after the backoff or Retry-After), or dead.
+// later (attempts + 1, due after the backoff or Retry-After), or dead. A backend that
+// cannot be reached at all (name, TCP connect, TLS handshake) pauses the whole destination
+// with a backoff of its own: one POST finds out when it is back, instead of every key's
+// first message using up an attempt.
 //
-// Stopping cancels what is in flight without recording anything: those entries stay
-// pending as they were and go out again after a restart, under the same ids.
+// Delivered entries are deleted in one transaction per look at the outbox (at most
+// kPollInterval later); a crash in between sends them once more, under the same ids.
+// Stopping deletes them, and cancels what is in flight without recording anything: those
+// entries stay pending as they were and go out again after a restart, under the same ids.
 //
 // Lifetime and threads: everything runs on the io_context given; `outbox` and `rows` are
 // that thread's handles and must outlive this object.
@@ -77,6 +82,8 @@ class DestinationSender {
   template <typename Change>
   void update_listed(std::span<const int64_t> ids, Change&& change);
   void forget_listed(std::span<const int64_t> ids);
+  // Deletes the entries delivered since the last flush (sent_unflushed_).
+  void flush_sent();
 
   boost::asio::io_context& io_;
   const DestinationConfig config_;
@@ -90,10 +97,14 @@ class DestinationSender {
   std::unordered_set<int64_t> in_flight_;
   std::vector<store::OutboxEntry> listed_;  // the pending entries as last listed, kept up to date
   std::chrono::steady_clock::time_point listed_at_{};
+  std::vector<int64_t> sent_unflushed_;  // delivered, not yet deleted from the store
   boost::asio::steady_timer wakeup_;
   bool stopping_ = false;
   bool woken_ = false;    // wake() since the loop last looked: look again without waiting
   bool failing_ = false;  // the last POST failed (its first failure and the recovery are logged)
+  // The backend could not be reached (no connection): nothing is sent before this (Unix ms).
+  int64_t unreachable_until_ms_ = 0;
+  int64_t unreachable_failures_ = 0;  // in a row, for the pause's backoff
   bool store_failing_ = false;  // the last outbox read or write failed (logged once until it works again)
 };
 

@@ -1,5 +1,12 @@
 #include "forward/forwarder.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
@@ -20,6 +27,19 @@ namespace {
 namespace net = boost::asio;
 
 constexpr std::chrono::seconds kOutboxCheckInterval{2};
+// The forwarder's nice value: below the threads that acknowledge and apply deliveries.
+constexpr int kForwarderNice = 19;
+
+// Forwarding must never slow ingest (spec §10): on a machine whose cores ingest keeps busy,
+// the forwarding thread gets the time left over (the outbox grows meanwhile and drains when
+// the burst is over); on an idle one it runs at full speed. Linux gives each thread its own
+// nice value (setpriority on the thread id). Failing is harmless: it only keeps the default.
+void lower_this_threads_priority() {
+  const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+  if (::setpriority(PRIO_PROCESS, tid, kForwarderNice) != 0) {
+    log::warn("forward_priority_unchanged").str("error", std::strerror(errno));
+  }
+}
 
 }  // namespace
 
@@ -88,7 +108,10 @@ void Forwarder::start() {
         }
       },
       net::detached);
-  thread_ = start_named_thread("hh-forward", [this] { parts_->io.run(); });
+  thread_ = start_named_thread("hh-forward", [this] {
+    lower_this_threads_priority();
+    parts_->io.run();
+  });
 }
 
 void Forwarder::stop() {

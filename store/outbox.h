@@ -52,7 +52,7 @@ struct OutboxEntry {
   int64_t attempts = 0;
   int64_t created_at_ms = 0;
   int64_t next_attempt_at_ms = 0;
-  std::optional<int64_t> batch_id;     // the POST it went out in first (its first entry's id)
+  std::optional<int64_t> batch_id;     // the POST it failed in (that POST's first entry's id): retried together
   std::optional<int64_t> last_status;  // HTTP status of the last attempt (none: no answer)
   std::optional<std::string> last_error;
 };
@@ -89,13 +89,13 @@ class Outbox {
   virtual Result<std::vector<OutboxFigures>> figures() = 0;
 
   // The sender's outcomes, each one transaction over `ids`:
-  // the entries went out together in one POST whose id is built from `batch_id`.
-  virtual Result<void> pin_batch(std::span<const int64_t> ids, int64_t batch_id) = 0;
   // delivered: deleted.
   virtual Result<void> sent(std::span<const int64_t> ids) = 0;
-  // failed for now: attempts + 1, due again at `next_attempt_at_ms`.
+  // failed for now: attempts + 1, due again at `next_attempt_at_ms`; `batch_id` (when they
+  // went out together in one POST, named after it) keeps them together for the retries.
   virtual Result<void> retry_later(std::span<const int64_t> ids, int64_t next_attempt_at_ms,
-                                   std::optional<int64_t> status, const std::string& error) = 0;
+                                   std::optional<int64_t> status, const std::string& error,
+                                   std::optional<int64_t> batch_id) = 0;
   // failed for good: attempts + 1, state dead.
   virtual Result<void> dead(std::span<const int64_t> ids, std::optional<int64_t> status, const std::string& error) = 0;
 

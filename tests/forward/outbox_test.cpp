@@ -192,8 +192,7 @@ BOOST_AUTO_TEST_CASE(sender_outcomes_requeue_and_the_disk_budget) {
   BOOST_REQUIRE_GE(entries.size(), 5u);
   const int64_t a = entries[0].outbox_id, b = entries[1].outbox_id, c = entries[2].outbox_id;
 
-  BOOST_REQUIRE(outbox->pin_batch(std::vector<int64_t>{a, b}, a));
-  BOOST_REQUIRE(outbox->retry_later(std::vector<int64_t>{a, b}, 12345, 503, "HTTP 503: busy"));
+  BOOST_REQUIRE(outbox->retry_later(std::vector<int64_t>{a, b}, 12345, 503, "HTTP 503: busy", a));
   BOOST_REQUIRE(outbox->dead(std::vector<int64_t>{c}, 410, "HTTP 410: gone"));
   auto first = outbox->find(a);
   BOOST_REQUIRE(first && *first);

@@ -94,10 +94,6 @@ class SqliteOutbox final : public Outbox {
     return all;
   }
 
-  Result<void> pin_batch(std::span<const int64_t> ids, int64_t batch_id) override {
-    return update(ids, "batch_id = ?1", [&](sqlite::Statement& s) { s.bind(1, batch_id); }, 1);
-  }
-
   Result<void> sent(std::span<const int64_t> ids) override {
     if (ids.empty()) return {};
     auto stmt = db_.prepare("DELETE FROM outbox WHERE outbox_id IN (" + placeholders(ids.size()) + ")");
@@ -107,11 +103,13 @@ class SqliteOutbox final : public Outbox {
   }
 
   Result<void> retry_later(std::span<const int64_t> ids, int64_t next_attempt_at_ms, std::optional<int64_t> status,
-                           const std::string& error) override {
+                           const std::string& error, std::optional<int64_t> batch_id) override {
     return update(
-        ids, "attempts = attempts + 1, next_attempt_at = ?1, last_status = ?2, last_error = ?3",
-        [&](sqlite::Statement& s) { s.bind(1, next_attempt_at_ms).bind(2, status).bind(3, std::string_view(error)); },
-        3);
+        ids, "attempts = attempts + 1, next_attempt_at = ?1, last_status = ?2, last_error = ?3, batch_id = ?4",
+        [&](sqlite::Statement& s) {
+          s.bind(1, next_attempt_at_ms).bind(2, status).bind(3, std::string_view(error)).bind(4, batch_id);
+        },
+        4);
   }
 
   Result<void> dead(std::span<const int64_t> ids, std::optional<int64_t> status, const std::string& error) override {
