@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "common/http_url.h"
+
 namespace hh::config {
 namespace {
 
@@ -67,14 +69,7 @@ Result<void> set_key(ForwardSettings& f, std::string_view key, const toml::node&
   return error_at(where, "unknown key");
 }
 
-std::string_view url_host(std::string_view url) {
-  const size_t scheme = url.find("://");
-  if (scheme == std::string_view::npos) return {};
-  std::string_view rest = url.substr(scheme + 3);
-  rest = rest.substr(0, rest.find_first_of("/?#"));
-  if (rest.starts_with("[")) return rest.substr(1, rest.find(']') - 1);
-  return rest.substr(0, rest.rfind(':') == std::string_view::npos ? rest.size() : rest.rfind(':'));
-}
+bool is_loopback_host(std::string_view host) { return host == "127.0.0.1" || host == "::1" || host == "localhost"; }
 
 }  // namespace
 
@@ -89,10 +84,6 @@ Result<int64_t> parse_duration_s(std::string_view text) {
   return number * scale;
 }
 
-bool is_loopback_url(std::string_view url) {
-  const std::string_view host = url_host(url);
-  return host == "127.0.0.1" || host == "::1" || host == "localhost";
-}
 
 Result<std::vector<ForwardSettings>> parse_forward_blocks(const toml::node& node) {
   const auto* array = node.as_array();
@@ -118,12 +109,12 @@ Result<void> validate_forwards(const std::vector<ForwardSettings>& forwards) {
     const std::string where = "forward[" + std::to_string(i) + "]";
     if (f.url.empty()) return error_at(where + ".url", "required");
     if (f.secret_file.empty()) return error_at(where + ".secret_file", "required");
-    const bool https = f.url.starts_with("https://");
-    if (!https && !f.url.starts_with("http://")) {
-      return error_at(where + ".url", "must be an https:// or http:// URL, got \"" + f.url + "\"");
+    auto url = parse_http_url(f.url);
+    if (!url) return error_at(where + ".url", url.error());
+    if (url->has_userinfo || url->has_fragment) {
+      return error_at(where + ".url", "must not contain user information or a fragment, got \"" + f.url + "\"");
     }
-    if (url_host(f.url).empty()) return error_at(where + ".url", "has no host: \"" + f.url + "\"");
-    if (!https && !f.allow_plain_http && !is_loopback_url(f.url)) {
+    if (!url->tls && !f.allow_plain_http && !is_loopback_host(url->host)) {
       return error_at(where + ".url",
                       "plain http:// only to a loopback host; set allow_plain_http = true for a private network, "
                       "got \"" + f.url + "\"");

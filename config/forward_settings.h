@@ -20,7 +20,4 @@ Result<void> validate_forwards(const std::vector<ForwardSettings>& forwards);
 // "3d", "12h", "30m", "45s" (or a bare number of seconds) → seconds.
 Result<int64_t> parse_duration_s(std::string_view text);
 
-// The host of an http(s):// URL is 127.0.0.1, ::1 or localhost.
-bool is_loopback_url(std::string_view url);
-
 }  // namespace hh::config

@@ -1,55 +1,27 @@
 #include "fetcher/base_url.h"
 
-#include <boost/url/parse.hpp>
-#include <boost/url/url_view.hpp>
-#include <charconv>
+#include "common/http_url.h"
 
 namespace hh::fetcher {
 
 Result<BaseUrl> BaseUrl::parse(std::string_view url) {
-  auto parsed = boost::urls::parse_absolute_uri(url);
-  if (!parsed) return fail("service.base_url: not an absolute URL: " + std::string(url));
-  const boost::urls::url_view& view = *parsed;
-  BaseUrl base;
-  const std::string scheme = view.scheme();
-  if (scheme == "https") {
-    base.tls = true;
-  } else if (scheme == "http") {
-    base.tls = false;
-  } else {
-    return fail("service.base_url: scheme must be https, got " + scheme);
-  }
-  if (view.has_userinfo()) return fail("service.base_url: must not contain user information");
-  if (view.has_query() || view.has_fragment()) return fail("service.base_url: must not contain a query or fragment");
-  base.host = view.encoded_host_address();
-  if (base.host.size() >= 2 && base.host.front() == '[' && base.host.back() == ']') {
-    base.host = base.host.substr(1, base.host.size() - 2);
-  }
-  if (base.host.empty()) return fail("service.base_url: no host");
-  if (!base.tls && base.host != "127.0.0.1") {
+  auto parsed = parse_http_url(url);
+  if (!parsed) return fail("service.base_url: " + parsed.error());
+  if (parsed->has_userinfo) return fail("service.base_url: must not contain user information");
+  if (parsed->has_query || parsed->has_fragment) return fail("service.base_url: must not contain a query or fragment");
+  if (!parsed->tls && parsed->host != "127.0.0.1") {
     return fail("service.base_url: plain http is only allowed for http://127.0.0.1 (tests); use https");
   }
-  base.port = base.tls ? 443 : 80;
-  if (view.has_port()) {
-    const std::string_view port = view.port();
-    unsigned value = 0;
-    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-    if (ec != std::errc() || end != port.data() + port.size() || value == 0 || value > 65535) {
-      return fail("service.base_url: bad port " + std::string(port));
-    }
-    base.port = static_cast<uint16_t>(value);
-  }
-  base.path_prefix = view.encoded_path();
+  BaseUrl base;
+  base.tls = parsed->tls;
+  base.host = std::move(parsed->host);
+  base.port = parsed->port;
+  base.path_prefix = std::move(parsed->path);
   while (!base.path_prefix.empty() && base.path_prefix.back() == '/') base.path_prefix.pop_back();
   return base;
 }
 
-std::string BaseUrl::authority() const {
-  const bool ipv6 = host.find(':') != std::string::npos;
-  std::string out = ipv6 ? "[" + host + "]" : host;
-  if (port != (tls ? 443 : 80)) out += ":" + std::to_string(port);
-  return out;
-}
+std::string BaseUrl::authority() const { return url_authority(host, port, tls); }
 
 std::string BaseUrl::full_url(std::string_view target) const {
   return std::string(tls ? "https://" : "http://") + authority() + std::string(target);

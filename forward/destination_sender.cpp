@@ -262,8 +262,8 @@ net::awaitable<void> DestinationSender::attempt(Lane& lane, Post& post) {
     post.error = "signing: " + signature.error();
     co_return;
   }
-  bhttp::request<bhttp::string_body> request{bhttp::verb::post, config_.url.target, 11};
-  request.set(bhttp::field::host, config_.url.authority);
+  bhttp::request<bhttp::string_body> request{bhttp::verb::post, config_.url.target(), 11};
+  request.set(bhttp::field::host, config_.url.authority());
   request.set(bhttp::field::content_type, content_type);
   request.set(bhttp::field::user_agent, "healthhook");
   request.set("webhook-id", post.id);

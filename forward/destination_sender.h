@@ -41,7 +41,7 @@
 #include "common/http_client/connection.h"
 #include "config/settings.h"
 #include "forward/answer_policy.h"
-#include "forward/destination_url.h"
+#include "common/http_url.h"
 #include "forward/forward_metrics.h"
 #include "store/outbox.h"
 #include "store/read_store.h"
@@ -51,7 +51,7 @@ namespace hh::forward {
 struct DestinationConfig {
   config::ForwardSettings settings;
   std::string secret;  // "whsec_…"
-  DestinationUrl url;
+  HttpUrl url;
 };
 
 class DestinationSender {

@@ -69,8 +69,8 @@ Result<std::unique_ptr<Forwarder>> Forwarder::create(const config::Settings& set
   for (size_t i = 0; i < settings.forwards.size(); ++i) {
     const config::ForwardSettings& f = settings.forwards[i];
     const std::string where = "forward[" + std::to_string(i) + "]";
-    auto url = DestinationUrl::parse(f.url);
-    if (!url) return fail(ErrorKind::data, where + ".url: " + url.error());
+    auto url = parse_http_url(f.url);
+    if (!url) return fail(ErrorKind::data, where + ".url: " + url.error());  // checked at load: a second look
     std::shared_ptr<net::ssl::context> tls;
     if (url->tls) {
       auto context = http_client::client_tls_context(f.ca_file.empty() ? f.ca_file

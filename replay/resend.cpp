@@ -2,13 +2,13 @@
 
 #include <boost/asio.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/url/parse.hpp>
 #include <chrono>
 #include <deque>
 #include <functional>
 #include <vector>
 
 #include "common/asio_token.h"
+#include "common/http_url.h"
 #include "common/http_client/connection.h"
 #include "common/http_client/retry_after.h"
 #include "receiver/signature/webhook_signature.h"
@@ -315,23 +315,17 @@ class Run {
 }  // namespace
 
 Result<Target> parse_target_url(std::string_view url) {
-  auto parsed = boost::urls::parse_uri(url);
-  if (!parsed) return fail("--to " + std::string(url) + ": not a URL (" + parsed.error().message() + ")");
-  if (parsed->scheme() != "http") {
+  auto parsed = parse_http_url(url);
+  if (!parsed) return fail("--to " + std::string(url) + ": " + parsed.error());
+  if (parsed->tls) {
     return fail("--to " + std::string(url) + ": only http:// is supported (re-send to a plain-HTTP listener)");
   }
   Target target;
-  target.host = parsed->host();
-  if (target.host.empty()) return fail("--to " + std::string(url) + ": no host");
-  target.authority = parsed->encoded_host_and_port();
-  if (parsed->has_port() && !parsed->port().empty()) {
-    if (parsed->port_number() == 0) return fail("--to " + std::string(url) + ": not a port number");
-    target.port = parsed->port_number();
-  }
-  target.path = parsed->encoded_path().empty() ? "/webhooks" : std::string(parsed->encoded_path());
-  if (parsed->has_query()) target.path += "?" + std::string(parsed->encoded_query());
-  // An IPv6 literal arrives as "[::1]": the resolver wants it bare.
-  if (target.host.size() > 2 && target.host.front() == '[') target.host = target.host.substr(1, target.host.size() - 2);
+  target.host = parsed->host;
+  target.port = parsed->port;
+  target.authority = parsed->authority();
+  target.path = parsed->path.empty() ? "/webhooks" : parsed->path;
+  if (parsed->has_query) target.path += "?" + parsed->query;
   return target;
 }
 

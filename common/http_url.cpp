@@ -1,20 +1,21 @@
-#include "forward/destination_url.h"
+#include "common/http_url.h"
 
 #include <boost/url/parse.hpp>
+#include <boost/url/url_view.hpp>
 #include <charconv>
 
-namespace hh::forward {
+namespace hh {
 
-Result<DestinationUrl> DestinationUrl::parse(std::string_view url) {
+Result<HttpUrl> parse_http_url(std::string_view url) {
   auto parsed = boost::urls::parse_absolute_uri(url);
   if (!parsed) return fail("not an absolute URL: " + std::string(url));
   const boost::urls::url_view& view = *parsed;
-  DestinationUrl out;
+  HttpUrl out;
   const std::string scheme = view.scheme();
   if (scheme != "https" && scheme != "http") return fail("scheme must be https or http, got " + scheme);
   out.tls = scheme == "https";
-  if (view.has_userinfo()) return fail("must not contain user information");
-  if (view.has_fragment()) return fail("must not contain a fragment");
+  out.has_userinfo = view.has_userinfo();
+  out.has_fragment = view.has_fragment();
   out.host = view.encoded_host_address();
   if (out.host.size() >= 2 && out.host.front() == '[' && out.host.back() == ']') {
     out.host = out.host.substr(1, out.host.size() - 2);
@@ -29,14 +30,24 @@ Result<DestinationUrl> DestinationUrl::parse(std::string_view url) {
       return fail("bad port " + std::string(port));
     }
     out.port = static_cast<uint16_t>(value);
+    out.has_port = true;
   }
-  out.target = view.encoded_path();
-  if (out.target.empty()) out.target = "/";
-  if (view.has_query()) out.target += "?" + std::string(view.encoded_query());
-  const bool ipv6 = out.host.find(':') != std::string::npos;
-  out.authority = ipv6 ? "[" + out.host + "]" : out.host;
-  if (out.port != (out.tls ? 443 : 80)) out.authority += ":" + std::to_string(out.port);
+  out.path = view.encoded_path();
+  out.has_query = view.has_query();
+  if (out.has_query) out.query = view.encoded_query();
   return out;
 }
 
-}  // namespace hh::forward
+std::string HttpUrl::target() const {
+  std::string out = path.empty() ? "/" : path;
+  if (has_query) out += "?" + query;
+  return out;
+}
+
+std::string url_authority(std::string_view host, uint16_t port, bool tls) {
+  std::string out = host.find(':') != std::string_view::npos ? "[" + std::string(host) + "]" : std::string(host);
+  if (port != (tls ? 443 : 80)) out += ":" + std::to_string(port);
+  return out;
+}
+
+}  // namespace hh
