@@ -97,7 +97,12 @@ Result<std::vector<ForwardSettings>> parse_forward_blocks(const toml::node& node
     for (const auto& [key, value] : *table) {
       if (auto set = set_key(f, key.str(), value, where + "." + std::string(key.str())); !set) return fail(set.error());
     }
-    if (f.name.empty()) f.name = f.url;
+    if (f.name.empty()) {
+      // The url without its query (which may hold a token: the name shows in logs, metrics
+      // and the outbox).
+      auto url = parse_http_url(f.url);
+      f.name = url ? std::string(url->tls ? "https://" : "http://") + url->authority() + url->path : f.url;
+    }
     forwards.push_back(std::move(f));
   }
   return forwards;

@@ -50,7 +50,7 @@ struct RetentionSettings {
 // One [[forward]] block (spec §10): a backend that changes or deliveries are pushed to.
 // Parsed and checked by config/forward_settings.cpp.
 struct ForwardSettings {
-  std::string name;                 // names the destination in the outbox and `healthhook forward`; default: url
+  std::string name;                 // names the destination in the outbox, metrics and logs; default: url without its query
   std::string url;                  // https://…; http:// only to loopback unless allow_plain_http
   std::string secret_file;          // "whsec_…": signs every message (Standard Webhooks)
   std::vector<std::string> events;  // globs over event_type; empty: every delivery

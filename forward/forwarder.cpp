@@ -78,8 +78,15 @@ Result<std::unique_ptr<Forwarder>> Forwarder::create(const config::Settings& set
       if (!context) return fail(ErrorKind::data, where + ".ca_file: " + context.error());
       tls = std::move(*context);
     } else if (f.allow_plain_http) {
-      log::warn("forward_plain_http").str("destination", f.name).str("url", f.url);
+      log::warn("forward_plain_http").str("destination", f.name).str("host", url->host);
     }
+    // Without the query: a backend may take a token there, and logs never hold a secret.
+    log::info("forwarding")
+        .str("destination", f.name)
+        .str("url", std::string(url->tls ? "https://" : "http://") + url->authority() + url->path)
+        .str("mode", f.mode)
+        .num("batch", f.batch)
+        .num("concurrency", f.concurrency);
     metrics.push_back(std::make_unique<DestinationMetrics>(f.name));
     parts->senders.push_back(std::make_unique<DestinationSender>(
         parts->io, DestinationConfig{f, secrets.forward_secrets.at(i), std::move(*url)}, std::move(tls),

@@ -5,6 +5,9 @@ or one named by its folder, e.g. "forward/changes" for forward/changes.schema.js
 Usage: python3 schemas/check_examples.py   (needs the `jsonschema` package: Debian 12's
 python3-jsonschema 4.10 works, as do 4.18+ with `referencing`)
 Exit status 0 when every example validates and every example is covered by the map.
+
+       python3 schemas/check_examples.py --schema forward/changes FILE...
+validates those files instead (the tests check what healthhook really sent with it).
 """
 import json
 import pathlib
@@ -87,7 +90,7 @@ def schema_key(name: str) -> str:
     return name if "/" in name else f"events/{name}"
 
 
-def main() -> int:
+def main(argv) -> int:
     schemas = {}
     by_id = {}
     for folder in SCHEMA_DIRS:
@@ -102,6 +105,21 @@ def main() -> int:
             registry = Registry().with_resources((i, Resource.from_contents(s)) for i, s in by_id.items())
             return Draft202012Validator(schema, registry=registry)
         return Draft202012Validator(schema, resolver=RefResolver.from_schema(schema, store=by_id))
+
+    if len(argv) >= 3 and argv[0] == "--schema":
+        name, files = argv[1], argv[2:]
+        if name not in schemas:
+            print(f"check_examples.py: no schema {name}.schema.json")
+            return 2
+        validator = validator_for(schemas[name])
+        failures = 0
+        for file in files:
+            instance = json.loads(pathlib.Path(file).read_text())
+            for error in sorted(validator.iter_errors(instance), key=lambda e: list(e.path)):
+                print(f"{file} ({name}): {'/'.join(map(str, error.path))}: {error.message}")
+                failures += 1
+        print(f"{len(files)} files, {failures} problems")
+        return 1 if failures else 0
 
     failures = 0
     present = {p.name for p in (HERE / "examples").glob("*.json")}
@@ -126,4 +144,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

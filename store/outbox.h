@@ -50,7 +50,7 @@ struct OutboxEntry {
   std::optional<std::string> order_key;  // user/resource: entries of one key go out in order
   std::string state;                   // pending, dead, dropped
   int64_t attempts = 0;
-  int64_t created_at_ms = 0;
+  int64_t created_at_ms = 0;          // written, or re-queued
   int64_t next_attempt_at_ms = 0;
   std::optional<int64_t> batch_id;     // the POST it failed in (that POST's first entry's id): retried together
   std::optional<int64_t> last_status;  // HTTP status of the last attempt (none: no answer)
@@ -100,7 +100,9 @@ class Outbox {
   virtual Result<void> dead(std::span<const int64_t> ids, std::optional<int64_t> status, const std::string& error) = 0;
 
   // `forward requeue`: the entries of `selection` (whatever their state; `limit` does not
-  // apply) → pending, attempts 0, due at `now_ms`, unpinned. Returns how many.
+  // apply) → pending, attempts 0, due at `now_ms`, no batch, and created at `now_ms` (so
+  // max_age counts from the requeue: an operator who sends them again means it). Returns
+  // how many.
   virtual Result<int64_t> requeue(const OutboxSelection& selection, int64_t now_ms) = 0;
   // The disk budget: all but the newest `keep` pending entries of `destination` → dropped,
   // with `error`. Returns how many.

@@ -79,6 +79,20 @@ struct SeenRequests {
   }
 };
 
+// Every body in `bodies` validated against schemas/forward/changes.schema.json by the
+// schemas' own checker; "" when all pass, else its report.
+std::string schema_problems(const test::TempDir& dir, const std::vector<std::string>& bodies) {
+  std::string command = "python3 " HEALTHHOOK_SOURCE_DIR "/schemas/check_examples.py --schema forward/changes";
+  for (size_t i = 0; i < bodies.size(); ++i) command += " " + dir.write("body-" + std::to_string(i) + ".json", bodies[i]);
+  command += " 2>&1";
+  std::string report;
+  FILE* out = ::popen(command.c_str(), "r");
+  if (out == nullptr) return "cannot run " + command;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, out)) > 0;) report.append(buffer, n);
+  return ::pclose(out) == 0 ? "" : report;
+}
+
 std::string metric_line(test::HttpClient& client, const std::string& prefix) {
   const std::string body = client.get("/metrics").body;
   const size_t at = body.find("\n" + prefix);
@@ -132,10 +146,54 @@ BOOST_AUTO_TEST_CASE(changes_are_pushed_signed_with_the_rows_that_changed) {
   }
   BOOST_TEST(saw_summary);
   BOOST_TEST(saw_samples);
+  std::vector<std::string> bodies;
+  for (const auto& r : backend.accepted()) bodies.push_back(r.body);
+  BOOST_TEST(schema_problems(dir, bodies) == "");
   // Delivered entries leave the outbox.
   BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
   BOOST_TEST(metric_line(client, "healthhook_forward_messages_sent_total{destination=\"backend\"}") ==
              "healthhook_forward_messages_sent_total{destination=\"backend\"} " + std::to_string(changes));
+}
+
+BOOST_AUTO_TEST_CASE(batches_of_every_family_follow_the_published_schema) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "backend", backend.url(), secret, "batch = 4\nordered = false\n"));
+  test::HttpClient client(server.port());
+  const std::vector<std::string> examples = {
+      "summary-sleep.json",       "summary-workouts.json",  "timeseries-heartrate.json", "timeseries-blood-pressure.json",
+      "connection-created.json",  "device.json",            "lab-order.json",            "lab-appointment.json",
+      "lab-result-critical.json", "lab-parsing-job-completed.json", "historical-backfill.json", "workout-stream.json"};
+  for (size_t i = 0; i < examples.size(); ++i) {
+    BOOST_REQUIRE_EQUAL(
+        client.post_webhook(server.secret(), "msg-" + std::to_string(i), test::example_file(examples[i])).status, 200);
+  }
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM deliveries WHERE status = 'processed'",
+                                     static_cast<int64_t>(examples.size())));
+  const int64_t changes = changes_count(server);
+  BOOST_REQUIRE(backend.wait_for_unique(1, 30s));
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
+  // Each change in one POST or another, under its own id; a POST's id is its first change's.
+  std::set<std::string> change_ids, tables;
+  std::vector<std::string> bodies;
+  for (const auto& r : backend.accepted()) {
+    bodies.push_back(r.body);
+    BOOST_TEST(r.body.find("\"changes\":[{\"id\":\"" + r.id + "\"") != std::string::npos);
+    for (size_t at = r.body.find("{\"id\":\"hhf_"); at != std::string::npos; at = r.body.find("{\"id\":\"hhf_", at + 1)) {
+      change_ids.insert(r.body.substr(at + 7, r.body.find('"', at + 7) - at - 7));
+    }
+    for (size_t at = r.body.find("\"table\":\""); at != std::string::npos; at = r.body.find("\"table\":\"", at + 1)) {
+      tables.insert(r.body.substr(at + 9, r.body.find('"', at + 9) - at - 9));
+    }
+  }
+  BOOST_TEST(change_ids.size() == static_cast<size_t>(changes));
+  BOOST_TEST(backend.accepted().size() < static_cast<size_t>(changes));  // batched
+  for (const char* table : {"summaries", "samples", "connections", "devices", "lab_orders", "lab_appointments",
+                            "lab_results", "lab_parsing_jobs", "backfills", "workout_streams", "users"}) {
+    BOOST_TEST(tables.count(table) == 1u, table);
+  }
+  BOOST_TEST(schema_problems(dir, bodies) == "");
 }
 
 BOOST_AUTO_TEST_CASE(deliveries_mode_forwards_matching_bodies_byte_exact_under_their_message_id) {

@@ -229,6 +229,7 @@ BOOST_AUTO_TEST_CASE(sender_outcomes_requeue_and_the_disk_budget) {
   BOOST_TEST((*back)->state == "pending");
   BOOST_TEST((*back)->attempts == 0);
   BOOST_TEST((*back)->next_attempt_at_ms == 777);
+  BOOST_TEST((*back)->created_at_ms == 777);  // max_age counts from the requeue
 
   // The budget: all but the newest 2 pending entries dropped, kept as a record.
   const auto before = entries_of(*outbox, "backend");

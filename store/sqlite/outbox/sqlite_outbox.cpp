@@ -120,7 +120,7 @@ class SqliteOutbox final : public Outbox {
 
   Result<int64_t> requeue(const OutboxSelection& selection, int64_t now_ms) override {
     auto stmt = db_.prepare(
-        "UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = ?1, batch_id = NULL "
+        "UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = ?1, created_at = ?1, batch_id = NULL "
         "WHERE (?2 IS NULL OR destination = ?2) AND (?3 IS NULL OR state = ?3) AND outbox_id > ?4 "
         "AND (?5 IS NULL OR outbox_id = ?5)");
     if (!stmt) return fail(stmt.error());
