@@ -129,14 +129,17 @@ net::awaitable<void> DestinationSender::run() {
     // every kPollInterval (new entries, re-queued ones); in between, a finished POST
     // updates what is known (record()), so a busy destination reads the outbox ten times a
     // second, not once per POST.
-    if (!sent_unflushed_.empty() && (sent_unflushed_.size() >= kMaxUnflushedSent || now - listed_at_ >= kPollInterval)) {
+    const bool flush_due = sent_unflushed_.size() >= kMaxUnflushedSent || now - listed_at_ >= kPollInterval;
+    if (!sent_unflushed_.empty() && flush_due) {
       flush_sent();
     }
     if (free > 0 && (listed_.empty() || now - listed_at_ >= kPollInterval)) {
       if (!sent_unflushed_.empty()) flush_sent();  // a listing must not find them again
       auto listed = outbox_.list(selection);
       if (!listed) {
-        if (!store_failing_) log::error("forward_outbox_unreadable").str("destination", s.name).str("error", listed.error());
+        if (!store_failing_) {
+          log::error("forward_outbox_unreadable").str("destination", s.name).str("error", listed.error());
+        }
         store_failing_ = true;
         listed_.clear();
         wait = kStoreRetryWait;
@@ -166,7 +169,9 @@ net::awaitable<void> DestinationSender::run() {
         post->id = deliveries ? post->entries.front().row_key
                               : message_id(p.pinned_batch.value_or(post->entries.front().outbox_id));
         // A POST of several that fails is retried whole, under the same id (record()).
-        if (!deliveries && post->ids.size() > 1) post->batch_id = p.pinned_batch.value_or(post->entries.front().outbox_id);
+        if (!deliveries && post->ids.size() > 1) {
+          post->batch_id = p.pinned_batch.value_or(post->entries.front().outbox_id);
+        }
         auto lane = std::find_if(lanes_.begin(), lanes_.end(), [](const auto& l) { return !l->busy; });
         (*lane)->busy = true;
         net::co_spawn(io_, send(**lane, std::move(post)), net::detached);
@@ -382,7 +387,10 @@ void DestinationSender::record(Post& post) {
   if (!written) {
     // Nothing changed in the store: the entries are still pending as they were and go out
     // again (the backend deduplicates on their ids).
-    log::error("forward_outbox_not_updated").str("destination", s.name).str("id", post.id).str("error", written.error());
+    log::error("forward_outbox_not_updated")
+        .str("destination", s.name)
+        .str("id", post.id)
+        .str("error", written.error());
   }
 }
 

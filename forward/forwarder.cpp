@@ -73,8 +73,9 @@ Result<std::unique_ptr<Forwarder>> Forwarder::create(const config::Settings& set
     if (!url) return fail(ErrorKind::data, where + ".url: " + url.error());  // checked at load: a second look
     std::shared_ptr<net::ssl::context> tls;
     if (url->tls) {
-      auto context = http_client::client_tls_context(f.ca_file.empty() ? f.ca_file
-                                                                        : config::resolve_secret_path(f.ca_file, settings.base_dir));
+      const std::string ca_file =
+          f.ca_file.empty() ? f.ca_file : config::resolve_secret_path(f.ca_file, settings.base_dir);
+      auto context = http_client::client_tls_context(ca_file);
       if (!context) return fail(ErrorKind::data, where + ".ca_file: " + context.error());
       tls = std::move(*context);
     } else if (f.allow_plain_http) {

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <thread>
 
-#include "store/sqlite/database.h"
+#include "tests/ingest/hostile_requests.h"
 #include "tests/support/http_client.h"
 #include "tests/support/raw_connection.h"
 #include "tests/support/server_process.h"
@@ -17,51 +17,7 @@ BOOST_AUTO_TEST_SUITE(hostile_clients_test)
 using namespace hh::test;
 using namespace std::chrono_literals;
 
-namespace {
-
-const std::string kBody =
-    R"({"event_type":"daily.data.steps.created","data":{"data":[{"timestamp":"2024-05-16T10:00:00+00:00","unit":"count","value":237}],"source":{"provider":"oura","type":"ring"},"user_id":"u1"},"user_id":"u1"})";
-
-constexpr uint64_t kMiB = 1024 * 1024;
-
-// Headers anyone can forge: complete, fresh, with a signature that cannot match. They
-// pass every check made before the body is read.
-std::string signed_looking_headers(const std::string& id) {
-  return "svix-id: " + id + "\r\nsvix-timestamp: " + now_seconds() + "\r\nsvix-signature: v1," +
-         std::string(43, 'A') + "=\r\n";
-}
-
-std::string upload_head(uint64_t length, const std::string& extra_headers) {
-  return "POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
-         std::to_string(length) + "\r\n" + extra_headers + "\r\n";
-}
-
-int64_t deliveries(const std::string& database, const std::string& where = "1") {
-  auto db = hh::store::open_for_reading(database);
-  BOOST_REQUIRE_MESSAGE(db.ok(), db.error());
-  return db->query_int("SELECT count(*) FROM deliveries WHERE " + where)->value_or(-1);
-}
-
-// Memory bounds hold for the server as shipped. Under a sanitizer its allocator keeps
-// freed memory in quarantine (hundreds of MiB) and pads every block, so peak RSS says
-// nothing about our bounds there; the other checks of those tests still run. (The tests
-// and the server are built with the same flags. GCC says so with __SANITIZE_*__, clang 14
-// only through __has_feature.)
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kMemoryIsOurs = false;
-#elif defined(__has_feature)
-constexpr bool kMemoryIsOurs = !(__has_feature(address_sanitizer) || __has_feature(thread_sanitizer));
-#else
-constexpr bool kMemoryIsOurs = true;
-#endif
-
-size_t lines_containing(const ServerProcess& server, const std::string& needle) {
-  size_t n = 0;
-  for (const auto& line : server.log_lines()) n += line.find(needle) != std::string::npos ? 1 : 0;
-  return n;
-}
-
-}  // namespace
+namespace hostile = hh::test::hostile;
 
 // 1. Out of file descriptors, the accept loop spun at 100 % CPU and logged every failure.
 BOOST_AUTO_TEST_CASE(idle_sockets_beyond_the_descriptor_limit_cost_neither_cpu_nor_log) {
@@ -86,16 +42,16 @@ BOOST_AUTO_TEST_CASE(idle_sockets_beyond_the_descriptor_limit_cost_neither_cpu_n
   int status = 0;
   for (int attempt = 0; attempt < 50 && status != 200; ++attempt) {
     HttpClient client(server.port(), 5s);
-    status = client.post_webhook(server.secret(), "msg_after_idle", kBody).status;
+    status = client.post_webhook(server.secret(), "msg_after_idle", hostile::kBody).status;
     if (status != 200) std::this_thread::sleep_for(100ms);
   }
   BOOST_TEST(status == 200);
   BOOST_TEST(server.stop() == 0);
   // One summary line (at stop; the interval is a minute), counts inside: the sockets beyond
   // max_connections came faster than the ones before them could make room (a second).
-  BOOST_TEST(lines_containing(server, "\"event\":\"refusals\"") == 1u);
-  BOOST_TEST(lines_containing(server, "\"connection_limit\":") == 1u);
-  BOOST_TEST(lines_containing(server, "accept_failed\",") == 0u);      // no line per failure
+  BOOST_TEST(hostile::lines_containing(server, "\"event\":\"refusals\"") == 1u);
+  BOOST_TEST(hostile::lines_containing(server, "\"connection_limit\":") == 1u);
+  BOOST_TEST(hostile::lines_containing(server, "accept_failed\",") == 0u);      // no line per failure
 }
 
 // 2. Bodies were read before anything was checked: 40 unsigned 4 MiB uploads took RSS from
@@ -104,14 +60,14 @@ BOOST_AUTO_TEST_CASE(unsigned_uploads_get_401_before_their_bodies) {
   TempDir dir;
   ServerProcess server(dir);
   HttpClient warm(server.port());
-  BOOST_TEST(warm.post_webhook(server.secret(), "msg_warm", kBody).status == 200);
+  BOOST_TEST(warm.post_webhook(server.secret(), "msg_warm", hostile::kBody).status == 200);
   const uint64_t baseline = peak_rss_kib(server.pid());
 
   std::vector<RawConnection> uploads;
   for (int i = 0; i < 40; ++i) {
     uploads.emplace_back(server.port());
     // Expect: 100-continue: a refused request must not be told to go on.
-    BOOST_TEST(uploads.back().send(upload_head(4 * kMiB, "Expect: 100-continue\r\n")));
+    BOOST_TEST(uploads.back().send(hostile::upload_head(4 * hostile::kMiB, "Expect: 100-continue\r\n")));
   }
   const std::string chunk(64 * 1024, 'x');
   for (auto& upload : uploads) {
@@ -124,46 +80,8 @@ BOOST_AUTO_TEST_CASE(unsigned_uploads_get_401_before_their_bodies) {
     BOOST_TEST(!sent_all);
   }
   const uint64_t grown = peak_rss_kib(server.pid()) - baseline;
-  if (kMemoryIsOurs) BOOST_TEST(grown < 16 * 1024, "peak RSS grew by " << grown << " KiB");
-  BOOST_TEST(deliveries(server.database()) == 1);
-  BOOST_TEST(server.stop() == 0);
-}
-
-// The same 40 uploads with headers that pass the early checks: their bodies are read, but
-// only as much of them at once as the in-flight budget allows.
-BOOST_AUTO_TEST_CASE(signed_looking_uploads_stay_inside_the_body_budget) {
-  TempDir dir;
-  ServerProcess server(dir, "max_inflight_body_mib = 16\nmax_body_bytes = 8388608");
-  HttpClient warm(server.port());
-  BOOST_TEST(warm.post_webhook(server.secret(), "msg_warm", kBody).status == 200);
-  const uint64_t baseline = peak_rss_kib(server.pid());
-
-  const std::string body(4 * kMiB, 'x');
-  std::vector<std::thread> clients;
-  std::atomic<int> unauthorized{0}, unavailable{0}, other{0};
-  for (int i = 0; i < 40; ++i) {
-    clients.emplace_back([&, i] {
-      RawConnection upload(server.port());
-      upload.send(upload_head(body.size(), signed_looking_headers("msg_forged_" + std::to_string(i))) + body, 20s);
-      const std::string answer = upload.receive(20s);
-      if (answer.starts_with("HTTP/1.1 401")) {
-        ++unauthorized;
-      } else if (answer.starts_with("HTTP/1.1 503") && answer.find("Retry-After: ") != std::string::npos) {
-        ++unavailable;
-      } else {
-        ++other;
-      }
-    });
-  }
-  for (auto& c : clients) c.join();
-  BOOST_TEST(unauthorized + unavailable == 40);
-  BOOST_TEST(other == 0);
-  // Budget, plus per connection one read buffer and one read of slack; 24 MiB for all.
-  const uint64_t grown = peak_rss_kib(server.pid()) - baseline;
-  if (kMemoryIsOurs) BOOST_TEST(grown < 16 * 1024 + 8 * 1024, "peak RSS grew by " << grown << " KiB");
-  BOOST_TEST(deliveries(server.database()) == 1);
-  // The service still gets through.
-  BOOST_TEST(warm.post_webhook(server.secret(), "msg_after", kBody).status == 200);
+  if (hostile::kMemoryIsOurs) BOOST_TEST(grown < 16 * 1024, "peak RSS grew by " << grown << " KiB");
+  BOOST_TEST(hostile::deliveries(server.database()) == 1);
   BOOST_TEST(server.stop() == 0);
 }
 
@@ -173,14 +91,14 @@ BOOST_AUTO_TEST_CASE(sigterm_with_a_stalled_client_exits_0) {
   TempDir dir;
   ServerProcess server(dir);
   RawConnection stalled(server.port());
-  BOOST_TEST(stalled.send(upload_head(100000, signed_looking_headers("msg_stalled")) + "{\"event_type\":"));
+  BOOST_TEST(stalled.send(hostile::upload_head(100000, hostile::signed_looking_headers("msg_stalled")) + "{\"event_type\":"));
   RawConnection idle(server.port());
   std::this_thread::sleep_for(200ms);
   BOOST_TEST(server.stop(60s) == 0);
   BOOST_TEST(stalled.closed_by_server(1s));
-  BOOST_TEST(lines_containing(server, "\"drain_deadline\"") == 1u);
-  BOOST_TEST(lines_containing(server, "\"drain_stuck\"") == 0u);
-  BOOST_TEST(deliveries(server.database()) == 0);
+  BOOST_TEST(hostile::lines_containing(server, "\"drain_deadline\"") == 1u);
+  BOOST_TEST(hostile::lines_containing(server, "\"drain_stuck\"") == 0u);
+  BOOST_TEST(hostile::deliveries(server.database()) == 0);
 }
 
 // 4. "chunked, gzip" was read as an empty body and the rest as a pipelined request; "gzip"
@@ -188,7 +106,7 @@ BOOST_AUTO_TEST_CASE(sigterm_with_a_stalled_client_exits_0) {
 BOOST_AUTO_TEST_CASE(transfer_encodings_other_than_exactly_chunked_are_400) {
   TempDir dir;
   ServerProcess server(dir);
-  const std::string signed_looking = signed_looking_headers("msg_te");
+  const std::string signed_looking = hostile::signed_looking_headers("msg_te");
   const std::string smuggled = "POST /webhooks HTTP/1.1\r\nHost: x\r\n";  // what would follow as a "second" request
   for (const std::string& framing :
        {std::string("Transfer-Encoding: chunked, gzip\r\n"), std::string("Transfer-Encoding: gzip\r\nContent-Length: 5\r\n"),
@@ -205,7 +123,7 @@ BOOST_AUTO_TEST_CASE(transfer_encodings_other_than_exactly_chunked_are_400) {
   const RawReply chunked = raw_exchange(
       server.port(), "POST /webhooks HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n" + signed_looking + "\r\n5\r\nhello\r\n0\r\n\r\n", 5s);
   BOOST_TEST(chunked.starts_with("HTTP/1.1 401"), chunked.received.substr(0, 60));
-  BOOST_TEST(deliveries(server.database()) == 0);
+  BOOST_TEST(hostile::deliveries(server.database()) == 0);
   BOOST_TEST(server.stop() == 0);
 }
 
@@ -214,7 +132,7 @@ BOOST_AUTO_TEST_CASE(files_created_are_private_whatever_the_umask) {
   TempDir dir;
   ServerProcess server(dir, "", 20s, {}, ProcessLimits{.max_open_files = std::nullopt, .umask = 022});
   HttpClient client(server.port());
-  BOOST_TEST(client.post_webhook(server.secret(), "msg_mode", kBody).status == 200);
+  BOOST_TEST(client.post_webhook(server.secret(), "msg_mode", hostile::kBody).status == 200);
   for (const std::string suffix : {"", "-wal", "-shm"}) {
     struct stat info {};
     BOOST_TEST_REQUIRE(::stat((server.database() + suffix).c_str(), &info) == 0, suffix);
@@ -234,7 +152,7 @@ BOOST_AUTO_TEST_CASE(files_created_are_private_whatever_the_umask) {
 BOOST_AUTO_TEST_CASE(a_secret_readable_by_others_is_named_at_start) {
   TempDir dir;
   ServerProcess quiet(dir);
-  BOOST_TEST(lines_containing(quiet, "secret_file_permissions") == 0u);  // TempDir writes 0600
+  BOOST_TEST(hostile::lines_containing(quiet, "secret_file_permissions") == 0u);  // TempDir writes 0600
   BOOST_TEST(quiet.stop() == 0);
   ::chmod(dir.file("secret").c_str(), 0644);
   quiet.restart();
@@ -252,7 +170,7 @@ BOOST_AUTO_TEST_CASE(connections_are_capped_per_client_address) {
   BOOST_TEST(fifth.closed_by_server(2s));
   // Another address is not held back by the first one's connections.
   HttpClient client(server.port());
-  BOOST_TEST(client.post_webhook(server.secret(), "msg_other_address", kBody).status == 200);
+  BOOST_TEST(client.post_webhook(server.secret(), "msg_other_address", hostile::kBody).status == 200);
   for (auto& c : held) BOOST_TEST(!c.closed_by_server(100ms));
   BOOST_TEST(server.stop() == 0);
 }
@@ -279,16 +197,16 @@ BOOST_AUTO_TEST_CASE(header_families_and_repeated_signatures_verify_as_the_spec_
   ServerProcess server(dir);
   HttpClient client(server.port());
   const std::string ts = now_seconds();
-  Headers webhook = signature_headers(server.secret(), "msg_mixed", ts, kBody, "webhook");
+  Headers webhook = signature_headers(server.secret(), "msg_mixed", ts, hostile::kBody, "webhook");
   webhook.push_back({"svix-id", "stray"});
-  BOOST_TEST(client.request("POST", "/webhooks", kBody, webhook).status == 200);
+  BOOST_TEST(client.request("POST", "/webhooks", hostile::kBody, webhook).status == 200);
 
   // Two signature lines, the first from a rotated-out secret: any entry that matches passes.
-  Headers rotated = signature_headers(server.secret(), "msg_repeated", ts, kBody);
-  const Headers old = signature_headers(random_secret(), "msg_repeated", ts, kBody);
+  Headers rotated = signature_headers(server.secret(), "msg_repeated", ts, hostile::kBody);
+  const Headers old = signature_headers(random_secret(), "msg_repeated", ts, hostile::kBody);
   rotated.insert(rotated.begin() + 2, old[2]);
-  BOOST_TEST(client.request("POST", "/webhooks", kBody, rotated).status == 200);
-  BOOST_TEST(deliveries(server.database()) == 2);
+  BOOST_TEST(client.request("POST", "/webhooks", hostile::kBody, rotated).status == 200);
+  BOOST_TEST(hostile::deliveries(server.database()) == 2);
   BOOST_TEST(server.stop() == 0);
 
   // Replayed from a capture, the stored headers verify the same way.
@@ -298,7 +216,7 @@ BOOST_AUTO_TEST_CASE(header_families_and_repeated_signatures_verify_as_the_spec_
   auto replayed = run_healthhook({"replay", capture, "--database", dir.file("replayed.db"), "--verify-signatures",
                                   "--secret-file", dir.file("secret")});
   BOOST_TEST(replayed.exit_code == 0, replayed.stderr_text);
-  BOOST_TEST(deliveries(dir.file("replayed.db")) == 2, replayed.stderr_text);
+  BOOST_TEST(hostile::deliveries(dir.file("replayed.db")) == 2, replayed.stderr_text);
 }
 
 BOOST_AUTO_TEST_CASE(metrics_can_require_a_token) {
@@ -330,11 +248,12 @@ BOOST_AUTO_TEST_CASE(sockets_that_never_send_a_request_make_room_for_the_service
   std::this_thread::sleep_for(1200ms);  // past kMinWaitBeforeEviction
   RawConnection service(server.port());  // keep-alive: one connection for both deliveries
   const auto signed_request = [&](const std::string& id) {
-    std::string request = "POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(kBody.size()) + "\r\n";
-    for (const auto& [name, value] : signature_headers(server.secret(), id, now_seconds(), kBody)) {
+    std::string request =
+        "POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(hostile::kBody.size()) + "\r\n";
+    for (const auto& [name, value] : signature_headers(server.secret(), id, now_seconds(), hostile::kBody)) {
       request += name + ": " + value + "\r\n";
     }
-    return request + "\r\n" + kBody;
+    return request + "\r\n" + hostile::kBody;
   };
   BOOST_TEST(service.send(signed_request("msg_room")));
   BOOST_TEST(service.receive(500ms).starts_with("HTTP/1.1 200"));
@@ -364,7 +283,7 @@ BOOST_AUTO_TEST_CASE(one_address_holds_few_sockets_that_send_nothing_when_connec
   for (auto& c : idle) BOOST_TEST(!c.closed_by_server(50ms));
   // The service from its own address still gets in.
   HttpClient client(server.port());
-  BOOST_TEST(client.post_webhook(server.secret(), "msg_scarce", kBody).status == 200);
+  BOOST_TEST(client.post_webhook(server.secret(), "msg_scarce", hostile::kBody).status == 200);
   BOOST_TEST(server.stop() == 0);
 }
 

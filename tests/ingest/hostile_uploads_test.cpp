@@ -1,0 +1,60 @@
+// Uploads with headers that pass the early checks (spec §2), against the real `serve` over
+// 127.0.0.1: their bodies are read only as fast as the in-flight body budget allows. A
+// module of its own beside hostile_clients_test: the longest case of the listener's, it
+// runs alongside the others instead of after them.
+#include <boost/test/unit_test.hpp>
+#include <atomic>
+#include <thread>
+
+#include "tests/ingest/hostile_requests.h"
+#include "tests/support/http_client.h"
+#include "tests/support/raw_connection.h"
+#include "tests/support/server_process.h"
+
+BOOST_AUTO_TEST_SUITE(hostile_uploads_test)
+
+using namespace hh::test;
+using namespace std::chrono_literals;
+namespace hostile = hh::test::hostile;
+
+// 40 uploads of 4 MiB with forged but well-formed signature headers: their bodies are read,
+// but only as much of them at once as the in-flight budget allows.
+BOOST_AUTO_TEST_CASE(signed_looking_uploads_stay_inside_the_body_budget) {
+  TempDir dir;
+  ServerProcess server(dir, "max_inflight_body_mib = 16\nmax_body_bytes = 8388608");
+  HttpClient warm(server.port());
+  BOOST_TEST(warm.post_webhook(server.secret(), "msg_warm", hostile::kBody).status == 200);
+  const uint64_t baseline = peak_rss_kib(server.pid());
+
+  const std::string body(4 * hostile::kMiB, 'x');
+  std::vector<std::thread> clients;
+  std::atomic<int> unauthorized{0}, unavailable{0}, other{0};
+  for (int i = 0; i < 40; ++i) {
+    clients.emplace_back([&, i] {
+      RawConnection upload(server.port());
+      const std::string head =
+          hostile::upload_head(body.size(), hostile::signed_looking_headers("msg_forged_" + std::to_string(i)));
+      upload.send(head + body, 20s);
+      const std::string answer = upload.receive(20s);
+      if (answer.starts_with("HTTP/1.1 401")) {
+        ++unauthorized;
+      } else if (answer.starts_with("HTTP/1.1 503") && answer.find("Retry-After: ") != std::string::npos) {
+        ++unavailable;
+      } else {
+        ++other;
+      }
+    });
+  }
+  for (auto& c : clients) c.join();
+  BOOST_TEST(unauthorized + unavailable == 40);
+  BOOST_TEST(other == 0);
+  // Budget, plus per connection one read buffer and one read of slack; 24 MiB for all.
+  const uint64_t grown = peak_rss_kib(server.pid()) - baseline;
+  if (hostile::kMemoryIsOurs) BOOST_TEST(grown < 16 * 1024 + 8 * 1024, "peak RSS grew by " << grown << " KiB");
+  BOOST_TEST(hostile::deliveries(server.database()) == 1);
+  // The service still gets through.
+  BOOST_TEST(warm.post_webhook(server.secret(), "msg_after", hostile::kBody).status == 200);
+  BOOST_TEST(server.stop() == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
