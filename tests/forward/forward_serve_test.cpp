@@ -77,6 +77,15 @@ struct SeenRequests {
     std::lock_guard lock(mutex);
     return seen;
   }
+  // A plan for the backend: records each request, then answers what `decide` says.
+  test::FakeBackend::Plan plan(std::function<void(const test::BackendRequest&, test::BackendFault&)> decide) {
+    return [this, decide = std::move(decide)](const test::BackendRequest& r) {
+      add(r);
+      test::BackendFault fault;
+      decide(r, fault);
+      return fault;
+    };
+  }
 };
 
 // Every body in `bodies` validated against schemas/forward/changes.schema.json by the
@@ -221,9 +230,7 @@ BOOST_AUTO_TEST_CASE(each_answer_has_its_documented_outcome) {
   const std::string secret = test::random_secret();
   test::FakeBackend backend(backend_options(secret));
   SeenRequests seen;
-  backend.set_plan([&seen](const test::BackendRequest& r) {
-    seen.add(r);
-    test::BackendFault fault;
+  backend.set_plan(seen.plan([](const test::BackendRequest& r, test::BackendFault& fault) {
     if (r.attempt == 0 && r.id == "m-500") fault.status = 500;
     if (r.attempt == 0 && r.id == "m-408") fault.status = 408;
     if (r.attempt == 0 && r.id == "m-429") {
@@ -235,8 +242,7 @@ BOOST_AUTO_TEST_CASE(each_answer_has_its_documented_outcome) {
     if (r.id == "m-410") fault.status = 410;
     if (r.id == "m-400") fault.status = 400;
     if (r.id == "m-503-always") fault.status = 503;
-    return fault;
-  });
+  }));
   test::TempDir dir;
   test::ServerProcess server(dir, forward_toml(dir, "raw", backend.url(), secret,
                                                "mode = \"deliveries\"\ntimeout_ms = 500\nmax_attempts = 3\n"));
@@ -294,12 +300,9 @@ BOOST_AUTO_TEST_CASE(order_is_kept_per_user_and_resource_while_other_keys_flow) 
   const std::string secret = test::random_secret();
   test::FakeBackend backend(backend_options(secret));
   SeenRequests seen;
-  backend.set_plan([&seen](const test::BackendRequest& r) {
-    seen.add(r);
-    test::BackendFault fault;
+  backend.set_plan(seen.plan([](const test::BackendRequest& r, test::BackendFault& fault) {
     if (r.id == "a-1" && r.attempt < 3) fault.status = 500;  // the first of user a fails three times
-    return fault;
-  });
+  }));
   test::TempDir dir;
   test::ServerProcess server(dir, forward_toml(dir, "raw", backend.url(), secret, "mode = \"deliveries\"\n"));
   test::HttpClient client(server.port());
