@@ -29,6 +29,9 @@ struct HttpUrl {
   std::string target() const;
   // The Host header (url_authority).
   std::string authority() const { return url_authority(host, port, tls); }
+  // scheme://authority/path: the URL without its query, which may hold a token (for names
+  // and logs).
+  std::string without_query() const { return std::string(tls ? "https://" : "http://") + authority() + path; }
 };
 
 // Any absolute http:// or https:// URL with a host; the error says what is wrong (the

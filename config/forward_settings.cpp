@@ -101,7 +101,7 @@ Result<std::vector<ForwardSettings>> parse_forward_blocks(const toml::node& node
       // The url without its query (which may hold a token: the name shows in logs, metrics
       // and the outbox).
       auto url = parse_http_url(f.url);
-      f.name = url ? std::string(url->tls ? "https://" : "http://") + url->authority() + url->path : f.url;
+      f.name = url ? url->without_query() : f.url;
     }
     forwards.push_back(std::move(f));
   }

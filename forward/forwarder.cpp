@@ -84,7 +84,7 @@ Result<std::unique_ptr<Forwarder>> Forwarder::create(const config::Settings& set
     // Without the query: a backend may take a token there, and logs never hold a secret.
     log::info("forwarding")
         .str("destination", f.name)
-        .str("url", std::string(url->tls ? "https://" : "http://") + url->authority() + url->path)
+        .str("url", url->without_query())
         .str("mode", f.mode)
         .num("batch", f.batch)
         .num("concurrency", f.concurrency);
