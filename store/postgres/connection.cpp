@@ -1,0 +1,249 @@
+#include "store/postgres/connection.h"
+
+#include <charconv>
+#include <cstdio>
+
+namespace hh::pg {
+namespace {
+
+std::string trimmed(const char* message) {
+  std::string text = message ? message : "";
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+// The first line of the SQL, to name a failing statement without its whole text.
+std::string_view first_line(std::string_view sql) {
+  const size_t end = sql.find('\n');
+  return sql.substr(0, end == std::string_view::npos ? sql.size() : end);
+}
+
+Error result_error(const PGresult* result, PGconn* conn, std::string_view what) {
+  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  const std::string message = trimmed(result ? PQresultErrorMessage(result) : PQerrorMessage(conn));
+  // No SQLSTATE: libpq itself failed (the connection broke).
+  const ErrorKind kind = state ? error_kind(state) : ErrorKind::unavailable;
+  return fail(kind, std::string(what) + ": " + (message.empty() ? trimmed(PQerrorMessage(conn)) : message));
+}
+
+bool succeeded(const PGresult* result) {
+  const ExecStatusType status = PQresultStatus(result);
+  return status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;
+}
+
+}  // namespace
+
+ErrorKind error_kind(std::string_view sqlstate) {
+  if (sqlstate.size() != 5) return ErrorKind::other;
+  const std::string_view cls = sqlstate.substr(0, 2);
+  if (cls == "22" || cls == "23") return ErrorKind::data;
+  // 40001 serialization failure, 40P01 deadlock, 55P03 lock not available, 57014 canceled
+  // (statement_timeout, lock_timeout).
+  if (cls == "40" || sqlstate == "55P03" || sqlstate == "57014") return ErrorKind::busy;
+  if (cls == "53") return ErrorKind::full;  // disk full, out of memory, too many connections
+  if (cls == "08" || cls == "57" || cls == "3D" || cls == "28") return ErrorKind::unavailable;
+  if (cls == "58") return ErrorKind::io;
+  return ErrorKind::other;
+}
+
+Params& Params::push(const char* data, size_t size, int format) {
+  values_.push_back(data);
+  lengths_.push_back(static_cast<int>(size));
+  formats_.push_back(format);
+  return *this;
+}
+
+Params& Params::add(int64_t value) {
+  std::string& text = owned_.emplace_back(std::to_string(value));
+  return push(text.c_str(), text.size(), 0);
+}
+
+Params& Params::add(double value) {
+  char buffer[32];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);  // shortest exact form
+  std::string& text = owned_.emplace_back(buffer, ec == std::errc() ? end : buffer);
+  return push(text.c_str(), text.size(), 0);
+}
+
+// Text parameters are sent with their length: libpq reads text formats up to the NUL it
+// expects, so a view without one is copied (the common case, a std::string, has one).
+Params& Params::add(std::string_view text) {
+  if (text.data() != nullptr && text.data()[text.size()] == '\0') return push(text.data(), text.size(), 0);
+  std::string& copy = owned_.emplace_back(text);
+  return push(copy.c_str(), copy.size(), 0);
+}
+
+Params& Params::add_null() { return push(nullptr, 0, 0); }
+
+Params& Params::bytes(std::string_view data) { return push(data.empty() ? "" : data.data(), data.size(), 1); }
+
+int64_t Rows::integer(int row, int column) const {
+  const std::string_view t = text(row, column);
+  int64_t value = 0;
+  std::from_chars(t.data(), t.data() + t.size(), value);
+  return value;
+}
+
+double Rows::real(int row, int column) const {
+  const std::string_view t = text(row, column);
+  double value = 0;
+  std::from_chars(t.data(), t.data() + t.size(), value);
+  return value;
+}
+
+int64_t Rows::affected() const {
+  const char* n = result_ ? PQcmdTuples(result_.get()) : "";
+  int64_t value = 0;
+  std::from_chars(n, n + std::char_traits<char>::length(n), value);
+  return value;
+}
+
+Result<Connection> Connection::open(const std::string& uri, const std::string& password) {
+  // expand_dbname: `dbname` holds the whole URI; the password goes beside it.
+  const char* keys[] = {"dbname", "fallback_application_name", password.empty() ? nullptr : "password", nullptr};
+  const char* values[] = {uri.c_str(), "healthhook", password.c_str(), nullptr};
+  Connection db(PQconnectdbParams(keys, values, 1));
+  if (!db.handle_) return fail(ErrorKind::unavailable, "PostgreSQL: out of memory");
+  if (PQstatus(db.get()) != CONNECTION_OK) {
+    return fail(ErrorKind::unavailable, "PostgreSQL: cannot connect: " + trimmed(PQerrorMessage(db.get())));
+  }
+  // Notices (e.g. "relation already exists, skipping") would go to stderr unasked.
+  PQsetNoticeProcessor(db.get(), [](void*, const char*) {}, nullptr);
+  return db;
+}
+
+Result<Rows> Connection::take(PGresult* result, std::string_view what) {
+  Rows rows(result);
+  if (!result || !succeeded(result)) return result_error(result, get(), what);
+  return rows;
+}
+
+Result<void> Connection::exec(std::string_view sql) {
+  const std::string text(sql);
+  auto done = take(PQexec(get(), text.c_str()), first_line(sql));
+  if (!done) return fail(done.error_kind(), done.error());
+  return {};
+}
+
+Result<Rows> Connection::query(std::string_view sql, const Params& params) {
+  const std::string text(sql);
+  return take(PQexecParams(get(), text.c_str(), params.size(), nullptr, params.values(), params.lengths(),
+                           params.formats(), 0),
+              first_line(sql));
+}
+
+Result<void> Connection::prepare(const std::string& name, std::string_view sql) {
+  const std::string text(sql);
+  auto done = take(PQprepare(get(), name.c_str(), text.c_str(), 0, nullptr), first_line(sql));
+  if (!done) return fail(done.error_kind(), done.error());
+  return {};
+}
+
+Result<Rows> Connection::run(const std::string& name, const Params& params) {
+  return take(PQexecPrepared(get(), name.c_str(), params.size(), params.values(), params.lengths(),
+                             params.formats(), 0),
+              name);
+}
+
+Result<std::optional<int64_t>> Connection::query_int(std::string_view sql, const Params& params) {
+  auto rows = query(sql, params);
+  if (!rows) return fail(rows.error_kind(), rows.error());
+  if (rows->empty() || rows->is_null(0, 0)) return std::optional<int64_t>();
+  return std::optional<int64_t>(rows->integer(0, 0));
+}
+
+Result<Pipeline> Pipeline::begin(Connection& db) {
+  if (PQenterPipelineMode(db.get()) != 1) {
+    return fail(ErrorKind::unavailable, "PostgreSQL: pipeline mode: " + trimmed(PQerrorMessage(db.get())));
+  }
+  return Pipeline(&db);
+}
+
+Pipeline::~Pipeline() {
+  if (db_ == nullptr) return;
+  // Not finished (an error on the way): read what is outstanding so the connection can
+  // leave pipeline mode and be used again.
+  if (sent_ > 0) (void)finish();
+  PQexitPipelineMode(db_->get());
+}
+
+Result<void> Pipeline::send(std::string_view sql, const Params& params) {
+  const std::string text(sql);
+  if (PQsendQueryParams(db_->get(), text.c_str(), params.size(), nullptr, params.values(), params.lengths(),
+                        params.formats(), 0) != 1) {
+    return fail(ErrorKind::unavailable, "PostgreSQL: sending " + std::string(first_line(sql)) + ": " +
+                                            trimmed(PQerrorMessage(db_->get())));
+  }
+  ++sent_;
+  return {};
+}
+
+Result<void> Pipeline::send_prepared(const std::string& name, const Params& params) {
+  if (PQsendQueryPrepared(db_->get(), name.c_str(), params.size(), params.values(), params.lengths(),
+                          params.formats(), 0) != 1) {
+    return fail(ErrorKind::unavailable, "PostgreSQL: sending " + name + ": " + trimmed(PQerrorMessage(db_->get())));
+  }
+  ++sent_;
+  return {};
+}
+
+Result<std::vector<Rows>> Pipeline::finish() {
+  PGconn* conn = db_->get();
+  std::vector<Rows> results;
+  results.reserve(static_cast<size_t>(sent_));
+  std::optional<Error> first_error;
+  const int expected = sent_;
+  sent_ = 0;
+  if (PQpipelineSync(conn) != 1) {
+    return fail(ErrorKind::unavailable, "PostgreSQL: pipeline sync: " + trimmed(PQerrorMessage(conn)));
+  }
+  // Each statement's results end with a NULL; the sync's own result ends the pipeline.
+  for (int i = 0; i < expected; ++i) {
+    Rows rows;
+    while (PGresult* r = PQgetResult(conn)) {
+      Rows part(r);
+      const ExecStatusType status = PQresultStatus(r);
+      if (status == PGRES_PIPELINE_ABORTED) {
+        if (!first_error) first_error = fail(ErrorKind::other, "PostgreSQL: statement skipped after an error");
+      } else if (!succeeded(r)) {
+        if (!first_error || first_error->message.starts_with("PostgreSQL: statement skipped")) {
+          first_error = result_error(r, conn, "PostgreSQL");
+        }
+      }
+      rows = std::move(part);
+    }
+    if (PQstatus(conn) != CONNECTION_OK) {
+      return fail(ErrorKind::unavailable, "PostgreSQL: connection lost: " + trimmed(PQerrorMessage(conn)));
+    }
+    results.push_back(std::move(rows));
+  }
+  while (PGresult* r = PQgetResult(conn)) {
+    Rows sync(r);
+    if (PQresultStatus(r) == PGRES_PIPELINE_SYNC) break;
+  }
+  if (first_error) return *first_error;
+  return results;
+}
+
+Result<Transaction> Transaction::begin(Connection& db) {
+  if (auto begun = db.exec("BEGIN"); !begun) return fail(begun.error_kind(), begun.error());
+  return Transaction(&db);
+}
+
+Transaction::~Transaction() {
+  if (db_ != nullptr) (void)db_->exec("ROLLBACK");
+}
+
+Result<void> Transaction::commit() {
+  Connection* db = db_;
+  db_ = nullptr;
+  auto committed = db->query("COMMIT");
+  if (!committed) return fail(committed.error_kind(), committed.error());
+  // COMMIT of a transaction that an error aborted answers ROLLBACK, without an error.
+  if (std::string_view(PQcmdStatus(committed->get())) != "COMMIT") {
+    return fail(ErrorKind::other, "COMMIT: the transaction was rolled back after an earlier error");
+  }
+  return {};
+}
+
+}  // namespace hh::pg

@@ -1,0 +1,168 @@
+#pragma once
+// RAII owners for libpq handles, the PostgreSQL counterpart of store/sqlite/connection.h.
+// A Connection is used by one thread at a time. Statements use the extended protocol with
+// parameters ($1, $2, …) sent apart from the SQL, in text format except bytea values
+// (Params::bytes, binary: no escaping of bodies). Results come back in text format.
+//
+// Group commits are one round trip: Pipeline sends BEGIN, the statements and COMMIT
+// together and reads every result after one sync (libpq pipeline mode, PostgreSQL 14+).
+#include <libpq-fe.h>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace hh::pg {
+
+// The kind of failure a SQLSTATE means (common/result.h): integrity and data exceptions
+// (classes 23, 22) are the data's own; serialization failures, deadlocks, lock and
+// statement timeouts are busy; disk full and out of resources are full; connection
+// failures and shutdowns are unavailable.
+ErrorKind error_kind(std::string_view sqlstate);
+
+// One statement's parameters, in order ($1 is the first added). Text is not copied: the
+// viewed bytes must stay alive until the statement has been sent.
+class Params {
+ public:
+  Params& add(int64_t value);
+  Params& add(double value);
+  Params& add(std::string_view text);
+  Params& add(const char* text) { return add(std::string_view(text)); }
+  Params& add(const std::string& text) { return add(std::string_view(text)); }
+  Params& add_null();
+  // A bytea value, sent in binary format (no escaping, no copy).
+  Params& bytes(std::string_view data);
+  template <typename T>
+  Params& add(const std::optional<T>& value) {
+    return value ? add(*value) : add_null();
+  }
+
+  int size() const { return static_cast<int>(values_.size()); }
+  const char* const* values() const { return values_.data(); }
+  const int* lengths() const { return lengths_.data(); }
+  const int* formats() const { return formats_.data(); }
+
+ private:
+  Params& push(const char* data, size_t size, int format);
+  std::vector<const char*> values_;
+  std::vector<int> lengths_;
+  std::vector<int> formats_;
+  std::deque<std::string> owned_;  // numbers as text; a deque keeps their addresses stable
+};
+
+// A statement's result: rows and columns in text format, NULL told apart.
+class Rows {
+ public:
+  Rows() = default;
+  int size() const { return result_ ? PQntuples(result_.get()) : 0; }
+  bool empty() const { return size() == 0; }
+  bool is_null(int row, int column) const { return PQgetisnull(result_.get(), row, column) != 0; }
+  std::string_view text(int row, int column) const {
+    return {PQgetvalue(result_.get(), row, column),
+            static_cast<size_t>(PQgetlength(result_.get(), row, column))};
+  }
+  std::optional<std::string_view> optional_text(int row, int column) const {
+    if (is_null(row, column)) return std::nullopt;
+    return text(row, column);
+  }
+  int64_t integer(int row, int column) const;
+  std::optional<int64_t> optional_integer(int row, int column) const {
+    if (is_null(row, column)) return std::nullopt;
+    return integer(row, column);
+  }
+  double real(int row, int column) const;
+  // A boolean column ("t"/"f").
+  bool boolean(int row, int column) const { return text(row, column) == "t"; }
+  // Rows changed by an INSERT/UPDATE/DELETE without RETURNING.
+  int64_t affected() const;
+  PGresult* get() const { return result_.get(); }
+
+ private:
+  friend class Connection;
+  friend class Pipeline;
+  struct Clear {
+    void operator()(PGresult* r) const { PQclear(r); }
+  };
+  explicit Rows(PGresult* result) : result_(result) {}
+  std::unique_ptr<PGresult, Clear> result_;
+};
+
+class Connection {
+ public:
+  // `uri`: a libpq connection URI or key=value string. `password`, when not empty, is
+  // passed apart from it (from a secret file: never in argv or a log line). Errors never
+  // repeat the URI, which may hold a password.
+  static Result<Connection> open(const std::string& uri, const std::string& password = {});
+
+  Connection(Connection&&) noexcept = default;
+  Connection& operator=(Connection&&) noexcept = default;
+
+  // Runs one or more statements without parameters (simple protocol).
+  Result<void> exec(std::string_view sql);
+  // Runs one statement with parameters.
+  Result<Rows> query(std::string_view sql, const Params& params = {});
+  // Prepares a named statement for run(); names are per connection.
+  Result<void> prepare(const std::string& name, std::string_view sql);
+  Result<Rows> run(const std::string& name, const Params& params = {});
+  // A query returning one integer; nullopt for no row or NULL.
+  Result<std::optional<int64_t>> query_int(std::string_view sql, const Params& params = {});
+
+  // The server's backend process id (pg_backend_pid()), for logs and tests.
+  int backend_pid() const { return PQbackendPID(handle_.get()); }
+  // False once the connection broke (the server went away): open a new one.
+  bool is_open() const { return PQstatus(handle_.get()) == CONNECTION_OK; }
+  PGconn* get() const { return handle_.get(); }
+
+ private:
+  friend class Pipeline;
+  struct Finish {
+    void operator()(PGconn* c) const { PQfinish(c); }
+  };
+  explicit Connection(PGconn* conn) : handle_(conn) {}
+  Result<Rows> take(PGresult* result, std::string_view what);
+  std::unique_ptr<PGconn, Finish> handle_;
+};
+
+// Statements sent together and answered after one sync: one round trip for all of them.
+// If one fails, PostgreSQL skips the rest up to the sync, and finish() returns the first
+// error. Holds the connection in pipeline mode until finish() or destruction.
+class Pipeline {
+ public:
+  static Result<Pipeline> begin(Connection& db);
+  Pipeline(Pipeline&& other) noexcept : db_(other.db_), sent_(other.sent_) { other.db_ = nullptr; }
+  Pipeline& operator=(Pipeline&&) = delete;
+  ~Pipeline();
+
+  // Queues a statement: SQL with parameters, or a prepared statement by name.
+  Result<void> send(std::string_view sql, const Params& params = {});
+  Result<void> send_prepared(const std::string& name, const Params& params = {});
+  // Syncs and reads the results of every statement sent, in order.
+  Result<std::vector<Rows>> finish();
+
+ private:
+  explicit Pipeline(Connection* db) : db_(db) {}
+  Connection* db_;
+  int sent_ = 0;
+};
+
+// Rolls back unless commit() succeeded: a failure anywhere leaves nothing half-written.
+class Transaction {
+ public:
+  static Result<Transaction> begin(Connection& db);
+  Transaction(Transaction&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  Transaction& operator=(Transaction&&) = delete;
+  ~Transaction();
+  Result<void> commit();
+
+ private:
+  explicit Transaction(Connection* db) : db_(db) {}
+  Connection* db_;
+};
+
+}  // namespace hh::pg

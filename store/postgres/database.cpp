@@ -1,0 +1,58 @@
+#include "store/postgres/database.h"
+
+#include "store/postgres/migrations.h"
+
+namespace hh::store {
+
+int postgres_schema_version() { return static_cast<int>(postgres_migrations().size()); }
+
+Result<pg::Connection> connect(const PostgresAddress& address) {
+  auto db = pg::Connection::open(address.uri, address.password);
+  if (!db) return db;
+  if (auto set = db->exec("SET synchronous_commit = on; SET TIME ZONE 'UTC'"); !set) return fail(set.error_kind(), set.error());
+  return db;
+}
+
+Result<void> migrate(pg::Connection& db) {
+  auto txn = pg::Transaction::begin(db);
+  if (!txn) return fail(txn.error_kind(), txn.error());
+  // Held to the end of the transaction: a second instance waits here, then finds the
+  // migrations applied.
+  if (auto locked = db.query("SELECT pg_advisory_xact_lock($1)", pg::Params().add(kMigrationLock)); !locked) {
+    return fail(locked.error_kind(), locked.error());
+  }
+  if (auto created = db.exec(
+          "CREATE TABLE IF NOT EXISTS schema_migrations ("
+          "version bigint PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
+      !created) {
+    return fail(created.error_kind(), created.error());
+  }
+  auto version = db.query_int("SELECT max(version) FROM schema_migrations");
+  if (!version) return fail(version.error_kind(), version.error());
+  const int64_t current = version->value_or(0);
+  if (current > postgres_schema_version()) {
+    return fail(ErrorKind::other, "database schema version " + std::to_string(current) +
+                                      " is newer than this healthhook (" +
+                                      std::to_string(postgres_schema_version()) + "); upgrade healthhook");
+  }
+  for (int64_t i = current; i < postgres_schema_version(); ++i) {
+    const Migration& migration = postgres_migrations()[static_cast<size_t>(i)];
+    const std::string name(migration.name);
+    if (auto applied = db.exec(migration.sql); !applied) {
+      return fail(applied.error_kind(), "migration " + name + ": " + applied.error());
+    }
+    auto recorded = db.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
+                             pg::Params().add(i + 1).add(name));
+    if (!recorded) return fail(recorded.error_kind(), "migration " + name + ": " + recorded.error());
+  }
+  return txn->commit();
+}
+
+Result<pg::Connection> connect_migrated(const PostgresAddress& address) {
+  auto db = connect(address);
+  if (!db) return db;
+  if (auto migrated = migrate(*db); !migrated) return fail(migrated.error_kind(), migrated.error());
+  return db;
+}
+
+}  // namespace hh::store

@@ -1,0 +1,38 @@
+#pragma once
+// Opening a PostgreSQL store: connections with the session settings every healthhook
+// connection runs with, and the schema brought up to date (schema_migrations).
+#include <string>
+
+#include "common/result.h"
+#include "store/postgres/connection.h"
+
+namespace hh::store {
+
+// Where a PostgreSQL store is: the libpq URI of `database = …` and the password from its
+// secret file ("" when the URI, ~/.pgpass or PGPASSFILE provide it).
+struct PostgresAddress {
+  std::string uri;
+  std::string password;
+};
+
+// A connection to the store, migrated or not: synchronous_commit on (a commit is durable
+// on the server before COMMIT returns, so an ack after it is a promise, whatever the
+// server's default), UTC for any time the server formats.
+Result<pg::Connection> connect(const PostgresAddress& address);
+
+// Applies pending migrations, each with its schema_migrations row in one transaction,
+// under an advisory lock so that instances starting together apply each once. Refuses a
+// schema newer than this binary.
+Result<void> migrate(pg::Connection& db);
+
+// connect() then migrate(): what every opener of a store for writing does.
+Result<pg::Connection> connect_migrated(const PostgresAddress& address);
+
+// The schema version this binary writes (number of PostgreSQL migrations).
+int postgres_schema_version();
+
+// Advisory lock keys (pg_advisory_lock): one per purpose, the same in every instance.
+inline constexpr int64_t kMigrationLock = 0x6868'0001;   // "hh" 1: applying migrations
+inline constexpr int64_t kProcessingLock = 0x6868'0002;  // "hh" 2: the processing leader
+
+}  // namespace hh::store

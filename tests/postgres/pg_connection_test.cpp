@@ -1,0 +1,136 @@
+// The libpq layer (store/postgres/connection.h) and the schema's migrations, on a real
+// server: parameters as sent, bytes kept exact, pipelines, error kinds, migrations once.
+#include <boost/test/unit_test.hpp>
+
+#include <thread>
+
+#include "store/postgres/database.h"
+#include "store/postgres/migrations.h"
+#include "tests/support/postgres_cluster.h"
+
+BOOST_AUTO_TEST_SUITE(pg_connection_test)
+
+using namespace hh;
+
+namespace {
+
+pg::Connection open_fresh() {
+  auto db = store::connect({test::PostgresCluster::shared().fresh_database(), ""});
+  BOOST_REQUIRE_MESSAGE(db, db.error());
+  return std::move(*db);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(parameters_and_bytes_arrive_exactly_as_sent) {
+  pg::Connection db = open_fresh();
+  BOOST_REQUIRE(db.exec("CREATE TABLE t (i bigint, d double precision, s text, b bytea)"));
+  const std::string body("a\0b\xff\"'\\", 7);
+  const std::string view_source = "no terminator here";
+  pg::Params params;
+  params.add(int64_t{-9007199254740993}).add(0.1).add(std::string_view(view_source).substr(0, 2)).bytes(body);
+  auto inserted = db.query("INSERT INTO t VALUES ($1, $2, $3, $4)", params);
+  BOOST_REQUIRE_MESSAGE(inserted, inserted.error());
+  BOOST_TEST(inserted->affected() == 1);
+  auto rows = db.query("SELECT i, d, s, encode(b, 'hex'), length(b) FROM t");
+  BOOST_REQUIRE_MESSAGE(rows, rows.error());
+  BOOST_REQUIRE(rows->size() == 1);
+  BOOST_TEST(rows->integer(0, 0) == -9007199254740993);
+  BOOST_TEST(rows->real(0, 1) == 0.1);
+  BOOST_TEST(rows->text(0, 2) == "no");
+  BOOST_TEST(rows->text(0, 3) == "610062ff22275c");
+  BOOST_TEST(rows->integer(0, 4) == 7);
+  auto nulls = db.query("SELECT $1::text IS NULL", pg::Params().add(std::optional<std::string_view>()));
+  BOOST_REQUIRE(nulls);
+  BOOST_TEST(nulls->boolean(0, 0));
+}
+
+BOOST_AUTO_TEST_CASE(a_pipeline_answers_every_statement_in_order_and_stops_at_an_error) {
+  pg::Connection db = open_fresh();
+  BOOST_REQUIRE(db.exec("CREATE TABLE t (k text PRIMARY KEY)"));
+  {
+    auto pipeline = pg::Pipeline::begin(db);
+    BOOST_REQUIRE(pipeline);
+    BOOST_REQUIRE(pipeline->send("BEGIN"));
+    BOOST_REQUIRE(pipeline->send("INSERT INTO t VALUES ($1) RETURNING k", pg::Params().add("a")));
+    BOOST_REQUIRE(pipeline->send("INSERT INTO t VALUES ($1) RETURNING k", pg::Params().add("b")));
+    BOOST_REQUIRE(pipeline->send("COMMIT"));
+    auto results = pipeline->finish();
+    BOOST_REQUIRE_MESSAGE(results, results.error());
+    BOOST_REQUIRE(results->size() == 4u);
+    BOOST_TEST((*results)[2].text(0, 0) == "b");
+  }
+  {
+    auto pipeline = pg::Pipeline::begin(db);
+    BOOST_REQUIRE(pipeline);
+    BOOST_REQUIRE(pipeline->send("BEGIN"));
+    BOOST_REQUIRE(pipeline->send("INSERT INTO t VALUES ('c')"));
+    BOOST_REQUIRE(pipeline->send("INSERT INTO t VALUES ('a')"));  // duplicate key
+    BOOST_REQUIRE(pipeline->send("COMMIT"));
+    auto results = pipeline->finish();
+    BOOST_REQUIRE(!results);
+    BOOST_TEST((results.error_kind() == ErrorKind::data));
+    BOOST_TEST(results.error().find("duplicate key") != std::string::npos, results.error());
+  }
+  BOOST_REQUIRE(db.exec("ROLLBACK"));
+  BOOST_TEST(db.query_int("SELECT count(*) FROM t")->value_or(-1) == 2);  // 'c' rolled back
+}
+
+BOOST_AUTO_TEST_CASE(a_commit_after_an_error_is_reported_as_a_failure) {
+  pg::Connection db = open_fresh();
+  auto txn = pg::Transaction::begin(db);
+  BOOST_REQUIRE(txn);
+  BOOST_REQUIRE(!db.exec("SELECT 1/0"));
+  auto committed = txn->commit();
+  BOOST_TEST(!committed);
+}
+
+BOOST_AUTO_TEST_CASE(error_kinds_follow_the_sqlstate) {
+  BOOST_TEST((pg::error_kind("23505") == ErrorKind::data));
+  BOOST_TEST((pg::error_kind("22P02") == ErrorKind::data));
+  BOOST_TEST((pg::error_kind("40001") == ErrorKind::busy));
+  BOOST_TEST((pg::error_kind("40P01") == ErrorKind::busy));
+  BOOST_TEST((pg::error_kind("55P03") == ErrorKind::busy));
+  BOOST_TEST((pg::error_kind("53100") == ErrorKind::full));
+  BOOST_TEST((pg::error_kind("08006") == ErrorKind::unavailable));
+  BOOST_TEST((pg::error_kind("42P01") == ErrorKind::other));
+}
+
+BOOST_AUTO_TEST_CASE(a_server_that_is_not_there_is_unavailable_and_the_uri_is_not_repeated) {
+  test::TempDir empty;
+  auto db = pg::Connection::open("postgresql:///x?host=" + empty.path().string() + "&port=1&password=hunter2");
+  BOOST_REQUIRE(!db);
+  BOOST_TEST((db.error_kind() == ErrorKind::unavailable));
+  BOOST_TEST(db.error().find("hunter2") == std::string::npos, db.error());
+}
+
+BOOST_AUTO_TEST_CASE(instances_starting_together_apply_each_migration_once) {
+  const std::string uri = test::PostgresCluster::shared().fresh_database();
+  std::vector<std::string> errors(4);
+  std::vector<std::thread> starting;
+  for (size_t i = 0; i < errors.size(); ++i) {
+    starting.emplace_back([&, i] {
+      auto db = store::connect_migrated({uri, ""});
+      if (!db) errors[i] = db.error();
+    });
+  }
+  for (auto& t : starting) t.join();
+  for (const auto& e : errors) BOOST_TEST(e.empty(), e);
+  auto db = store::connect_migrated({uri, ""});
+  BOOST_REQUIRE(db);
+  BOOST_TEST(db->query_int("SELECT count(*) FROM schema_migrations")->value_or(0) == store::postgres_schema_version());
+  BOOST_TEST(db->query_int("SELECT applied_seq FROM processor_state")->value_or(-1) == 0);
+  BOOST_TEST(db->query_int("SELECT count(*) FROM information_schema.tables WHERE table_name = 'outbox'")->value_or(0) == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_schema_newer_than_this_binary_is_refused) {
+  const std::string uri = test::PostgresCluster::shared().fresh_database();
+  auto db = store::connect_migrated({uri, ""});
+  BOOST_REQUIRE(db);
+  BOOST_REQUIRE(db->exec("INSERT INTO schema_migrations (version, name) VALUES (999, 'future')"));
+  auto again = store::connect_migrated({uri, ""});
+  BOOST_REQUIRE(!again);
+  BOOST_TEST(again.error().find("newer than this healthhook") != std::string::npos, again.error());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,49 @@
+#pragma once
+// A throw-away PostgreSQL server for tests (spec §9): initdb into a temporary folder, the
+// server on a Unix socket in that folder only (no TCP listener), stopped and removed
+// afterwards. Started as the `postgres` user when the tests run as root (initdb refuses
+// root), as CI does. Each test takes a database of its own (fresh_database()), so tests
+// share one server per test process and start in milliseconds.
+//
+// The binaries: $HEALTHHOOK_PG_BINDIR, else the newest /usr/lib/postgresql/N/bin (Debian's
+// `postgresql` package, which scripts/install-deps --for-tests installs), else $PATH.
+#include <memory>
+#include <string>
+
+#include "tests/support/temp_dir.h"
+
+namespace hh::test {
+
+class PostgresCluster {
+ public:
+  // The process's server, started on first use (a failure to start throws with the
+  // server's log), stopped when the process exits.
+  static PostgresCluster& shared();
+
+  // A started server of its own (tests that stop or kill it).
+  PostgresCluster();
+  ~PostgresCluster();
+  PostgresCluster(const PostgresCluster&) = delete;
+  PostgresCluster& operator=(const PostgresCluster&) = delete;
+
+  // Creates an empty database and returns its URI (user `healthhook`, no password).
+  std::string fresh_database();
+  std::string uri(const std::string& database) const;
+
+  // Stops the server at once, as a crash would (pg_ctl -m immediate), and starts it again.
+  void stop();
+  void start();
+
+  // Runs SQL as the superuser in `database` through psql and returns its output (-At).
+  std::string psql(const std::string& database, const std::string& sql) const;
+
+ private:
+  std::string run_as_owner(const std::string& command) const;
+  TempDir dir_;
+  std::string bin_;
+  int port_ = 0;
+  int databases_ = 0;
+  bool running_ = false;
+};
+
+}  // namespace hh::test
