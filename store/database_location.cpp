@@ -38,7 +38,7 @@ bool names_missing_file(const std::string& database) {
 
 Error no_backend(DatabaseKind kind) {
   const std::string_view name = kind == DatabaseKind::postgresql ? "PostgreSQL (postgresql://…)" : "SQLite";
-  return fail(ErrorKind::unavailable, "database: this healthhook has no " + std::string(name) + " backend yet");
+  return fail(ErrorKind::unavailable, "database: this part of healthhook does not run on " + std::string(name) + " yet");
 }
 
 }  // namespace hh::store

@@ -13,6 +13,18 @@ namespace hh::store {
 
 enum class DatabaseKind { sqlite_file, postgresql };
 
+// The store the settings name: `database = …` (a SQLite file path or a postgresql:// URI)
+// and, for PostgreSQL, the password read from `database_password_file` ("" when the URI,
+// ~/.pgpass or PGPASSFILE provide it). Built from a path or URI alone where no password
+// applies (tests, SQLite).
+struct Database {
+  Database(std::string location_, std::string password_ = {})  // NOLINT(google-explicit-constructor)
+      : location(std::move(location_)), password(std::move(password_)) {}
+  Database(const char* location_) : location(location_) {}  // NOLINT(google-explicit-constructor)
+  std::string location;
+  std::string password;
+};
+
 // The kind of store `database` names. A URI (scheme://…) whose scheme names no store is an
 // error that says so; anything else is a file path.
 Result<DatabaseKind> database_kind(std::string_view database);
@@ -20,25 +32,33 @@ Result<DatabaseKind> database_kind(std::string_view database);
 // True when `database` names a file that does not exist (readers never create one).
 bool names_missing_file(const std::string& database);
 
-// The error of a factory asked for a backend this build does not have. (It does not
+// The error of a factory asked for a backend that does not implement it yet. (It does not
 // repeat the URI, which may hold a password.)
 Error no_backend(DatabaseKind kind);
 
-// What every factory does: `open_sqlite(database)` when `database` names a SQLite file,
-// else the error of database_kind() or no_backend(). PostgreSQL (spec §9) adds a case here.
-template <typename Interface, typename OpenSqlite>
-Result<std::unique_ptr<Interface>> open_backend(const std::string& database, OpenSqlite open_sqlite) {
-  auto kind = database_kind(database);
+// A backend's own result as the interface's.
+template <typename Interface, typename Opened>
+Result<std::unique_ptr<Interface>> as_interface(Result<Opened> opened) {
+  if (!opened) return fail(opened.error_kind(), opened.error());
+  return std::unique_ptr<Interface>(std::move(*opened));
+}
+
+// What every factory does: `open_sqlite(path)` when `database` names a SQLite file,
+// `open_postgres(database)` when it names a PostgreSQL server (store/postgres/), else the
+// error of database_kind().
+template <typename Interface, typename OpenSqlite, typename OpenPostgres>
+Result<std::unique_ptr<Interface>> open_backend(const Database& database, OpenSqlite open_sqlite,
+                                                OpenPostgres open_postgres) {
+  auto kind = database_kind(database.location);
   if (!kind) return fail(kind.error_kind(), kind.error());
-  switch (*kind) {
-    case DatabaseKind::sqlite_file: {
-      auto opened = open_sqlite(database);
-      if (!opened) return fail(opened.error_kind(), opened.error());
-      return std::unique_ptr<Interface>(std::move(*opened));
-    }
-    case DatabaseKind::postgresql: break;
-  }
-  return no_backend(*kind);
+  if (*kind == DatabaseKind::sqlite_file) return as_interface<Interface>(open_sqlite(database.location));
+  return as_interface<Interface>(open_postgres(database));
+}
+
+// The PostgreSQL opener of an interface the backend does not implement yet.
+template <typename Interface>
+Result<std::unique_ptr<Interface>> not_built_for_postgres(const Database&) {
+  return no_backend(DatabaseKind::postgresql);
 }
 
 }  // namespace hh::store

@@ -6,8 +6,8 @@
 
 namespace hh::store {
 
-Result<std::unique_ptr<StoreFigures>> open_figures(const std::string& database) {
-  return open_backend<StoreFigures>(database, open_sqlite_figures);
+Result<std::unique_ptr<StoreFigures>> open_figures(const Database& database) {
+  return open_backend<StoreFigures>(database, open_sqlite_figures, not_built_for_postgres<StoreFigures>);
 }
 
 }  // namespace hh::store

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "store/database_location.h"
 
 namespace hh::store {
 
@@ -46,6 +47,6 @@ class StoreFigures {
 
 // Opens the figures of the store that `database` names (store/database_location.h); it
 // must exist and be migrated.
-Result<std::unique_ptr<StoreFigures>> open_figures(const std::string& database);
+Result<std::unique_ptr<StoreFigures>> open_figures(const Database& database);
 
 }  // namespace hh::store

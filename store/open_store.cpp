@@ -10,21 +10,24 @@ namespace hh::store {
 
 void prepare_backends() { SqliteStore::prepare_process(); }
 
-Result<std::unique_ptr<Store>> open_store(const std::string& database, const StoreOptions& options) {
-  return open_backend<Store>(database, [&](const std::string& path) { return SqliteStore::open(path, options); });
+Result<std::unique_ptr<Store>> open_store(const Database& database, const StoreOptions& options) {
+  return open_backend<Store>(
+      database, [&](const std::string& path) { return SqliteStore::open(path, options); }, not_built_for_postgres<Store>);
 }
 
-Result<std::unique_ptr<JobAdmin>> open_job_admin(const std::string& database) {
-  return open_backend<JobAdmin>(database, open_sqlite_job_admin);
+Result<std::unique_ptr<JobAdmin>> open_job_admin(const Database& database) {
+  return open_backend<JobAdmin>(database, open_sqlite_job_admin, not_built_for_postgres<JobAdmin>);
 }
 
-Result<std::unique_ptr<Outbox>> open_outbox(const std::string& database, OutboxUse use) {
-  return open_backend<Outbox>(database, [use](const std::string& path) { return open_sqlite_outbox(path, use); });
+Result<std::unique_ptr<Outbox>> open_outbox(const Database& database, OutboxUse use) {
+  return open_backend<Outbox>(
+      database, [use](const std::string& path) { return open_sqlite_outbox(path, use); }, not_built_for_postgres<Outbox>);
 }
 
-Result<std::unique_ptr<Erasure>> open_erasure(const std::string& database, int64_t busy_timeout_ms) {
+Result<std::unique_ptr<Erasure>> open_erasure(const Database& database, int64_t busy_timeout_ms) {
   return open_backend<Erasure>(
-      database, [busy_timeout_ms](const std::string& path) { return open_sqlite_erasure(path, busy_timeout_ms); });
+      database, [busy_timeout_ms](const std::string& path) { return open_sqlite_erasure(path, busy_timeout_ms); },
+      not_built_for_postgres<Erasure>);
 }
 
 }  // namespace hh::store

@@ -6,8 +6,8 @@
 
 namespace hh::store {
 
-Result<std::unique_ptr<ReadStore>> open_read_store(const std::string& database) {
-  return open_backend<ReadStore>(database, open_sqlite_read_store);
+Result<std::unique_ptr<ReadStore>> open_read_store(const Database& database) {
+  return open_backend<ReadStore>(database, open_sqlite_read_store, not_built_for_postgres<ReadStore>);
 }
 
 }  // namespace hh::store

@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "common/result.h"
+#include "store/database_location.h"
 #include "store/read_rows.h"
 
 namespace hh::store {
@@ -179,6 +180,6 @@ class ReadSnapshot {
 
 // Opens a reader on the store that `database` names (store/database_location.h): a
 // SQLite file, which must exist and hold a healthhook schema no newer than this binary's.
-Result<std::unique_ptr<ReadStore>> open_read_store(const std::string& database);
+Result<std::unique_ptr<ReadStore>> open_read_store(const Database& database);
 
 }  // namespace hh::store

@@ -6,8 +6,8 @@ namespace hh::store {
 
 int postgres_schema_version() { return static_cast<int>(postgres_migrations().size()); }
 
-Result<pg::Connection> connect(const PostgresAddress& address) {
-  auto db = pg::Connection::open(address.uri, address.password);
+Result<pg::Connection> connect(const Database& database) {
+  auto db = pg::Connection::open(database.location, database.password);
   if (!db) return db;
   if (auto set = db->exec("SET synchronous_commit = on; SET TIME ZONE 'UTC'"); !set) return fail(set.error_kind(), set.error());
   return db;
@@ -48,8 +48,8 @@ Result<void> migrate(pg::Connection& db) {
   return txn->commit();
 }
 
-Result<pg::Connection> connect_migrated(const PostgresAddress& address) {
-  auto db = connect(address);
+Result<pg::Connection> connect_migrated(const Database& database) {
+  auto db = connect(database);
   if (!db) return db;
   if (auto migrated = migrate(*db); !migrated) return fail(migrated.error_kind(), migrated.error());
   return db;

@@ -4,21 +4,15 @@
 #include <string>
 
 #include "common/result.h"
+#include "store/database_location.h"
 #include "store/postgres/connection.h"
 
 namespace hh::store {
 
-// Where a PostgreSQL store is: the libpq URI of `database = …` and the password from its
-// secret file ("" when the URI, ~/.pgpass or PGPASSFILE provide it).
-struct PostgresAddress {
-  std::string uri;
-  std::string password;
-};
-
 // A connection to the store, migrated or not: synchronous_commit on (a commit is durable
 // on the server before COMMIT returns, so an ack after it is a promise, whatever the
 // server's default), UTC for any time the server formats.
-Result<pg::Connection> connect(const PostgresAddress& address);
+Result<pg::Connection> connect(const Database& database);
 
 // Applies pending migrations, each with its schema_migrations row in one transaction,
 // under an advisory lock so that instances starting together apply each once. Refuses a
@@ -26,7 +20,7 @@ Result<pg::Connection> connect(const PostgresAddress& address);
 Result<void> migrate(pg::Connection& db);
 
 // connect() then migrate(): what every opener of a store for writing does.
-Result<pg::Connection> connect_migrated(const PostgresAddress& address);
+Result<pg::Connection> connect_migrated(const Database& database);
 
 // The schema version this binary writes (number of PostgreSQL migrations).
 int postgres_schema_version();

@@ -17,7 +17,7 @@ BOOST_AUTO_TEST_CASE(a_postgresql_uri_is_refused_with_a_clear_error) {
   BOOST_TEST(!opened.ok());
   BOOST_TEST((opened.error_kind() == ErrorKind::unavailable));
   BOOST_TEST(opened.error() ==
-             "database: this healthhook has no PostgreSQL (postgresql://…) backend yet");
+             "database: this part of healthhook does not run on PostgreSQL (postgresql://…) yet");
 }
 
 BOOST_AUTO_TEST_CASE(an_unknown_scheme_is_refused_with_a_clear_error) {
