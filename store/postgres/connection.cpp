@@ -79,6 +79,12 @@ Params& Params::bytes(std::string_view data) { return push(data.empty() ? "" : d
 
 int64_t Rows::integer(int row, int column) const {
   const std::string_view t = text(row, column);
+  if (PQfformat(result_.get(), column) == 1) {  // binary: big-endian, 8 bytes (int4: 4)
+    uint64_t value = 0;
+    for (char c : t) value = (value << 8) | static_cast<unsigned char>(c);
+    if (t.size() == 4) return static_cast<int32_t>(static_cast<uint32_t>(value));
+    return static_cast<int64_t>(value);
+  }
   int64_t value = 0;
   std::from_chars(t.data(), t.data() + t.size(), value);
   return value;
@@ -125,10 +131,10 @@ Result<void> Connection::exec(std::string_view sql) {
   return {};
 }
 
-Result<Rows> Connection::query(std::string_view sql, const Params& params) {
+Result<Rows> Connection::query(std::string_view sql, const Params& params, Results format) {
   const std::string text(sql);
   return take(PQexecParams(get(), text.c_str(), params.size(), nullptr, params.values(), params.lengths(),
-                           params.formats(), 0),
+                           params.formats(), format == Results::binary ? 1 : 0),
               first_line(sql));
 }
 
@@ -139,9 +145,9 @@ Result<void> Connection::prepare(const std::string& name, std::string_view sql) 
   return {};
 }
 
-Result<Rows> Connection::run(const std::string& name, const Params& params) {
+Result<Rows> Connection::run(const std::string& name, const Params& params, Results format) {
   return take(PQexecPrepared(get(), name.c_str(), params.size(), params.values(), params.lengths(),
-                             params.formats(), 0),
+                             params.formats(), format == Results::binary ? 1 : 0),
               name);
 }
 
@@ -178,9 +184,9 @@ Result<void> Pipeline::send(std::string_view sql, const Params& params) {
   return {};
 }
 
-Result<void> Pipeline::send_prepared(const std::string& name, const Params& params) {
+Result<void> Pipeline::send_prepared(const std::string& name, const Params& params, Results format) {
   if (PQsendQueryPrepared(db_->get(), name.c_str(), params.size(), params.values(), params.lengths(),
-                          params.formats(), 0) != 1) {
+                          params.formats(), format == Results::binary ? 1 : 0) != 1) {
     return fail(ErrorKind::unavailable, "PostgreSQL: sending " + name + ": " + trimmed(PQerrorMessage(db_->get())));
   }
   ++sent_;

@@ -2,7 +2,9 @@
 // RAII owners for libpq handles, the PostgreSQL counterpart of store/sqlite/connection.h.
 // A Connection is used by one thread at a time. Statements use the extended protocol with
 // parameters ($1, $2, …) sent apart from the SQL, in text format except bytea values
-// (Params::bytes, binary: no escaping of bodies). Results come back in text format.
+// (Params::bytes, binary: no escaping of bodies). Results come back in text format, or in
+// binary where a caller asks (Results::binary: bodies without hex decoding); Rows reads
+// integers and bytes in either.
 //
 // Group commits are one round trip: Pipeline sends BEGIN, the statements and COMMIT
 // together and reads every result after one sync (libpq pipeline mode, PostgreSQL 14+).
@@ -19,6 +21,10 @@
 #include "common/result.h"
 
 namespace hh::pg {
+
+// The format of a statement's result columns: text, or binary (bytea as raw bytes, bigint
+// as 8 bytes big-endian; only for columns of those types and text).
+enum class Results { text, binary };
 
 // The kind of failure a SQLSTATE means (common/result.h): integrity and data exceptions
 // (classes 23, 22) are the data's own; serialization failures, deadlocks, lock and
@@ -63,6 +69,7 @@ class Rows {
   int size() const { return result_ ? PQntuples(result_.get()) : 0; }
   bool empty() const { return size() == 0; }
   bool is_null(int row, int column) const { return PQgetisnull(result_.get(), row, column) != 0; }
+  // Text, or the raw bytes of a bytea column in a binary result.
   std::string_view text(int row, int column) const {
     return {PQgetvalue(result_.get(), row, column),
             static_cast<size_t>(PQgetlength(result_.get(), row, column))};
@@ -106,10 +113,10 @@ class Connection {
   // Runs one or more statements without parameters (simple protocol).
   Result<void> exec(std::string_view sql);
   // Runs one statement with parameters.
-  Result<Rows> query(std::string_view sql, const Params& params = {});
+  Result<Rows> query(std::string_view sql, const Params& params = {}, Results format = Results::text);
   // Prepares a named statement for run(); names are per connection.
   Result<void> prepare(const std::string& name, std::string_view sql);
-  Result<Rows> run(const std::string& name, const Params& params = {});
+  Result<Rows> run(const std::string& name, const Params& params = {}, Results format = Results::text);
   // A query returning one integer; nullopt for no row or NULL.
   Result<std::optional<int64_t>> query_int(std::string_view sql, const Params& params = {});
 
@@ -141,7 +148,7 @@ class Pipeline {
 
   // Queues a statement: SQL with parameters, or a prepared statement by name.
   Result<void> send(std::string_view sql, const Params& params = {});
-  Result<void> send_prepared(const std::string& name, const Params& params = {});
+  Result<void> send_prepared(const std::string& name, const Params& params = {}, Results format = Results::text);
   // Syncs and reads the results of every statement sent, in order.
   Result<std::vector<Rows>> finish();
 

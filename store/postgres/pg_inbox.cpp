@@ -1,0 +1,154 @@
+#include "store/postgres/pg_inbox.h"
+
+#include <limits>
+#include <string>
+
+namespace hh::store {
+namespace {
+
+// PostgreSQL's limit for one field (1 GiB), minus room for the rest of the row.
+constexpr uint64_t kMaxFieldBytes = (uint64_t{1} << 30) - 4096;
+
+// One delivery: the new row's seq and true, or the stored row's seq and false. A row that
+// another instance committed while this insert waited is not in this statement's snapshot:
+// then no row comes back, and the seq is looked up afterwards (duplicate_seq()).
+constexpr const char* kAppend =
+    "WITH stored AS (INSERT INTO inbox (message_id, origin, received_at, webhook_timestamp, event_type, headers, "
+    "body) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (message_id) DO NOTHING RETURNING seq) "
+    "SELECT seq, true FROM stored "
+    "UNION ALL SELECT seq, false FROM inbox WHERE message_id = $1 AND NOT EXISTS (SELECT 1 FROM stored)";
+constexpr const char* kFind = "SELECT seq FROM inbox WHERE message_id = $1";
+
+std::string_view origin_text(Origin origin) { return origin == Origin::webhook ? "webhook" : "fetch"; }
+
+class PgInbox final : public Inbox {
+ public:
+  explicit PgInbox(pg::Connection& db) : db_(&db) {}
+
+  Result<std::vector<Appended>> append(std::span<const NewDelivery* const> batch) override {
+    return append_with(batch, {});
+  }
+  Result<std::vector<Appended>> append_with(std::span<const NewDelivery* const> batch,
+                                            const AlsoInTransaction& also) override;
+  uint64_t max_delivery_bytes() const override { return kMaxFieldBytes; }
+  // Every committed row is durable, and other instances add rows with any seq: nothing
+  // here bounds what may be applied. The processor reads up to the inbox horizon
+  // (inbox_horizon.h) instead.
+  int64_t last_seq() const override { return std::numeric_limits<int64_t>::max(); }
+
+ private:
+  Result<void> send_inserts(pg::Pipeline& pipeline, std::span<const NewDelivery* const> batch,
+                            std::vector<bool>& sent);
+  Result<std::vector<Appended>> read_results(std::span<const pg::Rows> rows, std::span<const NewDelivery* const> batch,
+                                             const std::vector<bool>& sent, size_t first);
+  Error rollback(Error error);
+
+  pg::Connection* db_;
+  bool prepared_ = false;
+};
+
+Result<void> PgInbox::send_inserts(pg::Pipeline& pipeline, std::span<const NewDelivery* const> batch,
+                                   std::vector<bool>& sent) {
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const NewDelivery& d = *batch[i];
+    sent[i] = d.body.size() + d.headers_json.size() + d.message_id.size() <= kMaxFieldBytes;
+    if (!sent[i]) continue;
+    pg::Params params;
+    params.add(d.message_id).add(origin_text(d.origin)).add(d.received_at_ms).add(d.webhook_timestamp);
+    params.add(d.event_type).add(d.headers_json).bytes(d.body);
+    if (auto queued = pipeline.send_prepared("hh_inbox_append", params); !queued) return queued;
+  }
+  return {};
+}
+
+Result<std::vector<Appended>> PgInbox::read_results(std::span<const pg::Rows> rows,
+                                                    std::span<const NewDelivery* const> batch,
+                                                    const std::vector<bool>& sent, size_t first) {
+  std::vector<Appended> results;
+  results.reserve(batch.size());
+  size_t at = first;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (!sent[i]) {
+      results.push_back({AppendStatus::too_large, 0});
+      continue;
+    }
+    const pg::Rows& row = rows[at++];
+    if (!row.empty()) {
+      results.push_back({row.boolean(0, 1) ? AppendStatus::stored : AppendStatus::duplicate, row.integer(0, 0)});
+    } else {
+      results.push_back({AppendStatus::duplicate, -1});  // committed by another instance meanwhile
+    }
+  }
+  return results;
+}
+
+// The seqs of duplicates that another instance stored while this batch waited for it.
+Result<void> fill_duplicate_seqs(pg::Connection& db, std::span<const NewDelivery* const> batch,
+                                 std::vector<Appended>& results) {
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i].seq != -1) continue;
+    auto found = db.run("hh_inbox_find", pg::Params().add(batch[i]->message_id));
+    if (!found) return fail(found.error_kind(), found.error());
+    results[i].seq = found->empty() ? 0 : found->integer(0, 0);
+  }
+  return {};
+}
+
+Error PgInbox::rollback(Error error) {
+  (void)db_->exec("ROLLBACK");  // a failed pipeline leaves its transaction open and aborted
+  return error;
+}
+
+Result<std::vector<Appended>> PgInbox::append_with(std::span<const NewDelivery* const> batch,
+                                                   const AlsoInTransaction& also) {
+  std::vector<bool> sent(batch.size());
+  std::vector<Appended> results;
+  if (!prepared_) {  // once, and outside a pipeline (libpq prepares synchronously)
+    if (auto p = db_->prepare("hh_inbox_append", kAppend); !p) return fail(p.error_kind(), p.error());
+    if (auto p = db_->prepare("hh_inbox_find", kFind); !p) return fail(p.error_kind(), p.error());
+    prepared_ = true;
+  }
+  {
+    // BEGIN, the inserts and (when nothing else must run in the transaction) COMMIT: one
+    // round trip.
+    auto pipeline = pg::Pipeline::begin(*db_);
+    if (!pipeline) return fail(pipeline.error_kind(), pipeline.error());
+    if (auto begun = pipeline->send("BEGIN"); !begun) return fail(begun.error_kind(), begun.error());
+    if (auto queued = send_inserts(*pipeline, batch, sent); !queued) {
+      (void)pipeline->finish();
+      return rollback(Error{queued.error(), queued.error_kind()});
+    }
+    const bool commit_now = !also;
+    if (commit_now) {
+      if (auto c = pipeline->send("COMMIT"); !c) return fail(c.error_kind(), c.error());
+    }
+    auto rows = pipeline->finish();
+    if (!rows) return rollback(Error{"storing deliveries: " + rows.error(), rows.error_kind()});
+    if (commit_now && std::string_view(PQcmdStatus(rows->back().get())) != "COMMIT") {
+      return fail(ErrorKind::other, "storing deliveries: the transaction was rolled back");
+    }
+    auto read = read_results(*rows, batch, sent, 1);
+    if (!read) return rollback(Error{read.error(), read.error_kind()});
+    results = std::move(*read);
+    if (commit_now) {
+      if (auto filled = fill_duplicate_seqs(*db_, batch, results); !filled) return fail(filled.error_kind(), filled.error());
+      return results;
+    }
+  }
+  if (auto done = also(results); !done) return rollback(Error{done.error(), done.error_kind()});
+  auto committed = db_->query("COMMIT");
+  if (!committed) return rollback(Error{committed.error(), committed.error_kind()});
+  if (std::string_view(PQcmdStatus(committed->get())) != "COMMIT") {
+    return fail(ErrorKind::other, "storing deliveries: the transaction was rolled back");
+  }
+  if (auto filled = fill_duplicate_seqs(*db_, batch, results); !filled) return fail(filled.error_kind(), filled.error());
+  return results;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Inbox>> open_postgres_inbox(pg::Connection& db, std::span<const ForwardRule>) {
+  return std::unique_ptr<Inbox>(new PgInbox(db));
+}
+
+}  // namespace hh::store

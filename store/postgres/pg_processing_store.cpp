@@ -1,0 +1,180 @@
+#include "store/postgres/pg_processing_store.h"
+
+#include <string>
+
+#include "store/postgres/database.h"
+#include "store/postgres/derived/pg_derived_writer.h"
+#include "store/postgres/inbox_horizon.h"
+#include "store/postgres/pg_delivery_cursor.h"
+#include "store/sqlite/derived/derived_tables.h"
+
+namespace hh::store {
+namespace {
+
+constexpr const char* kRecordOutcome =
+    "INSERT INTO delivery_outcomes (seq, status, family, error) VALUES ($1, $2, $3, $4) "
+    "ON CONFLICT (seq) DO UPDATE SET status = excluded.status, family = excluded.family, error = excluded.error";
+
+// The session lock of the processing leader; released by unlock or the session's end.
+class LeaderLock {
+ public:
+  static Result<LeaderLock> acquire(pg::Connection& db) {
+    auto locked = db.query("SELECT pg_try_advisory_lock($1)", pg::Params().add(kProcessingLock));
+    if (!locked) return fail(locked.error_kind(), locked.error());
+    if (!locked->boolean(0, 0)) {
+      return fail(ErrorKind::busy,
+                  "the store is being processed by another healthhook instance or command (a `serve`, `rebuild` or "
+                  "`replay`)");
+    }
+    return LeaderLock(&db);
+  }
+  LeaderLock(LeaderLock&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  LeaderLock& operator=(LeaderLock&&) = delete;
+  ~LeaderLock() {
+    if (db_ != nullptr) (void)db_->query("SELECT pg_advisory_unlock($1)", pg::Params().add(kProcessingLock));
+  }
+
+ private:
+  explicit LeaderLock(pg::Connection* db) : db_(db) {}
+  pg::Connection* db_;
+};
+
+class PgProcessingStore final : public ProcessingStore {
+ public:
+  PgProcessingStore(pg::Connection& db, Database database, LeaderLock lock, std::unique_ptr<PgDerivedWriter> writer)
+      : db_(db), database_(std::move(database)), lock_(std::move(lock)), horizon_(db), cursor_(db),
+        writer_(std::move(writer)) {}
+
+  Result<int64_t> applied_seq() override {
+    auto seq = db_.query_int("SELECT applied_seq FROM processor_state WHERE id = 1");
+    if (!seq) return fail(seq.error_kind(), seq.error());
+    if (!*seq) return fail("processor_state has no row (database not migrated?)");
+    return **seq;
+  }
+  // The horizon, not the newest row: see inbox_horizon.h.
+  Result<int64_t> newest_seq() override { return horizon_.advance(); }
+
+  Result<void> begin_step() override {
+    // Relaxed steps commit without waiting for the server's WAL flush: the next
+    // synchronous commit on the server (any instance's ingest) flushes them too, in order,
+    // and a step lost in a server crash is applied again from the position that was lost
+    // with it (store/sqlite/step_durability.h: the same reasoning for SQLite).
+    auto begun = db_.exec(relaxed_ ? "BEGIN; SET LOCAL synchronous_commit = off" : "BEGIN");
+    if (!begun) return begun;
+    in_step_ = true;
+    writer_->discard_changes();  // left over from a step that rolled back
+    return {};
+  }
+  Result<void> commit_step() override {
+    auto committed = db_.query("COMMIT");
+    if (!committed) return fail(committed.error_kind(), committed.error());
+    in_step_ = false;
+    if (std::string_view(PQcmdStatus(committed->get())) != "COMMIT") {
+      return fail(ErrorKind::other, "the step was rolled back after an earlier error");
+    }
+    return {};
+  }
+  void rollback_step() override {
+    if (!in_step_) return;
+    (void)db_.exec("ROLLBACK");
+    in_step_ = false;
+  }
+
+  DeliveryCursor& deliveries() override { return cursor_; }
+  Result<ApplyCounts> apply(const events::DeliveryRows& rows, int64_t seq, int64_t received_at_ms) override {
+    return writer_->apply(rows, seq, received_at_ms);
+  }
+  Result<void> write_changes() override { return writer_->flush_changes(); }
+  Result<void> record_outcomes(std::span<const OutcomeUpdate> outcomes) override;
+  Result<void> set_applied_seq(int64_t seq) override {
+    auto set = db_.query("UPDATE processor_state SET applied_seq = $1 WHERE id = 1", pg::Params().add(seq));
+    if (!set) return fail(set.error_kind(), set.error());
+    return {};
+  }
+  void forget_cached_ids() override { writer_->forget_cached_ids(); }
+
+  Result<void> relax_step_sync() override {
+    relaxed_ = true;
+    return {};
+  }
+  Result<void> restore_step_sync() override {
+    relaxed_ = false;
+    return {};
+  }
+
+  bool has_helpers() const override { return true; }
+  Result<std::unique_ptr<DeliveryCursor>> open_reader(ReaderUse) override {
+    return open_postgres_delivery_reader(database_);
+  }
+  // The server checkpoints by itself.
+  Result<std::unique_ptr<Checkpointer>> start_catch_up_checkpointer() override {
+    return fail(ErrorKind::unavailable, "PostgreSQL checkpoints by itself");
+  }
+
+  Result<void> reset_derived(ResetOptions options) override { return reset_postgres_derived(db_, options); }
+
+ private:
+  pg::Connection& db_;
+  const Database database_;
+  LeaderLock lock_;
+  InboxHorizon horizon_;
+  PgDeliveryCursor cursor_;
+  std::unique_ptr<PgDerivedWriter> writer_;
+  bool relaxed_ = false;
+  bool in_step_ = false;
+  bool outcome_prepared_ = false;
+};
+
+Result<void> PgProcessingStore::record_outcomes(std::span<const OutcomeUpdate> outcomes) {
+  if (outcomes.empty()) return {};
+  if (!outcome_prepared_) {
+    if (auto p = db_.prepare("hh_record_outcome", kRecordOutcome); !p) return p;
+    outcome_prepared_ = true;
+  }
+  // One round trip for the step's outcomes.
+  auto pipeline = pg::Pipeline::begin(db_);
+  if (!pipeline) return fail(pipeline.error_kind(), pipeline.error());
+  for (const OutcomeUpdate& outcome : outcomes) {
+    pg::Params params;
+    params.add(outcome.seq).add(outcome.status).add(outcome.family);
+    if (outcome.error.empty()) {
+      params.add_null();
+    } else {
+      params.add(outcome.error);
+    }
+    if (auto sent = pipeline->send_prepared("hh_record_outcome", params); !sent) return sent;
+  }
+  auto done = pipeline->finish();
+  if (!done) return fail(done.error_kind(), "recording outcomes: " + done.error());
+  return {};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ProcessingStore>> open_postgres_processing(pg::Connection& db, const Database& database,
+                                                                  std::span<const ForwardRule>) {
+  auto lock = LeaderLock::acquire(db);
+  if (!lock) return fail(lock.error_kind(), lock.error());
+  auto writer = PgDerivedWriter::create(db);
+  if (!writer) return fail(writer.error_kind(), writer.error());
+  (*writer)->defer_changes();  // written by write_changes() before each step commits
+  return std::unique_ptr<ProcessingStore>(
+      new PgProcessingStore(db, database, std::move(*lock), std::move(*writer)));
+}
+
+Result<void> reset_postgres_derived(pg::Connection& db, ResetOptions options) {
+  auto txn = pg::Transaction::begin(db);
+  if (!txn) return fail(txn.error_kind(), txn.error());
+  // One TRUNCATE of every derived table; identities restart, so a rebuild hands out the
+  // same series and change ids as the live processor did.
+  std::string tables;
+  for (std::string_view table : derived_tables()) tables += (tables.empty() ? "" : ", ") + std::string(table);
+  if (auto cleared = db.exec("TRUNCATE " + tables + " RESTART IDENTITY"); !cleared) return cleared;
+  if (!options.keep_statuses) {
+    if (auto reset = db.exec("DELETE FROM delivery_outcomes"); !reset) return reset;
+  }
+  if (auto reset = db.exec("UPDATE processor_state SET applied_seq = 0 WHERE id = 1"); !reset) return reset;
+  return txn->commit();
+}
+
+}  // namespace hh::store

@@ -1,0 +1,42 @@
+#include "store/postgres/pg_store.h"
+
+#include "store/postgres/database.h"
+#include "store/postgres/pg_inbox.h"
+#include "store/postgres/pg_processing_store.h"
+
+namespace hh::store {
+
+Result<std::unique_ptr<PgStore>> PgStore::open(const Database& database, const StoreOptions& options) {
+  auto db = connect_migrated(database);
+  if (!db) return fail(db.error_kind(), db.error());
+  // busy_timeout_ms: a lock held longer fails the statement (busy, answered 503), as
+  // SQLite's busy timeout does.
+  if (auto set = db->exec("SET lock_timeout = " + std::to_string(options.busy_timeout_ms)); !set) {
+    return fail(set.error_kind(), set.error());
+  }
+  return std::unique_ptr<PgStore>(new PgStore(database, std::move(*db), options));
+}
+
+Result<std::unique_ptr<Inbox>> PgStore::open_inbox() { return open_postgres_inbox(db_, options_.forward_rules); }
+
+Result<std::unique_ptr<ProcessingStore>> PgStore::open_processing() {
+  return open_postgres_processing(db_, database_, options_.forward_rules);
+}
+
+Result<std::unique_ptr<JobQueue>> PgStore::open_job_queue() {
+  return fail(ErrorKind::unavailable, "database: the follow-up job queue does not run on PostgreSQL yet");
+}
+
+Result<std::unique_ptr<BodyRetention>> PgStore::open_body_retention() {
+  return fail(ErrorKind::unavailable, "database: body retention does not run on PostgreSQL yet");
+}
+
+Result<std::unique_ptr<CommitSync>> PgStore::sync_commits_on_thread() {
+  return fail(ErrorKind::unavailable, "PostgreSQL makes each commit durable before COMMIT returns");
+}
+
+Result<std::unique_ptr<Checkpointer>> PgStore::start_checkpointer() {
+  return fail(ErrorKind::unavailable, "PostgreSQL checkpoints by itself");
+}
+
+}  // namespace hh::store
