@@ -29,7 +29,7 @@ class ReadApi {
  public:
   // Opens one reader of `database` (the `database = …` setting) to check that it can be
   // read. `token` must not be empty.
-  static Result<std::unique_ptr<ReadApi>> create(const std::string& database, std::string_view token);
+  static Result<std::unique_ptr<ReadApi>> create(const store::Database& database, std::string_view token);
 
   // Routes GET /v1/… to handle(); `pool` runs the queries and must outlive the router's use.
   void mount(http::Router& router, http::BlockingPool& pool);
@@ -37,7 +37,7 @@ class ReadApi {
   http::net::awaitable<http::Response> handle(http::Request& request, http::BlockingPool& pool);
 
  private:
-  ReadApi(std::string database, std::string_view token) : token_(token), readers_(std::move(database)) {}
+  ReadApi(store::Database database, std::string_view token) : token_(token), readers_(std::move(database)) {}
   http::Response answer(http::Request& request);
 
   const http::BearerToken token_;

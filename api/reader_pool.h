@@ -21,7 +21,7 @@ using Reader = store::ReadStore;
 class ReaderPool {
  public:
   // `database`: the `database = …` setting (store::open_read_store).
-  explicit ReaderPool(std::string database) : database_(std::move(database)) {}
+  explicit ReaderPool(store::Database database) : database_(std::move(database)) {}
 
   class Lease {
    public:
@@ -46,7 +46,7 @@ class ReaderPool {
  private:
   void give_back(std::unique_ptr<Reader> reader);
 
-  const std::string database_;
+  const store::Database database_;
   std::mutex mutex_;
   std::vector<std::unique_ptr<Reader>> idle_;  // GUARDED_BY(mutex_)
 };

@@ -10,7 +10,7 @@ Result<std::unique_ptr<FollowUps>> open_follow_ups(const config::Settings& setti
   if (!jobs) return Error{jobs.error(), ErrorKind::other};
   follow_ups->job_queue = std::move(*jobs);
   fetcher::FetcherOptions options;
-  options.database = settings.database;
+  options.database = ingest.database;
   options.service = settings.service;
   options.api_key = secrets.api_key;
   for (size_t i = 0; i < settings.service.teams.size(); ++i) {

@@ -31,7 +31,7 @@ Result<void> mount_endpoints(HttpFront& front, const FrontParts& parts) {
   http::add_health_endpoints(front.router, *parts.ingest.writer);
   // Read API under /v1/ (spec §7), only when read_api.token_file is set (api/read_api.h).
   if (!parts.secrets.read_api_token.empty()) {
-    auto created = api::ReadApi::create(settings.database, parts.secrets.read_api_token);
+    auto created = api::ReadApi::create(parts.ingest.database, parts.secrets.read_api_token);
     if (!created) return fail(ErrorKind::other, created.error());
     front.read_api = std::move(*created);
     front.read_api->mount(front.router, front.blocking);
@@ -50,7 +50,7 @@ Result<void> mount_metrics(HttpFront& front, const FrontParts& parts) {
                                                       .disk_path = ingest.writer_options.disk_path,
                                                       .min_free_disk_bytes = ingest.writer_options.min_free_disk_bytes,
                                                       .refusals = &front.refusals}));
-  auto store_metrics = metrics::StoreMetrics::open(settings.database);
+  auto store_metrics = metrics::StoreMetrics::open(ingest.database);
   if (!store_metrics) return fail(ErrorKind::other, store_metrics.error());
   front.store_metrics = std::move(*store_metrics);
   front.metrics_endpoint.add([reads = front.store_metrics.get()](metrics::PrometheusText& out) { reads->collect(out); });

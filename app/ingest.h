@@ -4,14 +4,17 @@
 #include <memory>
 
 #include "common/result.h"
+#include "config/secrets.h"
 #include "config/settings.h"
 #include "metrics/ingest_metrics.h"
+#include "store/database_location.h"
 #include "store/inbox_writer.h"
 #include "store/store.h"
 
 namespace hh::app {
 
 struct Ingest {
+  store::Database database;  // `database = …` with its password, for the parts beside the writer
   // In this order: what is opened from the store is destroyed before it; the writer's
   // commit observer writes to commit_metrics.
   std::unique_ptr<store::Store> store;
@@ -22,6 +25,6 @@ struct Ingest {
 };
 
 // Opens the store `database = …` names and its inbox, and sets up (not starts) the writer.
-Result<std::unique_ptr<Ingest>> open_ingest(const config::Settings& settings);
+Result<std::unique_ptr<Ingest>> open_ingest(const config::Settings& settings, const config::Secrets& secrets);
 
 }  // namespace hh::app

@@ -18,6 +18,7 @@
 #include "config/secrets.h"
 #include "forward/forwarder.h"
 #include "receiver/signature/webhook_signature.h"
+#include "store/database_location.h"
 
 namespace hh::app {
 namespace {
@@ -55,7 +56,7 @@ ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t 
   log::info("listening")
       .str("address", address)
       .str("webhook_path", settings.webhook_path)
-      .str("database", settings.database)
+      .str("database", store::loggable_location(settings.database))
       .num("threads", threads)
       .num("signing_secrets", static_cast<int64_t>(signing_secrets));
   systemd::ready("listening on " + address);
@@ -92,7 +93,7 @@ ServeExit serve(const config::Settings& settings, const ServeHooks& hooks) {
   if (!verifier) return failed(hooks, "signing_secret_files: " + verifier.error(), ErrorKind::data);
 
   // Each part below is destroyed before the ones above it (what it uses).
-  auto ingest = open_ingest(settings);
+  auto ingest = open_ingest(settings, *secrets);
   if (!ingest) return failed(hooks, ingest.error(), ErrorKind::other);
   auto follow_ups = open_follow_ups(settings, *secrets, **ingest);
   if (!follow_ups) return failed(hooks, follow_ups.error(), follow_ups.error_kind());

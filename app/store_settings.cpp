@@ -1,6 +1,19 @@
 #include "app/store_settings.h"
 
+#include "config/secrets.h"
+
 namespace hh::app {
+
+Result<store::Database> database(const config::Settings& settings) {
+  if (settings.database_password_file.empty()) return store::Database(settings.database);
+  auto password = config::read_secret_file(settings.database_password_file, settings.base_dir);
+  if (!password) return fail(ErrorKind::unavailable, "database_password_file: " + password.error());
+  return store::Database(settings.database, std::move(*password));
+}
+
+store::Database database(const config::Settings& settings, const config::Secrets& secrets) {
+  return store::Database(settings.database, secrets.database_password);
+}
 
 store::StoreOptions store_options(const config::Settings& settings) {
   store::StoreOptions options;

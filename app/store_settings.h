@@ -1,10 +1,20 @@
 #pragma once
 // The store settings of a configuration (synchronous, cache size, busy timeout, size cap),
 // for every command that opens a store.
+#include "common/result.h"
+#include "config/secrets.h"
 #include "config/settings.h"
+#include "store/database_location.h"
 #include "store/store_options.h"
 
 namespace hh::app {
+
+// The store the settings name, with the PostgreSQL password read from
+// `database_password_file` (config/secrets.h: a credential or a path); a missing or empty
+// file is an error naming it.
+Result<store::Database> database(const config::Settings& settings);
+// The same, with the password `serve` read with its other secrets.
+store::Database database(const config::Settings& settings, const config::Secrets& secrets);
 
 store::StoreOptions store_options(const config::Settings& settings);
 

@@ -121,7 +121,9 @@ int run_backfill(const BackfillFlags& flags) {
       windows.push_back(store::BackfillWindow{flags.user_id, resource, provider, *start_ms, last_day_ms + kDayMs, team});
     }
   }
-  auto admin = store::open_job_admin(settings->database);
+  auto database = database_or_report(*settings, kCommand);
+  if (!database) return kExitBadConfig;
+  auto admin = store::open_job_admin(*database);
   if (!admin) {
     report_error(kCommand, admin.error());
     return kExitFailure;

@@ -15,6 +15,7 @@
 #include "config/secrets.h"
 #include "receiver/http/server_tls.h"
 #include "receiver/signature/webhook_signature.h"
+#include "store/database_location.h"
 
 namespace hh::cli {
 namespace {
@@ -60,7 +61,9 @@ int run_check_config(const CheckConfigFlags& flags) {
   }
   const auto db_dir = std::filesystem::absolute(settings->database).parent_path();
   std::error_code ec;
-  if (!std::filesystem::is_directory(db_dir, ec)) {
+  // A database file's folder must exist; a postgresql:// URI is checked by connecting.
+  auto kind = store::database_kind(settings->database);
+  if (kind && *kind == store::DatabaseKind::sqlite_file && !std::filesystem::is_directory(db_dir, ec)) {
     report_error("check-config", "database: folder " + db_dir.string() + " does not exist");
     return kExitBadConfig;
   }
@@ -92,7 +95,7 @@ int run_check_config(const CheckConfigFlags& flags) {
   json::ObjectWriter object(out);
   object.string("status", "ok")
       .string("listen", settings->listen)
-      .string("database", settings->database)
+      .string("database", store::loggable_location(settings->database))
       .string("webhook_path", settings->webhook_path)
       .integer("max_body_bytes", settings->max_body_bytes)
       .integer("signing_secrets", static_cast<int64_t>(secrets->signing_secrets.size()))

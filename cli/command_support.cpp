@@ -57,8 +57,19 @@ std::optional<config::Settings> load_settings_or_report(const SettingsFlags& fla
   return std::move(*settings);
 }
 
+std::optional<store::Database> database_or_report(const config::Settings& settings, std::string_view command) {
+  auto database = app::database(settings);
+  if (!database) {
+    report_error(command, database.error());
+    return std::nullopt;
+  }
+  return std::move(*database);
+}
+
 std::unique_ptr<store::Store> open_store_or_report(const config::Settings& settings, std::string_view command) {
-  auto opened = store::open_store(settings.database, app::store_options(settings));
+  auto database = database_or_report(settings, command);
+  if (!database) return nullptr;
+  auto opened = store::open_store(*database, app::store_options(settings));
   if (!opened) {
     report_error(command, opened.error());
     return nullptr;
@@ -78,7 +89,12 @@ std::unique_ptr<store::ReadStore> open_read_store_or_report(const config::Settin
     exit_code = kExitBadConfig;
     return nullptr;
   }
-  auto reader = store::open_read_store(settings.database);
+  auto database = database_or_report(settings, command);
+  if (!database) {
+    exit_code = kExitBadConfig;
+    return nullptr;
+  }
+  auto reader = store::open_read_store(*database);
   if (!reader) {
     report_error(command, reader.error());
     exit_code = kExitFailure;

@@ -9,6 +9,7 @@
 
 #include "config/load_settings.h"
 #include "store/open_store.h"
+#include "store/database_location.h"
 #include "store/read_store.h"
 
 namespace hh::cli {
@@ -40,6 +41,11 @@ void report_error(std::string_view command, std::string_view message);
 // One cell of a fixed-width table (`jobs`, `forward`): `text` on one line, cut to `width`
 // characters ("..." marks the cut) and padded to it.
 std::string table_cell(std::string_view text, size_t width);
+
+// The store `database = …` names, with the PostgreSQL password read from
+// database_password_file (app::database). On error prints one line and returns nullopt
+// (exit with kExitBadConfig).
+std::optional<store::Database> database_or_report(const config::Settings& settings, std::string_view command);
 
 // Opens the store `database = …` names (store/open_store.h; a file is created and
 // migrated) with the store settings (synchronous, cache size, busy timeout, size cap).

@@ -15,6 +15,7 @@
 #include <charconv>
 #include <iostream>
 
+#include "app/store_settings.h"
 #include "cli/command_support.h"
 #include "cli/commands.h"
 #include "common/json_writer.h"
@@ -22,6 +23,7 @@
 #include "forward/change_payload.h"
 #include "store/open_store.h"
 #include "store/read_store.h"
+#include "store/database_location.h"
 
 namespace hh::cli {
 namespace {
@@ -103,7 +105,9 @@ void print_outbox_entries(const std::vector<store::OutboxEntry>& entries) {
 
 // The body the entry would be POSTed with now (alone).
 Result<std::string> outbox_body_now(const config::Settings& settings, const store::OutboxEntry& e) {
-  auto rows = store::open_read_store(settings.database);
+  auto database = app::database(settings);
+  if (!database) return fail(database.error());
+  auto rows = store::open_read_store(*database);
   if (!rows) return fail(rows.error());
   if (e.kind == "delivery") {
     store::StoredDelivery delivery;
@@ -179,7 +183,9 @@ int run_forward(const ForwardFlags& flags, bool show, bool requeue) {
   if (flags.dropped) selection.state = "dropped";
   if (flags.pending) selection.state = "pending";
   selection.limit = flags.limit;
-  auto opened = store::open_outbox(settings->database);
+  auto database = database_or_report(*settings, "forward");
+  if (!database) return kExitBadConfig;
+  auto opened = store::open_outbox(*database);
   if (!opened) {
     report_error("forward", opened.error());
     return kExitFailure;

@@ -75,7 +75,9 @@ void print_details(const store::JobRow& job) {
 int run_jobs(const JobsFlags& flags, bool show, bool requeue) {
   auto settings = load_settings_or_report(flags.settings, "jobs");
   if (!settings) return kExitBadConfig;
-  auto opened = store::open_job_admin(settings->database);
+  auto database = database_or_report(*settings, "jobs");
+  if (!database) return kExitBadConfig;
+  auto opened = store::open_job_admin(*database);
   if (!opened) {
     report_error("jobs", opened.error());
     return kExitFailure;

@@ -113,7 +113,9 @@ int run_purge_user(const PurgeUserFlags& flags) {
     report_error(kCommand, "database: " + settings->database + " does not exist");
     return kExitBadConfig;
   }
-  auto erasure = store::open_erasure(settings->database, settings->commit_deadline_ms);
+  auto database = database_or_report(*settings, kCommand);
+  if (!database) return kExitBadConfig;
+  auto erasure = store::open_erasure(*database, settings->commit_deadline_ms);
   if (!erasure) {
     report_error(kCommand, erasure.error());
     return kExitFailure;
@@ -141,7 +143,7 @@ int run_purge_user(const PurgeUserFlags& flags) {
   auto erased = (*erasure)->erase(flags.user_id, unix_now_ms());
   if (!erased) {
     if (erased.error_kind() == ErrorKind::busy && erased.error().find("stop it first") == std::string::npos) {
-      report_error(kCommand, settings->database + " is busy: another process held its write lock for " +
+      report_error(kCommand, store::loggable_location(settings->database) + " is busy: another process held its write lock for " +
                                  std::to_string(settings->commit_deadline_ms) +
                                  " ms (run purge-user again; what was already removed stays removed)");
     } else {

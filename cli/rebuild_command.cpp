@@ -23,6 +23,7 @@
 #include "cli/commands.h"
 #include "common/progress.h"
 #include "processor/processor.h"
+#include "store/database_location.h"
 
 namespace hh::cli {
 namespace {
@@ -56,8 +57,7 @@ Result<std::string> bodies_missing(store::Store& store) {
 int run_rebuild(const RebuildFlags& flags) {
   auto settings = load_settings_or_report(flags.settings, "rebuild");
   if (!settings) return kExitBadConfig;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(settings->database, ec)) {
+  if (store::names_missing_file(settings->database)) {
     report_error("rebuild", "database: " + settings->database + " does not exist");
     return kExitBadConfig;
   }
@@ -91,7 +91,7 @@ int run_rebuild(const RebuildFlags& flags) {
   const auto started = std::chrono::steady_clock::now();
   if (auto reset = (*applier)->reset_derived({.keep_statuses = true}); !reset) {
     if (reset.error_kind() == ErrorKind::busy) {
-      report_error("rebuild", settings->database + " is busy: another process held its write lock for " +
+      report_error("rebuild", store::loggable_location(settings->database) + " is busy: another process held its write lock for " +
                                   std::to_string(settings->commit_deadline_ms) + " ms; nothing was changed");
     } else {
       report_error("rebuild", "emptying the derived tables: " + reset.error());

@@ -25,6 +25,7 @@
 #include "config/secrets.h"
 #include "replay/offline_replay.h"
 #include "replay/resend.h"
+#include "store/database_location.h"
 
 namespace hh::cli {
 namespace {
@@ -115,7 +116,7 @@ int run_offline(const ReplayFlags& flags, std::vector<replay::CaptureReader>& re
   const auto& s = (*replayer)->summary();
   std::string out;
   json::ObjectWriter(out)
-      .string("database", settings->database)
+      .string("database", store::loggable_location(settings->database))
       .integer("lines", static_cast<int64_t>(s.lines))
       .integer("stored", static_cast<int64_t>(s.stored))
       .integer("duplicates", static_cast<int64_t>(s.duplicates))

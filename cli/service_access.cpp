@@ -1,3 +1,4 @@
+#include "app/store_settings.h"
 #include "cli/service_access.h"
 
 #include <filesystem>
@@ -5,15 +6,17 @@
 #include "cli/command_support.h"
 #include "config/secrets.h"
 #include "store/read_store.h"
+#include "store/database_location.h"
 
 namespace hh::cli {
 
 std::string team_of_user(const config::Settings& settings, std::string_view user_id,
                          const std::optional<std::string>& team_flag) {
   if (team_flag) return *team_flag;
-  std::error_code missing;
-  if (settings.service.teams.empty() || !std::filesystem::exists(settings.database, missing)) return {};
-  auto reader = store::open_read_store(settings.database);
+  if (settings.service.teams.empty() || store::names_missing_file(settings.database)) return {};
+  auto database = app::database(settings);
+  if (!database) return {};
+  auto reader = store::open_read_store(*database);
   if (!reader) return {};
   store::RecordQuery<store::StoredUser>& users = (*reader)->users();
   store::RecordFilter filter;

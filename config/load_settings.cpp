@@ -172,6 +172,7 @@ std::vector<Key> make_keys() {
   return {
       string_key("listen", &Settings::listen),
       string_key("database", &Settings::database),
+      string_key("database_password_file", &Settings::database_password_file),
       string_key("webhook_path", &Settings::webhook_path),
       top_integer("max_body_bytes", &Settings::max_body_bytes),
       secret_files_key(),

@@ -86,6 +86,12 @@ Result<Secrets> load_secrets(const Settings& settings) {
     if (!token) return fail("read_api.token_file: " + token.error());
     secrets.read_api_token = std::move(*token);
   }
+  if (!settings.database_password_file.empty()) {
+    warn_if_shared(settings.database_password_file, settings.base_dir);
+    auto password = read_secret_file(settings.database_password_file, settings.base_dir);
+    if (!password) return fail("database_password_file: " + password.error());
+    secrets.database_password = std::move(*password);
+  }
   if (!settings.metrics.token_file.empty()) {
     auto token = read_secret_file(settings.metrics.token_file, settings.base_dir);
     if (!token) return fail("metrics.token_file: " + token.error());

@@ -84,6 +84,9 @@ struct TlsSettings {
 struct Settings {
   std::string listen = "127.0.0.1:8080";
   std::string database = "healthhook.db";
+  // PostgreSQL: a file holding the database password (a secret file: systemd credential or
+  // path, config/secrets.h); "" when the URI, ~/.pgpass or PGPASSFILE provide it.
+  std::string database_password_file;
   std::string webhook_path = "/webhooks";
   int64_t max_body_bytes = 4 * 1024 * 1024;
   std::vector<std::string> signing_secret_files = {"secret"};

@@ -190,7 +190,7 @@ Result<std::unique_ptr<Fetcher>> Fetcher::create(FetcherOptions options, store::
   });
   if (!token) return fail("service.api_key_header: not a header name: \"" + header + "\"");
   if (!options.now_ms) options.now_ms = unix_now_ms;
-  const std::string database = options.database;
+  const store::Database database = options.database;
   std::unique_ptr<Fetcher> fetcher(new Fetcher(nullptr));
   fetcher->impl_ = std::make_unique<Impl>(std::move(options), writer, inbox, jobs, fetcher->stats_);
   Impl& impl = *fetcher->impl_;
@@ -198,7 +198,7 @@ Result<std::unique_ptr<Fetcher>> Fetcher::create(FetcherOptions options, store::
       ServiceClients::create(impl.io.get_executor(), std::move(*base), client_options(impl.options), impl.options.teams);
   if (!clients) return fail(clients.error());
   impl.clients = std::move(*clients);
-  auto reads = store::open_follow_up_reads(database);
+  auto reads = store::open_follow_up_reads(database.location);  // TODO(pg-read): the Database;
   if (!reads) return fail("fetcher: " + reads.error());
   impl.reads = std::move(*reads);
   impl.runner = std::make_unique<JobRunner>(

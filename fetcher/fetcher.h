@@ -23,6 +23,7 @@
 #include "config/settings.h"
 #include "fetcher/job_runner.h"
 #include "fetcher/service_clients.h"
+#include "store/database_location.h"
 #include "store/inbox_writer.h"
 #include "store/jobs/job_queue.h"
 #include "store/inbox.h"
@@ -30,7 +31,7 @@
 namespace hh::fetcher {
 
 struct FetcherOptions {
-  std::string database;                       // path, for the fetcher's read connection
+  store::Database database;                   // for the fetcher's read connection
   config::ServiceSettings service;            // base URL, key header, CA, limits, retry policy
   std::string api_key;                        // the key itself (config/secrets.h); never logged
   std::vector<TeamAccess> teams;              // [[service.teams]] with their keys: jobs of their users go there

@@ -57,10 +57,11 @@ struct Forwarder::Parts {
 Result<std::unique_ptr<Forwarder>> Forwarder::create(const config::Settings& settings,
                                                      const config::Secrets& secrets, Clock now_ms) {
   auto parts = std::make_unique<Parts>();
-  auto outbox = store::open_outbox(settings.database, store::OutboxUse::sender);
+  const store::Database database(settings.database, secrets.database_password);
+  auto outbox = store::open_outbox(database, store::OutboxUse::sender);
   if (!outbox) return fail(outbox.error_kind(), "forwarding: " + outbox.error());
   parts->outbox = std::move(*outbox);
-  auto rows = store::open_read_store(settings.database);
+  auto rows = store::open_read_store(database);
   if (!rows) return fail(rows.error_kind(), "forwarding: " + rows.error());
   parts->rows = std::move(*rows);
   parts->settings = settings.forwards;

@@ -15,7 +15,7 @@ constexpr std::string_view kJobStates[] = {"queued", "running", "done", "dead"};
 
 }  // namespace
 
-Result<std::unique_ptr<StoreMetrics>> StoreMetrics::open(const std::string& database) {
+Result<std::unique_ptr<StoreMetrics>> StoreMetrics::open(const store::Database& database) {
   auto figures = store::open_figures(database);
   if (!figures) return fail("metrics: " + figures.error());
   return std::unique_ptr<StoreMetrics>(new StoreMetrics(std::move(*figures)));

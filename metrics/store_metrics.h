@@ -34,7 +34,7 @@ inline constexpr int64_t kFamilyScanRowsPerScrape = 100000;
 class StoreMetrics {
  public:
   // Opens `database` read-only (it must exist and be migrated: open it for writing first).
-  static Result<std::unique_ptr<StoreMetrics>> open(const std::string& database);
+  static Result<std::unique_ptr<StoreMetrics>> open(const store::Database& database);
 
   void collect(PrometheusText& out);
 

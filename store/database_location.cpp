@@ -29,6 +29,27 @@ Result<DatabaseKind> database_kind(std::string_view database) {
               "://\" (expected a SQLite file path or a postgresql:// URI)");
 }
 
+std::string loggable_location(std::string_view database) {
+  std::string shown(database);
+  if (uri_scheme(database).empty()) return shown;
+  // postgresql://user:secret@host/… : the userinfo ends at the first '@' before the path.
+  const size_t start = shown.find("://") + 3;
+  const size_t path = shown.find_first_of("/?", start);
+  const size_t at = shown.rfind('@', path == std::string::npos ? std::string::npos : path);
+  if (at != std::string::npos && at > start) {
+    const size_t colon = shown.find(':', start);
+    if (colon != std::string::npos && colon < at) shown.replace(colon + 1, at - colon - 1, "***");
+  }
+  // …?password=secret&… (a libpq URI parameter).
+  for (size_t key = shown.find("password="); key != std::string::npos; key = shown.find("password=", key + 1)) {
+    if (key == 0 || (shown[key - 1] != '?' && shown[key - 1] != '&')) continue;
+    const size_t value = key + 9;
+    const size_t end = shown.find('&', value);
+    shown.replace(value, (end == std::string::npos ? shown.size() : end) - value, "***");
+  }
+  return shown;
+}
+
 bool names_missing_file(const std::string& database) {
   auto kind = database_kind(database);
   if (!kind || *kind != DatabaseKind::sqlite_file) return false;

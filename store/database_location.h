@@ -18,6 +18,7 @@ enum class DatabaseKind { sqlite_file, postgresql };
 // ~/.pgpass or PGPASSFILE provide it). Built from a path or URI alone where no password
 // applies (tests, SQLite).
 struct Database {
+  Database() = default;
   Database(std::string location_, std::string password_ = {})  // NOLINT(google-explicit-constructor)
       : location(std::move(location_)), password(std::move(password_)) {}
   Database(const char* location_) : location(location_) {}  // NOLINT(google-explicit-constructor)
@@ -28,6 +29,10 @@ struct Database {
 // The kind of store `database` names. A URI (scheme://…) whose scheme names no store is an
 // error that says so; anything else is a file path.
 Result<DatabaseKind> database_kind(std::string_view database);
+
+// `database` as it may be shown in a log line or message: a URI without the password of
+// its user part or of a password=… parameter.
+std::string loggable_location(std::string_view database);
 
 // True when `database` names a file that does not exist (readers never create one).
 bool names_missing_file(const std::string& database);

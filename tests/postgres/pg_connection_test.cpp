@@ -133,4 +133,31 @@ BOOST_AUTO_TEST_CASE(a_schema_newer_than_this_binary_is_refused) {
   BOOST_TEST(again.error().find("newer than this healthhook") != std::string::npos, again.error());
 }
 
+BOOST_AUTO_TEST_CASE(the_password_comes_from_beside_the_uri_and_a_wrong_one_is_refused_without_showing_it) {
+  test::PostgresCluster& cluster = test::PostgresCluster::shared();
+  const std::string uri = cluster.fresh_database();
+  cluster.psql("postgres", "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'passworded') THEN "
+                           "CREATE ROLE passworded LOGIN PASSWORD 'correct horse'; END IF; END $$");
+  std::string as_passworded = uri;
+  as_passworded.replace(as_passworded.find("user=healthhook"), 15, "user=passworded");
+  auto right = store::connect({as_passworded, "correct horse"});
+  BOOST_TEST(right.ok(), right.error());
+  auto wrong = store::connect({as_passworded, "battery staple"});
+  BOOST_REQUIRE(!wrong);
+  BOOST_TEST((wrong.error_kind() == ErrorKind::unavailable));
+  BOOST_TEST(wrong.error().find("password authentication failed") != std::string::npos, wrong.error());
+  BOOST_TEST(wrong.error().find("battery") == std::string::npos, wrong.error());
+  auto none = store::connect({as_passworded, ""});
+  BOOST_TEST(!none);
+}
+
+BOOST_AUTO_TEST_CASE(a_location_shown_in_a_message_has_no_password) {
+  BOOST_TEST(store::loggable_location("postgresql://app:s3cret@db.internal:5432/hh?sslmode=require") ==
+             "postgresql://app:***@db.internal:5432/hh?sslmode=require");
+  BOOST_TEST(store::loggable_location("postgresql:///hh?host=/run&password=s3cret&user=app") ==
+             "postgresql:///hh?host=/run&password=***&user=app");
+  BOOST_TEST(store::loggable_location("postgresql://app@db/hh") == "postgresql://app@db/hh");
+  BOOST_TEST(store::loggable_location("/var/lib/healthhook/a:b@c.db") == "/var/lib/healthhook/a:b@c.db");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -72,6 +72,9 @@ PostgresCluster::PostgresCluster() : bin_(find_bindir()), port_(pick_port()) {
   }
   run_as_owner(bin_ + "initdb -D " + quoted(dir_.file("data")) +
                " -A trust -U healthhook -E UTF8 --locale=C --no-sync > " + quoted(dir_.file("initdb.log")));
+  // Every user in without a password, except `passworded` (tests of password files).
+  run_as_owner("printf 'local all passworded scram-sha-256\\nlocal all all trust\\n' > " +
+               quoted(dir_.file("data/pg_hba.conf")));
   start();
 }
 

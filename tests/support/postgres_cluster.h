@@ -26,7 +26,8 @@ class PostgresCluster {
   PostgresCluster(const PostgresCluster&) = delete;
   PostgresCluster& operator=(const PostgresCluster&) = delete;
 
-  // Creates an empty database and returns its URI (user `healthhook`, no password).
+  // Creates an empty database and returns its URI (user `healthhook`, no password; a role
+  // named `passworded` must give its password).
   std::string fresh_database();
   std::string uri(const std::string& database) const;
 
