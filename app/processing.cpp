@@ -8,7 +8,8 @@ namespace hh::app {
 Result<std::unique_ptr<Processing>> start_processing(const config::Settings& settings, Ingest& ingest,
                                                      fetcher::Fetcher* follow_ups) {
   auto processing = std::make_unique<Processing>();
-  auto store = ingest.store->open_processing();
+  // Instances sharing a store (PostgreSQL) take turns: this one may stand by.
+  auto store = ingest.store->open_processing(store::Leadership::when_free);
   if (!store) return Error{store.error(), store.error_kind()};
   auto created = processor::Processor::create(std::move(*store), processor::kCatchUpSteps);
   if (!created) return Error{created.error(), created.error_kind()};

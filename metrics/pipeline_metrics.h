@@ -7,7 +7,7 @@
 //                       healthhook_processor_rows_applied_total, healthhook_processor_samples_applied_total
 //                       healthhook_processor_jobs_queued_total
 //                       healthhook_processor_steps_total{result="ok|failed"}
-//                       healthhook_processor_last_step_seconds
+//                       healthhook_processor_last_step_seconds, healthhook_processor_leading
 //   fetcher_metrics:    healthhook_fetch_requests_total{outcome=…}, healthhook_fetch_request_seconds
 //                       (metrics/fetch_metrics.h), healthhook_fetch_jobs_total{result="done|retried|dead"},
 //                       healthhook_fetch_pages_stored_total, healthhook_fetch_bytes_stored_total

@@ -13,6 +13,8 @@ namespace {
 constexpr auto kFirstRetryDelay = std::chrono::milliseconds(250);
 constexpr auto kMaxRetryDelay = std::chrono::seconds(30);
 constexpr int64_t kBackgroundHelpersMinBacklog = 256;  // deliveries
+// How often a standby asks whether the processing lock is free (store::Leadership).
+constexpr auto kLeadRetry = std::chrono::seconds(1);
 int64_t micros_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
 }
@@ -42,7 +44,31 @@ Processor::Processor(std::unique_ptr<store::ProcessingStore> store, ProcessorOpt
 
 Processor::~Processor() = default;
 
+bool Processor::take_lead() {
+  if (leading_) return true;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_lead_try_) return false;
+  next_lead_try_ = now + kLeadRetry;
+  auto taken = store_->take_lead();
+  if (!taken) {
+    log::warn("processing_lead_check_failed").str("error", taken.error());
+    return false;
+  }
+  if (!*taken) {
+    if (!standing_by_) log::info("processing_standby").str("reason", "another instance applies the inbox");
+    standing_by_ = true;
+    return false;
+  }
+  leading_ = true;
+  stats_.leading.store(1, std::memory_order_relaxed);
+  // The last leader moved the applied position meanwhile.
+  if (auto synced = sync_applied_seq(); !synced) log::warn("processing_lead_sync_failed").str("error", synced.error());
+  if (standing_by_) log::info("processing_lead_taken").num("applied_seq", applied_seq_);
+  return true;
+}
+
 bool Processor::run_once(int64_t durable_seq) {
+  if (!take_lead()) return false;
   if (consecutive_failures_ > 0 && std::chrono::steady_clock::now() < retry_at_) return false;
   // Only rows on disk are applied (inbox_writer.h says why); every inbox row is written
   // through the writer that passes durable_seq (another process would need the processing
@@ -80,6 +106,9 @@ bool Processor::run_once(int64_t durable_seq) {
 }
 
 Result<void> Processor::run_until_caught_up(const std::function<void(int64_t, int64_t)>& progress) {
+  auto lead = store_->take_lead();
+  if (!lead) return fail(lead.error_kind(), lead.error());
+  if (!*lead) return fail(ErrorKind::busy, "another instance applies the inbox");
   if (auto synced = sync_applied_seq(); !synced) return synced;
   auto newest = store_->newest_seq();
   if (!newest) return fail(newest.error_kind(), newest.error());

@@ -23,7 +23,8 @@
 //
 // Lifetime: the processor owns its ProcessingStore, and with it the store's processing
 // lock, for its whole life: a second processor on the same store (another process) fails
-// to be created. It is used only on the thread that calls run_once() /
+// to be created. On a store several instances share (Leadership::when_free), a processor
+// stands by until the lock is free, then takes over from the applied position. It is used only on the thread that calls run_once() /
 // run_until_caught_up() (the writer thread in `serve`). run_once() parses on the calling
 // thread while deliveries arrive, and starts a ParsePipeline (a thread and a reader) that
 // parses ahead of the steps only for a backlog the inbox no longer adds to (a restart, the
@@ -138,6 +139,7 @@ class Processor : public store::BackgroundWork {
     std::atomic<uint64_t> parse_ahead_starts{0};  // live parse threads started (ProcessorOptions: when)
     std::atomic<int64_t> applied_seq{0};
     std::atomic<int64_t> last_step_micros{0};
+    std::atomic<int64_t> leading{0};  // 1 while this process applies the inbox (take_lead())
   };
   const Stats& stats() const { return stats_; }
 
@@ -190,9 +192,15 @@ class Processor : public store::BackgroundWork {
   // Re-reads applied_seq (inside a transaction): a reset_derived() since the last step
   // makes the cached series ids invalid.
   Result<void> sync_applied_seq();
+  // Whether this process applies the inbox (store::ProcessingStore::take_lead()): asked
+  // again at most every kLeadRetry while another instance does.
+  bool take_lead();
 
   std::unique_ptr<store::ProcessingStore> store_;
   const ProcessorOptions options_;
+  bool leading_ = false;
+  bool standing_by_ = false;  // logged that another instance leads
+  std::chrono::steady_clock::time_point next_lead_try_{};
   std::unique_ptr<events::DeliveryParser> parser_;
   int64_t applied_seq_ = 0;                   // as of the last committed step
   std::vector<Outcome> outcomes_;             // reused per step

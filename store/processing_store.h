@@ -89,6 +89,11 @@ class ProcessingStore {
  public:
   virtual ~ProcessingStore() = default;
 
+  // Whether this process may apply the inbox now. Opened with Leadership::now, always; with
+  // Leadership::when_free, once it has taken the processing lock, which it tries to here
+  // (cheap; call again later when false: another instance applies the inbox meanwhile).
+  virtual Result<bool> take_lead() = 0;
+
   // Every delivery up to it has been applied (0: none).
   virtual Result<int64_t> applied_seq() = 0;
   // The newest inbox row (0 for an empty inbox).

@@ -18,14 +18,23 @@
 
 namespace hh::store {
 
+// Whether open_processing() must hold the processing lock at once (`rebuild`, `replay`),
+// or may wait for it (`serve` on a store several instances share: one applies the inbox,
+// the others stand by and take over when it stops; ProcessingStore::take_lead()).
+enum class Leadership { now, when_free };
+
 class Store {
  public:
   virtual ~Store() = default;
 
   virtual Result<std::unique_ptr<Inbox>> open_inbox() = 0;
-  // Takes the store's processing lock (processing_store.h): fails while another process
-  // applies this inbox.
-  virtual Result<std::unique_ptr<ProcessingStore>> open_processing() = 0;
+  // Takes the store's processing lock (processing_store.h): with Leadership::now, fails
+  // while another process or instance applies this inbox.
+  virtual Result<std::unique_ptr<ProcessingStore>> open_processing(Leadership leadership = Leadership::now) = 0;
+  // Several instances may serve this store at once (PostgreSQL): deliveries they store
+  // appear in the inbox without this process's writer, so background work should look
+  // for them often.
+  virtual bool shared() const = 0;
   virtual Result<std::unique_ptr<JobQueue>> open_job_queue() = 0;
   // `[retention] body_days`: removing old bodies, as the writer's background work.
   virtual Result<std::unique_ptr<BodyRetention>> open_body_retention() = 0;

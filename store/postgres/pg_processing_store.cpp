@@ -1,5 +1,6 @@
 #include "store/postgres/pg_processing_store.h"
 
+#include <optional>
 #include <string>
 
 #include "store/postgres/database.h"
@@ -15,18 +16,18 @@ constexpr const char* kRecordOutcome =
     "INSERT INTO delivery_outcomes (seq, status, family, error) VALUES ($1, $2, $3, $4) "
     "ON CONFLICT (seq) DO UPDATE SET status = excluded.status, family = excluded.family, error = excluded.error";
 
+constexpr const char* kLeadTaken =
+    "the store is being processed by another healthhook instance or command (a `serve`, `rebuild` or `replay`)";
+
 // The session lock of the processing leader; released by unlock or the session's end.
 class LeaderLock {
  public:
-  static Result<LeaderLock> acquire(pg::Connection& db) {
+  // nullopt while another session holds it.
+  static Result<std::optional<LeaderLock>> try_acquire(pg::Connection& db) {
     auto locked = db.query("SELECT pg_try_advisory_lock($1)", pg::Params().add(kProcessingLock));
     if (!locked) return fail(locked.error_kind(), locked.error());
-    if (!locked->boolean(0, 0)) {
-      return fail(ErrorKind::busy,
-                  "the store is being processed by another healthhook instance or command (a `serve`, `rebuild` or "
-                  "`replay`)");
-    }
-    return LeaderLock(&db);
+    if (!locked->boolean(0, 0)) return std::optional<LeaderLock>();
+    return std::optional<LeaderLock>(LeaderLock(&db));
   }
   LeaderLock(LeaderLock&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
   LeaderLock& operator=(LeaderLock&&) = delete;
@@ -41,9 +42,21 @@ class LeaderLock {
 
 class PgProcessingStore final : public ProcessingStore {
  public:
-  PgProcessingStore(pg::Connection& db, Database database, LeaderLock lock, std::unique_ptr<PgDerivedWriter> writer)
+  PgProcessingStore(pg::Connection& db, Database database, std::optional<LeaderLock> lock,
+                    std::unique_ptr<PgDerivedWriter> writer)
       : db_(db), database_(std::move(database)), lock_(std::move(lock)), horizon_(db), cursor_(db),
         writer_(std::move(writer)) {}
+
+  Result<bool> take_lead() override {
+    if (lock_) return true;
+    auto taken = LeaderLock::try_acquire(db_);
+    if (!taken) return fail(taken.error_kind(), taken.error());
+    if (!*taken) return false;
+    lock_.emplace(std::move(**taken));
+    // What the last leader cached (series ids of its own) was never ours; ours may be stale.
+    writer_->forget_cached_ids();
+    return true;
+  }
 
   Result<int64_t> applied_seq() override {
     auto seq = db_.query_int("SELECT applied_seq FROM processor_state WHERE id = 1");
@@ -55,6 +68,7 @@ class PgProcessingStore final : public ProcessingStore {
   Result<int64_t> newest_seq() override { return horizon_.advance(); }
 
   Result<void> begin_step() override {
+    if (!lock_) return fail(ErrorKind::busy, kLeadTaken);
     // Relaxed steps commit without waiting for the server's WAL flush: the next
     // synchronous commit on the server (any instance's ingest) flushes them too, in order,
     // and a step lost in a server crash is applied again from the position that was lost
@@ -116,7 +130,7 @@ class PgProcessingStore final : public ProcessingStore {
  private:
   pg::Connection& db_;
   const Database database_;
-  LeaderLock lock_;
+  std::optional<LeaderLock> lock_;  // none while another instance leads (Leadership::when_free)
   InboxHorizon horizon_;
   PgDeliveryCursor cursor_;
   std::unique_ptr<PgDerivedWriter> writer_;
@@ -152,9 +166,11 @@ Result<void> PgProcessingStore::record_outcomes(std::span<const OutcomeUpdate> o
 }  // namespace
 
 Result<std::unique_ptr<ProcessingStore>> open_postgres_processing(pg::Connection& db, const Database& database,
+                                                                  Leadership leadership,
                                                                   std::span<const ForwardRule>) {
-  auto lock = LeaderLock::acquire(db);
+  auto lock = LeaderLock::try_acquire(db);
   if (!lock) return fail(lock.error_kind(), lock.error());
+  if (!*lock && leadership == Leadership::now) return fail(ErrorKind::busy, kLeadTaken);
   auto writer = PgDerivedWriter::create(db);
   if (!writer) return fail(writer.error_kind(), writer.error());
   (*writer)->defer_changes();  // written by write_changes() before each step commits

@@ -16,11 +16,15 @@
 #include "store/outbox.h"
 #include "store/postgres/connection.h"
 #include "store/processing_store.h"
+#include "store/store.h"
 
 namespace hh::store {
 
 // Fails with ErrorKind::busy while another connection holds the processing lock.
+// Leadership::when_free: opens without the lock when another holds it, and takes it in a
+// later take_lead().
 Result<std::unique_ptr<ProcessingStore>> open_postgres_processing(pg::Connection& db, const Database& database,
+                                                                  Leadership leadership,
                                                                   std::span<const ForwardRule> forward_rules = {});
 
 // Empties the derived tables and resets the processor's position, in one transaction.

@@ -19,8 +19,8 @@ Result<std::unique_ptr<PgStore>> PgStore::open(const Database& database, const S
 
 Result<std::unique_ptr<Inbox>> PgStore::open_inbox() { return open_postgres_inbox(db_, options_.forward_rules); }
 
-Result<std::unique_ptr<ProcessingStore>> PgStore::open_processing() {
-  return open_postgres_processing(db_, database_, options_.forward_rules);
+Result<std::unique_ptr<ProcessingStore>> PgStore::open_processing(Leadership leadership) {
+  return open_postgres_processing(db_, database_, leadership, options_.forward_rules);
 }
 
 Result<std::unique_ptr<JobQueue>> PgStore::open_job_queue() {

@@ -23,7 +23,8 @@ class PgStore final : public Store {
   static Result<std::unique_ptr<PgStore>> open(const Database& database, const StoreOptions& options);
 
   Result<std::unique_ptr<Inbox>> open_inbox() override;
-  Result<std::unique_ptr<ProcessingStore>> open_processing() override;
+  Result<std::unique_ptr<ProcessingStore>> open_processing(Leadership leadership) override;
+  bool shared() const override { return true; }
   Result<std::unique_ptr<JobQueue>> open_job_queue() override;
   Result<std::unique_ptr<BodyRetention>> open_body_retention() override;
   Result<std::unique_ptr<CommitSync>> sync_commits_on_thread() override;

@@ -31,6 +31,7 @@ Result<void> reset_derived(sqlite::Connection& write_db, ResetOptions options);
 
 class SqliteProcessingStore final : public ProcessingStore {
  public:
+  Result<bool> take_lead() override { return true; }  // the lock was taken on open
   Result<int64_t> applied_seq() override;
   Result<int64_t> newest_seq() override;
 

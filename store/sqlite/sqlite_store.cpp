@@ -47,7 +47,7 @@ Result<std::unique_ptr<Inbox>> SqliteStore::open_inbox() {
   return std::unique_ptr<Inbox>(new SqliteInbox(std::move(*inbox)));
 }
 
-Result<std::unique_ptr<ProcessingStore>> SqliteStore::open_processing() {
+Result<std::unique_ptr<ProcessingStore>> SqliteStore::open_processing(Leadership) {
   return open_sqlite_processing(db_, forward_rules_);
 }
 

@@ -20,7 +20,9 @@ class SqliteStore final : public Store {
   static void prepare_process();
 
   Result<std::unique_ptr<Inbox>> open_inbox() override;
-  Result<std::unique_ptr<ProcessingStore>> open_processing() override;
+  // One SQLite file has one server: a lock held elsewhere fails whatever `leadership` says.
+  Result<std::unique_ptr<ProcessingStore>> open_processing(Leadership leadership) override;
+  bool shared() const override { return false; }
   Result<std::unique_ptr<JobQueue>> open_job_queue() override;
   Result<std::unique_ptr<BodyRetention>> open_body_retention() override;
   Result<std::unique_ptr<CommitSync>> sync_commits_on_thread() override;
