@@ -36,7 +36,7 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-std::string pg_real(std::string_view text) {
+std::string derived_real(std::string_view text) {
   double value = 0;
   std::from_chars(text.data(), text.data() + text.size(), value);
   char buffer[32];
@@ -44,7 +44,7 @@ std::string pg_real(std::string_view text) {
   return buffer;
 }
 
-void pg_append_utf8(std::string& out, uint32_t code) {
+void derived_append_utf8(std::string& out, uint32_t code) {
   if (code < 0x80) {
     out.push_back(static_cast<char>(code));
   } else if (code < 0x800) {
@@ -63,7 +63,7 @@ void pg_append_utf8(std::string& out, uint32_t code) {
 }
 
 // The text of a JSON string literal as jsonb prints it (escapes: " \ / b f n r t uXXXX).
-std::string pg_json_string(std::string_view json) {
+std::string derived_json_text(std::string_view json) {
   std::string out;
   for (size_t i = 1; i + 1 < json.size(); ++i) {
     if (json[i] != '\\') {
@@ -89,7 +89,7 @@ std::string pg_json_string(std::string_view json) {
           code = 0x10000 + ((code - 0xD800) << 10) + (hex(i + 3) - 0xDC00);
           i += 6;
         }
-        pg_append_utf8(out, code);
+        derived_append_utf8(out, code);
         break;
       }
       default: out.push_back(e);
@@ -99,7 +99,7 @@ std::string pg_json_string(std::string_view json) {
 }
 
 // Every row of `sql` on PostgreSQL, each as its values rendered like store_dump.cpp's.
-Strings pg_rows(pg::Connection& db, const std::string& sql) {
+Strings derived_pg_rows(pg::Connection& db, const std::string& sql) {
   auto result = db.query(sql);
   BOOST_REQUIRE_MESSAGE(result, result.error());
   Strings out;
@@ -114,12 +114,12 @@ Strings pg_rows(pg::Connection& db, const std::string& sql) {
       const std::string_view text = result->text(r, c);
       switch (PQftype(result->get(), c)) {
         case 20: case 21: case 23: line += text; break;  // int8, int2, int4
-        case 700: case 701: line += pg_real(text); break;  // float4, float8
+        case 700: case 701: line += derived_real(text); break;  // float4, float8
         case 3802:  // jsonb scalar
           if (text.starts_with("\"")) {
-            line += "'" + pg_json_string(text) + "'";
+            line += "'" + derived_json_text(text) + "'";
           } else if (text.find_first_of(".eE") != std::string_view::npos) {
-            line += pg_real(text);
+            line += derived_real(text);
           } else {
             line += text;
           }
@@ -134,7 +134,7 @@ Strings pg_rows(pg::Connection& db, const std::string& sql) {
 
 // What is compared: a name, the SQL (same on both), and whether the rows come in a defined
 // order (else both sides are sorted).
-struct Dump {
+struct DerivedDump {
   std::string name;
   std::string sql;
   bool ordered = false;
@@ -142,20 +142,21 @@ struct Dump {
 };
 
 // SQLite's typeof() of a jsonb scalar as SQLite would keep it.
-std::string pg_type_of(const std::string& column) {
+std::string derived_type_of(const std::string& column) {
   return "CASE WHEN " + column + " IS NULL THEN 'null' WHEN jsonb_typeof(" + column + ") = 'string' THEN 'text' "
          "WHEN " + column + "::text ~ '[.eE]' THEN 'real' ELSE 'integer' END";
 }
 
-std::vector<Dump> dumps(bool with_ids) {
+std::vector<DerivedDump> derived_dumps(bool with_ids) {
   const std::string series_id = with_ids ? "series_id, " : "";
-  std::vector<Dump> all = {
+  std::vector<DerivedDump> all = {
       // The type each scalar is kept with (rendered alike above): SQLite's storage class,
       // and what the jsonb text says (72.0 must stay a real, "72" a string).
       {"value types", "SELECT s.user_id, s.resource, p.t_ms, typeof(p.value) FROM samples p JOIN series s "
                       "USING (series_id) UNION ALL SELECT user_id, resource, -1, typeof(source_id) FROM series",
-       false, "SELECT s.user_id, s.resource, p.t_ms, " + pg_type_of("p.value") + " FROM samples p JOIN series s "
-              "USING (series_id) UNION ALL SELECT user_id, resource, -1, " + pg_type_of("source_id") + " FROM series"},
+       false, "SELECT s.user_id, s.resource, p.t_ms, " + derived_type_of("p.value") + " FROM samples p JOIN series s "
+              "USING (series_id) UNION ALL SELECT user_id, resource, -1, " + derived_type_of("source_id") +
+              " FROM series"},
       {"summaries", "SELECT resource, id, user_id, provider, source_type, calendar_date, start_ms, end_ms, seq, data "
                     "FROM summaries"},
       {"series", "SELECT " + series_id + "user_id, resource, provider, source_type, source_id FROM series"},
@@ -189,21 +190,21 @@ std::vector<Dump> dumps(bool with_ids) {
   return all;
 }
 
-struct ApplyResult {
+struct DerivedApplied {
   bool ok = false;
   store::ApplyCounts counts;
   std::string error;
   ErrorKind kind = ErrorKind::other;
 };
 
-bool same_counts(const store::ApplyCounts& a, const store::ApplyCounts& b) {
+bool same_apply_counts(const store::ApplyCounts& a, const store::ApplyCounts& b) {
   return a.rows_seen == b.rows_seen && a.rows_written == b.rows_written && a.samples_written == b.samples_written &&
          a.jobs_queued == b.jobs_queued;
 }
 
 // The same deliveries through both writers, each in a transaction of its own per apply.
-struct Both {
-  explicit Both(bool deferred = false) : deferred(deferred) {
+struct DerivedPair {
+  explicit DerivedPair(bool deferred = false) : deferred(deferred) {
     if (deferred) {
       lite_writer->defer_changes();
       pg_writer->defer_changes();
@@ -225,7 +226,7 @@ struct Both {
     return std::move(*writer);
   }();
 
-  ApplyResult apply_lite(const events::DeliveryRows& delivery, int64_t seq, int64_t received_at) {
+  DerivedApplied apply_lite(const events::DeliveryRows& delivery, int64_t seq, int64_t received_at) {
     auto txn = sqlite::Transaction::begin(lite);
     BOOST_REQUIRE_MESSAGE(txn, txn.error());
     auto applied = lite_writer->apply(delivery, seq, received_at);
@@ -242,7 +243,7 @@ struct Both {
     return {true, *applied, "", ErrorKind::other};
   }
 
-  ApplyResult apply_pg(const events::DeliveryRows& delivery, int64_t seq, int64_t received_at) {
+  DerivedApplied apply_pg(const events::DeliveryRows& delivery, int64_t seq, int64_t received_at) {
     auto txn = pg::Transaction::begin(pg);
     BOOST_REQUIRE_MESSAGE(txn, txn.error());
     auto applied = pg_writer->apply(delivery, seq, received_at);
@@ -261,12 +262,12 @@ struct Both {
   }
 
   // Applies to both; the outcomes must agree. Returns SQLite's.
-  ApplyResult apply(const events::DeliveryRows& delivery, int64_t seq, int64_t received_at = kReceivedAt) {
-    const ApplyResult lite_result = apply_lite(delivery, seq, received_at);
-    const ApplyResult pg_result = apply_pg(delivery, seq, received_at);
+  DerivedApplied apply(const events::DeliveryRows& delivery, int64_t seq, int64_t received_at = kReceivedAt) {
+    const DerivedApplied lite_result = apply_lite(delivery, seq, received_at);
+    const DerivedApplied pg_result = apply_pg(delivery, seq, received_at);
     BOOST_TEST(lite_result.ok == pg_result.ok, "seq " << seq << ": " << lite_result.error << " / " << pg_result.error);
     if (lite_result.ok && pg_result.ok) {
-      BOOST_TEST(same_counts(lite_result.counts, pg_result.counts),
+      BOOST_TEST(same_apply_counts(lite_result.counts, pg_result.counts),
                  "seq " << seq << ": counts " << lite_result.counts.rows_seen << "/" << lite_result.counts.rows_written
                         << "/" << lite_result.counts.samples_written << "/" << lite_result.counts.jobs_queued
                         << " vs " << pg_result.counts.rows_seen << "/" << pg_result.counts.rows_written << "/"
@@ -290,9 +291,9 @@ struct Both {
   // Every table on both sides, row for row; the number of rows compared.
   size_t compare(bool with_ids = true) {
     size_t compared = 0;
-    for (const Dump& dump : dumps(with_ids)) {
+    for (const DerivedDump& dump : derived_dumps(with_ids)) {
       Strings lite_rows = test::rows(lite, dump.sql);
-      Strings pg_side = pg_rows(pg, dump.pg_sql.empty() ? dump.sql : dump.pg_sql);
+      Strings pg_side = derived_pg_rows(pg, dump.pg_sql.empty() ? dump.sql : dump.pg_sql);
       if (!dump.ordered) {
         std::sort(lite_rows.begin(), lite_rows.end());
         std::sort(pg_side.begin(), pg_side.end());
@@ -306,7 +307,7 @@ struct Both {
   }
 };
 
-events::SampleRow sample_with(int64_t t_ms, events::SampleValue value) {
+events::SampleRow derived_sample(int64_t t_ms, events::SampleValue value) {
   events::SampleRow s;
   s.t_ms = t_ms;
   s.value = value;
@@ -314,7 +315,7 @@ events::SampleRow sample_with(int64_t t_ms, events::SampleValue value) {
   return s;
 }
 
-events::SampleRow blood_pressure(int64_t t_ms, double systolic, double diastolic) {
+events::SampleRow bp_sample(int64_t t_ms, double systolic, double diastolic) {
   events::SampleRow s;
   s.t_ms = t_ms;
   s.timezone_offset = -18000;
@@ -325,7 +326,7 @@ events::SampleRow blood_pressure(int64_t t_ms, double systolic, double diastolic
   return s;
 }
 
-events::DeliveryRows with_identity(events::DeliveryRows d, std::optional<std::string_view> user,
+events::DeliveryRows with_delivery_identity(events::DeliveryRows d, std::optional<std::string_view> user,
                                    std::optional<std::string_view> client_user_id,
                                    std::optional<std::string_view> team_id) {
   d.identity = events::Identity{user, client_user_id, team_id};
@@ -338,7 +339,7 @@ BOOST_AUTO_TEST_CASE(summaries_insert_update_and_stale_in_every_order) {
   const std::array<int64_t, 4> seqs{3, 5, 8, 11};
   const std::array<std::string, 4> data{R"({"v":3})", R"({"v":5})", R"({"v":8})", R"({"v":11})"};
   std::array<size_t, 4> order{0, 1, 2, 3};
-  Both s;
+  DerivedPair s;
   int64_t base = 0;
   // Every order of four versions, each on a summary of its own, in one pair of stores.
   std::vector<std::string> ids;
@@ -362,7 +363,7 @@ BOOST_AUTO_TEST_CASE(summaries_insert_update_and_stale_in_every_order) {
 }
 
 BOOST_AUTO_TEST_CASE(samples_batches_with_repeated_timestamps_full_and_plain) {
-  Both s;
+  DerivedPair s;
   s.apply(samples({heartrate(1000, 60), heartrate(2000, 61), heartrate(3000, 62)}), 4);
   // Repeated timestamps in one batch, out of order: the first of each stays.
   auto repeated = samples({heartrate(3000, 90), heartrate(2000, 71), heartrate(3000, 91), heartrate(4000, 73),
@@ -407,12 +408,12 @@ BOOST_AUTO_TEST_CASE(samples_batches_with_repeated_timestamps_full_and_plain) {
 }
 
 BOOST_AUTO_TEST_CASE(blood_pressure_and_series_source_ids) {
-  Both s;
-  auto bp = samples({blood_pressure(1000, 120, 80), blood_pressure(2000, 118.5, 79.25)});
+  DerivedPair s;
+  auto bp = samples({bp_sample(1000, 120, 80), bp_sample(2000, 118.5, 79.25)});
   bp.sample_batches[0].resource = "blood_pressure";
   bp.sample_batches[0].source_id = int64_t{16};
   s.apply(bp, 1);
-  bp.sample_batches[0].samples = {blood_pressure(2000, 130, 85), blood_pressure(3000, 125, 82)};
+  bp.sample_batches[0].samples = {bp_sample(2000, 130, 85), bp_sample(3000, 125, 82)};
   bp.sample_batches[0].source_id = 16.0;  // equal as a number: kept as it is
   s.apply(bp, 2);
   bp.sample_batches[0].source_id = std::string_view("dev-\"7\"");
@@ -423,7 +424,7 @@ BOOST_AUTO_TEST_CASE(blood_pressure_and_series_source_ids) {
   s.apply(bp, 5);
   bp.sample_batches[0].source_id = std::string_view("dev-\"7\"");
   s.apply(bp, 6);
-  auto glucose = samples({sample_with(1000, int64_t{5}), sample_with(2000, 5.5)});
+  auto glucose = samples({derived_sample(1000, int64_t{5}), derived_sample(2000, 5.5)});
   glucose.sample_batches[0].resource = "glucose";
   glucose.sample_batches[0].source_id = int64_t{3};
   s.apply(glucose, 7);
@@ -434,25 +435,29 @@ BOOST_AUTO_TEST_CASE(blood_pressure_and_series_source_ids) {
 }
 
 BOOST_AUTO_TEST_CASE(users_follow_identity_rules) {
-  Both s;
+  DerivedPair s;
   const auto summary = sleep_summary("s1", "{}");
-  s.apply(with_identity(summary, "u1", std::nullopt, std::nullopt), 1, kReceivedAt);
-  s.apply(with_identity(summary, "u1", "member-1", std::nullopt), 2, kReceivedAt + 1000);        // identity
-  s.apply(with_identity(summary, "u1", "member-1", std::nullopt), 3, kReceivedAt + 30000);       // nothing
-  s.apply(with_identity(summary, "u1", std::nullopt, std::nullopt), 4, kReceivedAt + 61000);     // last seen
-  s.apply(with_identity(summary, "u1", "member-0", "t-0"), 0, kReceivedAt - 5000);               // older: fills team
-  s.apply(with_identity(summary, "u1", "member-2", std::nullopt), 5, kReceivedAt + 62000);       // identity
-  s.apply(with_identity(summary, "u1", std::nullopt, "t-1"), 6, kReceivedAt + 200000);           // identity
-  s.apply(with_identity(summary, "u2", "member-9", "t-9"), 7, kReceivedAt);
-  s.apply(with_identity(summary, "u2", "member-9", "t-9"), 8, kReceivedAt - 60000);              // first seen
+  const auto user = [&](std::string_view id, std::optional<std::string_view> client_user_id,
+                        std::optional<std::string_view> team_id, int64_t seq, int64_t received_at) {
+    s.apply(with_delivery_identity(summary, id, client_user_id, team_id), seq, received_at);
+  };
+  user("u1", std::nullopt, std::nullopt, 1, kReceivedAt);
+  user("u1", "member-1", std::nullopt, 2, kReceivedAt + 1000);    // identity
+  user("u1", "member-1", std::nullopt, 3, kReceivedAt + 30000);   // nothing
+  user("u1", std::nullopt, std::nullopt, 4, kReceivedAt + 61000);  // last seen
+  user("u1", "member-0", "t-0", 0, kReceivedAt - 5000);            // older: fills the team only
+  user("u1", "member-2", std::nullopt, 5, kReceivedAt + 62000);    // identity
+  user("u1", std::nullopt, "t-1", 6, kReceivedAt + 200000);        // identity
+  user("u2", "member-9", "t-9", 7, kReceivedAt);
+  user("u2", "member-9", "t-9", 8, kReceivedAt - 60000);  // first seen
   s.forget_cached_ids_on_both();
-  s.apply(with_identity(summary, "u2", "member-9", "t-9"), 9, kReceivedAt + 10);                 // nothing
-  s.apply(with_identity(summary, "u2", std::string_view("member-'x'"), "t-9"), 10, kReceivedAt + 20);
+  user("u2", "member-9", "t-9", 9, kReceivedAt + 10);  // nothing
+  user("u2", "member-'x'", "t-9", 10, kReceivedAt + 20);
   BOOST_TEST(s.compare() > 10u);
 }
 
 BOOST_AUTO_TEST_CASE(every_record_table_follows_latest_wins) {
-  Both s;
+  DerivedPair s;
   events::DeliveryRows d;
   d.family = events::Family::connection;
   d.connection = events::ConnectionRow{"u1", "oura", "connected", "ext-1", std::nullopt, std::nullopt,
@@ -503,7 +508,7 @@ BOOST_AUTO_TEST_CASE(every_record_table_follows_latest_wins) {
 }
 
 BOOST_AUTO_TEST_CASE(workout_streams_notices_fetches_and_their_jobs) {
-  Both s;
+  DerivedPair s;
   s.apply(stream_notice("running"), 5);
   s.exec("UPDATE jobs SET state = 'done', attempts = 2, last_error = 'timeout'");
   s.apply(stream_notice("running"), 5, kReceivedAt + 99);  // the same notice again: left done
@@ -527,7 +532,7 @@ BOOST_AUTO_TEST_CASE(workout_streams_notices_fetches_and_their_jobs) {
 }
 
 BOOST_AUTO_TEST_CASE(backfill_notices_and_their_jobs) {
-  Both s;
+  DerivedPair s;
   events::DeliveryRows d;
   d.family = events::Family::backfill;
   d.backfill = events::BackfillNotice{"u1", "workouts", "zwift", 1592727781000, 1730558368000, true};
@@ -542,7 +547,7 @@ BOOST_AUTO_TEST_CASE(backfill_notices_and_their_jobs) {
 }
 
 BOOST_AUTO_TEST_CASE(a_fetched_workouts_page_queues_one_stream_fetch_per_workout) {
-  Both s;
+  DerivedPair s;
   events::DeliveryRows d = sleep_summary("wk1", "{}");
   d.family = events::Family::fetched_summaries;
   d.summaries[0].resource = "workouts";
@@ -560,7 +565,7 @@ BOOST_AUTO_TEST_CASE(a_fetched_workouts_page_queues_one_stream_fetch_per_workout
 }
 
 BOOST_AUTO_TEST_CASE(a_malformed_stream_is_the_deliverys_fault_and_writes_nothing) {
-  Both s;
+  DerivedPair s;
   s.apply(stream_notice("running"), 5);
   s.apply(fetched_stream(R"({"time":[1,2]})", 2), 6);
   // The parser validated it, so this means parser and reader disagree: both refuse.
@@ -576,8 +581,32 @@ BOOST_AUTO_TEST_CASE(a_malformed_stream_is_the_deliverys_fault_and_writes_nothin
   BOOST_TEST(s.compare() > 3u);
 }
 
+BOOST_AUTO_TEST_CASE(rows_the_schema_rejects_are_the_deliverys_fault) {
+  DerivedPair s;
+  BOOST_REQUIRE(s.lite.exec("CREATE TRIGGER reject BEFORE INSERT ON summaries WHEN NEW.id = 'poison' "
+                            "BEGIN SELECT RAISE(ABORT, 'rejected by a test trigger'); END"));
+  BOOST_REQUIRE(s.pg.exec("CREATE FUNCTION reject() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                          "IF NEW.id = 'poison' THEN "
+                          "RAISE check_violation USING MESSAGE = 'rejected by a test trigger'; END IF; "
+                          "RETURN NEW; END $$; "
+                          "CREATE TRIGGER reject BEFORE INSERT ON summaries FOR EACH ROW EXECUTE FUNCTION reject()"));
+  s.apply(samples({heartrate(1000, 60)}), 1);
+  auto poison = sleep_summary("poison", "{}");
+  poison.sample_batches = samples({heartrate(2000, 61)}).sample_batches;
+  const auto lite = s.apply_lite(poison, 2, kReceivedAt);
+  const auto pg = s.apply_pg(poison, 2, kReceivedAt);
+  BOOST_TEST(!lite.ok);
+  BOOST_TEST(!pg.ok);
+  BOOST_TEST((lite.kind == ErrorKind::data));
+  BOOST_TEST((pg.kind == ErrorKind::data));
+  BOOST_TEST(pg.error.starts_with("summaries: "), pg.error);
+  BOOST_TEST(pg.error.find("rejected by a test trigger") != std::string::npos, pg.error);
+  s.apply(samples({heartrate(3000, 62)}), 3);  // the series id cached before stays good
+  BOOST_TEST(s.compare() == (2u + 1u) + 1u + 2u + 2u);  // value types, series, samples, feed
+}
+
 BOOST_AUTO_TEST_CASE(series_ids_cached_in_a_rolled_back_transaction_are_not_reused) {
-  Both s;
+  DerivedPair s;
   for (int side = 0; side < 2; ++side) {
     const auto ghost = samples({heartrate(1000, 60)}, "ghost");
     if (side == 0) {
@@ -585,26 +614,26 @@ BOOST_AUTO_TEST_CASE(series_ids_cached_in_a_rolled_back_transaction_are_not_reus
       BOOST_REQUIRE(s.lite_writer->apply(ghost, 1, kReceivedAt));
     } else {
       auto txn = pg::Transaction::begin(s.pg);
-      BOOST_REQUIRE(s.pg_writer->apply(with_identity(ghost, "ghost", "c", std::nullopt), 1, kReceivedAt));
+      BOOST_REQUIRE(s.pg_writer->apply(with_delivery_identity(ghost, "ghost", "c", std::nullopt), 1, kReceivedAt));
     }  // rolled back: the ghost's series and user never existed
   }
   s.lite_writer->forget_cached_ids();
   s.pg_writer->forget_cached_ids();
   s.apply(samples({heartrate(1000, 61)}, "u1"), 2);
-  s.apply(with_identity(samples({heartrate(2000, 62)}, "ghost"), "ghost", "c", std::nullopt), 3);
+  s.apply(with_delivery_identity(samples({heartrate(2000, 62)}, "ghost"), "ghost", "c", std::nullopt), 3);
   // PostgreSQL does not hand out the rolled-back ids again (SQLite does): compared
   // without ids, by the series' names.
   BOOST_TEST(s.compare(false) == (2u + 2u) + 2u + 2u + 1u + 3u);  // value types, series, samples, users, feed
-  BOOST_TEST(pg_rows(s.pg, "SELECT count(*) FROM samples JOIN series USING (series_id) WHERE user_id = 'ghost'") ==
-             Strings{"1"});
+  BOOST_TEST(derived_pg_rows(s.pg, "SELECT count(*) FROM samples JOIN series USING (series_id) "
+                                   "WHERE user_id = 'ghost'") == Strings{"1"});
 }
 
 BOOST_AUTO_TEST_CASE(deferred_changes_keep_their_order_and_ids) {
-  Both s(true);
+  DerivedPair s(true);
   for (int64_t seq = 1; seq <= 30; ++seq) {
-    events::DeliveryRows d = with_identity(samples({heartrate(seq * 1000, 60), heartrate(seq * 1000 + 1, 61)}), "u1",
-                                           seq % 3 == 0 ? std::optional<std::string_view>("m") : std::nullopt,
-                                           std::nullopt);
+    events::DeliveryRows d =
+        with_delivery_identity(samples({heartrate(seq * 1000, 60), heartrate(seq * 1000 + 1, 61)}), "u1",
+                               seq % 3 == 0 ? std::optional<std::string_view>("m") : std::nullopt, std::nullopt);
     const std::string id = "s" + std::to_string(seq % 4);
     auto summary = sleep_summary(id, "{}");
     d.summaries = summary.summaries;
@@ -621,9 +650,9 @@ BOOST_AUTO_TEST_CASE(deferred_changes_keep_their_order_and_ids) {
 
 BOOST_AUTO_TEST_CASE(emptied_derived_tables_fill_again_with_the_same_ids) {
   // What `rebuild` does: empty the derived tables, forget the ids, apply the inbox again.
-  Both s;
+  DerivedPair s;
   const auto apply_all = [&] {
-    s.apply(with_identity(samples({heartrate(1000, 60)}, "u1"), "u1", "m1", std::nullopt), 1);
+    s.apply(with_delivery_identity(samples({heartrate(1000, 60)}, "u1"), "u1", "m1", std::nullopt), 1);
     s.apply(samples({heartrate(1000, 70)}, "u2"), 2);
     s.apply(sleep_summary("s1", "{}"), 3);
     s.apply(stream_notice("running"), 4);
@@ -639,9 +668,10 @@ BOOST_AUTO_TEST_CASE(emptied_derived_tables_fill_again_with_the_same_ids) {
     BOOST_REQUIRE(pg_txn->commit());
   }
   s.forget_cached_ids_on_both();
-  BOOST_TEST(pg_rows(s.pg, "SELECT count(*) FROM changes") == Strings{"0"});
+  BOOST_TEST(derived_pg_rows(s.pg, "SELECT count(*) FROM changes") == Strings{"0"});
   apply_all();
   BOOST_TEST(s.compare() > 8u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+

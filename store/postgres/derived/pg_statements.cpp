@@ -26,7 +26,11 @@ void append_real(std::string& out, double value) {
 bool json_scalar(std::string& out, const events::SampleValue& value) {
   out.clear();
   switch (value.index()) {
-    case 1: out.append(std::to_string(std::get<int64_t>(value))); return true;
+    case 1: {
+      char buffer[24];
+      out.append(buffer, std::to_chars(buffer, buffer + sizeof buffer, std::get<int64_t>(value)).ptr);
+      return true;
+    }
     case 2: {
       append_real(out, std::get<double>(value));
       // A float that prints like an integer keeps a fraction: jsonb keeps 72.0 as written.
@@ -38,7 +42,10 @@ bool json_scalar(std::string& out, const events::SampleValue& value) {
   }
 }
 
-void ArrayLiteral::integer(int64_t value) { separator().append(std::to_string(value)); }
+void ArrayLiteral::integer(int64_t value) {
+  char buffer[24];
+  separator().append(buffer, std::to_chars(buffer, buffer + sizeof buffer, value).ptr);
+}
 
 void ArrayLiteral::real(double value) { append_real(separator(), value); }
 
