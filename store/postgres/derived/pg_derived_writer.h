@@ -11,6 +11,8 @@
 // Lifetime: the connection must outlive this object and have the schema migrated. Used
 // on the writer thread only. Not copyable (the series-id and user caches). Statements are
 // prepared on the connection under fixed names ("hh_derived_…"), once per connection.
+// apply() runs its own statements and pipelines: call it with the connection out of
+// pipeline mode (not between a caller's Pipeline::begin and finish).
 #include <cstdint>
 #include <memory>
 #include <string>
