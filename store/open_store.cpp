@@ -1,6 +1,7 @@
 #include "store/open_store.h"
 
 #include "store/database_location.h"
+#include "store/postgres/pg_store.h"
 #include "store/sqlite/jobs/job_admin.h"
 #include "store/sqlite/outbox/sqlite_outbox.h"
 #include "store/sqlite/sqlite_erasure.h"
@@ -12,7 +13,8 @@ void prepare_backends() { SqliteStore::prepare_process(); }
 
 Result<std::unique_ptr<Store>> open_store(const Database& database, const StoreOptions& options) {
   return open_backend<Store>(
-      database, [&](const std::string& path) { return SqliteStore::open(path, options); }, not_built_for_postgres<Store>);
+      database, [&](const std::string& path) { return SqliteStore::open(path, options); },
+      [&](const Database& server) { return PgStore::open(server, options); });
 }
 
 Result<std::unique_ptr<JobAdmin>> open_job_admin(const Database& database) {

@@ -4,10 +4,10 @@
 #include <string>
 
 #include "store/postgres/database.h"
+#include "store/postgres/derived/pg_derived_tables.h"
 #include "store/postgres/derived/pg_derived_writer.h"
 #include "store/postgres/inbox_horizon.h"
 #include "store/postgres/pg_delivery_cursor.h"
-#include "store/sqlite/derived/derived_tables.h"
 
 namespace hh::store {
 namespace {
@@ -181,11 +181,7 @@ Result<std::unique_ptr<ProcessingStore>> open_postgres_processing(pg::Connection
 Result<void> reset_postgres_derived(pg::Connection& db, ResetOptions options) {
   auto txn = pg::Transaction::begin(db);
   if (!txn) return fail(txn.error_kind(), txn.error());
-  // One TRUNCATE of every derived table; identities restart, so a rebuild hands out the
-  // same series and change ids as the live processor did.
-  std::string tables;
-  for (std::string_view table : derived_tables()) tables += (tables.empty() ? "" : ", ") + std::string(table);
-  if (auto cleared = db.exec("TRUNCATE " + tables + " RESTART IDENTITY"); !cleared) return cleared;
+  if (auto cleared = clear_derived_tables(db); !cleared) return cleared;
   if (!options.keep_statuses) {
     if (auto reset = db.exec("DELETE FROM delivery_outcomes"); !reset) return reset;
   }

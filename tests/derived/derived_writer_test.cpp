@@ -7,20 +7,25 @@
 #include <filesystem>
 
 #include "store/sqlite/derived/derived_writer.h"
+#include "tests/derived/delivery_builders.h"
 #include "tests/derived/store_dump.h"
 #include "tests/support/temp_dir.h"
 
 BOOST_AUTO_TEST_SUITE(derived_writer_test)
 
 using namespace hh;
+using hh::test::fetched_stream;
+using hh::test::heartrate;
+using hh::test::kReceivedAt;
 using hh::test::rows;
+using hh::test::samples;
+using hh::test::sleep_summary;
+using hh::test::stream_notice;
 using hh::test::TempDir;
 using hh::test::value;
 using Strings = std::vector<std::string>;
 
 namespace {
-
-constexpr int64_t kReceivedAt = 1717200000000;  // 2024-06-01T00:00:00Z
 
 struct Store {
   TempDir dir;
@@ -39,43 +44,6 @@ struct Store {
     return rows(db, "SELECT seq, table_name, row_key, op, row_count, from_ms, to_ms FROM changes ORDER BY change_id");
   }
 };
-
-events::DeliveryRows sleep_summary(std::string_view id, std::string_view data) {
-  events::DeliveryRows d;
-  d.family = events::Family::summary;
-  events::SummaryRow& row = d.summaries.emplace_back();
-  row.resource = "sleep";
-  row.id = id;
-  row.user_id = "u1";
-  row.provider = "oura";
-  row.source_type = "ring";
-  row.calendar_date = "2024-05-16";
-  row.start_ms = 1715900000000;
-  row.end_ms = 1715930000000;
-  row.data_json = data;
-  return d;
-}
-
-events::SampleRow heartrate(int64_t t_ms, int64_t bpm) {
-  events::SampleRow s;
-  s.t_ms = t_ms;
-  s.timezone_offset = 3600;
-  s.value = bpm;
-  s.unit = "bpm";
-  return s;
-}
-
-events::DeliveryRows samples(std::vector<events::SampleRow> list, std::string_view user = "u1") {
-  events::DeliveryRows d;
-  d.family = events::Family::timeseries;
-  events::SampleBatch& batch = d.sample_batches.emplace_back();
-  batch.user_id = user;
-  batch.resource = "heartrate";
-  batch.provider = "garmin";
-  batch.source_type = "watch";
-  batch.samples = std::move(list);
-  return d;
-}
 
 }  // namespace
 
@@ -348,20 +316,6 @@ BOOST_AUTO_TEST_CASE(ids_cached_in_a_rolled_back_transaction_are_forgotten) {
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(workout_streams_and_jobs)
-
-events::DeliveryRows stream_notice(std::string_view sport) {
-  events::DeliveryRows d;
-  d.family = events::Family::workout_stream;
-  d.workout_stream = events::WorkoutStreamNotice{"w1", "u1", "fitbit", "5127", sport};
-  return d;
-}
-
-events::DeliveryRows fetched_stream(std::string_view body, size_t points) {
-  events::DeliveryRows d;
-  d.family = events::Family::fetched_stream;
-  d.fetched_stream = events::FetchedStream{"w1", body, points};
-  return d;
-}
 
 BOOST_AUTO_TEST_CASE(a_notice_upserts_the_stream_row_and_queues_a_fetch_once_per_seq) {
   Store s;

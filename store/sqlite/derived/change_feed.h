@@ -20,19 +20,10 @@
 #include <vector>
 
 #include "common/result.h"
+#include "store/derived/derived_parts.h"
 #include "store/sqlite/connection.h"
 
 namespace hh::store {
-
-struct Change {
-  int64_t seq = 0;                 // the delivery that caused it
-  std::string_view table;          // "summaries", "samples", …
-  std::string_view row_key;
-  std::string_view op;             // "insert", "update", "replace"
-  int64_t row_count = 1;
-  std::optional<int64_t> from_ms;  // samples only
-  std::optional<int64_t> to_ms;
-};
 
 class ChangeFeed {
  public:

@@ -2,8 +2,10 @@
 // Applies one parsed delivery (events::DeliveryRows) to the derived tables: latest-wins
 // upserts keyed as in 002-derived.sql and 005-identity.sql (the user the delivery names:
 // user_table.h; provider lists), one change-feed row per change, and the follow-up jobs
-// the delivery asks for (follow_up_jobs.h). Everything is written on the caller's
-// transaction: the caller commits, or rolls back on any failure.
+// the delivery asks for (follow_up_jobs.h). Which row goes where is shared with the
+// PostgreSQL writer (store/derived/apply_delivery.h); this class supplies the SQLite parts.
+// Everything is written on the caller's transaction: the caller commits, or rolls back on
+// any failure.
 //
 // Order independence: a row is replaced only by a higher seq, so applying the same
 // deliveries in any order leaves the same tables (the change feed differs: it records
@@ -67,11 +69,6 @@ class DerivedWriter {
         jobs_(std::move(jobs)),
         feed_(std::move(feed)) {}
 
-  Result<void> apply_rows(const events::DeliveryRows& rows, int64_t seq, int64_t received_at_ms, ApplyCounts& counts);
-  // Records a record-table write in the feed ("table", key) unless it was stale.
-  Result<void> note(Result<WriteOutcome> outcome, std::string_view table, std::string_view key, int64_t seq,
-                    ApplyCounts& counts);
-
   sqlite::Connection* db_;
   RecordTables records_;
   UserTable users_;
@@ -81,7 +78,6 @@ class DerivedWriter {
   ChangeFeed feed_;
   std::vector<SeriesChange> series_changes_;  // reused per delivery
   std::string key_;                           // reused
-  bool malformed_stream_ = false;
 };
 
 }  // namespace hh::store

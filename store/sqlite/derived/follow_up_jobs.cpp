@@ -1,7 +1,5 @@
 #include "store/sqlite/derived/follow_up_jobs.h"
 
-#include "common/json_writer.h"
-
 namespace hh::store {
 
 Result<FollowUpJobs> FollowUpJobs::create(sqlite::Connection& db) {
@@ -18,25 +16,12 @@ Result<FollowUpJobs> FollowUpJobs::create(sqlite::Connection& db) {
 Result<bool> FollowUpJobs::queue_workout_stream(std::string_view workout_id, std::optional<std::string_view> user_id,
                                                 std::optional<std::string_view> provider, int64_t seq,
                                                 int64_t now_ms) {
-  payload_.clear();
-  json::ObjectWriter(payload_)
-      .string("workout_id", workout_id)
-      .optional_string("user_id", user_id)
-      .optional_string("provider", provider)
-      .close();
+  workout_stream_job_payload(payload_, workout_id, user_id, provider);
   return queue("workout_stream", workout_id, seq, now_ms);
 }
 
-BackfillWindow FollowUpJobs::window_of(const events::BackfillNotice& notice) {
-  return BackfillWindow{notice.user_id, notice.resource, notice.provider, notice.start_ms, notice.end_ms, {}};
-}
-
-void FollowUpJobs::backfill_key(std::string& out, const events::BackfillNotice& notice) {
-  backfill_job_key(out, window_of(notice));
-}
-
 Result<bool> FollowUpJobs::queue_backfill(const events::BackfillNotice& notice, int64_t seq, int64_t now_ms) {
-  const BackfillWindow window = window_of(notice);
+  const BackfillWindow window = backfill_window(notice);
   backfill_job_payload(payload_, window);
   backfill_job_key(key_, window);
   return queue("backfill", key_, seq, now_ms);

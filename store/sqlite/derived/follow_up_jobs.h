@@ -24,6 +24,7 @@
 
 #include "common/result.h"
 #include "events/event_rows.h"
+#include "store/derived/derived_parts.h"
 #include "store/jobs/backfill_job.h"
 #include "store/sqlite/connection.h"
 
@@ -39,12 +40,8 @@ class FollowUpJobs {
                                     std::optional<std::string_view> provider, int64_t seq, int64_t now_ms);
   Result<bool> queue_backfill(const events::BackfillNotice& notice, int64_t seq, int64_t now_ms);
 
-  // The backfill key, shared with backfills' change-feed key: "user/resource/provider/start_ms/end_ms".
-  static void backfill_key(std::string& out, const events::BackfillNotice& notice);
-
  private:
   FollowUpJobs(sqlite::Connection& db, sqlite::Statement upsert) : db_(&db), upsert_(std::move(upsert)) {}
-  static BackfillWindow window_of(const events::BackfillNotice& notice);
   Result<bool> queue(std::string_view kind, std::string_view key, int64_t seq, int64_t now_ms);
 
   sqlite::Connection* db_;

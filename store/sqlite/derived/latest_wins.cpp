@@ -62,13 +62,4 @@ Result<LatestWins> LatestWins::create(sqlite::Connection& db, std::string_view i
   return LatestWins(db, std::move(*insert), std::move(*update));
 }
 
-std::string_view change_op(WriteOutcome outcome) {
-  switch (outcome) {
-    case WriteOutcome::inserted: return "insert";
-    case WriteOutcome::updated: return "update";
-    case WriteOutcome::stale: return "";
-  }
-  return "";
-}
-
 }  // namespace hh::store

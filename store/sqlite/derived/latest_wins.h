@@ -30,22 +30,16 @@
 #include <string_view>
 
 #include "common/result.h"
+#include "store/derived/derived_parts.h"
+#include "store/derived/record_columns.h"
 #include "store/sqlite/connection.h"
 
 namespace hh::store {
 
-enum class WriteOutcome { inserted, updated, stale };
-
-// Builds both statements from column names (trusted identifiers, never values).
-struct LatestWinsSpec {
-  std::string_view table;
-  std::span<const std::string_view> keys;    // the conflict target, bound first (?1…)
-  std::span<const std::string_view> values;  // the rest, bound after the keys, `seq` last
-  std::span<const std::string_view> indexed = {};  // those of `values` a secondary index holds
-};
-
 class LatestWins {
  public:
+  // Builds the statements from column names (LatestWinsSpec, record_columns.h); keys are
+  // bound first (?1…).
   static Result<LatestWins> create(sqlite::Connection& db, const LatestWinsSpec& spec);
   // For rows whose update rule is not "copy every value" (workout_streams): the two SQL
   // texts given directly, with the same parameter numbers.
@@ -76,7 +70,5 @@ class LatestWins {
   sqlite::Statement update_;
   std::optional<sqlite::Statement> update_keeping_index_;  // only for a spec with `indexed`
 };
-
-std::string_view change_op(WriteOutcome outcome);  // "insert" / "update" ("" for stale)
 
 }  // namespace hh::store

@@ -5,34 +5,7 @@
 namespace hh::store {
 namespace {
 
-using Names = std::string_view;
-
-// Column lists in bind order: keys, then values with `seq` and `data` last.
-constexpr std::array<Names, 2> kSummaryKeys{"resource", "id"};
-constexpr std::array<Names, 8> kSummaryValues{"user_id", "provider", "source_type", "calendar_date",
-                                              "start_ms", "end_ms",   "seq",         "data"};
-// In the summaries_user_time index (002-derived.sql) besides the key's resource.
-constexpr std::array<Names, 2> kSummaryIndexed{"user_id", "calendar_date"};
-constexpr std::array<Names, 2> kConnectionKeys{"user_id", "provider"};
-constexpr std::array<Names, 8> kConnectionValues{"status",     "external_user_id", "error_type", "error_message",
-                                                 "resource_availability", "event_type", "seq", "data"};
-constexpr std::array<Names, 1> kIdKey{"id"};
-constexpr std::array<Names, 10> kDeviceValues{"user_id",      "provider",       "source_type", "app_id",
-                                              "device_manufacturer", "device_model", "device_version",
-                                              "device_id",    "seq",            "data"};
-constexpr std::array<Names, 8> kLabOrderValues{"user_id",       "team_id",        "status", "last_event_status",
-                                               "status_detail", "interpretation", "seq",    "data"};
-constexpr std::array<Names, 8> kLabAppointmentValues{"order_id", "user_id", "status", "event_status",
-                                                     "start_at", "end_at",  "seq",    "data"};
-constexpr std::array<Names, 1> kOrderIdKey{"order_id"};
-constexpr std::array<Names, 6> kLabResultValues{"user_id", "sample_id", "status", "interpretation", "seq", "data"};
-constexpr std::array<Names, 7> kLabParsingJobValues{"status",  "failure_reason", "needs_human_review", "is_reviewed",
-                                                    "results", "seq",            "data"};
-constexpr std::array<Names, 5> kBackfillKeys{"user_id", "resource", "provider", "start_ms", "end_ms"};
-constexpr std::array<Names, 2> kBackfillValues{"is_final", "seq"};
-constexpr std::array<Names, 1> kSlugKey{"slug"};
-constexpr std::array<Names, 7> kProviderValues{"name", "description", "logo", "auth_type", "supported_resources",
-                                               "seq",  "data"};
+using namespace columns;
 
 Result<LatestWins> table(sqlite::Connection& db, std::string_view name, std::span<const Names> keys,
                          std::span<const Names> values, std::span<const Names> indexed = {}) {

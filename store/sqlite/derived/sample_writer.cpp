@@ -3,16 +3,6 @@
 #include <algorithm>
 
 namespace hh::store {
-namespace {
-
-// Each part with its length in front, so no separator can make two keys collide.
-void append_part(std::string& key, std::string_view part) {
-  const uint32_t size = static_cast<uint32_t>(part.size());
-  key.append(reinterpret_cast<const char*>(&size), sizeof size);
-  key.append(part);
-}
-
-}  // namespace
 
 Result<SampleWriter> SampleWriter::create(sqlite::Connection& db) {
   auto insert_series = db.prepare(
@@ -48,12 +38,7 @@ Result<SampleWriter> SampleWriter::create(sqlite::Connection& db) {
 }
 
 Result<SampleWriter::Series*> SampleWriter::series(const events::SampleBatch& batch) {
-  lookup_key_.clear();
-  append_part(lookup_key_, batch.user_id);
-  append_part(lookup_key_, batch.resource);
-  append_part(lookup_key_, batch.provider);
-  append_part(lookup_key_, batch.source_type);
-  if (auto found = series_ids_.find(lookup_key_); found != series_ids_.end()) return &found->second;
+  if (Series* found = series_ids_.find(batch)) return found;
 
   auto bind_parts = [&](sqlite::Statement& s) {
     s.bind_static(1, batch.user_id).bind_static(2, batch.resource).bind_static(3, batch.provider)
@@ -79,16 +64,11 @@ Result<SampleWriter::Series*> SampleWriter::series(const events::SampleBatch& ba
     id = find_series_.column_int(0);
     find_series_.reset();
   }
-  std::string row_key;
-  row_key.reserve(batch.user_id.size() + batch.resource.size() + batch.provider.size() + batch.source_type.size() + 3);
-  row_key.append(batch.user_id).append("/").append(batch.resource).append("/").append(batch.provider);
-  row_key.append("/").append(batch.source_type);
-  auto [entry, _] = series_ids_.emplace(lookup_key_, Series{id, std::move(row_key), std::nullopt});
-  return &entry->second;
+  return &series_ids_.add(batch, id);
 }
 
 Result<void> SampleWriter::keep_source_id(Series& series, const events::SampleValue& source_id) {
-  if (series.source_id == source_id) return {};
+  if (!SeriesIds::source_id_unknown(series, source_id)) return {};
   set_source_id_.bind(1, series.id);
   switch (source_id.index()) {
     case 1: set_source_id_.bind(2, std::get<int64_t>(source_id)); break;
@@ -97,17 +77,11 @@ Result<void> SampleWriter::keep_source_id(Series& series, const events::SampleVa
     default: set_source_id_.reset(); return {};
   }
   if (auto done = set_source_id_.run(); !done) return fail(done.error());
-  // A view must not outlive the parsed body: a text id is remembered as "not known".
-  if (source_id.index() != 3) series.source_id = source_id;
+  SeriesIds::wrote_source_id(series, source_id);
   return {};
 }
 
 namespace {
-
-bool is_plain(const events::SampleRow& sample) {
-  return !sample.type && !sample.start_ms && !sample.end_ms && !sample.systolic && !sample.diastolic &&
-         sample.extra_json.empty();
-}
 
 // Raw binds: the hottest loop of a rebuild. Text is bound static (the parser's views stay
 // live until the statement is reset) and every parameter is bound each time, so the
@@ -179,29 +153,20 @@ Result<int64_t> SampleWriter::write(const events::SampleBatch& batch, int64_t se
     if (auto kept = keep_source_id(entry, batch.source_id); !kept) return fail(kept.error());
   }
 
-  auto change = std::find_if(changes.begin(), changes.end(),
-                             [&](const SeriesChange& c) { return c.series_id == entry.id; });
-  if (change == changes.end()) {
-    changes.push_back(SeriesChange{entry.id, &entry.row_key, 0, 0, INT64_MAX, INT64_MIN});
-    change = changes.end() - 1;
-  }
+  SeriesChange& change = series_change_of(changes, entry.id, &entry.row_key);
   int64_t written = 0;
   for (const events::SampleRow& sample : batch.samples) {
-    const bool plain = is_plain(sample);
+    const bool plain = is_plain_sample(sample);
     Statements& statements = plain ? plain_ : full_;
     auto inserted = run_sample(statements.insert.get(), plain, entry.id, sample, seq);
     if (!inserted) return fail(inserted.error());
-    if (*inserted > 0) {
-      ++change->inserted;
-    } else {
+    if (*inserted == 0) {
       auto updated = run_sample(statements.update.get(), plain, entry.id, sample, seq);
       if (!updated) return fail(updated.error());
       if (*updated == 0) continue;  // an equal or later version is stored
-      ++change->updated;
     }
     ++written;
-    change->from_ms = std::min(change->from_ms, sample.t_ms);
-    change->to_ms = std::max(change->to_ms, sample.t_ms);
+    note_sample(change, sample.t_ms, *inserted > 0);
   }
   return written;
 }

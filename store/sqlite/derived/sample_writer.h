@@ -14,24 +14,14 @@
 // Lifetime: the connection must outlive this object. Used on the writer thread only.
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "common/result.h"
 #include "events/event_rows.h"
+#include "store/derived/derived_parts.h"
 #include "store/sqlite/connection.h"
 
 namespace hh::store {
-
-// What one delivery did to one series.
-struct SeriesChange {
-  int64_t series_id = 0;
-  const std::string* row_key = nullptr;  // "user/resource/provider/source_type", owned by the cache
-  int64_t inserted = 0;
-  int64_t updated = 0;
-  int64_t from_ms = 0;                   // smallest / largest t_ms inserted or updated
-  int64_t to_ms = 0;
-};
 
 class SampleWriter {
  public:
@@ -44,11 +34,7 @@ class SampleWriter {
   void forget_cached_ids() { series_ids_.clear(); }
 
  private:
-  struct Series {
-    int64_t id;
-    std::string row_key;
-    std::optional<events::SampleValue> source_id;  // as last written here; nullopt: not known
-  };
+  using Series = SeriesIds::Series;
   // The same write as two statement pairs: `full` binds every column; `plain` only the
   // columns most samples have (value, unit, offset: heartrate, steps, glucose …) and
   // writes NULL for the rest, which saves half the binds on the hottest loop.
@@ -76,8 +62,7 @@ class SampleWriter {
   sqlite::Statement set_source_id_;
   Statements full_;
   Statements plain_;
-  std::unordered_map<std::string, Series> series_ids_;  // length-prefixed parts -> id
-  std::string lookup_key_;                              // reused
+  SeriesIds series_ids_;
 };
 
 }  // namespace hh::store

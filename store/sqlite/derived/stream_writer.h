@@ -17,11 +17,6 @@
 
 namespace hh::store {
 
-struct StreamReplaced {
-  WriteOutcome stream_row = WriteOutcome::stale;  // the workout_streams row: inserted (no notice yet) or updated
-  int64_t points = 0;                             // points stored (stale: 0, nothing written)
-};
-
 class StreamWriter {
  public:
   static Result<StreamWriter> create(sqlite::Connection& db);

@@ -44,19 +44,7 @@ Result<UserTable> UserTable::create(sqlite::Connection& db) {
   return UserTable(db, std::move(*insert), std::move(*identity), std::move(*seen), std::move(*read));
 }
 
-// What the three statements would leave as it is: a value the delivery does not carry, or
-// carries as stored, never changes a column (whichever the seqs), and the times change
-// only outside [first_seen, last_seen + step).
-bool UserTable::changes_nothing(const Row& row, const events::Identity& identity, int64_t received_at_ms) {
-  const auto same = [](const std::optional<std::string_view>& carried, const std::optional<std::string>& stored) {
-    return !carried || (stored && *carried == *stored);
-  };
-  return same(identity.client_user_id, row.client_user_id) && same(identity.team_id, row.team_id) &&
-         received_at_ms >= row.first_seen_ms && received_at_ms < row.last_seen_ms + kLastSeenStepMs;
-}
-
 Result<void> UserTable::remember(std::string_view user_id) {
-  if (rows_.size() >= kMaxCachedRows) rows_.clear();
   read_.bind_static(1, user_id);
   auto found = read_.step();
   if (!found) return fail(found.error());
@@ -65,7 +53,7 @@ Result<void> UserTable::remember(std::string_view user_id) {
       if (read_.column_is_null(column)) return std::nullopt;
       return std::string(read_.column_text(column));
     };
-    rows_[std::string(user_id)] = Row{text(0), text(1), read_.column_int(2), read_.column_int(3)};
+    rows_.remember(user_id, UserRows::Row{text(0), text(1), read_.column_int(2), read_.column_int(3)});
   }
   read_.reset();
   return {};
@@ -88,10 +76,8 @@ void UserTable::bind(sqlite::Statement& s, const events::Identity& identity, int
 
 Result<WriteOutcome> UserTable::write(const events::Identity& identity, int64_t seq, int64_t received_at_ms) {
   const std::string_view user_id = *identity.user_id;
-  if (const auto cached = rows_.find(std::string(user_id));
-      cached != rows_.end() && changes_nothing(cached->second, identity, received_at_ms)) {
-    return WriteOutcome::stale;
-  }
+  // What the three statements would leave as it is (UserRows::changes_nothing).
+  if (rows_.changes_nothing(user_id, identity, received_at_ms)) return WriteOutcome::stale;
   const auto outcome = [&]() -> Result<WriteOutcome> {
     bind(insert_, identity, seq, received_at_ms);
     if (auto done = insert_.run(); !done) return fail(done.error());

@@ -14,18 +14,14 @@
 //
 // Lifetime: the connection must outlive this object. Used on the writer thread only.
 #include <cstdint>
-#include <optional>
-#include <string>
-#include <unordered_map>
 
 #include "common/result.h"
 #include "events/event_rows.h"
+#include "store/derived/derived_parts.h"
 #include "store/sqlite/derived/latest_wins.h"
 #include "store/sqlite/connection.h"
 
 namespace hh::store {
-
-inline constexpr int64_t kLastSeenStepMs = 60 * 1000;
 
 class UserTable {
  public:
@@ -41,10 +37,6 @@ class UserTable {
   void forget_cached_rows() { rows_.clear(); }
 
  private:
-  struct Row {
-    std::optional<std::string> client_user_id, team_id;
-    int64_t first_seen_ms = 0, last_seen_ms = 0;
-  };
   UserTable(sqlite::Connection& db, sqlite::Statement insert, sqlite::Statement identity, sqlite::Statement seen,
             sqlite::Statement read)
       : db_(&db),
@@ -53,17 +45,14 @@ class UserTable {
         seen_(std::move(seen)),
         read_(std::move(read)) {}
   void bind(sqlite::Statement& s, const events::Identity& identity, int64_t seq, int64_t received_at_ms);
-  // True when `row` shows that writing would change nothing.
-  static bool changes_nothing(const Row& row, const events::Identity& identity, int64_t received_at_ms);
   Result<void> remember(std::string_view user_id);
 
-  static constexpr size_t kMaxCachedRows = 100000;  // then the cache starts over
   sqlite::Connection* db_;
   sqlite::Statement insert_;    // a new user
   sqlite::Statement identity_;  // a newer delivery changes client_user_id / team_id (and the times)
   sqlite::Statement seen_;      // only the times move
   sqlite::Statement read_;      // the row as stored, for rows_
-  std::unordered_map<std::string, Row> rows_;  // user_id -> the row as stored (this transaction included)
+  UserRows rows_;  // the rows as stored (this transaction included)
 };
 
 }  // namespace hh::store

@@ -1,0 +1,67 @@
+#include "store/postgres/derived/pg_change_feed.h"
+
+namespace hh::store {
+namespace {
+
+const std::string kPgChangeInsert = "hh_derived_changes_insert";
+constexpr std::string_view kPgChangeInsertSql =
+    "INSERT INTO changes (seq, table_name, row_key, op, row_count, from_ms, to_ms) "
+    "VALUES ($1::bigint, $2::text, $3::text, $4::text, $5::bigint, $6::bigint, $7::bigint)";
+
+const std::string kPgChangeBatch = "hh_derived_changes_batch";
+constexpr std::string_view kPgChangeBatchSql =
+    "INSERT INTO changes (seq, table_name, row_key, op, row_count, from_ms, to_ms) "
+    "SELECT x.seq, x.table_name, x.row_key, x.op, x.row_count, x.from_ms, x.to_ms "
+    "FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[]) "
+    "WITH ORDINALITY AS x(seq, table_name, row_key, op, row_count, from_ms, to_ms, n) ORDER BY x.n";
+
+}  // namespace
+
+Result<PgChangeFeed> PgChangeFeed::create(pg::Connection& db) {
+  for (const auto& [name, sql] :
+       {std::pair{&kPgChangeInsert, kPgChangeInsertSql}, std::pair{&kPgChangeBatch, kPgChangeBatchSql}}) {
+    if (auto prepared = prepare_once(db, *name, sql); !prepared) return fail(prepared.error_kind(), prepared.error());
+  }
+  return PgChangeFeed(db);
+}
+
+void PgChangeFeed::discard() {
+  for (ArrayLiteral& column : columns_) column.clear();
+}
+
+Result<void> PgChangeFeed::append(const Change& change) {
+  if (!deferred_ || change.row_key.data() == nullptr) {
+    if (auto flushed = flush(); !flushed) return flushed;
+    pg::Params p;
+    p.add(change.seq).add(change.table);
+    if (change.row_key.data() == nullptr) {
+      p.add_null();
+    } else {
+      p.add(change.row_key);
+    }
+    p.add(change.op).add(change.row_count).add(change.from_ms).add(change.to_ms);
+    auto inserted = db_->run(kPgChangeInsert, p);
+    if (!inserted) return fail(inserted.error_kind(), inserted.error());
+    return {};
+  }
+  columns_[0].integer(change.seq);
+  columns_[1].text(change.table);
+  columns_[2].text(change.row_key);
+  columns_[3].text(change.op);
+  columns_[4].integer(change.row_count);
+  columns_[5].integer(change.from_ms);
+  columns_[6].integer(change.to_ms);
+  return columns_[0].size() >= kMaxBuffered ? flush() : Result<void>{};
+}
+
+Result<void> PgChangeFeed::flush() {
+  if (columns_[0].size() == 0) return {};
+  pg::Params p;
+  for (ArrayLiteral& column : columns_) p.add(column.finish());
+  auto inserted = db_->run(kPgChangeBatch, p);
+  discard();
+  if (!inserted) return fail(inserted.error_kind(), inserted.error());
+  return {};
+}
+
+}  // namespace hh::store

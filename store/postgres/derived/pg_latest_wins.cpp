@@ -1,0 +1,46 @@
+#include "store/postgres/derived/pg_latest_wins.h"
+
+#include "store/postgres/derived/pg_statements.h"
+
+namespace hh::store {
+
+Result<PgLatestWins> PgLatestWins::create(pg::Connection& db, const std::string& name, const LatestWinsSpec& spec) {
+  std::string columns, params, keys, assignments;
+  int index = 0;
+  const auto add_column = [&](std::string_view column) {
+    if (index++ > 0) columns += ", ", params += ", ";
+    columns += column;
+    params += "$" + std::to_string(index);
+  };
+  bool has_seq = false;
+  for (std::string_view key : spec.keys) {
+    add_column(key);
+    if (!keys.empty()) keys += ", ";
+    keys += key;
+  }
+  for (std::string_view value : spec.values) {
+    add_column(value);
+    if (!assignments.empty()) assignments += ", ";
+    assignments += std::string(value) + " = excluded." + std::string(value);
+    has_seq = has_seq || value == "seq";
+  }
+  if (!has_seq) return fail(std::string(spec.table) + ": no seq column");
+  return create(db, name,
+                "INSERT INTO " + std::string(spec.table) + " AS cur (" + columns + ") VALUES (" + params +
+                    ") ON CONFLICT (" + keys + ") DO UPDATE SET " + assignments +
+                    " WHERE cur.seq < excluded.seq RETURNING (xmax = 0) AS inserted");
+}
+
+Result<PgLatestWins> PgLatestWins::create(pg::Connection& db, const std::string& name, std::string_view sql) {
+  if (auto prepared = prepare_once(db, name, sql); !prepared) return fail(prepared.error_kind(), prepared.error());
+  return PgLatestWins(db, name);
+}
+
+Result<WriteOutcome> PgLatestWins::write(const pg::Params& params) {
+  auto rows = db_->run(name_, params);
+  if (!rows) return fail(rows.error_kind(), rows.error());
+  if (rows->empty()) return WriteOutcome::stale;
+  return rows->boolean(0, 0) ? WriteOutcome::inserted : WriteOutcome::updated;
+}
+
+}  // namespace hh::store

@@ -1,0 +1,62 @@
+#include "store/postgres/derived/pg_statements.h"
+
+#include <charconv>
+
+#include "common/json_writer.h"
+
+namespace hh::store {
+
+Result<void> prepare_once(pg::Connection& db, const std::string& name, std::string_view sql) {
+  auto exists = db.query_int("SELECT count(*) FROM pg_prepared_statements WHERE name = $1", pg::Params().add(name));
+  if (!exists) return fail(exists.error_kind(), exists.error());
+  if (exists->value_or(0) > 0) return {};
+  return db.prepare(name, sql);
+}
+
+namespace {
+
+void append_real(std::string& out, double value) {
+  char buffer[32];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);  // shortest exact form
+  out.append(buffer, ec == std::errc() ? end : buffer);
+}
+
+}  // namespace
+
+bool json_scalar(std::string& out, const events::SampleValue& value) {
+  out.clear();
+  switch (value.index()) {
+    case 1: {
+      char buffer[24];
+      out.append(buffer, std::to_chars(buffer, buffer + sizeof buffer, std::get<int64_t>(value)).ptr);
+      return true;
+    }
+    case 2: {
+      append_real(out, std::get<double>(value));
+      // A float that prints like an integer keeps a fraction: jsonb keeps 72.0 as written.
+      if (out.find_first_of(".eEni") == std::string::npos) out.append(".0");
+      return true;
+    }
+    case 3: json::append_string(out, std::get<std::string_view>(value)); return true;
+    default: return false;
+  }
+}
+
+void ArrayLiteral::integer(int64_t value) {
+  char buffer[24];
+  separator().append(buffer, std::to_chars(buffer, buffer + sizeof buffer, value).ptr);
+}
+
+void ArrayLiteral::real(double value) { append_real(separator(), value); }
+
+void ArrayLiteral::text(std::string_view value) {
+  std::string& out = separator();
+  out.push_back('"');
+  for (char c : value) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  out.push_back('"');
+}
+
+}  // namespace hh::store

@@ -1,0 +1,58 @@
+#pragma once
+// Helpers the PostgreSQL derived writer's parts share: named statements prepared once per
+// connection, and PostgreSQL array literals ('{…}', text format) that carry a whole batch
+// of rows in one parameter, so a batch is one statement and one round trip
+// (INSERT … SELECT … FROM unnest($1::bigint[], …)).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "events/event_rows.h"
+#include "store/postgres/connection.h"
+
+namespace hh::store {
+
+// Prepares `sql` as `name` unless the connection has it already (a writer created again
+// on the same connection). Statement names are fixed per statement, so an existing one
+// holds the same SQL.
+Result<void> prepare_once(pg::Connection& db, const std::string& name, std::string_view sql);
+
+// A JSON scalar as text, for a jsonb parameter (samples.value, series.source_id): an
+// integer as is, a float with a fraction or exponent (so 72.0 stays apart from 72), a
+// string JSON-quoted. Clears `out` first; false for monostate (SQL NULL).
+bool json_scalar(std::string& out, const events::SampleValue& value);
+
+// Builds one array literal element by element: {1,NULL,"a \"b\""}.
+class ArrayLiteral {
+ public:
+  void clear() {
+    text_.assign("{");
+    size_ = 0;
+  }
+  void null() { separator().append("NULL"); }
+  void integer(int64_t value);
+  void integer(std::optional<int64_t> value) { value ? integer(*value) : null(); }
+  void real(double value);
+  void real(std::optional<double> value) { value ? real(*value) : null(); }
+  // Quoted, with backslashes and double quotes escaped.
+  void text(std::string_view value);
+  void text(std::optional<std::string_view> value) { value ? text(*value) : null(); }
+  // The literal, closed ('}' appended once).
+  const std::string& finish() {
+    text_.push_back('}');
+    return text_;
+  }
+  size_t size() const { return size_; }
+
+ private:
+  std::string& separator() {
+    if (size_++ > 0) text_.push_back(',');
+    return text_;
+  }
+  std::string text_ = "{";
+  size_t size_ = 0;
+};
+
+}  // namespace hh::store

@@ -1,0 +1,105 @@
+#include "store/postgres/derived/pg_stream_writer.h"
+
+#include "events/stream_points.h"
+
+namespace hh::store {
+namespace {
+
+// A row may exist without a notice (fetched first: notice_seq NULL), so the update
+// compares with coalesce(notice_seq, 0); seq keeps the later of notice and fetch.
+constexpr std::string_view kPgNoticeSql =
+    "INSERT INTO workout_streams AS cur (workout_id, user_id, provider, provider_id, sport, notice_seq, seq) "
+    "VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, $6::bigint, $6::bigint) "
+    "ON CONFLICT (workout_id) DO UPDATE SET user_id = excluded.user_id, provider = excluded.provider, "
+    "provider_id = excluded.provider_id, sport = excluded.sport, notice_seq = excluded.notice_seq, "
+    "seq = greatest(excluded.notice_seq, coalesce(cur.fetched_seq, 0)) "
+    "WHERE coalesce(cur.notice_seq, 0) < excluded.notice_seq RETURNING (xmax = 0) AS inserted";
+
+const std::string kPgFetchedSeq = "hh_derived_stream_fetched_seq";
+constexpr std::string_view kPgFetchedSeqSql = "SELECT fetched_seq FROM workout_streams WHERE workout_id = $1::text";
+
+const std::string kPgDeletePoints = "hh_derived_stream_delete_points";
+constexpr std::string_view kPgDeletePointsSql = "DELETE FROM stream_points WHERE workout_id = $1::text";
+
+const std::string kPgInsertPoints = "hh_derived_stream_insert_points";
+constexpr std::string_view kPgInsertPointsSql =
+    "INSERT INTO stream_points (workout_id, idx, time, distance, heartrate, velocity_smooth, lat, lng, altitude, "
+    "cadence, power, resistance, temperature) "
+    "SELECT $1::text, x.* FROM unnest($2::bigint[], $3::bigint[], $4::double precision[], $5::double precision[], "
+    "$6::double precision[], $7::double precision[], $8::double precision[], $9::double precision[], "
+    "$10::double precision[], $11::double precision[], $12::double precision[], $13::double precision[]) AS x";
+
+// $1 workout_id, $2 fetched_seq, $3 point_count.
+const std::string kPgUpdateFetched = "hh_derived_stream_update_fetched";
+constexpr std::string_view kPgUpdateFetchedSql =
+    "UPDATE workout_streams SET fetched_seq = $2::bigint, point_count = $3::bigint, "
+    "seq = greatest(coalesce(notice_seq, 0), $2::bigint) WHERE workout_id = $1::text";
+const std::string kPgInsertFetched = "hh_derived_stream_insert_fetched";
+constexpr std::string_view kPgInsertFetchedSql =
+    "INSERT INTO workout_streams (workout_id, fetched_seq, point_count, seq) "
+    "VALUES ($1::text, $2::bigint, $3::bigint, $2::bigint)";
+
+}  // namespace
+
+Result<PgStreamWriter> PgStreamWriter::create(pg::Connection& db) {
+  auto notice = PgLatestWins::create(db, "hh_derived_stream_notice", kPgNoticeSql);
+  if (!notice) return fail(notice.error_kind(), notice.error());
+  for (const auto& [name, sql] : {std::pair{&kPgFetchedSeq, kPgFetchedSeqSql},
+                                  std::pair{&kPgDeletePoints, kPgDeletePointsSql},
+                                  std::pair{&kPgInsertPoints, kPgInsertPointsSql},
+                                  std::pair{&kPgUpdateFetched, kPgUpdateFetchedSql},
+                                  std::pair{&kPgInsertFetched, kPgInsertFetchedSql}}) {
+    if (auto prepared = prepare_once(db, *name, sql); !prepared) return fail(prepared.error_kind(), prepared.error());
+  }
+  return PgStreamWriter(db, std::move(*notice));
+}
+
+Result<WriteOutcome> PgStreamWriter::write_notice(const events::WorkoutStreamNotice& notice, int64_t seq) {
+  pg::Params p;
+  p.add(notice.workout_id).add(notice.user_id).add(notice.provider).add(notice.provider_id).add(notice.sport);
+  p.add(seq);
+  return notice_.write(p);
+}
+
+Result<StreamReplaced> PgStreamWriter::replace_points(const events::FetchedStream& stream, int64_t seq) {
+  auto found = db_->run(kPgFetchedSeq, pg::Params().add(stream.workout_id));
+  if (!found) return fail(found.error_kind(), found.error());
+  const bool exists = !found->empty();
+  const std::optional<int64_t> stored = exists ? found->optional_integer(0, 0) : std::nullopt;
+  if (stored && *stored >= seq) return StreamReplaced{};  // a later fetch is stored
+
+  for (ArrayLiteral& column : columns_) column.clear();
+  events::StreamPointReader reader(stream.body);
+  events::StreamPoint point;
+  int64_t count = 0;
+  while (reader.next(point)) {
+    columns_[0].integer(static_cast<int64_t>(point.index));
+    columns_[1].integer(point.time);
+    int at = 2;
+    for (const std::optional<double>& value :
+         {point.distance, point.heartrate, point.velocity_smooth, point.lat, point.lng, point.altitude, point.cadence,
+          point.power, point.resistance, point.temperature}) {
+      columns_[at++].real(value);
+    }
+    ++count;
+  }
+  if (!reader.error().empty()) return fail(ErrorKind::data, "stream: " + reader.error());
+
+  pg::Params points;
+  points.add(stream.workout_id);
+  for (ArrayLiteral& column : columns_) points.add(column.finish());
+  pg::Params workout;
+  workout.add(stream.workout_id);
+  pg::Params row;
+  row.add(stream.workout_id).add(seq).add(count);
+  auto pipeline = pg::Pipeline::begin(*db_);
+  if (!pipeline) return fail(pipeline.error_kind(), pipeline.error());
+  for (const auto& [name, params] : {std::pair{&kPgDeletePoints, &workout}, std::pair{&kPgInsertPoints, &points},
+                                     std::pair{exists ? &kPgUpdateFetched : &kPgInsertFetched, &row}}) {
+    if (auto sent = pipeline->send_prepared(*name, *params); !sent) return fail(sent.error_kind(), sent.error());
+  }
+  if (auto done = pipeline->finish(); !done) return fail(done.error_kind(), done.error());
+  return StreamReplaced{exists ? WriteOutcome::updated : WriteOutcome::inserted, count};
+}
+
+}  // namespace hh::store
