@@ -178,7 +178,8 @@ class PgJobQueue final : public JobQueue {
         pg::Params().add(job.job_id).add(job.trigger_seq).add(std::string_view(leases)).add(std::string_view(*payload))
             .add(progress.complete ? "true" : "false").add(now_ms).add(lease_until));
     if (!updated) return fail(updated.error_kind(), "jobs: " + updated.error());
-    if (updated->affected() == 0 || progress.complete) {
+    if (updated->affected() == 0) return false;  // kept: the job's next update is refused too
+    if (progress.complete) {
       held_.erase(found);
     } else {
       // The caller may still roll back: the lease before stays acceptable until the next
@@ -186,7 +187,7 @@ class PgJobQueue final : public JobQueue {
       // keys, which the next renewal sets again: its text comes out the same.)
       found->second = Held{lease_until, found->second.lease_until, std::move(*payload)};
     }
-    return updated->affected() > 0;
+    return true;
   }
 
   Result<bool> record_failure(const ClaimedJob& job, const RetryDecision& decision, std::string_view error,
