@@ -5,6 +5,7 @@
 // database on the test server (tests/support/postgres_cluster.h), migrated.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -88,7 +89,13 @@ struct TwinStores {
   // Checks that `sql` reads the same rows on both; returns them (SQLite's).
   std::vector<std::string> same_rows(const std::string& sql, int columns) {
     auto [lite_rows, pg_rows] = rows(sql, columns);
-    BOOST_TEST(lite_rows == pg_rows, sql);
+    std::string shown;
+    for (size_t i = 0; i < std::max(lite_rows.size(), pg_rows.size()); ++i) {
+      const std::string a = i < lite_rows.size() ? lite_rows[i] : "(none)";
+      const std::string b = i < pg_rows.size() ? pg_rows[i] : "(none)";
+      if (a != b) shown += "\n  sqlite:     " + a + "\n  postgresql: " + b;
+    }
+    BOOST_TEST(shown.empty(), sql << shown);
     return lite_rows;
   }
 };
