@@ -71,7 +71,9 @@ class PgBodyRetention final : public BodyRetention {
         "FROM removed_bodies) AS numbered GROUP BY run ORDER BY 1 LIMIT $1",
         pg::Params().add(max_ranges));
     if (!ranges) return fail(ranges.error_kind(), ranges.error());
-    for (int r = 0; r < ranges->size(); ++r) so_far.ranges.push_back(SeqRange{ranges->integer(r, 0), ranges->integer(r, 1)});
+    for (int r = 0; r < ranges->size(); ++r) {
+      so_far.ranges.push_back(SeqRange{ranges->integer(r, 0), ranges->integer(r, 1)});
+    }
     return so_far;
   }
 

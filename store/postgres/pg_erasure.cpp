@@ -126,7 +126,8 @@ class PgErasure final : public Erasure {
             " = $1::text OR trigger_seq IN (SELECT seq FROM pg_temp.erase_seqs) "
             "OR (kind = 'workout_stream' AND job_key IN (SELECT workout_id FROM pg_temp.erase_workouts)) "
             "OR (kind = 'backfill' AND substr(job_key, 1, length($1::text) + 1) = $1::text || '/')",
-        "INSERT INTO pg_temp.erase_changes SELECT change_id FROM changes WHERE seq IN (SELECT seq FROM pg_temp.erase_seqs)"
+        "INSERT INTO pg_temp.erase_changes SELECT change_id FROM changes "
+        "WHERE seq IN (SELECT seq FROM pg_temp.erase_seqs)"
         " OR (table_name = 'samples' AND row_key IN (SELECT user_id || '/' || resource || '/' || provider || '/' ||"
         " source_type FROM series WHERE " + pgerase_where_of("series") + "))"
         " OR (table_name = 'summaries' AND row_key IN (SELECT resource || '/' || id FROM summaries WHERE " +

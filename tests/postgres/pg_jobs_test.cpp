@@ -46,7 +46,8 @@ struct TwinQueues {
            std::to_string(due) + ", " + std::to_string(trigger) + ", '" + quoted + "', " + std::to_string(due) + ", " +
            std::to_string(due) + ") ON CONFLICT (kind, job_key) DO UPDATE SET state = 'queued', attempts = 0, "
            "last_error = NULL, next_attempt_at = excluded.next_attempt_at, trigger_seq = excluded.trigger_seq, "
-           "payload = excluded.payload, updated_at = excluded.updated_at WHERE excluded.trigger_seq > jobs.trigger_seq");
+           "payload = excluded.payload, updated_at = excluded.updated_at "
+           "WHERE excluded.trigger_seq > jobs.trigger_seq");
   }
   void stream(std::string_view workout, int64_t due = 1000, int64_t trigger = 1) {
     queue("workout_stream", workout, due, trigger,
@@ -186,11 +187,13 @@ BOOST_AUTO_TEST_CASE(job_admin_gives_the_same_answers_and_rows) {
     return out;
   };
   BOOST_TEST(describe(twin_must(lite->list(std::nullopt))) == describe(twin_must(pg->list(std::nullopt))));
-  BOOST_TEST(describe(twin_must(lite->list(std::string("dead")))) == describe(twin_must(pg->list(std::string("dead")))));
+  const std::optional<std::string> dead("dead");
+  BOOST_TEST(describe(twin_must(lite->list(dead))) == describe(twin_must(pg->list(dead))));
   BOOST_TEST(!twin_must(pg->find(999)));
   BOOST_TEST(twin_must(pg->find(2)).value().job_key == "k");
   for (const int64_t id : {3, 999, 2, 4}) {
-    BOOST_TEST(static_cast<int>(twin_must(lite->requeue(id, 7000))) == static_cast<int>(twin_must(pg->requeue(id, 7000))));
+    BOOST_TEST(static_cast<int>(twin_must(lite->requeue(id, 7000))) ==
+               static_cast<int>(twin_must(pg->requeue(id, 7000))));
   }
   BOOST_TEST(twin_must(lite->requeue_dead(7500)) == twin_must(pg->requeue_dead(7500)));
   const auto rows = q.jobs();
@@ -199,7 +202,8 @@ BOOST_AUTO_TEST_CASE(job_admin_gives_the_same_answers_and_rows) {
   // Backfills: new, pending, and a done one queued again; the trigger is the newest delivery.
   q.t.exec("UPDATE jobs SET state = 'done' WHERE job_key = 'dead'");
   std::vector<store::BackfillWindow> windows(3);
-  windows[0] = {.user_id = "u", .resource = "heartrate", .provider = "oura", .start_ms = 0, .end_ms = 86'400'000, .team_id = ""};
+  windows[0] = {.user_id = "u", .resource = "heartrate", .provider = "oura", .start_ms = 0, .end_ms = 86'400'000,
+                .team_id = ""};
   windows[1] = windows[0];
   windows[2] = {.user_id = "v", .resource = "sleep", .provider = "garmin", .start_ms = 0, .end_ms = 86'400'000,
                 .team_id = ""};

@@ -21,7 +21,8 @@ using test::twin_must;
 namespace {
 
 std::string pgre_describe(const store::RemovedBodies& removed) {
-  return std::to_string(removed.deliveries) + "/" + std::to_string(removed.bytes) + "/" + (removed.more ? "more" : "done");
+  return std::to_string(removed.deliveries) + "/" + std::to_string(removed.bytes) + "/" +
+         (removed.more ? "more" : "done");
 }
 
 std::string pgre_describe(const store::RemovedSoFar& so_far) {
@@ -40,10 +41,10 @@ std::string pgre_describe(const store::ErasureReport& report) {
 void pgre_fill(test::TwinStores& t) {
   int64_t seq = 0;
   for (const std::string user : {"user-a", "user-b"}) {
-    const std::string other = user == "user-a" ? "b" : "a";
     ++seq;
     t.inbox(seq, "w1-" + user, "webhook", seq, "daily.data.sleep.created", "{}",
-            R"({"event_type":"daily.data.sleep.created","user_id":")" + user + R"(","data":{"id":"s-)" + user + R"("}})");
+            R"({"event_type":"daily.data.sleep.created","user_id":")" + user + R"(","data":{"id":"s-)" + user +
+                R"("}})");
     ++seq;
     t.inbox(seq, "w2-" + user, "webhook", seq, "labtest.result.critical.created", "{}",
             R"({"event_type":"labtest.result.critical.created","data":{"user_id":")" + user + R"("}})");
@@ -88,9 +89,9 @@ void pgre_fill(test::TwinStores& t) {
            "', 'insert'), (999, 'devices', 'd-" + user + "', 'update'), (999, 'users', " + v + ", 'insert'), "
            "(999, 'backfills', '" + user + "/sleep/oura/0/86400000', 'insert')");
     t.exec("INSERT INTO outbox (destination, kind, seq, table_name, row_key, op, user_id, created_at, "
-           "next_attempt_at) VALUES ('b', 'delivery', " + s + ", 'deliveries', 'w1-" + user + "', 'insert', NULL, 0, 0), "
+           "next_attempt_at) VALUES ('b', 'delivery', " + s + ", 'deliveries', 'w1-" + user +
+           "', 'insert', NULL, 0, 0), "
            "('b', 'change', 999, 'users', " + v + ", 'insert', " + v + ", 0, 0)");
-    (void)other;
   }
   t.exec("INSERT INTO providers (slug, seq, data) VALUES ('oura', 1, '{}')");
 }

@@ -106,7 +106,8 @@ class PgJobAdmin final : public JobAdmin {
     for (const BackfillWindow& window : windows) {
       QueuedBackfill& result = results.emplace_back();
       backfill_job_key(result.job_key, window);
-      auto found = db_.query("SELECT job_id, state, payload FROM jobs WHERE kind = 'backfill' AND job_key = $1 FOR UPDATE",
+      auto found = db_.query(
+          "SELECT job_id, state, payload FROM jobs WHERE kind = 'backfill' AND job_key = $1 FOR UPDATE",
                              pg::Params().add(std::string_view(result.job_key)));
       if (!found) return fail(found.error_kind(), found.error());
       if (found->empty()) {

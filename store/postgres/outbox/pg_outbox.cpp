@@ -62,7 +62,8 @@ class PgOutbox final : public Outbox {
   Result<std::vector<OutboxEntry>> list(const OutboxSelection& selection) override {
     auto rows = db_.query(std::string(kPgoutboxColumns) +
                               "WHERE ($1::text IS NULL OR destination = $1) AND ($2::text IS NULL OR state = $2) "
-                              "AND outbox_id > $3 AND ($5::bigint IS NULL OR outbox_id = $5) ORDER BY outbox_id LIMIT $4",
+                              "AND outbox_id > $3 AND ($5::bigint IS NULL OR outbox_id = $5) "
+                              "ORDER BY outbox_id LIMIT $4",
                           pg::Params()
                               .add(selection.destination)
                               .add(selection.state)

@@ -49,7 +49,8 @@ std::string pgout_change_insert(const std::vector<const ForwardRule*>& rules) {
          "coalesce(user_id, '') || '/' || resource, " + std::string(kPgoutNowMs) + ", " + std::string(kPgoutNowMs) +
          " FROM (" +
          pgout_union(rules,
-                     "c.change_id, c.seq, d.event_type, c.table_name, c.row_key, c.op, c.row_count, c.from_ms, c.to_ms, "
+                     "c.change_id, c.seq, d.event_type, c.table_name, c.row_key, c.op, c.row_count, c.from_ms, "
+                     "c.to_ms, "
                      "o.user_id, o.resource FROM changes AS c JOIN inbox AS d ON d.seq = c.seq "
                      "JOIN change_owners AS o ON o.change_id = c.change_id WHERE c.change_id > $1") +
          ") AS picked ORDER BY rule, change_id";
@@ -124,7 +125,9 @@ std::string glob_to_regex(std::string_view glob) {
 
 Result<PgOutboxWriter> PgOutboxWriter::create(pg::Connection& db, std::vector<ForwardRule> rules) {
   std::vector<const ForwardRule*> by_delivery, by_change;
-  for (const ForwardRule& rule : rules) (rule.mode == ForwardMode::deliveries ? by_delivery : by_change).push_back(&rule);
+  for (const ForwardRule& rule : rules) {
+    (rule.mode == ForwardMode::deliveries ? by_delivery : by_change).push_back(&rule);
+  }
   std::string deliveries, changes;
   if (!by_delivery.empty()) {
     deliveries = pgout_statement_name("deliveries");
