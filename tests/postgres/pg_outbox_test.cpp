@@ -79,6 +79,7 @@ BOOST_AUTO_TEST_CASE(the_writer_makes_the_same_entries_as_sqlite) {
   twin_must(lite_deliveries.deliveries(6, 10));
   const std::vector<int64_t> second_commit{10, 7, 9, 8};
   twin_must(pg.deliveries(second_commit));
+  BOOST_TEST(twin_must(lite_changes.last_change_id()) == twin_must(pg.last_change_id()));
   twin_must(lite_changes.changes(2));
   twin_must(pg.changes(2));
   twin_must(lite_changes.changes(0));

@@ -152,6 +152,12 @@ Result<void> PgOutboxWriter::deliveries(std::span<const int64_t> stored_seqs) {
   return {};
 }
 
+Result<int64_t> PgOutboxWriter::last_change_id() {
+  auto last = db_->query_int("SELECT max(change_id) FROM changes");
+  if (!last) return fail(last.error_kind(), last.error());
+  return last->value_or(0);
+}
+
 Result<void> PgOutboxWriter::changes(int64_t after_change_id) {
   if (changes_.empty()) return {};
   auto done = db_->run(changes_, pg::Params().add(after_change_id));

@@ -34,6 +34,9 @@ class PgOutboxWriter {
   // Entries for the webhook deliveries among `stored_seqs` (one ingest commit's newly
   // stored inbox rows), in the same transaction.
   Result<void> deliveries(std::span<const int64_t> stored_seqs);
+  // The newest change-feed row now (0 when empty): read when a step begins, its rows come
+  // after it (only the processing leader writes the feed, so ids appear in order).
+  Result<int64_t> last_change_id();
   // Entries for the change-feed rows after `after_change_id`, in the same transaction.
   Result<void> changes(int64_t after_change_id);
 
