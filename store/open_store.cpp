@@ -1,6 +1,9 @@
 #include "store/open_store.h"
 
 #include "store/database_location.h"
+#include "store/postgres/jobs/pg_job_admin.h"
+#include "store/postgres/outbox/pg_outbox.h"
+#include "store/postgres/pg_erasure.h"
 #include "store/postgres/pg_store.h"
 #include "store/sqlite/jobs/job_admin.h"
 #include "store/sqlite/outbox/sqlite_outbox.h"
@@ -18,18 +21,19 @@ Result<std::unique_ptr<Store>> open_store(const Database& database, const StoreO
 }
 
 Result<std::unique_ptr<JobAdmin>> open_job_admin(const Database& database) {
-  return open_backend<JobAdmin>(database, open_sqlite_job_admin, not_built_for_postgres<JobAdmin>);
+  return open_backend<JobAdmin>(database, open_sqlite_job_admin, open_postgres_job_admin);
 }
 
 Result<std::unique_ptr<Outbox>> open_outbox(const Database& database, OutboxUse use) {
   return open_backend<Outbox>(
-      database, [use](const std::string& path) { return open_sqlite_outbox(path, use); }, not_built_for_postgres<Outbox>);
+      database, [use](const std::string& path) { return open_sqlite_outbox(path, use); },
+      [use](const Database& postgres) { return open_postgres_outbox(postgres, use); });
 }
 
 Result<std::unique_ptr<Erasure>> open_erasure(const Database& database, int64_t busy_timeout_ms) {
   return open_backend<Erasure>(
       database, [busy_timeout_ms](const std::string& path) { return open_sqlite_erasure(path, busy_timeout_ms); },
-      not_built_for_postgres<Erasure>);
+      [busy_timeout_ms](const Database& postgres) { return open_postgres_erasure(postgres, busy_timeout_ms); });
 }
 
 }  // namespace hh::store

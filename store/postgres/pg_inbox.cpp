@@ -3,6 +3,8 @@
 #include <limits>
 #include <string>
 
+#include "store/postgres/outbox/pg_outbox_writer.h"
+
 namespace hh::store {
 namespace {
 
@@ -23,7 +25,7 @@ std::string_view origin_text(Origin origin) { return origin == Origin::webhook ?
 
 class PgInbox final : public Inbox {
  public:
-  explicit PgInbox(pg::Connection& db) : db_(&db) {}
+  PgInbox(pg::Connection& db, PgOutboxWriter outbox) : db_(&db), outbox_(std::move(outbox)) {}
 
   Result<std::vector<Appended>> append(std::span<const NewDelivery* const> batch) override {
     return append_with(batch, {});
@@ -44,6 +46,7 @@ class PgInbox final : public Inbox {
   Error rollback(Error error);
 
   pg::Connection* db_;
+  PgOutboxWriter outbox_;  // deliveries-mode entries, in each commit's transaction
   bool prepared_ = false;
 };
 
@@ -110,7 +113,7 @@ Result<std::vector<Appended>> PgInbox::append_with(std::span<const NewDelivery* 
   }
   {
     // BEGIN, the inserts and (when nothing else must run in the transaction) COMMIT: one
-    // round trip.
+    // round trip. Outbox entries and `also` need the new seqs first: a second one.
     auto pipeline = pg::Pipeline::begin(*db_);
     if (!pipeline) return fail(pipeline.error_kind(), pipeline.error());
     if (auto begun = pipeline->send("BEGIN"); !begun) return fail(begun.error_kind(), begun.error());
@@ -118,7 +121,7 @@ Result<std::vector<Appended>> PgInbox::append_with(std::span<const NewDelivery* 
       (void)pipeline->finish();
       return rollback(Error{queued.error(), queued.error_kind()});
     }
-    const bool commit_now = !also;
+    const bool commit_now = !also && !outbox_.active();
     if (commit_now) {
       if (auto c = pipeline->send("COMMIT"); !c) return fail(c.error_kind(), c.error());
     }
@@ -135,7 +138,18 @@ Result<std::vector<Appended>> PgInbox::append_with(std::span<const NewDelivery* 
       return results;
     }
   }
-  if (auto done = also(results); !done) return rollback(Error{done.error(), done.error_kind()});
+  if (outbox_.active()) {
+    std::vector<int64_t> stored;
+    for (const Appended& a : results) {
+      if (a.status == AppendStatus::stored) stored.push_back(a.seq);
+    }
+    if (!stored.empty()) {
+      if (auto added = outbox_.deliveries(stored); !added) return rollback(Error{added.error(), added.error_kind()});
+    }
+  }
+  if (also) {
+    if (auto done = also(results); !done) return rollback(Error{done.error(), done.error_kind()});
+  }
   auto committed = db_->query("COMMIT");
   if (!committed) return rollback(Error{committed.error(), committed.error_kind()});
   if (std::string_view(PQcmdStatus(committed->get())) != "COMMIT") {
@@ -147,8 +161,10 @@ Result<std::vector<Appended>> PgInbox::append_with(std::span<const NewDelivery* 
 
 }  // namespace
 
-Result<std::unique_ptr<Inbox>> open_postgres_inbox(pg::Connection& db, std::span<const ForwardRule>) {
-  return std::unique_ptr<Inbox>(new PgInbox(db));
+Result<std::unique_ptr<Inbox>> open_postgres_inbox(pg::Connection& db, std::span<const ForwardRule> forward_rules) {
+  auto outbox = PgOutboxWriter::create(db, {forward_rules.begin(), forward_rules.end()});
+  if (!outbox) return fail(outbox.error_kind(), outbox.error());
+  return std::unique_ptr<Inbox>(new PgInbox(db, std::move(*outbox)));
 }
 
 }  // namespace hh::store

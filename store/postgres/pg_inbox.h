@@ -18,8 +18,7 @@
 
 namespace hh::store {
 
-class PgOutboxWriter;
-
+// Each commit adds the outbox entries of `forward_rules` in deliveries mode for its new rows.
 Result<std::unique_ptr<Inbox>> open_postgres_inbox(pg::Connection& db, std::span<const ForwardRule> forward_rules);
 
 }  // namespace hh::store

@@ -7,6 +7,7 @@
 #include "store/postgres/derived/pg_derived_tables.h"
 #include "store/postgres/derived/pg_derived_writer.h"
 #include "store/postgres/inbox_horizon.h"
+#include "store/postgres/outbox/pg_outbox_writer.h"
 #include "store/postgres/pg_delivery_cursor.h"
 
 namespace hh::store {
@@ -43,9 +44,9 @@ class LeaderLock {
 class PgProcessingStore final : public ProcessingStore {
  public:
   PgProcessingStore(pg::Connection& db, Database database, std::optional<LeaderLock> lock,
-                    std::unique_ptr<PgDerivedWriter> writer)
+                    std::unique_ptr<PgDerivedWriter> writer, PgOutboxWriter outbox)
       : db_(db), database_(std::move(database)), lock_(std::move(lock)), horizon_(db), cursor_(db),
-        writer_(std::move(writer)) {}
+        writer_(std::move(writer)), outbox_(std::move(outbox)) {}
 
   Result<bool> take_lead() override {
     if (lock_) return true;
@@ -77,6 +78,14 @@ class PgProcessingStore final : public ProcessingStore {
     if (!begun) return begun;
     in_step_ = true;
     writer_->discard_changes();  // left over from a step that rolled back
+    if (outbox_.active()) {
+      auto last = outbox_.last_change_id();
+      if (!last) {
+        rollback_step();  // the caller rolls back only a step that began
+        return fail(last.error_kind(), last.error());
+      }
+      step_first_change_id_ = *last;
+    }
     return {};
   }
   Result<void> commit_step() override {
@@ -98,7 +107,11 @@ class PgProcessingStore final : public ProcessingStore {
   Result<ApplyCounts> apply(const events::DeliveryRows& rows, int64_t seq, int64_t received_at_ms) override {
     return writer_->apply(rows, seq, received_at_ms);
   }
-  Result<void> write_changes() override { return writer_->flush_changes(); }
+  Result<void> write_changes() override {
+    if (auto flushed = writer_->flush_changes(); !flushed) return flushed;
+    // The step's changes: every row after the feed's newest when the step began.
+    return outbox_.active() ? outbox_.changes(step_first_change_id_) : Result<void>{};
+  }
   Result<void> record_outcomes(std::span<const OutcomeUpdate> outcomes) override;
   Result<void> set_applied_seq(int64_t seq) override {
     auto set = db_.query("UPDATE processor_state SET applied_seq = $1 WHERE id = 1", pg::Params().add(seq));
@@ -134,6 +147,8 @@ class PgProcessingStore final : public ProcessingStore {
   InboxHorizon horizon_;
   PgDeliveryCursor cursor_;
   std::unique_ptr<PgDerivedWriter> writer_;
+  PgOutboxWriter outbox_;              // changes-mode entries, in each step's transaction
+  int64_t step_first_change_id_ = 0;  // the feed's newest row when the step began (outbox_ active)
   bool relaxed_ = false;
   bool in_step_ = false;
   bool outcome_prepared_ = false;
@@ -167,15 +182,17 @@ Result<void> PgProcessingStore::record_outcomes(std::span<const OutcomeUpdate> o
 
 Result<std::unique_ptr<ProcessingStore>> open_postgres_processing(pg::Connection& db, const Database& database,
                                                                   Leadership leadership,
-                                                                  std::span<const ForwardRule>) {
+                                                                  std::span<const ForwardRule> forward_rules) {
   auto lock = LeaderLock::try_acquire(db);
   if (!lock) return fail(lock.error_kind(), lock.error());
   if (!*lock && leadership == Leadership::now) return fail(ErrorKind::busy, kLeadTaken);
   auto writer = PgDerivedWriter::create(db);
   if (!writer) return fail(writer.error_kind(), writer.error());
   (*writer)->defer_changes();  // written by write_changes() before each step commits
+  auto outbox = PgOutboxWriter::create(db, {forward_rules.begin(), forward_rules.end()});
+  if (!outbox) return fail(outbox.error_kind(), outbox.error());
   return std::unique_ptr<ProcessingStore>(
-      new PgProcessingStore(db, database, std::move(*lock), std::move(*writer)));
+      new PgProcessingStore(db, database, std::move(*lock), std::move(*writer), std::move(*outbox)));
 }
 
 Result<void> reset_postgres_derived(pg::Connection& db, ResetOptions options) {

@@ -1,6 +1,8 @@
 #include "store/postgres/pg_store.h"
 
 #include "store/postgres/database.h"
+#include "store/postgres/jobs/pg_job_queue.h"
+#include "store/postgres/pg_body_retention.h"
 #include "store/postgres/pg_inbox.h"
 #include "store/postgres/pg_processing_store.h"
 
@@ -23,13 +25,9 @@ Result<std::unique_ptr<ProcessingStore>> PgStore::open_processing(Leadership lea
   return open_postgres_processing(db_, database_, leadership, options_.forward_rules);
 }
 
-Result<std::unique_ptr<JobQueue>> PgStore::open_job_queue() {
-  return fail(ErrorKind::unavailable, "database: the follow-up job queue does not run on PostgreSQL yet");
-}
+Result<std::unique_ptr<JobQueue>> PgStore::open_job_queue() { return open_postgres_job_queue(db_); }
 
-Result<std::unique_ptr<BodyRetention>> PgStore::open_body_retention() {
-  return fail(ErrorKind::unavailable, "database: body retention does not run on PostgreSQL yet");
-}
+Result<std::unique_ptr<BodyRetention>> PgStore::open_body_retention() { return open_postgres_body_retention(db_); }
 
 Result<std::unique_ptr<CommitSync>> PgStore::sync_commits_on_thread() {
   return fail(ErrorKind::unavailable, "PostgreSQL makes each commit durable before COMMIT returns");

@@ -5,13 +5,10 @@
 #include <vector>
 
 #include "common/sha256.h"
+#include "store/body_batch.h"
 
 namespace hh::store {
 namespace {
-
-// A batch also ends after this many bytes of bodies (fetched pages can be tens of MB): the
-// writer thread runs one batch between ingest commits.
-constexpr int64_t kMaxBatchBytes = 16 * 1024 * 1024;
 
 // Walks the inbox in seq order from just after the last removed body, so each batch starts
 // where the previous one stopped instead of stepping over every row removed so far. It
@@ -94,28 +91,19 @@ class SqliteBodyRetention final : public BodyRetention {
   Result<void> choose(int64_t received_before_ms, int64_t max_deliveries, RemovedBodies& removed) {
     removals_.clear();
     candidates_.bind(1, max_deliveries);
-    int64_t rows = 0;
-    bool stopped = false;  // by a delivery too new, or by the byte bound
+    BodyBatch batch(received_before_ms, max_deliveries);  // store/body_batch.h: which rows, when to stop
     for (;;) {
       auto has_row = candidates_.step();
       if (!has_row) return fail(has_row.error_kind(), has_row.error());
       if (!*has_row) break;
-      ++rows;
-      if (candidates_.column_int(1) >= received_before_ms) {
-        stopped = true;
-        break;
-      }
       const std::string_view body = candidates_.column_blob(2);
+      const auto verdict = batch.consider(candidates_.column_int(1), static_cast<int64_t>(body.size()));
+      if (verdict == BodyBatch::Verdict::stop) break;
       removals_.push_back(Removal{candidates_.column_int(0), sha256_hex(body), static_cast<int64_t>(body.size())});
-      removed.deliveries += 1;
-      removed.bytes += static_cast<int64_t>(body.size());
-      if (removed.bytes >= kMaxBatchBytes) {
-        removed.more = stopped = true;
-        break;
-      }
+      if (verdict == BodyBatch::Verdict::take_last) break;
     }
     candidates_.reset();
-    if (!stopped && rows == max_deliveries) removed.more = true;
+    removed = batch.result();
     return {};
   }
 

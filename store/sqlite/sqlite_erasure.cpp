@@ -1,7 +1,7 @@
 #include "store/sqlite/sqlite_erasure.h"
 
-#include "common/json_writer.h"
 #include "events/delivery_user.h"
+#include "store/erasure_plan.h"
 #include "store/sqlite/connection.h"
 #include "store/sqlite/database.h"
 #include "store/sqlite/jobs/job_admin.h"
@@ -24,35 +24,19 @@ constexpr std::string_view kTheirDelivery = "seq IN (SELECT seq FROM temp.erase_
 constexpr std::string_view kTheirSeries = "series_id IN (SELECT series_id FROM temp.erase_series)";
 constexpr std::string_view kTheirWorkouts = "workout_id IN (SELECT workout_id FROM temp.erase_workouts)";
 
-struct ErasedTable {
-  std::string_view table;
-  std::string_view where;
-  int group;  // tables of one group are emptied in one transaction
-};
-
-// In erase order: derived rows first, the change feed after them, the inbox last (with the
-// erasure record), so an interrupted purge leaves the inbox rows to find the rest again.
-constexpr ErasedTable kErasedTables[] = {
-    {"samples", kTheirSeries, 0},
-    {"series", kTheirSeries, 0},
-    {"summaries", kUserOrTheirDelivery, 1},
-    {"stream_points", kTheirWorkouts, 2},
-    {"workout_streams", kTheirWorkouts, 2},
-    {"connections", kUserOrTheirDelivery, 3},
-    {"devices", kUserOrTheirDelivery, 3},
-    {"lab_orders", kUserOrTheirDelivery, 3},
-    {"lab_appointments", kUserOrTheirDelivery, 3},
-    {"lab_results", kUserOrTheirDelivery, 3},
-    {"lab_parsing_jobs", kTheirDelivery, 3},
-    {"backfills", kUserOrTheirDelivery, 3},
-    {"jobs", "job_id IN (SELECT job_id FROM temp.erase_jobs)", 4},
-    {"changes", "change_id IN (SELECT change_id FROM temp.erase_changes)", 5},
-    {"outbox", kUserOrTheirDelivery, 5},  // forwards not sent yet (dead and dropped ones too)
-    {"users", "user_id = ?1", 6},
-    {"delivery_outcomes", kTheirDelivery, 7},
-    {"inbox", kTheirDelivery, 7},
-};
-constexpr int kInboxGroup = 7;
+// How a table's rows are picked (store/erasure_plan.h), in SQL: `?1` is the user id.
+std::string_view where_by(ErasedBy by) {
+  switch (by) {
+    case ErasedBy::user_or_their_delivery: return kUserOrTheirDelivery;
+    case ErasedBy::their_delivery: return kTheirDelivery;
+    case ErasedBy::their_series: return kTheirSeries;
+    case ErasedBy::their_workouts: return kTheirWorkouts;
+    case ErasedBy::their_jobs: return "job_id IN (SELECT job_id FROM temp.erase_jobs)";
+    case ErasedBy::their_changes: return "change_id IN (SELECT change_id FROM temp.erase_changes)";
+    case ErasedBy::user: return "user_id = ?1";
+  }
+  return "0";
+}
 
 constexpr std::string_view kSelectionTables =
     "CREATE TEMP TABLE IF NOT EXISTS erase_seqs (seq INTEGER PRIMARY KEY);"
@@ -69,7 +53,7 @@ constexpr std::string_view kPayloadUser = "CASE WHEN json_valid(payload) THEN js
 
 std::string where_of(std::string_view table) {
   for (const auto& erased : kErasedTables) {
-    if (erased.table == table) return std::string(erased.where);
+    if (erased.table == table) return std::string(where_by(erased.by));
   }
   return "0";
 }
@@ -103,19 +87,19 @@ class SqliteErasure final : public Erasure {
     if (auto migrated = migrate(db_); !migrated) return fail(migrated.error_kind(), migrated.error());
     if (auto selected = select(user_id); !selected) return fail(selected.error_kind(), selected.error());
     ErasureReport report;
-    for (int group = 0; group <= kInboxGroup; ++group) {
+    for (int group = 0; group <= kErasureInboxGroup; ++group) {
       auto txn = sqlite::Transaction::begin(db_);
       if (!txn) return fail(txn.error_kind(), txn.error());
       for (const auto& erased : kErasedTables) {
         if (erased.group != group) continue;
-        if (auto ran = run_bound(db_, "DELETE FROM " + std::string(erased.table) + " WHERE " + std::string(erased.where),
+        if (auto ran = run_bound(db_, "DELETE FROM " + std::string(erased.table) + " WHERE " + where_of(erased.table),
                                  user_id);
             !ran) {
           return fail(ran.error_kind(), ran.error());
         }
         report.tables.push_back({std::string(erased.table), db_.changes()});
       }
-      if (group == kInboxGroup) {
+      if (group == kErasureInboxGroup) {
         if (auto recorded = record(user_id, now_ms, report); !recorded) return fail(recorded.error());
       }
       if (auto committed = txn->commit(); !committed) return fail(committed.error_kind(), committed.error());
@@ -192,9 +176,10 @@ class SqliteErasure final : public Erasure {
     if (auto selected = select(user_id); !selected) return fail(selected.error_kind(), selected.error());
     ErasureReport report;
     for (const auto& erased : kErasedTables) {
-      auto stmt = db_.prepare("SELECT count(*) FROM " + std::string(erased.table) + " WHERE " + std::string(erased.where));
+      const std::string where = where_of(erased.table);
+      auto stmt = db_.prepare("SELECT count(*) FROM " + std::string(erased.table) + " WHERE " + where);
       if (!stmt) return fail(stmt.error());
-      if (erased.where.find("?1") != std::string_view::npos) stmt->bind(1, user_id);
+      if (where.find("?1") != std::string::npos) stmt->bind(1, user_id);
       int64_t rows = 0;
       auto read = stmt->first_row([&](const sqlite::Statement& row) { rows = row.column_int(0); });
       if (!read) return fail(read.error_kind(), read.error());
@@ -205,10 +190,7 @@ class SqliteErasure final : public Erasure {
 
   // The erasure record (migration 006): who, when, rows per table; nothing else.
   Result<void> record(std::string_view user_id, int64_t now_ms, const ErasureReport& report) {
-    std::string counts;
-    json::ObjectWriter object(counts);
-    for (const auto& t : report.tables) object.integer(t.table, t.rows);
-    object.close();
+    const std::string counts = erasure_row_counts(report);
     auto insert = db_.prepare("INSERT INTO erasures (user_id, erased_at_ms, row_counts) VALUES (?1, ?2, ?3)");
     if (!insert) return fail(insert.error());
     insert->bind(1, user_id).bind(2, now_ms).bind(3, std::string_view(counts));

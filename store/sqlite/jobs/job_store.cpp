@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "store/jobs/interrupted_job.h"
+
 namespace hh::store {
 namespace {
 
@@ -50,7 +52,7 @@ Result<JobStore> JobStore::create(sqlite::Connection& db) {
       {&store.requeue_running_,
        "UPDATE jobs SET attempts = attempts + 1, "
        "state = CASE WHEN attempts + 1 >= ?2 THEN 'dead' ELSE 'queued' END, "
-       "last_error = 'interrupted: healthhook stopped while the job was running', "
+       "last_error = ?3, "
        "next_attempt_at = ?1, updated_at = ?1 WHERE state = 'running'"},
       {&store.select_due_,
        "SELECT job_id FROM jobs WHERE state = 'queued' AND next_attempt_at <= ?1 "
@@ -80,7 +82,7 @@ Result<JobStore> JobStore::create(sqlite::Connection& db) {
 Result<int64_t> JobStore::requeue_interrupted(int64_t now_ms, int64_t max_attempts) {
   auto txn = sqlite::Transaction::begin(*db_);
   if (!txn) return fail(txn.error());
-  requeue_running_->bind(1, now_ms).bind(2, max_attempts);
+  requeue_running_->bind(1, now_ms).bind(2, max_attempts).bind_static(3, kInterruptedJobError);
   if (auto ran = requeue_running_->run(); !ran) return fail(ran.error());
   const int64_t count = db_->changes();
   if (auto committed = txn->commit(); !committed) return fail(committed.error());

@@ -1,0 +1,168 @@
+#include "store/postgres/outbox/pg_outbox_writer.h"
+
+#include <atomic>
+
+namespace hh::store {
+namespace {
+
+// Unix milliseconds now, in SQL (the store has no clock of its own to pass in).
+constexpr std::string_view kPgoutNowMs = "floor(extract(epoch FROM statement_timestamp()) * 1000)::bigint";
+
+std::string pgout_quoted(std::string_view text) {
+  std::string out = "'";
+  for (const char c : text) {
+    out.push_back(c);
+    if (c == '\'') out.push_back('\'');
+  }
+  return out + "'";
+}
+
+// "true" for every delivery, else the globs OR-ed over `column`. Quoted into the statement
+// (prepared once, at start): the globs come from the configuration.
+std::string pgout_event_filter(const ForwardRule& rule, std::string_view column) {
+  if (rule.events.empty()) return "true";
+  std::string sql = "(";
+  for (size_t i = 0; i < rule.events.size(); ++i) {
+    if (i > 0) sql += " OR ";
+    sql += std::string(column) + " ~ " + pgout_quoted(glob_to_regex(rule.events[i]));
+  }
+  return sql + ")";
+}
+
+// Each rule's rows, tagged with the rule's place so that one destination's entries get
+// their ids together, in the order SQLite's one-statement-per-destination gives them.
+std::string pgout_union(const std::vector<const ForwardRule*>& rules, std::string_view select_for) {
+  std::string sql;
+  for (size_t i = 0; i < rules.size(); ++i) {
+    if (i > 0) sql += " UNION ALL ";
+    sql += "SELECT " + std::to_string(i) + " AS rule, " + pgout_quoted(rules[i]->destination) + " AS destination, " +
+           std::string(select_for) + " AND " + pgout_event_filter(*rules[i], "event_type");
+  }
+  return sql;
+}
+
+// The owner and resource come from change_owners (001-schema.sql).
+std::string pgout_change_insert(const std::vector<const ForwardRule*>& rules) {
+  return "INSERT INTO outbox (destination, kind, seq, event_type, table_name, row_key, op, row_count, from_ms, "
+         "to_ms, user_id, order_key, created_at, next_attempt_at) "
+         "SELECT destination, 'change', seq, event_type, table_name, row_key, op, row_count, from_ms, to_ms, user_id, "
+         "coalesce(user_id, '') || '/' || resource, " + std::string(kPgoutNowMs) + ", " + std::string(kPgoutNowMs) +
+         " FROM (" +
+         pgout_union(rules,
+                     "c.change_id, c.seq, d.event_type, c.table_name, c.row_key, c.op, c.row_count, c.from_ms, "
+                     "c.to_ms, "
+                     "o.user_id, o.resource FROM changes AS c JOIN inbox AS d ON d.seq = c.seq "
+                     "JOIN change_owners AS o ON o.change_id = c.change_id WHERE c.change_id > $1") +
+         ") AS picked ORDER BY rule, change_id";
+}
+
+// As outbox_writer.cpp: the user is the envelope's user_id, else its data's; the resource
+// the event type without its last part. Each body is parsed once (the MATERIALIZED CTE).
+std::string pgout_delivery_insert(const std::vector<const ForwardRule*>& rules) {
+  return "WITH parsed AS MATERIALIZED (SELECT seq, event_type, message_id, hh_json_or_null(body) AS doc FROM inbox "
+         "WHERE seq = ANY ($1::bigint[]) AND origin = 'webhook'), "
+         "delivered AS (SELECT seq, event_type, message_id, coalesce(doc->>'user_id', doc->'data'->>'user_id') AS "
+         "user_id, CASE WHEN strpos(coalesce(event_type, ''), '.') = 0 THEN coalesce(event_type, '') "
+         "ELSE rtrim(rtrim(event_type, 'abcdefghijklmnopqrstuvwxyz_0123456789'), '.') END AS resource "
+         "FROM parsed WHERE doc IS NOT NULL) "
+         "INSERT INTO outbox (destination, kind, seq, event_type, table_name, row_key, op, user_id, order_key, "
+         "created_at, next_attempt_at) "
+         "SELECT destination, 'delivery', seq, event_type, 'deliveries', message_id, 'insert', user_id, "
+         "coalesce(user_id, '') || '/' || resource, " + std::string(kPgoutNowMs) + ", " + std::string(kPgoutNowMs) +
+         " FROM (" + pgout_union(rules, "seq, event_type, message_id, user_id, resource FROM delivered WHERE true") +
+         ") AS picked ORDER BY rule, seq";
+}
+
+// Statement names are per connection; a writer created twice on one must not collide.
+std::string pgout_statement_name(std::string_view what) {
+  static std::atomic<int64_t> next{0};
+  return "hh_outbox_" + std::string(what) + "_" + std::to_string(next.fetch_add(1));
+}
+
+std::string pgout_array(std::span<const int64_t> ids) {
+  std::string out = "{";
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(ids[i]);
+  }
+  return out + "}";
+}
+
+}  // namespace
+
+std::string glob_to_regex(std::string_view glob) {
+  std::string re = "^";
+  for (size_t i = 0; i < glob.size(); ++i) {
+    const char c = glob[i];
+    if (c == '*') {
+      re += ".*";
+    } else if (c == '?') {
+      re += '.';
+    } else if (c == '[') {
+      // A class runs to the next ']' that is not its first member ("[]a]" holds ']').
+      size_t end = i + 1;
+      if (end < glob.size() && glob[end] == '^') ++end;
+      if (end < glob.size() && glob[end] == ']') ++end;
+      while (end < glob.size() && glob[end] != ']') ++end;
+      if (end >= glob.size()) {
+        re += "\\[";  // unterminated: SQLite matches no string then; a literal '[' is near enough
+        continue;
+      }
+      re += '[';
+      for (size_t k = i + 1; k < end; ++k) {
+        if (glob[k] == '\\') re += '\\';  // a backslash inside a class is literal in GLOB
+        re += glob[k];
+      }
+      re += ']';
+      i = end;
+    } else {
+      if (std::string_view("\\.^$|()+{}]").find(c) != std::string_view::npos) re += '\\';
+      re += c;
+    }
+  }
+  return re + "$";
+}
+
+Result<PgOutboxWriter> PgOutboxWriter::create(pg::Connection& db, std::vector<ForwardRule> rules) {
+  std::vector<const ForwardRule*> by_delivery, by_change;
+  for (const ForwardRule& rule : rules) {
+    (rule.mode == ForwardMode::deliveries ? by_delivery : by_change).push_back(&rule);
+  }
+  std::string deliveries, changes;
+  if (!by_delivery.empty()) {
+    deliveries = pgout_statement_name("deliveries");
+    if (auto prepared = db.prepare(deliveries, pgout_delivery_insert(by_delivery)); !prepared) {
+      return fail(prepared.error_kind(), "outbox: " + prepared.error());
+    }
+  }
+  if (!by_change.empty()) {
+    changes = pgout_statement_name("changes");
+    if (auto prepared = db.prepare(changes, pgout_change_insert(by_change)); !prepared) {
+      return fail(prepared.error_kind(), "outbox: " + prepared.error());
+    }
+  }
+  return PgOutboxWriter(db, std::move(deliveries), std::move(changes));
+}
+
+Result<void> PgOutboxWriter::deliveries(std::span<const int64_t> stored_seqs) {
+  if (deliveries_.empty() || stored_seqs.empty()) return {};
+  const std::string seqs = pgout_array(stored_seqs);
+  auto done = db_->run(deliveries_, pg::Params().add(std::string_view(seqs)));
+  if (!done) return fail(done.error_kind(), "outbox: " + done.error());
+  return {};
+}
+
+Result<int64_t> PgOutboxWriter::last_change_id() {
+  auto last = db_->query_int("SELECT max(change_id) FROM changes");
+  if (!last) return fail(last.error_kind(), last.error());
+  return last->value_or(0);
+}
+
+Result<void> PgOutboxWriter::changes(int64_t after_change_id) {
+  if (changes_.empty()) return {};
+  auto done = db_->run(changes_, pg::Params().add(after_change_id));
+  if (!done) return fail(done.error_kind(), "outbox: " + done.error());
+  return {};
+}
+
+}  // namespace hh::store

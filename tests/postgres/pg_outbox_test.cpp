@@ -1,0 +1,210 @@
+// The forwarding outbox on PostgreSQL (store/postgres/outbox/): the writer makes the same
+// entries as SQLite's from the same inbox and change-feed rows (user, order key, event
+// globs, bodies that are not JSON skipped without failing the commit, JSON that is not
+// UTF-8 forwarded as SQLite does), the
+// sender's and `forward`'s operations leave the same rows, and entries written in an
+// ingest transaction that rolls back leave nothing.
+#include <boost/test/unit_test.hpp>
+
+#include "store/postgres/jobs/pg_job_admin.h"
+#include "store/postgres/outbox/pg_outbox.h"
+#include "store/postgres/outbox/pg_outbox_writer.h"
+#include "store/sqlite/outbox/outbox_writer.h"
+#include "store/sqlite/outbox/sqlite_outbox.h"
+#include "tests/postgres/twin_stores.h"
+
+BOOST_AUTO_TEST_SUITE(pg_outbox_test)
+
+using namespace hh;
+using test::twin_must;
+
+namespace {
+
+// Every outbox column but the times the store takes from its clock.
+const std::string kPgoEntries =
+    "SELECT outbox_id, destination, kind, seq, event_type, table_name, row_key, op, row_count, from_ms, to_ms, "
+    "user_id, order_key, state, attempts, batch_id, last_status, last_error FROM outbox ORDER BY outbox_id";
+constexpr int kPgoEntryColumns = 18;
+
+std::vector<store::ForwardRule> pgo_rules() {
+  return {store::ForwardRule{.destination = "backend", .mode = store::ForwardMode::changes, .events = {}},
+          store::ForwardRule{.destination = "raw-sleep", .mode = store::ForwardMode::deliveries,
+                             .events = {"daily.data.sleep.*", "lab[st]est.*", "x?y", "a.b(c)+"}},
+          store::ForwardRule{.destination = "raw-all", .mode = store::ForwardMode::deliveries, .events = {}},
+          store::ForwardRule{.destination = "lab-changes", .mode = store::ForwardMode::changes,
+                             .events = {"labtest.*"}}};
+}
+
+// Deliveries of every shape the writer meets (the bodies' user ids in either place).
+void pgo_deliveries(test::TwinStores& t) {
+  t.inbox(1, "m1", "webhook", 1, "daily.data.sleep.created", "{}",
+          R"({"event_type":"daily.data.sleep.created","user_id":"u1","data":{"id":"s1"}})");
+  t.inbox(2, "m2", "webhook", 2, "labtest.result.critical.created", "{}",
+          R"({"event_type":"labtest.result.critical.created","data":{"user_id":"u2"}})");
+  t.inbox(3, "m3", "webhook", 3, "daily.data.sleep.updated", "{}", "not json");
+  t.inbox(4, "m4", "webhook", 4, "daily.data.sleep.updated", "{}", std::string_view("{\"a\":\"\xff\xfe\"}", 10));
+  t.inbox(5, "m5", "fetch", 5, "fetch.summaries.sleep", "{\"user_id\":\"u1\"}", R"({"sleep":[]})");
+  t.inbox(6, "m6", "webhook", 6, std::nullopt, "{}", R"({"user_id":"u3"})");
+  t.inbox(7, "m7", "webhook", 7, "x?y", "{}", R"({"user_id":42})");
+  t.inbox(8, "m8", "webhook", 8, "a.b(c)+", "{}", R"({"user_id":"u4"})");
+  t.inbox(9, "m9", "webhook", 9, "a.bc", "{}", R"({"user_id":"u4"})");
+  t.inbox(10, "m10", "webhook", 10, "provider.Connection.Created", "{}", "[]");
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_writer_makes_the_same_entries_as_sqlite) {
+  test::TwinStores t;
+  pgo_deliveries(t);
+  // Change-feed rows of every key format change_owners reads, caused by those deliveries.
+  t.exec("INSERT INTO summaries (resource, id, user_id, provider, source_type, seq, data) "
+         "VALUES ('sleep', 's1', 'u1', 'oura', 'ring', 1, '{}')");
+  t.exec("INSERT INTO lab_results (order_id, user_id, seq, data) VALUES ('o1', 'u2', 2, '{}')");
+  t.exec("INSERT INTO changes (change_id, seq, table_name, row_key, op, row_count, from_ms, to_ms) VALUES "
+         "(1, 1, 'summaries', 'sleep/s1', 'insert', 1, NULL, NULL), "
+         "(2, 1, 'samples', 'u1/heartrate/oura/ring', 'insert', 3, 10, 20), "
+         "(3, 2, 'lab_results', 'o1', 'update', 1, NULL, NULL), "
+         "(4, 2, 'users', 'u2', 'insert', 1, NULL, NULL), "
+         "(5, 5, 'backfills', 'u1/sleep/oura/0/86400000', 'replace', 1, NULL, NULL), "
+         "(6, 6, 'connections', 'u3/garmin', 'insert', 1, NULL, NULL)");
+  auto rules = pgo_rules();
+
+  auto lite_deliveries = twin_must(store::OutboxWriter::create(t.lite, rules, store::ForwardMode::deliveries));
+  auto lite_changes = twin_must(store::OutboxWriter::create(t.lite, rules, store::ForwardMode::changes));
+  auto pg = twin_must(store::PgOutboxWriter::create(t.pg, rules));
+  BOOST_TEST(pg.active());
+  twin_must(lite_deliveries.deliveries(0, 6));
+  const std::vector<int64_t> first_commit{1, 2, 3, 4, 5, 6};
+  twin_must(pg.deliveries(first_commit));
+  twin_must(lite_deliveries.deliveries(6, 10));
+  const std::vector<int64_t> second_commit{10, 7, 9, 8};
+  twin_must(pg.deliveries(second_commit));
+  BOOST_TEST(twin_must(lite_changes.last_change_id()) == twin_must(pg.last_change_id()));
+  twin_must(lite_changes.changes(2));
+  twin_must(pg.changes(2));
+  twin_must(lite_changes.changes(0));
+  twin_must(pg.changes(0));
+  const auto entries = t.same_rows(kPgoEntries, kPgoEntryColumns);
+  BOOST_TEST(entries.size() > 20u);
+  BOOST_TEST(entries.at(0) ==
+             "1|raw-sleep|delivery|1|daily.data.sleep.created|deliveries|m1|insert|1|NULL|NULL|u1|u1/daily.data.sleep|"
+             "pending|0|NULL|NULL|NULL");
+
+  // The clock columns: Unix ms now, the same for both columns of an entry.
+  auto times = t.pg.query("SELECT min(created_at), bool_and(created_at = next_attempt_at) FROM outbox");
+  BOOST_TEST(times->integer(0, 0) > 1'700'000'000'000);
+  BOOST_TEST(times->boolean(0, 1));
+
+  auto none = twin_must(store::PgOutboxWriter::create(t.pg, {}));
+  BOOST_TEST(!none.active());
+  twin_must(none.deliveries(first_commit));
+}
+
+BOOST_AUTO_TEST_CASE(globs_become_anchored_regular_expressions) {
+  BOOST_TEST(store::glob_to_regex("daily.data.*") == "^daily\\.data\\..*$");
+  BOOST_TEST(store::glob_to_regex("a?[bc][^d]") == "^a.[bc][^d]$");
+  BOOST_TEST(store::glob_to_regex("[]x]") == "^[]x]$");
+  BOOST_TEST(store::glob_to_regex("(a)+{1}|$") == "^\\(a\\)\\+\\{1\\}\\|\\$$");
+  BOOST_TEST(store::glob_to_regex("[ab") == "^\\[ab$");
+}
+
+BOOST_AUTO_TEST_CASE(entries_of_a_commit_that_rolls_back_are_gone_with_it) {
+  test::TwinStores t;
+  auto writer = twin_must(store::PgOutboxWriter::create(t.pg, pgo_rules()));
+  {
+    auto txn = twin_must(pg::Transaction::begin(t.pg));
+    auto seq = twin_must(t.pg.query(
+        "INSERT INTO inbox (message_id, received_at, event_type, headers, body) VALUES "
+        "('m1', 1, 'daily.data.sleep.created', '{}', convert_to('{\"user_id\":\"u\"}', 'UTF8')), "
+        "('m2', 2, 'daily.data.sleep.created', '{}', '\\xff'::bytea) RETURNING seq"));
+    const std::vector<int64_t> seqs{seq.integer(0, 0), seq.integer(1, 0)};
+    twin_must(writer.deliveries(seqs));  // the body that is not UTF-8 fails nothing
+    BOOST_TEST(t.pg.query_int("SELECT count(*) FROM outbox")->value_or(0) == 2);  // m1 for both delivery rules
+  }  // rolled back
+  BOOST_TEST(t.pg.query_int("SELECT count(*) FROM outbox")->value_or(-1) == 0);
+  BOOST_TEST(t.pg.query_int("SELECT count(*) FROM inbox")->value_or(-1) == 0);
+
+  // And a commit keeps them.
+  auto txn = twin_must(pg::Transaction::begin(t.pg));
+  auto seq = twin_must(t.pg.query("INSERT INTO inbox (message_id, received_at, event_type, headers, body) VALUES "
+                                  "('m3', 3, 'daily.data.sleep.created', '{}', '\\x7b7d'::bytea) RETURNING seq"));
+  const std::vector<int64_t> seqs{seq.integer(0, 0)};
+  twin_must(writer.deliveries(seqs));
+  twin_must(txn.commit());
+  BOOST_TEST(t.pg.query_int("SELECT count(*) FROM outbox")->value_or(0) == 2);
+}
+
+BOOST_AUTO_TEST_CASE(the_sender_and_forward_leave_the_same_rows) {
+  test::TwinStores t;
+  pgo_deliveries(t);
+  const auto rules = pgo_rules();
+  auto lite_writer = twin_must(store::OutboxWriter::create(t.lite, rules, store::ForwardMode::deliveries));
+  auto pg_writer = twin_must(store::PgOutboxWriter::create(t.pg, rules));
+  twin_must(lite_writer.deliveries(0, 10));
+  const std::vector<int64_t> seqs{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  twin_must(pg_writer.deliveries(seqs));
+  t.same_rows(kPgoEntries, kPgoEntryColumns);
+
+  auto lite = twin_must(store::open_sqlite_outbox(t.lite_path, store::OutboxUse::sender));
+  auto pg = twin_must(store::open_postgres_outbox({t.pg_uri, ""}, store::OutboxUse::sender));
+  for (store::Outbox* outbox : {lite.get(), pg.get()}) {
+    const std::vector<int64_t> sent{1, 3}, later{2, 4, 5}, dead{6};
+    twin_must(outbox->sent(sent));
+    twin_must(outbox->retry_later(later, 5000, 503, "HTTP 503", 2));
+    twin_must(outbox->retry_later(later, 6000, std::nullopt, "timeout", std::nullopt));
+    twin_must(outbox->dead(dead, 400, "HTTP 400"));
+    twin_must(outbox->sent({}));
+  }
+  t.same_rows(kPgoEntries, kPgoEntryColumns);
+
+  auto describe = [](const std::vector<store::OutboxEntry>& entries) {
+    std::vector<std::string> out;
+    for (const auto& e : entries) {
+      out.push_back(std::to_string(e.outbox_id) + "|" + e.destination + "|" + e.kind + "|" + e.row_key + "|" +
+                    e.user_id.value_or("NULL") + "|" + e.order_key.value_or("NULL") + "|" + e.state + "|" +
+                    std::to_string(e.attempts) + "|" + std::to_string(e.batch_id.value_or(-1)) + "|" +
+                    std::to_string(e.last_status.value_or(-1)) + "|" + e.last_error.value_or("NULL") + "|" +
+                    e.event_type.value_or("NULL") + "|" + std::to_string(e.seq));
+    }
+    return out;
+  };
+  store::OutboxSelection all;
+  BOOST_TEST(describe(twin_must(lite->list(all))) == describe(twin_must(pg->list(all))));
+  store::OutboxSelection some{.outbox_id = std::nullopt, .destination = "raw-all", .state = "pending", .after_id = 2,
+                              .limit = 3};
+  BOOST_TEST(describe(twin_must(lite->list(some))) == describe(twin_must(pg->list(some))));
+  BOOST_TEST(twin_must(pg->list(some)).size() == 3u);
+  BOOST_TEST(describe({twin_must(lite->find(4)).value()}) == describe({twin_must(pg->find(4)).value()}));
+  BOOST_TEST(!twin_must(pg->find(1)));
+
+  auto figures = [](const std::vector<store::OutboxFigures>& all_figures) {
+    std::vector<std::string> out;
+    for (const auto& f : all_figures) {
+      out.push_back(f.destination + "|" + std::to_string(f.pending) + "|" + std::to_string(f.dead) + "|" +
+                    std::to_string(f.dropped) + "|" + (f.oldest_pending_created_at_ms ? "some" : "none"));
+    }
+    return out;
+  };
+  BOOST_TEST(figures(twin_must(lite->figures())) == figures(twin_must(pg->figures())));
+
+  BOOST_TEST(twin_must(lite->drop_oldest("raw-all", 2, "over budget")) ==
+             twin_must(pg->drop_oldest("raw-all", 2, "over budget")));
+  store::OutboxSelection dead_ones{.outbox_id = std::nullopt, .destination = std::nullopt, .state = "dead",
+                                   .after_id = 0, .limit = 1000};
+  BOOST_TEST(twin_must(lite->requeue(dead_ones, 9000)) == twin_must(pg->requeue(dead_ones, 9000)));
+  store::OutboxSelection one{.outbox_id = 4, .destination = std::nullopt, .state = std::nullopt, .after_id = 0,
+                             .limit = 1};
+  BOOST_TEST(twin_must(lite->requeue(one, 9100)) == twin_must(pg->requeue(one, 9100)));
+  t.same_rows(kPgoEntries, kPgoEntryColumns);
+  t.same_rows("SELECT outbox_id, created_at, next_attempt_at FROM outbox WHERE created_at < 1000000 ORDER BY 1", 3);
+  BOOST_TEST(figures(twin_must(lite->figures())) == figures(twin_must(pg->figures())));
+}
+
+BOOST_AUTO_TEST_CASE(an_outbox_needs_an_existing_store) {
+  auto fresh = test::PostgresCluster::shared().fresh_database();
+  auto outbox = store::open_postgres_outbox({fresh, ""}, store::OutboxUse::admin);
+  BOOST_REQUIRE(!outbox);
+  BOOST_TEST(outbox.error().find("schema_migrations") != std::string::npos, outbox.error());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,222 @@
+// Body retention and `purge-user` on PostgreSQL (store/postgres/pg_body_retention.h,
+// pg_erasure.h) against SQLite's on the same rows: the same bodies go in the same batches
+// with the same hashes; the same rows of every table are counted, erased and recorded for
+// a user; and what only a shared store needs: a purge is refused while an instance applies
+// the inbox, and every table with a user column is covered.
+#include <boost/test/unit_test.hpp>
+
+#include "common/sha256.h"
+#include "store/erasure_plan.h"
+#include "store/postgres/pg_body_retention.h"
+#include "store/postgres/pg_erasure.h"
+#include "store/sqlite/sqlite_body_retention.h"
+#include "store/sqlite/sqlite_erasure.h"
+#include "tests/postgres/twin_stores.h"
+
+BOOST_AUTO_TEST_SUITE(pg_retention_erasure_test)
+
+using namespace hh;
+using test::twin_must;
+
+namespace {
+
+std::string pgre_describe(const store::RemovedBodies& removed) {
+  return std::to_string(removed.deliveries) + "/" + std::to_string(removed.bytes) + "/" +
+         (removed.more ? "more" : "done");
+}
+
+std::string pgre_describe(const store::RemovedSoFar& so_far) {
+  std::string out = std::to_string(so_far.deliveries) + ":";
+  for (const auto& range : so_far.ranges) out += " " + std::to_string(range.first) + "-" + std::to_string(range.last);
+  return out;
+}
+
+std::string pgre_describe(const store::ErasureReport& report) {
+  std::string out;
+  for (const auto& t : report.tables) out += t.table + "=" + std::to_string(t.rows) + " ";
+  return out;
+}
+
+// Two users' rows in every table erase() covers, and some of nobody's (SQL valid on both).
+void pgre_fill(test::TwinStores& t) {
+  int64_t seq = 0;
+  for (const std::string user : {"user-a", "user-b"}) {
+    ++seq;
+    t.inbox(seq, "w1-" + user, "webhook", seq, "daily.data.sleep.created", "{}",
+            R"({"event_type":"daily.data.sleep.created","user_id":")" + user + R"(","data":{"id":"s-)" + user +
+                R"("}})");
+    ++seq;
+    t.inbox(seq, "w2-" + user, "webhook", seq, "labtest.result.critical.created", "{}",
+            R"({"event_type":"labtest.result.critical.created","data":{"user_id":")" + user + R"("}})");
+    ++seq;
+    t.inbox(seq, "f1-" + user, "fetch", seq, "fetch.workout_stream", R"({"user_id":")" + user + R"("})",
+            R"({"time":[1,2]})");
+    // The id spelt with a JSON escape: found all the same.
+    ++seq;
+    t.inbox(seq, "w3-" + user, "webhook", seq, "daily.data.body.created", "{}",
+            R"({"user_id":"user\u002d)" + user.substr(5) + R"("})");
+    ++seq;
+    t.inbox(seq, "w4-" + user, "webhook", seq, "daily.data.body.created", "{}", "not json " + user);
+    t.exec("INSERT INTO delivery_outcomes (seq, status, family) VALUES (" + std::to_string(seq - 4) +
+           ", 'processed', 'summary'), (" + std::to_string(seq) + ", 'invalid', NULL)");
+    const std::string s = std::to_string(seq - 4), v = "'" + user + "'";
+    const std::string n = user == "user-a" ? "1" : "2";
+    t.exec("INSERT INTO series (series_id, user_id, resource, provider, source_type) VALUES (" + n + ", " + v +
+           ", 'heartrate', 'oura', 'ring')");
+    t.exec("INSERT INTO samples (series_id, t_ms, seq) VALUES (" + n + ", 1, " + s + "), (" + n + ", 2, " + s + ")");
+    t.exec("INSERT INTO summaries (resource, id, user_id, source_type, seq, data) VALUES ('sleep', 's-" + user +
+           "', " + v + ", 'ring', " + s + ", '{}'), ('sleep', 'orphan-" + user + "', NULL, 'ring', " + s + ", '{}')");
+    t.exec("INSERT INTO workout_streams (workout_id, user_id, fetched_seq, seq) VALUES ('wo-" + user + "', NULL, " +
+           std::to_string(seq - 2) + ", " + std::to_string(seq - 2) + ")");
+    t.exec("INSERT INTO stream_points (workout_id, idx) VALUES ('wo-" + user + "', 0), ('wo-" + user + "', 1)");
+    t.exec("INSERT INTO connections (user_id, provider, status, event_type, seq, data) VALUES (" + v +
+           ", 'garmin', 'connected', 'provider.connection.created', " + s + ", '{}')");
+    t.exec("INSERT INTO devices (id, user_id, seq, data) VALUES ('d-" + user + "', " + v + ", " + s + ", '{}')");
+    t.exec("INSERT INTO lab_orders (id, user_id, seq, data) VALUES ('o-" + user + "', " + v + ", " + s + ", '{}')");
+    t.exec("INSERT INTO lab_appointments (id, user_id, seq, data) VALUES ('a-" + user + "', " + v + ", " + s +
+           ", '{}')");
+    t.exec("INSERT INTO lab_results (order_id, user_id, seq, data) VALUES ('o-" + user + "', " + v + ", " + s +
+           ", '{}')");
+    t.exec("INSERT INTO lab_parsing_jobs (id, seq, data) VALUES ('p-" + user + "', " + std::to_string(seq - 3) +
+           ", '{}')");
+    t.exec("INSERT INTO backfills (user_id, resource, provider, start_ms, end_ms, seq) VALUES (" + v +
+           ", 'sleep', 'oura', 0, 86400000, " + s + ")");
+    t.exec("INSERT INTO users (user_id, first_seen_ms, last_seen_ms, seq) VALUES (" + v + ", 1, 1, " + s + ")");
+    t.exec("INSERT INTO jobs (kind, job_key, state, next_attempt_at, trigger_seq, payload, created_at, updated_at) "
+           "VALUES ('workout_stream', 'wo-" + user + "', 'done', 0, 0, '{\"user_id\":\"" + user + "\"}', 0, 0), "
+           "('backfill', '" + user + "/sleep/oura/0/1', 'queued', 0, 0, 'not json', 0, 0)");
+    t.exec("INSERT INTO changes (seq, table_name, row_key, op) VALUES (" + s + ", 'summaries', 'sleep/s-" + user +
+           "', 'insert'), (999, 'devices', 'd-" + user + "', 'update'), (999, 'users', " + v + ", 'insert'), "
+           "(999, 'backfills', '" + user + "/sleep/oura/0/86400000', 'insert')");
+    t.exec("INSERT INTO outbox (destination, kind, seq, table_name, row_key, op, user_id, created_at, "
+           "next_attempt_at) VALUES ('b', 'delivery', " + s + ", 'deliveries', 'w1-" + user +
+           "', 'insert', NULL, 0, 0), "
+           "('b', 'change', 999, 'users', " + v + ", 'insert', " + v + ", 0, 0)");
+  }
+  t.exec("INSERT INTO providers (slug, seq, data) VALUES ('oura', 1, '{}')");
+}
+
+// Every covered table's rows, counted on both.
+void pgre_same_tables(test::TwinStores& t) {
+  for (const auto& erased : store::kErasedTables) {
+    t.same_rows("SELECT count(*) FROM " + std::string(erased.table), 1);
+  }
+  t.same_rows("SELECT seq, message_id FROM inbox ORDER BY seq", 2);
+  t.same_rows("SELECT count(*) FROM providers", 1);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(bodies_go_in_the_same_batches_with_the_same_hashes) {
+  test::TwinStores t;
+  const std::string big(9 * 1024 * 1024, 'x');  // two of these fill a batch (16 MB)
+  t.inbox(1, "m1", "webhook", 100, "a.b", R"({"h":1})", R"({"a":1})");
+  t.inbox(2, "m2", "webhook", 200, "a.b", "{}", std::string_view("\x00\xff", 2));
+  t.inbox(3, "m3", "fetch", 300, "a.b", "{}", big);
+  t.inbox(4, "m4", "webhook", 400, "a.b", "{}", big);
+  t.inbox(5, "m5", "webhook", 500, "a.b", "{}", "{}");
+  t.inbox(6, "m6", "webhook", 600, "a.b", "{}", "{}");  // too new
+  t.inbox(7, "m7", "webhook", 50, "a.b", "{}", "{}");   // pending (not applied): kept whatever its age
+  t.exec("UPDATE processor_state SET applied_seq = 6");
+  auto lite = twin_must(store::open_sqlite_body_retention(t.lite));
+  auto pg = twin_must(store::open_postgres_body_retention(t.pg));
+  BOOST_TEST(pgre_describe(twin_must(lite->removed_so_far(10))) == pgre_describe(twin_must(pg->removed_so_far(10))));
+  for (int64_t max : {2, 5, 5, 5}) {
+    const auto lite_removed = twin_must(lite->remove_bodies(600, max, 7000 + max));
+    const auto pg_removed = twin_must(pg->remove_bodies(600, max, 7000 + max));
+    BOOST_TEST(pgre_describe(lite_removed) == pgre_describe(pg_removed));
+  }
+  t.same_rows("SELECT seq, body_sha256, body_bytes, removed_at_ms FROM removed_bodies ORDER BY seq", 4);
+  t.same_rows("SELECT seq, headers, length(body) FROM inbox ORDER BY seq", 3);
+  const auto rows = t.same_rows("SELECT body_sha256 FROM removed_bodies WHERE seq = 2", 1);
+  BOOST_TEST(rows.at(0) == sha256_hex(std::string_view("\x00\xff", 2)));
+  BOOST_TEST(twin_must(t.pg.query_int("SELECT count(*) FROM removed_bodies")).value_or(0) == 5);
+  BOOST_TEST(pgre_describe(twin_must(lite->removed_so_far(10))) == pgre_describe(twin_must(pg->removed_so_far(10))));
+  BOOST_TEST(!twin_must(pg->give_space_back(1 << 20)));
+}
+
+BOOST_AUTO_TEST_CASE(instances_removing_bodies_together_remove_each_once) {
+  test::TwinStores t;
+  for (int64_t seq = 1; seq <= 50; ++seq) t.inbox(seq, "m" + std::to_string(seq), "webhook", seq, "a.b", "{}", "{}");
+  t.exec("UPDATE processor_state SET applied_seq = 50");
+  pg::Connection other_db = t.pg_connection();
+  auto mine = twin_must(store::open_postgres_body_retention(t.pg));
+  auto other = twin_must(store::open_postgres_body_retention(other_db));
+  // While one instance's batch is open, the other removes nothing (and fails nothing).
+  auto txn = twin_must(pg::Transaction::begin(other_db));
+  BOOST_REQUIRE(other_db.query("SELECT pg_advisory_xact_lock($1)", pg::Params().add(store::kBodyRetentionLock)));
+  BOOST_TEST(pgre_describe(twin_must(mine->remove_bodies(1000, 10, 1))) == "0/0/done");
+  twin_must(txn.commit());
+  int64_t removed = 0;
+  for (int i = 0; i < 20; ++i) {
+    removed += twin_must(mine->remove_bodies(1000, 7, 1)).deliveries;
+    removed += twin_must(other->remove_bodies(1000, 7, 1)).deliveries;
+  }
+  BOOST_TEST(removed == 50);
+}
+
+BOOST_AUTO_TEST_CASE(purge_user_counts_and_erases_the_same_rows) {
+  test::TwinStores t;
+  pgre_fill(t);
+  pgre_same_tables(t);
+  auto lite = twin_must(store::open_sqlite_erasure(t.lite_path));
+  auto pg = twin_must(store::open_postgres_erasure({t.pg_uri, ""}));
+  const auto lite_count = twin_must(lite->count("user-a"));
+  const auto pg_count = twin_must(pg->count("user-a"));
+  BOOST_TEST(pgre_describe(lite_count) == pgre_describe(pg_count));
+  BOOST_TEST(pg_count.tables.size() == std::size(store::kErasedTables));
+  BOOST_TEST(pg_count.total_rows() == 29, pgre_describe(pg_count));
+  pgre_same_tables(t);  // a dry run changes nothing
+
+  const auto lite_erased = twin_must(lite->erase("user-a", 123456));
+  const auto pg_erased = twin_must(pg->erase("user-a", 123456));
+  BOOST_TEST(pgre_describe(lite_erased) == pgre_describe(pg_erased));
+  BOOST_TEST(pgre_describe(pg_erased) == pgre_describe(pg_count));
+  BOOST_TEST(!pg_erased.space.empty());
+  pgre_same_tables(t);
+  t.same_rows("SELECT user_id, erased_at_ms, row_counts FROM erasures", 3);
+  BOOST_TEST(twin_must(pg->count("user-a")).total_rows() == 0);
+  BOOST_TEST(twin_must(pg->count("user-b")).total_rows() == pg_count.total_rows());
+}
+
+BOOST_AUTO_TEST_CASE(purge_user_is_refused_while_an_instance_applies_the_inbox) {
+  test::TwinStores t;
+  pgre_fill(t);
+  pg::Connection leader = t.pg_connection();
+  BOOST_REQUIRE(leader.query("SELECT pg_advisory_lock($1)", pg::Params().add(store::kProcessingLock)));
+  auto pg = twin_must(store::open_postgres_erasure({t.pg_uri, ""}));
+  auto erased = pg->erase("user-a", 1);
+  BOOST_REQUIRE(!erased);
+  BOOST_TEST((erased.error_kind() == ErrorKind::busy));
+  BOOST_TEST(twin_must(pg->count("user-a")).total_rows() == 29);  // nothing erased; a dry run still works
+  BOOST_REQUIRE(leader.query("SELECT pg_advisory_unlock($1)", pg::Params().add(store::kProcessingLock)));
+
+  // A row lock held past the busy timeout: busy, nothing erased.
+  auto quick = twin_must(store::open_postgres_erasure({t.pg_uri, ""}, 100));
+  auto txn = twin_must(pg::Transaction::begin(leader));
+  BOOST_REQUIRE(leader.exec("UPDATE users SET last_seen_ms = 2 WHERE user_id = 'user-a'"));
+  erased = quick->erase("user-a", 1);
+  BOOST_REQUIRE(!erased);
+  BOOST_TEST((erased.error_kind() == ErrorKind::busy), erased.error());
+  twin_must(txn.commit());
+  BOOST_TEST(twin_must(t.pg.query_int("SELECT count(*) FROM erasures")).value_or(-1) == 0);
+  BOOST_TEST(twin_must(quick->erase("user-a", 1)).total_rows() == 29);
+}
+
+BOOST_AUTO_TEST_CASE(every_table_with_a_user_column_is_covered_by_the_erasure) {
+  test::TwinStores t;
+  auto tables = twin_must(t.pg.query(
+      "SELECT DISTINCT table_name::text FROM information_schema.columns WHERE table_schema = current_schema() "
+      "AND column_name LIKE '%user_id%' AND table_name::text IN (SELECT tablename FROM pg_tables "
+      "WHERE schemaname = current_schema()) ORDER BY 1"));
+  BOOST_TEST(tables.size() > 10);
+  for (int r = 0; r < tables.size(); ++r) {
+    const std::string table(tables.text(r, 0));
+    if (table == "erasures") continue;  // the record keeps the id by design
+    const bool covered = std::any_of(std::begin(store::kErasedTables), std::end(store::kErasedTables),
+                                     [&](const auto& erased) { return erased.table == table; });
+    BOOST_TEST(covered, "not erased: " << table);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
