@@ -1,0 +1,186 @@
+#include "store/postgres/read/read_session.h"
+
+#include "store/postgres/database.h"
+
+namespace hh::store::pgread {
+namespace {
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return 0;
+}
+
+}  // namespace
+
+Result<pg::Connection> connect_reader(const Database& database) {
+  auto db = connect(database);
+  if (!db) return db;
+  // The schema's own record of itself (store/postgres/database.cpp); looked up without
+  // touching a missing table, so that nothing is logged as an error on the server.
+  auto found = db->query("SELECT to_regclass('schema_migrations') IS NOT NULL");
+  if (!found) return fail(found.error_kind(), found.error());
+  std::optional<int64_t> version;
+  if (found->boolean(0, 0)) {
+    auto max = db->query_int("SELECT max(version) FROM schema_migrations");
+    if (!max) return fail(max.error_kind(), max.error());
+    version = *max;
+  }
+  if (version.value_or(0) == 0) {
+    return fail("PostgreSQL: not a healthhook database (no schema): a reader creates none; "
+                "open it for writing first (healthhook serve)");
+  }
+  if (*version > postgres_schema_version()) {
+    return fail("PostgreSQL: database schema version " + std::to_string(*version) +
+                " is newer than this healthhook");
+  }
+  return db;
+}
+
+void decode_bytea(std::string_view text, std::string& out) {
+  out.clear();
+  if (text.size() < 2 || text[0] != '\\' || text[1] != 'x') {
+    out.assign(text);  // not hex output (bytea_output = escape is never set by us)
+    return;
+  }
+  out.resize((text.size() - 2) / 2);
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i] = static_cast<char>(hex_value(text[2 + 2 * i]) * 16 + hex_value(text[3 + 2 * i]));
+  }
+}
+
+// ---- ReadSession
+
+Result<void> ReadSession::open_transaction() {
+  if (in_transaction_) return {};
+  auto begun = db_.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  if (!begun) return begun;
+  in_transaction_ = true;
+  return {};
+}
+
+void ReadSession::close_if_unused() {
+  if (!in_transaction_ || holds_ > 0 || snapshot_) return;
+  in_transaction_ = false;
+  // Nothing was written: ending it cannot lose anything, and a failure (the connection
+  // broke) shows on the next query.
+  (void)db_.exec("COMMIT");
+}
+
+void ReadSession::abort() {
+  if (!in_transaction_) return;
+  (void)db_.exec("ROLLBACK");
+  in_transaction_ = false;
+  holds_ = 0;
+  if (snapshot_) snapshot_broken_ = true;
+  ++generation_;
+}
+
+Result<void> ReadSession::begin_snapshot() {
+  if (snapshot_) return fail("a read snapshot is already open");
+  if (auto begun = open_transaction(); !begun) return begun;
+  snapshot_ = true;
+  snapshot_broken_ = false;
+  return {};
+}
+
+void ReadSession::end_snapshot() {
+  snapshot_ = false;
+  snapshot_broken_ = false;
+  close_if_unused();
+}
+
+Result<void> ReadSession::hold() {
+  if (snapshot_broken_) return fail("the read snapshot ended after an error");
+  if (auto begun = open_transaction(); !begun) return begun;
+  ++holds_;
+  return {};
+}
+
+void ReadSession::release() {
+  if (holds_ > 0) --holds_;
+  close_if_unused();
+}
+
+Result<pg::Rows> ReadSession::query(std::string_view sql, const pg::Params& params) {
+  if (snapshot_broken_) return fail("the read snapshot ended after an error");
+  auto rows = db_.query(sql, params);
+  if (!rows) abort();
+  return rows;
+}
+
+// ---- Cursor
+
+Result<void> Cursor::open(std::string_view sql, const pg::Params& params) {
+  close();
+  if (auto held = session_->hold(); !held) return held;
+  name_ = session_->next_cursor_name();
+  generation_ = session_->generation();
+  // Parameters reach the cursor's query as they would a plain statement's.
+  auto declared = session_->query("DECLARE " + name_ + " NO SCROLL CURSOR FOR " + std::string(sql), params);
+  if (!declared) return fail(declared.error_kind(), declared.error());
+  open_ = true;
+  exhausted_ = false;
+  batch_ = pg::Rows();
+  index_ = -1;
+  return {};
+}
+
+Result<bool> Cursor::next(ResultRow& row) {
+  if (!open_) return false;
+  if (generation_ != session_->generation()) {
+    open_ = false;  // the transaction ended after an error, the cursor with it
+    return fail("the listing ended after an error");
+  }
+  if (++index_ >= batch_.size()) {
+    if (exhausted_) {
+      close();
+      return false;
+    }
+    auto fetched = session_->query("FETCH FORWARD " + std::to_string(fetch_) + " FROM " + name_);
+    if (!fetched) {
+      open_ = false;
+      return fail(fetched.error_kind(), fetched.error());
+    }
+    batch_ = std::move(*fetched);
+    index_ = 0;
+    exhausted_ = batch_.size() < fetch_;
+    if (batch_.empty()) {
+      close();
+      return false;
+    }
+  }
+  row = ResultRow{&batch_, index_, &blob_};
+  return true;
+}
+
+void Cursor::close() {
+  if (!open_) return;
+  open_ = false;
+  if (generation_ != session_->generation()) return;  // gone with its transaction
+  // The batch stays: the last row handed out views it until the next call.
+  if (auto closed = session_->query("CLOSE " + name_); !closed) return;  // the session rolled back
+  session_->release();
+}
+
+// ---- Listing
+
+Result<void> Listing::open(std::string_view sql, const pg::Params& params) {
+  close();
+  auto rows = session_->query(sql, params);
+  if (!rows) return fail(rows.error_kind(), rows.error());
+  rows_ = std::move(*rows);
+  return {};
+}
+
+bool Listing::next(ResultRow& row) {
+  if (++index_ >= rows_.size()) {
+    index_ = rows_.size();
+    return false;
+  }
+  row = ResultRow{&rows_, index_, &blob_};
+  return true;
+}
+
+}  // namespace hh::store::pgread
