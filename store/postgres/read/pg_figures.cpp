@@ -14,7 +14,7 @@ constexpr std::string_view kPgInboxPositions =
 constexpr std::string_view kPgOldestUnapplied = "SELECT received_at FROM inbox WHERE seq > $1 ORDER BY seq LIMIT 1";
 constexpr std::string_view kPgOutcomeCounts =
     "SELECT COALESCE(family, 'none'), status, COUNT(*) FROM deliveries WHERE seq > $1 AND seq <= $2 "
-    "GROUP BY 1, 2 ORDER BY 1 COLLATE \"C\", 2 COLLATE \"C\"";
+    "GROUP BY 1, 2 ORDER BY COALESCE(family, 'none') COLLATE \"C\", status COLLATE \"C\"";
 constexpr std::string_view kPgJobsByState = "SELECT state, COUNT(*) FROM jobs GROUP BY state";
 constexpr std::string_view kPgSizes =
     "SELECT pg_database_size(current_database()), "
