@@ -63,7 +63,10 @@ std::string json_quoted(const std::string& text) {
 // A SQLite store and a PostgreSQL store, written alike.
 class BothStores {
  public:
-  BothStores() : sqlite_path_(dir_.file("store.db")), pg_uri_(test::PostgresCluster::shared().fresh_database()) {
+  // `pg_uri`: an empty database to use (default: a fresh one).
+  explicit BothStores(std::string pg_uri = {})
+      : sqlite_path_(dir_.file("store.db")),
+        pg_uri_(pg_uri.empty() ? test::PostgresCluster::shared().fresh_database() : std::move(pg_uri)) {
     auto lite = store::open_for_writing(sqlite_path_, store::StoreOptions{});
     if (!lite) throw std::runtime_error(lite.error());
     lite_.emplace(std::move(*lite));
@@ -223,6 +226,8 @@ void fill_samples(BothStores& s) {
   // Highest id, first by name, upper case sorting before lower case bytewise.
   s.insert("series", series, {I(6), T("u1"), T("heartrate"), T("Apple"), T("phone"), JI(-7)});
   s.insert("series", series, {I(7), T("u1"), T("heartrate"), T("polar"), T("strap"), JR(2.0, "2.0")});
+  // Sorts before the lower-case names bytewise, after them in a linguistic collation.
+  s.insert("series", series, {I(8), T("u1"), T("heartrate"), T("Zwift"), T("bike"), N()});
   const std::vector<V> values = {JI(60),           JR(72.0, "72.0"), JR(0.1, "0.1"), JT("high"), N(),
                                  JI(-9007199254740993), JR(1e-7, "1e-07"), JT(""),   JR(98.6, "98.6")};
   s.exec("BEGIN");
@@ -238,6 +243,9 @@ void fill_samples(BothStores& s) {
     if (i % 3 == 0) {
       s.insert("samples", kSampleColumns,
                {I(6), I(t), I(-18000), JR(65.5, "65.5"), N(), N(), N(), N(), N(), N(), N(), I(200 + i)});
+    }
+    if (i % 10 == 0) {
+      s.insert("samples", kSampleColumns, {I(8), I(t + 1), N(), JI(i), N(), N(), N(), N(), N(), N(), N(), I(500 + i)});
     }
     s.insert("samples", kSampleColumns,
              {I(4), I(t), N(), JI(i * 100), T("steps"), N(), N(), N(), N(), N(), N(), I(300 + i)});
@@ -401,6 +409,18 @@ BOOST_AUTO_TEST_CASE(glob_patterns_become_anchored_regular_expressions) {
   BOOST_TEST(pgread::glob_to_regex("[abc") == "a^");
 }
 
+BOOST_AUTO_TEST_CASE(a_bytewise_database_runs_the_sql_without_its_collate_clauses) {
+  const std::string sql = "SELECT a FROM t WHERE a COLLATE \"C\" > $1 ORDER BY a COLLATE \"C\", b";
+  BOOST_TEST(pgread::for_collation(sql, true) == "SELECT a FROM t WHERE a > $1 ORDER BY a, b");
+  BOOST_TEST(pgread::for_collation(sql, false) == sql);
+  auto reader = pgread::connect_reader({test::PostgresCluster::shared().fresh_database(), ""});
+  BOOST_REQUIRE(!reader);  // no schema
+  BothStores stores;
+  auto connection = pgread::connect_reader({stores.pg_uri(), ""});
+  BOOST_REQUIRE_MESSAGE(connection, connection.error());
+  BOOST_TEST(connection->bytewise_collation);  // the test servers' databases are C
+}
+
 BOOST_AUTO_TEST_CASE(samples_match_by_series_and_by_time_across_pages_and_batches) {
   BothStores stores;
   fill_samples(stores);
@@ -429,9 +449,10 @@ BOOST_AUTO_TEST_CASE(samples_match_by_series_and_by_time_across_pages_and_batche
     return drain<store::StoredSample>(q);
   }();
   BOOST_TEST(lines(all) > static_cast<size_t>(2 * pgread::kFetchRows));
-  BOOST_TEST(all.find("\"value\":72,\"unit\":\"bpm\",\"type\":null,\"start\":null,\"end\":null,\"extra\":null,"
-                      "\"seq\":11,\"source_id\":42,\"client_user_id\":\"client-1\",\"provider_name\":\"Oura\"} [v2 si]") !=
-             std::string::npos);  // 72.0: a float
+  const std::string float_72 =  // 72.0 (a float, type tag v2) prints as 72
+      "\"value\":72,\"unit\":\"bpm\",\"type\":null,\"start\":null,\"end\":null,\"extra\":null,"
+      "\"seq\":11,\"source_id\":42,\"client_user_id\":\"client-1\",\"provider_name\":\"Oura\"} [v2 si]";
+  BOOST_TEST(all.find(float_72) != std::string::npos);
   BOOST_TEST(all.find("\"value\":0.1") != std::string::npos);
   BOOST_TEST(all.find("\"value\":-9007199254740993,") != std::string::npos);
   BOOST_TEST(all.find("\"value\":\"high\"") != std::string::npos);
@@ -487,6 +508,25 @@ BOOST_AUTO_TEST_CASE(samples_match_by_series_and_by_time_across_pages_and_batche
     const auto after = store::SamplePosition{INT64_MAX, 3};
     return listed<store::StoredSample>(q, q.start_by_time({"u1", "heartrate", {}, {}, {}, {}}, after)) + "end\n";
   }, 1);
+}
+
+// In a database whose default collation is not bytewise (ICU), text keys still sort as
+// SQLite sorts them (COLLATE "C" stays in the SQL there).
+BOOST_AUTO_TEST_CASE(keys_sort_bytewise_in_a_database_of_another_collation) {
+  test::PostgresCluster& cluster = test::PostgresCluster::shared();
+  cluster.psql("postgres", "CREATE DATABASE hh_read_icu TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'");
+  BothStores stores(cluster.uri("hh_read_icu"));
+  fill_samples(stores);
+  same(stores, "export in another collation", [](ReadStore& r) {
+    return listed<store::StoredSample>(r.samples(), r.samples().start_by_series({}));
+  }, 1000);
+  const std::string pg = listed<store::StoredSample>(stores.pg_reader().samples(),
+                                                     stores.pg_reader().samples().start_by_series({}));
+  BOOST_TEST(pg.find("\"Zwift\"") < pg.find("\"fitbit\""));
+  same(stores, "pages in another collation", [](ReadStore& r) {
+    return listed<store::StoredSample>(r.samples(), r.samples().start_by_time({"u1", "heartrate", {}, {}, {}, {}},
+                                                                              store::SamplePosition{5000, 2}));
+  }, 1000);
 }
 
 BOOST_AUTO_TEST_CASE(summaries_streams_records_and_order_ids_match) {

@@ -23,7 +23,8 @@ constexpr std::string_view kPgSizes =
 
 class PgFigures final : public StoreFigures {
  public:
-  explicit PgFigures(pg::Connection db) : db_(std::move(db)) {}
+  explicit PgFigures(pgread::ReaderConnection db)
+      : db_(std::move(db.db)), outcome_counts_sql_(pgread::for_collation(kPgOutcomeCounts, db.bytewise_collation)) {}
 
   Result<InboxPositions> positions() override {
     auto rows = db_.query(kPgInboxPositions);
@@ -39,7 +40,7 @@ class PgFigures final : public StoreFigures {
   }
 
   Result<std::vector<OutcomeCount>> outcome_counts(int64_t after, int64_t upto) override {
-    auto rows = db_.query(kPgOutcomeCounts, pg::Params().add(after).add(upto));
+    auto rows = db_.query(outcome_counts_sql_, pg::Params().add(after).add(upto));
     if (!rows) return fail(rows.error_kind(), rows.error());
     std::vector<OutcomeCount> found;
     for (int i = 0; i < rows->size(); ++i) {
@@ -64,6 +65,7 @@ class PgFigures final : public StoreFigures {
 
  private:
   pg::Connection db_;
+  const std::string outcome_counts_sql_;
 };
 
 }  // namespace
@@ -72,7 +74,7 @@ Result<std::unique_ptr<StoreFigures>> open_postgres_figures(const Database& data
   auto db = pgread::connect_reader(database);
   if (!db) return fail(db.error_kind(), db.error());
   // A scrape must not wait long for anything.
-  if (auto set = db->exec("SET statement_timeout = 5000"); !set) return fail(set.error_kind(), set.error());
+  if (auto set = db->db.exec("SET statement_timeout = 5000"); !set) return fail(set.error_kind(), set.error());
   return std::unique_ptr<StoreFigures>(new PgFigures(std::move(*db)));
 }
 

@@ -17,7 +17,8 @@ constexpr std::string_view kPgNewestBody =
 
 class PgFollowUpReads final : public FollowUpReads {
  public:
-  explicit PgFollowUpReads(pg::Connection db) : db_(std::move(db)) {}
+  explicit PgFollowUpReads(pgread::ReaderConnection db)
+      : db_(std::move(db.db)), newest_body_sql_(pgread::for_collation(kPgNewestBody, db.bytewise_collation)) {}
 
   Result<std::optional<int64_t>> next_due_at() override {
     auto due = db_.query_int(kPgNextDue);
@@ -32,7 +33,7 @@ class PgFollowUpReads final : public FollowUpReads {
       past.emplace(prefix);
       past->back() = static_cast<char>(past->back() + 1);
     }
-    auto rows = db_.query(kPgNewestBody, pg::Params().add(prefix).add(past));
+    auto rows = db_.query(newest_body_sql_, pg::Params().add(prefix).add(past));
     if (!rows) return fail(rows.error_kind(), rows.error());
     if (rows->empty()) return std::optional<std::string>{};
     std::string body;
@@ -42,6 +43,7 @@ class PgFollowUpReads final : public FollowUpReads {
 
  private:
   pg::Connection db_;
+  const std::string newest_body_sql_;
 };
 
 }  // namespace

@@ -186,7 +186,9 @@ Result<bool> PgStreamQuery::next(StoredStreamPoint& row) {
 }
 
 Result<bool> PgStreamQuery::find_workout(std::string_view workout_id, StoredWorkoutStream& row) {
-  if (auto found = lookup_.open(kPgWorkoutStream, pg::Params().add(workout_id)); !found) return fail(found.error_kind(), found.error());
+  if (auto found = lookup_.open(kPgWorkoutStream, pg::Params().add(workout_id)); !found) {
+    return fail(found.error_kind(), found.error());
+  }
   ResultRow s;
   if (!lookup_.next(s)) return false;
   read_workout_stream(s, row);
@@ -218,7 +220,9 @@ Result<bool> PgChangeQuery::next(StoredChange& row) {
 // ---- Inbox rows
 
 Result<bool> PgDeliveryQuery::find(std::string_view message_id, StoredDelivery& row) {
-  if (auto found = lookup_.open(kPgDeliveryById, pg::Params().add(message_id)); !found) return fail(found.error_kind(), found.error());
+  if (auto found = lookup_.open(kPgDeliveryById, pg::Params().add(message_id)); !found) {
+    return fail(found.error_kind(), found.error());
+  }
   ResultRow s;
   if (!lookup_.next(s)) return false;
   read_delivery(s, row);

@@ -15,7 +15,7 @@ using namespace pgread;
 // snapshot sees the state of its first one.
 class PgReadStore final : public ReadStore {
  public:
-  explicit PgReadStore(pg::Connection db) : session_(std::move(db)) {}
+  explicit PgReadStore(ReaderConnection db) : session_(std::move(db)) {}
   PgReadStore(const PgReadStore&) = delete;
   PgReadStore& operator=(const PgReadStore&) = delete;
 

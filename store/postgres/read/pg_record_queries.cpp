@@ -18,7 +18,8 @@ struct PgRecordTable<StoredConnection> {
   static constexpr std::string_view columns =
       "SELECT user_id, provider, status, external_user_id, error_type, error_message, resource_availability, "
       "event_type, seq, data FROM connections ";
-  static constexpr std::string_view where = "($1::text IS NULL OR user_id = $1) AND ($2::text IS NULL OR provider = $2)";
+  static constexpr std::string_view where =
+      "($1::text IS NULL OR user_id = $1) AND ($2::text IS NULL OR provider = $2)";
   static constexpr std::string_view order = "user_id COLLATE \"C\", provider COLLATE \"C\"";
   static constexpr std::string_view key_where = "user_id = $1 AND provider = $2";
 };
@@ -28,7 +29,8 @@ struct PgRecordTable<StoredDevice> {
   static constexpr std::string_view columns =
       "SELECT id, user_id, provider, source_type, app_id, device_manufacturer, device_model, device_version, "
       "device_id, seq, data FROM devices ";
-  static constexpr std::string_view where = "($1::text IS NULL OR user_id = $1) AND ($2::text IS NULL OR provider = $2)";
+  static constexpr std::string_view where =
+      "($1::text IS NULL OR user_id = $1) AND ($2::text IS NULL OR provider = $2)";
   static constexpr std::string_view order = "id COLLATE \"C\"";
   static constexpr std::string_view key_where = "id = $1";
 };

@@ -30,7 +30,8 @@ constexpr int kPgExportSampleColumn = 10;
 // Text keys sort bytewise, as SQLite's BINARY collation does, whatever the database's.
 const std::string kPgSamplesBySeries = std::string(kPgSeriesColumns) + ", " + std::string(kPgSampleColumns) +
                                        std::string(kPgSeriesJoins) +
-                                       "JOIN samples AS x ON x.series_id = s.series_id AND x.t_ms >= $5 AND x.t_ms < $6 "
+                                       "JOIN samples AS x ON x.series_id = s.series_id "
+                                       "AND x.t_ms >= $5 AND x.t_ms < $6 "
                                        "WHERE ($1::text IS NULL OR s.user_id = $1) "
                                        "AND ($2::text IS NULL OR s.resource = $2) "
                                        "AND ($3::text IS NULL OR s.provider = $3) "
@@ -190,8 +191,8 @@ Result<bool> PgSampleQuery::next(StoredSample& row) {
       read_series_row(s, row);
       read_pg_source_id(s, row.source_id, row.source_id_text);
       read_sample_columns(s, kPgExportSampleColumn, row);
-      read_json_value(s.column_optional_text(kPgExportSampleColumn + 11), s.column_optional_text(kPgExportSampleColumn + 2),
-                      row);
+      read_json_value(s.column_optional_text(kPgExportSampleColumn + 11),
+                      s.column_optional_text(kPgExportSampleColumn + 2), row);
       return true;
     }
     case Mode::by_time: return next_by_time(row);

@@ -14,13 +14,21 @@ int hex_value(char c) {
 
 }  // namespace
 
-Result<pg::Connection> connect_reader(const Database& database) {
+Result<ReaderConnection> connect_reader(const Database& database) {
   auto db = connect(database);
-  if (!db) return db;
+  if (!db) return fail(db.error_kind(), db.error());
+  // Whatever runs on a reader's connection cannot write, even outside a transaction.
+  if (auto set = db->exec("SET default_transaction_read_only = on"); !set) return fail(set.error_kind(), set.error());
   // The schema's own record of itself (store/postgres/database.cpp); looked up without
   // touching a missing table, so that nothing is logged as an error on the server.
-  auto found = db->query("SELECT to_regclass('schema_migrations') IS NOT NULL");
+  auto found = db->query(
+      "SELECT to_regclass('schema_migrations') IS NOT NULL, "
+      "(SELECT coalesce(to_jsonb(d) ->> 'datlocprovider', 'c') = 'c' AND d.datcollate IN ('C', 'POSIX') "
+      " FROM pg_database AS d WHERE d.datname = current_database())");
   if (!found) return fail(found.error_kind(), found.error());
+  // (datlocprovider, libc or ICU, is PostgreSQL 15's; read through jsonb so that older
+  // servers, all libc, answer too.)
+  const bool bytewise = found->boolean(0, 1);
   std::optional<int64_t> version;
   if (found->boolean(0, 0)) {
     auto max = db->query_int("SELECT max(version) FROM schema_migrations");
@@ -35,7 +43,17 @@ Result<pg::Connection> connect_reader(const Database& database) {
     return fail("PostgreSQL: database schema version " + std::to_string(*version) +
                 " is newer than this healthhook");
   }
-  return db;
+  return ReaderConnection{std::move(*db), bytewise};
+}
+
+std::string for_collation(std::string_view sql, bool bytewise_collation) {
+  std::string out(sql);
+  if (!bytewise_collation) return out;
+  constexpr std::string_view kClause = " COLLATE \"C\"";
+  for (size_t at = out.find(kClause); at != std::string::npos; at = out.find(kClause, at)) {
+    out.erase(at, kClause.size());
+  }
+  return out;
 }
 
 void decode_bytea(std::string_view text, std::string& out) {
@@ -105,7 +123,7 @@ void ReadSession::release() {
 
 Result<pg::Rows> ReadSession::query(std::string_view sql, const pg::Params& params) {
   if (snapshot_broken_) return fail("the read snapshot ended after an error");
-  auto rows = db_.query(sql, params);
+  auto rows = db_.query(for_collation(sql, bytewise_collation_), params);
   if (!rows) abort();
   return rows;
 }

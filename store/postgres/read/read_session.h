@@ -19,6 +19,12 @@
 // Rows come in text format (store/postgres/connection.h); bytea columns as hex (\x…),
 // decoded by ResultRow::column_blob into a buffer of the listing.
 //
+// Text keys sort and compare bytewise, as in SQLite (BINARY). The SQL says so with
+// COLLATE "C", which keeps the order right in a database of any collation; but then an
+// index of the database's default collation cannot give that order (a sort instead), even
+// where that default is C itself. So on a database whose default collation is bytewise
+// (C or POSIX, libc), the session drops COLLATE "C" from the SQL it runs (for_collation).
+//
 // One thread at a time, like the connection.
 #include <cstdint>
 #include <optional>
@@ -37,15 +43,25 @@ inline constexpr int kFetchRows = 1000;
 inline constexpr int kFetchDeliveries = 16;
 
 // A connection to the store `database` names, which must hold a healthhook schema (an
-// error says so otherwise) no newer than this binary's.
-Result<pg::Connection> connect_reader(const Database& database);
+// error says so otherwise) no newer than this binary's, and whether the database's
+// default collation is bytewise.
+struct ReaderConnection {
+  pg::Connection db;
+  bool bytewise_collation = false;
+};
+Result<ReaderConnection> connect_reader(const Database& database);
+
+// `sql` as run on a database whose default collation is (or is not) bytewise: without its
+// COLLATE "C" clauses when it is.
+std::string for_collation(std::string_view sql, bool bytewise_collation);
 
 // Decodes bytea's text output (\x followed by hex digits) into `out`.
 void decode_bytea(std::string_view text, std::string& out);
 
 class ReadSession {
  public:
-  explicit ReadSession(pg::Connection db) : db_(std::move(db)) {}
+  explicit ReadSession(ReaderConnection connection)
+      : db_(std::move(connection.db)), bytewise_collation_(connection.bytewise_collation) {}
   ReadSession(const ReadSession&) = delete;
   ReadSession& operator=(const ReadSession&) = delete;
 
@@ -58,7 +74,7 @@ class ReadSession {
   Result<void> hold();
   void release();
 
-  // One statement, inside the transaction when one is open. An error there aborts it
+  // One statement (for_collation), inside the transaction when one is open. An error there aborts it
   // (PostgreSQL accepts nothing more in it): it is rolled back and every hold dropped; a
   // snapshot then fails its queries until it ends.
   Result<pg::Rows> query(std::string_view sql, const pg::Params& params = {});
@@ -75,6 +91,7 @@ class ReadSession {
   void abort();
 
   pg::Connection db_;
+  bool bytewise_collation_ = false;
   bool in_transaction_ = false;
   bool snapshot_ = false;
   bool snapshot_broken_ = false;  // the snapshot's transaction ended after an error

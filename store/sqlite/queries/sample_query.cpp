@@ -136,7 +136,8 @@ Result<void> SqliteSampleQuery::start_by_time(const SampleFilter& filter, std::o
   for (auto& head : heads_) {
     auto statement = samples_statement(head.statement);
     if (!statement) return fail(statement.error());
-    (*statement)->bind(1, head.series_id).bind(2, sample_resume_ms(head.series_id, since_ms_, after)).bind(3, until_ms_);
+    const int64_t from = sample_resume_ms(head.series_id, since_ms_, after);
+    (*statement)->bind(1, head.series_id).bind(2, from).bind(3, until_ms_);
     auto has_row = (*statement)->step();
     if (!has_row) return fail(has_row.error());
     head.has_row = *has_row;
