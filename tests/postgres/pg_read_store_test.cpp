@@ -407,6 +407,7 @@ BOOST_AUTO_TEST_CASE(glob_patterns_become_anchored_regular_expressions) {
   BOOST_TEST(pgread::glob_to_regex("daily.*") == "^daily\\..*$");
   BOOST_TEST(pgread::glob_to_regex("a?[^]x-z-]") == "^a.[^\\]x-z\\-]$");
   BOOST_TEST(pgread::glob_to_regex("[abc") == "a^");
+  BOOST_TEST(pgread::glob_to_regex("[z-ad]") == "^[zd]$");  // a reversed range holds nothing
 }
 
 BOOST_AUTO_TEST_CASE(a_bytewise_database_runs_the_sql_without_its_collate_clauses) {
@@ -733,7 +734,7 @@ BOOST_AUTO_TEST_CASE(inbox_rows_match_byte_for_byte) {
   fill_inbox(stores);
   const std::vector<std::optional<std::string>> globs = {
       std::nullopt, "*", "daily.data.*", "?aily*", "[a-d]*", "[^d]*", "*[]]*", "la]b[*][?]", "[abc", "*.created",
-      "historical.data.*.created", "DAILY*", "fetch.*", "", "*data.[h-z]*"};
+      "historical.data.*.created", "DAILY*", "fetch.*", "", "*data.[h-z]*", "[z-ad]*", "[^z-a]*", "[]-a]*"};
   for (size_t i = 0; i < globs.size(); ++i) {
     for (bool webhooks_only : {true, false}) {
       const store::DeliveryFilter filter{{}, {}, globs[i], {}, webhooks_only};

@@ -36,29 +36,39 @@ std::string glob_to_regex(std::string_view glob) {
       i += append_literal(glob, i, out);
     } else {
       std::string set = "[";
+      std::string_view last_member;  // the glob's spelling of the set's last single character
       size_t j = i + 1;
       if (j < glob.size() && glob[j] == '^') {
         set += '^';
         ++j;
       }
       bool prior = false;  // a character before: a '-' after it makes a range
+      bool members = false;
       if (j < glob.size() && glob[j] == ']') {
         set += "\\]";
+        last_member = glob.substr(j, 1);
         ++j;
-        prior = true;
+        prior = members = true;
       }
       while (j < glob.size() && glob[j] != ']') {
         if (glob[j] == '-' && prior && j + 1 < glob.size() && glob[j + 1] != ']') {
+          // A range: its first character is already in the set. A reversed one holds nothing
+          // more in SQLite, and is an error in a regular expression: left out.
+          const size_t first = set.size();
           set += '-';
-          j += 1;
-          j += append_literal(glob, j, set);
+          const size_t end_at = j + 1;
+          j = end_at + append_literal(glob, end_at, set);
+          if (glob.substr(end_at, j - end_at) < last_member) set.resize(first);
           prior = false;
         } else {
+          const size_t start = j;
           j += append_literal(glob, j, set);
-          prior = true;
+          last_member = glob.substr(start, j - start);
+          prior = members = true;
         }
       }
       if (j >= glob.size()) return "a^";  // a set left open: matches nothing
+      if (!members) return "a^";         // cannot happen: a set always has a first member
       out += set + ']';
       i = j + 1;
     }

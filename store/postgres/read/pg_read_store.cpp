@@ -9,13 +9,11 @@
 namespace hh::store {
 namespace {
 
-using namespace pgread;
-
 // A snapshot is the session's REPEATABLE READ READ ONLY transaction: every query of the
 // snapshot sees the state of its first one.
 class PgReadStore final : public ReadStore {
  public:
-  explicit PgReadStore(ReaderConnection db) : session_(std::move(db)) {}
+  explicit PgReadStore(pgread::ReaderConnection db) : session_(std::move(db)) {}
   PgReadStore(const PgReadStore&) = delete;
   PgReadStore& operator=(const PgReadStore&) = delete;
 
@@ -39,28 +37,28 @@ class PgReadStore final : public ReadStore {
   RecordQuery<StoredProvider>& providers() override { return providers_; }
 
  private:
-  ReadSession session_;  // declared first: the queries keep its address and go first
-  PgSampleQuery samples_{session_};
-  PgSummaryQuery summaries_{session_};
-  PgStreamQuery streams_{session_};
-  PgChangeQuery changes_{session_};
-  PgDeliveryQuery deliveries_{session_};
-  PgUserOrderIdsQuery user_order_ids_{session_};
-  PgRecordQuery<StoredConnection> connections_{session_};
-  PgRecordQuery<StoredDevice> devices_{session_};
-  PgRecordQuery<StoredLabOrder> lab_orders_{session_};
-  PgRecordQuery<StoredLabAppointment> lab_appointments_{session_};
-  PgRecordQuery<StoredLabResult> lab_results_{session_};
-  PgRecordQuery<StoredParsingJob> parsing_jobs_{session_};
-  PgRecordQuery<StoredBackfill> backfills_{session_};
-  PgRecordQuery<StoredUser> users_{session_};
-  PgRecordQuery<StoredProvider> providers_{session_};
+  pgread::ReadSession session_;  // declared first: the queries keep its address and go first
+  pgread::PgSampleQuery samples_{session_};
+  pgread::PgSummaryQuery summaries_{session_};
+  pgread::PgStreamQuery streams_{session_};
+  pgread::PgChangeQuery changes_{session_};
+  pgread::PgDeliveryQuery deliveries_{session_};
+  pgread::PgUserOrderIdsQuery user_order_ids_{session_};
+  pgread::PgRecordQuery<StoredConnection> connections_{session_};
+  pgread::PgRecordQuery<StoredDevice> devices_{session_};
+  pgread::PgRecordQuery<StoredLabOrder> lab_orders_{session_};
+  pgread::PgRecordQuery<StoredLabAppointment> lab_appointments_{session_};
+  pgread::PgRecordQuery<StoredLabResult> lab_results_{session_};
+  pgread::PgRecordQuery<StoredParsingJob> parsing_jobs_{session_};
+  pgread::PgRecordQuery<StoredBackfill> backfills_{session_};
+  pgread::PgRecordQuery<StoredUser> users_{session_};
+  pgread::PgRecordQuery<StoredProvider> providers_{session_};
 };
 
 }  // namespace
 
 Result<std::unique_ptr<ReadStore>> open_postgres_read_store(const Database& database) {
-  auto db = connect_reader(database);
+  auto db = pgread::connect_reader(database);
   if (!db) return fail(db.error_kind(), db.error());
   return std::unique_ptr<ReadStore>(new PgReadStore(std::move(*db)));
 }
