@@ -866,6 +866,48 @@ BOOST_AUTO_TEST_CASE(figures_and_follow_up_reads_match) {
   BOOST_TEST(lite_reads.find("6000\n") == 0u);
 }
 
+// Readers live long (the read API's pool, /metrics, the fetcher): after the server dropped
+// their connections they reconnect, except inside a snapshot, whose view is gone.
+BOOST_AUTO_TEST_CASE(readers_reconnect_after_their_connection_was_dropped) {
+  BothStores stores;
+  fill_records(stores);
+  fill_inbox(stores);
+  auto figures = store::open_figures(stores.pg_uri());
+  BOOST_REQUIRE(figures);
+  auto reads = store::open_follow_up_reads(stores.pg_uri());
+  BOOST_REQUIRE(reads);
+  ReadStore& reader = stores.pg_reader();
+  const auto users = [&reader] { return listed<store::StoredUser>(reader.users(), reader.users().start({})); };
+  const std::string before = users();
+  BOOST_TEST(lines(before) == 2u);
+  const auto drop_readers = [&stores] {
+    auto dropped = stores.pg_writer().query(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND pid <> pg_backend_pid()");
+    BOOST_REQUIRE_MESSAGE(dropped, dropped.error());
+    BOOST_TEST(dropped->integer(0, 0) >= 3);
+  };
+  drop_readers();
+  BOOST_TEST(users() == before);
+  BOOST_TEST(lines(listed<store::StoredStreamPoint>(reader.streams(), reader.streams().start_export({}))) ==
+             static_cast<size_t>(pgread::kFetchRows + 205));
+  auto positions = (*figures)->positions();
+  BOOST_REQUIRE_MESSAGE(positions, positions.error());
+  BOOST_TEST(positions->applied_seq == 30);
+  auto due = (*reads)->next_due_at();
+  BOOST_REQUIRE_MESSAGE(due, due.error());
+  BOOST_TEST(due->value_or(-1) == 6000);
+  {
+    store::ReadSnapshot snapshot(reader);
+    BOOST_REQUIRE(snapshot.begun());
+    BOOST_TEST(users() == before);
+    drop_readers();
+    BOOST_TEST(users().find("error") != std::string::npos);
+    BOOST_TEST(users().find("error") != std::string::npos);  // the snapshot stays ended
+  }
+  BOOST_TEST(users() == before);
+}
+
 BOOST_AUTO_TEST_CASE(a_database_without_the_schema_is_refused_and_left_alone) {
   const std::string uri = test::PostgresCluster::shared().fresh_database();
   auto reader = store::open_read_store(uri);

@@ -23,8 +23,7 @@ constexpr std::string_view kPgSizes =
 
 class PgFigures final : public StoreFigures {
  public:
-  explicit PgFigures(pgread::ReaderConnection db)
-      : db_(std::move(db.db)), outcome_counts_sql_(pgread::for_collation(kPgOutcomeCounts, db.bytewise_collation)) {}
+  explicit PgFigures(pgread::ReaderLink db) : db_(std::move(db)) {}
 
   Result<InboxPositions> positions() override {
     auto rows = db_.query(kPgInboxPositions);
@@ -33,14 +32,14 @@ class PgFigures final : public StoreFigures {
     InboxPositions out;
     out.last_seq = rows->integer(0, 0);
     out.applied_seq = rows->integer(0, 1);
-    auto oldest = db_.query_int(kPgOldestUnapplied, pg::Params().add(out.applied_seq));
+    auto oldest = db_.query(kPgOldestUnapplied, pg::Params().add(out.applied_seq));
     if (!oldest) return fail(oldest.error_kind(), oldest.error());
-    out.oldest_unapplied_received_at_ms = *oldest;
+    if (!oldest->empty()) out.oldest_unapplied_received_at_ms = oldest->integer(0, 0);
     return out;
   }
 
   Result<std::vector<OutcomeCount>> outcome_counts(int64_t after, int64_t upto) override {
-    auto rows = db_.query(outcome_counts_sql_, pg::Params().add(after).add(upto));
+    auto rows = db_.query(kPgOutcomeCounts, pg::Params().add(after).add(upto));
     if (!rows) return fail(rows.error_kind(), rows.error());
     std::vector<OutcomeCount> found;
     for (int i = 0; i < rows->size(); ++i) {
@@ -64,17 +63,14 @@ class PgFigures final : public StoreFigures {
   }
 
  private:
-  pg::Connection db_;
-  const std::string outcome_counts_sql_;
+  pgread::ReaderLink db_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<StoreFigures>> open_postgres_figures(const Database& database) {
-  auto db = pgread::connect_reader(database);
+  auto db = pgread::ReaderLink::open(database);
   if (!db) return fail(db.error_kind(), db.error());
-  // A scrape must not wait long for anything.
-  if (auto set = db->db.exec("SET statement_timeout = 5000"); !set) return fail(set.error_kind(), set.error());
   return std::unique_ptr<StoreFigures>(new PgFigures(std::move(*db)));
 }
 

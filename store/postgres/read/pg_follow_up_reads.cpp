@@ -17,13 +17,12 @@ constexpr std::string_view kPgNewestBody =
 
 class PgFollowUpReads final : public FollowUpReads {
  public:
-  explicit PgFollowUpReads(pgread::ReaderConnection db)
-      : db_(std::move(db.db)), newest_body_sql_(pgread::for_collation(kPgNewestBody, db.bytewise_collation)) {}
+  explicit PgFollowUpReads(pgread::ReaderLink db) : db_(std::move(db)) {}
 
   Result<std::optional<int64_t>> next_due_at() override {
-    auto due = db_.query_int(kPgNextDue);
+    auto due = db_.query(kPgNextDue);
     if (!due) return fail(due.error_kind(), due.error());
-    return *due;
+    return due->optional_integer(0, 0);
   }
 
   Result<std::optional<std::string>> newest_body_with_id_prefix(std::string_view prefix) override {
@@ -33,7 +32,7 @@ class PgFollowUpReads final : public FollowUpReads {
       past.emplace(prefix);
       past->back() = static_cast<char>(past->back() + 1);
     }
-    auto rows = db_.query(newest_body_sql_, pg::Params().add(prefix).add(past));
+    auto rows = db_.query(kPgNewestBody, pg::Params().add(prefix).add(past));
     if (!rows) return fail(rows.error_kind(), rows.error());
     if (rows->empty()) return std::optional<std::string>{};
     std::string body;
@@ -42,14 +41,13 @@ class PgFollowUpReads final : public FollowUpReads {
   }
 
  private:
-  pg::Connection db_;
-  const std::string newest_body_sql_;
+  pgread::ReaderLink db_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<FollowUpReads>> open_postgres_follow_up_reads(const Database& database) {
-  auto db = pgread::connect_reader(database);
+  auto db = pgread::ReaderLink::open(database);
   if (!db) return fail(db.error_kind(), db.error());
   return std::unique_ptr<FollowUpReads>(new PgFollowUpReads(std::move(*db)));
 }

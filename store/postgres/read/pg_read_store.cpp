@@ -13,7 +13,7 @@ namespace {
 // snapshot sees the state of its first one.
 class PgReadStore final : public ReadStore {
  public:
-  explicit PgReadStore(pgread::ReaderConnection db) : session_(std::move(db)) {}
+  explicit PgReadStore(pgread::ReaderLink link) : session_(std::move(link)) {}
   PgReadStore(const PgReadStore&) = delete;
   PgReadStore& operator=(const PgReadStore&) = delete;
 
@@ -58,7 +58,7 @@ class PgReadStore final : public ReadStore {
 }  // namespace
 
 Result<std::unique_ptr<ReadStore>> open_postgres_read_store(const Database& database) {
-  auto db = pgread::connect_reader(database);
+  auto db = pgread::ReaderLink::open(database);
   if (!db) return fail(db.error_kind(), db.error());
   return std::unique_ptr<ReadStore>(new PgReadStore(std::move(*db)));
 }

@@ -68,12 +68,31 @@ void decode_bytea(std::string_view text, std::string& out) {
   }
 }
 
+// ---- ReaderLink
+
+Result<ReaderLink> ReaderLink::open(const Database& database) {
+  auto connection = connect_reader(database);
+  if (!connection) return fail(connection.error_kind(), connection.error());
+  return ReaderLink(database, std::move(*connection));
+}
+
+Result<pg::Rows> ReaderLink::query(std::string_view sql, const pg::Params& params, bool in_transaction) {
+  const std::string text = for_collation(sql, bytewise_collation_);
+  auto rows = db_.query(text, params);
+  // libpq learns that the server went away only when it next sends something.
+  if (rows || in_transaction || db_.is_open()) return rows;
+  auto again = connect_reader(database_);
+  if (!again) return fail(rows.error_kind(), rows.error() + " (reconnecting: " + again.error() + ")");
+  db_ = std::move(again->db);
+  return db_.query(text, params);
+}
+
 // ---- ReadSession
 
 Result<void> ReadSession::open_transaction() {
   if (in_transaction_) return {};
-  auto begun = db_.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-  if (!begun) return begun;
+  auto begun = link_.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  if (!begun) return fail(begun.error_kind(), begun.error());
   in_transaction_ = true;
   return {};
 }
@@ -83,12 +102,12 @@ void ReadSession::close_if_unused() {
   in_transaction_ = false;
   // Nothing was written: ending it cannot lose anything, and a failure (the connection
   // broke) shows on the next query.
-  (void)db_.exec("COMMIT");
+  (void)link_.query("COMMIT", {}, true);
 }
 
 void ReadSession::abort() {
   if (!in_transaction_) return;
-  (void)db_.exec("ROLLBACK");
+  (void)link_.query("ROLLBACK", {}, true);
   in_transaction_ = false;
   holds_ = 0;
   if (snapshot_) snapshot_broken_ = true;
@@ -123,7 +142,7 @@ void ReadSession::release() {
 
 Result<pg::Rows> ReadSession::query(std::string_view sql, const pg::Params& params) {
   if (snapshot_broken_) return fail("the read snapshot ended after an error");
-  auto rows = db_.query(for_collation(sql, bytewise_collation_), params);
+  auto rows = link_.query(sql, params, in_transaction_);
   if (!rows) abort();
   return rows;
 }

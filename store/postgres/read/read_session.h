@@ -4,6 +4,10 @@
 //
 //  - connect_reader(): a connection to a store that must already hold a healthhook schema
 //    no newer than this binary's. A reader never creates or migrates anything.
+//  - ReaderLink: that connection, opened again when the server went away (a restart, a
+//    failover): readers live long (the read API's pool, /metrics, the fetcher), and a
+//    statement outside a transaction is simply run again on the new connection (a read
+//    changes nothing). Inside a transaction the error stands: its snapshot is gone.
 //  - ReadSession: the connection and its one read transaction (REPEATABLE READ READ ONLY),
 //    open while a ReadSnapshot lives or a listing needs it (Cursor below).
 //  - Cursor: a listing of any length in flat memory. We read exports through server-side
@@ -51,6 +55,24 @@ struct ReaderConnection {
 };
 Result<ReaderConnection> connect_reader(const Database& database);
 
+class ReaderLink {
+ public:
+  static Result<ReaderLink> open(const Database& database);
+
+  // One statement (for_collation). `in_transaction`: the caller has a transaction open on
+  // this connection (then a broken connection is not reopened: the error stands).
+  Result<pg::Rows> query(std::string_view sql, const pg::Params& params = {}, bool in_transaction = false);
+  bool bytewise_collation() const { return bytewise_collation_; }
+
+ private:
+  ReaderLink(Database database, ReaderConnection connection)
+      : database_(std::move(database)), db_(std::move(connection.db)),
+        bytewise_collation_(connection.bytewise_collation) {}
+  Database database_;
+  pg::Connection db_;
+  bool bytewise_collation_ = false;
+};
+
 // `sql` as run on a database whose default collation is (or is not) bytewise: without its
 // COLLATE "C" clauses when it is.
 std::string for_collation(std::string_view sql, bool bytewise_collation);
@@ -60,8 +82,7 @@ void decode_bytea(std::string_view text, std::string& out);
 
 class ReadSession {
  public:
-  explicit ReadSession(ReaderConnection connection)
-      : db_(std::move(connection.db)), bytewise_collation_(connection.bytewise_collation) {}
+  explicit ReadSession(ReaderLink link) : link_(std::move(link)) {}
   ReadSession(const ReadSession&) = delete;
   ReadSession& operator=(const ReadSession&) = delete;
 
@@ -90,8 +111,7 @@ class ReadSession {
   void close_if_unused();
   void abort();
 
-  pg::Connection db_;
-  bool bytewise_collation_ = false;
+  ReaderLink link_;
   bool in_transaction_ = false;
   bool snapshot_ = false;
   bool snapshot_broken_ = false;  // the snapshot's transaction ended after an error
