@@ -147,26 +147,50 @@ Result<void> PgSampleQuery::start_by_time(const SampleFilter& filter, std::optio
     if (source_id_text) head.source_id_text = std::string(*source_id_text);
     head.from_ms = sample_resume_ms(head.series_id, since_ms, after);
     head.batch_rows = kFirstBatchRows;
-    if (auto filled = fill(head); !filled) {
+  }
+  // Every series' first batch in one round trip.
+  std::vector<pg::Params> firsts;
+  std::vector<size_t> asked;
+  firsts.reserve(heads_.size());
+  for (size_t i = 0; i < heads_.size(); ++i) {
+    if (!wants_batch(heads_[i])) continue;
+    firsts.push_back(batch_params(heads_[i]));
+    asked.push_back(i);
+  }
+  if (!firsts.empty()) {
+    auto batches = session_->query_each(kPgSeriesBatch, firsts);
+    if (!batches) {
       finish();
-      return filled;
+      return fail(batches.error_kind(), batches.error());
     }
+    for (size_t k = 0; k < asked.size(); ++k) take_batch(heads_[asked[k]], std::move((*batches)[k]));
   }
   mode_ = Mode::by_time;
   return {};
 }
 
-Result<void> PgSampleQuery::fill(Head& head) {
-  if (head.has_row() || head.done) return {};
-  if (head.from_ms >= until_ms_) {
-    head.done = true;
-    return {};
-  }
+bool PgSampleQuery::wants_batch(Head& head) const {
+  if (head.has_row() || head.done) return false;
+  if (head.from_ms >= until_ms_) head.done = true;
+  return !head.done;
+}
+
+pg::Params PgSampleQuery::batch_params(const Head& head) const {
   pg::Params params;
   params.add(head.series_id).add(head.from_ms).add(until_ms_).add(int64_t{head.batch_rows});
-  auto batch = session_->query(kPgSeriesBatch, params);
+  return params;
+}
+
+Result<void> PgSampleQuery::fill(Head& head) {
+  if (!wants_batch(head)) return {};
+  auto batch = session_->query(kPgSeriesBatch, batch_params(head));
   if (!batch) return fail(batch.error_kind(), batch.error());
-  head.batch = std::move(*batch);
+  take_batch(head, std::move(*batch));
+  return {};
+}
+
+void PgSampleQuery::take_batch(Head& head, pg::Rows batch) {
+  head.batch = std::move(batch);
   head.index = 0;
   head.done = head.batch.size() < head.batch_rows;
   if (head.batch.size() > 0) {
@@ -175,7 +199,6 @@ Result<void> PgSampleQuery::fill(Head& head) {
     head.from_ms = last == kPgLatestSample ? last : last + 1;
   }
   head.batch_rows = std::min(head.batch_rows * 4, kFetchRows);
-  return {};
 }
 
 Result<bool> PgSampleQuery::next(StoredSample& row) {

@@ -8,7 +8,8 @@
 //  - by_time (pages): each of the user's series is read along its primary-key range in
 //    keyset batches (t_ms after the last one read; small at first, since a page is short,
 //    then larger) and the series are merged here, as SQLite does, so a page costs about the
-//    same however far into the data it starts. The batches are read in one transaction.
+//    same however far into the data it starts. The first batches of all the series go in
+//    one round trip (a pipeline); all batches are read in one transaction.
 //
 // samples.value and series.source_id are jsonb scalars (migration 001); they come out as
 // SQLite keeps them: a JSON number without a fraction or exponent as an integer, another
@@ -48,6 +49,9 @@ class PgSampleQuery final : public SampleQuery {
   };
   enum class Mode { idle, by_series, by_time };
 
+  bool wants_batch(Head& head) const;  // false when it has rows left or none to come
+  pg::Params batch_params(const Head& head) const;
+  static void take_batch(Head& head, pg::Rows batch);
   Result<void> fill(Head& head);  // the head's next batch (if need be)
   Result<bool> next_by_time(StoredSample& row);
   void release_hold();

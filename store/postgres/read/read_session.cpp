@@ -87,6 +87,16 @@ Result<pg::Rows> ReaderLink::query(std::string_view sql, const pg::Params& param
   return db_.query(text, params);
 }
 
+Result<std::vector<pg::Rows>> ReaderLink::query_each(std::string_view sql, const std::vector<pg::Params>& params) {
+  const std::string text = for_collation(sql, bytewise_collation_);
+  auto pipeline = pg::Pipeline::begin(db_);
+  if (!pipeline) return fail(pipeline.error_kind(), pipeline.error());
+  for (const pg::Params& each : params) {
+    if (auto sent = pipeline->send(text, each); !sent) return fail(sent.error_kind(), sent.error());
+  }
+  return pipeline->finish();
+}
+
 // ---- ReadSession
 
 Result<void> ReadSession::open_transaction() {
@@ -143,6 +153,13 @@ void ReadSession::release() {
 Result<pg::Rows> ReadSession::query(std::string_view sql, const pg::Params& params) {
   if (snapshot_broken_) return fail("the read snapshot ended after an error");
   auto rows = link_.query(sql, params, in_transaction_);
+  if (!rows) abort();
+  return rows;
+}
+
+Result<std::vector<pg::Rows>> ReadSession::query_each(std::string_view sql, const std::vector<pg::Params>& params) {
+  if (snapshot_broken_) return fail("the read snapshot ended after an error");
+  auto rows = link_.query_each(sql, params);
   if (!rows) abort();
   return rows;
 }

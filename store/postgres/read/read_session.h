@@ -34,6 +34,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 #include "store/database_location.h"
@@ -62,6 +63,9 @@ class ReaderLink {
   // One statement (for_collation). `in_transaction`: the caller has a transaction open on
   // this connection (then a broken connection is not reopened: the error stands).
   Result<pg::Rows> query(std::string_view sql, const pg::Params& params = {}, bool in_transaction = false);
+  // One statement run with each of `params`, in one round trip (a pipeline), inside the
+  // caller's transaction.
+  Result<std::vector<pg::Rows>> query_each(std::string_view sql, const std::vector<pg::Params>& params);
   bool bytewise_collation() const { return bytewise_collation_; }
 
  private:
@@ -99,6 +103,8 @@ class ReadSession {
   // (PostgreSQL accepts nothing more in it): it is rolled back and every hold dropped; a
   // snapshot then fails its queries until it ends.
   Result<pg::Rows> query(std::string_view sql, const pg::Params& params = {});
+  // ReaderLink::query_each, inside a transaction held by the caller; an error aborts it.
+  Result<std::vector<pg::Rows>> query_each(std::string_view sql, const std::vector<pg::Params>& params);
 
   // Bumped whenever the transaction ends after an error: cursors of an older generation
   // are gone with it.
