@@ -198,7 +198,7 @@ Result<std::unique_ptr<Fetcher>> Fetcher::create(FetcherOptions options, store::
       ServiceClients::create(impl.io.get_executor(), std::move(*base), client_options(impl.options), impl.options.teams);
   if (!clients) return fail(clients.error());
   impl.clients = std::move(*clients);
-  auto reads = store::open_follow_up_reads(database.location);  // TODO(pg-read): the Database;
+  auto reads = store::open_follow_up_reads(database);
   if (!reads) return fail("fetcher: " + reads.error());
   impl.reads = std::move(*reads);
   impl.runner = std::make_unique<JobRunner>(

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "common/result.h"
+#include "store/database_location.h"
 
 namespace hh::store {
 
@@ -23,7 +24,8 @@ class FollowUpReads {
   virtual Result<std::optional<std::string>> newest_body_with_id_prefix(std::string_view prefix) = 0;
 };
 
-// Opens the reads of the store at `database` (it must exist and be migrated).
-Result<std::unique_ptr<FollowUpReads>> open_follow_up_reads(const std::string& database);
+// Opens the reads of the store that `database` names (store/database_location.h); it must
+// exist and be migrated.
+Result<std::unique_ptr<FollowUpReads>> open_follow_up_reads(const Database& database);
 
 }  // namespace hh::store

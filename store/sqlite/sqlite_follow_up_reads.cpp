@@ -1,5 +1,6 @@
 // store::FollowUpReads on a read-only SQLite connection of its own.
-#include "store/follow_up_reads.h"
+#include "store/sqlite/sqlite_follow_up_reads.h"
+
 #include "store/sqlite/database.h"
 
 namespace hh::store {
@@ -41,7 +42,7 @@ class SqliteFollowUpReads final : public FollowUpReads {
 
 }  // namespace
 
-Result<std::unique_ptr<FollowUpReads>> open_follow_up_reads(const std::string& database) {
+Result<std::unique_ptr<FollowUpReads>> open_sqlite_follow_up_reads(const std::string& database) {
   auto db = open_for_reading(database);
   if (!db) return fail(db.error());
   auto next_due = db->prepare("SELECT min(next_attempt_at) FROM jobs WHERE state = 'queued'");

@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "store/read_query_common.h"
+
 namespace hh::store {
 namespace {
 
@@ -27,22 +29,6 @@ const std::string kDeliveryWindow = "SELECT " + std::string(kDeliveryColumns) +
                                     "AND (?7 IS NULL OR status = ?7) ORDER BY seq";
 
 enum DeliveryStatement : size_t { delivery_by_id, delivery_bounds, delivery_window };
-
-void read_delivery(const sqlite::Statement& s, StoredDelivery& row) {
-  row.seq = s.column_int(0);
-  row.message_id = s.column_text(1);
-  row.origin = s.column_text(2);
-  row.received_at_ms = s.column_int(3);
-  row.webhook_timestamp = s.column_optional_int(4);
-  row.event_type = s.column_optional_text(5);
-  row.status = s.column_optional_text(6);
-  row.family = s.column_optional_text(7);
-  row.error = s.column_optional_text(8);
-  row.headers = s.column_text(9);
-  row.body = s.column_blob(10);
-  row.body_removed_at_ms = s.column_optional_int(11);
-  row.body_sha256 = s.column_text(12);
-}
 
 }  // namespace
 

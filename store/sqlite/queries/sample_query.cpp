@@ -1,17 +1,14 @@
 #include "store/sqlite/queries/sample_query.h"
 
-#include <algorithm>
 #include <limits>
+
+#include "store/read_query_common.h"
 
 namespace hh::store {
 namespace {
 
 constexpr int64_t kEarliestSample = std::numeric_limits<int64_t>::min();
 constexpr int64_t kLatestSample = std::numeric_limits<int64_t>::max();
-// One user's series of one resource: providers × source types. Far more means a mistake
-// (or an attack on the read API), not data.
-constexpr size_t kMaxMergedSeries = 1000;
-
 // A series and its identity columns: columns 0-4 name it, 5 source_id, 6 client_user_id,
 // 7 provider name. One primary-key lookup in users and providers per series.
 constexpr std::string_view kSeriesColumns =
@@ -44,43 +41,21 @@ constexpr std::string_view kSeriesSamples =
     "SELECT t_ms, timezone_offset, value, unit, type, start_ms, end_ms, systolic, diastolic, extra, seq "
     "FROM samples WHERE series_id = ?1 AND t_ms >= ?2 AND t_ms < ?3 ORDER BY t_ms";
 
-// Identity columns of a series row (kSeriesColumns 5-7), viewing the statement.
-struct SeriesIdentity {
-  std::optional<int64_t> source_id;
-  std::optional<std::string_view> source_id_text, client_user_id, provider_name;
-};
-
-SeriesIdentity read_identity(const sqlite::Statement& s) {
-  SeriesIdentity out;
+// source_id (series column 5) as SQLite keeps it: an integer as the service sends it, else
+// its text.
+void read_source_id(const sqlite::Statement& s, std::optional<int64_t>& id, std::optional<std::string_view>& text) {
+  id.reset();
+  text.reset();
   if (s.column_type(5) == SQLITE_INTEGER) {
-    out.source_id = s.column_int(5);
+    id = s.column_int(5);
   } else {
-    out.source_id_text = s.column_optional_text(5);
+    text = s.column_optional_text(5);
   }
-  out.client_user_id = s.column_optional_text(6);
-  out.provider_name = s.column_optional_text(7);
-  return out;
-}
-
-void set_identity(StoredSample& row, const SeriesIdentity& identity) {
-  row.source_id = identity.source_id;
-  row.source_id_text = identity.source_id_text;
-  row.client_user_id = identity.client_user_id;
-  row.provider_name = identity.provider_name;
-}
-
-std::optional<std::string> copy_text(std::optional<std::string_view> text) {
-  return text ? std::optional<std::string>(*text) : std::nullopt;
-}
-
-std::optional<std::string_view> view_text(const std::optional<std::string>& text) {
-  return text ? std::optional<std::string_view>(*text) : std::nullopt;
 }
 
 // Columns of kSeriesSamples into `row` (the series fields are set by the caller).
 void read_sample(const sqlite::Statement& s, StoredSample& row) {
-  row.t_ms = s.column_int(0);
-  row.timezone_offset = s.column_optional_int(1);
+  read_sample_columns(s, 0, row);
   switch (s.column_type(2)) {
     case SQLITE_NULL: row.value_type = ValueType::null; break;
     case SQLITE_INTEGER:
@@ -95,14 +70,6 @@ void read_sample(const sqlite::Statement& s, StoredSample& row) {
       row.value_type = ValueType::text;
       row.value_text = s.column_text(2);
   }
-  row.unit = s.column_optional_text(3);
-  row.type = s.column_optional_text(4);
-  row.start_ms = s.column_optional_int(5);
-  row.end_ms = s.column_optional_int(6);
-  row.systolic = s.column_optional_double(7);
-  row.diastolic = s.column_optional_double(8);
-  row.extra = s.column_optional_text(9);
-  row.seq = s.column_int(10);
 }
 
 }  // namespace
@@ -143,7 +110,7 @@ Result<void> SqliteSampleQuery::start_by_series(const SampleFilter& filter) {
 
 Result<void> SqliteSampleQuery::start_by_time(const SampleFilter& filter, std::optional<SamplePosition> after) {
   finish();
-  if (!filter.user_id || !filter.resource) return fail("a time-ordered sample query needs a user and a resource");
+  if (!filter.user_id || !filter.resource) return fail(std::string(kSamplePageNeedsUserAndResource));
   auto series = series_.get(user_series);
   if (!series) return fail(series.error());
   since_ms_ = filter.since_ms.value_or(kEarliestSample);
@@ -151,19 +118,13 @@ Result<void> SqliteSampleQuery::start_by_time(const SampleFilter& filter, std::o
   (*series)->bind(1, filter.user_id).bind(2, filter.resource).bind(3, filter.provider).bind(4, filter.source_type);
   auto listed = (*series)->for_each_row([this](const sqlite::Statement& s) -> Result<void> {
     if (heads_.size() == kMaxMergedSeries) {
-      return fail("more than " + std::to_string(kMaxMergedSeries) + " series match; narrow the query");
+      return fail(too_many_series_error());
     }
     Head head;
-    head.series_id = s.column_int(0);
-    head.user_id = s.column_text(1);
-    head.resource = s.column_text(2);
-    head.provider = s.column_text(3);
-    head.source_type = s.column_text(4);
-    const SeriesIdentity identity = read_identity(s);
-    head.source_id = identity.source_id;
-    head.source_id_text = copy_text(identity.source_id_text);
-    head.client_user_id = copy_text(identity.client_user_id);
-    head.provider_name = copy_text(identity.provider_name);
+    read_series_names(s, head);
+    std::optional<std::string_view> source_id_text;
+    read_source_id(s, head.source_id, source_id_text);
+    if (source_id_text) head.source_id_text = std::string(*source_id_text);
     head.statement = heads_.size();
     heads_.push_back(std::move(head));
     return {};
@@ -175,15 +136,7 @@ Result<void> SqliteSampleQuery::start_by_time(const SampleFilter& filter, std::o
   for (auto& head : heads_) {
     auto statement = samples_statement(head.statement);
     if (!statement) return fail(statement.error());
-    // After (t, id) in (t_ms, series_id) order: a series with a higher id may still have
-    // a sample at t itself, a lower or equal one only after t.
-    int64_t from = since_ms_;
-    if (after) {
-      const int64_t resume = head.series_id > after->series_id ? after->t_ms
-                             : after->t_ms == kLatestSample   ? kLatestSample
-                                                              : after->t_ms + 1;
-      from = std::max(from, resume);
-    }
+    const int64_t from = sample_resume_ms(head.series_id, since_ms_, after);
     (*statement)->bind(1, head.series_id).bind(2, from).bind(3, until_ms_);
     auto has_row = (*statement)->step();
     if (!has_row) return fail(has_row.error());
@@ -220,12 +173,8 @@ Result<bool> SqliteSampleQuery::next_by_series(StoredSample& row) {
     if (!has_row) return fail(has_row.error());
     if (*has_row) {
       // The series row stays current while its samples are read: its views stay valid.
-      row.series_id = series.column_int(0);
-      row.user_id = series.column_text(1);
-      row.resource = series.column_text(2);
-      row.provider = series.column_text(3);
-      row.source_type = series.column_text(4);
-      set_identity(row, read_identity(series));
+      read_series_row(series, row);
+      read_source_id(series, row.source_id, row.source_id_text);
       read_sample(samples_of, row);
       return true;
     }
@@ -259,13 +208,7 @@ Result<bool> SqliteSampleQuery::next_by_time(StoredSample& row) {
     return false;
   }
   const Head& head = heads_[*best];
-  row.series_id = head.series_id;
-  row.user_id = head.user_id;
-  row.resource = head.resource;
-  row.provider = head.provider;
-  row.source_type = head.source_type;
-  set_identity(row, SeriesIdentity{head.source_id, view_text(head.source_id_text), view_text(head.client_user_id),
-                                   view_text(head.provider_name)});
+  head.name(row);
   read_sample(samples_[head.statement], row);
   to_step_ = best;
   return true;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "store/read_query_common.h"
 #include "store/read_store.h"
 #include "store/sqlite/connection.h"
 #include "store/sqlite/queries/query_statements.h"
@@ -34,11 +35,7 @@ class SqliteSampleQuery final : public SampleQuery {
 
  private:
   // A series being merged (by_time), with owned copies of its names.
-  struct Head {
-    int64_t series_id = 0;
-    std::string user_id, resource, provider, source_type;
-    std::optional<int64_t> source_id;
-    std::optional<std::string> source_id_text, client_user_id, provider_name;
+  struct Head : SeriesHead {
     size_t statement = 0;  // index into samples_
     bool has_row = false;
   };

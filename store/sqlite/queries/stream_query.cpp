@@ -1,5 +1,7 @@
 #include "store/sqlite/queries/stream_query.h"
 
+#include "store/read_query_common.h"
+
 namespace hh::store {
 namespace {
 
@@ -45,40 +47,14 @@ Result<void> SqliteStreamQuery::start_page(std::string_view workout_id, std::opt
 }
 
 Result<bool> SqliteStreamQuery::next(StoredStreamPoint& row) {
-  return statements_.next_row([&row](const sqlite::Statement& s) {
-    row.workout_id = s.column_text(0);
-    row.idx = s.column_int(1);
-    row.time = s.column_optional_int(2);
-    row.distance = s.column_optional_double(3);
-    row.heartrate = s.column_optional_double(4);
-    row.velocity_smooth = s.column_optional_double(5);
-    row.lat = s.column_optional_double(6);
-    row.lng = s.column_optional_double(7);
-    row.altitude = s.column_optional_double(8);
-    row.cadence = s.column_optional_double(9);
-    row.power = s.column_optional_double(10);
-    row.resistance = s.column_optional_double(11);
-    row.temperature = s.column_optional_double(12);
-  });
+  return statements_.next_row([&row](const sqlite::Statement& s) { read_stream_point(s, row); });
 }
 
 Result<bool> SqliteStreamQuery::find_workout(std::string_view workout_id, StoredWorkoutStream& row) {
   auto s = statements_.get(workout_stream);
   if (!s) return fail(s.error());
   (*s)->bind(1, workout_id);
-  return (*s)->first_row([&row](const sqlite::Statement& found) {
-    const auto copy = [&found](int column) -> std::optional<std::string> {
-      if (found.column_is_null(column)) return std::nullopt;
-      return std::string(found.column_text(column));
-    };
-    row.workout_id = std::string(found.column_text(0));
-    row.user_id = copy(1);
-    row.provider = copy(2);
-    row.provider_id = copy(3);
-    row.sport = copy(4);
-    row.point_count = found.column_optional_int(5);
-    row.seq = found.column_int(6);
-  });
+  return (*s)->first_row([&row](const sqlite::Statement& found) { read_workout_stream(found, row); });
 }
 
 }  // namespace hh::store

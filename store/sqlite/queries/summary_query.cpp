@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "store/read_query_common.h"
+
 namespace hh::store {
 namespace {
 
@@ -38,11 +40,11 @@ SqliteSummaryQuery::SqliteSummaryQuery(sqlite::Connection& db)
     : statements_(db, {kSummaryExport, kSummaryPage, kSummaryByKey}) {}
 
 Result<void> SqliteSummaryQuery::start_by_key(std::string_view change_key) {
-  const size_t slash = change_key.find('/');
-  if (slash == std::string_view::npos) return fail("not a summary key: " + std::string(change_key));
+  const auto key = split_change_key(change_key, 2);
+  if (!key) return fail(not_a_summary_key_error(change_key));
   auto s = statements_.start(summary_by_key);
   if (!s) return fail(s.error());
-  (*s)->bind(1, change_key.substr(0, slash)).bind(2, change_key.substr(slash + 1));
+  (*s)->bind(1, (*key)[0]).bind(2, (*key)[1]);
   return {};
 }
 
@@ -57,7 +59,7 @@ Result<void> SqliteSummaryQuery::start_export(const SummaryFilter& filter) {
 Result<void> SqliteSummaryQuery::start_page(const SummaryFilter& filter, const std::optional<SummaryPosition>& after,
                                             int64_t limit) {
   statements_.finish();
-  if (!filter.user_id || !filter.resource) return fail("a summary page needs a user and a resource");
+  if (!filter.user_id || !filter.resource) return fail(std::string(kSummaryPageNeedsUserAndResource));
   auto s = statements_.start(summary_page);
   if (!s) return fail(s.error());
   sqlite::Statement& page = **s;
@@ -73,18 +75,7 @@ Result<void> SqliteSummaryQuery::start_page(const SummaryFilter& filter, const s
 }
 
 Result<bool> SqliteSummaryQuery::next(StoredSummary& row) {
-  return statements_.next_row([&row](const sqlite::Statement& s) {
-    row.resource = s.column_text(0);
-    row.id = s.column_text(1);
-    row.user_id = s.column_optional_text(2);
-    row.provider = s.column_optional_text(3);
-    row.source_type = s.column_text(4);
-    row.start_ms = s.column_optional_int(5);
-    row.seq = s.column_int(6);
-    row.data = s.column_text(7);
-    row.client_user_id = s.column_optional_text(8);
-    row.provider_name = s.column_optional_text(9);
-  });
+  return statements_.next_row([&row](const sqlite::Statement& s) { read_summary(s, row); });
 }
 
 }  // namespace hh::store

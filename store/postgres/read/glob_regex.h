@@ -1,0 +1,14 @@
+#pragma once
+// SQLite's GLOB on PostgreSQL: a glob as a POSIX regular expression (PostgreSQL's `~`) that
+// matches the same strings: `*` any run of characters, `?` one character, `[...]` one of a
+// set (`[^...]` none of it; `]` first is itself; `a-z` a range; `-` first or last is
+// itself), every other character itself, case-sensitive, the whole string. A set left
+// open matches nothing, as in SQLite. (sqlite3 src/func.c, patternCompare.)
+#include <string>
+#include <string_view>
+
+namespace hh::store::pgread {
+
+std::string glob_to_regex(std::string_view glob);
+
+}  // namespace hh::store::pgread
