@@ -45,11 +45,21 @@ Processor::Processor(std::unique_ptr<store::ProcessingStore> store, ProcessorOpt
 Processor::~Processor() = default;
 
 bool Processor::take_lead() {
-  if (leading_) return true;
   const auto now = std::chrono::steady_clock::now();
-  if (now < next_lead_try_) return false;
+  if (!leading_ && now < next_lead_try_) return false;
+  auto taken = store_->take_lead();  // cheap while held
+  if (leading_ && taken && *taken) return true;
   next_lead_try_ = now + kLeadRetry;
-  auto taken = store_->take_lead();
+  if (leading_) {
+    // Lost (e.g. the store's connection broke): stand by, and start over from the stored
+    // position once taken again. Rows the parse thread read ahead may be applied by another.
+    leading_ = false;
+    stats_.leading.store(0, std::memory_order_relaxed);
+    live_pipeline_.reset();
+    log::warn("processing_lead_lost").str("error", taken ? std::string("another instance may lead") : taken.error());
+    standing_by_ = true;
+    return false;
+  }
   if (!taken) {
     log::warn("processing_lead_check_failed").str("error", taken.error());
     return false;
@@ -59,10 +69,13 @@ bool Processor::take_lead() {
     standing_by_ = true;
     return false;
   }
+  // The last leader moved the applied position meanwhile: no step before it is known.
+  if (auto synced = sync_applied_seq(); !synced) {
+    log::warn("processing_lead_sync_failed").str("error", synced.error());
+    return false;
+  }
   leading_ = true;
   stats_.leading.store(1, std::memory_order_relaxed);
-  // The last leader moved the applied position meanwhile.
-  if (auto synced = sync_applied_seq(); !synced) log::warn("processing_lead_sync_failed").str("error", synced.error());
   if (standing_by_) log::info("processing_lead_taken").num("applied_seq", applied_seq_);
   return true;
 }

@@ -138,10 +138,43 @@ Result<Rows> Connection::query(std::string_view sql, const Params& params, Resul
               first_line(sql));
 }
 
+Result<void> Connection::set_session(std::string sql) {
+  if (auto set = exec(sql); !set) return set;
+  session_.push_back(std::move(sql));
+  return {};
+}
+
 Result<void> Connection::prepare(const std::string& name, std::string_view sql) {
+  // Objects opened again on the same connection (a second processing store) find their
+  // statements there.
+  for (const auto& [known, known_sql] : prepared_) {
+    if (known == name) {
+      if (known_sql == sql) return {};
+      return fail(ErrorKind::other, "PostgreSQL: statement " + name + " is already prepared with other SQL");
+    }
+  }
   const std::string text(sql);
   auto done = take(PQprepare(get(), name.c_str(), text.c_str(), 0, nullptr), first_line(sql));
   if (!done) return fail(done.error_kind(), done.error());
+  prepared_.emplace_back(name, text);
+  return {};
+}
+
+Result<void> Connection::reconnect_if_broken() {
+  if (PQstatus(get()) == CONNECTION_OK) return {};
+  PQreset(get());  // the same parameters as the first connection
+  if (PQstatus(get()) != CONNECTION_OK) {
+    return fail(ErrorKind::unavailable, "PostgreSQL: cannot connect again: " + trimmed(PQerrorMessage(get())));
+  }
+  ++generation_;
+  for (const std::string& sql : session_) {
+    if (auto set = exec(sql); !set) return set;
+  }
+  for (const auto& [name, sql] : prepared_) {
+    if (auto again = take(PQprepare(get(), name.c_str(), sql.c_str(), 0, nullptr), name); !again) {
+      return fail(again.error_kind(), again.error());
+    }
+  }
   return {};
 }
 

@@ -112,13 +112,25 @@ class Connection {
 
   // Runs one or more statements without parameters (simple protocol).
   Result<void> exec(std::string_view sql);
+  // A session setting (SET …): run now, and again on every reconnect.
+  Result<void> set_session(std::string sql);
   // Runs one statement with parameters.
   Result<Rows> query(std::string_view sql, const Params& params = {}, Results format = Results::text);
-  // Prepares a named statement for run(); names are per connection.
+  // Prepares a named statement for run(); names are per connection. Preparing a name again
+  // with the same SQL does nothing; statements are prepared again on every reconnect.
   Result<void> prepare(const std::string& name, std::string_view sql);
   Result<Rows> run(const std::string& name, const Params& params = {}, Results format = Results::text);
   // A query returning one integer; nullopt for no row or NULL.
   Result<std::optional<int64_t>> query_int(std::string_view sql, const Params& params = {});
+
+  // A connection that broke (the server restarted, the network dropped it) is opened
+  // again, with its session settings and prepared statements. Call only where no
+  // transaction of this connection can be open (what it held is gone: its transaction,
+  // its session locks). Does nothing while the connection is fine.
+  Result<void> reconnect_if_broken();
+  // How many times reconnect_if_broken() opened the connection again: session locks taken
+  // before that are gone.
+  uint64_t generation() const { return generation_; }
 
   // The server's backend process id (pg_backend_pid()), for logs and tests.
   int backend_pid() const { return PQbackendPID(handle_.get()); }
@@ -134,6 +146,9 @@ class Connection {
   explicit Connection(PGconn* conn) : handle_(conn) {}
   Result<Rows> take(PGresult* result, std::string_view what);
   std::unique_ptr<PGconn, Finish> handle_;
+  std::vector<std::string> session_;                        // set_session() statements
+  std::vector<std::pair<std::string, std::string>> prepared_;  // name, SQL
+  uint64_t generation_ = 0;
 };
 
 // Statements sent together and answered after one sync: one round trip for all of them.

@@ -9,7 +9,9 @@ int postgres_schema_version() { return static_cast<int>(postgres_migrations().si
 Result<pg::Connection> connect(const Database& database) {
   auto db = pg::Connection::open(database.location, database.password);
   if (!db) return db;
-  if (auto set = db->exec("SET synchronous_commit = on; SET TIME ZONE 'UTC'"); !set) return fail(set.error_kind(), set.error());
+  if (auto set = db->set_session("SET synchronous_commit = on; SET TIME ZONE 'UTC'"); !set) {
+    return fail(set.error_kind(), set.error());
+  }
   return db;
 }
 

@@ -28,7 +28,12 @@ class PgInbox final : public Inbox {
   PgInbox(pg::Connection& db, PgOutboxWriter outbox) : db_(&db), outbox_(std::move(outbox)) {}
 
   Result<std::vector<Appended>> append(std::span<const NewDelivery* const> batch) override {
-    return append_with(batch, {});
+    auto appended = append_with(batch, {});
+    // The connection broke (a server restart, a failover): once more on a new one. Safe
+    // even if the lost COMMIT did commit: the message-id check then reports the rows as
+    // duplicates, which are acknowledged the same.
+    if (!appended && !db_->is_open()) appended = append_with(batch, {});
+    return appended;
   }
   Result<std::vector<Appended>> append_with(std::span<const NewDelivery* const> batch,
                                             const AlsoInTransaction& also) override;
@@ -106,6 +111,9 @@ Result<std::vector<Appended>> PgInbox::append_with(std::span<const NewDelivery* 
                                                    const AlsoInTransaction& also) {
   std::vector<bool> sent(batch.size());
   std::vector<Appended> results;
+  // A server restart broke the connection: the batch goes to a new one (the statements
+  // prepared before are prepared again).
+  if (auto open = db_->reconnect_if_broken(); !open) return fail(open.error_kind(), open.error());
   if (!prepared_) {  // once, and outside a pipeline (libpq prepares synchronously)
     if (auto p = db_->prepare("hh_inbox_append", kAppend); !p) return fail(p.error_kind(), p.error());
     if (auto p = db_->prepare("hh_inbox_find", kFind); !p) return fail(p.error_kind(), p.error());

@@ -30,15 +30,21 @@ class LeaderLock {
     if (!locked->boolean(0, 0)) return std::optional<LeaderLock>();
     return std::optional<LeaderLock>(LeaderLock(&db));
   }
-  LeaderLock(LeaderLock&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  LeaderLock(LeaderLock&& other) noexcept : db_(other.db_), generation_(other.generation_) { other.db_ = nullptr; }
   LeaderLock& operator=(LeaderLock&&) = delete;
   ~LeaderLock() {
-    if (db_ != nullptr) (void)db_->query("SELECT pg_advisory_unlock($1)", pg::Params().add(kProcessingLock));
+    if (db_ != nullptr && held()) {
+      (void)db_->query("SELECT pg_advisory_unlock($1)", pg::Params().add(kProcessingLock));
+    }
   }
+  // False once the connection was opened again: the session that held the lock is gone,
+  // and another instance may have taken it.
+  bool held() const { return db_->generation() == generation_; }
 
  private:
-  explicit LeaderLock(pg::Connection* db) : db_(db) {}
+  explicit LeaderLock(pg::Connection* db) : db_(db), generation_(db->generation()) {}
   pg::Connection* db_;
+  uint64_t generation_;
 };
 
 class PgProcessingStore final : public ProcessingStore {
@@ -49,6 +55,13 @@ class PgProcessingStore final : public ProcessingStore {
         writer_(std::move(writer)), outbox_(std::move(outbox)) {}
 
   Result<bool> take_lead() override {
+    if (auto open = db_.reconnect_if_broken(); !open) return fail(open.error_kind(), open.error());
+    if (lock_ && !lock_->held()) {
+      // Lost with the old connection: ask again next time (the processor first stands by,
+      // then re-reads the applied position another leader may have moved).
+      lock_.reset();
+      return false;
+    }
     if (lock_) return true;
     auto taken = LeaderLock::try_acquire(db_);
     if (!taken) return fail(taken.error_kind(), taken.error());
@@ -60,16 +73,20 @@ class PgProcessingStore final : public ProcessingStore {
   }
 
   Result<int64_t> applied_seq() override {
+    if (auto open = db_.reconnect_if_broken(); !open) return fail(open.error_kind(), open.error());
     auto seq = db_.query_int("SELECT applied_seq FROM processor_state WHERE id = 1");
     if (!seq) return fail(seq.error_kind(), seq.error());
     if (!*seq) return fail("processor_state has no row (database not migrated?)");
     return **seq;
   }
   // The horizon, not the newest row: see inbox_horizon.h.
-  Result<int64_t> newest_seq() override { return horizon_.advance(); }
+  Result<int64_t> newest_seq() override {
+    if (auto open = db_.reconnect_if_broken(); !open) return fail(open.error_kind(), open.error());
+    return horizon_.advance();
+  }
 
   Result<void> begin_step() override {
-    if (!lock_) return fail(ErrorKind::busy, kLeadTaken);
+    if (!lock_ || !lock_->held()) return fail(ErrorKind::busy, kLeadTaken);
     // Relaxed steps commit without waiting for the server's WAL flush: the next
     // synchronous commit on the server (any instance's ingest) flushes them too, in order,
     // and a step lost in a server crash is applied again from the position that was lost

@@ -13,7 +13,7 @@ Result<std::unique_ptr<PgStore>> PgStore::open(const Database& database, const S
   if (!db) return fail(db.error_kind(), db.error());
   // busy_timeout_ms: a lock held longer fails the statement (busy, answered 503), as
   // SQLite's busy timeout does.
-  if (auto set = db->exec("SET lock_timeout = " + std::to_string(options.busy_timeout_ms)); !set) {
+  if (auto set = db->set_session("SET lock_timeout = " + std::to_string(options.busy_timeout_ms)); !set) {
     return fail(set.error_kind(), set.error());
   }
   return std::unique_ptr<PgStore>(new PgStore(database, std::move(*db), options));

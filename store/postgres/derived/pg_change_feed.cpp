@@ -5,13 +5,15 @@ namespace {
 
 const std::string kPgChangeInsert = "hh_derived_changes_insert";
 constexpr std::string_view kPgChangeInsertSql =
-    "INSERT INTO changes (seq, table_name, row_key, op, row_count, from_ms, to_ms) "
-    "VALUES ($1::bigint, $2::text, $3::text, $4::text, $5::bigint, $6::bigint, $7::bigint)";
+    "INSERT INTO changes (change_id, seq, table_name, row_key, op, row_count, from_ms, to_ms) "
+    "SELECT coalesce(max(change_id), 0) + 1, $1::bigint, $2::text, $3::text, $4::text, $5::bigint, $6::bigint, "
+    "$7::bigint FROM changes";
 
 const std::string kPgChangeBatch = "hh_derived_changes_batch";
 constexpr std::string_view kPgChangeBatchSql =
-    "INSERT INTO changes (seq, table_name, row_key, op, row_count, from_ms, to_ms) "
-    "SELECT x.seq, x.table_name, x.row_key, x.op, x.row_count, x.from_ms, x.to_ms "
+    "INSERT INTO changes (change_id, seq, table_name, row_key, op, row_count, from_ms, to_ms) "
+    "SELECT (SELECT coalesce(max(change_id), 0) FROM changes) + x.n, x.seq, x.table_name, x.row_key, x.op, "
+    "x.row_count, x.from_ms, x.to_ms "
     "FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[]) "
     "WITH ORDINALITY AS x(seq, table_name, row_key, op, row_count, from_ms, to_ms, n) ORDER BY x.n";
 

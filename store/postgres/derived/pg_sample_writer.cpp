@@ -12,8 +12,9 @@ const std::string kPgSeries = "hh_derived_series";
 constexpr std::string_view kPgSeriesSql =
     "WITH found AS (SELECT series_id FROM series WHERE user_id = $1::text AND resource = $2::text "
     "AND provider = $3::text AND source_type = $4::text), "
-    "inserted AS (INSERT INTO series (user_id, resource, provider, source_type) "
-    "SELECT $1::text, $2::text, $3::text, $4::text WHERE NOT EXISTS (SELECT 1 FROM found) RETURNING series_id) "
+    "inserted AS (INSERT INTO series (series_id, user_id, resource, provider, source_type) "
+    "SELECT (SELECT coalesce(max(series_id), 0) + 1 FROM series), $1::text, $2::text, $3::text, $4::text "
+    "WHERE NOT EXISTS (SELECT 1 FROM found) RETURNING series_id) "
     "SELECT series_id FROM found UNION ALL SELECT series_id FROM inserted";
 
 const std::string kPgSourceId = "hh_derived_series_source_id";
