@@ -12,6 +12,10 @@
 // it (i:72, r:72, s:text). Rows are compared sorted (the collations differ).
 #include <boost/test/unit_test.hpp>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -20,6 +24,7 @@
 #include "store/derived/derived_table_names.h"
 #include "store/postgres/database.h"
 #include "store/sqlite/database.h"
+#include "store/sqlite/processing_lock.h"
 #include "tests/derived/corpus.h"
 #include "tests/derived/store_dump.h"
 #include "tests/support/postgres_cluster.h"
@@ -247,6 +252,47 @@ test::ProcessResult run_migrate(const std::string& from, const std::string& to, 
   return test::run_healthhook(args);
 }
 
+int64_t migrate_int(pg::Connection& pg, const std::string& sql);
+
+// Starts `healthhook migrate`, waits until the target's inbox holds `inbox_rows` rows, then
+// kills it (SIGKILL: no cleanup, as a crash or `kill -9`). Returns its exit status (128+9
+// when it was killed) and what it wrote on stderr.
+std::pair<int, std::string> migrate_killed_at(const std::string& from, const std::string& to, const Strings& extra,
+                                              int64_t inbox_rows) {
+  Strings args{test::healthhook_binary(), "migrate", "--from", from, "--to", to};
+  args.insert(args.end(), extra.begin(), extra.end());
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int err[2];
+  BOOST_REQUIRE(::pipe(err) == 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(err[1], 2);
+    ::close(err[0]);
+    ::close(err[1]);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  BOOST_REQUIRE(pid > 0);
+  ::close(err[1]);
+  auto pg = migrate_connect(to);
+  for (int i = 0; i < 20000; ++i) {
+    // The progress table is there once the copy started.
+    auto copied = pg.query_int("SELECT count(*) FROM inbox");
+    if (copied && copied->value_or(0) >= inbox_rows) break;
+    ::usleep(1000);
+  }
+  ::kill(pid, SIGKILL);
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(err[0], buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<size_t>(n));
+  ::close(err[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return {WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status), text};
+}
+
 int64_t migrate_int(pg::Connection& pg, const std::string& sql) {
   auto value = pg.query_int(sql);
   BOOST_REQUIRE_MESSAGE(value, value.error() + ": " + sql);
@@ -323,6 +369,22 @@ BOOST_AUTO_TEST_CASE(an_interrupted_copy_run_again_ends_the_same) {
   migrate_check_same(migrate_dump_pg(pg), migrate_dump_lite(lite, pg), migrate_tables());
 }
 
+BOOST_AUTO_TEST_CASE(a_copy_killed_midway_run_again_ends_the_same) {
+  SourceStore source;
+  const std::string uri = test::PostgresCluster::shared().fresh_database();
+  // One row per transaction (thousands of them): killed while it copies, some way in.
+  auto [status, text] = migrate_killed_at(source.path, uri, {"--batch-rows", "1"}, 20);
+  BOOST_TEST(status == 128 + SIGKILL, text);
+  auto pg = migrate_connect(uri);
+  BOOST_TEST(migrate_int(pg, "SELECT applied_seq FROM processor_state") == 0);  // not finished
+  BOOST_TEST(migrate_int(pg, "SELECT count(*) FROM inbox") >= 20);
+  BOOST_TEST_MESSAGE("killed after " << migrate_int(pg, "SELECT count(*) FROM inbox") << " inbox rows");
+  auto resumed = run_migrate(source.path, uri);
+  BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.stderr_text);
+  auto lite = source.open();
+  migrate_check_same(migrate_dump_pg(pg), migrate_dump_lite(lite, pg), migrate_tables());
+}
+
 BOOST_AUTO_TEST_CASE(a_target_holding_another_stores_rows_is_refused) {
   SourceStore source;
   SourceStore other(30, 7);
@@ -362,6 +424,20 @@ BOOST_AUTO_TEST_CASE(refused_while_the_processing_lock_is_held) {
   BOOST_REQUIRE(leader.query("SELECT pg_advisory_unlock($1)", pg::Params().add(store::kProcessingLock)));
   auto copied = run_migrate(source.path, uri);
   BOOST_TEST(copied.exit_code == 0, copied.stderr_text);
+}
+
+BOOST_AUTO_TEST_CASE(refused_while_a_server_processes_the_source) {
+  SourceStore source(20, 4);
+  const std::string uri = test::PostgresCluster::shared().fresh_database();
+  auto serving = test::open_store(source.path);
+  auto lock = store::ProcessingLock::acquire(serving);  // what a running `serve` holds
+  BOOST_REQUIRE_MESSAGE(lock, lock.error());
+  auto refused = run_migrate(source.path, uri);
+  BOOST_TEST(refused.exit_code == 1);
+  BOOST_TEST(refused.stderr_text.find("is being processed by another healthhook process") != std::string::npos,
+             refused.stderr_text);
+  auto pg = migrate_connect(uri);
+  BOOST_TEST(migrate_int(pg, "SELECT count(*) FROM pg_tables WHERE tablename = 'sqlite_copy_progress'") == 0);
 }
 
 BOOST_AUTO_TEST_CASE(a_missing_source_is_a_usage_error) {
