@@ -228,7 +228,7 @@ struct SourceStore {
                  "INSERT INTO removed_bodies (seq, body_sha256, body_bytes, removed_at_ms) "
                  "SELECT seq, 'sha-' || seq, 10 * seq, 1700000000000 + seq FROM delivery_outcomes "
                  "WHERE status = 'invalid' ORDER BY seq LIMIT 2");
-    migrate_exec(db, "INSERT INTO erasures (user_id, erased_at_ms, row_counts) VALUES ('gone', 1700000000000, "
+    pg_migrate_test::migrate_exec(db, "INSERT INTO erasures (user_id, erased_at_ms, row_counts) VALUES ('gone', 1700000000000, "
                      "'{\"samples\": 3}'), ('gone too', 1700000000001, '{}')");
     for (int i = 1; i <= 4; ++i) {
       migrate_exec(db, "INSERT INTO outbox (destination, kind, seq, event_type, table_name, row_key, op, created_at, "
@@ -236,7 +236,7 @@ struct SourceStore {
                        ", 'daily.data.sleep.created', 'summaries', 'sleep/s" + std::to_string(i) +
                        "', 'insert', 1700000000000, 1700000000000, 'u1', 'u1')");
     }
-    migrate_exec(db, "DELETE FROM outbox WHERE outbox_id = 4");
+    pg_migrate_test::migrate_exec(db, "DELETE FROM outbox WHERE outbox_id = 4");
   }
 
   sqlite::Connection open() const {
@@ -449,6 +449,22 @@ BOOST_AUTO_TEST_CASE(a_missing_source_is_a_usage_error) {
   auto not_postgres = run_migrate(dir.file("nothing.db"), dir.file("other.db"));
   BOOST_TEST(not_postgres.exit_code == 2);
   BOOST_TEST(not_postgres.stderr_text.find("--to must be a postgresql:// URI") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_value_postgresql_cannot_hold_fails_with_its_table_named) {
+  SourceStore source(20, 5);
+  {
+    auto db = test::open_store(source.path);
+    migrate_exec(db, "UPDATE samples SET value = x'00ff' WHERE (series_id, t_ms) = (SELECT series_id, t_ms FROM samples LIMIT 1)");
+  }
+  const std::string uri = test::PostgresCluster::shared().fresh_database();
+  auto failed = run_migrate(source.path, uri);
+  BOOST_TEST(failed.exit_code == 1);
+  BOOST_TEST(failed.stderr_text.find("samples.value holds a blob, not a JSON scalar") != std::string::npos,
+             failed.stderr_text);
+  auto pg = migrate_connect(uri);
+  BOOST_TEST(migrate_int(pg, "SELECT count(*) FROM samples") == 0);  // the batch rolled back
+  BOOST_TEST(migrate_int(pg, "SELECT count(*) FROM series") > 0);    // earlier tables stay in
 }
 
 BOOST_AUTO_TEST_CASE(rebuild_on_the_copy_gives_the_same_derived_tables) {

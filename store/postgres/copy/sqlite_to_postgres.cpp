@@ -5,6 +5,7 @@
 #include <cstring>
 #include <optional>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "store/derived/derived_table_names.h"
@@ -310,6 +311,17 @@ class CopyIn {
     return copy;
   }
 
+  CopyIn(CopyIn&& other) noexcept : conn_(other.conn_), buffer_(std::move(other.buffer_)) { other.conn_ = nullptr; }
+  CopyIn& operator=(CopyIn&&) = delete;
+  // A copy left unfinished (a row that could not be encoded, a failed send) is cancelled,
+  // so the connection leaves COPY mode and the batch's transaction can roll back.
+  ~CopyIn() {
+    if (conn_ == nullptr) return;
+    if (PQputCopyEnd(conn_, "migrate stopped") == 1) {
+      while (PGresult* result = PQgetResult(conn_)) PQclear(result);
+    }
+  }
+
   std::string& buffer() { return buffer_; }
 
   Result<void> flush_if_big() {
@@ -321,9 +333,10 @@ class CopyIn {
     put_u16(buffer_, 0xFFFF);  // trailer
     if (auto sent = flush(); !sent) return sent;
     if (PQputCopyEnd(conn_, nullptr) != 1) return pg_result_error(nullptr, conn_, "ending a copy");
+    PGconn* conn = std::exchange(conn_, nullptr);
     Result<void> outcome;
-    while (PGresult* result = PQgetResult(conn_)) {
-      if (outcome && PQresultStatus(result) != PGRES_COMMAND_OK) outcome = pg_result_error(result, conn_, "copying");
+    while (PGresult* result = PQgetResult(conn)) {
+      if (outcome && PQresultStatus(result) != PGRES_COMMAND_OK) outcome = pg_result_error(result, conn, "copying");
       PQclear(result);
     }
     return outcome;
