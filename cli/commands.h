@@ -16,5 +16,6 @@ void add_query_command(CLI::App& app, int& exit_code);
 void add_sign_command(CLI::App& app, int& exit_code);
 void add_backfill_command(CLI::App& app, int& exit_code);
 void add_refresh_command(CLI::App& app, int& exit_code);
+void add_migrate_command(CLI::App& app, int& exit_code);
 
 }  // namespace hh::cli

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   hh::cli::add_sign_command(app, exit_code);
   hh::cli::add_backfill_command(app, exit_code);
   hh::cli::add_refresh_command(app, exit_code);
+  hh::cli::add_migrate_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
