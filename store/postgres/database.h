@@ -28,5 +28,7 @@ int postgres_schema_version();
 // Advisory lock keys (pg_advisory_lock): one per purpose, the same in every instance.
 inline constexpr int64_t kMigrationLock = 0x6868'0001;   // "hh" 1: applying migrations
 inline constexpr int64_t kProcessingLock = 0x6868'0002;  // "hh" 2: the processing leader
+inline constexpr int64_t kBodyRetentionLock = 0x6868'0003;  // "hh" 3: one retention batch at a time
+inline constexpr int64_t kForwardLock = 0x6868'0004;  // "hh" 4: the one instance that forwards
 
 }  // namespace hh::store

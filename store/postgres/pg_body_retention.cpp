@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "store/body_batch.h"
+#include "store/postgres/database.h"
 
 namespace hh::store {
 namespace {

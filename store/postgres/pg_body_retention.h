@@ -13,10 +13,6 @@
 
 namespace hh::store {
 
-// pg_advisory_xact_lock key of a body-retention batch ("hh" 3; store/postgres/database.h
-// lists the others).
-inline constexpr int64_t kBodyRetentionLock = 0x6868'0003;
-
 Result<std::unique_ptr<BodyRetention>> open_postgres_body_retention(pg::Connection& write_db);
 
 }  // namespace hh::store

@@ -6,6 +6,8 @@
 // ingest transaction that rolls back leave nothing.
 #include <boost/test/unit_test.hpp>
 
+#include <thread>
+
 #include "store/postgres/jobs/pg_job_admin.h"
 #include "store/postgres/outbox/pg_outbox.h"
 #include "store/postgres/outbox/pg_outbox_writer.h"
@@ -198,6 +200,30 @@ BOOST_AUTO_TEST_CASE(the_sender_and_forward_leave_the_same_rows) {
   t.same_rows(kPgoEntries, kPgoEntryColumns);
   t.same_rows("SELECT outbox_id, created_at, next_attempt_at FROM outbox WHERE created_at < 1000000 ORDER BY 1", 3);
   BOOST_TEST(figures(twin_must(lite->figures())) == figures(twin_must(pg->figures())));
+}
+
+BOOST_AUTO_TEST_CASE(instances_forward_one_at_a_time_and_another_takes_over) {
+  test::TwinStores t;
+  pgo_deliveries(t);
+  auto writer = twin_must(store::PgOutboxWriter::create(t.pg, pgo_rules()));
+  const std::vector<int64_t> seqs{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  twin_must(writer.deliveries(seqs));
+  store::OutboxSelection pending;
+  pending.state = "pending";
+  auto first = twin_must(store::open_postgres_outbox({t.pg_uri, ""}, store::OutboxUse::sender));
+  auto second = twin_must(store::open_postgres_outbox({t.pg_uri, ""}, store::OutboxUse::sender));
+  const size_t all = twin_must(first->list(pending)).size();
+  BOOST_TEST(all > 0u);
+  BOOST_TEST(twin_must(second->list(pending)).empty());  // the first instance forwards
+  auto admin = twin_must(store::open_postgres_outbox({t.pg_uri, ""}, store::OutboxUse::admin));
+  BOOST_TEST(twin_must(admin->list(pending)).size() == all);  // `healthhook forward list` sees all
+  first.reset();  // that instance stops: its session and lock go (as soon as the server ends the session)
+  size_t taken_over = 0;
+  for (int attempt = 0; attempt < 100 && taken_over == 0; ++attempt) {
+    taken_over = twin_must(second->list(pending)).size();
+    if (taken_over == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  BOOST_TEST(taken_over == all);
 }
 
 BOOST_AUTO_TEST_CASE(an_outbox_needs_an_existing_store) {

@@ -1,6 +1,9 @@
 #include "store/postgres/outbox/pg_outbox.h"
 
+#include <optional>
+
 #include "store/postgres/connection.h"
+#include "store/postgres/database.h"
 #include "store/postgres/jobs/pg_job_admin.h"
 
 namespace hh::store {
@@ -57,9 +60,17 @@ Result<void> pgoutbox_done(const Result<pg::Rows>& ran) {
 
 class PgOutbox final : public Outbox {
  public:
-  explicit PgOutbox(pg::Connection db) : db_(std::move(db)) {}
+  PgOutbox(pg::Connection db, OutboxUse use) : db_(std::move(db)), use_(use) {}
 
   Result<std::vector<OutboxEntry>> list(const OutboxSelection& selection) override {
+    // Instances sharing the store forward one at a time (kForwardLock, held by the
+    // sender's session): the others list nothing, and one of them takes over when the
+    // forwarding instance stops (its session ends).
+    if (use_ == OutboxUse::sender) {
+      auto forwarding = hold_forward_lock();
+      if (!forwarding) return fail(forwarding.error_kind(), forwarding.error());
+      if (!*forwarding) return std::vector<OutboxEntry>();
+    }
     auto rows = db_.query(std::string(kPgoutboxColumns) +
                               "WHERE ($1::text IS NULL OR destination = $1) AND ($2::text IS NULL OR state = $2) "
                               "AND outbox_id > $3 AND ($5::bigint IS NULL OR outbox_id = $5) "
@@ -134,6 +145,17 @@ class PgOutbox final : public Outbox {
     return updated->affected();
   }
 
+  // Whether this sender holds the forwarding lock (taking it when free).
+  Result<bool> hold_forward_lock() {
+    if (auto open = db_.reconnect_if_broken(); !open) return fail(open.error_kind(), open.error());
+    if (lock_generation_ && *lock_generation_ == db_.generation()) return true;
+    auto locked = db_.query("SELECT pg_try_advisory_lock($1)", pg::Params().add(kForwardLock));
+    if (!locked) return fail(locked.error_kind(), locked.error());
+    if (!locked->boolean(0, 0)) return false;
+    lock_generation_ = db_.generation();
+    return true;
+  }
+
   Result<int64_t> drop_oldest(const std::string& destination, int64_t keep, const std::string& error) override {
     if (keep <= 0) return fail("drop_oldest: keep must be positive");
     auto updated = db_.query(
@@ -147,6 +169,8 @@ class PgOutbox final : public Outbox {
 
  private:
   pg::Connection db_;
+  const OutboxUse use_;
+  std::optional<uint64_t> lock_generation_;  // the connection generation the forwarding lock was taken on
 };
 
 }  // namespace
@@ -159,7 +183,7 @@ Result<std::unique_ptr<Outbox>> open_postgres_outbox(const Database& database, O
       return fail(relaxed.error_kind(), relaxed.error());
     }
   }
-  return std::unique_ptr<Outbox>(new PgOutbox(std::move(*db)));
+  return std::unique_ptr<Outbox>(new PgOutbox(std::move(*db), use));
 }
 
 }  // namespace hh::store
