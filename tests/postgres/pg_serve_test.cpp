@@ -246,26 +246,28 @@ struct ServeAck {
   int status = 0;
   std::string outcome;  // "stored" / "duplicate" / "" (no JSON answer)
   int64_t seq = 0;
+  std::string body;  // as answered
 };
 
 ServeAck serve_post(test::HttpClient& client, const std::string& secret, const ServeDelivery& d) {
   const auto response = client.post_webhook(secret, d.id, d.body);
   ServeAck ack;
   ack.status = response.status;
+  ack.body = response.body;
   static const std::regex answer("\\{\"status\":\"([a-z]+)\",\"seq\":([0-9]+)\\}");
   std::smatch m;
-  if (std::regex_match(response.body, m, answer)) {
+  if (std::regex_search(response.body, m, answer)) {
     ack.outcome = m[1].str();
     ack.seq = std::stoll(m[2].str());
   }
   return ack;
 }
 
-// Any log line at level error, for failure messages.
+// The log lines at level error (warnings are expected: invalid deliveries, no WAL on PostgreSQL).
 std::string serve_errors(const test::ServerProcess& server) {
   std::string out;
   for (const auto& line : server.log_lines()) {
-    if (line.find("\"level\":\"error\"") != std::string::npos || line.find("\"level\":\"warn") != std::string::npos) {
+    if (line.find("\"level\":\"error\"") != std::string::npos) {
       out += "\n  " + line;
     }
   }
@@ -289,7 +291,7 @@ BOOST_AUTO_TEST_CASE(one_instance_on_postgresql_leaves_what_sqlite_leaves) {
         if (round == 1 && i % 3 != 0) continue;  // every third again: a duplicate
         const auto a = serve_post(to_pg, pg_server->secret(), deliveries[i]);
         const auto b = serve_post(to_lite, lite_server.secret(), deliveries[i]);
-        BOOST_TEST_CONTEXT("delivery " << deliveries[i].id << " round " << round) {
+        BOOST_TEST_CONTEXT("delivery " << deliveries[i].id << " round " << round << ": " << a.body) {
           BOOST_TEST(a.status == b.status);
           BOOST_TEST(a.outcome == b.outcome);
           BOOST_TEST(a.outcome == (round == 0 ? "stored" : "duplicate"));
