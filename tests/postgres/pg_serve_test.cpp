@@ -334,7 +334,7 @@ BOOST_AUTO_TEST_CASE(two_instances_store_each_delivery_once_and_one_leads) {
   ta.join();
   tb.join();
   for (size_t i = 0; i < deliveries.size(); ++i) {
-    BOOST_TEST_CONTEXT("delivery " << deliveries[i].id) {
+    BOOST_TEST_CONTEXT("delivery " << deliveries[i].id << ", answers: " << acks_a[i].body << " / " << acks_b[i].body) {
       BOOST_TEST(acks_a[i].status == 200);
       BOOST_TEST(acks_b[i].status == 200);
       BOOST_TEST((std::set<std::string>{acks_a[i].outcome, acks_b[i].outcome}) ==
@@ -353,6 +353,8 @@ BOOST_AUTO_TEST_CASE(two_instances_store_each_delivery_once_and_one_leads) {
   serve_same_tables(lite_tables, pg_tables, "two postgresql instances vs sqlite twin");
   BOOST_TEST(a->stop() == 0);
   BOOST_TEST(b->stop() == 0);
+  BOOST_TEST(serve_errors(*a).empty(), "instance a:" << serve_errors(*a));
+  BOOST_TEST(serve_errors(*b).empty(), "instance b:" << serve_errors(*b));
 }
 
 // kill -9 of the leader while both take deliveries: every acked delivery is in the inbox,
