@@ -1,6 +1,7 @@
 #include "store/postgres/pg_inbox.h"
 
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "store/postgres/outbox/pg_outbox_writer.h"
@@ -114,18 +115,26 @@ Result<std::vector<Appended>> PgInbox::append_with(std::span<const NewDelivery* 
   {
     // BEGIN, the inserts and (when nothing else must run in the transaction) COMMIT: one
     // round trip. Outbox entries and `also` need the new seqs first: a second one.
-    auto pipeline = pg::Pipeline::begin(*db_);
-    if (!pipeline) return fail(pipeline.error_kind(), pipeline.error());
-    if (auto begun = pipeline->send("BEGIN"); !begun) return fail(begun.error_kind(), begun.error());
+    auto begun = pg::Pipeline::begin(*db_);
+    if (!begun) return fail(begun.error_kind(), begun.error());
+    // Left (reset()) before any statement of its own, ROLLBACK included: libpq refuses
+    // synchronous statements while the connection is in pipeline mode, which only the
+    // Pipeline's destructor ends.
+    std::optional<pg::Pipeline> pipeline(std::move(*begun));
+    if (auto b = pipeline->send("BEGIN"); !b) return fail(b.error_kind(), b.error());
     if (auto queued = send_inserts(*pipeline, batch, sent); !queued) {
-      (void)pipeline->finish();
+      pipeline.reset();
       return rollback(Error{queued.error(), queued.error_kind()});
     }
     const bool commit_now = !also && !outbox_.active();
     if (commit_now) {
-      if (auto c = pipeline->send("COMMIT"); !c) return fail(c.error_kind(), c.error());
+      if (auto c = pipeline->send("COMMIT"); !c) {
+        pipeline.reset();
+        return rollback(Error{c.error(), c.error_kind()});
+      }
     }
     auto rows = pipeline->finish();
+    pipeline.reset();
     if (!rows) return rollback(Error{"storing deliveries: " + rows.error(), rows.error_kind()});
     if (commit_now && std::string_view(PQcmdStatus(rows->back().get())) != "COMMIT") {
       return fail(ErrorKind::other, "storing deliveries: the transaction was rolled back");

@@ -377,7 +377,9 @@ BOOST_AUTO_TEST_CASE(the_survivor_of_a_killed_leader_takes_over_and_matches_rebu
   // The first few through `a`: some work for the leader before the race starts.
   {
     test::HttpClient client(servers[0]->port());
-    for (size_t i = 0; i < 20; ++i) BOOST_REQUIRE(serve_post(client, servers[0]->secret(), deliveries[i]).status == 200);
+    for (size_t i = 0; i < 20; ++i) {
+      BOOST_REQUIRE(serve_post(client, servers[0]->secret(), deliveries[i]).status == 200);
+    }
   }
   int leader = -1;
   for (int attempt = 0; attempt < 600 && leader < 0; ++attempt) {
@@ -474,18 +476,21 @@ BOOST_AUTO_TEST_CASE(jobs_run_once_across_instances) {
   for (int w = 0; w < kWorkouts; ++w) {
     deliveries.push_back({"stream-" + std::to_string(w), serve_replaced(notice, workout, "wk-" + std::to_string(w))});
   }
-  auto send_all = [&deliveries](const test::ServerProcess* server, uint32_t seed, std::vector<int>* statuses) {
+  auto send_all = [&deliveries](const test::ServerProcess* server, uint32_t seed, std::vector<ServeAck>* acks) {
     std::vector<ServeDelivery> order = deliveries;
     std::shuffle(order.begin(), order.end(), std::mt19937(seed));
     test::HttpClient client(server->port());
-    for (const auto& d : order) statuses->push_back(serve_post(client, server->secret(), d).status);
+    for (const auto& d : order) acks->push_back(serve_post(client, server->secret(), d));
   };
-  std::vector<int> statuses_a, statuses_b;
-  std::thread ta(send_all, a.get(), 3u, &statuses_a), tb(send_all, b.get(), 4u, &statuses_b);
+  std::vector<ServeAck> acks_a, acks_b;
+  std::thread ta(send_all, a.get(), 3u, &acks_a), tb(send_all, b.get(), 4u, &acks_b);
   ta.join();
   tb.join();
-  BOOST_TEST(std::count(statuses_a.begin(), statuses_a.end(), 200) == kWorkouts);
-  BOOST_TEST(std::count(statuses_b.begin(), statuses_b.end(), 200) == kWorkouts);
+  for (const auto* acks : {&acks_a, &acks_b}) {
+    for (const auto& ack : *acks) {
+      BOOST_TEST(ack.status == 200, ack.body << serve_errors(*a) << serve_errors(*b));
+    }
+  }
 
   const auto deadline = std::chrono::steady_clock::now() + 120s;
   while (serve_pg_int(uri, "SELECT count(*) FROM jobs WHERE kind = 'workout_stream' AND state = 'done'") < kWorkouts &&
