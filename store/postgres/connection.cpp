@@ -199,11 +199,9 @@ Result<Pipeline> Pipeline::begin(Connection& db) {
 }
 
 Pipeline::~Pipeline() {
-  if (db_ == nullptr) return;
-  // Not finished (an error on the way): read what is outstanding so the connection can
-  // leave pipeline mode and be used again.
-  if (sent_ > 0) (void)finish();
-  PQexitPipelineMode(db_->get());
+  // Not finished (an error on the way): read what is outstanding, so that the connection
+  // leaves pipeline mode and can be used again.
+  if (db_ != nullptr) (void)finish();
 }
 
 Result<void> Pipeline::send(std::string_view sql, const Params& params) {
@@ -227,6 +225,16 @@ Result<void> Pipeline::send_prepared(const std::string& name, const Params& para
 }
 
 Result<std::vector<Rows>> Pipeline::finish() {
+  if (db_ == nullptr) return fail(ErrorKind::other, "PostgreSQL: pipeline finished twice");
+  // Whatever happens below, the connection leaves pipeline mode (synchronous statements,
+  // a ROLLBACK included, are refused in it) and this pipeline is done.
+  struct Leave {
+    Connection*& db;
+    ~Leave() {
+      PQexitPipelineMode(db->get());
+      db = nullptr;
+    }
+  } leave{db_};
   PGconn* conn = db_->get();
   std::vector<Rows> results;
   results.reserve(static_cast<size_t>(sent_));

@@ -153,7 +153,8 @@ class Connection {
 
 // Statements sent together and answered after one sync: one round trip for all of them.
 // If one fails, PostgreSQL skips the rest up to the sync, and finish() returns the first
-// error. Holds the connection in pipeline mode until finish() or destruction.
+// error. Holds the connection in pipeline mode until finish() (or destruction), after
+// which the connection takes synchronous statements again.
 class Pipeline {
  public:
   static Result<Pipeline> begin(Connection& db);
@@ -164,7 +165,7 @@ class Pipeline {
   // Queues a statement: SQL with parameters, or a prepared statement by name.
   Result<void> send(std::string_view sql, const Params& params = {});
   Result<void> send_prepared(const std::string& name, const Params& params = {}, Results format = Results::text);
-  // Syncs and reads the results of every statement sent, in order.
+  // Syncs and reads the results of every statement sent, in order; once.
   Result<std::vector<Rows>> finish();
 
  private:

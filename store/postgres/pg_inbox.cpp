@@ -1,6 +1,7 @@
 #include "store/postgres/pg_inbox.h"
 
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "store/postgres/outbox/pg_outbox_writer.h"
@@ -122,16 +123,20 @@ Result<std::vector<Appended>> PgInbox::append_with(std::span<const NewDelivery* 
   {
     // BEGIN, the inserts and (when nothing else must run in the transaction) COMMIT: one
     // round trip. Outbox entries and `also` need the new seqs first: a second one.
+    // (finish() leaves pipeline mode: a ROLLBACK or lookup after it is a statement again.)
     auto pipeline = pg::Pipeline::begin(*db_);
     if (!pipeline) return fail(pipeline.error_kind(), pipeline.error());
-    if (auto begun = pipeline->send("BEGIN"); !begun) return fail(begun.error_kind(), begun.error());
+    if (auto b = pipeline->send("BEGIN"); !b) return fail(b.error_kind(), b.error());
     if (auto queued = send_inserts(*pipeline, batch, sent); !queued) {
       (void)pipeline->finish();
       return rollback(Error{queued.error(), queued.error_kind()});
     }
     const bool commit_now = !also && !outbox_.active();
     if (commit_now) {
-      if (auto c = pipeline->send("COMMIT"); !c) return fail(c.error_kind(), c.error());
+      if (auto c = pipeline->send("COMMIT"); !c) {
+        (void)pipeline->finish();
+        return rollback(Error{c.error(), c.error_kind()});
+      }
     }
     auto rows = pipeline->finish();
     if (!rows) return rollback(Error{"storing deliveries: " + rows.error(), rows.error_kind()});

@@ -1,0 +1,71 @@
+// The PostgreSQL inbox when another instance stores the same message id first and commits
+// while this instance's insert waits for it (spec §9: any instance may receive any
+// delivery): the delivery is a duplicate with the other instance's seq, and the
+// connection goes on working. pg_serve_test met this race at random (two `serve`
+// instances answered 503); here it is set up step by step.
+#include <boost/test/unit_test.hpp>
+
+#include <thread>
+
+#include "store/postgres/database.h"
+#include "store/postgres/pg_inbox.h"
+#include "tests/derived/corpus.h"
+#include "tests/support/postgres_cluster.h"
+
+BOOST_AUTO_TEST_SUITE(pg_inbox_race_test)
+
+using namespace hh;
+using namespace std::chrono_literals;
+
+BOOST_AUTO_TEST_CASE(a_duplicate_committed_while_the_insert_waits_gets_the_other_seq) {
+  const std::string uri = test::PostgresCluster::shared().fresh_database();
+  auto first = store::connect_migrated({uri, ""});
+  BOOST_REQUIRE_MESSAGE(first, first.error());
+  auto second = store::connect_migrated({uri, ""});
+  BOOST_REQUIRE_MESSAGE(second, second.error());
+  auto inbox = store::open_postgres_inbox(*second, {});
+  BOOST_REQUIRE_MESSAGE(inbox, inbox.error());
+
+  // The other instance: the row inserted, not committed yet.
+  BOOST_REQUIRE(first->exec("BEGIN"));
+  auto other_seq = first->query_int(
+      "INSERT INTO inbox (message_id, origin, received_at, headers, body) "
+      "VALUES ('msg_race', 'webhook', 1, '{}', '\\x7b7d'::bytea) RETURNING seq");
+  BOOST_REQUIRE_MESSAGE(other_seq, other_seq.error());
+
+  const store::NewDelivery delivery = test::sleep_delivery("msg_race", "sleep-race", 70);
+  Result<std::vector<store::Appended>> appended = fail(ErrorKind::other, "not run");
+  std::thread waiting([&] {
+    const store::NewDelivery* batch[] = {&delivery};
+    appended = (*inbox)->append(batch);
+  });
+  // Until the append waits for the other transaction's row lock.
+  const std::string waits = "SELECT count(*) FROM pg_stat_activity WHERE pid = " +
+                            std::to_string(second->backend_pid()) + " AND wait_event_type = 'Lock'";
+  bool blocked = false;
+  for (int i = 0; i < 500 && !blocked; ++i) {
+    auto n = first->query_int(waits);
+    blocked = n && n->value_or(0) == 1;
+    if (!blocked) std::this_thread::sleep_for(10ms);
+  }
+  BOOST_TEST(blocked);
+  BOOST_REQUIRE(first->exec("COMMIT"));
+  waiting.join();
+
+  BOOST_REQUIRE_MESSAGE(appended, appended.error());
+  BOOST_REQUIRE_EQUAL(appended->size(), 1u);
+  BOOST_TEST(((*appended)[0].status == store::AppendStatus::duplicate));
+  BOOST_TEST((*appended)[0].seq == other_seq->value_or(-1));
+
+  // The connection is usable afterwards: not left in pipeline mode or in a transaction.
+  const store::NewDelivery next = test::sleep_delivery("msg_after", "sleep-after", 71);
+  const store::NewDelivery* batch[] = {&next};
+  auto after = (*inbox)->append(batch);
+  BOOST_REQUIRE_MESSAGE(after, after.error());
+  BOOST_TEST(((*after)[0].status == store::AppendStatus::stored));
+  auto count = first->query_int("SELECT count(*) FROM inbox");
+  BOOST_REQUIRE(count);
+  BOOST_TEST(count->value_or(0) == 2);
+}
+
+BOOST_AUTO_TEST_SUITE_END()  // pg_inbox_race_test
