@@ -66,16 +66,16 @@ stop_pid() {
 }
 
 # start_serve DB [EXTRA ARGS...]: starts `healthhook serve` on a free port; sets SERVE_PID
-# and SERVE_PORT. Its log goes to DB.log.
+# and SERVE_PORT. Its log goes to DB.log ($SERVE_LOG when set: DB may be a URI).
 start_serve() {
-  local db=$1
+  local db=$1 log_file=${SERVE_LOG:-$1.log}
   shift
   SERVE_PORT=$(free_port)
   env -u CREDENTIALS_DIRECTORY "$HEALTHHOOK" serve --config "$BENCH_WORK/healthhook.toml" \
-      --listen "127.0.0.1:$SERVE_PORT" --database "$db" "$@" 2> "$db.log" &
+      --listen "127.0.0.1:$SERVE_PORT" --database "$db" "$@" 2> "$log_file" &
   SERVE_PID=$!
   BENCH_PIDS+=("$SERVE_PID")
-  wait_port "$SERVE_PORT" 30 || { cat "$db.log" >&2; die "healthhook serve did not listen within 30 s"; }
+  wait_port "$SERVE_PORT" 30 || { cat "$log_file" >&2; die "healthhook serve did not listen within 30 s"; }
 }
 
 # start_noop: starts the no-op Beast server on a free port; sets NOOP_PID and NOOP_PORT.
