@@ -36,6 +36,8 @@ Result<std::unique_ptr<Ingest>> open_ingest(const config::Settings& settings, co
     auto wal_sync = ingest->store->sync_commits_on_thread();
     if (wal_sync) {
       ingest->writer->sync_commits_with(std::move(*wal_sync));
+    } else if (wal_sync.error_kind() == ErrorKind::unavailable) {
+      log::info("wal_sync_not_used").str("reason", wal_sync.error());  // e.g. PostgreSQL syncs itself
     } else {
       log::warn("wal_sync_not_started").str("error", wal_sync.error());
     }

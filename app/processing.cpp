@@ -27,6 +27,8 @@ Result<std::unique_ptr<Processing>> start_processing(const config::Settings& set
   if (checkpointer) {
     processing->checkpointer = std::move(*checkpointer);
     writer.add_background(processing->checkpointer.get());
+  } else if (checkpointer.error_kind() == ErrorKind::unavailable) {
+    log::info("checkpointer_not_used").str("reason", checkpointer.error());  // e.g. PostgreSQL checkpoints itself
   } else {
     log::warn("checkpointer_not_started").str("error", checkpointer.error());
   }

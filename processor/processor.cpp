@@ -136,7 +136,7 @@ Result<void> Processor::run_until_caught_up(const std::function<void(int64_t, in
     auto started = store_->start_catch_up_checkpointer();
     if (started) {
       checkpointer = std::move(*started);
-    } else {
+    } else if (started.error_kind() != ErrorKind::unavailable) {  // unavailable: e.g. PostgreSQL checkpoints itself
       log::warn("checkpointer_not_started").str("error", started.error());
     }
   }

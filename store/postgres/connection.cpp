@@ -46,32 +46,41 @@ ErrorKind error_kind(std::string_view sqlstate) {
   return ErrorKind::other;
 }
 
+Params::Params(const Params& other)
+    : owned_index_(other.owned_index_), lengths_(other.lengths_), formats_(other.formats_), owned_(other.owned_) {
+  values_.reserve(other.values_.size());
+  for (size_t i = 0; i < other.values_.size(); ++i) {
+    const int owned = owned_index_[i];
+    values_.push_back(owned < 0 ? other.values_[i] : owned_[static_cast<size_t>(owned)].c_str());
+  }
+}
+
 Params& Params::push(const char* data, size_t size, int format) {
   values_.push_back(data);
   lengths_.push_back(static_cast<int>(size));
   formats_.push_back(format);
+  owned_index_.push_back(-1);
   return *this;
 }
 
-Params& Params::add(int64_t value) {
-  std::string& text = owned_.emplace_back(std::to_string(value));
-  return push(text.c_str(), text.size(), 0);
+Params& Params::push_owned(std::string text) {
+  const std::string& kept = owned_.emplace_back(std::move(text));
+  push(kept.c_str(), kept.size(), 0);
+  owned_index_.back() = static_cast<int>(owned_.size() - 1);
+  return *this;
 }
+
+Params& Params::add(int64_t value) { return push_owned(std::to_string(value)); }
 
 Params& Params::add(double value) {
   char buffer[32];
   const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);  // shortest exact form
-  std::string& text = owned_.emplace_back(buffer, ec == std::errc() ? end : buffer);
-  return push(text.c_str(), text.size(), 0);
+  return push_owned(std::string(buffer, ec == std::errc() ? end : buffer));
 }
 
-// Text parameters are sent with their length: libpq reads text formats up to the NUL it
-// expects, so a view without one is copied (the common case, a std::string, has one).
-Params& Params::add(std::string_view text) {
-  if (text.data() != nullptr && text.data()[text.size()] == '\0') return push(text.data(), text.size(), 0);
-  std::string& copy = owned_.emplace_back(text);
-  return push(copy.c_str(), copy.size(), 0);
-}
+// libpq reads a text parameter up to its NUL (the lengths count for binary ones only), so
+// text is copied here with one; binding a view saves nothing worth reading past its end.
+Params& Params::add(std::string_view text) { return push_owned(std::string(text)); }
 
 Params& Params::add_null() { return push(nullptr, 0, 0); }
 

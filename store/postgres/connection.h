@@ -33,14 +33,24 @@ enum class Results { text, binary };
 ErrorKind error_kind(std::string_view sqlstate);
 
 // One statement's parameters, in order ($1 is the first added). Text is not copied: the
-// viewed bytes must stay alive until the statement has been sent.
+// viewed bytes must stay alive until the statement has been sent. Numbers (and text that
+// needed a terminating NUL) are kept here: a copy of a Params points at its own.
 class Params {
  public:
+  Params() = default;
+  Params(const Params& other);
+  Params(Params&&) noexcept = default;
+  Params& operator=(const Params&) = delete;
+  Params& operator=(Params&&) noexcept = default;
+
   Params& add(int64_t value);
   Params& add(double value);
   Params& add(std::string_view text);
   Params& add(const char* text) { return add(std::string_view(text)); }
-  Params& add(const std::string& text) { return add(std::string_view(text)); }
+  // A std::string ends in a NUL: sent without a copy (it must outlive the statement); a
+  // temporary one is kept here.
+  Params& add(const std::string& text) { return push(text.c_str(), text.size(), 0); }
+  Params& add(std::string&& text) { return push_owned(std::move(text)); }
   Params& add_null();
   // A bytea value, sent in binary format (no escaping, no copy).
   Params& bytes(std::string_view data);
@@ -56,7 +66,9 @@ class Params {
 
  private:
   Params& push(const char* data, size_t size, int format);
+  Params& push_owned(std::string text);
   std::vector<const char*> values_;
+  std::vector<int> owned_index_;  // per value: its string in owned_, or -1 (the caller's bytes)
   std::vector<int> lengths_;
   std::vector<int> formats_;
   std::deque<std::string> owned_;  // numbers as text; a deque keeps their addresses stable

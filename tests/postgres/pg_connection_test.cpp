@@ -6,6 +6,7 @@
 
 #include "store/postgres/database.h"
 #include "store/postgres/migrations.h"
+#include "tests/fake_service/test_certificates.h"
 #include "tests/support/postgres_cluster.h"
 
 BOOST_AUTO_TEST_SUITE(pg_connection_test)
@@ -149,6 +150,28 @@ BOOST_AUTO_TEST_CASE(the_password_comes_from_beside_the_uri_and_a_wrong_one_is_r
   BOOST_TEST(wrong.error().find("battery") == std::string::npos, wrong.error());
   auto none = store::connect({as_passworded, ""});
   BOOST_TEST(!none);
+}
+
+BOOST_AUTO_TEST_CASE(tls_to_the_database_when_the_uri_asks_for_it) {
+  const fake::CertificateAuthority ca = fake::make_certificate_authority("healthhook test database CA");
+  const fake::ServerCertificate server = fake::make_server_certificate(ca, {"localhost"}, {"127.0.0.1"});
+  test::PostgresCluster cluster(test::PostgresTls{server.cert_pem, server.key_pem});
+  test::TempDir dir;
+  const std::string trusted = dir.write("ca.pem", ca.cert_pem);
+  const std::string other = dir.write("other.pem", fake::make_certificate_authority("someone else").cert_pem);
+  const std::string base = cluster.tcp_uri("postgres");
+
+  auto verified = store::connect({base + "?sslmode=verify-full&sslrootcert=" + trusted, ""});
+  BOOST_REQUIRE_MESSAGE(verified, verified.error());
+  auto ssl = verified->query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()");
+  BOOST_REQUIRE_MESSAGE(ssl, ssl.error());
+  BOOST_TEST(ssl->boolean(0, 0));
+  // A server whose certificate this CA did not sign is refused; without TLS, the server
+  // refuses (hostssl only).
+  auto wrong_ca = store::connect({base + "?sslmode=verify-full&sslrootcert=" + other, ""});
+  BOOST_TEST(!wrong_ca);
+  BOOST_TEST(wrong_ca.error().find("certificate") != std::string::npos, wrong_ca.error());
+  BOOST_TEST(!store::connect({base + "?sslmode=disable", ""}));
 }
 
 BOOST_AUTO_TEST_CASE(a_location_shown_in_a_message_has_no_password) {

@@ -1,7 +1,16 @@
 #include "tests/support/postgres_cluster.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <pwd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
+#include <thread>
 
 #include <array>
 #include <cstdio>
@@ -49,9 +58,33 @@ std::string quoted(const std::string& text) {
   return out + "'";
 }
 
-// A port number of our own: with no TCP listener it only names the socket file, but
-// clusters of several test processes in one folder tree must not share a lock file name.
-int pick_port() { return 20000 + static_cast<int>(::getpid() % 20000); }
+// A free TCP port of 127.0.0.1 (without TLS the port only names the socket file).
+int pick_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof address;
+  int port = 0;
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), size) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  if (fd >= 0) ::close(fd);
+  if (port == 0) throw std::runtime_error("no free port for the test PostgreSQL server");
+  return port;
+}
+
+void write_owned(const std::string& path, const std::string& content, const passwd* owner) {
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << content;
+  }
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
+  if (owner && ::chown(path.c_str(), owner->pw_uid, owner->pw_gid) != 0) {
+    throw std::runtime_error("chown of " + path + " failed");
+  }
+}
 
 }  // namespace
 
@@ -60,11 +93,11 @@ PostgresCluster& PostgresCluster::shared() {
   return cluster;
 }
 
-PostgresCluster::PostgresCluster() : bin_(find_bindir()), port_(pick_port()) {
-  static int started_in_process = 0;
-  port_ += started_in_process++ * 7;
+PostgresCluster::PostgresCluster(std::optional<PostgresTls> tls)
+    : bin_(find_bindir()), tls_(std::move(tls)), port_(pick_port()) {
+  const passwd* owner = nullptr;
   if (::geteuid() == 0) {
-    const passwd* owner = ::getpwnam("postgres");
+    owner = ::getpwnam("postgres");
     if (!owner) throw std::runtime_error("PostgreSQL tests as root need the `postgres` user (package postgresql)");
     if (::chown(dir_.path().c_str(), owner->pw_uid, owner->pw_gid) != 0) {
       throw std::runtime_error("chown of the cluster folder failed");
@@ -72,20 +105,19 @@ PostgresCluster::PostgresCluster() : bin_(find_bindir()), port_(pick_port()) {
   }
   run_as_owner(bin_ + "initdb -D " + quoted(dir_.file("data")) +
                " -A trust -U healthhook -E UTF8 --locale=C --no-sync > " + quoted(dir_.file("initdb.log")));
-  // Every user in without a password, except `passworded` (tests of password files).
-  run_as_owner("printf 'local all passworded scram-sha-256\\nlocal all all trust\\n' > " +
-               quoted(dir_.file("data/pg_hba.conf")));
+  // Every user in without a password, except `passworded` (tests of password files); over
+  // TCP, TLS only.
+  write_owned(dir_.file("data/pg_hba.conf"),
+              "local all passworded scram-sha-256\nlocal all all trust\nhostssl all all 127.0.0.1/32 trust\n", owner);
+  if (tls_) {
+    write_owned(dir_.file("server.crt"), tls_->cert_pem, owner);
+    write_owned(dir_.file("server.key"), tls_->key_pem, owner);
+  }
   start();
 }
 
 PostgresCluster::~PostgresCluster() {
-  if (running_) {
-    try {
-      run_as_owner(bin_ + "pg_ctl -D " + quoted(dir_.file("data")) + " -m immediate -w stop > /dev/null");
-    } catch (const std::exception&) {
-      // The folder goes either way; a server left running has lost its files.
-    }
-  }
+  if (server_ > 0) stop();
 }
 
 std::string PostgresCluster::run_as_owner(const std::string& command) const {
@@ -94,30 +126,84 @@ std::string PostgresCluster::run_as_owner(const std::string& command) const {
 }
 
 void PostgresCluster::start() {
+  const std::string program = bin_.empty() ? "postgres" : bin_ + "postgres";
   // fsync off: a test server's files die with its folder; the durability that matters
   // (synchronous_commit, commit before ack) is the same protocol either way.
-  const std::string options = "-k " + dir_.path().string() + " -c listen_addresses='' -c fsync=off -c full_page_writes=off -p " +
-                              std::to_string(port_) + " -c max_connections=200";
-  try {
-    run_as_owner(bin_ + "pg_ctl -D " + quoted(dir_.file("data")) + " -w -t 60 -l " + quoted(dir_.file("server.log")) +
-                 " -o " + quoted(options) + " start > /dev/null");
-  } catch (const std::exception& error) {
-    std::ifstream log(dir_.file("server.log"));
-    std::stringstream text;
-    text << log.rdbuf();
-    throw std::runtime_error(std::string(error.what()) + "\nserver log:\n" + text.str());
+  std::vector<std::string> args = {program, "-D", dir_.file("data"), "-k", dir_.path().string(),
+                                   "-p", std::to_string(port_), "-c", "fsync=off", "-c", "full_page_writes=off",
+                                   "-c", "max_connections=200"};
+  if (tls_) {
+    const std::vector<std::string> settings = {"listen_addresses=127.0.0.1", "ssl=on",
+                                               "ssl_cert_file=" + dir_.file("server.crt"),
+                                               "ssl_key_file=" + dir_.file("server.key")};
+    for (const std::string& setting : settings) {
+      args.push_back("-c");
+      args.push_back(setting);
+    }
+  } else {
+    args.push_back("-c");
+    args.push_back("listen_addresses=");
   }
-  running_ = true;
+  const passwd* owner = ::geteuid() == 0 ? ::getpwnam("postgres") : nullptr;
+  const int log = ::open(dir_.file("server.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  std::vector<char*> argv;  // built before fork(): the child only calls what is safe there
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  const pid_t child = ::fork();
+  if (child < 0) throw std::runtime_error("fork failed");
+  if (child == 0) {
+    ::dup2(log, STDOUT_FILENO);
+    ::dup2(log, STDERR_FILENO);
+    if (owner && (::setgid(owner->pw_gid) != 0 || ::setuid(owner->pw_uid) != 0)) ::_exit(126);
+    // After setuid (which clears it): the server gets SIGQUIT, an immediate shutdown, when
+    // the test process dies, however it dies.
+    ::prctl(PR_SET_PDEATHSIG, SIGQUIT);
+    if (::getppid() != parent) ::_exit(0);
+    ::execv(program.c_str(), argv.data());
+    ::_exit(127);
+  }
+  ::close(log);
+  server_ = child;
+  wait_until_ready();
+}
+
+void PostgresCluster::wait_until_ready() {
+  // postmaster.pid's eighth line says "ready" once the server accepts connections.
+  for (int attempt = 0; attempt < 600; ++attempt) {
+    int status = 0;
+    if (::waitpid(server_, &status, WNOHANG) == server_) {
+      server_ = -1;
+      break;
+    }
+    std::ifstream pid_file(dir_.file("data/postmaster.pid"));
+    std::string line;
+    for (int n = 0; n < 8 && std::getline(pid_file, line); ++n) {
+    }
+    if (line.find("ready") != std::string::npos) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::ifstream log(dir_.file("server.log"));
+  std::stringstream text;
+  text << log.rdbuf();
+  throw std::runtime_error("the test PostgreSQL server did not start\nserver log:\n" + text.str());
 }
 
 void PostgresCluster::stop() {
-  run_as_owner(bin_ + "pg_ctl -D " + quoted(dir_.file("data")) + " -m immediate -w stop > /dev/null");
-  running_ = false;
+  if (server_ <= 0) return;
+  ::kill(server_, SIGQUIT);  // immediate shutdown, as pg_ctl -m immediate: a crash
+  int status = 0;
+  ::waitpid(server_, &status, 0);
+  server_ = -1;
 }
 
 std::string PostgresCluster::uri(const std::string& database) const {
   return "postgresql:///" + database + "?host=" + dir_.path().string() + "&port=" + std::to_string(port_) +
          "&user=healthhook";
+}
+
+std::string PostgresCluster::tcp_uri(const std::string& database) const {
+  return "postgresql://healthhook@127.0.0.1:" + std::to_string(port_) + "/" + database;
 }
 
 std::string PostgresCluster::psql(const std::string& database, const std::string& sql) const {
