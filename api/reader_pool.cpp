@@ -1,5 +1,7 @@
 #include "api/reader_pool.h"
 
+#include "store/open_readers.h"
+
 namespace hh::api {
 
 Result<ReaderPool::Lease> ReaderPool::acquire() {

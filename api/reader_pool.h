@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "store/database_location.h"
 #include "store/read_store.h"
 
 namespace hh::api {

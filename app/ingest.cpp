@@ -9,7 +9,9 @@ namespace hh::app {
 Result<std::unique_ptr<Ingest>> open_ingest(const config::Settings& settings, const config::Secrets& secrets) {
   auto ingest = std::make_unique<Ingest>();
   ingest->database = database(settings, secrets);
-  auto store = store::open_store(ingest->database, serve_store_options(settings));
+  auto options = serve_store_options(settings);
+  if (!options) return fail(options);
+  auto store = store::open_store(ingest->database, *options);
   if (!store) return Error{store.error(), store.error_kind()};
   ingest->store = std::move(*store);
   auto inbox = ingest->store->open_inbox();

@@ -3,6 +3,15 @@
 #include "config/secrets.h"
 
 namespace hh::app {
+namespace {
+
+// The keys that set up a SQLite file only (store::SqliteOptions, and the writer's disk
+// guard on the file's folder). Given with a postgresql:// database they would do nothing:
+// refused, naming the key, so that nobody believes them in force.
+constexpr std::string_view kSqliteOnlyKeys[] = {"synchronous", "cache_size_mib", "max_database_mib",
+                                                "min_free_disk_mib"};
+
+}  // namespace
 
 Result<store::Database> database(const config::Settings& settings) {
   if (settings.database_password_file.empty()) return store::Database(settings.database);
@@ -15,19 +24,35 @@ store::Database database(const config::Settings& settings, const config::Secrets
   return store::Database(settings.database, secrets.database_password);
 }
 
-store::StoreOptions store_options(const config::Settings& settings) {
+Result<void> check_backend_keys(const config::Settings& settings) {
+  auto kind = store::database_kind(settings.database);
+  if (!kind) return fail(kind);
+  if (*kind != store::DatabaseKind::postgresql) return {};
+  for (std::string_view key : kSqliteOnlyKeys) {
+    if (settings.given.contains(std::string(key))) {
+      return fail(ErrorKind::data, std::string(key) +
+                                       ": applies to a SQLite database file only; remove it (database is a "
+                                       "postgresql:// URI, whose server decides durability, caching and size)");
+    }
+  }
+  return {};
+}
+
+Result<store::StoreOptions> store_options(const config::Settings& settings) {
+  if (auto checked = check_backend_keys(settings); !checked) return fail(checked);
   store::StoreOptions options;
-  options.synchronous_full = settings.synchronous == "full";
-  options.cache_size_mib = settings.cache_size_mib;
   options.busy_timeout_ms = settings.commit_deadline_ms;
-  options.max_database_mib = settings.max_database_mib;
+  options.sqlite.synchronous_full = settings.synchronous == "full";
+  options.sqlite.cache_size_mib = settings.cache_size_mib;
+  options.sqlite.max_database_mib = settings.max_database_mib;
   return options;
 }
 
-store::StoreOptions serve_store_options(const config::Settings& settings) {
-  store::StoreOptions options = store_options(settings);
+Result<store::StoreOptions> serve_store_options(const config::Settings& settings) {
+  auto options = store_options(settings);
+  if (!options) return options;
   for (const config::ForwardSettings& f : settings.forwards) {
-    options.forward_rules.push_back(store::ForwardRule{
+    options->forward_rules.push_back(store::ForwardRule{
         .destination = f.name,
         .mode = f.mode == "deliveries" ? store::ForwardMode::deliveries : store::ForwardMode::changes,
         .events = f.events});

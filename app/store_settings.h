@@ -1,6 +1,6 @@
 #pragma once
-// The store settings of a configuration (synchronous, cache size, busy timeout, size cap),
-// for every command that opens a store.
+// The store settings of a configuration (busy timeout; a SQLite file's synchronous, cache
+// size and size cap), for every command that opens a store.
 #include "common/result.h"
 #include "config/secrets.h"
 #include "config/settings.h"
@@ -16,11 +16,17 @@ Result<store::Database> database(const config::Settings& settings);
 // The same, with the password `serve` read with its other secrets.
 store::Database database(const config::Settings& settings, const config::Secrets& secrets);
 
-store::StoreOptions store_options(const config::Settings& settings);
+// Refuses a key that only a SQLite file has (synchronous, cache_size_mib, max_database_mib,
+// min_free_disk_mib) when `database` is a postgresql:// URI: it would be ignored. The error
+// names the key (ErrorKind::data).
+Result<void> check_backend_keys(const config::Settings& settings);
+
+// The store options of the settings (check_backend_keys first).
+Result<store::StoreOptions> store_options(const config::Settings& settings);
 
 // `serve`'s: the store options plus the [[forward]] rules, so the inbox and the processor
 // write outbox entries. Only `serve` forwards: a rebuild re-derives rows the backend
 // already has, and an offline replay has no sender running.
-store::StoreOptions serve_store_options(const config::Settings& settings);
+Result<store::StoreOptions> serve_store_options(const config::Settings& settings);
 
 }  // namespace hh::app

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cli/command_support.h"
+#include "app/store_settings.h"
 #include "cli/commands.h"
 #include "cli/service_probe.h"
 #include "common/json_writer.h"
@@ -65,6 +66,10 @@ int run_check_config(const CheckConfigFlags& flags) {
   auto kind = store::database_kind(settings->database);
   if (kind && *kind == store::DatabaseKind::sqlite_file && !std::filesystem::is_directory(db_dir, ec)) {
     report_error("check-config", "database: folder " + db_dir.string() + " does not exist");
+    return kExitBadConfig;
+  }
+  if (auto keys = app::check_backend_keys(*settings); !keys) {
+    report_error("check-config", keys.error());
     return kExitBadConfig;
   }
   if (!settings->tls.cert_file.empty()) {

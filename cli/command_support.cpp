@@ -6,6 +6,7 @@
 #include "app/store_settings.h"
 #include "common/log.h"
 #include "store/database_location.h"
+#include "store/open_readers.h"
 
 namespace hh::cli {
 
@@ -69,7 +70,12 @@ std::optional<store::Database> database_or_report(const config::Settings& settin
 std::unique_ptr<store::Store> open_store_or_report(const config::Settings& settings, std::string_view command) {
   auto database = database_or_report(settings, command);
   if (!database) return nullptr;
-  auto opened = store::open_store(*database, app::store_options(settings));
+  auto options = app::store_options(settings);
+  if (!options) {
+    report_error(command, options.error());
+    return nullptr;
+  }
+  auto opened = store::open_store(*database, *options);
   if (!opened) {
     report_error(command, opened.error());
     return nullptr;

@@ -22,7 +22,7 @@
 #include "common/timestamp.h"
 #include "forward/change_payload.h"
 #include "store/open_store.h"
-#include "store/read_store.h"
+#include "store/open_readers.h"
 #include "store/database_location.h"
 
 namespace hh::cli {

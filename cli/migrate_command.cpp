@@ -6,7 +6,7 @@
 // Every table is copied as it is (deliveries byte for byte with their seq, message ids,
 // outcomes, the derived tables with their series and change ids, jobs, erasures, outbox),
 // then the target's sequences are set past the copied maxima. The copying is
-// store/postgres/copy/sqlite_to_postgres.h, which says how it resumes: a copy interrupted
+// store/migrate/sqlite_to_postgres.h, which says how it resumes: a copy interrupted
 // (killed, network lost) is finished by running the same command again.
 //
 // Stop the server first: the source's processing lock is taken, so a `serve` (or rebuild,
@@ -28,7 +28,7 @@
 #include "cli/commands.h"
 #include "config/secrets.h"
 #include "store/database_location.h"
-#include "store/postgres/copy/sqlite_to_postgres.h"
+#include "store/migrate/sqlite_to_postgres.h"
 
 namespace hh::cli {
 namespace {

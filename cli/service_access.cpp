@@ -5,7 +5,7 @@
 
 #include "cli/command_support.h"
 #include "config/secrets.h"
-#include "store/read_store.h"
+#include "store/open_readers.h"
 #include "store/database_location.h"
 
 namespace hh::cli {

@@ -88,6 +88,27 @@ function(healthhook_public_headers)
   set(healthhook_public_tree "${tree}" PARENT_SCOPE)
 endfunction()
 
+# healthhook_inner_headers(name header…): headers of the calling folder that the libraries
+# of its subfolders build on, and no other folder (store/'s table descriptions and shared
+# rules, for its backends store/sqlite/ and store/postgres/): an INTERFACE library `name`
+# whose include tree (include-inner/<id>/<folder>/…) holds only these. Link it PRIVATE, so
+# that it reaches no further than the library that links it.
+function(healthhook_inner_headers name)
+  healthhook_folder_id()
+  set(tree "${PROJECT_BINARY_DIR}/include-inner/${folder_id}")
+  file(REMOVE_RECURSE "${tree}")
+  foreach(header IN LISTS ARGN)
+    if(NOT EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/${header}")
+      message(FATAL_ERROR "healthhook_inner_headers: ${folder}/${header} does not exist")
+    endif()
+    cmake_path(GET header PARENT_PATH sub)
+    file(MAKE_DIRECTORY "${tree}/${folder}/${sub}")
+    file(CREATE_LINK "${CMAKE_CURRENT_SOURCE_DIR}/${header}" "${tree}/${folder}/${header}" SYMBOLIC)
+  endforeach()
+  add_library(${name} INTERFACE)
+  target_include_directories(${name} INTERFACE "${tree}")
+endfunction()
+
 # healthhook_folder_includes(target): the calling folder's own sources, whole, for
 # `target` (a library or the program); the folder's public headers for what links it.
 function(healthhook_folder_includes target)

@@ -1,7 +1,7 @@
 #pragma once
 // The one JSON scanner for bodies too large for a document: the fetcher's checks of
 // fetched pages (check_json, top_level_member, decode_string) and the processor's
-// workout-stream reader (events/stream_points.h) read their text through it, in place.
+// workout-stream reader (rows/stream_points.h) read their text through it, in place.
 // Scanning allocates nothing (an error message and a decoded string are the only
 // allocations here) and recurses at most as deep as the max_depth its caller passes.
 //

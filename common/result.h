@@ -3,6 +3,7 @@
 // (bad signature, bad JSON, busy database) is returned, not thrown. std::expected is
 // C++23 and not in g++ 12, so this is the small subset we use.
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -68,5 +69,20 @@ class [[nodiscard]] Result<void> {
 
 inline Error fail(std::string message) { return Error{std::move(message)}; }
 inline Error fail(ErrorKind kind, std::string message) { return Error{std::move(message), kind}; }
+
+// A failure passed on: the error of `failed`, its kind kept (a busy store stays busy, a
+// full disk full, up to where the kind is acted on: app/exit_codes.h, the receiver's 503).
+// Never fail(failed.error()): that makes every kind `other` (tests/layering's
+// error_kinds_test finds such a re-wrap).
+template <typename T>
+Error fail(const Result<T>& failed) {
+  return Error{failed.error(), failed.error_kind()};
+}
+
+// The same with `context` in front: "context: <error>".
+template <typename T>
+Error fail(const Result<T>& failed, std::string_view context) {
+  return Error{std::string(context) + ": " + failed.error(), failed.error_kind()};
+}
 
 }  // namespace hh

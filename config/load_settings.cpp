@@ -251,6 +251,7 @@ Result<void> apply_table(Settings& settings, const toml::table& table, const std
     if (!key) return key_error(name, "unknown key");
     auto applied = key->from_toml(settings, node);
     if (!applied) return applied;
+    settings.given.insert(name);
   }
   return {};
 }
@@ -299,6 +300,7 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
       if (const char* value = environ_lookup(var.c_str())) {
         auto applied = key.from_string(settings, value);
         if (!applied) return fail(var + " (" + applied.error() + ")");
+        settings.given.insert(key.name);
       }
     }
   }
@@ -307,6 +309,7 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
     if (!key) return key_error(name, "unknown key");
     auto applied = key->from_string(settings, value);
     if (!applied) return fail(applied.error());
+    settings.given.insert(key->name);
   }
   auto valid = validate(settings);
   if (!valid) return fail(valid.error());

@@ -7,6 +7,7 @@
 // service.base_url -> HEALTHHOOK_SERVICE_BASE_URL), then command-line flags.
 // Secrets are never settings: settings only name the files that hold them.
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -133,6 +134,10 @@ struct Settings {
 
   // Where relative secret-file paths are resolved (the config file's folder).
   std::string base_dir = ".";
+
+  // The keys the file, the environment or a flag set (the others keep their defaults):
+  // what a key that only one backend has may be refused for (app/store_settings.cpp).
+  std::set<std::string> given;
 };
 
 }  // namespace hh::config

@@ -15,7 +15,7 @@
 #include "events/classify.h"
 #include "events/family_parsers.h"
 #include "events/json_reader.h"
-#include "events/stream_points.h"
+#include "rows/stream_points.h"
 
 namespace hh::events {
 

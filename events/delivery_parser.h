@@ -1,5 +1,5 @@
 #pragma once
-// Classifies and parses one inbox row into DeliveryRows (event_rows.h).
+// Classifies and parses one inbox row into rows::DeliveryRows (rows/delivery_rows.h).
 //
 // Contract: never throws on input and never crashes; every problem is a Status::invalid
 // result whose error names the field ("data.data[3].timestamp: not an ISO 8601 time").
@@ -12,26 +12,18 @@
 #include <string>
 #include <string_view>
 
-#include "events/event_rows.h"
 #include "events/parse_limits.h"
+#include "rows/delivery_rows.h"
 
 namespace hh::events {
 
 struct ParseResult {
-  Status status = Status::processed;
-  Family family = Family::other;
+  rows::Status status = rows::Status::processed;
+  rows::Family family = rows::Family::other;
   std::string error;  // set when status == invalid
 };
 
-// The inbox row as the processor reads it.
-struct InboxRow {
-  int64_t seq = 0;
-  std::string_view origin;        // "webhook" or "fetch"
-  std::string_view event_type;    // deliveries.event_type ("" when NULL)
-  std::string_view headers_json;  // for fetched rows: the fetch context (see below)
-  std::string_view body;
-};
-// Fetched rows (origin "fetch") carry their context in `headers_json`:
+// Fetched rows (origin "fetch") carry their context in rows::InboxRow::headers_json:
 //   {"kind":"workout_stream","workout_id":"…","user_id":"…","provider":"…","url":"…"}
 //   {"kind":"summaries","resource":"sleep","user_id":"…","provider":"…","url":"…"}
 //   {"kind":"summaries","resource":"meal","items_key":"meals",…}   (the list's member, when not the resource)
@@ -50,7 +42,7 @@ class DeliveryParser {
   DeliveryParser& operator=(const DeliveryParser&) = delete;
 
   // Parses `row` into `out` (cleared first).
-  ParseResult parse(const InboxRow& row, DeliveryRows& out);
+  ParseResult parse(const rows::InboxRow& row, rows::DeliveryRows& out);
 
  private:
   struct Impl;

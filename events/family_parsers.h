@@ -13,10 +13,14 @@
 #include <vector>
 
 #include "events/classify.h"
-#include "events/event_rows.h"
 #include "events/json_reader.h"
+#include "rows/delivery_rows.h"
 
 namespace hh::events {
+
+// The parser fills the rows the store consumes (rows/delivery_rows.h): named unqualified
+// throughout the parser's own sources.
+using namespace hh::rows;
 
 // $.data.data[] (webhooks) or a grouped page's data[]: `samples` is the array at `depth`;
 // `array_path` names it in errors ("data.data", "groups.oura[0].data"). Appends to `out`.

@@ -14,7 +14,7 @@
 #include "common/log.h"
 #include "common/thread_name.h"
 #include "fetcher/providers_sync.h"
-#include "store/follow_up_reads.h"
+#include "store/open_readers.h"
 #include "common/timestamp.h"
 
 namespace hh::fetcher {

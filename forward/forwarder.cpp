@@ -19,7 +19,7 @@
 #include "common/thread_name.h"
 #include "forward/destination_sender.h"
 #include "store/open_store.h"
-#include "store/read_store.h"
+#include "store/open_readers.h"
 
 namespace hh::forward {
 namespace {

@@ -5,6 +5,7 @@
 
 #include "common/log.h"
 #include "common/timestamp.h"
+#include "store/open_readers.h"
 
 namespace hh::metrics {
 namespace {

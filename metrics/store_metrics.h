@@ -25,6 +25,7 @@
 
 #include "common/result.h"
 #include "metrics/prometheus_text.h"
+#include "store/database_location.h"
 #include "store/figures.h"
 
 namespace hh::metrics {

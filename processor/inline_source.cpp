@@ -6,18 +6,18 @@
 namespace hh::processor {
 
 events::ParseResult parse_guarded(events::DeliveryParser& parser, const store::PendingDelivery& pending,
-                                  events::DeliveryRows& rows) {
+                                  rows::DeliveryRows& rows) {
   if (pending.body_removed) {
     rows.clear();
     return {};
   }
-  const events::InboxRow& row = pending.row;
+  const rows::InboxRow& row = pending.row;
   try {
     return parser.parse(row, rows);
   } catch (const std::exception& e) {
     rows.clear();
     events::ParseResult result;
-    result.status = events::Status::invalid;
+    result.status = rows::Status::invalid;
     result.error = std::string("parser failed: ") + e.what();
     return result;
   }
@@ -41,7 +41,7 @@ Result<ParsedDelivery*> InlineSource::next(int64_t after_seq) {
                                [&](const PoisonedDelivery& p) { return p.seq == current_.seq; });
   if (poisoned != poisoned_.end()) {
     // Parsed fine before, then rejected by the store: keep the family, report the store's error.
-    current_.parse.status = events::Status::invalid;
+    current_.parse.status = rows::Status::invalid;
     current_.parse.error = poisoned->error;
     rows_.clear();
   }

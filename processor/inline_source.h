@@ -34,7 +34,7 @@ class InlineSource final : public ParsedSource {
   const int64_t limit_;
   bool started_ = false;
   store::PendingDelivery pending_;
-  events::DeliveryRows rows_;
+  rows::DeliveryRows rows_;
   ParsedDelivery current_;
 };
 
@@ -42,6 +42,6 @@ class InlineSource final : public ParsedSource {
 // exhausted) makes the row invalid instead of ending the processor. A row whose body
 // retention removed is not parsed (no rows; the processor keeps its outcome).
 events::ParseResult parse_guarded(events::DeliveryParser& parser, const store::PendingDelivery& pending,
-                                  events::DeliveryRows& rows);
+                                  rows::DeliveryRows& rows);
 
 }  // namespace hh::processor

@@ -10,7 +10,7 @@ namespace hh::processor {
 
 struct ParsePipeline::Slot {
   std::optional<events::DeliveryParser> parser{std::in_place};  // optional: emplace() frees its buffers
-  events::DeliveryRows rows;
+  rows::DeliveryRows rows;
   ParsedDelivery parsed;
   // Owned copies: the parser's rows and `stored` point into these.
   std::string origin, event_type, headers, body, status, family, error;
@@ -22,7 +22,7 @@ struct ParsePipeline::Slot {
   void trim() {
     body = std::string();
     headers = std::string();
-    rows = events::DeliveryRows();
+    rows = rows::DeliveryRows();
     parser.emplace();
   }
 };
@@ -127,7 +127,7 @@ Result<bool> ParsePipeline::read_chunk() {
     parsed.stored = store::StoredOutcome{slot->status, has_family ? std::optional<std::string_view>(slot->family) : std::nullopt,
                                   has_error ? std::optional<std::string_view>(slot->error) : std::nullopt};
     store::PendingDelivery copy = pending_;  // its views now point into the slot
-    copy.row = events::InboxRow{parsed.seq, slot->origin, slot->event_type, slot->headers, slot->body};
+    copy.row = rows::InboxRow{parsed.seq, slot->origin, slot->event_type, slot->headers, slot->body};
     parsed.parse = parse_guarded(*slot->parser, copy, slot->rows);
     parsed.rows = &slot->rows;
     next_after_seq_ = parsed.seq;

@@ -17,7 +17,7 @@ struct ParsedDelivery {
   int64_t seq = 0;
   int64_t received_at_ms = 0;
   events::ParseResult parse;
-  const events::DeliveryRows* rows = nullptr;
+  const rows::DeliveryRows* rows = nullptr;
   store::StoredOutcome stored;
   bool body_removed = false;  // by retention: not parsed, nothing to apply, outcome kept
   // Valid until the source's next next() or end_step().

@@ -321,7 +321,7 @@ Result<Processor::StepOutcome> Processor::step_in_transaction(ParsedSource& sour
     }
     events::ParseResult& parsed = delivery->parse;
 
-    if (parsed.status == events::Status::processed) {
+    if (parsed.status == rows::Status::processed) {
       auto applied = store_->apply(*delivery->rows, delivery->seq, delivery->received_at_ms);
       if (!applied && applied.error_kind() == ErrorKind::data) {
         StepOutcome rejected;
@@ -337,14 +337,14 @@ Result<Processor::StepOutcome> Processor::step_in_transaction(ParsedSource& sour
       jobs += static_cast<uint64_t>(applied->jobs_queued);
     }
     ++by_status[static_cast<int>(parsed.status)];
-    if (parsed.status == events::Status::invalid) {
+    if (parsed.status == rows::Status::invalid) {
       log::warn("delivery_invalid")
           .num("seq", delivery->seq)
-          .str("family", events::family_name(parsed.family))
+          .str("family", rows::family_name(parsed.family))
           .str("error", parsed.error);
     }
-    const std::string_view status = events::status_name(parsed.status);
-    const std::string_view family = events::family_name(parsed.family);
+    const std::string_view status = rows::status_name(parsed.status);
+    const std::string_view family = rows::family_name(parsed.family);
     // Rewriting a row rewrites its body too (20 KB for 180 samples): skip what a
     // rebuild would only write again unchanged.
     if (!same_outcome(delivery->stored, status, family, parsed.error)) {
@@ -374,10 +374,10 @@ Result<Processor::StepOutcome> Processor::step_in_transaction(ParsedSource& sour
   }
 
   applied_seq_ = last_seq;
-  stats_.processed.fetch_add(by_status[static_cast<int>(events::Status::processed)], std::memory_order_relaxed);
-  stats_.invalid.fetch_add(by_status[static_cast<int>(events::Status::invalid)], std::memory_order_relaxed);
-  stats_.ignored.fetch_add(by_status[static_cast<int>(events::Status::ignored)], std::memory_order_relaxed);
-  stats_.unknown.fetch_add(by_status[static_cast<int>(events::Status::unknown)], std::memory_order_relaxed);
+  stats_.processed.fetch_add(by_status[static_cast<int>(rows::Status::processed)], std::memory_order_relaxed);
+  stats_.invalid.fetch_add(by_status[static_cast<int>(rows::Status::invalid)], std::memory_order_relaxed);
+  stats_.ignored.fetch_add(by_status[static_cast<int>(rows::Status::ignored)], std::memory_order_relaxed);
+  stats_.unknown.fetch_add(by_status[static_cast<int>(rows::Status::unknown)], std::memory_order_relaxed);
   stats_.samples_applied.fetch_add(samples, std::memory_order_relaxed);
   stats_.rows_applied.fetch_add(rows_written, std::memory_order_relaxed);
   stats_.jobs_queued.fetch_add(jobs, std::memory_order_relaxed);

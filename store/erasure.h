@@ -2,7 +2,7 @@
 // `healthhook purge-user`: erasing everything the store holds about one user (spec §11),
 // on a connection of its own. One implementation per backend; store/open_store.h opens it.
 //
-// What belongs to the user: every inbox row that names them (events/delivery_user.h says
+// What belongs to the user: every inbox row that names them (rows/delivery_user.h says
 // where it looks) with its outcome, and every derived row keyed by or written for them:
 // samples and their series, summaries, workout streams and their points, connections,
 // devices, lab orders, appointments, results and parsing jobs, backfills, the follow-up

@@ -13,7 +13,7 @@
 namespace hh::store {
 
 // How a table's rows are found to be the user's. "Their deliveries" are the inbox rows
-// that name them (events/delivery_user.h); the other sets are chosen from those and from
+// that name them (rows/delivery_user.h); the other sets are chosen from those and from
 // the user id before anything is deleted, so counting and erasing agree and the order of
 // the deletes does not matter.
 enum class ErasedBy {

@@ -3,7 +3,8 @@
 // event family, follow-up jobs by state, sizes. Read on a connection of its own, never the
 // writer's; each call is one short read.
 //
-// Not thread-safe: one caller at a time (the metrics endpoint runs one scrape at a time).
+// Opened by open_figures() (store/open_readers.h). Not thread-safe: one caller at a time
+// (the metrics endpoint runs one scrape at a time).
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -13,7 +14,6 @@
 #include <vector>
 
 #include "common/result.h"
-#include "store/database_location.h"
 
 namespace hh::store {
 
@@ -44,9 +44,5 @@ class StoreFigures {
   virtual Result<std::map<std::string, int64_t>> jobs_by_state() = 0;
   virtual Result<StoreSizes> sizes() = 0;
 };
-
-// Opens the figures of the store that `database` names (store/database_location.h); it
-// must exist and be migrated.
-Result<std::unique_ptr<StoreFigures>> open_figures(const Database& database);
 
 }  // namespace hh::store

@@ -3,7 +3,8 @@
 // when the next queued job is due, and the newest stored body of a kind of fetched row
 // (the provider list, so that an unchanged list is not stored again).
 //
-// Used by one thread (the fetcher's io thread).
+// Opened by open_follow_up_reads() (store/open_readers.h). Used by one thread (the
+// fetcher's io thread).
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -11,7 +12,6 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "store/database_location.h"
 
 namespace hh::store {
 
@@ -23,9 +23,5 @@ class FollowUpReads {
   // The body of the newest inbox row whose message id starts with `prefix`.
   virtual Result<std::optional<std::string>> newest_body_with_id_prefix(std::string_view prefix) = 0;
 };
-
-// Opens the reads of the store that `database` names (store/database_location.h); it must
-// exist and be migrated.
-Result<std::unique_ptr<FollowUpReads>> open_follow_up_reads(const Database& database);
 
 }  // namespace hh::store

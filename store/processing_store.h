@@ -21,8 +21,7 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "events/delivery_parser.h"
-#include "events/event_rows.h"
+#include "rows/delivery_rows.h"
 #include "store/durability.h"
 
 namespace hh::store {
@@ -37,7 +36,7 @@ struct StoredOutcome {
 
 // One inbox row as the processor reads it.
 struct PendingDelivery {
-  events::InboxRow row;  // views valid until the cursor's next next() or finish()
+  rows::InboxRow row;  // views valid until the cursor's next next() or finish()
   int64_t received_at_ms = 0;
   StoredOutcome stored;
   // Retention removed its body and headers (store/body_retention.h): there is nothing to
@@ -113,7 +112,7 @@ class ProcessingStore {
   // jobs: store/sqlite/derived/derived_writer.h). A failure caused by the delivery
   // itself (a constraint, a stream that cannot be read) has ErrorKind::data: retrying
   // cannot succeed. On failure some rows may be written: roll back, then forget_cached_ids().
-  virtual Result<ApplyCounts> apply(const events::DeliveryRows& rows, int64_t seq, int64_t received_at_ms) = 0;
+  virtual Result<ApplyCounts> apply(const rows::DeliveryRows& rows, int64_t seq, int64_t received_at_ms) = 0;
   // Writes the change-feed rows the step's apply() calls buffered; before commit_step().
   virtual Result<void> write_changes() = 0;
   virtual Result<void> record_outcomes(std::span<const OutcomeUpdate> outcomes) = 0;

@@ -1,9 +1,10 @@
 #pragma once
-// What the read queries of every backend (store/read_store.h: SQLite in store/sqlite/queries/,
-// PostgreSQL in store/postgres/read/) share apart from their SQL: rows assembled from result
-// columns, the filters each record table takes, change-feed keys split into key columns,
-// where a time-ordered sample page resumes in each series, where a change page ends, and
-// the errors they give. One copy, so that both backends hand out the same rows.
+// What the read queries of every backend (store/read_store.h; written once in
+// store/queries/, the sample queries in store/sqlite/queries/ and store/postgres/read/)
+// share: rows assembled from result columns (the record tables' from their descriptions,
+// store/schema/record_rows.h), change-feed keys split into key columns, where a
+// time-ordered sample page resumes in each series, where a change page ends, and the errors
+// they give. One copy, so that both backends hand out the same rows.
 //
 // Row readers are templates over a backend's current result row, `Columns`, which has
 // column_is_null(i), column_text(i), column_optional_text(i), column_int(i),
@@ -123,21 +124,6 @@ ChangePageEnd change_page_end(int64_t after_seq, std::optional<int64_t> first_se
 
 // ---- Row readers: the listing's columns in the order of each reader.
 
-// resource, id, user_id, provider, source_type, start_ms, seq, data, client_user_id, provider name.
-template <typename Columns>
-void read_summary(const Columns& s, StoredSummary& row) {
-  row.resource = s.column_text(0);
-  row.id = s.column_text(1);
-  row.user_id = s.column_optional_text(2);
-  row.provider = s.column_optional_text(3);
-  row.source_type = s.column_text(4);
-  row.start_ms = s.column_optional_int(5);
-  row.seq = s.column_int(6);
-  row.data = s.column_text(7);
-  row.client_user_id = s.column_optional_text(8);
-  row.provider_name = s.column_optional_text(9);
-}
-
 // workout_id, idx, time, distance, heartrate, velocity_smooth, lat, lng, altitude, cadence,
 // power, resistance, temperature.
 template <typename Columns>
@@ -204,193 +190,5 @@ void read_delivery(const Columns& s, StoredDelivery& row) {
   row.body_removed_at_ms = s.column_optional_int(11);
   row.body_sha256 = s.column_text(12);
 }
-
-// ---- Record tables (RecordQuery<Row>): per row type, the parts of its change-feed key,
-// the filters it takes (its SQL's parameters 1…, in this order) and its columns.
-template <typename Row>
-struct RecordShape;
-
-template <>
-struct RecordShape<StoredConnection> {
-  static constexpr size_t key_parts = 2;  // user_id/provider
-  static std::array<const std::optional<std::string>*, 2> filters(const RecordFilter& f) {
-    return {&f.user_id, &f.provider};
-  }
-  // user_id, provider, status, external_user_id, error_type, error_message,
-  // resource_availability, event_type, seq, data.
-  template <typename Columns>
-  static void read(const Columns& s, StoredConnection& row) {
-    row.user_id = s.column_text(0);
-    row.provider = s.column_text(1);
-    row.status = s.column_text(2);
-    row.external_user_id = s.column_optional_text(3);
-    row.error_type = s.column_optional_text(4);
-    row.error_message = s.column_optional_text(5);
-    row.resource_availability = s.column_optional_text(6);
-    row.event_type = s.column_text(7);
-    row.seq = s.column_int(8);
-    row.data = s.column_text(9);
-  }
-};
-
-template <>
-struct RecordShape<StoredDevice> {
-  static constexpr size_t key_parts = 1;  // id
-  static std::array<const std::optional<std::string>*, 2> filters(const RecordFilter& f) {
-    return {&f.user_id, &f.provider};
-  }
-  // id, user_id, provider, source_type, app_id, device_manufacturer, device_model,
-  // device_version, device_id, seq, data.
-  template <typename Columns>
-  static void read(const Columns& s, StoredDevice& row) {
-    row.id = s.column_text(0);
-    row.user_id = s.column_optional_text(1);
-    row.provider = s.column_optional_text(2);
-    row.source_type = s.column_optional_text(3);
-    row.app_id = s.column_optional_text(4);
-    row.device_manufacturer = s.column_optional_text(5);
-    row.device_model = s.column_optional_text(6);
-    row.device_version = s.column_optional_text(7);
-    row.device_id = s.column_optional_text(8);
-    row.seq = s.column_int(9);
-    row.data = s.column_text(10);
-  }
-};
-
-template <>
-struct RecordShape<StoredLabOrder> {
-  static constexpr size_t key_parts = 1;  // id
-  static std::array<const std::optional<std::string>*, 3> filters(const RecordFilter& f) {
-    return {&f.user_id, &f.status, &f.order_id};
-  }
-  // id, user_id, team_id, status, last_event_status, status_detail, interpretation, seq, data.
-  template <typename Columns>
-  static void read(const Columns& s, StoredLabOrder& row) {
-    row.id = s.column_text(0);
-    row.user_id = s.column_optional_text(1);
-    row.team_id = s.column_optional_text(2);
-    row.status = s.column_optional_text(3);
-    row.last_event_status = s.column_optional_text(4);
-    row.status_detail = s.column_optional_text(5);
-    row.interpretation = s.column_optional_text(6);
-    row.seq = s.column_int(7);
-    row.data = s.column_text(8);
-  }
-};
-
-template <>
-struct RecordShape<StoredLabAppointment> {
-  static constexpr size_t key_parts = 1;  // id
-  static std::array<const std::optional<std::string>*, 3> filters(const RecordFilter& f) {
-    return {&f.user_id, &f.status, &f.order_id};
-  }
-  // id, order_id, user_id, status, event_status, start_at, end_at, seq, data.
-  template <typename Columns>
-  static void read(const Columns& s, StoredLabAppointment& row) {
-    row.id = s.column_text(0);
-    row.order_id = s.column_optional_text(1);
-    row.user_id = s.column_optional_text(2);
-    row.status = s.column_optional_text(3);
-    row.event_status = s.column_optional_text(4);
-    row.start_at = s.column_optional_text(5);
-    row.end_at = s.column_optional_text(6);
-    row.seq = s.column_int(7);
-    row.data = s.column_text(8);
-  }
-};
-
-template <>
-struct RecordShape<StoredLabResult> {
-  static constexpr size_t key_parts = 1;  // order_id
-  static std::array<const std::optional<std::string>*, 3> filters(const RecordFilter& f) {
-    return {&f.user_id, &f.status, &f.order_id};
-  }
-  // order_id, user_id, sample_id, status, interpretation, seq, data.
-  template <typename Columns>
-  static void read(const Columns& s, StoredLabResult& row) {
-    row.order_id = s.column_text(0);
-    row.user_id = s.column_optional_text(1);
-    row.sample_id = s.column_optional_text(2);
-    row.status = s.column_optional_text(3);
-    row.interpretation = s.column_optional_text(4);
-    row.seq = s.column_int(5);
-    row.data = s.column_text(6);
-  }
-};
-
-// Parsing jobs carry no user (lab_report.parsing_job.* has none): only the status filter.
-template <>
-struct RecordShape<StoredParsingJob> {
-  static constexpr size_t key_parts = 1;  // id
-  static std::array<const std::optional<std::string>*, 1> filters(const RecordFilter& f) { return {&f.status}; }
-  // id, status, failure_reason, needs_human_review, is_reviewed, results, seq, data.
-  template <typename Columns>
-  static void read(const Columns& s, StoredParsingJob& row) {
-    row.id = s.column_text(0);
-    row.status = s.column_optional_text(1);
-    row.failure_reason = s.column_optional_text(2);
-    row.needs_human_review = s.column_optional_bool(3);
-    row.is_reviewed = s.column_optional_bool(4);
-    row.results = s.column_optional_text(5);
-    row.seq = s.column_int(6);
-    row.data = s.column_text(7);
-  }
-};
-
-template <>
-struct RecordShape<StoredBackfill> {
-  static constexpr size_t key_parts = 5;  // user_id/resource/provider/start_ms/end_ms
-  static std::array<const std::optional<std::string>*, 3> filters(const RecordFilter& f) {
-    return {&f.user_id, &f.provider, &f.resource};
-  }
-  // user_id, resource, provider, start_ms, end_ms, is_final, seq, job state, job error,
-  // job attempts.
-  template <typename Columns>
-  static void read(const Columns& s, StoredBackfill& row) {
-    row.user_id = s.column_text(0);
-    row.resource = s.column_text(1);
-    row.provider = s.column_text(2);
-    row.start_ms = s.column_int(3);
-    row.end_ms = s.column_int(4);
-    row.is_final = s.column_optional_bool(5);
-    row.seq = s.column_int(6);
-    row.job_state = s.column_optional_text(7);
-    row.job_error = s.column_optional_text(8);
-    row.job_attempts = s.column_optional_int(9);
-  }
-};
-
-template <>
-struct RecordShape<StoredUser> {
-  static constexpr size_t key_parts = 1;  // user_id
-  static std::array<const std::optional<std::string>*, 1> filters(const RecordFilter& f) { return {&f.user_id}; }
-  // user_id, client_user_id, team_id, first_seen_ms, last_seen_ms, seq.
-  template <typename Columns>
-  static void read(const Columns& s, StoredUser& row) {
-    row.user_id = s.column_text(0);
-    row.client_user_id = s.column_optional_text(1);
-    row.team_id = s.column_optional_text(2);
-    row.first_seen_ms = s.column_int(3);
-    row.last_seen_ms = s.column_int(4);
-    row.seq = s.column_int(5);
-  }
-};
-
-template <>
-struct RecordShape<StoredProvider> {
-  static constexpr size_t key_parts = 1;  // slug
-  static std::array<const std::optional<std::string>*, 1> filters(const RecordFilter& f) { return {&f.provider}; }
-  // slug, name, description, logo, auth_type, supported_resources, seq.
-  template <typename Columns>
-  static void read(const Columns& s, StoredProvider& row) {
-    row.slug = s.column_text(0);
-    row.name = s.column_optional_text(1);
-    row.description = s.column_optional_text(2);
-    row.logo = s.column_optional_text(3);
-    row.auth_type = s.column_optional_text(4);
-    row.supported_resources = s.column_optional_text(5);
-    row.seq = s.column_int(6);
-  }
-};
 
 }  // namespace hh::store

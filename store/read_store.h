@@ -2,8 +2,8 @@
 // The store's read side: what the read API, `healthhook query` and `healthhook capture`
 // ask of the store, for every backend. (Figures for /metrics: store/figures.h.)
 //
-// A ReadStore is a read-only handle with its queries, opened by open_read_store() from the
-// `database = …` setting. It never blocks the writer and is used by one thread at a time:
+// A ReadStore is a read-only handle with its queries, opened by open_read_store()
+// (store/open_readers.h) from the `database = …` setting. It never blocks the writer and is used by one thread at a time:
 // open one per thread (the read API keeps a pool of them, api/reader_pool.h).
 //
 // Every query works the same way: start…() binds a listing, next(row) hands out its rows
@@ -19,7 +19,6 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "store/database_location.h"
 #include "store/read_rows.h"
 
 namespace hh::store {
@@ -177,9 +176,5 @@ class ReadSnapshot {
   ReadStore& store_;
   Result<void> begun_;
 };
-
-// Opens a reader on the store that `database` names (store/database_location.h): a
-// SQLite file, which must exist and hold a healthhook schema no newer than this binary's.
-Result<std::unique_ptr<ReadStore>> open_read_store(const Database& database);
 
 }  // namespace hh::store

@@ -1,7 +1,10 @@
 #include "store/row_format.h"
 
+#include <type_traits>
+
 #include "common/base64.h"
 #include "common/json_writer.h"
+#include "store/schema/record_tables.h"
 
 namespace hh::store {
 namespace {
@@ -41,6 +44,39 @@ std::optional<std::string_view> extra_with_pressure(const StoredSample& row, std
 // A JSON column that is never NULL in the table; empty only in the header's prototype row.
 std::optional<std::string_view> stored_json(std::string_view text) {
   return text.empty() ? std::nullopt : std::optional<std::string_view>(text);
+}
+
+// One read field of a record table, by its value's type and the description's marks.
+template <typename Field>
+void write_field(RowWriter& w, const Field& field, std::string_view value) {
+  field.is_json ? w.json(field.output_name(), stored_json(value)) : w.text(field.output_name(), value);
+}
+template <typename Field>
+void write_field(RowWriter& w, const Field& field, std::optional<std::string_view> value) {
+  field.is_json ? w.json(field.output_name(), value) : w.text(field.output_name(), value);
+}
+template <typename Field>
+void write_field(RowWriter& w, const Field& field, std::optional<int64_t> value) {
+  field.is_time ? w.time_ms(field.output_name(), value) : w.integer(field.output_name(), value);
+}
+template <typename Field>
+void write_field(RowWriter& w, const Field& field, int64_t value) {
+  write_field(w, field, std::optional<int64_t>(value));
+}
+template <typename Field>
+void write_field(RowWriter& w, const Field& field, std::optional<bool> value) {
+  w.boolean(field.output_name(), value);
+}
+template <typename Field>
+void write_field(RowWriter& w, const Field& field, std::optional<double> value) {
+  w.real(field.output_name(), value);
+}
+
+template <typename D>
+void write_record(RowWriter& w, const typename D::Stored& row) {
+  schema::for_each_field(D::fields, [&](const auto& field) {
+    if constexpr (std::decay_t<decltype(field)>::read_into) write_field(w, field, row.*(field.read));
+  });
 }
 
 }  // namespace
@@ -100,109 +136,17 @@ void write_row(RowWriter& w, const StoredStreamPoint& row) {
       .real("temperature", row.temperature);
 }
 
-void write_row(RowWriter& w, const StoredConnection& row) {
-  w.text("user_id", row.user_id)
-      .text("provider", row.provider)
-      .text("status", row.status)
-      .text("external_user_id", row.external_user_id)
-      .text("error_type", row.error_type)
-      .text("error_message", row.error_message)
-      .json("resource_availability", row.resource_availability)
-      .text("event_type", row.event_type)
-      .integer("seq", row.seq)
-      .json("data", stored_json(row.data));
-}
-
-void write_row(RowWriter& w, const StoredLabOrder& row) {
-  w.text("id", row.id)
-      .text("user_id", row.user_id)
-      .text("team_id", row.team_id)
-      .text("status", row.status)
-      .text("last_event_status", row.last_event_status)
-      .text("status_detail", row.status_detail)
-      .text("interpretation", row.interpretation)
-      .integer("seq", row.seq)
-      .json("data", stored_json(row.data));
-}
-
-void write_row(RowWriter& w, const StoredDevice& row) {
-  w.text("id", row.id)
-      .text("user_id", row.user_id)
-      .text("provider", row.provider)
-      .text("source_type", row.source_type)
-      .text("app_id", row.app_id)
-      .text("device_manufacturer", row.device_manufacturer)
-      .text("device_model", row.device_model)
-      .text("device_version", row.device_version)
-      .text("device_id", row.device_id)
-      .integer("seq", row.seq)
-      .json("data", stored_json(row.data));
-}
-
-void write_row(RowWriter& w, const StoredLabAppointment& row) {
-  w.text("id", row.id)
-      .text("order_id", row.order_id)
-      .text("user_id", row.user_id)
-      .text("status", row.status)
-      .text("event_status", row.event_status)
-      .text("start_at", row.start_at)
-      .text("end_at", row.end_at)
-      .integer("seq", row.seq)
-      .json("data", stored_json(row.data));
-}
-
-void write_row(RowWriter& w, const StoredLabResult& row) {
-  w.text("order_id", row.order_id)
-      .text("user_id", row.user_id)
-      .text("sample_id", row.sample_id)
-      .text("status", row.status)
-      .text("interpretation", row.interpretation)
-      .integer("seq", row.seq)
-      .json("data", stored_json(row.data));
-}
-
-void write_row(RowWriter& w, const StoredParsingJob& row) {
-  w.text("id", row.id)
-      .text("status", row.status)
-      .text("failure_reason", row.failure_reason)
-      .boolean("needs_human_review", row.needs_human_review)
-      .boolean("is_reviewed", row.is_reviewed)
-      .json("results", row.results)
-      .integer("seq", row.seq)
-      .json("data", stored_json(row.data));
-}
-
-void write_row(RowWriter& w, const StoredBackfill& row) {
-  w.text("user_id", row.user_id)
-      .text("resource", row.resource)
-      .text("provider", row.provider)
-      .time_ms("start", row.start_ms)
-      .time_ms("end", row.end_ms)
-      .boolean("is_final", row.is_final)
-      .integer("seq", row.seq)
-      .text("job_state", row.job_state)
-      .integer("job_attempts", row.job_attempts)
-      .text("job_error", row.job_error);
-}
-
-void write_row(RowWriter& w, const StoredUser& row) {
-  w.text("user_id", row.user_id)
-      .text("client_user_id", row.client_user_id)
-      .text("team_id", row.team_id)
-      .time_ms("first_seen", row.first_seen_ms)
-      .time_ms("last_seen", row.last_seen_ms)
-      .integer("seq", row.seq);
-}
-
-void write_row(RowWriter& w, const StoredProvider& row) {
-  w.text("slug", row.slug)
-      .text("name", row.name)
-      .text("description", row.description)
-      .text("logo", row.logo)
-      .text("auth_type", row.auth_type)
-      .json("supported_resources", row.supported_resources)
-      .integer("seq", row.seq);
-}
+// The record tables' rows: their read fields in description order
+// (store/schema/record_fields.h says how a field is printed).
+void write_row(RowWriter& w, const StoredConnection& row) { write_record<schema::Connections>(w, row); }
+void write_row(RowWriter& w, const StoredLabOrder& row) { write_record<schema::LabOrders>(w, row); }
+void write_row(RowWriter& w, const StoredDevice& row) { write_record<schema::Devices>(w, row); }
+void write_row(RowWriter& w, const StoredLabAppointment& row) { write_record<schema::LabAppointments>(w, row); }
+void write_row(RowWriter& w, const StoredLabResult& row) { write_record<schema::LabResults>(w, row); }
+void write_row(RowWriter& w, const StoredParsingJob& row) { write_record<schema::LabParsingJobs>(w, row); }
+void write_row(RowWriter& w, const StoredBackfill& row) { write_record<schema::Backfills>(w, row); }
+void write_row(RowWriter& w, const StoredUser& row) { write_record<schema::Users>(w, row); }
+void write_row(RowWriter& w, const StoredProvider& row) { write_record<schema::Providers>(w, row); }
 
 void write_row(RowWriter& w, const StoredChange& row) {
   w.integer("change_id", row.change_id)

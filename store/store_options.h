@@ -1,5 +1,7 @@
 #pragma once
-// The settings every backend is opened with (config: `database = …` and the store keys).
+// The settings a store is opened with (config: `database = …` and the store keys): those of
+// every backend, and each backend's own in a struct of its own, so that none is ignored
+// silently (app/store_settings.cpp refuses a SQLite key given with a postgresql:// URI).
 #include <cstdint>
 #include <vector>
 
@@ -7,18 +9,25 @@
 
 namespace hh::store {
 
-struct StoreOptions {
+// The SQLite file's own settings (store/sqlite/database.cpp applies them). PostgreSQL has
+// no counterparts: its server syncs, caches and sizes its files.
+struct SqliteOptions {
   // Durability of each commit. true (default): a commit survives power loss, so the 2xx
   // we send after it is a promise. false: a commit survives a crash of the process, but
   // the last commits can be lost on power loss or an OS crash, after the service was told
-  // they arrived; faster only where syncs are slow.
+  // they arrived; faster only where syncs are slow. (PostgreSQL: synchronous_commit is on
+  // for every connection, store/postgres/database.h.)
   bool synchronous_full = true;
-  int64_t cache_size_mib = 64;      // the backend's page cache, per write connection
-  int64_t busy_timeout_ms = 5000;   // a lock held longer than this fails the commit (503)
-  int64_t max_database_mib = 0;     // 0: unlimited; else commits that would grow the store past it fail (503)
+  int64_t cache_size_mib = 64;    // the page cache of the write connection
+  int64_t max_database_mib = 0;   // 0: unlimited; else commits that would grow the file past it fail (503)
+};
+
+struct StoreOptions {
+  int64_t busy_timeout_ms = 5000;  // a lock held longer than this fails the commit (503)
   // [[forward]] destinations (`serve` only): the inbox and the processor write their
   // outbox entries (store/outbox.h) in the transactions of what they describe.
   std::vector<ForwardRule> forward_rules;
+  SqliteOptions sqlite;
 };
 
 }  // namespace hh::store

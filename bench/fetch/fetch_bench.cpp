@@ -122,8 +122,8 @@ int main(int argc, char** argv) {
   FakeProcess fake = start_fake(points, tls, gzip, dir + "/ca.pem");
 
   hh::store::StoreOptions store_options;
-  store_options.cache_size_mib = cache_mib;
-  store_options.synchronous_full = synchronous == "full";
+  store_options.sqlite.cache_size_mib = cache_mib;
+  store_options.sqlite.synchronous_full = synchronous == "full";
   auto db = must(hh::store::open_for_writing(database, store_options), "open");
   auto inbox = must(hh::store::SqliteInbox::create(db), "inbox");
   auto jobs = must(hh::store::JobStore::create(db), "jobs");

@@ -1,5 +1,5 @@
 #pragma once
-// Which rows of one parsed delivery (events::DeliveryRows) go to which derived table, the
+// Which rows of one parsed delivery (rows::DeliveryRows) go to which derived table, the
 // change-feed rows that record it, the counts (ApplyCounts) and the follow-up jobs it
 // queues: the same for every backend, so written once here over each backend's parts.
 // A template, not an interface: the SQLite writer calls its parts per row on its hottest
@@ -7,8 +7,8 @@
 //
 // Each backend provides (store/sqlite/derived/, store/postgres/derived/):
 //   Records  write(const <Row>&, seq) -> Result<WriteOutcome> for every one-row-per-key table
-//   Users    write(const events::Identity&, seq, received_at_ms) -> Result<WriteOutcome>
-//   Samples  write(const events::SampleBatch&, seq, std::vector<SeriesChange>&) -> Result<int64_t>
+//   Users    write(const rows::Identity&, seq, received_at_ms) -> Result<WriteOutcome>
+//   Samples  write(const rows::SampleBatch&, seq, std::vector<SeriesChange>&) -> Result<int64_t>
 //   Streams  write_notice(notice, seq) -> Result<WriteOutcome>;
 //            replace_points(stream, seq) -> Result<StreamReplaced>, an error starting "stream: "
 //            when the body cannot be read (the delivery's fault)
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "events/event_rows.h"
+#include "rows/delivery_rows.h"
 #include "store/derived/derived_parts.h"
 #include "store/processing_store.h"
 
@@ -43,7 +43,7 @@ class DeliveryApplier {
         key_(key) {}
 
   // Applies `rows` of the delivery `seq`; on failure some rows may be written.
-  Result<void> apply(const events::DeliveryRows& rows, int64_t seq, int64_t received_at_ms, ApplyCounts& counts);
+  Result<void> apply(const rows::DeliveryRows& rows, int64_t seq, int64_t received_at_ms, ApplyCounts& counts);
 
   // After a failed apply(): whether a fetched stream's body could not be read.
   bool malformed_stream() const { return malformed_stream_; }
@@ -89,7 +89,7 @@ class DeliveryApplier {
 };
 
 template <typename Records, typename Users, typename Samples, typename Streams, typename Jobs, typename Feed>
-Result<void> DeliveryApplier<Records, Users, Samples, Streams, Jobs, Feed>::apply(const events::DeliveryRows& rows,
+Result<void> DeliveryApplier<Records, Users, Samples, Streams, Jobs, Feed>::apply(const rows::DeliveryRows& rows,
                                                                                   int64_t seq, int64_t received_at_ms,
                                                                                   ApplyCounts& counts) {
   malformed_stream_ = false;
@@ -102,7 +102,7 @@ Result<void> DeliveryApplier<Records, Users, Samples, Streams, Jobs, Feed>::appl
       if (auto r = feed_.append(change(seq, "users", *user_id, change_op(*written))); !r) return r;
     }
   }
-  for (const events::SummaryRow& row : rows.summaries) {
+  for (const rows::SummaryRow& row : rows.summaries) {
     if (auto r = note(records_.write(row, seq), "summaries", joined(row.resource, row.id), seq, counts); !r) {
       return r;
     }
@@ -110,7 +110,7 @@ Result<void> DeliveryApplier<Records, Users, Samples, Streams, Jobs, Feed>::appl
 
   if (!rows.sample_batches.empty()) {
     series_changes_.clear();
-    for (const events::SampleBatch& batch : rows.sample_batches) {
+    for (const rows::SampleBatch& batch : rows.sample_batches) {
       auto written = samples_.write(batch, seq, series_changes_);
       if (!written) return prefixed("samples", written);
       counts.rows_seen += static_cast<int64_t>(batch.samples.size());
@@ -183,7 +183,7 @@ Result<void> DeliveryApplier<Records, Users, Samples, Streams, Jobs, Feed>::appl
     }
   }
 
-  for (const events::ProviderRow& row : rows.providers) {
+  for (const rows::ProviderRow& row : rows.providers) {
     if (auto r = note(records_.write(row, seq), "providers", row.slug, seq, counts); !r) return r;
   }
 
@@ -191,7 +191,7 @@ Result<void> DeliveryApplier<Records, Users, Samples, Streams, Jobs, Feed>::appl
   // the user and provider of that workout's summary (same page, same order).
   for (size_t i = 0; i < rows.workout_ids_to_fetch.size(); ++i) {
     const std::string_view workout_id = rows.workout_ids_to_fetch[i];
-    const events::SummaryRow* summary = nullptr;
+    const rows::SummaryRow* summary = nullptr;
     if (i < rows.summaries.size() && rows.summaries[i].id == workout_id) {
       summary = &rows.summaries[i];
     } else {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/json_writer.h"
-#include "events/event_rows.h"
+#include "rows/delivery_rows.h"
 #include "store/jobs/backfill_job.h"
 
 namespace hh::store {
@@ -81,7 +81,7 @@ inline void note_sample(SeriesChange& change, int64_t t_ms, bool inserted) {
 
 // A sample with only the columns most samples have (value, unit, offset): a replacement by
 // it sets the other columns to NULL, as a full one would with its NULLs.
-inline bool is_plain_sample(const events::SampleRow& sample) {
+inline bool is_plain_sample(const rows::SampleRow& sample) {
   return !sample.type && !sample.start_ms && !sample.end_ms && !sample.systolic && !sample.diastolic &&
          sample.extra_json.empty();
 }
@@ -94,12 +94,12 @@ class SeriesIds {
   struct Series {
     int64_t id;
     std::string row_key;                           // "user/resource/provider/source_type"
-    std::optional<events::SampleValue> source_id;  // as last written here; nullopt: not known
+    std::optional<rows::SampleValue> source_id;  // as last written here; nullopt: not known
   };
 
   // The cached series of `batch`, or nullptr; the batch's lookup key stays in this object
   // for add().
-  Series* find(const events::SampleBatch& batch) {
+  Series* find(const rows::SampleBatch& batch) {
     lookup_key_.clear();
     append_part(lookup_key_, batch.user_id);
     append_part(lookup_key_, batch.resource);
@@ -109,7 +109,7 @@ class SeriesIds {
     return found == ids_.end() ? nullptr : &found->second;
   }
   // Remembers the id of the batch last passed to find().
-  Series& add(const events::SampleBatch& batch, int64_t id) {
+  Series& add(const rows::SampleBatch& batch, int64_t id) {
     std::string row_key;
     row_key.reserve(batch.user_id.size() + batch.resource.size() + batch.provider.size() + batch.source_type.size() +
                     3);
@@ -119,12 +119,12 @@ class SeriesIds {
     return entry->second;
   }
   // True when `source_id` may differ from what the series holds (write it).
-  static bool source_id_unknown(const Series& series, const events::SampleValue& source_id) {
+  static bool source_id_unknown(const Series& series, const rows::SampleValue& source_id) {
     return series.source_id != source_id;
   }
   // After writing `source_id`: a view must not outlive the parsed body, so a text id is
   // remembered as "not known".
-  static void wrote_source_id(Series& series, const events::SampleValue& source_id) {
+  static void wrote_source_id(Series& series, const rows::SampleValue& source_id) {
     if (source_id.index() != 3) series.source_id = source_id;
   }
   void clear() { ids_.clear(); }
@@ -153,7 +153,7 @@ class UserRows {
   // would leave it as it is: a value the delivery does not carry, or carries as stored,
   // never changes a column (whichever the seqs), and the times change only outside
   // [first_seen, last_seen + step).
-  bool changes_nothing(std::string_view user_id, const events::Identity& identity, int64_t received_at_ms) {
+  bool changes_nothing(std::string_view user_id, const rows::Identity& identity, int64_t received_at_ms) {
     key_.assign(user_id);
     const auto cached = rows_.find(key_);
     if (cached == rows_.end()) return false;
@@ -177,7 +177,7 @@ class UserRows {
 };
 
 // The `jobs` contract shared with the fetcher (follow_up_jobs.h of either backend).
-inline BackfillWindow backfill_window(const events::BackfillNotice& notice) {
+inline BackfillWindow backfill_window(const rows::BackfillNotice& notice) {
   return BackfillWindow{notice.user_id, notice.resource, notice.provider, notice.start_ms, notice.end_ms, {}};
 }
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "events/delivery_user.h"
+#include "rows/delivery_user.h"
 #include "store/erasure_plan.h"
 #include "store/postgres/connection.h"
 #include "store/postgres/database.h"
@@ -155,7 +155,7 @@ class PgErasure final : public Erasure {
     return {};
   }
 
-  // The user's inbox rows, decided in C++ by events/delivery_names_user as on SQLite. The
+  // The user's inbox rows, decided in C++ by rows/delivery_user.h as on SQLite. The
   // server sends only rows that can name them: those holding the user id's bytes, or a
   // backslash (a JSON escape could spell the id otherwise); a batch at a time.
   Result<void> select_deliveries(std::string_view user_id) {
@@ -171,7 +171,7 @@ class PgErasure final : public Erasure {
       for (int r = 0; r < rows->size(); ++r) {
         after = rows->integer(r, 0);
         const std::string body = pgerase_bytes(rows->text(r, 3));
-        if (events::delivery_names_user(rows->text(r, 1), rows->text(r, 2), body, user_id)) seqs.push_back(after);
+        if (rows::delivery_names_user(rows->text(r, 1), rows->text(r, 2), body, user_id)) seqs.push_back(after);
       }
       if (rows->size() < kPgeraseScanBatch) break;
     }

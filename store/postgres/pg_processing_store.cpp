@@ -121,7 +121,7 @@ class PgProcessingStore final : public ProcessingStore {
   }
 
   DeliveryCursor& deliveries() override { return cursor_; }
-  Result<ApplyCounts> apply(const events::DeliveryRows& rows, int64_t seq, int64_t received_at_ms) override {
+  Result<ApplyCounts> apply(const rows::DeliveryRows& rows, int64_t seq, int64_t received_at_ms) override {
     return writer_->apply(rows, seq, received_at_ms);
   }
   Result<void> write_changes() override {

@@ -79,8 +79,8 @@ Result<sqlite::Connection> open_for_writing(const std::string& path, const Store
   const std::string pragmas = "PRAGMA page_size = " + std::to_string(kNewDatabasePageSize) +
                               (new_file ? ";PRAGMA auto_vacuum = INCREMENTAL;" : ";") +
                               "PRAGMA journal_mode = WAL;"
-                              "PRAGMA synchronous = " + std::string(options.synchronous_full ? "FULL" : "NORMAL") +
-                              ";PRAGMA cache_size = -" + std::to_string(options.cache_size_mib * 1024) +
+                              "PRAGMA synchronous = " + std::string(options.sqlite.synchronous_full ? "FULL" : "NORMAL") +
+                              ";PRAGMA cache_size = -" + std::to_string(options.sqlite.cache_size_mib * 1024) +
                               ";PRAGMA busy_timeout = " + std::to_string(options.busy_timeout_ms) +
                               ";PRAGMA temp_store = MEMORY;";
   auto configured = db->exec(pragmas);
@@ -102,9 +102,9 @@ Result<sqlite::Connection> open_for_writing(const std::string& path, const Store
   }
   auto migrated = migrate(*db);
   if (!migrated) return fail(path + ": " + migrated.error());
-  if (options.max_database_mib > 0) {
+  if (options.sqlite.max_database_mib > 0) {
     const int64_t page_size = db->query_int("PRAGMA page_size")->value_or(4096);
-    auto capped = db->exec("PRAGMA max_page_count = " + std::to_string(options.max_database_mib * 1024 * 1024 / page_size));
+    auto capped = db->exec("PRAGMA max_page_count = " + std::to_string(options.sqlite.max_database_mib * 1024 * 1024 / page_size));
     if (!capped) return fail(path + ": " + capped.error());
   }
   return db;

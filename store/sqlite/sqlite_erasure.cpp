@@ -1,6 +1,6 @@
 #include "store/sqlite/sqlite_erasure.h"
 
-#include "events/delivery_user.h"
+#include "rows/delivery_user.h"
 #include "store/erasure_plan.h"
 #include "store/sqlite/connection.h"
 #include "store/sqlite/database.h"
@@ -12,7 +12,7 @@ namespace {
 
 // How erase() finds a user's rows, in two steps so that counting and erasing agree and the
 // order of the deletes does not matter:
-//  1. select: the user's inbox rows (their seqs; events/delivery_user.h decides, in C++,
+//  1. select: the user's inbox rows (their seqs; rows/delivery_user.h decides, in C++,
 //     so PostgreSQL can share it), and the keys that are not user columns (series ids,
 //     workout ids, job ids, change ids) go into TEMP tables of this connection;
 //  2. each table's rows are those its WHERE below picks: `?1` is the user id.
@@ -117,7 +117,7 @@ class SqliteErasure final : public Erasure {
     if (!scan) return fail(scan.error());
     std::vector<int64_t> seqs;
     auto scanned = scan->for_each_row([&](const sqlite::Statement& row) {
-      if (events::delivery_names_user(row.column_text(1), row.column_text(2), row.column_blob(3), user_id)) {
+      if (rows::delivery_names_user(row.column_text(1), row.column_text(2), row.column_blob(3), user_id)) {
         seqs.push_back(row.column_int(0));
       }
     });

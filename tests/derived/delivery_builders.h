@@ -1,5 +1,5 @@
 #pragma once
-// Hand-built parsed deliveries (events::DeliveryRows, the parser's output contract) for the
+// Hand-built parsed deliveries (rows::DeliveryRows, the parser's output contract) for the
 // derived writers' tests: the SQLite writer's own (derived_writer_test) and the comparison
 // of both backends (tests/postgres/pg_derived_writer_test). Views point at literals or at
 // strings the caller keeps alive.
@@ -7,16 +7,16 @@
 #include <string_view>
 #include <vector>
 
-#include "events/event_rows.h"
+#include "rows/delivery_rows.h"
 
 namespace hh::test {
 
 inline constexpr int64_t kReceivedAt = 1717200000000;  // 2024-06-01T00:00:00Z
 
-inline events::DeliveryRows sleep_summary(std::string_view id, std::string_view data) {
-  events::DeliveryRows d;
-  d.family = events::Family::summary;
-  events::SummaryRow& row = d.summaries.emplace_back();
+inline rows::DeliveryRows sleep_summary(std::string_view id, std::string_view data) {
+  rows::DeliveryRows d;
+  d.family = rows::Family::summary;
+  rows::SummaryRow& row = d.summaries.emplace_back();
   row.resource = "sleep";
   row.id = id;
   row.user_id = "u1";
@@ -29,8 +29,8 @@ inline events::DeliveryRows sleep_summary(std::string_view id, std::string_view 
   return d;
 }
 
-inline events::SampleRow heartrate(int64_t t_ms, int64_t bpm) {
-  events::SampleRow s;
+inline rows::SampleRow heartrate(int64_t t_ms, int64_t bpm) {
+  rows::SampleRow s;
   s.t_ms = t_ms;
   s.timezone_offset = 3600;
   s.value = bpm;
@@ -38,10 +38,10 @@ inline events::SampleRow heartrate(int64_t t_ms, int64_t bpm) {
   return s;
 }
 
-inline events::DeliveryRows samples(std::vector<events::SampleRow> list, std::string_view user = "u1") {
-  events::DeliveryRows d;
-  d.family = events::Family::timeseries;
-  events::SampleBatch& batch = d.sample_batches.emplace_back();
+inline rows::DeliveryRows samples(std::vector<rows::SampleRow> list, std::string_view user = "u1") {
+  rows::DeliveryRows d;
+  d.family = rows::Family::timeseries;
+  rows::SampleBatch& batch = d.sample_batches.emplace_back();
   batch.user_id = user;
   batch.resource = "heartrate";
   batch.provider = "garmin";
@@ -50,17 +50,17 @@ inline events::DeliveryRows samples(std::vector<events::SampleRow> list, std::st
   return d;
 }
 
-inline events::DeliveryRows stream_notice(std::string_view sport) {
-  events::DeliveryRows d;
-  d.family = events::Family::workout_stream;
-  d.workout_stream = events::WorkoutStreamNotice{"w1", "u1", "fitbit", "5127", sport};
+inline rows::DeliveryRows stream_notice(std::string_view sport) {
+  rows::DeliveryRows d;
+  d.family = rows::Family::workout_stream;
+  d.workout_stream = rows::WorkoutStreamNotice{"w1", "u1", "fitbit", "5127", sport};
   return d;
 }
 
-inline events::DeliveryRows fetched_stream(std::string_view body, size_t points) {
-  events::DeliveryRows d;
-  d.family = events::Family::fetched_stream;
-  d.fetched_stream = events::FetchedStream{"w1", body, points};
+inline rows::DeliveryRows fetched_stream(std::string_view body, size_t points) {
+  rows::DeliveryRows d;
+  d.family = rows::Family::fetched_stream;
+  d.fetched_stream = rows::FetchedStream{"w1", body, points};
   return d;
 }
 

@@ -32,7 +32,7 @@ struct Store {
   sqlite::Connection db = test::open_store(dir.file("healthhook.db"));
   std::unique_ptr<store::DerivedWriter> writer = store::DerivedWriter::create(db).value();
 
-  store::ApplyCounts apply(const events::DeliveryRows& delivery, int64_t seq, int64_t received_at = kReceivedAt) {
+  store::ApplyCounts apply(const rows::DeliveryRows& delivery, int64_t seq, int64_t received_at = kReceivedAt) {
     auto txn = sqlite::Transaction::begin(db);
     BOOST_REQUIRE_MESSAGE(txn, txn.error());
     auto applied = writer->apply(delivery, seq, received_at);
@@ -126,7 +126,7 @@ BOOST_AUTO_TEST_CASE(a_version_that_keeps_user_and_date_leaves_the_index_pages_a
   // and date writes one page fewer than one that changes its date, the index's.
   Store s;
   const std::string wal = s.dir.file("healthhook.db") + "-wal";
-  const auto frames_written_by = [&](const events::DeliveryRows& delivery, int64_t seq) {
+  const auto frames_written_by = [&](const rows::DeliveryRows& delivery, int64_t seq) {
     BOOST_REQUIRE(s.db.exec("PRAGMA wal_checkpoint(TRUNCATE)"));
     BOOST_REQUIRE(std::filesystem::file_size(wal) == 0);
     s.apply(delivery, seq);
@@ -159,9 +159,9 @@ BOOST_AUTO_TEST_SUITE(record_tables)
 
 BOOST_AUTO_TEST_CASE(connection_device_and_lab_rows_follow_latest_wins) {
   Store s;
-  events::DeliveryRows d;
-  d.family = events::Family::connection;
-  d.connection = events::ConnectionRow{"u1", "oura", "connected", "ext-1", std::nullopt, std::nullopt,
+  rows::DeliveryRows d;
+  d.family = rows::Family::connection;
+  d.connection = rows::ConnectionRow{"u1", "oura", "connected", "ext-1", std::nullopt, std::nullopt,
                                        R"({"sleep":{"status":"available"}})", "provider.connection.created", "{}"};
   s.apply(d, 10);
   d.connection->status = "error";
@@ -177,8 +177,8 @@ BOOST_AUTO_TEST_CASE(connection_device_and_lab_rows_follow_latest_wins) {
                          "'provider.connection.error'|12|'{}'"},
              boost::test_tools::per_element());
 
-  events::DeliveryRows device;
-  device.device = events::DeviceRow{"d1", "u1", "garmin", "watch", std::nullopt, "Garmin", "Forerunner", "19.1",
+  rows::DeliveryRows device;
+  device.device = rows::DeviceRow{"d1", "u1", "garmin", "watch", std::nullopt, "Garmin", "Forerunner", "19.1",
                                     "338", R"({"id":"d1"})"};
   s.apply(device, 13);
   device.device->device_version = "19.2";
@@ -187,14 +187,14 @@ BOOST_AUTO_TEST_CASE(connection_device_and_lab_rows_follow_latest_wins) {
                  Strings{R"('d1'|'u1'|'garmin'|'watch'|NULL|'Garmin'|'Forerunner'|'19.2'|'338'|14|'{"id":"d1"}')"},
              boost::test_tools::per_element());
 
-  events::DeliveryRows labs;
-  labs.lab_order = events::LabOrderRow{"o1", "u1", "t1", "received", "received.walk_in_test.ordered", std::nullopt,
+  rows::DeliveryRows labs;
+  labs.lab_order = rows::LabOrderRow{"o1", "u1", "t1", "received", "received.walk_in_test.ordered", std::nullopt,
                                        std::nullopt, "{}"};
-  labs.lab_appointment = events::LabAppointmentRow{"a1", "o1", "u1", "confirmed", "scheduled",
+  labs.lab_appointment = rows::LabAppointmentRow{"a1", "o1", "u1", "confirmed", "scheduled",
                                                    "2024-05-02T14:00:00+00:00", "2024-05-02T14:30:00+00:00", "{}"};
-  labs.lab_result = events::LabResultRow{"o1", "u1", "123", "partial", "critical", "{}"};
+  labs.lab_result = rows::LabResultRow{"o1", "u1", "123", "partial", "critical", "{}"};
   labs.lab_parsing_job =
-      events::LabParsingJobRow{"j1", "completed", std::nullopt, false, true, R"({"results":[]})", "{}"};
+      rows::LabParsingJobRow{"j1", "completed", std::nullopt, false, true, R"({"results":[]})", "{}"};
   s.apply(labs, 15);
   BOOST_TEST(test::dump_table(s.db, "lab_orders") ==
                  Strings{"'o1'|'u1'|'t1'|'received'|'received.walk_in_test.ordered'|NULL|NULL|15|'{}'"},
@@ -256,7 +256,7 @@ BOOST_AUTO_TEST_CASE(one_change_per_delivery_and_series_insert_then_update_then_
 
 BOOST_AUTO_TEST_CASE(a_replacement_replaces_every_field_and_a_duplicate_in_one_delivery_keeps_the_first) {
   Store s;
-  events::SampleRow full;
+  rows::SampleRow full;
   full.t_ms = 5000;
   full.value = std::string_view("high");
   full.unit = "mmHg";
@@ -272,7 +272,7 @@ BOOST_AUTO_TEST_CASE(a_replacement_replaces_every_field_and_a_duplicate_in_one_d
 
   // A plain sample for the same key clears what it does not have; of two samples with
   // one timestamp in one delivery the first is kept (same seq: not newer).
-  events::SampleRow plain = heartrate(5000, 80);
+  rows::SampleRow plain = heartrate(5000, 80);
   plain.value = 80.5;
   auto applied = s.apply(samples({plain, heartrate(5000, 99)}), 2);
   BOOST_TEST(applied.samples_written == 1);
@@ -381,9 +381,9 @@ BOOST_AUTO_TEST_CASE(a_stream_fetched_without_a_notice_gets_its_row_and_a_later_
 
 BOOST_AUTO_TEST_CASE(a_backfill_notice_records_the_window_and_queues_its_fetch) {
   Store s;
-  events::DeliveryRows d;
-  d.family = events::Family::backfill;
-  d.backfill = events::BackfillNotice{"u1", "workouts", "zwift", 1592727781000, 1730558368000, true};
+  rows::DeliveryRows d;
+  d.family = rows::Family::backfill;
+  d.backfill = rows::BackfillNotice{"u1", "workouts", "zwift", 1592727781000, 1730558368000, true};
   BOOST_TEST(s.apply(d, 3).jobs_queued == 1);
   BOOST_TEST(test::dump_table(s.db, "backfills") == Strings{"'u1'|'workouts'|'zwift'|1592727781000|1730558368000|1|3"},
              boost::test_tools::per_element());
@@ -399,8 +399,8 @@ BOOST_AUTO_TEST_CASE(a_backfill_notice_records_the_window_and_queues_its_fetch) 
 
 BOOST_AUTO_TEST_CASE(a_fetched_workouts_page_queues_one_stream_fetch_per_workout) {
   Store s;
-  events::DeliveryRows d = sleep_summary("wk1", "{}");
-  d.family = events::Family::fetched_summaries;
+  rows::DeliveryRows d = sleep_summary("wk1", "{}");
+  d.family = rows::Family::fetched_summaries;
   d.summaries[0].resource = "workouts";
   d.summaries[0].provider = "zwift";
   d.summaries.push_back(d.summaries[0]);
@@ -434,7 +434,7 @@ BOOST_AUTO_TEST_CASE(a_full_disk_is_the_stores_fault) {
   Store s;
   const int64_t pages = std::stoll(value(s.db, "PRAGMA page_count"));
   BOOST_REQUIRE(s.db.exec("PRAGMA max_page_count = " + std::to_string(pages)));
-  std::vector<events::SampleRow> many;
+  std::vector<rows::SampleRow> many;
   for (int64_t i = 0; i < 5000; ++i) many.push_back(heartrate(i * 1000, 60));
   auto txn = sqlite::Transaction::begin(s.db);
   auto applied = s.writer->apply(samples(many), 1, kReceivedAt);

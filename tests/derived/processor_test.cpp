@@ -539,7 +539,7 @@ BOOST_AUTO_TEST_CASE(reset_derived_empties_every_derived_table_and_keeps_the_inb
   // cursor, the record of removed bodies, jobs, the record of erasures, and the forwarding
   // outbox (what waits to be sent stays through a rebuild; SQLite's sqlite_sequence
   // numbers its ids).
-  Strings derived(store::derived_tables().begin(), store::derived_tables().end());
+  Strings derived(store::schema::derived_tables().begin(), store::schema::derived_tables().end());
   std::sort(derived.begin(), derived.end());
   Strings schema_tables;
   for (const auto& row : rows(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN "

@@ -98,7 +98,7 @@ BOOST_AUTO_TEST_CASE(rebuild_of_a_live_processed_inbox_gives_identical_tables) {
     auto db = test::open_store(path);
     live = test::dump_derived_state(db);
     // The corpus reaches every table and every status.
-    for (std::string_view table : store::derived_tables()) {
+    for (std::string_view table : store::schema::derived_tables()) {
       BOOST_TEST(!live.at(std::string(table)).empty(), "empty: " << table);
     }
     BOOST_TEST(test::count(db, "deliveries WHERE status = 'invalid'") == static_cast<int64_t>(counts.invalid));

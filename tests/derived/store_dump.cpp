@@ -91,7 +91,7 @@ std::vector<std::string> dump_table(sqlite::Connection& db, const std::string& t
 
 std::map<std::string, std::vector<std::string>> dump_derived_state(sqlite::Connection& db) {
   std::map<std::string, std::vector<std::string>> state;
-  for (std::string_view table : store::derived_tables()) state[std::string(table)] = dump_table(db, std::string(table));
+  for (std::string_view table : store::schema::derived_tables()) state[std::string(table)] = dump_table(db, std::string(table));
   state["processor_state"] = dump_table(db, "processor_state");
   state["deliveries"] = rows(db, "SELECT seq, status, family, error FROM deliveries ORDER BY seq");
   return state;

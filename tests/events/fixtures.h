@@ -10,6 +10,11 @@
 #include "events/delivery_parser.h"
 #include "tests/support/examples.h"
 
+namespace hh::events {
+// The parser's output types (rows/delivery_rows.h), named unqualified by the parser's tests.
+using namespace hh::rows;
+}  // namespace hh::events
+
 namespace hh::events::test {
 
 inline std::string read_example(std::string_view name) { return hh::test::example_file(std::string(name)); }

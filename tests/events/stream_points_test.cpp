@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "events/stream_points.h"
+#include "rows/stream_points.h"
 
-namespace hh::events {
+namespace hh::rows {
 
 BOOST_AUTO_TEST_SUITE(stream_points_test)
 
@@ -204,4 +204,4 @@ BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE_END()  // stream_points_test
 
-}  // namespace hh::events
+}  // namespace hh::rows

@@ -38,16 +38,16 @@ inline void check_json_text(const std::optional<std::string_view>& text, const c
   if (text) check_json_text(*text, what);
 }
 
-inline bool has_rows(const events::DeliveryRows& rows) {
+inline bool has_rows(const rows::DeliveryRows& rows) {
   return !rows.summaries.empty() || !rows.sample_batches.empty() || rows.workout_stream || rows.backfill ||
          rows.connection || rows.device || rows.lab_order || rows.lab_appointment || rows.lab_result ||
          rows.lab_parsing_job || rows.fetched_stream || !rows.workout_ids_to_fetch.empty() || !rows.providers.empty() ||
          rows.identity.user_id || rows.identity.client_user_id || rows.identity.team_id;
 }
 
-inline void check_parse(const events::ParseResult& result, const events::DeliveryRows& rows) {
+inline void check_parse(const events::ParseResult& result, const rows::DeliveryRows& rows) {
   if (result.family != rows.family) broken("result.family differs from rows.family");
-  if (result.status == events::Status::invalid) {
+  if (result.status == rows::Status::invalid) {
     if (result.error.empty()) broken("invalid without an error");
     if (has_rows(rows)) broken("invalid row kept rows", result.error);
     return;
@@ -152,7 +152,7 @@ inline void check_parse(const events::ParseResult& result, const events::Deliver
   }
   // Identity: a user is named whenever a client or team id is kept.
   if ((rows.identity.client_user_id || rows.identity.team_id) && !rows.identity.user_id &&
-      result.status == events::Status::processed) {
+      result.status == rows::Status::processed) {
     broken("identity without user_id");
   }
   for (const auto& field : {rows.identity.user_id, rows.identity.client_user_id, rows.identity.team_id}) {

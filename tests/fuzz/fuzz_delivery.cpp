@@ -19,8 +19,8 @@ using namespace hh;
 
 namespace {
 
-events::ParseResult parse_checked(events::DeliveryParser& parser, const events::InboxRow& row,
-                                  events::DeliveryRows& rows) {
+events::ParseResult parse_checked(events::DeliveryParser& parser, const rows::InboxRow& row,
+                                  rows::DeliveryRows& rows) {
   events::ParseResult result = parser.parse(row, rows);
   fuzz::check_parse(result, rows);
   return result;
@@ -34,21 +34,21 @@ bool same(const events::ParseResult& a, const events::ParseResult& b) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static events::DeliveryParser parser;
-  static events::DeliveryRows rows;
+  static rows::DeliveryRows rows;
   // The body as the inbox hands it over: exactly `size` bytes, no padding after them, so
   // AddressSanitizer sees any read past the end.
   const std::string body(reinterpret_cast<const char*>(data), size);
   const std::optional<std::string> peeked = events::peek_event_type(body);
 
-  const events::InboxRow from_body{1, "webhook", "", "{}", body};
+  const rows::InboxRow from_body{1, "webhook", "", "{}", body};
   const events::ParseResult without = parse_checked(parser, from_body, rows);
-  if (without.status != events::Status::invalid) {
+  if (without.status != rows::Status::invalid) {
     if (auto valid = json::check_json(body, 1024); !valid) fuzz::broken("parsed a body that is not JSON", valid.error());
   }
   if (!same(without, parse_checked(parser, from_body, rows))) fuzz::broken("second parse differs");
 
   if (peeked) {
-    const events::InboxRow from_column{2, "webhook", *peeked, "{}", body};
+    const rows::InboxRow from_column{2, "webhook", *peeked, "{}", body};
     const events::ParseResult with = parse_checked(parser, from_column, rows);
     if (!same(with, without)) fuzz::broken("parse with the peeked event_type differs", with.error + " / " + without.error);
   }

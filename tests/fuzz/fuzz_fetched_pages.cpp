@@ -124,7 +124,7 @@ void check_json_scan(std::string_view body) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::vector<PageKind> kinds = page_kinds();
   static events::DeliveryParser parser;
-  static events::DeliveryRows rows;
+  static rows::DeliveryRows rows;
   const std::string body(reinterpret_cast<const char*>(data), size);
 
   check_json_scan(body);
@@ -137,12 +137,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (kind.job.cursor && *progress->cursor == *kind.job.cursor) fuzz::broken("cursor did not advance");
       }
     }
-    const events::InboxRow row{1, "fetch", kind.plan.event_type, kind.plan.context_json, body};
+    const rows::InboxRow row{1, "fetch", kind.plan.event_type, kind.plan.context_json, body};
     const events::ParseResult result = parser.parse(row, rows);
     fuzz::check_parse(result, rows);
     // Streams too: StreamPointReader checks what it reads with the same scanner
     // (fuzz_stream_points covers that reader).
-    if (result.status != events::Status::invalid && !json::check_json(body, json::kSimdjsonMaxDepth)) {
+    if (result.status != rows::Status::invalid && !json::check_json(body, json::kSimdjsonMaxDepth)) {
       fuzz::broken("processor accepted a page that is not JSON", kind.plan.event_type);
     }
   }

@@ -1,4 +1,4 @@
-// Fuzzes the workout stream reader (events/stream_points.h), the hand-written
+// Fuzzes the workout stream reader (rows/stream_points.h), the hand-written
 // scanner that reads fetched streams of up to tens of MB without simdjson, against
 // simdjson's DOM parser as the oracle:
 //  - a body simdjson reads as a stream (an object whose named members are arrays of
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "delivery_rows_checks.h"
-#include "events/stream_points.h"
+#include "rows/stream_points.h"
 
 using namespace hh;
 
@@ -29,7 +29,7 @@ constexpr std::array<std::string_view, 11> kNames = {"time",     "distance", "he
                                                      "lat",      "lng",      "altitude",  "cadence",
                                                      "power",    "resistance", "temperature"};
 
-std::optional<double> StreamPoint_value(const events::StreamPoint& p, size_t slot) {
+std::optional<double> StreamPoint_value(const rows::StreamPoint& p, size_t slot) {
   switch (slot) {
     case 1: return p.distance;
     case 2: return p.heartrate;
@@ -112,8 +112,8 @@ Oracle expect(simdjson::dom::element root) {
 }
 
 void compare(const Oracle& oracle, std::string_view body) {
-  events::StreamPointReader reader(body);
-  events::StreamPoint point;
+  rows::StreamPointReader reader(body);
+  rows::StreamPoint point;
   size_t index = 0;
   while (reader.next(point)) {
     if (point.index != index) fuzz::broken("point index");
@@ -150,15 +150,15 @@ void compare(const Oracle& oracle, std::string_view body) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static simdjson::dom::parser dom;
   static events::DeliveryParser parser;
-  static events::DeliveryRows rows;
+  static rows::DeliveryRows rows;
   const std::string body(reinterpret_cast<const char*>(data), size);
 
   // What the reader makes of it on its own.
   size_t count = 0;
   bool read_to_end;
   {
-    events::StreamPointReader reader(body);
-    events::StreamPoint point;
+    rows::StreamPointReader reader(body);
+    rows::StreamPoint point;
     while (reader.next(point)) ++count;
     read_to_end = reader.error().empty();
   }
@@ -189,11 +189,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   // The processor's path: a fetched row with the stream's context counts the same points.
-  const events::InboxRow row{1, "fetch", "fetch.workout_stream",
+  const rows::InboxRow row{1, "fetch", "fetch.workout_stream",
                              R"({"kind":"workout_stream","workout_id":"w1","user_id":"u1","provider":"p"})", body};
   const events::ParseResult result = parser.parse(row, rows);
   fuzz::check_parse(result, rows);
-  if ((result.status == events::Status::processed) != read_to_end) fuzz::broken("processor and reader disagree");
+  if ((result.status == rows::Status::processed) != read_to_end) fuzz::broken("processor and reader disagree");
   if (read_to_end && rows.fetched_stream->point_count != count) fuzz::broken("processor counted differently");
   return 0;
 }

@@ -4,7 +4,7 @@
 // here, so these tests do not depend on the processor.
 #include <boost/test/unit_test.hpp>
 
-#include "store/read_store.h"
+#include "store/open_readers.h"
 #include "store/row_format.h"
 #include "store/sqlite/database.h"
 #include "tests/support/server_process.h"

@@ -71,7 +71,7 @@ struct DerivedPair {
     return std::move(*writer);
   }();
 
-  DerivedApplied apply_lite(const events::DeliveryRows& delivery, int64_t seq, int64_t received_at) {
+  DerivedApplied apply_lite(const rows::DeliveryRows& delivery, int64_t seq, int64_t received_at) {
     auto txn = sqlite::Transaction::begin(lite);
     BOOST_REQUIRE_MESSAGE(txn, txn.error());
     auto applied = lite_writer->apply(delivery, seq, received_at);
@@ -88,7 +88,7 @@ struct DerivedPair {
     return {true, *applied, "", ErrorKind::other};
   }
 
-  DerivedApplied apply_pg(const events::DeliveryRows& delivery, int64_t seq, int64_t received_at) {
+  DerivedApplied apply_pg(const rows::DeliveryRows& delivery, int64_t seq, int64_t received_at) {
     auto txn = pg::Transaction::begin(pg);
     BOOST_REQUIRE_MESSAGE(txn, txn.error());
     auto applied = pg_writer->apply(delivery, seq, received_at);
@@ -107,7 +107,7 @@ struct DerivedPair {
   }
 
   // Applies to both; the outcomes must agree. Returns SQLite's.
-  DerivedApplied apply(const events::DeliveryRows& delivery, int64_t seq, int64_t received_at = kReceivedAt) {
+  DerivedApplied apply(const rows::DeliveryRows& delivery, int64_t seq, int64_t received_at = kReceivedAt) {
     const DerivedApplied lite_result = apply_lite(delivery, seq, received_at);
     const DerivedApplied pg_result = apply_pg(delivery, seq, received_at);
     BOOST_TEST(lite_result.ok == pg_result.ok, "seq " << seq << ": " << lite_result.error << " / " << pg_result.error);
@@ -123,7 +123,7 @@ struct DerivedPair {
 
   // Several deliveries in one transaction on each side, as the processor's steps apply
   // them (deferred feed, flushed before the commit).
-  void apply_step(const std::vector<std::pair<events::DeliveryRows, int64_t>>& deliveries) {
+  void apply_step(const std::vector<std::pair<rows::DeliveryRows, int64_t>>& deliveries) {
     {
       auto txn = sqlite::Transaction::begin(lite);
       for (const auto& delivery : deliveries) {
@@ -159,16 +159,16 @@ struct DerivedPair {
   size_t compare(bool with_ids = true) { return test::compare_derived_tables(lite, pg, with_ids); }
 };
 
-events::SampleRow derived_sample(int64_t t_ms, events::SampleValue value) {
-  events::SampleRow s;
+rows::SampleRow derived_sample(int64_t t_ms, rows::SampleValue value) {
+  rows::SampleRow s;
   s.t_ms = t_ms;
   s.value = value;
   s.unit = "mg/dL";
   return s;
 }
 
-events::SampleRow bp_sample(int64_t t_ms, double systolic, double diastolic) {
-  events::SampleRow s;
+rows::SampleRow bp_sample(int64_t t_ms, double systolic, double diastolic) {
+  rows::SampleRow s;
   s.t_ms = t_ms;
   s.timezone_offset = -18000;
   s.unit = "mmHg";
@@ -178,10 +178,10 @@ events::SampleRow bp_sample(int64_t t_ms, double systolic, double diastolic) {
   return s;
 }
 
-events::DeliveryRows with_delivery_identity(events::DeliveryRows d, std::optional<std::string_view> user,
+rows::DeliveryRows with_delivery_identity(rows::DeliveryRows d, std::optional<std::string_view> user,
                                    std::optional<std::string_view> client_user_id,
                                    std::optional<std::string_view> team_id) {
-  d.identity = events::Identity{user, client_user_id, team_id};
+  d.identity = rows::Identity{user, client_user_id, team_id};
   return d;
 }
 
@@ -223,7 +223,7 @@ BOOST_AUTO_TEST_CASE(samples_batches_with_repeated_timestamps_full_and_plain) {
   BOOST_TEST(s.apply(repeated, 9).counts.samples_written == 4);
   s.apply(samples({heartrate(2000, 1), heartrate(3000, 2)}), 6);  // stale
   // A full sample replacing a plain one, then plain again: the replacement clears.
-  events::SampleRow full = heartrate(1000, 0);
+  rows::SampleRow full = heartrate(1000, 0);
   full.value = std::string_view("high \"quoted\" \\ back\nslash é 🫀");
   full.type = "reading";
   full.start_ms = 1000;
@@ -233,13 +233,13 @@ BOOST_AUTO_TEST_CASE(samples_batches_with_repeated_timestamps_full_and_plain) {
   full.extra_json = R"({"grouping":{"reading_id":"r-\"1\""}})";
   auto mixed = samples({full, heartrate(7000, 77)});
   s.apply(mixed, 12);
-  events::SampleRow real = heartrate(7000, 0);
+  rows::SampleRow real = heartrate(7000, 0);
   real.value = 72.0;
-  events::SampleRow tiny = heartrate(8000, 0);
+  rows::SampleRow tiny = heartrate(8000, 0);
   tiny.value = 0.1;
-  events::SampleRow big = heartrate(9000, 0);
+  rows::SampleRow big = heartrate(9000, 0);
   big.value = int64_t{-9007199254740993};
-  events::SampleRow none = heartrate(10000, 0);
+  rows::SampleRow none = heartrate(10000, 0);
   none.value = std::monostate{};
   none.unit.reset();
   none.timezone_offset.reset();
@@ -252,7 +252,7 @@ BOOST_AUTO_TEST_CASE(samples_batches_with_repeated_timestamps_full_and_plain) {
   d.sample_batches.push_back(samples({heartrate(1000, 50)}, "u2").sample_batches[0]);
   s.apply(d, 20);
   // Many samples with repeats in one batch.
-  std::vector<events::SampleRow> many;
+  std::vector<rows::SampleRow> many;
   for (int64_t i = 0; i < 3000; ++i) many.push_back(heartrate((i % 2000) * 1000, 60 + i));
   s.apply(samples(many), 21);
   s.apply(samples({}), 22);  // an empty batch: nothing
@@ -310,9 +310,9 @@ BOOST_AUTO_TEST_CASE(users_follow_identity_rules) {
 
 BOOST_AUTO_TEST_CASE(every_record_table_follows_latest_wins) {
   DerivedPair s;
-  events::DeliveryRows d;
-  d.family = events::Family::connection;
-  d.connection = events::ConnectionRow{"u1", "oura", "connected", "ext-1", std::nullopt, std::nullopt,
+  rows::DeliveryRows d;
+  d.family = rows::Family::connection;
+  d.connection = rows::ConnectionRow{"u1", "oura", "connected", "ext-1", std::nullopt, std::nullopt,
                                        R"({"sleep":{"status":"available"}})", "provider.connection.created", "{}"};
   s.apply(d, 10);
   d.connection->status = "error";
@@ -324,33 +324,33 @@ BOOST_AUTO_TEST_CASE(every_record_table_follows_latest_wins) {
   d.connection->status = "connected";
   s.apply(d, 11);  // stale
 
-  events::DeliveryRows device;
-  device.device = events::DeviceRow{"d1", "u1", "garmin", "watch", std::nullopt, "Garmin", "Forerunner", "19.1",
+  rows::DeliveryRows device;
+  device.device = rows::DeviceRow{"d1", "u1", "garmin", "watch", std::nullopt, "Garmin", "Forerunner", "19.1",
                                     "338", R"({"id":"d1"})"};
   s.apply(device, 13);
   device.device->device_version = "19.2";
   s.apply(device, 14);
   s.apply(device, 14);  // the same seq again: stale
 
-  events::DeliveryRows labs;
-  labs.lab_order = events::LabOrderRow{"o1", "u1", "t1", "received", "received.walk_in_test.ordered", std::nullopt,
+  rows::DeliveryRows labs;
+  labs.lab_order = rows::LabOrderRow{"o1", "u1", "t1", "received", "received.walk_in_test.ordered", std::nullopt,
                                        std::nullopt, "{}"};
-  labs.lab_appointment = events::LabAppointmentRow{"a1", "o1", "u1", "confirmed", "scheduled",
+  labs.lab_appointment = rows::LabAppointmentRow{"a1", "o1", "u1", "confirmed", "scheduled",
                                                    "2024-05-02T14:00:00+00:00", "2024-05-02T14:30:00+00:00", "{}"};
-  labs.lab_result = events::LabResultRow{"o1", "u1", "123", "partial", "critical", "{}"};
+  labs.lab_result = rows::LabResultRow{"o1", "u1", "123", "partial", "critical", "{}"};
   labs.lab_parsing_job =
-      events::LabParsingJobRow{"j1", "completed", std::nullopt, false, true, R"({"results":[]})", "{}"};
+      rows::LabParsingJobRow{"j1", "completed", std::nullopt, false, true, R"({"results":[]})", "{}"};
   s.apply(labs, 15);
   labs.lab_order->status_detail = "awaiting_remaining_markers";
   labs.lab_parsing_job->needs_human_review.reset();
   s.apply(labs, 9);  // older than all of them
   s.apply(labs, 16);
 
-  events::DeliveryRows providers;
-  providers.family = events::Family::fetched_providers;
-  providers.providers.push_back(events::ProviderRow{"oura", "Oura", "Ring", "https://x/oura.png", "oauth",
+  rows::DeliveryRows providers;
+  providers.family = rows::Family::fetched_providers;
+  providers.providers.push_back(rows::ProviderRow{"oura", "Oura", "Ring", "https://x/oura.png", "oauth",
                                                     R"(["sleep","activity"])", R"({"slug":"oura"})"});
-  providers.providers.push_back(events::ProviderRow{"zwift", "Zwift", std::nullopt, std::nullopt, "password",
+  providers.providers.push_back(rows::ProviderRow{"zwift", "Zwift", std::nullopt, std::nullopt, "password",
                                                     std::nullopt, R"({"slug":"zwift"})"});
   s.apply(providers, 17);
   providers.providers[0].name = "Oura Ring";
@@ -385,9 +385,9 @@ BOOST_AUTO_TEST_CASE(workout_streams_notices_fetches_and_their_jobs) {
 
 BOOST_AUTO_TEST_CASE(backfill_notices_and_their_jobs) {
   DerivedPair s;
-  events::DeliveryRows d;
-  d.family = events::Family::backfill;
-  d.backfill = events::BackfillNotice{"u1", "workouts", "zwift", 1592727781000, 1730558368000, true};
+  rows::DeliveryRows d;
+  d.family = rows::Family::backfill;
+  d.backfill = rows::BackfillNotice{"u1", "workouts", "zwift", 1592727781000, 1730558368000, true};
   BOOST_TEST(s.apply(d, 3).counts.jobs_queued == 1);
   s.apply(d, 3, kReceivedAt + 10);  // applied again: nothing
   s.exec("UPDATE jobs SET state = 'dead', attempts = 9, last_error = 'gone'");
@@ -400,8 +400,8 @@ BOOST_AUTO_TEST_CASE(backfill_notices_and_their_jobs) {
 
 BOOST_AUTO_TEST_CASE(a_fetched_workouts_page_queues_one_stream_fetch_per_workout) {
   DerivedPair s;
-  events::DeliveryRows d = sleep_summary("wk1", "{}");
-  d.family = events::Family::fetched_summaries;
+  rows::DeliveryRows d = sleep_summary("wk1", "{}");
+  d.family = rows::Family::fetched_summaries;
   d.summaries[0].resource = "workouts";
   d.summaries[0].provider = "zwift";
   d.summaries.push_back(d.summaries[0]);
@@ -483,13 +483,13 @@ BOOST_AUTO_TEST_CASE(series_ids_cached_in_a_rolled_back_transaction_are_not_reus
 BOOST_AUTO_TEST_CASE(deferred_changes_keep_their_order_and_ids) {
   DerivedPair s(true);
   for (int64_t seq = 1; seq <= 30; ++seq) {
-    events::DeliveryRows d =
+    rows::DeliveryRows d =
         with_delivery_identity(samples({heartrate(seq * 1000, 60), heartrate(seq * 1000 + 1, 61)}), "u1",
                                seq % 3 == 0 ? std::optional<std::string_view>("m") : std::nullopt, std::nullopt);
     const std::string id = "s" + std::to_string(seq % 4);
     auto summary = sleep_summary(id, "{}");
     d.summaries = summary.summaries;
-    d.device = events::DeviceRow{"d1", "u1", "garmin", "watch", std::nullopt, "G", "F", "1", "1", "{}"};
+    d.device = rows::DeviceRow{"d1", "u1", "garmin", "watch", std::nullopt, "G", "F", "1", "1", "{}"};
     s.apply(d, seq, kReceivedAt + seq * 61000);
   }
   // A failure in the middle discards its buffered changes on both.
@@ -501,8 +501,8 @@ BOOST_AUTO_TEST_CASE(deferred_changes_keep_their_order_and_ids) {
   // the characters an array literal quotes.
   std::vector<std::string> ids;
   for (int i = 0; i < 4200; ++i) ids.push_back("w\"" + std::to_string(i) + "\\,{x} NULL");
-  events::DeliveryRows page = sleep_summary("", "{}");
-  page.family = events::Family::fetched_summaries;
+  rows::DeliveryRows page = sleep_summary("", "{}");
+  page.family = rows::Family::fetched_summaries;
   page.summaries.resize(ids.size(), page.summaries[0]);
   for (size_t i = 0; i < ids.size(); ++i) page.summaries[i].id = ids[i];
   BOOST_TEST(s.apply(page, 33).counts.rows_written == 4200);
@@ -516,8 +516,8 @@ BOOST_AUTO_TEST_CASE(a_step_writes_and_rewrites_rows_in_one_transaction) {
   auto u1 = with_delivery_identity(samples({heartrate(1000, 60), heartrate(2000, 61)}), "u1", "m1", std::nullopt);
   auto u1_again = with_delivery_identity(samples({heartrate(2000, 70), heartrate(3000, 71)}), "u1", "m2", "t1");
   auto stale = samples({heartrate(1000, 1)});
-  auto backfill = events::DeliveryRows{};
-  backfill.backfill = events::BackfillNotice{"u1", "sleep", "oura", 1000, 2000, false};
+  auto backfill = rows::DeliveryRows{};
+  backfill.backfill = rows::BackfillNotice{"u1", "sleep", "oura", 1000, 2000, false};
   s.apply_step({{sleep_summary("s1", R"({"v":1})"), 1},
                 {u1, 2},
                 {sleep_summary("s1", R"({"v":3})"), 3},

@@ -1,4 +1,4 @@
-// `healthhook migrate` (cli/migrate_command.cpp, store/postgres/copy/sqlite_to_postgres.h)
+// `healthhook migrate` (cli/migrate_command.cpp, store/migrate/sqlite_to_postgres.h)
 // run as a process: a SQLite store with real content (a generated corpus of every family,
 // processed; a body of several MB, bodies that are not UTF-8; outcomes, removed bodies,
 // jobs, erasures, an outbox whose AUTOINCREMENT mark is past its rows) copied into a fresh
@@ -21,7 +21,7 @@
 #include <cstdio>
 #include <map>
 
-#include "store/derived/derived_table_names.h"
+#include "store/schema/tables.h"
 #include "store/postgres/database.h"
 #include "store/sqlite/database.h"
 #include "store/sqlite/processing_lock.h"
@@ -45,7 +45,7 @@ constexpr size_t kMigrateBigBody = 5u << 20;
 // Every table migrate copies, and processor_state.
 Strings migrate_tables() {
   Strings tables{"inbox", "delivery_outcomes", "removed_bodies", "processor_state", "jobs", "erasures", "outbox"};
-  for (std::string_view table : store::derived_tables()) tables.emplace_back(table);
+  for (std::string_view table : store::schema::derived_tables()) tables.emplace_back(table);
   return tables;
 }
 
@@ -477,7 +477,7 @@ BOOST_AUTO_TEST_CASE(rebuild_on_the_copy_gives_the_same_derived_tables) {
   auto lite = source.open();
   auto pg = migrate_connect(uri);
   Strings derived{"delivery_outcomes", "processor_state"};
-  for (std::string_view table : store::derived_tables()) derived.emplace_back(table);
+  for (std::string_view table : store::schema::derived_tables()) derived.emplace_back(table);
   migrate_check_same(migrate_dump_pg(pg), migrate_dump_lite(lite, pg), derived);
 }
 

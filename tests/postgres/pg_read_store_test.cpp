@@ -19,7 +19,7 @@
 #include "store/postgres/database.h"
 #include "store/postgres/read/glob_regex.h"
 #include "store/postgres/read/read_session.h"
-#include "store/read_store.h"
+#include "store/open_readers.h"
 #include "store/row_format.h"
 #include "store/sqlite/database.h"
 #include "store/store_options.h"

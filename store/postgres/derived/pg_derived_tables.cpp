@@ -2,14 +2,14 @@
 
 #include <string>
 
-#include "store/derived/derived_table_names.h"
+#include "store/schema/tables.h"
 
 namespace hh::store {
 
 Result<void> clear_derived_tables(pg::Connection& db) {
   std::string sql = "TRUNCATE ";
   bool first = true;
-  for (std::string_view table : derived_tables()) {
+  for (std::string_view table : schema::derived_tables()) {
     if (!first) sql += ", ";
     first = false;
     sql += table;

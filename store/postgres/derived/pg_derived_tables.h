@@ -1,5 +1,5 @@
 #pragma once
-// Emptying the derived tables (store/derived/derived_table_names.h says which they are) of
+// Emptying the derived tables (store/schema/tables.h says which they are) of
 // a PostgreSQL store, for `rebuild`: one TRUNCATE of them all, RESTART IDENTITY so that
 // series and change ids start again at 1, as SQLite's rowids do after its DELETEs, and a
 // rebuild re-creates the same change ids. Transactional; it locks the tables (ACCESS

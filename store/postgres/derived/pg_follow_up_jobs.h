@@ -15,7 +15,7 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "events/event_rows.h"
+#include "rows/delivery_rows.h"
 #include "store/postgres/connection.h"
 
 namespace hh::store {
@@ -28,7 +28,7 @@ class PgFollowUpJobs {
   // higher trigger_seq already exists.
   Result<bool> queue_workout_stream(std::string_view workout_id, std::optional<std::string_view> user_id,
                                     std::optional<std::string_view> provider, int64_t seq, int64_t now_ms);
-  Result<bool> queue_backfill(const events::BackfillNotice& notice, int64_t seq, int64_t now_ms);
+  Result<bool> queue_backfill(const rows::BackfillNotice& notice, int64_t seq, int64_t now_ms);
 
  private:
   explicit PgFollowUpJobs(pg::Connection& db) : db_(&db) {}

@@ -4,7 +4,8 @@
 
 namespace hh::store {
 
-Result<PgLatestWins> PgLatestWins::create(pg::Connection& db, const std::string& name, const LatestWinsSpec& spec) {
+Result<PgLatestWins> PgLatestWins::create(pg::Connection& db, const schema::LatestWinsSpec& spec) {
+  const std::string name = "hh_derived_" + std::string(spec.table);
   std::string columns, params, keys, assignments;
   int index = 0;
   const auto add_column = [&](std::string_view column) {

@@ -47,7 +47,7 @@ constexpr std::string_view kPgSamplesPlainSql =
     "end_ms = NULL, systolic = NULL, diastolic = NULL, extra = NULL "
     "WHERE cur.seq < excluded.seq RETURNING t_ms, (xmax = 0) AS inserted";
 
-bool pg_strictly_increasing(const std::vector<events::SampleRow>& samples) {
+bool pg_strictly_increasing(const std::vector<rows::SampleRow>& samples) {
   for (size_t i = 1; i < samples.size(); ++i) {
     if (samples[i].t_ms <= samples[i - 1].t_ms) return false;
   }
@@ -65,7 +65,7 @@ Result<PgSampleWriter> PgSampleWriter::create(pg::Connection& db) {
   return PgSampleWriter(db);
 }
 
-Result<PgSampleWriter::Series*> PgSampleWriter::series(const events::SampleBatch& batch) {
+Result<PgSampleWriter::Series*> PgSampleWriter::series(const rows::SampleBatch& batch) {
   if (Series* found = series_ids_.find(batch)) return found;
   auto rows = db_->run(kPgSeries, pg::Params()
                                       .add(batch.user_id)
@@ -77,7 +77,7 @@ Result<PgSampleWriter::Series*> PgSampleWriter::series(const events::SampleBatch
   return &series_ids_.add(batch, rows->integer(0, 0));
 }
 
-Result<void> PgSampleWriter::keep_source_id(Series& series, const events::SampleValue& source_id) {
+Result<void> PgSampleWriter::keep_source_id(Series& series, const rows::SampleValue& source_id) {
   if (!SeriesIds::source_id_unknown(series, source_id)) return {};
   if (!json_scalar(scalar_, source_id)) return {};
   auto done = db_->run(kPgSourceId, pg::Params().add(series.id).add(std::string_view(scalar_)));
@@ -86,7 +86,7 @@ Result<void> PgSampleWriter::keep_source_id(Series& series, const events::Sample
   return {};
 }
 
-bool PgSampleWriter::fill_arrays(const events::SampleBatch& batch) {
+bool PgSampleWriter::fill_arrays(const rows::SampleBatch& batch) {
   for (ArrayLiteral* a : {&t_ms_, &timezone_offset_, &value_, &unit_, &type_, &start_ms_, &end_ms_, &systolic_,
                           &diastolic_, &extra_}) {
     a->clear();
@@ -94,7 +94,7 @@ bool PgSampleWriter::fill_arrays(const events::SampleBatch& batch) {
   const bool check_taken = !pg_strictly_increasing(batch.samples);
   taken_.clear();
   bool plain = true;
-  for (const events::SampleRow& sample : batch.samples) {
+  for (const rows::SampleRow& sample : batch.samples) {
     if (check_taken && !taken_.insert(sample.t_ms).second) continue;  // the first of a timestamp stays
     t_ms_.integer(sample.t_ms);
     timezone_offset_.integer(sample.timezone_offset);
@@ -119,7 +119,7 @@ bool PgSampleWriter::fill_arrays(const events::SampleBatch& batch) {
   return plain;
 }
 
-Result<int64_t> PgSampleWriter::write(const events::SampleBatch& batch, int64_t seq,
+Result<int64_t> PgSampleWriter::write(const rows::SampleBatch& batch, int64_t seq,
                                       std::vector<SeriesChange>& changes) {
   if (batch.samples.empty()) return int64_t{0};
   auto series_entry = series(batch);

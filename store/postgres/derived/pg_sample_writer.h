@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "events/event_rows.h"
+#include "rows/delivery_rows.h"
 #include "store/derived/derived_parts.h"
 #include "store/postgres/connection.h"
 #include "store/postgres/derived/pg_statements.h"
@@ -37,17 +37,17 @@ class PgSampleWriter {
 
   // Writes every sample of `batch` with `seq` and adds to the series' entry in `changes`.
   // Returns the number of samples inserted or replaced.
-  Result<int64_t> write(const events::SampleBatch& batch, int64_t seq, std::vector<SeriesChange>& changes);
+  Result<int64_t> write(const rows::SampleBatch& batch, int64_t seq, std::vector<SeriesChange>& changes);
 
   void forget_cached_ids() { series_ids_.clear(); }
 
  private:
   using Series = SeriesIds::Series;
   explicit PgSampleWriter(pg::Connection& db) : db_(&db) {}
-  Result<Series*> series(const events::SampleBatch& batch);
-  Result<void> keep_source_id(Series& series, const events::SampleValue& source_id);
+  Result<Series*> series(const rows::SampleBatch& batch);
+  Result<void> keep_source_id(Series& series, const rows::SampleValue& source_id);
   // Fills the arrays with the samples to send; true when every one is plain.
-  bool fill_arrays(const events::SampleBatch& batch);
+  bool fill_arrays(const rows::SampleBatch& batch);
 
   pg::Connection* db_;
   SeriesIds series_ids_;

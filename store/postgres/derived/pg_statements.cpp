@@ -23,7 +23,7 @@ void append_real(std::string& out, double value) {
 
 }  // namespace
 
-bool json_scalar(std::string& out, const events::SampleValue& value) {
+bool json_scalar(std::string& out, const rows::SampleValue& value) {
   out.clear();
   switch (value.index()) {
     case 1: {

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "events/event_rows.h"
+#include "rows/delivery_rows.h"
 #include "store/postgres/connection.h"
 
 namespace hh::store {
@@ -22,7 +22,7 @@ Result<void> prepare_once(pg::Connection& db, const std::string& name, std::stri
 // A JSON scalar as text, for a jsonb parameter (samples.value, series.source_id): an
 // integer as is, a float with a fraction or exponent (so 72.0 stays apart from 72), a
 // string JSON-quoted. Clears `out` first; false for monostate (SQL NULL).
-bool json_scalar(std::string& out, const events::SampleValue& value);
+bool json_scalar(std::string& out, const rows::SampleValue& value);
 
 // Builds one array literal element by element: {1,NULL,"a \"b\""}.
 class ArrayLiteral {

@@ -1,6 +1,6 @@
 #include "store/postgres/derived/pg_stream_writer.h"
 
-#include "events/stream_points.h"
+#include "rows/stream_points.h"
 
 namespace hh::store {
 namespace {
@@ -54,14 +54,14 @@ Result<PgStreamWriter> PgStreamWriter::create(pg::Connection& db) {
   return PgStreamWriter(db, std::move(*notice));
 }
 
-Result<WriteOutcome> PgStreamWriter::write_notice(const events::WorkoutStreamNotice& notice, int64_t seq) {
+Result<WriteOutcome> PgStreamWriter::write_notice(const rows::WorkoutStreamNotice& notice, int64_t seq) {
   pg::Params p;
   p.add(notice.workout_id).add(notice.user_id).add(notice.provider).add(notice.provider_id).add(notice.sport);
   p.add(seq);
   return notice_.write(p);
 }
 
-Result<StreamReplaced> PgStreamWriter::replace_points(const events::FetchedStream& stream, int64_t seq) {
+Result<StreamReplaced> PgStreamWriter::replace_points(const rows::FetchedStream& stream, int64_t seq) {
   auto found = db_->run(kPgFetchedSeq, pg::Params().add(stream.workout_id));
   if (!found) return fail(found.error_kind(), found.error());
   const bool exists = !found->empty();
@@ -69,8 +69,8 @@ Result<StreamReplaced> PgStreamWriter::replace_points(const events::FetchedStrea
   if (stored && *stored >= seq) return StreamReplaced{};  // a later fetch is stored
 
   for (ArrayLiteral& column : columns_) column.clear();
-  events::StreamPointReader reader(stream.body);
-  events::StreamPoint point;
+  rows::StreamPointReader reader(stream.body);
+  rows::StreamPoint point;
   int64_t count = 0;
   while (reader.next(point)) {
     columns_[0].integer(static_cast<int64_t>(point.index));

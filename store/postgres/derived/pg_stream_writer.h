@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "common/result.h"
-#include "events/event_rows.h"
+#include "rows/delivery_rows.h"
 #include "store/derived/derived_parts.h"
 #include "store/postgres/derived/pg_latest_wins.h"
 #include "store/postgres/derived/pg_statements.h"
@@ -20,10 +20,10 @@ class PgStreamWriter {
  public:
   static Result<PgStreamWriter> create(pg::Connection& db);
 
-  Result<WriteOutcome> write_notice(const events::WorkoutStreamNotice& notice, int64_t seq);
+  Result<WriteOutcome> write_notice(const rows::WorkoutStreamNotice& notice, int64_t seq);
   // Fails with an error starting "stream: " (ErrorKind::data) when the body is not a valid
   // stream; nothing is written then.
-  Result<StreamReplaced> replace_points(const events::FetchedStream& stream, int64_t seq);
+  Result<StreamReplaced> replace_points(const rows::FetchedStream& stream, int64_t seq);
 
  private:
   PgStreamWriter(pg::Connection& db, PgLatestWins notice) : db_(&db), notice_(std::move(notice)) {}

@@ -51,7 +51,7 @@ Result<PgUserTable> PgUserTable::create(pg::Connection& db) {
   return PgUserTable(db);
 }
 
-Result<WriteOutcome> PgUserTable::write(const events::Identity& identity, int64_t seq, int64_t received_at_ms) {
+Result<WriteOutcome> PgUserTable::write(const rows::Identity& identity, int64_t seq, int64_t received_at_ms) {
   const std::string_view user_id = *identity.user_id;
   if (rows_.changes_nothing(user_id, identity, received_at_ms)) return WriteOutcome::stale;
 

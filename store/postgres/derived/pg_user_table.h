@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "common/result.h"
-#include "events/event_rows.h"
+#include "rows/delivery_rows.h"
 #include "store/derived/derived_parts.h"
 #include "store/postgres/connection.h"
 
@@ -24,7 +24,7 @@ class PgUserTable {
 
   // `identity.user_id` must be set. inserted / updated (client_user_id or team_id
   // changed) / stale (nothing a reader of the feed needs to know).
-  Result<WriteOutcome> write(const events::Identity& identity, int64_t seq, int64_t received_at_ms);
+  Result<WriteOutcome> write(const rows::Identity& identity, int64_t seq, int64_t received_at_ms);
 
   // Forget the remembered rows when a transaction that wrote rows rolls back or the table
   // is emptied.

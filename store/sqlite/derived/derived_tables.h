@@ -1,8 +1,8 @@
 #pragma once
-// Emptying the derived tables (store/derived/derived_table_names.h says which they are) of
+// Emptying the derived tables (store/schema/tables.h says which they are) of
 // a SQLite store, for `rebuild`.
 #include "common/result.h"
-#include "store/derived/derived_table_names.h"
+#include "store/schema/tables.h"
 #include "store/sqlite/connection.h"
 
 namespace hh::store {

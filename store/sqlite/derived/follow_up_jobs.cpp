@@ -20,7 +20,7 @@ Result<bool> FollowUpJobs::queue_workout_stream(std::string_view workout_id, std
   return queue("workout_stream", workout_id, seq, now_ms);
 }
 
-Result<bool> FollowUpJobs::queue_backfill(const events::BackfillNotice& notice, int64_t seq, int64_t now_ms) {
+Result<bool> FollowUpJobs::queue_backfill(const rows::BackfillNotice& notice, int64_t seq, int64_t now_ms) {
   const BackfillWindow window = backfill_window(notice);
   backfill_job_payload(payload_, window);
   backfill_job_key(key_, window);

@@ -23,7 +23,7 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "events/event_rows.h"
+#include "rows/delivery_rows.h"
 #include "store/derived/derived_parts.h"
 #include "store/jobs/backfill_job.h"
 #include "store/sqlite/connection.h"
@@ -38,7 +38,7 @@ class FollowUpJobs {
   // higher trigger_seq already exists.
   Result<bool> queue_workout_stream(std::string_view workout_id, std::optional<std::string_view> user_id,
                                     std::optional<std::string_view> provider, int64_t seq, int64_t now_ms);
-  Result<bool> queue_backfill(const events::BackfillNotice& notice, int64_t seq, int64_t now_ms);
+  Result<bool> queue_backfill(const rows::BackfillNotice& notice, int64_t seq, int64_t now_ms);
 
  private:
   FollowUpJobs(sqlite::Connection& db, sqlite::Statement upsert) : db_(&db), upsert_(std::move(upsert)) {}

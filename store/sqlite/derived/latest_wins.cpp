@@ -6,13 +6,13 @@ namespace hh::store {
 
 namespace {
 
-bool is_indexed(const LatestWinsSpec& spec, std::string_view column) {
+bool is_indexed(const schema::LatestWinsSpec& spec, std::string_view column) {
   return std::find(spec.indexed.begin(), spec.indexed.end(), column) != spec.indexed.end();
 }
 
 }  // namespace
 
-Result<LatestWins> LatestWins::create(sqlite::Connection& db, const LatestWinsSpec& spec) {
+Result<LatestWins> LatestWins::create(sqlite::Connection& db, const schema::LatestWinsSpec& spec) {
   // Parameters: keys ?1…, then values in order; every statement uses the same numbers.
   std::string columns, params, assignments, where, kept_assignments, index_unchanged;
   int index = 0;

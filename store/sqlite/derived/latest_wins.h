@@ -31,19 +31,56 @@
 
 #include "common/result.h"
 #include "store/derived/derived_parts.h"
-#include "store/derived/record_columns.h"
+#include "store/schema/record_rows.h"
 #include "store/sqlite/connection.h"
 
 namespace hh::store {
 
+// Binds a row's fields in order (?1, ?2, …), text static: the parser's views stay live
+// until the statement is reset (schema::bind_record's Binder).
+class SqliteBinder {
+ public:
+  explicit SqliteBinder(sqlite::Statement& statement) : statement_(statement) {}
+  void add(std::string_view text) { statement_.bind_static(++index_, text); }
+  void add(std::optional<std::string_view> text) {
+    if (text) {
+      statement_.bind_static(++index_, *text);
+    } else {
+      statement_.bind_null(++index_);
+    }
+  }
+  void add(int64_t value) { statement_.bind(++index_, value); }
+  void add(std::optional<int64_t> value) { statement_.bind(++index_, value); }
+  void add(std::optional<bool> flag) {
+    if (flag) {
+      statement_.bind(++index_, int64_t{*flag ? 1 : 0});
+    } else {
+      statement_.bind_null(++index_);
+    }
+  }
+
+ private:
+  sqlite::Statement& statement_;
+  int index_ = 0;
+};
+
 class LatestWins {
  public:
-  // Builds the statements from column names (LatestWinsSpec, record_columns.h); keys are
-  // bound first (?1…).
-  static Result<LatestWins> create(sqlite::Connection& db, const LatestWinsSpec& spec);
+  // Builds the statements from column names (schema::latest_wins_spec); keys are bound
+  // first (?1…).
+  static Result<LatestWins> create(sqlite::Connection& db, const schema::LatestWinsSpec& spec);
   // For rows whose update rule is not "copy every value" (workout_streams): the two SQL
   // texts given directly, with the same parameter numbers.
   static Result<LatestWins> create(sqlite::Connection& db, std::string_view insert_sql, std::string_view update_sql);
+
+  // A row of the record table D (store/schema/record_tables.h).
+  template <typename D>
+  Result<WriteOutcome> write_record(const typename D::Written& row, int64_t seq) {
+    return write([&](sqlite::Statement& s) {
+      SqliteBinder binder(s);
+      schema::bind_record<D>(binder, row, seq);
+    });
+  }
 
   // `bind(sqlite::Statement&)` binds every parameter; it is called for the insert and, when
   // the key exists, again for the update.

@@ -37,7 +37,7 @@ Result<SampleWriter> SampleWriter::create(sqlite::Connection& db) {
                       Statements{std::move(*plain_insert), std::move(*plain_update)});
 }
 
-Result<SampleWriter::Series*> SampleWriter::series(const events::SampleBatch& batch) {
+Result<SampleWriter::Series*> SampleWriter::series(const rows::SampleBatch& batch) {
   if (Series* found = series_ids_.find(batch)) return found;
 
   auto bind_parts = [&](sqlite::Statement& s) {
@@ -67,7 +67,7 @@ Result<SampleWriter::Series*> SampleWriter::series(const events::SampleBatch& ba
   return &series_ids_.add(batch, id);
 }
 
-Result<void> SampleWriter::keep_source_id(Series& series, const events::SampleValue& source_id) {
+Result<void> SampleWriter::keep_source_id(Series& series, const rows::SampleValue& source_id) {
   if (!SeriesIds::source_id_unknown(series, source_id)) return {};
   set_source_id_.bind(1, series.id);
   switch (source_id.index()) {
@@ -110,7 +110,7 @@ void bind_text(sqlite3_stmt* s, int index, std::optional<std::string_view> value
 
 }  // namespace
 
-Result<int> SampleWriter::run_sample(sqlite3_stmt* s, bool plain, int64_t series_id, const events::SampleRow& sample,
+Result<int> SampleWriter::run_sample(sqlite3_stmt* s, bool plain, int64_t series_id, const rows::SampleRow& sample,
                                      int64_t seq) {
   sqlite3_bind_int64(s, 1, series_id);
   sqlite3_bind_int64(s, 2, sample.t_ms);
@@ -143,7 +143,7 @@ Result<int> SampleWriter::run_sample(sqlite3_stmt* s, bool plain, int64_t series
   return static_cast<int>(sqlite3_changes(db_->get()));
 }
 
-Result<int64_t> SampleWriter::write(const events::SampleBatch& batch, int64_t seq,
+Result<int64_t> SampleWriter::write(const rows::SampleBatch& batch, int64_t seq,
                                     std::vector<SeriesChange>& changes) {
   if (batch.samples.empty()) return int64_t{0};
   auto series_entry = series(batch);
@@ -155,7 +155,7 @@ Result<int64_t> SampleWriter::write(const events::SampleBatch& batch, int64_t se
 
   SeriesChange& change = series_change_of(changes, entry.id, &entry.row_key);
   int64_t written = 0;
-  for (const events::SampleRow& sample : batch.samples) {
+  for (const rows::SampleRow& sample : batch.samples) {
     const bool plain = is_plain_sample(sample);
     Statements& statements = plain ? plain_ : full_;
     auto inserted = run_sample(statements.insert.get(), plain, entry.id, sample, seq);

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "events/event_rows.h"
+#include "rows/delivery_rows.h"
 #include "store/derived/derived_parts.h"
 #include "store/sqlite/connection.h"
 
@@ -29,7 +29,7 @@ class SampleWriter {
 
   // Writes every sample of `batch` with `seq` and adds to the series' entry in `changes`.
   // Returns the number of samples inserted or replaced.
-  Result<int64_t> write(const events::SampleBatch& batch, int64_t seq, std::vector<SeriesChange>& changes);
+  Result<int64_t> write(const rows::SampleBatch& batch, int64_t seq, std::vector<SeriesChange>& changes);
 
   void forget_cached_ids() { series_ids_.clear(); }
 
@@ -50,10 +50,10 @@ class SampleWriter {
         set_source_id_(std::move(set_source_id)),
         full_(std::move(full)),
         plain_(std::move(plain)) {}
-  Result<Series*> series(const events::SampleBatch& batch);
-  Result<void> keep_source_id(Series& series, const events::SampleValue& source_id);
+  Result<Series*> series(const rows::SampleBatch& batch);
+  Result<void> keep_source_id(Series& series, const rows::SampleValue& source_id);
   // Binds and runs one statement; the number of rows it changed (0 or 1).
-  Result<int> run_sample(sqlite3_stmt* stmt, bool plain, int64_t series_id, const events::SampleRow& sample,
+  Result<int> run_sample(sqlite3_stmt* stmt, bool plain, int64_t series_id, const rows::SampleRow& sample,
                          int64_t seq);
 
   sqlite::Connection* db_;

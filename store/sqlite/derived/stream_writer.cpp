@@ -1,6 +1,6 @@
 #include "store/sqlite/derived/stream_writer.h"
 
-#include "events/stream_points.h"
+#include "rows/stream_points.h"
 
 namespace hh::store {
 
@@ -33,14 +33,14 @@ Result<StreamWriter> StreamWriter::create(sqlite::Connection& db) {
                       std::move(*insert_point), std::move(*update_fetched), std::move(*insert_fetched));
 }
 
-Result<WriteOutcome> StreamWriter::write_notice(const events::WorkoutStreamNotice& notice, int64_t seq) {
+Result<WriteOutcome> StreamWriter::write_notice(const rows::WorkoutStreamNotice& notice, int64_t seq) {
   return notice_.write([&](sqlite::Statement& s) {
     s.bind_static(1, notice.workout_id).bind(2, notice.user_id).bind(3, notice.provider).bind(4, notice.provider_id)
         .bind(5, notice.sport).bind(6, seq);
   });
 }
 
-Result<StreamReplaced> StreamWriter::replace_points(const events::FetchedStream& stream, int64_t seq) {
+Result<StreamReplaced> StreamWriter::replace_points(const rows::FetchedStream& stream, int64_t seq) {
   fetched_seq_.bind_static(1, stream.workout_id);
   auto found = fetched_seq_.step();
   if (!found) return fail(found.error());
@@ -52,8 +52,8 @@ Result<StreamReplaced> StreamWriter::replace_points(const events::FetchedStream&
   delete_points_.bind_static(1, stream.workout_id);
   if (auto done = delete_points_.run(); !done) return fail(done.error());
 
-  events::StreamPointReader reader(stream.body);
-  events::StreamPoint point;
+  rows::StreamPointReader reader(stream.body);
+  rows::StreamPoint point;
   int64_t count = 0;
   while (reader.next(point)) {
     insert_point_.bind_static(1, stream.workout_id)

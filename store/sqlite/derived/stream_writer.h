@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "common/result.h"
-#include "events/event_rows.h"
+#include "rows/delivery_rows.h"
 #include "store/sqlite/derived/latest_wins.h"
 
 namespace hh::store {
@@ -21,10 +21,10 @@ class StreamWriter {
  public:
   static Result<StreamWriter> create(sqlite::Connection& db);
 
-  Result<WriteOutcome> write_notice(const events::WorkoutStreamNotice& notice, int64_t seq);
+  Result<WriteOutcome> write_notice(const rows::WorkoutStreamNotice& notice, int64_t seq);
   // Fails (and writes must be rolled back) when the body is not a valid stream; the
   // parser validated it, so that means the parser and this reader disagree.
-  Result<StreamReplaced> replace_points(const events::FetchedStream& stream, int64_t seq);
+  Result<StreamReplaced> replace_points(const rows::FetchedStream& stream, int64_t seq);
 
  private:
   StreamWriter(LatestWins notice, sqlite::Statement fetched_seq, sqlite::Statement delete_points,

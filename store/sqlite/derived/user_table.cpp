@@ -59,7 +59,7 @@ Result<void> UserTable::remember(std::string_view user_id) {
   return {};
 }
 
-void UserTable::bind(sqlite::Statement& s, const events::Identity& identity, int64_t seq, int64_t received_at_ms) {
+void UserTable::bind(sqlite::Statement& s, const rows::Identity& identity, int64_t seq, int64_t received_at_ms) {
   s.bind_static(1, *identity.user_id);
   if (identity.client_user_id) {
     s.bind_static(2, *identity.client_user_id);
@@ -74,7 +74,7 @@ void UserTable::bind(sqlite::Statement& s, const events::Identity& identity, int
   s.bind(4, received_at_ms).bind(5, seq);
 }
 
-Result<WriteOutcome> UserTable::write(const events::Identity& identity, int64_t seq, int64_t received_at_ms) {
+Result<WriteOutcome> UserTable::write(const rows::Identity& identity, int64_t seq, int64_t received_at_ms) {
   const std::string_view user_id = *identity.user_id;
   // What the three statements would leave as it is (UserRows::changes_nothing).
   if (rows_.changes_nothing(user_id, identity, received_at_ms)) return WriteOutcome::stale;

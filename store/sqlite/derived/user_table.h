@@ -1,6 +1,6 @@
 #pragma once
 // The `users` table (005-identity.sql): who each user is, from the envelopes of applied
-// webhook deliveries (events::Identity).
+// webhook deliveries (rows::Identity).
 //
 // Rules: a row is created by the first delivery naming the user. client_user_id and
 // team_id follow the latest delivery (by seq) that carries them; a delivery without them
@@ -16,7 +16,7 @@
 #include <cstdint>
 
 #include "common/result.h"
-#include "events/event_rows.h"
+#include "rows/delivery_rows.h"
 #include "store/derived/derived_parts.h"
 #include "store/sqlite/derived/latest_wins.h"
 #include "store/sqlite/connection.h"
@@ -29,7 +29,7 @@ class UserTable {
 
   // `identity.user_id` must be set. inserted / updated (client_user_id or team_id
   // changed) / stale (nothing a reader of the feed needs to know).
-  Result<WriteOutcome> write(const events::Identity& identity, int64_t seq, int64_t received_at_ms);
+  Result<WriteOutcome> write(const rows::Identity& identity, int64_t seq, int64_t received_at_ms);
 
   // The rows are remembered (a user's deliveries mostly change nothing, and then no
   // statement runs at all); forget them when a transaction that wrote rows rolls back or
@@ -44,7 +44,7 @@ class UserTable {
         identity_(std::move(identity)),
         seen_(std::move(seen)),
         read_(std::move(read)) {}
-  void bind(sqlite::Statement& s, const events::Identity& identity, int64_t seq, int64_t received_at_ms);
+  void bind(sqlite::Statement& s, const rows::Identity& identity, int64_t seq, int64_t received_at_ms);
   Result<void> remember(std::string_view user_id);
 
   sqlite::Connection* db_;

@@ -41,7 +41,7 @@ std::string change_insert(const ForwardRule& rule) {
          " ORDER BY c.change_id";
 }
 
-// A delivery's user is the envelope's user_id, else its data's (as events/delivery_user
+// A delivery's user is the envelope's user_id, else its data's (as rows/delivery_user
 // reads it); its resource the event type without the last part ("daily.data.sleep" of
 // "daily.data.sleep.created"), so a created and an updated event of one summary share a
 // key.

@@ -74,7 +74,7 @@ void read_sample(const sqlite::Statement& s, StoredSample& row) {
 
 }  // namespace
 
-SqliteSampleQuery::SqliteSampleQuery(sqlite::Connection& db) : db_(&db), series_(db, {kAllSeries, kUserSeries, kUserResourceSeries}) {}
+SqliteSampleQuery::SqliteSampleQuery(sqlite::Connection& db) : db_(&db), series_(db, std::array<std::string_view, 3>{kAllSeries, kUserSeries, kUserResourceSeries}) {}
 
 Result<sqlite::Statement*> SqliteSampleQuery::samples_statement(size_t index) {
   while (samples_.size() <= index) {

@@ -1,0 +1,201 @@
+#pragma once
+// An inbox row as the processor reads it, and what it turns into: the contract between the
+// parser (events/, simdjson On-Demand) and the latest-wins upserts
+// (store::ProcessingStore::apply). A module of its own, which both sides include: the store
+// consumes these rows without knowing how they were parsed, and the parser fills them
+// without knowing how they are stored.
+//
+// Lifetime: every std::string_view below points into the body being parsed or into the
+// parser's own buffers, and stays valid until that DeliveryParser parses the next row.
+// The applier copies what it keeps (SQLite copies bound text).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace hh::rows {
+
+// How a row was classified; stored in deliveries.family.
+enum class Family {
+  summary,            // daily.data.<summary>.*, historical.data.<summary>.* carrying data
+  timeseries,         // daily.data.<timeseries>.* ($.data.data[])
+  workout_stream,     // daily.data.workout_stream.* (shallow notice)
+  backfill,           // historical.data.<resource>.created without data (a window to fetch)
+  connection,         // provider.connection.created / .error
+  device,             // provider.device.*
+  lab_order,          // labtest.order.*
+  lab_appointment,    // labtest.appointment.*
+  lab_result,         // labtest.result.critical
+  lab_parsing_job,    // lab_report.parsing_job.*
+  hypnogram,          // *.timeseries.hypnogram.* / daily.data.hypnogram.*: superseded, status 'ignored'
+  other,              // anything else: status 'unknown'
+  fetched_stream,     // origin 'fetch': GET /v2/timeseries/workouts/{id}/stream response
+  fetched_summaries,  // origin 'fetch': GET /v2/summary/{resource}/{user} page
+  fetched_timeseries, // origin 'fetch': GET /v2/timeseries/{user}/{resource}/grouped page
+  fetched_providers,  // origin 'fetch': GET /v2/providers (the service's provider list)
+};
+std::string_view family_name(Family family);
+
+// deliveries.status after processing.
+enum class Status { processed, invalid, ignored, unknown };
+std::string_view status_name(Status status);
+
+// The inbox row as the processor reads it (store::DeliveryCursor hands it out).
+struct InboxRow {
+  int64_t seq = 0;
+  std::string_view origin;        // "webhook" or "fetch"
+  std::string_view event_type;    // deliveries.event_type ("" when NULL)
+  std::string_view headers_json;  // for fetched rows: the fetch context (events/delivery_parser.h)
+  std::string_view body;
+};
+
+// summaries row. `data_json` is $.data exactly as received (raw_json()).
+struct SummaryRow {
+  std::string_view resource;
+  std::string_view id;
+  std::optional<std::string_view> user_id;
+  std::optional<std::string_view> provider;     // source.provider, else source.slug, else flat source_provider
+  std::string_view source_type = "unknown";     // source.type, else flat source_type, else "unknown"
+  std::optional<std::string_view> calendar_date;
+  std::optional<int64_t> start_ms;
+  std::optional<int64_t> end_ms;
+  std::string_view data_json;
+};
+
+// A sample's value as sent: JSON integer, JSON float, string, or absent/null. Also the
+// type of other scalars kept as sent (a timeseries batch's source_id).
+using SampleValue = std::variant<std::monostate, int64_t, double, std::string_view>;
+
+struct SampleRow {
+  int64_t t_ms = 0;                              // timestamp (interval samples: start) as UTC ms
+  std::optional<int64_t> timezone_offset;
+  SampleValue value;
+  std::optional<std::string_view> unit;
+  std::optional<std::string_view> type;
+  std::optional<int64_t> start_ms;               // interval samples
+  std::optional<int64_t> end_ms;
+  std::optional<double> systolic;                // blood_pressure
+  std::optional<double> diastolic;
+  std::string extra_json;                        // other fields as a JSON object; empty = none
+};
+
+// Samples sharing one series key (user, resource, provider, source type).
+struct SampleBatch {
+  std::string_view user_id;
+  std::string_view resource;
+  std::string_view provider;
+  std::string_view source_type = "unknown";
+  SampleValue source_id;                         // $.data.source_id as sent (webhooks only); monostate when absent
+  std::vector<SampleRow> samples;
+};
+
+struct WorkoutStreamNotice {
+  std::string_view workout_id;
+  std::optional<std::string_view> user_id;
+  std::optional<std::string_view> provider;
+  std::optional<std::string_view> provider_id;
+  std::optional<std::string_view> sport;         // sport.slug
+};
+
+struct BackfillNotice {
+  std::string_view user_id;
+  std::string_view resource;
+  std::string_view provider;
+  int64_t start_ms = 0;
+  int64_t end_ms = 0;
+  std::optional<bool> is_final;
+};
+
+struct ConnectionRow {
+  std::string_view user_id;
+  std::string_view provider;
+  std::string_view status;                       // "connected" or "error"
+  std::optional<std::string_view> external_user_id;
+  std::optional<std::string_view> error_type;
+  std::optional<std::string_view> error_message;
+  std::optional<std::string_view> resource_availability_json;
+  std::string_view event_type;
+  std::string_view data_json;
+};
+
+struct DeviceRow {
+  std::string_view id;
+  std::optional<std::string_view> user_id, provider, source_type, app_id, device_manufacturer, device_model,
+      device_version, device_id;
+  std::string_view data_json;
+};
+
+struct LabOrderRow {
+  std::string_view id;
+  std::optional<std::string_view> user_id, team_id, status, last_event_status, status_detail, interpretation;
+  std::string_view data_json;
+};
+
+struct LabAppointmentRow {
+  std::string_view id;
+  std::optional<std::string_view> order_id, user_id, status, event_status, start_at, end_at;
+  std::string_view data_json;
+};
+
+struct LabResultRow {
+  std::string_view order_id;
+  std::optional<std::string_view> user_id, sample_id, status, interpretation;
+  std::string_view data_json;
+};
+
+struct LabParsingJobRow {
+  std::string_view id;
+  std::optional<std::string_view> status, failure_reason;
+  std::optional<bool> needs_human_review, is_reviewed;
+  std::optional<std::string_view> results_json;  // $.data.data when present
+  std::string_view data_json;
+};
+
+// One item of GET /v2/providers (service interface: Provider). `slug` keys the row.
+struct ProviderRow {
+  std::string_view slug;
+  std::optional<std::string_view> name, description, logo, auth_type;
+  std::optional<std::string_view> supported_resources_json;  // the array as sent
+  std::string_view data_json;
+};
+
+// Who a webhook delivery is about (spec §4 "Identity"): the envelope's user_id (else the
+// user of its rows, for envelopes before Mar 2024), client_user_id (the customer's own
+// id for the user) and team_id (else a lab order's). Unset for fetched rows and for
+// deliveries that name no user.
+struct Identity {
+  std::optional<std::string_view> user_id, client_user_id, team_id;
+};
+
+// A fetched workout stream: the points are read with StreamPointReader (rows/stream_points.h)
+// straight from `body`, so a 100,000-point stream needs no per-point allocation.
+struct FetchedStream {
+  std::string_view workout_id;
+  std::string_view body;
+  size_t point_count = 0;                        // counted (and validated) by the parser
+};
+
+// Everything one inbox row produced. Reused across rows (clear() keeps capacity).
+struct DeliveryRows {
+  Family family = Family::other;
+  Identity identity;
+  std::vector<SummaryRow> summaries;             // 1 for a webhook, many for a fetched page
+  std::vector<SampleBatch> sample_batches;       // 1 for a webhook, one per source in a grouped page
+  std::optional<WorkoutStreamNotice> workout_stream;
+  std::optional<BackfillNotice> backfill;
+  std::optional<ConnectionRow> connection;
+  std::optional<DeviceRow> device;
+  std::optional<LabOrderRow> lab_order;
+  std::optional<LabAppointmentRow> lab_appointment;
+  std::optional<LabResultRow> lab_result;
+  std::optional<LabParsingJobRow> lab_parsing_job;
+  std::optional<FetchedStream> fetched_stream;
+  std::vector<ProviderRow> providers;            // a fetched provider list
+  std::vector<std::string_view> workout_ids_to_fetch;  // fetched workouts page of a workout_stream backfill
+
+  void clear();
+};
+
+}  // namespace hh::rows

@@ -1,0 +1,23 @@
+// The read side's factories (store/open_readers.h): the backend that `database = …` names.
+#include "store/open_readers.h"
+
+#include "store/postgres/read/pg_read_store.h"
+#include "store/sqlite/sqlite_figures.h"
+#include "store/sqlite/sqlite_follow_up_reads.h"
+#include "store/sqlite/sqlite_read_store.h"
+
+namespace hh::store {
+
+Result<std::unique_ptr<ReadStore>> open_read_store(const Database& database) {
+  return open_backend<ReadStore>(database, open_sqlite_read_store, open_postgres_read_store);
+}
+
+Result<std::unique_ptr<StoreFigures>> open_figures(const Database& database) {
+  return open_backend<StoreFigures>(database, open_sqlite_figures, open_postgres_figures);
+}
+
+Result<std::unique_ptr<FollowUpReads>> open_follow_up_reads(const Database& database) {
+  return open_backend<FollowUpReads>(database, open_sqlite_follow_up_reads, open_postgres_follow_up_reads);
+}
+
+}  // namespace hh::store

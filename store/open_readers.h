@@ -1,0 +1,23 @@
+#pragma once
+// The read side's factories, beside the write side's (store/open_store.h): each opens a
+// reader of its own on the store that `database = …` names (store/database_location.h),
+// which must exist and hold a healthhook schema no newer than this binary's. Readers never
+// create or migrate anything.
+#include <memory>
+
+#include "common/result.h"
+#include "store/database_location.h"
+#include "store/figures.h"
+#include "store/follow_up_reads.h"
+#include "store/read_store.h"
+
+namespace hh::store {
+
+// The read API's and the command line's queries (store/read_store.h).
+Result<std::unique_ptr<ReadStore>> open_read_store(const Database& database);
+// The figures of /metrics (store/figures.h).
+Result<std::unique_ptr<StoreFigures>> open_figures(const Database& database);
+// What the follow-up fetcher reads beside the writer (store/follow_up_reads.h).
+Result<std::unique_ptr<FollowUpReads>> open_follow_up_reads(const Database& database);
+
+}  // namespace hh::store

@@ -1,0 +1,79 @@
+#pragma once
+// store::DeliveryQuery for every backend: an inbox row by message id, and the rows received
+// in a time window in seq order (`healthhook capture`, `healthhook query deliveries`). The
+// window is read along the inbox's primary key between the first and last seq received in
+// it (an index-only lookup in deliveries_received_at), not in time order: sorting whole
+// rows, bodies included, by seq would cost far more.
+//
+// Lifetime: the session must outlive the query; one thread at a time.
+#include <array>
+#include <limits>
+#include <string>
+
+#include "store/queries/listings.h"
+#include "store/queries/query_args.h"
+#include "store/read_query_common.h"
+#include "store/read_store.h"
+#include "store/schema/dialect.h"
+
+namespace hh::store {
+
+template <typename Reads>
+class DeliveryQueryOf final : public DeliveryQuery {
+ public:
+  explicit DeliveryQueryOf(typename Reads::Session& session)
+      : statements_(session, sql(), RowSize::with_bodies) {}
+
+  Result<bool> find(std::string_view message_id, StoredDelivery& row) override {
+    return statements_.find(delivery_by_id, QueryArgs().add(message_id),
+                            [&row](const auto& s) { read_delivery(s, row); });
+  }
+
+  Result<void> start_export(const DeliveryFilter& filter, int64_t& first_seq, int64_t& last_seq) override {
+    statements_.finish();
+    const int64_t since = filter.since_ms.value_or(std::numeric_limits<int64_t>::min());
+    const int64_t until = filter.until_ms.value_or(std::numeric_limits<int64_t>::max());
+    first_seq = 0;
+    last_seq = 0;
+    auto read = statements_.lookup(delivery_bounds, QueryArgs().add(since).add(until), [&](const auto& s) {
+      first_seq = s.column_optional_int(0).value_or(0);
+      last_seq = s.column_optional_int(1).value_or(0);
+    });
+    if (!read) return fail(read);
+    std::optional<std::string> pattern;
+    if (filter.event_type_glob) pattern = Reads::event_type_pattern(*filter.event_type_glob);
+    QueryArgs args;
+    args.add(first_seq).add(last_seq).add(since).add(until).add(pattern);
+    args.add(int64_t{filter.webhooks_only ? 1 : 0}).add(filter.status);
+    return statements_.start(delivery_window, args, Fetch::cursor);
+  }
+
+  Result<bool> next(StoredDelivery& row) override {
+    return statements_.next([&row](const auto& s) { read_delivery(s, row); });
+  }
+  void finish() override { statements_.finish(); }
+
+ private:
+  enum Statement : size_t { delivery_by_id, delivery_bounds, delivery_window };
+
+  static const std::array<std::string, 3>& sql() {
+    static const std::array<std::string, 3> built = [] {
+      const std::string select =
+          "SELECT seq, message_id, origin, received_at, webhook_timestamp, event_type, status, family, error, "
+          "headers, body, body_removed_at, body_sha256 FROM deliveries ";
+      return std::array<std::string, 3>{
+          schema::spell(select + "WHERE message_id = ?1", Reads::dialect),
+          schema::spell("SELECT min(seq), max(seq) FROM inbox WHERE received_at >= ?1 AND received_at < ?2",
+                        Reads::dialect),
+          schema::spell(select + "WHERE seq >= ?1 AND seq <= ?2 AND " + std::string(Reads::kDeliveryWindow) +
+                            " AND (?6::bigint = 0 OR origin = 'webhook') AND (?7::text IS NULL OR status = ?7) "
+                            "ORDER BY seq",
+                        Reads::dialect)};
+    }();
+    return built;
+  }
+
+  typename Reads::template Listings<3> statements_;
+};
+
+}  // namespace hh::store

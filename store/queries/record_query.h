@@ -1,0 +1,60 @@
+#pragma once
+// store::RecordQuery<Row> for every backend: the tables with one row per key, every
+// listing in primary-key order (text bytewise), a change-feed key's row by its primary key.
+// The statements and the row reader come from the table's description
+// (store/schema/record_tables.h); the backend's listings run them (store/queries/listings.h).
+//
+// Lifetime: the session must outlive the query; one thread at a time.
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "store/queries/listings.h"
+#include "store/queries/query_args.h"
+#include "store/read_query_common.h"
+#include "store/read_store.h"
+#include "store/schema/record_rows.h"
+#include "store/schema/record_sql.h"
+
+namespace hh::store {
+
+template <typename Reads, typename D>
+class RecordQueryOf final : public RecordQuery<typename D::Stored> {
+ public:
+  using Row = typename D::Stored;
+  explicit RecordQueryOf(typename Reads::Session& session) : statements_(session, sql()) {}
+
+  Result<void> start(const RecordFilter& filter) override {
+    QueryArgs args;
+    for (const auto& f : D::filters) args.add(filter.*(f.filter));
+    return statements_.start(listing, args, Fetch::cursor);
+  }
+
+  Result<void> start_by_key(std::string_view change_key) override {
+    statements_.finish();
+    constexpr size_t parts = schema::key_parts<D>();
+    const auto key = split_change_key(change_key, parts);
+    if (!key) return fail(not_a_record_key_error(change_key));
+    QueryArgs args;
+    for (size_t part = 0; part < parts; ++part) args.add((*key)[part]);
+    return statements_.start(by_key, args, Fetch::whole);
+  }
+
+  Result<bool> next(Row& row) override {
+    return statements_.next([&row](const auto& s) { schema::read_record<D>(s, row); });
+  }
+  void finish() override { statements_.finish(); }
+
+ private:
+  enum Statement : size_t { listing, by_key };
+  static const std::array<std::string, 2>& sql() {
+    static const std::array<std::string, 2> built{schema::record_listing_sql<D>(Reads::dialect),
+                                                  schema::record_by_key_sql<D>(Reads::dialect)};
+    return built;
+  }
+
+  typename Reads::template Listings<2> statements_;
+};
+
+}  // namespace hh::store

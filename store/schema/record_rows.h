@@ -1,0 +1,106 @@
+#pragma once
+// A record table's rows in and out, from its description (store/schema/record_tables.h):
+//
+//   bind_record<D>(binder, row, seq)   the parsed row's fields, keys first then values, in
+//                                      the order of D::fields (latest_wins_spec<D>()'s)
+//   read_record<D>(columns, row)       the read row from the columns record_select<D>()
+//                                      lists, in the order of D::fields
+//
+// `Binder` is a backend's (store/sqlite/derived/, store/postgres/derived/): add() for
+// std::string_view, std::optional<std::string_view>, int64_t, std::optional<int64_t> and
+// std::optional<bool> (a 0/1 flag). `Columns` is a backend's current result row with the
+// readers of store/read_query_common.h. Both folds are inlined: the write is on the
+// processor's hot path.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <type_traits>
+
+#include "store/schema/record_fields.h"
+
+namespace hh::store::schema {
+
+template <typename D, typename Binder>
+void bind_record(Binder& binder, const typename D::Written& row, int64_t seq) {
+  for_each_field(D::fields, [&](const auto& field) {
+    using F = std::decay_t<decltype(field)>;
+    if constexpr (F::writes_member) {
+      binder.add(row.*(field.write));
+    } else if constexpr (F::writes_seq) {
+      binder.add(seq);
+    }
+  });
+}
+
+template <typename Columns>
+void read_value(const Columns& s, int column, std::string_view& value) {
+  value = s.column_text(column);
+}
+template <typename Columns>
+void read_value(const Columns& s, int column, std::optional<std::string_view>& value) {
+  value = s.column_optional_text(column);
+}
+template <typename Columns>
+void read_value(const Columns& s, int column, int64_t& value) {
+  value = s.column_int(column);
+}
+template <typename Columns>
+void read_value(const Columns& s, int column, std::optional<int64_t>& value) {
+  value = s.column_optional_int(column);
+}
+template <typename Columns>
+void read_value(const Columns& s, int column, std::optional<bool>& value) {
+  value = s.column_optional_bool(column);
+}
+template <typename Columns>
+void read_value(const Columns& s, int column, std::optional<double>& value) {
+  value = s.column_optional_double(column);
+}
+
+template <typename D, typename Columns>
+void read_record(const Columns& s, typename D::Stored& row) {
+  int column = 0;
+  for_each_field(D::fields, [&](const auto& field) {
+    if constexpr (std::decay_t<decltype(field)>::read_into) read_value(s, column++, row.*(field.read));
+  });
+}
+
+// A latest-wins table's statement, as each backend builds it (store/sqlite/derived/
+// latest_wins.h, store/postgres/derived/pg_latest_wins.h): column names are trusted
+// identifiers, never values.
+struct LatestWinsSpec {
+  std::string_view table;
+  std::span<const std::string_view> keys;          // the conflict target, bound first
+  std::span<const std::string_view> values;        // the rest, bound after the keys, `seq` among them
+  std::span<const std::string_view> indexed = {};  // those of `values` a secondary index holds
+};
+
+// The columns of the latest-wins write of D: keys (the conflict target, bound first), the
+// values (`seq` among them) and those a secondary index holds.
+// Whether every key field comes before the other fields (bind order: keys first).
+template <const auto& fields>
+constexpr bool keys_first() {
+  bool seen_value = false, ok = true;
+  for_each_field(fields, [&](const auto& field) {
+    if (field.key && seen_value) ok = false;
+    if (!field.key) seen_value = true;
+  });
+  return ok;
+}
+
+template <typename D>
+struct LatestWinsColumns {
+  static_assert(keys_first<D::fields>(), "a record table's key fields come first");
+  static constexpr auto keys = names_of<D::fields>(IsKey{});
+  static constexpr auto values = names_of<D::fields>(IsWrittenValue{});
+  static constexpr auto indexed = names_of<D::fields>(IsIndexed{});
+};
+
+template <typename D>
+LatestWinsSpec latest_wins_spec() {
+  using C = LatestWinsColumns<D>;
+  return LatestWinsSpec{D::name, C::keys, C::values, C::indexed};
+}
+
+}  // namespace hh::store::schema

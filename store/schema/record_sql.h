@@ -1,0 +1,80 @@
+#pragma once
+// The read statements of a record table, built from its description (record_tables.h) for
+// a dialect, once per process (the callers keep them in statics):
+//
+//   listing: SELECT <its read fields> FROM <from> WHERE (?1::text IS NULL OR t.<filter> = ?1)
+//            AND … ORDER BY <key, text bytewise>
+//   by key:  SELECT … FROM <from> WHERE t.<key 1> = ?1 AND …   (a change-feed key's parts)
+//
+// A listing's filters are bound in the order of D::filters; a lookup's key parts in key
+// order (split from the change-feed key: the key columns joined with '/',
+// store/sqlite/migrations/002-derived.sql).
+#include <cstddef>
+#include <string>
+#include <type_traits>
+
+#include "store/schema/dialect.h"
+#include "store/schema/record_fields.h"
+
+namespace hh::store::schema {
+
+// "SELECT t.a, t.b, j.c FROM <from> ": the fields read, in order.
+template <typename D>
+std::string record_select() {
+  std::string sql = "SELECT ";
+  bool first = true;
+  for_each_field(D::fields, [&](const auto& field) {
+    if constexpr (!std::decay_t<decltype(field)>::read_into) return;
+    if (!first) sql += ", ";
+    first = false;
+    if (!field.is_joined) sql += "t.";
+    sql += field.name;
+  });
+  return sql + " FROM " + std::string(D::from) + " ";
+}
+
+template <typename D>
+std::string record_listing_sql(Dialect dialect) {
+  std::string sql = record_select<D>();
+  int n = 0;
+  for (const auto& filter : D::filters) {
+    ++n;
+    sql += n == 1 ? "WHERE " : " AND ";
+    sql += "(" + param(n, Type::text) + " IS NULL OR t." + std::string(filter.column) + " = ?" + std::to_string(n) +
+           ")";
+  }
+  sql += " ORDER BY ";
+  bool first = true;
+  for_each_field(D::fields, [&](const auto& field) {
+    if (!field.key) return;
+    if (!first) sql += ", ";
+    first = false;
+    sql += "t." + std::string(field.name);
+    if (field.column().type == Type::text) sql += " COLLATE \"C\"";
+  });
+  return spell(sql, dialect);
+}
+
+// A key's integer columns are compared as text on PostgreSQL: the change feed writes each
+// as its number's text, and a malformed key then finds no row (as in SQLite) instead of
+// failing a cast.
+template <typename D>
+std::string record_by_key_sql(Dialect dialect) {
+  std::string sql = record_select<D>() + "WHERE ";
+  int n = 0;
+  for_each_field(D::fields, [&](const auto& field) {
+    if (!field.key) return;
+    if (n++ > 0) sql += " AND ";
+    const bool as_text = dialect == Dialect::postgres && field.column().type != Type::text;
+    sql += "t." + std::string(field.name) + (as_text ? "::text" : "") + " = ?" + std::to_string(n);
+  });
+  return dialect == Dialect::postgres ? spell(sql, dialect) : sql;
+}
+
+// How many parts a change-feed key of D has (its key columns).
+template <typename D>
+constexpr size_t key_parts() {
+  return count_fields(D::fields, [](const auto& field) { return field.key; });
+}
+
+}  // namespace hh::store::schema

@@ -1,0 +1,164 @@
+// The description of every table (store/schema/tables.h): the inbox and operational tables
+// here, the tables with one row per key from their row descriptions (record_tables.h).
+#include "store/schema/tables.h"
+
+#include <array>
+#include <vector>
+
+#include "store/schema/record_tables.h"
+
+namespace hh::store::schema {
+namespace {
+
+constexpr Type kText = Type::text, kInt = Type::integer, kReal = Type::real, kBytes = Type::bytes,
+               kScalar = Type::scalar;
+constexpr bool kNull = true, kNotNull = false;
+
+// ---- The inbox (SQLite 001, 004, 007).
+
+constexpr Column kInbox[] = {
+    {"seq", kInt, kNotNull},          {"message_id", kText, kNotNull}, {"origin", kText, kNotNull},
+    {"received_at", kInt, kNotNull},  {"webhook_timestamp", kInt, kNull}, {"event_type", kText, kNull},
+    {"headers", kText, kNotNull},     {"body", kBytes, kNotNull}};
+constexpr Column kDeliveryOutcomes[] = {
+    {"seq", kInt, kNotNull}, {"status", kText, kNotNull}, {"family", kText, kNull}, {"error", kText, kNull}};
+constexpr Column kRemovedBodies[] = {{"seq", kInt, kNotNull},
+                                     {"body_sha256", kText, kNotNull},
+                                     {"body_bytes", kInt, kNotNull},
+                                     {"removed_at_ms", kInt, kNotNull}};
+constexpr Column kProcessorState[] = {{"id", kInt, kNotNull}, {"applied_seq", kInt, kNotNull}};
+
+// ---- Derived tables that are not one row per key (SQLite 002, 005).
+
+constexpr Column kSeries[] = {{"series_id", kInt, kNotNull},   {"user_id", kText, kNotNull},
+                              {"resource", kText, kNotNull},   {"provider", kText, kNotNull},
+                              {"source_type", kText, kNotNull}, {"source_id", kScalar, kNull}};
+constexpr Column kSamples[] = {{"series_id", kInt, kNotNull}, {"t_ms", kInt, kNotNull},
+                               {"timezone_offset", kInt, kNull}, {"value", kScalar, kNull},
+                               {"unit", kText, kNull},        {"type", kText, kNull},
+                               {"start_ms", kInt, kNull},     {"end_ms", kInt, kNull},
+                               {"systolic", kReal, kNull},    {"diastolic", kReal, kNull},
+                               {"extra", kText, kNull},       {"seq", kInt, kNotNull}};
+constexpr Column kWorkoutStreams[] = {{"workout_id", kText, kNotNull}, {"user_id", kText, kNull},
+                                      {"provider", kText, kNull},      {"provider_id", kText, kNull},
+                                      {"sport", kText, kNull},         {"notice_seq", kInt, kNull},
+                                      {"fetched_seq", kInt, kNull},    {"point_count", kInt, kNull},
+                                      {"seq", kInt, kNotNull}};
+constexpr Column kStreamPoints[] = {{"workout_id", kText, kNotNull}, {"idx", kInt, kNotNull},
+                                    {"time", kInt, kNull},           {"distance", kReal, kNull},
+                                    {"heartrate", kReal, kNull},     {"velocity_smooth", kReal, kNull},
+                                    {"lat", kReal, kNull},           {"lng", kReal, kNull},
+                                    {"altitude", kReal, kNull},      {"cadence", kReal, kNull},
+                                    {"power", kReal, kNull},         {"resistance", kReal, kNull},
+                                    {"temperature", kReal, kNull}};
+constexpr Column kChanges[] = {{"change_id", kInt, kNotNull}, {"seq", kInt, kNotNull},
+                               {"table_name", kText, kNotNull}, {"row_key", kText, kNotNull},
+                               {"op", kText, kNotNull},       {"row_count", kInt, kNotNull},
+                               {"from_ms", kInt, kNull},      {"to_ms", kInt, kNull}};
+
+// ---- Operational tables (SQLite 003, 006, 008).
+
+constexpr Column kJobs[] = {{"job_id", kInt, kNotNull},
+                            {"kind", kText, kNotNull},
+                            {"job_key", kText, kNotNull},
+                            {"state", kText, kNotNull},
+                            {"attempts", kInt, kNotNull},
+                            {"next_attempt_at", kInt, kNotNull},
+                            {"last_error", kText, kNull},
+                            {"trigger_seq", kInt, kNotNull},
+                            {"payload", kText, kNotNull},
+                            {"created_at", kInt, kNotNull},
+                            {"updated_at", kInt, kNotNull},
+                            // A running job's lease: instances share the queue (decision 030).
+                            {"lease_until", kInt, kNull, Backends::postgres_only}};
+constexpr Column kErasures[] = {{"erasure_id", kInt, kNotNull},
+                                {"user_id", kText, kNotNull},
+                                {"erased_at_ms", kInt, kNotNull},
+                                {"row_counts", kText, kNotNull}};
+constexpr Column kOutbox[] = {{"outbox_id", kInt, kNotNull},   {"destination", kText, kNotNull},
+                              {"kind", kText, kNotNull},       {"seq", kInt, kNotNull},
+                              {"event_type", kText, kNull},    {"table_name", kText, kNotNull},
+                              {"row_key", kText, kNotNull},    {"op", kText, kNotNull},
+                              {"row_count", kInt, kNotNull},   {"from_ms", kInt, kNull},
+                              {"to_ms", kInt, kNull},          {"user_id", kText, kNull},
+                              {"order_key", kText, kNull},     {"state", kText, kNotNull},
+                              {"attempts", kInt, kNotNull},    {"created_at", kInt, kNotNull},
+                              {"next_attempt_at", kInt, kNotNull}, {"batch_id", kInt, kNull},
+                              {"last_status", kInt, kNull},    {"last_error", kText, kNull}};
+
+constexpr std::string_view kSeqKey[] = {"seq"};
+constexpr std::string_view kIdKey[] = {"id"};
+constexpr std::string_view kSeriesKey[] = {"series_id"};
+constexpr std::string_view kSamplesKey[] = {"series_id", "t_ms"};
+constexpr std::string_view kWorkoutKey[] = {"workout_id"};
+constexpr std::string_view kPointsKey[] = {"workout_id", "idx"};
+constexpr std::string_view kChangesKey[] = {"change_id"};
+constexpr std::string_view kJobsKey[] = {"job_id"};
+constexpr std::string_view kErasuresKey[] = {"erasure_id"};
+constexpr std::string_view kOutboxKey[] = {"outbox_id"};
+
+// A record table's columns and key, from its description.
+template <typename Description>
+struct Record {
+  static constexpr auto columns = columns_of<Description::fields>();
+  static constexpr auto key = names_of<Description::fields>(IsKey{});
+  static Table table() {
+    return Table{Description::name, columns, key, Role::derived, Description::user, true};
+  }
+};
+
+std::vector<Table> all_tables() {
+  return {
+      {"inbox", kInbox, kSeqKey, Role::inbox, "", true},
+      {"delivery_outcomes", kDeliveryOutcomes, kSeqKey, Role::inbox, "", true},
+      {"removed_bodies", kRemovedBodies, kSeqKey, Role::inbox, "", true},
+      // Derived, parents first; `rebuild` empties them the other way round.
+      {"changes", kChanges, kChangesKey, Role::derived, "", true},
+      Record<Providers>::table(),
+      Record<Users>::table(),
+      Record<Backfills>::table(),
+      Record<LabParsingJobs>::table(),
+      Record<LabResults>::table(),
+      Record<LabAppointments>::table(),
+      Record<LabOrders>::table(),
+      Record<Devices>::table(),
+      Record<Connections>::table(),
+      {"stream_points", kStreamPoints, kPointsKey, Role::derived, "", true},
+      {"workout_streams", kWorkoutStreams, kWorkoutKey, Role::derived, "user_id", true},
+      Record<Summaries>::table(),
+      {"series", kSeries, kSeriesKey, Role::derived, "user_id", true},
+      {"samples", kSamples, kSamplesKey, Role::derived, "", true},
+      {"jobs", kJobs, kJobsKey, Role::operational, "", true},
+      {"erasures", kErasures, kErasuresKey, Role::operational, "user_id", true},
+      {"outbox", kOutbox, kOutboxKey, Role::operational, "user_id", true},
+      {"processor_state", kProcessorState, kIdKey, Role::operational, "", false},
+  };
+}
+
+}  // namespace
+
+std::span<const Table> tables() {
+  static const std::vector<Table> all = all_tables();
+  return all;
+}
+
+const Table* find_table(std::string_view name) {
+  for (const Table& table : tables()) {
+    if (table.name == name) return &table;
+  }
+  return nullptr;
+}
+
+std::span<const std::string_view> derived_tables() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out;
+    const auto all = tables();
+    for (auto it = all.rbegin(); it != all.rend(); ++it) {
+      if (it->role == Role::derived) out.push_back(it->name);
+    }
+    return out;
+  }();
+  return names;
+}
+
+}  // namespace hh::store::schema

@@ -1,0 +1,170 @@
+// Every migrated schema against the one description of the tables (store/schema/tables.h):
+// a column added to a migration of one backend and not to the other, or not to the
+// description (whose record tables' lines also make their statements and readers), fails
+// here. Checked: which tables there are, and each one's columns (name, type, NULL or not)
+// and primary key.
+#include <boost/test/unit_test.hpp>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "store/postgres/database.h"
+#include "store/schema/dialect.h"
+#include "store/schema/tables.h"
+#include "store/sqlite/database.h"
+#include "tests/support/postgres_cluster.h"
+#include "tests/support/temp_dir.h"
+
+BOOST_AUTO_TEST_SUITE(schema_check_test)
+
+using namespace hh;
+using store::schema::Dialect;
+
+namespace {
+
+// A table as a migrated schema has it.
+struct FoundColumn {
+  std::string type;
+  bool nullable = true;
+};
+struct FoundTable {
+  std::map<std::string, FoundColumn> columns;
+  std::vector<std::string> key;  // in key order
+};
+using FoundSchema = std::map<std::string, FoundTable>;
+
+// Backend tables that hold no data of the store: SQLite's own, PostgreSQL's record of its
+// migrations, and `healthhook migrate`'s progress.
+const std::set<std::string> kBookkeeping = {"sqlite_sequence", "schema_migrations", "sqlite_copy_progress"};
+
+// What differs between `found` and the description, as seen by `dialect`, one line each.
+std::vector<std::string> differences(const FoundSchema& found, Dialect dialect) {
+  std::vector<std::string> out;
+  std::set<std::string> described;
+  for (const store::schema::Table& table : store::schema::tables()) {
+    const std::string name(table.name);
+    described.insert(name);
+    const auto at = found.find(name);
+    if (at == found.end()) {
+      out.push_back(name + ": described, not in the schema");
+      continue;
+    }
+    const FoundTable& actual = at->second;
+    std::set<std::string> columns;
+    for (const store::schema::Column& column : table.columns) {
+      if (dialect == Dialect::sqlite && !store::schema::in_sqlite(column)) continue;
+      const std::string where = name + "." + std::string(column.name);
+      columns.insert(std::string(column.name));
+      const auto c = actual.columns.find(std::string(column.name));
+      if (c == actual.columns.end()) {
+        out.push_back(where + ": described, not in the schema");
+        continue;
+      }
+      const std::string type(store::schema::type_name(column.type, dialect));
+      if (c->second.type != type) out.push_back(where + ": type " + c->second.type + ", described " + type);
+      if (c->second.nullable != column.nullable) {
+        out.push_back(where + (column.nullable ? ": NOT NULL, described as nullable" : ": nullable, described NOT NULL"));
+      }
+    }
+    for (const auto& [column, _] : actual.columns) {
+      if (!columns.contains(column)) out.push_back(name + "." + column + ": in the schema, not described");
+    }
+    const std::vector<std::string> key(table.key.begin(), table.key.end());
+    if (actual.key != key) out.push_back(name + ": primary key differs from the description");
+  }
+  for (const auto& [name, _] : found) {
+    if (!described.contains(name) && !kBookkeeping.contains(name)) out.push_back(name + ": in the schema, not described");
+  }
+  return out;
+}
+
+FoundSchema sqlite_schema(sqlite::Connection& db) {
+  FoundSchema schema;
+  auto tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name");
+  BOOST_REQUIRE(tables);
+  std::vector<std::string> names;
+  BOOST_REQUIRE(tables->for_each_row([&](const sqlite::Statement& s) { names.emplace_back(s.column_text(0)); }));
+  auto info = db.prepare("SELECT name, type, \"notnull\", pk FROM pragma_table_info(?1) ORDER BY pk, cid");
+  BOOST_REQUIRE(info);
+  for (const std::string& name : names) {
+    FoundTable& table = schema[name];
+    info->bind(1, std::string_view(name));
+    BOOST_REQUIRE(info->for_each_row([&](const sqlite::Statement& s) {
+      const bool key = s.column_int(3) > 0;
+      // A primary key column is NOT NULL whatever table_info says (a rowid, a STRICT key).
+      table.columns[std::string(s.column_text(0))] = {std::string(s.column_text(1)), !key && s.column_int(2) == 0};
+      if (key) table.key.emplace_back(s.column_text(0));
+    }));
+  }
+  return schema;
+}
+
+FoundSchema postgres_schema(pg::Connection& db) {
+  FoundSchema schema;
+  auto columns = db.query(
+      "SELECT table_name, column_name, data_type, is_nullable = 'YES' FROM information_schema.columns "
+      "WHERE table_schema = current_schema() AND table_name IN "
+      "(SELECT tablename FROM pg_tables WHERE schemaname = current_schema())");
+  BOOST_REQUIRE_MESSAGE(columns, columns.error());
+  for (int r = 0; r < columns->size(); ++r) {
+    schema[std::string(columns->text(r, 0))].columns[std::string(columns->text(r, 1))] = {
+        std::string(columns->text(r, 2)), columns->boolean(r, 3)};
+  }
+  auto keys = db.query(
+      "SELECT c.relname, a.attname FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid "
+      "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey) "
+      "WHERE i.indisprimary AND c.relnamespace = current_schema()::regnamespace "
+      "ORDER BY c.relname, array_position(i.indkey::int2[], a.attnum)");
+  BOOST_REQUIRE_MESSAGE(keys, keys.error());
+  for (int r = 0; r < keys->size(); ++r) schema[std::string(keys->text(r, 0))].key.emplace_back(keys->text(r, 1));
+  return schema;
+}
+
+std::string lines(const std::vector<std::string>& all) {
+  std::string out;
+  for (const std::string& line : all) out += "\n  " + line;
+  return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_migrated_sqlite_schema_is_the_description) {
+  test::TempDir dir;
+  auto db = store::open_for_writing(dir.file("check.db"), {});
+  BOOST_REQUIRE_MESSAGE(db, db.error());
+  const auto found = differences(sqlite_schema(*db), Dialect::sqlite);
+  BOOST_TEST(found.empty(), "SQLite schema vs store/schema/:" << lines(found));
+}
+
+BOOST_AUTO_TEST_CASE(the_migrated_postgresql_schema_is_the_description) {
+  auto db = store::connect_migrated({test::PostgresCluster::shared().fresh_database(), ""});
+  BOOST_REQUIRE_MESSAGE(db, db.error());
+  const auto found = differences(postgres_schema(*db), Dialect::postgres);
+  BOOST_TEST(found.empty(), "PostgreSQL schema vs store/schema/:" << lines(found));
+}
+
+// The check itself: a column a migration added and the description lacks, one the
+// description has and a migration lacks, another type or nullability, are each found.
+BOOST_AUTO_TEST_CASE(a_column_in_one_place_only_is_found) {
+  test::TempDir dir;
+  auto db = store::open_for_writing(dir.file("check.db"), {});
+  BOOST_REQUIRE_MESSAGE(db, db.error());
+  BOOST_REQUIRE(db->exec("ALTER TABLE devices ADD COLUMN firmware TEXT"));
+  FoundSchema schema = sqlite_schema(*db);
+  schema["lab_orders"].columns.erase("team_id");
+  schema["summaries"].columns["start_ms"].type = "TEXT";
+  schema["users"].columns["client_user_id"].nullable = false;
+  schema["backfills"].key.pop_back();
+  const auto found = differences(schema, Dialect::sqlite);
+  const std::set<std::string> expected = {
+      "devices.firmware: in the schema, not described",
+      "lab_orders.team_id: described, not in the schema",
+      "summaries.start_ms: type TEXT, described INTEGER",
+      "users.client_user_id: NOT NULL, described as nullable",
+      "backfills: primary key differs from the description"};
+  BOOST_TEST((std::set<std::string>(found.begin(), found.end()) == expected), lines(found));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
