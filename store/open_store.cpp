@@ -5,7 +5,7 @@
 #include "store/postgres/outbox/pg_outbox.h"
 #include "store/postgres/pg_erasure.h"
 #include "store/postgres/pg_store.h"
-#include "store/sqlite/jobs/job_admin.h"
+#include "store/sqlite/jobs/sqlite_job_admin.h"
 #include "store/sqlite/outbox/sqlite_outbox.h"
 #include "store/sqlite/sqlite_erasure.h"
 #include "store/sqlite/sqlite_store.h"

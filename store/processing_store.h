@@ -109,7 +109,7 @@ class ProcessingStore {
   // Inside a step: the inbox on the step's own transaction.
   virtual DeliveryCursor& deliveries() = 0;
   // Applies `rows` of the delivery `seq` (latest-wins upserts, change feed, follow-up
-  // jobs: store/sqlite/derived/derived_writer.h). A failure caused by the delivery
+  // jobs: store/derived/derived_writer.h). A failure caused by the delivery
   // itself (a constraint, a stream that cannot be read) has ErrorKind::data: retrying
   // cannot succeed. On failure some rows may be written: roll back, then forget_cached_ids().
   virtual Result<ApplyCounts> apply(const rows::DeliveryRows& rows, int64_t seq, int64_t received_at_ms) = 0;

@@ -12,7 +12,7 @@
 // happened). The processor applies in seq order, which makes the feed reproducible too:
 // `rebuild` re-creates it row for row.
 //
-// `Writes` (store/sqlite/derived/derived_writer.h, store/postgres/derived/pg_derived_writer.h):
+// `Writes` (store/sqlite/derived/sqlite_derived_writer.h, store/postgres/derived/pg_derived_writer.h):
 //   Connection                         the write connection
 //   LatestWins                         a record table's latest-wins statement
 //   UserTable, SampleWriter, StreamWriter, FollowUpJobs, ChangeFeed

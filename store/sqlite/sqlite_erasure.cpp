@@ -4,7 +4,7 @@
 #include "store/erasure_plan.h"
 #include "store/sqlite/connection.h"
 #include "store/sqlite/database.h"
-#include "store/sqlite/jobs/job_admin.h"
+#include "store/sqlite/jobs/sqlite_job_admin.h"
 #include "store/sqlite/processing_lock.h"
 
 namespace hh::store {

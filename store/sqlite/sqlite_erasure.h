@@ -1,6 +1,6 @@
 #pragma once
 // The SQLite Erasure (store/erasure.h): `healthhook purge-user` on an admin connection of
-// an existing database (store/sqlite/jobs/job_admin.h: busy_timeout, nothing created).
+// an existing database (store/sqlite/jobs/sqlite_job_admin.h: busy_timeout, nothing created).
 #include <memory>
 #include <string>
 #include <string_view>

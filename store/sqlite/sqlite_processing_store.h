@@ -13,7 +13,7 @@
 #include "store/processing_store.h"
 #include "store/sqlite/connection.h"
 #include "store/sqlite/delivery_cursor.h"
-#include "store/sqlite/derived/derived_writer.h"
+#include "store/sqlite/derived/sqlite_derived_writer.h"
 #include "store/sqlite/outbox/outbox_writer.h"
 #include "store/sqlite/processing_lock.h"
 #include "store/sqlite/step_durability.h"

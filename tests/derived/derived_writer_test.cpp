@@ -6,7 +6,7 @@
 #include <array>
 #include <filesystem>
 
-#include "store/sqlite/derived/derived_writer.h"
+#include "store/sqlite/derived/sqlite_derived_writer.h"
 #include "tests/derived/delivery_builders.h"
 #include "tests/derived/store_dump.h"
 #include "tests/support/temp_dir.h"

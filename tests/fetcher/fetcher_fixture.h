@@ -13,7 +13,7 @@
 #include "config/settings.h"
 #include "fetcher/fetcher.h"
 #include "store/inbox_writer.h"
-#include "store/sqlite/jobs/job_admin.h"
+#include "store/sqlite/jobs/sqlite_job_admin.h"
 #include "store/sqlite/jobs/job_store.h"
 #include "store/sqlite/sqlite_inbox.h"
 #include "tests/fake_service/fake_service.h"

@@ -3,7 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "store/sqlite/database.h"
-#include "store/sqlite/jobs/job_admin.h"
+#include "store/sqlite/jobs/sqlite_job_admin.h"
 #include "store/sqlite/jobs/job_store.h"
 #include "tests/support/temp_dir.h"
 

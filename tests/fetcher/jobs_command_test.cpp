@@ -3,7 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "store/sqlite/database.h"
-#include "store/sqlite/jobs/job_admin.h"
+#include "store/sqlite/jobs/sqlite_job_admin.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "store/sqlite/database.h"
-#include "store/sqlite/jobs/job_admin.h"
+#include "store/sqlite/jobs/sqlite_job_admin.h"
 #include "tests/fake_service/fake_bodies.h"
 #include "tests/fake_service/fake_service.h"
 #include "tests/fetcher/fetcher_fixture.h"

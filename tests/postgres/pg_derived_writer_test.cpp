@@ -14,7 +14,7 @@
 #include "store/postgres/derived/pg_derived_tables.h"
 #include "store/postgres/derived/pg_derived_writer.h"
 #include "store/sqlite/derived/derived_tables.h"
-#include "store/sqlite/derived/derived_writer.h"
+#include "store/sqlite/derived/sqlite_derived_writer.h"
 #include "tests/derived/delivery_builders.h"
 #include "tests/derived/store_dump.h"
 #include "tests/postgres/derived_dump.h"

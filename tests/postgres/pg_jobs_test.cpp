@@ -13,7 +13,7 @@
 #include "store/jobs/job_admin.h"
 #include "store/postgres/jobs/pg_job_admin.h"
 #include "store/postgres/jobs/pg_job_queue.h"
-#include "store/sqlite/jobs/job_admin.h"
+#include "store/sqlite/jobs/sqlite_job_admin.h"
 #include "store/sqlite/jobs/job_store.h"
 #include "tests/postgres/twin_stores.h"
 

@@ -1,7 +1,7 @@
 #include "store/sqlite/outbox/sqlite_outbox.h"
 
 #include "store/sqlite/connection.h"
-#include "store/sqlite/jobs/job_admin.h"
+#include "store/sqlite/jobs/sqlite_job_admin.h"
 
 namespace hh::store {
 namespace {

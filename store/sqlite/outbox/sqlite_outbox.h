@@ -1,6 +1,6 @@
 #pragma once
 // The Outbox (store/outbox.h) of an existing SQLite database, on an admin connection of
-// its own (store/sqlite/jobs/job_admin.h: short transactions that wait for the writer).
+// its own (store/sqlite/jobs/sqlite_job_admin.h: short transactions that wait for the writer).
 #include <memory>
 #include <string>
 

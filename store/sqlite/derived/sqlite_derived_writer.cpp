@@ -1,4 +1,4 @@
-#include "store/sqlite/derived/derived_writer.h"
+#include "store/sqlite/derived/sqlite_derived_writer.h"
 
 namespace hh::store {
 

@@ -1,4 +1,4 @@
-#include "store/sqlite/jobs/job_admin.h"
+#include "store/sqlite/jobs/sqlite_job_admin.h"
 
 #include <filesystem>
 
