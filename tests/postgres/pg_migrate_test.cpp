@@ -44,7 +44,8 @@ constexpr size_t kMigrateBigBody = 5u << 20;
 
 // Every table migrate copies, and processor_state.
 Strings migrate_tables() {
-  Strings tables{"inbox", "delivery_outcomes", "removed_bodies", "processor_state", "jobs", "erasures", "outbox"};
+  Strings tables{"inbox", "delivery_outcomes", "removed_bodies", "processor_state", "jobs", "erasures", "outbox",
+                 "outbox_dropped"};
   for (std::string_view table : store::derived_tables()) tables.emplace_back(table);
   return tables;
 }
