@@ -268,18 +268,25 @@ BOOST_AUTO_TEST_CASE(instances_forward_one_at_a_time_and_another_takes_over) {
   pending.state = "pending";
   auto first = twin_must(store::open_postgres_outbox({t.pg_uri, ""}, store::OutboxUse::sender));
   auto second = twin_must(store::open_postgres_outbox({t.pg_uri, ""}, store::OutboxUse::sender));
-  const size_t all = twin_must(first->list(pending)).size();
-  BOOST_TEST(all > 0u);
-  BOOST_TEST(twin_must(second->list(pending)).empty());  // the first instance forwards
+  // What a sender looks at: the entries it marks, then the due heads.
+  auto looks_at = [](store::Outbox& outbox) {
+    const int64_t marked = twin_must(outbox.classify("raw-all", false, 1000));
+    return marked + static_cast<int64_t>(twin_must(outbox.due_heads("raw-all", INT64_MAX, 1000)).size());
+  };
+  const int64_t all = looks_at(*first);
+  BOOST_TEST(all > 0);
+  BOOST_TEST(looks_at(*second) == 0);  // the first instance forwards
+  const store::ForwardRule raw_all{.destination = "raw-all", .mode = store::ForwardMode::deliveries, .events = {}};
+  BOOST_TEST(twin_must(second->drop_oldest(raw_all, 100, {}, 1)).entries == 0);  // nor does it drop
   auto admin = twin_must(store::open_postgres_outbox({t.pg_uri, ""}, store::OutboxUse::admin));
-  BOOST_TEST(twin_must(admin->list(pending)).size() == all);  // `healthhook forward list` sees all
+  BOOST_TEST(!twin_must(admin->list(pending)).empty());  // `healthhook forward list` sees all
   first.reset();  // that instance stops: its session and lock go (as soon as the server ends the session)
-  size_t taken_over = 0;
+  int64_t taken_over = 0;
   for (int attempt = 0; attempt < 100 && taken_over == 0; ++attempt) {
-    taken_over = twin_must(second->list(pending)).size();
+    taken_over = looks_at(*second);
     if (taken_over == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  BOOST_TEST(taken_over == all);
+  BOOST_TEST(taken_over > 0);
 }
 
 BOOST_AUTO_TEST_CASE(an_outbox_needs_an_existing_store) {

@@ -3,7 +3,7 @@
 -- (post_id, was batch_id), the first pending entry of each order key marked (head; NULL
 -- until the sender has looked), and what the disk budget dropped kept as seq ranges.
 ALTER TABLE outbox RENAME COLUMN batch_id TO post_id;
-ALTER TABLE outbox ADD COLUMN head integer;
+ALTER TABLE outbox ADD COLUMN head bigint;
 UPDATE outbox SET post_id = outbox_id WHERE post_id IS NULL AND attempts > 0;
 
 CREATE TABLE outbox_dropped (
