@@ -663,6 +663,30 @@ BOOST_AUTO_TEST_CASE(a_post_that_went_out_is_retried_with_the_same_changes) {
   BOOST_TEST(applied_changes(backend).size() == static_cast<size_t>(changes));
 }
 
+// A POST whose answer does not come within timeout_ms is not sent again at once on a new
+// connection (as if its keep-alive connection had been closed): the backend may be
+// applying it; the retry waits for its backoff and counts as an attempt.
+BOOST_AUTO_TEST_CASE(a_post_that_timed_out_is_not_sent_again_at_once) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  SeenRequests seen;
+  backend.set_plan(seen.plan([](const test::BackendRequest& r, test::BackendFault& fault) {
+    if (r.id == "slow") fault.delay = 1500ms;
+  }));
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "raw", backend.url(), secret,
+                                               "mode = \"deliveries\"\ntimeout_ms = 500\nmax_attempts = 2\n"
+                                               "concurrency = 1\n"));
+  test::HttpClient client(server.port());
+  // The lane's connection is open and kept alive when the slow one goes out on it.
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "quick", sleep_of("u-quick", "s1")).status, 200);
+  BOOST_REQUIRE(backend.wait_for_unique(1, 30s));
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "slow", sleep_of("u-slow", "s2")).status, 200);
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'", 1));
+  const auto requests = seen.all();
+  BOOST_TEST(std::count_if(requests.begin(), requests.end(), [](const auto& r) { return r.first == "slow"; }) == 2);
+}
+
 // Issue 45: max_outbox_mib bounds everything the outbox keeps: dead entries count, and
 // past the budget the oldest are dropped, recorded as seq ranges; `forward requeue
 // --dropped` makes them again from the inbox (deliveries mode) and they go out.
