@@ -10,6 +10,7 @@
 #include "processor/processor.h"
 #include "store/open_store.h"
 #include "store/sqlite/database.h"
+#include "store/sqlite/migrations.h"
 #include "store/sqlite/outbox/sqlite_outbox.h"
 #include "tests/support/database_probe.h"
 #include "tests/support/examples.h"
@@ -350,6 +351,46 @@ BOOST_AUTO_TEST_CASE(the_budget_drops_the_oldest_as_seq_ranges_that_requeue_make
   std::set<std::string> keys;
   for (const auto& e : entries_of(*outbox, "raw")) keys.insert(e.row_key);
   BOOST_TEST((keys == std::set<std::string>{"m1", "m4", "m5", "m6", "m7"}));
+}
+
+BOOST_AUTO_TEST_CASE(an_outbox_of_the_previous_version_is_carried_over) {
+  // A database as the version before 010-outbox-posts.sql left it: a POST of two pinned
+  // (batch_id), one entry that went out alone (attempts, no batch), one never sent, and
+  // dropped rows.
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  {
+    auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_write_create);
+    BOOST_REQUIRE(db);
+    BOOST_REQUIRE(db->exec("PRAGMA journal_mode = WAL"));
+    const auto& all = store::migrations();
+    for (size_t i = 0; i < all.size() && !all[i].name.ends_with("-outbox-posts"); ++i) {
+      BOOST_REQUIRE_MESSAGE(db->exec(all[i].sql), all[i].name);
+      BOOST_REQUIRE(db->exec("PRAGMA user_version = " + std::to_string(i + 1)));
+    }
+    BOOST_REQUIRE(db->exec(
+        "INSERT INTO outbox (outbox_id, destination, kind, seq, table_name, row_key, op, order_key, state, attempts, "
+        "created_at, next_attempt_at, batch_id) VALUES "
+        "(1, 'd', 'change', 1, 't', 'r1', 'insert', 'k', 'pending', 2, 0, 0, 1), "
+        "(2, 'd', 'change', 1, 't', 'r2', 'insert', 'j', 'pending', 2, 0, 0, 1), "
+        "(3, 'd', 'change', 2, 't', 'r3', 'insert', 'm', 'pending', 1, 0, 0, NULL), "
+        "(4, 'd', 'change', 3, 't', 'r4', 'insert', 'm', 'pending', 0, 0, 0, NULL), "
+        "(5, 'd', 'change', 4, 't', 'r5', 'insert', 'n', 'dropped', 0, 0, 0, NULL), "
+        "(6, 'd', 'change', 7, 't', 'r6', 'insert', 'n', 'dropped', 0, 0, 0, NULL)"));
+  }
+  auto writer = store::open_for_writing(path, {});  // migrates
+  BOOST_REQUIRE_MESSAGE(writer, writer.error());
+  auto outbox = open_outbox(path);
+  auto post_of = [&](int64_t id) { return outbox->find(id).value().value().post_id; };
+  BOOST_TEST((post_of(1) == std::optional<int64_t>(1)));
+  BOOST_TEST((post_of(2) == std::optional<int64_t>(1)));
+  BOOST_TEST((post_of(3) == std::optional<int64_t>(3)));  // went out alone: pinned to itself
+  BOOST_TEST(!post_of(4).has_value());
+  BOOST_TEST(!outbox->find(5).value().has_value());
+  auto ranges = outbox->dropped(std::string("d"));
+  BOOST_REQUIRE(ranges);
+  BOOST_REQUIRE_EQUAL(ranges->size(), 1u);
+  BOOST_TEST(((*ranges)[0].first_seq == 4 && (*ranges)[0].last_seq == 7 && (*ranges)[0].entries == 2));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
