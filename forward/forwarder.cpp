@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/thread_name.h"
 #include "forward/destination_sender.h"
+#include "receiver/signature/webhook_signature.h"
 #include "store/open_store.h"
 #include "store/open_readers.h"
 
@@ -47,8 +48,7 @@ struct Forwarder::Parts {
   net::io_context io;
   std::unique_ptr<store::Outbox> outbox;
   std::unique_ptr<store::ReadStore> rows;
-  std::vector<config::ForwardSettings> settings;
-  std::vector<std::unique_ptr<DestinationSender>> senders;
+  std::vector<std::unique_ptr<DestinationSender>> senders;  // one per [[forward]] block, in order
   net::steady_timer check_timer{io};
   Clock now_ms;
   bool stopping = false;
@@ -64,14 +64,17 @@ Result<std::unique_ptr<Forwarder>> Forwarder::create(const config::Settings& set
   auto rows = store::open_read_store(database);
   if (!rows) return fail(rows.error_kind(), "forwarding: " + rows.error());
   parts->rows = std::move(*rows);
-  parts->settings = settings.forwards;
   parts->now_ms = now_ms;
   std::vector<std::unique_ptr<DestinationMetrics>> metrics;
   for (size_t i = 0; i < settings.forwards.size(); ++i) {
     const config::ForwardSettings& f = settings.forwards[i];
     const std::string where = "forward[" + std::to_string(i) + "]";
     auto url = parse_http_url(f.url);
-    if (!url) return fail(ErrorKind::data, where + ".url: " + url.error());  // checked at load: a second look
+    // Checked at load: a second look (that never prints the URL, which may hold a token).
+    if (!url) return fail(ErrorKind::data, where + ".url: not an http(s) URL");
+    if (auto key = signature::decode_secret(secrets.forward_secrets.at(i)); !key) {
+      return fail(ErrorKind::data, where + ".secret_file: not a whsec_ secret (whsec_ and base64)");
+    }
     std::shared_ptr<net::ssl::context> tls;
     if (url->tls) {
       const std::string ca_file =
@@ -147,30 +150,38 @@ void Forwarder::check_outbox() {
     return;
   }
   const int64_t now = parts_->now_ms();
-  for (size_t i = 0; i < parts_->settings.size(); ++i) {
-    const config::ForwardSettings& f = parts_->settings[i];
+  for (size_t i = 0; i < parts_->senders.size(); ++i) {
+    const config::ForwardSettings& f = parts_->senders[i]->settings();
     DestinationMetrics& m = *metrics_[i];
     const store::OutboxFigures* mine = nullptr;
     for (const auto& row : *figures) {
       if (row.destination == f.name) mine = &row;
     }
-    const int64_t pending = mine ? mine->pending : 0;
-    m.pending.store(pending, std::memory_order_relaxed);
-    m.dead_now.store(mine ? mine->dead : 0, std::memory_order_relaxed);
-    m.oldest_age_ms.store(mine && mine->oldest_pending_created_at_ms ? now - *mine->oldest_pending_created_at_ms : 0,
+    const store::OutboxFigures none;
+    const store::OutboxFigures& figure = mine ? *mine : none;
+    m.pending.store(figure.pending, std::memory_order_relaxed);
+    m.dead_now.store(figure.dead, std::memory_order_relaxed);
+    m.oldest_age_ms.store(figure.oldest_pending_created_at_ms ? now - *figure.oldest_pending_created_at_ms : 0,
                           std::memory_order_relaxed);
-    const int64_t budget_entries = f.max_outbox_mib * 1024 * 1024 / kEntryBytes;
-    if (pending <= budget_entries) continue;
-    auto dropped = parts_->outbox->drop_oldest(f.name, budget_entries, "dropped: the outbox passed max_outbox_mib");
+    const int64_t budget = f.max_outbox_mib * 1024 * 1024;
+    const int64_t kept = (figure.pending + figure.dead) * kEntryBytes + figure.dropped_ranges * kRangeBytes;
+    if (kept <= budget) continue;
+    const int64_t over = (kept - budget + kEntryBytes - 1) / kEntryBytes;
+    const store::ForwardRule rule{
+        .destination = f.name,
+        .mode = f.mode == "deliveries" ? store::ForwardMode::deliveries : store::ForwardMode::changes,
+        .events = f.events};
+    auto dropped = parts_->outbox->drop_oldest(rule, over, parts_->senders[i]->busy_ids(), now);
     if (!dropped) {
       log::warn("forward_drop_failed").str("destination", f.name).str("error", dropped.error());
       continue;
     }
-    m.dropped.fetch_add(static_cast<uint64_t>(*dropped), std::memory_order_relaxed);
-    m.pending.store(pending - *dropped, std::memory_order_relaxed);
+    if (dropped->entries == 0) continue;
+    m.dropped.fetch_add(static_cast<uint64_t>(dropped->entries), std::memory_order_relaxed);
     log::warn("forward_outbox_over_budget")
         .str("destination", f.name)
-        .num("dropped", *dropped)
+        .num("dropped", dropped->entries)
+        .num("ranges", dropped->ranges)
         .num("max_outbox_mib", f.max_outbox_mib);
   }
 }

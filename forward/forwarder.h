@@ -8,12 +8,15 @@
 // (reads of the outbox and the rows, the HTTP requests, the outbox updates on a
 // connection of its own) runs on this thread.
 //
-// The disk budget: an entry is about kEntryBytes in the store (its row and index entry;
-// a deliveries-mode entry refers to the inbox row, it does not copy the body). Past
-// max_outbox_mib of pending entries the oldest are marked `dropped` (kept as a record,
-// counted, logged): a backend gone for good must not fill the disk that ingest needs,
-// and ingest (acks to the service) comes first; the change feed and the tables still
-// hold everything, and `forward requeue` sends dropped entries again.
+// The disk budget, max_outbox_mib, bounds everything the outbox keeps of a destination:
+// an entry, pending or dead, is about kEntryBytes in the store (its row and index
+// entries; a deliveries-mode entry refers to the inbox row, it does not copy the body),
+// and a dropped range kRangeBytes. Past the budget the oldest entries (dead or pending,
+// never those of a POST in flight) are dropped: deleted, and recorded as seq ranges with
+// a count (store/outbox.h drop_oldest()), counted and logged. A backend gone for good
+// must not fill the disk that ingest needs, and ingest (acks to the service) comes first;
+// the change feed and the inbox still hold what was dropped, and `forward requeue
+// --dropped` makes the entries again from them.
 #include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <functional>
@@ -32,6 +35,7 @@ namespace hh::forward {
 class DestinationSender;
 
 inline constexpr int64_t kEntryBytes = 256;
+inline constexpr int64_t kRangeBytes = 64;
 
 class Forwarder {
  public:
@@ -39,7 +43,7 @@ class Forwarder {
 
   // One sender per settings.forwards entry (with secrets.forward_secrets in the same
   // order). Opens its own store handles (the database must exist: `serve` created it).
-  // Error kind `data`: a destination's settings cannot be used (URL, CA file).
+  // Error kind `data`: a destination's settings cannot be used (URL, CA file, secret).
   static Result<std::unique_ptr<Forwarder>> create(const config::Settings& settings, const config::Secrets& secrets,
                                                    Clock now_ms);
   ~Forwarder();

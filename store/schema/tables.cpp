@@ -56,7 +56,7 @@ constexpr Column kChanges[] = {{"change_id", kInt, kNotNull}, {"seq", kInt, kNot
                                {"op", kText, kNotNull},       {"row_count", kInt, kNotNull},
                                {"from_ms", kInt, kNull},      {"to_ms", kInt, kNull}};
 
-// ---- Operational tables (SQLite 003, 006, 008).
+// ---- Operational tables (SQLite 003, 006, 008, 010).
 
 constexpr Column kJobs[] = {{"job_id", kInt, kNotNull},
                             {"kind", kText, kNotNull},
@@ -83,8 +83,12 @@ constexpr Column kOutbox[] = {{"outbox_id", kInt, kNotNull},   {"destination", k
                               {"to_ms", kInt, kNull},          {"user_id", kText, kNull},
                               {"order_key", kText, kNull},     {"state", kText, kNotNull},
                               {"attempts", kInt, kNotNull},    {"created_at", kInt, kNotNull},
-                              {"next_attempt_at", kInt, kNotNull}, {"batch_id", kInt, kNull},
-                              {"last_status", kInt, kNull},    {"last_error", kText, kNull}};
+                              {"next_attempt_at", kInt, kNotNull}, {"post_id", kInt, kNull},
+                              {"last_status", kInt, kNull},    {"last_error", kText, kNull},
+                              {"head", kInt, kNull}};
+constexpr Column kOutboxDropped[] = {{"range_id", kInt, kNotNull},    {"destination", kText, kNotNull},
+                                     {"first_seq", kInt, kNotNull},   {"last_seq", kInt, kNotNull},
+                                     {"entries", kInt, kNotNull},     {"dropped_at", kInt, kNotNull}};
 
 constexpr std::string_view kSeqKey[] = {"seq"};
 constexpr std::string_view kIdKey[] = {"id"};
@@ -96,6 +100,7 @@ constexpr std::string_view kChangesKey[] = {"change_id"};
 constexpr std::string_view kJobsKey[] = {"job_id"};
 constexpr std::string_view kErasuresKey[] = {"erasure_id"};
 constexpr std::string_view kOutboxKey[] = {"outbox_id"};
+constexpr std::string_view kOutboxDroppedKey[] = {"range_id"};
 
 // A record table's columns and key, from its description.
 template <typename Description>
@@ -131,6 +136,7 @@ std::vector<Table> all_tables() {
       {"jobs", kJobs, kJobsKey, Role::operational, "", true},
       {"erasures", kErasures, kErasuresKey, Role::operational, "user_id", true},
       {"outbox", kOutbox, kOutboxKey, Role::operational, "user_id", true},
+      {"outbox_dropped", kOutboxDropped, kOutboxDroppedKey, Role::operational, "", true},
       {"processor_state", kProcessorState, kIdKey, Role::operational, "", false},
   };
 }

@@ -5,7 +5,9 @@
 // middle of a retry; kill -9 while forwarding; a backend down for the whole ingest.
 #include <boost/test/unit_test.hpp>
 #include <csignal>
+#include <map>
 #include <mutex>
+#include <set>
 
 #include "tests/forward/fake_backend.h"
 #include "tests/support/database_probe.h"
@@ -100,6 +102,39 @@ std::string schema_problems(const test::TempDir& dir, const std::vector<std::str
   char buffer[4096];
   for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, out)) > 0;) report.append(buffer, n);
   return ::pclose(out) == 0 ? "" : report;
+}
+
+// The change ids ("hhf_N") a changes-mode body carries, in order.
+std::vector<std::string> change_ids_in(const std::string& body) {
+  std::vector<std::string> ids;
+  for (size_t at = body.find("{\"id\":\"hhf_"); at != std::string::npos; at = body.find("{\"id\":\"hhf_", at + 1)) {
+    ids.push_back(body.substr(at + 7, body.find('"', at + 7) - at - 7));
+  }
+  return ids;
+}
+
+// What a backend that deduplicates by webhook-id applied: the changes of the first
+// accepted request of each id (a repeated id is acknowledged, not applied again). Fails
+// the test when one id was accepted with two different lists of changes.
+std::set<std::string> applied_changes(const test::FakeBackend& backend) {
+  std::map<std::string, std::vector<std::string>> first;
+  std::set<std::string> applied;
+  for (const auto& r : backend.accepted()) {
+    const auto ids = change_ids_in(r.body);
+    auto [it, inserted] = first.try_emplace(r.id, ids);
+    if (inserted) {
+      applied.insert(ids.begin(), ids.end());
+    } else {
+      BOOST_TEST((it->second == ids), "webhook-id " << r.id << " carried two contents");
+    }
+  }
+  return applied;
+}
+
+size_t accepted_containing(const test::FakeBackend& backend, const std::string& needle) {
+  size_t n = 0;
+  for (const auto& r : backend.accepted()) n += r.body.find(needle) != std::string::npos ? 1 : 0;
+  return n;
 }
 
 std::string metric_line(test::HttpClient& client, const std::string& prefix) {
@@ -476,6 +511,280 @@ BOOST_AUTO_TEST_CASE(bad_forward_settings_are_refused_with_the_key_named) {
                                       "allow_plain_http = true\nmax_age = \"12h\"\n");
   auto checked = test::run_healthhook({"check-config", "--config", dir.file("healthhook.toml")});
   BOOST_TEST(checked.exit_code == 0, checked.stderr_text);
+}
+
+// Issue 45: a backend that refuses everything about one user (503, Retry-After: an hour)
+// while hundreds of that user's changes wait must not hold back another user's change.
+BOOST_AUTO_TEST_CASE(one_refused_user_does_not_stall_the_destination) {
+  const std::string secret = test::random_secret();
+  const std::string a = "aaaaaaaa-0000-4000-8000-0000000000aa", b = "bbbbbbbb-0000-4000-8000-0000000000bb";
+  test::FakeBackend backend(backend_options(secret));
+  SeenRequests seen;
+  backend.set_plan(seen.plan([&a](const test::BackendRequest& r, test::BackendFault& fault) {
+    if (r.body.find(a) != std::string::npos) {
+      fault.status = 503;
+      fault.retry_after = "3600";
+    }
+  }));
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "backend", backend.url(), secret));
+  test::HttpClient client(server.port());
+  constexpr int kQueued = 300;
+  for (int i = 0; i < kQueued; ++i) {
+    BOOST_REQUIRE_EQUAL(
+        client.post_webhook(server.secret(), "a-" + std::to_string(i), sleep_of(a, "sa-" + std::to_string(i))).status,
+        200);
+  }
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM deliveries WHERE status = 'processed'",
+                                     kQueued));
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "b-0", sleep_of(b, "sb-0")).status, 200);
+  // b's user row and summary go out; a's wait for their hour.
+  BOOST_TEST(wait_until([&] { return accepted_containing(backend, b) >= 2; }, 30s));
+  BOOST_TEST(accepted_containing(backend, a) == 0u);
+  // Each of a's keys (a/users, a/sleep) was tried once: a's later changes wait behind them.
+  BOOST_TEST(seen.all().size() - backend.accepted().size() <= 2u);
+}
+
+// Issue 45: any 2xx is success, whatever its body: a backend that echoes the batch
+// (100 KiB) gets each message once, not again and again as a failure.
+BOOST_AUTO_TEST_CASE(a_2xx_with_a_large_body_is_success) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  backend.set_plan([](const test::BackendRequest& r) {
+    test::BackendFault fault;
+    fault.body = r.body;
+    fault.body->resize(100 * 1024, ' ');
+    return fault;
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "backend", backend.url(), secret, "batch = 10\n"));
+  test::HttpClient client(server.port());
+  for (int i = 0; i < 3; ++i) {
+    const std::string user = "eeeeeeee-0000-4000-8000-00000000000" + std::to_string(i);
+    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "e-" + std::to_string(i), sleep_of(user, "s")).status, 200);
+  }
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM deliveries WHERE status = 'processed'", 3));
+  const int64_t changes = changes_count(server);
+  BOOST_REQUIRE(backend.wait_for_unique(1, 30s));
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
+  BOOST_TEST(applied_changes(backend).size() == static_cast<size_t>(changes));
+  BOOST_TEST(backend.duplicates() == 0u);
+  BOOST_TEST(backend.requests() == backend.unique_accepted());
+}
+
+// Issue 45: timeout_ms bounds the whole POST (connect, send, answer), not each read: an
+// answer whose body trickles in a byte every half second is given up at timeout_ms and
+// the POST tried again, instead of holding it for the two minutes the whole answer takes.
+BOOST_AUTO_TEST_CASE(an_answer_that_trickles_is_given_up_at_timeout_ms) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  backend.set_plan([](const test::BackendRequest& r) {
+    test::BackendFault fault;
+    fault.status = 503;
+    fault.body = std::string(200, 'x');
+    fault.drip = 500ms;
+    fault.drip_body_only = true;
+    if (r.attempt >= 3) {  // then a status line that trickles too: no answer at all
+      fault.body.reset();
+      fault.drip_body_only = false;
+    }
+    return fault;
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "raw", backend.url(), secret,
+                                               "mode = \"deliveries\"\ntimeout_ms = 1000\n"));
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "drip-1", sleep_of("u-drip", "s1")).status, 200);
+  // Three attempts, each given up after a second (the whole answer would take two minutes),
+  // then one with no status line within timeout_ms at all.
+  BOOST_TEST(wait_until([&] { return backend.requests() >= 4; }, 20s), backend.requests());
+  BOOST_TEST(wait_until([&] {
+    return !metric_line(client, "healthhook_forward_requests_total{destination=\"raw\",outcome=\"timeout\"}")
+                .ends_with(" 0");
+  }));
+}
+
+// A 2xx is success as soon as its status is in: a body that trickles after it neither
+// holds the POST nor makes it a failure.
+BOOST_AUTO_TEST_CASE(a_2xx_whose_body_trickles_is_delivered_once) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  backend.set_plan([](const test::BackendRequest&) {
+    test::BackendFault fault;
+    fault.body = std::string(200, 'x');
+    fault.drip = 500ms;
+    fault.drip_body_only = true;
+    return fault;
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "raw", backend.url(), secret,
+                                               "mode = \"deliveries\"\ntimeout_ms = 1000\n"));
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "drip-2", sleep_of("u-drip", "s2")).status, 200);
+  BOOST_REQUIRE(backend.wait_for_unique(1, 30s));
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0, 20s));
+  BOOST_TEST(backend.requests() == 1u);
+}
+
+// Issue 45: a webhook-id names one content for ever. A POST the backend applied but
+// whose answer never arrived (it came after timeout_ms) goes out again with exactly the
+// same changes, not joined by the key's newer ones (which a backend that deduplicates by
+// webhook-id would drop while we delete them as sent).
+BOOST_AUTO_TEST_CASE(a_post_that_went_out_is_retried_with_the_same_changes) {
+  const std::string secret = test::random_secret();
+  const std::string user = "ffffffff-0000-4000-8000-0000000000ff";
+  test::FakeBackend backend(backend_options(secret));
+  SeenRequests seen;
+  backend.set_plan(seen.plan([](const test::BackendRequest& r, test::BackendFault& fault) {
+    fault.close = true;  // a connection per POST
+    // Applied, but answered after the sender gave up.
+    if (r.attempt == 0 && r.body.find("\"sleep/s2\"") != std::string::npos) fault.delay = 6000ms;
+  }));
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "backend", backend.url(), secret, "batch = 10\ntimeout_ms = 3000\n"));
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "p-1", sleep_of(user, "s1")).status, 200);
+  BOOST_REQUIRE(backend.wait_for_unique(1, 30s));
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "p-2", sleep_of(user, "s2")).status, 200);
+  // While s2's POST is out (the sender gives up on it after 3 s), the same user's next
+  // summary arrives and waits behind it.
+  BOOST_REQUIRE(wait_until([&] { return seen.all().size() >= 2; }, 30s));
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "p-3", sleep_of(user, "s3")).status, 200);
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 2, 2s));
+  const int64_t changes = changes_count(server);
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0, 30s));
+  // The first attempt's late 200 is in too.
+  BOOST_REQUIRE(wait_until([&] {
+    const auto accepted = backend.accepted();
+    return std::any_of(accepted.begin(), accepted.end(), [](const auto& r) {
+      return r.attempt == 0 && r.body.find("\"sleep/s2\"") != std::string::npos;
+    });
+  }));
+  BOOST_TEST(applied_changes(backend).size() == static_cast<size_t>(changes));
+}
+
+// A POST whose answer does not come within timeout_ms is not sent again at once on a new
+// connection (as if its keep-alive connection had been closed): the backend may be
+// applying it; the retry waits for its backoff and counts as an attempt.
+BOOST_AUTO_TEST_CASE(a_post_that_timed_out_is_not_sent_again_at_once) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  SeenRequests seen;
+  backend.set_plan(seen.plan([](const test::BackendRequest& r, test::BackendFault& fault) {
+    if (r.id == "slow") fault.delay = 1500ms;
+  }));
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "raw", backend.url(), secret,
+                                               "mode = \"deliveries\"\ntimeout_ms = 500\nmax_attempts = 2\n"
+                                               "concurrency = 1\n"));
+  test::HttpClient client(server.port());
+  // The lane's connection is open and kept alive when the slow one goes out on it.
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "quick", sleep_of("u-quick", "s1")).status, 200);
+  BOOST_REQUIRE(backend.wait_for_unique(1, 30s));
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "slow", sleep_of("u-slow", "s2")).status, 200);
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'", 1));
+  const auto requests = seen.all();
+  BOOST_TEST(std::count_if(requests.begin(), requests.end(), [](const auto& r) { return r.first == "slow"; }) == 2);
+}
+
+// Issue 45: max_outbox_mib bounds everything the outbox keeps: dead entries count, and
+// past the budget the oldest are dropped, recorded as seq ranges; `forward requeue
+// --dropped` makes them again from the inbox (deliveries mode) and they go out.
+BOOST_AUTO_TEST_CASE(dead_entries_count_against_the_budget_and_dropped_ones_come_back) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  std::atomic<bool> refusing{true};
+  backend.set_plan([&refusing](const test::BackendRequest&) {
+    test::BackendFault fault;
+    if (refusing) fault.status = 400;  // final: every entry is dead at its first attempt
+    return fault;
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "raw", backend.url(), secret,
+                                               "mode = \"deliveries\"\nmax_outbox_mib = 1\nconcurrency = 8\n"));
+  test::HttpClient client(server.port());
+  constexpr int kDeliveries = 4096 + 300;  // 1 MiB holds 4096 entries
+  for (int i = 0; i < kDeliveries; ++i) {
+    const std::string user = "dddddddd-0000-4000-8000-0000000" + std::to_string(10000 + i % 50);
+    BOOST_REQUIRE_EQUAL(
+        client.post_webhook(server.secret(), "b-" + std::to_string(i), sleep_of(user, "s-" + std::to_string(i))).status,
+        200);
+  }
+  BOOST_REQUIRE(wait_until([&] {
+    return test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'pending'") == 0 &&
+           test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'") <= 4096 &&
+           test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'") > 0;
+  }, 60s));
+  auto listed = test::run_healthhook({"forward", "list", "--dropped", "--config", server.config_file()});
+  BOOST_REQUIRE_EQUAL(listed.exit_code, 0);
+  BOOST_TEST(listed.stdout_text.find("seq") != std::string::npos, listed.stdout_text);
+  const int64_t dead = test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'");
+  BOOST_TEST(dead < kDeliveries);
+
+  // The dead ones first (sent, they make room), then the dropped ones.
+  refusing = false;
+  auto dead_again = test::run_healthhook({"forward", "requeue", "--dead", "--config", server.config_file()});
+  BOOST_TEST(dead_again.exit_code == 0, dead_again.stderr_text);
+  BOOST_REQUIRE(backend.wait_for_unique(static_cast<size_t>(dead), 60s));
+  auto requeued = test::run_healthhook({"forward", "requeue", "--dropped", "--config", server.config_file()});
+  BOOST_TEST(requeued.exit_code == 0, requeued.stderr_text);
+  BOOST_TEST(requeued.stdout_text.find("re-created " + std::to_string(kDeliveries - dead)) != std::string::npos,
+             requeued.stdout_text);
+  BOOST_REQUIRE(backend.wait_for_unique(kDeliveries, 60s));
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
+}
+
+// Issue 45: a forward URL may carry a token in its query, or (refused) a password: no
+// message prints either.
+BOOST_AUTO_TEST_CASE(messages_never_print_a_forward_urls_password_or_query) {
+  test::TempDir dir;
+  dir.write("secret", test::random_secret() + "\n");
+  dir.write("fsecret", test::random_secret() + "\n");
+  const std::string base = "listen = \"127.0.0.1:0\"\ndatabase = \"healthhook.db\"\nsigning_secret_files = [\"secret\"]\n";
+  for (const std::string url : {"https://hook:hunter2@b.example/hooks?token=s3cr3t",
+                                "http://10.0.0.5/hooks?token=s3cr3t", "https://b.example/hooks?token=s3cr3t#frag",
+                                "b.example/hooks?token=s3cr3t", "ftp://hook:hunter2@b.example/?token=s3cr3t"}) {
+    dir.write("healthhook.toml", base + "[[forward]]\nurl = \"" + url + "\"\nsecret_file = \"fsecret\"\n");
+    auto checked = test::run_healthhook({"check-config", "--config", dir.file("healthhook.toml")});
+    BOOST_TEST(checked.exit_code == 2, url);
+    BOOST_TEST(checked.stderr_text.find("forward[0].url") != std::string::npos, checked.stderr_text);
+    BOOST_TEST(checked.stderr_text.find("hunter2") == std::string::npos, checked.stderr_text);
+    BOOST_TEST(checked.stderr_text.find("s3cr3t") == std::string::npos, checked.stderr_text);
+  }
+  // serve with a token in the query: neither its start nor its failures print it.
+  const std::string secret = test::random_secret();
+  uint16_t port = 0;
+  {
+    test::FakeBackend probe(backend_options(secret));
+    port = probe.port();
+  }
+  test::ServerProcess server(dir, forward_toml(dir, "backend", "http://127.0.0.1:" + std::to_string(port) +
+                                                                   "/hooks?token=s3cr3t", secret));
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "t-1", sleep_of("u-token", "s1")).status, 200);
+  BOOST_REQUIRE(server.wait_for_log("forward_failing", 30s));
+  for (const auto& line : server.log_lines()) BOOST_TEST(line.find("s3cr3t") == std::string::npos, line);
+}
+
+// Issue 45: the forward secret is checked at start, not when the first message is signed.
+BOOST_AUTO_TEST_CASE(a_malformed_forward_secret_is_refused_at_start) {
+  test::TempDir dir;
+  dir.write("secret", test::random_secret() + "\n");
+  const std::string base = "listen = \"127.0.0.1:0\"\ndatabase = \"healthhook.db\"\nsigning_secret_files = [\"secret\"]\n";
+  for (const std::string bad : {"whsec_not base64!", "whsec_", "hunter2-is-not-a-secret"}) {
+    dir.write("fsecret", bad + "\n");
+    dir.write("healthhook.toml", base + "[[forward]]\nurl = \"https://b.example/hooks\"\nsecret_file = \"fsecret\"\n");
+    auto checked = test::run_healthhook({"check-config", "--config", dir.file("healthhook.toml")});
+    BOOST_TEST(checked.exit_code == 2, bad);
+    BOOST_TEST(checked.stderr_text.find("forward[0].secret_file") != std::string::npos, checked.stderr_text);
+    BOOST_TEST(checked.stderr_text.find("whsec_") != std::string::npos, checked.stderr_text);
+    // A secret is never printed.
+    BOOST_TEST(checked.stderr_text.find("base64!") == std::string::npos, checked.stderr_text);
+    BOOST_TEST(checked.stderr_text.find("hunter2") == std::string::npos, checked.stderr_text);
+    auto served = test::run_healthhook({"serve", "--config", dir.file("healthhook.toml")}, "", {}, 30s);
+    BOOST_TEST(served.exit_code == 2, served.stderr_text);
+    BOOST_TEST(served.stderr_text.find("forward[0].secret_file") != std::string::npos, served.stderr_text);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

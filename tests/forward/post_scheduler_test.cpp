@@ -1,0 +1,169 @@
+// What the sender decides (forward/post_scheduler.h), on a real outbox, answer by answer:
+// a POST is pinned before it goes out and retried with exactly its entries under its id
+// (a single entry too), each entry counts its own attempts, the oldest entry's age decides
+// when the POST ends, and a backend that cannot be reached pauses the destination.
+#include <boost/test/unit_test.hpp>
+
+#include "forward/post_scheduler.h"
+#include "store/sqlite/database.h"
+#include "store/sqlite/outbox/sqlite_outbox.h"
+#include "tests/support/temp_dir.h"
+
+BOOST_AUTO_TEST_SUITE(post_scheduler_test)
+
+using namespace hh;
+
+namespace {
+
+constexpr int64_t kStart = 1'700'000'000'000;
+
+config::ForwardSettings scheduler_settings(int64_t batch) {
+  config::ForwardSettings s;
+  s.name = "backend";
+  s.batch = batch;
+  s.max_attempts = 4;
+  s.max_age_s = 3600;
+  s.backoff_initial_ms = 100;
+  s.backoff_max_s = 1;
+  return s;
+}
+
+struct Scheduled {
+  test::TempDir dir;
+  std::string path = dir.file("healthhook.db");
+  sqlite::Connection writer = open_writer(path);
+  std::unique_ptr<store::Outbox> outbox = open_sender(path);
+  forward::DestinationMetrics metrics{"backend"};
+
+  static sqlite::Connection open_writer(const std::string& path) {
+    auto db = store::open_for_writing(path, {});
+    BOOST_REQUIRE_MESSAGE(db, db.error());
+    return std::move(*db);
+  }
+  static std::unique_ptr<store::Outbox> open_sender(const std::string& path) {
+    auto outbox = store::open_sqlite_outbox(path, store::OutboxUse::sender);
+    BOOST_REQUIRE_MESSAGE(outbox, outbox.error());
+    return std::move(*outbox);
+  }
+
+  void add(int64_t id, const std::string& key, int64_t created_at, int64_t attempts = 0) {
+    auto stmt = writer.prepare(
+        "INSERT INTO outbox (outbox_id, destination, kind, seq, table_name, row_key, op, order_key, attempts, "
+        "created_at, next_attempt_at) VALUES (?1, 'backend', 'change', ?1, 'summaries', 'sleep/' || ?1, 'insert', ?2, "
+        "?3, ?4, ?4)");
+    BOOST_REQUIRE(stmt);
+    stmt->bind(1, id).bind(2, std::string_view(key)).bind(3, attempts).bind(4, created_at);
+    BOOST_REQUIRE(stmt->run());
+  }
+
+  store::OutboxEntry entry(int64_t id) {
+    auto found = outbox->find(id);
+    BOOST_REQUIRE(found && *found);
+    return **found;
+  }
+};
+
+std::vector<int64_t> ids_of(const forward::OutgoingPost& post) { return post.ids; }
+
+forward::PostOutcome answered(unsigned status) {
+  forward::PostOutcome outcome;
+  outcome.status = status;
+  if (status >= 300) outcome.error = "HTTP " + std::to_string(status);
+  return outcome;
+}
+
+forward::PostOutcome timed_out() {
+  forward::PostOutcome outcome;
+  outcome.failure = "timeout";
+  outcome.error = "no answer within timeout_ms";
+  return outcome;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_post_that_went_out_alone_is_retried_alone_under_its_id) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(10), *s.outbox, s.metrics, 1);
+  s.add(1, "a/sleep", kStart);
+  auto look = scheduler.next_posts(kStart, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  const forward::OutgoingPost first = look.posts.front();
+  BOOST_TEST(first.webhook_id == "hhf_1");
+  BOOST_TEST((s.entry(1).post_id == std::optional<int64_t>(1)));  // pinned before it went out
+  // The backend applied it, but its answer never came; meanwhile a's next two arrive.
+  scheduler.finished(first, timed_out(), kStart + 1000);
+  s.add(2, "a/sleep", kStart + 500);
+  s.add(3, "a/sleep", kStart + 600);
+  look = scheduler.next_posts(kStart + 60'000, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  BOOST_TEST(look.posts.front().webhook_id == "hhf_1");
+  BOOST_TEST(ids_of(look.posts.front()) == std::vector<int64_t>{1});
+  scheduler.finished(look.posts.front(), answered(200), kStart + 61'000);
+  // Then a's next ones, together, under a new id.
+  look = scheduler.next_posts(kStart + 62'000, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  BOOST_TEST(look.posts.front().webhook_id == "hhf_2");
+  BOOST_TEST((ids_of(look.posts.front()) == std::vector<int64_t>{2, 3}));
+  BOOST_TEST(!s.outbox->find(1).value().has_value());  // deleted at this look
+}
+
+BOOST_AUTO_TEST_CASE(each_entry_counts_its_own_attempts_and_the_most_decides) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(10), *s.outbox, s.metrics, 2);
+  // b had three attempts before (say, requeued by hand from an older version); a none.
+  s.add(1, "a/sleep", kStart);
+  s.add(2, "b/sleep", kStart, 3);
+  auto look = scheduler.next_posts(kStart, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  BOOST_TEST((ids_of(look.posts.front()) == std::vector<int64_t>{1, 2}));
+  scheduler.finished(look.posts.front(), answered(503), kStart + 100);
+  // Each counts its own; b reached max_attempts (4): the POST is dead, both its entries.
+  BOOST_TEST(s.entry(1).attempts == 1);
+  BOOST_TEST(s.entry(2).attempts == 4);
+  BOOST_TEST(s.entry(1).state == "dead");
+  BOOST_TEST(s.entry(2).state == "dead");
+  BOOST_TEST(s.entry(2).last_error.value_or("").starts_with("gave up after 4 attempts"));
+  BOOST_TEST(s.metrics.dead.load() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_post_in_flight_past_max_age_dies_if_it_fails_and_is_delivered_if_not) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(10), *s.outbox, s.metrics, 3);
+  s.add(1, "a/sleep", kStart);
+  s.add(2, "b/sleep", kStart + 3'000'000);  // younger
+  auto look = scheduler.next_posts(kStart + 3'000'000, 2);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  // Out before max_age (an hour after the oldest), failed after it: dead, whole.
+  scheduler.finished(look.posts.front(), answered(503), kStart + 3'600'000);
+  BOOST_TEST(s.entry(1).state == "dead");
+  BOOST_TEST(s.entry(2).state == "dead");
+  BOOST_TEST(s.entry(1).last_error.value_or("").starts_with("gave up: older than max_age"));
+
+  // The same, delivered: a success is a success, however late.
+  s.add(3, "c/sleep", kStart);
+  look = scheduler.next_posts(kStart + 3'000'000, 2);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  scheduler.finished(look.posts.front(), answered(204), kStart + 7'200'000);
+  scheduler.flush();
+  BOOST_TEST(!s.outbox->find(3).value().has_value());
+}
+
+BOOST_AUTO_TEST_CASE(a_backend_that_cannot_be_reached_pauses_the_destination) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(1), *s.outbox, s.metrics, 4);
+  s.add(1, "a/sleep", kStart);
+  s.add(2, "b/sleep", kStart);
+  auto look = scheduler.next_posts(kStart, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  forward::PostOutcome refused;
+  refused.failure = "connect";
+  refused.unreachable = true;
+  scheduler.finished(look.posts.front(), refused, kStart);
+  BOOST_TEST(scheduler.paused_until_ms() > kStart);
+  BOOST_TEST(scheduler.next_posts(kStart + 1, 4).posts.empty());  // b does not use up an attempt
+  BOOST_TEST(s.entry(2).attempts == 0);
+  look = scheduler.next_posts(scheduler.paused_until_ms() + 1000, 4);
+  BOOST_TEST(look.posts.size() == 2u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
