@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "store/read_rows.h"
 
@@ -61,6 +62,28 @@ struct SeriesHead {
   // Sets the series fields of `row` (viewing this head).
   void name(StoredSample& row) const;
 };
+
+// What a sample query is reading: nothing, an export in series order, or pages merged
+// into time order.
+enum class SampleListing { idle, by_series, by_time };
+
+// Of `heads` (series being merged, in series-id order), the one whose current sample comes
+// first in (t_ms, series_id) order: the first of equal times has the lower id. None when no
+// head has a sample left. `has_row(head)`, `t_ms(head)` read a head.
+template <typename Head, typename HasRow, typename TimeOf>
+std::optional<size_t> earliest_head(const std::vector<Head>& heads, HasRow has_row, TimeOf t_ms) {
+  std::optional<size_t> best;
+  int64_t best_t = 0;
+  for (size_t i = 0; i < heads.size(); ++i) {
+    if (!has_row(heads[i])) continue;
+    const int64_t t = t_ms(heads[i]);
+    if (!best || t < best_t) {
+      best = i;
+      best_t = t;
+    }
+  }
+  return best;
+}
 
 // Series columns 0-4 (series_id, user_id, resource, provider, source_type) and 6-7
 // (client_user_id, provider name) into `head`; column 5, source_id, is the backend's.

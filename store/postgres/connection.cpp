@@ -281,19 +281,8 @@ Result<std::vector<Rows>> Pipeline::finish() {
   return results;
 }
 
-Result<Transaction> Transaction::begin(Connection& db) {
-  if (auto begun = db.exec("BEGIN"); !begun) return fail(begun.error_kind(), begun.error());
-  return Transaction(&db);
-}
-
-Transaction::~Transaction() {
-  if (db_ != nullptr) (void)db_->exec("ROLLBACK");
-}
-
-Result<void> Transaction::commit() {
-  Connection* db = db_;
-  db_ = nullptr;
-  auto committed = db->query("COMMIT");
+Result<void> TransactionEngine::commit(Connection& db) {
+  auto committed = db.query("COMMIT");
   if (!committed) return fail(committed.error_kind(), committed.error());
   // COMMIT of a transaction that an error aborted answers ROLLBACK, without an error.
   if (std::string_view(PQcmdStatus(committed->get())) != "COMMIT") {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "store/scoped_transaction.h"
 
 namespace hh::pg {
 
@@ -186,18 +187,16 @@ class Pipeline {
   int sent_ = 0;
 };
 
-// Rolls back unless commit() succeeded: a failure anywhere leaves nothing half-written.
-class Transaction {
- public:
-  static Result<Transaction> begin(Connection& db);
-  Transaction(Transaction&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
-  Transaction& operator=(Transaction&&) = delete;
-  ~Transaction();
-  Result<void> commit();
-
- private:
-  explicit Transaction(Connection* db) : db_(db) {}
-  Connection* db_;
+// How PostgreSQL runs a scoped transaction (store/scoped_transaction.h). A COMMIT that
+// failed has ended the transaction; one that answers ROLLBACK (an earlier error aborted
+// it) is a failure too.
+struct TransactionEngine {
+  using Connection = pg::Connection;
+  static Result<void> begin(Connection& db) { return db.exec("BEGIN"); }
+  static Result<void> commit(Connection& db);
+  static void rollback(Connection& db) { (void)db.exec("ROLLBACK"); }
+  static constexpr bool kOpenAfterFailedCommit = false;
 };
+using Transaction = store::ScopedTransaction<TransactionEngine>;
 
 }  // namespace hh::pg

@@ -1,5 +1,7 @@
 #include "store/schema/dialect.h"
 
+#include "store/schema/glob_regex.h"
+
 namespace hh::store::schema {
 namespace {
 
@@ -58,6 +60,26 @@ std::string_view type_name(Type type, Dialect dialect) {
     case Type::scalar: return lite ? "ANY" : "jsonb";
   }
   return "";
+}
+
+std::string quoted(std::string_view text) {
+  std::string out = "'";
+  for (const char c : text) {
+    out.push_back(c);
+    if (c == '\'') out.push_back('\'');
+  }
+  return out + "'";
+}
+
+std::string globs_condition(std::span<const std::string> globs, std::string_view column, Dialect dialect) {
+  if (globs.empty()) return "true";
+  std::string sql = "(";
+  for (size_t i = 0; i < globs.size(); ++i) {
+    if (i > 0) sql += " OR ";
+    sql += std::string(column) +
+           (dialect == Dialect::sqlite ? " GLOB " + quoted(globs[i]) : " ~ " + quoted(glob_to_regex(globs[i])));
+  }
+  return sql + ")";
 }
 
 std::string param(int n, Type type) {

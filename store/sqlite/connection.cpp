@@ -162,21 +162,4 @@ std::string_view Statement::column_blob(int index) const {
   return data ? std::string_view(data, static_cast<size_t>(size)) : std::string_view();
 }
 
-Result<Transaction> Transaction::begin(Connection& db) {
-  auto begun = db.exec("BEGIN IMMEDIATE");
-  if (!begun) return fail(begun.error_kind(), begun.error());
-  return Transaction(&db);
-}
-
-Transaction::~Transaction() {
-  if (db_) (void)db_->exec("ROLLBACK");
-}
-
-Result<void> Transaction::commit() {
-  auto committed = db_->exec("COMMIT");
-  if (!committed) return committed;  // the destructor rolls back
-  db_ = nullptr;
-  return {};
-}
-
 }  // namespace hh::sqlite

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "common/result.h"
+#include "store/scoped_transaction.h"
 
 namespace hh::sqlite {
 
@@ -167,19 +168,16 @@ Result<bool> Statement::first_row(OnRow&& on_row) {
   return *has_row;
 }
 
-// Rolls back unless commit() succeeded: a failure anywhere leaves nothing half-written.
-class Transaction {
- public:
-  // BEGIN IMMEDIATE: takes the write lock now, so a busy database fails here, not later.
-  static Result<Transaction> begin(Connection& db);
-  Transaction(Transaction&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
-  Transaction& operator=(Transaction&&) = delete;
-  ~Transaction();
-  Result<void> commit();
-
- private:
-  explicit Transaction(Connection* db) : db_(db) {}
-  Connection* db_;
+// How SQLite runs a scoped transaction (store/scoped_transaction.h). BEGIN IMMEDIATE takes
+// the write lock now, so a busy database fails here, not later; a COMMIT that failed (busy,
+// full) leaves the transaction open, to be rolled back.
+struct TransactionEngine {
+  using Connection = sqlite::Connection;
+  static Result<void> begin(Connection& db) { return db.exec("BEGIN IMMEDIATE"); }
+  static Result<void> commit(Connection& db) { return db.exec("COMMIT"); }
+  static void rollback(Connection& db) { (void)db.exec("ROLLBACK"); }
+  static constexpr bool kOpenAfterFailedCommit = true;
 };
+using Transaction = store::ScopedTransaction<TransactionEngine>;
 
 }  // namespace hh::sqlite

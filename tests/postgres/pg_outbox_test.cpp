@@ -104,12 +104,15 @@ BOOST_AUTO_TEST_CASE(the_writer_makes_the_same_entries_as_sqlite) {
   twin_must(none.deliveries(first_commit));
 }
 
+// The outbox's event globs are translated as the read side's are (store/schema/glob_regex.h:
+// one translation of GLOB for PostgreSQL): a set left open matches nothing, as in SQLite,
+// where the outbox once had a translator of its own that matched it as a literal '['.
 BOOST_AUTO_TEST_CASE(globs_become_anchored_regular_expressions) {
-  BOOST_TEST(store::glob_to_regex("daily.data.*") == "^daily\\.data\\..*$");
-  BOOST_TEST(store::glob_to_regex("a?[bc][^d]") == "^a.[bc][^d]$");
-  BOOST_TEST(store::glob_to_regex("[]x]") == "^[]x]$");
-  BOOST_TEST(store::glob_to_regex("(a)+{1}|$") == "^\\(a\\)\\+\\{1\\}\\|\\$$");
-  BOOST_TEST(store::glob_to_regex("[ab") == "^\\[ab$");
+  BOOST_TEST(store::schema::glob_to_regex("daily.data.*") == "^daily\\.data\\..*$");
+  BOOST_TEST(store::schema::glob_to_regex("a?[bc][^d]") == "^a.[bc][^d]$");
+  BOOST_TEST(store::schema::glob_to_regex("[]x]") == "^[\\]x]$");
+  BOOST_TEST(store::schema::glob_to_regex("(a)+{1}|$") == "^\\(a\\)\\+\\{1\\}\\|\\$$");
+  BOOST_TEST(store::schema::glob_to_regex("[ab") == "a^");
 }
 
 BOOST_AUTO_TEST_CASE(entries_of_a_commit_that_rolls_back_are_gone_with_it) {

@@ -17,7 +17,7 @@
 #include "store/figures.h"
 #include "store/follow_up_reads.h"
 #include "store/postgres/database.h"
-#include "store/postgres/read/glob_regex.h"
+#include "store/schema/glob_regex.h"
 #include "store/postgres/read/read_session.h"
 #include "store/open_readers.h"
 #include "store/row_format.h"
@@ -404,10 +404,10 @@ void fill_inbox(BothStores& s) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(glob_patterns_become_anchored_regular_expressions) {
-  BOOST_TEST(pgread::glob_to_regex("daily.*") == "^daily\\..*$");
-  BOOST_TEST(pgread::glob_to_regex("a?[^]x-z-]") == "^a.[^\\]x-z\\-]$");
-  BOOST_TEST(pgread::glob_to_regex("[abc") == "a^");
-  BOOST_TEST(pgread::glob_to_regex("[z-ad]") == "^[zd]$");  // a reversed range holds nothing
+  BOOST_TEST(store::schema::glob_to_regex("daily.*") == "^daily\\..*$");
+  BOOST_TEST(store::schema::glob_to_regex("a?[^]x-z-]") == "^a.[^\\]x-z\\-]$");
+  BOOST_TEST(store::schema::glob_to_regex("[abc") == "a^");
+  BOOST_TEST(store::schema::glob_to_regex("[z-ad]") == "^[zd]$");  // a reversed range holds nothing
 }
 
 BOOST_AUTO_TEST_CASE(a_bytewise_database_runs_the_sql_without_its_collate_clauses) {

@@ -2,31 +2,20 @@
 
 #include <atomic>
 
+#include "store/schema/dialect.h"
+
 namespace hh::store {
 namespace {
 
 // Unix milliseconds now, in SQL (the store has no clock of its own to pass in).
 constexpr std::string_view kPgoutNowMs = "floor(extract(epoch FROM statement_timestamp()) * 1000)::bigint";
 
-std::string pgout_quoted(std::string_view text) {
-  std::string out = "'";
-  for (const char c : text) {
-    out.push_back(c);
-    if (c == '\'') out.push_back('\'');
-  }
-  return out + "'";
-}
+using schema::quoted;
 
-// "true" for every delivery, else the globs OR-ed over `column`. Quoted into the statement
-// (prepared once, at start): the globs come from the configuration.
+// The rule's globs over `column`, quoted into the statement (prepared once, at start): the
+// globs come from the configuration.
 std::string pgout_event_filter(const ForwardRule& rule, std::string_view column) {
-  if (rule.events.empty()) return "true";
-  std::string sql = "(";
-  for (size_t i = 0; i < rule.events.size(); ++i) {
-    if (i > 0) sql += " OR ";
-    sql += std::string(column) + " ~ " + pgout_quoted(glob_to_regex(rule.events[i]));
-  }
-  return sql + ")";
+  return schema::globs_condition(rule.events, column, schema::Dialect::postgres);
 }
 
 // Each rule's rows, tagged with the rule's place so that one destination's entries get
@@ -35,7 +24,7 @@ std::string pgout_union(const std::vector<const ForwardRule*>& rules, std::strin
   std::string sql;
   for (size_t i = 0; i < rules.size(); ++i) {
     if (i > 0) sql += " UNION ALL ";
-    sql += "SELECT " + std::to_string(i) + " AS rule, " + pgout_quoted(rules[i]->destination) + " AS destination, " +
+    sql += "SELECT " + std::to_string(i) + " AS rule, " + quoted(rules[i]->destination) + " AS destination, " +
            std::string(select_for) + " AND " + pgout_event_filter(*rules[i], "event_type");
   }
   return sql;
@@ -101,39 +90,6 @@ std::string pg_outbox_recreate_sql(const ForwardRule& rule) {
   const std::vector<const ForwardRule*> one{&rule};
   return rule.mode == ForwardMode::changes ? pgout_change_insert(one, "c.seq BETWEEN $1 AND $2")
                                            : pgout_delivery_insert(one, "seq BETWEEN $1 AND $2");
-}
-
-std::string glob_to_regex(std::string_view glob) {
-  std::string re = "^";
-  for (size_t i = 0; i < glob.size(); ++i) {
-    const char c = glob[i];
-    if (c == '*') {
-      re += ".*";
-    } else if (c == '?') {
-      re += '.';
-    } else if (c == '[') {
-      // A class runs to the next ']' that is not its first member ("[]a]" holds ']').
-      size_t end = i + 1;
-      if (end < glob.size() && glob[end] == '^') ++end;
-      if (end < glob.size() && glob[end] == ']') ++end;
-      while (end < glob.size() && glob[end] != ']') ++end;
-      if (end >= glob.size()) {
-        re += "\\[";  // unterminated: SQLite matches no string then; a literal '[' is near enough
-        continue;
-      }
-      re += '[';
-      for (size_t k = i + 1; k < end; ++k) {
-        if (glob[k] == '\\') re += '\\';  // a backslash inside a class is literal in GLOB
-        re += glob[k];
-      }
-      re += ']';
-      i = end;
-    } else {
-      if (std::string_view("\\.^$|()+{}]").find(c) != std::string_view::npos) re += '\\';
-      re += c;
-    }
-  }
-  return re + "$";
 }
 
 Result<PgOutboxWriter> PgOutboxWriter::create(pg::Connection& db, std::vector<ForwardRule> rules) {

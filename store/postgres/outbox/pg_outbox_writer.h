@@ -48,9 +48,6 @@ class PgOutboxWriter {
   std::string deliveries_, changes_;  // prepared statements' names; empty: no rule of that mode
 };
 
-// SQLite's GLOB pattern as an anchored POSIX regular expression (PostgreSQL's `~`).
-std::string glob_to_regex(std::string_view glob);
-
 // As outbox_writer.h on SQLite: the entries the writer makes for `rule` from the
 // deliveries $1 <= seq <= $2, as one INSERT … SELECT (`forward requeue --dropped`), and
 // the SQL that matches an event type in `column` against the rule's globs.

@@ -2,7 +2,7 @@
 // once (store/queries/) on it.
 #include "store/postgres/read/pg_read_store.h"
 
-#include "store/postgres/read/glob_regex.h"
+#include "store/schema/glob_regex.h"
 #include "store/postgres/read/pg_listings.h"
 #include "store/postgres/read/pg_sample_query.h"
 #include "store/postgres/read/read_session.h"
@@ -23,7 +23,7 @@ struct PgReads {
   // The event-type glob as a regular expression (glob_regex.h).
   static constexpr std::string_view kDeliveryWindow =
       "received_at >= ?3 AND received_at < ?4 AND (?5::text IS NULL OR event_type ~ ?5)";
-  static std::string event_type_pattern(const std::string& glob) { return pgread::glob_to_regex(glob); }
+  static std::string event_type_pattern(const std::string& glob) { return schema::glob_to_regex(glob); }
 };
 
 }  // namespace

@@ -102,7 +102,7 @@ void PgSampleQuery::release_hold() {
 void PgSampleQuery::finish() {
   export_.close();
   release_hold();
-  mode_ = Mode::idle;
+  mode_ = SampleListing::idle;
   heads_.clear();
   to_step_.reset();
 }
@@ -113,7 +113,7 @@ Result<void> PgSampleQuery::start_by_series(const SampleFilter& filter) {
   params.add(filter.user_id).add(filter.resource).add(filter.provider).add(filter.source_type);
   params.add(filter.since_ms.value_or(kPgEarliestSample)).add(filter.until_ms.value_or(kPgLatestSample));
   if (auto opened = export_.open(kPgSamplesBySeries, params); !opened) return opened;
-  mode_ = Mode::by_series;
+  mode_ = SampleListing::by_series;
   return {};
 }
 
@@ -165,7 +165,7 @@ Result<void> PgSampleQuery::start_by_time(const SampleFilter& filter, std::optio
     }
     for (size_t k = 0; k < asked.size(); ++k) take_batch(heads_[asked[k]], std::move((*batches)[k]));
   }
-  mode_ = Mode::by_time;
+  mode_ = SampleListing::by_time;
   return {};
 }
 
@@ -203,12 +203,12 @@ void PgSampleQuery::take_batch(Head& head, pg::Rows batch) {
 
 Result<bool> PgSampleQuery::next(StoredSample& row) {
   switch (mode_) {
-    case Mode::idle: return false;
-    case Mode::by_series: {
+    case SampleListing::idle: return false;
+    case SampleListing::by_series: {
       ResultRow s;
       auto has_row = export_.next(s);
       if (!has_row || !*has_row) {
-        if (has_row) mode_ = Mode::idle;
+        if (has_row) mode_ = SampleListing::idle;
         return has_row;
       }
       read_series_row(s, row);
@@ -218,7 +218,7 @@ Result<bool> PgSampleQuery::next(StoredSample& row) {
                       s.column_optional_text(kPgExportSampleColumn + 2), row);
       return true;
     }
-    case Mode::by_time: return next_by_time(row);
+    case SampleListing::by_time: return next_by_time(row);
   }
   return false;
 }
@@ -234,21 +234,12 @@ Result<bool> PgSampleQuery::next_by_time(StoredSample& row) {
     }
     to_step_.reset();
   }
-  std::optional<size_t> best;
-  int64_t best_t = 0;
-  for (size_t i = 0; i < heads_.size(); ++i) {
-    const Head& head = heads_[i];
-    if (!head.has_row()) continue;
-    const int64_t t = head.batch.integer(head.index, 0);
-    // Heads are in series-id order, so the first of equal times has the lower id.
-    if (!best || t < best_t) {
-      best = i;
-      best_t = t;
-    }
-  }
+  const std::optional<size_t> best = earliest_head(
+      heads_, [](const Head& head) { return head.has_row(); },
+      [](const Head& head) { return head.batch.integer(head.index, 0); });
   if (!best) {
     release_hold();
-    mode_ = Mode::idle;  // the heads stay: the last row handed out views them
+    mode_ = SampleListing::idle;  // the heads stay: the last row handed out views them
     return false;
   }
   const Head& head = heads_[*best];

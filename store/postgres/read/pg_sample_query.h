@@ -47,7 +47,6 @@ class PgSampleQuery final : public SampleQuery {
     int index = 0;
     bool has_row() const { return index < batch.size(); }
   };
-  enum class Mode { idle, by_series, by_time };
 
   bool wants_batch(Head& head) const;  // false when it has rows left or none to come
   pg::Params batch_params(const Head& head) const;
@@ -58,7 +57,7 @@ class PgSampleQuery final : public SampleQuery {
 
   ReadSession* session_;
   Cursor export_;
-  Mode mode_ = Mode::idle;
+  SampleListing mode_ = SampleListing::idle;
   int64_t until_ms_ = 0;
   std::vector<Head> heads_;
   std::optional<size_t> to_step_;  // by_time: the head whose row was handed out last

@@ -2,33 +2,22 @@
 
 #include <string>
 
+#include "store/schema/dialect.h"
+
 namespace hh::store {
 namespace {
 
 // Unix milliseconds now, in SQL (the store has no clock of its own to pass in).
 constexpr std::string_view kNowMs = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
 
-std::string quoted(std::string_view text) {
-  std::string out = "'";
-  for (const char c : text) {
-    out.push_back(c);
-    if (c == '\'') out.push_back('\'');
-  }
-  return out + "'";
-}
+using schema::quoted;
 
 }  // namespace
 
-// "1" for every delivery, else the globs OR-ed over `column`. Quoted into the statement
-// (prepared once, at start): the globs come from the configuration.
+// The rule's globs over `column`, quoted into the statement (prepared once, at start): the
+// globs come from the configuration.
 std::string outbox_event_filter(const ForwardRule& rule, std::string_view column) {
-  if (rule.events.empty()) return "1";
-  std::string sql = "(";
-  for (size_t i = 0; i < rule.events.size(); ++i) {
-    if (i > 0) sql += " OR ";
-    sql += std::string(column) + " GLOB " + quoted(rule.events[i]);
-  }
-  return sql + ")";
+  return schema::globs_condition(rule.events, column, schema::Dialect::sqlite);
 }
 
 namespace {

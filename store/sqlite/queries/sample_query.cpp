@@ -88,7 +88,7 @@ Result<sqlite::Statement*> SqliteSampleQuery::samples_statement(size_t index) {
 void SqliteSampleQuery::finish() {
   series_.finish();
   for (auto& s : samples_) s.reset();
-  mode_ = Mode::idle;
+  mode_ = SampleListing::idle;
   series_listing_ = nullptr;
   in_series_ = false;
   heads_.clear();
@@ -104,7 +104,7 @@ Result<void> SqliteSampleQuery::start_by_series(const SampleFilter& filter) {
   until_ms_ = filter.until_ms.value_or(kLatestSample);
   (*series)->bind(1, filter.user_id).bind(2, filter.resource).bind(3, filter.provider).bind(4, filter.source_type);
   series_listing_ = *series;
-  mode_ = Mode::by_series;
+  mode_ = SampleListing::by_series;
   return {};
 }
 
@@ -142,15 +142,15 @@ Result<void> SqliteSampleQuery::start_by_time(const SampleFilter& filter, std::o
     if (!has_row) return fail(has_row.error());
     head.has_row = *has_row;
   }
-  mode_ = Mode::by_time;
+  mode_ = SampleListing::by_time;
   return {};
 }
 
 Result<bool> SqliteSampleQuery::next(StoredSample& row) {
   switch (mode_) {
-    case Mode::idle: return false;
-    case Mode::by_series: return next_by_series(row);
-    case Mode::by_time: return next_by_time(row);
+    case SampleListing::idle: return false;
+    case SampleListing::by_series: return next_by_series(row);
+    case SampleListing::by_time: return next_by_time(row);
   }
   return false;
 }
@@ -191,20 +191,12 @@ Result<bool> SqliteSampleQuery::next_by_time(StoredSample& row) {
     head.has_row = *has_row;
     to_step_.reset();
   }
-  std::optional<size_t> best;
-  int64_t best_t = 0;
-  for (size_t i = 0; i < heads_.size(); ++i) {
-    if (!heads_[i].has_row) continue;
-    const int64_t t = samples_[heads_[i].statement].column_int(0);
-    // Heads are in series-id order, so the first of equal times has the lower id.
-    if (!best || t < best_t) {
-      best = i;
-      best_t = t;
-    }
-  }
+  const std::optional<size_t> best = earliest_head(
+      heads_, [](const Head& head) { return head.has_row; },
+      [this](const Head& head) { return samples_[head.statement].column_int(0); });
   if (!best) {
     for (auto& s : samples_) s.reset();
-    mode_ = Mode::idle;  // the heads stay: the last row handed out views them
+    mode_ = SampleListing::idle;  // the heads stay: the last row handed out views them
     return false;
   }
   const Head& head = heads_[*best];

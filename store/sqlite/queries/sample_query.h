@@ -34,12 +34,11 @@ class SqliteSampleQuery final : public SampleQuery {
   void finish() override;
 
  private:
-  // A series being merged (by_time), with owned copies of its names.
+  // A series being merged (by_time), with owned copies of its names, and its statement.
   struct Head : SeriesHead {
     size_t statement = 0;  // index into samples_
     bool has_row = false;
   };
-  enum class Mode { idle, by_series, by_time };
 
   // The samples statement `index`, prepared if need be.
   Result<sqlite::Statement*> samples_statement(size_t index);
@@ -49,7 +48,7 @@ class SqliteSampleQuery final : public SampleQuery {
   sqlite::Connection* db_;
   QueryStatements<3> series_;  // every matching series; one user's series of one resource (by id, by name)
   std::vector<sqlite::Statement> samples_;  // one series' samples each; grows to the number of merged series
-  Mode mode_ = Mode::idle;
+  SampleListing mode_ = SampleListing::idle;
   int64_t since_ms_ = 0;
   int64_t until_ms_ = 0;
   sqlite::Statement* series_listing_ = nullptr;  // by_series: the series statement being stepped

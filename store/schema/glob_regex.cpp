@@ -1,6 +1,6 @@
-#include "store/postgres/read/glob_regex.h"
+#include "store/schema/glob_regex.h"
 
-namespace hh::store::pgread {
+namespace hh::store::schema {
 namespace {
 
 // One character of the glob (a whole UTF-8 sequence) at `i`, as a regex literal: ASCII
@@ -76,4 +76,4 @@ std::string glob_to_regex(std::string_view glob) {
   return out + "$";
 }
 
-}  // namespace hh::store::pgread
+}  // namespace hh::store::schema
