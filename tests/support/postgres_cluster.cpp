@@ -19,6 +19,8 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace hh::test {
 namespace fs = std::filesystem;
