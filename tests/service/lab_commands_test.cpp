@@ -167,4 +167,33 @@ BOOST_AUTO_TEST_CASE(lookup_input_is_refused_before_any_request) {
                                        "/v3/lab_tests/labs: HTTP 503: {\"detail\":\"injected fault\"}\n");
 }
 
+// A service that does not answer within service.read_timeout_s: one line, exit 1.
+BOOST_AUTO_TEST_CASE(a_slow_service_ends_in_one_line) {
+  test::ServiceCommands t;
+  t.write_config("read_timeout_s = 1\n");
+  fake::Fault slow;
+  slow.kind = fake::Fault::Kind::stall_head;
+  slow.stall = std::chrono::milliseconds(3000);
+  t.service.inject("/v3/lab_tests/labs", slow);
+  const auto result = t.run({"labs"});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.stdout_text == "");
+  BOOST_TEST(result.stderr_text.starts_with("healthhook labs: GET " + t.service.base_url() + "/v3/lab_tests/labs: "),
+             result.stderr_text);
+  BOOST_TEST(test::line_count(result.stderr_text) == 1u);
+}
+
+// The command list of --help names every command of the interface.
+BOOST_AUTO_TEST_CASE(help_lists_every_command) {
+  const auto result = test::run_healthhook({"--help"});
+  BOOST_TEST(result.exit_code == 0);
+  for (const char* command : {"user", "link-code", "teams", "connections", "lab-report", "labs", "lab-accounts",
+                              "markers", "area", "refresh", "purge-user", "check-config"}) {
+    BOOST_TEST(has(result.stdout_text, std::string("  ") + command + " "), command);
+  }
+  const auto user = test::run_healthhook({"user", "--help"});
+  BOOST_TEST(has(user.stdout_text, "update"), user.stdout_text);
+  BOOST_TEST(has(user.stdout_text, "deregister"), user.stdout_text);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
