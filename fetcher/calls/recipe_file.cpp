@@ -38,7 +38,9 @@ Result<std::string> check_recipe(std::string_view line, std::vector<std::string>
   }
   const std::vector<std::string>::size_type first_token = tokens.size();
   tokens.emplace_back(access_token);
-  for (auto [key, value] : recipe) {
+  for (auto member : recipe) {
+    const std::string_view key = member.key;  // not a structured binding: clang 14 cannot capture one
+    const simdjson::dom::element value = member.value;
     const auto type = value.type();
     const bool null = type == simdjson::dom::element_type::NULL_VALUE;
     const auto wrong = [&](const char* expected) {
