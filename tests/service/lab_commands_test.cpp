@@ -167,6 +167,31 @@ BOOST_AUTO_TEST_CASE(lookup_input_is_refused_before_any_request) {
                                        "/v3/lab_tests/labs: HTTP 503: {\"detail\":\"injected fault\"}\n");
 }
 
+// Team-level calls go to [service], or with --team to that [[service.teams]] entry.
+BOOST_AUTO_TEST_CASE(team_level_calls_follow_team) {
+  fake::FakeService eu(test::commands_service_options("eu-team-key"));
+  test::ServiceCommands t;
+  t.dir.write("eu-key", "eu-team-key\n");
+  t.dir.write("service-ca.pem", t.service.ca_pem() + eu.ca_pem());
+  const std::string eu_team = "6b74423d-0504-4470-9afb-477252ccf67a";
+  t.write_config("[[service.teams]]\nteam_id = \"" + eu_team + "\"\nbase_url = \"" + eu.base_url() +
+                 "\"\napi_key_file = \"eu-key\"\n");
+  auto result = t.run({"labs", "--format", "json", "--team", eu_team});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  result = t.run({"area", "10001", "--team", eu_team});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  const auto at_eu = eu.requests();
+  BOOST_REQUIRE_EQUAL(at_eu.size(), 2u);
+  BOOST_TEST(at_eu[0].path == "/v3/lab_tests/labs");
+  BOOST_TEST(at_eu[1].path == "/v3/order/area/info");
+  for (const auto& request : at_eu) BOOST_TEST(request.api_key == "eu-team-key");
+  BOOST_TEST(t.calls().empty());
+  result = t.run({"labs", "--format", "json"});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_TEST(t.calls().size() == 1u);
+  BOOST_TEST(t.calls()[0].api_key == test::kCommandsApiKey);
+}
+
 // A service that does not answer within service.read_timeout_s: one line, exit 1.
 BOOST_AUTO_TEST_CASE(a_slow_service_ends_in_one_line) {
   test::ServiceCommands t;
