@@ -25,6 +25,7 @@ Result<void> mount_endpoints(HttpFront& front, const FrontParts& parts) {
       *parts.ingest.writer, parts.verifier,
       http::WebhookOptions{.retry_after_seconds = settings.retry_after_s,
                            .request_deadline = std::chrono::milliseconds(settings.request_deadline_ms),
+                           .refusal_delay = std::chrono::milliseconds(settings.refusal_delay_ms),
                            .refusals = &front.refusals,
                            .teams = team_ids(settings.service)});
   front.webhook->mount(front.router, settings.webhook_path);
@@ -78,6 +79,7 @@ http::SessionLimits session_limits(HttpFront& front, const FrontParts& parts) {
   limits.header_timeout = std::chrono::seconds(settings.header_timeout_s);
   limits.body_timeout = std::chrono::seconds(settings.body_timeout_s);
   limits.retry_after_seconds = settings.retry_after_s;
+  limits.refusal_delay = std::chrono::milliseconds(settings.refusal_delay_ms);
   limits.refusals = &front.refusals;
   limits.body_budget = &front.body_budget;
   return limits;

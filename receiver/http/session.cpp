@@ -68,6 +68,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
   auto& transport = beast::get_lowest_layer(stream);
   beast::flat_buffer buffer;
   bool first_request = true;
+  bool head_accepted = false;  // reported to the table once
   for (;;) {
     // Idle: wait for the first bytes of the next request. A new connection's deadline
     // covers its whole first head (not re-armed below): connections that never send a
@@ -146,7 +147,8 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       co_await write_response(stream, *refused, limits);
       co_return;
     }
-    if (control.first_request_accepted) std::exchange(control.first_request_accepted, nullptr)();
+    if (!head_accepted && control.table) control.table->head_accepted(control);
+    head_accepted = true;
     // A body of known length takes its whole size from the budget before any of it is
     // read (all or nothing: bodies that each hold part of the budget while waiting for the
     // rest could wait for one another). A chunked body takes its bytes as they arrive.

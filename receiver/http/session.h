@@ -18,6 +18,7 @@
 #include <memory>
 
 #include "receiver/http/body_budget.h"
+#include "receiver/http/connection_table.h"
 #include "receiver/http/http_types.h"
 #include "receiver/http/refusals.h"
 #include "receiver/http/router.h"
@@ -59,9 +60,9 @@ struct SessionControl {
   net::any_io_executor executor;
   beast::tcp_stream* transport = nullptr;  // null once the session ended
   bool idle = false;                       // waiting for the next request
-  // Called once, when the connection's first request has passed the checks made on its
-  // head: from then on it is not the first to go when connections run out (listener.h).
-  std::function<void()> first_request_accepted;
+  // Where the session reports what it is doing (connection_table.h); null: nowhere (a
+  // session outside a listener). Valid while the session runs.
+  ConnectionTable* table = nullptr;
 };
 
 // Makes `buffer` read up to kReadBufferBytes at a time (before a body is read).
