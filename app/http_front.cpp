@@ -25,7 +25,6 @@ Result<void> mount_endpoints(HttpFront& front, const FrontParts& parts) {
       *parts.ingest.writer, parts.verifier,
       http::WebhookOptions{.retry_after_seconds = settings.retry_after_s,
                            .request_deadline = std::chrono::milliseconds(settings.request_deadline_ms),
-                           .refusal_delay = std::chrono::milliseconds(settings.refusal_delay_ms),
                            .refusals = &front.refusals,
                            .teams = team_ids(settings.service)});
   front.webhook->mount(front.router, settings.webhook_path);

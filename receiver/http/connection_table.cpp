@@ -4,64 +4,93 @@
 
 namespace hh::http {
 
+net::ip::address client_of(const net::ip::address& peer) {
+  if (!peer.is_v6()) return peer;
+  const net::ip::address_v6 v6 = peer.to_v6();
+  if (v6.is_v4_mapped()) return net::ip::make_address_v4(net::ip::v4_mapped, v6);
+  net::ip::address_v6::bytes_type bytes = v6.to_bytes();
+  for (size_t i = 8; i < bytes.size(); ++i) bytes[i] = 0;
+  return net::ip::address_v6(bytes);
+}
+
 std::optional<Refusal> ConnectionTable::admit(const std::shared_ptr<SessionControl>& control,
-                                              const net::ip::address& peer) {
+                                              const net::ip::address& peer, Clock::time_point now) {
+  const net::ip::address client = client_of(peer);
   std::lock_guard lock(mutex_);
-  if (const auto from = per_address_.find(peer); from != per_address_.end()) {
+  if (const auto from = per_client_.find(client); from != per_client_.end()) {
     if (from->second.connections >= limits_.max_connections_per_ip) return Refusal::per_ip_limit;
     const bool scarce = entries_.size() >= limits_.max_connections / 2;
     if (scarce && from->second.waiting >= kMaxWaitingPerAddress) return Refusal::per_ip_limit;
   }
-  const auto now = std::chrono::steady_clock::now();
-  if (entries_.size() >= limits_.max_connections) {
-    if (waiting_.empty() || now - waiting_.front().since < kMinWaitBeforeEviction) return Refusal::connection_limit;
-    Entry& oldest = entries_.at(waiting_.front().key);
-    stop_waiting(oldest);
-    net::post(oldest.control->executor, [victim = oldest.control] {
-      if (victim->transport) victim->transport->close();
-    });
-    if (refusals_) refusals_->count(Refusal::evicted_idle);
-  }
-  FromAddress& from = per_address_[peer];
+  if (entries_.size() >= limits_.max_connections && !evict_idle_longest(now)) return Refusal::connection_limit;
+  FromClient& from = per_client_[client];
   ++from.connections;
   ++from.waiting;
   Entry& entry = entries_[control.get()];
   entry.control = control;
-  entry.peer = peer;
-  entry.waiting = waiting_.insert(waiting_.end(), Waiting{control.get(), now});
+  entry.client = client;
+  entry.idle = idle_.insert(idle_.end(), Idle{control.get(), now});
   return std::nullopt;
+}
+
+bool ConnectionTable::evict_idle_longest(Clock::time_point now) {
+  if (idle_.empty() || now - idle_.front().since < kMinIdleBeforeEviction) return false;
+  Entry& victim = entries_.at(idle_.front().key);
+  idle_.pop_front();
+  victim.idle.reset();
+  victim.evicted = true;
+  // It stays in the table until its session ends (its descriptor is open until then), so
+  // a burst of newcomers each closes another idle connection, never the same one twice.
+  net::post(victim.control->executor, [control = victim.control] {
+    if (control->transport) control->transport->close();
+  });
+  if (refusals_) refusals_->count(Refusal::evicted_idle);
+  return true;
 }
 
 void ConnectionTable::remove(const SessionControl& control) {
   std::lock_guard lock(mutex_);
   const auto at = entries_.find(&control);
   if (at == entries_.end()) return;
-  stop_waiting(at->second);
-  if (auto from = per_address_.find(at->second.peer); from != per_address_.end() && --from->second.connections == 0) {
-    per_address_.erase(from);
+  Entry& entry = at->second;
+  if (entry.idle) idle_.erase(*entry.idle);
+  if (auto from = per_client_.find(entry.client); from != per_client_.end()) {
+    if (entry.waiting) --from->second.waiting;
+    if (--from->second.connections == 0) per_client_.erase(from);
   }
   entries_.erase(at);
 }
 
-void ConnectionTable::idle(const SessionControl&) {}
+void ConnectionTable::idle(const SessionControl& control, Clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  const auto at = entries_.find(&control);
+  if (at == entries_.end() || at->second.idle || at->second.evicted) return;
+  at->second.idle = idle_.insert(idle_.end(), Idle{&control, now});
+}
 
-bool ConnectionTable::busy(const SessionControl&) { return true; }
+bool ConnectionTable::busy(const SessionControl& control) {
+  std::lock_guard lock(mutex_);
+  const auto at = entries_.find(&control);
+  if (at == entries_.end()) return true;
+  if (at->second.evicted) return false;
+  if (at->second.idle) {
+    idle_.erase(*at->second.idle);
+    at->second.idle.reset();
+  }
+  return true;
+}
 
 void ConnectionTable::head_accepted(const SessionControl& control) {
   std::lock_guard lock(mutex_);
-  if (const auto at = entries_.find(&control); at != entries_.end()) stop_waiting(at->second);
+  const auto at = entries_.find(&control);
+  if (at == entries_.end() || !at->second.waiting) return;
+  at->second.waiting = false;
+  if (auto from = per_client_.find(at->second.client); from != per_client_.end()) --from->second.waiting;
 }
 
 size_t ConnectionTable::size() const {
   std::lock_guard lock(mutex_);
   return entries_.size();
-}
-
-void ConnectionTable::stop_waiting(Entry& entry) {
-  if (!entry.waiting) return;
-  if (auto from = per_address_.find(entry.peer); from != per_address_.end()) --from->second.waiting;
-  waiting_.erase(*entry.waiting);
-  entry.waiting.reset();
 }
 
 }  // namespace hh::http

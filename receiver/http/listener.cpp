@@ -68,12 +68,14 @@ void Listener::stop() {
   });
   table_->for_each([](SessionControl& control) {
     if (control.transport && control.idle) control.transport->socket().cancel();
+    if (control.refusal_pause) control.refusal_pause->cancel();
   });
 }
 
 void Listener::close_all() {
   table_->for_each([](SessionControl& control) {
     if (control.transport) control.transport->close();
+    if (control.refusal_pause) control.refusal_pause->cancel();
   });
 }
 
