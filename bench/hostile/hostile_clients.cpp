@@ -129,7 +129,9 @@ struct Attack {
   }
 
   // A GET announcing a body it never sends: if the announced size were taken from the
-  // body budget, 16 of these would hold the default 64 MiB until the body deadline.
+  // body budget, 16 of these would hold the default 64 MiB until the body deadline. Once
+  // answered (400), it comes back a second later: this attacker holds, it does not flood
+  // (--flood does).
   net::awaitable<void> get_body(int index) {
     const std::string request = "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 4194303\r\n\r\n";
     while (running()) {
@@ -137,6 +139,8 @@ struct Attack {
       if (!co_await connect(socket, 5, index)) continue;
       auto [ec, n] = co_await net::async_write(socket, net::buffer(request), use_tuple);
       if (!ec) co_await read_answer(socket, until);
+      net::steady_timer pause(io, 1s);
+      co_await pause.async_wait(use_tuple);
     }
   }
 
