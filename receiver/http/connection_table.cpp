@@ -88,6 +88,13 @@ void ConnectionTable::head_accepted(const SessionControl& control) {
   if (auto from = per_client_.find(at->second.client); from != per_client_.end()) --from->second.waiting;
 }
 
+void ConnectionTable::for_each(const std::function<void(SessionControl&)>& action) {
+  std::lock_guard lock(mutex_);
+  for (const auto& [key, entry] : entries_) {
+    net::post(entry.control->executor, [control = entry.control, action] { action(*control); });
+  }
+}
+
 size_t ConnectionTable::size() const {
   std::lock_guard lock(mutex_);
   return entries_.size();

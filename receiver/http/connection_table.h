@@ -20,6 +20,7 @@
 // connection chosen to make room while idle is told so by busy() (false), under the same
 // lock that chose it, so it can never start a request after it was chosen.
 #include <chrono>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -83,14 +84,8 @@ class ConnectionTable {
 
   size_t size() const;
 
-  // Runs `action(SessionControl&)` on each session's executor (where its fields may be touched).
-  template <typename Action>
-  void for_each(Action action) {
-    std::lock_guard lock(mutex_);
-    for (const auto& [key, entry] : entries_) {
-      net::post(entry.control->executor, [control = entry.control, action] { action(*control); });
-    }
-  }
+  // Runs `action` on each session's executor (where its fields may be touched).
+  void for_each(const std::function<void(SessionControl&)>& action);
 
  private:
   struct Idle {
