@@ -314,7 +314,7 @@ BOOST_AUTO_TEST_CASE(sockets_that_never_send_a_request_make_room_for_the_service
   std::this_thread::sleep_for(200ms);
   RawConnection too_soon(server.port(), "127.0.5.1");
   BOOST_TEST(too_soon.closed_by_server(2s));
-  std::this_thread::sleep_for(1200ms);  // past kMinWaitBeforeEviction
+  std::this_thread::sleep_for(1200ms);  // past kMinIdleBeforeEviction
   RawConnection service(server.port());  // keep-alive: one connection for both deliveries
   const auto signed_request = [&](const std::string& id) {
     std::string request =
