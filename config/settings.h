@@ -107,6 +107,9 @@ struct Settings {
   // service gives up after about 15 s and retries; its retry is then a duplicate).
   int64_t request_deadline_ms = 10000;
   int64_t refusal_log_interval_s = 60; // refusals (401, limits) are logged as one summary line per interval
+  // How long a 401 waits before it is sent, on a connection that has never carried a
+  // correctly signed delivery (receiver/http/session.h); 0: answered at once.
+  int64_t refusal_delay_ms = 250;
   // Alarms in the log (metrics/delivery_alarms.h); 0 turns one off. No verified delivery
   // for this long: the endpoint may be disabled at the service, or the network changed.
   int64_t alert_silence_minutes = 60;
