@@ -166,4 +166,33 @@ BOOST_AUTO_TEST_CASE(a_backend_that_cannot_be_reached_pauses_the_destination) {
   BOOST_TEST(look.posts.size() == 2u);
 }
 
+// A Retry-After is honoured up to a day, however large: one too large to count in
+// milliseconds (9223372036854775807 seconds fits an int64, its milliseconds do not) once
+// overflowed into a negative wait, and the POST went out again at once, again and again
+// until max_attempts.
+BOOST_AUTO_TEST_CASE(a_retry_after_too_large_for_milliseconds_waits_a_day) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(1), *s.outbox, s.metrics, 6);
+  const std::vector<int64_t> retry_after = {INT64_MAX, INT64_MAX / 1000 + 1, int64_t{1} << 62, 86'400 * 365, -5};
+  for (size_t i = 0; i < retry_after.size(); ++i) {
+    s.add(static_cast<int64_t>(i) + 1, "k" + std::to_string(i) + "/sleep", kStart);
+  }
+  auto look = scheduler.next_posts(kStart, retry_after.size());
+  BOOST_REQUIRE_EQUAL(look.posts.size(), retry_after.size());
+  for (size_t i = 0; i < retry_after.size(); ++i) {
+    forward::PostOutcome outcome = answered(503);
+    outcome.retry_after_s = retry_after[i];
+    scheduler.finished(look.posts[i], outcome, kStart + 100);
+  }
+  for (size_t i = 0; i + 1 < retry_after.size(); ++i) {
+    const store::OutboxEntry e = s.entry(static_cast<int64_t>(i) + 1);
+    BOOST_TEST(e.state == "pending");
+    BOOST_TEST(e.next_attempt_at_ms == kStart + 100 + 86'400'000, "Retry-After " << retry_after[i]);
+  }
+  // A negative one (not a valid header value; the parser never makes one): at once.
+  BOOST_TEST(s.entry(static_cast<int64_t>(retry_after.size())).next_attempt_at_ms == kStart + 100);
+  // None of them is due again before its day is over.
+  BOOST_TEST(scheduler.next_posts(kStart + 1000, 8).posts.size() == 1u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
