@@ -4,6 +4,7 @@
 // documented outcome of an answer; order per key while another key flows; a restart in the
 // middle of a retry; kill -9 while forwarding; a backend down for the whole ingest.
 #include <boost/test/unit_test.hpp>
+#include <atomic>
 #include <csignal>
 #include <map>
 #include <mutex>
@@ -837,6 +838,90 @@ BOOST_AUTO_TEST_CASE(nothing_of_an_erased_user_goes_out_after_the_purge) {
     BOOST_TEST(accepted[i].body.find(u) == std::string::npos, accepted[i].body);
     BOOST_TEST(accepted[i].body.find("u-pinned") == std::string::npos, accepted[i].body);
   }
+}
+
+// Issue 45, under attack: kill -9 at each point of a POST's life, then restart. (1) The
+// backend applied the POST but its answer never came (it trickles): the POST is pinned and
+// pending, and goes out again under its id with the same changes. (2) The backend had the
+// POST but had not applied it: the same. (3) The backend refused a POST for good (400):
+// `forward requeue --dead` sends it again under its id with the same changes. Every
+// change is applied once by a backend that deduplicates by id, and no id ever carries two
+// contents, across the kills, the restarts and the requeue.
+BOOST_AUTO_TEST_CASE(kill_9_at_each_point_of_a_posts_life_keeps_ids_and_contents) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  enum class Mode { trickle, hold, refuse_one, healthy };
+  std::atomic<Mode> mode{Mode::trickle};
+  std::mutex mutex;
+  std::map<std::string, std::vector<std::string>> seen;  // every request's changes, first seen
+  std::vector<std::string> two_contents;                 // ids that came with other changes later
+  std::string refused_id;
+  backend.set_plan([&](const test::BackendRequest& r) {
+    {
+      std::lock_guard lock(mutex);
+      auto [it, first] = seen.try_emplace(r.id, change_ids_in(r.body));
+      if (it->second != change_ids_in(r.body)) two_contents.push_back(r.id);
+    }
+    test::BackendFault fault;
+    switch (mode.load()) {
+      case Mode::trickle: fault.drip = 500ms; break;  // applied, answered after timeout_ms
+      case Mode::hold: fault.delay = 60s; break;      // not applied before the kill
+      case Mode::refuse_one: {
+        std::lock_guard lock(mutex);
+        if (refused_id.empty() || refused_id == r.id) {
+          refused_id = r.id;
+          fault.status = 400;
+        }
+        break;
+      }
+      case Mode::healthy: break;
+    }
+    return fault;
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "backend", backend.url(), secret,
+                                               "batch = 4\nconcurrency = 2\ntimeout_ms = 2000\n"));
+  int posted = 0;
+  auto post = [&](int n) {
+    test::HttpClient client(server.port());
+    for (int i = 0; i < n; ++i, ++posted) {
+      const std::string user = "c0c0c0c0-0000-4000-8000-0000000" + std::to_string(10000 + posted);
+      BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "k-" + std::to_string(posted), sleep_of(user, "s")).status,
+                          200);
+    }
+  };
+  auto requests_seen = [&] {
+    std::lock_guard lock(mutex);
+    return seen.size();
+  };
+  // (1) applied, unanswered
+  post(10);
+  BOOST_REQUIRE(wait_until([&] { return backend.unique_accepted() >= 2; }));
+  server.kill_hard();
+  const size_t applied_before = backend.unique_accepted();
+  BOOST_TEST(test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE post_id IS NOT NULL") > 0);
+  // (2) received, not applied
+  mode = Mode::hold;
+  server.restart();
+  post(6);
+  BOOST_REQUIRE(wait_until([&] { return requests_seen() > applied_before + 1; }));
+  server.kill_hard();
+  // (3) refused for good, then requeued
+  mode = Mode::refuse_one;
+  server.restart();
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox WHERE state = 'pending'", 0, 60s));
+  BOOST_REQUIRE(test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'") > 0);
+  mode = Mode::healthy;
+  auto requeued = test::run_healthhook({"forward", "requeue", "--dead", "--config", server.config_file()});
+  BOOST_TEST(requeued.exit_code == 0, requeued.stderr_text);
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0, 60s));
+  const int64_t changes = changes_count(server);
+  BOOST_TEST(applied_changes(backend).size() == static_cast<size_t>(changes));
+  BOOST_TEST(backend.accepted_ids().contains(refused_id));
+  BOOST_TEST(backend.duplicates() > 0u);  // (1)'s POSTs went out again, as repeats
+  BOOST_TEST(backend.bad_signatures() == 0u);
+  std::lock_guard lock(mutex);
+  BOOST_TEST(two_contents.empty(), "webhook-ids with two contents: " << two_contents.size());
 }
 
 // Issue 45: a forward URL may carry a token in its query, or (refused) a password: no
