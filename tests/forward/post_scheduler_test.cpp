@@ -250,4 +250,30 @@ BOOST_AUTO_TEST_CASE(tens_of_thousands_behind_a_refused_key_hold_back_no_other_k
   BOOST_TEST(s.writer.query_int("SELECT count(*) FROM outbox").value().value_or(-1) == 30'000);
 }
 
+// Issue 45, under attack: a look whose pins cannot be written (another writer holds the
+// lock past the sender's busy timeout; on PostgreSQL, a dropped connection) returns no
+// POST at all. It used to return the POSTs it had planned, and the sender sent them
+// unpinned: after a crash their entries could go out grouped otherwise under the same
+// webhook-id, and, not in flight for the scheduler, they could be planned again at once.
+BOOST_AUTO_TEST_CASE(a_post_whose_pin_could_not_be_written_does_not_go_out) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(2), *s.outbox, s.metrics, 8);
+  s.add(1, "a/sleep", kStart);
+  s.add(2, "b/sleep", kStart);
+  BOOST_REQUIRE(scheduler.next_posts(kStart, 0).posts.empty());  // marks them, plans nothing
+  BOOST_REQUIRE(s.writer.exec("BEGIN IMMEDIATE"));
+  auto look = scheduler.next_posts(kStart, 1);
+  BOOST_REQUIRE(s.writer.exec("COMMIT"));
+  BOOST_TEST(look.store_failed);
+  BOOST_TEST(look.posts.empty());
+  BOOST_TEST(scheduler.in_flight() == 0u);
+  BOOST_TEST(!s.entry(1).post_id.has_value());
+  // The next look plans them again, pinned before they go.
+  look = scheduler.next_posts(kStart + 100, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  BOOST_TEST((ids_of(look.posts.front()) == std::vector<int64_t>{1, 2}));
+  BOOST_TEST((s.entry(1).post_id == std::optional<int64_t>(1)));
+  BOOST_TEST((s.entry(2).post_id == std::optional<int64_t>(1)));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
