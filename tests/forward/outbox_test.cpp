@@ -416,6 +416,40 @@ BOOST_AUTO_TEST_CASE(the_record_of_drops_stays_within_its_share_of_the_budget) {
   BOOST_TEST(refused.size() == static_cast<size_t>(kRounds));
 }
 
+// A budget lowered under a large outbox is kept a step at a time, each step one short
+// transaction of at most kDropsPerStep entries (the writer thread, whose commits give up
+// after busy_timeout_ms, gets the lock in between), until what is left fits.
+BOOST_AUTO_TEST_CASE(a_large_drop_goes_in_steps_of_one_short_transaction) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  const store::ForwardRule raw{.destination = "raw", .mode = store::ForwardMode::deliveries, .events = {}};
+  {
+    auto writer = store::open_for_writing(path, {});
+    BOOST_REQUIRE_MESSAGE(writer, writer.error());
+    BOOST_REQUIRE(writer->exec(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 12000) "
+        "INSERT INTO outbox (destination, kind, seq, table_name, row_key, op, order_key, created_at, next_attempt_at) "
+        "SELECT 'raw', 'delivery', i, 'deliveries', 'm' || i, 'insert', 'u/' || (i % 10), 0, 0 FROM n"));
+  }
+  auto outbox = open_outbox(path);
+  constexpr int64_t kBudget = 1000 * forward::kEntryBytes;
+  std::vector<int64_t> dropped;
+  for (int step = 0; step < 10; ++step) {
+    auto figures = outbox->figures();
+    BOOST_REQUIRE(figures && figures->size() == 1u);
+    auto done = forward::keep_within_budget(*outbox, raw, figures->front(), kBudget, {}, 1000);
+    BOOST_REQUIRE_MESSAGE(done, done.error());
+    dropped.push_back(done->dropped.entries);
+    if (!done->more) break;
+  }
+  BOOST_TEST((dropped == std::vector<int64_t>{forward::kDropsPerStep, forward::kDropsPerStep, 12000 - 2 * 4096 - 999}));
+  auto figures = outbox->figures();
+  BOOST_REQUIRE(figures);
+  BOOST_TEST(figures->front().pending == 999);  // and the one range (nothing lay between the drops)
+  BOOST_TEST(figures->front().dropped_ranges == 1);
+  BOOST_TEST(figures->front().dropped == 12000 - 999);
+}
+
 // Issue 45, under attack: `purge-user` after the budget dropped a user's entries. `forward
 // requeue --dropped` makes again the other users' entries of the ranges, never the erased
 // user's (their change-feed rows and their deliveries went with them), in either mode.
