@@ -18,7 +18,9 @@
 // within it), sending, and the answer's status line and headers. Any 2xx is success,
 // whatever its body: of a body at most kMaxAnswerBytes is read, until the deadline, and
 // the connection is dropped rather than read on (a long or trickling answer never holds a
-// lane). A failure's message keeps the first bytes of the body.
+// lane). Interim 1xx answers before the final one are skipped. A failure's message keeps
+// the first bytes of the body, without what it echoes of the URL's query or the secret
+// (echo_redaction.h).
 //
 // Stopping deletes what was delivered, and cancels what is in flight without recording
 // anything: those entries stay pending, pinned to their POSTs, and go out again after a
@@ -39,6 +41,7 @@
 #include "common/http_client/connection.h"
 #include "common/http_url.h"
 #include "config/settings.h"
+#include "forward/echo_redaction.h"
 #include "forward/forward_metrics.h"
 #include "forward/post_scheduler.h"
 #include "store/outbox.h"
@@ -83,6 +86,7 @@ class DestinationSender {
 
   boost::asio::io_context& io_;
   const DestinationConfig config_;
+  const EchoRedaction redaction_;  // of what an answer's body may echo (the URL's token, the secret)
   store::ReadStore& rows_;
   Clock now_ms_;
   PostScheduler scheduler_;
