@@ -7,7 +7,7 @@
 // The interface does not show the upload's request shape. healthhook sends
 // multipart/form-data with a `file` part (the file's name, its content type from its
 // magic bytes), `needs_human_review` ("true" or "false") and, when given, `user_id`
-// (docs/decisions/031-lab-report-upload-shape.md).
+// (docs/decisions/035-lab-report-upload-shape.md).
 #include <optional>
 #include <string>
 #include <string_view>
