@@ -12,8 +12,9 @@ ALTER TABLE lab_parsing_jobs ADD COLUMN user_id text;
 ALTER TABLE changes ADD COLUMN user_id text;
 ALTER TABLE jobs ADD COLUMN user_id text;
 
--- A JSON string member of `doc` as text, NULL when it is not a non-empty string.
-CREATE FUNCTION pg_temp.hh_user_of(doc jsonb) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+-- A JSON string member of `doc` as text, NULL when it is not a non-empty string (this
+-- session's only; dropped again below).
+CREATE OR REPLACE FUNCTION pg_temp.hh_user_of(doc jsonb) RETURNS text LANGUAGE sql IMMUTABLE AS $$
   SELECT CASE WHEN jsonb_typeof(doc) = 'string' THEN nullif(doc #>> '{}', '') END
 $$;
 
@@ -60,6 +61,8 @@ WHERE table_name <> 'providers';
 
 UPDATE outbox SET user_id = (SELECT o.user_id FROM delivery_outcomes AS o WHERE o.seq = outbox.seq)
 WHERE user_id IS NULL;
+
+DROP FUNCTION pg_temp.hh_user_of(jsonb);
 
 CREATE OR REPLACE VIEW change_owners AS
   SELECT c.change_id,
