@@ -1,6 +1,6 @@
 -- 009: every table that holds a user's data names the user in a column (spec §11), so
 -- `healthhook purge-user` finds their rows by that column and never through a body that
--- retention may already have removed (docs/decisions/031-erasure-by-user-columns.md).
+-- retention may already have removed (docs/decisions/037-erasure-by-user-columns.md).
 --
 -- New columns (NULL: the row names nobody, or its user could not be told):
 --   delivery_outcomes.user_id  whom the delivery names: a webhook's $.user_id, else its
