@@ -329,8 +329,8 @@ BOOST_AUTO_TEST_CASE(resending_to_a_receiver_equals_offline_replay) {
 // nothing to one it cannot verify.
 BOOST_AUTO_TEST_CASE(resending_over_https_verifies_the_receiver) {
   TempDir dir;
-  const auto ca = fake::make_certificate_authority("replay test CA");
-  const auto certificate = fake::make_server_certificate(ca, {"localhost"}, {"127.0.0.1"});
+  const auto ca = hh::fake::make_certificate_authority("replay test CA");
+  const auto certificate = hh::fake::make_server_certificate(ca, {"localhost"}, {"127.0.0.1"});
   dir.write("cert.pem", certificate.cert_pem);
   dir.write("key.pem", certificate.key_pem);
   const std::string ca_file = dir.write("ca.pem", ca.cert_pem);
