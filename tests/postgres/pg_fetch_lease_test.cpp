@@ -28,7 +28,9 @@ T lease_must(Result<T> result) {
   return std::move(result.value());
 }
 
-constexpr int64_t kLeaseMs = 1000;
+// Long enough that a renewal every third of it survives a loaded CI machine (the renewal
+// goes through the writer thread, which may be busy); the fetch outlives two of them.
+constexpr int64_t kLeaseMs = 3000;
 const std::string kSlowPath = "/v2/timeseries/workouts/w-slow/stream";
 
 }  // namespace
@@ -36,10 +38,10 @@ const std::string kSlowPath = "/v2/timeseries/workouts/w-slow/stream";
 BOOST_AUTO_TEST_CASE(a_fetch_that_outlives_the_lease_keeps_its_job) {
   const std::string uri = test::PostgresCluster::shared().fresh_database();
   fake::FakeService service;
-  // The page comes after three leases' time.
+  // The page comes after two leases' time.
   fake::Fault slow;
   slow.kind = fake::Fault::Kind::stall_head;
-  slow.stall = std::chrono::milliseconds(3 * kLeaseMs);
+  slow.stall = std::chrono::milliseconds(2 * kLeaseMs);
   service.inject(kSlowPath, slow);
 
   // Instance A: the writer connection with its inbox and job queue, the writer thread, and
