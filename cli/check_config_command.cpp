@@ -7,6 +7,7 @@
 // configuration the check proves wrong (including a refused key or a team the
 // organization does not have), 1 when the service cannot be reached.
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -97,7 +98,11 @@ int run_check_config(const CheckConfigFlags& flags) {
   std::error_code ec;
   // A database file's folder must exist; a postgresql:// URI is checked by connecting.
   auto kind = store::database_kind(settings->database);
-  if (kind && *kind == store::DatabaseKind::sqlite_file && !std::filesystem::is_directory(db_dir, ec)) {
+  if (!kind) {
+    report_error("check-config", kind.error());
+    return kExitBadConfig;
+  }
+  if (*kind == store::DatabaseKind::sqlite_file && !std::filesystem::is_directory(db_dir, ec)) {
     report_error("check-config", "database: folder " + db_dir.string() + " does not exist");
     return kExitBadConfig;
   }
@@ -149,6 +154,9 @@ int run_check_config(const CheckConfigFlags& flags) {
       .boolean("tls", !settings->tls.cert_file.empty());
   if (probe) object.string("service_checked", probe->url).integer("service_status", probe->status);
   if (management_teams) object.integer("management_teams", *management_teams);
+  if (auto risk = store::plaintext_risk(settings->database, std::getenv("PGSSLMODE"), std::getenv("PGHOST"))) {
+    object.string("database_warning", *risk);
+  }
   object.close();
   std::cout << out << "\n";
   return kExitOk;

@@ -30,7 +30,9 @@ struct ServiceSettings {
   std::string ca_file;                             // empty: system trust store
   int64_t concurrency = 4;                         // fetches in flight at once
   int64_t connect_timeout_s = 10;
-  int64_t read_timeout_s = 60;
+  int64_t read_timeout_s = 60;                     // no bytes for this long: the fetch fails
+  int64_t fetch_timeout_s = 600;                   // one fetch whole: connect, request and the entire answer
+  int64_t job_lease_s = 300;                       // PostgreSQL: a claimed job not renewed for this long is taken over
   int64_t max_response_bytes = 256 * 1024 * 1024;
   int64_t max_attempts = 8;                        // then the job is `dead`
   int64_t backoff_initial_s = 5;

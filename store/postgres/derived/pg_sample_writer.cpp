@@ -144,7 +144,7 @@ Result<int64_t> PgSampleWriter::write(const events::SampleBatch& batch, int64_t 
   if (batch.app_id) {  // the latest delivery naming an App ID wins; one without leaves it
     if (auto kept = keep_app_id(entry, *batch.app_id); !kept) return fail(kept.error_kind(), kept.error());
   }
-  SeriesChange& change = series_change_of(changes, entry.id, &entry.row_key);
+  SeriesChange& change = series_change_of(changes, entry.id, &entry.row_key, batch.user_id.size());
 
   const bool plain = fill_arrays(batch);
   pg::Params params;

@@ -17,6 +17,10 @@ ALTER TABLE series ADD COLUMN app_id TEXT;
 -- results; job_key = the job's id). SQLite cannot change a CHECK constraint in place, so
 -- the table is copied into one with the new constraint (jobs has no views, triggers or
 -- foreign keys), keeping every row and its job_id.
+-- SQLite cannot change a CHECK in place: the table is rebuilt with the user column of
+-- migration 009, its index, and the view that reads it (dropped first: a table a view
+-- names cannot be renamed into place while the view is broken).
+DROP VIEW unattributed_rows;
 CREATE TABLE jobs_011 (
   job_id          INTEGER PRIMARY KEY,
   kind            TEXT NOT NULL CHECK (kind IN ('workout_stream', 'backfill', 'parsing_job')),
@@ -29,12 +33,29 @@ CREATE TABLE jobs_011 (
   payload         TEXT NOT NULL,     -- JSON: what to fetch (ids, window, cursor reached so far)
   created_at      INTEGER NOT NULL,
   updated_at      INTEGER NOT NULL,
+  user_id         TEXT,              -- whom the job fetches for (migration 009)
   UNIQUE (kind, job_key)
 ) STRICT;
 INSERT INTO jobs_011 (job_id, kind, job_key, state, attempts, next_attempt_at, last_error, trigger_seq, payload,
-                      created_at, updated_at)
+                      created_at, updated_at, user_id)
   SELECT job_id, kind, job_key, state, attempts, next_attempt_at, last_error, trigger_seq, payload, created_at,
-         updated_at FROM jobs;
+         updated_at, user_id FROM jobs;
 DROP TABLE jobs;
 ALTER TABLE jobs_011 RENAME TO jobs;
 CREATE INDEX jobs_due ON jobs (state, next_attempt_at);
+CREATE INDEX jobs_user ON jobs (user_id);
+CREATE VIEW unattributed_rows AS
+  SELECT table_name, unattributed FROM (
+    SELECT 'inbox' AS table_name, count(*) AS unattributed FROM delivery_outcomes AS o
+      WHERE o.user_id IS NULL AND o.status = 'processed' AND o.family <> 'fetched_providers'
+        AND o.seq IN (SELECT seq FROM removed_bodies)
+    UNION ALL SELECT 'summaries', count(*) FROM summaries WHERE user_id IS NULL
+    UNION ALL SELECT 'workout_streams', count(*) FROM workout_streams WHERE user_id IS NULL
+    UNION ALL SELECT 'devices', count(*) FROM devices WHERE user_id IS NULL
+    UNION ALL SELECT 'lab_orders', count(*) FROM lab_orders WHERE user_id IS NULL
+    UNION ALL SELECT 'lab_appointments', count(*) FROM lab_appointments WHERE user_id IS NULL
+    UNION ALL SELECT 'lab_results', count(*) FROM lab_results WHERE user_id IS NULL
+    UNION ALL SELECT 'lab_parsing_jobs', count(*) FROM lab_parsing_jobs WHERE user_id IS NULL
+    UNION ALL SELECT 'jobs', count(*) FROM jobs WHERE user_id IS NULL
+    UNION ALL SELECT 'changes', count(*) FROM changes WHERE user_id IS NULL AND table_name <> 'providers'
+  ) AS counted WHERE unattributed > 0;
