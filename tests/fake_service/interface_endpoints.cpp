@@ -9,6 +9,7 @@
 
 #include "common/json_writer.h"
 #include "common/timestamp.h"
+#include "tests/fake_service/fake_bodies.h"
 
 namespace hh::fake {
 namespace {
@@ -34,13 +35,6 @@ std::optional<std::string> param(const InterfaceRequest& request, std::string_vi
   auto values = params(request, key);
   if (values.empty()) return std::nullopt;
   return values.front();
-}
-
-// "2024-08-04T06:00:00+00:00", the service's own form.
-std::string service_time(int64_t ms) {
-  std::string text = format_rfc3339_ms(ms);
-  text.resize(text.size() - 5);
-  return text + "+00:00";
 }
 
 std::string hex8(uint64_t n) {
