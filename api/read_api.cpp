@@ -33,12 +33,20 @@ http::net::awaitable<http::Response> ReadApi::handle(http::Request& request, htt
   co_return co_await http::run_off_io(pool, [this, &request] { return answer(request); });
 }
 
+http::net::awaitable<http::Response> ReadApi::handle_trusted(std::string target, http::BlockingPool& pool) {
+  co_return co_await http::run_off_io(pool, [this, &target] { return answer_target(target); });
+}
+
 http::Response ReadApi::answer(http::Request& request) {
   const auto authorization = request.find(http::bhttp::field::authorization);
   if (!token_.accepts(authorization == request.end() ? std::string_view() : std::string_view(authorization->value()))) {
     return http::bearer_refusal();
   }
-  auto target = parse_target(request.target());
+  return answer_target(request.target());
+}
+
+http::Response ReadApi::answer_target(std::string_view request_target) {
+  auto target = parse_target(request_target);
   if (!target) return http::error_response(Status::bad_request, target.error());
   const auto& s = target->segments;
 

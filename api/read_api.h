@@ -36,9 +36,14 @@ class ReadApi {
 
   http::net::awaitable<http::Response> handle(http::Request& request, http::BlockingPool& pool);
 
+  // The same pages for a caller that has authenticated the request itself (the console,
+  // by its session: console/console_routes.h): `target` is a read-API target ("/v1/…?…").
+  http::net::awaitable<http::Response> handle_trusted(std::string target, http::BlockingPool& pool);
+
  private:
   ReadApi(store::Database database, std::string_view token) : token_(token), readers_(std::move(database)) {}
   http::Response answer(http::Request& request);
+  http::Response answer_target(std::string_view target);
 
   const http::BearerToken token_;
   ReaderPool readers_;
