@@ -1,5 +1,6 @@
 #include "app/http_front.h"
 
+#include "app/console_actions.h"
 #include "app/limits_that_fit.h"
 #include "common/log.h"
 #include "common/timestamp.h"
@@ -35,6 +36,9 @@ Result<void> mount_endpoints(HttpFront& front, const FrontParts& parts) {
     auto created = api::ReadApi::create(parts.ingest.database, parts.secrets.read_api_token);
     if (!created) return fail(ErrorKind::other, created.error());
     front.read_api = std::move(*created);
+    std::vector<std::string> destinations;
+    for (const auto& f : settings.forwards) destinations.push_back(f.name);
+    front.read_api->set_forward_destinations(std::move(destinations));
     front.read_api->mount(front.router, front.blocking);
   }
   return {};
@@ -77,6 +81,9 @@ void mount_console(HttpFront& front, const FrontParts& parts) {
   if (!settings.console.enabled || !front.read_api) return;
   front.overview = std::make_unique<console::OverviewHistory>(
       front.io, front.blocking, [&endpoint = front.metrics_endpoint] { return endpoint.render(); }, unix_now_ms);
+  if (!parts.secrets.console_admin_token.empty()) {
+    front.console_actions = std::make_unique<ServeConsoleActions>(parts.ingest.database, settings, parts.secrets);
+  }
   console::ConsoleOptions options;
   options.read_token = parts.secrets.read_api_token;
   options.admin_token = parts.secrets.console_admin_token;

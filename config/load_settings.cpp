@@ -428,9 +428,6 @@ Result<void> validate(const Settings& s) {
     return key_error("console.enabled", "needs read_api.token_file: the console reads through the read API, and its "
                                         "token signs in to a read-only console");
   }
-  if (!s.console.admin_token_file.empty() && !s.console.enabled) {
-    return key_error("console.admin_token_file", "is set but console.enabled is not true");
-  }
   if (s.listen.rfind(':') == std::string::npos) {
     return key_error("listen", "expected HOST:PORT, got " + quote_value(s.listen));
   }

@@ -98,7 +98,7 @@ Result<Secrets> load_secrets(const Settings& settings) {
     if (!token) return fail("metrics.token_file: " + token.error());
     secrets.metrics_token = std::move(*token);
   }
-  if (!settings.console.admin_token_file.empty()) {
+  if (settings.console.enabled && !settings.console.admin_token_file.empty()) {
     auto token = read_secret_file(settings.console.admin_token_file, settings.base_dir);
     if (!token) return fail("console.admin_token_file: " + token.error());
     if (token->size() < 16) return fail("console.admin_token_file: the token is shorter than 16 characters");

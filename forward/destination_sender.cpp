@@ -96,6 +96,17 @@ DestinationSender::DestinationSender(net::io_context& io, DestinationConfig conf
 
 DestinationSender::~DestinationSender() = default;
 
+void DestinationSender::set_paused(bool paused) {
+  if (paused == paused_) return;
+  paused_ = paused;
+  log::info(paused ? "forward_paused" : "forward_resumed").str("destination", config_.settings.name);
+  if (paused) {
+    listed_.clear();  // listed again, afresh, on resume
+  } else {
+    wake();
+  }
+}
+
 void DestinationSender::stop() {
   stopping_ = true;
   if (!sent_unflushed_.empty()) flush_sent();
@@ -132,6 +143,12 @@ net::awaitable<void> DestinationSender::run() {
     const bool flush_due = sent_unflushed_.size() >= kMaxUnflushedSent || now - listed_at_ >= kPollInterval;
     if (!sent_unflushed_.empty() && flush_due) {
       flush_sent();
+    }
+    if (paused_) {
+      // Paused by an operator: entries wait in the outbox; nothing is listed or sent.
+      wakeup_.expires_after(kPollInterval);
+      co_await wakeup_.async_wait(use_tuple);
+      continue;
     }
     if (free > 0 && (listed_.empty() || now - listed_at_ >= kPollInterval)) {
       if (!sent_unflushed_.empty()) flush_sent();  // a listing must not find them again

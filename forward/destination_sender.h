@@ -67,6 +67,10 @@ class DestinationSender {
   boost::asio::awaitable<void> run();
   // Ends run() and cancels the POSTs in flight (on the io thread).
   void stop();
+  // An operator's pause (store::Outbox::set_paused, read by the forwarder every few
+  // seconds): while paused, no POST starts (those in flight finish) and the outbox is not
+  // listed. On the io thread.
+  void set_paused(bool paused);
 
  private:
   struct Lane;
@@ -100,6 +104,7 @@ class DestinationSender {
   std::vector<int64_t> sent_unflushed_;  // delivered, not yet deleted from the store
   boost::asio::steady_timer wakeup_;
   bool stopping_ = false;
+  bool paused_ = false;
   bool woken_ = false;    // wake() since the loop last looked: look again without waiting
   bool failing_ = false;  // the last POST failed (its first failure and the recovery are logged)
   // The backend could not be reached (no connection): nothing is sent before this (Unix ms).

@@ -104,6 +104,13 @@ class Outbox {
   // max_age counts from the requeue: an operator who sends them again means it). Returns
   // how many.
   virtual Result<int64_t> requeue(const OutboxSelection& selection, int64_t now_ms) = 0;
+  // Pause and resume (`forward pause|resume`, the console): while a destination is paused
+  // its sender starts no POST; entries keep accumulating (within max_outbox_mib). Returns
+  // whether the state changed. The pause is kept in the store: it survives a restart.
+  virtual Result<bool> set_paused(const std::string& destination, bool paused, int64_t now_ms) = 0;
+  // The paused destinations, in name order.
+  virtual Result<std::vector<std::string>> paused() = 0;
+
   // The disk budget: all but the newest `keep` pending entries of `destination` → dropped,
   // with `error`. Returns how many.
   virtual Result<int64_t> drop_oldest(const std::string& destination, int64_t keep, const std::string& error) = 0;

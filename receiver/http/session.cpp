@@ -196,7 +196,8 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     const bool keep_alive = request.keep_alive();
     Response response = co_await router.handle(request);
     held.release();  // the endpoint is done with the body (the inbox has it, or it was refused)
-    response.keep_alive(keep_alive && !stopping.load());
+    // An endpoint may close the connection itself (a failed console sign-in does).
+    response.keep_alive(keep_alive && response.keep_alive() && !stopping.load());
     if (!co_await write_response(stream, response, limits)) co_return;
     if (!response.keep_alive()) co_return;
   }

@@ -156,6 +156,23 @@ class PgOutbox final : public Outbox {
     return true;
   }
 
+  Result<bool> set_paused(const std::string& destination, bool paused, int64_t now_ms) override {
+    auto changed = paused ? db_.query("INSERT INTO forward_pauses (destination, paused_at) VALUES ($1, $2) "
+                                      "ON CONFLICT (destination) DO NOTHING",
+                                      pg::Params().add(destination).add(now_ms))
+                          : db_.query("DELETE FROM forward_pauses WHERE destination = $1", pg::Params().add(destination));
+    if (!changed) return fail(changed.error_kind(), changed.error());
+    return changed->affected() > 0;
+  }
+
+  Result<std::vector<std::string>> paused() override {
+    auto rows = db_.query("SELECT destination FROM forward_pauses ORDER BY destination COLLATE \"C\"");
+    if (!rows) return fail(rows.error_kind(), rows.error());
+    std::vector<std::string> names;
+    for (int r = 0; r < rows->size(); ++r) names.emplace_back(rows->text(r, 0));
+    return names;
+  }
+
   Result<int64_t> drop_oldest(const std::string& destination, int64_t keep, const std::string& error) override {
     if (keep <= 0) return fail("drop_oldest: keep must be positive");
     auto updated = db_.query(
