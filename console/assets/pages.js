@@ -31,6 +31,12 @@ function table(id, headings, rows, attrs = {}) {
     h('tbody', {}, rows));
 }
 
+// A two-column table of (label, value) rows, without a heading row.
+function pairs(id, rows) {
+  return h('table', { id, class: 'pairs' }, h('tbody', {}, rows.map(([k, v]) =>
+    h('tr', {}, h('th', {}, k), h('td', { class: k === 'Error' ? 'error-text' : '' }, v ?? '–')))));
+}
+
 function button(label, action, fields, onDone, extra = {}) {
   return h('button', {
     type: 'button', 'data-action': action, ...extra,
@@ -234,8 +240,7 @@ export async function delivery(root, messageId) {
   else if (d.body_base64) bodyText = '(not UTF-8; base64) ' + d.body_base64;
   else bodyText = `Removed by retention on ${d.body_removed_at}; its SHA-256 was ${d.body_sha256}.`;
   root.append(h('h1', {}, 'Delivery ', h('code', {}, d.message_id)),
-    table('delivery-envelope', ['', ''], rows.map(([k, v]) => h('tr', {}, h('th', {}, k),
-      h('td', { class: k === 'Error' ? 'error-text' : '' }, v ?? '–')))),
+    pairs('delivery-envelope', rows),
     h('h2', {}, 'Headers (signatures masked)'), h('pre', { id: 'delivery-headers' }, JSON.stringify(maskedHeaders(d.headers), null, 2)),
     h('h2', {}, 'Body'), h('pre', { id: 'delivery-body' }, bodyText),
     h('h2', {}, 'Rows it wrote (change feed)'),
@@ -300,7 +305,7 @@ export async function users(root, _arg, query) {
     table('user-identity', ['User id', 'Client user id', 'Team', 'First seen', 'Last seen'], [h('tr', {},
       h('td', {}, userId), h('td', {}, user.client_user_id || '–'), h('td', {}, user.team_id || '–'),
       h('td', {}, user.first_seen || '–'), h('td', {}, user.last_seen || '–'))]),
-    found.length > 1 ? h('p', { class: 'muted' }, `${found.length} users have this client user id; showing the first.`) : null,
+    ...(found.length > 1 ? [h('p', { class: 'muted' }, `${found.length} users have this client user id; showing the first.`)] : []),
     h('h2', {}, 'Connections'), table('user-connections', ['Provider', 'Status', 'Error'], about.connections.map((c) =>
       h('tr', {}, h('td', {}, c.provider), h('td', {}, c.status), h('td', { class: 'error-text' }, c.error_message || '')))),
     h('h2', {}, 'Devices'), table('user-devices', ['Id', 'Provider', 'Source type', 'Model'], about.devices.map((d) =>
