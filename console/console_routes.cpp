@@ -22,7 +22,7 @@ constexpr std::string_view kPublicAssets[] = {"console.css", "sign-in.js", "favi
 // Tags for `connect-src` etc. are all 'self': the page loads nothing from elsewhere, and
 // a script injected into a page could not send what it read anywhere else either.
 constexpr std::string_view kContentSecurityPolicy =
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 http::Response console_error(Status status, std::string_view message) {
