@@ -185,11 +185,11 @@ struct StoredDelivery {
 // order_id (orders: their id; appointments, results), client_user_id (users).
 struct RecordFilter {
   std::optional<std::string> user_id;
-  std::optional<std::string> client_user_id;
   std::optional<std::string> provider;
   std::optional<std::string> resource;
   std::optional<std::string> status;
   std::optional<std::string> order_id;
+  std::optional<std::string> client_user_id = std::nullopt;  // last, with an initialiser: callers give the others by position
 };
 
 struct StoredConnection {

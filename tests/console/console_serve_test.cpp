@@ -5,6 +5,7 @@
 #include <boost/test/unit_test.hpp>
 #include <regex>
 
+#include "tests/support/database_probe.h"
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
@@ -172,6 +173,40 @@ BOOST_AUTO_TEST_CASE(actions_need_an_admin_session_and_its_csrf_token) {
   // Signing out ends the session: its cookie and CSRF token no longer work.
   BOOST_TEST(client.request("POST", "/console/sign-out", "", good).status == 204);
   BOOST_TEST(client.get("/console/api/session", {{"Cookie", admin_cookie}}).status == 401);
+}
+
+BOOST_AUTO_TEST_CASE(backfill_and_refresh_check_their_input_as_the_commands_do) {
+  hh::test::TempDir dir;
+  hh::test::ServerProcess server(dir, console_toml(dir));
+  HttpClient client(server.port());
+  const std::string cookie = session_cookie(sign_in(client, kAdminToken));
+  const Headers headers = {{"Content-Type", "application/x-www-form-urlencoded"},
+                           {"Cookie", cookie},
+                           {"X-CSRF-Token", csrf_of(client, cookie)}};
+  const std::string user = "4a29dbc7-6db3-4c83-bfac-70a20a4be1b2";
+  const auto backfill = [&](const std::string& form) {
+    return client.request("POST", "/console/api/actions/backfill", form, headers);
+  };
+  BOOST_TEST(backfill("user_id=not-a-uuid&resources=sleep&since=2024-05-01").body.find("not a UUID") !=
+             std::string::npos);
+  BOOST_TEST(backfill("user_id=" + user + "&resources=sleep&since=May").status == 400);
+  // No provider given and none connected: nothing to ask (as `healthhook backfill`).
+  const HttpResponse none = backfill("user_id=" + user + "&resources=sleep&since=2024-05-01&until=2024-05-02");
+  BOOST_TEST(none.status == 400);
+  BOOST_TEST(none.body.find("no connection") != std::string::npos, none.body);
+  const HttpResponse queued =
+      backfill("user_id=" + user + "&resources=sleep%2Cheartrate&since=2024-05-01&until=2024-05-02&provider=oura");
+  BOOST_TEST(queued.status == 200, queued.body);
+  BOOST_TEST(queued.body.find("\"outcome\":\"queued\"") != std::string::npos, queued.body);
+  BOOST_TEST(hh::test::query_int(server.database(), "SELECT count(*) FROM jobs WHERE kind = 'backfill'") == 2);
+  // The same request again names the same jobs: nothing new.
+  BOOST_TEST(backfill("user_id=" + user + "&resources=sleep%2Cheartrate&since=2024-05-01&until=2024-05-02&provider=oura")
+                 .body.find("\"outcome\":\"pending\"") != std::string::npos);
+  BOOST_TEST(hh::test::query_int(server.database(), "SELECT count(*) FROM jobs WHERE kind = 'backfill'") == 2);
+  // Refresh needs the service's API key, which this server has not.
+  const HttpResponse refresh = client.request("POST", "/console/api/actions/refresh", "user_id=" + user, headers);
+  BOOST_TEST(refresh.status == 400);
+  BOOST_TEST(refresh.body.find("api_key_file") != std::string::npos, refresh.body);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

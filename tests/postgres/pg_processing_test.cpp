@@ -8,6 +8,7 @@
 
 #include "processor/processor.h"
 #include "store/open_store.h"
+#include "store/postgres/database.h"
 #include "store/sqlite/database.h"
 #include "tests/derived/corpus.h"
 #include "tests/postgres/derived_dump.h"
