@@ -7,6 +7,7 @@
 #include "common/timestamp.h"
 #include "fetcher/recovery_input.h"
 #include "fetcher/service_calls.h"
+#include "app/store_settings.h"
 #include "store/read_store.h"
 #include "store/open_store.h"
 
@@ -38,6 +39,7 @@ ServeConsoleActions::ServeConsoleActions(store::Database database, const config:
       api_key_(secrets.api_key),
       team_api_keys_(secrets.team_api_keys) {
   for (const auto& f : settings.forwards) destinations_.push_back(f.name);
+  forward_rules_ = serve_store_options(settings).forward_rules;
 }
 
 Result<std::string> ServeConsoleActions::run(const console::ActionRequest& request) {
@@ -70,6 +72,17 @@ Result<std::string> ServeConsoleActions::forward_requeue(const console::ActionRe
   if (!outbox) return fail(outbox.error());
   const int64_t now = unix_now_ms();
   int64_t requeued = 0;
+  if (state && *state == "dropped") {
+    // As `forward requeue --dropped`: the dropped ranges' entries made again from the change
+    // feed (or the inbox in deliveries mode), under new ids.
+    const auto rule = std::find_if(forward_rules_.begin(), forward_rules_.end(),
+                                   [&](const store::ForwardRule& r) { return r.destination == *destination; });
+    if (rule == forward_rules_.end()) return bad_request("destination: no [[forward]] named \"" + *destination + "\"");
+    auto made = (*outbox)->requeue_dropped(*rule);
+    if (!made) return fail(made.error());
+    return "{\"requeued\":" + std::to_string(made->recreated) + ",\"dropped\":" + std::to_string(made->dropped) +
+           ",\"not_recreated\":" + std::to_string(made->not_recreated) + "}";
+  }
   if (state) {
     store::OutboxSelection selection;
     selection.destination = *destination;

@@ -18,6 +18,7 @@
 #include "config/settings.h"
 #include "console/console_actions.h"
 #include "store/database_location.h"
+#include "store/outbox.h"
 
 namespace hh::app {
 
@@ -39,6 +40,7 @@ class ServeConsoleActions final : public console::ConsoleActions {
 
   const store::Database database_;
   std::vector<std::string> destinations_;
+  std::vector<store::ForwardRule> forward_rules_;  // for requeueing dropped ranges, as the store writes them
   const config::ServiceSettings service_;
   const std::string base_dir_;
   const std::string api_key_;

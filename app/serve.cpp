@@ -1,5 +1,7 @@
 #include "app/serve.h"
 
+#include <cstdlib>
+
 #include <malloc.h>
 
 #include <thread>
@@ -85,6 +87,10 @@ ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t 
 }  // namespace
 
 ServeExit serve(const config::Settings& settings, const ServeHooks& hooks) {
+  // Before anything connects: health data must not travel in clear text unnoticed.
+  if (auto risk = store::plaintext_risk(settings.database, std::getenv("PGSSLMODE"), std::getenv("PGHOST"))) {
+    log::warn("database_plaintext_risk").str("detail", *risk);
+  }
   // Request bodies of 1 MiB and more get pages of their own, given back to the system when
   // freed. glibc otherwise raises its mmap threshold to the largest block freed so far, and
   // serves later large bodies from heap pages that stay resident after use: the process

@@ -21,6 +21,7 @@ store::StoreOptions store_options(const config::Settings& settings) {
   options.cache_size_mib = settings.cache_size_mib;
   options.busy_timeout_ms = settings.commit_deadline_ms;
   options.max_database_mib = settings.max_database_mib;
+  options.job_lease_ms = settings.service.job_lease_s * 1000;
   return options;
 }
 

@@ -4,6 +4,7 @@
 // and accepts the API key (cli/service_probe.h), and the same for each [[service.teams]]
 // entry with its base URL and key. Exit 2 for a configuration the check
 // proves wrong (including a refused API key), 1 when the service cannot be reached.
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -63,7 +64,11 @@ int run_check_config(const CheckConfigFlags& flags) {
   std::error_code ec;
   // A database file's folder must exist; a postgresql:// URI is checked by connecting.
   auto kind = store::database_kind(settings->database);
-  if (kind && *kind == store::DatabaseKind::sqlite_file && !std::filesystem::is_directory(db_dir, ec)) {
+  if (!kind) {
+    report_error("check-config", kind.error());
+    return kExitBadConfig;
+  }
+  if (*kind == store::DatabaseKind::sqlite_file && !std::filesystem::is_directory(db_dir, ec)) {
     report_error("check-config", "database: folder " + db_dir.string() + " does not exist");
     return kExitBadConfig;
   }
@@ -108,6 +113,9 @@ int run_check_config(const CheckConfigFlags& flags) {
       .boolean("read_api", !secrets->read_api_token.empty())
       .boolean("tls", !settings->tls.cert_file.empty());
   if (probe) object.string("service_checked", probe->url).integer("service_status", probe->status);
+  if (auto risk = store::plaintext_risk(settings->database, std::getenv("PGSSLMODE"), std::getenv("PGHOST"))) {
+    object.string("database_warning", *risk);
+  }
   object.close();
   std::cout << out << "\n";
   return kExitOk;

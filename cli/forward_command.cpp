@@ -7,11 +7,16 @@
 //
 // `--destination` takes a [[forward]] name or its position (1 = the first block). `list`
 // starts with one line per destination (pending, dead, dropped, the oldest waiting entry's
-// age), then the entries. `show` prints the entry and the body it would be POSTed with
-// now. `requeue` makes entries pending again, due now, attempts 0: a running `serve`
-// sends them within a second. `pause` stops a destination's sending (within a few seconds
-// in a running `serve`; kept in the store, so across restarts) while its entries keep
-// accumulating in the outbox (within max_outbox_mib); `resume` lets them go.
+// age), then the entries; `list --dropped` the ranges of deliveries (seq) whose entries the
+// disk budget dropped. `show` prints the entry and the body it would be POSTed with now.
+// `requeue` makes entries pending again, due now, attempts 0 (with every entry of the
+// same POST: it goes out again whole, under its id); `requeue --dropped` makes the dropped
+// entries again from the change feed (changes mode) or the inbox (deliveries mode), and
+// says how many could not be made (their rows erased, or bodies removed by retention). A
+// running `serve` sends them within a second.
+// `pause` stops a destination's sending (within a few seconds in a running `serve`; kept
+// in the store, so across restarts) while its entries keep accumulating in the outbox
+// (within max_outbox_mib); `resume` lets them go.
 //
 // Safe while `serve` runs (a connection of its own; writes wait for the writer). Exit 0 on
 // success, 1 when the entry does not exist or the database fails, 2 for bad usage.
@@ -19,6 +24,7 @@
 #include <iostream>
 
 #include "app/store_settings.h"
+#include "config/settings.h"
 #include "cli/command_support.h"
 #include "cli/commands.h"
 #include "common/json_writer.h"
@@ -67,6 +73,11 @@ std::string outbox_json_line(const store::OutboxEntry& e) {
   line.string("table", e.table_name).string("key", e.row_key).string("op", e.op).integer("row_count", e.row_count);
   line.optional_string("user_id", optional_text(e.user_id)).optional_string("order_key", optional_text(e.order_key));
   line.string("state", e.state).integer("attempts", e.attempts);
+  if (e.post_id) {
+    line.string("post", forward::message_id(*e.post_id));
+  } else {
+    line.null("post");
+  }
   line.string("created_at", format_rfc3339_ms(e.created_at_ms));
   line.string("next_attempt_at", format_rfc3339_ms(e.next_attempt_at_ms));
   if (e.last_status) {
@@ -92,6 +103,51 @@ void print_outbox_figures(const std::vector<store::OutboxFigures>& figures) {
               << oldest << "\n";
   }
   std::cout << "\n";
+}
+
+std::string dropped_json_line(const store::DroppedRange& r) {
+  std::string out;
+  json::ObjectWriter line(out);
+  line.string("destination", r.destination).integer("first_seq", r.first_seq).integer("last_seq", r.last_seq);
+  line.integer("entries", r.entries).string("dropped_at", format_rfc3339_ms(r.dropped_at_ms));
+  line.close();
+  return out;
+}
+
+void print_dropped_ranges(const std::vector<store::DroppedRange>& ranges) {
+  std::cout << table_cell("DESTINATION", 20) << " " << table_cell("DELIVERIES (SEQ)", 28) << " "
+            << table_cell("ENTRIES", 9) << " DROPPED AT (UTC)\n";
+  for (const auto& r : ranges) {
+    std::cout << table_cell(r.destination, 20) << " "
+              << table_cell("seq " + std::to_string(r.first_seq) + "-" + std::to_string(r.last_seq), 28) << " "
+              << table_cell(std::to_string(r.entries), 9) << " " << format_rfc3339_ms(r.dropped_at_ms) << "\n";
+  }
+}
+
+// `requeue --dropped`: each selected destination's dropped ranges made into entries again.
+int requeue_dropped(const config::Settings& settings, store::Outbox& outbox,
+                    const std::optional<std::string>& destination) {
+  int64_t recreated = 0, dropped = 0, not_recreated = 0, ranges = 0;
+  for (const store::ForwardRule& rule : app::serve_store_options(settings).forward_rules) {
+    if (destination && rule.destination != *destination) continue;
+    auto made = outbox.requeue_dropped(rule);
+    if (!made) {
+      report_error("forward requeue", rule.destination + ": " + made.error());
+      return kExitFailure;
+    }
+    recreated += made->recreated;
+    dropped += made->dropped;
+    not_recreated += made->not_recreated;
+    ranges += made->ranges;
+  }
+  std::cout << "re-created " << recreated << " outbox entr" << (recreated == 1 ? "y" : "ies") << " from " << ranges
+            << " dropped range" << (ranges == 1 ? "" : "s") << " (" << dropped << " entries dropped)\n";
+  if (not_recreated > 0) {
+    std::cout << not_recreated << " dropped entr" << (not_recreated == 1 ? "y is" : "ies are")
+              << " gone: the change feed or the inbox no longer holds their rows (erased, or bodies removed by "
+                 "[retention] body_days)\n";
+  }
+  return kExitOk;
 }
 
 void print_outbox_entries(const std::vector<store::OutboxEntry>& entries) {
@@ -160,6 +216,7 @@ int run_forward_show(const config::Settings& settings, store::Outbox& outbox, co
             << "op:              " << e.op << "\n"
             << "order_key:       " << e.order_key.value_or("") << "\n"
             << "attempts:        " << e.attempts << "\n"
+            << "post:            " << (e.post_id ? forward::message_id(*e.post_id) : "") << "\n"
             << "created_at:      " << format_rfc3339_ms(e.created_at_ms) << "\n"
             << "next_attempt_at: " << format_rfc3339_ms(e.next_attempt_at_ms) << "\n"
             << "last_status:     " << (e.last_status ? std::to_string(*e.last_status) : "") << "\n"
@@ -209,7 +266,6 @@ int run_forward(const ForwardFlags& flags, bool show, bool requeue, bool pause, 
     return kExitBadConfig;
   }
   if (flags.dead) selection.state = "dead";
-  if (flags.dropped) selection.state = "dropped";
   if (flags.pending) selection.state = "pending";
   selection.limit = flags.limit;
   auto database = database_or_report(*settings, "forward");
@@ -226,6 +282,7 @@ int run_forward(const ForwardFlags& flags, bool show, bool requeue, bool pause, 
       report_error("forward requeue", "give an outbox id, or --dead or --dropped");
       return kExitBadConfig;
     }
+    if (flags.dropped) return requeue_dropped(*settings, outbox, selection.destination);
     if (flags.requeue_id) {
       selection = {};
       selection.outbox_id = *flags.requeue_id;
@@ -240,6 +297,19 @@ int run_forward(const ForwardFlags& flags, bool show, bool requeue, bool pause, 
       return kExitFailure;
     }
     std::cout << "requeued " << *count << " outbox entr" << (*count == 1 ? "y" : "ies") << "\n";
+    return kExitOk;
+  }
+  if (flags.dropped) {
+    auto ranges = outbox.dropped(selection.destination);
+    if (!ranges) {
+      report_error("forward", ranges.error());
+      return kExitFailure;
+    }
+    if (flags.format == "jsonl") {
+      for (const auto& r : *ranges) std::cout << dropped_json_line(r) << "\n";
+      return kExitOk;
+    }
+    print_dropped_ranges(*ranges);
     return kExitOk;
   }
   auto entries = outbox.list(selection);
@@ -274,7 +344,8 @@ void add_forward_command(CLI::App& app, int& exit_code) {
   add_settings_flags(*command, flags->settings, false);
   command->add_option("--destination", flags->destination, "A [[forward]] name, or its position (1 = first)");
   command->add_flag("--dead", flags->dead, "Only dead entries (list), or every dead entry (requeue)");
-  command->add_flag("--dropped", flags->dropped, "Only dropped entries (list), or every dropped entry (requeue)");
+  command->add_flag("--dropped", flags->dropped,
+                    "The ranges of dropped entries (list), or make every dropped entry again (requeue)");
   command->add_flag("--pending", flags->pending, "Only entries waiting to be sent (list)");
   command->add_option("--limit", flags->limit, "At most this many entries (list; default 1000)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
@@ -286,7 +357,7 @@ void add_forward_command(CLI::App& app, int& exit_code) {
   (void)list;
   auto* show = command->add_subcommand("show", "Show one entry and the body it would be sent with now");
   show->add_option("id", flags->show_id, "Outbox id")->required();
-  auto* requeue = command->add_subcommand("requeue", "Send entries again: one by id, or every dead or dropped one");
+  auto* requeue = command->add_subcommand("requeue", "Send entries again: one by id (with its POST), or every dead or dropped one");
   requeue->add_option("id", flags->requeue_id, "Outbox id");
   auto* pause = command->add_subcommand("pause", "Stop sending to a destination; entries keep accumulating");
   pause->add_option("destination", flags->pause_destination, "A [[forward]] name, or its position")->required();

@@ -58,6 +58,16 @@ void print_erasure_counts(const store::ErasureReport& report) {
     std::printf("  %-18s %lld\n", table.table.c_str(), static_cast<long long>(table.rows));
   }
   std::printf("  %-18s %lld\n", "total", static_cast<long long>(report.total_rows()));
+  // Rows no user column names (written before healthhook recorded users, their bodies
+  // already removed by retention): they may be this user's, and nothing can tell.
+  if (!report.unattributed.empty()) {
+    std::string tables;
+    for (const auto& table : report.unattributed) {
+      tables += (tables.empty() ? "" : ", ") + table.table + " " + std::to_string(table.rows);
+    }
+    std::printf("note: rows that name no user, which no erasure can attribute (README, \"Erasing a user\"): %s\n",
+                tables.c_str());
+  }
 }
 
 // --deregister's input, checked before anything is sent or erased.

@@ -1,5 +1,6 @@
 #include "config/forward_settings.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "common/http_url.h"
@@ -71,6 +72,38 @@ Result<void> set_key(ForwardSettings& f, std::string_view key, const toml::node&
 
 bool is_loopback_host(std::string_view host) { return host == "127.0.0.1" || host == "::1" || host == "localhost"; }
 
+// A forward URL as messages may show it: a backend may take a token in the query, and a
+// URL with user information holds a password (refused, but the refusal names the URL).
+// Works on text that does not parse too: the user information (up to the last '@' before
+// the path) and everything from '?' or '#' on become "***".
+std::string redacted_url(std::string_view url) {
+  const size_t scheme = url.find("://");
+  const size_t start = scheme == std::string_view::npos ? 0 : scheme + 3;
+  std::string out(url.substr(0, start));
+  const size_t authority_end = std::min(url.find_first_of("/?#", start), url.size());
+  std::string_view authority = url.substr(start, authority_end - start);
+  if (const size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    out += "***@";
+    authority.remove_prefix(at + 1);
+  }
+  out += authority;
+  const std::string_view rest = url.substr(authority_end);
+  const size_t cut = rest.find_first_of("?#");
+  out += rest.substr(0, cut);
+  if (cut != std::string_view::npos) out += std::string(1, rest[cut]) + "***";
+  return out;
+}
+
+// `text` with every copy of `url` in it redacted.
+std::string without_url_secrets(std::string text, std::string_view url) {
+  if (url.empty()) return text;
+  const std::string safe = redacted_url(url);
+  for (size_t at = text.find(url); at != std::string::npos; at = text.find(url, at + safe.size())) {
+    text.replace(at, url.size(), safe);
+  }
+  return text;
+}
+
 }  // namespace
 
 Result<int64_t> parse_duration_s(std::string_view text) {
@@ -101,7 +134,7 @@ Result<std::vector<ForwardSettings>> parse_forward_blocks(const toml::node& node
       // The url without its query (which may hold a token: the name shows in logs, metrics
       // and the outbox).
       auto url = parse_http_url(f.url);
-      f.name = url ? url->without_query() : f.url;
+      f.name = url ? url->without_query() : redacted_url(f.url);
     }
     forwards.push_back(std::move(f));
   }
@@ -114,15 +147,17 @@ Result<void> validate_forwards(const std::vector<ForwardSettings>& forwards) {
     const std::string where = "forward[" + std::to_string(i) + "]";
     if (f.url.empty()) return error_at(where + ".url", "required");
     if (f.secret_file.empty()) return error_at(where + ".secret_file", "required");
+    // No message shows the URL's user information or query (redacted_url()).
     auto url = parse_http_url(f.url);
-    if (!url) return error_at(where + ".url", url.error());
+    if (!url) return error_at(where + ".url", without_url_secrets(url.error(), f.url));
     if (url->has_userinfo || url->has_fragment) {
-      return error_at(where + ".url", "must not contain user information or a fragment, got \"" + f.url + "\"");
+      return error_at(where + ".url",
+                      "must not contain user information or a fragment, got \"" + redacted_url(f.url) + "\"");
     }
     if (!url->tls && !f.allow_plain_http && !is_loopback_host(url->host)) {
       return error_at(where + ".url",
                       "plain http:// only to a loopback host; set allow_plain_http = true for a private network, "
-                      "got \"" + f.url + "\"");
+                      "got \"" + redacted_url(f.url) + "\"");
     }
     if (f.mode != "changes" && f.mode != "deliveries") {
       return error_at(where + ".mode", "must be \"changes\" or \"deliveries\", got \"" + f.mode + "\"");

@@ -6,6 +6,7 @@
 #include <functional>
 #include <toml++/toml.h>
 
+#include "common/http_url.h"
 #include "config/forward_settings.h"
 
 namespace hh::config {
@@ -204,6 +205,7 @@ std::vector<Key> make_keys() {
       top_integer("max_inflight_body_mib", &Settings::max_inflight_body_mib),
       top_integer("request_deadline_ms", &Settings::request_deadline_ms),
       top_integer("refusal_log_interval_s", &Settings::refusal_log_interval_s),
+      top_integer("refusal_delay_ms", &Settings::refusal_delay_ms),
       top_integer("alert_silence_minutes", &Settings::alert_silence_minutes),
       top_integer("alert_signature_failures_per_minute", &Settings::alert_signature_failures_per_minute),
       top_integer("queue_high_water", &Settings::queue_high_water),
@@ -221,6 +223,8 @@ std::vector<Key> make_keys() {
       service_integer("service.concurrency", &ServiceSettings::concurrency),
       service_integer("service.connect_timeout_s", &ServiceSettings::connect_timeout_s),
       service_integer("service.read_timeout_s", &ServiceSettings::read_timeout_s),
+      service_integer("service.fetch_timeout_s", &ServiceSettings::fetch_timeout_s),
+      service_integer("service.job_lease_s", &ServiceSettings::job_lease_s),
       service_integer("service.max_response_bytes", &ServiceSettings::max_response_bytes),
       service_integer("service.max_attempts", &ServiceSettings::max_attempts),
       service_integer("service.backoff_initial_s", &ServiceSettings::backoff_initial_s),
@@ -335,9 +339,18 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
 
 namespace {
 
+// The API key goes in its own file and header: a base URL holds no credential, and no
+// message shows one that does (only loggable_url()'s form of it).
 Result<void> check_base_url(std::string_view key, const std::string& url) {
   if (!url.starts_with("https://") && !url.starts_with("http://127.0.0.1")) {
-    return key_error(key, "must be an https:// URL (plain http only for http://127.0.0.1 in tests), got " + quote_value(url));
+    return key_error(key, "must be an https:// URL (plain http only for http://127.0.0.1 in tests), got " +
+                              quote_value(loggable_url(url)));
+  }
+  auto parsed = parse_http_url(url);
+  if (!parsed) return key_error(key, parsed.error());
+  if (parsed->has_userinfo || parsed->has_query || parsed->has_fragment) {
+    return key_error(key, "must not contain user information, a query or a fragment (the API key goes in "
+                          "api_key_file), got " + quote_value(loggable_url(url)));
   }
   return {};
 }
@@ -387,6 +400,7 @@ Result<void> validate(const Settings& s) {
       range("max_inflight_body_mib", s.max_inflight_body_mib, 1, 1 << 20),
       range("request_deadline_ms", s.request_deadline_ms, 100, 14000),
       range("refusal_log_interval_s", s.refusal_log_interval_s, 1, 86400),
+      range("refusal_delay_ms", s.refusal_delay_ms, 0, 10000),
       range("alert_silence_minutes", s.alert_silence_minutes, 0, 525600),
       range("alert_signature_failures_per_minute", s.alert_signature_failures_per_minute, 0, 1000000000),
       range("queue_high_water", s.queue_high_water, 1, 10000000),
@@ -398,6 +412,8 @@ Result<void> validate(const Settings& s) {
       range("service.concurrency", s.service.concurrency, 1, 1024),
       range("service.connect_timeout_s", s.service.connect_timeout_s, 1, 3600),
       range("service.read_timeout_s", s.service.read_timeout_s, 1, 3600),
+      range("service.fetch_timeout_s", s.service.fetch_timeout_s, 1, 86400),
+      range("service.job_lease_s", s.service.job_lease_s, 3, 86400),
       range("service.max_response_bytes", s.service.max_response_bytes, 1024, int64_t{1} << 32),
       range("service.max_attempts", s.service.max_attempts, 1, 1000),
       range("service.backoff_initial_s", s.service.backoff_initial_s, 1, 86400),

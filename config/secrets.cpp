@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/base64.h"
 #include "common/log.h"
 
 namespace hh::config {
@@ -35,6 +36,14 @@ Result<std::string> read_secret_file(const std::string& path, const std::string&
 }
 
 namespace {
+
+// "whsec_<base64>" (or bare base64, as the signer takes it: receiver/signature) of a
+// key that is not empty.
+bool is_signing_secret(std::string_view secret) {
+  if (secret.starts_with("whsec_")) secret.remove_prefix(6);
+  const auto key = base64_decode(secret);
+  return key && !key->empty();
+}
 
 // A secret others can read is a secret others may have: say so, but start (an operator
 // may have reasons, e.g. a group the service shares with a deploy tool).
@@ -79,7 +88,13 @@ Result<Secrets> load_secrets(const Settings& settings) {
     const std::string& file = settings.forwards[i].secret_file;
     warn_if_shared(file, settings.base_dir);
     auto secret = read_secret_file(file, settings.base_dir);
-    if (!secret) return fail("forward[" + std::to_string(i) + "].secret_file: " + secret.error());
+    const std::string where = "forward[" + std::to_string(i) + "].secret_file";
+    if (!secret) return fail(where + ": " + secret.error());
+    // Checked now, not when the first message is signed (the secret itself is never shown).
+    if (!is_signing_secret(*secret)) {
+      return fail(where + " " + file + ": not a whsec_ secret (\"whsec_\" and base64; make one with "
+                  "echo \"whsec_$(head -c 32 /dev/urandom | base64)\")");
+    }
     secrets.forward_secrets.push_back(std::move(*secret));
   }
   if (!settings.read_api.token_file.empty()) {

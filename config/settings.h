@@ -29,7 +29,9 @@ struct ServiceSettings {
   std::string ca_file;                             // empty: system trust store
   int64_t concurrency = 4;                         // fetches in flight at once
   int64_t connect_timeout_s = 10;
-  int64_t read_timeout_s = 60;
+  int64_t read_timeout_s = 60;                     // no bytes for this long: the fetch fails
+  int64_t fetch_timeout_s = 600;                   // one fetch whole: connect, request and the entire answer
+  int64_t job_lease_s = 300;                       // PostgreSQL: a claimed job not renewed for this long is taken over
   int64_t max_response_bytes = 256 * 1024 * 1024;
   int64_t max_attempts = 8;                        // then the job is `dead`
   int64_t backoff_initial_s = 5;
@@ -59,9 +61,9 @@ struct ForwardSettings {
   bool ordered = true;              // one message in flight per (user, resource)
   int64_t max_attempts = 50;        // then `dead`
   int64_t max_age_s = 3 * 86400;    // key `max_age` ("3d", "12h", "30m", "45s" or seconds): older → `dead`
-  int64_t timeout_ms = 10000;       // per request: connect, and no bytes for this long
+  int64_t timeout_ms = 10000;       // per POST: connect, send and the answer's status, all told
   int64_t concurrency = 4;          // requests in flight to this destination
-  int64_t max_outbox_mib = 1024;    // disk budget of its pending entries; beyond it the oldest are dropped
+  int64_t max_outbox_mib = 1024;    // disk budget of all its outbox keeps (pending, dead, dropped ranges)
   int64_t backoff_initial_ms = 1000;
   int64_t backoff_max_s = 600;
   bool allow_plain_http = false;    // http:// to a non-loopback host (a private network)
@@ -116,6 +118,9 @@ struct Settings {
   // service gives up after about 15 s and retries; its retry is then a duplicate).
   int64_t request_deadline_ms = 10000;
   int64_t refusal_log_interval_s = 60; // refusals (401, limits) are logged as one summary line per interval
+  // How long a 401 waits before it is sent, on a connection that has never carried a
+  // correctly signed delivery (receiver/http/session.h); 0: answered at once.
+  int64_t refusal_delay_ms = 250;
   // Alarms in the log (metrics/delivery_alarms.h); 0 turns one off. No verified delivery
   // for this long: the endpoint may be disabled at the service, or the network changed.
   int64_t alert_silence_minutes = 60;

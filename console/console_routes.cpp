@@ -185,8 +185,10 @@ http::net::awaitable<http::Response> Console::sign_in(http::Request& request) {
     if (auto token = fields->find("token"); token != fields->end()) role = sessions_.role_of_token(token->second);
   }
   if (!role) {
+    // Counted here; slowed like every 401 of an authenticating route (its head check makes
+    // it one) by the session: refusal_delay_ms, on connections never trusted (this one,
+    // since it is closed after each failure).
     if (options_.refusals) options_.refusals->count(http::Refusal::console_sign_in);
-    co_await http::wait_for(options_.refusal_delay);
     http::Response response = console_error(Status::unauthorized, "wrong token");
     response.keep_alive(false);
     co_return response;

@@ -42,7 +42,6 @@ struct ConsoleOptions {
   SessionPolicy policy;
   bool secure_cookie = false;  // the listener speaks TLS: the cookie gets `Secure`
   // A failed sign-in waits this long for its answer, like other 401s (receiver/http/session.h).
-  std::chrono::milliseconds refusal_delay{250};
   http::Refusals* refusals = nullptr;  // failed sign-ins are counted as console_sign_in; may be null
 };
 

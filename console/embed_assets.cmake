@@ -1,7 +1,7 @@
 # Turns the console's files (HTML, CSS, JavaScript, SVG) into a C++ source: one byte array
 # per file, with its content type and a strong ETag (the first 16 bytes of its SHA-256, in
 # hex), so the binary serves the console with no file beside it and no Node toolchain at
-# build time (docs/decisions/031-console-assets-and-charts.md).
+# build time (docs/decisions/039-console-assets-and-charts.md).
 #
 #   cmake -DOUTPUT=gen.cpp -DASSET_DIR=dir "-DASSETS=a.html;b.js" -P embed_assets.cmake
 #

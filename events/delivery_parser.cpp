@@ -242,6 +242,7 @@ bool DeliveryParser::Impl::parse_webhook(const InboxRow& row, DeliveryRows& out,
     if (!ok) return false;
   }
   if (!at_end(doc, "body")) return false;
+  if (envelope_user_id && !envelope_user_id->empty()) out.delivery_user = envelope_user_id;
 
   if (event.kind == EventKind::hypnogram) {
     status = Status::ignored;
@@ -299,6 +300,7 @@ bool DeliveryParser::Impl::apply_envelope_user(std::optional<std::string_view> e
   if (out.lab_order) fill(out.lab_order->user_id);
   if (out.lab_appointment) fill(out.lab_appointment->user_id);
   if (out.lab_result) fill(out.lab_result->user_id);
+  if (out.lab_parsing_job) fill(out.lab_parsing_job->user_id);
 
   // Who this is about: the envelope's user, else (envelopes before Mar 2024) the user the
   // rows name, all of them the same user in practice.
@@ -316,6 +318,8 @@ bool DeliveryParser::Impl::apply_envelope_user(std::optional<std::string_view> e
   if (out.lab_order) offer(out.lab_order->user_id);
   if (out.lab_appointment) offer(out.lab_appointment->user_id);
   if (out.lab_result) offer(out.lab_result->user_id);
+  if (out.lab_parsing_job) offer(out.lab_parsing_job->user_id);
+  out.delivery_user = who.user_id;
   if (!who.team_id && out.lab_order && out.lab_order->team_id && !out.lab_order->team_id->empty()) {
     who.team_id = out.lab_order->team_id;
   }
@@ -369,6 +373,8 @@ bool DeliveryParser::Impl::parse_fetched(const InboxRow& row, DeliveryRows& out)
     }
   }
 
+  if (!context.user_id.empty()) out.delivery_user = context.user_id;
+
   if (context.kind == "workout_stream") {
     out.family = Family::fetched_stream;
     if (context.workout_id.empty()) return json.fail(here, "workout_id", "missing");
@@ -378,7 +384,7 @@ bool DeliveryParser::Impl::parse_fetched(const InboxRow& row, DeliveryRows& out)
     size_t count = 0;
     while (reader.next(point)) ++count;
     if (!reader.error().empty()) return json.fail(JsonPath{}, "stream", reader.error());
-    out.fetched_stream = FetchedStream{context.workout_id, row.body, count};
+    out.fetched_stream = FetchedStream{context.workout_id, row.body, count, out.delivery_user};
     return true;
   }
 

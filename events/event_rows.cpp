@@ -38,6 +38,7 @@ std::string_view status_name(Status status) {
 void DeliveryRows::clear() {
   family = Family::other;
   identity = Identity{};
+  delivery_user.reset();
   summaries.clear();
   sample_batches.clear();
   workout_stream.reset();

@@ -139,6 +139,7 @@ struct LabParsingJobRow {
   std::optional<bool> needs_human_review, is_reviewed;
   std::optional<std::string_view> results_json;  // $.data.data when present
   std::string_view data_json;
+  std::optional<std::string_view> user_id = std::nullopt;  // the envelope's user_id (the job's data names nobody)
 };
 
 // One item of GET /v2/providers (service interface: Provider). `slug` keys the row.
@@ -163,12 +164,18 @@ struct FetchedStream {
   std::string_view workout_id;
   std::string_view body;
   size_t point_count = 0;                        // counted (and validated) by the parser
+  std::optional<std::string_view> user_id = std::nullopt;  // the fetch context's user_id (the job's)
 };
 
 // Everything one inbox row produced. Reused across rows (clear() keeps capacity).
 struct DeliveryRows {
   Family family = Family::other;
   Identity identity;
+  // Whom the inbox row is about, whatever its status (erasure finds the row by it, spec
+  // §11): a webhook's envelope user_id, else the user its rows name (identity.user_id); a
+  // fetched row's context user_id. Unset when the row names nobody (or the parse failed
+  // before the envelope's user_id was read).
+  std::optional<std::string_view> delivery_user;
   std::vector<SummaryRow> summaries;             // 1 for a webhook, many for a fetched page
   std::vector<SampleBatch> sample_batches;       // 1 for a webhook, one per source in a grouped page
   std::optional<WorkoutStreamNotice> workout_stream;

@@ -1,5 +1,6 @@
 #include "fetcher/https_client.h"
 
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/string.hpp>
 #include <deque>
 #include <set>
@@ -214,7 +215,38 @@ net::awaitable<FetchResult> HttpsClient::send(Method method, std::string target)
   return perform(method, std::move(target), false);
 }
 
+// fetch_timeout for one perform(): a timer that closes the connection in use when it
+// fires (its pending operation then ends as cancelled, which perform_within() reports as
+// the timeout). Shared with the timer's handler, which may run after perform() returned.
+struct HttpsClient::Deadline {
+  explicit Deadline(const net::any_io_executor& executor) : timer(executor) {}
+  net::steady_timer timer;
+  Connection* connection = nullptr;  // the one connecting or carrying the request; null between
+  bool passed = false;
+};
+
 net::awaitable<FetchResult> HttpsClient::perform(Method method, std::string target, bool retry_stale) {
+  auto deadline = std::make_shared<Deadline>(executor_);
+  deadline->timer.expires_after(options_.fetch_timeout);
+  deadline->timer.async_wait([deadline](const boost::system::error_code& ec) {
+    if (ec) return;  // cancelled: the request ended in time
+    deadline->passed = true;
+    if (deadline->connection) deadline->connection->close();
+  });
+  auto operation = perform_within(method, target, retry_stale, *deadline);
+  FetchResult result = co_await std::move(operation);
+  deadline->timer.cancel();
+  deadline->connection = nullptr;
+  if (deadline->passed) {
+    co_return failed(FetchFailure::timeout,
+                     "no complete answer within " + std::to_string(options_.fetch_timeout.count()) +
+                         " ms (connect, request and the whole body: service.fetch_timeout_s)");
+  }
+  co_return result;
+}
+
+net::awaitable<FetchResult> HttpsClient::perform_within(Method method, const std::string& target, bool retry_stale,
+                                                        Deadline& deadline) {
   const uint64_t generation = impl_->close_generation;
   for (int round = 0;; ++round) {
     std::unique_ptr<Connection> connection = take_idle();
@@ -224,8 +256,11 @@ net::awaitable<FetchResult> HttpsClient::perform(Method method, std::string targ
       Outcome connected;
       {
         Impl::Active active(impl_->active, connection.get());
+        deadline.connection = connection.get();
         connected = co_await connection->connect();
+        deadline.connection = nullptr;
       }
+      if (deadline.passed) co_return cancelled();  // perform() reports the timeout
       if (impl_->close_generation != generation) co_return cancelled();
       if (!connected.ok()) co_return failed(*connection, connected);
       ++connections_opened_;
@@ -234,7 +269,14 @@ net::awaitable<FetchResult> HttpsClient::perform(Method method, std::string targ
     FetchResult result;
     {
       Impl::Active active(impl_->active, connection.get());
+      deadline.connection = connection.get();
+      if (deadline.passed) connection->close();  // passed while it was idle in the pool
       result = co_await exchange(*connection, method, target, outcome);
+      deadline.connection = nullptr;
+    }
+    if (deadline.passed) {
+      connection->close();
+      co_return cancelled();  // perform() reports the timeout
     }
     if (impl_->close_generation != generation) co_return cancelled();
     // A kept-alive connection the server closed meanwhile fails before any byte of the

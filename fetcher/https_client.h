@@ -12,8 +12,10 @@
 //   FetchFailure::certificate; no request is ever sent on an unverified connection.
 // - Deadlines: connect_timeout covers resolve + TCP connect + TLS handshake;
 //   read_timeout is the longest wait for the next bytes while writing the request or
-//   reading the response (an inactivity deadline, re-armed per read, so a large body on a
-//   slow link is fine and a stalled one is not).
+//   reading the response (an inactivity deadline, re-armed per read, so a stalled
+//   connection fails early); fetch_timeout is one deadline for the whole request (connect,
+//   send, the entire answer, a retry on a new connection included), so a server that
+//   drips its answer a byte at a time cannot hold a fetch for ever (FetchFailure::timeout).
 // - Size: the decoded body never exceeds max_response_bytes (Content-Length checked
 //   before reading; gzip bodies checked while inflating).
 // - gzip: Accept-Encoding: gzip is sent and a gzip Content-Encoding is decoded; any other
@@ -45,6 +47,7 @@ namespace hh::fetcher {
 struct ClientOptions {
   std::chrono::milliseconds connect_timeout{10'000};
   std::chrono::milliseconds read_timeout{60'000};
+  std::chrono::milliseconds fetch_timeout{600'000};  // one request whole, from connect to the last body byte
   uint64_t max_response_bytes = 256 * 1024 * 1024;
   std::string api_key_header = "x-vital-api-key";
   std::string api_key;                            // never logged
@@ -97,6 +100,9 @@ class HttpsClient {
   HttpsClient(boost::asio::any_io_executor executor, BaseUrl base, ClientOptions options);
   // `retry_stale`: send once more on a new connection when a reused one had been closed.
   boost::asio::awaitable<FetchResult> perform(Method method, std::string target, bool retry_stale);
+  struct Deadline;
+  boost::asio::awaitable<FetchResult> perform_within(Method method, const std::string& target, bool retry_stale,
+                                                     Deadline& deadline);
   // One request on `connection`; `outcome` tells how the connection fared.
   boost::asio::awaitable<FetchResult> exchange(http_client::Connection& connection, Method method,
                                                const std::string& target, http_client::Outcome& outcome);

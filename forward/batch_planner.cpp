@@ -1,72 +1,88 @@
 #include "forward/batch_planner.h"
 
-#include <string_view>
-#include <unordered_map>
+#include <algorithm>
 
 namespace hh::forward {
 
-std::vector<PlannedPost> plan_posts(std::span<const store::OutboxEntry> pending,
-                                    const std::unordered_set<int64_t>& in_flight, int64_t now_ms,
-                                    const PlanLimits& limits) {
+Result<std::vector<PlannedPost>> plan_posts(store::Outbox& outbox, const std::string& destination, const Busy& busy,
+                                            int64_t now_ms, const PlanLimits& limits) {
   std::vector<PlannedPost> posts;
-  std::unordered_set<std::string_view> held;               // keys whose later entries wait
-  std::unordered_map<std::string_view, size_t> key_post;   // key → the POST its entries are in
-  std::unordered_map<int64_t, size_t> pinned_post;         // batch_id → its POST
-  std::unordered_set<int64_t> unsendable_pins;             // batch_ids held back (an entry in flight or not due)
+  if (limits.posts == 0) return posts;
   const size_t batch = std::max<size_t>(limits.batch, 1);
+  // Enough heads to fill every POST even when each brings one entry, plus the busy ones
+  // that are skipped.
+  const auto want = static_cast<int64_t>(limits.posts * batch + busy.ids.size());
+  auto heads = outbox.due_heads(destination, now_ms, want);
+  if (!heads) return fail(heads.error_kind(), heads.error());
 
-  for (const store::OutboxEntry& e : pending) {
-    const bool keyed = limits.ordered && e.order_key.has_value();
-    const std::string_view key = keyed ? std::string_view(*e.order_key) : std::string_view();
-    auto hold = [&] {
-      if (keyed) held.insert(key);
-    };
-    if (keyed && held.contains(key)) continue;
-    if (in_flight.contains(e.outbox_id) || e.next_attempt_at_ms > now_ms) {
-      if (e.batch_id) unsendable_pins.insert(*e.batch_id);
-      hold();
+  std::unordered_set<std::string> planned_keys;
+  std::unordered_set<int64_t> planned_posts, planned_ids;
+  std::optional<size_t> open;  // the unpinned POST being filled
+  // Room for an unpinned part: in the open POST, else in a new one.
+  auto room = [&]() -> size_t {
+    if (open && posts[*open].entries.size() < batch) return batch - posts[*open].entries.size();
+    return posts.size() < limits.posts ? batch : 0;
+  };
+  auto add_part = [&](std::vector<store::OutboxEntry> part) {
+    if (!open || posts[*open].entries.size() >= batch) {
+      posts.emplace_back();
+      open = posts.size() - 1;
+    }
+    for (auto& e : part) {
+      planned_ids.insert(e.outbox_id);
+      posts[*open].entries.push_back(std::move(e));
+    }
+  };
+  auto key_taken = [&](const std::optional<std::string>& key) {
+    return limits.ordered && key && (busy.keys.contains(*key) || planned_keys.contains(*key));
+  };
+
+  for (const store::OutboxEntry& head : *heads) {
+    if (busy.ids.contains(head.outbox_id) || planned_ids.contains(head.outbox_id)) continue;
+    if (head.post_id) {
+      // A POST that went out before: whole, alone, under its id.
+      const int64_t post_id = *head.post_id;
+      if (busy.posts.contains(post_id) || planned_posts.contains(post_id)) continue;
+      if (posts.size() >= limits.posts) continue;
+      auto members = outbox.post_entries(post_id);
+      if (!members) return fail(members.error_kind(), members.error());
+      const bool blocked = members->empty() || std::any_of(members->begin(), members->end(), [&](const auto& e) {
+                             return busy.ids.contains(e.outbox_id) || planned_ids.contains(e.outbox_id) ||
+                                    e.next_attempt_at_ms > now_ms || key_taken(e.order_key);
+                           });
+      if (blocked) continue;
+      planned_posts.insert(post_id);
+      for (const auto& e : *members) {
+        planned_ids.insert(e.outbox_id);
+        if (limits.ordered && e.order_key) planned_keys.insert(*e.order_key);
+      }
+      posts.push_back(PlannedPost{std::move(*members), post_id});
       continue;
     }
-    if (e.batch_id) {
-      if (unsendable_pins.contains(*e.batch_id)) {
-        hold();
-        continue;
-      }
-      auto found = pinned_post.find(*e.batch_id);
-      if (found == pinned_post.end()) {
-        if (posts.size() >= limits.posts) {
-          hold();
-          continue;
-        }
-        posts.push_back(PlannedPost{{}, e.batch_id});
-        found = pinned_post.emplace(*e.batch_id, posts.size() - 1).first;
-      }
-      posts[found->second].entries.push_back(&e);
-      // Nothing else joins a POST that went out before, and the key's later entries wait for it.
-      hold();
+    if (key_taken(head.order_key)) continue;
+    const size_t space = room();
+    if (space == 0) continue;
+    if (!limits.ordered || !head.order_key) {
+      add_part({head});
       continue;
     }
-    size_t post = posts.size();
-    if (keyed) {
-      if (auto found = key_post.find(key); found != key_post.end()) post = found->second;
-    }
-    if (post == posts.size()) {
-      // The newest unpinned POST with room, else a new one.
-      if (!posts.empty() && !posts.back().pinned_batch && posts.back().entries.size() < batch) {
-        post = posts.size() - 1;
-      } else if (posts.size() >= limits.posts) {
-        hold();
-        continue;
-      } else {
-        posts.push_back(PlannedPost{});
-      }
-    }
-    if (posts[post].pinned_batch || posts[post].entries.size() >= batch) {
-      hold();
+    auto run = outbox.key_entries(destination, *head.order_key, static_cast<int64_t>(space));
+    if (!run) return fail(run.error_kind(), run.error());
+    if (run->empty()) continue;
+    if (run->front().outbox_id != head.outbox_id) {
+      // Marked, but an earlier entry of its key is pending: the mark moves there.
+      if (auto moved = outbox.demote(head.outbox_id); !moved) return fail(moved.error_kind(), moved.error());
       continue;
     }
-    posts[post].entries.push_back(&e);
-    if (keyed) key_post[key] = post;
+    // The head, then the key's next entries while they never went out and may go now.
+    std::vector<store::OutboxEntry> part;
+    for (store::OutboxEntry& e : *run) {
+      const bool first = e.outbox_id == head.outbox_id;
+      if (!first && (e.post_id || busy.ids.contains(e.outbox_id) || e.next_attempt_at_ms > now_ms)) break;
+      part.push_back(std::move(e));
+    }
+    planned_keys.insert(*head.order_key);
+    add_part(std::move(part));
   }
   return posts;
 }

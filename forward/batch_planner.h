@@ -1,41 +1,56 @@
 #pragma once
 // Which pending outbox entries of one destination go out now, and in which POSTs: the
-// ordering rule of spec §10, as a pure function of what the store lists.
+// ordering rule of spec §10, planned from what is due per key (store/outbox.h: the heads,
+// the first pending entry of each user/resource key, by due time), never from a window of
+// the oldest ids, so a due entry is not held back by any number of entries of other keys.
 //
-// Walking the pending entries in outbox order (due or not):
-//  - an entry of a key (user/resource) that has an earlier entry in flight, waiting for
-//    its retry, or left for later, is held back: with `ordered`, a key never has two POSTs
-//    in flight and never overtakes itself, and a failing entry holds back only its own key;
-//  - an entry that went out before in a POST (batch_id) goes out again in that same POST,
-//    whole, so the POST's id stays the same across retries;
-//  - the others fill new POSTs of up to `batch` entries; the entries of one key stay in
-//    one POST (in order), so a key's next POST waits for this one.
-// Without `ordered`, nothing is held back by its key.
+// For each due head, oldest due first:
+//  - a head pinned to a POST that went out before (post_id) brings that POST back whole:
+//    the entries pinned to it, nothing else, under the same id;
+//  - otherwise, with `ordered`, the key's first entries (the head and those after it that
+//    never went out, up to the room left) join the POST being filled: a key's entries stay
+//    in one POST, in order, and the key's next POST waits for this one;
+//  - without `ordered`, each due head goes alone into the POST being filled.
+// A key (or entry, or POST) that is busy (in flight, or delivered and not yet deleted) is
+// skipped: with `ordered`, a key never has two POSTs in flight and never overtakes itself.
+// POSTs are filled to `batch` entries, at most `posts` of them.
+//
+// A head whose mark turns out not to be its key's first entry (entries committed out of
+// id order on PostgreSQL, a re-queue) is demoted on the spot; its key goes out from its
+// true first entry at the next look.
+//
+// Cost: one due_heads() range read, then one key_entries() or post_entries() seek per
+// POST part planned: independent of how many entries wait behind keys that are not due.
 #include <cstdint>
 #include <optional>
-#include <span>
+#include <string>
 #include <unordered_set>
 #include <vector>
 
+#include "common/result.h"
 #include "store/outbox.h"
 
 namespace hh::forward {
 
 struct PlannedPost {
-  std::vector<const store::OutboxEntry*> entries;  // in outbox order
-  std::optional<int64_t> pinned_batch;             // went out before under this id
+  std::vector<store::OutboxEntry> entries;  // in outbox order, by key
+  std::optional<int64_t> pinned;            // went out before as this POST
 };
 
 struct PlanLimits {
   bool ordered = true;
-  size_t batch = 1;      // entries per POST
-  size_t posts = 1;      // POSTs that may start now (free lanes)
+  size_t batch = 1;  // entries per POST
+  size_t posts = 1;  // POSTs that may be planned now
 };
 
-// `pending`: one destination's pending entries in outbox order; `in_flight`: ids being
-// sent now; `now_ms`: entries due after it wait.
-std::vector<PlannedPost> plan_posts(std::span<const store::OutboxEntry> pending,
-                                    const std::unordered_set<int64_t>& in_flight, int64_t now_ms,
-                                    const PlanLimits& limits);
+// What may not go out now: in flight, or delivered and not yet deleted.
+struct Busy {
+  std::unordered_set<int64_t> ids;
+  std::unordered_set<std::string> keys;  // their order keys (with `ordered`)
+  std::unordered_set<int64_t> posts;     // their POSTs
+};
+
+Result<std::vector<PlannedPost>> plan_posts(store::Outbox& outbox, const std::string& destination, const Busy& busy,
+                                            int64_t now_ms, const PlanLimits& limits);
 
 }  // namespace hh::forward

@@ -1,28 +1,30 @@
 #pragma once
-// Pushes one [[forward]] destination's outbox (store/outbox.h) to its URL: the sender of
-// spec §10, one coroutine loop per destination on the forwarder's io thread.
+// Pushes one [[forward]] destination's outbox (store/outbox.h) to its URL over HTTP: the
+// transport and the clock of the sender of spec §10, one coroutine loop per destination
+// on the forwarder's io thread. What goes out when, and what an answer means, is the
+// PostScheduler's (post_scheduler.h).
 //
-// Loop: list the pending entries (due or not) in outbox order, plan the POSTs that may
-// start now (batch_planner.h: ordering per key, pinned batches, `concurrency` lanes),
-// start each on a free lane, then wait for a lane to finish, for a retry to fall due, or
-// for the next look at the outbox (kPollInterval: new entries are committed by the writer
-// thread, which does not call in here). Between looks, the entries listed are planned
-// from memory, kept up to date by each POST's outcome.
+// Loop: when lanes are free and no planned POST waits, or at least every kPollInterval,
+// look at the outbox (PostScheduler::next_posts(): up to two POSTs per lane are planned and
+// pinned at a time, so a busy destination looks a few times a second, not once per POST),
+// start the planned POSTs on free lanes, then wait for a lane to finish or for the next
+// look.
 //
 // A POST: the body (change_payload.h, or the stored delivery byte-exact), signed with the
 // destination's secret (Standard Webhooks: webhook-id, webhook-timestamp,
 // webhook-signature over the exact bytes), sent on a keep-alive connection of the lane
-// (common/http_client: TLS verified, deadlines). A keep-alive connection the backend had
-// closed is reopened once, at once. The answer decides (answer_policy.h): sent (deleted),
-// later (attempts + 1, due after the backoff or Retry-After), or dead. A backend that
-// cannot be reached at all (name, TCP connect, TLS handshake) pauses the whole destination
-// with a backoff of its own: one POST finds out when it is back, instead of every key's
-// first message using up an attempt.
+// (common/http_client: TLS verified). One deadline, timeout_ms, covers the whole POST:
+// connecting (a keep-alive connection the backend had closed is reopened once, at once,
+// within it), sending, and the answer's status line and headers. Any 2xx is success,
+// whatever its body: of a body at most kMaxAnswerBytes is read, until the deadline, and
+// the connection is dropped rather than read on (a long or trickling answer never holds a
+// lane). Interim 1xx answers before the final one are skipped. A failure's message keeps
+// the first bytes of the body, without what it echoes of the URL's query or the secret
+// (echo_redaction.h).
 //
-// Delivered entries are deleted in one transaction per look at the outbox (at most
-// kPollInterval later); a crash in between sends them once more, under the same ids.
-// Stopping deletes them, and cancels what is in flight without recording anything: those
-// entries stay pending as they were and go out again after a restart, under the same ids.
+// Stopping deletes what was delivered, and cancels what is in flight without recording
+// anything: those entries stay pending, pinned to their POSTs, and go out again after a
+// restart under the same ids.
 //
 // Lifetime and threads: everything runs on the io_context given; `outbox` and `rows` are
 // that thread's handles and must outlive this object.
@@ -30,19 +32,18 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
-#include <random>
-#include <span>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "common/http_client/connection.h"
-#include "config/settings.h"
-#include "forward/answer_policy.h"
 #include "common/http_url.h"
+#include "config/settings.h"
+#include "forward/echo_redaction.h"
 #include "forward/forward_metrics.h"
+#include "forward/post_scheduler.h"
 #include "store/outbox.h"
 #include "store/read_store.h"
 
@@ -57,6 +58,7 @@ struct DestinationConfig {
 class DestinationSender {
  public:
   static constexpr std::chrono::milliseconds kPollInterval{100};
+  static constexpr uint64_t kMaxAnswerBytes = 64 * 1024;  // of an answer's body, read at most
   using Clock = std::function<int64_t()>;  // Unix ms
 
   DestinationSender(boost::asio::io_context& io, DestinationConfig config,
@@ -68,49 +70,37 @@ class DestinationSender {
   // Ends run() and cancels the POSTs in flight (on the io thread).
   void stop();
   // An operator's pause (store::Outbox::set_paused, read by the forwarder every few
-  // seconds): while paused, no POST starts (those in flight finish) and the outbox is not
-  // listed. On the io thread.
+  // seconds): while paused, no POST is planned or starts (those in flight finish). On the
+  // io thread.
   void set_paused(bool paused);
+
+  const config::ForwardSettings& settings() const { return config_.settings; }
+  // Entries of POSTs planned or in flight: the disk budget leaves them alone.
+  std::vector<int64_t> busy_ids() const;
 
  private:
   struct Lane;
-  struct Post;
-  boost::asio::awaitable<void> send(Lane& lane, std::shared_ptr<Post> post);
-  // One attempt of the POST on `lane`: the status, or no answer (failure named).
-  boost::asio::awaitable<void> attempt(Lane& lane, Post& post);
-  void record(Post& post);
-  Result<std::string> body_of(Post& post, std::string& content_type);
+  struct Attempt;
+  boost::asio::awaitable<void> send(Lane& lane, OutgoingPost post);
+  // One attempt of the POST on `lane`.
+  boost::asio::awaitable<PostOutcome> attempt(Lane& lane, const OutgoingPost& post);
+  Result<std::string> body_of(const OutgoingPost& post, PostOutcome& outcome);
   size_t free_lanes() const;
   void wake();
-  // listed_ kept in step with what record() and pinning wrote.
-  template <typename Change>
-  void update_listed(std::span<const int64_t> ids, Change&& change);
-  void forget_listed(std::span<const int64_t> ids);
-  // Deletes the entries delivered since the last flush (sent_unflushed_).
-  void flush_sent();
 
   boost::asio::io_context& io_;
   const DestinationConfig config_;
-  store::Outbox& outbox_;
+  const EchoRedaction redaction_;  // of what an answer's body may echo (the URL's token, the secret)
   store::ReadStore& rows_;
-  DestinationMetrics& metrics_;
   Clock now_ms_;
-  BackoffRule backoff_;
-  std::mt19937_64 random_;
+  PostScheduler scheduler_;
   std::vector<std::unique_ptr<Lane>> lanes_;
-  std::unordered_set<int64_t> in_flight_;
-  std::vector<store::OutboxEntry> listed_;  // the pending entries as last listed, kept up to date
-  std::chrono::steady_clock::time_point listed_at_{};
-  std::vector<int64_t> sent_unflushed_;  // delivered, not yet deleted from the store
+  std::deque<OutgoingPost> planned_;  // planned and pinned, waiting for a lane
+  std::chrono::steady_clock::time_point looked_at_{};
   boost::asio::steady_timer wakeup_;
   bool stopping_ = false;
-  bool paused_ = false;
-  bool woken_ = false;    // wake() since the loop last looked: look again without waiting
-  bool failing_ = false;  // the last POST failed (its first failure and the recovery are logged)
-  // The backend could not be reached (no connection): nothing is sent before this (Unix ms).
-  int64_t unreachable_until_ms_ = 0;
-  int64_t unreachable_failures_ = 0;  // in a row, for the pause's backoff
-  bool store_failing_ = false;  // the last outbox read or write failed (logged once until it works again)
+  bool paused_ = false;  // set_paused()
+  bool woken_ = false;   // wake() since the loop last looked: look again without waiting
 };
 
 }  // namespace hh::forward

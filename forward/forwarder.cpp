@@ -19,6 +19,8 @@
 #include "common/log.h"
 #include "common/thread_name.h"
 #include "forward/destination_sender.h"
+#include "forward/outbox_budget.h"
+#include "receiver/signature/webhook_signature.h"
 #include "store/open_store.h"
 #include "store/read_store.h"
 
@@ -28,6 +30,8 @@ namespace {
 namespace net = boost::asio;
 
 constexpr std::chrono::seconds kOutboxCheckInterval{2};
+// Between two steps of a drop that takes several (outbox_budget.h).
+constexpr std::chrono::milliseconds kBudgetStepInterval{100};
 // The forwarder's nice value: below the threads that acknowledge and apply deliveries.
 constexpr int kForwarderNice = 19;
 
@@ -48,8 +52,7 @@ struct Forwarder::Parts {
   net::io_context io;
   std::unique_ptr<store::Outbox> outbox;
   std::unique_ptr<store::ReadStore> rows;
-  std::vector<config::ForwardSettings> settings;
-  std::vector<std::unique_ptr<DestinationSender>> senders;
+  std::vector<std::unique_ptr<DestinationSender>> senders;  // one per [[forward]] block, in order
   net::steady_timer check_timer{io};
   Clock now_ms;
   bool stopping = false;
@@ -65,14 +68,17 @@ Result<std::unique_ptr<Forwarder>> Forwarder::create(const config::Settings& set
   auto rows = store::open_read_store(database);
   if (!rows) return fail(rows.error_kind(), "forwarding: " + rows.error());
   parts->rows = std::move(*rows);
-  parts->settings = settings.forwards;
   parts->now_ms = now_ms;
   std::vector<std::unique_ptr<DestinationMetrics>> metrics;
   for (size_t i = 0; i < settings.forwards.size(); ++i) {
     const config::ForwardSettings& f = settings.forwards[i];
     const std::string where = "forward[" + std::to_string(i) + "]";
     auto url = parse_http_url(f.url);
-    if (!url) return fail(ErrorKind::data, where + ".url: " + url.error());  // checked at load: a second look
+    // Checked at load: a second look (that never prints the URL, which may hold a token).
+    if (!url) return fail(ErrorKind::data, where + ".url: not an http(s) URL");
+    if (auto key = signature::decode_secret(secrets.forward_secrets.at(i)); !key) {
+      return fail(ErrorKind::data, where + ".secret_file: not a whsec_ secret (whsec_ and base64)");
+    }
     std::shared_ptr<net::ssl::context> tls;
     if (url->tls) {
       const std::string ca_file =
@@ -114,12 +120,14 @@ void Forwarder::start() {
       [this]() -> net::awaitable<void> {
         while (!parts_->stopping) {
           const auto started = std::chrono::steady_clock::now();
-          check_outbox();
+          const bool over_budget = check_outbox();
           // Counting a large outbox (a backend gone for days) takes a while: the forwarder's
-          // thread spends at most a twentieth of its time on it.
+          // thread spends at most a twentieth of its time on it, but while a large drop goes
+          // step by step, half.
           const auto took = std::chrono::steady_clock::now() - started;
           parts_->check_timer.expires_after(
-              std::max<std::chrono::steady_clock::duration>(kOutboxCheckInterval, took * 20));
+              over_budget ? std::max<std::chrono::steady_clock::duration>(kBudgetStepInterval, took)
+                          : std::max<std::chrono::steady_clock::duration>(kOutboxCheckInterval, took * 20));
           co_await parts_->check_timer.async_wait(use_tuple);
         }
       },
@@ -142,18 +150,19 @@ void Forwarder::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void Forwarder::check_outbox() {
+bool Forwarder::check_outbox() {
   auto figures = parts_->outbox->figures();
   if (!figures) {
     log::warn("forward_outbox_unreadable").str("error", figures.error());
-    return;
+    return false;
   }
   const int64_t now = parts_->now_ms();
   // Pauses (forward pause|resume, the console) take effect here, within kOutboxCheckInterval.
   auto paused = parts_->outbox->paused();
   if (!paused) log::warn("forward_outbox_unreadable").str("error", paused.error());
-  for (size_t i = 0; i < parts_->settings.size(); ++i) {
-    const config::ForwardSettings& f = parts_->settings[i];
+  bool over_budget = false;
+  for (size_t i = 0; i < parts_->senders.size(); ++i) {
+    const config::ForwardSettings& f = parts_->senders[i]->settings();
     DestinationMetrics& m = *metrics_[i];
     if (paused) {
       const bool is_paused = std::find(paused->begin(), paused->end(), f.name) != paused->end();
@@ -164,25 +173,38 @@ void Forwarder::check_outbox() {
     for (const auto& row : *figures) {
       if (row.destination == f.name) mine = &row;
     }
-    const int64_t pending = mine ? mine->pending : 0;
-    m.pending.store(pending, std::memory_order_relaxed);
-    m.dead_now.store(mine ? mine->dead : 0, std::memory_order_relaxed);
-    m.oldest_age_ms.store(mine && mine->oldest_pending_created_at_ms ? now - *mine->oldest_pending_created_at_ms : 0,
+    const store::OutboxFigures none;
+    const store::OutboxFigures& figure = mine ? *mine : none;
+    m.pending.store(figure.pending, std::memory_order_relaxed);
+    m.dead_now.store(figure.dead, std::memory_order_relaxed);
+    m.oldest_age_ms.store(figure.oldest_pending_created_at_ms ? now - *figure.oldest_pending_created_at_ms : 0,
                           std::memory_order_relaxed);
-    const int64_t budget_entries = f.max_outbox_mib * 1024 * 1024 / kEntryBytes;
-    if (pending <= budget_entries) continue;
-    auto dropped = parts_->outbox->drop_oldest(f.name, budget_entries, "dropped: the outbox passed max_outbox_mib");
-    if (!dropped) {
-      log::warn("forward_drop_failed").str("destination", f.name).str("error", dropped.error());
+    const store::ForwardRule rule{
+        .destination = f.name,
+        .mode = f.mode == "deliveries" ? store::ForwardMode::deliveries : store::ForwardMode::changes,
+        .events = f.events};
+    auto step = keep_within_budget(*parts_->outbox, rule, figure, f.max_outbox_mib * 1024 * 1024,
+                                   parts_->senders[i]->busy_ids(), now);
+    if (!step) {
+      log::warn("forward_drop_failed").str("destination", f.name).str("error", step.error());
       continue;
     }
-    m.dropped.fetch_add(static_cast<uint64_t>(*dropped), std::memory_order_relaxed);
-    m.pending.store(pending - *dropped, std::memory_order_relaxed);
+    over_budget = over_budget || step->more;
+    if (step->ranges_merged > 0) {
+      log::warn("forward_dropped_ranges_merged")
+          .str("destination", f.name)
+          .num("merged", step->ranges_merged)
+          .num("max_outbox_mib", f.max_outbox_mib);
+    }
+    if (step->dropped.entries == 0) continue;
+    m.dropped.fetch_add(static_cast<uint64_t>(step->dropped.entries), std::memory_order_relaxed);
     log::warn("forward_outbox_over_budget")
         .str("destination", f.name)
-        .num("dropped", *dropped)
+        .num("dropped", step->dropped.entries)
+        .num("ranges", step->dropped.ranges)
         .num("max_outbox_mib", f.max_outbox_mib);
   }
+  return over_budget;
 }
 
 }  // namespace hh::forward

@@ -8,12 +8,15 @@
 // (reads of the outbox and the rows, the HTTP requests, the outbox updates on a
 // connection of its own) runs on this thread.
 //
-// The disk budget: an entry is about kEntryBytes in the store (its row and index entry;
-// a deliveries-mode entry refers to the inbox row, it does not copy the body). Past
-// max_outbox_mib of pending entries the oldest are marked `dropped` (kept as a record,
-// counted, logged): a backend gone for good must not fill the disk that ingest needs,
-// and ingest (acks to the service) comes first; the change feed and the tables still
-// hold everything, and `forward requeue` sends dropped entries again.
+// The disk budget, max_outbox_mib, bounds everything the outbox keeps of a destination
+// (outbox_budget.h): entries, pending or dead, and the ranges that record what was
+// dropped. Past the budget the oldest entries (dead or pending, never those of a POST in
+// flight) are dropped: deleted, and recorded as seq ranges with a count (store/outbox.h
+// drop_oldest()), counted and logged; the oldest ranges are merged before they take more
+// than their share. A backend gone for good must not fill the disk that ingest needs, and
+// ingest (acks to the service) comes first; the change feed and the inbox still hold what
+// was dropped, and `forward requeue --dropped` makes the entries again from them. A large
+// drop goes a step (one short transaction) at a time, a step every kBudgetStepInterval.
 #include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <functional>
@@ -31,15 +34,13 @@ namespace hh::forward {
 
 class DestinationSender;
 
-inline constexpr int64_t kEntryBytes = 256;
-
 class Forwarder {
  public:
   using Clock = std::function<int64_t()>;  // Unix ms
 
   // One sender per settings.forwards entry (with secrets.forward_secrets in the same
   // order). Opens its own store handles (the database must exist: `serve` created it).
-  // Error kind `data`: a destination's settings cannot be used (URL, CA file).
+  // Error kind `data`: a destination's settings cannot be used (URL, CA file, secret).
   static Result<std::unique_ptr<Forwarder>> create(const config::Settings& settings, const config::Secrets& secrets,
                                                    Clock now_ms);
   ~Forwarder();
@@ -56,7 +57,9 @@ class Forwarder {
  private:
   struct Parts;
   explicit Forwarder(std::unique_ptr<Parts> parts);
-  void check_outbox();
+  // Updates the gauges and keeps each destination within its budget; true when one is
+  // still over it (check again soon).
+  bool check_outbox();
 
   std::unique_ptr<Parts> parts_;
   std::vector<std::unique_ptr<DestinationMetrics>> metrics_;

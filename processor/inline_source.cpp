@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <exception>
 
+#include "events/delivery_user.h"
+
 namespace hh::processor {
 
 events::ParseResult parse_guarded(events::DeliveryParser& parser, const store::PendingDelivery& pending,
@@ -23,6 +25,19 @@ events::ParseResult parse_guarded(events::DeliveryParser& parser, const store::P
   }
 }
 
+void delivery_user_after_parse(const store::PendingDelivery& pending, const events::ParseResult& parsed,
+                               const events::DeliveryRows& rows, std::string& user) {
+  user.clear();
+  if (pending.body_removed) return;  // no outcome is written for it
+  if (parsed.status != events::Status::invalid && rows.delivery_user) {
+    user.assign(*rows.delivery_user);
+    return;
+  }
+  // Processed rows that name nobody (a provider list) are rare; invalid ones too.
+  const events::InboxRow& row = pending.row;
+  if (auto named = events::delivery_user_of(row.origin, row.headers_json, row.body)) user = std::move(*named);
+}
+
 Result<ParsedDelivery*> InlineSource::next(int64_t after_seq) {
   if (!started_) {
     cursor_.start(after_seq, last_seq_, limit_);
@@ -37,6 +52,7 @@ Result<ParsedDelivery*> InlineSource::next(int64_t after_seq) {
   current_.body_removed = pending_.body_removed;
   current_.parse = parse_guarded(parser_, pending_, rows_);
   current_.rows = &rows_;
+  delivery_user_after_parse(pending_, current_.parse, rows_, current_.user_id);
   auto poisoned = std::find_if(poisoned_.begin(), poisoned_.end(),
                                [&](const PoisonedDelivery& p) { return p.seq == current_.seq; });
   if (poisoned != poisoned_.end()) {

@@ -44,4 +44,10 @@ class InlineSource final : public ParsedSource {
 events::ParseResult parse_guarded(events::DeliveryParser& parser, const store::PendingDelivery& pending,
                                   events::DeliveryRows& rows);
 
+// Whom the parsed row names, into `user` ("" nobody): what the parse said, else (an invalid
+// row, or one whose parse did not name a user) what the row itself says. Cheap for the
+// rows the parser understood; a second look at the body only for the others.
+void delivery_user_after_parse(const store::PendingDelivery& pending, const events::ParseResult& parsed,
+                               const events::DeliveryRows& rows, std::string& user);
+
 }  // namespace hh::processor

@@ -12,10 +12,28 @@
 // change feed does not orphan it. Its id never comes back after it is sent (the backend
 // deduplicates on ids built from it).
 //
+// The sender's promises rest on two things kept here (store/sqlite/migrations/
+// 010-outbox-posts.sql):
+//  - post_id: the entries of a POST are pinned to it (pin()) before it goes out, and stay
+//    pinned until they are gone: a retry is the same entries under the same webhook-id,
+//    or nothing (a POST whose entries die, die together).
+//  - head: the first pending entry of each order key (user/resource) of a destination is
+//    marked, so the sender finds what is due per key (due_heads(), an index of the heads
+//    by due time) however many entries wait behind a key that is failing. The writer
+//    inserts entries unmarked (NULL); the sender marks them (classify()), moves the mark
+//    to a key's next entry when its head is sent or dead, and a planner that finds a mark
+//    on an entry that is not its key's first moves it (demote()). Only the sender and
+//    `forward requeue` (which unmarks what it re-queues) write marks.
+//
+// What the disk budget drops is not kept entry by entry: it is recorded per destination
+// as ranges of seq (the deliveries the entries came from) with a count, and `forward
+// requeue --dropped` makes the entries again from the change feed or the inbox. The
+// ranges count against the budget too, and the oldest are merged (merge_dropped()) before
+// they take more than their share of it (forward/outbox_budget.h).
+//
 // An Outbox handle is what the sender (forward/) and `healthhook forward` use: on a
 // connection of its own, beside the writer; each write is one short transaction. Sent
-// entries are deleted; `dead` ones stay until re-queued; `dropped` ones (over the disk
-// budget) stay as a record.
+// entries are deleted; `dead` ones stay until re-queued.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -48,28 +66,63 @@ struct OutboxEntry {
   std::optional<int64_t> from_ms, to_ms;
   std::optional<std::string> user_id;  // whom it is about, when known
   std::optional<std::string> order_key;  // user/resource: entries of one key go out in order
-  std::string state;                   // pending, dead, dropped
-  int64_t attempts = 0;
+  std::string state;                   // pending, dead
+  int64_t attempts = 0;                // of this entry
   int64_t created_at_ms = 0;          // written, or re-queued
   int64_t next_attempt_at_ms = 0;
-  std::optional<int64_t> batch_id;     // the POST it failed in (that POST's first entry's id): retried together
+  std::optional<int64_t> post_id;      // the POST it went out in (pinned before it was sent)
+  std::optional<bool> head;            // the first pending entry of its key; none: not looked at yet
   std::optional<int64_t> last_status;  // HTTP status of the last attempt (none: no answer)
   std::optional<std::string> last_error;
+};
+
+// Entries the disk budget dropped: those of `destination` from the deliveries first_seq
+// to last_seq (both included).
+struct DroppedRange {
+  int64_t range_id = 0;
+  std::string destination;
+  int64_t first_seq = 0, last_seq = 0;
+  int64_t entries = 0;       // how many were dropped in it
+  int64_t dropped_at_ms = 0;  // the last drop that added to it
 };
 
 // One destination's figures.
 struct OutboxFigures {
   std::string destination;
-  int64_t pending = 0, dead = 0, dropped = 0;
+  int64_t pending = 0, dead = 0;
+  int64_t dropped = 0, dropped_ranges = 0;  // entries dropped (in ranges not re-queued), and the ranges
   std::optional<int64_t> oldest_pending_created_at_ms;
 };
 
 struct OutboxSelection {
   std::optional<int64_t> outbox_id;  // one entry
   std::optional<std::string> destination;
-  std::optional<std::string> state;  // pending, dead, dropped; none: any
+  std::optional<std::string> state;  // pending, dead; none: any
   int64_t after_id = 0;
   int64_t limit = 1000;
+};
+
+// A POST about to go out: its entries are pinned to `post_id`.
+struct PostPin {
+  int64_t post_id = 0;
+  std::vector<int64_t> ids;
+};
+
+// What drop_oldest() did.
+struct Dropped {
+  int64_t entries = 0;
+  int64_t ranges = 0;  // ranges written or extended
+};
+
+// What requeue_dropped() did for one destination.
+struct RecreatedDropped {
+  int64_t ranges = 0;
+  int64_t dropped = 0;    // entries the ranges had recorded
+  int64_t recreated = 0;  // entries made again (pending, due now)
+  // dropped − recreated, when more were dropped: entries whose rows are gone (changes
+  // mode: no longer in the change feed, e.g. erased; deliveries mode: no longer in the
+  // inbox, or their body was removed by [retention] body_days).
+  int64_t not_recreated = 0;
 };
 
 // admin (`healthhook forward`): each write is durable when it returns. sender: the
@@ -82,27 +135,51 @@ class Outbox {
  public:
   virtual ~Outbox() = default;
 
-  // Entries matching `selection`, in outbox_id order (`forward list`, and the sender's
-  // look at what is pending: due or not).
+  // Entries matching `selection`, in outbox_id order (`forward list`).
   virtual Result<std::vector<OutboxEntry>> list(const OutboxSelection& selection) = 0;
   virtual Result<std::optional<OutboxEntry>> find(int64_t outbox_id) = 0;
   virtual Result<std::vector<OutboxFigures>> figures() = 0;
+  // The dropped ranges (of one destination, or all), oldest first.
+  virtual Result<std::vector<DroppedRange>> dropped(const std::optional<std::string>& destination) = 0;
+
+  // The sender's look at one destination. Each is cheap whatever waits in the outbox: an
+  // index lookup plus what it returns (the costs are in 010-outbox-posts.sql).
+  //
+  // Marks up to `limit` entries the writer added since (head NULL): with `ordered`, head
+  // when no earlier pending entry of its key exists, else not; without, every entry is a
+  // head. Returns how many it marked (fewer than `limit`: none are left).
+  virtual Result<int64_t> classify(const std::string& destination, bool ordered, int64_t limit) = 0;
+  // Pending heads due at `now_ms` (next_attempt_at <= now_ms), by due time then id.
+  virtual Result<std::vector<OutboxEntry>> due_heads(const std::string& destination, int64_t now_ms,
+                                                     int64_t limit) = 0;
+  // The first `limit` pending entries of one order key, in outbox order.
+  virtual Result<std::vector<OutboxEntry>> key_entries(const std::string& destination, const std::string& order_key,
+                                                       int64_t limit) = 0;
+  // The pending entries pinned to `post_id`, in outbox order.
+  virtual Result<std::vector<OutboxEntry>> post_entries(int64_t post_id) = 0;
+  // The entry is marked but is not its key's first pending entry after all: the mark
+  // moves to the key's first pending entry (one transaction).
+  virtual Result<void> demote(int64_t outbox_id) = 0;
+  // Pins each POST's entries to it, all in one transaction, before any of them goes out.
+  virtual Result<void> pin(std::span<const PostPin> posts) = 0;
 
   // The sender's outcomes, each one transaction over `ids`:
-  // delivered: deleted.
+  // delivered: deleted; their keys' next pending entries become heads.
   virtual Result<void> sent(std::span<const int64_t> ids) = 0;
-  // failed for now: attempts + 1, due again at `next_attempt_at_ms`; `batch_id` (when they
-  // went out together in one POST, named after it) keeps them together for the retries.
+  // failed for now: each entry's attempts + 1, due again at `next_attempt_at_ms` (still
+  // pinned to its POST).
   virtual Result<void> retry_later(std::span<const int64_t> ids, int64_t next_attempt_at_ms,
-                                   std::optional<int64_t> status, const std::string& error,
-                                   std::optional<int64_t> batch_id) = 0;
-  // failed for good: attempts + 1, state dead.
+                                   std::optional<int64_t> status, const std::string& error) = 0;
+  // failed for good: each entry's attempts + 1, state dead; their keys' next pending
+  // entries become heads.
   virtual Result<void> dead(std::span<const int64_t> ids, std::optional<int64_t> status, const std::string& error) = 0;
 
   // `forward requeue`: the entries of `selection` (whatever their state; `limit` does not
-  // apply) → pending, attempts 0, due at `now_ms`, no batch, and created at `now_ms` (so
-  // max_age counts from the requeue: an operator who sends them again means it). Returns
-  // how many.
+  // apply), and every entry pinned to the same POST as one of them (a POST goes out whole
+  // or not at all) → pending, attempts 0, due at `now_ms`, created at `now_ms` (so max_age
+  // counts from the requeue: an operator who sends them again means it), unmarked (the
+  // sender marks them again). They keep their POST, so a POST that went out before goes
+  // out again under its webhook-id with the same entries. Returns how many.
   virtual Result<int64_t> requeue(const OutboxSelection& selection, int64_t now_ms) = 0;
   // Pause and resume (`forward pause|resume`, the console): while a destination is paused
   // its sender starts no POST; entries keep accumulating (within max_outbox_mib). Returns
@@ -111,9 +188,27 @@ class Outbox {
   // The paused destinations, in name order.
   virtual Result<std::vector<std::string>> paused() = 0;
 
-  // The disk budget: all but the newest `keep` pending entries of `destination` → dropped,
-  // with `error`. Returns how many.
-  virtual Result<int64_t> drop_oldest(const std::string& destination, int64_t keep, const std::string& error) = 0;
+
+  // The disk budget: drops the `count` oldest (by outbox_id) pending or dead entries of
+  // `rule`'s destination, widened to whole deliveries (seq) and whole POSTs, except the
+  // entries of `keep` (in flight), and records them as seq ranges. A range ends where a
+  // delivery between two dropped ones could have had entries that were sent (the change
+  // feed, or the inbox in deliveries mode, has rows of it), so re-creating a range makes
+  // what was dropped and nothing that was sent, but for the other changes of a dropped
+  // delivery. The keys that lost their head get their next entry as head. One transaction.
+  virtual Result<Dropped> drop_oldest(const ForwardRule& rule, int64_t count, std::span<const int64_t> keep,
+                                      int64_t now_ms) = 0;
+  // The record of drops kept within its share of the budget: the oldest ranges of
+  // `destination` (by first_seq) become one, so that `keep` ranges are left (at least 1).
+  // The merged range spans all of them, with their counts; re-creating it (`forward requeue
+  // --dropped`) also makes again what was sent between them, under new ids. Returns how
+  // many ranges fewer there are. One transaction.
+  virtual Result<int64_t> merge_dropped(const std::string& destination, int64_t keep) = 0;
+  // `forward requeue --dropped`: the entries of `rule`'s dropped ranges made again, as the
+  // writer makes them (the change feed's rows of those seqs in changes mode, the inbox's
+  // webhook deliveries with their body in deliveries mode), pending and due now with new
+  // ids; the ranges are forgotten. One transaction.
+  virtual Result<RecreatedDropped> requeue_dropped(const ForwardRule& rule) = 0;
 };
 
 }  // namespace hh::store

@@ -16,6 +16,9 @@ struct StoreOptions {
   int64_t cache_size_mib = 64;      // the backend's page cache, per write connection
   int64_t busy_timeout_ms = 5000;   // a lock held longer than this fails the commit (503)
   int64_t max_database_mib = 0;     // 0: unlimited; else commits that would grow the store past it fail (503)
+  // PostgreSQL: how long a claimed follow-up job stays this instance's without a renewal
+  // (store/postgres/jobs/pg_job_queue.h); SQLite has no leases.
+  int64_t job_lease_ms = 5 * 60 * 1000;
   // [[forward]] destinations (`serve` only): the inbox and the processor write their
   // outbox entries (store/outbox.h) in the transactions of what they describe.
   std::vector<ForwardRule> forward_rules;

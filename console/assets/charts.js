@@ -1,4 +1,4 @@
-// The console's charts, drawn as SVG by hand (docs/decisions/031-console-assets-and-charts.md):
+// The console's charts, drawn as SVG by hand (docs/decisions/039-console-assets-and-charts.md):
 // no library, nothing inline that the Content-Security-Policy would refuse, and every point
 // an element the browser test can count (circle.point with data-t / data-value / data-count).
 //

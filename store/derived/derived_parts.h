@@ -41,12 +41,16 @@ struct Change {
   int64_t row_count = 1;
   std::optional<int64_t> from_ms;  // samples only
   std::optional<int64_t> to_ms;
+  // Whom the changed row is about (`purge-user` finds the feed's rows by it); none for a
+  // row about nobody (providers).
+  std::optional<std::string_view> user_id = std::nullopt;
 };
 
 // What one delivery did to one series.
 struct SeriesChange {
   int64_t series_id = 0;
   const std::string* row_key = nullptr;  // "user/resource/provider/source_type", owned by the series cache
+  size_t user_size = 0;                  // the user's length: the key's first part
   int64_t inserted = 0;
   int64_t updated = 0;
   int64_t from_ms = 0;                   // smallest / largest t_ms inserted or updated
@@ -65,11 +69,11 @@ inline constexpr int64_t kLastSeenStepMs = 60 * 1000;
 
 // The entry of `series_id` in `changes`, added (empty) when the delivery had none yet.
 inline SeriesChange& series_change_of(std::vector<SeriesChange>& changes, int64_t series_id,
-                                      const std::string* row_key) {
+                                      const std::string* row_key, size_t user_size) {
   auto found = std::find_if(changes.begin(), changes.end(),
                             [&](const SeriesChange& c) { return c.series_id == series_id; });
   if (found != changes.end()) return *found;
-  return changes.emplace_back(SeriesChange{series_id, row_key, 0, 0, INT64_MAX, INT64_MIN});
+  return changes.emplace_back(SeriesChange{series_id, row_key, user_size, 0, 0, INT64_MAX, INT64_MIN});
 }
 
 // Counts one sample written (inserted or replaced) at `t_ms`.

@@ -42,8 +42,11 @@ inline constexpr std::array<Names, 8> kLabAppointmentValues{"order_id", "user_id
 inline constexpr std::array<Names, 1> kOrderIdKey{"order_id"};
 inline constexpr std::array<Names, 6> kLabResultValues{"user_id", "sample_id", "status", "interpretation", "seq",
                                                        "data"};
-inline constexpr std::array<Names, 7> kLabParsingJobValues{"status",  "failure_reason", "needs_human_review",
-                                                           "is_reviewed", "results", "seq", "data"};
+inline constexpr std::array<Names, 8> kLabParsingJobValues{"user_id",     "status",  "failure_reason",
+                                                           "needs_human_review", "is_reviewed", "results",
+                                                           "seq",         "data"};
+// In the lab_parsing_jobs_user index (`purge-user` finds the rows by it).
+inline constexpr std::array<Names, 1> kLabParsingJobIndexed{"user_id"};
 inline constexpr std::array<Names, 5> kBackfillKeys{"user_id", "resource", "provider", "start_ms", "end_ms"};
 inline constexpr std::array<Names, 2> kBackfillValues{"is_final", "seq"};
 inline constexpr std::array<Names, 1> kSlugKey{"slug"};

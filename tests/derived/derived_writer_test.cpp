@@ -194,7 +194,7 @@ BOOST_AUTO_TEST_CASE(connection_device_and_lab_rows_follow_latest_wins) {
                                                    "2024-05-02T14:00:00+00:00", "2024-05-02T14:30:00+00:00", "{}"};
   labs.lab_result = events::LabResultRow{"o1", "u1", "123", "partial", "critical", "{}"};
   labs.lab_parsing_job =
-      events::LabParsingJobRow{"j1", "completed", std::nullopt, false, true, R"({"results":[]})", "{}"};
+      events::LabParsingJobRow{"j1", "completed", std::nullopt, false, true, R"({"results":[]})", "{}", "u1"};
   s.apply(labs, 15);
   BOOST_TEST(test::dump_table(s.db, "lab_orders") ==
                  Strings{"'o1'|'u1'|'t1'|'received'|'received.walk_in_test.ordered'|NULL|NULL|15|'{}'"},
@@ -206,7 +206,10 @@ BOOST_AUTO_TEST_CASE(connection_device_and_lab_rows_follow_latest_wins) {
   BOOST_TEST(test::dump_table(s.db, "lab_results") == Strings{"'o1'|'u1'|'123'|'partial'|'critical'|15|'{}'"},
              boost::test_tools::per_element());
   BOOST_TEST(test::dump_table(s.db, "lab_parsing_jobs") ==
-                 Strings{R"('j1'|'completed'|NULL|0|1|'{"results":[]}'|15|'{}')"},
+                 Strings{R"('j1'|'completed'|NULL|0|1|'{"results":[]}'|15|'{}'|'u1')"},
+             boost::test_tools::per_element());
+  // Every change names whom its row is about (purge-user finds the feed's rows by it).
+  BOOST_TEST(test::rows(s.db, "SELECT DISTINCT user_id FROM changes WHERE seq = 15") == Strings{"'u1'"},
              boost::test_tools::per_element());
   labs.lab_order->status_detail = "awaiting_remaining_markers";
   s.apply(labs, 9);  // older than all of them: nothing changes

@@ -74,6 +74,7 @@ std::string fault_name(Fault::Kind kind) {
     case Fault::Kind::drop_mid_body: return "drop_mid_body";
     case Fault::Kind::malformed_json: return "malformed_json";
     case Fault::Kind::close_without_response: return "close_without_response";
+    case Fault::Kind::drip_body: return "drip_body";
   }
   return "?";
 }
@@ -246,7 +247,8 @@ struct FakeService::Impl {
     } else {
       response.body() = reply.body;
     }
-    const bool partial = fault && (fault->kind == Fault::Kind::stall_body || fault->kind == Fault::Kind::drop_mid_body);
+    const bool partial = fault && (fault->kind == Fault::Kind::stall_body || fault->kind == Fault::Kind::drop_mid_body ||
+                                   fault->kind == Fault::Kind::drip_body);
     response.keep_alive(keep_alive && !partial);
     if (use_chunked && !partial) {
       response.chunked(true);
@@ -267,6 +269,20 @@ struct FakeService::Impl {
       if (ec) co_return false;
     }
     const std::string& body = response.body();
+    if (fault->kind == Fault::Kind::drip_body) {
+      // A byte at a time: each read of the client gets bytes well within any inactivity
+      // deadline, the whole body takes body.size() * stall.
+      net::steady_timer timer(io);
+      for (size_t i = 0; i < body.size(); ++i) {
+        timer.expires_after(fault->stall);
+        co_await timer.async_wait(use_tuple);
+        transport.expires_after(kSessionTimeout);
+        auto [ec, n] = co_await net::async_write(stream, net::buffer(body.data() + i, 1), use_tuple);
+        (void)n;
+        if (ec) co_return false;
+      }
+      co_return false;
+    }
     const size_t half = body.size() / 2;
     {
       auto [ec, n] = co_await net::async_write(stream, net::buffer(body.data(), half), use_tuple);

@@ -34,6 +34,7 @@ struct Fault {
     drop_mid_body,           // send the head (full Content-Length) and half the body, then close
     malformed_json,          // 200 with the body cut in half (valid HTTP, invalid JSON)
     close_without_response,  // read the request, close the connection
+    drip_body,               // send the head, then the body one byte every `stall` (never idle for long)
   };
   Kind kind = Kind::none;
   unsigned status = 500;

@@ -6,6 +6,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
@@ -16,6 +17,7 @@
 #include <exception>
 #include <list>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
@@ -46,6 +48,8 @@ struct FakeBackend::Impl {
     std::optional<std::string> retry_after;
     std::string body;
     bool close_after = false;
+    std::chrono::milliseconds drip{0};
+    bool drip_body_only = false;
   };
 
   // Counts a request from when it was read whole until it was answered or dropped.
@@ -104,6 +108,9 @@ struct FakeBackend::Impl {
   void serve(tcp::socket socket, uint64_t connection);
   template <typename Stream>
   void session(Stream& stream, uint64_t connection);
+  // Writes `bytes` one at a time, `every` apart; false when stopped or the write failed.
+  template <typename Stream>
+  bool drip(Stream& stream, std::string_view bytes, std::chrono::milliseconds every);
   Answer decide(const bhttp::request<bhttp::string_body>& request, uint64_t connection);
   void close(tcp::socket& socket);
   void join_finished();
@@ -261,9 +268,32 @@ void FakeBackend::Impl::session(Stream& stream, uint64_t connection) {
     }
     response.keep_alive(!answer.close_after);
     response.prepare_payload();
+    if (answer.drip.count() > 0) {
+      std::ostringstream serialized;
+      serialized << response;
+      const std::string bytes = serialized.str();
+      const size_t at_once = answer.drip_body_only ? bytes.size() - response.body().size() : 0;
+      net::write(stream, net::buffer(bytes.data(), at_once), ec);
+      if (ec || !drip(stream, std::string_view(bytes).substr(at_once), answer.drip) || answer.close_after) return;
+      continue;
+    }
     bhttp::write(stream, response, ec);
     if (ec || answer.close_after) return;
   }
+}
+
+template <typename Stream>
+bool FakeBackend::Impl::drip(Stream& stream, std::string_view bytes, std::chrono::milliseconds every) {
+  for (const char c : bytes) {
+    {
+      std::unique_lock lock(mutex);
+      if (stopping_changed.wait_for(lock, every, [this] { return stopping; })) return false;
+    }
+    error_code ec;
+    net::write(stream, net::buffer(&c, 1), ec);
+    if (ec) return false;
+  }
+  return true;
 }
 
 FakeBackend::Impl::Answer FakeBackend::Impl::decide(const bhttp::request<bhttp::string_body>& request, uint64_t connection) {
@@ -333,6 +363,9 @@ FakeBackend::Impl::Answer FakeBackend::Impl::decide(const bhttp::request<bhttp::
   }
   answer.status = fault.status;
   answer.retry_after = std::move(fault.retry_after);
+  answer.drip = fault.drip;
+  answer.drip_body_only = fault.drip_body_only;
+  answer.close_after = fault.close;
   if (fault.status >= 200 && fault.status < 300) {
     // Recorded before the answer is written: once a client sees the 2xx, accepted() has it.
     seen_request.duplicate = !accepted_ids.insert(seen_request.id).second;
@@ -343,6 +376,7 @@ FakeBackend::Impl::Answer FakeBackend::Impl::decide(const bhttp::request<bhttp::
   } else {
     answer.body = R"({"error":"fault plan"})";
   }
+  if (fault.body) answer.body = std::move(*fault.body);
   return answer;
 }
 

@@ -11,8 +11,11 @@
 //   body over 16 MiB                    413, connection closed
 //   signature missing or wrong          401, counted in bad_signatures(), not recorded
 //   otherwise                           the plan's Fault: wait `delay`, then close without
-//                                       answering (`drop`) or answer `status`; a 2xx is
-//                                       recorded in accepted()
+//                                       answering (`drop`) or answer `status` (with the
+//                                       Fault's `body`, written at once or a byte at a time:
+//                                       `drip`); a 2xx is recorded in accepted() before its
+//                                       answer is written (so a client that gives up on the
+//                                       answer has still been applied, as with a real backend)
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -43,6 +46,14 @@ struct BackendFault {
   std::optional<std::string> retry_after;  // sent as Retry-After when set
   std::chrono::milliseconds delay{0};      // wait before answering (or dropping); stop() cuts it short
   bool drop = false;                       // close the connection without answering
+  // The answer's body; none: a short JSON one ({"ok":true}, or {"error":"fault plan"}).
+  std::optional<std::string> body;
+  // Above zero: the answer is written one byte at a time, this long apart (a backend or a
+  // proxy that trickles); stop() cuts it short. With drip_body_only the status line and
+  // headers go at once and only the body trickles.
+  std::chrono::milliseconds drip{0};
+  bool drip_body_only = false;
+  bool close = false;  // answer with "Connection: close" and close (no keep-alive)
 };
 
 class FakeBackend {

@@ -4,9 +4,13 @@
 // documented outcome of an answer; order per key while another key flows; a restart in the
 // middle of a retry; kill -9 while forwarding; a backend down for the whole ingest.
 #include <boost/test/unit_test.hpp>
+#include <atomic>
 #include <csignal>
+#include <map>
 #include <mutex>
+#include <set>
 
+#include "store/sqlite/database.h"
 #include "tests/forward/fake_backend.h"
 #include "tests/support/database_probe.h"
 #include "tests/support/examples.h"
@@ -100,6 +104,39 @@ std::string schema_problems(const test::TempDir& dir, const std::vector<std::str
   char buffer[4096];
   for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, out)) > 0;) report.append(buffer, n);
   return ::pclose(out) == 0 ? "" : report;
+}
+
+// The change ids ("hhf_N") a changes-mode body carries, in order.
+std::vector<std::string> change_ids_in(const std::string& body) {
+  std::vector<std::string> ids;
+  for (size_t at = body.find("{\"id\":\"hhf_"); at != std::string::npos; at = body.find("{\"id\":\"hhf_", at + 1)) {
+    ids.push_back(body.substr(at + 7, body.find('"', at + 7) - at - 7));
+  }
+  return ids;
+}
+
+// What a backend that deduplicates by webhook-id applied: the changes of the first
+// accepted request of each id (a repeated id is acknowledged, not applied again). Fails
+// the test when one id was accepted with two different lists of changes.
+std::set<std::string> applied_changes(const test::FakeBackend& backend) {
+  std::map<std::string, std::vector<std::string>> first;
+  std::set<std::string> applied;
+  for (const auto& r : backend.accepted()) {
+    const auto ids = change_ids_in(r.body);
+    auto [it, inserted] = first.try_emplace(r.id, ids);
+    if (inserted) {
+      applied.insert(ids.begin(), ids.end());
+    } else {
+      BOOST_TEST((it->second == ids), "webhook-id " << r.id << " carried two contents");
+    }
+  }
+  return applied;
+}
+
+size_t accepted_containing(const test::FakeBackend& backend, const std::string& needle) {
+  size_t n = 0;
+  for (const auto& r : backend.accepted()) n += r.body.find(needle) != std::string::npos ? 1 : 0;
+  return n;
 }
 
 std::string metric_line(test::HttpClient& client, const std::string& prefix) {
@@ -476,6 +513,468 @@ BOOST_AUTO_TEST_CASE(bad_forward_settings_are_refused_with_the_key_named) {
                                       "allow_plain_http = true\nmax_age = \"12h\"\n");
   auto checked = test::run_healthhook({"check-config", "--config", dir.file("healthhook.toml")});
   BOOST_TEST(checked.exit_code == 0, checked.stderr_text);
+}
+
+// Issue 45: a backend that refuses everything about one user (503, Retry-After: an hour)
+// while hundreds of that user's changes wait must not hold back another user's change.
+BOOST_AUTO_TEST_CASE(one_refused_user_does_not_stall_the_destination) {
+  const std::string secret = test::random_secret();
+  const std::string a = "aaaaaaaa-0000-4000-8000-0000000000aa", b = "bbbbbbbb-0000-4000-8000-0000000000bb";
+  test::FakeBackend backend(backend_options(secret));
+  SeenRequests seen;
+  backend.set_plan(seen.plan([&a](const test::BackendRequest& r, test::BackendFault& fault) {
+    if (r.body.find(a) != std::string::npos) {
+      fault.status = 503;
+      fault.retry_after = "3600";
+    }
+  }));
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "backend", backend.url(), secret));
+  test::HttpClient client(server.port());
+  constexpr int kQueued = 300;
+  for (int i = 0; i < kQueued; ++i) {
+    BOOST_REQUIRE_EQUAL(
+        client.post_webhook(server.secret(), "a-" + std::to_string(i), sleep_of(a, "sa-" + std::to_string(i))).status,
+        200);
+  }
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM deliveries WHERE status = 'processed'",
+                                     kQueued));
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "b-0", sleep_of(b, "sb-0")).status, 200);
+  // b's user row and summary go out; a's wait for their hour.
+  BOOST_TEST(wait_until([&] { return accepted_containing(backend, b) >= 2; }, 30s));
+  BOOST_TEST(accepted_containing(backend, a) == 0u);
+  // Each of a's keys (a/users, a/sleep) was tried once: a's later changes wait behind them.
+  BOOST_TEST(seen.all().size() - backend.accepted().size() <= 2u);
+}
+
+// Issue 45: any 2xx is success, whatever its body: a backend that echoes the batch
+// (100 KiB) gets each message once, not again and again as a failure.
+BOOST_AUTO_TEST_CASE(a_2xx_with_a_large_body_is_success) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  backend.set_plan([](const test::BackendRequest& r) {
+    test::BackendFault fault;
+    fault.body = r.body;
+    fault.body->resize(100 * 1024, ' ');
+    return fault;
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "backend", backend.url(), secret, "batch = 10\n"));
+  test::HttpClient client(server.port());
+  for (int i = 0; i < 3; ++i) {
+    const std::string user = "eeeeeeee-0000-4000-8000-00000000000" + std::to_string(i);
+    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "e-" + std::to_string(i), sleep_of(user, "s")).status, 200);
+  }
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM deliveries WHERE status = 'processed'", 3));
+  const int64_t changes = changes_count(server);
+  BOOST_REQUIRE(backend.wait_for_unique(1, 30s));
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
+  BOOST_TEST(applied_changes(backend).size() == static_cast<size_t>(changes));
+  BOOST_TEST(backend.duplicates() == 0u);
+  BOOST_TEST(backend.requests() == backend.unique_accepted());
+}
+
+// Issue 45: timeout_ms bounds the whole POST (connect, send, answer), not each read: an
+// answer whose body trickles in a byte every half second is given up at timeout_ms and
+// the POST tried again, instead of holding it for the two minutes the whole answer takes.
+BOOST_AUTO_TEST_CASE(an_answer_that_trickles_is_given_up_at_timeout_ms) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  backend.set_plan([](const test::BackendRequest& r) {
+    test::BackendFault fault;
+    fault.status = 503;
+    fault.body = std::string(200, 'x');
+    fault.drip = 500ms;
+    fault.drip_body_only = true;
+    if (r.attempt >= 3) {  // then a status line that trickles too: no answer at all
+      fault.body.reset();
+      fault.drip_body_only = false;
+    }
+    return fault;
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "raw", backend.url(), secret,
+                                               "mode = \"deliveries\"\ntimeout_ms = 1000\n"));
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "drip-1", sleep_of("u-drip", "s1")).status, 200);
+  // Three attempts, each given up after a second (the whole answer would take two minutes),
+  // then one with no status line within timeout_ms at all.
+  BOOST_TEST(wait_until([&] { return backend.requests() >= 4; }, 20s), backend.requests());
+  BOOST_TEST(wait_until([&] {
+    return !metric_line(client, "healthhook_forward_requests_total{destination=\"raw\",outcome=\"timeout\"}")
+                .ends_with(" 0");
+  }));
+}
+
+// A 2xx is success as soon as its status is in: a body that trickles after it neither
+// holds the POST nor makes it a failure.
+BOOST_AUTO_TEST_CASE(a_2xx_whose_body_trickles_is_delivered_once) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  backend.set_plan([](const test::BackendRequest&) {
+    test::BackendFault fault;
+    fault.body = std::string(200, 'x');
+    fault.drip = 500ms;
+    fault.drip_body_only = true;
+    return fault;
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "raw", backend.url(), secret,
+                                               "mode = \"deliveries\"\ntimeout_ms = 1000\n"));
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "drip-2", sleep_of("u-drip", "s2")).status, 200);
+  BOOST_REQUIRE(backend.wait_for_unique(1, 30s));
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0, 20s));
+  BOOST_TEST(backend.requests() == 1u);
+}
+
+// Issue 45: a webhook-id names one content for ever. A POST the backend applied but
+// whose answer never arrived (it came after timeout_ms) goes out again with exactly the
+// same changes, not joined by the key's newer ones (which a backend that deduplicates by
+// webhook-id would drop while we delete them as sent).
+BOOST_AUTO_TEST_CASE(a_post_that_went_out_is_retried_with_the_same_changes) {
+  const std::string secret = test::random_secret();
+  const std::string user = "ffffffff-0000-4000-8000-0000000000ff";
+  test::FakeBackend backend(backend_options(secret));
+  SeenRequests seen;
+  backend.set_plan(seen.plan([](const test::BackendRequest& r, test::BackendFault& fault) {
+    fault.close = true;  // a connection per POST
+    // Applied, but answered after the sender gave up.
+    if (r.attempt == 0 && r.body.find("\"sleep/s2\"") != std::string::npos) fault.delay = 6000ms;
+  }));
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "backend", backend.url(), secret, "batch = 10\ntimeout_ms = 3000\n"));
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "p-1", sleep_of(user, "s1")).status, 200);
+  BOOST_REQUIRE(backend.wait_for_unique(1, 30s));
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "p-2", sleep_of(user, "s2")).status, 200);
+  // While s2's POST is out (the sender gives up on it after 3 s), the same user's next
+  // summary arrives and waits behind it.
+  BOOST_REQUIRE(wait_until([&] { return seen.all().size() >= 2; }, 30s));
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "p-3", sleep_of(user, "s3")).status, 200);
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 2, 2s));
+  const int64_t changes = changes_count(server);
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0, 30s));
+  // The first attempt's late 200 is in too.
+  BOOST_REQUIRE(wait_until([&] {
+    const auto accepted = backend.accepted();
+    return std::any_of(accepted.begin(), accepted.end(), [](const auto& r) {
+      return r.attempt == 0 && r.body.find("\"sleep/s2\"") != std::string::npos;
+    });
+  }));
+  BOOST_TEST(applied_changes(backend).size() == static_cast<size_t>(changes));
+}
+
+// A POST whose answer does not come within timeout_ms is not sent again at once on a new
+// connection (as if its keep-alive connection had been closed): the backend may be
+// applying it; the retry waits for its backoff and counts as an attempt.
+BOOST_AUTO_TEST_CASE(a_post_that_timed_out_is_not_sent_again_at_once) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  SeenRequests seen;
+  backend.set_plan(seen.plan([](const test::BackendRequest& r, test::BackendFault& fault) {
+    if (r.id == "slow") fault.delay = 1500ms;
+  }));
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "raw", backend.url(), secret,
+                                               "mode = \"deliveries\"\ntimeout_ms = 500\nmax_attempts = 2\n"
+                                               "concurrency = 1\n"));
+  test::HttpClient client(server.port());
+  // The lane's connection is open and kept alive when the slow one goes out on it.
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "quick", sleep_of("u-quick", "s1")).status, 200);
+  BOOST_REQUIRE(backend.wait_for_unique(1, 30s));
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "slow", sleep_of("u-slow", "s2")).status, 200);
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'", 1));
+  const auto requests = seen.all();
+  BOOST_TEST(std::count_if(requests.begin(), requests.end(), [](const auto& r) { return r.first == "slow"; }) == 2);
+}
+
+// Issue 45: max_outbox_mib bounds everything the outbox keeps: dead entries count, and
+// past the budget the oldest are dropped, recorded as seq ranges; `forward requeue
+// --dropped` makes them again from the inbox (deliveries mode) and they go out.
+BOOST_AUTO_TEST_CASE(dead_entries_count_against_the_budget_and_dropped_ones_come_back) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  std::atomic<bool> refusing{true};
+  backend.set_plan([&refusing](const test::BackendRequest&) {
+    test::BackendFault fault;
+    if (refusing) fault.status = 400;  // final: every entry is dead at its first attempt
+    return fault;
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "raw", backend.url(), secret,
+                                               "mode = \"deliveries\"\nmax_outbox_mib = 1\nconcurrency = 8\n"));
+  test::HttpClient client(server.port());
+  constexpr int kDeliveries = 4096 + 300;  // 1 MiB holds 4096 entries
+  for (int i = 0; i < kDeliveries; ++i) {
+    const std::string user = "dddddddd-0000-4000-8000-0000000" + std::to_string(10000 + i % 50);
+    BOOST_REQUIRE_EQUAL(
+        client.post_webhook(server.secret(), "b-" + std::to_string(i), sleep_of(user, "s-" + std::to_string(i))).status,
+        200);
+  }
+  BOOST_REQUIRE(wait_until([&] {
+    return test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'pending'") == 0 &&
+           test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'") <= 4096 &&
+           test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'") > 0;
+  }, 60s));
+  auto listed = test::run_healthhook({"forward", "list", "--dropped", "--config", server.config_file()});
+  BOOST_REQUIRE_EQUAL(listed.exit_code, 0);
+  BOOST_TEST(listed.stdout_text.find("seq") != std::string::npos, listed.stdout_text);
+  const int64_t dead = test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'");
+  BOOST_TEST(dead < kDeliveries);
+
+  // The dead ones first (sent, they make room), then the dropped ones.
+  refusing = false;
+  auto dead_again = test::run_healthhook({"forward", "requeue", "--dead", "--config", server.config_file()});
+  BOOST_TEST(dead_again.exit_code == 0, dead_again.stderr_text);
+  BOOST_REQUIRE(backend.wait_for_unique(static_cast<size_t>(dead), 60s));
+  auto requeued = test::run_healthhook({"forward", "requeue", "--dropped", "--config", server.config_file()});
+  BOOST_TEST(requeued.exit_code == 0, requeued.stderr_text);
+  BOOST_TEST(requeued.stdout_text.find("re-created " + std::to_string(kDeliveries - dead)) != std::string::npos,
+             requeued.stdout_text);
+  BOOST_REQUIRE(backend.wait_for_unique(kDeliveries, 60s));
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
+}
+
+// Issue 45, under attack: the record of what the budget dropped counts against
+// max_outbox_mib too, and was never merged. A backend that refuses one user for good
+// while the others flow leaves a range per refused change (what lies between was sent);
+// once the ranges alone passed the budget (16,384 in a MiB) every entry was dropped at the
+// next check, the healthy users' too, and every drop added ranges: the record grew without
+// bound and nothing was forwarded any more. The oldest ranges are now merged whenever they
+// take more than a quarter of the budget.
+BOOST_AUTO_TEST_CASE(dropped_ranges_are_merged_before_they_crowd_out_the_entries) {
+  const std::string secret = test::random_secret();
+  uint16_t port = 0;
+  std::string url;
+  {
+    test::FakeBackend probe(backend_options(secret));  // a free port that then refuses connections
+    port = probe.port();
+    url = probe.url();
+  }
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "raw", url, secret, "mode = \"deliveries\"\nmax_outbox_mib = 1\n"));
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  // The record as months of such drops leave it: 20,000 ranges (1.25 MiB), beyond the seqs
+  // of any delivery here.
+  constexpr int kRanges = 20'000;
+  {
+    auto db = store::open_for_writing(server.database(), {});
+    BOOST_REQUIRE_MESSAGE(db, db.error());
+    BOOST_REQUIRE(db->exec("WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < " +
+                           std::to_string(kRanges - 1) +
+                           ") INSERT INTO outbox_dropped (destination, first_seq, last_seq, entries, dropped_at) "
+                           "SELECT 'raw', 1000000000 + 2 * i, 1000000000 + 2 * i, 1, 1700000000000 FROM n"));
+  }
+  server.restart();
+  test::HttpClient client(server.port());
+  constexpr int kDeliveries = 100;
+  for (int i = 0; i < kDeliveries; ++i) {
+    const std::string user = "ecececec-0000-4000-8000-0000000" + std::to_string(10000 + i);
+    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "w-" + std::to_string(i), sleep_of(user, "s")).status, 200);
+  }
+  // A quarter of a MiB holds 4,096 ranges: the oldest are merged to make room.
+  BOOST_TEST(wait_until([&] {
+    return test::query_int(server.database(), "SELECT count(*) FROM outbox_dropped") <= 4096;
+  }, 30s), test::query_int(server.database(), "SELECT count(*) FROM outbox_dropped") << " ranges");
+  BOOST_TEST(server.wait_for_log("forward_dropped_ranges_merged", 5s));
+  // What waits is well within the rest of the budget: nothing was dropped.
+  BOOST_TEST(test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'pending'") == kDeliveries);
+  BOOST_TEST(test::query_int(server.database(), "SELECT sum(entries) FROM outbox_dropped") == kRanges);
+  // The backend comes back: they all go out.
+  test::FakeBackend backend(backend_options(secret, false, port));
+  BOOST_REQUIRE(backend.wait_for_unique(kDeliveries, 60s));
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
+}
+
+// Issue 45, under attack: `purge-user U` (serve stopped, as it must be) while U's changes
+// are pinned to a POST that went out and waits for its retry, and dead: after the restart
+// nothing of U goes out, not on the pinned POST's retry and not on `forward requeue --dead`;
+// the other users' changes still do.
+BOOST_AUTO_TEST_CASE(nothing_of_an_erased_user_goes_out_after_the_purge) {
+  const std::string secret = test::random_secret();
+  const std::string u = "e5e5e5e5-0000-4000-8000-0000000000e5", v = "f6f6f6f6-0000-4000-8000-0000000000f6";
+  test::FakeBackend backend(backend_options(secret));
+  std::atomic<bool> erased{false};
+  backend.set_plan([&](const test::BackendRequest& r) {
+    test::BackendFault fault;
+    if (!erased && r.body.find(u) != std::string::npos) {
+      fault.status = r.body.find("u-dead") != std::string::npos ? 400 : 503;
+      fault.retry_after = "3600";
+    }
+    return fault;
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "backend", backend.url(), secret, "batch = 10\n"));
+  {
+    test::HttpClient client(server.port());
+    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "u-1", sleep_of(u, "u-dead")).status, 200);
+    BOOST_REQUIRE(wait_until(
+        [&] { return test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'") > 0; }));
+    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "u-2", sleep_of(u, "u-pinned")).status, 200);
+    BOOST_REQUIRE(wait_until([&] {
+      return test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE user_id = '" + u +
+                                                    "' AND state = 'pending' AND post_id IS NOT NULL AND attempts > 0") > 0;
+    }));
+    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "v-1", sleep_of(v, "v-1")).status, 200);
+    BOOST_REQUIRE(wait_until([&] { return accepted_containing(backend, v) > 0; }));
+  }
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  auto purged = test::run_healthhook({"purge-user", u, "--config", server.config_file()});
+  BOOST_REQUIRE_MESSAGE(purged.exit_code == 0, purged.stderr_text);
+  BOOST_TEST(test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE user_id = '" + u + "'") == 0);
+  erased = true;  // the backend would take anything now
+  const size_t before = backend.accepted().size();
+  server.restart();
+  auto requeued = test::run_healthhook({"forward", "requeue", "--dead", "--config", server.config_file()});
+  BOOST_TEST(requeued.exit_code == 0, requeued.stderr_text);
+  BOOST_TEST(requeued.stdout_text == "requeued 0 outbox entries\n");
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "v-2", sleep_of(v, "v-2")).status, 200);
+  BOOST_REQUIRE(wait_until([&] { return accepted_containing(backend, "v-2") > 0; }));
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
+  const auto accepted = backend.accepted();
+  for (size_t i = before; i < accepted.size(); ++i) {
+    BOOST_TEST(accepted[i].body.find(u) == std::string::npos, accepted[i].body);
+    BOOST_TEST(accepted[i].body.find("u-pinned") == std::string::npos, accepted[i].body);
+  }
+}
+
+// Issue 45, under attack: kill -9 at each point of a POST's life, then restart. (1) The
+// backend applied the POST but its answer never came (it trickles): the POST is pinned and
+// pending, and goes out again under its id with the same changes. (2) The backend had the
+// POST but had not applied it: the same. (3) The backend refused a POST for good (400):
+// `forward requeue --dead` sends it again under its id with the same changes. Every
+// change is applied once by a backend that deduplicates by id, and no id ever carries two
+// contents, across the kills, the restarts and the requeue.
+BOOST_AUTO_TEST_CASE(kill_9_at_each_point_of_a_posts_life_keeps_ids_and_contents) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  enum class Mode { trickle, hold, refuse_one, healthy };
+  std::atomic<Mode> mode{Mode::trickle};
+  std::mutex mutex;
+  std::map<std::string, std::vector<std::string>> seen;  // every request's changes, first seen
+  std::vector<std::string> two_contents;                 // ids that came with other changes later
+  std::string refused_id;
+  backend.set_plan([&](const test::BackendRequest& r) {
+    {
+      std::lock_guard lock(mutex);
+      auto [it, first] = seen.try_emplace(r.id, change_ids_in(r.body));
+      if (it->second != change_ids_in(r.body)) two_contents.push_back(r.id);
+    }
+    test::BackendFault fault;
+    switch (mode.load()) {
+      case Mode::trickle: fault.drip = 500ms; break;  // applied, answered after timeout_ms
+      case Mode::hold: fault.delay = 60s; break;      // not applied before the kill
+      case Mode::refuse_one: {
+        std::lock_guard lock(mutex);
+        if (refused_id.empty() || refused_id == r.id) {
+          refused_id = r.id;
+          fault.status = 400;
+        }
+        break;
+      }
+      case Mode::healthy: break;
+    }
+    return fault;
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "backend", backend.url(), secret,
+                                               "batch = 4\nconcurrency = 2\ntimeout_ms = 2000\n"));
+  int posted = 0;
+  auto post = [&](int n) {
+    test::HttpClient client(server.port());
+    for (int i = 0; i < n; ++i, ++posted) {
+      const std::string user = "c0c0c0c0-0000-4000-8000-0000000" + std::to_string(10000 + posted);
+      BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "k-" + std::to_string(posted), sleep_of(user, "s")).status,
+                          200);
+    }
+  };
+  auto requests_seen = [&] {
+    std::lock_guard lock(mutex);
+    return seen.size();
+  };
+  // (1) applied, unanswered
+  post(10);
+  BOOST_REQUIRE(wait_until([&] { return backend.unique_accepted() >= 2; }));
+  server.kill_hard();
+  const size_t applied_before = backend.unique_accepted();
+  BOOST_TEST(test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE post_id IS NOT NULL") > 0);
+  // (2) received, not applied
+  mode = Mode::hold;
+  server.restart();
+  post(6);
+  BOOST_REQUIRE(wait_until([&] { return requests_seen() > applied_before + 1; }));
+  server.kill_hard();
+  // (3) refused for good, then requeued
+  mode = Mode::refuse_one;
+  server.restart();
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox WHERE state = 'pending'", 0, 60s));
+  BOOST_REQUIRE(test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'") > 0);
+  mode = Mode::healthy;
+  auto requeued = test::run_healthhook({"forward", "requeue", "--dead", "--config", server.config_file()});
+  BOOST_TEST(requeued.exit_code == 0, requeued.stderr_text);
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0, 60s));
+  const int64_t changes = changes_count(server);
+  BOOST_TEST(applied_changes(backend).size() == static_cast<size_t>(changes));
+  BOOST_TEST(backend.accepted_ids().contains(refused_id));
+  BOOST_TEST(backend.duplicates() > 0u);  // (1)'s POSTs went out again, as repeats
+  BOOST_TEST(backend.bad_signatures() == 0u);
+  std::lock_guard lock(mutex);
+  BOOST_TEST(two_contents.empty(), "webhook-ids with two contents: " << two_contents.size());
+}
+
+// Issue 45: a forward URL may carry a token in its query, or (refused) a password: no
+// message prints either.
+BOOST_AUTO_TEST_CASE(messages_never_print_a_forward_urls_password_or_query) {
+  test::TempDir dir;
+  dir.write("secret", test::random_secret() + "\n");
+  dir.write("fsecret", test::random_secret() + "\n");
+  const std::string base = "listen = \"127.0.0.1:0\"\ndatabase = \"healthhook.db\"\nsigning_secret_files = [\"secret\"]\n";
+  for (const std::string url : {"https://hook:hunter2@b.example/hooks?token=s3cr3t",
+                                "http://10.0.0.5/hooks?token=s3cr3t", "https://b.example/hooks?token=s3cr3t#frag",
+                                "b.example/hooks?token=s3cr3t", "ftp://hook:hunter2@b.example/?token=s3cr3t"}) {
+    dir.write("healthhook.toml", base + "[[forward]]\nurl = \"" + url + "\"\nsecret_file = \"fsecret\"\n");
+    auto checked = test::run_healthhook({"check-config", "--config", dir.file("healthhook.toml")});
+    BOOST_TEST(checked.exit_code == 2, url);
+    BOOST_TEST(checked.stderr_text.find("forward[0].url") != std::string::npos, checked.stderr_text);
+    BOOST_TEST(checked.stderr_text.find("hunter2") == std::string::npos, checked.stderr_text);
+    BOOST_TEST(checked.stderr_text.find("s3cr3t") == std::string::npos, checked.stderr_text);
+  }
+  // serve with a token in the query: neither its start nor its failures print it.
+  const std::string secret = test::random_secret();
+  uint16_t port = 0;
+  {
+    test::FakeBackend probe(backend_options(secret));
+    port = probe.port();
+  }
+  test::ServerProcess server(dir, forward_toml(dir, "backend", "http://127.0.0.1:" + std::to_string(port) +
+                                                                   "/hooks?token=s3cr3t", secret));
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "t-1", sleep_of("u-token", "s1")).status, 200);
+  BOOST_REQUIRE(server.wait_for_log("forward_failing", 30s));
+  for (const auto& line : server.log_lines()) BOOST_TEST(line.find("s3cr3t") == std::string::npos, line);
+}
+
+// Issue 45: the forward secret is checked at start, not when the first message is signed.
+BOOST_AUTO_TEST_CASE(a_malformed_forward_secret_is_refused_at_start) {
+  test::TempDir dir;
+  dir.write("secret", test::random_secret() + "\n");
+  const std::string base = "listen = \"127.0.0.1:0\"\ndatabase = \"healthhook.db\"\nsigning_secret_files = [\"secret\"]\n";
+  for (const std::string bad : {"whsec_not base64!", "whsec_", "hunter2-is-not-a-secret"}) {
+    dir.write("fsecret", bad + "\n");
+    dir.write("healthhook.toml", base + "[[forward]]\nurl = \"https://b.example/hooks\"\nsecret_file = \"fsecret\"\n");
+    auto checked = test::run_healthhook({"check-config", "--config", dir.file("healthhook.toml")});
+    BOOST_TEST(checked.exit_code == 2, bad);
+    BOOST_TEST(checked.stderr_text.find("forward[0].secret_file") != std::string::npos, checked.stderr_text);
+    BOOST_TEST(checked.stderr_text.find("whsec_") != std::string::npos, checked.stderr_text);
+    // A secret is never printed.
+    BOOST_TEST(checked.stderr_text.find("base64!") == std::string::npos, checked.stderr_text);
+    BOOST_TEST(checked.stderr_text.find("hunter2") == std::string::npos, checked.stderr_text);
+    auto served = test::run_healthhook({"serve", "--config", dir.file("healthhook.toml")}, "", {}, 30s);
+    BOOST_TEST(served.exit_code == 2, served.stderr_text);
+    BOOST_TEST(served.stderr_text.find("forward[0].secret_file") != std::string::npos, served.stderr_text);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

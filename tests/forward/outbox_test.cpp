@@ -5,9 +5,14 @@
 // sender and `healthhook forward` do to them.
 #include <boost/test/unit_test.hpp>
 #include <regex>
+#include <set>
 
+#include "forward/outbox_budget.h"
 #include "processor/processor.h"
 #include "store/open_store.h"
+#include "store/sqlite/database.h"
+#include "store/sqlite/migrations.h"
+#include "store/sqlite/outbox/sqlite_outbox.h"
 #include "tests/support/database_probe.h"
 #include "tests/support/examples.h"
 #include "tests/support/temp_dir.h"
@@ -180,7 +185,7 @@ BOOST_AUTO_TEST_CASE(deliveries_become_entries_at_ingest_filtered_by_event_globs
   BOOST_TEST(test::query_int(dir.file("plain.db"), "SELECT count(*) FROM outbox") == 0);
 }
 
-BOOST_AUTO_TEST_CASE(sender_outcomes_requeue_and_the_disk_budget) {
+BOOST_AUTO_TEST_CASE(sender_outcomes_and_requeue_keep_a_post_whole) {
   test::TempDir dir;
   const std::string path = dir.file("healthhook.db");
   auto opened = open_with(path, both_modes());
@@ -192,15 +197,21 @@ BOOST_AUTO_TEST_CASE(sender_outcomes_requeue_and_the_disk_budget) {
   BOOST_REQUIRE_GE(entries.size(), 5u);
   const int64_t a = entries[0].outbox_id, b = entries[1].outbox_id, c = entries[2].outbox_id;
 
-  BOOST_REQUIRE(outbox->retry_later(std::vector<int64_t>{a, b}, 12345, 503, "HTTP 503: busy", a));
+  // a and b go out as one POST (pinned to it first), fail, and wait for their retry.
+  const store::PostPin pin{a, {a, b}};
+  BOOST_REQUIRE(outbox->pin(std::span(&pin, 1)));
+  BOOST_REQUIRE(outbox->retry_later(std::vector<int64_t>{a, b}, 12345, 503, "HTTP 503: busy"));
   BOOST_REQUIRE(outbox->dead(std::vector<int64_t>{c}, 410, "HTTP 410: gone"));
   auto first = outbox->find(a);
   BOOST_REQUIRE(first && *first);
   BOOST_TEST((*first)->attempts == 1);
   BOOST_TEST((*first)->next_attempt_at_ms == 12345);
-  BOOST_TEST(((*first)->batch_id == std::optional<int64_t>(a)));
+  BOOST_TEST(((*first)->post_id == std::optional<int64_t>(a)));
   BOOST_TEST(((*first)->last_status == std::optional<int64_t>(503)));
   BOOST_TEST(((*first)->last_error == std::optional<std::string>("HTTP 503: busy")));
+  auto post = outbox->post_entries(a);
+  BOOST_REQUIRE(post);
+  BOOST_TEST(post->size() == 2u);
 
   // Sent entries are gone; ids are never handed out again (AUTOINCREMENT).
   const int64_t newest = entries.back().outbox_id;
@@ -219,10 +230,23 @@ BOOST_AUTO_TEST_CASE(sender_outcomes_requeue_and_the_disk_budget) {
   BOOST_TEST(backend->dead == 1);
   BOOST_TEST(backend->pending == static_cast<int64_t>(entries.size()) - 1);
 
+  // requeue of one entry takes its whole POST: a POST goes out again with the same
+  // entries, under its id, or not at all.
+  store::OutboxSelection just_b;
+  just_b.outbox_id = b;
+  auto requeued = outbox->requeue(just_b, 700);
+  BOOST_REQUIRE(requeued);
+  BOOST_TEST(*requeued == 2);
+  for (const int64_t id : {a, b}) {
+    auto e = outbox->find(id);
+    BOOST_TEST((*e)->attempts == 0);
+    BOOST_TEST(((*e)->post_id == std::optional<int64_t>(a)));
+    BOOST_TEST(!(*e)->head.has_value());  // the sender marks it again
+  }
   // requeue --dead: pending, due now, attempts 0.
   store::OutboxSelection dead;
   dead.state = "dead";
-  auto requeued = outbox->requeue(dead, 777);
+  requeued = outbox->requeue(dead, 777);
   BOOST_REQUIRE(requeued);
   BOOST_TEST(*requeued == 1);
   auto back = outbox->find(c);
@@ -230,19 +254,287 @@ BOOST_AUTO_TEST_CASE(sender_outcomes_requeue_and_the_disk_budget) {
   BOOST_TEST((*back)->attempts == 0);
   BOOST_TEST((*back)->next_attempt_at_ms == 777);
   BOOST_TEST((*back)->created_at_ms == 777);  // max_age counts from the requeue
+}
 
-  // The budget: all but the newest 2 pending entries dropped, kept as a record.
-  const auto before = entries_of(*outbox, "backend");
-  auto dropped = outbox->drop_oldest("backend", 2, "over budget");
+BOOST_AUTO_TEST_CASE(a_keys_next_entry_becomes_its_head_whoever_takes_the_first) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  auto writer = store::open_for_writing(path, {});
+  BOOST_REQUIRE(writer);
+  // Six entries of key k, one of key j.
+  BOOST_REQUIRE(writer->exec(
+      "INSERT INTO outbox (outbox_id, destination, kind, seq, table_name, row_key, op, order_key, created_at, "
+      "next_attempt_at) VALUES (1, 'd', 'change', 1, 't', 'r1', 'insert', 'k', 0, 0), "
+      "(2, 'd', 'change', 2, 't', 'r2', 'insert', 'k', 0, 0), (3, 'd', 'change', 3, 't', 'r3', 'insert', 'j', 0, 0), "
+      "(4, 'd', 'change', 4, 't', 'r4', 'insert', 'k', 0, 0), (5, 'd', 'change', 5, 't', 'r5', 'insert', 'k', 0, 0), "
+      "(6, 'd', 'change', 6, 't', 'r6', 'insert', 'k', 0, 0), (7, 'd', 'change', 7, 't', 'r7', 'insert', 'k', 0, 0)"));
+  auto outbox = store::open_sqlite_outbox(path, store::OutboxUse::sender);
+  BOOST_REQUIRE(outbox);
+  auto marked = (*outbox)->classify("d", true, 100);
+  BOOST_REQUIRE(marked);
+  BOOST_TEST(*marked == 7);
+  const std::string heads = "SELECT group_concat(outbox_id) FROM (SELECT outbox_id FROM outbox WHERE head = 1 ORDER BY 1)";
+  auto heads_now = [&] {
+    auto stmt = writer->prepare(heads);
+    BOOST_REQUIRE(stmt);
+    std::string out;
+    BOOST_REQUIRE(stmt->first_row([&](const sqlite::Statement& row) { out = std::string(row.column_text(0)); }));
+    return out;
+  };
+  BOOST_TEST(heads_now() == "1,3");
+  // Sent: the next one (two at once: the first one left).
+  BOOST_REQUIRE((*outbox)->sent(std::vector<int64_t>{1, 2}));
+  BOOST_TEST(heads_now() == "3,4");
+  // Dead.
+  BOOST_REQUIRE((*outbox)->dead(std::vector<int64_t>{4}, 400, "HTTP 400"));
+  BOOST_TEST(heads_now() == "3,5");
+  // Deleted by anyone else (an erasure).
+  BOOST_REQUIRE(writer->exec("DELETE FROM outbox WHERE outbox_id = 5"));
+  BOOST_TEST(heads_now() == "3,6");
+  // Only the sender's marks are read: without `ordered` every entry is a head.
+  BOOST_REQUIRE(writer->exec("UPDATE outbox SET head = NULL WHERE state = 'pending'"));
+  BOOST_REQUIRE((*outbox)->classify("d", false, 100));
+  BOOST_TEST(heads_now() == "3,6,7");
+}
+
+BOOST_AUTO_TEST_CASE(the_budget_drops_the_oldest_as_seq_ranges_that_requeue_makes_again) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  const store::ForwardRule raw{.destination = "raw", .mode = store::ForwardMode::deliveries, .events = {}};
+  auto opened = open_with(path, {raw});
+  std::vector<store::NewDelivery> deliveries;
+  for (int i = 1; i <= 7; ++i) deliveries.push_back(example_delivery("m" + std::to_string(i), "summary-sleep.json"));
+  append(*opened.inbox, deliveries);
+  auto outbox = open_outbox(path);
+  auto entries = entries_of(*outbox, "raw");
+  BOOST_REQUIRE_EQUAL(entries.size(), 7u);
+  // m3 was sent; m6 is in flight; m4 and m5 went out together as one POST.
+  BOOST_REQUIRE(outbox->sent(std::vector<int64_t>{entries[2].outbox_id}));
+  const store::PostPin pin{entries[3].outbox_id, {entries[3].outbox_id, entries[4].outbox_id}};
+  BOOST_REQUIRE(outbox->pin(std::span(&pin, 1)));
+  // The four oldest: m1, m2, m4 (and m5, its POST), not m6 (in flight).
+  const std::vector<int64_t> in_flight{entries[5].outbox_id};
+  auto dropped = outbox->drop_oldest(raw, 3, in_flight, 5000);
+  BOOST_REQUIRE_MESSAGE(dropped, dropped.error());
+  BOOST_TEST(dropped->entries == 4);
+  BOOST_TEST(dropped->ranges == 2);  // m3 lies between m2 and m4, and was sent
+  auto ranges = outbox->dropped(std::string("raw"));
+  BOOST_REQUIRE(ranges);
+  BOOST_REQUIRE_EQUAL(ranges->size(), 2u);
+  BOOST_TEST(((*ranges)[0].first_seq == 1 && (*ranges)[0].last_seq == 2 && (*ranges)[0].entries == 2));
+  BOOST_TEST(((*ranges)[1].first_seq == 4 && (*ranges)[1].last_seq == 5 && (*ranges)[1].entries == 2));
+  BOOST_TEST((*ranges)[1].dropped_at_ms == 5000);
+  auto figures = outbox->figures();
+  BOOST_REQUIRE(figures);
+  BOOST_TEST(figures->at(0).pending == 2);  // m6, m7
+  BOOST_TEST(figures->at(0).dropped == 4);
+  BOOST_TEST(figures->at(0).dropped_ranges == 2);
+  // The next drop joins the last range when nothing could lie between.
+  dropped = outbox->drop_oldest(raw, 1, {}, 6000);
   BOOST_REQUIRE(dropped);
-  BOOST_TEST(*dropped == static_cast<int64_t>(before.size()) - 2);
-  store::OutboxSelection pending;
-  pending.destination = "backend";
-  pending.state = "pending";
-  const auto left = outbox->list(pending);
-  BOOST_REQUIRE(left);
-  BOOST_REQUIRE_EQUAL(left->size(), 2u);
-  BOOST_TEST(left->back().outbox_id == before.back().outbox_id);
+  ranges = outbox->dropped(std::string("raw"));
+  BOOST_REQUIRE_EQUAL(ranges->size(), 2u);
+  BOOST_TEST(((*ranges)[1].first_seq == 4 && (*ranges)[1].last_seq == 6 && (*ranges)[1].entries == 3));
+
+  // Retention removed m2's body: it cannot be made again, and says so.
+  auto writer = store::open_for_writing(path, {});
+  BOOST_REQUIRE(writer);
+  BOOST_REQUIRE(writer->exec("UPDATE inbox SET body = x'' WHERE seq = 2"));
+  BOOST_REQUIRE(writer->exec("INSERT INTO removed_bodies (seq, body_sha256, body_bytes, removed_at_ms) "
+                             "VALUES (2, 'x', 1, 1)"));
+  auto made = outbox->requeue_dropped(raw);
+  BOOST_REQUIRE_MESSAGE(made, made.error());
+  BOOST_TEST(made->ranges == 2);
+  BOOST_TEST(made->dropped == 5);
+  BOOST_TEST(made->recreated == 4);  // m1, m4, m5, m6: not m3 (sent), not m2 (no body)
+  BOOST_TEST(made->not_recreated == 1);
+  BOOST_TEST(outbox->dropped(std::string("raw"))->empty());
+  std::set<std::string> keys;
+  for (const auto& e : entries_of(*outbox, "raw")) keys.insert(e.row_key);
+  BOOST_TEST((keys == std::set<std::string>{"m1", "m4", "m5", "m6", "m7"}));
+}
+
+// Issue 45, under attack: a backend that refuses one user for good while another user's
+// deliveries go through. Each refused entry the budget drops is a range of its own (the
+// other user's delivery between two of them was sent), and ranges count against the
+// budget: they are merged, the oldest first, before they take more than a quarter of it,
+// so the record stays bounded and the entries keep the rest. Nothing is lost: every
+// refused entry is still waiting or counted in a range, and `forward requeue --dropped`
+// makes them all again (and, of the merged ranges, what was sent between them).
+BOOST_AUTO_TEST_CASE(the_record_of_drops_stays_within_its_share_of_the_budget) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  const store::ForwardRule raw{.destination = "raw", .mode = store::ForwardMode::deliveries, .events = {}};
+  auto opened = open_with(path, {raw});
+  auto outbox = open_outbox(path);
+  constexpr int64_t kBudget = 16 * 1024;  // 64 entries, or 256 ranges
+  const int64_t max_ranges = forward::max_dropped_ranges(kBudget);
+  BOOST_REQUIRE_EQUAL(max_ranges, 64);
+  auto figures_of = [&] {
+    auto all = outbox->figures();
+    BOOST_REQUIRE(all);
+    for (const auto& f : *all) {
+      if (f.destination == "raw") return f;
+    }
+    return store::OutboxFigures{};
+  };
+  constexpr int kRounds = 400;
+  int64_t merged = 0;
+  for (int i = 0; i < kRounds; ++i) {
+    auto refused = example_delivery("a-" + std::to_string(i), "summary-sleep.json");
+    auto taken = example_delivery("b-" + std::to_string(i), "summary-workouts.json");
+    append(*opened.inbox, {refused, taken});
+    std::vector<int64_t> sent;
+    for (const auto& e : entries_of(*outbox, "raw")) {
+      if (e.row_key.starts_with("b-")) sent.push_back(e.outbox_id);
+    }
+    BOOST_REQUIRE(outbox->sent(sent));
+    for (int steps = 0; steps < 10; ++steps) {
+      auto step = forward::keep_within_budget(*outbox, raw, figures_of(), kBudget, {}, 1000 + i);
+      BOOST_REQUIRE_MESSAGE(step, step.error());
+      merged += step->ranges_merged;
+      if (!step->more) break;
+    }
+    const store::OutboxFigures f = figures_of();
+    // Within the budget, ranges at most their share (and the ranges of one step's drop).
+    BOOST_TEST((f.pending + f.dead) * forward::kEntryBytes + f.dropped_ranges * forward::kRangeBytes <= kBudget + 64,
+               "round " << i);
+    BOOST_TEST(f.dropped_ranges <= max_ranges + 1, "round " << i);
+  }
+  BOOST_TEST(merged > 0);
+  const store::OutboxFigures f = figures_of();
+  // The entries were not crowded out: three quarters of the budget, less a range or two.
+  BOOST_TEST(f.pending >= (kBudget - (max_ranges + 1) * forward::kRangeBytes) / forward::kEntryBytes - 1);
+  BOOST_TEST(f.pending + f.dropped == kRounds);
+  auto made = outbox->requeue_dropped(raw);
+  BOOST_REQUIRE_MESSAGE(made, made.error());
+  BOOST_TEST(made->not_recreated == 0);
+  std::set<std::string> refused;
+  for (const auto& e : entries_of(*outbox, "raw")) {
+    if (e.row_key.starts_with("a-")) refused.insert(e.row_key);
+  }
+  BOOST_TEST(refused.size() == static_cast<size_t>(kRounds));
+}
+
+// A budget lowered under a large outbox is kept a step at a time, each step one short
+// transaction of at most kDropsPerStep entries (the writer thread, whose commits give up
+// after busy_timeout_ms, gets the lock in between), until what is left fits.
+BOOST_AUTO_TEST_CASE(a_large_drop_goes_in_steps_of_one_short_transaction) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  const store::ForwardRule raw{.destination = "raw", .mode = store::ForwardMode::deliveries, .events = {}};
+  {
+    auto writer = store::open_for_writing(path, {});
+    BOOST_REQUIRE_MESSAGE(writer, writer.error());
+    BOOST_REQUIRE(writer->exec(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 12000) "
+        "INSERT INTO outbox (destination, kind, seq, table_name, row_key, op, order_key, created_at, next_attempt_at) "
+        "SELECT 'raw', 'delivery', i, 'deliveries', 'm' || i, 'insert', 'u/' || (i % 10), 0, 0 FROM n"));
+  }
+  auto outbox = open_outbox(path);
+  constexpr int64_t kBudget = 1000 * forward::kEntryBytes;
+  std::vector<int64_t> dropped;
+  for (int step = 0; step < 10; ++step) {
+    auto figures = outbox->figures();
+    BOOST_REQUIRE(figures && figures->size() == 1u);
+    auto done = forward::keep_within_budget(*outbox, raw, figures->front(), kBudget, {}, 1000);
+    BOOST_REQUIRE_MESSAGE(done, done.error());
+    dropped.push_back(done->dropped.entries);
+    if (!done->more) break;
+  }
+  BOOST_TEST((dropped == std::vector<int64_t>{forward::kDropsPerStep, forward::kDropsPerStep, 12000 - 2 * 4096 - 999}));
+  auto figures = outbox->figures();
+  BOOST_REQUIRE(figures);
+  BOOST_TEST(figures->front().pending == 999);  // and the one range (nothing lay between the drops)
+  BOOST_TEST(figures->front().dropped_ranges == 1);
+  BOOST_TEST(figures->front().dropped == 12000 - 999);
+}
+
+// Issue 45, under attack: `purge-user` after the budget dropped a user's entries. `forward
+// requeue --dropped` makes again the other users' entries of the ranges, never the erased
+// user's (their change-feed rows and their deliveries went with them), in either mode.
+BOOST_AUTO_TEST_CASE(dropped_ranges_do_not_bring_back_an_erased_users_entries) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  const std::string other = "0f0f0f0f-0000-4000-8000-00000000000f";
+  auto opened = open_with(path, both_modes());
+  auto other_sleep = example_delivery("m3", "summary-sleep.json");
+  for (size_t at = other_sleep.body.find(kSleepUser); at != std::string::npos;
+       at = other_sleep.body.find(kSleepUser, at)) {
+    other_sleep.body.replace(at, std::string_view(kSleepUser).size(), other);
+  }
+  append(*opened.inbox, {example_delivery("m1", "summary-sleep.json"), example_delivery("m2", "timeseries-heartrate.json"),
+                         other_sleep});
+  process(*opened.store);
+  auto outbox = open_outbox(path);
+  const auto rules = both_modes();
+  for (const auto& rule : rules) {
+    auto dropped = outbox->drop_oldest(rule, 1000, {}, 5000);
+    BOOST_REQUIRE_MESSAGE(dropped, dropped.error());
+    BOOST_TEST(dropped->entries > 0, rule.destination);
+  }
+  BOOST_REQUIRE(entries_of(*outbox, "backend").empty());
+  auto erasure = store::open_erasure(path, 1000);
+  BOOST_REQUIRE_MESSAGE(erasure, erasure.error());
+  auto erased = (*erasure)->erase(kSleepUser, 6000);
+  BOOST_REQUIRE_MESSAGE(erased, erased.error());
+  for (const auto& rule : rules) {
+    auto made = outbox->requeue_dropped(rule);
+    BOOST_REQUIRE_MESSAGE(made, made.error());
+    BOOST_TEST(made->recreated > 0, rule.destination);
+    BOOST_TEST(made->not_recreated > 0, rule.destination);  // the erased user's, counted
+  }
+  std::set<std::string> users;
+  for (const char* destination : {"backend", "raw-sleep"}) {
+    for (const auto& e : entries_of(*outbox, destination)) {
+      users.insert(e.user_id.value_or("none"));
+      BOOST_TEST(e.row_key.find(kSleepUser) == std::string::npos, e.row_key);
+      BOOST_TEST(e.row_key != "m1");
+    }
+  }
+  BOOST_TEST(!users.contains(kSleepUser));
+  BOOST_TEST(users.contains(other));
+  BOOST_TEST(users.contains(kHeartrateUser));
+}
+
+BOOST_AUTO_TEST_CASE(an_outbox_of_the_previous_version_is_carried_over) {
+  // A database as the version before 010-outbox-posts.sql left it: a POST of two pinned
+  // (batch_id), one entry that went out alone (attempts, no batch), one never sent, and
+  // dropped rows.
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  {
+    auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_write_create);
+    BOOST_REQUIRE(db);
+    BOOST_REQUIRE(db->exec("PRAGMA journal_mode = WAL"));
+    const auto& all = store::migrations();
+    for (size_t i = 0; i < all.size() && !all[i].name.ends_with("-outbox-posts"); ++i) {
+      BOOST_REQUIRE_MESSAGE(db->exec(all[i].sql), all[i].name);
+      BOOST_REQUIRE(db->exec("PRAGMA user_version = " + std::to_string(i + 1)));
+    }
+    BOOST_REQUIRE(db->exec(
+        "INSERT INTO outbox (outbox_id, destination, kind, seq, table_name, row_key, op, order_key, state, attempts, "
+        "created_at, next_attempt_at, batch_id) VALUES "
+        "(1, 'd', 'change', 1, 't', 'r1', 'insert', 'k', 'pending', 2, 0, 0, 1), "
+        "(2, 'd', 'change', 1, 't', 'r2', 'insert', 'j', 'pending', 2, 0, 0, 1), "
+        "(3, 'd', 'change', 2, 't', 'r3', 'insert', 'm', 'pending', 1, 0, 0, NULL), "
+        "(4, 'd', 'change', 3, 't', 'r4', 'insert', 'm', 'pending', 0, 0, 0, NULL), "
+        "(5, 'd', 'change', 4, 't', 'r5', 'insert', 'n', 'dropped', 0, 0, 0, NULL), "
+        "(6, 'd', 'change', 7, 't', 'r6', 'insert', 'n', 'dropped', 0, 0, 0, NULL)"));
+  }
+  auto writer = store::open_for_writing(path, {});  // migrates
+  BOOST_REQUIRE_MESSAGE(writer, writer.error());
+  auto outbox = open_outbox(path);
+  auto post_of = [&](int64_t id) { return outbox->find(id).value().value().post_id; };
+  BOOST_TEST((post_of(1) == std::optional<int64_t>(1)));
+  BOOST_TEST((post_of(2) == std::optional<int64_t>(1)));
+  BOOST_TEST((post_of(3) == std::optional<int64_t>(3)));  // went out alone: pinned to itself
+  BOOST_TEST(!post_of(4).has_value());
+  BOOST_TEST(!outbox->find(5).value().has_value());
+  auto ranges = outbox->dropped(std::string("d"));
+  BOOST_REQUIRE(ranges);
+  BOOST_REQUIRE_EQUAL(ranges->size(), 1u);
+  BOOST_TEST(((*ranges)[0].first_seq == 4 && (*ranges)[0].last_seq == 7 && (*ranges)[0].entries == 2));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -159,17 +159,17 @@ inline std::vector<DerivedDump> derived_dumps(bool with_ids) {
       {"lab_appointments", "SELECT id, order_id, user_id, status, event_status, start_at, end_at, seq, data "
                            "FROM lab_appointments"},
       {"lab_results", "SELECT order_id, user_id, sample_id, status, interpretation, seq, data FROM lab_results"},
-      {"lab_parsing_jobs", "SELECT id, status, failure_reason, needs_human_review, is_reviewed, results, seq, data "
-                           "FROM lab_parsing_jobs"},
+      {"lab_parsing_jobs", "SELECT id, user_id, status, failure_reason, needs_human_review, is_reviewed, results, "
+                           "seq, data FROM lab_parsing_jobs"},
       {"backfills", "SELECT user_id, resource, provider, start_ms, end_ms, is_final, seq FROM backfills"},
       {"users", "SELECT user_id, client_user_id, team_id, first_seen_ms, last_seen_ms, seq FROM users"},
       {"providers", "SELECT slug, name, description, logo, auth_type, supported_resources, seq, data FROM providers"},
       {"changes", "SELECT " + std::string(with_ids ? "change_id, " : "") +
-                      "seq, table_name, row_key, op, row_count, from_ms, to_ms FROM changes ORDER BY change_id",
+                      "seq, table_name, row_key, op, row_count, from_ms, to_ms, user_id FROM changes ORDER BY change_id",
        true},
       {"jobs", "SELECT " + std::string(with_ids ? "job_id, " : "") +
                    "kind, job_key, state, attempts, next_attempt_at, last_error, trigger_seq, payload, created_at, "
-                   "updated_at FROM jobs"},
+                   "updated_at, user_id FROM jobs"},
   };
   return all;
 }

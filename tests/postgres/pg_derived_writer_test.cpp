@@ -339,7 +339,7 @@ BOOST_AUTO_TEST_CASE(every_record_table_follows_latest_wins) {
                                                    "2024-05-02T14:00:00+00:00", "2024-05-02T14:30:00+00:00", "{}"};
   labs.lab_result = events::LabResultRow{"o1", "u1", "123", "partial", "critical", "{}"};
   labs.lab_parsing_job =
-      events::LabParsingJobRow{"j1", "completed", std::nullopt, false, true, R"({"results":[]})", "{}"};
+      events::LabParsingJobRow{"j1", "completed", std::nullopt, false, true, R"({"results":[]})", "{}", "u1"};
   s.apply(labs, 15);
   labs.lab_order->status_detail = "awaiting_remaining_markers";
   labs.lab_parsing_job->needs_human_review.reset();

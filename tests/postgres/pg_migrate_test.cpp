@@ -44,7 +44,8 @@ constexpr size_t kMigrateBigBody = 5u << 20;
 
 // Every table migrate copies, and processor_state.
 Strings migrate_tables() {
-  Strings tables{"inbox", "delivery_outcomes", "removed_bodies", "processor_state", "jobs", "erasures", "outbox"};
+  Strings tables{"inbox", "delivery_outcomes", "removed_bodies", "processor_state", "jobs", "erasures", "outbox",
+                 "outbox_dropped", "forward_pauses"};
   for (std::string_view table : store::derived_tables()) tables.emplace_back(table);
   return tables;
 }
@@ -223,7 +224,7 @@ struct SourceStore {
     test::append_deliveries(db, deliveries);
     test::apply_inbox(db);
     // Retention removed two bodies; an erasure was recorded; the outbox sent (deleted) its
-    // last row, so its AUTOINCREMENT mark is past its rows.
+    // last row, so its AUTOINCREMENT mark is past its rows, and its budget dropped a range.
     migrate_exec(db,
                  "INSERT INTO removed_bodies (seq, body_sha256, body_bytes, removed_at_ms) "
                  "SELECT seq, 'sha-' || seq, 10 * seq, 1700000000000 + seq FROM delivery_outcomes "
@@ -237,6 +238,10 @@ struct SourceStore {
                        "', 'insert', 1700000000000, 1700000000000, 'u1', 'u1')");
     }
     pg_migrate_test::migrate_exec(db, "DELETE FROM outbox WHERE outbox_id = 4");
+    migrate_exec(db, "INSERT INTO outbox_dropped (destination, first_seq, last_seq, entries, dropped_at) "
+                     "VALUES ('hook', 1, 9, 12, 1700000000000)");
+    // A paused destination stays paused on PostgreSQL.
+    migrate_exec(db, "INSERT INTO forward_pauses (destination, paused_at) VALUES ('hook', 1700000000000)");
   }
 
   sqlite::Connection open() const {
@@ -308,7 +313,7 @@ BOOST_AUTO_TEST_CASE(copies_every_table_row_for_row_and_sequences_continue) {
   BOOST_REQUIRE_MESSAGE(copied.exit_code == 0, copied.stderr_text);
   BOOST_TEST(copied.stderr_text.find("migrate: inbox: ") != std::string::npos, copied.stderr_text);
   BOOST_TEST(copied.stderr_text.find("migrate: samples: ") != std::string::npos);
-  BOOST_TEST(copied.stdout_text.find("migrate: 21 tables") != std::string::npos, copied.stdout_text);
+  BOOST_TEST(copied.stdout_text.find("migrate: 22 tables") != std::string::npos, copied.stdout_text);
 
   auto lite = source.open();
   auto pg = migrate_connect(uri);

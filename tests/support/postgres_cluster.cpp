@@ -20,6 +20,8 @@
 #include <sstream>
 #include <vector>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace hh::test {
 namespace fs = std::filesystem;

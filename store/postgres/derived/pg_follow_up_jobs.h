@@ -32,7 +32,9 @@ class PgFollowUpJobs {
 
  private:
   explicit PgFollowUpJobs(pg::Connection& db) : db_(&db) {}
-  Result<bool> queue(std::string_view kind, std::string_view key, int64_t seq, int64_t now_ms);
+  // `user`: whom the job fetches for (jobs.user_id; `purge-user` finds the job by it).
+  Result<bool> queue(std::string_view kind, std::string_view key, std::optional<std::string_view> user, int64_t seq,
+                     int64_t now_ms);
 
   pg::Connection* db_;
   std::string key_;  // reused buffers

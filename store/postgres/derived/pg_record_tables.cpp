@@ -85,7 +85,7 @@ Result<WriteOutcome> PgRecordTables::write(const events::LabResultRow& row, int6
 
 Result<WriteOutcome> PgRecordTables::write(const events::LabParsingJobRow& row, int64_t seq) {
   pg::Params p;
-  p.add(row.id).add(row.status).add(row.failure_reason);
+  p.add(row.id).add(row.user_id).add(row.status).add(row.failure_reason);
   pg_flag(p, row.needs_human_review);
   pg_flag(p, row.is_reviewed);
   p.add(row.results_json).add(seq).add(row.data_json);

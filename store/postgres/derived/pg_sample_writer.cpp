@@ -128,7 +128,7 @@ Result<int64_t> PgSampleWriter::write(const events::SampleBatch& batch, int64_t 
   if (batch.source_id.index() != 0) {
     if (auto kept = keep_source_id(entry, batch.source_id); !kept) return fail(kept.error_kind(), kept.error());
   }
-  SeriesChange& change = series_change_of(changes, entry.id, &entry.row_key);
+  SeriesChange& change = series_change_of(changes, entry.id, &entry.row_key, batch.user_id.size());
 
   const bool plain = fill_arrays(batch);
   pg::Params params;

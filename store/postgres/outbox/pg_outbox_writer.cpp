@@ -41,8 +41,9 @@ std::string pgout_union(const std::vector<const ForwardRule*>& rules, std::strin
   return sql;
 }
 
-// The owner and resource come from change_owners (001-schema.sql).
-std::string pgout_change_insert(const std::vector<const ForwardRule*>& rules) {
+// The owner and resource come from change_owners (001-schema.sql). `which`: the change
+// rows, a condition on `c` (changes) with its parameters.
+std::string pgout_change_insert(const std::vector<const ForwardRule*>& rules, std::string_view which) {
   return "INSERT INTO outbox (destination, kind, seq, event_type, table_name, row_key, op, row_count, from_ms, "
          "to_ms, user_id, order_key, created_at, next_attempt_at) "
          "SELECT destination, 'change', seq, event_type, table_name, row_key, op, row_count, from_ms, to_ms, user_id, "
@@ -52,15 +53,17 @@ std::string pgout_change_insert(const std::vector<const ForwardRule*>& rules) {
                      "c.change_id, c.seq, d.event_type, c.table_name, c.row_key, c.op, c.row_count, c.from_ms, "
                      "c.to_ms, "
                      "o.user_id, o.resource FROM changes AS c JOIN inbox AS d ON d.seq = c.seq "
-                     "JOIN change_owners AS o ON o.change_id = c.change_id WHERE c.change_id > $1") +
+                     "JOIN change_owners AS o ON o.change_id = c.change_id WHERE " + std::string(which)) +
          ") AS picked ORDER BY rule, change_id";
 }
 
 // As outbox_writer.cpp: the user is the envelope's user_id, else its data's; the resource
 // the event type without its last part. Each body is parsed once (the MATERIALIZED CTE).
-std::string pgout_delivery_insert(const std::vector<const ForwardRule*>& rules) {
+// `which`: the deliveries, a condition on inbox with its parameters. A body retention
+// removed is empty, not JSON: such a delivery gets no entry.
+std::string pgout_delivery_insert(const std::vector<const ForwardRule*>& rules, std::string_view which) {
   return "WITH parsed AS MATERIALIZED (SELECT seq, event_type, message_id, hh_json_or_null(body) AS doc FROM inbox "
-         "WHERE seq = ANY ($1::bigint[]) AND origin = 'webhook'), "
+         "WHERE " + std::string(which) + " AND origin = 'webhook'), "
          "delivered AS (SELECT seq, event_type, message_id, coalesce(doc->>'user_id', doc->'data'->>'user_id') AS "
          "user_id, CASE WHEN strpos(coalesce(event_type, ''), '.') = 0 THEN coalesce(event_type, '') "
          "ELSE rtrim(rtrim(event_type, 'abcdefghijklmnopqrstuvwxyz_0123456789'), '.') END AS resource "
@@ -89,6 +92,16 @@ std::string pgout_array(std::span<const int64_t> ids) {
 }
 
 }  // namespace
+
+std::string pg_outbox_event_filter(const ForwardRule& rule, std::string_view column) {
+  return pgout_event_filter(rule, column);
+}
+
+std::string pg_outbox_recreate_sql(const ForwardRule& rule) {
+  const std::vector<const ForwardRule*> one{&rule};
+  return rule.mode == ForwardMode::changes ? pgout_change_insert(one, "c.seq BETWEEN $1 AND $2")
+                                           : pgout_delivery_insert(one, "seq BETWEEN $1 AND $2");
+}
 
 std::string glob_to_regex(std::string_view glob) {
   std::string re = "^";
@@ -131,13 +144,13 @@ Result<PgOutboxWriter> PgOutboxWriter::create(pg::Connection& db, std::vector<Fo
   std::string deliveries, changes;
   if (!by_delivery.empty()) {
     deliveries = pgout_statement_name("deliveries");
-    if (auto prepared = db.prepare(deliveries, pgout_delivery_insert(by_delivery)); !prepared) {
+    if (auto prepared = db.prepare(deliveries, pgout_delivery_insert(by_delivery, "seq = ANY ($1::bigint[])")); !prepared) {
       return fail(prepared.error_kind(), "outbox: " + prepared.error());
     }
   }
   if (!by_change.empty()) {
     changes = pgout_statement_name("changes");
-    if (auto prepared = db.prepare(changes, pgout_change_insert(by_change)); !prepared) {
+    if (auto prepared = db.prepare(changes, pgout_change_insert(by_change, "c.change_id > $1")); !prepared) {
       return fail(prepared.error_kind(), "outbox: " + prepared.error());
     }
   }

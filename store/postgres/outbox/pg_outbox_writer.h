@@ -51,4 +51,10 @@ class PgOutboxWriter {
 // SQLite's GLOB pattern as an anchored POSIX regular expression (PostgreSQL's `~`).
 std::string glob_to_regex(std::string_view glob);
 
+// As outbox_writer.h on SQLite: the entries the writer makes for `rule` from the
+// deliveries $1 <= seq <= $2, as one INSERT … SELECT (`forward requeue --dropped`), and
+// the SQL that matches an event type in `column` against the rule's globs.
+std::string pg_outbox_recreate_sql(const ForwardRule& rule);
+std::string pg_outbox_event_filter(const ForwardRule& rule, std::string_view column);
+
 }  // namespace hh::store

@@ -42,7 +42,9 @@ class FollowUpJobs {
 
  private:
   FollowUpJobs(sqlite::Connection& db, sqlite::Statement upsert) : db_(&db), upsert_(std::move(upsert)) {}
-  Result<bool> queue(std::string_view kind, std::string_view key, int64_t seq, int64_t now_ms);
+  // `user`: whom the job fetches for (jobs.user_id; `purge-user` finds the job by it).
+  Result<bool> queue(std::string_view kind, std::string_view key, std::optional<std::string_view> user, int64_t seq,
+                     int64_t now_ms);
 
   sqlite::Connection* db_;
   sqlite::Statement upsert_;

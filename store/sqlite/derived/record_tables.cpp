@@ -44,7 +44,7 @@ Result<RecordTables> RecordTables::create(sqlite::Connection& db) {
   if (!lab_appointments) return fail(lab_appointments.error());
   auto lab_results = table(db, "lab_results", kOrderIdKey, kLabResultValues);
   if (!lab_results) return fail(lab_results.error());
-  auto lab_parsing_jobs = table(db, "lab_parsing_jobs", kIdKey, kLabParsingJobValues);
+  auto lab_parsing_jobs = table(db, "lab_parsing_jobs", kIdKey, kLabParsingJobValues, kLabParsingJobIndexed);
   if (!lab_parsing_jobs) return fail(lab_parsing_jobs.error());
   auto backfills = table(db, "backfills", kBackfillKeys, kBackfillValues);
   if (!backfills) return fail(backfills.error());
@@ -132,12 +132,13 @@ Result<WriteOutcome> RecordTables::write(const events::LabResultRow& row, int64_
 Result<WriteOutcome> RecordTables::write(const events::LabParsingJobRow& row, int64_t seq) {
   return lab_parsing_jobs_.write([&](sqlite::Statement& s) {
     s.bind_static(1, row.id);
-    text(s, 2, row.status);
-    text(s, 3, row.failure_reason);
-    flag(s, 4, row.needs_human_review);
-    flag(s, 5, row.is_reviewed);
-    text(s, 6, row.results_json);
-    s.bind(7, seq).bind_static(8, row.data_json);
+    text(s, 2, row.user_id);
+    text(s, 3, row.status);
+    text(s, 4, row.failure_reason);
+    flag(s, 5, row.needs_human_review);
+    flag(s, 6, row.is_reviewed);
+    text(s, 7, row.results_json);
+    s.bind(8, seq).bind_static(9, row.data_json);
   });
 }
 

@@ -153,7 +153,7 @@ Result<int64_t> SampleWriter::write(const events::SampleBatch& batch, int64_t se
     if (auto kept = keep_source_id(entry, batch.source_id); !kept) return fail(kept.error());
   }
 
-  SeriesChange& change = series_change_of(changes, entry.id, &entry.row_key);
+  SeriesChange& change = series_change_of(changes, entry.id, &entry.row_key, batch.user_id.size());
   int64_t written = 0;
   for (const events::SampleRow& sample : batch.samples) {
     const bool plain = is_plain_sample(sample);

@@ -10,6 +10,8 @@
 // Lifetime: the connection must outlive this object; used on the thread that owns it.
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -41,5 +43,12 @@ class OutboxWriter {
   sqlite::Connection* db_;
   std::vector<sqlite::Statement> inserts_;  // one per destination
 };
+
+// The entries the writer makes for `rule` from the deliveries ?1 <= seq <= ?2 (both
+// modes), as one INSERT … SELECT: `forward requeue --dropped` makes dropped entries again.
+std::string outbox_recreate_sql(const ForwardRule& rule);
+// SQL true when the event type in `column` matches one of `rule`'s globs ("1" when it has
+// none).
+std::string outbox_event_filter(const ForwardRule& rule, std::string_view column);
 
 }  // namespace hh::store

@@ -1,0 +1,198 @@
+#include "forward/post_scheduler.h"
+
+#include <algorithm>
+
+#include "common/log.h"
+#include "forward/change_payload.h"
+
+namespace hh::forward {
+namespace {
+
+std::string_view outcome_of_status(unsigned status) {
+  if (status >= 200 && status < 300) return "ok";
+  if (status == 408) return "http_408";
+  if (status == 429) return "http_429";
+  if (status >= 400 && status < 500) return "http_4xx";
+  if (status >= 500 && status < 600) return "http_5xx";
+  return "http_other";
+}
+
+}  // namespace
+
+PostScheduler::PostScheduler(config::ForwardSettings settings, store::Outbox& outbox, DestinationMetrics& metrics,
+                             uint64_t seed)
+    : settings_(std::move(settings)),
+      deliveries_(settings_.mode == "deliveries"),
+      outbox_(outbox),
+      metrics_(metrics),
+      backoff_{std::chrono::milliseconds(settings_.backoff_initial_ms), std::chrono::seconds(settings_.backoff_max_s)},
+      random_(seed) {}
+
+Busy PostScheduler::busy() const {
+  Busy busy;
+  auto add = [&](const store::OutboxEntry& e) {
+    busy.ids.insert(e.outbox_id);
+    if (settings_.ordered && e.order_key) busy.keys.insert(*e.order_key);
+    if (e.post_id) busy.posts.insert(*e.post_id);
+  };
+  for (const auto& [id, post] : in_flight_posts_) {
+    for (const auto& e : post.entries) add(e);
+  }
+  // Delivered but still in the store (their deletion failed): not again.
+  for (const auto& e : sent_unflushed_) add(e);
+  return busy;
+}
+
+std::vector<int64_t> PostScheduler::in_flight_ids() const {
+  std::vector<int64_t> ids;
+  for (const auto& [id, post] : in_flight_posts_) ids.insert(ids.end(), post.ids.begin(), post.ids.end());
+  return ids;
+}
+
+void PostScheduler::flush() {
+  if (sent_unflushed_.empty()) return;
+  std::vector<int64_t> ids;
+  for (const auto& e : sent_unflushed_) ids.push_back(e.outbox_id);
+  if (auto deleted = outbox_.sent(ids); !deleted) {
+    // They stay pending in the store: kept here, so they are not sent again, and deleted
+    // with the next flush.
+    log::error("forward_outbox_not_updated").str("destination", settings_.name).str("error", deleted.error());
+    return;
+  }
+  sent_unflushed_.clear();
+}
+
+Look PostScheduler::next_posts(int64_t now_ms, size_t posts) {
+  Look look;
+  flush();
+  auto failed = [&](const std::string& error) {
+    if (!store_failing_) log::error("forward_outbox_unreadable").str("destination", settings_.name).str("error", error);
+    store_failing_ = true;
+    look.store_failed = true;
+    return std::move(look);
+  };
+  auto marked = outbox_.classify(settings_.name, settings_.ordered, kClassifyPerLook);
+  if (!marked) return failed(marked.error());
+  look.more = *marked >= kClassifyPerLook;
+  if (now_ms < unreachable_until_ms_ || posts == 0) {
+    store_failing_ = false;
+    return look;
+  }
+  const size_t batch = deliveries_ ? 1 : static_cast<size_t>(std::max<int64_t>(settings_.batch, 1));
+  auto planned = plan_posts(outbox_, settings_.name, busy(), now_ms,
+                            PlanLimits{.ordered = settings_.ordered, .batch = batch, .posts = posts});
+  if (!planned) return failed(planned.error());
+  std::vector<store::PostPin> pins;
+  for (PlannedPost& p : *planned) {
+    OutgoingPost post;
+    post.entries = std::move(p.entries);
+    for (const auto& e : post.entries) post.ids.push_back(e.outbox_id);
+    if (deliveries_) {
+      // One delivery per POST, under its own message id: it names one content already.
+      post.webhook_id = post.entries.front().row_key;
+    } else {
+      const int64_t post_id = p.pinned.value_or(post.entries.front().outbox_id);
+      post.webhook_id = message_id(post_id);
+      if (!p.pinned) {
+        pins.push_back(store::PostPin{post_id, post.ids});
+        for (auto& e : post.entries) e.post_id = post_id;
+      }
+    }
+    look.posts.push_back(std::move(post));
+  }
+  // Pinned before any of them goes out: a crash after a POST left must not let its
+  // entries go out in another grouping under the same id.
+  if (auto pinned = outbox_.pin(pins); !pinned) {
+    // Then none of them goes out (unpinned, they could later go out otherwise grouped under
+    // the same id): the next look plans them again.
+    look.posts.clear();
+    return failed(pinned.error());
+  }
+  store_failing_ = false;
+  for (const OutgoingPost& post : look.posts) in_flight_posts_.emplace(post.webhook_id, post);
+  return look;
+}
+
+void PostScheduler::finished(const OutgoingPost& post, const PostOutcome& outcome, int64_t now_ms) {
+  in_flight_posts_.erase(post.webhook_id);
+  Verdict verdict = Verdict::retry;
+  if (outcome.status) {
+    metrics_.count_request(outcome_of_status(*outcome.status));
+    verdict = verdict_of_status(*outcome.status);
+    unreachable_failures_ = 0;
+  } else if (outcome.undeliverable) {
+    verdict = Verdict::final;
+  } else if (!outcome.store_failed) {
+    metrics_.count_request(outcome.failure);
+  }
+  if (!outcome.status && outcome.unreachable) {
+    // Every lane would fail the same way: the whole destination waits, with its own backoff.
+    ++unreachable_failures_;
+    unreachable_until_ms_ = now_ms + retry_delay(backoff_, unreachable_failures_, std::nullopt, random_).count();
+  }
+  if (verdict != Verdict::delivered) {
+    record_failure(post, outcome, verdict, now_ms);
+    return;
+  }
+  // Deleted with the next look at the outbox: one write transaction per look instead of
+  // one per POST, which the writer thread would wait for.
+  sent_unflushed_.insert(sent_unflushed_.end(), post.entries.begin(), post.entries.end());
+  metrics_.sent.fetch_add(post.ids.size(), std::memory_order_relaxed);
+  if (failing_) log::info("forward_recovered").str("destination", settings_.name);
+  failing_ = false;
+  if (flush_due()) flush();
+}
+
+void PostScheduler::record_failure(const OutgoingPost& post, const PostOutcome& outcome, Verdict verdict,
+                                   int64_t now_ms) {
+  const config::ForwardSettings& s = settings_;
+  const std::optional<int64_t> status =
+      outcome.status ? std::optional<int64_t>(*outcome.status) : std::nullopt;
+  // Each entry counts its own attempts and age; the POST goes on while all of them may.
+  int64_t attempts = 0, oldest = INT64_MAX;
+  for (const auto& e : post.entries) {
+    attempts = std::max(attempts, e.attempts + 1);
+    oldest = std::min(oldest, e.created_at_ms);
+  }
+  std::string error = outcome.error;
+  if (verdict == Verdict::retry && attempts >= s.max_attempts) {
+    verdict = Verdict::final;
+    error = "gave up after " + std::to_string(attempts) + " attempts (max_attempts); last: " + error;
+  } else if (verdict == Verdict::retry && now_ms - oldest >= s.max_age_s * 1000) {
+    verdict = Verdict::final;
+    error = "gave up: older than max_age after " + std::to_string(attempts) + " attempts; last: " + error;
+  }
+  const auto n = static_cast<uint64_t>(post.ids.size());
+  Result<void> written;
+  if (verdict == Verdict::final) {
+    written = outbox_.dead(post.ids, status, error);
+    if (written) metrics_.dead.fetch_add(n, std::memory_order_relaxed);
+    log::warn("forward_dead")
+        .str("destination", s.name)
+        .str("id", post.webhook_id)
+        .num("messages", static_cast<int64_t>(n))
+        .num("attempts", attempts)
+        .str("error", error);
+  } else {
+    const auto delay = retry_delay(backoff_, attempts, outcome.retry_after_s, random_);
+    written = outbox_.retry_later(post.ids, now_ms + delay.count(), status, error);
+    if (!failing_) {
+      log::warn("forward_failing")
+          .str("destination", s.name)
+          .str("id", post.webhook_id)
+          .str("error", error)
+          .num("retry_in_ms", delay.count());
+    }
+    failing_ = true;
+  }
+  if (!written) {
+    // Nothing changed in the store: the entries are still pending as they were and go out
+    // again, pinned to their POST (the backend deduplicates on its id).
+    log::error("forward_outbox_not_updated")
+        .str("destination", s.name)
+        .str("id", post.webhook_id)
+        .str("error", written.error());
+  }
+}
+
+}  // namespace hh::forward

@@ -1,0 +1,114 @@
+#pragma once
+// What one [[forward]] destination's sender decides (spec §10), apart from moving bytes:
+// which POSTs go out now (batch_planner.h), what each answer means for its entries
+// (answer_policy.h) and what the outbox keeps of it (store/outbox.h). The transport and
+// the clock are the caller's: DestinationSender drives it with HTTP and the wall clock,
+// tests/forward/sender_simulation_test.cpp with a model backend and simulated time.
+//
+// A look at the outbox (next_posts()):
+//   1. deletes what was delivered since the last look, in one transaction;
+//   2. marks the entries the writer added since (classify(): which are their key's head);
+//   3. plans POSTs from the due heads (batch_planner.h) and pins each new one to its id
+//      (post_id = its first entry's outbox_id, webhook-id hhf_<post_id>) in one
+//      transaction, before any of them goes out: a POST that went out is retried with the
+//      same entries, or not at all.
+// An answer (finished()):
+//   delivered      the entries are deleted at the next look (a crash before it sends them
+//                  once more, under the same id);
+//   retry          each entry's attempts + 1, due after the backoff or Retry-After;
+//   final          dead, every entry of the POST (it goes out whole or not at all);
+//   a retry becomes final when an entry of the POST has had max_attempts attempts, or the
+//   oldest is older than max_age when the POST ends (so a POST in flight past max_age
+//   dies if it fails, and is delivered if it succeeds).
+// A backend that cannot be reached at all (name, TCP connect, TLS handshake) pauses the
+// whole destination with a backoff of its own: one POST finds out when it is back,
+// instead of every key's first message using up an attempt.
+//
+// Lifetime and threads: one thread; `outbox` and `metrics` must outlive this object.
+// Dropping the object forgets what is in flight: those entries stay pending as they were
+// and go out again with their pinned POSTs.
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "config/settings.h"
+#include "forward/answer_policy.h"
+#include "forward/batch_planner.h"
+#include "forward/forward_metrics.h"
+#include "store/outbox.h"
+
+namespace hh::forward {
+
+// One POST to make.
+struct OutgoingPost {
+  std::string webhook_id;                   // hhf_<post id> (changes), the message id (deliveries)
+  std::vector<store::OutboxEntry> entries;  // in outbox order
+  std::vector<int64_t> ids;
+};
+
+// What came of one attempt of a POST.
+struct PostOutcome {
+  std::optional<unsigned> status;        // the answer's; none: no answer
+  std::optional<int64_t> retry_after_s;  // the answer's Retry-After
+  std::string failure;                   // no answer: the transport failure's name (forward_metrics.h)
+  std::string error;                     // why it failed, in words
+  bool unreachable = false;    // no connection at all (name, TCP, TLS): the backend, not this POST
+  bool undeliverable = false;  // no body can be made (a delivery's body was removed): final
+  bool store_failed = false;   // the body could not be read now: try again later
+};
+
+// What a look at the outbox found.
+struct Look {
+  std::vector<OutgoingPost> posts;
+  bool store_failed = false;  // reading or writing the outbox failed (logged once until it works)
+  bool more = false;          // new entries are left to mark: look again at once
+};
+
+class PostScheduler {
+ public:
+  static constexpr int64_t kClassifyPerLook = 4096;
+  static constexpr size_t kMaxUnflushedSent = 4096;
+
+  PostScheduler(config::ForwardSettings settings, store::Outbox& outbox, DestinationMetrics& metrics,
+                uint64_t seed);
+
+  // A look at the outbox at `now_ms` (Unix ms): up to `posts` POSTs to start now. None
+  // while the destination is paused (paused_until_ms()).
+  Look next_posts(int64_t now_ms, size_t posts);
+  // What came of a POST next_posts() returned; each is reported once (or never, when the
+  // sender stops while it is in flight).
+  void finished(const OutgoingPost& post, const PostOutcome& outcome, int64_t now_ms);
+  // Deletes the delivered entries not deleted yet (at the next look otherwise, or when
+  // kMaxUnflushedSent wait).
+  void flush();
+
+  // The backend could not be reached: nothing is sent before this (Unix ms).
+  int64_t paused_until_ms() const { return unreachable_until_ms_; }
+  // Entries of POSTs in flight (the disk budget leaves them alone).
+  std::vector<int64_t> in_flight_ids() const;
+  size_t in_flight() const { return in_flight_posts_.size(); }
+  bool flush_due() const { return sent_unflushed_.size() >= kMaxUnflushedSent; }
+
+ private:
+  Busy busy() const;
+  void record_failure(const OutgoingPost& post, const PostOutcome& outcome, Verdict verdict, int64_t now_ms);
+
+  const config::ForwardSettings settings_;
+  const bool deliveries_;
+  store::Outbox& outbox_;
+  DestinationMetrics& metrics_;
+  BackoffRule backoff_;
+  std::mt19937_64 random_;
+  std::unordered_map<std::string, OutgoingPost> in_flight_posts_;  // by webhook-id
+  std::vector<store::OutboxEntry> sent_unflushed_;  // delivered, not yet deleted from the store
+  int64_t unreachable_until_ms_ = 0;
+  int64_t unreachable_failures_ = 0;  // in a row, for the pause's backoff
+  bool failing_ = false;              // the last POST failed (its first failure and the recovery are logged)
+  bool store_failing_ = false;        // the last outbox read or write failed
+};
+
+}  // namespace hh::forward

@@ -1,0 +1,279 @@
+// What the sender decides (forward/post_scheduler.h), on a real outbox, answer by answer:
+// a POST is pinned before it goes out and retried with exactly its entries under its id
+// (a single entry too), each entry counts its own attempts, the oldest entry's age decides
+// when the POST ends, and a backend that cannot be reached pauses the destination.
+#include <boost/test/unit_test.hpp>
+
+#include <map>
+
+#include "forward/post_scheduler.h"
+#include "store/sqlite/database.h"
+#include "store/sqlite/outbox/sqlite_outbox.h"
+#include "tests/support/temp_dir.h"
+
+BOOST_AUTO_TEST_SUITE(post_scheduler_test)
+
+using namespace hh;
+
+namespace {
+
+constexpr int64_t kStart = 1'700'000'000'000;
+
+config::ForwardSettings scheduler_settings(int64_t batch) {
+  config::ForwardSettings s;
+  s.name = "backend";
+  s.batch = batch;
+  s.max_attempts = 4;
+  s.max_age_s = 3600;
+  s.backoff_initial_ms = 100;
+  s.backoff_max_s = 1;
+  return s;
+}
+
+struct Scheduled {
+  test::TempDir dir;
+  std::string path = dir.file("healthhook.db");
+  sqlite::Connection writer = open_writer(path);
+  std::unique_ptr<store::Outbox> outbox = open_sender(path);
+  forward::DestinationMetrics metrics{"backend"};
+
+  static sqlite::Connection open_writer(const std::string& path) {
+    auto db = store::open_for_writing(path, {});
+    BOOST_REQUIRE_MESSAGE(db, db.error());
+    return std::move(*db);
+  }
+  static std::unique_ptr<store::Outbox> open_sender(const std::string& path) {
+    auto outbox = store::open_sqlite_outbox(path, store::OutboxUse::sender);
+    BOOST_REQUIRE_MESSAGE(outbox, outbox.error());
+    return std::move(*outbox);
+  }
+
+  void add(int64_t id, const std::string& key, int64_t created_at, int64_t attempts = 0) {
+    auto stmt = writer.prepare(
+        "INSERT INTO outbox (outbox_id, destination, kind, seq, table_name, row_key, op, order_key, attempts, "
+        "created_at, next_attempt_at) VALUES (?1, 'backend', 'change', ?1, 'summaries', 'sleep/' || ?1, 'insert', ?2, "
+        "?3, ?4, ?4)");
+    BOOST_REQUIRE(stmt);
+    stmt->bind(1, id).bind(2, std::string_view(key)).bind(3, attempts).bind(4, created_at);
+    BOOST_REQUIRE(stmt->run());
+  }
+
+  store::OutboxEntry entry(int64_t id) {
+    auto found = outbox->find(id);
+    BOOST_REQUIRE(found && *found);
+    return **found;
+  }
+};
+
+std::vector<int64_t> ids_of(const forward::OutgoingPost& post) { return post.ids; }
+
+forward::PostOutcome answered(unsigned status) {
+  forward::PostOutcome outcome;
+  outcome.status = status;
+  if (status >= 300) outcome.error = "HTTP " + std::to_string(status);
+  return outcome;
+}
+
+forward::PostOutcome timed_out() {
+  forward::PostOutcome outcome;
+  outcome.failure = "timeout";
+  outcome.error = "no answer within timeout_ms";
+  return outcome;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_post_that_went_out_alone_is_retried_alone_under_its_id) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(10), *s.outbox, s.metrics, 1);
+  s.add(1, "a/sleep", kStart);
+  auto look = scheduler.next_posts(kStart, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  const forward::OutgoingPost first = look.posts.front();
+  BOOST_TEST(first.webhook_id == "hhf_1");
+  BOOST_TEST((s.entry(1).post_id == std::optional<int64_t>(1)));  // pinned before it went out
+  // The backend applied it, but its answer never came; meanwhile a's next two arrive.
+  scheduler.finished(first, timed_out(), kStart + 1000);
+  s.add(2, "a/sleep", kStart + 500);
+  s.add(3, "a/sleep", kStart + 600);
+  look = scheduler.next_posts(kStart + 60'000, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  BOOST_TEST(look.posts.front().webhook_id == "hhf_1");
+  BOOST_TEST(ids_of(look.posts.front()) == std::vector<int64_t>{1});
+  scheduler.finished(look.posts.front(), answered(200), kStart + 61'000);
+  // Then a's next ones, together, under a new id.
+  look = scheduler.next_posts(kStart + 62'000, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  BOOST_TEST(look.posts.front().webhook_id == "hhf_2");
+  BOOST_TEST((ids_of(look.posts.front()) == std::vector<int64_t>{2, 3}));
+  BOOST_TEST(!s.outbox->find(1).value().has_value());  // deleted at this look
+}
+
+BOOST_AUTO_TEST_CASE(each_entry_counts_its_own_attempts_and_the_most_decides) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(10), *s.outbox, s.metrics, 2);
+  // b had three attempts before (say, requeued by hand from an older version); a none.
+  s.add(1, "a/sleep", kStart);
+  s.add(2, "b/sleep", kStart, 3);
+  auto look = scheduler.next_posts(kStart, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  BOOST_TEST((ids_of(look.posts.front()) == std::vector<int64_t>{1, 2}));
+  scheduler.finished(look.posts.front(), answered(503), kStart + 100);
+  // Each counts its own; b reached max_attempts (4): the POST is dead, both its entries.
+  BOOST_TEST(s.entry(1).attempts == 1);
+  BOOST_TEST(s.entry(2).attempts == 4);
+  BOOST_TEST(s.entry(1).state == "dead");
+  BOOST_TEST(s.entry(2).state == "dead");
+  BOOST_TEST(s.entry(2).last_error.value_or("").starts_with("gave up after 4 attempts"));
+  BOOST_TEST(s.metrics.dead.load() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_post_in_flight_past_max_age_dies_if_it_fails_and_is_delivered_if_not) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(10), *s.outbox, s.metrics, 3);
+  s.add(1, "a/sleep", kStart);
+  s.add(2, "b/sleep", kStart + 3'000'000);  // younger
+  auto look = scheduler.next_posts(kStart + 3'000'000, 2);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  // Out before max_age (an hour after the oldest), failed after it: dead, whole.
+  scheduler.finished(look.posts.front(), answered(503), kStart + 3'600'000);
+  BOOST_TEST(s.entry(1).state == "dead");
+  BOOST_TEST(s.entry(2).state == "dead");
+  BOOST_TEST(s.entry(1).last_error.value_or("").starts_with("gave up: older than max_age"));
+
+  // The same, delivered: a success is a success, however late.
+  s.add(3, "c/sleep", kStart);
+  look = scheduler.next_posts(kStart + 3'000'000, 2);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  scheduler.finished(look.posts.front(), answered(204), kStart + 7'200'000);
+  scheduler.flush();
+  BOOST_TEST(!s.outbox->find(3).value().has_value());
+}
+
+BOOST_AUTO_TEST_CASE(a_backend_that_cannot_be_reached_pauses_the_destination) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(1), *s.outbox, s.metrics, 4);
+  s.add(1, "a/sleep", kStart);
+  s.add(2, "b/sleep", kStart);
+  auto look = scheduler.next_posts(kStart, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  forward::PostOutcome refused;
+  refused.failure = "connect";
+  refused.unreachable = true;
+  scheduler.finished(look.posts.front(), refused, kStart);
+  BOOST_TEST(scheduler.paused_until_ms() > kStart);
+  BOOST_TEST(scheduler.next_posts(kStart + 1, 4).posts.empty());  // b does not use up an attempt
+  BOOST_TEST(s.entry(2).attempts == 0);
+  look = scheduler.next_posts(scheduler.paused_until_ms() + 1000, 4);
+  BOOST_TEST(look.posts.size() == 2u);
+}
+
+// A Retry-After is honoured up to a day, however large: one too large to count in
+// milliseconds (9223372036854775807 seconds fits an int64, its milliseconds do not) once
+// overflowed into a negative wait, and the POST went out again at once, again and again
+// until max_attempts.
+BOOST_AUTO_TEST_CASE(a_retry_after_too_large_for_milliseconds_waits_a_day) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(1), *s.outbox, s.metrics, 6);
+  const std::vector<int64_t> retry_after = {INT64_MAX, INT64_MAX / 1000 + 1, int64_t{1} << 62, 86'400 * 365, -5};
+  for (size_t i = 0; i < retry_after.size(); ++i) {
+    s.add(static_cast<int64_t>(i) + 1, "k" + std::to_string(i) + "/sleep", kStart);
+  }
+  auto look = scheduler.next_posts(kStart, retry_after.size());
+  BOOST_REQUIRE_EQUAL(look.posts.size(), retry_after.size());
+  for (size_t i = 0; i < retry_after.size(); ++i) {
+    forward::PostOutcome outcome = answered(503);
+    outcome.retry_after_s = retry_after[i];
+    scheduler.finished(look.posts[i], outcome, kStart + 100);
+  }
+  for (size_t i = 0; i + 1 < retry_after.size(); ++i) {
+    const store::OutboxEntry e = s.entry(static_cast<int64_t>(i) + 1);
+    BOOST_TEST(e.state == "pending");
+    BOOST_TEST(e.next_attempt_at_ms == kStart + 100 + 86'400'000, "Retry-After " << retry_after[i]);
+  }
+  // A negative one (not a valid header value; the parser never makes one): at once.
+  BOOST_TEST(s.entry(static_cast<int64_t>(retry_after.size())).next_attempt_at_ms == kStart + 100);
+  // None of them is due again before its day is over.
+  BOOST_TEST(scheduler.next_posts(kStart + 1000, 8).posts.size() == 1u);
+}
+
+// Issue 45, under attack, at scale: one key refused for an hour with 30,000 entries behind
+// it, and 10,000 entries of 2,000 other keys. Every other entry goes out, each key's in
+// order, in about as many looks as the lanes need, none of the refused key's; and a key
+// whose entries are not due costs a look nothing.
+BOOST_AUTO_TEST_CASE(tens_of_thousands_behind_a_refused_key_hold_back_no_other_key) {
+  Scheduled s;
+  config::ForwardSettings settings = scheduler_settings(5);
+  settings.max_attempts = 100;
+  forward::PostScheduler scheduler(settings, *s.outbox, s.metrics, 7);
+  // Ids 1–30,000: the refused key, already tried once and due in an hour (its first POST
+  // pinned); then 10,000 of the others, interleaved.
+  BOOST_REQUIRE(s.writer.exec("BEGIN"));
+  BOOST_REQUIRE(s.writer.exec(
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30000) "
+      "INSERT INTO outbox (outbox_id, destination, kind, seq, table_name, row_key, op, order_key, attempts, "
+      "created_at, next_attempt_at, post_id) SELECT i, 'backend', 'change', i, 'summaries', 'sleep/' || i, 'insert', "
+      "'refused/sleep', CASE WHEN i <= 5 THEN 1 ELSE 0 END, " + std::to_string(kStart) + ", " +
+      std::to_string(kStart + 3'600'000) + " * (i <= 5) + " + std::to_string(kStart) +
+      " * (i > 5), CASE WHEN i <= 5 THEN 1 END FROM n"));
+  BOOST_REQUIRE(s.writer.exec(
+      "WITH RECURSIVE n(i) AS (SELECT 30001 UNION ALL SELECT i + 1 FROM n WHERE i < 40000) "
+      "INSERT INTO outbox (outbox_id, destination, kind, seq, table_name, row_key, op, order_key, created_at, "
+      "next_attempt_at) SELECT i, 'backend', 'change', i, 'summaries', 'sleep/' || i, 'insert', "
+      "'user-' || (i % 2000) || '/sleep', " + std::to_string(kStart) + ", " + std::to_string(kStart) + " FROM n"));
+  BOOST_REQUIRE(s.writer.exec("COMMIT"));
+  std::map<std::string, int64_t> last_of_key;
+  size_t sent = 0, looks = 0;
+  int64_t now = kStart + 1000;
+  for (; looks < 2000; ++looks) {
+    auto look = scheduler.next_posts(now, 8);
+    BOOST_REQUIRE(!look.store_failed);
+    if (look.posts.empty() && !look.more) break;
+    for (const auto& post : look.posts) {
+      for (const auto& e : post.entries) {
+        BOOST_REQUIRE(e.order_key.has_value());
+        BOOST_TEST(*e.order_key != "refused/sleep");
+        auto [it, first] = last_of_key.try_emplace(*e.order_key, e.outbox_id);
+        if (!first) {
+          BOOST_TEST(it->second < e.outbox_id, *e.order_key << " out of order");
+          it->second = e.outbox_id;
+        }
+        ++sent;
+      }
+      scheduler.finished(post, answered(200), now);
+    }
+    now += 100;
+  }
+  scheduler.flush();
+  BOOST_TEST(sent == 10'000u);
+  BOOST_TEST(looks <= 10'000u / (8 * 5) * 2 + 20, looks << " looks");
+  BOOST_TEST(s.writer.query_int("SELECT count(*) FROM outbox").value().value_or(-1) == 30'000);
+}
+
+// Issue 45, under attack: a look whose pins cannot be written (another writer holds the
+// lock past the sender's busy timeout; on PostgreSQL, a dropped connection) returns no
+// POST at all. It used to return the POSTs it had planned, and the sender sent them
+// unpinned: after a crash their entries could go out grouped otherwise under the same
+// webhook-id, and, not in flight for the scheduler, they could be planned again at once.
+BOOST_AUTO_TEST_CASE(a_post_whose_pin_could_not_be_written_does_not_go_out) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(2), *s.outbox, s.metrics, 8);
+  s.add(1, "a/sleep", kStart);
+  s.add(2, "b/sleep", kStart);
+  BOOST_REQUIRE(scheduler.next_posts(kStart, 0).posts.empty());  // marks them, plans nothing
+  BOOST_REQUIRE(s.writer.exec("BEGIN IMMEDIATE"));
+  auto look = scheduler.next_posts(kStart, 1);
+  BOOST_REQUIRE(s.writer.exec("COMMIT"));
+  BOOST_TEST(look.store_failed);
+  BOOST_TEST(look.posts.empty());
+  BOOST_TEST(scheduler.in_flight() == 0u);
+  BOOST_TEST(!s.entry(1).post_id.has_value());
+  // The next look plans them again, pinned before they go.
+  look = scheduler.next_posts(kStart + 100, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  BOOST_TEST((ids_of(look.posts.front()) == std::vector<int64_t>{1, 2}));
+  BOOST_TEST((s.entry(1).post_id == std::optional<int64_t>(1)));
+  BOOST_TEST((s.entry(2).post_id == std::optional<int64_t>(1)));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
