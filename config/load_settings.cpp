@@ -141,6 +141,41 @@ Key teams_key() {
           }};
 }
 
+// [management.base_urls]: a table of region = "base URL". From the environment or a flag:
+// "us=https://…,eu=https://…".
+Key management_base_urls_key() {
+  const std::string name = "management.base_urls";
+  return {name,
+          [name](Settings& s, const toml::node& node) -> Result<void> {
+            const auto* table = node.as_table();
+            if (!table) return key_error(name, "expected a table of region = \"base URL\"");
+            std::vector<std::pair<std::string, std::string>> urls;
+            for (const auto& [region, value] : *table) {
+              const auto* url = value.as_string();
+              if (!url) return key_error(name + "." + std::string(region.str()), "expected a string");
+              urls.emplace_back(std::string(region.str()), url->get());
+            }
+            s.management.base_urls = std::move(urls);
+            return {};
+          },
+          [name](Settings& s, std::string_view text) -> Result<void> {
+            std::vector<std::pair<std::string, std::string>> urls;
+            size_t start = 0;
+            while (start < text.size()) {
+              const size_t comma = std::min(text.find(',', start), text.size());
+              const std::string_view entry = text.substr(start, comma - start);
+              const size_t eq = entry.find('=');
+              if (eq == std::string_view::npos || eq == 0) {
+                return key_error(name, "expected REGION=URL[,REGION=URL…], got " + quote_value(entry));
+              }
+              urls.emplace_back(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+              start = comma + 1;
+            }
+            s.management.base_urls = std::move(urls);
+            return {};
+          }};
+}
+
 // [[forward]] blocks (config/forward_settings.h), from the configuration file only.
 Key forward_key() {
   const std::string name = "forward";
@@ -230,6 +265,10 @@ std::vector<Key> make_keys() {
       service_integer("service.backoff_initial_s", &ServiceSettings::backoff_initial_s),
       service_integer("service.backoff_max_s", &ServiceSettings::backoff_max_s),
       teams_key(),
+      section_string_key("management.url", &Settings::management, &ManagementSettings::url),
+      section_string_key("management.key_file", &Settings::management, &ManagementSettings::key_file),
+      section_string_key("management.org_id", &Settings::management, &ManagementSettings::org_id),
+      management_base_urls_key(),
       forward_key(),
       integer_key("retention.body_days", [](Settings& s) -> int64_t& { return s.retention.body_days; }),
       section_string_key("read_api.token_file", &Settings::read_api, &ReadApiSettings::token_file),
@@ -266,7 +305,7 @@ std::string env_name(std::string_view key) {
 Result<void> apply_table(Settings& settings, const toml::table& table, const std::string& prefix) {
   for (const auto& [raw_key, node] : table) {
     const std::string name = prefix.empty() ? std::string(raw_key.str()) : prefix + "." + std::string(raw_key.str());
-    if (const auto* sub = node.as_table()) {
+    if (const auto* sub = node.as_table(); sub && !find_key(name)) {
       auto applied = apply_table(settings, *sub, name);
       if (!applied) return applied;
       continue;
@@ -370,6 +409,19 @@ Result<void> validate_teams(const std::vector<TeamSettings>& teams) {
   return {};
 }
 
+// [management]: a URL needs the key and the organization; every URL is https.
+Result<void> validate_management(const ManagementSettings& management) {
+  if (!management.url.empty()) {
+    if (auto url = check_base_url("management.url", management.url); !url) return url;
+    if (management.key_file.empty()) return key_error("management.key_file", "required with management.url");
+    if (management.org_id.empty()) return key_error("management.org_id", "required with management.url");
+  }
+  for (const auto& [region, url] : management.base_urls) {
+    if (auto checked = check_base_url("management.base_urls." + region, url); !checked) return checked;
+  }
+  return {};
+}
+
 }  // namespace
 
 const TeamSettings* find_team(const ServiceSettings& service, std::string_view team_id) {
@@ -455,6 +507,7 @@ Result<void> validate(const Settings& s) {
   }
   if (auto url = check_base_url("service.base_url", s.service.base_url); !url) return url;
   if (auto teams = validate_teams(s.service.teams); !teams) return teams;
+  if (auto management = validate_management(s.management); !management) return management;
   return validate_forwards(s.forwards);
 }
 

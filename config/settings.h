@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace hh::config {
@@ -41,6 +42,18 @@ struct ServiceSettings {
 
 // The team entry for `team_id`, or null (then [service] itself applies).
 const TeamSettings* find_team(const ServiceSettings& service, std::string_view team_id);
+
+// [management]: the organization's management endpoint (service interface: GET
+// {management_url}/v1/org/{org_id}/team with the management key), for `healthhook teams`
+// and `check-config --online`. Nothing else uses it; `serve` does not read the key.
+struct ManagementSettings {
+  std::string url;       // e.g. https://api.example/management; empty: not configured
+  std::string key_file;  // the management key (a team API key is not accepted there)
+  std::string org_id;    // the organization's UUID
+  // [management.base_urls]: region ("us", "eu", …) → the service's base URL for teams of
+  // that region, for `teams --as-config`. In the order written.
+  std::vector<std::pair<std::string, std::string>> base_urls;
+};
 
 // [retention] (spec §11).
 struct RetentionSettings {
@@ -139,6 +152,7 @@ struct Settings {
   std::string log_level = "info";
 
   ServiceSettings service;
+  ManagementSettings management;
   RetentionSettings retention;
   std::vector<ForwardSettings> forwards;  // [[forward]]
   ReadApiSettings read_api;

@@ -162,7 +162,8 @@ net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
       break;
     }
     if (response.status / 100 != 2) {
-      FailureVerdict verdict = judge_status(response, options_.now_ms() / 1000);
+      FailureVerdict verdict =
+          judge_status(response, options_.now_ms() / 1000, job.kind == store::kKindParsingJob);
       final = verdict.final;
       retry_after_s = verdict.retry_after_s;
       error = std::move(verdict.error) + " (" + plan->url + ")";

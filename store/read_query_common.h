@@ -217,7 +217,7 @@ struct RecordShape<StoredConnection> {
     return {&f.user_id, &f.provider};
   }
   // user_id, provider, status, external_user_id, error_type, error_message,
-  // resource_availability, event_type, seq, data.
+  // resource_availability, event_type, seq, data, deregistered_at.
   template <typename Columns>
   static void read(const Columns& s, StoredConnection& row) {
     row.user_id = s.column_text(0);
@@ -230,6 +230,7 @@ struct RecordShape<StoredConnection> {
     row.event_type = s.column_text(7);
     row.seq = s.column_int(8);
     row.data = s.column_text(9);
+    row.deregistered_at_ms = s.column_optional_int(10);
   }
 };
 
@@ -323,7 +324,8 @@ template <>
 struct RecordShape<StoredParsingJob> {
   static constexpr size_t key_parts = 1;  // id
   static std::array<const std::optional<std::string>*, 1> filters(const RecordFilter& f) { return {&f.status}; }
-  // id, status, failure_reason, needs_human_review, is_reviewed, results, seq, data.
+  // id, status, failure_reason, needs_human_review, is_reviewed, results, seq, data, job
+  // state, job error, job attempts.
   template <typename Columns>
   static void read(const Columns& s, StoredParsingJob& row) {
     row.id = s.column_text(0);
@@ -334,6 +336,9 @@ struct RecordShape<StoredParsingJob> {
     row.results = s.column_optional_text(5);
     row.seq = s.column_int(6);
     row.data = s.column_text(7);
+    row.job_state = s.column_optional_text(8);
+    row.job_error = s.column_optional_text(9);
+    row.job_attempts = s.column_optional_int(10);
   }
 };
 

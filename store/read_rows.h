@@ -193,7 +193,8 @@ struct RecordFilter {
 };
 
 struct StoredConnection {
-  std::string_view user_id, provider, status;
+  std::string_view user_id, provider, status;  // status: connected | error | deregistered
+  std::optional<int64_t> deregistered_at_ms;    // when `user deregister` recorded it
   std::optional<std::string_view> external_user_id, error_type, error_message;
   std::optional<std::string_view> resource_availability;  // JSON object
   std::string_view event_type;
@@ -237,6 +238,10 @@ struct StoredParsingJob {
   std::optional<std::string_view> results;  // JSON, once completed
   int64_t seq = 0;
   std::string_view data;
+  // The follow-up that fetches a completed job's results (kind parsing_job): queued |
+  // running | done | dead, none when the job needed none.
+  std::optional<std::string_view> job_state, job_error;
+  std::optional<int64_t> job_attempts;
 };
 
 // A backfill window and how its fetch job stands: queued | running | done | dead, none

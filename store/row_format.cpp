@@ -104,6 +104,7 @@ void write_row(RowWriter& w, const StoredConnection& row) {
   w.text("user_id", row.user_id)
       .text("provider", row.provider)
       .text("status", row.status)
+      .time_ms("deregistered_at", row.deregistered_at_ms)
       .text("external_user_id", row.external_user_id)
       .text("error_type", row.error_type)
       .text("error_message", row.error_message)
@@ -169,7 +170,10 @@ void write_row(RowWriter& w, const StoredParsingJob& row) {
       .boolean("is_reviewed", row.is_reviewed)
       .json("results", row.results)
       .integer("seq", row.seq)
-      .json("data", stored_json(row.data));
+      .json("data", stored_json(row.data))
+      .text("job_state", row.job_state)
+      .integer("job_attempts", row.job_attempts)
+      .text("job_error", row.job_error);
 }
 
 void write_row(RowWriter& w, const StoredBackfill& row) {

@@ -13,7 +13,10 @@
 //            replace_points(stream, seq) -> Result<StreamReplaced>, an error starting "stream: "
 //            when the body cannot be read (the delivery's fault)
 //   Jobs     queue_workout_stream(workout_id, user_id, provider, seq, now_ms) -> Result<bool>;
-//            queue_backfill(notice, seq, now_ms) -> Result<bool>
+//            queue_backfill(notice, seq, now_ms) -> Result<bool>;
+//            queue_parsing_job(job_id, user_id, seq, now_ms) -> Result<bool>
+// Records also takes write(const events::DeregistrationRow&, seq): it marks the connection
+// row and keeps its other fields.
 //   Feed     append(const Change&) -> Result<void>
 // Errors keep the kind the part gave them; the prefix names the table.
 #include <cstdint>
@@ -185,6 +188,19 @@ Result<void> DeliveryApplier<Records, Users, Samples, Streams, Jobs, Feed>::appl
   }
   if (const auto& row = rows.lab_parsing_job) {
     if (auto r = note(records_.write(*row, seq), "lab_parsing_jobs", row->id, seq, user_of(row->user_id, rows),
+                      counts);
+        !r) {
+      return r;
+    }
+    // A webhook that says `completed` without results: fetch the job (its results) from
+    // GET /lab_report/v1/parser/job/{id}. Never for a fetched job, whatever it holds.
+    if (rows.family == events::Family::lab_parsing_job && row->status == "completed" && !row->results_json) {
+      auto r = queued(jobs_.queue_parsing_job(row->id, rows.identity.user_id, seq, received_at_ms), counts);
+      if (!r) return r;
+    }
+  }
+  if (const auto& row = rows.deregistration) {
+    if (auto r = note(records_.write(*row, seq), "connections", joined(row->user_id, row->provider), seq, row->user_id,
                       counts);
         !r) {
       return r;

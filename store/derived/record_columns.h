@@ -23,14 +23,17 @@ namespace columns {
 using Names = std::string_view;
 
 inline constexpr std::array<Names, 2> kSummaryKeys{"resource", "id"};
-inline constexpr std::array<Names, 8> kSummaryValues{"user_id", "provider", "source_type", "calendar_date",
-                                                     "start_ms", "end_ms",   "seq",         "data"};
+inline constexpr std::array<Names, 9> kSummaryValues{"user_id", "provider", "source_type", "calendar_date",
+                                                     "start_ms", "end_ms",   "app_id",      "seq",
+                                                     "data"};
 // In the summaries_user_time index besides the key's resource.
 inline constexpr std::array<Names, 2> kSummaryIndexed{"user_id", "calendar_date"};
 inline constexpr std::array<Names, 2> kConnectionKeys{"user_id", "provider"};
-inline constexpr std::array<Names, 8> kConnectionValues{"status",     "external_user_id", "error_type",
-                                                        "error_message", "resource_availability", "event_type",
-                                                        "seq",        "data"};
+inline constexpr std::array<Names, 9> kConnectionValues{"status",          "external_user_id",
+                                                        "error_type",      "error_message",
+                                                        "resource_availability", "deregistered_at",
+                                                        "event_type",      "seq",
+                                                        "data"};
 inline constexpr std::array<Names, 1> kIdKey{"id"};
 inline constexpr std::array<Names, 10> kDeviceValues{"user_id",      "provider",       "source_type", "app_id",
                                                      "device_manufacturer", "device_model", "device_version",

@@ -55,7 +55,7 @@ BOOST_AUTO_TEST_CASE(a_later_seq_replaces_the_row_and_an_earlier_one_changes_not
   BOOST_TEST(s.apply(sleep_summary("s1", R"({"v":7})"), 7).rows_written == 1);
   BOOST_TEST(s.apply(sleep_summary("s1", R"({"v":6})"), 6).rows_written == 0);  // stale
   BOOST_TEST(test::dump_table(s.db, "summaries") ==
-                 Strings{R"('sleep'|'s1'|'u1'|'oura'|'ring'|'2024-05-16'|1715900000000|1715930000000|7|'{"v":7}')"},
+                 Strings{R"('sleep'|'s1'|'u1'|'oura'|'ring'|'2024-05-16'|1715900000000|1715930000000|7|'{"v":7}'|NULL)"},
              boost::test_tools::per_element());
   BOOST_TEST(s.changes() == (Strings{"5|'summaries'|'sleep/s1'|'insert'|1|NULL|NULL",
                                      "7|'summaries'|'sleep/s1'|'update'|1|NULL|NULL"}),
@@ -174,7 +174,7 @@ BOOST_AUTO_TEST_CASE(connection_device_and_lab_rows_follow_latest_wins) {
   s.apply(d, 11);  // stale
   BOOST_TEST(test::dump_table(s.db, "connections") ==
                  Strings{"'u1'|'oura'|'error'|'ext-1'|'token_refresh_failed'|'revoked'|NULL|"
-                         "'provider.connection.error'|12|'{}'"},
+                         "'provider.connection.error'|12|'{}'|NULL"},
              boost::test_tools::per_element());
 
   events::DeliveryRows device;
@@ -234,7 +234,7 @@ BOOST_AUTO_TEST_CASE(one_change_per_delivery_and_series_insert_then_update_then_
   Store s;
   auto first = s.apply(samples({heartrate(1000, 60), heartrate(2000, 61), heartrate(3000, 62)}), 4);
   BOOST_TEST(first.samples_written == 3);
-  BOOST_TEST(test::dump_table(s.db, "series") == Strings{"1|'u1'|'heartrate'|'garmin'|'watch'|NULL"},
+  BOOST_TEST(test::dump_table(s.db, "series") == Strings{"1|'u1'|'heartrate'|'garmin'|'watch'|NULL|NULL"},
              boost::test_tools::per_element());
 
   // Two of three keys exist: the change is an update covering all three.
@@ -295,7 +295,7 @@ BOOST_AUTO_TEST_CASE(two_batches_of_one_series_in_a_delivery_make_one_change) {
                                      "3|'samples'|'u2/heartrate/garmin/watch'|'insert'|1|1000|1000"}),
              boost::test_tools::per_element());
   BOOST_TEST(test::dump_table(s.db, "series") ==
-                 (Strings{"1|'u1'|'heartrate'|'garmin'|'watch'|NULL", "2|'u2'|'heartrate'|'garmin'|'watch'|NULL"}),
+                 (Strings{"1|'u1'|'heartrate'|'garmin'|'watch'|NULL|NULL", "2|'u2'|'heartrate'|'garmin'|'watch'|NULL|NULL"}),
              boost::test_tools::per_element());
 }
 
@@ -309,7 +309,7 @@ BOOST_AUTO_TEST_CASE(ids_cached_in_a_rolled_back_transaction_are_forgotten) {
   s.apply(samples({heartrate(1000, 61)}, "u1"), 2);
   s.apply(samples({heartrate(2000, 62)}, "ghost"), 3);
   BOOST_TEST(test::dump_table(s.db, "series") ==
-                 (Strings{"1|'u1'|'heartrate'|'garmin'|'watch'|NULL", "2|'ghost'|'heartrate'|'garmin'|'watch'|NULL"}),
+                 (Strings{"1|'u1'|'heartrate'|'garmin'|'watch'|NULL|NULL", "2|'ghost'|'heartrate'|'garmin'|'watch'|NULL|NULL"}),
              boost::test_tools::per_element());
   BOOST_TEST(rows(s.db, "SELECT user_id, t_ms FROM samples_named ORDER BY t_ms") ==
                  (Strings{"'u1'|1000", "'ghost'|2000"}),

@@ -74,6 +74,12 @@ BOOST_AUTO_TEST_CASE(a_fetch_that_outlives_the_lease_keeps_its_job) {
     outcomes = fetcher->run_due_now();
     finished = true;
   });
+  // B starts claiming once A's fetch is on the wire (A has claimed the job): before that,
+  // B could claim the due job first, which is the queue working, not a lost lease.
+  for (int wait = 0; wait < 200 && service.request_count(kSlowPath) == 0 && !finished; ++wait) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  BOOST_REQUIRE(service.request_count(kSlowPath) == 1u);
   size_t taken_over = 0;
   for (int round = 0; round < 150 && !finished; ++round) {
     auto claimed = other->claim_due(unix_now_ms(), 10, {});

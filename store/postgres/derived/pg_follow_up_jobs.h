@@ -29,6 +29,8 @@ class PgFollowUpJobs {
   Result<bool> queue_workout_stream(std::string_view workout_id, std::optional<std::string_view> user_id,
                                     std::optional<std::string_view> provider, int64_t seq, int64_t now_ms);
   Result<bool> queue_backfill(const events::BackfillNotice& notice, int64_t seq, int64_t now_ms);
+  Result<bool> queue_parsing_job(std::string_view job_id, std::optional<std::string_view> user_id, int64_t seq,
+                                 int64_t now_ms);
 
  private:
   explicit PgFollowUpJobs(pg::Connection& db) : db_(&db) {}

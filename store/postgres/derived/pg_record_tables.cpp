@@ -36,23 +36,39 @@ Result<PgRecordTables> PgRecordTables::create(pg::Connection& db) {
   if (!backfills) return fail(backfills.error_kind(), backfills.error());
   auto providers = pg_record_table(db, "providers", kSlugKey, kProviderValues);
   if (!providers) return fail(providers.error_kind(), providers.error());
+  // $1 user_id, $2 provider, $3 deregistered_at, $4 event_type, $5 seq.
+  auto deregistrations = PgLatestWins::create(
+      db, "hh_derived_deregistration",
+      "INSERT INTO connections AS cur (user_id, provider, status, deregistered_at, event_type, seq, data) "
+      "VALUES ($1, $2, 'deregistered', $3, $4, $5, '{}') ON CONFLICT (user_id, provider) DO UPDATE SET "
+      "status = 'deregistered', deregistered_at = excluded.deregistered_at, event_type = excluded.event_type, "
+      "seq = excluded.seq WHERE cur.seq < excluded.seq RETURNING (xmax = 0) AS inserted");
+  if (!deregistrations) return fail(deregistrations.error_kind(), deregistrations.error());
   return PgRecordTables(std::move(*summaries), std::move(*connections), std::move(*devices), std::move(*lab_orders),
                         std::move(*lab_appointments), std::move(*lab_results), std::move(*lab_parsing_jobs),
-                        std::move(*backfills), std::move(*providers));
+                        std::move(*backfills), std::move(*providers), std::move(*deregistrations));
 }
 
 Result<WriteOutcome> PgRecordTables::write(const events::SummaryRow& row, int64_t seq) {
   pg::Params p;
   p.add(row.resource).add(row.id).add(row.user_id).add(row.provider).add(row.source_type).add(row.calendar_date);
-  p.add(row.start_ms).add(row.end_ms).add(seq).add(row.data_json);
+  p.add(row.start_ms).add(row.end_ms).add(row.app_id).add(seq).add(row.data_json);
   return summaries_.write(p);
 }
 
 Result<WriteOutcome> PgRecordTables::write(const events::ConnectionRow& row, int64_t seq) {
   pg::Params p;
   p.add(row.user_id).add(row.provider).add(row.status).add(row.external_user_id).add(row.error_type);
-  p.add(row.error_message).add(row.resource_availability_json).add(row.event_type).add(seq).add(row.data_json);
+  p.add(row.error_message).add(row.resource_availability_json);
+  p.add_null();  // deregistered_at: a connection event (re)connects
+  p.add(row.event_type).add(seq).add(row.data_json);
   return connections_.write(p);
+}
+
+Result<WriteOutcome> PgRecordTables::write(const events::DeregistrationRow& row, int64_t seq) {
+  pg::Params p;
+  p.add(row.user_id).add(row.provider).add(row.deregistered_at_ms).add(row.event_type).add(seq);
+  return deregistrations_.write(p);
 }
 
 Result<WriteOutcome> PgRecordTables::write(const events::DeviceRow& row, int64_t seq) {

@@ -26,11 +26,13 @@ class PgRecordTables {
   Result<WriteOutcome> write(const events::LabParsingJobRow& row, int64_t seq);
   Result<WriteOutcome> write(const events::BackfillNotice& row, int64_t seq);
   Result<WriteOutcome> write(const events::ProviderRow& row, int64_t seq);
+  // Marks the connection deregistered and keeps its other fields (the SQLite twin's rule).
+  Result<WriteOutcome> write(const events::DeregistrationRow& row, int64_t seq);
 
  private:
   PgRecordTables(PgLatestWins summaries, PgLatestWins connections, PgLatestWins devices, PgLatestWins lab_orders,
                  PgLatestWins lab_appointments, PgLatestWins lab_results, PgLatestWins lab_parsing_jobs,
-                 PgLatestWins backfills, PgLatestWins providers)
+                 PgLatestWins backfills, PgLatestWins providers, PgLatestWins deregistrations)
       : summaries_(std::move(summaries)),
         connections_(std::move(connections)),
         devices_(std::move(devices)),
@@ -39,10 +41,11 @@ class PgRecordTables {
         lab_results_(std::move(lab_results)),
         lab_parsing_jobs_(std::move(lab_parsing_jobs)),
         backfills_(std::move(backfills)),
-        providers_(std::move(providers)) {}
+        providers_(std::move(providers)),
+        deregistrations_(std::move(deregistrations)) {}
 
   PgLatestWins summaries_, connections_, devices_, lab_orders_, lab_appointments_, lab_results_, lab_parsing_jobs_,
-      backfills_, providers_;
+      backfills_, providers_, deregistrations_;
 };
 
 }  // namespace hh::store

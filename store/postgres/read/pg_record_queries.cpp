@@ -17,7 +17,7 @@ template <>
 struct PgRecordTable<StoredConnection> {
   static constexpr std::string_view columns =
       "SELECT user_id, provider, status, external_user_id, error_type, error_message, resource_availability, "
-      "event_type, seq, data FROM connections ";
+      "event_type, seq, data, deregistered_at FROM connections ";
   static constexpr std::string_view where =
       "($1::text IS NULL OR user_id = $1) AND ($2::text IS NULL OR provider = $2)";
   static constexpr std::string_view order = "user_id COLLATE \"C\", provider COLLATE \"C\"";
@@ -68,13 +68,16 @@ struct PgRecordTable<StoredLabResult> {
   static constexpr std::string_view key_where = "order_id = $1";
 };
 
+// The results follow-up's key is the job's id (store/sqlite/derived/follow_up_jobs.h).
 template <>
 struct PgRecordTable<StoredParsingJob> {
   static constexpr std::string_view columns =
-      "SELECT id, status, failure_reason, needs_human_review, is_reviewed, results, seq, data FROM lab_parsing_jobs ";
-  static constexpr std::string_view where = "($1::text IS NULL OR status = $1)";
-  static constexpr std::string_view order = "id COLLATE \"C\"";
-  static constexpr std::string_view key_where = "id = $1";
+      "SELECT p.id, p.status, p.failure_reason, p.needs_human_review, p.is_reviewed, p.results, p.seq, p.data, "
+      "j.state, j.last_error, j.attempts FROM lab_parsing_jobs AS p "
+      "LEFT JOIN jobs AS j ON j.kind = 'parsing_job' AND j.job_key = p.id ";
+  static constexpr std::string_view where = "($1::text IS NULL OR p.status = $1)";
+  static constexpr std::string_view order = "p.id COLLATE \"C\"";
+  static constexpr std::string_view key_where = "p.id = $1";
 };
 
 // The job's key is the backfill's (store/sqlite/derived/follow_up_jobs.h): one lookup in the

@@ -1,5 +1,7 @@
 #include "store/sqlite/derived/follow_up_jobs.h"
 
+#include "store/jobs/claimed_job.h"
+
 namespace hh::store {
 
 Result<FollowUpJobs> FollowUpJobs::create(sqlite::Connection& db) {
@@ -25,6 +27,12 @@ Result<bool> FollowUpJobs::queue_backfill(const events::BackfillNotice& notice, 
   backfill_job_payload(payload_, window);
   backfill_job_key(key_, window);
   return queue("backfill", key_, notice.user_id, seq, now_ms);
+}
+
+Result<bool> FollowUpJobs::queue_parsing_job(std::string_view job_id, std::optional<std::string_view> user_id,
+                                   int64_t seq, int64_t now_ms) {
+  parsing_job_payload(payload_, job_id, user_id);
+  return queue(kKindParsingJob, job_id, user_id, seq, now_ms);
 }
 
 Result<bool> FollowUpJobs::queue(std::string_view kind, std::string_view key, std::optional<std::string_view> user,

@@ -50,9 +50,17 @@ Result<RecordTables> RecordTables::create(sqlite::Connection& db) {
   if (!backfills) return fail(backfills.error());
   auto providers = table(db, "providers", kSlugKey, kProviderValues);
   if (!providers) return fail(providers.error());
+  // ?1 user_id, ?2 provider, ?3 deregistered_at, ?4 event_type, ?5 seq.
+  auto deregistrations = LatestWins::create(
+      db,
+      "INSERT INTO connections (user_id, provider, status, deregistered_at, event_type, seq, data) "
+      "VALUES (?1, ?2, 'deregistered', ?3, ?4, ?5, '{}') ON CONFLICT DO NOTHING",
+      "UPDATE connections SET status = 'deregistered', deregistered_at = ?3, event_type = ?4, seq = ?5 "
+      "WHERE user_id = ?1 AND provider = ?2 AND seq < ?5");
+  if (!deregistrations) return fail(deregistrations.error());
   return RecordTables(std::move(*summaries), std::move(*connections), std::move(*devices), std::move(*lab_orders),
                       std::move(*lab_appointments), std::move(*lab_results), std::move(*lab_parsing_jobs),
-                      std::move(*backfills), std::move(*providers));
+                      std::move(*backfills), std::move(*providers), std::move(*deregistrations));
 }
 
 Result<WriteOutcome> RecordTables::write(const events::SummaryRow& row, int64_t seq) {
@@ -62,7 +70,9 @@ Result<WriteOutcome> RecordTables::write(const events::SummaryRow& row, int64_t 
     text(s, 4, row.provider);
     s.bind_static(5, row.source_type);
     text(s, 6, row.calendar_date);
-    s.bind(7, row.start_ms).bind(8, row.end_ms).bind(9, seq).bind_static(10, row.data_json);
+    s.bind(7, row.start_ms).bind(8, row.end_ms);
+    text(s, 9, row.app_id);
+    s.bind(10, seq).bind_static(11, row.data_json);
   });
 }
 
@@ -73,7 +83,15 @@ Result<WriteOutcome> RecordTables::write(const events::ConnectionRow& row, int64
     text(s, 5, row.error_type);
     text(s, 6, row.error_message);
     text(s, 7, row.resource_availability_json);
-    s.bind_static(8, row.event_type).bind(9, seq).bind_static(10, row.data_json);
+    s.bind_null(8);  // deregistered_at: a connection event (re)connects
+    s.bind_static(9, row.event_type).bind(10, seq).bind_static(11, row.data_json);
+  });
+}
+
+Result<WriteOutcome> RecordTables::write(const events::DeregistrationRow& row, int64_t seq) {
+  return deregistrations_.write([&](sqlite::Statement& s) {
+    s.bind_static(1, row.user_id).bind_static(2, row.provider).bind(3, row.deregistered_at_ms);
+    s.bind_static(4, row.event_type).bind(5, seq);
   });
 }
 

@@ -26,11 +26,14 @@ class RecordTables {
   Result<WriteOutcome> write(const events::LabParsingJobRow& row, int64_t seq);
   Result<WriteOutcome> write(const events::BackfillNotice& row, int64_t seq);
   Result<WriteOutcome> write(const events::ProviderRow& row, int64_t seq);
+  // Marks the connection deregistered (status, deregistered_at, event_type, seq) and keeps
+  // its other fields; a connection not seen yet gets a row with data '{}'.
+  Result<WriteOutcome> write(const events::DeregistrationRow& row, int64_t seq);
 
  private:
   RecordTables(LatestWins summaries, LatestWins connections, LatestWins devices, LatestWins lab_orders,
                LatestWins lab_appointments, LatestWins lab_results, LatestWins lab_parsing_jobs,
-               LatestWins backfills, LatestWins providers)
+               LatestWins backfills, LatestWins providers, LatestWins deregistrations)
       : summaries_(std::move(summaries)),
         connections_(std::move(connections)),
         devices_(std::move(devices)),
@@ -39,10 +42,11 @@ class RecordTables {
         lab_results_(std::move(lab_results)),
         lab_parsing_jobs_(std::move(lab_parsing_jobs)),
         backfills_(std::move(backfills)),
-        providers_(std::move(providers)) {}
+        providers_(std::move(providers)),
+        deregistrations_(std::move(deregistrations)) {}
 
   LatestWins summaries_, connections_, devices_, lab_orders_, lab_appointments_, lab_results_, lab_parsing_jobs_,
-      backfills_, providers_;
+      backfills_, providers_, deregistrations_;
 };
 
 }  // namespace hh::store

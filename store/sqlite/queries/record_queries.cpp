@@ -20,7 +20,7 @@ struct RecordTable<StoredConnection> {
   static constexpr std::string_view key_where = "user_id = ?1 AND provider = ?2";
   static constexpr std::string_view sql =
       "SELECT user_id, provider, status, external_user_id, error_type, error_message, resource_availability, "
-      "event_type, seq, data FROM connections "
+      "event_type, seq, data, deregistered_at FROM connections "
       "WHERE (?1 IS NULL OR user_id = ?1) AND (?2 IS NULL OR provider = ?2) ORDER BY user_id, provider";
 };
 
@@ -65,13 +65,16 @@ struct RecordTable<StoredLabResult> {
 };
 
 // Parsing jobs carry no user (lab_report.parsing_job.* has none): only the status filter.
+// The results follow-up's key is the job's id (store/sqlite/derived/follow_up_jobs.h).
 template <>
 struct RecordTable<StoredParsingJob> {
   // The row of one change-feed key (its parts, split at '/', are ?1…).
-  static constexpr std::string_view key_where = "id = ?1";
+  static constexpr std::string_view key_where = "p.id = ?1";
   static constexpr std::string_view sql =
-      "SELECT id, status, failure_reason, needs_human_review, is_reviewed, results, seq, data FROM lab_parsing_jobs "
-      "WHERE (?1 IS NULL OR status = ?1) ORDER BY id";
+      "SELECT p.id, p.status, p.failure_reason, p.needs_human_review, p.is_reviewed, p.results, p.seq, p.data, "
+      "j.state, j.last_error, j.attempts FROM lab_parsing_jobs AS p "
+      "LEFT JOIN jobs AS j ON j.kind = 'parsing_job' AND j.job_key = p.id "
+      "WHERE (?1 IS NULL OR p.status = ?1) ORDER BY p.id";
 };
 
 // The job's key is the backfill's (store/sqlite/derived/follow_up_jobs.h): one lookup in the
