@@ -48,6 +48,7 @@ ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t 
   front.listener->start();
   front.refusal_log->start();
   front.alarms->start();
+  if (front.overview) front.overview->start();
   std::optional<ServiceWatchdog> watchdog;
   if (const auto timeout = systemd::watchdog_timeout()) watchdog.emplace(front.io, *timeout, *ingest.writer);
   ServeSignals signals(front, watchdog ? &*watchdog : nullptr, settings, hooks.reread_settings);
@@ -61,6 +62,10 @@ ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t 
       .str("database", store::loggable_location(settings.database))
       .num("threads", threads)
       .num("signing_secrets", static_cast<int64_t>(signing_secrets));
+  if (front.console) {
+    log::info("console").str("url", std::string(settings.tls.cert_file.empty() ? "http://" : "https://") + address +
+                                        "/console/");
+  }
   systemd::ready("listening on " + address);
   if (watchdog) watchdog->start();
 

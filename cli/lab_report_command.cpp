@@ -12,7 +12,7 @@
 // Exit 0 done, 1 the call failed, 2 bad input or configuration (nothing is sent then).
 #include "cli/command_support.h"
 #include "cli/commands.h"
-#include "cli/recovery_input.h"
+#include "fetcher/recovery_input.h"
 #include "cli/service_access.h"
 #include "common/json_writer.h"
 #include "fetcher/calls/lab_reports.h"
@@ -37,7 +37,7 @@ struct LabReportShowFlags {
 int run_lab_report_upload(const LabReportUploadFlags& flags) {
   constexpr std::string_view kCommand = "lab-report upload";
   if (flags.user_id) {
-    if (auto checked = check_user_id(*flags.user_id); !checked) {
+    if (auto checked = fetcher::check_user_id(*flags.user_id); !checked) {
       return report_call_failure(kCommand, "--user: " + checked.error(), ErrorKind::data);
     }
   }

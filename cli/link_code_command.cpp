@@ -9,7 +9,7 @@
 // configuration (nothing is sent then).
 #include "cli/command_support.h"
 #include "cli/commands.h"
-#include "cli/recovery_input.h"
+#include "fetcher/recovery_input.h"
 #include "cli/service_access.h"
 #include "cli/service_input.h"
 #include "common/json_writer.h"
@@ -28,7 +28,7 @@ struct LinkCodeFlags {
 
 int run_link_code(const LinkCodeFlags& flags) {
   constexpr std::string_view kCommand = "link-code";
-  if (auto checked = check_user_id(flags.user_id); !checked) return report_call_failure(kCommand, checked.error(), ErrorKind::data);
+  if (auto checked = fetcher::check_user_id(flags.user_id); !checked) return report_call_failure(kCommand, checked.error(), ErrorKind::data);
   if (flags.expires_at) {
     if (auto checked = check_future_time("--expires-at", *flags.expires_at, unix_now_ms()); !checked) {
       return report_call_failure(kCommand, checked.error(), ErrorKind::data);

@@ -22,7 +22,7 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
-#include "cli/recovery_input.h"
+#include "fetcher/recovery_input.h"
 #include "cli/service_access.h"
 #include "fetcher/service_calls.h"
 #include "store/database_location.h"
@@ -73,9 +73,9 @@ void print_erasure_counts(const store::ErasureReport& report) {
 // --deregister's input, checked before anything is sent or erased.
 Result<void> check_deregister(const PurgeUserFlags& flags) {
   if (flags.deregister.empty()) return {};
-  if (auto checked = check_user_id(flags.user_id); !checked) return checked;
+  if (auto checked = fetcher::check_user_id(flags.user_id); !checked) return checked;
   std::vector<std::string> warnings;
-  if (auto checked = check_provider(flags.deregister, warnings); !checked) return checked;
+  if (auto checked = fetcher::check_provider(flags.deregister, warnings); !checked) return checked;
   for (const auto& warning : warnings) report_error("purge-user", "warning: " + warning);
   return {};
 }

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cli/recovery_input.h"
+#include "fetcher/recovery_input.h"
 #include "common/timestamp.h"
 #include "fetcher/calls/service_request.h"
 #include "fetcher/service_values.h"
@@ -77,7 +77,7 @@ Result<void> check_time_zone(std::string_view option, std::string_view name) {
 }
 
 Result<void> check_date(std::string_view option, std::string_view text) {
-  if (auto parsed = parse_date_option(option, text); !parsed) return fail(ErrorKind::data, parsed.error());
+  if (auto parsed = fetcher::parse_date_option(option, text); !parsed) return fail(ErrorKind::data, parsed.error());
   return {};
 }
 

@@ -27,7 +27,7 @@
 #include "cli/command_support.h"
 #include "cli/commands.h"
 #include "cli/deregistration_record.h"
-#include "cli/recovery_input.h"
+#include "fetcher/recovery_input.h"
 #include "cli/service_access.h"
 #include "cli/service_input.h"
 #include "common/json_writer.h"
@@ -94,7 +94,7 @@ Result<fetcher::UserUpdate> checked_update(const UserUpdateFlags& flags) {
 
 int run_user_update(const UserUpdateFlags& flags) {
   constexpr std::string_view kCommand = "user update";
-  if (auto checked = check_user_id(flags.user_id); !checked) return report_call_failure(kCommand, checked.error(), ErrorKind::data);
+  if (auto checked = fetcher::check_user_id(flags.user_id); !checked) return report_call_failure(kCommand, checked.error(), ErrorKind::data);
   auto fields = checked_update(flags);
   if (!fields) return report_call_failure(kCommand, fields.error(), ErrorKind::data);
   auto settings = load_settings_or_report(flags.settings, kCommand);
@@ -121,9 +121,9 @@ int run_user_update(const UserUpdateFlags& flags) {
 
 int run_user_deregister(const UserDeregisterFlags& flags) {
   constexpr std::string_view kCommand = "user deregister";
-  if (auto checked = check_user_id(flags.user_id); !checked) return report_call_failure(kCommand, checked.error(), ErrorKind::data);
+  if (auto checked = fetcher::check_user_id(flags.user_id); !checked) return report_call_failure(kCommand, checked.error(), ErrorKind::data);
   std::vector<std::string> warnings;
-  if (auto checked = check_provider(flags.provider, warnings); !checked) {
+  if (auto checked = fetcher::check_provider(flags.provider, warnings); !checked) {
     return report_call_failure(kCommand, checked.error(), ErrorKind::data);
   }
   auto settings = load_settings_or_report(flags.settings, kCommand);

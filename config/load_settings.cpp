@@ -80,6 +80,23 @@ Key integer_key(std::string name, Target target) {
           }};
 }
 
+// true / false in TOML; "true" / "false" from the environment or a flag.
+template <typename Target>
+Key bool_key(std::string name, Target target) {
+  return {name,
+          [name, target](Settings& s, const toml::node& node) -> Result<void> {
+            const auto* value = node.as_boolean();
+            if (!value) return key_error(name, "expected true or false");
+            target(s) = value->get();
+            return {};
+          },
+          [name, target](Settings& s, std::string_view text) -> Result<void> {
+            if (text != "true" && text != "false") return key_error(name, "expected true or false, got " + quote_value(text));
+            target(s) = text == "true";
+            return {};
+          }};
+}
+
 Key top_integer(std::string name, int64_t Settings::*member) {
   return integer_key(name, [member](Settings& s) -> int64_t& { return s.*member; });
 }
@@ -256,6 +273,9 @@ std::vector<Key> make_keys() {
       integer_key("retention.body_days", [](Settings& s) -> int64_t& { return s.retention.body_days; }),
       section_string_key("read_api.token_file", &Settings::read_api, &ReadApiSettings::token_file),
       section_string_key("metrics.token_file", &Settings::metrics, &MetricsSettings::token_file),
+      bool_key("console.enabled", [](Settings& s) -> bool& { return s.console.enabled; }),
+      section_string_key("console.admin_token_file", &Settings::console, &ConsoleSettings::admin_token_file),
+      integer_key("console.session_hours", [](Settings& s) -> int64_t& { return s.console.session_hours; }),
       section_string_key("tls.cert_file", &Settings::tls, &TlsSettings::cert_file),
       section_string_key("tls.key_file", &Settings::tls, &TlsSettings::key_file),
   };
@@ -451,6 +471,7 @@ Result<void> validate(const Settings& s) {
       range("service.backoff_initial_s", s.service.backoff_initial_s, 1, 86400),
       range("service.backoff_max_s", s.service.backoff_max_s, 1, 7 * 86400),
       range("retention.body_days", s.retention.body_days, 0, 36500),
+      range("console.session_hours", s.console.session_hours, 1, 24 * 30),
   };
   for (const auto& check : checks) {
     if (!check) return check;
@@ -467,6 +488,13 @@ Result<void> validate(const Settings& s) {
   if (s.webhook_path.starts_with("/v1/") || s.webhook_path == "/healthz" || s.webhook_path == "/readyz" ||
       s.webhook_path == "/metrics") {
     return key_error("webhook_path", "collides with a built-in path: " + quote_value(s.webhook_path));
+  }
+  if (s.console.enabled && s.webhook_path.starts_with("/console")) {
+    return key_error("webhook_path", "collides with the console's /console/: " + quote_value(s.webhook_path));
+  }
+  if (s.console.enabled && s.read_api.token_file.empty()) {
+    return key_error("console.enabled", "needs read_api.token_file: the console reads through the read API, and its "
+                                        "token signs in to a read-only console");
   }
   if (s.listen.rfind(':') == std::string::npos) {
     return key_error("listen", "expected HOST:PORT, got " + quote_value(s.listen));

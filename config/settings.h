@@ -91,6 +91,15 @@ struct MetricsSettings {
   std::string token_file;  // empty: GET /metrics needs no token
 };
 
+// [console] (spec §12, docs/console.md): the operators' console under /console/ on the
+// listener. Off unless enabled; needs read_api.token_file (the read token signs in to a
+// read-only console).
+struct ConsoleSettings {
+  bool enabled = false;
+  std::string admin_token_file;  // empty: no admin sign-in (no actions)
+  int64_t session_hours = 8;     // a session ends this long after sign-in (or after an idle hour)
+};
+
 struct TlsSettings {
   std::string cert_file;  // both empty: plain HTTP
   std::string key_file;
@@ -148,6 +157,7 @@ struct Settings {
   std::vector<ForwardSettings> forwards;  // [[forward]]
   ReadApiSettings read_api;
   MetricsSettings metrics;
+  ConsoleSettings console;
   TlsSettings tls;
 
   // Where relative secret-file paths are resolved (the config file's folder).

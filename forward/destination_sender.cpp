@@ -104,6 +104,13 @@ DestinationSender::DestinationSender(net::io_context& io, DestinationConfig conf
 
 DestinationSender::~DestinationSender() = default;
 
+void DestinationSender::set_paused(bool paused) {
+  if (paused == paused_) return;
+  paused_ = paused;
+  log::info(paused ? "forward_paused" : "forward_resumed").str("destination", config_.settings.name);
+  if (!paused) wake();
+}
+
 void DestinationSender::stop() {
   stopping_ = true;
   scheduler_.flush();
@@ -127,6 +134,15 @@ net::awaitable<void> DestinationSender::run() {
     std::chrono::milliseconds wait = kPollInterval;
     woken_ = false;
     const auto now = std::chrono::steady_clock::now();
+    if (paused_) {
+      // Paused by an operator: entries wait in the outbox; nothing is planned or sent
+      // (POSTs already planned stay pinned and go first on resume). What finished before
+      // the pause is still recorded.
+      if (scheduler_.flush_due()) scheduler_.flush();
+      wakeup_.expires_after(kPollInterval);
+      co_await wakeup_.async_wait(use_tuple);
+      continue;
+    }
     const int64_t now_ms = now_ms_();
     const size_t free = free_lanes();
     // Look when a lane would otherwise stay idle, and at least every kPollInterval (to

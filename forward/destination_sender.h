@@ -69,6 +69,10 @@ class DestinationSender {
   boost::asio::awaitable<void> run();
   // Ends run() and cancels the POSTs in flight (on the io thread).
   void stop();
+  // An operator's pause (store::Outbox::set_paused, read by the forwarder every few
+  // seconds): while paused, no POST is planned or starts (those in flight finish). On the
+  // io thread.
+  void set_paused(bool paused);
 
   const config::ForwardSettings& settings() const { return config_.settings; }
   // Entries of POSTs planned or in flight: the disk budget leaves them alone.
@@ -95,7 +99,8 @@ class DestinationSender {
   std::chrono::steady_clock::time_point looked_at_{};
   boost::asio::steady_timer wakeup_;
   bool stopping_ = false;
-  bool woken_ = false;  // wake() since the loop last looked: look again without waiting
+  bool paused_ = false;  // set_paused()
+  bool woken_ = false;   // wake() since the loop last looked: look again without waiting
 };
 
 }  // namespace hh::forward

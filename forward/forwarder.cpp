@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -112,6 +113,7 @@ Forwarder::~Forwarder() { stop(); }
 void Forwarder::start() {
   if (started_) return;
   started_ = true;
+  check_outbox();  // before any sender runs: a destination paused before a restart sends nothing
   for (auto& sender : parts_->senders) net::co_spawn(parts_->io, sender->run(), net::detached);
   net::co_spawn(
       parts_->io,
@@ -155,10 +157,18 @@ bool Forwarder::check_outbox() {
     return false;
   }
   const int64_t now = parts_->now_ms();
+  // Pauses (forward pause|resume, the console) take effect here, within kOutboxCheckInterval.
+  auto paused = parts_->outbox->paused();
+  if (!paused) log::warn("forward_outbox_unreadable").str("error", paused.error());
   bool over_budget = false;
   for (size_t i = 0; i < parts_->senders.size(); ++i) {
     const config::ForwardSettings& f = parts_->senders[i]->settings();
     DestinationMetrics& m = *metrics_[i];
+    if (paused) {
+      const bool is_paused = std::find(paused->begin(), paused->end(), f.name) != paused->end();
+      parts_->senders[i]->set_paused(is_paused);
+      m.paused.store(is_paused ? 1 : 0, std::memory_order_relaxed);
+    }
     const store::OutboxFigures* mine = nullptr;
     for (const auto& row : *figures) {
       if (row.destination == f.name) mine = &row;

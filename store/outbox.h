@@ -181,6 +181,13 @@ class Outbox {
   // sender marks them again). They keep their POST, so a POST that went out before goes
   // out again under its webhook-id with the same entries. Returns how many.
   virtual Result<int64_t> requeue(const OutboxSelection& selection, int64_t now_ms) = 0;
+  // Pause and resume (`forward pause|resume`, the console): while a destination is paused
+  // its sender starts no POST; entries keep accumulating (within max_outbox_mib). Returns
+  // whether the state changed. The pause is kept in the store: it survives a restart.
+  virtual Result<bool> set_paused(const std::string& destination, bool paused, int64_t now_ms) = 0;
+  // The paused destinations, in name order.
+  virtual Result<std::vector<std::string>> paused() = 0;
+
 
   // The disk budget: drops the `count` oldest (by outbox_id) pending or dead entries of
   // `rule`'s destination, widened to whole deliveries (seq) and whole POSTs, except the

@@ -31,6 +31,7 @@ enum class Refusal {
   per_ip_limit,         // closed at accept: max_connections_per_ip reached
   accept_failed,        // accept() failed, e.g. out of file descriptors (accepting pauses)
   client_timeout,       // a client too slow to send its request head or body: closed
+  console_sign_in,      // 401: a console sign-in with a wrong token (console/console_routes.h)
   count_                // number of reasons
 };
 

@@ -240,7 +240,8 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
         co_await refusal_pause(control, limits.refusal_delay, stopping);
       }
     }
-    response.keep_alive(keep_alive && !stopping.load());
+    // An endpoint may close the connection itself (a failed console sign-in does).
+    response.keep_alive(keep_alive && response.keep_alive() && !stopping.load());
     if (!co_await write_response(stream, response, limits)) co_return;
     if (!response.keep_alive()) co_return;
   }

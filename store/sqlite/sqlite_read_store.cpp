@@ -2,6 +2,7 @@
 
 #include "store/sqlite/database.h"
 #include "store/sqlite/queries/change_query.h"
+#include "store/sqlite/queries/chart_query.h"
 #include "store/sqlite/queries/delivery_query.h"
 #include "store/sqlite/queries/record_queries.h"
 #include "store/sqlite/queries/sample_query.h"
@@ -28,6 +29,7 @@ class SqliteReadStore final : public ReadStore {
   ChangeQuery& changes() override { return changes_; }
   DeliveryQuery& deliveries() override { return deliveries_; }
   UserOrderIdsQuery& user_order_ids() override { return user_order_ids_; }
+  ChartQuery& charts() override { return charts_; }
   RecordQuery<StoredConnection>& connections() override { return connections_; }
   RecordQuery<StoredDevice>& devices() override { return devices_; }
   RecordQuery<StoredLabOrder>& lab_orders() override { return lab_orders_; }
@@ -46,6 +48,7 @@ class SqliteReadStore final : public ReadStore {
   SqliteChangeQuery changes_{db_};
   SqliteDeliveryQuery deliveries_{db_};
   SqliteUserOrderIdsQuery user_order_ids_{db_};
+  SqliteChartQuery charts_{db_};
   SqliteRecordQuery<StoredConnection> connections_{db_};
   SqliteRecordQuery<StoredDevice> devices_{db_};
   SqliteRecordQuery<StoredLabOrder> lab_orders_{db_};

@@ -25,7 +25,7 @@ std::vector<std::string> copy_table_order() {
   std::vector<std::string> tables{"inbox", "delivery_outcomes", "removed_bodies"};
   const auto derived = derived_tables();  // children first: reversed
   for (auto it = derived.rbegin(); it != derived.rend(); ++it) tables.emplace_back(*it);
-  for (const char* table : {"jobs", "erasures", "outbox", "outbox_dropped"}) tables.emplace_back(table);
+  for (const char* table : {"jobs", "erasures", "outbox", "outbox_dropped", "forward_pauses"}) tables.emplace_back(table);
   return tables;
 }
 

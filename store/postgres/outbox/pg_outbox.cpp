@@ -255,6 +255,23 @@ class PgOutbox final : public Outbox {
   Result<int64_t> merge_dropped(const std::string& destination, int64_t keep) override;
   Result<RecreatedDropped> requeue_dropped(const ForwardRule& rule) override;
 
+  Result<bool> set_paused(const std::string& destination, bool paused, int64_t now_ms) override {
+    auto changed = paused ? db_.query("INSERT INTO forward_pauses (destination, paused_at) VALUES ($1, $2) "
+                                      "ON CONFLICT (destination) DO NOTHING",
+                                      pg::Params().add(destination).add(now_ms))
+                          : db_.query("DELETE FROM forward_pauses WHERE destination = $1", pg::Params().add(destination));
+    if (!changed) return fail(changed.error_kind(), changed.error());
+    return changed->affected() > 0;
+  }
+
+  Result<std::vector<std::string>> paused() override {
+    auto rows = db_.query("SELECT destination FROM forward_pauses ORDER BY destination COLLATE \"C\"");
+    if (!rows) return fail(rows.error_kind(), rows.error());
+    std::vector<std::string> names;
+    for (int r = 0; r < rows->size(); ++r) names.emplace_back(rows->text(r, 0));
+    return names;
+  }
+
  private:
   struct PgDropRow {
     int64_t id, seq;

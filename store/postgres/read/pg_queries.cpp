@@ -92,6 +92,13 @@ const std::string kPgDeliveryWindow = std::string(kPgDeliveryColumns) +
                                       "AND ($5::text IS NULL OR event_type ~ $5) "
                                       "AND ($7::text IS NULL OR status = $7) ORDER BY seq";
 
+// The same rows newest first (the search).
+const std::string kPgDeliveryNewestFirst = std::string(kPgDeliveryColumns) +
+                                           "WHERE seq >= $1 AND seq <= $2 AND received_at >= $3 AND received_at < $4 "
+                                           "AND ($6::bigint = 0 OR origin = 'webhook') "
+                                           "AND ($5::text IS NULL OR event_type ~ $5) "
+                                           "AND ($7::text IS NULL OR status = $7) ORDER BY seq DESC";
+
 // ---- A user's lab order ids; UNION removes the duplicates.
 
 constexpr std::string_view kPgUserOrderIds =
@@ -230,6 +237,16 @@ Result<bool> PgDeliveryQuery::find(std::string_view message_id, StoredDelivery& 
 }
 
 Result<void> PgDeliveryQuery::start_export(const DeliveryFilter& filter, int64_t& first_seq, int64_t& last_seq) {
+  return start_window(filter, kPgDeliveryWindow, std::nullopt, first_seq, last_seq);
+}
+
+Result<void> PgDeliveryQuery::start_newest_first(const DeliveryFilter& filter, std::optional<int64_t> before_seq) {
+  int64_t first_seq = 0, last_seq = 0;
+  return start_window(filter, kPgDeliveryNewestFirst, before_seq, first_seq, last_seq);
+}
+
+Result<void> PgDeliveryQuery::start_window(const DeliveryFilter& filter, std::string_view sql,
+                                           std::optional<int64_t> before_seq, int64_t& first_seq, int64_t& last_seq) {
   window_.close();
   const int64_t since = filter.since_ms.value_or(kPgEarliestReceived);
   const int64_t until = filter.until_ms.value_or(kPgLatestReceived);
@@ -239,12 +256,13 @@ Result<void> PgDeliveryQuery::start_export(const DeliveryFilter& filter, int64_t
   if (!bounds) return fail(bounds.error_kind(), bounds.error());
   first_seq = bounds->optional_integer(0, 0).value_or(0);
   last_seq = bounds->optional_integer(0, 1).value_or(0);
+  const int64_t last = before_seq ? std::min(last_seq, *before_seq - 1) : last_seq;
   std::optional<std::string> event_regex;
   if (filter.event_type_glob) event_regex = glob_to_regex(*filter.event_type_glob);
   pg::Params params;
-  params.add(first_seq).add(last_seq).add(since).add(until).add(event_regex);
+  params.add(first_seq).add(last).add(since).add(until).add(event_regex);
   params.add(int64_t{filter.webhooks_only ? 1 : 0}).add(filter.status);
-  return window_.open(kPgDeliveryWindow, params);
+  return window_.open(sql, params);
 }
 
 Result<bool> PgDeliveryQuery::next(StoredDelivery& row) {

@@ -78,10 +78,13 @@ class PgDeliveryQuery final : public DeliveryQuery {
       : session_(&session), window_(session, kFetchDeliveries), lookup_(session) {}
   Result<bool> find(std::string_view message_id, StoredDelivery& row) override;
   Result<void> start_export(const DeliveryFilter& filter, int64_t& first_seq, int64_t& last_seq) override;
+  Result<void> start_newest_first(const DeliveryFilter& filter, std::optional<int64_t> before_seq) override;
   Result<bool> next(StoredDelivery& row) override;
   void finish() override { window_.close(); }
 
  private:
+  Result<void> start_window(const DeliveryFilter& filter, std::string_view sql, std::optional<int64_t> before_seq,
+                            int64_t& first_seq, int64_t& last_seq);
   ReadSession* session_;
   Cursor window_;
   Listing lookup_;

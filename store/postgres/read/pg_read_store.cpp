@@ -1,6 +1,7 @@
 // store::ReadStore on PostgreSQL: one connection (read_session.h) and its queries.
 #include "store/postgres/read/pg_read_store.h"
 
+#include "store/postgres/read/pg_chart_query.h"
 #include "store/postgres/read/pg_queries.h"
 #include "store/postgres/read/pg_record_queries.h"
 #include "store/postgres/read/pg_sample_query.h"
@@ -26,6 +27,7 @@ class PgReadStore final : public ReadStore {
   ChangeQuery& changes() override { return changes_; }
   DeliveryQuery& deliveries() override { return deliveries_; }
   UserOrderIdsQuery& user_order_ids() override { return user_order_ids_; }
+  ChartQuery& charts() override { return charts_; }
   RecordQuery<StoredConnection>& connections() override { return connections_; }
   RecordQuery<StoredDevice>& devices() override { return devices_; }
   RecordQuery<StoredLabOrder>& lab_orders() override { return lab_orders_; }
@@ -44,6 +46,7 @@ class PgReadStore final : public ReadStore {
   pgread::PgChangeQuery changes_{session_};
   pgread::PgDeliveryQuery deliveries_{session_};
   pgread::PgUserOrderIdsQuery user_order_ids_{session_};
+  pgread::PgChartQuery charts_{session_};
   pgread::PgRecordQuery<StoredConnection> connections_{session_};
   pgread::PgRecordQuery<StoredDevice> devices_{session_};
   pgread::PgRecordQuery<StoredLabOrder> lab_orders_{session_};

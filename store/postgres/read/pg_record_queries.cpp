@@ -103,7 +103,7 @@ template <>
 struct PgRecordTable<StoredUser> {
   static constexpr std::string_view columns =
       "SELECT user_id, client_user_id, team_id, first_seen_ms, last_seen_ms, seq FROM users ";
-  static constexpr std::string_view where = "($1::text IS NULL OR user_id = $1)";
+  static constexpr std::string_view where = "($1::text IS NULL OR user_id = $1) AND ($2::text IS NULL OR client_user_id = $2)";
   static constexpr std::string_view order = "user_id COLLATE \"C\"";
   static constexpr std::string_view key_where = "user_id = $1";
 };

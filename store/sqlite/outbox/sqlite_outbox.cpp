@@ -247,6 +247,26 @@ class SqliteOutbox final : public Outbox {
     return db_.changes();
   }
 
+  Result<bool> set_paused(const std::string& destination, bool paused, int64_t now_ms) override {
+    auto stmt = db_.prepare(paused ? "INSERT INTO forward_pauses (destination, paused_at) VALUES (?1, ?2) "
+                                     "ON CONFLICT (destination) DO NOTHING"
+                                   : "DELETE FROM forward_pauses WHERE destination = ?1");
+    if (!stmt) return fail(stmt.error());
+    stmt->bind(1, std::string_view(destination));
+    if (paused) stmt->bind(2, now_ms);
+    if (auto done = stmt->run(); !done) return fail(done.error());
+    return db_.changes() > 0;
+  }
+
+  Result<std::vector<std::string>> paused() override {
+    auto stmt = db_.prepare("SELECT destination FROM forward_pauses ORDER BY destination");
+    if (!stmt) return fail(stmt.error());
+    std::vector<std::string> names;
+    auto read = stmt->for_each_row([&](const sqlite::Statement& s) { names.emplace_back(s.column_text(0)); });
+    if (!read) return fail(read.error());
+    return names;
+  }
+
   Result<Dropped> drop_oldest(const ForwardRule& rule, int64_t count, std::span<const int64_t> keep,
                               int64_t now_ms) override;
   Result<int64_t> merge_dropped(const std::string& destination, int64_t keep) override;

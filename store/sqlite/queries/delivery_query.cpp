@@ -28,12 +28,19 @@ const std::string kDeliveryWindow = "SELECT " + std::string(kDeliveryColumns) +
                                     "AND (?6 = 0 OR origin = 'webhook') AND (?5 IS NULL OR event_type GLOB ?5) "
                                     "AND (?7 IS NULL OR status = ?7) ORDER BY seq";
 
-enum DeliveryStatement : size_t { delivery_by_id, delivery_bounds, delivery_window };
+// The same rows newest first (the search): a walk down the rowid, never a sort.
+const std::string kDeliveryWindowNewestFirst = "SELECT " + std::string(kDeliveryColumns) +
+                                               " FROM deliveries WHERE seq >= ?1 AND seq <= ?2 "
+                                               "AND +received_at >= ?3 AND +received_at < ?4 "
+                                               "AND (?6 = 0 OR origin = 'webhook') AND (?5 IS NULL OR event_type GLOB ?5) "
+                                               "AND (?7 IS NULL OR status = ?7) ORDER BY seq DESC";
+
+enum DeliveryStatement : size_t { delivery_by_id, delivery_bounds, delivery_window, delivery_window_newest_first };
 
 }  // namespace
 
 SqliteDeliveryQuery::SqliteDeliveryQuery(sqlite::Connection& db)
-    : statements_(db, {kDeliveryById, kDeliveryBounds, kDeliveryWindow}) {}
+    : statements_(db, {kDeliveryById, kDeliveryBounds, kDeliveryWindow, kDeliveryWindowNewestFirst}) {}
 
 Result<bool> SqliteDeliveryQuery::find(std::string_view message_id, StoredDelivery& row) {
   auto s = statements_.get(delivery_by_id);
@@ -52,6 +59,17 @@ Result<bool> SqliteDeliveryQuery::find(std::string_view message_id, StoredDelive
 }
 
 Result<void> SqliteDeliveryQuery::start_export(const DeliveryFilter& filter, int64_t& first_seq, int64_t& last_seq) {
+  return start_window(filter, delivery_window, std::nullopt, first_seq, last_seq);
+}
+
+Result<void> SqliteDeliveryQuery::start_newest_first(const DeliveryFilter& filter, std::optional<int64_t> before_seq) {
+  int64_t first_seq = 0, last_seq = 0;
+  return start_window(filter, delivery_window_newest_first, before_seq, first_seq, last_seq);
+}
+
+Result<void> SqliteDeliveryQuery::start_window(const DeliveryFilter& filter, size_t statement,
+                                               std::optional<int64_t> before_seq, int64_t& first_seq,
+                                               int64_t& last_seq) {
   statements_.finish();
   auto bounds = statements_.get(delivery_bounds);
   if (!bounds) return fail(bounds.error());
@@ -65,9 +83,10 @@ Result<void> SqliteDeliveryQuery::start_export(const DeliveryFilter& filter, int
     last_seq = b.column_optional_int(1).value_or(0);
   });
   if (!read) return fail(read.error());
-  auto window = statements_.start(delivery_window);
+  auto window = statements_.start(statement);
   if (!window) return fail(window.error());
-  (*window)->bind(1, first_seq).bind(2, last_seq).bind(3, since).bind(4, until);
+  const int64_t last = before_seq ? std::min(last_seq, *before_seq - 1) : last_seq;
+  (*window)->bind(1, first_seq).bind(2, last).bind(3, since).bind(4, until);
   (*window)->bind(5, filter.event_type_glob);
   (*window)->bind(6, int64_t{filter.webhooks_only ? 1 : 0});
   (*window)->bind(7, filter.status);

@@ -18,11 +18,14 @@ class SqliteDeliveryQuery final : public DeliveryQuery {
 
   Result<bool> find(std::string_view message_id, StoredDelivery& row) override;
   Result<void> start_export(const DeliveryFilter& filter, int64_t& first_seq, int64_t& last_seq) override;
+  Result<void> start_newest_first(const DeliveryFilter& filter, std::optional<int64_t> before_seq) override;
   Result<bool> next(StoredDelivery& row) override;
   void finish() override { statements_.finish(); }
 
  private:
-  QueryStatements<3> statements_;
+  Result<void> start_window(const DeliveryFilter& filter, size_t statement, std::optional<int64_t> before_seq,
+                            int64_t& first_seq, int64_t& last_seq);
+  QueryStatements<4> statements_;
 };
 
 }  // namespace hh::store

@@ -97,7 +97,7 @@ struct RecordTable<StoredUser> {
   static constexpr std::string_view key_where = "user_id = ?1";
   static constexpr std::string_view sql =
       "SELECT user_id, client_user_id, team_id, first_seen_ms, last_seen_ms, seq FROM users "
-      "WHERE (?1 IS NULL OR user_id = ?1) ORDER BY user_id";
+      "WHERE (?1 IS NULL OR user_id = ?1) AND (?2 IS NULL OR client_user_id = ?2) ORDER BY user_id";
 };
 
 template <>
