@@ -36,7 +36,7 @@ http::net::awaitable<http::Response> ReadApi::handle(http::Request& request, htt
 }
 
 http::net::awaitable<http::Response> ReadApi::handle_trusted(std::string target, http::BlockingPool& pool) {
-  co_return co_await http::run_off_io(pool, [this, &target] { return answer_target(target); });
+  co_return co_await http::run_off_io(pool, [this, &target] { return answer_target(target, true); });
 }
 
 http::Response ReadApi::answer(http::Request& request) {
@@ -44,10 +44,10 @@ http::Response ReadApi::answer(http::Request& request) {
   if (!token_.accepts(authorization == request.end() ? std::string_view() : std::string_view(authorization->value()))) {
     return http::bearer_refusal();
   }
-  return answer_target(request.target());
+  return answer_target(request.target(), false);
 }
 
-http::Response ReadApi::answer_target(std::string_view request_target) {
+http::Response ReadApi::answer_target(std::string_view request_target, bool console) {
   auto target = parse_target(request_target);
   if (!target) return http::error_response(Status::bad_request, target.error());
   const auto& s = target->segments;
@@ -78,7 +78,7 @@ http::Response ReadApi::answer_target(std::string_view request_target) {
     return page_response(user_orders_page(reader, s[2], *target));
   }
   if (s.size() == 3 && s[0] == "v1" && s[1] == "deliveries") {
-    return page_response(delivery_page(reader, s[2], *target));
+    return page_response(delivery_page(reader, s[2], *target, console));
   }
   if (s.size() == 2 && s[0] == "v1" && s[1] == "deliveries") return page_response(delivery_search_page(reader, *target));
   if (s.size() == 4 && s[0] == "v1" && s[1] == "deliveries" && s[3] == "changes") {

@@ -48,7 +48,9 @@ class ReadApi {
   ReadApi(store::Database database, std::string_view token)
       : token_(token), database_(database), readers_(std::move(database)) {}
   http::Response answer(http::Request& request);
-  http::Response answer_target(std::string_view target);
+  // `console`: the caller is the console (handle_trusted), whose delivery page has its
+  // signature values masked; the bearer-token API keeps them (a backend may re-verify).
+  http::Response answer_target(std::string_view target, bool console);
 
   const http::BearerToken token_;
   const store::Database database_;         // for the outbox and job pages (outbox_pages.h)

@@ -3,6 +3,7 @@
 // connection, the cookie's attributes, the CSP on every answer, nothing but the sign-in
 // page without a session, CSRF and the admin role before an action's body is read.
 #include <boost/test/unit_test.hpp>
+#include <ctime>
 #include <regex>
 
 #include "tests/support/database_probe.h"
@@ -207,6 +208,38 @@ BOOST_AUTO_TEST_CASE(backfill_and_refresh_check_their_input_as_the_commands_do) 
   const HttpResponse refresh = client.request("POST", "/console/api/actions/refresh", "user_id=" + user, headers);
   BOOST_TEST(refresh.status == 400);
   BOOST_TEST(refresh.body.find("api_key_file") != std::string::npos, refresh.body);
+}
+
+// The console's delivery page shows which signatures a delivery carried, never their
+// values; the bearer-token read API keeps them (a backend may verify them again).
+BOOST_AUTO_TEST_CASE(the_consoles_delivery_page_masks_signature_values) {
+  hh::test::TempDir dir;
+  hh::test::ServerProcess server(dir, console_toml(dir));
+  HttpClient client(server.port());
+  const std::string body = R"({"event_type":"provider.connection.created","user_id":"u-mask","client_user_id":"c1",)"
+                           R"("data":{"provider":"oura","resource":"connection"}})";
+  const std::string timestamp = std::to_string(std::time(nullptr));
+  Headers sent = hh::test::signature_headers(server.secret(), "msg-mask", timestamp, body);
+  std::string signature;
+  for (const auto& [name, value] : sent) {
+    if (name == "webhook-signature") signature = value;
+  }
+  BOOST_TEST_REQUIRE(signature.starts_with("v1,"));
+  BOOST_TEST_REQUIRE(client.post_webhook(server.secret(), "msg-mask", body, timestamp).status == 200);
+  const std::string value = signature.substr(3);
+
+  const std::string cookie = session_cookie(sign_in(client, kReadToken));
+  const HttpResponse console = client.get("/console/v1/deliveries/msg-mask", {{"Cookie", cookie}});
+  BOOST_TEST(console.status == 200, console.body);
+  BOOST_TEST(console.body.find(value) == std::string::npos, console.body);
+  BOOST_TEST(console.body.find("\"webhook-signature\":\"v1,\u2022") != std::string::npos ||
+                 console.body.find("\"webhook-signature\":\"v1,\xE2\x80\xA2") != std::string::npos,
+             console.body);
+  BOOST_TEST(console.body.find("\"webhook-id\":\"msg-mask\"") != std::string::npos, console.body);
+
+  const HttpResponse api = client.get("/v1/deliveries/msg-mask", {{"Authorization", "Bearer " + kReadToken}});
+  BOOST_TEST(api.status == 200, api.body);
+  BOOST_TEST(api.body.find(value) != std::string::npos, api.body);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
