@@ -219,10 +219,10 @@ BOOST_AUTO_TEST_CASE(the_consoles_delivery_page_masks_signature_values) {
   const std::string body = R"({"event_type":"provider.connection.created","user_id":"u-mask","client_user_id":"c1",)"
                            R"("data":{"provider":"oura","resource":"connection"}})";
   const std::string timestamp = std::to_string(std::time(nullptr));
-  Headers sent = hh::test::signature_headers(server.secret(), "msg-mask", timestamp, body);
+  Headers sent = hh::test::signature_headers(server.secret(), "msg-mask", timestamp, body);  // svix-* headers
   std::string signature;
   for (const auto& [name, value] : sent) {
-    if (name == "webhook-signature") signature = value;
+    if (name == "svix-signature") signature = value;
   }
   BOOST_TEST_REQUIRE(signature.starts_with("v1,"));
   BOOST_TEST_REQUIRE(client.post_webhook(server.secret(), "msg-mask", body, timestamp).status == 200);
@@ -232,10 +232,10 @@ BOOST_AUTO_TEST_CASE(the_consoles_delivery_page_masks_signature_values) {
   const HttpResponse console = client.get("/console/v1/deliveries/msg-mask", {{"Cookie", cookie}});
   BOOST_TEST(console.status == 200, console.body);
   BOOST_TEST(console.body.find(value) == std::string::npos, console.body);
-  const bool masked = console.body.find("\"webhook-signature\":\"v1,\\u2022") != std::string::npos ||
-                      console.body.find("\"webhook-signature\":\"v1,\xE2\x80\xA2") != std::string::npos;
+  const bool masked = console.body.find("\"svix-signature\":\"v1,\\u2022") != std::string::npos ||
+                      console.body.find("\"svix-signature\":\"v1,\xE2\x80\xA2") != std::string::npos;
   BOOST_TEST(masked, console.body);
-  BOOST_TEST(console.body.find("\"webhook-id\":\"msg-mask\"") != std::string::npos, console.body);
+  BOOST_TEST(console.body.find("\"svix-id\":\"msg-mask\"") != std::string::npos, console.body);
 
   const HttpResponse api = client.get("/v1/deliveries/msg-mask", {{"Authorization", "Bearer " + kReadToken}});
   BOOST_TEST(api.status == 200, api.body);

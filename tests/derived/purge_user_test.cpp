@@ -515,6 +515,7 @@ BOOST_AUTO_TEST_CASE(every_table_with_a_user_column_is_covered_by_the_erasure) {
       "providers",        // the service's provider list
       "erasures",         // the record of erasures keeps the id by design (migration 006 says why)
       "outbox_dropped",   // forwarding's record of dropped entries: seq ranges and counts, no user (see below)
+      "forward_pauses",   // which destinations an operator paused, and when
   };
   const auto tables = purge_schema_tables(db);
   BOOST_TEST(tables.size() > 15u);
