@@ -65,7 +65,9 @@ Page forwarding_page(const store::Database& database, const std::vector<std::str
   for (size_t i = 0; i < names.size(); ++i) {
     if (i) page.body.push_back(',');
     const auto found = by_name.find(names[i]);
-    const store::OutboxFigures f = found == by_name.end() ? store::OutboxFigures{.destination = names[i]} : found->second;
+    store::OutboxFigures none;  // a destination with nothing in the outbox
+    none.destination = names[i];
+    const store::OutboxFigures& f = found == by_name.end() ? none : found->second;
     json::ObjectWriter item(page.body);
     item.string("destination", f.destination).integer("pending", f.pending).integer("dead", f.dead);
     item.integer("dropped", f.dropped);
