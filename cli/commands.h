@@ -17,6 +17,8 @@ void add_sign_command(CLI::App& app, int& exit_code);
 void add_backfill_command(CLI::App& app, int& exit_code);
 void add_refresh_command(CLI::App& app, int& exit_code);
 void add_migrate_command(CLI::App& app, int& exit_code);
+void add_config_command(CLI::App& app, int& exit_code);  // config reference
+void add_man_command(CLI::App& app, int& exit_code);     // the manual pages, from the help text
 // The rest of the service's interface (issue 47).
 void add_user_command(CLI::App& app, int& exit_code);
 void add_link_code_command(CLI::App& app, int& exit_code);

@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
   hh::cli::add_connections_command(app, exit_code);
   hh::cli::add_lab_report_command(app, exit_code);
   hh::cli::add_lab_lookup_commands(app, exit_code);
+  hh::cli::add_config_command(app, exit_code);
+  hh::cli::add_man_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

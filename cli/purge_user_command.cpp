@@ -171,7 +171,7 @@ int run_purge_user(const PurgeUserFlags& flags) {
 
 void add_purge_user_command(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<PurgeUserFlags>();
-  auto* command = app.add_subcommand("purge-user", "Erase every row of one user from every table (spec §11)");
+  auto* command = app.add_subcommand("purge-user", "Erase every row of one user from every table");
   add_settings_flags(*command, flags->settings, /*with_listen=*/false);
   command->add_option("user_id", flags->user_id, "The service's user id")->required();
   command->add_option("--deregister", flags->deregister,

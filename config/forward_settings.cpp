@@ -10,6 +10,69 @@ namespace {
 
 Error error_at(const std::string& key, std::string_view what) { return fail(key + ": " + std::string(what)); }
 
+ForwardKey forward_string(std::string name, std::string ForwardSettings::*member, std::string meaning,
+                          std::string allowed = "") {
+  return {{"forward[]." + name, "string", std::move(allowed), std::move(meaning), std::nullopt, false},
+          [member](const ForwardSettings& f) { return toml_string(f.*member); },
+          {}};
+}
+
+ForwardKey forward_integer(std::string name, int64_t ForwardSettings::*member, IntegerRange range,
+                           std::string meaning) {
+  return {{"forward[]." + name, "integer", "", std::move(meaning), range, false},
+          [member](const ForwardSettings& f) { return std::to_string(f.*member); },
+          [member](const ForwardSettings& f) { return f.*member; }};
+}
+
+ForwardKey forward_bool(std::string name, bool ForwardSettings::*member, std::string meaning) {
+  return {{"forward[]." + name, "true/false", "", std::move(meaning), std::nullopt, false},
+          [member](const ForwardSettings& f) { return std::string(f.*member ? "true" : "false"); },
+          {}};
+}
+
+std::vector<ForwardKey> make_forward_keys() {
+  return {
+      forward_string("name", &ForwardSettings::name,
+                     "Names the destination in the outbox, metrics, logs and `forward` commands; unique. Default: "
+                     "the url without its query."),
+      forward_string("url", &ForwardSettings::url, "Where the POSTs go (required).",
+                     "https://…; http:// only to a loopback host unless allow_plain_http; no user information"),
+      forward_string("secret_file", &ForwardSettings::secret_file,
+                     "Secret file holding the whsec_… secret every POST is signed with (required)."),
+      {{"forward[].events", "list of strings", "globs over event_type (\"daily.data.*\")",
+        "Which deliveries are forwarded. Empty: every one.", std::nullopt, false},
+       [](const ForwardSettings& f) { return std::string(f.events.empty() ? "[]" : "[…]"); },
+       {}},
+      forward_string("mode", &ForwardSettings::mode,
+                     "\"changes\": the derived rows each delivery changed; \"deliveries\": each delivery's body "
+                     "byte-exact.",
+                     "\"changes\" or \"deliveries\""),
+      forward_integer("batch", &ForwardSettings::batch, {1, 1000}, "Changes per POST (changes mode)."),
+      forward_bool("ordered", &ForwardSettings::ordered,
+                   "One POST in flight per user and resource, in the order made. false: as lanes allow."),
+      forward_integer("max_attempts", &ForwardSettings::max_attempts, {1, 1000},
+                      "Attempts of a message before it is dead."),
+      {{"forward[].max_age", "duration", "seconds, or \"3d\", \"12h\", \"30m\", \"45s\"",
+        "A message older than this when an attempt fails is dead.", IntegerRange{60, 365 * 86400}, false},
+       [](const ForwardSettings& f) { return duration_text(f.max_age_s); },
+       [](const ForwardSettings& f) { return f.max_age_s; }},
+      forward_integer("timeout_ms", &ForwardSettings::timeout_ms, {100, 600000},
+                      "One deadline per POST: connecting, sending and the answer's status and headers."),
+      forward_integer("concurrency", &ForwardSettings::concurrency, {1, 256}, "POSTs in flight to this destination."),
+      forward_integer("max_outbox_mib", &ForwardSettings::max_outbox_mib, {1, 1 << 20},
+                      "Disk budget of everything its outbox keeps (waiting, dead, dropped ranges); past it the "
+                      "oldest messages are dropped."),
+      forward_integer("backoff_initial_ms", &ForwardSettings::backoff_initial_ms, {10, 3600000},
+                      "First wait after a failed POST; doubles with each failure (with jitter)."),
+      forward_integer("backoff_max_s", &ForwardSettings::backoff_max_s, {1, 86400},
+                      "Longest wait between attempts (a Retry-After may ask for longer, up to a day)."),
+      forward_bool("allow_plain_http", &ForwardSettings::allow_plain_http,
+                   "Allow http:// to a host that is not loopback (a private network); logged as a warning."),
+      forward_string("ca_file", &ForwardSettings::ca_file,
+                     "CA certificates for the destination's TLS. Empty: the system trust store."),
+  };
+}
+
 // One key of a block: sets its member from the TOML value, or says what is wrong.
 Result<void> set_key(ForwardSettings& f, std::string_view key, const toml::node& value, const std::string& where) {
   auto text = [&](std::string& member) -> Result<void> {
@@ -30,6 +93,7 @@ Result<void> set_key(ForwardSettings& f, std::string_view key, const toml::node&
     member = v->get();
     return {};
   };
+  if (!find_forward_key(key)) return error_at(where, "unknown key");
   if (key == "name") return text(f.name);
   if (key == "url") return text(f.url);
   if (key == "secret_file") return text(f.secret_file);
@@ -106,6 +170,18 @@ std::string without_url_secrets(std::string text, std::string_view url) {
 
 }  // namespace
 
+const std::vector<ForwardKey>& forward_keys() {
+  static const std::vector<ForwardKey> all = make_forward_keys();
+  return all;
+}
+
+const ForwardKey* find_forward_key(std::string_view key) {
+  for (const auto& entry : forward_keys()) {
+    if (std::string_view(entry.doc.name).substr(sizeof "forward[]." - 1) == key) return &entry;
+  }
+  return nullptr;
+}
+
 Result<int64_t> parse_duration_s(std::string_view text) {
   int64_t number = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
@@ -162,24 +238,14 @@ Result<void> validate_forwards(const std::vector<ForwardSettings>& forwards) {
     if (f.mode != "changes" && f.mode != "deliveries") {
       return error_at(where + ".mode", "must be \"changes\" or \"deliveries\", got \"" + f.mode + "\"");
     }
-    struct Range {
-      std::string_view key;
-      int64_t value, lo, hi;
-    };
-    const Range ranges[] = {
-        {"batch", f.batch, 1, 1000},
-        {"max_attempts", f.max_attempts, 1, 1000},
-        {"max_age", f.max_age_s, 60, 365 * 86400},
-        {"timeout_ms", f.timeout_ms, 100, 600000},
-        {"concurrency", f.concurrency, 1, 256},
-        {"max_outbox_mib", f.max_outbox_mib, 1, 1 << 20},
-        {"backoff_initial_ms", f.backoff_initial_ms, 10, 3600000},
-        {"backoff_max_s", f.backoff_max_s, 1, 86400},
-    };
-    for (const Range& r : ranges) {
-      if (r.value < r.lo || r.value > r.hi) {
-        return error_at(where + "." + std::string(r.key), "must be between " + std::to_string(r.lo) + " and " +
-                                                              std::to_string(r.hi) + ", got " + std::to_string(r.value));
+    for (const ForwardKey& key : forward_keys()) {  // integer ranges: the reference's
+      if (!key.doc.range) continue;
+      const int64_t value = key.integer_value(f);
+      if (value < key.doc.range->lo || value > key.doc.range->hi) {
+        const std::string short_name = key.doc.name.substr(key.doc.name.find('.') + 1);
+        return error_at(where + "." + short_name, "must be between " + std::to_string(key.doc.range->lo) + " and " +
+                                                      std::to_string(key.doc.range->hi) + ", got " +
+                                                      std::to_string(value));
       }
     }
     for (size_t j = 0; j < i; ++j) {

@@ -125,7 +125,7 @@ struct Settings {
   int64_t max_connections = 1024;      // lowered at start to fit the file-descriptor limit
   int64_t max_connections_per_ip = 64; // per client address
   // Request bodies being read, all connections together; a body that would pass it waits
-  // (briefly) for room, then gets 503. Memory bound: README.md, "Memory under attack".
+  // (briefly) for room, then gets 503. Memory bound: docs/facing-the-internet.md.
   int64_t max_inflight_body_mib = 64;
   // From a complete request head to the answer: a commit not done by then gets 503 (the
   // service gives up after about 15 s and retries; its retry is then a duplicate).

@@ -103,7 +103,7 @@ Result<sqlite::Connection> open_for_writing(const std::string& path, const Store
   // page size (SQLite cannot change it in WAL mode), and the code reads it from the file.
   // A new file also gets auto_vacuum = INCREMENTAL, so the space of removed bodies
   // (retention) and erased users goes back to the file system with PRAGMA
-  // incremental_vacuum (README, "Retention" says how to convert an older database). Only a
+  // incremental_vacuum (docs/erasure-and-retention.md, "Retention", says how to convert an older database). Only a
   // new file: on an existing one the pragma needs the write lock and changes nothing.
   const std::string pragmas = "PRAGMA page_size = " + std::to_string(kNewDatabasePageSize) +
                               (new_file ? ";PRAGMA auto_vacuum = INCREMENTAL;" : ";") +

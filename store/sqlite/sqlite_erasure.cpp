@@ -232,7 +232,7 @@ class SqliteErasure final : public Erasure {
 
   // Databases created with auto_vacuum = INCREMENTAL (every new file: store/sqlite/
   // database.cpp) give the freed pages back to the file system now; older ones keep them
-  // for reuse by later rows until converted (README, "Retention").
+  // for reuse by later rows until converted (docs/erasure-and-retention.md, "Retention").
   std::string give_space_back() {
     auto mode = db_.query_int("PRAGMA auto_vacuum");
     if (!mode || mode->value_or(0) != 2) {
