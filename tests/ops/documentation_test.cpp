@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -98,6 +99,30 @@ std::set<std::string> commands() {
     if (in_list && line.size() > 2 && line[0] == ' ') names.insert(line.substr(2, line.find(' ', 2) - 2));
   }
   return names;
+}
+
+// `healthhook COMMAND --help`, plus the help of its subcommand when `rest` starts with one
+// (`forward list …`), memoised: the documents name each command many times.
+std::string help_text(const std::string& command, const std::string& rest) {
+  static std::map<std::string, std::string> cache;
+  auto help = [](const std::vector<std::string>& args) {
+    auto [it, added] = cache.try_emplace(args.size() == 1 ? args[0] : args[0] + " " + args[1]);
+    if (added) {
+      std::vector<std::string> with_help = args;
+      with_help.push_back("--help");
+      it->second = run_healthhook(with_help).stdout_text;
+    }
+    return it->second;
+  };
+  std::string text = help({command});
+  const size_t subcommands = text.find("Subcommands:");
+  if (subcommands == std::string::npos) return text;
+  std::istringstream words(rest);
+  for (std::string word; words >> word;) {  // the first word that is a listed subcommand
+    if (word[0] == '-' || text.find("\n  " + word + " ", subcommands) == std::string::npos) continue;
+    return text + help({command, word});
+  }
+  return text;
 }
 
 }  // namespace
@@ -277,7 +302,19 @@ BOOST_AUTO_TEST_CASE(every_command_the_documents_name_exists) {
     for (const std::string& line : code) {
       std::smatch match;
       if (!std::regex_search(line, match, command_line)) continue;
-      BOOST_TEST(known.count(match[1]) == 1u, document.filename() << " names `healthhook " << match[1] << "`");
+      const std::string command = match[1];
+      BOOST_TEST(known.count(command) == 1u, document.filename() << " names `healthhook " << command << "`");
+      if (known.count(command) == 0) continue;
+      // Each --flag on the line is one the command (or its subcommand) takes.
+      const std::string help = help_text(command, line.substr(match.position(0) + match.length(0)));
+      std::istringstream words(line);
+      for (std::string word; words >> word;) {
+        if (!word.starts_with("--")) continue;
+        word = word.substr(0, word.find_first_of("=]),;`'\""));
+        if (word.size() < 3) continue;
+        BOOST_TEST(help.find(word) != std::string::npos,
+                   document.filename() << ": `healthhook " << command << "` takes no " << word << " (" << line << ")");
+      }
     }
   }
 }
