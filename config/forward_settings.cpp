@@ -240,13 +240,8 @@ Result<void> validate_forwards(const std::vector<ForwardSettings>& forwards) {
     }
     for (const ForwardKey& key : forward_keys()) {  // integer ranges: the reference's
       if (!key.doc.range) continue;
-      const int64_t value = key.integer_value(f);
-      if (value < key.doc.range->lo || value > key.doc.range->hi) {
-        const std::string short_name = key.doc.name.substr(key.doc.name.find('.') + 1);
-        return error_at(where + "." + short_name, "must be between " + std::to_string(key.doc.range->lo) + " and " +
-                                                      std::to_string(key.doc.range->hi) + ", got " +
-                                                      std::to_string(value));
-      }
+      const std::string name = where + "." + key.doc.name.substr(key.doc.name.find('.') + 1);
+      if (auto in_range = check_range(key.doc, key.integer_value(f), name); !in_range) return in_range;
     }
     for (size_t j = 0; j < i; ++j) {
       if (forwards[j].name == f.name) {

@@ -160,11 +160,7 @@ Result<void> validate(const Settings& s) {
   // Integer ranges come from the key table (setting_keys.cpp), which the reference prints.
   for (const auto& key : setting_keys()) {
     if (!key.doc.range) continue;
-    const int64_t value = key.integer_value(s);
-    if (value < key.doc.range->lo || value > key.doc.range->hi) {
-      return key_error(key.doc.name, "must be between " + std::to_string(key.doc.range->lo) + " and " +
-                                         std::to_string(key.doc.range->hi) + ", got " + std::to_string(value));
-    }
+    if (auto in_range = check_range(key.doc, key.integer_value(s), key.doc.name); !in_range) return in_range;
   }
   if (s.synchronous != "full" && s.synchronous != "normal") {
     return key_error("synchronous", "must be \"full\" or \"normal\", got " + quote_value(s.synchronous));

@@ -366,6 +366,12 @@ const SettingKey* find_setting_key(std::string_view name) {
   return nullptr;
 }
 
+Result<void> check_range(const KeyDoc& doc, int64_t value, std::string_view name) {
+  if (!doc.range || (value >= doc.range->lo && value <= doc.range->hi)) return {};
+  return bad_setting(name, "must be between " + std::to_string(doc.range->lo) + " and " +
+                               std::to_string(doc.range->hi) + ", got " + std::to_string(value));
+}
+
 std::string toml_string(std::string_view text) {
   std::string out = "\"";
   for (const char c : text) {

@@ -44,6 +44,10 @@ struct SettingKey {
 const std::vector<SettingKey>& setting_keys();
 const SettingKey* find_setting_key(std::string_view name);
 
+// `value` against the key's range: "NAME: must be between LO and HI, got V" when outside
+// (`name` as the message should say it, e.g. "forward[0].batch"). Keys without a range pass.
+Result<void> check_range(const KeyDoc& doc, int64_t value, std::string_view name);
+
 // TOML spelling of a string value ("…" with \" and \\ escaped).
 std::string toml_string(std::string_view text);
 
