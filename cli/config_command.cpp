@@ -25,7 +25,7 @@ int update_reference(const std::string& file) {
   const size_t begin = document.find(config::kReferenceBegin);
   const size_t end = document.find(config::kReferenceEnd);
   if (begin == std::string::npos || end == std::string::npos || end < begin) {
-    report_error("config reference", file + ": no marker lines (" + std::string(config::kReferenceBegin) + " … " +
+    report_error("config reference", file + ": marker lines missing or out of order (" + std::string(config::kReferenceBegin) + " … " +
                                          std::string(config::kReferenceEnd) + ")");
     return kExitBadConfig;
   }

@@ -212,7 +212,7 @@ BOOST_AUTO_TEST_CASE(config_reference_update_rewrites_between_the_markers) {
   const std::string no_markers = dir.write("plain.md", "nothing to update\n");
   const ProcessResult refused = run_healthhook({"config", "reference", "--update", no_markers});
   BOOST_TEST(refused.exit_code == 2);
-  BOOST_TEST(refused.stderr_text.find("plain.md: no marker lines") != std::string::npos, refused.stderr_text);
+  BOOST_TEST(refused.stderr_text.find("plain.md: marker lines missing or out of order") != std::string::npos, refused.stderr_text);
   BOOST_TEST(read_file(no_markers) == "nothing to update\n");
 }
 
