@@ -34,9 +34,10 @@ std::string read_file(const fs::path& path) {
   return text.str();
 }
 
-// The user's documents: README.md and every docs/*.md except the decision records.
+// The user's documents: README.md, bench/README.md and every docs/*.md except the decision
+// records.
 std::vector<fs::path> user_documents() {
-  std::vector<fs::path> documents = {kSourceDir / "README.md"};
+  std::vector<fs::path> documents = {kSourceDir / "README.md", kSourceDir / "bench" / "README.md"};
   for (const auto& entry : fs::directory_iterator(kSourceDir / "docs")) {
     if (entry.path().extension() == ".md") documents.push_back(entry.path());
   }
@@ -317,6 +318,40 @@ BOOST_AUTO_TEST_CASE(every_command_the_documents_name_exists) {
       }
     }
   }
+}
+
+// bench/README.md's command lines: each `bench/SCRIPT … --flag` names a script that exists
+// and a flag its --help lists (scripts that take only positional arguments have no --help).
+BOOST_AUTO_TEST_CASE(bench_readme_commands_take_their_flags) {
+  const std::string text = read_file(kSourceDir / "bench" / "README.md");
+  const std::regex script_line(R"(^(bench/[a-z/]+)\b(.*)$)");
+  std::map<std::string, std::string> helps;
+  int lines_checked = 0;
+  for (const std::string& block : shell_blocks(text, "")) {
+    std::istringstream lines(block);
+    for (std::string line; std::getline(lines, line);) {
+      std::smatch match;
+      if (!std::regex_search(line, match, script_line)) continue;
+      const std::string script = match[1];
+      BOOST_TEST(fs::exists(kSourceDir / script), "bench/README.md names " << script);
+      if (!fs::exists(kSourceDir / script)) continue;
+      auto [help, added] = helps.try_emplace(script);
+      if (added) {
+        TempDir dir;
+        help->second = run_bash(dir, "cd '" + kSourceDir.string() + "' && " + script + " --help").stdout_text;
+      }
+      const std::string rest = match[2].str().substr(0, match[2].str().find('#'));  // not the comment
+      std::istringstream words(rest);
+      for (std::string word; words >> word;) {
+        if (!word.starts_with("--")) continue;
+        word = word.substr(0, word.find_first_of("=]),;`'\""));
+        BOOST_TEST(help->second.find(word) != std::string::npos,
+                   "bench/README.md: " << script << " takes no " << word << " (" << line << ")");
+      }
+      ++lines_checked;
+    }
+  }
+  BOOST_TEST(lines_checked >= 8);
 }
 
 BOOST_AUTO_TEST_CASE(manual_pages_are_written_from_the_help) {
