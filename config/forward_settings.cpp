@@ -8,8 +8,6 @@
 namespace hh::config {
 namespace {
 
-Error error_at(const std::string& key, std::string_view what) { return fail(key + ": " + std::string(what)); }
-
 ForwardKey forward_string(std::string name, std::string ForwardSettings::*member, std::string meaning,
                           std::string allowed = "") {
   return {{"forward[]." + name, "string", std::move(allowed), std::move(meaning), std::nullopt, false},
@@ -77,23 +75,23 @@ std::vector<ForwardKey> make_forward_keys() {
 Result<void> set_key(ForwardSettings& f, std::string_view key, const toml::node& value, const std::string& where) {
   auto text = [&](std::string& member) -> Result<void> {
     const auto* v = value.as_string();
-    if (!v) return error_at(where, "expected a string");
+    if (!v) return key_error(where, "expected a string");
     member = v->get();
     return {};
   };
   auto integer = [&](int64_t& member) -> Result<void> {
     const auto* v = value.as_integer();
-    if (!v) return error_at(where, "expected an integer");
+    if (!v) return key_error(where, "expected an integer");
     member = v->get();
     return {};
   };
   auto boolean = [&](bool& member) -> Result<void> {
     const auto* v = value.as_boolean();
-    if (!v) return error_at(where, "expected true or false");
+    if (!v) return key_error(where, "expected true or false");
     member = v->get();
     return {};
   };
-  if (!find_forward_key(key)) return error_at(where, "unknown key");
+  if (!find_forward_key(key)) return key_error(where, "unknown key");
   if (key == "name") return text(f.name);
   if (key == "url") return text(f.url);
   if (key == "secret_file") return text(f.secret_file);
@@ -114,24 +112,24 @@ Result<void> set_key(ForwardSettings& f, std::string_view key, const toml::node&
       return {};
     }
     const auto* v = value.as_string();
-    if (!v) return error_at(where, "expected a duration such as \"3d\", \"12h\", \"30m\" or seconds");
+    if (!v) return key_error(where, "expected a duration such as \"3d\", \"12h\", \"30m\" or seconds");
     auto parsed = parse_duration_s(v->get());
-    if (!parsed) return error_at(where, parsed.error());
+    if (!parsed) return key_error(where, parsed.error());
     f.max_age_s = *parsed;
     return {};
   }
   if (key == "events") {
     const auto* array = value.as_array();
-    if (!array) return error_at(where, "expected an array of event type globs");
+    if (!array) return key_error(where, "expected an array of event type globs");
     f.events.clear();
     for (const auto& item : *array) {
       const auto* glob = item.as_string();
-      if (!glob || glob->get().empty()) return error_at(where, "expected an array of event type globs");
+      if (!glob || glob->get().empty()) return key_error(where, "expected an array of event type globs");
       f.events.push_back(glob->get());
     }
     return {};
   }
-  return error_at(where, "unknown key");
+  return key_error(where, "unknown key");
 }
 
 bool is_loopback_host(std::string_view host) { return host == "127.0.0.1" || host == "::1" || host == "localhost"; }
@@ -175,9 +173,13 @@ const std::vector<ForwardKey>& forward_keys() {
   return all;
 }
 
+std::string_view block_key(const ForwardKey& key) {
+  return std::string_view(key.doc.name).substr(sizeof "forward[]." - 1);
+}
+
 const ForwardKey* find_forward_key(std::string_view key) {
   for (const auto& entry : forward_keys()) {
-    if (std::string_view(entry.doc.name).substr(sizeof "forward[]." - 1) == key) return &entry;
+    if (block_key(entry) == key) return &entry;
   }
   return nullptr;
 }
@@ -221,31 +223,31 @@ Result<void> validate_forwards(const std::vector<ForwardSettings>& forwards) {
   for (size_t i = 0; i < forwards.size(); ++i) {
     const ForwardSettings& f = forwards[i];
     const std::string where = "forward[" + std::to_string(i) + "]";
-    if (f.url.empty()) return error_at(where + ".url", "required");
-    if (f.secret_file.empty()) return error_at(where + ".secret_file", "required");
+    if (f.url.empty()) return key_error(where + ".url", "required");
+    if (f.secret_file.empty()) return key_error(where + ".secret_file", "required");
     // No message shows the URL's user information or query (redacted_url()).
     auto url = parse_http_url(f.url);
-    if (!url) return error_at(where + ".url", without_url_secrets(url.error(), f.url));
+    if (!url) return key_error(where + ".url", without_url_secrets(url.error(), f.url));
     if (url->has_userinfo || url->has_fragment) {
-      return error_at(where + ".url",
+      return key_error(where + ".url",
                       "must not contain user information or a fragment, got \"" + redacted_url(f.url) + "\"");
     }
     if (!url->tls && !f.allow_plain_http && !is_loopback_host(url->host)) {
-      return error_at(where + ".url",
+      return key_error(where + ".url",
                       "plain http:// only to a loopback host; set allow_plain_http = true for a private network, "
                       "got \"" + redacted_url(f.url) + "\"");
     }
     if (f.mode != "changes" && f.mode != "deliveries") {
-      return error_at(where + ".mode", "must be \"changes\" or \"deliveries\", got \"" + f.mode + "\"");
+      return key_error(where + ".mode", "must be \"changes\" or \"deliveries\", got \"" + f.mode + "\"");
     }
     for (const ForwardKey& key : forward_keys()) {  // integer ranges: the reference's
       if (!key.doc.range) continue;
-      const std::string name = where + "." + key.doc.name.substr(key.doc.name.find('.') + 1);
+      const std::string name = where + "." + std::string(block_key(key));
       if (auto in_range = check_range(key.doc, key.integer_value(f), name); !in_range) return in_range;
     }
     for (size_t j = 0; j < i; ++j) {
       if (forwards[j].name == f.name) {
-        return error_at(where + ".name", "given twice: \"" + f.name + "\" (two blocks need different names)");
+        return key_error(where + ".name", "given twice: \"" + f.name + "\" (two blocks need different names)");
       }
     }
   }

@@ -26,6 +26,7 @@ struct ForwardKey {
 };
 const std::vector<ForwardKey>& forward_keys();
 const ForwardKey* find_forward_key(std::string_view key);  // "batch"
+std::string_view block_key(const ForwardKey& key);         // its name inside a block: "batch"
 
 // "3d", "12h", "30m", "45s" (or a bare number of seconds) → seconds.
 Result<int64_t> parse_duration_s(std::string_view text);

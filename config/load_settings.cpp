@@ -12,12 +12,6 @@
 namespace hh::config {
 namespace {
 
-Error key_error(std::string_view key, std::string_view what) {
-  return fail(std::string(key) + ": " + std::string(what));
-}
-
-std::string quote_value(std::string_view text) { return toml_string(text); }
-
 std::string env_name(std::string_view key) {
   std::string name = "HEALTHHOOK_";
   for (char c : key) {
@@ -108,13 +102,13 @@ namespace {
 Result<void> check_base_url(std::string_view key, const std::string& url) {
   if (!url.starts_with("https://") && !url.starts_with("http://127.0.0.1")) {
     return key_error(key, "must be an https:// URL (plain http only for http://127.0.0.1 in tests), got " +
-                              quote_value(loggable_url(url)));
+                              toml_string(loggable_url(url)));
   }
   auto parsed = parse_http_url(url);
   if (!parsed) return key_error(key, parsed.error());
   if (parsed->has_userinfo || parsed->has_query || parsed->has_fragment) {
     return key_error(key, "must not contain user information, a query or a fragment (the API key goes in "
-                          "api_key_file), got " + quote_value(loggable_url(url)));
+                          "api_key_file), got " + toml_string(loggable_url(url)));
   }
   return {};
 }
@@ -128,7 +122,7 @@ Result<void> validate_teams(const std::vector<TeamSettings>& teams) {
     if (team.api_key_file.empty()) return key_error(where + ".api_key_file", "required");
     if (auto url = check_base_url(where + ".base_url", team.base_url); !url) return url;
     for (size_t j = 0; j < i; ++j) {
-      if (teams[j].team_id == team.team_id) return key_error(where + ".team_id", "given twice: " + quote_value(team.team_id));
+      if (teams[j].team_id == team.team_id) return key_error(where + ".team_id", "given twice: " + toml_string(team.team_id));
     }
   }
   return {};
@@ -163,27 +157,27 @@ Result<void> validate(const Settings& s) {
     if (auto in_range = check_range(key.doc, key.integer_value(s), key.doc.name); !in_range) return in_range;
   }
   if (s.synchronous != "full" && s.synchronous != "normal") {
-    return key_error("synchronous", "must be \"full\" or \"normal\", got " + quote_value(s.synchronous));
+    return key_error("synchronous", "must be \"full\" or \"normal\", got " + toml_string(s.synchronous));
   }
   if (s.log_level != "debug" && s.log_level != "info" && s.log_level != "warn" && s.log_level != "error") {
-    return key_error("log_level", "must be debug, info, warn or error, got " + quote_value(s.log_level));
+    return key_error("log_level", "must be debug, info, warn or error, got " + toml_string(s.log_level));
   }
   if (s.webhook_path.empty() || s.webhook_path.front() != '/') {
-    return key_error("webhook_path", "must start with '/', got " + quote_value(s.webhook_path));
+    return key_error("webhook_path", "must start with '/', got " + toml_string(s.webhook_path));
   }
   if (s.webhook_path.starts_with("/v1/") || s.webhook_path == "/healthz" || s.webhook_path == "/readyz" ||
       s.webhook_path == "/metrics") {
-    return key_error("webhook_path", "collides with a built-in path: " + quote_value(s.webhook_path));
+    return key_error("webhook_path", "collides with a built-in path: " + toml_string(s.webhook_path));
   }
   if (s.console.enabled && s.webhook_path.starts_with("/console")) {
-    return key_error("webhook_path", "collides with the console's /console/: " + quote_value(s.webhook_path));
+    return key_error("webhook_path", "collides with the console's /console/: " + toml_string(s.webhook_path));
   }
   if (s.console.enabled && s.read_api.token_file.empty()) {
     return key_error("console.enabled", "needs read_api.token_file: the console reads through the read API, and its "
                                         "token signs in to a read-only console");
   }
   if (s.listen.rfind(':') == std::string::npos) {
-    return key_error("listen", "expected HOST:PORT, got " + quote_value(s.listen));
+    return key_error("listen", "expected HOST:PORT, got " + toml_string(s.listen));
   }
   if (s.database.empty()) return key_error("database", "must not be empty");
   if (s.signing_secret_files.empty()) return key_error("signing_secret_files", "at least one file is required");

@@ -8,10 +8,6 @@
 namespace hh::config {
 namespace {
 
-Error bad_setting(std::string_view key, std::string_view what) {
-  return fail(std::string(key) + ": " + std::string(what));
-}
-
 // The setters below take `member`: a generic lambda that returns the setting's field, for a
 // Settings that is const (show) or not (set).
 
@@ -20,7 +16,7 @@ SettingKey string_key(std::string name, Member member, std::string meaning, std:
   SettingKey key{{name, "string", std::move(allowed), std::move(meaning), std::nullopt, false}, {}, {}, {}, {}};
   key.from_toml = [name, member](Settings& s, const toml::node& node) -> Result<void> {
     const auto* value = node.as_string();
-    if (!value) return bad_setting(name, "expected a string");
+    if (!value) return key_error(name, "expected a string");
     member(s) = value->get();
     return {};
   };
@@ -36,7 +32,7 @@ Result<int64_t> integer_from_text(std::string_view key, std::string_view text) {
   int64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc{} || end != text.data() + text.size()) {
-    return bad_setting(key, "expected an integer, got " + toml_string(text));
+    return key_error(key, "expected an integer, got " + toml_string(text));
   }
   return value;
 }
@@ -46,7 +42,7 @@ SettingKey integer_key(std::string name, Member member, IntegerRange range, std:
   SettingKey key{{name, "integer", "", std::move(meaning), range, false}, {}, {}, {}, {}};
   key.from_toml = [name, member](Settings& s, const toml::node& node) -> Result<void> {
     const auto* value = node.as_integer();
-    if (!value) return bad_setting(name, "expected an integer");
+    if (!value) return key_error(name, "expected an integer");
     member(s) = value->get();
     return {};
   };
@@ -67,12 +63,12 @@ SettingKey bool_key(std::string name, Member member, std::string meaning) {
   SettingKey key{{name, "true/false", "", std::move(meaning), std::nullopt, false}, {}, {}, {}, {}};
   key.from_toml = [name, member](Settings& s, const toml::node& node) -> Result<void> {
     const auto* value = node.as_boolean();
-    if (!value) return bad_setting(name, "expected true or false");
+    if (!value) return key_error(name, "expected true or false");
     member(s) = value->get();
     return {};
   };
   key.from_string = [name, member](Settings& s, std::string_view text) -> Result<void> {
-    if (text != "true" && text != "false") return bad_setting(name, "expected true or false, got " + toml_string(text));
+    if (text != "true" && text != "false") return key_error(name, "expected true or false, got " + toml_string(text));
     member(s) = text == "true";
     return {};
   };
@@ -83,7 +79,7 @@ SettingKey bool_key(std::string name, Member member, std::string meaning) {
 // A key that only the configuration file can set (a list of tables has no sensible form as
 // one environment variable or flag).
 Result<void> file_only(std::string_view name, std::string_view form) {
-  return bad_setting(name, "can only be set in the configuration file (" + std::string(form) + ")");
+  return key_error(name, "can only be set in the configuration file (" + std::string(form) + ")");
 }
 
 // [[service.teams]]: an array of tables {team_id, base_url, api_key_file}, all three required.
@@ -96,12 +92,12 @@ SettingKey teams_key() {
                  {}, {}, {}, {}};
   key.from_toml = [name](Settings& s, const toml::node& node) -> Result<void> {
     const auto* array = node.as_array();
-    if (!array) return bad_setting(name, "expected [[service.teams]] tables");
+    if (!array) return key_error(name, "expected [[service.teams]] tables");
     std::vector<TeamSettings> teams;
     for (size_t i = 0; i < array->size(); ++i) {
       const std::string where = name + "[" + std::to_string(i) + "]";
       const auto* table = (*array)[i].as_table();
-      if (!table) return bad_setting(where, "expected a table with team_id, base_url and api_key_file");
+      if (!table) return key_error(where, "expected a table with team_id, base_url and api_key_file");
       TeamSettings team;
       for (const auto& [member_key, value] : *table) {
         std::string* field = member_key == "team_id"        ? &team.team_id
@@ -109,9 +105,9 @@ SettingKey teams_key() {
                              : member_key == "api_key_file" ? &team.api_key_file
                                                             : nullptr;
         const std::string member = where + "." + std::string(member_key.str());
-        if (!field) return bad_setting(member, "unknown key");
+        if (!field) return key_error(member, "unknown key");
         const auto* text = value.as_string();
-        if (!text) return bad_setting(member, "expected a string");
+        if (!text) return key_error(member, "expected a string");
         *field = text->get();
       }
       teams.push_back(std::move(team));
@@ -133,11 +129,11 @@ SettingKey management_base_urls_key() {
                  {}, {}, {}, {}};
   key.from_toml = [name](Settings& s, const toml::node& node) -> Result<void> {
     const auto* table = node.as_table();
-    if (!table) return bad_setting(name, "expected a table of region = \"base URL\"");
+    if (!table) return key_error(name, "expected a table of region = \"base URL\"");
     std::vector<std::pair<std::string, std::string>> urls;
     for (const auto& [region, value] : *table) {
       const auto* url = value.as_string();
-      if (!url) return bad_setting(name + "." + std::string(region.str()), "expected a string");
+      if (!url) return key_error(name + "." + std::string(region.str()), "expected a string");
       urls.emplace_back(std::string(region.str()), url->get());
     }
     s.management.base_urls = std::move(urls);
@@ -151,7 +147,7 @@ SettingKey management_base_urls_key() {
       const std::string_view entry = text.substr(start, comma - start);
       const size_t eq = entry.find('=');
       if (eq == std::string_view::npos || eq == 0) {
-        return bad_setting(name, "expected REGION=URL[,REGION=URL…], got " + toml_string(entry));
+        return key_error(name, "expected REGION=URL[,REGION=URL…], got " + toml_string(entry));
       }
       urls.emplace_back(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
       start = comma + 1;
@@ -191,11 +187,11 @@ SettingKey secret_files_key() {
                  {}, {}, {}, {}};
   key.from_toml = [name](Settings& s, const toml::node& node) -> Result<void> {
     const auto* array = node.as_array();
-    if (!array) return bad_setting(name, "expected an array of file names");
+    if (!array) return key_error(name, "expected an array of file names");
     std::vector<std::string> files;
     for (const auto& item : *array) {
       const auto* file = item.as_string();
-      if (!file) return bad_setting(name, "expected an array of file names");
+      if (!file) return key_error(name, "expected an array of file names");
       files.push_back(file->get());
     }
     s.signing_secret_files = std::move(files);
@@ -366,9 +362,13 @@ const SettingKey* find_setting_key(std::string_view name) {
   return nullptr;
 }
 
+Error key_error(std::string_view key, std::string_view what) {
+  return fail(std::string(key) + ": " + std::string(what));
+}
+
 Result<void> check_range(const KeyDoc& doc, int64_t value, std::string_view name) {
   if (!doc.range || (value >= doc.range->lo && value <= doc.range->hi)) return {};
-  return bad_setting(name, "must be between " + std::to_string(doc.range->lo) + " and " +
+  return key_error(name, "must be between " + std::to_string(doc.range->lo) + " and " +
                                std::to_string(doc.range->hi) + ", got " + std::to_string(value));
 }
 

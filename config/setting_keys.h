@@ -44,6 +44,9 @@ struct SettingKey {
 const std::vector<SettingKey>& setting_keys();
 const SettingKey* find_setting_key(std::string_view name);
 
+// "KEY: what": every settings error names its key first.
+Error key_error(std::string_view key, std::string_view what);
+
 // `value` against the key's range: "NAME: must be between LO and HI, got V" when outside
 // (`name` as the message should say it, e.g. "forward[0].batch"). Keys without a range pass.
 Result<void> check_range(const KeyDoc& doc, int64_t value, std::string_view name);
