@@ -2,8 +2,9 @@
 
 #include <limits>
 
-#include "common/json_writer.h"
 #include "api/page_support.h"
+#include "api/signature_masking.h"
+#include "common/json_writer.h"
 #include "store/row_format.h"
 
 namespace hh::api {
@@ -216,7 +217,7 @@ Page changes_page(Reader& reader, const ApiTarget& target) {
   return page;
 }
 
-Page delivery_page(Reader& reader, const std::string& message_id, const ApiTarget& target) {
+Page delivery_page(Reader& reader, const std::string& message_id, const ApiTarget& target, bool mask_signatures) {
   const Params params(target, {});
   if (!params.error().empty()) return bad_parameter(params.error());
   store::StoredDelivery row;
@@ -225,6 +226,11 @@ Page delivery_page(Reader& reader, const std::string& message_id, const ApiTarge
   if (!found) return database_error(found.error());
   if (!*found) return error_page(Status::not_found, "no delivery with this message id");
   Page page;
+  std::string masked;
+  if (mask_signatures && !row.headers.empty()) {
+    masked = mask_signature_headers(row.headers);
+    row.headers = masked;
+  }
   store::append_json(page.body, row);
   deliveries.finish();
   return page;

@@ -48,7 +48,8 @@ Page timeseries_page(Reader& reader, const std::string& user_id, const std::stri
 Page summaries_page(Reader& reader, const std::string& user_id, const std::string& resource, const ApiTarget& target);
 Page stream_page(Reader& reader, const std::string& workout_id, const ApiTarget& target);
 Page changes_page(Reader& reader, const ApiTarget& target);
-Page delivery_page(Reader& reader, const std::string& message_id, const ApiTarget& target);
+// `mask_signatures`: the console's view (signature header values masked: signature_masking.h).
+Page delivery_page(Reader& reader, const std::string& message_id, const ApiTarget& target, bool mask_signatures);
 Page user_page(Reader& reader, const std::string& user_id, const ApiTarget& target);
 Page user_orders_page(Reader& reader, const std::string& user_id, const ApiTarget& target);
 

@@ -1,6 +1,8 @@
 #include "api/read_api.h"
 
 #include "api/api_pages.h"
+#include "api/console_pages.h"
+#include "api/outbox_pages.h"
 #include "receiver/http/off_io.h"
 
 namespace hh::api {
@@ -33,14 +35,30 @@ http::net::awaitable<http::Response> ReadApi::handle(http::Request& request, htt
   co_return co_await http::run_off_io(pool, [this, &request] { return answer(request); });
 }
 
+http::net::awaitable<http::Response> ReadApi::handle_trusted(std::string target, http::BlockingPool& pool) {
+  co_return co_await http::run_off_io(pool, [this, &target] { return answer_target(target, true); });
+}
+
 http::Response ReadApi::answer(http::Request& request) {
   const auto authorization = request.find(http::bhttp::field::authorization);
   if (!token_.accepts(authorization == request.end() ? std::string_view() : std::string_view(authorization->value()))) {
     return http::bearer_refusal();
   }
-  auto target = parse_target(request.target());
+  return answer_target(request.target(), false);
+}
+
+http::Response ReadApi::answer_target(std::string_view request_target, bool console) {
+  auto target = parse_target(request_target);
   if (!target) return http::error_response(Status::bad_request, target.error());
   const auto& s = target->segments;
+  // The outbox and the follow-up queue: read through their own store handles.
+  if (s.size() == 2 && s[0] == "v1" && s[1] == "forwarding") {
+    return page_response(forwarding_page(database_, destinations_, *target));
+  }
+  if (s.size() == 4 && s[0] == "v1" && s[1] == "forwarding" && s[3] == "entries") {
+    return page_response(forwarding_entries_page(database_, s[2], *target));
+  }
+  if (s.size() == 2 && s[0] == "v1" && s[1] == "jobs") return page_response(jobs_page(database_, *target));
 
   auto lease = readers_.acquire();
   if (!lease) return page_response({Status::service_unavailable, R"({"error":"database cannot be read"})"});
@@ -60,7 +78,21 @@ http::Response ReadApi::answer(http::Request& request) {
     return page_response(user_orders_page(reader, s[2], *target));
   }
   if (s.size() == 3 && s[0] == "v1" && s[1] == "deliveries") {
-    return page_response(delivery_page(reader, s[2], *target));
+    return page_response(delivery_page(reader, s[2], *target, console));
+  }
+  if (s.size() == 2 && s[0] == "v1" && s[1] == "deliveries") return page_response(delivery_search_page(reader, *target));
+  if (s.size() == 4 && s[0] == "v1" && s[1] == "deliveries" && s[3] == "changes") {
+    return page_response(delivery_changes_page(reader, s[2], *target));
+  }
+  if (s.size() == 2 && s[0] == "v1" && s[1] == "users") return page_response(user_search_page(reader, *target));
+  if (s.size() == 4 && s[0] == "v1" && s[1] == "users" && s[3] == "series") {
+    return page_response(user_series_page(reader, s[2], *target));
+  }
+  if (s.size() == 4 && s[0] == "v1" && s[1] == "users" && s[3] == "backfills") {
+    return page_response(user_backfills_page(reader, s[2], *target));
+  }
+  if (s.size() == 6 && s[0] == "v1" && s[1] == "users" && s[3] == "timeseries" && s[5] == "chart") {
+    return page_response(chart_page(reader, s[2], s[4], *target));
   }
   return http::error_response(Status::not_found, "no such path");
 }

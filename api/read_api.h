@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 #include "receiver/http/bearer_token.h"
@@ -31,16 +32,29 @@ class ReadApi {
   // read. `token` must not be empty.
   static Result<std::unique_ptr<ReadApi>> create(const store::Database& database, std::string_view token);
 
+  // The [[forward]] names, for GET /v1/forwarding (before the listener starts).
+  void set_forward_destinations(std::vector<std::string> names) { destinations_ = std::move(names); }
+
   // Routes GET /v1/… to handle(); `pool` runs the queries and must outlive the router's use.
   void mount(http::Router& router, http::BlockingPool& pool);
 
   http::net::awaitable<http::Response> handle(http::Request& request, http::BlockingPool& pool);
 
+  // The same pages for a caller that has authenticated the request itself (the console,
+  // by its session: console/console_routes.h): `target` is a read-API target ("/v1/…?…").
+  http::net::awaitable<http::Response> handle_trusted(std::string target, http::BlockingPool& pool);
+
  private:
-  ReadApi(store::Database database, std::string_view token) : token_(token), readers_(std::move(database)) {}
+  ReadApi(store::Database database, std::string_view token)
+      : token_(token), database_(database), readers_(std::move(database)) {}
   http::Response answer(http::Request& request);
+  // `console`: the caller is the console (handle_trusted), whose delivery page has its
+  // signature values masked; the bearer-token API keeps them (a backend may re-verify).
+  http::Response answer_target(std::string_view target, bool console);
 
   const http::BearerToken token_;
+  const store::Database database_;         // for the outbox and job pages (outbox_pages.h)
+  std::vector<std::string> destinations_;  // [[forward]] names
   ReaderPool readers_;
 };
 

@@ -1,7 +1,9 @@
 #include "app/http_front.h"
 
+#include "app/console_actions.h"
 #include "app/limits_that_fit.h"
 #include "common/log.h"
+#include "common/timestamp.h"
 #include "metrics/ingest_metrics.h"
 #include "metrics/pipeline_metrics.h"
 #include "receiver/http/health_endpoints.h"
@@ -34,6 +36,9 @@ Result<void> mount_endpoints(HttpFront& front, const FrontParts& parts) {
     auto created = api::ReadApi::create(parts.ingest.database, parts.secrets.read_api_token);
     if (!created) return fail(ErrorKind::other, created.error());
     front.read_api = std::move(*created);
+    std::vector<std::string> destinations;
+    for (const auto& f : settings.forwards) destinations.push_back(f.name);
+    front.read_api->set_forward_destinations(std::move(destinations));
     front.read_api->mount(front.router, front.blocking);
   }
   return {};
@@ -69,6 +74,27 @@ Result<void> mount_metrics(HttpFront& front, const FrontParts& parts) {
   return {};
 }
 
+// The console under /console/ (console/console_routes.h), only with console.enabled (which
+// needs the read API: config validation).
+void mount_console(HttpFront& front, const FrontParts& parts) {
+  const config::Settings& settings = parts.settings;
+  if (!settings.console.enabled || !front.read_api) return;
+  front.overview = std::make_unique<console::OverviewHistory>(
+      front.io, front.blocking, [&endpoint = front.metrics_endpoint] { return endpoint.render(); }, unix_now_ms);
+  if (!parts.secrets.console_admin_token.empty()) {
+    front.console_actions = std::make_unique<ServeConsoleActions>(parts.ingest.database, settings, parts.secrets);
+  }
+  console::ConsoleOptions options;
+  options.read_token = parts.secrets.read_api_token;
+  options.admin_token = parts.secrets.console_admin_token;
+  options.policy.lifetime = std::chrono::hours(settings.console.session_hours);
+  options.secure_cookie = !settings.tls.cert_file.empty();
+  options.refusals = &front.refusals;
+  front.console = std::make_unique<console::Console>(std::move(options), *front.read_api, front.blocking,
+                                                     *front.overview, front.console_actions.get(), unix_now_ms);
+  front.console->mount(front.router);
+}
+
 http::SessionLimits session_limits(HttpFront& front, const FrontParts& parts) {
   const config::Settings& settings = parts.settings;
   http::SessionLimits limits;
@@ -78,6 +104,7 @@ http::SessionLimits session_limits(HttpFront& front, const FrontParts& parts) {
   limits.header_timeout = std::chrono::seconds(settings.header_timeout_s);
   limits.body_timeout = std::chrono::seconds(settings.body_timeout_s);
   limits.retry_after_seconds = settings.retry_after_s;
+  limits.refusal_delay = std::chrono::milliseconds(settings.refusal_delay_ms);
   limits.refusals = &front.refusals;
   limits.body_budget = &front.body_budget;
   return limits;
@@ -122,6 +149,7 @@ Result<std::unique_ptr<HttpFront>> open_http_front(FrontParts parts) {
   auto front = std::make_unique<HttpFront>(parts.settings, parts.threads);
   if (auto mounted = mount_endpoints(*front, parts); !mounted) return Error{mounted.error(), mounted.error_kind()};
   if (auto mounted = mount_metrics(*front, parts); !mounted) return Error{mounted.error(), mounted.error_kind()};
+  mount_console(*front, parts);
   if (auto bound = bind_listener(*front, parts); !bound) return Error{bound.error(), bound.error_kind()};
   return front;
 }

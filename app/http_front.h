@@ -12,6 +12,8 @@
 #include "common/result.h"
 #include "config/secrets.h"
 #include "config/settings.h"
+#include "console/console_routes.h"
+#include "console/overview_history.h"
 #include "metrics/delivery_alarms.h"
 #include "metrics/metrics_endpoint.h"
 #include "metrics/store_metrics.h"
@@ -42,6 +44,10 @@ struct HttpFront {
   std::unique_ptr<http::Listener> listener;
   std::unique_ptr<http::RefusalLog> refusal_log;
   std::unique_ptr<metrics::DeliveryAlarms> alarms;
+  // The console (only with console.enabled): its overview's sampler, its actions, its routes.
+  std::unique_ptr<console::OverviewHistory> overview;
+  std::unique_ptr<console::ConsoleActions> console_actions;
+  std::unique_ptr<console::Console> console;
 };
 
 struct FrontParts {

@@ -1,5 +1,7 @@
 #include "app/serve.h"
 
+#include <cstdlib>
+
 #include <malloc.h>
 
 #include <thread>
@@ -46,6 +48,7 @@ ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t 
   front.listener->start();
   front.refusal_log->start();
   front.alarms->start();
+  if (front.overview) front.overview->start();
   std::optional<ServiceWatchdog> watchdog;
   if (const auto timeout = systemd::watchdog_timeout()) watchdog.emplace(front.io, *timeout, *ingest.writer);
   ServeSignals signals(front, watchdog ? &*watchdog : nullptr, settings, hooks.reread_settings);
@@ -59,6 +62,10 @@ ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t 
       .str("database", store::loggable_location(settings.database))
       .num("threads", threads)
       .num("signing_secrets", static_cast<int64_t>(signing_secrets));
+  if (front.console) {
+    log::info("console").str("url", std::string(settings.tls.cert_file.empty() ? "http://" : "https://") + address +
+                                        "/console/");
+  }
   systemd::ready("listening on " + address);
   if (watchdog) watchdog->start();
 
@@ -80,6 +87,10 @@ ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t 
 }  // namespace
 
 ServeExit serve(const config::Settings& settings, const ServeHooks& hooks) {
+  // Before anything connects: health data must not travel in clear text unnoticed.
+  if (auto risk = store::plaintext_risk(settings.database, std::getenv("PGSSLMODE"), std::getenv("PGHOST"))) {
+    log::warn("database_plaintext_risk").str("detail", *risk);
+  }
   // Request bodies of 1 MiB and more get pages of their own, given back to the system when
   // freed. glibc otherwise raises its mmap threshold to the largest block freed so far, and
   // serves later large bodies from heap pages that stay resident after use: the process

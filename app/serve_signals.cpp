@@ -44,6 +44,7 @@ void ServeSignals::on_signal(int signal) {
   if (watchdog_) watchdog_->stop();  // its timer would keep io.run() from returning
   front_.refusal_log->stop();        // likewise; what is refused while draining is logged at the end
   front_.alarms->stop();             // likewise
+  if (front_.overview) front_.overview->stop();  // likewise
   front_.listener->stop();
   const auto close_grace = std::chrono::milliseconds(startup_.request_deadline_ms) + std::chrono::seconds(1);
   net::co_spawn(front_.io, drain_then_finish(*front_.listener, signals_, close_grace), net::detached);

@@ -45,6 +45,7 @@ Result<store::StoreOptions> store_options(const config::Settings& settings) {
   options.sqlite.synchronous_full = settings.synchronous == "full";
   options.sqlite.cache_size_mib = settings.cache_size_mib;
   options.sqlite.max_database_mib = settings.max_database_mib;
+  options.postgres.job_lease_ms = settings.service.job_lease_s * 1000;
   return options;
 }
 

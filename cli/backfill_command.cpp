@@ -18,7 +18,7 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
-#include "cli/recovery_input.h"
+#include "fetcher/recovery_input.h"
 #include "common/timestamp.h"
 #include "store/open_store.h"
 #include "store/read_store.h"
@@ -26,7 +26,11 @@
 namespace hh::cli {
 namespace {
 
-constexpr int64_t kDayMs = 86'400'000;
+using fetcher::check_provider;
+using fetcher::check_resources;
+using fetcher::check_user_id;
+using fetcher::kDayMs;
+using fetcher::parse_date_option;
 
 struct BackfillFlags {
   SettingsFlags settings;
@@ -37,23 +41,6 @@ struct BackfillFlags {
   std::optional<std::string> provider;
   std::optional<std::string> team;
 };
-
-// The providers of the user's stored connections, in name order.
-Result<std::vector<std::string>> connected_providers(store::ReadStore& reader, const std::string& user_id) {
-  store::RecordFilter filter;
-  filter.user_id = user_id;
-  auto& query = reader.connections();
-  if (auto started = query.start(filter); !started) return fail(started.error());
-  std::vector<std::string> providers;
-  store::StoredConnection row;
-  for (;;) {
-    auto more = query.next(row);
-    if (!more) return fail(more.error());
-    if (!*more) break;
-    providers.emplace_back(row.provider);
-  }
-  return providers;
-}
 
 std::string describe_outcome(const store::QueuedBackfill& result) {
   using Outcome = store::QueuedBackfill::Outcome;
@@ -101,7 +88,7 @@ int run_backfill(const BackfillFlags& flags) {
     int exit_code = kExitOk;
     auto reader = open_read_store_or_report(*settings, kCommand, exit_code);
     if (!reader) return exit_code;
-    auto found = connected_providers(*reader, flags.user_id);
+    auto found = fetcher::connected_providers(*reader, flags.user_id);
     if (!found) {
       report_error(kCommand, found.error());
       return kExitFailure;
@@ -115,12 +102,8 @@ int run_backfill(const BackfillFlags& flags) {
   }
 
   const std::string team = flags.team.value_or(std::string());  // the windows view it
-  std::vector<store::BackfillWindow> windows;
-  for (const auto& resource : *resources) {
-    for (const auto& provider : providers) {
-      windows.push_back(store::BackfillWindow{flags.user_id, resource, provider, *start_ms, last_day_ms + kDayMs, team});
-    }
-  }
+  const std::vector<store::BackfillWindow> windows =
+      fetcher::backfill_windows(flags.user_id, *resources, providers, *start_ms, last_day_ms, team);
   auto database = database_or_report(*settings, kCommand);
   if (!database) return kExitBadConfig;
   auto admin = store::open_job_admin(*database);

@@ -2,8 +2,12 @@
 // the signing secrets decode and the TLS certificate and key load, and prints the
 // effective settings (never a secret). --online also checks that service.base_url answers
 // and accepts the API key (cli/service_probe.h), and the same for each [[service.teams]]
-// entry with its base URL and key. Exit 2 for a configuration the check
-// proves wrong (including a refused API key), 1 when the service cannot be reached.
+// entry with its base URL and key; with [management] it lists the organization's teams
+// and names each [[service.teams]] entry the organization does not have. Exit 2 for a
+// configuration the check proves wrong (including a refused key or a team the
+// organization does not have), 1 when the service cannot be reached.
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -11,9 +15,11 @@
 #include "cli/command_support.h"
 #include "app/store_settings.h"
 #include "cli/commands.h"
+#include "cli/service_access.h"
 #include "cli/service_probe.h"
 #include "common/json_writer.h"
 #include "config/secrets.h"
+#include "fetcher/calls/org_teams.h"
 #include "receiver/http/server_tls.h"
 #include "receiver/signature/webhook_signature.h"
 #include "store/database_location.h"
@@ -47,6 +53,35 @@ std::optional<int> probe_or_report(const config::Settings& settings, const std::
   return kExitFailure;
 }
 
+// --online with [management]: the organization's teams; every [[service.teams]] entry must
+// be one of them. Returns the exit status of a failure (reported), or nullopt and the
+// number of teams listed.
+std::optional<int> compare_teams_or_report(const config::Settings& settings, int64_t& listed) {
+  constexpr std::string_view kCommand = "check-config";
+  auto access = management_access_or_report(settings, kCommand);
+  if (!access) return kExitBadConfig;
+  auto teams = fetcher::list_org_teams(*access, settings.management.org_id, {});
+  if (!teams) {
+    const bool refused = teams.error().find(": HTTP 401: ") != std::string::npos ||
+                         teams.error().find(": HTTP 403: ") != std::string::npos;
+    report_error(kCommand, "management: " + teams.error());
+    return refused || teams.error_kind() == ErrorKind::data ? kExitBadConfig : kExitFailure;
+  }
+  listed = static_cast<int64_t>(teams->size());
+  bool all_known = true;
+  for (size_t i = 0; i < settings.service.teams.size(); ++i) {
+    const std::string& team_id = settings.service.teams[i].team_id;
+    const bool known = std::any_of(teams->begin(), teams->end(), [&](const fetcher::OrgTeam& team) { return team.id == team_id; });
+    if (!known) {
+      report_error(kCommand, "service.teams[" + std::to_string(i) + "].team_id: \"" + team_id +
+                                 "\" is not a team of organization " + settings.management.org_id);
+      all_known = false;
+    }
+  }
+  if (!all_known) return kExitBadConfig;
+  return std::nullopt;
+}
+
 int run_check_config(const CheckConfigFlags& flags) {
   auto settings = load_settings_or_report(flags.settings, "check-config");
   if (!settings) return kExitBadConfig;
@@ -64,7 +99,11 @@ int run_check_config(const CheckConfigFlags& flags) {
   std::error_code ec;
   // A database file's folder must exist; a postgresql:// URI is checked by connecting.
   auto kind = store::database_kind(settings->database);
-  if (kind && *kind == store::DatabaseKind::sqlite_file && !std::filesystem::is_directory(db_dir, ec)) {
+  if (!kind) {
+    report_error("check-config", kind.error());
+    return kExitBadConfig;
+  }
+  if (*kind == store::DatabaseKind::sqlite_file && !std::filesystem::is_directory(db_dir, ec)) {
     report_error("check-config", "database: folder " + db_dir.string() + " does not exist");
     return kExitBadConfig;
   }
@@ -96,6 +135,12 @@ int run_check_config(const CheckConfigFlags& flags) {
       if (auto failed = probe_or_report(team, secrets->team_api_keys.at(i), where, team_probe)) return *failed;
     }
   }
+  std::optional<int64_t> management_teams;
+  if (flags.online && !settings->management.url.empty()) {
+    int64_t listed = 0;
+    if (auto failed = compare_teams_or_report(*settings, listed)) return *failed;
+    management_teams = listed;
+  }
   std::string out;
   json::ObjectWriter object(out);
   object.string("status", "ok")
@@ -113,6 +158,10 @@ int run_check_config(const CheckConfigFlags& flags) {
       .boolean("read_api", !secrets->read_api_token.empty())
       .boolean("tls", !settings->tls.cert_file.empty());
   if (probe) object.string("service_checked", probe->url).integer("service_status", probe->status);
+  if (management_teams) object.integer("management_teams", *management_teams);
+  if (auto risk = store::plaintext_risk(settings->database, std::getenv("PGSSLMODE"), std::getenv("PGHOST"))) {
+    object.string("database_warning", *risk);
+  }
   object.close();
   std::cout << out << "\n";
   return kExitOk;
@@ -126,7 +175,7 @@ void add_check_config_command(CLI::App& app, int& exit_code) {
   add_settings_flags(*command, flags->settings);
   command->add_flag("--online", flags->online,
                     "Also GET <service.base_url>/v2/providers with the API key: is the service reachable, is the key "
-                    "accepted");
+                    "accepted; with [management], are the configured teams the organization's");
   command->callback([flags, &exit_code] { exit_code = run_check_config(*flags); });
 }
 

@@ -3,6 +3,7 @@
 //   healthhook forward [list] [--dead | --dropped | --pending] [--destination N] [--limit K] [--format table|jsonl]
 //   healthhook forward show ID [--format table|jsonl]
 //   healthhook forward requeue ID | --dead | --dropped  [--destination N]
+//   healthhook forward pause DEST   |   healthhook forward resume DEST
 //
 // `--destination` takes a [[forward]] name or its position (1 = the first block). `list`
 // starts with one line per destination (pending, dead, dropped, the oldest waiting entry's
@@ -13,6 +14,9 @@
 // entries again from the change feed (changes mode) or the inbox (deliveries mode), and
 // says how many could not be made (their rows erased, or bodies removed by retention). A
 // running `serve` sends them within a second.
+// `pause` stops a destination's sending (within a few seconds in a running `serve`; kept
+// in the store, so across restarts) while its entries keep accumulating in the outbox
+// (within max_outbox_mib); `resume` lets them go.
 //
 // Safe while `serve` runs (a connection of its own; writes wait for the writer). Exit 0 on
 // success, 1 when the entry does not exist or the database fails, 2 for bad usage.
@@ -41,6 +45,7 @@ struct ForwardFlags {
   std::string format = "table";
   int64_t show_id = 0;
   std::optional<int64_t> requeue_id;
+  std::string pause_destination;
 };
 
 // A [[forward]] name, or a 1-based position among the blocks.
@@ -225,9 +230,34 @@ int run_forward_show(const config::Settings& settings, store::Outbox& outbox, co
   return kExitOk;
 }
 
-int run_forward(const ForwardFlags& flags, bool show, bool requeue) {
+// `forward pause|resume DEST` (the console's forward-pause/-resume do the same call).
+int run_forward_pause(const config::Settings& settings, const ForwardFlags& flags, bool pause) {
+  const std::string_view command = pause ? "forward pause" : "forward resume";
+  const auto name = forward_destination_name(settings, flags.pause_destination);
+  if (!name) {
+    report_error(command, "no [[forward]] named or numbered \"" + flags.pause_destination + "\"");
+    return kExitBadConfig;
+  }
+  auto database = database_or_report(settings, command);
+  if (!database) return kExitBadConfig;
+  auto opened = store::open_outbox(*database);
+  if (!opened) {
+    report_error(command, opened.error());
+    return kExitFailure;
+  }
+  auto changed = (*opened)->set_paused(*name, pause, unix_now_ms());
+  if (!changed) {
+    report_error(command, changed.error());
+    return kExitFailure;
+  }
+  std::cout << *name << (pause ? " paused" : " resumed") << (*changed ? "" : " (it already was)") << "\n";
+  return kExitOk;
+}
+
+int run_forward(const ForwardFlags& flags, bool show, bool requeue, bool pause, bool resume) {
   auto settings = load_settings_or_report(flags.settings, "forward");
   if (!settings) return kExitBadConfig;
+  if (pause || resume) return run_forward_pause(*settings, flags, pause);
   store::OutboxSelection selection;
   if (flags.destination) {
     selection.destination = forward_destination_name(*settings, *flags.destination);
@@ -302,6 +332,11 @@ int run_forward(const ForwardFlags& flags, bool show, bool requeue) {
     return kExitFailure;
   }
   print_outbox_figures(*figures);
+  if (auto paused = outbox.paused(); paused && !paused->empty()) {
+    std::cout << "paused:";
+    for (const auto& name : *paused) std::cout << " " << name;
+    std::cout << "\n\n";
+  }
   print_outbox_entries(*entries);
   return kExitOk;
 }
@@ -329,9 +364,13 @@ void add_forward_command(CLI::App& app, int& exit_code) {
   show->add_option("id", flags->show_id, "Outbox id")->required();
   auto* requeue = command->add_subcommand("requeue", "Send entries again: one by id (with its POST), or every dead or dropped one");
   requeue->add_option("id", flags->requeue_id, "Outbox id");
+  auto* pause = command->add_subcommand("pause", "Stop sending to a destination; entries keep accumulating");
+  pause->add_option("destination", flags->pause_destination, "A [[forward]] name, or its position")->required();
+  auto* resume = command->add_subcommand("resume", "Send to a paused destination again");
+  resume->add_option("destination", flags->pause_destination, "A [[forward]] name, or its position")->required();
 
-  command->callback([flags, show, requeue, &exit_code] {
-    exit_code = run_forward(*flags, show->parsed(), requeue->parsed());
+  command->callback([flags, show, requeue, pause, resume, &exit_code] {
+    exit_code = run_forward(*flags, show->parsed(), requeue->parsed(), pause->parsed(), resume->parsed());
   });
 }
 

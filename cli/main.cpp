@@ -24,6 +24,14 @@ int main(int argc, char** argv) {
   hh::cli::add_backfill_command(app, exit_code);
   hh::cli::add_refresh_command(app, exit_code);
   hh::cli::add_migrate_command(app, exit_code);
+  hh::cli::add_user_command(app, exit_code);
+  hh::cli::add_link_code_command(app, exit_code);
+  hh::cli::add_teams_command(app, exit_code);
+  hh::cli::add_connections_command(app, exit_code);
+  hh::cli::add_lab_report_command(app, exit_code);
+  hh::cli::add_lab_lookup_commands(app, exit_code);
+  hh::cli::add_config_command(app, exit_code);
+  hh::cli::add_man_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

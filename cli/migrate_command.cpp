@@ -22,6 +22,7 @@
 // summary line on stdout. Exit: 0 done, 1 failure or refusal, 2 bad usage or configuration
 // (a missing source file, a --to that is not a PostgreSQL URI).
 #include <cstdio>
+#include <cstdlib>
 
 #include "app/store_settings.h"
 #include "cli/command_support.h"
@@ -90,6 +91,9 @@ int run_migrate(const MigrateFlags& flags) {
   };
   const std::string target_name = store::loggable_location(flags.to);
   std::fprintf(stderr, "migrate: copying %s into %s\n", flags.from.c_str(), target_name.c_str());
+  if (auto risk = store::plaintext_risk(flags.to, std::getenv("PGSSLMODE"), std::getenv("PGHOST"))) {
+    std::fprintf(stderr, "migrate: warning: %s\n", risk->c_str());
+  }
   auto copied = store::copy_sqlite_to_postgres(flags.from, target, options);
   if (!copied) {
     report_error(kCommand, copied.error());

@@ -14,7 +14,7 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
-#include "cli/recovery_input.h"
+#include "fetcher/recovery_input.h"
 #include "cli/service_access.h"
 #include "fetcher/service_calls.h"
 
@@ -37,11 +37,11 @@ void print_sources(std::string_view label, const std::vector<std::string>& sourc
 
 int run_refresh(const RefreshFlags& flags) {
   constexpr std::string_view kCommand = "refresh";
-  if (auto checked = check_user_id(flags.user_id); !checked) {
+  if (auto checked = fetcher::check_user_id(flags.user_id); !checked) {
     report_error(kCommand, checked.error());
     return kExitBadConfig;
   }
-  if (auto checked = check_refresh_timeout(flags.timeout_s); !checked) {
+  if (auto checked = fetcher::check_refresh_timeout(flags.timeout_s); !checked) {
     report_error(kCommand, checked.error());
     return kExitBadConfig;
   }

@@ -3,10 +3,13 @@
 //
 //   replay FILE… [--database DB] [--verify-signatures --secret-file F…]
 //       offline: inbox + processor on the database, no server (replay/offline_replay.h)
-//   replay FILE… --to URL [--secret-file F | --config C] [--concurrency N]
+//   replay FILE… --to URL [--secret-file F | --config C] [--concurrency N] [--ca-file F]
+//          [--allow-plain-http]
 //       re-sends each delivery signed with a fresh timestamp (replay/resend.h); without
 //       --secret-file, with the configuration's signing secret (the first of several,
-//       with a notice: during a rotation the receiver accepts any of them)
+//       with a notice: during a rotation the receiver accepts any of them). https://, or
+//       plain http:// to a loopback host; plain http:// to any other host only with
+//       --allow-plain-http (the bodies are health data).
 //
 // FILE "-" is standard input. A malformed line is reported on stderr as "file:line:
 // reason" and the others go on. A line marked "body_removed" (its body was removed by
@@ -20,6 +23,7 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "common/http_url.h"
 #include "common/json_writer.h"
 #include "common/progress.h"
 #include "config/secrets.h"
@@ -38,6 +42,8 @@ struct ReplayFlags {
   bool verify_signatures = false;
   size_t concurrency = 8;
   size_t batch = 1000;
+  bool allow_plain_http = false;
+  std::string ca_file;
 };
 
 void report_line(std::string_view file, uint64_t line, std::string_view reason) {
@@ -171,6 +177,8 @@ int run_resend(const ReplayFlags& flags, std::vector<replay::CaptureReader>& rea
   options.url = *flags.to;
   options.secret = std::move(*secret);
   options.concurrency = flags.concurrency;
+  options.allow_plain_http = flags.allow_plain_http;
+  options.ca_file = flags.ca_file;
   Progress progress("replay bytes", total_bytes);
   auto summary = replay::resend(readers, options, report_line, &progress);
   progress.finish();
@@ -186,7 +194,7 @@ int run_resend(const ReplayFlags& flags, std::vector<replay::CaptureReader>& rea
   statuses.push_back('}');
   std::string out;
   json::ObjectWriter(out)
-      .string("to", options.url)
+      .string("to", loggable_url(options.url))
       .integer("lines", static_cast<int64_t>(summary->lines))
       .integer("answered", static_cast<int64_t>(summary->answered))
       .raw("statuses", statuses)
@@ -211,10 +219,18 @@ int run_replay(const ReplayFlags& flags) {
       report_error("replay", "--verify-signatures is for offline replay; with --to the receiver verifies");
       return kExitBadConfig;
     }
+    // Before anything is read: the URL alone decides (a refusal sends nothing).
+    if (auto target = replay::parse_target_url(*flags.to, flags.allow_plain_http); !target) {
+      report_error("replay", target.error());
+      return kExitBadConfig;
+    }
     if (flags.concurrency == 0 || flags.concurrency > 256) {
       report_error("replay", "--concurrency: must be between 1 and 256");
       return kExitBadConfig;
     }
+  } else if (flags.allow_plain_http || !flags.ca_file.empty()) {
+    report_error("replay", std::string(flags.allow_plain_http ? "--allow-plain-http" : "--ca-file") + " is used with --to");
+    return kExitBadConfig;
   } else if (flags.verify_signatures && flags.secret_files.empty()) {
     report_error("replay", "--verify-signatures needs --secret-file");
     return kExitBadConfig;
@@ -240,7 +256,9 @@ void add_replay_command(CLI::App& app, int& exit_code) {
       "replay", "Replay capture files into the database (offline), or re-send them signed to a receiver (--to)");
   add_settings_flags(*command, flags->settings, /*with_listen=*/false);
   command->add_option("FILE", flags->files, "Capture files (JSON Lines); - for standard input")->required();
-  command->add_option("--to", flags->to, "Re-send to this receiver URL instead, e.g. http://127.0.0.1:8080/webhooks")
+  command->add_option("--to", flags->to,
+                      "Re-send to this receiver URL instead: https://…, or http:// to a loopback host, e.g. "
+                      "http://127.0.0.1:8080/webhooks")
       ->type_name("URL");
   command->add_option("--secret-file", flags->secret_files,
                       "Signing secret file (whsec_…): signs with --to; checks with --verify-signatures (repeatable)")
@@ -250,6 +268,10 @@ void add_replay_command(CLI::App& app, int& exit_code) {
   command->add_flag("--verify-signatures", flags->verify_signatures,
                     "Offline: store only lines whose captured signature matches a --secret-file (age not checked)");
   command->add_option("--concurrency", flags->concurrency, "With --to: connections in parallel (default 8)");
+  command->add_flag("--allow-plain-http", flags->allow_plain_http,
+                    "With --to: allow http:// to a host that is not loopback (sends health data unencrypted)");
+  command->add_option("--ca-file", flags->ca_file, "With an https:// --to: trust this CA (default: the system's)")
+      ->type_name("FILE");
   command->add_option("--batch", flags->batch, "Offline: deliveries per transaction (default 1000)");
   command->callback([flags, &exit_code] { exit_code = run_replay(*flags); });
 }

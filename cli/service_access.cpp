@@ -2,9 +2,12 @@
 #include "cli/service_access.h"
 
 #include <filesystem>
+#include <iostream>
 
 #include "cli/command_support.h"
+#include "common/json_minify.h"
 #include "config/secrets.h"
+#include "fetcher/calls/org_teams.h"
 #include "store/open_readers.h"
 #include "store/database_location.h"
 
@@ -49,6 +52,36 @@ std::optional<fetcher::ServiceAccess> service_access_or_report(const config::Set
     return std::nullopt;
   }
   return fetcher::ServiceAccess{std::move(service), std::move(*api_key), settings.base_dir};
+}
+
+std::optional<fetcher::ServiceAccess> management_access_or_report(const config::Settings& settings,
+                                                                  std::string_view command) {
+  const config::ManagementSettings& management = settings.management;
+  if (management.url.empty()) {
+    report_error(command, "management.url is not set: listing teams needs [management] url, key_file and org_id");
+    return std::nullopt;
+  }
+  auto key = config::read_secret_file(management.key_file, settings.base_dir);
+  if (!key) {
+    report_error(command, "management.key_file: " + key.error());
+    return std::nullopt;
+  }
+  fetcher::ServiceAccess access{settings.service, std::move(*key), settings.base_dir, "management key"};
+  access.service.base_url = management.url;
+  access.service.api_key_header = std::string(fetcher::kManagementKeyHeader);
+  return access;
+}
+
+int report_call_failure(std::string_view command, const std::string& error, ErrorKind kind) {
+  report_error(command, error);
+  return kind == ErrorKind::data ? kExitBadConfig : kExitFailure;
+}
+
+void print_json_line(std::string_view json) {
+  std::string line;
+  json::append_minified(line, json);
+  line.push_back('\n');
+  std::cout << line << std::flush;
 }
 
 }  // namespace hh::cli

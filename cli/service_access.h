@@ -1,9 +1,11 @@
 #pragma once
-// What a command needs to call the service for one user: the base URL and API key of the
-// user's team ([[service.teams]]) or of [service], with [service]'s key header, CA file
-// and deadlines, for refresh and purge-user --deregister. The team is `--team` when given,
-// else the one the user's deliveries named (`users.team_id` in the database), else none:
-// [service] itself.
+// What a command needs to call the service: the base URL and API key of the user's team
+// ([[service.teams]]) or of [service], with [service]'s key header, CA file and deadlines
+// (refresh, user, link-code, purge-user --deregister; and with `--team` the team-level
+// commands: connections, lab-report, labs, lab-accounts, markers, area). For a user, the
+// team is `--team` when given, else the one the user's deliveries named (`users.team_id`
+// in the database), else none: [service] itself. Also [management]'s URL and key, and
+// how these commands report and print.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,5 +24,18 @@ std::string team_of_user(const config::Settings& settings, std::string_view user
 // returns nullopt (exit with kExitBadConfig).
 std::optional<fetcher::ServiceAccess> service_access_or_report(const config::Settings& settings,
                                                                std::string_view command, std::string_view team_id);
+
+// [management]'s URL with the management key (header X-Management-Key) and [service]'s CA
+// file and deadlines. On error (no [management] url, key file unreadable) prints one line
+// and returns nullopt (exit with kExitBadConfig).
+std::optional<fetcher::ServiceAccess> management_access_or_report(const config::Settings& settings,
+                                                                  std::string_view command);
+
+// Prints a failed call as one line and returns its exit status: kExitBadConfig when the
+// input was at fault (ErrorKind::data), else kExitFailure.
+int report_call_failure(std::string_view command, const std::string& error, ErrorKind kind);
+
+// Prints `json` (the service's answer, or ours) minified on one line of stdout.
+void print_json_line(std::string_view json);
 
 }  // namespace hh::cli

@@ -22,8 +22,27 @@ file(CONFIGURE OUTPUT "${PROJECT_BINARY_DIR}/systemd/healthhook.service" CONTENT
 
 install(FILES "${PROJECT_BINARY_DIR}/systemd/healthhook.service" DESTINATION lib/systemd/system)
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
-install(FILES systemd/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME operations.md)
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)  # the manual, decisions included
+install(FILES systemd/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME systemd.md)
 install(FILES systemd/healthhook.toml DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+
+# Manual pages, written by the program from its own --help text (`healthhook man`), so they
+# cannot say other than the binary they ship with; gzipped as Debian policy asks. Not in the
+# sanitizer builds, which never install (and would run an instrumented binary to build).
+if(NOT HEALTHHOOK_ASAN AND NOT HEALTHHOOK_TSAN AND NOT HEALTHHOOK_FUZZ)
+  set(healthhook_man_dir "${PROJECT_BINARY_DIR}/man")
+  add_custom_command(OUTPUT "${healthhook_man_dir}/stamp"
+    COMMAND "${CMAKE_COMMAND}" -E rm -rf "${healthhook_man_dir}"
+    COMMAND healthhook man --output "${healthhook_man_dir}"
+    COMMAND sh -c "gzip -9n -f \"$1\"/*.1" sh "${healthhook_man_dir}"
+    COMMAND "${CMAKE_COMMAND}" -E touch "${healthhook_man_dir}/stamp"
+    DEPENDS healthhook
+    COMMENT "Writing the manual pages (healthhook man)"
+    VERBATIM)
+  add_custom_target(man_pages ALL DEPENDS "${healthhook_man_dir}/stamp")
+  install(DIRECTORY "${healthhook_man_dir}/" DESTINATION ${CMAKE_INSTALL_MANDIR}/man1
+          FILES_MATCHING PATTERN "*.1.gz")
+endif()
 
 # ---- CPack: Debian package ----
 set(CPACK_PACKAGE_NAME healthhook)

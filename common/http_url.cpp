@@ -8,7 +8,7 @@ namespace hh {
 
 Result<HttpUrl> parse_http_url(std::string_view url) {
   auto parsed = boost::urls::parse_absolute_uri(url);
-  if (!parsed) return fail("not an absolute URL: " + std::string(url));
+  if (!parsed) return fail("not an absolute URL: " + loggable_url(url));
   const boost::urls::url_view& view = *parsed;
   HttpUrl out;
   const std::string scheme = view.scheme();
@@ -20,7 +20,7 @@ Result<HttpUrl> parse_http_url(std::string_view url) {
   if (out.host.size() >= 2 && out.host.front() == '[' && out.host.back() == ']') {
     out.host = out.host.substr(1, out.host.size() - 2);
   }
-  if (out.host.empty()) return fail("no host in " + std::string(url));
+  if (out.host.empty()) return fail("no host in " + loggable_url(url));
   out.port = out.tls ? 443 : 80;
   if (view.has_port()) {
     const std::string_view port = view.port();
@@ -36,6 +36,16 @@ Result<HttpUrl> parse_http_url(std::string_view url) {
   out.has_query = view.has_query();
   if (out.has_query) out.query = view.encoded_query();
   return out;
+}
+
+std::string loggable_url(std::string_view url) {
+  url = url.substr(0, url.find_first_of("?#"));
+  const size_t scheme_end = url.find("://");
+  const size_t authority = scheme_end == std::string_view::npos ? 0 : scheme_end + 3;
+  // The authority ends at the first '/' after the last '@' (a password may hold a '/').
+  const size_t at = url.rfind('@');
+  if (at == std::string_view::npos || at < authority) return std::string(url);
+  return std::string(url.substr(0, authority)) + std::string(url.substr(at + 1));
 }
 
 std::string HttpUrl::target() const {

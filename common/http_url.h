@@ -35,7 +35,12 @@ struct HttpUrl {
 };
 
 // Any absolute http:// or https:// URL with a host; the error says what is wrong (the
-// caller names the setting).
+// caller names the setting) and shows the URL only as loggable_url() does.
 Result<HttpUrl> parse_http_url(std::string_view url);
+
+// `url` as a message may show it, parsed or not: without its user information (up to the
+// last '@' of the authority) and without its query and fragment, which may hold a token
+// ("https://user:pw@host/p?token=x" → "https://host/p").
+std::string loggable_url(std::string_view url);
 
 }  // namespace hh

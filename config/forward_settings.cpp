@@ -8,28 +8,90 @@
 namespace hh::config {
 namespace {
 
-Error error_at(const std::string& key, std::string_view what) { return fail(key + ": " + std::string(what)); }
+ForwardKey forward_string(std::string name, std::string ForwardSettings::*member, std::string meaning,
+                          std::string allowed = "") {
+  return {{"forward[]." + name, "string", std::move(allowed), std::move(meaning), std::nullopt, false},
+          [member](const ForwardSettings& f) { return toml_string(f.*member); },
+          {}};
+}
+
+ForwardKey forward_integer(std::string name, int64_t ForwardSettings::*member, IntegerRange range,
+                           std::string meaning) {
+  return {{"forward[]." + name, "integer", "", std::move(meaning), range, false},
+          [member](const ForwardSettings& f) { return std::to_string(f.*member); },
+          [member](const ForwardSettings& f) { return f.*member; }};
+}
+
+ForwardKey forward_bool(std::string name, bool ForwardSettings::*member, std::string meaning) {
+  return {{"forward[]." + name, "true/false", "", std::move(meaning), std::nullopt, false},
+          [member](const ForwardSettings& f) { return std::string(f.*member ? "true" : "false"); },
+          {}};
+}
+
+std::vector<ForwardKey> make_forward_keys() {
+  return {
+      forward_string("name", &ForwardSettings::name,
+                     "Names the destination in the outbox, metrics, logs and `forward` commands; unique. Default: "
+                     "the url without its query."),
+      forward_string("url", &ForwardSettings::url, "Where the POSTs go (required).",
+                     "https://…; http:// only to a loopback host unless allow_plain_http; no user information"),
+      forward_string("secret_file", &ForwardSettings::secret_file,
+                     "Secret file holding the whsec_… secret every POST is signed with (required)."),
+      {{"forward[].events", "list of strings", "globs over event_type (\"daily.data.*\")",
+        "Which deliveries are forwarded. Empty: every one.", std::nullopt, false},
+       [](const ForwardSettings& f) { return std::string(f.events.empty() ? "[]" : "[…]"); },
+       {}},
+      forward_string("mode", &ForwardSettings::mode,
+                     "\"changes\": the derived rows each delivery changed; \"deliveries\": each delivery's body "
+                     "byte-exact.",
+                     "\"changes\" or \"deliveries\""),
+      forward_integer("batch", &ForwardSettings::batch, {1, 1000}, "Changes per POST (changes mode)."),
+      forward_bool("ordered", &ForwardSettings::ordered,
+                   "One POST in flight per user and resource, in the order made. false: as lanes allow."),
+      forward_integer("max_attempts", &ForwardSettings::max_attempts, {1, 1000},
+                      "Attempts of a message before it is dead."),
+      {{"forward[].max_age", "duration", "seconds, or \"3d\", \"12h\", \"30m\", \"45s\"",
+        "A message older than this when an attempt fails is dead.", IntegerRange{60, 365 * 86400}, false},
+       [](const ForwardSettings& f) { return duration_text(f.max_age_s); },
+       [](const ForwardSettings& f) { return f.max_age_s; }},
+      forward_integer("timeout_ms", &ForwardSettings::timeout_ms, {100, 600000},
+                      "One deadline per POST: connecting, sending and the answer's status and headers."),
+      forward_integer("concurrency", &ForwardSettings::concurrency, {1, 256}, "POSTs in flight to this destination."),
+      forward_integer("max_outbox_mib", &ForwardSettings::max_outbox_mib, {1, 1 << 20},
+                      "Disk budget of everything its outbox keeps (waiting, dead, dropped ranges); past it the "
+                      "oldest messages are dropped."),
+      forward_integer("backoff_initial_ms", &ForwardSettings::backoff_initial_ms, {10, 3600000},
+                      "First wait after a failed POST; doubles with each failure (with jitter)."),
+      forward_integer("backoff_max_s", &ForwardSettings::backoff_max_s, {1, 86400},
+                      "Longest wait between attempts (a Retry-After may ask for longer, up to a day)."),
+      forward_bool("allow_plain_http", &ForwardSettings::allow_plain_http,
+                   "Allow http:// to a host that is not loopback (a private network); logged as a warning."),
+      forward_string("ca_file", &ForwardSettings::ca_file,
+                     "CA certificates for the destination's TLS. Empty: the system trust store."),
+  };
+}
 
 // One key of a block: sets its member from the TOML value, or says what is wrong.
 Result<void> set_key(ForwardSettings& f, std::string_view key, const toml::node& value, const std::string& where) {
   auto text = [&](std::string& member) -> Result<void> {
     const auto* v = value.as_string();
-    if (!v) return error_at(where, "expected a string");
+    if (!v) return key_error(where, "expected a string");
     member = v->get();
     return {};
   };
   auto integer = [&](int64_t& member) -> Result<void> {
     const auto* v = value.as_integer();
-    if (!v) return error_at(where, "expected an integer");
+    if (!v) return key_error(where, "expected an integer");
     member = v->get();
     return {};
   };
   auto boolean = [&](bool& member) -> Result<void> {
     const auto* v = value.as_boolean();
-    if (!v) return error_at(where, "expected true or false");
+    if (!v) return key_error(where, "expected true or false");
     member = v->get();
     return {};
   };
+  if (!find_forward_key(key)) return key_error(where, "unknown key");
   if (key == "name") return text(f.name);
   if (key == "url") return text(f.url);
   if (key == "secret_file") return text(f.secret_file);
@@ -50,24 +112,24 @@ Result<void> set_key(ForwardSettings& f, std::string_view key, const toml::node&
       return {};
     }
     const auto* v = value.as_string();
-    if (!v) return error_at(where, "expected a duration such as \"3d\", \"12h\", \"30m\" or seconds");
+    if (!v) return key_error(where, "expected a duration such as \"3d\", \"12h\", \"30m\" or seconds");
     auto parsed = parse_duration_s(v->get());
-    if (!parsed) return error_at(where, parsed.error());
+    if (!parsed) return key_error(where, parsed.error());
     f.max_age_s = *parsed;
     return {};
   }
   if (key == "events") {
     const auto* array = value.as_array();
-    if (!array) return error_at(where, "expected an array of event type globs");
+    if (!array) return key_error(where, "expected an array of event type globs");
     f.events.clear();
     for (const auto& item : *array) {
       const auto* glob = item.as_string();
-      if (!glob || glob->get().empty()) return error_at(where, "expected an array of event type globs");
+      if (!glob || glob->get().empty()) return key_error(where, "expected an array of event type globs");
       f.events.push_back(glob->get());
     }
     return {};
   }
-  return error_at(where, "unknown key");
+  return key_error(where, "unknown key");
 }
 
 bool is_loopback_host(std::string_view host) { return host == "127.0.0.1" || host == "::1" || host == "localhost"; }
@@ -105,6 +167,22 @@ std::string without_url_secrets(std::string text, std::string_view url) {
 }
 
 }  // namespace
+
+const std::vector<ForwardKey>& forward_keys() {
+  static const std::vector<ForwardKey> all = make_forward_keys();
+  return all;
+}
+
+std::string_view block_key(const ForwardKey& key) {
+  return std::string_view(key.doc.name).substr(sizeof "forward[]." - 1);
+}
+
+const ForwardKey* find_forward_key(std::string_view key) {
+  for (const auto& entry : forward_keys()) {
+    if (block_key(entry) == key) return &entry;
+  }
+  return nullptr;
+}
 
 Result<int64_t> parse_duration_s(std::string_view text) {
   int64_t number = 0;
@@ -145,46 +223,31 @@ Result<void> validate_forwards(const std::vector<ForwardSettings>& forwards) {
   for (size_t i = 0; i < forwards.size(); ++i) {
     const ForwardSettings& f = forwards[i];
     const std::string where = "forward[" + std::to_string(i) + "]";
-    if (f.url.empty()) return error_at(where + ".url", "required");
-    if (f.secret_file.empty()) return error_at(where + ".secret_file", "required");
+    if (f.url.empty()) return key_error(where + ".url", "required");
+    if (f.secret_file.empty()) return key_error(where + ".secret_file", "required");
     // No message shows the URL's user information or query (redacted_url()).
     auto url = parse_http_url(f.url);
-    if (!url) return error_at(where + ".url", without_url_secrets(url.error(), f.url));
+    if (!url) return key_error(where + ".url", without_url_secrets(url.error(), f.url));
     if (url->has_userinfo || url->has_fragment) {
-      return error_at(where + ".url",
+      return key_error(where + ".url",
                       "must not contain user information or a fragment, got \"" + redacted_url(f.url) + "\"");
     }
     if (!url->tls && !f.allow_plain_http && !is_loopback_host(url->host)) {
-      return error_at(where + ".url",
+      return key_error(where + ".url",
                       "plain http:// only to a loopback host; set allow_plain_http = true for a private network, "
                       "got \"" + redacted_url(f.url) + "\"");
     }
     if (f.mode != "changes" && f.mode != "deliveries") {
-      return error_at(where + ".mode", "must be \"changes\" or \"deliveries\", got \"" + f.mode + "\"");
+      return key_error(where + ".mode", "must be \"changes\" or \"deliveries\", got \"" + f.mode + "\"");
     }
-    struct Range {
-      std::string_view key;
-      int64_t value, lo, hi;
-    };
-    const Range ranges[] = {
-        {"batch", f.batch, 1, 1000},
-        {"max_attempts", f.max_attempts, 1, 1000},
-        {"max_age", f.max_age_s, 60, 365 * 86400},
-        {"timeout_ms", f.timeout_ms, 100, 600000},
-        {"concurrency", f.concurrency, 1, 256},
-        {"max_outbox_mib", f.max_outbox_mib, 1, 1 << 20},
-        {"backoff_initial_ms", f.backoff_initial_ms, 10, 3600000},
-        {"backoff_max_s", f.backoff_max_s, 1, 86400},
-    };
-    for (const Range& r : ranges) {
-      if (r.value < r.lo || r.value > r.hi) {
-        return error_at(where + "." + std::string(r.key), "must be between " + std::to_string(r.lo) + " and " +
-                                                              std::to_string(r.hi) + ", got " + std::to_string(r.value));
-      }
+    for (const ForwardKey& key : forward_keys()) {  // integer ranges: the reference's
+      if (!key.doc.range) continue;
+      const std::string name = where + "." + std::string(block_key(key));
+      if (auto in_range = check_range(key.doc, key.integer_value(f), name); !in_range) return in_range;
     }
     for (size_t j = 0; j < i; ++j) {
       if (forwards[j].name == f.name) {
-        return error_at(where + ".name", "given twice: \"" + f.name + "\" (two blocks need different names)");
+        return key_error(where + ".name", "given twice: \"" + f.name + "\" (two blocks need different names)");
       }
     }
   }

@@ -3,232 +3,14 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <toml++/toml.h>
 
+#include "common/http_url.h"
 #include "config/forward_settings.h"
+#include "config/setting_keys.h"
 
 namespace hh::config {
 namespace {
-
-// One settable key: how to set it from TOML and from a string (environment, flags).
-struct Key {
-  std::string name;
-  std::function<Result<void>(Settings&, const toml::node&)> from_toml;
-  std::function<Result<void>(Settings&, std::string_view)> from_string;
-};
-
-Error key_error(std::string_view key, std::string_view what) {
-  return fail(std::string(key) + ": " + std::string(what));
-}
-
-std::string quote_value(std::string_view text) { return "\"" + std::string(text) + "\""; }
-
-Key string_key(std::string name, std::string Settings::*member) {
-  return {name,
-          [name, member](Settings& s, const toml::node& node) -> Result<void> {
-            const auto* value = node.as_string();
-            if (!value) return key_error(name, "expected a string");
-            s.*member = value->get();
-            return {};
-          },
-          [member](Settings& s, std::string_view text) -> Result<void> {
-            s.*member = std::string(text);
-            return {};
-          }};
-}
-
-template <typename Section>
-Key section_string_key(std::string name, Section Settings::*section, std::string Section::*member) {
-  return {name,
-          [name, section, member](Settings& s, const toml::node& node) -> Result<void> {
-            const auto* value = node.as_string();
-            if (!value) return key_error(name, "expected a string");
-            s.*section.*member = value->get();
-            return {};
-          },
-          [section, member](Settings& s, std::string_view text) -> Result<void> {
-            s.*section.*member = std::string(text);
-            return {};
-          }};
-}
-
-Result<int64_t> parse_integer(std::string_view key, std::string_view text) {
-  int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || end != text.data() + text.size()) {
-    return key_error(key, "expected an integer, got " + quote_value(text));
-  }
-  return value;
-}
-
-template <typename Target>
-Key integer_key(std::string name, Target target) {
-  return {name,
-          [name, target](Settings& s, const toml::node& node) -> Result<void> {
-            const auto* value = node.as_integer();
-            if (!value) return key_error(name, "expected an integer");
-            target(s) = value->get();
-            return {};
-          },
-          [name, target](Settings& s, std::string_view text) -> Result<void> {
-            auto value = parse_integer(name, text);
-            if (!value) return fail(value.error());
-            target(s) = *value;
-            return {};
-          }};
-}
-
-Key top_integer(std::string name, int64_t Settings::*member) {
-  return integer_key(name, [member](Settings& s) -> int64_t& { return s.*member; });
-}
-
-Key service_integer(std::string name, int64_t ServiceSettings::*member) {
-  return integer_key(name, [member](Settings& s) -> int64_t& { return s.service.*member; });
-}
-
-// [[service.teams]]: an array of tables {team_id, base_url, api_key_file}, all three
-// required. Only from the configuration file: a list of tables has no sensible form as one
-// environment variable or flag.
-Key teams_key() {
-  const std::string name = "service.teams";
-  return {name,
-          [name](Settings& s, const toml::node& node) -> Result<void> {
-            const auto* array = node.as_array();
-            if (!array) return key_error(name, "expected [[service.teams]] tables");
-            std::vector<TeamSettings> teams;
-            for (size_t i = 0; i < array->size(); ++i) {
-              const std::string where = name + "[" + std::to_string(i) + "]";
-              const auto* table = (*array)[i].as_table();
-              if (!table) return key_error(where, "expected a table with team_id, base_url and api_key_file");
-              TeamSettings team;
-              for (const auto& [key, value] : *table) {
-                std::string* field = key == "team_id"        ? &team.team_id
-                                     : key == "base_url"     ? &team.base_url
-                                     : key == "api_key_file" ? &team.api_key_file
-                                                             : nullptr;
-                const std::string member = where + "." + std::string(key.str());
-                if (!field) return key_error(member, "unknown key");
-                const auto* text = value.as_string();
-                if (!text) return key_error(member, "expected a string");
-                *field = text->get();
-              }
-              teams.push_back(std::move(team));
-            }
-            s.service.teams = std::move(teams);
-            return {};
-          },
-          [name](Settings&, std::string_view) -> Result<void> {
-            return key_error(name, "can only be set in the configuration file ([[service.teams]])");
-          }};
-}
-
-// [[forward]] blocks (config/forward_settings.h), from the configuration file only.
-Key forward_key() {
-  const std::string name = "forward";
-  return {name,
-          [](Settings& s, const toml::node& node) -> Result<void> {
-            auto forwards = parse_forward_blocks(node);
-            if (!forwards) return fail(forwards.error());
-            s.forwards = std::move(*forwards);
-            return {};
-          },
-          [name](Settings&, std::string_view) -> Result<void> {
-            return key_error(name, "can only be set in the configuration file ([[forward]])");
-          }};
-}
-
-// signing_secret_files: a TOML array of strings; from the environment or a flag, a
-// comma-separated list.
-Key secret_files_key() {
-  const std::string name = "signing_secret_files";
-  return {name,
-          [name](Settings& s, const toml::node& node) -> Result<void> {
-            const auto* array = node.as_array();
-            if (!array) return key_error(name, "expected an array of file names");
-            std::vector<std::string> files;
-            for (const auto& item : *array) {
-              const auto* file = item.as_string();
-              if (!file) return key_error(name, "expected an array of file names");
-              files.push_back(file->get());
-            }
-            s.signing_secret_files = std::move(files);
-            return {};
-          },
-          [](Settings& s, std::string_view text) -> Result<void> {
-            std::vector<std::string> files;
-            size_t start = 0;
-            while (start <= text.size()) {
-              const size_t comma = std::min(text.find(',', start), text.size());
-              if (comma > start) files.emplace_back(text.substr(start, comma - start));
-              start = comma + 1;
-            }
-            s.signing_secret_files = std::move(files);
-            return {};
-          }};
-}
-
-std::vector<Key> make_keys() {
-  return {
-      string_key("listen", &Settings::listen),
-      string_key("database", &Settings::database),
-      string_key("database_password_file", &Settings::database_password_file),
-      string_key("webhook_path", &Settings::webhook_path),
-      top_integer("max_body_bytes", &Settings::max_body_bytes),
-      secret_files_key(),
-      top_integer("timestamp_tolerance_s", &Settings::timestamp_tolerance_s),
-      top_integer("threads", &Settings::threads),
-      top_integer("max_header_bytes", &Settings::max_header_bytes),
-      top_integer("header_timeout_s", &Settings::header_timeout_s),
-      top_integer("body_timeout_s", &Settings::body_timeout_s),
-      top_integer("idle_timeout_s", &Settings::idle_timeout_s),
-      top_integer("max_connections", &Settings::max_connections),
-      top_integer("max_connections_per_ip", &Settings::max_connections_per_ip),
-      top_integer("max_inflight_body_mib", &Settings::max_inflight_body_mib),
-      top_integer("request_deadline_ms", &Settings::request_deadline_ms),
-      top_integer("refusal_log_interval_s", &Settings::refusal_log_interval_s),
-      top_integer("alert_silence_minutes", &Settings::alert_silence_minutes),
-      top_integer("alert_signature_failures_per_minute", &Settings::alert_signature_failures_per_minute),
-      top_integer("queue_high_water", &Settings::queue_high_water),
-      top_integer("retry_after_s", &Settings::retry_after_s),
-      top_integer("commit_deadline_ms", &Settings::commit_deadline_ms),
-      string_key("synchronous", &Settings::synchronous),
-      top_integer("cache_size_mib", &Settings::cache_size_mib),
-      top_integer("min_free_disk_mib", &Settings::min_free_disk_mib),
-      top_integer("max_database_mib", &Settings::max_database_mib),
-      string_key("log_level", &Settings::log_level),
-      section_string_key("service.base_url", &Settings::service, &ServiceSettings::base_url),
-      section_string_key("service.api_key_file", &Settings::service, &ServiceSettings::api_key_file),
-      section_string_key("service.api_key_header", &Settings::service, &ServiceSettings::api_key_header),
-      section_string_key("service.ca_file", &Settings::service, &ServiceSettings::ca_file),
-      service_integer("service.concurrency", &ServiceSettings::concurrency),
-      service_integer("service.connect_timeout_s", &ServiceSettings::connect_timeout_s),
-      service_integer("service.read_timeout_s", &ServiceSettings::read_timeout_s),
-      service_integer("service.max_response_bytes", &ServiceSettings::max_response_bytes),
-      service_integer("service.max_attempts", &ServiceSettings::max_attempts),
-      service_integer("service.backoff_initial_s", &ServiceSettings::backoff_initial_s),
-      service_integer("service.backoff_max_s", &ServiceSettings::backoff_max_s),
-      teams_key(),
-      forward_key(),
-      integer_key("retention.body_days", [](Settings& s) -> int64_t& { return s.retention.body_days; }),
-      section_string_key("read_api.token_file", &Settings::read_api, &ReadApiSettings::token_file),
-      section_string_key("metrics.token_file", &Settings::metrics, &MetricsSettings::token_file),
-      section_string_key("tls.cert_file", &Settings::tls, &TlsSettings::cert_file),
-      section_string_key("tls.key_file", &Settings::tls, &TlsSettings::key_file),
-  };
-}
-
-const std::vector<Key>& keys() {
-  static const std::vector<Key> all = make_keys();
-  return all;
-}
-
-const Key* find_key(std::string_view name) {
-  for (const auto& key : keys()) {
-    if (key.name == name) return &key;
-  }
-  return nullptr;
-}
 
 std::string env_name(std::string_view key) {
   std::string name = "HEALTHHOOK_";
@@ -242,12 +24,12 @@ std::string env_name(std::string_view key) {
 Result<void> apply_table(Settings& settings, const toml::table& table, const std::string& prefix) {
   for (const auto& [raw_key, node] : table) {
     const std::string name = prefix.empty() ? std::string(raw_key.str()) : prefix + "." + std::string(raw_key.str());
-    if (const auto* sub = node.as_table()) {
+    if (const auto* sub = node.as_table(); sub && !find_setting_key(name)) {
       auto applied = apply_table(settings, *sub, name);
       if (!applied) return applied;
       continue;
     }
-    const Key* key = find_key(name);
+    const SettingKey* key = find_setting_key(name);
     if (!key) return key_error(name, "unknown key");
     auto applied = key->from_toml(settings, node);
     if (!applied) return applied;
@@ -275,7 +57,7 @@ Result<void> apply_toml_text(Settings& settings, std::string_view text, const st
 const std::vector<std::string>& known_keys() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
-    for (const auto& key : keys()) out.push_back(key.name);
+    for (const auto& key : setting_keys()) out.push_back(key.doc.name);
     return out;
   }();
   return names;
@@ -295,8 +77,8 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
     settings.base_dir = std::filesystem::current_path().string();
   }
   if (environ_lookup) {
-    for (const auto& key : keys()) {
-      const std::string var = env_name(key.name);
+    for (const auto& key : setting_keys()) {
+      const std::string var = env_name(key.doc.name);
       if (const char* value = environ_lookup(var.c_str())) {
         auto applied = key.from_string(settings, value);
         if (!applied) return fail(var + " (" + applied.error() + ")");
@@ -305,7 +87,7 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
     }
   }
   for (const auto& [name, value] : flags) {
-    const Key* key = find_key(name);
+    const SettingKey* key = find_setting_key(name);
     if (!key) return key_error(name, "unknown key");
     auto applied = key->from_string(settings, value);
     if (!applied) return fail(applied.error());
@@ -318,9 +100,18 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
 
 namespace {
 
+// The API key goes in its own file and header: a base URL holds no credential, and no
+// message shows one that does (only loggable_url()'s form of it).
 Result<void> check_base_url(std::string_view key, const std::string& url) {
   if (!url.starts_with("https://") && !url.starts_with("http://127.0.0.1")) {
-    return key_error(key, "must be an https:// URL (plain http only for http://127.0.0.1 in tests), got " + quote_value(url));
+    return key_error(key, "must be an https:// URL (plain http only for http://127.0.0.1 in tests), got " +
+                              toml_string(loggable_url(url)));
+  }
+  auto parsed = parse_http_url(url);
+  if (!parsed) return key_error(key, parsed.error());
+  if (parsed->has_userinfo || parsed->has_query || parsed->has_fragment) {
+    return key_error(key, "must not contain user information, a query or a fragment (the API key goes in "
+                          "api_key_file), got " + toml_string(loggable_url(url)));
   }
   return {};
 }
@@ -334,8 +125,21 @@ Result<void> validate_teams(const std::vector<TeamSettings>& teams) {
     if (team.api_key_file.empty()) return key_error(where + ".api_key_file", "required");
     if (auto url = check_base_url(where + ".base_url", team.base_url); !url) return url;
     for (size_t j = 0; j < i; ++j) {
-      if (teams[j].team_id == team.team_id) return key_error(where + ".team_id", "given twice: " + quote_value(team.team_id));
+      if (teams[j].team_id == team.team_id) return key_error(where + ".team_id", "given twice: " + toml_string(team.team_id));
     }
+  }
+  return {};
+}
+
+// [management]: a URL needs the key and the organization; every URL is https.
+Result<void> validate_management(const ManagementSettings& management) {
+  if (!management.url.empty()) {
+    if (auto url = check_base_url("management.url", management.url); !url) return url;
+    if (management.key_file.empty()) return key_error("management.key_file", "required with management.url");
+    if (management.org_id.empty()) return key_error("management.org_id", "required with management.url");
+  }
+  for (const auto& [region, url] : management.base_urls) {
+    if (auto checked = check_base_url("management.base_urls." + region, url); !checked) return checked;
   }
   return {};
 }
@@ -350,61 +154,33 @@ const TeamSettings* find_team(const ServiceSettings& service, std::string_view t
 }
 
 Result<void> validate(const Settings& s) {
-  auto range = [](std::string_view key, int64_t value, int64_t lo, int64_t hi) -> Result<void> {
-    if (value < lo || value > hi) {
-      return key_error(key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " +
-                                std::to_string(value));
-    }
-    return {};
-  };
-  const Result<void> checks[] = {
-      range("max_body_bytes", s.max_body_bytes, 1024, int64_t{1} << 30),
-      range("timestamp_tolerance_s", s.timestamp_tolerance_s, 1, 7 * 86400),
-      range("threads", s.threads, 0, 256),
-      range("max_header_bytes", s.max_header_bytes, 1024, 1024 * 1024),
-      range("header_timeout_s", s.header_timeout_s, 1, 3600),
-      range("body_timeout_s", s.body_timeout_s, 1, 3600),
-      range("idle_timeout_s", s.idle_timeout_s, 1, 86400),
-      range("max_connections", s.max_connections, 1, 1000000),
-      range("max_connections_per_ip", s.max_connections_per_ip, 1, 1000000),
-      range("max_inflight_body_mib", s.max_inflight_body_mib, 1, 1 << 20),
-      range("request_deadline_ms", s.request_deadline_ms, 100, 14000),
-      range("refusal_log_interval_s", s.refusal_log_interval_s, 1, 86400),
-      range("alert_silence_minutes", s.alert_silence_minutes, 0, 525600),
-      range("alert_signature_failures_per_minute", s.alert_signature_failures_per_minute, 0, 1000000000),
-      range("queue_high_water", s.queue_high_water, 1, 10000000),
-      range("retry_after_s", s.retry_after_s, 1, 3600),
-      range("commit_deadline_ms", s.commit_deadline_ms, 10, 600000),
-      range("cache_size_mib", s.cache_size_mib, 2, 1 << 20),
-      range("min_free_disk_mib", s.min_free_disk_mib, 0, 1 << 30),
-      range("max_database_mib", s.max_database_mib, 0, 1 << 30),
-      range("service.concurrency", s.service.concurrency, 1, 1024),
-      range("service.connect_timeout_s", s.service.connect_timeout_s, 1, 3600),
-      range("service.read_timeout_s", s.service.read_timeout_s, 1, 3600),
-      range("service.max_response_bytes", s.service.max_response_bytes, 1024, int64_t{1} << 32),
-      range("service.max_attempts", s.service.max_attempts, 1, 1000),
-      range("service.backoff_initial_s", s.service.backoff_initial_s, 1, 86400),
-      range("service.backoff_max_s", s.service.backoff_max_s, 1, 7 * 86400),
-      range("retention.body_days", s.retention.body_days, 0, 36500),
-  };
-  for (const auto& check : checks) {
-    if (!check) return check;
+  // Integer ranges come from the key table (setting_keys.cpp), which the reference prints.
+  for (const auto& key : setting_keys()) {
+    if (!key.doc.range) continue;
+    if (auto in_range = check_range(key.doc, key.integer_value(s), key.doc.name); !in_range) return in_range;
   }
   if (s.synchronous != "full" && s.synchronous != "normal") {
-    return key_error("synchronous", "must be \"full\" or \"normal\", got " + quote_value(s.synchronous));
+    return key_error("synchronous", "must be \"full\" or \"normal\", got " + toml_string(s.synchronous));
   }
   if (s.log_level != "debug" && s.log_level != "info" && s.log_level != "warn" && s.log_level != "error") {
-    return key_error("log_level", "must be debug, info, warn or error, got " + quote_value(s.log_level));
+    return key_error("log_level", "must be debug, info, warn or error, got " + toml_string(s.log_level));
   }
   if (s.webhook_path.empty() || s.webhook_path.front() != '/') {
-    return key_error("webhook_path", "must start with '/', got " + quote_value(s.webhook_path));
+    return key_error("webhook_path", "must start with '/', got " + toml_string(s.webhook_path));
   }
   if (s.webhook_path.starts_with("/v1/") || s.webhook_path == "/healthz" || s.webhook_path == "/readyz" ||
       s.webhook_path == "/metrics") {
-    return key_error("webhook_path", "collides with a built-in path: " + quote_value(s.webhook_path));
+    return key_error("webhook_path", "collides with a built-in path: " + toml_string(s.webhook_path));
+  }
+  if (s.console.enabled && s.webhook_path.starts_with("/console")) {
+    return key_error("webhook_path", "collides with the console's /console/: " + toml_string(s.webhook_path));
+  }
+  if (s.console.enabled && s.read_api.token_file.empty()) {
+    return key_error("console.enabled", "needs read_api.token_file: the console reads through the read API, and its "
+                                        "token signs in to a read-only console");
   }
   if (s.listen.rfind(':') == std::string::npos) {
-    return key_error("listen", "expected HOST:PORT, got " + quote_value(s.listen));
+    return key_error("listen", "expected HOST:PORT, got " + toml_string(s.listen));
   }
   if (s.database.empty()) return key_error("database", "must not be empty");
   if (s.signing_secret_files.empty()) return key_error("signing_secret_files", "at least one file is required");
@@ -414,6 +190,7 @@ Result<void> validate(const Settings& s) {
   }
   if (auto url = check_base_url("service.base_url", s.service.base_url); !url) return url;
   if (auto teams = validate_teams(s.service.teams); !teams) return teams;
+  if (auto management = validate_management(s.management); !management) return management;
   return validate_forwards(s.forwards);
 }
 

@@ -62,7 +62,8 @@ void warn_if_shared(const std::string& path, const std::string& base_dir) {
 Result<Secrets> load_secrets(const Settings& settings) {
   for (const auto& file : settings.signing_secret_files) warn_if_shared(file, settings.base_dir);
   for (const std::string* file : {&settings.service.api_key_file, &settings.read_api.token_file,
-                                  &settings.metrics.token_file, &settings.tls.key_file}) {
+                                  &settings.metrics.token_file, &settings.tls.key_file,
+                                  &settings.console.admin_token_file}) {
     if (!file->empty()) warn_if_shared(*file, settings.base_dir);
   }
   Secrets secrets;
@@ -111,6 +112,15 @@ Result<Secrets> load_secrets(const Settings& settings) {
     auto token = read_secret_file(settings.metrics.token_file, settings.base_dir);
     if (!token) return fail("metrics.token_file: " + token.error());
     secrets.metrics_token = std::move(*token);
+  }
+  if (settings.console.enabled && !settings.console.admin_token_file.empty()) {
+    auto token = read_secret_file(settings.console.admin_token_file, settings.base_dir);
+    if (!token) return fail("console.admin_token_file: " + token.error());
+    if (token->size() < 16) return fail("console.admin_token_file: the token is shorter than 16 characters");
+    if (*token == secrets.read_api_token) {
+      return fail("console.admin_token_file: the admin token must differ from the read API's token");
+    }
+    secrets.console_admin_token = std::move(*token);
   }
   return secrets;
 }

@@ -18,6 +18,7 @@ struct Secrets {
   std::vector<std::string> forward_secrets;  // "whsec_…", one per [[forward]] block, in that order
   std::string read_api_token;                // empty: read API disabled
   std::string metrics_token;                 // empty: GET /metrics needs no token
+  std::string console_admin_token;           // empty: no admin sign-in to the console
   std::string database_password;             // empty: database_password_file unset
 };
 

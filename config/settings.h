@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace hh::config {
@@ -30,7 +31,9 @@ struct ServiceSettings {
   std::string ca_file;                             // empty: system trust store
   int64_t concurrency = 4;                         // fetches in flight at once
   int64_t connect_timeout_s = 10;
-  int64_t read_timeout_s = 60;
+  int64_t read_timeout_s = 60;                     // no bytes for this long: the fetch fails
+  int64_t fetch_timeout_s = 600;                   // one fetch whole: connect, request and the entire answer
+  int64_t job_lease_s = 300;                       // PostgreSQL: a claimed job not renewed for this long is taken over
   int64_t max_response_bytes = 256 * 1024 * 1024;
   int64_t max_attempts = 8;                        // then the job is `dead`
   int64_t backoff_initial_s = 5;
@@ -40,6 +43,18 @@ struct ServiceSettings {
 
 // The team entry for `team_id`, or null (then [service] itself applies).
 const TeamSettings* find_team(const ServiceSettings& service, std::string_view team_id);
+
+// [management]: the organization's management endpoint (service interface: GET
+// {management_url}/v1/org/{org_id}/team with the management key), for `healthhook teams`
+// and `check-config --online`. Nothing else uses it; `serve` does not read the key.
+struct ManagementSettings {
+  std::string url;       // e.g. https://api.example/management; empty: not configured
+  std::string key_file;  // the management key (a team API key is not accepted there)
+  std::string org_id;    // the organization's UUID
+  // [management.base_urls]: region ("us", "eu", …) → the service's base URL for teams of
+  // that region, for `teams --as-config`. In the order written.
+  std::vector<std::pair<std::string, std::string>> base_urls;
+};
 
 // [retention] (spec §11).
 struct RetentionSettings {
@@ -77,6 +92,15 @@ struct MetricsSettings {
   std::string token_file;  // empty: GET /metrics needs no token
 };
 
+// [console] (spec §12, docs/console.md): the operators' console under /console/ on the
+// listener. Off unless enabled; needs read_api.token_file (the read token signs in to a
+// read-only console).
+struct ConsoleSettings {
+  bool enabled = false;
+  std::string admin_token_file;  // empty: no admin sign-in (no actions)
+  int64_t session_hours = 8;     // a session ends this long after sign-in (or after an idle hour)
+};
+
 struct TlsSettings {
   std::string cert_file;  // both empty: plain HTTP
   std::string key_file;
@@ -102,12 +126,15 @@ struct Settings {
   int64_t max_connections = 1024;      // lowered at start to fit the file-descriptor limit
   int64_t max_connections_per_ip = 64; // per client address
   // Request bodies being read, all connections together; a body that would pass it waits
-  // (briefly) for room, then gets 503. Memory bound: README.md, "Memory under attack".
+  // (briefly) for room, then gets 503. Memory bound: docs/facing-the-internet.md.
   int64_t max_inflight_body_mib = 64;
   // From a complete request head to the answer: a commit not done by then gets 503 (the
   // service gives up after about 15 s and retries; its retry is then a duplicate).
   int64_t request_deadline_ms = 10000;
   int64_t refusal_log_interval_s = 60; // refusals (401, limits) are logged as one summary line per interval
+  // How long a 401 waits before it is sent, on a connection that has never carried a
+  // correctly signed delivery (receiver/http/session.h); 0: answered at once.
+  int64_t refusal_delay_ms = 250;
   // Alarms in the log (metrics/delivery_alarms.h); 0 turns one off. No verified delivery
   // for this long: the endpoint may be disabled at the service, or the network changed.
   int64_t alert_silence_minutes = 60;
@@ -126,10 +153,12 @@ struct Settings {
   std::string log_level = "info";
 
   ServiceSettings service;
+  ManagementSettings management;
   RetentionSettings retention;
   std::vector<ForwardSettings> forwards;  // [[forward]]
   ReadApiSettings read_api;
   MetricsSettings metrics;
+  ConsoleSettings console;
   TlsSettings tls;
 
   // Where relative secret-file paths are resolved (the config file's folder).

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "events/known_resources.h"
+
 namespace hh::events {
 namespace {
 
@@ -44,7 +46,9 @@ EventClass classify_event_type(std::string_view event_type) {
     const bool daily = p.part[0] == "daily" && (p.part[3] == "created" || p.part[3] == "updated");
     const bool historical = p.part[0] == "historical" && p.part[3] == "created";
     if (daily || historical) {
-      out.kind = p.part[2] == "hypnogram" ? EventKind::hypnogram : EventKind::resource_data;
+      out.kind = p.part[2] == "hypnogram"                   ? EventKind::hypnogram
+                 : unshown_resource_family(p.part[2]).has_value() ? EventKind::unshown_resource
+                                                                 : EventKind::resource_data;
       out.resource = p.part[2];
       out.historical = historical;
       return out;
@@ -57,13 +61,16 @@ EventClass classify_event_type(std::string_view event_type) {
       if (p.part[1] == "connection" && p.part[2] == "created") out.kind = EventKind::connection_created;
       else if (p.part[1] == "connection" && p.part[2] == "error") out.kind = EventKind::connection_error;
       else if (p.part[1] == "device") out.kind = EventKind::device;
+      else if (p.part[1] == "device_legacy") out.kind = EventKind::unshown_resource;
     } else if (p.part[0] == "labtest") {
       if (p.part[1] == "order") out.kind = EventKind::lab_order;
       else if (p.part[1] == "appointment") out.kind = EventKind::lab_appointment;
       else if (p.part[1] == "result" && p.part[2] == "critical") out.kind = EventKind::lab_result;
+      else if (p.part[1] == "match_review") out.kind = EventKind::unshown_resource;
     } else if (p.part[0] == "lab_report" && p.part[1] == "parsing_job") {
       out.kind = EventKind::lab_parsing_job;
     }
+    if (out.kind == EventKind::unshown_resource) out.resource = p.part[1];
   }
   return out;
 }

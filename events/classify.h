@@ -16,12 +16,16 @@ enum class EventKind {
   lab_result,          // labtest.result.critical
   lab_parsing_job,     // lab_report.parsing_job.*
   hypnogram,           // *.timeseries.hypnogram.*, daily|historical.data.hypnogram.*: deprecated
-  other,               // ping, labtest.match_review.*, continuous_query.*, message.attempt.exhausted, …
+  // A resource the interface lists without showing its payload (known_resources.h):
+  // daily|historical.data.<r>.* for such an r, labtest.match_review.*,
+  // provider.device_legacy.*. Stored and classified, not parsed.
+  unshown_resource,
+  other,               // ping, continuous_query.*, message.attempt.exhausted, …
 };
 
 struct EventClass {
   EventKind kind = EventKind::other;
-  std::string_view resource;  // resource_data: the third dot-part
+  std::string_view resource;  // resource_data, unshown_resource: the resource named
   bool historical = false;    // resource_data: historical.data.*
 };
 

@@ -15,7 +15,9 @@
 #include "events/classify.h"
 #include "events/family_parsers.h"
 #include "events/json_reader.h"
+#include "events/known_resources.h"
 #include "rows/stream_points.h"
+#include "common/timestamp.h"
 
 namespace hh::events {
 
@@ -47,7 +49,8 @@ struct DeliveryParser::Impl {
   std::string padded;          // the document being parsed, with simdjson's padding after it
   size_t padded_size = 0;
   std::string event_type;      // owned, so views of it outlive the caller's InboxRow
-  std::string context_kind, context_resource, context_user_id, context_provider, context_workout_id, context_items_key;
+  std::string context_kind, context_resource, context_user_id, context_provider, context_workout_id, context_items_key,
+      context_job_id, context_deregistered_at;
   std::vector<SampleRow> spare_samples;  // capacity handed from one row's batch to the next
 };
 
@@ -182,6 +185,7 @@ bool DeliveryParser::Impl::parse_webhook(const InboxRow& row, DeliveryRows& out,
     case EventKind::lab_result: out.family = Family::lab_result; break;
     case EventKind::lab_parsing_job: out.family = Family::lab_parsing_job; break;
     case EventKind::hypnogram: out.family = Family::hypnogram; break;
+    case EventKind::unshown_resource: out.family = unshown_resource_family(event.resource).value_or(Family::other); break;
     case EventKind::other: out.family = Family::other; break;
   }
 
@@ -234,6 +238,7 @@ bool DeliveryParser::Impl::parse_webhook(const InboxRow& row, DeliveryRows& out,
       case EventKind::lab_result: ok = parse_lab_result(json, value, 2, out); break;
       case EventKind::lab_parsing_job: ok = parse_lab_parsing_job(json, value, 2, out); break;
       case EventKind::hypnogram:
+      case EventKind::unshown_resource:
       case EventKind::other:
         // Not parsed further, but still read through: invalid JSON is invalid everywhere.
         if (!json.skip(value, 2)) return json.fail(JsonPath{}, "data");
@@ -242,6 +247,7 @@ bool DeliveryParser::Impl::parse_webhook(const InboxRow& row, DeliveryRows& out,
     if (!ok) return false;
   }
   if (!at_end(doc, "body")) return false;
+  if (envelope_user_id && !envelope_user_id->empty()) out.delivery_user = envelope_user_id;
 
   if (event.kind == EventKind::hypnogram) {
     status = Status::ignored;
@@ -249,7 +255,7 @@ bool DeliveryParser::Impl::parse_webhook(const InboxRow& row, DeliveryRows& out,
   }
   // A resource outside the catalog whose data was neither a summary nor samples.
   const bool unknown_resource = event.kind == EventKind::resource_data && saw_data && out.family == Family::other;
-  if (event.kind == EventKind::other || unknown_resource) {
+  if (event.kind == EventKind::other || event.kind == EventKind::unshown_resource || unknown_resource) {
     out.identity = Identity{};  // only applied deliveries say who a user is
     status = Status::unknown;
     return true;
@@ -299,6 +305,7 @@ bool DeliveryParser::Impl::apply_envelope_user(std::optional<std::string_view> e
   if (out.lab_order) fill(out.lab_order->user_id);
   if (out.lab_appointment) fill(out.lab_appointment->user_id);
   if (out.lab_result) fill(out.lab_result->user_id);
+  if (out.lab_parsing_job) fill(out.lab_parsing_job->user_id);
 
   // Who this is about: the envelope's user, else (envelopes before Mar 2024) the user the
   // rows name, all of them the same user in practice.
@@ -316,6 +323,8 @@ bool DeliveryParser::Impl::apply_envelope_user(std::optional<std::string_view> e
   if (out.lab_order) offer(out.lab_order->user_id);
   if (out.lab_appointment) offer(out.lab_appointment->user_id);
   if (out.lab_result) offer(out.lab_result->user_id);
+  if (out.lab_parsing_job) offer(out.lab_parsing_job->user_id);
+  out.delivery_user = who.user_id;
   if (!who.team_id && out.lab_order && out.lab_order->team_id && !out.lab_order->team_id->empty()) {
     who.team_id = out.lab_order->team_id;
   }
@@ -327,7 +336,7 @@ bool DeliveryParser::Impl::read_fetch_context(std::string_view headers_json, Fet
   od::document doc;
   od::object root;
   if (!open(headers_json, "fetch context", doc, root)) return false;
-  std::optional<std::string_view> kind, resource, user_id, provider, workout_id, items_key;
+  std::optional<std::string_view> kind, resource, user_id, provider, workout_id, items_key, job_id, deregistered_at;
   for (auto field : root) {
     std::string_view key;
     if (!json.key(field, key)) return json.fail(JsonPath{}, "fetch context");
@@ -340,6 +349,8 @@ bool DeliveryParser::Impl::read_fetch_context(std::string_view headers_json, Fet
     else if (key == "provider") ok = json.text(value, provider);
     else if (key == "workout_id") ok = json.text(value, workout_id);
     else if (key == "items_key") ok = json.text(value, items_key);
+    else if (key == "job_id") ok = json.text(value, job_id);
+    else if (key == "deregistered_at") ok = json.text(value, deregistered_at);
     else ok = json.skip(value, 2);  // url, …
     if (!ok) return json.fail(JsonPath{"fetch context"}, key);
   }
@@ -351,8 +362,10 @@ bool DeliveryParser::Impl::read_fetch_context(std::string_view headers_json, Fet
   context_provider.assign(provider.value_or(""));
   context_workout_id.assign(workout_id.value_or(""));
   context_items_key.assign(items_key.value_or(""));
-  context = FetchContext{context_kind,     context_resource,   context_user_id,
-                         context_provider, context_workout_id, context_items_key};
+  context_job_id.assign(job_id.value_or(""));
+  context_deregistered_at.assign(deregistered_at.value_or(""));
+  context = FetchContext{context_kind,       context_resource,  context_user_id, context_provider,
+                         context_workout_id, context_items_key, context_job_id,  context_deregistered_at};
   return true;
 }
 
@@ -369,6 +382,8 @@ bool DeliveryParser::Impl::parse_fetched(const InboxRow& row, DeliveryRows& out)
     }
   }
 
+  if (!context.user_id.empty()) out.delivery_user = context.user_id;
+
   if (context.kind == "workout_stream") {
     out.family = Family::fetched_stream;
     if (context.workout_id.empty()) return json.fail(here, "workout_id", "missing");
@@ -378,7 +393,7 @@ bool DeliveryParser::Impl::parse_fetched(const InboxRow& row, DeliveryRows& out)
     size_t count = 0;
     while (reader.next(point)) ++count;
     if (!reader.error().empty()) return json.fail(JsonPath{}, "stream", reader.error());
-    out.fetched_stream = FetchedStream{context.workout_id, row.body, count};
+    out.fetched_stream = FetchedStream{context.workout_id, row.body, count, out.delivery_user};
     return true;
   }
 
@@ -392,6 +407,42 @@ bool DeliveryParser::Impl::parse_fetched(const InboxRow& row, DeliveryRows& out)
       return json.fail(code, JsonPath{}, "body");
     }
     return parse_providers_page(json, list, out) && at_end(doc, "body");
+  }
+  if (context.kind == "parsing_job") {  // GET /lab_report/v1/parser/job/{job_id}: one ParsingJob object
+    out.family = Family::fetched_parsing_job;
+    if (context.job_id.empty()) return json.fail(here, "job_id", "missing");
+    od::document doc;
+    if (!open_document(row.body, "body", doc)) return false;
+    od::value root;
+    if (auto code = doc.get_value().get(root)) return json.fail(code, JsonPath{}, "body");
+    if (!parse_lab_parsing_job(json, root, 1, out) || !at_end(doc, "body")) return false;
+    out.family = Family::fetched_parsing_job;
+    if (out.lab_parsing_job->id != context.job_id) {
+      std::string what("not the job fetched ");
+      append_quoted_excerpt(what, context.job_id);
+      return json.fail(JsonPath{}, "id", what);
+    }
+    return true;
+  }
+  if (context.kind == "deregistration") {  // `healthhook user deregister`: the service said success
+    out.family = Family::fetched_deregistration;
+    if (context.user_id.empty()) return json.fail(here, "user_id", "missing");
+    if (context.provider.empty()) return json.fail(here, "provider", "missing");
+    const auto at_ms = parse_iso8601_ms(context.deregistered_at);
+    if (!at_ms) return json.fail(here, "deregistered_at", "missing or not an ISO 8601 time");
+    od::document doc;
+    if (!open_document(row.body, "body", doc)) return false;
+    od::value root;
+    if (auto code = doc.get_value().get(root)) return json.fail(code, JsonPath{}, "body");
+    std::optional<bool> success;
+    const bool read = json.members(root, 1, JsonPath{}, [&](std::string_view key, od::value value) {
+      if (key == "success") return json.boolean(value, success);
+      return json.skip(value, 2);
+    });
+    if (!read || !at_end(doc, "body")) return false;
+    if (success != true) return json.fail(JsonPath{}, "success", "not true: nothing was deregistered");
+    out.deregistration = DeregistrationRow{context.user_id, context.provider, *at_ms, "fetch.deregistration", row.body};
+    return true;
   }
   if (context.kind == "summary") {  // one summary object: GET /v2/summary/profile/{user_id}
     out.family = Family::fetched_summaries;

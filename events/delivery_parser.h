@@ -31,6 +31,9 @@ struct ParseResult {
 //   {"kind":"timeseries","resource":"heartrate","user_id":"…","provider":"…","url":"…"}
 //   {"kind":"workouts_for_streams","user_id":"…","provider":"…","url":"…"}
 //   {"kind":"providers","url":"…"}                                 (body: a JSON array)
+//   {"kind":"parsing_job","job_id":"…","user_id":"…","url":"…"}    (body: the ParsingJob object)
+//   {"kind":"deregistration","user_id":"…","provider":"…","deregistered_at":"<RFC 3339>","url":"…"}
+//                                                   (body: the service's {"success":true}; stored by `user deregister`)
 // and event_type "fetch.<kind>[.<resource>]".
 
 class DeliveryParser {

@@ -62,11 +62,14 @@ bool parse_lab_parsing_job(JsonReader& json, od::value v, size_t depth, Delivery
 // Fetched pages (origin "fetch"); `root` is the document's top-level object.
 struct FetchContext {
   std::string_view kind;        // workout_stream | summaries | summary | timeseries | workouts_for_streams | providers
+                                // | parsing_job | deregistration
   std::string_view resource;    // summaries, timeseries
   std::string_view user_id;
   std::string_view provider;
   std::string_view workout_id;  // workout_stream
   std::string_view items_key;   // summaries: the member holding the list ("meals" for meal); "" = resource
+  std::string_view job_id;      // parsing_job: the lab report parsing job fetched
+  std::string_view deregistered_at;  // deregistration: RFC 3339, when the service answered
 };
 
 // {"<items_key>": [summary, …]} → out.summaries of `resource`; with `collect_ids` (the

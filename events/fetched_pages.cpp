@@ -138,6 +138,7 @@ bool parse_group(JsonReader& json, od::value v, const std::string& where, std::s
   // The group key is the provider; source.provider, when given, is more precise.
   batch.provider = source.provider && !source.provider->empty() ? *source.provider : group_key;
   batch.source_type = source.resolved_type();
+  batch.app_id = source.resolved_app_id();
   batch.samples = std::move(samples);
   return true;
 }

@@ -110,6 +110,7 @@ bool parse_resource_data(JsonReader& json, od::value v, size_t depth, const Reso
     if (key == "source") return read_source(json, value, child_depth, path, key, f.source);
     if (key == "source_provider") return json.text(value, f.source.flat_provider);
     if (key == "source_type") return json.text(value, f.source.flat_type);
+    if (key == "source_app_id") return json.text(value, f.source.flat_app_id);
     if (key == "start_date") return json.text(value, f.start_date);
     if (key == "end_date") return json.text(value, f.end_date);
     if (key == "provider") return read_provider_slug(json, value, child_depth, path, key, f.provider);
@@ -154,6 +155,7 @@ bool parse_resource_data(JsonReader& json, od::value v, size_t depth, const Reso
     f.batch->source_type = f.source.resolved_type();
     f.batch->user_id = f.user_id.value_or(std::string_view{});
     f.batch->source_id = f.source_id;
+    f.batch->app_id = f.source.resolved_app_id();
     return true;
   }
 
@@ -166,6 +168,7 @@ bool parse_resource_data(JsonReader& json, od::value v, size_t depth, const Reso
     row.user_id = f.user_id;
     row.provider = provider;
     row.source_type = f.source.resolved_type();
+    row.app_id = f.source.resolved_app_id();
     row.calendar_date = f.calendar_date;
     row.start_ms = f.times.start_ms();
     row.end_ms = f.times.end_ms();

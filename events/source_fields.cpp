@@ -17,6 +17,7 @@ bool read_source(JsonReader& json, od::value v, size_t depth, const JsonPath& pa
     if (key == "provider") return json.text(value, out.provider);
     if (key == "type") return json.text(value, out.type);
     if (key == "slug") return json.text(value, out.slug);
+    if (key == "app_id") return json.text(value, out.app_id);
     return json.skip(value, depth + 1);
   });
 }

@@ -19,7 +19,7 @@ std::string excerpt(std::string_view body) {
 
 }  // namespace
 
-FailureVerdict judge_status(const FetchResult& response, int64_t now_s) {
+FailureVerdict judge_status(const FetchResult& response, int64_t now_s, bool not_found_retried) {
   FailureVerdict verdict;
   const unsigned status = response.status;
   verdict.error = "HTTP " + std::to_string(status);
@@ -29,7 +29,7 @@ FailureVerdict judge_status(const FetchResult& response, int64_t now_s) {
     verdict.error += " (redirects are not followed; check service.base_url)";
     return verdict;
   }
-  if (status / 100 == 4 && status != 408 && status != 429) {
+  if (status / 100 == 4 && status != 408 && status != 429 && !(not_found_retried && status == 404)) {
     verdict.final = true;
     return verdict;
   }

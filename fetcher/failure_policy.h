@@ -23,8 +23,10 @@ struct FailureVerdict {
   std::string error;                     // for jobs.last_error and the log
 };
 
-// A response with a non-2xx status. `body_excerpt` is shown (sanitised, shortened).
-FailureVerdict judge_status(const FetchResult& response, int64_t now_s);
+// A response with a non-2xx status. `body_excerpt` is shown (sanitised, shortened). With
+// `not_found_retried`, a 404 is retried like a 5xx: a lab report parsing job's results
+// (kind parsing_job) may not be readable yet right after the event that announced them.
+FailureVerdict judge_status(const FetchResult& response, int64_t now_s, bool not_found_retried = false);
 // A fetch that produced no response.
 FailureVerdict judge_failure(const FetchResult& failure);
 

@@ -108,12 +108,32 @@ Result<PagePlan> plan_backfill(const store::ClaimedJob& job, const BaseUrl& base
   return plan;
 }
 
+// The results of a completed lab report parsing job whose webhook carried none.
+Result<PagePlan> plan_parsing_job(const store::ClaimedJob& job, const BaseUrl& base) {
+  if (job.job_key.empty()) return fail("job_key: missing (the parsing job's id)");
+  auto path = build_path(base, {"lab_report", "v1", "parser", "job", job.job_key});
+  if (!path) return fail("job_key: " + path.error());
+  PagePlan plan;
+  plan.page = job.page;
+  plan.target = std::move(*path);
+  plan.url = base.full_url(plan.target);
+  plan.message_id = message_id(job, plan.page);
+  plan.event_type = "fetch.parsing_job";
+  json::ObjectWriter context(plan.context_json);
+  context.string("kind", "parsing_job").string("job_id", job.job_key);
+  optional_field(context, "user_id", job.user_id);
+  context.string("url", plan.url);
+  context.close();
+  return plan;  // body_array "": one object, and the job is complete with it
+}
+
 }  // namespace
 
 Result<PagePlan> plan_next_page(const store::ClaimedJob& job, const BaseUrl& base) {
   if (!job.payload_valid) return fail("payload is not valid JSON");
   if (job.kind == store::kKindWorkoutStream) return plan_stream(job, base);
   if (job.kind == store::kKindBackfill) return plan_backfill(job, base);
+  if (job.kind == store::kKindParsingJob) return plan_parsing_job(job, base);
   return fail("unknown job kind \"" + job.kind + "\"");
 }
 

@@ -16,6 +16,7 @@
 //   backfill of a timeseries resource
 //                   GET {base}/v2/timeseries/{user_id}/{resource}/grouped?start_date=&end_date=
 //                       &provider=[&cursor=]   following next_cursor until null; progress: cursor
+//   parsing_job     GET {base}/lab_report/v1/parser/job/{job_id}  (job_id = the job_key)  1 page, one object
 //
 // Inbox rows (origin 'fetch'): message_id "fetch:<job_id>:<trigger_seq>:<page>", event_type
 // "fetch.<kind>[.<resource>]", headers = the fetch context of events/delivery_parser.h.

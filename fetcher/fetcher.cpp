@@ -39,6 +39,7 @@ ClientOptions client_options(const FetcherOptions& options) {
   ClientOptions client;
   client.connect_timeout = options.connect_timeout.value_or(std::chrono::seconds(service.connect_timeout_s));
   client.read_timeout = options.read_timeout.value_or(std::chrono::seconds(service.read_timeout_s));
+  client.fetch_timeout = options.fetch_timeout.value_or(std::chrono::seconds(service.fetch_timeout_s));
   client.max_response_bytes = static_cast<uint64_t>(service.max_response_bytes);
   client.api_key_header = service.api_key_header;
   client.api_key = options.api_key;
@@ -201,8 +202,10 @@ Result<std::unique_ptr<Fetcher>> Fetcher::create(FetcherOptions options, store::
   auto reads = store::open_follow_up_reads(database);
   if (!reads) return fail("fetcher: " + reads.error());
   impl.reads = std::move(*reads);
-  impl.runner = std::make_unique<JobRunner>(
-      *impl.clients, impl.link, RunnerOptions{retry_policy(impl.options.service), impl.options.now_ms, impl.options.observe_request}, impl.stopping);
+  RunnerOptions runner{retry_policy(impl.options.service), impl.options.now_ms, impl.options.observe_request};
+  // Three renewals per lease: two may fail (the store busy a moment) before it runs out.
+  if (const auto lease = jobs.lease()) runner.lease_renewal = std::max(*lease / 3, std::chrono::milliseconds(1));
+  impl.runner = std::make_unique<JobRunner>(*impl.clients, impl.link, std::move(runner), impl.stopping);
   ProvidersSyncOptions sync;
   sync.retry_initial = std::chrono::seconds(std::max<int64_t>(1, impl.options.service.backoff_initial_s));
   sync.retry_max = std::max(sync.retry_initial, std::chrono::milliseconds(std::chrono::seconds(impl.options.service.backoff_max_s)));

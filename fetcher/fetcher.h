@@ -41,7 +41,7 @@ struct FetcherOptions {
   std::function<int64_t()> now_ms;            // Unix ms; default: the system clock (tests pass a fake)
   RequestObserver observe_request;            // per GET, e.g. metrics (may be empty)
   // Finer than the settings' seconds, for tests of deadlines.
-  std::optional<std::chrono::milliseconds> connect_timeout, read_timeout;
+  std::optional<std::chrono::milliseconds> connect_timeout, read_timeout, fetch_timeout;
 };
 
 // Client settings from [service] (ms resolution overrides from `options`).

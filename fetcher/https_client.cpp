@@ -1,5 +1,6 @@
 #include "fetcher/https_client.h"
 
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/string.hpp>
 #include <deque>
 #include <set>
@@ -43,6 +44,7 @@ bhttp::verb verb_of(Method method) {
   switch (method) {
     case Method::get: return bhttp::verb::get;
     case Method::post: return bhttp::verb::post;
+    case Method::patch: return bhttp::verb::patch;
     case Method::delete_: return bhttp::verb::delete_;
   }
   return bhttp::verb::get;
@@ -130,19 +132,36 @@ void HttpsClient::give_back(std::unique_ptr<Connection> connection) {
 // g++ 12 reports Asio's coroutine-frame allocator (aligned_alloc, freed by the frame's
 // own operator delete, boost/asio/detail/memory.hpp) as a mismatch where it inlines this
 // coroutine's ramp (in the unity build): a false positive, as in job_runner.cpp,
-// silenced for this function only.
+// silenced for these two functions only.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+net::awaitable<Outcome> HttpsClient::write_request(Connection& connection, Method method, const std::string& target,
+                                                   const RequestBody* body) {
+  const auto head = [&](auto& request) {
+    request.set(bhttp::field::host, base_.authority());
+    request.set(bhttp::field::user_agent, "healthhook");
+    request.set(bhttp::field::accept, "application/json");
+    request.set(bhttp::field::accept_encoding, "gzip");
+    request.set(options_.api_key_header, options_.api_key);
+  };
+  if (body == nullptr) {
+    bhttp::request<bhttp::empty_body> request{verb_of(method), target, 11};
+    head(request);
+    if (method == Method::post) request.prepare_payload();  // Content-Length: 0, which servers may require of a POST
+    co_return co_await connection.write(request);
+  }
+  bhttp::request<bhttp::string_body> request{verb_of(method), target, 11};
+  head(request);
+  request.set(bhttp::field::content_type, body->content_type);
+  request.body() = body->bytes;
+  request.prepare_payload();
+  co_return co_await connection.write(request);
+}
+
 net::awaitable<FetchResult> HttpsClient::exchange(Connection& connection, Method method, const std::string& target,
-                                                  Outcome& outcome) {
-  bhttp::request<bhttp::empty_body> request{verb_of(method), target, 11};
-  request.set(bhttp::field::host, base_.authority());
-  request.set(bhttp::field::user_agent, "healthhook");
-  request.set(bhttp::field::accept, "application/json");
-  request.set(bhttp::field::accept_encoding, "gzip");
-  request.set(options_.api_key_header, options_.api_key);
-  if (method == Method::post) request.prepare_payload();  // Content-Length: 0, which servers may require of a POST
-  outcome = co_await connection.write(request);
+                                                  const RequestBody* body, Outcome& outcome) {
+  auto write = write_request(connection, method, target, body);
+  outcome = co_await std::move(write);
   if (!outcome.ok()) co_return failed(connection, outcome);
 
   // The connection sets the parser's limits: a Content-Length over max_response_bytes
@@ -207,14 +226,48 @@ net::awaitable<FetchResult> HttpsClient::exchange(Connection& connection, Method
 #pragma GCC diagnostic pop
 
 net::awaitable<FetchResult> HttpsClient::get(std::string target) {
-  return perform(Method::get, std::move(target), true);
+  return perform(Method::get, std::move(target), nullptr, true);
 }
 
-net::awaitable<FetchResult> HttpsClient::send(Method method, std::string target) {
-  return perform(method, std::move(target), false);
+net::awaitable<FetchResult> HttpsClient::send(Method method, std::string target, std::optional<RequestBody> body) {
+  // The body lives in this coroutine's frame while perform() runs.
+  auto operation = perform(method, std::move(target), body ? &*body : nullptr, false);
+  co_return co_await std::move(operation);
 }
 
-net::awaitable<FetchResult> HttpsClient::perform(Method method, std::string target, bool retry_stale) {
+// fetch_timeout for one perform(): a timer that closes the connection in use when it
+// fires (its pending operation then ends as cancelled, which perform_within() reports as
+// the timeout). Shared with the timer's handler, which may run after perform() returned.
+struct HttpsClient::Deadline {
+  explicit Deadline(const net::any_io_executor& executor) : timer(executor) {}
+  net::steady_timer timer;
+  Connection* connection = nullptr;  // the one connecting or carrying the request; null between
+  bool passed = false;
+};
+
+net::awaitable<FetchResult> HttpsClient::perform(Method method, std::string target, const RequestBody* body,
+                                                 bool retry_stale) {
+  auto deadline = std::make_shared<Deadline>(executor_);
+  deadline->timer.expires_after(options_.fetch_timeout);
+  deadline->timer.async_wait([deadline](const boost::system::error_code& ec) {
+    if (ec) return;  // cancelled: the request ended in time
+    deadline->passed = true;
+    if (deadline->connection) deadline->connection->close();
+  });
+  auto operation = perform_within(method, target, body, retry_stale, *deadline);
+  FetchResult result = co_await std::move(operation);
+  deadline->timer.cancel();
+  deadline->connection = nullptr;
+  if (deadline->passed) {
+    co_return failed(FetchFailure::timeout,
+                     "no complete answer within " + std::to_string(options_.fetch_timeout.count()) +
+                         " ms (connect, request and the whole body: service.fetch_timeout_s)");
+  }
+  co_return result;
+}
+
+net::awaitable<FetchResult> HttpsClient::perform_within(Method method, const std::string& target,
+                                                        const RequestBody* body, bool retry_stale, Deadline& deadline) {
   const uint64_t generation = impl_->close_generation;
   for (int round = 0;; ++round) {
     std::unique_ptr<Connection> connection = take_idle();
@@ -224,8 +277,11 @@ net::awaitable<FetchResult> HttpsClient::perform(Method method, std::string targ
       Outcome connected;
       {
         Impl::Active active(impl_->active, connection.get());
+        deadline.connection = connection.get();
         connected = co_await connection->connect();
+        deadline.connection = nullptr;
       }
+      if (deadline.passed) co_return cancelled();  // perform() reports the timeout
       if (impl_->close_generation != generation) co_return cancelled();
       if (!connected.ok()) co_return failed(*connection, connected);
       ++connections_opened_;
@@ -234,7 +290,15 @@ net::awaitable<FetchResult> HttpsClient::perform(Method method, std::string targ
     FetchResult result;
     {
       Impl::Active active(impl_->active, connection.get());
-      result = co_await exchange(*connection, method, target, outcome);
+      deadline.connection = connection.get();
+      if (deadline.passed) connection->close();  // passed while it was idle in the pool
+      auto operation = exchange(*connection, method, target, body, outcome);
+      result = co_await std::move(operation);
+      deadline.connection = nullptr;
+    }
+    if (deadline.passed) {
+      connection->close();
+      co_return cancelled();  // perform() reports the timeout
     }
     if (impl_->close_generation != generation) co_return cancelled();
     // A kept-alive connection the server closed meanwhile fails before any byte of the

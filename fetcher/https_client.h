@@ -1,7 +1,8 @@
 #pragma once
 // Requests to the service's host over HTTPS (HTTP/1.1, Beast + OpenSSL, C++20 coroutines),
-// with keep-alive connections reused between requests: GETs for the fetcher, and the few
-// POST and DELETE calls of the user-management commands (service_calls.h).
+// with keep-alive connections reused between requests: GETs for the fetcher, and the
+// POST, PATCH and DELETE calls of the commands that manage users, link codes, bulk
+// connections and lab reports (service_calls.h, calls/).
 //
 // The connections are common/http_client/connection.h's; this client adds the pool, the
 // request (API key, gzip) and the reading of the body.
@@ -12,8 +13,10 @@
 //   FetchFailure::certificate; no request is ever sent on an unverified connection.
 // - Deadlines: connect_timeout covers resolve + TCP connect + TLS handshake;
 //   read_timeout is the longest wait for the next bytes while writing the request or
-//   reading the response (an inactivity deadline, re-armed per read, so a large body on a
-//   slow link is fine and a stalled one is not).
+//   reading the response (an inactivity deadline, re-armed per read, so a stalled
+//   connection fails early); fetch_timeout is one deadline for the whole request (connect,
+//   send, the entire answer, a retry on a new connection included), so a server that
+//   drips its answer a byte at a time cannot hold a fetch for ever (FetchFailure::timeout).
 // - Size: the decoded body never exceeds max_response_bytes (Content-Length checked
 //   before reading; gzip bodies checked while inflating).
 // - gzip: Accept-Encoding: gzip is sent and a gzip Content-Encoding is decoded; any other
@@ -45,6 +48,7 @@ namespace hh::fetcher {
 struct ClientOptions {
   std::chrono::milliseconds connect_timeout{10'000};
   std::chrono::milliseconds read_timeout{60'000};
+  std::chrono::milliseconds fetch_timeout{600'000};  // one request whole, from connect to the last body byte
   uint64_t max_response_bytes = 256 * 1024 * 1024;
   std::string api_key_header = "x-vital-api-key";
   std::string api_key;                            // never logged
@@ -60,8 +64,14 @@ struct ClientOptions {
 using FetchFailure = http_client::Failure;
 using http_client::failure_name;
 
-// The request methods the service's endpoints use (requests carry no body).
-enum class Method { get, post, delete_ };
+// The request methods the service's endpoints use.
+enum class Method { get, post, patch, delete_ };
+
+// A request body and its Content-Type (JSON, or multipart/form-data for an upload).
+struct RequestBody {
+  std::string content_type;
+  std::string bytes;
+};
 
 struct FetchResult {
   FetchFailure failure = FetchFailure::none;
@@ -83,9 +93,11 @@ class HttpsClient {
   // GET `target` (path + query, starting with '/'). A request on a reused connection that
   // the server had closed meanwhile is retried once on a new connection.
   boost::asio::awaitable<FetchResult> get(std::string target);
-  // POST or DELETE `target`, sent once: a request that changes something on the service is
-  // never repeated here, even on a reused connection that turns out to be closed.
-  boost::asio::awaitable<FetchResult> send(Method method, std::string target);
+  // POST, PATCH or DELETE `target`, with `body` when given, sent once: a request that
+  // changes something on the service is never repeated here, even on a reused connection
+  // that turns out to be closed. A POST without a body is sent with Content-Length: 0.
+  boost::asio::awaitable<FetchResult> send(Method method, std::string target,
+                                           std::optional<RequestBody> body = std::nullopt);
 
   // Closes every connection: requests in progress end with FetchFailure::cancelled.
   void close_all();
@@ -96,10 +108,18 @@ class HttpsClient {
  private:
   HttpsClient(boost::asio::any_io_executor executor, BaseUrl base, ClientOptions options);
   // `retry_stale`: send once more on a new connection when a reused one had been closed.
-  boost::asio::awaitable<FetchResult> perform(Method method, std::string target, bool retry_stale);
+  boost::asio::awaitable<FetchResult> perform(Method method, std::string target, const RequestBody* body,
+                                              bool retry_stale);
+  struct Deadline;
+  boost::asio::awaitable<FetchResult> perform_within(Method method, const std::string& target, const RequestBody* body,
+                                                     bool retry_stale, Deadline& deadline);
   // One request on `connection`; `outcome` tells how the connection fared.
   boost::asio::awaitable<FetchResult> exchange(http_client::Connection& connection, Method method,
-                                               const std::string& target, http_client::Outcome& outcome);
+                                               const std::string& target, const RequestBody* body,
+                                               http_client::Outcome& outcome);
+  // Sends the request head (and body) on `connection`.
+  boost::asio::awaitable<http_client::Outcome> write_request(http_client::Connection& connection, Method method,
+                                                             const std::string& target, const RequestBody* body);
   std::unique_ptr<http_client::Connection> take_idle();
   void give_back(std::unique_ptr<http_client::Connection> connection);
 

@@ -1,5 +1,12 @@
 #include "fetcher/job_runner.h"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <variant>
+
 #include "common/json_scan.h"
 #include "common/log.h"
 #include "fetcher/failure_policy.h"
@@ -77,6 +84,40 @@ net::awaitable<JobOutcome> JobRunner::release(store::ClaimedJob& job, JobOutcome
   co_return outcome;
 }
 
+net::awaitable<void> JobRunner::keep_lease(store::ClaimedJob job) {
+  net::steady_timer timer(co_await net::this_coro::executor);
+  for (;;) {
+    timer.expires_after(options_.lease_renewal);
+    auto [waited] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
+    if (waited) co_return;  // cancelled: the fetch has answered
+    auto operation = writer_.renew_lease(job, options_.now_ms());
+    auto renewed = co_await std::move(operation);
+    if (!renewed) {
+      // Tried again at the next renewal; the lease runs out only after three failures.
+      log::warn("job_lease_not_renewed").num("job_id", job.job_id).str("error", renewed.error());
+    } else if (!*renewed) {
+      // Re-triggered or taken over meanwhile: nothing to renew; the fetch goes on and its
+      // page is refused as superseded. Wait to be cancelled.
+      timer.expires_at(std::chrono::steady_clock::time_point::max());
+      auto [cancelled] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
+      (void)cancelled;
+      co_return;
+    }
+  }
+}
+
+net::awaitable<FetchResult> JobRunner::fetch_holding_lease(HttpsClient& client, std::string target,
+                                                           const store::ClaimedJob& job) {
+  auto get = client.get(std::move(target));
+  if (options_.lease_renewal.count() <= 0) co_return co_await std::move(get);
+  using namespace boost::asio::experimental::awaitable_operators;
+  // The first to end cancels the other, and keep_lease ends only when cancelled: this is the
+  // fetch's result, with the lease renewed for as long as it took.
+  auto race = std::move(get) || keep_lease(job);
+  auto ended = co_await std::move(race);
+  co_return std::get<0>(std::move(ended));
+}
+
 // g++ 12 reports Asio's coroutine-frame allocator (aligned_alloc, freed by the frame's
 // own operator delete, boost/asio/detail/memory.hpp) as a mismatch once it inlines the
 // ramp of this large coroutine: a false positive, silenced for this function only.
@@ -104,7 +145,7 @@ net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
     }
 
     const auto started = std::chrono::steady_clock::now();
-    auto get = client.get(plan->target);
+    auto get = fetch_holding_lease(client, plan->target, job);
     FetchResult response = co_await std::move(get);
     if (options_.observe_request) {
       options_.observe_request(request_outcome(response),
@@ -121,7 +162,8 @@ net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
       break;
     }
     if (response.status / 100 != 2) {
-      FailureVerdict verdict = judge_status(response, options_.now_ms() / 1000);
+      FailureVerdict verdict =
+          judge_status(response, options_.now_ms() / 1000, job.kind == store::kKindParsingJob);
       final = verdict.final;
       retry_after_s = verdict.retry_after_s;
       error = std::move(verdict.error) + " (" + plan->url + ")";

@@ -12,6 +12,7 @@
 //   stuck       the writer could not record the outcome; the job stays `running` and is
 //               re-queued at the next start
 #include <atomic>
+#include <chrono>
 #include <boost/asio/awaitable.hpp>
 #include <functional>
 #include <random>
@@ -44,6 +45,10 @@ struct RunnerOptions {
   store::RetryPolicy retry;
   std::function<int64_t()> now_ms;  // Unix ms; tests pass a fake clock
   RequestObserver observe_request;  // may be empty
+  // How often a claimed job's lease is renewed while its page is being fetched (a third of
+  // the queue's lease, store::JobQueue::lease); zero: claims never expire (SQLite). A fetch
+  // may take longer than the lease; the job stays this instance's meanwhile.
+  std::chrono::milliseconds lease_renewal{0};
 };
 
 class JobRunner {
@@ -58,6 +63,11 @@ class JobRunner {
   boost::asio::awaitable<JobOutcome> fail_job(store::ClaimedJob& job, JobOutcome outcome, bool final,
                                               std::optional<int64_t> retry_after_s, std::string error);
   boost::asio::awaitable<JobOutcome> release(store::ClaimedJob& job, JobOutcome outcome);
+  // client.get(target), renewing `job`'s lease every lease_renewal until it has answered.
+  boost::asio::awaitable<FetchResult> fetch_holding_lease(HttpsClient& client, std::string target,
+                                                          const store::ClaimedJob& job);
+  // Renews `job`'s lease every lease_renewal; ends only when cancelled.
+  boost::asio::awaitable<void> keep_lease(store::ClaimedJob job);
 
   ServiceClients& clients_;
   WriterLink& writer_;

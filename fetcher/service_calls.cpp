@@ -3,84 +3,16 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <optional>
 
-#include "fetcher/base_url.h"
-#include "fetcher/fetcher.h"
-#include "fetcher/https_client.h"
+#include "common/json_writer.h"
 #include "fetcher/service_values.h"
 
 namespace hh::fetcher {
 namespace {
 
-namespace net = boost::asio;
-
 // Beyond the refresh's own timeout: the service's time to answer once it stopped waiting
 // for the sources.
 constexpr std::chrono::seconds kRefreshAnswerGrace{15};
-
-std::string_view method_name(Method method) {
-  switch (method) {
-    case Method::get: return "GET";
-    case Method::post: return "POST";
-    case Method::delete_: return "DELETE";
-  }
-  return "?";
-}
-
-// A body excerpt on one line, for an error message.
-std::string one_line(std::string_view text) {
-  std::string out;
-  for (const char c : text) out.push_back(c == '\n' || c == '\r' || c == '\t' ? ' ' : c);
-  return out;
-}
-
-// One request; the 2xx body, or an error naming the request.
-Result<std::string> call(const ServiceAccess& access, Method method, const std::vector<std::string_view>& segments,
-                         const std::vector<std::pair<std::string_view, std::string_view>>& query,
-                         std::optional<std::chrono::milliseconds> read_timeout) {
-  auto base = BaseUrl::parse(access.service.base_url);
-  if (!base) return fail(ErrorKind::data, "service.base_url: " + base.error());
-  auto path = build_path(*base, segments);
-  if (!path) return fail(ErrorKind::data, path.error());
-  const std::string target = query.empty() ? std::move(*path) : with_query(std::move(*path), query);
-  const std::string request = std::string(method_name(method)) + " " + base->full_url(target);
-
-  FetcherOptions options;  // only for the client settings derived from [service]
-  options.service = access.service;
-  options.api_key = access.api_key;
-  options.base_dir = access.base_dir;
-  ClientOptions client_settings = client_options(options);
-  if (read_timeout) client_settings.read_timeout = std::max(client_settings.read_timeout, *read_timeout);
-  net::io_context io;
-  auto client = HttpsClient::create(io.get_executor(), *base, std::move(client_settings));
-  if (!client) return fail(ErrorKind::data, "service: " + client.error());
-  std::optional<FetchResult> result;
-  net::co_spawn(
-      io,
-      [&]() -> net::awaitable<void> {
-        result = co_await (*client)->send(method, target);
-        (*client)->close_all();  // no idle connection left to keep io.run() going
-      },
-      net::detached);
-  io.run();
-
-  if (!result) return fail(ErrorKind::io, request + ": no result");
-  if (result->failure != FetchFailure::none) {
-    return fail(ErrorKind::io, request + ": " + std::string(failure_name(result->failure)) + ": " + result->error);
-  }
-  if (result->status == 401 || result->status == 403) {
-    return fail(request + ": HTTP " + std::to_string(result->status) + ": the service refused the API key");
-  }
-  if (result->status / 100 != 2) {
-    return fail(request + ": HTTP " + std::to_string(result->status) +
-                (result->body.empty() ? "" : ": " + one_line(result->body)));
-  }
-  return std::move(result->body);
-}
 
 Result<void> read_strings(simdjson::dom::object object, const char* key, std::vector<std::string>& out) {
   simdjson::dom::array items;
@@ -113,7 +45,7 @@ Result<RefreshResult> read_refresh_result(const std::string& body) {
 }
 
 Result<void> check_user_id(std::string_view user_id) {
-  if (!is_uuid(user_id)) return fail(ErrorKind::data, "user id \"" + one_line(user_id) + "\" is not a UUID");
+  if (!is_uuid(user_id)) return fail(ErrorKind::data, "user id " + quoted_value(user_id) + " is not a UUID");
   return {};
 }
 
@@ -126,11 +58,14 @@ Result<RefreshResult> refresh_user(const ServiceAccess& access, std::string_view
                                      std::to_string(kRefreshTimeoutMinS) + " and " +
                                      std::to_string(kRefreshTimeoutMaxS) + " seconds");
   }
-  const std::string timeout = std::to_string(timeout_s);
-  auto body = call(access, Method::post, {"v2", "user", "refresh", user_id}, {{"timeout", timeout}},
-                   std::chrono::seconds(timeout_s) + kRefreshAnswerGrace);
-  if (!body) return fail(body.error_kind(), body.error());
-  auto result = read_refresh_result(*body);
+  ServiceCall call;
+  call.method = Method::post;
+  call.segments = {"v2", "user", "refresh", std::string(user_id)};
+  call.query = {{"timeout", std::to_string(timeout_s)}};
+  call.read_timeout = std::chrono::seconds(timeout_s) + kRefreshAnswerGrace;
+  auto reply = call_service(access, call);
+  if (!reply) return fail(reply.error_kind(), reply.error());
+  auto result = read_refresh_result(reply->body);
   if (!result) return fail("POST /v2/user/refresh: unexpected answer: " + result.error());
   return result;
 }
@@ -138,16 +73,58 @@ Result<RefreshResult> refresh_user(const ServiceAccess& access, std::string_view
 Result<bool> deregister_user(const ServiceAccess& access, std::string_view user_id, std::string_view provider) {
   if (auto checked = check_user_id(user_id); !checked) return fail(ErrorKind::data, checked.error());
   if (provider.empty()) return fail(ErrorKind::data, "provider is empty");
-  auto body = call(access, Method::delete_, {"v2", "user", user_id, provider}, {}, std::nullopt);
-  if (!body) return fail(body.error_kind(), body.error());
+  ServiceCall call;
+  call.method = Method::delete_;
+  call.segments = {"v2", "user", std::string(user_id), std::string(provider)};
+  auto reply = call_service(access, call);
+  if (!reply) return fail(reply.error_kind(), reply.error());
   simdjson::dom::parser parser;
-  const simdjson::padded_string padded(*body);
+  const simdjson::padded_string padded(reply->body);
   simdjson::dom::object object;
   bool success = false;
   if (parser.parse(padded).get_object().get(object) || object["success"].get_bool().get(success)) {
     return fail("DELETE /v2/user: unexpected answer: success: missing or not a boolean");
   }
   return success;
+}
+
+bool is_sdk_provider(std::string_view provider) {
+  return provider == "apple_health_kit" || provider == "health_connect" || provider == "samsung_health";
+}
+
+Result<std::string> update_user(const ServiceAccess& access, std::string_view user_id, const UserUpdate& fields) {
+  if (auto checked = check_user_id(user_id); !checked) return fail(ErrorKind::data, checked.error());
+  if (fields.empty()) return fail(ErrorKind::data, "nothing to update: give at least one field");
+  std::string body;
+  json::ObjectWriter object(body);
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const auto& [name, value] = fields[i];
+    if (std::find(std::begin(kUserUpdateFields), std::end(kUserUpdateFields), name) == std::end(kUserUpdateFields)) {
+      return fail(ErrorKind::data, "field " + quoted_value(name) + " is not one PATCH /v2/user/{user_id} takes");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (fields[j].first == name) return fail(ErrorKind::data, "field " + name + " given twice");
+    }
+    if (value) {
+      object.string(name, *value);
+    } else {
+      object.null(name);
+    }
+  }
+  object.close();
+  ServiceCall call;
+  call.method = Method::patch;
+  call.segments = {"v2", "user", std::string(user_id)};
+  call.body = RequestBody{"application/json", std::move(body)};
+  auto reply = call_service(access, call);
+  if (!reply) return fail(reply.error_kind(), reply.error());
+  simdjson::dom::parser parser;
+  const simdjson::padded_string padded(reply->body);
+  simdjson::dom::object answer;
+  if (parser.parse(padded).get_object().get(answer)) {
+    return fail("PATCH /v2/user: unexpected answer: not a JSON object");
+  }
+  return std::move(reply->body);
 }
 
 }  // namespace hh::fetcher

@@ -1,9 +1,8 @@
 #pragma once
 // The service's user-management calls (service interface: POST /v2/user/refresh/{user_id},
-// DELETE /v2/user/{user_id}/{provider}) for the command line: one request each, through
-// the fetcher's HTTPS client (https_client.h: the same TLS checks, key header, deadlines
-// and size limit), on an io_context of the call's own. Blocking; nothing is retried, since
-// both calls change something on the service.
+// DELETE /v2/user/{user_id}/{provider}, PATCH /v2/user/{user_id}) for the command line:
+// one request each (calls/service_request.h). Blocking; nothing is retried, since every
+// one changes something on the service.
 //
 // Input is checked before anything is sent: a user id that is not a UUID or an empty
 // provider fails with ErrorKind::data and no request. A provider outside the interface's
@@ -12,21 +11,15 @@
 // ErrorKind::other for a non-2xx status or a body without the documented fields. Messages
 // are one line and name the method and URL; the API key is never in them.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/result.h"
-#include "config/settings.h"
+#include "fetcher/calls/service_request.h"
 
 namespace hh::fetcher {
-
-// What a call needs from the configuration.
-struct ServiceAccess {
-  config::ServiceSettings service;  // base URL, key header, CA file, deadlines, size limit
-  std::string api_key;              // config/secrets.h; never logged or printed
-  std::string base_dir = ".";       // a relative service.ca_file is read from here (the config's folder)
-};
 
 // The `timeout` query of a refresh: the service's range and default (service interface,
 // Limits).
@@ -53,5 +46,21 @@ Result<RefreshResult> refresh_user(const ServiceAccess& access, std::string_view
 // Connect mode, deregistering apple_health_kit, health_connect or samsung_health has no
 // effect (those are disconnected in the SDK).
 Result<bool> deregister_user(const ServiceAccess& access, std::string_view user_id, std::string_view provider);
+
+// The providers whose deregistration has no effect in the mobile SDK's Auto Connect mode
+// (the interface's rule for DELETE /v2/user/{user_id}/{provider}).
+bool is_sdk_provider(std::string_view provider);
+
+// The fields PATCH /v2/user/{user_id} may carry (service interface, User), in the order
+// sent; nullopt sends JSON null, which clears the field.
+inline constexpr std::string_view kUserUpdateFields[] = {"fallback_time_zone", "fallback_birth_date",
+                                                         "ingestion_start", "ingestion_end", "client_user_id"};
+using UserUpdate = std::vector<std::pair<std::string, std::optional<std::string>>>;
+
+// PATCH /v2/user/{user_id} with exactly `fields` (at least one, each named in
+// kUserUpdateFields, else ErrorKind::data and no request). The values are sent as given:
+// checking them is the caller's (cli/service_input.h). Returns the answer, a JSON object
+// (the interface names its `detail` field).
+Result<std::string> update_user(const ServiceAccess& access, std::string_view user_id, const UserUpdate& fields);
 
 }  // namespace hh::fetcher

@@ -1,5 +1,5 @@
 #pragma once
-// The values of the service interface (../shared/spec/service-interface.md) that commands
+// The values of the service's interface (its documented enums and patterns) that commands
 // check their input against before they send a request or queue a fetch: user ids are
 // UUIDs; resources come from the Provider's `supported_resources` list, providers from
 // the enum of DELETE /v2/user/{user_id}/{provider}. Both enums are non-exhaustive, so a

@@ -107,4 +107,9 @@ net::awaitable<Result<bool>> WriterLink::release(const store::ClaimedJob& job, i
   return on_writer<Result<bool>>(writer_, std::move(task));
 }
 
+net::awaitable<Result<bool>> WriterLink::renew_lease(const store::ClaimedJob& job, int64_t now_ms) {
+  std::function<Result<bool>()> task = [this, job, now_ms] { return jobs_.renew_lease(job, now_ms); };
+  return on_writer<Result<bool>>(writer_, std::move(task));
+}
+
 }  // namespace hh::fetcher

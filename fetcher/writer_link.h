@@ -48,6 +48,8 @@ class WriterLink {
                                                       const store::RetryDecision& decision, const std::string& error,
                                                       int64_t now_ms);
   boost::asio::awaitable<Result<bool>> release(const store::ClaimedJob& job, int64_t now_ms);
+  // JobQueue::renew_lease.
+  boost::asio::awaitable<Result<bool>> renew_lease(const store::ClaimedJob& job, int64_t now_ms);
 
  private:
   store::InboxWriter& writer_;

@@ -13,8 +13,10 @@ Verdict verdict_of_status(unsigned status) {
 std::chrono::milliseconds retry_delay(const BackoffRule& rule, int64_t attempts,
                                       std::optional<int64_t> retry_after_s, std::mt19937_64& random) {
   if (retry_after_s) {
-    return std::min<std::chrono::milliseconds>(std::chrono::seconds(std::max<int64_t>(*retry_after_s, 0)),
-                                               kMaxRetryAfter);
+    // Clamped in seconds, before the conversion: a backend's number of seconds may fit an
+    // int64 while its milliseconds do not (they would overflow into a negative wait).
+    const int64_t max_s = std::chrono::duration_cast<std::chrono::seconds>(kMaxRetryAfter).count();
+    return std::chrono::seconds(std::clamp<int64_t>(*retry_after_s, 0, max_s));
   }
   const int shift = static_cast<int>(std::clamp<int64_t>(attempts - 1, 0, 40));
   const int64_t initial = std::max<int64_t>(rule.initial.count(), 1);

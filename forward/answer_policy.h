@@ -2,14 +2,17 @@
 // What a destination's answer means (spec §10) and when to try again.
 //   2xx                     delivered
 //   408, 429, 5xx           try again later (Retry-After honoured)
-//   other 1xx/3xx/4xx       final: the message is `dead` (a redirect is not followed)
+//   other 1xx/3xx/4xx       final: the message is `dead` (a redirect is not followed;
+//                           interim 1xx answers before the final one are skipped by the
+//                           sender, destination_sender.cpp)
 //   no answer (connect, TLS, timeout, reset)   try again later
 // A message still failing after max_attempts attempts, or older than max_age, is `dead`.
 //
 // The delay before attempt n+1 is exponential with full jitter over its upper half:
 // uniform in [d/2, d], d = min(backoff_initial · 2^(n-1), backoff_max), so destinations
 // that failed together do not come back together. A Retry-After (seconds or an HTTP date)
-// replaces it, capped at one day.
+// replaces it, capped at one day (however many seconds it says: clamped before it is
+// counted in milliseconds).
 #include <chrono>
 #include <cstdint>
 #include <optional>

@@ -6,6 +6,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "common/asio_token.h"
@@ -47,6 +48,12 @@ std::string_view doing(http_client::Step step) {
   return "waiting for the answer";
 }
 
+// Interim answers a backend may send before its final one; a backend that sends more
+// than this many is not answering (its last one is then taken as final: a failure).
+constexpr int kMaxInterimAnswers = 8;
+
+bool is_interim(unsigned status) { return status >= 100 && status < 200 && status != 101; }
+
 bool connecting(http_client::Step step) {
   return step == http_client::Step::resolve || step == http_client::Step::connect ||
          step == http_client::Step::handshake;
@@ -74,6 +81,7 @@ DestinationSender::DestinationSender(net::io_context& io, DestinationConfig conf
                                      store::ReadStore& rows, DestinationMetrics& metrics, Clock now_ms)
     : io_(io),
       config_(std::move(config)),
+      redaction_(config_.url, config_.secret),
       rows_(rows),
       now_ms_(std::move(now_ms)),
       scheduler_(config_.settings, outbox, metrics, std::random_device{}()),
@@ -95,6 +103,13 @@ DestinationSender::DestinationSender(net::io_context& io, DestinationConfig conf
 }
 
 DestinationSender::~DestinationSender() = default;
+
+void DestinationSender::set_paused(bool paused) {
+  if (paused == paused_) return;
+  paused_ = paused;
+  log::info(paused ? "forward_paused" : "forward_resumed").str("destination", config_.settings.name);
+  if (!paused) wake();
+}
 
 void DestinationSender::stop() {
   stopping_ = true;
@@ -119,6 +134,15 @@ net::awaitable<void> DestinationSender::run() {
     std::chrono::milliseconds wait = kPollInterval;
     woken_ = false;
     const auto now = std::chrono::steady_clock::now();
+    if (paused_) {
+      // Paused by an operator: entries wait in the outbox; nothing is planned or sent
+      // (POSTs already planned stay pinned and go first on resume). What finished before
+      // the pause is still recorded.
+      if (scheduler_.flush_due()) scheduler_.flush();
+      wakeup_.expires_after(kPollInterval);
+      co_await wakeup_.async_wait(use_tuple);
+      continue;
+    }
     const int64_t now_ms = now_ms_();
     const size_t free = free_lanes();
     // Look when a lane would otherwise stay idle, and at least every kPollInterval (to
@@ -240,8 +264,16 @@ net::awaitable<PostOutcome> DestinationSender::attempt(Lane& lane, const Outgoin
     http_client::Outcome sent;
     if (!reused) sent = co_await connection.connect();
     if (sent.ok()) sent = co_await connection.write(request);
-    bhttp::response_parser<bhttp::buffer_body> parser;  // one per answer
-    if (sent.ok()) sent = co_await connection.read_header(parser);
+    std::optional<bhttp::response_parser<bhttp::buffer_body>> answer;  // one per answer
+    answer.emplace();
+    if (sent.ok()) sent = co_await connection.read_header(*answer);
+    // Interim answers (1xx but 101: 102 Processing, 103 Early Hints…) come before the final
+    // one, asked for or not (RFC 9110 §15.2): each is skipped, the final one decides.
+    for (int interim = 0; sent.ok() && is_interim(answer->get().result_int()) && interim < kMaxInterimAnswers;
+         ++interim) {
+      answer.emplace();
+      sent = co_await connection.read_header(*answer);
+    }
     if (!sent.ok()) {
       const std::string described = connection.describe(sent);
       connection.close();
@@ -264,6 +296,7 @@ net::awaitable<PostOutcome> DestinationSender::attempt(Lane& lane, const Outgoin
       }
       co_return outcome;
     }
+    auto& parser = *answer;
     outcome.status = parser.get().result_int();
     if (auto it = parser.get().find(bhttp::field::retry_after); it != parser.get().end()) {
       outcome.retry_after_s = http_client::parse_retry_after(it->value(), now_ms_() / 1000);
@@ -271,6 +304,9 @@ net::awaitable<PostOutcome> DestinationSender::attempt(Lane& lane, const Outgoin
     // The status decides. Of the body, a bounded amount is read (its start kept for a
     // failure's message) while the deadline lasts; an answer longer or slower than that
     // costs the connection, not the POST.
+    // Kept longer than the excerpt by the longest string redacted, so that the excerpt
+    // cannot end in the first part of one.
+    const size_t kept = kErrorExcerptBytes + redaction_.longest();
     std::string start;
     uint64_t read = 0;
     char buffer[8192];
@@ -281,12 +317,12 @@ net::awaitable<PostOutcome> DestinationSender::attempt(Lane& lane, const Outgoin
       const http_client::Outcome got = co_await connection.read(parser);
       const size_t n = sizeof buffer - parser.get().body().size;
       read += n;
-      if (start.size() < kErrorExcerptBytes) start.append(buffer, std::min(n, kErrorExcerptBytes - start.size()));
+      if (start.size() < kept) start.append(buffer, std::min(n, kept - start.size()));
       if (!got.ok()) break;
     }
     if (!parser.is_done() || !connection.reusable()) connection.close();
     if (*outcome.status < 200 || *outcome.status >= 300) {
-      outcome.error = "HTTP " + std::to_string(*outcome.status) + ": " + excerpt(start);
+      outcome.error = "HTTP " + std::to_string(*outcome.status) + ": " + excerpt(redaction_.apply(std::move(start)));
     }
     co_return outcome;
   }

@@ -18,7 +18,9 @@
 // within it), sending, and the answer's status line and headers. Any 2xx is success,
 // whatever its body: of a body at most kMaxAnswerBytes is read, until the deadline, and
 // the connection is dropped rather than read on (a long or trickling answer never holds a
-// lane). A failure's message keeps the first bytes of the body.
+// lane). Interim 1xx answers before the final one are skipped. A failure's message keeps
+// the first bytes of the body, without what it echoes of the URL's query or the secret
+// (echo_redaction.h).
 //
 // Stopping deletes what was delivered, and cancels what is in flight without recording
 // anything: those entries stay pending, pinned to their POSTs, and go out again after a
@@ -39,6 +41,7 @@
 #include "common/http_client/connection.h"
 #include "common/http_url.h"
 #include "config/settings.h"
+#include "forward/echo_redaction.h"
 #include "forward/forward_metrics.h"
 #include "forward/post_scheduler.h"
 #include "store/outbox.h"
@@ -66,6 +69,10 @@ class DestinationSender {
   boost::asio::awaitable<void> run();
   // Ends run() and cancels the POSTs in flight (on the io thread).
   void stop();
+  // An operator's pause (store::Outbox::set_paused, read by the forwarder every few
+  // seconds): while paused, no POST is planned or starts (those in flight finish). On the
+  // io thread.
+  void set_paused(bool paused);
 
   const config::ForwardSettings& settings() const { return config_.settings; }
   // Entries of POSTs planned or in flight: the disk budget leaves them alone.
@@ -83,6 +90,7 @@ class DestinationSender {
 
   boost::asio::io_context& io_;
   const DestinationConfig config_;
+  const EchoRedaction redaction_;  // of what an answer's body may echo (the URL's token, the secret)
   store::ReadStore& rows_;
   Clock now_ms_;
   PostScheduler scheduler_;
@@ -91,7 +99,8 @@ class DestinationSender {
   std::chrono::steady_clock::time_point looked_at_{};
   boost::asio::steady_timer wakeup_;
   bool stopping_ = false;
-  bool woken_ = false;  // wake() since the loop last looked: look again without waiting
+  bool paused_ = false;  // set_paused()
+  bool woken_ = false;   // wake() since the loop last looked: look again without waiting
 };
 
 }  // namespace hh::forward

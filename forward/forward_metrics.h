@@ -10,6 +10,7 @@
 //   healthhook_forward_outbox_pending{destination}          gauge: entries waiting
 //   healthhook_forward_outbox_dead{destination}             gauge: dead entries kept for requeue
 //   healthhook_forward_outbox_oldest_seconds{destination}   gauge: age of the oldest waiting entry
+//   healthhook_forward_paused{destination}                  gauge: 1 while paused (forward pause)
 // Counters are atomics written by the forwarder's thread; the gauges are refreshed from
 // the store every few seconds.
 #include <array>
@@ -42,7 +43,7 @@ struct DestinationMetrics {
   const std::string destination;
   std::atomic<uint64_t> sent{0}, dead{0}, dropped{0};
   std::array<std::atomic<uint64_t>, kRequestOutcomes.size()> requests{};
-  std::atomic<int64_t> pending{0}, dead_now{0}, oldest_age_ms{0};
+  std::atomic<int64_t> pending{0}, dead_now{0}, oldest_age_ms{0}, paused{0};
 };
 
 }  // namespace hh::forward

@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -18,6 +19,7 @@
 #include "common/log.h"
 #include "common/thread_name.h"
 #include "forward/destination_sender.h"
+#include "forward/outbox_budget.h"
 #include "receiver/signature/webhook_signature.h"
 #include "store/open_store.h"
 #include "store/open_readers.h"
@@ -28,6 +30,8 @@ namespace {
 namespace net = boost::asio;
 
 constexpr std::chrono::seconds kOutboxCheckInterval{2};
+// Between two steps of a drop that takes several (outbox_budget.h).
+constexpr std::chrono::milliseconds kBudgetStepInterval{100};
 // The forwarder's nice value: below the threads that acknowledge and apply deliveries.
 constexpr int kForwarderNice = 19;
 
@@ -109,18 +113,21 @@ Forwarder::~Forwarder() { stop(); }
 void Forwarder::start() {
   if (started_) return;
   started_ = true;
+  check_outbox();  // before any sender runs: a destination paused before a restart sends nothing
   for (auto& sender : parts_->senders) net::co_spawn(parts_->io, sender->run(), net::detached);
   net::co_spawn(
       parts_->io,
       [this]() -> net::awaitable<void> {
         while (!parts_->stopping) {
           const auto started = std::chrono::steady_clock::now();
-          check_outbox();
+          const bool over_budget = check_outbox();
           // Counting a large outbox (a backend gone for days) takes a while: the forwarder's
-          // thread spends at most a twentieth of its time on it.
+          // thread spends at most a twentieth of its time on it, but while a large drop goes
+          // step by step, half.
           const auto took = std::chrono::steady_clock::now() - started;
           parts_->check_timer.expires_after(
-              std::max<std::chrono::steady_clock::duration>(kOutboxCheckInterval, took * 20));
+              over_budget ? std::max<std::chrono::steady_clock::duration>(kBudgetStepInterval, took)
+                          : std::max<std::chrono::steady_clock::duration>(kOutboxCheckInterval, took * 20));
           co_await parts_->check_timer.async_wait(use_tuple);
         }
       },
@@ -143,16 +150,25 @@ void Forwarder::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void Forwarder::check_outbox() {
+bool Forwarder::check_outbox() {
   auto figures = parts_->outbox->figures();
   if (!figures) {
     log::warn("forward_outbox_unreadable").str("error", figures.error());
-    return;
+    return false;
   }
   const int64_t now = parts_->now_ms();
+  // Pauses (forward pause|resume, the console) take effect here, within kOutboxCheckInterval.
+  auto paused = parts_->outbox->paused();
+  if (!paused) log::warn("forward_outbox_unreadable").str("error", paused.error());
+  bool over_budget = false;
   for (size_t i = 0; i < parts_->senders.size(); ++i) {
     const config::ForwardSettings& f = parts_->senders[i]->settings();
     DestinationMetrics& m = *metrics_[i];
+    if (paused) {
+      const bool is_paused = std::find(paused->begin(), paused->end(), f.name) != paused->end();
+      parts_->senders[i]->set_paused(is_paused);
+      m.paused.store(is_paused ? 1 : 0, std::memory_order_relaxed);
+    }
     const store::OutboxFigures* mine = nullptr;
     for (const auto& row : *figures) {
       if (row.destination == f.name) mine = &row;
@@ -163,27 +179,32 @@ void Forwarder::check_outbox() {
     m.dead_now.store(figure.dead, std::memory_order_relaxed);
     m.oldest_age_ms.store(figure.oldest_pending_created_at_ms ? now - *figure.oldest_pending_created_at_ms : 0,
                           std::memory_order_relaxed);
-    const int64_t budget = f.max_outbox_mib * 1024 * 1024;
-    const int64_t kept = (figure.pending + figure.dead) * kEntryBytes + figure.dropped_ranges * kRangeBytes;
-    if (kept <= budget) continue;
-    const int64_t over = (kept - budget + kEntryBytes - 1) / kEntryBytes;
     const store::ForwardRule rule{
         .destination = f.name,
         .mode = f.mode == "deliveries" ? store::ForwardMode::deliveries : store::ForwardMode::changes,
         .events = f.events};
-    auto dropped = parts_->outbox->drop_oldest(rule, over, parts_->senders[i]->busy_ids(), now);
-    if (!dropped) {
-      log::warn("forward_drop_failed").str("destination", f.name).str("error", dropped.error());
+    auto step = keep_within_budget(*parts_->outbox, rule, figure, f.max_outbox_mib * 1024 * 1024,
+                                   parts_->senders[i]->busy_ids(), now);
+    if (!step) {
+      log::warn("forward_drop_failed").str("destination", f.name).str("error", step.error());
       continue;
     }
-    if (dropped->entries == 0) continue;
-    m.dropped.fetch_add(static_cast<uint64_t>(dropped->entries), std::memory_order_relaxed);
+    over_budget = over_budget || step->more;
+    if (step->ranges_merged > 0) {
+      log::warn("forward_dropped_ranges_merged")
+          .str("destination", f.name)
+          .num("merged", step->ranges_merged)
+          .num("max_outbox_mib", f.max_outbox_mib);
+    }
+    if (step->dropped.entries == 0) continue;
+    m.dropped.fetch_add(static_cast<uint64_t>(step->dropped.entries), std::memory_order_relaxed);
     log::warn("forward_outbox_over_budget")
         .str("destination", f.name)
-        .num("dropped", dropped->entries)
-        .num("ranges", dropped->ranges)
+        .num("dropped", step->dropped.entries)
+        .num("ranges", step->dropped.ranges)
         .num("max_outbox_mib", f.max_outbox_mib);
   }
+  return over_budget;
 }
 
 }  // namespace hh::forward

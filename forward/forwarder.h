@@ -8,15 +8,15 @@
 // (reads of the outbox and the rows, the HTTP requests, the outbox updates on a
 // connection of its own) runs on this thread.
 //
-// The disk budget, max_outbox_mib, bounds everything the outbox keeps of a destination:
-// an entry, pending or dead, is about kEntryBytes in the store (its row and index
-// entries; a deliveries-mode entry refers to the inbox row, it does not copy the body),
-// and a dropped range kRangeBytes. Past the budget the oldest entries (dead or pending,
-// never those of a POST in flight) are dropped: deleted, and recorded as seq ranges with
-// a count (store/outbox.h drop_oldest()), counted and logged. A backend gone for good
-// must not fill the disk that ingest needs, and ingest (acks to the service) comes first;
-// the change feed and the inbox still hold what was dropped, and `forward requeue
-// --dropped` makes the entries again from them.
+// The disk budget, max_outbox_mib, bounds everything the outbox keeps of a destination
+// (outbox_budget.h): entries, pending or dead, and the ranges that record what was
+// dropped. Past the budget the oldest entries (dead or pending, never those of a POST in
+// flight) are dropped: deleted, and recorded as seq ranges with a count (store/outbox.h
+// drop_oldest()), counted and logged; the oldest ranges are merged before they take more
+// than their share. A backend gone for good must not fill the disk that ingest needs, and
+// ingest (acks to the service) comes first; the change feed and the inbox still hold what
+// was dropped, and `forward requeue --dropped` makes the entries again from them. A large
+// drop goes a step (one short transaction) at a time, a step every kBudgetStepInterval.
 #include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <functional>
@@ -33,9 +33,6 @@
 namespace hh::forward {
 
 class DestinationSender;
-
-inline constexpr int64_t kEntryBytes = 256;
-inline constexpr int64_t kRangeBytes = 64;
 
 class Forwarder {
  public:
@@ -60,7 +57,9 @@ class Forwarder {
  private:
   struct Parts;
   explicit Forwarder(std::unique_ptr<Parts> parts);
-  void check_outbox();
+  // Updates the gauges and keeps each destination within its budget; true when one is
+  // still over it (check again soon).
+  bool check_outbox();
 
   std::unique_ptr<Parts> parts_;
   std::vector<std::unique_ptr<DestinationMetrics>> metrics_;

@@ -102,7 +102,12 @@ Look PostScheduler::next_posts(int64_t now_ms, size_t posts) {
   }
   // Pinned before any of them goes out: a crash after a POST left must not let its
   // entries go out in another grouping under the same id.
-  if (auto pinned = outbox_.pin(pins); !pinned) return failed(pinned.error());
+  if (auto pinned = outbox_.pin(pins); !pinned) {
+    // Then none of them goes out (unpinned, they could later go out otherwise grouped under
+    // the same id): the next look plans them again.
+    look.posts.clear();
+    return failed(pinned.error());
+  }
   store_failing_ = false;
   for (const OutgoingPost& post : look.posts) in_flight_posts_.emplace(post.webhook_id, post);
   return look;

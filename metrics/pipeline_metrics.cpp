@@ -86,6 +86,9 @@ metrics::MetricsEndpoint::Collector forward_metrics(const forward::Forwarder& fo
                     [](const forward::DestinationMetrics& m) {
                       return static_cast<double>(m.oldest_age_ms.load(std::memory_order_relaxed)) / 1000.0;
                     });
+    per_destination("healthhook_forward_paused", "gauge",
+                    "1 while an operator has paused the destination (forward pause, the console): nothing is sent",
+                    [](const forward::DestinationMetrics& m) { return m.paused.load(std::memory_order_relaxed); });
   };
 }
 

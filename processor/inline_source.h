@@ -42,6 +42,12 @@ class InlineSource final : public ParsedSource {
 // exhausted) makes the row invalid instead of ending the processor. A row whose body
 // retention removed is not parsed (no rows; the processor keeps its outcome).
 events::ParseResult parse_guarded(events::DeliveryParser& parser, const store::PendingDelivery& pending,
-                                  rows::DeliveryRows& rows);
+                                  rows::DeliveryRows& delivery_rows);
+
+// Whom the parsed row names, into `user` ("" nobody): what the parse said, else (an invalid
+// row, or one whose parse did not name a user) what the row itself says. Cheap for the
+// rows the parser understood; a second look at the body only for the others.
+void delivery_user_after_parse(const store::PendingDelivery& pending, const events::ParseResult& parsed,
+                               const rows::DeliveryRows& delivery_rows, std::string& user);
 
 }  // namespace hh::processor

@@ -13,7 +13,7 @@ struct ParsePipeline::Slot {
   rows::DeliveryRows rows;
   ParsedDelivery parsed;
   // Owned copies: the parser's rows and `stored` point into these.
-  std::string origin, event_type, headers, body, status, family, error;
+  std::string origin, event_type, headers, body, status, family, error, user;
   size_t bytes = 0;
 
   // Gives back what a body over kTrimAbove made the slot keep: the body's copy, the
@@ -117,19 +117,23 @@ Result<bool> ParsePipeline::read_chunk() {
     slot->body.assign(pending_.row.body);
     slot->status.assign(pending_.stored.status);
     const bool has_family = pending_.stored.family.has_value(), has_error = pending_.stored.error.has_value();
+    const bool has_user = pending_.stored.user_id.has_value();
     slot->family.assign(pending_.stored.family.value_or(std::string_view()));
     slot->error.assign(pending_.stored.error.value_or(std::string_view()));
+    slot->user.assign(pending_.stored.user_id.value_or(std::string_view()));
 
     ParsedDelivery& parsed = slot->parsed;
     parsed.seq = pending_.row.seq;
     parsed.body_removed = pending_.body_removed;
     parsed.received_at_ms = pending_.received_at_ms;
     parsed.stored = store::StoredOutcome{slot->status, has_family ? std::optional<std::string_view>(slot->family) : std::nullopt,
-                                  has_error ? std::optional<std::string_view>(slot->error) : std::nullopt};
+                                  has_error ? std::optional<std::string_view>(slot->error) : std::nullopt,
+                                  has_user ? std::optional<std::string_view>(slot->user) : std::nullopt};
     store::PendingDelivery copy = pending_;  // its views now point into the slot
     copy.row = rows::InboxRow{parsed.seq, slot->origin, slot->event_type, slot->headers, slot->body};
     parsed.parse = parse_guarded(*slot->parser, copy, slot->rows);
     parsed.rows = &slot->rows;
+    delivery_user_after_parse(copy, parsed.parse, slot->rows, parsed.user_id);
     next_after_seq_ = parsed.seq;
     ++rows;
     rows_parsed_.fetch_add(1, std::memory_order_relaxed);

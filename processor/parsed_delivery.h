@@ -20,6 +20,9 @@ struct ParsedDelivery {
   const rows::DeliveryRows* rows = nullptr;
   store::StoredOutcome stored;
   bool body_removed = false;  // by retention: not parsed, nothing to apply, outcome kept
+  // Whom the row names ("" nobody), recorded with its outcome: DeliveryRows::delivery_user,
+  // else (an invalid row) read from the row itself (rows/delivery_user.h).
+  std::string user_id;
   // Valid until the source's next next() or end_step().
 };
 

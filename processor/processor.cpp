@@ -20,9 +20,10 @@ int64_t micros_since(std::chrono::steady_clock::time_point start) {
 }
 
 bool same_outcome(const store::StoredOutcome& stored, std::string_view status, std::string_view family,
-                  std::string_view error) {
+                  std::string_view error, std::string_view user_id) {
   return stored.status == status && stored.family == family &&
-         (error.empty() ? !stored.error.has_value() : stored.error == error);
+         (error.empty() ? !stored.error.has_value() : stored.error == error) &&
+         (user_id.empty() ? !stored.user_id.has_value() : stored.user_id == user_id);
 }
 
 }  // namespace
@@ -316,7 +317,7 @@ Result<Processor::StepOutcome> Processor::step_in_transaction(ParsedSource& sour
     last_seq = delivery->seq;
     if (delivery->body_removed) {
       // Nothing to apply (a rebuild reaches these; it reports them): the outcome stays.
-      outcomes_.push_back(Outcome{0, {}, {}, {}});
+      outcomes_.push_back(Outcome{0, {}, {}, {}, {}});
       continue;
     }
     events::ParseResult& parsed = delivery->parse;
@@ -347,10 +348,10 @@ Result<Processor::StepOutcome> Processor::step_in_transaction(ParsedSource& sour
     const std::string_view family = rows::family_name(parsed.family);
     // Rewriting a row rewrites its body too (20 KB for 180 samples): skip what a
     // rebuild would only write again unchanged.
-    if (!same_outcome(delivery->stored, status, family, parsed.error)) {
-      outcomes_.push_back(Outcome{delivery->seq, status, family, std::move(parsed.error)});
+    if (!same_outcome(delivery->stored, status, family, parsed.error, delivery->user_id)) {
+      outcomes_.push_back(Outcome{delivery->seq, status, family, std::move(parsed.error), delivery->user_id});
     } else {
-      outcomes_.push_back(Outcome{0, {}, {}, {}});
+      outcomes_.push_back(Outcome{0, {}, {}, {}, {}});
     }
   }
   source.end_step();
@@ -361,7 +362,9 @@ Result<Processor::StepOutcome> Processor::step_in_transaction(ParsedSource& sour
   // Written together after the loop: one call per step.
   outcome_updates_.clear();
   for (const Outcome& outcome : outcomes_) {
-    if (outcome.seq != 0) outcome_updates_.push_back({outcome.seq, outcome.status, outcome.family, outcome.error});
+    if (outcome.seq != 0) {
+      outcome_updates_.push_back({outcome.seq, outcome.status, outcome.family, outcome.error, outcome.user_id});
+    }
   }
   if (auto set = store_->record_outcomes(outcome_updates_); !set) return fail(set.error_kind(), set.error());
   if (last_seq != applied_seq_) {

@@ -156,6 +156,7 @@ class Processor : public store::BackgroundWork {
     std::string_view status;
     std::string_view family;
     std::string error;
+    std::string user_id;  // "" nobody
   };
 
   Processor(std::unique_ptr<store::ProcessingStore> store, ProcessorOptions options);

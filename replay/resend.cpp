@@ -11,6 +11,7 @@
 #include "common/http_url.h"
 #include "common/http_client/connection.h"
 #include "common/http_client/retry_after.h"
+#include "common/http_client/tls_context.h"
 #include "receiver/signature/webhook_signature.h"
 #include "replay/ordering_key.h"
 
@@ -91,12 +92,13 @@ std::string excerpt(std::string_view body) {
 
 class Run {
  public:
-  Run(net::io_context& io, const Target& target, const ResendOptions& options, const LineReport& report,
-      Progress* progress)
+  Run(net::io_context& io, const Target& target, std::shared_ptr<net::ssl::context> tls, const ResendOptions& options,
+      const LineReport& report, Progress* progress)
       : io_(io), target_(target), options_(options), report_(report), progress_(progress), space_(io) {
     http_client::Peer peer;
     peer.host = target.host;
     peer.port = target.port;
+    peer.tls = std::move(tls);
     http_client::Options connection_options;
     connection_options.connect_timeout = kConnectTimeout;
     connection_options.read_timeout = kReadTimeout;
@@ -314,13 +316,18 @@ class Run {
 
 }  // namespace
 
-Result<Target> parse_target_url(std::string_view url) {
+Result<Target> parse_target_url(std::string_view url, bool allow_plain_http) {
   auto parsed = parse_http_url(url);
-  if (!parsed) return fail("--to " + std::string(url) + ": " + parsed.error());
-  if (parsed->tls) {
-    return fail("--to " + std::string(url) + ": only http:// is supported (re-send to a plain-HTTP listener)");
+  if (!parsed) return fail("--to: " + parsed.error());
+  const std::string shown = loggable_url(url);
+  if (parsed->has_userinfo) return fail("--to " + shown + ": must not contain user information");
+  const bool loopback = parsed->host == "localhost" || parsed->host == "::1" || parsed->host.starts_with("127.");
+  if (!parsed->tls && !loopback && !allow_plain_http) {
+    return fail("--to " + shown + ": plain http:// would send health data unencrypted to a host that is not "
+                "loopback; use https://, or --allow-plain-http on a private network you trust");
   }
   Target target;
+  target.tls = parsed->tls;
   target.host = parsed->host;
   target.port = parsed->port;
   target.authority = parsed->authority();
@@ -331,13 +338,19 @@ Result<Target> parse_target_url(std::string_view url) {
 
 Result<ResendSummary> resend(std::span<CaptureReader> readers, const ResendOptions& options, const LineReport& report,
                              Progress* progress) {
-  auto target = parse_target_url(options.url);
+  auto target = parse_target_url(options.url, options.allow_plain_http);
   if (!target) return fail(target.error());
+  std::shared_ptr<net::ssl::context> tls;
+  if (target->tls) {
+    auto context = http_client::client_tls_context(options.ca_file);
+    if (!context) return fail((options.ca_file.empty() ? "TLS: " : "--ca-file: ") + context.error());
+    tls = std::move(*context);
+  }
   if (auto key = signature::decode_secret(options.secret); !key) return fail("secret: " + key.error());
 
   const auto started = std::chrono::steady_clock::now();
   net::io_context io(1);
-  Run run(io, *target, options, report, progress);
+  Run run(io, *target, std::move(tls), options, report, progress);
   std::exception_ptr failure;
   const auto remember = [&failure](std::exception_ptr e) {
     if (e && !failure) failure = e;

@@ -11,6 +11,9 @@
 // them seqs in that order, which latest-wins needs; different users overtake each
 // other. `concurrency` 1 keeps the whole file's order.
 //
+// Transport: https:// with the peer verified (common/http_client/tls_context.h), or plain
+// http:// to a loopback host; plain http:// elsewhere only with allow_plain_http.
+//
 // Answers: 2xx is success (the body tells stored from duplicate); anything else fails the
 // line. A 503 is retried after its Retry-After (seconds or an HTTP date; 1 s when absent
 // or unreadable; at most 30 s, up to 5 attempts); a connection that fails mid-request, or
@@ -34,9 +37,13 @@
 namespace hh::replay {
 
 struct ResendOptions {
-  std::string url;     // http://host[:port][/path]; an empty path means /webhooks
+  std::string url;     // https:// or http://host[:port][/path]; an empty path means /webhooks
   std::string secret;  // "whsec_…": signs every request
   size_t concurrency = 8;
+  // Plain http:// to a host that is not loopback sends health data unencrypted across a
+  // network: refused unless this is set (a private network the operator trusts).
+  bool allow_plain_http = false;
+  std::string ca_file;  // https://: the CA that signed the receiver's certificate; empty: the system trust store
 };
 
 struct ResendSummary {
@@ -51,14 +58,17 @@ struct ResendSummary {
   double seconds = 0;
 };
 
-// The URL's parts, or an error naming what is wrong with it.
+// The URL's parts, or an error naming what is wrong with it (the URL shown without user
+// information and query: http_url.h loggable_url). Plain http:// only to a loopback host
+// (localhost, 127.0.0.0/8, ::1) unless `allow_plain_http`.
 struct Target {
+  bool tls = false;       // https://: the receiver's certificate and host name are verified
   std::string host;       // for name resolution ("::1", not "[::1]")
   uint16_t port = 80;
   std::string authority;  // for the Host header, as in the URL ("[::1]:8080")
   std::string path;  // with the query, if any
 };
-Result<Target> parse_target_url(std::string_view url);
+Result<Target> parse_target_url(std::string_view url, bool allow_plain_http = false);
 
 // Sends every line of every reader, in order. Returns an error only for a failure that is
 // nobody's line (the URL, name resolution); lines that fail are reported and counted.

@@ -16,11 +16,16 @@ std::string_view family_name(Family family) {
     case Family::lab_result: return "lab_result";
     case Family::lab_parsing_job: return "lab_parsing_job";
     case Family::hypnogram: return "hypnogram";
+    case Family::match_review: return "match_review";
+    case Family::sleep_stream: return "sleep_stream";
+    case Family::device_legacy: return "device_legacy";
     case Family::other: return "other";
     case Family::fetched_stream: return "fetched_stream";
     case Family::fetched_summaries: return "fetched_summaries";
     case Family::fetched_timeseries: return "fetched_timeseries";
     case Family::fetched_providers: return "fetched_providers";
+    case Family::fetched_parsing_job: return "fetched_parsing_job";
+    case Family::fetched_deregistration: return "fetched_deregistration";
   }
   return "other";
 }
@@ -38,6 +43,7 @@ std::string_view status_name(Status status) {
 void DeliveryRows::clear() {
   family = Family::other;
   identity = Identity{};
+  delivery_user.reset();
   summaries.clear();
   sample_batches.clear();
   workout_stream.reset();
@@ -48,6 +54,7 @@ void DeliveryRows::clear() {
   lab_appointment.reset();
   lab_result.reset();
   lab_parsing_job.reset();
+  deregistration.reset();
   fetched_stream.reset();
   providers.clear();
   workout_ids_to_fetch.clear();

@@ -30,11 +30,18 @@ enum class Family {
   lab_result,         // labtest.result.critical
   lab_parsing_job,    // lab_report.parsing_job.*
   hypnogram,          // *.timeseries.hypnogram.* / daily.data.hypnogram.*: superseded, status 'ignored'
+  // Resources the interface lists whose payload it does not show (known_resources.h):
+  // stored, classified, counted, status 'unknown'; never parsed by their shape.
+  match_review,       // labtest.match_review.*, daily.data.match_review.*
+  sleep_stream,       // daily|historical.data.sleep_stream.*
+  device_legacy,      // daily|historical.data.device_legacy.*, provider.device_legacy.*
   other,              // anything else: status 'unknown'
   fetched_stream,     // origin 'fetch': GET /v2/timeseries/workouts/{id}/stream response
   fetched_summaries,  // origin 'fetch': GET /v2/summary/{resource}/{user} page
   fetched_timeseries, // origin 'fetch': GET /v2/timeseries/{user}/{resource}/grouped page
   fetched_providers,  // origin 'fetch': GET /v2/providers (the service's provider list)
+  fetched_parsing_job,     // origin 'fetch': GET /lab_report/v1/parser/job/{job_id} (results of a completed job)
+  fetched_deregistration,  // origin 'fetch': DELETE /v2/user/{user_id}/{provider} answered success (`user deregister`)
 };
 std::string_view family_name(Family family);
 
@@ -58,6 +65,7 @@ struct SummaryRow {
   std::optional<std::string_view> user_id;
   std::optional<std::string_view> provider;     // source.provider, else source.slug, else flat source_provider
   std::string_view source_type = "unknown";     // source.type, else flat source_type, else "unknown"
+  std::optional<std::string_view> app_id;       // source.app_id, else flat source_app_id; absent for most
   std::optional<std::string_view> calendar_date;
   std::optional<int64_t> start_ms;
   std::optional<int64_t> end_ms;
@@ -88,6 +96,7 @@ struct SampleBatch {
   std::string_view provider;
   std::string_view source_type = "unknown";
   SampleValue source_id;                         // $.data.source_id as sent (webhooks only); monostate when absent
+  std::optional<std::string_view> app_id;        // source.app_id when the source names one
   std::vector<SampleRow> samples;
 };
 
@@ -151,6 +160,18 @@ struct LabParsingJobRow {
   std::optional<bool> needs_human_review, is_reviewed;
   std::optional<std::string_view> results_json;  // $.data.data when present
   std::string_view data_json;
+  std::optional<std::string_view> user_id = std::nullopt;  // the envelope's user_id (the job's data names nobody)
+};
+
+// `healthhook user deregister` recorded that the service deregistered the user from the
+// provider: the connection row is marked (status 'deregistered', deregistered_at), its
+// other fields kept. `data_json` is the service's answer.
+struct DeregistrationRow {
+  std::string_view user_id;
+  std::string_view provider;
+  int64_t deregistered_at_ms = 0;
+  std::string_view event_type;  // "fetch.deregistration"
+  std::string_view data_json;
 };
 
 // One item of GET /v2/providers (service interface: Provider). `slug` keys the row.
@@ -175,12 +196,18 @@ struct FetchedStream {
   std::string_view workout_id;
   std::string_view body;
   size_t point_count = 0;                        // counted (and validated) by the parser
+  std::optional<std::string_view> user_id = std::nullopt;  // the fetch context's user_id (the job's)
 };
 
 // Everything one inbox row produced. Reused across rows (clear() keeps capacity).
 struct DeliveryRows {
   Family family = Family::other;
   Identity identity;
+  // Whom the inbox row is about, whatever its status (erasure finds the row by it, spec
+  // §11): a webhook's envelope user_id, else the user its rows name (identity.user_id); a
+  // fetched row's context user_id. Unset when the row names nobody (or the parse failed
+  // before the envelope's user_id was read).
+  std::optional<std::string_view> delivery_user;
   std::vector<SummaryRow> summaries;             // 1 for a webhook, many for a fetched page
   std::vector<SampleBatch> sample_batches;       // 1 for a webhook, one per source in a grouped page
   std::optional<WorkoutStreamNotice> workout_stream;
@@ -190,7 +217,8 @@ struct DeliveryRows {
   std::optional<LabOrderRow> lab_order;
   std::optional<LabAppointmentRow> lab_appointment;
   std::optional<LabResultRow> lab_result;
-  std::optional<LabParsingJobRow> lab_parsing_job;
+  std::optional<LabParsingJobRow> lab_parsing_job;  // a webhook's, or a fetched job's (fetched_parsing_job)
+  std::optional<DeregistrationRow> deregistration;
   std::optional<FetchedStream> fetched_stream;
   std::vector<ProviderRow> providers;            // a fetched provider list
   std::vector<std::string_view> workout_ids_to_fetch;  // fetched workouts page of a workout_stream backfill

@@ -7,9 +7,11 @@
 namespace hh::rows {
 namespace {
 
-// Whether the JSON object `text` has "user_id": `user_id` at its top level, or (when
-// `look_in_data`) inside its "data" object.
-bool object_names_user(std::string_view text, std::string_view user_id, bool look_in_data) {
+// Calls `found(user, inside_data)` for each string "user_id" of the JSON object `text`: the one at its
+// top level, then (when `look_in_data`) the one inside its "data" object, in the order they
+// come; stops when `found` returns true. Returns whether it did.
+template <typename Found>
+bool object_user_ids(std::string_view text, bool look_in_data, Found&& found) {
   // Reused per thread (style.md: one parser per thread); simdjson 3.0.1 does not pad.
   thread_local simdjson::ondemand::parser user_parser;
   thread_local std::string padded_text;
@@ -24,7 +26,7 @@ bool object_names_user(std::string_view text, std::string_view user_id, bool loo
     if (field.unescaped_key().get(key)) return false;
     if (key == "user_id") {
       std::string_view value;
-      if (!field.value().get_string().get(value) && value == user_id) return true;
+      if (!field.value().get_string().get(value) && found(value, false)) return true;
     } else if (look_in_data && key == "data") {
       simdjson::ondemand::object data;
       if (field.value().get_object().get(data)) continue;  // a fetched list or a malformed body
@@ -33,14 +35,35 @@ bool object_names_user(std::string_view text, std::string_view user_id, bool loo
         if (inner.unescaped_key().get(inner_key)) return false;
         if (inner_key != "user_id") continue;
         std::string_view value;
-        if (!inner.value().get_string().get(value) && value == user_id) return true;
+        if (!inner.value().get_string().get(value) && found(value, true)) return true;
       }
     }
   }
   return false;
 }
 
+bool object_names_user(std::string_view text, std::string_view user_id, bool look_in_data) {
+  return object_user_ids(text, look_in_data, [&](std::string_view value, bool) { return value == user_id; });
+}
+
 }  // namespace
+
+std::optional<std::string> delivery_user_of(std::string_view origin, std::string_view headers_json,
+                                            std::string_view body) {
+  std::optional<std::string> top, in_data;
+  const auto take = [&](std::string_view value, bool inside_data) {
+    if (value.empty()) return false;
+    auto& slot = inside_data ? in_data : top;
+    if (!slot) slot.emplace(value);
+    return !inside_data;  // the envelope's user decides; data's only when there is none
+  };
+  if (origin == "fetch") {
+    object_user_ids(headers_json, false, take);
+  } else {
+    object_user_ids(body, true, take);
+  }
+  return top ? top : in_data;
+}
 
 bool delivery_names_user(std::string_view origin, std::string_view headers_json, std::string_view body,
                          std::string_view user_id) {

@@ -1,19 +1,26 @@
 #pragma once
-// Whom an inbox row is about, for erasure (`healthhook purge-user`, store/erasure.h).
-//
-// Read from the row itself, not from the derived tables: a derived row remembers only the
-// delivery that last wrote it (`seq`), so earlier versions, invalid deliveries and ignored
-// or unknown ones would be missed, and their raw bodies are exactly what must go. The
-// places looked at are the ones the processor takes user ids from (delivery_parser.cpp):
+// Whom an inbox row is about, read from the row itself: for the outcome the processor
+// records (delivery_outcomes.user_id, by which `healthhook purge-user` finds the row once
+// its body is gone: store/erasure_plan.h) when its parse did not name the user (an invalid
+// delivery), and for erasure of rows not applied yet. The places looked at are the ones the
+// processor takes user ids from (delivery_parser.cpp):
 //   webhook rows:  the envelope's $.user_id and $.data.user_id (envelopes before Mar 2024
 //                  carry only the latter); both are read, so a row naming the user in
 //                  either place is theirs, whether or not it was valid.
 //   fetched rows:  the fetch context's user_id (InboxRow::headers_json); every item of a
 //                  fetched page is about the user in the request path.
 // A body that is not JSON names nobody. Best effort by design: it never fails.
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace hh::rows {
+
+// The user the row names first: a webhook's $.user_id, else its $.data.user_id; a fetched
+// row's context user_id. nullopt when it names nobody. The processor records it with the
+// row's outcome when its parse did not say (an invalid delivery): DeliveryRows::delivery_user.
+std::optional<std::string> delivery_user_of(std::string_view origin, std::string_view headers_json,
+                                            std::string_view body);
 
 // True when the row (origin "webhook" or "fetch") names `user_id` in one of the places above.
 bool delivery_names_user(std::string_view origin, std::string_view headers_json, std::string_view body,

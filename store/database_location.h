@@ -4,8 +4,10 @@
 // (open_store, open_job_admin, open_read_store, open_figures) open the backend it names;
 // this is the one place that tells them apart.
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 
@@ -27,12 +29,32 @@ struct Database {
 };
 
 // The kind of store `database` names. A URI (scheme://…) whose scheme names no store is an
-// error that says so; anything else is a file path.
+// error that says so, and so is a libpq key/value string ("host=… dbname=…": write it as a
+// postgresql:// URI; taken for a file name it would put its password into one); anything
+// else is a file path. Errors never repeat the text.
 Result<DatabaseKind> database_kind(std::string_view database);
 
-// `database` as it may be shown in a log line or message: a URI without the password of
-// its user part or of a password=… parameter.
+// `database` as it may be shown in a log line or message, read the way libpq reads it
+// (postgresql://[user[:password]@][host][/dbname][?key=value&…], keys percent-decoded), with
+// every credential replaced by "***": the password of the user part (one that holds an
+// unescaped '?', '@' or '/' too: the part ends at the last '@' before the query), and the
+// values of `password` and `sslpassword`, as URI parameters or in a key/value string.
 std::string loggable_location(std::string_view database);
+
+// The credentials `database` holds (as written and percent-decoded) and `password` (the
+// password file's), for redact_credentials().
+std::vector<std::string> credentials_in(std::string_view database, std::string_view password = {});
+
+// `text` (e.g. libpq's error message, which may quote a part of the URI it could not read)
+// with every credential replaced by "***": each of `credentials`, and any quoted token that
+// is part of one.
+std::string redact_credentials(std::string text, const std::vector<std::string>& credentials);
+
+// Why a connection to `database` may travel in plain text, for a warning at start; nullopt
+// when it cannot: a SQLite file, a Unix socket or loopback host, or an sslmode set in the URI
+// (or in PGSSLMODE) other than allow or prefer. libpq's default, prefer, falls back to plain
+// text, silently, when the server offers no TLS; verify-full checks the server too.
+std::optional<std::string> plaintext_risk(std::string_view database, const char* pgsslmode, const char* pghost);
 
 // True when `database` names a file that does not exist (readers never create one).
 bool names_missing_file(const std::string& database);

@@ -2,12 +2,14 @@
 // `healthhook purge-user`: erasing everything the store holds about one user (spec §11),
 // on a connection of its own. One implementation per backend; store/open_store.h opens it.
 //
-// What belongs to the user: every inbox row that names them (rows/delivery_user.h says
-// where it looks) with its outcome, and every derived row keyed by or written for them:
-// samples and their series, summaries, workout streams and their points, connections,
-// devices, lab orders, appointments, results and parsing jobs, backfills, the follow-up
-// jobs for those, their change-feed rows and their `users` row. Provider lists and the
-// processor's cursor name nobody and stay.
+// What belongs to the user: every inbox row that names them with its outcome and its
+// removed-body record, and every derived row about them: samples and their series,
+// summaries, workout streams and their points, connections, devices, lab orders,
+// appointments, results and parsing jobs, backfills, the follow-up jobs for those, their
+// change-feed rows, forwards not sent yet and their `users` row. Every one of those tables
+// names the user in a column, and the erasure finds the rows by it (store/erasure_plan.h),
+// so a body that retention removed is not needed. Provider lists and the processor's
+// cursor name nobody and stay.
 //
 // erase() removes it one table group at a time, each in one transaction (inbox rows go
 // last, so a failure half-way leaves what is left findable by running it again), records
@@ -39,6 +41,9 @@ struct ErasureReport {
   // What happened to the freed space ("" for count()): e.g. returned to the file system,
   // or kept for reuse, in words for the operator.
   std::string space;
+  // Rows of any user that name none (store/erasure_plan.h, kUnattributedRowsSql): this
+  // erasure cannot tell whether they were this user's. Empty on a store without such rows.
+  std::vector<TableRows> unattributed;
 };
 
 class Erasure {

@@ -27,7 +27,9 @@
 //
 // What the disk budget drops is not kept entry by entry: it is recorded per destination
 // as ranges of seq (the deliveries the entries came from) with a count, and `forward
-// requeue --dropped` makes the entries again from the change feed or the inbox.
+// requeue --dropped` makes the entries again from the change feed or the inbox. The
+// ranges count against the budget too, and the oldest are merged (merge_dropped()) before
+// they take more than their share of it (forward/outbox_budget.h).
 //
 // An Outbox handle is what the sender (forward/) and `healthhook forward` use: on a
 // connection of its own, beside the writer; each write is one short transaction. Sent
@@ -179,6 +181,13 @@ class Outbox {
   // sender marks them again). They keep their POST, so a POST that went out before goes
   // out again under its webhook-id with the same entries. Returns how many.
   virtual Result<int64_t> requeue(const OutboxSelection& selection, int64_t now_ms) = 0;
+  // Pause and resume (`forward pause|resume`, the console): while a destination is paused
+  // its sender starts no POST; entries keep accumulating (within max_outbox_mib). Returns
+  // whether the state changed. The pause is kept in the store: it survives a restart.
+  virtual Result<bool> set_paused(const std::string& destination, bool paused, int64_t now_ms) = 0;
+  // The paused destinations, in name order.
+  virtual Result<std::vector<std::string>> paused() = 0;
+
 
   // The disk budget: drops the `count` oldest (by outbox_id) pending or dead entries of
   // `rule`'s destination, widened to whole deliveries (seq) and whole POSTs, except the
@@ -189,6 +198,12 @@ class Outbox {
   // delivery. The keys that lost their head get their next entry as head. One transaction.
   virtual Result<Dropped> drop_oldest(const ForwardRule& rule, int64_t count, std::span<const int64_t> keep,
                                       int64_t now_ms) = 0;
+  // The record of drops kept within its share of the budget: the oldest ranges of
+  // `destination` (by first_seq) become one, so that `keep` ranges are left (at least 1).
+  // The merged range spans all of them, with their counts; re-creating it (`forward requeue
+  // --dropped`) also makes again what was sent between them, under new ids. Returns how
+  // many ranges fewer there are. One transaction.
+  virtual Result<int64_t> merge_dropped(const std::string& destination, int64_t keep) = 0;
   // `forward requeue --dropped`: the entries of `rule`'s dropped ranges made again, as the
   // writer makes them (the change feed's rows of those seqs in changes mode, the inbox's
   // webhook deliveries with their body in deliveries mode), pending and due now with new

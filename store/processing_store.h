@@ -32,6 +32,7 @@ struct StoredOutcome {
   std::string_view status;
   std::optional<std::string_view> family;
   std::optional<std::string_view> error;
+  std::optional<std::string_view> user_id;
 };
 
 // One inbox row as the processor reads it.
@@ -44,12 +45,14 @@ struct PendingDelivery {
   bool body_removed = false;
 };
 
-// A delivery's new status, family and error ("" = none), for record_outcomes().
+// A delivery's new status, family, error and user ("" = none), for record_outcomes(). The
+// user (whom the delivery names) is what `purge-user` finds the inbox row by (spec §11).
 struct OutcomeUpdate {
   int64_t seq = 0;
   std::string_view status;
   std::string_view family;
   std::string_view error;
+  std::string_view user_id;
 };
 
 // What applying one delivery wrote.

@@ -214,4 +214,41 @@ void read_delivery(const Columns& s, StoredDelivery& row) {
   row.body_sha256 = s.column_text(12);
 }
 
+// ---- Charts (ChartQuery), the same columns on both backends.
+
+// resource, provider, source_type, first_ms, last_ms.
+template <typename Columns>
+void read_series(const Columns& s, StoredSeries& row) {
+  row.resource = s.column_text(0);
+  row.provider = s.column_text(1);
+  row.source_type = s.column_text(2);
+  row.first_ms = s.column_optional_int(3);
+  row.last_ms = s.column_optional_int(4);
+}
+
+// resource, provider, source_type, count, first_start_ms, last_start_ms.
+template <typename Columns>
+void read_summary_kind(const Columns& s, StoredSummaryKind& row) {
+  row.resource = s.column_text(0);
+  row.provider = s.column_optional_text(1);
+  row.source_type = s.column_text(2);
+  row.count = s.column_int(3);
+  row.first_start_ms = s.column_optional_int(4);
+  row.last_start_ms = s.column_optional_int(5);
+}
+
+// provider, source_type, bucket, first_ms, last_ms, count, min, max, mean.
+template <typename Columns>
+void read_sample_bucket(const Columns& s, SampleBucket& row) {
+  row.provider = s.column_text(0);
+  row.source_type = s.column_text(1);
+  row.bucket = s.column_int(2);
+  row.first_ms = s.column_int(3);
+  row.last_ms = s.column_int(4);
+  row.count = s.column_int(5);
+  row.min = s.column_optional_double(6).value_or(0);
+  row.max = s.column_optional_double(7).value_or(0);
+  row.mean = s.column_optional_double(8).value_or(0);
+}
+
 }  // namespace hh::store

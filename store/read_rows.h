@@ -53,6 +53,33 @@ struct StoredSample {
   bool with_identity = false;  // set by the caller: output adds source_id, client_user_id, provider_name
 };
 
+// ---- Charts (the console): what a user has, and one resource's samples downsampled.
+
+// One of a user's series, with the instants of its first and last sample (none: empty).
+struct StoredSeries {
+  std::string_view resource, provider, source_type;
+  std::optional<int64_t> first_ms, last_ms;
+};
+
+// A user's summaries of one resource from one source: how many, and the first and last
+// start of their periods.
+struct StoredSummaryKind {
+  std::string_view resource;
+  std::optional<std::string_view> provider;
+  std::string_view source_type;
+  int64_t count = 0;
+  std::optional<int64_t> first_start_ms, last_start_ms;
+};
+
+// The numeric samples of one series in one bucket of a chart: [since + n × width, +width).
+struct SampleBucket {
+  std::string_view provider, source_type;
+  int64_t bucket = 0;                   // n
+  int64_t first_ms = 0, last_ms = 0;    // the instants of its first and last sample
+  int64_t count = 0;
+  double min = 0, max = 0, mean = 0;
+};
+
 // ---- Summaries: one row per summary (sleep, activity, workout…).
 
 // The time range applies to the start of the period (bedtime_start, time_start,
@@ -155,17 +182,19 @@ struct StoredDelivery {
 // Filters, each optional (absent = any). A listing uses those its table has: user_id
 // (all but providers), provider (connections, devices, backfills), resource (backfills),
 // status (lab orders, appointments, results and parsing jobs: their status as stored),
-// order_id (orders: their id; appointments, results).
+// order_id (orders: their id; appointments, results), client_user_id (users).
 struct RecordFilter {
   std::optional<std::string> user_id;
   std::optional<std::string> provider;
   std::optional<std::string> resource;
   std::optional<std::string> status;
   std::optional<std::string> order_id;
+  std::optional<std::string> client_user_id = std::nullopt;  // last, with an initialiser: callers give the others by position
 };
 
 struct StoredConnection {
-  std::string_view user_id, provider, status;
+  std::string_view user_id, provider, status;  // status: connected | error | deregistered
+  std::optional<int64_t> deregistered_at_ms;    // when `user deregister` recorded it
   std::optional<std::string_view> external_user_id, error_type, error_message;
   std::optional<std::string_view> resource_availability;  // JSON object
   std::string_view event_type;
@@ -209,6 +238,10 @@ struct StoredParsingJob {
   std::optional<std::string_view> results;  // JSON, once completed
   int64_t seq = 0;
   std::string_view data;
+  // The follow-up that fetches a completed job's results (kind parsing_job): queued |
+  // running | done | dead, none when the job needed none.
+  std::optional<std::string_view> job_state, job_error;
+  std::optional<int64_t> job_attempts;
 };
 
 // A backfill window and how its fetch job stands: queued | running | done | dead, none

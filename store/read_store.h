@@ -103,7 +103,31 @@ class DeliveryQuery {
   // Starts the export of a window. `first_seq`/`last_seq` (for progress) are set to the
   // seq range of the rows received in the window, or 0/0 when it is empty.
   virtual Result<void> start_export(const DeliveryFilter& filter, int64_t& first_seq, int64_t& last_seq) = 0;
+  // The search of GET /v1/deliveries (the console): the rows of the window newest first
+  // (seq descending), below `before_seq` when given. Unbounded: the caller stops reading
+  // when it has enough, then calls finish().
+  virtual Result<void> start_newest_first(const DeliveryFilter& filter, std::optional<int64_t> before_seq) = 0;
   virtual Result<bool> next(StoredDelivery& row) = 0;
+  virtual void finish() = 0;
+};
+
+// The console's charts of a user (GET /v1/users/{id}/series and …/timeseries/{resource}/chart).
+class ChartQuery {
+ public:
+  virtual ~ChartQuery() = default;
+  // The user's series in (resource, provider, source type) order.
+  virtual Result<void> start_series(std::string_view user_id) = 0;
+  virtual Result<bool> next(StoredSeries& row) = 0;
+  // The user's summaries by (resource, provider, source type), in that order.
+  virtual Result<void> start_summary_kinds(std::string_view user_id) = 0;
+  virtual Result<bool> next(StoredSummaryKind& row) = 0;
+  // Downsampling on the server: the numeric samples of ONE user's resource
+  // (filter.user_id, filter.resource, filter.since_ms and filter.until_ms are required;
+  // provider and source_type optional) grouped per series into buckets of `bucket_ms`
+  // from since_ms, each with its count, min, max and mean. Text values and blood pressure
+  // (no value) are left out. Rows in (provider, source type, bucket) order.
+  virtual Result<void> start_buckets(const SampleFilter& filter, int64_t bucket_ms) = 0;
+  virtual Result<bool> next(SampleBucket& row) = 0;
   virtual void finish() = 0;
 };
 
@@ -150,6 +174,7 @@ class ReadStore {
   virtual ChangeQuery& changes() = 0;
   virtual DeliveryQuery& deliveries() = 0;
   virtual UserOrderIdsQuery& user_order_ids() = 0;
+  virtual ChartQuery& charts() = 0;
   virtual RecordQuery<StoredConnection>& connections() = 0;
   virtual RecordQuery<StoredDevice>& devices() = 0;
   virtual RecordQuery<StoredLabOrder>& lab_orders() = 0;

@@ -22,12 +22,21 @@ struct SqliteOptions {
   int64_t max_database_mib = 0;   // 0: unlimited; else commits that would grow the file past it fail (503)
 };
 
+// PostgreSQL's own settings (store/postgres/pg_store.cpp applies them). SQLite has no
+// counterpart: one instance owns its file and its jobs.
+struct PostgresOptions {
+  // How long a claimed follow-up job stays this instance's without a renewal
+  // (store/postgres/jobs/pg_job_queue.h).
+  int64_t job_lease_ms = 5 * 60 * 1000;
+};
+
 struct StoreOptions {
   int64_t busy_timeout_ms = 5000;  // a lock held longer than this fails the commit (503)
   // [[forward]] destinations (`serve` only): the inbox and the processor write their
   // outbox entries (store/outbox.h) in the transactions of what they describe.
   std::vector<ForwardRule> forward_rules;
   SqliteOptions sqlite;
+  PostgresOptions postgres;
 };
 
 }  // namespace hh::store

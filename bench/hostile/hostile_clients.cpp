@@ -4,6 +4,8 @@
 //   --slowloris N   clients that send a request head one short line per second
 //   --uploaders N   unauthenticated 4 MiB uploads, one after another on each
 //   --flood N       connections sending small unsigned POSTs as fast as answered (401s)
+//   --get-bodies N  GETs of /healthz announcing a 4 MiB body that never comes (400s)
+//   --keepalive N   connections that make one GET /healthz, then stay open and idle
 // Each kind comes from its own loopback addresses (127.0.K.x, at most 50 sockets per
 // address), as an attack from many hosts would; the legitimate client is left 127.0.0.1.
 // Prints key=value counts when the time is up.
@@ -126,6 +128,34 @@ struct Attack {
     }
   }
 
+  // A GET announcing a body it never sends: if the announced size were taken from the
+  // body budget, 16 of these would hold the default 64 MiB until the body deadline. Once
+  // answered (400), it comes back a second later: this attacker holds, it does not flood
+  // (--flood does).
+  net::awaitable<void> get_body(int index) {
+    const std::string request = "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 4194303\r\n\r\n";
+    while (running()) {
+      tcp::socket socket(io);
+      if (!co_await connect(socket, 5, index)) continue;
+      auto [ec, n] = co_await net::async_write(socket, net::buffer(request), use_tuple);
+      if (!ec) co_await read_answer(socket, until);
+      net::steady_timer pause(io, 1s);
+      co_await pause.async_wait(use_tuple);
+    }
+  }
+
+  // One request, then idle on a keep-alive connection until the server closes it (to make
+  // room, or at its idle deadline); then again.
+  net::awaitable<void> keepalive(int index) {
+    const std::string request = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+    while (running()) {
+      tcp::socket socket(io);
+      if (!co_await connect(socket, 6, index)) continue;
+      auto [ec, n] = co_await net::async_write(socket, net::buffer(request), use_tuple);
+      if (!ec) co_await read_answer(socket, until);  // the answer, then the close
+    }
+  }
+
   net::awaitable<void> flood(int index) {
     const std::string request =
         "POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
@@ -144,13 +174,15 @@ int main(int argc, char** argv) {
   CLI::App app{"Unauthenticated clients against the webhook port, for a bounded time (bench/hostile/run)"};
   unsigned short port = 0;
   double seconds = 10;
-  int idle = 1000, slowloris = 200, uploaders = 40, flood = 8;
+  int idle = 1000, slowloris = 200, uploaders = 40, flood = 8, get_bodies = 32, keepalive = 100;
   app.add_option("--port", port)->required();
   app.add_option("--duration", seconds, "Seconds to attack");
   app.add_option("--idle", idle);
   app.add_option("--slowloris", slowloris);
   app.add_option("--uploaders", uploaders);
   app.add_option("--flood", flood);
+  app.add_option("--get-bodies", get_bodies);
+  app.add_option("--keepalive", keepalive);
   CLI11_PARSE(app, argc, argv);
 
   // One descriptor per socket: take what the hard limit allows.
@@ -167,6 +199,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < slowloris; ++i) net::co_spawn(io, attack.slowloris(i), net::detached);
   for (int i = 0; i < uploaders; ++i) net::co_spawn(io, attack.uploader(i), net::detached);
   for (int i = 0; i < flood; ++i) net::co_spawn(io, attack.flood(i), net::detached);
+  for (int i = 0; i < get_bodies; ++i) net::co_spawn(io, attack.get_body(i), net::detached);
+  for (int i = 0; i < keepalive; ++i) net::co_spawn(io, attack.keepalive(i), net::detached);
   // Sockets still open at the end (idle ones the server keeps) are closed by a stop.
   net::steady_timer end(io, attack.until + 3s);
   end.async_wait([&io](boost::system::error_code) { io.stop(); });

@@ -10,7 +10,9 @@
 // after the last ack until the processor has applied everything (end-to-end rate).
 //
 // Requests are prepared before the clock starts (bench/loadgen/request_plan.h), so the
-// generator spends its time on the wire, not on HMAC, unless signed at send time. The
+// generator spends its time on the wire, not on HMAC, unless signed at send time. A run
+// that sends more than --max-requests goes round them again with fresh ids, signed at
+// send time: it never stops before its --duration. The
 // connections are common/http_client/connection.h's: a request is written from the
 // prepared body in place (span_body), and each answer is read with a parser on the
 // coroutine's frame.
@@ -154,9 +156,14 @@ net::awaitable<void> run_connection(Run& run, int index) {
     }
     if (Clock::now() >= run.stop) break;
     const size_t i = run.next.fetch_add(1);
-    if (i >= requests.size()) break;
-    hh::bench::PlannedRequest& r = requests[i];
-    if (options.sign_at_send) run.plan.sign(r, unix_seconds());
+    if (options.count > 0 && i >= requests.size()) break;
+    // Past the plan's end the run goes round it again with fresh ids (request_plan.h),
+    // so it sends for its whole duration at any rate.
+    const bool recycled = i >= requests.size();
+    hh::bench::PlannedRequest recycled_request;
+    if (recycled) recycled_request = run.plan.request(i);
+    hh::bench::PlannedRequest& r = recycled ? recycled_request : requests[i];
+    if (options.sign_at_send || recycled) run.plan.sign(r, unix_seconds());
     if (!connection.is_open()) {
       if (!(co_await connection.connect()).ok()) {
         ++stats.measured.errors;
@@ -259,7 +266,8 @@ int main(int argc, char** argv) {
                  "sleep: versions of each summary, sent in shuffled order (1: every summary new)");
   app.add_option("--heartrate-share", o.plan.heartrate_share, "mixed: share of heartrate batches");
   app.add_option("--body-pool", o.plan.body_pool, "Distinct bodies prepared per kind");
-  app.add_option("--max-requests", o.max_requests, "Requests prepared (upper bound of the run)");
+  app.add_option("--max-requests", o.max_requests,
+                 "Requests prepared; a longer run goes round them again with fresh ids (signed at send)");
   app.add_option("--users", o.plan.users, "heartrate: distinct users");
   app.add_option("--server-pid", o.server_pid, "Report this process's peak RSS (and RSS, fds per report)");
   app.add_option("--database", o.database, "Sample processor lag from this database");
@@ -353,8 +361,9 @@ int main(int argc, char** argv) {
   Tally total;
   for (auto& s : run.stats) total.merge_from(s.measured);
   std::sort(total.latencies_us.begin(), total.latencies_us.end());
-  if (o.count == 0 && o.connections > 0 && run.next.load() >= plan.requests().size()) {
-    std::cerr << "loadgen: ran out of prepared requests; raise --max-requests\n";
+  if (o.count == 0 && run.next.load() > plan.requests().size()) {
+    std::cerr << "loadgen: sent " << run.next.load() << " requests, going round the " << plan.requests().size()
+              << " prepared with fresh ids\n";
   }
   uint64_t non_2xx = 0;
   for (auto [status, n] : total.statuses) non_2xx += status >= 200 && status < 300 ? 0 : n;

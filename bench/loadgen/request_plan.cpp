@@ -72,6 +72,12 @@ RequestPlan::RequestPlan(const PlanOptions& o, std::string secret, std::mt19937_
   }
 }
 
+PlannedRequest RequestPlan::request(size_t i) const {
+  PlannedRequest r = requests_[i % requests_.size()];
+  if (const size_t round = i / requests_.size(); round > 0 && r.body) r.id += "_r" + std::to_string(round);
+  return r;
+}
+
 void RequestPlan::sign(PlannedRequest& r, int64_t now_s) const {
   if (!r.body) return;
   r.timestamp = std::to_string(now_s);

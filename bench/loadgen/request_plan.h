@@ -2,6 +2,8 @@
 // The requests one load-generator run sends, decided before the clock starts: which body
 // each carries, its message id, whether it is a retry of an earlier id or signed wrongly
 // on purpose. Bodies are built once into a pool and shared; request i sends its own id.
+// A run that outlasts the plan goes round it again (request(i)), each round with message
+// ids of its own, so a long run at a high rate never runs out of requests.
 //
 // Signing: up front (a fixed timestamp, no HMAC on the clock) or, for runs longer than
 // the receiver's timestamp tolerance (default 300 s), at send time.
@@ -41,6 +43,10 @@ class RequestPlan {
   RequestPlan& operator=(const RequestPlan&) = delete;
 
   std::vector<PlannedRequest>& requests() { return requests_; }
+  // Request number `i` of the run: the plan's request i, or past the plan's end, request
+  // i % size with the round appended to its id ("_r2"); a retry in a round resends an id
+  // of that round. A recycled request must be signed again (its id changed).
+  PlannedRequest request(size_t i) const;
   // Signs (or re-signs) `request` with timestamp `now_s`; a bad_signature request gets a
   // well-formed signature that does not match.
   void sign(PlannedRequest& request, int64_t now_s) const;

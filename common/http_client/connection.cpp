@@ -258,7 +258,10 @@ net::awaitable<Outcome> Connection::read_until(bhttp::response_parser<Body>& par
       co_return failed(step, ec);
     }
   }
-  if (parser.is_done()) reusable_ = parser.keep_alive();
+  // Bytes past a complete answer, before the next request was even sent, are not the next
+  // answer (a peer that answered twice, or garbage): such a connection is not used again.
+  // (After an interim 1xx answer they are the final one; its own read decides.)
+  if (parser.is_done()) reusable_ = parser.keep_alive() && transport.buffer.size() == 0;
   co_return Outcome{};
 }
 

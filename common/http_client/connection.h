@@ -23,8 +23,9 @@
 // - Nothing is followed or retried here: a 3xx is a response like any other, and a failed
 //   operation is reported, never repeated.
 // - reusable() is true only after a response was read to its end without an error and
-//   allowed keep-alive. After anything else the caller closes the connection (or calls
-//   connect(), which closes it first).
+//   allowed keep-alive, with no bytes after it (a peer that answered twice: its extra
+//   answer must not pass for the next request's). After anything else the caller closes
+//   the connection (or calls connect(), which closes it first).
 // - Errors are values (outcome.h); nothing here throws for a network event.
 //
 // Threading and lifetime: one operation at a time, all on the executor given at

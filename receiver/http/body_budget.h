@@ -5,7 +5,7 @@
 // request is answered (the inbox writer holds the body until its commit, so that is
 // counted too). What does not fit waits, briefly, for others to give back; then the
 // request gets 503 with Retry-After. Peak body memory is therefore the budget plus at most
-// one read per connection (README.md, "Memory under attack").
+// one read per connection (docs/facing-the-internet.md, "Memory").
 //
 // Thread-safe. Waiters are woken on their own executors.
 #include <chrono>

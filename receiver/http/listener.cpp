@@ -1,8 +1,6 @@
 #include "receiver/http/listener.h"
 
 #include <boost/beast/ssl.hpp>
-#include <list>
-#include <unordered_map>
 
 #include "common/log.h"
 
@@ -12,95 +10,16 @@ namespace {
 constexpr std::chrono::seconds kTlsCloseNotifyWait{1};
 }  // namespace
 
-struct Listener::Table {
-  struct Waiting {
-    std::shared_ptr<SessionControl> control;
-    net::ip::address peer;
-    std::chrono::steady_clock::time_point since;
-  };
-  using WaitingList = std::list<Waiting>;
-  struct FromAddress {
-    size_t connections = 0;
-    size_t waiting = 0;  // of them, not yet past their first request's head
-  };
-  std::mutex mutex;
-  std::set<std::shared_ptr<SessionControl>> sessions;  // GUARDED_BY(mutex)
-  std::map<net::ip::address, FromAddress> per_address;  // GUARDED_BY(mutex)
-  // Sessions that have not yet sent an acceptable request, oldest first: the ones that
-  // make room when all are taken (listener.h). Indexed for O(1) removal.
-  WaitingList waiting;                                                            // GUARDED_BY(mutex)
-  std::unordered_map<const SessionControl*, WaitingList::iterator> waiting_at;  // GUARDED_BY(mutex)
-
-  // Registers a session from `peer` unless a limit is reached; at max_connections, the
-  // oldest session still waiting for its first request is closed to make room.
-  std::optional<Refusal> admit(const std::shared_ptr<SessionControl>& control, const net::ip::address& peer,
-                               const ConnectionLimits& limits, Refusals* refusals) {
-    std::lock_guard lock(mutex);
-    if (const auto from = per_address.find(peer); from != per_address.end()) {
-      if (from->second.connections >= limits.max_connections_per_ip) return Refusal::per_ip_limit;
-      const bool scarce = sessions.size() >= limits.max_connections / 2;
-      if (scarce && from->second.waiting >= kMaxWaitingPerAddress) return Refusal::per_ip_limit;
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (sessions.size() >= limits.max_connections) {
-      if (waiting.empty() || now - waiting.front().since < kMinWaitBeforeEviction) return Refusal::connection_limit;
-      std::shared_ptr<SessionControl> oldest = waiting.front().control;
-      stop_waiting(oldest.get());
-      net::post(oldest->executor, [oldest] {
-        if (oldest->transport) oldest->transport->close();
-      });
-      if (refusals) refusals->count(Refusal::evicted_idle);
-    }
-    FromAddress& from = per_address[peer];
-    ++from.connections;
-    ++from.waiting;
-    sessions.insert(control);
-    waiting_at.emplace(control.get(), waiting.insert(waiting.end(), Waiting{control, peer, now}));
-    // Called on the session's executor while the session (which holds this table) runs.
-    control->first_request_accepted = [this, key = control.get()] {
-      std::lock_guard lock(mutex);
-      stop_waiting(key);
-    };
-    return std::nullopt;
-  }
-
-  void remove(const std::shared_ptr<SessionControl>& control, const net::ip::address& peer) {
-    std::lock_guard lock(mutex);
-    sessions.erase(control);
-    stop_waiting(control.get());
-    auto it = per_address.find(peer);
-    if (it != per_address.end() && --it->second.connections == 0) per_address.erase(it);
-  }
-
-  void stop_waiting(const SessionControl* key) {  // REQUIRES(mutex)
-    const auto at = waiting_at.find(key);
-    if (at == waiting_at.end()) return;
-    if (auto from = per_address.find(at->second->peer); from != per_address.end()) --from->second.waiting;
-    waiting.erase(at->second);
-    waiting_at.erase(at);
-  }
-
-  // Runs `action` on each session's executor (where its fields may be touched).
-  template <typename Action>
-  void for_each(Action action) {
-    std::lock_guard lock(mutex);
-    for (const auto& control : sessions) {
-      net::post(control->executor, [control, action] { action(*control); });
-    }
-  }
-};
-
 Listener::Listener(net::io_context& io, unsigned io_threads, const Router& router, SessionLimits limits,
                    ConnectionLimits connections)
     : io_(io),
       strand_per_session_(io_threads > 1),
       router_(router),
       limits_(limits),
-      connections_(connections),
       acceptor_(io),
       accept_pause_(io),
       stopping_(std::make_shared<std::atomic<bool>>(false)),
-      table_(std::make_shared<Table>()) {}
+      table_(std::make_shared<ConnectionTable>(connections, limits.refusals)) {}
 
 Listener::~Listener() = default;
 
@@ -136,10 +55,7 @@ std::shared_ptr<net::ssl::context> Listener::tls() const {
   return tls_;
 }
 
-size_t Listener::active_sessions() const {
-  std::lock_guard lock(table_->mutex);
-  return table_->sessions.size();
-}
+size_t Listener::active_sessions() const { return table_->size(); }
 
 void Listener::start() { net::co_spawn(acceptor_.get_executor(), accept_loop(), net::detached); }
 
@@ -152,12 +68,14 @@ void Listener::stop() {
   });
   table_->for_each([](SessionControl& control) {
     if (control.transport && control.idle) control.transport->socket().cancel();
+    if (control.refusal_pause) control.refusal_pause->cancel();
   });
 }
 
 void Listener::close_all() {
   table_->for_each([](SessionControl& control) {
     if (control.transport) control.transport->close();
+    if (control.refusal_pause) control.refusal_pause->cancel();
   });
 }
 
@@ -188,7 +106,7 @@ net::awaitable<void> Listener::accept_loop() {
 
 net::awaitable<void> Listener::run_session(net::ip::tcp::socket socket, net::ip::address peer) {
   auto control = std::make_shared<SessionControl>(socket.get_executor());
-  if (const auto refused = table_->admit(control, peer, connections_, limits_.refusals)) {
+  if (const auto refused = table_->admit(control, peer)) {
     if (limits_.refusals) limits_.refusals->count(*refused);
     beast::error_code ignored;
     socket.close(ignored);
@@ -196,14 +114,15 @@ net::awaitable<void> Listener::run_session(net::ip::tcp::socket socket, net::ip:
   }
   // Shares the table, not the listener: see listener.h.
   struct Deregister {
-    std::shared_ptr<Table> table;
+    std::shared_ptr<ConnectionTable> table;
     std::shared_ptr<SessionControl> control;
-    net::ip::address peer;
     ~Deregister() {
       control->transport = nullptr;
-      table->remove(control, peer);
+      control->table = nullptr;
+      table->remove(*control);
     }
-  } deregister{table_, control, peer};
+  } deregister{table_, control};
+  control->table = table_.get();
   const std::shared_ptr<const std::atomic<bool>> stopping = stopping_;
   const SessionLimits limits = limits_;  // the frame's own copy, like the table above
 

@@ -5,15 +5,9 @@
 // that holds anyway, and sessions use the io_context's executor directly (a strand there
 // only costs: its queue and locks on every handler).
 //
-// Limits (spec §2): at most max_connections sessions, max_connections_per_ip from one
-// client address, and, once connections grow scarce, at most kMaxWaitingPerAddress from
-// one address that have not yet sent an acceptable request. When all sessions are taken, a new connection takes the place of
-// the oldest one that has waited kMinWaitBeforeEviction or more without sending an
-// acceptable request (an idle socket, a slowloris client: what an attacker holds), which
-// is closed; only when there is none is the new connection closed at once. So sockets that never send a request cannot lock the service
-// out, however many there are. When accept() fails (out of file descriptors), accepting
-// pauses for kAcceptPause, so the loop never spins. Every refusal is counted, not logged
-// (refusals.h).
+// Limits on connections (spec §2): connection_table.h. When accept() fails (out of file
+// descriptors), accepting pauses for kAcceptPause, so the loop never spins. Every refusal
+// is counted, not logged (refusals.h).
 //
 // Stop (SIGTERM/SIGINT): stop() closes the acceptor and the idle keep-alive connections;
 // sessions in the middle of a request finish it (their commit included), answer with
@@ -22,13 +16,12 @@
 // listener is gone (the io_context destroyed last) touches nothing freed.
 #include <boost/asio/ssl.hpp>
 #include <atomic>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 
 #include "common/result.h"
+#include "receiver/http/connection_table.h"
 #include "receiver/http/refusals.h"
 #include "receiver/http/router.h"
 #include "receiver/http/session.h"
@@ -36,22 +29,6 @@
 namespace hh::http {
 
 inline constexpr std::chrono::milliseconds kAcceptPause{100};
-// A connection makes room for a newcomer only after it has waited this long for its first
-// request: sockets that reconnect as soon as they are closed then turn over at most once
-// per this interval each, not as fast as the listener can close them.
-inline constexpr std::chrono::milliseconds kMinWaitBeforeEviction{1000};
-// Connections from one address that have not yet sent an acceptable request, once half of
-// max_connections are taken. The service's connections send their request at once;
-// sockets that only wait are an attacker's, and then one address cannot hold more than
-// this many of them. (Below half, a burst of new connections from one address is let in
-// whole.) Behind a proxy every connection has the proxy's address: raise
-// max_connections_per_ip there; a proxy sends complete requests, so this rule still holds.
-inline constexpr size_t kMaxWaitingPerAddress = 8;
-
-struct ConnectionLimits {
-  size_t max_connections = 1024;
-  size_t max_connections_per_ip = 64;
-};
 
 class Listener {
  public:
@@ -78,7 +55,6 @@ class Listener {
   size_t active_sessions() const;
 
  private:
-  struct Table;  // the sessions and their per-address counts, shared with each session
   net::awaitable<void> accept_loop();
   net::awaitable<void> run_session(net::ip::tcp::socket socket, net::ip::address peer);
   std::shared_ptr<net::ssl::context> tls() const;
@@ -87,11 +63,10 @@ class Listener {
   const bool strand_per_session_;
   const Router& router_;
   const SessionLimits limits_;
-  const ConnectionLimits connections_;
   net::ip::tcp::acceptor acceptor_;
   net::steady_timer accept_pause_;
   std::shared_ptr<std::atomic<bool>> stopping_;  // shared with sessions, which read it
-  std::shared_ptr<Table> table_;
+  std::shared_ptr<ConnectionTable> table_;  // shared with each session
 
   mutable std::mutex tls_mutex_;
   std::shared_ptr<net::ssl::context> tls_;  // GUARDED_BY(tls_mutex_)

@@ -19,6 +19,7 @@ std::string_view refusal_name(Refusal reason) {
     case Refusal::per_ip_limit: return "per_ip_limit";
     case Refusal::accept_failed: return "accept_failed";
     case Refusal::client_timeout: return "client_timeout";
+    case Refusal::console_sign_in: return "console_sign_in";
     case Refusal::count_: break;
   }
   return "unknown";

@@ -27,10 +27,11 @@ enum class Refusal {
   bad_request,          // 400: malformed request, Transfer-Encoding not exactly chunked
   body_budget,          // 503: the in-flight body budget stayed full
   connection_limit,     // closed at accept: max_connections reached, none to make room
-  evicted_idle,         // closed to make room: had not sent a request when connections ran out
+  evicted_idle,         // closed to make room: idle the longest between requests when connections ran out
   per_ip_limit,         // closed at accept: max_connections_per_ip reached
   accept_failed,        // accept() failed, e.g. out of file descriptors (accepting pauses)
   client_timeout,       // a client too slow to send its request head or body: closed
+  console_sign_in,      // 401: a console sign-in with a wrong token (console/console_routes.h)
   count_                // number of reasons
 };
 

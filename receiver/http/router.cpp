@@ -16,6 +16,11 @@ std::optional<Response> Router::check_head(const RequestHead& head) const {
   return route->check(head);
 }
 
+bool Router::authenticates(bhttp::verb method, std::string_view target) const {
+  const Route* route = find(method, path_of(target), nullptr);
+  return route && route->check;
+}
+
 std::string_view Router::path_of(std::string_view target) { return target.substr(0, target.find('?')); }
 
 const Router::Route* Router::find(bhttp::verb method, std::string_view path, std::string* allowed) const {

@@ -12,7 +12,10 @@ namespace hh::http {
 
 using Endpoint = std::function<net::awaitable<Response>(Request&)>;
 // Runs when a request's head is complete, before its body is read: a response refuses the
-// request (its body is never read), nullopt lets it through.
+// request (its body is never read), nullopt lets it through. A route with a head check
+// authenticates its requests (the webhook's signature): its check refuses, with 401, heads
+// that cannot be authentic, and its endpoint answers 401 exactly to requests that are
+// not. Only such a route takes a request body (session.h).
 using RequestHead = bhttp::request_header<>;
 using HeadCheck = std::function<std::optional<Response>(const RequestHead&)>;
 
@@ -30,6 +33,8 @@ class Router {
 
   // The matching route's head check (nullopt without one, or when nothing matches).
   std::optional<Response> check_head(const RequestHead& head) const;
+  // Whether the matching route authenticates its requests (has a head check).
+  bool authenticates(bhttp::verb method, std::string_view target) const;
 
   // 404 / 405 (with Allow) when nothing matches.
   net::awaitable<Response> handle(Request& request) const;

@@ -60,6 +60,21 @@ Response budget_full(const SessionLimits& limits) {
 
 bool is_timeout(const beast::error_code& ec) { return ec == beast::error::timeout; }
 
+bool announces_body(const bhttp::request_parser<bhttp::string_body>& parser) {
+  return parser.chunked() || parser.content_length().value_or(0) > 0;
+}
+
+// A 401's wait before it is sent (SessionLimits::refusal_delay); the listener's stop()
+// and close_all() cut it short through `control`.
+net::awaitable<void> refusal_pause(SessionControl& control, std::chrono::milliseconds delay,
+                                   const std::atomic<bool>& stopping) {
+  if (delay.count() <= 0 || stopping.load()) co_return;
+  net::steady_timer timer(co_await net::this_coro::executor, delay);
+  control.refusal_pause = &timer;
+  co_await timer.async_wait(use_tuple);
+  control.refusal_pause = nullptr;
+}
+
 }  // namespace
 
 template <typename Stream>
@@ -68,6 +83,9 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
   auto& transport = beast::get_lowest_layer(stream);
   beast::flat_buffer buffer;
   bool first_request = true;
+  bool head_accepted = false;  // reported to the table once
+  // Has carried a correctly signed delivery: its 401s are not delayed (session.h).
+  bool trusted = false;
   for (;;) {
     // Idle: wait for the first bytes of the next request. A new connection's deadline
     // covers its whole first head (not re-armed below): connections that never send a
@@ -75,15 +93,19 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     if (buffer.size() == 0) {
       if (buffer.capacity() > kHeadReadBytes) buffer.shrink_to_fit();  // hold nothing while idle
       control.idle = true;
+      if (control.table) control.table->idle(control);
       if (stopping.load()) co_return;
       transport.expires_after(first_request ? limits.header_timeout : limits.idle_timeout);
       auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kHeadReadBytes), use_tuple);
       control.idle = false;
-      if (ec) {  // closed by the peer, idle deadline, or stop
+      if (ec) {  // closed by the peer, idle deadline, stop, or closed to make room
         if (first_request && is_timeout(ec)) count(limits, Refusal::client_timeout);
         co_return;
       }
       buffer.commit(n);
+      // A request has begun: from now on the connection is not closed to make room. If it
+      // was chosen while its first bytes arrived, its socket is being closed: end here.
+      if (control.table && !control.table->busy(control)) co_return;
     }
 
     std::optional<bhttp::request_parser<bhttp::string_body>> parser;  // fresh per message (body_limit)
@@ -137,16 +159,28 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       co_await write_response(stream, response, limits);
       co_return;
     }
+    // Only a route that authenticates its requests takes a body: the budget is never
+    // taken for a request that nothing could refuse before its body arrived.
+    const bool authenticates = router.authenticates(header.method(), header.target());
+    if (!authenticates && announces_body(*parser)) {
+      count(limits, Refusal::bad_request);
+      Response response = refusal(Status::bad_request, "this path takes no request body");
+      co_await write_response(stream, response, limits);
+      co_return;
+    }
     if (auto refused = router.check_head(header)) {  // e.g. 401 before the body
       refused->keep_alive(false);
       // A client about to send a large body is answered at once: while we waited, the
       // kernel would go on taking its bytes only to drop them.
       const auto length = parser->content_length();
-      if (!parser->chunked() && (!length || *length <= kHeadReadBytes)) co_await wait_for(limits.refusal_delay);
+      if (!trusted && !parser->chunked() && (!length || *length <= kHeadReadBytes)) {
+        co_await refusal_pause(control, limits.refusal_delay, stopping);
+      }
       co_await write_response(stream, *refused, limits);
       co_return;
     }
-    if (control.first_request_accepted) std::exchange(control.first_request_accepted, nullptr)();
+    if (!head_accepted && control.table) control.table->head_accepted(control);
+    head_accepted = true;
     // A body of known length takes its whole size from the budget before any of it is
     // read (all or nothing: bodies that each hold part of the budget while waiting for the
     // rest could wait for one another). A chunked body takes its bytes as they arrive.
@@ -195,8 +229,19 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     Request request = parser->release();
     const bool keep_alive = request.keep_alive();
     Response response = co_await router.handle(request);
-    held.release();  // the endpoint is done with the body (the inbox has it, or it was refused)
-    response.keep_alive(keep_alive && !stopping.load());
+    // The endpoint is done with the body (the inbox has it, or it was refused): its memory
+    // goes with its budget, before a refusal's pause below.
+    std::string().swap(request.body());
+    held.release();
+    if (authenticates) {  // its 401 says the request was not authentic, anything else that it was
+      if (response.result() != Status::unauthorized) {
+        trusted = true;
+      } else if (!trusted) {
+        co_await refusal_pause(control, limits.refusal_delay, stopping);
+      }
+    }
+    // An endpoint may close the connection itself (a failed console sign-in does).
+    response.keep_alive(keep_alive && response.keep_alive() && !stopping.load());
     if (!co_await write_response(stream, response, limits)) co_return;
     if (!response.keep_alive()) co_return;
   }

@@ -7,10 +7,19 @@
 //     deadlines are separate, so a slow client cannot hold a connection for ever;
 //   - the head is checked before any byte of the body is read: limits (431, 413), a
 //     Transfer-Encoding other than exactly "chunked" or beside Content-Length (400), the
-//     route (404, 405) and the route's own head check (the webhook's signature headers,
-//     401); a refused request gets no "100 Continue" and its connection closes;
-//   - body bytes are taken from the shared budget as they arrive (body_budget.h): 503
-//     with Retry-After when it stays full;
+//     route (404, 405), a body announced to a route that takes none (400: only routes
+//     that authenticate their requests take a body, router.h) and the route's own head
+//     check (the webhook's signature headers, 401); a refused request gets no
+//     "100 Continue" and its connection closes;
+//   - body bytes are taken from the shared budget (body_budget.h), only once the head
+//     passed all of the above: 503 with Retry-After when it stays full;
+//   - a 401 waits refusal_delay before it is sent, unless the connection has carried a
+//     correctly signed delivery: a client guessing signatures gets a few answers a second
+//     per connection, while the service's own keep-alive connections, where one wrongly
+//     signed delivery would hold up every delivery queued behind it, never wait;
+//   - the session tells the connection table when it waits for a request and when one
+//     begins (connection_table.h: the connection idle the longest makes room when all
+//     are taken), and ends without serving when it was chosen meanwhile;
 //   - a connection holds a small read buffer only while a request arrives, none while idle.
 #include <atomic>
 #include <chrono>
@@ -18,6 +27,7 @@
 #include <memory>
 
 #include "receiver/http/body_budget.h"
+#include "receiver/http/connection_table.h"
 #include "receiver/http/http_types.h"
 #include "receiver/http/refusals.h"
 #include "receiver/http/router.h"
@@ -33,10 +43,11 @@ struct SessionLimits {
   std::chrono::seconds write_timeout{10};
   // How long a body read waits for room in the budget before the request gets 503.
   std::chrono::milliseconds budget_wait{1000};
-  // How long a small request refused by its route's head check (a 401) waits for its
-  // answer: a client that sends one request after another, each refused, then costs a few
-  // requests a second per connection instead of as many as the io thread can refuse. The
-  // service itself is never refused so (only with a wrong secret, and it retries later).
+  // How long a 401 waits before it is sent (a refusal by the head check only for a small
+  // announced body: a large one would go on arriving meanwhile, only to be dropped), on a
+  // connection that has never carried a correctly signed delivery: a client that sends
+  // one request after another, each refused, then costs a few requests a second per
+  // connection instead of as many as the io thread can refuse (refusal_delay_ms).
   std::chrono::milliseconds refusal_delay{250};
   int64_t retry_after_seconds = 5;  // on 503
   // Shared with the listener and the endpoints; null: not counted / no budget (tests).
@@ -52,16 +63,17 @@ inline constexpr size_t kHeadReadBytes = 4 * 1024;
 inline constexpr size_t kReadBufferBytes = 64 * 1024;
 
 // What the listener may do to a running session from outside: close it when it is idle,
-// at the end of a drain, or to make room while it has not yet sent a request. Fields are
-// touched only on the session's executor (its strand).
+// at the end of a drain, or to make room while it waits for a request; cut a refusal's
+// delay short at stop. Fields are touched only on the session's executor (its strand).
 struct SessionControl {
   explicit SessionControl(net::any_io_executor ex) : executor(std::move(ex)) {}
   net::any_io_executor executor;
   beast::tcp_stream* transport = nullptr;  // null once the session ended
   bool idle = false;                       // waiting for the next request
-  // Called once, when the connection's first request has passed the checks made on its
-  // head: from then on it is not the first to go when connections run out (listener.h).
-  std::function<void()> first_request_accepted;
+  net::steady_timer* refusal_pause = nullptr;  // set while a 401 waits refusal_delay
+  // Where the session reports what it is doing (connection_table.h); null: nowhere (a
+  // session outside a listener). Valid while the session runs.
+  ConnectionTable* table = nullptr;
 };
 
 // Makes `buffer` read up to kReadBufferBytes at a time (before a body is read).

@@ -109,10 +109,7 @@ net::awaitable<Response> WebhookEndpoint::handle(Request& request) {
   const signature::SignedHeaders headers = signed_headers.pick();
   signature::Verdict verdict = signed_headers.ambiguity();
   if (verdict == signature::Verdict::ok) verdict = verifier()->verify(headers, request.body(), received_at / 1000);
-  if (verdict != signature::Verdict::ok) {
-    co_await wait_for(options_.refusal_delay);
-    co_return unauthorized(verdict);
-  }
+  if (verdict != signature::Verdict::ok) co_return unauthorized(verdict);
   stats_.last_verified_ms.store(received_at, std::memory_order_relaxed);
 
   store::NewDelivery delivery;

@@ -4,8 +4,9 @@
 //         before the body is read)
 //   body: verify the HMAC over the raw bytes -> queue for the inbox's group commit ->
 //         2xx after the commit
-// 401 for a bad signature, 413 for a delivery too large for the store, 503 + Retry-After
-// when the inbox cannot take or commit it before the request's deadline. Refusals are
+// 401 for a bad signature (at once: the session decides whether it waits, session.h),
+// 413 for a delivery too large for the store, 503 + Retry-After when the inbox cannot take
+// or commit it before the request's deadline. Refusals are
 // counted (refusals.h), never logged one by one. Parsing the event is the processor's
 // job, after the 2xx.
 #include <atomic>
@@ -44,7 +45,6 @@ struct WebhookStats {
 struct WebhookOptions {
   int64_t retry_after_seconds = 5;
   std::chrono::milliseconds request_deadline{10000};  // from the complete request to its answer
-  std::chrono::milliseconds refusal_delay{250};       // before a 401 (session.h, SessionLimits)
   Refusals* refusals = nullptr;                        // may be null (tests)
   std::vector<std::string> teams{};  // team ids with a silence clock of their own; none: $.team_id is not read
 };

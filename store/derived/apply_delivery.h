@@ -13,7 +13,10 @@
 //            replace_points(stream, seq) -> Result<StreamReplaced>, an error starting "stream: "
 //            when the body cannot be read (the delivery's fault)
 //   Jobs     queue_workout_stream(workout_id, user_id, provider, seq, now_ms) -> Result<bool>;
-//            queue_backfill(notice, seq, now_ms) -> Result<bool>
+//            queue_backfill(notice, seq, now_ms) -> Result<bool>;
+//            queue_parsing_job(job_id, user_id, seq, now_ms) -> Result<bool>
+// Records also takes write(const rows::DeregistrationRow&, seq): it marks the connection
+// row and keeps its other fields.
 //   Feed     append(const Change&) -> Result<void>
 // Errors keep the kind the part gave them; the prefix names the table.
 #include <cstdint>
@@ -49,10 +52,16 @@ class DeliveryApplier {
   bool malformed_stream() const { return malformed_stream_; }
 
  private:
-  // A change without a time range (everything but samples).
+  // A change without a time range (everything but samples), about `user`.
   static Change change(int64_t seq, std::string_view table, std::string_view key, std::string_view op,
-                       int64_t row_count = 1) {
-    return Change{seq, table, key, op, row_count, std::nullopt, std::nullopt};
+                       std::optional<std::string_view> user, int64_t row_count = 1) {
+    return Change{seq, table, key, op, row_count, std::nullopt, std::nullopt, user};
+  }
+  // A row's user, else (a row that names none) the delivery's: every change but a provider
+  // list's names whom it is about (spec §11).
+  static std::optional<std::string_view> user_of(std::optional<std::string_view> row_user,
+                                                 const rows::DeliveryRows& rows) {
+    return row_user && !row_user->empty() ? row_user : rows.delivery_user;
   }
   std::string_view joined(std::string_view a, std::string_view b) {
     key_.assign(a).append("/").append(b);
@@ -62,14 +71,14 @@ class DeliveryApplier {
   static Error prefixed(std::string_view prefix, const Result<T>& failed) {
     return fail(failed.error_kind(), std::string(prefix) + ": " + failed.error());
   }
-  // Records a record-table write in the feed ("table", key) unless it was stale.
+  // Records a record-table write in the feed ("table", key, about `user`) unless it was stale.
   Result<void> note(Result<WriteOutcome> outcome, std::string_view table, std::string_view key, int64_t seq,
-                    ApplyCounts& counts) {
+                    std::optional<std::string_view> user, ApplyCounts& counts) {
     if (!outcome) return prefixed(table, outcome);
     ++counts.rows_seen;
     if (*outcome == WriteOutcome::stale) return {};
     ++counts.rows_written;
-    return feed_.append(change(seq, table, key, change_op(*outcome)));
+    return feed_.append(change(seq, table, key, change_op(*outcome), user));
   }
   Result<void> queued(Result<bool> result, ApplyCounts& counts) {
     if (!result) return prefixed("jobs", result);
@@ -99,11 +108,13 @@ Result<void> DeliveryApplier<Records, Users, Samples, Streams, Jobs, Feed>::appl
     auto written = users_.write(rows.identity, seq, received_at_ms);
     if (!written) return prefixed("users", written);
     if (*written != WriteOutcome::stale) {
-      if (auto r = feed_.append(change(seq, "users", *user_id, change_op(*written))); !r) return r;
+      if (auto r = feed_.append(change(seq, "users", *user_id, change_op(*written), *user_id)); !r) return r;
     }
   }
   for (const rows::SummaryRow& row : rows.summaries) {
-    if (auto r = note(records_.write(row, seq), "summaries", joined(row.resource, row.id), seq, counts); !r) {
+    if (auto r = note(records_.write(row, seq), "summaries", joined(row.resource, row.id), seq,
+                      user_of(row.user_id, rows), counts);
+        !r) {
       return r;
     }
   }
@@ -120,48 +131,80 @@ Result<void> DeliveryApplier<Records, Users, Samples, Streams, Jobs, Feed>::appl
     for (const SeriesChange& c : series_changes_) {
       const int64_t count = c.inserted + c.updated;
       if (count == 0) continue;
-      auto appended = feed_.append(
-          Change{seq, "samples", *c.row_key, c.updated == 0 ? "insert" : "update", count, c.from_ms, c.to_ms});
+      auto appended = feed_.append(Change{seq, "samples", *c.row_key, c.updated == 0 ? "insert" : "update", count,
+                                          c.from_ms, c.to_ms, std::string_view(*c.row_key).substr(0, c.user_size)});
       if (!appended) return appended;
     }
   }
 
   if (const auto& notice = rows.workout_stream) {
-    if (auto r = note(streams_.write_notice(*notice, seq), "workout_streams", notice->workout_id, seq, counts); !r) {
+    const auto user = user_of(notice->user_id, rows);
+    if (auto r = note(streams_.write_notice(*notice, seq), "workout_streams", notice->workout_id, seq, user, counts);
+        !r) {
       return r;
     }
-    auto r = queued(jobs_.queue_workout_stream(notice->workout_id, notice->user_id, notice->provider, seq,
-                                               received_at_ms),
+    auto r = queued(jobs_.queue_workout_stream(notice->workout_id, user, notice->provider, seq, received_at_ms),
                     counts);
     if (!r) return r;
   }
 
   if (const auto& notice = rows.backfill) {
     backfill_job_key(key_, backfill_window(*notice));  // also the backfills row's feed key
-    if (auto r = note(records_.write(*notice, seq), "backfills", key_, seq, counts); !r) return r;
+    if (auto r = note(records_.write(*notice, seq), "backfills", key_, seq, notice->user_id, counts); !r) return r;
     if (auto r = queued(jobs_.queue_backfill(*notice, seq, received_at_ms), counts); !r) return r;
   }
 
   if (const auto& row = rows.connection) {
-    if (auto r = note(records_.write(*row, seq), "connections", joined(row->user_id, row->provider), seq, counts);
+    if (auto r = note(records_.write(*row, seq), "connections", joined(row->user_id, row->provider), seq,
+                      row->user_id, counts);
         !r) {
       return r;
     }
   }
   if (const auto& row = rows.device) {
-    if (auto r = note(records_.write(*row, seq), "devices", row->id, seq, counts); !r) return r;
+    if (auto r = note(records_.write(*row, seq), "devices", row->id, seq, user_of(row->user_id, rows), counts); !r) {
+      return r;
+    }
   }
   if (const auto& row = rows.lab_order) {
-    if (auto r = note(records_.write(*row, seq), "lab_orders", row->id, seq, counts); !r) return r;
+    if (auto r = note(records_.write(*row, seq), "lab_orders", row->id, seq, user_of(row->user_id, rows), counts);
+        !r) {
+      return r;
+    }
   }
   if (const auto& row = rows.lab_appointment) {
-    if (auto r = note(records_.write(*row, seq), "lab_appointments", row->id, seq, counts); !r) return r;
+    if (auto r = note(records_.write(*row, seq), "lab_appointments", row->id, seq, user_of(row->user_id, rows),
+                      counts);
+        !r) {
+      return r;
+    }
   }
   if (const auto& row = rows.lab_result) {
-    if (auto r = note(records_.write(*row, seq), "lab_results", row->order_id, seq, counts); !r) return r;
+    if (auto r = note(records_.write(*row, seq), "lab_results", row->order_id, seq, user_of(row->user_id, rows),
+                      counts);
+        !r) {
+      return r;
+    }
   }
   if (const auto& row = rows.lab_parsing_job) {
-    if (auto r = note(records_.write(*row, seq), "lab_parsing_jobs", row->id, seq, counts); !r) return r;
+    if (auto r = note(records_.write(*row, seq), "lab_parsing_jobs", row->id, seq, user_of(row->user_id, rows),
+                      counts);
+        !r) {
+      return r;
+    }
+    // A webhook that says `completed` without results: fetch the job (its results) from
+    // GET /lab_report/v1/parser/job/{id}. Never for a fetched job, whatever it holds.
+    if (rows.family == rows::Family::lab_parsing_job && row->status == "completed" && !row->results_json) {
+      auto r = queued(jobs_.queue_parsing_job(row->id, rows.identity.user_id, seq, received_at_ms), counts);
+      if (!r) return r;
+    }
+  }
+  if (const auto& row = rows.deregistration) {
+    if (auto r = note(records_.write(*row, seq), "connections", joined(row->user_id, row->provider), seq, row->user_id,
+                      counts);
+        !r) {
+      return r;
+    }
   }
 
   if (const auto& stream = rows.fetched_stream) {
@@ -173,18 +216,21 @@ Result<void> DeliveryApplier<Records, Users, Samples, Streams, Jobs, Feed>::appl
     counts.rows_seen += static_cast<int64_t>(stream->point_count) + 1;
     if (replaced->stream_row != WriteOutcome::stale) {
       counts.rows_written += replaced->points + 1;
-      if (auto r = feed_.append(change(seq, "workout_streams", stream->workout_id, change_op(replaced->stream_row)));
+      const auto user = user_of(stream->user_id, rows);
+      if (auto r = feed_.append(
+              change(seq, "workout_streams", stream->workout_id, change_op(replaced->stream_row), user));
           !r) {
         return r;
       }
-      if (auto r = feed_.append(change(seq, "stream_points", stream->workout_id, "replace", replaced->points)); !r) {
+      if (auto r = feed_.append(change(seq, "stream_points", stream->workout_id, "replace", user, replaced->points));
+          !r) {
         return r;
       }
     }
   }
 
   for (const rows::ProviderRow& row : rows.providers) {
-    if (auto r = note(records_.write(row, seq), "providers", row.slug, seq, counts); !r) return r;
+    if (auto r = note(records_.write(row, seq), "providers", row.slug, seq, std::nullopt, counts); !r) return r;
   }
 
   // A workouts page fetched for a backfill of streams: one stream fetch per workout, for
@@ -199,7 +245,7 @@ Result<void> DeliveryApplier<Records, Users, Samples, Streams, Jobs, Feed>::appl
         if (row.id == workout_id) summary = &row;
       }
     }
-    auto r = queued(jobs_.queue_workout_stream(workout_id, summary ? summary->user_id : std::nullopt,
+    auto r = queued(jobs_.queue_workout_stream(workout_id, user_of(summary ? summary->user_id : std::nullopt, rows),
                                                summary ? summary->provider : std::nullopt, seq, received_at_ms),
                     counts);
     if (!r) return r;

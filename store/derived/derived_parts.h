@@ -41,12 +41,16 @@ struct Change {
   int64_t row_count = 1;
   std::optional<int64_t> from_ms;  // samples only
   std::optional<int64_t> to_ms;
+  // Whom the changed row is about (`purge-user` finds the feed's rows by it); none for a
+  // row about nobody (providers).
+  std::optional<std::string_view> user_id = std::nullopt;
 };
 
 // What one delivery did to one series.
 struct SeriesChange {
   int64_t series_id = 0;
   const std::string* row_key = nullptr;  // "user/resource/provider/source_type", owned by the series cache
+  size_t user_size = 0;                  // the user's length: the key's first part
   int64_t inserted = 0;
   int64_t updated = 0;
   int64_t from_ms = 0;                   // smallest / largest t_ms inserted or updated
@@ -65,11 +69,11 @@ inline constexpr int64_t kLastSeenStepMs = 60 * 1000;
 
 // The entry of `series_id` in `changes`, added (empty) when the delivery had none yet.
 inline SeriesChange& series_change_of(std::vector<SeriesChange>& changes, int64_t series_id,
-                                      const std::string* row_key) {
+                                      const std::string* row_key, size_t user_size) {
   auto found = std::find_if(changes.begin(), changes.end(),
                             [&](const SeriesChange& c) { return c.series_id == series_id; });
   if (found != changes.end()) return *found;
-  return changes.emplace_back(SeriesChange{series_id, row_key, 0, 0, INT64_MAX, INT64_MIN});
+  return changes.emplace_back(SeriesChange{series_id, row_key, user_size, 0, 0, INT64_MAX, INT64_MIN});
 }
 
 // Counts one sample written (inserted or replaced) at `t_ms`.
@@ -86,8 +90,8 @@ inline bool is_plain_sample(const rows::SampleRow& sample) {
          sample.extra_json.empty();
 }
 
-// Series ids by their four text parts, with the series' feed key and its source_id as last
-// written. Forget them (clear()) when the transaction that created ids rolls back or
+// Series ids by their four text parts, with the series' feed key and its source_id and
+// app_id as last written. Forget them (clear()) when the transaction that created ids rolls back or
 // `series` is emptied.
 class SeriesIds {
  public:
@@ -95,6 +99,7 @@ class SeriesIds {
     int64_t id;
     std::string row_key;                           // "user/resource/provider/source_type"
     std::optional<rows::SampleValue> source_id;  // as last written here; nullopt: not known
+    std::optional<std::string> app_id;             // as last written here; nullopt: not known
   };
 
   // The cached series of `batch`, or nullptr; the batch's lookup key stays in this object
@@ -115,7 +120,7 @@ class SeriesIds {
                     3);
     row_key.append(batch.user_id).append("/").append(batch.resource).append("/").append(batch.provider);
     row_key.append("/").append(batch.source_type);
-    auto [entry, _] = ids_.emplace(lookup_key_, Series{id, std::move(row_key), std::nullopt});
+    auto [entry, _] = ids_.emplace(lookup_key_, Series{id, std::move(row_key), std::nullopt, std::nullopt});
     return entry->second;
   }
   // True when `source_id` may differ from what the series holds (write it).
@@ -127,6 +132,9 @@ class SeriesIds {
   static void wrote_source_id(Series& series, const rows::SampleValue& source_id) {
     if (source_id.index() != 3) series.source_id = source_id;
   }
+  // True when `app_id` (a source naming one) may differ from what the series holds.
+  static bool app_id_unknown(const Series& series, std::string_view app_id) { return series.app_id != app_id; }
+  static void wrote_app_id(Series& series, std::string_view app_id) { series.app_id = std::string(app_id); }
   void clear() { ids_.clear(); }
 
  private:
@@ -191,6 +199,13 @@ inline void workout_stream_job_payload(std::string& out, std::string_view workou
       .optional_string("user_id", user_id)
       .optional_string("provider", provider)
       .close();
+}
+
+// A parsing_job job's payload: {"job_id":…,"user_id":…}; its key is the job id. The user
+// (the webhook's) picks the team whose base URL and key fetch it.
+inline void parsing_job_payload(std::string& out, std::string_view job_id, std::optional<std::string_view> user_id) {
+  out.clear();
+  json::ObjectWriter(out).string("job_id", job_id).optional_string("user_id", user_id).close();
 }
 
 }  // namespace hh::store

@@ -7,6 +7,7 @@
 //   workout_stream: {"workout_id":…, "user_id":…, "provider":…, "page":N}
 //   backfill:       {"user_id":…, "resource":…, "provider":…, "start":"<RFC 3339>",
 //                    "end":"<RFC 3339>", "page":N, "cursor":"…"|null, "next_start_ms":N|null}
+//   parsing_job:    {"job_id":…, "user_id":…, "page":N}  (the job id is also job_key)
 // The fetcher adds only the progress keys (`page`, `cursor`, `next_start_ms`) with
 // SQLite's json_set, so keys it does not know survive. `page` counts the pages stored for
 // the current trigger and names the next one; it never goes back (a re-queued done job
@@ -19,10 +20,11 @@ namespace hh::store {
 
 inline constexpr std::string_view kKindWorkoutStream = "workout_stream";
 inline constexpr std::string_view kKindBackfill = "backfill";
+inline constexpr std::string_view kKindParsingJob = "parsing_job";  // job_key: the lab report parsing job's id
 
 struct ClaimedJob {
   int64_t job_id = 0;
-  std::string kind;          // kKindWorkoutStream | kKindBackfill
+  std::string kind;          // kKindWorkoutStream | kKindBackfill | kKindParsingJob
   std::string job_key;
   int64_t attempts = 0;      // failed attempts since the job last made progress
   int64_t trigger_seq = 0;   // the delivery that (re)queued it; updates are conditional on it

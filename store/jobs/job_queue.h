@@ -12,6 +12,7 @@
 // So every update of a claimed job is conditional on state = running and the trigger_seq
 // it was claimed with: a job re-triggered meanwhile is left to its new trigger, and the
 // method reports `false` ("superseded").
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -61,6 +62,16 @@ class JobQueue {
   // Back to `queued`, due now, no attempt counted (this process is stopping). Own
   // transaction. false: superseded.
   virtual Result<bool> release(const ClaimedJob& job, int64_t now_ms) = 0;
+
+  // Leases (a queue shared by several processes, PostgreSQL): how long a claim holds a job
+  // without a renewal before another process may take it over; nullopt where claims never
+  // expire (one process owns the queue: SQLite). Fixed when the queue is opened; may be
+  // read from any thread.
+  virtual std::optional<std::chrono::milliseconds> lease() const { return std::nullopt; }
+  // Extends a claimed job's lease to now + lease(), own transaction: the fetcher calls it
+  // while a fetch is in flight (a stored page renews it too). false: superseded (re-triggered,
+  // or taken over after the lease had passed).
+  virtual Result<bool> renew_lease(const ClaimedJob&, int64_t /*now_ms*/) { return true; }
 };
 
 }  // namespace hh::store

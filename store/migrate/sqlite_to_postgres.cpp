@@ -451,6 +451,19 @@ Result<void> finish_copy(sqlite::Connection& lite, pg::Connection& pg, const std
 Result<SqliteCopySummary> copy_sqlite_to_postgres(const std::string& source_path, const Database& target,
                                                   const SqliteCopyOptions& options) {
   const std::string target_name = loggable_location(target.location);
+  // A source of an earlier version gets this version's schema first, as any command of this
+  // version would give it (the user columns of migration 009 are filled from its bodies):
+  // copied as it was, the target's new columns would stay empty.
+  {
+    auto existing = open_for_reading(source_path);
+    if (!existing) return copy_error(existing, "opening " + source_path);
+    auto version = existing->query_int("PRAGMA user_version");
+    if (!version) return copy_error(version, "reading " + source_path);
+    if (version->value_or(0) < schema_version()) {
+      auto writable = open_for_writing(source_path, {});
+      if (!writable) return copy_error(writable, "migrating " + source_path);
+    }
+  }
   auto lite = open_for_reading(source_path);
   if (!lite) return copy_error(lite, "opening " + source_path);
   auto source_lock = ProcessingLock::acquire(*lite);

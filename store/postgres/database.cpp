@@ -1,14 +1,39 @@
 #include "store/postgres/database.h"
 
+#include "common/log.h"
+#include "store/database_location.h"
 #include "store/postgres/migrations.h"
 
 namespace hh::store {
 
 int postgres_schema_version() { return static_cast<int>(postgres_migrations().size()); }
 
+namespace {
+
+// As store/sqlite/database.cpp: what the user-columns migration could not fill, logged
+// once right after it.
+constexpr std::string_view kPgUserColumnsMigration = "003-user-columns";
+
+void log_unattributed_rows(pg::Connection& db) {
+  auto rows = db.query("SELECT table_name, unattributed FROM unattributed_rows");
+  if (!rows) return;
+  int64_t total = 0;
+  for (int r = 0; r < rows->size(); ++r) total += rows->integer(r, 1);
+  if (total == 0) return;
+  log::Line line(log::Level::warn, "rows_without_user");
+  for (int r = 0; r < rows->size(); ++r) line.num(rows->text(r, 0), rows->integer(r, 1));
+  line.num("total", total);
+}
+
+}  // namespace
+
 Result<pg::Connection> connect(const Database& database) {
   auto db = pg::Connection::open(database.location, database.password);
-  if (!db) return db;
+  // libpq's message may quote a part of the URI it could not read, a password's included.
+  if (!db) {
+    return fail(db.error_kind(),
+                redact_credentials(db.error(), credentials_in(database.location, database.password)));
+  }
   if (auto set = db->set_session("SET synchronous_commit = on; SET TIME ZONE 'UTC'"); !set) {
     return fail(set.error_kind(), set.error());
   }
@@ -37,6 +62,7 @@ Result<void> migrate(pg::Connection& db) {
                                       " is newer than this healthhook (" +
                                       std::to_string(postgres_schema_version()) + "); upgrade healthhook");
   }
+  bool user_columns_added = false;
   for (int64_t i = current; i < postgres_schema_version(); ++i) {
     const Migration& migration = postgres_migrations()[static_cast<size_t>(i)];
     const std::string name(migration.name);
@@ -46,7 +72,9 @@ Result<void> migrate(pg::Connection& db) {
     auto recorded = db.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
                              pg::Params().add(i + 1).add(name));
     if (!recorded) return fail(recorded.error_kind(), "migration " + name + ": " + recorded.error());
+    user_columns_added = user_columns_added || migration.name == kPgUserColumnsMigration;
   }
+  if (user_columns_added) log_unattributed_rows(db);
   return txn->commit();
 }
 

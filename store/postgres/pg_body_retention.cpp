@@ -17,10 +17,12 @@ constexpr std::string_view kPgretCandidates =
     "WHERE seq > (SELECT coalesce(max(seq), 0) FROM removed_bodies) "
     "AND seq <= (SELECT applied_seq FROM processor_state WHERE id = 1) "
     "ORDER BY seq LIMIT $1";
-// Recorded before the body goes, hashed where it lies.
+// Recorded before the body goes, hashed where it lies, with the user of the delivery's
+// outcome (as sqlite_body_retention.cpp).
 constexpr std::string_view kPgretRecord =
-    "INSERT INTO removed_bodies (seq, body_sha256, body_bytes, removed_at_ms) "
-    "SELECT seq, encode(sha256(body), 'hex'), octet_length(body), $2 FROM inbox WHERE seq = ANY ($1::bigint[])";
+    "INSERT INTO removed_bodies (seq, body_sha256, body_bytes, removed_at_ms, user_id) "
+    "SELECT i.seq, encode(sha256(i.body), 'hex'), octet_length(i.body), $2, "
+    "(SELECT o.user_id FROM delivery_outcomes AS o WHERE o.seq = i.seq) FROM inbox AS i WHERE i.seq = ANY ($1::bigint[])";
 constexpr std::string_view kPgretEmpty =
     "UPDATE inbox SET headers = '{}', body = ''::bytea WHERE seq = ANY ($1::bigint[])";
 

@@ -17,7 +17,7 @@ constexpr const char* kChunk =
     "SELECT i.seq, i.origin, i.received_at, coalesce(i.event_type, ''), i.headers, i.body, "
     "coalesce(o.status, 'pending'), o.family, o.error, "
     "CASE WHEN length(i.body) = 0 THEN EXISTS (SELECT 1 FROM removed_bodies AS r WHERE r.seq = i.seq) "
-    "ELSE false END "
+    "ELSE false END, o.user_id "
     "FROM inbox AS i LEFT JOIN delivery_outcomes AS o ON o.seq = i.seq "
     "WHERE i.seq > $1 AND i.seq <= $2 ORDER BY i.seq LIMIT $3";
 
@@ -75,6 +75,7 @@ Result<bool> PgDeliveryCursor::next(PendingDelivery& pending) {
   pending.stored.family = chunk_.optional_text(r, 7);
   pending.stored.error = chunk_.optional_text(r, 8);
   pending.body_removed = chunk_.text(r, 9) == std::string_view("\1", 1);  // binary bool
+  pending.stored.user_id = chunk_.optional_text(r, 10);
   after_ = pending.row.seq;
   --left_;
   return true;

@@ -14,8 +14,9 @@ namespace hh::store {
 namespace {
 
 constexpr const char* kRecordOutcome =
-    "INSERT INTO delivery_outcomes (seq, status, family, error) VALUES ($1, $2, $3, $4) "
-    "ON CONFLICT (seq) DO UPDATE SET status = excluded.status, family = excluded.family, error = excluded.error";
+    "INSERT INTO delivery_outcomes (seq, status, family, error, user_id) VALUES ($1, $2, $3, $4, $5) "
+    "ON CONFLICT (seq) DO UPDATE SET status = excluded.status, family = excluded.family, error = excluded.error, "
+    "user_id = excluded.user_id";
 
 constexpr const char* kLeadTaken =
     "the store is being processed by another healthhook instance or command (a `serve`, `rebuild` or `replay`)";
@@ -187,6 +188,11 @@ Result<void> PgProcessingStore::record_outcomes(std::span<const OutcomeUpdate> o
       params.add_null();
     } else {
       params.add(outcome.error);
+    }
+    if (outcome.user_id.empty()) {
+      params.add_null();
+    } else {
+      params.add(outcome.user_id);
     }
     if (auto sent = pipeline->send_prepared("hh_record_outcome", params); !sent) return sent;
   }

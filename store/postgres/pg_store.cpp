@@ -25,7 +25,9 @@ Result<std::unique_ptr<ProcessingStore>> PgStore::open_processing(Leadership lea
   return open_postgres_processing(db_, database_, leadership, options_.forward_rules);
 }
 
-Result<std::unique_ptr<JobQueue>> PgStore::open_job_queue() { return open_postgres_job_queue(db_); }
+Result<std::unique_ptr<JobQueue>> PgStore::open_job_queue() {
+  return open_postgres_job_queue(db_, options_.postgres.job_lease_ms);
+}
 
 Result<std::unique_ptr<BodyRetention>> PgStore::open_body_retention() { return open_postgres_body_retention(db_); }
 

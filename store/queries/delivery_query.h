@@ -1,13 +1,16 @@
 #pragma once
 // store::DeliveryQuery for every backend: an inbox row by message id, and the rows received
-// in a time window in seq order (`healthhook capture`, `healthhook query deliveries`). The
+// in a time window in seq order (`healthhook capture`, `healthhook query deliveries`) or
+// newest first below a seq (the console's search, GET /v1/deliveries). The
 // window is read along the inbox's primary key between the first and last seq received in
 // it (an index-only lookup in deliveries_received_at), not in time order: sorting whole
 // rows, bodies included, by seq would cost far more.
 //
 // Lifetime: the session must outlive the query; one thread at a time.
+#include <algorithm>
 #include <array>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "store/queries/listings.h"
@@ -30,6 +33,24 @@ class DeliveryQueryOf final : public DeliveryQuery {
   }
 
   Result<void> start_export(const DeliveryFilter& filter, int64_t& first_seq, int64_t& last_seq) override {
+    return start_window(filter, delivery_window, std::nullopt, first_seq, last_seq);
+  }
+
+  Result<void> start_newest_first(const DeliveryFilter& filter, std::optional<int64_t> before_seq) override {
+    int64_t first_seq = 0, last_seq = 0;
+    return start_window(filter, delivery_window_newest_first, before_seq, first_seq, last_seq);
+  }
+
+  Result<bool> next(StoredDelivery& row) override {
+    return statements_.next([&row](const auto& s) { read_delivery(s, row); });
+  }
+  void finish() override { statements_.finish(); }
+
+ private:
+  enum Statement : size_t { delivery_by_id, delivery_bounds, delivery_window, delivery_window_newest_first };
+
+  Result<void> start_window(const DeliveryFilter& filter, Statement statement, std::optional<int64_t> before_seq,
+                            int64_t& first_seq, int64_t& last_seq) {
     statements_.finish();
     const int64_t since = filter.since_ms.value_or(std::numeric_limits<int64_t>::min());
     const int64_t until = filter.until_ms.value_or(std::numeric_limits<int64_t>::max());
@@ -42,38 +63,32 @@ class DeliveryQueryOf final : public DeliveryQuery {
     if (!read) return fail(read);
     std::optional<std::string> pattern;
     if (filter.event_type_glob) pattern = Reads::event_type_pattern(*filter.event_type_glob);
+    const int64_t last = before_seq ? std::min(last_seq, *before_seq - 1) : last_seq;
     QueryArgs args;
-    args.add(first_seq).add(last_seq).add(since).add(until).add(pattern);
+    args.add(first_seq).add(last).add(since).add(until).add(pattern);
     args.add(int64_t{filter.webhooks_only ? 1 : 0}).add(filter.status);
-    return statements_.start(delivery_window, args, Fetch::cursor);
+    return statements_.start(statement, args, Fetch::cursor);
   }
 
-  Result<bool> next(StoredDelivery& row) override {
-    return statements_.next([&row](const auto& s) { read_delivery(s, row); });
-  }
-  void finish() override { statements_.finish(); }
-
- private:
-  enum Statement : size_t { delivery_by_id, delivery_bounds, delivery_window };
-
-  static const std::array<std::string, 3>& sql() {
-    static const std::array<std::string, 3> built = [] {
+  static const std::array<std::string, 4>& sql() {
+    static const std::array<std::string, 4> built = [] {
       const std::string select =
           "SELECT seq, message_id, origin, received_at, webhook_timestamp, event_type, status, family, error, "
           "headers, body, body_removed_at, body_sha256 FROM deliveries ";
-      return std::array<std::string, 3>{
+      const std::string window = select + "WHERE seq >= ?1 AND seq <= ?2 AND " + std::string(Reads::kDeliveryWindow) +
+                                 " AND (?6::bigint = 0 OR origin = 'webhook') AND (?7::text IS NULL OR status = ?7) ";
+      return std::array<std::string, 4>{
           schema::spell(select + "WHERE message_id = ?1", Reads::dialect),
           schema::spell("SELECT min(seq), max(seq) FROM inbox WHERE received_at >= ?1 AND received_at < ?2",
                         Reads::dialect),
-          schema::spell(select + "WHERE seq >= ?1 AND seq <= ?2 AND " + std::string(Reads::kDeliveryWindow) +
-                            " AND (?6::bigint = 0 OR origin = 'webhook') AND (?7::text IS NULL OR status = ?7) "
-                            "ORDER BY seq",
-                        Reads::dialect)};
+          schema::spell(window + "ORDER BY seq", Reads::dialect),
+          // Newest first: a walk down the primary key, never a sort.
+          schema::spell(window + "ORDER BY seq DESC", Reads::dialect)};
     }();
     return built;
   }
 
-  typename Reads::template Listings<3> statements_;
+  typename Reads::template Listings<4> statements_;
 };
 
 }  // namespace hh::store

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "store/queries/change_query.h"
+#include "store/queries/chart_query.h"
 #include "store/queries/delivery_query.h"
 #include "store/queries/record_query.h"
 #include "store/queries/stream_query.h"
@@ -36,6 +37,7 @@ class ReadStoreOf final : public ReadStore {
   ChangeQuery& changes() override { return changes_; }
   DeliveryQuery& deliveries() override { return deliveries_; }
   UserOrderIdsQuery& user_order_ids() override { return user_order_ids_; }
+  ChartQuery& charts() override { return charts_; }
   RecordQuery<StoredConnection>& connections() override { return connections_; }
   RecordQuery<StoredDevice>& devices() override { return devices_; }
   RecordQuery<StoredLabOrder>& lab_orders() override { return lab_orders_; }
@@ -57,6 +59,7 @@ class ReadStoreOf final : public ReadStore {
   ChangeQueryOf<Reads> changes_{session_};
   DeliveryQueryOf<Reads> deliveries_{session_};
   UserOrderIdsQueryOf<Reads> user_order_ids_{session_};
+  ChartQueryOf<Reads> charts_{session_};
   Records<schema::Connections> connections_{session_};
   Records<schema::Devices> devices_{session_};
   Records<schema::LabOrders> lab_orders_{session_};

@@ -11,6 +11,8 @@
 //   as_json(column(…))      stored JSON text: output embeds it as JSON
 //   as_time(column(…))      Unix ms (`start_ms`): output is RFC 3339, named without `_ms`
 //   seq(&StoredDevice::seq) the delivery that wrote the row (written from the apply's seq)
+//   cleared("deregistered_at", &StoredConnection::deregistered_at_ms)   a column every
+//                           write of this row sets NULL (a connection event reconnects)
 //   joined("j.state", "job_state", &StoredBackfill::job_state)   read from a joined table
 //                           (SQL expression, output name), not a column of the table
 //   no_member               a column the writer fills otherwise, or a listing leaves out
@@ -35,6 +37,7 @@ namespace hh::store::schema {
 
 // A field's write side when it is not a member of the parsed row.
 struct SeqOfDelivery {};
+struct WrittenNull {};
 struct NoMember {};
 inline constexpr NoMember no_member{};
 
@@ -82,7 +85,7 @@ struct MemberValue<Value Class::*> {
 template <typename Write, typename Read>
 struct Field {
   std::string_view name;  // the column; for a joined field, the SQL expression it is read from
-  Write write;            // Value Row::*, SeqOfDelivery or NoMember
+  Write write;            // Value Row::*, SeqOfDelivery, WrittenNull or NoMember
   Read read;              // Value Stored::* or NoMember
   bool key = false;
   bool indexed = false;
@@ -93,7 +96,8 @@ struct Field {
 
   static constexpr bool writes_member = std::is_member_object_pointer_v<Write>;
   static constexpr bool writes_seq = std::is_same_v<Write, SeqOfDelivery>;
-  static constexpr bool written = writes_member || writes_seq;
+  static constexpr bool writes_null = std::is_same_v<Write, WrittenNull>;
+  static constexpr bool written = writes_member || writes_seq || writes_null;
   static constexpr bool read_into = std::is_member_object_pointer_v<Read>;
 
   // The name of its output field.
@@ -143,6 +147,10 @@ constexpr Field<Write, Read> as_time(Field<Write, Read> field) {
 template <typename Read>
 constexpr Field<SeqOfDelivery, Read> seq(Read read) {
   return {"seq", SeqOfDelivery{}, read};
+}
+template <typename Read>
+constexpr Field<WrittenNull, Read> cleared(std::string_view name, Read read) {
+  return {name, WrittenNull{}, read};
 }
 template <typename Read>
 constexpr Field<NoMember, Read> joined(std::string_view expression, std::string_view output, Read read) {

@@ -29,6 +29,8 @@ void bind_record(Binder& binder, const typename D::Written& row, int64_t seq) {
       binder.add(row.*(field.write));
     } else if constexpr (F::writes_seq) {
       binder.add(seq);
+    } else if constexpr (F::writes_null) {
+      binder.add(std::optional<int64_t>{});
     }
   });
 }
@@ -66,6 +68,13 @@ void read_record(const Columns& s, typename D::Stored& row) {
   });
 }
 
+// A column a write sets to a constant: a SQL literal written in the description, never a
+// value from a delivery.
+struct FixedValue {
+  std::string_view column;
+  std::string_view literal;  // "'deregistered'"
+};
+
 // A latest-wins table's statement, as each backend builds it (store/sqlite/derived/
 // latest_wins.h, store/postgres/derived/pg_latest_wins.h): column names are trusted
 // identifiers, never values.
@@ -74,6 +83,9 @@ struct LatestWinsSpec {
   std::span<const std::string_view> keys;          // the conflict target, bound first
   std::span<const std::string_view> values;        // the rest, bound after the keys, `seq` among them
   std::span<const std::string_view> indexed = {};  // those of `values` a secondary index holds
+  std::span<const FixedValue> fixed = {};          // set by the insert and by the update
+  std::span<const FixedValue> insert_only = {};    // set by the insert alone (NOT NULL columns the write leaves)
+  std::string_view write = {};  // names the write when a table has two ("" for the table's own)
 };
 
 // The columns of the latest-wins write of D: keys (the conflict target, bound first), the
@@ -97,10 +109,18 @@ struct LatestWinsColumns {
   static constexpr auto indexed = names_of<D::fields>(IsIndexed{});
 };
 
+// A description may add `fixed`, `insert_only` (arrays of FixedValue) and `write` (a name)
+// for a second write of a table that sets only some of its columns (Deregistrations).
 template <typename D>
 LatestWinsSpec latest_wins_spec() {
   using C = LatestWinsColumns<D>;
-  return LatestWinsSpec{D::name, C::keys, C::values, C::indexed};
+  LatestWinsSpec spec{D::name, C::keys, C::values, C::indexed};
+  if constexpr (requires { D::write; }) {
+    spec.fixed = D::fixed;
+    spec.insert_only = D::insert_only;
+    spec.write = D::write;
+  }
+  return spec;
 }
 
 }  // namespace hh::store::schema

@@ -25,6 +25,7 @@
 #include "rows/delivery_rows.h"
 #include "store/read_rows.h"
 #include "store/schema/record_fields.h"
+#include "store/schema/record_rows.h"
 
 namespace hh::store::schema {
 
@@ -47,6 +48,7 @@ struct Summaries {
       indexed(column("calendar_date", &Written::calendar_date, no_member)),
       column("start_ms", &Written::start_ms, &Stored::start_ms),
       column("end_ms", &Written::end_ms, no_member),
+      column("app_id", &Written::app_id, no_member),
       seq(&Stored::seq),
       as_json(column("data", &Written::data_json, &Stored::data)),
       joined("u.client_user_id", "client_user_id", &Stored::client_user_id),
@@ -66,6 +68,8 @@ struct Connections {
       key("user_id", &Written::user_id, &Stored::user_id),
       key("provider", &Written::provider, &Stored::provider),
       column("status", &Written::status, &Stored::status),
+      // Set by `user deregister` (Deregistrations below); a connection event reconnects.
+      as_time(cleared("deregistered_at", &Stored::deregistered_at_ms)),
       column("external_user_id", &Written::external_user_id, &Stored::external_user_id),
       column("error_type", &Written::error_type, &Stored::error_type),
       column("error_message", &Written::error_message, &Stored::error_message),
@@ -162,23 +166,30 @@ struct LabResults {
   static constexpr std::string_view user = "user_id";
 };
 
-// Parsing jobs carry no user (lab_report.parsing_job.* has none): only the status filter.
+// A parsing job's data names nobody; its user is the envelope's (kept for erasure, not
+// listed): only the status filter. The results follow-up's key is the job's id
+// (store/jobs/: kind parsing_job).
 struct LabParsingJobs {
   static constexpr std::string_view name = "lab_parsing_jobs";
   using Written = rows::LabParsingJobRow;
   using Stored = StoredParsingJob;
   static constexpr auto fields = std::tuple{
       key("id", &Written::id, &Stored::id),
+      indexed(column("user_id", &Written::user_id, no_member)),
       column("status", &Written::status, &Stored::status),
       column("failure_reason", &Written::failure_reason, &Stored::failure_reason),
       column("needs_human_review", &Written::needs_human_review, &Stored::needs_human_review),
       column("is_reviewed", &Written::is_reviewed, &Stored::is_reviewed),
       as_json(column("results", &Written::results_json, &Stored::results)),
       seq(&Stored::seq),
-      as_json(column("data", &Written::data_json, &Stored::data))};
-  static constexpr std::string_view from = "lab_parsing_jobs AS t";
+      as_json(column("data", &Written::data_json, &Stored::data)),
+      joined("j.state", "job_state", &Stored::job_state),
+      joined("j.attempts", "job_attempts", &Stored::job_attempts),
+      joined("j.last_error", "job_error", &Stored::job_error)};
+  static constexpr std::string_view from =
+      "lab_parsing_jobs AS t LEFT JOIN jobs AS j ON j.kind = 'parsing_job' AND j.job_key = t.id";
   static constexpr std::array filters{RecordFilterColumn{&RecordFilter::status, "status"}};
-  static constexpr std::string_view user = "";
+  static constexpr std::string_view user = "user_id";
 };
 
 // A window's fetch job has the backfill's key (store/jobs/backfill_job.h): one lookup in
@@ -220,7 +231,8 @@ struct Users {
       as_time(column("last_seen_ms", no_member, &Stored::last_seen_ms)),
       column("seq", no_member, &Stored::seq)};
   static constexpr std::string_view from = "users AS t";
-  static constexpr std::array filters{RecordFilterColumn{&RecordFilter::user_id, "user_id"}};
+  static constexpr std::array filters{RecordFilterColumn{&RecordFilter::user_id, "user_id"},
+                                      RecordFilterColumn{&RecordFilter::client_user_id, "client_user_id"}};
   static constexpr std::string_view user = "user_id";
 };
 
@@ -242,9 +254,27 @@ struct Providers {
   static constexpr std::string_view user = "";
 };
 
-// The descriptions of the tables written by latest wins, and those read by RecordQuery.
+// `healthhook user deregister`'s record (fetch.deregistration), a second write of
+// connections: the connection marked deregistered (status, deregistered_at, event_type,
+// seq), its other fields kept; a connection not seen yet gets a row with data '{}'. Not a
+// table of its own: written only, never listed.
+struct Deregistrations {
+  static constexpr std::string_view name = "connections";
+  static constexpr std::string_view write = "deregistration";
+  using Written = rows::DeregistrationRow;
+  static constexpr auto fields = std::tuple{key("user_id", &Written::user_id, no_member),
+                                            key("provider", &Written::provider, no_member),
+                                            column("deregistered_at", &Written::deregistered_at_ms, no_member),
+                                            column("event_type", &Written::event_type, no_member),
+                                            seq(no_member)};
+  static constexpr std::array fixed{FixedValue{"status", "'deregistered'"}};
+  static constexpr std::array insert_only{FixedValue{"data", "'{}'"}};
+};
+
+// The descriptions of the tables written by latest wins (and Deregistrations, a second
+// write of connections), and those read by RecordQuery.
 using LatestWinsTables =
     std::tuple<Summaries, Connections, Devices, LabOrders, LabAppointments, LabResults, LabParsingJobs, Backfills,
-               Providers>;
+               Providers, Deregistrations>;
 
 }  // namespace hh::store::schema

@@ -14,25 +14,31 @@ constexpr Type kText = Type::text, kInt = Type::integer, kReal = Type::real, kBy
                kScalar = Type::scalar;
 constexpr bool kNull = true, kNotNull = false;
 
-// ---- The inbox (SQLite 001, 004, 007).
+// ---- The inbox (SQLite 001, 004, 007, 009). `user_id`: whom a delivery names, recorded
+// when it is applied (erasure finds the rows by it once the body is gone).
 
 constexpr Column kInbox[] = {
     {"seq", kInt, kNotNull},          {"message_id", kText, kNotNull}, {"origin", kText, kNotNull},
     {"received_at", kInt, kNotNull},  {"webhook_timestamp", kInt, kNull}, {"event_type", kText, kNull},
     {"headers", kText, kNotNull},     {"body", kBytes, kNotNull}};
-constexpr Column kDeliveryOutcomes[] = {
-    {"seq", kInt, kNotNull}, {"status", kText, kNotNull}, {"family", kText, kNull}, {"error", kText, kNull}};
+constexpr Column kDeliveryOutcomes[] = {{"seq", kInt, kNotNull},
+                                        {"status", kText, kNotNull},
+                                        {"family", kText, kNull},
+                                        {"error", kText, kNull},
+                                        {"user_id", kText, kNull}};
 constexpr Column kRemovedBodies[] = {{"seq", kInt, kNotNull},
                                      {"body_sha256", kText, kNotNull},
                                      {"body_bytes", kInt, kNotNull},
-                                     {"removed_at_ms", kInt, kNotNull}};
+                                     {"removed_at_ms", kInt, kNotNull},
+                                     {"user_id", kText, kNull}};
 constexpr Column kProcessorState[] = {{"id", kInt, kNotNull}, {"applied_seq", kInt, kNotNull}};
 
-// ---- Derived tables that are not one row per key (SQLite 002, 005).
+// ---- Derived tables that are not one row per key (SQLite 002, 005, 009, 011).
 
 constexpr Column kSeries[] = {{"series_id", kInt, kNotNull},   {"user_id", kText, kNotNull},
                               {"resource", kText, kNotNull},   {"provider", kText, kNotNull},
-                              {"source_type", kText, kNotNull}, {"source_id", kScalar, kNull}};
+                              {"source_type", kText, kNotNull}, {"source_id", kScalar, kNull},
+                              {"app_id", kText, kNull}};
 constexpr Column kSamples[] = {{"series_id", kInt, kNotNull}, {"t_ms", kInt, kNotNull},
                                {"timezone_offset", kInt, kNull}, {"value", kScalar, kNull},
                                {"unit", kText, kNull},        {"type", kText, kNull},
@@ -54,9 +60,10 @@ constexpr Column kStreamPoints[] = {{"workout_id", kText, kNotNull}, {"idx", kIn
 constexpr Column kChanges[] = {{"change_id", kInt, kNotNull}, {"seq", kInt, kNotNull},
                                {"table_name", kText, kNotNull}, {"row_key", kText, kNotNull},
                                {"op", kText, kNotNull},       {"row_count", kInt, kNotNull},
-                               {"from_ms", kInt, kNull},      {"to_ms", kInt, kNull}};
+                               {"from_ms", kInt, kNull},      {"to_ms", kInt, kNull},
+                               {"user_id", kText, kNull}};
 
-// ---- Operational tables (SQLite 003, 006, 008, 010).
+// ---- Operational tables (SQLite 003, 006, 008, 009, 010, 011, 012).
 
 constexpr Column kJobs[] = {{"job_id", kInt, kNotNull},
                             {"kind", kText, kNotNull},
@@ -69,6 +76,7 @@ constexpr Column kJobs[] = {{"job_id", kInt, kNotNull},
                             {"payload", kText, kNotNull},
                             {"created_at", kInt, kNotNull},
                             {"updated_at", kInt, kNotNull},
+                            {"user_id", kText, kNull},  // whom the job fetches for
                             // A running job's lease: instances share the queue (decision 030).
                             {"lease_until", kInt, kNull, Backends::postgres_only}};
 constexpr Column kErasures[] = {{"erasure_id", kInt, kNotNull},
@@ -90,6 +98,8 @@ constexpr Column kOutboxDropped[] = {{"range_id", kInt, kNotNull},    {"destinat
                                      {"first_seq", kInt, kNotNull},   {"last_seq", kInt, kNotNull},
                                      {"entries", kInt, kNotNull},     {"dropped_at", kInt, kNotNull}};
 
+constexpr Column kForwardPauses[] = {{"destination", kText, kNotNull}, {"paused_at", kInt, kNotNull}};
+
 constexpr std::string_view kSeqKey[] = {"seq"};
 constexpr std::string_view kIdKey[] = {"id"};
 constexpr std::string_view kSeriesKey[] = {"series_id"};
@@ -101,6 +111,7 @@ constexpr std::string_view kJobsKey[] = {"job_id"};
 constexpr std::string_view kErasuresKey[] = {"erasure_id"};
 constexpr std::string_view kOutboxKey[] = {"outbox_id"};
 constexpr std::string_view kOutboxDroppedKey[] = {"range_id"};
+constexpr std::string_view kDestinationKey[] = {"destination"};
 
 // A record table's columns and key, from its description.
 template <typename Description>
@@ -115,10 +126,10 @@ struct Record {
 std::vector<Table> all_tables() {
   return {
       {"inbox", kInbox, kSeqKey, Role::inbox, "", true},
-      {"delivery_outcomes", kDeliveryOutcomes, kSeqKey, Role::inbox, "", true},
-      {"removed_bodies", kRemovedBodies, kSeqKey, Role::inbox, "", true},
+      {"delivery_outcomes", kDeliveryOutcomes, kSeqKey, Role::inbox, "user_id", true},
+      {"removed_bodies", kRemovedBodies, kSeqKey, Role::inbox, "user_id", true},
       // Derived, parents first; `rebuild` empties them the other way round.
-      {"changes", kChanges, kChangesKey, Role::derived, "", true},
+      {"changes", kChanges, kChangesKey, Role::derived, "user_id", true},
       Record<Providers>::table(),
       Record<Users>::table(),
       Record<Backfills>::table(),
@@ -133,10 +144,11 @@ std::vector<Table> all_tables() {
       Record<Summaries>::table(),
       {"series", kSeries, kSeriesKey, Role::derived, "user_id", true},
       {"samples", kSamples, kSamplesKey, Role::derived, "", true},
-      {"jobs", kJobs, kJobsKey, Role::operational, "", true},
+      {"jobs", kJobs, kJobsKey, Role::operational, "user_id", true},
       {"erasures", kErasures, kErasuresKey, Role::operational, "user_id", true},
       {"outbox", kOutbox, kOutboxKey, Role::operational, "user_id", true},
       {"outbox_dropped", kOutboxDropped, kOutboxDroppedKey, Role::operational, "", true},
+      {"forward_pauses", kForwardPauses, kDestinationKey, Role::operational, "", true},
       {"processor_state", kProcessorState, kIdKey, Role::operational, "", false},
   };
 }

@@ -7,12 +7,40 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "common/log.h"
 #include "store/sqlite/migrations.h"
 
 namespace hh::store {
 
 int schema_version() { return static_cast<int>(migrations().size()); }
+
+namespace {
+
+// The migration that gave every table holding a user's data a user column; what it could
+// not fill is logged once, right after it (its view says per table).
+constexpr std::string_view kUserColumnsMigration = "009-user-columns";
+
+void log_unattributed_rows(sqlite::Connection& db) {
+  auto rows = db.prepare("SELECT table_name, unattributed FROM unattributed_rows");
+  if (!rows) return;
+  std::vector<std::pair<std::string, int64_t>> counts;
+  int64_t total = 0;
+  (void)rows->for_each_row([&](const sqlite::Statement& row) {
+    counts.emplace_back(std::string(row.column_text(0)), row.column_int(1));
+    total += row.column_int(1);
+  });
+  if (total == 0) return;
+  // Rows whose user was only in a body that retention had removed: purge-user cannot find them.
+  log::Line line(log::Level::warn, "rows_without_user");
+  for (const auto& [table, count] : counts) line.num(table, count);
+  line.num("total", total);
+}
+
+}  // namespace
 
 Result<void> migrate(sqlite::Connection& db) {
   auto version = db.query_int("PRAGMA user_version");
@@ -32,6 +60,7 @@ Result<void> migrate(sqlite::Connection& db) {
     if (!bumped) return fail("migration " + std::string(migration.name) + ": " + bumped.error());
     auto committed = txn->commit();
     if (!committed) return fail("migration " + std::string(migration.name) + ": " + committed.error());
+    if (migration.name == kUserColumnsMigration) log_unattributed_rows(db);
   }
   return {};
 }
@@ -74,7 +103,7 @@ Result<sqlite::Connection> open_for_writing(const std::string& path, const Store
   // page size (SQLite cannot change it in WAL mode), and the code reads it from the file.
   // A new file also gets auto_vacuum = INCREMENTAL, so the space of removed bodies
   // (retention) and erased users goes back to the file system with PRAGMA
-  // incremental_vacuum (README, "Retention" says how to convert an older database). Only a
+  // incremental_vacuum (docs/erasure-and-retention.md, "Retention", says how to convert an older database). Only a
   // new file: on an existing one the pragma needs the write lock and changes nothing.
   const std::string pragmas = "PRAGMA page_size = " + std::to_string(kNewDatabasePageSize) +
                               (new_file ? ";PRAGMA auto_vacuum = INCREMENTAL;" : ";") +

@@ -24,10 +24,12 @@ class DeliveryReader final : public DeliveryCursor {
 
 Result<SqliteDeliveryCursor> SqliteDeliveryCursor::create(sqlite::Connection& db) {
   auto select = db.prepare(
-      "SELECT seq, origin, received_at, event_type, headers, body, status, family, error, "
+      "SELECT i.seq, i.origin, i.received_at, i.event_type, i.headers, i.body, coalesce(o.status, 'pending'), "
+      "o.family, o.error, "
       // Only an empty body is looked up among the removed ones: no lookup per delivery.
-      "CASE WHEN length(body) = 0 THEN EXISTS (SELECT 1 FROM removed_bodies AS r WHERE r.seq = deliveries.seq) "
-      "ELSE 0 END FROM deliveries WHERE seq > ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3");
+      "CASE WHEN length(i.body) = 0 THEN EXISTS (SELECT 1 FROM removed_bodies AS r WHERE r.seq = i.seq) "
+      "ELSE 0 END, o.user_id FROM inbox AS i LEFT JOIN delivery_outcomes AS o ON o.seq = i.seq "
+      "WHERE i.seq > ?1 AND i.seq <= ?2 ORDER BY i.seq LIMIT ?3");
   if (!select) return fail(select.error());
   return SqliteDeliveryCursor(std::move(*select));
 }
@@ -50,6 +52,7 @@ Result<bool> SqliteDeliveryCursor::next(PendingDelivery& pending) {
   pending.stored.family = select_.column_optional_text(7);
   pending.stored.error = select_.column_optional_text(8);
   pending.body_removed = select_.column_int(9) != 0;
+  pending.stored.user_id = select_.column_optional_text(10);
   return true;
 }
 

@@ -21,8 +21,11 @@ constexpr const char* kCandidates =
     "AND seq <= (SELECT applied_seq FROM processor_state WHERE id = 1) "
     "ORDER BY seq LIMIT ?1";
 constexpr const char* kEmpty = "UPDATE inbox SET headers = '{}', body = x'' WHERE seq = ?1";
+// With the user the processor recorded for the delivery (its outcome), so the row stays
+// findable by `purge-user` once the body that named the user is gone (spec §11).
 constexpr const char* kRecord =
-    "INSERT INTO removed_bodies (seq, body_sha256, body_bytes, removed_at_ms) VALUES (?1, ?2, ?3, ?4)";
+    "INSERT INTO removed_bodies (seq, body_sha256, body_bytes, removed_at_ms, user_id) "
+    "VALUES (?1, ?2, ?3, ?4, (SELECT user_id FROM delivery_outcomes WHERE seq = ?1))";
 
 struct Removal {
   int64_t seq;

@@ -1,5 +1,8 @@
 #include "store/sqlite/sqlite_erasure.h"
 
+#include <optional>
+#include <utility>
+
 #include "rows/delivery_user.h"
 #include "store/erasure_plan.h"
 #include "store/sqlite/connection.h"
@@ -10,30 +13,18 @@
 namespace hh::store {
 namespace {
 
-// How erase() finds a user's rows, in two steps so that counting and erasing agree and the
-// order of the deletes does not matter:
-//  1. select: the user's inbox rows (their seqs; rows/delivery_user.h decides, in C++,
-//     so PostgreSQL can share it), and the keys that are not user columns (series ids,
-//     workout ids, job ids, change ids) go into TEMP tables of this connection;
+// How erase() finds a user's rows (store/erasure_plan.h), in two steps so that counting and
+// erasing agree and the order of the deletes does not matter:
+//  1. select: the sets that are not one table's user column (their deliveries' seqs, their
+//     series ids and workout ids) go into TEMP tables of this connection;
 //  2. each table's rows are those its WHERE below picks: `?1` is the user id.
-// A derived row is the user's when its user column names them or when one of their
-// deliveries wrote it (lab_parsing_jobs have no user column; a fetched stream's
-// workout_streams row has none until a notice comes).
-constexpr std::string_view kUserOrTheirDelivery = "user_id = ?1 OR seq IN (SELECT seq FROM temp.erase_seqs)";
-constexpr std::string_view kTheirDelivery = "seq IN (SELECT seq FROM temp.erase_seqs)";
-constexpr std::string_view kTheirSeries = "series_id IN (SELECT series_id FROM temp.erase_series)";
-constexpr std::string_view kTheirWorkouts = "workout_id IN (SELECT workout_id FROM temp.erase_workouts)";
-
-// How a table's rows are picked (store/erasure_plan.h), in SQL: `?1` is the user id.
 std::string_view where_by(ErasedBy by) {
   switch (by) {
-    case ErasedBy::user_or_their_delivery: return kUserOrTheirDelivery;
-    case ErasedBy::their_delivery: return kTheirDelivery;
-    case ErasedBy::their_series: return kTheirSeries;
-    case ErasedBy::their_workouts: return kTheirWorkouts;
-    case ErasedBy::their_jobs: return "job_id IN (SELECT job_id FROM temp.erase_jobs)";
-    case ErasedBy::their_changes: return "change_id IN (SELECT change_id FROM temp.erase_changes)";
     case ErasedBy::user: return "user_id = ?1";
+    case ErasedBy::user_or_their_delivery: return "user_id = ?1 OR seq IN (SELECT seq FROM temp.erase_seqs)";
+    case ErasedBy::their_delivery: return "seq IN (SELECT seq FROM temp.erase_seqs)";
+    case ErasedBy::their_series: return "series_id IN (SELECT series_id FROM temp.erase_series)";
+    case ErasedBy::their_workouts: return "workout_id IN (SELECT workout_id FROM temp.erase_workouts)";
   }
   return "0";
 }
@@ -42,14 +33,29 @@ constexpr std::string_view kSelectionTables =
     "CREATE TEMP TABLE IF NOT EXISTS erase_seqs (seq INTEGER PRIMARY KEY);"
     "CREATE TEMP TABLE IF NOT EXISTS erase_series (series_id INTEGER PRIMARY KEY);"
     "CREATE TEMP TABLE IF NOT EXISTS erase_workouts (workout_id TEXT PRIMARY KEY);"
-    "CREATE TEMP TABLE IF NOT EXISTS erase_jobs (job_id INTEGER PRIMARY KEY);"
-    "CREATE TEMP TABLE IF NOT EXISTS erase_changes (change_id INTEGER PRIMARY KEY);"
-    "DELETE FROM temp.erase_seqs; DELETE FROM temp.erase_series; DELETE FROM temp.erase_workouts;"
-    "DELETE FROM temp.erase_jobs; DELETE FROM temp.erase_changes;";
+    "DELETE FROM temp.erase_seqs; DELETE FROM temp.erase_series; DELETE FROM temp.erase_workouts;";
 
-// A job's payload names its user (store/sqlite/derived/follow_up_jobs.cpp); a payload that
-// is not JSON names nobody.
-constexpr std::string_view kPayloadUser = "CASE WHEN json_valid(payload) THEN json_extract(payload, '$.user_id') END";
+// The user's deliveries by the columns that name them, and their series and workouts.
+constexpr std::string_view kSelections[] = {
+    "INSERT OR IGNORE INTO temp.erase_seqs SELECT seq FROM delivery_outcomes WHERE user_id = ?1",
+    "INSERT OR IGNORE INTO temp.erase_seqs SELECT seq FROM removed_bodies WHERE user_id = ?1",
+    "INSERT INTO temp.erase_series SELECT series_id FROM series WHERE user_id = ?1",
+    "INSERT OR IGNORE INTO temp.erase_workouts SELECT workout_id FROM workout_streams WHERE user_id = ?1",
+    // A stream fetched for them whose row names nobody yet (written before migration 009).
+    "INSERT OR IGNORE INTO temp.erase_workouts SELECT job_key FROM jobs WHERE kind = 'workout_stream' "
+    "AND user_id = ?1",
+};
+
+// Inbox rows no column names the user of: no outcome yet (not applied), no removed-body
+// record; they still have their body (retention removes only applied ones). Their seqs come
+// from an index (no body page read), then the bodies one at a time.
+constexpr std::string_view kPendingDeliveries =
+    "SELECT seq, origin, headers, body FROM inbox WHERE seq IN (SELECT seq FROM inbox INDEXED BY "
+    "deliveries_received_at EXCEPT SELECT seq FROM delivery_outcomes EXCEPT SELECT seq FROM removed_bodies) "
+    "ORDER BY seq";
+
+// SHA-256 of no bytes: the removed-body record of an erasure's placeholder row.
+constexpr std::string_view kEmptySha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 std::string where_of(std::string_view table) {
   for (const auto& erased : kErasedTables) {
@@ -70,6 +76,9 @@ class SqliteErasure final : public Erasure {
   explicit SqliteErasure(sqlite::Connection db) : db_(std::move(db)) {}
 
   Result<ErasureReport> count(std::string_view user_id) override {
+    // A database from before migration 009 has no user columns to count by: it gets them
+    // now (the rows stay as they are).
+    if (auto migrated = migrate(db_); !migrated) return fail(migrated.error_kind(), migrated.error());
     // One read transaction: the counts are of one moment.
     if (auto begun = db_.exec("BEGIN"); !begun) return fail(begun.error_kind(), begun.error());
     auto report = count_in_transaction(user_id);
@@ -82,14 +91,19 @@ class SqliteErasure final : public Erasure {
     // would bring rows back): refused while `serve`, `rebuild` or `replay` applies the inbox.
     auto lock = ProcessingLock::acquire(db_);
     if (!lock) return fail(ErrorKind::busy, lock.error());
-    // A database from before migration 006 gets its `erasures` table now (count() does not
-    // need it, so a dry run changes nothing).
+    // A database from before migration 009 gets its user columns now (006: `erasures`).
     if (auto migrated = migrate(db_); !migrated) return fail(migrated.error_kind(), migrated.error());
     if (auto selected = select(user_id); !selected) return fail(selected.error_kind(), selected.error());
     ErasureReport report;
     for (int group = 0; group <= kErasureInboxGroup; ++group) {
       auto txn = sqlite::Transaction::begin(db_);
       if (!txn) return fail(txn.error_kind(), txn.error());
+      std::optional<std::pair<int64_t, int64_t>> newest;  // the inbox's newest row, when it is the user's
+      if (group == kErasureInboxGroup) {
+        auto found = newest_of_theirs();
+        if (!found) return fail(found.error_kind(), found.error());
+        newest = *found;
+      }
       for (const auto& erased : kErasedTables) {
         if (erased.group != group) continue;
         if (auto ran = run_bound(db_, "DELETE FROM " + std::string(erased.table) + " WHERE " + where_of(erased.table),
@@ -100,10 +114,14 @@ class SqliteErasure final : public Erasure {
         report.tables.push_back({std::string(erased.table), db_.changes()});
       }
       if (group == kErasureInboxGroup) {
+        if (newest) {
+          if (auto kept = keep_seq_taken(newest->first, newest->second, now_ms); !kept) return fail(kept.error());
+        }
         if (auto recorded = record(user_id, now_ms, report); !recorded) return fail(recorded.error());
       }
       if (auto committed = txn->commit(); !committed) return fail(committed.error_kind(), committed.error());
     }
+    if (auto unattributed = unattributed_rows(); unattributed) report.unattributed = std::move(*unattributed);
     report.space = give_space_back();
     return report;
   }
@@ -113,7 +131,10 @@ class SqliteErasure final : public Erasure {
   // transaction or with the processing lock held.
   Result<void> select(std::string_view user_id) {
     if (auto made = db_.exec(kSelectionTables); !made) return made;
-    auto scan = db_.prepare("SELECT seq, origin, headers, body FROM inbox ORDER BY seq");
+    for (const std::string_view sql : kSelections) {
+      if (auto ran = run_bound(db_, std::string(sql), user_id); !ran) return ran;
+    }
+    auto scan = db_.prepare(kPendingDeliveries);
     if (!scan) return fail(scan.error());
     std::vector<int64_t> seqs;
     auto scanned = scan->for_each_row([&](const sqlite::Statement& row) {
@@ -122,52 +143,11 @@ class SqliteErasure final : public Erasure {
       }
     });
     if (!scanned) return scanned;
-    auto insert = db_.prepare("INSERT INTO temp.erase_seqs (seq) VALUES (?1)");
+    auto insert = db_.prepare("INSERT OR IGNORE INTO temp.erase_seqs (seq) VALUES (?1)");
     if (!insert) return fail(insert.error());
     for (const int64_t seq : seqs) {
       insert->bind(1, seq);
       if (auto ran = insert->run(); !ran) return ran;
-    }
-    const std::string payload_user(kPayloadUser);
-    const std::string statements[] = {
-        "INSERT INTO temp.erase_series SELECT series_id FROM series WHERE user_id = ?1",
-        // A fetched stream's row names no user: its notice or fetch was theirs, or a job of
-        // theirs fetches it.
-        "INSERT OR IGNORE INTO temp.erase_workouts SELECT workout_id FROM workout_streams WHERE user_id = ?1 "
-        "OR notice_seq IN (SELECT seq FROM temp.erase_seqs) OR fetched_seq IN (SELECT seq FROM temp.erase_seqs) "
-        "OR seq IN (SELECT seq FROM temp.erase_seqs)",
-        "INSERT OR IGNORE INTO temp.erase_workouts SELECT job_key FROM jobs WHERE kind = 'workout_stream' AND (" +
-            payload_user + " = ?1 OR trigger_seq IN (SELECT seq FROM temp.erase_seqs))",
-        "INSERT INTO temp.erase_jobs SELECT job_id FROM jobs WHERE " + payload_user +
-            " = ?1 OR trigger_seq IN (SELECT seq FROM temp.erase_seqs) "
-            "OR (kind = 'workout_stream' AND job_key IN (SELECT workout_id FROM temp.erase_workouts)) "
-            "OR (kind = 'backfill' AND substr(job_key, 1, length(?1) + 1) = ?1 || '/')",
-        // The feed's rows caused by their deliveries, and those of their rows' keys (the
-        // key formats of migration 002's comment on `changes`).
-        "INSERT INTO temp.erase_changes SELECT change_id FROM changes WHERE seq IN (SELECT seq FROM temp.erase_seqs)"
-        " OR (table_name = 'samples' AND row_key IN (SELECT user_id || '/' || resource || '/' || provider || '/' ||"
-        " source_type FROM series WHERE " + where_of("series") + "))"
-        " OR (table_name = 'summaries' AND row_key IN (SELECT resource || '/' || id FROM summaries WHERE " +
-            where_of("summaries") + "))"
-        " OR (table_name IN ('workout_streams', 'stream_points') AND row_key IN"
-        " (SELECT workout_id FROM temp.erase_workouts))"
-        " OR (table_name = 'connections' AND row_key IN (SELECT user_id || '/' || provider FROM connections WHERE " +
-            where_of("connections") + "))"
-        " OR (table_name = 'devices' AND row_key IN (SELECT id FROM devices WHERE " + where_of("devices") + "))"
-        " OR (table_name = 'lab_orders' AND row_key IN (SELECT id FROM lab_orders WHERE " + where_of("lab_orders") +
-            "))"
-        " OR (table_name = 'lab_appointments' AND row_key IN (SELECT id FROM lab_appointments WHERE " +
-            where_of("lab_appointments") + "))"
-        " OR (table_name = 'lab_results' AND row_key IN (SELECT order_id FROM lab_results WHERE " +
-            where_of("lab_results") + "))"
-        " OR (table_name = 'lab_parsing_jobs' AND row_key IN (SELECT id FROM lab_parsing_jobs WHERE " +
-            where_of("lab_parsing_jobs") + "))"
-        " OR (table_name = 'backfills' AND row_key IN (SELECT user_id || '/' || resource || '/' || provider || '/' ||"
-        " start_ms || '/' || end_ms FROM backfills WHERE " + where_of("backfills") + "))"
-        " OR (table_name = 'users' AND row_key = ?1)",
-    };
-    for (const auto& sql : statements) {
-      if (auto ran = run_bound(db_, sql, user_id); !ran) return ran;
     }
     return {};
   }
@@ -185,7 +165,60 @@ class SqliteErasure final : public Erasure {
       if (!read) return fail(read.error_kind(), read.error());
       report.tables.push_back({std::string(erased.table), rows});
     }
+    auto unattributed = unattributed_rows();
+    if (!unattributed) return fail(unattributed.error_kind(), unattributed.error());
+    report.unattributed = std::move(*unattributed);
     return report;
+  }
+
+  Result<std::vector<TableRows>> unattributed_rows() {
+    auto stmt = db_.prepare(kUnattributedRowsSql);
+    if (!stmt) return fail(stmt.error());
+    std::vector<TableRows> rows;
+    auto read = stmt->for_each_row([&](const sqlite::Statement& row) {
+      rows.push_back({std::string(row.column_text(0)), row.column_int(1)});
+    });
+    if (!read) return fail(read.error_kind(), read.error());
+    return rows;
+  }
+
+  // The inbox's newest row (seq, received_at) when the erasure removes it, inside the
+  // inbox group's transaction.
+  Result<std::optional<std::pair<int64_t, int64_t>>> newest_of_theirs() {
+    auto stmt = db_.prepare("SELECT seq, received_at FROM inbox WHERE seq = (SELECT max(seq) FROM inbox) "
+                            "AND seq IN (SELECT seq FROM temp.erase_seqs)");
+    if (!stmt) return fail(stmt.error());
+    std::optional<std::pair<int64_t, int64_t>> newest;
+    auto read = stmt->first_row([&](const sqlite::Statement& row) {
+      newest.emplace(row.column_int(0), row.column_int(1));
+    });
+    if (!read) return fail(read.error_kind(), read.error());
+    return newest;
+  }
+
+  // SQLite gives a new inbox row max(seq) + 1: with the newest row gone, the next delivery
+  // would get a seq the processor has applied already and never apply it. A placeholder
+  // keeps that seq taken: no message id of the service's, no headers, no body, no user; an
+  // 'ignored' delivery whose body is recorded as removed (processor and rebuild pass over
+  // it), with the received_at retention's walk relies on growing with seq. (PostgreSQL's
+  // sequence never goes back.)
+  Result<void> keep_seq_taken(int64_t seq, int64_t received_at, int64_t now_ms) {
+    auto placeholder = db_.prepare(
+        "INSERT INTO inbox (seq, message_id, origin, received_at, headers, body) "
+        "VALUES (?1, 'erased:' || ?1, 'webhook', ?2, '{}', x'')");
+    if (!placeholder) return fail(placeholder.error());
+    placeholder->bind(1, seq).bind(2, received_at);
+    if (auto ran = placeholder->run(); !ran) return ran;
+    auto removed = db_.prepare(
+        "INSERT INTO removed_bodies (seq, body_sha256, body_bytes, removed_at_ms) VALUES (?1, ?2, 0, ?3)");
+    if (!removed) return fail(removed.error());
+    removed->bind(1, seq).bind(2, kEmptySha256).bind(3, now_ms);
+    if (auto ran = removed->run(); !ran) return ran;
+    // Applied (there is nothing to apply): not counted as a delivery waiting.
+    auto outcome = db_.prepare("INSERT INTO delivery_outcomes (seq, status) VALUES (?1, 'ignored')");
+    if (!outcome) return fail(outcome.error());
+    outcome->bind(1, seq);
+    return outcome->run();
   }
 
   // The erasure record (migration 006): who, when, rows per table; nothing else.
@@ -199,7 +232,7 @@ class SqliteErasure final : public Erasure {
 
   // Databases created with auto_vacuum = INCREMENTAL (every new file: store/sqlite/
   // database.cpp) give the freed pages back to the file system now; older ones keep them
-  // for reuse by later rows until converted (README, "Retention").
+  // for reuse by later rows until converted (docs/erasure-and-retention.md, "Retention").
   std::string give_space_back() {
     auto mode = db_.query_int("PRAGMA auto_vacuum");
     if (!mode || mode->value_or(0) != 2) {

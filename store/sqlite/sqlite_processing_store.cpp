@@ -41,8 +41,9 @@ Result<std::unique_ptr<ProcessingStore>> open_sqlite_processing(sqlite::Connecti
   // OR-chain CHECK of delivery_outcomes a single-row insert is cheap
   // (docs/decisions/015-change-feed-batches-and-or-checks.md).
   auto outcome = write_db.prepare(
-      "INSERT INTO delivery_outcomes (seq, status, family, error) VALUES (?1, ?2, ?3, ?4) "
-      "ON CONFLICT (seq) DO UPDATE SET status = excluded.status, family = excluded.family, error = excluded.error");
+      "INSERT INTO delivery_outcomes (seq, status, family, error, user_id) VALUES (?1, ?2, ?3, ?4, ?5) "
+      "ON CONFLICT (seq) DO UPDATE SET status = excluded.status, family = excluded.family, error = excluded.error, "
+      "user_id = excluded.user_id");
   if (!outcome) return fail(outcome.error());
   auto advance = write_db.prepare("UPDATE processor_state SET applied_seq = ?1 WHERE id = 1");
   if (!advance) return fail(advance.error());
@@ -128,6 +129,11 @@ Result<void> SqliteProcessingStore::record_outcomes(std::span<const OutcomeUpdat
       outcome_.bind_null(4);
     } else {
       outcome_.bind_static(4, outcome.error);
+    }
+    if (outcome.user_id.empty()) {
+      outcome_.bind_null(5);
+    } else {
+      outcome_.bind_static(5, outcome.user_id);
     }
     if (auto set = outcome_.run(); !set) {
       return fail(set.error_kind(),

@@ -55,7 +55,7 @@ BOOST_AUTO_TEST_CASE(a_later_seq_replaces_the_row_and_an_earlier_one_changes_not
   BOOST_TEST(s.apply(sleep_summary("s1", R"({"v":7})"), 7).rows_written == 1);
   BOOST_TEST(s.apply(sleep_summary("s1", R"({"v":6})"), 6).rows_written == 0);  // stale
   BOOST_TEST(test::dump_table(s.db, "summaries") ==
-                 Strings{R"('sleep'|'s1'|'u1'|'oura'|'ring'|'2024-05-16'|1715900000000|1715930000000|7|'{"v":7}')"},
+                 Strings{R"('sleep'|'s1'|'u1'|'oura'|'ring'|'2024-05-16'|1715900000000|1715930000000|7|'{"v":7}'|NULL)"},
              boost::test_tools::per_element());
   BOOST_TEST(s.changes() == (Strings{"5|'summaries'|'sleep/s1'|'insert'|1|NULL|NULL",
                                      "7|'summaries'|'sleep/s1'|'update'|1|NULL|NULL"}),
@@ -174,7 +174,7 @@ BOOST_AUTO_TEST_CASE(connection_device_and_lab_rows_follow_latest_wins) {
   s.apply(d, 11);  // stale
   BOOST_TEST(test::dump_table(s.db, "connections") ==
                  Strings{"'u1'|'oura'|'error'|'ext-1'|'token_refresh_failed'|'revoked'|NULL|"
-                         "'provider.connection.error'|12|'{}'"},
+                         "'provider.connection.error'|12|'{}'|NULL"},
              boost::test_tools::per_element());
 
   rows::DeliveryRows device;
@@ -194,7 +194,7 @@ BOOST_AUTO_TEST_CASE(connection_device_and_lab_rows_follow_latest_wins) {
                                                    "2024-05-02T14:00:00+00:00", "2024-05-02T14:30:00+00:00", "{}"};
   labs.lab_result = rows::LabResultRow{"o1", "u1", "123", "partial", "critical", "{}"};
   labs.lab_parsing_job =
-      rows::LabParsingJobRow{"j1", "completed", std::nullopt, false, true, R"({"results":[]})", "{}"};
+      rows::LabParsingJobRow{"j1", "completed", std::nullopt, false, true, R"({"results":[]})", "{}", "u1"};
   s.apply(labs, 15);
   BOOST_TEST(test::dump_table(s.db, "lab_orders") ==
                  Strings{"'o1'|'u1'|'t1'|'received'|'received.walk_in_test.ordered'|NULL|NULL|15|'{}'"},
@@ -206,7 +206,10 @@ BOOST_AUTO_TEST_CASE(connection_device_and_lab_rows_follow_latest_wins) {
   BOOST_TEST(test::dump_table(s.db, "lab_results") == Strings{"'o1'|'u1'|'123'|'partial'|'critical'|15|'{}'"},
              boost::test_tools::per_element());
   BOOST_TEST(test::dump_table(s.db, "lab_parsing_jobs") ==
-                 Strings{R"('j1'|'completed'|NULL|0|1|'{"results":[]}'|15|'{}')"},
+                 Strings{R"('j1'|'completed'|NULL|0|1|'{"results":[]}'|15|'{}'|'u1')"},
+             boost::test_tools::per_element());
+  // Every change names whom its row is about (purge-user finds the feed's rows by it).
+  BOOST_TEST(test::rows(s.db, "SELECT DISTINCT user_id FROM changes WHERE seq = 15") == Strings{"'u1'"},
              boost::test_tools::per_element());
   labs.lab_order->status_detail = "awaiting_remaining_markers";
   s.apply(labs, 9);  // older than all of them: nothing changes
@@ -231,7 +234,7 @@ BOOST_AUTO_TEST_CASE(one_change_per_delivery_and_series_insert_then_update_then_
   Store s;
   auto first = s.apply(samples({heartrate(1000, 60), heartrate(2000, 61), heartrate(3000, 62)}), 4);
   BOOST_TEST(first.samples_written == 3);
-  BOOST_TEST(test::dump_table(s.db, "series") == Strings{"1|'u1'|'heartrate'|'garmin'|'watch'|NULL"},
+  BOOST_TEST(test::dump_table(s.db, "series") == Strings{"1|'u1'|'heartrate'|'garmin'|'watch'|NULL|NULL"},
              boost::test_tools::per_element());
 
   // Two of three keys exist: the change is an update covering all three.
@@ -292,7 +295,7 @@ BOOST_AUTO_TEST_CASE(two_batches_of_one_series_in_a_delivery_make_one_change) {
                                      "3|'samples'|'u2/heartrate/garmin/watch'|'insert'|1|1000|1000"}),
              boost::test_tools::per_element());
   BOOST_TEST(test::dump_table(s.db, "series") ==
-                 (Strings{"1|'u1'|'heartrate'|'garmin'|'watch'|NULL", "2|'u2'|'heartrate'|'garmin'|'watch'|NULL"}),
+                 (Strings{"1|'u1'|'heartrate'|'garmin'|'watch'|NULL|NULL", "2|'u2'|'heartrate'|'garmin'|'watch'|NULL|NULL"}),
              boost::test_tools::per_element());
 }
 
@@ -306,7 +309,7 @@ BOOST_AUTO_TEST_CASE(ids_cached_in_a_rolled_back_transaction_are_forgotten) {
   s.apply(samples({heartrate(1000, 61)}, "u1"), 2);
   s.apply(samples({heartrate(2000, 62)}, "ghost"), 3);
   BOOST_TEST(test::dump_table(s.db, "series") ==
-                 (Strings{"1|'u1'|'heartrate'|'garmin'|'watch'|NULL", "2|'ghost'|'heartrate'|'garmin'|'watch'|NULL"}),
+                 (Strings{"1|'u1'|'heartrate'|'garmin'|'watch'|NULL|NULL", "2|'ghost'|'heartrate'|'garmin'|'watch'|NULL|NULL"}),
              boost::test_tools::per_element());
   BOOST_TEST(rows(s.db, "SELECT user_id, t_ms FROM samples_named ORDER BY t_ms") ==
                  (Strings{"'u1'|1000", "'ghost'|2000"}),

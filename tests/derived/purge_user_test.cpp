@@ -12,14 +12,18 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "events/envelope_peek.h"
+#include "store/sqlite/migrations.h"
+#include "store/sqlite/sqlite_body_retention.h"
 #include "store/sqlite/sqlite_erasure.h"
 #include "store/sqlite/outbox/outbox_writer.h"
 #include "store/sqlite/sqlite_inbox.h"
 #include "tests/derived/sqlite_processor.h"
 #include "tests/derived/store_dump.h"
+#include "tests/derived/two_users.h"
 #include "tests/support/examples.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
@@ -33,113 +37,17 @@ namespace {
 
 using PurgeRows = std::vector<std::string>;
 using PurgeCounts = std::vector<std::pair<std::string, int64_t>>;
-
-// The users of the examples (each file names one of them).
-const std::string kExampleUsers[] = {"4a29dbc7-6db3-4c83-bfac-70a20a4be1b2", "1449752e-4b3c-4e2b-9f0e-5a7c6d8e9f10",
-                                     "e9e072e8-0b39-4e5a-a3b2-9a1c0f6b2d44", "bf6222fb-5a3c-4d1e-9f2b-7c8d9e0f1a2b"};
-
-// Webhook examples that name a user (every family: summaries, timeseries, streams,
-// backfills, connections, devices, lab events, hypnogram, unknown events).
-const char* const kUserWebhookExamples[] = {
-    "connection-created-old-source.json", "connection-created.json",   "connection-error.json",
-    "continuous-query.json",              "device.json",               "historical-backfill-without-is-final.json",
-    "historical-backfill.json",           "hypnogram.json",            "lab-order.json",
-    "lab-appointment.json",               "lab-parsing-job-completed.json", "lab-result-critical.json",
-    "new-resource-unknown-shape.json",    "summary-activity-old-source.json", "summary-activity.json",
-    "summary-body.json",                  "summary-electrocardiogram.json", "summary-meal.json",
-    "summary-menstrual-cycle.json",       "summary-profile.json",      "summary-sleep-cycle.json",
-    "summary-sleep.json",                 "summary-workouts.json",     "timeseries-blood-pressure.json",
-    "timeseries-cholesterol.json",        "timeseries-extra-fields.json", "timeseries-glucose.json",
-    "timeseries-heartrate.json",          "timeseries-steps-old-envelope.json", "timeseries-steps-old-source.json",
-    "timeseries-steps.json",              "workout-stream.json"};
-
-// Fetched examples (body + context) and the event type the fetcher stores them with.
-const std::pair<const char*, const char*> kUserFetchedExamples[] = {
-    {"fetched-stream", "fetch.workout_stream"},
-    {"fetched-summaries-page", "fetch.summaries.sleep"},
-    {"fetched-meals-page", "fetch.summaries.meal"},
-    {"fetched-profile", "fetch.summary.profile"},
-    {"fetched-timeseries-page", "fetch.timeseries.heartrate"},
-    {"fetched-workouts-page", "fetch.workouts_for_streams"}};
-
-constexpr int64_t kPurgeBaseMs = 1717236000000;
-
-// The example as user `user`'s: every user id of the examples becomes `user`, every other
-// UUID (summary, device, order, workout ids…) gets the prefix `id_prefix`, so the two
-// users' rows have different keys.
-std::string purge_personalise(const std::string& text, const std::string& user, const std::string& id_prefix) {
-  static const std::regex uuid("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
-  std::string out;
-  auto last = text.cbegin();
-  for (std::sregex_iterator it(text.begin(), text.end(), uuid), end; it != end; ++it) {
-    out.append(last, text.cbegin() + it->position());
-    const std::string found = it->str();
-    const bool is_user = std::find(std::begin(kExampleUsers), std::end(kExampleUsers), found) != std::end(kExampleUsers);
-    out += is_user ? user : id_prefix + found;
-    last = text.cbegin() + it->position() + it->length();
-  }
-  out.append(last, text.cend());
-  return out;
-}
-
-store::NewDelivery purge_webhook(const std::string& message_id, const std::string& body, int64_t received_at) {
-  store::NewDelivery d;
-  d.message_id = message_id;
-  d.received_at_ms = received_at;
-  d.webhook_timestamp = received_at / 1000;
-  d.event_type = events::peek_event_type(body);
-  d.headers_json = R"({"svix-id":")" + message_id + R"(","svix-signature":"v1,test"})";
-  d.body = body;
-  return d;
-}
-
-store::NewDelivery purge_fetched(const std::string& message_id, const std::string& event_type,
-                                 const std::string& context, const std::string& body, int64_t received_at) {
-  store::NewDelivery d;
-  d.message_id = message_id;
-  d.origin = store::Origin::fetch;
-  d.received_at_ms = received_at;
-  d.event_type = event_type;
-  d.headers_json = context;
-  d.body = body;
-  return d;
-}
-
-// Every user example as `user`'s, message ids "msg-<tag>-…" (which name no user).
-std::vector<store::NewDelivery> purge_user_deliveries(const std::string& user, const std::string& id_prefix,
-                                                      const std::string& tag, int64_t& clock) {
-  std::vector<store::NewDelivery> out;
-  for (const char* name : kUserWebhookExamples) {
-    out.push_back(purge_webhook("msg-" + tag + "-" + name,
-                                purge_personalise(test::example_file(name), user, id_prefix), ++clock));
-  }
-  for (const auto& [name, event_type] : kUserFetchedExamples) {
-    const std::string base(name);
-    out.push_back(purge_fetched("fetch:" + tag + ":" + base, event_type,
-                                purge_personalise(test::example_file(base + ".context.json"), user, id_prefix),
-                                purge_personalise(test::example_file(base + ".body.json"), user, id_prefix),
-                                ++clock));
-  }
-  return out;
-}
+using test::kUserFetchedExamples;
+using test::kUserWebhookExamples;
+constexpr int64_t kPurgeBaseMs = test::kTwoUsersBaseMs;
 
 // A store with users A ("user-a", other ids "ida-…") and B ("user-b", "idb-…"), their
-// deliveries interleaved, plus deliveries that name nobody (ping, an unknown event without
-// a user, the provider list), all applied.
+// deliveries interleaved, plus deliveries that name nobody (tests/derived/two_users.h), all
+// applied.
 void purge_build_store(const std::string& path) {
   auto db = test::open_store(path);
   int64_t clock = kPurgeBaseMs;
-  auto a = purge_user_deliveries("user-a", "ida-", "A", clock);
-  auto b = purge_user_deliveries("user-b", "idb-", "B", clock);
-  std::vector<store::NewDelivery> all;
-  for (size_t i = 0; i < a.size(); ++i) {
-    all.push_back(a[i]);
-    all.push_back(b[i]);
-  }
-  all.push_back(purge_webhook("msg-ping", test::example_file("ping.json"), ++clock));
-  all.push_back(purge_webhook("msg-unknown", test::example_file("unknown-event.json"), ++clock));
-  all.push_back(purge_fetched("fetch:providers:1", "fetch.providers", test::example_file("fetched-providers.context.json"),
-                              test::example_file("fetched-providers.body.json"), ++clock));
+  const auto all = test::two_users_corpus(clock);
   test::append_deliveries(db, all);
   test::apply_inbox(db);
   // Forwards not sent yet, of both modes, as `serve` with [[forward]] blocks writes them.
@@ -184,12 +92,8 @@ PurgeRows purge_table_rows(sqlite::Connection& db, const std::string& table) {
   return test::dump_table(db, table);
 }
 
-bool purge_names_a(const std::string& row) {
-  return row.find("user-a") != std::string::npos || row.find("ida-") != std::string::npos;
-}
-bool purge_names_b(const std::string& row) {
-  return row.find("user-b") != std::string::npos || row.find("idb-") != std::string::npos;
-}
+bool purge_names_a(const std::string& row) { return test::two_users_names_a(row); }
+bool purge_names_b(const std::string& row) { return test::two_users_names_b(row); }
 
 std::map<std::string, PurgeRows> purge_state(sqlite::Connection& db) {
   std::map<std::string, PurgeRows> state;
@@ -197,6 +101,33 @@ std::map<std::string, PurgeRows> purge_state(sqlite::Connection& db) {
     if (table != "erasures") state[table] = purge_table_rows(db, table);
   }
   return state;
+}
+
+// The seq a row of `table` (as purge_table_rows renders it) belongs to: the delivery it is
+// about, for the tables keyed by delivery; nullopt for the others.
+std::optional<int64_t> purge_row_seq(const std::string& table, const std::string& row) {
+  size_t field = 0;
+  if (table == "outbox") {
+    field = 3;  // outbox_id, destination, kind, seq
+  } else if (table != "inbox" && table != "delivery_outcomes" && table != "removed_bodies") {
+    return std::nullopt;
+  }
+  size_t start = 0;
+  for (size_t i = 0; i < field; ++i) start = row.find('|', start) + 1;
+  return std::stoll(row.substr(start, row.find('|', start) - start));
+}
+
+// Removes the bodies of every applied delivery, as `[retention] body_days` does once they
+// are old enough, in the same batches.
+void purge_remove_every_body(sqlite::Connection& db) {
+  auto retention = store::open_sqlite_body_retention(db);
+  BOOST_REQUIRE_MESSAGE(retention, retention.error());
+  for (int round = 0; round < 1000; ++round) {
+    auto removed = (*retention)->remove_bodies(INT64_MAX, 256, kPurgeBaseMs + 90 * 86'400'000LL);
+    BOOST_REQUIRE_MESSAGE(removed, removed.error());
+    if (!removed->more) break;
+  }
+  BOOST_REQUIRE_EQUAL(test::count(db, "inbox WHERE length(body) > 0"), 0);
 }
 
 // The "  <table> <rows>" lines of purge-user's output, in order.
@@ -235,8 +166,10 @@ BOOST_AUTO_TEST_CASE(purge_user_removes_exactly_that_users_rows_everywhere_and_r
     BOOST_TEST(test::count(db, "deliveries WHERE status = 'invalid'") == 0,
                test::rows(db, "SELECT message_id, error FROM deliveries WHERE status = 'invalid'").size());
   }
-  // Both users reach every table the erasure covers.
+  // Both users reach every table the erasure covers (but removed_bodies: no retention here;
+  // the next test has it).
   for (std::string_view table : store::sqlite_erasure_tables()) {
+    if (table == "removed_bodies") continue;
     const auto& rows = before.at(std::string(table));
     BOOST_TEST(std::count_if(rows.begin(), rows.end(), purge_names_a) > 0, "no row of A in " << table);
     BOOST_TEST(std::count_if(rows.begin(), rows.end(), purge_names_b) > 0, "no row of B in " << table);
@@ -307,7 +240,7 @@ BOOST_AUTO_TEST_CASE(purge_user_removes_exactly_that_users_rows_everywhere_and_r
 
   // A delivery for A stored afterwards is stored and applied as usual.
   int64_t clock = kPurgeBaseMs + 10'000;
-  test::append_deliveries(db, {purge_webhook("msg-A-after", purge_personalise(test::example_file("timeseries-steps.json"), "user-a",
+  test::append_deliveries(db, {test::two_users_webhook("msg-A-after", test::two_users_personalise(test::example_file("timeseries-steps.json"), "user-a",
                                                                      "ida-"),
                                   clock)});
   test::apply_inbox(db);
@@ -324,7 +257,7 @@ BOOST_AUTO_TEST_CASE(purge_user_refuses_bad_input_a_missing_database_and_a_locke
   {
     auto db = test::open_store(path);
     int64_t clock = kPurgeBaseMs;
-    test::append_deliveries(db, purge_user_deliveries("user-a", "ida-", "A", clock));
+    test::append_deliveries(db, test::two_users_deliveries("user-a", "ida-", "A", clock));
     test::apply_inbox(db);
   }
   const int64_t inbox_rows = [&] {
@@ -380,7 +313,7 @@ BOOST_AUTO_TEST_CASE(purge_user_on_an_older_database_keeps_the_space_until_it_is
   const auto fill = [&](const std::string& user, const std::string& ids) {
     auto db = test::open_store(path);
     int64_t clock = kPurgeBaseMs;
-    test::append_deliveries(db, purge_user_deliveries(user, ids, "A", clock));
+    test::append_deliveries(db, test::two_users_deliveries(user, ids, "A", clock));
     test::apply_inbox(db);
   };
   {
@@ -398,20 +331,173 @@ BOOST_AUTO_TEST_CASE(purge_user_on_an_older_database_keeps_the_space_until_it_is
   {
     auto db = test::open_store(path);
     BOOST_TEST(test::value(db, "PRAGMA freelist_count") != "0");
+    // A's deliveries were the newest: a placeholder without id, headers, body or user keeps
+    // the newest seq taken, so the next delivery cannot get a seq already applied.
+    BOOST_TEST(test::rows(db, "SELECT message_id, headers, length(body) FROM inbox") ==
+               PurgeRows{"'erased:38'|'{}'|0"}, boost::test_tools::per_element());
     // The README's conversion, with the server stopped.
     BOOST_REQUIRE(db.exec("PRAGMA auto_vacuum = INCREMENTAL"));
     BOOST_REQUIRE(db.exec("VACUUM"));
     BOOST_REQUIRE(test::value(db, "PRAGMA auto_vacuum") == "2");
   }
   fill("user-b", "idb-");
+  {
+    auto db = test::open_store(path);
+    // B's deliveries came after it, and were all applied.
+    BOOST_TEST(test::count(db, "deliveries WHERE seq > 38") == 38);
+    BOOST_TEST(test::count(db, "deliveries WHERE status = 'pending'") == 0);
+  }
   auto given = test::run_healthhook({"purge-user", "user-b", "--database", path});
   BOOST_TEST(given.exit_code == 0, given.stderr_text);
   BOOST_TEST(given.stdout_text.find("space: freed pages returned to the file system (incremental vacuum)") !=
                  std::string::npos,
              given.stdout_text);
   auto db = test::open_store(path);
-  BOOST_TEST(test::count(db, "inbox") == 0);
+  BOOST_TEST(test::count(db, "inbox WHERE message_id NOT LIKE 'erased:%' OR length(body) > 0") == 0);
   BOOST_TEST(test::value(db, "PRAGMA freelist_count") == "0");
+}
+
+// Spec §11: erasure never depends on a body that retention may already have removed.
+// Every body is gone before the purge (lab parsing jobs, removed-body records and the
+// inbox rows themselves could only be found through them before the user columns), and
+// still every row of A goes, from every table, and every row of B stays as it was.
+BOOST_AUTO_TEST_CASE(purge_user_after_retention_removed_every_body_leaves_no_row_of_that_user) {
+  TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  purge_build_store(path);
+  std::set<int64_t> seqs_of_a;
+  std::map<std::string, PurgeRows> before;
+  {
+    auto db = test::open_store(path);
+    // A's deliveries, by the message ids purge_user_deliveries gave them.
+    for (const auto& seq :
+         test::rows(db, "SELECT seq FROM inbox WHERE message_id LIKE 'msg-A-%' OR message_id LIKE 'fetch:A:%'")) {
+      seqs_of_a.insert(std::stoll(seq));
+    }
+    BOOST_REQUIRE_EQUAL(seqs_of_a.size(), std::size(kUserWebhookExamples) + std::size(kUserFetchedExamples));
+    purge_remove_every_body(db);
+    before = purge_state(db);
+  }
+  const auto is_a = [&](const std::string& table, const std::string& row) {
+    const auto seq = purge_row_seq(table, row);
+    return purge_names_a(row) || (seq && seqs_of_a.count(*seq) > 0);
+  };
+  // A reaches every table the erasure covers, the records of the removed bodies included.
+  for (std::string_view table : store::sqlite_erasure_tables()) {
+    const std::string name(table);
+    const auto& rows = before.at(name);
+    BOOST_TEST(std::count_if(rows.begin(), rows.end(), [&](const std::string& row) { return is_a(name, row); }) > 0,
+               "no row of A in " << table);
+  }
+  BOOST_TEST(std::count_if(before.at("lab_parsing_jobs").begin(), before.at("lab_parsing_jobs").end(), purge_names_a) ==
+             1);
+
+  auto purged = test::run_healthhook({"purge-user", "user-a", "--database", path});
+  BOOST_TEST(purged.exit_code == 0, purged.stderr_text);
+  BOOST_TEST(purged.stdout_text.find("note:") == std::string::npos, purged.stdout_text);
+
+  auto db = test::open_store(path);
+  const auto after = purge_state(db);
+  for (const auto& [table, rows] : before) {
+    BOOST_TEST_CONTEXT("table " << table) {
+      const std::string& table_name = table;  // (clang 14 cannot capture a structured binding)
+      PurgeRows expected;
+      std::copy_if(rows.begin(), rows.end(), std::back_inserter(expected),
+                   [&](const std::string& row) { return !is_a(table_name, row); });
+      BOOST_TEST(after.at(table) == expected, boost::test_tools::per_element());
+      for (const auto& row : after.at(table)) BOOST_TEST(!is_a(table_name, row), "left behind: " << row);
+    }
+  }
+  BOOST_TEST(test::count(db, "removed_bodies") > 0);  // B's records stay
+}
+
+// Migration 009 on a populated store of version 8: every user column is filled from the
+// bodies still there, and for deliveries whose body retention had removed, from the rows
+// they wrote; what nothing names is counted, logged and printed by purge-user, which then
+// erases all the rest of the user's rows.
+BOOST_AUTO_TEST_CASE(migration_009_fills_the_user_columns_of_an_existing_store) {
+  TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  purge_build_store(path);
+  std::map<std::string, PurgeRows> truth;
+  const std::vector<std::pair<std::string, std::string>> columns = {
+      {"delivery_outcomes", "SELECT seq, user_id FROM delivery_outcomes ORDER BY seq"},
+      {"lab_parsing_jobs", "SELECT id, user_id FROM lab_parsing_jobs ORDER BY id"},
+      {"changes", "SELECT change_id, user_id FROM changes ORDER BY change_id"},
+      {"jobs", "SELECT job_id, user_id FROM jobs ORDER BY job_id"},
+      {"workout_streams", "SELECT workout_id, user_id FROM workout_streams ORDER BY workout_id"},
+      {"outbox", "SELECT outbox_id, user_id FROM outbox ORDER BY outbox_id"}};
+  std::string parsing_job_seq;
+  {
+    auto db = test::open_store(path);
+    // The first half of the deliveries had their bodies removed by retention; and of A's lab
+    // parsing job nothing else is left that could name the user (no change-feed row).
+    auto retention = store::open_sqlite_body_retention(db);
+    BOOST_REQUIRE(retention);
+    BOOST_REQUIRE((*retention)->remove_bodies(INT64_MAX, 39, kPurgeBaseMs + 1000));
+    BOOST_REQUIRE_EQUAL(test::count(db, "removed_bodies"), 39);
+    parsing_job_seq = test::value(db, "SELECT seq FROM lab_parsing_jobs WHERE id LIKE 'ida-%'");
+    BOOST_REQUIRE(test::count(db, "removed_bodies WHERE seq = " + parsing_job_seq) == 1);
+    BOOST_REQUIRE(db.exec("DELETE FROM changes WHERE seq = " + parsing_job_seq));
+    for (const auto& [table, sql] : columns) truth[table] = test::rows(db, sql);
+    // Today's processor names a user in every row that holds one's data.
+    for (const char* table : {"lab_parsing_jobs", "jobs", "workout_streams"}) {
+      for (const auto& row : truth.at(table)) BOOST_TEST(row.find("|NULL") == std::string::npos, table << ": " << row);
+    }
+    test::strip_user_columns(db);
+  }
+
+  // Any command that opens the store migrates it; a dry run of purge-user says what is left.
+  auto dry = test::run_healthhook({"purge-user", "user-a", "--database", path, "--dry-run"});
+  BOOST_TEST(dry.exit_code == 0, dry.stderr_text);
+  BOOST_TEST(dry.stderr_text.find("\"rows_without_user\"") != std::string::npos, dry.stderr_text);
+  BOOST_TEST(dry.stdout_text.find("note: rows that name no user") != std::string::npos, dry.stdout_text);
+
+  auto db = test::open_store(path);
+  BOOST_TEST(test::value(db, "PRAGMA user_version") == std::to_string(store::migrations().size()));
+  const auto removed = test::rows(db, "SELECT seq FROM removed_bodies");
+  for (const auto& [table, sql] : columns) {
+    const auto filled = test::rows(db, sql);
+    const auto& expected = truth.at(table);
+    BOOST_REQUIRE_EQUAL(filled.size(), expected.size());
+    for (size_t i = 0; i < filled.size(); ++i) {
+      BOOST_TEST_CONTEXT(table << " " << expected[i]) {
+        // A row is filled with its user, or left empty where nothing that is left names one.
+        BOOST_TEST((filled[i] == expected[i] || filled[i].ends_with("|NULL")), filled[i]);
+      }
+    }
+  }
+  // Where the body was there, the delivery's user is read from it.
+  for (const auto& row : truth.at("delivery_outcomes")) {
+    const std::string seq = row.substr(0, row.find('|'));
+    if (std::find(removed.begin(), removed.end(), seq) != removed.end()) continue;
+    BOOST_TEST(test::value(db, "SELECT user_id FROM delivery_outcomes WHERE seq = " + seq) ==
+               row.substr(row.find('|') + 1));
+  }
+  BOOST_TEST(test::value(db, "SELECT user_id FROM lab_parsing_jobs WHERE seq = " + parsing_job_seq) == "NULL");
+  BOOST_TEST(test::value(db, "SELECT user_id FROM removed_bodies WHERE seq = " + parsing_job_seq) == "NULL");
+  // The view counts exactly the rows left empty.
+  const int64_t empty_jobs = test::count(db, "lab_parsing_jobs WHERE user_id IS NULL");
+  BOOST_TEST(empty_jobs >= 1);  // A's at least (of B's too, nothing may be left that names B)
+  BOOST_TEST(test::value(db, "SELECT unattributed FROM unattributed_rows WHERE table_name = 'lab_parsing_jobs'") ==
+             std::to_string(empty_jobs));
+  BOOST_TEST(test::value(db, "SELECT coalesce(sum(unattributed), 0) FROM unattributed_rows WHERE table_name = 'inbox'") ==
+             std::to_string(test::count(db, "delivery_outcomes WHERE user_id IS NULL AND status = 'processed' "
+                                            "AND family <> 'fetched_providers' AND seq IN (SELECT seq FROM removed_bodies)")));
+
+  // purge-user now erases everything of A but the row nothing names, and says so.
+  auto purged = test::run_healthhook({"purge-user", "user-a", "--database", path});
+  BOOST_TEST(purged.exit_code == 0, purged.stderr_text);
+  BOOST_TEST(purged.stdout_text.find("note: rows that name no user") != std::string::npos, purged.stdout_text);
+  BOOST_TEST(test::count(db, "lab_parsing_jobs WHERE id LIKE 'ida-%'") == 1);
+  for (const char* table : {"summaries", "series", "connections", "devices", "lab_orders", "lab_appointments",
+                            "lab_results", "backfills", "users", "jobs", "changes", "outbox", "delivery_outcomes",
+                            "removed_bodies"}) {
+    BOOST_TEST(test::count(db, std::string(table) + " WHERE user_id = 'user-a'") == 0, table);
+  }
+  BOOST_TEST(test::count(db, "inbox WHERE (message_id LIKE 'msg-A-%' OR message_id LIKE 'fetch:A:%') "
+                             "AND seq NOT IN (SELECT seq FROM removed_bodies)") == 0);
+  BOOST_TEST(test::count(db, "summaries WHERE user_id = 'user-b'") > 0);
 }
 
 // A table added to the schema must be covered by the erasure (store/sqlite/sqlite_erasure.cpp)
@@ -428,8 +514,8 @@ BOOST_AUTO_TEST_CASE(every_table_with_a_user_column_is_covered_by_the_erasure) {
       "processor_state",  // the processor's cursor
       "providers",        // the service's provider list
       "erasures",         // the record of erasures keeps the id by design (migration 006 says why)
-      "removed_bodies",   // retention's record (seq, hash, size): the body that named a user is gone
-      "outbox_dropped",   // forwarding's record of dropped entries: ranges of seq and counts
+      "outbox_dropped",   // forwarding's record of dropped entries: seq ranges and counts, no user (see below)
+      "forward_pauses",   // which destinations an operator paused, and when
   };
   const auto tables = purge_schema_tables(db);
   BOOST_TEST(tables.size() > 15u);

@@ -51,7 +51,7 @@ BOOST_AUTO_TEST_CASE(event_types_map_to_kinds) {
   BOOST_TEST((classify_event_type("labtest.order.created").kind == EventKind::lab_order));
   BOOST_TEST((classify_event_type("labtest.appointment.updated").kind == EventKind::lab_appointment));
   BOOST_TEST((classify_event_type("labtest.result.critical").kind == EventKind::lab_result));
-  BOOST_TEST((classify_event_type("labtest.match_review.created").kind == EventKind::other));
+  BOOST_TEST((classify_event_type("labtest.match_review.created").kind == EventKind::unshown_resource));
   BOOST_TEST((classify_event_type("lab_report.parsing_job.updated").kind == EventKind::lab_parsing_job));
   BOOST_TEST((classify_event_type("continuous_query.result_table.changed").kind == EventKind::other));
   BOOST_TEST((classify_event_type("ping").kind == EventKind::other));
@@ -548,7 +548,7 @@ BOOST_AUTO_TEST_CASE(hypnogram_is_ignored) {
 }
 
 BOOST_AUTO_TEST_CASE(unknown_events_are_kept_as_unknown) {
-  for (const char* name : {"unknown-event.json", "continuous-query.json", "ping.json"}) {
+  for (const char* name : {"continuous-query.json", "ping.json"}) {
     BOOST_TEST_CONTEXT(name) {
       const ParseResult r = example(name);
       BOOST_TEST((r.status == Status::unknown));
@@ -556,6 +556,119 @@ BOOST_AUTO_TEST_CASE(unknown_events_are_kept_as_unknown) {
       BOOST_TEST(r.error == "");
     }
   }
+}
+
+// Issue 47: every resource of the interface's supported_resources is known. Those whose
+// payload the interface does not show (sleep_stream, match_review, device_legacy, and the
+// record resources in a data event) are classified with their resource's family and kept
+// as unknown, never parsed by their shape into summaries or samples.
+BOOST_AUTO_TEST_CASE(listed_resources_without_a_shown_payload_are_classified_not_parsed) {
+  BOOST_TEST((classify_event_type("labtest.match_review.updated").kind == EventKind::unshown_resource));
+  BOOST_TEST(classify_event_type("labtest.match_review.updated").resource == "match_review");
+  BOOST_TEST((classify_event_type("daily.data.sleep_stream.created").kind == EventKind::unshown_resource));
+  BOOST_TEST(classify_event_type("daily.data.sleep_stream.created").resource == "sleep_stream");
+  BOOST_TEST((classify_event_type("historical.data.device_legacy.created").kind == EventKind::unshown_resource));
+  BOOST_TEST((classify_event_type("provider.device_legacy.created").kind == EventKind::unshown_resource));
+  BOOST_TEST((classify_event_type("daily.data.note.created").kind == EventKind::resource_data));
+
+  ParserFixture f;
+  const ParseResult review = f.example("unknown-event.json");  // labtest.match_review.created
+  BOOST_TEST((review.status == Status::unknown));
+  BOOST_TEST((review.family == Family::match_review));
+  BOOST_TEST(review.error == "");
+
+  // A summary's shape under sleep_stream: not a summary.
+  const ParseResult stream = f.webhook(R"({"event_type":"daily.data.sleep_stream.created","user_id":"u1",)"
+                                       R"("data":{"id":"s1","user_id":"u1","source":{"provider":"oura"}}})");
+  BOOST_TEST((stream.status == Status::unknown));
+  BOOST_TEST((stream.family == Family::sleep_stream));
+  BOOST_TEST(f.rows.summaries.empty());
+  BOOST_TEST(!f.rows.identity.user_id.has_value());
+
+  // Samples under device_legacy: not a timeseries.
+  const ParseResult legacy = f.webhook(R"({"event_type":"daily.data.device_legacy.created","data":{"user_id":"u1",)"
+                                       R"("source":{"provider":"oura"},"data":[{"timestamp":"2024-05-01T00:00:00Z","value":1}]}})");
+  BOOST_TEST((legacy.status == Status::unknown));
+  BOOST_TEST((legacy.family == Family::device_legacy));
+  BOOST_TEST(f.rows.sample_batches.empty());
+
+  // A record resource named by a data event: its family, not its record's row.
+  const ParseResult order = f.webhook(R"({"event_type":"daily.data.order.created","data":{"id":"o1","user_id":"u1"}})");
+  BOOST_TEST((order.status == Status::unknown));
+  BOOST_TEST((order.family == Family::lab_order));
+  BOOST_TEST(!f.rows.lab_order.has_value());
+  BOOST_TEST(f.rows.summaries.empty());
+
+  // Still read through: invalid JSON is invalid everywhere.
+  BOOST_TEST((f.webhook(R"({"event_type":"labtest.match_review.created","data":{"id":tru}})").status == Status::invalid));
+
+  // note is a timeseries of the catalog (with tags).
+  const ParseResult note = f.webhook(R"({"event_type":"daily.data.note.created","data":{"user_id":"u1",)"
+                                     R"("source":{"provider":"apple_health_kit"},"data":[{"timestamp":"2024-05-01T00:00:00Z",)"
+                                     R"("start":"2024-05-01T00:00:00Z","end":"2024-05-01T00:01:00Z","value":1,"unit":"count","tags":["x"]}]}})");
+  BOOST_TEST((note.status == Status::processed));
+  BOOST_TEST((note.family == Family::timeseries));
+}
+
+// Issue 47: the optional App ID of a source context, on summaries and sample batches.
+BOOST_AUTO_TEST_CASE(the_app_id_of_a_source_context_is_kept) {
+  ParserFixture f;
+  BOOST_TEST(f.webhook(R"({"event_type":"daily.data.sleep.created","data":{"id":"s1","user_id":"u1",)"
+                       R"("source":{"provider":"apple_health_kit","type":"watch","app_id":"com.example.sleep"}}})")
+                 .error == "");
+  BOOST_REQUIRE_EQUAL(f.rows.summaries.size(), 1u);
+  BOOST_TEST(text(f.rows.summaries[0].app_id) == "com.example.sleep");
+  BOOST_TEST(f.webhook(R"({"event_type":"daily.data.meal.created","data":{"id":"m1","user_id":"u1",)"
+                       R"("source_provider":"apple_health_kit","source_app_id":"com.example.food","data":{}}})")
+                 .error == "");
+  BOOST_TEST(text(f.rows.summaries.at(0).app_id) == "com.example.food");
+  BOOST_TEST(f.example("summary-sleep.json").error == "");
+  BOOST_TEST(text(f.rows.summaries.at(0).app_id) == "<null>");
+  BOOST_TEST(f.webhook(R"({"event_type":"daily.data.steps.created","data":{"user_id":"u1","source":{)"
+                       R"("provider":"apple_health_kit","app_id":"com.example.steps"},"data":[{"timestamp":)"
+                       R"("2024-05-01T00:00:00Z","value":3}]}})")
+                 .error == "");
+  BOOST_REQUIRE_EQUAL(f.rows.sample_batches.size(), 1u);
+  BOOST_TEST(text(f.rows.sample_batches[0].app_id) == "com.example.steps");
+  BOOST_TEST(f.webhook(R"({"event_type":"daily.data.steps.created","data":{"user_id":"u1","source":{)"
+                       R"("provider":"oura","app_id":null},"data":[{"timestamp":"2024-05-01T00:00:00Z","value":3}]}})")
+                 .error == "");
+  BOOST_TEST(text(f.rows.sample_batches.at(0).app_id) == "<null>");
+}
+
+// Issue 47: the fetched rows of the parsing-results follow-up and of `user deregister`.
+BOOST_AUTO_TEST_CASE(fetched_parsing_jobs_and_deregistrations) {
+  ParserFixture f;
+  const std::string job = R"({"id":"j1","status":"completed","failure_reason":null,"needs_human_review":false,)"
+                          R"("is_reviewed":false,"data":{"metadata":{},"results":[{"test_name":"LDL"}]}})";
+  ParseResult r = f.fetched(R"({"kind":"parsing_job","job_id":"j1","url":"https://x"})", job, "fetch.parsing_job");
+  BOOST_TEST(r.error == "");
+  BOOST_TEST((r.status == Status::processed));
+  BOOST_TEST((r.family == Family::fetched_parsing_job));
+  BOOST_REQUIRE(f.rows.lab_parsing_job.has_value());
+  BOOST_TEST(text(f.rows.lab_parsing_job->results_json) == R"({"metadata":{},"results":[{"test_name":"LDL"}]})");
+  r = f.fetched(R"({"kind":"parsing_job","job_id":"j2"})", job, "fetch.parsing_job");
+  BOOST_TEST((r.status == Status::invalid));
+  BOOST_TEST(r.error == "id: not the job fetched \"j2\"");
+  BOOST_TEST((f.fetched(R"({"kind":"parsing_job"})", job).status == Status::invalid));
+  BOOST_TEST((f.fetched(R"({"kind":"parsing_job","job_id":"j1"})", "[1]").status == Status::invalid));
+
+  const std::string context = R"({"kind":"deregistration","user_id":"u1","provider":"oura",)"
+                              R"("deregistered_at":"2024-06-01T00:00:00.000Z","url":"https://x/v2/user/u1/oura"})";
+  r = f.fetched(context, R"({"success":true})", "fetch.deregistration");
+  BOOST_TEST(r.error == "");
+  BOOST_TEST((r.family == Family::fetched_deregistration));
+  BOOST_REQUIRE(f.rows.deregistration.has_value());
+  BOOST_TEST(f.rows.deregistration->user_id == "u1");
+  BOOST_TEST(f.rows.deregistration->provider == "oura");
+  BOOST_TEST(f.rows.deregistration->deregistered_at_ms == 1717200000000);
+  BOOST_TEST(f.rows.deregistration->event_type == "fetch.deregistration");
+  BOOST_TEST(!f.rows.identity.user_id.has_value());
+  r = f.fetched(context, R"({"success":false})", "fetch.deregistration");
+  BOOST_TEST(r.error == "success: not true: nothing was deregistered");
+  BOOST_TEST(!f.rows.deregistration.has_value());
+  BOOST_TEST((f.fetched(R"({"kind":"deregistration","user_id":"u1","provider":"oura"})", R"({"success":true})")
+                  .status == Status::invalid));
 }
 
 // Spec §4 "Identity": the envelope's user_id, client_user_id and team_id since Mar 2024;

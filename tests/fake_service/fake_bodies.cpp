@@ -15,13 +15,6 @@ namespace {
 
 constexpr int64_t kDayMs = 24 * 3600 * 1000;
 
-// "2024-08-04T06:00:00+00:00", the service's own form.
-std::string service_time(int64_t ms) {
-  std::string text = format_rfc3339_ms(ms);  // "…T06:00:00.000Z"
-  text.resize(text.size() - 5);
-  return text + "+00:00";
-}
-
 std::string calendar_date(int64_t ms) { return format_rfc3339_ms(ms).substr(0, 10); }
 
 // A stable UUID-shaped id (FNV-1a over the parts; test data, not a real UUID).
@@ -129,6 +122,13 @@ void append_summary(std::string& out, std::string_view resource, std::string_vie
 }
 
 }  // namespace
+
+// "2024-08-04T06:00:00+00:00", the service's own form.
+std::string service_time(int64_t ms) {
+  std::string text = format_rfc3339_ms(ms);  // "…T06:00:00.000Z"
+  text.resize(text.size() - 5);
+  return text + "+00:00";
+}
 
 std::string stream_body(size_t points) {
   std::string out;

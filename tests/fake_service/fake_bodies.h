@@ -45,6 +45,9 @@ std::string make_cursor(size_t page);
 // The page a cursor names; SIZE_MAX when it is not one of ours.
 size_t parse_cursor(std::string_view cursor);
 
+// `ms` (UTC) as the service writes times: "2024-08-04T06:00:00+00:00".
+std::string service_time(int64_t ms);
+
 // The timestamp of sample `index` (0-based over all pages) in grouped_body, UTC ms.
 int64_t sample_time_ms(int64_t start_ms, int64_t end_ms, size_t index, size_t total);
 

@@ -23,6 +23,7 @@
 #include "common/json_writer.h"
 #include "common/timestamp.h"
 #include "tests/fake_service/fake_bodies.h"
+#include "tests/fake_service/interface_endpoints.h"
 #include "tests/fake_service/test_certificates.h"
 
 namespace hh::fake {
@@ -34,27 +35,9 @@ namespace bhttp = beast::http;
 namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
 constexpr auto kSessionTimeout = std::chrono::seconds(30);
-
-struct Reply {
-  unsigned status = 200;
-  std::string body;
-  std::optional<std::string> retry_after;
-};
-
-Reply detail(unsigned status, std::string_view text) {
-  return Reply{status, "{\"detail\":\"" + std::string(text) + "\"}", std::nullopt};
-}
-
-// The canonical text form of a UUID: the interface's user ids.
-bool fake_is_uuid(std::string_view text) {
-  if (text.size() != 36) return false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash != (text[i] == '-')) return false;
-    if (!dash && !std::isxdigit(static_cast<unsigned char>(text[i]))) return false;
-  }
-  return true;
-}
+// Request bodies up to this size are read (a 10 MB lab report in a form, and more, to see
+// the service's own refusal).
+constexpr uint64_t kMaxRequestBodyBytes = 16 * 1024 * 1024;
 
 void append_string_array(std::string& out, const std::vector<std::string>& items) {
   out.push_back('[');
@@ -74,6 +57,7 @@ std::string fault_name(Fault::Kind kind) {
     case Fault::Kind::drop_mid_body: return "drop_mid_body";
     case Fault::Kind::malformed_json: return "malformed_json";
     case Fault::Kind::close_without_response: return "close_without_response";
+    case Fault::Kind::drip_body: return "drip_body";
   }
   return "?";
 }
@@ -99,6 +83,7 @@ struct FakeService::Impl {
   size_t in_progress = 0, max_in_progress = 0;                       // GUARDED_BY(mutex)
   RefreshAnswer refresh_answer;                                      // GUARDED_BY(mutex)
   bool deregister_success = true;                                    // GUARDED_BY(mutex)
+  InterfaceEndpoints endpoints;  // the rest of the interface; thread-safe itself
 
   std::set<beast::tcp_stream*> idle;  // io thread only: sessions waiting for a request
   uint64_t next_connection_id = 1;    // io thread only
@@ -168,7 +153,11 @@ struct FakeService::Impl {
   }
 
   Reply route(const bhttp::request<bhttp::string_body>& request, const std::vector<std::string>& segments,
-              const std::map<std::string, std::string>& query) {
+              const std::map<std::string, std::string>& query,
+              const std::vector<std::pair<std::string, std::string>>& query_list) {
+    InterfaceRequest call{std::string(request.method_string()), segments, query_list,
+                          std::string(request[bhttp::field::content_type]), request.body()};
+    if (auto reply = endpoints.route(call)) return std::move(*reply);
     const bool user_call = segments.size() == 4 && segments[0] == "v2" && segments[1] == "user";
     if (request.method() == bhttp::verb::post && user_call && segments[2] == "refresh") {
       return refresh(segments[3], query);
@@ -246,7 +235,8 @@ struct FakeService::Impl {
     } else {
       response.body() = reply.body;
     }
-    const bool partial = fault && (fault->kind == Fault::Kind::stall_body || fault->kind == Fault::Kind::drop_mid_body);
+    const bool partial = fault && (fault->kind == Fault::Kind::stall_body || fault->kind == Fault::Kind::drop_mid_body ||
+                                   fault->kind == Fault::Kind::drip_body);
     response.keep_alive(keep_alive && !partial);
     if (use_chunked && !partial) {
       response.chunked(true);
@@ -267,6 +257,20 @@ struct FakeService::Impl {
       if (ec) co_return false;
     }
     const std::string& body = response.body();
+    if (fault->kind == Fault::Kind::drip_body) {
+      // A byte at a time: each read of the client gets bytes well within any inactivity
+      // deadline, the whole body takes body.size() * stall.
+      net::steady_timer timer(io);
+      for (size_t i = 0; i < body.size(); ++i) {
+        timer.expires_after(fault->stall);
+        co_await timer.async_wait(use_tuple);
+        transport.expires_after(kSessionTimeout);
+        auto [ec, n] = co_await net::async_write(stream, net::buffer(body.data() + i, 1), use_tuple);
+        (void)n;
+        if (ec) co_return false;
+      }
+      co_return false;
+    }
     const size_t half = body.size() / 2;
     {
       auto [ec, n] = co_await net::async_write(stream, net::buffer(body.data(), half), use_tuple);
@@ -288,13 +292,15 @@ struct FakeService::Impl {
     auto& transport = beast::get_lowest_layer(stream);
     beast::flat_buffer buffer;
     for (;;) {
-      bhttp::request<bhttp::string_body> request;
+      bhttp::request_parser<bhttp::string_body> parser;
+      parser.body_limit(kMaxRequestBodyBytes);
       idle.insert(&transport);
       transport.expires_after(kSessionTimeout);
-      auto [read_ec, n] = co_await bhttp::async_read(stream, buffer, request, use_tuple);
+      auto [read_ec, n] = co_await bhttp::async_read(stream, buffer, parser, use_tuple);
       (void)n;
       idle.erase(&transport);
       if (read_ec) co_return;
+      bhttp::request<bhttp::string_body> request = parser.release();
       struct InProgress {
         Impl& impl;
         explicit InProgress(Impl& i) : impl(i) {
@@ -313,16 +319,25 @@ struct FakeService::Impl {
       record.connection_id = connection_id;
       record.sni = sni;
       record.accept_encoding = std::string(request[bhttp::field::accept_encoding]);
+      record.content_type = std::string(request[bhttp::field::content_type]);
+      record.body = request.body();
       std::vector<std::string> segments;
       std::map<std::string, std::string> query;
       if (auto url = boost::urls::parse_origin_form(request.target())) {
         for (auto segment : url->segments()) segments.emplace_back(segment.begin(), segment.end());
-        for (auto param : url->params()) query[std::string(param.key)] = std::string(param.value);
+        for (auto param : url->params()) {
+          query[std::string(param.key)] = std::string(param.value);
+          record.query_list.emplace_back(std::string(param.key), std::string(param.value));
+        }
         for (const auto& s : segments) record.path += "/" + s;
         record.query = query;
       }
       record.api_key = std::string(request[options.api_key_header]);
-      record.authorized = record.api_key == options.api_key && !options.api_key.empty();
+      record.management_key = std::string(request["X-Management-Key"]);
+      // The management endpoint takes only the management key; every other one only the team's.
+      record.authorized = InterfaceEndpoints::is_management_path(segments)
+                              ? record.management_key == options.management_key && !options.management_key.empty()
+                              : record.api_key == options.api_key && !options.api_key.empty();
 
       Reply reply;
       std::optional<Fault> fault;
@@ -330,7 +345,7 @@ struct FakeService::Impl {
         reply = detail(401, "Invalid API key");
       } else {
         fault = take_fault(record.path);
-        reply = route(request, segments, query);
+        reply = route(request, segments, query, record.query_list);
         if (fault) {
           record.fault = fault_name(fault->kind);
           if (fault->kind == Fault::Kind::status) {
@@ -476,6 +491,8 @@ void FakeService::set_refresh_answer(RefreshAnswer answer) {
   std::lock_guard lock(impl_->mutex);
   impl_->refresh_answer = std::move(answer);
 }
+
+InterfaceEndpoints& FakeService::interface() { return impl_->endpoints; }
 
 void FakeService::set_deregister_success(bool success) {
   std::lock_guard lock(impl_->mutex);

@@ -11,10 +11,13 @@
 //   POST /v2/user/refresh/{user_id}?timeout=               a Refresh result (set_refresh_answer)
 //   DELETE /v2/user/{user_id}/{provider}                   {"success": …} (set_deregister_success)
 // The two user calls follow the service interface (service-interface.md): user_id must
-// be a UUID and timeout a number from 5 to 60 (default 10), else 422.
+// be a UUID and timeout a number from 5 to 60 (default 10), else 422. The rest of the
+// interface (user update, link codes, bulk export/import, lab reports, lab lookups, and
+// the management endpoint's GET /v1/org/{org_id}/team) is interface_endpoints.h's.
 //
 // Every request must carry the API key in the configured header (401 otherwise, like the
-// service). Faults are injected per path for the next N requests (inject()).
+// service); the management endpoint only the management key in X-Management-Key. Faults
+// are injected per path for the next N requests (inject()).
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -22,6 +25,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "tests/fake_service/interface_endpoints.h"
 
 namespace hh::fake {
 
@@ -34,6 +39,7 @@ struct Fault {
     drop_mid_body,           // send the head (full Content-Length) and half the body, then close
     malformed_json,          // 200 with the body cut in half (valid HTTP, invalid JSON)
     close_without_response,  // read the request, close the connection
+    drip_body,               // send the head, then the body one byte every `stall` (never idle for long)
   };
   Kind kind = Kind::none;
   unsigned status = 500;
@@ -61,6 +67,7 @@ struct FakeOptions {
   TlsMode tls = TlsMode::plain;
   std::string api_key_header = "x-vital-api-key";
   std::string api_key = "test-api-key";
+  std::string management_key = "test-management-key";  // X-Management-Key of GET /v1/org/{org_id}/team
   bool gzip = false;                  // gzip 2xx bodies for clients that accept it
   bool chunked = false;               // Transfer-Encoding: chunked instead of Content-Length
   size_t default_stream_points = 120;
@@ -74,7 +81,11 @@ struct RecordedRequest {
   std::string target;       // as requested (path + query)
   std::string path;         // decoded path, no query
   std::map<std::string, std::string> query;  // decoded query parameters
+  std::vector<std::pair<std::string, std::string>> query_list;  // every parameter in order, repeats kept
+  std::string content_type;
+  std::string body;         // the request body as sent
   std::string api_key;      // the value of the API-key header as sent ("" when absent)
+  std::string management_key;  // X-Management-Key as sent ("" when absent)
   bool authorized = false;
   std::string accept_encoding;
   uint64_t connection_id = 0;
@@ -105,6 +116,8 @@ class FakeService {
   void set_chunked(bool chunked);
   void set_refresh_answer(RefreshAnswer answer);
   void set_deregister_success(bool success);
+  // The rest of the interface's answers and state (teams, link codes, connections, jobs).
+  InterfaceEndpoints& interface();
 
   std::vector<RecordedRequest> requests() const;
   // The requests to any path but `path` (e.g. all but the provider list a server fetches

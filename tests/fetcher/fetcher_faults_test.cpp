@@ -224,6 +224,35 @@ BOOST_AUTO_TEST_CASE(a_stall_past_the_read_deadline_is_retried) {
                            "timeout: reading the response body", std::chrono::seconds(1));
 }
 
+// A server that never pauses long enough for the read deadline but never finishes either:
+// each byte of the answer comes 20 ms after the last (the whole would take seconds), and
+// the deadline of the whole fetch, not the read deadline, ends it. The retry is not dripped.
+BOOST_AUTO_TEST_CASE(an_answer_dripping_past_the_fetch_deadline_is_retried) {
+  test::FetcherFixture f;
+  fake::FakeService service;
+  service.set_stream_points("w-1", 40);
+  service.inject(kPath, fault_of(Fault::Kind::drip_body, std::chrono::milliseconds(20)));
+  auto settings = f.settings_for(service);
+  settings.fetch_timeout_s = 1;
+  auto fetcher = f.make_fetcher(settings, test::kApiKey, std::chrono::seconds(1));
+  const int64_t id = f.queue_stream_job("w-1");
+
+  auto first = fetcher->run_due_now();
+  BOOST_REQUIRE_EQUAL(first.size(), 1u);
+  BOOST_TEST(kind_of(first[0]) == "retry");
+  auto job = f.job(id);
+  BOOST_TEST(job.attempts == 1);
+  BOOST_TEST(contains(job.last_error.value_or(""), "timeout: no complete answer within 1000 ms"),
+             job.last_error.value_or(""));
+  BOOST_TEST(f.fetched_rows().empty());
+
+  f.clock = job.next_attempt_at;
+  auto second = fetcher->run_due_now();
+  BOOST_REQUIRE_EQUAL(second.size(), 1u);
+  BOOST_TEST(kind_of(second[0]) == "done");
+  BOOST_TEST(f.fetched_rows().at(0).body == fake::stream_body(40));
+}
+
 BOOST_AUTO_TEST_CASE(a_connection_dropped_mid_body_is_retried) {
   expect_retried_then_done(fault_of(Fault::Kind::drop_mid_body), "transport: reading the response body");
   expect_retried_then_done(fault_of(Fault::Kind::close_without_response), "transport: waiting for the response");

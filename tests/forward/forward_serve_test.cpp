@@ -4,11 +4,13 @@
 // documented outcome of an answer; order per key while another key flows; a restart in the
 // middle of a retry; kill -9 while forwarding; a backend down for the whole ingest.
 #include <boost/test/unit_test.hpp>
+#include <atomic>
 #include <csignal>
 #include <map>
 #include <mutex>
 #include <set>
 
+#include "store/sqlite/database.h"
 #include "tests/forward/fake_backend.h"
 #include "tests/support/database_probe.h"
 #include "tests/support/examples.h"
@@ -732,6 +734,194 @@ BOOST_AUTO_TEST_CASE(dead_entries_count_against_the_budget_and_dropped_ones_come
              requeued.stdout_text);
   BOOST_REQUIRE(backend.wait_for_unique(kDeliveries, 60s));
   BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
+}
+
+// Issue 45, under attack: the record of what the budget dropped counts against
+// max_outbox_mib too, and was never merged. A backend that refuses one user for good
+// while the others flow leaves a range per refused change (what lies between was sent);
+// once the ranges alone passed the budget (16,384 in a MiB) every entry was dropped at the
+// next check, the healthy users' too, and every drop added ranges: the record grew without
+// bound and nothing was forwarded any more. The oldest ranges are now merged whenever they
+// take more than a quarter of the budget.
+BOOST_AUTO_TEST_CASE(dropped_ranges_are_merged_before_they_crowd_out_the_entries) {
+  const std::string secret = test::random_secret();
+  uint16_t port = 0;
+  std::string url;
+  {
+    test::FakeBackend probe(backend_options(secret));  // a free port that then refuses connections
+    port = probe.port();
+    url = probe.url();
+  }
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "raw", url, secret, "mode = \"deliveries\"\nmax_outbox_mib = 1\n"));
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  // The record as months of such drops leave it: 20,000 ranges (1.25 MiB), beyond the seqs
+  // of any delivery here.
+  constexpr int kRanges = 20'000;
+  {
+    auto db = store::open_for_writing(server.database(), {});
+    BOOST_REQUIRE_MESSAGE(db, db.error());
+    BOOST_REQUIRE(db->exec("WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < " +
+                           std::to_string(kRanges - 1) +
+                           ") INSERT INTO outbox_dropped (destination, first_seq, last_seq, entries, dropped_at) "
+                           "SELECT 'raw', 1000000000 + 2 * i, 1000000000 + 2 * i, 1, 1700000000000 FROM n"));
+  }
+  server.restart();
+  test::HttpClient client(server.port());
+  constexpr int kDeliveries = 100;
+  for (int i = 0; i < kDeliveries; ++i) {
+    const std::string user = "ecececec-0000-4000-8000-0000000" + std::to_string(10000 + i);
+    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "w-" + std::to_string(i), sleep_of(user, "s")).status, 200);
+  }
+  // A quarter of a MiB holds 4,096 ranges: the oldest are merged to make room.
+  BOOST_TEST(wait_until([&] {
+    return test::query_int(server.database(), "SELECT count(*) FROM outbox_dropped") <= 4096;
+  }, 30s), test::query_int(server.database(), "SELECT count(*) FROM outbox_dropped") << " ranges");
+  BOOST_TEST(server.wait_for_log("forward_dropped_ranges_merged", 5s));
+  // What waits is well within the rest of the budget: nothing was dropped.
+  BOOST_TEST(test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'pending'") == kDeliveries);
+  BOOST_TEST(test::query_int(server.database(), "SELECT sum(entries) FROM outbox_dropped") == kRanges);
+  // The backend comes back: they all go out.
+  test::FakeBackend backend(backend_options(secret, false, port));
+  BOOST_REQUIRE(backend.wait_for_unique(kDeliveries, 60s));
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
+}
+
+// Issue 45, under attack: `purge-user U` (serve stopped, as it must be) while U's changes
+// are pinned to a POST that went out and waits for its retry, and dead: after the restart
+// nothing of U goes out, not on the pinned POST's retry and not on `forward requeue --dead`;
+// the other users' changes still do.
+BOOST_AUTO_TEST_CASE(nothing_of_an_erased_user_goes_out_after_the_purge) {
+  const std::string secret = test::random_secret();
+  const std::string u = "e5e5e5e5-0000-4000-8000-0000000000e5", v = "f6f6f6f6-0000-4000-8000-0000000000f6";
+  test::FakeBackend backend(backend_options(secret));
+  std::atomic<bool> erased{false};
+  backend.set_plan([&](const test::BackendRequest& r) {
+    test::BackendFault fault;
+    if (!erased && r.body.find(u) != std::string::npos) {
+      fault.status = r.body.find("u-dead") != std::string::npos ? 400 : 503;
+      fault.retry_after = "3600";
+    }
+    return fault;
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "backend", backend.url(), secret, "batch = 10\n"));
+  {
+    test::HttpClient client(server.port());
+    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "u-1", sleep_of(u, "u-dead")).status, 200);
+    BOOST_REQUIRE(wait_until(
+        [&] { return test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'") > 0; }));
+    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "u-2", sleep_of(u, "u-pinned")).status, 200);
+    BOOST_REQUIRE(wait_until([&] {
+      return test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE user_id = '" + u +
+                                                    "' AND state = 'pending' AND post_id IS NOT NULL AND attempts > 0") > 0;
+    }));
+    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "v-1", sleep_of(v, "v-1")).status, 200);
+    BOOST_REQUIRE(wait_until([&] { return accepted_containing(backend, v) > 0; }));
+  }
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  auto purged = test::run_healthhook({"purge-user", u, "--config", server.config_file()});
+  BOOST_REQUIRE_MESSAGE(purged.exit_code == 0, purged.stderr_text);
+  BOOST_TEST(test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE user_id = '" + u + "'") == 0);
+  erased = true;  // the backend would take anything now
+  const size_t before = backend.accepted().size();
+  server.restart();
+  auto requeued = test::run_healthhook({"forward", "requeue", "--dead", "--config", server.config_file()});
+  BOOST_TEST(requeued.exit_code == 0, requeued.stderr_text);
+  BOOST_TEST(requeued.stdout_text == "requeued 0 outbox entries\n");
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "v-2", sleep_of(v, "v-2")).status, 200);
+  BOOST_REQUIRE(wait_until([&] { return accepted_containing(backend, "v-2") > 0; }));
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
+  const auto accepted = backend.accepted();
+  for (size_t i = before; i < accepted.size(); ++i) {
+    BOOST_TEST(accepted[i].body.find(u) == std::string::npos, accepted[i].body);
+    BOOST_TEST(accepted[i].body.find("u-pinned") == std::string::npos, accepted[i].body);
+  }
+}
+
+// Issue 45, under attack: kill -9 at each point of a POST's life, then restart. (1) The
+// backend applied the POST but its answer never came (it trickles): the POST is pinned and
+// pending, and goes out again under its id with the same changes. (2) The backend had the
+// POST but had not applied it: the same. (3) The backend refused a POST for good (400):
+// `forward requeue --dead` sends it again under its id with the same changes. Every
+// change is applied once by a backend that deduplicates by id, and no id ever carries two
+// contents, across the kills, the restarts and the requeue.
+BOOST_AUTO_TEST_CASE(kill_9_at_each_point_of_a_posts_life_keeps_ids_and_contents) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  enum class Mode { trickle, hold, refuse_one, healthy };
+  std::atomic<Mode> mode{Mode::trickle};
+  std::mutex mutex;
+  std::map<std::string, std::vector<std::string>> seen;  // every request's changes, first seen
+  std::vector<std::string> two_contents;                 // ids that came with other changes later
+  std::string refused_id;
+  backend.set_plan([&](const test::BackendRequest& r) {
+    {
+      std::lock_guard lock(mutex);
+      auto [it, first] = seen.try_emplace(r.id, change_ids_in(r.body));
+      if (it->second != change_ids_in(r.body)) two_contents.push_back(r.id);
+    }
+    test::BackendFault fault;
+    switch (mode.load()) {
+      case Mode::trickle: fault.drip = 500ms; break;  // applied, answered after timeout_ms
+      case Mode::hold: fault.delay = 60s; break;      // not applied before the kill
+      case Mode::refuse_one: {
+        std::lock_guard lock(mutex);
+        if (refused_id.empty() || refused_id == r.id) {
+          refused_id = r.id;
+          fault.status = 400;
+        }
+        break;
+      }
+      case Mode::healthy: break;
+    }
+    return fault;
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "backend", backend.url(), secret,
+                                               "batch = 4\nconcurrency = 2\ntimeout_ms = 2000\n"));
+  int posted = 0;
+  auto post = [&](int n) {
+    test::HttpClient client(server.port());
+    for (int i = 0; i < n; ++i, ++posted) {
+      const std::string user = "c0c0c0c0-0000-4000-8000-0000000" + std::to_string(10000 + posted);
+      BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "k-" + std::to_string(posted), sleep_of(user, "s")).status,
+                          200);
+    }
+  };
+  auto requests_seen = [&] {
+    std::lock_guard lock(mutex);
+    return seen.size();
+  };
+  // (1) applied, unanswered
+  post(10);
+  BOOST_REQUIRE(wait_until([&] { return backend.unique_accepted() >= 2; }));
+  server.kill_hard();
+  const size_t applied_before = backend.unique_accepted();
+  BOOST_TEST(test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE post_id IS NOT NULL") > 0);
+  // (2) received, not applied
+  mode = Mode::hold;
+  server.restart();
+  post(6);
+  BOOST_REQUIRE(wait_until([&] { return requests_seen() > applied_before + 1; }));
+  server.kill_hard();
+  // (3) refused for good, then requeued
+  mode = Mode::refuse_one;
+  server.restart();
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox WHERE state = 'pending'", 0, 60s));
+  BOOST_REQUIRE(test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'") > 0);
+  mode = Mode::healthy;
+  auto requeued = test::run_healthhook({"forward", "requeue", "--dead", "--config", server.config_file()});
+  BOOST_TEST(requeued.exit_code == 0, requeued.stderr_text);
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0, 60s));
+  const int64_t changes = changes_count(server);
+  BOOST_TEST(applied_changes(backend).size() == static_cast<size_t>(changes));
+  BOOST_TEST(backend.accepted_ids().contains(refused_id));
+  BOOST_TEST(backend.duplicates() > 0u);  // (1)'s POSTs went out again, as repeats
+  BOOST_TEST(backend.bad_signatures() == 0u);
+  std::lock_guard lock(mutex);
+  BOOST_TEST(two_contents.empty(), "webhook-ids with two contents: " << two_contents.size());
 }
 
 // Issue 45: a forward URL may carry a token in its query, or (refused) a password: no

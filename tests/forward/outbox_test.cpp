@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "forward/outbox_budget.h"
 #include "processor/processor.h"
 #include "store/open_store.h"
 #include "store/sqlite/database.h"
@@ -351,6 +352,149 @@ BOOST_AUTO_TEST_CASE(the_budget_drops_the_oldest_as_seq_ranges_that_requeue_make
   std::set<std::string> keys;
   for (const auto& e : entries_of(*outbox, "raw")) keys.insert(e.row_key);
   BOOST_TEST((keys == std::set<std::string>{"m1", "m4", "m5", "m6", "m7"}));
+}
+
+// Issue 45, under attack: a backend that refuses one user for good while another user's
+// deliveries go through. Each refused entry the budget drops is a range of its own (the
+// other user's delivery between two of them was sent), and ranges count against the
+// budget: they are merged, the oldest first, before they take more than a quarter of it,
+// so the record stays bounded and the entries keep the rest. Nothing is lost: every
+// refused entry is still waiting or counted in a range, and `forward requeue --dropped`
+// makes them all again (and, of the merged ranges, what was sent between them).
+BOOST_AUTO_TEST_CASE(the_record_of_drops_stays_within_its_share_of_the_budget) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  const store::ForwardRule raw{.destination = "raw", .mode = store::ForwardMode::deliveries, .events = {}};
+  auto opened = open_with(path, {raw});
+  auto outbox = open_outbox(path);
+  constexpr int64_t kBudget = 16 * 1024;  // 64 entries, or 256 ranges
+  const int64_t max_ranges = forward::max_dropped_ranges(kBudget);
+  BOOST_REQUIRE_EQUAL(max_ranges, 64);
+  auto figures_of = [&] {
+    auto all = outbox->figures();
+    BOOST_REQUIRE(all);
+    for (const auto& f : *all) {
+      if (f.destination == "raw") return f;
+    }
+    return store::OutboxFigures{};
+  };
+  constexpr int kRounds = 400;
+  int64_t merged = 0;
+  for (int i = 0; i < kRounds; ++i) {
+    auto refused = example_delivery("a-" + std::to_string(i), "summary-sleep.json");
+    auto taken = example_delivery("b-" + std::to_string(i), "summary-workouts.json");
+    append(*opened.inbox, {refused, taken});
+    std::vector<int64_t> sent;
+    for (const auto& e : entries_of(*outbox, "raw")) {
+      if (e.row_key.starts_with("b-")) sent.push_back(e.outbox_id);
+    }
+    BOOST_REQUIRE(outbox->sent(sent));
+    for (int steps = 0; steps < 10; ++steps) {
+      auto step = forward::keep_within_budget(*outbox, raw, figures_of(), kBudget, {}, 1000 + i);
+      BOOST_REQUIRE_MESSAGE(step, step.error());
+      merged += step->ranges_merged;
+      if (!step->more) break;
+    }
+    const store::OutboxFigures f = figures_of();
+    // Within the budget, ranges at most their share (and the ranges of one step's drop).
+    BOOST_TEST((f.pending + f.dead) * forward::kEntryBytes + f.dropped_ranges * forward::kRangeBytes <= kBudget + 64,
+               "round " << i);
+    BOOST_TEST(f.dropped_ranges <= max_ranges + 1, "round " << i);
+  }
+  BOOST_TEST(merged > 0);
+  const store::OutboxFigures f = figures_of();
+  // The entries were not crowded out: three quarters of the budget, less a range or two.
+  BOOST_TEST(f.pending >= (kBudget - (max_ranges + 1) * forward::kRangeBytes) / forward::kEntryBytes - 1);
+  BOOST_TEST(f.pending + f.dropped == kRounds);
+  auto made = outbox->requeue_dropped(raw);
+  BOOST_REQUIRE_MESSAGE(made, made.error());
+  BOOST_TEST(made->not_recreated == 0);
+  std::set<std::string> refused;
+  for (const auto& e : entries_of(*outbox, "raw")) {
+    if (e.row_key.starts_with("a-")) refused.insert(e.row_key);
+  }
+  BOOST_TEST(refused.size() == static_cast<size_t>(kRounds));
+}
+
+// A budget lowered under a large outbox is kept a step at a time, each step one short
+// transaction of at most kDropsPerStep entries (the writer thread, whose commits give up
+// after busy_timeout_ms, gets the lock in between), until what is left fits.
+BOOST_AUTO_TEST_CASE(a_large_drop_goes_in_steps_of_one_short_transaction) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  const store::ForwardRule raw{.destination = "raw", .mode = store::ForwardMode::deliveries, .events = {}};
+  {
+    auto writer = store::open_for_writing(path, {});
+    BOOST_REQUIRE_MESSAGE(writer, writer.error());
+    BOOST_REQUIRE(writer->exec(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 12000) "
+        "INSERT INTO outbox (destination, kind, seq, table_name, row_key, op, order_key, created_at, next_attempt_at) "
+        "SELECT 'raw', 'delivery', i, 'deliveries', 'm' || i, 'insert', 'u/' || (i % 10), 0, 0 FROM n"));
+  }
+  auto outbox = open_outbox(path);
+  constexpr int64_t kBudget = 1000 * forward::kEntryBytes;
+  std::vector<int64_t> dropped;
+  for (int step = 0; step < 10; ++step) {
+    auto figures = outbox->figures();
+    BOOST_REQUIRE(figures && figures->size() == 1u);
+    auto done = forward::keep_within_budget(*outbox, raw, figures->front(), kBudget, {}, 1000);
+    BOOST_REQUIRE_MESSAGE(done, done.error());
+    dropped.push_back(done->dropped.entries);
+    if (!done->more) break;
+  }
+  BOOST_TEST((dropped == std::vector<int64_t>{forward::kDropsPerStep, forward::kDropsPerStep, 12000 - 2 * 4096 - 999}));
+  auto figures = outbox->figures();
+  BOOST_REQUIRE(figures);
+  BOOST_TEST(figures->front().pending == 999);  // and the one range (nothing lay between the drops)
+  BOOST_TEST(figures->front().dropped_ranges == 1);
+  BOOST_TEST(figures->front().dropped == 12000 - 999);
+}
+
+// Issue 45, under attack: `purge-user` after the budget dropped a user's entries. `forward
+// requeue --dropped` makes again the other users' entries of the ranges, never the erased
+// user's (their change-feed rows and their deliveries went with them), in either mode.
+BOOST_AUTO_TEST_CASE(dropped_ranges_do_not_bring_back_an_erased_users_entries) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  const std::string other = "0f0f0f0f-0000-4000-8000-00000000000f";
+  auto opened = open_with(path, both_modes());
+  auto other_sleep = example_delivery("m3", "summary-sleep.json");
+  for (size_t at = other_sleep.body.find(kSleepUser); at != std::string::npos;
+       at = other_sleep.body.find(kSleepUser, at)) {
+    other_sleep.body.replace(at, std::string_view(kSleepUser).size(), other);
+  }
+  append(*opened.inbox, {example_delivery("m1", "summary-sleep.json"), example_delivery("m2", "timeseries-heartrate.json"),
+                         other_sleep});
+  process(*opened.store);
+  auto outbox = open_outbox(path);
+  const auto rules = both_modes();
+  for (const auto& rule : rules) {
+    auto dropped = outbox->drop_oldest(rule, 1000, {}, 5000);
+    BOOST_REQUIRE_MESSAGE(dropped, dropped.error());
+    BOOST_TEST(dropped->entries > 0, rule.destination);
+  }
+  BOOST_REQUIRE(entries_of(*outbox, "backend").empty());
+  auto erasure = store::open_erasure(path, 1000);
+  BOOST_REQUIRE_MESSAGE(erasure, erasure.error());
+  auto erased = (*erasure)->erase(kSleepUser, 6000);
+  BOOST_REQUIRE_MESSAGE(erased, erased.error());
+  for (const auto& rule : rules) {
+    auto made = outbox->requeue_dropped(rule);
+    BOOST_REQUIRE_MESSAGE(made, made.error());
+    BOOST_TEST(made->recreated > 0, rule.destination);
+    BOOST_TEST(made->not_recreated > 0, rule.destination);  // the erased user's, counted
+  }
+  std::set<std::string> users;
+  for (const char* destination : {"backend", "raw-sleep"}) {
+    for (const auto& e : entries_of(*outbox, destination)) {
+      users.insert(e.user_id.value_or("none"));
+      BOOST_TEST(e.row_key.find(kSleepUser) == std::string::npos, e.row_key);
+      BOOST_TEST(e.row_key != "m1");
+    }
+  }
+  BOOST_TEST(!users.contains(kSleepUser));
+  BOOST_TEST(users.contains(other));
+  BOOST_TEST(users.contains(kHeartrateUser));
 }
 
 BOOST_AUTO_TEST_CASE(an_outbox_of_the_previous_version_is_carried_over) {

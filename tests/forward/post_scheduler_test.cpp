@@ -4,6 +4,8 @@
 // when the POST ends, and a backend that cannot be reached pauses the destination.
 #include <boost/test/unit_test.hpp>
 
+#include <map>
+
 #include "forward/post_scheduler.h"
 #include "store/sqlite/database.h"
 #include "store/sqlite/outbox/sqlite_outbox.h"
@@ -164,6 +166,114 @@ BOOST_AUTO_TEST_CASE(a_backend_that_cannot_be_reached_pauses_the_destination) {
   BOOST_TEST(s.entry(2).attempts == 0);
   look = scheduler.next_posts(scheduler.paused_until_ms() + 1000, 4);
   BOOST_TEST(look.posts.size() == 2u);
+}
+
+// A Retry-After is honoured up to a day, however large: one too large to count in
+// milliseconds (9223372036854775807 seconds fits an int64, its milliseconds do not) once
+// overflowed into a negative wait, and the POST went out again at once, again and again
+// until max_attempts.
+BOOST_AUTO_TEST_CASE(a_retry_after_too_large_for_milliseconds_waits_a_day) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(1), *s.outbox, s.metrics, 6);
+  const std::vector<int64_t> retry_after = {INT64_MAX, INT64_MAX / 1000 + 1, int64_t{1} << 62, 86'400 * 365, -5};
+  for (size_t i = 0; i < retry_after.size(); ++i) {
+    s.add(static_cast<int64_t>(i) + 1, "k" + std::to_string(i) + "/sleep", kStart);
+  }
+  auto look = scheduler.next_posts(kStart, retry_after.size());
+  BOOST_REQUIRE_EQUAL(look.posts.size(), retry_after.size());
+  for (size_t i = 0; i < retry_after.size(); ++i) {
+    forward::PostOutcome outcome = answered(503);
+    outcome.retry_after_s = retry_after[i];
+    scheduler.finished(look.posts[i], outcome, kStart + 100);
+  }
+  for (size_t i = 0; i + 1 < retry_after.size(); ++i) {
+    const store::OutboxEntry e = s.entry(static_cast<int64_t>(i) + 1);
+    BOOST_TEST(e.state == "pending");
+    BOOST_TEST(e.next_attempt_at_ms == kStart + 100 + 86'400'000, "Retry-After " << retry_after[i]);
+  }
+  // A negative one (not a valid header value; the parser never makes one): at once.
+  BOOST_TEST(s.entry(static_cast<int64_t>(retry_after.size())).next_attempt_at_ms == kStart + 100);
+  // None of them is due again before its day is over.
+  BOOST_TEST(scheduler.next_posts(kStart + 1000, 8).posts.size() == 1u);
+}
+
+// Issue 45, under attack, at scale: one key refused for an hour with 30,000 entries behind
+// it, and 10,000 entries of 2,000 other keys. Every other entry goes out, each key's in
+// order, in about as many looks as the lanes need, none of the refused key's; and a key
+// whose entries are not due costs a look nothing.
+BOOST_AUTO_TEST_CASE(tens_of_thousands_behind_a_refused_key_hold_back_no_other_key) {
+  Scheduled s;
+  config::ForwardSettings settings = scheduler_settings(5);
+  settings.max_attempts = 100;
+  forward::PostScheduler scheduler(settings, *s.outbox, s.metrics, 7);
+  // Ids 1–30,000: the refused key, already tried once and due in an hour (its first POST
+  // pinned); then 10,000 of the others, interleaved.
+  BOOST_REQUIRE(s.writer.exec("BEGIN"));
+  BOOST_REQUIRE(s.writer.exec(
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30000) "
+      "INSERT INTO outbox (outbox_id, destination, kind, seq, table_name, row_key, op, order_key, attempts, "
+      "created_at, next_attempt_at, post_id) SELECT i, 'backend', 'change', i, 'summaries', 'sleep/' || i, 'insert', "
+      "'refused/sleep', CASE WHEN i <= 5 THEN 1 ELSE 0 END, " + std::to_string(kStart) + ", " +
+      std::to_string(kStart + 3'600'000) + " * (i <= 5) + " + std::to_string(kStart) +
+      " * (i > 5), CASE WHEN i <= 5 THEN 1 END FROM n"));
+  BOOST_REQUIRE(s.writer.exec(
+      "WITH RECURSIVE n(i) AS (SELECT 30001 UNION ALL SELECT i + 1 FROM n WHERE i < 40000) "
+      "INSERT INTO outbox (outbox_id, destination, kind, seq, table_name, row_key, op, order_key, created_at, "
+      "next_attempt_at) SELECT i, 'backend', 'change', i, 'summaries', 'sleep/' || i, 'insert', "
+      "'user-' || (i % 2000) || '/sleep', " + std::to_string(kStart) + ", " + std::to_string(kStart) + " FROM n"));
+  BOOST_REQUIRE(s.writer.exec("COMMIT"));
+  std::map<std::string, int64_t> last_of_key;
+  size_t sent = 0, looks = 0;
+  int64_t now = kStart + 1000;
+  for (; looks < 2000; ++looks) {
+    auto look = scheduler.next_posts(now, 8);
+    BOOST_REQUIRE(!look.store_failed);
+    if (look.posts.empty() && !look.more) break;
+    for (const auto& post : look.posts) {
+      for (const auto& e : post.entries) {
+        BOOST_REQUIRE(e.order_key.has_value());
+        BOOST_TEST(*e.order_key != "refused/sleep");
+        auto [it, first] = last_of_key.try_emplace(*e.order_key, e.outbox_id);
+        if (!first) {
+          BOOST_TEST(it->second < e.outbox_id, *e.order_key << " out of order");
+          it->second = e.outbox_id;
+        }
+        ++sent;
+      }
+      scheduler.finished(post, answered(200), now);
+    }
+    now += 100;
+  }
+  scheduler.flush();
+  BOOST_TEST(sent == 10'000u);
+  BOOST_TEST(looks <= 10'000u / (8 * 5) * 2 + 20, looks << " looks");
+  BOOST_TEST(s.writer.query_int("SELECT count(*) FROM outbox").value().value_or(-1) == 30'000);
+}
+
+// Issue 45, under attack: a look whose pins cannot be written (another writer holds the
+// lock past the sender's busy timeout; on PostgreSQL, a dropped connection) returns no
+// POST at all. It used to return the POSTs it had planned, and the sender sent them
+// unpinned: after a crash their entries could go out grouped otherwise under the same
+// webhook-id, and, not in flight for the scheduler, they could be planned again at once.
+BOOST_AUTO_TEST_CASE(a_post_whose_pin_could_not_be_written_does_not_go_out) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(2), *s.outbox, s.metrics, 8);
+  s.add(1, "a/sleep", kStart);
+  s.add(2, "b/sleep", kStart);
+  BOOST_REQUIRE(scheduler.next_posts(kStart, 0).posts.empty());  // marks them, plans nothing
+  BOOST_REQUIRE(s.writer.exec("BEGIN IMMEDIATE"));
+  auto look = scheduler.next_posts(kStart, 1);
+  BOOST_REQUIRE(s.writer.exec("COMMIT"));
+  BOOST_TEST(look.store_failed);
+  BOOST_TEST(look.posts.empty());
+  BOOST_TEST(scheduler.in_flight() == 0u);
+  BOOST_TEST(!s.entry(1).post_id.has_value());
+  // The next look plans them again, pinned before they go.
+  look = scheduler.next_posts(kStart + 100, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  BOOST_TEST((ids_of(look.posts.front()) == std::vector<int64_t>{1, 2}));
+  BOOST_TEST((s.entry(1).post_id == std::optional<int64_t>(1)));
+  BOOST_TEST((s.entry(2).post_id == std::optional<int64_t>(1)));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

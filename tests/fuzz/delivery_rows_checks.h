@@ -41,7 +41,7 @@ inline void check_json_text(const std::optional<std::string_view>& text, const c
 inline bool has_rows(const rows::DeliveryRows& rows) {
   return !rows.summaries.empty() || !rows.sample_batches.empty() || rows.workout_stream || rows.backfill ||
          rows.connection || rows.device || rows.lab_order || rows.lab_appointment || rows.lab_result ||
-         rows.lab_parsing_job || rows.fetched_stream || !rows.workout_ids_to_fetch.empty() || !rows.providers.empty() ||
+         rows.lab_parsing_job || rows.deregistration || rows.fetched_stream || !rows.workout_ids_to_fetch.empty() || !rows.providers.empty() ||
          rows.identity.user_id || rows.identity.client_user_id || rows.identity.team_id;
 }
 
@@ -60,6 +60,7 @@ inline void check_parse(const events::ParseResult& result, const rows::DeliveryR
     check_text(s.user_id, "summary.user_id");
     check_text(s.provider, "summary.provider");
     check_text(s.source_type, "summary.source_type");
+    check_text(s.app_id, "summary.app_id");
     check_text(s.calendar_date, "summary.calendar_date");
     check_json_text(s.data_json, "summary.data_json");
   }
@@ -69,6 +70,7 @@ inline void check_parse(const events::ParseResult& result, const rows::DeliveryR
     check_text(batch.resource, "batch.resource");
     check_text(batch.provider, "batch.provider");
     check_text(batch.source_type, "batch.source_type");
+    check_text(batch.app_id, "batch.app_id");
     for (const auto& sample : batch.samples) {
       if (const auto* text = std::get_if<std::string_view>(&sample.value)) check_text(*text, "sample.value");
       check_text(sample.unit, "sample.unit");
@@ -104,6 +106,13 @@ inline void check_parse(const events::ParseResult& result, const rows::DeliveryR
     check_json_text(c->resource_availability_json, "connection.resource_availability_json");
     check_text(c->event_type, "connection.event_type");
     check_json_text(c->data_json, "connection.data_json");
+  }
+  if (const auto& d = rows.deregistration) {
+    if (d->user_id.empty() || d->provider.empty()) broken("deregistration without user_id or provider");
+    check_text(d->user_id, "deregistration.user_id");
+    check_text(d->provider, "deregistration.provider");
+    check_text(d->event_type, "deregistration.event_type");
+    check_json_text(d->data_json, "deregistration.data_json");
   }
   if (const auto& d = rows.device) {
     check_text(d->id, "device.id");

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "store/sqlite/database.h"
+#include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
@@ -21,6 +22,15 @@ inline constexpr uint64_t kMiB = 1024 * 1024;
 inline std::string signed_looking_headers(const std::string& id) {
   return "svix-id: " + id + "\r\nsvix-timestamp: " + now_seconds() + "\r\nsvix-signature: v1," +
          std::string(43, 'A') + "=\r\n";
+}
+
+// A whole delivery signed with `secret` (a wrong one: a 401 once its body is read), as
+// the service sends it on a keep-alive connection.
+inline std::string signed_request(const std::string& secret, const std::string& id, const std::string& body = kBody) {
+  std::string request = "POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+                        std::to_string(body.size()) + "\r\n";
+  for (const auto& [name, value] : signature_headers(secret, id, now_seconds(), body)) request += name + ": " + value + "\r\n";
+  return request + "\r\n" + body;
 }
 
 inline std::string upload_head(uint64_t length, const std::string& extra_headers) {

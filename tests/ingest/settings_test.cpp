@@ -104,6 +104,35 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
   BOOST_TEST(s.error().find("service.base_url") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(console_keys) {
+  TempDir dir;
+  auto s = config::load_settings(dir.write("c.toml", "[read_api]\ntoken_file = \"r\"\n[console]\nenabled = true\n"
+                                                     "admin_token_file = \"a\"\nsession_hours = 2\n"),
+                                 fake_env, {});
+  BOOST_REQUIRE_MESSAGE(s.ok(), s.error());
+  BOOST_TEST(s->console.enabled);
+  BOOST_TEST(s->console.admin_token_file == "a");
+  BOOST_TEST(s->console.session_hours == 2);
+  BOOST_TEST(!config::load_settings(std::nullopt, fake_env, {})->console.enabled);  // off by default
+  // From the environment or a flag: true or false.
+  g_env["HEALTHHOOK_CONSOLE_ENABLED"] = "yes";
+  s = config::load_settings(std::nullopt, fake_env, {{"read_api.token_file", "r"}});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("expected true or false") != std::string::npos, s.error());
+  g_env.clear();
+  s = config::load_settings(dir.write("d.toml", "[console]\nenabled = 1\n"), fake_env, {});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("console.enabled") != std::string::npos);
+  // The console reads through the read API and signs in with its token.
+  s = config::load_settings(std::nullopt, fake_env, {{"console.enabled", "true"}});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("read_api.token_file") != std::string::npos, s.error());
+  s = config::load_settings(std::nullopt, fake_env,
+                            {{"console.enabled", "true"}, {"read_api.token_file", "r"}, {"webhook_path", "/console/x"}});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("webhook_path") != std::string::npos, s.error());
+}
+
 BOOST_AUTO_TEST_CASE(secret_files_resolve_relative_to_the_config_folder) {
   TempDir dir;
   dir.write("secret", "  whsec_abc=\n");

@@ -274,8 +274,9 @@ BOOST_AUTO_TEST_CASE(csv_quotes_per_rfc4180_and_tells_null_from_empty) {
   row.data = R"({"k":"v"})";
   append_record(out, OutputFormat::csv, row);
   BOOST_TEST(out ==
-             "user_id,provider,status,external_user_id,error_type,error_message,resource_availability,event_type,seq,data\r\n"
-             "u1,\"a,b\",\"say \"\"hi\"\"\",\"\",,\"line1\nline2\",,provider.connection.error,3,\"{\"\"k\"\":\"\"v\"\"}\"\r\n");
+             "user_id,provider,status,deregistered_at,external_user_id,error_type,error_message,resource_availability,"
+             "event_type,seq,data\r\n"
+             "u1,\"a,b\",\"say \"\"hi\"\"\",,\"\",,\"line1\nline2\",,provider.connection.error,3,\"{\"\"k\"\":\"\"v\"\"}\"\r\n");
 }
 
 BOOST_AUTO_TEST_CASE(deliveries_carry_binary_bodies_as_base64) {

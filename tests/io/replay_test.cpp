@@ -9,6 +9,7 @@
 
 #include "receiver/signature/webhook_signature.h"
 #include "replay/capture_file.h"
+#include "tests/fake_service/test_certificates.h"
 #include "tests/io/io_fixtures.h"
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
@@ -189,11 +190,42 @@ BOOST_AUTO_TEST_CASE(replay_usage_errors_exit_2) {
   BOOST_TEST(no_secret.exit_code == 2);
   BOOST_TEST(no_secret.stderr_text.find("--secret-file") != std::string::npos, no_secret.stderr_text);
   const std::string secret = dir.write("secret", random_secret());
-  auto https = run_healthhook({"replay", path, "--to", "https://127.0.0.1:1/", "--secret-file", secret});
-  BOOST_TEST(https.exit_code == 2);
-  BOOST_TEST(https.stderr_text.find("only http://") != std::string::npos, https.stderr_text);
+  auto user_info = run_healthhook({"replay", path, "--to", "https://me:pw@127.0.0.1:1/", "--secret-file", secret});
+  BOOST_TEST(user_info.exit_code == 2);
+  BOOST_TEST(user_info.stderr_text.find("user information") != std::string::npos, user_info.stderr_text);
+  BOOST_TEST(user_info.stderr_text.find("pw") == std::string::npos, user_info.stderr_text);
+  auto stray = run_healthhook({"replay", path, "--database", dir.file("x.db"), "--allow-plain-http"});
+  BOOST_TEST(stray.exit_code == 2);
   auto verify = run_healthhook({"replay", path, "--database", dir.file("x.db"), "--verify-signatures"});
   BOOST_TEST(verify.exit_code == 2);
+}
+
+// Captured deliveries are health data: `replay --to` sends them in clear text only to this
+// machine, unless the operator says the network is private (--allow-plain-http). The
+// refusal comes before anything is read or sent, and shows the URL without its query.
+BOOST_AUTO_TEST_CASE(replay_to_refuses_plain_http_to_a_host_that_is_not_loopback) {
+  TempDir dir;
+  const std::string capture = dir.write("cap.jsonl", "");
+  const std::string secret = dir.write("secret", random_secret());
+  // .invalid never resolves (RFC 6761): a refusal, not a resolution failure, is what answers.
+  auto refused =
+      run_healthhook({"replay", capture, "--to", "http://receiver.invalid:8080/webhooks?token=t0ken", "--secret-file",
+                      secret});
+  BOOST_TEST(refused.exit_code == 2);
+  BOOST_TEST(refused.stderr_text.find("--to http://receiver.invalid:8080/webhooks: plain http://") != std::string::npos,
+             refused.stderr_text);
+  BOOST_TEST(refused.stderr_text.find("--allow-plain-http") != std::string::npos, refused.stderr_text);
+  BOOST_TEST(refused.stderr_text.find("t0ken") == std::string::npos, refused.stderr_text);
+  // Allowed, it goes on to the network (and fails there: the name does not resolve).
+  auto allowed = run_healthhook({"replay", capture, "--to", "http://receiver.invalid:8080/webhooks", "--secret-file",
+                                 secret, "--allow-plain-http"});
+  BOOST_TEST(allowed.stderr_text.find("plain http://") == std::string::npos, allowed.stderr_text);
+  BOOST_TEST(allowed.stderr_text.find("receiver.invalid") != std::string::npos, allowed.stderr_text);
+  // Loopback needs no flag.
+  for (const char* url : {"http://127.0.0.1:1/webhooks", "http://localhost:1/webhooks", "http://[::1]:1/webhooks"}) {
+    auto local = run_healthhook({"replay", capture, "--to", url, "--secret-file", secret});
+    BOOST_TEST(local.stderr_text.find("plain http://") == std::string::npos, url << ": " << local.stderr_text);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(offline_signature_check_uses_the_lines_own_timestamp) {
@@ -290,6 +322,30 @@ BOOST_AUTO_TEST_CASE(resending_to_a_receiver_equals_offline_replay) {
   BOOST_TEST(busy.exit_code == 1);
   BOOST_TEST(busy.stderr_text.find("is being processed by another healthhook process") != std::string::npos,
              busy.stderr_text);
+}
+
+// A receiver behind TLS (its listener's [tls]): replay --to https:// verifies its
+// certificate against --ca-file (else the system's trust store) and host name, and sends
+// nothing to one it cannot verify.
+BOOST_AUTO_TEST_CASE(resending_over_https_verifies_the_receiver) {
+  TempDir dir;
+  const auto ca = hh::fake::make_certificate_authority("replay test CA");
+  const auto certificate = hh::fake::make_server_certificate(ca, {"localhost"}, {"127.0.0.1"});
+  dir.write("cert.pem", certificate.cert_pem);
+  dir.write("key.pem", certificate.key_pem);
+  const std::string ca_file = dir.write("ca.pem", ca.cert_pem);
+  ServerProcess server(dir, "[tls]\ncert_file = \"cert.pem\"\nkey_file = \"key.pem\"\n");
+  const std::string capture = dir.write("multi.jsonl", multi_user_capture(random_secret()));
+  const std::string url = "https://localhost:" + std::to_string(server.port()) + "/webhooks";
+
+  auto untrusted = run_healthhook({"replay", capture, "--to", url, "--secret-file", dir.file("secret")});
+  BOOST_TEST(untrusted.exit_code == 1, untrusted.stdout_text);
+  BOOST_TEST(untrusted.stdout_text.find(R"("answered":0)") != std::string::npos, untrusted.stdout_text);
+
+  auto sent = run_healthhook({"replay", capture, "--to", url, "--secret-file", dir.file("secret"), "--ca-file", ca_file});
+  BOOST_TEST(sent.exit_code == 0, sent.stderr_text);
+  BOOST_TEST(sent.stdout_text.find(R"("lines":36,"answered":36,"statuses":{"200":36},"stored":36)") != std::string::npos,
+             sent.stdout_text);
 }
 
 BOOST_AUTO_TEST_CASE(answers_other_than_2xx_fail_their_lines) {

@@ -141,9 +141,9 @@ inline std::vector<DerivedDump> derived_dumps(bool with_ids) {
        false, "SELECT s.user_id, s.resource, p.t_ms, " + derived_type_of("p.value") + " FROM samples p JOIN series s "
               "USING (series_id) UNION ALL SELECT user_id, resource, -1, " + derived_type_of("source_id") +
               " FROM series"},
-      {"summaries", "SELECT resource, id, user_id, provider, source_type, calendar_date, start_ms, end_ms, seq, data "
-                    "FROM summaries"},
-      {"series", "SELECT " + series_id + "user_id, resource, provider, source_type, source_id FROM series"},
+      {"summaries", "SELECT resource, id, user_id, provider, source_type, calendar_date, start_ms, end_ms, app_id, seq, "
+                    "data FROM summaries"},
+      {"series", "SELECT " + series_id + "user_id, resource, provider, source_type, source_id, app_id FROM series"},
       {"samples", "SELECT user_id, resource, provider, source_type, t_ms, timezone_offset, value, unit, type, "
                   "start_ms, end_ms, systolic, diastolic, extra, seq FROM samples_named"},
       {"workout_streams", "SELECT workout_id, user_id, provider, provider_id, sport, notice_seq, fetched_seq, "
@@ -151,7 +151,7 @@ inline std::vector<DerivedDump> derived_dumps(bool with_ids) {
       {"stream_points", "SELECT workout_id, idx, time, distance, heartrate, velocity_smooth, lat, lng, altitude, "
                         "cadence, power, resistance, temperature FROM stream_points"},
       {"connections", "SELECT user_id, provider, status, external_user_id, error_type, error_message, "
-                      "resource_availability, event_type, seq, data FROM connections"},
+                      "resource_availability, deregistered_at, event_type, seq, data FROM connections"},
       {"devices", "SELECT id, user_id, provider, source_type, app_id, device_manufacturer, device_model, "
                   "device_version, device_id, seq, data FROM devices"},
       {"lab_orders", "SELECT id, user_id, team_id, status, last_event_status, status_detail, interpretation, seq, "
@@ -159,17 +159,17 @@ inline std::vector<DerivedDump> derived_dumps(bool with_ids) {
       {"lab_appointments", "SELECT id, order_id, user_id, status, event_status, start_at, end_at, seq, data "
                            "FROM lab_appointments"},
       {"lab_results", "SELECT order_id, user_id, sample_id, status, interpretation, seq, data FROM lab_results"},
-      {"lab_parsing_jobs", "SELECT id, status, failure_reason, needs_human_review, is_reviewed, results, seq, data "
-                           "FROM lab_parsing_jobs"},
+      {"lab_parsing_jobs", "SELECT id, user_id, status, failure_reason, needs_human_review, is_reviewed, results, "
+                           "seq, data FROM lab_parsing_jobs"},
       {"backfills", "SELECT user_id, resource, provider, start_ms, end_ms, is_final, seq FROM backfills"},
       {"users", "SELECT user_id, client_user_id, team_id, first_seen_ms, last_seen_ms, seq FROM users"},
       {"providers", "SELECT slug, name, description, logo, auth_type, supported_resources, seq, data FROM providers"},
       {"changes", "SELECT " + std::string(with_ids ? "change_id, " : "") +
-                      "seq, table_name, row_key, op, row_count, from_ms, to_ms FROM changes ORDER BY change_id",
+                      "seq, table_name, row_key, op, row_count, from_ms, to_ms, user_id FROM changes ORDER BY change_id",
        true},
       {"jobs", "SELECT " + std::string(with_ids ? "job_id, " : "") +
                    "kind, job_key, state, attempts, next_attempt_at, last_error, trigger_seq, payload, created_at, "
-                   "updated_at FROM jobs"},
+                   "updated_at, user_id FROM jobs"},
   };
   return all;
 }

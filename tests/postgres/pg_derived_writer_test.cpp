@@ -339,7 +339,7 @@ BOOST_AUTO_TEST_CASE(every_record_table_follows_latest_wins) {
                                                    "2024-05-02T14:00:00+00:00", "2024-05-02T14:30:00+00:00", "{}"};
   labs.lab_result = rows::LabResultRow{"o1", "u1", "123", "partial", "critical", "{}"};
   labs.lab_parsing_job =
-      rows::LabParsingJobRow{"j1", "completed", std::nullopt, false, true, R"({"results":[]})", "{}"};
+      rows::LabParsingJobRow{"j1", "completed", std::nullopt, false, true, R"({"results":[]})", "{}", "u1"};
   s.apply(labs, 15);
   labs.lab_order->status_detail = "awaiting_remaining_markers";
   labs.lab_parsing_job->needs_human_review.reset();
@@ -356,6 +356,77 @@ BOOST_AUTO_TEST_CASE(every_record_table_follows_latest_wins) {
   providers.providers[0].name = "Oura Ring";
   s.apply(providers, 18);
   s.apply(providers, 17);
+  BOOST_TEST(s.compare() > 10u);
+}
+
+// Issue 47: a deregistration marks the connection row and keeps the rest (a later
+// connection event clears the mark); a completed parsing job without results queues its
+// fetch, the fetched job fills the results and queues nothing; App IDs on summaries and
+// series (the latest naming one wins).
+BOOST_AUTO_TEST_CASE(deregistrations_parsing_results_and_app_ids) {
+  DerivedPair s;
+  rows::DeliveryRows connected;
+  connected.family = rows::Family::connection;
+  connected.connection = rows::ConnectionRow{"u1", "oura", "connected", "ext-1", std::nullopt, std::nullopt,
+                                               R"({"sleep":{"status":"available"}})", "provider.connection.created",
+                                               R"({"user_id":"u1"})"};
+  s.apply(connected, 10);
+  rows::DeliveryRows deregistered;
+  deregistered.family = rows::Family::fetched_deregistration;
+  deregistered.deregistration =
+      rows::DeregistrationRow{"u1", "oura", kReceivedAt + 5, "fetch.deregistration", R"({"success":true})"};
+  s.apply(deregistered, 11);
+  s.apply(deregistered, 9);  // stale
+  deregistered.deregistration->provider = "fitbit";  // a connection not seen yet
+  s.apply(deregistered, 12);
+  BOOST_TEST(test::rows(s.lite, "SELECT status, deregistered_at, external_user_id, event_type, seq, data FROM "
+                                "connections ORDER BY provider") ==
+             (Strings{"'deregistered'|" + std::to_string(kReceivedAt + 5) + "|NULL|'fetch.deregistration'|12|'{}'",
+                      "'deregistered'|" + std::to_string(kReceivedAt + 5) +
+                          "|'ext-1'|'fetch.deregistration'|11|'{\"user_id\":\"u1\"}'"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(test::rows(s.lite, "SELECT seq, table_name, row_key, op FROM changes WHERE table_name = 'connections' "
+                                "ORDER BY change_id") ==
+             (Strings{"10|'connections'|'u1/oura'|'insert'", "11|'connections'|'u1/oura'|'update'",
+                      "12|'connections'|'u1/fitbit'|'insert'"}),
+             boost::test_tools::per_element());
+  s.apply(connected, 13);  // connected again: the mark goes
+  BOOST_TEST(test::rows(s.lite, "SELECT status, deregistered_at FROM connections WHERE provider = 'oura'") ==
+             (Strings{"'connected'|NULL"}));
+
+  rows::DeliveryRows completed;
+  completed.family = rows::Family::lab_parsing_job;
+  completed.identity.user_id = "u1";
+  completed.lab_parsing_job =
+      rows::LabParsingJobRow{"j1", "completed", std::nullopt, false, false, std::nullopt, R"({"id":"j1"})"};
+  s.apply(completed, 14);
+  rows::DeliveryRows fetched;
+  fetched.family = rows::Family::fetched_parsing_job;
+  fetched.lab_parsing_job = rows::LabParsingJobRow{"j1", "completed", std::nullopt, false, false,
+                                                     R"({"results":[{"test_name":"LDL"}]})", R"({"id":"j1"})"};
+  s.apply(fetched, 15);
+  // A fetched job without results again, and an older webhook: no second job.
+  fetched.lab_parsing_job->results_json.reset();
+  s.apply(fetched, 16);
+  rows::DeliveryRows started = completed;
+  started.lab_parsing_job->status = "started";
+  s.apply(started, 17);
+  BOOST_TEST(test::rows(s.lite, "SELECT kind, job_key, trigger_seq, payload FROM jobs") ==
+             (Strings{R"('parsing_job'|'j1'|14|'{"job_id":"j1","user_id":"u1"}')"}));
+
+  rows::DeliveryRows summary = test::sleep_summary("s1", R"({"id":"s1"})");
+  summary.summaries[0].app_id = "com.example.sleepy";
+  s.apply(summary, 18);
+  rows::DeliveryRows named = test::samples({test::heartrate(1715900000000, 60)});
+  named.sample_batches[0].app_id = "com.example.hr";
+  s.apply(named, 19);
+  rows::DeliveryRows unnamed = test::samples({test::heartrate(1715900060000, 61)});
+  s.apply(unnamed, 20);  // names none: the series keeps its App ID
+  named.sample_batches[0].app_id = "com.example.hr2";
+  named.sample_batches[0].samples[0].t_ms += 120000;
+  s.apply(named, 21);
+  BOOST_TEST(test::rows(s.lite, "SELECT app_id FROM summaries") == (Strings{"'com.example.sleepy'"}));
+  BOOST_TEST(test::rows(s.lite, "SELECT app_id FROM series") == (Strings{"'com.example.hr2'"}));
   BOOST_TEST(s.compare() > 10u);
 }
 

@@ -3,8 +3,8 @@
 // globs, bodies that are not JSON skipped without failing the commit, JSON that is not
 // UTF-8 forwarded as SQLite does), the sender's and `forward`'s operations leave the same
 // rows (marks of each key's first entry and how they move, pinned POSTs, dropped ranges
-// and the entries made again from them), and entries written in an ingest transaction
-// that rolls back leave nothing.
+// and the entries made again from them, ranges merged), and entries written in an ingest
+// transaction that rolls back leave nothing.
 #include <boost/test/unit_test.hpp>
 
 #include <thread>
@@ -259,6 +259,30 @@ BOOST_AUTO_TEST_CASE(marks_pins_and_plans_the_same_on_both) {
   }
   t.same_rows(kPgoEntries, kPgoEntryColumns);
   BOOST_TEST(t.pg.query_int("SELECT outbox_id FROM outbox WHERE head = 1 AND order_key = 'k'")->value_or(-1) == 6);
+}
+
+// The budget's record of drops merged the same on both: all but the newest keep − 1 ranges
+// (by first_seq) become one spanning them, with their counts and the last drop's time.
+BOOST_AUTO_TEST_CASE(dropped_ranges_are_merged_the_same_on_both) {
+  test::TwinStores t;
+  t.exec("INSERT INTO outbox_dropped (destination, first_seq, last_seq, entries, dropped_at) VALUES "
+         "('d', 10, 12, 3, 100), ('d', 1, 2, 2, 300), ('d', 20, 20, 1, 200), ('d', 30, 31, 2, 50), "
+         "('d', 40, 40, 1, 60), ('other', 5, 6, 2, 70)");
+  auto lite = twin_must(store::open_sqlite_outbox(t.lite_path, store::OutboxUse::sender));
+  auto pg = twin_must(store::open_postgres_outbox({t.pg_uri, ""}, store::OutboxUse::sender));
+  for (store::Outbox* outbox : {lite.get(), pg.get()}) {
+    BOOST_TEST(twin_must(outbox->merge_dropped("d", 3)) == 2);  // 1–2, 10–12, 20 → 1–20; 30–31 and 40 stay
+    BOOST_TEST(twin_must(outbox->merge_dropped("d", 3)) == 0);  // nothing more to merge
+    BOOST_TEST(twin_must(outbox->merge_dropped("nobody", 1)) == 0);
+  }
+  t.same_rows("SELECT destination, first_seq, last_seq, entries, dropped_at FROM outbox_dropped ORDER BY 1, 2", 5);
+  BOOST_TEST(t.pg.query_int("SELECT count(*) FROM outbox_dropped WHERE destination = 'd' AND first_seq = 1 "
+                            "AND last_seq = 20 AND entries = 6 AND dropped_at = 300")->value_or(-1) == 1);
+  BOOST_TEST(t.pg.query_int("SELECT count(*) FROM outbox_dropped")->value_or(-1) == 4);
+  for (store::Outbox* outbox : {lite.get(), pg.get()}) BOOST_TEST(twin_must(outbox->merge_dropped("d", 1)) == 2);
+  t.same_rows("SELECT destination, first_seq, last_seq, entries, dropped_at FROM outbox_dropped ORDER BY 1, 2", 5);
+  BOOST_TEST(t.pg.query_int("SELECT count(*) FROM outbox_dropped WHERE destination = 'd' AND first_seq = 1 "
+                            "AND last_seq = 40 AND entries = 9")->value_or(-1) == 1);
 }
 
 BOOST_AUTO_TEST_CASE(instances_forward_one_at_a_time_and_another_takes_over) {

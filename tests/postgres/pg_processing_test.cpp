@@ -83,10 +83,10 @@ std::vector<std::vector<std::string>> dump_pg(const std::string& uri) {
 }
 
 std::vector<std::string> outcomes_lite(sqlite::Connection& db) {
-  return test::rows(db, "SELECT seq, status, family, error FROM delivery_outcomes ORDER BY seq");
+  return test::rows(db, "SELECT seq, status, family, error, user_id FROM delivery_outcomes ORDER BY seq");
 }
 std::vector<std::string> outcomes_pg(pg::Connection& db) {
-  return test::derived_pg_rows(db, "SELECT seq, status, family, error FROM delivery_outcomes ORDER BY seq");
+  return test::derived_pg_rows(db, "SELECT seq, status, family, error, user_id FROM delivery_outcomes ORDER BY seq");
 }
 
 }  // namespace

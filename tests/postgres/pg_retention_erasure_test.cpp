@@ -8,9 +8,17 @@
 #include "common/sha256.h"
 #include "store/erasure_plan.h"
 #include "store/postgres/pg_body_retention.h"
+#include "store/postgres/database.h"
+#include "store/postgres/migrations.h"
 #include "store/postgres/pg_erasure.h"
 #include "store/sqlite/sqlite_body_retention.h"
 #include "store/sqlite/sqlite_erasure.h"
+#include "processor/processor.h"
+#include "store/open_store.h"
+#include "store/sqlite/outbox/outbox_writer.h"
+#include "tests/derived/store_dump.h"
+#include "tests/derived/two_users.h"
+#include "tests/postgres/derived_dump.h"
 #include "tests/postgres/twin_stores.h"
 
 BOOST_AUTO_TEST_SUITE(pg_retention_erasure_test)
@@ -37,11 +45,28 @@ std::string pgre_describe(const store::ErasureReport& report) {
   return out;
 }
 
-// Two users' rows in every table erase() covers, and some of nobody's (SQL valid on both).
+std::string pgre_describe_unattributed(const store::ErasureReport& report) {
+  std::string out;
+  for (const auto& t : report.unattributed) out += t.table + "=" + std::to_string(t.rows) + " ";
+  return out;
+}
+
+// Rows of user A that pgre_fill writes (every table erase() covers).
+constexpr int64_t kPgreRowsOfA = 33;
+
+// Two users' rows in every table erase() covers, with their user columns as the processor
+// writes them, and some of nobody's (SQL valid on both). Per user: applied deliveries
+// (outcomes naming the user; one whose body retention removed; an invalid one naming
+// nobody), one not applied yet whose body names the user with a JSON escape (found by
+// reading it), and a summary whose user nothing names (written before the user columns).
 void pgre_fill(test::TwinStores& t) {
   int64_t seq = 0;
+  int64_t pending = 100;
   for (const std::string user : {"user-a", "user-b"}) {
+    const std::string v = "'" + user + "'";
+    const std::string n = user == "user-a" ? "1" : "2";
     ++seq;
+    const std::string s = std::to_string(seq);
     t.inbox(seq, "w1-" + user, "webhook", seq, "daily.data.sleep.created", "{}",
             R"({"event_type":"daily.data.sleep.created","user_id":")" + user + R"(","data":{"id":"s-)" + user +
                 R"("}})");
@@ -49,25 +74,31 @@ void pgre_fill(test::TwinStores& t) {
     t.inbox(seq, "w2-" + user, "webhook", seq, "labtest.result.critical.created", "{}",
             R"({"event_type":"labtest.result.critical.created","data":{"user_id":")" + user + R"("}})");
     ++seq;
+    const std::string fetched = std::to_string(seq);
     t.inbox(seq, "f1-" + user, "fetch", seq, "fetch.workout_stream", R"({"user_id":")" + user + R"("})",
             R"({"time":[1,2]})");
-    // The id spelt with a JSON escape: found all the same.
     ++seq;
-    t.inbox(seq, "w3-" + user, "webhook", seq, "daily.data.body.created", "{}",
-            R"({"user_id":"user\u002d)" + user.substr(5) + R"("})");
+    t.inbox(seq, "w3-" + user, "webhook", seq, "daily.data.body.created", "{}", "");  // body removed
+    t.exec("INSERT INTO removed_bodies (seq, body_sha256, body_bytes, removed_at_ms, user_id) VALUES (" +
+           std::to_string(seq) + ", 'ab', 10, 5, " + v + ")");
     ++seq;
     t.inbox(seq, "w4-" + user, "webhook", seq, "daily.data.body.created", "{}", "not json " + user);
-    t.exec("INSERT INTO delivery_outcomes (seq, status, family) VALUES (" + std::to_string(seq - 4) +
-           ", 'processed', 'summary'), (" + std::to_string(seq) + ", 'invalid', NULL)");
-    const std::string s = std::to_string(seq - 4), v = "'" + user + "'";
-    const std::string n = user == "user-a" ? "1" : "2";
+    t.exec("INSERT INTO delivery_outcomes (seq, status, family, user_id) VALUES (" + s + ", 'processed', 'summary', " +
+           v + "), (" + std::to_string(seq - 3) + ", 'processed', 'lab_result', " + v + "), (" + fetched +
+           ", 'processed', 'fetched_stream', " + v + "), (" + std::to_string(seq - 1) + ", 'processed', 'summary', " +
+           v + "), (" + std::to_string(seq) + ", 'invalid', NULL, NULL)");
+    // Not applied yet: the id spelt with a JSON escape, found all the same.
+    ++pending;
+    t.inbox(pending, "p1-" + user, "webhook", pending, "daily.data.body.created", "{}",
+            R"({"user_id":"user-)" + user.substr(5) + R"("})");
     t.exec("INSERT INTO series (series_id, user_id, resource, provider, source_type) VALUES (" + n + ", " + v +
            ", 'heartrate', 'oura', 'ring')");
     t.exec("INSERT INTO samples (series_id, t_ms, seq) VALUES (" + n + ", 1, " + s + "), (" + n + ", 2, " + s + ")");
     t.exec("INSERT INTO summaries (resource, id, user_id, source_type, seq, data) VALUES ('sleep', 's-" + user +
            "', " + v + ", 'ring', " + s + ", '{}'), ('sleep', 'orphan-" + user + "', NULL, 'ring', " + s + ", '{}')");
-    t.exec("INSERT INTO workout_streams (workout_id, user_id, fetched_seq, seq) VALUES ('wo-" + user + "', NULL, " +
-           std::to_string(seq - 2) + ", " + std::to_string(seq - 2) + ")");
+    // Fetched before any notice: the fetch's user names it.
+    t.exec("INSERT INTO workout_streams (workout_id, user_id, fetched_seq, seq) VALUES ('wo-" + user + "', " + v +
+           ", " + fetched + ", " + fetched + ")");
     t.exec("INSERT INTO stream_points (workout_id, idx) VALUES ('wo-" + user + "', 0), ('wo-" + user + "', 1)");
     t.exec("INSERT INTO connections (user_id, provider, status, event_type, seq, data) VALUES (" + v +
            ", 'garmin', 'connected', 'provider.connection.created', " + s + ", '{}')");
@@ -77,23 +108,87 @@ void pgre_fill(test::TwinStores& t) {
            ", '{}')");
     t.exec("INSERT INTO lab_results (order_id, user_id, seq, data) VALUES ('o-" + user + "', " + v + ", " + s +
            ", '{}')");
-    t.exec("INSERT INTO lab_parsing_jobs (id, seq, data) VALUES ('p-" + user + "', " + std::to_string(seq - 3) +
+    t.exec("INSERT INTO lab_parsing_jobs (id, user_id, seq, data) VALUES ('p-" + user + "', " + v + ", " + s +
            ", '{}')");
     t.exec("INSERT INTO backfills (user_id, resource, provider, start_ms, end_ms, seq) VALUES (" + v +
            ", 'sleep', 'oura', 0, 86400000, " + s + ")");
     t.exec("INSERT INTO users (user_id, first_seen_ms, last_seen_ms, seq) VALUES (" + v + ", 1, 1, " + s + ")");
-    t.exec("INSERT INTO jobs (kind, job_key, state, next_attempt_at, trigger_seq, payload, created_at, updated_at) "
-           "VALUES ('workout_stream', 'wo-" + user + "', 'done', 0, 0, '{\"user_id\":\"" + user + "\"}', 0, 0), "
-           "('backfill', '" + user + "/sleep/oura/0/1', 'queued', 0, 0, 'not json', 0, 0)");
-    t.exec("INSERT INTO changes (seq, table_name, row_key, op) VALUES (" + s + ", 'summaries', 'sleep/s-" + user +
-           "', 'insert'), (999, 'devices', 'd-" + user + "', 'update'), (999, 'users', " + v + ", 'insert'), "
-           "(999, 'backfills', '" + user + "/sleep/oura/0/86400000', 'insert')");
+    t.exec("INSERT INTO jobs (kind, job_key, state, next_attempt_at, trigger_seq, payload, created_at, updated_at, "
+           "user_id) VALUES ('workout_stream', 'wo-" + user + "', 'done', 0, 0, '{\"user_id\":\"" + user +
+           "\"}', 0, 0, " + v + "), ('backfill', '" + user + "/sleep/oura/0/1', 'queued', 0, 0, 'not json', 0, 0, " +
+           v + ")");
+    t.exec("INSERT INTO changes (seq, table_name, row_key, op, user_id) VALUES (" + s + ", 'summaries', 'sleep/s-" +
+           user + "', 'insert', " + v + "), (999, 'devices', 'd-" + user + "', 'update', " + v +
+           "), (999, 'users', " + v + ", 'insert', " + v + "), (999, 'backfills', '" + user +
+           "/sleep/oura/0/86400000', 'insert', " + v + ")");
+    // A forward of a delivery written before the outbox knew its user: found by its seq.
     t.exec("INSERT INTO outbox (destination, kind, seq, table_name, row_key, op, user_id, created_at, "
            "next_attempt_at) VALUES ('b', 'delivery', " + s + ", 'deliveries', 'w1-" + user +
            "', 'insert', NULL, 0, 0), "
            "('b', 'change', 999, 'users', " + v + ", 'insert', " + v + ", 0, 0)");
   }
+  t.exec("UPDATE processor_state SET applied_seq = 99");
   t.exec("INSERT INTO providers (slug, seq, data) VALUES ('oura', 1, '{}')");
+  t.exec("INSERT INTO changes (seq, table_name, row_key, op) VALUES (1, 'providers', 'oura', 'insert')");
+}
+
+// Users A and B (tests/derived/two_users.h) stored and applied on both, as `serve` does,
+// with a [[forward]] of their deliveries not sent yet.
+void pgre_two_users_on_both(test::TwinStores& t) {
+  int64_t clock = test::kTwoUsersBaseMs;
+  const auto corpus = test::two_users_corpus(clock);
+  const std::vector<store::ForwardRule> rules = {
+      {.destination = "raw", .mode = store::ForwardMode::deliveries, .events = {}}};
+  test::append_deliveries(t.lite, corpus);
+  test::apply_inbox(t.lite);
+  {
+    // Forwards not sent yet, as an ingest with this rule writes them (PostgreSQL's below).
+    auto outbox = twin_must(store::OutboxWriter::create(t.lite, rules, store::ForwardMode::deliveries));
+    twin_must(outbox.deliveries(0, INT64_MAX));
+  }
+  auto store = twin_must(store::open_store({t.pg_uri, ""}, {.forward_rules = rules}));
+  auto inbox = twin_must(store->open_inbox());
+  std::vector<const store::NewDelivery*> batch;
+  for (const auto& d : corpus) batch.push_back(&d);
+  twin_must(inbox->append(batch));
+  auto processor = twin_must(processor::Processor::create(twin_must(store->open_processing(store::Leadership::now)),
+                                                          processor::kCatchUpSteps));
+  twin_must(processor->run_until_caught_up({}));
+}
+
+// The PostgreSQL store as healthhook left it before migration 003 (as test::strip_user_columns
+// does to SQLite's).
+void pgre_strip_user_columns(pg::Connection& pg) {
+  for (const char* sql : {"DROP VIEW unattributed_rows", "DROP INDEX lab_parsing_jobs_user",
+                          "DROP INDEX workout_streams_user", "DROP INDEX jobs_user", "DROP VIEW change_owners"}) {
+    BOOST_REQUIRE_MESSAGE(pg.exec(sql), sql);
+  }
+  const std::string_view v1 = store::postgres_migrations().at(0).sql;
+  BOOST_REQUIRE(pg.exec(std::string(v1.substr(v1.find("CREATE VIEW change_owners")))));
+  for (const char* table : {"delivery_outcomes", "removed_bodies", "lab_parsing_jobs", "changes", "jobs"}) {
+    BOOST_REQUIRE_MESSAGE(pg.exec("ALTER TABLE " + std::string(table) + " DROP COLUMN user_id"), table);
+  }
+  BOOST_REQUIRE(pg.exec("UPDATE workout_streams SET user_id = NULL WHERE notice_seq IS NULL"));
+  // Migrations 004 (the outbox's pinned POSTs), 005 (the service's calls) and 006 (paused
+  // destinations) came after 003: taken away too, so that opening the store runs them all
+  // again, in order, as an upgrade from version 2 does.
+  for (const char* sql : {"DROP TABLE forward_pauses", "ALTER TABLE connections DROP COLUMN deregistered_at", "ALTER TABLE summaries DROP COLUMN app_id",
+                          "ALTER TABLE series DROP COLUMN app_id", "DROP TRIGGER outbox_head_deleted ON outbox", "DROP TRIGGER outbox_head_left ON outbox",
+                          "DROP FUNCTION hh_outbox_next_head()", "DROP INDEX outbox_keys", "DROP INDEX outbox_due_heads",
+                          "DROP INDEX outbox_unclassified", "DROP INDEX outbox_posts", "DROP TABLE outbox_dropped",
+                          "ALTER TABLE outbox DROP COLUMN head", "ALTER TABLE outbox RENAME COLUMN post_id TO batch_id",
+                          "CREATE INDEX outbox_destination ON outbox (destination, state, outbox_id)"}) {
+    BOOST_REQUIRE_MESSAGE(pg.exec(sql), sql);
+  }
+  BOOST_REQUIRE(pg.exec("DELETE FROM schema_migrations WHERE version >= 3"));
+}
+
+// `sql`'s rows on both, compared in a sorted order (the servers' text collations differ).
+void pgre_same_sorted(test::TwinStores& t, const std::string& sql, int columns) {
+  auto [lite_rows, pg_rows] = t.rows(sql, columns);
+  std::sort(lite_rows.begin(), lite_rows.end());
+  std::sort(pg_rows.begin(), pg_rows.end());
+  BOOST_TEST(lite_rows == pg_rows, boost::test_tools::per_element());
 }
 
 // Every covered table's rows, counted on both.
@@ -165,7 +260,10 @@ BOOST_AUTO_TEST_CASE(purge_user_counts_and_erases_the_same_rows) {
   const auto pg_count = twin_must(pg->count("user-a"));
   BOOST_TEST(pgre_describe(lite_count) == pgre_describe(pg_count));
   BOOST_TEST(pg_count.tables.size() == std::size(store::kErasedTables));
-  BOOST_TEST(pg_count.total_rows() == 29, pgre_describe(pg_count));
+  BOOST_TEST(pg_count.total_rows() == kPgreRowsOfA, pgre_describe(pg_count));
+  // The orphan summaries name nobody: counted as rows no erasure can attribute.
+  BOOST_TEST(pgre_describe_unattributed(pg_count) == "summaries=2 ");
+  BOOST_TEST(pgre_describe_unattributed(pg_count) == pgre_describe_unattributed(lite_count));
   pgre_same_tables(t);  // a dry run changes nothing
 
   const auto lite_erased = twin_must(lite->erase("user-a", 123456));
@@ -179,6 +277,102 @@ BOOST_AUTO_TEST_CASE(purge_user_counts_and_erases_the_same_rows) {
   BOOST_TEST(twin_must(pg->count("user-b")).total_rows() == pg_count.total_rows());
 }
 
+// Spec §11 on both backends, with what `serve` writes: two users' deliveries of every
+// family applied, every body removed by retention, then A erased. Both stores keep the same
+// rows, and neither keeps a row of A in any table (changes, outbox, removed_bodies and
+// lab_parsing_jobs included), while B's rows are all still there.
+BOOST_AUTO_TEST_CASE(purge_user_after_retention_leaves_no_row_of_that_user_on_either_backend) {
+  test::TwinStores t;
+  pgre_two_users_on_both(t);
+  auto lite_retention = twin_must(store::open_sqlite_body_retention(t.lite));
+  auto pg_retention = twin_must(store::open_postgres_body_retention(t.pg));
+  for (int round = 0; round < 100; ++round) {
+    const auto lite_removed = twin_must(lite_retention->remove_bodies(INT64_MAX, 256, 1));
+    const auto pg_removed = twin_must(pg_retention->remove_bodies(INT64_MAX, 256, 1));
+    BOOST_REQUIRE_EQUAL(pgre_describe(lite_removed), pgre_describe(pg_removed));
+    if (!pg_removed.more) break;
+  }
+  const auto lite_a = [&](const std::string& table) { return test::count(t.lite, table + " WHERE user_id = 'user-a'"); };
+  BOOST_REQUIRE_EQUAL(twin_must(t.pg.query_int("SELECT count(*) FROM inbox WHERE length(body) > 0")).value_or(-1), 0);
+  BOOST_TEST(test::compare_derived_tables(t.lite, t.pg) > 100u);
+  t.same_rows("SELECT seq, status, family, error, user_id FROM delivery_outcomes ORDER BY seq", 5);
+  t.same_rows("SELECT seq, body_sha256, body_bytes, user_id FROM removed_bodies ORDER BY seq", 4);
+  for (const char* table : {"lab_parsing_jobs", "removed_bodies", "changes", "delivery_outcomes", "jobs"}) {
+    BOOST_TEST(lite_a(table) > 0, "no row of A in " << table);
+  }
+  auto lite = twin_must(store::open_sqlite_erasure(t.lite_path));
+  const int64_t b_rows = twin_must(lite->count("user-b")).total_rows();
+
+  auto pg = twin_must(store::open_postgres_erasure({t.pg_uri, ""}));
+  const auto lite_erased = twin_must(lite->erase("user-a", 1));
+  const auto pg_erased = twin_must(pg->erase("user-a", 1));
+  BOOST_TEST(pgre_describe(lite_erased) == pgre_describe(pg_erased));
+  BOOST_TEST(lite_erased.unattributed.empty(), pgre_describe_unattributed(lite_erased));
+  BOOST_TEST(pg_erased.unattributed.empty(), pgre_describe_unattributed(pg_erased));
+  BOOST_TEST(test::compare_derived_tables(t.lite, t.pg) > 50u);
+  t.same_rows("SELECT seq, message_id FROM inbox ORDER BY seq", 2);
+  t.same_rows("SELECT seq, user_id FROM removed_bodies ORDER BY seq", 2);
+  t.same_rows("SELECT seq, user_id FROM outbox ORDER BY seq", 2);
+
+  // No row of A anywhere: every table of the PostgreSQL store, read as text.
+  auto tables = twin_must(t.pg.query("SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() "
+                                     "AND tablename NOT IN ('erasures', 'schema_migrations') ORDER BY 1"));
+  BOOST_TEST(tables.size() > 20);
+  for (int r = 0; r < tables.size(); ++r) {
+    const std::string table(tables.text(r, 0));
+    const auto left = twin_must(t.pg.query_int("SELECT count(*) FROM " + table + " AS r WHERE r::text LIKE '%user-a%' "
+                                               "OR r::text LIKE '%ida-%'"));
+    BOOST_TEST(left.value_or(-1) == 0, "rows of A left in " << table);
+  }
+  BOOST_TEST(twin_must(t.pg.query_int("SELECT count(*) FROM inbox WHERE message_id LIKE 'msg-A-%' "
+                                      "OR message_id LIKE 'fetch:A:%'")).value_or(-1) == 0);
+  // B's rows are all still there, on both.
+  BOOST_TEST(twin_must(lite->count("user-b")).total_rows() == b_rows);
+  BOOST_TEST(twin_must(pg->count("user-b")).total_rows() == b_rows);
+  BOOST_TEST(twin_must(t.pg.query_int("SELECT count(*) FROM inbox WHERE message_id LIKE 'msg-B-%' "
+                                      "OR message_id LIKE 'fetch:B:%'")).value_or(-1) ==
+             static_cast<int64_t>(std::size(test::kUserWebhookExamples) + std::size(test::kUserFetchedExamples)));
+}
+
+// The user-columns migration (SQLite 009, PostgreSQL 003) on populated stores of the
+// version before: the same columns filled with the same users on both, what nothing names
+// left empty and counted alike.
+BOOST_AUTO_TEST_CASE(the_user_columns_migration_fills_both_backends_alike) {
+  test::TwinStores t;
+  pgre_two_users_on_both(t);
+  // Retention removed the first 39 bodies; of A's lab parsing job nothing else names A.
+  twin_must(twin_must(store::open_sqlite_body_retention(t.lite))->remove_bodies(INT64_MAX, 39, 1));
+  twin_must(twin_must(store::open_postgres_body_retention(t.pg))->remove_bodies(INT64_MAX, 39, 1));
+  const auto job_seq = t.same_rows("SELECT seq FROM lab_parsing_jobs WHERE id LIKE 'ida-%'", 1);
+  BOOST_REQUIRE_EQUAL(job_seq.size(), 1u);
+  t.exec("DELETE FROM changes WHERE seq = " + job_seq[0]);
+  const auto filled = [&] {
+    t.same_rows("SELECT seq, user_id FROM delivery_outcomes ORDER BY seq", 2);
+    t.same_rows("SELECT seq, user_id FROM removed_bodies ORDER BY seq", 2);
+    t.same_rows("SELECT change_id, user_id FROM changes ORDER BY change_id", 2);
+    t.same_rows("SELECT job_id, user_id FROM jobs ORDER BY job_id", 2);
+    pgre_same_sorted(t, "SELECT id, user_id FROM lab_parsing_jobs", 2);
+    pgre_same_sorted(t, "SELECT workout_id, user_id FROM workout_streams", 2);
+    pgre_same_sorted(t, "SELECT seq, user_id FROM outbox", 2);
+  };
+  filled();  // as written today
+  test::strip_user_columns(t.lite);
+  pgre_strip_user_columns(t.pg);
+
+  twin_must(store::migrate(t.lite));
+  twin_must(store::migrate(t.pg));
+  filled();
+  BOOST_TEST(twin_must(t.pg.query_int("SELECT max(version) FROM schema_migrations")).value_or(0) ==
+             store::postgres_schema_version());
+  BOOST_TEST(twin_must(t.pg.query_int("SELECT count(*) FROM lab_parsing_jobs WHERE id LIKE 'ida-%' AND user_id IS NULL"))
+                 .value_or(-1) == 1);
+  BOOST_TEST(twin_must(t.pg.query_int("SELECT count(*) FROM delivery_outcomes WHERE user_id = 'user-a'"))
+                 .value_or(0) > 10);
+  pgre_same_sorted(t, "SELECT table_name, unattributed FROM unattributed_rows", 2);
+  BOOST_TEST(twin_must(t.pg.query_int("SELECT unattributed FROM unattributed_rows WHERE table_name = "
+                                      "'lab_parsing_jobs'")).value_or(0) >= 1);
+}
+
 BOOST_AUTO_TEST_CASE(purge_user_is_refused_while_an_instance_applies_the_inbox) {
   test::TwinStores t;
   pgre_fill(t);
@@ -188,7 +382,7 @@ BOOST_AUTO_TEST_CASE(purge_user_is_refused_while_an_instance_applies_the_inbox) 
   auto erased = pg->erase("user-a", 1);
   BOOST_REQUIRE(!erased);
   BOOST_TEST((erased.error_kind() == ErrorKind::busy));
-  BOOST_TEST(twin_must(pg->count("user-a")).total_rows() == 29);  // nothing erased; a dry run still works
+  BOOST_TEST(twin_must(pg->count("user-a")).total_rows() == kPgreRowsOfA);  // nothing erased; a dry run still works
   BOOST_REQUIRE(leader.query("SELECT pg_advisory_unlock($1)", pg::Params().add(store::kProcessingLock)));
 
   // A row lock held past the busy timeout: busy, nothing erased.
@@ -200,7 +394,7 @@ BOOST_AUTO_TEST_CASE(purge_user_is_refused_while_an_instance_applies_the_inbox) 
   BOOST_TEST((erased.error_kind() == ErrorKind::busy), erased.error());
   twin_must(txn.commit());
   BOOST_TEST(twin_must(t.pg.query_int("SELECT count(*) FROM erasures")).value_or(-1) == 0);
-  BOOST_TEST(twin_must(quick->erase("user-a", 1)).total_rows() == 29);
+  BOOST_TEST(twin_must(quick->erase("user-a", 1)).total_rows() == kPgreRowsOfA);
 }
 
 BOOST_AUTO_TEST_CASE(every_table_with_a_user_column_is_covered_by_the_erasure) {

@@ -13,6 +13,16 @@ int64_t query_int(const std::string& database, const std::string& sql) {
   return value && *value ? **value : -1;
 }
 
+std::string query_text(const std::string& database, const std::string& sql) {
+  auto db = store::open_for_reading(database);
+  if (!db) return {};
+  auto statement = db->prepare(sql);
+  if (!statement) return {};
+  auto row = statement->step();
+  if (!row || !*row) return {};
+  return statement->column_is_null(0) ? std::string("NULL") : std::string(statement->column_text(0));
+}
+
 bool wait_for_value(const std::string& database, const std::string& sql, int64_t expected,
                     std::chrono::seconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;

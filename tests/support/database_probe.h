@@ -9,6 +9,8 @@ namespace hh::test {
 
 // One integer from a server's database; -1 when there is none (or no database yet).
 int64_t query_int(const std::string& database, const std::string& sql);
+// The first column of the first row as text ("NULL" for NULL, "" when there is no row).
+std::string query_text(const std::string& database, const std::string& sql);
 // Polls `sql` (one integer) until it equals `expected`; bounded.
 bool wait_for_value(const std::string& database, const std::string& sql, int64_t expected,
                     std::chrono::seconds timeout = std::chrono::seconds(30));

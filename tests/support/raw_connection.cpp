@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -66,6 +67,33 @@ std::string RawConnection::receive(std::chrono::milliseconds timeout) {
     const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
     if (n <= 0) break;
     received.append(buffer, static_cast<size_t>(n));
+  }
+  return received;
+}
+
+std::string RawConnection::receive_response(std::chrono::milliseconds timeout) {
+  std::string received;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // Reads one byte at a time past the head's end: nothing of a next response is taken.
+  const auto complete = [&received] {
+    const size_t head_end = received.find("\r\n\r\n");
+    if (head_end == std::string::npos) return false;
+    size_t length = 0;
+    std::string head = received.substr(0, head_end);
+    for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (const size_t at = head.find("\r\ncontent-length:"); at != std::string::npos) {
+      length = std::stoull(head.substr(at + 17));
+    }
+    return received.size() >= head_end + 4 + length;
+  };
+  char byte = 0;
+  while (fd_ >= 0 && !complete()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    if (::recv(fd_, &byte, 1, 0) <= 0) break;
+    received.push_back(byte);
   }
   return received;
 }

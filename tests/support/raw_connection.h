@@ -24,6 +24,9 @@ class RawConnection {
   bool send(const std::string& bytes, std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // What arrives until the server closes the connection or `timeout` passes.
   std::string receive(std::chrono::milliseconds timeout);
+  // One HTTP response (head, then a Content-Length body), for a connection kept alive;
+  // what arrived when the server closed or `timeout` passed first (maybe "").
+  std::string receive_response(std::chrono::milliseconds timeout);
   // True when the server closed (or reset) the connection within `timeout`.
   bool closed_by_server(std::chrono::milliseconds timeout);
   void close();

@@ -5,17 +5,18 @@ namespace {
 
 const std::string kPgChangeInsert = "hh_derived_changes_insert";
 constexpr std::string_view kPgChangeInsertSql =
-    "INSERT INTO changes (change_id, seq, table_name, row_key, op, row_count, from_ms, to_ms) "
+    "INSERT INTO changes (change_id, seq, table_name, row_key, op, row_count, from_ms, to_ms, user_id) "
     "SELECT coalesce(max(change_id), 0) + 1, $1::bigint, $2::text, $3::text, $4::text, $5::bigint, $6::bigint, "
-    "$7::bigint FROM changes";
+    "$7::bigint, $8::text FROM changes";
 
 const std::string kPgChangeBatch = "hh_derived_changes_batch";
 constexpr std::string_view kPgChangeBatchSql =
-    "INSERT INTO changes (change_id, seq, table_name, row_key, op, row_count, from_ms, to_ms) "
+    "INSERT INTO changes (change_id, seq, table_name, row_key, op, row_count, from_ms, to_ms, user_id) "
     "SELECT (SELECT coalesce(max(change_id), 0) FROM changes) + x.n, x.seq, x.table_name, x.row_key, x.op, "
-    "x.row_count, x.from_ms, x.to_ms "
-    "FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[]) "
-    "WITH ORDINALITY AS x(seq, table_name, row_key, op, row_count, from_ms, to_ms, n) ORDER BY x.n";
+    "x.row_count, x.from_ms, x.to_ms, x.user_id "
+    "FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], "
+    "$8::text[]) WITH ORDINALITY AS x(seq, table_name, row_key, op, row_count, from_ms, to_ms, user_id, n) "
+    "ORDER BY x.n";
 
 }  // namespace
 
@@ -41,7 +42,7 @@ Result<void> PgChangeFeed::append(const Change& change) {
     } else {
       p.add(change.row_key);
     }
-    p.add(change.op).add(change.row_count).add(change.from_ms).add(change.to_ms);
+    p.add(change.op).add(change.row_count).add(change.from_ms).add(change.to_ms).add(change.user_id);
     auto inserted = db_->run(kPgChangeInsert, p);
     if (!inserted) return fail(inserted.error_kind(), inserted.error());
     return {};
@@ -53,6 +54,7 @@ Result<void> PgChangeFeed::append(const Change& change) {
   columns_[4].integer(change.row_count);
   columns_[5].integer(change.from_ms);
   columns_[6].integer(change.to_ms);
+  columns_[7].text(change.user_id);
   return columns_[0].size() >= kMaxBuffered ? flush() : Result<void>{};
 }
 

@@ -42,7 +42,7 @@ class PgChangeFeed {
   pg::Connection* db_;
   bool deferred_ = false;
   // The buffered changes by column: seq, table_name, row_key, op, row_count, from_ms, to_ms.
-  ArrayLiteral columns_[7];
+  ArrayLiteral columns_[8];
 };
 
 }  // namespace hh::store

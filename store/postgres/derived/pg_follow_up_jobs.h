@@ -29,10 +29,14 @@ class PgFollowUpJobs {
   Result<bool> queue_workout_stream(std::string_view workout_id, std::optional<std::string_view> user_id,
                                     std::optional<std::string_view> provider, int64_t seq, int64_t now_ms);
   Result<bool> queue_backfill(const rows::BackfillNotice& notice, int64_t seq, int64_t now_ms);
+  Result<bool> queue_parsing_job(std::string_view job_id, std::optional<std::string_view> user_id, int64_t seq,
+                                 int64_t now_ms);
 
  private:
   explicit PgFollowUpJobs(pg::Connection& db) : db_(&db) {}
-  Result<bool> queue(std::string_view kind, std::string_view key, int64_t seq, int64_t now_ms);
+  // `user`: whom the job fetches for (jobs.user_id; `purge-user` finds the job by it).
+  Result<bool> queue(std::string_view kind, std::string_view key, std::optional<std::string_view> user, int64_t seq,
+                     int64_t now_ms);
 
   pg::Connection* db_;
   std::string key_;  // reused buffers

@@ -5,7 +5,7 @@
 namespace hh::store {
 
 Result<PgLatestWins> PgLatestWins::create(pg::Connection& db, const schema::LatestWinsSpec& spec) {
-  const std::string name = "hh_derived_" + std::string(spec.table);
+  const std::string name = "hh_derived_" + std::string(spec.write.empty() ? spec.table : spec.write);
   std::string columns, params, keys, assignments;
   int index = 0;
   const auto add_column = [&](std::string_view column) {
@@ -26,6 +26,14 @@ Result<PgLatestWins> PgLatestWins::create(pg::Connection& db, const schema::Late
     has_seq = has_seq || value == "seq";
   }
   if (!has_seq) return fail(std::string(spec.table) + ": no seq column");
+  // Constants: in the insert, and in the update unless the insert alone sets them.
+  for (const schema::FixedValue& fixed : spec.fixed) {
+    columns += ", " + std::string(fixed.column), params += ", " + std::string(fixed.literal);
+    assignments += ", " + std::string(fixed.column) + " = excluded." + std::string(fixed.column);
+  }
+  for (const schema::FixedValue& fixed : spec.insert_only) {
+    columns += ", " + std::string(fixed.column), params += ", " + std::string(fixed.literal);
+  }
   return create(db, name,
                 "INSERT INTO " + std::string(spec.table) + " AS cur (" + columns + ") VALUES (" + params +
                     ") ON CONFLICT (" + keys + ") DO UPDATE SET " + assignments +

@@ -21,6 +21,10 @@ const std::string kPgSourceId = "hh_derived_series_source_id";
 constexpr std::string_view kPgSourceIdSql =
     "UPDATE series SET source_id = $2::jsonb WHERE series_id = $1::bigint AND source_id IS DISTINCT FROM $2::jsonb";
 
+const std::string kPgAppId = "hh_derived_series_app_id";
+constexpr std::string_view kPgAppIdSql =
+    "UPDATE series SET app_id = $2::text WHERE series_id = $1::bigint AND app_id IS DISTINCT FROM $2::text";
+
 // $1 series_id, $2 seq, then the arrays.
 const std::string kPgSamplesFull = "hh_derived_samples_full";
 constexpr std::string_view kPgSamplesFullSql =
@@ -58,6 +62,7 @@ bool pg_strictly_increasing(const std::vector<rows::SampleRow>& samples) {
 
 Result<PgSampleWriter> PgSampleWriter::create(pg::Connection& db) {
   for (const auto& [name, sql] : {std::pair{&kPgSeries, kPgSeriesSql}, std::pair{&kPgSourceId, kPgSourceIdSql},
+                                  std::pair{&kPgAppId, kPgAppIdSql},
                                   std::pair{&kPgSamplesFull, kPgSamplesFullSql},
                                   std::pair{&kPgSamplesPlain, kPgSamplesPlainSql}}) {
     if (auto prepared = prepare_once(db, *name, sql); !prepared) return fail(prepared.error_kind(), prepared.error());
@@ -83,6 +88,14 @@ Result<void> PgSampleWriter::keep_source_id(Series& series, const rows::SampleVa
   auto done = db_->run(kPgSourceId, pg::Params().add(series.id).add(std::string_view(scalar_)));
   if (!done) return fail(done.error_kind(), done.error());
   SeriesIds::wrote_source_id(series, source_id);
+  return {};
+}
+
+Result<void> PgSampleWriter::keep_app_id(Series& series, std::string_view app_id) {
+  if (!SeriesIds::app_id_unknown(series, app_id)) return {};
+  auto done = db_->run(kPgAppId, pg::Params().add(series.id).add(app_id));
+  if (!done) return fail(done.error_kind(), done.error());
+  SeriesIds::wrote_app_id(series, app_id);
   return {};
 }
 
@@ -128,7 +141,10 @@ Result<int64_t> PgSampleWriter::write(const rows::SampleBatch& batch, int64_t se
   if (batch.source_id.index() != 0) {
     if (auto kept = keep_source_id(entry, batch.source_id); !kept) return fail(kept.error_kind(), kept.error());
   }
-  SeriesChange& change = series_change_of(changes, entry.id, &entry.row_key);
+  if (batch.app_id) {  // the latest delivery naming an App ID wins; one without leaves it
+    if (auto kept = keep_app_id(entry, *batch.app_id); !kept) return fail(kept.error_kind(), kept.error());
+  }
+  SeriesChange& change = series_change_of(changes, entry.id, &entry.row_key, batch.user_id.size());
 
   const bool plain = fill_arrays(batch);
   pg::Params params;

@@ -46,6 +46,7 @@ class PgSampleWriter {
   explicit PgSampleWriter(pg::Connection& db) : db_(&db) {}
   Result<Series*> series(const rows::SampleBatch& batch);
   Result<void> keep_source_id(Series& series, const rows::SampleValue& source_id);
+  Result<void> keep_app_id(Series& series, std::string_view app_id);
   // Fills the arrays with the samples to send; true when every one is plain.
   bool fill_arrays(const rows::SampleBatch& batch);
 

@@ -29,15 +29,17 @@ constexpr std::string_view kPgInsertPointsSql =
     "$6::double precision[], $7::double precision[], $8::double precision[], $9::double precision[], "
     "$10::double precision[], $11::double precision[], $12::double precision[], $13::double precision[]) AS x";
 
-// $1 workout_id, $2 fetched_seq, $3 point_count.
+// $1 workout_id, $2 fetched_seq, $3 point_count, $4 the fetch's user (the job's): it names a
+// stream fetched before any notice did.
 const std::string kPgUpdateFetched = "hh_derived_stream_update_fetched";
 constexpr std::string_view kPgUpdateFetchedSql =
     "UPDATE workout_streams SET fetched_seq = $2::bigint, point_count = $3::bigint, "
-    "seq = greatest(coalesce(notice_seq, 0), $2::bigint) WHERE workout_id = $1::text";
+    "seq = greatest(coalesce(notice_seq, 0), $2::bigint), user_id = coalesce(user_id, $4::text) "
+    "WHERE workout_id = $1::text";
 const std::string kPgInsertFetched = "hh_derived_stream_insert_fetched";
 constexpr std::string_view kPgInsertFetchedSql =
-    "INSERT INTO workout_streams (workout_id, fetched_seq, point_count, seq) "
-    "VALUES ($1::text, $2::bigint, $3::bigint, $2::bigint)";
+    "INSERT INTO workout_streams (workout_id, fetched_seq, point_count, seq, user_id) "
+    "VALUES ($1::text, $2::bigint, $3::bigint, $2::bigint, $4::text)";
 
 }  // namespace
 
@@ -91,7 +93,7 @@ Result<StreamReplaced> PgStreamWriter::replace_points(const rows::FetchedStream&
   pg::Params workout;
   workout.add(stream.workout_id);
   pg::Params row;
-  row.add(stream.workout_id).add(seq).add(count);
+  row.add(stream.workout_id).add(seq).add(count).add(stream.user_id);
   auto pipeline = pg::Pipeline::begin(*db_);
   if (!pipeline) return fail(pipeline.error_kind(), pipeline.error());
   for (const auto& [name, params] : {std::pair{&kPgDeletePoints, &workout}, std::pair{&kPgInsertPoints, &points},

@@ -114,9 +114,9 @@ class PgJobAdmin final : public JobAdmin {
         backfill_job_payload(payload, window);
         auto inserted = db_.query(
             "INSERT INTO jobs (kind, job_key, state, attempts, next_attempt_at, trigger_seq, payload, created_at, "
-            "updated_at) VALUES ('backfill', $1, 'queued', 0, $2, $3, $4, $2, $2) RETURNING job_id",
+            "updated_at, user_id) VALUES ('backfill', $1, 'queued', 0, $2, $3, $4, $2, $2, $5) RETURNING job_id",
             pg::Params().add(std::string_view(result.job_key)).add(now_ms).add(trigger_seq)
-                .add(std::string_view(payload)));
+                .add(std::string_view(payload)).add(window.user_id));
         if (!inserted) return fail(inserted.error_kind(), inserted.error());
         result.job_id = inserted->integer(0, 0);
         result.outcome = QueuedBackfill::Outcome::queued;

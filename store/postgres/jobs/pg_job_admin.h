@@ -22,7 +22,7 @@ Result<pg::Connection> open_postgres_admin_connection(const Database& database, 
                                                       int64_t busy_timeout_ms = 5000);
 
 // The schema version that has everything the jobs, outbox and erasure code here use
-// (migration 002: hh_json_or_null).
-inline constexpr int64_t kPgJobsSchemaVersion = 2;
+// (migration 002: hh_json_or_null; 003: the user columns, jobs.user_id among them).
+inline constexpr int64_t kPgJobsSchemaVersion = 3;
 
 }  // namespace hh::store

@@ -205,6 +205,25 @@ class PgJobQueue final : public JobQueue {
     return finish(job, "state = 'queued', next_attempt_at = $4, updated_at = $4", pg::Params().add(now_ms));
   }
 
+  std::optional<std::chrono::milliseconds> lease() const override { return std::chrono::milliseconds(lease_ms_); }
+
+  Result<bool> renew_lease(const ClaimedJob& job, int64_t now_ms) override {
+    auto found = held_.find(job.job_id);
+    if (found == held_.end()) return false;  // not claimed by this object (or finished)
+    const int64_t lease_until = now_ms + lease_ms_;
+    const std::string leases = found->second.leases();
+    auto updated = db_.query("UPDATE jobs SET lease_until = $4 WHERE " + std::string(kPgjobsClaimedBy),
+                             pg::Params().add(job.job_id).add(job.trigger_seq).add(std::string_view(leases))
+                                 .add(lease_until));
+    if (!updated) return fail(updated.error_kind(), "jobs: " + updated.error());
+    if (updated->affected() == 0) return false;
+    // Autocommit: this renewal has committed; the lease before it is still accepted once
+    // more, as after a stored page.
+    found->second.previous_lease = found->second.lease_until;
+    found->second.lease_until = lease_until;
+    return true;
+  }
+
  private:
   struct Held {
     int64_t lease_until = 0;

@@ -5,7 +5,9 @@
 //
 // A claim is a lease: claim_due marks a job running until lease_until = now + lease_ms,
 // with SELECT … FOR UPDATE SKIP LOCKED so instances claiming together never take the same
-// row; each stored page (record_progress_in_transaction) renews it. A running job whose
+// row; each stored page (record_progress_in_transaction) renews it, and so does the
+// fetcher while a fetch is in flight (renew_lease, every third of the lease), so a slow
+// page never outlives it. A running job whose
 // lease has passed was abandoned (its instance stopped, or lost the store): any instance's
 // next claim_due takes it over, counting a failed attempt (`dead` when that uses up the
 // attempts), as requeue_interrupted does after a crash on SQLite. requeue_interrupted at
@@ -27,12 +29,10 @@
 
 namespace hh::store {
 
-// Five minutes. What runs between two renewals is one page fetch or one refresh call:
-// connect_timeout (10 s) plus reads that each wait at most read_timeout (60 s) for the
-// next bytes, or a refresh the service may take 60 s to answer (fetcher/https_client.h,
-// fetcher/service_calls.h), and the wait for the writer thread. Five minutes leaves a
-// live job several such deadlines of slack, while a dead instance's jobs (follow-up
-// fetches, not on anyone's request path) wait at most that long to be taken over.
+// Five minutes (`[service] job_lease_s`). A live instance renews the lease every third of
+// it, during a fetch too (fetcher/job_runner.h), so what must fit in one lease is a
+// renewal's wait for the writer thread, not a fetch; a dead instance's jobs (follow-up
+// fetches, not on anyone's request path) wait at most this long to be taken over.
 inline constexpr int64_t kDefaultJobLeaseMs = 5 * 60 * 1000;
 
 // `db` is the writer connection: it must stay live, migrated, and used by one thread at a

@@ -252,7 +252,25 @@ class PgOutbox final : public Outbox {
 
   Result<Dropped> drop_oldest(const ForwardRule& rule, int64_t count, std::span<const int64_t> keep,
                               int64_t now_ms) override;
+  Result<int64_t> merge_dropped(const std::string& destination, int64_t keep) override;
   Result<RecreatedDropped> requeue_dropped(const ForwardRule& rule) override;
+
+  Result<bool> set_paused(const std::string& destination, bool paused, int64_t now_ms) override {
+    auto changed = paused ? db_.query("INSERT INTO forward_pauses (destination, paused_at) VALUES ($1, $2) "
+                                      "ON CONFLICT (destination) DO NOTHING",
+                                      pg::Params().add(destination).add(now_ms))
+                          : db_.query("DELETE FROM forward_pauses WHERE destination = $1", pg::Params().add(destination));
+    if (!changed) return fail(changed.error_kind(), changed.error());
+    return changed->affected() > 0;
+  }
+
+  Result<std::vector<std::string>> paused() override {
+    auto rows = db_.query("SELECT destination FROM forward_pauses ORDER BY destination COLLATE \"C\"");
+    if (!rows) return fail(rows.error_kind(), rows.error());
+    std::vector<std::string> names;
+    for (int r = 0; r < rows->size(); ++r) names.emplace_back(rows->text(r, 0));
+    return names;
+  }
 
  private:
   struct PgDropRow {
@@ -411,6 +429,39 @@ Result<Dropped> PgOutbox::drop_oldest(const ForwardRule& rule, int64_t count, st
   out.entries = static_cast<int64_t>(drop.size());
   out.ranges = static_cast<int64_t>(ranges.size());
   return out;
+}
+
+Result<int64_t> PgOutbox::merge_dropped(const std::string& destination, int64_t keep) {
+  // As SqliteOutbox's; only the forwarding instance keeps the budget (drop_oldest()).
+  auto forwarding = forwarding_here();
+  if (!forwarding) return fail(forwarding.error_kind(), forwarding.error());
+  if (!*forwarding) return int64_t{0};
+  const std::string oldest =
+      "SELECT range_id FROM outbox_dropped WHERE destination = $1 ORDER BY first_seq DESC, range_id DESC "
+      "OFFSET $2";
+  const pg::Params params = pg::Params().add(destination).add(std::max<int64_t>(keep, 1) - 1);
+  auto txn = pg::Transaction::begin(db_);
+  if (!txn) return fail(txn.error_kind(), txn.error());
+  auto merged = db_.query(
+      "SELECT count(*), min(first_seq), max(last_seq), sum(entries), max(dropped_at) FROM outbox_dropped "
+      "WHERE range_id IN (" + oldest + ")",
+      params);
+  if (!merged) return fail(merged.error_kind(), merged.error());
+  const int64_t n = merged->integer(0, 0);
+  if (n <= 1) return int64_t{0};
+  const int64_t first = merged->integer(0, 1), last = merged->integer(0, 2), entries = merged->integer(0, 3),
+                at = merged->integer(0, 4);
+  if (auto done = db_.query("DELETE FROM outbox_dropped WHERE range_id IN (" + oldest + ")", params); !done) {
+    return fail(done.error_kind(), done.error());
+  }
+  if (auto done = db_.query("INSERT INTO outbox_dropped (destination, first_seq, last_seq, entries, dropped_at) "
+                            "VALUES ($1, $2, $3, $4, $5)",
+                            pg::Params().add(destination).add(first).add(last).add(entries).add(at));
+      !done) {
+    return fail(done.error_kind(), done.error());
+  }
+  if (auto committed = txn->commit(); !committed) return fail(committed.error_kind(), committed.error());
+  return n - 1;
 }
 
 Result<RecreatedDropped> PgOutbox::requeue_dropped(const ForwardRule& rule) {

@@ -3,10 +3,10 @@
 namespace hh::store {
 namespace {
 
-constexpr int kColumns = 7;
+constexpr int kColumns = 8;
 
 std::string insert_sql(size_t rows) {
-  std::string sql = "INSERT INTO changes (seq, table_name, row_key, op, row_count, from_ms, to_ms) VALUES ";
+  std::string sql = "INSERT INTO changes (seq, table_name, row_key, op, row_count, from_ms, to_ms, user_id) VALUES ";
   for (size_t i = 0; i < rows; ++i) {
     if (i > 0) sql += ", ";
     sql += "(";
@@ -50,11 +50,18 @@ Result<void> ChangeFeed::append(const Change& change) {
         .bind(5, change.row_count)
         .bind(6, change.from_ms)
         .bind(7, change.to_ms);
+    if (change.user_id) {
+      inserts_[2].bind_static(8, *change.user_id);
+    } else {
+      inserts_[2].bind_null(8);
+    }
     return inserts_[2].run();
   }
   const size_t table = keep(change.table), row_key = keep(change.row_key), op = keep(change.op);
+  const size_t user = change.user_id ? keep(*change.user_id) : 0;
   pending_.push_back(Pending{change.seq, table, change.table.size(), row_key, change.row_key.size(), op,
-                             change.op.size(), change.row_count, change.from_ms, change.to_ms});
+                             change.op.size(), change.row_count, change.from_ms, change.to_ms, user,
+                             change.user_id ? std::optional<size_t>(change.user_id->size()) : std::nullopt});
   return pending_.size() >= kMaxRowsPerInsert ? flush() : Result<void>{};
 }
 
@@ -74,6 +81,11 @@ Result<void> ChangeFeed::flush() {
             .bind(at + 5, p.row_count)
             .bind(at + 6, p.from_ms)
             .bind(at + 7, p.to_ms);
+        if (p.user_size) {
+          insert.bind_static(at + 8, std::string_view(text_).substr(p.user, *p.user_size));
+        } else {
+          insert.bind_null(at + 8);
+        }
       }
       if (auto done_insert = insert.run(); !done_insert) {
         discard();

@@ -50,6 +50,8 @@ class ChangeFeed {
     size_t table, table_size, row_key, row_key_size, op, op_size;
     int64_t row_count;
     std::optional<int64_t> from_ms, to_ms;
+    size_t user;                      // the user's text, when user_size is set
+    std::optional<size_t> user_size;  // nullopt: the change is about nobody
   };
   // Statements inserting 64, 8 and 1 rows; a flush uses the largest that fits first.
   static constexpr std::array<size_t, 3> kInsertRows = {kMaxRowsPerInsert, 8, 1};

@@ -6,6 +6,9 @@
 //                          payload {"workout_id":…,"user_id":…,"provider":…}
 //   kind 'backfill'        job_key and payload of store/jobs/backfill_job.h (shared with
 //                          `healthhook backfill`, store/jobs/job_admin.h)
+//   kind 'parsing_job'     job_key = the lab report parsing job's id
+//                          payload {"job_id":…,"user_id":…} (a completed job whose webhook
+//                          carried no results: GET /lab_report/v1/parser/job/{job_id})
 //
 // A job is (re)queued only by a delivery with a higher seq than the one that last queued
 // it (`trigger_seq`): a new notice re-queues a done job with attempts reset, while the
@@ -39,10 +42,14 @@ class FollowUpJobs {
   Result<bool> queue_workout_stream(std::string_view workout_id, std::optional<std::string_view> user_id,
                                     std::optional<std::string_view> provider, int64_t seq, int64_t now_ms);
   Result<bool> queue_backfill(const rows::BackfillNotice& notice, int64_t seq, int64_t now_ms);
+  Result<bool> queue_parsing_job(std::string_view job_id, std::optional<std::string_view> user_id, int64_t seq,
+                                 int64_t now_ms);
 
  private:
   FollowUpJobs(sqlite::Connection& db, sqlite::Statement upsert) : db_(&db), upsert_(std::move(upsert)) {}
-  Result<bool> queue(std::string_view kind, std::string_view key, int64_t seq, int64_t now_ms);
+  // `user`: whom the job fetches for (jobs.user_id; `purge-user` finds the job by it).
+  Result<bool> queue(std::string_view kind, std::string_view key, std::optional<std::string_view> user, int64_t seq,
+                     int64_t now_ms);
 
   sqlite::Connection* db_;
   sqlite::Statement upsert_;

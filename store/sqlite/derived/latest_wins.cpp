@@ -41,6 +41,16 @@ Result<LatestWins> LatestWins::create(sqlite::Connection& db, const schema::Late
     if (value == "seq") seq_index = index;
   }
   if (seq_index == 0) return fail(std::string(spec.table) + ": no seq column");
+  // Constants: in the insert, and in both updates unless the insert alone sets them.
+  for (const schema::FixedValue& fixed : spec.fixed) {
+    const std::string set = std::string(fixed.column) + " = " + std::string(fixed.literal);
+    columns += ", " + std::string(fixed.column), params += ", " + std::string(fixed.literal);
+    assignments += ", " + set;
+    kept_assignments += (kept_assignments.empty() ? "" : ", ") + set;
+  }
+  for (const schema::FixedValue& fixed : spec.insert_only) {
+    columns += ", " + std::string(fixed.column), params += ", " + std::string(fixed.literal);
+  }
   const std::string table(spec.table);
   const std::string newer = " AND seq < ?" + std::to_string(seq_index);
   auto written = create(db, "INSERT INTO " + table + " (" + columns + ") VALUES (" + params + ") ON CONFLICT DO NOTHING",

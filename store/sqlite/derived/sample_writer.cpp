@@ -14,6 +14,8 @@ Result<SampleWriter> SampleWriter::create(sqlite::Connection& db) {
   if (!find_series) return fail(find_series.error());
   auto set_source_id = db.prepare("UPDATE series SET source_id = ?2 WHERE series_id = ?1 AND source_id IS NOT ?2");
   if (!set_source_id) return fail(set_source_id.error());
+  auto set_app_id = db.prepare("UPDATE series SET app_id = ?2 WHERE series_id = ?1 AND app_id IS NOT ?2");
+  if (!set_app_id) return fail(set_app_id.error());
   // latest_wins.h: insert, and only when the key exists, replace an older version.
   // A replacement replaces the whole sample: `plain` sets the columns it does not bind to NULL.
   auto full_insert = db.prepare(
@@ -33,7 +35,7 @@ Result<SampleWriter> SampleWriter::create(sqlite::Connection& db) {
       "end_ms = NULL, systolic = NULL, diastolic = NULL, extra = NULL WHERE series_id = ?1 AND t_ms = ?2 AND seq < ?6");
   if (!plain_update) return fail(plain_update.error());
   return SampleWriter(db, std::move(*insert_series), std::move(*find_series), std::move(*set_source_id),
-                      Statements{std::move(*full_insert), std::move(*full_update)},
+                      std::move(*set_app_id), Statements{std::move(*full_insert), std::move(*full_update)},
                       Statements{std::move(*plain_insert), std::move(*plain_update)});
 }
 
@@ -78,6 +80,14 @@ Result<void> SampleWriter::keep_source_id(Series& series, const rows::SampleValu
   }
   if (auto done = set_source_id_.run(); !done) return fail(done.error());
   SeriesIds::wrote_source_id(series, source_id);
+  return {};
+}
+
+Result<void> SampleWriter::keep_app_id(Series& series, std::string_view app_id) {
+  if (!SeriesIds::app_id_unknown(series, app_id)) return {};
+  set_app_id_.bind(1, series.id).bind_static(2, app_id);
+  if (auto done = set_app_id_.run(); !done) return fail(done.error());
+  SeriesIds::wrote_app_id(series, app_id);
   return {};
 }
 
@@ -152,8 +162,11 @@ Result<int64_t> SampleWriter::write(const rows::SampleBatch& batch, int64_t seq,
   if (batch.source_id.index() != 0) {
     if (auto kept = keep_source_id(entry, batch.source_id); !kept) return fail(kept.error());
   }
+  if (batch.app_id) {  // the latest delivery naming an App ID wins; one without leaves it
+    if (auto kept = keep_app_id(entry, *batch.app_id); !kept) return fail(kept.error());
+  }
 
-  SeriesChange& change = series_change_of(changes, entry.id, &entry.row_key);
+  SeriesChange& change = series_change_of(changes, entry.id, &entry.row_key, batch.user_id.size());
   int64_t written = 0;
   for (const rows::SampleRow& sample : batch.samples) {
     const bool plain = is_plain_sample(sample);

@@ -43,15 +43,17 @@ class SampleWriter {
     sqlite::Statement update;
   };
   SampleWriter(sqlite::Connection& db, sqlite::Statement insert_series, sqlite::Statement find_series,
-               sqlite::Statement set_source_id, Statements full, Statements plain)
+               sqlite::Statement set_source_id, sqlite::Statement set_app_id, Statements full, Statements plain)
       : db_(&db),
         insert_series_(std::move(insert_series)),
         find_series_(std::move(find_series)),
         set_source_id_(std::move(set_source_id)),
+        set_app_id_(std::move(set_app_id)),
         full_(std::move(full)),
         plain_(std::move(plain)) {}
   Result<Series*> series(const rows::SampleBatch& batch);
   Result<void> keep_source_id(Series& series, const rows::SampleValue& source_id);
+  Result<void> keep_app_id(Series& series, std::string_view app_id);
   // Binds and runs one statement; the number of rows it changed (0 or 1).
   Result<int> run_sample(sqlite3_stmt* stmt, bool plain, int64_t series_id, const rows::SampleRow& sample,
                          int64_t seq);
@@ -60,6 +62,7 @@ class SampleWriter {
   sqlite::Statement insert_series_;
   sqlite::Statement find_series_;
   sqlite::Statement set_source_id_;
+  sqlite::Statement set_app_id_;
   Statements full_;
   Statements plain_;
   SeriesIds series_ids_;

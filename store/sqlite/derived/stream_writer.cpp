@@ -23,11 +23,11 @@ Result<StreamWriter> StreamWriter::create(sqlite::Connection& db) {
       "cadence, power, resistance, temperature) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
   if (!insert_point) return fail(insert_point.error());
   auto update_fetched = db.prepare(
-      "UPDATE workout_streams SET fetched_seq = ?2, point_count = ?3, seq = max(coalesce(notice_seq, 0), ?2) "
-      "WHERE workout_id = ?1");
+      "UPDATE workout_streams SET fetched_seq = ?2, point_count = ?3, seq = max(coalesce(notice_seq, 0), ?2), "
+      "user_id = coalesce(user_id, ?4) WHERE workout_id = ?1");
   if (!update_fetched) return fail(update_fetched.error());
   auto insert_fetched = db.prepare(
-      "INSERT INTO workout_streams (workout_id, fetched_seq, point_count, seq) VALUES (?1, ?2, ?3, ?2)");
+      "INSERT INTO workout_streams (workout_id, fetched_seq, point_count, seq, user_id) VALUES (?1, ?2, ?3, ?2, ?4)");
   if (!insert_fetched) return fail(insert_fetched.error());
   return StreamWriter(std::move(*notice), std::move(*fetched_seq), std::move(*delete_points),
                       std::move(*insert_point), std::move(*update_fetched), std::move(*insert_fetched));
@@ -75,7 +75,8 @@ Result<StreamReplaced> StreamWriter::replace_points(const rows::FetchedStream& s
   if (!reader.error().empty()) return fail("stream: " + reader.error());
 
   sqlite::Statement& row = exists ? update_fetched_ : insert_fetched_;
-  row.bind_static(1, stream.workout_id).bind(2, seq).bind(3, count);
+  // The fetch's user (the job's) names a stream fetched before any notice did.
+  row.bind_static(1, stream.workout_id).bind(2, seq).bind(3, count).bind(4, stream.user_id);
   if (auto done = row.run(); !done) return fail(done.error());
   return StreamReplaced{exists ? WriteOutcome::updated : WriteOutcome::inserted, count};
 }

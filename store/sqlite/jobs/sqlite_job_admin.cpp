@@ -137,8 +137,8 @@ Result<std::vector<QueuedBackfill>> queue_backfill_jobs(sqlite::Connection& db, 
   const int64_t trigger_seq = newest->value_or(0);
   auto find = db.prepare("SELECT job_id, state FROM jobs WHERE kind = 'backfill' AND job_key = ?1");
   auto insert = db.prepare(
-      "INSERT INTO jobs (kind, job_key, state, attempts, next_attempt_at, trigger_seq, payload, created_at, updated_at) "
-      "VALUES ('backfill', ?1, 'queued', 0, ?2, ?3, ?4, ?2, ?2) RETURNING job_id");
+      "INSERT INTO jobs (kind, job_key, state, attempts, next_attempt_at, trigger_seq, payload, created_at, updated_at, "
+      "user_id) VALUES ('backfill', ?1, 'queued', 0, ?2, ?3, ?4, ?2, ?2, ?5) RETURNING job_id");
   auto requeue = db.prepare("UPDATE jobs " + std::string(kRequeueSet) + "WHERE job_id = ?2");
   for (auto* prepared : {&find, &insert, &requeue}) {
     if (!*prepared) return fail(prepared->error());
@@ -159,7 +159,7 @@ Result<std::vector<QueuedBackfill>> queue_backfill_jobs(sqlite::Connection& db, 
     if (!*found) {
       backfill_job_payload(payload, window);
       insert->bind(1, std::string_view(result.job_key)).bind(2, now_ms).bind(3, trigger_seq);
-      insert->bind(4, std::string_view(payload));
+      insert->bind(4, std::string_view(payload)).bind(5, window.user_id);
       auto row = insert->step();
       if (!row) return fail(row.error());
       if (!*row) return fail("jobs: the insert returned no job_id");

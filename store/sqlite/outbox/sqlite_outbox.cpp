@@ -247,8 +247,29 @@ class SqliteOutbox final : public Outbox {
     return db_.changes();
   }
 
+  Result<bool> set_paused(const std::string& destination, bool paused, int64_t now_ms) override {
+    auto stmt = db_.prepare(paused ? "INSERT INTO forward_pauses (destination, paused_at) VALUES (?1, ?2) "
+                                     "ON CONFLICT (destination) DO NOTHING"
+                                   : "DELETE FROM forward_pauses WHERE destination = ?1");
+    if (!stmt) return fail(stmt.error());
+    stmt->bind(1, std::string_view(destination));
+    if (paused) stmt->bind(2, now_ms);
+    if (auto done = stmt->run(); !done) return fail(done.error());
+    return db_.changes() > 0;
+  }
+
+  Result<std::vector<std::string>> paused() override {
+    auto stmt = db_.prepare("SELECT destination FROM forward_pauses ORDER BY destination");
+    if (!stmt) return fail(stmt.error());
+    std::vector<std::string> names;
+    auto read = stmt->for_each_row([&](const sqlite::Statement& s) { names.emplace_back(s.column_text(0)); });
+    if (!read) return fail(read.error());
+    return names;
+  }
+
   Result<Dropped> drop_oldest(const ForwardRule& rule, int64_t count, std::span<const int64_t> keep,
                               int64_t now_ms) override;
+  Result<int64_t> merge_dropped(const std::string& destination, int64_t keep) override;
   Result<RecreatedDropped> requeue_dropped(const ForwardRule& rule) override;
 
  private:
@@ -443,6 +464,42 @@ Result<Dropped> SqliteOutbox::drop_oldest(const ForwardRule& rule, int64_t count
   out.entries = static_cast<int64_t>(drop.size());
   out.ranges = static_cast<int64_t>(ranges.size());
   return out;
+}
+
+Result<int64_t> SqliteOutbox::merge_dropped(const std::string& destination, int64_t keep) {
+  // All but the newest keep − 1 ranges, by first_seq: the ones that become one.
+  const std::string oldest =
+      "SELECT range_id FROM outbox_dropped WHERE destination = ?1 ORDER BY first_seq DESC, range_id DESC "
+      "LIMIT -1 OFFSET ?2";
+  auto txn = sqlite::Transaction::begin(db_);
+  if (!txn) return fail(txn.error());
+  auto merged = db_.prepare(
+      "SELECT count(*), min(first_seq), max(last_seq), sum(entries), max(dropped_at) FROM outbox_dropped "
+      "WHERE range_id IN (" + oldest + ")");
+  if (!merged) return fail(merged.error());
+  merged->bind(1, std::string_view(destination)).bind(2, std::max<int64_t>(keep, 1) - 1);
+  int64_t n = 0, first = 0, last = 0, entries = 0, at = 0;
+  auto read = merged->first_row([&](const sqlite::Statement& row) {
+    n = row.column_int(0);
+    if (n == 0) return;
+    first = row.column_int(1);
+    last = row.column_int(2);
+    entries = row.column_int(3);
+    at = row.column_int(4);
+  });
+  if (!read) return fail(read.error());
+  if (n <= 1) return int64_t{0};
+  auto remove = db_.prepare("DELETE FROM outbox_dropped WHERE range_id IN (" + oldest + ")");
+  if (!remove) return fail(remove.error());
+  remove->bind(1, std::string_view(destination)).bind(2, std::max<int64_t>(keep, 1) - 1);
+  if (auto done = remove->run(); !done) return fail(done.error());
+  auto insert = db_.prepare(
+      "INSERT INTO outbox_dropped (destination, first_seq, last_seq, entries, dropped_at) VALUES (?1, ?2, ?3, ?4, ?5)");
+  if (!insert) return fail(insert.error());
+  insert->bind(1, std::string_view(destination)).bind(2, first).bind(3, last).bind(4, entries).bind(5, at);
+  if (auto done = insert->run(); !done) return fail(done.error());
+  if (auto committed = txn->commit(); !committed) return fail(committed.error());
+  return n - 1;
 }
 
 Result<RecreatedDropped> SqliteOutbox::requeue_dropped(const ForwardRule& rule) {

@@ -1,6 +1,7 @@
 #pragma once
-// The input checks `healthhook backfill` and `healthhook refresh` make before they queue
-// or send anything. A refusal is one line naming the option (the caller prints it as
+// The input checks `healthhook backfill` and `healthhook refresh` (and the console's
+// backfill and refresh actions: app/console_actions.h) make before they queue or send
+// anything, and the backfill windows they queue. A refusal is one line naming the option (the caller prints it as
 // "healthhook <command>: <line>" and exits with kExitBadConfig). A value outside the
 // service's non-exhaustive lists is not refused: it gets a warning line instead.
 #include <cstdint>
@@ -10,8 +11,10 @@
 #include <vector>
 
 #include "common/result.h"
+#include "store/jobs/backfill_job.h"
+#include "store/read_store.h"
 
-namespace hh::cli {
+namespace hh::fetcher {
 
 // USER_ID must be a UUID (the service's user ids are).
 Result<void> check_user_id(std::string_view user_id);
@@ -33,4 +36,17 @@ Result<void> check_provider(std::string_view provider, std::vector<std::string>&
 // --timeout of a refresh: within the service's range.
 Result<void> check_refresh_timeout(int64_t timeout_s);
 
-}  // namespace hh::cli
+inline constexpr int64_t kDayMs = 86'400'000;
+
+// The providers of the user's stored connections, in name order (a backfill names no
+// provider: it asks each one the user is connected to).
+Result<std::vector<std::string>> connected_providers(store::ReadStore& reader, const std::string& user_id);
+
+// The windows a backfill queues: one per resource and provider, from `start_ms` (a
+// midnight, UTC) to the end of the day `last_day_ms`, so the same request on the same
+// day names the same jobs. The windows view the strings given.
+std::vector<store::BackfillWindow> backfill_windows(const std::string& user_id, const std::vector<std::string>& resources,
+                                                    const std::vector<std::string>& providers, int64_t start_ms,
+                                                    int64_t last_day_ms, const std::string& team);
+
+}  // namespace hh::fetcher

@@ -1,4 +1,4 @@
-#include "cli/recovery_input.h"
+#include "fetcher/recovery_input.h"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 #include "fetcher/service_calls.h"
 #include "fetcher/service_values.h"
 
-namespace hh::cli {
+namespace hh::fetcher {
 namespace {
 
 bool leap_year(int64_t year) { return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0; }
@@ -26,7 +26,7 @@ std::string quoted_input(std::string_view text) {
 }  // namespace
 
 Result<void> check_user_id(std::string_view user_id) {
-  if (!fetcher::is_uuid(user_id)) {
+  if (!is_uuid(user_id)) {
     return fail(ErrorKind::data, "USER_ID: " + quoted_input(user_id) + " is not a UUID (the service's user ids are)");
   }
   return {};
@@ -90,4 +90,32 @@ Result<void> check_refresh_timeout(int64_t timeout_s) {
   return {};
 }
 
-}  // namespace hh::cli
+Result<std::vector<std::string>> connected_providers(store::ReadStore& reader, const std::string& user_id) {
+  store::RecordFilter filter;
+  filter.user_id = user_id;
+  auto& query = reader.connections();
+  if (auto started = query.start(filter); !started) return fail(started.error());
+  std::vector<std::string> providers;
+  store::StoredConnection row;
+  for (;;) {
+    auto more = query.next(row);
+    if (!more) return fail(more.error());
+    if (!*more) break;
+    providers.emplace_back(row.provider);
+  }
+  return providers;
+}
+
+std::vector<store::BackfillWindow> backfill_windows(const std::string& user_id, const std::vector<std::string>& resources,
+                                                    const std::vector<std::string>& providers, int64_t start_ms,
+                                                    int64_t last_day_ms, const std::string& team) {
+  std::vector<store::BackfillWindow> windows;
+  for (const auto& resource : resources) {
+    for (const auto& provider : providers) {
+      windows.push_back(store::BackfillWindow{user_id, resource, provider, start_ms, last_day_ms + kDayMs, team});
+    }
+  }
+  return windows;
+}
+
+}  // namespace hh::fetcher

@@ -1,0 +1,152 @@
+// The read-API pages of outbox_pages.h.
+#include "api/outbox_pages.h"
+
+#include <map>
+
+#include "api/page_support.h"
+#include "common/json_scan.h"
+#include "common/json_writer.h"
+#include "store/open_store.h"
+
+namespace hh::api {
+namespace {
+
+std::optional<std::string_view> view(const std::optional<std::string>& text) {
+  return text ? std::optional<std::string_view>(*text) : std::nullopt;
+}
+
+void append_entry(std::string& body, const store::OutboxEntry& e) {
+  json::ObjectWriter item(body);
+  item.integer("outbox_id", e.outbox_id).string("destination", e.destination).string("kind", e.kind);
+  item.integer("seq", e.seq).optional_string("event_type", view(e.event_type));
+  item.string("table", e.table_name).string("key", e.row_key).string("op", e.op).integer("row_count", e.row_count);
+  item.optional_string("user_id", view(e.user_id)).string("state", e.state).integer("attempts", e.attempts);
+  item.integer("created_at_ms", e.created_at_ms).integer("next_attempt_at_ms", e.next_attempt_at_ms);
+  e.last_status ? (void)item.integer("last_status", *e.last_status) : (void)item.null("last_status");
+  item.optional_string("last_error", view(e.last_error));
+  item.close();
+}
+
+void append_job(std::string& body, const store::JobRow& job) {
+  json::ObjectWriter item(body);
+  item.integer("job_id", job.job_id).string("kind", job.kind).string("job_key", job.job_key).string("state", job.state);
+  item.integer("attempts", job.attempts).integer("next_attempt_at_ms", job.next_attempt_at);
+  item.optional_string("last_error", view(job.last_error)).integer("trigger_seq", job.trigger_seq);
+  if (json::check_json(job.payload)) {
+    item.raw("payload", job.payload);
+  } else {
+    item.string("payload", job.payload);
+  }
+  item.integer("created_at_ms", job.created_at).integer("updated_at_ms", job.updated_at);
+  item.close();
+}
+
+}  // namespace
+
+Page forwarding_page(const store::Database& database, const std::vector<std::string>& destinations,
+                     const ApiTarget& target) {
+  const Params params(target, {});
+  if (!params.error().empty()) return bad_parameter(params.error());
+  auto outbox = store::open_outbox(database);
+  if (!outbox) return database_error(outbox.error());
+  auto figures = (*outbox)->figures();
+  if (!figures) return database_error(figures.error());
+  auto paused = (*outbox)->paused();
+  if (!paused) return database_error(paused.error());
+  std::map<std::string, store::OutboxFigures> by_name;
+  for (auto& f : *figures) by_name[f.destination] = f;
+  // Configured destinations first (in settings order), then any the outbox still holds.
+  std::vector<std::string> names = destinations;
+  for (const auto& [name, f] : by_name) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  Page page;
+  page.body = "{\"destinations\":[";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i) page.body.push_back(',');
+    const auto found = by_name.find(names[i]);
+    store::OutboxFigures none;  // a destination with nothing in the outbox
+    none.destination = names[i];
+    const store::OutboxFigures& f = found == by_name.end() ? none : found->second;
+    json::ObjectWriter item(page.body);
+    item.string("destination", f.destination).integer("pending", f.pending).integer("dead", f.dead);
+    item.integer("dropped", f.dropped);
+    item.boolean("paused", std::find(paused->begin(), paused->end(), f.destination) != paused->end());
+    f.oldest_pending_created_at_ms ? (void)item.integer("oldest_pending_created_at_ms", *f.oldest_pending_created_at_ms)
+                                   : (void)item.null("oldest_pending_created_at_ms");
+    item.boolean("configured", std::find(destinations.begin(), destinations.end(), f.destination) != destinations.end());
+    item.close();
+  }
+  page.body.append("]}");
+  return page;
+}
+
+Page forwarding_entries_page(const store::Database& database, const std::string& destination,
+                             const ApiTarget& target) {
+  const Params params(target, {"state", "limit", "cursor"});
+  if (!params.error().empty()) return bad_parameter(params.error());
+  store::OutboxSelection selection;
+  selection.destination = destination;
+  if (auto state = params.text("state")) {
+    if (*state != "pending" && *state != "dead" && *state != "dropped") {
+      return bad_parameter("state: expected pending, dead or dropped");
+    }
+    selection.state = std::string(*state);
+  }
+  auto limit = page_limit(params);
+  if (!limit) return bad_parameter(limit.error());
+  selection.limit = *limit + 1;
+  if (auto cursor = params.text("cursor")) {
+    auto fields = cursor_fields(*cursor, "f1", 1);
+    std::optional<int64_t> after;
+    if (fields) after = parse_int((*fields)[0]);
+    if (!after) return bad_parameter(kBadCursor);
+    selection.after_id = *after;
+  }
+  auto outbox = store::open_outbox(database);
+  if (!outbox) return database_error(outbox.error());
+  auto entries = (*outbox)->list(selection);
+  if (!entries) return database_error(entries.error());
+  Page page;
+  page.body = "{\"items\":[";
+  std::optional<std::string> next_cursor;
+  for (size_t i = 0; i < entries->size(); ++i) {
+    if (static_cast<int64_t>(i) == *limit) {
+      next_cursor = "f1:" + std::to_string((*entries)[i - 1].outbox_id);
+      break;
+    }
+    if (i) page.body.push_back(',');
+    append_entry(page.body, (*entries)[i]);
+  }
+  close_items(page.body, next_cursor);
+  return page;
+}
+
+Page jobs_page(const store::Database& database, const ApiTarget& target) {
+  const Params params(target, {"state", "limit"});
+  if (!params.error().empty()) return bad_parameter(params.error());
+  std::optional<std::string> state;
+  if (auto v = params.text("state")) {
+    if (*v != "queued" && *v != "running" && *v != "done" && *v != "dead") {
+      return bad_parameter("state: expected queued, running, done or dead");
+    }
+    state = std::string(*v);
+  }
+  auto limit = page_limit(params);
+  if (!limit) return bad_parameter(limit.error());
+  auto admin = store::open_job_admin(database);
+  if (!admin) return database_error(admin.error());
+  auto jobs = (*admin)->list(state);
+  if (!jobs) return database_error(jobs.error());
+  Page page;
+  page.body = "{\"items\":[";
+  const size_t shown = std::min(jobs->size(), static_cast<size_t>(*limit));
+  for (size_t i = 0; i < shown; ++i) {
+    if (i) page.body.push_back(',');
+    append_job(page.body, (*jobs)[i]);
+  }
+  page.body.append("],\"truncated\":").append(shown < jobs->size() ? "true" : "false").push_back('}');
+  return page;
+}
+
+}  // namespace hh::api

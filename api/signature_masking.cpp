@@ -1,0 +1,66 @@
+#include "api/signature_masking.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "common/json_writer.h"
+
+namespace hh::api {
+namespace {
+
+constexpr std::string_view kMask = "\xE2\x80\xA2\xE2\x80\xA2\xE2\x80\xA2\xE2\x80\xA2";  // ••••
+
+bool is_signature_header(std::string_view name) {
+  constexpr std::string_view kSuffix = "signature";
+  if (name.size() < kSuffix.size()) return false;
+  const std::string_view tail = name.substr(name.size() - kSuffix.size());
+  return std::equal(tail.begin(), tail.end(), kSuffix.begin(),
+                    [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+}
+
+std::string masked_value(std::string_view value) {
+  std::string out;
+  size_t start = 0;
+  while (start <= value.size()) {
+    const size_t end = std::min(value.find(' ', start), value.size());
+    const std::string_view part = value.substr(start, end - start);
+    if (!part.empty()) {
+      if (!out.empty()) out.push_back(' ');
+      const size_t comma = part.find(',');
+      if (comma != std::string_view::npos) out.append(part.substr(0, comma + 1));
+      out.append(kMask);
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string mask_signature_headers(std::string_view headers_json) {
+  simdjson::dom::parser parser;
+  const simdjson::padded_string padded(headers_json);
+  simdjson::dom::object object;
+  if (parser.parse(padded).get_object().get(object)) return "{}";
+  std::string out = "{";
+  bool first = true;
+  for (auto [key, value] : object) {
+    std::string_view text;
+    if (value.get_string().get(text)) continue;  // headers are strings; anything else is left out
+    if (!first) out.push_back(',');
+    first = false;
+    json::append_string(out, key);
+    out.push_back(':');
+    if (is_signature_header(key)) {
+      json::append_string(out, masked_value(text));
+    } else {
+      json::append_string(out, text);
+    }
+  }
+  out.push_back('}');
+  return out;
+}
+
+}  // namespace hh::api

@@ -1,0 +1,16 @@
+#pragma once
+// Signature header values masked for the console (docs/console.md, "Deliveries"): an
+// operator sees which signatures a delivery carried, never the values, which the page
+// has no use for and a browser should not hold.
+#include <string>
+#include <string_view>
+
+namespace hh::api {
+
+// `headers_json` (a JSON object of strings, as the inbox stores headers) with the value of
+// every header whose name ends in "signature" (any case) masked: each space-separated
+// "vN,<base64>" becomes "vN,••••", anything else "••••". Other headers are kept as they
+// are. Text that is not such an object comes back as "{}" (nothing unmasked slips out).
+std::string mask_signature_headers(std::string_view headers_json);
+
+}  // namespace hh::api

@@ -1,0 +1,249 @@
+#include "app/console_actions.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "common/json_writer.h"
+#include "common/timestamp.h"
+#include "fetcher/recovery_input.h"
+#include "fetcher/service_calls.h"
+#include "app/store_settings.h"
+#include "store/read_store.h"
+#include "store/open_store.h"
+
+namespace hh::app {
+namespace {
+
+std::optional<std::string_view> field(const console::ActionRequest& request, std::string_view name) {
+  const auto it = request.fields.find(name);
+  if (it == request.fields.end() || it->second.empty()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<int64_t> parse_id(std::string_view text) {
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || value < 1) return std::nullopt;
+  return value;
+}
+
+Error bad_request(std::string message) { return Error{std::move(message), ErrorKind::data}; }
+
+}  // namespace
+
+ServeConsoleActions::ServeConsoleActions(store::Database database, const config::Settings& settings,
+                                         const config::Secrets& secrets)
+    : database_(std::move(database)),
+      service_(settings.service),
+      base_dir_(settings.base_dir),
+      api_key_(secrets.api_key),
+      team_api_keys_(secrets.team_api_keys) {
+  for (const auto& f : settings.forwards) destinations_.push_back(f.name);
+  forward_rules_ = serve_store_options(settings).forward_rules;
+}
+
+Result<std::string> ServeConsoleActions::run(const console::ActionRequest& request) {
+  if (request.name == "forward-requeue") return forward_requeue(request);
+  if (request.name == "jobs-requeue-dead") return jobs_requeue(request);
+  if (request.name == "forward-pause" || request.name == "forward-resume") return forward_pause(request);
+  if (request.name == "backfill") return backfill(request);
+  if (request.name == "refresh") return refresh(request);
+  return bad_request("this server has no action \"" + request.name + "\"");
+}
+
+Result<std::string> ServeConsoleActions::destination_of(const console::ActionRequest& request) const {
+  const auto name = field(request, "destination");
+  if (!name) return bad_request("destination: required");
+  if (std::find(destinations_.begin(), destinations_.end(), *name) == destinations_.end()) {
+    return bad_request("destination: no [[forward]] named \"" + std::string(*name) + "\"");
+  }
+  return std::string(*name);
+}
+
+// As `healthhook forward requeue ID… | --dead | --dropped --destination NAME`.
+Result<std::string> ServeConsoleActions::forward_requeue(const console::ActionRequest& request) {
+  auto destination = destination_of(request);
+  if (!destination) return Error{destination.error(), destination.error_kind()};
+  const auto state = field(request, "state");
+  const auto ids = field(request, "ids");
+  if (state.has_value() == ids.has_value()) return bad_request("give ids or state (dead or dropped)");
+  if (state && *state != "dead" && *state != "dropped") return bad_request("state: expected dead or dropped");
+  auto outbox = store::open_outbox(database_);
+  if (!outbox) return fail(outbox.error());
+  const int64_t now = unix_now_ms();
+  int64_t requeued = 0;
+  if (state && *state == "dropped") {
+    // As `forward requeue --dropped`: the dropped ranges' entries made again from the change
+    // feed (or the inbox in deliveries mode), under new ids.
+    const auto rule = std::find_if(forward_rules_.begin(), forward_rules_.end(),
+                                   [&](const store::ForwardRule& r) { return r.destination == *destination; });
+    if (rule == forward_rules_.end()) return bad_request("destination: no [[forward]] named \"" + *destination + "\"");
+    auto made = (*outbox)->requeue_dropped(*rule);
+    if (!made) return fail(made.error());
+    return "{\"requeued\":" + std::to_string(made->recreated) + ",\"dropped\":" + std::to_string(made->dropped) +
+           ",\"not_recreated\":" + std::to_string(made->not_recreated) + "}";
+  }
+  if (state) {
+    store::OutboxSelection selection;
+    selection.destination = *destination;
+    selection.state = std::string(*state);
+    auto count = (*outbox)->requeue(selection, now);
+    if (!count) return fail(count.error());
+    requeued = *count;
+  } else {
+    std::string_view rest = *ids;
+    while (!rest.empty()) {
+      const size_t comma = std::min(rest.find(','), rest.size());
+      const auto id = parse_id(rest.substr(0, comma));
+      rest.remove_prefix(std::min(comma + 1, rest.size()));
+      if (!id) return bad_request("ids: expected outbox ids separated by commas");
+      // Only entries of this destination (an id names one entry of one destination).
+      auto entry = (*outbox)->find(*id);
+      if (!entry) return fail(entry.error());
+      if (!*entry || (*entry)->destination != *destination) continue;
+      store::OutboxSelection selection;
+      selection.outbox_id = *id;
+      auto count = (*outbox)->requeue(selection, now);
+      if (!count) return fail(count.error());
+      requeued += *count;
+    }
+  }
+  return "{\"requeued\":" + std::to_string(requeued) + "}";
+}
+
+// As `healthhook forward pause|resume DEST`.
+Result<std::string> ServeConsoleActions::forward_pause(const console::ActionRequest& request) {
+  auto destination = destination_of(request);
+  if (!destination) return Error{destination.error(), destination.error_kind()};
+  auto outbox = store::open_outbox(database_);
+  if (!outbox) return fail(outbox.error());
+  const bool pause = request.name == "forward-pause";
+  auto changed = (*outbox)->set_paused(*destination, pause, unix_now_ms());
+  if (!changed) return fail(changed.error());
+  return std::string("{\"paused\":") + (pause ? "true" : "false") + ",\"changed\":" + (*changed ? "true" : "false") + "}";
+}
+
+// As `healthhook jobs requeue --all-dead` (or `… requeue ID` with job_id).
+Result<std::string> ServeConsoleActions::jobs_requeue(const console::ActionRequest& request) {
+  auto admin = store::open_job_admin(database_);
+  if (!admin) return fail(admin.error());
+  const int64_t now = unix_now_ms();
+  if (const auto given = field(request, "job_id")) {
+    const auto id = parse_id(*given);
+    if (!id) return bad_request("job_id: expected a job id");
+    auto status = (*admin)->requeue(*id, now);
+    if (!status) return fail(status.error());
+    switch (*status) {
+      case store::RequeueStatus::requeued: return std::string("{\"requeued\":1}");
+      case store::RequeueStatus::not_found: return bad_request("no job " + std::to_string(*id));
+      case store::RequeueStatus::running: return bad_request("job " + std::to_string(*id) + " is running");
+    }
+  }
+  auto count = (*admin)->requeue_dead(now);
+  if (!count) return fail(count.error());
+  return "{\"requeued\":" + std::to_string(*count) + "}";
+}
+
+// The team a user's deliveries named (users.team_id), "" when none: as `refresh` without --team.
+std::string ServeConsoleActions::team_of(const std::string& user_id) {
+  if (service_.teams.empty()) return {};
+  auto reader = store::open_read_store(database_);
+  if (!reader) return {};
+  store::RecordFilter filter;
+  filter.user_id = user_id;
+  auto& users = (*reader)->users();
+  if (!users.start(filter)) return {};
+  store::StoredUser user;
+  std::string team;
+  auto found = users.next(user);
+  if (found && *found && user.team_id) team = std::string(*user.team_id);
+  users.finish();
+  return team;
+}
+
+// As `healthhook backfill USER_ID --resource R,… --since DATE [--until DATE] [--provider P]`.
+Result<std::string> ServeConsoleActions::backfill(const console::ActionRequest& request) {
+  const std::string user_id(field(request, "user_id").value_or(""));
+  if (auto checked = fetcher::check_user_id(user_id); !checked) return bad_request(checked.error());
+  std::vector<std::string> given;
+  std::string_view rest = field(request, "resources").value_or("");
+  while (!rest.empty()) {
+    const size_t comma = std::min(rest.find(','), rest.size());
+    std::string_view one = rest.substr(0, comma);
+    while (!one.empty() && one.front() == ' ') one.remove_prefix(1);
+    while (!one.empty() && one.back() == ' ') one.remove_suffix(1);
+    given.emplace_back(one);
+    rest.remove_prefix(std::min(comma + 1, rest.size()));
+  }
+  if (given.empty()) return bad_request("resources: give at least one (e.g. heartrate,sleep)");
+  std::vector<std::string> warnings;
+  auto resources = fetcher::check_resources(given, warnings);
+  if (!resources) return bad_request(resources.error());
+  auto start_ms = fetcher::parse_date_option("since", field(request, "since").value_or(""));
+  if (!start_ms) return bad_request(start_ms.error());
+  int64_t last_day_ms = unix_now_ms() / fetcher::kDayMs * fetcher::kDayMs;
+  if (const auto until = field(request, "until")) {
+    auto parsed = fetcher::parse_date_option("until", *until);
+    if (!parsed) return bad_request(parsed.error());
+    last_day_ms = *parsed;
+  }
+  if (last_day_ms < *start_ms) return bad_request("until is before since");
+  std::vector<std::string> providers;
+  if (const auto provider = field(request, "provider")) {
+    if (auto checked = fetcher::check_provider(*provider, warnings); !checked) return bad_request(checked.error());
+    providers.emplace_back(*provider);
+  } else {
+    auto reader = store::open_read_store(database_);
+    if (!reader) return fail(reader.error());
+    auto found = fetcher::connected_providers(**reader, user_id);
+    if (!found) return fail(found.error());
+    providers = std::move(*found);
+    if (providers.empty()) {
+      return bad_request("no connection of this user is stored, so there is no provider to ask; give a provider");
+    }
+  }
+  const std::string team;  // the jobs use the team the user's deliveries named, as the command without --team
+  const auto windows = fetcher::backfill_windows(user_id, *resources, providers, *start_ms, last_day_ms, team);
+  auto admin = store::open_job_admin(database_);
+  if (!admin) return fail(admin.error());
+  auto results = (*admin)->queue_backfills(windows, unix_now_ms());
+  if (!results) return fail(results.error());
+  std::string out = "{\"jobs\":[";
+  for (size_t i = 0; i < results->size(); ++i) {
+    if (i) out.push_back(',');
+    const auto& r = (*results)[i];
+    const char* outcome = r.outcome == store::QueuedBackfill::Outcome::queued     ? "queued"
+                          : r.outcome == store::QueuedBackfill::Outcome::requeued ? "requeued"
+                                                                                  : "pending";
+    out += "{\"job_id\":" + std::to_string(r.job_id) + ",\"outcome\":\"" + outcome + "\"}";
+  }
+  out += "],\"warnings\":" + std::to_string(warnings.size()) + "}";
+  return out;
+}
+
+// As `healthhook refresh USER_ID`: the user's team's base URL and key, else [service]'s.
+Result<std::string> ServeConsoleActions::refresh(const console::ActionRequest& request) {
+  const std::string user_id(field(request, "user_id").value_or(""));
+  if (auto checked = fetcher::check_user_id(user_id); !checked) return bad_request(checked.error());
+  fetcher::ServiceAccess access{service_, api_key_, base_dir_};
+  if (const config::TeamSettings* team = config::find_team(service_, team_of(user_id))) {
+    access.service.base_url = team->base_url;
+    access.api_key = team_api_keys_[static_cast<size_t>(team - service_.teams.data())];
+  }
+  if (access.api_key.empty()) return bad_request("service.api_key_file is not set: the service needs the API key");
+  auto result = fetcher::refresh_user(access, user_id, fetcher::kRefreshTimeoutDefaultS);
+  if (!result) return fail(result.error_kind() == ErrorKind::data ? ErrorKind::data : ErrorKind::other, result.error());
+  const auto list = [](const std::vector<std::string>& names) {
+    std::string out = "[";
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (i) out.push_back(',');
+      json::append_string(out, names[i]);
+    }
+    return out + "]";
+  };
+  return std::string("{\"success\":") + (result->success ? "true" : "false") +
+         ",\"refreshed\":" + list(result->refreshed_sources) + ",\"in_progress\":" + list(result->in_progress_sources) +
+         ",\"failed\":" + list(result->failed_sources) + "}";
+}
+
+}  // namespace hh::app

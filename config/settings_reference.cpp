@@ -1,0 +1,43 @@
+#include "config/settings_reference.h"
+
+#include "config/forward_settings.h"
+#include "config/setting_keys.h"
+
+namespace hh::config {
+namespace {
+
+// "1024 to 1073741824": plain numbers, so a reader can paste them.
+std::string allowed_text(const KeyDoc& doc) {
+  std::string out;
+  if (doc.range) out = std::to_string(doc.range->lo) + " to " + std::to_string(doc.range->hi);
+  if (!doc.allowed.empty()) out += (out.empty() ? "" : "; ") + doc.allowed;
+  return out;
+}
+
+// A Markdown table cell: '|' would end it.
+std::string cell(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '|') out += "\\";
+    out.push_back(c);
+  }
+  return out;
+}
+
+void add_row(std::string& out, const KeyDoc& doc, const std::string& default_value) {
+  out += "| `" + doc.name + "` | " + cell(doc.type) + (doc.file_only ? " (file only)" : "") + " | `" +
+         cell(default_value) + "` | " + cell(allowed_text(doc)) + " | " + cell(doc.meaning) + " |\n";
+}
+
+}  // namespace
+
+std::string settings_reference_markdown() {
+  std::string out = "| Key | Type | Default | Allowed | Meaning |\n|---|---|---|---|---|\n";
+  const Settings defaults;
+  for (const auto& key : setting_keys()) add_row(out, key.doc, key.show(defaults));
+  const ForwardSettings forward_defaults;
+  for (const auto& key : forward_keys()) add_row(out, key.doc, key.show(forward_defaults));
+  return out;
+}
+
+}  // namespace hh::config

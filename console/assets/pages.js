@@ -1,0 +1,442 @@
+// The console's pages (docs/console.md): overview, deliveries, one delivery, users,
+// forwarding, follow-ups. Each renders into `root` from the read API (api()) and, for an
+// admin session, offers its actions (act()).
+import { act, api, every, go, h, isAdmin } from '/console/assets/app.js';
+import { barChart, formatTime, formatValue, lineChart } from '/console/assets/charts.js';
+
+const HOUR = 3600000, DAY = 86400000;
+const RANGES = { '1h': HOUR, '24h': DAY, '7d': 7 * DAY, '30d': 30 * DAY, '90d': 90 * DAY };
+
+function iso(ms) { return ms === null || ms === undefined ? '–' : new Date(ms).toISOString().replace('.000Z', 'Z'); }
+function ago(ms) {
+  if (ms === null || ms === undefined) return '–';
+  const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
+  return s < 120 ? `${s} s ago` : s < 7200 ? `${Math.round(s / 60)} min ago` : `${Math.round(s / 3600)} h ago`;
+}
+function seconds(s) {
+  if (s === null || s === undefined) return '–';
+  return s < 120 ? `${Math.round(s)} s` : s < 7200 ? `${Math.round(s / 60)} min` : `${(s / 3600).toFixed(1)} h`;
+}
+function bytes(n) {
+  if (n === null || n === undefined) return '–';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+  return (i ? n.toFixed(1) : n) + ' ' + units[i];
+}
+
+function table(id, headings, rows, attrs = {}) {
+  return h('table', { id, ...attrs },
+    h('thead', {}, h('tr', {}, headings.map((t) => h('th', {}, t)))),
+    h('tbody', {}, rows));
+}
+
+// A two-column table of (label, value) rows, without a heading row.
+function pairs(id, rows) {
+  return h('table', { id, class: 'pairs' }, h('tbody', {}, rows.map(([k, v]) =>
+    h('tr', {}, h('th', {}, k), h('td', { class: k === 'Error' ? 'error-text' : '' }, v ?? '–')))));
+}
+
+function button(label, action, fields, onDone, extra = {}) {
+  return h('button', {
+    type: 'button', 'data-action': action, ...extra,
+    onclick: async (e) => {
+      e.target.disabled = true;
+      try {
+        const outcome = await act(action, fields);
+        flash(`${label}: ${JSON.stringify(outcome)}`);
+        if (onDone) await onDone(outcome);
+      } catch (err) {
+        flash(`${label} failed: ${err.message}`, true);
+      } finally {
+        e.target.disabled = false;
+      }
+    },
+  }, label);
+}
+
+function flash(message, error = false) {
+  const box = document.getElementById('flash') || document.body.appendChild(h('div', { id: 'flash' }));
+  box.className = error ? 'error' : 'ok';
+  box.textContent = message;
+}
+
+// ---- Overview: the last hour from memory (GET /console/api/overview).
+
+function parseSeries(name) {
+  const brace = name.indexOf('{');
+  const labels = {};
+  if (brace >= 0) {
+    for (const m of name.slice(brace + 1, -1).matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[m[1]] = m[2];
+  }
+  return { metric: brace >= 0 ? name.slice(0, brace) : name, labels };
+}
+
+function overviewModel(data) {
+  const series = data.series.map(parseSeries);
+  const find = (metric, pred = () => true) => series
+    .map((s, i) => ({ ...s, i })).filter((s) => s.metric === metric && pred(s.labels));
+  const latest = (s) => data.latest.v[s.i];
+  return { series, find, latest, points: data.points, interval: data.interval_s };
+}
+
+export async function overview(root) {
+  const cards = h('section', { class: 'cards' });
+  const charts = h('section', { class: 'charts' });
+  const forwarding = h('section', {});
+  const teams = h('section', {});
+  root.append(h('h1', {}, 'Overview'), cards, charts, forwarding, teams);
+  const draw = async () => {
+    const data = await api('/api/overview');
+    const m = overviewModel(data);
+    const value = (metric, pred) => m.find(metric, pred).reduce((sum, s) => sum + (m.latest(s) ?? 0), 0);
+    const outcomes = m.find('healthhook_deliveries_total');
+    const perMinute = (s) => {
+      const p = m.points;
+      if (p.length < 2) return null;
+      const a = p[Math.max(0, p.length - 7)], b = p[p.length - 1];
+      if (a.v[s.i] == null || b.v[s.i] == null || b.t === a.t) return null;
+      return (b.v[s.i] - a.v[s.i]) / ((b.t - a.t) / 60000);
+    };
+    const card = (label, text, id, note) => h('div', { class: 'card' }, h('div', { class: 'label' }, label),
+      h('div', { class: 'value', id }, text), note ? h('div', { class: 'note' }, note) : null);
+    const stored = outcomes.find((s) => s.labels.outcome === 'stored');
+    const jobs = m.find('healthhook_jobs');
+    cards.replaceChildren(
+      card('Deliveries stored', stored ? String(m.latest(stored) ?? 0) : '0', 'overview-stored',
+           stored && perMinute(stored) !== null ? `${formatValue(perMinute(stored))} / min lately` : 'since start'),
+      ...outcomes.filter((s) => s.labels.outcome !== 'stored').map((s) =>
+        card('Answered ' + s.labels.outcome.replaceAll('_', ' '), String(m.latest(s) ?? 0), 'overview-' + s.labels.outcome)),
+      card('Processor lag', `${value('healthhook_processor_lag_deliveries')} deliveries`, 'overview-lag',
+           seconds(value('healthhook_processor_lag_seconds')) + ' behind'),
+      card('Follow-up jobs due', String(jobs.filter((s) => s.labels.state === 'queued').reduce((a, s) => a + (m.latest(s) ?? 0), 0)),
+           'overview-jobs-due', `${jobs.filter((s) => s.labels.state === 'dead').reduce((a, s) => a + (m.latest(s) ?? 0), 0)} dead`),
+      card('Database', bytes(value('healthhook_database_bytes')), 'overview-database'),
+    );
+
+    const start = m.points.length ? m.points[0].t : Date.now() - HOUR;
+    const range = { start: Math.min(start, Date.now() - HOUR), end: Date.now() };
+    const rateSeries = outcomes.map((s) => ({
+      name: s.labels.outcome,
+      points: m.points.slice(1).map((p, k) => {
+        const prev = m.points[k];
+        const d = p.v[s.i] != null && prev.v[s.i] != null ? (p.v[s.i] - prev.v[s.i]) / ((p.t - prev.t) / 60000) : null;
+        return { t: p.t, value: d };
+      }).filter((p) => p.value !== null),
+    })).filter((s) => s.points.some((p) => p.value > 0) || s.name === 'stored');
+    const gauge = (metric, label) => m.find(metric).map((s) => ({
+      name: label(s.labels),
+      points: m.points.filter((p) => p.v[s.i] != null).map((p) => ({ t: p.t, value: p.v[s.i] })),
+    }));
+    charts.replaceChildren(
+      lineChart(rateSeries, range, { title: 'Deliveries answered per minute', data: { chart: 'ingest' } }),
+      lineChart(gauge('healthhook_processor_lag_seconds', () => 'lag (s)'), range,
+                { title: 'Processor lag, seconds', data: { chart: 'lag' } }),
+      lineChart(gauge('healthhook_forward_outbox_pending', (l) => l.destination), range,
+                { title: 'Forwards pending, per destination', data: { chart: 'forwarding' } }),
+    );
+
+    const destinations = await api('/v1/forwarding');
+    const rows = [];
+    for (const d of destinations.destinations) {
+      const waiting = await api(`/v1/forwarding/${encodeURIComponent(d.destination)}/entries`, { state: 'pending', limit: 1 });
+      const dead = await api(`/v1/forwarding/${encodeURIComponent(d.destination)}/entries`, { state: 'dead', limit: 1 });
+      const lastError = (waiting.items[0] && waiting.items[0].last_error) || (dead.items[0] && dead.items[0].last_error) || '';
+      rows.push(h('tr', { 'data-destination': d.destination }, h('td', {}, d.destination), h('td', {}, d.paused ? 'paused' : 'sending'),
+        h('td', {}, d.pending), h('td', {}, d.dead), h('td', {}, d.dropped), h('td', {}, ago(d.oldest_pending_created_at_ms)),
+        h('td', { class: 'error-text' }, lastError)));
+    }
+    forwarding.replaceChildren(h('h2', {}, 'Forwarding'), rows.length
+      ? table('overview-forwarding', ['Destination', 'State', 'Pending', 'Dead', 'Dropped', 'Oldest pending', 'Last error'], rows)
+      : h('p', { class: 'muted' }, 'No [[forward]] destination is configured.'));
+    const silence = m.find('healthhook_seconds_since_last_verified_delivery');
+    teams.replaceChildren(h('h2', {}, 'Since the last verified delivery'), table('overview-teams', ['Team', 'Seconds'],
+      silence.map((s) => h('tr', {}, h('td', {}, s.labels.team || 'all teams'), h('td', {}, seconds(m.latest(s)))))));
+  };
+  await draw();
+  every(10, () => draw().catch(() => {}));
+}
+
+// ---- Deliveries: search (GET /v1/deliveries) and one delivery.
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function toInputTime(text) { return text ? text.replace(/Z$/, '').slice(0, 16) : ''; }
+function fromInputTime(text) { return text ? new Date(text + 'Z').toISOString() : ''; }
+
+export async function deliveries(root, _arg, query) {
+  const q = Object.fromEntries(query);
+  const field = (id, label, attrs) => h('label', {}, label, h('input', { id, name: id, ...attrs }));
+  const status = h('select', { id: 'search-status' }, ['', 'pending', 'processed', 'invalid', 'ignored', 'unknown']
+    .map((s) => h('option', { value: s, selected: (q.status || '') === s }, s || 'any outcome')));
+  const form = h('form', { id: 'search-form', class: 'search' },
+    field('search-user', 'User id or client user id', { value: q.user || '' }),
+    field('search-event-type', 'Event type (glob)', { value: q.event_type || '', placeholder: 'daily.data.*' }),
+    h('label', {}, 'Outcome', status),
+    field('search-start', 'From (UTC)', { type: 'datetime-local', value: toInputTime(q.start) }),
+    field('search-end', 'Until (UTC)', { type: 'datetime-local', value: toInputTime(q.end) }),
+    field('search-message-id', 'Message id', { value: '' }),
+    h('button', { id: 'search-button', type: 'submit' }, 'Search'));
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const id = document.getElementById('search-message-id').value.trim();
+    if (id) { go('delivery', id); return; }
+    go('deliveries', '', {
+      user: document.getElementById('search-user').value.trim(),
+      event_type: document.getElementById('search-event-type').value.trim(),
+      status: status.value,
+      start: fromInputTime(document.getElementById('search-start').value),
+      end: fromInputTime(document.getElementById('search-end').value),
+    });
+  });
+  const body = h('tbody', {});
+  const results = h('table', { id: 'deliveries-table' }, h('thead', {}, h('tr', {},
+    ['Seq', 'Message id', 'Received', 'Event type', 'Outcome', 'Error'].map((t) => h('th', {}, t)))), body);
+  const more = h('button', { id: 'deliveries-more', type: 'button', hidden: true }, 'More');
+  const note = h('p', { class: 'muted' });
+  root.append(h('h1', {}, 'Deliveries'), form, results, more, note);
+
+  const params = { event_type: q.event_type, status: q.status, start: q.start, end: q.end, limit: 50 };
+  if (q.user) params[UUID.test(q.user) ? 'user_id' : 'client_user_id'] = q.user;
+  let scanned = 0;
+  const load = async (cursor) => {
+    const page = await api('/v1/deliveries', { ...params, cursor });
+    scanned += page.scanned;
+    for (const d of page.items) {
+      body.appendChild(h('tr', { class: 'delivery', 'data-seq': d.seq },
+        h('td', {}, d.seq),
+        h('td', {}, h('a', { class: 'delivery-link', href: '#/delivery/' + encodeURIComponent(d.message_id) }, d.message_id)),
+        h('td', {}, iso(d.received_at_ms)), h('td', {}, d.event_type || '–'),
+        h('td', { class: 'status status-' + d.status }, d.status), h('td', { class: 'error-text' }, d.error || '')));
+    }
+    more.hidden = !page.next_cursor;
+    more.onclick = () => load(page.next_cursor);
+    note.textContent = `${body.children.length} shown, ${scanned} inbox rows read` +
+      (params.user_id || params.client_user_id ? ' (a search by user reads the rows of the window, newest first)' : '');
+  };
+  await load();
+}
+
+function pretty(text) {
+  try { return JSON.stringify(JSON.parse(text), null, 2); } catch { return text; }
+}
+
+export async function delivery(root, messageId) {
+  const d = await api('/v1/deliveries/' + encodeURIComponent(messageId));
+  const changes = await api('/v1/deliveries/' + encodeURIComponent(messageId) + '/changes');
+  const rows = [['Seq', d.seq], ['Message id', d.message_id], ['Origin', d.origin], ['Received', d.received_at],
+    ['Signed timestamp', d.webhook_timestamp ? iso(d.webhook_timestamp * 1000) : '–'], ['Event type', d.event_type],
+    ['Outcome', d.status], ['Family', d.family], ['Error', d.error]];
+  let bodyText;
+  if (d.body !== null && d.body !== undefined) bodyText = pretty(d.body);
+  else if (d.body_base64) bodyText = '(not UTF-8; base64) ' + d.body_base64;
+  else bodyText = `Removed by retention on ${d.body_removed_at}; its SHA-256 was ${d.body_sha256}.`;
+  root.append(h('h1', {}, 'Delivery ', h('code', {}, d.message_id)),
+    pairs('delivery-envelope', rows),
+    h('h2', {}, 'Headers (signatures masked)'), h('pre', { id: 'delivery-headers' }, JSON.stringify(d.headers || {}, null, 2)),
+    h('h2', {}, 'Body'), h('pre', { id: 'delivery-body' }, bodyText),
+    h('h2', {}, 'Rows it wrote (change feed)'),
+    table('delivery-changes', ['Change', 'Table', 'Key', 'Op', 'Rows', 'From', 'To'], changes.items.map((c) =>
+      h('tr', { class: 'change' }, h('td', {}, c.change_id), h('td', {}, c.table_name), h('td', {}, c.row_key),
+        h('td', {}, c.op), h('td', {}, c.row_count), h('td', {}, c.from || ''), h('td', {}, c.to || '')))));
+
+  const forwards = [];
+  const destinations = await api('/v1/forwarding');
+  for (const dest of destinations.destinations) {
+    for (const state of ['pending', 'dead', 'dropped']) {
+      const page = await api(`/v1/forwarding/${encodeURIComponent(dest.destination)}/entries`, { state, limit: 1000 });
+      forwards.push(...page.items.filter((e) => e.seq === d.seq));
+    }
+  }
+  root.append(h('h2', {}, 'Forwarded messages it produced (not yet delivered)'),
+    forwards.length ? table('delivery-forwards', ['Outbox id', 'Destination', 'State', 'Attempts', 'Last error'],
+      forwards.map((e) => h('tr', { class: 'forward' }, h('td', {}, e.outbox_id), h('td', {}, e.destination),
+        h('td', {}, e.state), h('td', {}, e.attempts), h('td', { class: 'error-text' }, e.last_error || ''))))
+      : h('p', { id: 'delivery-forwards', class: 'muted' }, 'None waiting: sent, or none was made.'));
+  if (isAdmin() && forwards.length) {
+    const byDestination = {};
+    for (const e of forwards) (byDestination[e.destination] ||= []).push(e.outbox_id);
+    for (const [destination, ids] of Object.entries(byDestination)) {
+      root.append(button(`Requeue its forwards to ${destination}`, 'forward-requeue',
+        { destination, ids: ids.join(',') }, null, { 'data-destination': destination }));
+    }
+  }
+}
+
+// ---- Users: identity, connections, devices, backfills, charts per resource.
+
+const SUMMARY_VALUE = {
+  sleep: ['total', 'duration'], activity: ['steps', 'calories_total'], workouts: ['calories', 'duration', 'distance'],
+};
+
+function summaryValue(resource, data) {
+  for (const key of SUMMARY_VALUE[resource] || []) {
+    if (typeof data[key] === 'number') return { key, value: data[key] };
+  }
+  return { key: 'count', value: 1 };
+}
+
+export async function users(root, _arg, query) {
+  const q = query.get('q') || '';
+  const rangeName = RANGES[query.get('range')] ? query.get('range') : '7d';
+  const input = h('input', { id: 'user-query', value: q, placeholder: 'user id or client user id' });
+  const form = h('form', { class: 'search' }, h('label', {}, 'User', input),
+    h('button', { id: 'user-search-button', type: 'submit' }, 'Find'));
+  form.addEventListener('submit', (e) => { e.preventDefault(); go('users', '', { q: input.value.trim(), range: rangeName }); });
+  root.append(h('h1', {}, 'Users'), form);
+  if (!q) return;
+  let found = (await api('/v1/users', { client_user_id: q })).items;
+  if (!found.length) found = (await api('/v1/users', { user_id: q })).items;
+  if (!found.length) { root.append(h('p', { id: 'user-identity', class: 'muted' }, 'No user with this id or client user id.')); return; }
+  const user = found[0];
+  const userId = user.user_id;
+  const about = await api('/v1/users/' + encodeURIComponent(userId));
+  const backfills = await api('/v1/users/' + encodeURIComponent(userId) + '/backfills');
+  const inventory = await api('/v1/users/' + encodeURIComponent(userId) + '/series');
+  root.append(
+    table('user-identity', ['User id', 'Client user id', 'Team', 'First seen', 'Last seen'], [h('tr', {},
+      h('td', {}, userId), h('td', {}, user.client_user_id || '–'), h('td', {}, user.team_id || '–'),
+      h('td', {}, user.first_seen || '–'), h('td', {}, user.last_seen || '–'))]),
+    ...(found.length > 1 ? [h('p', { class: 'muted' }, `${found.length} users have this client user id; showing the first.`)] : []),
+    h('h2', {}, 'Connections'), table('user-connections', ['Provider', 'Status', 'Error'], about.connections.map((c) =>
+      h('tr', {}, h('td', {}, c.provider), h('td', {}, c.status), h('td', { class: 'error-text' }, c.error_message || '')))),
+    h('h2', {}, 'Devices'), table('user-devices', ['Id', 'Provider', 'Source type', 'Model'], about.devices.map((d) =>
+      h('tr', {}, h('td', {}, d.id), h('td', {}, d.provider || ''), h('td', {}, d.source_type || ''), h('td', {}, d.device_model || '')))),
+    h('h2', {}, 'Backfills'), table('user-backfills', ['Resource', 'Provider', 'From', 'To', 'Job'], backfills.items.map((b) =>
+      h('tr', {}, h('td', {}, b.resource), h('td', {}, b.provider), h('td', {}, b.start), h('td', {}, b.end),
+        h('td', { class: 'error-text' }, [b.job_state, b.job_error].filter(Boolean).join(': '))))));
+  if (isAdmin()) root.append(userActions(userId, about.connections));
+
+  const end = Date.now(), start = end - RANGES[rangeName];
+  root.append(h('h2', {}, 'Data'), h('div', { class: 'ranges' }, Object.keys(RANGES).map((r) =>
+    h('button', { type: 'button', 'data-range': r, class: r === rangeName ? 'current' : '',
+                  onclick: () => go('users', '', { q, range: r }) }, r))));
+  const rowsBox = h('div', { id: 'chart-rows' });
+  const resources = [...new Set(inventory.series.map((s) => s.resource))];
+  for (const resource of resources) {
+    const chart = await api(`/v1/users/${encodeURIComponent(userId)}/timeseries/${encodeURIComponent(resource)}/chart`,
+                            { start: new Date(start).toISOString(), end: new Date(end).toISOString(), buckets: 600 });
+    const series = chart.series.map((s) => ({
+      name: `${s.provider}/${s.source_type}`, provider: s.provider, source_type: s.source_type,
+      points: s.points.map(([t, count, min, max, mean, last]) => ({ t, count, min, max, value: mean, last })),
+    }));
+    const svg = lineChart(series, { start, end }, {
+      title: `${resource} (points: mean per ${seconds(chart.bucket_ms / 1000)} bucket; whiskers: min–max)`,
+      data: { resource }, width: 900,
+      onPoint: async (s, p) => {
+        const rows = await api(`/v1/users/${encodeURIComponent(userId)}/timeseries/${encodeURIComponent(resource)}`,
+          { start: new Date(p.t).toISOString(), end: new Date(p.last + 1).toISOString(), provider: s.provider,
+            source_type: s.source_type, limit: 100 });
+        rowsBox.replaceChildren(h('h3', {}, `${resource} from ${s.name}`), table('chart-rows-table',
+          ['Time', 'Value', 'Unit', 'Seq'], rows.items.map((r) => h('tr', {}, h('td', {}, r.timestamp),
+            h('td', {}, String(r.value)), h('td', {}, r.unit || ''), h('td', {}, r.seq)))));
+      },
+    });
+    root.append(h('div', { class: 'chart-box' }, svg));
+  }
+  const summaryResources = [...new Set(inventory.summaries.map((s) => s.resource))];
+  for (const resource of summaryResources) {
+    const page = await api(`/v1/users/${encodeURIComponent(userId)}/summaries/${encodeURIComponent(resource)}`,
+                           { start: new Date(start).toISOString(), end: new Date(end).toISOString(), limit: 1000 });
+    const bySource = {};
+    let label = 'count';
+    for (const row of page.items) {
+      const name = `${row.provider}/${row.source_type}`;
+      const data = typeof row.data === 'string' ? JSON.parse(row.data) : row.data;
+      const t = Date.parse(row.start || data.calendar_date || data.date);
+      if (Number.isNaN(t)) continue;
+      const { key, value } = summaryValue(resource, data);
+      label = key;
+      const s = (bySource[name] ||= { name, bars: [] });
+      const day = Math.floor(t / DAY) * DAY;
+      const existing = s.bars.find((b) => b.day === day);
+      if (existing) existing.value += value; else s.bars.push({ day, value, row });
+    }
+    const svg = barChart(Object.values(bySource), { start, end }, {
+      title: `${resource}: ${label} per day`, data: { resource }, width: 900,
+      onBar: (s, b) => rowsBox.replaceChildren(h('h3', {}, `${resource} from ${s.name}`),
+        h('pre', {}, JSON.stringify(b.row, null, 2))),
+    });
+    root.append(h('div', { class: 'chart-box' }, svg));
+  }
+  if (!resources.length && !summaryResources.length) root.append(h('p', { class: 'muted' }, 'No samples or summaries stored.'));
+  root.append(rowsBox);
+}
+
+function userActions(userId, connections) {
+  const resource = h('input', { id: 'backfill-resources', placeholder: 'heartrate,sleep' });
+  const since = h('input', { id: 'backfill-since', type: 'date' });
+  const provider = h('select', { id: 'backfill-provider' }, h('option', { value: '' }, 'every connected provider'),
+    connections.map((c) => h('option', { value: c.provider }, c.provider)));
+  const backfill = h('button', { type: 'button', 'data-action': 'backfill', onclick: async () => {
+    try {
+      const outcome = await act('backfill', { user_id: userId, resources: resource.value, since: since.value,
+                                             provider: provider.value });
+      flash('Backfill: ' + JSON.stringify(outcome));
+    } catch (err) { flash('Backfill failed: ' + err.message, true); }
+  } }, 'Queue backfill');
+  return h('section', { class: 'actions' }, h('h2', {}, 'Actions'),
+    h('div', {}, h('label', {}, 'Resources', resource), h('label', {}, 'Since', since), h('label', {}, 'Provider', provider), backfill),
+    h('div', {}, button('Refresh from the providers now', 'refresh', { user_id: userId })));
+}
+
+// ---- Forwarding: destinations, entries by state, requeue, pause and resume.
+
+export async function forwarding(root, _arg, query) {
+  const state = ['pending', 'dead', 'dropped'].includes(query.get('state')) ? query.get('state') : 'dead';
+  root.append(h('h1', {}, 'Forwarding'));
+  const data = await api('/v1/forwarding');
+  if (!data.destinations.length) root.append(h('p', { class: 'muted' }, 'No [[forward]] destination is configured.'));
+  const redraw = () => window.dispatchEvent(new HashChangeEvent('hashchange'));
+  for (const d of data.destinations) {
+    const name = d.destination;
+    const figures = h('table', { class: 'destination', 'data-destination': name, 'data-paused': d.paused ? 'true' : 'false' },
+      h('thead', {}, h('tr', {}, ['Destination', 'State', 'Pending', 'Dead', 'Dropped', 'Oldest pending'].map((t) => h('th', {}, t)))),
+      h('tbody', {}, h('tr', {}, h('td', {}, name), h('td', { 'data-figure': 'state' }, d.paused ? 'paused' : 'sending'),
+        h('td', { 'data-figure': 'pending' }, d.pending), h('td', { 'data-figure': 'dead' }, d.dead),
+        h('td', { 'data-figure': 'dropped' }, d.dropped), h('td', {}, ago(d.oldest_pending_created_at_ms)))));
+    const section = h('section', { class: 'destination-box' }, h('h2', {}, name), figures);
+    if (isAdmin()) {
+      section.append(h('div', { class: 'actions' },
+        button('Requeue all dead', 'forward-requeue', { destination: name, state: 'dead' }, redraw,
+               { 'data-destination': name, 'data-state': 'dead' }),
+        button('Requeue all dropped', 'forward-requeue', { destination: name, state: 'dropped' }, redraw,
+               { 'data-destination': name, 'data-state': 'dropped' }),
+        d.paused
+          ? button('Resume', 'forward-resume', { destination: name }, redraw, { 'data-destination': name })
+          : button('Pause', 'forward-pause', { destination: name }, redraw, { 'data-destination': name })));
+    }
+    const tabs = h('div', { class: 'tabs' }, ['pending', 'dead', 'dropped'].map((s) =>
+      h('a', { href: `#/forwarding?state=${s}`, class: s === state ? 'current' : '' }, `${s} (${d[s]})`)));
+    const entries = await api(`/v1/forwarding/${encodeURIComponent(name)}/entries`, { state, limit: 100 });
+    const headings = ['Outbox id', 'Seq', 'Event type', 'What', 'Attempts', 'Next attempt', 'Last error'];
+    if (isAdmin()) headings.push('');
+    section.append(tabs, table('', headings, entries.items.map((e) => h('tr', { class: 'entry', 'data-id': e.outbox_id, 'data-state': e.state },
+      h('td', {}, e.outbox_id), h('td', {}, e.seq), h('td', {}, e.event_type || ''), h('td', {}, `${e.table} ${e.key}`),
+      h('td', {}, e.attempts), h('td', {}, iso(e.next_attempt_at_ms)), h('td', { class: 'error-text' }, e.last_error || ''),
+      isAdmin() ? h('td', {}, button('Requeue', 'forward-requeue', { destination: name, ids: String(e.outbox_id) }, redraw)) : null)),
+      { class: 'entries' }));
+    if (entries.next_cursor) section.append(h('p', { class: 'muted' }, 'The first 100 are shown.'));
+    root.append(section);
+  }
+}
+
+// ---- Follow-ups: jobs by state with their last error.
+
+export async function jobs(root, _arg, query) {
+  const state = ['queued', 'running', 'dead', 'done'].includes(query.get('state')) ? query.get('state') : 'dead';
+  const redraw = () => window.dispatchEvent(new HashChangeEvent('hashchange'));
+  root.append(h('h1', {}, 'Follow-up jobs'), h('div', { class: 'tabs' }, ['queued', 'running', 'dead', 'done'].map((s) =>
+    h('a', { href: `#/jobs?state=${s}`, class: s === state ? 'current' : '' }, s))));
+  if (isAdmin()) root.append(h('div', { class: 'actions' }, button('Requeue every dead job', 'jobs-requeue-dead', {}, redraw)));
+  const page = await api('/v1/jobs', { state, limit: 200 });
+  const headings = ['Job', 'Kind', 'Key', 'Attempts', 'Next attempt', 'Last error'];
+  if (isAdmin()) headings.push('');
+  root.append(table('jobs-table', headings, page.items.map((j) => h('tr', { class: 'job', 'data-id': j.job_id },
+    h('td', {}, j.job_id), h('td', {}, j.kind), h('td', {}, j.job_key), h('td', {}, j.attempts),
+    h('td', {}, iso(j.next_attempt_at_ms)), h('td', { class: 'error-text' }, j.last_error || ''),
+    isAdmin() && j.state !== 'running' ? h('td', {}, button('Requeue', 'jobs-requeue-dead', { job_id: String(j.job_id) }, redraw)) : null))));
+  if (page.truncated) root.append(h('p', { class: 'muted' }, 'The first 200 are shown.'));
+}
+
+export const pages = { overview, deliveries, delivery, users, forwarding, jobs };

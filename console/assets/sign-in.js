@@ -1,0 +1,25 @@
+// The sign-in page: POST the token as a form; the server sets the session cookie
+// (HttpOnly, SameSite=Strict) and the console loads at /console/.
+const form = document.getElementById('sign-in-form');
+const error = document.getElementById('sign-in-error');
+
+form.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  error.hidden = true;
+  const token = document.getElementById('token').value;
+  const response = await fetch('/console/sign-in', {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/x-www-form-urlencoded',
+      'X-Requested-With': 'healthhook-console',
+    },
+    body: 'token=' + encodeURIComponent(token),
+    credentials: 'same-origin',
+  });
+  if (response.ok) {
+    window.location.replace('/console/');
+    return;
+  }
+  error.textContent = response.status === 401 ? 'Wrong token.' : 'Sign-in failed (' + response.status + ').';
+  error.hidden = false;
+});

@@ -1,0 +1,295 @@
+#include "console/console_routes.h"
+
+#include <charconv>
+
+#include "common/json_writer.h"
+#include "common/log.h"
+#include "console/embedded_assets.h"
+
+namespace hh::console {
+namespace {
+
+using http::bhttp::field;
+using http::Status;
+
+constexpr std::string_view kPrefix = "/console/";
+constexpr std::string_view kAssetPrefix = "/console/assets/";
+constexpr std::string_view kReadApiPrefix = "/console/v1/";
+constexpr std::string_view kActionPrefix = "/console/api/actions/";
+// The files the sign-in page needs; everything else is served to a session only.
+constexpr std::string_view kPublicAssets[] = {"console.css", "sign-in.js", "favicon.svg"};
+
+// Tags for `connect-src` etc. are all 'self': the page loads nothing from elsewhere, and
+// a script injected into a page could not send what it read anywhere else either.
+constexpr std::string_view kContentSecurityPolicy =
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+http::Response console_error(Status status, std::string_view message) {
+  http::Response response = http::error_response(status, message);
+  response.set(field::cache_control, "no-store");
+  return response;
+}
+
+std::string_view header_value(const http::RequestHead& head, std::string_view name) {
+  const auto it = head.find(name);
+  return it == head.end() ? std::string_view() : std::string_view(it->value());
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// application/x-www-form-urlencoded: '+' is a space, %XX a byte; nullopt when malformed.
+std::optional<std::string> form_decode(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+') {
+      out.push_back(' ');
+    } else if (text[i] == '%') {
+      if (i + 2 >= text.size()) return std::nullopt;
+      const int hi = hex_digit(text[i + 1]), lo = hex_digit(text[i + 2]);
+      if (hi < 0 || lo < 0) return std::nullopt;
+      out.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else {
+      out.push_back(text[i]);
+    }
+  }
+  return out;
+}
+
+std::optional<std::map<std::string, std::string, std::less<>>> parse_form(std::string_view body) {
+  std::map<std::string, std::string, std::less<>> fields;
+  while (!body.empty()) {
+    const size_t end = std::min(body.find('&'), body.size());
+    const std::string_view pair = body.substr(0, end);
+    body.remove_prefix(std::min(end + 1, body.size()));
+    if (pair.empty()) continue;
+    const size_t eq = pair.find('=');
+    auto name = form_decode(pair.substr(0, eq));
+    auto value = form_decode(eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1));
+    if (!name || !value) return std::nullopt;
+    fields[*name] = std::move(*value);
+  }
+  return fields;
+}
+
+std::string session_json(const SessionView& session) {
+  std::string body;
+  json::ObjectWriter(body)
+      .string("role", role_name(session.role))
+      .string("csrf_token", session.csrf_token)
+      .integer("expires_at_ms", session.expires_at_ms)
+      .close();
+  return body;
+}
+
+}  // namespace
+
+void add_security_headers(http::Response& response) {
+  response.set("Content-Security-Policy", kContentSecurityPolicy);
+  response.set("X-Content-Type-Options", "nosniff");
+  response.set("Referrer-Policy", "no-referrer");
+  response.set("Cross-Origin-Opener-Policy", "same-origin");
+  response.set("Cross-Origin-Resource-Policy", "same-origin");
+  response.set("X-Frame-Options", "DENY");
+}
+
+Console::Console(ConsoleOptions options, api::ReadApi& read_api, http::BlockingPool& pool, OverviewHistory& overview,
+                 ConsoleActions* actions, Sessions::Clock now_ms)
+    : options_(std::move(options)),
+      sessions_(options_.read_token, options_.admin_token, options_.policy, std::move(now_ms)),
+      read_api_(read_api),
+      pool_(pool),
+      overview_(overview),
+      actions_(actions) {}
+
+void Console::mount(http::Router& router) {
+  const auto with_headers = [](auto handler) {
+    return [handler](http::Request& request) -> http::net::awaitable<http::Response> {
+      http::Response response = co_await handler(request);
+      add_security_headers(response);
+      co_return response;
+    };
+  };
+  router.add(http::bhttp::verb::get, "/console", [](http::Request&) -> http::net::awaitable<http::Response> {
+    http::Response response = http::text_response(Status::permanent_redirect, "", "text/plain");
+    response.set(field::location, kPrefix);
+    add_security_headers(response);
+    co_return response;
+  });
+  router.add(
+      http::bhttp::verb::post, "/console/sign-in", with_headers([this](http::Request& r) { return sign_in(r); }),
+      [this](const http::RequestHead& head) { return check_post(head, true); });
+  router.add(
+      http::bhttp::verb::post, "/console/sign-out", with_headers([this](http::Request& r) { return sign_out(r); }),
+      [this](const http::RequestHead& head) { return check_post(head, false); });
+  for (std::string_view name : {"forward-requeue", "forward-pause", "forward-resume", "jobs-requeue-dead", "backfill",
+                                "refresh"}) {
+    router.add(
+        http::bhttp::verb::post, std::string(kActionPrefix) + std::string(name),
+        with_headers([this](http::Request& r) { return action(r); }),
+        [this](const http::RequestHead& head) { return check_post(head, false); });
+  }
+  router.add_prefix(http::bhttp::verb::get, std::string(kPrefix), with_headers([this](http::Request& r) { return get(r); }));
+}
+
+std::optional<Console::Caller> Console::caller_of(const http::RequestHead& head) {
+  const auto id = cookie_value(header_value(head, "cookie"), kSessionCookie);
+  if (!id) return std::nullopt;
+  auto session = sessions_.find(*id);
+  if (!session) return std::nullopt;
+  return Caller{std::string(*id), std::move(*session)};
+}
+
+// Before a POST's body is read: small, not chunked; the sign-in with X-Requested-With,
+// anything else from a live session with its CSRF token (and an admin one for actions).
+std::optional<http::Response> Console::check_post(const http::RequestHead& head, bool sign_in) {
+  const auto respond = [](Status status, std::string_view message) {
+    http::Response response = console_error(status, message);
+    add_security_headers(response);
+    return std::optional<http::Response>(std::move(response));
+  };
+  const std::string_view length = header_value(head, "content-length");
+  size_t bytes = 0;
+  const auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), bytes);
+  const bool too_large = !length.empty() && (ec != std::errc{} || end != length.data() + length.size() || bytes > kMaxFormBytes);
+  if (!header_value(head, "transfer-encoding").empty() || too_large) {
+    return respond(Status::payload_too_large, "console requests are small forms");
+  }
+  if (sign_in) {
+    if (header_value(head, kRequestedWithHeader).empty()) {
+      return respond(Status::forbidden, "sign-in needs the console's X-Requested-With header");
+    }
+    return std::nullopt;
+  }
+  auto caller = caller_of(head);
+  if (!caller) return respond(Status::unauthorized, "not signed in");
+  if (!tokens_equal(header_value(head, kCsrfHeader), caller->session.csrf_token)) {
+    return respond(Status::forbidden, "missing or wrong CSRF token");
+  }
+  const std::string_view path = http::Router::path_of(head.target());
+  if (path.starts_with(kActionPrefix) && caller->session.role != Role::admin) {
+    return respond(Status::forbidden, "actions need the admin token");
+  }
+  return std::nullopt;
+}
+
+http::net::awaitable<http::Response> Console::sign_in(http::Request& request) {
+  std::optional<Role> role;
+  if (auto fields = parse_form(request.body())) {
+    if (auto token = fields->find("token"); token != fields->end()) role = sessions_.role_of_token(token->second);
+  }
+  if (!role) {
+    // Counted here; slowed like every 401 of an authenticating route (its head check makes
+    // it one) by the session: refusal_delay_ms, on connections never trusted (this one,
+    // since it is closed after each failure).
+    if (options_.refusals) options_.refusals->count(http::Refusal::console_sign_in);
+    http::Response response = console_error(Status::unauthorized, "wrong token");
+    response.keep_alive(false);
+    co_return response;
+  }
+  Sessions::Created created = sessions_.create(*role);
+  log::info("console_sign_in").str("token", role_name(*role)).str("session", created.view.tag);
+  http::Response response = http::json_response(Status::ok, session_json(created.view));
+  response.set(field::cache_control, "no-store");
+  const auto max_age = std::chrono::duration_cast<std::chrono::seconds>(options_.policy.lifetime).count();
+  response.set(field::set_cookie, std::string(kSessionCookie) + "=" + created.id + "; Path=" + std::string(kPrefix) +
+                                      "; Max-Age=" + std::to_string(max_age) + "; HttpOnly; SameSite=Strict" +
+                                      (options_.secure_cookie ? "; Secure" : ""));
+  co_return response;
+}
+
+http::net::awaitable<http::Response> Console::sign_out(http::Request& request) {
+  if (auto caller = caller_of(request)) {
+    sessions_.remove(caller->session_id);
+    log::info("console_sign_out").str("token", role_name(caller->session.role)).str("session", caller->session.tag);
+  }
+  http::Response response = http::text_response(Status::no_content, "", "text/plain");
+  response.set(field::set_cookie, std::string(kSessionCookie) + "=; Path=" + std::string(kPrefix) +
+                                      "; Max-Age=0; HttpOnly; SameSite=Strict" +
+                                      (options_.secure_cookie ? "; Secure" : ""));
+  co_return response;
+}
+
+http::net::awaitable<http::Response> Console::action(http::Request& request) {
+  auto caller = caller_of(request);  // checked before the body; the session may have ended since
+  if (!caller || caller->session.role != Role::admin) co_return console_error(Status::forbidden, "not an admin session");
+  ActionRequest action;
+  action.name = std::string(http::Router::path_of(request.target()).substr(kActionPrefix.size()));
+  auto fields = parse_form(request.body());
+  if (!fields) co_return console_error(Status::bad_request, "the body is not a form");
+  action.fields = std::move(*fields);
+  if (!actions_) co_return console_error(Status::service_unavailable, "actions are not available in this server");
+  auto line = log::info("console_action");
+  line.str("token", role_name(caller->session.role)).str("session", caller->session.tag).str("action", action.name);
+  for (const auto& [name, value] : action.fields) {
+    if (name.size() <= 32 && value.size() <= 128) line.str(name, value);
+  }
+  // (An awaited value must be default-constructible: Result is not.)
+  auto outcome = co_await http::run_off_io(pool_, [this, &action] {
+    return std::optional<Result<std::string>>(actions_->run(action));
+  });
+  if (!*outcome) {
+    line.str("error", outcome->error());
+    co_return console_error(outcome->error_kind() == ErrorKind::data ? Status::bad_request : Status::internal_server_error,
+                            outcome->error());
+  }
+  line.str("outcome", **outcome);
+  http::Response response = http::json_response(Status::ok, std::move(**outcome));
+  response.set(field::cache_control, "no-store");
+  co_return response;
+}
+
+http::Response Console::asset(const http::Request& request, std::string_view name, bool signed_in) {
+  const EmbeddedAsset* found = find_asset(name);
+  bool is_public = false;
+  for (auto p : kPublicAssets) is_public = is_public || p == name;
+  if (!found) return console_error(Status::not_found, "no such file");
+  if (!signed_in && !is_public) return console_error(Status::unauthorized, "not signed in");
+  const auto match = request.find(field::if_none_match);
+  if (match != request.end() && std::string_view(match->value()) == found->etag) {
+    http::Response response{Status::not_modified, 11};
+    response.set(field::etag, found->etag);
+    response.set(field::cache_control, "private, no-cache");
+    return response;
+  }
+  http::Response response = http::text_response(Status::ok, std::string(found->bytes), found->content_type);
+  response.set(field::etag, found->etag);
+  // Revalidated on every use (cheap: a 304), so a new binary's files are never mixed with old ones.
+  response.set(field::cache_control, "private, no-cache");
+  return response;
+}
+
+http::net::awaitable<http::Response> Console::get(http::Request& request) {
+  const std::string_view target = request.target();
+  const std::string_view path = http::Router::path_of(target);
+  auto caller = caller_of(request);
+  if (path == kPrefix) {
+    http::Response response = asset(request, caller ? "app.html" : "sign-in.html", true);
+    response.set(field::cache_control, "no-store");
+    co_return response;
+  }
+  if (path.starts_with(kAssetPrefix)) co_return asset(request, path.substr(kAssetPrefix.size()), caller.has_value());
+  if (!caller) co_return console_error(Status::unauthorized, "not signed in");
+  if (path == "/console/api/session") {
+    http::Response response = http::json_response(Status::ok, session_json(caller->session));
+    response.set(field::cache_control, "no-store");
+    co_return response;
+  }
+  if (path == "/console/api/overview") {
+    http::Response response = http::json_response(Status::ok, co_await overview_.json());
+    response.set(field::cache_control, "no-store");
+    co_return response;
+  }
+  if (path.starts_with(kReadApiPrefix)) {
+    co_return co_await read_api_.handle_trusted(std::string(target.substr(kPrefix.size() - 1)), pool_);
+  }
+  co_return console_error(Status::not_found, "no such path");
+}
+
+}  // namespace hh::console

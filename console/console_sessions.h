@@ -1,0 +1,103 @@
+#pragma once
+// Who is signed in to the console (docs/console.md, "Sign-in and sessions"): a table of
+// sessions kept in memory only (a restart signs everyone out), each created by signing in
+// with a token and named by a random 256-bit id that the browser holds in an HttpOnly
+// cookie. The table holds SHA-256 digests of the ids, never the ids themselves.
+//
+// Roles: the read API's token gives a read-only session; the console's admin token
+// (`[console] admin_token_file`) one that may also act (requeue, pause, backfill…).
+// A session ends `lifetime` after sign-in, after `idle` without a request, or at sign-out.
+// Each session has a CSRF token of its own (random, 256 bits), which every state-changing
+// request must echo in a header.
+//
+// Memory is bounded: at most kMaxSessions; a new one then replaces the one that would
+// expire first. Only a correct token creates a session, so an unauthenticated client
+// cannot fill the table.
+//
+// Thread-safe (one mutex; every call is short).
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace hh::console {
+
+inline constexpr size_t kMaxSessions = 1024;
+inline constexpr std::string_view kSessionCookie = "hh_console";
+inline constexpr std::string_view kCsrfHeader = "x-csrf-token";
+
+enum class Role { read, admin };
+std::string_view role_name(Role role);
+
+struct SessionPolicy {
+  std::chrono::milliseconds lifetime = std::chrono::hours(8);
+  std::chrono::milliseconds idle = std::chrono::hours(1);
+};
+
+// What a request learns about its session.
+struct SessionView {
+  Role role = Role::read;
+  std::string csrf_token;     // base64url, 43 characters
+  int64_t expires_at_ms = 0;  // the earlier of the lifetime's and the idle deadline
+  std::string tag;            // 8 hex digits naming the session in logs (from its digest; not the id)
+};
+
+class Sessions {
+ public:
+  using Clock = std::function<int64_t()>;  // Unix ms
+
+  // `admin_token` empty: no admin sign-in.
+  Sessions(std::string_view read_token, std::string_view admin_token, SessionPolicy policy, Clock now_ms);
+
+  // The role a presented token signs in as, or nullopt. Compares SHA-256 digests in
+  // constant time (the length of the token is not revealed either).
+  std::optional<Role> role_of_token(std::string_view presented) const;
+
+  struct Created {
+    std::string id;  // the cookie value, base64url, 43 characters
+    SessionView view;
+  };
+  Created create(Role role);
+
+  // The live session named by the cookie value `id` (its idle deadline moves on), or
+  // nullopt: unknown, expired (then forgotten) or malformed.
+  std::optional<SessionView> find(std::string_view id);
+  void remove(std::string_view id);
+  size_t size() const;
+
+  const SessionPolicy& policy() const { return policy_; }
+
+ private:
+  struct Entry {
+    Role role;
+    std::string csrf_token;
+    std::string tag;
+    int64_t created_ms;
+    int64_t last_seen_ms;
+  };
+  int64_t expires_at(const Entry& entry) const;
+  void evict_one();  // holds mutex_
+
+  std::array<unsigned char, 32> read_digest_{};
+  std::optional<std::array<unsigned char, 32>> admin_digest_;
+  const SessionPolicy policy_;
+  const Clock now_ms_;
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, Entry> entries_;  // GUARDED_BY(mutex_); key: SHA-256 of the id (raw bytes)
+};
+
+// 32 random bytes (OpenSSL's CSPRNG) as base64url without padding.
+std::string random_token();
+
+// Constant-time equality of two tokens of any length (compares their SHA-256 digests).
+bool tokens_equal(std::string_view a, std::string_view b);
+
+// The value of cookie `name` in a Cookie header ("a=1; hh_console=…"), or nullopt.
+std::optional<std::string_view> cookie_value(std::string_view cookie_header, std::string_view name);
+
+}  // namespace hh::console

@@ -1,0 +1,162 @@
+#include "fetcher/calls/bulk_connections.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <array>
+#include <set>
+
+#include "common/json_writer.h"
+
+namespace hh::fetcher {
+namespace {
+
+// Service interface, POST /v2/link/bulk_import and bulk_export: the `provider` enum.
+constexpr std::array<std::string_view, 16> kBulkProviders = {
+    "oura",     "fitbit", "garmin", "strava",     "wahoo", "ihealth", "withings", "google_fit",
+    "dexcom_v3", "polar", "cronometer", "omron", "whoop_v2", "my_fitness_pal_v2", "ultrahuman", "runkeeper"};
+
+// wait_for_completion: the service answers 200 within 20 s, else 202; this much longer
+// a wait for its answer.
+constexpr std::chrono::seconds kImportWaitAnswer{20 + 15};
+
+Result<void> read_ids(simdjson::dom::object object, const char* key, std::vector<std::string>& out) {
+  simdjson::dom::array items;
+  if (object[key].get_array().get(items)) return fail(std::string(key) + ": missing or not an array");
+  for (auto item : items) {
+    std::string_view text;
+    if (item.get_string().get(text)) return fail(std::string(key) + ": an item is not a string");
+    out.emplace_back(text);
+  }
+  return {};
+}
+
+}  // namespace
+
+bool is_bulk_provider(std::string_view provider) {
+  return std::find(kBulkProviders.begin(), kBulkProviders.end(), provider) != kBulkProviders.end();
+}
+
+std::string bulk_providers_list() {
+  std::string out;
+  for (const std::string_view provider : kBulkProviders) out.append(out.empty() ? "" : ", ").append(provider);
+  return out;
+}
+
+Result<size_t> export_connections(const ServiceAccess& access, std::string_view provider,
+                                  const std::optional<std::vector<std::string>>& user_ids,
+                                  const std::function<Result<void>(std::string_view recipe)>& write_recipe) {
+  if (!is_bulk_provider(provider)) return fail(ErrorKind::data, "provider " + quoted_value(provider) + " is not one bulk export takes");
+  size_t count = 0;
+  std::optional<std::string> next_token;
+  std::set<std::string> tokens_seen;
+  simdjson::dom::parser parser;
+  for (size_t page = 0;; ++page) {
+    if (page >= kMaxExportPages) return fail("more than " + std::to_string(kMaxExportPages) + " pages");
+    std::string body;
+    json::ObjectWriter request(body);
+    request.string("provider", provider);
+    if (user_ids) {
+      std::string ids = "[";
+      for (size_t i = 0; i < user_ids->size(); ++i) {
+        if (i) ids.push_back(',');
+        json::append_string(ids, (*user_ids)[i]);
+      }
+      request.raw("user_ids", ids + "]");
+    } else {
+      request.null("user_ids");
+    }
+    if (next_token) {
+      request.string("next_token", *next_token);
+    } else {
+      request.null("next_token");
+    }
+    request.close();
+    ServiceCall call;
+    call.method = Method::post;
+    call.segments = {"v2", "link", "bulk_export"};
+    call.body = RequestBody{"application/json", std::move(body)};
+    auto reply = call_service(access, call);
+    if (!reply) return fail(reply.error_kind(), reply.error());
+
+    // Never quote the answer: it holds tokens.
+    const std::string unexpected = reply->request + ": unexpected answer (page " + std::to_string(page + 1) + "): ";
+    const simdjson::padded_string padded(reply->body);
+    simdjson::dom::object object;
+    if (parser.parse(padded).get_object().get(object)) return fail(unexpected + "not a JSON object");
+    simdjson::dom::array data;
+    if (object["data"].get_array().get(data)) return fail(unexpected + "data: missing or not an array");
+    size_t index = 0;
+    for (auto item : data) {
+      simdjson::dom::object recipe;
+      std::string_view user_id;
+      if (item.get_object().get(recipe) || recipe["user_id"].get_string().get(user_id)) {
+        return fail(unexpected + "data[" + std::to_string(index) + "]: not a connection recipe with a user_id");
+      }
+      if (auto written = write_recipe(simdjson::minify(item)); !written) return fail(written.error());
+      ++count;
+      ++index;
+    }
+    simdjson::dom::element next;
+    if (object["next_token"].get(next)) return fail(unexpected + "next_token: missing");
+    if (next.is_null()) return count;
+    std::string_view token;
+    if (next.get_string().get(token)) return fail(unexpected + "next_token: neither a string nor null");
+    if (token.empty()) return count;
+    if (!tokens_seen.emplace(token).second) return fail(unexpected + "next_token came twice");
+    next_token = std::string(token);
+  }
+}
+
+Result<ImportAnswer> import_connections(const ServiceAccess& access, std::string_view provider,
+                                        const std::vector<std::string>& recipes, bool wait,
+                                        const std::vector<std::string>& tokens) {
+  if (!is_bulk_provider(provider)) return fail(ErrorKind::data, "provider " + quoted_value(provider) + " is not one bulk import takes");
+  std::string body;
+  json::ObjectWriter request(body);
+  request.string("provider", provider);
+  std::string connections = "[";
+  for (size_t i = 0; i < recipes.size(); ++i) {
+    if (i) connections.push_back(',');
+    connections += recipes[i];
+  }
+  connections.push_back(']');
+  request.raw("connections", connections).boolean("wait_for_completion", wait);
+  request.close();
+  ServiceCall call;
+  call.method = Method::post;
+  call.segments = {"v2", "link", "bulk_import"};
+  call.body = RequestBody{"application/json", std::move(body)};
+  if (wait) call.read_timeout = kImportWaitAnswer;
+  call.redact = tokens;
+  auto reply = call_service(access, call);
+  if (!reply) return fail(reply.error_kind(), reply.error());
+
+  ImportAnswer answer;
+  answer.status = reply->status;
+  const std::string unexpected = reply->request + ": unexpected answer (HTTP " + std::to_string(reply->status) + "): ";
+  if (reply->status != 200 && reply->status != 202) return fail(unexpected + "the interface names 200 and 202");
+  simdjson::dom::parser parser;
+  const simdjson::padded_string padded(reply->body);
+  simdjson::dom::object object;
+  const bool is_object = !parser.parse(padded).get_object().get(object);
+  if (reply->status == 202) {
+    // Body not shown in the interface: use the lists only when both are there.
+    if (!is_object) return answer;
+    std::vector<std::string> imported, failed;
+    if (read_ids(object, "user_ids_imported", imported) && read_ids(object, "user_ids_failed", failed)) {
+      answer.lists = true;
+      answer.imported = std::move(imported);
+      answer.failed = std::move(failed);
+    }
+    return answer;
+  }
+  if (!is_object) return fail(unexpected + "not a JSON object");
+  for (auto [key, list] : {std::pair{"user_ids_imported", &answer.imported}, std::pair{"user_ids_failed", &answer.failed}}) {
+    if (auto read = read_ids(object, key, *list); !read) return fail(unexpected + read.error());
+  }
+  answer.lists = true;
+  return answer;
+}
+
+}  // namespace hh::fetcher

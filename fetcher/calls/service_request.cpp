@@ -1,0 +1,127 @@
+#include "fetcher/calls/service_request.h"
+
+#include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "common/json_writer.h"
+#include "fetcher/base_url.h"
+#include "fetcher/fetcher.h"
+
+namespace hh::fetcher {
+namespace {
+
+namespace net = boost::asio;
+
+constexpr size_t kReasonChars = 300;  // of the service's answer to a failed call
+constexpr size_t kMinPartial = 4;     // shortest start of a secret redacted at the end of a cut answer
+
+std::string_view method_name(Method method) {
+  switch (method) {
+    case Method::get: return "GET";
+    case Method::post: return "POST";
+    case Method::patch: return "PATCH";
+    case Method::delete_: return "DELETE";
+  }
+  return "?";
+}
+
+// The service's reason for a failed call, on one line of printable text.
+std::string reason(std::string_view body) {
+  std::string out;
+  for (const char c : body.substr(0, kReasonChars)) {
+    out.push_back(static_cast<unsigned char>(c) >= 0x20 && c != 0x7f ? c : ' ');
+  }
+  if (body.size() > kReasonChars) out += "...";
+  return out;
+}
+
+}  // namespace
+
+std::string redacted(std::string text, const std::vector<std::string>& secrets) {
+  static constexpr std::string_view kMark = "[redacted]";
+  for (const std::string& secret : secrets) {
+    if (secret.empty()) continue;
+    std::string escaped;
+    json::append_string(escaped, secret);
+    escaped = escaped.substr(1, escaped.size() - 2);
+    // JSON may also escape '/' (many encoders do, for embedding in HTML).
+    std::string slash_escaped;
+    for (const char c : escaped) slash_escaped += c == '/' ? std::string("\\/") : std::string(1, c);
+    for (const std::string& form : {secret, escaped, slash_escaped}) {
+      for (size_t at = text.find(form); at != std::string::npos; at = text.find(form, at + kMark.size())) {
+        text.replace(at, form.size(), kMark);
+      }
+      // An answer cut short (an excerpt) may end inside a secret: drop that beginning too.
+      for (size_t length = std::min(form.size() - 1, text.size()); length >= kMinPartial; --length) {
+        if (text.ends_with(std::string_view(form).substr(0, length))) {
+          text.replace(text.size() - length, length, kMark);
+          break;
+        }
+      }
+    }
+  }
+  return text;
+}
+
+std::string quoted_value(std::string_view text, size_t max_chars) {
+  std::string out = "\"";
+  for (const char c : text.substr(0, max_chars)) {
+    out.push_back(static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f ? c : '?');
+  }
+  if (text.size() > max_chars) out += "...";
+  return out + "\"";
+}
+
+Result<ServiceReply> call_service(const ServiceAccess& access, const ServiceCall& call) {
+  auto base = BaseUrl::parse(access.service.base_url);
+  if (!base) return fail(ErrorKind::data, "base URL: " + base.error());
+  std::vector<std::string_view> segments(call.segments.begin(), call.segments.end());
+  auto path = build_path(*base, segments);
+  if (!path) return fail(ErrorKind::data, path.error());
+  std::vector<std::pair<std::string_view, std::string_view>> query(call.query.begin(), call.query.end());
+  const std::string target = query.empty() ? std::move(*path) : with_query(std::move(*path), query);
+  ServiceReply reply;
+  reply.request = std::string(method_name(call.method)) + " " + base->full_url(target);
+
+  FetcherOptions options;  // only for the client settings derived from [service]
+  options.service = access.service;
+  options.api_key = access.api_key;
+  options.base_dir = access.base_dir;
+  ClientOptions client_settings = client_options(options);
+  if (call.read_timeout) client_settings.read_timeout = std::max(client_settings.read_timeout, *call.read_timeout);
+  net::io_context io;
+  auto client = HttpsClient::create(io.get_executor(), *base, std::move(client_settings));
+  if (!client) return fail(ErrorKind::data, client.error());
+  std::optional<FetchResult> result;
+  net::co_spawn(
+      io,
+      [&]() -> net::awaitable<void> {
+        auto operation = call.method == Method::get ? (*client)->get(target)
+                                                    : (*client)->send(call.method, target, call.body);
+        result = co_await std::move(operation);
+        (*client)->close_all();  // no idle connection left to keep io.run() going
+      },
+      net::detached);
+  io.run();
+
+  if (!result) return fail(ErrorKind::io, reply.request + ": no result");
+  if (result->failure != FetchFailure::none) {
+    return fail(ErrorKind::io, reply.request + ": " + std::string(failure_name(result->failure)) + ": " +
+                                   redacted(result->error, call.redact));
+  }
+  if (result->status == 401 || result->status == 403) {
+    return fail(reply.request + ": HTTP " + std::to_string(result->status) + ": the service refused the " +
+                access.key_name);
+  }
+  if (result->status / 100 != 2) {
+    const std::string why = reason(redacted(std::move(result->body), call.redact));
+    return fail(reply.request + ": HTTP " + std::to_string(result->status) + (why.empty() ? "" : ": " + why));
+  }
+  reply.status = result->status;
+  reply.body = std::move(result->body);
+  return reply;
+}
+
+}  // namespace hh::fetcher

@@ -1,0 +1,69 @@
+#include "forward/echo_redaction.h"
+
+#include <algorithm>
+
+namespace hh::forward {
+namespace {
+
+// Query values shorter than this are not hidden on their own ("1", "on", "json"): they
+// would mangle the text around them and hide nothing; the query as a whole still is.
+constexpr size_t kShortestHiddenValue = 6;
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// A query part as a form decoder reads it: %XX decoded, '+' a space.
+std::string percent_decoded(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 && hex_value(text[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(text[i] == '+' ? ' ' : text[i]);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+EchoRedaction::EchoRedaction(const HttpUrl& url, std::string_view secret) {
+  auto hide = [this](std::string_view text, size_t shortest) {
+    if (text.size() >= shortest) hidden_.emplace_back(text);
+  };
+  if (url.has_query) {
+    hide(url.query, 1);
+    std::string_view rest = url.query;
+    while (!rest.empty()) {
+      const size_t amp = rest.find('&');
+      const std::string_view part = rest.substr(0, amp);
+      rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+      const size_t eq = part.find('=');
+      const std::string_view value = eq == std::string_view::npos ? part : part.substr(eq + 1);
+      hide(value, kShortestHiddenValue);
+      hide(percent_decoded(value), kShortestHiddenValue);
+    }
+  }
+  hide(secret, 1);
+  if (secret.starts_with("whsec_")) hide(secret.substr(6), 1);
+  std::sort(hidden_.begin(), hidden_.end(),
+            [](const auto& a, const auto& b) { return a.size() != b.size() ? a.size() > b.size() : a < b; });
+  hidden_.erase(std::unique(hidden_.begin(), hidden_.end()), hidden_.end());
+  longest_ = hidden_.empty() ? 0 : hidden_.front().size();
+}
+
+std::string EchoRedaction::apply(std::string text) const {
+  for (const std::string& secret : hidden_) {
+    for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at + kMark.size())) {
+      text.replace(at, secret.size(), kMark);
+    }
+  }
+  return text;
+}
+
+}  // namespace hh::forward

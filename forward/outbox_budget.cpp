@@ -1,0 +1,36 @@
+#include "forward/outbox_budget.h"
+
+#include <algorithm>
+
+namespace hh::forward {
+
+int64_t max_dropped_ranges(int64_t budget_bytes) {
+  return std::max<int64_t>(2, budget_bytes / kRangeShare / kRangeBytes);
+}
+
+Result<BudgetStep> keep_within_budget(store::Outbox& outbox, const store::ForwardRule& rule,
+                                      const store::OutboxFigures& figures, int64_t budget_bytes,
+                                      std::span<const int64_t> busy, int64_t now_ms) {
+  BudgetStep step;
+  int64_t ranges = figures.dropped_ranges;
+  const int64_t max_ranges = max_dropped_ranges(budget_bytes);
+  if (ranges > max_ranges) {
+    auto merged = outbox.merge_dropped(rule.destination, max_ranges / 2);
+    if (!merged) return fail(merged.error_kind(), merged.error());
+    step.ranges_merged = *merged;
+    ranges -= *merged;
+  }
+  const int64_t kept = (figures.pending + figures.dead) * kEntryBytes + ranges * kRangeBytes;
+  if (kept <= budget_bytes) return step;
+  const int64_t over = (kept - budget_bytes + kEntryBytes - 1) / kEntryBytes;
+  const int64_t count = std::min(over, kDropsPerStep);
+  auto dropped = outbox.drop_oldest(rule, count, busy, now_ms);
+  if (!dropped) return fail(dropped.error_kind(), dropped.error());
+  step.dropped = *dropped;
+  // Another step when this one could not drop all that is over (and dropped something: what
+  // is left may all be in flight).
+  step.more = over > count && dropped->entries > 0;
+  return step;
+}
+
+}  // namespace hh::forward

@@ -1,0 +1,103 @@
+#include "receiver/http/connection_table.h"
+
+#include "receiver/http/session.h"
+
+namespace hh::http {
+
+net::ip::address client_of(const net::ip::address& peer) {
+  if (!peer.is_v6()) return peer;
+  const net::ip::address_v6 v6 = peer.to_v6();
+  if (v6.is_v4_mapped()) return net::ip::make_address_v4(net::ip::v4_mapped, v6);
+  net::ip::address_v6::bytes_type bytes = v6.to_bytes();
+  for (size_t i = 8; i < bytes.size(); ++i) bytes[i] = 0;
+  return net::ip::address_v6(bytes);
+}
+
+std::optional<Refusal> ConnectionTable::admit(const std::shared_ptr<SessionControl>& control,
+                                              const net::ip::address& peer, Clock::time_point now) {
+  const net::ip::address client = client_of(peer);
+  std::lock_guard lock(mutex_);
+  if (const auto from = per_client_.find(client); from != per_client_.end()) {
+    if (from->second.connections >= limits_.max_connections_per_ip) return Refusal::per_ip_limit;
+    const bool scarce = entries_.size() >= limits_.max_connections / 2;
+    if (scarce && from->second.waiting >= kMaxWaitingPerAddress) return Refusal::per_ip_limit;
+  }
+  if (entries_.size() >= limits_.max_connections && !evict_idle_longest(now)) return Refusal::connection_limit;
+  FromClient& from = per_client_[client];
+  ++from.connections;
+  ++from.waiting;
+  Entry& entry = entries_[control.get()];
+  entry.control = control;
+  entry.client = client;
+  entry.idle = idle_.insert(idle_.end(), Idle{control.get(), now});
+  return std::nullopt;
+}
+
+bool ConnectionTable::evict_idle_longest(Clock::time_point now) {
+  if (idle_.empty() || now - idle_.front().since < kMinIdleBeforeEviction) return false;
+  Entry& victim = entries_.at(idle_.front().key);
+  idle_.pop_front();
+  victim.idle.reset();
+  victim.evicted = true;
+  // It stays in the table until its session ends (its descriptor is open until then), so
+  // a burst of newcomers each closes another idle connection, never the same one twice.
+  net::post(victim.control->executor, [control = victim.control] {
+    if (control->transport) control->transport->close();
+  });
+  if (refusals_) refusals_->count(Refusal::evicted_idle);
+  return true;
+}
+
+void ConnectionTable::remove(const SessionControl& control) {
+  std::lock_guard lock(mutex_);
+  const auto at = entries_.find(&control);
+  if (at == entries_.end()) return;
+  Entry& entry = at->second;
+  if (entry.idle) idle_.erase(*entry.idle);
+  if (auto from = per_client_.find(entry.client); from != per_client_.end()) {
+    if (entry.waiting) --from->second.waiting;
+    if (--from->second.connections == 0) per_client_.erase(from);
+  }
+  entries_.erase(at);
+}
+
+void ConnectionTable::idle(const SessionControl& control, Clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  const auto at = entries_.find(&control);
+  if (at == entries_.end() || at->second.idle || at->second.evicted) return;
+  at->second.idle = idle_.insert(idle_.end(), Idle{&control, now});
+}
+
+bool ConnectionTable::busy(const SessionControl& control) {
+  std::lock_guard lock(mutex_);
+  const auto at = entries_.find(&control);
+  if (at == entries_.end()) return true;
+  if (at->second.evicted) return false;
+  if (at->second.idle) {
+    idle_.erase(*at->second.idle);
+    at->second.idle.reset();
+  }
+  return true;
+}
+
+void ConnectionTable::head_accepted(const SessionControl& control) {
+  std::lock_guard lock(mutex_);
+  const auto at = entries_.find(&control);
+  if (at == entries_.end() || !at->second.waiting) return;
+  at->second.waiting = false;
+  if (auto from = per_client_.find(at->second.client); from != per_client_.end()) --from->second.waiting;
+}
+
+void ConnectionTable::for_each(const std::function<void(SessionControl&)>& action) {
+  std::lock_guard lock(mutex_);
+  for (const auto& [key, entry] : entries_) {
+    net::post(entry.control->executor, [control = entry.control, action] { action(*control); });
+  }
+}
+
+size_t ConnectionTable::size() const {
+  std::lock_guard lock(mutex_);
+  return entries_.size();
+}
+
+}  // namespace hh::http

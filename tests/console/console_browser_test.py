@@ -1,0 +1,541 @@
+#!/usr/bin/env python3
+"""The operators' console in a real browser (spec §12, docs/console.md).
+
+Starts the fake backend of tests/forward (as fake_backend_server), a real `healthhook
+serve` with a generated config and generated secrets (signing secret, read token, admin
+token, the backend's secret), sends signed deliveries (signed by `healthhook sign`), and
+drives headless Chromium through Debian's chromium-driver with selenium:
+
+  - no page loads without sign-in; the read token signs in to a read-only console;
+  - the overview shows the number of deliveries that were sent;
+  - deliveries: search by client user id, open one, see its body;
+  - users: the heart-rate chart draws exactly the points that were sent (counted in the
+    SVG the page renders);
+  - with the read token the actions are absent and the action routes answer 403;
+  - a request without the CSRF token is refused;
+  - with the admin token: requeue the forwards a backend answering 410 made dead, see them
+    leave the dead list and reach the backend; pause the destination, send a delivery, see
+    it pending, resume, see it arrive;
+  - no page makes a request to another origin (resource timing of every page, and no
+    Content-Security-Policy report in the browser's log).
+
+Screenshots of each page go to --artifacts. Bounded waits only (counts and deadlines, no
+timing assertion). Exit 0 when every check passed; the last line is "N passed, N failed".
+"""
+import argparse
+import base64
+import json
+import os
+import queue
+import re
+import secrets
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import urllib.error
+import urllib.request
+import uuid
+
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+except ImportError:
+    print("console_browser_test: python3-selenium is missing: run scripts/install-deps --for-tests "
+          "(Debian's chromium, chromium-driver and python3-selenium)", file=sys.stderr)
+    print("0 passed, 1 failed")
+    sys.exit(1)
+
+WAIT_S = 20          # any one thing the page should show
+FORWARD_WAIT_S = 45  # forwarding: retries and the forwarder's look at the outbox
+HEART_POINTS = 30
+SECOND_SOURCE_POINTS = 12
+USER_ID = str(uuid.UUID(int=0x5eed0000_0000_4000_8000_000000000042))
+CLIENT_USER_ID = "client-42"
+
+
+def log(message):
+    print(message, flush=True)
+
+
+class FakeBackend:
+    """tests/forward's fake backend as a child process: answers `status`, records what it accepted."""
+
+    def __init__(self, binary, secret_file, status):
+        self.process = subprocess.Popen([binary, "--secret-file", secret_file, "--status", str(status)],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        first = self.process.stdout.readline().split()
+        if len(first) != 2 or first[0] != "port":
+            raise RuntimeError("fake_backend_server did not start")
+        self.port = int(first[1])
+        self.accepted = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.process.stdout:
+            with self.lock:
+                self.accepted.append(json.loads(line))
+
+    def set_status(self, status):
+        self.process.stdin.write("status %d\n" % status)
+        self.process.stdin.flush()
+
+    def bodies(self):
+        with self.lock:
+            return [a["body"] for a in self.accepted]
+
+    def ids(self):
+        with self.lock:
+            return {a["id"] for a in self.accepted}
+
+    def stop(self):
+        try:
+            self.process.stdin.write("quit\n")
+            self.process.stdin.flush()
+            self.process.wait(timeout=10)
+        except Exception:
+            self.process.kill()
+
+
+class Server:
+    """`healthhook serve` with a config in `folder`; its JSON log lines from stderr."""
+
+    def __init__(self, binary, folder, config):
+        self.binary = binary
+        self.folder = folder
+        path = os.path.join(folder, "healthhook.toml")
+        with open(path, "w") as f:
+            f.write(config)
+        self.lines = queue.Queue()
+        self.log_lines = []
+        self.process = subprocess.Popen([binary, "serve", "--config", path], cwd=folder,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        threading.Thread(target=self._read, daemon=True).start()
+        deadline = time.time() + WAIT_S
+        self.base = None
+        while time.time() < deadline and self.base is None:
+            try:
+                line = self.lines.get(timeout=1)
+            except queue.Empty:
+                continue
+            event = json.loads(line) if line.startswith("{") else {}
+            if event.get("event") == "console":
+                self.base = event["url"].removesuffix("/console/")
+        if self.base is None:
+            raise RuntimeError("healthhook serve did not log its console address:\n" + "\n".join(self.log_lines))
+
+    def _read(self):
+        for line in self.process.stderr:
+            self.log_lines.append(line.rstrip("\n"))
+            self.lines.put(line)
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def whsec():
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+def write_secret(folder, name, value):
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        f.write(value + "\n")
+    os.chmod(path, 0o600)
+    return path
+
+
+def send_delivery(args, server, secret_file, body):
+    """POSTs `body` signed by `healthhook sign`; returns the message id."""
+    signed = subprocess.run([args.healthhook, "sign", "--secret-file", secret_file], input=body, text=True,
+                            capture_output=True, check=True)
+    headers = {"Content-Type": "application/json"}
+    for line in signed.stdout.splitlines():
+        name, value = line.split(": ", 1)
+        headers[name] = value
+    request = urllib.request.Request(server.base + "/webhooks", data=body.encode(), headers=headers, method="POST")
+    with urllib.request.urlopen(request, timeout=WAIT_S) as response:
+        if response.status != 200:
+            raise RuntimeError("delivery answered %d" % response.status)
+    return headers["svix-id"]
+
+
+def iso(ms):
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms / 1000)) + "+00:00"
+
+
+def heart_rate_body(now_ms):
+    points = [{"timestamp": iso(now_ms - (HEART_POINTS - i) * 60_000), "unit": "bpm", "value": 60 + i,
+               "timezone_offset": 0, "type": None, "id": None} for i in range(HEART_POINTS)]
+    return json.dumps({"event_type": "daily.data.heartrate.created", "user_id": USER_ID,
+                       "client_user_id": CLIENT_USER_ID, "team_id": "team-1",
+                       "data": {"user_id": USER_ID, "source": {"provider": "garmin", "type": "watch"},
+                                "data": points}})
+
+
+def second_source_heart_rate_body(now_ms):
+    """The same user's heart rate from a ring too, overlapping the watch's: a series of its own."""
+    points = [{"timestamp": iso(now_ms - (2 * i + 1) * 60_000), "unit": "bpm", "value": 70 + (i % 5)}
+              for i in range(SECOND_SOURCE_POINTS)]
+    return json.dumps({"event_type": "daily.data.heartrate.created", "user_id": USER_ID,
+                       "client_user_id": CLIENT_USER_ID, "team_id": "team-1",
+                       "data": {"user_id": USER_ID, "source": {"provider": "oura", "type": "ring"}, "data": points}})
+
+
+def steps_body(now_ms, user_id, client_user_id):
+    return json.dumps({"event_type": "daily.data.steps.created", "user_id": user_id, "client_user_id": client_user_id,
+                       "data": {"user_id": user_id, "source": {"provider": "oura", "type": "ring"},
+                                "data": [{"timestamp": iso(now_ms - 3_600_000), "unit": "count", "value": 237}]}})
+
+
+class Checks:
+    def __init__(self, driver, base, artifacts):
+        self.driver = driver
+        self.base = base
+        self.artifacts = artifacts
+        self.passed = 0
+        self.failed = 0
+        self.foreign = []  # resource URLs of another origin, from every page
+        self.loads = 0
+
+    def run(self, name, check):
+        try:
+            check()
+            self.passed += 1
+            log("PASS " + name)
+        except Exception:
+            self.failed += 1
+            log("FAIL " + name + "\n" + traceback.format_exc())
+            self.screenshot("failed-" + name)
+
+    def screenshot(self, name):
+        os.makedirs(self.artifacts, exist_ok=True)
+        self.driver.save_screenshot(os.path.join(self.artifacts, name + ".png"))
+
+    def open(self, hash_route):
+        """Loads the console afresh at `hash_route` (a new query each time: never a same-page hash change)."""
+        self.note_origins()
+        self.loads += 1
+        self.driver.get("%s/console/?load=%d%s" % (self.base, self.loads, hash_route))
+
+    def eventually(self, route, check, message, timeout=WAIT_S):
+        """Reloads `route` until check() is true (the server's state changes between loads)."""
+        deadline = time.time() + timeout
+        while True:
+            self.open(route)
+            try:
+                self.element("#page[data-ready], #sign-in-form", timeout=5)
+                if check():
+                    return
+            except Exception:
+                pass
+            if time.time() > deadline:
+                raise AssertionError(message)
+            time.sleep(0.5)
+
+    def wait(self, condition, message, timeout=WAIT_S):
+        return WebDriverWait(self.driver, timeout, poll_frequency=0.2).until(lambda d: condition(), message)
+
+    def element(self, css, timeout=WAIT_S):
+        return self.wait(lambda: (self.driver.find_elements(By.CSS_SELECTOR, css) or [None])[0], "no " + css, timeout)
+
+    def elements(self, css):
+        return self.driver.find_elements(By.CSS_SELECTOR, css)
+
+    def text(self, css):
+        return self.element(css).text
+
+    def note_origins(self):
+        """Every resource and navigation this page loaded must be of the console's origin."""
+        try:
+            if not self.driver.current_url.startswith(self.base + "/"):
+                return  # the browser's own blank page before the first load
+            names = self.driver.execute_script(
+                "return performance.getEntriesByType('resource').concat("
+                "performance.getEntriesByType('navigation')).map(e => e.name)")
+        except Exception:
+            return
+        for name in names or []:
+            if not (name.startswith(self.base + "/") or name == self.base):
+                self.foreign.append(name)
+
+    def fetch(self, method, path, body=None, csrf=True):
+        """A request from inside the page (its cookie); returns (status, text)."""
+        script = """
+            const [method, path, body, csrf, done] = arguments;
+            (async () => {
+              const headers = {'Content-Type': 'application/x-www-form-urlencoded'};
+              if (csrf) {
+                const session = await fetch('/console/api/session');
+                if (session.ok) headers['X-CSRF-Token'] = (await session.json()).csrf_token;
+              }
+              const response = await fetch(path, {method, headers, body});
+              done([response.status, await response.text()]);
+            })().catch(e => done([0, String(e)]));
+        """
+        return self.driver.execute_async_script(script, method, path, body, csrf)
+
+    def sign_in(self, token):
+        self.open("")
+        field = self.element("#token")
+        field.clear()
+        field.send_keys(token)
+        self.element("#sign-in-button").click()
+        self.element("#page[data-ready]")
+
+    def sign_out(self):
+        self.element("#sign-out").click()
+        self.element("#sign-in-form")
+
+
+def make_driver(profile):
+    options = Options()
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", "--window-size=1400,1000", "--user-data-dir=" + profile):
+        options.add_argument(flag)
+    for binary in ("/usr/bin/chromium", "/usr/bin/chromium-browser"):
+        if os.path.exists(binary):
+            options.binary_location = binary
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver_path = next((p for p in ("/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver") if os.path.exists(p)),
+                       None)
+    if driver_path is None:
+        raise RuntimeError("chromedriver is missing: run scripts/install-deps --for-tests (chromium-driver)")
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    driver.set_script_timeout(WAIT_S)
+    return driver
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--healthhook", required=True)
+    parser.add_argument("--fake-backend", required=True)
+    parser.add_argument("--artifacts", required=True)
+    args = parser.parse_args()
+    args.healthhook = os.path.abspath(args.healthhook)
+    args.fake_backend = os.path.abspath(args.fake_backend)
+    args.artifacts = os.path.abspath(args.artifacts)
+
+    with tempfile.TemporaryDirectory(prefix="hh-console-") as folder:
+        signing_file = write_secret(folder, "secret", whsec())
+        read_token = "read-" + secrets.token_urlsafe(24)
+        admin_token = "admin-" + secrets.token_urlsafe(24)
+        write_secret(folder, "read-token", read_token)
+        write_secret(folder, "admin-token", admin_token)
+        backend_secret_file = write_secret(folder, "backend-secret", whsec())
+        backend = FakeBackend(args.fake_backend, backend_secret_file, 410)  # gone: the first forwards die
+        config = "\n".join([
+            'listen = "127.0.0.1:0"', 'database = "healthhook.db"', 'signing_secret_files = ["secret"]',
+            "[read_api]", 'token_file = "read-token"',
+            "[console]", "enabled = true", 'admin_token_file = "admin-token"',
+            "[[forward]]", 'name = "backend"', 'url = "http://127.0.0.1:%d/hooks"' % backend.port,
+            'secret_file = "backend-secret"', 'mode = "deliveries"', "backoff_initial_ms = 100", "backoff_max_s = 1",
+            ""])
+        server = None
+        driver = None
+        checks = None
+        try:
+            server = Server(args.healthhook, folder, config)
+            now_ms = int(time.time() * 1000)
+            sent = [send_delivery(args, server, signing_file, heart_rate_body(now_ms))]
+            sent.append(send_delivery(args, server, signing_file, steps_body(now_ms, USER_ID, CLIENT_USER_ID)))
+            sent.append(send_delivery(args, server, signing_file, second_source_heart_rate_body(now_ms)))
+            other = str(uuid.uuid4())
+            sent.append(send_delivery(args, server, signing_file, steps_body(now_ms, other, "someone-else")))
+            sent.append(send_delivery(args, server, signing_file, '{"not an event": true}'))
+            driver = make_driver(os.path.join(folder, "chromium-profile"))
+            checks = Checks(driver, server.base, args.artifacts)
+            run_checks(checks, args, server, backend, signing_file, sent, read_token, admin_token, now_ms)
+        finally:
+            if driver is not None:
+                if checks is not None:
+                    checks.note_origins()
+                    log_console(driver, args.artifacts)
+                driver.quit()
+            if server is not None:
+                server.stop()
+            backend.stop()
+        log("%d passed, %d failed" % (checks.passed, checks.failed))
+        return 0 if checks.failed == 0 else 1
+
+
+def log_console(driver, artifacts):
+    try:
+        entries = driver.get_log("browser")
+    except Exception:
+        return
+    os.makedirs(artifacts, exist_ok=True)
+    with open(os.path.join(artifacts, "browser-log.txt"), "w") as f:
+        for entry in entries:
+            f.write("%s %s\n" % (entry.get("level"), entry.get("message")))
+
+
+def run_checks(checks, args, server, backend, signing_file, sent, read_token, admin_token, now_ms):
+    d = checks.driver
+
+    def nothing_without_sign_in():
+        for route in ("", "#/overview", "#/deliveries", "#/users", "#/forwarding"):
+            checks.open(route)
+            checks.element("#sign-in-form")
+            assert not checks.elements("#page"), "the console's page loaded without a session"
+        for path in ("/console/assets/app.js", "/console/api/session", "/console/api/overview",
+                     "/console/v1/deliveries", "/console/v1/users/" + USER_ID):
+            status, _ = checks.fetch("GET", path, csrf=False)
+            assert status == 401, "%s answered %d without a session" % (path, status)
+        checks.screenshot("sign-in")
+    checks.run("nothing_loads_without_sign_in", nothing_without_sign_in)
+
+    def wrong_token_is_refused():
+        checks.open("")
+        checks.element("#token").send_keys("not-a-token")
+        checks.element("#sign-in-button").click()
+        checks.wait(lambda: d.find_element(By.ID, "sign-in-error").is_displayed(), "no sign-in error shown")
+    checks.run("a_wrong_token_is_refused", wrong_token_is_refused)
+
+    def overview_counts_deliveries():
+        checks.sign_in(read_token)
+        checks.eventually("#/overview", lambda: checks.text("#overview-stored") == str(len(sent)),
+                          "the overview does not show %d stored deliveries" % len(sent))
+        checks.element("svg.chart[data-chart=ingest]")
+        checks.screenshot("overview")
+    checks.run("the_overview_shows_the_deliveries_sent", overview_counts_deliveries)
+
+    def search_and_open_a_delivery():
+        checks.eventually("#/deliveries?user=" + CLIENT_USER_ID,
+                          lambda: len(checks.elements("#deliveries-table tr.delivery")) == 3,
+                          "the processor did not make the user known")
+        checks.open("#/deliveries")
+        checks.element("#search-user").send_keys(CLIENT_USER_ID)
+        checks.element("#search-button").click()
+        checks.wait(lambda: len(checks.elements("#deliveries-table tr.delivery")) == 3,
+                    "the search by client user id did not list the user's 3 deliveries")
+        checks.screenshot("deliveries")
+        link = next(a for a in checks.elements("#deliveries-table a.delivery-link") if a.text == sent[0])
+        link.click()
+        checks.wait(lambda: "daily.data.heartrate.created" in checks.text("#delivery-body"), "no body shown")
+        assert '"value": 60' in checks.text("#delivery-body") or '"value":60' in checks.text("#delivery-body")
+        headers_text = checks.text("#delivery-headers")
+        assert "svix-signature" in headers_text.lower() and "v1,••••" in headers_text, headers_text
+        assert not re.search(r"v1,[A-Za-z0-9+/]{8}", headers_text), "a signature value is shown unmasked"
+        checks.element("#delivery-changes tr.change")
+        checks.screenshot("delivery")
+        checks.eventually("#/deliveries?status=invalid",
+                          lambda: len(checks.elements("#deliveries-table tr.delivery")) == 1, "no invalid delivery listed")
+    checks.run("search_deliveries_and_open_one", search_and_open_a_delivery)
+
+    def heart_rate_chart_draws_every_point():
+        checks.open("#/users")
+        checks.element("#user-query").send_keys(CLIENT_USER_ID)
+        checks.element("#user-search-button").click()
+        checks.wait(lambda: USER_ID in checks.text("#user-identity"), "the user was not found by client user id")
+        checks.element('button[data-range="1h"]').click()  # 6 s buckets: one sample each
+        checks.wait(lambda: "range=1h" in d.current_url and checks.elements("#page[data-ready]"), "no 1h range")
+        chart = 'svg.chart[data-resource="heartrate"]'
+        checks.wait(lambda: len(checks.elements(chart + ' g.series[data-source="garmin/watch"] circle.point'))
+                    == HEART_POINTS, "the heart-rate chart does not draw the %d points sent" % HEART_POINTS)
+        watch = chart + ' g.series[data-source="garmin/watch"] circle.point'
+        values = sorted(float(c.get_attribute("data-value")) for c in checks.elements(watch))
+        assert values == [60.0 + i for i in range(HEART_POINTS)], values
+        ring = chart + ' g.series[data-source="oura/ring"] circle.point'
+        assert len(checks.elements(ring)) == SECOND_SOURCE_POINTS, "the second source is not its own series"
+        checks.screenshot("user")
+    checks.run("the_heart_rate_chart_draws_the_points_sent", heart_rate_chart_draws_every_point)
+
+    def read_only_has_no_actions():
+        checks.open("#/forwarding")
+        checks.element('table.destination[data-destination="backend"]')
+        assert not checks.elements("button[data-action]"), "action buttons shown to a read-only session"
+        checks.open("#/jobs")
+        checks.element("#jobs-table")
+        assert not checks.elements("button[data-action]"), "action buttons shown to a read-only session"
+        for action in ("forward-requeue", "forward-pause", "jobs-requeue-dead", "backfill", "refresh"):
+            status, _ = checks.fetch("POST", "/console/api/actions/" + action, "destination=backend&state=dead")
+            assert status == 403, "%s answered %d to a read-only session" % (action, status)
+        checks.sign_out()
+    checks.run("read_only_sessions_have_no_actions", read_only_has_no_actions)
+
+    def csrf_is_required():
+        checks.sign_in(admin_token)
+        status, text = checks.fetch("POST", "/console/api/actions/jobs-requeue-dead", "", csrf=False)
+        assert status == 403 and "CSRF" in text, (status, text)
+        status, _ = checks.fetch("POST", "/console/api/actions/jobs-requeue-dead", "", csrf=True)
+        assert status == 200, status
+    checks.run("actions_without_the_csrf_token_are_refused", csrf_is_required)
+
+    def requeue_dead_forwards():
+        dead = 'table.destination[data-destination="backend"] [data-figure="dead"]'
+        # Every delivery's forward was answered 410: final, so dead.
+        checks.eventually("#/forwarding", lambda: checks.text(dead) == str(len(sent)),
+                          "the forwards did not become dead", FORWARD_WAIT_S)
+        assert len(checks.elements("tr.entry[data-state=dead]")) == len(sent)
+        checks.screenshot("forwarding")
+        backend.set_status(200)
+        checks.element('button[data-action="forward-requeue"][data-state="dead"][data-destination="backend"]').click()
+        checks.wait(lambda: backend.ids() >= set(sent), "the requeued forwards did not reach the backend",
+                    FORWARD_WAIT_S)
+        checks.eventually("#/forwarding", lambda: checks.text(dead) == "0", "dead entries stayed", FORWARD_WAIT_S)
+    checks.run("requeue_dead_forwards", requeue_dead_forwards)
+
+    def pause_and_resume():
+        checks.open("#/forwarding")
+        checks.element('button[data-action="forward-pause"][data-destination="backend"]').click()
+        checks.element('table.destination[data-destination="backend"][data-paused="true"]')
+        # The forwarder applies a pause within seconds; /metrics says when it has.
+        wait_until(lambda: 'healthhook_forward_paused{destination="backend"} 1' in metrics(server),
+                   "the forwarder did not apply the pause", FORWARD_WAIT_S)
+        before = len(backend.bodies())
+        message_id = send_delivery(args, server, signing_file, steps_body(int(time.time() * 1000), USER_ID,
+                                                                          CLIENT_USER_ID))
+        pending = 'table.destination[data-destination="backend"] [data-figure="pending"]'
+        checks.eventually("#/forwarding?state=pending", lambda: checks.text(pending) == "1",
+                          "the delivery is not pending", FORWARD_WAIT_S)
+        time.sleep(2)  # the sender would look ten times a second: nothing may go out while paused
+        assert len(backend.bodies()) == before, "a forward went out while the destination was paused"
+        assert message_id not in backend.ids()
+        checks.screenshot("forwarding-paused")
+        checks.element('button[data-action="forward-resume"][data-destination="backend"]').click()
+        checks.wait(lambda: message_id in backend.ids(), "the delivery did not arrive after resume", FORWARD_WAIT_S)
+        checks.eventually("#/forwarding", lambda: checks.text(pending) == "0", "still pending after resume",
+                          FORWARD_WAIT_S)
+    checks.run("pause_and_resume_a_destination", pause_and_resume)
+
+    def jobs_page():
+        checks.open("#/jobs")
+        checks.element("#jobs-table")
+        checks.screenshot("jobs")
+    checks.run("the_follow_ups_page_loads", jobs_page)
+
+    def no_other_origin():
+        checks.note_origins()
+        assert not checks.foreign, "requests to another origin: %s" % checks.foreign
+        violations = [e["message"] for e in d.get_log("browser") if "Content Security Policy" in e.get("message", "")]
+        assert not violations, violations
+    checks.run("no_request_to_another_origin", no_other_origin)
+
+
+def metrics(server):
+    with urllib.request.urlopen(server.base + "/metrics", timeout=WAIT_S) as response:
+        return response.read().decode()
+
+
+def wait_until(condition, message, timeout):
+    deadline = time.time() + timeout
+    while not condition():
+        if time.time() > deadline:
+            raise AssertionError(message)
+        time.sleep(0.2)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,245 @@
+// The console's routes on the real binary (console/console_routes.h): off unless enabled,
+// sign-in with each token, failed sign-ins counted and answered 401 on a closed
+// connection, the cookie's attributes, the CSP on every answer, nothing but the sign-in
+// page without a session, CSRF and the admin role before an action's body is read.
+#include <boost/test/unit_test.hpp>
+#include <ctime>
+#include <regex>
+
+#include "tests/support/database_probe.h"
+#include "tests/support/http_client.h"
+#include "tests/support/server_process.h"
+#include "tests/support/temp_dir.h"
+
+BOOST_AUTO_TEST_SUITE(console_serve_test)
+
+namespace {
+
+using hh::test::Headers;
+using hh::test::HttpClient;
+using hh::test::HttpResponse;
+
+const std::string kReadToken = "read-token-" + hh::test::random_secret().substr(6, 20);
+const std::string kAdminToken = "admin-token-" + hh::test::random_secret().substr(6, 20);
+
+std::string console_toml(const hh::test::TempDir& dir, bool admin = true) {
+  dir.write("read-token", kReadToken + "\n");
+  std::string toml = "[read_api]\ntoken_file = \"read-token\"\n[console]\nenabled = true\n";
+  if (admin) {
+    dir.write("admin-token", kAdminToken + "\n");
+    toml += "admin_token_file = \"admin-token\"\n";
+  }
+  return toml;
+}
+
+std::string form_escape(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+HttpResponse sign_in(HttpClient& client, const std::string& token) {
+  return client.request("POST", "/console/sign-in", "token=" + form_escape(token),
+                        {{"Content-Type", "application/x-www-form-urlencoded"}, {"X-Requested-With", "test"}});
+}
+
+// "hh_console=<id>" from a sign-in's Set-Cookie.
+std::string session_cookie(const HttpResponse& response) {
+  const std::string set_cookie = response.header("set-cookie");
+  return set_cookie.substr(0, set_cookie.find(';'));
+}
+
+std::string csrf_of(HttpClient& client, const std::string& cookie) {
+  const HttpResponse session = client.get("/console/api/session", {{"Cookie", cookie}});
+  std::smatch match;
+  std::regex_search(session.body, match, std::regex("\"csrf_token\":\"([^\"]+)\""));
+  return match[1];
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_console_is_off_unless_enabled) {
+  hh::test::TempDir dir;
+  dir.write("read-token", kReadToken + "\n");
+  hh::test::ServerProcess server(dir, "[read_api]\ntoken_file = \"read-token\"\n");
+  HttpClient client(server.port());
+  BOOST_TEST(client.get("/console/").status == 404);
+  BOOST_TEST(sign_in(client, kReadToken).status == 404);
+}
+
+BOOST_AUTO_TEST_CASE(the_console_needs_the_read_api) {
+  hh::test::TempDir dir;
+  dir.write("healthhook.toml", "");
+  const auto result = hh::test::run_healthhook({"check-config", "--set", "console.enabled=true"});
+  BOOST_TEST(result.exit_code != 0);
+  BOOST_TEST(result.stderr_text.find("read_api.token_file") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(without_a_session_only_the_sign_in_page_loads) {
+  hh::test::TempDir dir;
+  hh::test::ServerProcess server(dir, console_toml(dir));
+  HttpClient client(server.port());
+  const HttpResponse page = client.get("/console/");
+  BOOST_TEST(page.status == 200);
+  BOOST_TEST(page.body.find("sign-in.js") != std::string::npos);
+  BOOST_TEST(page.body.find("app.js") == std::string::npos);
+  BOOST_TEST(page.header("content-security-policy").find("default-src 'self'") != std::string::npos);
+  BOOST_TEST(page.header("content-security-policy").find("unsafe-inline") == std::string::npos);
+  BOOST_TEST(client.get("/console/assets/sign-in.js").status == 200);
+  BOOST_TEST(client.get("/console/assets/console.css").status == 200);
+  for (const char* target : {"/console/assets/app.js", "/console/api/session", "/console/api/overview",
+                             "/console/v1/changes", "/console/v1/users/u1"}) {
+    const HttpResponse refused = client.get(target);
+    BOOST_TEST(refused.status == 401, target);
+    BOOST_TEST(!refused.header("content-security-policy").empty(), target);
+  }
+  // A made-up cookie is no session.
+  BOOST_TEST(client.get("/console/api/session", {{"Cookie", "hh_console=" + std::string(43, 'A')}}).status == 401);
+}
+
+BOOST_AUTO_TEST_CASE(each_token_signs_in_as_its_role_and_a_wrong_one_is_counted) {
+  hh::test::TempDir dir;
+  hh::test::ServerProcess server(dir, console_toml(dir));
+  HttpClient client(server.port());
+  const HttpResponse wrong = sign_in(client, "not-the-token");
+  BOOST_TEST(wrong.status == 401);
+  BOOST_TEST(wrong.header("set-cookie").empty());
+  BOOST_TEST(wrong.header("connection") == "close");
+  // Without X-Requested-With (what a cross-site form sends): refused before the body.
+  BOOST_TEST(client.request("POST", "/console/sign-in", "token=" + kReadToken,
+                            {{"Content-Type", "application/x-www-form-urlencoded"}})
+                 .status == 403);
+  const HttpResponse metrics = client.get("/metrics");
+  BOOST_TEST(metrics.body.find("healthhook_refusals_total{reason=\"console_sign_in\"} 1") != std::string::npos);
+
+  const HttpResponse read = sign_in(client, kReadToken);
+  BOOST_TEST(read.status == 200);
+  const std::string set_cookie = read.header("set-cookie");
+  BOOST_TEST(set_cookie.find("HttpOnly") != std::string::npos);
+  BOOST_TEST(set_cookie.find("SameSite=Strict") != std::string::npos);
+  BOOST_TEST(set_cookie.find("Path=/console/") != std::string::npos);
+  BOOST_TEST(set_cookie.find("Max-Age=28800") != std::string::npos);
+  BOOST_TEST(set_cookie.find("Secure") == std::string::npos);  // plain HTTP here
+  BOOST_TEST(read.body.find("\"role\":\"read\"") != std::string::npos);
+  const std::string cookie = session_cookie(read);
+  BOOST_TEST(client.get("/console/", {{"Cookie", cookie}}).body.find("app.js") != std::string::npos);
+  BOOST_TEST(client.get("/console/v1/changes", {{"Cookie", cookie}}).status == 200);
+
+  const HttpResponse admin = sign_in(client, kAdminToken);
+  BOOST_TEST(admin.body.find("\"role\":\"admin\"") != std::string::npos);
+  BOOST_TEST(server.wait_for_log("\"event\":\"console_sign_in\",\"token\":\"admin\"", std::chrono::seconds(5)));
+}
+
+BOOST_AUTO_TEST_CASE(actions_need_an_admin_session_and_its_csrf_token) {
+  hh::test::TempDir dir;
+  hh::test::ServerProcess server(dir, console_toml(dir));
+  HttpClient client(server.port());
+  const std::string form = "destination=backend";
+  const Headers form_type = {{"Content-Type", "application/x-www-form-urlencoded"}};
+  const std::string target = "/console/api/actions/jobs-requeue-dead";
+  BOOST_TEST(client.request("POST", target, form, form_type).status == 401);
+
+  const std::string read_cookie = session_cookie(sign_in(client, kReadToken));
+  const std::string read_csrf = csrf_of(client, read_cookie);
+  Headers read_headers = form_type;
+  read_headers.push_back({"Cookie", read_cookie});
+  read_headers.push_back({"X-CSRF-Token", read_csrf});
+  BOOST_TEST(client.request("POST", target, form, read_headers).status == 403);
+
+  const std::string admin_cookie = session_cookie(sign_in(client, kAdminToken));
+  const std::string admin_csrf = csrf_of(client, admin_cookie);
+  Headers no_csrf = form_type;
+  no_csrf.push_back({"Cookie", admin_cookie});
+  const HttpResponse refused = client.request("POST", target, form, no_csrf);
+  BOOST_TEST(refused.status == 403);
+  BOOST_TEST(refused.body.find("CSRF") != std::string::npos);
+  Headers other_csrf = no_csrf;
+  other_csrf.push_back({"X-CSRF-Token", read_csrf});  // another session's token
+  BOOST_TEST(client.request("POST", target, form, other_csrf).status == 403);
+  Headers good = no_csrf;
+  good.push_back({"X-CSRF-Token", admin_csrf});
+  BOOST_TEST(client.request("POST", target, std::string(5000, 'x'), good).status == 413);
+  const HttpResponse done = client.request("POST", target, "", good);
+  BOOST_TEST(done.status == 200, done.body);
+  BOOST_TEST(server.wait_for_log("\"event\":\"console_action\",\"token\":\"admin\"", std::chrono::seconds(5)));
+
+  // Signing out ends the session: its cookie and CSRF token no longer work.
+  BOOST_TEST(client.request("POST", "/console/sign-out", "", good).status == 204);
+  BOOST_TEST(client.get("/console/api/session", {{"Cookie", admin_cookie}}).status == 401);
+}
+
+BOOST_AUTO_TEST_CASE(backfill_and_refresh_check_their_input_as_the_commands_do) {
+  hh::test::TempDir dir;
+  hh::test::ServerProcess server(dir, console_toml(dir));
+  HttpClient client(server.port());
+  const std::string cookie = session_cookie(sign_in(client, kAdminToken));
+  const Headers headers = {{"Content-Type", "application/x-www-form-urlencoded"},
+                           {"Cookie", cookie},
+                           {"X-CSRF-Token", csrf_of(client, cookie)}};
+  const std::string user = "4a29dbc7-6db3-4c83-bfac-70a20a4be1b2";
+  const auto backfill = [&](const std::string& form) {
+    return client.request("POST", "/console/api/actions/backfill", form, headers);
+  };
+  BOOST_TEST(backfill("user_id=not-a-uuid&resources=sleep&since=2024-05-01").body.find("not a UUID") !=
+             std::string::npos);
+  BOOST_TEST(backfill("user_id=" + user + "&resources=sleep&since=May").status == 400);
+  // No provider given and none connected: nothing to ask (as `healthhook backfill`).
+  const HttpResponse none = backfill("user_id=" + user + "&resources=sleep&since=2024-05-01&until=2024-05-02");
+  BOOST_TEST(none.status == 400);
+  BOOST_TEST(none.body.find("no connection") != std::string::npos, none.body);
+  const HttpResponse queued =
+      backfill("user_id=" + user + "&resources=sleep%2Cheartrate&since=2024-05-01&until=2024-05-02&provider=oura");
+  BOOST_TEST(queued.status == 200, queued.body);
+  BOOST_TEST(queued.body.find("\"outcome\":\"queued\"") != std::string::npos, queued.body);
+  BOOST_TEST(hh::test::query_int(server.database(), "SELECT count(*) FROM jobs WHERE kind = 'backfill'") == 2);
+  // The same request again names the same jobs: nothing new.
+  BOOST_TEST(backfill("user_id=" + user + "&resources=sleep%2Cheartrate&since=2024-05-01&until=2024-05-02&provider=oura")
+                 .body.find("\"outcome\":\"pending\"") != std::string::npos);
+  BOOST_TEST(hh::test::query_int(server.database(), "SELECT count(*) FROM jobs WHERE kind = 'backfill'") == 2);
+  // Refresh needs the service's API key, which this server has not.
+  const HttpResponse refresh = client.request("POST", "/console/api/actions/refresh", "user_id=" + user, headers);
+  BOOST_TEST(refresh.status == 400);
+  BOOST_TEST(refresh.body.find("api_key_file") != std::string::npos, refresh.body);
+}
+
+// The console's delivery page shows which signatures a delivery carried, never their
+// values; the bearer-token read API keeps them (a backend may verify them again).
+BOOST_AUTO_TEST_CASE(the_consoles_delivery_page_masks_signature_values) {
+  hh::test::TempDir dir;
+  hh::test::ServerProcess server(dir, console_toml(dir));
+  HttpClient client(server.port());
+  const std::string body = R"({"event_type":"provider.connection.created","user_id":"u-mask","client_user_id":"c1",)"
+                           R"("data":{"provider":"oura","resource":"connection"}})";
+  const std::string timestamp = std::to_string(std::time(nullptr));
+  Headers sent = hh::test::signature_headers(server.secret(), "msg-mask", timestamp, body);  // svix-* headers
+  std::string signature;
+  for (const auto& [name, value] : sent) {
+    if (name == "svix-signature") signature = value;
+  }
+  BOOST_TEST_REQUIRE(signature.starts_with("v1,"));
+  BOOST_TEST_REQUIRE(client.post_webhook(server.secret(), "msg-mask", body, timestamp).status == 200);
+  const std::string value = signature.substr(3);
+
+  const std::string cookie = session_cookie(sign_in(client, kReadToken));
+  const HttpResponse console = client.get("/console/v1/deliveries/msg-mask", {{"Cookie", cookie}});
+  BOOST_TEST(console.status == 200, console.body);
+  BOOST_TEST(console.body.find(value) == std::string::npos, console.body);
+  const bool masked = console.body.find("\"svix-signature\":\"v1,\\u2022") != std::string::npos ||
+                      console.body.find("\"svix-signature\":\"v1,\xE2\x80\xA2") != std::string::npos;
+  BOOST_TEST(masked, console.body);
+  BOOST_TEST(console.body.find("\"svix-id\":\"msg-mask\"") != std::string::npos, console.body);
+
+  const HttpResponse api = client.get("/v1/deliveries/msg-mask", {{"Authorization", "Bearer " + kReadToken}});
+  BOOST_TEST(api.status == 200, api.body);
+  BOOST_TEST(api.body.find(value) != std::string::npos, api.body);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,121 @@
+// The console's sessions (console/console_sessions.h) and the overview's reading of the
+// metrics exposition (console/overview_history.h), as units with a hand-driven clock.
+#include <boost/test/unit_test.hpp>
+
+#include "console/console_sessions.h"
+#include "console/overview_history.h"
+
+BOOST_AUTO_TEST_SUITE(console_sessions_test)
+
+using hh::console::Role;
+using hh::console::Sessions;
+
+namespace {
+
+struct Clock {
+  int64_t now = 1'700'000'000'000;
+  Sessions::Clock fn() {
+    return [this] { return now; };
+  }
+};
+
+constexpr std::string_view kRead = "read-token-0123456789";
+constexpr std::string_view kAdmin = "admin-token-0123456789";
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(tokens_sign_in_as_their_role) {
+  Clock clock;
+  Sessions sessions(kRead, kAdmin, {}, clock.fn());
+  BOOST_TEST((sessions.role_of_token(kRead) == Role::read));
+  BOOST_TEST((sessions.role_of_token(kAdmin) == Role::admin));
+  BOOST_TEST(!sessions.role_of_token("read-token-012345678"));
+  BOOST_TEST(!sessions.role_of_token(""));
+  Sessions no_admin(kRead, "", {}, clock.fn());
+  BOOST_TEST(!no_admin.role_of_token(""));
+  BOOST_TEST((no_admin.role_of_token(kRead) == Role::read));
+}
+
+BOOST_AUTO_TEST_CASE(a_session_is_found_by_its_id_only) {
+  Clock clock;
+  Sessions sessions(kRead, kAdmin, {}, clock.fn());
+  const auto created = sessions.create(Role::admin);
+  BOOST_TEST(created.id.size() == 43u);
+  BOOST_TEST(created.view.csrf_token.size() == 43u);
+  BOOST_TEST(created.view.csrf_token != created.id);
+  auto found = sessions.find(created.id);
+  BOOST_REQUIRE(found);
+  BOOST_TEST((found->role == Role::admin));
+  BOOST_TEST(found->csrf_token == created.view.csrf_token);
+  std::string other = created.id;
+  other[0] = other[0] == 'A' ? 'B' : 'A';
+  BOOST_TEST(!sessions.find(other));
+  BOOST_TEST(!sessions.find(""));
+  BOOST_TEST(!sessions.find(created.id + "x"));
+  const auto second = sessions.create(Role::read);
+  BOOST_TEST(second.id != created.id);
+  BOOST_TEST(second.view.csrf_token != created.view.csrf_token);
+}
+
+BOOST_AUTO_TEST_CASE(sessions_end_at_their_lifetime_when_idle_and_at_sign_out) {
+  Clock clock;
+  Sessions sessions(kRead, kAdmin, {.lifetime = std::chrono::hours(8), .idle = std::chrono::hours(1)}, clock.fn());
+  const auto busy = sessions.create(Role::read);
+  const auto idle = sessions.create(Role::read);
+  const auto leaving = sessions.create(Role::admin);
+  sessions.remove(leaving.id);
+  BOOST_TEST(!sessions.find(leaving.id));
+  // Used every 50 minutes: alive for 7.5 hours, gone once 8 hours have passed.
+  for (int i = 0; i < 9; ++i) {
+    clock.now += 50 * 60 * 1000;
+    BOOST_TEST(sessions.find(busy.id).has_value());
+  }
+  BOOST_TEST(!sessions.find(idle.id));  // not used for more than an hour
+  clock.now += 50 * 60 * 1000;
+  BOOST_TEST(!sessions.find(busy.id));
+}
+
+BOOST_AUTO_TEST_CASE(the_table_is_bounded) {
+  Clock clock;
+  Sessions sessions(kRead, kAdmin, {}, clock.fn());
+  std::string first;
+  for (size_t i = 0; i < hh::console::kMaxSessions + 10; ++i) {
+    auto created = sessions.create(Role::read);
+    if (i == 0) first = created.id;
+    clock.now += 1;
+  }
+  BOOST_TEST(sessions.size() == hh::console::kMaxSessions);
+  BOOST_TEST(!sessions.find(first));  // the one that would expire first made room
+}
+
+BOOST_AUTO_TEST_CASE(cookie_values_are_read_from_the_header) {
+  using hh::console::cookie_value;
+  BOOST_TEST((cookie_value("a=1; hh_console=xyz; b=2", "hh_console") == std::optional<std::string_view>("xyz")));
+  BOOST_TEST((cookie_value("hh_console=xyz", "hh_console") == std::optional<std::string_view>("xyz")));
+  BOOST_TEST(!cookie_value("xhh_console=1; hh_consolex=2", "hh_console"));
+  BOOST_TEST(!cookie_value("", "hh_console"));
+  BOOST_TEST(hh::console::tokens_equal("abc", "abc"));
+  BOOST_TEST(!hh::console::tokens_equal("abc", "abd"));
+  BOOST_TEST(!hh::console::tokens_equal("", "abd"));
+}
+
+BOOST_AUTO_TEST_CASE(the_overview_keeps_its_families_from_the_exposition) {
+  const std::string text =
+      "# HELP healthhook_deliveries_total x\n"
+      "# TYPE healthhook_deliveries_total counter\n"
+      "healthhook_deliveries_total{outcome=\"stored\"} 12\n"
+      "healthhook_deliveries_total{outcome=\"duplicate\"} 0\n"
+      "healthhook_deliveries_totalx 5\n"
+      "healthhook_forward_outbox_pending{destination=\"a b\"} 3\n"
+      "healthhook_database_bytes 4096\n"
+      "healthhook_inbox_commit_seconds_bucket{le=\"0.1\"} 7\n";
+  const auto samples = hh::console::parse_exposition(text, hh::console::kOverviewFamilies);
+  BOOST_REQUIRE(samples.size() == 4u);
+  BOOST_TEST(samples[0].series == "healthhook_deliveries_total{outcome=\"stored\"}");
+  BOOST_TEST(samples[0].value == 12);
+  BOOST_TEST(samples[2].series == "healthhook_forward_outbox_pending{destination=\"a b\"}");
+  BOOST_TEST(samples[2].value == 3);
+  BOOST_TEST(samples[3].value == 4096);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,314 @@
+// `serve` forwarding to a backend that lies (issue 45, under attack): interim 1xx answers
+// before the final one, a 2xx whose body never ends or never comes, a backend that never
+// reads the request or hangs up half way through it, redirects to another host, two
+// answers to one request, Retry-After values that are huge, negative, dates or garbage, and
+// error pages that echo the URL's token. The real binary; the backend is scripted byte by
+// byte (scripted_backend.h) or the signature-checking fake (fake_backend.h). Deliveries
+// mode throughout: one entry per POST, whose webhook-id is the delivery's message id.
+#include <boost/test/unit_test.hpp>
+#include <functional>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "tests/forward/fake_backend.h"
+#include "tests/forward/scripted_backend.h"
+#include "tests/support/database_probe.h"
+#include "tests/support/examples.h"
+#include "tests/support/http_client.h"
+#include "tests/support/server_process.h"
+#include "tests/support/temp_dir.h"
+
+BOOST_AUTO_TEST_SUITE(lying_backend_test)
+
+using namespace hh;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* kSleepUser = "4a29dbc7-6db3-4c83-bfac-70a20a4be1b2";
+constexpr const char* kSleepId = "5b1c8d0a-6f1e-4a43-9d3c-2f6c2b9e7a11";
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+// The sleep example for another user and summary: a delivery of its own key.
+std::string sleep_of(const std::string& user, const std::string& summary_id) {
+  return replaced(replaced(test::example_file("summary-sleep.json"), kSleepUser, user), kSleepId, summary_id);
+}
+
+std::string user_of(size_t i) {
+  const std::string n = std::to_string(100 + i);
+  return "abcdef00-0000-4000-8000-000000000" + n;
+}
+
+// A deliveries-mode [[forward]] block to `url`; `extra` adds keys.
+std::string forward_block(const test::TempDir& dir, const std::string& url, const std::string& secret,
+                          const std::string& extra = "") {
+  dir.write("raw.secret", secret + "\n");
+  return "[[forward]]\nname = \"raw\"\nurl = \"" + url + "\"\nsecret_file = \"raw.secret\"\nmode = \"deliveries\"\n" +
+         "timeout_ms = 1000\nbackoff_initial_ms = 50\nbackoff_max_s = 1\n" + extra;
+}
+
+bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout = 30s) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return done();
+}
+
+int64_t outbox(const test::ServerProcess& server, const std::string& where = "1") {
+  return test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE " + where);
+}
+
+size_t requests_for(const test::ScriptedBackend& backend, const std::string& id) {
+  size_t n = 0;
+  for (const auto& r : backend.requests()) n += r.id == id ? 1 : 0;
+  return n;
+}
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+// RFC 9110 §15.2: a client must be able to parse 1xx answers it did not ask for before the
+// final one. A backend (or its proxy) that sends 103 Early Hints or 102 Processing and then
+// 200 applied the POST: it is delivered, not dead with "HTTP 103".
+BOOST_AUTO_TEST_CASE(interim_1xx_answers_before_the_2xx_are_skipped) {
+  test::ScriptedBackend backend([](test::ScriptedBackend::Link& link) {
+    while (auto request = link.read_request()) {
+      if (!link.write("HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n"
+                      "HTTP/1.1 102 Processing\r\n\r\n"
+                      "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")) {
+        return;
+      }
+    }
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_block(dir, backend.url(), test::random_secret()));
+  test::HttpClient client(server.port());
+  for (const std::string id : {"hint-1", "hint-2"}) {
+    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), id, sleep_of(user_of(1), id)).status, 200);
+  }
+  BOOST_REQUIRE(wait_until([&] { return outbox(server, "state = 'pending'") == 0 && backend.requests().size() >= 2; }));
+  BOOST_TEST(outbox(server, "state = 'dead'") == 0);
+  BOOST_TEST(outbox(server) == 0);
+  BOOST_TEST(requests_for(backend, "hint-1") == 1u);
+  BOOST_TEST(requests_for(backend, "hint-2") == 1u);
+}
+
+// A 2xx is success as soon as its status line is in, whatever follows: a chunked body that
+// never ends, a Content-Length of a terabyte that never comes, nothing at all.
+BOOST_AUTO_TEST_CASE(a_2xx_whose_body_never_ends_or_never_comes_is_delivered_once) {
+  test::ScriptedBackend backend([](test::ScriptedBackend::Link& link) {
+    while (auto request = link.read_request()) {
+      if (request->id == "endless") {
+        if (!link.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")) return;
+        const std::string chunk = "400\r\n" + std::string(1024, 'x') + "\r\n";
+        while (link.write(chunk)) {
+        }
+        return;
+      }
+      if (request->id == "silent") {
+        if (!link.write("HTTP/1.1 200 OK\r\nContent-Length: 1000000000000\r\n\r\n")) return;
+        link.wait_for_close();
+        return;
+      }
+      if (!link.write("HTTP/1.1 204 No Content\r\n\r\n")) return;
+    }
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_block(dir, backend.url(), test::random_secret()));
+  test::HttpClient client(server.port());
+  const std::vector<std::string> ids = {"endless", "silent", "plain"};
+  for (size_t i = 0; i < ids.size(); ++i) {
+    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), ids[i], sleep_of(user_of(i), ids[i])).status, 200);
+  }
+  BOOST_REQUIRE(wait_until([&] { return outbox(server) == 0; }));
+  for (const auto& id : ids) BOOST_TEST(requests_for(backend, id) == 1u, id);
+}
+
+// A backend that accepts the connection and never reads the request, then one that hangs
+// up half way through it: each attempt fails (timeout_ms, a transport error) and the POST
+// goes out again after its backoff, until a backend reads it whole and answers.
+BOOST_AUTO_TEST_CASE(a_backend_that_never_reads_or_hangs_up_half_way_gets_the_post_again) {
+  test::ScriptedBackend backend([](test::ScriptedBackend::Link& link) {
+    if (link.connection() == 1) {
+      link.wait(60s);  // until stop(): never reads
+      return;
+    }
+    if (link.connection() == 2) {
+      (void)link.read_bytes(40);  // the request line, part of it
+      return;
+    }
+    while (auto request = link.read_request()) {
+      if (!link.write("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")) return;
+    }
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_block(dir, backend.url(), test::random_secret(), "concurrency = 1\n"));
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "hang", sleep_of(user_of(1), "s1")).status, 200);
+  BOOST_REQUIRE(wait_until([&] { return outbox(server) == 0; }));
+  BOOST_TEST(backend.connections() >= 3u);
+  BOOST_TEST(requests_for(backend, "hang") == 1u);  // read whole once: by the one that answered
+  BOOST_TEST(server.wait_for_log("forward_failing", 1s));
+}
+
+// A redirect is an answer like any other: final (the POST is dead with its status), and
+// never followed, to another host least of all (it would get the signed body).
+BOOST_AUTO_TEST_CASE(a_redirect_is_final_and_never_followed) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend elsewhere([&] {
+    test::FakeBackend::Options options;
+    options.secret = secret;
+    return options;
+  }());
+  const std::vector<std::string> statuses = {"301", "302", "303", "307", "308"};
+  test::ScriptedBackend backend([&](test::ScriptedBackend::Link& link) {
+    while (auto request = link.read_request()) {
+      const std::string status = request->id.substr(request->id.find('-') + 1);
+      if (!link.write("HTTP/1.1 " + status + " Moved\r\nLocation: " + elsewhere.url() +
+                      "\r\nContent-Length: 0\r\n\r\n")) {
+        return;
+      }
+    }
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_block(dir, backend.url(), secret));
+  test::HttpClient client(server.port());
+  for (size_t i = 0; i < statuses.size(); ++i) {
+    BOOST_REQUIRE_EQUAL(
+        client.post_webhook(server.secret(), "r-" + statuses[i], sleep_of(user_of(i), statuses[i])).status, 200);
+  }
+  BOOST_REQUIRE(wait_until([&] { return outbox(server, "state = 'dead'") == static_cast<int64_t>(statuses.size()); }));
+  for (const auto& status : statuses) {
+    BOOST_TEST(outbox(server, "row_key = 'r-" + status + "' AND last_status = " + status + " AND attempts = 1") == 1,
+               status);
+    BOOST_TEST(requests_for(backend, "r-" + status) == 1u, status);
+  }
+  BOOST_TEST(elsewhere.requests() == 0u);
+}
+
+// A backend that answers one request twice: the second answer is not the answer to the
+// next POST on that keep-alive connection (which the backend refused).
+BOOST_AUTO_TEST_CASE(a_second_answer_to_one_request_is_not_the_next_posts_answer) {
+  test::ScriptedBackend backend([](test::ScriptedBackend::Link& link) {
+    while (auto request = link.read_request()) {
+      const std::string ok = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+      const bool written =
+          request->id == "twice"
+              ? link.write(ok + ok)
+              : link.write("HTTP/1.1 503 Service Unavailable\r\nRetry-After: 3600\r\nContent-Length: 0\r\n\r\n");
+      if (!written) return;
+    }
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_block(dir, backend.url(), test::random_secret(), "concurrency = 1\n"));
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "twice", sleep_of(user_of(1), "s1")).status, 200);
+  BOOST_REQUIRE(wait_until([&] { return outbox(server) == 0; }));
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "refused", sleep_of(user_of(2), "s2")).status, 200);
+  BOOST_REQUIRE(wait_until([&] { return requests_for(backend, "refused") >= 1; }));
+  BOOST_REQUIRE(wait_until([&] { return outbox(server, "row_key = 'refused' AND attempts = 0") == 0; }));
+  // Refused for an hour: still here, with the backend's own answer.
+  BOOST_TEST(outbox(server, "row_key = 'refused' AND state = 'pending' AND last_status = 503") == 1);
+}
+
+// Retry-After as backends send it, lies included: a number of seconds too large to count
+// in milliseconds and a date in the year 9999 wait the cap (a day), not "at once"; a
+// negative number, garbage and a date in the past fall back to the backoff.
+BOOST_AUTO_TEST_CASE(retry_after_huge_negative_dates_and_garbage) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend([&] {
+    test::FakeBackend::Options options;
+    options.secret = secret;
+    return options;
+  }());
+  const std::map<std::string, std::string> values = {
+      {"ra-huge", "9223372036854775807"},  {"ra-year-9999", "Fri, 31 Dec 9999 23:59:59 GMT"},
+      {"ra-negative", "-5"},               {"ra-garbage", "soon"},
+      {"ra-past", "Sun, 06 Nov 1994 08:49:37 GMT"}};
+  backend.set_plan([&](const test::BackendRequest& r) {
+    test::BackendFault fault;
+    const bool waits = r.id == "ra-huge" || r.id == "ra-year-9999";
+    if (waits || r.attempt == 0) {
+      fault.status = 503;
+      fault.retry_after = values.at(r.id);
+    }
+    return fault;
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_block(dir, backend.url(), secret, "max_attempts = 5\n"));
+  test::HttpClient client(server.port());
+  size_t i = 0;
+  for (const auto& [id, value] : values) {
+    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), id, sleep_of(user_of(i++), id)).status, 200);
+  }
+  const int64_t posted = now_ms();
+  BOOST_REQUIRE(backend.wait_for_unique(3, 30s));
+  BOOST_TEST((backend.accepted_ids() == std::set<std::string>{"ra-negative", "ra-garbage", "ra-past"}));
+  BOOST_REQUIRE(wait_until([&] { return outbox(server, "attempts >= 1") == 2; }));
+  const std::string a_day_on = std::to_string(posted + 23 * 3'600'000);
+  BOOST_TEST(outbox(server, "state = 'pending' AND attempts = 1 AND next_attempt_at > " + a_day_on) == 2,
+             "huge: " << test::query_int(server.database(),
+                                         "SELECT next_attempt_at - " + std::to_string(posted) +
+                                             " FROM outbox WHERE row_key = 'ra-huge'")
+                      << " ms, attempts "
+                      << test::query_int(server.database(), "SELECT attempts FROM outbox WHERE row_key = 'ra-huge'"));
+}
+
+// The backend's error page may echo the request's URL, query and token included (many
+// frameworks' 404 pages do), or anything else it knows, the shared secret too: neither the
+// log nor `forward list` / `forward show` repeat them.
+BOOST_AUTO_TEST_CASE(a_token_or_secret_the_backend_echoes_is_neither_logged_nor_kept) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend([&] {
+    test::FakeBackend::Options options;
+    options.secret = secret;
+    return options;
+  }());
+  const std::string token = "s3cr3t-t0ken";
+  const std::string echo = "Cannot POST /hooks?token=" + token + "&x=1 (secret " + secret + ")";
+  backend.set_plan([&](const test::BackendRequest& r) {
+    test::BackendFault fault;
+    fault.status = r.id == "echo-404" ? 404 : 503;
+    fault.retry_after = "3600";
+    fault.body = echo;
+    return fault;
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_block(dir, backend.url() + "?token=" + token + "&x=1", secret));
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "echo-404", sleep_of(user_of(1), "s1")).status, 200);
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "echo-503", sleep_of(user_of(2), "s2")).status, 200);
+  BOOST_REQUIRE(wait_until([&] { return outbox(server, "attempts >= 1") == 2; }));
+  BOOST_REQUIRE(server.wait_for_log("forward_dead", 10s));
+  BOOST_REQUIRE(server.wait_for_log("forward_failing", 10s));
+  const std::string key = secret.substr(6);  // the base64 after whsec_
+  for (const auto& line : server.log_lines()) {
+    BOOST_TEST(line.find(token) == std::string::npos, line);
+    BOOST_TEST(line.find(key) == std::string::npos, line);
+  }
+  auto listed = test::run_healthhook({"forward", "list", "--format", "jsonl", "--config", server.config_file()});
+  BOOST_REQUIRE_EQUAL(listed.exit_code, 0);
+  BOOST_TEST(listed.stdout_text.find("Cannot POST /hooks") != std::string::npos, listed.stdout_text);
+  BOOST_TEST(listed.stdout_text.find(token) == std::string::npos, listed.stdout_text);
+  BOOST_TEST(listed.stdout_text.find(key) == std::string::npos, listed.stdout_text);
+  const int64_t id = test::query_int(server.database(), "SELECT outbox_id FROM outbox WHERE row_key = 'echo-404'");
+  auto shown = test::run_healthhook({"forward", "show", std::to_string(id), "--config", server.config_file()});
+  BOOST_REQUIRE_EQUAL(shown.exit_code, 0);
+  BOOST_TEST(shown.stdout_text.find(token) == std::string::npos, shown.stdout_text);
+  BOOST_TEST(shown.stdout_text.find(key) == std::string::npos, shown.stdout_text);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,97 @@
+// The listener's connection table (receiver/http/connection_table.h) with made-up client
+// addresses, which a loopback test cannot have (IPv6 clients are counted per /64, an
+// IPv4-mapped IPv6 address as its IPv4 address), and with a clock of its own: which
+// connection makes room when all are taken. (hostile_slots_test: the same end to end.)
+#include <boost/test/unit_test.hpp>
+#include <memory>
+#include <vector>
+
+#include "receiver/http/connection_table.h"
+#include "receiver/http/session.h"
+
+BOOST_AUTO_TEST_SUITE(connection_table_test)
+
+using namespace hh::http;
+
+namespace {
+
+struct Table {
+  explicit Table(ConnectionLimits limits) : table(limits, nullptr) {}
+  // The reason a connection from `address` is refused, or "admitted".
+  std::string admit(const std::string& address,
+                    ConnectionTable::Clock::time_point now = ConnectionTable::Clock::now()) {
+    auto control = std::make_shared<SessionControl>(io.get_executor());
+    const auto refused = table.admit(control, net::ip::make_address(address), now);
+    if (refused) return std::string(refusal_name(*refused));
+    sessions.push_back(control);
+    return "admitted";
+  }
+  net::io_context io;
+  ConnectionTable table;
+  std::vector<std::shared_ptr<SessionControl>> sessions;
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(ipv6_clients_in_one_64_share_the_per_address_cap) {
+  Table t({.max_connections = 100, .max_connections_per_ip = 2});
+  BOOST_TEST(t.admit("2001:db8:1:2::1") == "admitted");
+  BOOST_TEST(t.admit("2001:db8:1:2:ffff:ffff:ffff:ffff") == "admitted");
+  BOOST_TEST(t.admit("2001:db8:1:2::3") == "per_ip_limit");  // a third from the same /64
+  BOOST_TEST(t.admit("2001:db8:1:3::1") == "admitted");      // the next /64
+  BOOST_TEST(t.admit("2001:db8:1:3::1") == "admitted");
+  BOOST_TEST(t.admit("2001:db8:1:3::2") == "per_ip_limit");
+  // A connection that ends gives its group's place back.
+  t.table.remove(*t.sessions.front());
+  BOOST_TEST(t.admit("2001:db8:1:2::4") == "admitted");
+}
+
+BOOST_AUTO_TEST_CASE(an_ipv4_mapped_address_counts_as_its_ipv4_address) {
+  Table t({.max_connections = 100, .max_connections_per_ip = 2});
+  BOOST_TEST(t.admit("192.0.2.1") == "admitted");
+  BOOST_TEST(t.admit("::ffff:192.0.2.1") == "admitted");
+  BOOST_TEST(t.admit("192.0.2.1") == "per_ip_limit");
+  BOOST_TEST(t.admit("::ffff:192.0.2.1") == "per_ip_limit");
+  // Other IPv4 addresses are other clients, though as IPv6 they share one /64.
+  BOOST_TEST(t.admit("::ffff:192.0.2.2") == "admitted");
+  BOOST_TEST(t.admit("::ffff:192.0.2.3") == "admitted");
+  BOOST_TEST(t.admit("192.0.2.2") == "admitted");
+  BOOST_TEST(t.admit("192.0.2.2") == "per_ip_limit");
+}
+
+BOOST_AUTO_TEST_CASE(the_connection_idle_the_longest_makes_room_never_one_mid_request) {
+  using namespace std::chrono_literals;
+  Table t({.max_connections = 3, .max_connections_per_ip = 10});
+  const auto t0 = ConnectionTable::Clock::now();
+  BOOST_TEST(t.admit("192.0.2.1", t0) == "admitted");
+  BOOST_TEST(t.admit("192.0.2.2", t0) == "admitted");
+  BOOST_TEST(t.admit("192.0.2.3", t0) == "admitted");
+  SessionControl& oldest = *t.sessions[0];
+  SessionControl& served = *t.sessions[1];
+  SessionControl& waiting = *t.sessions[2];
+  BOOST_TEST(t.table.busy(oldest));  // a request arrives, and is not done
+  BOOST_TEST(t.table.busy(served));  // one request, then idle again
+  t.table.idle(served, t0 + 100ms);
+  BOOST_TEST(t.table.busy(waiting));  // one request at once, then idle later than `served`
+  t.table.idle(waiting, t0 + 200ms);
+  // None has been idle a second yet: the newcomer is refused.
+  BOOST_TEST(t.admit("192.0.2.4", t0 + 1050ms) == "connection_limit");
+  // `served` has been idle the longest; `oldest`, open longer, is in the middle of a request.
+  BOOST_TEST(t.admit("192.0.2.4", t0 + 1150ms) == "admitted");
+  BOOST_TEST(!t.table.busy(served));  // chosen: it must not start a request
+  BOOST_TEST(t.table.busy(oldest));
+  t.table.idle(served, t0 + 1200ms);  // an evicted connection never becomes a candidate again
+  // Still four in the table until the evicted session ends: the next newcomer takes the
+  // next idle one (`waiting`), then the one admitted at 1150 ms, never `oldest`.
+  BOOST_TEST(t.admit("192.0.2.5", t0 + 2000ms) == "admitted");
+  BOOST_TEST(!t.table.busy(waiting));
+  BOOST_TEST(t.admit("192.0.2.6", t0 + 3000ms) == "admitted");
+  BOOST_TEST(t.admit("192.0.2.7", t0 + 3100ms) == "admitted");  // the one admitted at 2000 ms
+  BOOST_TEST(t.admit("192.0.2.8", t0 + 3200ms) == "connection_limit");  // the rest idle < 1 s
+  BOOST_TEST(t.table.busy(oldest));
+  t.table.remove(served);
+  t.table.remove(waiting);
+  BOOST_TEST(t.table.size() == 5u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()  // connection_table_test

@@ -1,0 +1,107 @@
+// Connection slots against the real `serve` over 127.0.0.1 (spec §2): when every slot is
+// taken, the connection idle the longest between requests makes room for a new one,
+// whatever it did before, and one in the middle of a request never does. Addresses
+// 127.0.9.x and 127.0.10.x are this module's (Linux routes all of 127/8 to lo).
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <thread>
+
+#include "tests/ingest/hostile_requests.h"
+#include "tests/support/raw_connection.h"
+#include "tests/support/server_process.h"
+
+BOOST_AUTO_TEST_SUITE(hostile_slots_test)
+
+using namespace hh::test;
+using namespace std::chrono_literals;
+namespace hostile = hh::test::hostile;
+
+namespace {
+
+// A connection makes room only after it has been idle a second (kMinIdleBeforeEviction,
+// receiver/http/connection_table.h); the tests let their idle connections wait longer.
+constexpr auto kPastMinIdle = 1500ms;
+
+const std::string kHealthz = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+
+}  // namespace
+
+// 64 keep-alive connections from four addresses, each after one GET /healthz, held every
+// slot: only connections that had never made a request could make room, so a fifth
+// address's signed delivery was closed without an answer.
+BOOST_AUTO_TEST_CASE(idle_keep_alive_connections_make_room_for_a_new_client) {
+  TempDir dir;
+  ServerProcess server(dir, "max_connections = 64\nrefusal_log_interval_s = 1");
+  std::vector<RawConnection> idle;
+  for (int i = 0; i < 64; ++i) {
+    idle.emplace_back(server.port(), "127.0.9." + std::to_string(1 + i / 16));
+    BOOST_TEST_REQUIRE(idle.back().send(kHealthz));
+    BOOST_TEST_REQUIRE(idle.back().receive_response(5s).starts_with("HTTP/1.1 200"));
+  }
+  std::this_thread::sleep_for(kPastMinIdle);
+  RawConnection service(server.port(), "127.0.9.5");
+  BOOST_TEST(service.send(hostile::signed_request(server.secret(), "msg_fifth_address")));
+  const std::string answer = service.receive_response(5s);
+  BOOST_TEST(answer.starts_with("HTTP/1.1 200"), "answer: " << answer.substr(0, 40));
+  BOOST_TEST(idle.front().closed_by_server(2s));  // idle the longest
+  BOOST_TEST(!idle.back().closed_by_server(100ms));
+  BOOST_TEST(server.wait_for_log("\"evicted_idle\":1", 5s));
+  BOOST_TEST(server.stop() == 0);
+}
+
+// Every slot taken; the two connections that have been open the longest are in the middle
+// of a request (one has sent half its head, the other its head and half its body), the
+// other two idle after a request. A newcomer takes the place of the idle one that waited
+// longest; the two mid-request connections finish their deliveries.
+BOOST_AUTO_TEST_CASE(a_connection_in_the_middle_of_a_request_is_never_closed_to_make_room) {
+  TempDir dir;
+  ServerProcess server(dir, "max_connections = 4");
+  const std::string slow_head_request = hostile::signed_request(server.secret(), "msg_slow_head");
+  const std::string slow_body_request = hostile::signed_request(server.secret(), "msg_slow_body");
+  const size_t head_part = slow_head_request.find("\r\n") + 2;  // the request line
+  const size_t body_part = slow_body_request.size() - hostile::kBody.size() / 2;
+  RawConnection slow_head(server.port(), "127.0.10.1");
+  BOOST_TEST_REQUIRE(slow_head.send(slow_head_request.substr(0, head_part)));
+  RawConnection slow_body(server.port(), "127.0.10.2");
+  BOOST_TEST_REQUIRE(slow_body.send(slow_body_request.substr(0, body_part)));
+  std::vector<RawConnection> idle;
+  for (const std::string address : {"127.0.10.3", "127.0.10.4"}) {
+    idle.emplace_back(server.port(), address);
+    BOOST_TEST_REQUIRE(idle.back().send(kHealthz));
+    BOOST_TEST_REQUIRE(idle.back().receive_response(5s).starts_with("HTTP/1.1 200"));
+  }
+  std::this_thread::sleep_for(kPastMinIdle);
+
+  RawConnection newcomer(server.port(), "127.0.10.5");
+  BOOST_TEST(newcomer.send(hostile::signed_request(server.secret(), "msg_newcomer")));
+  BOOST_TEST(newcomer.receive_response(5s).starts_with("HTTP/1.1 200"));
+  BOOST_TEST(idle.front().closed_by_server(2s));
+  BOOST_TEST(!idle.back().closed_by_server(100ms));
+  BOOST_TEST(!slow_head.closed_by_server(100ms));
+  BOOST_TEST(!slow_body.closed_by_server(100ms));
+
+  BOOST_TEST(slow_head.send(slow_head_request.substr(head_part)));
+  BOOST_TEST(slow_head.receive_response(5s).starts_with("HTTP/1.1 200"));
+  BOOST_TEST(slow_body.send(slow_body_request.substr(body_part)));
+  BOOST_TEST(slow_body.receive_response(5s).starts_with("HTTP/1.1 200"));
+  BOOST_TEST(hostile::deliveries(server.database()) == 3);
+  BOOST_TEST(server.stop() == 0);
+}
+
+// Listening on [::] (dual stack), IPv4 clients arrive as IPv4-mapped IPv6 addresses
+// (::ffff:a.b.c.d): each counts as its IPv4 address, not as one /64 shared by all of IPv4.
+BOOST_AUTO_TEST_CASE(ipv4_clients_of_a_dual_stack_listener_are_capped_per_ipv4_address) {
+  TempDir dir;
+  ServerProcess server(dir, "max_connections_per_ip = 2", 20s, {"HEALTHHOOK_LISTEN=[::]:0"});
+  std::vector<RawConnection> held;
+  for (int i = 0; i < 2; ++i) held.emplace_back(server.port(), "127.0.9.21");
+  std::this_thread::sleep_for(200ms);  // accepted and registered
+  RawConnection third(server.port(), "127.0.9.21");
+  BOOST_TEST(third.closed_by_server(2s));
+  RawConnection other_address(server.port(), "127.0.9.22");
+  BOOST_TEST(other_address.send(hostile::signed_request(server.secret(), "msg_other_ipv4")));
+  BOOST_TEST(other_address.receive_response(5s).starts_with("HTTP/1.1 200"));
+  BOOST_TEST(server.stop() == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()  // hostile_slots_test
