@@ -8,6 +8,7 @@
 #include "fetcher/recovery_input.h"
 #include "fetcher/service_calls.h"
 #include "app/store_settings.h"
+#include "store/open_readers.h"
 #include "store/read_store.h"
 #include "store/open_store.h"
 
@@ -39,7 +40,8 @@ ServeConsoleActions::ServeConsoleActions(store::Database database, const config:
       api_key_(secrets.api_key),
       team_api_keys_(secrets.team_api_keys) {
   for (const auto& f : settings.forwards) destinations_.push_back(f.name);
-  forward_rules_ = serve_store_options(settings).forward_rules;
+  // `serve` opened its store with these settings, so they were checked already.
+  if (auto options = serve_store_options(settings)) forward_rules_ = std::move(options->forward_rules);
 }
 
 Result<std::string> ServeConsoleActions::run(const console::ActionRequest& request) {

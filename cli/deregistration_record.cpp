@@ -12,7 +12,9 @@ Result<RecordedDeregistration> record_deregistration(const config::Settings& set
                                                      std::string_view provider, std::string_view url, int64_t at_ms) {
   auto database = app::database(settings);
   if (!database) return fail(database.error());
-  auto store = store::open_store(*database, app::store_options(settings));
+  auto options = app::store_options(settings);
+  if (!options) return fail(options.error());
+  auto store = store::open_store(*database, *options);
   if (!store) return fail(store.error());
   auto inbox = (*store)->open_inbox();
   if (!inbox) return fail(inbox.error());

@@ -82,7 +82,7 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
       if (const char* value = environ_lookup(var.c_str())) {
         auto applied = key.from_string(settings, value);
         if (!applied) return fail(var + " (" + applied.error() + ")");
-        settings.given.insert(key.name);
+        settings.given.insert(std::string(key.doc.name));
       }
     }
   }
@@ -91,7 +91,7 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
     if (!key) return key_error(name, "unknown key");
     auto applied = key->from_string(settings, value);
     if (!applied) return fail(applied.error());
-    settings.given.insert(key->name);
+    settings.given.insert(std::string(key->doc.name));
   }
   auto valid = validate(settings);
   if (!valid) return fail(valid.error());

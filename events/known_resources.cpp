@@ -28,15 +28,15 @@ bool is_known_resource(std::string_view resource) {
   return std::find(kResources.begin(), kResources.end(), resource) != kResources.end();
 }
 
-std::optional<Family> unshown_resource_family(std::string_view resource) {
-  if (resource == "sleep_stream") return Family::sleep_stream;
-  if (resource == "match_review") return Family::match_review;
-  if (resource == "device_legacy") return Family::device_legacy;
-  if (resource == "connection") return Family::connection;
-  if (resource == "order") return Family::lab_order;
-  if (resource == "result") return Family::lab_result;
-  if (resource == "appointment") return Family::lab_appointment;
-  if (resource == "device") return Family::device;
+std::optional<rows::Family> unshown_resource_family(std::string_view resource) {
+  if (resource == "sleep_stream") return rows::Family::sleep_stream;
+  if (resource == "match_review") return rows::Family::match_review;
+  if (resource == "device_legacy") return rows::Family::device_legacy;
+  if (resource == "connection") return rows::Family::connection;
+  if (resource == "order") return rows::Family::lab_order;
+  if (resource == "result") return rows::Family::lab_result;
+  if (resource == "appointment") return rows::Family::lab_appointment;
+  if (resource == "device") return rows::Family::device;
   return std::nullopt;
 }
 

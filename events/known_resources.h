@@ -22,6 +22,6 @@ bool is_known_resource(std::string_view resource);
 // classified with the family returned here and stored as `unknown` (counted by family),
 // never parsed by its shape: a guess would put rows in the wrong table. nullopt for any
 // other resource.
-std::optional<Family> unshown_resource_family(std::string_view resource);
+std::optional<rows::Family> unshown_resource_family(std::string_view resource);
 
 }  // namespace hh::events

@@ -136,7 +136,6 @@ void write_row(RowWriter& w, const StoredStreamPoint& row) {
       .real("temperature", row.temperature);
 }
 
-<<<<<<< HEAD
 // The record tables' rows: their read fields in description order
 // (store/schema/record_fields.h says how a field is printed).
 void write_row(RowWriter& w, const StoredConnection& row) { write_record<schema::Connections>(w, row); }
@@ -148,115 +147,6 @@ void write_row(RowWriter& w, const StoredParsingJob& row) { write_record<schema:
 void write_row(RowWriter& w, const StoredBackfill& row) { write_record<schema::Backfills>(w, row); }
 void write_row(RowWriter& w, const StoredUser& row) { write_record<schema::Users>(w, row); }
 void write_row(RowWriter& w, const StoredProvider& row) { write_record<schema::Providers>(w, row); }
-=======
-void write_row(RowWriter& w, const StoredConnection& row) {
-  w.text("user_id", row.user_id)
-      .text("provider", row.provider)
-      .text("status", row.status)
-      .time_ms("deregistered_at", row.deregistered_at_ms)
-      .text("external_user_id", row.external_user_id)
-      .text("error_type", row.error_type)
-      .text("error_message", row.error_message)
-      .json("resource_availability", row.resource_availability)
-      .text("event_type", row.event_type)
-      .integer("seq", row.seq)
-      .json("data", stored_json(row.data));
-}
-
-void write_row(RowWriter& w, const StoredLabOrder& row) {
-  w.text("id", row.id)
-      .text("user_id", row.user_id)
-      .text("team_id", row.team_id)
-      .text("status", row.status)
-      .text("last_event_status", row.last_event_status)
-      .text("status_detail", row.status_detail)
-      .text("interpretation", row.interpretation)
-      .integer("seq", row.seq)
-      .json("data", stored_json(row.data));
-}
-
-void write_row(RowWriter& w, const StoredDevice& row) {
-  w.text("id", row.id)
-      .text("user_id", row.user_id)
-      .text("provider", row.provider)
-      .text("source_type", row.source_type)
-      .text("app_id", row.app_id)
-      .text("device_manufacturer", row.device_manufacturer)
-      .text("device_model", row.device_model)
-      .text("device_version", row.device_version)
-      .text("device_id", row.device_id)
-      .integer("seq", row.seq)
-      .json("data", stored_json(row.data));
-}
-
-void write_row(RowWriter& w, const StoredLabAppointment& row) {
-  w.text("id", row.id)
-      .text("order_id", row.order_id)
-      .text("user_id", row.user_id)
-      .text("status", row.status)
-      .text("event_status", row.event_status)
-      .text("start_at", row.start_at)
-      .text("end_at", row.end_at)
-      .integer("seq", row.seq)
-      .json("data", stored_json(row.data));
-}
-
-void write_row(RowWriter& w, const StoredLabResult& row) {
-  w.text("order_id", row.order_id)
-      .text("user_id", row.user_id)
-      .text("sample_id", row.sample_id)
-      .text("status", row.status)
-      .text("interpretation", row.interpretation)
-      .integer("seq", row.seq)
-      .json("data", stored_json(row.data));
-}
-
-void write_row(RowWriter& w, const StoredParsingJob& row) {
-  w.text("id", row.id)
-      .text("status", row.status)
-      .text("failure_reason", row.failure_reason)
-      .boolean("needs_human_review", row.needs_human_review)
-      .boolean("is_reviewed", row.is_reviewed)
-      .json("results", row.results)
-      .integer("seq", row.seq)
-      .json("data", stored_json(row.data))
-      .text("job_state", row.job_state)
-      .integer("job_attempts", row.job_attempts)
-      .text("job_error", row.job_error);
-}
-
-void write_row(RowWriter& w, const StoredBackfill& row) {
-  w.text("user_id", row.user_id)
-      .text("resource", row.resource)
-      .text("provider", row.provider)
-      .time_ms("start", row.start_ms)
-      .time_ms("end", row.end_ms)
-      .boolean("is_final", row.is_final)
-      .integer("seq", row.seq)
-      .text("job_state", row.job_state)
-      .integer("job_attempts", row.job_attempts)
-      .text("job_error", row.job_error);
-}
-
-void write_row(RowWriter& w, const StoredUser& row) {
-  w.text("user_id", row.user_id)
-      .text("client_user_id", row.client_user_id)
-      .text("team_id", row.team_id)
-      .time_ms("first_seen", row.first_seen_ms)
-      .time_ms("last_seen", row.last_seen_ms)
-      .integer("seq", row.seq);
-}
-
-void write_row(RowWriter& w, const StoredProvider& row) {
-  w.text("slug", row.slug)
-      .text("name", row.name)
-      .text("description", row.description)
-      .text("logo", row.logo)
-      .text("auth_type", row.auth_type)
-      .json("supported_resources", row.supported_resources)
-      .integer("seq", row.seq);
-}
->>>>>>> main
 
 void write_row(RowWriter& w, const StoredChange& row) {
   w.integer("change_id", row.change_id)

@@ -12,6 +12,7 @@
 #include "store/postgres/jobs/pg_job_admin.h"
 #include "store/postgres/outbox/pg_outbox.h"
 #include "store/postgres/outbox/pg_outbox_writer.h"
+#include "store/schema/glob_regex.h"
 #include "store/outbox.h"
 #include "store/sqlite/outbox/outbox_writer.h"
 #include "store/sqlite/outbox/sqlite_outbox.h"
