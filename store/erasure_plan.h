@@ -1,21 +1,25 @@
 #pragma once
 // What `purge-user` erases (store/erasure.h), the same for every backend
 // (store/sqlite/sqlite_erasure.cpp, store/postgres/pg_erasure.cpp): the tables, in the
-// order they are emptied, each with how its rows are found to be the user's, and the
-// erasure record's row counts. Each backend spells the selections in its own SQL.
+// order they are emptied (schema::erased_tables(), from each table's description), how a
+// table's rows are found to be the user's, and the erasure record's row counts. Each
+// backend fills the selections in its own SQL.
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "common/json_writer.h"
 #include "store/erasure.h"
+#include "store/schema/dialect.h"
+#include "store/schema/tables.h"
 
 namespace hh::store {
 
 // How a table's rows are found to be the user's: by the column that names the user (every
-// table that holds a user's data has one, spec §11), never through a body, which retention
-// may have removed. Three sets are chosen before anything is deleted, so counting and
-// erasing agree and the order of the deletes does not matter:
+// table that holds a user's data has one, and its description says how it is erased:
+// store/schema/tables.h), never through a body, which retention may have removed. Three
+// sets are chosen before anything is deleted, so counting and erasing agree and the order
+// of the deletes does not matter:
 //   their deliveries  inbox rows whose outcome or removed-body record names them (the
 //                     processor records whom a delivery names with its outcome), and rows
 //                     not applied yet whose body names them (rows/delivery_user.h; such
@@ -23,47 +27,26 @@ namespace hh::store {
 //   their series      series whose user column names them;
 //   their workouts    workout streams whose user column names them, and the workouts of
 //                     their stream-fetch jobs.
-enum class ErasedBy {
-  user,                    // the user column names them
-  user_or_their_delivery,  // the user column names them, or one of their deliveries wrote the row
-  their_delivery,          // one of their deliveries (keyed by seq)
-  their_series,            // samples of their series
-  their_workouts,          // stream points and streams of their workouts
-};
+// Each backend fills the sets into temporary tables of its erasure's connection
+// (erase_seqs, erase_series, erase_workouts); a table's rows are those this condition
+// picks, with the user id as ?1.
+using schema::ErasedBy;
+using schema::kErasureInboxGroup;
 
-struct ErasedTable {
-  std::string_view table;
-  ErasedBy by;
-  int group;  // a backend that erases in several transactions empties one group per transaction
-};
-
-// Derived rows first, the change feed after them, the inbox last with the records that
-// find it (outcomes, removed bodies) and the erasure record, so an interrupted purge
-// leaves what is left findable by running it again.
-inline constexpr ErasedTable kErasedTables[] = {
-    {"samples", ErasedBy::their_series, 0},
-    {"series", ErasedBy::their_series, 0},
-    {"summaries", ErasedBy::user, 1},
-    {"stream_points", ErasedBy::their_workouts, 2},
-    {"workout_streams", ErasedBy::their_workouts, 2},
-    {"connections", ErasedBy::user, 3},
-    {"devices", ErasedBy::user, 3},
-    {"lab_orders", ErasedBy::user, 3},
-    {"lab_appointments", ErasedBy::user, 3},
-    {"lab_results", ErasedBy::user, 3},
-    {"lab_parsing_jobs", ErasedBy::user, 3},
-    {"backfills", ErasedBy::user, 3},
-    {"jobs", ErasedBy::user, 4},
-    {"changes", ErasedBy::user, 5},
-    // Forwards not sent yet (dead and dropped ones too); one written before the outbox knew
-    // its user is found by its delivery.
-    {"outbox", ErasedBy::user_or_their_delivery, 5},
-    {"users", ErasedBy::user, 6},
-    {"removed_bodies", ErasedBy::their_delivery, 7},
-    {"delivery_outcomes", ErasedBy::their_delivery, 7},
-    {"inbox", ErasedBy::their_delivery, 7},
-};
-inline constexpr int kErasureInboxGroup = 7;
+inline std::string erased_where(ErasedBy by, schema::Dialect dialect) {
+  const std::string temp = dialect == schema::Dialect::postgres ? "pg_temp." : "temp.";
+  switch (by) {
+    case ErasedBy::user: return schema::spell("user_id = ?1::text", dialect);
+    case ErasedBy::user_or_their_delivery:
+      return schema::spell("user_id = ?1::text OR seq IN (SELECT seq FROM " + temp + "erase_seqs)", dialect);
+    case ErasedBy::their_delivery: return "seq IN (SELECT seq FROM " + temp + "erase_seqs)";
+    case ErasedBy::their_series: return "series_id IN (SELECT series_id FROM " + temp + "erase_series)";
+    case ErasedBy::their_workouts: return "workout_id IN (SELECT workout_id FROM " + temp + "erase_workouts)";
+    case ErasedBy::none:
+    case ErasedBy::kept: break;
+  }
+  return "1 = 0";
+}
 
 // Rows that hold someone's data but name no user (migration 009 / PostgreSQL 003 could not
 // fill them: the user was only in a body retention had already removed), per table: the

@@ -30,16 +30,6 @@ constexpr std::string_view kPgeraseSelections[] = {
     "ON CONFLICT DO NOTHING",
 };
 
-std::string_view pgerase_where_by(ErasedBy by) {
-  switch (by) {
-    case ErasedBy::user: return "user_id = $1::text";
-    case ErasedBy::user_or_their_delivery: return "user_id = $1::text OR seq IN (SELECT seq FROM pg_temp.erase_seqs)";
-    case ErasedBy::their_delivery: return "seq IN (SELECT seq FROM pg_temp.erase_seqs)";
-    case ErasedBy::their_series: return "series_id IN (SELECT series_id FROM pg_temp.erase_series)";
-    case ErasedBy::their_workouts: return "workout_id IN (SELECT workout_id FROM pg_temp.erase_workouts)";
-  }
-  return "false";
-}
 
 // Runs `sql` with the user id as $1 when it uses it.
 Result<pg::Rows> pgerase_run(pg::Connection& db, const std::string& sql, std::string_view user_id) {
@@ -86,11 +76,11 @@ class PgErasure final : public Erasure {
     }
     if (auto selected = select(user_id); !selected) return fail(selected.error_kind(), selected.error());
     ErasureReport report;
-    for (const auto& erased : kErasedTables) {
-      auto deleted = pgerase_run(db_, "DELETE FROM " + std::string(erased.table) + " WHERE " +
-                                          std::string(pgerase_where_by(erased.by)), user_id);
+    for (const schema::Table* erased : schema::erased_tables()) {
+      auto deleted = pgerase_run(db_, "DELETE FROM " + std::string(erased->name) + " WHERE " +
+                                          erased_where(erased->erasure.by, schema::Dialect::postgres), user_id);
       if (!deleted) return fail(deleted.error_kind(), deleted.error());
-      report.tables.push_back({std::string(erased.table), deleted->affected()});
+      report.tables.push_back({std::string(erased->name), deleted->affected()});
     }
     const std::string counts = erasure_row_counts(report);
     auto recorded = db_.query("INSERT INTO erasures (user_id, erased_at_ms, row_counts) VALUES ($1, $2, $3)",
@@ -141,11 +131,11 @@ class PgErasure final : public Erasure {
   Result<ErasureReport> count_in_transaction(std::string_view user_id) {
     if (auto selected = select(user_id); !selected) return fail(selected.error_kind(), selected.error());
     ErasureReport report;
-    for (const auto& erased : kErasedTables) {
-      auto counted = pgerase_run(db_, "SELECT count(*) FROM " + std::string(erased.table) + " WHERE " +
-                                          std::string(pgerase_where_by(erased.by)), user_id);
+    for (const schema::Table* erased : schema::erased_tables()) {
+      auto counted = pgerase_run(db_, "SELECT count(*) FROM " + std::string(erased->name) + " WHERE " +
+                                          erased_where(erased->erasure.by, schema::Dialect::postgres), user_id);
       if (!counted) return fail(counted.error_kind(), counted.error());
-      report.tables.push_back({std::string(erased.table), counted->integer(0, 0)});
+      report.tables.push_back({std::string(erased->name), counted->integer(0, 0)});
     }
     auto unattributed = unattributed_rows();
     if (!unattributed) return fail(unattributed.error_kind(), unattributed.error());

@@ -26,6 +26,7 @@
 #include "store/read_rows.h"
 #include "store/schema/record_fields.h"
 #include "store/schema/record_rows.h"
+#include "store/schema/tables.h"
 
 namespace hh::store::schema {
 
@@ -58,6 +59,7 @@ struct Summaries {
       "summaries AS t LEFT JOIN users AS u ON u.user_id = t.user_id LEFT JOIN providers AS p ON p.slug = t.provider";
   static constexpr std::array<RecordFilterColumn, 0> filters{};  // its listings are store/queries/summary_query.h's
   static constexpr std::string_view user = "user_id";
+  static constexpr Erasure erasure{ErasedBy::user, 1};
 };
 
 struct Connections {
@@ -81,6 +83,7 @@ struct Connections {
   static constexpr std::array filters{RecordFilterColumn{&RecordFilter::user_id, "user_id"},
                                       RecordFilterColumn{&RecordFilter::provider, "provider"}};
   static constexpr std::string_view user = "user_id";
+  static constexpr Erasure erasure{ErasedBy::user, 3};
 };
 
 struct Devices {
@@ -103,6 +106,7 @@ struct Devices {
   static constexpr std::array filters{RecordFilterColumn{&RecordFilter::user_id, "user_id"},
                                       RecordFilterColumn{&RecordFilter::provider, "provider"}};
   static constexpr std::string_view user = "user_id";
+  static constexpr Erasure erasure{ErasedBy::user, 3};
 };
 
 struct LabOrders {
@@ -124,6 +128,7 @@ struct LabOrders {
                                       RecordFilterColumn{&RecordFilter::status, "status"},
                                       RecordFilterColumn{&RecordFilter::order_id, "id"}};
   static constexpr std::string_view user = "user_id";
+  static constexpr Erasure erasure{ErasedBy::user, 3};
 };
 
 struct LabAppointments {
@@ -145,6 +150,7 @@ struct LabAppointments {
                                       RecordFilterColumn{&RecordFilter::status, "status"},
                                       RecordFilterColumn{&RecordFilter::order_id, "order_id"}};
   static constexpr std::string_view user = "user_id";
+  static constexpr Erasure erasure{ErasedBy::user, 3};
 };
 
 struct LabResults {
@@ -164,6 +170,7 @@ struct LabResults {
                                       RecordFilterColumn{&RecordFilter::status, "status"},
                                       RecordFilterColumn{&RecordFilter::order_id, "order_id"}};
   static constexpr std::string_view user = "user_id";
+  static constexpr Erasure erasure{ErasedBy::user, 3};
 };
 
 // A parsing job's data names nobody; its user is the envelope's (kept for erasure, not
@@ -190,6 +197,7 @@ struct LabParsingJobs {
       "lab_parsing_jobs AS t LEFT JOIN jobs AS j ON j.kind = 'parsing_job' AND j.job_key = t.id";
   static constexpr std::array filters{RecordFilterColumn{&RecordFilter::status, "status"}};
   static constexpr std::string_view user = "user_id";
+  static constexpr Erasure erasure{ErasedBy::user, 3};
 };
 
 // A window's fetch job has the backfill's key (store/jobs/backfill_job.h): one lookup in
@@ -216,6 +224,7 @@ struct Backfills {
                                       RecordFilterColumn{&RecordFilter::provider, "provider"},
                                       RecordFilterColumn{&RecordFilter::resource, "resource"}};
   static constexpr std::string_view user = "user_id";
+  static constexpr Erasure erasure{ErasedBy::user, 3};
 };
 
 // Written by the users part of each backend's derived writer (its rules: user_table.h).
@@ -234,6 +243,7 @@ struct Users {
   static constexpr std::array filters{RecordFilterColumn{&RecordFilter::user_id, "user_id"},
                                       RecordFilterColumn{&RecordFilter::client_user_id, "client_user_id"}};
   static constexpr std::string_view user = "user_id";
+  static constexpr Erasure erasure{ErasedBy::user, 6};
 };
 
 struct Providers {
@@ -252,6 +262,7 @@ struct Providers {
   static constexpr std::string_view from = "providers AS t";
   static constexpr std::array filters{RecordFilterColumn{&RecordFilter::provider, "slug"}};
   static constexpr std::string_view user = "";
+  static constexpr Erasure erasure{};
 };
 
 // `healthhook user deregister`'s record (fetch.deregistration), a second write of

@@ -119,17 +119,19 @@ struct Record {
   static constexpr auto columns = columns_of<Description::fields>();
   static constexpr auto key = names_of<Description::fields>(IsKey{});
   static Table table() {
-    return Table{Description::name, columns, key, Role::derived, Description::user, true};
+    return Table{Description::name, columns, key, Role::derived, Description::user, true, Description::erasure};
   }
 };
 
 std::vector<Table> all_tables() {
   return {
-      {"inbox", kInbox, kSeqKey, Role::inbox, "", true},
-      {"delivery_outcomes", kDeliveryOutcomes, kSeqKey, Role::inbox, "user_id", true},
-      {"removed_bodies", kRemovedBodies, kSeqKey, Role::inbox, "user_id", true},
+      {"inbox", kInbox, kSeqKey, Role::inbox, "", true, {ErasedBy::their_delivery, kErasureInboxGroup}},
+      {"delivery_outcomes", kDeliveryOutcomes, kSeqKey, Role::inbox, "user_id", true,
+       {ErasedBy::their_delivery, kErasureInboxGroup}},
+      {"removed_bodies", kRemovedBodies, kSeqKey, Role::inbox, "user_id", true,
+       {ErasedBy::their_delivery, kErasureInboxGroup}},
       // Derived, parents first; `rebuild` empties them the other way round.
-      {"changes", kChanges, kChangesKey, Role::derived, "user_id", true},
+      {"changes", kChanges, kChangesKey, Role::derived, "user_id", true, {ErasedBy::user, 5}},
       Record<Providers>::table(),
       Record<Users>::table(),
       Record<Backfills>::table(),
@@ -139,14 +141,16 @@ std::vector<Table> all_tables() {
       Record<LabOrders>::table(),
       Record<Devices>::table(),
       Record<Connections>::table(),
-      {"stream_points", kStreamPoints, kPointsKey, Role::derived, "", true},
-      {"workout_streams", kWorkoutStreams, kWorkoutKey, Role::derived, "user_id", true},
+      {"stream_points", kStreamPoints, kPointsKey, Role::derived, "", true, {ErasedBy::their_workouts, 2}},
+      {"workout_streams", kWorkoutStreams, kWorkoutKey, Role::derived, "user_id", true, {ErasedBy::their_workouts, 2}},
       Record<Summaries>::table(),
-      {"series", kSeries, kSeriesKey, Role::derived, "user_id", true},
-      {"samples", kSamples, kSamplesKey, Role::derived, "", true},
-      {"jobs", kJobs, kJobsKey, Role::operational, "user_id", true},
-      {"erasures", kErasures, kErasuresKey, Role::operational, "user_id", true},
-      {"outbox", kOutbox, kOutboxKey, Role::operational, "user_id", true},
+      {"series", kSeries, kSeriesKey, Role::derived, "user_id", true, {ErasedBy::their_series, 0}},
+      {"samples", kSamples, kSamplesKey, Role::derived, "", true, {ErasedBy::their_series, 0}},
+      {"jobs", kJobs, kJobsKey, Role::operational, "user_id", true, {ErasedBy::user, 4}},
+      {"erasures", kErasures, kErasuresKey, Role::operational, "user_id", true, {ErasedBy::kept, 0}},
+      // Forwards not sent yet (dead and dropped ones too); one written before the outbox
+      // knew its user is found by its delivery.
+      {"outbox", kOutbox, kOutboxKey, Role::operational, "user_id", true, {ErasedBy::user_or_their_delivery, 5}},
       {"outbox_dropped", kOutboxDropped, kOutboxDroppedKey, Role::operational, "", true},
       {"forward_pauses", kForwardPauses, kDestinationKey, Role::operational, "", true},
       {"processor_state", kProcessorState, kIdKey, Role::operational, "", false},
@@ -165,6 +169,22 @@ const Table* find_table(std::string_view name) {
     if (table.name == name) return &table;
   }
   return nullptr;
+}
+
+std::span<const Table* const> erased_tables() {
+  static const std::vector<const Table*> erased = [] {
+    std::vector<const Table*> out;
+    // Within a group, children before the tables they refer to (samples before series).
+    const auto all = tables();
+    for (int group = 0; group <= kErasureInboxGroup; ++group) {
+      for (auto it = all.rbegin(); it != all.rend(); ++it) {
+        const ErasedBy by = it->erasure.by;
+        if (by != ErasedBy::none && by != ErasedBy::kept && it->erasure.group == group) out.push_back(&*it);
+      }
+    }
+    return out;
+  }();
+  return erased;
 }
 
 std::span<const std::string_view> derived_tables() {

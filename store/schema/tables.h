@@ -16,6 +16,26 @@
 
 namespace hh::store::schema {
 
+// How `purge-user` finds a table's rows to be the user's (store/erasure_plan.h says what
+// each set is): by the column that names the user, never through a body.
+enum class ErasedBy {
+  none,                    // the table holds nobody's data (providers, the processor's position)
+  user,                    // the user column names them
+  user_or_their_delivery,  // the user column names them, or one of their deliveries wrote the row
+  their_delivery,          // one of their deliveries (keyed by seq)
+  their_series,            // samples of their series
+  their_workouts,          // stream points and streams of their workouts
+  kept,                    // the erasure record itself: it keeps the user id by design
+};
+
+// A table's part in an erasure: how its rows are found, and the group it is emptied in (a
+// backend that erases in several transactions empties one group per transaction, in
+// group order: derived rows first, the inbox last).
+struct Erasure {
+  ErasedBy by = ErasedBy::none;
+  int group = 0;
+};
+
 enum class Role {
   inbox,        // the deliveries and what is known of them: never re-derived
   derived,      // re-created by replaying the inbox (`rebuild` empties it)
@@ -29,6 +49,7 @@ struct Table {
   Role role = Role::operational;
   std::string_view user;  // the column naming the user the row is about ("" for none)
   bool copied = true;     // `healthhook migrate` copies its rows (processor_state it writes last)
+  Erasure erasure = {};   // how `purge-user` empties it
 };
 
 // Every table, parents before the tables that refer to them (series before samples): the
@@ -38,6 +59,11 @@ std::span<const Table> tables();
 // The derived tables, children before the tables they refer to (samples before series):
 // the order `rebuild` empties them in.
 std::span<const std::string_view> derived_tables();
+
+// The tables `purge-user` empties, in group order (store/erasure_plan.h).
+std::span<const Table* const> erased_tables();
+// The group that holds the inbox: emptied last, with the records that find it.
+inline constexpr int kErasureInboxGroup = 7;
 
 // The table named `name`; nullptr for none.
 const Table* find_table(std::string_view name);

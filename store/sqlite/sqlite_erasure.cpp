@@ -18,16 +18,6 @@ namespace {
 //  1. select: the sets that are not one table's user column (their deliveries' seqs, their
 //     series ids and workout ids) go into TEMP tables of this connection;
 //  2. each table's rows are those its WHERE below picks: `?1` is the user id.
-std::string_view where_by(ErasedBy by) {
-  switch (by) {
-    case ErasedBy::user: return "user_id = ?1";
-    case ErasedBy::user_or_their_delivery: return "user_id = ?1 OR seq IN (SELECT seq FROM temp.erase_seqs)";
-    case ErasedBy::their_delivery: return "seq IN (SELECT seq FROM temp.erase_seqs)";
-    case ErasedBy::their_series: return "series_id IN (SELECT series_id FROM temp.erase_series)";
-    case ErasedBy::their_workouts: return "workout_id IN (SELECT workout_id FROM temp.erase_workouts)";
-  }
-  return "0";
-}
 
 constexpr std::string_view kSelectionTables =
     "CREATE TEMP TABLE IF NOT EXISTS erase_seqs (seq INTEGER PRIMARY KEY);"
@@ -58,10 +48,8 @@ constexpr std::string_view kPendingDeliveries =
 constexpr std::string_view kEmptySha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 std::string where_of(std::string_view table) {
-  for (const auto& erased : kErasedTables) {
-    if (erased.table == table) return std::string(where_by(erased.by));
-  }
-  return "0";
+  const schema::Table* described = schema::find_table(table);
+  return erased_where(described ? described->erasure.by : ErasedBy::none, schema::Dialect::sqlite);
 }
 
 Result<void> run_bound(sqlite::Connection& db, const std::string& sql, std::string_view user_id) {
@@ -104,14 +92,14 @@ class SqliteErasure final : public Erasure {
         if (!found) return fail(found.error_kind(), found.error());
         newest = *found;
       }
-      for (const auto& erased : kErasedTables) {
-        if (erased.group != group) continue;
-        if (auto ran = run_bound(db_, "DELETE FROM " + std::string(erased.table) + " WHERE " + where_of(erased.table),
+      for (const schema::Table* erased : schema::erased_tables()) {
+        if (erased->erasure.group != group) continue;
+        if (auto ran = run_bound(db_, "DELETE FROM " + std::string(erased->name) + " WHERE " + where_of(erased->name),
                                  user_id);
             !ran) {
           return fail(ran.error_kind(), ran.error());
         }
-        report.tables.push_back({std::string(erased.table), db_.changes()});
+        report.tables.push_back({std::string(erased->name), db_.changes()});
       }
       if (group == kErasureInboxGroup) {
         if (newest) {
@@ -155,15 +143,15 @@ class SqliteErasure final : public Erasure {
   Result<ErasureReport> count_in_transaction(std::string_view user_id) {
     if (auto selected = select(user_id); !selected) return fail(selected.error_kind(), selected.error());
     ErasureReport report;
-    for (const auto& erased : kErasedTables) {
-      const std::string where = where_of(erased.table);
-      auto stmt = db_.prepare("SELECT count(*) FROM " + std::string(erased.table) + " WHERE " + where);
+    for (const schema::Table* erased : schema::erased_tables()) {
+      const std::string where = where_of(erased->name);
+      auto stmt = db_.prepare("SELECT count(*) FROM " + std::string(erased->name) + " WHERE " + where);
       if (!stmt) return fail(stmt.error());
       if (where.find("?1") != std::string::npos) stmt->bind(1, user_id);
       int64_t rows = 0;
       auto read = stmt->first_row([&](const sqlite::Statement& row) { rows = row.column_int(0); });
       if (!read) return fail(read.error_kind(), read.error());
-      report.tables.push_back({std::string(erased.table), rows});
+      report.tables.push_back({std::string(erased->name), rows});
     }
     auto unattributed = unattributed_rows();
     if (!unattributed) return fail(unattributed.error_kind(), unattributed.error());
@@ -251,7 +239,7 @@ class SqliteErasure final : public Erasure {
 
 std::vector<std::string_view> sqlite_erasure_tables() {
   std::vector<std::string_view> tables;
-  for (const auto& erased : kErasedTables) tables.push_back(erased.table);
+  for (const schema::Table* erased : schema::erased_tables()) tables.push_back(erased->name);
   return tables;
 }
 

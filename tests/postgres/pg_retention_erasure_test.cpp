@@ -7,6 +7,7 @@
 
 #include "common/sha256.h"
 #include "store/erasure_plan.h"
+#include "store/schema/tables.h"
 #include "store/postgres/pg_body_retention.h"
 #include "store/postgres/database.h"
 #include "store/postgres/migrations.h"
@@ -146,7 +147,9 @@ void pgre_two_users_on_both(test::TwinStores& t) {
     auto outbox = twin_must(store::OutboxWriter::create(t.lite, rules, store::ForwardMode::deliveries));
     twin_must(outbox.deliveries(0, INT64_MAX));
   }
-  auto store = twin_must(store::open_store({t.pg_uri, ""}, {.forward_rules = rules}));
+  store::StoreOptions options;
+  options.forward_rules = rules;
+  auto store = twin_must(store::open_store({t.pg_uri, ""}, options));
   auto inbox = twin_must(store->open_inbox());
   std::vector<const store::NewDelivery*> batch;
   for (const auto& d : corpus) batch.push_back(&d);
@@ -193,8 +196,8 @@ void pgre_same_sorted(test::TwinStores& t, const std::string& sql, int columns) 
 
 // Every covered table's rows, counted on both.
 void pgre_same_tables(test::TwinStores& t) {
-  for (const auto& erased : store::kErasedTables) {
-    t.same_rows("SELECT count(*) FROM " + std::string(erased.table), 1);
+  for (const auto* erased : store::schema::erased_tables()) {
+    t.same_rows("SELECT count(*) FROM " + std::string(erased->name), 1);
   }
   t.same_rows("SELECT seq, message_id FROM inbox ORDER BY seq", 2);
   t.same_rows("SELECT count(*) FROM providers", 1);
@@ -259,7 +262,7 @@ BOOST_AUTO_TEST_CASE(purge_user_counts_and_erases_the_same_rows) {
   const auto lite_count = twin_must(lite->count("user-a"));
   const auto pg_count = twin_must(pg->count("user-a"));
   BOOST_TEST(pgre_describe(lite_count) == pgre_describe(pg_count));
-  BOOST_TEST(pg_count.tables.size() == std::size(store::kErasedTables));
+  BOOST_TEST(pg_count.tables.size() == store::schema::erased_tables().size());
   BOOST_TEST(pg_count.total_rows() == kPgreRowsOfA, pgre_describe(pg_count));
   // The orphan summaries name nobody: counted as rows no erasure can attribute.
   BOOST_TEST(pgre_describe_unattributed(pg_count) == "summaries=2 ");
@@ -407,8 +410,9 @@ BOOST_AUTO_TEST_CASE(every_table_with_a_user_column_is_covered_by_the_erasure) {
   for (int r = 0; r < tables.size(); ++r) {
     const std::string table(tables.text(r, 0));
     if (table == "erasures") continue;  // the record keeps the id by design
-    const bool covered = std::any_of(std::begin(store::kErasedTables), std::end(store::kErasedTables),
-                                     [&](const auto& erased) { return erased.table == table; });
+    const auto erased = store::schema::erased_tables();
+    const bool covered =
+        std::any_of(erased.begin(), erased.end(), [&](const auto* described) { return described->name == table; });
     BOOST_TEST(covered, "not erased: " << table);
   }
 }
