@@ -2,7 +2,9 @@
 // here, the tables with one row per key from their row descriptions (record_tables.h).
 #include "store/schema/tables.h"
 
+#include <algorithm>
 #include <array>
+#include <utility>
 #include <vector>
 
 #include "store/schema/record_tables.h"
@@ -142,7 +144,8 @@ std::vector<Table> all_tables() {
       Record<Devices>::table(),
       Record<Connections>::table(),
       {"stream_points", kStreamPoints, kPointsKey, Role::derived, "", true, {ErasedBy::their_workouts, 2}},
-      {"workout_streams", kWorkoutStreams, kWorkoutKey, Role::derived, "user_id", true, {ErasedBy::their_workouts, 2}},
+      {"workout_streams", kWorkoutStreams, kWorkoutKey, Role::derived, "user_id", true,
+       {ErasedBy::their_workouts, 2, 1}},
       Record<Summaries>::table(),
       {"series", kSeries, kSeriesKey, Role::derived, "user_id", true, {ErasedBy::their_series, 0}},
       {"samples", kSamples, kSamplesKey, Role::derived, "", true, {ErasedBy::their_series, 0}},
@@ -150,7 +153,7 @@ std::vector<Table> all_tables() {
       {"erasures", kErasures, kErasuresKey, Role::operational, "user_id", true, {ErasedBy::kept, 0}},
       // Forwards not sent yet (dead and dropped ones too); one written before the outbox
       // knew its user is found by its delivery.
-      {"outbox", kOutbox, kOutboxKey, Role::operational, "user_id", true, {ErasedBy::user_or_their_delivery, 5}},
+      {"outbox", kOutbox, kOutboxKey, Role::operational, "user_id", true, {ErasedBy::user_or_their_delivery, 5, 1}},
       {"outbox_dropped", kOutboxDropped, kOutboxDroppedKey, Role::operational, "", true},
       {"forward_pauses", kForwardPauses, kDestinationKey, Role::operational, "", true},
       {"processor_state", kProcessorState, kIdKey, Role::operational, "", false},
@@ -174,14 +177,15 @@ const Table* find_table(std::string_view name) {
 std::span<const Table* const> erased_tables() {
   static const std::vector<const Table*> erased = [] {
     std::vector<const Table*> out;
-    // Within a group, children before the tables they refer to (samples before series).
+    // Children before the tables they refer to (samples before series), then by group and
+    // order within it.
     const auto all = tables();
-    for (int group = 0; group <= kErasureInboxGroup; ++group) {
-      for (auto it = all.rbegin(); it != all.rend(); ++it) {
-        const ErasedBy by = it->erasure.by;
-        if (by != ErasedBy::none && by != ErasedBy::kept && it->erasure.group == group) out.push_back(&*it);
-      }
+    for (auto it = all.rbegin(); it != all.rend(); ++it) {
+      if (it->erasure.by != ErasedBy::none && it->erasure.by != ErasedBy::kept) out.push_back(&*it);
     }
+    std::stable_sort(out.begin(), out.end(), [](const Table* a, const Table* b) {
+      return std::pair(a->erasure.group, a->erasure.order) < std::pair(b->erasure.group, b->erasure.order);
+    });
     return out;
   }();
   return erased;

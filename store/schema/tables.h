@@ -34,6 +34,9 @@ enum class ErasedBy {
 struct Erasure {
   ErasedBy by = ErasedBy::none;
   int group = 0;
+  // Within a group, lower first; equal ones children before the tables they refer to
+  // (samples before series). The order `purge-user` reports the tables in.
+  int order = 0;
 };
 
 enum class Role {

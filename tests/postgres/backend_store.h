@@ -1,0 +1,124 @@
+#pragma once
+// One store of a given backend, opened as `serve` opens it (store::open_store), for suites
+// that check a behaviour of the store once and run it on both backends: a data-driven
+// Boost.Test case over kBothBackends gets a BackendStore of each. What the suite asks goes
+// through the store's interfaces (inbox, processing, job queue); what it checks is read
+// with SQL both engines read alike (neutral spelling, store/schema/dialect.h).
+#include <boost/test/unit_test.hpp>
+
+#include <array>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "processor/processor.h"
+#include "store/open_store.h"
+#include "store/postgres/database.h"
+#include "store/schema/dialect.h"
+#include "store/sqlite/database.h"
+#include "tests/postgres/twin_stores.h"
+#include "tests/support/postgres_cluster.h"
+#include "tests/support/temp_dir.h"
+
+namespace hh::test {
+
+enum class Backend { sqlite, postgres };
+inline constexpr std::array kBothBackends{Backend::sqlite, Backend::postgres};
+
+inline std::ostream& operator<<(std::ostream& out, Backend backend) {
+  return out << (backend == Backend::sqlite ? "sqlite" : "postgresql");
+}
+
+class BackendStore {
+ public:
+  explicit BackendStore(Backend backend)
+      : backend_(backend),
+        location_(backend == Backend::sqlite ? dir_.file("healthhook.db")
+                                             : PostgresCluster::shared().fresh_database()) {
+    reopen();
+    if (backend_ == Backend::sqlite) {
+      lite_ = std::make_unique<sqlite::Connection>(twin_must(store::open_for_writing(location_, {})));
+    } else {
+      pg_ = std::make_unique<pg::Connection>(twin_must(store::connect_migrated({location_, ""})));
+    }
+  }
+
+  Backend backend() const { return backend_; }
+  store::Store& store() { return *store_; }
+
+  // The store closed and opened again, as after a restart of `serve`.
+  void reopen() {
+    store_.reset();
+    store_ = twin_must(store::open_store(store::Database(location_), store::StoreOptions{}));
+  }
+
+  // Deliveries appended as the receiver appends them (group commits of at most 64).
+  void append(const std::vector<store::NewDelivery>& deliveries) {
+    auto inbox = twin_must(store_->open_inbox());
+    for (size_t at = 0; at < deliveries.size(); at += 64) {
+      std::vector<const store::NewDelivery*> batch;
+      for (size_t i = at; i < deliveries.size() && i < at + 64; ++i) batch.push_back(&deliveries[i]);
+      twin_must(inbox->append(batch));
+    }
+  }
+
+  // A processor on this store (it holds the processing lock until it is gone).
+  std::unique_ptr<processor::Processor> processor(processor::ProcessorOptions options = {}) {
+    auto processing = twin_must(store_->open_processing());
+    return twin_must(processor::Processor::create(std::move(processing), options));
+  }
+
+  // The rows of `neutral_sql` (`columns` columns), "|" between values, NULL as "NULL".
+  std::vector<std::string> rows(const std::string& neutral_sql, int columns) {
+    std::vector<std::string> out;
+    if (backend_ == Backend::sqlite) {
+      auto stmt = twin_must(lite_->prepare(store::schema::spell(neutral_sql, store::schema::Dialect::sqlite)));
+      twin_must(stmt.for_each_row([&](const sqlite::Statement& s) {
+        std::string line;
+        for (int c = 0; c < columns; ++c) {
+          if (c > 0) line += '|';
+          line += s.column_is_null(c) ? std::string("NULL") : std::string(s.column_text(c));
+        }
+        out.push_back(line);
+      }));
+      return out;
+    }
+    auto result = pg_->query(store::schema::spell(neutral_sql, store::schema::Dialect::postgres));
+    BOOST_REQUIRE_MESSAGE(result.ok(), result.error() + ": " + neutral_sql);
+    for (int r = 0; r < result->size(); ++r) {
+      std::string line;
+      for (int c = 0; c < columns; ++c) {
+        if (c > 0) line += '|';
+        line += result->is_null(r, c) ? std::string("NULL") : std::string(result->text(r, c));
+      }
+      out.push_back(line);
+    }
+    return out;
+  }
+
+  // The one value of `neutral_sql` ("" when it has no row).
+  std::string value(const std::string& neutral_sql) {
+    const auto found = rows(neutral_sql, 1);
+    return found.empty() ? std::string() : found.front();
+  }
+
+  void exec(const std::string& neutral_sql) {
+    if (backend_ == Backend::sqlite) {
+      twin_must(lite_->exec(store::schema::spell(neutral_sql, store::schema::Dialect::sqlite)));
+    } else {
+      auto done = pg_->exec(store::schema::spell(neutral_sql, store::schema::Dialect::postgres));
+      BOOST_REQUIRE_MESSAGE(done.ok(), done.error() + ": " + neutral_sql);
+    }
+  }
+
+ private:
+  Backend backend_;
+  TempDir dir_;
+  std::string location_;  // the SQLite file or the PostgreSQL URI
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<sqlite::Connection> lite_;  // for the checks: one of the two
+  std::unique_ptr<pg::Connection> pg_;
+};
+
+}  // namespace hh::test
