@@ -184,7 +184,7 @@ class UserRows {
   std::string key_;                            // reused
 };
 
-// The `jobs` contract shared with the fetcher (follow_up_jobs.h of either backend).
+// The `jobs` contract shared with the fetcher (store/derived/follow_up_jobs.h).
 inline BackfillWindow backfill_window(const rows::BackfillNotice& notice) {
   return BackfillWindow{notice.user_id, notice.resource, notice.provider, notice.start_ms, notice.end_ms, {}};
 }

@@ -11,7 +11,8 @@
 #include "store/derived/derived_writer.h"
 #include "store/postgres/connection.h"
 #include "store/postgres/derived/pg_change_feed.h"
-#include "store/postgres/derived/pg_follow_up_jobs.h"
+#include "store/derived/follow_up_jobs.h"
+#include "store/postgres/derived/pg_job_upsert.h"
 #include "store/postgres/derived/pg_latest_wins.h"
 #include "store/postgres/derived/pg_sample_writer.h"
 #include "store/postgres/derived/pg_stream_writer.h"
@@ -25,7 +26,7 @@ struct PgWrites {
   using UserTable = PgUserTable;
   using SampleWriter = PgSampleWriter;
   using StreamWriter = PgStreamWriter;
-  using FollowUpJobs = PgFollowUpJobs;
+  using FollowUpJobs = FollowUpJobsOf<PgJobUpsert>;
   using ChangeFeed = PgChangeFeed;
   // The parts' errors carry the kind of their SQLSTATE (pg::error_kind).
   static ErrorKind failure_kind(pg::Connection&, const Result<void>& failed) { return failed.error_kind(); }

@@ -1,12 +1,13 @@
 #pragma once
 // The derived writer on SQLite (store/derived/derived_writer.h): its parts are prepared
 // statements run once per row on the writer's connection (latest_wins.h, user_table.h,
-// sample_writer.h, stream_writer.h, follow_up_jobs.h, change_feed.h).
+// sample_writer.h, stream_writer.h, job_upsert.h, change_feed.h).
 #include "common/result.h"
 #include "store/derived/derived_writer.h"
 #include "store/sqlite/connection.h"
 #include "store/sqlite/derived/change_feed.h"
-#include "store/sqlite/derived/follow_up_jobs.h"
+#include "store/derived/follow_up_jobs.h"
+#include "store/sqlite/derived/job_upsert.h"
 #include "store/sqlite/derived/latest_wins.h"
 #include "store/sqlite/derived/sample_writer.h"
 #include "store/sqlite/derived/stream_writer.h"
@@ -20,7 +21,7 @@ struct SqliteWrites {
   using UserTable = hh::store::UserTable;
   using SampleWriter = hh::store::SampleWriter;
   using StreamWriter = hh::store::StreamWriter;
-  using FollowUpJobs = hh::store::FollowUpJobs;
+  using FollowUpJobs = FollowUpJobsOf<SqliteJobUpsert>;
   using ChangeFeed = hh::store::ChangeFeed;
   // The failed statement's code stays on the connection until the caller's ROLLBACK
   // replaces it: read it now.

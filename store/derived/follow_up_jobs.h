@@ -1,6 +1,6 @@
 #pragma once
-// Queues follow-up fetches in `jobs` (003-jobs.sql) for the fetcher to execute. The job
-// contract shared with the fetcher:
+// Queues follow-up fetches in `jobs` for the fetcher to execute, for every backend. The
+// job contract shared with the fetcher:
 //
 //   kind 'workout_stream'  job_key = workout_id
 //                          payload {"workout_id":…,"user_id":…,"provider":…}
@@ -19,41 +19,60 @@
 // a job queued from a backlog is due at once (its time is in the past), which is what
 // "due now" means anyway.
 //
+// `Statement` is the backend's one statement that writes a job by those rules
+// (store/sqlite/derived/job_upsert.h, store/postgres/derived/pg_job_upsert.h):
+// create(connection) and run(kind, key, now_ms, seq, payload, user) -> Result<bool>, true
+// when it queued or re-queued the job.
+//
 // Lifetime: the connection must outlive this object. Used on the writer thread only.
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "common/result.h"
 #include "rows/delivery_rows.h"
 #include "store/derived/derived_parts.h"
 #include "store/jobs/backfill_job.h"
-#include "store/sqlite/connection.h"
+#include "store/jobs/claimed_job.h"
 
 namespace hh::store {
 
-class FollowUpJobs {
+template <typename Statement>
+class FollowUpJobsOf {
  public:
-  static Result<FollowUpJobs> create(sqlite::Connection& db);
+  template <typename Connection>
+  static Result<FollowUpJobsOf> create(Connection& db) {
+    auto statement = Statement::create(db);
+    if (!statement) return fail(statement);
+    return FollowUpJobsOf(std::move(*statement));
+  }
 
   // True when the job was queued or re-queued; false when a job with an equal or
   // higher trigger_seq already exists.
   Result<bool> queue_workout_stream(std::string_view workout_id, std::optional<std::string_view> user_id,
-                                    std::optional<std::string_view> provider, int64_t seq, int64_t now_ms);
-  Result<bool> queue_backfill(const rows::BackfillNotice& notice, int64_t seq, int64_t now_ms);
+                                    std::optional<std::string_view> provider, int64_t seq, int64_t now_ms) {
+    workout_stream_job_payload(payload_, workout_id, user_id, provider);
+    return statement_.run("workout_stream", workout_id, now_ms, seq, payload_, user_id);
+  }
+  Result<bool> queue_backfill(const rows::BackfillNotice& notice, int64_t seq, int64_t now_ms) {
+    const BackfillWindow window = backfill_window(notice);
+    backfill_job_payload(payload_, window);
+    backfill_job_key(key_, window);
+    return statement_.run("backfill", key_, now_ms, seq, payload_, notice.user_id);
+  }
   Result<bool> queue_parsing_job(std::string_view job_id, std::optional<std::string_view> user_id, int64_t seq,
-                                 int64_t now_ms);
+                                 int64_t now_ms) {
+    parsing_job_payload(payload_, job_id, user_id);
+    return statement_.run(kKindParsingJob, job_id, now_ms, seq, payload_, user_id);
+  }
 
  private:
-  FollowUpJobs(sqlite::Connection& db, sqlite::Statement upsert) : db_(&db), upsert_(std::move(upsert)) {}
-  // `user`: whom the job fetches for (jobs.user_id; `purge-user` finds the job by it).
-  Result<bool> queue(std::string_view kind, std::string_view key, std::optional<std::string_view> user, int64_t seq,
-                     int64_t now_ms);
+  explicit FollowUpJobsOf(Statement statement) : statement_(std::move(statement)) {}
 
-  sqlite::Connection* db_;
-  sqlite::Statement upsert_;
-  std::string key_;      // reused buffers
+  Statement statement_;
+  std::string key_;  // reused buffers
   std::string payload_;
 };
 
