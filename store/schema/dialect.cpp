@@ -62,7 +62,7 @@ std::string_view type_name(Type type, Dialect dialect) {
   return "";
 }
 
-std::string quoted(std::string_view text) {
+std::string sql_literal(std::string_view text) {
   std::string out = "'";
   for (const char c : text) {
     out.push_back(c);
@@ -77,7 +77,7 @@ std::string globs_condition(std::span<const std::string> globs, std::string_view
   for (size_t i = 0; i < globs.size(); ++i) {
     if (i > 0) sql += " OR ";
     sql += std::string(column) +
-           (dialect == Dialect::sqlite ? " GLOB " + quoted(globs[i]) : " ~ " + quoted(glob_to_regex(globs[i])));
+           (dialect == Dialect::sqlite ? " GLOB " + sql_literal(globs[i]) : " ~ " + sql_literal(glob_to_regex(globs[i])));
   }
   return sql + ")";
 }

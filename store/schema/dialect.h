@@ -30,7 +30,7 @@ std::string_view type_name(Type type, Dialect dialect);
 
 // `text` as a SQL string literal ('it''s'): for configured names and patterns quoted into
 // a statement prepared once, never for values.
-std::string quoted(std::string_view text);
+std::string sql_literal(std::string_view text);
 
 // A condition that `column` matches one of `globs` (SQLite's GLOB: * ? [...],
 // case-sensitive, the whole string), quoted in; true when there are none. SQLite spells it

@@ -24,7 +24,7 @@ std::string pgout_union(const std::vector<const ForwardRule*>& rules, std::strin
   std::string sql;
   for (size_t i = 0; i < rules.size(); ++i) {
     if (i > 0) sql += " UNION ALL ";
-    sql += "SELECT " + std::to_string(i) + " AS rule, " + quoted(rules[i]->destination) + " AS destination, " +
+    sql += "SELECT " + std::to_string(i) + " AS rule, " + sql_literal(rules[i]->destination) + " AS destination, " +
            std::string(select_for) + " AND " + pgout_event_filter(*rules[i], "event_type");
   }
   return sql;

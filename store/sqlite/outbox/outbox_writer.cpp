@@ -27,7 +27,7 @@ namespace {
 std::string change_insert(const ForwardRule& rule, std::string_view which) {
   return "INSERT INTO outbox (destination, kind, seq, event_type, table_name, row_key, op, row_count, from_ms, "
          "to_ms, user_id, order_key, created_at, next_attempt_at) "
-         "SELECT " + quoted(rule.destination) + ", 'change', c.seq, d.event_type, c.table_name, c.row_key, c.op, "
+         "SELECT " + sql_literal(rule.destination) + ", 'change', c.seq, d.event_type, c.table_name, c.row_key, c.op, "
          "c.row_count, c.from_ms, c.to_ms, o.user_id, ifnull(o.user_id, '') || '/' || o.resource, " +
          std::string(kNowMs) + ", " + std::string(kNowMs) +
          " FROM changes AS c JOIN inbox AS d ON d.seq = c.seq JOIN change_owners AS o ON o.change_id = c.change_id "
@@ -48,7 +48,7 @@ std::string delivery_insert(const ForwardRule& rule, std::string_view which) {
       "ELSE rtrim(rtrim(d.event_type, 'abcdefghijklmnopqrstuvwxyz_0123456789'), '.') END";
   return "INSERT INTO outbox (destination, kind, seq, event_type, table_name, row_key, op, user_id, order_key, "
          "created_at, next_attempt_at) "
-         "SELECT " + quoted(rule.destination) + ", 'delivery', seq, event_type, 'deliveries', message_id, 'insert', "
+         "SELECT " + sql_literal(rule.destination) + ", 'delivery', seq, event_type, 'deliveries', message_id, 'insert', "
          "user, ifnull(user, '') || '/' || resource, " + std::string(kNowMs) + ", " + std::string(kNowMs) +
          " FROM (SELECT d.seq, d.event_type, d.message_id, " + user + " AS user, " + resource + " AS resource " +
          "FROM inbox AS d WHERE " + std::string(which) + " AND d.origin = 'webhook' AND json_valid(CAST(d.body AS TEXT)) "
