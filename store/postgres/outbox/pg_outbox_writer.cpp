@@ -10,7 +10,7 @@ namespace {
 // Unix milliseconds now, in SQL (the store has no clock of its own to pass in).
 constexpr std::string_view kPgoutNowMs = "floor(extract(epoch FROM statement_timestamp()) * 1000)::bigint";
 
-using schema::quoted;
+using schema::sql_literal;
 
 // The rule's globs over `column`, quoted into the statement (prepared once, at start): the
 // globs come from the configuration.

@@ -10,7 +10,7 @@ namespace {
 // Unix milliseconds now, in SQL (the store has no clock of its own to pass in).
 constexpr std::string_view kNowMs = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
 
-using schema::quoted;
+using schema::sql_literal;
 
 }  // namespace
 

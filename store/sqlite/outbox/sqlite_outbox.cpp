@@ -14,7 +14,7 @@
 namespace hh::store {
 namespace {
 
-constexpr std::string_view kColumns =
+constexpr std::string_view kOutboxColumns =
     "SELECT outbox_id, destination, kind, seq, event_type, table_name, row_key, op, row_count, from_ms, to_ms, "
     "user_id, order_key, state, attempts, created_at, next_attempt_at, post_id, head, last_status, last_error "
     "FROM outbox ";
@@ -75,7 +75,7 @@ class SqliteOutbox final : public Outbox {
   explicit SqliteOutbox(sqlite::Connection db) : db_(std::move(db)) {}
 
   Result<std::vector<OutboxEntry>> list(const OutboxSelection& selection) override {
-    auto stmt = db_.prepare(std::string(kColumns) +
+    auto stmt = db_.prepare(std::string(kOutboxColumns) +
                             "WHERE (?1 IS NULL OR destination = ?1) AND (?2 IS NULL OR state = ?2) "
                             "AND outbox_id > ?3 AND (?5 IS NULL OR outbox_id = ?5) ORDER BY outbox_id LIMIT ?4");
     if (!stmt) return fail(stmt.error());
@@ -85,7 +85,7 @@ class SqliteOutbox final : public Outbox {
   }
 
   Result<std::optional<OutboxEntry>> find(int64_t outbox_id) override {
-    auto stmt = db_.prepare(std::string(kColumns) + "WHERE outbox_id = ?1");
+    auto stmt = db_.prepare(std::string(kOutboxColumns) + "WHERE outbox_id = ?1");
     if (!stmt) return fail(stmt.error());
     stmt->bind(1, outbox_id);
     std::optional<OutboxEntry> entry;
@@ -151,7 +151,7 @@ class SqliteOutbox final : public Outbox {
   }
 
   Result<std::vector<OutboxEntry>> due_heads(const std::string& destination, int64_t now_ms, int64_t limit) override {
-    auto stmt = cached(due_heads_, std::string(kColumns) +
+    auto stmt = cached(due_heads_, std::string(kOutboxColumns) +
                                        "WHERE destination = ?1 AND state = 'pending' AND head = 1 AND next_attempt_at <= ?2 "
                                        "ORDER BY next_attempt_at, outbox_id LIMIT ?3");
     if (!stmt) return fail(stmt.error());
@@ -161,7 +161,7 @@ class SqliteOutbox final : public Outbox {
 
   Result<std::vector<OutboxEntry>> key_entries(const std::string& destination, const std::string& order_key,
                                                int64_t limit) override {
-    auto stmt = cached(key_entries_, std::string(kColumns) +
+    auto stmt = cached(key_entries_, std::string(kOutboxColumns) +
                                          "WHERE destination = ?1 AND state = 'pending' AND order_key = ?2 "
                                          "ORDER BY outbox_id LIMIT ?3");
     if (!stmt) return fail(stmt.error());
@@ -171,7 +171,7 @@ class SqliteOutbox final : public Outbox {
 
   Result<std::vector<OutboxEntry>> post_entries(int64_t post_id) override {
     auto stmt = cached(post_entries_,
-                       std::string(kColumns) + "WHERE post_id = ?1 AND state = 'pending' ORDER BY outbox_id");
+                       std::string(kOutboxColumns) + "WHERE post_id = ?1 AND state = 'pending' ORDER BY outbox_id");
     if (!stmt) return fail(stmt.error());
     (*stmt)->bind(1, post_id);
     return entries_of(**stmt);
