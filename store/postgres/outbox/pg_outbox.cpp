@@ -7,6 +7,7 @@
 #include <array>
 #include <optional>
 
+#include "store/migration.h"
 #include "store/outbox/outbox_of.h"
 #include "store/postgres/connection.h"
 #include "store/postgres/database.h"
@@ -20,15 +21,8 @@
 namespace hh::store {
 namespace {
 
-// The schema version that has post_id, head and outbox_dropped (004-outbox-posts.sql),
-// found by the migration's name so that its number may change.
-int64_t version_with_posts() {
-  const auto& all = postgres_migrations();
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (all[i].name.ends_with("-outbox-posts")) return static_cast<int64_t>(i) + 1;
-  }
-  return static_cast<int64_t>(all.size());
-}
+// The schema version that has post_id, head and outbox_dropped (004-outbox-posts.sql).
+int64_t version_with_posts() { return version_with(postgres_migrations(), "outbox-posts"); }
 
 // The outbox session on PostgreSQL (store/outbox/outbox_of.h says what it provides).
 // Statements are sent unnamed: the sender's are short and few.

@@ -17,15 +17,8 @@
 namespace hh::store {
 namespace {
 
-// The schema version that has post_id, head and outbox_dropped (010-outbox-posts.sql),
-// found by the migration's name so that its number may change.
-int64_t version_with_posts() {
-  const auto& all = migrations();
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (all[i].name.ends_with("-outbox-posts")) return static_cast<int64_t>(i) + 1;
-  }
-  return static_cast<int64_t>(all.size());
-}
+// The schema version that has post_id, head and outbox_dropped (010-outbox-posts.sql).
+int64_t version_with_posts() { return version_with(migrations(), "outbox-posts"); }
 
 // The outbox session on SQLite (store/outbox/outbox_of.h says what it provides). One
 // instance owns the file: every handle may forward.
