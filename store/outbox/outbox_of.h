@@ -48,7 +48,6 @@ enum OutboxSlot : int {
   kOutboxPostEntries,
   kOutboxDemote,
   kOutboxPromoteFirst,
-  kOutboxPin,
   kOutboxSlots,
   kOutboxNoSlot = -1,
 };

@@ -212,7 +212,7 @@ struct IsIndexed {
 };
 struct IsRead {
   template <typename F>
-  constexpr bool operator()(const F& f) const { return F::read_into; }
+  constexpr bool operator()(const F&) const { return F::read_into; }
 };
 
 }  // namespace hh::store::schema
