@@ -47,11 +47,6 @@ constexpr std::string_view kPendingDeliveries =
 // SHA-256 of no bytes: the removed-body record of an erasure's placeholder row.
 constexpr std::string_view kEmptySha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
-std::string where_of(std::string_view table) {
-  const schema::Table* described = schema::find_table(table);
-  return erased_where(described ? described->erasure.by : ErasedBy::none, schema::Dialect::sqlite);
-}
-
 Result<void> run_bound(sqlite::Connection& db, const std::string& sql, std::string_view user_id) {
   auto stmt = db.prepare(sql);
   if (!stmt) return fail(stmt.error());
@@ -94,7 +89,8 @@ class SqliteErasure final : public Erasure {
       }
       for (const schema::Table* erased : schema::erased_tables()) {
         if (erased->erasure.group != group) continue;
-        if (auto ran = run_bound(db_, "DELETE FROM " + std::string(erased->name) + " WHERE " + where_of(erased->name),
+        if (auto ran = run_bound(db_, "DELETE FROM " + std::string(erased->name) + " WHERE " +
+                                           erased_where(erased->erasure.by, schema::Dialect::sqlite),
                                  user_id);
             !ran) {
           return fail(ran.error_kind(), ran.error());
@@ -144,7 +140,7 @@ class SqliteErasure final : public Erasure {
     if (auto selected = select(user_id); !selected) return fail(selected.error_kind(), selected.error());
     ErasureReport report;
     for (const schema::Table* erased : schema::erased_tables()) {
-      const std::string where = where_of(erased->name);
+      const std::string where = erased_where(erased->erasure.by, schema::Dialect::sqlite);
       auto stmt = db_.prepare("SELECT count(*) FROM " + std::string(erased->name) + " WHERE " + where);
       if (!stmt) return fail(stmt.error());
       if (where.find("?1") != std::string::npos) stmt->bind(1, user_id);
