@@ -145,6 +145,30 @@ BOOST_AUTO_TEST_CASE(the_migrated_postgresql_schema_is_the_description) {
   BOOST_TEST(found.empty(), "PostgreSQL schema vs store/schema/:" << lines(found));
 }
 
+// A write one backend accepts the other accepts too: SQLite's connections leave foreign
+// keys off (its default), so PostgreSQL declares none. (Until decision 046, samples →
+// series was one, checked per sample on PostgreSQL only.)
+BOOST_AUTO_TEST_CASE(neither_backend_checks_references_the_other_does_not) {
+  test::TempDir dir;
+  auto lite = store::open_for_writing(dir.file("check.db"), {});
+  BOOST_REQUIRE_MESSAGE(lite, lite.error());
+  auto enforced = lite->prepare("PRAGMA foreign_keys");
+  BOOST_REQUIRE_MESSAGE(enforced, enforced.error());
+  int64_t foreign_keys = -1;
+  BOOST_REQUIRE(enforced->first_row([&](const sqlite::Statement& row) { foreign_keys = row.column_int(0); }));
+  BOOST_TEST(foreign_keys == 0);
+
+  auto pg = store::connect_migrated({test::PostgresCluster::shared().fresh_database(), ""});
+  BOOST_REQUIRE_MESSAGE(pg, pg.error());
+  auto references = pg->query(
+      "SELECT conrelid::regclass::text || ': ' || conname FROM pg_constraint "
+      "WHERE contype = 'f' AND connamespace = current_schema()::regnamespace ORDER BY 1");
+  BOOST_REQUIRE_MESSAGE(references, references.error());
+  std::vector<std::string> found;
+  for (int r = 0; r < references->size(); ++r) found.emplace_back(references->text(r, 0));
+  BOOST_TEST(found.empty(), "PostgreSQL foreign keys:" << lines(found));
+}
+
 // The check itself: a column a migration added and the description lacks, one the
 // description has and a migration lacks, another type or nullability, are each found.
 BOOST_AUTO_TEST_CASE(a_column_in_one_place_only_is_found) {
