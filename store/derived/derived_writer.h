@@ -15,7 +15,8 @@
 // `Writes` (store/sqlite/derived/sqlite_derived_writer.h, store/postgres/derived/pg_derived_writer.h):
 //   Connection                         the write connection
 //   LatestWins                         a record table's latest-wins statement
-//   UserTable, SampleWriter, StreamWriter, FollowUpJobs, ChangeFeed
+//   UserTable, SampleWriter, StreamWriter, FollowUpJobs,
+//   ChangeFeed (a ChangeFeedOf<its inserts>, change_feed.h)
 //                                      the parts of apply_delivery.h, each with
 //                                      static create(Connection&) -> Result<Part>
 //   failure_kind(connection, failed)   the kind of a failed apply, read before the
@@ -77,8 +78,8 @@ class DerivedWriterOf {
     return counts;
   }
 
-  // The processor's mode: change-feed rows are buffered and inserted in batches (each
-  // backend's change_feed.h says how). flush_changes() must run before the transaction
+  // The processor's mode: change-feed rows are buffered and inserted in batches (change_feed.h;
+  // each backend's inserts say how). flush_changes() must run before the transaction
   // commits; after a rollback, discard_changes() drops what the failed attempt buffered.
   void defer_changes() { feed_.set_deferred(true); }
   Result<void> flush_changes() { return feed_.flush(); }

@@ -568,8 +568,8 @@ BOOST_AUTO_TEST_CASE(deferred_changes_keep_their_order_and_ids) {
   const auto pg = s.apply_pg(fetched_stream(R"({"time":[)", 1), 31, kReceivedAt);
   BOOST_TEST((!lite.ok && !pg.ok));
   s.apply(stream_notice("running"), 32);
-  // A step with more changes than PgChangeFeed buffers (it flushes on its own), keys with
-  // the characters an array literal quotes.
+  // A step with more changes than PostgreSQL's change feed keeps (PgChangeInserts::kMaxBuffered:
+  // it flushes on its own), keys with the characters an array literal quotes.
   std::vector<std::string> ids;
   for (int i = 0; i < 4200; ++i) ids.push_back("w\"" + std::to_string(i) + "\\,{x} NULL");
   rows::DeliveryRows page = sleep_summary("", "{}");

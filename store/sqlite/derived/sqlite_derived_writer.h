@@ -1,12 +1,13 @@
 #pragma once
 // The derived writer on SQLite (store/derived/derived_writer.h): its parts are prepared
 // statements run once per row on the writer's connection (latest_wins.h, user_table.h,
-// sample_writer.h, stream_writer.h, job_upsert.h, change_feed.h).
+// sample_writer.h, stream_writer.h, job_upsert.h, change_inserts.h).
 #include "common/result.h"
 #include "store/derived/derived_writer.h"
 #include "store/sqlite/connection.h"
-#include "store/sqlite/derived/change_feed.h"
+#include "store/derived/change_feed.h"
 #include "store/derived/follow_up_jobs.h"
+#include "store/sqlite/derived/change_inserts.h"
 #include "store/sqlite/derived/job_upsert.h"
 #include "store/sqlite/derived/latest_wins.h"
 #include "store/sqlite/derived/sample_writer.h"
@@ -22,7 +23,7 @@ struct SqliteWrites {
   using SampleWriter = hh::store::SampleWriter;
   using StreamWriter = hh::store::StreamWriter;
   using FollowUpJobs = FollowUpJobsOf<SqliteJobUpsert>;
-  using ChangeFeed = hh::store::ChangeFeed;
+  using ChangeFeed = ChangeFeedOf<SqliteChangeInserts>;
   // The failed statement's code stays on the connection until the caller's ROLLBACK
   // replaces it: read it now.
   static ErrorKind failure_kind(sqlite::Connection& db, const Result<void>&) {

@@ -1,0 +1,66 @@
+#include "store/postgres/derived/pg_change_inserts.h"
+
+namespace hh::store {
+namespace {
+
+const std::string kPgChangeInsert = "hh_derived_changes_insert";
+constexpr std::string_view kPgChangeInsertSql =
+    "INSERT INTO changes (change_id, seq, table_name, row_key, op, row_count, from_ms, to_ms, user_id) "
+    "SELECT coalesce(max(change_id), 0) + 1, $1::bigint, $2::text, $3::text, $4::text, $5::bigint, $6::bigint, "
+    "$7::bigint, $8::text FROM changes";
+
+const std::string kPgChangeBatch = "hh_derived_changes_batch";
+constexpr std::string_view kPgChangeBatchSql =
+    "INSERT INTO changes (change_id, seq, table_name, row_key, op, row_count, from_ms, to_ms, user_id) "
+    "SELECT (SELECT coalesce(max(change_id), 0) FROM changes) + x.n, x.seq, x.table_name, x.row_key, x.op, "
+    "x.row_count, x.from_ms, x.to_ms, x.user_id "
+    "FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], "
+    "$8::text[]) WITH ORDINALITY AS x(seq, table_name, row_key, op, row_count, from_ms, to_ms, user_id, n) "
+    "ORDER BY x.n";
+
+}  // namespace
+
+Result<PgChangeInserts> PgChangeInserts::create(pg::Connection& db) {
+  for (const auto& [name, sql] :
+       {std::pair{&kPgChangeInsert, kPgChangeInsertSql}, std::pair{&kPgChangeBatch, kPgChangeBatchSql}}) {
+    if (auto prepared = prepare_once(db, *name, sql); !prepared) return fail(prepared);
+  }
+  return PgChangeInserts(db);
+}
+
+Result<void> PgChangeInserts::insert_one(const Change& change) {
+  pg::Params p;
+  p.add(change.seq).add(change.table);
+  if (change.row_key.data() == nullptr) {
+    p.add_null();
+  } else {
+    p.add(change.row_key);
+  }
+  p.add(change.op).add(change.row_count).add(change.from_ms).add(change.to_ms).add(change.user_id);
+  auto inserted = db_->run(kPgChangeInsert, p);
+  if (!inserted) return fail(inserted);
+  return {};
+}
+
+Result<void> PgChangeInserts::insert(std::span<const Change> changes) {
+  if (changes.empty()) return {};
+  if (changes.size() == 1) return insert_one(changes.front());
+  for (ArrayLiteral& column : columns_) column.clear();
+  for (const Change& change : changes) {
+    columns_[0].integer(change.seq);
+    columns_[1].text(change.table);
+    columns_[2].text(change.row_key);
+    columns_[3].text(change.op);
+    columns_[4].integer(change.row_count);
+    columns_[5].integer(change.from_ms);
+    columns_[6].integer(change.to_ms);
+    columns_[7].text(change.user_id);
+  }
+  pg::Params p;
+  for (ArrayLiteral& column : columns_) p.add(column.finish());
+  auto inserted = db_->run(kPgChangeBatch, p);
+  if (!inserted) return fail(inserted);
+  return {};
+}
+
+}  // namespace hh::store

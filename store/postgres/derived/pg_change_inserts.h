@@ -1,0 +1,37 @@
+#pragma once
+// The change feed's inserts on PostgreSQL (store/derived/change_feed.h): the kept changes
+// go out as one array per column (pg_statements.h) in one statement,
+// `INSERT … SELECT … FROM unnest(…) WITH ORDINALITY … ORDER BY ordinality`: one round trip
+// for a whole step's feed instead of one per change, with change_ids in the order given.
+// A single change (immediate mode, or a key without text) is one plain INSERT, so that a
+// NULL key fails as the NOT NULL it breaks.
+//
+// Lifetime: the connection must outlive this object. Used on the writer thread only.
+#include <cstddef>
+#include <span>
+
+#include "common/result.h"
+#include "store/derived/derived_parts.h"
+#include "store/postgres/connection.h"
+#include "store/postgres/derived/pg_statements.h"
+
+namespace hh::store {
+
+class PgChangeInserts {
+ public:
+  // Bounds the statement's size.
+  static constexpr size_t kMaxBuffered = 4096;
+
+  static Result<PgChangeInserts> create(pg::Connection& db);
+  Result<void> insert(std::span<const Change> changes);
+
+ private:
+  explicit PgChangeInserts(pg::Connection& db) : db_(&db) {}
+  Result<void> insert_one(const Change& change);
+
+  pg::Connection* db_;
+  // Reused: seq, table_name, row_key, op, row_count, from_ms, to_ms, user_id.
+  ArrayLiteral columns_[8];
+};
+
+}  // namespace hh::store
