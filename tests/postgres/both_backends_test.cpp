@@ -14,8 +14,7 @@
 #include <vector>
 
 #include "store/jobs/job_queue.h"
-#include "tests/derived/corpus.h"
-#include "tests/postgres/backend_store.h"
+#include "tests/support/backend_store.h"
 
 BOOST_AUTO_TEST_SUITE(both_backends_test)
 
@@ -23,110 +22,6 @@ using namespace hh;
 using test::BackendStore;
 using Strings = std::vector<std::string>;
 namespace data = boost::unit_test::data;
-
-namespace {
-
-void catch_up(processor::Processor& p) {
-  auto done = p.run_until_caught_up(nullptr);
-  BOOST_REQUIRE_MESSAGE(done, done.error());
-}
-
-// What processing left, in an order both engines give alike.
-Strings derived_state(BackendStore& s) {
-  Strings out;
-  for (const auto& [sql, columns] : std::vector<std::pair<std::string, int>>{
-           {"SELECT resource, id, seq, data FROM summaries ORDER BY resource COLLATE \"C\", id COLLATE \"C\"", 4},
-           {"SELECT count(*), coalesce(sum(seq), 0), coalesce(sum(t_ms), 0) FROM samples", 3},
-           {"SELECT seq, table_name, row_key, op, row_count FROM changes ORDER BY change_id", 5},
-           {"SELECT seq, status, family FROM deliveries ORDER BY seq", 3},
-           {"SELECT kind, job_key, state, trigger_seq FROM jobs ORDER BY job_id", 4}}) {
-    for (std::string& row : s.rows(sql, columns)) out.push_back(std::move(row));
-  }
-  return out;
-}
-
-}  // namespace
-
-BOOST_DATA_TEST_CASE(whatever_order_four_versions_arrive_in_the_last_to_arrive_wins, data::make(test::kBothBackends),
-                     backend) {
-  BackendStore s(backend);
-  const std::array<int, 4> scores{10, 20, 30, 40};
-  std::array<size_t, 4> order{0, 1, 2, 3};
-  int permutation = 0;
-  do {
-    const std::string id = "sleep-" + std::to_string(permutation);
-    std::vector<store::NewDelivery> arrivals;
-    for (size_t i : order) {
-      arrivals.push_back(test::sleep_delivery(id + "-msg-" + std::to_string(i), id, scores[i]));
-    }
-    s.append(arrivals);
-    catch_up(*s.processor());
-    const std::string last_seq = s.value("SELECT max(seq) FROM inbox");
-    const Strings stored = s.rows("SELECT seq, data FROM summaries WHERE id = '" + id + "'", 2);
-    BOOST_REQUIRE_EQUAL(stored.size(), 1u);
-    BOOST_TEST(stored[0].starts_with(last_seq + "|"), stored[0]);
-    BOOST_TEST(stored[0].find("\"score\":" + std::to_string(scores[order[3]])) != std::string::npos, stored[0]);
-    BOOST_TEST(s.rows("SELECT op FROM changes WHERE table_name = 'summaries' AND row_key LIKE '%/" + id +
-                          "' ORDER BY change_id",
-                      1) == (Strings{"insert", "update", "update", "update"}),
-               boost::test_tools::per_element());
-    ++permutation;
-  } while (std::next_permutation(order.begin(), order.end()));
-  BOOST_TEST(permutation == 24);
-  // The user appears once, with the first delivery applied; the others change nothing of it.
-  BOOST_TEST(s.rows("SELECT seq, op FROM changes WHERE table_name = 'users'", 2) == (Strings{"1|insert"}),
-             boost::test_tools::per_element());
-}
-
-BOOST_DATA_TEST_CASE(an_invalid_delivery_is_marked_and_the_next_one_is_processed, data::make(test::kBothBackends),
-                     backend) {
-  BackendStore s(backend);
-  s.append({test::sleep_delivery("a", "sleep-1", 1), test::raw_delivery("b", "{not json"),
-            test::raw_delivery("c", R"({"data":{}})"), test::sleep_delivery("d", "sleep-2", 2),
-            test::raw_delivery("e", R"({"event_type":"daily.timeseries.hypnogram.created","data":{}})"),
-            test::raw_delivery("f", R"({"event_type":"something.new","data":{}})")});
-  auto p = s.processor();
-  catch_up(*p);
-  BOOST_TEST(s.rows("SELECT seq, status, family, error FROM deliveries ORDER BY seq", 4) ==
-                 (Strings{"1|processed|summary|NULL",
-                          "2|invalid|other|body: not valid JSON (JSON document ended early in the middle of an object "
-                          "or array.)",
-                          "3|invalid|other|event_type: missing", "4|processed|summary|NULL", "5|ignored|hypnogram|NULL",
-                          "6|unknown|other|NULL"}),
-             boost::test_tools::per_element());
-  BOOST_TEST(s.rows("SELECT id FROM summaries ORDER BY id COLLATE \"C\"", 1) == (Strings{"sleep-1", "sleep-2"}),
-             boost::test_tools::per_element());
-  BOOST_TEST(p->stats().processed == 2u);
-  BOOST_TEST(p->stats().invalid == 2u);
-  BOOST_TEST(p->stats().ignored == 1u);
-  BOOST_TEST(p->stats().unknown == 1u);
-  BOOST_TEST(p->applied_seq() == 6);
-}
-
-BOOST_DATA_TEST_CASE(a_restart_resumes_exactly_where_the_last_committed_step_ended, data::make(test::kBothBackends),
-                     backend) {
-  const auto corpus = test::make_corpus(120, 7);
-  BackendStore reference(backend);
-  reference.append(corpus);
-  catch_up(*reference.processor());
-  const Strings expected = derived_state(reference);
-
-  BackendStore s(backend);
-  s.append(corpus);
-  {
-    auto p = s.processor({.max_rows_per_step = 10000, .max_deliveries_per_step = 7});
-    for (int i = 0; i < 5; ++i) BOOST_TEST(p->run_once(120));
-    BOOST_TEST(p->applied_seq() == 35);
-  }  // "killed" between steps: the processor and the store are gone
-  s.reopen();
-  BOOST_TEST(s.value("SELECT applied_seq FROM processor_state") == "35");
-  BOOST_TEST(s.value("SELECT count(*) FROM deliveries WHERE status = 'pending'") == "85");
-  BOOST_TEST(s.value("SELECT count(*) FROM deliveries WHERE status <> 'pending' AND seq > 35") == "0");
-  auto p = s.processor({.max_rows_per_step = 50, .max_deliveries_per_step = 7});
-  catch_up(*p);
-  BOOST_TEST(p->stats().processed + p->stats().invalid + p->stats().ignored + p->stats().unknown == 85u);
-  BOOST_TEST(derived_state(s) == expected, boost::test_tools::per_element());
-}
 
 namespace {
 

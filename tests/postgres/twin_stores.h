@@ -14,16 +14,10 @@
 #include "store/postgres/database.h"
 #include "store/sqlite/database.h"
 #include "tests/support/postgres_cluster.h"
+#include "tests/support/test_must.h"
 #include "tests/support/temp_dir.h"
 
 namespace hh::test {
-
-template <typename T>
-T twin_must(Result<T> result) {
-  BOOST_REQUIRE_MESSAGE(result.ok(), result.error());
-  return std::move(result.value());
-}
-inline void twin_must(Result<void> result) { BOOST_REQUIRE_MESSAGE(result.ok(), result.error()); }
 
 struct TwinStores {
   TempDir dir;
