@@ -22,6 +22,7 @@
 #include "tests/support/postgres_cluster.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_must.h"
+#include "tests/support/text_rows.h"
 
 namespace hh::test {
 
@@ -82,32 +83,10 @@ class BackendStore {
   // The rows of `neutral_sql` (its first `columns` columns; 0: all of them), "|" between
   // values, NULL as "NULL".
   std::vector<std::string> rows(const std::string& neutral_sql, int columns = 0) {
-    std::vector<std::string> out;
     if (backend_ == Backend::sqlite) {
-      auto stmt = twin_must(lite_->prepare(store::schema::spell(neutral_sql, store::schema::Dialect::sqlite)));
-      const int shown = columns > 0 ? columns : sqlite3_column_count(stmt.get());
-      twin_must(stmt.for_each_row([&](const sqlite::Statement& s) {
-        std::string line;
-        for (int c = 0; c < shown; ++c) {
-          if (c > 0) line += '|';
-          line += s.column_is_null(c) ? std::string("NULL") : std::string(s.column_text(c));
-        }
-        out.push_back(line);
-      }));
-      return out;
+      return text_rows(*lite_, store::schema::spell(neutral_sql, store::schema::Dialect::sqlite), columns);
     }
-    auto result = pg_->query(store::schema::spell(neutral_sql, store::schema::Dialect::postgres));
-    BOOST_REQUIRE_MESSAGE(result.ok(), result.error() + ": " + neutral_sql);
-    const int shown = columns > 0 ? columns : PQnfields(result->get());
-    for (int r = 0; r < result->size(); ++r) {
-      std::string line;
-      for (int c = 0; c < shown; ++c) {
-        if (c > 0) line += '|';
-        line += result->is_null(r, c) ? std::string("NULL") : std::string(result->text(r, c));
-      }
-      out.push_back(line);
-    }
-    return out;
+    return text_rows(*pg_, store::schema::spell(neutral_sql, store::schema::Dialect::postgres), columns);
   }
 
   // The one value of `neutral_sql` ("" when it has no row).
