@@ -16,7 +16,6 @@
 #include "processor/parse_pipeline.h"
 #include "processor/processor.h"
 #include "store/schema/tables.h"
-#include "store/sqlite/delivery_cursor.h"
 #include "tests/derived/corpus.h"
 #include "tests/derived/sqlite_processor.h"
 #include "tests/derived/store_dump.h"
@@ -492,10 +491,94 @@ BOOST_DATA_TEST_CASE(catching_up_marks_a_delivery_the_store_rejects_and_goes_on,
   BOOST_TEST(p->stats().steps == 3u);
 }
 
-// What only SQLite has: the durable seq the writer reports after each WAL sync, the
-// pipeline's reader of the SQLite file following that WAL sync, a full disk (a SQLite
-// page limit). PostgreSQL commits are durable when they return, and its reader
-// is the processing store's (covered above through the store interface).
+// A slot that parsed a large body (a fetched page) gives its buffers back once applied,
+// and is reused for the next rows as before.
+BOOST_DATA_TEST_CASE(a_pipeline_slot_frees_a_large_body_once_it_is_applied, data::make(test::kBothBackends),
+                     backend) {
+  BackendStore s(backend);
+  auto big = test::heartrate_delivery("big", 1717200000000, 30000, 60);
+  BOOST_REQUIRE_GT(big.body.size(), processor::ParsePipeline::kTrimAbove);
+  s.append({test::sleep_delivery("a", "sleep-1", 10), big, test::sleep_delivery("b", "sleep-2", 20)});
+  auto pipeline = processor::ParsePipeline::start(s.reader(store::ReaderUse::follow), 0, 3,
+                                                  processor::ParsePipeline::Mode::follow);
+  BOOST_REQUIRE_MESSAGE(pipeline, pipeline.error());
+  auto& p = **pipeline;
+  int64_t seq = 0;
+  std::vector<size_t> sample_counts;
+  for (;;) {
+    auto row = p.next(seq);
+    BOOST_REQUIRE_MESSAGE(row, row.error());
+    if (*row == nullptr) break;
+    seq = (*row)->seq;
+    size_t samples = 0;
+    for (const auto& batch : (*row)->rows->sample_batches) samples += batch.samples.size();
+    sample_counts.push_back(samples);
+    BOOST_TEST(p.slot_trims() == (seq == 3 ? 1u : 0u), "after seq " << seq);  // the big row's slot, once released
+  }
+  p.end_step();
+  BOOST_TEST(sample_counts == (std::vector<size_t>{0, 30000, 0}), boost::test_tools::per_element());
+  // Rows that come later parse as before (the trimmed slot among the free ones).
+  s.append({test::heartrate_delivery("big-2", 1717300000000, 30000, 61), test::sleep_delivery("c", "sleep-3", 30)});
+  p.extend(5);
+  auto fourth = p.next(3);
+  BOOST_REQUIRE_MESSAGE(fourth && *fourth, "row 4");
+  BOOST_TEST((*fourth)->seq == 4);
+  BOOST_TEST((*fourth)->rows->sample_batches.size() == 1u);
+  BOOST_TEST((*fourth)->rows->sample_batches.front().samples.size() == 30000u);
+  auto fifth = p.next(4);
+  BOOST_REQUIRE_MESSAGE(fifth && *fifth, "row 5");
+  BOOST_TEST((*fifth)->rows->summaries.size() == 1u);  // parsed in the slot trimmed after row 2
+  BOOST_TEST(p.slot_trims() == 2u);
+}
+
+// Following the inbox, the pipeline reads and parses every committed row (read_ahead():
+// on SQLite while the rows' WAL sync runs) but hands out none past the step's end
+// (extend(): the rows the writer says are on disk), also when that end falls in a gap
+// between seqs (PostgreSQL's sequence leaves gaps as well).
+BOOST_DATA_TEST_CASE(a_following_pipeline_parses_committed_rows_ahead_and_hands_out_only_those_on_disk,
+                     data::make(test::kBothBackends), backend) {
+  BackendStore s(backend);
+  s.append({test::sleep_delivery("a", "sleep-1", 10), test::sleep_delivery("b", "sleep-2", 20),
+            test::sleep_delivery("c", "sleep-3", 30)});
+  s.exec("UPDATE inbox SET seq = 5 WHERE seq = 3");  // seqs 1, 2, 5
+  auto pipeline = processor::ParsePipeline::start(s.reader(store::ReaderUse::follow), 0, 1,
+                                                  processor::ParsePipeline::Mode::follow);
+  BOOST_REQUIRE_MESSAGE(pipeline, pipeline.error());
+  auto& p = **pipeline;
+  auto expect_row = [&](int64_t after_seq, int64_t seq) {
+    auto row = p.next(after_seq);
+    BOOST_REQUIRE_MESSAGE(row, row.error());
+    BOOST_REQUIRE_MESSAGE(*row != nullptr, "a row after " << after_seq);
+    BOOST_TEST((*row)->seq == seq);
+    BOOST_TEST((*row)->rows->summaries.size() == 1u);
+  };
+  auto expect_step_end = [&](int64_t after_seq) {
+    auto row = p.next(after_seq);
+    BOOST_REQUIRE_MESSAGE(row, row.error());
+    BOOST_TEST_MESSAGE("step end after " << after_seq);
+    BOOST_TEST((*row == nullptr ? 0 : (*row)->seq) == 0);
+    p.end_step();
+  };
+  expect_row(0, 1);
+  expect_step_end(1);
+
+  p.read_ahead(5);
+  for (int i = 0; i < 1000 && p.rows_parsed() < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  BOOST_TEST(p.rows_parsed() == 3u);  // rows 2 and 5 parsed before they may be applied...
+  expect_step_end(1);                 // ...and not handed out
+
+  p.extend(3);  // on disk up to 3: row 2, not row 5
+  expect_row(1, 2);
+  expect_step_end(2);
+  p.extend(5);
+  expect_row(2, 5);
+  expect_step_end(5);
+  BOOST_TEST(p.rows_parsed() == 3u);  // each row read once
+}
+
+// What only SQLite has: the durable seq the writer reports after each WAL sync (a row
+// committed after it may be lost to a power failure; a PostgreSQL commit is durable when
+// it returns), and a full disk, made here with SQLite's page limit.
 BOOST_AUTO_TEST_SUITE(sqlite_only)
 
 using hh::test::rows;
@@ -531,94 +614,6 @@ BOOST_AUTO_TEST_CASE(live_steps_apply_no_row_after_the_durable_seq) {
   BOOST_TEST(value(db, "SELECT max(seq) FROM changes") == "2");
   BOOST_TEST(!p->run_once(3));  // now on disk
   BOOST_TEST(outcomes(db).back() == "3|'processed'|'summary'|NULL");
-}
-
-// A slot that parsed a large body (a fetched page) gives its buffers back once applied,
-// and is reused for the next rows as before.
-BOOST_AUTO_TEST_CASE(a_pipeline_slot_frees_a_large_body_once_it_is_applied) {
-  TempDir dir;
-  const std::string path = dir.file("healthhook.db");
-  auto db = test::open_store(path);
-  auto big = test::heartrate_delivery("big", 1717200000000, 30000, 60);
-  BOOST_REQUIRE_GT(big.body.size(), processor::ParsePipeline::kTrimAbove);
-  test::append_deliveries(db, {test::sleep_delivery("a", "sleep-1", 10),
-                               big, test::sleep_delivery("b", "sleep-2", 20)});
-  auto pipeline = processor::ParsePipeline::start(store::open_delivery_reader(path, store::ReaderUse::follow).value(), 0, 3,
-                                                  processor::ParsePipeline::Mode::follow);
-  BOOST_REQUIRE_MESSAGE(pipeline, pipeline.error());
-  auto& p = **pipeline;
-  int64_t seq = 0;
-  std::vector<size_t> sample_counts;
-  for (;;) {
-    auto row = p.next(seq);
-    BOOST_REQUIRE_MESSAGE(row, row.error());
-    if (*row == nullptr) break;
-    seq = (*row)->seq;
-    size_t samples = 0;
-    for (const auto& batch : (*row)->rows->sample_batches) samples += batch.samples.size();
-    sample_counts.push_back(samples);
-    BOOST_TEST(p.slot_trims() == (seq == 3 ? 1u : 0u), "after seq " << seq);  // the big row's slot, once released
-  }
-  p.end_step();
-  BOOST_TEST(sample_counts == (std::vector<size_t>{0, 30000, 0}), boost::test_tools::per_element());
-  // Rows that come later parse as before (the trimmed slot among the free ones).
-  test::append_deliveries(db, {test::heartrate_delivery("big-2", 1717300000000, 30000, 61),
-                               test::sleep_delivery("c", "sleep-3", 30)});
-  p.extend(5);
-  auto fourth = p.next(3);
-  BOOST_REQUIRE_MESSAGE(fourth && *fourth, "row 4");
-  BOOST_TEST((*fourth)->seq == 4);
-  BOOST_TEST((*fourth)->rows->sample_batches.size() == 1u);
-  BOOST_TEST((*fourth)->rows->sample_batches.front().samples.size() == 30000u);
-  auto fifth = p.next(4);
-  BOOST_REQUIRE_MESSAGE(fifth && *fifth, "row 5");
-  BOOST_TEST((*fifth)->rows->summaries.size() == 1u);  // parsed in the slot trimmed after row 2
-  BOOST_TEST(p.slot_trims() == 2u);
-}
-
-// Following the inbox, the pipeline reads and parses every committed row (read_ahead(),
-// while the rows' WAL sync runs) but hands out none past the step's end (extend(), the
-// rows on disk), also when that end falls in a gap between seqs.
-BOOST_AUTO_TEST_CASE(a_following_pipeline_parses_committed_rows_ahead_and_hands_out_only_those_on_disk) {
-  TempDir dir;
-  const std::string path = dir.file("healthhook.db");
-  auto db = test::open_store(path);
-  test::append_deliveries(db, {test::sleep_delivery("a", "sleep-1", 10), test::sleep_delivery("b", "sleep-2", 20),
-              test::sleep_delivery("c", "sleep-3", 30)});
-  BOOST_REQUIRE(db.exec("UPDATE inbox SET seq = 5 WHERE seq = 3"));  // seqs 1, 2, 5
-  auto pipeline = processor::ParsePipeline::start(store::open_delivery_reader(path, store::ReaderUse::follow).value(), 0, 1,
-                                                  processor::ParsePipeline::Mode::follow);
-  BOOST_REQUIRE_MESSAGE(pipeline, pipeline.error());
-  auto& p = **pipeline;
-  auto expect_row = [&](int64_t after_seq, int64_t seq) {
-    auto row = p.next(after_seq);
-    BOOST_REQUIRE_MESSAGE(row, row.error());
-    BOOST_REQUIRE_MESSAGE(*row != nullptr, "a row after " << after_seq);
-    BOOST_TEST((*row)->seq == seq);
-    BOOST_TEST((*row)->rows->summaries.size() == 1u);
-  };
-  auto expect_step_end = [&](int64_t after_seq) {
-    auto row = p.next(after_seq);
-    BOOST_REQUIRE_MESSAGE(row, row.error());
-    BOOST_TEST_MESSAGE("step end after " << after_seq);
-    BOOST_TEST((*row == nullptr ? 0 : (*row)->seq) == 0);
-    p.end_step();
-  };
-  expect_row(0, 1);
-  expect_step_end(1);
-
-  p.read_ahead(5);
-  for (int i = 0; i < 1000 && p.rows_parsed() < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  BOOST_TEST(p.rows_parsed() == 3u);  // rows 2 and 5 parsed before they may be applied...
-  expect_step_end(1);                 // ...and not handed out
-
-  p.extend(3);  // on disk up to 3: row 2, not row 5
-  expect_row(1, 2);
-  expect_step_end(2);
-  p.extend(5);
-  expect_row(2, 5);
-  expect_step_end(5);
-  BOOST_TEST(p.rows_parsed() == 3u);  // each row read once
 }
 
 BOOST_AUTO_TEST_CASE(a_full_disk_rolls_the_step_back_and_a_later_run_applies_it) {

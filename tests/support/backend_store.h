@@ -80,6 +80,13 @@ class BackendStore {
     return twin_must(processor::Processor::create(std::move(processing), options));
   }
 
+  // A reader of the inbox on a connection of its own, as a processor's parse thread gets
+  // one (ProcessingStore::open_reader).
+  std::unique_ptr<store::DeliveryCursor> reader(store::ReaderUse use) {
+    auto processing = twin_must(store_->open_processing());
+    return twin_must(processing->open_reader(use));
+  }
+
   // The rows of `neutral_sql` (its first `columns` columns; 0: all of them), "|" between
   // values, NULL as "NULL".
   std::vector<std::string> rows(const std::string& neutral_sql, int columns = 0) {
