@@ -15,15 +15,10 @@
 #include "store/sqlite/database.h"
 #include "tests/support/postgres_cluster.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_must.h"
+#include "tests/support/text_rows.h"
 
 namespace hh::test {
-
-template <typename T>
-T twin_must(Result<T> result) {
-  BOOST_REQUIRE_MESSAGE(result.ok(), result.error());
-  return std::move(result.value());
-}
-inline void twin_must(Result<void> result) { BOOST_REQUIRE_MESSAGE(result.ok(), result.error()); }
 
 struct TwinStores {
   TempDir dir;
@@ -63,27 +58,7 @@ struct TwinStores {
   // The rows of `sql` (valid on both, `columns` columns), one line each, "|" between
   // values, "NULL" for NULL; SQLite first, PostgreSQL second.
   std::pair<std::vector<std::string>, std::vector<std::string>> rows(const std::string& sql, int columns) {
-    std::vector<std::string> lite_rows, pg_rows;
-    auto stmt = twin_must(lite.prepare(sql));
-    BOOST_REQUIRE(stmt.for_each_row([&](const sqlite::Statement& s) {
-      std::string line;
-      for (int c = 0; c < columns; ++c) {
-        if (c > 0) line += '|';
-        line += s.column_is_null(c) ? std::string("NULL") : std::string(s.column_text(c));
-      }
-      lite_rows.push_back(line);
-    }).ok());
-    auto result = pg.query(sql);
-    BOOST_REQUIRE_MESSAGE(result.ok(), result.error() + ": " + sql);
-    for (int r = 0; r < result->size(); ++r) {
-      std::string line;
-      for (int c = 0; c < columns; ++c) {
-        if (c > 0) line += '|';
-        line += result->is_null(r, c) ? std::string("NULL") : std::string(result->text(r, c));
-      }
-      pg_rows.push_back(line);
-    }
-    return {lite_rows, pg_rows};
+    return {text_rows(lite, sql, columns), text_rows(pg, sql, columns)};
   }
 
   // Checks that `sql` reads the same rows on both; returns them (SQLite's).

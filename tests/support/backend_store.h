@@ -1,9 +1,11 @@
 #pragma once
 // One store of a given backend, opened as `serve` opens it (store::open_store), for suites
-// that check a behaviour of the store once and run it on both backends: a data-driven
-// Boost.Test case over kBothBackends gets a BackendStore of each. What the suite asks goes
-// through the store's interfaces (inbox, processing, job queue); what it checks is read
-// with SQL both engines read alike (neutral spelling, store/schema/dialect.h).
+// of any area that check a behaviour of the store once and run it on both backends: a
+// data-driven Boost.Test case over kBothBackends gets a BackendStore of each. What the
+// suite asks goes through the store's interfaces (inbox, processing, job queue, job
+// admin); what it checks is read with SQL both engines read alike (neutral spelling,
+// store/schema/dialect.h). The PostgreSQL store is a fresh database on the test process's
+// server (tests/support/postgres_cluster.h).
 #include <boost/test/unit_test.hpp>
 
 #include <array>
@@ -17,9 +19,10 @@
 #include "store/postgres/database.h"
 #include "store/schema/dialect.h"
 #include "store/sqlite/database.h"
-#include "tests/postgres/twin_stores.h"
 #include "tests/support/postgres_cluster.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_must.h"
+#include "tests/support/text_rows.h"
 
 namespace hh::test {
 
@@ -37,15 +40,23 @@ class BackendStore {
         location_(backend == Backend::sqlite ? dir_.file("healthhook.db")
                                              : PostgresCluster::shared().fresh_database()) {
     reopen();
-    if (backend_ == Backend::sqlite) {
-      lite_ = std::make_unique<sqlite::Connection>(twin_must(store::open_for_writing(location_, {})));
-    } else {
-      pg_ = std::make_unique<pg::Connection>(twin_must(store::connect_migrated({location_, ""})));
-    }
+    connect_checks();
   }
 
   Backend backend() const { return backend_; }
   store::Store& store() { return *store_; }
+  // The SQLite file or the PostgreSQL URI, as `database = …` names it.
+  const std::string& location() const { return location_; }
+
+  // Another store on the same database, as a second process opens it.
+  std::unique_ptr<store::Store> another_store() const {
+    return twin_must(store::open_store(store::Database(location_), store::StoreOptions{}));
+  }
+
+  // The job administration (`healthhook jobs`) of this store, on a connection of its own.
+  std::unique_ptr<store::JobAdmin> job_admin() const {
+    return twin_must(store::open_job_admin(store::Database(location_)));
+  }
 
   // The store closed and opened again, as after a restart of `serve`.
   void reopen() {
@@ -69,32 +80,20 @@ class BackendStore {
     return twin_must(processor::Processor::create(std::move(processing), options));
   }
 
-  // The rows of `neutral_sql` (`columns` columns), "|" between values, NULL as "NULL".
-  std::vector<std::string> rows(const std::string& neutral_sql, int columns) {
-    std::vector<std::string> out;
+  // A reader of the inbox on a connection of its own, as a processor's parse thread gets
+  // one (ProcessingStore::open_reader).
+  std::unique_ptr<store::DeliveryCursor> reader(store::ReaderUse use) {
+    auto processing = twin_must(store_->open_processing());
+    return twin_must(processing->open_reader(use));
+  }
+
+  // The rows of `neutral_sql` (its first `columns` columns; 0: all of them), "|" between
+  // values, NULL as "NULL".
+  std::vector<std::string> rows(const std::string& neutral_sql, int columns = 0) {
     if (backend_ == Backend::sqlite) {
-      auto stmt = twin_must(lite_->prepare(store::schema::spell(neutral_sql, store::schema::Dialect::sqlite)));
-      twin_must(stmt.for_each_row([&](const sqlite::Statement& s) {
-        std::string line;
-        for (int c = 0; c < columns; ++c) {
-          if (c > 0) line += '|';
-          line += s.column_is_null(c) ? std::string("NULL") : std::string(s.column_text(c));
-        }
-        out.push_back(line);
-      }));
-      return out;
+      return text_rows(*lite_, store::schema::spell(neutral_sql, store::schema::Dialect::sqlite), columns);
     }
-    auto result = pg_->query(store::schema::spell(neutral_sql, store::schema::Dialect::postgres));
-    BOOST_REQUIRE_MESSAGE(result.ok(), result.error() + ": " + neutral_sql);
-    for (int r = 0; r < result->size(); ++r) {
-      std::string line;
-      for (int c = 0; c < columns; ++c) {
-        if (c > 0) line += '|';
-        line += result->is_null(r, c) ? std::string("NULL") : std::string(result->text(r, c));
-      }
-      out.push_back(line);
-    }
-    return out;
+    return text_rows(*pg_, store::schema::spell(neutral_sql, store::schema::Dialect::postgres), columns);
   }
 
   // The one value of `neutral_sql` ("" when it has no row).
@@ -112,7 +111,24 @@ class BackendStore {
     }
   }
 
+  // `neutral_sql` run in a transaction that never commits: the connection is closed
+  // inside it, as when a process dies mid-step.
+  void abandon(const std::string& neutral_sql) {
+    exec("BEGIN; " + neutral_sql);
+    lite_.reset();
+    pg_.reset();
+    connect_checks();
+  }
+
  private:
+  void connect_checks() {
+    if (backend_ == Backend::sqlite) {
+      lite_ = std::make_unique<sqlite::Connection>(twin_must(store::open_for_writing(location_, {})));
+    } else {
+      pg_ = std::make_unique<pg::Connection>(twin_must(store::connect_migrated({location_, ""})));
+    }
+  }
+
   Backend backend_;
   TempDir dir_;
   std::string location_;  // the SQLite file or the PostgreSQL URI
