@@ -23,7 +23,7 @@ std::string database_path(sqlite::Connection& db) {
 Result<std::unique_ptr<ProcessingStore>> open_sqlite_processing(sqlite::Connection& write_db,
                                                                 std::span<const ForwardRule> forward_rules) {
   auto lock = ProcessingLock::acquire(write_db);
-  if (!lock) return fail(lock.error());
+  if (!lock) return fail(lock);
   // Debian builds SQLite with secure_delete on: every page freed is zeroed, i.e. written
   // once more. The processor frees pages all the time (a fetched stream replaces its
   // points, rebuild empties tables), and nothing it frees is gone for good: the inbox
