@@ -8,16 +8,28 @@ namespace hh::app {
 Result<std::unique_ptr<Processing>> start_processing(const config::Settings& settings, Ingest& ingest,
                                                      fetcher::Fetcher* follow_ups) {
   auto processing = std::make_unique<Processing>();
-  // Instances sharing a store (PostgreSQL) take turns: this one may stand by.
-  auto store = ingest.store->open_processing(store::Leadership::when_free);
+  store::InboxWriter& writer = *ingest.writer;
+  // Instances sharing a store (PostgreSQL) take turns: this one may stand by. Processing
+  // runs on a thread of its own where it can have a connection of its own (processing.h).
+  const bool alongside = ingest.store->can_process_alongside();
+  auto store = alongside ? ingest.store->open_processing_alongside(store::Leadership::when_free)
+                         : ingest.store->open_processing(store::Leadership::when_free);
   if (!store) return Error{store.error(), store.error_kind()};
-  auto created = processor::Processor::create(std::move(*store), processor::kCatchUpSteps);
+  // On its own thread, steps of the size a step that gives way has (kBehindStep): nothing
+  // waits for them, but readers see a step's rows at its commit, and a stop waits for one.
+  auto created = processor::Processor::create(
+      std::move(*store), alongside ? processor::Processor::kBehindStep : processor::kCatchUpSteps);
   if (!created) return Error{created.error(), created.error_kind()};
   processing->processor = std::move(*created);
   if (follow_ups) processing->processor->on_jobs_queued([follow_ups] { follow_ups->wake(); });
-  store::InboxWriter& writer = *ingest.writer;
-  processing->processor->yield_to([&writer] { return writer.queue_depth() > 0; });
-  writer.add_background(processing->processor.get());
+  if (alongside) {
+    processing->thread = std::make_unique<processor::ProcessingThread>(*processing->processor,
+                                                                       ingest.writer_options.idle_wakeup);
+    writer.add_background(processing->thread.get());  // passes each durable seq on
+  } else {
+    processing->processor->yield_to([&writer] { return writer.queue_depth() > 0; });
+    writer.add_background(processing->processor.get());
+  }
   // Checkpoints run on a thread of their own, not inside the writer's commits, where they
   // held up the acks of the batch that crossed the checkpoint threshold (reading the log,
   // writing and syncing the database). Without it (e.g. no second connection can be

@@ -1,7 +1,10 @@
 #pragma once
-// Processing in `serve`: the processor applies the inbox between ingest commits, on the
-// writer thread, in long steps that give way to waiting deliveries; the checkpointer runs
-// on a thread of its own and finishes each checkpoint between the writer's batches.
+// Processing in `serve`. Where the store has one writer (SQLite), the processor applies the
+// inbox between ingest commits, on the writer thread, in long steps that give way to
+// waiting deliveries, and the checkpointer runs on a thread of its own and finishes each
+// checkpoint between the writer's batches. Where processing can have a connection of its
+// own (PostgreSQL), it runs on a thread of its own (processor/processing_thread.h), and the
+// writer thread only commits.
 #include <memory>
 
 #include "app/ingest.h"
@@ -9,6 +12,7 @@
 #include "fetcher/fetcher.h"
 #include "config/settings.h"
 #include "processor/body_retention_work.h"
+#include "processor/processing_thread.h"
 #include "processor/processor.h"
 #include "store/durability.h"
 
@@ -16,8 +20,15 @@ namespace hh::app {
 
 struct Processing {
   std::unique_ptr<processor::Processor> processor;
+  std::unique_ptr<processor::ProcessingThread> thread;  // runs `processor`, when it has a connection of its own
   std::unique_ptr<store::Checkpointer> checkpointer;  // null if it could not be started
   std::unique_ptr<processor::BodyRetentionWork> body_retention;  // null without [retention] body_days
+
+  // Lets the step in progress finish and stops processing (before the parts its steps
+  // wake, e.g. the fetcher, stop).
+  void stop() {
+    if (thread) thread->stop();
+  }
 };
 
 // Hands them to the writer as background work (it runs them once started), with the body

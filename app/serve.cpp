@@ -38,10 +38,11 @@ ServeExit failed(const ServeHooks& hooks, const std::string& message, ErrorKind 
   return kind == ErrorKind::data ? ServeExit::bad_config : ServeExit::failure;
 }
 
-// Starts what was opened, runs until a signal has drained the server, then stops the
-// fetcher and the writer (which commits what is still queued).
+// Starts what was opened, runs until a signal has drained the server, then stops
+// processing, the fetcher and the writer (which commits what is still queued).
 ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t signing_secrets, Ingest& ingest,
-              FollowUps* follow_ups, forward::Forwarder* forwarder, HttpFront& front, unsigned threads) {
+              Processing& processing, FollowUps* follow_ups, forward::Forwarder* forwarder, HttpFront& front,
+              unsigned threads) {
   ingest.writer->start();
   if (follow_ups) follow_ups->fetcher->start();  // after the writer: it writes through it
   if (forwarder) forwarder->start();
@@ -77,6 +78,7 @@ ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t 
   front.blocking.join();
   front.refusal_log->flush();
 
+  processing.stop();                 // a thread of its own finishes its step; else the writer's
   if (forwarder) forwarder->stop();  // what is in flight goes out again after a restart
   if (follow_ups) follow_ups->fetcher->stop();  // before the writer: jobs in flight record their outcome through it
   ingest.writer->stop();                         // commits anything still queued
@@ -128,7 +130,8 @@ ServeExit serve(const config::Settings& settings, const ServeHooks& hooks) {
                                 .threads = threads,
                                 .max_connections = max_connections});
   if (!front) return failed(hooks, front.error(), front.error_kind());
-  return run(settings, hooks, secrets->signing_secrets.size(), **ingest, fetching, forwarder.get(), **front, threads);
+  return run(settings, hooks, secrets->signing_secrets.size(), **ingest, **processing, fetching, forwarder.get(),
+             **front, threads);
 }
 
 }  // namespace hh::app

@@ -1,7 +1,7 @@
 #pragma once
 // The event processor: applies inbox rows to the derived tables in seq order, the same
-// code for live processing (`serve`, as background work of the writer thread), replay
-// and `rebuild`.
+// code for live processing (`serve`: as background work of the writer thread, or on a
+// thread of its own where the store allows, processing_thread.h), replay and `rebuild`.
 //
 // A step is ONE transaction of the store (store/processing_store.h): read the next rows
 // after applied_seq, parse each (DeliveryParser), apply its rows, record its outcome,
@@ -11,9 +11,10 @@
 // A step ends after max_rows_per_step derived rows or max_deliveries_per_step deliveries,
 // whichever comes first (a single delivery is never split). Thousands of rows per
 // transaction are needed for throughput (100-row transactions reached a third of the
-// 10,000-row rate). The writer thread commits ingest batches only between steps and acks
-// wait for those, so in `serve` a step also ends early when deliveries are waiting for
-// their commit (yield_to()), once it has applied kDeliveriesBeforeYield of its own.
+// 10,000-row rate). Where steps run on the writer thread, it commits ingest batches only
+// between steps and acks wait for those, so in `serve` a step there also ends early when
+// deliveries are waiting for their commit (yield_to()), once it has applied
+// kDeliveriesBeforeYield of its own.
 //
 // Failures:
 //  - a delivery that cannot be parsed, or whose rows the store rejects (a constraint:
@@ -24,12 +25,12 @@
 // Lifetime: the processor owns its ProcessingStore, and with it the store's processing
 // lock, for its whole life: a second processor on the same store (another process) fails
 // to be created. On a store several instances share (Leadership::when_free), a processor
-// stands by until the lock is free, then takes over from the applied position. It is used only on the thread that calls run_once() /
-// run_until_caught_up() (the writer thread in `serve`). run_once() parses on the calling
-// thread while deliveries arrive, and starts a ParsePipeline (a thread and a reader) that
-// parses ahead of the steps only for a backlog the inbox no longer adds to (a restart, the
-// end of a burst); it stops once caught up or when deliveries arrive again (ProcessorOptions
-// says why).
+// stands by until the lock is free, then takes over from the applied position. It is used
+// only on the thread that calls run_once() / run_until_caught_up() (in `serve`, the writer
+// thread or its own). run_once() parses on the calling thread while deliveries arrive,
+// and starts a ParsePipeline (a thread and a reader) that parses ahead of the steps only
+// for a backlog the inbox no longer adds to (a restart, the end of a burst); it stops once
+// caught up or when deliveries arrive again (ProcessorOptions says why).
 #include <atomic>
 #include <chrono>
 #include <cstdint>

@@ -31,6 +31,14 @@ class Store {
   // Takes the store's processing lock (processing_store.h): with Leadership::now, fails
   // while another process or instance applies this inbox.
   virtual Result<std::unique_ptr<ProcessingStore>> open_processing(Leadership leadership = Leadership::now) = 0;
+  // Whether processing can run beside the writer, on a connection and a thread of its own
+  // (PostgreSQL). Where the store has one writer (SQLite), processing shares the writer's
+  // connection and thread.
+  virtual bool can_process_alongside() const = 0;
+  // open_processing() on a connection of its own, for that thread: not bound to the write
+  // connection's thread (the rest of this interface is). ErrorKind::unavailable where
+  // can_process_alongside() is false.
+  virtual Result<std::unique_ptr<ProcessingStore>> open_processing_alongside(Leadership leadership) = 0;
   // Several instances may serve this store at once (PostgreSQL): deliveries they store
   // appear in the inbox without this process's writer, so background work should look
   // for them often.

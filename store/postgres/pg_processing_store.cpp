@@ -50,9 +50,9 @@ class LeaderLock {
 
 class PgProcessingStore final : public ProcessingStore {
  public:
-  PgProcessingStore(pg::Connection& db, Database database, std::optional<LeaderLock> lock,
-                    std::unique_ptr<PgDerivedWriter> writer, PgOutboxWriter outbox)
-      : db_(db), database_(std::move(database)), lock_(std::move(lock)), horizon_(db), cursor_(db),
+  PgProcessingStore(std::unique_ptr<pg::Connection> own_session, pg::Connection& db, Database database,
+                    std::optional<LeaderLock> lock, std::unique_ptr<PgDerivedWriter> writer, PgOutboxWriter outbox)
+      : own_session_(std::move(own_session)), db_(db), database_(std::move(database)), lock_(std::move(lock)), horizon_(db), cursor_(db),
         writer_(std::move(writer)), outbox_(std::move(outbox)) {}
 
   Result<bool> take_lead() override {
@@ -159,7 +159,8 @@ class PgProcessingStore final : public ProcessingStore {
   Result<void> reset_derived(ResetOptions options) override { return reset_postgres_derived(db_, options); }
 
  private:
-  pg::Connection& db_;
+  std::unique_ptr<pg::Connection> own_session_;  // null on the store's write connection; destroyed last
+  pg::Connection& db_;                           // *own_session_ or the store's
   const Database database_;
   std::optional<LeaderLock> lock_;  // none while another instance leads (Leadership::when_free)
   InboxHorizon horizon_;
@@ -201,11 +202,10 @@ Result<void> PgProcessingStore::record_outcomes(std::span<const OutcomeUpdate> o
   return {};
 }
 
-}  // namespace
-
-Result<std::unique_ptr<ProcessingStore>> open_postgres_processing(pg::Connection& db, const Database& database,
-                                                                  Leadership leadership,
-                                                                  std::span<const ForwardRule> forward_rules) {
+// `own_session`: null, or the connection `db` is (then the store owns it).
+Result<std::unique_ptr<ProcessingStore>> open_on(std::unique_ptr<pg::Connection> own_session, pg::Connection& db,
+                                                 const Database& database, Leadership leadership,
+                                                 std::span<const ForwardRule> forward_rules) {
   auto lock = LeaderLock::try_acquire(db);
   if (!lock) return fail(lock.error_kind(), lock.error());
   if (!*lock && leadership == Leadership::now) return fail(ErrorKind::busy, kLeadTaken);
@@ -215,7 +215,25 @@ Result<std::unique_ptr<ProcessingStore>> open_postgres_processing(pg::Connection
   auto outbox = PgOutboxWriter::create(db, {forward_rules.begin(), forward_rules.end()});
   if (!outbox) return fail(outbox.error_kind(), outbox.error());
   return std::unique_ptr<ProcessingStore>(
-      new PgProcessingStore(db, database, std::move(*lock), std::move(*writer), std::move(*outbox)));
+      new PgProcessingStore(std::move(own_session), db, database, std::move(*lock), std::move(*writer),
+                            std::move(*outbox)));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ProcessingStore>> open_postgres_processing(pg::Connection& db, const Database& database,
+                                                                  Leadership leadership,
+                                                                  std::span<const ForwardRule> forward_rules) {
+  return open_on(nullptr, db, database, leadership, forward_rules);
+}
+
+Result<std::unique_ptr<ProcessingStore>> open_postgres_processing_session(pg::Connection session,
+                                                                          const Database& database,
+                                                                          Leadership leadership,
+                                                                          std::span<const ForwardRule> forward_rules) {
+  auto owned = std::make_unique<pg::Connection>(std::move(session));
+  pg::Connection& db = *owned;
+  return open_on(std::move(owned), db, database, leadership, forward_rules);
 }
 
 Result<void> reset_postgres_derived(pg::Connection& db, ResetOptions options) {

@@ -27,6 +27,13 @@ Result<std::unique_ptr<ProcessingStore>> open_postgres_processing(pg::Connection
                                                                   Leadership leadership,
                                                                   std::span<const ForwardRule> forward_rules = {});
 
+// The same on a session of its own (`session`, a connection to `database` that it keeps),
+// for a processing thread beside the writer's (Store::open_processing_alongside).
+Result<std::unique_ptr<ProcessingStore>> open_postgres_processing_session(pg::Connection session,
+                                                                          const Database& database,
+                                                                          Leadership leadership,
+                                                                          std::span<const ForwardRule> forward_rules);
+
 // Empties the derived tables and resets the processor's position, in one transaction.
 Result<void> reset_postgres_derived(pg::Connection& db, ResetOptions options);
 

@@ -7,15 +7,20 @@
 #include "store/postgres/pg_processing_store.h"
 
 namespace hh::store {
+namespace {
+
+// busy_timeout_ms: a lock held longer fails the statement (busy: answered 503, or a step
+// retried), as SQLite's busy timeout does.
+Result<void> limit_lock_waits(pg::Connection& db, const StoreOptions& options) {
+  return db.set_session("SET lock_timeout = " + std::to_string(options.busy_timeout_ms));
+}
+
+}  // namespace
 
 Result<std::unique_ptr<PgStore>> PgStore::open(const Database& database, const StoreOptions& options) {
   auto db = connect_migrated(database);
   if (!db) return fail(db.error_kind(), db.error());
-  // busy_timeout_ms: a lock held longer fails the statement (busy, answered 503), as
-  // SQLite's busy timeout does.
-  if (auto set = db->set_session("SET lock_timeout = " + std::to_string(options.busy_timeout_ms)); !set) {
-    return fail(set.error_kind(), set.error());
-  }
+  if (auto set = limit_lock_waits(*db, options); !set) return fail(set.error_kind(), set.error());
   return std::unique_ptr<PgStore>(new PgStore(database, std::move(*db), options));
 }
 
@@ -23,6 +28,13 @@ Result<std::unique_ptr<Inbox>> PgStore::open_inbox() { return open_postgres_inbo
 
 Result<std::unique_ptr<ProcessingStore>> PgStore::open_processing(Leadership leadership) {
   return open_postgres_processing(db_, database_, leadership, options_.forward_rules);
+}
+
+Result<std::unique_ptr<ProcessingStore>> PgStore::open_processing_alongside(Leadership leadership) {
+  auto session = connect(database_);
+  if (!session) return fail(session.error_kind(), "processing session: " + session.error());
+  if (auto set = limit_lock_waits(*session, options_); !set) return fail(set.error_kind(), set.error());
+  return open_postgres_processing_session(std::move(*session), database_, leadership, options_.forward_rules);
 }
 
 Result<std::unique_ptr<JobQueue>> PgStore::open_job_queue() {

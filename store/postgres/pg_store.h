@@ -24,6 +24,8 @@ class PgStore final : public Store {
 
   Result<std::unique_ptr<Inbox>> open_inbox() override;
   Result<std::unique_ptr<ProcessingStore>> open_processing(Leadership leadership) override;
+  bool can_process_alongside() const override { return true; }
+  Result<std::unique_ptr<ProcessingStore>> open_processing_alongside(Leadership leadership) override;
   bool shared() const override { return true; }
   Result<std::unique_ptr<JobQueue>> open_job_queue() override;
   Result<std::unique_ptr<BodyRetention>> open_body_retention() override;

@@ -22,6 +22,10 @@ class SqliteStore final : public Store {
   Result<std::unique_ptr<Inbox>> open_inbox() override;
   // One SQLite file has one server: a lock held elsewhere fails whatever `leadership` says.
   Result<std::unique_ptr<ProcessingStore>> open_processing(Leadership leadership) override;
+  bool can_process_alongside() const override { return false; }
+  Result<std::unique_ptr<ProcessingStore>> open_processing_alongside(Leadership) override {
+    return fail(ErrorKind::unavailable, "SQLite has one writer: processing runs on the writer thread");
+  }
   bool shared() const override { return false; }
   Result<std::unique_ptr<JobQueue>> open_job_queue() override;
   Result<std::unique_ptr<BodyRetention>> open_body_retention() override;

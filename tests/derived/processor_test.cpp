@@ -1,5 +1,6 @@
 // The processor over a real inbox: arrival order, poisoned deliveries, store failures,
-// restarts, the processing lock, reset_derived, yielding and parsing ahead. What both
+// restarts, the processing lock, reset_derived, yielding and parsing ahead, steps on a
+// thread of their own. What both
 // backends promise runs on both (data-driven over kBothBackends, tests/support/
 // backend_store.h: a store opened as `serve` opens it, checked with neutral SQL); what
 // only SQLite has is in the suite sqlite_only at the end, which says why.
@@ -11,9 +12,11 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <limits>
 #include <thread>
 
 #include "processor/parse_pipeline.h"
+#include "processor/processing_thread.h"
 #include "processor/processor.h"
 #include "store/schema/tables.h"
 #include "tests/derived/corpus.h"
@@ -574,6 +577,143 @@ BOOST_DATA_TEST_CASE(a_following_pipeline_parses_committed_rows_ahead_and_hands_
   expect_row(2, 5);
   expect_step_end(5);
   BOOST_TEST(p.rows_parsed() == 3u);  // each row read once
+}
+
+// Waits (bounded) until `p` has applied up to `seq`; false if it never does.
+bool applied_within_a_minute(const processor::Processor& p, int64_t seq) {
+  for (int i = 0; i < 3000 && p.applied_seq() < seq; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return p.applied_seq() >= seq;
+}
+
+// What PostgreSQL's writer passes on after every commit: no bound (its steps stop at the
+// inbox horizon instead), so the same value every time.
+constexpr int64_t kNoBound = std::numeric_limits<int64_t>::max();
+
+// A processor as `serve` opens one on `side` (another store on the same database, so that
+// the test's appends use a connection of their own): beside the writer on PostgreSQL, on a
+// session of its own; on SQLite on the store's connection, which only the processor uses.
+std::unique_ptr<processor::Processor> serve_processor(store::Store& side, processor::ProcessorOptions options) {
+  auto processing = side.can_process_alongside() ? side.open_processing_alongside(store::Leadership::now)
+                                                 : side.open_processing(store::Leadership::now);
+  return test::twin_must(processor::Processor::create(test::twin_must(std::move(processing)), options));
+}
+
+// processor/processing_thread.h: every pass-on from the writer wakes the thread, even with
+// the bound of the last one, and it steps until caught up. A stop with work waiting
+// returns, leaving whole steps applied (a stop during a step: the PostgreSQL case below).
+BOOST_DATA_TEST_CASE(a_processing_thread_steps_at_every_pass_on_and_stops_with_work_waiting,
+                     data::make(test::kBothBackends), backend) {
+  BackendStore s(backend);
+  auto side = s.another_store();
+  auto p = serve_processor(*side, {.max_rows_per_step = 10, .max_deliveries_per_step = 10});
+  processor::ProcessingThread thread(*p, std::chrono::hours(1));  // woken only by pass-ons
+  s.append(sleep_deliveries(1, 30));
+  BOOST_TEST(!thread.run_once(kNoBound));  // the writer need not call again: the thread does the work
+  BOOST_REQUIRE(applied_within_a_minute(*p, 30));
+  s.append(sleep_deliveries(31, 60));
+  BOOST_TEST(!thread.run_once(kNoBound));  // the same bound as before still wakes it
+  BOOST_REQUIRE(applied_within_a_minute(*p, 60));
+  BOOST_TEST(p->stats().steps.load() >= 6u);  // 10 deliveries per step
+
+  s.append(sleep_deliveries(61, 260));
+  BOOST_TEST(!thread.run_once(kNoBound));
+  thread.stop();
+  BOOST_TEST(!thread.run_once(kNoBound));  // after stop(): nothing to wake, and no hang
+  const int64_t applied = p->applied_seq();
+  BOOST_TEST(applied % 10 == 0);
+  BOOST_TEST(s.value("SELECT applied_seq FROM processor_state") == std::to_string(applied));
+  BOOST_TEST(s.value("SELECT count(*) FROM summaries") == std::to_string(applied));
+}
+
+// Store::open_processing_alongside: PostgreSQL opens a session of its own (its processing
+// lock is not the write connection's), which stands by while another leads and takes over
+// on an idle wake-up, with nothing new passed on. SQLite has one writer: unavailable.
+BOOST_DATA_TEST_CASE(processing_alongside_the_writer_has_a_session_of_its_own_and_takes_over_when_idle,
+                     data::make(test::kBothBackends), backend) {
+  BackendStore s(backend);
+  if (backend == test::Backend::sqlite) {
+    BOOST_TEST(!s.store().can_process_alongside());
+    auto alongside = s.store().open_processing_alongside(store::Leadership::when_free);
+    BOOST_TEST(!alongside.ok());
+    BOOST_TEST((alongside.error_kind() == ErrorKind::unavailable));
+    return;
+  }
+  BOOST_TEST(s.store().can_process_alongside());
+  s.append(sleep_deliveries(1, 20));
+  {
+    // Its own session: the write connection's session cannot take the lock it holds.
+    auto alongside = test::twin_must(s.store().open_processing_alongside(store::Leadership::now));
+    auto on_writer = s.store().open_processing(store::Leadership::now);
+    BOOST_TEST(!on_writer.ok());
+    BOOST_TEST((on_writer.error_kind() == ErrorKind::busy));
+  }
+  auto leader_store = s.another_store();
+  auto leader = test::twin_must(
+      processor::Processor::create(test::twin_must(leader_store->open_processing(store::Leadership::now))));
+  auto standby = test::twin_must(processor::Processor::create(
+      test::twin_must(s.store().open_processing_alongside(store::Leadership::when_free))));
+  processor::ProcessingThread thread(*standby, std::chrono::milliseconds(20));
+  BOOST_TEST(!thread.run_once(kNoBound));
+  leader.reset();  // the leader stops: its session lets the lock go
+  BOOST_REQUIRE(applied_within_a_minute(*standby, 20));
+  thread.stop();
+  BOOST_TEST(standby->stats().processed.load() == 20u);  // all applied by the standby, once
+  BOOST_TEST(s.value("SELECT applied_seq FROM processor_state") == "20");
+  BOOST_TEST(s.value("SELECT count(*) FROM deliveries WHERE status = 'processed'") == "20");
+}
+
+// The processing session waits for a lock no longer than the write connection does
+// (busy_timeout_ms, 5 s by default): the step fails busy and is retried, so a lock held
+// elsewhere hangs neither processing nor a stop that comes during the step.
+BOOST_AUTO_TEST_CASE(a_step_alongside_the_writer_waits_for_a_lock_only_busy_timeout_ms) {
+  BackendStore s(test::Backend::postgres);
+  auto p = test::twin_must(processor::Processor::create(
+      test::twin_must(s.store().open_processing_alongside(store::Leadership::now))));  // prepares its statements
+  processor::ProcessingThread thread(*p, std::chrono::milliseconds(20));
+  // Declared after the thread, so destroyed before it: a failed check below lets the lock
+  // go before the thread is joined, and the case fails instead of hanging.
+  struct LockReleased {
+    BackendStore& s;
+    ~LockReleased() {
+      try {
+        s.exec("ROLLBACK");
+      } catch (...) {
+      }
+    }
+  } released{s};
+  // A step of the session waits for a lock that another session holds.
+  static constexpr const char* kLockWaits =
+      "SELECT count(*) FROM pg_locks WHERE NOT granted AND database = "
+      "(SELECT oid FROM pg_database WHERE datname = current_database())";
+  const auto lock_summaries = [&s] { s.exec("BEGIN; LOCK TABLE summaries IN ACCESS EXCLUSIVE MODE"); };
+  const auto wait_for_the_step_to_block = [&s] {
+    for (int i = 0; i < 3000 && s.value(kLockWaits) == "0"; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    BOOST_REQUIRE(s.value(kLockWaits) != "0");
+  };
+
+  s.append(sleep_deliveries(1, 5));
+  lock_summaries();
+  BOOST_TEST(!thread.run_once(kNoBound));
+  wait_for_the_step_to_block();
+  for (int i = 0; i < 3000 && p->stats().step_failures.load() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  BOOST_REQUIRE(p->stats().step_failures.load() >= 1u);  // busy after busy_timeout_ms, not waiting for ever
+  BOOST_TEST(p->applied_seq() == 0);
+  s.exec("COMMIT");
+  BOOST_REQUIRE(applied_within_a_minute(*p, 5));  // the retry applies them
+
+  // A stop while the step waits for the lock returns once the wait fails.
+  s.append(sleep_deliveries(6, 10));
+  lock_summaries();
+  BOOST_TEST(!thread.run_once(kNoBound));
+  wait_for_the_step_to_block();
+  thread.stop();
+  s.exec("COMMIT");
+  BOOST_TEST(p->applied_seq() == 5);
+  BOOST_TEST(s.value("SELECT applied_seq FROM processor_state") == "5");
 }
 
 // What only SQLite has: the durable seq the writer reports after each WAL sync (a row

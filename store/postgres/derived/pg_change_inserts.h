@@ -6,7 +6,7 @@
 // A single change (immediate mode, or a key without text) is one plain INSERT, so that a
 // NULL key fails as the NOT NULL it breaks.
 //
-// Lifetime: the connection must outlive this object. Used on the writer thread only.
+// Lifetime: the connection must outlive this object. Used on the thread that owns it.
 #include <cstddef>
 #include <span>
 

@@ -6,7 +6,7 @@
 // have not. A re-queued job's lease (lease_until, PostgreSQL only) is cleared with its
 // state: it is not running any more.
 //
-// Lifetime: the connection must outlive this object. Used on the writer thread only.
+// Lifetime: the connection must outlive this object. Used on the thread that owns it.
 #include <cstdint>
 #include <optional>
 #include <string_view>

@@ -12,7 +12,7 @@
 // higher seq. SQLite's third statement, which spares an unchanged index entry, has no
 // PostgreSQL counterpart: an update there writes a new row version either way.
 //
-// Lifetime: the connection must outlive this object. Used on the writer thread only.
+// Lifetime: the connection must outlive this object. Used on the thread that owns it.
 #include <string>
 #include <string_view>
 

@@ -17,7 +17,7 @@
 // Series ids are identity values: unlike SQLite's rowids, ids handed out in a transaction
 // that rolled back are not handed out again (the cache must still forget them).
 //
-// Lifetime: the connection must outlive this object. Used on the writer thread only.
+// Lifetime: the connection must outlive this object. Used on the thread that owns it.
 #include <cstdint>
 #include <string>
 #include <unordered_set>

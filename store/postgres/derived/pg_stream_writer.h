@@ -5,7 +5,7 @@
 // The points travel as arrays (pg_statements.h): after one round trip to read fetched_seq,
 // the delete, the insert of every point and the row's update go in one pipeline.
 //
-// Lifetime: the connection must outlive this object. Used on the writer thread only.
+// Lifetime: the connection must outlive this object. Used on the thread that owns it.
 #include <cstdint>
 
 #include "common/result.h"

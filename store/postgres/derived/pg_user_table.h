@@ -8,7 +8,7 @@
 // identity update already moved the times), so running all three gives what SQLite's
 // "the next only when the previous changed nothing" gives.
 //
-// Lifetime: the connection must outlive this object. Used on the writer thread only.
+// Lifetime: the connection must outlive this object. Used on the thread that owns it.
 #include <cstdint>
 
 #include "common/result.h"
