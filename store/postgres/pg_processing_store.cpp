@@ -52,8 +52,8 @@ class PgProcessingStore final : public ProcessingStore {
  public:
   PgProcessingStore(std::unique_ptr<pg::Connection> own_session, pg::Connection& db, Database database,
                     std::optional<LeaderLock> lock, std::unique_ptr<PgDerivedWriter> writer, PgOutboxWriter outbox)
-      : own_session_(std::move(own_session)), db_(db), database_(std::move(database)), lock_(std::move(lock)), horizon_(db), cursor_(db),
-        writer_(std::move(writer)), outbox_(std::move(outbox)) {}
+      : own_session_(std::move(own_session)), db_(db), database_(std::move(database)), lock_(std::move(lock)),
+        horizon_(db), cursor_(db), writer_(std::move(writer)), outbox_(std::move(outbox)) {}
 
   Result<bool> take_lead() override {
     if (auto open = db_.reconnect_if_broken(); !open) return fail(open.error_kind(), open.error());
