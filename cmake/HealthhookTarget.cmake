@@ -42,10 +42,11 @@ if(HEALTHHOOK_FUZZ)
   target_compile_options(healthhook_fuzz_coverage INTERFACE -fsanitize=fuzzer-no-link)
 endif()
 if(HEALTHHOOK_TSAN)
-  # -Wno-tsan (GCC only; the `tsan` preset uses clang): GCC 12 warns at every inlined
+  # -Wno-tsan (GCC only; the `tsan` preset uses GCC): GCC 12 warns at every inlined
   # std::atomic_thread_fence that ThreadSanitizer does not model fences (638 times in one
-  # build, all in Asio's std_fenced_block around a handler's call). Asio hands work between threads through its scheduler's mutex, which
-  # ThreadSanitizer does see; our own code has no fences.
+  # build, all in Asio's std_fenced_block around a handler's call). Asio hands work between
+  # threads through its scheduler's mutex, which ThreadSanitizer does see; our own code has
+  # no fences.
   target_compile_options(healthhook_flags INTERFACE -fsanitize=thread -fno-omit-frame-pointer
                          $<$<CXX_COMPILER_ID:GNU>:-Wno-tsan>)
   target_link_options(healthhook_flags INTERFACE -fsanitize=thread)
