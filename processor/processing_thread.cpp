@@ -32,24 +32,19 @@ void ProcessingThread::stop() {
 }
 
 void ProcessingThread::run() {
+  bool more = false;  // the last step said more is waiting: step again without waiting
   for (;;) {
     int64_t seq = 0;
     {
       std::unique_lock lock(mutex_);
       // A pass-on that came during the last step is not lost: offered_ stays set. An idle
       // wake-up steps anyway (see the header).
-      wakeup_.wait_for(lock, idle_wakeup_, [&] { return stopping_ || offered_; });
+      if (!more) wakeup_.wait_for(lock, idle_wakeup_, [&] { return stopping_ || offered_; });
       if (stopping_) return;
       offered_ = false;
-      seq = offered_seq_;
+      seq = offered_seq_;  // each step with the newest seq passed on
     }
-    // Steps while more is waiting, each with the newest seq passed on.
-    while (processor_.run_once(seq)) {
-      std::lock_guard lock(mutex_);
-      if (stopping_) return;
-      offered_ = false;
-      seq = offered_seq_;
-    }
+    more = processor_.run_once(seq);
   }
 }
 
