@@ -15,6 +15,29 @@ Result<void> limit_lock_waits(pg::Connection& db, const StoreOptions& options) {
   return db.set_session("SET lock_timeout = " + std::to_string(options.busy_timeout_ms));
 }
 
+// The processing session holds the processing lock (kProcessingLock). An instance that
+// stops without its connections closing (SIGSTOP, a frozen VM, a host gone without a FIN)
+// would keep the lock, and no other instance would take over. While its instance lives
+// this session runs a statement at least every second (the processing thread's idle
+// wake-ups: every 100 ms on a shared store), so the server may end it after
+// kStalledSessionTimeout without one, in or out of a transaction: the lock goes with it,
+// an open step rolls back, and a standby takes over. An instance that resumes finds its
+// session gone, reconnects and stands by. The settings exist from PostgreSQL 14 on; an
+// older server keeps today's behaviour (the lock goes when the connection closes).
+constexpr const char* kStalledSessionTimeout = "15s";
+
+Result<void> end_stalled_session(pg::Connection& db) {
+  auto version = db.query_int("SELECT current_setting('server_version_num')::int");
+  if (!version) return fail(version);
+  if (!*version || **version < 140000) return {};
+  for (const char* setting : {"idle_session_timeout", "idle_in_transaction_session_timeout"}) {
+    if (auto set = db.set_session(std::string("SET ") + setting + " = '" + kStalledSessionTimeout + "'"); !set) {
+      return set;
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<std::unique_ptr<PgStore>> PgStore::open(const Database& database, const StoreOptions& options) {
@@ -34,6 +57,7 @@ Result<std::unique_ptr<ProcessingStore>> PgStore::open_processing_alongside(Lead
   auto session = connect(database_);
   if (!session) return fail(session.error_kind(), "processing session: " + session.error());
   if (auto set = limit_lock_waits(*session, options_); !set) return fail(set.error_kind(), set.error());
+  if (auto set = end_stalled_session(*session); !set) return fail(set, "processing session");
   return open_postgres_processing_session(std::move(*session), database_, leadership, options_.forward_rules);
 }
 

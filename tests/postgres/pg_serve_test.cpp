@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <csignal>
 #include <map>
 #include <random>
 #include <regex>
@@ -440,6 +441,61 @@ BOOST_AUTO_TEST_CASE(the_survivor_of_a_killed_leader_takes_over_and_matches_rebu
   BOOST_TEST(rebuilt.exit_code == 0, rebuilt.stderr_text);
   serve_same_tables(live, serve_dump(uri, true), "live (after takeover) vs rebuild");
   serve_same_tables(serve_dump(serve_sqlite_twin(twin_dir, uri), true), live, "live (after takeover) vs sqlite twin");
+}
+
+// SIGSTOP of the leader (a frozen VM, a host gone without closing its connections): its
+// processing session stays open, and with it the processing lock, until the server ends
+// the session for having run nothing for 15 s (pg_store.cpp: end_stalled_session). The
+// other instance then takes over and applies what it took meanwhile; the stopped one,
+// resumed, finds its session gone and stands by. Each delivery applied once: the tables
+// are what `rebuild` makes of the inbox.
+BOOST_AUTO_TEST_CASE(a_stopped_leader_loses_the_lead_to_the_other_instance) {
+  const std::string uri = test::PostgresCluster::shared().fresh_database();
+  test::TempDir dir_a, dir_b;
+  std::unique_ptr<test::ServerProcess> servers[2] = {serve_on(dir_a, uri), serve_on(dir_b, uri)};
+  const auto deliveries = serve_deliveries(200, 13);
+  {
+    test::HttpClient client(servers[0]->port());
+    for (size_t i = 0; i < 20; ++i) {
+      BOOST_REQUIRE(serve_post(client, servers[0]->secret(), deliveries[i]).status == 200);
+    }
+  }
+  BOOST_REQUIRE(serve_caught_up(uri));
+  int leader = -1;
+  for (int attempt = 0; attempt < 600 && leader < 0; ++attempt) {
+    if (serve_leading(*servers[0]) == 1) leader = 0;
+    else if (serve_leading(*servers[1]) == 1) leader = 1;
+    else std::this_thread::sleep_for(50ms);
+  }
+  BOOST_REQUIRE(leader >= 0);
+  const int other = 1 - leader;
+
+  servers[leader]->signal(SIGSTOP);
+  struct Resume {  // whatever happens below, so that the server can be stopped at the end
+    test::ServerProcess& server;
+    ~Resume() { server.signal(SIGCONT); }
+  } resume{*servers[leader]};
+  {
+    test::HttpClient client(servers[other]->port());
+    for (size_t i = 20; i < deliveries.size(); ++i) {
+      BOOST_REQUIRE(serve_post(client, servers[other]->secret(), deliveries[i]).status == 200);
+    }
+  }
+  BOOST_REQUIRE_MESSAGE(serve_wait_leading(*servers[other], 1, 120s), serve_errors(*servers[other]));
+  BOOST_REQUIRE_MESSAGE(serve_caught_up(uri), serve_errors(*servers[other]));
+
+  servers[leader]->signal(SIGCONT);
+  BOOST_TEST(serve_wait_leading(*servers[leader], 0));
+  BOOST_TEST(serve_leading(*servers[other]) == 1);
+  BOOST_TEST(serve_pg_int(uri, "SELECT count(*) FROM inbox") == static_cast<int64_t>(deliveries.size()));
+  const auto live = serve_dump(uri, true);
+  serve_filled(live);
+  BOOST_TEST(servers[0]->stop() == 0);
+  BOOST_TEST(servers[1]->stop() == 0);
+  BOOST_TEST(serve_errors(*servers[other]).empty(), serve_errors(*servers[other]));
+  auto rebuilt = test::run_healthhook({"rebuild", "--database", uri});
+  BOOST_TEST(rebuilt.exit_code == 0, rebuilt.stderr_text);
+  serve_same_tables(live, serve_dump(uri, true), "live (after a stopped leader) vs rebuild");
 }
 
 namespace {
