@@ -20,7 +20,7 @@
 //  - a delivery that cannot be parsed, or whose rows the store rejects (a constraint:
 //    ErrorKind::data), is marked `invalid` with the error; the deliveries after it go on;
 //  - a store failure (disk full, I/O error) rolls the whole step back; run_once() logs it
-//    and retries later with a growing delay (0.25 s doubling to 30 s), so it never spins.
+//    and retries later with a growing delay (0.25 s doubling to 8 s), so it never spins.
 //
 // Lifetime: the processor owns its ProcessingStore, and with it the store's processing
 // lock, for its whole life: a second processor on the same store (another process) fails

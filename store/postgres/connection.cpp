@@ -6,6 +6,9 @@
 namespace hh::pg {
 namespace {
 
+// How long a connection attempt may take, unless the URI says (connect_timeout).
+constexpr const char* kConnectTimeoutSeconds = "10";
+
 std::string trimmed(const char* message) {
   std::string text = message ? message : "";
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
@@ -114,9 +117,13 @@ int64_t Rows::affected() const {
 }
 
 Result<Connection> Connection::open(const std::string& uri, const std::string& password) {
-  // expand_dbname: `dbname` holds the whole URI; the password goes beside it.
-  const char* keys[] = {"dbname", "fallback_application_name", password.empty() ? nullptr : "password", nullptr};
-  const char* values[] = {uri.c_str(), "healthhook", password.c_str(), nullptr};
+  // expand_dbname: `dbname` holds the whole URI; the password goes beside it. Keywords
+  // before `dbname` are defaults the URI may override: connect_timeout, because libpq waits
+  // forever by default, and a connect (or a reconnect on the writer thread, with acks
+  // waiting) to a server that accepts and never answers would never fail.
+  const char* keys[] = {"connect_timeout", "dbname", "fallback_application_name",
+                        password.empty() ? nullptr : "password", nullptr};
+  const char* values[] = {kConnectTimeoutSeconds, uri.c_str(), "healthhook", password.c_str(), nullptr};
   Connection db(PQconnectdbParams(keys, values, 1));
   if (!db.handle_) return fail(ErrorKind::unavailable, "PostgreSQL: out of memory");
   if (PQstatus(db.get()) != CONNECTION_OK) {
@@ -170,12 +177,16 @@ Result<void> Connection::prepare(const std::string& name, std::string_view sql) 
 }
 
 Result<void> Connection::reconnect_if_broken() {
-  if (PQstatus(get()) == CONNECTION_OK) return {};
+  if (PQstatus(get()) == CONNECTION_OK && !restore_pending_) return {};
   PQreset(get());  // the same parameters as the first connection
   if (PQstatus(get()) != CONNECTION_OK) {
     return fail(ErrorKind::unavailable, "PostgreSQL: cannot connect again: " + trimmed(PQerrorMessage(get())));
   }
   ++generation_;
+  // Until the settings and statements are all back, the connection is not one to use: a
+  // failure here leaves it to be opened again next time, not half restored and taken for
+  // healthy (its statements missing, a setting such as a lock timeout lost).
+  restore_pending_ = true;
   for (const std::string& sql : session_) {
     if (auto set = exec(sql); !set) return set;
   }
@@ -184,6 +195,7 @@ Result<void> Connection::reconnect_if_broken() {
       return fail(again.error_kind(), again.error());
     }
   }
+  restore_pending_ = false;
   return {};
 }
 

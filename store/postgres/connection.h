@@ -162,6 +162,7 @@ class Connection {
   std::vector<std::string> session_;                        // set_session() statements
   std::vector<std::pair<std::string, std::string>> prepared_;  // name, SQL
   uint64_t generation_ = 0;
+  bool restore_pending_ = false;  // reopened, its settings or statements not all back yet
 };
 
 // Statements sent together and answered after one sync: one round trip for all of them.

@@ -18,24 +18,18 @@ Result<void> limit_lock_waits(pg::Connection& db, const StoreOptions& options) {
 // The processing session holds the processing lock (kProcessingLock). An instance that
 // stops without its connections closing (SIGSTOP, a frozen VM, a host gone without a FIN)
 // would keep the lock, and no other instance would take over. While its instance lives
-// this session runs a statement at least every second (the processing thread's idle
-// wake-ups: every 100 ms on a shared store), so the server may end it after
-// kStalledSessionTimeout without one, in or out of a transaction: the lock goes with it,
-// an open step rolls back, and a standby takes over. An instance that resumes finds its
-// session gone, reconnects and stands by. The settings exist from PostgreSQL 14 on; an
-// older server keeps today's behaviour (the lock goes when the connection closes).
-constexpr const char* kStalledSessionTimeout = "15s";
-
+// this session runs a statement at least every 8 s (the leader probes the inbox horizon on
+// each 100 ms idle wake-up and waits at most 8 s to retry a failed step; a standby tries
+// the lock every second), so the server may end it after 15 s without one, in or out of a
+// transaction: the lock goes with it, an open step rolls back, a standby takes over. An
+// instance that resumes finds its session gone, reconnects and stands by (decision 051).
+// Set through pg_settings, so that a server without one of the settings (PostgreSQL
+// before 14 has no idle_session_timeout) keeps the other, and the statement, replayed on
+// every reconnect, never fails for it.
 Result<void> end_stalled_session(pg::Connection& db) {
-  auto version = db.query_int("SELECT current_setting('server_version_num')::int");
-  if (!version) return fail(version);
-  if (!*version || **version < 140000) return {};
-  for (const char* setting : {"idle_session_timeout", "idle_in_transaction_session_timeout"}) {
-    if (auto set = db.set_session(std::string("SET ") + setting + " = '" + kStalledSessionTimeout + "'"); !set) {
-      return set;
-    }
-  }
-  return {};
+  return db.set_session(
+      "SELECT set_config(name, '15s', false) FROM pg_settings "
+      "WHERE name IN ('idle_session_timeout', 'idle_in_transaction_session_timeout')");
 }
 
 }  // namespace

@@ -2,6 +2,12 @@
 // server: parameters as sent, bytes kept exact, pipelines, error kinds, migrations once.
 #include <boost/test/unit_test.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <future>
 #include <thread>
 
 #include "store/postgres/database.h"
@@ -12,6 +18,7 @@
 BOOST_AUTO_TEST_SUITE(pg_connection_test)
 
 using namespace hh;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -103,6 +110,37 @@ BOOST_AUTO_TEST_CASE(a_server_that_is_not_there_is_unavailable_and_the_uri_is_no
   BOOST_REQUIRE(!db);
   BOOST_TEST((db.error_kind() == ErrorKind::unavailable));
   BOOST_TEST(db.error().find("hunter2") == std::string::npos, db.error());
+}
+
+// A server that accepts the connection and never answers (a hung server, a proxy in
+// front of a dead one): the attempt fails after connect_timeout (10 s unless the URI
+// says), as unavailable, instead of waiting forever (libpq's default). The socket only
+// listens: the kernel completes the handshake, nothing reads the startup packet.
+BOOST_AUTO_TEST_CASE(a_server_that_never_answers_fails_the_connect_after_its_timeout) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  BOOST_REQUIRE(listener >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  BOOST_REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+  BOOST_REQUIRE(::listen(listener, 8) == 0);
+  BOOST_REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  const std::string port = std::to_string(ntohs(address.sin_port));
+  for (const std::string& uri : {"postgresql://127.0.0.1:" + port + "/x",
+                                 "postgresql://127.0.0.1:" + port + "/x?connect_timeout=2"}) {
+    auto attempt = std::async(std::launch::async, [uri] { return pg::Connection::open(uri); });
+    // Bounded: without a timeout the attempt would wait forever; closing the listener then
+    // resets the connection, which ends it.
+    const bool ended = attempt.wait_for(60s) == std::future_status::ready;
+    if (!ended) ::shutdown(listener, SHUT_RDWR);
+    BOOST_REQUIRE_MESSAGE(ended, uri << ": still connecting after 60 s");
+    auto db = attempt.get();
+    BOOST_REQUIRE(!db);
+    BOOST_TEST((db.error_kind() == ErrorKind::unavailable));
+    BOOST_TEST(db.error().find("timeout") != std::string::npos, db.error());
+  }
+  ::close(listener);
 }
 
 BOOST_AUTO_TEST_CASE(instances_starting_together_apply_each_migration_once) {

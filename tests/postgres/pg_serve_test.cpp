@@ -498,6 +498,55 @@ BOOST_AUTO_TEST_CASE(a_stopped_leader_loses_the_lead_to_the_other_instance) {
   serve_same_tables(live, serve_dump(uri, true), "live (after a stopped leader) vs rebuild");
 }
 
+// The failed steps of healthhook_processor_steps_total on /metrics; -1 when unreadable.
+int64_t serve_failed_steps(const test::ServerProcess& server) {
+  const auto metrics = test::HttpClient(server.port(), 10s).get("/metrics").body;
+  static const std::string name = "\nhealthhook_processor_steps_total{result=\"failed\"} ";
+  const size_t at = metrics.find(name);
+  if (at == std::string::npos) return -1;
+  return static_cast<int64_t>(std::stod(metrics.substr(at + name.size(), 20)));
+}
+
+// A leader whose steps keep failing waits longer before each retry, up to 8 s: below the
+// 15 s after which the server ends its idle processing session (decision 051). With 30 s,
+// the server ended the session, and the lock with it, at every wait: the leader failed its
+// next step on the dead session, retook the lock and waited 30 s again, and applied nothing
+// ever again, even once the cause had gone. Here a table every step reads is locked by
+// another session (each step fails busy after commit_deadline_ms) until the failures have
+// stretched the wait to its longest; once the lock is released, everything is applied.
+BOOST_AUTO_TEST_CASE(a_leader_that_backed_off_applies_again_once_the_cause_is_gone) {
+  const std::string uri = test::PostgresCluster::shared().fresh_database();
+  test::TempDir dir;
+  auto server = serve_on(dir, uri, "commit_deadline_ms = 100\n");
+  const auto deliveries = serve_deliveries(40, 17);
+  test::HttpClient client(server->port());
+  for (size_t i = 0; i < 10; ++i) BOOST_REQUIRE(serve_post(client, server->secret(), deliveries[i]).status == 200);
+  BOOST_REQUIRE(serve_caught_up(uri));
+  BOOST_REQUIRE(serve_wait_leading(*server, 1));
+
+  auto blocker = serve_pg(uri);
+  // EXCLUSIVE: the step's UPDATE of the applied position waits (and fails busy); reads, such
+  // as /metrics's, go on.
+  BOOST_REQUIRE(blocker.exec("BEGIN; LOCK TABLE processor_state IN EXCLUSIVE MODE"));
+  for (size_t i = 10; i < deliveries.size(); ++i) {
+    BOOST_REQUIRE(serve_post(client, server->secret(), deliveries[i]).status == 200);
+  }
+  // 0.25 s doubling: the 8th failure comes after the wait reached its longest (the 6th).
+  bool backed_off = false;
+  for (int attempt = 0; attempt < 1200 && !backed_off; ++attempt) {
+    backed_off = serve_failed_steps(*server) >= 8;
+    if (!backed_off) std::this_thread::sleep_for(100ms);
+  }
+  BOOST_REQUIRE_MESSAGE(backed_off, "failed steps: " << serve_failed_steps(*server));
+  BOOST_REQUIRE(blocker.exec("ROLLBACK"));
+
+  BOOST_REQUIRE_MESSAGE(serve_caught_up(uri, 60s), serve_errors(*server));
+  BOOST_TEST(serve_leading(*server) == 1);
+  BOOST_TEST(serve_pg_int(uri, "SELECT count(*) FROM deliveries WHERE status <> 'pending'") ==
+             static_cast<int64_t>(deliveries.size()));
+  BOOST_TEST(server->stop() == 0);
+}
+
 namespace {
 
 constexpr const char* kServeKey = "pg-serve-test-api-key";
