@@ -19,7 +19,7 @@ namespace hh::store {
 struct SqliteWrites {
   using Connection = sqlite::Connection;
   using LatestWins = hh::store::LatestWins;
-  using UserTable = hh::store::UserTable;
+  using UserTable = SqliteUserTable;
   using SampleWriter = hh::store::SampleWriter;
   using StreamWriter = hh::store::StreamWriter;
   using FollowUpJobs = FollowUpJobsOf<SqliteJobUpsert>;
