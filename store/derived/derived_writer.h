@@ -18,7 +18,7 @@
 //   UserTable                          a UserTableOf<its state> (user_table.h)
 //   SampleWriter                       its sample writer
 //   StreamWriter                       its stream writer
-//   FollowUpJobs                       a FollowUpJobsOf<its statement> (follow_up_jobs.h)
+//   FollowUpJobs                       a FollowUpJobsOf<JobUpsertOf<its state>> (follow_up_jobs.h)
 //   ChangeFeed                         a ChangeFeedOf<its inserts> (change_feed.h)
 //                                      the parts of apply_delivery.h, each with
 //                                      static create(Connection&) -> Result<Part>; each
