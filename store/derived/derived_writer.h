@@ -19,7 +19,7 @@
 //   SampleWriter                       its sample writer
 //   StreamWriter                       its stream writer
 //   FollowUpJobs                       a FollowUpJobsOf<JobUpsertOf<its state>> (follow_up_jobs.h)
-//   ChangeFeed                         a ChangeFeedOf<its inserts> (change_feed.h)
+//   ChangeFeed                         a ChangeFeedOf<ChangeInsertsOf<its state>> (change_feed.h)
 //                                      the parts of apply_delivery.h, each with
 //                                      static create(Connection&) -> Result<Part>; each
 //                                      backend's state and bodies are its own
