@@ -17,7 +17,7 @@
 //   LatestWins                         a record table's latest-wins statement
 //   UserTable                          a UserTableOf<its state> (user_table.h)
 //   SampleWriter                       its sample writer
-//   StreamWriter                       its stream writer
+//   StreamWriter                       a StreamWriterOf<its state> (stream_writer.h)
 //   FollowUpJobs                       a FollowUpJobsOf<JobUpsertOf<its state>> (follow_up_jobs.h)
 //   ChangeFeed                         a ChangeFeedOf<ChangeInsertsOf<its state>> (change_feed.h)
 //                                      the parts of apply_delivery.h, each with

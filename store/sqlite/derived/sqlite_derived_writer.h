@@ -21,7 +21,7 @@ struct SqliteWrites {
   using LatestWins = hh::store::LatestWins;
   using UserTable = SqliteUserTable;
   using SampleWriter = hh::store::SampleWriter;
-  using StreamWriter = hh::store::StreamWriter;
+  using StreamWriter = SqliteStreamWriter;
   using FollowUpJobs = FollowUpJobsOf<SqliteJobUpsert>;
   using ChangeFeed = ChangeFeedOf<SqliteChangeInserts>;
   // The failed statement's code stays on the connection until the caller's ROLLBACK
