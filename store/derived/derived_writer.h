@@ -16,7 +16,7 @@
 //   Connection                         the write connection
 //   LatestWins                         a record table's latest-wins statement
 //   UserTable                          a UserTableOf<its state> (user_table.h)
-//   SampleWriter                       its sample writer
+//   SampleWriter                       a SampleWriterOf<its state> (sample_writer.h)
 //   StreamWriter                       a StreamWriterOf<its state> (stream_writer.h)
 //   FollowUpJobs                       a FollowUpJobsOf<JobUpsertOf<its state>> (follow_up_jobs.h)
 //   ChangeFeed                         a ChangeFeedOf<ChangeInsertsOf<its state>> (change_feed.h)

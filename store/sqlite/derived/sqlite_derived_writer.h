@@ -20,7 +20,7 @@ struct SqliteWrites {
   using Connection = sqlite::Connection;
   using LatestWins = hh::store::LatestWins;
   using UserTable = SqliteUserTable;
-  using SampleWriter = hh::store::SampleWriter;
+  using SampleWriter = SqliteSampleWriter;
   using StreamWriter = SqliteStreamWriter;
   using FollowUpJobs = FollowUpJobsOf<SqliteJobUpsert>;
   using ChangeFeed = ChangeFeedOf<SqliteChangeInserts>;
