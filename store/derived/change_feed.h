@@ -5,21 +5,17 @@
 //
 // Immediate mode (the default): every append() is inserted at once.
 // Deferred mode (the processor's): append() keeps a copy of the change, and flush() hands
-// the kept changes, in order, to the backend's `Inserts`, which writes them in as few
-// statements as its engine allows; the caller flushes before it commits. Change ids come
-// out the same as with immediate inserts (same rows, same order, nothing else writes
-// `changes` in between).
-//
-// `Inserts` (store/sqlite/derived/change_inserts.h, store/postgres/derived/pg_change_inserts.h):
-//   static create(Connection&) -> Result<Inserts>
-//   kMaxBuffered                        kept changes beyond which append() flushes
-//   insert(std::span<const Change>)     inserts them in order
+// the kept changes, in order, to the backend's `Inserts` (a ChangeInsertsOf<its state>,
+// below), which writes them in as few statements as its engine allows; the caller flushes
+// before it commits. Change ids come out the same as with immediate inserts (same rows,
+// same order, nothing else writes `changes` in between).
 //
 // Lifetime: the connection must outlive this object. Used on the writer thread only.
 #include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -69,6 +65,26 @@ class KeptChanges {
   std::vector<Change> changes_;  // their views point into the caller's memory until changes()
   std::vector<Offsets> offsets_;
   std::string text_;
+};
+
+// Inserts changes into `changes`. `State` is what the backend's statements need
+// (store/sqlite/derived/change_inserts.h, store/postgres/derived/pg_change_inserts.h): its
+// `Connection` type, kMaxBuffered and whatever it keeps between calls. The backend defines
+// create() and insert() for its State (explicit specialisations, declared in its header,
+// defined in its .cpp).
+template <typename State>
+class ChangeInsertsOf {
+ public:
+  // Kept changes beyond which ChangeFeedOf::append() flushes.
+  static constexpr size_t kMaxBuffered = State::kMaxBuffered;
+
+  static Result<ChangeInsertsOf> create(typename State::Connection& db);
+  // Inserts `changes` in order.
+  Result<void> insert(std::span<const Change> changes);
+
+ private:
+  explicit ChangeInsertsOf(State state) : state_(std::move(state)) {}
+  State state_;
 };
 
 template <typename Inserts>

@@ -64,7 +64,7 @@ struct StreamReplaced {
 };
 
 // users.last_seen_ms moves only to a received_at at least this far past the stored one
-// (user_table.h of either backend).
+// (store/derived/user_table.h).
 inline constexpr int64_t kLastSeenStepMs = 60 * 1000;
 
 // The entry of `series_id` in `changes`, added (empty) when the delivery had none yet.
@@ -149,7 +149,7 @@ class SeriesIds {
 };
 
 // The users rows as stored (this transaction included), so that a user's deliveries that
-// change nothing need no statement at all (user_table.h of either backend).
+// change nothing need no statement at all (store/derived/user_table.h).
 class UserRows {
  public:
   struct Row {

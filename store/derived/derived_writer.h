@@ -15,10 +15,14 @@
 // `Writes` (store/sqlite/derived/sqlite_derived_writer.h, store/postgres/derived/pg_derived_writer.h):
 //   Connection                         the write connection
 //   LatestWins                         a record table's latest-wins statement
-//   UserTable, SampleWriter, StreamWriter, FollowUpJobs,
-//   ChangeFeed (a ChangeFeedOf<its inserts>, change_feed.h)
+//   UserTable                          a UserTableOf<its state> (user_table.h)
+//   SampleWriter                       a SampleWriterOf<its state> (sample_writer.h)
+//   StreamWriter                       a StreamWriterOf<its state> (stream_writer.h)
+//   FollowUpJobs                       a FollowUpJobsOf<JobUpsertOf<its state>> (follow_up_jobs.h)
+//   ChangeFeed                         a ChangeFeedOf<ChangeInsertsOf<its state>> (change_feed.h)
 //                                      the parts of apply_delivery.h, each with
-//                                      static create(Connection&) -> Result<Part>
+//                                      static create(Connection&) -> Result<Part>; each
+//                                      backend's state and bodies are its own
 //   failure_kind(connection, failed)   the kind of a failed apply, read before the
 //                                      caller's rollback
 //

@@ -19,10 +19,9 @@
 // a job queued from a backlog is due at once (its time is in the past), which is what
 // "due now" means anyway.
 //
-// `Statement` is the backend's one statement that writes a job by those rules
-// (store/sqlite/derived/job_upsert.h, store/postgres/derived/pg_job_upsert.h):
-// create(connection) and run(kind, key, now_ms, seq, payload, user) -> Result<bool>, true
-// when it queued or re-queued the job.
+// `Statement` is the backend's one statement that writes a job by those rules, a
+// JobUpsertOf<its state> (below; store/sqlite/derived/job_upsert.h,
+// store/postgres/derived/pg_job_upsert.h).
 //
 // Lifetime: the connection must outlive this object. Used on the writer thread only.
 #include <cstdint>
@@ -38,6 +37,24 @@
 #include "store/jobs/claimed_job.h"
 
 namespace hh::store {
+
+// One job written by the rules above. `State` is what the backend's statement needs: its
+// `Connection` type and the connection (and the statement, where the engine keeps one).
+// The backend defines create() and run() for its State (explicit specialisations,
+// declared in its header, defined in its .cpp).
+template <typename State>
+class JobUpsertOf {
+ public:
+  static Result<JobUpsertOf> create(typename State::Connection& db);
+  // True when it queued or re-queued the job. `user`: whom the job fetches for
+  // (jobs.user_id; `purge-user` finds the job by it).
+  Result<bool> run(std::string_view kind, std::string_view key, int64_t now_ms, int64_t seq, std::string_view payload,
+                   std::optional<std::string_view> user);
+
+ private:
+  explicit JobUpsertOf(State state) : state_(std::move(state)) {}
+  State state_;
+};
 
 template <typename Statement>
 class FollowUpJobsOf {

@@ -227,7 +227,7 @@ struct Backfills {
   static constexpr Erasure erasure{ErasedBy::user, 3};
 };
 
-// Written by the users part of each backend's derived writer (its rules: user_table.h).
+// Written by the users part of each backend's derived writer (its rules: store/derived/user_table.h).
 struct Users {
   static constexpr std::string_view name = "users";
   using Written = void;

@@ -18,17 +18,7 @@ constexpr std::string_view kPgChangeBatchSql =
     "$8::text[]) WITH ORDINALITY AS x(seq, table_name, row_key, op, row_count, from_ms, to_ms, user_id, n) "
     "ORDER BY x.n";
 
-}  // namespace
-
-Result<PgChangeInserts> PgChangeInserts::create(pg::Connection& db) {
-  for (const auto& [name, sql] :
-       {std::pair{&kPgChangeInsert, kPgChangeInsertSql}, std::pair{&kPgChangeBatch, kPgChangeBatchSql}}) {
-    if (auto prepared = prepare_once(db, *name, sql); !prepared) return fail(prepared);
-  }
-  return PgChangeInserts(db);
-}
-
-Result<void> PgChangeInserts::insert_one(const Change& change) {
+Result<void> insert_one_change(pg::Connection& db, const Change& change) {
   pg::Params p;
   p.add(change.seq).add(change.table);
   if (change.row_key.data() == nullptr) {
@@ -37,28 +27,43 @@ Result<void> PgChangeInserts::insert_one(const Change& change) {
     p.add(change.row_key);
   }
   p.add(change.op).add(change.row_count).add(change.from_ms).add(change.to_ms).add(change.user_id);
-  auto inserted = db_->run(kPgChangeInsert, p);
+  auto inserted = db.run(kPgChangeInsert, p);
   if (!inserted) return fail(inserted);
   return {};
 }
 
+}  // namespace
+
+template <>
+Result<PgChangeInserts> PgChangeInserts::create(pg::Connection& db) {
+  for (const auto& [name, sql] :
+       {std::pair{&kPgChangeInsert, kPgChangeInsertSql}, std::pair{&kPgChangeBatch, kPgChangeBatchSql}}) {
+    if (auto prepared = prepare_once(db, *name, sql); !prepared) return fail(prepared);
+  }
+  PgChangeInsertsState state;
+  state.db = &db;
+  return PgChangeInserts(std::move(state));
+}
+
+template <>
 Result<void> PgChangeInserts::insert(std::span<const Change> changes) {
   if (changes.empty()) return {};
-  if (changes.size() == 1) return insert_one(changes.front());
-  for (ArrayLiteral& column : columns_) column.clear();
+  if (changes.size() == 1) return insert_one_change(*state_.db, changes.front());
+  auto& columns = state_.columns;
+  for (ArrayLiteral& column : columns) column.clear();
   for (const Change& change : changes) {
-    columns_[0].integer(change.seq);
-    columns_[1].text(change.table);
-    columns_[2].text(change.row_key);
-    columns_[3].text(change.op);
-    columns_[4].integer(change.row_count);
-    columns_[5].integer(change.from_ms);
-    columns_[6].integer(change.to_ms);
-    columns_[7].text(change.user_id);
+    columns[0].integer(change.seq);
+    columns[1].text(change.table);
+    columns[2].text(change.row_key);
+    columns[3].text(change.op);
+    columns[4].integer(change.row_count);
+    columns[5].integer(change.from_ms);
+    columns[6].integer(change.to_ms);
+    columns[7].text(change.user_id);
   }
   pg::Params p;
-  for (ArrayLiteral& column : columns_) p.add(column.finish());
-  auto inserted = db_->run(kPgChangeBatch, p);
+  for (ArrayLiteral& column : columns) p.add(column.finish());
+  auto inserted = state_.db->run(kPgChangeBatch, p);
   if (!inserted) return fail(inserted);
   return {};
 }

@@ -11,27 +11,28 @@
 #include <span>
 
 #include "common/result.h"
+#include "store/derived/change_feed.h"
 #include "store/derived/derived_parts.h"
 #include "store/postgres/connection.h"
 #include "store/postgres/derived/pg_statements.h"
 
 namespace hh::store {
 
-class PgChangeInserts {
- public:
+// The statements are prepared on the connection under fixed names.
+struct PgChangeInsertsState {
+  using Connection = pg::Connection;
   // Bounds the statement's size.
   static constexpr size_t kMaxBuffered = 4096;
 
-  static Result<PgChangeInserts> create(pg::Connection& db);
-  Result<void> insert(std::span<const Change> changes);
-
- private:
-  explicit PgChangeInserts(pg::Connection& db) : db_(&db) {}
-  Result<void> insert_one(const Change& change);
-
-  pg::Connection* db_;
+  pg::Connection* db = nullptr;
   // Reused: seq, table_name, row_key, op, row_count, from_ms, to_ms, user_id.
-  ArrayLiteral columns_[8];
+  ArrayLiteral columns[8];
 };
+
+using PgChangeInserts = ChangeInsertsOf<PgChangeInsertsState>;
+template <>
+Result<PgChangeInserts> PgChangeInserts::create(pg::Connection& db);
+template <>
+Result<void> PgChangeInserts::insert(std::span<const Change> changes);
 
 }  // namespace hh::store

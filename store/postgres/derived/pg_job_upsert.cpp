@@ -22,14 +22,17 @@ constexpr std::string_view kPgQueueJobSql =
 
 }  // namespace
 
+template <>
 Result<PgJobUpsert> PgJobUpsert::create(pg::Connection& db) {
   if (auto prepared = prepare_once(db, kPgQueueJob, kPgQueueJobSql); !prepared) return fail(prepared);
-  return PgJobUpsert(db);
+  return PgJobUpsert(PgJobUpsertState{&db});
 }
 
+template <>
 Result<bool> PgJobUpsert::run(std::string_view kind, std::string_view key, int64_t now_ms, int64_t seq,
                               std::string_view payload, std::optional<std::string_view> user) {
-  auto written = db_->run(kPgQueueJob, pg::Params().add(kind).add(key).add(now_ms).add(seq).add(payload).add(user));
+  auto written =
+      state_.db->run(kPgQueueJob, pg::Params().add(kind).add(key).add(now_ms).add(seq).add(payload).add(user));
   if (!written) return fail(written);
   return !written->empty() && written->integer(0, 0) > 0;
 }

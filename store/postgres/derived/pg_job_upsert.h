@@ -12,21 +12,22 @@
 #include <string_view>
 
 #include "common/result.h"
+#include "store/derived/follow_up_jobs.h"
 #include "store/postgres/connection.h"
 
 namespace hh::store {
 
-class PgJobUpsert {
- public:
-  static Result<PgJobUpsert> create(pg::Connection& db);
-  // True when it queued or re-queued the job. `user`: whom the job fetches for
-  // (jobs.user_id; `purge-user` finds the job by it).
-  Result<bool> run(std::string_view kind, std::string_view key, int64_t now_ms, int64_t seq, std::string_view payload,
-                   std::optional<std::string_view> user);
-
- private:
-  explicit PgJobUpsert(pg::Connection& db) : db_(&db) {}
-  pg::Connection* db_;
+// The statement is prepared on the connection under a fixed name.
+struct PgJobUpsertState {
+  using Connection = pg::Connection;
+  pg::Connection* db;
 };
+
+using PgJobUpsert = JobUpsertOf<PgJobUpsertState>;
+template <>
+Result<PgJobUpsert> PgJobUpsert::create(pg::Connection& db);
+template <>
+Result<bool> PgJobUpsert::run(std::string_view kind, std::string_view key, int64_t now_ms, int64_t seq,
+                              std::string_view payload, std::optional<std::string_view> user);
 
 }  // namespace hh::store

@@ -60,6 +60,7 @@ bool pg_strictly_increasing(const std::vector<rows::SampleRow>& samples) {
 
 }  // namespace
 
+template <>
 Result<PgSampleWriter> PgSampleWriter::create(pg::Connection& db) {
   for (const auto& [name, sql] : {std::pair{&kPgSeries, kPgSeriesSql}, std::pair{&kPgSourceId, kPgSourceIdSql},
                                   std::pair{&kPgAppId, kPgAppIdSql},
@@ -67,94 +68,109 @@ Result<PgSampleWriter> PgSampleWriter::create(pg::Connection& db) {
                                   std::pair{&kPgSamplesPlain, kPgSamplesPlainSql}}) {
     if (auto prepared = prepare_once(db, *name, sql); !prepared) return fail(prepared.error_kind(), prepared.error());
   }
-  return PgSampleWriter(db);
+  PgSampleWriterState state;
+  state.db = &db;
+  return PgSampleWriter(std::move(state));
 }
 
-Result<PgSampleWriter::Series*> PgSampleWriter::series(const rows::SampleBatch& batch) {
-  if (Series* found = series_ids_.find(batch)) return found;
-  auto rows = db_->run(kPgSeries, pg::Params()
-                                      .add(batch.user_id)
-                                      .add(batch.resource)
-                                      .add(batch.provider)
-                                      .add(batch.source_type));
+namespace {
+
+using Series = SeriesIds::Series;
+
+// The series of `batch`, from `series_ids` or else found or inserted (and remembered).
+Result<Series*> pg_series_of(pg::Connection& db, SeriesIds& series_ids, const rows::SampleBatch& batch) {
+  if (Series* found = series_ids.find(batch)) return found;
+  auto rows = db.run(kPgSeries, pg::Params()
+                                    .add(batch.user_id)
+                                    .add(batch.resource)
+                                    .add(batch.provider)
+                                    .add(batch.source_type));
   if (!rows) return fail(rows.error_kind(), rows.error());
   if (rows->empty()) return fail("series: neither inserted nor found");
-  return &series_ids_.add(batch, rows->integer(0, 0));
+  return &series_ids.add(batch, rows->integer(0, 0));
 }
 
-Result<void> PgSampleWriter::keep_source_id(Series& series, const rows::SampleValue& source_id) {
+// `scalar`: a reused buffer.
+Result<void> pg_keep_source_id(pg::Connection& db, std::string& scalar, Series& series,
+                               const rows::SampleValue& source_id) {
   if (!SeriesIds::source_id_unknown(series, source_id)) return {};
-  if (!json_scalar(scalar_, source_id)) return {};
-  auto done = db_->run(kPgSourceId, pg::Params().add(series.id).add(std::string_view(scalar_)));
+  if (!json_scalar(scalar, source_id)) return {};
+  auto done = db.run(kPgSourceId, pg::Params().add(series.id).add(std::string_view(scalar)));
   if (!done) return fail(done.error_kind(), done.error());
   SeriesIds::wrote_source_id(series, source_id);
   return {};
 }
 
-Result<void> PgSampleWriter::keep_app_id(Series& series, std::string_view app_id) {
+Result<void> pg_keep_app_id(pg::Connection& db, Series& series, std::string_view app_id) {
   if (!SeriesIds::app_id_unknown(series, app_id)) return {};
-  auto done = db_->run(kPgAppId, pg::Params().add(series.id).add(app_id));
+  auto done = db.run(kPgAppId, pg::Params().add(series.id).add(app_id));
   if (!done) return fail(done.error_kind(), done.error());
   SeriesIds::wrote_app_id(series, app_id);
   return {};
 }
 
-bool PgSampleWriter::fill_arrays(const rows::SampleBatch& batch) {
-  for (ArrayLiteral* a : {&t_ms_, &timezone_offset_, &value_, &unit_, &type_, &start_ms_, &end_ms_, &systolic_,
-                          &diastolic_, &extra_}) {
+// Fills the arrays with the samples to send; true when every one is plain.
+bool fill_sample_arrays(PgSampleWriterState& s, const rows::SampleBatch& batch) {
+  for (ArrayLiteral* a : {&s.t_ms, &s.timezone_offset, &s.value, &s.unit, &s.type, &s.start_ms, &s.end_ms,
+                          &s.systolic, &s.diastolic, &s.extra}) {
     a->clear();
   }
   const bool check_taken = !pg_strictly_increasing(batch.samples);
-  taken_.clear();
+  s.taken.clear();
   bool plain = true;
   for (const rows::SampleRow& sample : batch.samples) {
-    if (check_taken && !taken_.insert(sample.t_ms).second) continue;  // the first of a timestamp stays
-    t_ms_.integer(sample.t_ms);
-    timezone_offset_.integer(sample.timezone_offset);
-    if (json_scalar(scalar_, sample.value)) {
-      value_.text(std::string_view(scalar_));
+    if (check_taken && !s.taken.insert(sample.t_ms).second) continue;  // the first of a timestamp stays
+    s.t_ms.integer(sample.t_ms);
+    s.timezone_offset.integer(sample.timezone_offset);
+    if (json_scalar(s.scalar, sample.value)) {
+      s.value.text(std::string_view(s.scalar));
     } else {
-      value_.null();
+      s.value.null();
     }
-    unit_.text(sample.unit);
-    type_.text(sample.type);
-    start_ms_.integer(sample.start_ms);
-    end_ms_.integer(sample.end_ms);
-    systolic_.real(sample.systolic);
-    diastolic_.real(sample.diastolic);
+    s.unit.text(sample.unit);
+    s.type.text(sample.type);
+    s.start_ms.integer(sample.start_ms);
+    s.end_ms.integer(sample.end_ms);
+    s.systolic.real(sample.systolic);
+    s.diastolic.real(sample.diastolic);
     if (sample.extra_json.empty()) {
-      extra_.null();
+      s.extra.null();
     } else {
-      extra_.text(std::string_view(sample.extra_json));
+      s.extra.text(std::string_view(sample.extra_json));
     }
     plain = plain && is_plain_sample(sample);
   }
   return plain;
 }
 
-Result<int64_t> PgSampleWriter::write(const rows::SampleBatch& batch, int64_t seq,
-                                      std::vector<SeriesChange>& changes) {
+}  // namespace
+
+template <>
+Result<int64_t> PgSampleWriter::write(const rows::SampleBatch& batch, int64_t seq, std::vector<SeriesChange>& changes) {
   if (batch.samples.empty()) return int64_t{0};
-  auto series_entry = series(batch);
+  PgSampleWriterState& s = state_;
+  auto series_entry = pg_series_of(*s.db, series_ids_, batch);
   if (!series_entry) return fail(series_entry.error_kind(), series_entry.error());
   Series& entry = **series_entry;
   if (batch.source_id.index() != 0) {
-    if (auto kept = keep_source_id(entry, batch.source_id); !kept) return fail(kept.error_kind(), kept.error());
+    if (auto kept = pg_keep_source_id(*s.db, s.scalar, entry, batch.source_id); !kept) {
+      return fail(kept.error_kind(), kept.error());
+    }
   }
   if (batch.app_id) {  // the latest delivery naming an App ID wins; one without leaves it
-    if (auto kept = keep_app_id(entry, *batch.app_id); !kept) return fail(kept.error_kind(), kept.error());
+    if (auto kept = pg_keep_app_id(*s.db, entry, *batch.app_id); !kept) return fail(kept.error_kind(), kept.error());
   }
   SeriesChange& change = series_change_of(changes, entry.id, &entry.row_key, batch.user_id.size());
 
-  const bool plain = fill_arrays(batch);
+  const bool plain = fill_sample_arrays(s, batch);
   pg::Params params;
-  params.add(entry.id).add(seq).add(t_ms_.finish()).add(timezone_offset_.finish()).add(value_.finish());
-  params.add(unit_.finish());
+  params.add(entry.id).add(seq).add(s.t_ms.finish()).add(s.timezone_offset.finish()).add(s.value.finish());
+  params.add(s.unit.finish());
   if (!plain) {
-    params.add(type_.finish()).add(start_ms_.finish()).add(end_ms_.finish()).add(systolic_.finish());
-    params.add(diastolic_.finish()).add(extra_.finish());
+    params.add(s.type.finish()).add(s.start_ms.finish()).add(s.end_ms.finish()).add(s.systolic.finish());
+    params.add(s.diastolic.finish()).add(s.extra.finish());
   }
-  auto rows = db_->run(plain ? kPgSamplesPlain : kPgSamplesFull, params);
+  auto rows = s.db->run(plain ? kPgSamplesPlain : kPgSamplesFull, params);
   if (!rows) return fail(rows.error_kind(), rows.error());
   for (int i = 0; i < rows->size(); ++i) note_sample(change, rows->integer(i, 0), rows->boolean(i, 1));
   return static_cast<int64_t>(rows->size());

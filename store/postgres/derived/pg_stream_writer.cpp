@@ -43,6 +43,7 @@ constexpr std::string_view kPgInsertFetchedSql =
 
 }  // namespace
 
+template <>
 Result<PgStreamWriter> PgStreamWriter::create(pg::Connection& db) {
   auto notice = PgLatestWins::create(db, "hh_derived_stream_notice", kPgNoticeSql);
   if (!notice) return fail(notice.error_kind(), notice.error());
@@ -53,35 +54,38 @@ Result<PgStreamWriter> PgStreamWriter::create(pg::Connection& db) {
                                   std::pair{&kPgInsertFetched, kPgInsertFetchedSql}}) {
     if (auto prepared = prepare_once(db, *name, sql); !prepared) return fail(prepared.error_kind(), prepared.error());
   }
-  return PgStreamWriter(db, std::move(*notice));
+  return PgStreamWriter(PgStreamWriterState{&db, std::move(*notice), {}});
 }
 
+template <>
 Result<WriteOutcome> PgStreamWriter::write_notice(const rows::WorkoutStreamNotice& notice, int64_t seq) {
   pg::Params p;
   p.add(notice.workout_id).add(notice.user_id).add(notice.provider).add(notice.provider_id).add(notice.sport);
   p.add(seq);
-  return notice_.write(p);
+  return state_.notice.write(p);
 }
 
+template <>
 Result<StreamReplaced> PgStreamWriter::replace_points(const rows::FetchedStream& stream, int64_t seq) {
-  auto found = db_->run(kPgFetchedSeq, pg::Params().add(stream.workout_id));
+  auto& columns = state_.columns;
+  auto found = state_.db->run(kPgFetchedSeq, pg::Params().add(stream.workout_id));
   if (!found) return fail(found.error_kind(), found.error());
   const bool exists = !found->empty();
   const std::optional<int64_t> stored = exists ? found->optional_integer(0, 0) : std::nullopt;
   if (stored && *stored >= seq) return StreamReplaced{};  // a later fetch is stored
 
-  for (ArrayLiteral& column : columns_) column.clear();
+  for (ArrayLiteral& column : columns) column.clear();
   rows::StreamPointReader reader(stream.body);
   rows::StreamPoint point;
   int64_t count = 0;
   while (reader.next(point)) {
-    columns_[0].integer(static_cast<int64_t>(point.index));
-    columns_[1].integer(point.time);
+    columns[0].integer(static_cast<int64_t>(point.index));
+    columns[1].integer(point.time);
     int at = 2;
     for (const std::optional<double>& value :
          {point.distance, point.heartrate, point.velocity_smooth, point.lat, point.lng, point.altitude, point.cadence,
           point.power, point.resistance, point.temperature}) {
-      columns_[at++].real(value);
+      columns[at++].real(value);
     }
     ++count;
   }
@@ -89,12 +93,12 @@ Result<StreamReplaced> PgStreamWriter::replace_points(const rows::FetchedStream&
 
   pg::Params points;
   points.add(stream.workout_id);
-  for (ArrayLiteral& column : columns_) points.add(column.finish());
+  for (ArrayLiteral& column : columns) points.add(column.finish());
   pg::Params workout;
   workout.add(stream.workout_id);
   pg::Params row;
   row.add(stream.workout_id).add(seq).add(count).add(stream.user_id);
-  auto pipeline = pg::Pipeline::begin(*db_);
+  auto pipeline = pg::Pipeline::begin(*state_.db);
   if (!pipeline) return fail(pipeline.error_kind(), pipeline.error());
   for (const auto& [name, params] : {std::pair{&kPgDeletePoints, &workout}, std::pair{&kPgInsertPoints, &points},
                                      std::pair{exists ? &kPgUpdateFetched : &kPgInsertFetched, &row}}) {

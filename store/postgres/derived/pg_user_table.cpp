@@ -42,15 +42,17 @@ constexpr std::string_view kPgUserReadSql =
 
 }  // namespace
 
+template <>
 Result<PgUserTable> PgUserTable::create(pg::Connection& db) {
   for (const auto& [name, sql] : {std::pair{&kPgUserInsert, kPgUserInsertSql},
                                   std::pair{&kPgUserIdentity, kPgUserIdentitySql},
                                   std::pair{&kPgUserSeen, kPgUserSeenSql}, std::pair{&kPgUserRead, kPgUserReadSql}}) {
     if (auto prepared = prepare_once(db, *name, sql); !prepared) return fail(prepared.error_kind(), prepared.error());
   }
-  return PgUserTable(db);
+  return PgUserTable(PgUserTableState{&db});
 }
 
+template <>
 Result<WriteOutcome> PgUserTable::write(const rows::Identity& identity, int64_t seq, int64_t received_at_ms) {
   const std::string_view user_id = *identity.user_id;
   if (rows_.changes_nothing(user_id, identity, received_at_ms)) return WriteOutcome::stale;
@@ -62,7 +64,7 @@ Result<WriteOutcome> PgUserTable::write(const rows::Identity& identity, int64_t 
   pg::Params read;
   read.add(user_id);
   auto results = [&]() -> Result<std::vector<pg::Rows>> {
-    auto pipeline = pg::Pipeline::begin(*db_);
+    auto pipeline = pg::Pipeline::begin(*state_.db);
     if (!pipeline) return fail(pipeline.error_kind(), pipeline.error());
     for (const auto& [name, params] : {std::pair{&kPgUserInsert, &write}, std::pair{&kPgUserIdentity, &write},
                                         std::pair{&kPgUserSeen, &seen}, std::pair{&kPgUserRead, &read}}) {

@@ -24,20 +24,25 @@ std::string insert_sql(size_t rows) {
 
 }  // namespace
 
+template <>
 Result<SqliteChangeInserts> SqliteChangeInserts::create(sqlite::Connection& db) {
+  constexpr auto& kInsertRows = SqliteChangeInsertsState::kInsertRows;
   std::array<std::optional<sqlite::Statement>, kInsertRows.size()> prepared;
   for (size_t i = 0; i < kInsertRows.size(); ++i) {
     auto insert = db.prepare(insert_sql(kInsertRows[i]));
     if (!insert) return fail(insert);
     prepared[i].emplace(std::move(*insert));
   }
-  return SqliteChangeInserts({std::move(*prepared[0]), std::move(*prepared[1]), std::move(*prepared[2])});
+  return SqliteChangeInserts(
+      SqliteChangeInsertsState{{std::move(*prepared[0]), std::move(*prepared[1]), std::move(*prepared[2])}});
 }
 
+template <>
 Result<void> SqliteChangeInserts::insert(std::span<const Change> changes) {
+  constexpr auto& kInsertRows = SqliteChangeInsertsState::kInsertRows;
   for (size_t i = 0; i < kInsertRows.size(); ++i) {
     const size_t rows = kInsertRows[i];
-    sqlite::Statement& insert = inserts_[i];
+    sqlite::Statement& insert = state_.inserts[i];
     while (changes.size() >= rows) {
       for (size_t r = 0; r < rows; ++r) {
         const Change& change = changes[r];

@@ -11,25 +11,25 @@
 #include <span>
 
 #include "common/result.h"
+#include "store/derived/change_feed.h"
 #include "store/derived/derived_parts.h"
 #include "store/sqlite/connection.h"
 
 namespace hh::store {
 
-class SqliteChangeInserts {
- public:
+struct SqliteChangeInsertsState {
+  using Connection = sqlite::Connection;
   static constexpr size_t kMaxBuffered = 64;
-
-  static Result<SqliteChangeInserts> create(sqlite::Connection& db);
-  Result<void> insert(std::span<const Change> changes);
-
- private:
   // Statements inserting 64, 8 and 1 rows.
   static constexpr std::array<size_t, 3> kInsertRows = {kMaxBuffered, 8, 1};
 
-  explicit SqliteChangeInserts(std::array<sqlite::Statement, 3> inserts) : inserts_(std::move(inserts)) {}
-
-  std::array<sqlite::Statement, 3> inserts_;  // by kInsertRows
+  std::array<sqlite::Statement, 3> inserts;  // by kInsertRows
 };
+
+using SqliteChangeInserts = ChangeInsertsOf<SqliteChangeInsertsState>;
+template <>
+Result<SqliteChangeInserts> SqliteChangeInserts::create(sqlite::Connection& db);
+template <>
+Result<void> SqliteChangeInserts::insert(std::span<const Change> changes);
 
 }  // namespace hh::store

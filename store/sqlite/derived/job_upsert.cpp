@@ -2,6 +2,7 @@
 
 namespace hh::store {
 
+template <>
 Result<SqliteJobUpsert> SqliteJobUpsert::create(sqlite::Connection& db) {
   auto upsert = db.prepare(
       "INSERT INTO jobs (kind, job_key, state, attempts, next_attempt_at, trigger_seq, payload, created_at, updated_at, "
@@ -10,15 +11,17 @@ Result<SqliteJobUpsert> SqliteJobUpsert::create(sqlite::Connection& db) {
       "next_attempt_at = excluded.next_attempt_at, trigger_seq = excluded.trigger_seq, payload = excluded.payload, "
       "updated_at = excluded.updated_at, user_id = excluded.user_id WHERE excluded.trigger_seq > jobs.trigger_seq");
   if (!upsert) return fail(upsert);
-  return SqliteJobUpsert(db, std::move(*upsert));
+  return SqliteJobUpsert(SqliteJobUpsertState{&db, std::move(*upsert)});
 }
 
+template <>
 Result<bool> SqliteJobUpsert::run(std::string_view kind, std::string_view key, int64_t now_ms, int64_t seq,
                                   std::string_view payload, std::optional<std::string_view> user) {
-  upsert_.bind_static(1, kind).bind_static(2, key).bind(3, now_ms).bind(4, seq).bind_static(5, payload);
-  upsert_.bind(6, user);
-  if (auto done = upsert_.run(); !done) return fail(done);
-  return db_->changes() > 0;
+  sqlite::Statement& upsert = state_.upsert;
+  upsert.bind_static(1, kind).bind_static(2, key).bind(3, now_ms).bind(4, seq).bind_static(5, payload);
+  upsert.bind(6, user);
+  if (auto done = upsert.run(); !done) return fail(done);
+  return state_.db->changes() > 0;
 }
 
 }  // namespace hh::store

@@ -9,22 +9,22 @@
 #include <string_view>
 
 #include "common/result.h"
+#include "store/derived/follow_up_jobs.h"
 #include "store/sqlite/connection.h"
 
 namespace hh::store {
 
-class SqliteJobUpsert {
- public:
-  static Result<SqliteJobUpsert> create(sqlite::Connection& db);
-  // True when it queued or re-queued the job. `user`: whom the job fetches for
-  // (jobs.user_id; `purge-user` finds the job by it).
-  Result<bool> run(std::string_view kind, std::string_view key, int64_t now_ms, int64_t seq, std::string_view payload,
-                   std::optional<std::string_view> user);
-
- private:
-  SqliteJobUpsert(sqlite::Connection& db, sqlite::Statement upsert) : db_(&db), upsert_(std::move(upsert)) {}
-  sqlite::Connection* db_;
-  sqlite::Statement upsert_;
+struct SqliteJobUpsertState {
+  using Connection = sqlite::Connection;
+  sqlite::Connection* db;
+  sqlite::Statement upsert;
 };
+
+using SqliteJobUpsert = JobUpsertOf<SqliteJobUpsertState>;
+template <>
+Result<SqliteJobUpsert> SqliteJobUpsert::create(sqlite::Connection& db);
+template <>
+Result<bool> SqliteJobUpsert::run(std::string_view kind, std::string_view key, int64_t now_ms, int64_t seq,
+                                  std::string_view payload, std::optional<std::string_view> user);
 
 }  // namespace hh::store

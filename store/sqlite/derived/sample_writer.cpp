@@ -4,7 +4,8 @@
 
 namespace hh::store {
 
-Result<SampleWriter> SampleWriter::create(sqlite::Connection& db) {
+template <>
+Result<SqliteSampleWriter> SqliteSampleWriter::create(sqlite::Connection& db) {
   auto insert_series = db.prepare(
       "INSERT INTO series (user_id, resource, provider, source_type) VALUES (?1, ?2, ?3, ?4) "
       "ON CONFLICT DO NOTHING RETURNING series_id");
@@ -34,64 +35,70 @@ Result<SampleWriter> SampleWriter::create(sqlite::Connection& db) {
       "UPDATE samples SET timezone_offset = ?3, value = ?4, unit = ?5, seq = ?6, type = NULL, start_ms = NULL, "
       "end_ms = NULL, systolic = NULL, diastolic = NULL, extra = NULL WHERE series_id = ?1 AND t_ms = ?2 AND seq < ?6");
   if (!plain_update) return fail(plain_update.error());
-  return SampleWriter(db, std::move(*insert_series), std::move(*find_series), std::move(*set_source_id),
-                      std::move(*set_app_id), Statements{std::move(*full_insert), std::move(*full_update)},
-                      Statements{std::move(*plain_insert), std::move(*plain_update)});
+  using Statements = SqliteSampleWriterState::Statements;
+  return SqliteSampleWriter(SqliteSampleWriterState{&db, std::move(*insert_series), std::move(*find_series),
+                                                    std::move(*set_source_id), std::move(*set_app_id),
+                                                    Statements{std::move(*full_insert), std::move(*full_update)},
+                                                    Statements{std::move(*plain_insert), std::move(*plain_update)}});
 }
 
-Result<SampleWriter::Series*> SampleWriter::series(const rows::SampleBatch& batch) {
-  if (Series* found = series_ids_.find(batch)) return found;
+namespace {
 
-  auto bind_parts = [&](sqlite::Statement& s) {
-    s.bind_static(1, batch.user_id).bind_static(2, batch.resource).bind_static(3, batch.provider)
+using Series = SeriesIds::Series;
+
+// The series of `batch`, from `series_ids` or else found or inserted (and remembered).
+Result<Series*> sqlite_series_of(SqliteSampleWriterState& s, SeriesIds& series_ids, const rows::SampleBatch& batch) {
+  if (Series* found = series_ids.find(batch)) return found;
+
+  auto bind_parts = [&](sqlite::Statement& statement) {
+    statement.bind_static(1, batch.user_id).bind_static(2, batch.resource).bind_static(3, batch.provider)
         .bind_static(4, batch.source_type);
   };
-  bind_parts(insert_series_);
-  auto inserted = insert_series_.step();
+  bind_parts(s.insert_series);
+  auto inserted = s.insert_series.step();
   if (!inserted) return fail(inserted.error());
   int64_t id = 0;
   if (*inserted) {
-    id = insert_series_.column_int(0);
+    id = s.insert_series.column_int(0);
     // Run to completion so the insert is finished before the reset.
-    if (auto rest = insert_series_.run(); !rest) return fail(rest.error());
+    if (auto rest = s.insert_series.run(); !rest) return fail(rest.error());
   } else {
-    insert_series_.reset();
-    bind_parts(find_series_);
-    auto found = find_series_.step();
+    s.insert_series.reset();
+    bind_parts(s.find_series);
+    auto found = s.find_series.step();
     if (!found) return fail(found.error());
     if (!*found) {
-      find_series_.reset();
+      s.find_series.reset();
       return fail("series: neither inserted nor found");
     }
-    id = find_series_.column_int(0);
-    find_series_.reset();
+    id = s.find_series.column_int(0);
+    s.find_series.reset();
   }
-  return &series_ids_.add(batch, id);
+  return &series_ids.add(batch, id);
 }
 
-Result<void> SampleWriter::keep_source_id(Series& series, const rows::SampleValue& source_id) {
+Result<void> sqlite_keep_source_id(sqlite::Statement& set_source_id, Series& series,
+                                   const rows::SampleValue& source_id) {
   if (!SeriesIds::source_id_unknown(series, source_id)) return {};
-  set_source_id_.bind(1, series.id);
+  set_source_id.bind(1, series.id);
   switch (source_id.index()) {
-    case 1: set_source_id_.bind(2, std::get<int64_t>(source_id)); break;
-    case 2: set_source_id_.bind(2, std::get<double>(source_id)); break;
-    case 3: set_source_id_.bind_static(2, std::get<std::string_view>(source_id)); break;
-    default: set_source_id_.reset(); return {};
+    case 1: set_source_id.bind(2, std::get<int64_t>(source_id)); break;
+    case 2: set_source_id.bind(2, std::get<double>(source_id)); break;
+    case 3: set_source_id.bind_static(2, std::get<std::string_view>(source_id)); break;
+    default: set_source_id.reset(); return {};
   }
-  if (auto done = set_source_id_.run(); !done) return fail(done.error());
+  if (auto done = set_source_id.run(); !done) return fail(done.error());
   SeriesIds::wrote_source_id(series, source_id);
   return {};
 }
 
-Result<void> SampleWriter::keep_app_id(Series& series, std::string_view app_id) {
+Result<void> sqlite_keep_app_id(sqlite::Statement& set_app_id, Series& series, std::string_view app_id) {
   if (!SeriesIds::app_id_unknown(series, app_id)) return {};
-  set_app_id_.bind(1, series.id).bind_static(2, app_id);
-  if (auto done = set_app_id_.run(); !done) return fail(done.error());
+  set_app_id.bind(1, series.id).bind_static(2, app_id);
+  if (auto done = set_app_id.run(); !done) return fail(done.error());
   SeriesIds::wrote_app_id(series, app_id);
   return {};
 }
-
-namespace {
 
 // Raw binds: the hottest loop of a rebuild. Text is bound static (the parser's views stay
 // live until the statement is reset) and every parameter is bound each time, so the
@@ -118,10 +125,9 @@ void bind_text(sqlite3_stmt* s, int index, std::optional<std::string_view> value
   }
 }
 
-}  // namespace
-
-Result<int> SampleWriter::run_sample(sqlite3_stmt* s, bool plain, int64_t series_id, const rows::SampleRow& sample,
-                                     int64_t seq) {
+// Binds and runs one statement; the number of rows it changed (0 or 1).
+Result<int> run_sample(sqlite::Connection& db, sqlite3_stmt* s, bool plain, int64_t series_id,
+                       const rows::SampleRow& sample, int64_t seq) {
   sqlite3_bind_int64(s, 1, series_id);
   sqlite3_bind_int64(s, 2, sample.t_ms);
   bind_int(s, 3, sample.timezone_offset);
@@ -145,36 +151,40 @@ Result<int> SampleWriter::run_sample(sqlite3_stmt* s, bool plain, int64_t series
   if (rc != SQLITE_DONE) {
     // Reading the message before the reset keeps the statement's own error, and the
     // connection's error code (DerivedWriter classifies it) is set by the reset.
-    std::string error = sqlite3_errmsg(db_->get());
+    std::string error = sqlite3_errmsg(db.get());
     sqlite3_reset(s);
     return fail(error);
   }
   sqlite3_reset(s);
-  return static_cast<int>(sqlite3_changes(db_->get()));
+  return static_cast<int>(sqlite3_changes(db.get()));
 }
 
-Result<int64_t> SampleWriter::write(const rows::SampleBatch& batch, int64_t seq,
-                                    std::vector<SeriesChange>& changes) {
+}  // namespace
+
+template <>
+Result<int64_t> SqliteSampleWriter::write(const rows::SampleBatch& batch, int64_t seq,
+                                          std::vector<SeriesChange>& changes) {
   if (batch.samples.empty()) return int64_t{0};
-  auto series_entry = series(batch);
+  SqliteSampleWriterState& s = state_;
+  auto series_entry = sqlite_series_of(s, series_ids_, batch);
   if (!series_entry) return fail(series_entry.error());
   Series& entry = **series_entry;
   if (batch.source_id.index() != 0) {
-    if (auto kept = keep_source_id(entry, batch.source_id); !kept) return fail(kept.error());
+    if (auto kept = sqlite_keep_source_id(s.set_source_id, entry, batch.source_id); !kept) return fail(kept.error());
   }
   if (batch.app_id) {  // the latest delivery naming an App ID wins; one without leaves it
-    if (auto kept = keep_app_id(entry, *batch.app_id); !kept) return fail(kept.error());
+    if (auto kept = sqlite_keep_app_id(s.set_app_id, entry, *batch.app_id); !kept) return fail(kept.error());
   }
 
   SeriesChange& change = series_change_of(changes, entry.id, &entry.row_key, batch.user_id.size());
   int64_t written = 0;
   for (const rows::SampleRow& sample : batch.samples) {
     const bool plain = is_plain_sample(sample);
-    Statements& statements = plain ? plain_ : full_;
-    auto inserted = run_sample(statements.insert.get(), plain, entry.id, sample, seq);
+    SqliteSampleWriterState::Statements& statements = plain ? s.plain : s.full;
+    auto inserted = run_sample(*s.db, statements.insert.get(), plain, entry.id, sample, seq);
     if (!inserted) return fail(inserted.error());
     if (*inserted == 0) {
-      auto updated = run_sample(statements.update.get(), plain, entry.id, sample, seq);
+      auto updated = run_sample(*s.db, statements.update.get(), plain, entry.id, sample, seq);
       if (!updated) return fail(updated.error());
       if (*updated == 0) continue;  // an equal or later version is stored
     }

@@ -19,9 +19,9 @@ namespace hh::store {
 struct SqliteWrites {
   using Connection = sqlite::Connection;
   using LatestWins = hh::store::LatestWins;
-  using UserTable = hh::store::UserTable;
-  using SampleWriter = hh::store::SampleWriter;
-  using StreamWriter = hh::store::StreamWriter;
+  using UserTable = SqliteUserTable;
+  using SampleWriter = SqliteSampleWriter;
+  using StreamWriter = SqliteStreamWriter;
   using FollowUpJobs = FollowUpJobsOf<SqliteJobUpsert>;
   using ChangeFeed = ChangeFeedOf<SqliteChangeInserts>;
   // The failed statement's code stays on the connection until the caller's ROLLBACK

@@ -4,7 +4,8 @@
 
 namespace hh::store {
 
-Result<StreamWriter> StreamWriter::create(sqlite::Connection& db) {
+template <>
+Result<SqliteStreamWriter> SqliteStreamWriter::create(sqlite::Connection& db) {
   // A row may exist without a notice (fetched first: notice_seq NULL), so the update
   // compares with coalesce(notice_seq, 0); seq keeps the later of notice and fetch.
   auto notice = LatestWins::create(
@@ -29,34 +30,38 @@ Result<StreamWriter> StreamWriter::create(sqlite::Connection& db) {
   auto insert_fetched = db.prepare(
       "INSERT INTO workout_streams (workout_id, fetched_seq, point_count, seq, user_id) VALUES (?1, ?2, ?3, ?2, ?4)");
   if (!insert_fetched) return fail(insert_fetched.error());
-  return StreamWriter(std::move(*notice), std::move(*fetched_seq), std::move(*delete_points),
-                      std::move(*insert_point), std::move(*update_fetched), std::move(*insert_fetched));
+  return SqliteStreamWriter(SqliteStreamWriterState{std::move(*notice), std::move(*fetched_seq),
+                                                     std::move(*delete_points), std::move(*insert_point),
+                                                     std::move(*update_fetched), std::move(*insert_fetched)});
 }
 
-Result<WriteOutcome> StreamWriter::write_notice(const rows::WorkoutStreamNotice& notice, int64_t seq) {
-  return notice_.write([&](sqlite::Statement& s) {
+template <>
+Result<WriteOutcome> SqliteStreamWriter::write_notice(const rows::WorkoutStreamNotice& notice, int64_t seq) {
+  return state_.notice.write([&](sqlite::Statement& s) {
     s.bind_static(1, notice.workout_id).bind(2, notice.user_id).bind(3, notice.provider).bind(4, notice.provider_id)
         .bind(5, notice.sport).bind(6, seq);
   });
 }
 
-Result<StreamReplaced> StreamWriter::replace_points(const rows::FetchedStream& stream, int64_t seq) {
-  fetched_seq_.bind_static(1, stream.workout_id);
-  auto found = fetched_seq_.step();
+template <>
+Result<StreamReplaced> SqliteStreamWriter::replace_points(const rows::FetchedStream& stream, int64_t seq) {
+  SqliteStreamWriterState& s = state_;
+  s.fetched_seq.bind_static(1, stream.workout_id);
+  auto found = s.fetched_seq.step();
   if (!found) return fail(found.error());
   const bool exists = *found;
-  const std::optional<int64_t> stored = exists ? fetched_seq_.column_optional_int(0) : std::nullopt;
-  fetched_seq_.reset();
+  const std::optional<int64_t> stored = exists ? s.fetched_seq.column_optional_int(0) : std::nullopt;
+  s.fetched_seq.reset();
   if (stored && *stored >= seq) return StreamReplaced{};  // a later fetch is stored
 
-  delete_points_.bind_static(1, stream.workout_id);
-  if (auto done = delete_points_.run(); !done) return fail(done.error());
+  s.delete_points.bind_static(1, stream.workout_id);
+  if (auto done = s.delete_points.run(); !done) return fail(done.error());
 
   rows::StreamPointReader reader(stream.body);
   rows::StreamPoint point;
   int64_t count = 0;
   while (reader.next(point)) {
-    insert_point_.bind_static(1, stream.workout_id)
+    s.insert_point.bind_static(1, stream.workout_id)
         .bind(2, static_cast<int64_t>(point.index))
         .bind(3, point.time)
         .bind(4, point.distance)
@@ -69,12 +74,12 @@ Result<StreamReplaced> StreamWriter::replace_points(const rows::FetchedStream& s
         .bind(11, point.power)
         .bind(12, point.resistance)
         .bind(13, point.temperature);
-    if (auto done = insert_point_.run(); !done) return fail(done.error());
+    if (auto done = s.insert_point.run(); !done) return fail(done.error());
     ++count;
   }
   if (!reader.error().empty()) return fail("stream: " + reader.error());
 
-  sqlite::Statement& row = exists ? update_fetched_ : insert_fetched_;
+  sqlite::Statement& row = exists ? s.update_fetched : s.insert_fetched;
   // The fetch's user (the job's) names a stream fetched before any notice did.
   row.bind_static(1, stream.workout_id).bind(2, seq).bind(3, count).bind(4, stream.user_id);
   if (auto done = row.run(); !done) return fail(done.error());

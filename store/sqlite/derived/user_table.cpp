@@ -30,36 +30,23 @@ constexpr std::string_view kSeen =
 constexpr std::string_view kRead =
     "SELECT client_user_id, team_id, first_seen_ms, last_seen_ms FROM users WHERE user_id = ?1";
 
-}  // namespace
-
-Result<UserTable> UserTable::create(sqlite::Connection& db) {
-  auto insert = db.prepare(kInsert);
-  if (!insert) return fail(insert.error());
-  auto identity = db.prepare(kIdentity);
-  if (!identity) return fail(identity.error());
-  auto seen = db.prepare(kSeen);
-  if (!seen) return fail(seen.error());
-  auto read = db.prepare(kRead);
-  if (!read) return fail(read.error());
-  return UserTable(db, std::move(*insert), std::move(*identity), std::move(*seen), std::move(*read));
-}
-
-Result<void> UserTable::remember(std::string_view user_id) {
-  read_.bind_static(1, user_id);
-  auto found = read_.step();
+// Remembers the row of `user_id` as stored (UserRows).
+Result<void> remember_user_row(sqlite::Statement& read, UserRows& rows, std::string_view user_id) {
+  read.bind_static(1, user_id);
+  auto found = read.step();
   if (!found) return fail(found.error());
   if (*found) {
-    const auto text = [this](int column) -> std::optional<std::string> {
-      if (read_.column_is_null(column)) return std::nullopt;
-      return std::string(read_.column_text(column));
+    const auto text = [&read](int column) -> std::optional<std::string> {
+      if (read.column_is_null(column)) return std::nullopt;
+      return std::string(read.column_text(column));
     };
-    rows_.remember(user_id, UserRows::Row{text(0), text(1), read_.column_int(2), read_.column_int(3)});
+    rows.remember(user_id, UserRows::Row{text(0), text(1), read.column_int(2), read.column_int(3)});
   }
-  read_.reset();
+  read.reset();
   return {};
 }
 
-void UserTable::bind(sqlite::Statement& s, const rows::Identity& identity, int64_t seq, int64_t received_at_ms) {
+void bind_identity(sqlite::Statement& s, const rows::Identity& identity, int64_t seq, int64_t received_at_ms) {
   s.bind_static(1, *identity.user_id);
   if (identity.client_user_id) {
     s.bind_static(2, *identity.client_user_id);
@@ -74,23 +61,41 @@ void UserTable::bind(sqlite::Statement& s, const rows::Identity& identity, int64
   s.bind(4, received_at_ms).bind(5, seq);
 }
 
-Result<WriteOutcome> UserTable::write(const rows::Identity& identity, int64_t seq, int64_t received_at_ms) {
+}  // namespace
+
+template <>
+Result<SqliteUserTable> SqliteUserTable::create(sqlite::Connection& db) {
+  auto insert = db.prepare(kInsert);
+  if (!insert) return fail(insert.error());
+  auto identity = db.prepare(kIdentity);
+  if (!identity) return fail(identity.error());
+  auto seen = db.prepare(kSeen);
+  if (!seen) return fail(seen.error());
+  auto read = db.prepare(kRead);
+  if (!read) return fail(read.error());
+  return SqliteUserTable(
+      SqliteUserTableState{&db, std::move(*insert), std::move(*identity), std::move(*seen), std::move(*read)});
+}
+
+template <>
+Result<WriteOutcome> SqliteUserTable::write(const rows::Identity& identity, int64_t seq, int64_t received_at_ms) {
   const std::string_view user_id = *identity.user_id;
   // What the three statements would leave as it is (UserRows::changes_nothing).
   if (rows_.changes_nothing(user_id, identity, received_at_ms)) return WriteOutcome::stale;
+  SqliteUserTableState& s = state_;
   const auto outcome = [&]() -> Result<WriteOutcome> {
-    bind(insert_, identity, seq, received_at_ms);
-    if (auto done = insert_.run(); !done) return fail(done.error());
-    if (db_->changes() > 0) return WriteOutcome::inserted;
-    bind(identity_, identity, seq, received_at_ms);
-    if (auto done = identity_.run(); !done) return fail(done.error());
-    if (db_->changes() > 0) return WriteOutcome::updated;
-    seen_.bind_static(1, user_id).bind(2, received_at_ms).bind(3, kLastSeenStepMs);
-    if (auto done = seen_.run(); !done) return fail(done.error());
+    bind_identity(s.insert, identity, seq, received_at_ms);
+    if (auto done = s.insert.run(); !done) return fail(done.error());
+    if (s.db->changes() > 0) return WriteOutcome::inserted;
+    bind_identity(s.identity, identity, seq, received_at_ms);
+    if (auto done = s.identity.run(); !done) return fail(done.error());
+    if (s.db->changes() > 0) return WriteOutcome::updated;
+    s.seen.bind_static(1, user_id).bind(2, received_at_ms).bind(3, kLastSeenStepMs);
+    if (auto done = s.seen.run(); !done) return fail(done.error());
     return WriteOutcome::stale;
   }();
   if (!outcome) return outcome;
-  if (auto remembered = remember(user_id); !remembered) return fail(remembered.error());
+  if (auto remembered = remember_user_row(s.read, rows_, user_id); !remembered) return fail(remembered.error());
   return outcome;
 }
 
