@@ -134,6 +134,17 @@ bool serve_wait_leading(const test::ServerProcess& server, int expected, std::ch
   return false;
 }
 
+// Which of the two reports leading (0 or 1), once one does; -1 after 30 s.
+int serve_find_leader(const std::unique_ptr<test::ServerProcess> (&servers)[2]) {
+  for (int attempt = 0; attempt < 600; ++attempt) {
+    for (int s = 0; s < 2; ++s) {
+      if (serve_leading(*servers[s]) == 1) return s;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  return -1;
+}
+
 // Every table `healthhook query` prints (jsonl), by name. `with_deliveries` adds the
 // inbox with outcomes (equal only when received_at is).
 std::map<std::string, std::string> serve_dump(const std::string& database, bool with_deliveries) {
@@ -382,12 +393,7 @@ BOOST_AUTO_TEST_CASE(the_survivor_of_a_killed_leader_takes_over_and_matches_rebu
       BOOST_REQUIRE(serve_post(client, servers[0]->secret(), deliveries[i]).status == 200);
     }
   }
-  int leader = -1;
-  for (int attempt = 0; attempt < 600 && leader < 0; ++attempt) {
-    if (serve_leading(*servers[0]) == 1) leader = 0;
-    else if (serve_leading(*servers[1]) == 1) leader = 1;
-    else std::this_thread::sleep_for(50ms);
-  }
+  const int leader = serve_find_leader(servers);
   BOOST_REQUIRE(leader >= 0);
   const int survivor = 1 - leader;
 
@@ -461,12 +467,7 @@ BOOST_AUTO_TEST_CASE(a_stopped_leader_loses_the_lead_to_the_other_instance) {
     }
   }
   BOOST_REQUIRE(serve_caught_up(uri));
-  int leader = -1;
-  for (int attempt = 0; attempt < 600 && leader < 0; ++attempt) {
-    if (serve_leading(*servers[0]) == 1) leader = 0;
-    else if (serve_leading(*servers[1]) == 1) leader = 1;
-    else std::this_thread::sleep_for(50ms);
-  }
+  const int leader = serve_find_leader(servers);
   BOOST_REQUIRE(leader >= 0);
   const int other = 1 - leader;
 
