@@ -90,8 +90,9 @@ bool Processor::run_once(int64_t durable_seq) {
   // Only rows on disk are applied (inbox_writer.h says why); every inbox row is written
   // through the writer that passes durable_seq (another process would need the processing
   // lock; on PostgreSQL, where other instances write too, durable_seq is no bound and the
-  // store's cursor stops at its inbox horizon instead). With a parse thread (choose_live_source()), the rows committed since are parsed
-  // meanwhile, while their sync runs.
+  // store's cursor stops at its inbox horizon instead). With a parse thread
+  // (choose_live_source()), the rows committed since are parsed meanwhile, while their sync
+  // runs.
   // Never past the newest row: the pipeline reads up to its bound and then waits for more,
   // so a bound beyond it would let a row committed later with a seq below it be skipped.
   Result<StepOutcome> stepped = StepOutcome{};

@@ -37,7 +37,7 @@ Result<void> end_stalled_session(pg::Connection& db) {
 Result<std::unique_ptr<PgStore>> PgStore::open(const Database& database, const StoreOptions& options) {
   auto db = connect_migrated(database);
   if (!db) return fail(db.error_kind(), db.error());
-  if (auto set = limit_lock_waits(*db, options); !set) return fail(set.error_kind(), set.error());
+  if (auto set = limit_lock_waits(*db, options); !set) return fail(set);
   return std::unique_ptr<PgStore>(new PgStore(database, std::move(*db), options));
 }
 
@@ -49,8 +49,8 @@ Result<std::unique_ptr<ProcessingStore>> PgStore::open_processing(Leadership lea
 
 Result<std::unique_ptr<ProcessingStore>> PgStore::open_processing_alongside(Leadership leadership) {
   auto session = connect(database_);
-  if (!session) return fail(session.error_kind(), "processing session: " + session.error());
-  if (auto set = limit_lock_waits(*session, options_); !set) return fail(set.error_kind(), set.error());
+  if (!session) return fail(session, "processing session");
+  if (auto set = limit_lock_waits(*session, options_); !set) return fail(set);
   if (auto set = end_stalled_session(*session); !set) return fail(set, "processing session");
   return open_postgres_processing_session(std::move(*session), database_, leadership, options_.forward_rules);
 }

@@ -119,6 +119,10 @@ BOOST_AUTO_TEST_CASE(a_server_that_is_not_there_is_unavailable_and_the_uri_is_no
 BOOST_AUTO_TEST_CASE(a_server_that_never_answers_fails_the_connect_after_its_timeout) {
   const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
   BOOST_REQUIRE(listener >= 0);
+  struct Closed {  // also when a check below ends the case
+    int fd;
+    ~Closed() { ::close(fd); }
+  } closed{listener};
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -140,7 +144,6 @@ BOOST_AUTO_TEST_CASE(a_server_that_never_answers_fails_the_connect_after_its_tim
     BOOST_TEST((db.error_kind() == ErrorKind::unavailable));
     BOOST_TEST(db.error().find("timeout") != std::string::npos, db.error());
   }
-  ::close(listener);
 }
 
 BOOST_AUTO_TEST_CASE(instances_starting_together_apply_each_migration_once) {

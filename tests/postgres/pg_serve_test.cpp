@@ -115,13 +115,19 @@ bool serve_caught_up(const std::string& uri, std::chrono::seconds timeout = 120s
   return false;
 }
 
+// The value of the sample `sample` (its name and labels as /metrics prints them) on
+// /metrics; -1 when unreadable.
+double serve_metric(const test::ServerProcess& server, const std::string& sample) {
+  const auto metrics = test::HttpClient(server.port(), 10s).get("/metrics").body;
+  const std::string line_start = "\n" + sample + " ";
+  const size_t at = metrics.find(line_start);
+  if (at == std::string::npos) return -1;
+  return std::stod(metrics.substr(at + line_start.size(), 20));
+}
+
 // The value of healthhook_processor_leading on /metrics; -1 when unreadable.
 int serve_leading(const test::ServerProcess& server) {
-  const auto metrics = test::HttpClient(server.port(), 10s).get("/metrics").body;
-  static const std::string name = "\nhealthhook_processor_leading ";
-  const size_t at = metrics.find(name);
-  if (at == std::string::npos) return -1;
-  return static_cast<int>(std::stod(metrics.substr(at + name.size(), 16)));
+  return static_cast<int>(serve_metric(server, "healthhook_processor_leading"));
 }
 
 // Until `server` reports leading == `expected`.
@@ -501,11 +507,7 @@ BOOST_AUTO_TEST_CASE(a_stopped_leader_loses_the_lead_to_the_other_instance) {
 
 // The failed steps of healthhook_processor_steps_total on /metrics; -1 when unreadable.
 int64_t serve_failed_steps(const test::ServerProcess& server) {
-  const auto metrics = test::HttpClient(server.port(), 10s).get("/metrics").body;
-  static const std::string name = "\nhealthhook_processor_steps_total{result=\"failed\"} ";
-  const size_t at = metrics.find(name);
-  if (at == std::string::npos) return -1;
-  return static_cast<int64_t>(std::stod(metrics.substr(at + name.size(), 20)));
+  return static_cast<int64_t>(serve_metric(server, "healthhook_processor_steps_total{result=\"failed\"}"));
 }
 
 // A leader whose steps keep failing waits longer before each retry, up to 8 s: below the
