@@ -19,9 +19,9 @@ Result<void> read_source_and_window(const Params& params, Filter& filter) {
   if (auto v = params.text("provider")) filter.provider = std::string(*v);
   if (auto v = params.text("source_type")) filter.source_type = std::string(*v);
   auto start = params.time_ms("start");
-  if (!start) return fail(start.error());
+  if (!start) return fail(start);
   auto end = params.time_ms("end");
-  if (!end) return fail(end.error());
+  if (!end) return fail(end);
   filter.since_ms = *start;
   filter.until_ms = *end;
   return {};

@@ -32,11 +32,11 @@ Result<std::vector<std::string>> searched_users(Reader& reader, const Params& pa
     store::RecordFilter filter;
     filter.client_user_id = std::string(*client);
     auto& users = reader.users();
-    if (auto started = users.start(filter); !started) return fail(started.error());
+    if (auto started = users.start(filter); !started) return fail(started);
     store::StoredUser user;
     for (;;) {
       auto more = users.next(user);
-      if (!more) return fail(more.error());
+      if (!more) return fail(more);
       if (!*more) break;
       ids.emplace_back(user.user_id);
     }

@@ -22,7 +22,7 @@ Page database_error(std::string_view error) {
 
 Result<int64_t> page_limit(const Params& params) {
   auto limit = params.integer("limit", 1, kMaxPageLimit);
-  if (!limit) return fail(limit.error());
+  if (!limit) return fail(limit);
   return limit->value_or(kDefaultPageLimit);
 }
 

@@ -44,7 +44,7 @@ Result<std::optional<std::string>> page_items(Row& row, int64_t limit, std::stri
   std::string last_cursor;
   for (;;) {
     auto has_row = next(row);
-    if (!has_row) return fail(has_row.error());
+    if (!has_row) return fail(has_row);
     if (!*has_row) return std::optional<std::string>{};
     if (count == limit) return std::optional<std::string>{std::move(last_cursor)};
     if (count++ > 0) body.push_back(',');

@@ -21,7 +21,7 @@ http::Response page_response(Page page) {
 Result<std::unique_ptr<ReadApi>> ReadApi::create(const store::Database& database, std::string_view token) {
   if (token.empty()) return fail("read API token is empty");
   std::unique_ptr<ReadApi> api(new ReadApi(database, token));
-  if (auto warmed = api->readers_.warm_up(); !warmed) return fail("read API: " + warmed.error());
+  if (auto warmed = api->readers_.warm_up(); !warmed) return fail(warmed, "read API");
   return api;
 }
 

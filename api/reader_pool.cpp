@@ -14,13 +14,13 @@ Result<ReaderPool::Lease> ReaderPool::acquire() {
     }
   }
   auto reader = store::open_read_store(database_);
-  if (!reader) return fail(reader.error());
+  if (!reader) return fail(reader);
   return Lease(*this, std::move(*reader));
 }
 
 Result<void> ReaderPool::warm_up() {
   auto lease = acquire();
-  if (!lease) return fail(lease.error());
+  if (!lease) return fail(lease);
   return {};
 }
 

@@ -11,13 +11,13 @@ namespace {
 // Starts `query` and appends its rows as a JSON array; the number of rows, or the error.
 template <typename Row>
 Result<size_t> append_array(store::RecordQuery<Row>& query, const store::RecordFilter& filter, std::string& body) {
-  if (auto started = query.start(filter); !started) return fail(started.error());
+  if (auto started = query.start(filter); !started) return fail(started);
   body.push_back('[');
   Row row;
   size_t count = 0;
   for (;;) {
     auto has_row = query.next(row);
-    if (!has_row) return fail(has_row.error());
+    if (!has_row) return fail(has_row);
     if (!*has_row) break;
     if (count++ > 0) body.push_back(',');
     store::append_json(body, row);
@@ -29,10 +29,10 @@ Result<size_t> append_array(store::RecordQuery<Row>& query, const store::RecordF
 // Starts `query` and appends its first row as a JSON object, or null; whether there was one.
 template <typename Row>
 Result<bool> append_first(store::RecordQuery<Row>& query, const store::RecordFilter& filter, std::string& body) {
-  if (auto started = query.start(filter); !started) return fail(started.error());
+  if (auto started = query.start(filter); !started) return fail(started);
   Row row;
   auto found = query.next(row);
-  if (!found) return fail(found.error());
+  if (!found) return fail(found);
   if (*found) {
     store::append_json(body, row);
   } else {
@@ -97,11 +97,11 @@ Page user_orders_page(Reader& reader, const std::string& user_id, const ApiTarge
     body.append("{\"order_id\":");
     json::append_string(body, id);
     body.append(",\"order\":");
-    if (auto order = append_first(reader.lab_orders(), filter, body); !order) return fail(order.error());
+    if (auto order = append_first(reader.lab_orders(), filter, body); !order) return fail(order);
     body.append(",\"appointments\":");
-    if (auto listed = append_array(reader.lab_appointments(), filter, body); !listed) return fail(listed.error());
+    if (auto listed = append_array(reader.lab_appointments(), filter, body); !listed) return fail(listed);
     body.append(",\"result\":");
-    if (auto result = append_first(reader.lab_results(), filter, body); !result) return fail(result.error());
+    if (auto result = append_first(reader.lab_results(), filter, body); !result) return fail(result);
     body.push_back('}');
     return {};
   };

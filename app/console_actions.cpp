@@ -65,13 +65,13 @@ Result<std::string> ServeConsoleActions::destination_of(const console::ActionReq
 // As `healthhook forward requeue ID… | --dead | --dropped --destination NAME`.
 Result<std::string> ServeConsoleActions::forward_requeue(const console::ActionRequest& request) {
   auto destination = destination_of(request);
-  if (!destination) return Error{destination.error(), destination.error_kind()};
+  if (!destination) return fail(destination);
   const auto state = field(request, "state");
   const auto ids = field(request, "ids");
   if (state.has_value() == ids.has_value()) return bad_request("give ids or state (dead or dropped)");
   if (state && *state != "dead" && *state != "dropped") return bad_request("state: expected dead or dropped");
   auto outbox = store::open_outbox(database_);
-  if (!outbox) return fail(outbox.error());
+  if (!outbox) return fail(outbox);
   const int64_t now = unix_now_ms();
   int64_t requeued = 0;
   if (state && *state == "dropped") {
@@ -81,7 +81,7 @@ Result<std::string> ServeConsoleActions::forward_requeue(const console::ActionRe
                                    [&](const store::ForwardRule& r) { return r.destination == *destination; });
     if (rule == forward_rules_.end()) return bad_request("destination: no [[forward]] named \"" + *destination + "\"");
     auto made = (*outbox)->requeue_dropped(*rule);
-    if (!made) return fail(made.error());
+    if (!made) return fail(made);
     return "{\"requeued\":" + std::to_string(made->recreated) + ",\"dropped\":" + std::to_string(made->dropped) +
            ",\"not_recreated\":" + std::to_string(made->not_recreated) + "}";
   }
@@ -90,7 +90,7 @@ Result<std::string> ServeConsoleActions::forward_requeue(const console::ActionRe
     selection.destination = *destination;
     selection.state = std::string(*state);
     auto count = (*outbox)->requeue(selection, now);
-    if (!count) return fail(count.error());
+    if (!count) return fail(count);
     requeued = *count;
   } else {
     std::string_view rest = *ids;
@@ -101,12 +101,12 @@ Result<std::string> ServeConsoleActions::forward_requeue(const console::ActionRe
       if (!id) return bad_request("ids: expected outbox ids separated by commas");
       // Only entries of this destination (an id names one entry of one destination).
       auto entry = (*outbox)->find(*id);
-      if (!entry) return fail(entry.error());
+      if (!entry) return fail(entry);
       if (!*entry || (*entry)->destination != *destination) continue;
       store::OutboxSelection selection;
       selection.outbox_id = *id;
       auto count = (*outbox)->requeue(selection, now);
-      if (!count) return fail(count.error());
+      if (!count) return fail(count);
       requeued += *count;
     }
   }
@@ -116,25 +116,25 @@ Result<std::string> ServeConsoleActions::forward_requeue(const console::ActionRe
 // As `healthhook forward pause|resume DEST`.
 Result<std::string> ServeConsoleActions::forward_pause(const console::ActionRequest& request) {
   auto destination = destination_of(request);
-  if (!destination) return Error{destination.error(), destination.error_kind()};
+  if (!destination) return fail(destination);
   auto outbox = store::open_outbox(database_);
-  if (!outbox) return fail(outbox.error());
+  if (!outbox) return fail(outbox);
   const bool pause = request.name == "forward-pause";
   auto changed = (*outbox)->set_paused(*destination, pause, unix_now_ms());
-  if (!changed) return fail(changed.error());
+  if (!changed) return fail(changed);
   return std::string("{\"paused\":") + (pause ? "true" : "false") + ",\"changed\":" + (*changed ? "true" : "false") + "}";
 }
 
 // As `healthhook jobs requeue --all-dead` (or `… requeue ID` with job_id).
 Result<std::string> ServeConsoleActions::jobs_requeue(const console::ActionRequest& request) {
   auto admin = store::open_job_admin(database_);
-  if (!admin) return fail(admin.error());
+  if (!admin) return fail(admin);
   const int64_t now = unix_now_ms();
   if (const auto given = field(request, "job_id")) {
     const auto id = parse_id(*given);
     if (!id) return bad_request("job_id: expected a job id");
     auto status = (*admin)->requeue(*id, now);
-    if (!status) return fail(status.error());
+    if (!status) return fail(status);
     switch (*status) {
       case store::RequeueStatus::requeued: return std::string("{\"requeued\":1}");
       case store::RequeueStatus::not_found: return bad_request("no job " + std::to_string(*id));
@@ -142,7 +142,7 @@ Result<std::string> ServeConsoleActions::jobs_requeue(const console::ActionReque
     }
   }
   auto count = (*admin)->requeue_dead(now);
-  if (!count) return fail(count.error());
+  if (!count) return fail(count);
   return "{\"requeued\":" + std::to_string(*count) + "}";
 }
 
@@ -196,9 +196,9 @@ Result<std::string> ServeConsoleActions::backfill(const console::ActionRequest& 
     providers.emplace_back(*provider);
   } else {
     auto reader = store::open_read_store(database_);
-    if (!reader) return fail(reader.error());
+    if (!reader) return fail(reader);
     auto found = fetcher::connected_providers(**reader, user_id);
-    if (!found) return fail(found.error());
+    if (!found) return fail(found);
     providers = std::move(*found);
     if (providers.empty()) {
       return bad_request("no connection of this user is stored, so there is no provider to ask; give a provider");
@@ -207,9 +207,9 @@ Result<std::string> ServeConsoleActions::backfill(const console::ActionRequest& 
   const std::string team;  // the jobs use the team the user's deliveries named, as the command without --team
   const auto windows = fetcher::backfill_windows(user_id, *resources, providers, *start_ms, last_day_ms, team);
   auto admin = store::open_job_admin(database_);
-  if (!admin) return fail(admin.error());
+  if (!admin) return fail(admin);
   auto results = (*admin)->queue_backfills(windows, unix_now_ms());
-  if (!results) return fail(results.error());
+  if (!results) return fail(results);
   std::string out = "{\"jobs\":[";
   for (size_t i = 0; i < results->size(); ++i) {
     if (i) out.push_back(',');

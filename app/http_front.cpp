@@ -147,10 +147,10 @@ HttpFront::HttpFront(const config::Settings& settings, unsigned threads)
 
 Result<std::unique_ptr<HttpFront>> open_http_front(FrontParts parts) {
   auto front = std::make_unique<HttpFront>(parts.settings, parts.threads);
-  if (auto mounted = mount_endpoints(*front, parts); !mounted) return Error{mounted.error(), mounted.error_kind()};
-  if (auto mounted = mount_metrics(*front, parts); !mounted) return Error{mounted.error(), mounted.error_kind()};
+  if (auto mounted = mount_endpoints(*front, parts); !mounted) return fail(mounted);
+  if (auto mounted = mount_metrics(*front, parts); !mounted) return fail(mounted);
   mount_console(*front, parts);
-  if (auto bound = bind_listener(*front, parts); !bound) return Error{bound.error(), bound.error_kind()};
+  if (auto bound = bind_listener(*front, parts); !bound) return fail(bound);
   return front;
 }
 

@@ -12,10 +12,10 @@ Result<std::unique_ptr<Ingest>> open_ingest(const config::Settings& settings, co
   auto options = serve_store_options(settings);
   if (!options) return fail(options);
   auto store = store::open_store(ingest->database, *options);
-  if (!store) return Error{store.error(), store.error_kind()};
+  if (!store) return fail(store);
   ingest->store = std::move(*store);
   auto inbox = ingest->store->open_inbox();
-  if (!inbox) return Error{inbox.error(), inbox.error_kind()};
+  if (!inbox) return fail(inbox);
   ingest->inbox = std::move(*inbox);
 
   store::WriterOptions& writer_options = ingest->writer_options;
@@ -36,10 +36,10 @@ Result<std::unique_ptr<Ingest>> open_ingest(const config::Settings& settings, co
   // synced level). Without the sync thread (it cannot be started), each commit syncs.
   if (settings.synchronous == "full") {
     auto wal_sync = ingest->store->sync_commits_on_thread();
-    if (wal_sync) {
+    if (wal_sync && *wal_sync) {
       ingest->writer->sync_commits_with(std::move(*wal_sync));
-    } else if (wal_sync.error_kind() == ErrorKind::unavailable) {
-      log::info("wal_sync_not_used").str("reason", wal_sync.error());  // e.g. PostgreSQL syncs itself
+    } else if (wal_sync) {
+      log::info("wal_sync_not_used").str("reason", "each commit is durable when it returns");
     } else {
       log::warn("wal_sync_not_started").str("error", wal_sync.error());
     }

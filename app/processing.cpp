@@ -14,12 +14,12 @@ Result<std::unique_ptr<Processing>> start_processing(const config::Settings& set
   const bool alongside = ingest.store->can_process_alongside();
   auto store = alongside ? ingest.store->open_processing_alongside(store::Leadership::when_free)
                          : ingest.store->open_processing(store::Leadership::when_free);
-  if (!store) return Error{store.error(), store.error_kind()};
+  if (!store) return fail(store);
   // On its own thread, steps of the size a step that gives way has (kBehindStep): nothing
   // waits for them, but readers see a step's rows at its commit, and a stop waits for one.
   auto created = processor::Processor::create(
       std::move(*store), alongside ? processor::Processor::kBehindStep : processor::kCatchUpSteps);
-  if (!created) return Error{created.error(), created.error_kind()};
+  if (!created) return fail(created);
   processing->processor = std::move(*created);
   if (follow_ups) processing->processor->on_jobs_queued([follow_ups] { follow_ups->wake(); });
   if (alongside) {
@@ -36,17 +36,17 @@ Result<std::unique_ptr<Processing>> start_processing(const config::Settings& set
   // opened), the backend's own checkpoints stay on: slower acks, nothing else changes
   // (docs/decisions/002-checkpointer-thread.md).
   auto checkpointer = ingest.store->start_checkpointer();
-  if (checkpointer) {
+  if (checkpointer && *checkpointer) {
     processing->checkpointer = std::move(*checkpointer);
     writer.add_background(processing->checkpointer.get());
-  } else if (checkpointer.error_kind() == ErrorKind::unavailable) {
-    log::info("checkpointer_not_used").str("reason", checkpointer.error());  // e.g. PostgreSQL checkpoints itself
+  } else if (checkpointer) {
+    log::info("checkpointer_not_used").str("reason", "the database checkpoints by itself");
   } else {
     log::warn("checkpointer_not_started").str("error", checkpointer.error());
   }
   if (settings.retention.body_days > 0) {
     auto retention = ingest.store->open_body_retention();
-    if (!retention) return Error{retention.error(), retention.error_kind()};
+    if (!retention) return fail(retention);
     processing->body_retention = std::make_unique<processor::BodyRetentionWork>(
         std::move(*retention), settings.retention.body_days, unix_now_ms);
     writer.add_background(processing->body_retention.get());

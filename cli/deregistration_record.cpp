@@ -11,13 +11,13 @@ namespace hh::cli {
 Result<RecordedDeregistration> record_deregistration(const config::Settings& settings, std::string_view user_id,
                                                      std::string_view provider, std::string_view url, int64_t at_ms) {
   auto database = app::database(settings);
-  if (!database) return fail(database.error());
+  if (!database) return fail(database);
   auto options = app::store_options(settings);
-  if (!options) return fail(options.error());
+  if (!options) return fail(options);
   auto store = store::open_store(*database, *options);
-  if (!store) return fail(store.error());
+  if (!store) return fail(store);
   auto inbox = (*store)->open_inbox();
-  if (!inbox) return fail(inbox.error());
+  if (!inbox) return fail(inbox);
 
   store::NewDelivery row;
   row.message_id = "deregistration:" + std::string(user_id) + "/" + std::string(provider) + "/" + std::to_string(at_ms);
@@ -34,7 +34,7 @@ Result<RecordedDeregistration> record_deregistration(const config::Settings& set
   row.body = "{\"success\":true}";
   const store::NewDelivery* batch[] = {&row};
   auto appended = (*inbox)->append(batch);
-  if (!appended) return fail(appended.error());
+  if (!appended) return fail(appended);
   RecordedDeregistration recorded;
   recorded.seq = appended->at(0).seq;
 
@@ -42,8 +42,8 @@ Result<RecordedDeregistration> record_deregistration(const config::Settings& set
   auto processing = (*store)->open_processing(store::Leadership::now);
   if (!processing) return recorded;
   auto applier = processor::Processor::create(std::move(*processing), processor::kCatchUpSteps);
-  if (!applier) return fail(applier.error());
-  if (auto done = (*applier)->run_until_caught_up(nullptr); !done) return fail(done.error());
+  if (!applier) return fail(applier);
+  if (auto done = (*applier)->run_until_caught_up(nullptr); !done) return fail(done);
   recorded.applied = true;
   return recorded;
 }

@@ -171,13 +171,13 @@ void print_outbox_entries(const std::vector<store::OutboxEntry>& entries) {
 // The body the entry would be POSTed with now (alone).
 Result<std::string> outbox_body_now(const config::Settings& settings, const store::OutboxEntry& e) {
   auto database = app::database(settings);
-  if (!database) return fail(database.error());
+  if (!database) return fail(database);
   auto rows = store::open_read_store(*database);
-  if (!rows) return fail(rows.error());
+  if (!rows) return fail(rows);
   if (e.kind == "delivery") {
     store::StoredDelivery delivery;
     auto found = (*rows)->deliveries().find(e.row_key, delivery);
-    if (!found) return fail(found.error());
+    if (!found) return fail(found);
     if (!*found) return std::string("(the delivery is no longer in the inbox)");
     if (delivery.body_removed_at_ms) return std::string("(the body was removed by retention)");
     return std::string(delivery.body);

@@ -39,10 +39,10 @@ Result<uint64_t> write_rows(Query& query, store::OutputFormat format, replay::Ou
   uint64_t count = 0;
   for (;;) {
     auto has_row = query.next(row);
-    if (!has_row) return fail(has_row.error());
+    if (!has_row) return fail(has_row);
     if (!*has_row) break;
     store::append_record(out.buffer(), format, row);
-    if (auto flushed = out.flush_if_full(); !flushed) return fail(flushed.error());
+    if (auto flushed = out.flush_if_full(); !flushed) return fail(flushed);
     ++count;
   }
   return count;
@@ -52,7 +52,7 @@ Result<uint64_t> write_rows(Query& query, store::OutputFormat format, replay::Ou
 template <typename Row>
 Result<uint64_t> write_records(store::RecordQuery<Row>& query, const store::RecordFilter& filter,
                                store::OutputFormat format, replay::OutputFile& out) {
-  if (auto started = query.start(filter); !started) return fail(started.error());
+  if (auto started = query.start(filter); !started) return fail(started);
   return write_rows<Row>(query, format, out);
 }
 
@@ -71,12 +71,12 @@ Result<uint64_t> export_table(std::string_view table, const QueryFlags& flags, s
                               store::OutputFormat format, replay::OutputFile& out, std::optional<int64_t> since,
                               std::optional<int64_t> until) {
   store::ReadSnapshot snapshot(reader);
-  if (!snapshot.begun()) return fail(snapshot.begun().error());
+  if (!snapshot.begun()) return fail(snapshot.begun());
   const bool identity = !flags.with.empty();
   if (table == "samples") {
     store::SampleQuery& query = reader.samples();
     store::SampleFilter filter{flags.user, flags.resource, flags.provider, flags.source_type, since, until};
-    if (auto started = query.start_by_series(filter); !started) return fail(started.error());
+    if (auto started = query.start_by_series(filter); !started) return fail(started);
     store::StoredSample prototype;
     prototype.with_identity = identity;
     return write_rows(query, format, out, prototype);
@@ -84,7 +84,7 @@ Result<uint64_t> export_table(std::string_view table, const QueryFlags& flags, s
   if (table == "summaries") {
     store::SummaryQuery& query = reader.summaries();
     store::SummaryFilter filter{flags.resource, flags.user, flags.provider, flags.source_type, since, until};
-    if (auto started = query.start_export(filter); !started) return fail(started.error());
+    if (auto started = query.start_export(filter); !started) return fail(started);
     store::StoredSummary prototype;
     prototype.with_identity = identity;
     return write_rows(query, format, out, prototype);
@@ -92,7 +92,7 @@ Result<uint64_t> export_table(std::string_view table, const QueryFlags& flags, s
   if (table == "streams") {
     store::StreamQuery& query = reader.streams();
     if (auto started = query.start_export({flags.workout, flags.user, flags.provider, since, until}); !started) {
-      return fail(started.error());
+      return fail(started);
     }
     return write_rows<store::StoredStreamPoint>(query, format, out);
   }
@@ -105,7 +105,7 @@ Result<uint64_t> export_table(std::string_view table, const QueryFlags& flags, s
     filter.status = flags.status;
     filter.webhooks_only = false;
     int64_t first_seq = 0, last_seq = 0;
-    if (auto started = query.start_export(filter, first_seq, last_seq); !started) return fail(started.error());
+    if (auto started = query.start_export(filter, first_seq, last_seq); !started) return fail(started);
     return write_rows<store::StoredDelivery>(query, format, out);
   }
   const store::RecordFilter filter{flags.user, flags.provider, flags.resource, flags.status, flags.order};

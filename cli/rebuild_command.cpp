@@ -39,9 +39,9 @@ constexpr int64_t kRangesShown = 20;
 // there are none.
 Result<std::string> bodies_missing(store::Store& store) {
   auto retention = store.open_body_retention();
-  if (!retention) return fail(retention.error());
+  if (!retention) return fail(retention);
   auto removed = (*retention)->removed_so_far(kRangesShown);
-  if (!removed) return fail(removed.error());
+  if (!removed) return fail(removed);
   if (removed->deliveries == 0) return std::string();
   std::string text = std::to_string(removed->deliveries) + " deliveries without a body (removed by retention: seq ";
   for (size_t i = 0; i < removed->ranges.size(); ++i) {

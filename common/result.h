@@ -72,7 +72,7 @@ inline Error fail(ErrorKind kind, std::string message) { return Error{std::move(
 
 // A failure passed on: the error of `failed`, its kind kept (a busy store stays busy, a
 // full disk full, up to where the kind is acted on: app/exit_codes.h, the receiver's 503).
-// Never fail(failed.error()): that makes every kind `other` (tests/layering's
+// Never fail(failed): that makes every kind `other` (tests/layering's
 // error_kinds_test finds such a re-wrap).
 template <typename T>
 Error fail(const Result<T>& failed) {

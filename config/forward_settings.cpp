@@ -206,7 +206,7 @@ Result<std::vector<ForwardSettings>> parse_forward_blocks(const toml::node& node
     if (!table) return fail(where + ": expected a table with url and secret_file");
     ForwardSettings f;
     for (const auto& [key, value] : *table) {
-      if (auto set = set_key(f, key.str(), value, where + "." + std::string(key.str())); !set) return fail(set.error());
+      if (auto set = set_key(f, key.str(), value, where + "." + std::string(key.str())); !set) return fail(set);
     }
     if (f.name.empty()) {
       // The url without its query (which may hold a token: the name shows in logs, metrics

@@ -50,7 +50,7 @@ Result<void> apply_toml_text(Settings& settings, std::string_view text, const st
                 std::string(e.description()));
   }
   auto applied = apply_table(settings, table, "");
-  if (!applied) return fail(source_name + ": " + applied.error());
+  if (!applied) return fail(applied, source_name);
   return {};
 }
 
@@ -71,7 +71,7 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
     if (!in) return fail(*config_file + ": cannot read");
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     auto applied = apply_toml_text(settings, text, *config_file);
-    if (!applied) return fail(applied.error());
+    if (!applied) return fail(applied);
     settings.base_dir = std::filesystem::absolute(*config_file).parent_path().string();
   } else {
     settings.base_dir = std::filesystem::current_path().string();
@@ -81,7 +81,7 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
       const std::string var = env_name(key.doc.name);
       if (const char* value = environ_lookup(var.c_str())) {
         auto applied = key.from_string(settings, value);
-        if (!applied) return fail(var + " (" + applied.error() + ")");
+        if (!applied) return fail(applied.error_kind(), var + " (" + applied.error() + ")");
         settings.given.insert(std::string(key.doc.name));
       }
     }
@@ -90,11 +90,11 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
     const SettingKey* key = find_setting_key(name);
     if (!key) return key_error(name, "unknown key");
     auto applied = key->from_string(settings, value);
-    if (!applied) return fail(applied.error());
+    if (!applied) return fail(applied);
     settings.given.insert(std::string(key->doc.name));
   }
   auto valid = validate(settings);
-  if (!valid) return fail(valid.error());
+  if (!valid) return fail(valid);
   return settings;
 }
 

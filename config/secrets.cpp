@@ -69,19 +69,19 @@ Result<Secrets> load_secrets(const Settings& settings) {
   Secrets secrets;
   for (const auto& file : settings.signing_secret_files) {
     auto secret = read_secret_file(file, settings.base_dir);
-    if (!secret) return fail("signing_secret_files: " + secret.error());
+    if (!secret) return fail(secret, "signing_secret_files");
     secrets.signing_secrets.push_back(std::move(*secret));
   }
   if (!settings.service.api_key_file.empty()) {
     auto key = read_secret_file(settings.service.api_key_file, settings.base_dir);
-    if (!key) return fail("service.api_key_file: " + key.error());
+    if (!key) return fail(key, "service.api_key_file");
     secrets.api_key = std::move(*key);
   }
   for (size_t i = 0; i < settings.service.teams.size(); ++i) {
     const std::string& file = settings.service.teams[i].api_key_file;
     warn_if_shared(file, settings.base_dir);
     auto key = read_secret_file(file, settings.base_dir);
-    if (!key) return fail("service.teams[" + std::to_string(i) + "].api_key_file: " + key.error());
+    if (!key) return fail(key, "service.teams[" + std::to_string(i) + "].api_key_file");
     secrets.team_api_keys.push_back(std::move(*key));
   }
   for (size_t i = 0; i < settings.forwards.size(); ++i) {
@@ -89,7 +89,7 @@ Result<Secrets> load_secrets(const Settings& settings) {
     warn_if_shared(file, settings.base_dir);
     auto secret = read_secret_file(file, settings.base_dir);
     const std::string where = "forward[" + std::to_string(i) + "].secret_file";
-    if (!secret) return fail(where + ": " + secret.error());
+    if (!secret) return fail(secret, where);
     // Checked now, not when the first message is signed (the secret itself is never shown).
     if (!is_signing_secret(*secret)) {
       return fail(where + " " + file + ": not a whsec_ secret (\"whsec_\" and base64; make one with "
@@ -99,23 +99,23 @@ Result<Secrets> load_secrets(const Settings& settings) {
   }
   if (!settings.read_api.token_file.empty()) {
     auto token = read_secret_file(settings.read_api.token_file, settings.base_dir);
-    if (!token) return fail("read_api.token_file: " + token.error());
+    if (!token) return fail(token, "read_api.token_file");
     secrets.read_api_token = std::move(*token);
   }
   if (!settings.database_password_file.empty()) {
     warn_if_shared(settings.database_password_file, settings.base_dir);
     auto password = read_secret_file(settings.database_password_file, settings.base_dir);
-    if (!password) return fail("database_password_file: " + password.error());
+    if (!password) return fail(password, "database_password_file");
     secrets.database_password = std::move(*password);
   }
   if (!settings.metrics.token_file.empty()) {
     auto token = read_secret_file(settings.metrics.token_file, settings.base_dir);
-    if (!token) return fail("metrics.token_file: " + token.error());
+    if (!token) return fail(token, "metrics.token_file");
     secrets.metrics_token = std::move(*token);
   }
   if (settings.console.enabled && !settings.console.admin_token_file.empty()) {
     auto token = read_secret_file(settings.console.admin_token_file, settings.base_dir);
-    if (!token) return fail("console.admin_token_file: " + token.error());
+    if (!token) return fail(token, "console.admin_token_file");
     if (token->size() < 16) return fail("console.admin_token_file: the token is shorter than 16 characters");
     if (*token == secrets.read_api_token) {
       return fail("console.admin_token_file: the admin token must differ from the read API's token");

@@ -48,7 +48,7 @@ SettingKey integer_key(std::string name, Member member, IntegerRange range, std:
   };
   key.from_string = [name, member](Settings& s, std::string_view text) -> Result<void> {
     auto value = integer_from_text(name, text);
-    if (!value) return fail(value.error());
+    if (!value) return fail(value);
     member(s) = *value;
     return {};
   };
@@ -167,7 +167,7 @@ SettingKey forward_key() {
                  {}, {}, {}, {}};
   key.from_toml = [](Settings& s, const toml::node& node) -> Result<void> {
     auto forwards = parse_forward_blocks(node);
-    if (!forwards) return fail(forwards.error());
+    if (!forwards) return fail(forwards);
     s.forwards = std::move(*forwards);
     return {};
   };

@@ -6,7 +6,7 @@ namespace hh::fetcher {
 
 Result<BaseUrl> BaseUrl::parse(std::string_view url) {
   auto parsed = parse_http_url(url);
-  if (!parsed) return fail("service.base_url: " + parsed.error());
+  if (!parsed) return fail(parsed, "service.base_url");
   if (parsed->has_userinfo) return fail("service.base_url: must not contain user information");
   if (parsed->has_query || parsed->has_fragment) return fail("service.base_url: must not contain a query or fragment");
   if (!parsed->tls && parsed->host != "127.0.0.1") {

@@ -23,7 +23,7 @@ void optional_field(json::ObjectWriter& writer, std::string_view key, const std:
 Result<PagePlan> plan_stream(const store::ClaimedJob& job, const BaseUrl& base) {
   if (job.workout_id.empty()) return fail("payload: missing workout_id");
   auto path = build_path(base, {"v2", "timeseries", "workouts", job.workout_id, "stream"});
-  if (!path) return fail("payload: workout_id: " + path.error());
+  if (!path) return fail(path, "payload: workout_id");
   PagePlan plan;
   plan.page = job.page;
   plan.target = std::move(*path);
@@ -65,7 +65,7 @@ Result<PagePlan> plan_backfill(const store::ClaimedJob& job, const BaseUrl& base
     // No window and no list (reference notes §3.1): the profile as it is now.
     kind = "summary";
     path = build_path(base, {"v2", "summary", job.resource, job.user_id});
-    if (!path) return fail("payload: " + path.error());
+    if (!path) return fail(path, "payload");
     plan.target = with_query(std::move(*path), {{"provider", job.provider}});
     plan.url = base.full_url(plan.target);
     plan.event_type = "fetch.summary." + job.resource;
@@ -92,7 +92,7 @@ Result<PagePlan> plan_backfill(const store::ClaimedJob& job, const BaseUrl& base
     plan.slice_end_ms = slice_end;
     plan.body_array = std::string(summary_items_key(resource_in_path));
   }
-  if (!path) return fail("payload: " + path.error());
+  if (!path) return fail(path, "payload");
   query = {{"start_date", from}, {"end_date", to}, {"provider", job.provider}};
   if (source == BackfillSource::timeseries && job.cursor) query.emplace_back("cursor", *job.cursor);
   plan.target = with_query(std::move(*path), query);
@@ -112,7 +112,7 @@ Result<PagePlan> plan_backfill(const store::ClaimedJob& job, const BaseUrl& base
 Result<PagePlan> plan_parsing_job(const store::ClaimedJob& job, const BaseUrl& base) {
   if (job.job_key.empty()) return fail("job_key: missing (the parsing job's id)");
   auto path = build_path(base, {"lab_report", "v1", "parser", "job", job.job_key});
-  if (!path) return fail("job_key: " + path.error());
+  if (!path) return fail(path, "job_key");
   PagePlan plan;
   plan.page = job.page;
   plan.target = std::move(*path);

@@ -183,8 +183,8 @@ Fetcher::Fetcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Result<std::unique_ptr<Fetcher>> Fetcher::create(FetcherOptions options, store::InboxWriter& writer,
                                                  store::Inbox& inbox, store::JobQueue& jobs) {
   auto base = BaseUrl::parse(options.service.base_url);
-  if (!base) return fail(base.error());
-  if (auto key = check_api_key(options.api_key, "service.api_key_file"); !key) return fail(key.error());
+  if (!base) return fail(base);
+  if (auto key = check_api_key(options.api_key, "service.api_key_file"); !key) return fail(key);
   const auto& header = options.service.api_key_header;
   const bool token = !header.empty() && std::all_of(header.begin(), header.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
@@ -197,10 +197,10 @@ Result<std::unique_ptr<Fetcher>> Fetcher::create(FetcherOptions options, store::
   Impl& impl = *fetcher->impl_;
   auto clients =
       ServiceClients::create(impl.io.get_executor(), std::move(*base), client_options(impl.options), impl.options.teams);
-  if (!clients) return fail(clients.error());
+  if (!clients) return fail(clients);
   impl.clients = std::move(*clients);
   auto reads = store::open_follow_up_reads(database);
-  if (!reads) return fail("fetcher: " + reads.error());
+  if (!reads) return fail(reads, "fetcher");
   impl.reads = std::move(*reads);
   RunnerOptions runner{retry_policy(impl.options.service), impl.options.now_ms, impl.options.observe_request};
   // Three renewals per lease: two may fail (the store busy a moment) before it runs out.

@@ -85,7 +85,7 @@ Result<std::unique_ptr<HttpsClient>> HttpsClient::create(net::any_io_executor ex
   if (client->base_.tls) {
     const std::string& ca_file = client->options_.ca_file;
     auto context = http_client::client_tls_context(ca_file);
-    if (!context) return fail((ca_file.empty() ? "TLS: " : "service.ca_file: ") + context.error());
+    if (!context) return fail(context.error_kind(), (ca_file.empty() ? "TLS: " : "service.ca_file: ") + context.error());
     impl.peer.tls = std::move(*context);
   } else if (client->base_.host != "127.0.0.1") {
     return fail("plain http is only allowed for 127.0.0.1");  // BaseUrl::parse refuses it too

@@ -23,7 +23,7 @@ namespace net = boost::asio;
 
 net::awaitable<Result<bool>> ProvidersSync::sync_once() {
   auto target = build_path(client_.base(), {"v2", "providers"});
-  if (!target) co_return fail(target.error());
+  if (!target) co_return fail(target);
   const std::string url = client_.base().full_url(*target);
   const auto started = std::chrono::steady_clock::now();
   auto get = client_.get(*target);
@@ -36,7 +36,7 @@ net::awaitable<Result<bool>> ProvidersSync::sync_once() {
   if (response.status / 100 != 2) {
     co_return fail(judge_status(response, options_.now_ms() / 1000).error + " (" + url + ")");
   }
-  if (auto valid = json::check_json(response.body); !valid) co_return fail(valid.error() + " (" + url + ")");
+  if (auto valid = json::check_json(response.body); !valid) co_return fail(valid.error_kind(), valid.error() + " (" + url + ")");
   if (json::first_byte(response.body) != '[') {
     co_return fail("unexpected body: the provider list must be a JSON array (" + url + ")");
   }
@@ -61,7 +61,7 @@ net::awaitable<Result<bool>> ProvidersSync::sync_once() {
   const std::shared_ptr<const store::NewDelivery> stored_row = std::move(row);
   auto store = writer_.store_row(stored_row);
   auto stored = co_await std::move(store);
-  if (!stored) co_return fail("storing the provider list: " + stored.error());
+  if (!stored) co_return fail(stored, "storing the provider list");
   last_stored_ = std::move(response.body);
   co_return !stored->duplicate;
 }

@@ -94,12 +94,12 @@ Result<std::vector<std::string>> connected_providers(store::ReadStore& reader, c
   store::RecordFilter filter;
   filter.user_id = user_id;
   auto& query = reader.connections();
-  if (auto started = query.start(filter); !started) return fail(started.error());
+  if (auto started = query.start(filter); !started) return fail(started);
   std::vector<std::string> providers;
   store::StoredConnection row;
   for (;;) {
     auto more = query.next(row);
-    if (!more) return fail(more.error());
+    if (!more) return fail(more);
     if (!*more) break;
     providers.emplace_back(row.provider);
   }

@@ -39,7 +39,7 @@ Result<RefreshResult> read_refresh_result(const std::string& body) {
   for (auto [key, list] : {std::pair{"refreshed_sources", &result.refreshed_sources},
                            std::pair{"in_progress_sources", &result.in_progress_sources},
                            std::pair{"failed_sources", &result.failed_sources}}) {
-    if (auto read = read_strings(object, key, *list); !read) return fail(read.error());
+    if (auto read = read_strings(object, key, *list); !read) return fail(read);
   }
   return result;
 }
@@ -64,9 +64,9 @@ Result<RefreshResult> refresh_user(const ServiceAccess& access, std::string_view
   call.query = {{"timeout", std::to_string(timeout_s)}};
   call.read_timeout = std::chrono::seconds(timeout_s) + kRefreshAnswerGrace;
   auto reply = call_service(access, call);
-  if (!reply) return fail(reply.error_kind(), reply.error());
+  if (!reply) return fail(reply);
   auto result = read_refresh_result(reply->body);
-  if (!result) return fail("POST /v2/user/refresh: unexpected answer: " + result.error());
+  if (!result) return fail(result, "POST /v2/user/refresh: unexpected answer");
   return result;
 }
 
@@ -77,7 +77,7 @@ Result<bool> deregister_user(const ServiceAccess& access, std::string_view user_
   call.method = Method::delete_;
   call.segments = {"v2", "user", std::string(user_id), std::string(provider)};
   auto reply = call_service(access, call);
-  if (!reply) return fail(reply.error_kind(), reply.error());
+  if (!reply) return fail(reply);
   simdjson::dom::parser parser;
   const simdjson::padded_string padded(reply->body);
   simdjson::dom::object object;
@@ -117,7 +117,7 @@ Result<std::string> update_user(const ServiceAccess& access, std::string_view us
   call.segments = {"v2", "user", std::string(user_id)};
   call.body = RequestBody{"application/json", std::move(body)};
   auto reply = call_service(access, call);
-  if (!reply) return fail(reply.error_kind(), reply.error());
+  if (!reply) return fail(reply);
   simdjson::dom::parser parser;
   const simdjson::padded_string padded(reply->body);
   simdjson::dom::object answer;

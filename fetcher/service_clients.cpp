@@ -15,18 +15,18 @@ Result<std::unique_ptr<ServiceClients>> ServiceClients::create(boost::asio::any_
                                                                const std::vector<TeamAccess>& teams) {
   std::unique_ptr<ServiceClients> clients(new ServiceClients());
   auto primary = HttpsClient::create(executor, std::move(primary_base), options);
-  if (!primary) return fail(primary.error());
+  if (!primary) return fail(primary);
   clients->primary_ = std::move(*primary);
   for (size_t i = 0; i < teams.size(); ++i) {
     const TeamAccess& team = teams[i];
     const std::string where = "service.teams[" + std::to_string(i) + "]";
     auto base = BaseUrl::parse(team.base_url);
-    if (!base) return fail(where + ".base_url: " + base.error());
-    if (auto key = check_api_key(team.api_key, where + ".api_key_file"); !key) return fail(key.error());
+    if (!base) return fail(base, where + ".base_url");
+    if (auto key = check_api_key(team.api_key, where + ".api_key_file"); !key) return fail(key);
     ClientOptions team_options = options;
     team_options.api_key = team.api_key;
     auto client = HttpsClient::create(executor, std::move(*base), team_options);
-    if (!client) return fail(where + ": " + client.error());
+    if (!client) return fail(client, where);
     clients->teams_.emplace_back(team.team_id, std::move(*client));
   }
   return clients;

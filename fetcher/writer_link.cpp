@@ -60,7 +60,7 @@ net::awaitable<Result<WriterLink::StoredPage>> WriterLink::store_page(
     const store::NewDelivery* batch[] = {page.get()};
     auto appended = inbox_.append_with(batch, [&](std::span<const store::Appended> rows) -> Result<void> {
       auto recorded = jobs_.record_progress_in_transaction(job, progress, now_ms);
-      if (!recorded) return fail(recorded.error());
+      if (!recorded) return fail(recorded);
       if (!*recorded) {
         stored.superseded = true;
         return fail("superseded");
@@ -71,7 +71,7 @@ net::awaitable<Result<WriterLink::StoredPage>> WriterLink::store_page(
       return {};
     });
     if (stored.superseded) return stored;
-    if (!appended) return fail(appended.error());
+    if (!appended) return fail(appended);
     writer_.wake();
     return stored;
   };
@@ -83,7 +83,7 @@ net::awaitable<Result<WriterLink::StoredPage>> WriterLink::store_row(
   std::function<Result<StoredPage>()> task = [this, row]() -> Result<StoredPage> {
     const store::NewDelivery* batch[] = {row.get()};
     auto appended = inbox_.append(batch);
-    if (!appended) return fail(appended.error());
+    if (!appended) return fail(appended);
     writer_.wake();
     StoredPage stored;
     stored.duplicate = (*appended)[0].status == store::AppendStatus::duplicate;

@@ -13,7 +13,7 @@ Result<std::vector<PlannedPost>> plan_posts(store::Outbox& outbox, const std::st
   // that are skipped.
   const auto want = static_cast<int64_t>(limits.posts * batch + busy.ids.size());
   auto heads = outbox.due_heads(destination, now_ms, want);
-  if (!heads) return fail(heads.error_kind(), heads.error());
+  if (!heads) return fail(heads);
 
   std::unordered_set<std::string> planned_keys;
   std::unordered_set<int64_t> planned_posts, planned_ids;
@@ -45,7 +45,7 @@ Result<std::vector<PlannedPost>> plan_posts(store::Outbox& outbox, const std::st
       if (busy.posts.contains(post_id) || planned_posts.contains(post_id)) continue;
       if (posts.size() >= limits.posts) continue;
       auto members = outbox.post_entries(post_id);
-      if (!members) return fail(members.error_kind(), members.error());
+      if (!members) return fail(members);
       const bool blocked = members->empty() || std::any_of(members->begin(), members->end(), [&](const auto& e) {
                              return busy.ids.contains(e.outbox_id) || planned_ids.contains(e.outbox_id) ||
                                     e.next_attempt_at_ms > now_ms || key_taken(e.order_key);
@@ -67,11 +67,11 @@ Result<std::vector<PlannedPost>> plan_posts(store::Outbox& outbox, const std::st
       continue;
     }
     auto run = outbox.key_entries(destination, *head.order_key, static_cast<int64_t>(space));
-    if (!run) return fail(run.error_kind(), run.error());
+    if (!run) return fail(run);
     if (run->empty()) continue;
     if (run->front().outbox_id != head.outbox_id) {
       // Marked, but an earlier entry of its key is pending: the mark moves there.
-      if (auto moved = outbox.demote(head.outbox_id); !moved) return fail(moved.error_kind(), moved.error());
+      if (auto moved = outbox.demote(head.outbox_id); !moved) return fail(moved);
       continue;
     }
     // The head, then the key's next entries while they never went out and may go now.

@@ -27,7 +27,7 @@ Result<void> append_first(std::string& out, Query& query, Matches&& matches) {
   Row row;
   for (;;) {
     auto next = query.next(row);
-    if (!next) return fail(next.error());
+    if (!next) return fail(next);
     if (!*next) break;
     if (matches(row)) {
       store::append_json(out, row);
@@ -59,7 +59,7 @@ Result<void> append_row(std::string& out, store::ReadStore& rows, const store::O
   if (table == "workout_streams") {
     store::StoredWorkoutStream stream;
     auto found = rows.streams().find_workout(key, stream);
-    if (!found) return fail(found.error());
+    if (!found) return fail(found);
     if (*found) {
       store::append_json(out, stream);
     } else {
@@ -97,7 +97,7 @@ Result<void> append_samples(std::string& out, store::ReadStore& rows, const stor
     bool first = true;
     for (;;) {
       auto next = rows.samples().next(sample);
-      if (!next) return fail(next.error());
+      if (!next) return fail(next);
       if (!*next) break;
       if (sample.seq != e.seq) continue;
       sample.with_identity = true;
@@ -112,11 +112,11 @@ Result<void> append_samples(std::string& out, store::ReadStore& rows, const stor
 
 Result<std::optional<std::string>> client_user_id(store::ReadStore& rows, const std::optional<std::string>& user) {
   if (!user) return std::optional<std::string>{};
-  if (auto started = rows.users().start_by_key(*user); !started) return fail(started.error());
+  if (auto started = rows.users().start_by_key(*user); !started) return fail(started);
   store::StoredUser row;
   std::optional<std::string> found;
   auto next = rows.users().next(row);
-  if (!next) return fail(next.error());
+  if (!next) return fail(next);
   if (*next && row.client_user_id) found = std::string(*row.client_user_id);
   rows.users().finish();
   return found;
@@ -124,7 +124,7 @@ Result<std::optional<std::string>> client_user_id(store::ReadStore& rows, const 
 
 Result<void> append_change(std::string& out, store::ReadStore& rows, const store::OutboxEntry& e) {
   auto client = client_user_id(rows, e.user_id);
-  if (!client) return fail(client.error());
+  if (!client) return fail(client);
   json::ObjectWriter change(out);
   change.string("id", message_id(e.outbox_id))
       .optional_string("event_type", e.event_type)
@@ -164,7 +164,7 @@ std::string message_id(int64_t outbox_id) { return "hhf_" + std::to_string(outbo
 Result<std::string> render_changes(store::ReadStore& rows, std::string_view destination,
                                    std::span<const store::OutboxEntry* const> entries) {
   store::ReadSnapshot snapshot(rows);
-  if (!snapshot.begun()) return fail(snapshot.begun().error());
+  if (!snapshot.begun()) return fail(snapshot.begun());
   std::string body;
   json::ObjectWriter post(body);
   post.string("type", "healthhook.changes").string("destination", destination);
@@ -172,7 +172,7 @@ Result<std::string> render_changes(store::ReadStore& rows, std::string_view dest
   for (size_t i = 0; i < entries.size(); ++i) {
     if (i > 0) changes += ',';
     if (auto appended = append_change(changes, rows, *entries[i]); !appended) {
-      return fail("outbox entry " + std::to_string(entries[i]->outbox_id) + ": " + appended.error());
+      return fail(appended, "outbox entry " + std::to_string(entries[i]->outbox_id));
     }
   }
   changes += ']';

@@ -197,7 +197,7 @@ Result<std::string> DestinationSender::body_of(const OutgoingPost& post, PostOut
     store::DeliveryQuery& query;
     ~EndRead() { query.finish(); }
   } end_read{rows_.deliveries()};
-  if (!found) return fail(found.error());
+  if (!found) return fail(found);
   if (!*found) {
     outcome.undeliverable = true;
     return fail("the delivery is no longer in the inbox");

@@ -63,10 +63,10 @@ Result<std::unique_ptr<Forwarder>> Forwarder::create(const config::Settings& set
   auto parts = std::make_unique<Parts>();
   const store::Database database(settings.database, secrets.database_password);
   auto outbox = store::open_outbox(database, store::OutboxUse::sender);
-  if (!outbox) return fail(outbox.error_kind(), "forwarding: " + outbox.error());
+  if (!outbox) return fail(outbox, "forwarding");
   parts->outbox = std::move(*outbox);
   auto rows = store::open_read_store(database);
-  if (!rows) return fail(rows.error_kind(), "forwarding: " + rows.error());
+  if (!rows) return fail(rows, "forwarding");
   parts->rows = std::move(*rows);
   parts->now_ms = now_ms;
   std::vector<std::unique_ptr<DestinationMetrics>> metrics;

@@ -16,7 +16,7 @@ Result<BudgetStep> keep_within_budget(store::Outbox& outbox, const store::Forwar
   const int64_t max_ranges = max_dropped_ranges(budget_bytes);
   if (ranges > max_ranges) {
     auto merged = outbox.merge_dropped(rule.destination, max_ranges / 2);
-    if (!merged) return fail(merged.error_kind(), merged.error());
+    if (!merged) return fail(merged);
     step.ranges_merged = *merged;
     ranges -= *merged;
   }
@@ -25,7 +25,7 @@ Result<BudgetStep> keep_within_budget(store::Outbox& outbox, const store::Forwar
   const int64_t over = (kept - budget_bytes + kEntryBytes - 1) / kEntryBytes;
   const int64_t count = std::min(over, kDropsPerStep);
   auto dropped = outbox.drop_oldest(rule, count, busy, now_ms);
-  if (!dropped) return fail(dropped.error_kind(), dropped.error());
+  if (!dropped) return fail(dropped);
   step.dropped = *dropped;
   // Another step when this one could not drop all that is over (and dropped something: what
   // is left may all be in flight).

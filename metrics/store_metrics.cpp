@@ -18,7 +18,7 @@ constexpr std::string_view kJobStates[] = {"queued", "running", "done", "dead"};
 
 Result<std::unique_ptr<StoreMetrics>> StoreMetrics::open(const store::Database& database) {
   auto figures = store::open_figures(database);
-  if (!figures) return fail("metrics: " + figures.error());
+  if (!figures) return fail(figures, "metrics");
   return std::unique_ptr<StoreMetrics>(new StoreMetrics(std::move(*figures)));
 }
 
@@ -41,7 +41,7 @@ void StoreMetrics::collect(PrometheusText& out) {
 
 Result<void> StoreMetrics::collect_lag(PrometheusText& out, int64_t& applied_seq) {
   auto positions = figures_->positions();
-  if (!positions) return fail(positions.error());
+  if (!positions) return fail(positions);
   const int64_t last_seq = positions->last_seq;
   applied_seq = positions->applied_seq;
   // The oldest delivery the processor has not applied yet: its wait is the lag in time.
@@ -64,7 +64,7 @@ Result<void> StoreMetrics::collect_families(PrometheusText& out, int64_t applied
   const int64_t scan_to = std::min(applied_seq, family_scan_seq_ + kFamilyScanRowsPerScrape);
   if (scan_to > family_scan_seq_) {
     auto counts = figures_->outcome_counts(family_scan_seq_, scan_to);
-    if (!counts) return fail(counts.error());  // nothing added: the same range is read again next time
+    if (!counts) return fail(counts);  // nothing added: the same range is read again next time
     for (const auto& count : *counts) applied_by_family_status_[{count.family, count.status}] += count.deliveries;
     family_scan_seq_ = scan_to;
   }
@@ -79,7 +79,7 @@ Result<void> StoreMetrics::collect_families(PrometheusText& out, int64_t applied
 
 Result<void> StoreMetrics::collect_jobs(PrometheusText& out) {
   auto counts = figures_->jobs_by_state();
-  if (!counts) return fail(counts.error());
+  if (!counts) return fail(counts);
   std::map<std::string, int64_t> by_state;
   for (auto state : kJobStates) by_state[std::string(state)] = 0;
   for (const auto& [state, n] : *counts) by_state[state] = n;
@@ -93,7 +93,7 @@ Result<void> StoreMetrics::collect_jobs(PrometheusText& out) {
 
 Result<void> StoreMetrics::collect_sizes(PrometheusText& out) {
   auto sizes = figures_->sizes();
-  if (!sizes) return fail(sizes.error());
+  if (!sizes) return fail(sizes);
   out.gauge("healthhook_database_bytes", "Size of the database file (pages in use and free)", sizes->database_bytes);
   out.gauge("healthhook_database_wal_bytes", "Size of the write-ahead log file (shrinks at checkpoints)",
             sizes->log_bytes);

@@ -44,7 +44,7 @@ Result<ParsedDelivery*> InlineSource::next(int64_t after_seq) {
     started_ = true;
   }
   auto row = cursor_.next(pending_);
-  if (!row) return fail(row.error_kind(), "reading the inbox: " + row.error());
+  if (!row) return fail(row, "reading the inbox");
   if (!*row) return static_cast<ParsedDelivery*>(nullptr);
   current_.seq = pending_.row.seq;
   current_.received_at_ms = pending_.received_at_ms;

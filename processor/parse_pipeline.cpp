@@ -104,7 +104,7 @@ Result<bool> ParsePipeline::read_chunk() {
   int64_t rows = 0;
   for (;;) {
     auto row = reader_->next(pending_);
-    if (!row) return fail(row.error_kind(), "reading the inbox: " + row.error());
+    if (!row) return fail(row, "reading the inbox");
     if (!*row) break;
     Slot* slot = acquire(pending_.row.body.size());
     if (slot == nullptr) {

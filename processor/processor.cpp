@@ -34,7 +34,7 @@ bool same_outcome(const store::StoredOutcome& stored, std::string_view status, s
 Result<std::unique_ptr<Processor>> Processor::create(std::unique_ptr<store::ProcessingStore> store,
                                                     ProcessorOptions options) {
   auto applied = store->applied_seq();
-  if (!applied) return fail(applied.error_kind(), applied.error());
+  if (!applied) return fail(applied);
   options.max_rows_per_step = std::max<size_t>(options.max_rows_per_step, 1);
   options.max_deliveries_per_step = std::max<size_t>(options.max_deliveries_per_step, 1);
   std::unique_ptr<Processor> processor(new Processor(std::move(store), options));
@@ -97,7 +97,7 @@ bool Processor::run_once(int64_t durable_seq) {
   // so a bound beyond it would let a row committed later with a seq below it be skipped.
   Result<StepOutcome> stepped = StepOutcome{};
   if (auto newest = store_->newest_seq(); !newest) {
-    stepped = fail(newest.error());
+    stepped = fail(newest);
   } else {
     choose_live_source(*newest);
     const int64_t last_seq = std::min(durable_seq, *newest);
@@ -126,11 +126,11 @@ bool Processor::run_once(int64_t durable_seq) {
 
 Result<void> Processor::run_until_caught_up(const std::function<void(int64_t, int64_t)>& progress) {
   auto lead = store_->take_lead();
-  if (!lead) return fail(lead.error_kind(), lead.error());
+  if (!lead) return fail(lead);
   if (!*lead) return fail(ErrorKind::busy, "another instance applies the inbox");
   if (auto synced = sync_applied_seq(); !synced) return synced;
   auto newest = store_->newest_seq();
-  if (!newest) return fail(newest.error_kind(), newest.error());
+  if (!newest) return fail(newest);
   const int64_t last_seq = *newest;
   if (progress) progress(applied_seq_, last_seq);
   // Both helpers need their own connections and threads; without them this is slower,
@@ -141,8 +141,8 @@ Result<void> Processor::run_until_caught_up(const std::function<void(int64_t, in
   if (helpers) {
     auto started = store_->start_catch_up_checkpointer();
     if (started) {
-      checkpointer = std::move(*started);
-    } else if (started.error_kind() != ErrorKind::unavailable) {  // unavailable: e.g. PostgreSQL checkpoints itself
+      checkpointer = std::move(*started);  // null: the backend checkpoints by itself
+    } else {
       log::warn("checkpointer_not_started").str("error", started.error());
     }
   }
@@ -160,7 +160,7 @@ Result<void> Processor::run_until_caught_up(const std::function<void(int64_t, in
     Result<StepOutcome> stepped = step_with(pipeline, last_seq);  // read ahead again from there after a failure
     if (!stepped) {
       stats_.step_failures.fetch_add(1, std::memory_order_relaxed);
-      return fail(stepped.error_kind(), stepped.error());
+      return fail(stepped);
     }
     if (checkpointer) checkpointer->finish_on_writer();
     if (progress) progress(applied_seq_, last_seq);
@@ -171,7 +171,7 @@ Result<void> Processor::run_until_caught_up(const std::function<void(int64_t, in
 
 Result<void> Processor::sync_applied_seq() {
   auto stored = store_->applied_seq();
-  if (!stored) return fail(stored.error_kind(), stored.error());
+  if (!stored) return fail(stored);
   if (*stored != applied_seq_) {
     store_->forget_cached_ids();
     applied_seq_ = *stored;
@@ -181,10 +181,10 @@ Result<void> Processor::sync_applied_seq() {
 }
 
 Result<Processor::StepOutcome> Processor::relaxed_step(int64_t last_seq) {
-  if (auto relaxed = store_->relax_step_sync(); !relaxed) return fail(relaxed.error_kind(), relaxed.error());
+  if (auto relaxed = store_->relax_step_sync(); !relaxed) return fail(relaxed);
   Result<StepOutcome> stepped = live_step(last_seq);
   // Ingest commits on this connection must sync again, whatever the step did.
-  if (auto restored = store_->restore_step_sync(); !restored) return fail(restored.error_kind(), restored.error());
+  if (auto restored = store_->restore_step_sync(); !restored) return fail(restored);
   return stepped;
 }
 
@@ -225,7 +225,7 @@ Result<std::unique_ptr<ParsePipeline>> Processor::start_pipeline(int64_t after_s
                                                                  ParsePipeline::Mode mode) {
   auto reader = store_->open_reader(mode == ParsePipeline::Mode::follow ? store::ReaderUse::follow
                                                                         : store::ReaderUse::catch_up);
-  if (!reader) return fail(reader.error_kind(), reader.error());
+  if (!reader) return fail(reader);
   return ParsePipeline::start(std::move(*reader), after_seq, last_seq, mode);
 }
 
@@ -282,7 +282,7 @@ bool Processor::should_yield(size_t deliveries, size_t rows) const {
 
 Result<Processor::StepOutcome> Processor::step(ParsedSource& source) {
   const auto started = std::chrono::steady_clock::now();
-  if (auto begun = store_->begin_step(); !begun) return fail(begun.error_kind(), "begin: " + begun.error());
+  if (auto begun = store_->begin_step(); !begun) return fail(begun, "begin");
   // Whatever happened, a step not committed is rolled back; the source's read of the
   // inbox ends first, so the rollback cannot fail because of it.
   struct EndStep {
@@ -298,7 +298,7 @@ Result<Processor::StepOutcome> Processor::step(ParsedSource& source) {
 
 Result<Processor::StepOutcome> Processor::step_in_transaction(ParsedSource& source,
                                                               std::chrono::steady_clock::time_point started) {
-  if (auto synced = sync_applied_seq(); !synced) return fail(synced.error_kind(), synced.error());
+  if (auto synced = sync_applied_seq(); !synced) return fail(synced);
 
   outcomes_.clear();
   uint64_t by_status[4] = {0, 0, 0, 0};
@@ -316,7 +316,7 @@ Result<Processor::StepOutcome> Processor::step_in_transaction(ParsedSource& sour
       break;
     }
     auto next = source.next(last_seq);
-    if (!next) return fail(next.error_kind(), next.error());
+    if (!next) return fail(next);
     ParsedDelivery* delivery = *next;
     if (delivery == nullptr) break;
     last_seq = delivery->seq;
@@ -335,7 +335,7 @@ Result<Processor::StepOutcome> Processor::step_in_transaction(ParsedSource& sour
         return rejected;
       }
       if (!applied) {
-        return fail(applied.error_kind(), "delivery " + std::to_string(delivery->seq) + ": " + applied.error());
+        return fail(applied, "delivery " + std::to_string(delivery->seq));
       }
       rows_seen += static_cast<size_t>(applied->rows_seen);
       rows_written += static_cast<uint64_t>(applied->rows_written);
@@ -362,7 +362,7 @@ Result<Processor::StepOutcome> Processor::step_in_transaction(ParsedSource& sour
   source.end_step();
 
   if (auto flushed = store_->write_changes(); !flushed) {
-    return fail(flushed.error_kind(), "change feed: " + flushed.error());
+    return fail(flushed, "change feed");
   }
   // Written together after the loop: one call per step.
   outcome_updates_.clear();
@@ -371,14 +371,14 @@ Result<Processor::StepOutcome> Processor::step_in_transaction(ParsedSource& sour
       outcome_updates_.push_back({outcome.seq, outcome.status, outcome.family, outcome.error, outcome.user_id});
     }
   }
-  if (auto set = store_->record_outcomes(outcome_updates_); !set) return fail(set.error_kind(), set.error());
+  if (auto set = store_->record_outcomes(outcome_updates_); !set) return fail(set);
   if (last_seq != applied_seq_) {
     if (auto set = store_->set_applied_seq(last_seq); !set) {
-      return fail(set.error_kind(), "advancing applied_seq: " + set.error());
+      return fail(set, "advancing applied_seq");
     }
   }
   if (auto committed = store_->commit_step(); !committed) {
-    return fail(committed.error_kind(), "commit: " + committed.error());
+    return fail(committed, "commit");
   }
 
   applied_seq_ = last_seq;

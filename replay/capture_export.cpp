@@ -7,11 +7,11 @@ namespace hh::replay {
 Result<CaptureSummary> export_capture(store::ReadStore& reader, const store::DeliveryFilter& filter, OutputFile& out,
                                       Progress* progress, const BadRowReport& report) {
   store::ReadSnapshot snapshot(reader);
-  if (!snapshot.begun()) return fail(snapshot.begun().error());
+  if (!snapshot.begun()) return fail(snapshot.begun());
   store::DeliveryQuery& query = reader.deliveries();
 
   int64_t first_seq = 0, last_seq = 0;
-  if (auto started = query.start_export(filter, first_seq, last_seq); !started) return fail(started.error());
+  if (auto started = query.start_export(filter, first_seq, last_seq); !started) return fail(started);
   if (progress && last_seq > 0) progress->set_total(static_cast<uint64_t>(last_seq - first_seq + 1));
 
   CaptureSummary summary;
@@ -20,7 +20,7 @@ Result<CaptureSummary> export_capture(store::ReadStore& reader, const store::Del
   store::StoredDelivery row;
   for (;;) {
     auto has_row = query.next(row);
-    if (!has_row) return fail(has_row.error());
+    if (!has_row) return fail(has_row);
     if (!*has_row) break;
     if (auto parsed = parser.parse_headers(row.headers, headers); !parsed) {
       ++summary.skipped;
@@ -34,12 +34,12 @@ Result<CaptureSummary> export_capture(store::ReadStore& reader, const store::Del
     } else {
       append_capture_line(out.buffer(), row.message_id, timestamp, headers, row.body);
     }
-    if (auto flushed = out.flush_if_full(); !flushed) return fail(flushed.error());
+    if (auto flushed = out.flush_if_full(); !flushed) return fail(flushed);
     ++summary.exported;
     if (progress) progress->update(static_cast<uint64_t>(row.seq - first_seq + 1));
   }
   query.finish();
-  if (auto flushed = out.flush(); !flushed) return fail(flushed.error());
+  if (auto flushed = out.flush(); !flushed) return fail(flushed);
   return summary;
 }
 

@@ -241,7 +241,7 @@ struct CaptureReader::Impl {
     for (;;) {
       if (pos == end) {
         if (eof) return any;
-        if (auto filled = refill(); !filled) return fail(filled.error());
+        if (auto filled = refill(); !filled) return fail(filled);
         if (end == 0) return any;
       }
       const char* start = buffer.data() + pos;
@@ -292,7 +292,7 @@ Result<CaptureReader::Next> CaptureReader::next(CaptureRecord& record, std::stri
   for (;;) {
     bool too_long = false;
     auto got = r.read_line(too_long);
-    if (!got) return fail(got.error());
+    if (!got) return fail(got);
     if (!*got) return Next::end;
     ++r.line_number;
     if (too_long) {

@@ -65,7 +65,7 @@ struct OfflineReplay::Impl {
     pointers.clear();
     for (size_t i = 0; i < batch_count; ++i) pointers.push_back(&batch[i]);
     auto appended = inbox->append(pointers);
-    if (!appended) return fail("storing deliveries: " + appended.error());
+    if (!appended) return fail(appended, "storing deliveries");
     for (const auto& a : *appended) {
       switch (a.status) {
         case store::AppendStatus::stored: ++summary.stored; break;
@@ -91,7 +91,7 @@ struct OfflineReplay::Impl {
       applying->update(static_cast<uint64_t>(applied - first_applied));
     };
     auto applied = processor->run_until_caught_up(applying ? std::function<void(int64_t, int64_t)>(report) : nullptr);
-    if (!applied) return fail("processing deliveries: " + applied.error());
+    if (!applied) return fail(applied, "processing deliveries");
     return {};
   }
 
@@ -118,11 +118,11 @@ Result<std::unique_ptr<OfflineReplay>> OfflineReplay::create(store::Store& store
   if (options.batch_deliveries == 0) options.batch_deliveries = 1;
   if (options.process_every == 0) options.process_every = 1;
   auto processing = store.open_processing();
-  if (!processing) return fail(processing.error());
+  if (!processing) return fail(processing);
   auto processor = processor::Processor::create(std::move(*processing), processor::kCatchUpSteps);
-  if (!processor) return fail(processor.error());
+  if (!processor) return fail(processor);
   auto inbox = store.open_inbox();
-  if (!inbox) return fail(inbox.error());
+  if (!inbox) return fail(inbox);
   auto impl = std::make_unique<Impl>(std::move(options), std::move(*inbox), std::move(*processor));
   return std::unique_ptr<OfflineReplay>(new OfflineReplay(std::move(impl)));
 }
@@ -134,7 +134,7 @@ Result<void> OfflineReplay::add(CaptureReader& reader, const LineReport& report,
   std::string error;
   for (;;) {
     auto next = reader.next(r.record, error);
-    if (!next) return fail(next.error());
+    if (!next) return fail(next);
     if (*next == CaptureReader::Next::end) break;
     if (progress) progress->update(progress_base + reader.bytes_consumed());
     if (*next == CaptureReader::Next::bad_line) {

@@ -318,7 +318,7 @@ class Run {
 
 Result<Target> parse_target_url(std::string_view url, bool allow_plain_http) {
   auto parsed = parse_http_url(url);
-  if (!parsed) return fail("--to: " + parsed.error());
+  if (!parsed) return fail(parsed, "--to");
   const std::string shown = loggable_url(url);
   if (parsed->has_userinfo) return fail("--to " + shown + ": must not contain user information");
   const bool loopback = parsed->host == "localhost" || parsed->host == "::1" || parsed->host.starts_with("127.");
@@ -339,14 +339,14 @@ Result<Target> parse_target_url(std::string_view url, bool allow_plain_http) {
 Result<ResendSummary> resend(std::span<CaptureReader> readers, const ResendOptions& options, const LineReport& report,
                              Progress* progress) {
   auto target = parse_target_url(options.url, options.allow_plain_http);
-  if (!target) return fail(target.error());
+  if (!target) return fail(target);
   std::shared_ptr<net::ssl::context> tls;
   if (target->tls) {
     auto context = http_client::client_tls_context(options.ca_file);
-    if (!context) return fail((options.ca_file.empty() ? "TLS: " : "--ca-file: ") + context.error());
+    if (!context) return fail(context.error_kind(), (options.ca_file.empty() ? "TLS: " : "--ca-file: ") + context.error());
     tls = std::move(*context);
   }
-  if (auto key = signature::decode_secret(options.secret); !key) return fail("secret: " + key.error());
+  if (auto key = signature::decode_secret(options.secret); !key) return fail(key, "secret");
 
   const auto started = std::chrono::steady_clock::now();
   net::io_context io(1);

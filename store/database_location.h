@@ -66,7 +66,7 @@ Error no_backend(DatabaseKind kind);
 // A backend's own result as the interface's.
 template <typename Interface, typename Opened>
 Result<std::unique_ptr<Interface>> as_interface(Result<Opened> opened) {
-  if (!opened) return fail(opened.error_kind(), opened.error());
+  if (!opened) return fail(opened);
   return std::unique_ptr<Interface>(std::move(*opened));
 }
 
@@ -77,7 +77,7 @@ template <typename Interface, typename OpenSqlite, typename OpenPostgres>
 Result<std::unique_ptr<Interface>> open_backend(const Database& database, OpenSqlite open_sqlite,
                                                 OpenPostgres open_postgres) {
   auto kind = database_kind(database.location);
-  if (!kind) return fail(kind.error_kind(), kind.error());
+  if (!kind) return fail(kind);
   if (*kind == DatabaseKind::sqlite_file) return as_interface<Interface>(open_sqlite(database.location));
   return as_interface<Interface>(open_postgres(database));
 }

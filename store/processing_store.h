@@ -136,7 +136,8 @@ class ProcessingStore {
   // the steps.
   virtual Result<std::unique_ptr<DeliveryCursor>> open_reader(ReaderUse use) = 0;
   // A checkpointer at CheckpointPace::catching_up, whose finishing the caller runs
-  // between its steps. Create and destroy it between steps.
+  // between its steps. Create and destroy it between steps. Null when the backend needs
+  // none (PostgreSQL checkpoints by itself).
   virtual Result<std::unique_ptr<Checkpointer>> start_catch_up_checkpointer() = 0;
 
   // `rebuild`: empties the derived tables (not the inbox, not jobs), resets outcomes (see

@@ -49,9 +49,12 @@ class Store {
 
   // Ingest commits on the write connection stop syncing inside the commit; the returned
   // CommitSync syncs after them (hand it to InboxWriter::sync_commits_with). Call before
-  // open_processing(), whose live steps read the connection's sync level.
+  // open_processing(), whose live steps read the connection's sync level. Null when the
+  // backend needs none (PostgreSQL: each COMMIT is durable when it returns); a failure is
+  // a failure to start it (then each commit syncs).
   virtual Result<std::unique_ptr<CommitSync>> sync_commits_on_thread() = 0;
   // A checkpointer at CheckpointPace::serving, to run as the writer's background work.
+  // Null when the backend needs none (PostgreSQL checkpoints by itself).
   virtual Result<std::unique_ptr<Checkpointer>> start_checkpointer() = 0;
 
   // The caller is about to read most of the store (rebuild): the backend may read in

@@ -77,7 +77,7 @@ Result<size_t> export_connections(const ServiceAccess& access, std::string_view 
     call.segments = {"v2", "link", "bulk_export"};
     call.body = RequestBody{"application/json", std::move(body)};
     auto reply = call_service(access, call);
-    if (!reply) return fail(reply.error_kind(), reply.error());
+    if (!reply) return fail(reply);
 
     // Never quote the answer: it holds tokens.
     const std::string unexpected = reply->request + ": unexpected answer (page " + std::to_string(page + 1) + "): ";
@@ -93,7 +93,7 @@ Result<size_t> export_connections(const ServiceAccess& access, std::string_view 
       if (item.get_object().get(recipe) || recipe["user_id"].get_string().get(user_id)) {
         return fail(unexpected + "data[" + std::to_string(index) + "]: not a connection recipe with a user_id");
       }
-      if (auto written = write_recipe(simdjson::minify(item)); !written) return fail(written.error());
+      if (auto written = write_recipe(simdjson::minify(item)); !written) return fail(written);
       ++count;
       ++index;
     }
@@ -130,7 +130,7 @@ Result<ImportAnswer> import_connections(const ServiceAccess& access, std::string
   if (wait) call.read_timeout = kImportWaitAnswer;
   call.redact = tokens;
   auto reply = call_service(access, call);
-  if (!reply) return fail(reply.error_kind(), reply.error());
+  if (!reply) return fail(reply);
 
   ImportAnswer answer;
   answer.status = reply->status;
@@ -153,7 +153,7 @@ Result<ImportAnswer> import_connections(const ServiceAccess& access, std::string
   }
   if (!is_object) return fail(unexpected + "not a JSON object");
   for (auto [key, list] : {std::pair{"user_ids_imported", &answer.imported}, std::pair{"user_ids_failed", &answer.failed}}) {
-    if (auto read = read_ids(object, key, *list); !read) return fail(unexpected + read.error());
+    if (auto read = read_ids(object, key, *list); !read) return fail(read.error_kind(), unexpected + read.error());
   }
   answer.lists = true;
   return answer;

@@ -12,7 +12,7 @@ constexpr std::string_view kLabs[] = {"quest", "labcorp", "bioreference", "sonor
 
 Result<std::string> json_answer(const ServiceAccess& access, ServiceCall call) {
   auto reply = call_service(access, call);
-  if (!reply) return fail(reply.error_kind(), reply.error());
+  if (!reply) return fail(reply);
   simdjson::dom::parser parser;
   const simdjson::padded_string padded(reply->body);
   simdjson::dom::element root;
@@ -36,7 +36,7 @@ Result<std::string> list_labs(const ServiceAccess& access) {
   ServiceCall call;
   call.segments = {"v3", "lab_tests", "labs"};
   auto reply = call_service(access, call);
-  if (!reply) return fail(reply.error_kind(), reply.error());
+  if (!reply) return fail(reply);
   const std::string unexpected = reply->request + ": unexpected answer: ";
   simdjson::dom::parser parser;
   const simdjson::padded_string padded(reply->body);
@@ -86,7 +86,7 @@ Result<std::string> area_info(const ServiceAccess& access, const AreaQuery& quer
   for (const std::string& lab : query.labs) call.query.emplace_back("labs", lab);
   if (query.lab_account_id) call.query.emplace_back("lab_account_id", *query.lab_account_id);
   auto reply = call_service(access, call);
-  if (!reply) return fail(reply.error_kind(), reply.error());
+  if (!reply) return fail(reply);
   const std::string unexpected = reply->request + ": unexpected answer: ";
   simdjson::dom::parser parser;
   const simdjson::padded_string padded(reply->body);

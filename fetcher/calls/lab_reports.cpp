@@ -109,7 +109,7 @@ Result<ParsingJobAnswer> upload_lab_report(const ServiceAccess& access, const La
   call.body = RequestBody{"multipart/form-data; boundary=" + boundary,
                           lab_report_form(file, needs_human_review, user_id, boundary)};
   auto reply = call_service(access, call);
-  if (!reply) return fail(reply.error_kind(), reply.error());
+  if (!reply) return fail(reply);
   return read_job(*reply);
 }
 
@@ -118,7 +118,7 @@ Result<ParsingJobAnswer> get_parsing_job(const ServiceAccess& access, std::strin
   ServiceCall call;
   call.segments = {"lab_report", "v1", "parser", "job", std::string(job_id)};
   auto reply = call_service(access, call);
-  if (!reply) return fail(reply.error_kind(), reply.error());
+  if (!reply) return fail(reply);
   return read_job(*reply);
 }
 

@@ -42,7 +42,7 @@ Result<LinkCode> create_link_code(const ServiceAccess& access, std::string_view 
   call.query = {{"user_id", std::string(user_id)}};
   if (expires_at) call.query.emplace_back("expires_at", std::string(*expires_at));
   auto reply = call_service(access, call);
-  if (!reply) return fail(reply.error_kind(), reply.error());
+  if (!reply) return fail(reply);
 
   const std::string unexpected = reply->request + ": unexpected answer: ";
   simdjson::dom::parser parser;

@@ -73,7 +73,7 @@ Result<std::vector<OrgTeam>> list_org_teams(const ServiceAccess& management, std
     if (listing.search) call.query.emplace_back("search_query", *listing.search);
     if (cursor) call.query.emplace_back("next_cursor", *cursor);
     auto reply = call_service(management, call);
-    if (!reply) return fail(reply.error_kind(), reply.error());
+    if (!reply) return fail(reply);
 
     const std::string unexpected = reply->request + ": unexpected answer: ";
     const simdjson::padded_string padded(reply->body);

@@ -85,9 +85,9 @@ Result<ServerCertificate> load_server_certificate(const std::string& cert_file, 
   const std::string cert_path = config::resolve_secret_path(cert_file, base_dir);
   const std::string key_path = config::resolve_secret_path(key_file, base_dir);
   auto cert_pem = read_file("tls.cert_file", cert_path);
-  if (!cert_pem) return fail(cert_pem.error());
+  if (!cert_pem) return fail(cert_pem);
   auto key_pem = read_file("tls.key_file", key_path);
-  if (!key_pem) return fail(key_pem.error());
+  if (!key_pem) return fail(key_pem);
   struct Cleanse {
     std::string& secret;
     ~Cleanse() { OPENSSL_cleanse(secret.data(), secret.size()); }

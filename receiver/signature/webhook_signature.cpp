@@ -100,7 +100,7 @@ Result<std::shared_ptr<const Verifier>> Verifier::create(std::span<const std::st
   std::vector<std::string> keys;
   for (size_t i = 0; i < secrets.size(); ++i) {
     auto key = decode_secret(secrets[i]);
-    if (!key) return fail("secret " + std::to_string(i + 1) + ": " + key.error());
+    if (!key) return fail(key, "secret " + std::to_string(i + 1));
     keys.push_back(std::move(*key));
   }
   return std::shared_ptr<const Verifier>(new Verifier(std::move(keys), tolerance_seconds));
@@ -161,7 +161,7 @@ Verdict Verifier::verify(const SignedHeaders& headers, std::string_view body, in
 Result<std::string> sign(std::string_view secret, std::string_view id, std::string_view timestamp,
                          std::string_view body) {
   auto key = decode_secret(secret);
-  if (!key) return fail(key.error());
+  if (!key) return fail(key);
   MacCtx ctx = keyed_context(*key);
   unsigned char mac[kMacBytes];
   if (!compute(ctx.get(), id, timestamp, body, mac)) return fail("HMAC failed");

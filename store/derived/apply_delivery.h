@@ -69,7 +69,7 @@ class DeliveryApplier {
   }
   template <typename T>
   static Error prefixed(std::string_view prefix, const Result<T>& failed) {
-    return fail(failed.error_kind(), std::string(prefix) + ": " + failed.error());
+    return fail(failed, prefix);
   }
   // Records a record-table write in the feed ("table", key, about `user`) unless it was stale.
   Result<void> note(Result<WriteOutcome> outcome, std::string_view table, std::string_view key, int64_t seq,

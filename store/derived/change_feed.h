@@ -102,7 +102,7 @@ class ChangeFeedOf {
     // would (NOT NULL), not later on a flush no delivery is blamed for.
     if (!deferred_ || change.row_key.data() == nullptr) {
       if (auto flushed = flush(); !flushed) return flushed;
-      return inserts_.insert(std::span<const Change>(&change, 1));
+      return insert(std::span<const Change>(&change, 1));
     }
     kept_.keep(change);
     return kept_.size() >= Inserts::kMaxBuffered ? flush() : Result<void>{};
@@ -113,19 +113,33 @@ class ChangeFeedOf {
   // Inserts every kept change, in order.
   Result<void> flush() {
     if (kept_.empty()) return {};
-    auto inserted = inserts_.insert(kept_.changes());
+    auto inserted = insert(kept_.changes());
     kept_.clear();
     return inserted;
   }
-  // Drops kept changes (their transaction rolled back).
-  void discard() { kept_.clear(); }
+  // A transaction begins, or the last one rolled back: drops kept changes, and the count
+  // of inserted() starts again.
+  void discard() {
+    kept_.clear();
+    inserted_ = 0;
+  }
+  // The changes inserted since discard(): the transaction's own, the newest rows of the
+  // feed while it holds the lock on new ids (PostgreSQL's outbox takes them by this count).
+  size_t inserted() const { return inserted_; }
 
  private:
   explicit ChangeFeedOf(Inserts inserts) : inserts_(std::move(inserts)) {}
 
+  Result<void> insert(std::span<const Change> changes) {
+    auto inserted = inserts_.insert(changes);
+    if (inserted) inserted_ += changes.size();
+    return inserted;
+  }
+
   Inserts inserts_;
   bool deferred_ = false;
   KeptChanges kept_;
+  size_t inserted_ = 0;
 };
 
 }  // namespace hh::store

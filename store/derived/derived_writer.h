@@ -77,7 +77,7 @@ class DerivedWriterOf {
     DeliveryApplier applier(records_, users_, samples_, streams_, jobs_, feed_, series_changes_, key_);
     if (auto applied = applier.apply(rows, seq, received_at_ms, counts); !applied) {
       const ErrorKind kind = applier.malformed_stream() ? ErrorKind::data : Writes::failure_kind(*db_, applied);
-      return fail(kind, applied.error());
+      return Error{applied.error(), kind};  // the kind decided here, not the statement's
     }
     return counts;
   }
@@ -88,6 +88,8 @@ class DerivedWriterOf {
   void defer_changes() { feed_.set_deferred(true); }
   Result<void> flush_changes() { return feed_.flush(); }
   void discard_changes() { feed_.discard(); }
+  // The changes this transaction inserted, when discard_changes() ran as it began.
+  size_t changes_inserted() const { return feed_.inserted(); }
 
   // Series ids created by a rolled-back transaction, or in a `series` table that was
   // emptied (rebuild), must not be used again; nor user rows remembered from them.

@@ -143,7 +143,7 @@ Result<Rows> Connection::take(PGresult* result, std::string_view what) {
 Result<void> Connection::exec(std::string_view sql) {
   const std::string text(sql);
   auto done = take(PQexec(get(), text.c_str()), first_line(sql));
-  if (!done) return fail(done.error_kind(), done.error());
+  if (!done) return fail(done);
   return {};
 }
 
@@ -171,7 +171,7 @@ Result<void> Connection::prepare(const std::string& name, std::string_view sql) 
   }
   const std::string text(sql);
   auto done = take(PQprepare(get(), name.c_str(), text.c_str(), 0, nullptr), first_line(sql));
-  if (!done) return fail(done.error_kind(), done.error());
+  if (!done) return fail(done);
   prepared_.emplace_back(name, text);
   return {};
 }
@@ -192,7 +192,7 @@ Result<void> Connection::reconnect_if_broken() {
   }
   for (const auto& [name, sql] : prepared_) {
     if (auto again = take(PQprepare(get(), name.c_str(), sql.c_str(), 0, nullptr), name); !again) {
-      return fail(again.error_kind(), again.error());
+      return fail(again);
     }
   }
   restore_pending_ = false;
@@ -207,7 +207,7 @@ Result<Rows> Connection::run(const std::string& name, const Params& params, Resu
 
 Result<std::optional<int64_t>> Connection::query_int(std::string_view sql, const Params& params) {
   auto rows = query(sql, params);
-  if (!rows) return fail(rows.error_kind(), rows.error());
+  if (!rows) return fail(rows);
   if (rows->empty() || rows->is_null(0, 0)) return std::optional<int64_t>();
   return std::optional<int64_t>(rows->integer(0, 0));
 }
@@ -295,7 +295,7 @@ Result<std::vector<Rows>> Pipeline::finish() {
 
 Result<void> TransactionEngine::commit(Connection& db) {
   auto committed = db.query("COMMIT");
-  if (!committed) return fail(committed.error_kind(), committed.error());
+  if (!committed) return fail(committed);
   // COMMIT of a transaction that an error aborted answers ROLLBACK, without an error.
   if (std::string_view(PQcmdStatus(committed->get())) != "COMMIT") {
     return fail(ErrorKind::other, "COMMIT: the transaction was rolled back after an earlier error");

@@ -35,27 +35,27 @@ Result<pg::Connection> connect(const Database& database) {
                 redact_credentials(db.error(), credentials_in(database.location, database.password)));
   }
   if (auto set = db->set_session("SET synchronous_commit = on; SET TIME ZONE 'UTC'"); !set) {
-    return fail(set.error_kind(), set.error());
+    return fail(set);
   }
   return db;
 }
 
 Result<void> migrate(pg::Connection& db) {
   auto txn = pg::Transaction::begin(db);
-  if (!txn) return fail(txn.error_kind(), txn.error());
+  if (!txn) return fail(txn);
   // Held to the end of the transaction: a second instance waits here, then finds the
   // migrations applied.
   if (auto locked = db.query("SELECT pg_advisory_xact_lock($1)", pg::Params().add(kMigrationLock)); !locked) {
-    return fail(locked.error_kind(), locked.error());
+    return fail(locked);
   }
   if (auto created = db.exec(
           "CREATE TABLE IF NOT EXISTS schema_migrations ("
           "version bigint PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
       !created) {
-    return fail(created.error_kind(), created.error());
+    return fail(created);
   }
   auto version = db.query_int("SELECT max(version) FROM schema_migrations");
-  if (!version) return fail(version.error_kind(), version.error());
+  if (!version) return fail(version);
   const int64_t current = version->value_or(0);
   if (current > postgres_schema_version()) {
     return fail(ErrorKind::other, "database schema version " + std::to_string(current) +
@@ -67,11 +67,11 @@ Result<void> migrate(pg::Connection& db) {
     const Migration& migration = postgres_migrations()[static_cast<size_t>(i)];
     const std::string name(migration.name);
     if (auto applied = db.exec(migration.sql); !applied) {
-      return fail(applied.error_kind(), "migration " + name + ": " + applied.error());
+      return fail(applied, "migration " + name);
     }
     auto recorded = db.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
                              pg::Params().add(i + 1).add(name));
-    if (!recorded) return fail(recorded.error_kind(), "migration " + name + ": " + recorded.error());
+    if (!recorded) return fail(recorded, "migration " + name);
     user_columns_added = user_columns_added || migration.name == kPgUserColumnsMigration;
   }
   if (user_columns_added) log_unattributed_rows(db);
@@ -81,7 +81,7 @@ Result<void> migrate(pg::Connection& db) {
 Result<pg::Connection> connect_migrated(const Database& database) {
   auto db = connect(database);
   if (!db) return db;
-  if (auto migrated = migrate(*db); !migrated) return fail(migrated.error_kind(), migrated.error());
+  if (auto migrated = migrate(*db); !migrated) return fail(migrated);
   return db;
 }
 

@@ -30,5 +30,6 @@ inline constexpr int64_t kMigrationLock = 0x6868'0001;   // "hh" 1: applying mig
 inline constexpr int64_t kProcessingLock = 0x6868'0002;  // "hh" 2: the processing leader
 inline constexpr int64_t kBodyRetentionLock = 0x6868'0003;  // "hh" 3: one retention batch at a time
 inline constexpr int64_t kForwardLock = 0x6868'0004;  // "hh" 4: the one instance that forwards
+inline constexpr int64_t kNewIdsLock = 0x6868'0005;  // "hh" 5: max(id) + 1 (lock_new_ids, pg_statements.h)
 
 }  // namespace hh::store

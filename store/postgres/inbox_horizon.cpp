@@ -20,15 +20,15 @@ constexpr const char* kWritersNow =
 
 Result<int64_t> InboxHorizon::advance() {
   auto pipeline = pg::Pipeline::begin(*db_);
-  if (!pipeline) return fail(pipeline.error_kind(), pipeline.error());
+  if (!pipeline) return fail(pipeline);
   const bool waiting = !candidate_writers_.empty();
   if (waiting) {
-    if (auto sent = pipeline->send(kWritersRunning, pg::Params().add(candidate_writers_)); !sent) return fail(sent.error_kind(), sent.error());
+    if (auto sent = pipeline->send(kWritersRunning, pg::Params().add(candidate_writers_)); !sent) return fail(sent);
   }
-  if (auto sent = pipeline->send(kNewestDrawn); !sent) return fail(sent.error_kind(), sent.error());
-  if (auto sent = pipeline->send(kWritersNow); !sent) return fail(sent.error_kind(), sent.error());
+  if (auto sent = pipeline->send(kNewestDrawn); !sent) return fail(sent);
+  if (auto sent = pipeline->send(kWritersNow); !sent) return fail(sent);
   auto results = pipeline->finish();
-  if (!results) return fail(results.error_kind(), "inbox horizon: " + results.error());
+  if (!results) return fail(results, "inbox horizon");
   size_t at = 0;
   if (waiting && (*results)[at++].integer(0, 0) == 0) {
     horizon_ = std::max(horizon_, candidate_);

@@ -32,12 +32,12 @@ class PgBodyRetention final : public BodyRetention {
 
   Result<RemovedBodies> remove_bodies(int64_t received_before_ms, int64_t max_deliveries, int64_t now_ms) override {
     auto txn = pg::Transaction::begin(db_);
-    if (!txn) return fail(txn.error_kind(), txn.error());
+    if (!txn) return fail(txn);
     auto locked = db_.query("SELECT pg_try_advisory_xact_lock($1)", pg::Params().add(kBodyRetentionLock));
-    if (!locked) return fail(locked.error_kind(), locked.error());
+    if (!locked) return fail(locked);
     if (!locked->boolean(0, 0)) return RemovedBodies{};  // another instance is removing a batch
     auto candidates = db_.query(kPgretCandidates, pg::Params().add(max_deliveries));
-    if (!candidates) return fail(candidates.error_kind(), candidates.error());
+    if (!candidates) return fail(candidates);
     BodyBatch batch(received_before_ms, max_deliveries);
     std::string seqs = "{";
     for (int r = 0; r < candidates->size(); ++r) {
@@ -51,13 +51,13 @@ class PgBodyRetention final : public BodyRetention {
     const RemovedBodies removed = batch.result();
     if (removed.deliveries > 0) {
       if (auto recorded = db_.query(kPgretRecord, pg::Params().add(std::string_view(seqs)).add(now_ms)); !recorded) {
-        return fail(recorded.error_kind(), recorded.error());
+        return fail(recorded);
       }
       if (auto emptied = db_.query(kPgretEmpty, pg::Params().add(std::string_view(seqs))); !emptied) {
-        return fail(emptied.error_kind(), emptied.error());
+        return fail(emptied);
       }
     }
-    if (auto committed = txn->commit(); !committed) return fail(committed.error_kind(), committed.error());
+    if (auto committed = txn->commit(); !committed) return fail(committed);
     return removed;
   }
 
@@ -66,14 +66,14 @@ class PgBodyRetention final : public BodyRetention {
   Result<RemovedSoFar> removed_so_far(int64_t max_ranges) override {
     RemovedSoFar so_far;
     auto count = db_.query_int("SELECT count(*) FROM removed_bodies");
-    if (!count) return fail(count.error_kind(), count.error());
+    if (!count) return fail(count);
     so_far.deliveries = count->value_or(0);
     // Runs of consecutive seqs: seq minus its rank is the same along a run.
     auto ranges = db_.query(
         "SELECT min(seq), max(seq) FROM (SELECT seq, seq - row_number() OVER (ORDER BY seq) AS run "
         "FROM removed_bodies) AS numbered GROUP BY run ORDER BY 1 LIMIT $1",
         pg::Params().add(max_ranges));
-    if (!ranges) return fail(ranges.error_kind(), ranges.error());
+    if (!ranges) return fail(ranges);
     for (int r = 0; r < ranges->size(); ++r) {
       so_far.ranges.push_back(SeqRange{ranges->integer(r, 0), ranges->integer(r, 1)});
     }

@@ -51,7 +51,7 @@ Result<void> PgDeliveryCursor::fetch_chunk() {
   }
   const int64_t wanted = std::min(left_, kChunkRows);
   auto rows = db_->run("hh_delivery_chunk", pg::Params().add(after_).add(last_).add(wanted), pg::Results::binary);
-  if (!rows) return fail(rows.error_kind(), "reading the inbox: " + rows.error());
+  if (!rows) return fail(rows, "reading the inbox");
   chunk_ = std::move(*rows);
   exhausted_ = chunk_.size() < wanted;  // a short chunk was the last one
   at_ = 0;
@@ -61,7 +61,7 @@ Result<void> PgDeliveryCursor::fetch_chunk() {
 Result<bool> PgDeliveryCursor::next(PendingDelivery& pending) {
   if (at_ >= chunk_.size()) {
     if (left_ <= 0 || exhausted_) return false;
-    if (auto fetched = fetch_chunk(); !fetched) return fail(fetched.error_kind(), fetched.error());
+    if (auto fetched = fetch_chunk(); !fetched) return fail(fetched);
     if (chunk_.empty()) return false;
   }
   const int r = at_++;
@@ -89,7 +89,7 @@ void PgDeliveryCursor::finish() {
 
 Result<std::unique_ptr<DeliveryCursor>> open_postgres_delivery_reader(const Database& database) {
   auto db = connect(database);
-  if (!db) return fail(db.error_kind(), db.error());
+  if (!db) return fail(db);
   return std::unique_ptr<DeliveryCursor>(new PgDeliveryReader(std::move(*db)));
 }
 

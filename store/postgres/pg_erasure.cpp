@@ -57,7 +57,7 @@ class PgErasure final : public Erasure {
   Result<ErasureReport> count(std::string_view user_id) override {
     // One snapshot for every count; rolled back (the selection tables are its only writes).
     if (auto begun = db_.exec("BEGIN ISOLATION LEVEL REPEATABLE READ"); !begun) {
-      return fail(begun.error_kind(), begun.error());
+      return fail(begun);
     }
     auto report = count_in_transaction(user_id);
     (void)db_.exec("ROLLBACK");
@@ -66,30 +66,30 @@ class PgErasure final : public Erasure {
 
   Result<ErasureReport> erase(std::string_view user_id, int64_t now_ms) override {
     auto txn = pg::Transaction::begin(db_);
-    if (!txn) return fail(txn.error_kind(), txn.error());
+    if (!txn) return fail(txn);
     // The processor must not apply one of the user's deliveries meanwhile (it would bring
     // rows back): refused while an instance applies the inbox.
     auto locked = db_.query("SELECT pg_try_advisory_xact_lock($1)", pg::Params().add(kProcessingLock));
-    if (!locked) return fail(locked.error_kind(), locked.error());
+    if (!locked) return fail(locked);
     if (!locked->boolean(0, 0)) {
       return fail(ErrorKind::busy, "another process applies the inbox (serve, rebuild or replay): stop it first");
     }
-    if (auto selected = select(user_id); !selected) return fail(selected.error_kind(), selected.error());
+    if (auto selected = select(user_id); !selected) return fail(selected);
     ErasureReport report;
     for (const schema::Table* erased : schema::erased_tables()) {
       auto deleted = pgerase_run(db_, "DELETE FROM " + std::string(erased->name) + " WHERE " +
                                           erased_where(erased->erasure.by, schema::Dialect::postgres), user_id);
-      if (!deleted) return fail(deleted.error_kind(), deleted.error());
+      if (!deleted) return fail(deleted);
       report.tables.push_back({std::string(erased->name), deleted->affected()});
     }
     const std::string counts = erasure_row_counts(report);
     auto recorded = db_.query("INSERT INTO erasures (user_id, erased_at_ms, row_counts) VALUES ($1, $2, $3)",
                               pg::Params().add(user_id).add(now_ms).add(std::string_view(counts)));
-    if (!recorded) return fail(recorded.error_kind(), recorded.error());
+    if (!recorded) return fail(recorded);
     auto unattributed = unattributed_rows();
-    if (!unattributed) return fail(unattributed.error_kind(), unattributed.error());
+    if (!unattributed) return fail(unattributed);
     report.unattributed = std::move(*unattributed);
-    if (auto committed = txn->commit(); !committed) return fail(committed.error_kind(), committed.error());
+    if (auto committed = txn->commit(); !committed) return fail(committed);
     report.space = "freed space reused by later rows once autovacuum has passed (PostgreSQL keeps it in its files)";
     return report;
   }
@@ -99,7 +99,7 @@ class PgErasure final : public Erasure {
   Result<void> select(std::string_view user_id) {
     if (auto made = db_.exec(kPgeraseSelectionTables); !made) return made;
     for (const std::string_view sql : kPgeraseSelections) {
-      if (auto ran = pgerase_run(db_, std::string(sql), user_id); !ran) return fail(ran.error_kind(), ran.error());
+      if (auto ran = pgerase_run(db_, std::string(sql), user_id); !ran) return fail(ran);
     }
     return select_pending_deliveries(user_id);
   }
@@ -111,7 +111,7 @@ class PgErasure final : public Erasure {
     for (;;) {
       auto rows = db_.query(kPgerasePendingSql, pg::Params().add(user_id).add(after).add(kPgerasePendingBatch),
                             pg::Results::binary);
-      if (!rows) return fail(rows.error_kind(), rows.error());
+      if (!rows) return fail(rows);
       std::string seqs = "{";
       for (int r = 0; r < rows->size(); ++r) {
         after = rows->integer(r, 0);
@@ -122,30 +122,30 @@ class PgErasure final : public Erasure {
       if (seqs.size() > 1) {
         auto inserted = db_.query("INSERT INTO pg_temp.erase_seqs SELECT unnest($1::bigint[]) ON CONFLICT DO NOTHING",
                                   pg::Params().add(seqs + "}"));
-        if (!inserted) return fail(inserted.error_kind(), inserted.error());
+        if (!inserted) return fail(inserted);
       }
       if (rows->size() < kPgerasePendingBatch) return {};
     }
   }
 
   Result<ErasureReport> count_in_transaction(std::string_view user_id) {
-    if (auto selected = select(user_id); !selected) return fail(selected.error_kind(), selected.error());
+    if (auto selected = select(user_id); !selected) return fail(selected);
     ErasureReport report;
     for (const schema::Table* erased : schema::erased_tables()) {
       auto counted = pgerase_run(db_, "SELECT count(*) FROM " + std::string(erased->name) + " WHERE " +
                                           erased_where(erased->erasure.by, schema::Dialect::postgres), user_id);
-      if (!counted) return fail(counted.error_kind(), counted.error());
+      if (!counted) return fail(counted);
       report.tables.push_back({std::string(erased->name), counted->integer(0, 0)});
     }
     auto unattributed = unattributed_rows();
-    if (!unattributed) return fail(unattributed.error_kind(), unattributed.error());
+    if (!unattributed) return fail(unattributed);
     report.unattributed = std::move(*unattributed);
     return report;
   }
 
   Result<std::vector<TableRows>> unattributed_rows() {
     auto rows = db_.query(kUnattributedRowsSql);
-    if (!rows) return fail(rows.error_kind(), rows.error());
+    if (!rows) return fail(rows);
     std::vector<TableRows> tables;
     for (int r = 0; r < rows->size(); ++r) tables.push_back({std::string(rows->text(r, 0)), rows->integer(r, 1)});
     return tables;
@@ -158,7 +158,7 @@ class PgErasure final : public Erasure {
 
 Result<std::unique_ptr<Erasure>> open_postgres_erasure(const Database& database, int64_t busy_timeout_ms) {
   auto db = open_postgres_admin_connection(database, kPgJobsSchemaVersion, busy_timeout_ms);
-  if (!db) return fail(db.error_kind(), db.error());
+  if (!db) return fail(db);
   return std::unique_ptr<Erasure>(new PgErasure(std::move(*db)));
 }
 

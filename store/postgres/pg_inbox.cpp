@@ -97,7 +97,7 @@ Result<void> fill_duplicate_seqs(pg::Connection& db, std::span<const NewDelivery
   for (size_t i = 0; i < results.size(); ++i) {
     if (results[i].seq != -1) continue;
     auto found = db.run("hh_inbox_find", pg::Params().add(batch[i]->message_id));
-    if (!found) return fail(found.error_kind(), found.error());
+    if (!found) return fail(found);
     results[i].seq = found->empty() ? 0 : found->integer(0, 0);
   }
   return {};
@@ -114,10 +114,10 @@ Result<std::vector<Appended>> PgInbox::append_with(std::span<const NewDelivery* 
   std::vector<Appended> results;
   // A server restart broke the connection: the batch goes to a new one (the statements
   // prepared before are prepared again).
-  if (auto open = db_->reconnect_if_broken(); !open) return fail(open.error_kind(), open.error());
+  if (auto open = db_->reconnect_if_broken(); !open) return fail(open);
   if (!prepared_) {  // once, and outside a pipeline (libpq prepares synchronously)
-    if (auto p = db_->prepare("hh_inbox_append", kAppend); !p) return fail(p.error_kind(), p.error());
-    if (auto p = db_->prepare("hh_inbox_find", kFind); !p) return fail(p.error_kind(), p.error());
+    if (auto p = db_->prepare("hh_inbox_append", kAppend); !p) return fail(p);
+    if (auto p = db_->prepare("hh_inbox_find", kFind); !p) return fail(p);
     prepared_ = true;
   }
   {
@@ -125,29 +125,29 @@ Result<std::vector<Appended>> PgInbox::append_with(std::span<const NewDelivery* 
     // round trip. Outbox entries and `also` need the new seqs first: a second one.
     // (finish() leaves pipeline mode: a ROLLBACK or lookup after it is a statement again.)
     auto pipeline = pg::Pipeline::begin(*db_);
-    if (!pipeline) return fail(pipeline.error_kind(), pipeline.error());
-    if (auto b = pipeline->send("BEGIN"); !b) return fail(b.error_kind(), b.error());
+    if (!pipeline) return fail(pipeline);
+    if (auto b = pipeline->send("BEGIN"); !b) return fail(b);
     if (auto queued = send_inserts(*pipeline, batch, sent); !queued) {
       (void)pipeline->finish();
-      return rollback(Error{queued.error(), queued.error_kind()});
+      return rollback(fail(queued));
     }
     const bool commit_now = !also && !outbox_.active();
     if (commit_now) {
       if (auto c = pipeline->send("COMMIT"); !c) {
         (void)pipeline->finish();
-        return rollback(Error{c.error(), c.error_kind()});
+        return rollback(fail(c));
       }
     }
     auto rows = pipeline->finish();
-    if (!rows) return rollback(Error{"storing deliveries: " + rows.error(), rows.error_kind()});
+    if (!rows) return rollback(fail(rows, "storing deliveries"));
     if (commit_now && std::string_view(PQcmdStatus(rows->back().get())) != "COMMIT") {
       return fail(ErrorKind::other, "storing deliveries: the transaction was rolled back");
     }
     auto read = read_results(*rows, batch, sent, 1);
-    if (!read) return rollback(Error{read.error(), read.error_kind()});
+    if (!read) return rollback(fail(read));
     results = std::move(*read);
     if (commit_now) {
-      if (auto filled = fill_duplicate_seqs(*db_, batch, results); !filled) return fail(filled.error_kind(), filled.error());
+      if (auto filled = fill_duplicate_seqs(*db_, batch, results); !filled) return fail(filled);
       return results;
     }
   }
@@ -157,18 +157,18 @@ Result<std::vector<Appended>> PgInbox::append_with(std::span<const NewDelivery* 
       if (a.status == AppendStatus::stored) stored.push_back(a.seq);
     }
     if (!stored.empty()) {
-      if (auto added = outbox_.deliveries(stored); !added) return rollback(Error{added.error(), added.error_kind()});
+      if (auto added = outbox_.deliveries(stored); !added) return rollback(fail(added));
     }
   }
   if (also) {
-    if (auto done = also(results); !done) return rollback(Error{done.error(), done.error_kind()});
+    if (auto done = also(results); !done) return rollback(fail(done));
   }
   auto committed = db_->query("COMMIT");
-  if (!committed) return rollback(Error{committed.error(), committed.error_kind()});
+  if (!committed) return rollback(fail(committed));
   if (std::string_view(PQcmdStatus(committed->get())) != "COMMIT") {
     return fail(ErrorKind::other, "storing deliveries: the transaction was rolled back");
   }
-  if (auto filled = fill_duplicate_seqs(*db_, batch, results); !filled) return fail(filled.error_kind(), filled.error());
+  if (auto filled = fill_duplicate_seqs(*db_, batch, results); !filled) return fail(filled);
   return results;
 }
 
@@ -176,7 +176,7 @@ Result<std::vector<Appended>> PgInbox::append_with(std::span<const NewDelivery* 
 
 Result<std::unique_ptr<Inbox>> open_postgres_inbox(pg::Connection& db, std::span<const ForwardRule> forward_rules) {
   auto outbox = PgOutboxWriter::create(db, {forward_rules.begin(), forward_rules.end()});
-  if (!outbox) return fail(outbox.error_kind(), outbox.error());
+  if (!outbox) return fail(outbox);
   return std::unique_ptr<Inbox>(new PgInbox(db, std::move(*outbox)));
 }
 

@@ -27,7 +27,7 @@ class LeaderLock {
   // nullopt while another session holds it.
   static Result<std::optional<LeaderLock>> try_acquire(pg::Connection& db) {
     auto locked = db.query("SELECT pg_try_advisory_lock($1)", pg::Params().add(kProcessingLock));
-    if (!locked) return fail(locked.error_kind(), locked.error());
+    if (!locked) return fail(locked);
     if (!locked->boolean(0, 0)) return std::optional<LeaderLock>();
     return std::optional<LeaderLock>(LeaderLock(&db));
   }
@@ -56,7 +56,7 @@ class PgProcessingStore final : public ProcessingStore {
         horizon_(db), cursor_(db), writer_(std::move(writer)), outbox_(std::move(outbox)) {}
 
   Result<bool> take_lead() override {
-    if (auto open = db_.reconnect_if_broken(); !open) return fail(open.error_kind(), open.error());
+    if (auto open = db_.reconnect_if_broken(); !open) return fail(open);
     if (lock_ && !lock_->held()) {
       // Lost with the old connection: ask again next time (the processor first stands by,
       // then re-reads the applied position another leader may have moved).
@@ -65,7 +65,7 @@ class PgProcessingStore final : public ProcessingStore {
     }
     if (lock_) return true;
     auto taken = LeaderLock::try_acquire(db_);
-    if (!taken) return fail(taken.error_kind(), taken.error());
+    if (!taken) return fail(taken);
     if (!*taken) return false;
     lock_.emplace(std::move(**taken));
     // What the last leader cached (series ids of its own) was never ours; ours may be stale.
@@ -74,15 +74,15 @@ class PgProcessingStore final : public ProcessingStore {
   }
 
   Result<int64_t> applied_seq() override {
-    if (auto open = db_.reconnect_if_broken(); !open) return fail(open.error_kind(), open.error());
+    if (auto open = db_.reconnect_if_broken(); !open) return fail(open);
     auto seq = db_.query_int("SELECT applied_seq FROM processor_state WHERE id = 1");
-    if (!seq) return fail(seq.error_kind(), seq.error());
+    if (!seq) return fail(seq);
     if (!*seq) return fail("processor_state has no row (database not migrated?)");
     return **seq;
   }
   // The horizon, not the newest row: see inbox_horizon.h.
   Result<int64_t> newest_seq() override {
-    if (auto open = db_.reconnect_if_broken(); !open) return fail(open.error_kind(), open.error());
+    if (auto open = db_.reconnect_if_broken(); !open) return fail(open);
     return horizon_.advance();
   }
 
@@ -95,20 +95,12 @@ class PgProcessingStore final : public ProcessingStore {
     auto begun = db_.exec(relaxed_ ? "BEGIN; SET LOCAL synchronous_commit = off" : "BEGIN");
     if (!begun) return begun;
     in_step_ = true;
-    writer_->discard_changes();  // left over from a step that rolled back
-    if (outbox_.active()) {
-      auto last = outbox_.last_change_id();
-      if (!last) {
-        rollback_step();  // the caller rolls back only a step that began
-        return fail(last.error_kind(), last.error());
-      }
-      step_first_change_id_ = *last;
-    }
+    writer_->discard_changes();  // left over from a step that rolled back; the count starts again
     return {};
   }
   Result<void> commit_step() override {
     auto committed = db_.query("COMMIT");
-    if (!committed) return fail(committed.error_kind(), committed.error());
+    if (!committed) return fail(committed);
     in_step_ = false;
     if (std::string_view(PQcmdStatus(committed->get())) != "COMMIT") {
       return fail(ErrorKind::other, "the step was rolled back after an earlier error");
@@ -127,13 +119,12 @@ class PgProcessingStore final : public ProcessingStore {
   }
   Result<void> write_changes() override {
     if (auto flushed = writer_->flush_changes(); !flushed) return flushed;
-    // The step's changes: every row after the feed's newest when the step began.
-    return outbox_.active() ? outbox_.changes(step_first_change_id_) : Result<void>{};
+    return outbox_.active() ? outbox_.changes(writer_->changes_inserted()) : Result<void>{};
   }
   Result<void> record_outcomes(std::span<const OutcomeUpdate> outcomes) override;
   Result<void> set_applied_seq(int64_t seq) override {
     auto set = db_.query("UPDATE processor_state SET applied_seq = $1 WHERE id = 1", pg::Params().add(seq));
-    if (!set) return fail(set.error_kind(), set.error());
+    if (!set) return fail(set);
     return {};
   }
   void forget_cached_ids() override { writer_->forget_cached_ids(); }
@@ -153,7 +144,7 @@ class PgProcessingStore final : public ProcessingStore {
   }
   // The server checkpoints by itself.
   Result<std::unique_ptr<Checkpointer>> start_catch_up_checkpointer() override {
-    return fail(ErrorKind::unavailable, "PostgreSQL checkpoints by itself");
+    return std::unique_ptr<Checkpointer>();
   }
 
   Result<void> reset_derived(ResetOptions options) override { return reset_postgres_derived(db_, options); }
@@ -167,7 +158,6 @@ class PgProcessingStore final : public ProcessingStore {
   PgDeliveryCursor cursor_;
   std::unique_ptr<PgDerivedWriter> writer_;
   PgOutboxWriter outbox_;              // changes-mode entries, in each step's transaction
-  int64_t step_first_change_id_ = 0;  // the feed's newest row when the step began (outbox_ active)
   bool relaxed_ = false;
   bool in_step_ = false;
   bool outcome_prepared_ = false;
@@ -181,7 +171,7 @@ Result<void> PgProcessingStore::record_outcomes(std::span<const OutcomeUpdate> o
   }
   // One round trip for the step's outcomes.
   auto pipeline = pg::Pipeline::begin(db_);
-  if (!pipeline) return fail(pipeline.error_kind(), pipeline.error());
+  if (!pipeline) return fail(pipeline);
   for (const OutcomeUpdate& outcome : outcomes) {
     pg::Params params;
     params.add(outcome.seq).add(outcome.status).add(outcome.family);
@@ -198,7 +188,7 @@ Result<void> PgProcessingStore::record_outcomes(std::span<const OutcomeUpdate> o
     if (auto sent = pipeline->send_prepared("hh_record_outcome", params); !sent) return sent;
   }
   auto done = pipeline->finish();
-  if (!done) return fail(done.error_kind(), "recording outcomes: " + done.error());
+  if (!done) return fail(done, "recording outcomes");
   return {};
 }
 
@@ -207,13 +197,13 @@ Result<std::unique_ptr<ProcessingStore>> open_on(std::unique_ptr<pg::Connection>
                                                  const Database& database, Leadership leadership,
                                                  std::span<const ForwardRule> forward_rules) {
   auto lock = LeaderLock::try_acquire(db);
-  if (!lock) return fail(lock.error_kind(), lock.error());
+  if (!lock) return fail(lock);
   if (!*lock && leadership == Leadership::now) return fail(ErrorKind::busy, kLeadTaken);
   auto writer = PgDerivedWriter::create(db);
-  if (!writer) return fail(writer.error_kind(), writer.error());
+  if (!writer) return fail(writer);
   (*writer)->defer_changes();  // written by write_changes() before each step commits
   auto outbox = PgOutboxWriter::create(db, {forward_rules.begin(), forward_rules.end()});
-  if (!outbox) return fail(outbox.error_kind(), outbox.error());
+  if (!outbox) return fail(outbox);
   return std::unique_ptr<ProcessingStore>(
       new PgProcessingStore(std::move(own_session), db, database, std::move(*lock), std::move(*writer),
                             std::move(*outbox)));
@@ -238,7 +228,7 @@ Result<std::unique_ptr<ProcessingStore>> open_postgres_processing_session(pg::Co
 
 Result<void> reset_postgres_derived(pg::Connection& db, ResetOptions options) {
   auto txn = pg::Transaction::begin(db);
-  if (!txn) return fail(txn.error_kind(), txn.error());
+  if (!txn) return fail(txn);
   if (auto cleared = clear_derived_tables(db); !cleared) return cleared;
   if (!options.keep_statuses) {
     if (auto reset = db.exec("DELETE FROM delivery_outcomes"); !reset) return reset;

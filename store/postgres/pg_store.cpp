@@ -36,7 +36,7 @@ Result<void> end_stalled_session(pg::Connection& db) {
 
 Result<std::unique_ptr<PgStore>> PgStore::open(const Database& database, const StoreOptions& options) {
   auto db = connect_migrated(database);
-  if (!db) return fail(db.error_kind(), db.error());
+  if (!db) return fail(db);
   if (auto set = limit_lock_waits(*db, options); !set) return fail(set);
   return std::unique_ptr<PgStore>(new PgStore(database, std::move(*db), options));
 }
@@ -61,12 +61,10 @@ Result<std::unique_ptr<JobQueue>> PgStore::open_job_queue() {
 
 Result<std::unique_ptr<BodyRetention>> PgStore::open_body_retention() { return open_postgres_body_retention(db_); }
 
-Result<std::unique_ptr<CommitSync>> PgStore::sync_commits_on_thread() {
-  return fail(ErrorKind::unavailable, "PostgreSQL makes each commit durable before COMMIT returns");
-}
+// None: PostgreSQL makes each commit durable before COMMIT returns.
+Result<std::unique_ptr<CommitSync>> PgStore::sync_commits_on_thread() { return std::unique_ptr<CommitSync>(); }
 
-Result<std::unique_ptr<Checkpointer>> PgStore::start_checkpointer() {
-  return fail(ErrorKind::unavailable, "PostgreSQL checkpoints by itself");
-}
+// None: PostgreSQL checkpoints by itself.
+Result<std::unique_ptr<Checkpointer>> PgStore::start_checkpointer() { return std::unique_ptr<Checkpointer>(); }
 
 }  // namespace hh::store

@@ -5,7 +5,7 @@
 // or migrated on open.
 //
 // What the server does for us: commits are durable when COMMIT returns (no CommitSync),
-// and it checkpoints by itself (no Checkpointer): both are refused as unavailable, and
+// and it checkpoints by itself (no Checkpointer): both are returned as null, and
 // callers go on without them (store/durability.h).
 #include <memory>
 #include <string>

@@ -72,15 +72,15 @@ Result<Statement> Connection::prepare(std::string_view sql) {
 
 Result<void> Connection::open_wal() {
   auto read = query_int("SELECT count(*) FROM sqlite_schema");
-  if (!read) return fail(read.error());
+  if (!read) return fail(read);
   return {};
 }
 
 Result<std::optional<int64_t>> Connection::query_int(std::string_view sql) {
   auto stmt = prepare(sql);
-  if (!stmt) return fail(stmt.error());
+  if (!stmt) return fail(stmt);
   auto row = stmt->step();
-  if (!row) return fail(row.error());
+  if (!row) return fail(row);
   if (!*row || stmt->column_is_null(0)) return std::optional<int64_t>{};
   return std::optional<int64_t>{stmt->column_int(0)};
 }
@@ -137,7 +137,7 @@ Result<bool> Statement::step() {
 Result<void> Statement::run() {
   for (;;) {
     auto row = step();
-    if (!row) return fail(row.error_kind(), row.error());
+    if (!row) return fail(row);
     if (!*row) break;
   }
   reset();

@@ -145,7 +145,7 @@ template <typename OnRow>
 Result<void> Statement::for_each_row(OnRow&& on_row) {
   for (;;) {
     auto has_row = step();  // resets on an error
-    if (!has_row) return fail(has_row.error());
+    if (!has_row) return fail(has_row);
     if (!*has_row) break;
     const Statement& row = *this;
     if constexpr (std::is_void_v<std::invoke_result_t<OnRow&, const Statement&>>) {
@@ -162,7 +162,7 @@ Result<void> Statement::for_each_row(OnRow&& on_row) {
 template <typename OnRow>
 Result<bool> Statement::first_row(OnRow&& on_row) {
   auto has_row = step();  // resets on an error
-  if (!has_row) return fail(has_row.error());
+  if (!has_row) return fail(has_row);
   if (*has_row) on_row(static_cast<const Statement&>(*this));
   reset();
   return *has_row;

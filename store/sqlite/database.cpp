@@ -44,7 +44,7 @@ void log_unattributed_rows(sqlite::Connection& db) {
 
 Result<void> migrate(sqlite::Connection& db) {
   auto version = db.query_int("PRAGMA user_version");
-  if (!version) return fail(version.error());
+  if (!version) return fail(version);
   const int64_t current = version->value_or(0);
   if (current > schema_version()) {
     return fail("database schema version " + std::to_string(current) + " is newer than this healthhook (" +
@@ -53,13 +53,13 @@ Result<void> migrate(sqlite::Connection& db) {
   for (int64_t i = current; i < schema_version(); ++i) {
     const auto& migration = migrations()[static_cast<size_t>(i)];
     auto txn = sqlite::Transaction::begin(db);
-    if (!txn) return fail("migration " + std::string(migration.name) + ": " + txn.error());
+    if (!txn) return fail(txn, "migration " + std::string(migration.name));
     auto applied = db.exec(migration.sql);
-    if (!applied) return fail("migration " + std::string(migration.name) + ": " + applied.error());
+    if (!applied) return fail(applied, "migration " + std::string(migration.name));
     auto bumped = db.exec("PRAGMA user_version = " + std::to_string(i + 1));
-    if (!bumped) return fail("migration " + std::string(migration.name) + ": " + bumped.error());
+    if (!bumped) return fail(bumped, "migration " + std::string(migration.name));
     auto committed = txn->commit();
-    if (!committed) return fail("migration " + std::string(migration.name) + ": " + committed.error());
+    if (!committed) return fail(committed, "migration " + std::string(migration.name));
     if (migration.name == kUserColumnsMigration) log_unattributed_rows(db);
   }
   return {};
@@ -85,7 +85,7 @@ Result<void> create_private_file(const std::string& path) {
 Result<sqlite::Connection> open_for_writing(const std::string& path, const StoreOptions& options) {
   std::error_code size_error;
   const bool new_file = std::filesystem::file_size(path, size_error) == 0 || size_error;
-  if (auto created = create_private_file(path); !created) return fail(created.error());
+  if (auto created = create_private_file(path); !created) return fail(created);
   auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_write_create);
   if (!db) return db;
   // SQLite opens a file it may not write (no write permission, the immutable flag, a
@@ -118,23 +118,23 @@ Result<sqlite::Connection> open_for_writing(const std::string& path, const Store
     // may not write, where SQLite must create the -wal and -shm files.
     const int code = db->last_error_code() & 0xff;
     const bool folder = code == SQLITE_CANTOPEN || code == SQLITE_READONLY;
-    return fail(path + ": " + configured.error() +
+    return fail(configured.error_kind(), path + ": " + configured.error() +
                 (folder ? "; its folder must be writable (SQLite keeps -wal and -shm files next to it)" : ""));
   }
   {
     auto mode = db->prepare("PRAGMA journal_mode");
-    if (!mode) return fail(path + ": " + mode.error());
+    if (!mode) return fail(mode, path);
     auto row = mode->step();
     if (!row || !*row || mode->column_text(0) != "wal") {
       return fail(path + ": cannot switch to WAL mode (is the file on a network file system?)");
     }
   }
   auto migrated = migrate(*db);
-  if (!migrated) return fail(path + ": " + migrated.error());
+  if (!migrated) return fail(migrated, path);
   if (options.sqlite.max_database_mib > 0) {
     const int64_t page_size = db->query_int("PRAGMA page_size")->value_or(4096);
     auto capped = db->exec("PRAGMA max_page_count = " + std::to_string(options.sqlite.max_database_mib * 1024 * 1024 / page_size));
-    if (!capped) return fail(path + ": " + capped.error());
+    if (!capped) return fail(capped, path);
   }
   return db;
 }
@@ -143,9 +143,9 @@ Result<sqlite::Connection> open_for_reading(const std::string& path) {
   auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_only);
   if (!db) return db;
   auto configured = db->exec("PRAGMA busy_timeout = 5000; PRAGMA cache_size = -16384;");
-  if (!configured) return fail(path + ": " + configured.error());
+  if (!configured) return fail(configured, path);
   auto version = db->query_int("PRAGMA user_version");
-  if (!version) return fail(path + ": " + version.error());
+  if (!version) return fail(version, path);
   if (version->value_or(0) == 0) return fail(path + ": not a healthhook database (no schema)");
   if (*version > schema_version()) {
     return fail(path + ": database schema version " + std::to_string(**version) + " is newer than this healthhook");

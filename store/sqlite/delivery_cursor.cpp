@@ -30,7 +30,7 @@ Result<SqliteDeliveryCursor> SqliteDeliveryCursor::create(sqlite::Connection& db
       "CASE WHEN length(i.body) = 0 THEN EXISTS (SELECT 1 FROM removed_bodies AS r WHERE r.seq = i.seq) "
       "ELSE 0 END, o.user_id FROM inbox AS i LEFT JOIN delivery_outcomes AS o ON o.seq = i.seq "
       "WHERE i.seq > ?1 AND i.seq <= ?2 ORDER BY i.seq LIMIT ?3");
-  if (!select) return fail(select.error());
+  if (!select) return fail(select);
   return SqliteDeliveryCursor(std::move(*select));
 }
 
@@ -40,7 +40,7 @@ void SqliteDeliveryCursor::start(int64_t after, int64_t last, int64_t limit) {
 
 Result<bool> SqliteDeliveryCursor::next(PendingDelivery& pending) {
   auto row = select_.step();
-  if (!row) return fail(row.error());
+  if (!row) return fail(row);
   if (!*row) return false;
   pending.row.seq = select_.column_int(0);
   pending.row.origin = select_.column_text(1);
@@ -60,17 +60,17 @@ void SqliteDeliveryCursor::finish() { select_.reset(); }
 
 Result<std::unique_ptr<DeliveryCursor>> open_delivery_reader(const std::string& path, ReaderUse use) {
   auto db = open_for_reading(path);
-  if (!db) return fail(db.error());
+  if (!db) return fail(db);
   // Page reads through mmap instead of one pread() per page: reading large bodies is much
   // of a catch-up's work. SQLite falls back to reads by itself.
   // Not when following: its rows are the newest, mostly still in the WAL (read with
   // pread() either way), and `serve` would show every page of the file it ever read in
   // its resident memory.
   if (use == ReaderUse::catch_up) {
-    if (auto mapped = db->exec(kReaderMmap); !mapped) return fail(mapped.error());
+    if (auto mapped = db->exec(kReaderMmap); !mapped) return fail(mapped);
   }
   auto cursor = SqliteDeliveryCursor::create(*db);
-  if (!cursor) return fail(cursor.error());
+  if (!cursor) return fail(cursor);
   return std::unique_ptr<DeliveryCursor>(new DeliveryReader(std::move(*db), std::move(*cursor)));
 }
 

@@ -6,7 +6,7 @@ namespace hh::store {
 
 Result<void> reset_derived(sqlite::Connection& write_db, ResetOptions options) {
   auto txn = sqlite::Transaction::begin(write_db);
-  if (!txn) return fail(txn.error_kind(), txn.error());
+  if (!txn) return fail(txn);
   if (auto cleared = clear_derived_tables(write_db); !cleared) return cleared;
   if (!options.keep_statuses) {
     // Every delivery back to 'pending' (no outcome row).

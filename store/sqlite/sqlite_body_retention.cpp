@@ -41,50 +41,50 @@ class SqliteBodyRetention final : public BodyRetention {
 
   Result<RemovedBodies> remove_bodies(int64_t received_before_ms, int64_t max_deliveries, int64_t now_ms) override {
     auto txn = sqlite::Transaction::begin(db_);
-    if (!txn) return fail(txn.error_kind(), txn.error());
+    if (!txn) return fail(txn);
     RemovedBodies removed;
     auto chosen = choose(received_before_ms, max_deliveries, removed);
-    if (!chosen) return fail(chosen.error_kind(), chosen.error());
+    if (!chosen) return fail(chosen);
     for (const Removal& removal : removals_) {
       empty_.bind(1, removal.seq);
-      if (auto emptied = empty_.run(); !emptied) return fail(emptied.error_kind(), emptied.error());
+      if (auto emptied = empty_.run(); !emptied) return fail(emptied);
       record_.bind(1, removal.seq).bind(2, std::string_view(removal.sha256)).bind(3, removal.bytes).bind(4, now_ms);
-      if (auto recorded = record_.run(); !recorded) return fail(recorded.error_kind(), recorded.error());
+      if (auto recorded = record_.run(); !recorded) return fail(recorded);
     }
-    if (auto committed = txn->commit(); !committed) return fail(committed.error_kind(), committed.error());
+    if (auto committed = txn->commit(); !committed) return fail(committed);
     return removed;
   }
 
   Result<RemovedSoFar> removed_so_far(int64_t max_ranges) override {
     RemovedSoFar so_far;
     auto count = db_.query_int("SELECT count(*) FROM removed_bodies");
-    if (!count) return fail(count.error());
+    if (!count) return fail(count);
     so_far.deliveries = count->value_or(0);
     // Runs of consecutive seqs: seq minus its rank is the same along a run.
     auto ranges = db_.prepare(
         "SELECT min(seq), max(seq) FROM (SELECT seq, seq - row_number() OVER (ORDER BY seq) AS run "
         "FROM removed_bodies) GROUP BY run ORDER BY 1 LIMIT ?1");
-    if (!ranges) return fail(ranges.error());
+    if (!ranges) return fail(ranges);
     ranges->bind(1, max_ranges);
     auto read = ranges->for_each_row([&](const sqlite::Statement& row) {
       so_far.ranges.push_back(SeqRange{row.column_int(0), row.column_int(1)});
     });
-    if (!read) return fail(read.error());
+    if (!read) return fail(read);
     return so_far;
   }
 
   Result<bool> give_space_back(int64_t max_bytes) override {
     auto mode = db_.query_int("PRAGMA auto_vacuum");
-    if (!mode) return fail(mode.error());
+    if (!mode) return fail(mode);
     if (mode->value_or(0) != 2) return false;  // not INCREMENTAL: the pages are reused instead
     auto page_size = db_.query_int("PRAGMA page_size");
-    if (!page_size) return fail(page_size.error());
+    if (!page_size) return fail(page_size);
     const int64_t pages = std::max<int64_t>(1, max_bytes / page_size->value_or(4096));
     if (auto vacuumed = db_.exec("PRAGMA incremental_vacuum(" + std::to_string(pages) + ")"); !vacuumed) {
-      return fail(vacuumed.error_kind(), vacuumed.error());
+      return fail(vacuumed);
     }
     auto left = db_.query_int("PRAGMA freelist_count");
-    if (!left) return fail(left.error());
+    if (!left) return fail(left);
     return left->value_or(0) > 0;
   }
 
@@ -97,7 +97,7 @@ class SqliteBodyRetention final : public BodyRetention {
     BodyBatch batch(received_before_ms, max_deliveries);  // store/body_batch.h: which rows, when to stop
     for (;;) {
       auto has_row = candidates_.step();
-      if (!has_row) return fail(has_row.error_kind(), has_row.error());
+      if (!has_row) return fail(has_row);
       if (!*has_row) break;
       const std::string_view body = candidates_.column_blob(2);
       const auto verdict = batch.consider(candidates_.column_int(1), static_cast<int64_t>(body.size()));
@@ -119,11 +119,11 @@ class SqliteBodyRetention final : public BodyRetention {
 
 Result<std::unique_ptr<BodyRetention>> open_sqlite_body_retention(sqlite::Connection& write_db) {
   auto candidates = write_db.prepare(kCandidates);
-  if (!candidates) return fail(candidates.error());
+  if (!candidates) return fail(candidates);
   auto empty = write_db.prepare(kEmpty);
-  if (!empty) return fail(empty.error());
+  if (!empty) return fail(empty);
   auto record = write_db.prepare(kRecord);
-  if (!record) return fail(record.error());
+  if (!record) return fail(record);
   return std::unique_ptr<BodyRetention>(
       new SqliteBodyRetention(write_db, std::move(*candidates), std::move(*empty), std::move(*record)));
 }

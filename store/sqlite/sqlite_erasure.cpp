@@ -49,7 +49,7 @@ constexpr std::string_view kEmptySha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae4
 
 Result<void> run_bound(sqlite::Connection& db, const std::string& sql, std::string_view user_id) {
   auto stmt = db.prepare(sql);
-  if (!stmt) return fail(stmt.error());
+  if (!stmt) return fail(stmt);
   if (sql.find("?1") != std::string::npos) stmt->bind(1, user_id);
   return stmt->run();
 }
@@ -61,9 +61,9 @@ class SqliteErasure final : public Erasure {
   Result<ErasureReport> count(std::string_view user_id) override {
     // A database from before migration 009 has no user columns to count by: it gets them
     // now (the rows stay as they are).
-    if (auto migrated = migrate(db_); !migrated) return fail(migrated.error_kind(), migrated.error());
+    if (auto migrated = migrate(db_); !migrated) return fail(migrated);
     // One read transaction: the counts are of one moment.
-    if (auto begun = db_.exec("BEGIN"); !begun) return fail(begun.error_kind(), begun.error());
+    if (auto begun = db_.exec("BEGIN"); !begun) return fail(begun);
     auto report = count_in_transaction(user_id);
     (void)db_.exec("COMMIT");
     return report;
@@ -75,16 +75,16 @@ class SqliteErasure final : public Erasure {
     auto lock = ProcessingLock::acquire(db_);
     if (!lock) return fail(ErrorKind::busy, lock.error());
     // A database from before migration 009 gets its user columns now (006: `erasures`).
-    if (auto migrated = migrate(db_); !migrated) return fail(migrated.error_kind(), migrated.error());
-    if (auto selected = select(user_id); !selected) return fail(selected.error_kind(), selected.error());
+    if (auto migrated = migrate(db_); !migrated) return fail(migrated);
+    if (auto selected = select(user_id); !selected) return fail(selected);
     ErasureReport report;
     for (int group = 0; group <= kErasureInboxGroup; ++group) {
       auto txn = sqlite::Transaction::begin(db_);
-      if (!txn) return fail(txn.error_kind(), txn.error());
+      if (!txn) return fail(txn);
       std::optional<std::pair<int64_t, int64_t>> newest;  // the inbox's newest row, when it is the user's
       if (group == kErasureInboxGroup) {
         auto found = newest_of_theirs();
-        if (!found) return fail(found.error_kind(), found.error());
+        if (!found) return fail(found);
         newest = *found;
       }
       for (const schema::Table* erased : schema::erased_tables()) {
@@ -93,17 +93,17 @@ class SqliteErasure final : public Erasure {
                                            erased_where(erased->erasure.by, schema::Dialect::sqlite),
                                  user_id);
             !ran) {
-          return fail(ran.error_kind(), ran.error());
+          return fail(ran);
         }
         report.tables.push_back({std::string(erased->name), db_.changes()});
       }
       if (group == kErasureInboxGroup) {
         if (newest) {
-          if (auto kept = keep_seq_taken(newest->first, newest->second, now_ms); !kept) return fail(kept.error());
+          if (auto kept = keep_seq_taken(newest->first, newest->second, now_ms); !kept) return fail(kept);
         }
-        if (auto recorded = record(user_id, now_ms, report); !recorded) return fail(recorded.error());
+        if (auto recorded = record(user_id, now_ms, report); !recorded) return fail(recorded);
       }
-      if (auto committed = txn->commit(); !committed) return fail(committed.error_kind(), committed.error());
+      if (auto committed = txn->commit(); !committed) return fail(committed);
     }
     if (auto unattributed = unattributed_rows(); unattributed) report.unattributed = std::move(*unattributed);
     report.space = give_space_back();
@@ -119,7 +119,7 @@ class SqliteErasure final : public Erasure {
       if (auto ran = run_bound(db_, std::string(sql), user_id); !ran) return ran;
     }
     auto scan = db_.prepare(kPendingDeliveries);
-    if (!scan) return fail(scan.error());
+    if (!scan) return fail(scan);
     std::vector<int64_t> seqs;
     auto scanned = scan->for_each_row([&](const sqlite::Statement& row) {
       if (rows::delivery_names_user(row.column_text(1), row.column_text(2), row.column_blob(3), user_id)) {
@@ -128,7 +128,7 @@ class SqliteErasure final : public Erasure {
     });
     if (!scanned) return scanned;
     auto insert = db_.prepare("INSERT OR IGNORE INTO temp.erase_seqs (seq) VALUES (?1)");
-    if (!insert) return fail(insert.error());
+    if (!insert) return fail(insert);
     for (const int64_t seq : seqs) {
       insert->bind(1, seq);
       if (auto ran = insert->run(); !ran) return ran;
@@ -137,32 +137,32 @@ class SqliteErasure final : public Erasure {
   }
 
   Result<ErasureReport> count_in_transaction(std::string_view user_id) {
-    if (auto selected = select(user_id); !selected) return fail(selected.error_kind(), selected.error());
+    if (auto selected = select(user_id); !selected) return fail(selected);
     ErasureReport report;
     for (const schema::Table* erased : schema::erased_tables()) {
       const std::string where = erased_where(erased->erasure.by, schema::Dialect::sqlite);
       auto stmt = db_.prepare("SELECT count(*) FROM " + std::string(erased->name) + " WHERE " + where);
-      if (!stmt) return fail(stmt.error());
+      if (!stmt) return fail(stmt);
       if (where.find("?1") != std::string::npos) stmt->bind(1, user_id);
       int64_t rows = 0;
       auto read = stmt->first_row([&](const sqlite::Statement& row) { rows = row.column_int(0); });
-      if (!read) return fail(read.error_kind(), read.error());
+      if (!read) return fail(read);
       report.tables.push_back({std::string(erased->name), rows});
     }
     auto unattributed = unattributed_rows();
-    if (!unattributed) return fail(unattributed.error_kind(), unattributed.error());
+    if (!unattributed) return fail(unattributed);
     report.unattributed = std::move(*unattributed);
     return report;
   }
 
   Result<std::vector<TableRows>> unattributed_rows() {
     auto stmt = db_.prepare(kUnattributedRowsSql);
-    if (!stmt) return fail(stmt.error());
+    if (!stmt) return fail(stmt);
     std::vector<TableRows> rows;
     auto read = stmt->for_each_row([&](const sqlite::Statement& row) {
       rows.push_back({std::string(row.column_text(0)), row.column_int(1)});
     });
-    if (!read) return fail(read.error_kind(), read.error());
+    if (!read) return fail(read);
     return rows;
   }
 
@@ -171,12 +171,12 @@ class SqliteErasure final : public Erasure {
   Result<std::optional<std::pair<int64_t, int64_t>>> newest_of_theirs() {
     auto stmt = db_.prepare("SELECT seq, received_at FROM inbox WHERE seq = (SELECT max(seq) FROM inbox) "
                             "AND seq IN (SELECT seq FROM temp.erase_seqs)");
-    if (!stmt) return fail(stmt.error());
+    if (!stmt) return fail(stmt);
     std::optional<std::pair<int64_t, int64_t>> newest;
     auto read = stmt->first_row([&](const sqlite::Statement& row) {
       newest.emplace(row.column_int(0), row.column_int(1));
     });
-    if (!read) return fail(read.error_kind(), read.error());
+    if (!read) return fail(read);
     return newest;
   }
 
@@ -190,17 +190,17 @@ class SqliteErasure final : public Erasure {
     auto placeholder = db_.prepare(
         "INSERT INTO inbox (seq, message_id, origin, received_at, headers, body) "
         "VALUES (?1, 'erased:' || ?1, 'webhook', ?2, '{}', x'')");
-    if (!placeholder) return fail(placeholder.error());
+    if (!placeholder) return fail(placeholder);
     placeholder->bind(1, seq).bind(2, received_at);
     if (auto ran = placeholder->run(); !ran) return ran;
     auto removed = db_.prepare(
         "INSERT INTO removed_bodies (seq, body_sha256, body_bytes, removed_at_ms) VALUES (?1, ?2, 0, ?3)");
-    if (!removed) return fail(removed.error());
+    if (!removed) return fail(removed);
     removed->bind(1, seq).bind(2, kEmptySha256).bind(3, now_ms);
     if (auto ran = removed->run(); !ran) return ran;
     // Applied (there is nothing to apply): not counted as a delivery waiting.
     auto outcome = db_.prepare("INSERT INTO delivery_outcomes (seq, status) VALUES (?1, 'ignored')");
-    if (!outcome) return fail(outcome.error());
+    if (!outcome) return fail(outcome);
     outcome->bind(1, seq);
     return outcome->run();
   }
@@ -209,7 +209,7 @@ class SqliteErasure final : public Erasure {
   Result<void> record(std::string_view user_id, int64_t now_ms, const ErasureReport& report) {
     const std::string counts = erasure_row_counts(report);
     auto insert = db_.prepare("INSERT INTO erasures (user_id, erased_at_ms, row_counts) VALUES (?1, ?2, ?3)");
-    if (!insert) return fail(insert.error());
+    if (!insert) return fail(insert);
     insert->bind(1, user_id).bind(2, now_ms).bind(3, std::string_view(counts));
     return insert->run();
   }
@@ -241,7 +241,7 @@ std::vector<std::string_view> sqlite_erasure_tables() {
 
 Result<std::unique_ptr<Erasure>> open_sqlite_erasure(const std::string& path, int64_t busy_timeout_ms) {
   auto db = open_admin_connection(path, busy_timeout_ms);
-  if (!db) return fail(db.error_kind(), db.error());
+  if (!db) return fail(db);
   return std::unique_ptr<Erasure>(new SqliteErasure(std::move(*db)));
 }
 

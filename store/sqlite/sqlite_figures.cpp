@@ -41,13 +41,13 @@ class SqliteFigures final : public StoreFigures {
       out.last_seq = row.column_int(0);
       out.applied_seq = row.column_int(1);
     });
-    if (!found) return fail(found.error());
+    if (!found) return fail(found);
     if (!*found) return fail("processor_state has no row");
     sqlite::Statement& oldest = statement(oldest_unapplied);
     oldest.bind(1, out.applied_seq);
     auto read = oldest.first_row(
         [&out](const sqlite::Statement& row) { out.oldest_unapplied_received_at_ms = row.column_int(0); });
-    if (!read) return fail(read.error());
+    if (!read) return fail(read);
     return out;
   }
 
@@ -58,7 +58,7 @@ class SqliteFigures final : public StoreFigures {
     auto read = counts.for_each_row([&found](const sqlite::Statement& row) {
       found.push_back({std::string(row.column_text(0)), std::string(row.column_text(1)), row.column_int(2)});
     });
-    if (!read) return fail(read.error());
+    if (!read) return fail(read);
     return found;
   }
 
@@ -66,7 +66,7 @@ class SqliteFigures final : public StoreFigures {
     std::map<std::string, int64_t> by_state;
     auto read = statement(jobs_by_state_of).for_each_row(
         [&by_state](const sqlite::Statement& row) { by_state[std::string(row.column_text(0))] = row.column_int(1); });
-    if (!read) return fail(read.error());
+    if (!read) return fail(read);
     return by_state;
   }
 
@@ -74,7 +74,7 @@ class SqliteFigures final : public StoreFigures {
     int64_t bytes = 0;
     auto read = statement(database_bytes).first_row(
         [&bytes](const sqlite::Statement& row) { bytes = row.column_optional_int(0).value_or(0); });
-    if (!read) return fail(read.error());
+    if (!read) return fail(read);
     return StoreSizes{bytes, file_bytes(path_ + "-wal")};
   }
 
@@ -90,12 +90,12 @@ class SqliteFigures final : public StoreFigures {
 
 Result<std::unique_ptr<StoreFigures>> open_sqlite_figures(const std::string& path) {
   auto db = open_for_reading(path);
-  if (!db) return fail(db.error());
-  if (auto configured = db->exec(kFiguresPragmas); !configured) return fail(configured.error());
+  if (!db) return fail(db);
+  if (auto configured = db->exec(kFiguresPragmas); !configured) return fail(configured);
   std::vector<sqlite::Statement> statements;
   for (std::string_view sql : kFigureSql) {
     auto prepared = db->prepare(sql);
-    if (!prepared) return fail(prepared.error());
+    if (!prepared) return fail(prepared);
     statements.push_back(std::move(*prepared));
   }
   return std::unique_ptr<StoreFigures>(new SqliteFigures(path, std::move(*db), std::move(statements)));

@@ -16,7 +16,7 @@ class SqliteFollowUpReads final : public FollowUpReads {
     std::optional<int64_t> due;
     if (row && *row && !next_due_.column_is_null(0)) due = next_due_.column_int(0);
     next_due_.reset();
-    if (!row) return fail(row.error());
+    if (!row) return fail(row);
     return due;
   }
 
@@ -27,10 +27,10 @@ class SqliteFollowUpReads final : public FollowUpReads {
     past.back() = static_cast<char>(past.back() + 1);
     auto newest = db_.prepare(
         "SELECT body FROM inbox WHERE message_id >= ?1 AND message_id < ?2 ORDER BY seq DESC LIMIT 1");
-    if (!newest) return fail(newest.error());
+    if (!newest) return fail(newest);
     newest->bind(1, prefix).bind(2, std::string_view(past));
     auto row = newest->step();
-    if (!row) return fail(row.error());
+    if (!row) return fail(row);
     if (!*row) return std::optional<std::string>{};
     return std::optional<std::string>{std::string(newest->column_blob(0))};
   }
@@ -44,9 +44,9 @@ class SqliteFollowUpReads final : public FollowUpReads {
 
 Result<std::unique_ptr<FollowUpReads>> open_sqlite_follow_up_reads(const std::string& database) {
   auto db = open_for_reading(database);
-  if (!db) return fail(db.error());
+  if (!db) return fail(db);
   auto next_due = db->prepare("SELECT min(next_attempt_at) FROM jobs WHERE state = 'queued'");
-  if (!next_due) return fail(next_due.error());
+  if (!next_due) return fail(next_due);
   return std::unique_ptr<FollowUpReads>(new SqliteFollowUpReads(std::move(*db), std::move(*next_due)));
 }
 

@@ -47,11 +47,11 @@ Result<SqliteInbox> SqliteInbox::create(sqlite::Connection& db, OutboxWriter out
   auto insert = db.prepare(
       "INSERT INTO inbox (message_id, origin, received_at, webhook_timestamp, event_type, headers, body) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (message_id) DO NOTHING");
-  if (!insert) return fail(insert.error());
+  if (!insert) return fail(insert);
   auto find = db.prepare("SELECT seq FROM inbox WHERE message_id = ?1");
-  if (!find) return fail(find.error());
+  if (!find) return fail(find);
   auto last = db.query_int("SELECT max(seq) FROM inbox");
-  if (!last) return fail(last.error());
+  if (!last) return fail(last);
   return SqliteInbox(db, std::move(*insert), std::move(*find), std::move(outbox), last->value_or(0));
 }
 
@@ -72,7 +72,7 @@ Result<std::vector<Appended>> SqliteInbox::append_with(std::span<const NewDelive
   std::vector<Appended> results;
   results.reserve(batch.size());
   auto txn = sqlite::Transaction::begin(*db_);
-  if (!txn) return fail(txn.error());
+  if (!txn) return fail(txn);
   int64_t last_seq = last_seq_;
   const uint64_t max_bytes = max_delivery_bytes();
   for (const NewDelivery* d : batch) {
@@ -98,30 +98,30 @@ Result<std::vector<Appended>> SqliteInbox::append_with(std::span<const NewDelive
       insert_.bind_null(5);
     }
     insert_.bind_static(6, d->headers_json);
-    if (auto inserted = insert_.run(); !inserted) return fail(inserted.error());
+    if (auto inserted = insert_.run(); !inserted) return fail(inserted);
     if (db_->changes() == 1) {
       last_seq = db_->last_insert_rowid();
       if (in_place) {
-        if (auto written = write_body_in_place(*db_, last_seq, d->body); !written) return fail(written.error());
+        if (auto written = write_body_in_place(*db_, last_seq, d->body); !written) return fail(written);
       }
       results.push_back({AppendStatus::stored, last_seq});
       continue;
     }
     find_existing_.bind_static(1, d->message_id);
     auto found = find_existing_.step();
-    if (!found) return fail(found.error());
+    if (!found) return fail(found);
     const int64_t existing = *found ? find_existing_.column_int(0) : 0;
     find_existing_.reset();
     results.push_back({AppendStatus::duplicate, existing});
   }
   if (outbox_.active() && last_seq > last_seq_) {
-    if (auto added = outbox_.deliveries(last_seq_, last_seq); !added) return fail(added.error());
+    if (auto added = outbox_.deliveries(last_seq_, last_seq); !added) return fail(added);
   }
   if (also) {
-    if (auto done = also(results); !done) return fail(done.error());
+    if (auto done = also(results); !done) return fail(done);
   }
   auto committed = txn->commit();
-  if (!committed) return fail(committed.error());
+  if (!committed) return fail(committed);
   last_seq_ = last_seq;
   return results;
 }

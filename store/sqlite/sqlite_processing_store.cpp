@@ -29,13 +29,13 @@ Result<std::unique_ptr<ProcessingStore>> open_sqlite_processing(sqlite::Connecti
   // points, rebuild empties tables), and nothing it frees is gone for good: the inbox
   // keeps every delivery.
   // FAST zeroes only inside pages written anyway: about half the bytes a rebuild writes.
-  if (auto fast = write_db.exec("PRAGMA secure_delete = FAST"); !fast) return fail(fast.error());
+  if (auto fast = write_db.exec("PRAGMA secure_delete = FAST"); !fast) return fail(fast);
   auto applied = write_db.prepare("SELECT applied_seq FROM processor_state WHERE id = 1");
-  if (!applied) return fail(applied.error());
+  if (!applied) return fail(applied);
   auto newest = write_db.prepare("SELECT seq FROM inbox ORDER BY seq DESC LIMIT 1");
-  if (!newest) return fail(newest.error());
+  if (!newest) return fail(newest);
   auto cursor = SqliteDeliveryCursor::create(write_db);
-  if (!cursor) return fail(cursor.error());
+  if (!cursor) return fail(cursor);
   // One row per execution. The multi-row UPDATEs used before 004 only paid off because of
   // the IN (…) CHECK on deliveries.status (a temporary b-tree per execution); with the
   // OR-chain CHECK of delivery_outcomes a single-row insert is cheap
@@ -44,16 +44,16 @@ Result<std::unique_ptr<ProcessingStore>> open_sqlite_processing(sqlite::Connecti
       "INSERT INTO delivery_outcomes (seq, status, family, error, user_id) VALUES (?1, ?2, ?3, ?4, ?5) "
       "ON CONFLICT (seq) DO UPDATE SET status = excluded.status, family = excluded.family, error = excluded.error, "
       "user_id = excluded.user_id");
-  if (!outcome) return fail(outcome.error());
+  if (!outcome) return fail(outcome);
   auto advance = write_db.prepare("UPDATE processor_state SET applied_seq = ?1 WHERE id = 1");
-  if (!advance) return fail(advance.error());
+  if (!advance) return fail(advance);
   auto durability = StepDurability::create(write_db);
-  if (!durability) return fail(durability.error());
+  if (!durability) return fail(durability);
   auto writer = DerivedWriter::create(write_db);
-  if (!writer) return fail(writer.error());
+  if (!writer) return fail(writer);
   (*writer)->defer_changes();  // written by write_changes() before each step commits
   auto outbox = OutboxWriter::create(write_db, forward_rules, ForwardMode::changes);
-  if (!outbox) return fail(outbox.error());
+  if (!outbox) return fail(outbox);
   return std::unique_ptr<ProcessingStore>(new SqliteProcessingStore(
       write_db, database_path(write_db), std::move(*lock), *durability, std::move(*cursor), std::move(*writer),
       std::move(*outbox), std::move(*applied), std::move(*newest), std::move(*outcome), std::move(*advance)));
@@ -85,7 +85,7 @@ Result<void> SqliteProcessingStore::write_changes() {
 
 Result<int64_t> SqliteProcessingStore::applied_seq() {
   auto row = applied_.step();
-  if (!row) return fail(row.error_kind(), row.error());
+  if (!row) return fail(row);
   const int64_t seq = *row ? applied_.column_int(0) : 0;
   applied_.reset();
   if (!*row) return fail("processor_state has no row (database not migrated?)");
@@ -94,7 +94,7 @@ Result<int64_t> SqliteProcessingStore::applied_seq() {
 
 Result<int64_t> SqliteProcessingStore::newest_seq() {
   auto row = newest_.step();
-  if (!row) return fail(row.error_kind(), row.error());
+  if (!row) return fail(row);
   const int64_t seq = *row ? newest_.column_int(0) : 0;
   newest_.reset();
   return seq;
@@ -108,7 +108,7 @@ Result<void> SqliteProcessingStore::begin_step() {
     auto last = outbox_.last_change_id();
     if (!last) {
       rollback_step();  // the caller rolls back only a step that began
-      return fail(last.error());
+      return fail(last);
     }
     step_first_change_id_ = *last;
   }
@@ -151,7 +151,7 @@ Result<std::unique_ptr<DeliveryCursor>> SqliteProcessingStore::open_reader(Reade
 Result<std::unique_ptr<Checkpointer>> SqliteProcessingStore::start_catch_up_checkpointer() {
   if (path_.empty()) return fail(ErrorKind::unavailable, "no database file");
   auto started = WalCheckpointer::start(db_, path_, kCatchUpCheckpointFrames);
-  if (!started) return fail(started.error());
+  if (!started) return fail(started);
   return std::unique_ptr<Checkpointer>(std::move(*started));
 }
 

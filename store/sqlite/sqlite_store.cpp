@@ -35,15 +35,15 @@ void SqliteStore::prepare_process() {
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, const StoreOptions& options) {
   auto db = open_for_writing(path, options);
-  if (!db) return fail(db.error_kind(), db.error());
+  if (!db) return fail(db);
   return std::unique_ptr<SqliteStore>(new SqliteStore(path, std::move(*db), options.forward_rules));
 }
 
 Result<std::unique_ptr<Inbox>> SqliteStore::open_inbox() {
   auto outbox = OutboxWriter::create(db_, forward_rules_, ForwardMode::deliveries);
-  if (!outbox) return fail(outbox.error());
+  if (!outbox) return fail(outbox);
   auto inbox = SqliteInbox::create(db_, std::move(*outbox));
-  if (!inbox) return fail(inbox.error());
+  if (!inbox) return fail(inbox);
   return std::unique_ptr<Inbox>(new SqliteInbox(std::move(*inbox)));
 }
 
@@ -53,7 +53,7 @@ Result<std::unique_ptr<ProcessingStore>> SqliteStore::open_processing(Leadership
 
 Result<std::unique_ptr<JobQueue>> SqliteStore::open_job_queue() {
   auto jobs = JobStore::create(db_);
-  if (!jobs) return fail(jobs.error());
+  if (!jobs) return fail(jobs);
   return std::unique_ptr<JobQueue>(new JobStore(std::move(*jobs)));
 }
 
@@ -64,16 +64,16 @@ Result<std::unique_ptr<BodyRetention>> SqliteStore::open_body_retention() {
 // The write connection commits with synchronous = NORMAL (SQLite writes the WAL frames but
 // does not sync them) and the WalSync syncs the "-wal" file after the commits (wal_sync.h).
 Result<std::unique_ptr<CommitSync>> SqliteStore::sync_commits_on_thread() {
-  if (auto opened = db_.open_wal(); !opened) return fail(opened.error());  // the "-wal" file exists
+  if (auto opened = db_.open_wal(); !opened) return fail(opened);  // the "-wal" file exists
   auto sync = WalSync::open(path_ + "-wal");
-  if (!sync) return fail(sync.error());
-  if (auto relaxed = db_.exec("PRAGMA synchronous = NORMAL"); !relaxed) return fail(relaxed.error());
+  if (!sync) return fail(sync);
+  if (auto relaxed = db_.exec("PRAGMA synchronous = NORMAL"); !relaxed) return fail(relaxed);
   return std::unique_ptr<CommitSync>(std::move(*sync));
 }
 
 Result<std::unique_ptr<Checkpointer>> SqliteStore::start_checkpointer() {
   auto started = WalCheckpointer::start(db_, path_, kServingCheckpointFrames);
-  if (!started) return fail(started.error());
+  if (!started) return fail(started);
   return std::unique_ptr<Checkpointer>(std::move(*started));
 }
 

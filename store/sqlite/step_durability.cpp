@@ -9,7 +9,7 @@ constexpr int64_t kNormal = 1;
 
 Result<StepDurability> StepDurability::create(sqlite::Connection& db) {
   auto level = db.query_int("PRAGMA synchronous");
-  if (!level) return fail(level.error());
+  if (!level) return fail(level);
   return StepDurability(db, level->value_or(kNormal));
 }
 

@@ -30,10 +30,10 @@ std::string sync_database_file(sqlite::Connection& own) {
 Result<std::unique_ptr<WalCheckpointer>> WalCheckpointer::start(sqlite::Connection& write_db, const std::string& path,
                                                                        int checkpoint_frames, DatabaseSync sync) {
   auto previous = write_db.query_int("PRAGMA wal_autocheckpoint");
-  if (!previous) return fail(previous.error());
+  if (!previous) return fail(previous);
   auto own = sqlite::Connection::open(path, sqlite::OpenMode::read_write);
-  if (!own) return fail(own.error());
-  if (auto opened = own->open_wal(); !opened) return fail(opened.error());  // else checkpoints do nothing
+  if (!own) return fail(own);
+  if (auto opened = own->open_wal(); !opened) return fail(opened);  // else checkpoints do nothing
   std::unique_ptr<WalCheckpointer> checkpointer(
       new WalCheckpointer(write_db, previous->value_or(1000), std::move(*own), std::max(checkpoint_frames, 1),
                           sync ? std::move(sync) : DatabaseSync(sync_database_file)));

@@ -11,7 +11,7 @@ namespace hh::test {
 inline Result<std::unique_ptr<processor::Processor>> sqlite_processor(sqlite::Connection& db,
                                                                      processor::ProcessorOptions options = {}) {
   auto processing = store::open_sqlite_processing(db);
-  if (!processing) return fail(processing.error());
+  if (!processing) return fail(processing);
   return processor::Processor::create(std::move(*processing), options);
 }
 

@@ -108,7 +108,7 @@ BOOST_AUTO_TEST_CASE(the_reader_tells_a_bare_rewrap_from_a_kept_kind) {
       "if (!b) return fail(\"opening \" + path + \": \" + b->error());\n"
       "if (!c) return fail(c);\n"
       "if (!d) return fail(d, \"reading\");\n"
-      "if (!e) return fail(e.error_kind(), e.error());\n"
+      "if (!e) return fail(e);\n"
       "if (!f) return fail(ErrorKind::busy, f.error());\n"
       "if (!g) return fail(\"no ) here\" + std::string(g.value()));\n"
       "if (!h) return fail(std::string(R\"(a \"quoted\" ( paren)\") +\n    h.error());\n"

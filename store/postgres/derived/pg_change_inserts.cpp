@@ -27,6 +27,7 @@ Result<void> insert_one_change(pg::Connection& db, const Change& change) {
     p.add(change.row_key);
   }
   p.add(change.op).add(change.row_count).add(change.from_ms).add(change.to_ms).add(change.user_id);
+  if (auto locked = lock_new_ids(db); !locked) return locked;
   auto inserted = db.run(kPgChangeInsert, p);
   if (!inserted) return fail(inserted);
   return {};
@@ -40,6 +41,7 @@ Result<PgChangeInserts> PgChangeInserts::create(pg::Connection& db) {
        {std::pair{&kPgChangeInsert, kPgChangeInsertSql}, std::pair{&kPgChangeBatch, kPgChangeBatchSql}}) {
     if (auto prepared = prepare_once(db, *name, sql); !prepared) return fail(prepared);
   }
+  if (auto prepared = prepare_lock_new_ids(db); !prepared) return fail(prepared);
   PgChangeInsertsState state;
   state.db = &db;
   return PgChangeInserts(std::move(state));
@@ -63,6 +65,7 @@ Result<void> PgChangeInserts::insert(std::span<const Change> changes) {
   }
   pg::Params p;
   for (ArrayLiteral& column : columns) p.add(column.finish());
+  if (auto locked = lock_new_ids(*state_.db); !locked) return locked;
   auto inserted = state_.db->run(kPgChangeBatch, p);
   if (!inserted) return fail(inserted);
   return {};

@@ -1,8 +1,10 @@
 #pragma once
 // The change feed's inserts on PostgreSQL (store/derived/change_feed.h): the kept changes
 // go out as one array per column (pg_statements.h) in one statement,
-// `INSERT … SELECT … FROM unnest(…) WITH ORDINALITY … ORDER BY ordinality`: one round trip
-// for a whole step's feed instead of one per change, with change_ids in the order given.
+// `INSERT … SELECT … FROM unnest(…) WITH ORDINALITY … ORDER BY ordinality`: one statement
+// for a whole step's feed instead of one per change, with change_ids in the order given,
+// after the lock on new ids (lock_new_ids, pg_statements.h) that the transaction then
+// holds to its commit.
 // A single change (immediate mode, or a key without text) is one plain INSERT, so that a
 // NULL key fails as the NOT NULL it breaks.
 //

@@ -41,13 +41,13 @@ Result<PgLatestWins> PgLatestWins::create(pg::Connection& db, const schema::Late
 }
 
 Result<PgLatestWins> PgLatestWins::create(pg::Connection& db, const std::string& name, std::string_view sql) {
-  if (auto prepared = prepare_once(db, name, sql); !prepared) return fail(prepared.error_kind(), prepared.error());
+  if (auto prepared = prepare_once(db, name, sql); !prepared) return fail(prepared);
   return PgLatestWins(db, name);
 }
 
 Result<WriteOutcome> PgLatestWins::write(const pg::Params& params) {
   auto rows = db_->run(name_, params);
-  if (!rows) return fail(rows.error_kind(), rows.error());
+  if (!rows) return fail(rows);
   if (rows->empty()) return WriteOutcome::stale;
   return rows->boolean(0, 0) ? WriteOutcome::inserted : WriteOutcome::updated;
 }

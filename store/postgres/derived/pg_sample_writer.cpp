@@ -5,9 +5,17 @@
 namespace hh::store {
 namespace {
 
-// Finds the series, or inserts it, in one round trip. Looked up first so that a series
-// that exists takes no identity value (an INSERT … ON CONFLICT DO NOTHING would take one
-// each time and leave gaps SQLite's ids do not have).
+// A series not in the cache is looked up; one that is not there either is inserted, under
+// the lock on new ids (pg_statements.h), by a statement that looks it up again (another
+// session may have inserted it before this one had the lock) and inserts it only if it is
+// still missing. Looked up first so that a series that exists takes no id and no lock (an
+// INSERT … ON CONFLICT DO NOTHING would take an id each time and leave gaps SQLite's ids
+// do not have).
+const std::string kPgSeriesFind = "hh_derived_series_find";
+constexpr std::string_view kPgSeriesFindSql =
+    "SELECT series_id FROM series WHERE user_id = $1::text AND resource = $2::text AND provider = $3::text "
+    "AND source_type = $4::text";
+
 const std::string kPgSeries = "hh_derived_series";
 constexpr std::string_view kPgSeriesSql =
     "WITH found AS (SELECT series_id FROM series WHERE user_id = $1::text AND resource = $2::text "
@@ -62,12 +70,14 @@ bool pg_strictly_increasing(const std::vector<rows::SampleRow>& samples) {
 
 template <>
 Result<PgSampleWriter> PgSampleWriter::create(pg::Connection& db) {
-  for (const auto& [name, sql] : {std::pair{&kPgSeries, kPgSeriesSql}, std::pair{&kPgSourceId, kPgSourceIdSql},
+  for (const auto& [name, sql] : {std::pair{&kPgSeriesFind, kPgSeriesFindSql}, std::pair{&kPgSeries, kPgSeriesSql},
+                                  std::pair{&kPgSourceId, kPgSourceIdSql},
                                   std::pair{&kPgAppId, kPgAppIdSql},
                                   std::pair{&kPgSamplesFull, kPgSamplesFullSql},
                                   std::pair{&kPgSamplesPlain, kPgSamplesPlainSql}}) {
-    if (auto prepared = prepare_once(db, *name, sql); !prepared) return fail(prepared.error_kind(), prepared.error());
+    if (auto prepared = prepare_once(db, *name, sql); !prepared) return fail(prepared);
   }
+  if (auto prepared = prepare_lock_new_ids(db); !prepared) return fail(prepared);
   PgSampleWriterState state;
   state.db = &db;
   return PgSampleWriter(std::move(state));
@@ -80,13 +90,16 @@ using Series = SeriesIds::Series;
 // The series of `batch`, from `series_ids` or else found or inserted (and remembered).
 Result<Series*> pg_series_of(pg::Connection& db, SeriesIds& series_ids, const rows::SampleBatch& batch) {
   if (Series* found = series_ids.find(batch)) return found;
-  auto rows = db.run(kPgSeries, pg::Params()
-                                    .add(batch.user_id)
-                                    .add(batch.resource)
-                                    .add(batch.provider)
-                                    .add(batch.source_type));
-  if (!rows) return fail(rows.error_kind(), rows.error());
-  if (rows->empty()) return fail("series: neither inserted nor found");
+  pg::Params key;
+  key.add(batch.user_id).add(batch.resource).add(batch.provider).add(batch.source_type);
+  auto rows = db.run(kPgSeriesFind, key);
+  if (!rows) return fail(rows);
+  if (rows->empty()) {
+    if (auto locked = lock_new_ids(db); !locked) return fail(locked);
+    rows = db.run(kPgSeries, key);
+    if (!rows) return fail(rows);
+    if (rows->empty()) return fail("series: neither inserted nor found");
+  }
   return &series_ids.add(batch, rows->integer(0, 0));
 }
 
@@ -96,7 +109,7 @@ Result<void> pg_keep_source_id(pg::Connection& db, std::string& scalar, Series& 
   if (!SeriesIds::source_id_unknown(series, source_id)) return {};
   if (!json_scalar(scalar, source_id)) return {};
   auto done = db.run(kPgSourceId, pg::Params().add(series.id).add(std::string_view(scalar)));
-  if (!done) return fail(done.error_kind(), done.error());
+  if (!done) return fail(done);
   SeriesIds::wrote_source_id(series, source_id);
   return {};
 }
@@ -104,7 +117,7 @@ Result<void> pg_keep_source_id(pg::Connection& db, std::string& scalar, Series& 
 Result<void> pg_keep_app_id(pg::Connection& db, Series& series, std::string_view app_id) {
   if (!SeriesIds::app_id_unknown(series, app_id)) return {};
   auto done = db.run(kPgAppId, pg::Params().add(series.id).add(app_id));
-  if (!done) return fail(done.error_kind(), done.error());
+  if (!done) return fail(done);
   SeriesIds::wrote_app_id(series, app_id);
   return {};
 }
@@ -150,15 +163,15 @@ Result<int64_t> PgSampleWriter::write(const rows::SampleBatch& batch, int64_t se
   if (batch.samples.empty()) return int64_t{0};
   PgSampleWriterState& s = state_;
   auto series_entry = pg_series_of(*s.db, series_ids_, batch);
-  if (!series_entry) return fail(series_entry.error_kind(), series_entry.error());
+  if (!series_entry) return fail(series_entry);
   Series& entry = **series_entry;
   if (batch.source_id.index() != 0) {
     if (auto kept = pg_keep_source_id(*s.db, s.scalar, entry, batch.source_id); !kept) {
-      return fail(kept.error_kind(), kept.error());
+      return fail(kept);
     }
   }
   if (batch.app_id) {  // the latest delivery naming an App ID wins; one without leaves it
-    if (auto kept = pg_keep_app_id(*s.db, entry, *batch.app_id); !kept) return fail(kept.error_kind(), kept.error());
+    if (auto kept = pg_keep_app_id(*s.db, entry, *batch.app_id); !kept) return fail(kept);
   }
   SeriesChange& change = series_change_of(changes, entry.id, &entry.row_key, batch.user_id.size());
 
@@ -171,7 +184,7 @@ Result<int64_t> PgSampleWriter::write(const rows::SampleBatch& batch, int64_t se
     params.add(s.diastolic.finish()).add(s.extra.finish());
   }
   auto rows = s.db->run(plain ? kPgSamplesPlain : kPgSamplesFull, params);
-  if (!rows) return fail(rows.error_kind(), rows.error());
+  if (!rows) return fail(rows);
   for (int i = 0; i < rows->size(); ++i) note_sample(change, rows->integer(i, 0), rows->boolean(i, 1));
   return static_cast<int64_t>(rows->size());
 }

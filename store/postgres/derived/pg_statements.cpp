@@ -3,14 +3,29 @@
 #include <charconv>
 
 #include "common/json_writer.h"
+#include "store/postgres/database.h"
 
 namespace hh::store {
 
 Result<void> prepare_once(pg::Connection& db, const std::string& name, std::string_view sql) {
   auto exists = db.query_int("SELECT count(*) FROM pg_prepared_statements WHERE name = $1", pg::Params().add(name));
-  if (!exists) return fail(exists.error_kind(), exists.error());
+  if (!exists) return fail(exists);
   if (exists->value_or(0) > 0) return {};
   return db.prepare(name, sql);
+}
+
+namespace {
+const std::string kPgLockNewIds = "hh_lock_new_ids";
+}  // namespace
+
+Result<void> prepare_lock_new_ids(pg::Connection& db) {
+  return prepare_once(db, kPgLockNewIds, "SELECT pg_advisory_xact_lock(" + std::to_string(kNewIdsLock) + ")");
+}
+
+Result<void> lock_new_ids(pg::Connection& db) {
+  auto locked = db.run(kPgLockNewIds);
+  if (!locked) return fail(locked, "locking new ids");
+  return {};
 }
 
 namespace {

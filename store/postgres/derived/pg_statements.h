@@ -19,6 +19,19 @@ namespace hh::store {
 // holds the same SQL.
 Result<void> prepare_once(pg::Connection& db, const std::string& name, std::string_view sql);
 
+// New series and change ids are max(id) + 1, as SQLite's rowids (decision 030). Two
+// sessions inserting at once would compute the same id, and the unique violation would
+// blame a valid delivery (ErrorKind::data). So a transaction calls this before each
+// statement that takes such ids: a transaction-level advisory lock (kNewIdsLock), held
+// to commit, so the next session's max() runs after that commit and counts its ids, and
+// one transaction's ids are contiguous and in commit order (decision 050, step 2). It is
+// a statement of its own: in READ COMMITTED a statement sees what was committed when it
+// began, so a max() in the statement that waited for the lock would miss the holder's
+// ids. Taken again in the same transaction it costs a round trip and nothing else.
+// prepare_lock_new_ids() prepares its statement once per connection (a writer's create()).
+Result<void> prepare_lock_new_ids(pg::Connection& db);
+Result<void> lock_new_ids(pg::Connection& db);
+
 // A JSON scalar as text, for a jsonb parameter (samples.value, series.source_id): an
 // integer as is, a float with a fraction or exponent (so 72.0 stays apart from 72), a
 // string JSON-quoted. Clears `out` first; false for monostate (SQL NULL).

@@ -46,13 +46,13 @@ constexpr std::string_view kPgInsertFetchedSql =
 template <>
 Result<PgStreamWriter> PgStreamWriter::create(pg::Connection& db) {
   auto notice = PgLatestWins::create(db, "hh_derived_stream_notice", kPgNoticeSql);
-  if (!notice) return fail(notice.error_kind(), notice.error());
+  if (!notice) return fail(notice);
   for (const auto& [name, sql] : {std::pair{&kPgFetchedSeq, kPgFetchedSeqSql},
                                   std::pair{&kPgDeletePoints, kPgDeletePointsSql},
                                   std::pair{&kPgInsertPoints, kPgInsertPointsSql},
                                   std::pair{&kPgUpdateFetched, kPgUpdateFetchedSql},
                                   std::pair{&kPgInsertFetched, kPgInsertFetchedSql}}) {
-    if (auto prepared = prepare_once(db, *name, sql); !prepared) return fail(prepared.error_kind(), prepared.error());
+    if (auto prepared = prepare_once(db, *name, sql); !prepared) return fail(prepared);
   }
   return PgStreamWriter(PgStreamWriterState{&db, std::move(*notice), {}});
 }
@@ -69,7 +69,7 @@ template <>
 Result<StreamReplaced> PgStreamWriter::replace_points(const rows::FetchedStream& stream, int64_t seq) {
   auto& columns = state_.columns;
   auto found = state_.db->run(kPgFetchedSeq, pg::Params().add(stream.workout_id));
-  if (!found) return fail(found.error_kind(), found.error());
+  if (!found) return fail(found);
   const bool exists = !found->empty();
   const std::optional<int64_t> stored = exists ? found->optional_integer(0, 0) : std::nullopt;
   if (stored && *stored >= seq) return StreamReplaced{};  // a later fetch is stored
@@ -99,12 +99,12 @@ Result<StreamReplaced> PgStreamWriter::replace_points(const rows::FetchedStream&
   pg::Params row;
   row.add(stream.workout_id).add(seq).add(count).add(stream.user_id);
   auto pipeline = pg::Pipeline::begin(*state_.db);
-  if (!pipeline) return fail(pipeline.error_kind(), pipeline.error());
+  if (!pipeline) return fail(pipeline);
   for (const auto& [name, params] : {std::pair{&kPgDeletePoints, &workout}, std::pair{&kPgInsertPoints, &points},
                                      std::pair{exists ? &kPgUpdateFetched : &kPgInsertFetched, &row}}) {
-    if (auto sent = pipeline->send_prepared(*name, *params); !sent) return fail(sent.error_kind(), sent.error());
+    if (auto sent = pipeline->send_prepared(*name, *params); !sent) return fail(sent);
   }
-  if (auto done = pipeline->finish(); !done) return fail(done.error_kind(), done.error());
+  if (auto done = pipeline->finish(); !done) return fail(done);
   return StreamReplaced{exists ? WriteOutcome::updated : WriteOutcome::inserted, count};
 }
 

@@ -47,7 +47,7 @@ Result<PgUserTable> PgUserTable::create(pg::Connection& db) {
   for (const auto& [name, sql] : {std::pair{&kPgUserInsert, kPgUserInsertSql},
                                   std::pair{&kPgUserIdentity, kPgUserIdentitySql},
                                   std::pair{&kPgUserSeen, kPgUserSeenSql}, std::pair{&kPgUserRead, kPgUserReadSql}}) {
-    if (auto prepared = prepare_once(db, *name, sql); !prepared) return fail(prepared.error_kind(), prepared.error());
+    if (auto prepared = prepare_once(db, *name, sql); !prepared) return fail(prepared);
   }
   return PgUserTable(PgUserTableState{&db});
 }
@@ -65,14 +65,14 @@ Result<WriteOutcome> PgUserTable::write(const rows::Identity& identity, int64_t 
   read.add(user_id);
   auto results = [&]() -> Result<std::vector<pg::Rows>> {
     auto pipeline = pg::Pipeline::begin(*state_.db);
-    if (!pipeline) return fail(pipeline.error_kind(), pipeline.error());
+    if (!pipeline) return fail(pipeline);
     for (const auto& [name, params] : {std::pair{&kPgUserInsert, &write}, std::pair{&kPgUserIdentity, &write},
                                         std::pair{&kPgUserSeen, &seen}, std::pair{&kPgUserRead, &read}}) {
-      if (auto sent = pipeline->send_prepared(*name, *params); !sent) return fail(sent.error_kind(), sent.error());
+      if (auto sent = pipeline->send_prepared(*name, *params); !sent) return fail(sent);
     }
     return pipeline->finish();
   }();
-  if (!results) return fail(results.error_kind(), results.error());
+  if (!results) return fail(results);
   const std::vector<pg::Rows>& r = *results;
   const WriteOutcome outcome =
       !r[0].empty() ? WriteOutcome::inserted : !r[1].empty() ? WriteOutcome::updated : WriteOutcome::stale;

@@ -46,7 +46,7 @@ Result<void> pgadmin_requeue_row(pg::Connection& db, int64_t job_id, std::string
       "UPDATE jobs SET state = 'queued', attempts = 0, next_attempt_at = $1, updated_at = $1, payload = $2 "
       "WHERE job_id = $3",
       pg::Params().add(now_ms).add(std::string_view(requeued)).add(job_id));
-  if (!updated) return fail(updated.error_kind(), updated.error());
+  if (!updated) return fail(updated);
   return {};
 }
 
@@ -58,7 +58,7 @@ class PgJobAdmin final : public JobAdmin {
     auto rows = state ? db_.query(std::string(kPgadminColumns) + "WHERE state = $1 ORDER BY job_id",
                                   pg::Params().add(*state))
                       : db_.query(std::string(kPgadminColumns) + "ORDER BY job_id");
-    if (!rows) return fail(rows.error_kind(), rows.error());
+    if (!rows) return fail(rows);
     std::vector<JobRow> out;
     for (int r = 0; r < rows->size(); ++r) out.push_back(pgadmin_row(*rows, r));
     return out;
@@ -66,22 +66,22 @@ class PgJobAdmin final : public JobAdmin {
 
   Result<std::optional<JobRow>> find(int64_t job_id) override {
     auto rows = db_.query(std::string(kPgadminColumns) + "WHERE job_id = $1", pg::Params().add(job_id));
-    if (!rows) return fail(rows.error_kind(), rows.error());
+    if (!rows) return fail(rows);
     if (rows->empty()) return std::optional<JobRow>{};
     return std::optional<JobRow>{pgadmin_row(*rows, 0)};
   }
 
   Result<RequeueStatus> requeue(int64_t job_id, int64_t now_ms) override {
     auto txn = pg::Transaction::begin(db_);
-    if (!txn) return fail(txn.error_kind(), txn.error());
+    if (!txn) return fail(txn);
     auto found = db_.query("SELECT state, payload FROM jobs WHERE job_id = $1 FOR UPDATE", pg::Params().add(job_id));
-    if (!found) return fail(found.error_kind(), found.error());
+    if (!found) return fail(found);
     if (found->empty()) return RequeueStatus::not_found;
     if (found->text(0, 0) == "running") return RequeueStatus::running;
     if (auto done = pgadmin_requeue_row(db_, job_id, found->text(0, 0), found->text(0, 1), now_ms); !done) {
-      return fail(done.error_kind(), done.error());
+      return fail(done);
     }
-    if (auto committed = txn->commit(); !committed) return fail(committed.error_kind(), committed.error());
+    if (auto committed = txn->commit(); !committed) return fail(committed);
     return RequeueStatus::requeued;
   }
 
@@ -90,16 +90,16 @@ class PgJobAdmin final : public JobAdmin {
     auto updated = db_.query(
         "UPDATE jobs SET state = 'queued', attempts = 0, next_attempt_at = $1, updated_at = $1 WHERE state = 'dead'",
         pg::Params().add(now_ms));
-    if (!updated) return fail(updated.error_kind(), updated.error());
+    if (!updated) return fail(updated);
     return updated->affected();
   }
 
   Result<std::vector<QueuedBackfill>> queue_backfills(std::span<const BackfillWindow> windows,
                                                       int64_t now_ms) override {
     auto txn = pg::Transaction::begin(db_);
-    if (!txn) return fail(txn.error_kind(), txn.error());
+    if (!txn) return fail(txn);
     auto newest = db_.query_int("SELECT coalesce(max(seq), 0) FROM inbox");
-    if (!newest) return fail(newest.error_kind(), newest.error());
+    if (!newest) return fail(newest);
     const int64_t trigger_seq = newest->value_or(0);
     std::vector<QueuedBackfill> results;
     std::string payload;
@@ -109,7 +109,7 @@ class PgJobAdmin final : public JobAdmin {
       auto found = db_.query(
           "SELECT job_id, state, payload FROM jobs WHERE kind = 'backfill' AND job_key = $1 FOR UPDATE",
                              pg::Params().add(std::string_view(result.job_key)));
-      if (!found) return fail(found.error_kind(), found.error());
+      if (!found) return fail(found);
       if (found->empty()) {
         backfill_job_payload(payload, window);
         auto inserted = db_.query(
@@ -117,7 +117,7 @@ class PgJobAdmin final : public JobAdmin {
             "updated_at, user_id) VALUES ('backfill', $1, 'queued', 0, $2, $3, $4, $2, $2, $5) RETURNING job_id",
             pg::Params().add(std::string_view(result.job_key)).add(now_ms).add(trigger_seq)
                 .add(std::string_view(payload)).add(window.user_id));
-        if (!inserted) return fail(inserted.error_kind(), inserted.error());
+        if (!inserted) return fail(inserted);
         result.job_id = inserted->integer(0, 0);
         result.outcome = QueuedBackfill::Outcome::queued;
         continue;
@@ -129,12 +129,12 @@ class PgJobAdmin final : public JobAdmin {
       } else {
         if (auto done = pgadmin_requeue_row(db_, result.job_id, result.previous_state, found->text(0, 2), now_ms);
             !done) {
-          return fail(done.error_kind(), done.error());
+          return fail(done);
         }
         result.outcome = QueuedBackfill::Outcome::requeued;
       }
     }
-    if (auto committed = txn->commit(); !committed) return fail(committed.error_kind(), committed.error());
+    if (auto committed = txn->commit(); !committed) return fail(committed);
     return results;
   }
 
@@ -149,14 +149,14 @@ Result<pg::Connection> open_postgres_admin_connection(const Database& database, 
   auto db = connect(database);
   if (!db) return db;
   if (auto set = db->exec("SET lock_timeout = " + std::to_string(busy_timeout_ms)); !set) {
-    return fail(set.error_kind(), set.error());
+    return fail(set);
   }
   auto exists = db->query_int("SELECT count(*) FROM pg_tables WHERE tablename = 'schema_migrations' "
                               "AND schemaname = current_schema()");
-  if (!exists) return fail(exists.error_kind(), exists.error());
+  if (!exists) return fail(exists);
   if (exists->value_or(0) == 0) return fail(ErrorKind::other, "not a healthhook store (no schema_migrations table)");
   auto version = db->query_int("SELECT max(version) FROM schema_migrations");
-  if (!version) return fail(version.error_kind(), version.error());
+  if (!version) return fail(version);
   if (version->value_or(0) < min_version) {
     return fail(ErrorKind::other, "the store's schema is older than this command needs (`serve` migrates it)");
   }
@@ -168,7 +168,7 @@ Result<pg::Connection> open_postgres_admin_connection(const Database& database, 
 
 Result<std::unique_ptr<JobAdmin>> open_postgres_job_admin(const Database& database) {
   auto db = open_postgres_admin_connection(database, kPgJobsSchemaVersion);
-  if (!db) return fail(db.error_kind(), db.error());
+  if (!db) return fail(db);
   return std::unique_ptr<JobAdmin>(new PgJobAdmin(std::move(*db)));
 }
 

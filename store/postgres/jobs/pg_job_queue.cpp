@@ -104,7 +104,7 @@ class PgJobQueue final : public JobQueue {
   Result<int64_t> requeue_interrupted(int64_t now_ms, int64_t max_attempts) override {
     max_attempts_ = max_attempts;
     auto expired = db_.query(kPgjobsExpireSql, pg::Params().add(now_ms).add(max_attempts).add(kInterruptedJobError));
-    if (!expired) return fail(expired.error_kind(), "jobs: " + expired.error());
+    if (!expired) return fail(expired, "jobs");
     return expired->affected();
   }
 
@@ -115,19 +115,19 @@ class PgJobQueue final : public JobQueue {
     // One round trip: take expired leases over, then claim, in one transaction.
     auto results = [&]() -> Result<std::vector<pg::Rows>> {
       auto pipeline = pg::Pipeline::begin(db_);
-      if (!pipeline) return fail(pipeline.error_kind(), pipeline.error());
+      if (!pipeline) return fail(pipeline);
       const pg::Params expire = pg::Params().add(now_ms).add(max_attempts_).add(kInterruptedJobError);
       const pg::Params claim =
           pg::Params().add(now_ms).add(static_cast<int64_t>(limit)).add(std::string_view(busy_ids)).add(lease_ms_);
       for (auto sent : {pipeline->send("BEGIN"), pipeline->send(kPgjobsExpireSql, expire),
                         pipeline->send(kPgjobsClaimSql, claim), pipeline->send("COMMIT")}) {
-        if (!sent) return fail(sent.error_kind(), sent.error());
+        if (!sent) return fail(sent);
       }
       return pipeline->finish();
     }();
     if (!results) {
       (void)db_.exec("ROLLBACK");  // a failed pipeline leaves its BEGIN open
-      return fail(results.error_kind(), "jobs: " + results.error());
+      return fail(results, "jobs");
     }
     const pg::Rows& rows = (*results)[2];
     for (int r = 0; r < rows.size(); ++r) {
@@ -162,7 +162,7 @@ class PgJobQueue final : public JobQueue {
     if (found == held_.end()) {
       // Claimed by another queue object of this process (not the server's way): read it.
       auto stored = db_.query("SELECT lease_until, payload FROM jobs WHERE job_id = $1", pg::Params().add(job.job_id));
-      if (!stored) return fail(stored.error_kind(), "jobs: " + stored.error());
+      if (!stored) return fail(stored, "jobs");
       if (stored->empty()) return false;
       found = held_.emplace(job.job_id, Held{stored->optional_integer(0, 0).value_or(0), std::nullopt,
                                              std::string(stored->text(0, 1))}).first;
@@ -177,7 +177,7 @@ class PgJobQueue final : public JobQueue {
             std::string(kPgjobsClaimedBy),
         pg::Params().add(job.job_id).add(job.trigger_seq).add(std::string_view(leases)).add(std::string_view(*payload))
             .add(progress.complete ? "true" : "false").add(now_ms).add(lease_until));
-    if (!updated) return fail(updated.error_kind(), "jobs: " + updated.error());
+    if (!updated) return fail(updated, "jobs");
     if (updated->affected() == 0) return false;  // kept: the job's next update is refused too
     if (progress.complete) {
       held_.erase(found);
@@ -215,7 +215,7 @@ class PgJobQueue final : public JobQueue {
     auto updated = db_.query("UPDATE jobs SET lease_until = $4 WHERE " + std::string(kPgjobsClaimedBy),
                              pg::Params().add(job.job_id).add(job.trigger_seq).add(std::string_view(leases))
                                  .add(lease_until));
-    if (!updated) return fail(updated.error_kind(), "jobs: " + updated.error());
+    if (!updated) return fail(updated, "jobs");
     if (updated->affected() == 0) return false;
     // Autocommit: this renewal has committed; the lease before it is still accepted once
     // more, as after a stored page.
@@ -252,7 +252,7 @@ class PgJobQueue final : public JobQueue {
     auto updated = db_.query("UPDATE jobs SET lease_until = NULL, " + std::string(set) + " WHERE " +
                                  std::string(kPgjobsClaimedBy),
                              params);
-    if (!updated) return fail(updated.error_kind(), "jobs: " + updated.error());
+    if (!updated) return fail(updated, "jobs");
     if (found != held_.end()) held_.erase(found);
     return updated->affected() > 0;
   }

@@ -101,13 +101,13 @@ Result<PgOutboxWriter> PgOutboxWriter::create(pg::Connection& db, std::vector<Fo
   if (!by_delivery.empty()) {
     deliveries = pgout_statement_name("deliveries");
     if (auto prepared = db.prepare(deliveries, pgout_delivery_insert(by_delivery, "seq = ANY ($1::bigint[])")); !prepared) {
-      return fail(prepared.error_kind(), "outbox: " + prepared.error());
+      return fail(prepared, "outbox");
     }
   }
   if (!by_change.empty()) {
     changes = pgout_statement_name("changes");
-    if (auto prepared = db.prepare(changes, pgout_change_insert(by_change, "c.change_id > $1")); !prepared) {
-      return fail(prepared.error_kind(), "outbox: " + prepared.error());
+    if (auto prepared = db.prepare(changes, pgout_change_insert(by_change, "c.change_id > (SELECT max(change_id) FROM changes) - $1")); !prepared) {
+      return fail(prepared, "outbox");
     }
   }
   return PgOutboxWriter(db, std::move(deliveries), std::move(changes));
@@ -117,20 +117,14 @@ Result<void> PgOutboxWriter::deliveries(std::span<const int64_t> stored_seqs) {
   if (deliveries_.empty() || stored_seqs.empty()) return {};
   const std::string seqs = pgout_array(stored_seqs);
   auto done = db_->run(deliveries_, pg::Params().add(std::string_view(seqs)));
-  if (!done) return fail(done.error_kind(), "outbox: " + done.error());
+  if (!done) return fail(done, "outbox");
   return {};
 }
 
-Result<int64_t> PgOutboxWriter::last_change_id() {
-  auto last = db_->query_int("SELECT max(change_id) FROM changes");
-  if (!last) return fail(last.error_kind(), last.error());
-  return last->value_or(0);
-}
-
-Result<void> PgOutboxWriter::changes(int64_t after_change_id) {
-  if (changes_.empty()) return {};
-  auto done = db_->run(changes_, pg::Params().add(after_change_id));
-  if (!done) return fail(done.error_kind(), "outbox: " + done.error());
+Result<void> PgOutboxWriter::changes(size_t inserted) {
+  if (changes_.empty() || inserted == 0) return {};
+  auto done = db_->run(changes_, pg::Params().add(static_cast<int64_t>(inserted)));
+  if (!done) return fail(done, "outbox");
   return {};
 }
 

@@ -5,7 +5,9 @@
 // the database, never through this process.
 //  - deliveries(): an ingest commit's newly stored inbox rows, by seq. Not a range: other
 //    instances take seqs from the same sequence, so one commit's are not contiguous.
-//  - changes(): a processor step's change-feed rows (change_id > after).
+//  - changes(): a processor step's change-feed rows, the newest `inserted` rows of the
+//    feed (the step holds the lock on new ids from its first change to its commit, so no
+//    other session's change comes after its first: lock_new_ids, pg_statements.h).
 // A destination's `events` globs match the event type as SQLite's GLOB does (case-
 // sensitive; * ? and [...]), translated to anchored regular expressions.
 // A delivery whose body is not UTF-8 JSON is not forwarded (SQLite's json_valid check)
@@ -13,6 +15,7 @@
 //
 // Lifetime: the connection must outlive this object; used on the thread that owns it.
 // The statements are prepared on the connection under names of this object's own.
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -34,11 +37,11 @@ class PgOutboxWriter {
   // Entries for the webhook deliveries among `stored_seqs` (one ingest commit's newly
   // stored inbox rows), in the same transaction.
   Result<void> deliveries(std::span<const int64_t> stored_seqs);
-  // The newest change-feed row now (0 when empty): read when a step begins, its rows come
-  // after it (only the processing leader writes the feed, so ids appear in order).
-  Result<int64_t> last_change_id();
-  // Entries for the change-feed rows after `after_change_id`, in the same transaction.
-  Result<void> changes(int64_t after_change_id);
+  // Entries for the change-feed rows the transaction inserted, `inserted` of them (the
+  // newest), in the same transaction. Taking them as "after the newest id when the step
+  // began" would take another session's changes committed meanwhile too, and forward
+  // them twice.
+  Result<void> changes(size_t inserted);
 
  private:
   PgOutboxWriter(pg::Connection& db, std::string deliveries, std::string changes)

@@ -27,20 +27,20 @@ class PgFigures final : public StoreFigures {
 
   Result<InboxPositions> positions() override {
     auto rows = db_.query(kPgInboxPositions);
-    if (!rows) return fail(rows.error_kind(), rows.error());
+    if (!rows) return fail(rows);
     if (rows->empty()) return fail("processor_state has no row");
     InboxPositions out;
     out.last_seq = rows->integer(0, 0);
     out.applied_seq = rows->integer(0, 1);
     auto oldest = db_.query(kPgOldestUnapplied, pg::Params().add(out.applied_seq));
-    if (!oldest) return fail(oldest.error_kind(), oldest.error());
+    if (!oldest) return fail(oldest);
     if (!oldest->empty()) out.oldest_unapplied_received_at_ms = oldest->integer(0, 0);
     return out;
   }
 
   Result<std::vector<OutcomeCount>> outcome_counts(int64_t after, int64_t upto) override {
     auto rows = db_.query(kPgOutcomeCounts, pg::Params().add(after).add(upto));
-    if (!rows) return fail(rows.error_kind(), rows.error());
+    if (!rows) return fail(rows);
     std::vector<OutcomeCount> found;
     for (int i = 0; i < rows->size(); ++i) {
       found.push_back({std::string(rows->text(i, 0)), std::string(rows->text(i, 1)), rows->integer(i, 2)});
@@ -50,7 +50,7 @@ class PgFigures final : public StoreFigures {
 
   Result<std::map<std::string, int64_t>> jobs_by_state() override {
     auto rows = db_.query(kPgJobsByState);
-    if (!rows) return fail(rows.error_kind(), rows.error());
+    if (!rows) return fail(rows);
     std::map<std::string, int64_t> by_state;
     for (int i = 0; i < rows->size(); ++i) by_state[std::string(rows->text(i, 0))] = rows->integer(i, 1);
     return by_state;
@@ -58,7 +58,7 @@ class PgFigures final : public StoreFigures {
 
   Result<StoreSizes> sizes() override {
     auto rows = db_.query(kPgSizes);
-    if (!rows) return fail(rows.error_kind(), rows.error());
+    if (!rows) return fail(rows);
     return StoreSizes{rows->integer(0, 0), rows->integer(0, 1)};
   }
 
@@ -70,7 +70,7 @@ class PgFigures final : public StoreFigures {
 
 Result<std::unique_ptr<StoreFigures>> open_postgres_figures(const Database& database) {
   auto db = pgread::ReaderLink::open(database);
-  if (!db) return fail(db.error_kind(), db.error());
+  if (!db) return fail(db);
   return std::unique_ptr<StoreFigures>(new PgFigures(std::move(*db)));
 }
 

@@ -21,7 +21,7 @@ class PgFollowUpReads final : public FollowUpReads {
 
   Result<std::optional<int64_t>> next_due_at() override {
     auto due = db_.query(kPgNextDue);
-    if (!due) return fail(due.error_kind(), due.error());
+    if (!due) return fail(due);
     return due->optional_integer(0, 0);
   }
 
@@ -33,7 +33,7 @@ class PgFollowUpReads final : public FollowUpReads {
       past->back() = static_cast<char>(past->back() + 1);
     }
     auto rows = db_.query(kPgNewestBody, pg::Params().add(prefix).add(past));
-    if (!rows) return fail(rows.error_kind(), rows.error());
+    if (!rows) return fail(rows);
     if (rows->empty()) return std::optional<std::string>{};
     std::string body;
     pgread::decode_bytea(rows->text(0, 0), body);
@@ -48,7 +48,7 @@ class PgFollowUpReads final : public FollowUpReads {
 
 Result<std::unique_ptr<FollowUpReads>> open_postgres_follow_up_reads(const Database& database) {
   auto db = pgread::ReaderLink::open(database);
-  if (!db) return fail(db.error_kind(), db.error());
+  if (!db) return fail(db);
   return std::unique_ptr<FollowUpReads>(new PgFollowUpReads(std::move(*db)));
 }
 

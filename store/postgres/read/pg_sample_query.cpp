@@ -131,7 +131,7 @@ Result<void> PgSampleQuery::start_by_time(const SampleFilter& filter, std::optio
   auto series = session_->query(kPgUserSeries, params);
   if (!series) {
     finish();
-    return fail(series.error_kind(), series.error());
+    return fail(series);
   }
   if (static_cast<size_t>(series->size()) > kMaxMergedSeries) {
     finish();
@@ -161,7 +161,7 @@ Result<void> PgSampleQuery::start_by_time(const SampleFilter& filter, std::optio
     auto batches = session_->query_each(kPgSeriesBatch, firsts);
     if (!batches) {
       finish();
-      return fail(batches.error_kind(), batches.error());
+      return fail(batches);
     }
     for (size_t k = 0; k < asked.size(); ++k) take_batch(heads_[asked[k]], std::move((*batches)[k]));
   }
@@ -184,7 +184,7 @@ pg::Params PgSampleQuery::batch_params(const Head& head) const {
 Result<void> PgSampleQuery::fill(Head& head) {
   if (!wants_batch(head)) return {};
   auto batch = session_->query(kPgSeriesBatch, batch_params(head));
-  if (!batch) return fail(batch.error_kind(), batch.error());
+  if (!batch) return fail(batch);
   take_batch(head, std::move(*batch));
   return {};
 }
@@ -230,7 +230,7 @@ Result<bool> PgSampleQuery::next_by_time(StoredSample& row) {
     // The row handed out last views this batch: it may be replaced now (the next call).
     if (auto filled = fill(head); !filled) {
       finish();
-      return fail(filled.error_kind(), filled.error());
+      return fail(filled);
     }
     to_step_.reset();
   }

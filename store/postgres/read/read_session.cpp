@@ -16,23 +16,23 @@ int hex_value(char c) {
 
 Result<ReaderConnection> connect_reader(const Database& database) {
   auto db = connect(database);
-  if (!db) return fail(db.error_kind(), db.error());
+  if (!db) return fail(db);
   // Whatever runs on a reader's connection cannot write, even outside a transaction.
-  if (auto set = db->exec("SET default_transaction_read_only = on"); !set) return fail(set.error_kind(), set.error());
+  if (auto set = db->exec("SET default_transaction_read_only = on"); !set) return fail(set);
   // The schema's own record of itself (store/postgres/database.cpp); looked up without
   // touching a missing table, so that nothing is logged as an error on the server.
   auto found = db->query(
       "SELECT to_regclass('schema_migrations') IS NOT NULL, "
       "(SELECT coalesce(to_jsonb(d) ->> 'datlocprovider', 'c') = 'c' AND d.datcollate IN ('C', 'POSIX') "
       " FROM pg_database AS d WHERE d.datname = current_database())");
-  if (!found) return fail(found.error_kind(), found.error());
+  if (!found) return fail(found);
   // (datlocprovider, libc or ICU, is PostgreSQL 15's; read through jsonb so that older
   // servers, all libc, answer too.)
   const bool bytewise = found->boolean(0, 1);
   std::optional<int64_t> version;
   if (found->boolean(0, 0)) {
     auto max = db->query_int("SELECT max(version) FROM schema_migrations");
-    if (!max) return fail(max.error_kind(), max.error());
+    if (!max) return fail(max);
     version = *max;
   }
   if (version.value_or(0) == 0) {
@@ -72,7 +72,7 @@ void decode_bytea(std::string_view text, std::string& out) {
 
 Result<ReaderLink> ReaderLink::open(const Database& database) {
   auto connection = connect_reader(database);
-  if (!connection) return fail(connection.error_kind(), connection.error());
+  if (!connection) return fail(connection);
   return ReaderLink(database, std::move(*connection));
 }
 
@@ -90,9 +90,9 @@ Result<pg::Rows> ReaderLink::query(std::string_view sql, const pg::Params& param
 Result<std::vector<pg::Rows>> ReaderLink::query_each(std::string_view sql, const std::vector<pg::Params>& params) {
   const std::string text = for_collation(sql, bytewise_collation_);
   auto pipeline = pg::Pipeline::begin(db_);
-  if (!pipeline) return fail(pipeline.error_kind(), pipeline.error());
+  if (!pipeline) return fail(pipeline);
   for (const pg::Params& each : params) {
-    if (auto sent = pipeline->send(text, each); !sent) return fail(sent.error_kind(), sent.error());
+    if (auto sent = pipeline->send(text, each); !sent) return fail(sent);
   }
   return pipeline->finish();
 }
@@ -102,7 +102,7 @@ Result<std::vector<pg::Rows>> ReaderLink::query_each(std::string_view sql, const
 Result<void> ReadSession::open_transaction() {
   if (in_transaction_) return {};
   auto begun = link_.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-  if (!begun) return fail(begun.error_kind(), begun.error());
+  if (!begun) return fail(begun);
   in_transaction_ = true;
   return {};
 }
@@ -173,7 +173,7 @@ Result<void> Cursor::open(std::string_view sql, const pg::Params& params) {
   generation_ = session_->generation();
   // Parameters reach the cursor's query as they would a plain statement's.
   auto declared = session_->query("DECLARE " + name_ + " NO SCROLL CURSOR FOR " + std::string(sql), params);
-  if (!declared) return fail(declared.error_kind(), declared.error());
+  if (!declared) return fail(declared);
   open_ = true;
   exhausted_ = false;
   batch_ = pg::Rows();
@@ -195,7 +195,7 @@ Result<bool> Cursor::next(ResultRow& row) {
     auto fetched = session_->query("FETCH FORWARD " + std::to_string(fetch_) + " FROM " + name_);
     if (!fetched) {
       open_ = false;
-      return fail(fetched.error_kind(), fetched.error());
+      return fail(fetched);
     }
     batch_ = std::move(*fetched);
     index_ = 0;
@@ -223,7 +223,7 @@ void Cursor::close() {
 Result<void> Listing::open(std::string_view sql, const pg::Params& params) {
   close();
   auto rows = session_->query(sql, params);
-  if (!rows) return fail(rows.error_kind(), rows.error());
+  if (!rows) return fail(rows);
   rows_ = std::move(*rows);
   return {};
 }

@@ -58,7 +58,7 @@ Result<LatestWins> LatestWins::create(sqlite::Connection& db, const schema::Late
   if (!written || spec.indexed.empty()) return written;
   auto keeping_index =
       db.prepare("UPDATE " + table + " SET " + kept_assignments + " WHERE " + where + newer + index_unchanged);
-  if (!keeping_index) return fail(keeping_index.error());
+  if (!keeping_index) return fail(keeping_index);
   written->update_keeping_index_ = std::move(*keeping_index);
   return written;
 }
@@ -66,9 +66,9 @@ Result<LatestWins> LatestWins::create(sqlite::Connection& db, const schema::Late
 Result<LatestWins> LatestWins::create(sqlite::Connection& db, std::string_view insert_sql,
                                       std::string_view update_sql) {
   auto insert = db.prepare(insert_sql);
-  if (!insert) return fail(insert.error());
+  if (!insert) return fail(insert);
   auto update = db.prepare(update_sql);
-  if (!update) return fail(update.error());
+  if (!update) return fail(update);
   return LatestWins(db, std::move(*insert), std::move(*update));
 }
 

@@ -87,15 +87,15 @@ class LatestWins {
   template <typename Bind>
   Result<WriteOutcome> write(Bind&& bind) {
     bind(insert_);
-    if (auto done = insert_.run(); !done) return fail(done.error());
+    if (auto done = insert_.run(); !done) return fail(done);
     if (db_->changes() > 0) return WriteOutcome::inserted;
     if (update_keeping_index_) {
       bind(*update_keeping_index_);
-      if (auto done = update_keeping_index_->run(); !done) return fail(done.error());
+      if (auto done = update_keeping_index_->run(); !done) return fail(done);
       if (db_->changes() > 0) return WriteOutcome::updated;
     }
     bind(update_);
-    if (auto done = update_.run(); !done) return fail(done.error());
+    if (auto done = update_.run(); !done) return fail(done);
     return db_->changes() > 0 ? WriteOutcome::updated : WriteOutcome::stale;
   }
 

@@ -9,32 +9,32 @@ Result<SqliteSampleWriter> SqliteSampleWriter::create(sqlite::Connection& db) {
   auto insert_series = db.prepare(
       "INSERT INTO series (user_id, resource, provider, source_type) VALUES (?1, ?2, ?3, ?4) "
       "ON CONFLICT DO NOTHING RETURNING series_id");
-  if (!insert_series) return fail(insert_series.error());
+  if (!insert_series) return fail(insert_series);
   auto find_series = db.prepare(
       "SELECT series_id FROM series WHERE user_id = ?1 AND resource = ?2 AND provider = ?3 AND source_type = ?4");
-  if (!find_series) return fail(find_series.error());
+  if (!find_series) return fail(find_series);
   auto set_source_id = db.prepare("UPDATE series SET source_id = ?2 WHERE series_id = ?1 AND source_id IS NOT ?2");
-  if (!set_source_id) return fail(set_source_id.error());
+  if (!set_source_id) return fail(set_source_id);
   auto set_app_id = db.prepare("UPDATE series SET app_id = ?2 WHERE series_id = ?1 AND app_id IS NOT ?2");
-  if (!set_app_id) return fail(set_app_id.error());
+  if (!set_app_id) return fail(set_app_id);
   // latest_wins.h: insert, and only when the key exists, replace an older version.
   // A replacement replaces the whole sample: `plain` sets the columns it does not bind to NULL.
   auto full_insert = db.prepare(
       "INSERT INTO samples (series_id, t_ms, timezone_offset, value, unit, seq, type, start_ms, end_ms, systolic, "
       "diastolic, extra) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) ON CONFLICT DO NOTHING");
-  if (!full_insert) return fail(full_insert.error());
+  if (!full_insert) return fail(full_insert);
   auto full_update = db.prepare(
       "UPDATE samples SET timezone_offset = ?3, value = ?4, unit = ?5, seq = ?6, type = ?7, start_ms = ?8, "
       "end_ms = ?9, systolic = ?10, diastolic = ?11, extra = ?12 WHERE series_id = ?1 AND t_ms = ?2 AND seq < ?6");
-  if (!full_update) return fail(full_update.error());
+  if (!full_update) return fail(full_update);
   auto plain_insert = db.prepare(
       "INSERT INTO samples (series_id, t_ms, timezone_offset, value, unit, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
       "ON CONFLICT DO NOTHING");
-  if (!plain_insert) return fail(plain_insert.error());
+  if (!plain_insert) return fail(plain_insert);
   auto plain_update = db.prepare(
       "UPDATE samples SET timezone_offset = ?3, value = ?4, unit = ?5, seq = ?6, type = NULL, start_ms = NULL, "
       "end_ms = NULL, systolic = NULL, diastolic = NULL, extra = NULL WHERE series_id = ?1 AND t_ms = ?2 AND seq < ?6");
-  if (!plain_update) return fail(plain_update.error());
+  if (!plain_update) return fail(plain_update);
   using Statements = SqliteSampleWriterState::Statements;
   return SqliteSampleWriter(SqliteSampleWriterState{&db, std::move(*insert_series), std::move(*find_series),
                                                     std::move(*set_source_id), std::move(*set_app_id),
@@ -56,17 +56,17 @@ Result<Series*> sqlite_series_of(SqliteSampleWriterState& s, SeriesIds& series_i
   };
   bind_parts(s.insert_series);
   auto inserted = s.insert_series.step();
-  if (!inserted) return fail(inserted.error());
+  if (!inserted) return fail(inserted);
   int64_t id = 0;
   if (*inserted) {
     id = s.insert_series.column_int(0);
     // Run to completion so the insert is finished before the reset.
-    if (auto rest = s.insert_series.run(); !rest) return fail(rest.error());
+    if (auto rest = s.insert_series.run(); !rest) return fail(rest);
   } else {
     s.insert_series.reset();
     bind_parts(s.find_series);
     auto found = s.find_series.step();
-    if (!found) return fail(found.error());
+    if (!found) return fail(found);
     if (!*found) {
       s.find_series.reset();
       return fail("series: neither inserted nor found");
@@ -87,7 +87,7 @@ Result<void> sqlite_keep_source_id(sqlite::Statement& set_source_id, Series& ser
     case 3: set_source_id.bind_static(2, std::get<std::string_view>(source_id)); break;
     default: set_source_id.reset(); return {};
   }
-  if (auto done = set_source_id.run(); !done) return fail(done.error());
+  if (auto done = set_source_id.run(); !done) return fail(done);
   SeriesIds::wrote_source_id(series, source_id);
   return {};
 }
@@ -95,7 +95,7 @@ Result<void> sqlite_keep_source_id(sqlite::Statement& set_source_id, Series& ser
 Result<void> sqlite_keep_app_id(sqlite::Statement& set_app_id, Series& series, std::string_view app_id) {
   if (!SeriesIds::app_id_unknown(series, app_id)) return {};
   set_app_id.bind(1, series.id).bind_static(2, app_id);
-  if (auto done = set_app_id.run(); !done) return fail(done.error());
+  if (auto done = set_app_id.run(); !done) return fail(done);
   SeriesIds::wrote_app_id(series, app_id);
   return {};
 }
@@ -167,13 +167,13 @@ Result<int64_t> SqliteSampleWriter::write(const rows::SampleBatch& batch, int64_
   if (batch.samples.empty()) return int64_t{0};
   SqliteSampleWriterState& s = state_;
   auto series_entry = sqlite_series_of(s, series_ids_, batch);
-  if (!series_entry) return fail(series_entry.error());
+  if (!series_entry) return fail(series_entry);
   Series& entry = **series_entry;
   if (batch.source_id.index() != 0) {
-    if (auto kept = sqlite_keep_source_id(s.set_source_id, entry, batch.source_id); !kept) return fail(kept.error());
+    if (auto kept = sqlite_keep_source_id(s.set_source_id, entry, batch.source_id); !kept) return fail(kept);
   }
   if (batch.app_id) {  // the latest delivery naming an App ID wins; one without leaves it
-    if (auto kept = sqlite_keep_app_id(s.set_app_id, entry, *batch.app_id); !kept) return fail(kept.error());
+    if (auto kept = sqlite_keep_app_id(s.set_app_id, entry, *batch.app_id); !kept) return fail(kept);
   }
 
   SeriesChange& change = series_change_of(changes, entry.id, &entry.row_key, batch.user_id.size());
@@ -182,10 +182,10 @@ Result<int64_t> SqliteSampleWriter::write(const rows::SampleBatch& batch, int64_
     const bool plain = is_plain_sample(sample);
     SqliteSampleWriterState::Statements& statements = plain ? s.plain : s.full;
     auto inserted = run_sample(*s.db, statements.insert.get(), plain, entry.id, sample, seq);
-    if (!inserted) return fail(inserted.error());
+    if (!inserted) return fail(inserted);
     if (*inserted == 0) {
       auto updated = run_sample(*s.db, statements.update.get(), plain, entry.id, sample, seq);
-      if (!updated) return fail(updated.error());
+      if (!updated) return fail(updated);
       if (*updated == 0) continue;  // an equal or later version is stored
     }
     ++written;

@@ -14,22 +14,22 @@ Result<SqliteStreamWriter> SqliteStreamWriter::create(sqlite::Connection& db) {
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6) ON CONFLICT DO NOTHING",
       "UPDATE workout_streams SET user_id = ?2, provider = ?3, provider_id = ?4, sport = ?5, notice_seq = ?6, "
       "seq = max(?6, coalesce(fetched_seq, 0)) WHERE workout_id = ?1 AND coalesce(notice_seq, 0) < ?6");
-  if (!notice) return fail(notice.error());
+  if (!notice) return fail(notice);
   auto fetched_seq = db.prepare("SELECT fetched_seq FROM workout_streams WHERE workout_id = ?1");
-  if (!fetched_seq) return fail(fetched_seq.error());
+  if (!fetched_seq) return fail(fetched_seq);
   auto delete_points = db.prepare("DELETE FROM stream_points WHERE workout_id = ?1");
-  if (!delete_points) return fail(delete_points.error());
+  if (!delete_points) return fail(delete_points);
   auto insert_point = db.prepare(
       "INSERT INTO stream_points (workout_id, idx, time, distance, heartrate, velocity_smooth, lat, lng, altitude, "
       "cadence, power, resistance, temperature) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
-  if (!insert_point) return fail(insert_point.error());
+  if (!insert_point) return fail(insert_point);
   auto update_fetched = db.prepare(
       "UPDATE workout_streams SET fetched_seq = ?2, point_count = ?3, seq = max(coalesce(notice_seq, 0), ?2), "
       "user_id = coalesce(user_id, ?4) WHERE workout_id = ?1");
-  if (!update_fetched) return fail(update_fetched.error());
+  if (!update_fetched) return fail(update_fetched);
   auto insert_fetched = db.prepare(
       "INSERT INTO workout_streams (workout_id, fetched_seq, point_count, seq, user_id) VALUES (?1, ?2, ?3, ?2, ?4)");
-  if (!insert_fetched) return fail(insert_fetched.error());
+  if (!insert_fetched) return fail(insert_fetched);
   return SqliteStreamWriter(SqliteStreamWriterState{std::move(*notice), std::move(*fetched_seq),
                                                      std::move(*delete_points), std::move(*insert_point),
                                                      std::move(*update_fetched), std::move(*insert_fetched)});
@@ -48,14 +48,14 @@ Result<StreamReplaced> SqliteStreamWriter::replace_points(const rows::FetchedStr
   SqliteStreamWriterState& s = state_;
   s.fetched_seq.bind_static(1, stream.workout_id);
   auto found = s.fetched_seq.step();
-  if (!found) return fail(found.error());
+  if (!found) return fail(found);
   const bool exists = *found;
   const std::optional<int64_t> stored = exists ? s.fetched_seq.column_optional_int(0) : std::nullopt;
   s.fetched_seq.reset();
   if (stored && *stored >= seq) return StreamReplaced{};  // a later fetch is stored
 
   s.delete_points.bind_static(1, stream.workout_id);
-  if (auto done = s.delete_points.run(); !done) return fail(done.error());
+  if (auto done = s.delete_points.run(); !done) return fail(done);
 
   rows::StreamPointReader reader(stream.body);
   rows::StreamPoint point;
@@ -74,15 +74,15 @@ Result<StreamReplaced> SqliteStreamWriter::replace_points(const rows::FetchedStr
         .bind(11, point.power)
         .bind(12, point.resistance)
         .bind(13, point.temperature);
-    if (auto done = s.insert_point.run(); !done) return fail(done.error());
+    if (auto done = s.insert_point.run(); !done) return fail(done);
     ++count;
   }
-  if (!reader.error().empty()) return fail("stream: " + reader.error());
+  if (!reader.error().empty()) return fail(ErrorKind::data, "stream: " + reader.error());
 
   sqlite::Statement& row = exists ? s.update_fetched : s.insert_fetched;
   // The fetch's user (the job's) names a stream fetched before any notice did.
   row.bind_static(1, stream.workout_id).bind(2, seq).bind(3, count).bind(4, stream.user_id);
-  if (auto done = row.run(); !done) return fail(done.error());
+  if (auto done = row.run(); !done) return fail(done);
   return StreamReplaced{exists ? WriteOutcome::updated : WriteOutcome::inserted, count};
 }
 

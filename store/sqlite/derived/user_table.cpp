@@ -34,7 +34,7 @@ constexpr std::string_view kRead =
 Result<void> remember_user_row(sqlite::Statement& read, UserRows& rows, std::string_view user_id) {
   read.bind_static(1, user_id);
   auto found = read.step();
-  if (!found) return fail(found.error());
+  if (!found) return fail(found);
   if (*found) {
     const auto text = [&read](int column) -> std::optional<std::string> {
       if (read.column_is_null(column)) return std::nullopt;
@@ -66,13 +66,13 @@ void bind_identity(sqlite::Statement& s, const rows::Identity& identity, int64_t
 template <>
 Result<SqliteUserTable> SqliteUserTable::create(sqlite::Connection& db) {
   auto insert = db.prepare(kInsert);
-  if (!insert) return fail(insert.error());
+  if (!insert) return fail(insert);
   auto identity = db.prepare(kIdentity);
-  if (!identity) return fail(identity.error());
+  if (!identity) return fail(identity);
   auto seen = db.prepare(kSeen);
-  if (!seen) return fail(seen.error());
+  if (!seen) return fail(seen);
   auto read = db.prepare(kRead);
-  if (!read) return fail(read.error());
+  if (!read) return fail(read);
   return SqliteUserTable(
       SqliteUserTableState{&db, std::move(*insert), std::move(*identity), std::move(*seen), std::move(*read)});
 }
@@ -85,17 +85,17 @@ Result<WriteOutcome> SqliteUserTable::write(const rows::Identity& identity, int6
   SqliteUserTableState& s = state_;
   const auto outcome = [&]() -> Result<WriteOutcome> {
     bind_identity(s.insert, identity, seq, received_at_ms);
-    if (auto done = s.insert.run(); !done) return fail(done.error());
+    if (auto done = s.insert.run(); !done) return fail(done);
     if (s.db->changes() > 0) return WriteOutcome::inserted;
     bind_identity(s.identity, identity, seq, received_at_ms);
-    if (auto done = s.identity.run(); !done) return fail(done.error());
+    if (auto done = s.identity.run(); !done) return fail(done);
     if (s.db->changes() > 0) return WriteOutcome::updated;
     s.seen.bind_static(1, user_id).bind(2, received_at_ms).bind(3, kLastSeenStepMs);
-    if (auto done = s.seen.run(); !done) return fail(done.error());
+    if (auto done = s.seen.run(); !done) return fail(done);
     return WriteOutcome::stale;
   }();
   if (!outcome) return outcome;
-  if (auto remembered = remember_user_row(s.read, rows_, user_id); !remembered) return fail(remembered.error());
+  if (auto remembered = remember_user_row(s.read, rows_, user_id); !remembered) return fail(remembered);
   return outcome;
 }
 

@@ -34,7 +34,7 @@ std::string text_or_empty(const sqlite::Statement& stmt, int column) {
 
 Result<bool> run_conditional(sqlite::Connection& db, sqlite::Statement& stmt) {
   auto ran = stmt.run();
-  if (!ran) return fail(ran.error());
+  if (!ran) return fail(ran);
   return db.changes() > 0;
 }
 
@@ -44,7 +44,7 @@ Result<JobStore> JobStore::create(sqlite::Connection& db) {
   JobStore store(db);
   auto prepare = [&db](std::optional<sqlite::Statement>& slot, std::string_view sql) -> Result<void> {
     auto stmt = db.prepare(sql);
-    if (!stmt) return fail("jobs: " + stmt.error());
+    if (!stmt) return fail(stmt, "jobs");
     slot.emplace(std::move(*stmt));
     return {};
   };
@@ -74,18 +74,18 @@ Result<JobStore> JobStore::create(sqlite::Connection& db) {
        "WHERE job_id = ?1 AND trigger_seq = ?2 AND state = 'running'"},
   };
   for (const auto& [slot, sql] : statements) {
-    if (auto prepared = prepare(*slot, sql); !prepared) return fail(prepared.error());
+    if (auto prepared = prepare(*slot, sql); !prepared) return fail(prepared);
   }
   return store;
 }
 
 Result<int64_t> JobStore::requeue_interrupted(int64_t now_ms, int64_t max_attempts) {
   auto txn = sqlite::Transaction::begin(*db_);
-  if (!txn) return fail(txn.error());
+  if (!txn) return fail(txn);
   requeue_running_->bind(1, now_ms).bind(2, max_attempts).bind_static(3, kInterruptedJobError);
-  if (auto ran = requeue_running_->run(); !ran) return fail(ran.error());
+  if (auto ran = requeue_running_->run(); !ran) return fail(ran);
   const int64_t count = db_->changes();
-  if (auto committed = txn->commit(); !committed) return fail(committed.error());
+  if (auto committed = txn->commit(); !committed) return fail(committed);
   return count;
 }
 
@@ -93,12 +93,12 @@ Result<std::vector<ClaimedJob>> JobStore::claim_due(int64_t now_ms, size_t limit
   std::vector<ClaimedJob> claimed;
   if (limit == 0) return claimed;
   auto txn = sqlite::Transaction::begin(*db_);
-  if (!txn) return fail(txn.error());
+  if (!txn) return fail(txn);
   std::vector<int64_t> due;
   select_due_->bind(1, now_ms).bind(2, static_cast<int64_t>(limit + busy.size()));
   for (;;) {
     auto row = select_due_->step();
-    if (!row) return fail(row.error());
+    if (!row) return fail(row);
     if (!*row) break;
     const int64_t id = select_due_->column_int(0);
     if (std::find(busy.begin(), busy.end(), id) == busy.end() && due.size() < limit) due.push_back(id);
@@ -107,7 +107,7 @@ Result<std::vector<ClaimedJob>> JobStore::claim_due(int64_t now_ms, size_t limit
   for (const int64_t id : due) {
     claim_one_->bind(1, id).bind(2, now_ms);
     auto row = claim_one_->step();
-    if (!row) return fail(row.error());
+    if (!row) return fail(row);
     if (*row) {
       const auto& s = *claim_one_;
       ClaimedJob job;
@@ -131,13 +131,13 @@ Result<std::vector<ClaimedJob>> JobStore::claim_due(int64_t now_ms, size_t limit
       // RETURNING rows must be stepped to the end before the update is complete.
       while (true) {
         auto more = claim_one_->step();
-        if (!more) return fail(more.error());
+        if (!more) return fail(more);
         if (!*more) break;
       }
     }
     claim_one_->reset();
   }
-  if (auto committed = txn->commit(); !committed) return fail(committed.error());
+  if (auto committed = txn->commit(); !committed) return fail(committed);
   return claimed;
 }
 
@@ -161,23 +161,23 @@ Result<bool> JobStore::record_progress_in_transaction(const ClaimedJob& job, con
 Result<bool> JobStore::record_failure(const ClaimedJob& job, const RetryDecision& decision, std::string_view error,
                                       int64_t now_ms) {
   auto txn = sqlite::Transaction::begin(*db_);
-  if (!txn) return fail(txn.error());
+  if (!txn) return fail(txn);
   failure_->bind(1, job.job_id).bind(2, job.trigger_seq)
       .bind_static(3, decision.dead ? std::string_view("dead") : std::string_view("queued"))
       .bind(4, decision.attempts).bind(5, decision.next_attempt_at_ms).bind(6, error).bind(7, now_ms);
   auto updated = run_conditional(*db_, *failure_);
   if (!updated) return updated;
-  if (auto committed = txn->commit(); !committed) return fail(committed.error());
+  if (auto committed = txn->commit(); !committed) return fail(committed);
   return updated;
 }
 
 Result<bool> JobStore::release(const ClaimedJob& job, int64_t now_ms) {
   auto txn = sqlite::Transaction::begin(*db_);
-  if (!txn) return fail(txn.error());
+  if (!txn) return fail(txn);
   release_->bind(1, job.job_id).bind(2, job.trigger_seq).bind(3, now_ms);
   auto updated = run_conditional(*db_, *release_);
   if (!updated) return updated;
-  if (auto committed = txn->commit(); !committed) return fail(committed.error());
+  if (auto committed = txn->commit(); !committed) return fail(committed);
   return updated;
 }
 

@@ -53,7 +53,7 @@ class SqliteJobAdmin final : public JobAdmin {
 
 Result<std::unique_ptr<JobAdmin>> open_sqlite_job_admin(const std::string& path) {
   auto db = open_admin_connection(path);
-  if (!db) return fail(db.error_kind(), db.error());
+  if (!db) return fail(db);
   return std::unique_ptr<JobAdmin>(new SqliteJobAdmin(std::move(*db)));
 }
 
@@ -63,10 +63,10 @@ Result<sqlite::Connection> open_admin_connection(const std::string& path, int64_
   auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_write);
   if (!db) return db;
   if (auto set = db->exec("PRAGMA busy_timeout = " + std::to_string(busy_timeout_ms)); !set) {
-    return fail(path + ": " + set.error());
+    return fail(set, path);
   }
   auto version = db->query_int("PRAGMA user_version");
-  if (!version) return fail(path + ": " + version.error());
+  if (!version) return fail(version, path);
   if (version->value_or(0) < 3) return fail(path + ": no jobs table (not a healthhook database, or too old)");
   if (*version > schema_version()) return fail(path + ": database schema is newer than this healthhook");
   return db;
@@ -74,12 +74,12 @@ Result<sqlite::Connection> open_admin_connection(const std::string& path, int64_
 
 Result<std::vector<JobRow>> list_jobs(sqlite::Connection& db, const std::optional<std::string>& state) {
   auto stmt = db.prepare(std::string(kColumns) + (state ? "WHERE state = ?1 " : "") + "ORDER BY job_id");
-  if (!stmt) return fail(stmt.error());
+  if (!stmt) return fail(stmt);
   if (state) stmt->bind(1, std::string_view(*state));
   std::vector<JobRow> rows;
   for (;;) {
     auto row = stmt->step();
-    if (!row) return fail(row.error());
+    if (!row) return fail(row);
     if (!*row) break;
     rows.push_back(read_row(*stmt));
   }
@@ -88,52 +88,52 @@ Result<std::vector<JobRow>> list_jobs(sqlite::Connection& db, const std::optiona
 
 Result<std::optional<JobRow>> find_job(sqlite::Connection& db, int64_t job_id) {
   auto stmt = db.prepare(std::string(kColumns) + "WHERE job_id = ?1");
-  if (!stmt) return fail(stmt.error());
+  if (!stmt) return fail(stmt);
   stmt->bind(1, job_id);
   auto row = stmt->step();
-  if (!row) return fail(row.error());
+  if (!row) return fail(row);
   if (!*row) return std::optional<JobRow>{};
   return std::optional<JobRow>{read_row(*stmt)};
 }
 
 Result<RequeueStatus> requeue_job(sqlite::Connection& db, int64_t job_id, int64_t now_ms) {
   auto txn = sqlite::Transaction::begin(db);
-  if (!txn) return fail(txn.error());
+  if (!txn) return fail(txn);
   auto state = db.prepare("SELECT state FROM jobs WHERE job_id = ?1");
-  if (!state) return fail(state.error());
+  if (!state) return fail(state);
   state->bind(1, job_id);
   auto row = state->step();
-  if (!row) return fail(row.error());
+  if (!row) return fail(row);
   if (!*row) return RequeueStatus::not_found;
   if (state->column_text(0) == "running") return RequeueStatus::running;
   state->reset();
   auto update = db.prepare("UPDATE jobs " + std::string(kRequeueSet) + "WHERE job_id = ?2");
-  if (!update) return fail(update.error());
+  if (!update) return fail(update);
   update->bind(1, now_ms).bind(2, job_id);
-  if (auto ran = update->run(); !ran) return fail(ran.error());
-  if (auto committed = txn->commit(); !committed) return fail(committed.error());
+  if (auto ran = update->run(); !ran) return fail(ran);
+  if (auto committed = txn->commit(); !committed) return fail(committed);
   return RequeueStatus::requeued;
 }
 
 Result<int64_t> requeue_dead_jobs(sqlite::Connection& db, int64_t now_ms) {
   auto txn = sqlite::Transaction::begin(db);
-  if (!txn) return fail(txn.error());
+  if (!txn) return fail(txn);
   auto update = db.prepare("UPDATE jobs " + std::string(kRequeueSet) + "WHERE state = 'dead'");
-  if (!update) return fail(update.error());
+  if (!update) return fail(update);
   update->bind(1, now_ms);
-  if (auto ran = update->run(); !ran) return fail(ran.error());
+  if (auto ran = update->run(); !ran) return fail(ran);
   const int64_t count = db.changes();
-  if (auto committed = txn->commit(); !committed) return fail(committed.error());
+  if (auto committed = txn->commit(); !committed) return fail(committed);
   return count;
 }
 
 Result<std::vector<QueuedBackfill>> queue_backfill_jobs(sqlite::Connection& db, std::span<const BackfillWindow> windows,
                                                         int64_t now_ms) {
   auto txn = sqlite::Transaction::begin(db);
-  if (!txn) return fail(txn.error());
+  if (!txn) return fail(txn);
   // Read inside the write transaction, so no delivery committed meanwhile is left out.
   auto newest = db.query_int("SELECT coalesce(max(seq), 0) FROM deliveries");
-  if (!newest) return fail(newest.error());
+  if (!newest) return fail(newest);
   const int64_t trigger_seq = newest->value_or(0);
   auto find = db.prepare("SELECT job_id, state FROM jobs WHERE kind = 'backfill' AND job_key = ?1");
   auto insert = db.prepare(
@@ -141,7 +141,7 @@ Result<std::vector<QueuedBackfill>> queue_backfill_jobs(sqlite::Connection& db, 
       "user_id) VALUES ('backfill', ?1, 'queued', 0, ?2, ?3, ?4, ?2, ?2, ?5) RETURNING job_id");
   auto requeue = db.prepare("UPDATE jobs " + std::string(kRequeueSet) + "WHERE job_id = ?2");
   for (auto* prepared : {&find, &insert, &requeue}) {
-    if (!*prepared) return fail(prepared->error());
+    if (!*prepared) return fail(*prepared);
   }
   std::vector<QueuedBackfill> results;
   std::string payload;
@@ -150,7 +150,7 @@ Result<std::vector<QueuedBackfill>> queue_backfill_jobs(sqlite::Connection& db, 
     backfill_job_key(result.job_key, window);
     find->bind(1, std::string_view(result.job_key));
     auto found = find->step();
-    if (!found) return fail(found.error());
+    if (!found) return fail(found);
     if (*found) {
       result.job_id = find->column_int(0);
       result.previous_state = std::string(find->column_text(1));
@@ -161,7 +161,7 @@ Result<std::vector<QueuedBackfill>> queue_backfill_jobs(sqlite::Connection& db, 
       insert->bind(1, std::string_view(result.job_key)).bind(2, now_ms).bind(3, trigger_seq);
       insert->bind(4, std::string_view(payload)).bind(5, window.user_id);
       auto row = insert->step();
-      if (!row) return fail(row.error());
+      if (!row) return fail(row);
       if (!*row) return fail("jobs: the insert returned no job_id");
       result.job_id = insert->column_int(0);
       insert->reset();
@@ -170,11 +170,11 @@ Result<std::vector<QueuedBackfill>> queue_backfill_jobs(sqlite::Connection& db, 
       result.outcome = QueuedBackfill::Outcome::pending;
     } else {
       requeue->bind(1, now_ms).bind(2, result.job_id);
-      if (auto ran = requeue->run(); !ran) return fail(ran.error());
+      if (auto ran = requeue->run(); !ran) return fail(ran);
       result.outcome = QueuedBackfill::Outcome::requeued;
     }
   }
-  if (auto committed = txn->commit(); !committed) return fail(committed.error());
+  if (auto committed = txn->commit(); !committed) return fail(committed);
   return results;
 }
 

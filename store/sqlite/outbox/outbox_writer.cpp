@@ -69,7 +69,7 @@ Result<OutboxWriter> OutboxWriter::create(sqlite::Connection& db, std::span<cons
     if (rule.mode != mode) continue;
     auto insert = db.prepare(mode == ForwardMode::changes ? change_insert(rule, "c.change_id > ?1")
                                                           : delivery_insert(rule, "d.seq > ?1 AND d.seq <= ?2"));
-    if (!insert) return fail("outbox of " + rule.destination + ": " + insert.error());
+    if (!insert) return fail(insert, "outbox of " + rule.destination);
     inserts.push_back(std::move(*insert));
   }
   return OutboxWriter(db, std::move(inserts));
@@ -77,14 +77,14 @@ Result<OutboxWriter> OutboxWriter::create(sqlite::Connection& db, std::span<cons
 
 Result<int64_t> OutboxWriter::last_change_id() {
   auto last = db_->query_int("SELECT max(change_id) FROM changes");
-  if (!last) return fail(last.error());
+  if (!last) return fail(last);
   return last->value_or(0);
 }
 
 Result<void> OutboxWriter::changes(int64_t after_change_id) {
   for (sqlite::Statement& insert : inserts_) {
     insert.bind(1, after_change_id);
-    if (auto done = insert.run(); !done) return fail("outbox: " + done.error());
+    if (auto done = insert.run(); !done) return fail(done, "outbox");
   }
   return {};
 }
@@ -92,7 +92,7 @@ Result<void> OutboxWriter::changes(int64_t after_change_id) {
 Result<void> OutboxWriter::deliveries(int64_t after_seq, int64_t last_seq) {
   for (sqlite::Statement& insert : inserts_) {
     insert.bind(1, after_seq).bind(2, last_seq);
-    if (auto done = insert.run(); !done) return fail("outbox: " + done.error());
+    if (auto done = insert.run(); !done) return fail(done, "outbox");
   }
   return {};
 }

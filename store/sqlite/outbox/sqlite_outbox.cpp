@@ -72,7 +72,7 @@ class SqliteOutboxSession {
 
 Result<std::unique_ptr<Outbox>> open_sqlite_outbox(const std::string& path, OutboxUse use) {
   auto db = open_admin_connection(path);
-  if (!db) return fail(db.error_kind(), db.error());
+  if (!db) return fail(db);
   if (use == OutboxUse::sender) {
     if (auto relaxed = db->exec("PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = 0"); !relaxed) {
       return fail(relaxed, path);

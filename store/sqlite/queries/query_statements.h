@@ -36,7 +36,7 @@ class QueryStatements {
     auto& statement = statements_[which];
     if (!statement) {
       auto prepared = db_->prepare(sql_[which]);
-      if (!prepared) return fail(prepared.error_kind(), prepared.error());
+      if (!prepared) return fail(prepared);
       statement.emplace(std::move(*prepared));
     }
     return &*statement;
@@ -53,7 +53,7 @@ class QueryStatements {
   // The same, bound to `args` (SQLite steps a statement whatever the fetch).
   Result<void> start(size_t which, const QueryArgs& args, Fetch = Fetch::cursor) {
     auto statement = start(which);
-    if (!statement) return fail(statement.error_kind(), statement.error());
+    if (!statement) return fail(statement);
     bind_args(**statement, args);
     return {};
   }
@@ -66,7 +66,7 @@ class QueryStatements {
     auto has_row = listing_->step();
     if (!has_row) {
       listing_ = nullptr;
-      return fail(has_row.error_kind(), has_row.error());
+      return fail(has_row);
     }
     if (!*has_row) {
       finish();
@@ -84,7 +84,7 @@ class QueryStatements {
   template <typename Read>
   Result<bool> lookup(size_t which, const QueryArgs& args, Read&& read) {
     auto statement = get(which);
-    if (!statement) return fail(statement.error_kind(), statement.error());
+    if (!statement) return fail(statement);
     (*statement)->reset();
     bind_args(**statement, args);
     return (*statement)->first_row(std::forward<Read>(read));
@@ -95,12 +95,12 @@ class QueryStatements {
   template <typename Read>
   Result<bool> find(size_t which, const QueryArgs& args, Read&& read) {
     auto statement = get(which);
-    if (!statement) return fail(statement.error_kind(), statement.error());
+    if (!statement) return fail(statement);
     sqlite::Statement& s = **statement;
     s.reset();
     bind_args(s, args);
     auto has_row = s.step();
-    if (!has_row) return fail(has_row.error_kind(), has_row.error());
+    if (!has_row) return fail(has_row);
     if (!*has_row) {
       s.reset();
       return false;

@@ -79,7 +79,7 @@ SqliteSampleQuery::SqliteSampleQuery(sqlite::Connection& db) : db_(&db), series_
 Result<sqlite::Statement*> SqliteSampleQuery::samples_statement(size_t index) {
   while (samples_.size() <= index) {
     auto prepared = db_->prepare(kSeriesSamples);
-    if (!prepared) return fail(prepared.error());
+    if (!prepared) return fail(prepared);
     samples_.push_back(std::move(*prepared));
   }
   return &samples_[index];
@@ -98,8 +98,8 @@ void SqliteSampleQuery::finish() {
 Result<void> SqliteSampleQuery::start_by_series(const SampleFilter& filter) {
   finish();
   auto series = series_.get(filter.user_id && filter.resource ? user_resource_series : all_series);
-  if (!series) return fail(series.error());
-  if (auto samples = samples_statement(0); !samples) return fail(samples.error());
+  if (!series) return fail(series);
+  if (auto samples = samples_statement(0); !samples) return fail(samples);
   since_ms_ = filter.since_ms.value_or(kEarliestSample);
   until_ms_ = filter.until_ms.value_or(kLatestSample);
   (*series)->bind(1, filter.user_id).bind(2, filter.resource).bind(3, filter.provider).bind(4, filter.source_type);
@@ -112,7 +112,7 @@ Result<void> SqliteSampleQuery::start_by_time(const SampleFilter& filter, std::o
   finish();
   if (!filter.user_id || !filter.resource) return fail(std::string(kSamplePageNeedsUserAndResource));
   auto series = series_.get(user_series);
-  if (!series) return fail(series.error());
+  if (!series) return fail(series);
   since_ms_ = filter.since_ms.value_or(kEarliestSample);
   until_ms_ = filter.until_ms.value_or(kLatestSample);
   (*series)->bind(1, filter.user_id).bind(2, filter.resource).bind(3, filter.provider).bind(4, filter.source_type);
@@ -131,15 +131,15 @@ Result<void> SqliteSampleQuery::start_by_time(const SampleFilter& filter, std::o
   });
   if (!listed) {
     heads_.clear();
-    return fail(listed.error());
+    return fail(listed);
   }
   for (auto& head : heads_) {
     auto statement = samples_statement(head.statement);
-    if (!statement) return fail(statement.error());
+    if (!statement) return fail(statement);
     const int64_t from = sample_resume_ms(head.series_id, since_ms_, after);
     (*statement)->bind(1, head.series_id).bind(2, from).bind(3, until_ms_);
     auto has_row = (*statement)->step();
-    if (!has_row) return fail(has_row.error());
+    if (!has_row) return fail(has_row);
     head.has_row = *has_row;
   }
   mode_ = SampleListing::by_time;
@@ -161,7 +161,7 @@ Result<bool> SqliteSampleQuery::next_by_series(StoredSample& row) {
   for (;;) {
     if (!in_series_) {
       auto has_series = series.step();
-      if (!has_series) return fail(has_series.error());
+      if (!has_series) return fail(has_series);
       if (!*has_series) {
         finish();
         return false;
@@ -170,7 +170,7 @@ Result<bool> SqliteSampleQuery::next_by_series(StoredSample& row) {
       in_series_ = true;
     }
     auto has_row = samples_of.step();
-    if (!has_row) return fail(has_row.error());
+    if (!has_row) return fail(has_row);
     if (*has_row) {
       // The series row stays current while its samples are read: its views stay valid.
       read_series_row(series, row);
@@ -187,7 +187,7 @@ Result<bool> SqliteSampleQuery::next_by_time(StoredSample& row) {
   if (to_step_) {
     Head& head = heads_[*to_step_];
     auto has_row = samples_[head.statement].step();
-    if (!has_row) return fail(has_row.error());
+    if (!has_row) return fail(has_row);
     head.has_row = *has_row;
     to_step_.reset();
   }
