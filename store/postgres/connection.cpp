@@ -8,6 +8,17 @@ namespace {
 
 // How long a connection attempt may take, unless the URI says (connect_timeout).
 constexpr const char* kConnectTimeoutSeconds = "10";
+// How soon a TCP connection to a server that has gone without a FIN (its host powered
+// off or cut off, a failed-over address) fails, unless the URI says: keepalive probes
+// after 30 s of silence, every 10 s, 3 unanswered ones end it (about a minute), and sent
+// data unacknowledged for 60 s ends it too (tcp_user_timeout, milliseconds). The system's
+// default is two hours of silence before the first probe, and a session blocked reading
+// a reply meanwhile (the writer's, with acks waiting; the processing leader's) would not
+// reconnect. Not used on a Unix socket.
+constexpr const char* kKeepalivesIdleSeconds = "30";
+constexpr const char* kKeepalivesIntervalSeconds = "10";
+constexpr const char* kKeepalivesCount = "3";
+constexpr const char* kTcpUserTimeoutMs = "60000";
 
 std::string trimmed(const char* message) {
   std::string text = message ? message : "";
@@ -120,10 +131,14 @@ Result<Connection> Connection::open(const std::string& uri, const std::string& p
   // expand_dbname: `dbname` holds the whole URI; the password goes beside it. Keywords
   // before `dbname` are defaults the URI may override: connect_timeout, because libpq waits
   // forever by default, and a connect (or a reconnect on the writer thread, with acks
-  // waiting) to a server that accepts and never answers would never fail.
-  const char* keys[] = {"connect_timeout", "dbname", "fallback_application_name",
+  // waiting) to a server that accepts and never answers would never fail; the keepalives
+  // and tcp_user_timeout, for a server gone without closing (above).
+  const char* keys[] = {"connect_timeout", "keepalives_idle", "keepalives_interval", "keepalives_count",
+                        "tcp_user_timeout", "dbname", "fallback_application_name",
                         password.empty() ? nullptr : "password", nullptr};
-  const char* values[] = {kConnectTimeoutSeconds, uri.c_str(), "healthhook", password.c_str(), nullptr};
+  const char* values[] = {kConnectTimeoutSeconds, kKeepalivesIdleSeconds, kKeepalivesIntervalSeconds,
+                          kKeepalivesCount, kTcpUserTimeoutMs, uri.c_str(), "healthhook", password.c_str(),
+                          nullptr};
   Connection db(PQconnectdbParams(keys, values, 1));
   if (!db.handle_) return fail(ErrorKind::unavailable, "PostgreSQL: out of memory");
   if (PQstatus(db.get()) != CONNECTION_OK) {

@@ -146,6 +146,35 @@ BOOST_AUTO_TEST_CASE(a_server_that_never_answers_fails_the_connect_after_its_tim
   }
 }
 
+// A server gone without a FIN (host off, address failed over) is found in about a minute,
+// not the system's two hours of keepalive silence; the URI can say otherwise. The effective
+// settings, as libpq holds them: dropping packets on loopback needs root and a firewall.
+BOOST_AUTO_TEST_CASE(tcp_connections_probe_a_silent_server_unless_the_uri_says_otherwise) {
+  const auto setting = [](pg::Connection& db, std::string_view key) {
+    std::string value;
+    PQconninfoOption* options = PQconninfo(db.get());
+    for (PQconninfoOption* o = options; o && o->keyword; ++o) {
+      if (key == o->keyword && o->val) value = o->val;
+    }
+    PQconninfoFree(options);
+    return value;
+  };
+  const std::string uri = test::PostgresCluster::shared().fresh_database();
+  auto db = pg::Connection::open(uri);
+  BOOST_REQUIRE_MESSAGE(db, db.error());
+  BOOST_TEST(setting(*db, "keepalives_idle") == "30");
+  BOOST_TEST(setting(*db, "keepalives_interval") == "10");
+  BOOST_TEST(setting(*db, "keepalives_count") == "3");
+  BOOST_TEST(setting(*db, "tcp_user_timeout") == "60000");
+  BOOST_TEST(setting(*db, "connect_timeout") == "10");
+  const char* joiner = uri.find('?') == std::string::npos ? "?" : "&";
+  auto own = pg::Connection::open(uri + joiner + "keepalives_idle=120&tcp_user_timeout=0");
+  BOOST_REQUIRE_MESSAGE(own, own.error());
+  BOOST_TEST(setting(*own, "keepalives_idle") == "120");
+  BOOST_TEST(setting(*own, "tcp_user_timeout") == "0");
+  BOOST_TEST(setting(*own, "keepalives_count") == "3");
+}
+
 BOOST_AUTO_TEST_CASE(instances_starting_together_apply_each_migration_once) {
   const std::string uri = test::PostgresCluster::shared().fresh_database();
   std::vector<std::string> errors(4);
