@@ -92,7 +92,11 @@ class PgProcessingStore final : public ProcessingStore {
     // synchronous commit on the server (any instance's ingest) flushes them too, in order,
     // and a step lost in a server crash is applied again from the position that was lost
     // with it (store/sqlite/step_durability.h: the same reasoning for SQLite).
-    auto begun = db_.exec(relaxed_ ? "BEGIN; SET LOCAL synchronous_commit = off" : "BEGIN");
+    // READ COMMITTED whatever the database's default_transaction_isolation: new ids are
+    // max(id) + 1 read after the lock on new ids (lock_new_ids, pg_statements.h), which
+    // sees what another session committed only if each statement takes a new snapshot.
+    auto begun = db_.exec(relaxed_ ? "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL synchronous_commit = off"
+                                   : "BEGIN ISOLATION LEVEL READ COMMITTED");
     if (!begun) return begun;
     in_step_ = true;
     writer_->discard_changes();  // left over from a step that rolled back; the count starts again
