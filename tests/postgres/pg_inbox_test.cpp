@@ -3,12 +3,16 @@
 // byte for byte, and the horizon that keeps a reader from skipping a row committed late.
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
+#include <chrono>
+#include <future>
 #include <thread>
 
 #include "store/postgres/database.h"
 #include "store/postgres/inbox_horizon.h"
 #include "store/postgres/pg_delivery_cursor.h"
 #include "store/postgres/pg_inbox.h"
+#include "store/postgres/pg_store.h"
 #include "tests/support/postgres_cluster.h"
 
 BOOST_AUTO_TEST_SUITE(pg_inbox_test)
@@ -175,6 +179,54 @@ BOOST_AUTO_TEST_CASE(the_horizon_waits_for_a_transaction_held_open_and_no_row_is
   BOOST_TEST(rows[0].first == 2);
   BOOST_TEST(rows[0].second == "x");
   BOOST_TEST(rows[1].first == 3);
+}
+
+// A writer frozen inside its ingest transaction (SIGSTOP, a paused VM) has drawn a seq that
+// every instance's processing must wait for (the horizon). The server ends a write
+// connection's transaction idle for 15 s (PgStore): the horizon moves on, and the frozen
+// writer's batch fails (its clients got no 2xx and send again).
+BOOST_AUTO_TEST_CASE(a_writer_frozen_inside_its_transaction_holds_the_horizon_back_15_s_at_most) {
+  const std::string uri = test::PostgresCluster::shared().fresh_database();
+  auto store = store::PgStore::open({uri, ""}, store::StoreOptions{});
+  BOOST_REQUIRE_MESSAGE(store, store.error());
+  auto inbox = (*store)->open_inbox();
+  BOOST_REQUIRE_MESSAGE(inbox, inbox.error());
+  Instance other(uri);
+  std::promise<void> entered_promise;
+  std::future<void> entered = entered_promise.get_future();
+  std::atomic<bool> release{false};
+  Result<std::vector<store::Appended>> frozen_result = fail("not run");
+  const store::NewDelivery held = delivery("held");
+  std::thread frozen([&] {  // no assertions on this thread
+    const std::vector<const store::NewDelivery*> batch{&held};
+    frozen_result = (*inbox)->append_with(batch, [&](std::span<const store::Appended>) {
+      entered_promise.set_value();
+      for (int i = 0; i < 900 && !release; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      return Result<void>{};
+    });
+  });
+  // (No assertion may end the case while the thread runs: checks after the join.)
+  const bool inside = entered.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  bool later_stored = false, passed = false;
+  if (inside) {
+    const store::NewDelivery after = delivery("after");
+    const std::vector<const store::NewDelivery*> batch{&after};
+    auto stored = other.inbox->append(batch);
+    later_stored = stored && stored->at(0).seq == 2;
+    store::InboxHorizon horizon(other.db);
+    for (int probe = 0; probe < 600 && !passed; ++probe) {  // a minute at most
+      auto h = horizon.advance();
+      passed = h && *h >= 2;
+      if (!passed) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  release = true;
+  frozen.join();
+  BOOST_TEST(inside);
+  BOOST_TEST(later_stored);
+  BOOST_TEST(passed, "the horizon waited a minute for the frozen writer's transaction");
+  BOOST_TEST(!frozen_result.ok());
+  BOOST_TEST(other.db.query_int("SELECT count(*) FROM inbox WHERE message_id = 'held'")->value_or(-1) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(a_rolled_back_insert_leaves_a_gap_that_the_horizon_passes) {
