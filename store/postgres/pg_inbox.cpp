@@ -127,6 +127,19 @@ Result<std::vector<Appended>> PgInbox::append_with(std::span<const NewDelivery* 
     auto pipeline = pg::Pipeline::begin(*db_);
     if (!pipeline) return fail(pipeline);
     if (auto b = pipeline->send("BEGIN"); !b) return fail(b);
+    // The transaction draws seqs that no instance's processing may read past until it ends
+    // (the inbox horizon, inbox_horizon.h). Its statements go out together and its work in
+    // between is in this process (outbox entries, a fetched page's job update), so it never
+    // waits on this client for long; one that does belongs to a writer stopped without its
+    // connection closing (SIGSTOP, a paused VM, a host gone without a FIN), and would hold
+    // every instance's processing back. The server ends it after 15 s idle; the frozen
+    // writer's batch then fails (no 2xx was sent for it). Only this transaction: commands
+    // that process on this connection (`rebuild`, `replay`) may wait longer between
+    // statements, for a large body to be read and parsed.
+    if (auto t = pipeline->send("SET LOCAL idle_in_transaction_session_timeout = '15s'"); !t) {
+      (void)pipeline->finish();
+      return rollback(fail(t));
+    }
     if (auto queued = send_inserts(*pipeline, batch, sent); !queued) {
       (void)pipeline->finish();
       return rollback(fail(queued));
@@ -143,7 +156,7 @@ Result<std::vector<Appended>> PgInbox::append_with(std::span<const NewDelivery* 
     if (commit_now && std::string_view(PQcmdStatus(rows->back().get())) != "COMMIT") {
       return fail(ErrorKind::other, "storing deliveries: the transaction was rolled back");
     }
-    auto read = read_results(*rows, batch, sent, 1);
+    auto read = read_results(*rows, batch, sent, 2);  // after BEGIN and SET LOCAL
     if (!read) return rollback(fail(read));
     results = std::move(*read);
     if (commit_now) {

@@ -15,16 +15,6 @@ Result<void> limit_lock_waits(pg::Connection& db, const StoreOptions& options) {
   return db.set_session("SET lock_timeout = " + std::to_string(options.busy_timeout_ms));
 }
 
-// An ingest transaction draws seqs that no instance's processing may read past until it
-// ends (the inbox horizon, inbox_horizon.h). Its statements go out together and its work
-// in between is in this process (outbox entries, a fetched page's job update), so it never
-// waits on a client for long; one that does belongs to a writer that stopped without its
-// connection closing (SIGSTOP, a paused VM, a host gone without a FIN), and would hold
-// every instance's processing back. The server ends such a transaction after 15 s; the
-// frozen writer's batch then fails (its clients got no 2xx and send again).
-Result<void> end_abandoned_transactions(pg::Connection& db) {
-  return db.set_session("SET idle_in_transaction_session_timeout = '15s'");
-}
 
 // The processing session holds the processing lock (kProcessingLock). An instance that
 // stops without its connections closing (SIGSTOP, a frozen VM, a host gone without a FIN)
@@ -49,7 +39,6 @@ Result<std::unique_ptr<PgStore>> PgStore::open(const Database& database, const S
   auto db = connect_migrated(database);
   if (!db) return fail(db);
   if (auto set = limit_lock_waits(*db, options); !set) return fail(set);
-  if (auto set = end_abandoned_transactions(*db); !set) return fail(set);
   return std::unique_ptr<PgStore>(new PgStore(database, std::move(*db), options));
 }
 
