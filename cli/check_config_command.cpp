@@ -65,7 +65,7 @@ std::optional<int> compare_teams_or_report(const config::Settings& settings, int
     const bool refused = teams.error().find(": HTTP 401: ") != std::string::npos ||
                          teams.error().find(": HTTP 403: ") != std::string::npos;
     report_error(kCommand, "management: " + teams.error());
-    return refused || teams.error_kind() == ErrorKind::data ? kExitBadConfig : kExitFailure;
+    return refused ? kExitBadConfig : failure_exit_code(teams.error_kind());
   }
   listed = static_cast<int64_t>(teams->size());
   bool all_known = true;

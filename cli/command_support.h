@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/result.h"
 #include "config/load_settings.h"
 #include "store/open_store.h"
 #include "store/database_location.h"
@@ -18,6 +19,10 @@ namespace hh::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;     // runtime failure (port in use, I/O error, failed lines)
 inline constexpr int kExitBadConfig = 2;   // bad configuration or usage
+
+// The exit status of a command that failed with `kind`: the input (configuration, flags,
+// an answer the service refused as bad) is at fault, or something else failed.
+inline int failure_exit_code(ErrorKind kind) { return kind == ErrorKind::data ? kExitBadConfig : kExitFailure; }
 
 struct SettingsFlags {
   std::optional<std::string> config_file;

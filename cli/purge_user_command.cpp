@@ -93,7 +93,7 @@ bool deregister_first(const config::Settings& settings, const PurgeUserFlags& fl
     report_error(kCommand, (deregistered ? "the service answered success=false to deregistering from " + flags.deregister
                                          : deregistered.error()) +
                                "; nothing was erased");
-    exit_code = deregistered.error_kind() == ErrorKind::data ? kExitBadConfig : kExitFailure;
+    exit_code = failure_exit_code(deregistered.error_kind());
     return false;
   }
   std::printf("deregistered %s from %s at the service. Note: only cloud providers are well defined; with the\n"

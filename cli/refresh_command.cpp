@@ -52,7 +52,7 @@ int run_refresh(const RefreshFlags& flags) {
   auto result = fetcher::refresh_user(*access, flags.user_id, flags.timeout_s);
   if (!result) {
     report_error(kCommand, result.error());
-    return result.error_kind() == ErrorKind::data ? kExitBadConfig : kExitFailure;
+    return failure_exit_code(result.error_kind());
   }
   print_sources("refreshed", result->refreshed_sources);
   print_sources("in progress", result->in_progress_sources);

@@ -74,7 +74,7 @@ std::optional<fetcher::ServiceAccess> management_access_or_report(const config::
 
 int report_call_failure(std::string_view command, const std::string& error, ErrorKind kind) {
   report_error(command, error);
-  return kind == ErrorKind::data ? kExitBadConfig : kExitFailure;
+  return failure_exit_code(kind);
 }
 
 void print_json_line(std::string_view json) {
