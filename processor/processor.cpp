@@ -13,7 +13,7 @@ namespace {
 constexpr auto kFirstRetryDelay = std::chrono::milliseconds(250);
 // Below the idle timeout of PostgreSQL's processing session (15 s: store/postgres/pg_store.cpp,
 // decision 051): a leader waiting to retry runs no statement, and a longer wait would have
-// its session, and its lock, ended by the server at every retry (decision 051).
+// its session, and its lock, ended by the server at every retry.
 constexpr auto kMaxRetryDelay = std::chrono::seconds(8);
 constexpr int64_t kBackgroundHelpersMinBacklog = 256;  // deliveries
 // How often a standby asks whether the processing lock is free (store::Leadership).

@@ -67,21 +67,17 @@ class DeliveryApplier {
     key_.assign(a).append("/").append(b);
     return key_;
   }
-  template <typename T>
-  static Error prefixed(std::string_view prefix, const Result<T>& failed) {
-    return fail(failed, prefix);
-  }
   // Records a record-table write in the feed ("table", key, about `user`) unless it was stale.
   Result<void> note(Result<WriteOutcome> outcome, std::string_view table, std::string_view key, int64_t seq,
                     std::optional<std::string_view> user, ApplyCounts& counts) {
-    if (!outcome) return prefixed(table, outcome);
+    if (!outcome) return fail(outcome, table);
     ++counts.rows_seen;
     if (*outcome == WriteOutcome::stale) return {};
     ++counts.rows_written;
     return feed_.append(change(seq, table, key, change_op(*outcome), user));
   }
   Result<void> queued(Result<bool> result, ApplyCounts& counts) {
-    if (!result) return prefixed("jobs", result);
+    if (!result) return fail(result, "jobs");
     counts.jobs_queued += *result ? 1 : 0;
     return {};
   }
@@ -106,7 +102,7 @@ Result<void> DeliveryApplier<Records, Users, Samples, Streams, Jobs, Feed>::appl
   // counts neither towards a step's size nor towards the rows applied.
   if (const auto& user_id = rows.identity.user_id) {
     auto written = users_.write(rows.identity, seq, received_at_ms);
-    if (!written) return prefixed("users", written);
+    if (!written) return fail(written, "users");
     if (*written != WriteOutcome::stale) {
       if (auto r = feed_.append(change(seq, "users", *user_id, change_op(*written), *user_id)); !r) return r;
     }
@@ -123,7 +119,7 @@ Result<void> DeliveryApplier<Records, Users, Samples, Streams, Jobs, Feed>::appl
     series_changes_.clear();
     for (const rows::SampleBatch& batch : rows.sample_batches) {
       auto written = samples_.write(batch, seq, series_changes_);
-      if (!written) return prefixed("samples", written);
+      if (!written) return fail(written, "samples");
       counts.rows_seen += static_cast<int64_t>(batch.samples.size());
       counts.samples_written += *written;
       counts.rows_written += *written;
@@ -211,7 +207,7 @@ Result<void> DeliveryApplier<Records, Users, Samples, Streams, Jobs, Feed>::appl
     auto replaced = streams_.replace_points(*stream, seq);
     if (!replaced) {
       malformed_stream_ = replaced.error().starts_with("stream: ");
-      return prefixed("stream_points", replaced);
+      return fail(replaced, "stream_points");
     }
     counts.rows_seen += static_cast<int64_t>(stream->point_count) + 1;
     if (replaced->stream_row != WriteOutcome::stale) {

@@ -15,7 +15,6 @@ Result<void> limit_lock_waits(pg::Connection& db, const StoreOptions& options) {
   return db.set_session("SET lock_timeout = " + std::to_string(options.busy_timeout_ms));
 }
 
-
 // The processing session holds the processing lock (kProcessingLock). An instance that
 // stops without its connections closing (SIGSTOP, a frozen VM, a host gone without a FIN)
 // would keep the lock, and no other instance would take over. While its instance lives

@@ -35,8 +35,8 @@ struct Session {
 
   // A step of one delivery of `user`'s per seq of `seqs`, each a summary and samples in a
   // series of the user's own (a new series and two changes the first time), its changes
-  // flushed and their outbox entries made; the transaction left open. No assertions: it
-  // also runs on a thread of its own.
+  // flushed; the transaction left open (more() adds to it, commit() ends it). No
+  // assertions: it also runs on a thread of its own.
   Result<void> step(std::vector<int64_t> seqs, std::string_view user) {
     if (auto begun = db.exec("BEGIN"); !begun) return begun;
     writer->discard_changes();
@@ -53,11 +53,13 @@ struct Session {
         return fail(applied, "seq " + std::to_string(seq));
       }
     }
-    if (auto flushed = writer->flush_changes(); !flushed) return flushed;
-    return outbox.changes(writer->changes_inserted());
+    return writer->flush_changes();
   }
+  // The step's outbox entries, once, after its last change (as PgProcessingStore's
+  // write_changes()), then COMMIT.
   Result<void> commit() {
-    auto committed = db.exec("COMMIT");
+    auto entries = outbox.changes(writer->changes_inserted());
+    auto committed = entries ? db.exec("COMMIT") : entries;
     if (!committed) (void)db.exec("ROLLBACK");
     return committed;
   }

@@ -106,7 +106,8 @@ Result<PgOutboxWriter> PgOutboxWriter::create(pg::Connection& db, std::vector<Fo
   }
   if (!by_change.empty()) {
     changes = pgout_statement_name("changes");
-    if (auto prepared = db.prepare(changes, pgout_change_insert(by_change, "c.change_id > (SELECT max(change_id) FROM changes) - $1")); !prepared) {
+    const std::string newest_of_step = "c.change_id > (SELECT max(change_id) FROM changes) - $1";
+    if (auto prepared = db.prepare(changes, pgout_change_insert(by_change, newest_of_step)); !prepared) {
       return fail(prepared, "outbox");
     }
   }
