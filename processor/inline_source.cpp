@@ -42,10 +42,14 @@ Result<ParsedDelivery*> InlineSource::next(int64_t after_seq) {
   if (!started_) {
     cursor_.start(after_seq, last_seq_, limit_);
     started_ = true;
+    exhausted_ = false;
   }
   auto row = cursor_.next(pending_);
   if (!row) return fail(row, "reading the inbox");
-  if (!*row) return static_cast<ParsedDelivery*>(nullptr);
+  if (!*row) {
+    exhausted_ = true;
+    return static_cast<ParsedDelivery*>(nullptr);
+  }
   current_.seq = pending_.row.seq;
   current_.received_at_ms = pending_.received_at_ms;
   current_.stored = pending_.stored;

@@ -25,6 +25,7 @@ class InlineSource final : public ParsedSource {
 
   Result<ParsedDelivery*> next(int64_t after_seq) override;
   void end_step() override;
+  int64_t read_through() const override { return exhausted_ ? last_seq_ : 0; }
 
  private:
   store::DeliveryCursor& cursor_;
@@ -33,6 +34,7 @@ class InlineSource final : public ParsedSource {
   const int64_t last_seq_;
   const int64_t limit_;
   bool started_ = false;
+  bool exhausted_ = false;  // the cursor had no row left up to last_seq_
   store::PendingDelivery pending_;
   rows::DeliveryRows rows_;
   ParsedDelivery current_;

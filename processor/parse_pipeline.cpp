@@ -186,13 +186,19 @@ Result<ParsedDelivery*> ParsePipeline::next(int64_t after_seq) {
   if (release_current()) to_reader_.notify_one();
   // Following, the step ends at extend()'s bound; rows read ahead past it wait in ready_.
   const bool following = mode_ == Mode::follow;
-  if (following && handed_out_seq_ >= step_end_seq_) return static_cast<ParsedDelivery*>(nullptr);
+  // Every row up to the step's end is handed out: the next step starts from there (the
+  // applied position moves to it: ParsedSource::read_through()).
+  const auto at_step_end = [&] {
+    handed_out_seq_ = std::max(handed_out_seq_, step_end_seq_);
+    return static_cast<ParsedDelivery*>(nullptr);
+  };
+  if (following && handed_out_seq_ >= step_end_seq_) return at_step_end();
   to_applier_.wait(lock, [&] { return !ready_.empty() || finished_ || (following && caught_up_to_ >= step_end_seq_); });
   if (ready_.empty()) {
     if (!error_.empty()) return fail(error_);
-    return static_cast<ParsedDelivery*>(nullptr);
+    return at_step_end();
   }
-  if (ready_.front()->parsed.seq > step_end_seq_) return static_cast<ParsedDelivery*>(nullptr);
+  if (ready_.front()->parsed.seq > step_end_seq_) return at_step_end();
   current_ = ready_.front();
   ready_.pop_front();
   handed_out_seq_ = current_->parsed.seq;

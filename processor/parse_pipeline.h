@@ -62,6 +62,8 @@ class ParsePipeline final : public ParsedSource {
   // cannot rewind; after a failed step, start a new one.
   Result<ParsedDelivery*> next(int64_t after_seq) override;
   void end_step() override;
+  // next() returns nullptr only once every row up to the step's end is handed out.
+  int64_t read_through() const override { return step_end_seq_; }
   // Mode::follow, on the applying thread: rows up to `last_seq` may be applied; steps
   // end there (it also reads up to it).
   void extend(int64_t last_seq);

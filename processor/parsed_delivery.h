@@ -41,6 +41,11 @@ class ParsedSource {
   virtual Result<ParsedDelivery*> next(int64_t after_seq) = 0;
   // The step is over (committed or not): release what next() handed out.
   virtual void end_step() = 0;
+  // After next() returned nullptr: every row up to this seq was handed out (the step's
+  // bound), so the applied position may move there even past the last row handed out
+  // (on PostgreSQL the rows between belong to other sessions' shards, or to none). 0
+  // when that is not known.
+  virtual int64_t read_through() const = 0;
 };
 
 }  // namespace hh::processor

@@ -52,7 +52,19 @@ bool Processor::take_lead() {
   const auto now = std::chrono::steady_clock::now();
   if (!leading_ && now < next_lead_try_) return false;
   auto taken = store_->take_lead();  // cheap while held
-  if (leading_ && taken && *taken) return true;
+  if (leading_ && taken && *taken) {
+    if (store_->lead_version() == lead_version_) return true;
+    // Sessions sharing the store moved shards: what was read ahead may now be another's,
+    // and the position to start from is the new set's.
+    live_pipeline_.reset();
+    if (auto synced = sync_applied_seq(); !synced) {
+      log::warn("processing_lead_sync_failed").str("error", synced.error());
+      return false;
+    }
+    lead_version_ = store_->lead_version();
+    log::info("processing_shards_changed").num("applied_seq", applied_seq_);
+    return true;
+  }
   next_lead_try_ = now + kLeadRetry;
   if (leading_) {
     // Lost (e.g. the store's connection broke): stand by, and start over from the stored
@@ -79,6 +91,7 @@ bool Processor::take_lead() {
     return false;
   }
   leading_ = true;
+  lead_version_ = store_->lead_version();
   stats_.leading.store(1, std::memory_order_relaxed);
   if (standing_by_) log::info("processing_lead_taken").num("applied_seq", applied_seq_);
   return true;
@@ -318,7 +331,10 @@ Result<Processor::StepOutcome> Processor::step_in_transaction(ParsedSource& sour
     auto next = source.next(last_seq);
     if (!next) return fail(next);
     ParsedDelivery* delivery = *next;
-    if (delivery == nullptr) break;
+    if (delivery == nullptr) {
+      last_seq = std::max(last_seq, source.read_through());
+      break;
+    }
     last_seq = delivery->seq;
     if (delivery->body_removed) {
       // Nothing to apply (a rebuild reaches these; it reports them): the outcome stays.

@@ -201,6 +201,7 @@ class Processor : public store::BackgroundWork {
   std::unique_ptr<store::ProcessingStore> store_;
   const ProcessorOptions options_;
   bool leading_ = false;
+  uint64_t lead_version_ = 0;  // store_->lead_version() when the position was last read
   bool standing_by_ = false;  // logged that another instance leads
   std::chrono::steady_clock::time_point next_lead_try_{};
   std::unique_ptr<events::DeliveryParser> parser_;

@@ -65,6 +65,23 @@ std::optional<std::string> delivery_user_of(std::string_view origin, std::string
   return top ? top : in_data;
 }
 
+std::optional<std::string> rows_user_of(std::string_view origin, std::string_view headers_json,
+                                        std::string_view body) {
+  std::optional<std::string> top, in_data;
+  const auto take = [&](std::string_view value, bool inside_data) {
+    if (value.empty()) return false;
+    auto& slot = inside_data ? in_data : top;
+    if (!slot) slot.emplace(value);
+    return inside_data;  // data's user decides; the envelope's only when data has none
+  };
+  if (origin == "fetch") {
+    object_user_ids(headers_json, false, take);
+  } else {
+    object_user_ids(body, true, take);
+  }
+  return in_data ? in_data : top;
+}
+
 bool delivery_names_user(std::string_view origin, std::string_view headers_json, std::string_view body,
                          std::string_view user_id) {
   if (user_id.empty()) return false;

@@ -22,6 +22,14 @@ namespace hh::rows {
 std::optional<std::string> delivery_user_of(std::string_view origin, std::string_view headers_json,
                                             std::string_view body);
 
+// The user the row's derived rows are written under: a webhook's $.data.user_id, else its
+// $.user_id (the parser's order: delivery_parser.cpp fills a row's user from the envelope
+// only where data has none); a fetched row's context user_id. What PostgreSQL's
+// processing shards follow (store/postgres/processing_shards.h), so that every row of one
+// user is applied by one session. Strings only: the service's user ids are strings.
+std::optional<std::string> rows_user_of(std::string_view origin, std::string_view headers_json,
+                                        std::string_view body);
+
 // True when the row (origin "webhook" or "fetch") names `user_id` in one of the places above.
 bool delivery_names_user(std::string_view origin, std::string_view headers_json, std::string_view body,
                          std::string_view user_id);

@@ -95,8 +95,14 @@ class ProcessingStore {
   // Leadership::when_free, once it has taken the processing lock, which it tries to here
   // (cheap; call again later when false: another instance applies the inbox meanwhile).
   virtual Result<bool> take_lead() = 0;
+  // Changes whenever what this store applies changes (PostgreSQL: the shards of users this
+  // session owns, store/postgres/processing_locks.h): the caller then reads applied_seq()
+  // again and restarts what it read ahead. Constant where one process applies everything.
+  virtual uint64_t lead_version() const { return 0; }
 
-  // Every delivery up to it has been applied (0: none).
+  // Every delivery up to it has been applied (0: none): of the shards this session owns,
+  // where sessions share the store (then later rows of a shard may be applied too, and
+  // the cursor skips them).
   virtual Result<int64_t> applied_seq() = 0;
   // The newest inbox row (0 for an empty inbox).
   virtual Result<int64_t> newest_seq() = 0;

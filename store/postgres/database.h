@@ -27,9 +27,11 @@ int postgres_schema_version();
 
 // Advisory lock keys (pg_advisory_lock): one per purpose, the same in every instance.
 inline constexpr int64_t kMigrationLock = 0x6868'0001;   // "hh" 1: applying migrations
-inline constexpr int64_t kProcessingLock = 0x6868'0002;  // "hh" 2: the processing leader
+inline constexpr int64_t kProcessingLock = 0x6868'0002;  // "hh" 2: processing (processing_locks.h)
 inline constexpr int64_t kBodyRetentionLock = 0x6868'0003;  // "hh" 3: one retention batch at a time
 inline constexpr int64_t kForwardLock = 0x6868'0004;  // "hh" 4: the one instance that forwards
 inline constexpr int64_t kNewIdsLock = 0x6868'0005;  // "hh" 5: max(id) + 1 (lock_new_ids, pg_statements.h)
+// "hh" 0x100 + n: the processing shard n (processing_locks.h), n < pgshard::kShardCount.
+inline constexpr int64_t kShardLockBase = 0x6868'0100;
 
 }  // namespace hh::store

@@ -11,11 +11,11 @@ namespace {
 
 // As sqlite_body_retention.cpp: the applied deliveries after the last removed body, in
 // seq order (only their sizes: the batch is chosen before any body is read). Below the
-// processor's applied_seq every seq has committed, so no gap is walked past.
+// processed position (every shard's: hh_processed_seq()) every seq has committed, so no gap is walked past.
 constexpr std::string_view kPgretCandidates =
     "SELECT seq, received_at, octet_length(body) FROM inbox "
     "WHERE seq > (SELECT coalesce(max(seq), 0) FROM removed_bodies) "
-    "AND seq <= (SELECT applied_seq FROM processor_state WHERE id = 1) "
+    "AND seq <= hh_processed_seq() "
     "ORDER BY seq LIMIT $1";
 // Recorded before the body goes, hashed where it lies, with the user of the delivery's
 // outcome (as sqlite_body_retention.cpp).

@@ -11,25 +11,45 @@ namespace {
 // stays small (the processor parses one row at a time).
 constexpr int64_t kChunkRows = 64;
 
-// Columns as SqliteDeliveryCursor reads them; removed_bodies is looked up only for an
-// empty body.
+// Columns as SqliteDeliveryCursor reads them, then the row's shard; removed_bodies is
+// looked up only for an empty body. $4: the owned shards, NULL for every row.
 constexpr const char* kChunk =
     "SELECT i.seq, i.origin, i.received_at, coalesce(i.event_type, ''), i.headers, i.body, "
     "coalesce(o.status, 'pending'), o.family, o.error, "
     "CASE WHEN length(i.body) = 0 THEN EXISTS (SELECT 1 FROM removed_bodies AS r WHERE r.seq = i.seq) "
-    "ELSE false END, o.user_id "
+    "ELSE false END, o.user_id, i.shard "
     "FROM inbox AS i LEFT JOIN delivery_outcomes AS o ON o.seq = i.seq "
-    "WHERE i.seq > $1 AND i.seq <= $2 ORDER BY i.seq LIMIT $3";
+    "WHERE i.seq > $1 AND i.seq <= $2 AND ($4::bigint[] IS NULL OR i.shard IS NULL OR i.shard = ANY ($4::bigint[])) "
+    "ORDER BY i.seq LIMIT $3";
+constexpr int kShardColumn = 11;
+
+// The owned shards as an array literal, or NULL when they are all owned (no filter).
+void add_shard_filter(pg::Params& params, const pgshard::OwnedShards* shards) {
+  if (shards == nullptr || shards->all()) {
+    params.add_null();
+    return;
+  }
+  std::string list = "{";
+  for (int s = 0; s < pgshard::kShardCount; ++s) {
+    if (!shards->owned[static_cast<size_t>(s)]) continue;
+    if (list.size() > 1) list += ',';
+    list += std::to_string(s);
+  }
+  list += '}';
+  params.add(std::move(list));
+}
 
 class PgDeliveryReader final : public DeliveryCursor {
  public:
-  explicit PgDeliveryReader(pg::Connection db) : db_(std::move(db)), cursor_(db_) {}
+  PgDeliveryReader(pg::Connection db, std::optional<pgshard::OwnedShards> shards)
+      : db_(std::move(db)), shards_(shards), cursor_(db_, shards_ ? &*shards_ : nullptr) {}
   void start(int64_t after, int64_t last, int64_t limit) override { cursor_.start(after, last, limit); }
   Result<bool> next(PendingDelivery& pending) override { return cursor_.next(pending); }
   void finish() override { cursor_.finish(); }
 
  private:
   pg::Connection db_;  // declared first: the cursor refers to it
+  const std::optional<pgshard::OwnedShards> shards_;  // and to these
   PgDeliveryCursor cursor_;
 };
 
@@ -50,7 +70,10 @@ Result<void> PgDeliveryCursor::fetch_chunk() {
     prepared_ = true;
   }
   const int64_t wanted = std::min(left_, kChunkRows);
-  auto rows = db_->run("hh_delivery_chunk", pg::Params().add(after_).add(last_).add(wanted), pg::Results::binary);
+  pg::Params params;
+  params.add(after_).add(last_).add(wanted);
+  add_shard_filter(params, shards_);
+  auto rows = db_->run("hh_delivery_chunk", params, pg::Results::binary);
   if (!rows) return fail(rows, "reading the inbox");
   chunk_ = std::move(*rows);
   exhausted_ = chunk_.size() < wanted;  // a short chunk was the last one
@@ -58,13 +81,29 @@ Result<void> PgDeliveryCursor::fetch_chunk() {
   return {};
 }
 
+bool PgDeliveryCursor::wanted(int row, int64_t seq) const {
+  if (shards_ == nullptr) return true;
+  // Every owned row above every owned position is wanted (the usual case): no shard to
+  // compute. A row of another shard was not read, except one stored without a shard.
+  if (shards_->all() && !shards_->any_ahead_of(seq)) return true;
+  const int shard = chunk_.is_null(row, kShardColumn)
+                        ? pgshard::shard_of_row(chunk_.text(row, 1), chunk_.text(row, 4), chunk_.text(row, 5))
+                        : static_cast<int>(chunk_.integer(row, kShardColumn));
+  return shard >= 0 && shard < pgshard::kShardCount && shards_->wants(shard, seq);
+}
+
 Result<bool> PgDeliveryCursor::next(PendingDelivery& pending) {
-  if (at_ >= chunk_.size()) {
-    if (left_ <= 0 || exhausted_) return false;
-    if (auto fetched = fetch_chunk(); !fetched) return fail(fetched);
-    if (chunk_.empty()) return false;
+  int r = 0;
+  for (;;) {
+    if (at_ >= chunk_.size()) {
+      if (left_ <= 0 || exhausted_) return false;
+      if (auto fetched = fetch_chunk(); !fetched) return fail(fetched);
+      if (chunk_.empty()) return false;
+    }
+    r = at_++;
+    after_ = chunk_.integer(r, 0);  // the next chunk starts after it, handed out or not
+    if (wanted(r, after_)) break;
   }
-  const int r = at_++;
   pending.row.seq = chunk_.integer(r, 0);
   pending.row.origin = chunk_.text(r, 1);
   pending.received_at_ms = chunk_.integer(r, 2);
@@ -76,7 +115,6 @@ Result<bool> PgDeliveryCursor::next(PendingDelivery& pending) {
   pending.stored.error = chunk_.optional_text(r, 8);
   pending.body_removed = chunk_.text(r, 9) == std::string_view("\1", 1);  // binary bool
   pending.stored.user_id = chunk_.optional_text(r, 10);
-  after_ = pending.row.seq;
   --left_;
   return true;
 }
@@ -87,10 +125,11 @@ void PgDeliveryCursor::finish() {
   left_ = 0;
 }
 
-Result<std::unique_ptr<DeliveryCursor>> open_postgres_delivery_reader(const Database& database) {
+Result<std::unique_ptr<DeliveryCursor>> open_postgres_delivery_reader(const Database& database,
+                                                                      std::optional<pgshard::OwnedShards> shards) {
   auto db = connect(database);
   if (!db) return fail(db);
-  return std::unique_ptr<DeliveryCursor>(new PgDeliveryReader(std::move(*db)));
+  return std::unique_ptr<DeliveryCursor>(new PgDeliveryReader(std::move(*db), shards));
 }
 
 }  // namespace hh::store

@@ -9,6 +9,7 @@
 #include "store/postgres/inbox_horizon.h"
 #include "store/postgres/outbox/pg_outbox_writer.h"
 #include "store/postgres/pg_delivery_cursor.h"
+#include "store/postgres/processing_locks.h"
 
 namespace hh::store {
 namespace {
@@ -21,64 +22,70 @@ constexpr const char* kRecordOutcome =
 constexpr const char* kLeadTaken =
     "the store is being processed by another healthhook instance or command (a `serve`, `rebuild` or `replay`)";
 
-// The session lock of the processing leader; released by unlock or the session's end.
-class LeaderLock {
- public:
-  // nullopt while another session holds it.
-  static Result<std::optional<LeaderLock>> try_acquire(pg::Connection& db) {
-    auto locked = db.query("SELECT pg_try_advisory_lock($1)", pg::Params().add(kProcessingLock));
-    if (!locked) return fail(locked);
-    if (!locked->boolean(0, 0)) return std::optional<LeaderLock>();
-    return std::optional<LeaderLock>(LeaderLock(&db));
-  }
-  LeaderLock(LeaderLock&& other) noexcept : db_(other.db_), generation_(other.generation_) { other.db_ = nullptr; }
-  LeaderLock& operator=(LeaderLock&&) = delete;
-  ~LeaderLock() {
-    if (db_ != nullptr && held()) {
-      (void)db_->query("SELECT pg_advisory_unlock($1)", pg::Params().add(kProcessingLock));
-    }
-  }
-  // False once the connection was opened again: the session that held the lock is gone,
-  // and another instance may have taken it.
-  bool held() const { return db_->generation() == generation_; }
+// Each shard's position (the greater of its own and processor_state's, which instances of
+// the version before shards move: migration 008).
+constexpr const char* kShardPositions =
+    "SELECT p.shard, greatest(p.applied_seq, s.applied_seq) FROM processor_shards AS p "
+    "CROSS JOIN processor_state AS s WHERE s.id = 1";
+// $1 the new position, $2 the owned shards, $3 whether they are all of them: then
+// processor_state too, which is what an instance of the previous version would start from.
+constexpr const char* kSetPositions =
+    "WITH moved AS (UPDATE processor_shards SET applied_seq = greatest(applied_seq, $1) "
+    "WHERE shard = ANY ($2::bigint[]) RETURNING shard) "
+    "UPDATE processor_state SET applied_seq = greatest(applied_seq, $1) WHERE id = 1 AND $3::boolean";
 
- private:
-  explicit LeaderLock(pg::Connection* db) : db_(db), generation_(db->generation()) {}
-  pg::Connection* db_;
-  uint64_t generation_;
-};
+std::string shard_list(const pgshard::OwnedShards& shards) {
+  std::string list = "{";
+  for (int s = 0; s < pgshard::kShardCount; ++s) {
+    if (!shards.owned[static_cast<size_t>(s)]) continue;
+    if (list.size() > 1) list += ',';
+    list += std::to_string(s);
+  }
+  return list + "}";
+}
 
 class PgProcessingStore final : public ProcessingStore {
  public:
   PgProcessingStore(std::unique_ptr<pg::Connection> own_session, pg::Connection& db, Database database,
-                    std::optional<LeaderLock> lock, std::unique_ptr<PgDerivedWriter> writer, PgOutboxWriter outbox)
-      : own_session_(std::move(own_session)), db_(db), database_(std::move(database)), lock_(std::move(lock)),
-        horizon_(db), cursor_(db), writer_(std::move(writer)), outbox_(std::move(outbox)) {}
+                    std::unique_ptr<ProcessingLocks> locks, std::unique_ptr<PgDerivedWriter> writer,
+                    PgOutboxWriter outbox)
+      : own_session_(std::move(own_session)), db_(db), database_(std::move(database)), locks_(std::move(locks)),
+        horizon_(db), cursor_(db, &locks_->shards()), writer_(std::move(writer)), outbox_(std::move(outbox)) {}
 
   Result<bool> take_lead() override {
     if (auto open = db_.reconnect_if_broken(); !open) return fail(open);
-    if (lock_ && !lock_->held()) {
+    if (locks_->shards().count() > 0 && !locks_->held()) {
       // Lost with the old connection: ask again next time (the processor first stands by,
-      // then re-reads the applied position another leader may have moved).
-      lock_.reset();
+      // then re-reads the applied position others may have moved).
+      locks_->forget();
       return false;
     }
-    if (lock_) return true;
-    auto taken = LeaderLock::try_acquire(db_);
+    const uint64_t before = locks_->version();
+    auto taken = locks_->acquire();
     if (!taken) return fail(taken);
-    if (!*taken) return false;
-    lock_.emplace(std::move(**taken));
-    // What the last leader cached (series ids of its own) was never ours; ours may be stale.
-    writer_->forget_cached_ids();
-    return true;
+    // Series ids cached while other sessions applied some shards may be stale.
+    if (locks_->version() != before) writer_->forget_cached_ids();
+    return *taken;
   }
+  uint64_t lead_version() const override { return locks_->version(); }
 
+  // The lowest position of the owned shards (of all of them while none is owned); the
+  // cursor reads each shard's own.
   Result<int64_t> applied_seq() override {
     if (auto open = db_.reconnect_if_broken(); !open) return fail(open);
-    auto seq = db_.query_int("SELECT applied_seq FROM processor_state WHERE id = 1");
-    if (!seq) return fail(seq);
-    if (!*seq) return fail("processor_state has no row (database not migrated?)");
-    return **seq;
+    auto rows = db_.query(kShardPositions);
+    if (!rows) return fail(rows);
+    if (rows->size() != pgshard::kShardCount) return fail("processor_shards has not one row per shard (database not migrated?)");
+    pgshard::OwnedShards& shards = locks_->shards();
+    const bool none = shards.count() == 0;
+    std::optional<int64_t> lowest;
+    for (int r = 0; r < rows->size(); ++r) {
+      const auto shard = static_cast<size_t>(rows->integer(r, 0));
+      if (shard >= shards.applied.size()) return fail("processor_shards holds an unknown shard");
+      shards.applied[shard] = rows->integer(r, 1);
+      if (none || shards.owned[shard]) lowest = std::min(lowest.value_or(shards.applied[shard]), shards.applied[shard]);
+    }
+    return lowest.value_or(0);
   }
   // The horizon, not the newest row: see inbox_horizon.h.
   Result<int64_t> newest_seq() override {
@@ -87,7 +94,7 @@ class PgProcessingStore final : public ProcessingStore {
   }
 
   Result<void> begin_step() override {
-    if (!lock_ || !lock_->held()) return fail(ErrorKind::busy, kLeadTaken);
+    if (!locks_->held() || locks_->shards().count() == 0) return fail(ErrorKind::busy, kLeadTaken);
     // Relaxed steps commit without waiting for the server's WAL flush: the next
     // synchronous commit on the server (any instance's ingest) flushes them too, in order,
     // and a step lost in a server crash is applied again from the position that was lost
@@ -126,8 +133,12 @@ class PgProcessingStore final : public ProcessingStore {
     return outbox_.active() ? outbox_.changes(writer_->changes_inserted()) : Result<void>{};
   }
   Result<void> record_outcomes(std::span<const OutcomeUpdate> outcomes) override;
+  // Every owned shard's rows up to `seq` were read by the step (those of a shard already
+  // past it were skipped): each moves to it, or stays where it is ahead.
   Result<void> set_applied_seq(int64_t seq) override {
-    auto set = db_.query("UPDATE processor_state SET applied_seq = $1 WHERE id = 1", pg::Params().add(seq));
+    const pgshard::OwnedShards& shards = locks_->shards();
+    auto set = db_.query(kSetPositions,
+                         pg::Params().add(seq).add(shard_list(shards)).add(shards.all() ? "true" : "false"));
     if (!set) return fail(set);
     return {};
   }
@@ -144,7 +155,7 @@ class PgProcessingStore final : public ProcessingStore {
 
   bool has_helpers() const override { return true; }
   Result<std::unique_ptr<DeliveryCursor>> open_reader(ReaderUse) override {
-    return open_postgres_delivery_reader(database_);
+    return open_postgres_delivery_reader(database_, locks_->shards());
   }
   // The server checkpoints by itself.
   Result<std::unique_ptr<Checkpointer>> start_catch_up_checkpointer() override {
@@ -157,7 +168,7 @@ class PgProcessingStore final : public ProcessingStore {
   std::unique_ptr<pg::Connection> own_session_;  // null on the store's write connection; destroyed last
   pg::Connection& db_;                           // *own_session_ or the store's
   const Database database_;
-  std::optional<LeaderLock> lock_;  // none while another instance leads (Leadership::when_free)
+  std::unique_ptr<ProcessingLocks> locks_;  // owns no shard while others apply them all
   InboxHorizon horizon_;
   PgDeliveryCursor cursor_;
   std::unique_ptr<PgDerivedWriter> writer_;
@@ -200,16 +211,19 @@ Result<void> PgProcessingStore::record_outcomes(std::span<const OutcomeUpdate> o
 Result<std::unique_ptr<ProcessingStore>> open_on(std::unique_ptr<pg::Connection> own_session, pg::Connection& db,
                                                  const Database& database, Leadership leadership,
                                                  std::span<const ForwardRule> forward_rules) {
-  auto lock = LeaderLock::try_acquire(db);
-  if (!lock) return fail(lock);
-  if (!*lock && leadership == Leadership::now) return fail(ErrorKind::busy, kLeadTaken);
+  // A command holds the store alone; `serve`s share it, a fair share of the shards each.
+  auto locks = std::make_unique<ProcessingLocks>(
+      db, leadership == Leadership::now ? ProcessingLocks::Kind::exclusive : ProcessingLocks::Kind::shared);
+  auto taken = locks->acquire(true);
+  if (!taken) return fail(taken);
+  if (!*taken && leadership == Leadership::now) return fail(ErrorKind::busy, kLeadTaken);
   auto writer = PgDerivedWriter::create(db);
   if (!writer) return fail(writer);
   (*writer)->defer_changes();  // written by write_changes() before each step commits
   auto outbox = PgOutboxWriter::create(db, {forward_rules.begin(), forward_rules.end()});
   if (!outbox) return fail(outbox);
   return std::unique_ptr<ProcessingStore>(
-      new PgProcessingStore(std::move(own_session), db, database, std::move(*lock), std::move(*writer),
+      new PgProcessingStore(std::move(own_session), db, database, std::move(locks), std::move(*writer),
                             std::move(*outbox)));
 }
 
@@ -238,6 +252,7 @@ Result<void> reset_postgres_derived(pg::Connection& db, ResetOptions options) {
     if (auto reset = db.exec("DELETE FROM delivery_outcomes"); !reset) return reset;
   }
   if (auto reset = db.exec("UPDATE processor_state SET applied_seq = 0 WHERE id = 1"); !reset) return reset;
+  if (auto reset = db.exec("UPDATE processor_shards SET applied_seq = 0"); !reset) return reset;
   return txn->commit();
 }
 

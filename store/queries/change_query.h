@@ -3,12 +3,11 @@
 // read API's GET /v1/changes. Two statements (the page's bounds, then its rows), so a page
 // is read inside one read snapshot; both read the changes_seq index from seq ?1 on.
 //
-// On PostgreSQL a page holds only changes at or below the applied position
-// (processor_state.applied_seq, read in the page's snapshot). A change commits with its
-// step's position, so with one session applying this hides nothing; with several
-// (docs/decisions/050: shards by user) a session's changes for a later seq may commit
-// before another's for an earlier one, and a reader past them would skip the earlier
-// ones for good. Not on SQLite: its one writer commits in seq order, and the bound would
+// On PostgreSQL a page holds only changes at or below the processed position
+// (hh_processed_seq(): the lowest shard position, read in the page's snapshot). A change
+// commits with its step's position; with several sessions applying (docs/decisions/050:
+// shards by user) a session's changes for a later seq may commit before another's for an
+// earlier one, and a reader past them would skip the earlier ones for good. Not on SQLite: its one writer commits in seq order, and the bound would
 // hide rows written there by hand (tests do, a user's tooling may).
 //
 // Lifetime: the session must outlive the query; one thread at a time.
@@ -61,7 +60,7 @@ class ChangeQueryOf final : public ChangeQuery {
     static const std::array<std::string, 2> built = [] {
       const std::string after = std::string("seq >= ?1 AND (seq > ?1 OR change_id > ?2)") +
                                 (Reads::dialect == schema::Dialect::postgres
-                                     ? " AND seq <= (SELECT applied_seq FROM processor_state WHERE id = 1)"
+                                     ? " AND seq <= hh_processed_seq()"
                                      : "");
       // The first seq after the position, and the seq of the change just past the limit
       // (NULL when the rest fits).

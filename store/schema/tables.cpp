@@ -22,7 +22,10 @@ constexpr bool kNull = true, kNotNull = false;
 constexpr Column kInbox[] = {
     {"seq", kInt, kNotNull},          {"message_id", kText, kNotNull}, {"origin", kText, kNotNull},
     {"received_at", kInt, kNotNull},  {"webhook_timestamp", kInt, kNull}, {"event_type", kText, kNull},
-    {"headers", kText, kNotNull},     {"body", kBytes, kNotNull}};
+    {"headers", kText, kNotNull},     {"body", kBytes, kNotNull},
+    // The user's processing shard (decision 050), NULL where not assigned: PostgreSQL's
+    // sessions share processing by it; SQLite's one writer applies everything.
+    {"shard", kInt, kNull, Backends::postgres_only}};
 constexpr Column kDeliveryOutcomes[] = {{"seq", kInt, kNotNull},
                                         {"status", kText, kNotNull},
                                         {"family", kText, kNull},
@@ -34,6 +37,7 @@ constexpr Column kRemovedBodies[] = {{"seq", kInt, kNotNull},
                                      {"removed_at_ms", kInt, kNotNull},
                                      {"user_id", kText, kNull}};
 constexpr Column kProcessorState[] = {{"id", kInt, kNotNull}, {"applied_seq", kInt, kNotNull}};
+constexpr Column kProcessorShards[] = {{"shard", kInt, kNotNull}, {"applied_seq", kInt, kNotNull}};
 
 // ---- Derived tables that are not one row per key (SQLite 002, 005, 009, 011).
 
@@ -104,6 +108,7 @@ constexpr Column kForwardPauses[] = {{"destination", kText, kNotNull}, {"paused_
 
 constexpr std::string_view kSeqKey[] = {"seq"};
 constexpr std::string_view kIdKey[] = {"id"};
+constexpr std::string_view kShardKey[] = {"shard"};
 constexpr std::string_view kSeriesKey[] = {"series_id"};
 constexpr std::string_view kSamplesKey[] = {"series_id", "t_ms"};
 constexpr std::string_view kWorkoutKey[] = {"workout_id"};
@@ -157,6 +162,7 @@ std::vector<Table> all_tables() {
       {"outbox_dropped", kOutboxDropped, kOutboxDroppedKey, Role::operational, "", true},
       {"forward_pauses", kForwardPauses, kDestinationKey, Role::operational, "", true},
       {"processor_state", kProcessorState, kIdKey, Role::operational, "", false},
+      {"processor_shards", kProcessorShards, kShardKey, Role::operational, "", false, {}, Backends::postgres_only},
   };
 }
 

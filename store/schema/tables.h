@@ -53,6 +53,7 @@ struct Table {
   std::string_view user;  // the column naming the user the row is about ("" for none)
   bool copied = true;     // `healthhook migrate` copies its rows (processor_state it writes last)
   Erasure erasure = {};   // how `purge-user` empties it
+  Backends backends = Backends::both;  // postgres_only: PostgreSQL's processing shards
 };
 
 // Every table, parents before the tables that refer to them (series before samples): the

@@ -82,7 +82,7 @@ pg::Connection migrate_connect(const std::string& uri) {
 std::vector<std::pair<std::string, std::string>> migrate_columns(pg::Connection& pg, const std::string& table) {
   auto rows = pg.query(
       "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() "
-      "AND table_name = $1 AND column_name <> 'lease_until' ORDER BY ordinal_position",
+      "AND table_name = $1 AND column_name NOT IN ('lease_until', 'shard') ORDER BY ordinal_position",
       pg::Params().add(table));
   BOOST_REQUIRE_MESSAGE(rows, rows.error());
   std::vector<std::pair<std::string, std::string>> out;

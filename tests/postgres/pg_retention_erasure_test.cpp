@@ -183,6 +183,11 @@ void pgre_strip_user_columns(pg::Connection& pg) {
                           "CREATE INDEX outbox_destination ON outbox (destination, state, outbox_id)"}) {
     BOOST_REQUIRE_MESSAGE(pg.exec(sql), sql);
   }
+  // 008 (processing shards) too.
+  for (const char* sql : {"DROP FUNCTION hh_processed_seq()", "DROP TABLE processor_shards",
+                          "ALTER TABLE inbox DROP COLUMN shard"}) {
+    BOOST_REQUIRE_MESSAGE(pg.exec(sql), sql);
+  }
   BOOST_REQUIRE(pg.exec("DELETE FROM schema_migrations WHERE version >= 3"));
 }
 

@@ -10,7 +10,7 @@ namespace {
 // the server's, shared by every database on it: its size when we may list it (pg_monitor
 // or superuser), else 0.
 constexpr std::string_view kPgInboxPositions =
-    "SELECT (SELECT COALESCE(MAX(seq), 0) FROM inbox), applied_seq FROM processor_state WHERE id = 1";
+    "SELECT (SELECT COALESCE(MAX(seq), 0) FROM inbox), hh_processed_seq()";
 constexpr std::string_view kPgOldestUnapplied = "SELECT received_at FROM inbox WHERE seq > $1 ORDER BY seq LIMIT 1";
 constexpr std::string_view kPgOutcomeCounts =
     "SELECT COALESCE(family, 'none'), status, COUNT(*) FROM deliveries WHERE seq > $1 AND seq <= $2 "
