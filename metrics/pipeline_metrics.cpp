@@ -24,7 +24,8 @@ metrics::MetricsEndpoint::Collector processor_metrics(const processor::Processor
                 "Times live processing started a parse thread for a backlog no delivery was adding to",
                 read_counter(s.parse_ahead_starts));
     out.gauge("healthhook_processor_leading",
-              "1 while this instance applies the inbox; 0 while another one sharing the store does",
+              "1 while this instance applies the inbox (on PostgreSQL: the deliveries of its share of users); "
+              "0 while others sharing the store apply all of it",
               static_cast<double>(s.leading.load(std::memory_order_relaxed)));
     out.gauge("healthhook_processor_last_step_seconds", "Duration of the last committed processor transaction",
               static_cast<double>(s.last_step_micros.load(std::memory_order_relaxed)) / 1e6);

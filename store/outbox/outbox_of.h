@@ -17,6 +17,7 @@
 //   event_filter(rule, column)         the rule's event globs as a condition on `column`
 //   recreate_sql(rule)                 the statement that makes a dropped range's entries
 //                                      again (?1 first seq, ?2 last seq)
+//   processed_seq_sql()                an expression: every delivery up to it is applied
 //
 // `slot` numbers the statements the sender runs several times a second (Slot below): a
 // session may keep them prepared; -1 for the others.
@@ -340,7 +341,10 @@ class OutboxOf final : public Outbox {
     const std::string filter = session_.event_filter(rule, "d.event_type");
     const std::string sql =
         rule.mode == ForwardMode::changes
-            ? "SELECT CASE WHEN EXISTS (SELECT 1 FROM changes AS c JOIN inbox AS d ON d.seq = c.seq "
+            // A delivery between them not applied yet may still write changes (PostgreSQL's
+            // sessions apply their shards of users each at its own pace).
+            ? "SELECT CASE WHEN ?2 > 1 + " + session_.processed_seq_sql() +
+              " OR EXISTS (SELECT 1 FROM changes AS c JOIN inbox AS d ON d.seq = c.seq "
               "WHERE c.seq > ?1 AND c.seq < ?2 AND " + filter + ") THEN 1 ELSE 0 END"
             : "SELECT CASE WHEN EXISTS (SELECT 1 FROM inbox AS d WHERE d.seq > ?1 AND d.seq < ?2 "
               "AND d.origin = 'webhook' AND " + filter + ") THEN 1 ELSE 0 END";

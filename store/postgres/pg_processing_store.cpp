@@ -1,5 +1,6 @@
 #include "store/postgres/pg_processing_store.h"
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -27,12 +28,25 @@ constexpr const char* kLeadTaken =
 constexpr const char* kShardPositions =
     "SELECT p.shard, greatest(p.applied_seq, s.applied_seq) FROM processor_shards AS p "
     "CROSS JOIN processor_state AS s WHERE s.id = 1";
-// $1 the new position, $2 the owned shards, $3 whether they are all of them: then
-// processor_state too, which is what an instance of the previous version would start from.
+// $1 the new position, $2 the owned shards; then processor_state to the lowest shard
+// position, as this statement sees the others' (committed ones, never ahead of them):
+// what an instance of the previous version would start from, and what a tool that reads
+// processor_state sees. Written last in a step: the row lock it takes is held only until
+// the commit that follows.
 constexpr const char* kSetPositions =
     "WITH moved AS (UPDATE processor_shards SET applied_seq = greatest(applied_seq, $1) "
-    "WHERE shard = ANY ($2::bigint[]) RETURNING shard) "
-    "UPDATE processor_state SET applied_seq = greatest(applied_seq, $1) WHERE id = 1 AND $3::boolean";
+    "WHERE shard = ANY ($2::bigint[]) RETURNING applied_seq) "
+    "UPDATE processor_state SET applied_seq = m.lowest FROM (SELECT min(p.applied_seq) AS lowest FROM "
+    "(SELECT applied_seq FROM moved UNION ALL "
+    "SELECT applied_seq FROM processor_shards WHERE shard <> ALL ($2::bigint[])) AS p) AS m "
+    "WHERE id = 1 AND processor_state.applied_seq < m.lowest";
+
+// The same, between steps: two steps committing at once each see the other's old position,
+// and an idle store would keep the lower one.
+constexpr const char* kCatchUpState =
+    "UPDATE processor_state SET applied_seq = m.lowest FROM (SELECT min(applied_seq) AS lowest FROM processor_shards) "
+    "AS m WHERE id = 1 AND processor_state.applied_seq < m.lowest";
+constexpr auto kCatchUpStateEvery = std::chrono::seconds(1);
 
 std::string shard_list(const pgshard::OwnedShards& shards) {
   std::string list = "{";
@@ -65,6 +79,13 @@ class PgProcessingStore final : public ProcessingStore {
     if (!taken) return fail(taken);
     // Series ids cached while other sessions applied some shards may be stale.
     if (locks_->version() != before) writer_->forget_cached_ids();
+    if (*taken && !locks_->shards().all()) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= next_state_catch_up_) {
+        next_state_catch_up_ = now + kCatchUpStateEvery;
+        if (auto caught_up = db_.exec(kCatchUpState); !caught_up) return fail(caught_up);
+      }
+    }
     return *taken;
   }
   uint64_t lead_version() const override { return locks_->version(); }
@@ -137,8 +158,7 @@ class PgProcessingStore final : public ProcessingStore {
   // past it were skipped): each moves to it, or stays where it is ahead.
   Result<void> set_applied_seq(int64_t seq) override {
     const pgshard::OwnedShards& shards = locks_->shards();
-    auto set = db_.query(kSetPositions,
-                         pg::Params().add(seq).add(shard_list(shards)).add(shards.all() ? "true" : "false"));
+    auto set = db_.query(kSetPositions, pg::Params().add(seq).add(shard_list(shards)));
     if (!set) return fail(set);
     return {};
   }
@@ -173,6 +193,7 @@ class PgProcessingStore final : public ProcessingStore {
   PgDeliveryCursor cursor_;
   std::unique_ptr<PgDerivedWriter> writer_;
   PgOutboxWriter outbox_;              // changes-mode entries, in each step's transaction
+  std::chrono::steady_clock::time_point next_state_catch_up_{};
   bool relaxed_ = false;
   bool in_step_ = false;
   bool outcome_prepared_ = false;

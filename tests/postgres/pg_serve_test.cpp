@@ -107,7 +107,7 @@ bool serve_caught_up(const std::string& uri, std::chrono::seconds timeout = 120s
     if (db) {
       auto pending = db->query_int(
           "SELECT (SELECT count(*) FROM deliveries WHERE status = 'pending') + "
-          "(SELECT count(*) FROM inbox WHERE seq > (SELECT applied_seq FROM processor_state))");
+          "(SELECT count(*) FROM inbox WHERE seq > hh_processed_seq())");
       if (pending && pending->value_or(1) == 0) return true;
     }
     std::this_thread::sleep_for(50ms);
@@ -342,12 +342,16 @@ BOOST_AUTO_TEST_CASE(one_instance_on_postgresql_leaves_what_sqlite_leaves) {
 // Two instances, two signing secrets, every delivery sent to both in shuffled orders at
 // the same time: each id stored once (one "stored" ack, one "duplicate", same seq), one
 // leader, and the tables of a SQLite store given the same inbox.
-BOOST_AUTO_TEST_CASE(two_instances_store_each_delivery_once_and_one_leads) {
+// Two instances share the processing (decision 050): each applies the users of its
+// shards, and between them every delivery once.
+BOOST_AUTO_TEST_CASE(two_instances_store_each_delivery_once_and_share_the_processing) {
   const std::string uri = test::PostgresCluster::shared().fresh_database();
   test::TempDir dir_a, dir_b, twin_dir;
   auto a = serve_on(dir_a, uri);
   auto b = serve_on(dir_b, uri);
   BOOST_TEST(a->secret() != b->secret());
+  // The first to start took every shard; it gives the second its share within seconds.
+  BOOST_REQUIRE_MESSAGE(serve_wait_leading(*a, 1) && serve_wait_leading(*b, 1), serve_errors(*a) << serve_errors(*b));
   const auto deliveries = serve_deliveries(300, 7);
   std::vector<ServeAck> acks_a(deliveries.size()), acks_b(deliveries.size());
   auto send_all = [&deliveries](const test::ServerProcess* server, std::vector<ServeAck>* acks, uint32_t seed) {
@@ -373,7 +377,18 @@ BOOST_AUTO_TEST_CASE(two_instances_store_each_delivery_once_and_one_leads) {
   BOOST_TEST(serve_pg_int(uri, "SELECT count(*) FROM inbox") == static_cast<int64_t>(deliveries.size()));
   BOOST_TEST(serve_pg_int(uri, "SELECT count(DISTINCT message_id) FROM inbox") ==
              static_cast<int64_t>(deliveries.size()));
-  BOOST_TEST(serve_leading(*a) + serve_leading(*b) == 1);
+  BOOST_TEST(serve_leading(*a) + serve_leading(*b) == 2);
+  // Each applied some, and together each delivery once.
+  const auto applied = [](const test::ServerProcess& server) {
+    double sum = 0;
+    for (const char* status : {"processed", "invalid", "ignored", "unknown"}) {
+      sum += serve_metric(server, std::string("healthhook_processed_deliveries_total{status=\"") + status + "\"}");
+    }
+    return static_cast<int64_t>(sum);
+  };
+  BOOST_TEST(applied(*a) > 0);
+  BOOST_TEST(applied(*b) > 0);
+  BOOST_TEST(applied(*a) + applied(*b) == static_cast<int64_t>(deliveries.size()));
 
   const auto pg_tables = serve_dump(uri, true);
   const auto lite_tables = serve_dump(serve_sqlite_twin(twin_dir, uri), true);
@@ -402,6 +417,8 @@ BOOST_AUTO_TEST_CASE(the_survivor_of_a_killed_leader_takes_over_and_matches_rebu
   const int leader = serve_find_leader(servers);
   BOOST_REQUIRE(leader >= 0);
   const int survivor = 1 - leader;
+  // Both apply their share of users when the kill comes; the survivor then takes all.
+  BOOST_REQUIRE(serve_wait_leading(*servers[survivor], 1));
 
   std::vector<ServeAck> acks[2] = {std::vector<ServeAck>(deliveries.size()), std::vector<ServeAck>(deliveries.size())};
   std::atomic<size_t> sent_by_leader{0};
@@ -456,10 +473,10 @@ BOOST_AUTO_TEST_CASE(the_survivor_of_a_killed_leader_takes_over_and_matches_rebu
 }
 
 // SIGSTOP of the leader (a frozen VM, a host gone without closing its connections): its
-// processing session stays open, and with it the processing lock, until the server ends
+// processing session stays open, and with it its shards' locks, until the server ends
 // the session for having run nothing for 15 s (pg_store.cpp: end_stalled_session). The
-// other instance then takes over and applies what it took meanwhile; the stopped one,
-// resumed, finds its session gone and stands by. Each delivery applied once: the tables
+// other instance then takes its shards and applies what it took meanwhile; the stopped
+// one, resumed, finds its session gone and takes a share again. Each delivery applied once: the tables
 // are what `rebuild` makes of the inbox.
 BOOST_AUTO_TEST_CASE(a_stopped_leader_loses_the_lead_to_the_other_instance) {
   const std::string uri = test::PostgresCluster::shared().fresh_database();
@@ -491,8 +508,9 @@ BOOST_AUTO_TEST_CASE(a_stopped_leader_loses_the_lead_to_the_other_instance) {
   BOOST_REQUIRE_MESSAGE(serve_wait_leading(*servers[other], 1, 120s), serve_errors(*servers[other]));
   BOOST_REQUIRE_MESSAGE(serve_caught_up(uri), serve_errors(*servers[other]));
 
+  // Resumed, it finds its session gone, and takes a share again.
   servers[leader]->signal(SIGCONT);
-  BOOST_TEST(serve_wait_leading(*servers[leader], 0));
+  BOOST_TEST(serve_wait_leading(*servers[leader], 1));
   BOOST_TEST(serve_leading(*servers[other]) == 1);
   BOOST_TEST(serve_pg_int(uri, "SELECT count(*) FROM inbox") == static_cast<int64_t>(deliveries.size()));
   const auto live = serve_dump(uri, true);

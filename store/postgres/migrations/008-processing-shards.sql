@@ -13,9 +13,10 @@ SET LOCAL lock_timeout = '10s';
 ALTER TABLE inbox ADD COLUMN shard bigint;
 
 -- Each shard's applied position: every delivery of the shard up to it is applied. The
--- session that owns a shard (a session advisory lock) moves it with each step. The
--- processor_state row stays what an instance of the previous version reads and writes; a
--- shard's position is the greater of the two.
+-- session that owns a shard (a session advisory lock) moves it with each step, and then
+-- processor_state.applied_seq to the lowest shard position, so that it keeps meaning
+-- "everything up to it is applied" (to an instance of the previous version too, which
+-- reads and writes only processor_state: a shard's position is the greater of the two).
 CREATE TABLE processor_shards (
   shard       bigint PRIMARY KEY CHECK (shard BETWEEN 0 AND 15),
   applied_seq bigint NOT NULL

@@ -66,6 +66,7 @@ class PgOutboxSession {
     return pg_outbox_event_filter(rule, column);
   }
   std::string recreate_sql(const ForwardRule& rule) const { return pg_outbox_recreate_sql(rule); }
+  std::string processed_seq_sql() const { return "hh_processed_seq()"; }
 
  private:
   // The SQL of a slot is spelled once; the others each time.

@@ -49,6 +49,7 @@ class SqliteOutboxSession {
     return outbox_event_filter(rule, column);
   }
   std::string recreate_sql(const ForwardRule& rule) const { return outbox_recreate_sql(rule); }
+  std::string processed_seq_sql() const { return "(SELECT applied_seq FROM processor_state WHERE id = 1)"; }
 
  private:
   // `sql` prepared (kept in its slot when it has one) with `args` bound.
