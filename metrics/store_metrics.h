@@ -3,7 +3,7 @@
 // never blocks the writer). Families written:
 //
 //   healthhook_inbox_last_seq, healthhook_processor_applied_seq
-//   healthhook_processor_lag_deliveries   max(seq) - processor_state.applied_seq
+//   healthhook_processor_lag_deliveries   max(seq) - the applied position (PostgreSQL: the lowest shard's)
 //   healthhook_processor_lag_seconds      age of the oldest delivery not yet applied (0: none)
 //   healthhook_inbox_deliveries{family,status}   applied inbox rows by event family and status
 //   healthhook_jobs{state}                follow-up jobs by state (queued, running, done, dead, …)

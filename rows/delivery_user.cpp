@@ -65,21 +65,69 @@ std::optional<std::string> delivery_user_of(std::string_view origin, std::string
   return top ? top : in_data;
 }
 
+// A user_id as the delivery parser reads it (events/json_reader.cpp JsonReader::text): a
+// string's text, a number's or a boolean's JSON text; nullopt for null or anything else.
+std::optional<std::string> user_value(simdjson::ondemand::value value) {
+  simdjson::ondemand::json_type type{};
+  if (value.type().get(type)) return std::nullopt;
+  switch (type) {
+    case simdjson::ondemand::json_type::string: {
+      std::string_view text;
+      if (value.get_string().get(text)) return std::nullopt;
+      return std::string(text);
+    }
+    case simdjson::ondemand::json_type::number:
+    case simdjson::ondemand::json_type::boolean: {
+      std::string_view token = value.raw_json_token();
+      while (!token.empty() && (token.back() == ' ' || token.back() == '\n' || token.back() == '\r' ||
+                                token.back() == '\t')) {
+        token.remove_suffix(1);
+      }
+      return std::string(token);
+    }
+    default: return std::nullopt;
+  }
+}
+
 std::optional<std::string> rows_user_of(std::string_view origin, std::string_view headers_json,
                                         std::string_view body) {
+  if (origin == "fetch") return delivery_user_of(origin, headers_json, body);
+  // As delivery_parser.cpp reads an envelope: the last top-level user_id wins (null clears
+  // it), only the first "data" member is read, and within it the last user_id wins.
+  thread_local simdjson::ondemand::parser parser;
+  thread_local std::string padded;
+  padded.assign(body);
+  padded.reserve(body.size() + simdjson::SIMDJSON_PADDING);
+  simdjson::ondemand::document doc;
+  if (parser.iterate(padded.data(), padded.size(), padded.capacity()).get(doc)) return std::nullopt;
+  simdjson::ondemand::object object;
+  if (doc.get_object().get(object)) return std::nullopt;
   std::optional<std::string> top, in_data;
-  const auto take = [&](std::string_view value, bool inside_data) {
-    if (value.empty()) return false;
-    auto& slot = inside_data ? in_data : top;
-    if (!slot) slot.emplace(value);
-    return inside_data;  // data's user decides; the envelope's only when data has none
-  };
-  if (origin == "fetch") {
-    object_user_ids(headers_json, false, take);
-  } else {
-    object_user_ids(body, true, take);
+  bool saw_data = false;
+  for (auto field : object) {
+    std::string_view key;
+    if (field.unescaped_key().get(key)) return std::nullopt;
+    simdjson::ondemand::value value;
+    if (field.value().get(value)) return std::nullopt;
+    if (key == "user_id") {
+      top = user_value(value);
+    } else if (key == "data" && !saw_data) {
+      saw_data = true;
+      simdjson::ondemand::object data;
+      if (value.get_object().get(data)) continue;  // a list: the envelope's user
+      for (auto inner : data) {
+        std::string_view inner_key;
+        if (inner.unescaped_key().get(inner_key)) return std::nullopt;
+        if (inner_key != "user_id") continue;
+        simdjson::ondemand::value inner_value;
+        if (inner.value().get(inner_value)) return std::nullopt;
+        in_data = user_value(inner_value);
+      }
+    }
   }
-  return in_data ? in_data : top;
+  if (in_data && !in_data->empty()) return in_data;
+  if (top && !top->empty()) return top;
+  return std::nullopt;
 }
 
 bool delivery_names_user(std::string_view origin, std::string_view headers_json, std::string_view body,

@@ -23,10 +23,11 @@ std::optional<std::string> delivery_user_of(std::string_view origin, std::string
                                             std::string_view body);
 
 // The user the row's derived rows are written under: a webhook's $.data.user_id, else its
-// $.user_id (the parser's order: delivery_parser.cpp fills a row's user from the envelope
-// only where data has none); a fetched row's context user_id. What PostgreSQL's
-// processing shards follow (store/postgres/processing_shards.h), so that every row of one
-// user is applied by one session. Strings only: the service's user ids are strings.
+// $.user_id, read as the parser reads them (delivery_parser.cpp fills a row's user from
+// the envelope only where data has none; the last user_id of an object wins, only the
+// first "data" counts, a number is its JSON text); a fetched row's context user_id. What
+// PostgreSQL's processing shards follow (store/postgres/processing_shards.h), so that
+// every row of one user is applied by one session.
 std::optional<std::string> rows_user_of(std::string_view origin, std::string_view headers_json,
                                         std::string_view body);
 

@@ -1,12 +1,13 @@
 #pragma once
-// The ProcessingStore (store/processing_store.h) on PostgreSQL. Holding one is being the
-// processing leader: a session advisory lock (kProcessingLock) that at most one
-// connection in the cluster holds, so each delivery is applied exactly once however many
-// instances serve the store. The lock goes with its session: when the leader's process
-// dies, its connection closes, the server ends the session, and another instance can
-// take over (its open_processing() succeeds), starting from the applied position that
-// committed with the last step. Steps read the inbox only up to the inbox horizon
-// (inbox_horizon.h), so a row committed late is never skipped.
+// The ProcessingStore (store/processing_store.h) on PostgreSQL. Holding one is holding
+// processing locks (processing_locks.h): a command holds the store alone; each `serve`
+// holds a fair share of the 16 shards of users (processing_shards.h) and applies only
+// their deliveries, so every delivery is applied exactly once however many instances
+// serve the store. The locks go with their session: when an instance dies, its connection
+// closes, the server ends the session, and the others take its shards at their next
+// take_lead(), each from the position that committed with the last step. Steps read the
+// inbox only up to the inbox horizon (inbox_horizon.h), so a row committed late is never
+// skipped.
 //
 // Lifetime: `db` must outlive this object; used on the thread that owns it.
 #include <memory>
@@ -20,9 +21,9 @@
 
 namespace hh::store {
 
-// Fails with ErrorKind::busy while another connection holds the processing lock.
-// Leadership::when_free: opens without the lock when another holds it, and takes it in a
-// later take_lead().
+// Leadership::now (commands): fails with ErrorKind::busy while another session processes.
+// Leadership::when_free (`serve`): opens with or without shards, and takes its share in
+// later take_lead() calls.
 Result<std::unique_ptr<ProcessingStore>> open_postgres_processing(pg::Connection& db, const Database& database,
                                                                   Leadership leadership,
                                                                   std::span<const ForwardRule> forward_rules = {});

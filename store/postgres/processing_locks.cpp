@@ -1,5 +1,7 @@
 #include "store/postgres/processing_locks.h"
 
+#include <algorithm>
+
 #include "store/postgres/database.h"
 
 namespace hh::store {
@@ -8,12 +10,16 @@ namespace {
 constexpr auto kRebalanceEvery = std::chrono::seconds(1);
 
 // In this database (advisory locks are per database): how many sessions hold
-// kProcessingLock shared, and which shard locks are held (bit n: shard n).
+// kProcessingLock shared, which shard locks are held (bit n: shard n), and the fewest
+// shards any of those sessions holds.
 constexpr const char* kLockCensus =
-    "SELECT count(*) FILTER (WHERE objid::bigint = $1 AND mode = 'ShareLock'), "
-    "coalesce(bit_or(1 << (objid::bigint - $2)::int) FILTER (WHERE objid::bigint BETWEEN $2 AND $2 + $3 - 1), 0) "
-    "FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = 0 AND objsubid = 1 "
-    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())";
+    "WITH locks AS (SELECT pid, objid::bigint AS key, mode FROM pg_locks WHERE locktype = 'advisory' AND granted "
+    "AND classid = 0 AND objsubid = 1 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())), "
+    "sessions AS (SELECT pid FROM locks WHERE key = $1 AND mode = 'ShareLock'), "
+    "shards AS (SELECT pid, key - $2 AS shard FROM locks WHERE key BETWEEN $2 AND $2 + $3 - 1) "
+    "SELECT (SELECT count(*) FROM sessions), coalesce((SELECT bit_or(1 << shard::int) FROM shards), 0), "
+    "coalesce((SELECT min(n) FROM (SELECT count(s.shard) AS n FROM sessions LEFT JOIN shards AS s USING (pid) "
+    "GROUP BY sessions.pid) AS held), 0)";
 
 }  // namespace
 
@@ -78,16 +84,24 @@ Result<void> ProcessingLocks::rebalance() {
   if (!census) return fail(census, "counting the processing sessions");
   const int64_t sessions = std::max<int64_t>(census->integer(0, 0), 1);
   const int64_t held = census->integer(0, 1);
-  const int fair = static_cast<int>((pgshard::kShardCount + sessions - 1) / sessions);
-  // Above the fair share: give back the highest shards (between steps, so none is being
-  // applied); another session takes them at its next rebalance.
-  for (int s = pgshard::kShardCount - 1; s >= 0 && shards_.count() > fair; --s) {
+  const int64_t fewest = census->integer(0, 2);
+  // Each session holds floor(16 / sessions) or one more. Above the higher: give back the
+  // highest shards; above the lower while another session holds fewer than it (all shards
+  // taken, as 4 + 4 + 4 + 4 + 0 with five sessions): give back one. Between steps, so none
+  // is being applied; another session takes them at its next rebalance.
+  const int low = static_cast<int>(pgshard::kShardCount / sessions);
+  const int high = static_cast<int>((pgshard::kShardCount + sessions - 1) / sessions);
+  const bool one_starves = fewest < low;  // another session (not this one, then) holds too few
+  const int keep = one_starves && shards_.count() > low ? std::min(high, shards_.count() - 1) : high;
+  for (int s = pgshard::kShardCount - 1; s >= 0 && shards_.count() > keep; --s) {
     if (!shards_.owned[static_cast<size_t>(s)]) continue;
     auto unlocked = db_->query("SELECT pg_advisory_unlock($1)", pg::Params().add(kShardLockBase + s));
     if (!unlocked) return fail(unlocked, "giving back a processing shard");
     set_owned(s, false);
   }
-  // Below it: the free ones, lowest first.
+  // Below the share: the free ones, lowest first; past the lower share only while no
+  // session holds fewer, so the free ones go to those that have too few.
+  const int fair = one_starves && shards_.count() >= low ? low : high;
   for (int s = 0; s < pgshard::kShardCount && shards_.count() < fair; ++s) {
     if (shards_.owned[static_cast<size_t>(s)] || (held & (int64_t{1} << s)) != 0) continue;
     auto locked = try_lock(kShardLockBase + s);

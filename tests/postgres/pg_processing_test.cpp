@@ -4,6 +4,7 @@
 // a server restart costs one failed batch and the lead, nothing else.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <span>
 #include <thread>
 
@@ -345,6 +346,32 @@ BOOST_AUTO_TEST_CASE(the_shards_of_a_session_that_went_away_are_taken_by_the_oth
   BOOST_TEST(outcomes_pg(pg) == outcomes_lite(lite), boost::test_tools::per_element());
 }
 
+// Five `serve`s: every one gets shards (16 = 4 + 3 + 3 + 3 + 3), also the last to start,
+// when the first four had already split them 4 + 4 + 4 + 4.
+BOOST_AUTO_TEST_CASE(every_serving_session_gets_a_share_however_many_there_are) {
+  const std::string uri = test::PostgresCluster::shared().fresh_database();
+  std::vector<std::unique_ptr<store::Store>> stores;
+  std::vector<std::unique_ptr<processor::Processor>> processors;
+  std::vector<processor::Processor*> running;
+  const auto all_lead = [&] {
+    return std::all_of(running.begin(), running.end(),
+                       [](const processor::Processor* p) { return p->stats().leading.load() == 1; });
+  };
+  for (int i = 0; i < 5; ++i) {
+    stores.push_back(must(store::open_store(uri, {})));
+    processors.push_back(processor_of(*stores.back(), store::Leadership::when_free));
+    running.push_back(processors.back().get());
+    if (i == 3) run_all_until(running, all_lead);
+  }
+  run_all_until(running, all_lead);
+  pg::Connection pg = must(store::connect({uri, ""}));
+  BOOST_TEST(must(pg.query_int("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                               "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                               "AND objid::bigint BETWEEN " + std::to_string(store::kShardLockBase) + " AND " +
+                               std::to_string(store::kShardLockBase + 15)))
+                 .value_or(0) == 16);
+}
+
 // The shard of a user is part of the stored data: it must not change between versions.
 BOOST_AUTO_TEST_CASE(a_users_shard_is_stable_and_follows_the_rows_user) {
   using store::pgshard::shard_of_row;
@@ -358,6 +385,13 @@ BOOST_AUTO_TEST_CASE(a_users_shard_is_stable_and_follows_the_rows_user) {
   BOOST_TEST(shard_of_row("webhook", "{}", R"({"user_id":"a","data":[]})") == 12);
   BOOST_TEST(shard_of_row("fetch", R"({"user_id":"foobar"})", "[]") == 8);
   BOOST_TEST(shard_of_row("webhook", "{}", "not json") == 0);
+  // As the parser reads them: a number as its text, the last of duplicate keys, the first
+  // "data" only, null clearing the envelope's.
+  BOOST_TEST(shard_of_row("webhook", "{}", R"({"user_id":123,"data":{}})") == shard_of_user("123"));
+  BOOST_TEST(shard_of_row("webhook", "{}", R"({"user_id":"foobar","user_id":"a","data":{}})") == 12);
+  BOOST_TEST(shard_of_row("webhook", "{}", R"({"data":{"user_id":"a","user_id":"foobar"}})") == 8);
+  BOOST_TEST(shard_of_row("webhook", "{}", R"({"user_id":"a","data":{},"data":{"user_id":"foobar"}})") == 12);
+  BOOST_TEST(shard_of_row("webhook", "{}", R"({"user_id":"a","user_id":null,"data":{}})") == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
