@@ -126,7 +126,10 @@ bool Processor::run_once(int64_t durable_seq) {
     const auto delay = std::min<std::chrono::milliseconds>(
         kMaxRetryDelay, kFirstRetryDelay * (int64_t{1} << std::min(consecutive_failures_ - 1, 10)));
     retry_at_ = std::chrono::steady_clock::now() + delay;
-    log::error("processor_step_failed")
+    // Busy: a lock another session held (on PostgreSQL, sessions applying other shards
+    // may deadlock on a row two users' deliveries both write, and the server ends one
+    // step); the step is retried and nothing is lost. Anything else is an error.
+    (stepped.error_kind() == ErrorKind::busy ? log::warn("processor_step_busy") : log::error("processor_step_failed"))
         .str("error", stepped.error())
         .num("applied_seq", applied_seq_)
         .num("retry_in_ms", delay.count());
