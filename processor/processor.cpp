@@ -16,6 +16,8 @@ constexpr auto kFirstRetryDelay = std::chrono::milliseconds(250);
 // its session, and its lock, ended by the server at every retry.
 constexpr auto kMaxRetryDelay = std::chrono::seconds(8);
 constexpr int64_t kBackgroundHelpersMinBacklog = 256;  // deliveries
+// Busy steps in a row logged as warnings (the retries wait 0.25 + 0.5 + 1 s between them).
+constexpr int kBusyStepsBeforeError = 3;
 // How often a standby asks whether the processing lock is free (store::Leadership).
 constexpr auto kLeadRetry = std::chrono::seconds(1);
 int64_t micros_since(std::chrono::steady_clock::time_point start) {
@@ -126,10 +128,12 @@ bool Processor::run_once(int64_t durable_seq) {
     const auto delay = std::min<std::chrono::milliseconds>(
         kMaxRetryDelay, kFirstRetryDelay * (int64_t{1} << std::min(consecutive_failures_ - 1, 10)));
     retry_at_ = std::chrono::steady_clock::now() + delay;
-    // Busy: a lock another session held (on PostgreSQL, sessions applying other shards
-    // may deadlock on a row two users' deliveries both write, and the server ends one
-    // step); the step is retried and nothing is lost. Anything else is an error.
-    (stepped.error_kind() == ErrorKind::busy ? log::warn("processor_step_busy") : log::error("processor_step_failed"))
+    // Busy, once or twice: a lock another session held (on PostgreSQL, sessions applying
+    // other shards may deadlock on a row two users' deliveries both write, and the server
+    // ends one step); the step is retried and nothing is lost. Anything else, or busy
+    // again and again (a lock held for good, a statement timeout every step), is an error.
+    const bool passing = stepped.error_kind() == ErrorKind::busy && consecutive_failures_ <= kBusyStepsBeforeError;
+    (passing ? log::warn("processor_step_busy") : log::error("processor_step_failed"))
         .str("error", stepped.error())
         .num("applied_seq", applied_seq_)
         .num("retry_in_ms", delay.count());

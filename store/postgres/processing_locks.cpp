@@ -9,13 +9,19 @@ namespace {
 
 constexpr auto kRebalanceEvery = std::chrono::seconds(1);
 
-// In this database (advisory locks are per database): how many sessions hold
+// In this database (advisory locks are per database): how many live sessions hold
 // kProcessingLock shared, which shard locks are held (bit n: shard n), and the fewest
-// shards any of those sessions holds.
+// shards any of those sessions holds. Live: in a statement or a transaction, or done with
+// one in the last 5 s (a processing session runs this census every second). A session of a
+// process that is frozen or cut off keeps its locks until the server ends it (15 s idle:
+// pg_store.cpp), but is not counted: the others would otherwise keep shards free for it,
+// which nobody would then apply.
 constexpr const char* kLockCensus =
     "WITH locks AS (SELECT pid, objid::bigint AS key, mode FROM pg_locks WHERE locktype = 'advisory' AND granted "
     "AND classid = 0 AND objsubid = 1 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())), "
-    "sessions AS (SELECT pid FROM locks WHERE key = $1 AND mode = 'ShareLock'), "
+    "sessions AS (SELECT l.pid FROM locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid "
+    "WHERE l.key = $1 AND l.mode = 'ShareLock' AND (a.state IS DISTINCT FROM 'idle' "
+    "OR a.state_change > now() - interval '5 seconds')), "
     "shards AS (SELECT pid, key - $2 AS shard FROM locks WHERE key BETWEEN $2 AND $2 + $3 - 1) "
     "SELECT (SELECT count(*) FROM sessions), coalesce((SELECT bit_or(1 << shard::int) FROM shards), 0), "
     "coalesce((SELECT min(n) FROM (SELECT count(s.shard) AS n FROM sessions LEFT JOIN shards AS s USING (pid) "

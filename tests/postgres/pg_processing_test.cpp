@@ -372,6 +372,40 @@ BOOST_AUTO_TEST_CASE(every_serving_session_gets_a_share_however_many_there_are) 
                  .value_or(0) == 16);
 }
 
+// A session that holds the shared processing lock and then runs nothing (its process
+// frozen or cut off before it got a shard) is not counted in the fair share: the live
+// sessions keep applying every shard instead of keeping some free for it.
+BOOST_AUTO_TEST_CASE(a_session_that_stopped_running_does_not_hold_shards_back) {
+  const std::string uri = test::PostgresCluster::shared().fresh_database();
+  auto first = must(store::open_store(uri, {}));
+  auto second = must(store::open_store(uri, {}));
+  auto a = processor_of(*first, store::Leadership::when_free);
+  auto b = processor_of(*second, store::Leadership::when_free);
+  processor::Processor* both[] = {a.get(), b.get()};
+  run_all_until(both, [&] { return a->stats().leading.load() == 1 && b->stats().leading.load() == 1; });
+  pg::Connection frozen = must(store::connect({uri, ""}));
+  BOOST_REQUIRE(frozen.query("SELECT pg_advisory_lock_shared($1)", pg::Params().add(store::kProcessingLock)));
+  pg::Connection pg = must(store::connect({uri, ""}));
+  const auto shards_held = [&] {
+    return must(pg.query_int("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                             "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                             "AND objid::bigint BETWEEN " + std::to_string(store::kShardLockBase) + " AND " +
+                             std::to_string(store::kShardLockBase + 15)))
+        .value_or(0);
+  };
+  // Ten seconds of rebalances with the frozen session idle (counted for its first 5 s, while
+  // it looks live, so some shards are given back for it meanwhile): then every shard is
+  // owned again.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < until) {
+    for (processor::Processor* p : both) p->run_once(INT64_MAX);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  BOOST_TEST(shards_held() == 16);
+  BOOST_TEST(a->stats().leading.load() == 1);
+  BOOST_TEST(b->stats().leading.load() == 1);
+}
+
 // The shard of a user is part of the stored data: it must not change between versions.
 BOOST_AUTO_TEST_CASE(a_users_shard_is_stable_and_follows_the_rows_user) {
   using store::pgshard::shard_of_row;
