@@ -5,6 +5,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <array>
 #include <span>
 #include <thread>
 
@@ -116,6 +117,20 @@ void run_all_until(std::span<processor::Processor* const> processors, Done done)
 }
 
 
+// Two `serve`s' processors on a fresh database, each with its share of the shards.
+struct SharingPair {
+  std::string uri = test::PostgresCluster::shared().fresh_database();
+  std::unique_ptr<store::Store> first = must(store::open_store(uri, {}));
+  std::unique_ptr<store::Store> second = must(store::open_store(uri, {}));
+  std::unique_ptr<processor::Processor> a = processor_of(*first, store::Leadership::when_free);
+  std::unique_ptr<processor::Processor> b = processor_of(*second, store::Leadership::when_free);
+  std::array<processor::Processor*, 2> both{a.get(), b.get()};
+  // The first took every shard, alone; the second gets its share once the first gives it.
+  SharingPair() {
+    run_all_until(both, [&] { return a->stats().leading.load() == 1 && b->stats().leading.load() == 1; });
+  }
+};
+
 // The derived tables of both, row for row without ids, except the two that record the
 // order deliveries were applied in (the change feed, a job's created_at): the corpus
 // reuses summary and workout ids across users, which the service never does, and
@@ -135,6 +150,19 @@ size_t compare_order_free_tables(sqlite::Connection& lite, pg::Connection& pg) {
     compared += lite_rows.size();
   }
   return compared;
+}
+
+
+// Both applied some, together each of `deliveries` once (none twice, none left), and the
+// tables are what SQLite makes of the same inbox.
+void expect_shared_and_equal(const SharingPair& pair, const Reference& reference, pg::Connection& pg,
+                             size_t deliveries) {
+  BOOST_TEST(applied_by(*pair.a) > 0u);
+  BOOST_TEST(applied_by(*pair.b) > 0u);
+  BOOST_TEST(applied_by(*pair.a) + applied_by(*pair.b) == deliveries);
+  sqlite::Connection lite = reference.connection();
+  BOOST_TEST(compare_order_free_tables(lite, pg) > 300u);
+  BOOST_TEST(outcomes_pg(pg) == outcomes_lite(lite), boost::test_tools::per_element());
 }
 
 }  // namespace
@@ -244,40 +272,28 @@ BOOST_AUTO_TEST_CASE(rebuild_on_postgresql_recreates_the_same_tables) {
 BOOST_AUTO_TEST_CASE(two_serving_sessions_share_the_shards_and_apply_each_delivery_once) {
   const auto corpus = test::make_corpus(400, 5);
   Reference reference(corpus);
-  const std::string uri = test::PostgresCluster::shared().fresh_database();
-  auto first = must(store::open_store(uri, {}));
-  auto second = must(store::open_store(uri, {}));
-  auto a = processor_of(*first, store::Leadership::when_free);
-  auto b = processor_of(*second, store::Leadership::when_free);
-  processor::Processor* both[] = {a.get(), b.get()};
-  // The first took every shard, alone; the second gets its share once the first gives it.
-  run_all_until(both, [&] { return a->stats().leading.load() == 1 && b->stats().leading.load() == 1; });
+  SharingPair pair;
   // A command needs the store alone: refused while `serve`s share it.
-  auto refused = second->open_processing(store::Leadership::now);
+  auto refused = pair.second->open_processing(store::Leadership::now);
   BOOST_REQUIRE(!refused);
   BOOST_TEST((refused.error_kind() == ErrorKind::busy));
 
-  auto first_inbox = must(first->open_inbox());
-  auto second_inbox = must(second->open_inbox());
+  auto first_inbox = must(pair.first->open_inbox());
+  auto second_inbox = must(pair.second->open_inbox());
   append_all(*first_inbox, corpus, 0, 200);
   append_all(*second_inbox, corpus, 200);
-  const int64_t newest = newest_seq(uri);
-  run_all_until(both, [&] { return processed_seq(uri) >= newest; });
+  const int64_t newest = newest_seq(pair.uri);
+  run_all_until(pair.both, [&] { return processed_seq(pair.uri) >= newest; });
 
-  BOOST_TEST(applied_by(*a) > 0u);
-  BOOST_TEST(applied_by(*b) > 0u);
-  BOOST_TEST(applied_by(*a) + applied_by(*b) == corpus.size());  // none twice, none left
   // processor_state follows the lowest shard (what a tool or an older version reads), within
   // a second once both are idle.
-  run_all_until(both, [&] {
-    pg::Connection db = must(store::connect({uri, ""}));
+  run_all_until(pair.both, [&] {
+    pg::Connection db = must(store::connect({pair.uri, ""}));
     return must(db.query_int("SELECT applied_seq FROM processor_state WHERE id = 1")).value_or(0) >= newest;
   });
-  pg::Connection pg = must(store::connect({uri, ""}));
+  pg::Connection pg = must(store::connect({pair.uri, ""}));
   BOOST_TEST(must(pg.query_int("SELECT count(DISTINCT shard) FROM inbox")).value_or(0) > 1);
-  sqlite::Connection lite = reference.connection();
-  BOOST_TEST(compare_order_free_tables(lite, pg) > 300u);
-  BOOST_TEST(outcomes_pg(pg) == outcomes_lite(lite), boost::test_tools::per_element());
+  expect_shared_and_equal(pair, reference, pg, corpus.size());
 }
 
 // Rows stored without a shard (before migration 008, by `healthhook migrate`, or by an
@@ -286,25 +302,14 @@ BOOST_AUTO_TEST_CASE(two_serving_sessions_share_the_shards_and_apply_each_delive
 BOOST_AUTO_TEST_CASE(rows_stored_without_a_shard_are_applied_once_by_their_users_shard) {
   const auto corpus = test::make_corpus(300, 9);
   Reference reference(corpus);
-  const std::string uri = test::PostgresCluster::shared().fresh_database();
-  auto first = must(store::open_store(uri, {}));
-  auto second = must(store::open_store(uri, {}));
-  auto a = processor_of(*first, store::Leadership::when_free);
-  auto b = processor_of(*second, store::Leadership::when_free);
-  processor::Processor* both[] = {a.get(), b.get()};
-  run_all_until(both, [&] { return a->stats().leading.load() == 1 && b->stats().leading.load() == 1; });
-  append_all(*must(first->open_inbox()), corpus);
-  pg::Connection pg = must(store::connect({uri, ""}));
+  SharingPair pair;
+  append_all(*must(pair.first->open_inbox()), corpus);
+  pg::Connection pg = must(store::connect({pair.uri, ""}));
   BOOST_REQUIRE(pg.exec("UPDATE inbox SET shard = NULL WHERE seq % 3 <> 0"));
-  const int64_t newest = newest_seq(uri);
-  run_all_until(both, [&] { return processed_seq(uri) >= newest; });
+  const int64_t newest = newest_seq(pair.uri);
+  run_all_until(pair.both, [&] { return processed_seq(pair.uri) >= newest; });
 
-  BOOST_TEST(applied_by(*a) > 0u);
-  BOOST_TEST(applied_by(*b) > 0u);
-  BOOST_TEST(applied_by(*a) + applied_by(*b) == corpus.size());
-  sqlite::Connection lite = reference.connection();
-  BOOST_TEST(compare_order_free_tables(lite, pg) > 300u);
-  BOOST_TEST(outcomes_pg(pg) == outcomes_lite(lite), boost::test_tools::per_element());
+  expect_shared_and_equal(pair, reference, pg, corpus.size());
 }
 
 // One of two sharing sessions goes (its connection ended by the server, as for a process
@@ -313,21 +318,15 @@ BOOST_AUTO_TEST_CASE(rows_stored_without_a_shard_are_applied_once_by_their_users
 BOOST_AUTO_TEST_CASE(the_shards_of_a_session_that_went_away_are_taken_by_the_other) {
   const auto corpus = test::make_corpus(300, 13);
   Reference reference(corpus);
-  const std::string uri = test::PostgresCluster::shared().fresh_database();
-  auto first = must(store::open_store(uri, {}));
-  auto second = must(store::open_store(uri, {}));
-  auto a = processor_of(*first, store::Leadership::when_free);
-  auto b = processor_of(*second, store::Leadership::when_free);
-  processor::Processor* both[] = {a.get(), b.get()};
-  run_all_until(both, [&] { return a->stats().leading.load() == 1 && b->stats().leading.load() == 1; });
-  auto inbox = must(first->open_inbox());
+  SharingPair pair;
+  auto inbox = must(pair.first->open_inbox());
   append_all(*inbox, corpus, 0, 150);
-  run_all_until(both, [&] { return processed_seq(uri) >= newest_seq(uri); });
-  const uint64_t applied_by_b = applied_by(*b);
+  run_all_until(pair.both, [&] { return processed_seq(pair.uri) >= newest_seq(pair.uri); });
+  const uint64_t applied_by_b = applied_by(*pair.b);
   BOOST_TEST(applied_by_b > 0u);
 
   // b's sessions end as a kill -9 would end them; b is not run again.
-  pg::Connection pg = must(store::connect({uri, ""}));
+  pg::Connection pg = must(store::connect({pair.uri, ""}));
   // a kept the lowest shards and gave back the highest: b owns shard 15.
   auto ended = pg.query(
       "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted "
@@ -335,12 +334,12 @@ BOOST_AUTO_TEST_CASE(the_shards_of_a_session_that_went_away_are_taken_by_the_oth
       pg::Params().add(store::kShardLockBase + 15));
   BOOST_REQUIRE_MESSAGE(ended, ended.error());
   BOOST_REQUIRE_EQUAL(ended->size(), 1);
-  b.reset();
-  processor::Processor* survivor[] = {a.get()};
+  pair.b.reset();
+  processor::Processor* survivor[] = {pair.a.get()};
   append_all(*inbox, corpus, 150);
-  const int64_t newest = newest_seq(uri);
-  run_all_until(survivor, [&] { return processed_seq(uri) >= newest; });
-  BOOST_TEST(applied_by(*a) + applied_by_b == corpus.size());
+  const int64_t newest = newest_seq(pair.uri);
+  run_all_until(survivor, [&] { return processed_seq(pair.uri) >= newest; });
+  BOOST_TEST(applied_by(*pair.a) + applied_by_b == corpus.size());
   sqlite::Connection lite = reference.connection();
   BOOST_TEST(compare_order_free_tables(lite, pg) > 300u);
   BOOST_TEST(outcomes_pg(pg) == outcomes_lite(lite), boost::test_tools::per_element());
@@ -376,16 +375,10 @@ BOOST_AUTO_TEST_CASE(every_serving_session_gets_a_share_however_many_there_are) 
 // frozen or cut off before it got a shard) is not counted in the fair share: the live
 // sessions keep applying every shard instead of keeping some free for it.
 BOOST_AUTO_TEST_CASE(a_session_that_stopped_running_does_not_hold_shards_back) {
-  const std::string uri = test::PostgresCluster::shared().fresh_database();
-  auto first = must(store::open_store(uri, {}));
-  auto second = must(store::open_store(uri, {}));
-  auto a = processor_of(*first, store::Leadership::when_free);
-  auto b = processor_of(*second, store::Leadership::when_free);
-  processor::Processor* both[] = {a.get(), b.get()};
-  run_all_until(both, [&] { return a->stats().leading.load() == 1 && b->stats().leading.load() == 1; });
-  pg::Connection frozen = must(store::connect({uri, ""}));
+  SharingPair pair;
+  pg::Connection frozen = must(store::connect({pair.uri, ""}));
   BOOST_REQUIRE(frozen.query("SELECT pg_advisory_lock_shared($1)", pg::Params().add(store::kProcessingLock)));
-  pg::Connection pg = must(store::connect({uri, ""}));
+  pg::Connection pg = must(store::connect({pair.uri, ""}));
   const auto shards_held = [&] {
     return must(pg.query_int("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
                              "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
@@ -398,12 +391,12 @@ BOOST_AUTO_TEST_CASE(a_session_that_stopped_running_does_not_hold_shards_back) {
   // owned again.
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < until) {
-    for (processor::Processor* p : both) p->run_once(INT64_MAX);
+    for (processor::Processor* p : pair.both) p->run_once(INT64_MAX);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   BOOST_TEST(shards_held() == 16);
-  BOOST_TEST(a->stats().leading.load() == 1);
-  BOOST_TEST(b->stats().leading.load() == 1);
+  BOOST_TEST(pair.a->stats().leading.load() == 1);
+  BOOST_TEST(pair.b->stats().leading.load() == 1);
 }
 
 // The shard of a user is part of the stored data: it must not change between versions.
