@@ -27,6 +27,12 @@ metrics::MetricsEndpoint::Collector processor_metrics(const processor::Processor
               "1 while this instance applies the inbox (on PostgreSQL: the deliveries of its share of users); "
               "0 while others sharing the store apply all of it",
               static_cast<double>(s.leading.load(std::memory_order_relaxed)));
+    if (const int64_t shards = s.shards.load(std::memory_order_relaxed); shards >= 0) {
+      out.gauge("healthhook_processor_shards",
+                "PostgreSQL: how many of the 16 shards of users this instance applies (the instances "
+                "sharing the store hold them all between them)",
+                static_cast<double>(shards));
+    }
     out.gauge("healthhook_processor_last_step_seconds", "Duration of the last committed processor transaction",
               static_cast<double>(s.last_step_micros.load(std::memory_order_relaxed)) / 1e6);
   };

@@ -54,6 +54,7 @@ bool Processor::take_lead() {
   const auto now = std::chrono::steady_clock::now();
   if (!leading_ && now < next_lead_try_) return false;
   auto taken = store_->take_lead();  // cheap while held
+  stats_.shards.store(store_->owned_shards(), std::memory_order_relaxed);
   if (leading_ && taken && *taken) {
     if (store_->lead_version() == lead_version_) return true;
     // Sessions sharing the store moved shards: what was read ahead may now be another's,

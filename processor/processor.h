@@ -141,6 +141,7 @@ class Processor : public store::BackgroundWork {
     std::atomic<int64_t> applied_seq{0};
     std::atomic<int64_t> last_step_micros{0};
     std::atomic<int64_t> leading{0};  // 1 while this process applies the inbox (take_lead())
+    std::atomic<int64_t> shards{-1};  // PostgreSQL: the shards of users it applies; -1 on SQLite
   };
   const Stats& stats() const { return stats_; }
 

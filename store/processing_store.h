@@ -99,6 +99,9 @@ class ProcessingStore {
   // session owns, store/postgres/processing_locks.h): the caller then reads applied_seq()
   // again and restarts what it read ahead. Constant where one process applies everything.
   virtual uint64_t lead_version() const { return 0; }
+  // How many of PostgreSQL's 16 shards of users this session applies; -1 where one process
+  // applies everything (SQLite).
+  virtual int owned_shards() const { return -1; }
 
   // Every delivery up to it has been applied (0: none): of the shards this session owns,
   // where sessions share the store (then later rows of a shard may be applied too, and

@@ -89,6 +89,7 @@ class PgProcessingStore final : public ProcessingStore {
     return *taken;
   }
   uint64_t lead_version() const override { return locks_->version(); }
+  int owned_shards() const override { return locks_->held() ? locks_->shards().count() : 0; }
 
   // The lowest position of the owned shards (of all of them while none is owned); the
   // cursor reads each shard's own.

@@ -378,6 +378,9 @@ BOOST_AUTO_TEST_CASE(two_instances_store_each_delivery_once_and_share_the_proces
   BOOST_TEST(serve_pg_int(uri, "SELECT count(DISTINCT message_id) FROM inbox") ==
              static_cast<int64_t>(deliveries.size()));
   BOOST_TEST(serve_leading(*a) + serve_leading(*b) == 2);
+  // Each says how many shards it applies: 8 each, all 16 between them.
+  BOOST_TEST(serve_metric(*a, "healthhook_processor_shards") == 8);
+  BOOST_TEST(serve_metric(*b, "healthhook_processor_shards") == 8);
   // Each applied some, and together each delivery once.
   const auto applied = [](const test::ServerProcess& server) {
     double sum = 0;
