@@ -23,20 +23,13 @@ constexpr const char* kChunk =
     "ORDER BY i.seq LIMIT $3";
 constexpr int kShardColumn = 11;
 
-// The owned shards as an array literal, or NULL when they are all owned (no filter).
+// The owned shards, or NULL when they are all owned (no filter).
 void add_shard_filter(pg::Params& params, const pgshard::OwnedShards* shards) {
   if (shards == nullptr || shards->all()) {
     params.add_null();
-    return;
+  } else {
+    params.add(shards->array_literal());
   }
-  std::string list = "{";
-  for (int s = 0; s < pgshard::kShardCount; ++s) {
-    if (!shards->owned[static_cast<size_t>(s)]) continue;
-    if (list.size() > 1) list += ',';
-    list += std::to_string(s);
-  }
-  list += '}';
-  params.add(std::move(list));
 }
 
 class PgDeliveryReader final : public DeliveryCursor {

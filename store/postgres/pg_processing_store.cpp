@@ -48,16 +48,6 @@ constexpr const char* kCatchUpState =
     "AS m WHERE id = 1 AND processor_state.applied_seq < m.lowest";
 constexpr auto kCatchUpStateEvery = std::chrono::seconds(1);
 
-std::string shard_list(const pgshard::OwnedShards& shards) {
-  std::string list = "{";
-  for (int s = 0; s < pgshard::kShardCount; ++s) {
-    if (!shards.owned[static_cast<size_t>(s)]) continue;
-    if (list.size() > 1) list += ',';
-    list += std::to_string(s);
-  }
-  return list + "}";
-}
-
 class PgProcessingStore final : public ProcessingStore {
  public:
   PgProcessingStore(std::unique_ptr<pg::Connection> own_session, pg::Connection& db, Database database,
@@ -97,7 +87,9 @@ class PgProcessingStore final : public ProcessingStore {
     if (auto open = db_.reconnect_if_broken(); !open) return fail(open);
     auto rows = db_.query(kShardPositions);
     if (!rows) return fail(rows);
-    if (rows->size() != pgshard::kShardCount) return fail("processor_shards has not one row per shard (database not migrated?)");
+    if (rows->size() != pgshard::kShardCount) {
+      return fail("processor_shards has not one row per shard (database not migrated?)");
+    }
     pgshard::OwnedShards& shards = locks_->shards();
     const bool none = shards.count() == 0;
     std::optional<int64_t> lowest;
@@ -105,7 +97,9 @@ class PgProcessingStore final : public ProcessingStore {
       const auto shard = static_cast<size_t>(rows->integer(r, 0));
       if (shard >= shards.applied.size()) return fail("processor_shards holds an unknown shard");
       shards.applied[shard] = rows->integer(r, 1);
-      if (none || shards.owned[shard]) lowest = std::min(lowest.value_or(shards.applied[shard]), shards.applied[shard]);
+      if (none || shards.owned[shard]) {
+        lowest = std::min(lowest.value_or(shards.applied[shard]), shards.applied[shard]);
+      }
     }
     return lowest.value_or(0);
   }
@@ -159,7 +153,7 @@ class PgProcessingStore final : public ProcessingStore {
   // past it were skipped): each moves to it, or stays where it is ahead.
   Result<void> set_applied_seq(int64_t seq) override {
     const pgshard::OwnedShards& shards = locks_->shards();
-    auto set = db_.query(kSetPositions, pg::Params().add(seq).add(shard_list(shards)));
+    auto set = db_.query(kSetPositions, pg::Params().add(seq).add(shards.array_literal()));
     if (!set) return fail(set);
     return {};
   }

@@ -27,6 +27,16 @@ int OwnedShards::count() const {
   return n;
 }
 
+std::string OwnedShards::array_literal() const {
+  std::string list = "{";
+  for (int s = 0; s < kShardCount; ++s) {
+    if (!owned[static_cast<size_t>(s)]) continue;
+    if (list.size() > 1) list += ',';
+    list += std::to_string(s);
+  }
+  return list + "}";
+}
+
 bool OwnedShards::any_ahead_of(int64_t seq) const {
   for (size_t s = 0; s < owned.size(); ++s) {
     if (owned[s] && applied[s] >= seq) return true;

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace hh::store::pgshard {
@@ -32,6 +33,8 @@ struct OwnedShards {
 
   bool all() const;
   int count() const;
+  // The owned shards as a PostgreSQL array literal ("{0,3,7}"), for a bigint[] parameter.
+  std::string array_literal() const;
   // Whether the row `seq` of `shard` is still to be applied by this owner.
   bool wants(int shard, int64_t seq) const {
     return owned[static_cast<size_t>(shard)] && seq > applied[static_cast<size_t>(shard)];
