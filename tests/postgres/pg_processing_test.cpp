@@ -345,6 +345,38 @@ BOOST_AUTO_TEST_CASE(the_shards_of_a_session_that_went_away_are_taken_by_the_oth
   BOOST_TEST(outcomes_pg(pg) == outcomes_lite(lite), boost::test_tools::per_element());
 }
 
+// An instance of the version before shards applies the inbox alone (it holds the processing
+// lock exclusively) and moves only processor_state. Once it stops, the serves that share
+// the store start from there: nothing it applied is applied again.
+BOOST_AUTO_TEST_CASE(serves_go_on_from_where_an_instance_of_the_previous_version_stopped) {
+  const auto corpus = test::make_corpus(300, 17);
+  Reference reference(corpus);
+  const std::string uri = test::PostgresCluster::shared().fresh_database();
+  auto first = must(store::open_store(uri, {}));
+  auto inbox = must(first->open_inbox());
+  append_all(*inbox, corpus, 0, 150);
+  {
+    // As the previous version: exclusive, and its position in processor_state only.
+    auto old_version = processor_of(*first);
+    BOOST_REQUIRE(old_version->run_until_caught_up({}).ok());
+    BOOST_TEST(applied_by(*old_version) == 150u);
+    pg::Connection pg = must(store::connect({uri, ""}));
+    BOOST_REQUIRE(pg.exec("UPDATE processor_shards SET applied_seq = 0"));
+  }
+  auto second = must(store::open_store(uri, {}));
+  auto a = processor_of(*first, store::Leadership::when_free);
+  auto b = processor_of(*second, store::Leadership::when_free);
+  processor::Processor* both[] = {a.get(), b.get()};
+  append_all(*inbox, corpus, 150);
+  const int64_t newest = newest_seq(uri);
+  run_all_until(both, [&] { return processed_seq(uri) >= newest; });
+  BOOST_TEST(applied_by(*a) + applied_by(*b) == 150u);  // the other 150, once
+  pg::Connection pg = must(store::connect({uri, ""}));
+  sqlite::Connection lite = reference.connection();
+  BOOST_TEST(compare_order_free_tables(lite, pg) > 300u);
+  BOOST_TEST(outcomes_pg(pg) == outcomes_lite(lite), boost::test_tools::per_element());
+}
+
 // Five `serve`s: every one gets shards (16 = 4 + 3 + 3 + 3 + 3), also the last to start,
 // when the first four had already split them 4 + 4 + 4 + 4.
 BOOST_AUTO_TEST_CASE(every_serving_session_gets_a_share_however_many_there_are) {
