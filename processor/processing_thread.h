@@ -9,7 +9,7 @@
 // It is handed to the writer as background work (InboxWriter::add_background): each
 // run_once() there only passes the newest durable seq on and wakes this thread, which runs
 // the processor's steps until it is caught up, then waits for the next seq or for
-// `idle_wakeup` (a standby instance asks for the lead, another instance's deliveries are
+// `idle_wakeup` (an instance asks for its share of the shards, another instance's deliveries are
 // found, a failed step is retried). Steps do not give way to waiting deliveries
 // (Processor::yield_to): nothing waits for them.
 //

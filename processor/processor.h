@@ -25,7 +25,9 @@
 // Lifetime: the processor owns its ProcessingStore, and with it the store's processing
 // lock, for its whole life: a second processor on the same store (another process) fails
 // to be created. On a store several instances share (Leadership::when_free), a processor
-// stands by until the lock is free, then takes over from the applied position. It is used
+// applies the share of the inbox its store gives it (PostgreSQL: a fair share of the shards
+// of users, store/postgres/processing_locks.h), standing by while it has none, and starts
+// again from its position whenever that share changes (ProcessingStore::lead_version). It is used
 // only on the thread that calls run_once() / run_until_caught_up() (in `serve`, the writer
 // thread or its own). run_once() parses on the calling thread while deliveries arrive,
 // and starts a ParsePipeline (a thread and a reader) that parses ahead of the steps only
