@@ -7,20 +7,26 @@
 namespace hh::rows {
 namespace {
 
+// `text` as a JSON object, on this thread's parser and buffer (style.md: one parser per
+// thread; simdjson 3.0.1 does not pad). False when it is not one. `object` reads `doc`,
+// both valid until the next call on this thread.
+bool parse_object(std::string_view text, simdjson::ondemand::document& doc, simdjson::ondemand::object& object) {
+  thread_local simdjson::ondemand::parser parser;
+  thread_local std::string padded;
+  padded.assign(text);
+  padded.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+  if (parser.iterate(padded.data(), padded.size(), padded.capacity()).get(doc)) return false;
+  return !doc.get_object().get(object);
+}
+
 // Calls `found(user, inside_data)` for each string "user_id" of the JSON object `text`: the one at its
 // top level, then (when `look_in_data`) the one inside its "data" object, in the order they
 // come; stops when `found` returns true. Returns whether it did.
 template <typename Found>
 bool object_user_ids(std::string_view text, bool look_in_data, Found&& found) {
-  // Reused per thread (style.md: one parser per thread); simdjson 3.0.1 does not pad.
-  thread_local simdjson::ondemand::parser user_parser;
-  thread_local std::string padded_text;
-  padded_text.assign(text);
-  padded_text.reserve(text.size() + simdjson::SIMDJSON_PADDING);
   simdjson::ondemand::document doc;
-  if (user_parser.iterate(padded_text.data(), padded_text.size(), padded_text.capacity()).get(doc)) return false;
   simdjson::ondemand::object object;
-  if (doc.get_object().get(object)) return false;
+  if (!parse_object(text, doc, object)) return false;
   for (auto field : object) {
     std::string_view key;
     if (field.unescaped_key().get(key)) return false;
@@ -94,14 +100,9 @@ std::optional<std::string> rows_user_of(std::string_view origin, std::string_vie
   if (origin == "fetch") return delivery_user_of(origin, headers_json, body);
   // As delivery_parser.cpp reads an envelope: the last top-level user_id wins (null clears
   // it), only the first "data" member is read, and within it the last user_id wins.
-  thread_local simdjson::ondemand::parser parser;
-  thread_local std::string padded;
-  padded.assign(body);
-  padded.reserve(body.size() + simdjson::SIMDJSON_PADDING);
   simdjson::ondemand::document doc;
-  if (parser.iterate(padded.data(), padded.size(), padded.capacity()).get(doc)) return std::nullopt;
   simdjson::ondemand::object object;
-  if (doc.get_object().get(object)) return std::nullopt;
+  if (!parse_object(body, doc, object)) return std::nullopt;
   std::optional<std::string> top, in_data;
   bool saw_data = false;
   for (auto field : object) {

@@ -44,8 +44,7 @@ constexpr const char* kSetPositions =
 // The same, between steps: two steps committing at once each see the other's old position,
 // and an idle store would keep the lower one.
 constexpr const char* kCatchUpState =
-    "UPDATE processor_state SET applied_seq = m.lowest FROM (SELECT min(applied_seq) AS lowest FROM processor_shards) "
-    "AS m WHERE id = 1 AND processor_state.applied_seq < m.lowest";
+    "UPDATE processor_state SET applied_seq = hh_processed_seq() WHERE id = 1 AND applied_seq < hh_processed_seq()";
 constexpr auto kCatchUpStateEvery = std::chrono::seconds(1);
 
 class PgProcessingStore final : public ProcessingStore {

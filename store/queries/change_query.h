@@ -7,8 +7,9 @@
 // (hh_processed_seq(): the lowest shard position, read in the page's snapshot). A change
 // commits with its step's position; with several sessions applying (docs/decisions/050:
 // shards by user) a session's changes for a later seq may commit before another's for an
-// earlier one, and a reader past them would skip the earlier ones for good. Not on SQLite: its one writer commits in seq order, and the bound would
-// hide rows written there by hand (tests do, a user's tooling may).
+// earlier one, and a reader past them would skip the earlier ones for good. Not on
+// SQLite: its one writer commits in seq order, and the bound would hide rows written
+// there by hand (tests do, a user's tooling may).
 //
 // Lifetime: the session must outlive the query; one thread at a time.
 #include <array>
