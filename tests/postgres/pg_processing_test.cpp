@@ -117,18 +117,20 @@ void run_all_until(std::span<processor::Processor* const> processors, Done done)
 }
 
 
-// Two `serve`s' processors on a fresh database, each with its share of the shards.
+// Two `serve`s' processors on a database (a fresh one unless given), each with its share
+// of the shards.
 struct SharingPair {
-  std::string uri = test::PostgresCluster::shared().fresh_database();
+  // The first took every shard, alone; the second gets its share once the first gives it.
+  explicit SharingPair(std::string database = test::PostgresCluster::shared().fresh_database())
+      : uri(std::move(database)) {
+    run_all_until(both, [&] { return a->stats().leading.load() == 1 && b->stats().leading.load() == 1; });
+  }
+  std::string uri;
   std::unique_ptr<store::Store> first = must(store::open_store(uri, {}));
   std::unique_ptr<store::Store> second = must(store::open_store(uri, {}));
   std::unique_ptr<processor::Processor> a = processor_of(*first, store::Leadership::when_free);
   std::unique_ptr<processor::Processor> b = processor_of(*second, store::Leadership::when_free);
   std::array<processor::Processor*, 2> both{a.get(), b.get()};
-  // The first took every shard, alone; the second gets its share once the first gives it.
-  SharingPair() {
-    run_all_until(both, [&] { return a->stats().leading.load() == 1 && b->stats().leading.load() == 1; });
-  }
 };
 
 // The derived tables of both, row for row without ids, except the two that record the
@@ -352,25 +354,21 @@ BOOST_AUTO_TEST_CASE(serves_go_on_from_where_an_instance_of_the_previous_version
   const auto corpus = test::make_corpus(300, 17);
   Reference reference(corpus);
   const std::string uri = test::PostgresCluster::shared().fresh_database();
-  auto first = must(store::open_store(uri, {}));
-  auto inbox = must(first->open_inbox());
-  append_all(*inbox, corpus, 0, 150);
   {
     // As the previous version: exclusive, and its position in processor_state only.
-    auto old_version = processor_of(*first);
+    auto store = must(store::open_store(uri, {}));
+    append_all(*must(store->open_inbox()), corpus, 0, 150);
+    auto old_version = processor_of(*store);
     BOOST_REQUIRE(old_version->run_until_caught_up({}).ok());
     BOOST_TEST(applied_by(*old_version) == 150u);
     pg::Connection pg = must(store::connect({uri, ""}));
     BOOST_REQUIRE(pg.exec("UPDATE processor_shards SET applied_seq = 0"));
   }
-  auto second = must(store::open_store(uri, {}));
-  auto a = processor_of(*first, store::Leadership::when_free);
-  auto b = processor_of(*second, store::Leadership::when_free);
-  processor::Processor* both[] = {a.get(), b.get()};
-  append_all(*inbox, corpus, 150);
+  SharingPair pair(uri);
+  append_all(*must(pair.first->open_inbox()), corpus, 150);
   const int64_t newest = newest_seq(uri);
-  run_all_until(both, [&] { return processed_seq(uri) >= newest; });
-  BOOST_TEST(applied_by(*a) + applied_by(*b) == 150u);  // the other 150, once
+  run_all_until(pair.both, [&] { return processed_seq(uri) >= newest; });
+  BOOST_TEST(applied_by(*pair.a) + applied_by(*pair.b) == 150u);  // the other 150, once
   pg::Connection pg = must(store::connect({uri, ""}));
   sqlite::Connection lite = reference.connection();
   BOOST_TEST(compare_order_free_tables(lite, pg) > 300u);
