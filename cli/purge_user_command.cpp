@@ -152,7 +152,7 @@ int run_purge_user(const PurgeUserFlags& flags) {
 
   auto erased = (*erasure)->erase(flags.user_id, unix_now_ms());
   if (!erased) {
-    if (erased.error_kind() == ErrorKind::busy && erased.error().find("stop it first") == std::string::npos) {
+    if (erased.error_kind() == ErrorKind::busy) {
       report_error(kCommand, store::loggable_location(settings->database) + " is busy: another process held its write lock for " +
                                  std::to_string(settings->commit_deadline_ms) +
                                  " ms (run purge-user again; what was already removed stays removed)");

@@ -14,11 +14,13 @@ namespace hh {
 //   data:        the input itself is at fault (a constraint, a value out of range); retrying
 //                the same input fails again
 //   busy:        someone else holds the lock the operation needs; it may pass later
+//   in_use:      another process holds the role the operation needs (a `serve`, `rebuild`
+//                or `replay` applies the inbox): it does not pass by waiting; stop it first
 //   io:          reading or writing failed (disk, network)
 //   full:        out of space (disk, the configured size cap)
 //   unavailable: the resource is not there or not reachable (missing file, no server)
 //   other:       anything else (bugs, misuse), and every fail(message) without a kind
-enum class ErrorKind { data, busy, io, full, unavailable, other };
+enum class ErrorKind { data, busy, in_use, io, full, unavailable, other };
 
 struct Error {
   std::string message;

@@ -148,7 +148,7 @@ bool Processor::run_once(int64_t durable_seq) {
 Result<void> Processor::run_until_caught_up(const std::function<void(int64_t, int64_t)>& progress) {
   auto lead = store_->take_lead();
   if (!lead) return fail(lead);
-  if (!*lead) return fail(ErrorKind::busy, "another instance applies the inbox");
+  if (!*lead) return fail(ErrorKind::in_use, "another instance applies the inbox");
   if (auto synced = sync_applied_seq(); !synced) return synced;
   auto newest = store_->newest_seq();
   if (!newest) return fail(newest);

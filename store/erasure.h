@@ -51,8 +51,9 @@ class Erasure {
   virtual ~Erasure() = default;
   // What erase() would remove now; changes nothing (`--dry-run`).
   virtual Result<ErasureReport> count(std::string_view user_id) = 0;
-  // Removes it and records the erasure at `now_ms` (Unix ms). Fails with ErrorKind::busy
-  // while another process applies the inbox or holds the write lock past the busy timeout.
+  // Removes it and records the erasure at `now_ms` (Unix ms). Fails with ErrorKind::in_use
+  // while another process applies the inbox, ErrorKind::busy while one holds the write lock
+  // past the busy timeout.
   virtual Result<ErasureReport> erase(std::string_view user_id, int64_t now_ms) = 0;
 };
 

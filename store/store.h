@@ -29,7 +29,7 @@ class Store {
 
   virtual Result<std::unique_ptr<Inbox>> open_inbox() = 0;
   // Takes the store's processing lock (processing_store.h): with Leadership::now, fails
-  // while another process or instance applies this inbox.
+  // (ErrorKind::in_use) while another process or instance applies this inbox.
   virtual Result<std::unique_ptr<ProcessingStore>> open_processing(Leadership leadership = Leadership::now) = 0;
   // Whether processing can run beside the writer, on a connection and a thread of its own
   // (PostgreSQL). Where the store has one writer (SQLite), processing shares the writer's

@@ -467,14 +467,14 @@ Result<SqliteCopySummary> copy_sqlite_to_postgres(const std::string& source_path
   auto lite = open_for_reading(source_path);
   if (!lite) return copy_error(lite, "opening " + source_path);
   auto source_lock = ProcessingLock::acquire(*lite);
-  if (!source_lock) return fail(ErrorKind::busy, source_lock.error());
+  if (!source_lock) return fail(source_lock);
   auto pg = connect_migrated(target);
   if (!pg) return copy_error(pg, "opening " + target_name);
   // Session level: held until this connection closes (also when the process dies).
   auto locked = pg->query("SELECT pg_try_advisory_lock($1)", pg::Params().add(kProcessingLock));
   if (!locked) return copy_error(locked, "locking " + target_name);
   if (!locked->boolean(0, 0)) {
-    return fail(ErrorKind::busy, target_name + " is being processed by a running healthhook instance (it holds the "
+    return fail(ErrorKind::in_use, target_name + " is being processed by a running healthhook instance (it holds the "
                                                "processing lock); stop every instance serving it first");
   }
   // One snapshot of the source for the whole copy.

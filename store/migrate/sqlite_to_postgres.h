@@ -50,7 +50,7 @@ struct SqliteCopySummary {
 };
 
 // Copies the migrated SQLite store at `source_path` (opened read-only) into the
-// PostgreSQL store `target` (migrated if needed). Refusals name their reason: ErrorKind::busy
+// PostgreSQL store `target` (migrated if needed). Refusals name their reason: ErrorKind::in_use
 // for a processing lock held, ErrorKind::data for a target holding rows of another store.
 Result<SqliteCopySummary> copy_sqlite_to_postgres(const std::string& source_path, const Database& target,
                                                   const SqliteCopyOptions& options);

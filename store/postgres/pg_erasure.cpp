@@ -72,7 +72,7 @@ class PgErasure final : public Erasure {
     auto locked = db_.query("SELECT pg_try_advisory_xact_lock($1)", pg::Params().add(kProcessingLock));
     if (!locked) return fail(locked);
     if (!locked->boolean(0, 0)) {
-      return fail(ErrorKind::busy, "another process applies the inbox (serve, rebuild or replay): stop it first");
+      return fail(ErrorKind::in_use, "another process applies the inbox (serve, rebuild or replay): stop it first");
     }
     if (auto selected = select(user_id); !selected) return fail(selected);
     ErasureReport report;

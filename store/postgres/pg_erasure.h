@@ -3,7 +3,7 @@
 // own beside running instances. The same tables and report as SQLite's
 // (store/erasure_plan.h), all in one transaction: PostgreSQL can hold many tables' row
 // locks at once without stopping other writers, so there is no half-done purge to resume.
-// Refused (ErrorKind::busy) while an instance applies the inbox (it holds the processing
+// Refused (ErrorKind::in_use) while an instance applies the inbox (it holds the processing
 // lock, store/postgres/database.h), as on SQLite; a row lock held longer than the busy
 // timeout (lock_timeout) fails it as busy too, with nothing erased.
 #include <cstdint>

@@ -231,7 +231,7 @@ Result<std::unique_ptr<ProcessingStore>> open_on(std::unique_ptr<pg::Connection>
       db, leadership == Leadership::now ? ProcessingLocks::Kind::exclusive : ProcessingLocks::Kind::shared);
   auto taken = locks->acquire(true);
   if (!taken) return fail(taken);
-  if (!*taken && leadership == Leadership::now) return fail(ErrorKind::busy, kLeadTaken);
+  if (!*taken && leadership == Leadership::now) return fail(ErrorKind::in_use, kLeadTaken);
   auto writer = PgDerivedWriter::create(db);
   if (!writer) return fail(writer);
   (*writer)->defer_changes();  // written by write_changes() before each step commits

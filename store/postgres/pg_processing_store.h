@@ -21,7 +21,7 @@
 
 namespace hh::store {
 
-// Leadership::now (commands): fails with ErrorKind::busy while another session processes.
+// Leadership::now (commands): fails with ErrorKind::in_use while another session processes.
 // Leadership::when_free (`serve`): opens with or without shards, and takes its share in
 // later take_lead() calls.
 Result<std::unique_ptr<ProcessingStore>> open_postgres_processing(pg::Connection& db, const Database& database,

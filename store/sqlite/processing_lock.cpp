@@ -19,7 +19,7 @@ Result<ProcessingLock> ProcessingLock::acquire(sqlite::Connection& db) {
     const int error = errno;
     ::close(fd);
     if (error == EWOULDBLOCK) {
-      return fail(ErrorKind::busy, std::string(database) +
+      return fail(ErrorKind::in_use, std::string(database) +
                   " is being processed by another healthhook process (a running `serve`, `rebuild` or `replay`); "
                   "stop it first");
     }

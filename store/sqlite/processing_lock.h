@@ -17,7 +17,7 @@ namespace hh::store {
 
 class ProcessingLock {
  public:
-  // ErrorKind::busy while another process holds it (as PostgreSQL's processing lock).
+  // ErrorKind::in_use while another process holds it (as PostgreSQL's processing lock).
   static Result<ProcessingLock> acquire(sqlite::Connection& db);
   ProcessingLock(ProcessingLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
   ProcessingLock& operator=(ProcessingLock&&) = delete;

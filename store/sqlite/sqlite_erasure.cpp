@@ -73,7 +73,7 @@ class SqliteErasure final : public Erasure {
     // The processor must not apply one of the user's deliveries between two groups (it
     // would bring rows back): refused while `serve`, `rebuild` or `replay` applies the inbox.
     auto lock = ProcessingLock::acquire(db_);
-    if (!lock) return fail(ErrorKind::busy, lock.error());
+    if (!lock) return fail(lock);
     // A database from before migration 009 gets its user columns now (006: `erasures`).
     if (auto migrated = migrate(db_); !migrated) return fail(migrated);
     if (auto selected = select(user_id); !selected) return fail(selected);

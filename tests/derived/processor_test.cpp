@@ -402,14 +402,14 @@ BOOST_DATA_TEST_CASE(an_interrupted_step_leaves_nothing_behind, data::make(test:
 }
 
 // SQLite: a lock file beside the database; PostgreSQL: the processing lock (an advisory
-// lock of the leader's session), so the second open fails busy.
+// lock of the leader's session), so the second open fails (in use).
 BOOST_DATA_TEST_CASE(one_processor_per_database_file, data::make(test::kBothBackends), backend) {
   BackendStore s(backend);
   auto second_store = s.another_store();
   auto first = s.processor();
   auto second = second_store->open_processing();
   BOOST_TEST(!second.ok());
-  BOOST_TEST((second.error_kind() == ErrorKind::busy));
+  BOOST_TEST((second.error_kind() == ErrorKind::in_use));
   if (backend == test::Backend::sqlite) {
     BOOST_TEST(second.error() == s.location() +
                                      " is being processed by another healthhook process (a running `serve`, "
@@ -648,7 +648,7 @@ BOOST_DATA_TEST_CASE(processing_alongside_the_writer_has_a_session_of_its_own_an
     auto alongside = test::twin_must(s.store().open_processing_alongside(store::Leadership::now));
     auto on_writer = s.store().open_processing(store::Leadership::now);
     BOOST_TEST(!on_writer.ok());
-    BOOST_TEST((on_writer.error_kind() == ErrorKind::busy));
+    BOOST_TEST((on_writer.error_kind() == ErrorKind::in_use));
   }
   auto leader_store = s.another_store();
   auto leader = test::twin_must(

@@ -195,7 +195,7 @@ BOOST_AUTO_TEST_CASE(one_instance_leads_and_another_takes_over_where_it_stopped)
   // While the first leads: a command that needs the lock is refused, a server stands by.
   auto refused = second->open_processing(store::Leadership::now);
   BOOST_REQUIRE(!refused);
-  BOOST_TEST((refused.error_kind() == ErrorKind::busy));
+  BOOST_TEST((refused.error_kind() == ErrorKind::in_use));
   auto standby = processor_of(*second, store::Leadership::when_free);
   BOOST_TEST(!standby->run_once(INT64_MAX));
   BOOST_TEST(standby->stats().leading.load() == 0);
@@ -278,7 +278,7 @@ BOOST_AUTO_TEST_CASE(two_serving_sessions_share_the_shards_and_apply_each_delive
   // A command needs the store alone: refused while `serve`s share it.
   auto refused = pair.second->open_processing(store::Leadership::now);
   BOOST_REQUIRE(!refused);
-  BOOST_TEST((refused.error_kind() == ErrorKind::busy));
+  BOOST_TEST((refused.error_kind() == ErrorKind::in_use));
 
   auto first_inbox = must(pair.first->open_inbox());
   auto second_inbox = must(pair.second->open_inbox());

@@ -389,7 +389,7 @@ BOOST_AUTO_TEST_CASE(purge_user_is_refused_while_an_instance_applies_the_inbox) 
   auto pg = twin_must(store::open_postgres_erasure({t.pg_uri, ""}));
   auto erased = pg->erase("user-a", 1);
   BOOST_REQUIRE(!erased);
-  BOOST_TEST((erased.error_kind() == ErrorKind::busy));
+  BOOST_TEST((erased.error_kind() == ErrorKind::in_use));
   BOOST_TEST(twin_must(pg->count("user-a")).total_rows() == kPgreRowsOfA);  // nothing erased; a dry run still works
   BOOST_REQUIRE(leader.query("SELECT pg_advisory_unlock($1)", pg::Params().add(store::kProcessingLock)));
 
