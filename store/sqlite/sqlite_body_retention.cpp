@@ -15,10 +15,15 @@ namespace {
 // stops at the first delivery that is too new or not applied yet: received_at grows with
 // seq (both are taken at the commit), so nothing older lies beyond it. A clock stepped
 // back only delays the removal of what follows until that row is old enough.
+// The walk starts after the last removed body that had bytes: `purge-user` may leave a
+// placeholder of no bytes at the newest seq, recorded as removed (sqlite_erasure.cpp,
+// keep_seq_taken), above deliveries whose bodies are still there; rows already recorded
+// are passed over.
 constexpr const char* kCandidates =
     "SELECT seq, received_at, body FROM inbox "
-    "WHERE seq > (SELECT coalesce(max(seq), 0) FROM removed_bodies) "
+    "WHERE seq > coalesce((SELECT seq FROM removed_bodies WHERE body_bytes > 0 ORDER BY seq DESC LIMIT 1), 0) "
     "AND seq <= (SELECT applied_seq FROM processor_state WHERE id = 1) "
+    "AND NOT EXISTS (SELECT 1 FROM removed_bodies AS r WHERE r.seq = inbox.seq) "
     "ORDER BY seq LIMIT ?1";
 constexpr const char* kEmpty = "UPDATE inbox SET headers = '{}', body = x'' WHERE seq = ?1";
 // With the user the processor recorded for the delivery (its outcome), so the row stays

@@ -411,6 +411,31 @@ BOOST_AUTO_TEST_CASE(purge_user_after_retention_removed_every_body_leaves_no_row
   BOOST_TEST(test::count(db, "removed_bodies") > 0);  // B's records stay
 }
 
+// Erasing the user of the newest delivery leaves a placeholder at its seq with a
+// removed-body record (SQLite reuses max(seq) + 1 otherwise). Retention's walk starts after
+// the last removed body: it must not start after the placeholder, or the other users'
+// bodies below it would never be removed.
+BOOST_AUTO_TEST_CASE(retention_goes_on_removing_bodies_after_the_newest_deliverys_user_was_erased) {
+  TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  purge_build_store(path);
+  {
+    // A third user's deliveries are the newest.
+    auto db = test::open_store(path);
+    int64_t clock = kPurgeBaseMs + 86'400'000;
+    test::append_deliveries(db, test::two_users_deliveries("user-c", "idc-", "C", clock));
+    test::apply_inbox(db);
+    BOOST_REQUIRE(test::count(db, "removed_bodies") == 0);
+  }
+  auto purged = test::run_healthhook({"purge-user", "user-c", "--database", path});
+  BOOST_REQUIRE_MESSAGE(purged.exit_code == 0, purged.stderr_text);
+  auto db = test::open_store(path);
+  BOOST_REQUIRE(test::count(db, "inbox WHERE message_id LIKE 'erased:%'") == 1);
+  BOOST_REQUIRE(test::count(db, "inbox WHERE length(body) > 0") > 0);
+  purge_remove_every_body(db);  // fails while a body is left
+  BOOST_TEST(test::count(db, "removed_bodies") == test::count(db, "inbox"));
+}
+
 // Migration 009 on a populated store of version 8: every user column is filled from the
 // bodies still there, and for deliveries whose body retention had removed, from the rows
 // they wrote; what nothing names is counted, logged and printed by purge-user, which then
