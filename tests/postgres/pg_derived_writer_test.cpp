@@ -244,6 +244,16 @@ BOOST_AUTO_TEST_CASE(samples_batches_with_repeated_timestamps_full_and_plain) {
   none.unit.reset();
   none.timezone_offset.reset();
   s.apply(samples({real, tiny, big, none}), 13);
+  // Round floats whose shortest form has an exponent stay floats (jsonb would print 1e+05
+  // as 100000, which reads back as an integer). (-0.0 is left out: jsonb has no negative
+  // zero and keeps 0.0.)
+  std::vector<rows::SampleRow> round_floats;
+  int64_t at = 5'000'000'000;  // after the times the batches below write again
+  for (const double value : {1e5, -2.5e6, 1e15, 1e16, 1e20, 1.7976931348623157e308, 123456789.0, 1.5e300}) {
+    round_floats.push_back(heartrate(at += 1000, 0));
+    round_floats.back().value = value;
+  }
+  s.apply(samples(round_floats), 13);
   s.apply(samples({heartrate(1000, 80)}), 14);
   // Two batches of one series and one of another user in one delivery: one change each.
   auto d = samples({heartrate(1000, 60)});

@@ -47,8 +47,16 @@ bool json_scalar(std::string& out, const rows::SampleValue& value) {
       return true;
     }
     case 2: {
-      append_real(out, std::get<double>(value));
+      const double real = std::get<double>(value);
+      append_real(out, real);
       // A float that prints like an integer keeps a fraction: jsonb keeps 72.0 as written.
+      // jsonb writes 1e+05 out as 100000, which reads back as an integer: a round float
+      // whose shortest form has a positive exponent is written out in full, with ".0".
+      if (out.find("e+") != std::string::npos) {
+        char buffer[400];  // DBL_MAX in full is 309 digits
+        const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, real, std::chars_format::fixed);
+        if (ec == std::errc()) out.assign(buffer, end);
+      }
       if (out.find_first_of(".eEni") == std::string::npos) out.append(".0");
       return true;
     }
