@@ -60,6 +60,24 @@ DeliveryParser::~DeliveryParser() = default;
 
 ParseResult DeliveryParser::parse(const InboxRow& row, DeliveryRows& out) { return impl_->parse(row, out); }
 
+namespace {
+
+// Whether a JSON text spells U+0000 in a string (`\u0000` after an even run of
+// backslashes). PostgreSQL's text and jsonb cannot hold it, so both backends refuse such a
+// document alike instead of one keeping the character and the other cutting the string
+// there or failing the statement. (Raw control bytes are not valid JSON: simdjson refuses
+// them.)
+bool holds_nul_escape(std::string_view text) {
+  for (size_t at = text.find("\\u0000"); at != std::string_view::npos; at = text.find("\\u0000", at + 1)) {
+    size_t backslashes = 1;
+    while (at >= backslashes && text[at - backslashes] == '\\') ++backslashes;
+    if (backslashes % 2 == 1) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 ParseResult DeliveryParser::Impl::parse(const InboxRow& row, DeliveryRows& out) {
   // Keep the largest sample vector's capacity for the next timeseries row.
   if (!out.sample_batches.empty() && out.sample_batches.front().samples.capacity() > spare_samples.capacity()) {
@@ -112,6 +130,9 @@ bool DeliveryParser::Impl::open_document(std::string_view text, std::string_view
   }
   // Stage 1 (run by iterate() over the whole input) has validated UTF-8 everywhere, so
   // every stored string and raw_json() text is valid UTF-8.
+  if (holds_nul_escape(text)) {
+    return json.fail(here, what, "a string holds \\u0000 (U+0000), which the store does not keep");
+  }
   return true;
 }
 

@@ -40,7 +40,11 @@ EnvelopePeek peek_envelope(std::string_view body, bool with_team) {
     }
     std::string_view value;
     if (field.value().get_string().get(value)) return peek;
-    if (!value.empty() && value.size() <= kMaxPeekedBytes) *target = std::string(value);
+    // A value holding U+0000 is not kept: PostgreSQL's text cannot hold it, and the
+    // parser refuses such a delivery on both backends (delivery_parser.cpp).
+    if (!value.empty() && value.size() <= kMaxPeekedBytes && value.find('\0') == std::string_view::npos) {
+      *target = std::string(value);
+    }
     if (event_type_seen && team_seen) return peek;
   }
   return peek;

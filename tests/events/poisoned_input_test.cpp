@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "events/envelope_peek.h"
 #include "fixtures.h"
 
 namespace hh::events {
@@ -57,6 +58,22 @@ BOOST_AUTO_TEST_CASE(invalid_utf8_anywhere) {
   expect_invalid(*this, summary_with("\"n\xFFte\":1"), "body: not valid UTF-8");
   // In a member nobody reads (the envelope's team_id).
   expect_invalid(*this, "{\"event_type\":\"ping\",\"team_id\":\"\xED\xA0\x80\",\"data\":{}}", "body: not valid UTF-8");
+}
+
+// PostgreSQL's text and jsonb cannot hold U+0000: a body that spells it in any string is
+// refused on both backends alike (not kept whole by one and cut short by the other).
+BOOST_AUTO_TEST_CASE(nul_escape_in_any_string) {
+  const std::string_view error = "body: a string holds \\u0000 (U+0000), which the store does not keep";
+  expect_invalid(*this, summary_with(R"("note":"a\u0000b")"), error);
+  expect_invalid(*this, sample_with(R"("value":"x\u0000")"), error);
+  expect_invalid(*this, summary_with(R"("nested":{"deep":["\\\u0000"]})"), error);  // \\ then \u0000
+  // A backslash written as \\ before "u0000" is text, not the escape.
+  const ParseResult kept = webhook(summary_with(R"("note":"a\\u0000b")"));
+  BOOST_TEST(kept.error == "");
+  BOOST_TEST((kept.status == Status::processed));
+  // The envelope peek at ingest does not keep an event type that holds it.
+  BOOST_TEST(!events::peek_event_type(R"({"event_type":"daily.data.sleep\u0000.created","data":{}})"));
+  BOOST_TEST(events::peek_event_type(R"({"event_type":"daily.data.sleep.created","data":{}})").has_value());
 }
 
 BOOST_AUTO_TEST_CASE(deep_nesting) {
