@@ -6,7 +6,7 @@
 // others here, in tables.cpp.
 //
 // The migrations of each backend (store/sqlite/migrations/, store/postgres/migrations/)
-// stay explicit, reviewed SQL; tests/derived/schema_check_test.cpp holds each migrated
+// stay explicit, reviewed SQL; tests/postgres/schema_check_test.cpp holds each migrated
 // schema against this description, so a column added in one place and not the others
 // fails a test.
 #include <span>
