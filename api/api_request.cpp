@@ -15,6 +15,15 @@ Result<ApiTarget> parse_target(std::string_view target) {
   for (auto segment : url->segments()) parsed.segments.push_back(segment);
   // '+' is a plus sign, not a space: times like 2024-05-16T10:00:00+02:00 arrive unescaped.
   for (auto param : url->params(boost::urls::encoding_opts(false, false, false))) parsed.params.emplace_back(param.key, param.has_value ? param.value : "");
+  // No id or value the store keeps holds U+0000, and PostgreSQL would cut a parameter short
+  // there (answering for "abc" when asked for "abc%00x"): refused alike on both backends.
+  const auto holds_nul = [](std::string_view text) { return text.find('\0') != std::string_view::npos; };
+  for (const auto& segment : parsed.segments) {
+    if (holds_nul(segment)) return fail("a path segment holds %00 (U+0000)");
+  }
+  for (const auto& [key, value] : parsed.params) {
+    if (holds_nul(key) || holds_nul(value)) return fail("parameter '" + key.substr(0, key.find('\0')) + "' holds %00 (U+0000)");
+  }
   return parsed;
 }
 

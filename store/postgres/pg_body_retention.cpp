@@ -9,13 +9,16 @@
 namespace hh::store {
 namespace {
 
-// As sqlite_body_retention.cpp: the applied deliveries after the last removed body, in
-// seq order (only their sizes: the batch is chosen before any body is read). Below the
-// processed position (every shard's: hh_processed_seq()) every seq has committed, so no gap is walked past.
+// As sqlite_body_retention.cpp: the applied deliveries after the last removed body that had
+// bytes (a store migrated from SQLite may hold an erasure's placeholder above bodies still
+// there), passing over rows already recorded, in seq order (only their sizes: the batch is
+// chosen before any body is read). Below the processed position (every shard's:
+// hh_processed_seq()) every seq has committed, so no gap is walked past.
 constexpr std::string_view kPgretCandidates =
-    "SELECT seq, received_at, octet_length(body) FROM inbox "
-    "WHERE seq > (SELECT coalesce(max(seq), 0) FROM removed_bodies) "
+    "SELECT seq, received_at, octet_length(body) FROM inbox AS i "
+    "WHERE seq > coalesce((SELECT seq FROM removed_bodies WHERE body_bytes > 0 ORDER BY seq DESC LIMIT 1), 0) "
     "AND seq <= hh_processed_seq() "
+    "AND NOT EXISTS (SELECT 1 FROM removed_bodies AS r WHERE r.seq = i.seq) "
     "ORDER BY seq LIMIT $1";
 // Recorded before the body goes, hashed where it lies, with the user of the delivery's
 // outcome (as sqlite_body_retention.cpp).

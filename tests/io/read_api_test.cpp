@@ -147,6 +147,11 @@ BOOST_AUTO_TEST_CASE(timeseries_pages_in_time_order_with_filters) {
   BOOST_TEST(error("since=1") == "{\"error\":\"unknown parameter 'since'\"}\n");
   BOOST_TEST(error("cursor=AAAA") == "{\"error\":\"cursor: not a cursor of this listing\"}\n");
   BOOST_TEST(error("limit=1&limit=2") == "{\"error\":\"limit: given twice\"}\n");
+  // U+0000 in an id or a value: refused, not cut short there (as PostgreSQL's text would).
+  BOOST_TEST(error("provider=oura%00x") == "{\"error\":\"parameter 'provider' holds %00 (U+0000)\"}\n");
+  const auto nul_user = api.get("/v1/users/u1%00x/timeseries/heartrate");
+  BOOST_TEST(nul_user.status == 400);
+  BOOST_TEST(nul_user.body == "{\"error\":\"a path segment holds %00 (U+0000)\"}\n");
 }
 
 BOOST_AUTO_TEST_CASE(summary_pages_by_start_of_period) {

@@ -238,6 +238,33 @@ BOOST_AUTO_TEST_CASE(bodies_go_in_the_same_batches_with_the_same_hashes) {
   BOOST_TEST(!twin_must(pg->give_space_back(1 << 20)));
 }
 
+// `purge-user` on SQLite leaves a placeholder at the newest seq, recorded as a removed body
+// of no bytes, above bodies still there (sqlite_erasure.cpp, keep_seq_taken); `migrate`
+// copies it to PostgreSQL. Both walks start after the last removed body that had bytes and
+// pass over what is recorded: the bodies below it go, each once.
+BOOST_AUTO_TEST_CASE(bodies_below_an_erasures_placeholder_are_removed_on_both_backends) {
+  test::TwinStores t;
+  for (int64_t seq = 1; seq <= 10; ++seq) {
+    t.inbox(seq, "m" + std::to_string(seq), "webhook", 100 + seq, "a.b", "{}", R"({"n":1})");
+  }
+  t.inbox(11, "erased:11", "webhook", 111, "a.b", "{}", "");
+  t.exec("INSERT INTO removed_bodies (seq, body_sha256, body_bytes, removed_at_ms) VALUES (11, '" +
+         sha256_hex(std::string_view()) + "', 0, 1)");
+  t.inbox(12, "m12", "webhook", 112, "a.b", "{}", R"({"n":2})");
+  t.exec("UPDATE processor_state SET applied_seq = 12");
+  auto lite = twin_must(store::open_sqlite_body_retention(t.lite));
+  auto pg = twin_must(store::open_postgres_body_retention(t.pg));
+  for (int round = 0; round < 6; ++round) {
+    const auto lite_removed = twin_must(lite->remove_bodies(1000, 4, 2));
+    const auto pg_removed = twin_must(pg->remove_bodies(1000, 4, 2));
+    BOOST_TEST(pgre_describe(lite_removed) == pgre_describe(pg_removed));
+  }
+  t.same_rows("SELECT seq, body_bytes FROM removed_bodies ORDER BY seq", 2);
+  BOOST_TEST(twin_must(t.pg.query_int("SELECT count(*) FROM removed_bodies")).value_or(0) == 12);
+  BOOST_TEST(twin_must(t.pg.query_int("SELECT count(*) FROM inbox WHERE length(body) > 0")).value_or(-1) == 0);
+  BOOST_TEST(twin_must(t.lite.query_int("SELECT count(*) FROM inbox WHERE length(body) > 0")).value_or(-1) == 0);
+}
+
 BOOST_AUTO_TEST_CASE(instances_removing_bodies_together_remove_each_once) {
   test::TwinStores t;
   for (int64_t seq = 1; seq <= 50; ++seq) t.inbox(seq, "m" + std::to_string(seq), "webhook", seq, "a.b", "{}", "{}");
