@@ -40,8 +40,10 @@ Result<RecordedDeregistration> record_deregistration(const config::Settings& set
 
   // Apply it now when no other process applies this inbox; else that process will.
   auto processing = (*store)->open_processing(store::Leadership::now);
-  if (!processing && processing.error_kind() == ErrorKind::in_use) return recorded;
-  if (!processing) return fail(processing);
+  if (!processing) {
+    if (processing.error_kind() != ErrorKind::in_use) recorded.not_applied_because = processing.error();
+    return recorded;
+  }
   auto applier = processor::Processor::create(std::move(*processing), processor::kCatchUpSteps);
   if (!applier) return fail(applier);
   if (auto done = (*applier)->run_until_caught_up(nullptr); !done) return fail(done);

@@ -21,6 +21,9 @@ namespace hh::cli {
 struct RecordedDeregistration {
   int64_t seq = 0;       // the inbox row
   bool applied = false;  // the connection row is marked already (else the running server marks it)
+  // Why it was not applied here when no other process holds the inbox (empty: one does);
+  // the row is stored, and the next process to apply the inbox marks the connection.
+  std::string not_applied_because;
 };
 
 // `url` is the request that deregistered (kept in the context, never the key); `at_ms` when

@@ -166,6 +166,10 @@ int run_user_deregister(const UserDeregisterFlags& flags) {
   if (!recorded) {
     report_error(kCommand, "note: " + store::loggable_location(settings->database) +
                                " does not exist: the deregistration is not recorded there");
+  } else if (!recorded->applied && !recorded->not_applied_because.empty()) {
+    report_error(kCommand, "note: stored as seq " + std::to_string(recorded->seq) +
+                               ", not applied yet (" + recorded->not_applied_because +
+                               "): the next `serve`, `rebuild` or `replay` marks the connection row");
   } else if (!recorded->applied) {
     report_error(kCommand, "note: another healthhook process applies this database's inbox; it marks the "
                            "connection row (stored as seq " + std::to_string(recorded->seq) + ")");
