@@ -146,6 +146,10 @@ int run_purge_user(const PurgeUserFlags& flags) {
   }
 
   if (!flags.deregister.empty()) {
+    if (auto free = (*erasure)->check_free(); !free) {
+      report_error(kCommand, free.error() + " (nothing was sent to the service or erased)");
+      return kExitFailure;
+    }
     int exit_code = kExitOk;
     if (!deregister_first(*settings, flags, exit_code)) return exit_code;
   }
@@ -163,6 +167,9 @@ int run_purge_user(const PurgeUserFlags& flags) {
   }
   std::printf("purge-user %s: removed, recorded in the erasures table; rows removed:\n", flags.user_id.c_str());
   print_erasure_counts(*erased);
+  if (erased->total_rows() == 0) {
+    std::printf("note: no row names %s (ids are matched exactly, letter case included)\n", flags.user_id.c_str());
+  }
   std::printf("space: %s\n", erased->space.c_str());
   return kExitOk;
 }

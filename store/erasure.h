@@ -49,6 +49,10 @@ struct ErasureReport {
 class Erasure {
  public:
   virtual ~Erasure() = default;
+  // Whether erase() could run now: fails with ErrorKind::in_use while another process
+  // applies the inbox. Changes nothing; `purge-user --deregister` asks before it calls the
+  // service, so that a user is not deregistered there and left whole here.
+  virtual Result<void> check_free() = 0;
   // What erase() would remove now; changes nothing (`--dry-run`).
   virtual Result<ErasureReport> count(std::string_view user_id) = 0;
   // Removes it and records the erasure at `now_ms` (Unix ms). Fails with ErrorKind::in_use

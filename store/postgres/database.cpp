@@ -34,7 +34,11 @@ Result<pg::Connection> connect(const Database& database) {
     return fail(db.error_kind(),
                 redact_credentials(db.error(), credentials_in(database.location, database.password)));
   }
-  if (auto set = db->set_session("SET synchronous_commit = on; SET TIME ZONE 'UTC'"); !set) {
+  // What the store reads back does not depend on the server's, database's or role's
+  // defaults: bodies in hex, floats to the last digit, text as UTF-8.
+  if (auto set = db->set_session("SET synchronous_commit = on; SET TIME ZONE 'UTC'; SET bytea_output = 'hex'; "
+                                 "SET extra_float_digits = 3; SET client_encoding = 'UTF8'");
+      !set) {
     return fail(set);
   }
   return db;

@@ -50,9 +50,20 @@ constexpr std::string_view kPgerasePendingSql =
     "OR position('\\x5c'::bytea IN body) > 0) ORDER BY seq LIMIT $3";
 constexpr int64_t kPgerasePendingBatch = 16;
 
+constexpr std::string_view kInboxApplied = "another process applies the inbox (serve, rebuild or replay): stop it first";
+
 class PgErasure final : public Erasure {
  public:
   explicit PgErasure(pg::Connection db) : db_(std::move(db)) {}
+
+  Result<void> check_free() override {
+    auto txn = pg::Transaction::begin(db_);  // rolled back: the lock goes with it
+    if (!txn) return fail(txn);
+    auto locked = db_.query("SELECT pg_try_advisory_xact_lock($1)", pg::Params().add(kProcessingLock));
+    if (!locked) return fail(locked);
+    if (!locked->boolean(0, 0)) return fail(ErrorKind::in_use, std::string(kInboxApplied));
+    return {};
+  }
 
   Result<ErasureReport> count(std::string_view user_id) override {
     // One snapshot for every count; rolled back (the selection tables are its only writes).
@@ -72,7 +83,13 @@ class PgErasure final : public Erasure {
     auto locked = db_.query("SELECT pg_try_advisory_xact_lock($1)", pg::Params().add(kProcessingLock));
     if (!locked) return fail(locked);
     if (!locked->boolean(0, 0)) {
-      return fail(ErrorKind::in_use, "another process applies the inbox (serve, rebuild or replay): stop it first");
+      return fail(ErrorKind::in_use, std::string(kInboxApplied));
+    }
+    // A `serve` standing by still removes bodies: its batch could record one of the user's
+    // after the delete below. Waits for a batch under way (a short one), then holds them
+    // off until the commit.
+    if (auto held = db_.query("SELECT pg_advisory_xact_lock($1)", pg::Params().add(kBodyRetentionLock)); !held) {
+      return fail(held);
     }
     if (auto selected = select(user_id); !selected) return fail(selected);
     ErasureReport report;

@@ -58,6 +58,12 @@ class SqliteErasure final : public Erasure {
  public:
   explicit SqliteErasure(sqlite::Connection db) : db_(std::move(db)) {}
 
+  Result<void> check_free() override {
+    auto lock = ProcessingLock::acquire(db_);  // released at once
+    if (!lock) return fail(lock);
+    return {};
+  }
+
   Result<ErasureReport> count(std::string_view user_id) override {
     // A database from before migration 009 has no user columns to count by: it gets them
     // now (the rows stay as they are).
@@ -242,6 +248,9 @@ std::vector<std::string_view> sqlite_erasure_tables() {
 Result<std::unique_ptr<Erasure>> open_sqlite_erasure(const std::string& path, int64_t busy_timeout_ms) {
   auto db = open_admin_connection(path, busy_timeout_ms);
   if (!db) return fail(db);
+  // What the erasure deletes is overwritten in the file, whatever the SQLite build's
+  // default (`serve` runs with FAST, which leaves freed overflow pages as they were).
+  if (auto secure = db->exec("PRAGMA secure_delete = ON"); !secure) return fail(secure, path);
   return std::unique_ptr<Erasure>(new SqliteErasure(std::move(*db)));
 }
 

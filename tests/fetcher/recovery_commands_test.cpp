@@ -5,6 +5,10 @@
 // timeout and key the interface names, purge-user erases only after the service
 // deregistered the user, and bad input is refused before anything is queued or sent.
 #include <boost/test/unit_test.hpp>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -409,6 +413,32 @@ BOOST_AUTO_TEST_CASE(purge_user_erases_nothing_when_deregistering_fails) {
   BOOST_TEST(result.exit_code == 1);
   BOOST_TEST(result.stderr_text.find("HTTP 500") != std::string::npos, result.stderr_text);
   BOOST_TEST(test::query_int(database, erasures) == 0);
+}
+
+// While another process applies the inbox the erasure is refused: --deregister must not call
+// the service first (the user would be deregistered there and left whole here).
+BOOST_AUTO_TEST_CASE(purge_user_calls_the_service_only_when_it_can_erase) {
+  fake::FakeService service(recovery_service(fake::TlsMode::plain));
+  test::TempDir dir;
+  const std::string database = recovery_empty_database(dir);
+  const std::string config = recovery_config(dir, service.base_url(), "");
+  {
+    // The processing lock as a running `serve` holds it (store/sqlite/processing_lock.cpp).
+    const int fd = ::open((database + "-processor.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    BOOST_REQUIRE(fd >= 0);
+    BOOST_REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+    auto refused = test::run_healthhook({"purge-user", kNoticeUser, "--deregister", "garmin", "--config", config});
+    ::close(fd);
+    BOOST_TEST(refused.exit_code == 1);
+    BOOST_TEST(refused.stderr_text.find("stop it first (nothing was sent to the service or erased)") !=
+                   std::string::npos,
+               refused.stderr_text);
+    BOOST_TEST(service.requests().empty());
+  }
+  auto done = test::run_healthhook({"purge-user", kNoticeUser, "--deregister", "garmin", "--config", config});
+  BOOST_TEST(done.exit_code == 0, done.stderr_text);
+  BOOST_TEST(service.requests().size() == 1u);
+  BOOST_TEST(done.stdout_text.find("note: no row names " + kNoticeUser) != std::string::npos, done.stdout_text);
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // recovery_commands_test

@@ -418,7 +418,24 @@ BOOST_AUTO_TEST_CASE(purge_user_is_refused_while_an_instance_applies_the_inbox) 
   BOOST_REQUIRE(!erased);
   BOOST_TEST((erased.error_kind() == ErrorKind::in_use));
   BOOST_TEST(twin_must(pg->count("user-a")).total_rows() == kPgreRowsOfA);  // nothing erased; a dry run still works
+  auto free = pg->check_free();  // what `purge-user --deregister` asks before calling the service
+  BOOST_REQUIRE(!free);
+  BOOST_TEST((free.error_kind() == ErrorKind::in_use));
   BOOST_REQUIRE(leader.query("SELECT pg_advisory_unlock($1)", pg::Params().add(store::kProcessingLock)));
+  BOOST_TEST(pg->check_free().ok());
+
+  // A `serve` standing by still removes bodies: the erasure waits for its batch (here held
+  // past the busy timeout: busy, nothing erased), so that no record of a body of the user's
+  // is written after the erasure deleted them.
+  {
+    auto standby_batch = twin_must(pg::Transaction::begin(leader));
+    BOOST_REQUIRE(leader.query("SELECT pg_advisory_xact_lock($1)", pg::Params().add(store::kBodyRetentionLock)));
+    auto waiting = twin_must(store::open_postgres_erasure({t.pg_uri, ""}, 100));
+    erased = waiting->erase("user-a", 1);
+    BOOST_REQUIRE(!erased);
+    BOOST_TEST((erased.error_kind() == ErrorKind::busy), erased.error());
+  }
+  BOOST_TEST(twin_must(pg->count("user-a")).total_rows() == kPgreRowsOfA);
 
   // A row lock held past the busy timeout: busy, nothing erased.
   auto quick = twin_must(store::open_postgres_erasure({t.pg_uri, ""}, 100));
