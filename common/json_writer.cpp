@@ -88,6 +88,9 @@ void append_number(std::string& out, double value) {
     out.append("null");
     return;
   }
+  // -0 is written 0: SQLite's REAL columns do not keep the sign of zero and PostgreSQL's
+  // keep it, so the two backends answer alike (and JSON readers differ on "-0" anyway).
+  if (value == 0) value = 0;
   char buffer[32];
   auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
   out.append(buffer, ec == std::errc{} ? end : buffer);

@@ -217,8 +217,42 @@ export async function deliveries(root, _arg, query) {
   await load();
 }
 
+// The body as received, indented: its own tokens are kept (JSON.parse would round integers
+// above 2^53, print 72.0 as 72, keep one of two equal keys and move numeric keys first).
+// Text that is not JSON is shown as it is.
 function pretty(text) {
-  try { return JSON.stringify(JSON.parse(text), null, 2); } catch { return text; }
+  try { JSON.parse(text); } catch { return text; }
+  let out = '', depth = 0, inString = false, escaped = false;
+  const newline = () => '\n' + '  '.repeat(depth);
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      out += c;
+      if (escaped) escaped = false;
+      else if (c === '\\') escaped = true;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === ' ' || c === '\n' || c === '\r' || c === '\t') continue;
+    if (c === '"') { inString = true; out += c; continue; }
+    if (c === '{' || c === '[') {
+      const close = c === '{' ? '}' : ']';
+      const next = text.slice(i + 1).trimStart()[0];
+      if (next === close) { out += c + close; i = text.indexOf(close, i + 1); continue; }
+      depth++;
+      out += c + newline();
+    } else if (c === '}' || c === ']') {
+      depth--;
+      out += newline() + c;
+    } else if (c === ',') {
+      out += ',' + newline();
+    } else if (c === ':') {
+      out += ': ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 export async function delivery(root, messageId) {

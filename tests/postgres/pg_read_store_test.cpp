@@ -295,8 +295,9 @@ void fill_records(BothStores& s) {
               R(13.405), N(), N(), N(), N(), R(-3.5)});
   }
   for (int i = 0; i < 5; ++i) {
+    // -0.0: SQLite's REAL column keeps 0, PostgreSQL's double precision -0; read back as 0.
     s.insert("stream_points", point,
-             {T("w2"), I(i), N(), N(), R(99), N(), N(), N(), R(1e300), I(90), I(250), N(), N()});
+             {T("w2"), I(i), N(), N(), R(99), N(), N(), N(), R(1e300), I(90), I(250), N(), R(-0.0)});
   }
   s.exec("COMMIT");
   s.insert("connections",
