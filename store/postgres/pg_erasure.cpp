@@ -23,6 +23,8 @@ constexpr std::string_view kPgeraseSelectionTables =
 constexpr std::string_view kPgeraseSelections[] = {
     "INSERT INTO pg_temp.erase_seqs SELECT seq FROM delivery_outcomes WHERE user_id = $1::text ON CONFLICT DO NOTHING",
     "INSERT INTO pg_temp.erase_seqs SELECT seq FROM removed_bodies WHERE user_id = $1::text ON CONFLICT DO NOTHING",
+    "INSERT INTO pg_temp.erase_seqs SELECT c.seq FROM changes AS c JOIN delivery_outcomes AS o ON o.seq = c.seq "
+    "WHERE c.user_id = $1::text AND o.user_id IS DISTINCT FROM $1::text ON CONFLICT DO NOTHING",
     "INSERT INTO pg_temp.erase_series SELECT series_id FROM series WHERE user_id = $1::text",
     "INSERT INTO pg_temp.erase_workouts SELECT workout_id FROM workout_streams WHERE user_id = $1::text "
     "ON CONFLICT DO NOTHING",

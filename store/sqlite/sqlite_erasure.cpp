@@ -29,6 +29,11 @@ constexpr std::string_view kSelectionTables =
 constexpr std::string_view kSelections[] = {
     "INSERT OR IGNORE INTO temp.erase_seqs SELECT seq FROM delivery_outcomes WHERE user_id = ?1",
     "INSERT OR IGNORE INTO temp.erase_seqs SELECT seq FROM removed_bodies WHERE user_id = ?1",
+    // A delivery whose envelope names another user than its data: its outcome has the
+    // envelope's, the rows it wrote (and their feed rows) the data's; its body would give
+    // them back to `rebuild`.
+    "INSERT OR IGNORE INTO temp.erase_seqs SELECT c.seq FROM changes AS c JOIN delivery_outcomes AS o "
+    "ON o.seq = c.seq WHERE c.user_id = ?1 AND o.user_id IS NOT ?1",
     "INSERT INTO temp.erase_series SELECT series_id FROM series WHERE user_id = ?1",
     "INSERT OR IGNORE INTO temp.erase_workouts SELECT workout_id FROM workout_streams WHERE user_id = ?1",
     // A stream fetched for them whose row names nobody yet (written before migration 009).

@@ -285,6 +285,28 @@ BOOST_AUTO_TEST_CASE(instances_removing_bodies_together_remove_each_once) {
   BOOST_TEST(removed == 50);
 }
 
+// A delivery whose envelope names another user (user-c) than its data (user-a): its outcome
+// records the envelope's, the rows it wrote and their feed rows the data's. Erasing user-a
+// takes the delivery too, on both backends: `rebuild` would derive the rows again from it.
+BOOST_AUTO_TEST_CASE(a_delivery_whose_data_names_the_user_goes_with_the_rows_it_wrote) {
+  test::TwinStores t;
+  pgre_fill(t);
+  t.inbox(900, "mixed", "webhook", 900, "daily.data.sleep.created", "{}",
+          R"({"event_type":"daily.data.sleep.created","user_id":"user-c","data":{"id":"s-x","user_id":"user-a"}})");
+  t.exec("INSERT INTO delivery_outcomes (seq, status, family, user_id) VALUES (900, 'processed', 'summary', 'user-c')");
+  t.exec("INSERT INTO changes (change_id, seq, table_name, row_key, op, row_count, user_id) "
+         "VALUES (900, 900, 'summaries', 'sleep/s-x', 'insert', 1, 'user-a')");
+  auto lite = twin_must(store::open_sqlite_erasure(t.lite_path));
+  auto pg = twin_must(store::open_postgres_erasure({t.pg_uri, ""}));
+  const auto lite_erased = twin_must(lite->erase("user-a", 1));
+  const auto pg_erased = twin_must(pg->erase("user-a", 1));
+  BOOST_TEST(lite_erased.total_rows() == pg_erased.total_rows());
+  // (SQLite keeps the newest seq taken with a placeholder of no body.)
+  t.same_rows("SELECT count(*) FROM inbox WHERE message_id = 'mixed'", 1);
+  BOOST_TEST(twin_must(t.pg.query_int("SELECT count(*) FROM inbox WHERE message_id = 'mixed'")).value_or(-1) == 0);
+  t.same_rows("SELECT count(*) FROM delivery_outcomes WHERE seq = 900 AND status <> 'ignored'", 1);
+}
+
 BOOST_AUTO_TEST_CASE(purge_user_counts_and_erases_the_same_rows) {
   test::TwinStores t;
   pgre_fill(t);
