@@ -103,6 +103,11 @@ std::optional<int64_t> parse_iso8601_ms(std::string_view text) {
   }
   const int64_t days = days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
   const int64_t seconds = days * 86400 + hour * 3600 + minute * 60 + second - int64_t{offset_minutes} * 60;
+  // An offset can carry 0000-01-01 or 9999-12-31 past the years RFC 3339 writes in UTC:
+  // such an instant could not be written back.
+  static const int64_t first = days_from_civil(0, 1, 1) * 86400;
+  static const int64_t past_last = days_from_civil(10000, 1, 1) * 86400;
+  if (seconds < first || seconds >= past_last) return std::nullopt;
   return seconds * 1000 + millis;
 }
 

@@ -12,7 +12,8 @@ namespace hh {
 // Parses "YYYY-MM-DD[T| ]HH:MM[:SS[.fraction]][Z|±HH:MM|±HHMM|±HH]" into UTC milliseconds
 // since the Unix epoch. A missing offset means UTC (the service always sends one; hand-
 // written captures may not). A date alone ("YYYY-MM-DD") is midnight UTC. Fractions
-// beyond milliseconds are truncated. Returns nullopt for anything else.
+// beyond milliseconds are truncated. Returns nullopt for anything else, and for an
+// instant outside the years 0000 to 9999 in UTC (9999-12-31T23:00:00-05:00).
 std::optional<int64_t> parse_iso8601_ms(std::string_view text);
 
 // Formats UTC milliseconds as RFC 3339 with millisecond precision and "Z",

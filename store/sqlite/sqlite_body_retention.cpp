@@ -12,9 +12,10 @@ namespace {
 
 // Walks the inbox in seq order from just after the last removed body, so each batch starts
 // where the previous one stopped instead of stepping over every row removed so far. It
-// stops at the first delivery that is too new or not applied yet: received_at grows with
-// seq (both are taken at the commit), so nothing older lies beyond it. A clock stepped
-// back only delays the removal of what follows until that row is old enough.
+// stops at the first delivery that is too new or not applied yet: received_at (taken when
+// the request arrived, or the fetch ended) nearly always grows with seq, so little older
+// lies beyond it. A clock stepped back, or a replayed capture's older times, only delays
+// the removal of what follows until that row is old enough; nothing is removed early.
 // The walk starts after the last removed body that had bytes: `purge-user` may leave a
 // placeholder of no bytes at the newest seq, recorded as removed (sqlite_erasure.cpp,
 // keep_seq_taken), above deliveries whose bodies are still there; rows already recorded

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "fixtures.h"
+#include "common/timestamp.h"
 #include "events/classify.h"
 
 namespace hh::events {
@@ -331,6 +332,16 @@ BOOST_AUTO_TEST_CASE(bad_timestamp_names_the_sample) {
   BOOST_TEST((r.family == Family::timeseries));
   BOOST_TEST(r.error == R"(data.data[1].timestamp: not an ISO 8601 time "x")");
   BOOST_TEST(rows.sample_batches.empty());  // nothing half-applied
+  // An offset that carries the instant past the years RFC 3339 writes in UTC: refused (it
+  // could not be written back), and the edges themselves kept.
+  for (const char* beyond : {"9999-12-31T23:00:00-05:00", "0000-01-01T00:30:00+01:00"}) {
+    const ParseResult out = webhook(replace(read_example("timeseries-heartrate.json"),
+                                            R"("timestamp": "2024-06-02T05:15:05Z")",
+                                            std::string(R"("timestamp": ")") + beyond + "\""));
+    BOOST_TEST(out.error == std::string(R"(data.data[1].timestamp: not an ISO 8601 time ")") + beyond + "\"");
+  }
+  BOOST_TEST(format_rfc3339_ms(*parse_iso8601_ms("9999-12-31T23:59:59.999Z")) == "9999-12-31T23:59:59.999Z");
+  BOOST_TEST(format_rfc3339_ms(*parse_iso8601_ms("0000-01-01T00:00:00Z")) == "0000-01-01T00:00:00.000Z");
 }
 
 BOOST_AUTO_TEST_CASE(missing_time_and_provider) {
