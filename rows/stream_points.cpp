@@ -124,6 +124,10 @@ bool StreamPointReader::find_arrays() {
   if (s.at_end()) return fail("body: empty");
   if (!s.skip('{')) return fail("body: not a JSON object");
   s.skip_space();
+  // Members, and members of a stream: an object of members none of which is a stream's
+  // (`{"detail": "..."}` answered with 200) is an error, not an empty stream that would
+  // replace the points stored. `{}` is an empty stream (every array defaults to []).
+  bool any_member = false, any_stream_member = false;
   if (!s.skip('}')) {
     for (;;) {
       s.skip_space();
@@ -133,6 +137,8 @@ bool StreamPointReader::find_arrays() {
       if (!s.skip(':')) return fail("body: expected ':' after \"" + std::string(key) + "\"");
       s.skip_space();
       const auto named = std::find(kArrayNames.begin(), kArrayNames.end(), key);
+      any_member = true;
+      any_stream_member = any_stream_member || named != kArrayNames.end();
       bool read = false;
       if (named == kArrayNames.end()) {
         read = s.value(json::kSimdjsonMaxDepth - 1);  // a member not kept: checked whole
@@ -165,6 +171,7 @@ bool StreamPointReader::find_arrays() {
   }
   s.skip_space();
   if (!s.at_end()) return fail("body: content after the top-level object");
+  if (any_member && !any_stream_member) return fail("body: no member of a stream (time, heartrate, ...): not a stream");
   return true;
 }
 

@@ -89,6 +89,21 @@ BOOST_AUTO_TEST_CASE(unknown_members_are_skipped) {
   BOOST_TEST(points[1].time.value_or(-1) == 6);  // fractional seconds truncated
 }
 
+// An answer of 200 whose object has no member of a stream (an error body) is not an empty
+// stream: read as one, it would replace the points stored with none.
+BOOST_AUTO_TEST_CASE(an_object_without_a_stream_member_is_not_a_stream) {
+  for (const char* body : {R"({"detail":"Workout not found"})", R"({"detail":[{"msg":"x"}],"status":500})"}) {
+    std::string error;
+    BOOST_TEST(read_all(body, &error).empty());
+    BOOST_TEST(error == "body: no member of a stream (time, heartrate, ...): not a stream", body);
+  }
+  std::string error;
+  BOOST_TEST(read_all("{}", &error).empty());  // every array defaults to []: an empty stream
+  BOOST_TEST(error == "");
+  BOOST_TEST(read_all(R"({"time":null,"detail":"x"})", &error).empty());
+  BOOST_TEST(error == "");
+}
+
 BOOST_AUTO_TEST_CASE(malformed) {
   BOOST_TEST(error_of("") == "body: empty");
   BOOST_TEST(error_of("[1,2]") == "body: not a JSON object");
