@@ -2,7 +2,6 @@
 
 #include <charconv>
 #include <chrono>
-#include <limits>
 
 namespace hh {
 namespace {
@@ -170,9 +169,12 @@ std::optional<int64_t> parse_time_bound_ms(std::string_view text) {
   int64_t seconds = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
   if (ec == std::errc{} && end == text.data() + text.size()) {
-    // Beyond ±292 million years the milliseconds would overflow int64 (found by fuzz_timestamp).
-    constexpr int64_t kLimit = std::numeric_limits<int64_t>::max() / 1000;
-    if (seconds > kLimit || seconds < -kLimit) return std::nullopt;
+    // The years RFC 3339 writes (0000 to 9999), as parse_iso8601_ms: beyond ±292 million
+    // years the milliseconds overflowed int64 (found by fuzz_timestamp), and a range
+    // between such bounds overflowed `end - start` (a chart's buckets, the SQL's offsets).
+    constexpr int64_t kFirst = -62167219200;    // 0000-01-01T00:00:00Z
+    constexpr int64_t kPastLast = 253402300800;  // 10000-01-01T00:00:00Z
+    if (seconds < kFirst || seconds >= kPastLast) return std::nullopt;
     return seconds * 1000;
   }
   return parse_iso8601_ms(text);
