@@ -516,20 +516,29 @@ Result<RecreatedDropped> OutboxOf<Session>::requeue_dropped(const ForwardRule& r
   RecreatedDropped out;
   auto txn = session_.begin();
   if (!txn) return fail(txn);
-  auto ranges = dropped(rule.destination);
-  if (!ranges) return fail(ranges);
+  // The ranges are taken by deleting them: a second requeue at the same time (another
+  // tab, the command line) waits for this one's row locks on PostgreSQL and then finds
+  // none, instead of reading the same ranges and making their entries a second time.
+  std::vector<DroppedRange> ranges;
+  auto taken = session_.rows(kOutboxNoSlot,
+                             "DELETE FROM outbox_dropped WHERE destination = ?1 RETURNING first_seq, last_seq, entries",
+                             QueryArgs().add(rule.destination), [&](const auto& s) {
+                               DroppedRange range;
+                               range.first_seq = s.column_int(0);
+                               range.last_seq = s.column_int(1);
+                               range.entries = s.column_int(2);
+                               ranges.push_back(range);
+                             });
+  if (!taken) return fail(taken);
+  std::sort(ranges.begin(), ranges.end(),
+            [](const DroppedRange& a, const DroppedRange& b) { return a.first_seq < b.first_seq; });
   const std::string recreate = session_.recreate_sql(rule);
-  for (const DroppedRange& range : *ranges) {
+  for (const DroppedRange& range : ranges) {
     auto made = session_.exec(kOutboxNoSlot, recreate, QueryArgs().add(range.first_seq).add(range.last_seq));
     if (!made) return fail(made);
     ++out.ranges;
     out.dropped += range.entries;
     out.recreated += *made;
-  }
-  if (auto forgot = session_.exec(kOutboxNoSlot, "DELETE FROM outbox_dropped WHERE destination = ?1",
-                                  QueryArgs().add(rule.destination));
-      !forgot) {
-    return fail(forgot);
   }
   if (auto committed = txn->commit(); !committed) return fail(committed);
   out.not_recreated = std::max<int64_t>(0, out.dropped - out.recreated);

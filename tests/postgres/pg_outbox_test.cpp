@@ -7,6 +7,7 @@
 // transaction that rolls back leave nothing.
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
 #include <thread>
 
 #include "store/postgres/jobs/pg_job_admin.h"
@@ -227,6 +228,22 @@ BOOST_AUTO_TEST_CASE(the_sender_and_forward_leave_the_same_rows) {
   t.same_rows("SELECT destination, kind, seq, row_key, user_id, order_key, state, attempts, post_id, head "
               "FROM outbox ORDER BY destination, seq, row_key, outbox_id", 10);
   BOOST_TEST(t.pg.query_int("SELECT count(*) FROM outbox_dropped")->value_or(-1) == 0);
+
+  // Two requeues at once (two console tabs, the command line): while one has taken the
+  // ranges and not committed, the other waits for it and then finds none; it does not make
+  // the same entries a second time.
+  BOOST_REQUIRE(twin_must(pg->drop_oldest(raw_all, 2, {}, 9500)).entries > 0);
+  pg::Connection first = t.pg_connection();
+  auto taking = twin_must(pg::Transaction::begin(first));
+  BOOST_REQUIRE(first.exec("DELETE FROM outbox_dropped WHERE destination = 'raw-all'"));
+  Result<store::RecreatedDropped> second = fail("not run");
+  std::thread other([&] { second = pg->requeue_dropped(raw_all); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // it reads while the first holds them
+  twin_must(taking.commit());
+  other.join();
+  BOOST_REQUIRE_MESSAGE(second, second.error());
+  BOOST_TEST(second->ranges == 0);
+  BOOST_TEST(second->recreated == 0);
 }
 
 BOOST_AUTO_TEST_CASE(marks_pins_and_plans_the_same_on_both) {
