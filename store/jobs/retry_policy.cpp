@@ -24,8 +24,11 @@ RetryDecision decide_retry(const RetryPolicy& policy, int64_t attempts, bool fin
     decision.next_attempt_at_ms = now_ms;
     return decision;
   }
-  const int64_t delay = retry_after_s ? std::clamp<int64_t>(*retry_after_s, 0, kMaxRetryAfterSeconds) * 1000
-                                      : backoff_ms(policy, decision.attempts, random_bits);
+  // A Retry-After of 0, or a date already past (our clock ahead of the service's), would
+  // make the job due at once and spend every attempt in a burst: the backoff applies.
+  const bool asked = retry_after_s && *retry_after_s > 0;
+  const int64_t delay = asked ? std::min<int64_t>(*retry_after_s, kMaxRetryAfterSeconds) * 1000
+                              : backoff_ms(policy, decision.attempts, random_bits);
   decision.next_attempt_at_ms = now_ms + delay;
   return decision;
 }

@@ -33,7 +33,8 @@ struct RetryDecision {
 
 // After a failed attempt of a job that had `attempts` failures before it. `final`: the
 // failure cannot be fixed by retrying (a 4xx other than 408/429, a bad certificate...).
-// `retry_after_s` (429/503 only) replaces the backoff, clamped to [0, kMaxRetryAfterSeconds].
+// `retry_after_s` (429/503 only) replaces the backoff when positive, clamped to kMaxRetryAfterSeconds;
+// 0 or less (a date already past) takes the backoff.
 RetryDecision decide_retry(const RetryPolicy& policy, int64_t attempts, bool final,
                            std::optional<int64_t> retry_after_s, int64_t now_ms, uint64_t random_bits);
 

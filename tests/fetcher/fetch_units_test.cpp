@@ -117,8 +117,12 @@ BOOST_AUTO_TEST_CASE(decisions) {
   BOOST_TEST(retry_after.next_attempt_at_ms == 1000 + 7000);
   auto clamped = store::decide_retry(p, 0, false, int64_t{10'000'000}, 0, 0);
   BOOST_TEST(clamped.next_attempt_at_ms == store::kMaxRetryAfterSeconds * 1000);
+  // Retry-After 0 or a date already past: the backoff, not at once (every attempt would go
+  // in a burst).
   auto negative = store::decide_retry(p, 0, false, int64_t{-5}, 1000, 0);
-  BOOST_TEST(negative.next_attempt_at_ms == 1000);
+  BOOST_TEST(negative.next_attempt_at_ms == 1000 + 2500);
+  auto zero = store::decide_retry(p, 1, false, int64_t{0}, 1000, 0);
+  BOOST_TEST(zero.next_attempt_at_ms == 1000 + 5000);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
