@@ -197,7 +197,15 @@ export async function deliveries(root, _arg, query) {
   root.append(h('h1', {}, 'Deliveries'), form, results, more, note);
 
   const params = { event_type: q.event_type, status: q.status, start: q.start, end: q.end, limit: 50 };
-  if (q.user) params[UUID.test(q.user) ? 'user_id' : 'client_user_id'] = q.user;
+  if (q.user) {
+    // A UUID names a user of the service when one is known by it; a backend's client user
+    // ids may be UUIDs too.
+    let key = 'client_user_id';
+    if (UUID.test(q.user)) {
+      try { await api('/v1/users/' + encodeURIComponent(q.user)); key = 'user_id'; } catch { /* not a user id */ }
+    }
+    params[key] = q.user;
+  }
   let scanned = 0;
   const load = async (cursor) => {
     const page = await api('/v1/deliveries', { ...params, cursor });

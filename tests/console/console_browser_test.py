@@ -57,6 +57,8 @@ HEART_POINTS = 30
 SECOND_SOURCE_POINTS = 12
 USER_ID = str(uuid.UUID(int=0x5eed0000_0000_4000_8000_000000000042))
 CLIENT_USER_ID = "client-42"
+# Another user's client user id, shaped like a UUID (a backend may use UUIDs too).
+OTHER_CLIENT_USER_ID = str(uuid.UUID(int=0xc11e0000_0000_4000_8000_000000000007))
 
 
 def log(message):
@@ -354,7 +356,7 @@ def main():
             sent.append(send_delivery(args, server, signing_file, steps_body(now_ms, USER_ID, CLIENT_USER_ID)))
             sent.append(send_delivery(args, server, signing_file, second_source_heart_rate_body(now_ms)))
             other = str(uuid.uuid4())
-            sent.append(send_delivery(args, server, signing_file, steps_body(now_ms, other, "someone-else")))
+            sent.append(send_delivery(args, server, signing_file, steps_body(now_ms, other, OTHER_CLIENT_USER_ID)))
             sent.append(send_delivery(args, server, signing_file, '{"not an event": true}'))
             driver = make_driver(os.path.join(folder, "chromium-profile"))
             checks = Checks(driver, server.base, args.artifacts)
@@ -414,6 +416,10 @@ def run_checks(checks, args, server, backend, signing_file, sent, read_token, ad
     checks.run("the_overview_shows_the_deliveries_sent", overview_counts_deliveries)
 
     def search_and_open_a_delivery():
+        # A UUID that names no user of the service is searched as a client user id.
+        checks.eventually("#/deliveries?user=" + OTHER_CLIENT_USER_ID,
+                          lambda: len(checks.elements("#deliveries-table tr.delivery")) == 1,
+                          "a client user id shaped like a UUID found no delivery")
         checks.eventually("#/deliveries?user=" + CLIENT_USER_ID,
                           lambda: len(checks.elements("#deliveries-table tr.delivery")) == 3,
                           "the processor did not make the user known")
