@@ -2,7 +2,8 @@
 // scanner that reads fetched streams of up to tens of MB without simdjson, against
 // simdjson's DOM parser as the oracle:
 //  - a body simdjson reads as a stream (an object whose named members are arrays of
-//    numbers and nulls, or null) must read to the end, point for point, value for value;
+//    numbers and nulls, or null; with at least one of them unless it is empty) must read
+//    to the end, point for point, value for value;
 //    a time is an integer, or a float that is truncated (|t| < 9.2e18);
 //  - a body that reads to the end is JSON (check_json at simdjson's depth accepts it), and
 //    one simdjson rejects reads to the end only for a reason that check_json, a syntax
@@ -66,9 +67,12 @@ Oracle expect(simdjson::dom::element root) {
   // that element, unless a later member of the same name replaces the array: the reader
   // keeps the last one (simdjson's at_key would take the first), so does this loop.
   std::array<bool, 11> bad_element{};
+  bool any_member = false, any_stream_member = false;  // an object of other members only is not a stream
   for (auto [key, value] : object) {
+    any_member = true;
     for (size_t slot = 0; slot < kNames.size(); ++slot) {
       if (key != kNames[slot]) continue;
+      any_stream_member = true;
       auto& column = oracle.columns[slot];
       column.clear();
       bad_element[slot] = false;
@@ -107,6 +111,7 @@ Oracle expect(simdjson::dom::element root) {
     if (bad_element[slot]) return oracle;
     for (const Expected& e : oracle.columns[slot]) oracle.may_refuse |= e.refuse;
   }
+  if (any_member && !any_stream_member) return oracle;
   oracle.is_stream = true;
   return oracle;
 }
