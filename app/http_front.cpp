@@ -141,7 +141,7 @@ Result<void> bind_listener(HttpFront& front, const FrontParts& parts) {
 }  // namespace
 
 HttpFront::HttpFront(const config::Settings& settings, unsigned threads)
-    : body_budget(static_cast<uint64_t>(settings.max_inflight_body_mib) * 1024 * 1024),
+    : body_budget(inflight_budget_that_fits(settings)),
       blocking(kBlockingThreads),
       io(static_cast<int>(threads)) {}
 

@@ -258,7 +258,7 @@ std::vector<SettingKey> make_keys() {
                   "it to max_connections."),
       integer_key("max_inflight_body_mib", [](auto& s) -> auto& { return s.max_inflight_body_mib; }, {1, kMiB},
                   "Request bodies held in memory, all connections together (MiB); a body that does not fit waits "
-                  "up to a second, then gets 503."),
+                  "up to a second, then gets 503. Raised at start to max_body_bytes when smaller (a warning)."),
       integer_key("request_deadline_ms", [](auto& s) -> auto& { return s.request_deadline_ms; }, {100, 14000},
                   "From a complete request to its answer: a commit not done by then gets 503 with Retry-After "
                   "(the service gives up after about 15 s)."),

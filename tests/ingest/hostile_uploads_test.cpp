@@ -57,4 +57,19 @@ BOOST_AUTO_TEST_CASE(signed_looking_uploads_stay_inside_the_body_budget) {
   BOOST_TEST(server.stop() == 0);
 }
 
+// A body the limit allows but larger than the in-flight budget as configured: the budget
+// is raised to fit it at start (a warning), or every retry of it would be answered 503 and
+// it would never be stored.
+BOOST_AUTO_TEST_CASE(a_body_the_limit_allows_fits_the_budget) {
+  TempDir dir;
+  ServerProcess server(dir, "max_inflight_body_mib = 1\nmax_body_bytes = 2097152");
+  HttpClient client(server.port());
+  const std::string body =
+      R"({"event_type":"daily.data.ping.created","data":{"pad":")" + std::string(3 * hostile::kMiB / 2, 'x') + R"("}})";
+  BOOST_TEST(server.wait_for_log("max_inflight_body_raised", 5s));
+  BOOST_TEST(client.post_webhook(server.secret(), "msg_large", body).status == 200);
+  BOOST_TEST(hostile::deliveries(server.database()) == 1);
+  BOOST_TEST(server.stop() == 0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
