@@ -5,6 +5,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <string>
+#include <unordered_set>
 #include <variant>
 
 #include "common/json_scan.h"
@@ -132,6 +134,10 @@ net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
   std::optional<int64_t> retry_after_s;
   std::string error;
   HttpsClient& client = clients_.for_team(job.team_id);
+  // Every cursor of this run: one that comes back means the service's pages loop (A, B,
+  // A, …). Retrying cannot mend that, and every lap would store its pages again.
+  std::unordered_set<std::string> cursors;
+  if (job.cursor) cursors.insert(*job.cursor);
   for (;;) {
     if (stopping_.load()) {
       stop = true;
@@ -178,6 +184,8 @@ net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
       error = progress.error() + " (" + plan->url + ")";
       break;
     }
+    // The page is stored (its samples are the service's), then the job ends below.
+    const bool looped = progress->cursor && !cursors.insert(*progress->cursor).second;
 
     const uint64_t body_bytes = response.body.size();
     auto page = std::make_shared<store::NewDelivery>();
@@ -211,6 +219,11 @@ net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
       outcome.attempts = 0;
       log_outcome(job, outcome);
       co_return outcome;
+    }
+    if (looped) {
+      final = true;
+      error = "next_cursor \"" + *job.cursor + "\" came back: the service's pages loop (" + plan->url + ")";
+      break;
     }
   }
   if (stop) {

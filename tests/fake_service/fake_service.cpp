@@ -210,7 +210,7 @@ struct FakeService::Impl {
       const std::string provider = param("provider").empty() ? "garmin" : param("provider");
       return Reply{200,
                    grouped_body(segments[3], provider, range->first, range->second, page, options.timeseries_pages,
-                                options.samples_per_page),
+                                options.samples_per_page, options.cursor_loops),
                    std::nullopt};
     }
     return detail(404, "Not Found");

@@ -72,6 +72,7 @@ struct FakeOptions {
   bool chunked = false;               // Transfer-Encoding: chunked instead of Content-Length
   size_t default_stream_points = 120;
   size_t timeseries_pages = 3;        // pages per grouped window
+  bool cursor_loops = false;          // a lying service: the last grouped page points back to page 1
   size_t samples_per_page = 50;
   size_t max_summaries_per_page = 400;
 };

@@ -199,6 +199,28 @@ BOOST_AUTO_TEST_CASE(a_timeseries_backfill_follows_next_cursor_to_the_end) {
   BOOST_TEST(job.payload.find("\"page\":3") != std::string::npos);
 }
 
+// A lying service whose last page points back to an earlier page's cursor: the loop is
+// seen when a cursor comes back, the job ends dead with the reason (retrying cannot mend
+// it), and no page is stored twice.
+BOOST_AUTO_TEST_CASE(a_cursor_that_comes_back_ends_the_job_dead) {
+  test::FetcherFixture f;
+  fake::FakeOptions options;
+  options.cursor_loops = true;
+  fake::FakeService service(options);
+  auto fetcher = f.make_fetcher(f.settings_for(service));
+  const int64_t id =
+      f.queue_backfill_job("u-1", "heartrate", "garmin", "2024-08-04T00:00:00+00:00", "2024-08-05T00:00:00+00:00", 11);
+  auto outcome = fetcher->run_due_now().at(0);
+  BOOST_TEST(kind_of(outcome) == "dead");
+  BOOST_TEST(outcome.pages == 3);
+  BOOST_TEST(f.fetched_rows().size() == 3u);
+  BOOST_TEST(service.requests().size() == 3u);
+  const auto job = f.job(id);
+  BOOST_TEST(job.state == "dead");
+  BOOST_TEST(job.last_error.value_or("").find("came back: the service's pages loop") != std::string::npos,
+             job.last_error.value_or(""));
+}
+
 BOOST_AUTO_TEST_CASE(a_summary_backfill_reads_its_window_in_slices_without_overlap) {
   test::FetcherFixture f;
   fake::FakeService service;
