@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "common/timestamp.h"
 #include "tests/fake_service/fake_bodies.h"
@@ -65,6 +66,15 @@ std::set<std::string> keys_in(const std::string& json, const char* member = null
 // The `data` object's member names of a webhook example of schemas/examples/ (the
 // reference notes' objects).
 std::set<std::string> example_data_keys(const std::string& name) { return keys_in(test::example_file(name), "data"); }
+
+// A day of u-1's garmin heart rate queued as a backfill (trigger seq 11) and run once
+// against `service`: the job's id and the run's outcome.
+std::pair<int64_t, fetcher::JobOutcome> run_heartrate_backfill(test::FetcherFixture& f, fake::FakeService& service) {
+  auto fetcher = f.make_fetcher(f.settings_for(service));
+  const int64_t id =
+      f.queue_backfill_job("u-1", "heartrate", "garmin", "2024-08-04T00:00:00+00:00", "2024-08-05T00:00:00+00:00", 11);
+  return {id, fetcher->run_due_now().at(0)};
+}
 
 }  // namespace
 
@@ -171,10 +181,7 @@ BOOST_AUTO_TEST_CASE(a_profile_backfill_fetches_one_object_once_without_a_window
 BOOST_AUTO_TEST_CASE(a_timeseries_backfill_follows_next_cursor_to_the_end) {
   test::FetcherFixture f;
   fake::FakeService service;  // 3 pages of 50 samples
-  auto fetcher = f.make_fetcher(f.settings_for(service));
-  const int64_t id =
-      f.queue_backfill_job("u-1", "heartrate", "garmin", "2024-08-04T00:00:00+00:00", "2024-08-05T00:00:00+00:00", 11);
-  auto outcome = fetcher->run_due_now().at(0);
+  const auto [id, outcome] = run_heartrate_backfill(f, service);
   BOOST_TEST(kind_of(outcome) == "done");
   BOOST_TEST(outcome.pages == 3);
 
@@ -207,10 +214,7 @@ BOOST_AUTO_TEST_CASE(a_cursor_that_comes_back_ends_the_job_dead) {
   fake::FakeOptions options;
   options.cursor_loops = true;
   fake::FakeService service(options);
-  auto fetcher = f.make_fetcher(f.settings_for(service));
-  const int64_t id =
-      f.queue_backfill_job("u-1", "heartrate", "garmin", "2024-08-04T00:00:00+00:00", "2024-08-05T00:00:00+00:00", 11);
-  auto outcome = fetcher->run_due_now().at(0);
+  const auto [id, outcome] = run_heartrate_backfill(f, service);
   BOOST_TEST(kind_of(outcome) == "dead");
   BOOST_TEST(outcome.pages == 3);
   BOOST_TEST(f.fetched_rows().size() == 3u);
