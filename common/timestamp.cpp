@@ -33,6 +33,12 @@ unsigned days_in_month(int year, int month) {
   return month == 2 && leap ? 29 : kDays[month - 1];
 }
 
+// The instants RFC 3339 writes in UTC (years 0000 to 9999), in Unix seconds: every time
+// parsed lies in [kFirstSecond, kPastLastSecond), so it can be written back, and a range
+// between two of them cannot overflow.
+constexpr int64_t kFirstSecond = -62167219200;    // 0000-01-01T00:00:00Z
+constexpr int64_t kPastLastSecond = 253402300800;  // 10000-01-01T00:00:00Z
+
 }  // namespace
 
 int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
@@ -102,11 +108,8 @@ std::optional<int64_t> parse_iso8601_ms(std::string_view text) {
   }
   const int64_t days = days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
   const int64_t seconds = days * 86400 + hour * 3600 + minute * 60 + second - int64_t{offset_minutes} * 60;
-  // An offset can carry 0000-01-01 or 9999-12-31 past the years RFC 3339 writes in UTC:
-  // such an instant could not be written back.
-  static const int64_t first = days_from_civil(0, 1, 1) * 86400;
-  static const int64_t past_last = days_from_civil(10000, 1, 1) * 86400;
-  if (seconds < first || seconds >= past_last) return std::nullopt;
+  // An offset can carry 0000-01-01 or 9999-12-31 past the years RFC 3339 writes in UTC.
+  if (seconds < kFirstSecond || seconds >= kPastLastSecond) return std::nullopt;
   return seconds * 1000 + millis;
 }
 
@@ -169,12 +172,10 @@ std::optional<int64_t> parse_time_bound_ms(std::string_view text) {
   int64_t seconds = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
   if (ec == std::errc{} && end == text.data() + text.size()) {
-    // The years RFC 3339 writes (0000 to 9999), as parse_iso8601_ms: beyond ±292 million
-    // years the milliseconds overflowed int64 (found by fuzz_timestamp), and a range
-    // between such bounds overflowed `end - start` (a chart's buckets, the SQL's offsets).
-    constexpr int64_t kFirst = -62167219200;    // 0000-01-01T00:00:00Z
-    constexpr int64_t kPastLast = 253402300800;  // 10000-01-01T00:00:00Z
-    if (seconds < kFirst || seconds >= kPastLast) return std::nullopt;
+    // Beyond ±292 million years the milliseconds overflowed int64 (found by
+    // fuzz_timestamp), and a range between such bounds overflowed `end - start` (a
+    // chart's buckets, the SQL's offsets).
+    if (seconds < kFirstSecond || seconds >= kPastLastSecond) return std::nullopt;
     return seconds * 1000;
   }
   return parse_iso8601_ms(text);

@@ -52,8 +52,6 @@ constexpr std::string_view kPgerasePendingSql =
     "OR position('\\x5c'::bytea IN body) > 0) ORDER BY seq LIMIT $3";
 constexpr int64_t kPgerasePendingBatch = 16;
 
-constexpr std::string_view kInboxApplied = "another process applies the inbox (serve, rebuild or replay): stop it first";
-
 class PgErasure final : public Erasure {
  public:
   explicit PgErasure(pg::Connection db) : db_(std::move(db)) {}
@@ -61,10 +59,7 @@ class PgErasure final : public Erasure {
   Result<void> check_free() override {
     auto txn = pg::Transaction::begin(db_);  // rolled back: the lock goes with it
     if (!txn) return fail(txn);
-    auto locked = db_.query("SELECT pg_try_advisory_xact_lock($1)", pg::Params().add(kProcessingLock));
-    if (!locked) return fail(locked);
-    if (!locked->boolean(0, 0)) return fail(ErrorKind::in_use, std::string(kInboxApplied));
-    return {};
+    return lock_processing();
   }
 
   Result<ErasureReport> count(std::string_view user_id) override {
@@ -82,11 +77,7 @@ class PgErasure final : public Erasure {
     if (!txn) return fail(txn);
     // The processor must not apply one of the user's deliveries meanwhile (it would bring
     // rows back): refused while an instance applies the inbox.
-    auto locked = db_.query("SELECT pg_try_advisory_xact_lock($1)", pg::Params().add(kProcessingLock));
-    if (!locked) return fail(locked);
-    if (!locked->boolean(0, 0)) {
-      return fail(ErrorKind::in_use, std::string(kInboxApplied));
-    }
+    if (auto locked = lock_processing(); !locked) return fail(locked);
     // A `serve` standing by still removes bodies: its batch could record one of the user's
     // after the delete below. Waits for a batch under way (a short one), then holds them
     // off until the commit.
@@ -114,6 +105,17 @@ class PgErasure final : public Erasure {
   }
 
  private:
+  // The processing lock for the caller's transaction; ErrorKind::in_use while an instance
+  // applies the inbox.
+  Result<void> lock_processing() {
+    auto locked = db_.query("SELECT pg_try_advisory_xact_lock($1)", pg::Params().add(kProcessingLock));
+    if (!locked) return fail(locked);
+    if (!locked->boolean(0, 0)) {
+      return fail(ErrorKind::in_use, "another process applies the inbox (serve, rebuild or replay): stop it first");
+    }
+    return {};
+  }
+
   // Fills the selection tables for `user_id`, inside the caller's transaction.
   Result<void> select(std::string_view user_id) {
     if (auto made = db_.exec(kPgeraseSelectionTables); !made) return made;
