@@ -162,13 +162,17 @@ class OutboxOf final : public Outbox {
     if (!forwarding) return fail(forwarding);
     if (!*forwarding) return int64_t{0};
     // Read first: an UPDATE takes SQLite's write lock even when it changes nothing, and the
-    // sender looks ten times a second.
+    // sender looks ten times a second. The first unmarked entry by outbox_id, not EXISTS:
+    // that order is what makes SQLite's planner take outbox_unclassified (it drops an ORDER
+    // BY inside EXISTS). Otherwise it took outbox_keys, which matches two of the terms, and
+    // read the table row of every pending entry for `head`: a look over a backlog of
+    // 180,000 entries took most of a core (docs/decisions/053-a-look-reads-what-it-finds.md).
     bool found = false;
     auto any = session_.rows(
         kOutboxUnclassified,
-        "SELECT CASE WHEN EXISTS (SELECT 1 FROM outbox WHERE destination = ?1 AND state = 'pending' "
-        "AND head IS NULL) THEN 1 ELSE 0 END",
-        QueryArgs().add(destination), [&](const auto& s) { found = s.column_int(0) != 0; });
+        "SELECT outbox_id FROM outbox WHERE destination = ?1 AND state = 'pending' AND head IS NULL "
+        "ORDER BY outbox_id LIMIT 1",
+        QueryArgs().add(destination), [&](const auto&) { found = true; });
     if (!any) return fail(any);
     if (!found) return int64_t{0};
     return session_.exec(kOutboxClassify,
