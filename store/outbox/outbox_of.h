@@ -374,13 +374,10 @@ Result<Dropped> OutboxOf<Session>::drop_oldest(const ForwardRule& rule, int64_t 
   auto txn = session_.begin();
   if (!txn) return fail(txn);
   // The oldest `count`, then on to the end of the last one's delivery (its entries were
-  // written together, so they follow it). A walk of the primary key from ?2: `coalesce`
-  // keeps both planners off outbox_keys (destination, state, …), through which SQLite read
-  // every pending and dead entry's row and sorted them all, in the transaction that holds
-  // the write lock, for each step of a drop over a budget of millions of entries (decision 053).
+  // written together, so they follow it).
   const std::string oldest =
-      "SELECT outbox_id, seq, post_id FROM outbox WHERE outbox_id > ?2 AND coalesce(destination, '') = ?1 "
-      "AND state IN ('pending', 'dead') ORDER BY outbox_id LIMIT ?3";
+      "SELECT outbox_id, seq, post_id FROM outbox WHERE destination = ?1 AND state IN ('pending', 'dead') "
+      "AND outbox_id > ?2 ORDER BY outbox_id LIMIT ?3";
   auto first = drop_rows(oldest, QueryArgs().add(rule.destination).add(int64_t{0}).add(count));
   if (!first) return fail(first);
   std::vector<DropRow> picked = std::move(*first);
