@@ -374,7 +374,8 @@ Result<Dropped> OutboxOf<Session>::drop_oldest(const ForwardRule& rule, int64_t 
   auto txn = session_.begin();
   if (!txn) return fail(txn);
   // The oldest `count`, then on to the end of the last one's delivery (its entries were
-  // written together, so they follow it).
+  // written together, so they follow it). Through outbox_oldest, in order (SQLite
+  // 013-outbox-oldest.sql): no sort, and no other destination's entries.
   const std::string oldest =
       "SELECT outbox_id, seq, post_id FROM outbox WHERE destination = ?1 AND state IN ('pending', 'dead') "
       "AND outbox_id > ?2 ORDER BY outbox_id LIMIT ?3";

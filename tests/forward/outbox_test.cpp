@@ -311,6 +311,18 @@ int64_t bytes_read_so_far() {
   return 0;
 }
 
+// 30,000 pending entries of destination `d` and 100 keys, marked (the first of each key its
+// head), each row ~300 bytes: ~9 MB of table, one delivery per entry.
+void fill_marked_backlog(const std::string& path) {
+  auto writer = store::open_for_writing(path, {});
+  BOOST_REQUIRE_MESSAGE(writer, writer.error());
+  BOOST_REQUIRE(writer->exec(
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30000) "
+      "INSERT INTO outbox (destination, kind, seq, table_name, row_key, op, order_key, created_at, next_attempt_at, "
+      "last_error, head) SELECT 'd', 'change', 30000 + i, 'sleep', 'r' || i, 'insert', 'u/' || (i % 100), 0, 0, "
+      "printf('%.250c', 'x'), i <= 100 FROM n"));
+}
+
 // A look of the sender (classify() ten times a second) over a backlog of entries it has
 // already marked must read a few index pages, not the table row of every pending entry:
 // SQLite's planner took the index that matches destination and state, then read each
@@ -319,17 +331,7 @@ int64_t bytes_read_so_far() {
 BOOST_AUTO_TEST_CASE(a_look_over_a_backlog_reads_what_it_finds_not_the_backlog) {
   test::TempDir dir;
   const std::string path = dir.file("healthhook.db");
-  {
-    auto writer = store::open_for_writing(path, {});
-    BOOST_REQUIRE_MESSAGE(writer, writer.error());
-    // 30,000 pending entries of 100 keys, marked (the first of each key its head), each row
-    // ~300 bytes: ~9 MB of table.
-    BOOST_REQUIRE(writer->exec(
-        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30000) "
-        "INSERT INTO outbox (destination, kind, seq, table_name, row_key, op, order_key, created_at, next_attempt_at, "
-        "last_error, head) SELECT 'd', 'change', i, 'sleep', 'r' || i, 'insert', 'u/' || (i % 100), 0, 0, "
-        "printf('%.250c', 'x'), i <= 100 FROM n"));
-  }
+  fill_marked_backlog(path);
   auto outbox = store::open_sqlite_outbox(path, store::OutboxUse::sender);
   BOOST_REQUIRE_MESSAGE(outbox, outbox.error());
   const int64_t before = bytes_read_so_far();
@@ -339,6 +341,39 @@ BOOST_AUTO_TEST_CASE(a_look_over_a_backlog_reads_what_it_finds_not_the_backlog) 
   const int64_t read = bytes_read_so_far() - before;
   BOOST_TEST_MESSAGE("one look read " << read << " bytes");
   BOOST_TEST(read < 1'000'000);  // the whole table is ~9 MB
+}
+
+// A step of a drop over the budget reads the entries it drops: it held the write lock while
+// SQLite read every pending entry of the destination through outbox_keys and sorted them
+// all (a review of the store's query plans), and a walk of the primary key instead would
+// read every older entry of the other destinations (a paused one's backlog: a no-context
+// review of that walk). Here another destination holds 30,000 older entries.
+BOOST_AUTO_TEST_CASE(a_drop_step_reads_the_entries_it_drops_not_the_backlogs) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  {
+    auto writer = store::open_for_writing(path, {});
+    BOOST_REQUIRE_MESSAGE(writer, writer.error());
+    BOOST_REQUIRE(writer->exec(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30000) "
+        "INSERT INTO outbox (destination, kind, seq, table_name, row_key, op, order_key, created_at, next_attempt_at, "
+        "last_error) SELECT 'paused', 'change', i, 'sleep', 'r' || i, 'insert', 'u/' || (i % 100), 0, 0, "
+        "printf('%.250c', 'x') FROM n"));
+  }
+  fill_marked_backlog(path);  // 30,000 of `d`, after them
+  auto outbox = store::open_sqlite_outbox(path, store::OutboxUse::sender);
+  BOOST_REQUIRE_MESSAGE(outbox, outbox.error());
+  const store::ForwardRule rule{.destination = "d", .mode = store::ForwardMode::changes, .events = {}};
+  const int64_t before = bytes_read_so_far();
+  auto dropped = (*outbox)->drop_oldest(rule, 1000, {}, 0);
+  BOOST_REQUIRE_MESSAGE(dropped, dropped.error());
+  BOOST_TEST(dropped->entries == 1000);
+  const int64_t read = bytes_read_so_far() - before;
+  BOOST_TEST_MESSAGE("one drop step read " << read << " bytes");
+  BOOST_TEST(read < 3'000'000);  // each destination's entries are ~9 MB
+  auto left = (*outbox)->figures();
+  BOOST_REQUIRE(left);
+  for (const auto& f : *left) BOOST_TEST(f.pending == 30000 - (f.destination == "d" ? 1000 : 0));
 }
 
 BOOST_AUTO_TEST_CASE(the_budget_drops_the_oldest_as_seq_ranges_that_requeue_makes_again) {

@@ -1,0 +1,11 @@
+-- 013: a destination's pending and dead entries in outbox_id order, for the disk budget's
+-- drops (store/outbox.h drop_oldest(): WHERE destination = ?1 AND state IN ('pending',
+-- 'dead') AND outbox_id > ?2 ORDER BY outbox_id LIMIT ?3). Through outbox_keys, the only
+-- index on destination before it, SQLite read every pending and dead entry of the
+-- destination and sorted them all, in the transaction that holds the write lock the inbox
+-- writer waits for, at each step of a drop over a budget of millions of entries; a walk of
+-- the primary key reads the other destinations' entries instead (docs/decisions/053-a-look-reads-what-it-finds.md).
+-- Partial: entries are only ever pending or dead while they are here. The sender's probe
+-- (state = 'pending' AND head IS NULL) keeps outbox_unclassified: SQLite does not take
+-- state = 'pending' to imply this index's condition.
+CREATE INDEX outbox_oldest ON outbox (destination, outbox_id) WHERE state IN ('pending', 'dead');
