@@ -27,8 +27,14 @@ class RecordQueryOf final : public RecordQuery<typename D::Stored> {
 
   Result<void> start(const RecordFilter& filter) override {
     QueryArgs args;
-    for (const auto& f : D::filters) args.add(filter.*(f.filter));
-    return statements_.start(listing, args, Fetch::cursor);
+    size_t given = 0;
+    for (size_t i = 0; i < D::filters.size(); ++i) {
+      const std::optional<std::string>& value = filter.*(D::filters[i].filter);
+      if (!value) continue;
+      given |= size_t{1} << i;
+      args.add(*value);
+    }
+    return statements_.start(given, args, Fetch::cursor);
   }
 
   Result<void> start_by_key(std::string_view change_key) override {
@@ -47,14 +53,20 @@ class RecordQueryOf final : public RecordQuery<typename D::Stored> {
   void finish() override { statements_.finish(); }
 
  private:
-  enum Statement : size_t { listing, by_key };
-  static const std::array<std::string, 2>& sql() {
-    static const std::array<std::string, 2> built{schema::record_listing_sql<D>(Reads::dialect),
-                                                  schema::record_by_key_sql<D>(Reads::dialect)};
+  // The listings by which filters are given (record_sql.h), then the lookup by key.
+  static constexpr size_t kStatements = schema::listing_count<D>() + 1;
+  static constexpr size_t by_key = kStatements - 1;
+  static const std::array<std::string, kStatements>& sql() {
+    static const std::array<std::string, kStatements> built = [] {
+      std::array<std::string, kStatements> texts;
+      for (size_t given = 0; given < by_key; ++given) texts[given] = schema::record_listing_sql<D>(Reads::dialect, given);
+      texts[by_key] = schema::record_by_key_sql<D>(Reads::dialect);
+      return texts;
+    }();
     return built;
   }
 
-  typename Reads::template Listings<2> statements_;
+  typename Reads::template Listings<kStatements> statements_;
 };
 
 }  // namespace hh::store

@@ -2,11 +2,15 @@
 // The read statements of a record table, built from its description (record_tables.h) for
 // a dialect, once per process (the callers keep them in statics):
 //
-//   listing: SELECT <its read fields> FROM <from> WHERE (?1::text IS NULL OR t.<filter> = ?1)
-//            AND … ORDER BY <key, text bytewise>
+//   listing: SELECT <its read fields> FROM <from> WHERE t.<filter> = ?1 AND …
+//            ORDER BY <key, text bytewise>
 //   by key:  SELECT … FROM <from> WHERE t.<key 1> = ?1 AND …   (a change-feed key's parts)
 //
-// A listing's filters are bound in the order of D::filters; a lookup's key parts in key
+// A listing is one statement per combination of the filters given (a bit per filter of
+// D::filters, in order), its parameters the given ones in that order. Not one statement
+// with `(?1 IS NULL OR t.<filter> = ?1)`: prepared once, its plan cannot know which are
+// given, so SQLite scanned the whole table for every listing, a user's included (the
+// per-user indexes of 005-identity.sql went unused). A lookup's key parts are bound in key
 // order (split from the change-feed key: the key columns joined with '/',
 // store/sqlite/migrations/002-derived.sql).
 #include <cstddef>
@@ -33,15 +37,22 @@ std::string record_select() {
   return sql + " FROM " + std::string(D::from) + " ";
 }
 
+// The listing statements of D: 2^(number of filters), indexed by which filters are given.
 template <typename D>
-std::string record_listing_sql(Dialect dialect) {
+constexpr size_t listing_count() {
+  return size_t{1} << D::filters.size();
+}
+
+// The listing with the filters whose bits are set in `given` (bit i: D::filters[i]).
+template <typename D>
+std::string record_listing_sql(Dialect dialect, size_t given) {
   std::string sql = record_select<D>();
   int n = 0;
-  for (const auto& filter : D::filters) {
+  for (size_t i = 0; i < D::filters.size(); ++i) {
+    if ((given & (size_t{1} << i)) == 0) continue;
     ++n;
     sql += n == 1 ? "WHERE " : " AND ";
-    sql += "(" + param(n, Type::text) + " IS NULL OR t." + std::string(filter.column) + " = ?" + std::to_string(n) +
-           ")";
+    sql += "t." + std::string(D::filters[i].column) + " = " + param(n, Type::text);
   }
   sql += " ORDER BY ";
   bool first = true;

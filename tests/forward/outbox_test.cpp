@@ -4,7 +4,6 @@
 // destination's event globs, with the order key of the user and resource; and what the
 // sender and `healthhook forward` do to them.
 #include <boost/test/unit_test.hpp>
-#include <fstream>
 #include <regex>
 #include <set>
 
@@ -14,6 +13,7 @@
 #include "store/sqlite/database.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/outbox/sqlite_outbox.h"
+#include "tests/support/bytes_read.h"
 #include "tests/support/database_probe.h"
 #include "tests/support/examples.h"
 #include "tests/support/temp_dir.h"
@@ -298,19 +298,6 @@ BOOST_AUTO_TEST_CASE(a_keys_next_entry_becomes_its_head_whoever_takes_the_first)
   BOOST_TEST(heads_now() == "3,6,7");
 }
 
-// Bytes this process has read through read()/pread() so far (/proc/self/io): what a fresh
-// connection's queries read of the file, since its page cache starts empty.
-int64_t bytes_read_so_far() {
-  std::ifstream io("/proc/self/io");
-  std::string name;
-  int64_t value = 0;
-  while (io >> name >> value) {
-    if (name == "rchar:") return value;
-  }
-  BOOST_FAIL("no rchar in /proc/self/io");
-  return 0;
-}
-
 // 30,000 pending entries of destination `d` and 100 keys, marked (the first of each key its
 // head), each row ~300 bytes: ~9 MB of table, one delivery per entry.
 void fill_marked_backlog(const std::string& path) {
@@ -334,11 +321,12 @@ BOOST_AUTO_TEST_CASE(a_look_over_a_backlog_reads_what_it_finds_not_the_backlog) 
   fill_marked_backlog(path);
   auto outbox = store::open_sqlite_outbox(path, store::OutboxUse::sender);
   BOOST_REQUIRE_MESSAGE(outbox, outbox.error());
-  const int64_t before = bytes_read_so_far();
+  const int64_t before = test::bytes_read_so_far();
+  BOOST_REQUIRE(before >= 0);
   auto marked = (*outbox)->classify("d", true, 4096);
   BOOST_REQUIRE_MESSAGE(marked, marked.error());
   BOOST_TEST(*marked == 0);
-  const int64_t read = bytes_read_so_far() - before;
+  const int64_t read = test::bytes_read_so_far() - before;
   BOOST_TEST_MESSAGE("one look read " << read << " bytes");
   BOOST_TEST(read < 1'000'000);  // the whole table is ~9 MB
 }
@@ -364,11 +352,12 @@ BOOST_AUTO_TEST_CASE(a_drop_step_reads_the_entries_it_drops_not_the_backlogs) {
   auto outbox = store::open_sqlite_outbox(path, store::OutboxUse::sender);
   BOOST_REQUIRE_MESSAGE(outbox, outbox.error());
   const store::ForwardRule rule{.destination = "d", .mode = store::ForwardMode::changes, .events = {}};
-  const int64_t before = bytes_read_so_far();
+  const int64_t before = test::bytes_read_so_far();
+  BOOST_REQUIRE(before >= 0);
   auto dropped = (*outbox)->drop_oldest(rule, 1000, {}, 0);
   BOOST_REQUIRE_MESSAGE(dropped, dropped.error());
   BOOST_TEST(dropped->entries == 1000);
-  const int64_t read = bytes_read_so_far() - before;
+  const int64_t read = test::bytes_read_so_far() - before;
   BOOST_TEST_MESSAGE("one drop step read " << read << " bytes");
   BOOST_TEST(read < 3'000'000);  // each destination's entries are ~9 MB
   auto left = (*outbox)->figures();
