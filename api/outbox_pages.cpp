@@ -136,7 +136,7 @@ Page jobs_page(const store::Database& database, const ApiTarget& target) {
   if (!limit) return bad_parameter(limit.error());
   auto admin = store::open_job_admin(database);
   if (!admin) return database_error(admin.error());
-  auto jobs = (*admin)->list(state);
+  auto jobs = (*admin)->list(state, *limit + 1);  // one more: whether the page is truncated
   if (!jobs) return database_error(jobs.error());
   Page page;
   page.body = "{\"items\":[";

@@ -46,8 +46,12 @@ struct QueuedBackfill {
 class JobAdmin {
  public:
   virtual ~JobAdmin() = default;
-  // All jobs, or those in `state` (queued|running|done|dead), by job_id.
-  virtual Result<std::vector<JobRow>> list(const std::optional<std::string>& state) = 0;
+  // All jobs, or those in `state` (queued|running|done|dead), by job_id; the first
+  // `at_most` of them when given (a page: jobs are never deleted, so a state's list only
+  // grows).
+  virtual Result<std::vector<JobRow>> list(const std::optional<std::string>& state,
+                                           std::optional<int64_t> at_most) = 0;
+  Result<std::vector<JobRow>> list(const std::optional<std::string>& state) { return list(state, std::nullopt); }
   virtual Result<std::optional<JobRow>> find(int64_t job_id) = 0;
   // queued/done/dead → queued, due now, attempts 0. A done backfill starts its window
   // again (its progress keys are removed; `page` keeps counting, so the refetched pages

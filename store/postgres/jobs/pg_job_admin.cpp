@@ -54,10 +54,13 @@ class PgJobAdmin final : public JobAdmin {
  public:
   explicit PgJobAdmin(pg::Connection db) : db_(std::move(db)) {}
 
-  Result<std::vector<JobRow>> list(const std::optional<std::string>& state) override {
-    auto rows = state ? db_.query(std::string(kPgadminColumns) + "WHERE state = $1 ORDER BY job_id",
-                                  pg::Params().add(*state))
-                      : db_.query(std::string(kPgadminColumns) + "ORDER BY job_id");
+  using JobAdmin::list;
+  Result<std::vector<JobRow>> list(const std::optional<std::string>& state, std::optional<int64_t> at_most) override {
+    // LIMIT NULL is no limit on PostgreSQL.
+    auto rows = state ? db_.query(std::string(kPgadminColumns) + "WHERE state = $1 ORDER BY job_id LIMIT $2::bigint",
+                                  pg::Params().add(*state).add(at_most))
+                      : db_.query(std::string(kPgadminColumns) + "ORDER BY job_id LIMIT $1::bigint",
+                                  pg::Params().add(at_most));
     if (!rows) return fail(rows);
     std::vector<JobRow> out;
     for (int r = 0; r < rows->size(); ++r) out.push_back(pgadmin_row(*rows, r));

@@ -36,7 +36,10 @@ constexpr std::string_view kRequeueSet =
 class SqliteJobAdmin final : public JobAdmin {
  public:
   explicit SqliteJobAdmin(sqlite::Connection db) : db_(std::move(db)) {}
-  Result<std::vector<JobRow>> list(const std::optional<std::string>& state) override { return list_jobs(db_, state); }
+  using JobAdmin::list;
+  Result<std::vector<JobRow>> list(const std::optional<std::string>& state, std::optional<int64_t> at_most) override {
+    return list_jobs(db_, state, at_most);
+  }
   Result<std::optional<JobRow>> find(int64_t job_id) override { return find_job(db_, job_id); }
   Result<RequeueStatus> requeue(int64_t job_id, int64_t now_ms) override { return requeue_job(db_, job_id, now_ms); }
   Result<int64_t> requeue_dead(int64_t now_ms) override { return requeue_dead_jobs(db_, now_ms); }
@@ -72,10 +75,12 @@ Result<sqlite::Connection> open_admin_connection(const std::string& path, int64_
   return db;
 }
 
-Result<std::vector<JobRow>> list_jobs(sqlite::Connection& db, const std::optional<std::string>& state) {
-  auto stmt = db.prepare(std::string(kColumns) + (state ? "WHERE state = ?1 " : "") + "ORDER BY job_id");
+Result<std::vector<JobRow>> list_jobs(sqlite::Connection& db, const std::optional<std::string>& state,
+                                      std::optional<int64_t> at_most) {
+  auto stmt = db.prepare(std::string(kColumns) + (state ? "WHERE state = ?1 " : "") + "ORDER BY job_id LIMIT ?2");
   if (!stmt) return fail(stmt);
   if (state) stmt->bind(1, std::string_view(*state));
+  stmt->bind(2, at_most.value_or(-1));  // SQLite: a negative LIMIT is none
   std::vector<JobRow> rows;
   for (;;) {
     auto row = stmt->step();

@@ -24,8 +24,10 @@ Result<std::unique_ptr<JobAdmin>> open_sqlite_job_admin(const std::string& path)
 // An existing, migrated database, read-write, busy_timeout `busy_timeout_ms`.
 Result<sqlite::Connection> open_admin_connection(const std::string& path, int64_t busy_timeout_ms = 5000);
 
-// All jobs, or those in `state` (queued|running|done|dead), by job_id.
-Result<std::vector<JobRow>> list_jobs(sqlite::Connection& db, const std::optional<std::string>& state);
+// All jobs, or those in `state` (queued|running|done|dead), by job_id; the first `at_most`
+// when given (JobAdmin::list).
+Result<std::vector<JobRow>> list_jobs(sqlite::Connection& db, const std::optional<std::string>& state,
+                                      std::optional<int64_t> at_most = std::nullopt);
 Result<std::optional<JobRow>> find_job(sqlite::Connection& db, int64_t job_id);
 
 // queued/done/dead → queued, due now, attempts 0. A done backfill starts its window again
