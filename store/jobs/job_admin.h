@@ -47,8 +47,8 @@ class JobAdmin {
  public:
   virtual ~JobAdmin() = default;
   // All jobs, or those in `state` (queued|running|done|dead), by job_id; the first
-  // `at_most` of them when given (a page: jobs are never deleted, so a state's list only
-  // grows).
+  // `at_most` of them when given (a page: done jobs stay until their user is erased, so a
+  // state's list grows); a negative `at_most` is 0.
   virtual Result<std::vector<JobRow>> list(const std::optional<std::string>& state,
                                            std::optional<int64_t> at_most) = 0;
   Result<std::vector<JobRow>> list(const std::optional<std::string>& state) { return list(state, std::nullopt); }

@@ -64,7 +64,8 @@ Result<void> PgChangeInserts::insert(std::span<const Change> changes) {
     columns[7].text(change.user_id);
   }
   pg::Params p;
-  for (ArrayLiteral& column : columns) p.add(column.finish());
+  p.add(columns[0].finish());  // seq: never NULL (the rows' count)
+  for (size_t i = 1; i < std::size(columns); ++i) columns[i].add_to(p);
   if (auto locked = lock_new_ids(*state_.db); !locked) return locked;
   auto inserted = state_.db->run(kPgChangeBatch, p);
   if (!inserted) return fail(inserted);

@@ -177,11 +177,12 @@ Result<int64_t> PgSampleWriter::write(const rows::SampleBatch& batch, int64_t se
 
   const bool plain = fill_sample_arrays(s, batch);
   pg::Params params;
-  params.add(entry.id).add(seq).add(s.t_ms.finish()).add(s.timezone_offset.finish()).add(s.value.finish());
-  params.add(s.unit.finish());
+  params.add(entry.id).add(seq).add(s.t_ms.finish());
+  for (ArrayLiteral* column : {&s.timezone_offset, &s.value, &s.unit}) column->add_to(params);
   if (!plain) {
-    params.add(s.type.finish()).add(s.start_ms.finish()).add(s.end_ms.finish()).add(s.systolic.finish());
-    params.add(s.diastolic.finish()).add(s.extra.finish());
+    for (ArrayLiteral* column : {&s.type, &s.start_ms, &s.end_ms, &s.systolic, &s.diastolic, &s.extra}) {
+      column->add_to(params);
+    }
   }
   auto rows = s.db->run(plain ? kPgSamplesPlain : kPgSamplesFull, params);
   if (!rows) return fail(rows);

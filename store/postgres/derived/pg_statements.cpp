@@ -66,13 +66,18 @@ bool json_scalar(std::string& out, const rows::SampleValue& value) {
 }
 
 void ArrayLiteral::integer(int64_t value) {
+  ++values_;
   char buffer[24];
   separator().append(buffer, std::to_chars(buffer, buffer + sizeof buffer, value).ptr);
 }
 
-void ArrayLiteral::real(double value) { append_real(separator(), value); }
+void ArrayLiteral::real(double value) {
+  ++values_;
+  append_real(separator(), value);
+}
 
 void ArrayLiteral::text(std::string_view value) {
+  ++values_;
   std::string& out = separator();
   out.push_back('"');
   for (char c : value) {

@@ -43,6 +43,7 @@ class ArrayLiteral {
   void clear() {
     text_.assign("{");
     size_ = 0;
+    values_ = 0;
   }
   void null() { separator().append("NULL"); }
   void integer(int64_t value);
@@ -57,7 +58,22 @@ class ArrayLiteral {
     text_.push_back('}');
     return text_;
   }
+  // Adds the literal (closed) to `params`, or NULL when every element is NULL: in a
+  // statement's multi-argument unnest() a NULL array comes back as NULLs, padded to the
+  // others' length, without the server parsing a literal of NULLs element by element.
+  // For every array of such an unnest() but the one that is never NULL.
+  void add_to(pg::Params& params) {
+    if (all_null()) {
+      params.add_null();
+    } else {
+      params.add(finish());
+    }
+  }
   size_t size() const { return size_; }
+  // Every element NULL (or none): the statement may get a NULL array instead, which
+  // unnest() pads with NULLs for free, where the server parses a literal of NULLs element
+  // by element.
+  bool all_null() const { return values_ == 0; }
 
  private:
   std::string& separator() {
@@ -66,6 +82,7 @@ class ArrayLiteral {
   }
   std::string text_ = "{";
   size_t size_ = 0;
+  size_t values_ = 0;  // elements that are not NULL
 };
 
 }  // namespace hh::store

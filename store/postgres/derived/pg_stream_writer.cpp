@@ -93,7 +93,8 @@ Result<StreamReplaced> PgStreamWriter::replace_points(const rows::FetchedStream&
 
   pg::Params points;
   points.add(stream.workout_id);
-  for (ArrayLiteral& column : columns) points.add(column.finish());
+  points.add(columns[0].finish());  // idx: never NULL (the rows' count)
+  for (size_t i = 1; i < std::size(columns); ++i) columns[i].add_to(points);
   pg::Params workout;
   workout.add(stream.workout_id);
   pg::Params row;

@@ -1,5 +1,6 @@
 #include "store/postgres/jobs/pg_job_admin.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -56,7 +57,8 @@ class PgJobAdmin final : public JobAdmin {
 
   using JobAdmin::list;
   Result<std::vector<JobRow>> list(const std::optional<std::string>& state, std::optional<int64_t> at_most) override {
-    // LIMIT NULL is no limit on PostgreSQL.
+    // LIMIT NULL is no limit on PostgreSQL (which refuses a negative one).
+    if (at_most) at_most = std::max<int64_t>(*at_most, 0);
     auto rows = state ? db_.query(std::string(kPgadminColumns) + "WHERE state = $1 ORDER BY job_id LIMIT $2::bigint",
                                   pg::Params().add(*state).add(at_most))
                       : db_.query(std::string(kPgadminColumns) + "ORDER BY job_id LIMIT $1::bigint",

@@ -1,5 +1,6 @@
 #include "store/sqlite/jobs/sqlite_job_admin.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "store/sqlite/database.h"
@@ -80,7 +81,7 @@ Result<std::vector<JobRow>> list_jobs(sqlite::Connection& db, const std::optiona
   auto stmt = db.prepare(std::string(kColumns) + (state ? "WHERE state = ?1 " : "") + "ORDER BY job_id LIMIT ?2");
   if (!stmt) return fail(stmt);
   if (state) stmt->bind(1, std::string_view(*state));
-  stmt->bind(2, at_most.value_or(-1));  // SQLite: a negative LIMIT is none
+  stmt->bind(2, at_most ? std::max<int64_t>(*at_most, 0) : -1);  // SQLite: a negative LIMIT is none
   std::vector<JobRow> rows;
   for (;;) {
     auto row = stmt->step();
