@@ -298,16 +298,18 @@ BOOST_AUTO_TEST_CASE(a_keys_next_entry_becomes_its_head_whoever_takes_the_first)
   BOOST_TEST(heads_now() == "3,6,7");
 }
 
-// 30,000 pending entries of destination `d` and 100 keys, marked (the first of each key its
-// head), each row ~300 bytes: ~9 MB of table, one delivery per entry.
-void fill_marked_backlog(const std::string& path) {
+// 30,000 pending entries of `destination` and 100 keys, from delivery first_seq + 1 on, each
+// row ~300 bytes: ~9 MB of table. Marked: the first of each key its head, the rest not heads
+// (a sender has looked); else unmarked.
+void fill_backlog(const std::string& path, const std::string& destination, int64_t first_seq, bool marked) {
   auto writer = store::open_for_writing(path, {});
   BOOST_REQUIRE_MESSAGE(writer, writer.error());
   BOOST_REQUIRE(writer->exec(
       "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30000) "
       "INSERT INTO outbox (destination, kind, seq, table_name, row_key, op, order_key, created_at, next_attempt_at, "
-      "last_error, head) SELECT 'd', 'change', 30000 + i, 'sleep', 'r' || i, 'insert', 'u/' || (i % 100), 0, 0, "
-      "printf('%.250c', 'x'), i <= 100 FROM n"));
+      "last_error, head) SELECT '" + destination + "', 'change', " + std::to_string(first_seq) +
+      " + i, 'sleep', 'r' || i, 'insert', 'u/' || (i % 100), 0, 0, printf('%.250c', 'x'), " +
+      (marked ? "i <= 100" : "NULL") + " FROM n"));
 }
 
 // A look of the sender (classify() ten times a second) over a backlog of entries it has
@@ -318,15 +320,14 @@ void fill_marked_backlog(const std::string& path) {
 BOOST_AUTO_TEST_CASE(a_look_over_a_backlog_reads_what_it_finds_not_the_backlog) {
   test::TempDir dir;
   const std::string path = dir.file("healthhook.db");
-  fill_marked_backlog(path);
+  fill_backlog(path, "d", 0, true);
   auto outbox = store::open_sqlite_outbox(path, store::OutboxUse::sender);
   BOOST_REQUIRE_MESSAGE(outbox, outbox.error());
-  const int64_t before = test::bytes_read_so_far();
-  BOOST_REQUIRE(before >= 0);
-  auto marked = (*outbox)->classify("d", true, 4096);
-  BOOST_REQUIRE_MESSAGE(marked, marked.error());
-  BOOST_TEST(*marked == 0);
-  const int64_t read = test::bytes_read_so_far() - before;
+  const int64_t read = test::bytes_read_by([&] {
+    auto marked = (*outbox)->classify("d", true, 4096);
+    BOOST_REQUIRE_MESSAGE(marked, marked.error());
+    BOOST_TEST(*marked == 0);
+  });
   BOOST_TEST_MESSAGE("one look read " << read << " bytes");
   BOOST_TEST(read < 1'000'000);  // the whole table is ~9 MB
 }
@@ -339,25 +340,16 @@ BOOST_AUTO_TEST_CASE(a_look_over_a_backlog_reads_what_it_finds_not_the_backlog) 
 BOOST_AUTO_TEST_CASE(a_drop_step_reads_the_entries_it_drops_not_the_backlogs) {
   test::TempDir dir;
   const std::string path = dir.file("healthhook.db");
-  {
-    auto writer = store::open_for_writing(path, {});
-    BOOST_REQUIRE_MESSAGE(writer, writer.error());
-    BOOST_REQUIRE(writer->exec(
-        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30000) "
-        "INSERT INTO outbox (destination, kind, seq, table_name, row_key, op, order_key, created_at, next_attempt_at, "
-        "last_error) SELECT 'paused', 'change', i, 'sleep', 'r' || i, 'insert', 'u/' || (i % 100), 0, 0, "
-        "printf('%.250c', 'x') FROM n"));
-  }
-  fill_marked_backlog(path);  // 30,000 of `d`, after them
+  fill_backlog(path, "paused", 0, false);
+  fill_backlog(path, "d", 30000, true);  // after them
   auto outbox = store::open_sqlite_outbox(path, store::OutboxUse::sender);
   BOOST_REQUIRE_MESSAGE(outbox, outbox.error());
   const store::ForwardRule rule{.destination = "d", .mode = store::ForwardMode::changes, .events = {}};
-  const int64_t before = test::bytes_read_so_far();
-  BOOST_REQUIRE(before >= 0);
-  auto dropped = (*outbox)->drop_oldest(rule, 1000, {}, 0);
-  BOOST_REQUIRE_MESSAGE(dropped, dropped.error());
-  BOOST_TEST(dropped->entries == 1000);
-  const int64_t read = test::bytes_read_so_far() - before;
+  const int64_t read = test::bytes_read_by([&] {
+    auto dropped = (*outbox)->drop_oldest(rule, 1000, {}, 0);
+    BOOST_REQUIRE_MESSAGE(dropped, dropped.error());
+    BOOST_TEST(dropped->entries == 1000);
+  });
   BOOST_TEST_MESSAGE("one drop step read " << read << " bytes");
   BOOST_TEST(read < 3'000'000);  // each destination's entries are ~9 MB
   auto left = (*outbox)->figures();

@@ -3,6 +3,7 @@
 // fresh SQLite connection's statements read of the file, since its page cache starts empty.
 // Tests that a repeated statement reads what it returns, not the table, count it around one
 // call (a bound on bytes, not on time).
+#include <boost/test/unit_test.hpp>
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -16,7 +17,16 @@ inline int64_t bytes_read_so_far() {
   while (io >> name >> value) {
     if (name == "rchar:") return value;
   }
-  return -1;  // no /proc/self/io: callers require >= 0
+  return -1;  // no /proc/self/io
+}
+
+// The bytes read while `call()` ran.
+template <typename Call>
+int64_t bytes_read_by(Call&& call) {
+  const int64_t before = bytes_read_so_far();
+  BOOST_REQUIRE_MESSAGE(before >= 0, "no rchar in /proc/self/io");
+  call();
+  return bytes_read_so_far() - before;
 }
 
 }  // namespace hh::test
