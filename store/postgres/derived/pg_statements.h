@@ -70,9 +70,7 @@ class ArrayLiteral {
     }
   }
   size_t size() const { return size_; }
-  // Every element NULL (or none): the statement may get a NULL array instead, which
-  // unnest() pads with NULLs for free, where the server parses a literal of NULLs element
-  // by element.
+  // Every element NULL (or none): add_to() sends NULL.
   bool all_null() const { return values_ == 0; }
 
  private:
