@@ -59,7 +59,9 @@ Result<void> mount_metrics(HttpFront& front, const FrontParts& parts) {
   if (!store_metrics) return fail(ErrorKind::other, store_metrics.error());
   front.store_metrics = std::move(*store_metrics);
   front.metrics_endpoint.add([reads = front.store_metrics.get()](metrics::PrometheusText& out) { reads->collect(out); });
-  front.metrics_endpoint.add(metrics::processor_metrics(*parts.processing.processor));
+  std::vector<const processor::Processor*> processors;
+  for (const auto& p : parts.processing.processors) processors.push_back(p.get());
+  front.metrics_endpoint.add(metrics::processor_metrics(std::move(processors)));
   if (parts.processing.checkpointer) {
     front.metrics_endpoint.add(metrics::checkpointer_metrics(*parts.processing.checkpointer));
   }

@@ -12,23 +12,27 @@ Result<std::unique_ptr<Processing>> start_processing(const config::Settings& set
   // Instances sharing a store (PostgreSQL) take turns: this one may stand by. Processing
   // runs on a thread of its own where it can have a connection of its own (processing.h).
   const bool alongside = ingest.store->can_process_alongside();
-  auto store = alongside ? ingest.store->open_processing_alongside(store::Leadership::when_free)
-                         : ingest.store->open_processing(store::Leadership::when_free);
-  if (!store) return fail(store);
-  // On its own thread, steps of the size a step that gives way has (kBehindStep): nothing
-  // waits for them, but readers see a step's rows at its commit, and a stop waits for one.
-  auto created = processor::Processor::create(
-      std::move(*store), alongside ? processor::Processor::kBehindStep : processor::kCatchUpSteps);
-  if (!created) return fail(created);
-  processing->processor = std::move(*created);
-  if (follow_ups) processing->processor->on_jobs_queued([follow_ups] { follow_ups->wake(); });
-  if (alongside) {
-    processing->thread = std::make_unique<processor::ProcessingThread>(*processing->processor,
-                                                                       ingest.writer_options.idle_wakeup);
-    writer.add_background(processing->thread.get());  // passes each durable seq on
-  } else {
-    processing->processor->yield_to([&writer] { return writer.queue_depth() > 0; });
-    writer.add_background(processing->processor.get());
+  // Each session takes its share of the shards as another instance's would (decision 050).
+  const int64_t sessions = alongside ? settings.processing_sessions : 1;
+  for (int64_t i = 0; i < sessions; ++i) {
+    auto store = alongside ? ingest.store->open_processing_alongside(store::Leadership::when_free)
+                           : ingest.store->open_processing(store::Leadership::when_free);
+    if (!store) return fail(store);
+    // On its own thread, steps of the size a step that gives way has (kBehindStep): nothing
+    // waits for them, but readers see a step's rows at its commit, and a stop waits for one.
+    auto created = processor::Processor::create(
+        std::move(*store), alongside ? processor::Processor::kBehindStep : processor::kCatchUpSteps);
+    if (!created) return fail(created);
+    processor::Processor& processor = *processing->processors.emplace_back(std::move(*created));
+    if (follow_ups) processor.on_jobs_queued([follow_ups] { follow_ups->wake(); });
+    if (alongside) {
+      auto& thread = processing->threads.emplace_back(
+          std::make_unique<processor::ProcessingThread>(processor, ingest.writer_options.idle_wakeup));
+      writer.add_background(thread.get());  // passes each durable seq on
+    } else {
+      processor.yield_to([&writer] { return writer.queue_depth() > 0; });
+      writer.add_background(&processor);
+    }
   }
   // Checkpoints run on a thread of their own, not inside the writer's commits, where they
   // held up the acks of the batch that crossed the checkpoint threshold (reading the log,

@@ -4,8 +4,10 @@
 // waiting deliveries, and the checkpointer runs on a thread of its own and finishes each
 // checkpoint between the writer's batches. Where processing can have a connection of its
 // own (PostgreSQL), it runs on a thread of its own (processor/processing_thread.h), and the
-// writer thread only commits.
+// writer thread only commits; `processing_sessions` such sessions, each with its own
+// processor and thread, share this instance's part of the shards of users.
 #include <memory>
+#include <vector>
 
 #include "app/ingest.h"
 #include "common/result.h"
@@ -19,15 +21,16 @@
 namespace hh::app {
 
 struct Processing {
-  std::unique_ptr<processor::Processor> processor;
-  std::unique_ptr<processor::ProcessingThread> thread;  // runs `processor`, when it has a connection of its own
+  std::vector<std::unique_ptr<processor::Processor>> processors;  // one on SQLite
+  // Each runs the processor of the same index, where processing has connections of its own.
+  std::vector<std::unique_ptr<processor::ProcessingThread>> threads;
   std::unique_ptr<store::Checkpointer> checkpointer;  // null if it could not be started
   std::unique_ptr<processor::BodyRetentionWork> body_retention;  // null without [retention] body_days
 
   // Lets the step in progress finish and stops processing (before the parts its steps
   // wake, e.g. the fetcher, stop).
   void stop() {
-    if (thread) thread->stop();
+    for (auto& thread : threads) thread->stop();
   }
 };
 

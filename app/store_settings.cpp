@@ -10,6 +10,9 @@ namespace {
 // refused, naming the key, so that nobody believes them in force.
 constexpr std::string_view kSqliteOnlyKeys[] = {"synchronous", "cache_size_mib", "max_database_mib",
                                                 "min_free_disk_mib"};
+// And the keys of a PostgreSQL store only: a SQLite file has one writer, which applies
+// everything between its commits.
+constexpr std::string_view kPostgresOnlyKeys[] = {"processing_sessions"};
 
 }  // namespace
 
@@ -27,7 +30,16 @@ store::Database database(const config::Settings& settings, const config::Secrets
 Result<void> check_backend_keys(const config::Settings& settings) {
   auto kind = store::database_kind(settings.database);
   if (!kind) return fail(kind);
-  if (*kind != store::DatabaseKind::postgresql) return {};
+  if (*kind != store::DatabaseKind::postgresql) {
+    for (std::string_view key : kPostgresOnlyKeys) {
+      if (settings.given.contains(std::string(key))) {
+        return fail(ErrorKind::data, std::string(key) +
+                                         ": applies to a postgresql:// database only; remove it (a SQLite file "
+                                         "has one writer, which applies every delivery)");
+      }
+    }
+    return {};
+  }
   for (std::string_view key : kSqliteOnlyKeys) {
     if (settings.given.contains(std::string(key))) {
       return fail(ErrorKind::data, std::string(key) +

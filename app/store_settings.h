@@ -17,8 +17,9 @@ Result<store::Database> database(const config::Settings& settings);
 store::Database database(const config::Settings& settings, const config::Secrets& secrets);
 
 // Refuses a key that only a SQLite file has (synchronous, cache_size_mib, max_database_mib,
-// min_free_disk_mib) when `database` is a postgresql:// URI: it would be ignored. The error
-// names the key (ErrorKind::data).
+// min_free_disk_mib) when `database` is a postgresql:// URI, and one that only PostgreSQL
+// has (processing_sessions) with a SQLite file: it would be ignored. The error names the
+// key (ErrorKind::data).
 Result<void> check_backend_keys(const config::Settings& settings);
 
 // The store options of the settings (check_backend_keys first).

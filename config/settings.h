@@ -112,6 +112,11 @@ struct Settings {
   // PostgreSQL: a file holding the database password (a secret file: systemd credential or
   // path, config/secrets.h); "" when the URI, ~/.pgpass or PGPASSFILE provide it.
   std::string database_password_file;
+  // PostgreSQL: processing sessions of this instance, each applying its share of the shards
+  // of users (decision 050), on a connection and a thread of its own. More use more of the
+  // database server's cores for large deliveries; each step of small ones costs the server
+  // about as much, so more sessions cost more per small delivery (decision 055).
+  int64_t processing_sessions = 1;
   std::string webhook_path = "/webhooks";
   int64_t max_body_bytes = 4 * 1024 * 1024;
   std::vector<std::string> signing_secret_files = {"secret"};

@@ -1,40 +1,59 @@
 #include "metrics/pipeline_metrics.h"
 
+#include <algorithm>
+
 namespace hh::metrics {
-metrics::MetricsEndpoint::Collector processor_metrics(const processor::Processor& processor) {
-  return [&processor](metrics::PrometheusText& out) {
-    const auto& s = processor.stats();
+metrics::MetricsEndpoint::Collector processor_metrics(std::vector<const processor::Processor*> processors) {
+  return [processors = std::move(processors)](metrics::PrometheusText& out) {
+    using Stats = processor::Processor::Stats;
+    const auto total = [&](const std::atomic<uint64_t> Stats::*counter) {
+      uint64_t sum = 0;
+      for (const auto* p : processors) sum += read_counter(p->stats().*counter);
+      return sum;
+    };
+    const auto largest = [&](const std::atomic<int64_t> Stats::*gauge) {
+      int64_t most = 0;
+      for (const auto* p : processors) most = std::max(most, (p->stats().*gauge).load(std::memory_order_relaxed));
+      return most;
+    };
     constexpr std::string_view processed = "healthhook_processed_deliveries_total";
     out.family(processed, "counter", "Inbox rows applied by the processor since start, by the status they got")
-        .sample(processed, {{"status", "processed"}}, read_counter(s.processed))
-        .sample(processed, {{"status", "invalid"}}, read_counter(s.invalid))
-        .sample(processed, {{"status", "ignored"}}, read_counter(s.ignored))
-        .sample(processed, {{"status", "unknown"}}, read_counter(s.unknown));
+        .sample(processed, {{"status", "processed"}}, total(&Stats::processed))
+        .sample(processed, {{"status", "invalid"}}, total(&Stats::invalid))
+        .sample(processed, {{"status", "ignored"}}, total(&Stats::ignored))
+        .sample(processed, {{"status", "unknown"}}, total(&Stats::unknown));
     out.counter("healthhook_processor_rows_applied_total", "Derived rows inserted or replaced (samples included)",
-                read_counter(s.rows_applied));
+                total(&Stats::rows_applied));
     out.counter("healthhook_processor_samples_applied_total", "Timeseries samples inserted or replaced",
-                read_counter(s.samples_applied));
+                total(&Stats::samples_applied));
     out.counter("healthhook_processor_jobs_queued_total", "Follow-up fetch jobs queued or re-queued",
-                read_counter(s.jobs_queued));
+                total(&Stats::jobs_queued));
     constexpr std::string_view steps = "healthhook_processor_steps_total";
     out.family(steps, "counter", "Processor transactions: committed, or rolled back by a store failure")
-        .sample(steps, {{"result", "ok"}}, read_counter(s.steps))
-        .sample(steps, {{"result", "failed"}}, read_counter(s.step_failures));
+        .sample(steps, {{"result", "ok"}}, total(&Stats::steps))
+        .sample(steps, {{"result", "failed"}}, total(&Stats::step_failures));
     out.counter("healthhook_processor_parse_ahead_total",
                 "Times live processing started a parse thread for a backlog no delivery was adding to",
-                read_counter(s.parse_ahead_starts));
+                total(&Stats::parse_ahead_starts));
     out.gauge("healthhook_processor_leading",
               "1 while this instance applies the inbox (on PostgreSQL: the deliveries of its share of users); "
               "0 while others sharing the store apply all of it",
-              static_cast<double>(s.leading.load(std::memory_order_relaxed)));
-    if (const int64_t shards = s.shards.load(std::memory_order_relaxed); shards >= 0) {
+              static_cast<double>(largest(&Stats::leading)));
+    // -1 on SQLite (no shards); on PostgreSQL the shards of all this instance's sessions.
+    int64_t shards = -1;
+    for (const auto* p : processors) {
+      if (const int64_t held = p->stats().shards.load(std::memory_order_relaxed); held >= 0) {
+        shards = std::max<int64_t>(shards, 0) + held;
+      }
+    }
+    if (shards >= 0) {
       out.gauge("healthhook_processor_shards",
                 "PostgreSQL: how many of the 16 shards of users this instance applies (the instances "
                 "sharing the store hold them all between them)",
                 static_cast<double>(shards));
     }
     out.gauge("healthhook_processor_last_step_seconds", "Duration of the last committed processor transaction",
-              static_cast<double>(s.last_step_micros.load(std::memory_order_relaxed)) / 1e6);
+              static_cast<double>(largest(&Stats::last_step_micros)) / 1e6);
   };
 }
 

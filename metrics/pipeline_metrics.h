@@ -19,6 +19,8 @@
 //                       file: the log grows until a restart, store/durability.h)
 //
 // What is referenced must outlive the collector (the metrics endpoint's router).
+#include <vector>
+
 #include "processor/body_retention_work.h"
 #include "processor/processor.h"
 #include "store/durability.h"
@@ -29,7 +31,9 @@
 
 namespace hh::metrics {
 
-metrics::MetricsEndpoint::Collector processor_metrics(const processor::Processor& processor);
+// Of every processing session of this instance (app/processing.h): the counters summed, the
+// shards added up, leading while one of them leads, the slowest of their last steps.
+metrics::MetricsEndpoint::Collector processor_metrics(std::vector<const processor::Processor*> processors);
 metrics::MetricsEndpoint::Collector fetcher_metrics(const fetcher::Fetcher& fetcher, const metrics::FetchMetrics& requests);
 metrics::MetricsEndpoint::Collector forward_metrics(const forward::Forwarder& forwarder);
 metrics::MetricsEndpoint::Collector checkpointer_metrics(const store::Checkpointer& checkpointer);

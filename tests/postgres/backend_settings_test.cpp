@@ -59,6 +59,26 @@ BOOST_AUTO_TEST_CASE(a_sqlite_key_with_a_postgresql_database_is_refused_naming_i
              served.stderr_text);
 }
 
+// And the other way round: a PostgreSQL-only key with a SQLite file.
+BOOST_AUTO_TEST_CASE(a_postgresql_key_with_a_sqlite_file_is_refused_naming_it) {
+  test::TempDir dir;
+  dir.write("secret", test::random_secret());
+  dir.write("lite.toml", config(dir.file("h.db"), "processing_sessions = 2\n"));
+  const auto checked = run_healthhook({"check-config", "--config", dir.file("lite.toml")});
+  BOOST_TEST(checked.exit_code == 2, checked.stderr_text);
+  BOOST_TEST(checked.stderr_text.find("processing_sessions: applies to a postgresql:// database only") !=
+                 std::string::npos,
+             checked.stderr_text);
+  const auto served = run_healthhook({"serve", "--config", dir.file("lite.toml")}, "", {}, std::chrono::seconds(30));
+  BOOST_TEST(served.exit_code != 0);
+  BOOST_TEST(served.stderr_text.find("processing_sessions: applies to a postgresql:// database only") !=
+                 std::string::npos,
+             served.stderr_text);
+  dir.write("pg.toml", config(test::PostgresCluster::shared().fresh_database(), "processing_sessions = 2\n"));
+  const auto pg = run_healthhook({"check-config", "--config", dir.file("pg.toml")});
+  BOOST_TEST(pg.exit_code == 0, pg.stderr_text);
+}
+
 BOOST_AUTO_TEST_CASE(the_same_keys_pass_with_a_sqlite_file_and_their_defaults_with_postgresql) {
   test::TempDir dir;
   dir.write("secret", test::random_secret());

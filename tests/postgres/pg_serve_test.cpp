@@ -403,6 +403,49 @@ BOOST_AUTO_TEST_CASE(two_instances_store_each_delivery_once_and_share_the_proces
   BOOST_TEST(serve_errors(*b).empty(), "instance b:" << serve_errors(*b));
 }
 
+// `processing_sessions = 2`: one instance applies with two sessions, each holding its
+// share of the shards as another instance would, and between them every delivery once.
+BOOST_AUTO_TEST_CASE(one_instance_with_two_processing_sessions_shares_the_shards_between_them) {
+  const std::string uri = test::PostgresCluster::shared().fresh_database();
+  test::TempDir dir, twin_dir;
+  auto server = serve_on(dir, uri, "processing_sessions = 2\n");
+  // The sessions holding shard locks, and how many each holds (the first to start took all
+  // 16; it gives the second its half within seconds).
+  const std::string holders =
+      "SELECT count(*) FROM (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted "
+      "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND classid = 0 "
+      "AND objid BETWEEN " + std::to_string(store::kShardLockBase) + " AND " +
+      std::to_string(store::kShardLockBase + 15) + " GROUP BY pid HAVING count(*) = 8) AS halves";
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (serve_pg_int(uri, holders) != 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+  }
+  BOOST_REQUIRE_MESSAGE(serve_pg_int(uri, holders) == 2, serve_errors(*server));
+  const auto deliveries = serve_deliveries(300, 11);
+  {
+    test::HttpClient client(server->port());
+    for (const auto& d : deliveries) {
+      const auto ack = serve_post(client, server->secret(), d);
+      BOOST_TEST(ack.outcome == "stored", d.id << ": " << ack.body);
+    }
+  }
+  BOOST_REQUIRE_MESSAGE(serve_caught_up(uri), serve_errors(*server));
+  // The instance reports its sessions together: all 16 shards, each delivery applied once.
+  BOOST_TEST(serve_metric(*server, "healthhook_processor_shards") == 16);
+  BOOST_TEST(serve_leading(*server) == 1);
+  double applied = 0;
+  for (const char* status : {"processed", "invalid", "ignored", "unknown"}) {
+    applied += serve_metric(*server, std::string("healthhook_processed_deliveries_total{status=\"") + status + "\"}");
+  }
+  BOOST_TEST(static_cast<int64_t>(applied) == static_cast<int64_t>(deliveries.size()));
+  const auto pg_tables = serve_dump(uri, true);
+  serve_filled(pg_tables);
+  serve_same_tables(serve_dump(serve_sqlite_twin(twin_dir, uri), true), pg_tables,
+                    "one postgresql instance with two sessions vs sqlite twin");
+  BOOST_TEST(server->stop() == 0);
+  BOOST_TEST(serve_errors(*server).empty(), serve_errors(*server));
+}
+
 // kill -9 of the leader while both take deliveries: every acked delivery is in the inbox,
 // the survivor leads and catches up, and what it derived is what `rebuild` derives.
 BOOST_AUTO_TEST_CASE(the_survivor_of_a_killed_leader_takes_over_and_matches_rebuild) {
