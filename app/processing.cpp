@@ -1,9 +1,46 @@
 #include "app/processing.h"
 
+#include <system_error>
+
 #include "common/log.h"
 #include "common/timestamp.h"
 
 namespace hh::app {
+
+namespace {
+
+// One processing session: its store handle, processor and, `alongside` the writer, thread.
+Result<void> add_session(Processing& processing, Ingest& ingest, bool alongside, fetcher::Fetcher* follow_ups) {
+  store::InboxWriter& writer = *ingest.writer;
+  auto store = alongside ? ingest.store->open_processing_alongside(store::Leadership::when_free)
+                         : ingest.store->open_processing(store::Leadership::when_free);
+  if (!store) return fail(store);
+  // On its own thread, steps of the size a step that gives way has (kBehindStep): nothing
+  // waits for them, but readers see a step's rows at its commit, and a stop waits for one.
+  auto created = processor::Processor::create(
+      std::move(*store), alongside ? processor::Processor::kBehindStep : processor::kCatchUpSteps);
+  if (!created) return fail(created);
+  std::unique_ptr<processor::Processor> processor = std::move(*created);
+  if (follow_ups) processor->on_jobs_queued([follow_ups] { follow_ups->wake(); });
+  if (!alongside) {
+    processor->yield_to([&writer] { return writer.queue_depth() > 0; });
+    writer.add_background(processor.get());
+    processing.processors.push_back(std::move(processor));
+    return {};
+  }
+  std::unique_ptr<processor::ProcessingThread> thread;
+  try {
+    thread = std::make_unique<processor::ProcessingThread>(*processor, ingest.writer_options.idle_wakeup);
+  } catch (const std::system_error& e) {  // a tasks limit; the session closes with `processor`
+    return fail(ErrorKind::unavailable, std::string("no processing thread: ") + e.what());
+  }
+  writer.add_background(thread.get());  // passes each durable seq on
+  processing.processors.push_back(std::move(processor));
+  processing.threads.push_back(std::move(thread));
+  return {};
+}
+
+}  // namespace
 
 Result<std::unique_ptr<Processing>> start_processing(const config::Settings& settings, Ingest& ingest,
                                                      fetcher::Fetcher* follow_ups) {
@@ -12,27 +49,15 @@ Result<std::unique_ptr<Processing>> start_processing(const config::Settings& set
   // Instances sharing a store (PostgreSQL) take turns: this one may stand by. Processing
   // runs on a thread of its own where it can have a connection of its own (processing.h).
   const bool alongside = ingest.store->can_process_alongside();
-  // Each session takes its share of the shards as another instance's would (decision 050).
+  // Each session takes its share of the shards as another instance's would (decision 055).
   const int64_t sessions = alongside ? settings.processing_sessions : 1;
   for (int64_t i = 0; i < sessions; ++i) {
-    auto store = alongside ? ingest.store->open_processing_alongside(store::Leadership::when_free)
-                           : ingest.store->open_processing(store::Leadership::when_free);
-    if (!store) return fail(store);
-    // On its own thread, steps of the size a step that gives way has (kBehindStep): nothing
-    // waits for them, but readers see a step's rows at its commit, and a stop waits for one.
-    auto created = processor::Processor::create(
-        std::move(*store), alongside ? processor::Processor::kBehindStep : processor::kCatchUpSteps);
-    if (!created) return fail(created);
-    processor::Processor& processor = *processing->processors.emplace_back(std::move(*created));
-    if (follow_ups) processor.on_jobs_queued([follow_ups] { follow_ups->wake(); });
-    if (alongside) {
-      auto& thread = processing->threads.emplace_back(
-          std::make_unique<processor::ProcessingThread>(processor, ingest.writer_options.idle_wakeup));
-      writer.add_background(thread.get());  // passes each durable seq on
-    } else {
-      processor.yield_to([&writer] { return writer.queue_depth() > 0; });
-      writer.add_background(&processor);
-    }
+    auto added = add_session(*processing, ingest, alongside, follow_ups);
+    if (added) continue;
+    if (i == 0) return fail(added);
+    // Fewer sessions apply as much, more slowly; refusing to start would stop the acks too.
+    log::warn("processing_sessions_fewer").num("asked", sessions).num("opened", i).str("error", added.error());
+    break;
   }
   // Checkpoints run on a thread of their own, not inside the writer's commits, where they
   // held up the acks of the batch that crossed the checkpoint threshold (reading the log,

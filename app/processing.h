@@ -29,7 +29,10 @@ struct Processing {
 
   // Lets the step in progress finish and stops processing (before the parts its steps
   // wake, e.g. the fetcher, stop).
+  // Every session is asked first, so a stop waits for the longest step in progress, not
+  // for their sum.
   void stop() {
+    for (auto& thread : threads) thread->request_stop();
     for (auto& thread : threads) thread->stop();
   }
 };

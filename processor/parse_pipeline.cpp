@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <system_error>
 
 #include "common/thread_name.h"
 #include "processor/inline_source.h"
@@ -30,7 +31,13 @@ struct ParsePipeline::Slot {
 Result<std::unique_ptr<ParsePipeline>> ParsePipeline::start(std::unique_ptr<store::DeliveryCursor> reader,
                                                             int64_t after_seq, int64_t last_seq, Mode mode) {
   std::unique_ptr<ParsePipeline> pipeline(new ParsePipeline(std::move(reader), after_seq, last_seq, mode));
-  pipeline->thread_ = start_named_thread("hh-parse", [p = pipeline.get()] { p->read_all(); });
+  // No thread to be had (a tasks limit, e.g. systemd's TasksMax): the caller parses on its
+  // own thread instead, slower but not wrong.
+  try {
+    pipeline->thread_ = start_named_thread("hh-parse", [p = pipeline.get()] { p->read_all(); });
+  } catch (const std::system_error& e) {
+    return fail(ErrorKind::unavailable, std::string("no parse thread: ") + e.what());
+  }
   return pipeline;
 }
 

@@ -22,12 +22,16 @@ bool ProcessingThread::run_once(int64_t durable_seq) {
   return false;  // this thread does the work: the writer need not call again soon
 }
 
-void ProcessingThread::stop() {
+void ProcessingThread::request_stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   wakeup_.notify_one();
+}
+
+void ProcessingThread::stop() {
+  request_stop();
   if (thread_.joinable()) thread_.join();
 }
 

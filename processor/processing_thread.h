@@ -37,6 +37,9 @@ class ProcessingThread final : public store::BackgroundWork {
   // On the writer thread (after each commit, and on its idle wake-ups): the newest durable
   // seq, for the next step; wakes the thread and returns at once.
   bool run_once(int64_t durable_seq) override;
+  // Asks the thread to end after the step in progress (no new step starts); returns at once.
+  void request_stop();
+  // request_stop(), then waits for the thread.
   void stop();
 
  private:
