@@ -179,7 +179,11 @@ class Outbox {
   // or not at all) → pending, attempts 0, due at `now_ms`, created at `now_ms` (so max_age
   // counts from the requeue: an operator who sends them again means it), unmarked (the
   // sender marks them again). They keep their POST, so a POST that went out before goes
-  // out again under its webhook-id with the same entries. Returns how many.
+  // out again under its webhook-id with the same entries. Returns how many. In steps of
+  // kRequeueStep selected entries (with their POSTs' other entries), each one short
+  // transaction, so re-queueing a large dead backlog never holds the writer for long;
+  // stopped half-way (a crash, a failed step), the command can simply be run again.
+  static constexpr int64_t kRequeueStep = 4096;
   virtual Result<int64_t> requeue(const OutboxSelection& selection, int64_t now_ms) = 0;
   // Pause and resume (`forward pause|resume`, the console): while a destination is paused
   // its sender starts no POST; entries keep accumulating (within max_outbox_mib). Returns

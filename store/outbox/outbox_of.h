@@ -270,16 +270,38 @@ class OutboxOf final : public Outbox {
   }
 
   Result<int64_t> requeue(const OutboxSelection& selection, int64_t now_ms) override {
-    const std::string selected =
-        "(?2::text IS NULL OR destination = ?2) AND (?3::text IS NULL OR state = ?3) AND outbox_id > ?4 "
-        "AND (?5::bigint IS NULL OR outbox_id = ?5)";
-    return session_.exec(
-        kOutboxNoSlot,
-        "UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = ?1, created_at = ?1, head = NULL "
-        "WHERE (" + selected + ") OR post_id IN (SELECT post_id FROM outbox WHERE post_id IS NOT NULL AND " +
-            selected + ")",
-        QueryArgs().add(now_ms).add(selection.destination).add(selection.state).add(selection.after_id).add(
-            selection.outbox_id));
+    // An entry re-queued with an earlier step's POST may be selected again: counted once.
+    std::unordered_set<int64_t> requeued;
+    for (int64_t after = selection.after_id;;) {
+      std::vector<int64_t> ids;
+      auto read = session_.rows(kOutboxNoSlot,
+                                "SELECT outbox_id FROM outbox WHERE (?1::text IS NULL OR destination = ?1) "
+                                "AND (?2::text IS NULL OR state = ?2) AND outbox_id > ?3 "
+                                "AND (?4::bigint IS NULL OR outbox_id = ?4) ORDER BY outbox_id LIMIT ?5",
+                                QueryArgs()
+                                    .add(selection.destination)
+                                    .add(selection.state)
+                                    .add(after)
+                                    .add(selection.outbox_id)
+                                    .add(kRequeueStep),
+                                [&](const auto& s) { ids.push_back(s.column_int(0)); });
+      if (!read) return fail(read);
+      if (ids.empty()) break;
+      after = ids.back();
+      const std::string listed = outbox_id_list(ids);
+      auto txn = session_.begin();
+      if (!txn) return fail(txn);
+      auto changed = session_.rows(
+          kOutboxNoSlot,
+          "UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = ?1, created_at = ?1, head = NULL "
+          "WHERE outbox_id IN " + listed + " OR post_id IN (SELECT post_id FROM outbox WHERE post_id IS NOT NULL "
+          "AND outbox_id IN " + listed + ") RETURNING outbox_id",
+          QueryArgs().add(now_ms), [&](const auto& s) { requeued.insert(s.column_int(0)); });
+      if (!changed) return fail(changed);
+      if (auto committed = txn->commit(); !committed) return fail(committed);
+      if (static_cast<int64_t>(ids.size()) < kRequeueStep) break;
+    }
+    return static_cast<int64_t>(requeued.size());
   }
 
   Result<Dropped> drop_oldest(const ForwardRule& rule, int64_t count, std::span<const int64_t> keep,

@@ -341,4 +341,35 @@ BOOST_AUTO_TEST_CASE(an_outbox_needs_an_existing_store) {
   BOOST_TEST(outbox.error().find("schema_migrations") != std::string::npos, outbox.error());
 }
 
+// A requeue of a large dead backlog goes in steps, each its own transaction (so the writer
+// never waits behind all of it), and counts each entry once, also one pinned to a POST
+// that straddles two steps (re-queued with the first step, selected again by the next).
+BOOST_AUTO_TEST_CASE(a_large_requeue_goes_in_steps_and_counts_each_entry_once) {
+  test::TwinStores t;
+  constexpr int64_t kEntries = 3 * store::Outbox::kRequeueStep + 100;
+  // Dead entries; every three in a row share a POST (post_id = the first's id), so POSTs
+  // cross the steps' boundaries.
+  t.exec("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < " + std::to_string(kEntries) +
+         ") INSERT INTO outbox (outbox_id, destination, kind, seq, table_name, row_key, op, user_id, order_key, "
+         "state, attempts, created_at, next_attempt_at, post_id, last_status, last_error) "
+         "SELECT i, 'd', 'change', i, 'summaries', 'k' || i, 'insert', 'u', 'u/sleep', 'dead', 50, 1, 1, "
+         "i - ((i - 1) % 3), 400, 'HTTP 400' FROM n");
+  auto lite = twin_must(store::open_sqlite_outbox(t.lite_path, store::OutboxUse::admin));
+  auto pg = twin_must(store::open_postgres_outbox({t.pg_uri, ""}, store::OutboxUse::admin));
+  auto observer = t.pg_connection();
+  const auto xid = [&] { return twin_must(observer.query_int("SELECT txid_current()")).value_or(0); };
+  const store::OutboxSelection every{.outbox_id = std::nullopt, .destination = "d", .state = std::nullopt,
+                                     .after_id = 0, .limit = 1};
+  const int64_t before = xid();
+  BOOST_TEST(twin_must(pg->requeue(every, 9000)) == kEntries);
+  // One write transaction per step, and the observer's own two: each takes a transaction id.
+  BOOST_TEST(xid() - before >= 4 + 1);
+  BOOST_TEST(twin_must(lite->requeue(every, 9000)) == kEntries);
+  t.same_rows("SELECT state, attempts, created_at, next_attempt_at, count(*) FROM outbox "
+              "GROUP BY state, attempts, created_at, next_attempt_at", 5);
+  BOOST_TEST(twin_must(t.pg.query_int("SELECT count(*) FROM outbox WHERE state = 'pending' AND attempts = 0 "
+                                      "AND head IS NULL AND created_at = 9000"))
+                 .value_or(0) == kEntries);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
