@@ -43,17 +43,25 @@ void log_unattributed_rows(sqlite::Connection& db) {
 }  // namespace
 
 Result<void> migrate(sqlite::Connection& db) {
-  auto version = db.query_int("PRAGMA user_version");
-  if (!version) return fail(version);
-  const int64_t current = version->value_or(0);
-  if (current > schema_version()) {
-    return fail("database schema version " + std::to_string(current) + " is newer than this healthhook (" +
-                std::to_string(schema_version()) + "); upgrade healthhook");
+  // Up to date, the usual case: no write transaction (the version only ever grows).
+  if (auto version = db.query_int("PRAGMA user_version"); version && version->value_or(0) == schema_version()) {
+    return {};
   }
-  for (int64_t i = current; i < schema_version(); ++i) {
-    const auto& migration = migrations()[static_cast<size_t>(i)];
+  for (;;) {
+    // The version is read inside the migration's write transaction: two processes opening
+    // an older store at once (`serve` and a command) take turns, and the second finds the
+    // first's migration done instead of running it again.
     auto txn = sqlite::Transaction::begin(db);
-    if (!txn) return fail(txn, "migration " + std::string(migration.name));
+    if (!txn) return fail(txn, "migration");
+    auto version = db.query_int("PRAGMA user_version");
+    if (!version) return fail(version);
+    const int64_t i = version->value_or(0);
+    if (i > schema_version()) {
+      return fail("database schema version " + std::to_string(i) + " is newer than this healthhook (" +
+                  std::to_string(schema_version()) + "); upgrade healthhook");
+    }
+    if (i == schema_version()) return txn->commit();
+    const auto& migration = migrations()[static_cast<size_t>(i)];
     auto applied = db.exec(migration.sql);
     if (!applied) return fail(applied, "migration " + std::string(migration.name));
     auto bumped = db.exec("PRAGMA user_version = " + std::to_string(i + 1));
@@ -62,7 +70,6 @@ Result<void> migrate(sqlite::Connection& db) {
     if (!committed) return fail(committed, "migration " + std::string(migration.name));
     if (migration.name == kUserColumnsMigration) log_unattributed_rows(db);
   }
-  return {};
 }
 
 // Creates the database file, empty, readable and writable by its owner only, unless it

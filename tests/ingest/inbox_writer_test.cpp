@@ -317,6 +317,39 @@ BOOST_AUTO_TEST_CASE(reopening_an_older_binary_database_refuses_a_newer_schema) 
   BOOST_TEST(db.error().find("newer") != std::string::npos);
 }
 
+// Two processes opening an older store at once (`serve` and a command during an upgrade):
+// the one that waits for the other's migration finds it done, instead of running it again
+// (CREATE INDEX … already exists). The other one here holds the write lock and migrates
+// while the second open waits for that lock.
+BOOST_AUTO_TEST_CASE(a_migration_done_by_another_process_meanwhile_is_not_run_twice) {
+  TempDir dir;
+  const std::string path = dir.file("old.db");
+  const auto& all = store::migrations();
+  const size_t older = all.size() - 2;  // two migrations behind
+  {
+    auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_write_create);
+    BOOST_REQUIRE(db.ok());
+    BOOST_REQUIRE(db->exec("PRAGMA journal_mode = WAL").ok());
+    for (size_t i = 0; i < older; ++i) BOOST_REQUIRE_MESSAGE(db->exec(all[i].sql).ok(), all[i].name);
+    BOOST_REQUIRE(db->exec("PRAGMA user_version = " + std::to_string(older)).ok());
+  }
+  auto other = sqlite::Connection::open(path, sqlite::OpenMode::read_write);
+  BOOST_REQUIRE(other.ok());
+  BOOST_REQUIRE(other->exec("BEGIN IMMEDIATE").ok());
+  std::optional<Result<sqlite::Connection>> opened;
+  std::thread second([&] { opened.emplace(store::open_for_writing(path, {})); });
+  // Ordering only (a weaker test if the second open is slower, never a false failure):
+  // the second open has read the version and waits for the write lock by then.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (size_t i = older; i < all.size(); ++i) BOOST_REQUIRE_MESSAGE(other->exec(all[i].sql).ok(), all[i].name);
+  BOOST_REQUIRE(other->exec("PRAGMA user_version = " + std::to_string(all.size())).ok());
+  BOOST_REQUIRE(other->exec("COMMIT").ok());
+  second.join();
+  BOOST_REQUIRE(opened.has_value());
+  BOOST_TEST(opened->ok(), (opened->ok() ? "" : opened->error()));
+  BOOST_TEST(other->query_int("PRAGMA user_version")->value() == store::schema_version());
+}
+
 // 004-outcomes: a database written before it (outcomes in the inbox row) keeps every
 // status, family and error, and `deliveries` reads exactly as it did.
 BOOST_AUTO_TEST_CASE(migration_004_moves_outcomes_out_of_the_inbox_row) {
