@@ -182,7 +182,9 @@ class Outbox {
   // out again under its webhook-id with the same entries. Returns how many. In steps of
   // kRequeueStep selected entries (with their POSTs' other entries), each one short
   // transaction, so re-queueing a large dead backlog never holds the writer for long;
-  // stopped half-way (a crash, a failed step), the command can simply be run again.
+  // stopped half-way (a crash, a failed step), the command can simply be run again. Each
+  // step checks the selection again under the write lock: what another requeue sent out
+  // meanwhile is left alone.
   static constexpr int64_t kRequeueStep = 4096;
   virtual Result<int64_t> requeue(const OutboxSelection& selection, int64_t now_ms) = 0;
   // Pause and resume (`forward pause|resume`, the console): while a destination is paused

@@ -270,36 +270,47 @@ class OutboxOf final : public Outbox {
   }
 
   Result<int64_t> requeue(const OutboxSelection& selection, int64_t now_ms) override {
+    // The selection as a condition on ?2 (destination) and ?3 (state).
+    const std::string selected = "(?2::text IS NULL OR destination = ?2) AND (?3::text IS NULL OR state = ?3)";
+    // ?1: the entry, or the step's position (the last id the step before read). One entry
+    // is a primary-key lookup, not a walk of the outbox for it.
+    const std::string which = selection.outbox_id ? "outbox_id = ?1" : "outbox_id > ?1";
     // An entry re-queued with an earlier step's POST may be selected again: counted once.
     std::unordered_set<int64_t> requeued;
+    const auto failed = [&](const auto& error) {
+      return fail(error, "forward requeue (" + std::to_string(requeued.size()) +
+                             " entries were re-queued before this step; run it again for the rest)");
+    };
     for (int64_t after = selection.after_id;;) {
+      // Read outside the write lock (the walk for a rare state may be long)...
       std::vector<int64_t> ids;
-      auto read = session_.rows(kOutboxNoSlot,
-                                "SELECT outbox_id FROM outbox WHERE (?1::text IS NULL OR destination = ?1) "
-                                "AND (?2::text IS NULL OR state = ?2) AND outbox_id > ?3 "
-                                "AND (?4::bigint IS NULL OR outbox_id = ?4) ORDER BY outbox_id LIMIT ?5",
-                                QueryArgs()
-                                    .add(selection.destination)
-                                    .add(selection.state)
-                                    .add(after)
-                                    .add(selection.outbox_id)
-                                    .add(kRequeueStep),
-                                [&](const auto& s) { ids.push_back(s.column_int(0)); });
-      if (!read) return fail(read);
+      auto read = session_.rows(
+          kOutboxNoSlot,
+          "SELECT outbox_id FROM outbox WHERE " + which + " AND " + selected + " ORDER BY outbox_id LIMIT ?4",
+          QueryArgs()
+              .add(selection.outbox_id ? *selection.outbox_id : after)
+              .add(selection.destination)
+              .add(selection.state)
+              .add(kRequeueStep),
+          [&](const auto& s) { ids.push_back(s.column_int(0)); });
+      if (!read) return failed(read);
       if (ids.empty()) break;
       after = ids.back();
-      const std::string listed = outbox_id_list(ids);
+      // ...and the selection checked again inside it: an entry another requeue has sent
+      // out meanwhile (so no longer dead) is left alone, not reset under its POST in flight.
+      const std::string listed = "outbox_id IN " + outbox_id_list(ids) + " AND " + selected;
       auto txn = session_.begin();
-      if (!txn) return fail(txn);
+      if (!txn) return failed(txn);
       auto changed = session_.rows(
           kOutboxNoSlot,
           "UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = ?1, created_at = ?1, head = NULL "
-          "WHERE outbox_id IN " + listed + " OR post_id IN (SELECT post_id FROM outbox WHERE post_id IS NOT NULL "
-          "AND outbox_id IN " + listed + ") RETURNING outbox_id",
-          QueryArgs().add(now_ms), [&](const auto& s) { requeued.insert(s.column_int(0)); });
-      if (!changed) return fail(changed);
-      if (auto committed = txn->commit(); !committed) return fail(committed);
-      if (static_cast<int64_t>(ids.size()) < kRequeueStep) break;
+          "WHERE (" + listed + ") OR post_id IN (SELECT post_id FROM outbox WHERE post_id IS NOT NULL AND " +
+              listed + ") RETURNING outbox_id",
+          QueryArgs().add(now_ms).add(selection.destination).add(selection.state),
+          [&](const auto& s) { requeued.insert(s.column_int(0)); });
+      if (!changed) return failed(changed);
+      if (auto committed = txn->commit(); !committed) return failed(committed);
+      if (selection.outbox_id || static_cast<int64_t>(ids.size()) < kRequeueStep) break;
     }
     return static_cast<int64_t>(requeued.size());
   }

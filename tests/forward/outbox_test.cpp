@@ -4,8 +4,10 @@
 // destination's event globs, with the order key of the user and resource; and what the
 // sender and `healthhook forward` do to them.
 #include <boost/test/unit_test.hpp>
+#include <chrono>
 #include <regex>
 #include <set>
+#include <thread>
 
 #include "forward/outbox_budget.h"
 #include "processor/processor.h"
@@ -330,6 +332,67 @@ BOOST_AUTO_TEST_CASE(a_look_over_a_backlog_reads_what_it_finds_not_the_backlog) 
   });
   BOOST_TEST_MESSAGE("one look read " << read << " bytes");
   BOOST_TEST(read < 1'000'000);  // the whole table is ~9 MB
+}
+
+// `forward requeue ID` finds its entry by the primary key: the selection's other terms
+// made it a walk of the whole outbox from the first id (a no-context review).
+BOOST_AUTO_TEST_CASE(a_requeue_of_one_entry_reads_that_entry_not_the_outbox) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  fill_backlog(path, "d", 0, true);
+  auto outbox = store::open_sqlite_outbox(path, store::OutboxUse::admin);
+  BOOST_REQUIRE_MESSAGE(outbox, outbox.error());
+  const store::OutboxSelection one{.outbox_id = 15000, .destination = std::nullopt, .state = std::nullopt,
+                                   .after_id = 0, .limit = 1};
+  const int64_t read = test::bytes_read_by([&] {
+    auto requeued = (*outbox)->requeue(one, 700);
+    BOOST_REQUIRE_MESSAGE(requeued, requeued.error());
+    BOOST_TEST(*requeued == 1);
+  });
+  BOOST_TEST_MESSAGE("a requeue of one entry read " << read << " bytes");
+  BOOST_TEST(read < 1'000'000);  // the whole table is ~9 MB
+  auto entry = (*outbox)->find(15000);
+  BOOST_REQUIRE(entry.ok() && entry->has_value());
+  BOOST_TEST((*entry)->created_at_ms == 700);
+}
+
+// Two requeues of the dead entries at once (the command and the console): the second read
+// them while they were dead, then waited for the write lock while the first re-queued them
+// and the sender marked the head and pinned its POST. The second must leave them alone, not
+// reset that head under its POST in flight (a key whose head is deleted unmarked is never
+// sent again; a no-context review).
+BOOST_AUTO_TEST_CASE(a_requeue_leaves_alone_what_another_requeue_sent_out_meanwhile) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  auto writer = store::open_for_writing(path, {});
+  BOOST_REQUIRE_MESSAGE(writer, writer.error());
+  BOOST_REQUIRE(writer->exec(
+      "INSERT INTO outbox (outbox_id, destination, kind, seq, table_name, row_key, op, order_key, state, attempts, "
+      "created_at, next_attempt_at, last_error) VALUES "
+      "(1, 'd', 'change', 1, 'sleep', 'a', 'insert', 'u/sleep', 'dead', 50, 0, 0, 'HTTP 400'), "
+      "(2, 'd', 'change', 2, 'sleep', 'b', 'insert', 'u/sleep', 'dead', 50, 0, 0, 'HTTP 400')"));
+  auto outbox = store::open_sqlite_outbox(path, store::OutboxUse::admin);
+  BOOST_REQUIRE_MESSAGE(outbox, outbox.error());
+  BOOST_REQUIRE(writer->exec("BEGIN IMMEDIATE"));  // the first requeue and the sender, below
+  Result<int64_t> second = int64_t{-1};
+  const store::OutboxSelection dead{.outbox_id = std::nullopt, .destination = "d", .state = "dead", .after_id = 0,
+                                    .limit = 1000};
+  std::thread racing([&] { second = (*outbox)->requeue(dead, 900); });
+  // Ordering only (a weaker test if the thread is slower, never a false failure): it has
+  // read the dead entries and waits for the write lock by then.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  BOOST_REQUIRE(writer->exec("UPDATE outbox SET state = 'pending', attempts = 0, created_at = 800, head = "
+                             "CASE outbox_id WHEN 1 THEN 1 ELSE 0 END, post_id = 1 WHERE outbox_id = 1"));
+  BOOST_REQUIRE(writer->exec("UPDATE outbox SET state = 'pending', attempts = 0, created_at = 800, head = 0 "
+                             "WHERE outbox_id = 2"));
+  BOOST_REQUIRE(writer->exec("COMMIT"));
+  racing.join();
+  BOOST_REQUIRE_MESSAGE(second, second.error());
+  BOOST_TEST(*second == 0);
+  auto head = (*outbox)->find(1);
+  BOOST_REQUIRE(head.ok() && head->has_value());
+  BOOST_TEST(((*head)->head && *(*head)->head));  // still marked: its POST may be out
+  BOOST_TEST((*head)->created_at_ms == 800);
 }
 
 // A step of a drop over the budget reads the entries it drops: it held the write lock while
