@@ -1,5 +1,7 @@
 #include "app/store_settings.h"
 
+#include <span>
+
 #include "config/secrets.h"
 
 namespace hh::app {
@@ -13,6 +15,17 @@ constexpr std::string_view kSqliteOnlyKeys[] = {"synchronous", "cache_size_mib",
 // And the keys of a PostgreSQL store only: a SQLite file has one writer, which applies
 // everything between its commits.
 constexpr std::string_view kPostgresOnlyKeys[] = {"processing_sessions"};
+
+// The first of `keys` the configuration gives, refused: it `applies` to the other backend.
+Result<void> refuse_given(const config::Settings& settings, std::span<const std::string_view> keys,
+                          std::string_view applies) {
+  for (std::string_view key : keys) {
+    if (settings.given.contains(std::string(key))) {
+      return fail(ErrorKind::data, std::string(key) + ": " + std::string(applies));
+    }
+  }
+  return {};
+}
 
 }  // namespace
 
@@ -30,24 +43,14 @@ store::Database database(const config::Settings& settings, const config::Secrets
 Result<void> check_backend_keys(const config::Settings& settings) {
   auto kind = store::database_kind(settings.database);
   if (!kind) return fail(kind);
-  if (*kind != store::DatabaseKind::postgresql) {
-    for (std::string_view key : kPostgresOnlyKeys) {
-      if (settings.given.contains(std::string(key))) {
-        return fail(ErrorKind::data, std::string(key) +
-                                         ": applies to a postgresql:// database only; remove it (a SQLite file "
-                                         "has one writer, which applies every delivery)");
-      }
-    }
-    return {};
+  if (*kind == store::DatabaseKind::postgresql) {
+    return refuse_given(settings, kSqliteOnlyKeys,
+                        "applies to a SQLite database file only; remove it (database is a postgresql:// URI, whose "
+                        "server decides durability, caching and size)");
   }
-  for (std::string_view key : kSqliteOnlyKeys) {
-    if (settings.given.contains(std::string(key))) {
-      return fail(ErrorKind::data, std::string(key) +
-                                       ": applies to a SQLite database file only; remove it (database is a "
-                                       "postgresql:// URI, whose server decides durability, caching and size)");
-    }
-  }
-  return {};
+  return refuse_given(settings, kPostgresOnlyKeys,
+                      "applies to a postgresql:// database only; remove it (a SQLite file has one writer, which "
+                      "applies every delivery)");
 }
 
 Result<store::StoreOptions> store_options(const config::Settings& settings) {

@@ -52,8 +52,9 @@ metrics::MetricsEndpoint::Collector processor_metrics(std::vector<const processo
                 "sharing the store hold them all between them)",
                 static_cast<double>(shards));
     }
-    out.gauge("healthhook_processor_last_step_seconds", "Duration of the last committed processor transaction (with several processing sessions: the longest of "
-              "their last ones)",
+    out.gauge("healthhook_processor_last_step_seconds",
+              "Duration of the last committed processor transaction (with several processing sessions: the "
+              "longest of their last ones)",
               static_cast<double>(largest(&Stats::last_step_micros)) / 1e6);
   };
 }
