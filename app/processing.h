@@ -27,10 +27,9 @@ struct Processing {
   std::unique_ptr<store::Checkpointer> checkpointer;  // null if it could not be started
   std::unique_ptr<processor::BodyRetentionWork> body_retention;  // null without [retention] body_days
 
-  // Lets the step in progress finish and stops processing (before the parts its steps
-  // wake, e.g. the fetcher, stop).
-  // Every session is asked first, so a stop waits for the longest step in progress, not
-  // for their sum.
+  // Lets the steps in progress finish and stops processing (before the parts its steps
+  // wake, e.g. the fetcher, stop). Every session is asked first, so a stop waits for the
+  // longest step in progress, not for their sum.
   void stop() {
     for (auto& thread : threads) thread->request_stop();
     for (auto& thread : threads) thread->stop();

@@ -43,23 +43,25 @@ void log_unattributed_rows(sqlite::Connection& db) {
 }  // namespace
 
 Result<void> migrate(sqlite::Connection& db) {
-  // Up to date, the usual case: no write transaction (the version only ever grows).
-  if (auto version = db.query_int("PRAGMA user_version"); version && version->value_or(0) == schema_version()) {
-    return {};
-  }
+  const auto newer = [](int64_t version) {
+    return fail("database schema version " + std::to_string(version) + " is newer than this healthhook (" +
+                std::to_string(schema_version()) + "); upgrade healthhook");
+  };
+  // Up to date, the usual case, or newer: no write transaction (the version only grows).
+  auto version = db.query_int("PRAGMA user_version");
+  if (!version) return fail(version);
+  if (version->value_or(0) == schema_version()) return {};
+  if (version->value_or(0) > schema_version()) return newer(version->value_or(0));
   for (;;) {
     // The version is read inside the migration's write transaction: two processes opening
     // an older store at once (`serve` and a command) take turns, and the second finds the
     // first's migration done instead of running it again.
     auto txn = sqlite::Transaction::begin(db);
     if (!txn) return fail(txn, "migration");
-    auto version = db.query_int("PRAGMA user_version");
-    if (!version) return fail(version);
-    const int64_t i = version->value_or(0);
-    if (i > schema_version()) {
-      return fail("database schema version " + std::to_string(i) + " is newer than this healthhook (" +
-                  std::to_string(schema_version()) + "); upgrade healthhook");
-    }
+    auto now = db.query_int("PRAGMA user_version");
+    if (!now) return fail(now);
+    const int64_t i = now->value_or(0);
+    if (i > schema_version()) return newer(i);
     if (i == schema_version()) return txn->commit();
     const auto& migration = migrations()[static_cast<size_t>(i)];
     auto applied = db.exec(migration.sql);
