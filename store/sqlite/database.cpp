@@ -52,12 +52,16 @@ Result<void> migrate(sqlite::Connection& db) {
   if (!version) return fail(version);
   if (version->value_or(0) == schema_version()) return {};
   if (version->value_or(0) > schema_version()) return newer(version->value_or(0));
+  if (version->value_or(0) < 0) {
+    return fail("database schema version " + std::to_string(version->value_or(0)) +
+                " is not healthhook's (another program's file?)");
+  }
   for (;;) {
     // The version is read inside the migration's write transaction: two processes opening
     // an older store at once (`serve` and a command) take turns, and the second finds the
     // first's migration done instead of running it again.
     auto txn = sqlite::Transaction::begin(db);
-    if (!txn) return fail(txn, "migration");
+    if (!txn) return fail(txn, "migrating the schema (another healthhook may be doing it; try again)");
     auto now = db.query_int("PRAGMA user_version");
     if (!now) return fail(now);
     const int64_t i = now->value_or(0);
@@ -114,12 +118,15 @@ Result<sqlite::Connection> open_for_writing(const std::string& path, const Store
   // (retention) and erased users goes back to the file system with PRAGMA
   // incremental_vacuum (docs/erasure-and-retention.md, "Retention", says how to convert an older database). Only a
   // new file: on an existing one the pragma needs the write lock and changes nothing.
-  const std::string pragmas = "PRAGMA page_size = " + std::to_string(kNewDatabasePageSize) +
+  // The busy timeout first: auto_vacuum and journal_mode on a new file take a lock, and a
+  // second process creating the store at the same moment waits for the first instead of
+  // failing at once.
+  const std::string pragmas = "PRAGMA busy_timeout = " + std::to_string(options.busy_timeout_ms) +
+                              ";PRAGMA page_size = " + std::to_string(kNewDatabasePageSize) +
                               (new_file ? ";PRAGMA auto_vacuum = INCREMENTAL;" : ";") +
                               "PRAGMA journal_mode = WAL;"
                               "PRAGMA synchronous = " + std::string(options.sqlite.synchronous_full ? "FULL" : "NORMAL") +
                               ";PRAGMA cache_size = -" + std::to_string(options.sqlite.cache_size_mib * 1024) +
-                              ";PRAGMA busy_timeout = " + std::to_string(options.busy_timeout_ms) +
                               ";PRAGMA temp_store = MEMORY;";
   auto configured = db->exec(pragmas);
   if (!configured) {

@@ -350,6 +350,38 @@ BOOST_AUTO_TEST_CASE(a_migration_done_by_another_process_meanwhile_is_not_run_tw
   BOOST_TEST(other->query_int("PRAGMA user_version")->value() == store::schema_version());
 }
 
+// Two processes creating the store at the same moment: the second waits for the first's
+// lock (a new file's auto_vacuum and journal mode take one) instead of failing at once with
+// "database is locked" (a no-context review: the busy timeout was set after them).
+BOOST_AUTO_TEST_CASE(a_second_process_creating_the_store_waits_for_the_first) {
+  TempDir dir;
+  const std::string path = dir.file("new.db");
+  auto first = sqlite::Connection::open(path, sqlite::OpenMode::read_write_create);
+  BOOST_REQUIRE(first.ok());
+  BOOST_REQUIRE(first->exec("BEGIN IMMEDIATE").ok());  // still an empty file
+  std::optional<Result<sqlite::Connection>> opened;
+  std::thread second([&] { opened.emplace(store::open_for_writing(path, {})); });
+  // Ordering only (a weaker test if the second open is slower, never a false failure).
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  BOOST_REQUIRE(first->exec("ROLLBACK").ok());
+  second.join();
+  BOOST_REQUIRE(opened.has_value());
+  BOOST_TEST(opened->ok(), (opened->ok() ? "" : opened->error()));
+}
+
+// A file whose schema version no healthhook wrote (negative) is refused, not migrated from
+// an index before the first migration.
+BOOST_AUTO_TEST_CASE(a_negative_schema_version_is_refused) {
+  TempDir dir;
+  {
+    auto db = store::open_for_writing(dir.file("n.db"), {});
+    BOOST_REQUIRE(db->exec("PRAGMA user_version = -1").ok());
+  }
+  auto db = store::open_for_writing(dir.file("n.db"), {});
+  BOOST_REQUIRE(!db.ok());
+  BOOST_TEST(db.error().find("is not healthhook's") != std::string::npos, db.error());
+}
+
 // 004-outcomes: a database written before it (outcomes in the inbox row) keeps every
 // status, family and error, and `deliveries` reads exactly as it did.
 BOOST_AUTO_TEST_CASE(migration_004_moves_outcomes_out_of_the_inbox_row) {
