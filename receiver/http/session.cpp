@@ -233,12 +233,14 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     // goes with its budget, before a refusal's pause below.
     std::string().swap(request.body());
     held.release();
-    if (authenticates) {  // its 401 says the request was not authentic, anything else that it was
-      if (response.result() != Status::unauthorized) {
-        trusted = true;
-      } else if (!trusted) {
-        co_await refusal_pause(control, limits.refusal_delay, stopping);
-      }
+    // A 401 of any route (a wrong signature, or a wrong bearer token on the read API or
+    // /metrics) waits on a connection not yet trusted: guessing a token is as slow as
+    // guessing a signature. Trusted: the connection carried a correctly signed delivery
+    // (an answer other than 401 of a route that authenticates its requests).
+    if (response.result() == Status::unauthorized) {
+      if (!trusted) co_await refusal_pause(control, limits.refusal_delay, stopping);
+    } else if (authenticates) {
+      trusted = true;
     }
     // An endpoint may close the connection itself (a failed console sign-in does).
     response.keep_alive(keep_alive && response.keep_alive() && !stopping.load());

@@ -13,8 +13,9 @@
 //     "100 Continue" and its connection closes;
 //   - body bytes are taken from the shared budget (body_budget.h), only once the head
 //     passed all of the above: 503 with Retry-After when it stays full;
-//   - a 401 waits refusal_delay before it is sent, unless the connection has carried a
-//     correctly signed delivery: a client guessing signatures gets a few answers a second
+//   - a 401 (a wrong signature, or a wrong bearer token of the read API or /metrics) waits
+//     refusal_delay before it is sent, unless the connection has carried a correctly
+//     signed delivery: a client guessing signatures or tokens gets a few answers a second
 //     per connection, while the service's own keep-alive connections, where one wrongly
 //     signed delivery would hold up every delivery queued behind it, never wait;
 //   - the session tells the connection table when it waits for a request and when one

@@ -218,6 +218,37 @@ BOOST_AUTO_TEST_CASE(a_connection_that_carried_a_valid_delivery_gets_its_401_at_
   BOOST_TEST(server.stop() == 0);
 }
 
+// 8. The read API's and /metrics' 401 (a wrong bearer token) came at once: a client could
+// guess the read token as fast as the server answers, where a signature guesser waits
+// refusal_delay_ms per 401 (a no-context review). Now both wait on a connection that has
+// not carried a correctly signed delivery; the right token is answered at once.
+BOOST_AUTO_TEST_CASE(a_wrong_bearer_token_waits_like_a_wrong_signature) {
+  TempDir dir;
+  dir.write("read-token", "read-token-of-this-test\n");
+  dir.write("metrics-token", "metrics-token-of-this-test\n");
+  // A delay that no wait below could miss: a delayed 401 comes 10 s late, we wait 2 s.
+  ServerProcess server(dir, "refusal_delay_ms = 10000\n[read_api]\ntoken_file = \"read-token\"\n"
+                            "[metrics]\ntoken_file = \"metrics-token\"\n");
+  const auto get = [](const std::string& target, const std::string& token) {
+    return "GET " + target + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token + "\r\n\r\n";
+  };
+  for (const std::string target : {"/v1/changes", "/metrics"}) {
+    RawConnection guesser(server.port(), "127.0.0.3");
+    BOOST_TEST(guesser.send(get(target, "guess")));
+    BOOST_TEST(guesser.receive_response(2s).empty(), target << ": a 401 came before the wait");
+  }
+  RawConnection reader(server.port(), "127.0.0.4");
+  BOOST_TEST(reader.send(get("/v1/changes", "read-token-of-this-test")));
+  BOOST_TEST(reader.receive_response(5s).starts_with("HTTP/1.1 200"));
+  // The service's connection, trusted by its signed delivery, gets a wrong token's 401 at once.
+  RawConnection service(server.port());
+  BOOST_TEST(service.send(hostile::signed_request(server.secret(), "msg_trusted")));
+  BOOST_TEST(service.receive_response(5s).starts_with("HTTP/1.1 200"));
+  BOOST_TEST(service.send(get("/v1/changes", "guess")));
+  BOOST_TEST(service.receive_response(5s).starts_with("HTTP/1.1 401"));
+  BOOST_TEST(server.stop() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(a_secret_readable_by_others_is_named_at_start) {
   TempDir dir;
   ServerProcess quiet(dir);
