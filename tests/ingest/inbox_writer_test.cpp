@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <thread>
 
 #include "store/sqlite/database.h"
 #include "store/inbox_writer.h"
@@ -317,6 +320,25 @@ BOOST_AUTO_TEST_CASE(reopening_an_older_binary_database_refuses_a_newer_schema) 
   BOOST_TEST(db.error().find("newer") != std::string::npos);
 }
 
+namespace {
+
+// A second process opening the store for writing (on a thread here) while another
+// connection holds the write lock: `release` runs once the open waits, and must end that
+// connection's transaction; returns what the open gave. The wait is for ordering only: a
+// slower open makes the test weaker, never falsely failing.
+Result<sqlite::Connection> open_while_another_holds_the_lock(const std::string& path,
+                                                             const std::function<void()>& release) {
+  std::optional<Result<sqlite::Connection>> opened;
+  {
+    std::jthread second([&] { opened.emplace(store::open_for_writing(path, {})); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    release();
+  }  // joined
+  return std::move(*opened);
+}
+
+}  // namespace
+
 // Two processes opening an older store at once (`serve` and a command during an upgrade):
 // the one that waits for the other's migration finds it done, instead of running it again
 // (CREATE INDEX … already exists). The other one here holds the write lock and migrates
@@ -336,17 +358,13 @@ BOOST_AUTO_TEST_CASE(a_migration_done_by_another_process_meanwhile_is_not_run_tw
   auto other = sqlite::Connection::open(path, sqlite::OpenMode::read_write);
   BOOST_REQUIRE(other.ok());
   BOOST_REQUIRE(other->exec("BEGIN IMMEDIATE").ok());
-  std::optional<Result<sqlite::Connection>> opened;
-  std::thread second([&] { opened.emplace(store::open_for_writing(path, {})); });
-  // Ordering only (a weaker test if the second open is slower, never a false failure):
-  // the second open has read the version and waits for the write lock by then.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  for (size_t i = older; i < all.size(); ++i) BOOST_REQUIRE_MESSAGE(other->exec(all[i].sql).ok(), all[i].name);
-  BOOST_REQUIRE(other->exec("PRAGMA user_version = " + std::to_string(all.size())).ok());
-  BOOST_REQUIRE(other->exec("COMMIT").ok());
-  second.join();
-  BOOST_REQUIRE(opened.has_value());
-  BOOST_TEST(opened->ok(), (opened->ok() ? "" : opened->error()));
+  // The second open has read the version and waits for the write lock meanwhile.
+  auto opened = open_while_another_holds_the_lock(path, [&] {
+    for (size_t i = older; i < all.size(); ++i) BOOST_REQUIRE_MESSAGE(other->exec(all[i].sql).ok(), all[i].name);
+    BOOST_REQUIRE(other->exec("PRAGMA user_version = " + std::to_string(all.size())).ok());
+    BOOST_REQUIRE(other->exec("COMMIT").ok());
+  });
+  BOOST_TEST(opened.ok(), (opened.ok() ? "" : opened.error()));
   BOOST_TEST(other->query_int("PRAGMA user_version")->value() == store::schema_version());
 }
 
@@ -359,14 +377,8 @@ BOOST_AUTO_TEST_CASE(a_second_process_creating_the_store_waits_for_the_first) {
   auto first = sqlite::Connection::open(path, sqlite::OpenMode::read_write_create);
   BOOST_REQUIRE(first.ok());
   BOOST_REQUIRE(first->exec("BEGIN IMMEDIATE").ok());  // still an empty file
-  std::optional<Result<sqlite::Connection>> opened;
-  std::thread second([&] { opened.emplace(store::open_for_writing(path, {})); });
-  // Ordering only (a weaker test if the second open is slower, never a false failure).
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  BOOST_REQUIRE(first->exec("ROLLBACK").ok());
-  second.join();
-  BOOST_REQUIRE(opened.has_value());
-  BOOST_TEST(opened->ok(), (opened->ok() ? "" : opened->error()));
+  auto opened = open_while_another_holds_the_lock(path, [&] { BOOST_REQUIRE(first->exec("ROLLBACK").ok()); });
+  BOOST_TEST(opened.ok(), (opened.ok() ? "" : opened.error()));
 }
 
 // A file whose schema version no healthhook wrote (negative) is refused, not migrated from
