@@ -136,9 +136,9 @@ net::awaitable<void> DestinationSender::run() {
     const auto now = std::chrono::steady_clock::now();
     if (paused_) {
       // Paused by an operator: entries wait in the outbox; nothing is planned or sent
-      // (POSTs already planned stay pinned and go first on resume). What finished before
-      // the pause is still recorded.
-      if (scheduler_.flush_due()) scheduler_.flush();
+      // (POSTs already planned stay pinned and go first on resume). A look with no room
+      // still records what finished before the pause and makes entries as before it.
+      (void)scheduler_.next_posts(now_ms_(), 0);
       wakeup_.expires_after(kPollInterval);
       co_await wakeup_.async_wait(use_tuple);
       continue;

@@ -23,6 +23,9 @@ PostScheduler::PostScheduler(config::ForwardSettings settings, store::Outbox& ou
                              uint64_t seed)
     : settings_(std::move(settings)),
       deliveries_(settings_.mode == "deliveries"),
+      rule_{.destination = settings_.name,
+            .mode = deliveries_ ? store::ForwardMode::deliveries : store::ForwardMode::changes,
+            .events = settings_.events},
       outbox_(outbox),
       metrics_(metrics),
       backoff_{std::chrono::milliseconds(settings_.backoff_initial_ms), std::chrono::seconds(settings_.backoff_max_s)},
@@ -71,9 +74,11 @@ Look PostScheduler::next_posts(int64_t now_ms, size_t posts) {
     look.store_failed = true;
     return std::move(look);
   };
+  auto more_to_make = catch_up(now_ms);
+  if (!more_to_make) return failed(more_to_make.error());
   auto marked = outbox_.classify(settings_.name, settings_.ordered, kClassifyPerLook);
   if (!marked) return failed(marked.error());
-  look.more = *marked >= kClassifyPerLook;
+  look.more = *more_to_make || *marked >= kClassifyPerLook;
   if (now_ms < unreachable_until_ms_ || posts == 0) {
     store_failing_ = false;
     return look;
@@ -82,6 +87,7 @@ Look PostScheduler::next_posts(int64_t now_ms, size_t posts) {
   auto planned = plan_posts(outbox_, settings_.name, busy(), now_ms,
                             PlanLimits{.ordered = settings_.ordered, .batch = batch, .posts = posts});
   if (!planned) return failed(planned.error());
+  starved_ = planned->size() < posts;
   std::vector<store::PostPin> pins;
   for (PlannedPost& p : *planned) {
     OutgoingPost post;
@@ -111,6 +117,33 @@ Look PostScheduler::next_posts(int64_t now_ms, size_t posts) {
   store_failing_ = false;
   for (const OutgoingPost& post : look.posts) in_flight_posts_.emplace(post.webhook_id, post);
   return look;
+}
+
+Result<bool> PostScheduler::catch_up(int64_t now_ms) {
+  if (!outbox_.sender_can_make_entries()) return false;
+  if (held_ < 0 || now_ms - held_counted_ms_ >= kRecountHeldMs || now_ms < held_counted_ms_) {
+    auto held = outbox_.held(settings_.name, kMadeAhead);
+    if (!held) return fail(held);
+    held_ = *held;
+    held_counted_ms_ = now_ms;
+  }
+  if (held_ >= kMadeAhead && !starved_) {
+    if (!sender_makes_) {
+      if (auto taken = outbox_.take_over(rule_); !taken) return fail(taken);
+      sender_makes_ = true;
+      log::info("forward_entries_taken_over").str("destination", settings_.name).num("held", held_);
+    }
+    return false;
+  }
+  starved_ = false;
+  auto caught = outbox_.catch_up(rule_, kCatchUpPerLook, held_ < kMadeAhead / 2);
+  if (!caught) return fail(caught);
+  held_ += caught->entries;
+  if (sender_makes_ && caught->by_writer) {
+    log::info("forward_entries_handed_back").str("destination", settings_.name).num("held", held_);
+  }
+  sender_makes_ = !caught->by_writer;
+  return caught->more && held_ < kMadeAhead;
 }
 
 void PostScheduler::finished(const OutgoingPost& post, const PostOutcome& outcome, int64_t now_ms) {

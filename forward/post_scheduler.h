@@ -7,8 +7,15 @@
 //
 // A look at the outbox (next_posts()):
 //   1. deletes what was delivered since the last look, in one transaction;
-//   2. marks the entries the writer added since (classify(): which are their key's head);
-//   3. plans POSTs from the due heads (batch_planner.h) and pins each new one to its id
+//   2. on SQLite (store/outbox.h): once the outbox holds kMadeAhead of this destination's
+//      entries, takes their making over from the writer; then makes the next ones from
+//      the change feed or the inbox while it holds fewer, or when the last look found less
+//      to send than it had room for (what it holds then waits behind failing keys, or is
+//      dead: a due entry is never held back by them); and hands the making back once it
+//      has caught up with half as many held. So a backend that is down or slower than
+//      ingest costs the writer a bounded number of entries, not one per change;
+//   3. marks the entries added since (classify(): which are their key's head);
+//   4. plans POSTs from the due heads (batch_planner.h) and pins each new one to its id
 //      (post_id = its first entry's outbox_id, webhook-id hhf_<post_id>) in one
 //      transaction, before any of them goes out: a POST that went out is retried with the
 //      same entries, or not at all.
@@ -71,6 +78,9 @@ struct Look {
 class PostScheduler {
  public:
   static constexpr int64_t kClassifyPerLook = 4096;
+  static constexpr int64_t kMadeAhead = 16384;          // entries held (pending, dead) past which none are made
+  static constexpr int64_t kCatchUpPerLook = 4096;      // deliveries whose entries one look makes at most
+  static constexpr int64_t kRecountHeldMs = 100;        // how often held entries are counted again
   static constexpr size_t kMaxUnflushedSent = 4096;
 
   PostScheduler(config::ForwardSettings settings, store::Outbox& outbox, DestinationMetrics& metrics,
@@ -96,9 +106,12 @@ class PostScheduler {
  private:
   Busy busy() const;
   void record_failure(const OutgoingPost& post, const PostOutcome& outcome, Verdict verdict, int64_t now_ms);
+  // Step 2 of a look: whether entries are left to make at once.
+  Result<bool> catch_up(int64_t now_ms);
 
   const config::ForwardSettings settings_;
   const bool deliveries_;
+  const store::ForwardRule rule_;  // what the store makes entries of for this destination
   store::Outbox& outbox_;
   DestinationMetrics& metrics_;
   BackoffRule backoff_;
@@ -109,6 +122,10 @@ class PostScheduler {
   int64_t unreachable_failures_ = 0;  // in a row, for the pause's backoff
   bool failing_ = false;              // the last POST failed (its first failure and the recovery are logged)
   bool store_failing_ = false;        // the last outbox read or write failed
+  int64_t held_ = -1;                 // entries the outbox held at the last count, plus those made since
+  int64_t held_counted_ms_ = 0;
+  bool starved_ = false;              // the last look planned fewer POSTs than it had room for
+  bool sender_makes_ = false;         // the sender makes the entries (took them over from the writer)
 };
 
 }  // namespace hh::forward

@@ -2,12 +2,19 @@
 // The forwarding outbox (spec §10): what is still to be pushed to each `[[forward]]`
 // destination, kept in the store so a crash neither loses nor invents a forward.
 //
-// Entries are written by the store itself, inside the transactions whose rows they
-// describe (StoreOptions::forward_rules says for which destinations):
-//  - `changes` mode: one entry per change-feed row of a processor step, in that step's
-//    transaction (after its change rows);
-//  - `deliveries` mode: one entry per stored webhook delivery, in the ingest commit that
-//    stored it (a duplicate is not stored, so not forwarded again).
+// One entry per change-feed row (`changes` mode), or per stored webhook delivery
+// (`deliveries` mode; a duplicate is not stored, so not forwarded again), for the
+// destinations of StoreOptions::forward_rules, made inside the transactions whose rows
+// they describe (a processor step's changes, an ingest commit's deliveries). On SQLite
+// only while the destination's sender keeps up: once the outbox holds many of its entries
+// (a backend down or slower than ingest), the sender takes the making over (take_over())
+// and makes them itself from the change feed or the inbox, a bounded number ahead of what
+// it sends (catch_up()), until it has caught up and hands it back. So the writer, ingest's
+// narrow point, stops copying every change into an outbox that only grows; what is not
+// made yet waits in the feed or the inbox, which the store keeps anyway. How far each
+// destination's entries are made, and by whom: forward_positions
+// (store/sqlite/migrations/015-forward-positions.sql,
+// docs/decisions/057-entries-made-by-the-sender-while-it-is-behind.md).
 // An entry copies what it describes (table, key, op, …), so a rebuild that empties the
 // change feed does not orphan it. Its id never comes back after it is sent (the backend
 // deduplicates on ids built from it).
@@ -114,6 +121,13 @@ struct Dropped {
   int64_t ranges = 0;  // ranges written or extended
 };
 
+// What catch_up() did.
+struct CaughtUp {
+  int64_t entries = 0;     // entries made
+  bool more = false;       // deliveries are left whose entries are not made yet
+  bool by_writer = false;  // the writer makes the entries (from now on, when handed back)
+};
+
 // What requeue_dropped() did for one destination.
 struct RecreatedDropped {
   int64_t ranges = 0;
@@ -144,6 +158,22 @@ class Outbox {
 
   // The sender's look at one destination. Each is cheap whatever waits in the outbox: an
   // index lookup plus what it returns (the costs are in 010-outbox-posts.sql).
+  //
+  // Whether the sender can take the making of entries over (SQLite); false: the writer
+  // always makes them, and take_over() and catch_up() do nothing.
+  virtual bool sender_can_make_entries() const = 0;
+  // The sender makes `rule`'s entries from now on (the writer's next transaction makes none).
+  virtual Result<void> take_over(const ForwardRule& rule) = 0;
+  // While the sender makes them: the entries of `rule`'s destination for at most
+  // `deliveries` deliveries after its position, up to the last delivery applied (changes
+  // mode) or stored (deliveries mode), pending and due now, created at their delivery's
+  // receipt (max_age counts from it); the position moves past them. With `hand_back`, the
+  // writer makes them again once this reaches that last delivery. One transaction, taken
+  // only when there is something to do. None for a destination without a position (not one
+  // `serve` opened the store with).
+  virtual Result<CaughtUp> catch_up(const ForwardRule& rule, int64_t deliveries, bool hand_back) = 0;
+  // How many pending or dead entries `destination` holds, counted up to `cap`.
+  virtual Result<int64_t> held(const std::string& destination, int64_t cap) = 0;
   //
   // Marks up to `limit` entries the writer added since (head NULL): with `ordered`, head
   // when no earlier pending entry of its key exists, else not; without, every entry is a

@@ -18,6 +18,10 @@
 //   recreate_sql(rule)                 the statement that makes a dropped range's entries
 //                                      again (?1 first seq, ?2 last seq)
 //   processed_seq_sql()                an expression: every delivery up to it is applied
+//   kSenderCanMakeEntries              true: the sender may take the making of entries
+//                                      over (catch_up()), with entries_sql(rule) (?1 first
+//                                      seq, ?2 last seq) up to processed_seq_sql() or
+//                                      stored_seq_sql(); false: the writer always makes them
 //
 // `slot` numbers the statements the sender runs several times a second (Slot below): a
 // session may keep them prepared; -1 for the others.
@@ -49,6 +53,7 @@ enum OutboxSlot : int {
   kOutboxPostEntries,
   kOutboxDemote,
   kOutboxPromoteFirst,
+  kOutboxHeld,
   kOutboxSlots,
   kOutboxNoSlot = -1,
 };
@@ -183,6 +188,78 @@ class OutboxOf final : public Outbox {
                          "WHERE outbox_id IN (SELECT outbox_id FROM outbox WHERE destination = ?1 AND state = 'pending' "
                          "AND head IS NULL ORDER BY outbox_id LIMIT ?3)",
                          QueryArgs().add(destination).add(int64_t{ordered ? 1 : 0}).add(limit));
+  }
+
+  bool sender_can_make_entries() const override { return Session::kSenderCanMakeEntries; }
+
+  Result<void> take_over(const ForwardRule& rule) override {
+    if constexpr (!Session::kSenderCanMakeEntries) {
+      return {};
+    } else {
+      auto moved = session_.exec(kOutboxNoSlot,
+                                 "UPDATE forward_positions SET writer_makes = 0 WHERE destination = ?1 AND mode = ?2",
+                                 position_of(rule));
+      if (!moved) return fail(moved);
+      return {};
+    }
+  }
+
+  Result<CaughtUp> catch_up(const ForwardRule& rule, int64_t deliveries, bool hand_back) override {
+    CaughtUp out;
+    if constexpr (!Session::kSenderCanMakeEntries) {
+      out.by_writer = true;
+      return out;
+    } else {
+      auto forwarding = session_.may_forward();
+      if (!forwarding) return fail(forwarding);
+      if (!*forwarding) return out;
+      // Read first, outside a transaction: the sender looks many times a second, and a
+      // write transaction would hold the writer each time even with nothing to do. Only
+      // the sender moves the position while it makes the entries, and the bound only grows
+      // while `serve` runs.
+      std::optional<int64_t> after;
+      int64_t bound = 0;
+      auto read = session_.rows(
+          kOutboxNoSlot,
+          "SELECT after_seq, writer_makes, " +
+              (rule.mode == ForwardMode::changes ? session_.processed_seq_sql() : session_.stored_seq_sql()) +
+              " FROM forward_positions WHERE destination = ?1 AND mode = ?2",
+          position_of(rule), [&](const auto& row) {
+            after = row.column_int(0);
+            out.by_writer = row.column_int(1) != 0;
+            bound = row.column_int(2);
+          });
+      if (!read) return fail(read);
+      if (!after || out.by_writer) return out;
+      const int64_t last = std::min(bound, *after + std::max<int64_t>(deliveries, 1));
+      out.by_writer = hand_back && last >= bound;
+      if (last <= *after && !out.by_writer) return out;
+      auto txn = session_.begin();
+      if (!txn) return fail(txn);
+      if (last > *after) {
+        auto made = session_.exec(kOutboxNoSlot, session_.entries_sql(rule), QueryArgs().add(*after + 1).add(last));
+        if (!made) return fail(made);
+        out.entries = *made;
+      }
+      auto moved = session_.exec(
+          kOutboxNoSlot,
+          "UPDATE forward_positions SET after_seq = ?3, writer_makes = ?4 WHERE destination = ?1 AND mode = ?2",
+          position_of(rule).add(std::max(last, *after)).add(int64_t{out.by_writer ? 1 : 0}));
+      if (!moved) return fail(moved);
+      if (auto committed = txn->commit(); !committed) return fail(committed);
+      out.more = last < bound;
+      return out;
+    }
+  }
+
+  Result<int64_t> held(const std::string& destination, int64_t cap) override {
+    int64_t n = 0;
+    auto read = session_.rows(kOutboxHeld,
+                              "SELECT count(*) FROM (SELECT 1 FROM outbox WHERE destination = ?1 "
+                              "AND state IN ('pending', 'dead') LIMIT ?2) AS h",
+                              QueryArgs().add(destination).add(cap), [&](const auto& row) { n = row.column_int(0); });
+    if (!read) return fail(read);
+    return n;
   }
 
   Result<std::vector<OutboxEntry>> due_heads(const std::string& destination, int64_t now_ms, int64_t limit) override {
@@ -340,6 +417,12 @@ class OutboxOf final : public Outbox {
   }
 
  private:
+  // The forward_positions row of `rule` (?1, ?2).
+  static QueryArgs position_of(const ForwardRule& rule) {
+    const std::string_view mode = rule.mode == ForwardMode::changes ? "changes" : "deliveries";  // static text
+    return QueryArgs().add(rule.destination).add(mode);
+  }
+
   struct DropRow {
     int64_t id, seq;
     std::optional<int64_t> post_id;

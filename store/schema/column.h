@@ -18,7 +18,7 @@ enum class Type {
 };
 
 // Which backends have a column (a PostgreSQL job's lease exists only there).
-enum class Backends { both, postgres_only };
+enum class Backends { both, postgres_only, sqlite_only };
 
 struct Column {
   std::string_view name;

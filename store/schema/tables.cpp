@@ -105,6 +105,11 @@ constexpr Column kOutboxDropped[] = {{"range_id", kInt, kNotNull},    {"destinat
                                      {"entries", kInt, kNotNull},     {"dropped_at", kInt, kNotNull}};
 
 constexpr Column kForwardPauses[] = {{"destination", kText, kNotNull}, {"paused_at", kInt, kNotNull}};
+constexpr Column kForwardPositions[] = {
+    {"destination", kText, kNotNull},
+    {"mode", kText, kNotNull},
+    {"after_seq", kInt, kNotNull},
+    {"writer_makes", kInt, kNotNull}};
 
 constexpr std::string_view kSeqKey[] = {"seq"};
 constexpr std::string_view kIdKey[] = {"id"};
@@ -119,6 +124,7 @@ constexpr std::string_view kErasuresKey[] = {"erasure_id"};
 constexpr std::string_view kOutboxKey[] = {"outbox_id"};
 constexpr std::string_view kOutboxDroppedKey[] = {"range_id"};
 constexpr std::string_view kDestinationKey[] = {"destination"};
+constexpr std::string_view kDestinationModeKey[] = {"destination", "mode"};
 
 // A record table's columns and key, from its description.
 template <typename Description>
@@ -161,6 +167,10 @@ std::vector<Table> all_tables() {
       {"outbox", kOutbox, kOutboxKey, Role::operational, "user_id", true, {ErasedBy::user_or_their_delivery, 5, 1}},
       {"outbox_dropped", kOutboxDropped, kOutboxDroppedKey, Role::operational, "", true},
       {"forward_pauses", kForwardPauses, kDestinationKey, Role::operational, "", true},
+      // How far each destination's entries are made (015-forward-positions.sql): not
+      // copied, `serve` on PostgreSQL writes the entries in the writer's transactions.
+      {"forward_positions", kForwardPositions, kDestinationModeKey, Role::operational, "", false, {},
+       Backends::sqlite_only},
       {"processor_state", kProcessorState, kIdKey, Role::operational, "", false},
       {"processor_shards", kProcessorShards, kShardKey, Role::operational, "", false, {}, Backends::postgres_only},
   };

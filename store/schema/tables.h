@@ -53,7 +53,9 @@ struct Table {
   std::string_view user;  // the column naming the user the row is about ("" for none)
   bool copied = true;     // `healthhook migrate` copies its rows (processor_state it writes last)
   Erasure erasure = {};   // how `purge-user` empties it
-  Backends backends = Backends::both;  // postgres_only: PostgreSQL's processing shards
+  // postgres_only: PostgreSQL's processing shards; sqlite_only: the sender's positions in
+  // the feed (SQLite's writer leaves the outbox entries to the sender)
+  Backends backends = Backends::both;
 };
 
 // Every table, parents before the tables that refer to them (series before samples): the

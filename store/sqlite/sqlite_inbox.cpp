@@ -39,7 +39,7 @@ Result<void> write_body_in_place(sqlite::Connection& db, int64_t seq, std::strin
 
 std::string_view origin_name(Origin origin) { return origin == Origin::webhook ? "webhook" : "fetch"; }
 
-Result<SqliteInbox> SqliteInbox::create(sqlite::Connection& db, OutboxWriter outbox) {
+Result<SqliteInbox> SqliteInbox::create(sqlite::Connection& db, WriterEntries entries) {
   // ON CONFLICT DO NOTHING: a new row changes one row (its seq is the last rowid), a known
   // message id none (then we look the existing seq up). Not RETURNING: SQLite collects
   // RETURNING rows in a temporary b-tree that it builds and frees at every execution
@@ -52,7 +52,7 @@ Result<SqliteInbox> SqliteInbox::create(sqlite::Connection& db, OutboxWriter out
   if (!find) return fail(find);
   auto last = db.query_int("SELECT max(seq) FROM inbox");
   if (!last) return fail(last);
-  return SqliteInbox(db, std::move(*insert), std::move(*find), std::move(outbox), last->value_or(0));
+  return SqliteInbox(db, std::move(*insert), std::move(*find), std::move(entries), last->value_or(0));
 }
 
 // SQLite refuses a string, blob or row longer than SQLITE_LIMIT_LENGTH (SQLITE_TOOBIG).
@@ -114,8 +114,8 @@ Result<std::vector<Appended>> SqliteInbox::append_with(std::span<const NewDelive
     find_existing_.reset();
     results.push_back({AppendStatus::duplicate, existing});
   }
-  if (outbox_.active() && last_seq > last_seq_) {
-    if (auto added = outbox_.deliveries(last_seq_, last_seq); !added) return fail(added);
+  if (entries_.active() && last_seq > last_seq_) {
+    if (auto made = entries_.made_through(last_seq); !made) return fail(made);
   }
   if (also) {
     if (auto done = also(results); !done) return fail(done);

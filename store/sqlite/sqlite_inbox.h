@@ -5,17 +5,16 @@
 
 #include "store/inbox.h"
 #include "store/sqlite/connection.h"
-#include "store/sqlite/outbox/outbox_writer.h"
+#include "store/sqlite/outbox/outbox_entries.h"
 
 namespace hh::store {
 
 
 class SqliteInbox final : public Inbox {
  public:
-  // `db` must stay live and migrated while this object exists. `outbox` adds the
-  // deliveries-mode forwarding entries of each commit.
-  static Result<SqliteInbox> create(sqlite::Connection& db, OutboxWriter outbox);
-  static Result<SqliteInbox> create(sqlite::Connection& db) { return create(db, OutboxWriter(db)); }
+  // `db` must stay live and migrated while this object exists. `entries` makes the
+  // deliveries-mode forwarding entries of each commit (while the writer makes them).
+  static Result<SqliteInbox> create(sqlite::Connection& db, WriterEntries entries = {});
 
   Result<std::vector<Appended>> append(std::span<const NewDelivery* const> batch) override;
 
@@ -25,17 +24,17 @@ class SqliteInbox final : public Inbox {
   uint64_t max_delivery_bytes() const override;
 
  private:
-  SqliteInbox(sqlite::Connection& db, sqlite::Statement insert, sqlite::Statement find, OutboxWriter outbox,
+  SqliteInbox(sqlite::Connection& db, sqlite::Statement insert, sqlite::Statement find, WriterEntries entries,
               int64_t last_seq)
       : db_(&db),
         insert_(std::move(insert)),
         find_existing_(std::move(find)),
-        outbox_(std::move(outbox)),
+        entries_(std::move(entries)),
         last_seq_(last_seq) {}
   sqlite::Connection* db_;
   sqlite::Statement insert_;
   sqlite::Statement find_existing_;
-  OutboxWriter outbox_;
+  WriterEntries entries_;
   int64_t last_seq_;
 };
 

@@ -52,16 +52,16 @@ Result<std::unique_ptr<ProcessingStore>> open_sqlite_processing(sqlite::Connecti
   auto writer = DerivedWriter::create(write_db);
   if (!writer) return fail(writer);
   (*writer)->defer_changes();  // written by write_changes() before each step commits
-  auto outbox = OutboxWriter::create(write_db, forward_rules, ForwardMode::changes);
-  if (!outbox) return fail(outbox);
+  auto entries = WriterEntries::create(write_db, forward_rules, ForwardMode::changes);
+  if (!entries) return fail(entries);
   return std::unique_ptr<ProcessingStore>(new SqliteProcessingStore(
       write_db, database_path(write_db), std::move(*lock), *durability, std::move(*cursor), std::move(*writer),
-      std::move(*outbox), std::move(*applied), std::move(*newest), std::move(*outcome), std::move(*advance)));
+      std::move(*entries), std::move(*applied), std::move(*newest), std::move(*outcome), std::move(*advance)));
 }
 
 SqliteProcessingStore::SqliteProcessingStore(sqlite::Connection& db, std::string path, ProcessingLock lock,
                                              StepDurability durability, SqliteDeliveryCursor cursor,
-                                             std::unique_ptr<DerivedWriter> writer, OutboxWriter outbox,
+                                             std::unique_ptr<DerivedWriter> writer, WriterEntries entries,
                                              sqlite::Statement applied, sqlite::Statement newest,
                                              sqlite::Statement outcome, sqlite::Statement advance)
     : db_(db),
@@ -70,17 +70,14 @@ SqliteProcessingStore::SqliteProcessingStore(sqlite::Connection& db, std::string
       durability_(durability),
       cursor_(std::move(cursor)),
       writer_(std::move(writer)),
-      outbox_(std::move(outbox)),
+      entries_(std::move(entries)),
       applied_(std::move(applied)),
       newest_(std::move(newest)),
       outcome_(std::move(outcome)),
       advance_(std::move(advance)) {}
 
 Result<void> SqliteProcessingStore::write_changes() {
-  if (auto flushed = writer_->flush_changes(); !flushed) return flushed;
-  // The step's changes: every row after the feed's newest when the step began (a full
-  // buffer flushes in the middle of a step, so not the newest now).
-  return outbox_.active() ? outbox_.changes(step_first_change_id_) : Result<void>{};
+  return writer_->flush_changes();
 }
 
 Result<int64_t> SqliteProcessingStore::applied_seq() {
@@ -104,15 +101,14 @@ Result<void> SqliteProcessingStore::begin_step() {
   // BEGIN IMMEDIATE: takes the write lock now, so a busy database fails here, not later.
   if (auto begun = db_.exec("BEGIN IMMEDIATE"); !begun) return begun;
   writer_->discard_changes();  // left over from a step that rolled back
-  if (outbox_.active()) {
-    auto last = outbox_.last_change_id();
-    if (!last) {
-      rollback_step();  // the caller rolls back only a step that began
-      return fail(last);
-    }
-    step_first_change_id_ = *last;
-  }
   return {};
+}
+
+// The step's changes are written (write_changes() comes first): their entries are made
+// with the new position, while the writer makes them.
+Result<void> SqliteProcessingStore::set_applied_seq(int64_t seq) {
+  if (auto advanced = advance_.bind(1, seq).run(); !advanced) return advanced;
+  return entries_.active() ? entries_.made_through(seq) : Result<void>{};
 }
 
 Result<void> SqliteProcessingStore::commit_step() { return db_.exec("COMMIT"); }

@@ -14,14 +14,15 @@
 #include "store/sqlite/connection.h"
 #include "store/sqlite/delivery_cursor.h"
 #include "store/sqlite/derived/sqlite_derived_writer.h"
-#include "store/sqlite/outbox/outbox_writer.h"
+#include "store/sqlite/outbox/outbox_entries.h"
 #include "store/sqlite/processing_lock.h"
 #include "store/sqlite/step_durability.h"
 
 namespace hh::store {
 
 // Takes the processing lock of the database file behind `write_db` (processing_lock.h).
-// Each step adds the outbox entries of `forward_rules` in changes mode for its changes.
+// Each step makes the changes-mode outbox entries of `forward_rules` for its changes
+// (while the writer makes them: store/outbox.h).
 Result<std::unique_ptr<ProcessingStore>> open_sqlite_processing(sqlite::Connection& write_db,
                                                                 std::span<const ForwardRule> forward_rules = {});
 
@@ -45,7 +46,7 @@ class SqliteProcessingStore final : public ProcessingStore {
   }
   Result<void> write_changes() override;
   Result<void> record_outcomes(std::span<const OutcomeUpdate> outcomes) override;
-  Result<void> set_applied_seq(int64_t seq) override { return advance_.bind(1, seq).run(); }
+  Result<void> set_applied_seq(int64_t seq) override;
   void forget_cached_ids() override { writer_->forget_cached_ids(); }
 
   Result<void> relax_step_sync() override { return durability_.relax(); }
@@ -61,8 +62,9 @@ class SqliteProcessingStore final : public ProcessingStore {
   friend Result<std::unique_ptr<ProcessingStore>> open_sqlite_processing(sqlite::Connection& write_db,
                                                                          std::span<const ForwardRule> forward_rules);
   SqliteProcessingStore(sqlite::Connection& db, std::string path, ProcessingLock lock, StepDurability durability,
-                        SqliteDeliveryCursor cursor, std::unique_ptr<DerivedWriter> writer, OutboxWriter outbox,
-                        sqlite::Statement applied, sqlite::Statement newest, sqlite::Statement outcome,
+                        SqliteDeliveryCursor cursor, std::unique_ptr<DerivedWriter> writer, WriterEntries entries,
+                        sqlite::Statement applied,
+                        sqlite::Statement newest, sqlite::Statement outcome,
                         sqlite::Statement advance);
 
   sqlite::Connection& db_;
@@ -71,8 +73,7 @@ class SqliteProcessingStore final : public ProcessingStore {
   StepDurability durability_;
   SqliteDeliveryCursor cursor_;
   std::unique_ptr<DerivedWriter> writer_;
-  OutboxWriter outbox_;
-  int64_t step_first_change_id_ = 0;  // the feed's newest row when the step began (outbox_ active)
+  WriterEntries entries_;  // changes-mode forwarding entries, made when a step sets applied_seq
   sqlite::Statement applied_, newest_;
   sqlite::Statement outcome_;  // upsert of one delivery_outcomes row
   sqlite::Statement advance_;

@@ -7,7 +7,7 @@
 #include "store/sqlite/database.h"
 #include "store/sqlite/sqlite_body_retention.h"
 #include "store/sqlite/jobs/job_store.h"
-#include "store/sqlite/outbox/outbox_writer.h"
+#include "store/sqlite/outbox/outbox_entries.h"
 #include "store/sqlite/sqlite_inbox.h"
 #include "store/sqlite/sqlite_processing_store.h"
 #include "store/sqlite/wal_checkpointer.h"
@@ -36,13 +36,14 @@ void SqliteStore::prepare_process() {
 Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, const StoreOptions& options) {
   auto db = open_for_writing(path, options);
   if (!db) return fail(db);
+  if (auto started = start_forward_positions(*db, options.forward_rules); !started) return fail(started);
   return std::unique_ptr<SqliteStore>(new SqliteStore(path, std::move(*db), options.forward_rules));
 }
 
 Result<std::unique_ptr<Inbox>> SqliteStore::open_inbox() {
-  auto outbox = OutboxWriter::create(db_, forward_rules_, ForwardMode::deliveries);
-  if (!outbox) return fail(outbox);
-  auto inbox = SqliteInbox::create(db_, std::move(*outbox));
+  auto entries = WriterEntries::create(db_, forward_rules_, ForwardMode::deliveries);
+  if (!entries) return fail(entries);
+  auto inbox = SqliteInbox::create(db_, std::move(*entries));
   if (!inbox) return fail(inbox);
   return std::unique_ptr<Inbox>(new SqliteInbox(std::move(*inbox)));
 }

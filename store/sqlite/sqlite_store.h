@@ -4,6 +4,7 @@
 // file path.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "store/sqlite/connection.h"
@@ -42,7 +43,7 @@ class SqliteStore final : public Store {
       : path_(std::move(path)), db_(std::move(db)), forward_rules_(std::move(forward_rules)) {}
   const std::string path_;
   sqlite::Connection db_;
-  const std::vector<ForwardRule> forward_rules_;
+  const std::vector<ForwardRule> forward_rules_;  // what serve forwards: the writer makes their entries
 };
 
 }  // namespace hh::store

@@ -19,7 +19,6 @@
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_body_retention.h"
 #include "store/sqlite/sqlite_erasure.h"
-#include "store/sqlite/outbox/outbox_writer.h"
 #include "store/sqlite/sqlite_inbox.h"
 #include "tests/derived/sqlite_processor.h"
 #include "tests/derived/store_dump.h"
@@ -54,11 +53,7 @@ void purge_build_store(const std::string& path) {
   const std::vector<store::ForwardRule> rules = {
       {.destination = "backend", .mode = store::ForwardMode::changes, .events = {}},
       {.destination = "raw", .mode = store::ForwardMode::deliveries, .events = {}}};
-  auto changes = store::OutboxWriter::create(db, rules, store::ForwardMode::changes);
-  auto deliveries = store::OutboxWriter::create(db, rules, store::ForwardMode::deliveries);
-  BOOST_REQUIRE(changes && deliveries);
-  BOOST_REQUIRE(changes->changes(0));
-  BOOST_REQUIRE(deliveries->deliveries(0, std::stoll(test::value(db, "SELECT max(seq) FROM inbox"))));
+  for (const store::ForwardRule& rule : rules) test::make_outbox_entries(db, rule, 1, INT64_MAX);
 }
 
 std::vector<std::string> purge_schema_tables(sqlite::Connection& db) {
@@ -541,6 +536,7 @@ BOOST_AUTO_TEST_CASE(every_table_with_a_user_column_is_covered_by_the_erasure) {
       "erasures",         // the record of erasures keeps the id by design (migration 006 says why)
       "outbox_dropped",   // forwarding's record of dropped entries: seq ranges and counts, no user (see below)
       "forward_pauses",   // which destinations an operator paused, and when
+      "forward_positions",  // how far each destination's entries are made: a seq
   };
   const auto tables = purge_schema_tables(db);
   BOOST_TEST(tables.size() > 15u);

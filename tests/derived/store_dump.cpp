@@ -7,6 +7,7 @@
 
 #include "store/sqlite/database.h"
 #include "store/sqlite/sqlite_inbox.h"
+#include "store/sqlite/outbox/outbox_entries.h"
 #include "store/sqlite/derived/derived_tables.h"
 #include "tests/derived/sqlite_processor.h"
 
@@ -52,6 +53,14 @@ void apply_inbox(sqlite::Connection& db) {
   BOOST_REQUIRE_MESSAGE(processor, processor.error());
   auto done = (*processor)->run_until_caught_up(nullptr);
   BOOST_REQUIRE_MESSAGE(done, done.error());
+}
+
+void make_outbox_entries(sqlite::Connection& db, const store::ForwardRule& rule, int64_t first_seq, int64_t last_seq) {
+  auto insert = db.prepare(store::outbox_entries_sql(rule, store::EntriesMade::caught_up));
+  BOOST_REQUIRE_MESSAGE(insert, insert.error());
+  insert->bind(1, first_seq).bind(2, last_seq);
+  auto made = insert->run();
+  BOOST_REQUIRE_MESSAGE(made, made.error());
 }
 
 std::vector<std::string> rows(sqlite::Connection& db, const std::string& sql) {

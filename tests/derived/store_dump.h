@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "store/inbox.h"
+#include "store/outbox.h"
 #include "store/sqlite/connection.h"
 
 namespace hh::test {
@@ -21,6 +22,10 @@ void append_deliveries(sqlite::Connection& db, const std::vector<store::NewDeliv
 // Applies the whole inbox with the processor `serve` runs; fails the test on error. The
 // processor (and its processing lock) is gone when this returns.
 void apply_inbox(sqlite::Connection& db);
+
+// The outbox entries of `rule` for the deliveries first_seq..last_seq, as the sender of
+// `serve` makes them (store::Outbox::catch_up()); fails the test on error.
+void make_outbox_entries(sqlite::Connection& db, const store::ForwardRule& rule, int64_t first_seq, int64_t last_seq);
 
 // Every row of `sql`, each as its values joined by '|'.
 std::vector<std::string> rows(sqlite::Connection& db, const std::string& sql);

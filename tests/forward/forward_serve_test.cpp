@@ -10,9 +10,11 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <vector>
 
+#include "forward/post_scheduler.h"
 #include "store/sqlite/database.h"
 #include "tests/forward/fake_backend.h"
 #include "tests/support/database_probe.h"
@@ -751,6 +753,83 @@ BOOST_AUTO_TEST_CASE(dead_entries_count_against_the_budget_and_dropped_ones_come
              requeued.stdout_text);
   BOOST_REQUIRE(backend.wait_for_unique(kDeliveries, 60s));
   BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
+}
+
+// Decision 057: a backend that is down while more entries wait than the sender keeps made
+// ahead (PostScheduler::kMadeAhead). The sender takes the making over, so the writer stops
+// copying each delivery into the outbox (the rest wait in the inbox); a kill -9 then loses
+// none; after the restart the backend is back and gets every delivery, each key's in order;
+// and the sender, caught up, hands the making back to the writer.
+BOOST_AUTO_TEST_CASE(a_long_outage_leaves_the_writer_alone_and_loses_nothing) {
+  const std::string secret = test::random_secret();
+  uint16_t port = 0;
+  std::string url;
+  {
+    test::FakeBackend probe(backend_options(secret));  // a free port that then refuses connections
+    port = probe.port();
+    url = probe.url();
+  }
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "raw", url, secret, "mode = \"deliveries\"\nconcurrency = 4\n"));
+  constexpr int kDeliveries = forward::PostScheduler::kMadeAhead + 2000;
+  constexpr int kSenders = 8;  // several connections: group commits take many each
+  constexpr int kUsers = 50;
+  const auto user_of = [](int i) { return "eeeeeeee-0000-4000-8000-0000000" + std::to_string(10000 + i % kUsers); };
+  std::vector<int> statuses(kDeliveries, 0);
+  {
+    std::vector<std::thread> senders;
+    for (int t = 0; t < kSenders; ++t) {
+      senders.emplace_back([&, t] {
+        test::HttpClient client(server.port());
+        for (int i = t; i < kDeliveries; i += kSenders) {
+          statuses[i] =
+              client.post_webhook(server.secret(), "o-" + std::to_string(i), sleep_of(user_of(i), "s-" + std::to_string(i)))
+                  .status;
+        }
+      });
+    }
+    for (auto& sender : senders) sender.join();
+  }
+  BOOST_REQUIRE_EQUAL(std::count(statuses.begin(), statuses.end(), 200), kDeliveries);
+  BOOST_REQUIRE(server.wait_for_log("forward_entries_taken_over", 30s));
+  // What the writer stored after the take-over waits in the inbox, not in the outbox.
+  BOOST_TEST(test::query_int(server.database(), "SELECT count(*) FROM outbox") < kDeliveries);
+  BOOST_TEST(test::query_int(server.database(), "SELECT writer_makes FROM forward_positions") == 0);
+
+  server.kill_hard();
+  test::FakeBackend backend(backend_options(secret, false, port));
+  server.restart();
+  BOOST_REQUIRE(backend.wait_for_unique(kDeliveries, 120s));
+  BOOST_TEST(backend.bad_signatures() == 0u);
+  BOOST_TEST(server.wait_for_log("forward_entries_handed_back", 30s));
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
+  BOOST_TEST(test::query_int(server.database(), "SELECT writer_makes FROM forward_positions") == 1);
+  // Each user's deliveries arrived in the order they were stored (their first acceptance).
+  std::map<std::string, int64_t> seq_of;
+  std::istringstream rows(test::query_text(server.database(), "SELECT group_concat(message_id || ' ' || seq, ' ') FROM inbox"));
+  for (std::string id, seq; rows >> id >> seq;) seq_of[id] = std::stoll(seq);
+  std::map<std::string, int64_t> last_seq_of_user;
+  std::set<std::string> seen;
+  size_t out_of_order = 0;
+  for (const auto& request : backend.accepted()) {
+    if (!seen.insert(request.id).second) continue;
+    const int i = std::stoi(request.id.substr(2));
+    int64_t& last = last_seq_of_user[user_of(i)];
+    if (seq_of.at(request.id) < last) ++out_of_order;
+    last = seq_of.at(request.id);
+  }
+  BOOST_TEST(out_of_order == 0u);
+  BOOST_TEST(seen.size() == static_cast<size_t>(kDeliveries));
+
+  // The writer makes the entries again: a new delivery's is there when it is acknowledged.
+  backend.set_plan([](const test::BackendRequest&) {
+    test::BackendFault fault;
+    fault.status = 503;  // held back, so the entry stays to be seen
+    return fault;
+  });
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "after", sleep_of(user_of(0), "after")).status, 200);
+  BOOST_TEST(test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE row_key = 'after'") == 1);
 }
 
 // Issue 45, under attack: the record of what the budget dropped counts against

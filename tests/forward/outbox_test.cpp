@@ -188,6 +188,74 @@ BOOST_AUTO_TEST_CASE(deliveries_become_entries_at_ingest_filtered_by_event_globs
   BOOST_TEST(test::query_int(dir.file("plain.db"), "SELECT count(*) FROM outbox") == 0);
 }
 
+// Decision 057: while a destination's sender is behind, it makes the entries itself, from
+// the change feed and the inbox (take_over(), catch_up()), and the writer makes none; once
+// it has caught up it hands the making back. Every change and every matching delivery has
+// exactly one entry, in order, whoever made it.
+BOOST_AUTO_TEST_CASE(the_sender_takes_the_making_over_and_hands_it_back_without_a_gap_or_a_repeat) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  auto opened = open_with(path, both_modes());
+  auto outbox = open_outbox(path);
+  int next = 0;
+  const auto deliver = [&](int count) {  // sleep summaries of new users, applied
+    std::vector<store::NewDelivery> batch;
+    for (int i = 0; i < count; ++i, ++next) {
+      store::NewDelivery d = example_delivery("m" + std::to_string(next), "summary-sleep.json");
+      const std::string user = "0a0a0a0a-0000-4000-8000-" + std::to_string(100000000000 + next);
+      for (size_t at = d.body.find(kSleepUser); at != std::string::npos; at = d.body.find(kSleepUser, at)) {
+        d.body.replace(at, std::string_view(kSleepUser).size(), user);
+      }
+      batch.push_back(std::move(d));
+    }
+    append(*opened.inbox, batch);
+    process(*opened.store);
+  };
+  const auto entries = [&] { return test::query_int(path, "SELECT count(*) FROM outbox"); };
+  deliver(3);
+  const int64_t by_writer = entries();
+  BOOST_TEST(by_writer == 3 * 3);  // per delivery: its summary and its user, and the delivery
+
+  for (const auto& rule : both_modes()) BOOST_REQUIRE(outbox->take_over(rule));
+  deliver(5);
+  BOOST_TEST(entries() == by_writer);  // the writer made none
+  for (const auto& rule : both_modes()) {
+    const int64_t per_delivery = rule.mode == store::ForwardMode::changes ? 2 : 1;
+    for (int64_t left = 5; left > 0;) {
+      auto made = outbox->catch_up(rule, 2, false);  // two deliveries at a time
+      BOOST_REQUIRE_MESSAGE(made, made.error());
+      BOOST_TEST(!made->by_writer);
+      BOOST_TEST(made->entries == per_delivery * std::min<int64_t>(left, 2));
+      left -= std::min<int64_t>(left, 2);
+      BOOST_REQUIRE_EQUAL(made->more, left > 0);
+    }
+  }
+  BOOST_TEST(entries() == 8 * 3);
+  deliver(2);
+  BOOST_TEST(entries() == 8 * 3);  // still the sender's
+  for (const auto& rule : both_modes()) {
+    auto made = outbox->catch_up(rule, 100, true);  // caught up: handed back
+    BOOST_REQUIRE_MESSAGE(made, made.error());
+    BOOST_TEST(made->by_writer);
+    BOOST_TEST(!made->more);
+    made = outbox->catch_up(rule, 100, true);
+    BOOST_REQUIRE(made);
+    BOOST_TEST((made->by_writer && made->entries == 0));
+  }
+  BOOST_TEST(entries() == 10 * 3);
+  deliver(4);
+  BOOST_TEST(entries() == 14 * 3);  // the writer's again
+
+  // One entry per change, in the feed's order; one per delivery, in the inbox's.
+  BOOST_TEST(test::query_text(path, "SELECT group_concat(seq || ' ' || table_name || ' ' || row_key, ',') FROM "
+                                    "(SELECT * FROM outbox WHERE destination = 'backend' ORDER BY outbox_id)") ==
+             test::query_text(path, "SELECT group_concat(seq || ' ' || table_name || ' ' || row_key, ',') FROM "
+                                    "(SELECT * FROM changes ORDER BY change_id)"));
+  BOOST_TEST(test::query_text(path, "SELECT group_concat(row_key, ',') FROM "
+                                    "(SELECT * FROM outbox WHERE destination = 'raw-sleep' ORDER BY outbox_id)") ==
+             test::query_text(path, "SELECT group_concat(message_id, ',') FROM (SELECT * FROM inbox ORDER BY seq)"));
+}
+
 BOOST_AUTO_TEST_CASE(sender_outcomes_and_requeue_keep_a_post_whole) {
   test::TempDir dir;
   const std::string path = dir.file("healthhook.db");

@@ -13,9 +13,9 @@
 #include "store/postgres/jobs/pg_job_admin.h"
 #include "store/postgres/outbox/pg_outbox.h"
 #include "store/postgres/outbox/pg_outbox_writer.h"
+#include "tests/derived/store_dump.h"
 #include "store/schema/glob_regex.h"
 #include "store/outbox.h"
-#include "store/sqlite/outbox/outbox_writer.h"
 #include "store/sqlite/outbox/sqlite_outbox.h"
 #include "tests/postgres/twin_stores.h"
 
@@ -75,20 +75,24 @@ BOOST_AUTO_TEST_CASE(the_writer_makes_the_same_entries_as_sqlite) {
          "(6, 6, 'connections', 'u3/garmin', 'insert', 1, NULL, NULL)");
   auto rules = pgo_rules();
 
-  auto lite_deliveries = twin_must(store::OutboxWriter::create(t.lite, rules, store::ForwardMode::deliveries));
-  auto lite_changes = twin_must(store::OutboxWriter::create(t.lite, rules, store::ForwardMode::changes));
+  // SQLite's sender makes entries per range of deliveries, each mode's in its order;
+  // PostgreSQL's writer those of a commit's deliveries, and a step's newest n changes.
+  const auto make_lite = [&](store::ForwardMode mode, int64_t first, int64_t last) {
+    for (const auto& rule : rules) {
+      if (rule.mode == mode) test::make_outbox_entries(t.lite, rule, first, last);
+    }
+  };
   auto pg = twin_must(store::PgOutboxWriter::create(t.pg, rules));
   BOOST_TEST(pg.active());
-  twin_must(lite_deliveries.deliveries(0, 6));
+  make_lite(store::ForwardMode::deliveries, 1, 6);
   const std::vector<int64_t> first_commit{1, 2, 3, 4, 5, 6};
   twin_must(pg.deliveries(first_commit));
-  twin_must(lite_deliveries.deliveries(6, 10));
+  make_lite(store::ForwardMode::deliveries, 7, 10);
   const std::vector<int64_t> second_commit{10, 7, 9, 8};
   twin_must(pg.deliveries(second_commit));
-  // SQLite's takes the changes after an id, PostgreSQL's the newest n (a step's own).
-  twin_must(lite_changes.changes(2));
+  make_lite(store::ForwardMode::changes, 2, 6);  // change ids 3-6
   twin_must(pg.changes(4));
-  twin_must(lite_changes.changes(0));
+  make_lite(store::ForwardMode::changes, 1, 6);  // all six
   twin_must(pg.changes(6));
   const auto entries = t.same_rows(kPgoEntries, kPgoEntryColumns);
   BOOST_TEST(entries.size() > 20u);
@@ -96,8 +100,10 @@ BOOST_AUTO_TEST_CASE(the_writer_makes_the_same_entries_as_sqlite) {
              "1|raw-sleep|delivery|1|daily.data.sleep.created|deliveries|m1|insert|1|NULL|NULL|u1|u1/daily.data.sleep|"
              "pending|0|NULL|NULL|NULL|NULL");
 
-  // The clock columns: Unix ms now, the same for both columns of an entry.
-  auto times = t.pg.query("SELECT min(created_at), bool_and(created_at = next_attempt_at) FROM outbox");
+  // The clock columns: created at the delivery's receipt (max_age counts from it), due now.
+  BOOST_TEST(t.same_rows("SELECT o.outbox_id, o.created_at FROM outbox AS o JOIN inbox AS d ON d.seq = o.seq "
+                         "WHERE o.created_at = d.received_at ORDER BY 1", 2).size() == entries.size());
+  auto times = t.pg.query("SELECT min(next_attempt_at), bool_and(created_at < 1000) FROM outbox");
   BOOST_TEST(times->integer(0, 0) > 1'700'000'000'000);
   BOOST_TEST(times->boolean(0, 1));
 
@@ -147,9 +153,10 @@ BOOST_AUTO_TEST_CASE(the_sender_and_forward_leave_the_same_rows) {
   test::TwinStores t;
   pgo_deliveries(t);
   const auto rules = pgo_rules();
-  auto lite_writer = twin_must(store::OutboxWriter::create(t.lite, rules, store::ForwardMode::deliveries));
   auto pg_writer = twin_must(store::PgOutboxWriter::create(t.pg, rules));
-  twin_must(lite_writer.deliveries(0, 10));
+  for (const auto& rule : rules) {
+    if (rule.mode == store::ForwardMode::deliveries) test::make_outbox_entries(t.lite, rule, 1, 10);
+  }
   const std::vector<int64_t> seqs{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   twin_must(pg_writer.deliveries(seqs));
   t.same_rows(kPgoEntries, kPgoEntryColumns);
@@ -215,7 +222,7 @@ BOOST_AUTO_TEST_CASE(the_sender_and_forward_leave_the_same_rows) {
                              .limit = 1};
   BOOST_TEST(twin_must(lite->requeue(one, 9100)) == twin_must(pg->requeue(one, 9100)));
   t.same_rows(kPgoEntries, kPgoEntryColumns);
-  t.same_rows("SELECT outbox_id, created_at, next_attempt_at FROM outbox WHERE created_at < 1000000 ORDER BY 1", 3);
+  t.same_rows("SELECT outbox_id, created_at, next_attempt_at FROM outbox WHERE created_at BETWEEN 1000 AND 1000000 ORDER BY 1", 3);  // re-queued: due then
   t.same_rows("SELECT destination, first_seq, last_seq, entries, dropped_at FROM outbox_dropped ORDER BY 1, 2", 5);
   BOOST_TEST(figures(twin_must(lite->figures())) == figures(twin_must(pg->figures())));
 

@@ -16,7 +16,6 @@
 #include "store/sqlite/sqlite_erasure.h"
 #include "processor/processor.h"
 #include "store/open_store.h"
-#include "store/sqlite/outbox/outbox_writer.h"
 #include "tests/derived/store_dump.h"
 #include "tests/derived/two_users.h"
 #include "tests/postgres/derived_dump.h"
@@ -143,9 +142,8 @@ void pgre_two_users_on_both(test::TwinStores& t) {
   test::append_deliveries(t.lite, corpus);
   test::apply_inbox(t.lite);
   {
-    // Forwards not sent yet, as an ingest with this rule writes them (PostgreSQL's below).
-    auto outbox = twin_must(store::OutboxWriter::create(t.lite, rules, store::ForwardMode::deliveries));
-    twin_must(outbox.deliveries(0, INT64_MAX));
+    // Forwards not sent yet, as the sender makes them (PostgreSQL's writer: below).
+    test::make_outbox_entries(t.lite, rules.front(), 1, INT64_MAX);
   }
   store::StoreOptions options;
   options.forward_rules = rules;

@@ -29,6 +29,8 @@ int64_t version_with_posts() { return version_with(postgres_migrations(), "outbo
 class PgOutboxSession {
  public:
   using Transaction = pg::Transaction;
+  // The writer makes the entries in the transactions they describe (store/outbox.h).
+  static constexpr bool kSenderCanMakeEntries = false;
 
   PgOutboxSession(pg::Connection db, OutboxUse use) : db_(std::move(db)), use_(use) {}
 

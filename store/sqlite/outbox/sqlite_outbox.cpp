@@ -11,7 +11,7 @@
 #include "store/sqlite/connection.h"
 #include "store/sqlite/jobs/sqlite_job_admin.h"
 #include "store/sqlite/migrations.h"
-#include "store/sqlite/outbox/outbox_writer.h"
+#include "store/sqlite/outbox/outbox_entries.h"
 #include "store/sqlite/queries/query_statements.h"
 
 namespace hh::store {
@@ -25,6 +25,8 @@ int64_t version_with_posts() { return version_with(migrations(), "outbox-posts")
 class SqliteOutboxSession {
  public:
   using Transaction = sqlite::Transaction;
+  // The sender takes the making of entries over while it is behind (store/outbox.h).
+  static constexpr bool kSenderCanMakeEntries = true;
 
   explicit SqliteOutboxSession(sqlite::Connection db) : db_(std::move(db)) {}
 
@@ -48,8 +50,11 @@ class SqliteOutboxSession {
   std::string event_filter(const ForwardRule& rule, std::string_view column) const {
     return outbox_event_filter(rule, column);
   }
-  std::string recreate_sql(const ForwardRule& rule) const { return outbox_recreate_sql(rule); }
+  std::string recreate_sql(const ForwardRule& rule) const { return outbox_entries_sql(rule, EntriesMade::requeued); }
+  std::string entries_sql(const ForwardRule& rule) const { return outbox_entries_sql(rule, EntriesMade::caught_up); }
   std::string processed_seq_sql() const { return "(SELECT applied_seq FROM processor_state WHERE id = 1)"; }
+  // One writer: every delivery up to the newest is committed.
+  std::string stored_seq_sql() const { return "(SELECT ifnull(max(seq), 0) FROM inbox)"; }
 
  private:
   // `sql` prepared (kept in its slot when it has one) with `args` bound.

@@ -1,0 +1,117 @@
+#include "store/sqlite/outbox/outbox_entries.h"
+
+#include <optional>
+#include <string>
+
+#include "store/schema/dialect.h"
+
+namespace hh::store {
+namespace {
+
+// Unix milliseconds now, in SQL (the store has no clock of its own to pass in).
+constexpr std::string_view kNowMs = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
+
+using schema::sql_literal;
+
+std::string created_at(EntriesMade made) { return made == EntriesMade::caught_up ? "d.received_at" : std::string(kNowMs); }
+
+}  // namespace
+
+// The rule's globs over `column`, quoted into the statement (prepared once, at start): the
+// globs come from the configuration.
+std::string outbox_event_filter(const ForwardRule& rule, std::string_view column) {
+  return schema::globs_condition(rule.events, column, schema::Dialect::sqlite);
+}
+
+namespace {
+
+// The owner and resource come from change_owners (008-outbox.sql). `which`: the change
+// rows, a condition on `c` (changes) with its parameters.
+std::string change_insert(const ForwardRule& rule, std::string_view which, EntriesMade made) {
+  return "INSERT INTO outbox (destination, kind, seq, event_type, table_name, row_key, op, row_count, from_ms, "
+         "to_ms, user_id, order_key, created_at, next_attempt_at) "
+         "SELECT " + sql_literal(rule.destination) + ", 'change', c.seq, d.event_type, c.table_name, c.row_key, c.op, "
+         "c.row_count, c.from_ms, c.to_ms, o.user_id, ifnull(o.user_id, '') || '/' || o.resource, " +
+         created_at(made) + ", " + std::string(kNowMs) +
+         " FROM changes AS c JOIN inbox AS d ON d.seq = c.seq JOIN change_owners AS o ON o.change_id = c.change_id "
+         "WHERE " + std::string(which) + " AND " + outbox_event_filter(rule, "d.event_type") +
+         " ORDER BY c.change_id";
+}
+
+// A delivery's user is the envelope's user_id, else its data's (as rows/delivery_user
+// reads it); its resource the event type without the last part ("daily.data.sleep" of
+// "daily.data.sleep.created"), so a created and an updated event of one summary share a
+// key. `which`: the deliveries, a condition on `d` (inbox) with its parameters. A body
+// retention removed is empty, not JSON: such a delivery gets no entry.
+std::string delivery_insert(const ForwardRule& rule, std::string_view which, EntriesMade made) {
+  const std::string user =
+      "coalesce(json_extract(CAST(d.body AS TEXT), '$.user_id'), json_extract(CAST(d.body AS TEXT), '$.data.user_id'))";
+  const std::string resource =
+      "CASE WHEN instr(ifnull(d.event_type, ''), '.') = 0 THEN ifnull(d.event_type, '') "
+      "ELSE rtrim(rtrim(d.event_type, 'abcdefghijklmnopqrstuvwxyz_0123456789'), '.') END";
+  return "INSERT INTO outbox (destination, kind, seq, event_type, table_name, row_key, op, user_id, order_key, "
+         "created_at, next_attempt_at) "
+         "SELECT " + sql_literal(rule.destination) + ", 'delivery', seq, event_type, 'deliveries', message_id, 'insert', "
+         "user, ifnull(user, '') || '/' || resource, created_at, " + std::string(kNowMs) +
+         " FROM (SELECT d.seq, d.event_type, d.message_id, " + created_at(made) + " AS created_at, " + user +
+         " AS user, " + resource + " AS resource " +
+         "FROM inbox AS d WHERE " + std::string(which) + " AND d.origin = 'webhook' AND json_valid(CAST(d.body AS TEXT)) "
+         "AND " + outbox_event_filter(rule, "d.event_type") + " ORDER BY d.seq)";
+}
+
+}  // namespace
+
+std::string outbox_entries_sql(const ForwardRule& rule, EntriesMade made) {
+  return rule.mode == ForwardMode::changes ? change_insert(rule, "c.seq BETWEEN ?1 AND ?2", made)
+                                           : delivery_insert(rule, "d.seq BETWEEN ?1 AND ?2", made);
+}
+
+Result<void> start_forward_positions(sqlite::Connection& db, std::span<const ForwardRule> rules) {
+  for (const ForwardRule& rule : rules) {
+    const bool changes = rule.mode == ForwardMode::changes;
+    auto started = db.exec(
+        "INSERT INTO forward_positions (destination, mode, after_seq) VALUES (" + sql_literal(rule.destination) +
+        ", " + sql_literal(changes ? "changes" : "deliveries") + ", " +
+        (changes ? "ifnull((SELECT applied_seq FROM processor_state WHERE id = 1), 0)"
+                 : "ifnull((SELECT max(seq) FROM inbox), 0)") +
+        ") ON CONFLICT (destination, mode) DO NOTHING");
+    if (!started) return fail(started, "the forwarding position of " + rule.destination);
+  }
+  return {};
+}
+
+Result<WriterEntries> WriterEntries::create(sqlite::Connection& db, std::span<const ForwardRule> rules,
+                                            ForwardMode mode) {
+  std::vector<Destination> destinations;
+  for (const ForwardRule& rule : rules) {
+    if (rule.mode != mode) continue;
+    const std::string row = "destination = " + sql_literal(rule.destination) + " AND mode = " +
+                            sql_literal(mode == ForwardMode::changes ? "changes" : "deliveries");
+    auto position = db.prepare("SELECT after_seq FROM forward_positions WHERE " + row + " AND writer_makes = 1");
+    if (!position) return fail(position, "forwarding position of " + rule.destination);
+    auto make = db.prepare(outbox_entries_sql(rule, EntriesMade::caught_up));
+    if (!make) return fail(make, "outbox of " + rule.destination);
+    auto advance = db.prepare("UPDATE forward_positions SET after_seq = ?1 WHERE " + row);
+    if (!advance) return fail(advance, "forwarding position of " + rule.destination);
+    destinations.push_back({rule.destination, std::move(*position), std::move(*make), std::move(*advance)});
+  }
+  return WriterEntries(std::move(destinations));
+}
+
+Result<void> WriterEntries::made_through(int64_t last_seq) {
+  for (Destination& d : destinations_) {
+    auto found = d.position.step();
+    if (!found) return fail(found, "forwarding position of " + d.name);
+    const std::optional<int64_t> after = *found ? std::optional(d.position.column_int(0)) : std::nullopt;
+    d.position.reset();
+    // None: the sender makes them (or `serve` was not started with this destination).
+    if (!after || *after >= last_seq) continue;
+    d.make.bind(1, *after + 1).bind(2, last_seq);
+    if (auto made = d.make.run(); !made) return fail(made, "outbox of " + d.name);
+    d.advance.bind(1, last_seq);
+    if (auto moved = d.advance.run(); !moved) return fail(moved, "forwarding position of " + d.name);
+  }
+  return {};
+}
+
+}  // namespace hh::store
