@@ -43,7 +43,7 @@ struct DestinationMetrics {
   const std::string destination;
   std::atomic<uint64_t> sent{0}, dead{0}, dropped{0};
   std::array<std::atomic<uint64_t>, kRequestOutcomes.size()> requests{};
-  std::atomic<int64_t> pending{0}, dead_now{0}, oldest_age_ms{0}, paused{0};
+  std::atomic<int64_t> pending{0}, dead_now{0}, oldest_age_ms{0}, paused{0}, unmade{0};
 };
 
 }  // namespace hh::forward

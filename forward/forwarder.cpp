@@ -177,6 +177,7 @@ bool Forwarder::check_outbox() {
     const store::OutboxFigures& figure = mine ? *mine : none;
     m.pending.store(figure.pending, std::memory_order_relaxed);
     m.dead_now.store(figure.dead, std::memory_order_relaxed);
+    m.unmade.store(figure.unmade_deliveries, std::memory_order_relaxed);
     m.oldest_age_ms.store(figure.oldest_pending_created_at_ms ? now - *figure.oldest_pending_created_at_ms : 0,
                           std::memory_order_relaxed);
     const store::ForwardRule rule{

@@ -107,6 +107,10 @@ metrics::MetricsEndpoint::Collector forward_metrics(const forward::Forwarder& fo
     }
     per_destination("healthhook_forward_outbox_pending", "gauge", "Outbox entries waiting to be forwarded",
                     [](const forward::DestinationMetrics& m) { return m.pending.load(std::memory_order_relaxed); });
+    per_destination("healthhook_forward_unmade_deliveries", "gauge",
+                    "Deliveries whose entries wait in the change feed or the inbox for the sender to make them (it "
+                    "took the making over from the writer while behind; 0: the writer makes them)",
+                    [](const forward::DestinationMetrics& m) { return m.unmade.load(std::memory_order_relaxed); });
     per_destination("healthhook_forward_outbox_dead", "gauge", "Dead outbox entries kept for forward requeue",
                     [](const forward::DestinationMetrics& m) { return m.dead_now.load(std::memory_order_relaxed); });
     per_destination("healthhook_forward_outbox_oldest_seconds", "gauge",

@@ -99,6 +99,9 @@ struct OutboxFigures {
   int64_t pending = 0, dead = 0;
   int64_t dropped = 0, dropped_ranges = 0;  // entries dropped (in ranges not re-queued), and the ranges
   std::optional<int64_t> oldest_pending_created_at_ms;
+  // Deliveries whose entries the sender has yet to make from the change feed or the inbox
+  // (it took the making over from the writer: catch_up()); 0 while the writer makes them.
+  int64_t unmade_deliveries = 0;
 };
 
 struct OutboxSelection {

@@ -134,15 +134,15 @@ class OutboxOf final : public Outbox {
     std::vector<OutboxFigures> all;
     auto read = session_.rows(
         kOutboxNoSlot,
-        "SELECT destination, sum(pending), sum(dead), sum(dropped), sum(ranges), min(oldest) FROM ("
+        "SELECT destination, sum(pending), sum(dead), sum(dropped), sum(ranges), min(oldest), sum(unmade) FROM ("
         "SELECT destination, count(*) FILTER (WHERE state = 'pending') AS pending, "
         "count(*) FILTER (WHERE state = 'dead') AS dead, 0 AS dropped, 0 AS ranges, "
-        "min(created_at) FILTER (WHERE state = 'pending') AS oldest FROM outbox GROUP BY destination "
-        "UNION ALL SELECT destination, 0, 0, sum(entries), count(*), NULL FROM outbox_dropped GROUP BY destination) "
-        "AS f GROUP BY destination ORDER BY destination COLLATE \"C\"",
+        "min(created_at) FILTER (WHERE state = 'pending') AS oldest, 0 AS unmade FROM outbox GROUP BY destination "
+        "UNION ALL SELECT destination, 0, 0, sum(entries), count(*), NULL, 0 FROM outbox_dropped GROUP BY destination" +
+            unmade_figures() + ") AS f GROUP BY destination ORDER BY destination COLLATE \"C\"",
         QueryArgs(), [&](const auto& s) {
           all.push_back({std::string(s.column_text(0)), s.column_int(1), s.column_int(2), s.column_int(3),
-                         s.column_int(4), s.column_optional_int(5)});
+                         s.column_int(4), s.column_optional_int(5), s.column_int(6)});
         });
     if (!read) return fail(read);
     return all;
@@ -417,6 +417,18 @@ class OutboxOf final : public Outbox {
   }
 
  private:
+  // figures(): the deliveries whose entries the sender has yet to make, per destination
+  // that took the making over (none where the writer always makes them).
+  std::string unmade_figures() const {
+    if constexpr (!Session::kSenderCanMakeEntries) {
+      return "";
+    } else {
+      return " UNION ALL SELECT destination, 0, 0, 0, 0, NULL, max(0, CASE mode WHEN 'changes' THEN " +
+             session_.processed_seq_sql() + " ELSE " + session_.stored_seq_sql() +
+             " END - after_seq) FROM forward_positions WHERE writer_makes = 0";
+    }
+  }
+
   // The forward_positions row of `rule` (?1, ?2).
   static QueryArgs position_of(const ForwardRule& rule) {
     const std::string_view mode = rule.mode == ForwardMode::changes ? "changes" : "deliveries";  // static text

@@ -256,6 +256,39 @@ BOOST_AUTO_TEST_CASE(the_sender_takes_the_making_over_and_hands_it_back_without_
              test::query_text(path, "SELECT group_concat(message_id, ',') FROM (SELECT * FROM inbox ORDER BY seq)"));
 }
 
+// Decision 057, under attack: deliveries waiting for the sender, far behind, while
+// [retention] body_days removes their bodies. Each still gets its entry, with its user, so
+// that it fails for good with the reason when it is sent (docs/forwarding.md), instead of
+// vanishing unseen; the sender's figures count what waits meanwhile.
+BOOST_AUTO_TEST_CASE(a_delivery_whose_body_retention_removed_meanwhile_still_gets_its_entry) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  auto opened = open_with(path, both_modes());
+  auto outbox = open_outbox(path);
+  const store::ForwardRule raw = both_modes().at(1);
+  BOOST_REQUIRE(outbox->take_over(raw));
+  append(*opened.inbox, {example_delivery("m1", "summary-sleep.json"), example_delivery("m2", "summary-sleep.json")});
+  process(*opened.store);
+  auto figures = outbox->figures();
+  BOOST_REQUIRE(figures);
+  const auto raw_figures = std::find_if(figures->begin(), figures->end(), [](const auto& f) { return f.destination == "raw-sleep"; });
+  BOOST_REQUIRE(raw_figures != figures->end());
+  BOOST_TEST(raw_figures->unmade_deliveries == 2);
+  BOOST_TEST(raw_figures->pending == 0);
+  auto retention = opened.store->open_body_retention();
+  BOOST_REQUIRE_MESSAGE(retention, retention.error());
+  auto removed = (*retention)->remove_bodies(INT64_MAX, 1, 1'800'000'000'000);
+  BOOST_REQUIRE_MESSAGE(removed, removed.error());
+  BOOST_REQUIRE_EQUAL(test::query_int(path, "SELECT count(*) FROM removed_bodies"), 1);
+
+  auto made = outbox->catch_up(raw, 100, false);
+  BOOST_REQUIRE_MESSAGE(made, made.error());
+  BOOST_TEST(made->entries == 2);
+  const auto entries = entries_of(*outbox, "raw-sleep");
+  BOOST_REQUIRE_EQUAL(entries.size(), 2u);
+  for (const auto& e : entries) BOOST_TEST((e.user_id == std::optional<std::string>(kSleepUser)), e.row_key);
+}
+
 BOOST_AUTO_TEST_CASE(sender_outcomes_and_requeue_keep_a_post_whole) {
   test::TempDir dir;
   const std::string path = dir.file("healthhook.db");

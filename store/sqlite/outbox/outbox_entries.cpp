@@ -42,10 +42,21 @@ std::string change_insert(const ForwardRule& rule, std::string_view which, Entri
 // reads it); its resource the event type without the last part ("daily.data.sleep" of
 // "daily.data.sleep.created"), so a created and an updated event of one summary share a
 // key. `which`: the deliveries, a condition on `d` (inbox) with its parameters. A body
-// retention removed is empty, not JSON: such a delivery gets no entry.
+// that is not JSON gets no entry. One that [retention] body_days removed (it is empty)
+// gets one when the writer or the sender makes them (the sender, far behind, may come to
+// it only then): it fails for good when it is sent, with the reason, as it would had it
+// been made at ingest (docs/forwarding.md); `forward requeue --dropped` counts it as not
+// made again.
 std::string delivery_insert(const ForwardRule& rule, std::string_view which, EntriesMade made) {
-  const std::string user =
+  const std::string removed =
+      made == EntriesMade::caught_up ? "EXISTS (SELECT 1 FROM removed_bodies AS r WHERE r.seq = d.seq)" : "0";
+  const std::string body_user =
       "coalesce(json_extract(CAST(d.body AS TEXT), '$.user_id'), json_extract(CAST(d.body AS TEXT), '$.data.user_id'))";
+  // json_extract() fails on what is not JSON: the removed body's user is the one retention recorded.
+  const std::string user = made == EntriesMade::caught_up
+                               ? "CASE WHEN json_valid(CAST(d.body AS TEXT)) THEN " + body_user +
+                                     " ELSE (SELECT r.user_id FROM removed_bodies AS r WHERE r.seq = d.seq) END"
+                               : body_user;
   const std::string resource =
       "CASE WHEN instr(ifnull(d.event_type, ''), '.') = 0 THEN ifnull(d.event_type, '') "
       "ELSE rtrim(rtrim(d.event_type, 'abcdefghijklmnopqrstuvwxyz_0123456789'), '.') END";
@@ -55,8 +66,9 @@ std::string delivery_insert(const ForwardRule& rule, std::string_view which, Ent
          "user, ifnull(user, '') || '/' || resource, created_at, " + std::string(kNowMs) +
          " FROM (SELECT d.seq, d.event_type, d.message_id, " + created_at(made) + " AS created_at, " + user +
          " AS user, " + resource + " AS resource " +
-         "FROM inbox AS d WHERE " + std::string(which) + " AND d.origin = 'webhook' AND json_valid(CAST(d.body AS TEXT)) "
-         "AND " + outbox_event_filter(rule, "d.event_type") + " ORDER BY d.seq)";
+         "FROM inbox AS d WHERE " + std::string(which) + " AND d.origin = 'webhook' "
+         "AND (json_valid(CAST(d.body AS TEXT)) OR " + removed + ") AND " + outbox_event_filter(rule, "d.event_type") +
+         " ORDER BY d.seq)";
 }
 
 }  // namespace
