@@ -102,6 +102,13 @@ void print_outbox_figures(const std::vector<store::OutboxFigures>& figures) {
               << table_cell(std::to_string(f.dead), 9) << " " << table_cell(std::to_string(f.dropped), 9) << " "
               << oldest << "\n";
   }
+  // Not entries yet: the sender makes them as it catches up (docs/forwarding.md).
+  for (const auto& f : figures) {
+    if (f.unmade_deliveries > 0) {
+      std::cout << f.destination << ": " << f.unmade_deliveries
+                << " more deliveries wait for the sender to make their entries (the backend was behind)\n";
+    }
+  }
   std::cout << "\n";
 }
 

@@ -20,12 +20,13 @@ std::string_view outcome_of_status(unsigned status) {
 }  // namespace
 
 PostScheduler::PostScheduler(config::ForwardSettings settings, store::Outbox& outbox, DestinationMetrics& metrics,
-                             uint64_t seed)
+                             uint64_t seed, int64_t made_ahead)
     : settings_(std::move(settings)),
       deliveries_(settings_.mode == "deliveries"),
       rule_{.destination = settings_.name,
             .mode = deliveries_ ? store::ForwardMode::deliveries : store::ForwardMode::changes,
             .events = settings_.events},
+      made_ahead_(made_ahead),
       outbox_(outbox),
       metrics_(metrics),
       backoff_{std::chrono::milliseconds(settings_.backoff_initial_ms), std::chrono::seconds(settings_.backoff_max_s)},
@@ -74,11 +75,10 @@ Look PostScheduler::next_posts(int64_t now_ms, size_t posts) {
     look.store_failed = true;
     return std::move(look);
   };
-  auto more_to_make = catch_up(now_ms);
-  if (!more_to_make) return failed(more_to_make.error());
+  if (auto made = catch_up(now_ms); !made) return failed(made.error());
   auto marked = outbox_.classify(settings_.name, settings_.ordered, kClassifyPerLook);
   if (!marked) return failed(marked.error());
-  look.more = *more_to_make || *marked >= kClassifyPerLook;
+  look.more = *marked >= kClassifyPerLook;
   if (now_ms < unreachable_until_ms_ || posts == 0) {
     store_failing_ = false;
     return look;
@@ -119,31 +119,39 @@ Look PostScheduler::next_posts(int64_t now_ms, size_t posts) {
   return look;
 }
 
-Result<bool> PostScheduler::catch_up(int64_t now_ms) {
-  if (!outbox_.sender_can_make_entries()) return false;
+Result<void> PostScheduler::catch_up(int64_t now_ms) {
+  if (!outbox_.sender_can_make_entries()) return {};
   if (held_ < 0 || now_ms - held_counted_ms_ >= kRecountHeldMs || now_ms < held_counted_ms_) {
-    auto held = outbox_.held(settings_.name, kMadeAhead);
+    auto held = outbox_.held(settings_.name, made_ahead_);
     if (!held) return fail(held);
     held_ = *held;
     held_counted_ms_ = now_ms;
   }
-  if (held_ >= kMadeAhead && !starved_) {
+  if (held_ >= made_ahead_) {
     if (!sender_makes_) {
-      if (auto taken = outbox_.take_over(rule_); !taken) return fail(taken);
+      if (auto taken = outbox_.take_over(rule_); !taken) return taken;
       sender_makes_ = true;
       log::info("forward_entries_taken_over").str("destination", settings_.name).num("held", held_);
     }
-    return false;
+    // Full: more only when what is held could not fill the last look, or failed (what is
+    // held may then wait behind failing keys, while other keys' entries wait unmade), and
+    // then at most one step per kRecountHeldMs: a backend failing everything costs what
+    // it cost before the sender took over, not more.
+    const bool due = starved_ && (now_ms - forced_at_ms_ >= kRecountHeldMs || now_ms < forced_at_ms_);
+    if (!due) return {};
+    forced_at_ms_ = now_ms;
   }
   starved_ = false;
-  auto caught = outbox_.catch_up(rule_, kCatchUpPerLook, held_ < kMadeAhead / 2);
+  auto caught = outbox_.catch_up(rule_, kCatchUpPerLook, held_ < made_ahead_ / 2);
   if (!caught) return fail(caught);
   held_ += caught->entries;
   if (sender_makes_ && caught->by_writer) {
     log::info("forward_entries_handed_back").str("destination", settings_.name).num("held", held_);
   }
   sender_makes_ = !caught->by_writer;
-  return caught->more && held_ < kMadeAhead;
+  // Not at once, even with more to make: each step holds the write lock that ingest's
+  // commits wait for; the next look (a POST ending, or kPollInterval) makes the next.
+  return {};
 }
 
 void PostScheduler::finished(const OutgoingPost& post, const PostOutcome& outcome, int64_t now_ms) {
@@ -164,6 +172,9 @@ void PostScheduler::finished(const OutgoingPost& post, const PostOutcome& outcom
     unreachable_until_ms_ = now_ms + retry_delay(backoff_, unreachable_failures_, std::nullopt, random_).count();
   }
   if (verdict != Verdict::delivered) {
+    // The entries held may be stuck behind a failing user or resource: other keys' may wait
+    // unmade (catch_up()). Not for an unreachable backend: then no key gets through.
+    if (!outcome.unreachable) starved_ = true;
     record_failure(post, outcome, verdict, now_ms);
     return;
   }

@@ -9,11 +9,12 @@
 //   1. deletes what was delivered since the last look, in one transaction;
 //   2. on SQLite (store/outbox.h): once the outbox holds kMadeAhead of this destination's
 //      entries, takes their making over from the writer; then makes the next ones from
-//      the change feed or the inbox while it holds fewer, or when the last look found less
-//      to send than it had room for (what it holds then waits behind failing keys, or is
-//      dead: a due entry is never held back by them); and hands the making back once it
-//      has caught up with half as many held. So a backend that is down or slower than
-//      ingest costs the writer a bounded number of entries, not one per change;
+//      the change feed or the inbox, a step per look, while it holds fewer, or when the
+//      last look found less to send than it had room for or a POST failed (what it holds
+//      may then wait behind failing keys, or be dead: a due entry is never held back by
+//      them for long), at most a step per kRecountHeldMs then; and hands the making back
+//      once it has caught up with half as many held. So a backend that is down or slower
+//      than ingest costs the writer a bounded number of entries, not one per change;
 //   3. marks the entries added since (classify(): which are their key's head);
 //   4. plans POSTs from the due heads (batch_planner.h) and pins each new one to its id
 //      (post_id = its first entry's outbox_id, webhook-id hhf_<post_id>) in one
@@ -79,12 +80,13 @@ class PostScheduler {
  public:
   static constexpr int64_t kClassifyPerLook = 4096;
   static constexpr int64_t kMadeAhead = 16384;          // entries held (pending, dead) past which none are made
-  static constexpr int64_t kCatchUpPerLook = 4096;      // deliveries whose entries one look makes at most
+  static constexpr int64_t kCatchUpPerLook = 2048;      // deliveries whose entries one look makes at most
   static constexpr int64_t kRecountHeldMs = 100;        // how often held entries are counted again
   static constexpr size_t kMaxUnflushedSent = 4096;
 
+  // `made_ahead`: kMadeAhead (tests use fewer).
   PostScheduler(config::ForwardSettings settings, store::Outbox& outbox, DestinationMetrics& metrics,
-                uint64_t seed);
+                uint64_t seed, int64_t made_ahead = kMadeAhead);
 
   // A look at the outbox at `now_ms` (Unix ms): up to `posts` POSTs to start now. None
   // while the destination is paused (paused_until_ms()).
@@ -106,12 +108,13 @@ class PostScheduler {
  private:
   Busy busy() const;
   void record_failure(const OutgoingPost& post, const PostOutcome& outcome, Verdict verdict, int64_t now_ms);
-  // Step 2 of a look: whether entries are left to make at once.
-  Result<bool> catch_up(int64_t now_ms);
+  // Step 2 of a look.
+  Result<void> catch_up(int64_t now_ms);
 
   const config::ForwardSettings settings_;
   const bool deliveries_;
   const store::ForwardRule rule_;  // what the store makes entries of for this destination
+  const int64_t made_ahead_;
   store::Outbox& outbox_;
   DestinationMetrics& metrics_;
   BackoffRule backoff_;
@@ -124,7 +127,8 @@ class PostScheduler {
   bool store_failing_ = false;        // the last outbox read or write failed
   int64_t held_ = -1;                 // entries the outbox held at the last count, plus those made since
   int64_t held_counted_ms_ = 0;
-  bool starved_ = false;              // the last look planned fewer POSTs than it had room for
+  bool starved_ = false;              // the last look planned fewer POSTs than it had room for, or a POST failed
+  int64_t forced_at_ms_ = 0;          // the last step made with the outbox full (starved_)
   bool sender_makes_ = false;         // the sender makes the entries (took them over from the writer)
 };
 

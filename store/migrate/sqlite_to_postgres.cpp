@@ -500,6 +500,18 @@ Result<SqliteCopySummary> copy_sqlite_to_postgres(const std::string& source_path
   });
   if (!listed) return copy_error(listed, "reading " + source_path);
   if (!unknown.empty()) return fail(ErrorKind::data, "the source has tables migrate does not know:" + unknown);
+  // Entries a sender has yet to make (store/outbox.h) are not copied: PostgreSQL's writer
+  // makes only those of what it stores and applies itself.
+  auto unmade = lite_int(*lite,
+                         "SELECT count(*) FROM forward_positions WHERE writer_makes = 0 AND after_seq < CASE mode "
+                         "WHEN 'changes' THEN (SELECT applied_seq FROM processor_state WHERE id = 1) "
+                         "ELSE (SELECT ifnull(max(seq), 0) FROM inbox) END");
+  if (!unmade) return pass(unmade);
+  if (*unmade > 0) {
+    return fail(ErrorKind::data,
+                "forwarding has deliveries whose outbox entries are not made yet (healthhook_forward_unmade_deliveries "
+                "> 0: the backend was behind); run serve until the gauge is 0, then migrate");
+  }
 
   auto fingerprint = source_fingerprint(*lite, tables);
   if (!fingerprint) return pass(fingerprint);

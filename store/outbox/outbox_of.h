@@ -214,28 +214,32 @@ class OutboxOf final : public Outbox {
       if (!forwarding) return fail(forwarding);
       if (!*forwarding) return out;
       // Read first, outside a transaction: the sender looks many times a second, and a
-      // write transaction would hold the writer each time even with nothing to do. Only
-      // the sender moves the position while it makes the entries, and the bound only grows
-      // while `serve` runs.
+      // write transaction would hold the writer each time even with nothing to do. Read
+      // again inside it: a step or commit may have landed meanwhile, and a hand-back must
+      // start the writer exactly where this leaves off.
       std::optional<int64_t> after;
       int64_t bound = 0;
-      auto read = session_.rows(
-          kOutboxNoSlot,
-          "SELECT after_seq, writer_makes, " +
-              (rule.mode == ForwardMode::changes ? session_.processed_seq_sql() : session_.stored_seq_sql()) +
-              " FROM forward_positions WHERE destination = ?1 AND mode = ?2",
-          position_of(rule), [&](const auto& row) {
-            after = row.column_int(0);
-            out.by_writer = row.column_int(1) != 0;
-            bound = row.column_int(2);
-          });
-      if (!read) return fail(read);
-      if (!after || out.by_writer) return out;
-      const int64_t last = std::min(bound, *after + std::max<int64_t>(deliveries, 1));
-      out.by_writer = hand_back && last >= bound;
-      if (last <= *after && !out.by_writer) return out;
+      const auto read_position = [&] {
+        after.reset();
+        return session_.rows(
+            kOutboxNoSlot,
+            "SELECT after_seq, writer_makes, " +
+                (rule.mode == ForwardMode::changes ? session_.processed_seq_sql() : session_.stored_seq_sql()) +
+                " FROM forward_positions WHERE destination = ?1 AND mode = ?2",
+            position_of(rule), [&](const auto& row) {
+              after = row.column_int(0);
+              out.by_writer = row.column_int(1) != 0;
+              bound = row.column_int(2);
+            });
+      };
+      if (auto read = read_position(); !read) return fail(read);
+      if (!after || out.by_writer || (*after >= bound && !hand_back)) return out;
       auto txn = session_.begin();
       if (!txn) return fail(txn);
+      if (auto read = read_position(); !read) return fail(read);
+      if (!after || out.by_writer) return out;
+      const int64_t last = std::max(*after, std::min(bound, *after + std::max<int64_t>(deliveries, 1)));
+      out.by_writer = hand_back && last >= bound;
       if (last > *after) {
         auto made = session_.exec(kOutboxNoSlot, session_.entries_sql(rule), QueryArgs().add(*after + 1).add(last));
         if (!made) return fail(made);
@@ -244,7 +248,7 @@ class OutboxOf final : public Outbox {
       auto moved = session_.exec(
           kOutboxNoSlot,
           "UPDATE forward_positions SET after_seq = ?3, writer_makes = ?4 WHERE destination = ?1 AND mode = ?2",
-          position_of(rule).add(std::max(last, *after)).add(int64_t{out.by_writer ? 1 : 0}));
+          position_of(rule).add(last).add(int64_t{out.by_writer ? 1 : 0}));
       if (!moved) return fail(moved);
       if (auto committed = txn->commit(); !committed) return fail(committed);
       out.more = last < bound;

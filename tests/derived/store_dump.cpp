@@ -56,7 +56,7 @@ void apply_inbox(sqlite::Connection& db) {
 }
 
 void make_outbox_entries(sqlite::Connection& db, const store::ForwardRule& rule, int64_t first_seq, int64_t last_seq) {
-  auto insert = db.prepare(store::outbox_entries_sql(rule, store::EntriesMade::caught_up));
+  auto insert = db.prepare(store::outbox_entries_sql(rule, store::EntriesMade::by_writer));
   BOOST_REQUIRE_MESSAGE(insert, insert.error());
   insert->bind(1, first_seq).bind(2, last_seq);
   auto made = insert->run();

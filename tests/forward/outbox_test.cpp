@@ -289,6 +289,58 @@ BOOST_AUTO_TEST_CASE(a_delivery_whose_body_retention_removed_meanwhile_still_get
   for (const auto& e : entries) BOOST_TEST((e.user_id == std::optional<std::string>(kSleepUser)), e.row_key);
 }
 
+// Decision 057, under attack: what the store took while no `serve` forwarded to a
+// destination (an offline replay, a rebuild, a time the destination was not configured)
+// gets no entries when `serve` starts with it again, as before positions were kept: the
+// writer's position starts at the newest delivery, not where it was left.
+BOOST_AUTO_TEST_CASE(what_was_stored_while_nothing_forwarded_gets_no_entries_later) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  {
+    auto serving = open_with(path, both_modes());
+    append(*serving.inbox, {example_delivery("m1", "summary-sleep.json")});
+    process(*serving.store);
+  }
+  {
+    auto offline = open_with(path, {});
+    append(*offline.inbox, {example_delivery("m2", "summary-sleep.json"), example_delivery("m3", "lab-order.json")});
+    process(*offline.store);
+  }
+  auto serving = open_with(path, both_modes());
+  append(*serving.inbox, {example_delivery("m4", "lab-order.json")});
+  process(*serving.store);
+  BOOST_TEST(test::query_text(path, "SELECT group_concat(row_key, ',') FROM (SELECT row_key FROM outbox WHERE "
+                                    "destination = 'raw-sleep' ORDER BY outbox_id)") == "m1,m4");
+  BOOST_TEST(test::query_text(path, "SELECT group_concat(seq, ',') FROM (SELECT DISTINCT seq FROM outbox WHERE "
+                                    "destination = 'backend' ORDER BY seq)") ==
+             "1,4");
+}
+
+// Decision 057, under attack: purge-user keeps an erased newest delivery's seq taken with a
+// placeholder recorded as a removed body of 0 bytes. The sender, catching up, makes no
+// entry for it (it is no delivery of the service's), while a body retention removed still
+// gets one.
+BOOST_AUTO_TEST_CASE(an_erased_deliverys_placeholder_gets_no_entry) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  auto opened = open_with(path, both_modes());
+  auto outbox = open_outbox(path);
+  const store::ForwardRule all{.destination = "all", .mode = store::ForwardMode::deliveries, .events = {}};
+  auto with_all = open_with(path, {all});  // positions for "all" too
+  BOOST_REQUIRE(outbox->take_over(all));
+  append(*opened.inbox, {example_delivery("m1", "summary-sleep.json"), example_delivery("m2", "summary-sleep.json")});
+  process(*opened.store);
+  auto erasure = store::open_erasure(path, 1000);
+  BOOST_REQUIRE_MESSAGE(erasure, erasure.error());
+  auto erased = (*erasure)->erase(kSleepUser, 6000);
+  BOOST_REQUIRE_MESSAGE(erased, erased.error());
+  BOOST_REQUIRE_EQUAL(test::query_int(path, "SELECT count(*) FROM inbox WHERE message_id LIKE 'erased:%'"), 1);
+  auto made = outbox->catch_up(all, 100, false);
+  BOOST_REQUIRE_MESSAGE(made, made.error());
+  BOOST_TEST(made->entries == 0);
+  BOOST_TEST(test::query_int(path, "SELECT count(*) FROM outbox WHERE destination = 'all'") == 0);
+}
+
 BOOST_AUTO_TEST_CASE(sender_outcomes_and_requeue_keep_a_post_whole) {
   test::TempDir dir;
   const std::string path = dir.file("healthhook.db");

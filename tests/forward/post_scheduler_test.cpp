@@ -9,6 +9,7 @@
 #include "forward/post_scheduler.h"
 #include "store/sqlite/database.h"
 #include "store/sqlite/outbox/sqlite_outbox.h"
+#include "tests/support/database_probe.h"
 #include "tests/support/temp_dir.h"
 
 BOOST_AUTO_TEST_SUITE(post_scheduler_test)
@@ -274,6 +275,43 @@ BOOST_AUTO_TEST_CASE(a_post_whose_pin_could_not_be_written_does_not_go_out) {
   BOOST_TEST((ids_of(look.posts.front()) == std::vector<int64_t>{1, 2}));
   BOOST_TEST((s.entry(1).post_id == std::optional<int64_t>(1)));
   BOOST_TEST((s.entry(2).post_id == std::optional<int64_t>(1)));
+}
+
+// Decision 057, under attack: the sender has taken the making of entries over, and what
+// the outbox holds fills every look (a backend failing one user, ordered = false: each of
+// the user's entries is due again after its backoff). Another user's deliveries must not
+// wait unmade until those die: a failed POST makes the next step be made, full or not.
+BOOST_AUTO_TEST_CASE(entries_held_behind_a_failing_user_do_not_keep_others_unmade) {
+  Scheduled s;
+  config::ForwardSettings settings = scheduler_settings(1);
+  settings.mode = "deliveries";
+  settings.ordered = false;
+  constexpr int64_t kHeldAhead = 10;
+  auto deliver = [&](int64_t seq, const std::string& user) {
+    auto stored = s.writer.exec("INSERT INTO inbox (seq, message_id, origin, received_at, event_type, headers, body) "
+                                "VALUES (" + std::to_string(seq) + ", 'm" + std::to_string(seq) + "', 'webhook', " +
+                                std::to_string(kStart) + ", 'daily.data.sleep.created', '{}', CAST('{\"user_id\":\"" +
+                                user + "\"}' AS BLOB))");
+    BOOST_REQUIRE_MESSAGE(stored, stored.error());
+  };
+  for (int64_t seq = 1; seq <= 12; ++seq) {
+    deliver(seq, "x");
+    BOOST_REQUIRE(s.writer.exec("INSERT INTO outbox (destination, kind, seq, table_name, row_key, op, user_id, "
+                                "order_key, created_at, next_attempt_at) VALUES ('backend', 'delivery', " +
+                                std::to_string(seq) + ", 'deliveries', 'm" + std::to_string(seq) +
+                                "', 'insert', 'x', 'x/daily.data.sleep', " + std::to_string(kStart) + ", " + std::to_string(kStart) + ")"));
+  }
+  BOOST_REQUIRE(s.writer.exec("INSERT INTO forward_positions (destination, mode, after_seq) VALUES ('backend', "
+                              "'deliveries', 12)"));
+  forward::PostScheduler scheduler(settings, *s.outbox, s.metrics, 7, kHeldAhead);
+  auto look = scheduler.next_posts(kStart, 1);  // 12 held: the sender takes the making over
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  BOOST_TEST(test::query_int(s.path, "SELECT writer_makes FROM forward_positions") == 0);
+  for (int64_t seq = 13; seq <= 15; ++seq) deliver(seq, "y");  // the writer makes none now
+  scheduler.finished(look.posts.front(), answered(503), kStart + 10);
+  look = scheduler.next_posts(kStart + 200, 1);  // x's entries fill the look again
+  BOOST_TEST(look.posts.size() == 1u);
+  BOOST_TEST(test::query_int(s.path, "SELECT count(*) FROM outbox WHERE user_id = 'y'") == 3);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

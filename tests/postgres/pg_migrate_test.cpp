@@ -416,6 +416,28 @@ BOOST_AUTO_TEST_CASE(a_target_holding_another_stores_rows_is_refused) {
   BOOST_TEST(migrate_int(pg, "SELECT count(*) FROM inbox") == 1);  // left as it was
 }
 
+// Decision 057, under attack: entries a SQLite sender had yet to make (it took the making
+// over while the backend was behind) are in no table migrate copies, and PostgreSQL's
+// writer would never make them: the copy is refused until they are made.
+BOOST_AUTO_TEST_CASE(refused_while_forwarding_entries_wait_to_be_made) {
+  SourceStore source(20, 5);
+  {
+    auto db = test::open_store(source.path);
+    migrate_exec(db, "INSERT INTO forward_positions (destination, mode, after_seq, writer_makes) VALUES "
+                     "('hook', 'deliveries', 3, 0)");
+  }
+  const std::string uri = test::PostgresCluster::shared().fresh_database();
+  auto refused = run_migrate(source.path, uri);
+  BOOST_TEST(refused.exit_code == 1);
+  BOOST_TEST(refused.stderr_text.find("not made yet") != std::string::npos, refused.stderr_text);
+  {
+    auto db = test::open_store(source.path);  // the sender caught up
+    migrate_exec(db, "UPDATE forward_positions SET after_seq = (SELECT max(seq) FROM inbox), writer_makes = 1");
+  }
+  auto copied = run_migrate(source.path, uri);
+  BOOST_TEST(copied.exit_code == 0, copied.stderr_text);
+}
+
 BOOST_AUTO_TEST_CASE(refused_while_the_processing_lock_is_held) {
   SourceStore source(20, 3);
   const std::string uri = test::PostgresCluster::shared().fresh_database();

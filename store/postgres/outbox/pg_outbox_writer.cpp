@@ -12,12 +12,6 @@ constexpr std::string_view kPgoutNowMs = "floor(extract(epoch FROM statement_tim
 
 using schema::sql_literal;
 
-// When an entry counts from (max_age): the writer's, from its delivery's receipt, as
-// SQLite's sender makes them (store/sqlite/outbox/outbox_entries.h); one made again by
-// `forward requeue --dropped`, from now.
-enum class Made { by_writer, requeued };
-std::string pgout_created_at(Made made) { return made == Made::by_writer ? "received_at" : std::string(kPgoutNowMs); }
-
 // The rule's globs over `column`, quoted into the statement (prepared once, at start): the
 // globs come from the configuration.
 std::string pgout_event_filter(const ForwardRule& rule, std::string_view column) {
@@ -38,15 +32,15 @@ std::string pgout_union(const std::vector<const ForwardRule*>& rules, std::strin
 
 // The owner and resource come from change_owners (001-schema.sql). `which`: the change
 // rows, a condition on `c` (changes) with its parameters.
-std::string pgout_change_insert(const std::vector<const ForwardRule*>& rules, std::string_view which, Made made) {
+std::string pgout_change_insert(const std::vector<const ForwardRule*>& rules, std::string_view which) {
   return "INSERT INTO outbox (destination, kind, seq, event_type, table_name, row_key, op, row_count, from_ms, "
          "to_ms, user_id, order_key, created_at, next_attempt_at) "
          "SELECT destination, 'change', seq, event_type, table_name, row_key, op, row_count, from_ms, to_ms, user_id, "
-         "coalesce(user_id, '') || '/' || resource, " + pgout_created_at(made) + ", " + std::string(kPgoutNowMs) +
+         "coalesce(user_id, '') || '/' || resource, " + std::string(kPgoutNowMs) + ", " + std::string(kPgoutNowMs) +
          " FROM (" +
          pgout_union(rules,
-                     "c.change_id, c.seq, d.event_type, d.received_at, c.table_name, c.row_key, c.op, c.row_count, "
-                     "c.from_ms, c.to_ms, "
+                     "c.change_id, c.seq, d.event_type, c.table_name, c.row_key, c.op, c.row_count, c.from_ms, "
+                     "c.to_ms, "
                      "o.user_id, o.resource FROM changes AS c JOIN inbox AS d ON d.seq = c.seq "
                      "JOIN change_owners AS o ON o.change_id = c.change_id WHERE " + std::string(which)) +
          ") AS picked ORDER BY rule, change_id";
@@ -56,19 +50,18 @@ std::string pgout_change_insert(const std::vector<const ForwardRule*>& rules, st
 // the event type without its last part. Each body is parsed once (the MATERIALIZED CTE).
 // `which`: the deliveries, a condition on inbox with its parameters. A body retention
 // removed is empty, not JSON: such a delivery gets no entry.
-std::string pgout_delivery_insert(const std::vector<const ForwardRule*>& rules, std::string_view which, Made made) {
-  return "WITH parsed AS MATERIALIZED (SELECT seq, event_type, message_id, received_at, hh_json_or_null(body) AS doc "
-         "FROM inbox WHERE " + std::string(which) + " AND origin = 'webhook'), "
-         "delivered AS (SELECT seq, event_type, message_id, received_at, coalesce(doc->>'user_id', doc->'data'->>'user_id') AS "
+std::string pgout_delivery_insert(const std::vector<const ForwardRule*>& rules, std::string_view which) {
+  return "WITH parsed AS MATERIALIZED (SELECT seq, event_type, message_id, hh_json_or_null(body) AS doc FROM inbox "
+         "WHERE " + std::string(which) + " AND origin = 'webhook'), "
+         "delivered AS (SELECT seq, event_type, message_id, coalesce(doc->>'user_id', doc->'data'->>'user_id') AS "
          "user_id, CASE WHEN strpos(coalesce(event_type, ''), '.') = 0 THEN coalesce(event_type, '') "
          "ELSE rtrim(rtrim(event_type, 'abcdefghijklmnopqrstuvwxyz_0123456789'), '.') END AS resource "
          "FROM parsed WHERE doc IS NOT NULL) "
          "INSERT INTO outbox (destination, kind, seq, event_type, table_name, row_key, op, user_id, order_key, "
          "created_at, next_attempt_at) "
          "SELECT destination, 'delivery', seq, event_type, 'deliveries', message_id, 'insert', user_id, "
-         "coalesce(user_id, '') || '/' || resource, " + pgout_created_at(made) + ", " + std::string(kPgoutNowMs) +
-         " FROM (" +
-         pgout_union(rules, "seq, event_type, message_id, received_at, user_id, resource FROM delivered WHERE true") +
+         "coalesce(user_id, '') || '/' || resource, " + std::string(kPgoutNowMs) + ", " + std::string(kPgoutNowMs) +
+         " FROM (" + pgout_union(rules, "seq, event_type, message_id, user_id, resource FROM delivered WHERE true") +
          ") AS picked ORDER BY rule, seq";
 }
 
@@ -95,8 +88,8 @@ std::string pg_outbox_event_filter(const ForwardRule& rule, std::string_view col
 
 std::string pg_outbox_recreate_sql(const ForwardRule& rule) {
   const std::vector<const ForwardRule*> one{&rule};
-  return rule.mode == ForwardMode::changes ? pgout_change_insert(one, "c.seq BETWEEN $1 AND $2", Made::requeued)
-                                           : pgout_delivery_insert(one, "seq BETWEEN $1 AND $2", Made::requeued);
+  return rule.mode == ForwardMode::changes ? pgout_change_insert(one, "c.seq BETWEEN $1 AND $2")
+                                           : pgout_delivery_insert(one, "seq BETWEEN $1 AND $2");
 }
 
 Result<PgOutboxWriter> PgOutboxWriter::create(pg::Connection& db, std::vector<ForwardRule> rules) {
@@ -107,14 +100,14 @@ Result<PgOutboxWriter> PgOutboxWriter::create(pg::Connection& db, std::vector<Fo
   std::string deliveries, changes;
   if (!by_delivery.empty()) {
     deliveries = pgout_statement_name("deliveries");
-    if (auto prepared = db.prepare(deliveries, pgout_delivery_insert(by_delivery, "seq = ANY ($1::bigint[])", Made::by_writer)); !prepared) {
+    if (auto prepared = db.prepare(deliveries, pgout_delivery_insert(by_delivery, "seq = ANY ($1::bigint[])")); !prepared) {
       return fail(prepared, "outbox");
     }
   }
   if (!by_change.empty()) {
     changes = pgout_statement_name("changes");
     const std::string newest_of_step = "c.change_id > (SELECT max(change_id) FROM changes) - $1";
-    if (auto prepared = db.prepare(changes, pgout_change_insert(by_change, newest_of_step, Made::by_writer)); !prepared) {
+    if (auto prepared = db.prepare(changes, pgout_change_insert(by_change, newest_of_step)); !prepared) {
       return fail(prepared, "outbox");
     }
   }

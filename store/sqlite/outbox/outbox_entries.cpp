@@ -13,7 +13,7 @@ constexpr std::string_view kNowMs = "CAST((julianday('now') - 2440587.5) * 86400
 
 using schema::sql_literal;
 
-std::string created_at(EntriesMade made) { return made == EntriesMade::caught_up ? "d.received_at" : std::string(kNowMs); }
+std::string created_at(EntriesMade made) { return made == EntriesMade::by_sender ? "d.received_at" : std::string(kNowMs); }
 
 }  // namespace
 
@@ -42,18 +42,20 @@ std::string change_insert(const ForwardRule& rule, std::string_view which, Entri
 // reads it); its resource the event type without the last part ("daily.data.sleep" of
 // "daily.data.sleep.created"), so a created and an updated event of one summary share a
 // key. `which`: the deliveries, a condition on `d` (inbox) with its parameters. A body
-// that is not JSON gets no entry. One that [retention] body_days removed (it is empty)
-// gets one when the writer or the sender makes them (the sender, far behind, may come to
-// it only then): it fails for good when it is sent, with the reason, as it would had it
-// been made at ingest (docs/forwarding.md); `forward requeue --dropped` counts it as not
-// made again.
+// that is not JSON gets no entry. One that [retention] body_days removed (empty, recorded
+// with its size) gets one when the sender makes them (far behind, it may come to it only
+// then): it fails for good when it is sent, with the reason, as it would had it been made
+// at ingest (docs/forwarding.md). `forward requeue --dropped` counts it as not made again;
+// purge-user's placeholder of an erased seq (recorded with size 0) never gets one.
 std::string delivery_insert(const ForwardRule& rule, std::string_view which, EntriesMade made) {
   const std::string removed =
-      made == EntriesMade::caught_up ? "EXISTS (SELECT 1 FROM removed_bodies AS r WHERE r.seq = d.seq)" : "0";
+      made == EntriesMade::by_sender
+          ? "EXISTS (SELECT 1 FROM removed_bodies AS r WHERE r.seq = d.seq AND r.body_bytes > 0)"
+          : "0";
   const std::string body_user =
       "coalesce(json_extract(CAST(d.body AS TEXT), '$.user_id'), json_extract(CAST(d.body AS TEXT), '$.data.user_id'))";
   // json_extract() fails on what is not JSON: the removed body's user is the one retention recorded.
-  const std::string user = made == EntriesMade::caught_up
+  const std::string user = made == EntriesMade::by_sender
                                ? "CASE WHEN json_valid(CAST(d.body AS TEXT)) THEN " + body_user +
                                      " ELSE (SELECT r.user_id FROM removed_bodies AS r WHERE r.seq = d.seq) END"
                                : body_user;
@@ -81,12 +83,16 @@ std::string outbox_entries_sql(const ForwardRule& rule, EntriesMade made) {
 Result<void> start_forward_positions(sqlite::Connection& db, std::span<const ForwardRule> rules) {
   for (const ForwardRule& rule : rules) {
     const bool changes = rule.mode == ForwardMode::changes;
+    const std::string bound = changes ? "ifnull((SELECT applied_seq FROM processor_state WHERE id = 1), 0)"
+                                      : "ifnull((SELECT max(seq) FROM inbox), 0)";
+    // A row the writer makes entries for starts at the bound too: what was stored or
+    // applied while no `serve` forwarded to it (an offline replay, a rebuild, a time it was
+    // not configured) gets none, as before. One the sender makes them for keeps its
+    // position: what it had not made before a stop or a crash is made after it.
     auto started = db.exec(
         "INSERT INTO forward_positions (destination, mode, after_seq) VALUES (" + sql_literal(rule.destination) +
-        ", " + sql_literal(changes ? "changes" : "deliveries") + ", " +
-        (changes ? "ifnull((SELECT applied_seq FROM processor_state WHERE id = 1), 0)"
-                 : "ifnull((SELECT max(seq) FROM inbox), 0)") +
-        ") ON CONFLICT (destination, mode) DO NOTHING");
+        ", " + sql_literal(changes ? "changes" : "deliveries") + ", " + bound +
+        ") ON CONFLICT (destination, mode) DO UPDATE SET after_seq = excluded.after_seq WHERE writer_makes = 1");
     if (!started) return fail(started, "the forwarding position of " + rule.destination);
   }
   return {};
@@ -101,7 +107,7 @@ Result<WriterEntries> WriterEntries::create(sqlite::Connection& db, std::span<co
                             sql_literal(mode == ForwardMode::changes ? "changes" : "deliveries");
     auto position = db.prepare("SELECT after_seq FROM forward_positions WHERE " + row + " AND writer_makes = 1");
     if (!position) return fail(position, "forwarding position of " + rule.destination);
-    auto make = db.prepare(outbox_entries_sql(rule, EntriesMade::caught_up));
+    auto make = db.prepare(outbox_entries_sql(rule, EntriesMade::by_writer));
     if (!make) return fail(make, "outbox of " + rule.destination);
     auto advance = db.prepare("UPDATE forward_positions SET after_seq = ?1 WHERE " + row);
     if (!advance) return fail(advance, "forwarding position of " + rule.destination);

@@ -22,10 +22,12 @@
 
 namespace hh::store {
 
-// When the entries a statement makes count from: max_age counts from `created_at`.
+// Who makes the entries of a statement, which says when they count from (`created_at`:
+// max_age counts from it).
 enum class EntriesMade {
-  caught_up,  // made by the writer or the sender: from when their delivery was received
-  requeued,   // made again by an operator: from now (they mean it)
+  by_writer,  // in the transaction of what they describe: from now
+  by_sender,  // later, when it catches up: from when their delivery was received
+  requeued,   // again, by an operator: from now (they mean it)
 };
 
 // The entries of `rule` for the deliveries ?1 <= seq <= ?2, pending and due now.
@@ -34,10 +36,11 @@ std::string outbox_entries_sql(const ForwardRule& rule, EntriesMade made);
 // none).
 std::string outbox_event_filter(const ForwardRule& rule, std::string_view column);
 
-// `serve` forwards what happens from its start on: each rule's destination without a
-// position gets one now (the last delivery applied in changes mode, the last stored in
-// deliveries mode; 015-forward-positions.sql). One that has one keeps it: what it had not
-// made before a stop or a crash is made after it.
+// `serve` forwards what happens from its start on: each rule's destination gets its
+// position now (the last delivery applied in changes mode, the last stored in deliveries
+// mode; 015-forward-positions.sql), but for one whose sender had taken the making over:
+// that one keeps its position, and what it had not made before a stop or a crash is made
+// after it.
 Result<void> start_forward_positions(sqlite::Connection& db, std::span<const ForwardRule> rules);
 
 // The writer's part, on the write connection inside an ingest commit (deliveries mode) or

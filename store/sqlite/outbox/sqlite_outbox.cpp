@@ -51,7 +51,7 @@ class SqliteOutboxSession {
     return outbox_event_filter(rule, column);
   }
   std::string recreate_sql(const ForwardRule& rule) const { return outbox_entries_sql(rule, EntriesMade::requeued); }
-  std::string entries_sql(const ForwardRule& rule) const { return outbox_entries_sql(rule, EntriesMade::caught_up); }
+  std::string entries_sql(const ForwardRule& rule) const { return outbox_entries_sql(rule, EntriesMade::by_sender); }
   std::string processed_seq_sql() const { return "(SELECT applied_seq FROM processor_state WHERE id = 1)"; }
   // One writer: every delivery up to the newest is committed.
   std::string stored_seq_sql() const { return "(SELECT ifnull(max(seq), 0) FROM inbox)"; }
