@@ -67,6 +67,7 @@ Result<store::StoreOptions> store_options(const config::Settings& settings) {
 Result<store::StoreOptions> serve_store_options(const config::Settings& settings) {
   auto options = store_options(settings);
   if (!options) return options;
+  options->forwarding_configured = true;
   for (const config::ForwardSettings& f : settings.forwards) {
     options->forward_rules.push_back(store::ForwardRule{
         .destination = f.name,

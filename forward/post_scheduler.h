@@ -79,7 +79,7 @@ struct Look {
 class PostScheduler {
  public:
   static constexpr int64_t kClassifyPerLook = 4096;
-  static constexpr int64_t kMadeAhead = 16384;          // entries held (pending, dead) past which none are made
+  static constexpr int64_t kMadeAhead = 16384;          // pending entries held past which none are made
   static constexpr int64_t kCatchUpPerLook = 2048;      // deliveries whose entries one look makes at most
   static constexpr int64_t kRecountHeldMs = 100;        // how often held entries are counted again
   static constexpr size_t kMaxUnflushedSent = 4096;

@@ -109,7 +109,8 @@ metrics::MetricsEndpoint::Collector forward_metrics(const forward::Forwarder& fo
                     [](const forward::DestinationMetrics& m) { return m.pending.load(std::memory_order_relaxed); });
     per_destination("healthhook_forward_unmade_deliveries", "gauge",
                     "Deliveries whose entries wait in the change feed or the inbox for the sender to make them (it "
-                    "took the making over from the writer while behind; 0: the writer makes them)",
+                    "took the making over from the writer while behind; 0: the writer makes them); by seq, so "
+                    "deliveries the destination's events leave out count too",
                     [](const forward::DestinationMetrics& m) { return m.unmade.load(std::memory_order_relaxed); });
     per_destination("healthhook_forward_outbox_dead", "gauge", "Dead outbox entries kept for forward requeue",
                     [](const forward::DestinationMetrics& m) { return m.dead_now.load(std::memory_order_relaxed); });

@@ -175,7 +175,8 @@ class Outbox {
   // only when there is something to do. None for a destination without a position (not one
   // `serve` opened the store with).
   virtual Result<CaughtUp> catch_up(const ForwardRule& rule, int64_t deliveries, bool hand_back) = 0;
-  // How many pending or dead entries `destination` holds, counted up to `cap`.
+  // How many pending entries `destination` holds, counted up to `cap` (dead ones wait for
+  // an operator, not for the sender: they do not make it take the making over).
   virtual Result<int64_t> held(const std::string& destination, int64_t cap) = 0;
   //
   // Marks up to `limit` entries the writer added since (head NULL): with `ordered`, head

@@ -35,6 +35,10 @@ struct StoreOptions {
   // [[forward]] destinations (`serve` only): the inbox and the processor write their
   // outbox entries (store/outbox.h) in the transactions of what they describe.
   std::vector<ForwardRule> forward_rules;
+  // forward_rules are the configuration's, all of them (`serve`, `healthhook forward`): a
+  // destination's record of how far its entries are made goes when it is no longer among
+  // them (SQLite).
+  bool forwarding_configured = false;
   SqliteOptions sqlite;
   PostgresOptions postgres;
 };

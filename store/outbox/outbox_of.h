@@ -260,7 +260,7 @@ class OutboxOf final : public Outbox {
     int64_t n = 0;
     auto read = session_.rows(kOutboxHeld,
                               "SELECT count(*) FROM (SELECT 1 FROM outbox WHERE destination = ?1 "
-                              "AND state IN ('pending', 'dead') LIMIT ?2) AS h",
+                              "AND state = 'pending' LIMIT ?2) AS h",
                               QueryArgs().add(destination).add(cap), [&](const auto& row) { n = row.column_int(0); });
     if (!read) return fail(read);
     return n;

@@ -36,7 +36,8 @@ void SqliteStore::prepare_process() {
 Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, const StoreOptions& options) {
   auto db = open_for_writing(path, options);
   if (!db) return fail(db);
-  if (auto started = start_forward_positions(*db, options.forward_rules); !started) return fail(started);
+  auto started = start_forward_positions(*db, options.forward_rules, options.forwarding_configured);
+  if (!started) return fail(started);
   return std::unique_ptr<SqliteStore>(new SqliteStore(path, std::move(*db), options.forward_rules));
 }
 

@@ -57,6 +57,7 @@ struct OpenedStore {
 OpenedStore open_with(const std::string& path, std::vector<store::ForwardRule> rules) {
   store::StoreOptions options;
   options.forward_rules = std::move(rules);
+  options.forwarding_configured = !options.forward_rules.empty();  // as `serve` opens it
   auto store = store::open_store(path, options);
   BOOST_REQUIRE_MESSAGE(store, store.error());
   auto inbox = (*store)->open_inbox();
@@ -314,6 +315,36 @@ BOOST_AUTO_TEST_CASE(what_was_stored_while_nothing_forwarded_gets_no_entries_lat
   BOOST_TEST(test::query_text(path, "SELECT group_concat(seq, ',') FROM (SELECT DISTINCT seq FROM outbox WHERE "
                                     "destination = 'backend' ORDER BY seq)") ==
              "1,4");
+}
+
+// Decision 057, under attack (round 2): a rebuild interrupted half-way leaves applied_seq
+// behind what was forwarded; `serve` applies those deliveries again, and must not make their
+// entries again (a rebuild adds no entries). A destination no longer configured loses its
+// position: nothing waits for it any more (migrate would otherwise be refused for ever).
+BOOST_AUTO_TEST_CASE(an_interrupted_rebuild_repeats_no_entry_and_a_removed_destination_leaves_nothing) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  {
+    auto serving = open_with(path, both_modes());
+    append(*serving.inbox, {example_delivery("m1", "summary-sleep.json"), example_delivery("m2", "lab-order.json"),
+                            example_delivery("m3", "summary-sleep.json")});
+    process(*serving.store);
+  }
+  const int64_t made = test::query_int(path, "SELECT count(*) FROM outbox");
+  BOOST_REQUIRE(made > 0);
+  {
+    auto db = store::open_for_writing(path, {});
+    BOOST_REQUIRE_MESSAGE(db, db.error());
+    BOOST_REQUIRE(db->exec("UPDATE processor_state SET applied_seq = 1"));  // as an interrupted rebuild leaves it
+    BOOST_REQUIRE(db->exec("INSERT INTO forward_positions (destination, mode, after_seq, writer_makes) VALUES "
+                           "('gone', 'changes', 0, 0), ('backend', 'deliveries', 0, 0)"));
+  }
+  auto serving = open_with(path, both_modes());
+  process(*serving.store);
+  BOOST_TEST(test::query_int(path, "SELECT applied_seq FROM processor_state") == 3);
+  BOOST_TEST(test::query_int(path, "SELECT count(*) FROM outbox") == made);
+  BOOST_TEST(test::query_text(path, "SELECT group_concat(destination || ' ' || mode, ',') FROM (SELECT * FROM "
+                                    "forward_positions ORDER BY destination)") == "backend changes,raw-sleep deliveries");
 }
 
 // Decision 057, under attack: purge-user keeps an erased newest delivery's seq taken with a

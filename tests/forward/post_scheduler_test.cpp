@@ -314,4 +314,22 @@ BOOST_AUTO_TEST_CASE(entries_held_behind_a_failing_user_do_not_keep_others_unmad
   BOOST_TEST(test::query_int(s.path, "SELECT count(*) FROM outbox WHERE user_id = 'y'") == 3);
 }
 
+// Decision 057, under attack (round 2): dead entries wait for an operator, not for the
+// sender: however many there are, the writer keeps making the entries.
+BOOST_AUTO_TEST_CASE(dead_entries_do_not_make_the_sender_take_the_making_over) {
+  Scheduled s;
+  config::ForwardSettings settings = scheduler_settings(1);
+  constexpr int64_t kHeldAhead = 10;
+  for (int64_t id = 1; id <= 12; ++id) s.add(id, "k" + std::to_string(id), kStart);
+  BOOST_REQUIRE(s.writer.exec("UPDATE outbox SET state = 'dead'"));
+  BOOST_REQUIRE(s.writer.exec("INSERT INTO forward_positions (destination, mode, after_seq) VALUES ('backend', "
+                              "'changes', 0)"));
+  forward::PostScheduler scheduler(settings, *s.outbox, s.metrics, 7, kHeldAhead);
+  (void)scheduler.next_posts(kStart, 1);
+  BOOST_TEST(test::query_int(s.path, "SELECT writer_makes FROM forward_positions") == 1);
+  for (int64_t id = 13; id <= 24; ++id) s.add(id, "k" + std::to_string(id), kStart);  // pending
+  (void)scheduler.next_posts(kStart + 1000, 0);
+  BOOST_TEST(test::query_int(s.path, "SELECT writer_makes FROM forward_positions") == 0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -80,7 +80,17 @@ std::string outbox_entries_sql(const ForwardRule& rule, EntriesMade made) {
                                            : delivery_insert(rule, "d.seq BETWEEN ?1 AND ?2", made);
 }
 
-Result<void> start_forward_positions(sqlite::Connection& db, std::span<const ForwardRule> rules) {
+Result<void> start_forward_positions(sqlite::Connection& db, std::span<const ForwardRule> rules,
+                                    bool all_configured) {
+  if (all_configured) {
+    std::string configured = "('', '')";
+    for (const ForwardRule& rule : rules) {
+      configured += ", (" + sql_literal(rule.destination) + ", " +
+                    sql_literal(rule.mode == ForwardMode::changes ? "changes" : "deliveries") + ")";
+    }
+    auto gone = db.exec("DELETE FROM forward_positions WHERE (destination, mode) NOT IN (VALUES " + configured + ")");
+    if (!gone) return fail(gone, "forwarding positions");
+  }
   for (const ForwardRule& rule : rules) {
     const bool changes = rule.mode == ForwardMode::changes;
     const std::string bound = changes ? "ifnull((SELECT applied_seq FROM processor_state WHERE id = 1), 0)"
@@ -92,7 +102,8 @@ Result<void> start_forward_positions(sqlite::Connection& db, std::span<const For
     auto started = db.exec(
         "INSERT INTO forward_positions (destination, mode, after_seq) VALUES (" + sql_literal(rule.destination) +
         ", " + sql_literal(changes ? "changes" : "deliveries") + ", " + bound +
-        ") ON CONFLICT (destination, mode) DO UPDATE SET after_seq = excluded.after_seq WHERE writer_makes = 1");
+        ") ON CONFLICT (destination, mode) DO UPDATE SET after_seq = max(after_seq, excluded.after_seq) "
+        "WHERE writer_makes = 1");
     if (!started) return fail(started, "the forwarding position of " + rule.destination);
   }
   return {};

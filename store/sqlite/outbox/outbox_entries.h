@@ -38,10 +38,14 @@ std::string outbox_event_filter(const ForwardRule& rule, std::string_view column
 
 // `serve` forwards what happens from its start on: each rule's destination gets its
 // position now (the last delivery applied in changes mode, the last stored in deliveries
-// mode; 015-forward-positions.sql), but for one whose sender had taken the making over:
+// mode; 015-forward-positions.sql), never behind where it was (an interrupted rebuild
+// applies again what was forwarded), but for one whose sender had taken the making over:
 // that one keeps its position, and what it had not made before a stop or a crash is made
-// after it.
-Result<void> start_forward_positions(sqlite::Connection& db, std::span<const ForwardRule> rules);
+// after it. With `all_configured` (the rules are the configuration's, all of them), the
+// positions of destinations and modes no longer configured go: what their sender had not
+// made is not forwarded.
+Result<void> start_forward_positions(sqlite::Connection& db, std::span<const ForwardRule> rules,
+                                    bool all_configured);
 
 // The writer's part, on the write connection inside an ingest commit (deliveries mode) or
 // a processor step (changes mode): for each destination of one mode whose sender has not
