@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "forward/post_scheduler.h"
@@ -72,6 +74,33 @@ bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds tim
     std::this_thread::sleep_for(20ms);
   }
   return done();
+}
+
+// A free port on 127.0.0.1 that refuses connections (a backend that is down), and its URL.
+std::pair<uint16_t, std::string> closed_port(const std::string& secret) {
+  test::FakeBackend probe(backend_options(secret));
+  return {probe.port(), probe.url()};
+}
+
+// Posts `count` sleep deliveries (message ids prefix + i, users user_of(i)) on `senders`
+// connections at once, so that group commits take many each (one by one, the sending was
+// half of this module's time under ASan). Returns how many were acknowledged with 200;
+// statuses are counted here: Boost.Test's checks are not for other threads.
+int post_concurrently(const test::ServerProcess& server, int count, int senders, const std::string& prefix,
+                      const std::function<std::string(int)>& user_of) {
+  std::vector<int> statuses(count, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < senders; ++t) {
+    threads.emplace_back([&, t] {
+      test::HttpClient client(server.port());
+      for (int i = t; i < count; i += senders) {
+        statuses[i] = client.post_webhook(server.secret(), prefix + std::to_string(i),
+                                          sleep_of(user_of(i), "s-" + std::to_string(i))).status;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  return static_cast<int>(std::count(statuses.begin(), statuses.end(), 200));
 }
 
 // Every request the plan saw, in order (the backend's own log holds only the accepted).
@@ -434,13 +463,9 @@ BOOST_AUTO_TEST_CASE(kill_9_while_forwarding_forwards_every_change_at_least_once
 
 BOOST_AUTO_TEST_CASE(a_backend_down_for_the_whole_ingest_neither_slows_nor_blocks_it) {
   const std::string secret = test::random_secret();
-  uint16_t port = 0;
-  std::string url;
-  {
-    test::FakeBackend probe(backend_options(secret));  // a free port that then refuses connections
-    port = probe.port();
-    url = probe.url();
-  }
+  const auto closed = closed_port(secret);
+  const uint16_t port = closed.first;
+  const std::string& url = closed.second;
   test::TempDir dir;
   test::ServerProcess server(dir, forward_toml(dir, "backend", url, secret));
   test::HttpClient client(server.port());
@@ -710,27 +735,11 @@ BOOST_AUTO_TEST_CASE(dead_entries_count_against_the_budget_and_dropped_ones_come
   test::ServerProcess server(dir, forward_toml(dir, "raw", backend.url(), secret,
                                                "mode = \"deliveries\"\nmax_outbox_mib = 1\nconcurrency = 8\n"));
   constexpr int kDeliveries = 4096 + 300;  // 1 MiB holds 4096 entries
-  // Sent on several connections at once, so that group commits take many each (one by one,
-  // the sending was half of this module's time under ASan). Statuses are checked here:
-  // Boost.Test's checks are not for other threads.
-  constexpr int kSenders = 8;
-  std::vector<int> statuses(kDeliveries, 0);
-  {
-    std::vector<std::thread> senders;
-    for (int t = 0; t < kSenders; ++t) {
-      senders.emplace_back([&, t] {
-        test::HttpClient client(server.port());
-        for (int i = t; i < kDeliveries; i += kSenders) {
-          const std::string user = "dddddddd-0000-4000-8000-0000000" + std::to_string(10000 + i % 50);
-          statuses[i] =
-              client.post_webhook(server.secret(), "b-" + std::to_string(i), sleep_of(user, "s-" + std::to_string(i)))
-                  .status;
-        }
-      });
-    }
-    for (auto& sender : senders) sender.join();
-  }
-  BOOST_REQUIRE_EQUAL(std::count(statuses.begin(), statuses.end(), 200), kDeliveries);
+  BOOST_REQUIRE_EQUAL(post_concurrently(server, kDeliveries, 8, "b-",
+                                        [](int i) {
+                                          return "dddddddd-0000-4000-8000-0000000" + std::to_string(10000 + i % 50);
+                                        }),
+                      kDeliveries);
   BOOST_REQUIRE(wait_until([&] {
     return test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'pending'") == 0 &&
            test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'") <= 4096 &&
@@ -762,35 +771,15 @@ BOOST_AUTO_TEST_CASE(dead_entries_count_against_the_budget_and_dropped_ones_come
 // and the sender, caught up, hands the making back to the writer.
 BOOST_AUTO_TEST_CASE(a_long_outage_leaves_the_writer_alone_and_loses_nothing) {
   const std::string secret = test::random_secret();
-  uint16_t port = 0;
-  std::string url;
-  {
-    test::FakeBackend probe(backend_options(secret));  // a free port that then refuses connections
-    port = probe.port();
-    url = probe.url();
-  }
+  const auto closed = closed_port(secret);
+  const uint16_t port = closed.first;
+  const std::string& url = closed.second;
   test::TempDir dir;
   test::ServerProcess server(dir, forward_toml(dir, "raw", url, secret, "mode = \"deliveries\"\nconcurrency = 4\n"));
   constexpr int kDeliveries = forward::PostScheduler::kMadeAhead + 2000;
-  constexpr int kSenders = 8;  // several connections: group commits take many each
   constexpr int kUsers = 50;
   const auto user_of = [](int i) { return "eeeeeeee-0000-4000-8000-0000000" + std::to_string(10000 + i % kUsers); };
-  std::vector<int> statuses(kDeliveries, 0);
-  {
-    std::vector<std::thread> senders;
-    for (int t = 0; t < kSenders; ++t) {
-      senders.emplace_back([&, t] {
-        test::HttpClient client(server.port());
-        for (int i = t; i < kDeliveries; i += kSenders) {
-          statuses[i] =
-              client.post_webhook(server.secret(), "o-" + std::to_string(i), sleep_of(user_of(i), "s-" + std::to_string(i)))
-                  .status;
-        }
-      });
-    }
-    for (auto& sender : senders) sender.join();
-  }
-  BOOST_REQUIRE_EQUAL(std::count(statuses.begin(), statuses.end(), 200), kDeliveries);
+  BOOST_REQUIRE_EQUAL(post_concurrently(server, kDeliveries, 8, "o-", user_of), kDeliveries);
   BOOST_REQUIRE(server.wait_for_log("forward_entries_taken_over", 30s));
   // What the writer stored after the take-over waits in the inbox, not in the outbox.
   BOOST_TEST(test::query_int(server.database(), "SELECT count(*) FROM outbox") < kDeliveries);
@@ -841,13 +830,9 @@ BOOST_AUTO_TEST_CASE(a_long_outage_leaves_the_writer_alone_and_loses_nothing) {
 // take more than a quarter of the budget.
 BOOST_AUTO_TEST_CASE(dropped_ranges_are_merged_before_they_crowd_out_the_entries) {
   const std::string secret = test::random_secret();
-  uint16_t port = 0;
-  std::string url;
-  {
-    test::FakeBackend probe(backend_options(secret));  // a free port that then refuses connections
-    port = probe.port();
-    url = probe.url();
-  }
+  const auto closed = closed_port(secret);
+  const uint16_t port = closed.first;
+  const std::string& url = closed.second;
   test::TempDir dir;
   test::ServerProcess server(dir, forward_toml(dir, "raw", url, secret, "mode = \"deliveries\"\nmax_outbox_mib = 1\n"));
   BOOST_REQUIRE_EQUAL(server.stop(), 0);
