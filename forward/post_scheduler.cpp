@@ -121,6 +121,8 @@ Look PostScheduler::next_posts(int64_t now_ms, size_t posts) {
 
 Result<void> PostScheduler::catch_up(int64_t now_ms) {
   if (!outbox_.sender_can_make_entries()) return {};
+  // While the writer makes the entries, a look (one per POST) costs nothing more than a
+  // count every kRecountHeldMs.
   if (held_ < 0 || now_ms - held_counted_ms_ >= kRecountHeldMs || now_ms < held_counted_ms_) {
     auto held = outbox_.held(settings_.name, made_ahead_);
     if (!held) return fail(held);
@@ -140,6 +142,8 @@ Result<void> PostScheduler::catch_up(int64_t now_ms) {
     const bool due = starved_ && (now_ms - forced_at_ms_ >= kRecountHeldMs || now_ms < forced_at_ms_);
     if (!due) return {};
     forced_at_ms_ = now_ms;
+  } else if (!sender_makes_ && writer_known_) {
+    return {};  // the writer makes them, and too few wait for the sender to take over
   }
   starved_ = false;
   auto caught = outbox_.catch_up(rule_, kCatchUpPerLook, held_ < made_ahead_ / 2);
@@ -149,6 +153,7 @@ Result<void> PostScheduler::catch_up(int64_t now_ms) {
     log::info("forward_entries_handed_back").str("destination", settings_.name).num("held", held_);
   }
   sender_makes_ = !caught->by_writer;
+  writer_known_ = true;
   // Not at once, even with more to make: each step holds the write lock that ingest's
   // commits wait for; the next look (a POST ending, or kPollInterval) makes the next.
   return {};

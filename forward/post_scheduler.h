@@ -130,6 +130,7 @@ class PostScheduler {
   bool starved_ = false;              // the last look planned fewer POSTs than it had room for, or a POST failed
   int64_t forced_at_ms_ = 0;          // the last step made with the outbox full (starved_)
   bool sender_makes_ = false;         // the sender makes the entries (took them over from the writer)
+  bool writer_known_ = false;         // sender_makes_ was read from the store (a restart may find it taken over)
 };
 
 }  // namespace hh::forward

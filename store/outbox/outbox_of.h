@@ -54,6 +54,7 @@ enum OutboxSlot : int {
   kOutboxDemote,
   kOutboxPromoteFirst,
   kOutboxHeld,
+  kOutboxPosition,
   kOutboxSlots,
   kOutboxNoSlot = -1,
 };
@@ -222,10 +223,9 @@ class OutboxOf final : public Outbox {
       const auto read_position = [&] {
         after.reset();
         return session_.rows(
-            kOutboxNoSlot,
-            "SELECT after_seq, writer_makes, " +
-                (rule.mode == ForwardMode::changes ? session_.processed_seq_sql() : session_.stored_seq_sql()) +
-                " FROM forward_positions WHERE destination = ?1 AND mode = ?2",
+            kOutboxPosition,
+            "SELECT after_seq, writer_makes, CASE mode WHEN 'changes' THEN " + session_.processed_seq_sql() +
+                " ELSE " + session_.stored_seq_sql() + " END FROM forward_positions WHERE destination = ?1 AND mode = ?2",
             position_of(rule), [&](const auto& row) {
               after = row.column_int(0);
               out.by_writer = row.column_int(1) != 0;
