@@ -3,6 +3,7 @@
 #include <span>
 
 #include "config/secrets.h"
+#include "forward/forward_rule.h"
 
 namespace hh::app {
 namespace {
@@ -69,10 +70,7 @@ Result<store::StoreOptions> serve_store_options(const config::Settings& settings
   if (!options) return options;
   options->forwarding_configured = true;
   for (const config::ForwardSettings& f : settings.forwards) {
-    options->forward_rules.push_back(store::ForwardRule{
-        .destination = f.name,
-        .mode = f.mode == "deliveries" ? store::ForwardMode::deliveries : store::ForwardMode::changes,
-        .events = f.events});
+    options->forward_rules.push_back(forward::forward_rule(f));
   }
   return options;
 }

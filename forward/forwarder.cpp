@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "common/thread_name.h"
 #include "forward/destination_sender.h"
+#include "forward/forward_rule.h"
 #include "forward/outbox_budget.h"
 #include "receiver/signature/webhook_signature.h"
 #include "store/open_store.h"
@@ -180,11 +181,7 @@ bool Forwarder::check_outbox() {
     m.unmade.store(figure.unmade_deliveries, std::memory_order_relaxed);
     m.oldest_age_ms.store(figure.oldest_pending_created_at_ms ? now - *figure.oldest_pending_created_at_ms : 0,
                           std::memory_order_relaxed);
-    const store::ForwardRule rule{
-        .destination = f.name,
-        .mode = f.mode == "deliveries" ? store::ForwardMode::deliveries : store::ForwardMode::changes,
-        .events = f.events};
-    auto step = keep_within_budget(*parts_->outbox, rule, figure, f.max_outbox_mib * 1024 * 1024,
+    auto step = keep_within_budget(*parts_->outbox, forward_rule(f), figure, f.max_outbox_mib * 1024 * 1024,
                                    parts_->senders[i]->busy_ids(), now);
     if (!step) {
       log::warn("forward_drop_failed").str("destination", f.name).str("error", step.error());

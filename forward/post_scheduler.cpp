@@ -4,6 +4,7 @@
 
 #include "common/log.h"
 #include "forward/change_payload.h"
+#include "forward/forward_rule.h"
 
 namespace hh::forward {
 namespace {
@@ -23,9 +24,7 @@ PostScheduler::PostScheduler(config::ForwardSettings settings, store::Outbox& ou
                              uint64_t seed, int64_t made_ahead)
     : settings_(std::move(settings)),
       deliveries_(settings_.mode == "deliveries"),
-      rule_{.destination = settings_.name,
-            .mode = deliveries_ ? store::ForwardMode::deliveries : store::ForwardMode::changes,
-            .events = settings_.events},
+      rule_(forward_rule(settings_)),
       made_ahead_(made_ahead),
       outbox_(outbox),
       metrics_(metrics),

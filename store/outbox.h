@@ -45,6 +45,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -52,6 +53,8 @@
 namespace hh::store {
 
 enum class ForwardMode { changes, deliveries };
+// As the configuration and forward_positions.mode spell it.
+inline std::string_view mode_name(ForwardMode mode) { return mode == ForwardMode::changes ? "changes" : "deliveries"; }
 
 // Which entries the store writes for one destination.
 struct ForwardRule {

@@ -435,8 +435,7 @@ class OutboxOf final : public Outbox {
 
   // The forward_positions row of `rule` (?1, ?2).
   static QueryArgs position_of(const ForwardRule& rule) {
-    const std::string_view mode = rule.mode == ForwardMode::changes ? "changes" : "deliveries";  // static text
-    return QueryArgs().add(rule.destination).add(mode);
+    return QueryArgs().add(rule.destination).add(mode_name(rule.mode));  // static text
   }
 
   struct DropRow {

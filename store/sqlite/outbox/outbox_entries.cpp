@@ -86,7 +86,7 @@ Result<void> start_forward_positions(sqlite::Connection& db, std::span<const For
     std::string configured = "('', '')";
     for (const ForwardRule& rule : rules) {
       configured += ", (" + sql_literal(rule.destination) + ", " +
-                    sql_literal(rule.mode == ForwardMode::changes ? "changes" : "deliveries") + ")";
+                    sql_literal(mode_name(rule.mode)) + ")";
     }
     auto gone = db.exec("DELETE FROM forward_positions WHERE (destination, mode) NOT IN (VALUES " + configured + ")");
     if (!gone) return fail(gone, "forwarding positions");
@@ -101,7 +101,7 @@ Result<void> start_forward_positions(sqlite::Connection& db, std::span<const For
     // position: what it had not made before a stop or a crash is made after it.
     auto started = db.exec(
         "INSERT INTO forward_positions (destination, mode, after_seq) VALUES (" + sql_literal(rule.destination) +
-        ", " + sql_literal(changes ? "changes" : "deliveries") + ", " + bound +
+        ", " + sql_literal(mode_name(rule.mode)) + ", " + bound +
         ") ON CONFLICT (destination, mode) DO UPDATE SET after_seq = max(after_seq, excluded.after_seq) "
         "WHERE writer_makes = 1");
     if (!started) return fail(started, "the forwarding position of " + rule.destination);
@@ -115,7 +115,7 @@ Result<WriterEntries> WriterEntries::create(sqlite::Connection& db, std::span<co
   for (const ForwardRule& rule : rules) {
     if (rule.mode != mode) continue;
     const std::string row = "destination = " + sql_literal(rule.destination) + " AND mode = " +
-                            sql_literal(mode == ForwardMode::changes ? "changes" : "deliveries");
+                            sql_literal(mode_name(mode));
     auto position = db.prepare("SELECT after_seq FROM forward_positions WHERE " + row + " AND writer_makes = 1");
     if (!position) return fail(position, "forwarding position of " + rule.destination);
     auto make = db.prepare(outbox_entries_sql(rule, EntriesMade::by_writer));
