@@ -502,10 +502,7 @@ Result<SqliteCopySummary> copy_sqlite_to_postgres(const std::string& source_path
   if (!unknown.empty()) return fail(ErrorKind::data, "the source has tables migrate does not know:" + unknown);
   // Entries a sender has yet to make (store/outbox.h) are not copied: PostgreSQL's writer
   // makes only those of what it stores and applies itself.
-  auto unmade = lite_int(*lite,
-                         "SELECT count(*) FROM forward_positions WHERE writer_makes = 0 AND after_seq < CASE mode "
-                         "WHEN 'changes' THEN (SELECT applied_seq FROM processor_state WHERE id = 1) "
-                         "ELSE (SELECT ifnull(max(seq), 0) FROM inbox) END");
+  auto unmade = lite_int(*lite, "SELECT count(*) FROM forward_backlog WHERE writer_makes = 0 AND after_seq < bound");
   if (!unmade) return pass(unmade);
   if (*unmade > 0) {
     return fail(ErrorKind::data,

@@ -20,8 +20,9 @@
 //   processed_seq_sql()                an expression: every delivery up to it is applied
 //   kSenderCanMakeEntries              true: the sender may take the making of entries
 //                                      over (catch_up()), with entries_sql(rule) (?1 first
-//                                      seq, ?2 last seq) up to processed_seq_sql() or
-//                                      stored_seq_sql(); false: the writer always makes them
+//                                      seq, ?2 last seq) up to the bound of its position
+//                                      (the view forward_backlog); false: the writer always
+//                                      makes them
 //
 // `slot` numbers the statements the sender runs several times a second (Slot below): a
 // session may keep them prepared; -1 for the others.
@@ -224,8 +225,7 @@ class OutboxOf final : public Outbox {
         after.reset();
         return session_.rows(
             kOutboxPosition,
-            "SELECT after_seq, writer_makes, CASE mode WHEN 'changes' THEN " + session_.processed_seq_sql() +
-                " ELSE " + session_.stored_seq_sql() + " END FROM forward_positions WHERE destination = ?1 AND mode = ?2",
+            "SELECT after_seq, writer_makes, bound FROM forward_backlog WHERE destination = ?1 AND mode = ?2",
             position_of(rule), [&](const auto& row) {
               after = row.column_int(0);
               out.by_writer = row.column_int(1) != 0;
@@ -427,9 +427,8 @@ class OutboxOf final : public Outbox {
     if constexpr (!Session::kSenderCanMakeEntries) {
       return "";
     } else {
-      return " UNION ALL SELECT destination, 0, 0, 0, 0, NULL, max(0, CASE mode WHEN 'changes' THEN " +
-             session_.processed_seq_sql() + " ELSE " + session_.stored_seq_sql() +
-             " END - after_seq) FROM forward_positions WHERE writer_makes = 0";
+      return " UNION ALL SELECT destination, 0, 0, 0, 0, NULL, max(0, bound - after_seq) FROM forward_backlog "
+             "WHERE writer_makes = 0";
     }
   }
 

@@ -21,3 +21,12 @@ CREATE TABLE forward_positions (
   writer_makes INTEGER NOT NULL DEFAULT 1,  -- 1: the writer makes the next ones; 0: the sender (it is behind)
   PRIMARY KEY (destination, mode)
 ) STRICT;
+
+-- Each position with its bound: the last delivery applied (changes) or stored (deliveries),
+-- as far as entries can be made now. One writer: every delivery up to the newest is
+-- committed.
+CREATE VIEW forward_backlog AS
+  SELECT destination, mode, after_seq, writer_makes,
+    CASE mode WHEN 'changes' THEN ifnull((SELECT applied_seq FROM processor_state WHERE id = 1), 0)
+              ELSE ifnull((SELECT max(seq) FROM inbox), 0) END AS bound
+  FROM forward_positions;

@@ -82,31 +82,37 @@ std::string outbox_entries_sql(const ForwardRule& rule, EntriesMade made) {
 
 Result<void> start_forward_positions(sqlite::Connection& db, std::span<const ForwardRule> rules,
                                     bool all_configured) {
-  if (all_configured) {
-    std::string configured = "('', '')";
-    for (const ForwardRule& rule : rules) {
-      configured += ", (" + sql_literal(rule.destination) + ", " +
-                    sql_literal(mode_name(rule.mode)) + ")";
-    }
-    auto gone = db.exec("DELETE FROM forward_positions WHERE (destination, mode) NOT IN (VALUES " + configured + ")");
-    if (!gone) return fail(gone, "forwarding positions");
-  }
+  if (rules.empty() && !all_configured) return {};  // a command that does not forward: no write
+  std::string configured = "('', '')", started = "";
   for (const ForwardRule& rule : rules) {
-    const bool changes = rule.mode == ForwardMode::changes;
-    const std::string bound = changes ? "ifnull((SELECT applied_seq FROM processor_state WHERE id = 1), 0)"
-                                      : "ifnull((SELECT max(seq) FROM inbox), 0)";
-    // A row the writer makes entries for starts at the bound too: what was stored or
-    // applied while no `serve` forwarded to it (an offline replay, a rebuild, a time it was
-    // not configured) gets none, as before. One the sender makes them for keeps its
-    // position: what it had not made before a stop or a crash is made after it.
-    auto started = db.exec(
-        "INSERT INTO forward_positions (destination, mode, after_seq) VALUES (" + sql_literal(rule.destination) +
-        ", " + sql_literal(mode_name(rule.mode)) + ", " + bound +
-        ") ON CONFLICT (destination, mode) DO UPDATE SET after_seq = max(after_seq, excluded.after_seq) "
-        "WHERE writer_makes = 1");
-    if (!started) return fail(started, "the forwarding position of " + rule.destination);
+    const std::string row = "(" + sql_literal(rule.destination) + ", " + sql_literal(mode_name(rule.mode));
+    configured += ", " + row + ")";
+    started += std::string(started.empty() ? "" : ", ") + row + ", -1)";
   }
-  return {};
+  const std::string among_rules = "(destination, mode) IN (VALUES " + configured + ")";
+  auto txn = sqlite::Transaction::begin(db);
+  if (!txn) return fail(txn, "forwarding positions");
+  if (all_configured) {
+    if (auto gone = db.exec("DELETE FROM forward_positions WHERE NOT " + among_rules); !gone) {
+      return fail(gone, "forwarding positions");
+    }
+  }
+  if (!rules.empty()) {
+    // A row the writer makes entries for moves to the bound, never back: what was stored or
+    // applied while no `serve` forwarded to it (an offline replay, a time it was not
+    // configured) gets none, as before, and a rebuild interrupted half-way repeats none. One
+    // the sender makes them for keeps its position: what it had not made before a stop or a
+    // crash is made after it.
+    auto added = db.exec("INSERT INTO forward_positions (destination, mode, after_seq) VALUES " + started +
+                         " ON CONFLICT (destination, mode) DO NOTHING");
+    if (!added) return fail(added, "forwarding positions");
+    auto moved = db.exec(
+        "UPDATE forward_positions SET after_seq = max(after_seq, (SELECT b.bound FROM forward_backlog AS b "
+        "WHERE b.destination = forward_positions.destination AND b.mode = forward_positions.mode)) "
+        "WHERE writer_makes = 1 AND " + among_rules);
+    if (!moved) return fail(moved, "forwarding positions");
+  }
+  return txn->commit();
 }
 
 Result<WriterEntries> WriterEntries::create(sqlite::Connection& db, std::span<const ForwardRule> rules,

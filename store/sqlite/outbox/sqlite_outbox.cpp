@@ -53,8 +53,6 @@ class SqliteOutboxSession {
   std::string recreate_sql(const ForwardRule& rule) const { return outbox_entries_sql(rule, EntriesMade::requeued); }
   std::string entries_sql(const ForwardRule& rule) const { return outbox_entries_sql(rule, EntriesMade::by_sender); }
   std::string processed_seq_sql() const { return "(SELECT applied_seq FROM processor_state WHERE id = 1)"; }
-  // One writer: every delivery up to the newest is committed.
-  std::string stored_seq_sql() const { return "(SELECT ifnull(max(seq), 0) FROM inbox)"; }
 
  private:
   // `sql` prepared (kept in its slot when it has one) with `args` bound.
