@@ -114,7 +114,7 @@ Result<std::vector<Appended>> SqliteInbox::append_with(std::span<const NewDelive
     find_existing_.reset();
     results.push_back({AppendStatus::duplicate, existing});
   }
-  if (entries_.active() && last_seq > last_seq_) {
+  if (last_seq > last_seq_) {
     if (auto made = entries_.made_through(last_seq); !made) return fail(made);
   }
   if (also) {

@@ -108,7 +108,7 @@ Result<void> SqliteProcessingStore::begin_step() {
 // with the new position, while the writer makes them.
 Result<void> SqliteProcessingStore::set_applied_seq(int64_t seq) {
   if (auto advanced = advance_.bind(1, seq).run(); !advanced) return advanced;
-  return entries_.active() ? entries_.made_through(seq) : Result<void>{};
+  return entries_.made_through(seq);
 }
 
 Result<void> SqliteProcessingStore::commit_step() { return db_.exec("COMMIT"); }

@@ -63,8 +63,7 @@ class SqliteProcessingStore final : public ProcessingStore {
                                                                          std::span<const ForwardRule> forward_rules);
   SqliteProcessingStore(sqlite::Connection& db, std::string path, ProcessingLock lock, StepDurability durability,
                         SqliteDeliveryCursor cursor, std::unique_ptr<DerivedWriter> writer, WriterEntries entries,
-                        sqlite::Statement applied,
-                        sqlite::Statement newest, sqlite::Statement outcome,
+                        sqlite::Statement applied, sqlite::Statement newest, sqlite::Statement outcome,
                         sqlite::Statement advance);
 
   sqlite::Connection& db_;

@@ -59,7 +59,6 @@ class WriterEntries {
   static Result<WriterEntries> create(sqlite::Connection& db, std::span<const ForwardRule> rules, ForwardMode mode);
   WriterEntries() = default;
 
-  bool active() const { return !destinations_.empty(); }
   // Every delivery up to `last_seq` is stored (deliveries mode) or applied (changes mode)
   // in the current transaction.
   Result<void> made_through(int64_t last_seq);
