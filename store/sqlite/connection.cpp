@@ -1,5 +1,9 @@
 #include "store/sqlite/connection.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <thread>
+
 #include "store/sqlite/frame_vfs.h"
 
 namespace hh::sqlite {
@@ -18,6 +22,7 @@ ErrorKind error_kind(int extended_code) {
     default: return ErrorKind::other;
   }
 }
+
 namespace {
 
 std::string first_line(std::string_view sql) {
@@ -25,6 +30,25 @@ std::string first_line(std::string_view sql) {
   if (start == std::string_view::npos) return {};
   sql.remove_prefix(start);
   return std::string(sql.substr(0, std::min(sql.find('\n'), size_t{80})));
+}
+
+// SQLite's busy handler for wait_when_busy(): `timeout_ms` is the limit in ms, `tries` how
+// often SQLite has called it for this lock. One connection is used by one thread at a
+// time and a statement waits for one lock at a time, so the first try's time is the
+// thread's own.
+int wait_briefly(void* timeout_ms, int tries) {
+  constexpr std::chrono::microseconds kFirstWait{10};
+  constexpr std::chrono::microseconds kLongestWait{1000};
+  constexpr int kDoublings = 7;  // 10 µs doubled up to 1.28 ms, past kLongestWait
+  thread_local std::chrono::steady_clock::time_point first_try;
+  const auto now = std::chrono::steady_clock::now();
+  if (tries == 0) first_try = now;
+  const auto left = std::chrono::milliseconds(reinterpret_cast<intptr_t>(timeout_ms)) - (now - first_try);
+  if (left <= std::chrono::steady_clock::duration::zero()) return 0;  // fail busy
+  const auto wait = std::min<std::chrono::steady_clock::duration>(
+      {kFirstWait * (1 << std::min(tries, kDoublings)), kLongestWait, left});
+  std::this_thread::sleep_for(wait);
+  return 1;  // try again
 }
 
 }  // namespace
@@ -68,6 +92,10 @@ Result<Statement> Connection::prepare(std::string_view sql) {
     return fail(last_error() + " (in: " + first_line(sql) + ")");
   }
   return Statement(raw);
+}
+
+void Connection::wait_when_busy(std::chrono::milliseconds timeout) {
+  sqlite3_busy_handler(handle_.get(), wait_briefly, reinterpret_cast<void*>(static_cast<intptr_t>(timeout.count())));
 }
 
 Result<void> Connection::open_wal() {

@@ -3,6 +3,7 @@
 // (the writer thread owns the write connection; each reader opens its own).
 #include <sqlite3.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -38,6 +39,13 @@ class Connection {
   Result<Statement> prepare(std::string_view sql);
   // Runs a query returning one integer (PRAGMA user_version, COUNT(*)); nullopt on no row.
   Result<std::optional<int64_t>> query_int(std::string_view sql);
+
+  // Waits up to `timeout` for a lock another connection holds before a statement fails
+  // busy, trying again after 10, 20, 40 … µs and then every millisecond. SQLite's own
+  // busy_timeout sleeps 1, 2, 5, 10 … 100 ms between tries: the writer that met the
+  // forwarder's short transactions slept a millisecond or more into the acks waiting for
+  // its commit (docs/decisions/058-short-waits-for-a-busy-database.md).
+  void wait_when_busy(std::chrono::milliseconds timeout);
 
   // Reads the database once. A connection finds out that the file is in WAL mode, and
   // opens (or creates) the WAL, only when it first reads it: until then a checkpoint

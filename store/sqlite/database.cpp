@@ -20,6 +20,9 @@ int schema_version() { return static_cast<int>(migrations().size()); }
 
 namespace {
 
+// How long a reader waits for a lock: WAL readers meet one only in rare recovery cases.
+constexpr std::chrono::milliseconds kReaderBusyTimeout{5000};
+
 // The migration that gave every table holding a user's data a user column; what it could
 // not fill is logged once, right after it (its view says per table).
 constexpr std::string_view kUserColumnsMigration = "009-user-columns";
@@ -121,8 +124,8 @@ Result<sqlite::Connection> open_for_writing(const std::string& path, const Store
   // The busy timeout first: auto_vacuum and journal_mode on a new file take a lock, and a
   // second process creating the store at the same moment waits for the first instead of
   // failing at once.
-  const std::string pragmas = "PRAGMA busy_timeout = " + std::to_string(options.busy_timeout_ms) +
-                              ";PRAGMA page_size = " + std::to_string(kNewDatabasePageSize) +
+  db->wait_when_busy(std::chrono::milliseconds(options.busy_timeout_ms));
+  const std::string pragmas = "PRAGMA page_size = " + std::to_string(kNewDatabasePageSize) +
                               (new_file ? ";PRAGMA auto_vacuum = INCREMENTAL;" : ";") +
                               "PRAGMA journal_mode = WAL;"
                               "PRAGMA synchronous = " + std::string(options.sqlite.synchronous_full ? "FULL" : "NORMAL") +
@@ -158,7 +161,8 @@ Result<sqlite::Connection> open_for_writing(const std::string& path, const Store
 Result<sqlite::Connection> open_for_reading(const std::string& path) {
   auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_only);
   if (!db) return db;
-  auto configured = db->exec("PRAGMA busy_timeout = 5000; PRAGMA cache_size = -16384;");
+  db->wait_when_busy(kReaderBusyTimeout);
+  auto configured = db->exec("PRAGMA cache_size = -16384;");
   if (!configured) return fail(configured, path);
   auto version = db->query_int("PRAGMA user_version");
   if (!version) return fail(version, path);

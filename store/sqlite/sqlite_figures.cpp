@@ -11,7 +11,7 @@ namespace {
 
 // A scrape must not wait long for a lock (WAL readers are blocked only in rare recovery
 // cases).
-constexpr std::string_view kFiguresPragmas = "PRAGMA busy_timeout = 250;";
+constexpr std::chrono::milliseconds kFiguresBusyTimeout{250};
 
 // The statements, prepared once when the figures are opened.
 enum Figure : size_t { inbox_positions, oldest_unapplied, outcome_counts_of, jobs_by_state_of, database_bytes };
@@ -91,7 +91,7 @@ class SqliteFigures final : public StoreFigures {
 Result<std::unique_ptr<StoreFigures>> open_sqlite_figures(const std::string& path) {
   auto db = open_for_reading(path);
   if (!db) return fail(db);
-  if (auto configured = db->exec(kFiguresPragmas); !configured) return fail(configured);
+  db->wait_when_busy(kFiguresBusyTimeout);
   std::vector<sqlite::Statement> statements;
   for (std::string_view sql : kFigureSql) {
     auto prepared = db->prepare(sql);

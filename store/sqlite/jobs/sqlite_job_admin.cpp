@@ -66,9 +66,7 @@ Result<sqlite::Connection> open_admin_connection(const std::string& path, int64_
   if (!std::filesystem::exists(path, ec)) return fail("database " + path + " does not exist");
   auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_write);
   if (!db) return db;
-  if (auto set = db->exec("PRAGMA busy_timeout = " + std::to_string(busy_timeout_ms)); !set) {
-    return fail(set, path);
-  }
+  db->wait_when_busy(std::chrono::milliseconds(busy_timeout_ms));
   auto version = db->query_int("PRAGMA user_version");
   if (!version) return fail(version, path);
   if (version->value_or(0) < 3) return fail(path + ": no jobs table (not a healthhook database, or too old)");
