@@ -1,7 +1,6 @@
 #include "store/sqlite/connection.h"
 
 #include <algorithm>
-#include <cstdint>
 #include <thread>
 
 #include "store/sqlite/frame_vfs.h"
@@ -30,25 +29,6 @@ std::string first_line(std::string_view sql) {
   if (start == std::string_view::npos) return {};
   sql.remove_prefix(start);
   return std::string(sql.substr(0, std::min(sql.find('\n'), size_t{80})));
-}
-
-// SQLite's busy handler for wait_when_busy(): `timeout_ms` is the limit in ms, `tries` how
-// often SQLite has called it for this lock. One connection is used by one thread at a
-// time and a statement waits for one lock at a time, so the first try's time is the
-// thread's own.
-int wait_briefly(void* timeout_ms, int tries) {
-  constexpr std::chrono::microseconds kFirstWait{10};
-  constexpr std::chrono::microseconds kLongestWait{1000};
-  constexpr int kDoublings = 7;  // 10 µs doubled up to 1.28 ms, past kLongestWait
-  thread_local std::chrono::steady_clock::time_point first_try;
-  const auto now = std::chrono::steady_clock::now();
-  if (tries == 0) first_try = now;
-  const auto left = std::chrono::milliseconds(reinterpret_cast<intptr_t>(timeout_ms)) - (now - first_try);
-  if (left <= std::chrono::steady_clock::duration::zero()) return 0;  // fail busy
-  const auto wait = std::min<std::chrono::steady_clock::duration>(
-      {kFirstWait * (1 << std::min(tries, kDoublings)), kLongestWait, left});
-  std::this_thread::sleep_for(wait);
-  return 1;  // try again
 }
 
 }  // namespace
@@ -94,8 +74,42 @@ Result<Statement> Connection::prepare(std::string_view sql) {
   return Statement(raw);
 }
 
+struct Connection::BusyWait {
+  using Clock = std::chrono::steady_clock;
+  std::chrono::milliseconds timeout{0};
+  Clock::time_point first_try;
+  Clock::time_point last_try;
+
+  // SQLite's busy handler: `tries` is how often it was called since the statement (or
+  // prepare) began. A wait that starts with tries > 0 (a statement that waited before) is
+  // new when the last try was longer ago than any sleep here.
+  static int wait(void* self, int tries) {
+    constexpr std::chrono::microseconds kFirstWait{10};
+    constexpr int kDoublings = 7;  // 10 µs doubled up to 1.28 ms
+    constexpr std::chrono::milliseconds kLongestWait{20};
+    constexpr std::chrono::milliseconds kNewWaitAfter{100};
+    auto& w = *static_cast<BusyWait*>(self);
+    const auto now = Clock::now();
+    if (tries == 0 || now - w.last_try > kNewWaitAfter) w.first_try = now;
+    w.last_try = now;
+    const auto waited = now - w.first_try;
+    const auto left = w.timeout - waited;
+    if (left <= Clock::duration::zero()) return 0;  // fail busy
+    // Short tries while a short transaction holds the lock; then a tenth of the wait so far,
+    // so a lock held for seconds (a rebuild, a shell) costs tens of tries a second, not a
+    // thousand.
+    const Clock::duration first = kFirstWait * (1 << std::min(tries, kDoublings));
+    std::this_thread::sleep_for(std::min<Clock::duration>({std::max<Clock::duration>(first, waited / 10), kLongestWait, left}));
+    return 1;  // try again
+  }
+};
+
+void Connection::BusyWaitDeleter::operator()(BusyWait* wait) const { delete wait; }
+
 void Connection::wait_when_busy(std::chrono::milliseconds timeout) {
-  sqlite3_busy_handler(handle_.get(), wait_briefly, reinterpret_cast<void*>(static_cast<intptr_t>(timeout.count())));
+  if (!busy_wait_) busy_wait_.reset(new BusyWait);
+  busy_wait_->timeout = timeout;
+  sqlite3_busy_handler(handle_.get(), &BusyWait::wait, busy_wait_.get());
 }
 
 Result<void> Connection::open_wal() {

@@ -41,10 +41,10 @@ class Connection {
   Result<std::optional<int64_t>> query_int(std::string_view sql);
 
   // Waits up to `timeout` for a lock another connection holds before a statement fails
-  // busy, trying again after 10, 20, 40 … µs and then every millisecond. SQLite's own
-  // busy_timeout sleeps 1, 2, 5, 10 … 100 ms between tries: the writer that met the
-  // forwarder's short transactions slept a millisecond or more into the acks waiting for
-  // its commit (docs/decisions/058-short-waits-for-a-busy-database.md).
+  // busy, trying again after 10, 20, 40 … µs, then after a tenth of the time waited so far
+  // (at most 20 ms). SQLite's own busy_timeout sleeps 1, 2, 5, 10 … 100 ms between tries:
+  // the writer that met the forwarder's short transactions slept a millisecond or more into
+  // the acks waiting for its commit (docs/decisions/058-short-waits-for-a-busy-database.md).
   void wait_when_busy(std::chrono::milliseconds timeout);
 
   // Reads the database once. A connection finds out that the file is in WAL mode, and
@@ -60,9 +60,18 @@ class Connection {
 
  private:
   struct Closer {
-    void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+    void operator()(sqlite3* db) const {
+      sqlite3_busy_handler(db, nullptr, nullptr);  // its state may already be gone (a move-assignment)
+      sqlite3_close_v2(db);
+    }
   };
   explicit Connection(sqlite3* db) : handle_(db) {}
+  // wait_when_busy()'s state, where SQLite's busy handler finds it.
+  struct BusyWait;
+  struct BusyWaitDeleter {
+    void operator()(BusyWait* wait) const;
+  };
+  std::unique_ptr<BusyWait, BusyWaitDeleter> busy_wait_;
   std::unique_ptr<sqlite3, Closer> handle_;
 };
 
