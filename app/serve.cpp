@@ -115,7 +115,11 @@ ServeExit serve(const config::Settings& settings, const ServeHooks& hooks) {
   if (!processing) return failed(hooks, processing.error(), ErrorKind::other);
   std::unique_ptr<forward::Forwarder> forwarder;
   if (!settings.forwards.empty()) {
-    auto created = forward::Forwarder::create(settings, *secrets, unix_now_ms);
+    // The writer's commits: while they grow, forwarding yields the CPU to ingest.
+    const store::InboxWriter& writer = *(*ingest)->writer;
+    auto created = forward::Forwarder::create(settings, *secrets, unix_now_ms, [&writer] {
+      return writer.stats().batches.load(std::memory_order_relaxed);
+    });
     if (!created) return failed(hooks, created.error(), created.error_kind());
     forwarder = std::move(*created);
   }

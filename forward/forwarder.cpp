@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -18,6 +19,7 @@
 #include "common/http_client/tls_context.h"
 #include "common/log.h"
 #include "common/thread_name.h"
+#include "forward/cpu_share.h"
 #include "forward/destination_sender.h"
 #include "forward/forward_rule.h"
 #include "forward/outbox_budget.h"
@@ -56,12 +58,30 @@ struct Forwarder::Parts {
   std::vector<std::unique_ptr<DestinationSender>> senders;  // one per [[forward]] block, in order
   net::steady_timer check_timer{io};
   Clock now_ms;
+  CpuShare cpu;
   bool stopping = false;
 };
 
 Result<std::unique_ptr<Forwarder>> Forwarder::create(const config::Settings& settings,
-                                                     const config::Secrets& secrets, Clock now_ms) {
+                                                     const config::Secrets& secrets, Clock now_ms,
+                                                     IngestProgress ingest) {
   auto parts = std::make_unique<Parts>();
+  if (ingest) {
+    parts->cpu.share = kShareWhileIngesting;
+    int64_t shortest_ms = std::numeric_limits<int64_t>::max();
+    for (const config::ForwardSettings& f : settings.forwards) shortest_ms = std::min(shortest_ms, f.timeout_ms);
+    parts->cpu.longest_sleep = CpuShare::sleep_bound(std::chrono::milliseconds(shortest_ms));
+    // Asked on the forwarder's thread only, after each slice.
+    parts->cpu.limited = [ingest = std::move(ingest), seen = uint64_t{0},
+                          grew_at = std::chrono::steady_clock::time_point{}, idle = IdleCores()]() mutable {
+      const auto now = std::chrono::steady_clock::now();
+      if (const uint64_t count = ingest(); count != seen) {
+        seen = count;
+        grew_at = now;
+      }
+      return now - grew_at < kIngestQuiet && idle.now() < kSpareCores;
+    };
+  }
   const store::Database database(settings.database, secrets.database_password);
   auto outbox = store::open_outbox(database, store::OutboxUse::sender);
   if (!outbox) return fail(outbox, "forwarding");
@@ -135,7 +155,7 @@ void Forwarder::start() {
       net::detached);
   thread_ = start_named_thread("hh-forward", [this] {
     lower_this_threads_priority();
-    parts_->io.run();
+    run_within_share(parts_->io, parts_->cpu);
   });
 }
 

@@ -6,7 +6,8 @@
 // Why a thread of its own: a down or slow backend must never slow ingest or processing.
 // The writer thread only adds outbox rows inside its own commits; everything else here
 // (reads of the outbox and the rows, the HTTP requests, the outbox updates on a
-// connection of its own) runs on this thread.
+// connection of its own) runs on this thread, at nice 19 and, while ingest is busy on a
+// machine without a core to spare, within a share of one core (cpu_share.h).
 //
 // The disk budget, max_outbox_mib, bounds everything the outbox keeps of a destination
 // (outbox_budget.h): entries, pending or dead, and the ranges that record what was
@@ -18,6 +19,7 @@
 // was dropped, and `forward requeue --dropped` makes the entries again from them. A large
 // drop goes a step (one short transaction) at a time, a step every kBudgetStepInterval.
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -38,11 +40,20 @@ class Forwarder {
  public:
   using Clock = std::function<int64_t()>;  // Unix ms
 
+  // A count that grows while deliveries are being stored (the writer's commits).
+  using IngestProgress = std::function<uint64_t()>;
+
   // One sender per settings.forwards entry (with secrets.forward_secrets in the same
   // order). Opens its own store handles (the database must exist: `serve` created it).
+  // With `ingest`: while it has grown within kIngestQuiet and fewer than kSpareCores of
+  // the machine's cores are idle, the thread takes at most kShareWhileIngesting of a core
+  // (cpu_share.h).
   // Error kind `data`: a destination's settings cannot be used (URL, CA file, secret).
   static Result<std::unique_ptr<Forwarder>> create(const config::Settings& settings, const config::Secrets& secrets,
-                                                   Clock now_ms);
+                                                   Clock now_ms, IngestProgress ingest = {});
+  static constexpr double kShareWhileIngesting = 0.15;
+  static constexpr std::chrono::milliseconds kIngestQuiet{250};
+  static constexpr double kSpareCores = 1.0;
   ~Forwarder();
   Forwarder(const Forwarder&) = delete;
   Forwarder& operator=(const Forwarder&) = delete;

@@ -1,0 +1,115 @@
+// The forwarder's thread while ingest is busy (forward/cpu_share.h): every handler still
+// runs and the loop ends with the work, limited or not; while limited, it sleeps off what
+// it used above its share (a lower bound on the time taken, which load can only raise);
+// the machine's idle cores are read from /proc/stat.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/test/unit_test.hpp>
+#include <time.h>
+#include <unistd.h>
+
+#include <sstream>
+#include <thread>
+
+#include "forward/cpu_share.h"
+
+BOOST_AUTO_TEST_SUITE(cpu_share_test)
+
+using namespace hh;
+
+namespace {
+
+std::chrono::nanoseconds thread_cpu() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
+}
+
+// Busy for `cpu` of this thread's CPU time.
+void burn(std::chrono::nanoseconds cpu) {
+  const auto until = thread_cpu() + cpu;
+  while (thread_cpu() < until) {
+  }
+}
+
+struct Run {
+  int handlers_run = 0;
+  int limited_asked = 0;
+  std::chrono::nanoseconds cpu{0};
+  std::chrono::steady_clock::duration took{0};
+};
+
+// `handlers` handlers of `each` CPU, run within `share` while limited is `limited`.
+Run run(int handlers, std::chrono::nanoseconds each, double share, bool limited) {
+  boost::asio::io_context io;
+  Run out;
+  for (int i = 0; i < handlers; ++i) {
+    boost::asio::post(io, [&] {
+      burn(each);
+      ++out.handlers_run;
+    });
+  }
+  forward::CpuShare cpu;
+  cpu.share = share;
+  cpu.limited = [&] {
+    ++out.limited_asked;
+    return limited;
+  };
+  const auto started = std::chrono::steady_clock::now();
+  const auto cpu_before = thread_cpu();
+  forward::run_within_share(io, cpu);
+  out.cpu = thread_cpu() - cpu_before;
+  out.took = std::chrono::steady_clock::now() - started;
+  return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(while_limited_every_handler_runs_and_the_cpu_above_the_share_is_slept_off) {
+  const Run r = run(100, std::chrono::microseconds(500), 0.25, true);
+  BOOST_TEST(r.handlers_run == 100);
+  BOOST_TEST(r.limited_asked > 0);
+  // 50 ms of CPU at a quarter of a core: about 200 ms. What the last slice owes is not
+  // slept (the work is over), hence the margin.
+  const auto expected = std::chrono::duration_cast<std::chrono::milliseconds>(r.cpu / 0.25);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(r.took);
+  BOOST_TEST(took.count() >= expected.count() * 8 / 10, "took " << took.count() << " ms, expected about "
+                                                                  << expected.count() << " ms");
+}
+
+BOOST_AUTO_TEST_CASE(unlimited_it_runs_like_io_run) {
+  const Run r = run(100, std::chrono::microseconds(100), 0.25, false);
+  BOOST_TEST(r.handlers_run == 100);
+  BOOST_TEST(r.limited_asked > 0);
+  boost::asio::io_context io;  // no limit given at all: io.run() itself
+  int ran = 0;
+  boost::asio::post(io, [&] { ++ran; });
+  forward::run_within_share(io, forward::CpuShare{});
+  BOOST_TEST(ran == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_sleep_stays_well_below_the_shortest_post_deadline) {
+  using std::chrono::milliseconds;
+  BOOST_TEST(forward::CpuShare::sleep_bound(milliseconds(100)).count() == 25);
+  BOOST_TEST(forward::CpuShare::sleep_bound(milliseconds(10000)).count() == 100);
+  BOOST_TEST(forward::CpuShare::sleep_bound(milliseconds(1)).count() == 5);
+}
+
+BOOST_AUTO_TEST_CASE(idle_cores_are_read_from_proc_stat) {
+  std::istringstream line("cpu  3566190 1399831 1559211 4285157 84828 0 112733 3083 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n");
+  const auto ticks = forward::IdleCores::read(line);
+  BOOST_REQUIRE(ticks);
+  BOOST_TEST(ticks->idle == 4285157u + 84828u);
+  BOOST_TEST(ticks->all == 3566190u + 1399831u + 1559211u + 4285157u + 84828u + 0u + 112733u + 3083u);
+  std::istringstream other("intr 1 2 3\n");
+  BOOST_TEST(!forward::IdleCores::read(other));
+  // This machine's: two samples a window apart give between none and every core.
+  forward::IdleCores idle;
+  (void)idle.now();
+  std::this_thread::sleep_for(forward::IdleCores::kWindow + std::chrono::milliseconds(20));
+  const double cores = idle.now();
+  BOOST_TEST(cores >= 0.0);
+  BOOST_TEST(cores <= static_cast<double>(::sysconf(_SC_NPROCESSORS_ONLN)) + 0.01);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
