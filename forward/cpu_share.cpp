@@ -1,5 +1,6 @@
 #include "forward/cpu_share.h"
 
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -12,13 +13,20 @@ namespace {
 
 std::chrono::nanoseconds thread_cpu_time() {
   timespec t{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return {};
   return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
+}
+
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
 }
 
 }  // namespace
 
-std::optional<IdleCores::Ticks> IdleCores::read(std::istream& proc_stat) {
+std::optional<SpareCores::Ticks> SpareCores::read(std::istream& proc_stat) {
   std::string label;
   uint64_t field[8] = {};
   if (!(proc_stat >> label) || label != "cpu") return std::nullopt;
@@ -30,29 +38,60 @@ std::optional<IdleCores::Ticks> IdleCores::read(std::istream& proc_stat) {
   return ticks;
 }
 
-double IdleCores::now() {
+double SpareCores::now() {
   const auto at = std::chrono::steady_clock::now();
-  if (at - sampled_at_ < kWindow) return idle_cores_;
+  if (at - sampled_at_ < kWindow) return spare_;
+  const auto own_cpu = thread_cpu_time();
   std::ifstream stat("/proc/stat");
   const auto ticks = read(stat);
-  if (!ticks) return idle_cores_ = 0;
-  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
-  if (sampled_at_ != std::chrono::steady_clock::time_point{} && ticks->all > all_ticks_ && cpus > 0) {
-    idle_cores_ = static_cast<double>(ticks->idle - idle_ticks_) / static_cast<double>(ticks->all - all_ticks_) *
-                  static_cast<double>(cpus);
+  const bool first = sampled_at_ == std::chrono::steady_clock::time_point{};
+  if (!ticks) {
+    spare_ = usable_cores() - 2;
+  } else if (!first && ticks->all > ticks_.all && ticks->idle >= ticks_.idle) {
+    const double idle = static_cast<double>(ticks->idle - ticks_.idle) / static_cast<double>(ticks->all - ticks_.all) *
+                        static_cast<double>(::sysconf(_SC_NPROCESSORS_ONLN));
+    const double own = std::chrono::duration<double>(own_cpu - own_cpu_) / std::chrono::duration<double>(at - sampled_at_);
+    spare_ = idle + own;
   }
   sampled_at_ = at;
-  idle_ticks_ = ticks->idle;
-  all_ticks_ = ticks->all;
-  return idle_cores_;
+  own_cpu_ = own_cpu;
+  if (ticks) ticks_ = *ticks;
+  return spare_;
 }
 
-std::chrono::milliseconds CpuShare::sleep_bound(std::chrono::milliseconds shortest_deadline) {
-  return std::clamp<std::chrono::milliseconds>(shortest_deadline / 4, CpuShare{}.slice, CpuShare{}.longest_sleep);
+namespace {
+
+struct AwakeDeadline {
+  boost::asio::steady_timer* timer;
+  const std::chrono::nanoseconds* slept;
+  std::chrono::nanoseconds slept_counted;  // as of the timer's last start
+  std::function<bool()> waiting;
+  std::function<void()> expired;
+
+  void operator()(const boost::system::error_code& ec) {
+    if (ec || !waiting()) return;
+    if (slept && *slept > slept_counted) {
+      timer->expires_after(*slept - slept_counted);
+      slept_counted = *slept;
+      timer->async_wait(std::move(*this));
+      return;
+    }
+    expired();
+  }
+};
+
+}  // namespace
+
+void arm_awake_deadline(boost::asio::steady_timer& timer, std::chrono::nanoseconds timeout,
+                        const std::chrono::nanoseconds* slept, std::function<bool()> waiting,
+                        std::function<void()> expired) {
+  timer.expires_after(timeout);
+  timer.async_wait(AwakeDeadline{&timer, slept, slept ? *slept : std::chrono::nanoseconds{0}, std::move(waiting),
+                                 std::move(expired)});
 }
 
 void run_within_share(boost::asio::io_context& io, const CpuShare& cpu) {
-  if (!cpu.limited || cpu.share >= 1.0) {
+  if (!cpu.limited || cpu.share >= 1.0 || cpu.share <= 0.0) {
     io.run();
     return;
   }
@@ -60,12 +99,14 @@ void run_within_share(boost::asio::io_context& io, const CpuShare& cpu) {
   // `share`, less what they took. A handler longer than a slice (a catch-up step) is paid
   // for over the next sleeps, each at most longest_sleep.
   std::chrono::nanoseconds owed{0};
+  bool limited = cpu.limited();
   while (!io.stopped()) {
     const auto used_before = thread_cpu_time();
     const auto started = std::chrono::steady_clock::now();
-    io.run_for(cpu.slice);
+    io.run_for(limited ? cpu.slice : cpu.unlimited_slice);
     if (io.stopped()) break;
-    if (!cpu.limited()) {
+    limited = cpu.limited();
+    if (!limited) {
       owed = {};
       continue;
     }
@@ -77,8 +118,10 @@ void run_within_share(boost::asio::io_context& io, const CpuShare& cpu) {
       continue;
     }
     const auto pause = std::min<std::chrono::nanoseconds>(owed, cpu.longest_sleep);
+    const auto slept_from = std::chrono::steady_clock::now();
     std::this_thread::sleep_for(pause);
     owed -= pause;
+    if (cpu.slept) *cpu.slept += std::chrono::steady_clock::now() - slept_from;
   }
 }
 

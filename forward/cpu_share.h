@@ -5,10 +5,13 @@
 // the acks, whatever its nice value: a CPU loop at nice 19 cost 16-24 % of them, the sender
 // draining a backlog at batch 1 about 22 % (docs/decisions/059-forwarding-yields-the-cpu-to-ingest.md).
 // So while `limited()` holds (deliveries are being stored and the machine has no core to
-// spare: IdleCores), the thread runs its io_context
-// in short slices and sleeps off what it used above `share` of one core; the outbox keeps
-// what waits meanwhile, and the thread runs at full speed again once ingest is quiet.
+// spare: SpareCores), the thread runs its io_context in short slices and sleeps off what it
+// used above `share` of one core; the outbox keeps what waits meanwhile, and the thread runs
+// at full speed again once ingest is quiet. The time it sleeps is counted (`slept`): a POST's
+// deadline does not count it (destination_sender.cpp), so a backend that answered in time
+// is not taken for a slow or unreachable one.
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -18,25 +21,34 @@
 namespace hh::forward {
 
 struct CpuShare {
-  double share = 1.0;            // of one core, while limited() holds
+  double share = 1.0;            // of one core, while limited() holds; 1 (or ≤ 0): never limited
   std::function<bool()> limited;  // asked after each slice; none: never limited
-  // One slice of the io_context's work, and the longest sleep after one (what a longer
-  // handler used is slept off over several): a POST's answer waits through a sleep, so it
-  // must stay well below the shortest POST deadline (sleep_bound()).
+  // One slice of the io_context's work while limited, and the longest sleep after one
+  // (what a longer handler used is slept off over several); unlimited, how often limited()
+  // is asked.
   std::chrono::milliseconds slice{5};
   std::chrono::milliseconds longest_sleep{100};
-
-  // A quarter of the shortest deadline, between a slice and 100 ms.
-  static std::chrono::milliseconds sleep_bound(std::chrono::milliseconds shortest_deadline);
+  std::chrono::milliseconds unlimited_slice{100};
+  std::chrono::nanoseconds* slept = nullptr;  // adds each sleep (the same thread reads it)
 };
 
 // Runs `io` until it runs out of work or is stopped, like io.run().
 void run_within_share(boost::asio::io_context& io, const CpuShare& cpu);
 
-// How many of the machine's cores were idle (idle or waiting for I/O, /proc/stat) over the
-// last window of at least kWindow: on a machine with a core to spare, forwarding slows
-// nothing and is not limited. Without /proc/stat, none.
-class IdleCores {
+// Arms `timer` to call `expired()` once `timeout` has passed, not counting what the thread
+// slept meanwhile (`slept`, as CpuShare counts it; none: plain time): an answer that
+// arrived during a sleep is read, not taken for a late one. `waiting()` is asked first at
+// each expiry: false ends it (the wait is over, and the timer may be gone).
+void arm_awake_deadline(boost::asio::steady_timer& timer, std::chrono::nanoseconds timeout,
+                        const std::chrono::nanoseconds* slept, std::function<bool()> waiting,
+                        std::function<void()> expired);
+
+// How many cores the rest of the machine left idle over the last window of at least
+// kWindow: idle or waiting for I/O (/proc/stat), plus what the calling thread itself used
+// (it would not run without it). Without /proc/stat (systemd's ProtectProc=invisible, in
+// systemd/healthhook.service), the cores this process may run on less two: those ingest's
+// own threads (the listener and the writer) keep busy under load.
+class SpareCores {
  public:
   static constexpr std::chrono::milliseconds kWindow{100};
   double now();
@@ -51,9 +63,9 @@ class IdleCores {
 
  private:
   std::chrono::steady_clock::time_point sampled_at_{};
-  uint64_t idle_ticks_ = 0;
-  uint64_t all_ticks_ = 0;
-  double idle_cores_ = 0;
+  std::chrono::nanoseconds own_cpu_{0};
+  Ticks ticks_;
+  double spare_ = 0;
 };
 
 }  // namespace hh::forward

@@ -13,6 +13,7 @@
 #include "common/http_client/retry_after.h"
 #include "common/log.h"
 #include "forward/change_payload.h"
+#include "forward/cpu_share.h"
 #include "receiver/signature/webhook_signature.h"
 
 namespace hh::forward {
@@ -78,12 +79,14 @@ struct DestinationSender::Attempt {
 
 DestinationSender::DestinationSender(net::io_context& io, DestinationConfig config,
                                      std::shared_ptr<net::ssl::context> tls, store::Outbox& outbox,
-                                     store::ReadStore& rows, DestinationMetrics& metrics, Clock now_ms)
+                                     store::ReadStore& rows, DestinationMetrics& metrics, Clock now_ms,
+                                     const std::chrono::nanoseconds* slept)
     : io_(io),
       config_(std::move(config)),
       redaction_(config_.url, config_.secret),
       rows_(rows),
       now_ms_(std::move(now_ms)),
+      slept_(slept),
       scheduler_(config_.settings, outbox, metrics, std::random_device{}()),
       wakeup_(io) {
   http_client::Peer peer;
@@ -244,12 +247,14 @@ net::awaitable<PostOutcome> DestinationSender::attempt(Lane& lane, const Outgoin
   http_client::Connection& connection = lane.connection;
   const std::chrono::milliseconds timeout(config_.settings.timeout_ms);
   auto deadline = std::make_shared<Attempt>();
-  net::steady_timer timer(io_, timeout);
-  timer.async_wait([deadline, &connection](const boost::system::error_code& ec) {
-    if (ec || !deadline->active) return;
-    deadline->expired = true;
-    connection.close();
-  });
+  net::steady_timer timer(io_);
+  // Closing the connection ends the pending operation. What the thread slept meanwhile,
+  // yielding the CPU to ingest, does not count (cpu_share.h).
+  arm_awake_deadline(timer, timeout, slept_, [deadline] { return deadline->active; },
+                     [deadline, &connection] {
+                       deadline->expired = true;
+                       connection.close();
+                     });
   struct EndAttempt {
     Attempt& attempt;
     net::steady_timer& timer;

@@ -15,7 +15,8 @@
 // webhook-signature over the exact bytes), sent on a keep-alive connection of the lane
 // (common/http_client: TLS verified). One deadline, timeout_ms, covers the whole POST:
 // connecting (a keep-alive connection the backend had closed is reopened once, at once,
-// within it), sending, and the answer's status line and headers. Any 2xx is success,
+// within it), sending, and the answer's status line and headers; the time the thread slept
+// meanwhile yielding the CPU to ingest (cpu_share.h) does not count. Any 2xx is success,
 // whatever its body: of a body at most kMaxAnswerBytes is read, until the deadline, and
 // the connection is dropped rather than read on (a long or trickling answer never holds a
 // lane). Interim 1xx answers before the final one are skipped. A failure's message keeps
@@ -61,9 +62,11 @@ class DestinationSender {
   static constexpr uint64_t kMaxAnswerBytes = 64 * 1024;  // of an answer's body, read at most
   using Clock = std::function<int64_t()>;  // Unix ms
 
+  // `slept`: how long the thread has slept yielding the CPU so far (cpu_share.h), which a
+  // POST's deadline does not count; none: it never sleeps.
   DestinationSender(boost::asio::io_context& io, DestinationConfig config,
                     std::shared_ptr<boost::asio::ssl::context> tls, store::Outbox& outbox, store::ReadStore& rows,
-                    DestinationMetrics& metrics, Clock now_ms);
+                    DestinationMetrics& metrics, Clock now_ms, const std::chrono::nanoseconds* slept = nullptr);
   ~DestinationSender();
 
   boost::asio::awaitable<void> run();
@@ -93,6 +96,7 @@ class DestinationSender {
   const EchoRedaction redaction_;  // of what an answer's body may echo (the URL's token, the secret)
   store::ReadStore& rows_;
   Clock now_ms_;
+  const std::chrono::nanoseconds* slept_;
   PostScheduler scheduler_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::deque<OutgoingPost> planned_;  // planned and pinned, waiting for a lane

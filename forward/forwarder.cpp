@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <limits>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -59,6 +58,7 @@ struct Forwarder::Parts {
   net::steady_timer check_timer{io};
   Clock now_ms;
   CpuShare cpu;
+  std::chrono::nanoseconds slept{0};  // by `cpu`, so far: POST deadlines do not count it
   bool stopping = false;
 };
 
@@ -68,18 +68,16 @@ Result<std::unique_ptr<Forwarder>> Forwarder::create(const config::Settings& set
   auto parts = std::make_unique<Parts>();
   if (ingest) {
     parts->cpu.share = kShareWhileIngesting;
-    int64_t shortest_ms = std::numeric_limits<int64_t>::max();
-    for (const config::ForwardSettings& f : settings.forwards) shortest_ms = std::min(shortest_ms, f.timeout_ms);
-    parts->cpu.longest_sleep = CpuShare::sleep_bound(std::chrono::milliseconds(shortest_ms));
+    parts->cpu.slept = &parts->slept;
     // Asked on the forwarder's thread only, after each slice.
     parts->cpu.limited = [ingest = std::move(ingest), seen = uint64_t{0},
-                          grew_at = std::chrono::steady_clock::time_point{}, idle = IdleCores()]() mutable {
+                          grew_at = std::chrono::steady_clock::time_point{}, spare = SpareCores()]() mutable {
       const auto now = std::chrono::steady_clock::now();
       if (const uint64_t count = ingest(); count != seen) {
         seen = count;
         grew_at = now;
       }
-      return now - grew_at < kIngestQuiet && idle.now() < kSpareCores;
+      return now - grew_at < kIngestQuiet && spare.now() < kSpareCores;
     };
   }
   const store::Database database(settings.database, secrets.database_password);
@@ -120,7 +118,7 @@ Result<std::unique_ptr<Forwarder>> Forwarder::create(const config::Settings& set
     metrics.push_back(std::make_unique<DestinationMetrics>(f.name));
     parts->senders.push_back(std::make_unique<DestinationSender>(
         parts->io, DestinationConfig{f, secrets.forward_secrets.at(i), std::move(*url)}, std::move(tls),
-        *parts->outbox, *parts->rows, *metrics.back(), now_ms));
+        *parts->outbox, *parts->rows, *metrics.back(), now_ms, &parts->slept));
   }
   std::unique_ptr<Forwarder> forwarder(new Forwarder(std::move(parts)));
   forwarder->metrics_ = std::move(metrics);

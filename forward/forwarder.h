@@ -45,9 +45,9 @@ class Forwarder {
 
   // One sender per settings.forwards entry (with secrets.forward_secrets in the same
   // order). Opens its own store handles (the database must exist: `serve` created it).
-  // With `ingest`: while it has grown within kIngestQuiet and fewer than kSpareCores of
-  // the machine's cores are idle, the thread takes at most kShareWhileIngesting of a core
-  // (cpu_share.h).
+  // With `ingest`: while it has grown within kIngestQuiet and the rest of the machine
+  // leaves fewer than kSpareCores idle, the thread takes at most kShareWhileIngesting of a
+  // core (cpu_share.h).
   // Error kind `data`: a destination's settings cannot be used (URL, CA file, secret).
   static Result<std::unique_ptr<Forwarder>> create(const config::Settings& settings, const config::Secrets& secrets,
                                                    Clock now_ms, IngestProgress ingest = {});
