@@ -1,11 +1,14 @@
 #include "forward/cpu_share.h"
 
 #include <sched.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <exception>
 #include <fstream>
+#include <string>
 #include <thread>
 
 namespace hh::forward {
@@ -17,11 +20,19 @@ std::chrono::nanoseconds thread_cpu_time() {
   return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
 }
 
-int usable_cores() {
+double usable_cores() {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (::sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-  return static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  return static_cast<double>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+}
+
+// User and system time of every thread of this process (no /proc needed).
+std::chrono::nanoseconds this_process_cpu_time() {
+  rusage usage{};
+  if (::getrusage(RUSAGE_SELF, &usage) != 0) return {};
+  const auto time = [](const timeval& t) { return std::chrono::seconds(t.tv_sec) + std::chrono::microseconds(t.tv_usec); };
+  return time(usage.ru_utime) + time(usage.ru_stime);
 }
 
 }  // namespace
@@ -38,23 +49,63 @@ std::optional<SpareCores::Ticks> SpareCores::read(std::istream& proc_stat) {
   return ticks;
 }
 
+std::optional<double> SpareCores::quota_cores(std::istream& cpu_max) {
+  std::string quota;
+  double period = 0;
+  if (!(cpu_max >> quota >> period) || quota == "max" || period <= 0) return std::nullopt;
+  try {
+    const double cores = std::stod(quota) / period;
+    if (cores > 0) return cores;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+void SpareCores::start() {
+  started_ = true;
+  usable_cores_ = usable_cores();
+  // This process's cgroup (v2: the "0::" line) and its quota, where there is one.
+  std::ifstream cgroups("/proc/self/cgroup");
+  bool quota = false;
+  for (std::string line; std::getline(cgroups, line);) {
+    if (line.rfind("0::", 0) != 0) continue;
+    std::ifstream cpu_max("/sys/fs/cgroup" + line.substr(3) + "/cpu.max");
+    if (const auto cores = quota_cores(cpu_max)) {
+      usable_cores_ = std::min(usable_cores_, *cores);
+      quota = true;
+    }
+  }
+  std::ifstream stat("/proc/stat");
+  whole_machine_ = !quota && read(stat).has_value();
+}
+
 double SpareCores::now() {
+  if (!started_) start();
   const auto at = std::chrono::steady_clock::now();
   if (at - sampled_at_ < kWindow) return spare_;
   const auto own_cpu = thread_cpu_time();
-  std::ifstream stat("/proc/stat");
-  const auto ticks = read(stat);
-  const bool first = sampled_at_ == std::chrono::steady_clock::time_point{};
-  if (!ticks) {
-    spare_ = usable_cores() - 2;
-  } else if (!first && ticks->all > ticks_.all && ticks->idle >= ticks_.idle) {
-    const double idle = static_cast<double>(ticks->idle - ticks_.idle) / static_cast<double>(ticks->all - ticks_.all) *
-                        static_cast<double>(::sysconf(_SC_NPROCESSORS_ONLN));
-    const double own = std::chrono::duration<double>(own_cpu - own_cpu_) / std::chrono::duration<double>(at - sampled_at_);
-    spare_ = idle + own;
+  const auto process_cpu = this_process_cpu_time();
+  std::optional<Ticks> ticks;
+  if (whole_machine_) {
+    std::ifstream stat("/proc/stat");
+    ticks = read(stat);
+  }
+  if (sampled_at_ != std::chrono::steady_clock::time_point{}) {
+    const std::chrono::duration<double> window = at - sampled_at_;
+    const double own = std::chrono::duration<double>(own_cpu - own_cpu_) / window;
+    if (!whole_machine_) {
+      const double others = std::chrono::duration<double>(process_cpu - process_cpu_) / window - own;
+      spare_ = usable_cores_ - others;
+    } else if (ticks && ticks->all > ticks_.all && ticks->idle >= ticks_.idle) {
+      const double idle = static_cast<double>(ticks->idle - ticks_.idle) /
+                          static_cast<double>(ticks->all - ticks_.all) *
+                          static_cast<double>(::sysconf(_SC_NPROCESSORS_ONLN));
+      spare_ = idle + own;
+    }
   }
   sampled_at_ = at;
   own_cpu_ = own_cpu;
+  process_cpu_ = process_cpu;
   if (ticks) ticks_ = *ticks;
   return spare_;
 }

@@ -44,10 +44,12 @@ void arm_awake_deadline(boost::asio::steady_timer& timer, std::chrono::nanosecon
                         std::function<void()> expired);
 
 // How many cores the rest of the machine left idle over the last window of at least
-// kWindow: idle or waiting for I/O (/proc/stat), plus what the calling thread itself used
-// (it would not run without it). Without /proc/stat (systemd's ProtectProc=invisible, in
-// systemd/healthhook.service), the cores this process may run on less two: those ingest's
-// own threads (the listener and the writer) keep busy under load.
+// kWindow, counting what the calling thread itself used as idle (it would not run without
+// it). With /proc/stat readable and no CPU quota: the machine's idle and iowait time. Where
+// /proc/stat cannot be read (the shipped unit's ProcSubset=pid) or a cgroup v2 quota
+// (cpu.max: a container's --cpus, systemd's CPUQuota) bounds this process, the host's idle
+// cores say nothing about it: then the cores it may use (affinity, the quota) less what its
+// other threads used (getrusage).
 class SpareCores {
  public:
   static constexpr std::chrono::milliseconds kWindow{100};
@@ -60,10 +62,18 @@ class SpareCores {
     uint64_t all = 0;
   };
   static std::optional<Ticks> read(std::istream& proc_stat);
+  // A cgroup v2 cpu.max ("200000 100000": quota and period, µs) in cores; none for "max …".
+  static std::optional<double> quota_cores(std::istream& cpu_max);
 
  private:
+  void start();
+
+  bool started_ = false;
+  bool whole_machine_ = false;  // /proc/stat readable and no quota
+  double usable_cores_ = 1;     // affinity and quota
   std::chrono::steady_clock::time_point sampled_at_{};
   std::chrono::nanoseconds own_cpu_{0};
+  std::chrono::nanoseconds process_cpu_{0};
   Ticks ticks_;
   double spare_ = 0;
 };

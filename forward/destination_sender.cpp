@@ -25,6 +25,9 @@ namespace bhttp = boost::beast::http;
 constexpr std::chrono::milliseconds kStoreRetryWait{1000};  // after a failed outbox read or write
 constexpr size_t kErrorExcerptBytes = 200;
 constexpr size_t kPlannedPerLane = 2;  // POSTs planned (and pinned) per lane at one look
+// A step's own wall-clock limit, in POST deadlines: past the longest a limited thread can
+// stretch a deadline (it is awake a sixth of the time at a 15 % share).
+constexpr int kStepBackstop = 10;
 
 // Printable, one line, at most kErrorExcerptBytes.
 std::string excerpt(std::string_view text) {
@@ -94,9 +97,13 @@ DestinationSender::DestinationSender(net::io_context& io, DestinationConfig conf
   peer.port = config_.url.port;
   if (config_.url.tls) peer.tls = std::move(tls);
   http_client::Options options;
-  // Each step's own limit; the POST's deadline (attempt()) bounds them all together.
-  options.connect_timeout = std::chrono::milliseconds(config_.settings.timeout_ms);
-  options.read_timeout = std::chrono::milliseconds(config_.settings.timeout_ms);
+  // The POST's deadline (attempt()) bounds every step, without the time the thread slept
+  // yielding the CPU to ingest (cpu_share.h); each step's own limit, on the wall clock, is
+  // only a backstop far past it, so that a sleep never fails a step the backend answered
+  // in time.
+  const auto backstop = std::chrono::milliseconds(config_.settings.timeout_ms) * kStepBackstop;
+  options.connect_timeout = backstop;
+  options.read_timeout = backstop;
   // The body is read a buffer at a time and given up past kMaxAnswerBytes (attempt()): the
   // client's own limit, which would fail a 2xx with a large body, does not apply.
   options.max_body_bytes = std::numeric_limits<uint64_t>::max();

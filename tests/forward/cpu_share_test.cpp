@@ -11,6 +11,8 @@
 
 #include <sstream>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "forward/cpu_share.h"
 
@@ -128,6 +130,14 @@ BOOST_AUTO_TEST_CASE(spare_cores_are_read_from_proc_stat) {
   BOOST_TEST(ticks->all == 3566190u + 1399831u + 1559211u + 4285157u + 84828u + 0u + 112733u + 3083u);
   std::istringstream other("intr 1 2 3\n");
   BOOST_TEST(!forward::SpareCores::read(other));
+  // A cgroup v2 quota (cpu.max): quota and period in µs, or "max".
+  for (const auto& [text, cores] : std::vector<std::pair<std::string, double>>{
+           {"200000 100000\n", 2.0}, {"50000 100000\n", 0.5}, {"max 100000\n", -1}, {"nonsense\n", -1},
+           {"100000 0\n", -1}}) {
+    std::istringstream cpu_max(text);
+    const auto quota = forward::SpareCores::quota_cores(cpu_max);
+    BOOST_TEST(quota.value_or(-1) == cores, text);
+  }
   // This machine's: two samples a window apart give between none and every core (this
   // thread's own CPU counts as spare: it burns, then samples).
   forward::SpareCores spare;
