@@ -112,18 +112,22 @@ double SpareCores::now() {
 
 namespace {
 
+int64_t load(const std::atomic<int64_t>* slept_ns) {
+  return slept_ns ? slept_ns->load(std::memory_order_relaxed) : 0;
+}
+
 struct AwakeDeadline {
   boost::asio::steady_timer* timer;
-  const std::chrono::nanoseconds* slept;
-  std::chrono::nanoseconds slept_counted;  // as of the timer's last start
+  const std::atomic<int64_t>* slept_ns;
+  int64_t slept_counted;  // ns, as of the timer's last start
   std::function<bool()> waiting;
   std::function<void()> expired;
 
   void operator()(const boost::system::error_code& ec) {
     if (ec || !waiting()) return;
-    if (slept && *slept > slept_counted) {
-      timer->expires_after(*slept - slept_counted);
-      slept_counted = *slept;
+    if (const int64_t slept = load(slept_ns); slept > slept_counted) {
+      timer->expires_after(std::chrono::nanoseconds(slept - slept_counted));
+      slept_counted = slept;
       timer->async_wait(std::move(*this));
       return;
     }
@@ -134,11 +138,10 @@ struct AwakeDeadline {
 }  // namespace
 
 void arm_awake_deadline(boost::asio::steady_timer& timer, std::chrono::nanoseconds timeout,
-                        const std::chrono::nanoseconds* slept, std::function<bool()> waiting,
+                        const std::atomic<int64_t>* slept_ns, std::function<bool()> waiting,
                         std::function<void()> expired) {
   timer.expires_after(timeout);
-  timer.async_wait(AwakeDeadline{&timer, slept, slept ? *slept : std::chrono::nanoseconds{0}, std::move(waiting),
-                                 std::move(expired)});
+  timer.async_wait(AwakeDeadline{&timer, slept_ns, load(slept_ns), std::move(waiting), std::move(expired)});
 }
 
 void run_within_share(boost::asio::io_context& io, const CpuShare& cpu) {
@@ -172,7 +175,10 @@ void run_within_share(boost::asio::io_context& io, const CpuShare& cpu) {
     const auto slept_from = std::chrono::steady_clock::now();
     std::this_thread::sleep_for(pause);
     owed -= pause;
-    if (cpu.slept) *cpu.slept += std::chrono::steady_clock::now() - slept_from;
+    if (cpu.slept_ns) {
+      cpu.slept_ns->fetch_add(std::chrono::nanoseconds(std::chrono::steady_clock::now() - slept_from).count(),
+                              std::memory_order_relaxed);
+    }
   }
 }
 

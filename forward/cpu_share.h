@@ -7,11 +7,12 @@
 // So while `limited()` holds (deliveries are being stored and the machine has no core to
 // spare: SpareCores), the thread runs its io_context in short slices and sleeps off what it
 // used above `share` of one core; the outbox keeps what waits meanwhile, and the thread runs
-// at full speed again once ingest is quiet. The time it sleeps is counted (`slept`): a POST's
+// at full speed again once ingest is quiet. The time it sleeps is counted (`slept_ns`): a POST's
 // deadline does not count it (destination_sender.cpp), so a backend that answered in time
 // is not taken for a slow or unreachable one.
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -29,18 +30,18 @@ struct CpuShare {
   std::chrono::milliseconds slice{5};
   std::chrono::milliseconds longest_sleep{100};
   std::chrono::milliseconds unlimited_slice{100};
-  std::chrono::nanoseconds* slept = nullptr;  // adds each sleep (the same thread reads it)
+  std::atomic<int64_t>* slept_ns = nullptr;  // adds each sleep (read by deadlines and /metrics)
 };
 
 // Runs `io` until it runs out of work or is stopped, like io.run().
 void run_within_share(boost::asio::io_context& io, const CpuShare& cpu);
 
 // Arms `timer` to call `expired()` once `timeout` has passed, not counting what the thread
-// slept meanwhile (`slept`, as CpuShare counts it; none: plain time): an answer that
+// slept meanwhile (`slept_ns`, as CpuShare counts it; none: plain time): an answer that
 // arrived during a sleep is read, not taken for a late one. `waiting()` is asked first at
 // each expiry: false ends it (the wait is over, and the timer may be gone).
 void arm_awake_deadline(boost::asio::steady_timer& timer, std::chrono::nanoseconds timeout,
-                        const std::chrono::nanoseconds* slept, std::function<bool()> waiting,
+                        const std::atomic<int64_t>* slept_ns, std::function<bool()> waiting,
                         std::function<void()> expired);
 
 // How many cores the rest of the machine left idle over the last window of at least

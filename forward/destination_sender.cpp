@@ -83,13 +83,13 @@ struct DestinationSender::Attempt {
 DestinationSender::DestinationSender(net::io_context& io, DestinationConfig config,
                                      std::shared_ptr<net::ssl::context> tls, store::Outbox& outbox,
                                      store::ReadStore& rows, DestinationMetrics& metrics, Clock now_ms,
-                                     const std::chrono::nanoseconds* slept)
+                                     const std::atomic<int64_t>* slept_ns)
     : io_(io),
       config_(std::move(config)),
       redaction_(config_.url, config_.secret),
       rows_(rows),
       now_ms_(std::move(now_ms)),
-      slept_(slept),
+      slept_ns_(slept_ns),
       scheduler_(config_.settings, outbox, metrics, std::random_device{}()),
       wakeup_(io) {
   http_client::Peer peer;
@@ -257,7 +257,7 @@ net::awaitable<PostOutcome> DestinationSender::attempt(Lane& lane, const Outgoin
   net::steady_timer timer(io_);
   // Closing the connection ends the pending operation. What the thread slept meanwhile,
   // yielding the CPU to ingest, does not count (cpu_share.h).
-  arm_awake_deadline(timer, timeout, slept_, [deadline] { return deadline->active; },
+  arm_awake_deadline(timer, timeout, slept_ns_, [deadline] { return deadline->active; },
                      [deadline, &connection] {
                        deadline->expired = true;
                        connection.close();

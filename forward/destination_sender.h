@@ -32,6 +32,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -62,11 +63,11 @@ class DestinationSender {
   static constexpr uint64_t kMaxAnswerBytes = 64 * 1024;  // of an answer's body, read at most
   using Clock = std::function<int64_t()>;  // Unix ms
 
-  // `slept`: how long the thread has slept yielding the CPU so far (cpu_share.h), which a
+  // `slept_ns`: how long the thread has slept yielding the CPU so far (cpu_share.h), which a
   // POST's deadline does not count; none: it never sleeps.
   DestinationSender(boost::asio::io_context& io, DestinationConfig config,
                     std::shared_ptr<boost::asio::ssl::context> tls, store::Outbox& outbox, store::ReadStore& rows,
-                    DestinationMetrics& metrics, Clock now_ms, const std::chrono::nanoseconds* slept = nullptr);
+                    DestinationMetrics& metrics, Clock now_ms, const std::atomic<int64_t>* slept_ns = nullptr);
   ~DestinationSender();
 
   boost::asio::awaitable<void> run();
@@ -96,7 +97,7 @@ class DestinationSender {
   const EchoRedaction redaction_;  // of what an answer's body may echo (the URL's token, the secret)
   store::ReadStore& rows_;
   Clock now_ms_;
-  const std::chrono::nanoseconds* slept_;
+  const std::atomic<int64_t>* slept_ns_;
   PostScheduler scheduler_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::deque<OutgoingPost> planned_;  // planned and pinned, waiting for a lane

@@ -11,6 +11,8 @@
 //   healthhook_forward_outbox_dead{destination}             gauge: dead entries kept for requeue
 //   healthhook_forward_outbox_oldest_seconds{destination}   gauge: age of the oldest waiting entry
 //   healthhook_forward_paused{destination}                  gauge: 1 while paused (forward pause)
+//   healthhook_forward_yielded_seconds_total                 the thread's sleeps leaving the CPU to
+//       ingest (cpu_share.h; Forwarder::yielded_seconds(), one for all destinations)
 // Counters are atomics written by the forwarder's thread; the gauges are refreshed from
 // the store every few seconds.
 #include <array>

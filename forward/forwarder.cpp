@@ -58,7 +58,7 @@ struct Forwarder::Parts {
   net::steady_timer check_timer{io};
   Clock now_ms;
   CpuShare cpu;
-  std::chrono::nanoseconds slept{0};  // by `cpu`, so far: POST deadlines do not count it
+  std::atomic<int64_t> slept_ns{0};  // by `cpu`, so far: POST deadlines do not count it
   bool stopping = false;
 };
 
@@ -68,7 +68,7 @@ Result<std::unique_ptr<Forwarder>> Forwarder::create(const config::Settings& set
   auto parts = std::make_unique<Parts>();
   if (ingest) {
     parts->cpu.share = kShareWhileIngesting;
-    parts->cpu.slept = &parts->slept;
+    parts->cpu.slept_ns = &parts->slept_ns;
     // Asked on the forwarder's thread only, after each slice.
     parts->cpu.limited = [ingest = std::move(ingest), seen = uint64_t{0},
                           grew_at = std::chrono::steady_clock::time_point{}, spare = SpareCores()]() mutable {
@@ -118,7 +118,7 @@ Result<std::unique_ptr<Forwarder>> Forwarder::create(const config::Settings& set
     metrics.push_back(std::make_unique<DestinationMetrics>(f.name));
     parts->senders.push_back(std::make_unique<DestinationSender>(
         parts->io, DestinationConfig{f, secrets.forward_secrets.at(i), std::move(*url)}, std::move(tls),
-        *parts->outbox, *parts->rows, *metrics.back(), now_ms, &parts->slept));
+        *parts->outbox, *parts->rows, *metrics.back(), now_ms, &parts->slept_ns));
   }
   std::unique_ptr<Forwarder> forwarder(new Forwarder(std::move(parts)));
   forwarder->metrics_ = std::move(metrics);
@@ -128,6 +128,10 @@ Result<std::unique_ptr<Forwarder>> Forwarder::create(const config::Settings& set
 Forwarder::Forwarder(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
 
 Forwarder::~Forwarder() { stop(); }
+
+double Forwarder::yielded_seconds() const {
+  return static_cast<double>(parts_->slept_ns.load(std::memory_order_relaxed)) / 1e9;
+}
 
 void Forwarder::start() {
   if (started_) return;

@@ -62,6 +62,8 @@ class Forwarder {
   // Cancels what is in flight (those entries go out again after a restart) and joins.
   void stop();
 
+  // How long the thread has slept leaving the CPU to ingest (cpu_share.h); any thread.
+  double yielded_seconds() const;
   // One per destination, in settings order; read by /metrics from any thread.
   const std::vector<std::unique_ptr<DestinationMetrics>>& metrics() const { return metrics_; }
 

@@ -119,6 +119,11 @@ metrics::MetricsEndpoint::Collector forward_metrics(const forward::Forwarder& fo
                     [](const forward::DestinationMetrics& m) {
                       return static_cast<double>(m.oldest_age_ms.load(std::memory_order_relaxed)) / 1000.0;
                     });
+    constexpr std::string_view yielded = "healthhook_forward_yielded_seconds_total";
+    out.family(yielded, "counter",
+               "Seconds the forwarding thread slept to leave the CPU to ingest (at most 15 % of a core while "
+               "deliveries are stored and no core is spare; what waits meanwhile stays in the outbox)")
+        .sample(yielded, {}, forwarder.yielded_seconds());
     per_destination("healthhook_forward_paused", "gauge",
                     "1 while an operator has paused the destination (forward pause, the console): nothing is sent",
                     [](const forward::DestinationMetrics& m) { return m.paused.load(std::memory_order_relaxed); });

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <sstream>
 #include <thread>
 #include <utility>
@@ -36,6 +37,7 @@ void burn(std::chrono::nanoseconds cpu) {
 }
 
 struct Run {
+  int64_t slept_ns = 0;
   int handlers_run = 0;
   int limited_asked = 0;
   std::chrono::nanoseconds cpu{0};
@@ -58,11 +60,14 @@ Run run(int handlers, std::chrono::nanoseconds each, double share, bool limited)
     ++out.limited_asked;
     return limited;
   };
+  std::atomic<int64_t> slept_ns{0};
+  cpu.slept_ns = &slept_ns;
   const auto started = std::chrono::steady_clock::now();
   const auto cpu_before = thread_cpu();
   forward::run_within_share(io, cpu);
   out.cpu = thread_cpu() - cpu_before;
   out.took = std::chrono::steady_clock::now() - started;
+  out.slept_ns = slept_ns.load();
   return out;
 }
 
@@ -78,12 +83,15 @@ BOOST_AUTO_TEST_CASE(while_limited_every_handler_runs_and_the_cpu_above_the_shar
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(r.took);
   BOOST_TEST(took.count() >= expected.count() * 8 / 10, "took " << took.count() << " ms, expected about "
                                                                   << expected.count() << " ms");
+  // Counted (healthhook_forward_yielded_seconds_total, and POST deadlines leave it out).
+  BOOST_TEST(r.slept_ns > 0);
 }
 
 BOOST_AUTO_TEST_CASE(unlimited_it_runs_like_io_run) {
   const Run r = run(100, std::chrono::microseconds(100), 0.25, false);
   BOOST_TEST(r.handlers_run == 100);
   BOOST_TEST(r.limited_asked > 0);
+  BOOST_TEST(r.slept_ns == 0);
   boost::asio::io_context io;  // no limit given at all: io.run() itself
   int ran = 0;
   boost::asio::post(io, [&] { ++ran; });
@@ -98,13 +106,13 @@ BOOST_AUTO_TEST_CASE(unlimited_it_runs_like_io_run) {
 BOOST_AUTO_TEST_CASE(a_deadline_does_not_count_what_the_thread_slept) {
   for (const bool slept_meanwhile : {true, false}) {
     boost::asio::io_context io;
-    std::chrono::nanoseconds slept{0};
+    std::atomic<int64_t> slept_ns{0};
     boost::asio::steady_timer deadline(io);
     boost::asio::steady_timer answer(io);
     bool waiting = true;
     bool expired = false;
     bool answered = false;
-    forward::arm_awake_deadline(deadline, std::chrono::milliseconds(20), &slept, [&] { return waiting; },
+    forward::arm_awake_deadline(deadline, std::chrono::milliseconds(20), &slept_ns, [&] { return waiting; },
                                 [&] { expired = true; });
     answer.expires_after(std::chrono::milliseconds(40));
     answer.async_wait([&](const boost::system::error_code&) {
@@ -114,7 +122,7 @@ BOOST_AUTO_TEST_CASE(a_deadline_does_not_count_what_the_thread_slept) {
       deadline.cancel();
     });
     boost::asio::post(io, [&] {
-      if (slept_meanwhile) slept += std::chrono::milliseconds(200);
+      if (slept_meanwhile) slept_ns += std::chrono::nanoseconds(std::chrono::milliseconds(200)).count();
     });
     io.run();
     BOOST_TEST(answered == slept_meanwhile);

@@ -233,6 +233,9 @@ BOOST_AUTO_TEST_CASE(changes_are_pushed_signed_with_the_rows_that_changed) {
   BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
   BOOST_TEST(metric_line(client, "healthhook_forward_messages_sent_total{destination=\"backend\"}") ==
              "healthhook_forward_messages_sent_total{destination=\"backend\"} " + std::to_string(changes));
+  // How long the thread slept leaving the CPU to ingest: a count, whatever this machine did.
+  BOOST_TEST(metric_line(client, "healthhook_forward_yielded_seconds_total ").rfind(
+                 "healthhook_forward_yielded_seconds_total ", 0) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(batches_of_every_family_follow_the_published_schema) {
