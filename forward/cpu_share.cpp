@@ -12,19 +12,21 @@
 #include <thread>
 
 namespace hh::forward {
-namespace {
-
 std::chrono::nanoseconds thread_cpu_time() {
   timespec t{};
   if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return {};
   return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
 }
 
+namespace {
+
+double online_cores() { return static_cast<double>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))); }
+
 double usable_cores() {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (::sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-  return static_cast<double>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  return online_cores();
 }
 
 // User and system time of every thread of this process (no /proc needed).
@@ -61,9 +63,7 @@ std::optional<double> SpareCores::quota_cores(std::istream& cpu_max) {
   return std::nullopt;
 }
 
-void SpareCores::start() {
-  started_ = true;
-  usable_cores_ = usable_cores();
+SpareCores::SpareCores() : usable_cores_(usable_cores()), online_cores_(online_cores()) {
   // This process's cgroup (v2: the "0::" line) and its quota, where there is one.
   std::ifstream cgroups("/proc/self/cgroup");
   bool quota = false;
@@ -80,11 +80,10 @@ void SpareCores::start() {
 }
 
 double SpareCores::now() {
-  if (!started_) start();
   const auto at = std::chrono::steady_clock::now();
   if (at - sampled_at_ < kWindow) return spare_;
   const auto own_cpu = thread_cpu_time();
-  const auto process_cpu = this_process_cpu_time();
+  const auto process_cpu = whole_machine_ ? std::chrono::nanoseconds{0} : this_process_cpu_time();
   std::optional<Ticks> ticks;
   if (whole_machine_) {
     std::ifstream stat("/proc/stat");
@@ -98,8 +97,7 @@ double SpareCores::now() {
       spare_ = usable_cores_ - others;
     } else if (ticks && ticks->all > ticks_.all && ticks->idle >= ticks_.idle) {
       const double idle = static_cast<double>(ticks->idle - ticks_.idle) /
-                          static_cast<double>(ticks->all - ticks_.all) *
-                          static_cast<double>(::sysconf(_SC_NPROCESSORS_ONLN));
+                          static_cast<double>(ticks->all - ticks_.all) * online_cores_;
       spare_ = idle + own;
     }
   }

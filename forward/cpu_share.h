@@ -33,6 +33,9 @@ struct CpuShare {
   std::atomic<int64_t>* slept_ns = nullptr;  // adds each sleep (read by deadlines and /metrics)
 };
 
+// CPU time the calling thread has used.
+std::chrono::nanoseconds thread_cpu_time();
+
 // Runs `io` until it runs out of work or is stopped, like io.run().
 void run_within_share(boost::asio::io_context& io, const CpuShare& cpu);
 
@@ -54,6 +57,7 @@ void arm_awake_deadline(boost::asio::steady_timer& timer, std::chrono::nanosecon
 class SpareCores {
  public:
   static constexpr std::chrono::milliseconds kWindow{100};
+  SpareCores();  // reads the quota and whether /proc/stat can be read, once
   double now();
 
   // The first line of /proc/stat ("cpu  user nice system idle iowait irq softirq steal …",
@@ -67,11 +71,9 @@ class SpareCores {
   static std::optional<double> quota_cores(std::istream& cpu_max);
 
  private:
-  void start();
-
-  bool started_ = false;
   bool whole_machine_ = false;  // /proc/stat readable and no quota
   double usable_cores_ = 1;     // affinity and quota
+  double online_cores_ = 1;     // of the machine, which /proc/stat counts
   std::chrono::steady_clock::time_point sampled_at_{};
   std::chrono::nanoseconds own_cpu_{0};
   std::chrono::nanoseconds process_cpu_{0};

@@ -99,7 +99,8 @@ struct Connection::BusyWait {
     // so a lock held for seconds (a rebuild, a shell) costs tens of tries a second, not a
     // thousand.
     const Clock::duration first = kFirstWait * (1 << std::min(tries, kDoublings));
-    std::this_thread::sleep_for(std::min<Clock::duration>({std::max<Clock::duration>(first, waited / 10), kLongestWait, left}));
+    std::this_thread::sleep_for(
+        std::min<Clock::duration>({std::max<Clock::duration>(first, waited / 10), kLongestWait, left}));
     return 1;  // try again
   }
 };

@@ -6,7 +6,6 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/test/unit_test.hpp>
-#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -23,16 +22,10 @@ using namespace hh;
 
 namespace {
 
-std::chrono::nanoseconds thread_cpu() {
-  timespec t{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
-}
-
 // Busy for `cpu` of this thread's CPU time.
 void burn(std::chrono::nanoseconds cpu) {
-  const auto until = thread_cpu() + cpu;
-  while (thread_cpu() < until) {
+  const auto until = forward::thread_cpu_time() + cpu;
+  while (forward::thread_cpu_time() < until) {
   }
 }
 
@@ -63,9 +56,9 @@ Run run(int handlers, std::chrono::nanoseconds each, double share, bool limited)
   std::atomic<int64_t> slept_ns{0};
   cpu.slept_ns = &slept_ns;
   const auto started = std::chrono::steady_clock::now();
-  const auto cpu_before = thread_cpu();
+  const auto cpu_before = forward::thread_cpu_time();
   forward::run_within_share(io, cpu);
-  out.cpu = thread_cpu() - cpu_before;
+  out.cpu = forward::thread_cpu_time() - cpu_before;
   out.took = std::chrono::steady_clock::now() - started;
   out.slept_ns = slept_ns.load();
   return out;
