@@ -283,6 +283,35 @@ BOOST_AUTO_TEST_CASE(a_replacement_replaces_every_field_and_a_duplicate_in_one_d
   BOOST_TEST(s.changes().back() == "2|'samples'|'u1/heartrate/garmin/watch'|'update'|1|5000|5000");
 }
 
+// The writer reads the timestamps stored within a batch's span first, unless there are
+// many more of them than the batch has samples; both ways follow the same rules.
+BOOST_AUTO_TEST_CASE(a_sparse_batch_over_a_dense_series_and_a_repeated_new_timestamp_follow_the_same_rules) {
+  Store s;
+  std::vector<rows::SampleRow> dense;
+  for (int64_t t = 1000; t <= 100000; t += 1000) dense.push_back(heartrate(t, 60));
+  BOOST_TEST(s.apply(samples(dense), 1).samples_written == 100);
+
+  // Span 500-200000 holds 100 stored samples for 4 in the batch: each tried as an insert.
+  auto sparse = s.apply(samples({heartrate(500, 1), heartrate(50000, 2), heartrate(200000, 3), heartrate(200000, 4)}), 2);
+  BOOST_TEST(sparse.samples_written == 3);
+  // A dense batch: two stored, one new twice (the first stays), one stored twice.
+  auto dense_batch = s.apply(
+      samples({heartrate(99000, 5), heartrate(100000, 6), heartrate(100500, 7), heartrate(100500, 8),
+               heartrate(99000, 9)}),
+      3);
+  BOOST_TEST(dense_batch.samples_written == 3);
+
+  BOOST_TEST(rows(s.db, "SELECT t_ms, value, seq FROM samples WHERE t_ms IN (500, 50000, 99000, 100000, 100500, "
+                        "200000) ORDER BY t_ms") ==
+                 (Strings{"500|1|2", "50000|2|2", "99000|5|3", "100000|6|3", "100500|7|3", "200000|3|2"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(value(s.db, "SELECT count(*) FROM samples") == "103");
+  BOOST_TEST(s.changes() == (Strings{"1|'samples'|'u1/heartrate/garmin/watch'|'insert'|100|1000|100000",
+                                     "2|'samples'|'u1/heartrate/garmin/watch'|'update'|3|500|200000",
+                                     "3|'samples'|'u1/heartrate/garmin/watch'|'update'|3|99000|100500"}),
+             boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_CASE(two_batches_of_one_series_in_a_delivery_make_one_change) {
   Store s;
   auto d = samples({heartrate(1000, 60)});

@@ -17,6 +17,9 @@ Result<SqliteSampleWriter> SqliteSampleWriter::create(sqlite::Connection& db) {
   if (!set_source_id) return fail(set_source_id);
   auto set_app_id = db.prepare("UPDATE series SET app_id = ?2 WHERE series_id = ?1 AND app_id IS NOT ?2");
   if (!set_app_id) return fail(set_app_id);
+  auto stored_in_span = db.prepare(
+      "SELECT t_ms FROM samples WHERE series_id = ?1 AND t_ms BETWEEN ?2 AND ?3 ORDER BY t_ms LIMIT ?4");
+  if (!stored_in_span) return fail(stored_in_span);
   // latest_wins.h: insert, and only when the key exists, replace an older version.
   // A replacement replaces the whole sample: `plain` sets the columns it does not bind to NULL.
   auto full_insert = db.prepare(
@@ -36,7 +39,7 @@ Result<SqliteSampleWriter> SqliteSampleWriter::create(sqlite::Connection& db) {
       "end_ms = NULL, systolic = NULL, diastolic = NULL, extra = NULL WHERE series_id = ?1 AND t_ms = ?2 AND seq < ?6");
   if (!plain_update) return fail(plain_update);
   using Statements = SqliteSampleWriterState::Statements;
-  return SqliteSampleWriter(SqliteSampleWriterState{&db, std::move(*insert_series), std::move(*find_series),
+  return SqliteSampleWriter(SqliteSampleWriterState{&db, std::move(*stored_in_span), {}, std::move(*insert_series), std::move(*find_series),
                                                     std::move(*set_source_id), std::move(*set_app_id),
                                                     Statements{std::move(*full_insert), std::move(*full_update)},
                                                     Statements{std::move(*plain_insert), std::move(*plain_update)}});
@@ -159,6 +162,32 @@ Result<int> run_sample(sqlite::Connection& db, sqlite3_stmt* s, bool plain, int6
   return static_cast<int>(sqlite3_changes(db.get()));
 }
 
+// Reads into `s.stored` the timestamps of `series_id` stored within the span of `samples`;
+// false when there are more than a few beyond the batch's own count (a sparse batch over a
+// dense series: reading them would cost more than it saves), and the caller tries each
+// sample as an insert first.
+Result<bool> read_stored_in_span(SqliteSampleWriterState& s, int64_t series_id,
+                                 const std::vector<rows::SampleRow>& samples) {
+  const auto [first, last] = std::minmax_element(samples.begin(), samples.end(),
+                                                 [](const auto& a, const auto& b) { return a.t_ms < b.t_ms; });
+  const auto limit = static_cast<int64_t>(samples.size()) + 16;
+  sqlite3_stmt* statement = s.stored_in_span.get();
+  sqlite3_bind_int64(statement, 1, series_id);
+  sqlite3_bind_int64(statement, 2, first->t_ms);
+  sqlite3_bind_int64(statement, 3, last->t_ms);
+  sqlite3_bind_int64(statement, 4, limit + 1);
+  s.stored.clear();
+  int rc = SQLITE_ROW;
+  while ((rc = sqlite3_step(statement)) == SQLITE_ROW) s.stored.push_back(sqlite3_column_int64(statement, 0));
+  if (rc != SQLITE_DONE) {
+    std::string error = sqlite3_errmsg(s.db->get());
+    sqlite3_reset(statement);
+    return fail(error);
+  }
+  sqlite3_reset(statement);
+  return static_cast<int64_t>(s.stored.size()) <= limit;
+}
+
 }  // namespace
 
 template <>
@@ -177,19 +206,29 @@ Result<int64_t> SqliteSampleWriter::write(const rows::SampleBatch& batch, int64_
   }
 
   SeriesChange& change = series_change_of(changes, entry.id, &entry.row_key, batch.user_id.size());
+  auto stored_known = read_stored_in_span(s, entry.id, batch.samples);
+  if (!stored_known) return fail(stored_known);
   int64_t written = 0;
   for (const rows::SampleRow& sample : batch.samples) {
     const bool plain = is_plain_sample(sample);
     SqliteSampleWriterState::Statements& statements = plain ? s.plain : s.full;
-    auto inserted = run_sample(*s.db, statements.insert.get(), plain, entry.id, sample, seq);
-    if (!inserted) return fail(inserted);
-    if (*inserted == 0) {
+    // Known stored before this batch: straight to the update. Otherwise the insert, which
+    // does nothing for a timestamp the batch itself already wrote (the first one stays).
+    const bool stored = *stored_known && std::binary_search(s.stored.begin(), s.stored.end(), sample.t_ms);
+    int inserted = 0;
+    if (!stored) {
+      auto run = run_sample(*s.db, statements.insert.get(), plain, entry.id, sample, seq);
+      if (!run) return fail(run);
+      inserted = *run;
+      if (inserted == 0 && *stored_known) continue;  // a repeat within this batch
+    }
+    if (inserted == 0) {
       auto updated = run_sample(*s.db, statements.update.get(), plain, entry.id, sample, seq);
       if (!updated) return fail(updated);
       if (*updated == 0) continue;  // an equal or later version is stored
     }
     ++written;
-    note_sample(change, sample.t_ms, *inserted > 0);
+    note_sample(change, sample.t_ms, inserted > 0);
   }
   return written;
 }

@@ -1,7 +1,10 @@
 #pragma once
 // Latest-wins writes of timeseries samples on SQLite (store/derived/sample_writer.h says
 // the rules), one statement per sample. `samples` is keyed by two integers (series_id,
-// t_ms) WITHOUT ROWID: much faster than the five-column text key.
+// t_ms) WITHOUT ROWID: much faster than the five-column text key. The timestamps a batch
+// finds stored are read first, in one range scan of its span, so each sample runs the one
+// statement it needs (an insert for a new timestamp, an update for a stored one) instead
+// of an insert that fails before the update (decision 060).
 //
 // Lifetime: the connection must outlive this object. Used on the writer thread only.
 #include <cstdint>
@@ -26,6 +29,8 @@ struct SqliteSampleWriterState {
   };
 
   sqlite::Connection* db;
+  sqlite::Statement stored_in_span;  // t_ms of a series between two timestamps, at most N
+  std::vector<int64_t> stored;       // what it found for the batch being written (reused)
   sqlite::Statement insert_series;
   sqlite::Statement find_series;
   sqlite::Statement set_source_id;
