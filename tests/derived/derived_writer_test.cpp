@@ -283,32 +283,52 @@ BOOST_AUTO_TEST_CASE(a_replacement_replaces_every_field_and_a_duplicate_in_one_d
   BOOST_TEST(s.changes().back() == "2|'samples'|'u1/heartrate/garmin/watch'|'update'|1|5000|5000");
 }
 
-// The writer reads the timestamps stored within a batch's span first, unless there are
-// many more of them than the batch has samples; both ways follow the same rules.
-BOOST_AUTO_TEST_CASE(a_sparse_batch_over_a_dense_series_and_a_repeated_new_timestamp_follow_the_same_rules) {
+// The writer reads the timestamps stored within a batch's span first (a batch of 8 or more,
+// with at most its size + 16 stored there), else tries each sample as an insert first; both
+// ways follow the same rules.
+BOOST_AUTO_TEST_CASE(batches_read_first_or_not_follow_the_same_rules) {
   Store s;
   std::vector<rows::SampleRow> dense;
   for (int64_t t = 1000; t <= 100000; t += 1000) dense.push_back(heartrate(t, 60));
-  BOOST_TEST(s.apply(samples(dense), 1).samples_written == 100);
+  BOOST_TEST(s.apply(samples(dense), 5).samples_written == 100);
 
-  // Span 500-200000 holds 100 stored samples for 4 in the batch: each tried as an insert.
-  auto sparse = s.apply(samples({heartrate(500, 1), heartrate(50000, 2), heartrate(200000, 3), heartrate(200000, 4)}), 2);
-  BOOST_TEST(sparse.samples_written == 3);
-  // A dense batch: two stored, one new twice (the first stays), one stored twice.
-  auto dense_batch = s.apply(
-      samples({heartrate(99000, 5), heartrate(100000, 6), heartrate(100500, 7), heartrate(100500, 8),
-               heartrate(99000, 9)}),
-      3);
-  BOOST_TEST(dense_batch.samples_written == 3);
+  // 100 stored in the span of 8 samples: not read. One stored (older), one new twice.
+  auto sparse = s.apply(samples({heartrate(500, 1), heartrate(50000, 2), heartrate(200000, 3), heartrate(200000, 4),
+                                 heartrate(300000, 5), heartrate(400000, 6), heartrate(500000, 7), heartrate(600000, 8)}),
+                        6);
+  BOOST_TEST(sparse.samples_written == 7);
+  // Read first: two stored, one new twice (the first stays), one stored twice, five new.
+  auto read = s.apply(samples({heartrate(99000, 11), heartrate(100000, 12), heartrate(100500, 13),
+                               heartrate(100500, 14), heartrate(99000, 15), heartrate(101000, 16),
+                               heartrate(102000, 17), heartrate(103000, 18), heartrate(104000, 19),
+                               heartrate(105000, 20)}),
+                      7);
+  BOOST_TEST(read.samples_written == 8);
+  // Read first, older than what is stored: eight stale, one new.
+  std::vector<rows::SampleRow> stale;
+  for (int64_t t = 1000; t <= 8000; t += 1000) stale.push_back(heartrate(t, 30));
+  stale.push_back(heartrate(8500, 31));
+  BOOST_TEST(s.apply(samples(stale), 3).samples_written == 1);
+  // Exactly 8 + 16 stored in the span (10000-33000): read first; 8 + 17 (40000-64000): not.
+  for (const auto& [from, to, seq] : {std::tuple{10000, 33000, 8}, std::tuple{40000, 64000, 9}}) {
+    std::vector<rows::SampleRow> edge{heartrate(from, 40), heartrate(to, 41)};
+    for (int64_t t = from + 500; edge.size() < 8; t += 1000) edge.push_back(heartrate(t, 42));
+    BOOST_TEST(s.apply(samples(edge), seq).samples_written == 8);
+  }
 
-  BOOST_TEST(rows(s.db, "SELECT t_ms, value, seq FROM samples WHERE t_ms IN (500, 50000, 99000, 100000, 100500, "
-                        "200000) ORDER BY t_ms") ==
-                 (Strings{"500|1|2", "50000|2|2", "99000|5|3", "100000|6|3", "100500|7|3", "200000|3|2"}),
+  BOOST_TEST(rows(s.db, "SELECT t_ms, value, seq FROM samples WHERE t_ms IN (500, 1000, 8000, 8500, 10000, 10500, "
+                        "33000, 40000, 64000, 50000, 99000, 100000, 100500, 200000) ORDER BY t_ms") ==
+                 (Strings{"500|1|6", "1000|60|5", "8000|60|5", "8500|31|3", "10000|40|8", "10500|42|8",
+                          "33000|41|8", "40000|40|9", "50000|2|6", "64000|41|9", "99000|11|7", "100000|12|7",
+                          "100500|13|7", "200000|3|6"}),
              boost::test_tools::per_element());
-  BOOST_TEST(value(s.db, "SELECT count(*) FROM samples") == "103");
-  BOOST_TEST(s.changes() == (Strings{"1|'samples'|'u1/heartrate/garmin/watch'|'insert'|100|1000|100000",
-                                     "2|'samples'|'u1/heartrate/garmin/watch'|'update'|3|500|200000",
-                                     "3|'samples'|'u1/heartrate/garmin/watch'|'update'|3|99000|100500"}),
+  BOOST_TEST(value(s.db, "SELECT count(*) FROM samples") == "125");
+  BOOST_TEST(s.changes() == (Strings{"5|'samples'|'u1/heartrate/garmin/watch'|'insert'|100|1000|100000",
+                                     "6|'samples'|'u1/heartrate/garmin/watch'|'update'|7|500|600000",
+                                     "7|'samples'|'u1/heartrate/garmin/watch'|'update'|8|99000|105000",
+                                     "3|'samples'|'u1/heartrate/garmin/watch'|'insert'|1|8500|8500",
+                                     "8|'samples'|'u1/heartrate/garmin/watch'|'update'|8|10000|33000",
+                                     "9|'samples'|'u1/heartrate/garmin/watch'|'update'|8|40000|64000"}),
              boost::test_tools::per_element());
 }
 

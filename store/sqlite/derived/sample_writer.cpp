@@ -162,30 +162,38 @@ Result<int> run_sample(sqlite::Connection& db, sqlite3_stmt* s, bool plain, int6
   return static_cast<int>(sqlite3_changes(db.get()));
 }
 
+// A batch this small reads nothing first: a failed insert costs about what the read does,
+// and most batches bring new timestamps only.
+constexpr size_t kSpanReadMinSamples = 8;
+
 // Reads into `s.stored` the timestamps of `series_id` stored within the span of `samples`;
-// false when there are more than a few beyond the batch's own count (a sparse batch over a
-// dense series: reading them would cost more than it saves), and the caller tries each
-// sample as an insert first.
+// false when the batch is small, or when more are stored there than the batch's count and
+// a few (a sparse batch over a dense series: reading them would cost more than it saves):
+// the caller then tries each sample as an insert first.
 Result<bool> read_stored_in_span(SqliteSampleWriterState& s, int64_t series_id,
                                  const std::vector<rows::SampleRow>& samples) {
+  if (samples.size() < kSpanReadMinSamples) return false;
   const auto [first, last] = std::minmax_element(samples.begin(), samples.end(),
                                                  [](const auto& a, const auto& b) { return a.t_ms < b.t_ms; });
-  const auto limit = static_cast<int64_t>(samples.size()) + 16;
-  sqlite3_stmt* statement = s.stored_in_span.get();
-  sqlite3_bind_int64(statement, 1, series_id);
-  sqlite3_bind_int64(statement, 2, first->t_ms);
-  sqlite3_bind_int64(statement, 3, last->t_ms);
-  sqlite3_bind_int64(statement, 4, limit + 1);
+  const size_t limit = samples.size() + 16;
   s.stored.clear();
-  int rc = SQLITE_ROW;
-  while ((rc = sqlite3_step(statement)) == SQLITE_ROW) s.stored.push_back(sqlite3_column_int64(statement, 0));
+  s.stored.reserve(limit + 1);  // nothing can throw between the first step and the reset
+  sqlite3_stmt* statement = s.stored_in_span.get();
+  int rc = SQLITE_OK;
+  for (const auto& [index, value] : {std::pair{1, series_id}, std::pair{2, first->t_ms}, std::pair{3, last->t_ms},
+                                     std::pair{4, static_cast<int64_t>(limit + 1)}}) {
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(statement, index, value);
+  }
+  if (rc == SQLITE_OK) {
+    while ((rc = sqlite3_step(statement)) == SQLITE_ROW) s.stored.push_back(sqlite3_column_int64(statement, 0));
+  }
   if (rc != SQLITE_DONE) {
     std::string error = sqlite3_errmsg(s.db->get());
     sqlite3_reset(statement);
     return fail(error);
   }
   sqlite3_reset(statement);
-  return static_cast<int64_t>(s.stored.size()) <= limit;
+  return s.stored.size() <= limit;
 }
 
 }  // namespace

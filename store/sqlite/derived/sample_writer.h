@@ -29,7 +29,7 @@ struct SqliteSampleWriterState {
   };
 
   sqlite::Connection* db;
-  sqlite::Statement stored_in_span;  // t_ms of a series between two timestamps, at most N
+  sqlite::Statement stored_in_span;  // t_ms of a series between two timestamps, at most ?4
   std::vector<int64_t> stored;       // what it found for the batch being written (reused)
   sqlite::Statement insert_series;
   sqlite::Statement find_series;
