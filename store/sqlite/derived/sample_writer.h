@@ -1,8 +1,8 @@
 #pragma once
 // Latest-wins writes of timeseries samples on SQLite (store/derived/sample_writer.h says
 // the rules), one statement per sample. `samples` is keyed by two integers (series_id,
-// t_ms) WITHOUT ROWID: much faster than the five-column text key. The timestamps a batch
-// finds stored are read first, in one range scan of its span, so each sample runs the one
+// t_ms) WITHOUT ROWID: much faster than the five-column text key. The timestamps a batch of 8
+// or more finds stored are read first, in one range scan of its span, so each sample runs the one
 // statement it needs (an insert for a new timestamp, an update for a stored one) instead
 // of an insert that fails before the update (decision 060).
 //
