@@ -293,8 +293,9 @@ BOOST_AUTO_TEST_CASE(batches_read_first_or_not_follow_the_same_rules) {
   BOOST_TEST(s.apply(samples(dense), 5).samples_written == 100);
 
   // 100 stored in the span of 8 samples: not read. One stored (older), one new twice.
-  auto sparse = s.apply(samples({heartrate(500, 1), heartrate(50000, 2), heartrate(200000, 3), heartrate(200000, 4),
-                                 heartrate(300000, 5), heartrate(400000, 6), heartrate(500000, 7), heartrate(600000, 8)}),
+  auto sparse = s.apply(samples({heartrate(500, 1), heartrate(50000, 2), heartrate(200000, 3),
+                                 heartrate(200000, 4), heartrate(300000, 5), heartrate(400000, 6),
+                                 heartrate(500000, 7), heartrate(600000, 8)}),
                         6);
   BOOST_TEST(sparse.samples_written == 7);
   // Read first: two stored, one new twice (the first stays), one stored twice, five new.

@@ -39,8 +39,9 @@ Result<SqliteSampleWriter> SqliteSampleWriter::create(sqlite::Connection& db) {
       "end_ms = NULL, systolic = NULL, diastolic = NULL, extra = NULL WHERE series_id = ?1 AND t_ms = ?2 AND seq < ?6");
   if (!plain_update) return fail(plain_update);
   using Statements = SqliteSampleWriterState::Statements;
-  return SqliteSampleWriter(SqliteSampleWriterState{&db, std::move(*stored_in_span), {}, std::move(*insert_series), std::move(*find_series),
-                                                    std::move(*set_source_id), std::move(*set_app_id),
+  return SqliteSampleWriter(SqliteSampleWriterState{&db, std::move(*stored_in_span), {}, std::move(*insert_series),
+                                                    std::move(*find_series), std::move(*set_source_id),
+                                                    std::move(*set_app_id),
                                                     Statements{std::move(*full_insert), std::move(*full_update)},
                                                     Statements{std::move(*plain_insert), std::move(*plain_update)}});
 }

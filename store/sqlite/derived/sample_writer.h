@@ -1,10 +1,10 @@
 #pragma once
 // Latest-wins writes of timeseries samples on SQLite (store/derived/sample_writer.h says
 // the rules), one statement per sample. `samples` is keyed by two integers (series_id,
-// t_ms) WITHOUT ROWID: much faster than the five-column text key. The timestamps a batch of 8
-// or more finds stored are read first, in one range scan of its span, so each sample runs the one
-// statement it needs (an insert for a new timestamp, an update for a stored one) instead
-// of an insert that fails before the update (decision 060).
+// t_ms) WITHOUT ROWID: much faster than the five-column text key. A batch of 8 or more
+// reads the timestamps stored in its span first (one range scan), so each sample runs the
+// one statement it needs (an insert for a new timestamp, an update for a stored one)
+// instead of an insert that fails before the update (decision 060).
 //
 // Lifetime: the connection must outlive this object. Used on the writer thread only.
 #include <cstdint>
