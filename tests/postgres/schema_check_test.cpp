@@ -183,26 +183,6 @@ BOOST_AUTO_TEST_CASE(the_samples_reference_is_dropped_under_any_name) {
   BOOST_TEST(left.empty(), "foreign keys of samples left:" << lines(left));
 }
 
-// Migration 011: a large body is stored compressed with lz4 where the server has it (the
-// test cluster's Debian build has), else with pglz as before; either way it reads back whole.
-BOOST_AUTO_TEST_CASE(large_inbox_bodies_are_compressed_with_lz4_where_the_server_has_it) {
-  auto pg = store::connect_migrated({test::PostgresCluster::shared().fresh_database(), ""});
-  BOOST_REQUIRE_MESSAGE(pg, pg.error());
-  const bool has_lz4 = static_cast<bool>(pg->exec("SET default_toast_compression = lz4"));
-  BOOST_REQUIRE(pg->exec("RESET default_toast_compression"));
-  const std::string expected = has_lz4 ? "lz4" : "pglz";
-  BOOST_TEST(test::text_rows(*pg, "SELECT attcompression FROM pg_attribute WHERE attrelid = 'inbox'::regclass "
-                                  "AND attname = 'body'") == std::vector<std::string>{has_lz4 ? "l" : ""},
-             boost::test_tools::per_element());
-  // 17,500 bytes of JSON-like text: compressible, far over the 2 KB where PostgreSQL compresses.
-  BOOST_REQUIRE(pg->exec("INSERT INTO inbox (message_id, received_at, headers, body) VALUES ('m1', 1, '{}', "
-                         "convert_to(repeat('{\"bpm\":61,\"t\":\"2024-01-01\"},', 625), 'UTF8'))"));
-  BOOST_TEST(test::text_rows(*pg, "SELECT pg_column_compression(body) || ' ' || length(body) || ' ' || "
-                                  "(body = convert_to(repeat('{\"bpm\":61,\"t\":\"2024-01-01\"},', 625), 'UTF8')) "
-                                  "FROM inbox") == std::vector<std::string>{expected + " 17500 true"},
-             boost::test_tools::per_element());
-}
-
 // The check itself: a column a migration added and the description lacks, one the
 // description has and a migration lacks, another type or nullability, are each found.
 BOOST_AUTO_TEST_CASE(a_column_in_one_place_only_is_found) {
