@@ -100,6 +100,10 @@ class SeriesIds {
     std::string row_key;                           // "user/resource/provider/source_type"
     std::optional<rows::SampleValue> source_id;  // as last written here; nullopt: not known
     std::optional<std::string> app_id;             // as last written here; nullopt: not known
+    // The newest sample time stored, as read and written here (INT64_MIN: none); nullopt:
+    // not known. PostgreSQL inserts the samples after it without looking for them first
+    // (pg_sample_writer.h).
+    std::optional<int64_t> newest_t_ms;
   };
 
   // The cached series of `batch`, or nullptr; the batch's lookup key stays in this object
@@ -120,7 +124,7 @@ class SeriesIds {
                     3);
     row_key.append(batch.user_id).append("/").append(batch.resource).append("/").append(batch.provider);
     row_key.append("/").append(batch.source_type);
-    auto [entry, _] = ids_.emplace(lookup_key_, Series{id, std::move(row_key), std::nullopt, std::nullopt});
+    auto [entry, _] = ids_.emplace(lookup_key_, Series{id, std::move(row_key), std::nullopt, std::nullopt, std::nullopt});
     return entry->second;
   }
   // True when `source_id` may differ from what the series holds (write it).

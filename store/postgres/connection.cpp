@@ -151,7 +151,11 @@ Result<Connection> Connection::open(const std::string& uri, const std::string& p
 
 Result<Rows> Connection::take(PGresult* result, std::string_view what) {
   Rows rows(result);
-  if (!result || !succeeded(result)) return result_error(result, get(), what);
+  if (!result || !succeeded(result)) {
+    const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+    last_sqlstate_.assign(state ? state : "");
+    return result_error(result, get(), what);
+  }
   return rows;
 }
 

@@ -150,6 +150,10 @@ class Connection {
   // False once the connection broke (the server went away): open a new one.
   bool is_open() const { return PQstatus(handle_.get()) == CONNECTION_OK; }
   PGconn* get() const { return handle_.get(); }
+  // The SQLSTATE of the last statement that failed on the server ("23505": a unique
+  // violation), empty when libpq itself failed: for a caller that must tell one data error
+  // from another.
+  std::string_view last_sqlstate() const { return last_sqlstate_; }
 
  private:
   friend class Pipeline;
@@ -163,6 +167,7 @@ class Connection {
   std::vector<std::pair<std::string, std::string>> prepared_;  // name, SQL
   uint64_t generation_ = 0;
   bool restore_pending_ = false;  // reopened, its settings or statements not all back yet
+  std::string last_sqlstate_;
 };
 
 // Statements sent together and answered after one sync: one round trip for all of them.

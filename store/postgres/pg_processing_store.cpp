@@ -129,6 +129,7 @@ class PgProcessingStore final : public ProcessingStore {
     if (!committed) return fail(committed);
     in_step_ = false;
     if (std::string_view(PQcmdStatus(committed->get())) != "COMMIT") {
+      writer_->forget_cached_ids();
       return fail(ErrorKind::other, "the step was rolled back after an earlier error");
     }
     return {};
@@ -137,6 +138,10 @@ class PgProcessingStore final : public ProcessingStore {
     if (!in_step_) return;
     (void)db_.exec("ROLLBACK");
     in_step_ = false;
+    // What the writer cached from the step (series ids, their newest sample times) went
+    // with it; the processor forgets too, but a stale newest time must never outlive a
+    // rollback, whoever rolls back.
+    writer_->forget_cached_ids();
   }
 
   DeliveryCursor& deliveries() override { return cursor_; }

@@ -2,12 +2,14 @@
 // SQLite one: the same hand-built deliveries (tests/derived/delivery_builders.h) applied
 // to both, then every derived table, the change feed and the jobs compared row for row.
 // (tests/postgres/derived_dump.h says how they are compared).
+#include <limits>
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdio>
+#include <limits>
 #include <map>
 
 #include "store/postgres/database.h"
@@ -267,6 +269,47 @@ BOOST_AUTO_TEST_CASE(samples_batches_with_repeated_timestamps_full_and_plain) {
   s.apply(samples(many), 21);
   s.apply(samples({}), 22);  // an empty batch: nothing
   BOOST_TEST(s.compare() > 2000u);
+}
+
+// PostgreSQL inserts the samples after a series' newest stored time without ON CONFLICT,
+// trusting the time it cached: what others write behind its back must not make a valid
+// delivery fail as invalid, nor leave other rows than SQLite's.
+BOOST_AUTO_TEST_CASE(samples_after_the_newest_time_are_inserted_and_a_stale_newest_time_is_not_the_deliverys_fault) {
+  DerivedPair s;
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  // A new series: nothing stored, so even the first time there is goes through the upsert.
+  BOOST_TEST(s.apply(samples({heartrate(kMin, 40), heartrate(1000, 60), heartrate(3000, 62)}), 1)
+                 .counts.samples_written == 3);
+  // Before, between and after the stored ones, with a repeat of a new time (the first stays).
+  BOOST_TEST(s.apply(samples({heartrate(500, 55), heartrate(2000, 61), heartrate(3000, 63), heartrate(4000, 64),
+                              heartrate(5000, 65), heartrate(4000, 99)}),
+                     2)
+                 .counts.samples_written == 5);
+  // Written behind the writer's back after its newest time (5000): the insert meets the key,
+  // the error is busy (apply again), not data (the delivery's fault).
+  const std::string written_behind =
+      "INSERT INTO samples (series_id, t_ms, value, unit, seq) SELECT series_id, 7000, 77, 'bpm', 100 "
+      "FROM series WHERE user_id = 'u1'";
+  BOOST_REQUIRE(s.lite.exec(written_behind));
+  BOOST_REQUIRE(s.pg.exec(std::string(written_behind).replace(written_behind.find("77"), 2, "'77'::jsonb")));
+  const auto behind = samples({heartrate(6000, 66), heartrate(7000, 67), heartrate(8000, 68)});
+  const auto refused = s.apply_pg(behind, 3, kReceivedAt);
+  BOOST_TEST(!refused.ok);
+  BOOST_TEST((refused.kind == ErrorKind::busy), refused.error);
+  // Applied again after the rollback (the writer forgot what it cached): the stored 7000
+  // (seq 100) wins over seq 3, as on SQLite.
+  const auto again = s.apply_pg(behind, 3, kReceivedAt);
+  BOOST_TEST(again.ok, again.error);
+  BOOST_TEST(again.counts.samples_written == 2);
+  BOOST_TEST(s.apply_lite(behind, 3, kReceivedAt).counts.samples_written == 2);
+  // Removed behind its back before its newest time: upserted, so inserted again.
+  s.exec("DELETE FROM samples WHERE t_ms = 2000");
+  BOOST_TEST(s.apply(samples({heartrate(2000, 72), heartrate(kMax, 90)}), 4).counts.samples_written == 2);
+  BOOST_TEST(s.apply(samples({heartrate(kMax, 91), heartrate(8000, 92)}), 5).counts.samples_written == 2);
+  BOOST_TEST(derived_pg_rows(s.pg, "SELECT count(*), sum((value::text)::bigint)::bigint FROM samples") ==
+             Strings{"11|745"});
+  BOOST_TEST(s.compare() == 29u);  // every table row for row: 11 samples and their value types, a series, the feed
 }
 
 BOOST_AUTO_TEST_CASE(blood_pressure_and_series_source_ids) {

@@ -12,6 +12,16 @@
 // first is sent (SQLite keeps the first too). A batch whose samples are all "plain"
 // (is_plain_sample) sends only the columns they have.
 //
+// Samples after the newest time stored for their series are new: they go in a plain
+// INSERT (no ON CONFLICT, no RETURNING), which costs the server half as much (decision
+// 062). The newest time is read once per series (SeriesIds::Series::newest_t_ms) and kept
+// up to date by the writes; it can be trusted because only the session holding a user's
+// shard writes that user's series, and the cache is forgotten whenever that may have
+// changed (shards moved, a step rolled back, the applied position moved under it). Should
+// a sample taken for new be stored all the same, the insert fails with a unique violation,
+// reported as busy (never as the delivery's fault): the step is applied again, the newest
+// time read afresh.
+//
 // Series ids are identity values: unlike SQLite's rowids, ids handed out in a transaction
 // that rolled back are not handed out again (the cache must still forget them).
 //
@@ -37,6 +47,7 @@ struct PgSampleWriterState {
   // Reused per batch: the arrays, by column, and the timestamps already taken.
   ArrayLiteral t_ms, timezone_offset, value, unit, type, start_ms, end_ms, systolic, diastolic, extra;
   std::unordered_set<int64_t> taken;
+  std::vector<int64_t> sent;  // the timestamps in the arrays
   std::string scalar;
 };
 
