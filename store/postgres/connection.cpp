@@ -295,6 +295,8 @@ Result<std::vector<Rows>> Pipeline::finish() {
       } else if (!succeeded(r)) {
         if (!first_error || first_error->message.starts_with("PostgreSQL: statement skipped")) {
           first_error = result_error(r, conn, "PostgreSQL");
+          const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+          db_->last_sqlstate_.assign(state ? state : "");
         }
       }
       rows = std::move(part);

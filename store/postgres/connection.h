@@ -151,8 +151,8 @@ class Connection {
   bool is_open() const { return PQstatus(handle_.get()) == CONNECTION_OK; }
   PGconn* get() const { return handle_.get(); }
   // The SQLSTATE of the last statement that failed on the server ("23505": a unique
-  // violation), empty when libpq itself failed: for a caller that must tell one data error
-  // from another.
+  // violation; of a Pipeline, the first that failed), empty when libpq itself failed: for a
+  // caller that must tell one data error from another.
   std::string_view last_sqlstate() const { return last_sqlstate_; }
 
  private:

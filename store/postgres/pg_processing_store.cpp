@@ -65,9 +65,10 @@ class PgProcessingStore final : public ProcessingStore {
     }
     const uint64_t before = locks_->version();
     auto taken = locks_->acquire();
-    if (!taken) return fail(taken);
-    // Series ids cached while other sessions applied some shards may be stale.
+    // Series ids and newest sample times cached while other sessions applied some shards
+    // may be stale; a rebalance that failed half-way may have moved shards too.
     if (locks_->version() != before) writer_->forget_cached_ids();
+    if (!taken) return fail(taken);
     if (*taken && !locks_->shards().all()) {
       const auto now = std::chrono::steady_clock::now();
       if (now >= next_state_catch_up_) {

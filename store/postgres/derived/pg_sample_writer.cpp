@@ -213,41 +213,52 @@ pg::Params sample_params(PgSampleWriterState& s, int64_t series_id, int64_t seq,
   return params;
 }
 
-// The samples after the series' newest time, inserted; their count.
-Result<int64_t> pg_insert_new_samples(PgSampleWriterState& s, const rows::SampleBatch& batch, int64_t seq,
-                                      Series& series, SeriesChange& change) {
+// Sends the samples at or before the series' newest time to the upsert (latest wins; it
+// says per sample inserted, replaced or stale) and those after it to the plain insert, in
+// one round trip; how many were inserted or replaced.
+Result<int64_t> pg_write_samples(PgSampleWriterState& s, const rows::SampleBatch& batch, int64_t seq,
+                                 Series& series, SeriesChange& change) {
   const int64_t newest = *series.newest_t_ms;
-  const bool plain = fill_sample_arrays(s, batch, newest, true);
-  if (s.sent.empty()) return int64_t{0};
-  auto inserted = s.db->run(plain ? kPgNewSamplesPlain : kPgNewSamplesFull, sample_params(s, series.id, seq, plain));
-  if (!inserted) {
+  auto pipeline = pg::Pipeline::begin(*s.db);
+  if (!pipeline) return fail(pipeline);
+  // Each statement's parameters are copied out when it is sent: the arrays are then reused.
+  const bool stored_plain = fill_sample_arrays(s, batch, newest, false);
+  const bool upserting = !s.sent.empty();
+  if (upserting) {
+    auto sent = pipeline->send_prepared(stored_plain ? kPgSamplesPlain : kPgSamplesFull,
+                                        sample_params(s, series.id, seq, stored_plain));
+    if (!sent) return fail(sent);
+  }
+  const bool new_plain = fill_sample_arrays(s, batch, newest, true);  // s.sent: the new samples' times
+  if (!s.sent.empty()) {
+    auto sent = pipeline->send_prepared(new_plain ? kPgNewSamplesPlain : kPgNewSamplesFull,
+                                        sample_params(s, series.id, seq, new_plain));
+    if (!sent) return fail(sent);
+  }
+  auto results = pipeline->finish();
+  if (!results) {
     // Only a newest time that is not the stored one can make a new sample's key taken (no
-    // other session writes the series while this one holds its shard): not the delivery's
-    // fault. The processor rolls back, forgets the cache, and applies the step again.
+    // other session writes the series while this one holds its shard; the upsert cannot
+    // meet a key): not the delivery's fault. The processor rolls back, forgets the cache,
+    // and applies the step again.
     if (s.db->last_sqlstate() == kUniqueViolation) {
       return fail(ErrorKind::busy, "samples: a sample after the series' newest time known here was stored "
                                    "already (the step is applied again, its series read afresh): " +
-                                       inserted.error());
+                                       results.error());
     }
-    return fail(inserted);
+    return fail(results);
+  }
+  int64_t written = 0;
+  if (upserting) {
+    const pg::Rows& rows = results->front();
+    for (int i = 0; i < rows.size(); ++i) note_sample(change, rows.integer(i, 0), rows.boolean(i, 1));
+    written += rows.size();
   }
   for (const int64_t t_ms : s.sent) {
     note_sample(change, t_ms, true);
     series.newest_t_ms = std::max(*series.newest_t_ms, t_ms);
   }
-  return static_cast<int64_t>(s.sent.size());
-}
-
-// The samples at or before the series' newest time, upserted (latest wins); how many
-// were inserted or replaced.
-Result<int64_t> pg_upsert_samples(PgSampleWriterState& s, const rows::SampleBatch& batch, int64_t seq,
-                                  const Series& series, SeriesChange& change) {
-  const bool plain = fill_sample_arrays(s, batch, *series.newest_t_ms, false);
-  if (s.sent.empty()) return int64_t{0};
-  auto rows = s.db->run(plain ? kPgSamplesPlain : kPgSamplesFull, sample_params(s, series.id, seq, plain));
-  if (!rows) return fail(rows);
-  for (int i = 0; i < rows->size(); ++i) note_sample(change, rows->integer(i, 0), rows->boolean(i, 1));
-  return static_cast<int64_t>(rows->size());
+  return written + static_cast<int64_t>(s.sent.size());
 }
 
 }  // namespace
@@ -269,12 +280,7 @@ Result<int64_t> PgSampleWriter::write(const rows::SampleBatch& batch, int64_t se
   }
   SeriesChange& change = series_change_of(changes, entry.id, &entry.row_key, batch.user_id.size());
   if (auto newest = pg_newest_t_ms(*s.db, entry); !newest) return fail(newest);
-  // Stored ones first: the newest time moves with the inserts.
-  auto upserted = pg_upsert_samples(s, batch, seq, entry, change);
-  if (!upserted) return fail(upserted);
-  auto inserted = pg_insert_new_samples(s, batch, seq, entry, change);
-  if (!inserted) return fail(inserted);
-  return *upserted + *inserted;
+  return pg_write_samples(s, batch, seq, entry, change);
 }
 
 }  // namespace hh::store

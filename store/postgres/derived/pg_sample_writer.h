@@ -22,8 +22,9 @@
 // reported as busy (never as the delivery's fault): the step is applied again, the newest
 // time read afresh.
 //
-// Series ids are identity values: unlike SQLite's rowids, ids handed out in a transaction
-// that rolled back are not handed out again (the cache must still forget them).
+// Series ids are max(id) + 1, taken under the lock on new ids (pg_statements.h): an id
+// handed out in a transaction that rolled back is handed out again, so the cache forgets
+// every id when a step rolls back.
 //
 // Lifetime: the connection must outlive this object. Used on the thread that owns it.
 #include <cstdint>
