@@ -124,7 +124,8 @@ class SeriesIds {
                     3);
     row_key.append(batch.user_id).append("/").append(batch.resource).append("/").append(batch.provider);
     row_key.append("/").append(batch.source_type);
-    auto [entry, _] = ids_.emplace(lookup_key_, Series{id, std::move(row_key), std::nullopt, std::nullopt, std::nullopt});
+    auto [entry, _] =
+        ids_.emplace(lookup_key_, Series{id, std::move(row_key), std::nullopt, std::nullopt, std::nullopt});
     return entry->second;
   }
   // True when `source_id` may differ from what the series holds (write it).
