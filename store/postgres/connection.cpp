@@ -271,11 +271,15 @@ Result<std::vector<Rows>> Pipeline::finish() {
   struct Leave {
     Connection*& db;
     ~Leave() {
-      PQexitPipelineMode(db->get());
+      // Refused while results are left unread (libpq could not read them: out of memory):
+      // the connection would stay in pipeline mode, where every later statement, a
+      // ROLLBACK included, is refused. Opened again at the next reconnect_if_broken().
+      if (PQexitPipelineMode(db->get()) != 1) db->restore_pending_ = true;
       db = nullptr;
     }
   } leave{db_};
   PGconn* conn = db_->get();
+  db_->last_sqlstate_.clear();
   std::vector<Rows> results;
   results.reserve(static_cast<size_t>(sent_));
   std::optional<Error> first_error;

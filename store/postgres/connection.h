@@ -166,7 +166,7 @@ class Connection {
   std::vector<std::string> session_;                        // set_session() statements
   std::vector<std::pair<std::string, std::string>> prepared_;  // name, SQL
   uint64_t generation_ = 0;
-  bool restore_pending_ = false;  // reopened, its settings or statements not all back yet
+  bool restore_pending_ = false;  // reopened, its settings or statements not all back yet; or stuck in pipeline mode
   std::string last_sqlstate_;
 };
 

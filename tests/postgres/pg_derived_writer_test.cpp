@@ -312,6 +312,33 @@ BOOST_AUTO_TEST_CASE(samples_after_the_newest_time_are_inserted_and_a_stale_newe
   BOOST_TEST(s.compare() == 29u);  // every table row for row: 11 samples and their value types, a series, the feed
 }
 
+// The upsert and the plain insert go in one round trip: a failure of the first is the
+// delivery's (data), and the second, skipped after it, neither hides nor replaces it.
+BOOST_AUTO_TEST_CASE(a_refused_replacement_beside_new_samples_is_the_deliverys_fault) {
+  DerivedPair s;
+  BOOST_REQUIRE(s.lite.exec("CREATE TRIGGER reject BEFORE UPDATE ON samples WHEN NEW.value = 666 "
+                            "BEGIN SELECT RAISE(ABORT, 'rejected by a test trigger'); END"));
+  BOOST_REQUIRE(s.pg.exec("CREATE FUNCTION reject() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                          "IF NEW.value = '666'::jsonb THEN "
+                          "RAISE check_violation USING MESSAGE = 'rejected by a test trigger'; END IF; "
+                          "RETURN NEW; END $$; "
+                          "CREATE TRIGGER reject BEFORE UPDATE ON samples FOR EACH ROW EXECUTE FUNCTION reject()"));
+  s.apply(samples({heartrate(1000, 60), heartrate(2000, 61)}), 1);
+  const auto poison = samples({heartrate(2000, 666), heartrate(3000, 62), heartrate(4000, 63)});
+  const auto lite = s.apply_lite(poison, 2, kReceivedAt);
+  const auto pg = s.apply_pg(poison, 2, kReceivedAt);
+  BOOST_TEST(!lite.ok);
+  BOOST_TEST(!pg.ok);
+  BOOST_TEST((lite.kind == ErrorKind::data));
+  BOOST_TEST((pg.kind == ErrorKind::data), pg.error);
+  BOOST_TEST(pg.error.find("rejected by a test trigger") != std::string::npos, pg.error);
+  BOOST_TEST(s.pg.last_sqlstate() == "23514");
+  // Nothing of it stayed, and the next delivery goes on from the stored newest time.
+  BOOST_TEST(s.apply(samples({heartrate(2000, 71), heartrate(3000, 72)}), 3).counts.samples_written == 2);
+  BOOST_TEST(derived_pg_rows(s.pg, "SELECT count(*) FROM samples") == Strings{"3"});
+  BOOST_TEST(s.compare() == 10u);  // every table, row for row
+}
+
 BOOST_AUTO_TEST_CASE(blood_pressure_and_series_source_ids) {
   DerivedPair s;
   auto bp = samples({bp_sample(1000, 120, 80), bp_sample(2000, 118.5, 79.25)});
