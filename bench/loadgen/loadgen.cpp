@@ -269,6 +269,7 @@ int main(int argc, char** argv) {
   app.add_option("--max-requests", o.max_requests,
                  "Requests prepared; a longer run goes round them again with fresh ids (signed at send)");
   app.add_option("--users", o.plan.users, "heartrate: distinct users");
+  app.add_option("--first-user", o.plan.first_user, "heartrate: the first user's number (users follow it)");
   app.add_option("--server-pid", o.server_pid, "Report this process's peak RSS (and RSS, fds per report)");
   app.add_option("--database", o.database, "Sample processor lag from this database");
   app.add_option("--report-every", o.report_every_s, "Seconds between report lines (0: none)");

@@ -36,7 +36,7 @@ RequestPlan::RequestPlan(const PlanOptions& o, std::string secret, std::mt19937_
     // Batches of 180 minutes advancing by 120 per batch of a user.
     heartrate_bodies_.reserve(o.body_pool);
     for (size_t b = 0; b < o.body_pool; ++b) {
-      const int user = static_cast<int>(b % static_cast<size_t>(o.users));
+      const int user = o.first_user + static_cast<int>(b % static_cast<size_t>(o.users));
       const int64_t window = static_cast<int64_t>(b / static_cast<size_t>(o.users));
       heartrate_bodies_.push_back(heartrate_body(random(), user, window * kWindowStepMinutes, kHeartrateSamples));
       heartrate_samples_.push_back(kHeartrateSamples);

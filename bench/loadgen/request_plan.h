@@ -19,6 +19,7 @@ struct PlanOptions {
   size_t count = 0;                // requests
   size_t body_pool = 2048;         // distinct bodies per kind
   int users = 64;                  // heartrate: series the batches rotate over
+  int first_user = 0;              // heartrate: the first one's number (two loadgens, two sets of users)
   int versions = 1;                // sleep: versions of each summary, sent in shuffled order
   double heartrate_share = 0.1;    // mixed: share of heartrate batches
   double dup_ratio = 0;            // share of requests that resend an earlier id (retries)
