@@ -149,6 +149,20 @@ struct DerivedPair {
     pg_writer->forget_cached_ids();
   }
 
+  // A trigger on both stores that refuses `op` ("INSERT", "UPDATE") of a row of `table`
+  // where the new row matches (the condition in SQLite's and in PostgreSQL's spelling),
+  // with the message "rejected by a test trigger" (a check violation on PostgreSQL).
+  void refuse_on_both(const std::string& op, const std::string& table, const std::string& lite_when,
+                      const std::string& pg_when) {
+    BOOST_REQUIRE(lite.exec("CREATE TRIGGER reject BEFORE " + op + " ON " + table + " WHEN " + lite_when +
+                            " BEGIN SELECT RAISE(ABORT, 'rejected by a test trigger'); END"));
+    auto created = pg.exec("CREATE FUNCTION reject() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF " + pg_when +
+                           " THEN RAISE check_violation USING MESSAGE = 'rejected by a test trigger'; END IF; "
+                           "RETURN NEW; END $$; CREATE TRIGGER reject BEFORE " + op + " ON " + table +
+                           " FOR EACH ROW EXECUTE FUNCTION reject()");
+    BOOST_REQUIRE_MESSAGE(created, created.error());
+  }
+
   // Runs the same statement on both stores (a test's stand-in for the fetcher).
   void exec(const std::string& sql) {
     BOOST_REQUIRE(lite.exec(sql));
@@ -316,13 +330,7 @@ BOOST_AUTO_TEST_CASE(samples_after_the_newest_time_are_inserted_and_a_stale_newe
 // delivery's (data), and the second, skipped after it, neither hides nor replaces it.
 BOOST_AUTO_TEST_CASE(a_refused_replacement_beside_new_samples_is_the_deliverys_fault) {
   DerivedPair s;
-  BOOST_REQUIRE(s.lite.exec("CREATE TRIGGER reject BEFORE UPDATE ON samples WHEN NEW.value = 666 "
-                            "BEGIN SELECT RAISE(ABORT, 'rejected by a test trigger'); END"));
-  BOOST_REQUIRE(s.pg.exec("CREATE FUNCTION reject() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-                          "IF NEW.value = '666'::jsonb THEN "
-                          "RAISE check_violation USING MESSAGE = 'rejected by a test trigger'; END IF; "
-                          "RETURN NEW; END $$; "
-                          "CREATE TRIGGER reject BEFORE UPDATE ON samples FOR EACH ROW EXECUTE FUNCTION reject()"));
+  s.refuse_on_both("UPDATE", "samples", "NEW.value = 666", "NEW.value = '666'::jsonb");
   s.apply(samples({heartrate(1000, 60), heartrate(2000, 61)}), 1);
   const auto poison = samples({heartrate(2000, 666), heartrate(3000, 62), heartrate(4000, 63)});
   const auto lite = s.apply_lite(poison, 2, kReceivedAt);
@@ -586,13 +594,7 @@ BOOST_AUTO_TEST_CASE(a_malformed_stream_is_the_deliverys_fault_and_writes_nothin
 
 BOOST_AUTO_TEST_CASE(rows_the_schema_rejects_are_the_deliverys_fault) {
   DerivedPair s;
-  BOOST_REQUIRE(s.lite.exec("CREATE TRIGGER reject BEFORE INSERT ON summaries WHEN NEW.id = 'poison' "
-                            "BEGIN SELECT RAISE(ABORT, 'rejected by a test trigger'); END"));
-  BOOST_REQUIRE(s.pg.exec("CREATE FUNCTION reject() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-                          "IF NEW.id = 'poison' THEN "
-                          "RAISE check_violation USING MESSAGE = 'rejected by a test trigger'; END IF; "
-                          "RETURN NEW; END $$; "
-                          "CREATE TRIGGER reject BEFORE INSERT ON summaries FOR EACH ROW EXECUTE FUNCTION reject()"));
+  s.refuse_on_both("INSERT", "summaries", "NEW.id = 'poison'", "NEW.id = 'poison'");
   s.apply(samples({heartrate(1000, 60)}), 1);
   auto poison = sleep_summary("poison", "{}");
   poison.sample_batches = samples({heartrate(2000, 61)}).sample_batches;
