@@ -32,14 +32,6 @@ std::string_view first_line(std::string_view sql) {
   return sql.substr(0, end == std::string_view::npos ? sql.size() : end);
 }
 
-Error result_error(const PGresult* result, PGconn* conn, std::string_view what) {
-  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
-  const std::string message = trimmed(result ? PQresultErrorMessage(result) : PQerrorMessage(conn));
-  // No SQLSTATE: libpq itself failed (the connection broke).
-  const ErrorKind kind = state ? error_kind(state) : ErrorKind::unavailable;
-  return fail(kind, std::string(what) + ": " + (message.empty() ? trimmed(PQerrorMessage(conn)) : message));
-}
-
 bool succeeded(const PGresult* result) {
   const ExecStatusType status = PQresultStatus(result);
   return status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;
@@ -149,13 +141,19 @@ Result<Connection> Connection::open(const std::string& uri, const std::string& p
   return db;
 }
 
+Error Connection::failure(const PGresult* result, std::string_view what) {
+  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  last_sqlstate_.assign(state ? state : "");
+  PGconn* conn = get();
+  const std::string message = trimmed(result ? PQresultErrorMessage(result) : PQerrorMessage(conn));
+  // No SQLSTATE: libpq itself failed (the connection broke).
+  const ErrorKind kind = state ? error_kind(state) : ErrorKind::unavailable;
+  return fail(kind, std::string(what) + ": " + (message.empty() ? trimmed(PQerrorMessage(conn)) : message));
+}
+
 Result<Rows> Connection::take(PGresult* result, std::string_view what) {
   Rows rows(result);
-  if (!result || !succeeded(result)) {
-    const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
-    last_sqlstate_.assign(state ? state : "");
-    return result_error(result, get(), what);
-  }
+  if (!result || !succeeded(result)) return failure(result, what);
   return rows;
 }
 
@@ -298,9 +296,7 @@ Result<std::vector<Rows>> Pipeline::finish() {
         if (!first_error) first_error = fail(ErrorKind::other, "PostgreSQL: statement skipped after an error");
       } else if (!succeeded(r)) {
         if (!first_error || first_error->message.starts_with("PostgreSQL: statement skipped")) {
-          first_error = result_error(r, conn, "PostgreSQL");
-          const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-          db_->last_sqlstate_.assign(state ? state : "");
+          first_error = db_->failure(r, "PostgreSQL");
         }
       }
       rows = std::move(part);

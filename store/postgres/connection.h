@@ -162,6 +162,9 @@ class Connection {
   };
   explicit Connection(PGconn* conn) : handle_(conn) {}
   Result<Rows> take(PGresult* result, std::string_view what);
+  // The error a failed `result` means (null: libpq itself failed), its SQLSTATE kept for
+  // last_sqlstate().
+  Error failure(const PGresult* result, std::string_view what);
   std::unique_ptr<PGconn, Finish> handle_;
   std::vector<std::string> session_;                        // set_session() statements
   std::vector<std::pair<std::string, std::string>> prepared_;  // name, SQL

@@ -162,15 +162,15 @@ Result<int64_t> pg_newest_t_ms(pg::Connection& db, Series& series) {
 }
 
 // Fills the arrays with the samples to send, those after `newest` (`after`) or the others;
-// true when every one is plain. Of the samples sharing a timestamp the first stays: both
-// calls skip the same ones, as a timestamp falls on one side only.
-bool fill_sample_arrays(PgSampleWriterState& s, const rows::SampleBatch& batch, int64_t newest, bool after) {
+// true when every one is plain. Of the samples sharing a timestamp the first stays
+// (`s.taken`, when `check_taken`: cleared once per batch, as a timestamp falls on one side
+// only).
+bool fill_sample_arrays(PgSampleWriterState& s, const rows::SampleBatch& batch, int64_t newest, bool after,
+                        bool check_taken) {
   for (ArrayLiteral* a : {&s.t_ms, &s.timezone_offset, &s.value, &s.unit, &s.type, &s.start_ms, &s.end_ms,
                           &s.systolic, &s.diastolic, &s.extra}) {
     a->clear();
   }
-  const bool check_taken = !pg_strictly_increasing(batch.samples);
-  s.taken.clear();
   s.sent.clear();
   bool plain = true;
   for (const rows::SampleRow& sample : batch.samples) {
@@ -217,19 +217,20 @@ pg::Params sample_params(PgSampleWriterState& s, int64_t series_id, int64_t seq,
 // says per sample inserted, replaced or stale) and those after it to the plain insert, in
 // one round trip; how many were inserted or replaced.
 Result<int64_t> pg_write_samples(PgSampleWriterState& s, const rows::SampleBatch& batch, int64_t seq,
-                                 Series& series, SeriesChange& change) {
-  const int64_t newest = *series.newest_t_ms;
+                                 int64_t newest, Series& series, SeriesChange& change) {
   auto pipeline = pg::Pipeline::begin(*s.db);
   if (!pipeline) return fail(pipeline);
+  const bool check_taken = !pg_strictly_increasing(batch.samples);
+  s.taken.clear();
   // Each statement's parameters are copied out when it is sent: the arrays are then reused.
-  const bool stored_plain = fill_sample_arrays(s, batch, newest, false);
+  const bool stored_plain = fill_sample_arrays(s, batch, newest, false, check_taken);
   const bool upserting = !s.sent.empty();
   if (upserting) {
     auto sent = pipeline->send_prepared(stored_plain ? kPgSamplesPlain : kPgSamplesFull,
                                         sample_params(s, series.id, seq, stored_plain));
     if (!sent) return fail(sent);
   }
-  const bool new_plain = fill_sample_arrays(s, batch, newest, true);  // s.sent: the new samples' times
+  const bool new_plain = fill_sample_arrays(s, batch, newest, true, check_taken);  // s.sent: the new ones' times
   if (!s.sent.empty()) {
     auto sent = pipeline->send_prepared(new_plain ? kPgNewSamplesPlain : kPgNewSamplesFull,
                                         sample_params(s, series.id, seq, new_plain));
@@ -279,8 +280,9 @@ Result<int64_t> PgSampleWriter::write(const rows::SampleBatch& batch, int64_t se
     if (auto kept = pg_keep_app_id(*s.db, entry, *batch.app_id); !kept) return fail(kept);
   }
   SeriesChange& change = series_change_of(changes, entry.id, &entry.row_key, batch.user_id.size());
-  if (auto newest = pg_newest_t_ms(*s.db, entry); !newest) return fail(newest);
-  return pg_write_samples(s, batch, seq, entry, change);
+  auto newest = pg_newest_t_ms(*s.db, entry);
+  if (!newest) return fail(newest);
+  return pg_write_samples(s, batch, seq, *newest, entry, change);
 }
 
 }  // namespace hh::store
