@@ -109,6 +109,7 @@ http::SessionLimits session_limits(HttpFront& front, const FrontParts& parts) {
   limits.refusal_delay = std::chrono::milliseconds(settings.refusal_delay_ms);
   limits.refusals = &front.refusals;
   limits.body_budget = &front.body_budget;
+  limits.drop_allowance = &front.drop_allowance;
   return limits;
 }
 

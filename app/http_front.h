@@ -34,6 +34,7 @@ struct HttpFront {
   // io_context destroys last (listener.h).
   http::Refusals refusals;
   http::BodyBudget body_budget;
+  http::DropAllowance drop_allowance{http::kDropBytesPerSecond};
   http::BlockingPool blocking;  // database reads of /metrics and the read API
   boost::asio::io_context io;
   http::Router router;

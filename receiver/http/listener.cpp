@@ -3,6 +3,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include "common/log.h"
+#include "receiver/http/lingering_close.h"
 
 namespace hh::http {
 
@@ -135,6 +136,9 @@ net::awaitable<void> Listener::run_session(net::ip::tcp::socket socket, net::ip:
     auto [ec] = co_await stream.async_handshake(net::ssl::stream_base::server, use_tuple);
     if (ec) co_return;
     co_await serve_requests(stream, router_, limits, *control, *stopping);
+    if (control->unread_bytes > 0) {
+      co_await drop_what_still_arrives(stream, control->unread_bytes, limits.drop_allowance, *control, *stopping);
+    }
     // close_notify, then wait briefly for the peer's: a client that keeps the socket open
     // without answering must not hold a graceful stop for the whole write timeout.
     beast::get_lowest_layer(stream).expires_after(kTlsCloseNotifyWait);
@@ -144,6 +148,9 @@ net::awaitable<void> Listener::run_session(net::ip::tcp::socket socket, net::ip:
   co_await serve_requests(transport, router_, limits, *control, *stopping);
   beast::error_code ec;
   transport.socket().shutdown(net::ip::tcp::socket::shutdown_send, ec);
+  if (control->unread_bytes > 0 && !ec) {
+    co_await drop_what_still_arrives(transport, control->unread_bytes, limits.drop_allowance, *control, *stopping);
+  }
 }
 
 }  // namespace hh::http

@@ -2,6 +2,7 @@
 
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/ssl.hpp>
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -58,9 +59,29 @@ Response budget_full(const SessionLimits& limits) {
   return response;
 }
 
+// Answers a request refused before all of it was read, and has the connection dropped
+// what still arrives before it closes (lingering_close.h).
+using Parser = bhttp::request_parser<bhttp::string_body>;
+
+// What a refused request may still send: its announced body, whole (some of it may have
+// been read already: the bound stays an upper one). A head that failed is of unknown
+// length: Beast does not keep a Content-Length over the limit.
+uint64_t may_still_arrive(const Parser& parser, const SessionLimits& limits) {
+  if (!parser.is_header_done()) return kLingerBytes;
+  if (const auto length = parser.content_length()) return *length;
+  return parser.chunked() ? limits.max_body_bytes : 0;
+}
+
+template <typename Stream>
+net::awaitable<void> refuse(Stream& stream, Response& response, const Parser& parser, const SessionLimits& limits,
+                            SessionControl& control) {
+  control.unread_bytes = std::min(may_still_arrive(parser, limits) + kLingerSlack, kLingerBytes);
+  co_await write_response(stream, response, limits);
+}
+
 bool is_timeout(const beast::error_code& ec) { return ec == beast::error::timeout; }
 
-bool announces_body(const bhttp::request_parser<bhttp::string_body>& parser) {
+bool announces_body(const Parser& parser) {
   return parser.chunked() || parser.content_length().value_or(0) > 0;
 }
 
@@ -108,7 +129,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       if (control.table && !control.table->busy(control)) co_return;
     }
 
-    std::optional<bhttp::request_parser<bhttp::string_body>> parser;  // fresh per message (body_limit)
+    std::optional<Parser> parser;  // fresh per message (body_limit)
     parser.emplace();
     parser->header_limit(limits.max_header_bytes);
     parser->body_limit(limits.max_body_bytes);
@@ -121,13 +142,13 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       // A Content-Length above body_limit fails already while the header is parsed.
       if (ec == bhttp::error::body_limit) {
         Response response = too_large(limits);
-        co_await write_response(stream, response, limits);
+        co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }
       if (ec == bhttp::error::header_limit) {
         count(limits, Refusal::headers_too_large);
         Response response = refusal(Status::request_header_fields_too_large, "request headers too large");
-        co_await write_response(stream, response, limits);
+        co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }
       if (is_timeout(ec)) {
@@ -138,7 +159,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       if (ec) {
         count(limits, Refusal::bad_request);
         Response response = refusal(Status::bad_request, "malformed request: " + ec.message());
-        co_await write_response(stream, response, limits);
+        co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }
     }
@@ -147,7 +168,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     if (const std::string_view problem = framing_problem(header); !problem.empty()) {
       count(limits, Refusal::bad_request);
       Response response = refusal(Status::bad_request, problem);
-      co_await write_response(stream, response, limits);
+      co_await refuse(stream, response, *parser, limits, control);
       co_return;
     }
     const auto match = router.match(header.method(), header.target());
@@ -156,7 +177,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       head_only.base() = header.base();
       Response response = co_await router.handle(head_only);
       response.keep_alive(false);
-      co_await write_response(stream, response, limits);
+      co_await refuse(stream, response, *parser, limits, control);
       co_return;
     }
     // Only a route that authenticates its requests takes a body: the budget is never
@@ -165,7 +186,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     if (!authenticates && announces_body(*parser)) {
       count(limits, Refusal::bad_request);
       Response response = refusal(Status::bad_request, "this path takes no request body");
-      co_await write_response(stream, response, limits);
+      co_await refuse(stream, response, *parser, limits, control);
       co_return;
     }
     if (auto refused = router.check_head(header)) {  // e.g. 401 before the body
@@ -176,7 +197,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       if (!trusted && !parser->chunked() && (!length || *length <= kHeadReadBytes)) {
         co_await refusal_pause(control, limits.refusal_delay, stopping);
       }
-      co_await write_response(stream, *refused, limits);
+      co_await refuse(stream, *refused, *parser, limits, control);
       co_return;
     }
     if (!head_accepted && control.table) control.table->head_accepted(control);
@@ -188,7 +209,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     if (const auto length = parser->content_length(); length && *length > 0) {
       if (!co_await held.grow_to(*length, limits.budget_wait)) {
         Response response = budget_full(limits);
-        co_await write_response(stream, response, limits);
+        co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }
     }
@@ -211,7 +232,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       (void)n;
       if (ec == bhttp::error::body_limit) {  // chunked bodies hit the limit while reading
         Response response = too_large(limits);
-        co_await write_response(stream, response, limits);
+        co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }
       if (ec) {  // timeout, reset or truncated body: nothing was stored
@@ -220,7 +241,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       }
       if (!co_await held.grow_to(parser->get().body().size(), limits.budget_wait)) {
         Response response = budget_full(limits);
-        co_await write_response(stream, response, limits);
+        co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }
     }

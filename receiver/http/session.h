@@ -21,7 +21,9 @@
 //   - the session tells the connection table when it waits for a request and when one
 //     begins (connection_table.h: the connection idle the longest makes room when all
 //     are taken), and ends without serving when it was chosen meanwhile;
-//   - a connection holds a small read buffer only while a request arrives, none while idle.
+//   - a connection holds a small read buffer only while a request arrives, none while idle;
+//   - after a refusal, what the client still sends is read and dropped before the
+//     connection closes, so that the client reads the answer (lingering_close.h).
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -30,6 +32,7 @@
 #include "receiver/http/body_budget.h"
 #include "receiver/http/connection_table.h"
 #include "receiver/http/http_types.h"
+#include "receiver/http/lingering_close.h"
 #include "receiver/http/refusals.h"
 #include "receiver/http/router.h"
 
@@ -54,6 +57,9 @@ struct SessionLimits {
   // Shared with the listener and the endpoints; null: not counted / no budget (tests).
   Refusals* refusals = nullptr;
   BodyBudget* body_budget = nullptr;
+  // Bytes a second read after refusals only to be dropped (lingering_close.h); null: no
+  // limit beyond each connection's own.
+  DropAllowance* drop_allowance = nullptr;
 };
 
 // Bytes read while waiting for a request's first bytes: enough for a whole small request,
@@ -72,6 +78,9 @@ struct SessionControl {
   beast::tcp_stream* transport = nullptr;  // null once the session ended
   bool idle = false;                       // waiting for the next request
   net::steady_timer* refusal_pause = nullptr;  // set while a 401 waits refusal_delay
+  // The session ended refusing a request before all of it was read: bytes the client may
+  // still send, to be read and dropped before the connection closes (lingering_close.h).
+  uint64_t unread_bytes = 0;
   // Where the session reports what it is doing (connection_table.h); null: nowhere (a
   // session outside a listener). Valid while the session runs.
   ConnectionTable* table = nullptr;

@@ -5,6 +5,7 @@
 
 #include "store/sqlite/database.h"
 #include "tests/support/http_client.h"
+#include "tests/support/raw_connection.h"
 #include "tests/support/server_process.h"
 
 BOOST_AUTO_TEST_SUITE(delivery_contract_test)
@@ -128,6 +129,62 @@ BOOST_AUTO_TEST_CASE(body_over_the_limit_is_413_and_stores_nothing) {
                               signed_looking_headers() + "\r\n1000\r\n" + std::string(4096, 'a') + "\r\n0\r\n\r\n";
   BOOST_TEST(raw_exchange(s.server.port(), chunked, std::chrono::seconds(5)).starts_with("HTTP/1.1 413"));
   BOOST_TEST(s.count() == 0);
+}
+
+// A client that sends its whole request before it reads (Python's http.client and urllib,
+// most scripts) must read the refusal, not a reset: the server reads and drops what it
+// refused before it closes. Bodies larger than loopback's socket buffers can hold (the
+// sender's and the receiver's together grow to 10 MiB).
+BOOST_AUTO_TEST_CASE(a_refused_upload_sent_whole_is_still_answered) {
+  Server s("max_body_bytes = 16777216");
+  const std::string body(24 * 1024 * 1024, ' ');
+  const size_t allowed = 15 * 1024 * 1024;
+  const auto head = [&](const std::string& target, const std::string& headers, size_t length) {
+    return "POST " + target + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + headers +
+           "Content-Length: " + std::to_string(length) + "\r\n\r\n";
+  };
+  const struct {
+    std::string request;
+    std::string status;
+  } cases[] = {
+      {head("/webhooks", signed_looking_headers(), body.size()) + body, "HTTP/1.1 413"},  // over max_body_bytes
+      {head("/webhooks", "", allowed) + body.substr(0, allowed), "HTTP/1.1 401"},          // no signature
+      {head("/elsewhere", "", allowed) + body.substr(0, allowed), "HTTP/1.1 404"},         // no such path
+  };
+  for (const auto& c : cases) {
+    RawConnection client(s.server.port());
+    BOOST_TEST_REQUIRE(client.connected());
+    BOOST_TEST(client.send(c.request, std::chrono::seconds(10)), c.status << ": the upload was cut off");
+    const std::string answer = client.receive(std::chrono::seconds(10));
+    BOOST_TEST(answer.starts_with(c.status), c.status << " expected, got: " << answer.substr(0, 80));
+  }
+  BOOST_TEST(s.count() == 0);
+}
+
+// The drop after a refusal is bounded (receiver/http/lingering_close.h): a client that
+// goes on sending, fast or slowly, loses its connection.
+BOOST_AUTO_TEST_CASE(a_refused_client_that_keeps_sending_is_cut_off) {
+  Server s("max_body_bytes = 1048576");
+  const std::string head = "POST /webhooks HTTP/1.1\r\nHost: x\r\n" + signed_looking_headers() +
+                           "Content-Length: 1099511627776\r\n\r\n";
+  {  // fast: at most kLingerBytes (64 MiB) are dropped, beyond what the socket buffers hold
+    RawConnection client(s.server.port());
+    BOOST_TEST_REQUIRE(client.send(head));
+    const std::string chunk(1024 * 1024, ' ');
+    size_t sent = 0;
+    while (sent < 512 * chunk.size() && client.send(chunk, std::chrono::seconds(10))) sent += chunk.size();
+    BOOST_TEST(sent < 128 * chunk.size(), sent << " bytes were taken after the refusal");
+  }
+  {  // slow: at most kLingerTime (5 s)
+    RawConnection client(s.server.port());
+    BOOST_TEST_REQUIRE(client.send(head));
+    bool cut_off = false;
+    for (int i = 0; i < 200 && !cut_off; ++i) {  // 20 s
+      cut_off = !client.send(" ", std::chrono::seconds(1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    BOOST_TEST(cut_off);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(signed_but_unparsable_bodies_are_accepted_and_kept) {

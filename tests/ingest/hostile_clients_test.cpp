@@ -74,10 +74,12 @@ BOOST_AUTO_TEST_CASE(unsigned_uploads_get_401_before_their_bodies) {
     const std::string answer = upload.receive(2s);
     BOOST_TEST(answer.starts_with("HTTP/1.1 401"), answer.substr(0, 40));
     BOOST_TEST(answer.find("100 Continue") == std::string::npos);
-    // The body is never read: the server closed the connection after its answer.
-    bool sent_all = true;
-    for (int i = 0; i < 64 && sent_all; ++i) sent_all = upload.send(chunk, 2s);
-    BOOST_TEST(!sent_all);
+    // The body is never kept: what arrives after the answer is dropped, at most the
+    // announced 4 MiB and a little (lingering_close.h), beside what the socket buffers
+    // hold (10 MiB on loopback), then the connection closes.
+    size_t sent = 0;
+    while (sent < 64 * hostile::kMiB && upload.send(chunk, 2s)) sent += chunk.size();
+    BOOST_TEST(sent < 24 * hostile::kMiB, sent << " bytes were taken");
   }
   const uint64_t grown = peak_rss_kib(server.pid()) - baseline;
   if (hostile::kMemoryIsOurs) BOOST_TEST(grown < 16 * 1024, "peak RSS grew by " << grown << " KiB");
