@@ -33,7 +33,7 @@ net::awaitable<void> drop_what_still_arrives(Stream& stream, uint64_t at_most, D
   transport.expires_after(kLingerTime);  // once: the whole linger, not per read
   constexpr size_t kDropBufferBytes = 64 * 1024;
   const auto dropped = std::make_unique_for_overwrite<char[]>(kDropBufferBytes);
-  for (uint64_t total = 0; total < at_most;) {
+  for (uint64_t total = 0; total < at_most && !stopping.load();) {  // a stop's cancel may have come between reads
     const size_t want = static_cast<size_t>(std::min<uint64_t>(kDropBufferBytes, at_most - total));
     auto [ec, n] = co_await stream.async_read_some(net::buffer(dropped.get(), want), use_tuple);
     if (ec) co_return;  // the client closed (what we wait for), a deadline, a reset, a stop

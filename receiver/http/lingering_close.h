@@ -8,15 +8,21 @@
 // still arrives until the client closes, as nginx's lingering_close does, within bounds an
 // attacker cannot stretch:
 //   - per connection, the bytes the refused request announced (its Content-Length, or
-//     max_body_bytes when chunked or unknown) plus kLingerSlack, at most kLingerBytes,
-//     dropped through a small buffer (no memory grows with them), and kLingerTime in all;
+//     max_body_bytes when chunked; none when its head failed before a length) plus
+//     kLingerSlack, at most kLingerBytes, dropped through one 64 KiB buffer (no memory
+//     grows with them), and kLingerTime in all;
 //   - per listener, DropAllowance: bytes a second read only to be dropped, charged read by
 //     read. A connection whose read finds it spent is closed at once, as before: a flood of
 //     refused uploads costs the io thread a bounded share of its time, while a lone client
-//     gets its answer;
+//     gets its answer. (One sender streaming refused uploads without pause keeps it spent,
+//     and other refused clients then see the reset again; the service's deliveries, never
+//     refused, are not touched.)
 //   - the connection counts as idle meanwhile: it makes room for a newcomer when all are
 //     taken (connection_table.h), and a stop closes it at once.
-// Beyond a bound the connection is closed (the client may then see the reset).
+// Beyond a bound the connection is closed (the client may then see the reset). Over TLS
+// no close_notify is sent before the drop (a TLS 1.3 peer's data after it would fail the
+// shutdown): a client that reads until the connection ends, rather than by the answer's
+// Content-Length, waits for the drop to end.
 #include <atomic>
 #include <chrono>
 #include <cstdint>

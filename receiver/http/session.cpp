@@ -64,10 +64,11 @@ Response budget_full(const SessionLimits& limits) {
 using Parser = bhttp::request_parser<bhttp::string_body>;
 
 // What a refused request may still send: its announced body, whole (some of it may have
-// been read already: the bound stays an upper one). A head that failed is of unknown
-// length: Beast does not keep a Content-Length over the limit.
+// been read already: the bound stays an upper one). Beast knows a Content-Length even when
+// the head failed on it (413: it checks the limit once the head is complete); a chunked
+// body is bounded by the limit; a head that failed before its length was known (431, a
+// malformed head) announced nothing to wait for.
 uint64_t may_still_arrive(const Parser& parser, const SessionLimits& limits) {
-  if (!parser.is_header_done()) return kLingerBytes;
   if (const auto length = parser.content_length()) return *length;
   return parser.chunked() ? limits.max_body_bytes : 0;
 }

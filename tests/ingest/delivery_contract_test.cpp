@@ -167,6 +167,16 @@ BOOST_AUTO_TEST_CASE(a_refused_client_that_keeps_sending_is_cut_off) {
   Server s("max_body_bytes = 1048576");
   const std::string head = "POST /webhooks HTTP/1.1\r\nHost: x\r\n" + signed_looking_headers() +
                            "Content-Length: 1099511627776\r\n\r\n";
+  {  // a head refused for its length (413): what it announced, not kLingerBytes (first,
+     // while the listener's allowance of 64 MiB a second is whole)
+    RawConnection client(s.server.port());
+    BOOST_TEST_REQUIRE(client.send("POST /webhooks HTTP/1.1\r\nHost: x\r\n" + signed_looking_headers() +
+                                   "Content-Length: 3145728\r\n\r\n"));
+    const std::string chunk(1024 * 1024, ' ');
+    size_t sent = 0;
+    while (sent < 512 * chunk.size() && client.send(chunk, std::chrono::seconds(10))) sent += chunk.size();
+    BOOST_TEST(sent < 24 * chunk.size(), sent << " bytes were taken after the refusal");
+  }
   {  // fast: at most kLingerBytes (64 MiB) are dropped, beyond what the socket buffers hold
     RawConnection client(s.server.port());
     BOOST_TEST_REQUIRE(client.send(head));
