@@ -9,7 +9,10 @@
 //                  either place is theirs, whether or not it was valid.
 //   fetched rows:  the fetch context's user_id (InboxRow::headers_json); every item of a
 //                  fetched page is about the user in the request path.
-// A body that is not JSON names nobody. Best effort by design: it never fails.
+// A body that is almost a JSON object (bytes that are not UTF-8, something after its
+// closing brace: a signed delivery the parser marks invalid) is read as one with those
+// bytes replaced or cut; any other body that is not JSON names nobody. Best effort by
+// design: it never fails.
 #include <optional>
 #include <string>
 #include <string_view>

@@ -39,6 +39,9 @@ using PurgeCounts = std::vector<std::pair<std::string, int64_t>>;
 using test::kUserFetchedExamples;
 using test::kUserWebhookExamples;
 constexpr int64_t kPurgeBaseMs = test::kTwoUsersBaseMs;
+// Deliveries of one user in the corpus (tests/derived/two_users.h).
+constexpr size_t kPurgePerUser =
+    std::size(kUserWebhookExamples) + std::size(kUserFetchedExamples) + test::kTwoUsersAlmostJson;
 
 // A store with users A ("user-a", other ids "ida-…") and B ("user-b", "idb-…"), their
 // deliveries interleaved, plus deliveries that name nobody (tests/derived/two_users.h), all
@@ -158,8 +161,11 @@ BOOST_AUTO_TEST_CASE(purge_user_removes_exactly_that_users_rows_everywhere_and_r
   {
     auto db = test::open_store(path);
     before = purge_state(db);
-    BOOST_TEST(test::count(db, "deliveries WHERE status = 'invalid'") == 0,
-               test::rows(db, "SELECT message_id, error FROM deliveries WHERE status = 'invalid'").size());
+    // Invalid: only the two almost-JSON deliveries of each user (two_users.h).
+    BOOST_TEST(test::rows(db, "SELECT message_id FROM deliveries WHERE status = 'invalid' ORDER BY message_id") ==
+                   (std::vector<std::string>{"'msg-A-not-utf8'", "'msg-A-trailing'", "'msg-B-not-utf8'",
+                                             "'msg-B-trailing'"}),
+               boost::test_tools::per_element());
   }
   // Both users reach every table the erasure covers (but removed_bodies: no retention here;
   // the next test has it).
@@ -329,7 +335,7 @@ BOOST_AUTO_TEST_CASE(purge_user_on_an_older_database_keeps_the_space_until_it_is
     // A's deliveries were the newest: a placeholder without id, headers, body or user keeps
     // the newest seq taken, so the next delivery cannot get a seq already applied.
     BOOST_TEST(test::rows(db, "SELECT message_id, headers, length(body) FROM inbox") ==
-               PurgeRows{"'erased:38'|'{}'|0"}, boost::test_tools::per_element());
+               PurgeRows{"'erased:" + std::to_string(kPurgePerUser) + "'|'{}'|0"}, boost::test_tools::per_element());
     // The README's conversion, with the server stopped.
     BOOST_REQUIRE(db.exec("PRAGMA auto_vacuum = INCREMENTAL"));
     BOOST_REQUIRE(db.exec("VACUUM"));
@@ -339,7 +345,8 @@ BOOST_AUTO_TEST_CASE(purge_user_on_an_older_database_keeps_the_space_until_it_is
   {
     auto db = test::open_store(path);
     // B's deliveries came after it, and were all applied.
-    BOOST_TEST(test::count(db, "deliveries WHERE seq > 38") == 38);
+    BOOST_TEST(test::count(db, "deliveries WHERE seq > " + std::to_string(kPurgePerUser)) ==
+               static_cast<int64_t>(kPurgePerUser));
     BOOST_TEST(test::count(db, "deliveries WHERE status = 'pending'") == 0);
   }
   auto given = test::run_healthhook({"purge-user", "user-b", "--database", path});
@@ -369,7 +376,7 @@ BOOST_AUTO_TEST_CASE(purge_user_after_retention_removed_every_body_leaves_no_row
          test::rows(db, "SELECT seq FROM inbox WHERE message_id LIKE 'msg-A-%' OR message_id LIKE 'fetch:A:%'")) {
       seqs_of_a.insert(std::stoll(seq));
     }
-    BOOST_REQUIRE_EQUAL(seqs_of_a.size(), std::size(kUserWebhookExamples) + std::size(kUserFetchedExamples));
+    BOOST_REQUIRE_EQUAL(seqs_of_a.size(), kPurgePerUser);
     purge_remove_every_body(db);
     before = purge_state(db);
   }
@@ -487,10 +494,13 @@ BOOST_AUTO_TEST_CASE(migration_009_fills_the_user_columns_of_an_existing_store) 
       }
     }
   }
-  // Where the body was there, the delivery's user is read from it.
+  // Where the body was there, the delivery's user is read from it (but from the almost-JSON
+  // ones, which SQL's JSON functions cannot read: purge-user reads their bodies itself).
   for (const auto& row : truth.at("delivery_outcomes")) {
     const std::string seq = row.substr(0, row.find('|'));
     if (std::find(removed.begin(), removed.end(), seq) != removed.end()) continue;
+    const std::string message_id = test::value(db, "SELECT message_id FROM inbox WHERE seq = " + seq);
+    if (message_id.ends_with("-not-utf8'") || message_id.ends_with("-trailing'")) continue;
     BOOST_TEST(test::value(db, "SELECT user_id FROM delivery_outcomes WHERE seq = " + seq) ==
                row.substr(row.find('|') + 1));
   }

@@ -91,7 +91,12 @@ inline store::NewDelivery two_users_fetched(const std::string& message_id, const
   return d;
 }
 
-// Every user example as `user`'s, message ids "msg-<tag>-…" (which name no user).
+// Deliveries per user that are almost JSON (two_users_deliveries), message ids
+// "msg-<tag>-not-utf8" and "msg-<tag>-trailing".
+inline constexpr size_t kTwoUsersAlmostJson = 2;
+
+// Every user example as `user`'s, message ids "msg-<tag>-…" (which name no user), and
+// kTwoUsersAlmostJson deliveries that are not quite JSON.
 inline std::vector<store::NewDelivery> two_users_deliveries(const std::string& user, const std::string& id_prefix,
                                                       const std::string& tag, int64_t& clock) {
   std::vector<store::NewDelivery> out;
@@ -99,6 +104,13 @@ inline std::vector<store::NewDelivery> two_users_deliveries(const std::string& u
     out.push_back(two_users_webhook("msg-" + tag + "-" + name,
                                 two_users_personalise(example_file(name), user, id_prefix), ++clock));
   }
+  // Signed but not JSON, so marked invalid, yet naming the user (rows/delivery_user.h):
+  // a byte that is not UTF-8 inside a string, and bytes after the object's end
+  // (kTwoUsersAlmostJson of them).
+  const std::string summary = two_users_personalise(example_file(kUserWebhookExamples[0]), user, id_prefix);
+  std::string bad_byte = summary.substr(0, summary.rfind('}')) + ",\"note\":\"caf\xe9\"}";
+  out.push_back(two_users_webhook("msg-" + tag + "-not-utf8", bad_byte, ++clock));
+  out.push_back(two_users_webhook("msg-" + tag + "-trailing", summary + "\n}junk", ++clock));
   for (const auto& [name, event_type] : kUserFetchedExamples) {
     const std::string base(name);
     out.push_back(two_users_fetched("fetch:" + tag + ":" + base, event_type,

@@ -386,7 +386,8 @@ BOOST_AUTO_TEST_CASE(purge_user_after_retention_leaves_no_row_of_that_user_on_ei
   BOOST_TEST(twin_must(pg->count("user-b")).total_rows() == b_rows);
   BOOST_TEST(twin_must(t.pg.query_int("SELECT count(*) FROM inbox WHERE message_id LIKE 'msg-B-%' "
                                       "OR message_id LIKE 'fetch:B:%'")).value_or(-1) ==
-             static_cast<int64_t>(std::size(test::kUserWebhookExamples) + std::size(test::kUserFetchedExamples)));
+             static_cast<int64_t>(std::size(test::kUserWebhookExamples) + std::size(test::kUserFetchedExamples) +
+                                  test::kTwoUsersAlmostJson));
 }
 
 // The user-columns migration (SQLite 009, PostgreSQL 003) on populated stores of the
