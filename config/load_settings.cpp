@@ -182,6 +182,12 @@ Result<void> validate(const Settings& s) {
   if (s.listen.rfind(':') == std::string::npos) {
     return key_error("listen", "expected HOST:PORT, got " + toml_string(s.listen));
   }
+  // The resolver would take "99999" modulo 65536, and a name ("http") from /etc/services.
+  if (const std::string_view port = std::string_view(s.listen).substr(s.listen.rfind(':') + 1);
+      port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos ||
+      std::stoul(std::string(port)) > 65535) {
+    return key_error("listen", "the port must be a number from 0 to 65535, got " + toml_string(s.listen));
+  }
   if (s.database.empty()) return key_error("database", "must not be empty");
   if (s.signing_secret_files.empty()) return key_error("signing_secret_files", "at least one file is required");
   if (s.tls.cert_file.empty() != s.tls.key_file.empty()) {

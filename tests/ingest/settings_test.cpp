@@ -95,6 +95,16 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
   BOOST_TEST(s.error().find("HEALTHHOOK_TIMESTAMP_TOLERANCE_S") != std::string::npos);
   g_env.clear();
 
+  // A port out of range or not a number (the resolver would wrap 99999 to 34463).
+  for (const char* listen : {"127.0.0.1:99999", "127.0.0.1:65536", "127.0.0.1:8080x", "127.0.0.1:", "[::1]:http"}) {
+    s = config::load_settings(std::nullopt, fake_env, {{"listen", listen}});
+    BOOST_REQUIRE(!s.ok());
+    BOOST_TEST(s.error().find("listen: the port must be a number from 0 to 65535") != std::string::npos, s.error());
+  }
+  for (const char* listen : {"127.0.0.1:65535", "[::1]:8080", ":8080", "127.0.0.1:0"}) {
+    BOOST_TEST(config::load_settings(std::nullopt, fake_env, {{"listen", listen}}).ok(), listen);
+  }
+
   s = config::load_settings(std::nullopt, fake_env, {{"synchronous", "off"}});
   BOOST_REQUIRE(!s.ok());
   BOOST_TEST(s.error().find("synchronous") != std::string::npos);
