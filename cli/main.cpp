@@ -5,6 +5,19 @@
 #include "cli/commands.h"
 #include "store/open_store.h"
 
+namespace {
+
+// --version everywhere, as --help is (spec §6): CLI11 gives every subcommand its own help
+// flag, but the version flag only to the app it is set on.
+void add_version_everywhere(CLI::App& app, const std::string& version) {
+  for (CLI::App* sub : app.get_subcommands(std::function<bool(CLI::App*)>{})) {
+    if (sub->get_option_no_throw("--version") == nullptr) sub->set_version_flag("--version", version);
+    add_version_everywhere(*sub, version);
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   hh::store::prepare_backends();  // before any command opens a store
   CLI::App app{"healthhook: self-hosted receiver for a health-data service's signed webhooks"};
@@ -32,6 +45,7 @@ int main(int argc, char** argv) {
   hh::cli::add_lab_lookup_commands(app, exit_code);
   hh::cli::add_config_command(app, exit_code);
   hh::cli::add_man_command(app, exit_code);
+  add_version_everywhere(app, "healthhook " HEALTHHOOK_VERSION);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -82,6 +82,13 @@ net::awaitable<void> refuse(Stream& stream, Response& response, const Parser& pa
 
 bool is_timeout(const beast::error_code& ec) { return ec == beast::error::timeout; }
 
+// A body Beast's parser refused as HTTP (bad chunk framing), as opposed to one the client
+// stopped sending (end of stream mid-body) or a transport failure.
+bool is_body_framing_error(const beast::error_code& ec) {
+  return ec && ec.category() == bhttp::make_error_code(bhttp::error::bad_chunk).category() &&
+         ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message && ec != bhttp::error::body_limit;
+}
+
 bool announces_body(const Parser& parser) {
   return parser.chunked() || parser.content_length().value_or(0) > 0;
 }
@@ -233,6 +240,12 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       (void)n;
       if (ec == bhttp::error::body_limit) {  // chunked bodies hit the limit while reading
         Response response = too_large(limits);
+        co_await refuse(stream, response, *parser, limits, control);
+        co_return;
+      }
+      if (is_body_framing_error(ec)) {  // e.g. a chunk size that is not hex: the client is told
+        count(limits, Refusal::bad_request);
+        Response response = refusal(Status::bad_request, "malformed request body: " + ec.message());
         co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }

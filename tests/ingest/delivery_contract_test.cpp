@@ -314,6 +314,16 @@ BOOST_AUTO_TEST_CASE(oversized_headers_are_431) {
 BOOST_AUTO_TEST_CASE(malformed_request_is_400) {
   Server s;
   BOOST_TEST(raw_exchange(s.server.port(), "NOT HTTP AT ALL\r\n\r\n", std::chrono::seconds(5)).starts_with("HTTP/1.1 400"));
+  // A chunked body whose framing is broken (a size that is not hex; a chunk without its
+  // CRLF) is answered too, not only dropped.
+  for (const std::string chunks : {"zz\r\nhello\r\n0\r\n\r\n", "5\r\nhelloXX0\r\n\r\n"}) {
+    const std::string request = "POST /webhooks HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n" +
+                                signed_looking_headers() + "\r\n" + chunks;
+    const RawReply reply = raw_exchange(s.server.port(), request, std::chrono::seconds(5));
+    BOOST_TEST(reply.starts_with("HTTP/1.1 400"), reply.received.substr(0, 60));
+    BOOST_TEST(reply.received.find("malformed request body") != std::string::npos, reply.received);
+  }
+  BOOST_TEST(s.count() == 0);
 }
 
 BOOST_AUTO_TEST_CASE(slow_clients_cannot_hold_a_connection) {
@@ -393,6 +403,16 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   auto version = run_healthhook({"--version"});
   BOOST_TEST(version.exit_code == 0);
   BOOST_TEST(version.stdout_text.find("healthhook ") == 0u);
+  // Everywhere, as --help (spec §6): the same line from every command.
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"serve"}, {"replay"}, {"capture"}, {"rebuild"}, {"query", "samples"}, {"jobs"},
+        {"sign"}, {"check-config"}, {"purge-user"}, {"forward"}}) {
+    std::vector<std::string> args = command;
+    args.push_back("--version");
+    auto answered = run_healthhook(args);
+    BOOST_TEST(answered.exit_code == 0, command.front() << ": " << answered.stderr_text);
+    BOOST_TEST(answered.stdout_text == version.stdout_text, command.front());
+  }
   auto help = run_healthhook({"serve", "--help"});
   BOOST_TEST(help.exit_code == 0);
   BOOST_TEST(help.stdout_text.find("--config") != std::string::npos);
