@@ -223,7 +223,8 @@ constexpr int64_t kMiB = 1 << 20;
 std::vector<SettingKey> make_keys() {
   return {
       string_key("listen", [](auto& s) -> auto& { return s.listen; },
-                 "Address and port the listener binds (webhooks, health, metrics, read API, console).", "HOST:PORT"),
+                 "Address and port the listener binds (webhooks, health, metrics, read API, console).",
+                 "HOST:PORT, port 0-65535"),
       string_key("database", [](auto& s) -> auto& { return s.database; },
                  "The store: a SQLite file (created on first start), or a postgresql:// URI shared by several "
                  "instances.",
