@@ -59,8 +59,6 @@ Response budget_full(const SessionLimits& limits) {
   return response;
 }
 
-// Answers a request refused before all of it was read, and has the connection dropped
-// what still arrives before it closes (lingering_close.h).
 using Parser = bhttp::request_parser<bhttp::string_body>;
 
 // What a refused request may still send: its announced body, whole (some of it may have
@@ -73,6 +71,8 @@ uint64_t may_still_arrive(const Parser& parser, const SessionLimits& limits) {
   return parser.chunked() ? limits.max_body_bytes : 0;
 }
 
+// Answers a request refused before all of it was read, and has the connection drop what
+// still arrives before it closes (lingering_close.h).
 template <typename Stream>
 net::awaitable<void> refuse(Stream& stream, Response& response, const Parser& parser, const SessionLimits& limits,
                             SessionControl& control) {
