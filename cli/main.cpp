@@ -46,6 +46,10 @@ int main(int argc, char** argv) {
   hh::cli::add_config_command(app, exit_code);
   hh::cli::add_man_command(app, exit_code);
   add_version_everywhere(app, "healthhook " HEALTHHOOK_VERSION);
+  // One line, as every other refusal on the command line (CLI11 adds a second).
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "healthhook: " + std::string(e.what()) + " (--help for the options)\n";
+  });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -20,27 +20,43 @@ std::string env_name(std::string_view key) {
   return name;
 }
 
-// Walks a TOML table; `prefix` is the dotted path of the table ("" at the top).
-Result<void> apply_table(Settings& settings, const toml::table& table, const std::string& prefix) {
+// Walks a TOML table; `prefix` is the dotted path of the table ("" at the top). A key's
+// error names the file and the key's line ("healthhook.toml:3: max_body_bytes: …"); each
+// key's line goes to `lines` (for errors found once every source is merged).
+Result<void> apply_table(Settings& settings, const toml::table& table, const std::string& prefix,
+                         const std::string& source_name, KeyLines* lines) {
   for (const auto& [raw_key, node] : table) {
     const std::string name = prefix.empty() ? std::string(raw_key.str()) : prefix + "." + std::string(raw_key.str());
     if (const auto* sub = node.as_table(); sub && !find_setting_key(name)) {
-      auto applied = apply_table(settings, *sub, name);
+      auto applied = apply_table(settings, *sub, name, source_name, lines);
       if (!applied) return applied;
       continue;
     }
+    const std::string where = source_name + ":" + std::to_string(raw_key.source().begin.line) + ": ";
     const SettingKey* key = find_setting_key(name);
-    if (!key) return key_error(name, "unknown key");
+    if (!key) return fail(where + key_error(name, "unknown key").message);
     auto applied = key->from_toml(settings, node);
-    if (!applied) return applied;
+    if (!applied) return fail(applied.error_kind(), where + applied.error());
     settings.given.insert(name);
+    if (lines) (*lines)[name] = raw_key.source().begin.line;
   }
   return {};
 }
 
+// `error` of a merged setting, prefixed with the file and line that set it when the file
+// did (and neither the environment nor a flag set it again).
+Error with_file_line(const Result<void>& error, const std::optional<std::string>& config_file,
+                     const KeyLines& lines) {
+  const std::string key = error.error().substr(0, error.error().find(": "));
+  const auto line = lines.find(key);
+  if (!config_file || line == lines.end()) return fail(error);
+  return fail(error, *config_file + ":" + std::to_string(line->second));
+}
+
 }  // namespace
 
-Result<void> apply_toml_text(Settings& settings, std::string_view text, const std::string& source_name) {
+Result<void> apply_toml_text(Settings& settings, std::string_view text, const std::string& source_name,
+                             KeyLines* lines) {
   toml::table table;
   try {
     table = toml::parse(text, source_name);
@@ -49,9 +65,7 @@ Result<void> apply_toml_text(Settings& settings, std::string_view text, const st
     return fail(source_name + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) + ": " +
                 std::string(e.description()));
   }
-  auto applied = apply_table(settings, table, "");
-  if (!applied) return fail(applied, source_name);
-  return {};
+  return apply_table(settings, table, "", source_name, lines);
 }
 
 const std::vector<std::string>& known_keys() {
@@ -66,11 +80,12 @@ const std::vector<std::string>& known_keys() {
 Result<Settings> load_settings(const std::optional<std::string>& config_file, EnvLookup environ_lookup,
                                const Overrides& flags) {
   Settings settings;
+  KeyLines lines;  // of the keys the file set, until the environment or a flag sets them again
   if (config_file) {
     std::ifstream in(*config_file, std::ios::binary);
     if (!in) return fail(*config_file + ": cannot read");
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    auto applied = apply_toml_text(settings, text, *config_file);
+    auto applied = apply_toml_text(settings, text, *config_file, &lines);
     if (!applied) return fail(applied);
     settings.base_dir = std::filesystem::absolute(*config_file).parent_path().string();
   } else {
@@ -83,6 +98,7 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
         auto applied = key.from_string(settings, value);
         if (!applied) return fail(applied.error_kind(), var + " (" + applied.error() + ")");
         settings.given.insert(std::string(key.doc.name));
+        lines.erase(std::string(key.doc.name));
       }
     }
   }
@@ -92,9 +108,10 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
     auto applied = key->from_string(settings, value);
     if (!applied) return fail(applied);
     settings.given.insert(std::string(key->doc.name));
+    lines.erase(std::string(key->doc.name));
   }
   auto valid = validate(settings);
-  if (!valid) return fail(valid);
+  if (!valid) return with_file_line(valid, config_file, lines);
   return settings;
 }
 

@@ -20,9 +20,14 @@ using EnvLookup = const char* (*)(const char*);
 Result<Settings> load_settings(const std::optional<std::string>& config_file, EnvLookup environ_lookup,
                                const Overrides& flags);
 
+// The line of each key a TOML document set, by dotted name.
+using KeyLines = std::map<std::string, int64_t>;
+
 // Applies the keys of one TOML document to `settings` (no environment, no validation).
-// `source_name` prefixes errors ("healthhook.toml:3:7: …").
-Result<void> apply_toml_text(Settings& settings, std::string_view text, const std::string& source_name);
+// `source_name` and the line prefix errors ("healthhook.toml:3:7: …" for TOML syntax,
+// "healthhook.toml:3: max_body_bytes: …" for a key); `lines`, when given, gets each key's line.
+Result<void> apply_toml_text(Settings& settings, std::string_view text, const std::string& source_name,
+                             KeyLines* lines = nullptr);
 
 // Checks ranges and combinations after loading ("threads: must be between 0 and 256").
 Result<void> validate(const Settings& settings);

@@ -1,5 +1,6 @@
 // The delivery contract of spec §2, row by row, against the real binary over 127.0.0.1.
 #include <boost/test/unit_test.hpp>
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -413,6 +414,11 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
     BOOST_TEST(answered.exit_code == 0, command.front() << ": " << answered.stderr_text);
     BOOST_TEST(answered.stdout_text == version.stdout_text, command.front());
   }
+  // A mistake on the command line is one line naming it, exit status 2.
+  auto missing = run_healthhook({"check-config", "--config", "no-such-dir/healthhook.toml"});
+  BOOST_TEST(missing.exit_code == 2);
+  BOOST_TEST(missing.stderr_text.find("no-such-dir/healthhook.toml") != std::string::npos, missing.stderr_text);
+  BOOST_TEST(std::count(missing.stderr_text.begin(), missing.stderr_text.end(), '\n') == 1, missing.stderr_text);
   auto help = run_healthhook({"serve", "--help"});
   BOOST_TEST(help.exit_code == 0);
   BOOST_TEST(help.stdout_text.find("--config") != std::string::npos);

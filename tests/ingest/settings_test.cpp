@@ -89,6 +89,24 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
   BOOST_REQUIRE(!s.ok());
   BOOST_TEST(s.error().find("d.toml:1") != std::string::npos);  // TOML syntax: file:line
 
+  // A key's error names the file and the key's line: a wrong type, an unknown key, and a
+  // value found out of range once every source is merged (unless a later source set it).
+  s = config::load_settings(dir.write("e.toml", "listen = \"127.0.0.1:8080\"\n\nmax_body_bytes = \"big\"\n"),
+                            fake_env, {});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("e.toml:3: max_body_bytes: expected an integer") != std::string::npos, s.error());
+  s = config::load_settings(dir.write("f.toml", "\nretention = 5\n"), fake_env, {});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("f.toml:2: retention: unknown key") != std::string::npos, s.error());
+  const std::string g = dir.write("g.toml", "listen = \"127.0.0.1:8080\"\n[service]\nconcurrency = 0\n");
+  s = config::load_settings(g, fake_env, {});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("g.toml:3: service.concurrency: must be between 1 and 1024") != std::string::npos,
+             s.error());
+  s = config::load_settings(g, fake_env, {{"service.concurrency", "2000"}});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().starts_with("service.concurrency: must be between 1 and 1024, got 2000"), s.error());
+
   g_env["HEALTHHOOK_TIMESTAMP_TOLERANCE_S"] = "five";
   s = config::load_settings(std::nullopt, fake_env, {});
   BOOST_REQUIRE(!s.ok());
