@@ -137,12 +137,12 @@ Result<void> OfflineReplay::add(CaptureReader& reader, const LineReport& report,
     if (!next) return fail(next);
     if (*next == CaptureReader::Next::end) break;
     if (progress) progress->update(progress_base + reader.bytes_consumed());
+    ++summary_.lines;  // every line but blank ones, malformed ones too
     if (*next == CaptureReader::Next::bad_line) {
       ++summary_.failed;
       report(reader.name(), reader.line_number(), error);
       continue;
     }
-    ++summary_.lines;
     if (r.record.body_removed) {
       ++summary_.bodies_removed;
       continue;

@@ -46,7 +46,7 @@ struct OfflineOptions {
 };
 
 struct OfflineSummary {
-  uint64_t lines = 0;       // deliveries read (blank lines not counted)
+  uint64_t lines = 0;       // lines read, malformed ones too (blank lines not counted)
   uint64_t stored = 0;
   uint64_t duplicates = 0;  // message id already in the inbox (or earlier in the files)
   uint64_t failed = 0;      // malformed lines and signature failures (not stored)

@@ -139,11 +139,11 @@ class Run {
         }
         if (*next == CaptureReader::Next::end) break;
         if (progress_) progress_->update(base + reader.bytes_consumed());
+        ++summary_.lines;  // every line but blank ones, malformed ones too
         if (*next == CaptureReader::Next::bad_line) {
           fail_line(reader.name(), reader.line_number(), error);
           continue;
         }
-        ++summary_.lines;
         if (record.body_removed) {
           ++summary_.bodies_removed;
           continue;

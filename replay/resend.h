@@ -47,7 +47,7 @@ struct ResendOptions {
 };
 
 struct ResendSummary {
-  uint64_t lines = 0;       // deliveries read
+  uint64_t lines = 0;       // lines read, malformed ones too (blank lines not counted)
   uint64_t answered = 0;    // got an HTTP answer (any status)
   uint64_t stored = 0;      // 2xx answers saying "stored"
   uint64_t duplicates = 0;  // 2xx answers saying "duplicate"
