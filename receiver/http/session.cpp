@@ -89,6 +89,15 @@ bool is_body_framing_error(const beast::error_code& ec) {
          ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message && ec != bhttp::error::body_limit;
 }
 
+// Why a head Beast refused is malformed. Beast refuses Content-Length beside chunked
+// Transfer-Encoding itself, as a "bad" field (the one that came second): named as what it is.
+std::string malformed_head_reason(const bhttp::request_header<>& head, const beast::error_code& ec) {
+  const bool both = (ec == bhttp::error::bad_content_length && head.count(bhttp::field::transfer_encoding) > 0) ||
+                    (ec == bhttp::error::bad_transfer_encoding && head.count(bhttp::field::content_length) > 0);
+  if (both) return "malformed request: Transfer-Encoding and Content-Length together";
+  return "malformed request: " + ec.message();
+}
+
 bool announces_body(const Parser& parser) {
   return parser.chunked() || parser.content_length().value_or(0) > 0;
 }
@@ -166,7 +175,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       if (ec == bhttp::error::end_of_stream || ec == net::error::operation_aborted) co_return;
       if (ec) {
         count(limits, Refusal::bad_request);
-        Response response = refusal(Status::bad_request, "malformed request: " + ec.message());
+        Response response = refusal(Status::bad_request, malformed_head_reason(parser->get(), ec));
         co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }
