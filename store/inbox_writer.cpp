@@ -157,6 +157,28 @@ void InboxWriter::run() {
   }
 }
 
+void InboxWriter::note_commit_failed(const std::string& error, size_t batch) {
+  constexpr auto kEvery = std::chrono::minutes(1);
+  const auto now = std::chrono::steady_clock::now();
+  CommitFailures& f = commit_failures_;
+  ++f.in_a_row;
+  ++f.since_logged;
+  if (f.in_a_row > 1 && now - f.logged_at < kEvery) return;
+  log::error("inbox_commit_failed")
+      .str("error", error)
+      .num("batch", static_cast<int64_t>(batch))
+      .num("failed_commits", f.since_logged);  // since the last such line (1: this one)
+  f.since_logged = 0;
+  f.logged_at = now;
+}
+
+void InboxWriter::note_commit_ok() {
+  CommitFailures& f = commit_failures_;
+  if (f.in_a_row == 0) return;
+  log::info("inbox_commit_recovered").num("failed_commits", f.in_a_row);
+  f = CommitFailures{};
+}
+
 void InboxWriter::commit_batch(std::vector<Pending>& batch) {
   std::vector<const NewDelivery*> deliveries;
   deliveries.reserve(batch.size());
@@ -173,12 +195,13 @@ void InboxWriter::commit_batch(std::vector<Pending>& batch) {
   std::vector<AppendOutcome> outcomes;
   outcomes.reserve(batch.size());
   if (!appended) {
-    log::error("inbox_commit_failed").str("error", appended.error()).num("batch", static_cast<int64_t>(batch.size()));
+    note_commit_failed(appended.error(), batch.size());
     last_disk_check_ = {};  // a full disk is the usual cause: re-check now
     outcomes.assign(batch.size(), AppendOutcome{AppendOutcome::Kind::unavailable, 0, appended.error()});
     complete(batch, outcomes);
     return;
   }
+  note_commit_ok();
   for (const Appended& result : *appended) {
     switch (result.status) {
       case AppendStatus::stored: outcomes.push_back({AppendOutcome::Kind::stored, result.seq, {}}); break;

@@ -131,6 +131,15 @@ BOOST_AUTO_TEST_CASE(at_max_database_mib_the_commit_fails_and_the_resend_is_stor
   const Filled filled = send_until_refused(client, server.secret(), 200 * 1024, 20);
   BOOST_REQUIRE_MESSAGE(!filled.refused_id.empty(), "the cap was never reached");
   BOOST_TEST(client.get("/readyz").status == 503);
+  // The service retries every refused delivery: the failures are one log line, not one each.
+  for (int i = 0; i < 5; ++i) {
+    BOOST_TEST(client.post_webhook(server.secret(), filled.refused_id, padded_delivery(200 * 1024)).status == 503);
+  }
+  size_t failure_lines = 0;
+  for (const std::string& line : server.log_lines()) {
+    failure_lines += line.find("\"event\":\"inbox_commit_failed\"") != std::string::npos ? 1 : 0;
+  }
+  BOOST_TEST(failure_lines == 1u);
   BOOST_TEST(deliveries_where(server.database()) == filled.acked);
   BOOST_TEST(integrity(server.database()) == "ok");
 
