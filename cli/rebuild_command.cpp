@@ -35,15 +35,16 @@ struct RebuildFlags {
 // The seq ranges shown; the count covers all of them.
 constexpr int64_t kRangesShown = 20;
 
-// "12 deliveries without a body (removed by retention: seq 1-10, 15, 17-18, …)", or "" when
-// there are none.
+// "12 deliveries without a body (removed by retention or an erasure: seq 1-10, 15, …)", or
+// "" when there are none. (An erasure of the newest delivery leaves a row without a body.)
 Result<std::string> bodies_missing(store::Store& store) {
   auto retention = store.open_body_retention();
   if (!retention) return fail(retention);
   auto removed = (*retention)->removed_so_far(kRangesShown);
   if (!removed) return fail(removed);
   if (removed->deliveries == 0) return std::string();
-  std::string text = std::to_string(removed->deliveries) + " deliveries without a body (removed by retention: seq ";
+  std::string text =
+      std::to_string(removed->deliveries) + " deliveries without a body (removed by retention or an erasure: seq ";
   for (size_t i = 0; i < removed->ranges.size(); ++i) {
     const store::SeqRange& range = removed->ranges[i];
     if (i > 0) text += ", ";

@@ -200,7 +200,7 @@ BOOST_AUTO_TEST_CASE(serve_removes_old_bodies_and_dedup_capture_replay_and_rebui
   // others are back, outcomes unchanged.
   auto rebuilt = test::run_healthhook({"rebuild", "--database", path});
   BOOST_TEST(rebuilt.exit_code == 0, rebuilt.stderr_text);
-  const std::string which = "20 deliveries without a body (removed by retention: seq 1-20)";
+  const std::string which = "20 deliveries without a body (removed by retention or an erasure: seq 1-20)";
   BOOST_TEST(rebuilt.stderr_text.find("rebuild: warning: " + which) != std::string::npos, rebuilt.stderr_text);
   BOOST_TEST(rebuilt.stdout_text.find("rebuild: not re-derived: " + which) != std::string::npos,
              rebuilt.stdout_text);
