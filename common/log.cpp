@@ -41,9 +41,17 @@ Line::Line(Level lvl, std::string_view event) : enabled_(lvl >= level()) {
   json::append_string(text_, event);
 }
 
+// Keys are escaped as values are: a key is not always a constant of ours (the console logs
+// an action's form field names), and an unescaped one could end the line early.
+void Line::key(std::string_view name) {
+  text_.push_back(',');
+  json::append_string(text_, name);
+  text_.push_back(':');
+}
+
 Line& Line::str(std::string_view key, std::string_view value) {
   if (enabled_) {
-    text_.append(",\"").append(key).append("\":");
+    this->key(key);
     json::append_string(text_, value);
   }
   return *this;
@@ -51,7 +59,7 @@ Line& Line::str(std::string_view key, std::string_view value) {
 
 Line& Line::num(std::string_view key, int64_t value) {
   if (enabled_) {
-    text_.append(",\"").append(key).append("\":");
+    this->key(key);
     char buf[24];
     auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
     text_.append(buf, end);
@@ -61,7 +69,7 @@ Line& Line::num(std::string_view key, int64_t value) {
 
 Line& Line::real(std::string_view key, double value) {
   if (enabled_) {
-    text_.append(",\"").append(key).append("\":");
+    this->key(key);
     json::append_number(text_, value);
   }
   return *this;

@@ -31,6 +31,7 @@ class Line {
   Line& real(std::string_view key, double value);
 
  private:
+  void key(std::string_view name);
   std::string text_;
   bool enabled_;
 };

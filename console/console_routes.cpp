@@ -216,6 +216,24 @@ http::net::awaitable<http::Response> Console::sign_out(http::Request& request) {
   co_return response;
 }
 
+namespace {
+
+// A form field logged with a console action: a name of ours' shape (lower-case letters,
+// digits, '_'), never one of the line's own keys, so the sender cannot add or replace a
+// key of the line (e.g. "event", "error").
+bool loggable_field(std::string_view name) {
+  if (name.empty() || name.size() > 32) return false;
+  for (const char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  for (const std::string_view taken : {"level", "ts", "event", "token", "session", "action", "error", "outcome"}) {
+    if (name == taken) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 http::net::awaitable<http::Response> Console::action(http::Request& request) {
   auto caller = caller_of(request);  // checked before the body; the session may have ended since
   if (!caller || caller->session.role != Role::admin) co_return console_error(Status::forbidden, "not an admin session");
@@ -228,7 +246,7 @@ http::net::awaitable<http::Response> Console::action(http::Request& request) {
   auto line = log::info("console_action");
   line.str("token", role_name(caller->session.role)).str("session", caller->session.tag).str("action", action.name);
   for (const auto& [name, value] : action.fields) {
-    if (name.size() <= 32 && value.size() <= 128) line.str(name, value);
+    if (loggable_field(name) && value.size() <= 128) line.str(name, value);
   }
   // (An awaited value must be default-constructible: Result is not.)
   auto outcome = co_await http::run_off_io(pool_, [this, &action] {

@@ -170,6 +170,17 @@ BOOST_AUTO_TEST_CASE(actions_need_an_admin_session_and_its_csrf_token) {
   const HttpResponse done = client.request("POST", target, "", good);
   BOOST_TEST(done.status == 200, done.body);
   BOOST_TEST(server.wait_for_log("\"event\":\"console_action\",\"token\":\"admin\"", std::chrono::seconds(5)));
+  // Field names are the sender's: one that would end the line, or take a key of the line,
+  // is left out of it; every line stays one JSON object.
+  const HttpResponse odd = client.request(
+      "POST", target, "a%0A%7B%22event%22%3A%22injected%22%7D=1&event=forged&error=none&note_1=kept", good);
+  BOOST_TEST(odd.status == 200, odd.body);
+  BOOST_TEST(server.wait_for_log("\"note_1\":\"kept\"", std::chrono::seconds(5)));
+  for (const std::string& line : server.log_lines()) {
+    BOOST_TEST((line.starts_with("{\"level\":") && line.ends_with("}")), line);
+    BOOST_TEST(line.find("injected") == std::string::npos, line);
+    BOOST_TEST(line.find("forged") == std::string::npos, line);
+  }
 
   // Signing out ends the session: its cookie and CSRF token no longer work.
   BOOST_TEST(client.request("POST", "/console/sign-out", "", good).status == 204);
