@@ -116,6 +116,7 @@ void Console::mount(http::Router& router) {
       co_return response;
     };
   };
+  router.decorate_prefix("/console", add_security_headers);  // its 404s and 405s too
   router.add(http::bhttp::verb::get, "/console", [](http::Request&) -> http::net::awaitable<http::Response> {
     http::Response response = http::text_response(Status::permanent_redirect, "", "text/plain");
     response.set(field::location, kPrefix);

@@ -10,6 +10,17 @@ void Router::add_prefix(bhttp::verb method, std::string prefix, Endpoint endpoin
   routes_.push_back({method, std::move(prefix), true, std::move(endpoint), {}});
 }
 
+void Router::decorate_prefix(std::string prefix, std::function<void(Response&)> decorate) {
+  decorators_.emplace_back(std::move(prefix), std::move(decorate));
+}
+
+Response Router::decorated(std::string_view path, Response response) const {
+  for (const auto& [prefix, decorate] : decorators_) {
+    if (path.starts_with(prefix)) decorate(response);
+  }
+  return response;
+}
+
 std::optional<Response> Router::check_head(const RequestHead& head) const {
   const Route* route = find(head.method(), path_of(head.target()), nullptr);
   if (!route || !route->check) return std::nullopt;
@@ -46,10 +57,11 @@ net::awaitable<Response> Router::handle(Request& request) const {
   std::string allowed;
   const Route* route = find(request.method(), path_of(request.target()), &allowed);
   if (route) co_return co_await route->endpoint(request);
-  if (allowed.empty()) co_return error_response(Status::not_found, "no such path");
+  const std::string_view path = path_of(request.target());
+  if (allowed.empty()) co_return decorated(path, error_response(Status::not_found, "no such path"));
   Response response = error_response(Status::method_not_allowed, "method not allowed; allowed: " + allowed);
   response.set(bhttp::field::allow, allowed);
-  co_return response;
+  co_return decorated(path, std::move(response));
 }
 
 }  // namespace hh::http

@@ -25,6 +25,9 @@ class Router {
   void add(bhttp::verb method, std::string path, Endpoint endpoint, HeadCheck check = {});
   // Every path starting with `prefix` (e.g. "/v1/").
   void add_prefix(bhttp::verb method, std::string prefix, Endpoint endpoint);
+  // Headers the router's own answers (404, 405) get for paths starting with `prefix`, as
+  // the endpoints there give theirs (the console's security headers on every answer).
+  void decorate_prefix(std::string prefix, std::function<void(Response&)> decorate);
 
   // What the router would do with a request line, known before the body is read: lets
   // the session refuse a wrong method/path or an oversized body without reading it.
@@ -50,7 +53,9 @@ class Router {
     HeadCheck check;
   };
   const Route* find(bhttp::verb method, std::string_view path, std::string* allowed) const;
+  Response decorated(std::string_view path, Response response) const;
   std::vector<Route> routes_;
+  std::vector<std::pair<std::string, std::function<void(Response&)>>> decorators_;
 };
 
 }  // namespace hh::http

@@ -103,6 +103,15 @@ BOOST_AUTO_TEST_CASE(without_a_session_only_the_sign_in_page_loads) {
   }
   // A made-up cookie is no session.
   BOOST_TEST(client.get("/console/api/session", {{"Cookie", "hh_console=" + std::string(43, 'A')}}).status == 401);
+  // The router's own answers under /console/ carry the same headers (405: no such method).
+  for (const auto& [method, target] : {std::pair{"POST", "/console/v1/forwarding"}, std::pair{"OPTIONS", "/console/"},
+                                       std::pair{"DELETE", "/console/api/session"}}) {
+    HttpClient fresh(server.port());  // the 405 closes its connection
+    const HttpResponse refused = fresh.request(method, target, "", {});
+    BOOST_TEST(refused.status == 405, method << " " << target);
+    BOOST_TEST(refused.header("x-frame-options") == "DENY", method << " " << target);
+    BOOST_TEST(!refused.header("content-security-policy").empty(), method << " " << target);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(each_token_signs_in_as_its_role_and_a_wrong_one_is_counted) {
