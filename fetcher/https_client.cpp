@@ -302,9 +302,13 @@ net::awaitable<FetchResult> HttpsClient::perform_within(Method method, const std
     }
     if (impl_->close_generation != generation) co_return cancelled();
     // A kept-alive connection the server closed meanwhile fails before any byte of the
-    // response: that request most likely never reached the server, so one more try is safe
-    // for a GET.
-    if (retry_stale && !outcome.ok() && reused && outcome.nothing_received() && round == 0) continue;
+    // response, closed or reset: that request most likely never reached the server, so one
+    // more try is safe for a GET. Not after a timeout: the server has it and is slow, and a
+    // second copy would cost it twice and the job twice the deadline, uncounted.
+    if (retry_stale && reused && outcome.failure == http_client::Failure::transport && outcome.nothing_received() &&
+        round == 0) {
+      continue;
+    }
     if (result.failure == FetchFailure::none && connection->reusable()) {
       give_back(std::move(connection));
     } else {

@@ -364,6 +364,22 @@ BOOST_AUTO_TEST_CASE(an_idle_connection_the_server_closed_is_replaced_without_a_
   BOOST_TEST(service.connections_accepted() == 2u);
 }
 
+// A slow service on a kept-alive connection: one request, one failed attempt, not a
+// second copy sent at once on a new connection (only a connection the server closed is
+// replaced so).
+BOOST_AUTO_TEST_CASE(a_stall_on_a_kept_alive_connection_is_one_request) {
+  test::FetcherFixture f;
+  fake::FakeService service;
+  auto fetcher = f.make_fetcher(f.settings_for(service), test::kApiKey, std::chrono::seconds(1));
+  f.queue_stream_job("w-0");
+  BOOST_TEST(kind_of(fetcher->run_due_now().at(0)) == "done");  // leaves the connection idle
+  service.inject(kPath, fault_of(Fault::Kind::stall_head, std::chrono::seconds(3)));
+  const int64_t slow = f.queue_stream_job("w-1");
+  BOOST_TEST(kind_of(fetcher->run_due_now().at(0)) == "retry");
+  BOOST_TEST(service.request_count(kPath) == 1u);  // kPath is w-1's
+  BOOST_TEST(f.job(slow).attempts == 1);
+}
+
 BOOST_AUTO_TEST_CASE(no_more_than_concurrency_requests_at_once) {
   test::FetcherFixture f;
   fake::FakeService service;

@@ -237,9 +237,7 @@ BOOST_AUTO_TEST_CASE(the_provider_list_syncs_through_faults_without_holding_up_p
   fake::Fault slow;
   slow.kind = fake::Fault::Kind::stall_head;
   slow.stall = 60s;  // far past read_timeout_s
-  // Twice: a request on a kept-alive connection that got no answer is sent once more on a
-  // new one (https_client.h).
-  service.inject(kProvidersPath, slow, 2);
+  service.inject(kProvidersPath, slow);
   fake::Fault unavailable;
   unavailable.kind = fake::Fault::Kind::status;
   unavailable.status = 503;
