@@ -91,7 +91,9 @@ Result<Secrets> load_secrets(const Settings& settings) {
     const std::string where = "forward[" + std::to_string(i) + "].secret_file";
     if (!secret) return fail(secret, where);
     // Checked now, not when the first message is signed (the secret itself is never shown).
-    if (!is_signing_secret(*secret)) {
+    // The prefix is required here (a signing secret may be the base64 alone, as the service
+    // shows some): ours are made with it, and any short word is valid base64.
+    if (!secret->starts_with("whsec_") || !is_signing_secret(*secret)) {
       return fail(where + " " + file + ": not a whsec_ secret (\"whsec_\" and base64; make one with "
                   "echo \"whsec_$(head -c 32 /dev/urandom | base64)\")");
     }

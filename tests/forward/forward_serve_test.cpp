@@ -1047,7 +1047,8 @@ BOOST_AUTO_TEST_CASE(a_malformed_forward_secret_is_refused_at_start) {
   test::TempDir dir;
   dir.write("secret", test::random_secret() + "\n");
   const std::string base = "listen = \"127.0.0.1:0\"\ndatabase = \"healthhook.db\"\nsigning_secret_files = [\"secret\"]\n";
-  for (const std::string bad : {"whsec_not base64!", "whsec_", "hunter2-is-not-a-secret"}) {
+  // "notwhsec" is valid base64: without the prefix it is refused all the same.
+  for (const std::string bad : {"whsec_not base64!", "whsec_", "hunter2-is-not-a-secret", "notwhsec"}) {
     dir.write("fsecret", bad + "\n");
     dir.write("healthhook.toml", base + "[[forward]]\nurl = \"https://b.example/hooks\"\nsecret_file = \"fsecret\"\n");
     auto checked = test::run_healthhook({"check-config", "--config", dir.file("healthhook.toml")});
