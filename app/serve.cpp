@@ -93,6 +93,13 @@ ServeExit serve(const config::Settings& settings, const ServeHooks& hooks) {
   if (auto risk = store::plaintext_risk(settings.database, std::getenv("PGSSLMODE"), std::getenv("PGHOST"))) {
     log::warn("database_plaintext_risk").str("detail", *risk);
   }
+  // A password in the URI is in the configuration, the environment or the command line
+  // (visible to `ps`), where secrets never go: database_password_file is the place.
+  if (!store::credentials_in(settings.database).empty()) {
+    log::warn("database_password_in_uri")
+        .str("detail", "the database URI holds a password; give it in database_password_file instead (a file or "
+                       "a systemd credential), as every other secret");
+  }
   // Request bodies of 1 MiB and more get pages of their own, given back to the system when
   // freed. glibc otherwise raises its mmap threshold to the largest block freed so far, and
   // serves later large bodies from heap pages that stay resident after use: the process

@@ -47,6 +47,16 @@ Result<pg::Connection> connect(const Database& database) {
   // writes, nothing in a dump, and a server without lz4 (built without it, or before 14)
   // refuses it and keeps pglz. Values stored either way read back alike.
   (void)db->set_session("SET default_toast_compression = lz4");
+  // A role that may use no schema of its search_path sees no table at all: said as such,
+  // not as an empty database or a failed CREATE.
+  auto schema = db->query("SELECT current_schema() IS NULL, current_user, current_setting('search_path')");
+  if (!schema) return fail(schema);
+  if (schema->boolean(0, 0)) {
+    const std::string role(schema->text(0, 1));
+    return fail(ErrorKind::other, "PostgreSQL: role " + role + " may use no schema of its search_path (" +
+                                      std::string(schema->text(0, 2)) + "): GRANT USAGE, CREATE ON SCHEMA public TO " +
+                                      role + " (or give the role a schema of its own)");
+  }
   return db;
 }
 

@@ -164,6 +164,15 @@ BOOST_AUTO_TEST_CASE(check_config_and_serve_warn_of_a_plain_text_database_connec
        "127.0.0.1:0"});
   BOOST_TEST(serve.exit_code != 0);
   BOOST_TEST(serve.stderr_text.find("\"database_plaintext_risk\"") != std::string::npos, serve.stderr_text);
+  BOOST_TEST(serve.stderr_text.find("database_password_in_uri") == std::string::npos, serve.stderr_text);
+  // A password in the URI: said (never shown), since it is where secrets never go.
+  auto passworded = test::run_healthhook(
+      {"serve", "--config",
+       location_config(dir, "postgresql://hh:s3cr3t@10.255.255.1/hh?sslmode=verify-full&connect_timeout=1"),
+       "--listen", "127.0.0.1:0"});
+  BOOST_TEST(passworded.exit_code != 0);
+  BOOST_TEST(passworded.stderr_text.find("\"database_password_in_uri\"") != std::string::npos, passworded.stderr_text);
+  BOOST_TEST(passworded.stderr_text.find("s3cr3t") == std::string::npos, passworded.stderr_text);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -10,6 +10,7 @@
 #include <future>
 #include <thread>
 
+#include "store/open_readers.h"
 #include "store/postgres/database.h"
 #include "store/postgres/migrations.h"
 #include "tests/fake_service/test_certificates.h"
@@ -239,6 +240,29 @@ BOOST_AUTO_TEST_CASE(the_password_comes_from_beside_the_uri_and_a_wrong_one_is_r
   BOOST_TEST(wrong.error().find("battery") == std::string::npos, wrong.error());
   auto none = store::connect({as_passworded, ""});
   BOOST_TEST(!none);
+}
+
+// A role that may use no schema on its search_path sees no table: said so, with the grant,
+// not taken for an empty database (a reader) or shown as a failed CREATE (serve).
+BOOST_AUTO_TEST_CASE(a_role_without_a_usable_schema_is_told_which_grant_it_needs) {
+  test::PostgresCluster& cluster = test::PostgresCluster::shared();
+  const std::string uri = cluster.fresh_database();
+  BOOST_REQUIRE(store::connect_migrated({uri, ""}));
+  cluster.psql("postgres", "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'schemaless') THEN "
+                           "CREATE ROLE schemaless LOGIN; END IF; END $$");
+  const std::string database = uri.substr(std::string("postgresql:///").size(),
+                                          uri.find('?') - std::string("postgresql:///").size());
+  cluster.psql(database, "REVOKE ALL ON SCHEMA public FROM PUBLIC");
+  std::string as_schemaless = uri;
+  as_schemaless.replace(as_schemaless.find("user=healthhook"), 15, "user=schemaless");
+  auto refused = store::connect({as_schemaless, ""});
+  BOOST_REQUIRE(!refused);
+  BOOST_TEST(refused.error().find("role schemaless may use no schema") != std::string::npos, refused.error());
+  BOOST_TEST(refused.error().find("GRANT USAGE, CREATE ON SCHEMA public TO schemaless") != std::string::npos,
+             refused.error());
+  auto reader = store::open_read_store(store::Database{as_schemaless, ""});
+  BOOST_REQUIRE(!reader);
+  BOOST_TEST(reader.error().find("may use no schema") != std::string::npos, reader.error());
 }
 
 BOOST_AUTO_TEST_CASE(tls_to_the_database_when_the_uri_asks_for_it) {
