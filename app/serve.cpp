@@ -95,7 +95,7 @@ ServeExit serve(const config::Settings& settings, const ServeHooks& hooks) {
   }
   // A password in the URI is in the configuration, the environment or the command line
   // (visible to `ps`), where secrets never go: database_password_file is the place.
-  if (!store::credentials_in(settings.database).empty()) {
+  if (store::uri_holds_password(settings.database)) {
     log::warn("database_password_in_uri")
         .str("detail", "the database URI holds a password; give it in database_password_file instead (a file or "
                        "a systemd credential), as every other secret");

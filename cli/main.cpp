@@ -11,7 +11,9 @@ namespace {
 // flag, but the version flag only to the app it is set on.
 void add_version_everywhere(CLI::App& app, const std::string& version) {
   for (CLI::App* sub : app.get_subcommands(std::function<bool(CLI::App*)>{})) {
-    if (sub->get_option_no_throw("--version") == nullptr) sub->set_version_flag("--version", version);
+    if (sub->get_option_no_throw("--version") == nullptr) {
+      sub->set_version_flag(sub->get_option_no_throw("-V") == nullptr ? "-V,--version" : "--version", version);
+    }
     add_version_everywhere(*sub, version);
   }
 }

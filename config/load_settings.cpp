@@ -20,6 +20,21 @@ std::string env_name(std::string_view key) {
   return name;
 }
 
+// "file:line: " for `error` of key `name`: the line of the array element the error names
+// ("forward[2].url: …": toml++ gives every [[forward]] block the first one's key), else the key's.
+std::string line_of_element(const std::string& source_name, const std::string& name, const toml::node& node,
+                            const std::string& error) {
+  int64_t line = node.source().begin.line;
+  if (const auto* array = node.as_array(); array && error.starts_with(name + "[")) {
+    size_t index = 0;
+    const char* digits = error.data() + name.size() + 1;
+    if (std::from_chars(digits, error.data() + error.size(), index).ec == std::errc() && index < array->size()) {
+      line = (*array)[index].source().begin.line;
+    }
+  }
+  return source_name + ":" + std::to_string(line) + ": ";
+}
+
 // Walks a TOML table; `prefix` is the dotted path of the table ("" at the top). A key's
 // error names the file and the key's line ("healthhook.toml:3: max_body_bytes: …"); each
 // key's line goes to `lines` (for errors found once every source is merged).
@@ -36,9 +51,18 @@ Result<void> apply_table(Settings& settings, const toml::table& table, const std
     const SettingKey* key = find_setting_key(name);
     if (!key) return fail(where + key_error(name, "unknown key").message);
     auto applied = key->from_toml(settings, node);
-    if (!applied) return fail(applied.error_kind(), where + applied.error());
+    if (!applied) {
+      return fail(applied.error_kind(), line_of_element(source_name, name, node, applied.error()) + applied.error());
+    }
     settings.given.insert(name);
-    if (lines) (*lines)[name] = raw_key.source().begin.line;
+    if (lines) {
+      (*lines)[name] = raw_key.source().begin.line;
+      if (const auto* array = node.as_array()) {  // [[forward]] blocks: each its own line
+        for (size_t i = 0; i < array->size(); ++i) {
+          (*lines)[name + "[" + std::to_string(i) + "]"] = (*array)[i].source().begin.line;
+        }
+      }
+    }
   }
   return {};
 }
@@ -48,7 +72,8 @@ Result<void> apply_table(Settings& settings, const toml::table& table, const std
 Error with_file_line(const Result<void>& error, const std::optional<std::string>& config_file,
                      const KeyLines& lines) {
   const std::string key = error.error().substr(0, error.error().find(": "));
-  const auto line = lines.find(key);
+  auto line = lines.find(key);
+  if (line == lines.end() && key.find(']') != std::string::npos) line = lines.find(key.substr(0, key.find(']') + 1));
   if (!config_file || line == lines.end()) return fail(error);
   return fail(error, *config_file + ":" + std::to_string(line->second));
 }

@@ -93,7 +93,11 @@ Result<Secrets> load_secrets(const Settings& settings) {
     // Checked now, not when the first message is signed (the secret itself is never shown).
     // The prefix is required here (a signing secret may be the base64 alone, as the service
     // shows some): ours are made with it, and any short word is valid base64.
-    if (!secret->starts_with("whsec_") || !is_signing_secret(*secret)) {
+    if (!secret->starts_with("whsec_") && is_signing_secret(*secret)) {
+      return fail(where + " " + file + ": not a whsec_ secret: put \"whsec_\" in front of it (the key stays the "
+                  "same, and so does what the backend verifies with)");
+    }
+    if (!is_signing_secret(*secret)) {
       return fail(where + " " + file + ": not a whsec_ secret (\"whsec_\" and base64; make one with "
                   "echo \"whsec_$(head -c 32 /dev/urandom | base64)\")");
     }

@@ -345,4 +345,26 @@ Error no_backend(DatabaseKind kind) {
   return fail(ErrorKind::unavailable, "database: this part of healthhook does not run on " + std::string(name) + " yet");
 }
 
+bool uri_holds_password(std::string_view database) {
+  size_t scheme = database.find("://");
+  if (scheme == std::string_view::npos) return false;
+  const std::string_view rest = database.substr(scheme + 3);
+  // The authority ends at the first '/' or '?': a password with those in it goes unnoticed
+  // (a warning, not a check), a '@' in the query is never taken for one.
+  const std::string_view authority = rest.substr(0, rest.find_first_of("/?"));
+  if (const size_t at = authority.rfind('@'); at != std::string_view::npos &&
+                                              authority.substr(0, at).find(':') != std::string_view::npos) {
+    return true;
+  }
+  const size_t query = rest.find('?');
+  if (query == std::string_view::npos) return false;
+  for (std::string_view params = rest.substr(query + 1); !params.empty();) {
+    const size_t amp = params.find('&');
+    if (params.substr(0, amp).starts_with("password=")) return true;
+    if (amp == std::string_view::npos) break;
+    params.remove_prefix(amp + 1);
+  }
+  return false;
+}
+
 }  // namespace hh::store

@@ -45,6 +45,11 @@ std::string loggable_location(std::string_view database);
 // password file's), for redact_credentials().
 std::vector<std::string> credentials_in(std::string_view database, std::string_view password = {});
 
+// True when a postgresql:// URI holds a password: "user:password@" before the host, or a
+// password= parameter (what database_password_file is for). Never wrong the other way
+// round for a URI without one (a user or a database name with '@' in the query is none).
+bool uri_holds_password(std::string_view database);
+
 // `text` (e.g. libpq's error message, which may quote a part of the URI it could not read)
 // with every credential replaced by "***": each of `credentials`, and any quoted token that
 // is part of one.

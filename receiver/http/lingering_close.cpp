@@ -31,7 +31,8 @@ net::awaitable<void> drop_what_still_arrives(Stream& stream, uint64_t at_most, D
   if (control.table) control.table->idle(control);  // ... and it may make room
   if (stopping.load()) co_return;
   transport.expires_after(kLingerTime);  // once: the whole linger, not per read
-  constexpr size_t kDropBufferBytes = 64 * 1024;
+  // Small: up to max_connections of these may wait at once, outside the body budget.
+  constexpr size_t kDropBufferBytes = 16 * 1024;
   const auto dropped = std::make_unique_for_overwrite<char[]>(kDropBufferBytes);
   for (uint64_t total = 0; total < at_most && !stopping.load();) {  // a stop's cancel may have come between reads
     const size_t want = static_cast<size_t>(std::min<uint64_t>(kDropBufferBytes, at_most - total));

@@ -9,7 +9,7 @@
 // attacker cannot stretch:
 //   - per connection, the bytes the refused request announced (its Content-Length, or
 //     max_body_bytes when chunked; none when its head failed before a length) plus
-//     kLingerSlack, at most kLingerBytes, dropped through one 64 KiB buffer (no memory
+//     kLingerSlack, at most kLingerBytes, dropped through one 16 KiB buffer (no memory
 //     grows with them), and kLingerTime in all;
 //   - per listener, DropAllowance: bytes a second read only to be dropped, charged read by
 //     read. A connection whose read finds it spent is closed at once, as before: a flood of

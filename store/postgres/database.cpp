@@ -49,13 +49,15 @@ Result<pg::Connection> connect(const Database& database) {
   (void)db->set_session("SET default_toast_compression = lz4");
   // A role that may use no schema of its search_path sees no table at all: said as such,
   // not as an empty database or a failed CREATE.
-  auto schema = db->query("SELECT current_schema() IS NULL, current_user, current_setting('search_path')");
+  auto schema =
+      db->query("SELECT current_schema() IS NULL, quote_ident(current_user), current_setting('search_path')");
   if (!schema) return fail(schema);
   if (schema->boolean(0, 0)) {
-    const std::string role(schema->text(0, 1));
+    const std::string role(schema->text(0, 1));  // quoted as a GRANT needs it
     return fail(ErrorKind::other, "PostgreSQL: role " + role + " may use no schema of its search_path (" +
-                                      std::string(schema->text(0, 2)) + "): GRANT USAGE, CREATE ON SCHEMA public TO " +
-                                      role + " (or give the role a schema of its own)");
+                                      std::string(schema->text(0, 2)) + "): GRANT USAGE ON SCHEMA public TO " + role +
+                                      " (and CREATE, for the role serve runs as), or give the role a schema of "
+                                      "its own");
   }
   return db;
 }

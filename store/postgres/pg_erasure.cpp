@@ -39,15 +39,16 @@ Result<pg::Rows> pgerase_run(pg::Connection& db, const std::string& sql, std::st
   return db.query(sql, pg::Params().add(user_id));
 }
 
-// Inbox rows no column names the user of (no outcome, or one with no user; no removed-body
-// record), read to find the user's among them (sqlite_erasure.cpp says why these and only
+// Inbox rows no column names the user of (no outcome, or an invalid one with no user; no
+// removed-body record), read to find the user's among them (sqlite_erasure.cpp says why these and only
 // these). The server sends only rows that can name them: those holding
 // the user id's bytes, or a backslash (a JSON escape could spell the id otherwise); a few
 // at a time with bodies in binary (no hex text), so memory stays bounded whatever the
 // backlog: kPgerasePendingBatch rows of at most max_body_bytes each.
 constexpr std::string_view kPgerasePendingSql =
     "SELECT seq, origin, headers, body FROM inbox AS i WHERE seq > $2 "
-    "AND NOT EXISTS (SELECT 1 FROM delivery_outcomes AS o WHERE o.seq = i.seq AND o.user_id IS NOT NULL) "
+    "AND NOT EXISTS (SELECT 1 FROM delivery_outcomes AS o WHERE o.seq = i.seq "
+    "AND (o.user_id IS NOT NULL OR o.status <> 'invalid')) "
     "AND NOT EXISTS (SELECT 1 FROM removed_bodies AS r WHERE r.seq = i.seq) AND (strpos(headers, $1) > 0 "
     "OR strpos(headers, '\\') > 0 OR position(convert_to($1, 'UTF8') IN body) > 0 "
     "OR position('\\x5c'::bytea IN body) > 0) ORDER BY seq LIMIT $3";

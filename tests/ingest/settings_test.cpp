@@ -103,6 +103,18 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
   BOOST_REQUIRE(!s.ok());
   BOOST_TEST(s.error().find("g.toml:3: service.concurrency: must be between 1 and 1024") != std::string::npos,
              s.error());
+  // In the second [[forward]] block: that block's line, not the first's.
+  s = config::load_settings(dir.write("k.toml", "[[forward]]\nurl = \"https://a.example/x\"\nsecret_file = \"s\"\n"
+                                                "\n[[forward]]\nurl = 5\nsecret_file = \"s\"\n"),
+                            fake_env, {});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("k.toml:5: forward[1].url: expected a string") != std::string::npos, s.error());
+  s = config::load_settings(dir.write("l.toml", "listen = \"127.0.0.1:8080\"\n[[forward]]\n"
+                                                "url = \"https://a.example/x\"\nsecret_file = \"s\"\n[[forward]]\n"
+                                                "url = \"ftp://b\"\nsecret_file = \"s\"\n"),
+                            fake_env, {});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("l.toml:5: forward[1].url:") != std::string::npos, s.error());
   s = config::load_settings(g, fake_env, {{"service.concurrency", "2000"}});
   BOOST_REQUIRE(!s.ok());
   BOOST_TEST(s.error().starts_with("service.concurrency: must be between 1 and 1024, got 2000"), s.error());

@@ -258,7 +258,7 @@ BOOST_AUTO_TEST_CASE(a_role_without_a_usable_schema_is_told_which_grant_it_needs
   auto refused = store::connect({as_schemaless, ""});
   BOOST_REQUIRE(!refused);
   BOOST_TEST(refused.error().find("role schemaless may use no schema") != std::string::npos, refused.error());
-  BOOST_TEST(refused.error().find("GRANT USAGE, CREATE ON SCHEMA public TO schemaless") != std::string::npos,
+  BOOST_TEST(refused.error().find("GRANT USAGE ON SCHEMA public TO schemaless") != std::string::npos,
              refused.error());
   auto reader = store::open_read_store(store::Database{as_schemaless, ""});
   BOOST_REQUIRE(!reader);
@@ -285,6 +285,18 @@ BOOST_AUTO_TEST_CASE(tls_to_the_database_when_the_uri_asks_for_it) {
   BOOST_TEST(!wrong_ca);
   BOOST_TEST(wrong_ca.error().find("certificate") != std::string::npos, wrong_ca.error());
   BOOST_TEST(!store::connect({base + "?sslmode=disable", ""}));
+}
+
+BOOST_AUTO_TEST_CASE(a_password_in_the_uri_is_told_apart_from_an_at_sign_elsewhere) {
+  for (const char* with : {"postgresql://app:s3cret@db:5432/hh", "postgres://app:@db/hh",
+                           "postgresql://db/hh?sslmode=require&password=s3cret", "postgresql:///hh?password=x"}) {
+    BOOST_TEST(store::uri_holds_password(with), with);
+  }
+  for (const char* without : {"postgresql://app@db/hh", "postgresql://db:5432?sslrootcert=/etc/ca.pem&user=me@corp",
+                              "postgresql:///hh?host=/run&user=app", "postgresql://db/hh?sslpassword=k",
+                              "healthhook.db", "postgresql://db/h@sh"}) {
+    BOOST_TEST(!store::uri_holds_password(without), without);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_location_shown_in_a_message_has_no_password) {
