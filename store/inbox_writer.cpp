@@ -157,28 +157,6 @@ void InboxWriter::run() {
   }
 }
 
-void InboxWriter::note_commit_failed(const std::string& error, size_t batch) {
-  constexpr auto kEvery = std::chrono::minutes(1);
-  const auto now = std::chrono::steady_clock::now();
-  CommitFailures& f = commit_failures_;
-  ++f.in_a_row;
-  ++f.since_logged;
-  if (f.in_a_row > 1 && now - f.logged_at < kEvery) return;
-  log::error("inbox_commit_failed")
-      .str("error", error)
-      .num("batch", static_cast<int64_t>(batch))
-      .num("failed_commits", f.since_logged);  // since the last such line (1: this one)
-  f.since_logged = 0;
-  f.logged_at = now;
-}
-
-void InboxWriter::note_commit_ok() {
-  CommitFailures& f = commit_failures_;
-  if (f.in_a_row == 0) return;
-  log::info("inbox_commit_recovered").num("failed_commits", f.in_a_row);
-  f = CommitFailures{};
-}
-
 void InboxWriter::commit_batch(std::vector<Pending>& batch) {
   std::vector<const NewDelivery*> deliveries;
   deliveries.reserve(batch.size());
@@ -195,13 +173,13 @@ void InboxWriter::commit_batch(std::vector<Pending>& batch) {
   std::vector<AppendOutcome> outcomes;
   outcomes.reserve(batch.size());
   if (!appended) {
-    note_commit_failed(appended.error(), batch.size());
+    commit_failures_.failed(appended.error(), batch.size());
     last_disk_check_ = {};  // a full disk is the usual cause: re-check now
     outcomes.assign(batch.size(), AppendOutcome{AppendOutcome::Kind::unavailable, 0, appended.error()});
     complete(batch, outcomes);
     return;
   }
-  note_commit_ok();
+  commit_failures_.succeeded();
   for (const Appended& result : *appended) {
     switch (result.status) {
       case AppendStatus::stored: outcomes.push_back({AppendOutcome::Kind::stored, result.seq, {}}); break;
@@ -220,10 +198,11 @@ void InboxWriter::commit_batch(std::vector<Pending>& batch) {
   commit_sync_->after_commit([this, covered, pending = std::move(batch), outcomes = std::move(outcomes)](
                               bool synced, const std::string& error) mutable {
     if (synced) {
+      sync_failures_.succeeded();
       mark_durable(covered);
     } else {
       // Committed but maybe not on disk: no 2xx (wal_sync.h: why it stays so).
-      log::error("inbox_sync_failed").str("error", error).num("batch", static_cast<int64_t>(pending.size()));
+      sync_failures_.failed(error, pending.size());
       outcomes.assign(pending.size(), AppendOutcome{AppendOutcome::Kind::unavailable, 0, error});
     }
     complete(pending, outcomes);

@@ -28,6 +28,7 @@
 #include "store/background_work.h"
 #include "store/durability.h"
 #include "store/inbox.h"
+#include "store/repeated_failure_log.h"
 
 namespace hh::store {
 
@@ -122,8 +123,6 @@ class InboxWriter {
   // On the sync thread: every row up to `seq` is on disk; background work may apply them.
   void mark_durable(int64_t seq);
   void check_disk();
-  void note_commit_failed(const std::string& error, size_t batch);
-  void note_commit_ok();
 
   Inbox& inbox_;
   const WriterOptions options_;
@@ -145,14 +144,10 @@ class InboxWriter {
   std::atomic<bool> last_commit_ok_{true};
   std::atomic<bool> disk_low_{false};
   std::chrono::steady_clock::time_point last_disk_check_{};
-  // Writer thread: commits failing in a row (a full disk, max_database_mib). The first is
-  // logged, then one line a minute with the count, then one when a commit succeeds again:
-  // the service retries every refused delivery, and a line each would flood the journal.
-  struct CommitFailures {
-    int64_t in_a_row = 0;
-    int64_t since_logged = 0;
-    std::chrono::steady_clock::time_point logged_at{};
-  } commit_failures_;
+  // Commits failing in a row (a full disk, max_database_mib: writer thread) and WAL syncs
+  // (the sync thread): a few log lines while it lasts, not one per batch.
+  RepeatedFailureLog commit_failures_{"inbox_commit_failed", "inbox_commit_recovered"};
+  RepeatedFailureLog sync_failures_{"inbox_sync_failed", "inbox_sync_recovered"};
   Stats stats_;
   std::thread thread_;
 };

@@ -4,6 +4,12 @@
 // real disk cannot be made to fail one here.
 #include <boost/test/unit_test.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <optional>
+
 #include "store/sqlite/database.h"
 #include "store/inbox_writer.h"
 #include "store/sqlite/sqlite_inbox.h"
@@ -60,8 +66,24 @@ struct FailingSyncServer {
 
 }  // namespace
 
+// This process's stderr (where log lines go) into a file while it lives.
+struct StderrToFile {
+  explicit StderrToFile(const std::string& path)
+      : saved(::dup(2)), file(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600)) {
+    ::dup2(file, 2);
+  }
+  ~StderrToFile() {
+    ::dup2(saved, 2);
+    ::close(saved);
+    ::close(file);
+  }
+  int saved, file;
+};
+
 BOOST_AUTO_TEST_CASE(a_failed_wal_sync_is_503_and_readyz_names_it_until_a_restart) {
   FailingSyncServer s;
+  const std::string log_file = s.dir.file("stderr.log");
+  std::optional<StderrToFile> captured(std::in_place, log_file);
   HttpClient client(s.port());  // closed before the server stops (declared after it)
   BOOST_TEST(client.get("/readyz").status == 200);
 
@@ -80,6 +102,12 @@ BOOST_AUTO_TEST_CASE(a_failed_wal_sync_is_503_and_readyz_names_it_until_a_restar
   BOOST_TEST(client.post_webhook(s.secret, "msg_2", kBody).status == 503);
   BOOST_TEST(client.get("/healthz").status == 200);  // alive: a restart, not a kill loop, is the fix
   BOOST_TEST(client.get("/readyz").status == 503);
+  // Three failed syncs, one log line (store/repeated_failure_log.h): the service retries.
+  captured.reset();
+  std::ifstream in(log_file);
+  size_t lines = 0;
+  for (std::string line; std::getline(in, line);) lines += line.find("\"inbox_sync_failed\"") != std::string::npos;
+  BOOST_TEST(lines == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // wal_sync_failure_test
