@@ -2,7 +2,11 @@
 
 #include <simdjson.h>
 
+#include <optional>
 #include <string>
+
+#include "common/json_scan.h"
+#include "common/json_writer.h"
 
 namespace hh::rows {
 namespace {
@@ -19,91 +23,48 @@ bool parse_object(std::string_view text, simdjson::ondemand::document& doc, simd
   return !doc.get_object().get(object);
 }
 
-// The length of the well-formed UTF-8 sequence at the start of `s` (RFC 3629: no overlong
-// forms, no surrogates, nothing above U+10FFFF), or 0 when it is not one.
-size_t utf8_sequence(std::string_view s) {
-  const auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
-  const unsigned char lead = byte(0);
-  if (lead < 0x80) return 1;
-  size_t length = 0;
-  unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (s.size() < length || byte(1) < low || byte(1) > high) return 0;
-  for (size_t i = 2; i < length; ++i) {
-    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
-  }
-  return length;
+// The user ids of a body that is almost a JSON object (bytes that are not UTF-8, something
+// after the object's closing brace: a signed delivery the parser marks invalid), read with
+// the scanner that checks no UTF-8 (common/json_scan.h) over the first value only: its
+// $.user_id and $.data.user_id, each when it is a string of valid UTF-8 (an id that is
+// not names nobody). purge-user must find such a delivery while its body is kept (spec §11).
+struct LenientUserIds {
+  std::optional<std::string> top, in_data;
+};
+
+std::optional<std::string> lenient_user_id(std::string_view object) {
+  const auto member = json::top_level_member(object, "user_id");
+  if (!member) return std::nullopt;
+  auto decoded = json::decode_string(*member);
+  if (!decoded || !json::is_valid_utf8(*decoded)) return std::nullopt;
+  return decoded;
 }
 
-// `text` made readable as the JSON object it almost is: bytes that are not UTF-8 become
-// '?', and whatever follows the object's closing brace is cut. A signed delivery refused
-// as invalid for one of these still names its user, and `purge-user` must find it while
-// its body is kept (spec §11). Empty when `text` does not start as an object.
-std::string lenient_object(std::string_view text) {
-  size_t start = 0;
-  while (start < text.size() && (text[start] == ' ' || text[start] == '\t' || text[start] == '\n' ||
-                                 text[start] == '\r')) {
-    ++start;
+LenientUserIds lenient_user_ids(std::string_view text) {
+  json::Scanner scanner(text);
+  scanner.skip_space();
+  const size_t begin = scanner.offset();
+  if (scanner.peek() != '{' || !scanner.value(json::kSimdjsonMaxDepth)) return {};
+  const std::string_view object = text.substr(begin, scanner.offset() - begin);
+  LenientUserIds ids{lenient_user_id(object), std::nullopt};
+  if (const auto data = json::top_level_member(object, "data"); data && json::first_byte(*data) == '{') {
+    ids.in_data = lenient_user_id(*data);
   }
-  if (start == text.size() || text[start] != '{') return {};
-  std::string out;
-  out.reserve(text.size() - start);
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (size_t i = start; i < text.size();) {
-    const size_t length = utf8_sequence(text.substr(i));
-    if (length == 0) {
-      out.push_back('?');
-      ++i;
-      continue;
-    }
-    const char c = text[i];
-    out.append(text.substr(i, length));
-    i += length;
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      ++depth;
-    } else if ((c == '}' || c == ']') && --depth == 0) {
-      break;
-    }
-  }
-  return out;
+  return ids;
 }
 
 // Calls `found(user, inside_data)` for each string "user_id" of the JSON object `text`: the one at its
 // top level, then (when `look_in_data`) the one inside its "data" object, in the order they
 // come; stops when `found` returns true. Returns whether it did. A text that is not JSON is
-// read again as lenient_object() makes it.
+// read as lenient_user_ids() reads it.
 template <typename Found>
-bool object_user_ids(std::string_view text, bool look_in_data, Found&& found, bool lenient = true) {
+bool object_user_ids(std::string_view text, bool look_in_data, Found&& found) {
   simdjson::ondemand::document doc;
   simdjson::ondemand::object object;
   if (!parse_object(text, doc, object)) {
-    if (!lenient) return false;
-    const std::string readable = lenient_object(text);
-    if (readable.empty() || readable == text) return false;
-    return object_user_ids(readable, look_in_data, found, false);
+    const LenientUserIds ids = lenient_user_ids(text);
+    if (ids.top && found(*ids.top, false)) return true;
+    return look_in_data && ids.in_data && found(*ids.in_data, true);
   }
   for (auto field : object) {
     std::string_view key;

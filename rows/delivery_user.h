@@ -10,9 +10,9 @@
 //   fetched rows:  the fetch context's user_id (InboxRow::headers_json); every item of a
 //                  fetched page is about the user in the request path.
 // A body that is almost a JSON object (bytes that are not UTF-8, something after its
-// closing brace: a signed delivery the parser marks invalid) is read as one with those
-// bytes replaced or cut; any other body that is not JSON names nobody. Best effort by
-// design: it never fails.
+// closing brace: a signed delivery the parser marks invalid) is read up to the object's
+// end without a UTF-8 check, its ids kept when they are valid UTF-8; any other body that
+// is not JSON names nobody. Best effort by design: it never fails.
 #include <optional>
 #include <string>
 #include <string_view>
