@@ -20,26 +20,21 @@ std::string env_name(std::string_view key) {
   return name;
 }
 
-// "file:line: " for `error` of key `name`: the line of the array element the error names
-// ("forward[2].url: …": toml++ gives every [[forward]] block the first one's key), else the key's.
-std::string line_of_element(const std::string& source_name, const std::string& name, const toml::node& node,
-                            const std::string& error) {
-  int64_t line = node.source().begin.line;
-  if (const auto* array = node.as_array(); array && error.starts_with(name + "[")) {
-    size_t index = 0;
-    const char* digits = error.data() + name.size() + 1;
-    if (std::from_chars(digits, error.data() + error.size(), index).ec == std::errc() && index < array->size()) {
-      line = (*array)[index].source().begin.line;
-    }
-  }
-  return source_name + ":" + std::to_string(line) + ": ";
+// The line of the key `error` is about ("max_body_bytes: …"; "forward[1].url: …": the
+// line of that [[forward]] block, which toml++ does not give the key), from `lines`.
+std::optional<int64_t> line_of(const std::string& error, const KeyLines& lines) {
+  const std::string key = error.substr(0, error.find(": "));
+  auto line = lines.find(key);
+  if (line == lines.end() && key.find(']') != std::string::npos) line = lines.find(key.substr(0, key.find(']') + 1));
+  if (line == lines.end()) return std::nullopt;
+  return line->second;
 }
 
-// Walks a TOML table; `prefix` is the dotted path of the table ("" at the top). A key's
-// error names the file and the key's line ("healthhook.toml:3: max_body_bytes: …"); each
-// key's line goes to `lines` (for errors found once every source is merged).
+// Walks a TOML table; `prefix` is the dotted path of the table ("" at the top). Each key's
+// line, and each element's of an array of tables, goes to `lines`, and a key's error names
+// the file and that line ("healthhook.toml:3: max_body_bytes: …").
 Result<void> apply_table(Settings& settings, const toml::table& table, const std::string& prefix,
-                         const std::string& source_name, KeyLines* lines) {
+                         const std::string& source_name, KeyLines& lines) {
   for (const auto& [raw_key, node] : table) {
     const std::string name = prefix.empty() ? std::string(raw_key.str()) : prefix + "." + std::string(raw_key.str());
     if (const auto* sub = node.as_table(); sub && !find_setting_key(name)) {
@@ -47,22 +42,22 @@ Result<void> apply_table(Settings& settings, const toml::table& table, const std
       if (!applied) return applied;
       continue;
     }
-    const std::string where = source_name + ":" + std::to_string(raw_key.source().begin.line) + ": ";
+    const int64_t key_line = raw_key.source().begin.line;
     const SettingKey* key = find_setting_key(name);
-    if (!key) return fail(where + key_error(name, "unknown key").message);
-    auto applied = key->from_toml(settings, node);
-    if (!applied) {
-      return fail(applied.error_kind(), line_of_element(source_name, name, node, applied.error()) + applied.error());
-    }
-    settings.given.insert(name);
-    if (lines) {
-      (*lines)[name] = raw_key.source().begin.line;
-      if (const auto* array = node.as_array()) {  // [[forward]] blocks: each its own line
-        for (size_t i = 0; i < array->size(); ++i) {
-          (*lines)[name + "[" + std::to_string(i) + "]"] = (*array)[i].source().begin.line;
-        }
+    const std::string where = source_name + ":" + std::to_string(key_line);
+    if (!key) return fail(where + ": " + key_error(name, "unknown key").message);
+    lines[name] = key_line;
+    if (const auto* array = node.as_array()) {
+      for (size_t i = 0; i < array->size(); ++i) {
+        lines[name + "[" + std::to_string(i) + "]"] = (*array)[i].source().begin.line;
       }
     }
+    auto applied = key->from_toml(settings, node);
+    if (!applied) {
+      const int64_t line = line_of(applied.error(), lines).value_or(key_line);
+      return fail(applied, source_name + ":" + std::to_string(line));
+    }
+    settings.given.insert(name);
   }
   return {};
 }
@@ -71,11 +66,9 @@ Result<void> apply_table(Settings& settings, const toml::table& table, const std
 // did (and neither the environment nor a flag set it again).
 Error with_file_line(const Result<void>& error, const std::optional<std::string>& config_file,
                      const KeyLines& lines) {
-  const std::string key = error.error().substr(0, error.error().find(": "));
-  auto line = lines.find(key);
-  if (line == lines.end() && key.find(']') != std::string::npos) line = lines.find(key.substr(0, key.find(']') + 1));
-  if (!config_file || line == lines.end()) return fail(error);
-  return fail(error, *config_file + ":" + std::to_string(line->second));
+  const auto line = line_of(error.error(), lines);
+  if (!config_file || !line) return fail(error);
+  return fail(error, *config_file + ":" + std::to_string(*line));
 }
 
 }  // namespace
@@ -90,7 +83,8 @@ Result<void> apply_toml_text(Settings& settings, std::string_view text, const st
     return fail(source_name + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) + ": " +
                 std::string(e.description()));
   }
-  return apply_table(settings, table, "", source_name, lines);
+  KeyLines unused;
+  return apply_table(settings, table, "", source_name, lines ? *lines : unused);
 }
 
 const std::vector<std::string>& known_keys() {
