@@ -60,6 +60,7 @@ struct Span {
 // may hide more than the password, never less.
 struct UriParts {
   std::vector<Span> passwords;    // after the user's ':' up to an '@'
+  bool libpq_password = false;    // libpq itself reads one (the user part up to the first '@')
   Span hosts;                     // host[:port][,host[:port]…]
   std::vector<std::pair<Span, Span>> parameters;  // keys and values of the query
 };
@@ -77,7 +78,10 @@ UriParts uri_parts(std::string_view uri) {
   size_t host_begin = start;
   for (const size_t at : {libpq_at, last_at}) {
     if (at == npos || at < start) continue;
-    if (colon != npos && colon < at) parts.passwords.push_back(Span{colon + 1, at});
+    if (colon != npos && colon < at) {
+      parts.passwords.push_back(Span{colon + 1, at});
+      parts.libpq_password = parts.libpq_password || at == libpq_at;
+    }
     host_begin = std::max(host_begin, at + 1);
   }
   const size_t host_end = std::min(uri.find_first_of("/?", host_begin), uri.size());
@@ -346,23 +350,12 @@ Error no_backend(DatabaseKind kind) {
 }
 
 bool uri_holds_password(std::string_view database) {
-  size_t scheme = database.find("://");
-  if (scheme == std::string_view::npos) return false;
-  const std::string_view rest = database.substr(scheme + 3);
-  // The authority ends at the first '/' or '?': a password with those in it goes unnoticed
-  // (a warning, not a check), a '@' in the query is never taken for one.
-  const std::string_view authority = rest.substr(0, rest.find_first_of("/?"));
-  if (const size_t at = authority.rfind('@'); at != std::string_view::npos &&
-                                              authority.substr(0, at).find(':') != std::string_view::npos) {
-    return true;
-  }
-  const size_t query = rest.find('?');
-  if (query == std::string_view::npos) return false;
-  for (std::string_view params = rest.substr(query + 1); !params.empty();) {
-    const size_t amp = params.find('&');
-    if (params.substr(0, amp).starts_with("password=")) return true;
-    if (amp == std::string_view::npos) break;
-    params.remove_prefix(amp + 1);
+  if (uri_scheme(database).empty()) return false;  // a file, or a key/value string (refused at start)
+  const UriParts parts = uri_parts(database);
+  // libpq's reading only: an '@' in the query or a path is no password.
+  if (parts.libpq_password) return true;
+  for (const auto& [key, value] : parts.parameters) {
+    if (percent_decoded(part(database, key)) == "password") return true;
   }
   return false;
 }

@@ -47,7 +47,6 @@ class DropAllowance {
       : per_second_(bytes_per_second), left_(bytes_per_second), refilled_(now) {}
   // Takes `bytes` if they are left now; false (nothing taken) when they are not.
   bool take(uint64_t bytes, Clock::time_point now = Clock::now());
-  uint64_t per_second() const { return per_second_; }
 
  private:
   const uint64_t per_second_;

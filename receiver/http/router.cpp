@@ -55,9 +55,9 @@ Router::Match Router::match(bhttp::verb method, std::string_view target) const {
 
 net::awaitable<Response> Router::handle(Request& request) const {
   std::string allowed;
-  const Route* route = find(request.method(), path_of(request.target()), &allowed);
-  if (route) co_return co_await route->endpoint(request);
   const std::string_view path = path_of(request.target());
+  const Route* route = find(request.method(), path, &allowed);
+  if (route) co_return co_await route->endpoint(request);
   if (allowed.empty()) co_return decorated(path, error_response(Status::not_found, "no such path"));
   Response response = error_response(Status::method_not_allowed, "method not allowed; allowed: " + allowed);
   response.set(bhttp::field::allow, allowed);

@@ -40,8 +40,8 @@ Result<pg::Rows> pgerase_run(pg::Connection& db, const std::string& sql, std::st
 }
 
 // Inbox rows no column names the user of (no outcome, or an invalid one with no user; no
-// removed-body record), read to find the user's among them (sqlite_erasure.cpp says why these and only
-// these). The server sends only rows that can name them: those holding
+// removed-body record), read to find the user's among them (sqlite_erasure.cpp says why
+// these and only these). The server sends only rows that can name them: those holding
 // the user id's bytes, or a backslash (a JSON escape could spell the id otherwise); a few
 // at a time with bodies in binary (no hex text), so memory stays bounded whatever the
 // backlog: kPgerasePendingBatch rows of at most max_body_bytes each.
