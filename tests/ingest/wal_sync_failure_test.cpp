@@ -4,18 +4,13 @@
 // real disk cannot be made to fail one here.
 #include <boost/test/unit_test.hpp>
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <fstream>
-#include <optional>
-
 #include "store/sqlite/database.h"
 #include "store/inbox_writer.h"
 #include "store/sqlite/sqlite_inbox.h"
 #include "store/sqlite/wal_sync.h"
 #include "tests/support/http_client.h"
 #include "tests/support/ingest_stack.h"
+#include "tests/support/logged_by.h"
 #include "tests/support/temp_dir.h"
 
 BOOST_AUTO_TEST_SUITE(wal_sync_failure_test)
@@ -66,48 +61,36 @@ struct FailingSyncServer {
 
 }  // namespace
 
-// This process's stderr (where log lines go) into a file while it lives.
-struct StderrToFile {
-  explicit StderrToFile(const std::string& path)
-      : saved(::dup(2)), file(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600)) {
-    ::dup2(file, 2);
-  }
-  ~StderrToFile() {
-    ::dup2(saved, 2);
-    ::close(saved);
-    ::close(file);
-  }
-  int saved, file;
-};
-
 BOOST_AUTO_TEST_CASE(a_failed_wal_sync_is_503_and_readyz_names_it_until_a_restart) {
   FailingSyncServer s;
-  const std::string log_file = s.dir.file("stderr.log");
-  std::optional<StderrToFile> captured(std::in_place, log_file);
   HttpClient client(s.port());  // closed before the server stops (declared after it)
   BOOST_TEST(client.get("/readyz").status == 200);
 
-  auto first = client.post_webhook(s.secret, "msg_1", kBody);
-  BOOST_TEST(first.status == 503);  // committed, maybe not on disk: no 2xx
-  BOOST_TEST(first.header("retry-after") == "9");
-  auto ready = client.get("/readyz");
-  BOOST_TEST(ready.status == 503);
-  BOOST_TEST(ready.body.find("inbox WAL sync failed (fdatasync of the WAL: Input/output error); restart healthhook") !=
-                 std::string::npos,
-             ready.body);
-  // The service's retry: still 503, never "duplicate" for a row that may not be on disk.
-  auto retry = client.post_webhook(s.secret, "msg_1", kBody);
-  BOOST_TEST(retry.status == 503);
-  BOOST_TEST(retry.body.find("duplicate") == std::string::npos, retry.body);
-  BOOST_TEST(client.post_webhook(s.secret, "msg_2", kBody).status == 503);
+  const std::string logged = logged_by([&] {
+    auto first = client.post_webhook(s.secret, "msg_1", kBody);
+    BOOST_TEST(first.status == 503);  // committed, maybe not on disk: no 2xx
+    BOOST_TEST(first.header("retry-after") == "9");
+    auto ready = client.get("/readyz");
+    BOOST_TEST(ready.status == 503);
+    BOOST_TEST(
+        ready.body.find("inbox WAL sync failed (fdatasync of the WAL: Input/output error); restart healthhook") !=
+            std::string::npos,
+        ready.body);
+    // The service's retry: still 503, never "duplicate" for a row that may not be on disk.
+    auto retry = client.post_webhook(s.secret, "msg_1", kBody);
+    BOOST_TEST(retry.status == 503);
+    BOOST_TEST(retry.body.find("duplicate") == std::string::npos, retry.body);
+    BOOST_TEST(client.post_webhook(s.secret, "msg_2", kBody).status == 503);
+  });
   BOOST_TEST(client.get("/healthz").status == 200);  // alive: a restart, not a kill loop, is the fix
   BOOST_TEST(client.get("/readyz").status == 503);
   // Three failed syncs, one log line (store/repeated_failure_log.h): the service retries.
-  captured.reset();
-  std::ifstream in(log_file);
   size_t lines = 0;
-  for (std::string line; std::getline(in, line);) lines += line.find("\"inbox_sync_failed\"") != std::string::npos;
-  BOOST_TEST(lines == 1u);
+  for (size_t at = logged.find("\"inbox_sync_failed\""); at != std::string::npos;
+       at = logged.find("\"inbox_sync_failed\"", at + 1)) {
+    ++lines;
+  }
+  BOOST_TEST(lines == 1u, logged);
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // wal_sync_failure_test

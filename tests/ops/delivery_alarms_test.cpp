@@ -2,42 +2,19 @@
 // check() is called with the time the test chooses, and what it logs is read from stderr.
 #include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <fstream>
-#include <sstream>
 
 #include "metrics/delivery_alarms.h"
-#include "tests/support/temp_dir.h"
+#include "tests/support/logged_by.h"
 
 BOOST_AUTO_TEST_SUITE(delivery_alarms_test)
 
 using namespace hh;
+using test::logged_by;
 
 namespace {
 
 constexpr int64_t kMinute = 60'000;
 constexpr int64_t kStart = 1'760'000'000'000;  // a unix time in ms
-
-// Runs `step` with stderr (where log lines go) written to a file; returns what was logged.
-template <typename Step>
-std::string logged_by(Step step) {
-  test::TempDir dir;
-  const std::string path = dir.file("stderr");
-  const int saved = ::dup(STDERR_FILENO);
-  const int file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  BOOST_REQUIRE(saved >= 0 && file >= 0);
-  ::dup2(file, STDERR_FILENO);
-  ::close(file);
-  step();
-  ::dup2(saved, STDERR_FILENO);
-  ::close(saved);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 struct Alarms {
   explicit Alarms(metrics::AlarmOptions options) : alarms(io, stats, options) {}
