@@ -189,23 +189,18 @@ bool JsonReader::int64(od::value v, std::optional<int64_t>& out) {
     return true;
   }
   if (type != od::json_type::number) return wrong_type("an integer", type);
-  od::number n;
-  if (auto code = v.get_number().get(n)) return json_problem(code);
-  switch (n.get_number_type()) {
-    case od::number_type::signed_integer:
-      out = n.get_int64();
-      return true;
-    case od::number_type::unsigned_integer:
-      return problem_is("integer out of range");
-    case od::number_type::floating_point_number: {
-      // 3600.0 is an integer sent by a serializer that only knows doubles.
-      const double d = n.get_double();
-      if (std::trunc(d) != d || !(std::fabs(d) < 9.2e18)) return problem_is("expected an integer, got a fraction");
-      out = static_cast<int64_t>(d);
-      return true;
-    }
+  Number n;
+  if (!number_value(v, n)) return false;
+  if (n.is_integer) {
+    out = n.integer;
+    return true;
   }
-  return problem_is("expected an integer");
+  // 3600.0 is an integer sent by a serializer that only knows doubles.
+  if (std::trunc(n.real) != n.real || !(std::fabs(n.real) < 9.2e18)) {
+    return problem_is("expected an integer, got a fraction");
+  }
+  out = static_cast<int64_t>(n.real);
+  return true;
 }
 
 bool JsonReader::number(od::value v, std::optional<double>& out) {
@@ -218,10 +213,30 @@ bool JsonReader::number(od::value v, std::optional<double>& out) {
     return true;
   }
   if (type != od::json_type::number) return wrong_type("a number", type);
-  od::number n;
-  if (auto code = v.get_number().get(n)) return json_problem(code);
-  out = n.as_double();
+  Number n;
+  if (!number_value(v, n)) return false;
+  out = n.is_integer ? static_cast<double>(n.integer) : n.real;
   return true;
+}
+
+bool JsonReader::number_value(od::value v, Number& out) {
+  od::number_type type{};
+  if (auto code = v.get_number_type().get(type)) return json_problem(code);
+  switch (type) {
+    case od::number_type::signed_integer:
+      out.is_integer = true;
+      if (auto code = v.get_int64().get(out.integer)) return json_problem(code);
+      return true;
+    case od::number_type::unsigned_integer:
+      return problem_is("integer out of range (int64)");
+    case od::number_type::floating_point_number:
+      // get_double(), not get_number(): simdjson 3.0.1's get_number() answers 0 for a
+      // float of more than 19 significant digits (its slow path writes to a copy).
+      out.is_integer = false;
+      if (auto code = v.get_double().get(out.real)) return json_problem(code);
+      return true;
+  }
+  return problem_is("expected a number");
 }
 
 bool JsonReader::boolean(od::value v, std::optional<bool>& out) {

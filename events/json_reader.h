@@ -65,6 +65,14 @@ class JsonReader {
   bool int64(od::value v, std::optional<int64_t>& out);
   // Any number, or null.
   bool number(od::value v, std::optional<double>& out);
+  // `v`, known to be a number, as sent: an int64 or a double. An integer past int64 is a
+  // problem (schemas/README.md: such a delivery is invalid, never stored altered).
+  struct Number {
+    bool is_integer = false;
+    int64_t integer = 0;
+    double real = 0;
+  };
+  bool number_value(od::value v, Number& out);
   // true/false, or null.
   bool boolean(od::value v, std::optional<bool>& out);
 

@@ -56,13 +56,10 @@ bool read_source_id(JsonReader& json, od::value v, size_t depth, SampleValue& ou
   if (auto code = v.type().get(type)) return json.json_problem(code);
   if (type == od::json_type::object || type == od::json_type::array) return json.skip(v, depth);
   if (type == od::json_type::number) {
-    od::number n;
-    if (auto code = v.get_number().get(n)) return json.json_problem(code);
-    if (n.get_number_type() == od::number_type::signed_integer) {
-      out = n.get_int64();
-    } else {
-      out = n.as_double();
-    }
+    JsonReader::Number n;
+    if (!json.number_value(v, n)) return false;
+    if (n.is_integer) out = n.integer;
+    else out = n.real;
     return true;
   }
   std::optional<std::string_view> text;

@@ -21,12 +21,11 @@ bool read_sample_value(JsonReader& json, od::value v, SampleValue& out) {
   if (auto code = v.type().get(type)) return json.json_problem(code);
   switch (type) {
     case od::json_type::number: {
-      od::number n;
-      if (auto code = v.get_number().get(n)) return json.json_problem(code);
-      // Integers stay integers (SQLite stores them exactly); floats and integers past
-      // int64 become doubles.
-      if (n.get_number_type() == od::number_type::signed_integer) out = n.get_int64();
-      else out = n.as_double();
+      // Integers stay integers (SQLite stores them exactly), floats stay doubles.
+      JsonReader::Number n;
+      if (!json.number_value(v, n)) return false;
+      if (n.is_integer) out = n.integer;
+      else out = n.real;
       return true;
     }
     case od::json_type::string: {

@@ -87,12 +87,41 @@ BOOST_AUTO_TEST_CASE(deep_nesting) {
 
 BOOST_AUTO_TEST_CASE(number_overflow) {
   expect_invalid(*this, sample_with("\"value\":1e400"), "data.data[0].value: number out of range or malformed");
-  expect_invalid(*this, sample_with("\"value\":99999999999999999999"), "data.data[0].value: number out of range or malformed");
-  expect_invalid(*this, sample_with("\"timezone_offset\":99999999999999999999"), "data.data[0].timezone_offset: number out of range or malformed");
+  expect_invalid(*this, sample_with("\"value\":99999999999999999999"), "data.data[0].value: integer out of range (int64)");
+  expect_invalid(*this, sample_with("\"timezone_offset\":99999999999999999999"), "data.data[0].timezone_offset: integer out of range (int64)");
   expect_invalid(*this, sample_with("\"systolic\":-1e400"), "data.data[0].systolic: number out of range or malformed");
   // In members that are only stored, not read: still checked.
   expect_invalid(*this, summary_with("\"score\":1e400"), "data.score: number out of range or malformed");
   expect_invalid(*this, sample_with("\"id\":99999999999999999999"), "data.data[0].id: number out of range or malformed");
+  // Past int64 but within uint64: refused alike, never stored as a rounded double.
+  expect_invalid(*this, sample_with("\"value\":9223372036854775808"), "data.data[0].value: integer out of range (int64)");
+  expect_invalid(*this, sample_with("\"value\":18446744073709551615"), "data.data[0].value: integer out of range (int64)");
+  expect_invalid(*this, sample_with("\"systolic\":10000000000000000000"), "data.data[0].systolic: integer out of range (int64)");
+}
+
+// Floats of more than 19 significant digits are read as the nearest double (simdjson
+// 3.0.1's get_number() read them as 0), in sample values, blood pressure and summaries.
+BOOST_AUTO_TEST_CASE(long_floats_keep_their_value) {
+  const std::pair<std::string_view, double> cases[] = {
+      {"0.12345678901234567890", 0.12345678901234567890},
+      {"36.600000000000001421085", 36.6},
+      {"72.00000000000000000001", 72.0},
+      {"1234567890123456789.0", 1234567890123456789.0},
+      {"-100000000000000000000.0", -1e20},
+      {"12345678901234567890e0", 12345678901234567890e0},
+  };
+  for (const auto& [text, expected] : cases) {
+    BOOST_TEST_CONTEXT(text) {
+      const ParseResult r = webhook(sample_with("\"value\":" + std::string(text) + ",\"systolic\":" + std::string(text)));
+      BOOST_TEST(r.error == "");
+      BOOST_REQUIRE(rows.sample_batches.size() == 1u);
+      BOOST_REQUIRE(rows.sample_batches[0].samples.size() == 1u);
+      const auto& sample = rows.sample_batches[0].samples[0];
+      BOOST_REQUIRE(std::holds_alternative<double>(sample.value));
+      BOOST_TEST(std::get<double>(sample.value) == expected);
+      BOOST_TEST(sample.systolic.value_or(0) == expected);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(huge_string) {
