@@ -12,7 +12,10 @@ Verdict verdict_of_status(unsigned status) {
 
 std::chrono::milliseconds retry_delay(const BackoffRule& rule, int64_t attempts,
                                       std::optional<int64_t> retry_after_s, std::mt19937_64& random) {
-  if (retry_after_s) {
+  // A Retry-After of 0, or a date already past, would make the message due at once and
+  // spend every attempt in a burst: the backoff applies (as for follow-up jobs,
+  // store/jobs/retry_policy.cpp).
+  if (retry_after_s && *retry_after_s > 0) {
     // Clamped in seconds, before the conversion: a backend's number of seconds may fit an
     // int64 while its milliseconds do not (they would overflow into a negative wait).
     const int64_t max_s = std::chrono::duration_cast<std::chrono::seconds>(kMaxRetryAfter).count();

@@ -11,7 +11,7 @@
 // The delay before attempt n+1 is exponential with full jitter over its upper half:
 // uniform in [d/2, d], d = min(backoff_initial · 2^(n-1), backoff_max), so destinations
 // that failed together do not come back together. A Retry-After (seconds or an HTTP date)
-// replaces it, capped at one day (however many seconds it says: clamped before it is
+// of at least a second replaces it, capped at one day (however many seconds it says: clamped before it is
 // counted in milliseconds).
 #include <chrono>
 #include <cstdint>

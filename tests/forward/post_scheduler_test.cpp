@@ -176,7 +176,7 @@ BOOST_AUTO_TEST_CASE(a_backend_that_cannot_be_reached_pauses_the_destination) {
 BOOST_AUTO_TEST_CASE(a_retry_after_too_large_for_milliseconds_waits_a_day) {
   Scheduled s;
   forward::PostScheduler scheduler(scheduler_settings(1), *s.outbox, s.metrics, 6);
-  const std::vector<int64_t> retry_after = {INT64_MAX, INT64_MAX / 1000 + 1, int64_t{1} << 62, 86'400 * 365, -5};
+  const std::vector<int64_t> retry_after = {INT64_MAX, INT64_MAX / 1000 + 1, int64_t{1} << 62, 86'400 * 365, 0};
   for (size_t i = 0; i < retry_after.size(); ++i) {
     s.add(static_cast<int64_t>(i) + 1, "k" + std::to_string(i) + "/sleep", kStart);
   }
@@ -192,10 +192,33 @@ BOOST_AUTO_TEST_CASE(a_retry_after_too_large_for_milliseconds_waits_a_day) {
     BOOST_TEST(e.state == "pending");
     BOOST_TEST(e.next_attempt_at_ms == kStart + 100 + 86'400'000, "Retry-After " << retry_after[i]);
   }
-  // A negative one (not a valid header value; the parser never makes one): at once.
-  BOOST_TEST(s.entry(static_cast<int64_t>(retry_after.size())).next_attempt_at_ms == kStart + 100);
+  // Retry-After: 0 (or a date already past): the backoff, not at once.
+  BOOST_TEST(s.entry(static_cast<int64_t>(retry_after.size())).next_attempt_at_ms >= kStart + 100 + 50);
   // None of them is due again before its day is over.
   BOOST_TEST(scheduler.next_posts(kStart + 1000, 8).posts.size() == 1u);
+}
+
+// A backend that answers 429 with Retry-After: 0 every time (or a date that has passed)
+// used to have every attempt sent at once: all of max_attempts spent within a second and
+// the message dead. Each retry waits its backoff.
+BOOST_AUTO_TEST_CASE(a_retry_after_of_zero_waits_the_backoff) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(1), *s.outbox, s.metrics, 8);
+  s.add(1, "k/sleep", kStart);
+  int64_t now = kStart;
+  for (int64_t attempt = 1; attempt <= 3; ++attempt) {
+    auto look = scheduler.next_posts(now, 1);
+    BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+    forward::PostOutcome outcome = answered(429);
+    outcome.retry_after_s = 0;
+    scheduler.finished(look.posts[0], outcome, now);
+    const store::OutboxEntry e = s.entry(1);
+    BOOST_TEST(e.state == "pending");
+    // Backoff 100 ms doubling, jitter over the upper half: at least 50 · 2^(attempt-1) ms.
+    BOOST_TEST(e.next_attempt_at_ms >= now + (50 << (attempt - 1)), "attempt " << attempt);
+    BOOST_TEST(scheduler.next_posts(now + 1, 1).posts.empty());
+    now = e.next_attempt_at_ms;
+  }
 }
 
 // Issue 45, under attack, at scale: one key refused for an hour with 30,000 entries behind
