@@ -265,6 +265,36 @@ BOOST_AUTO_TEST_CASE(a_role_without_a_usable_schema_is_told_which_grant_it_needs
   BOOST_TEST(reader.error().find("may use no schema") != std::string::npos, reader.error());
 }
 
+// /metrics' figures for a role that is no superuser and not in pg_monitor (the owner role
+// docs/postgresql.md has one create): the sizes are read, the server's WAL size is 0. A
+// CASE around pg_ls_waldir() failed the whole statement: PostgreSQL checks EXECUTE on
+// every function when a statement starts, taken branch or not.
+BOOST_AUTO_TEST_CASE(figures_are_read_by_a_role_that_may_not_list_the_wal) {
+  test::PostgresCluster& cluster = test::PostgresCluster::shared();
+  const std::string uri = cluster.fresh_database();
+  BOOST_REQUIRE(store::connect_migrated({uri, ""}));
+  cluster.psql("postgres", "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'plainreader') THEN "
+                           "CREATE ROLE plainreader LOGIN; END IF; END $$");
+  const std::string database = uri.substr(std::string("postgresql:///").size(),
+                                          uri.find('?') - std::string("postgresql:///").size());
+  cluster.psql(database, "GRANT USAGE ON SCHEMA public TO plainreader; "
+                         "GRANT SELECT ON ALL TABLES IN SCHEMA public TO plainreader");
+  std::string as_plain = uri;
+  as_plain.replace(as_plain.find("user=healthhook"), 15, "user=plainreader");
+  auto figures = store::open_figures(store::Database{as_plain, ""});
+  BOOST_REQUIRE_MESSAGE(figures, figures.error());
+  auto sizes = (*figures)->sizes();
+  BOOST_REQUIRE_MESSAGE(sizes, sizes.error());
+  BOOST_TEST(sizes->database_bytes > 0);
+  BOOST_TEST(sizes->log_bytes == 0);
+  // The owner of the test cluster may list it.
+  auto as_owner = store::open_figures(store::Database{uri, ""});
+  BOOST_REQUIRE_MESSAGE(as_owner, as_owner.error());
+  auto owner_sizes = (*as_owner)->sizes();
+  BOOST_REQUIRE_MESSAGE(owner_sizes, owner_sizes.error());
+  BOOST_TEST(owner_sizes->log_bytes > 0);
+}
+
 BOOST_AUTO_TEST_CASE(tls_to_the_database_when_the_uri_asks_for_it) {
   const fake::CertificateAuthority ca = fake::make_certificate_authority("healthhook test database CA");
   const fake::ServerCertificate server = fake::make_server_certificate(ca, {"localhost"}, {"127.0.0.1"});
