@@ -13,7 +13,6 @@
 #include <optional>
 
 #include "cli/command_support.h"
-#include "app/store_settings.h"
 #include "cli/commands.h"
 #include "cli/service_access.h"
 #include "cli/service_probe.h"
@@ -105,10 +104,6 @@ int run_check_config(const CheckConfigFlags& flags) {
   }
   if (*kind == store::DatabaseKind::sqlite_file && !std::filesystem::is_directory(db_dir, ec)) {
     report_error("check-config", "database: folder " + db_dir.string() + " does not exist");
-    return kExitBadConfig;
-  }
-  if (auto keys = app::check_backend_keys(*settings); !keys) {
-    report_error("check-config", keys.error());
     return kExitBadConfig;
   }
   if (!settings->tls.cert_file.empty()) {

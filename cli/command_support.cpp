@@ -54,6 +54,12 @@ std::optional<config::Settings> load_settings_or_report(const SettingsFlags& fla
     report_error(command, settings.error());
     return std::nullopt;
   }
+  // A key of the other backend is a configuration error for every command (exit 2), not
+  // only when a command gets to open the store.
+  if (auto keys = app::check_backend_keys(*settings); !keys) {
+    report_error(command, keys.error());
+    return std::nullopt;
+  }
   log::set_level(log::parse_level(settings->log_level).value_or(log::Level::info));
   return std::move(*settings);
 }
