@@ -70,15 +70,37 @@ Result<void> migrate(pg::Connection& db) {
   if (auto locked = db.query("SELECT pg_advisory_xact_lock($1)", pg::Params().add(kMigrationLock)); !locked) {
     return fail(locked);
   }
-  if (auto created = db.exec(
-          "CREATE TABLE IF NOT EXISTS schema_migrations ("
-          "version bigint PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
-      !created) {
-    return fail(created);
+  // A role that may not create tables (least privilege: the owner migrated, serve runs
+  // with SELECT/INSERT/UPDATE/DELETE) needs no DDL when nothing is pending.
+  auto found = db.query(
+      "SELECT to_regclass('schema_migrations') IS NOT NULL, has_schema_privilege(current_schema(), 'CREATE'), "
+      "quote_ident(current_user), quote_ident(current_schema())");
+  if (!found) return fail(found);
+  const bool table_exists = found->boolean(0, 0);
+  const bool may_create = found->boolean(0, 1);
+  int64_t current = 0;
+  if (table_exists) {
+    auto version = db.query_int("SELECT max(version) FROM schema_migrations");
+    if (!version) return fail(version);
+    current = version->value_or(0);
   }
-  auto version = db.query_int("SELECT max(version) FROM schema_migrations");
-  if (!version) return fail(version);
-  const int64_t current = version->value_or(0);
+  if (current < postgres_schema_version() && !may_create) {
+    const std::string role(found->text(0, 2));
+    const std::string schema(found->text(0, 3));
+    return fail(ErrorKind::other,
+                "PostgreSQL: role " + role + " may not create tables in schema " + schema + ", and " +
+                    std::to_string(postgres_schema_version() - current) +
+                    " schema migrations are pending: GRANT CREATE ON SCHEMA " + schema + " TO " + role +
+                    ", or start healthhook serve once as the database's owner");
+  }
+  if (!table_exists) {
+    if (auto created = db.exec(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            "version bigint PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
+        !created) {
+      return fail(created);
+    }
+  }
   if (current > postgres_schema_version()) {
     return fail(ErrorKind::other, "database schema version " + std::to_string(current) +
                                       " is newer than this healthhook (" +

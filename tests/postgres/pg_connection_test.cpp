@@ -265,6 +265,38 @@ BOOST_AUTO_TEST_CASE(a_role_without_a_usable_schema_is_told_which_grant_it_needs
   BOOST_TEST(reader.error().find("may use no schema") != std::string::npos, reader.error());
 }
 
+// Least privilege: the owner migrated, serve's role has the rows but may not create tables.
+// It runs (no DDL when nothing is pending); on a database not migrated yet it is told
+// which grant it needs, not shown a failed CREATE TABLE.
+BOOST_AUTO_TEST_CASE(a_role_that_may_not_create_runs_on_a_migrated_database) {
+  test::PostgresCluster& cluster = test::PostgresCluster::shared();
+  cluster.psql("postgres", "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'rowsonly') THEN "
+                           "CREATE ROLE rowsonly LOGIN; END IF; END $$");
+  const auto as_rowsonly = [](std::string uri) {
+    uri.replace(uri.find("user=healthhook"), 15, "user=rowsonly");
+    return uri;
+  };
+  const auto database_of = [](const std::string& uri) {
+    return uri.substr(std::string("postgresql:///").size(), uri.find('?') - std::string("postgresql:///").size());
+  };
+  const char* grants = "REVOKE CREATE ON SCHEMA public FROM PUBLIC; GRANT USAGE ON SCHEMA public TO rowsonly; "
+                       "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO rowsonly; "
+                       "GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO rowsonly";
+  const std::string migrated = cluster.fresh_database();
+  BOOST_REQUIRE(store::connect_migrated({migrated, ""}));
+  cluster.psql(database_of(migrated), grants);
+  auto runs = store::connect_migrated({as_rowsonly(migrated), ""});
+  BOOST_TEST(runs.ok(), (runs ? "" : runs.error()));
+
+  const std::string empty = cluster.fresh_database();
+  cluster.psql(database_of(empty), grants);
+  auto refused = store::connect_migrated({as_rowsonly(empty), ""});
+  BOOST_REQUIRE(!refused);
+  BOOST_TEST(refused.error().find("role rowsonly may not create tables in schema public") != std::string::npos,
+             refused.error());
+  BOOST_TEST(refused.error().find("GRANT CREATE ON SCHEMA public TO rowsonly") != std::string::npos, refused.error());
+}
+
 // /metrics' figures for a role that is no superuser and not in pg_monitor (the owner role
 // docs/postgresql.md has one create): the sizes are read, the server's WAL size is 0. A
 // CASE around pg_ls_waldir() failed the whole statement: PostgreSQL checks EXECUTE on
