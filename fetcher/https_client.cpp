@@ -23,6 +23,24 @@ constexpr uint32_t kMaxHeaderBytes = 64 * 1024;
 constexpr size_t kErrorExcerptBytes = 512;        // of a non-2xx body, for last_error
 constexpr uint64_t kMaxErrorBodyBytes = 64 * 1024;  // a longer non-2xx body closes the connection instead
 
+// The first kErrorExcerptBytes of a non-2xx body (`collected` holds up to key.size() more,
+// so that a key starting inside the excerpt is seen whole) with every occurrence of the
+// API key replaced: a service that echoes the key it refused ("Invalid API key sk_…")
+// would otherwise put it in jobs.last_error, the log and the read API's jobs.
+std::string error_excerpt(std::string_view collected, std::string_view key) {
+  std::string out;
+  size_t at = 0;
+  while (at < collected.size() && at < kErrorExcerptBytes) {
+    if (!key.empty() && collected.substr(at, key.size()) == key) {
+      out += "[redacted]";
+      at += key.size();
+    } else {
+      out.push_back(collected[at++]);
+    }
+  }
+  return out;
+}
+
 FetchResult failed(FetchFailure failure, std::string error) {
   FetchResult result;
   result.failure = failure;
@@ -202,9 +220,9 @@ net::awaitable<FetchResult> HttpsClient::exchange(Connection& connection, Method
     const std::string_view bytes(chunk.get(), got);
     if (!success) {
       // Kept only as an excerpt for last_error; the status is what counts.
-      const size_t room = kErrorExcerptBytes - std::min(kErrorExcerptBytes, result.body.size());
-      result.body.append(bytes.substr(0, room));
-      if (result.wire_bytes > kMaxErrorBodyBytes) co_return result;  // not worth draining: not reusable, closed
+      const size_t keep = kErrorExcerptBytes + options_.api_key.size();
+      result.body.append(bytes.substr(0, keep - std::min(keep, result.body.size())));
+      if (result.wire_bytes > kMaxErrorBodyBytes) break;  // not worth draining: not reusable, closed
       continue;
     }
     if (decoder) {
@@ -217,6 +235,10 @@ net::awaitable<FetchResult> HttpsClient::exchange(Connection& connection, Method
     } else {
       result.body.append(bytes);  // the wire size is the decoded size, held to `limit` by the parser
     }
+  }
+  if (!success) {
+    result.body = error_excerpt(result.body, options_.api_key);
+    co_return result;
   }
   if (decoder && !decoder->finished()) {
     co_return failed(FetchFailure::protocol, "gzip body ended before its trailer");

@@ -215,6 +215,36 @@ BOOST_AUTO_TEST_CASE(a_wrong_api_key_is_final) {
   BOOST_TEST(!service.requests().at(0).authorized);
 }
 
+// A service that echoes the key it refused (or any key in an error page) never has it
+// kept: jobs.last_error is shown by `healthhook jobs`, the read API and the log.
+BOOST_AUTO_TEST_CASE(an_error_body_that_echoes_the_api_key_is_kept_without_it) {
+  const std::string key = "sk_live_0123456789abcdef0123456789abcdef";
+  const std::vector<std::pair<unsigned, std::string>> answers = {
+      {401, "{\"detail\":\"Invalid API key " + key + "\"}"},
+      {403, "{\"detail\":\"API key " + key + " has expired; key " + key + "\"}"},
+      // Starting just before the excerpt's end: not shown in part either.
+      {400, std::string(505, 'x') + key + "tail"},
+  };
+  for (const auto& [code, body] : answers) {
+    BOOST_TEST_CONTEXT("HTTP " << code) {
+      test::FetcherFixture f;
+      fake::FakeOptions options;
+      options.api_key = key;
+      fake::FakeService service(options);
+      Fault fault = status(code);
+      fault.body = body;
+      service.inject(kPath, fault);
+      auto fetcher = f.make_fetcher(f.settings_for(service), key);
+      const int64_t id = f.queue_stream_job("w-1");
+      BOOST_TEST(kind_of(fetcher->run_due_now().at(0)) == "dead");
+      const std::string error = f.job(id).last_error.value_or("");
+      BOOST_TEST(error.starts_with("HTTP " + std::to_string(code)), error);
+      BOOST_TEST(error.find(key.substr(0, 12)) == std::string::npos, error);
+      if (code != 400) BOOST_TEST(error.find("[redacted]") != std::string::npos, error);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_stall_past_the_read_deadline_is_retried) {
   // A 1 s deadline against a 3 s stall: the retry, which is not stalled, must also finish
   // within the deadline, on a loaded CI machine under ASan.
