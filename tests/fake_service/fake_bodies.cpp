@@ -229,7 +229,7 @@ int64_t sample_time_ms(int64_t start_ms, int64_t end_ms, size_t index, size_t to
 }
 
 std::string grouped_body(std::string_view resource, std::string_view provider, int64_t start_ms, int64_t end_ms,
-                         size_t page, size_t pages, size_t per_page, bool loop_back) {
+                         size_t page, size_t pages, size_t per_page, std::optional<size_t> last_points_to) {
   std::string source;
   json::ObjectWriter(source)
       .string("provider", provider)
@@ -265,8 +265,8 @@ std::string grouped_body(std::string_view resource, std::string_view provider, i
   out.append("]}]},\"next_cursor\":");
   if (page + 1 < pages) {
     json::append_string(out, make_cursor(page + 1));
-  } else if (loop_back) {
-    json::append_string(out, make_cursor(1));
+  } else if (last_points_to) {
+    json::append_string(out, make_cursor(*last_points_to));
   } else {
     out.append("null");
   }

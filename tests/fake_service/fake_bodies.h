@@ -2,6 +2,7 @@
 // Response bodies of the fake service, shaped like the real ones (reference notes §2-3),
 // generated deterministically from the request so tests can predict them.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -37,10 +38,10 @@ std::string summary_id(std::string_view resource, std::string_view user_id, int6
 
 // GET /v2/timeseries/{user_id}/{resource}/grouped: page `page` (0-based) of `pages`, each
 // with `per_page` samples of one source, spread over [start_ms, end_ms); next_cursor is
-// the opaque cursor of the next page, or null on the last (with `loop_back`, a lying
-// service's: page 1's cursor again).
+// the opaque cursor of the next page, or null on the last (with `last_points_to`, a lying
+// service's: that page's cursor again).
 std::string grouped_body(std::string_view resource, std::string_view provider, int64_t start_ms, int64_t end_ms,
-                         size_t page, size_t pages, size_t per_page, bool loop_back = false);
+                         size_t page, size_t pages, size_t per_page, std::optional<size_t> last_points_to = {});
 // Opaque cursors, like the service's base64 {"offset":N}.
 std::string make_cursor(size_t page);
 // The page a cursor names; SIZE_MAX when it is not one of ours.

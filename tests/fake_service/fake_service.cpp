@@ -210,7 +210,10 @@ struct FakeService::Impl {
       const std::string provider = param("provider").empty() ? "garmin" : param("provider");
       return Reply{200,
                    grouped_body(segments[3], provider, range->first, range->second, page, options.timeseries_pages,
-                                options.samples_per_page, options.cursor_loops),
+                                options.samples_per_page,
+                                options.cursor_repeats ? std::optional<size_t>(options.timeseries_pages - 1)
+                                : options.cursor_loops ? std::optional<size_t>(1)
+                                                       : std::nullopt),
                    std::nullopt};
     }
     return detail(404, "Not Found");

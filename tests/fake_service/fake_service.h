@@ -73,6 +73,7 @@ struct FakeOptions {
   size_t default_stream_points = 120;
   size_t timeseries_pages = 3;        // pages per grouped window
   bool cursor_loops = false;          // a lying service: the last grouped page points back to page 1
+  bool cursor_repeats = false;        // or to itself (its next_cursor is the cursor it was asked for)
   size_t samples_per_page = 50;
   size_t max_summaries_per_page = 400;
 };

@@ -225,6 +225,24 @@ BOOST_AUTO_TEST_CASE(a_cursor_that_comes_back_ends_the_job_dead) {
              job.last_error.value_or(""));
 }
 
+// The shortest loop: a page whose next_cursor is the cursor it was asked for. Stored, then
+// dead at once (it used to be retried to max_attempts without being stored).
+BOOST_AUTO_TEST_CASE(a_page_that_names_its_own_cursor_next_ends_the_job_dead_once_stored) {
+  test::FetcherFixture f;
+  fake::FakeOptions options;
+  options.cursor_repeats = true;
+  fake::FakeService service(options);
+  const auto [id, outcome] = run_heartrate_backfill(f, service);
+  BOOST_TEST(kind_of(outcome) == "dead");
+  BOOST_TEST(outcome.pages == 3);
+  BOOST_TEST(f.fetched_rows().size() == 3u);
+  BOOST_TEST(service.requests().size() == 3u);
+  const auto job = f.job(id);
+  BOOST_TEST(job.state == "dead");
+  BOOST_TEST(job.last_error.value_or("").find("came back: the service's pages loop") != std::string::npos,
+             job.last_error.value_or(""));
+}
+
 BOOST_AUTO_TEST_CASE(a_summary_backfill_reads_its_window_in_slices_without_overlap) {
   test::FetcherFixture f;
   fake::FakeService service;
