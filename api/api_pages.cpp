@@ -42,8 +42,9 @@ Page timeseries_page(Reader& reader, const std::string& user_id, const std::stri
   auto limit = page_limit(params);
   if (!limit) return bad_parameter(limit.error());
   std::optional<store::SamplePosition> after;
+  const std::string kind = cursor_kind("s1", target);
   if (auto cursor = params.text("cursor")) {
-    auto fields = cursor_fields(*cursor, "s1", 2);
+    auto fields = cursor_fields(*cursor, kind, 2);
     std::optional<int64_t> t, series;
     if (fields) {
       t = parse_int((*fields)[0]);
@@ -63,7 +64,9 @@ Page timeseries_page(Reader& reader, const std::string& user_id, const std::stri
   row.with_identity = true;
   auto next_cursor = page_items(
       row, *limit, page.body, [&](store::StoredSample& r) { return samples.next(r); }, kJsonItem,
-      [](const store::StoredSample& r) { return "s1:" + std::to_string(r.t_ms) + ":" + std::to_string(r.series_id); });
+      [&kind](const store::StoredSample& r) {
+        return kind + ":" + std::to_string(r.t_ms) + ":" + std::to_string(r.series_id);
+      });
   samples.finish();
   if (!next_cursor) return database_error(next_cursor.error());
   close_items(page.body, *next_cursor);
@@ -80,9 +83,10 @@ Page summaries_page(Reader& reader, const std::string& user_id, const std::strin
   auto limit = page_limit(params);
   if (!limit) return bad_parameter(limit.error());
   std::optional<store::SummaryPosition> after;
+  const std::string kind = cursor_kind("m1", target);
   if (auto cursor = params.text("cursor")) {
-    // "m1:<start_ms or empty>:<id>"
-    auto fields = cursor_fields(*cursor, "m1", 2);
+    // "m1.<path>:<start_ms or empty>:<id>"
+    auto fields = cursor_fields(*cursor, kind, 2);
     if (!fields) return bad_parameter(kBadCursor);
     store::SummaryPosition position;
     if (!(*fields)[0].empty()) {
@@ -105,8 +109,8 @@ Page summaries_page(Reader& reader, const std::string& user_id, const std::strin
   row.with_identity = true;
   auto next_cursor = page_items(
       row, *limit, page.body, [&](store::StoredSummary& r) { return summaries.next(r); }, kJsonItem,
-      [](const store::StoredSummary& r) {
-        return "m1:" + (r.start_ms ? std::to_string(*r.start_ms) : std::string()) + ":" + std::string(r.id);
+      [&kind](const store::StoredSummary& r) {
+        return kind + ":" + (r.start_ms ? std::to_string(*r.start_ms) : std::string()) + ":" + std::string(r.id);
       });
   summaries.finish();
   if (!next_cursor) return database_error(next_cursor.error());
@@ -120,8 +124,9 @@ Page stream_page(Reader& reader, const std::string& workout_id, const ApiTarget&
   auto limit = page_limit(params);
   if (!limit) return bad_parameter(limit.error());
   std::optional<int64_t> after_idx;
+  const std::string kind = cursor_kind("p1", target);
   if (auto cursor = params.text("cursor")) {
-    auto fields = cursor_fields(*cursor, "p1", 1);
+    auto fields = cursor_fields(*cursor, kind, 1);
     if (fields) after_idx = parse_int((*fields)[0]);
     if (!after_idx) return bad_parameter(kBadCursor);
   }
@@ -151,7 +156,7 @@ Page stream_page(Reader& reader, const std::string& workout_id, const ApiTarget&
         any = true;
         store::append_json(body, r);
       },
-      [](const store::StoredStreamPoint& r) { return "p1:" + std::to_string(r.idx); });
+      [&kind](const store::StoredStreamPoint& r) { return kind + ":" + std::to_string(r.idx); });
   streams.finish();
   if (!next_cursor) return database_error(next_cursor.error());
   if (!*found && !any && !after_idx) return error_page(Status::not_found, "no such workout");
@@ -167,10 +172,11 @@ Page changes_page(Reader& reader, const ApiTarget& target) {
   auto limit = page_limit(params);
   if (!limit) return bad_parameter(limit.error());
   store::ChangePosition from{after->value_or(0), std::nullopt};
+  const std::string kind = cursor_kind("c1", target);
   if (auto cursor = params.text("cursor")) {
-    // "c1:<seq>:<change_id>": inside seq, after that change (a page that ended inside a seq).
+    // "c1.<path>:<seq>:<change_id>": inside seq, after that change (a page that ended inside a seq).
     if (*after) return bad_parameter("cursor: give either after or cursor");
-    auto fields = cursor_fields(*cursor, "c1", 2);
+    auto fields = cursor_fields(*cursor, kind, 2);
     std::optional<int64_t> seq, change_id;
     if (fields) {
       seq = parse_int((*fields)[0]);
@@ -205,7 +211,7 @@ Page changes_page(Reader& reader, const ApiTarget& target) {
   if (last_seq) {
     const bool inside = changes.ends_inside_seq();
     next_after = inside ? *last_seq - 1 : *last_seq;
-    if (inside) next_cursor = "c1:" + std::to_string(*last_seq) + ":" + std::to_string(*last_change_id);
+    if (inside) next_cursor = kind + ":" + std::to_string(*last_seq) + ":" + std::to_string(*last_change_id);
   }
   page.body.append("],\"next_after\":").append(std::to_string(next_after)).append(",\"next_cursor\":");
   if (next_cursor) {

@@ -71,8 +71,9 @@ Page delivery_search_page(Reader& reader, const ApiTarget& target) {
   auto limit = page_limit(params);
   if (!limit) return bad_parameter(limit.error());
   std::optional<int64_t> before_seq;
+  const std::string kind = cursor_kind("d1", target);
   if (auto cursor = params.text("cursor")) {
-    auto fields = cursor_fields(*cursor, "d1", 1);
+    auto fields = cursor_fields(*cursor, kind, 1);
     if (fields) before_seq = parse_int((*fields)[0]);
     if (!before_seq) return bad_parameter(kBadCursor);
   }
@@ -97,7 +98,7 @@ Page delivery_search_page(Reader& reader, const ApiTarget& target) {
   std::optional<std::string> next_cursor;
   for (;;) {
     if (scanned == kMaxScannedPerPage) {  // more may follow: go on from here next time
-      next_cursor = "d1:" + std::to_string(last_seq);
+      next_cursor = kind + ":" + std::to_string(last_seq);
       break;
     }
     auto more = deliveries.next(row);
@@ -113,7 +114,7 @@ Page delivery_search_page(Reader& reader, const ApiTarget& target) {
       continue;
     }
     if (count == *limit) {
-      next_cursor = "d1:" + std::to_string(last_seq);
+      next_cursor = kind + ":" + std::to_string(last_seq);
       break;
     }
     if (count++ > 0) page.body.push_back(',');

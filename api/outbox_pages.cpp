@@ -96,8 +96,9 @@ Page forwarding_entries_page(const store::Database& database, const std::string&
   auto limit = page_limit(params);
   if (!limit) return bad_parameter(limit.error());
   selection.limit = *limit + 1;
+  const std::string kind = cursor_kind("f1", target);
   if (auto cursor = params.text("cursor")) {
-    auto fields = cursor_fields(*cursor, "f1", 1);
+    auto fields = cursor_fields(*cursor, kind, 1);
     std::optional<int64_t> after;
     if (fields) after = parse_int((*fields)[0]);
     if (!after) return bad_parameter(kBadCursor);
@@ -112,7 +113,7 @@ Page forwarding_entries_page(const store::Database& database, const std::string&
   std::optional<std::string> next_cursor;
   for (size_t i = 0; i < entries->size(); ++i) {
     if (static_cast<int64_t>(i) == *limit) {
-      next_cursor = "f1:" + std::to_string((*entries)[i - 1].outbox_id);
+      next_cursor = kind + ":" + std::to_string((*entries)[i - 1].outbox_id);
       break;
     }
     if (i) page.body.push_back(',');

@@ -1,5 +1,7 @@
 #include "api/page_support.h"
 
+#include <cstdio>
+
 #include <charconv>
 
 #include "common/json_writer.h"
@@ -31,6 +33,17 @@ std::optional<int64_t> parse_int(std::string_view text) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
   return value;
+}
+
+std::string cursor_kind(std::string_view family, const ApiTarget& target) {
+  uint32_t hash = 2166136261u;  // FNV-1a over the segments, each ended by a 0 byte
+  for (const std::string& segment : target.segments) {
+    for (const char c : segment) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
+    hash *= 16777619u;
+  }
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", hash);
+  return std::string(family) + "." + hex;
 }
 
 std::optional<std::vector<std::string>> cursor_fields(std::string_view cursor, std::string_view kind, size_t fields) {

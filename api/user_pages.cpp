@@ -74,8 +74,9 @@ Page user_orders_page(Reader& reader, const std::string& user_id, const ApiTarge
   auto limit = page_limit(params);
   if (!limit) return bad_parameter(limit.error());
   std::optional<std::string> after;
+  const std::string kind = cursor_kind("o1", target);
   if (auto cursor = params.text("cursor")) {
-    auto fields = cursor_fields(*cursor, "o1", 1);
+    auto fields = cursor_fields(*cursor, kind, 1);
     if (!fields) return bad_parameter(kBadCursor);
     after = std::move((*fields)[0]);
   }
@@ -111,7 +112,7 @@ Page user_orders_page(Reader& reader, const std::string& user_id, const ApiTarge
       [&](std::string& body, std::string_view id) {
         if (written) written = write_order(body, id);
       },
-      [](std::string_view id) { return "o1:" + std::string(id); });
+      [&kind](std::string_view id) { return kind + ":" + std::string(id); });
   order_ids.finish();
   if (!next_cursor) return database_error(next_cursor.error());
   if (!written) return database_error(written.error());

@@ -147,6 +147,19 @@ BOOST_AUTO_TEST_CASE(timeseries_pages_in_time_order_with_filters) {
   BOOST_TEST(error("since=1") == "{\"error\":\"unknown parameter 'since'\"}\n");
   BOOST_TEST(error("cursor=AAAA") == "{\"error\":\"cursor: not a cursor of this listing\"}\n");
   BOOST_TEST(error("limit=1&limit=2") == "{\"error\":\"limit: given twice\"}\n");
+  // A cursor of another listing (another user's, another resource's): 400, not a page
+  // that starts in the middle of this one. The same listing takes it with or without
+  // its filters repeated.
+  const auto u1_cursor = Json(api.get("/v1/users/u1/timeseries/heartrate?limit=1").body).next_cursor();
+  BOOST_REQUIRE(u1_cursor);
+  for (const char* other : {"/v1/users/u2/timeseries/heartrate", "/v1/users/u1/timeseries/steps",
+                            "/v1/users/u1/summaries/heartrate", "/v1/changes"}) {
+    const auto refused = api.get(std::string(other) + "?cursor=" + *u1_cursor);
+    BOOST_TEST(refused.status == 400, other);
+    BOOST_TEST(refused.body == "{\"error\":\"cursor: not a cursor of this listing\"}\n", other);
+  }
+  BOOST_TEST(api.get("/v1/users/u1/timeseries/heartrate?cursor=" + *u1_cursor).status == 200);
+  BOOST_TEST(api.get("/v1/users/u1/timeseries/heartrate?provider=oura&cursor=" + *u1_cursor).status == 200);
   // U+0000 in an id or a value: refused, not cut short there (as PostgreSQL's text would).
   BOOST_TEST(error("provider=oura%00x") == "{\"error\":\"parameter 'provider' holds %00 (U+0000)\"}\n");
   const auto nul_user = api.get("/v1/users/u1%00x/timeseries/heartrate");
