@@ -38,7 +38,8 @@ const Router::Route* Router::find(bhttp::verb method, std::string_view path, std
   for (const auto& route : routes_) {
     const bool path_matches = route.prefix ? path.starts_with(route.path) : path == route.path;
     if (!path_matches) continue;
-    if (route.method == method) return &route;
+    // HEAD is GET without the body (RFC 9110 §9.3.2): every GET route answers it.
+    if (route.method == method || (method == bhttp::verb::head && route.method == bhttp::verb::get)) return &route;
     if (allowed) {
       if (!allowed->empty()) allowed->append(", ");
       allowed->append(std::string(bhttp::to_string(route.method)));
@@ -53,7 +54,24 @@ Router::Match Router::match(bhttp::verb method, std::string_view target) const {
   return allowed.empty() ? Match::not_found : Match::wrong_method;
 }
 
+namespace {
+
+// The answer to a HEAD: the GET's head, its Content-Length kept, no body.
+Response without_body(Response response) {
+  response.content_length(response.body().size());
+  std::string().swap(response.body());
+  return response;
+}
+
+}  // namespace
+
 net::awaitable<Response> Router::handle(Request& request) const {
+  const bool head = request.method() == bhttp::verb::head;
+  Response response = co_await answer(request);
+  co_return head ? without_body(std::move(response)) : std::move(response);
+}
+
+net::awaitable<Response> Router::answer(Request& request) const {
   std::string allowed;
   const std::string_view path = path_of(request.target());
   const Route* route = find(request.method(), path, &allowed);

@@ -39,7 +39,8 @@ class Router {
   // Whether the matching route authenticates its requests (has a head check).
   bool authenticates(bhttp::verb method, std::string_view target) const;
 
-  // 404 / 405 (with Allow) when nothing matches.
+  // 404 / 405 (with Allow) when nothing matches. A HEAD is answered as its GET, without
+  // the body.
   net::awaitable<Response> handle(Request& request) const;
 
   static std::string_view path_of(std::string_view target);  // target without ?query
@@ -53,6 +54,7 @@ class Router {
     HeadCheck check;
   };
   const Route* find(bhttp::verb method, std::string_view path, std::string* allowed) const;
+  net::awaitable<Response> answer(Request& request) const;
   Response decorated(std::string_view path, Response response) const;
   std::vector<Route> routes_;
   std::vector<std::pair<std::string, std::function<void(Response&)>>> decorators_;

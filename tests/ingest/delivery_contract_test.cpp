@@ -265,6 +265,32 @@ BOOST_AUTO_TEST_CASE(wrong_method_or_path) {
   BOOST_TEST(s.count() == 0);
 }
 
+// HEAD is GET without a body (RFC 9110 §9.3.2): answered wherever GET is, with the GET's
+// Content-Length, and a 405/404 to a HEAD carries no body either. The next response on
+// the connection follows at once (a body sent with a HEAD answer would be read as it).
+BOOST_AUTO_TEST_CASE(head_is_answered_as_get_without_a_body) {
+  Server s;
+  const std::string requests =
+      "HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+      "HEAD /webhooks HTTP/1.1\r\nHost: x\r\n\r\n";
+  const auto first = raw_exchange(s.server.port(), requests, std::chrono::seconds(5));
+  BOOST_TEST(first.starts_with("HTTP/1.1 200 OK\r\n"), first.received);
+  BOOST_TEST(first.received.find("Content-Length: 19\r\n") != std::string::npos, first.received);
+  const auto second = first.received.find("HTTP/1.1 405");
+  BOOST_REQUIRE_MESSAGE(second != std::string::npos, first.received);
+  // Nothing between the first head's blank line and the second answer.
+  BOOST_TEST(first.received.find("\r\n\r\n") + 4 == second, first.received);
+  BOOST_TEST(first.received.find("alive") == std::string::npos, first.received);
+  BOOST_TEST(first.received.ends_with("\r\n\r\n"), first.received);
+  const auto more = raw_exchange(s.server.port(),
+                                 "HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+                                 "HEAD /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                                 std::chrono::seconds(5));
+  BOOST_TEST(more.starts_with("HTTP/1.1 200 OK\r\n"), more.received);
+  BOOST_TEST(more.received.find("HTTP/1.1 404") != std::string::npos, more.received);
+  BOOST_TEST(more.received.ends_with("\r\n\r\n"), more.received);
+}
+
 BOOST_AUTO_TEST_CASE(custom_webhook_path) {
   Server s("webhook_path = \"/hooks/vital\"");
   HttpClient client(s.server.port());
