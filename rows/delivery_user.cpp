@@ -40,11 +40,29 @@ std::optional<std::string> lenient_user_id(std::string_view object) {
   return decoded;
 }
 
+// The first `"user_id": "<string>"` anywhere in a text that is no JSON object: cut short,
+// an array of deliveries, a document with something broken before its end. An id whose
+// string ends before the text does, in valid UTF-8.
+std::optional<std::string> first_user_id_member(std::string_view text) {
+  constexpr std::string_view kKey = "\"user_id\"";
+  for (size_t at = text.find(kKey); at != std::string_view::npos; at = text.find(kKey, at + 1)) {
+    json::Scanner scanner(text.substr(at + kKey.size()));
+    scanner.skip_space();
+    if (!scanner.skip(':')) continue;
+    scanner.skip_space();
+    const size_t begin = scanner.offset();
+    if (scanner.peek() != '"' || !scanner.string()) continue;
+    auto decoded = json::decode_string(text.substr(at + kKey.size() + begin, scanner.offset() - begin));
+    if (decoded && !decoded->empty() && json::is_valid_utf8(*decoded)) return decoded;
+  }
+  return std::nullopt;
+}
+
 LenientUserIds lenient_user_ids(std::string_view text) {
   json::Scanner scanner(text);
   scanner.skip_space();
   const size_t begin = scanner.offset();
-  if (scanner.peek() != '{' || !scanner.value(json::kSimdjsonMaxDepth)) return {};
+  if (scanner.peek() != '{' || !scanner.value(json::kSimdjsonMaxDepth)) return {first_user_id_member(text), {}};
   const std::string_view object = text.substr(begin, scanner.offset() - begin);
   LenientUserIds ids{lenient_user_id(object), std::nullopt};
   if (const auto data = json::top_level_member(object, "data"); data && json::first_byte(*data) == '{') {

@@ -12,7 +12,8 @@
 // A body that is almost a JSON object (bytes that are not UTF-8, something after its
 // closing brace: a signed delivery the parser marks invalid) is read up to the object's
 // end without a UTF-8 check, its ids kept when they are valid UTF-8; any other body that
-// is not JSON names nobody. Best effort by design: it never fails.
+// is not a JSON object (cut short, an array, broken before its end) names the user of its
+// first `"user_id": "<string>"`, wherever it stands. Best effort by design: it never fails.
 #include <optional>
 #include <string>
 #include <string_view>

@@ -91,9 +91,9 @@ inline store::NewDelivery two_users_fetched(const std::string& message_id, const
   return d;
 }
 
-// Deliveries per user that are almost JSON (two_users_deliveries), message ids
-// "msg-<tag>-not-utf8" and "msg-<tag>-trailing".
-inline constexpr size_t kTwoUsersAlmostJson = 2;
+// Deliveries per user that are not quite JSON (two_users_deliveries), message ids
+// "msg-<tag>-not-utf8", "msg-<tag>-trailing", "msg-<tag>-cut-short" and "msg-<tag>-array".
+inline constexpr size_t kTwoUsersAlmostJson = 4;
 
 // Every user example as `user`'s, message ids "msg-<tag>-…" (which name no user), and
 // kTwoUsersAlmostJson deliveries that are not quite JSON.
@@ -105,12 +105,17 @@ inline std::vector<store::NewDelivery> two_users_deliveries(const std::string& u
                                 two_users_personalise(example_file(name), user, id_prefix), ++clock));
   }
   // Signed but not JSON, so marked invalid, yet naming the user (rows/delivery_user.h):
-  // a byte that is not UTF-8 inside a string, and bytes after the object's end
+  // a byte that is not UTF-8 inside a string, bytes after the object's end, and two below
   // (kTwoUsersAlmostJson of them).
   const std::string summary = two_users_personalise(example_file(kUserWebhookExamples[0]), user, id_prefix);
   std::string bad_byte = summary.substr(0, summary.rfind('}')) + ",\"note\":\"caf\xe9\"}";
   out.push_back(two_users_webhook("msg-" + tag + "-not-utf8", bad_byte, ++clock));
   out.push_back(two_users_webhook("msg-" + tag + "-trailing", summary + "\n}junk", ++clock));
+  // Cut short just after the user's id, and wrapped in an array: their id is in the body,
+  // where no parser looks.
+  const size_t named = summary.find("\"" + user + "\"");
+  out.push_back(two_users_webhook("msg-" + tag + "-cut-short", summary.substr(0, named + user.size() + 4), ++clock));
+  out.push_back(two_users_webhook("msg-" + tag + "-array", "[" + summary + "]", ++clock));
   for (const auto& [name, event_type] : kUserFetchedExamples) {
     const std::string base(name);
     out.push_back(two_users_fetched("fetch:" + tag + ":" + base, event_type,
