@@ -23,9 +23,37 @@ std::string resolve_secret_path(const std::string& path, const std::string& base
   return (fs::path(base_dir) / p).string();
 }
 
+namespace {
+
+// A value given where a secret's file name belongs that looks like the secret itself
+// (`signing_secret_files = ["whsec_…"]`): an error must not print it (to a terminal, or
+// the journal): one with a secret's prefix, base64 of 16 bytes or more, or a word of 20 or
+// more letters, digits and a key's punctuation. A name with '.' or '-' is taken for a file's.
+bool looks_like_a_secret(std::string_view value) {
+  if (value.starts_with("whsec_") || value.starts_with("sk_")) return true;
+  if (value.find_first_of(".-") != std::string_view::npos) return false;
+  if (const auto key = base64_decode(value); key && key->size() >= 16) return true;
+  if (value.size() < 20) return false;
+  bool digit = false, letter = false;
+  for (const char c : value) {
+    const bool is_digit = c >= '0' && c <= '9';
+    const bool is_letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    if (!is_digit && !is_letter && c != '+' && c != '=' && c != '_') return false;
+    digit = digit || is_digit;
+    letter = letter || is_letter;
+  }
+  return digit && letter;
+}
+
+}  // namespace
+
 Result<std::string> read_secret_file(const std::string& path, const std::string& base_dir) {
   const std::string resolved = resolve_secret_path(path, base_dir);
   std::ifstream in(resolved, std::ios::binary);
+  if (!in && looks_like_a_secret(path)) {
+    return fail("cannot read secret file: the value given looks like a secret itself, not the name of a file "
+                "that holds one (not shown; put the secret in a file, chmod 600, and give its path)");
+  }
   if (!in) return fail("cannot read secret file " + resolved);
   std::string line;
   std::getline(in, line);

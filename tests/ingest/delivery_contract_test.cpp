@@ -459,6 +459,21 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   auto bad = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--set", "webhook_path=nope"});
   BOOST_TEST(bad.exit_code == 2);
   BOOST_TEST(bad.stderr_text.find("webhook_path") != std::string::npos);
+
+  // A secret pasted where its file's name belongs is not printed back (to a terminal, or
+  // the journal under systemd); a file name that is not one still is.
+  const std::string pasted = random_secret();  // "whsec_…"
+  for (const std::string& value : {pasted, pasted.substr(6), std::string("sk_live_4eC39HqLyjWDarjtT1zdp7dc")}) {
+    auto refused = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--set",
+                                   "signing_secret_files=" + value});
+    BOOST_TEST(refused.exit_code == 2);
+    BOOST_TEST(refused.stderr_text.find("looks like a secret itself") != std::string::npos, refused.stderr_text);
+    BOOST_TEST(refused.stderr_text.find(value.substr(value.size() - 12)) == std::string::npos, refused.stderr_text);
+  }
+  auto plain_name = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--set",
+                                    "signing_secret_files=no-such-secret"});
+  BOOST_TEST(plain_name.exit_code == 2);
+  BOOST_TEST(plain_name.stderr_text.find("no-such-secret") != std::string::npos, plain_name.stderr_text);
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // delivery_contract_test
