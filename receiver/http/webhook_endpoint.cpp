@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "common/json_writer.h"
+#include "common/log.h"
 #include "events/envelope_peek.h"
 #include "receiver/http/commit_wait.h"
 #include "common/timestamp.h"
@@ -140,6 +141,9 @@ net::awaitable<Response> WebhookEndpoint::handle(Request& request) {
       co_return json_response(Status::ok, std::move(body));
     case store::AppendOutcome::Kind::duplicate:
       stats_.duplicates.fetch_add(1, std::memory_order_relaxed);
+      // One line per duplicate at log_level = "debug" (docs/operations.md): the service
+      // retrying what was stored, a replay sent twice.
+      log::debug("delivery_duplicate").str("message_id", headers.id).num("seq", outcome.seq);
       json::ObjectWriter(body).string("status", "duplicate").integer("seq", outcome.seq).close();
       co_return json_response(Status::ok, std::move(body));
     case store::AppendOutcome::Kind::too_large:

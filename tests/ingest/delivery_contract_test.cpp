@@ -69,6 +69,24 @@ BOOST_AUTO_TEST_CASE(known_message_id_is_200_and_stores_nothing_new) {
   BOOST_TEST(again.status == 200);
   BOOST_TEST(again.body.find("\"status\":\"duplicate\"") != std::string::npos);
   BOOST_TEST(s.count() == 1);
+  // Not logged at the default level (a retry storm must not flood the journal).
+  for (const auto& line : s.server.log_lines()) BOOST_TEST(line.find("duplicate") == std::string::npos, line);
+}
+
+// docs/operations.md: log_level = "debug" shows each duplicate.
+BOOST_AUTO_TEST_CASE(each_duplicate_is_logged_at_debug_level) {
+  Server s("log_level = \"debug\"");
+  HttpClient client(s.server.port());
+  BOOST_TEST(client.post_webhook(s.server.secret(), "msg_dup_logged", kSteps).status == 200);
+  BOOST_TEST(client.post_webhook(s.server.secret(), "msg_dup_logged", kSteps).status == 200);
+  size_t logged = 0;
+  for (const auto& line : s.server.log_lines()) {
+    if (line.find("\"event\":\"delivery_duplicate\"") == std::string::npos) continue;
+    ++logged;
+    BOOST_TEST(line.find("\"message_id\":\"msg_dup_logged\"") != std::string::npos, line);
+    BOOST_TEST(line.find("\"level\":\"debug\"") != std::string::npos, line);
+  }
+  BOOST_TEST(logged == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(webhook_header_family_is_accepted) {
