@@ -20,9 +20,19 @@ constexpr const char* kKeepalivesIntervalSeconds = "10";
 constexpr const char* kKeepalivesCount = "3";
 constexpr const char* kTcpUserTimeoutMs = "60000";
 
+// libpq's message on one line: it ends with a newline and may hold more ("connection
+// refused\n\tIs the server running on that host…"), and an error is one line in the log
+// and on a terminal.
 std::string trimmed(const char* message) {
-  std::string text = message ? message : "";
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  std::string text;
+  for (const char* c = message ? message : ""; *c != '\0'; ++c) {
+    if (*c == '\n' || *c == '\r' || *c == '\t') {
+      if (!text.empty() && text.back() != ' ') text.push_back(' ');
+    } else {
+      text.push_back(*c);
+    }
+  }
+  while (!text.empty() && text.back() == ' ') text.pop_back();
   return text;
 }
 

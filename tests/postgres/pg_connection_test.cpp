@@ -265,6 +265,24 @@ BOOST_AUTO_TEST_CASE(a_role_without_a_usable_schema_is_told_which_grant_it_needs
   BOOST_TEST(reader.error().find("may use no schema") != std::string::npos, reader.error());
 }
 
+// libpq's "connection refused" comes with a second, tab-indented line ("Is the server
+// running on that host…"): an error is one line, in the log and on a terminal.
+BOOST_AUTO_TEST_CASE(a_server_that_is_not_there_is_one_line) {
+  const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  BOOST_REQUIRE(::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  BOOST_REQUIRE(::getsockname(probe, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  const unsigned port = ntohs(address.sin_port);
+  ::close(probe);  // nothing listens there now
+  auto refused = store::connect({"postgresql://hh@127.0.0.1:" + std::to_string(port) + "/hh?connect_timeout=5", ""});
+  BOOST_REQUIRE(!refused);
+  BOOST_TEST(refused.error().find("cannot connect") != std::string::npos, refused.error());
+  BOOST_TEST(refused.error().find_first_of("\n\t") == std::string::npos, refused.error());
+}
+
 // Least privilege: the owner migrated, serve's role has the rows but may not create tables.
 // It runs (no DDL when nothing is pending); on a database not migrated yet it is told
 // which grant it needs, not shown a failed CREATE TABLE.
