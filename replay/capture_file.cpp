@@ -4,6 +4,8 @@
 #include <simdjson.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -283,6 +285,10 @@ Result<CaptureReader> CaptureReader::open(const std::string& path) {
     if (impl->fd < 0) return fail(path + ": " + std::strerror(errno));
     impl->owns_fd = true;
     impl->name = path;
+    // A folder opens, then fails on the first read: refused here, as a file that is not
+    // there is (a mistake on the command line, not a failed run).
+    struct stat info {};
+    if (::fstat(impl->fd, &info) == 0 && S_ISDIR(info.st_mode)) return fail(path + ": " + std::strerror(EISDIR));
   }
   return CaptureReader(std::move(impl));
 }

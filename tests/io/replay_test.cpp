@@ -187,6 +187,14 @@ BOOST_AUTO_TEST_CASE(replay_usage_errors_exit_2) {
   auto missing = run_healthhook({"replay", dir.file("nope.jsonl"), "--database", dir.file("x.db")});
   BOOST_TEST(missing.exit_code == 2);
   BOOST_TEST(missing.stderr_text.find("nope.jsonl") != std::string::npos, missing.stderr_text);
+  // A folder given as the capture: the same mistake, the same exit status.
+  auto folder = run_healthhook({"replay", dir.path(), "--database", dir.file("x.db")});
+  BOOST_TEST(folder.exit_code == 2, folder.stderr_text);
+  BOOST_TEST(folder.stderr_text.find("Is a directory") != std::string::npos, folder.stderr_text);
+  // And a database file that is not there, for every command that reads one.
+  auto jobs = run_healthhook({"jobs", "--database", dir.file("nope.db")});
+  BOOST_TEST(jobs.exit_code == 2, jobs.stderr_text);
+  BOOST_TEST(jobs.stderr_text == "healthhook jobs: database: " + dir.file("nope.db") + " does not exist\n");
   auto no_secret = run_healthhook({"replay", path, "--to", "http://127.0.0.1:1/webhooks"});
   BOOST_TEST(no_secret.exit_code == 2);
   BOOST_TEST(no_secret.stderr_text.find("--secret-file") != std::string::npos, no_secret.stderr_text);
