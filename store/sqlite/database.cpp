@@ -70,6 +70,16 @@ Result<void> migrate(sqlite::Connection& db) {
     const int64_t i = now->value_or(0);
     if (i > schema_version()) return newer(i);
     if (i == schema_version()) return txn->commit();
+    if (i == 0) {
+      // Version 0 with tables in it is another program's file, not a new store: creating
+      // ours beside them would mix two programs' data in one file.
+      auto theirs = db.query_int("SELECT count(*) FROM sqlite_master");
+      if (!theirs) return fail(theirs);
+      if (theirs->value_or(0) > 0) {
+        return fail(ErrorKind::data, "not a healthhook database: it holds " + std::to_string(*theirs.value()) +
+                                         " tables or indexes of another program; give healthhook a file of its own");
+      }
+    }
     const auto& migration = migrations()[static_cast<size_t>(i)];
     auto applied = db.exec(migration.sql);
     if (!applied) return fail(applied, "migration " + std::string(migration.name));

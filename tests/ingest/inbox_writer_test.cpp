@@ -1,6 +1,8 @@
 // The inbox and its writer thread: group commit, seq order, duplicates (forever),
 // byte-exact storage, high-water refusal, commit failure (disk full) without half-writes.
 #include <boost/test/unit_test.hpp>
+
+#include <fstream>
 #include <unistd.h>
 
 #include <algorithm>
@@ -417,6 +419,25 @@ BOOST_AUTO_TEST_CASE(a_negative_schema_version_is_refused) {
   auto db = store::open_for_writing(dir.file("n.db"), {});
   BOOST_REQUIRE(!db.ok());
   BOOST_TEST(db.error().find("is not healthhook's") != std::string::npos, db.error());
+}
+
+// Another program's SQLite file (schema version 0, tables of its own) is refused, not
+// filled with healthhook's tables beside its own; an empty file is a new store.
+BOOST_AUTO_TEST_CASE(another_programs_file_is_refused) {
+  TempDir dir;
+  {
+    auto db = sqlite::Connection::open(dir.file("theirs.db"), sqlite::OpenMode::read_write_create);
+    BOOST_REQUIRE(db.ok());
+    BOOST_REQUIRE(db->exec("CREATE TABLE t (x)").ok());
+  }
+  auto refused = store::open_for_writing(dir.file("theirs.db"), {});
+  BOOST_REQUIRE(!refused.ok());
+  BOOST_TEST(refused.error().find("not a healthhook database") != std::string::npos, refused.error());
+  auto theirs = sqlite::Connection::open(dir.file("theirs.db"), sqlite::OpenMode::read_write);
+  BOOST_REQUIRE(theirs.ok());
+  BOOST_TEST(theirs->query_int("SELECT count(*) FROM sqlite_master")->value_or(-1) == 1);
+  { std::ofstream(dir.file("empty.db")); }
+  BOOST_TEST(store::open_for_writing(dir.file("empty.db"), {}).ok());
 }
 
 // 004-outcomes: a database written before it (outcomes in the inbox row) keeps every
