@@ -106,6 +106,7 @@ http::SessionLimits session_limits(HttpFront& front, const FrontParts& parts) {
   limits.header_timeout = std::chrono::seconds(settings.header_timeout_s);
   limits.body_timeout = std::chrono::seconds(settings.body_timeout_s);
   limits.retry_after_seconds = settings.retry_after_s;
+  limits.delivery_path = settings.webhook_path;
   limits.refusal_delay = std::chrono::milliseconds(settings.refusal_delay_ms);
   limits.refusals = &front.refusals;
   limits.body_budget = &front.body_budget;

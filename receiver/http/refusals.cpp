@@ -20,6 +20,7 @@ std::string_view refusal_name(Refusal reason) {
     case Refusal::accept_failed: return "accept_failed";
     case Refusal::client_timeout: return "client_timeout";
     case Refusal::console_sign_in: return "console_sign_in";
+    case Refusal::request_too_large: return "request_too_large";
     case Refusal::count_: break;
   }
   return "unknown";

@@ -32,6 +32,7 @@ enum class Refusal {
   accept_failed,        // accept() failed, e.g. out of file descriptors (accepting pauses)
   client_timeout,       // a client too slow to send its request head or body: closed
   console_sign_in,      // 401: a console sign-in with a wrong token (console/console_routes.h)
+  request_too_large,    // 413 to a request that is no delivery (console, read API): not a delivery's
   count_                // number of reasons
 };
 

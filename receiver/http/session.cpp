@@ -46,8 +46,8 @@ Response refusal(Status status, std::string_view reason) {
   return response;
 }
 
-Response too_large(const SessionLimits& limits) {
-  count(limits, Refusal::body_too_large);
+Response too_large(const SessionLimits& limits, std::string_view target) {
+  count(limits, Router::path_of(target) == limits.delivery_path ? Refusal::body_too_large : Refusal::request_too_large);
   return refusal(Status::payload_too_large,
                  "body larger than max_body_bytes (" + std::to_string(limits.max_body_bytes) + ")");
 }
@@ -158,7 +158,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       (void)n;
       // A Content-Length above body_limit fails already while the header is parsed.
       if (ec == bhttp::error::body_limit) {
-        Response response = too_large(limits);
+        Response response = too_large(limits, parser->get().target());
         co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }
@@ -248,7 +248,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       auto [ec, n] = co_await bhttp::async_read_some(stream, buffer, *parser, use_tuple);
       (void)n;
       if (ec == bhttp::error::body_limit) {  // chunked bodies hit the limit while reading
-        Response response = too_large(limits);
+        Response response = too_large(limits, parser->get().target());
         co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }

@@ -54,6 +54,9 @@ struct SessionLimits {
   // connection instead of as many as the io thread can refuse (refusal_delay_ms).
   std::chrono::milliseconds refusal_delay{250};
   int64_t retry_after_seconds = 5;  // on 503
+  // The webhook path: its 413s are deliveries answered too large (body_too_large), any
+  // other path's are not (request_too_large).
+  std::string delivery_path = "/webhooks";
   // Shared with the listener and the endpoints; null: not counted / no budget (tests).
   Refusals* refusals = nullptr;
   BodyBudget* body_budget = nullptr;

@@ -148,6 +148,15 @@ BOOST_AUTO_TEST_CASE(body_over_the_limit_is_413_and_stores_nothing) {
                               signed_looking_headers() + "\r\n1000\r\n" + std::string(4096, 'a') + "\r\n0\r\n\r\n";
   BOOST_TEST(raw_exchange(s.server.port(), chunked, std::chrono::seconds(5)).starts_with("HTTP/1.1 413"));
   BOOST_TEST(s.count() == 0);
+  // Both are deliveries answered too large; a 413 to another path (a console form, the
+  // read API) is a refusal, not a delivery.
+  const std::string elsewhere = "POST /console/sign-in HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n";
+  BOOST_TEST(raw_exchange(s.server.port(), elsewhere, std::chrono::seconds(5)).starts_with("HTTP/1.1 413"));
+  const std::string metrics = client.get("/metrics").body;
+  BOOST_TEST(metrics.find("healthhook_deliveries_total{outcome=\"too_large\"} 2\n") != std::string::npos, metrics);
+  BOOST_TEST(metrics.find("healthhook_refusals_total{reason=\"body_too_large\"} 2\n") != std::string::npos, metrics);
+  BOOST_TEST(metrics.find("healthhook_refusals_total{reason=\"request_too_large\"} 1\n") != std::string::npos,
+             metrics);
 }
 
 // A client that sends its whole request before it reads (Python's http.client and urllib,
