@@ -136,6 +136,13 @@ void Console::mount(http::Router& router) {
         with_headers([this](http::Request& r) { return action(r); }),
         [this](const http::RequestHead& head) { return check_post(head, false); });
   }
+  // Any other action: 404 (after the same checks), not the 405 the GET prefix would give.
+  router.add_prefix(
+      http::bhttp::verb::post, std::string(kActionPrefix),
+      with_headers([](http::Request&) -> http::net::awaitable<http::Response> {
+        co_return console_error(Status::not_found, "no such action");
+      }),
+      [this](const http::RequestHead& head) { return check_post(head, false); });
   router.add_prefix(http::bhttp::verb::get, std::string(kPrefix), with_headers([this](http::Request& r) { return get(r); }));
 }
 
@@ -170,12 +177,22 @@ std::optional<http::Response> Console::check_post(const http::RequestHead& head,
   }
   auto caller = caller_of(head);
   if (!caller) return respond(Status::unauthorized, "not signed in");
-  if (!tokens_equal(header_value(head, kCsrfHeader), caller->session.csrf_token)) {
-    return respond(Status::forbidden, "missing or wrong CSRF token");
-  }
   const std::string_view path = http::Router::path_of(head.target());
+  // A signed-in session's refused attempt is logged (as every action is): a page of
+  // another site posting with its cookie, or a read-only operator trying an action.
+  const auto refused = [&](std::string_view reason) {
+    log::warn("console_action_refused")
+        .str("token", role_name(caller->session.role))
+        .str("session", caller->session.tag)
+        .str("path", path.substr(0, 128))
+        .str("reason", reason);
+    return respond(Status::forbidden, reason);
+  };
+  if (!tokens_equal(header_value(head, kCsrfHeader), caller->session.csrf_token)) {
+    return refused("missing or wrong CSRF token");
+  }
   if (path.starts_with(kActionPrefix) && caller->session.role != Role::admin) {
-    return respond(Status::forbidden, "actions need the admin token");
+    return refused("actions need the admin token");
   }
   return std::nullopt;
 }
@@ -268,8 +285,10 @@ http::Response Console::asset(const http::Request& request, std::string_view nam
   const EmbeddedAsset* found = find_asset(name);
   bool is_public = false;
   for (auto p : kPublicAssets) is_public = is_public || p == name;
-  if (!found) return console_error(Status::not_found, "no such file");
+  // Without a session, only the sign-in page's files: anything else is 401, whether or not
+  // it exists (which files the console has is not told to a stranger).
   if (!signed_in && !is_public) return console_error(Status::unauthorized, "not signed in");
+  if (!found) return console_error(Status::not_found, "no such file");
   const auto match = request.find(field::if_none_match);
   if (match != request.end() && std::string_view(match->value()) == found->etag) {
     http::Response response{Status::not_modified, 11};

@@ -6,8 +6,8 @@ void Router::add(bhttp::verb method, std::string path, Endpoint endpoint, HeadCh
   routes_.push_back({method, std::move(path), false, std::move(endpoint), std::move(check)});
 }
 
-void Router::add_prefix(bhttp::verb method, std::string prefix, Endpoint endpoint) {
-  routes_.push_back({method, std::move(prefix), true, std::move(endpoint), {}});
+void Router::add_prefix(bhttp::verb method, std::string prefix, Endpoint endpoint, HeadCheck check) {
+  routes_.push_back({method, std::move(prefix), true, std::move(endpoint), std::move(check)});
 }
 
 void Router::decorate_prefix(std::string prefix, std::function<void(Response&)> decorate) {

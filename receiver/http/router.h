@@ -23,8 +23,8 @@ class Router {
  public:
   // Exact path; `check` (optional) runs on the head first.
   void add(bhttp::verb method, std::string path, Endpoint endpoint, HeadCheck check = {});
-  // Every path starting with `prefix` (e.g. "/v1/").
-  void add_prefix(bhttp::verb method, std::string prefix, Endpoint endpoint);
+  // Every path starting with `prefix` (e.g. "/v1/"); an exact route added before wins.
+  void add_prefix(bhttp::verb method, std::string prefix, Endpoint endpoint, HeadCheck check = {});
   // Headers the router's own answers (404, 405) get for paths starting with `prefix`, as
   // the endpoints there give theirs (the console's security headers on every answer).
   void decorate_prefix(std::string prefix, std::function<void(Response&)> decorate);

@@ -96,7 +96,8 @@ BOOST_AUTO_TEST_CASE(without_a_session_only_the_sign_in_page_loads) {
   BOOST_TEST(client.get("/console/assets/sign-in.js").status == 200);
   BOOST_TEST(client.get("/console/assets/console.css").status == 200);
   for (const char* target : {"/console/assets/app.js", "/console/api/session", "/console/api/overview",
-                             "/console/v1/changes", "/console/v1/users/u1"}) {
+                             "/console/v1/changes", "/console/v1/users/u1", "/console/assets/",
+                             "/console/assets/no-such.js"}) {
     const HttpResponse refused = client.get(target);
     BOOST_TEST(refused.status == 401, target);
     BOOST_TEST(!refused.header("content-security-policy").empty(), target);
@@ -162,6 +163,7 @@ BOOST_AUTO_TEST_CASE(actions_need_an_admin_session_and_its_csrf_token) {
   read_headers.push_back({"Cookie", read_cookie});
   read_headers.push_back({"X-CSRF-Token", read_csrf});
   BOOST_TEST(client.request("POST", target, form, read_headers).status == 403);
+  BOOST_TEST(server.wait_for_log("\"event\":\"console_action_refused\",\"token\":\"read\"", std::chrono::seconds(5)));
 
   const std::string admin_cookie = session_cookie(sign_in(client, kAdminToken));
   const std::string admin_csrf = csrf_of(client, admin_cookie);
@@ -178,6 +180,10 @@ BOOST_AUTO_TEST_CASE(actions_need_an_admin_session_and_its_csrf_token) {
   BOOST_TEST(client.request("POST", target, std::string(5000, 'x'), good).status == 413);
   const HttpResponse done = client.request("POST", target, "", good);
   BOOST_TEST(done.status == 200, done.body);
+  // An action there is not: 404 (the GET prefix once made it a 405 "allowed: GET").
+  const HttpResponse unknown = client.request("POST", "/console/api/actions/drop-database", "", good);
+  BOOST_TEST(unknown.status == 404, unknown.body);
+  BOOST_TEST(unknown.body.find("no such action") != std::string::npos, unknown.body);
   BOOST_TEST(server.wait_for_log("\"event\":\"console_action\",\"token\":\"admin\"", std::chrono::seconds(5)));
   // Field names are the sender's: one that would end the line, or take a key of the line,
   // is left out of it; every line stays one JSON object.
