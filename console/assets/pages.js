@@ -85,9 +85,15 @@ export async function overview(root) {
   const charts = h('section', { class: 'charts' });
   const forwarding = h('section', {});
   const teams = h('section', {});
-  root.append(h('h1', {}, 'Overview'), cards, charts, forwarding, teams);
+  // Shown while a refresh fails (the server stopped, the network went): the figures below
+  // are then the last ones read, not today's.
+  const stale = h('p', { id: 'overview-stale', class: 'error', hidden: true });
+  root.append(h('h1', {}, 'Overview'), stale, cards, charts, forwarding, teams);
+  let lastRead = Date.now();
   const draw = async () => {
     const data = await api('/api/overview');
+    lastRead = Date.now();
+    stale.hidden = true;
     const m = overviewModel(data);
     const value = (metric, pred) => m.find(metric, pred).reduce((sum, s) => sum + (m.latest(s) ?? 0), 0);
     const outcomes = m.find('healthhook_deliveries_total');
@@ -154,12 +160,15 @@ export async function overview(root) {
       silence.map((s) => h('tr', {}, h('td', {}, s.labels.team || 'all teams'), h('td', {}, seconds(m.latest(s)))))));
   };
   await draw();
-  every(10, () => draw().catch(() => {}));
+  every(10, () => draw().catch((e) => {
+    stale.textContent = `Not updating: the last refresh failed (${e.message}). ` +
+      `These figures are from ${new Date(lastRead).toISOString().slice(11, 19)} UTC.`;
+    stale.hidden = false;
+  }));
 }
 
 // ---- Deliveries: search (GET /v1/deliveries) and one delivery.
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function toInputTime(text) { return text ? text.replace(/Z$/, '').slice(0, 16) : ''; }
 function fromInputTime(text) { return text ? new Date(text + 'Z').toISOString() : ''; }
@@ -198,12 +207,10 @@ export async function deliveries(root, _arg, query) {
 
   const params = { event_type: q.event_type, status: q.status, start: q.start, end: q.end, limit: 50 };
   if (q.user) {
-    // A UUID names a user of the service when one is known by it; a backend's client user
-    // ids may be UUIDs too.
+    // A user id when a user of that id is known (the service's are UUIDs, a replayed or
+    // hand-written capture's may be anything), else a backend's client user id.
     let key = 'client_user_id';
-    if (UUID.test(q.user)) {
-      try { await api('/v1/users/' + encodeURIComponent(q.user)); key = 'user_id'; } catch { /* not a user id */ }
-    }
+    try { await api('/v1/users/' + encodeURIComponent(q.user)); key = 'user_id'; } catch { /* not a user id */ }
     params[key] = q.user;
   }
   let scanned = 0;
@@ -362,6 +369,25 @@ export async function users(root, _arg, query) {
       name: `${s.provider}/${s.source_type}`, provider: s.provider, source_type: s.source_type,
       points: s.points.map(([t, count, min, max, mean, last]) => ({ t, count, min, max, value: mean, last })),
     }));
+    if (series.every((s) => s.points.length === 0)) {
+      // Text values and blood pressure (two values) have no single number to draw: said so,
+      // with their samples one click away, rather than an empty chart that reads as "no data".
+      const list = h('div', {});
+      root.append(h('div', { class: 'chart-box not-charted', 'data-resource': resource },
+        h('h3', {}, resource),
+        h('p', { class: 'muted' }, 'Not charted: no numeric values in this range (text values and blood pressure ' +
+          'have no single number to draw).'),
+        h('button', { type: 'button', class: 'list-samples', onclick: async () => {
+          const rows = await api(`/v1/users/${encodeURIComponent(userId)}/timeseries/${encodeURIComponent(resource)}`,
+            { start: new Date(start).toISOString(), end: new Date(end).toISOString(), limit: 100 });
+          list.replaceChildren(table('not-charted-rows', ['Time', 'Value', 'Extra', 'Unit', 'Source', 'Seq'],
+            rows.items.map((r) => h('tr', {}, h('td', {}, r.timestamp), h('td', {}, r.value == null ? '–' : String(r.value)),
+              h('td', {}, r.extra == null ? '' : JSON.stringify(r.extra)), h('td', {}, r.unit || ''),
+              h('td', {}, `${r.provider}/${r.source_type}`), h('td', {}, r.seq)))));
+        } }, 'List the samples (first 100)'),
+        list));
+      continue;
+    }
     const svg = lineChart(series, { start, end }, {
       title: `${resource} (points: mean per ${seconds(chart.bucket_ms / 1000)} bucket; whiskers: min–max)`,
       data: { resource }, width: 900,

@@ -36,6 +36,7 @@ import threading
 import time
 import traceback
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 
@@ -59,6 +60,9 @@ USER_ID = str(uuid.UUID(int=0x5eed0000_0000_4000_8000_000000000042))
 CLIENT_USER_ID = "client-42"
 # Another user's client user id, shaped like a UUID (a backend may use UUIDs too).
 OTHER_CLIENT_USER_ID = str(uuid.UUID(int=0xc11e0000_0000_4000_8000_000000000007))
+# A user id that is no UUID (a capture written by hand, a replay): still searched as a user id.
+PLAIN_USER_ID = "user-\u00fc-1"
+BLOOD_PRESSURE_POINTS = 3
 
 
 def log(message):
@@ -194,6 +198,15 @@ def second_source_heart_rate_body(now_ms):
     return json.dumps({"event_type": "daily.data.heartrate.created", "user_id": USER_ID,
                        "client_user_id": CLIENT_USER_ID, "team_id": "team-1",
                        "data": {"user_id": USER_ID, "source": {"provider": "oura", "type": "ring"}, "data": points}})
+
+
+def blood_pressure_body(now_ms):
+    """Two values per sample: listed, not charted."""
+    points = [{"timestamp": iso(now_ms - (i + 1) * 300_000), "unit": "mmHg", "systolic": 118 + i, "diastolic": 79}
+              for i in range(BLOOD_PRESSURE_POINTS)]
+    return json.dumps({"event_type": "daily.data.blood_pressure.created", "user_id": USER_ID,
+                       "client_user_id": CLIENT_USER_ID,
+                       "data": {"user_id": USER_ID, "source": {"provider": "omron", "type": "cuff"}, "data": points}})
 
 
 def steps_body(now_ms, user_id, client_user_id):
@@ -358,6 +371,8 @@ def main():
             other = str(uuid.uuid4())
             sent.append(send_delivery(args, server, signing_file, steps_body(now_ms, other, OTHER_CLIENT_USER_ID)))
             sent.append(send_delivery(args, server, signing_file, '{"not an event": true}'))
+            sent.append(send_delivery(args, server, signing_file, steps_body(now_ms, PLAIN_USER_ID, None)))
+            sent.append(send_delivery(args, server, signing_file, blood_pressure_body(now_ms)))
             driver = make_driver(os.path.join(folder, "chromium-profile"))
             checks = Checks(driver, server.base, args.artifacts)
             run_checks(checks, args, server, backend, signing_file, sent, read_token, admin_token, now_ms)
@@ -421,13 +436,17 @@ def run_checks(checks, args, server, backend, signing_file, sent, read_token, ad
                           lambda: len(checks.elements("#deliveries-table tr.delivery")) == 1,
                           "a client user id shaped like a UUID found no delivery")
         checks.eventually("#/deliveries?user=" + CLIENT_USER_ID,
-                          lambda: len(checks.elements("#deliveries-table tr.delivery")) == 3,
+                          lambda: len(checks.elements("#deliveries-table tr.delivery")) == 4,
                           "the processor did not make the user known")
+        # A user id that is no UUID is searched as a user id too.
+        checks.eventually("#/deliveries?user=" + urllib.parse.quote(PLAIN_USER_ID),
+                          lambda: len(checks.elements("#deliveries-table tr.delivery")) == 1,
+                          "a user id that is no UUID found no delivery")
         checks.open("#/deliveries")
         checks.element("#search-user").send_keys(CLIENT_USER_ID)
         checks.element("#search-button").click()
-        checks.wait(lambda: len(checks.elements("#deliveries-table tr.delivery")) == 3,
-                    "the search by client user id did not list the user's 3 deliveries")
+        checks.wait(lambda: len(checks.elements("#deliveries-table tr.delivery")) == 4,
+                    "the search by client user id did not list the user's 4 deliveries")
         checks.screenshot("deliveries")
         link = next(a for a in checks.elements("#deliveries-table a.delivery-link") if a.text == sent[0])
         link.click()
@@ -460,6 +479,12 @@ def run_checks(checks, args, server, backend, signing_file, sent, read_token, ad
         assert values == [60.0 + i for i in range(HEART_POINTS)], values
         ring = chart + ' g.series[data-source="oura/ring"] circle.point'
         assert len(checks.elements(ring)) == SECOND_SOURCE_POINTS, "the second source is not its own series"
+        # Blood pressure has no single value: said so, not an empty chart; its samples one click away.
+        assert not checks.elements('svg.chart[data-resource="blood_pressure"]'), "an empty blood-pressure chart"
+        checks.element('.not-charted[data-resource="blood_pressure"] button.list-samples').click()
+        checks.wait(lambda: len(checks.elements("#not-charted-rows tbody tr")) == BLOOD_PRESSURE_POINTS,
+                    "the blood-pressure samples were not listed")
+        assert "systolic" in checks.text("#not-charted-rows"), checks.text("#not-charted-rows")
         checks.screenshot("user")
     checks.run("the_heart_rate_chart_draws_the_points_sent", heart_rate_chart_draws_every_point)
 
@@ -533,6 +558,18 @@ def run_checks(checks, args, server, backend, signing_file, sent, read_token, ad
         violations = [e["message"] for e in d.get_log("browser") if "Content Security Policy" in e.get("message", "")]
         assert not violations, violations
     checks.run("no_request_to_another_origin", no_other_origin)
+
+    def overview_says_when_it_stops_updating():
+        # Last: the server goes away under an open overview. The page says its figures are
+        # old (within one 10 s refresh), instead of showing them as if they were current.
+        checks.open("#/overview")
+        checks.element("#overview-stored")
+        assert not d.find_element(By.ID, "overview-stale").is_displayed()
+        server.stop()
+        checks.wait(lambda: d.find_element(By.ID, "overview-stale").is_displayed(),
+                    "the overview did not say it stopped updating")
+        assert "Not updating" in checks.text("#overview-stale"), checks.text("#overview-stale")
+    checks.run("the_overview_says_when_it_stops_updating", overview_says_when_it_stops_updating)
 
 
 def metrics(server):
