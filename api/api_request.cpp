@@ -14,7 +14,12 @@ Result<ApiTarget> parse_target(std::string_view target) {
   ApiTarget parsed;
   for (auto segment : url->segments()) parsed.segments.push_back(segment);
   // '+' is a plus sign, not a space: times like 2024-05-16T10:00:00+02:00 arrive unescaped.
-  for (auto param : url->params(boost::urls::encoding_opts(false, false, false))) parsed.params.emplace_back(param.key, param.has_value ? param.value : "");
+  for (auto param : url->params(boost::urls::encoding_opts(false, false, false))) {
+    // An empty query ("/v1/changes?") or separators in a row ("?a=1&&b=2"), as URL
+    // builders write them: nothing, not a parameter named ''.
+    if (param.key.empty() && !param.has_value) continue;
+    parsed.params.emplace_back(param.key, param.has_value ? param.value : "");
+  }
   // No id or value the store keeps holds U+0000, and PostgreSQL would cut a parameter short
   // there (answering for "abc" when asked for "abc%00x"): refused alike on both backends.
   const auto holds_nul = [](std::string_view text) { return text.find('\0') != std::string_view::npos; };

@@ -178,7 +178,21 @@ std::optional<int64_t> parse_time_bound_ms(std::string_view text) {
     if (seconds < kFirstSecond || seconds >= kPastLastSecond) return std::nullopt;
     return seconds * 1000;
   }
-  return parse_iso8601_ms(text);
+  auto ms = parse_iso8601_ms(text);
+  if (!ms) return ms;
+  // Digits below the millisecond: the bound is that instant, so the first whole
+  // millisecond at or after it (the parse dropped them: the one before). A sample at
+  // 10:00:00.000 is before an end of 10:00:00.000001 and before a start of it too.
+  if (const size_t dot = text.find('.'); dot != std::string_view::npos) {
+    size_t digits = dot + 1;
+    bool below_ms = false;
+    while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
+      below_ms = below_ms || (digits > dot + 3 && text[digits] != '0');
+      ++digits;
+    }
+    if (below_ms) return *ms + 1;
+  }
+  return ms;
 }
 
 int64_t unix_now_ms() {

@@ -27,7 +27,9 @@ int64_t days_from_civil(int64_t year, unsigned month, unsigned day);
 // The system clock now, in UTC milliseconds since the Unix epoch.
 int64_t unix_now_ms();
 
-// For command-line and query bounds: RFC 3339, a date, or integer Unix seconds.
+// For command-line and query bounds: RFC 3339, a date, or integer Unix seconds. A time
+// with digits below the millisecond is rounded up to the next whole millisecond (a bound
+// is an instant: `t >= bound` and `t < bound` then hold for whole-millisecond t exactly).
 std::optional<int64_t> parse_time_bound_ms(std::string_view text);
 
 }  // namespace hh

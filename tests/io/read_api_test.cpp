@@ -128,6 +128,13 @@ BOOST_AUTO_TEST_CASE(timeseries_pages_in_time_order_with_filters) {
                  Strings({"10:01 oura", "10:02 oura", "10:02 garmin"}),
              boost::test_tools::per_element());
   BOOST_TEST(all_pages("/v1/users/u1/timeseries/heartrate?source_type=watch").empty());
+  // Digits below the millisecond: the sample at 10:02:00.000 is before both bounds.
+  BOOST_TEST(all_pages("/v1/users/u1/timeseries/heartrate?start=2024-05-16T10:01:00.000001Z&end=2024-05-16T10:02:00.000001Z") ==
+                 Strings({"10:02 oura", "10:02 garmin"}),
+             boost::test_tools::per_element());
+  // An empty query, or separators in a row, are no parameters.
+  BOOST_TEST(api.get("/v1/users/u1/timeseries/heartrate?").status == 200);
+  BOOST_TEST(api.get("/v1/users/u1/timeseries/heartrate?limit=1&&provider=oura&").status == 200);
   BOOST_TEST(all_pages("/v1/users/u2/timeseries/heartrate") == Strings({"10:00 oura"}), boost::test_tools::per_element());
   BOOST_TEST(all_pages("/v1/users/u3/timeseries/heartrate").empty());
 
