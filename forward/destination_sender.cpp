@@ -70,6 +70,7 @@ struct DestinationSender::Lane {
       : connection(std::move(executor), std::move(peer), options) {}
   http_client::Connection connection;
   bool busy = false;
+  std::chrono::steady_clock::time_point started;  // of the POST in flight
 };
 
 // The deadline of one attempt: closes the lane's connection when it passes, which ends
@@ -107,7 +108,8 @@ DestinationSender::DestinationSender(net::io_context& io, DestinationConfig conf
   // The body is read a buffer at a time and given up past kMaxAnswerBytes (attempt()): the
   // client's own limit, which would fail a 2xx with a large body, does not apply.
   options.max_body_bytes = std::numeric_limits<uint64_t>::max();
-  for (int64_t i = 0; i < config_.settings.concurrency; ++i) {
+  // Twice `concurrency`: the second half only for POSTs beside slow ones (lane_use()).
+  for (int64_t i = 0; i < 2 * config_.settings.concurrency; ++i) {
     lanes_.push_back(std::make_unique<Lane>(io.get_executor(), peer, options));
   }
 }
@@ -133,8 +135,17 @@ void DestinationSender::wake() {
   wakeup_.cancel();
 }
 
-size_t DestinationSender::free_lanes() const {
-  return static_cast<size_t>(std::count_if(lanes_.begin(), lanes_.end(), [](const auto& l) { return !l->busy; }));
+DestinationSender::LaneUse DestinationSender::lane_use(std::chrono::steady_clock::time_point now) const {
+  const auto concurrency = static_cast<size_t>(config_.settings.concurrency);
+  LaneUse use;
+  size_t slow = 0;
+  for (const auto& lane : lanes_) {
+    if (!lane->busy) continue;
+    ++use.busy;
+    if (now - lane->started >= kSlowPostAfter) ++slow;
+  }
+  use.allowed = concurrency + std::min(slow, concurrency);
+  return use;
 }
 
 std::vector<int64_t> DestinationSender::busy_ids() const { return scheduler_.in_flight_ids(); }
@@ -154,12 +165,13 @@ net::awaitable<void> DestinationSender::run() {
       continue;
     }
     const int64_t now_ms = now_ms_();
-    const size_t free = free_lanes();
+    const LaneUse use = lane_use(now);
+    size_t free = use.free();
     // Look when a lane would otherwise stay idle, and at least every kPollInterval (to
     // delete what was delivered, and find what is new or due again).
     if ((free > 0 && planned_.empty()) || now - looked_at_ >= kPollInterval || scheduler_.flush_due()) {
-      const size_t room = lanes_.size() * kPlannedPerLane;
-      const size_t busy = planned_.size() + (lanes_.size() - free);
+      const size_t room = std::max(use.allowed, use.busy) * kPlannedPerLane;
+      const size_t busy = planned_.size() + use.busy;
       Look look = scheduler_.next_posts(now_ms, room > busy ? room - busy : 0);
       looked_at_ = now;
       for (OutgoingPost& post : look.posts) planned_.push_back(std::move(post));
@@ -167,9 +179,11 @@ net::awaitable<void> DestinationSender::run() {
       if (look.more) woken_ = true;
     }
     for (auto& lane : lanes_) {
-      if (planned_.empty()) break;
+      if (planned_.empty() || free == 0) break;
       if (lane->busy) continue;
       lane->busy = true;
+      lane->started = now;
+      --free;
       net::co_spawn(io_, send(*lane, std::move(planned_.front())), net::detached);
       planned_.pop_front();
     }

@@ -60,6 +60,10 @@ struct DestinationConfig {
 class DestinationSender {
  public:
   static constexpr std::chrono::milliseconds kPollInterval{100};
+  // A POST unanswered this long (a backend hanging on one user's requests) no longer holds
+  // its place among `concurrency`: one more may go out beside it, up to twice
+  // `concurrency` in all, so that other keys are not held back for its whole timeout.
+  static constexpr std::chrono::milliseconds kSlowPostAfter{1000};
   static constexpr uint64_t kMaxAnswerBytes = 64 * 1024;  // of an answer's body, read at most
   using Clock = std::function<int64_t()>;  // Unix ms
 
@@ -89,7 +93,14 @@ class DestinationSender {
   // One attempt of the POST on `lane`.
   boost::asio::awaitable<PostOutcome> attempt(Lane& lane, const OutgoingPost& post);
   Result<std::string> body_of(const OutgoingPost& post, PostOutcome& outcome);
-  size_t free_lanes() const;
+  // POSTs in flight, and how many may be: `concurrency`, plus one per POST slower than
+  // kSlowPostAfter (at most `concurrency` more).
+  struct LaneUse {
+    size_t busy = 0;
+    size_t allowed = 0;
+    size_t free() const { return allowed > busy ? allowed - busy : 0; }
+  };
+  LaneUse lane_use(std::chrono::steady_clock::time_point now) const;
   void wake();
 
   boost::asio::io_context& io_;

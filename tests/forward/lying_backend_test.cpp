@@ -164,6 +164,38 @@ BOOST_AUTO_TEST_CASE(a_backend_that_never_reads_or_hangs_up_half_way_gets_the_po
   BOOST_TEST(server.wait_for_log("forward_failing", 1s));
 }
 
+// A backend that never answers some users' POSTs (spec §10: a due entry is never held back
+// by entries of other users): with every place of `concurrency` taken by such POSTs, a
+// healthy user's still goes out once they are slow, not after their whole timeout (a
+// minute here: the wait below is a third of it).
+BOOST_AUTO_TEST_CASE(posts_that_hang_do_not_hold_back_other_users_for_their_timeout) {
+  test::ScriptedBackend backend([](test::ScriptedBackend::Link& link) {
+    while (auto request = link.read_request()) {
+      if (request->body.find("hang-") != std::string::npos) {
+        link.wait(90s);  // never answers (until stop())
+        return;
+      }
+      if (!link.write("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")) return;
+    }
+  });
+  test::TempDir dir;
+  test::ServerProcess server(
+      dir, replaced(forward_block(dir, backend.url(), test::random_secret(), "concurrency = 2\n"), "timeout_ms = 1000",
+                    "timeout_ms = 60000"));
+  test::HttpClient client(server.port());
+  for (const char* user : {"hang-1", "hang-2"}) {
+    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), user, sleep_of(user, std::string("s-") + user)).status,
+                        200);
+  }
+  BOOST_REQUIRE(wait_until([&] { return requests_for(backend, "hang-1") + requests_for(backend, "hang-2") == 2; }));
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "healthy", sleep_of(user_of(7), "s-healthy")).status, 200);
+  BOOST_TEST(wait_until([&] { return requests_for(backend, "healthy") == 1; }, 20s));
+  BOOST_TEST(wait_until([&] { return outbox(server, "row_key = 'healthy'") == 0; }, 20s));
+  // The hanging ones are still in flight, once each: nothing was sent twice meanwhile.
+  BOOST_TEST(requests_for(backend, "hang-1") == 1u);
+  BOOST_TEST(requests_for(backend, "hang-2") == 1u);
+}
+
 // A redirect is an answer like any other: final (the POST is dead with its status), and
 // never followed, to another host least of all (it would get the signed body).
 BOOST_AUTO_TEST_CASE(a_redirect_is_final_and_never_followed) {
