@@ -40,10 +40,12 @@ std::optional<std::string> lenient_user_id(std::string_view object) {
   return decoded;
 }
 
-// The first `"user_id": "<string>"` anywhere in a text that is no JSON object: cut short,
-// an array of deliveries, a document with something broken before its end. An id whose
-// string ends before the text does, in valid UTF-8.
-std::optional<std::string> first_user_id_member(std::string_view text) {
+// Calls `found(id)` for each `"user_id": "<string>"` anywhere in a text that is no JSON
+// object (cut short, an array of deliveries, a document broken before its end), in order,
+// until it returns true; returns whether it did. Ids whose string ends before the text
+// does, in valid UTF-8.
+template <typename Found>
+bool each_user_id_member(std::string_view text, Found&& found) {
   constexpr std::string_view kKey = "\"user_id\"";
   for (size_t at = text.find(kKey); at != std::string_view::npos; at = text.find(kKey, at + 1)) {
     json::Scanner scanner(text.substr(at + kKey.size()));
@@ -53,9 +55,25 @@ std::optional<std::string> first_user_id_member(std::string_view text) {
     const size_t begin = scanner.offset();
     if (scanner.peek() != '"' || !scanner.string()) continue;
     auto decoded = json::decode_string(text.substr(at + kKey.size() + begin, scanner.offset() - begin));
-    if (decoded && !decoded->empty() && json::is_valid_utf8(*decoded)) return decoded;
+    if (decoded && !decoded->empty() && json::is_valid_utf8(*decoded) && found(*decoded)) return true;
   }
-  return std::nullopt;
+  return false;
+}
+
+std::optional<std::string> first_user_id_member(std::string_view text) {
+  std::optional<std::string> first;
+  each_user_id_member(text, [&](const std::string& id) {
+    first = id;
+    return true;
+  });
+  return first;
+}
+
+// Whether `text` is a JSON object, as the strict and the lenient reads take it.
+bool reads_as_object(std::string_view text) {
+  json::Scanner scanner(text);
+  scanner.skip_space();
+  return scanner.peek() == '{' && scanner.value(json::kSimdjsonMaxDepth);
 }
 
 LenientUserIds lenient_user_ids(std::string_view text) {
@@ -192,7 +210,10 @@ bool delivery_names_user(std::string_view origin, std::string_view headers_json,
                          std::string_view user_id) {
   if (user_id.empty()) return false;
   if (origin == "fetch") return object_names_user(headers_json, user_id, false);
-  return object_names_user(body, user_id, true);
+  if (object_names_user(body, user_id, true)) return true;
+  // A body that is no object (an array of two users' deliveries, an envelope cut short
+  // after its data's user_id) is every user it names anywhere, not only its first.
+  return !reads_as_object(body) && each_user_id_member(body, [&](const std::string& id) { return id == user_id; });
 }
 
 }  // namespace hh::rows

@@ -47,8 +47,7 @@ Result<pg::Rows> pgerase_run(pg::Connection& db, const std::string& sql, std::st
 // backlog: kPgerasePendingBatch rows of at most max_body_bytes each.
 constexpr std::string_view kPgerasePendingSql =
     "SELECT seq, origin, headers, body FROM inbox AS i WHERE seq > $2 "
-    "AND NOT EXISTS (SELECT 1 FROM delivery_outcomes AS o WHERE o.seq = i.seq "
-    "AND (o.user_id IS NOT NULL OR o.status <> 'invalid')) "
+    "AND NOT EXISTS (SELECT 1 FROM delivery_outcomes AS o WHERE o.seq = i.seq AND o.status <> 'invalid') "
     "AND NOT EXISTS (SELECT 1 FROM removed_bodies AS r WHERE r.seq = i.seq) AND (strpos(headers, $1) > 0 "
     "OR strpos(headers, '\\') > 0 OR position(convert_to($1, 'UTF8') IN body) > 0 "
     "OR position('\\x5c'::bytea IN body) > 0) ORDER BY seq LIMIT $3";

@@ -41,15 +41,16 @@ constexpr std::string_view kSelections[] = {
     "AND user_id = ?1",
 };
 
-// Inbox rows no column names the user of, whose body is still there (no removed-body
-// record): not applied yet (no outcome), or invalid with no user recorded (an outcome
-// written before the processor read almost-JSON bodies leniently: rows/delivery_user.h;
-// a delivery that parsed named its user in its outcome, or names nobody). Their seqs come
-// from indexes (no body page read), then the bodies one at a time.
+// Inbox rows whose body is still there (no removed-body record) and whose outcome may not
+// name every user they hold: not applied yet (no outcome), or invalid (its outcome names
+// at most one user, the first a body that is no JSON object names: an array of two users'
+// deliveries is both users'; rows/delivery_user.h). A delivery that parsed named its user
+// in its outcome, or names nobody. Their seqs come from indexes (no body page read), then
+// the bodies one at a time.
 constexpr std::string_view kPendingDeliveries =
     "SELECT seq, origin, headers, body FROM inbox WHERE seq IN (SELECT seq FROM inbox INDEXED BY "
-    "deliveries_received_at EXCEPT SELECT seq FROM delivery_outcomes WHERE user_id IS NOT NULL "
-    "OR status <> 'invalid' EXCEPT SELECT seq FROM removed_bodies) ORDER BY seq";
+    "deliveries_received_at EXCEPT SELECT seq FROM delivery_outcomes WHERE status <> 'invalid' "
+    "EXCEPT SELECT seq FROM removed_bodies) ORDER BY seq";
 
 // SHA-256 of no bytes: the removed-body record of an erasure's placeholder row.
 constexpr std::string_view kEmptySha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";

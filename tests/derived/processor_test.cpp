@@ -61,7 +61,7 @@ void reject_summaries_with_id(BackendStore& s, const std::string& id) {
 std::string rejection(const BackendStore& s) {
   return s.backend() == test::Backend::sqlite
              ? "summaries: rejected by a test trigger"
-             : "summaries: hh_derived_summaries: ERROR:  rejected by a test trigger\n"
+             : "summaries: hh_derived_summaries: ERROR:  rejected by a test trigger "
                "CONTEXT:  PL/pgSQL function reject_summary() line 1 at RAISE";
 }
 

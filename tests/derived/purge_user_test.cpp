@@ -253,6 +253,35 @@ BOOST_AUTO_TEST_CASE(purge_user_removes_exactly_that_users_rows_everywhere_and_r
   BOOST_TEST(test::count(db, "erasures") == 1);
 }
 
+// An invalid body that is no JSON object may name several users: an array of two users'
+// deliveries, an envelope cut short after its data's user_id (another user than its own).
+// Its outcome names one of them; erasing either user removes it.
+BOOST_AUTO_TEST_CASE(purge_user_removes_an_invalid_body_that_names_them_beside_another_user) {
+  for (const std::string erased : {"user-x", "user-y"}) {
+    BOOST_TEST_CONTEXT("erasing " << erased) {
+      TempDir dir;
+      const std::string path = dir.file("healthhook.db");
+      {
+        auto db = test::open_store(path);
+        int64_t clock = kPurgeBaseMs;
+        const std::string x = test::two_users_personalise(test::example_file("summary-sleep.json"), "user-x", "idx-");
+        const std::string y = test::two_users_personalise(test::example_file("summary-sleep.json"), "user-y", "idy-");
+        test::append_deliveries(
+            db, {test::two_users_webhook("msg-array", "[" + x + "," + y + "]", ++clock),
+                 test::two_users_webhook("msg-cut", R"({"event_type":"daily.data.sleep.created","data":{"user_id":"user-y"},"user_id":"user-x","data2":{)",
+                                         ++clock)});
+        test::apply_inbox(db);
+        BOOST_REQUIRE(test::count(db, "deliveries WHERE status = 'invalid'") == 2);
+      }
+      auto purged = test::run_healthhook({"purge-user", erased, "--database", path});
+      BOOST_REQUIRE_MESSAGE(purged.exit_code == 0, purged.stderr_text);
+      auto db = test::open_store(path);
+      BOOST_TEST(test::count(db, "inbox WHERE message_id IN ('msg-array', 'msg-cut')") == 0);
+      BOOST_TEST(test::count(db, "inbox WHERE instr(CAST(body AS TEXT), '" + erased + "') > 0") == 0);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(purge_user_refuses_bad_input_a_missing_database_and_a_locked_one) {
   TempDir dir;
   const std::string path = dir.file("healthhook.db");

@@ -113,7 +113,7 @@ BOOST_AUTO_TEST_CASE(requeues_one_job_or_every_dead_one) {
 BOOST_AUTO_TEST_CASE(a_missing_database_is_an_error_not_a_new_file) {
   test::TempDir dir;
   const auto result = test::run_healthhook({"jobs", "--database", dir.file("nothing.db")});
-  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.exit_code == 2);  // as query, capture and rebuild: a mistake in the command
   BOOST_TEST(contains(result.stderr_text, "does not exist"));
   BOOST_TEST(!std::filesystem::exists(dir.file("nothing.db")));
 }
