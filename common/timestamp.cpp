@@ -183,7 +183,7 @@ std::optional<int64_t> parse_time_bound_ms(std::string_view text) {
   // Digits below the millisecond: the bound is that instant, so the first whole
   // millisecond at or after it (the parse dropped them: the one before). A sample at
   // 10:00:00.000 is before an end of 10:00:00.000001 and before a start of it too.
-  if (const size_t dot = text.find('.'); dot != std::string_view::npos) {
+  if (const size_t dot = text.find_first_of(".,"); dot != std::string_view::npos) {  // ISO 8601 allows both
     size_t digits = dot + 1;
     bool below_ms = false;
     while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {

@@ -132,6 +132,9 @@ BOOST_AUTO_TEST_CASE(timeseries_pages_in_time_order_with_filters) {
   BOOST_TEST(all_pages("/v1/users/u1/timeseries/heartrate?start=2024-05-16T10:01:00.000001Z&end=2024-05-16T10:02:00.000001Z") ==
                  Strings({"10:02 oura", "10:02 garmin"}),
              boost::test_tools::per_element());
+  BOOST_TEST(all_pages("/v1/users/u1/timeseries/heartrate?start=2024-05-16T12:01:00,000001%2B02:00&end=2024-05-16T10:02:00,000001Z") ==
+                 Strings({"10:02 oura", "10:02 garmin"}),
+             boost::test_tools::per_element());
   // An empty query, or separators in a row, are no parameters.
   BOOST_TEST(api.get("/v1/users/u1/timeseries/heartrate?").status == 200);
   BOOST_TEST(api.get("/v1/users/u1/timeseries/heartrate?limit=1&&provider=oura&").status == 200);
