@@ -56,9 +56,13 @@ Router::Match Router::match(bhttp::verb method, std::string_view target) const {
 
 namespace {
 
-// The answer to a HEAD: the GET's head, its Content-Length kept, no body.
+// The answer to a HEAD: the GET's head, its Content-Length kept, no body. A 304 or 204
+// carries no Content-Length of its own (a 304's would have to be the 200's, RFC 9110 §8.6).
 Response without_body(Response response) {
-  response.content_length(response.body().size());
+  const auto status = response.result();
+  if (status != Status::not_modified && status != Status::no_content) {
+    response.content_length(response.body().size());
+  }
   std::string().swap(response.body());
   return response;
 }

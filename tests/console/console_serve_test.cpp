@@ -93,7 +93,16 @@ BOOST_AUTO_TEST_CASE(without_a_session_only_the_sign_in_page_loads) {
   BOOST_TEST(page.body.find("app.js") == std::string::npos);
   BOOST_TEST(page.header("content-security-policy").find("default-src 'self'") != std::string::npos);
   BOOST_TEST(page.header("content-security-policy").find("unsafe-inline") == std::string::npos);
-  BOOST_TEST(client.get("/console/assets/sign-in.js").status == 200);
+  const HttpResponse script = client.get("/console/assets/sign-in.js");
+  BOOST_TEST(script.status == 200);
+  // HEAD with a matching ETag: a 304 without a Content-Length of its own (RFC 9110 §8.6).
+  const auto revalidated = hh::test::raw_exchange(
+      server.port(),
+      "HEAD /console/assets/sign-in.js HTTP/1.1\r\nHost: x\r\nIf-None-Match: " + script.header("etag") +
+          "\r\nConnection: close\r\n\r\n",
+      std::chrono::seconds(5));
+  BOOST_TEST(revalidated.starts_with("HTTP/1.1 304"), revalidated.received);
+  BOOST_TEST(revalidated.received.find("Content-Length") == std::string::npos, revalidated.received);
   BOOST_TEST(client.get("/console/assets/console.css").status == 200);
   for (const char* target : {"/console/assets/app.js", "/console/api/session", "/console/api/overview",
                              "/console/v1/changes", "/console/v1/users/u1", "/console/assets/",
