@@ -27,22 +27,26 @@ namespace {
 
 // A value given where a secret's file name belongs that looks like the secret itself
 // (`signing_secret_files = ["whsec_…"]`): an error must not print it (to a terminal, or
-// the journal): one with a secret's prefix, base64 of 16 bytes or more, or a word of 20 or
-// more letters, digits and a key's punctuation. A name with '.' or '-' is taken for a file's.
+// the journal). A path starting with '/' is a path. Otherwise a secret's prefix, a byte a
+// file name rarely holds (base64's '+' and '=', a password's '@', '!'…), base64 of 16 bytes
+// or more, or a word of 16 or more characters without '.' or '/' mixing upper case, lower
+// case and digits (base64url, an API key) is taken for a secret; "healthhook-secret" or
+// "keys/signing" is not.
 bool looks_like_a_secret(std::string_view value) {
   if (value.starts_with("whsec_") || value.starts_with("sk_")) return true;
-  if (value.find_first_of(".-") != std::string_view::npos) return false;
-  if (const auto key = base64_decode(value); key && key->size() >= 16) return true;
-  if (value.size() < 20) return false;
-  bool digit = false, letter = false;
+  if (value.starts_with('/')) return false;
+  bool upper = false, lower = false, digit = false;
   for (const char c : value) {
-    const bool is_digit = c >= '0' && c <= '9';
-    const bool is_letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-    if (!is_digit && !is_letter && c != '+' && c != '=' && c != '_') return false;
+    const bool is_upper = c >= 'A' && c <= 'Z', is_lower = c >= 'a' && c <= 'z', is_digit = c >= '0' && c <= '9';
+    if (!is_upper && !is_lower && !is_digit && c != '.' && c != '_' && c != '-' && c != '/') return true;
+    upper = upper || is_upper;
+    lower = lower || is_lower;
     digit = digit || is_digit;
-    letter = letter || is_letter;
   }
-  return digit && letter;
+  if (value.find('.') == std::string_view::npos) {
+    if (const auto key = base64_decode(value); key && key->size() >= 16) return true;
+  }
+  return value.size() >= 16 && value.find_first_of("./") == std::string_view::npos && upper && lower && digit;
 }
 
 }  // namespace

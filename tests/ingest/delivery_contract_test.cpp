@@ -490,17 +490,21 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   // A secret pasted where its file's name belongs is not printed back (to a terminal, or
   // the journal under systemd); a file name that is not one still is.
   const std::string pasted = random_secret();  // "whsec_…"
-  for (const std::string& value : {pasted, pasted.substr(6), std::string("sk_live_4eC39HqLyjWDarjtT1zdp7dc")}) {
+  for (const std::string& value : {pasted, pasted.substr(6), std::string("sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
+                                   std::string("S3cr3tP@ssw0rd!2024xyz"),
+                                   std::string("Zm9vYmFyLW5vdC1iYXNlNjQ-abcdEFGH")}) {
     auto refused = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--set",
                                    "signing_secret_files=" + value});
     BOOST_TEST(refused.exit_code == 2);
     BOOST_TEST(refused.stderr_text.find("looks like a secret itself") != std::string::npos, refused.stderr_text);
     BOOST_TEST(refused.stderr_text.find(value.substr(value.size() - 12)) == std::string::npos, refused.stderr_text);
   }
-  auto plain_name = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--set",
-                                    "signing_secret_files=no-such-secret"});
-  BOOST_TEST(plain_name.exit_code == 2);
-  BOOST_TEST(plain_name.stderr_text.find("no-such-secret") != std::string::npos, plain_name.stderr_text);
+  for (const std::string name : {"no-such-secret", "/etc/healthhook/whsecret", "keys/signing.secret"}) {
+    auto plain_name = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--set",
+                                      "signing_secret_files=" + name});
+    BOOST_TEST(plain_name.exit_code == 2);
+    BOOST_TEST(plain_name.stderr_text.find(name) != std::string::npos, plain_name.stderr_text);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // delivery_contract_test
