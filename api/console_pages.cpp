@@ -71,7 +71,7 @@ Page delivery_search_page(Reader& reader, const ApiTarget& target) {
   auto limit = page_limit(params);
   if (!limit) return bad_parameter(limit.error());
   std::optional<int64_t> before_seq;
-  const std::string kind = cursor_kind("d1", target);
+  const std::string kind = cursor_kind("d1", target, true);  // a search: its filters are what it lists
   if (auto cursor = params.text("cursor")) {
     auto fields = cursor_fields(*cursor, kind, 1);
     if (fields) before_seq = parse_int((*fields)[0]);

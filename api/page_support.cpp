@@ -1,5 +1,6 @@
 #include "api/page_support.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <charconv>
@@ -35,11 +36,23 @@ std::optional<int64_t> parse_int(std::string_view text) {
   return value;
 }
 
-std::string cursor_kind(std::string_view family, const ApiTarget& target) {
-  uint32_t hash = 2166136261u;  // FNV-1a over the segments, each ended by a 0 byte
-  for (const std::string& segment : target.segments) {
-    for (const char c : segment) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
+std::string cursor_kind(std::string_view family, const ApiTarget& target, bool with_filters) {
+  uint32_t hash = 2166136261u;  // FNV-1a over the segments (and filters), each ended by a 0 byte
+  const auto add = [&hash](std::string_view text) {
+    for (const char c : text) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
     hash *= 16777619u;
+  };
+  for (const std::string& segment : target.segments) add(segment);
+  if (with_filters) {
+    std::vector<std::pair<std::string, std::string>> filters;
+    for (const auto& param : target.params) {
+      if (param.first != "cursor" && param.first != "limit") filters.push_back(param);
+    }
+    std::sort(filters.begin(), filters.end());
+    for (const auto& [name, value] : filters) {
+      add(name);
+      add(value);
+    }
   }
   char hex[9];
   std::snprintf(hex, sizeof hex, "%08x", hash);
@@ -48,9 +61,17 @@ std::string cursor_kind(std::string_view family, const ApiTarget& target) {
 
 std::optional<std::vector<std::string>> cursor_fields(std::string_view cursor, std::string_view kind, size_t fields) {
   auto plain = decode_cursor(cursor);
-  if (!plain || !plain->starts_with(std::string(kind) + ":")) return std::nullopt;
+  if (!plain) return std::nullopt;
+  const std::string_view family = kind.substr(0, kind.find('.'));
+  std::string_view rest;
+  if (plain->starts_with(std::string(kind) + ":")) {
+    rest = std::string_view(*plain).substr(kind.size() + 1);
+  } else if (plain->starts_with(std::string(family) + ":")) {  // made by an earlier version
+    rest = std::string_view(*plain).substr(family.size() + 1);
+  } else {
+    return std::nullopt;
+  }
   std::vector<std::string> parts;
-  std::string_view rest = std::string_view(*plain).substr(kind.size() + 1);
   for (size_t i = 0; i + 1 < fields; ++i) {
     const auto colon = rest.find(':');
     if (colon == std::string_view::npos) return std::nullopt;

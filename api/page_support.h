@@ -30,12 +30,15 @@ std::optional<int64_t> parse_int(std::string_view text);
 
 // A listing's cursor kind: its family ("s1") and a hash of the path it pages, so that a
 // cursor of one listing (u1's steps) is refused by another (u2's, or u1's heartrate)
-// instead of starting it somewhere in the middle. Filters are not part of it: a client
-// may follow next_cursor with or without repeating them.
-std::string cursor_kind(std::string_view family, const ApiTarget& target);
+// instead of starting it somewhere in the middle. A listing's filters are part of it only
+// `with_filters` (a search: its user or event type is what it lists); elsewhere a client
+// may follow next_cursor with or without repeating them. (A mistake caught, not a lock:
+// cursors are not secret.)
+std::string cursor_kind(std::string_view family, const ApiTarget& target, bool with_filters = false);
 
-// The plain text behind a cursor of `kind` ("s1:…"), split at the first `fields` - 1
-// colons (the last field may hold colons); nullopt when it is not such a cursor.
+// The plain text behind a cursor of `kind` ("s1.<hash>:…", or a cursor made before kinds
+// had a hash, "s1:…"), split at the first `fields` - 1 colons (the last field may hold
+// colons); nullopt when it is not such a cursor.
 std::optional<std::vector<std::string>> cursor_fields(std::string_view cursor, std::string_view kind, size_t fields);
 
 // The paging loop of every listing: reads rows with `next(row)` (Result<bool>) until

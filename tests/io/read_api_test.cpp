@@ -170,6 +170,13 @@ BOOST_AUTO_TEST_CASE(timeseries_pages_in_time_order_with_filters) {
   }
   BOOST_TEST(api.get("/v1/users/u1/timeseries/heartrate?cursor=" + *u1_cursor).status == 200);
   BOOST_TEST(api.get("/v1/users/u1/timeseries/heartrate?provider=oura&cursor=" + *u1_cursor).status == 200);
+  // A cursor made before cursors named their listing ("s1:0:0", base64url) still pages.
+  BOOST_TEST(api.get("/v1/users/u1/timeseries/heartrate?cursor=czE6MDow").status == 200);
+  // A search's cursor belongs to its filters too: another search's is refused.
+  const auto search_cursor = Json(api.get("/v1/deliveries?limit=1").body).next_cursor();
+  BOOST_REQUIRE(search_cursor);
+  BOOST_TEST(api.get("/v1/deliveries?limit=1&cursor=" + *search_cursor).status == 200);
+  BOOST_TEST(api.get("/v1/deliveries?limit=1&event_type=daily.*&cursor=" + *search_cursor).status == 400);
   // U+0000 in an id or a value: refused, not cut short there (as PostgreSQL's text would).
   BOOST_TEST(error("provider=oura%00x") == "{\"error\":\"parameter 'provider' holds %00 (U+0000)\"}\n");
   const auto nul_user = api.get("/v1/users/u1%00x/timeseries/heartrate");
