@@ -306,11 +306,6 @@ bool JsonReader::validate(od::value v, size_t depth, std::string_view* raw_out) 
       break;
     }
     case od::json_type::number: {
-      // Checked as a kept value is (number_value()): an integer past int64 is refused
-      // in a member only stored as well (schemas/README.md).
-      od::number_type type{};
-      if (auto code = v.get_number_type().get(type)) return json_problem(code);
-      if (type == od::number_type::unsigned_integer) return problem_is("integer out of range (int64)");
       od::number n;
       if (auto code = v.get_number().get(n)) return json_problem(code);
       break;
