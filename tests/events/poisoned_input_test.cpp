@@ -97,6 +97,10 @@ BOOST_AUTO_TEST_CASE(number_overflow) {
   expect_invalid(*this, sample_with("\"value\":9223372036854775808"), "data.data[0].value: integer out of range (int64)");
   expect_invalid(*this, sample_with("\"value\":18446744073709551615"), "data.data[0].value: integer out of range (int64)");
   expect_invalid(*this, sample_with("\"systolic\":10000000000000000000"), "data.data[0].systolic: integer out of range (int64)");
+  // In a member only kept as JSON (a summary's, an unknown one): kept as sent, applied.
+  const ParseResult kept = webhook(summary_with("\"weight\":12345678901234567890"));
+  BOOST_TEST(kept.error == "");
+  BOOST_TEST((kept.status == Status::processed));
 }
 
 // Floats of more than 19 significant digits are read as the nearest double (simdjson
