@@ -79,6 +79,7 @@ BOOST_AUTO_TEST_CASE(each_duplicate_is_logged_at_debug_level) {
   HttpClient client(s.server.port());
   BOOST_TEST(client.post_webhook(s.server.secret(), "msg_dup_logged", kSteps).status == 200);
   BOOST_TEST(client.post_webhook(s.server.secret(), "msg_dup_logged", kSteps).status == 200);
+  BOOST_TEST(s.server.wait_for_log("\"event\":\"delivery_duplicate\"", std::chrono::seconds(10)));
   size_t logged = 0;
   for (const auto& line : s.server.log_lines()) {
     if (line.find("\"event\":\"delivery_duplicate\"") == std::string::npos) continue;
