@@ -29,6 +29,21 @@ pg::Connection open_fresh() {
   return std::move(*db);
 }
 
+// A login role of the shared cluster (made once), the database a fresh URI names, and that
+// URI as another role.
+void ensure_role(test::PostgresCluster& cluster, const std::string& role) {
+  cluster.psql("postgres", "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '" + role +
+                               "') THEN CREATE ROLE " + role + " LOGIN; END IF; END $$");
+}
+std::string database_of(const std::string& uri) {
+  const size_t begin = std::string("postgresql:///").size();
+  return uri.substr(begin, uri.find('?') - begin);
+}
+std::string as_role(std::string uri, const std::string& role) {
+  uri.replace(uri.find("user=healthhook"), 15, "user=" + role);
+  return uri;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(parameters_and_bytes_arrive_exactly_as_sent) {
@@ -229,8 +244,7 @@ BOOST_AUTO_TEST_CASE(the_password_comes_from_beside_the_uri_and_a_wrong_one_is_r
   const std::string uri = cluster.fresh_database();
   cluster.psql("postgres", "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'passworded') THEN "
                            "CREATE ROLE passworded LOGIN PASSWORD 'correct horse'; END IF; END $$");
-  std::string as_passworded = uri;
-  as_passworded.replace(as_passworded.find("user=healthhook"), 15, "user=passworded");
+  const std::string as_passworded = as_role(uri, "passworded");
   auto right = store::connect({as_passworded, "correct horse"});
   BOOST_TEST(right.ok(), right.error());
   auto wrong = store::connect({as_passworded, "battery staple"});
@@ -248,13 +262,9 @@ BOOST_AUTO_TEST_CASE(a_role_without_a_usable_schema_is_told_which_grant_it_needs
   test::PostgresCluster& cluster = test::PostgresCluster::shared();
   const std::string uri = cluster.fresh_database();
   BOOST_REQUIRE(store::connect_migrated({uri, ""}));
-  cluster.psql("postgres", "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'schemaless') THEN "
-                           "CREATE ROLE schemaless LOGIN; END IF; END $$");
-  const std::string database = uri.substr(std::string("postgresql:///").size(),
-                                          uri.find('?') - std::string("postgresql:///").size());
-  cluster.psql(database, "REVOKE ALL ON SCHEMA public FROM PUBLIC");
-  std::string as_schemaless = uri;
-  as_schemaless.replace(as_schemaless.find("user=healthhook"), 15, "user=schemaless");
+  ensure_role(cluster, "schemaless");
+  cluster.psql(database_of(uri), "REVOKE ALL ON SCHEMA public FROM PUBLIC");
+  const std::string as_schemaless = as_role(uri, "schemaless");
   auto refused = store::connect({as_schemaless, ""});
   BOOST_REQUIRE(!refused);
   BOOST_TEST(refused.error().find("role schemaless may use no schema") != std::string::npos, refused.error());
@@ -288,15 +298,8 @@ BOOST_AUTO_TEST_CASE(a_server_that_is_not_there_is_one_line) {
 // which grant it needs, not shown a failed CREATE TABLE.
 BOOST_AUTO_TEST_CASE(a_role_that_may_not_create_runs_on_a_migrated_database) {
   test::PostgresCluster& cluster = test::PostgresCluster::shared();
-  cluster.psql("postgres", "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'rowsonly') THEN "
-                           "CREATE ROLE rowsonly LOGIN; END IF; END $$");
-  const auto as_rowsonly = [](std::string uri) {
-    uri.replace(uri.find("user=healthhook"), 15, "user=rowsonly");
-    return uri;
-  };
-  const auto database_of = [](const std::string& uri) {
-    return uri.substr(std::string("postgresql:///").size(), uri.find('?') - std::string("postgresql:///").size());
-  };
+  ensure_role(cluster, "rowsonly");
+  const auto as_rowsonly = [](const std::string& uri) { return as_role(uri, "rowsonly"); };
   const char* grants = "REVOKE CREATE ON SCHEMA public FROM PUBLIC; GRANT USAGE ON SCHEMA public TO rowsonly; "
                        "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO rowsonly; "
                        "GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO rowsonly";
@@ -323,14 +326,10 @@ BOOST_AUTO_TEST_CASE(figures_are_read_by_a_role_that_may_not_list_the_wal) {
   test::PostgresCluster& cluster = test::PostgresCluster::shared();
   const std::string uri = cluster.fresh_database();
   BOOST_REQUIRE(store::connect_migrated({uri, ""}));
-  cluster.psql("postgres", "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'plainreader') THEN "
-                           "CREATE ROLE plainreader LOGIN; END IF; END $$");
-  const std::string database = uri.substr(std::string("postgresql:///").size(),
-                                          uri.find('?') - std::string("postgresql:///").size());
-  cluster.psql(database, "GRANT USAGE ON SCHEMA public TO plainreader; "
-                         "GRANT SELECT ON ALL TABLES IN SCHEMA public TO plainreader");
-  std::string as_plain = uri;
-  as_plain.replace(as_plain.find("user=healthhook"), 15, "user=plainreader");
+  ensure_role(cluster, "plainreader");
+  cluster.psql(database_of(uri), "GRANT USAGE ON SCHEMA public TO plainreader; "
+                                 "GRANT SELECT ON ALL TABLES IN SCHEMA public TO plainreader");
+  const std::string as_plain = as_role(uri, "plainreader");
   auto figures = store::open_figures(store::Database{as_plain, ""});
   BOOST_REQUIRE_MESSAGE(figures, figures.error());
   auto sizes = (*figures)->sizes();
