@@ -56,8 +56,8 @@ bool read_source_id(JsonReader& json, od::value v, size_t depth, SampleValue& ou
   if (auto code = v.type().get(type)) return json.json_problem(code);
   if (type == od::json_type::object || type == od::json_type::array) return json.skip(v, depth);
   if (type == od::json_type::number) {
-    // An id past int64 (never seen) is kept as the nearest double, as before, rather than
-    // failing the batch it labels.
+    // An id past int64 (never seen) keeps its nearest double rather than failing the
+    // batch it labels (a sample value past int64 does fail it: number_value()).
     od::number_type number_type{};
     if (auto code = v.get_number_type().get(number_type)) return json.json_problem(code);
     if (number_type == od::number_type::unsigned_integer) {
