@@ -443,6 +443,9 @@ bool DeliveryParser::Impl::parse_fetched(const InboxRow& row, DeliveryRows& out)
       append_quoted_excerpt(what, context.job_id);
       return json.fail(JsonPath{}, "id", what);
     }
+    // The service's ParsingJob names no user: the row stays the user's whose webhook
+    // queued the fetch (purge-user finds it by that column: spec §11).
+    if (!out.lab_parsing_job->user_id && !context.user_id.empty()) out.lab_parsing_job->user_id = context.user_id;
     return true;
   }
   if (context.kind == "deregistration") {  // `healthhook user deregister`: the service said success

@@ -658,6 +658,10 @@ BOOST_AUTO_TEST_CASE(fetched_parsing_jobs_and_deregistrations) {
   BOOST_TEST((r.family == Family::fetched_parsing_job));
   BOOST_REQUIRE(f.rows.lab_parsing_job.has_value());
   BOOST_TEST(text(f.rows.lab_parsing_job->results_json) == R"({"metadata":{},"results":[{"test_name":"LDL"}]})");
+  // The job names no user; the fetch context's (the webhook's) is the row's.
+  r = f.fetched(R"({"kind":"parsing_job","job_id":"j1","user_id":"u7","url":"https://x"})", job, "fetch.parsing_job");
+  BOOST_TEST(r.error == "");
+  BOOST_TEST(text(f.rows.lab_parsing_job->user_id) == "u7");
   r = f.fetched(R"({"kind":"parsing_job","job_id":"j2"})", job, "fetch.parsing_job");
   BOOST_TEST((r.status == Status::invalid));
   BOOST_TEST(r.error == "id: not the job fetched \"j2\"");

@@ -67,6 +67,8 @@ BOOST_AUTO_TEST_CASE(a_completed_job_without_results_gets_them_fetched_and_store
                                                      "state = 'done'", 1));
   BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM lab_parsing_jobs WHERE results IS NOT NULL", 1));
   BOOST_TEST(test::query_text(server.database(), "SELECT results FROM lab_parsing_jobs") == kResults);
+  // Still the user's (the service's ParsingJob names none): purge-user finds it by this column.
+  BOOST_TEST(test::query_text(server.database(), "SELECT count(*) FROM lab_parsing_jobs WHERE user_id IS NULL") == "0");
   // The row and its feed: inserted by the webhook, updated by the fetched job.
   BOOST_TEST(test::query_text(server.database(), "SELECT group_concat(op, ',') FROM changes WHERE table_name = "
                                                  "'lab_parsing_jobs' AND row_key = '" + kJob + "'") == "insert,update");
