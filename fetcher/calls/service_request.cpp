@@ -111,9 +111,16 @@ Result<ServiceReply> call_service(const ServiceAccess& access, const ServiceCall
     return fail(ErrorKind::io, reply.request + ": " + std::string(failure_name(result->failure)) + ": " +
                                    redacted(result->error, call.redact));
   }
-  if (result->status == 401 || result->status == 403) {
-    return fail(reply.request + ": HTTP " + std::to_string(result->status) + ": the service refused the " +
-                access.key_name);
+  if (result->status == 401) {
+    return fail(reply.request + ": HTTP 401: the service refused the " + access.key_name);
+  }
+  if (result->status == 403) {
+    // Forbidden is not always the key: a feature not enabled for the team (bulk import,
+    // the lab report parser) says so in its reason, which is shown.
+    const std::string why = reason(redacted(std::move(result->body), call.redact));
+    return fail(reply.request + ": HTTP 403: " +
+                (why.empty() ? "the service refused the " + access.key_name
+                             : why + " (the service refused this " + access.key_name + "'s request)"));
   }
   if (result->status / 100 != 2) {
     const std::string why = reason(redacted(std::move(result->body), call.redact));

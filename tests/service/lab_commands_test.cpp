@@ -165,6 +165,16 @@ BOOST_AUTO_TEST_CASE(lookup_input_is_refused_before_any_request) {
   BOOST_TEST(result.exit_code == 1);
   BOOST_TEST(result.stderr_text == "healthhook labs: GET " + t.service.base_url() +
                                        "/v3/lab_tests/labs: HTTP 503: {\"detail\":\"injected fault\"}\n");
+  // A 403 with a reason (a feature not enabled for the team) shows it, not only "the key".
+  fake::Fault forbidden;
+  forbidden.kind = fake::Fault::Kind::status;
+  forbidden.status = 403;
+  forbidden.body = "{\"detail\":\"Lab testing is not enabled for this team; contact support\"}";
+  t.service.inject("/v3/lab_tests/labs", forbidden);
+  const auto refused_403 = t.run({"labs"});
+  BOOST_TEST(refused_403.exit_code == 1);
+  BOOST_TEST(has(refused_403.stderr_text, "HTTP 403: {\"detail\":\"Lab testing is not enabled for this team"),
+             refused_403.stderr_text);
 }
 
 // Team-level calls go to [service], or with --team to that [[service.teams]] entry.
