@@ -186,6 +186,17 @@ BOOST_AUTO_TEST_CASE(team_level_calls_follow_team) {
   const std::string eu_team = "6b74423d-0504-4470-9afb-477252ccf67a";
   t.write_config("[[service.teams]]\nteam_id = \"" + eu_team + "\"\nbase_url = \"" + eu.base_url() +
                  "\"\napi_key_file = \"eu-key\"\n");
+  // A --team no entry has (a typo, not a UUID): refused, nothing sent anywhere.
+  for (const std::string wrong : {"6b74423d-0504-4470-9afb-477252ccf67b", "notauuid"}) {
+    const auto refused = t.run({"labs", "--team", wrong});
+    BOOST_TEST(refused.exit_code == 2, refused.stderr_text);
+    BOOST_TEST(has(refused.stderr_text, "--team " + wrong + ": no [[service.teams]] entry has this team id"),
+               refused.stderr_text);
+    const auto refreshed = t.run({"refresh", "4a29dbc7-6db3-4c83-bfac-70a20a4be1b2", "--team", wrong});
+    BOOST_TEST(refreshed.exit_code == 2, refreshed.stderr_text);
+  }
+  BOOST_TEST(t.calls().empty());
+  BOOST_TEST(eu.requests().empty());
   auto result = t.run({"labs", "--format", "json", "--team", eu_team});
   BOOST_TEST(result.exit_code == 0, result.stderr_text);
   result = t.run({"area", "10001", "--team", eu_team});
