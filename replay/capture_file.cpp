@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "common/base64.h"
+#include "common/json_scan.h"
 #include "common/json_writer.h"
 
 namespace hh::replay {
@@ -33,6 +34,23 @@ std::string json_error(std::string_view member, simdjson::error_code code) {
     default: text.append("not valid JSON (").append(simdjson::error_message(code)).append(")");
   }
   return text;
+}
+
+// Why a line is no JSON object, in its own words: not JSON at all, another kind of value,
+// something after the object (which simdjson calls "JSON document ended early" when it is
+// no JSON), or simdjson's reason.
+std::string line_problem(std::string_view line, simdjson::error_code code) {
+  json::Scanner scanner(line);
+  scanner.skip_space();
+  const char first = scanner.peek();
+  if (scanner.value(json::kSimdjsonMaxDepth)) {
+    scanner.skip_space();
+    if (!scanner.at_end()) return first == '{' ? "unexpected content after the object" : "not a JSON object";
+    if (first != '{') return "not a JSON object";
+  } else if (first != '{' && first != '[') {
+    return "not JSON (each line is one JSON object)";
+  }
+  return code == simdjson::INCORRECT_TYPE ? "not a JSON object" : json_error("", code);
 }
 
 bool is_blank(std::string_view line) { return line.find_first_not_of(" \t") == std::string_view::npos; }
@@ -131,12 +149,10 @@ Result<void> CaptureParser::parse_line(std::string& line, CaptureRecord& record)
   pad(line);
   od::document doc;
   if (auto code = impl_->parser.iterate(line.data(), line.size(), line.capacity()).get(doc)) {
-    return fail(json_error("", code));
+    return fail(line_problem(line, code));
   }
   od::object object;
-  if (auto code = doc.get_object().get(object)) {
-    return fail(code == simdjson::INCORRECT_TYPE ? "not a JSON object" : json_error("", code));
-  }
+  if (auto code = doc.get_object().get(object)) return fail(line_problem(line, code));
   bool has_id = false, has_timestamp = false, has_headers = false, has_body = false, has_base64 = false,
        has_removed = false;
   for (auto field : object) {

@@ -132,7 +132,8 @@ BOOST_AUTO_TEST_CASE(malformed_lines_are_reported_by_number_and_the_rest_are_rea
       R"({"id":"x","timestamp":1,"body":"a)" "\n"                                   // 16 truncated
       "   \t\n"                                                                     // 17 blank
       R"({"id":"x","timestamp":99999999999999,"body":"a"})" "\n"                  // 18
-      R"({"id":"good3","timestamp":3,"body_base64":"/wA="})";                       // 19, no final LF
+      R"({"id":"x","timestamp":1,"body":"a"} trailing)" "\n"                      // 19
+      R"({"id":"good3","timestamp":3,"body_base64":"/wA="})";                       // 20, no final LF
   const Read read = read_all(dir.write("bad.jsonl", file));
 
   BOOST_REQUIRE_EQUAL(read.records.size(), 3u);
@@ -141,10 +142,10 @@ BOOST_AUTO_TEST_CASE(malformed_lines_are_reported_by_number_and_the_rest_are_rea
   BOOST_TEST(read.records[1].timestamp == 12);
   BOOST_TEST(read.records[1].body == "b");
   BOOST_TEST(read.records[2].body == std::string("\xff\x00", 2));
-  BOOST_TEST(read.record_lines == std::vector<uint64_t>({1, 6, 19}), boost::test_tools::per_element());
+  BOOST_TEST(read.record_lines == std::vector<uint64_t>({1, 6, 20}), boost::test_tools::per_element());
 
   const std::vector<std::pair<uint64_t, std::string>> expected = {
-      {2, "not a JSON object"},
+      {2, "not JSON (each line is one JSON object)"},
       {3, "timestamp: missing"},
       {5, "body, body_base64: give only one"},
       {7, "unexpected content after the object"},
@@ -157,15 +158,18 @@ BOOST_AUTO_TEST_CASE(malformed_lines_are_reported_by_number_and_the_rest_are_rea
       {14, "body: missing (or body_base64)"},
       {15, "timestamp: expected Unix seconds (an integer >= 0)"},
   };
-  BOOST_REQUIRE_EQUAL(read.bad.size(), expected.size() + 2);  // + the truncated line 16, line 18
+  BOOST_REQUIRE_EQUAL(read.bad.size(), expected.size() + 3);  // + the truncated line 16, lines 18 and 19
   for (size_t i = 0; i < expected.size(); ++i) {
     BOOST_TEST(read.bad[i].first == expected[i].first);
     BOOST_TEST(read.bad[i].second == expected[i].second, "line " << expected[i].first);
   }
   BOOST_TEST(read.bad[expected.size()].first == 16u);
   BOOST_TEST(read.bad[expected.size()].second.find("not valid JSON") != std::string::npos, read.bad[expected.size()].second);
-  BOOST_TEST(read.bad.back().first == 18u);
-  BOOST_TEST(read.bad.back().second == "timestamp: after the year 9999");
+  BOOST_TEST(read.bad[expected.size() + 1].first == 18u);
+  BOOST_TEST(read.bad[expected.size() + 1].second == "timestamp: after the year 9999");
+  // Text after the object that is no JSON: said as such, not "document ended early".
+  BOOST_TEST(read.bad.back().first == 19u);
+  BOOST_TEST(read.bad.back().second == "unexpected content after the object");
 }
 
 BOOST_AUTO_TEST_CASE(headers_of_the_inbox_parse_into_pairs_in_order) {
