@@ -346,7 +346,10 @@ export async function users(root, _arg, query) {
     table('user-identity', ['User id', 'Client user id', 'Team', 'First seen', 'Last seen'], [h('tr', {},
       h('td', {}, userId), h('td', {}, user.client_user_id || '–'), h('td', {}, user.team_id || '–'),
       h('td', {}, user.first_seen || '–'), h('td', {}, user.last_seen || '–'))]),
-    ...(found.length > 1 ? [h('p', { class: 'muted' }, `${found.length} users have this client user id; showing the first.`)] : []),
+    ...(found.length > 1 ? [h('p', { id: 'user-others', class: 'muted' },
+      `${found.length} users have this client user id; showing the first. The others: `,
+      found.slice(1).flatMap((u, i) => [i ? ', ' : '',
+        h('a', { href: '#/users?' + new URLSearchParams({ q: u.user_id, range: rangeName }) }, u.user_id)]))] : []),
     h('h2', {}, 'Connections'), table('user-connections', ['Provider', 'Status', 'Error'], about.connections.map((c) =>
       h('tr', {}, h('td', {}, c.provider), h('td', {}, c.status), h('td', { class: 'error-text' }, c.error_message || '')))),
     h('h2', {}, 'Devices'), table('user-devices', ['Id', 'Provider', 'Source type', 'Model'], about.devices.map((d) =>

@@ -62,6 +62,7 @@ CLIENT_USER_ID = "client-42"
 OTHER_CLIENT_USER_ID = str(uuid.UUID(int=0xc11e0000_0000_4000_8000_000000000007))
 # A user id that is no UUID (a capture written by hand, a replay): still searched as a user id.
 PLAIN_USER_ID = "user-\u00fc-1"
+SHARED_CLIENT_SECOND_USER = str(uuid.UUID(int=0x5ec0_0000_0000_4000_8000_000000000099))
 BLOOD_PRESSURE_POINTS = 3
 
 
@@ -370,6 +371,9 @@ def main():
             sent.append(send_delivery(args, server, signing_file, second_source_heart_rate_body(now_ms)))
             other = str(uuid.uuid4())
             sent.append(send_delivery(args, server, signing_file, steps_body(now_ms, other, OTHER_CLIENT_USER_ID)))
+            # A second user with the same client user id (a backend's id reused): both findable.
+            sent.append(send_delivery(args, server, signing_file,
+                                      steps_body(now_ms, SHARED_CLIENT_SECOND_USER, OTHER_CLIENT_USER_ID)))
             sent.append(send_delivery(args, server, signing_file, '{"not an event": true}'))
             sent.append(send_delivery(args, server, signing_file, steps_body(now_ms, PLAIN_USER_ID, None)))
             sent.append(send_delivery(args, server, signing_file, blood_pressure_body(now_ms)))
@@ -433,8 +437,8 @@ def run_checks(checks, args, server, backend, signing_file, sent, read_token, ad
     def search_and_open_a_delivery():
         # A UUID that names no user of the service is searched as a client user id.
         checks.eventually("#/deliveries?user=" + OTHER_CLIENT_USER_ID,
-                          lambda: len(checks.elements("#deliveries-table tr.delivery")) == 1,
-                          "a client user id shaped like a UUID found no delivery")
+                          lambda: len(checks.elements("#deliveries-table tr.delivery")) == 2,
+                          "a client user id shaped like a UUID (two users have it) did not find both deliveries")
         checks.eventually("#/deliveries?user=" + CLIENT_USER_ID,
                           lambda: len(checks.elements("#deliveries-table tr.delivery")) == 4,
                           "the processor did not make the user known")
@@ -487,6 +491,17 @@ def run_checks(checks, args, server, backend, signing_file, sent, read_token, ad
         assert "systolic" in checks.text("#not-charted-rows"), checks.text("#not-charted-rows")
         checks.screenshot("user")
     checks.run("the_heart_rate_chart_draws_the_points_sent", heart_rate_chart_draws_every_point)
+
+    def users_sharing_a_client_id_are_each_reachable():
+        checks.eventually("#/users?q=" + OTHER_CLIENT_USER_ID, lambda: bool(checks.elements("#user-others a")),
+                          "the second user of a shared client user id is not offered")
+        shown = checks.text("#user-identity")
+        link = checks.elements("#user-others a")[0]
+        other = link.text
+        assert other not in shown, (other, shown)
+        link.click()
+        checks.wait(lambda: other in checks.text("#user-identity"), "the other user did not open")
+    checks.run("users_sharing_a_client_id_are_each_reachable", users_sharing_a_client_id_are_each_reachable)
 
     def read_only_has_no_actions():
         checks.open("#/forwarding")
@@ -564,10 +579,10 @@ def run_checks(checks, args, server, backend, signing_file, sent, read_token, ad
         # old (within one 10 s refresh), instead of showing them as if they were current.
         checks.open("#/overview")
         checks.element("#overview-stored")
-        assert not d.find_element(By.ID, "overview-stale").is_displayed()
-        server.stop()
+        checks.wait(lambda: not d.find_element(By.ID, "overview-stale").is_displayed(), "stale while serving")
+        server.stop()  # returns once the process is gone; the next 10 s refresh then fails
         checks.wait(lambda: d.find_element(By.ID, "overview-stale").is_displayed(),
-                    "the overview did not say it stopped updating")
+                    "the overview did not say it stopped updating", 3 * WAIT_S)
         assert "Not updating" in checks.text("#overview-stale"), checks.text("#overview-stale")
     checks.run("the_overview_says_when_it_stops_updating", overview_says_when_it_stops_updating)
 
