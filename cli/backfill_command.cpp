@@ -18,6 +18,7 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "cli/service_access.h"
 #include "fetcher/recovery_input.h"
 #include "common/timestamp.h"
 #include "store/open_store.h"
@@ -102,6 +103,7 @@ int run_backfill(const BackfillFlags& flags) {
   }
 
   const std::string team = flags.team.value_or(std::string());  // the windows view it
+  if (!check_team_flag(*settings, kCommand, team)) return kExitBadConfig;
   const std::vector<store::BackfillWindow> windows =
       fetcher::backfill_windows(flags.user_id, *resources, providers, *start_ms, last_day_ms, team);
   auto database = database_or_report(*settings, kCommand);

@@ -34,17 +34,21 @@ std::string team_of_user(const config::Settings& settings, std::string_view user
   return config::find_team(settings.service, team) ? team : std::string();
 }
 
+bool check_team_flag(const config::Settings& settings, std::string_view command, std::string_view team_id) {
+  // With [[service.teams]] configured, a --team no entry has (a typo, not a UUID) would send
+  // the call, and perhaps a batch of OAuth tokens, to [service]'s team instead: refused,
+  // nothing sent. Without any entry, every team is [service]'s, as it always was.
+  if (team_id.empty() || settings.service.teams.empty() || config::find_team(settings.service, team_id)) return true;
+  report_error(command, "--team " + std::string(team_id).substr(0, 64) +
+                            ": no [[service.teams]] entry has this team id (leave --team out for [service])");
+  return false;
+}
+
 std::optional<fetcher::ServiceAccess> service_access_or_report(const config::Settings& settings,
                                                                std::string_view command, std::string_view team_id) {
   config::ServiceSettings service = settings.service;
   std::string key_setting = "service.api_key_file";
-  // A --team given that no entry has (a typo, not a UUID) would send the call, and perhaps
-  // a batch of OAuth tokens, to [service]'s team instead: refused, nothing sent.
-  if (!team_id.empty() && !config::find_team(settings.service, team_id)) {
-    report_error(command, "--team " + std::string(team_id).substr(0, 64) +
-                              ": no [[service.teams]] entry has this team id (leave --team out for [service])");
-    return std::nullopt;
-  }
+  if (auto known = check_team_flag(settings, command, team_id); !known) return std::nullopt;
   if (const config::TeamSettings* team = config::find_team(settings.service, team_id)) {
     service.base_url = team->base_url;
     service.api_key_file = team->api_key_file;

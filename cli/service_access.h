@@ -20,8 +20,13 @@ namespace hh::cli {
 std::string team_of_user(const config::Settings& settings, std::string_view user_id,
                          const std::optional<std::string>& team_flag);
 
-// On error (no API key file for that team, or it cannot be read) prints one line and
-// returns nullopt (exit with kExitBadConfig).
+// A --team the configuration's [[service.teams]] entries do not have, when there are any:
+// false after printing one line (exit with kExitBadConfig). "" and any team without
+// entries are fine ([service] serves them).
+bool check_team_flag(const config::Settings& settings, std::string_view command, std::string_view team_id);
+
+// On error (an unknown --team, no API key file for that team, or it cannot be read) prints
+// one line and returns nullopt (exit with kExitBadConfig).
 std::optional<fetcher::ServiceAccess> service_access_or_report(const config::Settings& settings,
                                                                std::string_view command, std::string_view team_id);
 

@@ -177,6 +177,15 @@ BOOST_AUTO_TEST_CASE(lookup_input_is_refused_before_any_request) {
              refused_403.stderr_text);
 }
 
+// Without [[service.teams]], every --team is [service]'s (a configuration without teams
+// works as it always did).
+BOOST_AUTO_TEST_CASE(without_teams_any_team_goes_to_service) {
+  test::ServiceCommands t;
+  const auto result = t.run({"labs", "--team", "6b74423d-0504-4470-9afb-477252ccf67a"});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_TEST(t.calls().size() == 1u);
+}
+
 // Team-level calls go to [service], or with --team to that [[service.teams]] entry.
 BOOST_AUTO_TEST_CASE(team_level_calls_follow_team) {
   fake::FakeService eu(test::commands_service_options("eu-team-key"));
@@ -194,6 +203,10 @@ BOOST_AUTO_TEST_CASE(team_level_calls_follow_team) {
                refused.stderr_text);
     const auto refreshed = t.run({"refresh", "4a29dbc7-6db3-4c83-bfac-70a20a4be1b2", "--team", wrong});
     BOOST_TEST(refreshed.exit_code == 2, refreshed.stderr_text);
+    const auto queued = t.run({"backfill", "4a29dbc7-6db3-4c83-bfac-70a20a4be1b2", "--provider", "oura", "--resource",
+                               "sleep", "--since", "2024-05-01", "--until", "2024-05-02", "--team", wrong});
+    BOOST_TEST(queued.exit_code == 2, queued.stderr_text);
+    BOOST_TEST(has(queued.stderr_text, "no [[service.teams]] entry has this team id"), queued.stderr_text);
   }
   BOOST_TEST(t.calls().empty());
   BOOST_TEST(eu.requests().empty());
