@@ -65,7 +65,7 @@ Page timeseries_page(Reader& reader, const std::string& user_id, const std::stri
   auto next_cursor = page_items(
       row, *limit, page.body, [&](store::StoredSample& r) { return samples.next(r); }, kJsonItem,
       [&kind](const store::StoredSample& r) {
-        return kind + ":" + std::to_string(r.t_ms) + ":" + std::to_string(r.series_id);
+        return cursor_text(kind, {std::to_string(r.t_ms), std::to_string(r.series_id)});
       });
   samples.finish();
   if (!next_cursor) return database_error(next_cursor.error());
@@ -110,7 +110,7 @@ Page summaries_page(Reader& reader, const std::string& user_id, const std::strin
   auto next_cursor = page_items(
       row, *limit, page.body, [&](store::StoredSummary& r) { return summaries.next(r); }, kJsonItem,
       [&kind](const store::StoredSummary& r) {
-        return kind + ":" + (r.start_ms ? std::to_string(*r.start_ms) : std::string()) + ":" + std::string(r.id);
+        return cursor_text(kind, {r.start_ms ? std::to_string(*r.start_ms) : std::string(), r.id});
       });
   summaries.finish();
   if (!next_cursor) return database_error(next_cursor.error());
@@ -156,7 +156,7 @@ Page stream_page(Reader& reader, const std::string& workout_id, const ApiTarget&
         any = true;
         store::append_json(body, r);
       },
-      [&kind](const store::StoredStreamPoint& r) { return kind + ":" + std::to_string(r.idx); });
+      [&kind](const store::StoredStreamPoint& r) { return cursor_text(kind, {std::to_string(r.idx)}); });
   streams.finish();
   if (!next_cursor) return database_error(next_cursor.error());
   if (!*found && !any && !after_idx) return error_page(Status::not_found, "no such workout");
@@ -211,7 +211,7 @@ Page changes_page(Reader& reader, const ApiTarget& target) {
   if (last_seq) {
     const bool inside = changes.ends_inside_seq();
     next_after = inside ? *last_seq - 1 : *last_seq;
-    if (inside) next_cursor = kind + ":" + std::to_string(*last_seq) + ":" + std::to_string(*last_change_id);
+    if (inside) next_cursor = cursor_text(kind, {std::to_string(*last_seq), std::to_string(*last_change_id)});
   }
   page.body.append("],\"next_after\":").append(std::to_string(next_after)).append(",\"next_cursor\":");
   if (next_cursor) {

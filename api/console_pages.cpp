@@ -98,7 +98,7 @@ Page delivery_search_page(Reader& reader, const ApiTarget& target) {
   std::optional<std::string> next_cursor;
   for (;;) {
     if (scanned == kMaxScannedPerPage) {  // more may follow: go on from here next time
-      next_cursor = kind + ":" + std::to_string(last_seq);
+      next_cursor = cursor_text(kind, {std::to_string(last_seq)});
       break;
     }
     auto more = deliveries.next(row);
@@ -114,7 +114,7 @@ Page delivery_search_page(Reader& reader, const ApiTarget& target) {
       continue;
     }
     if (count == *limit) {
-      next_cursor = kind + ":" + std::to_string(last_seq);
+      next_cursor = cursor_text(kind, {std::to_string(last_seq)});
       break;
     }
     if (count++ > 0) page.body.push_back(',');

@@ -113,7 +113,7 @@ Page forwarding_entries_page(const store::Database& database, const std::string&
   std::optional<std::string> next_cursor;
   for (size_t i = 0; i < entries->size(); ++i) {
     if (static_cast<int64_t>(i) == *limit) {
-      next_cursor = kind + ":" + std::to_string((*entries)[i - 1].outbox_id);
+      next_cursor = cursor_text(kind, {std::to_string((*entries)[i - 1].outbox_id)});
       break;
     }
     if (i) page.body.push_back(',');

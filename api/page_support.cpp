@@ -82,6 +82,15 @@ std::optional<std::vector<std::string>> cursor_fields(std::string_view cursor, s
   return parts;
 }
 
+std::string cursor_text(std::string_view kind, std::initializer_list<std::string_view> fields) {
+  std::string text(kind);
+  for (const std::string_view field : fields) {
+    text.push_back(':');
+    text.append(field);
+  }
+  return text;
+}
+
 void close_items(std::string& body, const std::optional<std::string>& next_cursor) {
   body.append("],\"next_cursor\":");
   if (next_cursor) {

@@ -2,6 +2,7 @@
 // What every read-API page shares: error answers, `limit` and `cursor` parameters, and
 // the paging loop that writes the items. (Each page reads inside one store::ReadSnapshot.)
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,6 +41,10 @@ std::string cursor_kind(std::string_view family, const ApiTarget& target, bool w
 // had a hash, "s1:…"), split at the first `fields` - 1 colons (the last field may hold
 // colons); nullopt when it is not such a cursor.
 std::optional<std::vector<std::string>> cursor_fields(std::string_view cursor, std::string_view kind, size_t fields);
+
+// The plain text of a cursor of `kind` holding `fields` (cursor_fields' inverse):
+// "<kind>:<field>:<field>…".
+std::string cursor_text(std::string_view kind, std::initializer_list<std::string_view> fields);
 
 // The paging loop of every listing: reads rows with `next(row)` (Result<bool>) until
 // there are none or one is past `limit`, and appends the first `limit` to `body` with

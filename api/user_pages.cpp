@@ -112,7 +112,7 @@ Page user_orders_page(Reader& reader, const std::string& user_id, const ApiTarge
       [&](std::string& body, std::string_view id) {
         if (written) written = write_order(body, id);
       },
-      [&kind](std::string_view id) { return kind + ":" + std::string(id); });
+      [&kind](std::string_view id) { return cursor_text(kind, {id}); });
   order_ids.finish();
   if (!next_cursor) return database_error(next_cursor.error());
   if (!written) return database_error(written.error());

@@ -115,6 +115,10 @@ int run_purge_user(const PurgeUserFlags& flags) {
   }
   auto settings = load_settings_or_report(flags.settings, kCommand);
   if (!settings) return kExitBadConfig;
+  // Before a dry run too: it must not promise a deregistration the real run refuses.
+  if (!flags.deregister.empty() && flags.team && !check_team_flag(*settings, kCommand, *flags.team)) {
+    return kExitBadConfig;
+  }
   if (auto kind = store::database_kind(settings->database); !kind) {
     report_error(kCommand, kind.error());
     return kExitBadConfig;

@@ -7,6 +7,7 @@
 
 #include "common/http_client/connection.h"
 #include "common/http_client/tls_context.h"
+#include "common/redaction.h"
 #include "fetcher/gzip_decoder.h"
 
 namespace hh::fetcher {
@@ -23,21 +24,16 @@ constexpr uint32_t kMaxHeaderBytes = 64 * 1024;
 constexpr size_t kErrorExcerptBytes = 512;        // of a non-2xx body, for last_error
 constexpr uint64_t kMaxErrorBodyBytes = 64 * 1024;  // a longer non-2xx body closes the connection instead
 
-// The first kErrorExcerptBytes of a non-2xx body (`collected` holds up to key.size() more,
-// so that a key starting inside the excerpt is seen whole) with every occurrence of the
-// API key replaced: a service that echoes the key it refused ("Invalid API key sk_…")
-// would otherwise put it in jobs.last_error, the log and the read API's jobs.
-std::string error_excerpt(std::string_view collected, std::string_view key) {
-  std::string out;
-  size_t at = 0;
-  while (at < collected.size() && at < kErrorExcerptBytes) {
-    if (!key.empty() && collected.substr(at, key.size()) == key) {
-      out += "[redacted]";
-      at += key.size();
-    } else {
-      out.push_back(collected[at++]);
-    }
-  }
+// The first kErrorExcerptBytes of a non-2xx body with the API key replaced: a service that
+// echoes the key it refused ("Invalid API key sk_…") would otherwise put it in
+// jobs.last_error, the log and the read API's jobs. `collected` holds more than the excerpt
+// (kExcerptSlack per byte of the key), so that a key starting inside the excerpt is seen
+// whole, even JSON-escaped; it is redacted before it is cut.
+constexpr size_t kExcerptSlack = 6;  // bytes a JSON string may spend on one byte: \u002f
+
+std::string error_excerpt(std::string_view collected, const std::string& key) {
+  std::string out = redacted(collected, std::span(&key, 1));
+  if (out.size() > kErrorExcerptBytes) out.resize(kErrorExcerptBytes);
   return out;
 }
 
@@ -220,7 +216,7 @@ net::awaitable<FetchResult> HttpsClient::exchange(Connection& connection, Method
     const std::string_view bytes(chunk.get(), got);
     if (!success) {
       // Kept only as an excerpt for last_error; the status is what counts.
-      const size_t keep = kErrorExcerptBytes + options_.api_key.size();
+      const size_t keep = kErrorExcerptBytes + kExcerptSlack * options_.api_key.size();
       result.body.append(bytes.substr(0, keep - std::min(keep, result.body.size())));
       if (result.wire_bytes > kMaxErrorBodyBytes) break;  // not worth draining: not reusable, closed
       continue;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/redaction.h"
+
 namespace hh::forward {
 namespace {
 
@@ -54,16 +56,10 @@ EchoRedaction::EchoRedaction(const HttpUrl& url, std::string_view secret) {
   std::sort(hidden_.begin(), hidden_.end(),
             [](const auto& a, const auto& b) { return a.size() != b.size() ? a.size() > b.size() : a < b; });
   hidden_.erase(std::unique(hidden_.begin(), hidden_.end()), hidden_.end());
-  longest_ = hidden_.empty() ? 0 : hidden_.front().size();
+  // A JSON string may spend six bytes on one (\u002f).
+  longest_ = hidden_.empty() ? 0 : 6 * hidden_.front().size();
 }
 
-std::string EchoRedaction::apply(std::string text) const {
-  for (const std::string& secret : hidden_) {
-    for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at + kMark.size())) {
-      text.replace(at, secret.size(), kMark);
-    }
-  }
-  return text;
-}
+std::string EchoRedaction::apply(std::string_view text) const { return redacted(text, hidden_); }
 
 }  // namespace hh::forward

@@ -14,14 +14,14 @@ namespace hh::forward {
 
 class EchoRedaction {
  public:
-  static constexpr std::string_view kMark = "[redacted]";
-
   EchoRedaction(const HttpUrl& url, std::string_view secret);
 
-  // `text` with every occurrence of what must not be repeated replaced by kMark.
-  std::string apply(std::string text) const;
-  // The longest string hidden: text cut after this many more bytes than it keeps cannot
-  // show the start of one that apply() would have hidden whole.
+  // `text` with every occurrence of what must not be repeated replaced by "[redacted]",
+  // also JSON-escaped (common/redaction.h).
+  std::string apply(std::string_view text) const;
+  // The most bytes one hidden string may take written out (JSON-escaped): text cut after
+  // this many more bytes than it keeps cannot show the start of one that apply() would
+  // have hidden whole.
   size_t longest() const { return longest_; }
 
  private:

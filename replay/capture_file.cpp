@@ -22,6 +22,7 @@ namespace od = simdjson::ondemand;
 constexpr size_t kMaxIdBytes = 256;          // as the receiver (signature::kMaxMessageIdBytes)
 constexpr int64_t kMaxTimestamp = 253402300799;  // 9999-12-31T23:59:59Z: times in ms stay in range
 constexpr size_t kReadChunkBytes = 1 << 20;  // one read(2) per MiB
+constexpr std::string_view kUtf8ByteOrderMark = "\xEF\xBB\xBF";
 
 std::string json_error(std::string_view member, simdjson::error_code code) {
   std::string text(member);
@@ -40,6 +41,7 @@ std::string json_error(std::string_view member, simdjson::error_code code) {
 // something after the object (which simdjson calls "JSON document ended early" when it is
 // no JSON), or simdjson's reason.
 std::string line_problem(std::string_view line, simdjson::error_code code) {
+  if (line.starts_with(kUtf8ByteOrderMark)) return "starts with a byte order mark (U+FEFF), which JSON does not allow";
   json::Scanner scanner(line);
   scanner.skip_space();
   const char first = scanner.peek();
@@ -322,6 +324,9 @@ Result<CaptureReader::Next> CaptureReader::next(CaptureRecord& record, std::stri
       return Next::bad_line;
     }
     if (!r.line.empty() && r.line.back() == '\r') r.line.pop_back();
+    // A file saved by an editor that marks UTF-8 (Windows Notepad) starts with a byte order
+    // mark, which JSON does not allow: read past it.
+    if (r.line_number == 1 && r.line.starts_with(kUtf8ByteOrderMark)) r.line.erase(0, kUtf8ByteOrderMark.size());
     if (is_blank(r.line)) continue;
     if (auto parsed = r.parser.parse_line(r.line, record); !parsed) {
       error = parsed.error();

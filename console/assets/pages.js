@@ -327,6 +327,10 @@ function summaryValue(resource, data) {
 
 export async function users(root, _arg, query) {
   const q = query.get('q') || '';
+  // by=user_id: a link to one user (of several sharing a client user id), which a third
+  // user's client user id equal to that user id must not take.
+  const byUserId = query.get('by') === 'user_id';
+  const here = (range) => (byUserId ? { q, by: 'user_id', range } : { q, range });
   const rangeName = RANGES[query.get('range')] ? query.get('range') : '7d';
   const input = h('input', { id: 'user-query', value: q, placeholder: 'user id or client user id' });
   const form = h('form', { class: 'search' }, h('label', {}, 'User', input),
@@ -334,7 +338,7 @@ export async function users(root, _arg, query) {
   form.addEventListener('submit', (e) => { e.preventDefault(); go('users', '', { q: input.value.trim(), range: rangeName }); });
   root.append(h('h1', {}, 'Users'), form);
   if (!q) return;
-  let found = (await api('/v1/users', { client_user_id: q })).items;
+  let found = byUserId ? [] : (await api('/v1/users', { client_user_id: q })).items;
   if (!found.length) found = (await api('/v1/users', { user_id: q })).items;
   if (!found.length) { root.append(h('p', { id: 'user-identity', class: 'muted' }, 'No user with this id or client user id.')); return; }
   const user = found[0];
@@ -349,7 +353,7 @@ export async function users(root, _arg, query) {
     ...(found.length > 1 ? [h('p', { id: 'user-others', class: 'muted' },
       `${found.length} users have this client user id; showing the first. The others: `,
       found.slice(1).flatMap((u, i) => [i ? ', ' : '',
-        h('a', { href: '#/users?' + new URLSearchParams({ q: u.user_id, range: rangeName }) }, u.user_id)]))] : []),
+        h('a', { href: '#/users?' + new URLSearchParams({ q: u.user_id, by: 'user_id', range: rangeName }) }, u.user_id)]))] : []),
     h('h2', {}, 'Connections'), table('user-connections', ['Provider', 'Status', 'Error'], about.connections.map((c) =>
       h('tr', {}, h('td', {}, c.provider), h('td', {}, c.status), h('td', { class: 'error-text' }, c.error_message || '')))),
     h('h2', {}, 'Devices'), table('user-devices', ['Id', 'Provider', 'Source type', 'Model'], about.devices.map((d) =>
@@ -362,7 +366,7 @@ export async function users(root, _arg, query) {
   const end = Date.now(), start = end - RANGES[rangeName];
   root.append(h('h2', {}, 'Data'), h('div', { class: 'ranges' }, Object.keys(RANGES).map((r) =>
     h('button', { type: 'button', 'data-range': r, class: r === rangeName ? 'current' : '',
-                  onclick: () => go('users', '', { q, range: r }) }, r))));
+                  onclick: () => go('users', '', here(r)) }, r))));
   const rowsBox = h('div', { id: 'chart-rows' });
   const resources = [...new Set(inventory.series.map((s) => s.resource))];
   for (const resource of resources) {

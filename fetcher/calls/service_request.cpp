@@ -5,7 +5,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 
-#include "common/json_writer.h"
+#include "common/redaction.h"
 #include "fetcher/base_url.h"
 #include "fetcher/fetcher.h"
 
@@ -15,7 +15,6 @@ namespace {
 namespace net = boost::asio;
 
 constexpr size_t kReasonChars = 300;  // of the service's answer to a failed call
-constexpr size_t kMinPartial = 4;     // shortest start of a secret redacted at the end of a cut answer
 
 std::string_view method_name(Method method) {
   switch (method) {
@@ -38,32 +37,6 @@ std::string reason(std::string_view body) {
 }
 
 }  // namespace
-
-std::string redacted(std::string text, const std::vector<std::string>& secrets) {
-  static constexpr std::string_view kMark = "[redacted]";
-  for (const std::string& secret : secrets) {
-    if (secret.empty()) continue;
-    std::string escaped;
-    json::append_string(escaped, secret);
-    escaped = escaped.substr(1, escaped.size() - 2);
-    // JSON may also escape '/' (many encoders do, for embedding in HTML).
-    std::string slash_escaped;
-    for (const char c : escaped) slash_escaped += c == '/' ? std::string("\\/") : std::string(1, c);
-    for (const std::string& form : {secret, escaped, slash_escaped}) {
-      for (size_t at = text.find(form); at != std::string::npos; at = text.find(form, at + kMark.size())) {
-        text.replace(at, form.size(), kMark);
-      }
-      // An answer cut short (an excerpt) may end inside a secret: drop that beginning too.
-      for (size_t length = std::min(form.size() - 1, text.size()); length >= kMinPartial; --length) {
-        if (text.ends_with(std::string_view(form).substr(0, length))) {
-          text.replace(text.size() - length, length, kMark);
-          break;
-        }
-      }
-    }
-  }
-  return text;
-}
 
 std::string quoted_value(std::string_view text, size_t max_chars) {
   std::string out = "\"";
@@ -114,16 +87,15 @@ Result<ServiceReply> call_service(const ServiceAccess& access, const ServiceCall
   if (result->status == 401) {
     return fail(reply.request + ": HTTP 401: the service refused the " + access.key_name);
   }
-  if (result->status == 403) {
-    // Forbidden is not always the key: a feature not enabled for the team (bulk import,
-    // the lab report parser) says so in its reason, which is shown.
-    const std::string why = reason(redacted(std::move(result->body), call.redact));
-    return fail(reply.request + ": HTTP 403: " +
-                (why.empty() ? "the service refused the " + access.key_name
-                             : why + " (the service refused this " + access.key_name + "'s request)"));
-  }
   if (result->status / 100 != 2) {
-    const std::string why = reason(redacted(std::move(result->body), call.redact));
+    const std::string why = reason(redacted(result->body, call.redact));
+    if (result->status == 403) {
+      // Forbidden is not always the key: a feature not enabled for the team (bulk import,
+      // the lab report parser) says so in its reason, which is shown.
+      return fail(reply.request + ": HTTP 403: " +
+                  (why.empty() ? "the service refused the " + access.key_name
+                               : why + " (the service refused this " + access.key_name + "'s request)"));
+    }
     return fail(reply.request + ": HTTP " + std::to_string(result->status) + (why.empty() ? "" : ": " + why));
   }
   reply.status = result->status;

@@ -41,7 +41,7 @@ struct ServiceCall {
   // a refresh or a bulk import that waits for completion); default service.read_timeout_s.
   std::optional<std::chrono::milliseconds> read_timeout;
   // Values the body carries that must never appear in an error (OAuth tokens): replaced
-  // by "[redacted]" in the service's reason, as sent and as JSON-escaped.
+  // by "[redacted]" in the service's reason (common/redaction.h).
   std::vector<std::string> redact;
 };
 
@@ -52,10 +52,6 @@ struct ServiceReply {
 };
 
 Result<ServiceReply> call_service(const ServiceAccess& access, const ServiceCall& call);
-
-// `text` with every non-empty value of `secrets` replaced by "[redacted]", also where it
-// appears JSON-escaped.
-std::string redacted(std::string text, const std::vector<std::string>& secrets);
 
 // `text` quoted for an error line: printable ASCII kept, anything else '?', cut after
 // `max_chars`. Input echoed back to a user goes through this.

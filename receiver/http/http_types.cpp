@@ -30,4 +30,13 @@ Response error_response(Status status, std::string_view message) {
   return json_response(status, std::move(body));
 }
 
+Response without_body(Response response) {
+  const auto status = response.result();
+  if (status != Status::not_modified && status != Status::no_content) {
+    response.content_length(response.body().size());
+  }
+  std::string().swap(response.body());
+  return response;
+}
+
 }  // namespace hh::http

@@ -28,4 +28,8 @@ Response error_response(Status status, std::string_view message);
 Response json_response(Status status, std::string body);
 Response text_response(Status status, std::string body, std::string_view content_type);
 
+// The answer to a HEAD: the GET's head, its Content-Length kept, no body. A 304 or 204
+// carries no Content-Length of its own (a 304's would have to be the 200's, RFC 9110 §8.6).
+Response without_body(Response response);
+
 }  // namespace hh::http

@@ -54,21 +54,6 @@ Router::Match Router::match(bhttp::verb method, std::string_view target) const {
   return allowed.empty() ? Match::not_found : Match::wrong_method;
 }
 
-namespace {
-
-// The answer to a HEAD: the GET's head, its Content-Length kept, no body. A 304 or 204
-// carries no Content-Length of its own (a 304's would have to be the 200's, RFC 9110 §8.6).
-Response without_body(Response response) {
-  const auto status = response.result();
-  if (status != Status::not_modified && status != Status::no_content) {
-    response.content_length(response.body().size());
-  }
-  std::string().swap(response.body());
-  return response;
-}
-
-}  // namespace
-
 net::awaitable<Response> Router::handle(Request& request) const {
   const bool head = request.method() == bhttp::verb::head;
   Response response = co_await answer(request);

@@ -77,6 +77,9 @@ template <typename Stream>
 net::awaitable<void> refuse(Stream& stream, Response& response, const Parser& parser, const SessionLimits& limits,
                             SessionControl& control) {
   control.unread_bytes = std::min(may_still_arrive(parser, limits) + kLingerSlack, kLingerBytes);
+  // A HEAD gets no body, refused or not (a client reading one would take it for the next
+  // answer); its method is known once the start line parsed.
+  if (parser.get().method() == bhttp::verb::head) response = without_body(std::move(response));
   co_await write_response(stream, response, limits);
 }
 

@@ -224,6 +224,8 @@ BOOST_AUTO_TEST_CASE(an_error_body_that_echoes_the_api_key_is_kept_without_it) {
       {403, "{\"detail\":\"API key " + key + " has expired; key " + key + "\"}"},
       // Starting just before the excerpt's end: not shown in part either.
       {400, std::string(505, 'x') + key + "tail"},
+      // JSON that escapes a character of it.
+      {402, "{\"detail\":\"key sk\\u005flive_0123456789abcdef0123456789abcdef\"}"},
   };
   for (const auto& [code, body] : answers) {
     BOOST_TEST_CONTEXT("HTTP " << code) {
@@ -240,6 +242,7 @@ BOOST_AUTO_TEST_CASE(an_error_body_that_echoes_the_api_key_is_kept_without_it) {
       const std::string error = f.job(id).last_error.value_or("");
       BOOST_TEST(error.starts_with("HTTP " + std::to_string(code)), error);
       BOOST_TEST(error.find(key.substr(0, 12)) == std::string::npos, error);
+      BOOST_TEST(error.find(key.substr(12)) == std::string::npos, error);
       if (code != 400) BOOST_TEST(error.find("[redacted]") != std::string::npos, error);
     }
   }

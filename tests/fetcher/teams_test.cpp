@@ -117,6 +117,13 @@ BOOST_AUTO_TEST_CASE(an_eu_teams_follow_ups_and_commands_go_to_its_base_url_with
   BOOST_TEST(refreshed.exit_code == 2, refreshed.stderr_text);
   BOOST_TEST(follow_ups_at(primary).size() == primary_before);
   BOOST_TEST(follow_ups_at(eu).size() == 2u);
+  // A dry run does not promise the deregistration the real run refuses.
+  auto dry = test::run_healthhook({"purge-user", kEuUser, "--deregister", "garmin", "--team", "someone-else",
+                                   "--dry-run", "--config", server.config_file()});
+  BOOST_TEST(dry.exit_code == 2, dry.stdout_text);
+  BOOST_TEST(dry.stderr_text.find("no [[service.teams]] entry has this team id") != std::string::npos,
+             dry.stderr_text);
+  BOOST_TEST(dry.stdout_text.find("would deregister") == std::string::npos, dry.stdout_text);
 
   // backfill --team for a user no delivery has named yet: the running serve fetches it from EU.
   const std::string new_user = "33333333-4444-4555-8666-777777777777";

@@ -301,7 +301,8 @@ BOOST_AUTO_TEST_CASE(retry_after_huge_negative_dates_and_garbage) {
 
 // The backend's error page may echo the request's URL, query and token included (many
 // frameworks' 404 pages do), or anything else it knows, the shared secret too: neither the
-// log nor `forward list` / `forward show` repeat them.
+// log nor `forward list` / `forward show` repeat them, also when the page is JSON that
+// escapes them (`\/`, `\u002d`).
 BOOST_AUTO_TEST_CASE(a_token_or_secret_the_backend_echoes_is_neither_logged_nor_kept) {
   const std::string secret = test::random_secret();
   test::FakeBackend backend([&] {
@@ -311,11 +312,16 @@ BOOST_AUTO_TEST_CASE(a_token_or_secret_the_backend_echoes_is_neither_logged_nor_
   }());
   const std::string token = "s3cr3t-t0ken";
   const std::string echo = "Cannot POST /hooks?token=" + token + "&x=1 (secret " + secret + ")";
+  const std::string escaped_token = "s3cr3t\\u002dt0ken";
+  std::string escaped_secret;
+  for (const char c : secret) escaped_secret += c == '/' ? "\\/" : c == '+' ? "\\u002B" : std::string(1, c);
+  const std::string json_echo = R"({"error":"Cannot POST /hooks?token=)" + escaped_token + R"(&x=1","secret":")" +
+                                escaped_secret + R"("})";
   backend.set_plan([&](const test::BackendRequest& r) {
     test::BackendFault fault;
     fault.status = r.id == "echo-404" ? 404 : 503;
     fault.retry_after = "3600";
-    fault.body = echo;
+    fault.body = r.id == "echo-404" ? echo : json_echo;
     return fault;
   });
   test::TempDir dir;
@@ -330,12 +336,16 @@ BOOST_AUTO_TEST_CASE(a_token_or_secret_the_backend_echoes_is_neither_logged_nor_
   for (const auto& line : server.log_lines()) {
     BOOST_TEST(line.find(token) == std::string::npos, line);
     BOOST_TEST(line.find(key) == std::string::npos, line);
+    BOOST_TEST(line.find("t0ken") == std::string::npos, line);
+    BOOST_TEST(line.find(escaped_secret.substr(6)) == std::string::npos, line);
   }
   auto listed = test::run_healthhook({"forward", "list", "--format", "jsonl", "--config", server.config_file()});
   BOOST_REQUIRE_EQUAL(listed.exit_code, 0);
   BOOST_TEST(listed.stdout_text.find("Cannot POST /hooks") != std::string::npos, listed.stdout_text);
   BOOST_TEST(listed.stdout_text.find(token) == std::string::npos, listed.stdout_text);
   BOOST_TEST(listed.stdout_text.find(key) == std::string::npos, listed.stdout_text);
+  BOOST_TEST(listed.stdout_text.find("t0ken") == std::string::npos, listed.stdout_text);
+  BOOST_TEST(listed.stdout_text.find(escaped_secret.substr(6)) == std::string::npos, listed.stdout_text);
   const int64_t id = test::query_int(server.database(), "SELECT outbox_id FROM outbox WHERE row_key = 'echo-404'");
   auto shown = test::run_healthhook({"forward", "show", std::to_string(id), "--config", server.config_file()});
   BOOST_REQUIRE_EQUAL(shown.exit_code, 0);

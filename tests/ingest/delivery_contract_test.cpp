@@ -317,6 +317,14 @@ BOOST_AUTO_TEST_CASE(head_is_answered_as_get_without_a_body) {
   BOOST_TEST(more.starts_with("HTTP/1.1 200 OK\r\n"), more.received);
   BOOST_TEST(more.received.find("HTTP/1.1 404") != std::string::npos, more.received);
   BOOST_TEST(more.received.ends_with("\r\n\r\n"), more.received);
+  // Refused before routing (a body where none belongs, a body over the limit): no body either.
+  for (const std::string refused : {"HEAD /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
+                                    "HEAD /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n"}) {
+    const auto answer = raw_exchange(s.server.port(), refused, std::chrono::seconds(5));
+    BOOST_TEST((answer.starts_with("HTTP/1.1 400") || answer.starts_with("HTTP/1.1 413")), answer.received);
+    BOOST_TEST(answer.received.find("Content-Length: ") != std::string::npos, answer.received);
+    BOOST_TEST(answer.received.ends_with("\r\n\r\n"), answer.received);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(custom_webhook_path) {

@@ -172,6 +172,19 @@ BOOST_AUTO_TEST_CASE(malformed_lines_are_reported_by_number_and_the_rest_are_rea
   BOOST_TEST(read.bad.back().second == "unexpected content after the object");
 }
 
+// A file an editor saved with a UTF-8 byte order mark: read from its first line; a mark
+// further on (files joined with cat) is named as such.
+BOOST_AUTO_TEST_CASE(a_byte_order_mark_starting_the_file_is_read_past) {
+  TempDir dir;
+  const std::string line = R"({"id":"a","timestamp":1,"body":"x"})";
+  const Read read = read_all(dir.write("bom.jsonl", "\xEF\xBB\xBF" + line + "\n\xEF\xBB\xBF" + line + "\n"));
+  BOOST_REQUIRE_EQUAL(read.records.size(), 1u);
+  BOOST_TEST(read.records[0].id == "a");
+  BOOST_REQUIRE_EQUAL(read.bad.size(), 1u);
+  BOOST_TEST(read.bad[0].first == 2u);
+  BOOST_TEST(read.bad[0].second == "starts with a byte order mark (U+FEFF), which JSON does not allow");
+}
+
 BOOST_AUTO_TEST_CASE(headers_of_the_inbox_parse_into_pairs_in_order) {
   CaptureParser parser;
   std::vector<CaptureHeader> headers;

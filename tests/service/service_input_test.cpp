@@ -10,6 +10,7 @@
 #include "fetcher/calls/link_codes.h"
 #include "fetcher/calls/org_teams.h"
 #include "fetcher/calls/recipe_file.h"
+#include "common/redaction.h"
 #include "fetcher/calls/service_request.h"
 #include "tests/support/temp_dir.h"
 
@@ -48,13 +49,29 @@ BOOST_AUTO_TEST_CASE(team_search_text_follows_the_interfaces_pattern) {
 
 BOOST_AUTO_TEST_CASE(tokens_are_redacted_from_reasons_even_escaped_or_cut) {
   const std::vector<std::string> tokens = {"ya29.secret/token", "refresh-xyz"};
-  BOOST_TEST(fetcher::redacted(R"({"input":"ya29.secret/token","other":"refresh-xyz"})", tokens) ==
+  BOOST_TEST(redacted(R"({"input":"ya29.secret/token","other":"refresh-xyz"})", tokens) ==
              R"({"input":"[redacted]","other":"[redacted]"})");
-  BOOST_TEST(fetcher::redacted(R"({"input":"ya29.secret\/token"})", tokens) == R"({"input":"[redacted]"})");
-  // An excerpt that ends inside a token.
-  BOOST_TEST(fetcher::redacted(R"({"input":"ya29.sec)", tokens) == R"({"input":"[redacted])");
-  BOOST_TEST(fetcher::redacted("nothing secret", tokens) == "nothing secret");
-  BOOST_TEST(fetcher::redacted("nothing secret", {""}) == "nothing secret");
+  BOOST_TEST(redacted(R"({"input":"ya29.secret\/token"})", tokens) == R"({"input":"[redacted]"})");
+  // Any JSON escape, in either case, mixed with plain characters.
+  BOOST_TEST(redacted(R"({"input":"ya29\u002esecret\u002Ftoken"})", tokens) == R"({"input":"[redacted]"})");
+  BOOST_TEST(redacted(R"({"input":"\u0079\u0061\u0032\u0039.secret\/token!"})", tokens) == R"({"input":"[redacted]!"})");
+  // Non-ASCII characters escaped, one as a surrogate pair.
+  const std::vector<std::string> utf8 = {"caf\xc3\xa9-\xf0\x9f\x94\x91-key"};
+  BOOST_TEST(redacted(R"(x caf\u00e9-\ud83d\udd11-key y)", utf8) == "x [redacted] y");
+  BOOST_TEST(redacted("x caf\xc3\xa9-\xf0\x9f\x94\x91-key y", utf8) == "x [redacted] y");
+  // An excerpt that ends inside a token, also inside one of its escapes.
+  BOOST_TEST(redacted(R"({"input":"ya29.sec)", tokens) == R"({"input":"[redacted])");
+  BOOST_TEST(redacted(R"({"input":"ya29.secret\u00)", tokens) == R"({"input":"[redacted])");
+  BOOST_TEST(redacted(R"({"input":"ya29.secret\)", tokens) == R"({"input":"[redacted])");
+  // Too short a start to be one, or a start that goes on differently: kept.
+  BOOST_TEST(redacted("ends in ya2", tokens) == "ends in ya2");
+  BOOST_TEST(redacted("ya29.secret/tok3n", tokens) == "ya29.secret/tok3n");
+  BOOST_TEST(redacted("nothing secret", tokens) == "nothing secret");
+  BOOST_TEST(redacted("nothing secret", std::vector<std::string>{""}) == "nothing secret");
+  // A backslash in a secret matches as sent and as escaped.
+  const std::vector<std::string> slashed = {"a\\nb-secret"};
+  BOOST_TEST(redacted("x a\\nb-secret", slashed) == "x [redacted]");
+  BOOST_TEST(redacted(R"(x a\\nb-secret)", slashed) == "x [redacted]");
 }
 
 BOOST_AUTO_TEST_CASE(recipes_need_a_user_id_and_an_access_token_and_the_listed_types) {
