@@ -235,43 +235,48 @@ std::optional<uint32_t> hex4(std::string_view text) {
 
 }  // namespace
 
+std::optional<DecodedEscape> decode_escape(std::string_view text) {
+  if (text.size() < 2 || text[0] != '\\') return std::nullopt;
+  switch (text[1]) {
+    case '"': return DecodedEscape{"\"", 2};
+    case '\\': return DecodedEscape{"\\", 2};
+    case '/': return DecodedEscape{"/", 2};
+    case 'b': return DecodedEscape{"\b", 2};
+    case 'f': return DecodedEscape{"\f", 2};
+    case 'n': return DecodedEscape{"\n", 2};
+    case 'r': return DecodedEscape{"\r", 2};
+    case 't': return DecodedEscape{"\t", 2};
+    case 'u': break;
+    default: return std::nullopt;
+  }
+  auto cp = hex4(text.substr(2));
+  if (!cp) return std::nullopt;
+  DecodedEscape escape{"", 6};
+  if (*cp >= 0xD800 && *cp < 0xDC00 && text.substr(6, 2) == "\\u") {
+    auto low = hex4(text.substr(8));
+    if (low && *low >= 0xDC00 && *low < 0xE000) {
+      *cp = 0x10000 + ((*cp - 0xD800) << 10) + (*low - 0xDC00);
+      escape.length = 12;
+    }
+  }
+  append_utf8(escape.bytes, *cp);
+  return escape;
+}
+
 std::optional<std::string> decode_string(std::string_view literal) {
   if (literal.size() < 2 || literal.front() != '"' || literal.back() != '"') return std::nullopt;
+  const std::string_view inside = literal.substr(1, literal.size() - 2);
   std::string out;
-  out.reserve(literal.size() - 2);
-  for (size_t i = 1; i + 1 < literal.size(); ++i) {
-    const char c = literal[i];
-    if (c != '\\') {
-      out.push_back(c);
+  out.reserve(inside.size());
+  for (size_t i = 0; i < inside.size();) {
+    if (inside[i] != '\\') {
+      out.push_back(inside[i++]);
       continue;
     }
-    if (++i + 1 > literal.size() - 1) return std::nullopt;
-    switch (literal[i]) {
-      case '"': out.push_back('"'); break;
-      case '\\': out.push_back('\\'); break;
-      case '/': out.push_back('/'); break;
-      case 'b': out.push_back('\b'); break;
-      case 'f': out.push_back('\f'); break;
-      case 'n': out.push_back('\n'); break;
-      case 'r': out.push_back('\r'); break;
-      case 't': out.push_back('\t'); break;
-      case 'u': {
-        auto cp = hex4(literal.substr(i + 1));
-        if (!cp) return std::nullopt;
-        i += 4;
-        if (*cp >= 0xD800 && *cp < 0xDC00 && i + 6 < literal.size() && literal[i + 1] == '\\' &&
-            literal[i + 2] == 'u') {
-          auto low = hex4(literal.substr(i + 3));
-          if (low && *low >= 0xDC00 && *low < 0xE000) {
-            *cp = 0x10000 + ((*cp - 0xD800) << 10) + (*low - 0xDC00);
-            i += 6;
-          }
-        }
-        append_utf8(out, *cp);
-        break;
-      }
-      default: return std::nullopt;
-    }
+    auto escape = decode_escape(inside.substr(i));
+    if (!escape) return std::nullopt;
+    out += escape->bytes;
+    i += escape->length;
   }
   return out;
 }

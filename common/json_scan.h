@@ -102,4 +102,13 @@ std::optional<std::string_view> top_level_member(std::string_view text, std::str
 // a string.
 std::optional<std::string> decode_string(std::string_view literal);
 
+// The escape that starts `text` (at its backslash): the UTF-8 bytes it stands for and how
+// many bytes of `text` it takes (a surrogate pair is one escape of 12); nullopt when it is
+// none, or is cut short by the end of `text`.
+struct DecodedEscape {
+  std::string bytes;
+  size_t length = 0;
+};
+std::optional<DecodedEscape> decode_escape(std::string_view text);
+
 }  // namespace hh::json
