@@ -1,7 +1,7 @@
 // The console's pages (docs/console.md): overview, deliveries, one delivery, users,
 // forwarding, follow-ups. Each renders into `root` from the read API (api()) and, for an
 // admin session, offers its actions (act()).
-import { act, api, every, go, h, isAdmin } from '/console/assets/app.js';
+import { act, api, every, go, h, isAdmin } from '/console/assets/session.js';
 import { barChart, formatTime, formatValue, lineChart } from '/console/assets/charts.js';
 
 const HOUR = 3600000, DAY = 86400000;
