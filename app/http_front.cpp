@@ -1,6 +1,6 @@
 #include "app/http_front.h"
 
-#include "app/console_actions.h"
+#include "app/serve_console_actions.h"
 #include "app/limits_that_fit.h"
 #include "common/log.h"
 #include "common/timestamp.h"

@@ -1,7 +1,7 @@
 #pragma once
 // What the console's admin may do (docs/console.md, "Actions"), as one interface so that
 // console code holds no store or service call: `serve` implements it with the same
-// library calls as the commands (app/console_actions.h): `forward requeue`, `forward
+// library calls as the commands (app/serve_console_actions.h): `forward requeue`, `forward
 // pause|resume`, `jobs requeue --all-dead`, `backfill`, `refresh`.
 //
 // run() is called on the blocking pool, never on a thread that answers webhooks; it may

@@ -1,6 +1,6 @@
 #pragma once
 // The input checks `healthhook backfill` and `healthhook refresh` (and the console's
-// backfill and refresh actions: app/console_actions.h) make before they queue or send
+// backfill and refresh actions: app/serve_console_actions.h) make before they queue or send
 // anything, and the backfill windows they queue. A refusal is one line naming the option (the caller prints it as
 // "healthhook <command>: <line>" and exits with kExitBadConfig). A value outside the
 // service's non-exhaustive lists is not refused: it gets a warning line instead.

@@ -1,4 +1,4 @@
-#include "app/console_actions.h"
+#include "app/serve_console_actions.h"
 
 #include <algorithm>
 #include <charconv>
