@@ -115,10 +115,6 @@ int run_purge_user(const PurgeUserFlags& flags) {
   }
   auto settings = load_settings_or_report(flags.settings, kCommand);
   if (!settings) return kExitBadConfig;
-  // Before a dry run too: it must not promise a deregistration the real run refuses.
-  if (!flags.deregister.empty() && flags.team && !check_team_flag(*settings, kCommand, *flags.team)) {
-    return kExitBadConfig;
-  }
   if (auto kind = store::database_kind(settings->database); !kind) {
     report_error(kCommand, kind.error());
     return kExitBadConfig;
@@ -141,6 +137,11 @@ int run_purge_user(const PurgeUserFlags& flags) {
       return kExitFailure;
     }
     if (!flags.deregister.empty()) {
+      // What the real run needs before it calls the service (the team, its API key): a
+      // dry run must not promise a deregistration the real run refuses.
+      if (!service_access_or_report(*settings, kCommand, team_of_user(*settings, flags.user_id, flags.team))) {
+        return kExitBadConfig;
+      }
       std::printf("purge-user %s: dry run, the service is not called (would deregister from %s first)\n",
                   flags.user_id.c_str(), flags.deregister.c_str());
     }

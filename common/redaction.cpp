@@ -1,34 +1,52 @@
 #include "common/redaction.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "common/json_scan.h"
 
 namespace hh {
 namespace {
 
 constexpr size_t kMinPartial = 4;  // shortest start of a secret redacted at the end of cut text
-constexpr size_t kLongestEscape = 12;  // a surrogate pair, \ud83d\udd11
+
+bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+// Whether `text` (from a backslash to the end) is the start of an escape cut short: `\`,
+// `\u` and fewer than four hex digits, or a high surrogate with its low one cut short.
+bool is_cut_escape(std::string_view text) {
+  if (text == "\\") return true;
+  if (!text.starts_with("\\u")) return false;
+  const std::string_view digits = text.substr(2, 4);
+  if (!std::all_of(digits.begin(), digits.end(), is_hex)) return false;
+  if (digits.size() < 4) return true;
+  const bool high_surrogate =
+      (digits[0] == 'd' || digits[0] == 'D') && std::string_view("89abAB").find(digits[1]) != std::string_view::npos;
+  if (!high_surrogate || text.size() == 6) return high_surrogate;
+  return text.size() < 12 && is_cut_escape(text.substr(6));
+}
 
 // One unit of `text` read as the inside of a JSON string: the bytes it stands for and the
-// bytes it takes. Text that is no escape stands for itself, byte by byte. An escape cut
-// short by the end of the text reads as nothing (`length` 0).
+// bytes it takes. Text that is no escape stands for itself, byte by byte.
 json::DecodedEscape unit_at(std::string_view text) {
   if (text[0] == '\\') {
     if (auto escape = json::decode_escape(text)) return std::move(*escape);
-    if (text.size() < kLongestEscape) return {"", 0};
   }
   return {std::string(1, text[0]), 1};
 }
 
-// Bytes of `text` from its start that spell `secret` (0 if they do not), or, when the text
-// ends first after at least kMinPartial bytes of it, the rest of the text.
-size_t spelled_length(std::string_view text, std::string_view secret) {
+// Bytes of `text` from its start that spell `secret` (0 if they do not). With `to_end`,
+// also the rest of the text when it ends (or ends in a cut escape) after at least
+// kMinPartial bytes of the secret.
+size_t spelled_length(std::string_view text, std::string_view secret, bool to_end) {
   if (text.starts_with(secret)) return secret.size();  // as sent, whatever it holds
+  if (to_end && text.size() >= kMinPartial && secret.starts_with(text)) return text.size();
   size_t at = 0;
   size_t matched = 0;
   while (matched < secret.size()) {
-    if (at == text.size()) return matched >= kMinPartial ? at : 0;
+    if (at == text.size()) return to_end && matched >= kMinPartial ? at : 0;
+    if (to_end && matched >= kMinPartial && text[at] == '\\' && is_cut_escape(text.substr(at))) return text.size();
     const json::DecodedEscape unit = unit_at(text.substr(at));
-    if (unit.length == 0) return matched >= kMinPartial ? text.size() : 0;
     if (!secret.substr(matched).starts_with(unit.bytes)) return 0;
     matched += unit.bytes.size();
     at += unit.length;
@@ -38,21 +56,31 @@ size_t spelled_length(std::string_view text, std::string_view secret) {
 
 }  // namespace
 
-std::string redacted(std::string_view text, std::span<const std::string> secrets) {
-  std::string out(text);
+std::string redacted(std::string_view text, std::span<const std::string> secrets, TextEnd end) {
+  // Where each secret is found, ends included, before any is replaced: so that a secret
+  // that starts another, or overlaps it, cannot leave a part of the other shown.
+  std::vector<size_t> covered_until(text.size(), 0);  // [i] = end of the furthest match starting at i
+  bool any = false;
   for (const std::string& secret : secrets) {
     if (secret.empty()) continue;
-    std::string next;
-    size_t at = 0;
-    while (at < out.size()) {
-      if (const size_t length = spelled_length(std::string_view(out).substr(at), secret); length > 0) {
-        next += kRedactedMark;
-        at += length;
-      } else {
-        next.push_back(out[at++]);
+    for (size_t at = 0; at < text.size(); ++at) {
+      if (const size_t length = spelled_length(text.substr(at), secret, end == TextEnd::cut_short); length > 0) {
+        covered_until[at] = std::max(covered_until[at], at + length);
+        any = true;
       }
     }
-    out = std::move(next);
+  }
+  if (!any) return std::string(text);
+  std::string out;
+  for (size_t at = 0; at < text.size();) {
+    if (covered_until[at] == 0) {
+      out.push_back(text[at++]);
+      continue;
+    }
+    size_t until = covered_until[at];
+    for (size_t inside = at; inside < until; ++inside) until = std::max(until, covered_until[inside]);
+    out += kRedactedMark;
+    at = until;
   }
   return out;
 }

@@ -12,11 +12,16 @@ namespace hh {
 
 inline constexpr std::string_view kRedactedMark = "[redacted]";
 
+// Whether the text ends where its source ended, or was cut short (an excerpt of a longer
+// answer): only cut text can end inside a secret.
+enum class TextEnd { whole, cut_short };
+
 // `text` with every occurrence of each non-empty secret replaced by kRedactedMark: as
 // sent, or as a JSON string writes it with any escapes (`\/`, `\"`, `\u002f`, a non-ASCII
-// character as `\u00e9` or a surrogate pair). Text cut short may end inside a secret: a
-// start of one of at least four bytes at the very end is replaced too. Secrets are tried
-// in the order given: put a longer one before a part of it.
-std::string redacted(std::string_view text, std::span<const std::string> secrets);
+// character as `\u00e9` or a surrogate pair). Occurrences that overlap (one secret the
+// start of another) become one mark. Text `cut_short` may end inside a secret: a start of
+// one of at least four bytes at its very end is replaced too. Not seen: a secret escaped
+// twice (JSON inside a JSON string).
+std::string redacted(std::string_view text, std::span<const std::string> secrets, TextEnd end = TextEnd::whole);
 
 }  // namespace hh

@@ -31,8 +31,8 @@ constexpr uint64_t kMaxErrorBodyBytes = 64 * 1024;  // a longer non-2xx body clo
 // whole, even JSON-escaped; it is redacted before it is cut.
 constexpr size_t kExcerptSlack = 6;  // bytes a JSON string may spend on one byte: \u002f
 
-std::string error_excerpt(std::string_view collected, const std::string& key) {
-  std::string out = redacted(collected, std::span(&key, 1));
+std::string error_excerpt(std::string_view collected, TextEnd end, const std::string& key) {
+  std::string out = redacted(collected, std::span(&key, 1), end);
   if (out.size() > kErrorExcerptBytes) out.resize(kErrorExcerptBytes);
   return out;
 }
@@ -233,7 +233,10 @@ net::awaitable<FetchResult> HttpsClient::exchange(Connection& connection, Method
     }
   }
   if (!success) {
-    result.body = error_excerpt(result.body, options_.api_key);
+    // The bytes past those collected were not kept: the collection may end inside the key.
+    const TextEnd end = result.wire_bytes > result.body.size() ? TextEnd::cut_short : TextEnd::whole;
+    result.body_cut = result.wire_bytes > kErrorExcerptBytes;
+    result.body = error_excerpt(result.body, end, options_.api_key);
     co_return result;
   }
   if (decoder && !decoder->finished()) {

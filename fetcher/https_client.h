@@ -79,6 +79,7 @@ struct FetchResult {
   unsigned status = 0;               // failure == none
   std::optional<std::string> retry_after;  // the Retry-After header, as sent
   std::string body;                  // decoded; for non-2xx at most an excerpt
+  bool body_cut = false;             // non-2xx: the excerpt is shorter than the answer
   uint64_t wire_bytes = 0;           // body bytes as received (before gunzip)
 };
 

@@ -348,7 +348,7 @@ net::awaitable<PostOutcome> DestinationSender::attempt(Lane& lane, const Outgoin
     }
     if (!parser.is_done() || !connection.reusable()) connection.close();
     if (*outcome.status < 200 || *outcome.status >= 300) {
-      outcome.error = "HTTP " + std::to_string(*outcome.status) + ": " + excerpt(redaction_.apply(std::move(start)));
+      outcome.error = "HTTP " + std::to_string(*outcome.status) + ": " + excerpt(redaction_.apply(start, read > start.size() ? TextEnd::cut_short : TextEnd::whole));
     }
     co_return outcome;
   }

@@ -60,6 +60,6 @@ EchoRedaction::EchoRedaction(const HttpUrl& url, std::string_view secret) {
   longest_ = hidden_.empty() ? 0 : 6 * hidden_.front().size();
 }
 
-std::string EchoRedaction::apply(std::string_view text) const { return redacted(text, hidden_); }
+std::string EchoRedaction::apply(std::string_view text, TextEnd end) const { return redacted(text, hidden_, end); }
 
 }  // namespace hh::forward

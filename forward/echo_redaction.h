@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/http_url.h"
+#include "common/redaction.h"
 
 namespace hh::forward {
 
@@ -18,14 +19,14 @@ class EchoRedaction {
 
   // `text` with every occurrence of what must not be repeated replaced by "[redacted]",
   // also JSON-escaped (common/redaction.h).
-  std::string apply(std::string_view text) const;
+  std::string apply(std::string_view text, TextEnd end) const;
   // The most bytes one hidden string may take written out (JSON-escaped): text cut after
   // this many more bytes than it keeps cannot show the start of one that apply() would
   // have hidden whole.
   size_t longest() const { return longest_; }
 
  private:
-  std::vector<std::string> hidden_;  // longest first, so a part never hides before its whole
+  std::vector<std::string> hidden_;  // longest first, each once
   size_t longest_ = 0;
 };
 

@@ -335,7 +335,11 @@ export async function users(root, _arg, query) {
   const input = h('input', { id: 'user-query', value: q, placeholder: 'user id or client user id' });
   const form = h('form', { class: 'search' }, h('label', {}, 'User', input),
     h('button', { id: 'user-search-button', type: 'submit' }, 'Find'));
-  form.addEventListener('submit', (e) => { e.preventDefault(); go('users', '', { q: input.value.trim(), range: rangeName }); });
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const typed = input.value.trim();
+    go('users', '', typed === q ? here(rangeName) : { q: typed, range: rangeName });
+  });
   root.append(h('h1', {}, 'Users'), form);
   if (!q) return;
   let found = byUserId ? [] : (await api('/v1/users', { client_user_id: q })).items;

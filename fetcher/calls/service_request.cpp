@@ -88,7 +88,8 @@ Result<ServiceReply> call_service(const ServiceAccess& access, const ServiceCall
     return fail(reply.request + ": HTTP 401: the service refused the " + access.key_name);
   }
   if (result->status / 100 != 2) {
-    const std::string why = reason(redacted(result->body, call.redact));
+    const std::string why =
+        reason(redacted(result->body, call.redact, result->body_cut ? TextEnd::cut_short : TextEnd::whole));
     if (result->status == 403) {
       // Forbidden is not always the key: a feature not enabled for the team (bulk import,
       // the lab report parser) says so in its reason, which is shown.

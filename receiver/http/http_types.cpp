@@ -31,6 +31,7 @@ Response error_response(Status status, std::string_view message) {
 }
 
 Response without_body(Response response) {
+  if (response.body().empty() && response.has_content_length()) return response;  // already one
   const auto status = response.result();
   if (status != Status::not_modified && status != Status::no_content) {
     response.content_length(response.body().size());

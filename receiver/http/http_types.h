@@ -30,6 +30,7 @@ Response text_response(Status status, std::string body, std::string_view content
 
 // The answer to a HEAD: the GET's head, its Content-Length kept, no body. A 304 or 204
 // carries no Content-Length of its own (a 304's would have to be the 200's, RFC 9110 §8.6).
+// A response already without its body (Content-Length kept) is returned as it is.
 Response without_body(Response response);
 
 }  // namespace hh::http

@@ -512,6 +512,10 @@ def run_checks(checks, args, server, backend, signing_file, sent, read_token, ad
             except Exception:  # the page re-rendering under us
                 return None
         checks.wait(lambda: shown_user_id() == other, "the other user did not open")
+        # Find again with the same text: still that user.
+        checks.element("#user-search-button").click()
+        checks.wait(lambda: "by=user_id" in checks.driver.current_url and shown_user_id() == other,
+                    "searching again left the user opened")
     checks.run("users_sharing_a_client_id_are_each_reachable", users_sharing_a_client_id_are_each_reachable)
 
     def read_only_has_no_actions():

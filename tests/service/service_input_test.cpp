@@ -49,6 +49,7 @@ BOOST_AUTO_TEST_CASE(team_search_text_follows_the_interfaces_pattern) {
 
 BOOST_AUTO_TEST_CASE(tokens_are_redacted_from_reasons_even_escaped_or_cut) {
   const std::vector<std::string> tokens = {"ya29.secret/token", "refresh-xyz"};
+  constexpr TextEnd cut = TextEnd::cut_short;
   BOOST_TEST(redacted(R"({"input":"ya29.secret/token","other":"refresh-xyz"})", tokens) ==
              R"({"input":"[redacted]","other":"[redacted]"})");
   BOOST_TEST(redacted(R"({"input":"ya29.secret\/token"})", tokens) == R"({"input":"[redacted]"})");
@@ -59,19 +60,32 @@ BOOST_AUTO_TEST_CASE(tokens_are_redacted_from_reasons_even_escaped_or_cut) {
   const std::vector<std::string> utf8 = {"caf\xc3\xa9-\xf0\x9f\x94\x91-key"};
   BOOST_TEST(redacted(R"(x caf\u00e9-\ud83d\udd11-key y)", utf8) == "x [redacted] y");
   BOOST_TEST(redacted("x caf\xc3\xa9-\xf0\x9f\x94\x91-key y", utf8) == "x [redacted] y");
-  // An excerpt that ends inside a token, also inside one of its escapes.
-  BOOST_TEST(redacted(R"({"input":"ya29.sec)", tokens) == R"({"input":"[redacted])");
-  BOOST_TEST(redacted(R"({"input":"ya29.secret\u00)", tokens) == R"({"input":"[redacted])");
-  BOOST_TEST(redacted(R"({"input":"ya29.secret\)", tokens) == R"({"input":"[redacted])");
-  // Too short a start to be one, or a start that goes on differently: kept.
-  BOOST_TEST(redacted("ends in ya2", tokens) == "ends in ya2");
+  // An excerpt that ends inside a token, also inside one of its escapes (a surrogate pair
+  // cut anywhere).
+  BOOST_TEST(redacted(R"({"input":"ya29.sec)", tokens, cut) == R"({"input":"[redacted])");
+  BOOST_TEST(redacted(R"({"input":"ya29.secret\u00)", tokens, cut) == R"({"input":"[redacted])");
+  BOOST_TEST(redacted(R"({"input":"ya29.secret\)", tokens, cut) == R"({"input":"[redacted])");
+  for (const std::string end : {R"(\ud83d)", R"(\ud83d\)", R"(\ud83d\u)", R"(\ud83d\udd)", R"(\ud8)"}) {
+    BOOST_TEST(redacted(R"(x caf\u00e9-)" + end, utf8, cut) == "x [redacted]", end);
+  }
+  // Text that ended where its answer did: a word that starts a secret is only a word.
+  BOOST_TEST(redacted(R"({"input":"ya29.sec)", tokens) == R"({"input":"ya29.sec)");
+  BOOST_TEST(redacted("Invalid token", std::vector<std::string>{"token=s3cr3t-t0ken&x=1"}) == "Invalid token");
+  // Too short a start to be one, a start that goes on differently, a malformed escape: kept.
+  BOOST_TEST(redacted("ends in ya2", tokens, cut) == "ends in ya2");
   BOOST_TEST(redacted("ya29.secret/tok3n", tokens) == "ya29.secret/tok3n");
+  BOOST_TEST(redacted(R"(token ya29\q rest)", tokens, cut) == R"(token ya29\q rest)");
   BOOST_TEST(redacted("nothing secret", tokens) == "nothing secret");
   BOOST_TEST(redacted("nothing secret", std::vector<std::string>{""}) == "nothing secret");
-  // A backslash in a secret matches as sent and as escaped.
+  BOOST_TEST(redacted("", tokens, cut) == "");
+  // A backslash in a secret matches as sent and as escaped, whole or cut.
   const std::vector<std::string> slashed = {"a\\nb-secret"};
   BOOST_TEST(redacted("x a\\nb-secret", slashed) == "x [redacted]");
   BOOST_TEST(redacted(R"(x a\\nb-secret)", slashed) == "x [redacted]");
+  BOOST_TEST(redacted("x a\\nb-sec", slashed, cut) == "x [redacted]");
+  // A secret that starts another, or overlaps it, in any order: nothing of either left.
+  BOOST_TEST(redacted("T=abc123-refresh", std::vector<std::string>{"abc123", "abc123-refresh"}) == "T=[redacted]");
+  BOOST_TEST(redacted("abcXYZdef!", std::vector<std::string>{"abcXYZ", "XYZdef"}) == "[redacted]!");
 }
 
 BOOST_AUTO_TEST_CASE(recipes_need_a_user_id_and_an_access_token_and_the_listed_types) {
