@@ -5,6 +5,7 @@
 // timeout and key the interface names, purge-user erases only after the service
 // deregistered the user, and bad input is refused before anything is queued or sent.
 #include <boost/test/unit_test.hpp>
+#include <filesystem>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -362,8 +363,16 @@ BOOST_AUTO_TEST_CASE(purge_user_deregisters_at_the_service_before_it_erases) {
   const std::string config = recovery_config(dir, service.base_url(), service.ca_pem());
   const std::string erasures = "SELECT count(*) FROM erasures";
 
-  // --dry-run: nothing is sent, nothing erased.
+  // --dry-run without the API key the real run needs: refused as the real run would be.
+  std::filesystem::rename(dir.file("api-key"), dir.file("api-key.away"));
   auto result = test::run_healthhook({"purge-user", kNoticeUser, "--deregister", "garmin", "--dry-run", "--config", config});
+  BOOST_TEST(result.exit_code == 2, result.stdout_text);
+  BOOST_TEST(result.stderr_text.find("service.api_key_file") != std::string::npos, result.stderr_text);
+  BOOST_TEST(result.stdout_text.find("would deregister") == std::string::npos, result.stdout_text);
+  std::filesystem::rename(dir.file("api-key.away"), dir.file("api-key"));
+
+  // --dry-run: nothing is sent, nothing erased.
+  result = test::run_healthhook({"purge-user", kNoticeUser, "--deregister", "garmin", "--dry-run", "--config", config});
   BOOST_TEST(result.exit_code == 0, result.stderr_text);
   BOOST_TEST(result.stdout_text.find("would deregister from garmin first") != std::string::npos, result.stdout_text);
   BOOST_TEST(service.requests().empty());
