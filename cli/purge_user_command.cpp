@@ -164,7 +164,7 @@ int run_purge_user(const PurgeUserFlags& flags) {
     if (erased.error_kind() == ErrorKind::busy) {
       report_error(kCommand, store::loggable_location(settings->database) + " is busy: another process held its write lock for " +
                                  std::to_string(settings->commit_deadline_ms) +
-                                 " ms (run purge-user again; what was already removed stays removed)");
+                                 " ms (nothing was removed; run purge-user again)");
     } else {
       report_error(kCommand, erased.error());
     }

@@ -11,10 +11,9 @@
 // so a body that retention removed is not needed. Provider lists and the processor's
 // cursor name nobody and stay.
 //
-// erase() removes it one table group at a time, each in one transaction (inbox rows go
-// last, so a failure half-way leaves what is left findable by running it again), records
-// the erasure (who, when, rows per table; no health data) and gives the space back where
-// the backend can. Deliveries for the user stored afterwards are kept and applied as usual:
+// erase() removes it in one transaction (a failure half-way has removed nothing), records
+// the erasure in it (who, when, rows per table; no health data) and gives the space back
+// where the backend can. Deliveries for the user stored afterwards are kept and applied as usual:
 // the service decides what it sends.
 #include <cstdint>
 #include <string>

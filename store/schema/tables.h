@@ -28,9 +28,8 @@ enum class ErasedBy {
   kept,                    // the erasure record itself: it keeps the user id by design
 };
 
-// A table's part in an erasure: how its rows are found, and the group it is emptied in (a
-// backend that erases in several transactions empties one group per transaction, in
-// group order: derived rows first, the inbox last).
+// A table's part in an erasure: how its rows are found, and when it is emptied in the
+// erasure's one transaction (by group, then order: derived rows first, the inbox last).
 struct Erasure {
   ErasedBy by = ErasedBy::none;
   int group = 0;

@@ -84,41 +84,36 @@ class SqliteErasure final : public Erasure {
   }
 
   Result<ErasureReport> erase(std::string_view user_id, int64_t now_ms) override {
-    // The processor must not apply one of the user's deliveries between two groups (it
-    // would bring rows back): refused while `serve`, `rebuild` or `replay` applies the inbox.
+    // The processor must not apply one of the user's deliveries between choosing the rows
+    // and removing them (it would bring rows back): refused while `serve`, `rebuild` or
+    // `replay` applies the inbox.
     auto lock = ProcessingLock::acquire(db_);
     if (!lock) return fail(lock);
     // A database from before migration 009 gets its user columns now (006: `erasures`).
     if (auto migrated = migrate(db_); !migrated) return fail(migrated);
     if (auto selected = select(user_id); !selected) return fail(selected);
+    // One transaction, as on PostgreSQL: interrupted (kill -9, power loss), an erasure
+    // leaves nothing erased and no record, and the next run erases and records it all.
+    // (Splitting it by table group bounds nothing: the samples, its bulk, are one group.)
     ErasureReport report;
-    for (int group = 0; group <= kErasureInboxGroup; ++group) {
-      auto txn = sqlite::Transaction::begin(db_);
-      if (!txn) return fail(txn);
-      std::optional<std::pair<int64_t, int64_t>> newest;  // the inbox's newest row, when it is the user's
-      if (group == kErasureInboxGroup) {
-        auto found = newest_of_theirs();
-        if (!found) return fail(found);
-        newest = *found;
+    auto txn = sqlite::Transaction::begin(db_);
+    if (!txn) return fail(txn);
+    auto newest = newest_of_theirs();  // the inbox's newest row, when it is the user's
+    if (!newest) return fail(newest);
+    for (const schema::Table* erased : schema::erased_tables()) {
+      if (auto ran = run_bound(db_, "DELETE FROM " + std::string(erased->name) + " WHERE " +
+                                         erased_where(erased->erasure.by, schema::Dialect::sqlite),
+                               user_id);
+          !ran) {
+        return fail(ran);
       }
-      for (const schema::Table* erased : schema::erased_tables()) {
-        if (erased->erasure.group != group) continue;
-        if (auto ran = run_bound(db_, "DELETE FROM " + std::string(erased->name) + " WHERE " +
-                                           erased_where(erased->erasure.by, schema::Dialect::sqlite),
-                                 user_id);
-            !ran) {
-          return fail(ran);
-        }
-        report.tables.push_back({std::string(erased->name), db_.changes()});
-      }
-      if (group == kErasureInboxGroup) {
-        if (newest) {
-          if (auto kept = keep_seq_taken(newest->first, newest->second, now_ms); !kept) return fail(kept);
-        }
-        if (auto recorded = record(user_id, now_ms, report); !recorded) return fail(recorded);
-      }
-      if (auto committed = txn->commit(); !committed) return fail(committed);
+      report.tables.push_back({std::string(erased->name), db_.changes()});
     }
+    if (*newest) {
+      if (auto kept = keep_seq_taken((*newest)->first, (*newest)->second, now_ms); !kept) return fail(kept);
+    }
+    if (auto recorded = record(user_id, now_ms, report); !recorded) return fail(recorded);
+    if (auto committed = txn->commit(); !committed) return fail(committed);
     if (auto unattributed = unattributed_rows(); unattributed) report.unattributed = std::move(*unattributed);
     report.space = give_space_back();
     return report;
@@ -181,7 +176,7 @@ class SqliteErasure final : public Erasure {
   }
 
   // The inbox's newest row (seq, received_at) when the erasure removes it, inside the
-  // inbox group's transaction.
+  // erasure's transaction.
   Result<std::optional<std::pair<int64_t, int64_t>>> newest_of_theirs() {
     auto stmt = db_.prepare("SELECT seq, received_at FROM inbox WHERE seq = (SELECT max(seq) FROM inbox) "
                             "AND seq IN (SELECT seq FROM temp.erase_seqs)");

@@ -327,9 +327,21 @@ BOOST_AUTO_TEST_CASE(purge_user_refuses_bad_input_a_missing_database_and_a_locke
     auto result = test::run_healthhook({"purge-user", "user-a", "--database", path, "--set", "commit_deadline_ms=200"});
     BOOST_TEST(result.exit_code == 1);
     BOOST_TEST(result.stderr_text == "healthhook purge-user: " + path +
-                                         " is busy: another process held its write lock for 200 ms (run purge-user "
-                                         "again; what was already removed stays removed)\n");
+                                         " is busy: another process held its write lock for 200 ms (nothing was "
+                                         "removed; run purge-user again)\n");
     BOOST_REQUIRE(db.exec("ROLLBACK"));
+  }
+  {
+    // A failure half-way (here the inbox's delete, the last) has removed nothing: an
+    // erasure interrupted by kill -9 or a power loss leaves the user whole, and no record.
+    auto db = test::open_store(path);
+    BOOST_REQUIRE(db.exec("CREATE TRIGGER inbox_kept BEFORE DELETE ON inbox BEGIN SELECT RAISE(ABORT, 'kept'); END"));
+    const int64_t samples = test::count(db, "samples");
+    BOOST_REQUIRE(samples > 0);
+    auto result = test::run_healthhook({"purge-user", "user-a", "--database", path});
+    BOOST_TEST(result.exit_code == 1, result.stderr_text);
+    BOOST_TEST(test::count(db, "samples") == samples);
+    BOOST_REQUIRE(db.exec("DROP TRIGGER inbox_kept"));
   }
   auto db = test::open_store(path);
   BOOST_TEST(test::count(db, "inbox") == inbox_rows);
