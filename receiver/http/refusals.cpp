@@ -21,6 +21,7 @@ std::string_view refusal_name(Refusal reason) {
     case Refusal::client_timeout: return "client_timeout";
     case Refusal::console_sign_in: return "console_sign_in";
     case Refusal::request_too_large: return "request_too_large";
+    case Refusal::unauthorized: return "unauthorized";
     case Refusal::count_: break;
   }
   return "unknown";

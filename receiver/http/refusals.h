@@ -33,6 +33,7 @@ enum class Refusal {
   client_timeout,       // a client too slow to send its request head or body: closed
   console_sign_in,      // 401: a console sign-in with a wrong token (console/console_routes.h)
   request_too_large,    // 413 to a request that is no delivery (console, read API): not a delivery's
+  unauthorized,         // 401: a read API, /metrics or console request without the right token or session
   count_                // number of reasons
 };
 

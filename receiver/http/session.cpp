@@ -1,5 +1,7 @@
 #include "receiver/http/session.h"
 
+#include "receiver/http/request_parser.h"
+
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/ssl.hpp>
 #include <algorithm>
@@ -59,7 +61,7 @@ Response budget_full(const SessionLimits& limits) {
   return response;
 }
 
-using Parser = bhttp::request_parser<bhttp::string_body>;
+using Parser = RequestParser;
 
 // What a refused request may still send: its announced body, whole (some of it may have
 // been read already: the bound stays an upper one). Beast knows a Content-Length even when
@@ -123,6 +125,9 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
                                     SessionControl& control, const std::atomic<bool>& stopping) {
   auto& transport = beast::get_lowest_layer(stream);
   beast::flat_buffer buffer;
+  // Room for a whole head, and for a body's reads: what a chunked body's trailer fields,
+  // which the parser takes only once all of them are here, may hold (request_parser.h).
+  buffer.max_size(limits.max_header_bytes + 2 * kReadBufferBytes);
   bool first_request = true;
   bool head_accepted = false;  // reported to the table once
   // Has carried a correctly signed delivery: its 401s are not delayed (session.h).
@@ -255,6 +260,14 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
         co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }
+      if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) {  // trailer fields
+        count(limits, Refusal::headers_too_large);
+        Response response = refusal(Status::request_header_fields_too_large,
+                                    "trailer fields too large (over max_header_bytes, or a field over " +
+                                        std::to_string(kMaxFieldBytes) + " bytes)");
+        co_await refuse(stream, response, *parser, limits, control);
+        co_return;
+      }
       if (is_body_framing_error(ec)) {  // e.g. a chunk size that is not hex: the client is told
         count(limits, Refusal::bad_request);
         Response response = refusal(Status::bad_request, "malformed request body: " + ec.message());
@@ -285,6 +298,8 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     // guessing a signature. Trusted: the connection carried a correctly signed delivery
     // (an answer other than 401 of a route that authenticates its requests).
     if (response.result() == Status::unauthorized) {
+      // A route that authenticates counts its own refusals (signature_*, console_sign_in).
+      if (!authenticates) count(limits, Refusal::unauthorized);
       if (!trusted) co_await refusal_pause(control, limits.refusal_delay, stopping);
     } else if (authenticates) {
       trusted = true;

@@ -335,7 +335,43 @@ BOOST_AUTO_TEST_CASE(metrics_can_require_a_token) {
   const auto scraped = client.get("/metrics", {{"authorization", "Bearer scrape-me"}});
   BOOST_TEST(scraped.status == 200);
   BOOST_TEST(scraped.body.find("healthhook_refusals_total{reason=\"signature_missing\"}") != std::string::npos);
+  // A token guesser leaves a trace: its 401s are counted (and summarised in the log).
+  BOOST_TEST(scraped.body.find("healthhook_refusals_total{reason=\"unauthorized\"} 2\n") != std::string::npos,
+             scraped.body);
   BOOST_TEST(client.get("/healthz").status == 200);  // health stays open
+  BOOST_TEST(server.stop() == 0);
+}
+
+// 13. A field longer than Beast's fields hold (65,533 bytes) threw out of the io_context
+// and ended the process: a chunked body's trailer field (which header_limit does not
+// bound; the signature is checked only once the body is whole), or a head field where
+// max_header_bytes allows it (a black-box pass). Now 431, and the server goes on.
+BOOST_AUTO_TEST_CASE(a_field_longer_than_beast_holds_is_431_not_a_crash) {
+  TempDir dir;
+  ServerProcess server(dir, "max_header_bytes = 1048576\n");
+  const std::string too_long(66000, 'x');
+  const std::vector<std::string> requests = {
+      "POST /webhooks HTTP/1.1\r\nHost: x\r\n" + hostile::signed_looking_headers("msg_trailer") +
+          "Transfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\nX-Trailer: " + too_long + "\r\n\r\n",
+      "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Long: " + too_long + "\r\n\r\n",
+      // A trailer section larger than any head may be (many fields, each short enough).
+      "POST /webhooks HTTP/1.1\r\nHost: x\r\n" + hostile::signed_looking_headers("msg_trailers") +
+          "Transfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n" + [] {
+            std::string fields;
+            for (int i = 0; i < 40; ++i) fields += "X-T" + std::to_string(i) + ": " + std::string(30000, 'y') + "\r\n";
+            return fields;
+          }() + "\r\n",
+  };
+  for (const std::string& request : requests) {
+    RawConnection client(server.port());
+    BOOST_TEST(client.send(request));
+    const std::string answer = client.receive_response(5s);
+    BOOST_TEST(answer.starts_with("HTTP/1.1 431"), answer.substr(0, 200));
+  }
+  // Still serving, and exits as a server that was never knocked over does.
+  RawConnection service(server.port());
+  BOOST_TEST(service.send(hostile::signed_request(server.secret(), "msg_after")));
+  BOOST_TEST(service.receive_response(5s).starts_with("HTTP/1.1 200"));
   BOOST_TEST(server.stop() == 0);
 }
 

@@ -1,0 +1,14 @@
+#include "receiver/http/request_parser.h"
+
+namespace hh::http {
+
+void RequestParser::on_field_impl(bhttp::field name, beast::string_view name_string, beast::string_view value,
+                                  beast::error_code& ec) {
+  if (name_string.size() > kMaxFieldBytes || value.size() > kMaxFieldBytes) {
+    ec = bhttp::error::header_limit;
+    return;
+  }
+  get().insert(name, name_string, value);  // what Beast's own parser does with a field
+}
+
+}  // namespace hh::http

@@ -1,0 +1,23 @@
+#pragma once
+// The parser every request is read with: Beast's, with one more bound. Beast 1.81 stores a
+// field's name or value in at most 65,533 bytes and throws std::length_error past that,
+// from inside the read operation, where no coroutine can catch it: the exception leaves
+// io_context::run() and ends the process. header_limit does not prevent it where a head
+// may be larger (max_header_bytes up to 1 MiB), nor for a chunked body's trailer fields,
+// which it does not cover at all. A field that long fails the read as header_limit instead
+// (431), and the connection's read buffer is capped (session.cpp), which bounds a trailer.
+#include "receiver/http/http_types.h"
+
+namespace hh::http {
+
+// The longest field name or value Beast's fields hold (its offsets are 16-bit, less the
+// two bytes of ": " / CRLF it keeps with each).
+inline constexpr size_t kMaxFieldBytes = 65533;
+
+class RequestParser final : public bhttp::request_parser<bhttp::string_body> {
+ private:
+  void on_field_impl(bhttp::field name, beast::string_view name_string, beast::string_view value,
+                     beast::error_code& ec) override;
+};
+
+}  // namespace hh::http
