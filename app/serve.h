@@ -22,9 +22,9 @@ namespace hh::app {
 enum class ServeExit { ok, failure, bad_config };
 
 struct ServeHooks {
-  // SIGHUP: the settings as the file reads now (the log level applied), or nullopt when
-  // they do not load (reported by the hook itself).
-  std::function<std::optional<config::Settings>()> reread_settings;
+  // SIGHUP: the settings as the file reads now (the log level applied), or why they do not
+  // load.
+  std::function<Result<config::Settings>()> reread_settings;
   // A start-up failure, in one line.
   std::function<void(std::string_view)> report_error;
 };

@@ -14,7 +14,7 @@ namespace hh::app {
 namespace net = boost::asio;
 
 ServeSignals::ServeSignals(HttpFront& front, ServiceWatchdog* watchdog, const config::Settings& startup,
-                           std::function<std::optional<config::Settings>()> reread_settings)
+                           std::function<Result<config::Settings>()> reread_settings)
     : front_(front),
       watchdog_(watchdog),
       startup_(startup),
@@ -33,7 +33,8 @@ void ServeSignals::on_signal(int signal) {
     if (auto settings = reread_settings_()) {
       reload(startup_, *settings, *front_.webhook, *front_.listener);
     } else {
-      log::error("reload_failed").str("reason", "configuration invalid; keeping the running one");
+      // The reason in the line (the log is JSON lines only): the file, line and key.
+      log::error("reload_failed").str("reason", settings.error() + " (keeping the running configuration)");
     }
     systemd::ready("reloaded");
     wait();

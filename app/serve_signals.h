@@ -14,11 +14,11 @@ namespace hh::app {
 
 class ServeSignals {
  public:
-  // `reread_settings`: the settings as the file reads now, or nullopt when they do not load
-  // (reported by it); then the running ones stay. `watchdog` may be null. Everything
+  // `reread_settings`: the settings as the file reads now, or why they do not load (logged
+  // as reload_failed's reason); then the running ones stay. `watchdog` may be null. Everything
   // referenced must outlive this object.
   ServeSignals(HttpFront& front, ServiceWatchdog* watchdog, const config::Settings& startup,
-               std::function<std::optional<config::Settings>()> reread_settings);
+               std::function<Result<config::Settings>()> reread_settings);
 
   // Waits for the next signal (again after each SIGHUP) on the front's io_context.
   void wait();
@@ -29,7 +29,7 @@ class ServeSignals {
   HttpFront& front_;
   ServiceWatchdog* watchdog_;
   const config::Settings& startup_;
-  std::function<std::optional<config::Settings>()> reread_settings_;
+  std::function<Result<config::Settings>()> reread_settings_;
   boost::asio::signal_set signals_;
 };
 

@@ -34,14 +34,11 @@ void report_error(std::string_view command, std::string_view message) {
   std::cerr << "healthhook " << command << ": " << message << "\n";
 }
 
-std::optional<config::Settings> load_settings_or_report(const SettingsFlags& flags, std::string_view command) {
+Result<config::Settings> load_settings_for(const SettingsFlags& flags) {
   config::Overrides overrides;
   for (const auto& entry : flags.set) {
     const auto eq = entry.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      report_error(command, "--set " + entry + ": expected KEY=VALUE");
-      return std::nullopt;
-    }
+    if (eq == std::string::npos || eq == 0) return fail("--set " + entry + ": expected KEY=VALUE");
     overrides[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   if (flags.listen) overrides["listen"] = *flags.listen;
@@ -50,17 +47,20 @@ std::optional<config::Settings> load_settings_or_report(const SettingsFlags& fla
 
   auto settings = config::load_settings(
       flags.config_file, [](const char* name) -> const char* { return std::getenv(name); }, overrides);
+  if (!settings) return fail(settings);
+  // A key of the other backend is a configuration error for every command (exit 2), not
+  // only when a command gets to open the store.
+  if (auto keys = app::check_backend_keys(*settings); !keys) return fail(keys);
+  log::set_level(log::parse_level(settings->log_level).value_or(log::Level::info));
+  return std::move(*settings);
+}
+
+std::optional<config::Settings> load_settings_or_report(const SettingsFlags& flags, std::string_view command) {
+  auto settings = load_settings_for(flags);
   if (!settings) {
     report_error(command, settings.error());
     return std::nullopt;
   }
-  // A key of the other backend is a configuration error for every command (exit 2), not
-  // only when a command gets to open the store.
-  if (auto keys = app::check_backend_keys(*settings); !keys) {
-    report_error(command, keys.error());
-    return std::nullopt;
-  }
-  log::set_level(log::parse_level(settings->log_level).value_or(log::Level::info));
   return std::move(*settings);
 }
 

@@ -73,6 +73,15 @@ BOOST_AUTO_TEST_CASE(nearly_full_disk_answers_503_with_retry_after_and_not_ready
   BOOST_REQUIRE(server.wait_for_log("\"event\":\"reloaded\"", std::chrono::seconds(20)));
   BOOST_TEST(client.post_webhook(server.secret(), "msg_1", kSteps).status == 503);
 
+  // A configuration that does not load: the running one stays, and the log (JSON lines
+  // only) says why in reload_failed's reason: the file, line and key.
+  rewrite_config(dir, server, "max_body_bytes = 1");
+  server.signal(SIGHUP);
+  BOOST_REQUIRE(server.wait_for_log("\"event\":\"reload_failed\"", std::chrono::seconds(20)));
+  BOOST_TEST(server.wait_for_log("healthhook.toml:4: max_body_bytes: must be between", std::chrono::seconds(1)));
+  for (const std::string& line : server.log_lines()) BOOST_TEST(line.starts_with("{"), line);
+  rewrite_config(dir, server, kDiskNormal);
+
   // A restart with the normal value takes the same delivery (the service's retry).
   BOOST_TEST(server.stop() == 0);
   server.restart();
