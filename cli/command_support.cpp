@@ -89,19 +89,22 @@ std::unique_ptr<store::Store> open_store_or_report(const config::Settings& setti
   return std::move(*opened);
 }
 
-std::unique_ptr<store::ReadStore> open_read_store_or_report(const config::Settings& settings, std::string_view command,
-                                                            int& exit_code) {
+std::optional<store::Database> existing_database_or_report(const config::Settings& settings,
+                                                           std::string_view command) {
   if (auto kind = store::database_kind(settings.database); !kind) {
     report_error(command, kind.error());
-    exit_code = kExitBadConfig;
-    return nullptr;
+    return std::nullopt;
   }
   if (store::names_missing_file(settings.database)) {
     report_error(command, "database: " + settings.database + " does not exist");
-    exit_code = kExitBadConfig;
-    return nullptr;
+    return std::nullopt;
   }
-  auto database = database_or_report(settings, command);
+  return database_or_report(settings, command);
+}
+
+std::unique_ptr<store::ReadStore> open_read_store_or_report(const config::Settings& settings, std::string_view command,
+                                                            int& exit_code) {
+  auto database = existing_database_or_report(settings, command);
   if (!database) {
     exit_code = kExitBadConfig;
     return nullptr;

@@ -54,6 +54,10 @@ std::string table_cell(std::string_view text, size_t width);
 // database_password_file (app::database). On error prints one line and returns nullopt
 // (exit with kExitBadConfig).
 std::optional<store::Database> database_or_report(const config::Settings& settings, std::string_view command);
+// The same for a command that reads or changes a store and never creates one: a SQLite
+// file that does not exist is one line ("database: PATH does not exist"), exit 2.
+std::optional<store::Database> existing_database_or_report(const config::Settings& settings,
+                                                           std::string_view command);
 
 // Opens the store `database = …` names (store/open_store.h; a file is created and
 // migrated) with the store settings (synchronous, cache size, busy timeout, size cap).

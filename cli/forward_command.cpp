@@ -245,7 +245,7 @@ int run_forward_pause(const config::Settings& settings, const ForwardFlags& flag
     report_error(command, "no [[forward]] named or numbered \"" + flags.pause_destination + "\"");
     return kExitBadConfig;
   }
-  auto database = database_or_report(settings, command);
+  auto database = existing_database_or_report(settings, command);
   if (!database) return kExitBadConfig;
   auto opened = store::open_outbox(*database);
   if (!opened) {
@@ -280,7 +280,7 @@ int run_forward(const ForwardFlags& flags, bool show, bool requeue, bool pause, 
   if (flags.dead) selection.state = "dead";
   if (flags.pending) selection.state = "pending";
   selection.limit = flags.limit;
-  auto database = database_or_report(*settings, "forward");
+  auto database = existing_database_or_report(*settings, "forward");
   if (!database) return kExitBadConfig;
   auto opened = store::open_outbox(*database);
   if (!opened) {

@@ -76,11 +76,7 @@ void print_details(const store::JobRow& job) {
 int run_jobs(const JobsFlags& flags, bool show, bool requeue) {
   auto settings = load_settings_or_report(flags.settings, "jobs");
   if (!settings) return kExitBadConfig;
-  if (store::names_missing_file(settings->database)) {  // as query, capture and rebuild say it
-    report_error("jobs", "database: " + settings->database + " does not exist");
-    return kExitBadConfig;
-  }
-  auto database = database_or_report(*settings, "jobs");
+  auto database = existing_database_or_report(*settings, "jobs");
   if (!database) return kExitBadConfig;
   auto opened = store::open_job_admin(*database);
   if (!opened) {

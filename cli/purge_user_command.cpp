@@ -115,15 +115,7 @@ int run_purge_user(const PurgeUserFlags& flags) {
   }
   auto settings = load_settings_or_report(flags.settings, kCommand);
   if (!settings) return kExitBadConfig;
-  if (auto kind = store::database_kind(settings->database); !kind) {
-    report_error(kCommand, kind.error());
-    return kExitBadConfig;
-  }
-  if (store::names_missing_file(settings->database)) {
-    report_error(kCommand, "database: " + settings->database + " does not exist");
-    return kExitBadConfig;
-  }
-  auto database = database_or_report(*settings, kCommand);
+  auto database = existing_database_or_report(*settings, kCommand);
   if (!database) return kExitBadConfig;
   auto erasure = store::open_erasure(*database, settings->commit_deadline_ms);
   if (!erasure) {

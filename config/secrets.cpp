@@ -59,6 +59,9 @@ Result<std::string> read_secret_file(const std::string& path, const std::string&
                 "that holds one (not shown; put the secret in a file, chmod 600, and give its path)");
   }
   if (!in) return fail("cannot read secret file " + resolved);
+  if (std::error_code ec; std::filesystem::is_directory(resolved, ec)) {
+    return fail("cannot read secret file " + resolved + ": it is a folder");
+  }
   std::string line;
   std::getline(in, line);
   const auto first = line.find_first_not_of(" \t\r\n");

@@ -3,6 +3,7 @@
 // the same tables as offline replay; malformed lines are reported as file:line and the
 // rest go on; signatures can be checked offline.
 #include <boost/test/unit_test.hpp>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -192,9 +193,16 @@ BOOST_AUTO_TEST_CASE(replay_usage_errors_exit_2) {
   BOOST_TEST(folder.exit_code == 2, folder.stderr_text);
   BOOST_TEST(folder.stderr_text.find("Is a directory") != std::string::npos, folder.stderr_text);
   // And a database file that is not there, for every command that reads one.
-  auto jobs = run_healthhook({"jobs", "--database", dir.file("nope.db")});
-  BOOST_TEST(jobs.exit_code == 2, jobs.stderr_text);
-  BOOST_TEST(jobs.stderr_text == "healthhook jobs: database: " + dir.file("nope.db") + " does not exist\n");
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"jobs"}, {"forward", "show", "1"}, {"forward", "list"}, {"query", "samples"},
+        {"rebuild"}, {"capture"}, {"purge-user", "u1"}}) {
+    std::vector<std::string> args = command;
+    args.insert(args.end(), {"--database", dir.file("nope.db")});
+    auto run = run_healthhook(args);
+    BOOST_TEST(run.exit_code == 2, command[0] << ": " << run.stderr_text);
+    BOOST_TEST(run.stderr_text.ends_with("database: " + dir.file("nope.db") + " does not exist\n"), run.stderr_text);
+    BOOST_TEST(!std::filesystem::exists(dir.file("nope.db")), command[0]);
+  }
   auto no_secret = run_healthhook({"replay", path, "--to", "http://127.0.0.1:1/webhooks"});
   BOOST_TEST(no_secret.exit_code == 2);
   BOOST_TEST(no_secret.stderr_text.find("--secret-file") != std::string::npos, no_secret.stderr_text);
@@ -428,6 +436,12 @@ BOOST_AUTO_TEST_CASE(resending_signs_with_the_configurations_secret) {
   BOOST_TEST(unreadable.stderr_text.starts_with("healthhook replay: signing_secret_files: cannot read secret file "),
              unreadable.stderr_text);
   BOOST_TEST(unreadable.stderr_text.find("(or give --secret-file)") != std::string::npos, unreadable.stderr_text);
+  // A folder where the file should be is named as such, not as an empty file.
+  std::filesystem::create_directory(dir.file("secret-folder"));
+  const std::string folder = dir.write("folder.toml", "signing_secret_files = [\"secret-folder\"]\n");
+  auto is_folder = run_healthhook({"check-config", "--config", folder});
+  BOOST_TEST(is_folder.exit_code == 2);
+  BOOST_TEST(is_folder.stderr_text.find("secret-folder: it is a folder") != std::string::npos, is_folder.stderr_text);
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // replay_test
