@@ -20,6 +20,7 @@
 //
 // Safe while `serve` runs (a connection of its own; writes wait for the writer). Exit 0 on
 // success, 1 when the entry does not exist or the database fails, 2 for bad usage.
+#include <algorithm>
 #include <charconv>
 #include <iostream>
 
@@ -110,6 +111,30 @@ void print_outbox_figures(const std::vector<store::OutboxFigures>& figures) {
     }
   }
   std::cout << "\n";
+}
+
+// A line per configured destination, in the configuration's order, one with nothing waiting
+// too, then any the outbox still holds entries of that the configuration no longer names;
+// only `only`'s when given.
+std::vector<store::OutboxFigures> listed_figures(const config::Settings& settings,
+                                                 std::vector<store::OutboxFigures> stored,
+                                                 const std::optional<std::string>& only) {
+  std::vector<store::OutboxFigures> listed;
+  for (const auto& forward : settings.forwards) {
+    const auto found = std::find_if(stored.begin(), stored.end(),
+                                    [&](const store::OutboxFigures& f) { return f.destination == forward.name; });
+    if (found == stored.end()) {
+      store::OutboxFigures nothing;
+      nothing.destination = forward.name;
+      listed.push_back(std::move(nothing));
+    } else {
+      listed.push_back(std::move(*found));
+      stored.erase(found);
+    }
+  }
+  for (auto& f : stored) listed.push_back(std::move(f));
+  std::erase_if(listed, [&](const store::OutboxFigures& f) { return only && f.destination != *only; });
+  return listed;
 }
 
 std::string dropped_json_line(const store::DroppedRange& r) {
@@ -338,7 +363,7 @@ int run_forward(const ForwardFlags& flags, bool show, bool requeue, bool pause, 
     report_error("forward", figures.error());
     return kExitFailure;
   }
-  print_outbox_figures(*figures);
+  print_outbox_figures(listed_figures(*settings, std::move(*figures), selection.destination));
   if (auto paused = outbox.paused(); paused && !paused->empty()) {
     std::cout << "paused:";
     for (const auto& name : *paused) std::cout << " " << name;

@@ -84,6 +84,15 @@ Result<std::vector<PlannedPost>> plan_posts(store::Outbox& outbox, const std::st
     planned_keys.insert(*head.order_key);
     add_part(std::move(part));
   }
+  // A new POST's entries in outbox order (each key's entries are already, their ids grow):
+  // the order the schema promises, and the one post_entries() gives a retry of the POST,
+  // so that one id always carries one sequence. Its first entry, whose id names the POST,
+  // stays the first head taken.
+  for (PlannedPost& post : posts) {
+    if (post.pinned) continue;
+    std::sort(post.entries.begin(), post.entries.end(),
+              [](const store::OutboxEntry& a, const store::OutboxEntry& b) { return a.outbox_id < b.outbox_id; });
+  }
   return posts;
 }
 

@@ -33,7 +33,7 @@
 namespace hh::forward {
 
 struct PlannedPost {
-  std::vector<store::OutboxEntry> entries;  // in outbox order, by key
+  std::vector<store::OutboxEntry> entries;  // in outbox order
   std::optional<int64_t> pinned;            // went out before as this POST
 };
 

@@ -125,6 +125,18 @@ BOOST_AUTO_TEST_CASE(a_batch_keeps_a_keys_entries_together_and_in_order) {
   BOOST_TEST(p.plan({.ordered = true, .batch = 2, .posts = 2}) == (Posts{{1, 3}, {2, 4}}));
 }
 
+// A POST's entries are in outbox order, as a retry of it reads them (post_entries): one id,
+// one sequence of changes. A key's run and the next key's heads interleave by id.
+BOOST_AUTO_TEST_CASE(a_batch_lists_its_entries_in_outbox_order) {
+  Planned p;
+  p.add(1, "a/sleep");
+  p.add(2, "b/sleep");
+  p.add(3, "a/sleep");
+  p.add(4, "b/sleep");
+  p.add(5, "c/sleep");
+  BOOST_TEST(p.plan({.ordered = true, .batch = 5, .posts = 1}) == (Posts{{1, 2, 3, 4, 5}}));
+}
+
 BOOST_AUTO_TEST_CASE(a_post_that_went_out_before_goes_out_again_whole_and_alone) {
   Planned p;
   // 1 and 2 went out together as POST 1 and failed; 3 is new; 4 is a's next.

@@ -56,6 +56,13 @@ BOOST_AUTO_TEST_CASE(a_paused_destination_gets_nothing_until_resumed_even_across
              "backend paused (it already was)\n");
   BOOST_TEST(test::run_healthhook({"forward", "pause", "nobody", "--config", config}).exit_code == 2);
   BOOST_REQUIRE(eventually([&] { return paused_in_metrics(client, true); }));
+  // Nothing forwarded yet: the summary still has the configured destination's line.
+  for (const std::vector<std::string>& narrowed : {std::vector<std::string>{}, {"--destination", "backend"}}) {
+    std::vector<std::string> args = {"forward", "list", "--config", config};
+    args.insert(args.end(), narrowed.begin(), narrowed.end());
+    const auto listed = test::run_healthhook(args);
+    BOOST_TEST(listed.stdout_text.find("\nbackend ") != std::string::npos, listed.stdout_text);
+  }
 
   const std::string body = test::example_file("timeseries-heartrate.json");
   BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_while_paused_1", body).status, 200);
