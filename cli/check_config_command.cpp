@@ -6,8 +6,12 @@
 // and names each [[service.teams]] entry the organization does not have. Exit 2 for a
 // configuration the check proves wrong (including a refused key or a team the
 // organization does not have), 1 when the service cannot be reached.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -105,6 +109,19 @@ int run_check_config(const CheckConfigFlags& flags) {
   if (*kind == store::DatabaseKind::sqlite_file && !std::filesystem::is_directory(db_dir, ec)) {
     report_error("check-config", "database: folder " + db_dir.string() + " does not exist");
     return kExitBadConfig;
+  }
+  // SQLite writes the file and, beside it, its -wal and -shm files: the folder must be
+  // writable by the user running this (run check-config as the service's user), on a
+  // file system mounted read-write.
+  if (*kind == store::DatabaseKind::sqlite_file) {
+    const std::string file = std::filesystem::absolute(settings->database).string();
+    for (const std::string& path : {db_dir.string(), file}) {
+      if (::access(path.c_str(), W_OK) != 0 && errno != ENOENT) {
+        report_error("check-config", "database: " + std::string(path == file ? "" : "folder ") + path +
+                                         " is not writable by this user: " + std::strerror(errno));
+        return kExitBadConfig;
+      }
+    }
   }
   if (!settings->tls.cert_file.empty()) {
     auto certificate =

@@ -506,6 +506,16 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   auto bad = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--set", "webhook_path=nope"});
   BOOST_TEST(bad.exit_code == 2);
   BOOST_TEST(bad.stderr_text.find("webhook_path") != std::string::npos);
+  // A database folder that is missing, or that this user cannot write (the file, its -wal
+  // and -shm go there; /proc/sys is writable by no one, root included), fails as serve would.
+  auto no_folder = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--database", dir.file("no/z.db")});
+  BOOST_TEST(no_folder.exit_code == 2);
+  BOOST_TEST(no_folder.stderr_text.find("database: folder " + dir.file("no") + " does not exist") != std::string::npos,
+             no_folder.stderr_text);
+  auto read_only = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--database", "/proc/sys/z.db"});
+  BOOST_TEST(read_only.exit_code == 2);
+  BOOST_TEST(read_only.stderr_text.find("database: folder /proc/sys is not writable by this user") != std::string::npos,
+             read_only.stderr_text);
 
   // A secret pasted where its file's name belongs is not printed back (to a terminal, or
   // the journal under systemd); a file name that is not one still is.
