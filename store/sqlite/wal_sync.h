@@ -66,10 +66,13 @@ class WalSync final : public CommitSync {
   std::string failure() const override;
 
  private:
-  WalSync(int fd, SyncFile sync_file);
+  WalSync(int fd, int database_fd, SyncFile sync_file);
   void run();
+  // "" while the WAL and the database file are still in the folder; else why not.
+  std::string files_removed() const;
 
   const int fd_;
+  const int database_fd_;  // the database file, read-only: only to see it is still linked
   const SyncFile sync_file_;
   mutable std::mutex mutex_;
   std::condition_variable wakeup_;

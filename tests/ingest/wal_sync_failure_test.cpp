@@ -3,6 +3,7 @@
 // 127.0.0.1, the real writer on a SQLite file; only the fdatasync is replaced, because a
 // real disk cannot be made to fail one here.
 #include <boost/test/unit_test.hpp>
+#include <filesystem>
 
 #include "store/sqlite/database.h"
 #include "store/inbox_writer.h"
@@ -11,6 +12,7 @@
 #include "tests/support/http_client.h"
 #include "tests/support/ingest_stack.h"
 #include "tests/support/logged_by.h"
+#include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
 BOOST_AUTO_TEST_SUITE(wal_sync_failure_test)
@@ -91,6 +93,23 @@ BOOST_AUTO_TEST_CASE(a_failed_wal_sync_is_503_and_readyz_names_it_until_a_restar
     ++lines;
   }
   BOOST_TEST(lines == 1u, logged);
+}
+
+// The database deleted while `serve` runs (an operator's `rm`, a cleanup script): commits
+// would go on into files no path reaches, lost at the next start. The next delivery gets
+// 503 instead of an ack, and /readyz says why, until a restart (the real binary).
+BOOST_AUTO_TEST_CASE(a_database_deleted_while_serving_is_503_not_an_ack) {
+  TempDir dir;
+  ServerProcess server(dir);
+  HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_before", kBody).status, 200);
+  for (const std::string suffix : {"", "-wal", "-shm"}) std::filesystem::remove(server.database() + suffix);
+  const auto after = client.post_webhook(server.secret(), "msg_after", kBody);
+  BOOST_TEST(after.status == 503, after.body);
+  const auto ready = client.get("/readyz");
+  BOOST_TEST(ready.status == 503);
+  BOOST_TEST(ready.body.find("the database file was removed while serving") != std::string::npos, ready.body);
+  BOOST_TEST(client.post_webhook(server.secret(), "msg_later", kBody).status == 503);
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // wal_sync_failure_test
