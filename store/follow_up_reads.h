@@ -18,7 +18,9 @@ namespace hh::store {
 class FollowUpReads {
  public:
   virtual ~FollowUpReads() = default;
-  // The earliest next_attempt_at (Unix ms) of a queued job; nullopt when none is queued.
+  // The earliest next_attempt_at (Unix ms) of a queued job or, on PostgreSQL, lease end of a
+  // running one (another instance's that died: the claim takes it over then); nullopt
+  // when there is neither.
   virtual Result<std::optional<int64_t>> next_due_at() = 0;
   // The body of the newest inbox row whose message id starts with `prefix`.
   virtual Result<std::optional<std::string>> newest_body_with_id_prefix(std::string_view prefix) = 0;

@@ -102,4 +102,46 @@ BOOST_AUTO_TEST_CASE(a_fetch_that_outlives_the_lease_keeps_its_job) {
   BOOST_TEST(service.request_count(kSlowPath) == 1u);
 }
 
+// An instance killed while it held a job: the job stays 'running' with a lease nobody
+// renews. A running fetcher takes it over when the lease runs out, with no other job
+// queued to wake it (it once looked only at queued jobs: a quiet receiver left the job
+// undone for good, a black-box pass of several instances found).
+BOOST_AUTO_TEST_CASE(a_dead_instances_job_is_taken_over_when_its_lease_runs_out) {
+  const std::string uri = test::PostgresCluster::shared().fresh_database();
+  fake::FakeService service;
+  pg::Connection writer_db = lease_must(store::connect_migrated({uri, ""}));
+  // Claimed by an instance that is gone; its lease runs out 1.5 s from now, after this
+  // fetcher's start (whose recovery takes over only leases already run out).
+  const int64_t lease_until = unix_now_ms() + 1500;
+  BOOST_REQUIRE(writer_db.exec(
+      "INSERT INTO jobs (kind, job_key, state, attempts, next_attempt_at, trigger_seq, payload, created_at, updated_at, "
+      "lease_until) VALUES ('workout_stream', 'w-orphan', 'running', 0, 0, 1, "
+      "'{\"workout_id\":\"w-orphan\",\"user_id\":\"u-1\",\"provider\":\"garmin\"}', 0, 0, " +
+      std::to_string(lease_until) + ")"));
+  auto inbox = lease_must(store::open_postgres_inbox(writer_db, {}));
+  auto jobs = lease_must(store::open_postgres_job_queue(writer_db, kLeaseMs));
+  store::InboxWriter writer(*inbox, store::WriterOptions{});
+  writer.start();
+  fetcher::FetcherOptions options;
+  options.database = store::Database(uri);
+  options.service.base_url = service.base_url();
+  options.service.concurrency = 1;
+  options.service.max_attempts = 5;
+  options.api_key = "test-api-key";
+  options.read_timeout = std::chrono::seconds(10);
+  options.now_ms = unix_now_ms;
+  auto fetcher = lease_must(fetcher::Fetcher::create(std::move(options), writer, *inbox, *jobs));
+  fetcher->start();
+  pg::Connection reader = lease_must(store::connect_migrated({uri, ""}));
+  std::string state;
+  for (int wait = 0; wait < 200 && state != "done"; ++wait) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    state = lease_must(reader.query("SELECT state FROM jobs WHERE job_key = 'w-orphan'")).text(0, 0);
+  }
+  fetcher->stop();
+  writer.stop();
+  BOOST_TEST(state == "done");
+  BOOST_TEST(service.request_count("/v2/timeseries/workouts/w-orphan/stream") == 1u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
