@@ -1,5 +1,6 @@
 // healthhook: one binary, one subcommand per job (spec §6).
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
@@ -55,6 +56,25 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // A word where a command belongs ("healthhook bogus", "healthhook query nosuch"): named,
+    // with the commands there are, rather than "A subcommand is required".
+    if (dynamic_cast<const CLI::RequiredError*>(&e) && !app.remaining(true).empty()) {
+      const CLI::App* at = &app;
+      std::string path = "healthhook";
+      while (!at->get_subcommands().empty()) {
+        at = at->get_subcommands().front();
+        path += " " + at->get_name();
+      }
+      std::string commands;
+      for (const CLI::App* command : at->get_subcommands({})) {
+        commands += (commands.empty() ? "" : ", ") + command->get_name();
+      }
+      if (!commands.empty()) {
+        std::cerr << path << ": unknown command \"" << app.remaining(true).front() << "\" (one of: " << commands
+                  << ")\n";
+        return hh::cli::kExitBadConfig;
+      }
+    }
     const int code = app.exit(e);
     return code == 0 ? 0 : hh::cli::kExitBadConfig;
   }

@@ -492,6 +492,12 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   BOOST_TEST(missing.exit_code == 2);
   BOOST_TEST(missing.stderr_text.find("no-such-dir/healthhook.toml") != std::string::npos, missing.stderr_text);
   BOOST_TEST(std::count(missing.stderr_text.begin(), missing.stderr_text.end(), '\n') == 1, missing.stderr_text);
+  // A word where a command belongs is named, with the commands there are.
+  auto unknown = run_healthhook({"query", "nosuch"});
+  BOOST_TEST(unknown.exit_code == 2);
+  BOOST_TEST(unknown.stderr_text.starts_with("healthhook query: unknown command \"nosuch\" (one of: samples, "),
+             unknown.stderr_text);
+  BOOST_TEST(run_healthhook({"bogus"}).stderr_text.starts_with("healthhook: unknown command \"bogus\" (one of: serve"));
   auto help = run_healthhook({"serve", "--help"});
   BOOST_TEST(help.exit_code == 0);
   BOOST_TEST(help.stdout_text.find("--config") != std::string::npos);
