@@ -1,12 +1,12 @@
 #include "receiver/http/session.h"
 
-#include "receiver/http/request_parser.h"
-
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/ssl.hpp>
 #include <algorithm>
 #include <optional>
 #include <utility>
+
+#include "receiver/http/request_parser.h"
 
 namespace hh::http {
 

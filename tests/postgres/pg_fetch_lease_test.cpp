@@ -33,6 +33,20 @@ T lease_must(Result<T> result) {
 constexpr int64_t kLeaseMs = 3000;
 const std::string kSlowPath = "/v2/timeseries/workouts/w-slow/stream";
 
+// One instance's fetcher on `uri`, against `service` (real clock: leases compare the
+// instances' clocks).
+fetcher::FetcherOptions fetcher_options(const std::string& uri, const fake::FakeService& service) {
+  fetcher::FetcherOptions options;
+  options.database = store::Database(uri);
+  options.service.base_url = service.base_url();
+  options.service.concurrency = 1;
+  options.service.max_attempts = 5;
+  options.api_key = "test-api-key";
+  options.read_timeout = std::chrono::seconds(10);
+  options.now_ms = unix_now_ms;
+  return options;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(a_fetch_that_outlives_the_lease_keeps_its_job) {
@@ -55,15 +69,7 @@ BOOST_AUTO_TEST_CASE(a_fetch_that_outlives_the_lease_keeps_its_job) {
   auto jobs = lease_must(store::open_postgres_job_queue(writer_db, kLeaseMs));
   store::InboxWriter writer(*inbox, store::WriterOptions{});
   writer.start();
-  fetcher::FetcherOptions options;
-  options.database = store::Database(uri);
-  options.service.base_url = service.base_url();
-  options.service.concurrency = 1;
-  options.service.max_attempts = 5;
-  options.api_key = "test-api-key";
-  options.read_timeout = std::chrono::seconds(10);
-  options.now_ms = unix_now_ms;
-  auto fetcher = lease_must(fetcher::Fetcher::create(std::move(options), writer, *inbox, *jobs));
+  auto fetcher = lease_must(fetcher::Fetcher::create(fetcher_options(uri, service), writer, *inbox, *jobs));
 
   // Instance B claims due jobs all along, as its fetcher would.
   pg::Connection other_db = lease_must(store::connect_migrated({uri, ""}));
@@ -122,15 +128,7 @@ BOOST_AUTO_TEST_CASE(a_dead_instances_job_is_taken_over_when_its_lease_runs_out)
   auto jobs = lease_must(store::open_postgres_job_queue(writer_db, kLeaseMs));
   store::InboxWriter writer(*inbox, store::WriterOptions{});
   writer.start();
-  fetcher::FetcherOptions options;
-  options.database = store::Database(uri);
-  options.service.base_url = service.base_url();
-  options.service.concurrency = 1;
-  options.service.max_attempts = 5;
-  options.api_key = "test-api-key";
-  options.read_timeout = std::chrono::seconds(10);
-  options.now_ms = unix_now_ms;
-  auto fetcher = lease_must(fetcher::Fetcher::create(std::move(options), writer, *inbox, *jobs));
+  auto fetcher = lease_must(fetcher::Fetcher::create(fetcher_options(uri, service), writer, *inbox, *jobs));
   fetcher->start();
   pg::Connection reader = lease_must(store::connect_migrated({uri, ""}));
   std::string state;
