@@ -110,17 +110,27 @@ int run_check_config(const CheckConfigFlags& flags) {
     report_error("check-config", "database: folder " + db_dir.string() + " does not exist");
     return kExitBadConfig;
   }
-  // SQLite writes the file and, beside it, its -wal and -shm files: the folder must be
-  // writable by the user running this (run check-config as the service's user), on a
-  // file system mounted read-write.
+  // What serve writes, as the user running this (run check-config as the service's user):
+  // the file and its -wal and -shm where they exist, and the folder where one must be made
+  // (SQLite removes -wal and -shm when its last connection closes). Beside the real file,
+  // when the path is a symbolic link.
   if (*kind == store::DatabaseKind::sqlite_file) {
-    const std::string file = std::filesystem::absolute(settings->database).string();
-    for (const std::string& path : {db_dir.string(), file}) {
-      if (::access(path.c_str(), W_OK) != 0 && errno != ENOENT) {
-        report_error("check-config", "database: " + std::string(path == file ? "" : "folder ") + path +
-                                         " is not writable by this user: " + std::strerror(errno));
+    const auto file = std::filesystem::weakly_canonical(std::filesystem::absolute(settings->database), ec);
+    bool made_in_folder = false;
+    for (const std::string& path : {file.string(), file.string() + "-wal", file.string() + "-shm"}) {
+      if (::access(path.c_str(), F_OK) != 0) {
+        made_in_folder = true;
+      } else if (::access(path.c_str(), W_OK) != 0) {
+        report_error("check-config", "database: " + path + " is not writable by this user: " + std::strerror(errno));
         return kExitBadConfig;
       }
+    }
+    const std::string folder = file.parent_path().string();
+    if (made_in_folder && ::access(folder.c_str(), W_OK) != 0) {
+      report_error("check-config", "database: folder " + folder +
+                                       " is not writable by this user (the database, its -wal and -shm are made "
+                                       "there): " + std::strerror(errno));
+      return kExitBadConfig;
     }
   }
   if (!settings->tls.cert_file.empty()) {

@@ -1,6 +1,9 @@
 // healthhook: one binary, one subcommand per job (spec §6).
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
@@ -17,6 +20,18 @@ void add_version_everywhere(CLI::App& app, const std::string& version) {
     }
     add_version_everywhere(*sub, version);
   }
+}
+
+// The word that stood where a command belongs, among the arguments nothing took: the first
+// that is no option ("-x", "--name") and no option's value (the word after "--name").
+std::optional<std::string> unknown_command_word(const std::vector<std::string>& left) {
+  for (size_t i = 0; i < left.size(); ++i) {
+    if (left[i].starts_with("-")) continue;
+    const bool an_options_value = i > 0 && left[i - 1].starts_with("-") && left[i - 1] != "--" &&
+                                  left[i - 1].find('=') == std::string::npos;
+    if (!an_options_value) return left[i];
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -58,7 +73,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // A word where a command belongs ("healthhook bogus", "healthhook query nosuch"): named,
     // with the commands there are, rather than "A subcommand is required".
-    if (dynamic_cast<const CLI::RequiredError*>(&e) && !app.remaining(true).empty()) {
+    if (const auto word = unknown_command_word(app.remaining(true));
+        dynamic_cast<const CLI::RequiredError*>(&e) && word) {
       const CLI::App* at = &app;
       std::string path = "healthhook";
       while (!at->get_subcommands().empty()) {
@@ -70,7 +86,7 @@ int main(int argc, char** argv) {
         commands += (commands.empty() ? "" : ", ") + command->get_name();
       }
       if (!commands.empty()) {
-        std::cerr << path << ": unknown command \"" << app.remaining(true).front() << "\" (one of: " << commands
+        std::cerr << path << ": unknown command \"" << *word << "\" (one of: " << commands
                   << ")\n";
         return hh::cli::kExitBadConfig;
       }

@@ -24,17 +24,18 @@ constexpr uint32_t kMaxHeaderBytes = 64 * 1024;
 constexpr size_t kErrorExcerptBytes = 512;        // of a non-2xx body, for last_error
 constexpr uint64_t kMaxErrorBodyBytes = 64 * 1024;  // a longer non-2xx body closes the connection instead
 
-// The first kErrorExcerptBytes of a non-2xx body with the API key replaced: a service that
-// echoes the key it refused ("Invalid API key sk_…") would otherwise put it in
-// jobs.last_error, the log and the read API's jobs. `collected` holds more than the excerpt
+// A non-2xx body is kept as its first kErrorExcerptBytes with the API key replaced: a
+// service that echoes the key it refused ("Invalid API key sk_…") would otherwise put it
+// in jobs.last_error, the log and the read API's jobs. More is collected than the excerpt
 // (kExcerptSlack per byte of the key), so that a key starting inside the excerpt is seen
 // whole, even JSON-escaped; it is redacted before it is cut.
 constexpr size_t kExcerptSlack = 6;  // bytes a JSON string may spend on one byte: \u002f
 
-std::string error_excerpt(std::string_view collected, TextEnd end, const std::string& key) {
-  std::string out = redacted(collected, std::span(&key, 1), end);
-  if (out.size() > kErrorExcerptBytes) out.resize(kErrorExcerptBytes);
-  return out;
+// Sets result.body to the excerpt, and body_cut when it is shorter than the answer.
+void keep_error_excerpt(FetchResult& result, TextEnd end, const std::string& key) {
+  result.body = redacted(result.body, std::span(&key, 1), end);
+  result.body_cut = end == TextEnd::cut_short || result.body.size() > kErrorExcerptBytes;
+  if (result.body.size() > kErrorExcerptBytes) result.body.resize(kErrorExcerptBytes);
 }
 
 FetchResult failed(FetchFailure failure, std::string error) {
@@ -233,10 +234,10 @@ net::awaitable<FetchResult> HttpsClient::exchange(Connection& connection, Method
     }
   }
   if (!success) {
-    // The bytes past those collected were not kept: the collection may end inside the key.
-    const TextEnd end = result.wire_bytes > result.body.size() ? TextEnd::cut_short : TextEnd::whole;
-    result.body_cut = result.wire_bytes > kErrorExcerptBytes;
-    result.body = error_excerpt(result.body, end, options_.api_key);
+    // Cut short (it may end inside the key): more came than was kept, or the reading
+    // stopped before the answer's end.
+    const bool cut = result.wire_bytes > result.body.size() || !parser.is_done();
+    keep_error_excerpt(result, cut ? TextEnd::cut_short : TextEnd::whole, options_.api_key);
     co_return result;
   }
   if (decoder && !decoder->finished()) {

@@ -86,8 +86,7 @@ Result<std::vector<PlannedPost>> plan_posts(store::Outbox& outbox, const std::st
   }
   // A new POST's entries in outbox order (each key's entries are already, their ids grow):
   // the order the schema promises, and the one post_entries() gives a retry of the POST,
-  // so that one id always carries one sequence. Its first entry, whose id names the POST,
-  // stays the first head taken.
+  // so that one id always carries one sequence. Its first entry names the POST.
   for (PlannedPost& post : posts) {
     if (post.pinned) continue;
     std::sort(post.entries.begin(), post.entries.end(),

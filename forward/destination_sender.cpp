@@ -346,9 +346,11 @@ net::awaitable<PostOutcome> DestinationSender::attempt(Lane& lane, const Outgoin
       if (start.size() < kept) start.append(buffer, std::min(n, kept - start.size()));
       if (!got.ok()) break;
     }
+    // Cut short: more came than was kept, or the answer ended early (closed, the deadline).
+    const TextEnd answer_end = read > start.size() || !parser.is_done() ? TextEnd::cut_short : TextEnd::whole;
     if (!parser.is_done() || !connection.reusable()) connection.close();
     if (*outcome.status < 200 || *outcome.status >= 300) {
-      outcome.error = "HTTP " + std::to_string(*outcome.status) + ": " + excerpt(redaction_.apply(start, read > start.size() ? TextEnd::cut_short : TextEnd::whole));
+      outcome.error = "HTTP " + std::to_string(*outcome.status) + ": " + excerpt(redaction_.apply(start, answer_end));
     }
     co_return outcome;
   }

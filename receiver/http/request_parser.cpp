@@ -8,6 +8,13 @@ void RequestParser::on_field_impl(bhttp::field name, beast::string_view name_str
     ec = bhttp::error::header_limit;
     return;
   }
+  if (is_header_done()) {  // a trailer field
+    trailer_bytes_ += name_string.size() + value.size() + 4;
+    if (trailer_bytes_ > trailer_limit_) {
+      ec = bhttp::error::header_limit;
+      return;
+    }
+  }
   get().insert(name, name_string, value);  // what Beast's own parser does with a field
 }
 

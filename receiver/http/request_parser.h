@@ -5,7 +5,10 @@
 // io_context::run() and ends the process. header_limit does not prevent it where a head
 // may be larger (max_header_bytes up to 1 MiB), nor for a chunked body's trailer fields,
 // which it does not cover at all. A field that long fails the read as header_limit instead
-// (431), and the connection's read buffer is capped (session.cpp), which bounds a trailer.
+// (431); so do trailer fields over trailer_limit(), and the connection's read buffer is
+// capped (session.cpp), which bounds what a trailer or a chunk header holds unparsed.
+#include <cstdint>
+
 #include "receiver/http/http_types.h"
 
 namespace hh::http {
@@ -15,9 +18,17 @@ namespace hh::http {
 inline constexpr size_t kMaxFieldBytes = 65533;
 
 class RequestParser final : public bhttp::request_parser<bhttp::string_body> {
+ public:
+  // The most bytes a chunked body's trailer fields may take (names, values, ": " and CRLF),
+  // which header_limit does not cover: past it, header_limit.
+  void trailer_limit(size_t bytes) { trailer_limit_ = bytes; }
+
  private:
   void on_field_impl(bhttp::field name, beast::string_view name_string, beast::string_view value,
                      beast::error_code& ec) override;
+
+  size_t trailer_limit_ = SIZE_MAX;
+  size_t trailer_bytes_ = 0;
 };
 
 }  // namespace hh::http

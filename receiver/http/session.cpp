@@ -157,6 +157,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     std::optional<Parser> parser;  // fresh per message (body_limit)
     parser.emplace();
     parser->header_limit(limits.max_header_bytes);
+    parser->trailer_limit(limits.max_header_bytes);
     parser->body_limit(limits.max_body_bytes);
 
     if (!first_request) transport.expires_after(limits.header_timeout);
@@ -260,11 +261,15 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
         co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }
-      if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) {  // trailer fields
+      if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) {  // trailer, chunk header
         count(limits, Refusal::headers_too_large);
-        Response response = refusal(Status::request_header_fields_too_large,
-                                    "trailer fields too large (over max_header_bytes, or a field over " +
-                                        std::to_string(kMaxFieldBytes) + " bytes)");
+        Response response = refusal(
+            Status::request_header_fields_too_large,
+            ec == bhttp::error::header_limit
+                ? "trailer fields larger than max_header_bytes (" + std::to_string(limits.max_header_bytes) +
+                      ") or a field over " + std::to_string(kMaxFieldBytes) + " bytes"
+                : "a chunk header or the trailer fields larger than max_header_bytes (" +
+                      std::to_string(limits.max_header_bytes) + ") allows");
         co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }

@@ -23,35 +23,41 @@ Result<std::unique_ptr<WalSync>> WalSync::open(const std::string& wal_path, Sync
   // No O_CREAT: a WAL that does not exist yet means the database is not open in WAL mode.
   const int fd = ::open(wal_path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return fail("open " + wal_path + ": " + std::strerror(errno));
-  const std::string database_path = wal_path.substr(0, wal_path.size() - std::string_view("-wal").size());
-  const int database_fd = ::open(database_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (database_fd < 0) {
-    const std::string error = "open " + database_path + ": " + std::strerror(errno);
+  // The database file is watched by its path and identity, never through a descriptor of
+  // its own: closing one would drop every POSIX lock this process holds on the file,
+  // SQLite's included (its "how to corrupt" §2.2).
+  std::string database_path = wal_path.substr(0, wal_path.size() - std::string_view("-wal").size());
+  struct stat database {};
+  if (::stat(database_path.c_str(), &database) != 0) {
+    const std::string error = "stat " + database_path + ": " + std::strerror(errno);
     ::close(fd);
     return fail(error);
   }
-  std::unique_ptr<WalSync> sync(
-      new WalSync(fd, database_fd, sync_file ? std::move(sync_file) : SyncFile(fdatasync_file)));
+  std::unique_ptr<WalSync> sync(new WalSync(fd, std::move(database_path), database.st_dev, database.st_ino,
+                                            sync_file ? std::move(sync_file) : SyncFile(fdatasync_file)));
   sync->thread_ = start_named_thread("hh-wal-sync", [s = sync.get()] { s->run(); });
   return sync;
 }
 
-WalSync::WalSync(int fd, int database_fd, SyncFile sync_file)
-    : fd_(fd), database_fd_(database_fd), sync_file_(std::move(sync_file)) {}
+WalSync::WalSync(int fd, std::string database_path, dev_t database_dev, ino_t database_ino, SyncFile sync_file)
+    : fd_(fd),
+      database_path_(std::move(database_path)),
+      database_dev_(database_dev),
+      database_ino_(database_ino),
+      sync_file_(std::move(sync_file)) {}
 
 WalSync::~WalSync() {
   stop();
   ::close(fd_);
-  ::close(database_fd_);
 }
 
-// A database deleted (or moved away) while serving goes on taking commits into files no
-// path reaches any more, lost when the process ends: no delivery may be acked then.
-// Two fstat()s per sync, beside an fdatasync().
+// A database deleted, moved or replaced while serving goes on taking commits into files
+// its path no longer reaches, lost to the next start: no delivery may be acked then. A
+// stat() and an fstat() per sync, beside an fdatasync().
 std::string WalSync::files_removed() const {
   struct stat st {};
-  if (::fstat(database_fd_, &st) == 0 && st.st_nlink == 0) {
-    return "the database file was removed while serving (its commits would be lost)";
+  if (::stat(database_path_.c_str(), &st) != 0 || st.st_dev != database_dev_ || st.st_ino != database_ino_) {
+    return "the database file was removed, moved or replaced while serving (its commits would be lost)";
   }
   if (::fstat(fd_, &st) == 0 && st.st_nlink == 0) {
     return "the database's -wal file was removed while serving (its commits would be lost)";

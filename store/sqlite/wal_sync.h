@@ -25,7 +25,11 @@
 // on disk and the service's retries bring the rest (PostgreSQL stops for the same reason).
 //
 // The WAL file must stay the same file while this object lives: SQLite removes it only
-// when the last connection closes, and `serve` keeps its connections open.
+// when the last connection closes, and `serve` keeps its connections open. A database (or
+// its WAL) removed, moved or replaced while serving fails the sync the same way: what it
+// committed since would be lost to the next start.
+#include <sys/types.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <functional>
@@ -66,13 +70,15 @@ class WalSync final : public CommitSync {
   std::string failure() const override;
 
  private:
-  WalSync(int fd, int database_fd, SyncFile sync_file);
+  WalSync(int fd, std::string database_path, dev_t database_dev, ino_t database_ino, SyncFile sync_file);
   void run();
-  // "" while the WAL and the database file are still in the folder; else why not.
+  // "" while the database file is still the one at its path and the WAL is linked; else why.
   std::string files_removed() const;
 
   const int fd_;
-  const int database_fd_;  // the database file, read-only: only to see it is still linked
+  const std::string database_path_;  // watched by path and identity (files_removed())
+  const dev_t database_dev_;
+  const ino_t database_ino_;
   const SyncFile sync_file_;
   mutable std::mutex mutex_;
   std::condition_variable wakeup_;

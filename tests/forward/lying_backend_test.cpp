@@ -353,4 +353,28 @@ BOOST_AUTO_TEST_CASE(a_token_or_secret_the_backend_echoes_is_neither_logged_nor_
   BOOST_TEST(shown.stdout_text.find(key) == std::string::npos, shown.stdout_text);
 }
 
+// An error answer that ends early (a Content-Length it does not fill, the connection
+// closed) may end inside the secret it echoes: its start is not shown either (an attack
+// on the redaction: only answers longer than the excerpt were taken as cut).
+BOOST_AUTO_TEST_CASE(an_error_answer_cut_inside_the_secret_shows_none_of_it) {
+  const std::string secret = test::random_secret();
+  const std::string start_of_secret = secret.substr(0, 20);
+  test::ScriptedBackend backend([&](test::ScriptedBackend::Link& link) {
+    while (auto request = link.read_request()) {
+      link.write("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 300\r\n\r\nrefused: bad secret " +
+                 start_of_secret);
+      return;  // closed, 300 bytes announced
+    }
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_block(dir, backend.url(), secret, "max_attempts = 1\n"));
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "cut-1", sleep_of(user_of(1), "cut-1")).status, 200);
+  BOOST_REQUIRE(wait_until([&] { return outbox(server, "last_error IS NOT NULL") == 1; }));
+  const std::string error = test::query_text(server.database(), "SELECT last_error FROM outbox");
+  BOOST_TEST(error.find("refused: bad secret [redacted]") != std::string::npos, error);
+  BOOST_TEST(error.find(start_of_secret.substr(6, 8)) == std::string::npos, error);
+  for (const auto& line : server.log_lines()) BOOST_TEST(line.find(start_of_secret) == std::string::npos, line);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -498,6 +498,10 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   BOOST_TEST(unknown.stderr_text.starts_with("healthhook query: unknown command \"nosuch\" (one of: samples, "),
              unknown.stderr_text);
   BOOST_TEST(run_healthhook({"bogus"}).stderr_text.starts_with("healthhook: unknown command \"bogus\" (one of: serve"));
+  // An option and its value are not taken for the command.
+  BOOST_TEST(run_healthhook({"query", "--config", "x.toml", "nosuch"})
+                 .stderr_text.starts_with("healthhook query: unknown command \"nosuch\""));
+  BOOST_TEST(run_healthhook({"query", "--format", "csv"}).stderr_text.find("unknown command") == std::string::npos);
   auto help = run_healthhook({"serve", "--help"});
   BOOST_TEST(help.exit_code == 0);
   BOOST_TEST(help.stdout_text.find("--config") != std::string::npos);

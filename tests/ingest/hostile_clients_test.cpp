@@ -373,6 +373,19 @@ BOOST_AUTO_TEST_CASE(a_field_longer_than_beast_holds_is_431_not_a_crash) {
   BOOST_TEST(service.send(hostile::signed_request(server.secret(), "msg_after")));
   BOOST_TEST(service.receive_response(5s).starts_with("HTTP/1.1 200"));
   BOOST_TEST(server.stop() == 0);
+
+  // Trailer fields count against max_header_bytes as a head's do (they once had 128 KiB
+  // more: the read buffer's room).
+  TempDir small_dir;
+  ServerProcess small(small_dir, "max_header_bytes = 4096\n");
+  RawConnection client(small.port());
+  BOOST_TEST(client.send("POST /webhooks HTTP/1.1\r\nHost: x\r\n" + hostile::signed_looking_headers("msg_t") +
+                         "Transfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\nX-Trailer: " + std::string(10000, 'z') +
+                         "\r\n\r\n"));
+  const std::string answer = client.receive_response(5s);
+  BOOST_TEST(answer.starts_with("HTTP/1.1 431"), answer.substr(0, 200));
+  BOOST_TEST(answer.find("trailer fields larger than max_header_bytes (4096)") != std::string::npos, answer);
+  BOOST_TEST(small.stop() == 0);
 }
 
 // All connections taken by sockets that never send a request (from many addresses, under

@@ -99,17 +99,27 @@ BOOST_AUTO_TEST_CASE(a_failed_wal_sync_is_503_and_readyz_names_it_until_a_restar
 // would go on into files no path reaches, lost at the next start. The next delivery gets
 // 503 instead of an ack, and /readyz says why, until a restart (the real binary).
 BOOST_AUTO_TEST_CASE(a_database_deleted_while_serving_is_503_not_an_ack) {
-  TempDir dir;
-  ServerProcess server(dir);
-  HttpClient client(server.port());
-  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_before", kBody).status, 200);
-  for (const std::string suffix : {"", "-wal", "-shm"}) std::filesystem::remove(server.database() + suffix);
-  const auto after = client.post_webhook(server.secret(), "msg_after", kBody);
-  BOOST_TEST(after.status == 503, after.body);
-  const auto ready = client.get("/readyz");
-  BOOST_TEST(ready.status == 503);
-  BOOST_TEST(ready.body.find("the database file was removed while serving") != std::string::npos, ready.body);
-  BOOST_TEST(client.post_webhook(server.secret(), "msg_later", kBody).status == 503);
+  for (const bool moved : {false, true}) {
+    BOOST_TEST_CONTEXT((moved ? "moved away" : "deleted")) {
+      TempDir dir;
+      ServerProcess server(dir);
+      HttpClient client(server.port());
+      BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_before", kBody).status, 200);
+      if (moved) {
+        std::filesystem::rename(server.database(), server.database() + ".moved");
+      } else {
+        for (const std::string suffix : {"", "-wal", "-shm"}) std::filesystem::remove(server.database() + suffix);
+      }
+      const auto after = client.post_webhook(server.secret(), "msg_after", kBody);
+      BOOST_TEST(after.status == 503, after.body);
+      const auto ready = client.get("/readyz");
+      BOOST_TEST(ready.status == 503);
+      BOOST_TEST(ready.body.find("the database file was removed, moved or replaced while serving") !=
+                     std::string::npos,
+                 ready.body);
+      BOOST_TEST(client.post_webhook(server.secret(), "msg_later", kBody).status == 503);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // wal_sync_failure_test

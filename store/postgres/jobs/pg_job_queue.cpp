@@ -16,12 +16,13 @@ namespace {
 
 // Running jobs whose lease has passed → queued (due now) or dead, one failed attempt more.
 // SKIP LOCKED: a row another instance is taking over or updating right now is its business.
-// A running job without a lease (copied from a SQLite store) counts as expired.
+// A running job without a lease (copied from a SQLite store) counts as expired. $4: this
+// instance's jobs in flight, never taken from it (a renewal late on a busy writer).
 constexpr std::string_view kPgjobsExpireSql = R"sql(
 UPDATE jobs SET attempts = attempts + 1, state = CASE WHEN attempts + 1 >= $2 THEN 'dead' ELSE 'queued' END,
   last_error = $3, next_attempt_at = $1, updated_at = $1, lease_until = NULL
 WHERE job_id IN (SELECT job_id FROM jobs WHERE state = 'running' AND (lease_until IS NULL OR lease_until < $1)
-                 FOR UPDATE SKIP LOCKED)
+                 AND job_id <> ALL ($4::bigint[]) FOR UPDATE SKIP LOCKED)
 )sql";
 
 // The due jobs no other instance is claiming, oldest due first, marked running with a
@@ -103,7 +104,8 @@ class PgJobQueue final : public JobQueue {
 
   Result<int64_t> requeue_interrupted(int64_t now_ms, int64_t max_attempts) override {
     max_attempts_ = max_attempts;
-    auto expired = db_.query(kPgjobsExpireSql, pg::Params().add(now_ms).add(max_attempts).add(kInterruptedJobError));
+    auto expired = db_.query(kPgjobsExpireSql,
+                             pg::Params().add(now_ms).add(max_attempts).add(kInterruptedJobError).add("{}"));
     if (!expired) return fail(expired, "jobs");
     return expired->affected();
   }
@@ -116,7 +118,8 @@ class PgJobQueue final : public JobQueue {
     auto results = [&]() -> Result<std::vector<pg::Rows>> {
       auto pipeline = pg::Pipeline::begin(db_);
       if (!pipeline) return fail(pipeline);
-      const pg::Params expire = pg::Params().add(now_ms).add(max_attempts_).add(kInterruptedJobError);
+      const pg::Params expire =
+          pg::Params().add(now_ms).add(max_attempts_).add(kInterruptedJobError).add(std::string_view(busy_ids));
       const pg::Params claim =
           pg::Params().add(now_ms).add(static_cast<int64_t>(limit)).add(std::string_view(busy_ids)).add(lease_ms_);
       for (auto sent : {pipeline->send("BEGIN"), pipeline->send(kPgjobsExpireSql, expire),

@@ -6,11 +6,12 @@
 namespace hh::store {
 namespace {
 
-// A running job is due when its lease runs out (an instance that died holding it: the
-// claim takes it over); without a lease (copied from a SQLite store), at once.
+// A running job is due once its lease has run out (an instance that died holding it: the
+// claim takes over a lease_until before now); without a lease (copied from a SQLite
+// store), at once.
 constexpr std::string_view kPgNextDue =
     "SELECT min(due) FROM (SELECT min(next_attempt_at) AS due FROM jobs WHERE state = 'queued' "
-    "UNION ALL SELECT min(coalesce(lease_until, 0)) FROM jobs WHERE state = 'running') AS next";
+    "UNION ALL SELECT min(coalesce(lease_until + 1, 0)) FROM jobs WHERE state = 'running') AS next";
 // Every id that starts with the prefix, bytewise: the range [prefix, prefix with its last
 // byte raised by one) as SQLite reads it (store/sqlite/sqlite_follow_up_reads.cpp), which an
 // index can serve, when that end is still valid text (an ASCII last byte); starts_with decides.
