@@ -111,26 +111,29 @@ int run_check_config(const CheckConfigFlags& flags) {
     return kExitBadConfig;
   }
   // What serve writes, as the user running this (run check-config as the service's user):
-  // the file and its -wal and -shm where they exist, and the folder where one must be made
-  // (SQLite removes -wal and -shm when its last connection closes). Beside the real file,
-  // when the path is a symbolic link.
+  // the file and its -wal and -shm where they exist, and always the folder, where serve
+  // makes the -wal, -shm and lock files at each start (SQLite removes -wal and -shm when
+  // its last connection closes). Beside the real file, when the path is a symbolic link.
   if (*kind == store::DatabaseKind::sqlite_file) {
-    const auto file = std::filesystem::weakly_canonical(std::filesystem::absolute(settings->database), ec);
-    bool made_in_folder = false;
-    for (const std::string& path : {file.string(), file.string() + "-wal", file.string() + "-shm"}) {
-      if (::access(path.c_str(), F_OK) != 0) {
-        made_in_folder = true;
-      } else if (::access(path.c_str(), W_OK) != 0) {
-        report_error("check-config", "database: " + path + " is not writable by this user: " + std::strerror(errno));
+    std::filesystem::path file = std::filesystem::absolute(settings->database);
+    if (std::filesystem::is_symlink(file, ec)) {
+      const auto target = std::filesystem::canonical(file, ec);
+      if (ec) {
+        report_error("check-config", "database: " + file.string() + ": the link leads nowhere: " + ec.message());
         return kExitBadConfig;
       }
+      file = target;
     }
-    const std::string folder = file.parent_path().string();
-    if (made_in_folder && ::access(folder.c_str(), W_OK) != 0) {
-      report_error("check-config", "database: folder " + folder +
-                                       " is not writable by this user (the database, its -wal and -shm are made "
-                                       "there): " + std::strerror(errno));
-      return kExitBadConfig;
+    for (const std::string& path : {file.parent_path().string(), file.string(), file.string() + "-wal",
+                                    file.string() + "-shm"}) {
+      if (::access(path.c_str(), F_OK) == 0 && ::access(path.c_str(), W_OK) != 0) {
+        const bool folder = path == file.parent_path().string();
+        report_error("check-config", "database: " + std::string(folder ? "folder " : "") + path +
+                                         " is not writable by this user" +
+                                         (folder ? " (serve makes its -wal, -shm and lock files there)" : "") + ": " +
+                                         std::strerror(errno));
+        return kExitBadConfig;
+      }
     }
   }
   if (!settings->tls.cert_file.empty()) {

@@ -234,9 +234,9 @@ net::awaitable<FetchResult> HttpsClient::exchange(Connection& connection, Method
     }
   }
   if (!success) {
-    // Cut short (it may end inside the key): more came than was kept, or the reading
-    // stopped before the answer's end.
-    const bool cut = result.wire_bytes > result.body.size() || !parser.is_done();
+    // Cut short (it may end inside the key) when more came than was kept (an answer that
+    // ends early is a transport failure, above, and keeps no excerpt).
+    const bool cut = result.wire_bytes > result.body.size();
     keep_error_excerpt(result, cut ? TextEnd::cut_short : TextEnd::whole, options_.api_key);
     co_return result;
   }

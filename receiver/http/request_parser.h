@@ -19,8 +19,9 @@ inline constexpr size_t kMaxFieldBytes = 65533;
 
 class RequestParser final : public bhttp::request_parser<bhttp::string_body> {
  public:
-  // The most bytes a chunked body's trailer fields may take (names, values, ": " and CRLF),
-  // which header_limit does not cover: past it, header_limit.
+  // The most bytes a chunked body's trailer fields may take (names, values, ": " and CRLF;
+  // not the blanks around a value, which Beast has trimmed: the read buffer's cap bounds
+  // those), which header_limit does not cover: past it, header_limit.
   void trailer_limit(size_t bytes) { trailer_limit_ = bytes; }
 
  private:

@@ -67,7 +67,10 @@ Result<std::unique_ptr<BodyRetention>> SqliteStore::open_body_retention() {
 // does not sync them) and the WalSync syncs the "-wal" file after the commits (wal_sync.h).
 Result<std::unique_ptr<CommitSync>> SqliteStore::sync_commits_on_thread() {
   if (auto opened = db_.open_wal(); !opened) return fail(opened);  // the "-wal" file exists
-  auto sync = WalSync::open(path_ + "-wal");
+  // SQLite keeps the WAL beside the file a symbolic link names, not beside the link.
+  std::error_code ec;
+  const auto real = std::filesystem::canonical(path_, ec);
+  auto sync = WalSync::open((ec ? path_ : real.string()) + "-wal");
   if (!sync) return fail(sync);
   if (auto relaxed = db_.exec("PRAGMA synchronous = NORMAL"); !relaxed) return fail(relaxed);
   return std::unique_ptr<CommitSync>(std::move(*sync));

@@ -54,9 +54,16 @@ WalSync::~WalSync() {
 // A database deleted, moved or replaced while serving goes on taking commits into files
 // its path no longer reaches, lost to the next start: no delivery may be acked then. A
 // stat() and an fstat() per sync, beside an fdatasync().
+// Only a path that names no file, or another file, counts: a stat() that fails otherwise
+// (a folder's permissions changed a moment, an NFS hiccup) proves nothing, and a sync
+// failure is for good.
 std::string WalSync::files_removed() const {
   struct stat st {};
-  if (::stat(database_path_.c_str(), &st) != 0 || st.st_dev != database_dev_ || st.st_ino != database_ino_) {
+  if (::stat(database_path_.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) {
+      return "the database file was removed, moved or replaced while serving (its commits would be lost)";
+    }
+  } else if (st.st_dev != database_dev_ || st.st_ino != database_ino_) {
     return "the database file was removed, moved or replaced while serving (its commits would be lost)";
   }
   if (::fstat(fd_, &st) == 0 && st.st_nlink == 0) {

@@ -1,5 +1,6 @@
 // The delivery contract of spec §2, row by row, against the real binary over 127.0.0.1.
 #include <boost/test/unit_test.hpp>
+#include <filesystem>
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -526,6 +527,10 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   BOOST_TEST(read_only.exit_code == 2);
   BOOST_TEST(read_only.stderr_text.find("database: folder /proc/sys is not writable by this user") != std::string::npos,
              read_only.stderr_text);
+  std::filesystem::create_symlink(dir.file("nowhere/z.db"), dir.file("dangling.db"));
+  auto dangling = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--database", dir.file("dangling.db")});
+  BOOST_TEST(dangling.exit_code == 2);
+  BOOST_TEST(dangling.stderr_text.find("dangling.db: the link leads nowhere") != std::string::npos, dangling.stderr_text);
 
   // A secret pasted where its file's name belongs is not printed back (to a terminal, or
   // the journal under systemd); a file name that is not one still is.

@@ -374,8 +374,8 @@ BOOST_AUTO_TEST_CASE(a_field_longer_than_beast_holds_is_431_not_a_crash) {
   BOOST_TEST(service.receive_response(5s).starts_with("HTTP/1.1 200"));
   BOOST_TEST(server.stop() == 0);
 
-  // Trailer fields count against max_header_bytes as a head's do (they once had 128 KiB
-  // more: the read buffer's room).
+  // Trailer fields count against max_header_bytes as a head's do (they once had the read
+  // buffer's 128 KiB more).
   TempDir small_dir;
   ServerProcess small(small_dir, "max_header_bytes = 4096\n");
   RawConnection client(small.port());
