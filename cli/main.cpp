@@ -3,6 +3,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/command_support.h"
@@ -22,14 +23,19 @@ void add_version_everywhere(CLI::App& app, const std::string& version) {
   }
 }
 
+// Whether `word` is an option that takes the next word as its value: "--name" or "-x",
+// not "--name=value", "-xvalue" or "--".
+bool takes_next_word(std::string_view word) {
+  if (word == "--" || word.find('=') != std::string_view::npos) return false;
+  return word.starts_with("--") || (word.size() == 2 && word[0] == '-');
+}
+
 // The word that stood where a command belongs, among the arguments nothing took: the first
-// that is no option ("-x", "--name") and no option's value (the word after "--name").
+// that is no option and no option's value.
 std::optional<std::string> unknown_command_word(const std::vector<std::string>& left) {
   for (size_t i = 0; i < left.size(); ++i) {
     if (left[i].starts_with("-")) continue;
-    const bool an_options_value = i > 0 && left[i - 1].starts_with("-") && left[i - 1] != "--" &&
-                                  left[i - 1].find('=') == std::string::npos;
-    if (!an_options_value) return left[i];
+    if (i == 0 || !takes_next_word(left[i - 1])) return left[i];
   }
   return std::nullopt;
 }

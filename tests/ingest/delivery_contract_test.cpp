@@ -502,6 +502,8 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   // An option and its value are not taken for the command.
   BOOST_TEST(run_healthhook({"query", "--config", "x.toml", "nosuch"})
                  .stderr_text.starts_with("healthhook query: unknown command \"nosuch\""));
+  BOOST_TEST(run_healthhook({"query", "-cx.toml", "nosuch"})
+                 .stderr_text.starts_with("healthhook query: unknown command \"nosuch\""));
   BOOST_TEST(run_healthhook({"query", "--format", "csv"}).stderr_text.find("unknown command") == std::string::npos);
   auto help = run_healthhook({"serve", "--help"});
   BOOST_TEST(help.exit_code == 0);
