@@ -20,6 +20,7 @@
 #include <charconv>
 #include <cstdio>
 #include <map>
+#include <thread>
 
 #include "store/schema/tables.h"
 #include "store/postgres/database.h"
@@ -384,6 +385,12 @@ BOOST_AUTO_TEST_CASE(a_copy_killed_midway_run_again_ends_the_same) {
   BOOST_TEST(migrate_int(pg, "SELECT applied_seq FROM processor_state") == 0);  // not finished
   BOOST_TEST(migrate_int(pg, "SELECT count(*) FROM inbox") >= 20);
   BOOST_TEST_MESSAGE("killed after " << migrate_int(pg, "SELECT count(*) FROM inbox") << " inbox rows");
+  // The server ends the killed client's session (and its processing lock) once it sees the
+  // connection closed: a run started before that is refused as if an instance held it.
+  for (int wait = 0; wait < 100 && migrate_int(pg, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'") > 0;
+       ++wait) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   auto resumed = run_migrate(source.path, uri);
   BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.stderr_text);
   auto lite = source.open();
