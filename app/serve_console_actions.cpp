@@ -149,18 +149,7 @@ Result<std::string> ServeConsoleActions::jobs_requeue(const console::ActionReque
 // The team a user's deliveries named (users.team_id), "" when none: as `refresh` without --team.
 std::string ServeConsoleActions::team_of(const std::string& user_id) {
   if (service_.teams.empty()) return {};
-  auto reader = store::open_read_store(database_);
-  if (!reader) return {};
-  store::RecordFilter filter;
-  filter.user_id = user_id;
-  auto& users = (*reader)->users();
-  if (!users.start(filter)) return {};
-  store::StoredUser user;
-  std::string team;
-  auto found = users.next(user);
-  if (found && *found && user.team_id) team = std::string(*user.team_id);
-  users.finish();
-  return team;
+  return store::stored_team_of(database_, user_id);
 }
 
 // As `healthhook backfill USER_ID --resource R,… --since DATE [--until DATE] [--provider P]`.

@@ -98,23 +98,19 @@ int run_check_config(const CheckConfigFlags& flags) {
     report_error("check-config", "signing_secret_files: " + verifier.error());
     return kExitBadConfig;
   }
-  const auto db_dir = std::filesystem::absolute(settings->database).parent_path();
-  std::error_code ec;
-  // A database file's folder must exist; a postgresql:// URI is checked by connecting.
   auto kind = store::database_kind(settings->database);
   if (!kind) {
     report_error("check-config", kind.error());
     return kExitBadConfig;
   }
-  if (*kind == store::DatabaseKind::sqlite_file && !std::filesystem::is_directory(db_dir, ec)) {
-    report_error("check-config", "database: folder " + db_dir.string() + " does not exist");
-    return kExitBadConfig;
-  }
-  // What serve writes, as the user running this (run check-config as the service's user):
-  // the file and its -wal and -shm where they exist, and always the folder, where serve
-  // makes the -wal, -shm and lock files at each start (SQLite removes -wal and -shm when
-  // its last connection closes). Beside the real file, when the path is a symbolic link.
+  // A postgresql:// URI is checked by connecting. A database file is checked for what serve
+  // writes, as the user running this (run check-config as the service's user): its folder
+  // must exist; the file and its -wal and -shm where they exist, and always the folder, where
+  // serve makes the -wal, -shm and lock files at each start (SQLite removes -wal and -shm when
+  // its last connection closes), must be writable. All of it beside the real file, when the
+  // path is a symbolic link.
   if (*kind == store::DatabaseKind::sqlite_file) {
+    std::error_code ec;
     std::filesystem::path file = std::filesystem::absolute(settings->database);
     if (std::filesystem::is_symlink(file, ec)) {
       const auto target = std::filesystem::canonical(file, ec);
@@ -124,14 +120,18 @@ int run_check_config(const CheckConfigFlags& flags) {
       }
       file = target;
     }
-    for (const std::string& path : {file.parent_path().string(), file.string(), file.string() + "-wal",
-                                    file.string() + "-shm"}) {
+    const std::string folder = file.parent_path().string();
+    if (!std::filesystem::is_directory(folder, ec)) {
+      report_error("check-config", "database: folder " + folder + " does not exist");
+      return kExitBadConfig;
+    }
+    for (const std::string& path : {folder, file.string(), file.string() + "-wal", file.string() + "-shm"}) {
       if (::access(path.c_str(), F_OK) == 0 && ::access(path.c_str(), W_OK) != 0) {
-        const bool folder = path == file.parent_path().string();
-        report_error("check-config", "database: " + std::string(folder ? "folder " : "") + path +
+        const bool is_folder = path == folder;
+        report_error("check-config", "database: " + std::string(is_folder ? "folder " : "") + path +
                                          " is not writable by this user" +
-                                         (folder ? " (serve makes its -wal, -shm and lock files there)" : "") + ": " +
-                                         std::strerror(errno));
+                                         (is_folder ? " (serve makes its -wal, -shm and lock files there)" : "") +
+                                         ": " + std::strerror(errno));
         return kExitBadConfig;
       }
     }

@@ -19,17 +19,7 @@ std::string team_of_user(const config::Settings& settings, std::string_view user
   if (settings.service.teams.empty() || store::names_missing_file(settings.database)) return {};
   auto database = app::database(settings);
   if (!database) return {};
-  auto reader = store::open_read_store(*database);
-  if (!reader) return {};
-  store::RecordQuery<store::StoredUser>& users = (*reader)->users();
-  store::RecordFilter filter;
-  filter.user_id = std::string(user_id);
-  if (!users.start(filter)) return {};
-  std::string team;
-  store::StoredUser user;
-  auto found = users.next(user);
-  if (found && *found && user.team_id) team = std::string(*user.team_id);
-  users.finish();
+  const std::string team = store::stored_team_of(*database, user_id);
   // A team no [[service.teams]] entry has is [service]'s to serve, as it always was.
   return config::find_team(settings.service, team) ? team : std::string();
 }

@@ -53,11 +53,13 @@ EchoRedaction::EchoRedaction(const HttpUrl& url, std::string_view secret) {
   }
   hide(secret, 1);
   if (secret.starts_with("whsec_")) hide(secret.substr(6), 1);
-  std::sort(hidden_.begin(), hidden_.end(),
-            [](const auto& a, const auto& b) { return a.size() != b.size() ? a.size() > b.size() : a < b; });
+  // The shared matcher merges overlapping matches, so order does not matter: only repeats go.
+  std::sort(hidden_.begin(), hidden_.end());
   hidden_.erase(std::unique(hidden_.begin(), hidden_.end()), hidden_.end());
+  size_t longest = 0;
+  for (const std::string& text : hidden_) longest = std::max(longest, text.size());
   // A JSON string may spend six bytes on one (\u002f).
-  longest_ = hidden_.empty() ? 0 : 6 * hidden_.front().size();
+  longest_ = 6 * longest;
 }
 
 std::string EchoRedaction::apply(std::string_view text, TextEnd end) const { return redacted(text, hidden_, end); }

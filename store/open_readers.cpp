@@ -20,4 +20,19 @@ Result<std::unique_ptr<FollowUpReads>> open_follow_up_reads(const Database& data
   return open_backend<FollowUpReads>(database, open_sqlite_follow_up_reads, open_postgres_follow_up_reads);
 }
 
+std::string stored_team_of(const Database& database, std::string_view user_id) {
+  auto reader = open_read_store(database);
+  if (!reader) return {};
+  RecordQuery<StoredUser>& users = (*reader)->users();
+  RecordFilter filter;
+  filter.user_id = std::string(user_id);
+  if (!users.start(filter)) return {};
+  std::string team;
+  StoredUser user;
+  auto found = users.next(user);
+  if (found && *found && user.team_id) team = std::string(*user.team_id);
+  users.finish();
+  return team;
+}
+
 }  // namespace hh::store

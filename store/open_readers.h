@@ -4,6 +4,8 @@
 // which must exist and hold a healthhook schema no newer than this binary's. Readers never
 // create or migrate anything.
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "common/result.h"
 #include "store/database_location.h"
@@ -19,5 +21,9 @@ Result<std::unique_ptr<ReadStore>> open_read_store(const Database& database);
 Result<std::unique_ptr<StoreFigures>> open_figures(const Database& database);
 // What the follow-up fetcher reads beside the writer (store/follow_up_reads.h).
 Result<std::unique_ptr<FollowUpReads>> open_follow_up_reads(const Database& database);
+
+// The team a stored user was registered under; empty when the user, the team or the store
+// is not there. Callers decide what a team without its own settings means.
+std::string stored_team_of(const Database& database, std::string_view user_id);
 
 }  // namespace hh::store
