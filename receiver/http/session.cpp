@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "receiver/http/request_parser.h"
+#include "receiver/http/response_bytes.h"
 
 namespace hh::http {
 
@@ -26,13 +27,21 @@ void prepare_for_body(beast::flat_buffer& buffer) { buffer.reserve(kReadBufferBy
 
 namespace {
 
+// Writes an answer; `bytes` is the connection's buffer for it (response_bytes.h).
 template <typename Stream>
-net::awaitable<bool> write_response(Stream& stream, Response& response, const SessionLimits& limits) {
+net::awaitable<bool> write_response(Stream& stream, Response& response, const SessionLimits& limits,
+                                    std::string& bytes) {
   // A deadline that passed while we waited for the commit would fail the write at once:
   // re-arm before writing.
   beast::get_lowest_layer(stream).expires_after(limits.write_timeout);
-  auto [ec, bytes] = co_await bhttp::async_write(stream, response, use_tuple);
-  (void)bytes;
+  if (!writes_as_bytes(response)) {
+    auto [ec, written] = co_await bhttp::async_write(stream, response, use_tuple);
+    (void)written;
+    co_return !ec;
+  }
+  write_bytes_of(response, bytes);
+  auto [ec, written] = co_await net::async_write(stream, net::buffer(bytes), use_tuple);
+  (void)written;
   co_return !ec;
 }
 
@@ -82,7 +91,8 @@ net::awaitable<void> refuse(Stream& stream, Response& response, const Parser& pa
   // A HEAD gets no body, refused or not (a client reading one would take it for the next
   // answer); its method is known once the start line parsed.
   if (parser.get().method() == bhttp::verb::head) response = without_body(std::move(response));
-  co_await write_response(stream, response, limits);
+  std::string bytes;  // the connection ends after a refusal
+  co_await write_response(stream, response, limits, bytes);
 }
 
 bool is_timeout(const beast::error_code& ec) { return ec == beast::error::timeout; }
@@ -132,6 +142,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
   bool head_accepted = false;  // reported to the table once
   // Has carried a correctly signed delivery: its 401s are not delayed (session.h).
   bool trusted = false;
+  std::string answer_bytes;  // each answer's bytes, kept between answers (response_bytes.h)
   for (;;) {
     // Idle: wait for the first bytes of the next request. A new connection's deadline
     // covers its whole first head (not re-armed below): connections that never send a
@@ -311,7 +322,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     }
     // An endpoint may close the connection itself (a failed console sign-in does).
     response.keep_alive(keep_alive && response.keep_alive() && !stopping.load());
-    if (!co_await write_response(stream, response, limits)) co_return;
+    if (!co_await write_response(stream, response, limits, answer_bytes)) co_return;
     if (!response.keep_alive()) co_return;
   }
 }
