@@ -4,7 +4,7 @@ namespace hh::http {
 
 bool writes_as_bytes(const Response& response) { return !response.chunked(); }
 
-void write_bytes_of(const Response& response, std::string& out) {
+void write_head_of(const Response& response, std::string& out) {
   out.clear();
   const unsigned version = response.version();
   out += "HTTP/";
@@ -26,7 +26,6 @@ void write_bytes_of(const Response& response, std::string& out) {
     out += "\r\n";
   }
   out += "\r\n";
-  out += response.body();
 }
 
 }  // namespace hh::http

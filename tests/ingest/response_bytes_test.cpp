@@ -1,4 +1,4 @@
-// The bytes an answer leaves in (receiver/http/response_bytes.h) are those Beast's own
+// The bytes an answer leaves as (receiver/http/response_bytes.h) are those Beast's own
 // serializer writes for the same response: every kind of answer the listener gives.
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/serializer.hpp>
@@ -21,10 +21,11 @@ std::string written_by_beast(Response response) {
   return out.str();
 }
 
+// The head the connection's buffer holds, then the body as the response holds it.
 std::string written_as_bytes(const Response& response) {
   std::string out = "left over from the last answer";
-  hh::http::write_bytes_of(response, out);
-  return out;
+  hh::http::write_head_of(response, out);
+  return out + response.body();
 }
 
 }  // namespace
