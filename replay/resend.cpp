@@ -2,6 +2,7 @@
 
 #include <boost/asio.hpp>
 #include <boost/beast/http.hpp>
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -75,6 +76,7 @@ struct Lane {
   net::steady_timer ready;  // cancelled to wake the worker
   http_client::Connection connection;
   bool closed = false;  // no more jobs will come
+  bool sending = false;  // a request of this lane awaits its answer
 };
 
 int64_t now_seconds() {
@@ -154,15 +156,19 @@ class Run {
         job.id = record.id;
         if (!take_headers(record, job)) continue;
         job.body = std::move(record.body);
-        Lane& lane = *lanes_[std::hash<std::string>{}(ordering_key(job.body)) % lanes_.size()];
+        const OrderingKey key = ordering_key(job.body);
+        Lane& lane = *lanes_[std::hash<std::string>{}(key.user) % lanes_.size()];
+        // Sent alone: everything before it answered first, nothing after it sent before
+        // its answer (ordering_key.h).
+        if (key.two_users) co_await until_lanes_idle();
         while (!stopped_ && (lane.jobs.size() >= kLaneDepth || queued_bytes_ >= kMaxQueuedBytes)) {
-          space_.expires_at(net::steady_timer::time_point::max());
-          co_await space_.async_wait(use_tuple);
+          co_await wait_for_space();
         }
         if (stopped_) break;
         queued_bytes_ += job.body.size();
         lane.jobs.push_back(std::move(job));
         lane.ready.cancel();
+        if (key.two_users) co_await until_lanes_idle();
       }
       base += reader.bytes_consumed();
     }
@@ -181,7 +187,10 @@ class Run {
         queued_bytes_ -= job.body.size();
         space_.cancel();
         if (stopped_) continue;  // drop what is queued: the receiver is unreachable
+        lane.sending = true;
         co_await send(lane, job);
+        lane.sending = false;
+        space_.cancel();
         continue;
       }
       if (lane.closed) break;
@@ -192,6 +201,18 @@ class Run {
   }
 
  private:
+  // Until a lane takes a job or finishes one (space_ is cancelled then), or the run stops.
+  net::awaitable<void> wait_for_space() {
+    space_.expires_at(net::steady_timer::time_point::max());
+    co_await space_.async_wait(use_tuple);
+  }
+
+  // Until no lane holds a job or awaits an answer, or the run stops.
+  net::awaitable<void> until_lanes_idle() {
+    const auto busy = [](const std::unique_ptr<Lane>& lane) { return !lane->jobs.empty() || lane->sending; };
+    while (!stopped_ && std::any_of(lanes_.begin(), lanes_.end(), busy)) co_await wait_for_space();
+  }
+
   void fail_line(std::string_view file, uint64_t line, std::string_view reason) {
     ++summary_.failed;
     report_(file, line, reason);
@@ -308,7 +329,7 @@ class Run {
   std::vector<tcp::endpoint> endpoints_;
   std::string resolve_error_;
   std::vector<std::unique_ptr<Lane>> lanes_;
-  net::steady_timer space_;  // cancelled when a lane takes a job: the dispatcher may go on
+  net::steady_timer space_;  // cancelled when a lane takes or finishes a job: the dispatcher may go on
   size_t queued_bytes_ = 0;
   bool stopped_ = false;
   ResendSummary summary_;

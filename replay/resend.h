@@ -9,7 +9,9 @@
 // request at a time. A delivery goes to the lane of its ordering key (ordering_key.h,
 // the user), so one user's deliveries arrive in capture order and the receiver assigns
 // them seqs in that order, which latest-wins needs; different users overtake each
-// other. `concurrency` 1 keeps the whole file's order.
+// other. A delivery whose envelope and data name two users is sent alone, between the
+// answers of everything before it and the sending of everything after it. `concurrency`
+// 1 keeps the whole file's order.
 //
 // Transport: https:// with the peer verified (common/http_client/tls_context.h), or plain
 // http:// to a loopback host; plain http:// elsewhere only with allow_plain_http.

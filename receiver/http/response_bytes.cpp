@@ -2,9 +2,11 @@
 
 namespace hh::http {
 
-bool writes_as_bytes(const Response& response) { return !response.chunked(); }
+bool writes_as_bytes(const Response& response) {
+  return !response.chunked() && response.body().size() <= kLargestBodyWrittenAsBytes;
+}
 
-void write_head_of(const Response& response, std::string& out) {
+void write_bytes_of(const Response& response, std::string& out) {
   out.clear();
   const unsigned version = response.version();
   out += "HTTP/";
@@ -26,6 +28,7 @@ void write_head_of(const Response& response, std::string& out) {
     out += "\r\n";
   }
   out += "\r\n";
+  out += response.body();
 }
 
 }  // namespace hh::http

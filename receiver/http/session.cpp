@@ -3,7 +3,6 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/ssl.hpp>
 #include <algorithm>
-#include <array>
 #include <optional>
 #include <utility>
 
@@ -28,7 +27,7 @@ void prepare_for_body(beast::flat_buffer& buffer) { buffer.reserve(kReadBufferBy
 
 namespace {
 
-// Writes an answer; `bytes` is the connection's buffer for its head (response_bytes.h).
+// Writes an answer; `bytes` is the connection's buffer for a small one (response_bytes.h).
 template <typename Stream>
 net::awaitable<bool> write_response(Stream& stream, Response& response, const SessionLimits& limits,
                                     std::string& bytes) {
@@ -40,9 +39,8 @@ net::awaitable<bool> write_response(Stream& stream, Response& response, const Se
     (void)written;
     co_return !ec;
   }
-  write_head_of(response, bytes);
-  const std::array<net::const_buffer, 2> head_and_body{net::buffer(bytes), net::buffer(response.body())};
-  auto [ec, written] = co_await net::async_write(stream, head_and_body, use_tuple);
+  write_bytes_of(response, bytes);
+  auto [ec, written] = co_await net::async_write(stream, net::buffer(bytes), use_tuple);
   (void)written;
   co_return !ec;
 }
@@ -144,7 +142,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
   bool head_accepted = false;  // reported to the table once
   // Has carried a correctly signed delivery: its 401s are not delayed (session.h).
   bool trusted = false;
-  std::string answer_bytes;  // each answer's head, kept between answers (response_bytes.h)
+  std::string answer_bytes;  // each small answer's bytes, kept between answers (response_bytes.h)
   for (;;) {
     // Idle: wait for the first bytes of the next request. A new connection's deadline
     // covers its whole first head (not re-armed below): connections that never send a

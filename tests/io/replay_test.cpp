@@ -341,6 +341,41 @@ BOOST_AUTO_TEST_CASE(resending_to_a_receiver_equals_offline_replay) {
              busy.stderr_text);
 }
 
+// A delivery whose envelope names another user than its data shares rows with both
+// users' deliveries: sent several at a time, it still arrives in capture order (it went to
+// its envelope user's lane, and overtook or was overtaken by the data user's deliveries).
+BOOST_AUTO_TEST_CASE(a_delivery_naming_two_users_keeps_its_place_when_sent_concurrently) {
+  TempDir dir;
+  ServerProcess server(dir);
+  const std::string secret = random_secret();
+  std::string file;
+  // The data user's own deliveries queue up on their lane; the last delivery, whose
+  // envelope names another user, has a lane to itself and would be sent at once.
+  constexpr int kDeliveries = 40;
+  for (int i = 1; i <= kDeliveries; ++i) {
+    std::string body = samples_body("shared", "heartrate", "oura", {{"2024-05-16T10:00:00+00:00", i}});
+    if (i == kDeliveries) {  // the envelope's user_id first, as the service writes it
+      const std::string envelope = R"(,"user_id":"shared","team_id":"team-1")";
+      body.erase(body.rfind(envelope), envelope.size());
+      body = R"({"user_id":"sender","team_id":"team-1",)" + body.substr(1);
+    }
+    file += signed_line(secret, "msg_two_" + std::to_string(i), 1700000000 + i, body);
+  }
+  const std::string capture = dir.write("two-users.jsonl", file);
+  const std::string offline = dir.file("offline.db");
+  auto replayed = replay_offline({capture}, offline);
+  BOOST_TEST_REQUIRE(replayed.exit_code == 0, replayed.stderr_text);
+
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/webhooks";
+  auto sent = run_healthhook({"replay", capture, "--to", url, "--secret-file", dir.file("secret"), "--concurrency", "8"});
+  BOOST_TEST_REQUIRE(sent.exit_code == 0, sent.stderr_text);
+  wait_until_processed(server.database());
+  const std::string sql = "SELECT value FROM samples_named WHERE user_id = 'shared'";
+  BOOST_TEST(dump(offline, sql) == std::to_string(kDeliveries) + "\n");
+  BOOST_TEST(dump(server.database(), sql) == std::to_string(kDeliveries) + "\n");
+  BOOST_TEST(derived_tables(server.database(), false) == derived_tables(offline, false));
+}
+
 // A receiver behind TLS (its listener's [tls]): replay --to https:// verifies its
 // certificate against --ca-file (else the system's trust store) and host name, and sends
 // nothing to one it cannot verify.

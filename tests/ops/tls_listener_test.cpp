@@ -13,9 +13,11 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <thread>
 
+#include "receiver/signature/webhook_signature.h"
 #include "tests/ops/test_certificate.h"
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
@@ -94,8 +96,15 @@ class TlsConnection {
 
   // GET on this connection (keep-alive); 0 when the exchange failed.
   int get(const std::string& target, std::string* body = nullptr) {
-    bhttp::request<bhttp::empty_body> request{bhttp::verb::get, target, 11};
+    bhttp::request<bhttp::string_body> request{bhttp::verb::get, target, 11};
+    return exchange(request, body);
+  }
+
+  // `request` on this connection (keep-alive), Host and Content-Length set here; 0 when
+  // the exchange failed.
+  int exchange(bhttp::request<bhttp::string_body>& request, std::string* body = nullptr) {
     request.set(bhttp::field::host, "127.0.0.1");
+    request.prepare_payload();
     beast::get_lowest_layer(*stream_).expires_after(kWait);
     beast::error_code ec;
     bhttp::write(*stream_, request, ec);
@@ -188,6 +197,46 @@ BOOST_AUTO_TEST_CASE(serves_https_with_the_configured_certificate_and_swaps_it_o
 
   for (auto* connection : {&before, &after, &stale, &kept}) connection->close();
   plain.close();
+  BOOST_TEST(server.stop() == 0);
+}
+
+// Answers larger than a TLS record (16 KiB) arrive whole, and the connection goes on to its
+// next answer: a read-API page of a delivery of 40 KB, then /healthz on the same connection.
+BOOST_AUTO_TEST_CASE(an_answer_larger_than_a_tls_record_arrives_whole) {
+  TempDir dir;
+  const auto certificate = make_self_signed("healthhook-test-1", 1);
+  install_certificate(dir, certificate);
+  const std::string token = random_secret();
+  dir.write("token", token + "\n");
+  ServerProcess server(dir, kTlsToml + "[read_api]\ntoken_file = \"token\"\n");
+  TlsConnection client(server.port(), certificate.cert_pem);
+  BOOST_REQUIRE_MESSAGE(!client.error(), client.error().message());
+
+  const std::string note(40000, 'n');
+  const std::string body = R"({"event_type":"daily.data.sleep.created","user_id":"u1","data":{"id":"s1","user_id":"u1",)"
+                           R"("calendar_date":"2024-05-16","note":")" + note + R"("}})";
+  const std::string timestamp = std::to_string(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  const auto signature = hh::signature::sign(server.secret(), "msg_large", timestamp, body);
+  BOOST_REQUIRE(signature.ok());
+  bhttp::request<bhttp::string_body> delivery{bhttp::verb::post, "/webhooks", 11};
+  delivery.set(bhttp::field::content_type, "application/json");
+  delivery.set("svix-id", "msg_large");
+  delivery.set("svix-timestamp", timestamp);
+  delivery.set("svix-signature", signature.value());
+  delivery.body() = body;
+  BOOST_TEST(client.exchange(delivery) == 200);
+
+  bhttp::request<bhttp::string_body> page{bhttp::verb::get, "/v1/deliveries/msg_large", 11};
+  page.set(bhttp::field::authorization, "Bearer " + token);
+  std::string answer;
+  BOOST_TEST(client.exchange(page, &answer) == 200);
+  BOOST_TEST(answer.size() > 40000u);
+  BOOST_TEST(answer.find(note) != std::string::npos);
+  std::string health;
+  BOOST_TEST(client.get("/healthz", &health) == 200);
+  BOOST_TEST(health.find("alive") != std::string::npos);
+  client.close();
   BOOST_TEST(server.stop() == 0);
 }
 
