@@ -232,9 +232,17 @@ Result<std::string> ServeConsoleActions::refresh(const console::ActionRequest& r
     }
     return out + "]";
   };
-  return std::string("{\"success\":") + (result->success ? "true" : "false") +
-         ",\"refreshed\":" + list(result->refreshed_sources) + ",\"in_progress\":" + list(result->in_progress_sources) +
-         ",\"failed\":" + list(result->failed_sources) + "}";
+  // A refresh the service says did not succeed fails, as `healthhook refresh` exits 1: the
+  // operator is told, with what the service listed.
+  if (!result->success) {
+    const std::string reason = "the service reported that the refresh did not succeed (refreshed " +
+                               list(result->refreshed_sources) + ", in progress " +
+                               list(result->in_progress_sources) + ", failed " + list(result->failed_sources) + ")";
+    return fail(ErrorKind::other, reason);
+  }
+  return std::string("{\"success\":true,\"refreshed\":") + list(result->refreshed_sources) +
+         ",\"in_progress\":" + list(result->in_progress_sources) + ",\"failed\":" + list(result->failed_sources) +
+         "}";
 }
 
 }  // namespace hh::app

@@ -3,6 +3,8 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <simdjson.h>
+
 #include <optional>
 
 #include "fetcher/base_url.h"
@@ -55,7 +57,17 @@ ServiceProbe probe_service(const config::Settings& settings, const std::string& 
   }
   probe.status = result->status;
   if (result->status / 100 == 2) {
-    probe.verdict = ServiceProbe::Verdict::ok;
+    // A 2xx that is not the providers' array is not the service (a proxy's or a captive
+    // portal's page): the base URL is wrong, as a follow-up would find out.
+    simdjson::dom::parser parser;
+    const simdjson::padded_string padded(result->body);
+    simdjson::dom::array providers;
+    if (parser.parse(padded).get_array().get(providers)) {
+      probe.verdict = ServiceProbe::Verdict::unexpected_status;
+      probe.detail = "HTTP " + std::to_string(result->status) + " with an answer that is not a JSON array of providers";
+    } else {
+      probe.verdict = ServiceProbe::Verdict::ok;
+    }
   } else if (result->status == 401 || result->status == 403) {
     probe.verdict = ServiceProbe::Verdict::key_refused;
     probe.detail = "the service refused the API key (HTTP " + std::to_string(result->status) + ")";

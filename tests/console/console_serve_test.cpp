@@ -6,6 +6,7 @@
 #include <ctime>
 #include <regex>
 
+#include "tests/fake_service/fake_service.h"
 #include "tests/support/database_probe.h"
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
@@ -243,6 +244,42 @@ BOOST_AUTO_TEST_CASE(backfill_and_refresh_check_their_input_as_the_commands_do) 
   const HttpResponse refresh = client.request("POST", "/console/api/actions/refresh", "user_id=" + user, headers);
   BOOST_TEST(refresh.status == 400);
   BOOST_TEST(refresh.body.find("api_key_file") != std::string::npos, refresh.body);
+}
+
+// A refresh the service answers with "success": false is a failed action (as the command
+// exits 1), naming what the service listed; a successful one answers its lists.
+BOOST_AUTO_TEST_CASE(a_refresh_the_service_says_did_not_succeed_fails) {
+  hh::fake::FakeService service;
+  hh::test::TempDir dir;
+  dir.write("api-key", hh::fake::FakeOptions{}.api_key + "\n");
+  hh::test::ServerProcess server(dir, console_toml(dir) + "[service]\nbase_url = \"" + service.base_url() +
+                                          "\"\napi_key_file = \"api-key\"\n");
+  HttpClient client(server.port());
+  const std::string cookie = session_cookie(sign_in(client, kAdminToken));
+  const Headers headers = {{"Content-Type", "application/x-www-form-urlencoded"},
+                           {"Cookie", cookie},
+                           {"X-CSRF-Token", csrf_of(client, cookie)}};
+  const std::string form = "user_id=4a29dbc7-6db3-4c83-bfac-70a20a4be1b2";
+  const HttpResponse done = client.request("POST", "/console/api/actions/refresh", form, headers);
+  BOOST_TEST(done.status == 200, done.body);
+  BOOST_TEST(done.body.find(R"("success":true,"refreshed":["oura/sleep","oura/activity"])") != std::string::npos,
+             done.body);
+  hh::fake::RefreshAnswer refused;
+  refused.success = false;
+  service.set_refresh_answer(refused);
+  const HttpResponse failed = client.request("POST", "/console/api/actions/refresh", form, headers);
+  BOOST_TEST(failed.status == 500, failed.body);
+  BOOST_TEST(failed.body.find("the service reported that the refresh did not succeed") != std::string::npos,
+             failed.body);
+  BOOST_TEST(failed.body.find("garmin/workouts/stream") != std::string::npos, failed.body);
+  BOOST_TEST(server.wait_for_log(R"("error":"the service reported)", std::chrono::seconds(10)));
+  bool logged_as_error = false;
+  for (const std::string& line : server.log_lines()) {
+    if (line.find(R"("action":"refresh")") != std::string::npos && line.find(R"("error":"the service reported)") != std::string::npos) {
+      logged_as_error = true;
+    }
+  }
+  BOOST_TEST(logged_as_error);
 }
 
 // The console's delivery page shows which signatures a delivery carried, never their

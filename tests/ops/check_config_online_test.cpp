@@ -68,6 +68,25 @@ BOOST_AUTO_TEST_CASE(refused_key_is_a_configuration_error) {
   BOOST_TEST(result.stderr_text.find("not-the-key") == std::string::npos);  // never print the key
 }
 
+// A 200 that is not the providers' array (a proxy's or a captive portal's page) is not the
+// service: the base URL is named, as a follow-up would fail on it.
+BOOST_AUTO_TEST_CASE(a_2xx_that_is_not_the_providers_array_is_a_failure) {
+  hh::fake::FakeService service;
+  hh::fake::Fault page;
+  page.kind = hh::fake::Fault::Kind::status;
+  page.status = 200;
+  page.body = "<html><body>Sign in to the network</body></html>";
+  service.inject("/v2/providers", page, -1);
+  TempDir dir;
+  const auto result = check_online(write_config(dir, service.base_url(), "test-api-key"));
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.stderr_text.find("service.base_url: " + service.base_url() +
+                                     "/v2/providers: HTTP 200 with an answer that is not a JSON array of providers") !=
+                 std::string::npos,
+             result.stderr_text);
+  BOOST_TEST(result.stdout_text.find("\"status\":\"ok\"") == std::string::npos, result.stdout_text);
+}
+
 BOOST_AUTO_TEST_CASE(unreachable_service_is_a_runtime_failure) {
   // Port 1 (tcpmux): privileged and unused, so the connection is refused at once.
   const std::string base_url = "http://127.0.0.1:1";
