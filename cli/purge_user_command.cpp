@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
@@ -80,27 +81,24 @@ Result<void> check_deregister(const PurgeUserFlags& flags) {
   return {};
 }
 
-// DELETE /v2/user/{user_id}/{provider}; false (reported) when the user is still registered.
-bool deregister_first(const config::Settings& settings, const PurgeUserFlags& flags, int& exit_code) {
+// DELETE /v2/user/{user_id}/{provider}; a failure (reported, `exit_code` set) when the user
+// is still registered.
+Result<void> deregister_at_service(const fetcher::ServiceAccess& access, const PurgeUserFlags& flags,
+                                   int& exit_code) {
   constexpr std::string_view kCommand = "purge-user";
-  auto access = service_access_or_report(settings, kCommand, team_of_user(settings, flags.user_id, flags.team));
-  if (!access) {
-    exit_code = kExitBadConfig;
-    return false;
-  }
-  auto deregistered = fetcher::deregister_user(*access, flags.user_id, flags.deregister);
+  auto deregistered = fetcher::deregister_user(access, flags.user_id, flags.deregister);
   if (!deregistered || !*deregistered) {
     report_error(kCommand, (deregistered ? "the service answered success=false to deregistering from " + flags.deregister
                                          : deregistered.error()) +
                                "; nothing was erased");
     exit_code = failure_exit_code(deregistered.error_kind());
-    return false;
+    return fail(ErrorKind::other, "not deregistered");
   }
   std::printf("deregistered %s from %s at the service. Note: only cloud providers are well defined; with the\n"
               "mobile SDK's Auto Connect mode, apple_health_kit, health_connect and samsung_health are\n"
               "disconnected in the SDK, not by this call.\n",
               flags.user_id.c_str(), flags.deregister.c_str());
-  return true;
+  return {};
 }
 
 int run_purge_user(const PurgeUserFlags& flags) {
@@ -142,23 +140,38 @@ int run_purge_user(const PurgeUserFlags& flags) {
     return kExitOk;
   }
 
+  // --deregister: the service is called once the store is the erasure's (its locks held, its
+  // transaction begun), so that a user is never deregistered there and left whole here
+  // because another process held the store; a failed call erases nothing.
+  store::Erasure::OnceLocked deregister;
+  std::optional<fetcher::ServiceAccess> access;
+  int service_exit_code = kExitOk;
+  bool deregistered = false;
   if (!flags.deregister.empty()) {
     if (auto free = (*erasure)->check_free(); !free) {
       report_error(kCommand, free.error() + " (nothing was sent to the service or erased)");
       return kExitFailure;
     }
-    int exit_code = kExitOk;
-    if (!deregister_first(*settings, flags, exit_code)) return exit_code;
+    access = service_access_or_report(*settings, kCommand, team_of_user(*settings, flags.user_id, flags.team));
+    if (!access) return kExitBadConfig;
+    deregister = [&]() -> Result<void> {
+      auto done = deregister_at_service(*access, flags, service_exit_code);
+      deregistered = done.ok();
+      return done;
+    };
   }
 
-  auto erased = (*erasure)->erase(flags.user_id, unix_now_ms());
+  auto erased = (*erasure)->erase(flags.user_id, unix_now_ms(), deregister);
   if (!erased) {
+    if (service_exit_code != kExitOk) return service_exit_code;  // reported: nothing was erased
+    const std::string sent = deregistered ? "the user was deregistered at the service, but " : "";
     if (erased.error_kind() == ErrorKind::busy) {
-      report_error(kCommand, store::loggable_location(settings->database) + " is busy: another process held its write lock for " +
-                                 std::to_string(settings->commit_deadline_ms) +
-                                 " ms (nothing was removed; run purge-user again)");
+      report_error(kCommand, sent + store::loggable_location(settings->database) +
+                                 " is busy: another process held its write lock for " +
+                                 std::to_string(settings->commit_deadline_ms) + " ms (nothing was removed" +
+                                 (deregistered ? "" : " or sent to the service") + "; run purge-user again)");
     } else {
-      report_error(kCommand, erased.error());
+      report_error(kCommand, sent + erased.error() + (deregistered ? " (nothing was removed; run purge-user again)" : ""));
     }
     return kExitFailure;
   }

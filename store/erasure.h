@@ -16,6 +16,7 @@
 // where the backend can. Deliveries for the user stored afterwards are kept and applied as usual:
 // the service decides what it sends.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,10 +55,16 @@ class Erasure {
   virtual Result<void> check_free() = 0;
   // What erase() would remove now; changes nothing (`--dry-run`).
   virtual Result<ErasureReport> count(std::string_view user_id) = 0;
+  // What runs once the store is the erasure's (the processing lock and the write lock held,
+  // the transaction begun), before anything is removed; a failure rolls everything back.
+  // `purge-user --deregister` calls the service here: it is called only when the erasure
+  // can go on, and the erasure is undone when the call fails.
+  using OnceLocked = std::function<Result<void>()>;
   // Removes it and records the erasure at `now_ms` (Unix ms). Fails with ErrorKind::in_use
   // while another process applies the inbox, ErrorKind::busy while one holds the write lock
-  // past the busy timeout.
-  virtual Result<ErasureReport> erase(std::string_view user_id, int64_t now_ms) = 0;
+  // past the busy timeout (before `once_locked` ran), or with `once_locked`'s failure.
+  virtual Result<ErasureReport> erase(std::string_view user_id, int64_t now_ms,
+                                      const OnceLocked& once_locked = {}) = 0;
 };
 
 }  // namespace hh::store

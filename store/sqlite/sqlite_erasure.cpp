@@ -83,7 +83,7 @@ class SqliteErasure final : public Erasure {
     return report;
   }
 
-  Result<ErasureReport> erase(std::string_view user_id, int64_t now_ms) override {
+  Result<ErasureReport> erase(std::string_view user_id, int64_t now_ms, const OnceLocked& once_locked) override {
     // The processor must not apply one of the user's deliveries between choosing the rows
     // and removing them (it would bring rows back): refused while `serve`, `rebuild` or
     // `replay` applies the inbox.
@@ -96,8 +96,11 @@ class SqliteErasure final : public Erasure {
     // leaves nothing erased and no record, and the next run erases and records it all.
     // (Splitting it by table group bounds nothing: the samples, its bulk, are one group.)
     ErasureReport report;
-    auto txn = sqlite::Transaction::begin(db_);
+    auto txn = sqlite::Transaction::begin(db_);  // BEGIN IMMEDIATE: the write lock is ours
     if (!txn) return fail(txn);
+    if (once_locked) {
+      if (auto done = once_locked(); !done) return fail(done);
+    }
     auto newest = newest_of_theirs();  // the inbox's newest row, when it is the user's
     if (!newest) return fail(newest);
     for (const schema::Table* erased : schema::erased_tables()) {

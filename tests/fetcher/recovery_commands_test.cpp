@@ -14,6 +14,8 @@
 #include <sstream>
 #include <thread>
 
+#include <sqlite3.h>
+
 #include "store/sqlite/database.h"
 #include "store/sqlite/jobs/sqlite_job_admin.h"
 #include "tests/fake_service/fake_service.h"
@@ -28,6 +30,13 @@ using namespace hh;
 using namespace std::chrono_literals;
 
 namespace {
+
+std::string text_of(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 constexpr const char* kRecoveryKey = "recovery-test-api-key";
 // The user, window and provider of schemas/examples/historical-backfill-without-is-final.json.
@@ -424,8 +433,9 @@ BOOST_AUTO_TEST_CASE(purge_user_erases_nothing_when_deregistering_fails) {
   BOOST_TEST(test::query_int(database, erasures) == 0);
 }
 
-// While another process applies the inbox the erasure is refused: --deregister must not call
-// the service first (the user would be deregistered there and left whole here).
+// While another process applies the inbox, or holds the write lock, the erasure is refused:
+// --deregister must not call the service first (the user would be deregistered there and
+// left whole here).
 BOOST_AUTO_TEST_CASE(purge_user_calls_the_service_only_when_it_can_erase) {
   fake::FakeService service(recovery_service(fake::TlsMode::plain));
   test::TempDir dir;
@@ -443,6 +453,24 @@ BOOST_AUTO_TEST_CASE(purge_user_calls_the_service_only_when_it_can_erase) {
                    std::string::npos,
                refused.stderr_text);
     BOOST_TEST(service.requests().empty());
+  }
+  {
+    // Another process holds the database's write lock (any writer's BEGIN IMMEDIATE) past
+    // the busy timeout: the erasure cannot start, and the service is not called.
+    const std::string quick = dir.write("quick.toml", "commit_deadline_ms = 200\n" + text_of(config));
+    sqlite3* holder = nullptr;
+    BOOST_REQUIRE(sqlite3_open(database.c_str(), &holder) == SQLITE_OK);
+    BOOST_REQUIRE(sqlite3_exec(holder, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+    auto busy = test::run_healthhook({"purge-user", kNoticeUser, "--deregister", "garmin", "--config", quick});
+    sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(holder);
+    BOOST_TEST(busy.exit_code == 1);
+    BOOST_TEST(busy.stderr_text.find("is busy: another process held its write lock") != std::string::npos,
+               busy.stderr_text);
+    BOOST_TEST(busy.stderr_text.find("nothing was removed or sent to the service") != std::string::npos,
+               busy.stderr_text);
+    BOOST_TEST(service.requests().empty());
+    BOOST_TEST(test::query_int(database, "SELECT count(*) FROM erasures") == 0);
   }
   auto done = test::run_healthhook({"purge-user", kNoticeUser, "--deregister", "garmin", "--config", config});
   BOOST_TEST(done.exit_code == 0, done.stderr_text);
