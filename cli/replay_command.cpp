@@ -78,6 +78,7 @@ int run_offline(const ReplayFlags& flags, std::vector<replay::CaptureReader>& re
   if (!settings) return kExitBadConfig;
   replay::OfflineOptions options;
   options.batch_deliveries = flags.batch;
+  options.max_body_bytes = static_cast<uint64_t>(settings->max_body_bytes);
   if (flags.verify_signatures) {
     std::vector<std::string> secrets;
     for (const auto& file : flags.secret_files) {

@@ -147,6 +147,13 @@ Result<void> OfflineReplay::add(CaptureReader& reader, const LineReport& report,
       ++summary_.bodies_removed;
       continue;
     }
+    if (r.options.max_body_bytes > 0 && r.record.body.size() > r.options.max_body_bytes) {
+      ++summary_.failed;
+      report(reader.name(), reader.line_number(),
+             "body: " + std::to_string(r.record.body.size()) + " bytes, larger than max_body_bytes (" +
+                 std::to_string(r.options.max_body_bytes) + "): the receiver refuses it (413), so replay does too");
+      continue;
+    }
     if (r.options.verifier) {
       if (const auto reason = r.check_signature(r.record); !reason.empty()) {
         ++summary_.failed;

@@ -43,6 +43,10 @@ struct OfflineOptions {
   // (docs/decisions/020-replay-processes-every-20000.md).
   size_t process_every = 20000;
   std::shared_ptr<const signature::Verifier> verifier;  // null: signatures not checked
+  // A body larger than this is reported and not stored, as the receiver answers it 413
+  // (`max_body_bytes`), so that a capture gives the same tables offline and re-sent with
+  // --to. 0: no limit.
+  uint64_t max_body_bytes = 0;
 };
 
 struct OfflineSummary {

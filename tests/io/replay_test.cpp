@@ -182,6 +182,42 @@ BOOST_AUTO_TEST_CASE(malformed_lines_report_file_and_line_and_the_rest_are_store
   BOOST_TEST(query_int(db, "SELECT count(*) FROM deliveries") == 2);
 }
 
+// A body larger than max_body_bytes is not stored offline, as the receiver answers it 413
+// when the capture is re-sent with --to: both ways give the same tables.
+BOOST_AUTO_TEST_CASE(a_body_larger_than_max_body_bytes_is_refused_as_the_receiver_refuses_it) {
+  TempDir dir;
+  const std::string secret = random_secret();
+  std::vector<std::pair<std::string, double>> many;
+  for (int minute = 0; minute < 40; ++minute) {
+    many.push_back({"2024-05-16T10:" + std::string(minute < 10 ? "0" : "") + std::to_string(minute) + ":00Z", minute});
+  }
+  const std::string large_body = samples_body("u1", "heartrate", "oura", many);
+  BOOST_REQUIRE(large_body.size() > 2048u);
+  const std::string small = signed_line(secret, "small", 1700000000,
+                                        samples_body("u1", "steps", "oura", {{"2024-05-16T10:00:00Z", 1}}, "count"));
+  const std::string path = dir.write("cap.jsonl", small + signed_line(secret, "large", 1700000001, large_body));
+  const std::string config = dir.write("limits.toml", "max_body_bytes = 2048\n");
+  const std::string db = dir.file("r.db");
+  auto result = replay_offline({path}, db, {"--config", config});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.stderr_text.find(path + ":2: body: " + std::to_string(large_body.size()) +
+                                     " bytes, larger than max_body_bytes (2048): the receiver refuses it (413)") !=
+                 std::string::npos,
+             result.stderr_text);
+  BOOST_TEST(result.stdout_text.find(R"("lines":2,"stored":1,"duplicates":0,"failed":1)") != std::string::npos,
+             result.stdout_text);
+  BOOST_TEST(query_int(db, "SELECT count(*) FROM deliveries") == 1);
+
+  // Re-sent to a receiver with the same limit: the same line is refused, the same row stored.
+  ServerProcess server(dir, "max_body_bytes = 2048\n");
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/webhooks";
+  auto sent = run_healthhook({"replay", path, "--to", url, "--secret-file", dir.file("secret")});
+  BOOST_TEST(sent.exit_code == 1);
+  BOOST_TEST(sent.stderr_text.find(path + ":2: HTTP 413") != std::string::npos, sent.stderr_text);
+  wait_until_processed(server.database());
+  BOOST_TEST(derived_tables(server.database(), false) == derived_tables(db, false));
+}
+
 BOOST_AUTO_TEST_CASE(replay_usage_errors_exit_2) {
   TempDir dir;
   const std::string path = dir.write("cap.jsonl", "");
