@@ -40,6 +40,12 @@ std::optional<std::string> unknown_command_word(const std::vector<std::string>& 
   return std::nullopt;
 }
 
+// "healthhook" and the command the arguments named, if any: "healthhook query".
+std::string command_prefix(const CLI::App& top) {
+  const auto parsed = top.get_subcommands();
+  return parsed.empty() ? "healthhook" : "healthhook " + parsed.front()->get_name();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -70,9 +76,10 @@ int main(int argc, char** argv) {
   hh::cli::add_config_command(app, exit_code);
   hh::cli::add_man_command(app, exit_code);
   add_version_everywhere(app, "healthhook " HEALTHHOOK_VERSION);
-  // One line, as every other refusal on the command line (CLI11 adds a second).
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return "healthhook: " + std::string(e.what()) + " (--help for the options)\n";
+  // One line, as every other refusal on the command line (CLI11 adds a second), naming the
+  // command as its own errors do ("healthhook query: --format: …").
+  app.failure_message([](const CLI::App* top, const CLI::Error& e) {
+    return command_prefix(*top) + ": " + std::string(e.what()) + " (--help for the options)\n";
   });
   try {
     app.parse(argc, argv);
@@ -96,6 +103,12 @@ int main(int argc, char** argv) {
                   << ")\n";
         return hh::cli::kExitBadConfig;
       }
+    }
+    // "healthhook --bogus": the option is named, not the missing command it stood before.
+    if (const auto left = app.remaining(true);
+        dynamic_cast<const CLI::RequiredError*>(&e) && app.get_subcommands().empty() && !left.empty()) {
+      std::cerr << "healthhook: unknown option \"" << left.front() << "\" (--help for the options)\n";
+      return hh::cli::kExitBadConfig;
     }
     const int code = app.exit(e);
     return code == 0 ? 0 : hh::cli::kExitBadConfig;
