@@ -12,6 +12,7 @@
 #include "common/progress.h"
 #include "common/timestamp.h"
 #include "replay/capture_export.h"
+#include "store/read_rows.h"
 
 namespace hh::cli {
 namespace {
@@ -45,6 +46,10 @@ int run_capture(const CaptureFlags& flags) {
   if (flags.event_type) {
     if (flags.event_type->empty()) {
       report_error("capture", "--event-type: empty pattern");
+      return kExitBadConfig;
+    }
+    if (const std::string problem = store::event_type_glob_problem(*flags.event_type); !problem.empty()) {
+      report_error("capture", "--event-type: " + problem);
       return kExitBadConfig;
     }
     filter.event_type_glob = *flags.event_type;

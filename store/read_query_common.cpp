@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <limits>
 
+#include "store/read_rows.h"
+#include "store/schema/glob_regex.h"
+
 namespace hh::store {
 
 std::string too_many_series_error() {
@@ -60,5 +63,7 @@ ChangePageEnd change_page_end(int64_t after_seq, std::optional<int64_t> first_se
   const bool inside = *seq_past_limit == *first_seq;
   return {inside ? *seq_past_limit : *seq_past_limit - 1, inside};
 }
+
+std::string event_type_glob_problem(std::string_view glob) { return schema::glob_problem(glob); }
 
 }  // namespace hh::store

@@ -164,6 +164,10 @@ struct DeliveryFilter {
   bool webhooks_only = true;                   // false: fetched rows too
 };
 
+// Why an event-type glob can select nothing ("" when it can): a set `[` never closed.
+// Commands refuse such a pattern instead of silently selecting nothing.
+std::string event_type_glob_problem(std::string_view glob);
+
 struct StoredDelivery {
   int64_t seq = 0;
   std::string_view message_id, origin;

@@ -344,6 +344,13 @@ BOOST_AUTO_TEST_CASE(capture_filters_by_time_and_event_type) {
   auto bad = run_healthhook({"capture", "--database", db, "--since", "soon"});
   BOOST_TEST(bad.exit_code == 2);
   BOOST_TEST(bad.stderr_text == "healthhook capture: --since: expected RFC 3339, a date or Unix seconds, got \"soon\"\n");
+  // A set never closed matches nothing: refused, not an empty capture.
+  auto open_set = run_healthhook({"capture", "--database", db, "--event-type", "daily.data.[steps*", "-o", dir.file("x.jsonl")});
+  BOOST_TEST(open_set.exit_code == 2);
+  BOOST_TEST(open_set.stderr_text.starts_with("healthhook capture: --event-type: the set opened by '[' at character 12 "
+                                              "is never closed"),
+             open_set.stderr_text);
+  BOOST_TEST(ids({"--event-type", "daily.data.[s]teps.*"}) == "ac");
 }
 
 BOOST_AUTO_TEST_CASE(resending_to_a_receiver_equals_offline_replay) {
