@@ -82,7 +82,7 @@ Result<Recipes> read_recipe_file(const std::string& path) {
     const std::string where = path + ":" + std::to_string(number) + ": ";
     if (!user_id) return fail(ErrorKind::data, where + user_id.error());
     if (auto [at, added] = line_of_user.emplace(*user_id, number); !added) {
-      return fail(ErrorKind::data, where + "user_id " + *user_id + " is also on line " + std::to_string(at->second));
+      return fail(ErrorKind::data, where + "user_id: the same user is also on line " + std::to_string(at->second));
     }
     recipes.user_ids.push_back(std::move(*user_id));
     recipes.lines.push_back(std::move(line));
