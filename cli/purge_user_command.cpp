@@ -169,7 +169,8 @@ int run_purge_user(const PurgeUserFlags& flags) {
       report_error(kCommand, sent + store::loggable_location(settings->database) +
                                  " is busy: another process held its write lock for " +
                                  std::to_string(settings->commit_deadline_ms) + " ms (nothing was removed" +
-                                 (deregistered ? "" : " or sent to the service") + "; run purge-user again)");
+                                 (!flags.deregister.empty() && !deregistered ? " or sent to the service" : "") +
+                                 "; run purge-user again)");
     } else {
       report_error(kCommand, sent + erased.error() + (deregistered ? " (nothing was removed; run purge-user again)" : ""));
     }
