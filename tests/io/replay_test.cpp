@@ -90,6 +90,17 @@ ProcessResult replay_offline(const std::vector<std::string>& files, const std::s
   return run_healthhook(args);
 }
 
+
+// `capture` replayed offline into `offline`, then re-sent to `server` with `concurrency`
+// lanes; the re-send's result (the offline replay must succeed).
+ProcessResult replay_both_ways(const TempDir& dir, const ServerProcess& server, const std::string& capture,
+                               const std::string& offline, int concurrency) {
+  auto replayed = replay_offline({capture}, offline);
+  BOOST_TEST_REQUIRE(replayed.exit_code == 0, replayed.stderr_text);
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/webhooks";
+  return run_healthhook(
+      {"replay", capture, "--to", url, "--secret-file", dir.file("secret"), "--concurrency", std::to_string(concurrency)});
+}
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(capture_then_replay_into_a_fresh_database_rebuilds_identical_tables) {
@@ -358,11 +369,8 @@ BOOST_AUTO_TEST_CASE(resending_to_a_receiver_equals_offline_replay) {
   ServerProcess server(dir);
   const std::string capture = dir.write("multi.jsonl", multi_user_capture(random_secret()));  // old, foreign signatures
   const std::string offline = dir.file("offline.db");
-  auto replayed = replay_offline({capture}, offline);
-  BOOST_TEST_REQUIRE(replayed.exit_code == 0, replayed.stderr_text);
-
+  auto sent = replay_both_ways(dir, server, capture, offline, 4);
   const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/webhooks";
-  auto sent = run_healthhook({"replay", capture, "--to", url, "--secret-file", dir.file("secret"), "--concurrency", "4"});
   BOOST_TEST(sent.exit_code == 0, sent.stderr_text);
   BOOST_TEST(sent.stdout_text.find(R"("lines":36,"answered":36,"statuses":{"200":36},"stored":36,"duplicates":0,"failed":0,"bodies_removed":0,"stopped":false)") !=
                  std::string::npos,
@@ -406,11 +414,7 @@ BOOST_AUTO_TEST_CASE(a_delivery_naming_two_users_keeps_its_place_when_sent_concu
   }
   const std::string capture = dir.write("two-users.jsonl", file);
   const std::string offline = dir.file("offline.db");
-  auto replayed = replay_offline({capture}, offline);
-  BOOST_TEST_REQUIRE(replayed.exit_code == 0, replayed.stderr_text);
-
-  const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/webhooks";
-  auto sent = run_healthhook({"replay", capture, "--to", url, "--secret-file", dir.file("secret"), "--concurrency", "8"});
+  auto sent = replay_both_ways(dir, server, capture, offline, 8);
   BOOST_TEST_REQUIRE(sent.exit_code == 0, sent.stderr_text);
   wait_until_processed(server.database());
   const std::string sql = "SELECT value FROM samples_named WHERE user_id = 'shared'";
