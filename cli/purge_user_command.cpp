@@ -164,15 +164,18 @@ int run_purge_user(const PurgeUserFlags& flags) {
   auto erased = (*erasure)->erase(flags.user_id, unix_now_ms(), deregister);
   if (!erased) {
     if (service_exit_code != kExitOk) return service_exit_code;  // reported: nothing was erased
+    // Deregistered, then not erased (the commit failed): the rerun must not ask the service
+    // again (it would refuse a user it no longer has).
     const std::string sent = deregistered ? "the user was deregistered at the service, but " : "";
+    const std::string again = deregistered ? "run purge-user again without --deregister" : "run purge-user again";
     if (erased.error_kind() == ErrorKind::busy) {
       report_error(kCommand, sent + store::loggable_location(settings->database) +
                                  " is busy: another process held its write lock for " +
                                  std::to_string(settings->commit_deadline_ms) + " ms (nothing was removed" +
                                  (!flags.deregister.empty() && !deregistered ? " or sent to the service" : "") +
-                                 "; run purge-user again)");
+                                 "; " + again + ")");
     } else {
-      report_error(kCommand, sent + erased.error() + (deregistered ? " (nothing was removed; run purge-user again)" : ""));
+      report_error(kCommand, sent + erased.error() + (deregistered ? " (nothing was removed; " + again + ")" : ""));
     }
     return kExitFailure;
   }
