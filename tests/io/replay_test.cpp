@@ -400,26 +400,32 @@ BOOST_AUTO_TEST_CASE(a_delivery_naming_two_users_keeps_its_place_when_sent_concu
   ServerProcess server(dir);
   const std::string secret = random_secret();
   std::string file;
-  // The data user's own deliveries queue up on their lane; the last delivery, whose
-  // envelope names another user, has a lane to itself and would be sent at once.
+  // The data user's own deliveries queue up on their lane; the last delivery of each
+  // group, whose envelope names another user, has a lane to itself and would be sent at
+  // once. The second group's data user is a number there, which the processor reads as its
+  // JSON text, the user "90001".
   constexpr int kDeliveries = 40;
-  for (int i = 1; i <= kDeliveries; ++i) {
-    std::string body = samples_body("shared", "heartrate", "oura", {{"2024-05-16T10:00:00+00:00", i}});
-    if (i == kDeliveries) {  // the envelope's user_id first, as the service writes it
-      const std::string envelope = R"(,"user_id":"shared","team_id":"team-1")";
-      body.erase(body.rfind(envelope), envelope.size());
-      body = R"({"user_id":"sender","team_id":"team-1",)" + body.substr(1);
+  for (const std::string data_user : {"shared", "90001"}) {
+    for (int i = 1; i <= kDeliveries; ++i) {
+      std::string body = samples_body(data_user, "heartrate", "oura", {{"2024-05-16T10:00:00+00:00", i}});
+      if (i == kDeliveries) {  // the envelope's user_id first, as the service writes it
+        const std::string envelope = R"(,"user_id":")" + data_user + R"(","team_id":"team-1")";
+        body.erase(body.rfind(envelope), envelope.size());
+        body = R"({"user_id":"sender","team_id":"team-1",)" + body.substr(1);
+        if (data_user == "90001") body.replace(body.find(R"("user_id":"90001")"), 17, R"("user_id":90001)");
+      }
+      file += signed_line(secret, "msg_" + data_user + "_" + std::to_string(i), 1700000000 + i, body);
     }
-    file += signed_line(secret, "msg_two_" + std::to_string(i), 1700000000 + i, body);
   }
   const std::string capture = dir.write("two-users.jsonl", file);
   const std::string offline = dir.file("offline.db");
   auto sent = replay_both_ways(dir, server, capture, offline, 8);
   BOOST_TEST_REQUIRE(sent.exit_code == 0, sent.stderr_text);
   wait_until_processed(server.database());
-  const std::string sql = "SELECT value FROM samples_named WHERE user_id = 'shared'";
-  BOOST_TEST(dump(offline, sql) == std::to_string(kDeliveries) + "\n");
-  BOOST_TEST(dump(server.database(), sql) == std::to_string(kDeliveries) + "\n");
+  const std::string sql = "SELECT user_id, value FROM samples_named ORDER BY user_id";
+  const std::string expected = "90001|" + std::to_string(kDeliveries) + "\nshared|" + std::to_string(kDeliveries) + "\n";
+  BOOST_TEST(dump(offline, sql) == expected);
+  BOOST_TEST(dump(server.database(), sql) == expected);
   BOOST_TEST(derived_tables(server.database(), false) == derived_tables(offline, false));
 }
 
