@@ -88,9 +88,15 @@ Result<void> deregister_at_service(const fetcher::ServiceAccess& access, const P
   constexpr std::string_view kCommand = "purge-user";
   auto deregistered = fetcher::deregister_user(access, flags.user_id, flags.deregister);
   if (!deregistered || !*deregistered) {
+    // No answer (a timeout, a connection lost): the service may have acted before it was
+    // lost; an answer, even an error, says it did not.
+    const bool answer_lost = !deregistered && deregistered.error().find(": HTTP ") == std::string::npos;
     report_error(kCommand, (deregistered ? "the service answered success=false to deregistering from " + flags.deregister
                                          : deregistered.error()) +
-                               "; nothing was erased");
+                               "; nothing was erased" +
+                               (answer_lost ? " (should the service have deregistered the user before its answer was "
+                                              "lost, purge-user without --deregister erases the stored rows)"
+                                            : ""));
     exit_code = failure_exit_code(deregistered.error_kind());
     return fail(ErrorKind::other, "not deregistered");
   }
@@ -140,9 +146,9 @@ int run_purge_user(const PurgeUserFlags& flags) {
     return kExitOk;
   }
 
-  // --deregister: the service is called once the store is the erasure's (its locks held, its
-  // transaction begun), so that a user is never deregistered there and left whole here
-  // because another process held the store; a failed call erases nothing.
+  // --deregister: the service is called once the erasure can go on (store/erasure.h), so
+  // that a store another process holds refuses the erasure before the service is called;
+  // a failed call erases nothing.
   store::Erasure::OnceLocked deregister;
   std::optional<fetcher::ServiceAccess> access;
   int service_exit_code = kExitOk;

@@ -55,14 +55,16 @@ class Erasure {
   virtual Result<void> check_free() = 0;
   // What erase() would remove now; changes nothing (`--dry-run`).
   virtual Result<ErasureReport> count(std::string_view user_id) = 0;
-  // What runs once the store is the erasure's (the processing lock and the write lock held,
-  // the transaction begun), before anything is removed; a failure rolls everything back.
-  // `purge-user --deregister` calls the service here: it is called only when the erasure
-  // can go on, and the erasure is undone when the call fails.
+  // What runs once the erasure can go on, before anything is removed: on SQLite with the
+  // processing lock held (no `serve`, `rebuild` or `replay` can start applying) and the
+  // write lock just found free (taken and given back: it is not held while this runs, which
+  // may wait on the network); on PostgreSQL once no instance held the processing lock. A
+  // failure erases nothing. `purge-user --deregister` calls the service here, so that a
+  // store another process holds refuses the erasure before the service is called.
   using OnceLocked = std::function<Result<void>()>;
   // Removes it and records the erasure at `now_ms` (Unix ms). Fails with ErrorKind::in_use
   // while another process applies the inbox, ErrorKind::busy while one holds the write lock
-  // past the busy timeout (before `once_locked` ran), or with `once_locked`'s failure.
+  // past the busy timeout, or with `once_locked`'s failure (then nothing was removed).
   virtual Result<ErasureReport> erase(std::string_view user_id, int64_t now_ms,
                                       const OnceLocked& once_locked = {}) = 0;
 };

@@ -74,6 +74,12 @@ class PgErasure final : public Erasure {
   }
 
   Result<ErasureReport> erase(std::string_view user_id, int64_t now_ms, const OnceLocked& once_locked) override {
+    // No transaction is held open while once_locked waits on the network (a server's
+    // idle_in_transaction_session_timeout would end it).
+    if (once_locked) {
+      if (auto free = check_free(); !free) return fail(free);
+      if (auto done = once_locked(); !done) return fail(done);
+    }
     auto txn = pg::Transaction::begin(db_);
     if (!txn) return fail(txn);
     // The processor must not apply one of the user's deliveries meanwhile (it would bring
@@ -86,9 +92,6 @@ class PgErasure final : public Erasure {
       return fail(held);
     }
     if (auto selected = select(user_id); !selected) return fail(selected);
-    if (once_locked) {
-      if (auto done = once_locked(); !done) return fail(done);
-    }
     ErasureReport report;
     for (const schema::Table* erased : schema::erased_tables()) {
       auto deleted = pgerase_run(db_, "DELETE FROM " + std::string(erased->name) + " WHERE " +

@@ -96,11 +96,14 @@ class SqliteErasure final : public Erasure {
     // leaves nothing erased and no record, and the next run erases and records it all.
     // (Splitting it by table group bounds nothing: the samples, its bulk, are one group.)
     ErasureReport report;
-    auto txn = sqlite::Transaction::begin(db_);  // BEGIN IMMEDIATE: the write lock is ours
-    if (!txn) return fail(txn);
     if (once_locked) {
+      // The write lock is free now (another process holding it past the busy timeout is
+      // refused here, before once_locked), and is not held while once_locked waits.
+      if (auto probe = sqlite::Transaction::begin(db_); !probe) return fail(probe);
       if (auto done = once_locked(); !done) return fail(done);
     }
+    auto txn = sqlite::Transaction::begin(db_);
+    if (!txn) return fail(txn);
     auto newest = newest_of_theirs();  // the inbox's newest row, when it is the user's
     if (!newest) return fail(newest);
     for (const schema::Table* erased : schema::erased_tables()) {
