@@ -478,4 +478,36 @@ BOOST_AUTO_TEST_CASE(purge_user_calls_the_service_only_when_it_can_erase) {
   BOOST_TEST(done.stdout_text.find("note: no row names " + kNoticeUser) != std::string::npos, done.stdout_text);
 }
 
+// While the service takes its time to answer the DELETE, the store's write lock is free:
+// other writers go on (a slow service does not hold the database).
+BOOST_AUTO_TEST_CASE(purge_user_holds_no_write_lock_while_the_service_answers) {
+  fake::FakeService service(recovery_service(fake::TlsMode::plain));
+  test::TempDir dir;
+  const std::string database = recovery_empty_database(dir);
+  const std::string config = recovery_config(dir, service.base_url(), "");
+  fake::Fault slow;
+  slow.kind = fake::Fault::Kind::stall_head;
+  slow.stall = std::chrono::seconds(3);
+  service.inject("/v2/user/" + kNoticeUser + "/garmin", slow);
+  test::ProcessResult purged;
+  std::thread purge([&] {
+    purged = test::run_healthhook({"purge-user", kNoticeUser, "--deregister", "garmin", "--config", config});
+  });
+  // The DELETE has arrived and waits for its answer.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (service.requests().empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  BOOST_TEST(service.requests().size() == 1u);
+  sqlite3* writer = nullptr;
+  BOOST_REQUIRE(sqlite3_open(database.c_str(), &writer) == SQLITE_OK);
+  sqlite3_busy_timeout(writer, 200);
+  BOOST_TEST(sqlite3_exec(writer, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_exec(writer, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(writer);
+  purge.join();
+  BOOST_TEST(purged.exit_code == 0, purged.stderr_text);
+  BOOST_TEST(test::query_int(database, "SELECT count(*) FROM erasures") == 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()  // recovery_commands_test
