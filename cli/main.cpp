@@ -40,10 +40,14 @@ std::optional<std::string> unknown_command_word(const std::vector<std::string>& 
   return std::nullopt;
 }
 
-// "healthhook" and the command the arguments named, if any: "healthhook query".
+// "healthhook" and the commands the arguments named: "healthhook forward requeue".
 std::string command_prefix(const CLI::App& top) {
-  const auto parsed = top.get_subcommands();
-  return parsed.empty() ? "healthhook" : "healthhook " + parsed.front()->get_name();
+  std::string prefix = "healthhook";
+  for (const CLI::App* at = &top; !at->get_subcommands().empty();) {
+    at = at->get_subcommands().front();
+    prefix += " " + at->get_name();
+  }
+  return prefix;
 }
 
 }  // namespace
@@ -89,11 +93,8 @@ int main(int argc, char** argv) {
     if (const auto word = unknown_command_word(app.remaining(true));
         dynamic_cast<const CLI::RequiredError*>(&e) && word) {
       const CLI::App* at = &app;
-      std::string path = "healthhook";
-      while (!at->get_subcommands().empty()) {
-        at = at->get_subcommands().front();
-        path += " " + at->get_name();
-      }
+      while (!at->get_subcommands().empty()) at = at->get_subcommands().front();
+      const std::string path = command_prefix(app);
       std::string commands;
       for (const CLI::App* command : at->get_subcommands({})) {
         commands += (commands.empty() ? "" : ", ") + command->get_name();
@@ -104,11 +105,21 @@ int main(int argc, char** argv) {
         return hh::cli::kExitBadConfig;
       }
     }
-    // "healthhook --bogus": the option is named, not the missing command it stood before.
+    // "healthhook --bogus", "healthhook query --bogus": an option no command here knows is
+    // named, not the command missing after it ("query --format csv" misses its table).
     if (const auto left = app.remaining(true);
-        dynamic_cast<const CLI::RequiredError*>(&e) && app.get_subcommands().empty() && !left.empty()) {
-      std::cerr << "healthhook: unknown option \"" << left.front() << "\" (--help for the options)\n";
-      return hh::cli::kExitBadConfig;
+        dynamic_cast<const CLI::RequiredError*>(&e) && !left.empty() && left.front().starts_with("-")) {
+      const CLI::App* at = &app;
+      while (!at->get_subcommands().empty()) at = at->get_subcommands().front();
+      const std::string option = left.front().substr(0, left.front().find('='));
+      bool known_below = false;
+      for (const CLI::App* command : at->get_subcommands({})) {
+        known_below = known_below || command->get_option_no_throw(option) != nullptr;
+      }
+      if (!known_below) {
+        std::cerr << command_prefix(app) << ": unknown option \"" << left.front() << "\" (--help for the options)\n";
+        return hh::cli::kExitBadConfig;
+      }
     }
     const int code = app.exit(e);
     return code == 0 ? 0 : hh::cli::kExitBadConfig;

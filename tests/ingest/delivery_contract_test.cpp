@@ -508,7 +508,7 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   // The argument parser's refusals name the command, as the commands' own errors do.
   auto bad_value = run_healthhook({"query", "samples", "--database", "a.db", "--format", "xml"});
   BOOST_TEST(bad_value.exit_code == 2);
-  BOOST_TEST(bad_value.stderr_text.starts_with("healthhook query: --format: xml not in {csv,jsonl}"),
+  BOOST_TEST(bad_value.stderr_text.starts_with("healthhook query samples: --format: xml not in {csv,jsonl}"),
              bad_value.stderr_text);
   BOOST_TEST(run_healthhook({"replay", "--database", "x.db"}).stderr_text ==
              "healthhook replay: FILE is required (--help for the options)\n");
@@ -517,6 +517,10 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   BOOST_TEST(unknown_option.exit_code == 2);
   BOOST_TEST(unknown_option.stderr_text == "healthhook: unknown option \"--bogus\" (--help for the options)\n",
              unknown_option.stderr_text);
+  BOOST_TEST(run_healthhook({"--bogus", "query"}).stderr_text ==
+             "healthhook query: unknown option \"--bogus\" (--help for the options)\n");
+  BOOST_TEST(run_healthhook({"query", "--bogus"}).stderr_text ==
+             "healthhook query: unknown option \"--bogus\" (--help for the options)\n");
   BOOST_TEST(run_healthhook({}).stderr_text.starts_with("healthhook: A subcommand is required"));
   auto help = run_healthhook({"serve", "--help"});
   BOOST_TEST(help.exit_code == 0);
