@@ -106,28 +106,16 @@ Result<std::shared_ptr<const Verifier>> Verifier::create(std::span<const std::st
   return std::shared_ptr<const Verifier>(new Verifier(std::move(keys), tolerance_seconds));
 }
 
-Verdict Verifier::check_headers(const SignedHeaders& headers, int64_t now_seconds) const {
-  if (headers.id.empty() || headers.timestamp.empty() || headers.signature.empty()) return Verdict::missing_headers;
-  if (headers.id.size() > kMaxMessageIdBytes) return Verdict::malformed_id;
+namespace {
 
-  int64_t timestamp = 0;
-  const auto* ts_end = headers.timestamp.data() + headers.timestamp.size();
-  auto [ptr, ec] = std::from_chars(headers.timestamp.data(), ts_end, timestamp);
-  if (ec != std::errc{} || ptr != ts_end) return Verdict::malformed_timestamp;
-  if (timestamp < now_seconds - tolerance_seconds_) return Verdict::timestamp_too_old;
-  if (timestamp > now_seconds + tolerance_seconds_) return Verdict::timestamp_in_future;
-  return Verdict::ok;
-}
+// Decode every "v1," entry once; other versions (v1a = ed25519) are skipped. A sender has a
+// few entries during a rotation; more than kMaxCandidates are ignored.
+constexpr size_t kMaxCandidates = 8;
+using Candidates = unsigned char[kMaxCandidates][kMacBytes];
 
-Verdict Verifier::verify(const SignedHeaders& headers, std::string_view body, int64_t now_seconds) const {
-  if (const Verdict early = check_headers(headers, now_seconds); early != Verdict::ok) return early;
-
-  // Decode every "v1," entry once; other versions (v1a = ed25519) are skipped. A sender
-  // has a few entries during a rotation; more than kMaxCandidates are ignored.
-  constexpr size_t kMaxCandidates = 8;
-  unsigned char candidates[kMaxCandidates][kMacBytes];
+size_t read_candidates(std::string_view signature, Candidates& candidates) {
   size_t candidate_count = 0;
-  std::string_view rest = headers.signature;
+  std::string_view rest = signature;
   while (!rest.empty() && candidate_count < kMaxCandidates) {
     const size_t space = rest.find(' ');
     std::string_view entry = rest.substr(0, space);
@@ -140,6 +128,41 @@ Verdict Verifier::verify(const SignedHeaders& headers, std::string_view body, in
     if (!decoded || decoded->size() != kMacBytes) continue;
     std::memcpy(candidates[candidate_count++], decoded->data(), kMacBytes);
   }
+  return candidate_count;
+}
+
+// The checks of everything but the signature itself: headers present, id length, timestamp
+// an integer within the tolerance.
+Verdict check_id_and_timestamp(const SignedHeaders& headers, int64_t now_seconds, int64_t tolerance_seconds) {
+  if (headers.id.empty() || headers.timestamp.empty() || headers.signature.empty()) return Verdict::missing_headers;
+  if (headers.id.size() > kMaxMessageIdBytes) return Verdict::malformed_id;
+  int64_t timestamp = 0;
+  const auto* ts_end = headers.timestamp.data() + headers.timestamp.size();
+  auto [ptr, ec] = std::from_chars(headers.timestamp.data(), ts_end, timestamp);
+  if (ec != std::errc{} || ptr != ts_end) return Verdict::malformed_timestamp;
+  if (timestamp < now_seconds - tolerance_seconds) return Verdict::timestamp_too_old;
+  if (timestamp > now_seconds + tolerance_seconds) return Verdict::timestamp_in_future;
+  return Verdict::ok;
+}
+
+}  // namespace
+
+Verdict Verifier::check_headers(const SignedHeaders& headers, int64_t now_seconds) const {
+  if (const Verdict early = check_id_and_timestamp(headers, now_seconds, tolerance_seconds_); early != Verdict::ok) {
+    return early;
+  }
+  // A header with no entry that could match is refused with the head, before a body is read.
+  Candidates candidates;
+  if (read_candidates(headers.signature, candidates) == 0) return Verdict::malformed_signature;
+  return Verdict::ok;
+}
+
+Verdict Verifier::verify(const SignedHeaders& headers, std::string_view body, int64_t now_seconds) const {
+  if (const Verdict early = check_id_and_timestamp(headers, now_seconds, tolerance_seconds_); early != Verdict::ok) {
+    return early;
+  }
+  Candidates candidates;
+  const size_t candidate_count = read_candidates(headers.signature, candidates);
   if (candidate_count == 0) return Verdict::malformed_signature;
 
   ThreadContexts& cache = t_contexts;

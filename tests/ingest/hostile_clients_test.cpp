@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <boost/test/unit_test.hpp>
+#include <ctime>
 #include <chrono>
 #include <thread>
 
@@ -84,6 +85,28 @@ BOOST_AUTO_TEST_CASE(unsigned_uploads_get_401_before_their_bodies) {
   const uint64_t grown = peak_rss_kib(server.pid()) - baseline;
   if (hostile::kMemoryIsOurs) BOOST_TEST(grown < 16 * 1024, "peak RSS grew by " << grown << " KiB");
   BOOST_TEST(hostile::deliveries(server.database()) == 1);
+  BOOST_TEST(server.stop() == 0);
+}
+
+// A signature header with no entry that could match (no "v1," entry of 32 bytes in base64)
+// is refused with the head, as missing headers are: no 100 Continue, no body read.
+BOOST_AUTO_TEST_CASE(a_malformed_signature_header_gets_401_before_the_body) {
+  TempDir dir;
+  ServerProcess server(dir);
+  const std::string now = std::to_string(std::time(nullptr));
+  for (const std::string signature : {"no-version-prefix", "v1", "v1,!!!not-base64!!!", "v1a,c2lnbmF0dXJl"}) {
+    BOOST_TEST_CONTEXT(signature) {
+      RawConnection upload(server.port());
+      BOOST_TEST(upload.send(hostile::upload_head(60000, "Expect: 100-continue\r\nsvix-id: msg_m\r\nsvix-timestamp: " +
+                                                             now + "\r\nsvix-signature: " + signature + "\r\n")));
+      const std::string answer = upload.receive(2s);
+      BOOST_TEST(answer.starts_with("HTTP/1.1 401"), answer.substr(0, 40));
+      BOOST_TEST(answer.find("100 Continue") == std::string::npos, answer);
+      BOOST_TEST(answer.find("malformed signature header") != std::string::npos, answer);
+      BOOST_TEST(answer.find("Connection: close") != std::string::npos, answer);
+    }
+  }
+  BOOST_TEST(hostile::deliveries(server.database()) == 0);
   BOOST_TEST(server.stop() == 0);
 }
 
