@@ -304,6 +304,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
 
     Request request = parser->release();
     const bool keep_alive = request.keep_alive();
+    const bool http_1_0 = request.version() == 10;
     Response response = co_await router.handle(request);
     // The endpoint is done with the body (the inbox has it, or it was refused): its memory
     // goes with its budget, before a refusal's pause below.
@@ -322,6 +323,10 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     }
     // An endpoint may close the connection itself (a failed console sign-in does).
     response.keep_alive(keep_alive && response.keep_alive() && !stopping.load());
+    // An HTTP/1.0 client that asked to keep the connection is told it is kept: our answers
+    // are HTTP/1.1, whose keep-alive is implicit, but a 1.0 client assumes a close unless
+    // told otherwise.
+    if (http_1_0 && response.keep_alive()) response.set(bhttp::field::connection, "keep-alive");
     if (!co_await write_response(stream, response, limits, answer_bytes)) co_return;
     if (!response.keep_alive()) co_return;
   }

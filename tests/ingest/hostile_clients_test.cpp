@@ -110,6 +110,28 @@ BOOST_AUTO_TEST_CASE(a_malformed_signature_header_gets_401_before_the_body) {
   BOOST_TEST(server.stop() == 0);
 }
 
+// An HTTP/1.0 client that asks to keep its connection is told it is kept (our answers are
+// HTTP/1.1, whose keep-alive a 1.0 client does not assume); one that does not ask has its
+// connection closed after the answer.
+BOOST_AUTO_TEST_CASE(an_http_1_0_keep_alive_is_announced) {
+  TempDir dir;
+  ServerProcess server(dir);
+  RawConnection kept(server.port());
+  for (int i = 0; i < 2; ++i) {
+    BOOST_TEST(kept.send("GET /healthz HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\n\r\n"));
+    const std::string answer = kept.receive_response(5s);
+    BOOST_TEST(answer.starts_with("HTTP/1.1 200"), answer);
+    BOOST_TEST(answer.find("Connection: keep-alive\r\n") != std::string::npos, answer);
+  }
+  RawConnection once(server.port());
+  BOOST_TEST(once.send("GET /healthz HTTP/1.0\r\nHost: x\r\n\r\n"));
+  const std::string answer = once.receive_response(5s);
+  BOOST_TEST(answer.starts_with("HTTP/1.1 200"), answer);
+  BOOST_TEST(answer.find("keep-alive") == std::string::npos, answer);
+  BOOST_TEST(once.closed_by_server(5s));
+  BOOST_TEST(server.stop() == 0);
+}
+
 // 3. SIGTERM with a client stalled mid-body crashed (double free, exit 134): the drain
 // gave up before the body deadline and destroyed a session under the listener.
 BOOST_AUTO_TEST_CASE(sigterm_with_a_stalled_client_exits_0) {
