@@ -13,17 +13,30 @@ Result<OutputFile> OutputFile::open(const std::string& path) {
   if (path.empty() || path == "-") return OutputFile(STDOUT_FILENO, false, "<stdout>");
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return fail(path + ": " + std::strerror(errno));
-  // An existing file keeps its mode through O_TRUNC: it holds health data now.
-  if (::fchmod(fd, 0600) != 0) {
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
     const int error = errno;
     ::close(fd);
     return fail(path + ": " + std::strerror(error));
   }
-  return OutputFile(fd, true, path);
+  // An existing file keeps its mode through O_TRUNC: it holds health data now. Only a
+  // regular file: a device or a pipe (/dev/null, a FIFO a reader waits on) is not ours to
+  // change, and has no data of its own to sync.
+  const bool regular = S_ISREG(info.st_mode);
+  if (regular && ::fchmod(fd, 0600) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return fail(path + ": " + std::strerror(error));
+  }
+  return OutputFile(fd, true, path, regular);
 }
 
 OutputFile::OutputFile(OutputFile&& other) noexcept
-    : fd_(other.fd_), owns_(other.owns_), name_(std::move(other.name_)), buffer_(std::move(other.buffer_)) {
+    : fd_(other.fd_),
+      owns_(other.owns_),
+      regular_(other.regular_),
+      name_(std::move(other.name_)),
+      buffer_(std::move(other.buffer_)) {
   other.fd_ = -1;
   other.owns_ = false;
 }
@@ -50,7 +63,7 @@ Result<void> OutputFile::close() {
   const int fd = fd_;
   fd_ = -1;
   owns_ = false;
-  if (::fsync(fd) != 0) {
+  if (regular_ && ::fsync(fd) != 0) {
     const int error = errno;
     ::close(fd);
     return fail(name_ + ": " + std::strerror(error));

@@ -4,7 +4,8 @@
 // 1 MiB, so memory stays flat for any number of rows. Errors (disk full, closed pipe)
 // come back as values naming the file.
 //
-// A file is created with mode 0600: exports hold health data. "-" is standard output.
+// A file is created with mode 0600 (an existing regular file is made 0600): exports hold
+// health data. A device or a FIFO is written as it is. "-" is standard output.
 // Used by one thread.
 #include <string>
 
@@ -29,9 +30,11 @@ class OutputFile {
 
  private:
   static constexpr size_t kFlushBytes = 1 << 20;
-  OutputFile(int fd, bool owns, std::string name) : fd_(fd), owns_(owns), name_(std::move(name)) {}
+  OutputFile(int fd, bool owns, std::string name, bool regular = false)
+      : fd_(fd), owns_(owns), regular_(regular), name_(std::move(name)) {}
   int fd_;
   bool owns_;
+  bool regular_;  // a regular file: made 0600, synced on close (not a device or a pipe)
   std::string name_;
   std::string buffer_;
 };
