@@ -88,9 +88,12 @@ Result<void> deregister_at_service(const fetcher::ServiceAccess& access, const P
   constexpr std::string_view kCommand = "purge-user";
   auto deregistered = fetcher::deregister_user(access, flags.user_id, flags.deregister);
   if (!deregistered || !*deregistered) {
-    // No answer (a timeout, a connection lost): the service may have acted before it was
-    // lost; an answer, even an error, says it did not.
-    const bool answer_lost = !deregistered && deregistered.error().find(": HTTP ") == std::string::npos;
+    // No answer (a timeout, a connection lost, a gateway's 502 or 504 in front of the
+    // service): the service may have acted before it was lost; its own answer, even an
+    // error, says it did not.
+    const bool answer_lost = !deregistered && (deregistered.error().find(": HTTP ") == std::string::npos ||
+                                               deregistered.error().find(": HTTP 502") != std::string::npos ||
+                                               deregistered.error().find(": HTTP 504") != std::string::npos);
     report_error(kCommand, (deregistered ? "the service answered success=false to deregistering from " + flags.deregister
                                          : deregistered.error()) +
                                "; nothing was erased" +

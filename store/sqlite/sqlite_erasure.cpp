@@ -91,17 +91,18 @@ class SqliteErasure final : public Erasure {
     if (!lock) return fail(lock);
     // A database from before migration 009 gets its user columns now (006: `erasures`).
     if (auto migrated = migrate(db_); !migrated) return fail(migrated);
-    if (auto selected = select(user_id); !selected) return fail(selected);
-    // One transaction, as on PostgreSQL: interrupted (kill -9, power loss), an erasure
-    // leaves nothing erased and no record, and the next run erases and records it all.
-    // (Splitting it by table group bounds nothing: the samples, its bulk, are one group.)
-    ErasureReport report;
     if (once_locked) {
       // The write lock is free now (another process holding it past the busy timeout is
       // refused here, before once_locked), and is not held while once_locked waits.
       if (auto probe = sqlite::Transaction::begin(db_); !probe) return fail(probe);
       if (auto done = once_locked(); !done) return fail(done);
     }
+    // After once_locked: rows another command wrote for the user meanwhile are chosen too.
+    if (auto selected = select(user_id); !selected) return fail(selected);
+    // One transaction, as on PostgreSQL: interrupted (kill -9, power loss), an erasure
+    // leaves nothing erased and no record, and the next run erases and records it all.
+    // (Splitting it by table group bounds nothing: the samples, its bulk, are one group.)
+    ErasureReport report;
     auto txn = sqlite::Transaction::begin(db_);
     if (!txn) return fail(txn);
     auto newest = newest_of_theirs();  // the inbox's newest row, when it is the user's

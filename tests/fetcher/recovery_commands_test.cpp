@@ -430,6 +430,17 @@ BOOST_AUTO_TEST_CASE(purge_user_erases_nothing_when_deregistering_fails) {
   result = test::run_healthhook({"purge-user", kNoticeUser, "--deregister", "garmin", "--config", config});
   BOOST_TEST(result.exit_code == 1);
   BOOST_TEST(result.stderr_text.find("HTTP 500") != std::string::npos, result.stderr_text);
+  BOOST_TEST(result.stderr_text.find("before its answer was lost") == std::string::npos, result.stderr_text);
+  BOOST_TEST(test::query_int(database, erasures) == 0);
+
+  // A gateway's 504: the service may have acted; the user is told how to erase the rows.
+  error.status = 504;
+  service.inject("/v2/user/" + kNoticeUser + "/garmin", error);
+  result = test::run_healthhook({"purge-user", kNoticeUser, "--deregister", "garmin", "--config", config});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.stderr_text.find("before its answer was lost, purge-user without --deregister erases the stored "
+                                     "rows") != std::string::npos,
+             result.stderr_text);
   BOOST_TEST(test::query_int(database, erasures) == 0);
 }
 
