@@ -44,6 +44,20 @@ void append_quoted_excerpt(std::string& out, std::string_view text, size_t max_b
   json::append_string(out, excerpt);
 }
 
+namespace {
+
+// JSON's integer grammar: an optional minus, then 0 or a digit 1-9 and more digits.
+bool is_json_integer(std::string_view token) {
+  if (!token.empty() && token.front() == '-') token.remove_prefix(1);
+  if (token.empty() || (token.front() == '0' && token.size() > 1)) return false;
+  for (const char c : token) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::string_view json_type_name(od::json_type type) {
   switch (type) {
     case od::json_type::array: return "an array";
@@ -307,7 +321,12 @@ bool JsonReader::validate(od::value v, size_t depth, std::string_view* raw_out) 
     }
     case od::json_type::number: {
       od::number n;
-      if (auto code = v.get_number().get(n)) return json_problem(code);
+      // An integer past 64 bits is valid JSON that simdjson 3.0.1 cannot hold: a member
+      // only kept as JSON keeps it as sent (an id, a counter); members read as numbers are
+      // checked where they are read. A float out of a double's range stays refused.
+      if (auto code = v.get_number().get(n); code && !is_json_integer(trim_json_space(v.raw_json_token()))) {
+        return json_problem(code);
+      }
       break;
     }
     case od::json_type::boolean: {
