@@ -34,6 +34,8 @@
 namespace hh::cli {
 namespace {
 
+constexpr int64_t kMaxReplayBatch = 100000;
+
 struct ReplayFlags {
   SettingsFlags settings;
   std::vector<std::string> files;
@@ -41,7 +43,7 @@ struct ReplayFlags {
   std::vector<std::string> secret_files;
   bool verify_signatures = false;
   size_t concurrency = 8;
-  size_t batch = 1000;
+  int64_t batch = 1000;  // checked against kMaxReplayBatch
   bool allow_plain_http = false;
   std::string ca_file;
 };
@@ -77,7 +79,7 @@ int run_offline(const ReplayFlags& flags, std::vector<replay::CaptureReader>& re
   auto settings = load_settings_or_report(flags.settings, "replay");
   if (!settings) return kExitBadConfig;
   replay::OfflineOptions options;
-  options.batch_deliveries = flags.batch;
+  options.batch_deliveries = static_cast<size_t>(flags.batch);
   options.max_body_bytes = static_cast<uint64_t>(settings->max_body_bytes);
   if (flags.verify_signatures) {
     std::vector<std::string> secrets;
@@ -239,8 +241,10 @@ int run_replay(const ReplayFlags& flags) {
     report_error("replay", "--secret-file is used with --to or --verify-signatures");
     return kExitBadConfig;
   }
-  if (flags.batch == 0) {
-    report_error("replay", "--batch: must be at least 1");
+  if (flags.batch < 1 || flags.batch > kMaxReplayBatch) {
+    // A batch is also bounded by its bodies' bytes; a count past this only reserves memory.
+    report_error("replay", "--batch: " + std::to_string(flags.batch) + " is not between 1 and " +
+                               std::to_string(kMaxReplayBatch));
     return kExitBadConfig;
   }
   uint64_t total_bytes = 0;
@@ -273,7 +277,7 @@ void add_replay_command(CLI::App& app, int& exit_code) {
                     "With --to: allow http:// to a host that is not loopback (sends health data unencrypted)");
   command->add_option("--ca-file", flags->ca_file, "With an https:// --to: trust this CA (default: the system's)")
       ->type_name("FILE");
-  command->add_option("--batch", flags->batch, "Offline: deliveries per transaction (default 1000)");
+  command->add_option("--batch", flags->batch, "Offline: deliveries per transaction (default 1000, at most 100000)");
   command->callback([flags, &exit_code] { exit_code = run_replay(*flags); });
 }
 

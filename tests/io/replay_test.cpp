@@ -2,6 +2,7 @@
 // database rebuilds the same tables; re-sending to a running receiver (replay --to) gives
 // the same tables as offline replay; malformed lines are reported as file:line and the
 // rest go on; signatures can be checked offline.
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
 #include <fstream>
@@ -262,6 +263,14 @@ BOOST_AUTO_TEST_CASE(replay_usage_errors_exit_2) {
   BOOST_TEST(stray.exit_code == 2);
   auto verify = run_healthhook({"replay", path, "--database", dir.file("x.db"), "--verify-signatures"});
   BOOST_TEST(verify.exit_code == 2);
+  // --batch out of its range: one line and 2, never an abort (a negative count once became
+  // a huge size and threw from the reservation).
+  for (const std::string batch : {"0", "-1", "100001", "18446744073709551615", "4294967296"}) {
+    auto bad = run_healthhook({"replay", path, "--database", dir.file("x.db"), "--batch", batch});
+    BOOST_TEST(bad.exit_code == 2, batch << ": " << bad.stderr_text);
+    BOOST_TEST(bad.stderr_text.find("--batch") != std::string::npos, bad.stderr_text);
+    BOOST_TEST(std::count(bad.stderr_text.begin(), bad.stderr_text.end(), '\n') == 1, bad.stderr_text);
+  }
 }
 
 // Captured deliveries are health data: `replay --to` sends them in clear text only to this
