@@ -8,6 +8,9 @@
 // organization does not have), 1 when the service cannot be reached.
 #include <unistd.h>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -20,12 +23,15 @@
 #include "cli/commands.h"
 #include "cli/service_access.h"
 #include "cli/service_probe.h"
+#include "common/http_client/tls_context.h"
 #include "common/json_writer.h"
 #include "config/secrets.h"
 #include "fetcher/calls/org_teams.h"
 #include "receiver/http/server_tls.h"
 #include "receiver/signature/webhook_signature.h"
 #include "store/database_location.h"
+#include "store/open_readers.h"
+#include "store/read_store.h"
 
 namespace hh::cli {
 namespace {
@@ -85,6 +91,50 @@ std::optional<int> compare_teams_or_report(const config::Settings& settings, int
   return std::nullopt;
 }
 
+// SQLite: a database file that exists must be a healthhook store this binary can read (not a
+// folder, another program's file, or a newer schema); one that does not, serve creates.
+// An empty file is a new database to SQLite, and to serve.
+Result<void> check_existing_store(const std::string& file) {
+  if (store::names_missing_file(file)) return {};
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) return fail("database: " + file + " is a folder");
+  if (std::filesystem::is_regular_file(file, ec) && std::filesystem::file_size(file, ec) == 0) return {};
+  if (auto reader = store::open_read_store(store::Database(file)); !reader) return fail("database: " + reader.error());
+  return {};
+}
+
+// serve binds the first address the resolver gives for `listen` (validated as HOST:PORT).
+Result<void> check_listen_address(const std::string& listen) {
+  const auto colon = listen.rfind(':');
+  std::string host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::resolver resolver(io);
+  boost::system::error_code ec;
+  const auto results = resolver.resolve(host, listen.substr(colon + 1), boost::asio::ip::resolver_base::passive, ec);
+  if (ec || results.empty()) return fail("listen: cannot resolve " + listen + ": " + ec.message());
+  return {};
+}
+
+// The CA files as the fetcher (relative to the configuration's folder) and the forwarder
+// (a secret path: $CREDENTIALS_DIRECTORY too) resolve and load them.
+Result<void> check_ca_files(const config::Settings& settings) {
+  if (!settings.service.ca_file.empty()) {
+    const std::filesystem::path ca(settings.service.ca_file);
+    const std::string path = ca.is_absolute() ? ca.string() : (std::filesystem::path(settings.base_dir) / ca).string();
+    if (auto context = http_client::client_tls_context(path); !context) {
+      return fail("service.ca_file: " + context.error());
+    }
+  }
+  for (size_t i = 0; i < settings.forwards.size(); ++i) {
+    const std::string& ca_file = settings.forwards[i].ca_file;
+    if (ca_file.empty()) continue;
+    auto context = http_client::client_tls_context(config::resolve_secret_path(ca_file, settings.base_dir));
+    if (!context) return fail("forward[" + std::to_string(i) + "].ca_file: " + context.error());
+  }
+  return {};
+}
+
 int run_check_config(const CheckConfigFlags& flags) {
   auto settings = load_settings_or_report(flags.settings, "check-config");
   if (!settings) return kExitBadConfig;
@@ -135,6 +185,22 @@ int run_check_config(const CheckConfigFlags& flags) {
         return kExitBadConfig;
       }
     }
+  }
+  // What serve opens at start, opened now: a store file that is there, the listen address,
+  // the CA files of the service and of each [[forward]].
+  if (*kind == store::DatabaseKind::sqlite_file) {
+    if (auto opened = check_existing_store(settings->database); !opened) {
+      report_error("check-config", opened.error());
+      return kExitBadConfig;
+    }
+  }
+  if (auto resolved = check_listen_address(settings->listen); !resolved) {
+    report_error("check-config", resolved.error());
+    return kExitBadConfig;
+  }
+  if (auto loaded = check_ca_files(*settings); !loaded) {
+    report_error("check-config", loaded.error());
+    return kExitBadConfig;
   }
   if (!settings->tls.cert_file.empty()) {
     auto certificate =

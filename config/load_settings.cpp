@@ -1,5 +1,8 @@
 #include "config/load_settings.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -20,8 +23,8 @@ std::string env_name(std::string_view key) {
   return name;
 }
 
-// The line of the key `error` is about ("max_body_bytes: …"; "forward[1].url: …": the
-// line of that [[forward]] block, which toml++ does not give the key), from `lines`.
+// The line of the key `error` is about ("max_body_bytes: …"; "forward[1].url: …": that
+// key's line, else that [[forward]] block's), from `lines`.
 std::optional<int64_t> line_of(const std::string& error, const KeyLines& lines) {
   const std::string key = error.substr(0, error.find(": "));
   auto line = lines.find(key);
@@ -49,7 +52,15 @@ Result<void> apply_table(Settings& settings, const toml::table& table, const std
     lines[name] = key_line;
     if (const auto* array = node.as_array()) {
       for (size_t i = 0; i < array->size(); ++i) {
-        lines[name + "[" + std::to_string(i) + "]"] = (*array)[i].source().begin.line;
+        const std::string element_name = name + "[" + std::to_string(i) + "]";
+        lines[element_name] = (*array)[i].source().begin.line;
+        const auto* element = (*array)[i].as_table();
+        if (!element) continue;
+        // Each key of a [[forward]] block on its own line: the value's, where the key has none.
+        for (const auto& [element_key, value] : *element) {
+          const auto line = element_key.source().begin.line ? element_key.source().begin.line : value.source().begin.line;
+          if (line) lines[element_name + "." + std::string(element_key.str())] = line;
+        }
       }
     }
     auto applied = key->from_toml(settings, node);
@@ -182,6 +193,12 @@ Result<void> validate_management(const ManagementSettings& management) {
 
 }  // namespace
 
+bool is_header_name(std::string_view name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+  });
+}
+
 const TeamSettings* find_team(const ServiceSettings& service, std::string_view team_id) {
   for (const auto& team : service.teams) {
     if (!team_id.empty() && team.team_id == team_id) return &team;
@@ -203,6 +220,14 @@ Result<void> validate(const Settings& s) {
   }
   if (s.webhook_path.empty() || s.webhook_path.front() != '/') {
     return key_error("webhook_path", "must start with '/', got " + toml_string(s.webhook_path));
+  }
+  // The path as a request line spells it: no query, fragment, blank or control character.
+  if (std::any_of(s.webhook_path.begin(), s.webhook_path.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u <= 0x20 || u == 0x7f || c == '?' || c == '#';
+      })) {
+    return key_error("webhook_path", "must be a path without a query, a fragment, blanks or control characters, got " +
+                                         toml_string(s.webhook_path));
   }
   if (s.webhook_path.starts_with("/v1/") || s.webhook_path == "/healthz" || s.webhook_path == "/readyz" ||
       s.webhook_path == "/metrics") {
@@ -231,6 +256,9 @@ Result<void> validate(const Settings& s) {
                      "tls.cert_file and tls.key_file must be set together");
   }
   if (auto url = check_base_url("service.base_url", s.service.base_url); !url) return url;
+  if (!is_header_name(s.service.api_key_header)) {
+    return key_error("service.api_key_header", "not a header name: " + toml_string(s.service.api_key_header));
+  }
   if (auto teams = validate_teams(s.service.teams); !teams) return teams;
   if (auto management = validate_management(s.management); !management) return management;
   return validate_forwards(s.forwards);

@@ -32,6 +32,9 @@ Result<void> apply_toml_text(Settings& settings, std::string_view text, const st
 // Checks ranges and combinations after loading ("threads: must be between 0 and 256").
 Result<void> validate(const Settings& settings);
 
+// A header name the API key may be sent in (letters, digits, '-' and '_').
+bool is_header_name(std::string_view name);
+
 // All known keys, for --help and error messages.
 const std::vector<std::string>& known_keys();
 

@@ -85,7 +85,7 @@ bool is_signing_secret(std::string_view secret) {
 void warn_if_shared(const std::string& path, const std::string& base_dir) {
   const std::string resolved = resolve_secret_path(path, base_dir);
   struct stat info {};
-  if (::stat(resolved.c_str(), &info) == 0 && (info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+  if (::stat(resolved.c_str(), &info) == 0 && S_ISREG(info.st_mode) && (info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
     log::warn("secret_file_permissions")
         .str("file", resolved)
         .str("reason", "readable or writable by group or others; chmod 600 it");

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "common/asio_token.h"
+#include "config/load_settings.h"
 #include "common/log.h"
 #include "common/thread_name.h"
 #include "fetcher/providers_sync.h"
@@ -186,10 +187,7 @@ Result<std::unique_ptr<Fetcher>> Fetcher::create(FetcherOptions options, store::
   if (!base) return fail(base);
   if (auto key = check_api_key(options.api_key, "service.api_key_file"); !key) return fail(key);
   const auto& header = options.service.api_key_header;
-  const bool token = !header.empty() && std::all_of(header.begin(), header.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
-  });
-  if (!token) return fail("service.api_key_header: not a header name: \"" + header + "\"");
+  if (!config::is_header_name(header)) return fail("service.api_key_header: not a header name: \"" + header + "\"");
   if (!options.now_ms) options.now_ms = unix_now_ms;
   const store::Database database = options.database;
   std::unique_ptr<Fetcher> fetcher(new Fetcher(nullptr));

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <thread>
 
+#include <sqlite3.h>
+
 #include "store/sqlite/database.h"
 #include "tests/support/http_client.h"
 #include "tests/support/raw_connection.h"
@@ -550,6 +552,41 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   auto dangling = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--database", dir.file("dangling.db")});
   BOOST_TEST(dangling.exit_code == 2);
   BOOST_TEST(dangling.stderr_text.find("dangling.db: the link leads nowhere") != std::string::npos, dangling.stderr_text);
+  // What serve opens at start and refuses, refused now: a database that is a folder, not a
+  // SQLite file, or another program's; an address that does not resolve; CA files that do
+  // not load (the service's, a destination's). An empty file is a new database, as to serve.
+  std::filesystem::create_directory(dir.file("folder.db"));
+  dir.write("text.db", "not a database\n");
+  dir.write("empty.db", "");
+  {
+    sqlite3* other = nullptr;
+    BOOST_REQUIRE(sqlite3_open(dir.file("other.db").c_str(), &other) == SQLITE_OK);
+    BOOST_REQUIRE(sqlite3_exec(other, "CREATE TABLE notes(x)", nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(other);
+  }
+  for (const std::string name : {"folder.db", "text.db", "other.db"}) {
+    auto refused = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--database", dir.file(name)});
+    BOOST_TEST(refused.exit_code == 2, name << ": " << refused.stderr_text);
+    BOOST_TEST(refused.stderr_text.find(name) != std::string::npos, name << ": " << refused.stderr_text);
+  }
+  auto empty = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--database", dir.file("empty.db")});
+  BOOST_TEST(empty.exit_code == 0, empty.stderr_text);
+  auto unresolved = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--listen", "no-such-host.invalid:8080"});
+  BOOST_TEST(unresolved.exit_code == 2);
+  BOOST_TEST(unresolved.stderr_text.find("listen: cannot resolve no-such-host.invalid:8080") != std::string::npos,
+             unresolved.stderr_text);
+  dir.write("not-pem.pem", "not a certificate\n");
+  auto service_ca = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--set",
+                                    "service.ca_file=" + dir.file("missing-ca.pem")});
+  BOOST_TEST(service_ca.exit_code == 2);
+  BOOST_TEST(service_ca.stderr_text.find("service.ca_file: cannot load " + dir.file("missing-ca.pem")) != std::string::npos,
+             service_ca.stderr_text);
+  dir.write("fwd-secret", random_secret());
+  dir.write("fwd.toml", "database = \"" + dir.file("z.db") + "\"\n[[forward]]\nurl = \"https://127.0.0.1:9/in\"\n"
+                        "secret_file = \"fwd-secret\"\nca_file = \"not-pem.pem\"\n");
+  auto forward_ca = run_healthhook({"check-config", "--config", dir.file("fwd.toml")});
+  BOOST_TEST(forward_ca.exit_code == 2);
+  BOOST_TEST(forward_ca.stderr_text.find("forward[0].ca_file: ") != std::string::npos, forward_ca.stderr_text);
 
   // A secret pasted where its file's name belongs is not printed back (to a terminal, or
   // the journal under systemd); a file name that is not one still is.

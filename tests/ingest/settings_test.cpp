@@ -108,13 +108,29 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
                                                 "\n[[forward]]\nurl = 5\nsecret_file = \"s\"\n"),
                             fake_env, {});
   BOOST_REQUIRE(!s.ok());
-  BOOST_TEST(s.error().find("k.toml:5: forward[1].url: expected a string") != std::string::npos, s.error());
+  BOOST_TEST(s.error().find("k.toml:6: forward[1].url: expected a string") != std::string::npos, s.error());
   s = config::load_settings(dir.write("l.toml", "listen = \"127.0.0.1:8080\"\n[[forward]]\n"
                                                 "url = \"https://a.example/x\"\nsecret_file = \"s\"\n[[forward]]\n"
                                                 "url = \"ftp://b\"\nsecret_file = \"s\"\n"),
                             fake_env, {});
   BOOST_REQUIRE(!s.ok());
-  BOOST_TEST(s.error().find("l.toml:5: forward[1].url:") != std::string::npos, s.error());
+  BOOST_TEST(s.error().find("l.toml:6: forward[1].url:") != std::string::npos, s.error());
+  // In a [[service.teams]] block: the key's own line too.
+  s = config::load_settings(dir.write("m.toml", "[[service.teams]]\nteam_id = \"t1\"\n\nbase_url = 7\n"), fake_env, {});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("m.toml:4: service.teams[0].base_url: expected a string") != std::string::npos, s.error());
+  // A header the API key could not be sent in, a webhook path no request line can name.
+  s = config::load_settings(dir.write("n.toml", "[service]\n\napi_key_header = \"x api: key\"\n"), fake_env, {});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("n.toml:3: service.api_key_header: not a header name") != std::string::npos, s.error());
+  BOOST_TEST(!config::load_settings(std::nullopt, fake_env, {{"service.api_key_header", ""}}).ok());
+  for (const char* path : {"/a?x=1", "/a b", "/a#b", "/web\thooks", "/w\x7f"}) {
+    s = config::load_settings(std::nullopt, fake_env, {{"webhook_path", path}});
+    BOOST_REQUIRE_MESSAGE(!s.ok(), path);
+    BOOST_TEST(s.error().find("webhook_path: ") == 0u, s.error());
+  }
+  BOOST_TEST(config::load_settings(std::nullopt, fake_env, {{"webhook_path", "/hooks/vital-2_x.~"}}).ok());
+
   s = config::load_settings(g, fake_env, {{"service.concurrency", "2000"}});
   BOOST_REQUIRE(!s.ok());
   BOOST_TEST(s.error().starts_with("service.concurrency: must be between 1 and 1024, got 2000"), s.error());

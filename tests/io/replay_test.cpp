@@ -539,6 +539,7 @@ BOOST_AUTO_TEST_CASE(resending_signs_with_the_configurations_secret) {
   auto is_folder = run_healthhook({"check-config", "--config", folder});
   BOOST_TEST(is_folder.exit_code == 2);
   BOOST_TEST(is_folder.stderr_text.find("secret-folder: it is a folder") != std::string::npos, is_folder.stderr_text);
+  BOOST_TEST(std::count(is_folder.stderr_text.begin(), is_folder.stderr_text.end(), '\n') == 1, is_folder.stderr_text);
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // replay_test
