@@ -1,5 +1,6 @@
 // healthhook: one binary, one subcommand per job (spec §6).
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -54,6 +55,9 @@ std::string command_prefix(const CLI::App& top) {
 
 int main(int argc, char** argv) {
   hh::store::prepare_backends();  // before any command opens a store
+  // A file-size limit (ulimit -f, systemd's LimitFSIZE) reached by a write must fail that
+  // write (EFBIG: a 503 in serve, an error elsewhere), not kill the process with SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"healthhook: self-hosted receiver for a health-data service's signed webhooks"};
   app.set_version_flag("-V,--version", "healthhook " HEALTHHOOK_VERSION);
   app.require_subcommand(1);
