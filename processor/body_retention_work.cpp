@@ -1,5 +1,7 @@
 #include "processor/body_retention_work.h"
 
+#include <cstdint>
+
 #include "common/log.h"
 
 namespace hh::processor {
@@ -15,18 +17,51 @@ bool BodyRetentionWork::run_once(int64_t /*durable_seq: only applied deliveries 
 }
 
 bool BodyRetentionWork::remove_batch(int64_t now) {
+  if (late_from_ms_) return sweep_late(now);
   auto removed = retention_->remove_bodies(now - keep_ms_, kDeliveriesPerBatch, now);
   if (!removed) {
     log::warn("body_retention_failed").str("error", removed.error());
     next_check_ms_ = now + kCheckEveryMs;
     return false;
   }
-  stats_.bodies_removed.fetch_add(static_cast<uint64_t>(removed->deliveries), std::memory_order_relaxed);
-  stats_.bytes_removed.fetch_add(static_cast<uint64_t>(removed->bytes), std::memory_order_relaxed);
-  round_deliveries_ += removed->deliveries;
-  unlogged_deliveries_ += removed->deliveries;
-  unlogged_bytes_ += removed->bytes;
+  count(*removed);
   if (removed->more) return true;
+  if (now >= next_late_sweep_ms_) {  // the walk is done for now: look for late ones behind it
+    late_from_ms_ = INT64_MIN;
+    next_late_sweep_ms_ = now + kLateSweepEveryMs;
+    return true;
+  }
+  return end_round(now);
+}
+
+bool BodyRetentionWork::sweep_late(int64_t now) {
+  auto swept = retention_->remove_late_bodies(now - keep_ms_, *late_from_ms_, kLateRowsPerStep, now);
+  if (!swept) {
+    log::warn("body_retention_failed").str("error", swept.error());
+    late_from_ms_.reset();  // the next sweep starts over, in an hour
+    next_check_ms_ = now + kCheckEveryMs;
+    return false;
+  }
+  count(swept->removed);
+  if (!swept->done) {
+    late_from_ms_ = swept->next_from_ms;
+    return true;
+  }
+  late_from_ms_.reset();
+  return end_round(now);
+}
+
+void BodyRetentionWork::count(const store::RemovedBodies& removed) {
+  stats_.bodies_removed.fetch_add(static_cast<uint64_t>(removed.deliveries), std::memory_order_relaxed);
+  stats_.bytes_removed.fetch_add(static_cast<uint64_t>(removed.bytes), std::memory_order_relaxed);
+  round_deliveries_ += removed.deliveries;
+  unlogged_deliveries_ += removed.deliveries;
+  unlogged_bytes_ += removed.bytes;
+}
+
+// Nothing more to remove now: log what this round removed, give the space back, or, when
+// it removed nothing, look again in a minute.
+bool BodyRetentionWork::end_round(int64_t now) {
   if (round_deliveries_ == 0) {
     next_check_ms_ = now + kCheckEveryMs;
     return false;

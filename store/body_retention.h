@@ -33,6 +33,14 @@ struct RemovedBodies {
   bool more = false;       // the batch was full: more may be waiting
 };
 
+// One step of the sweep over deliveries that arrived late in received_at order
+// (remove_late_bodies).
+struct LateSweep {
+  RemovedBodies removed;
+  int64_t next_from_ms = 0;  // where the next step starts (a received_at)
+  bool done = false;         // the cutoff was reached: the sweep is over
+};
+
 class BodyRetention {
  public:
   virtual ~BodyRetention() = default;
@@ -40,6 +48,14 @@ class BodyRetention {
   // received before `received_before_ms` (Unix ms), oldest first, recording each at `now_ms`.
   virtual Result<RemovedBodies> remove_bodies(int64_t received_before_ms, int64_t max_deliveries,
                                               int64_t now_ms) = 0;
+  // remove_bodies walks in seq order and stops at the first delivery too new, so one
+  // received before older-seq ones (a capture replayed with its signed times, a clock set
+  // back) would wait behind them. This sweep finds those: it looks at up to `max_rows`
+  // deliveries in received_at order from `from_ms` (received_at index, no body read),
+  // received before `received_before_ms`, and removes the bodies of those that lie beyond
+  // remove_bodies' walk, are applied, and still have one; one transaction.
+  virtual Result<LateSweep> remove_late_bodies(int64_t received_before_ms, int64_t from_ms, int64_t max_rows,
+                                               int64_t now_ms) = 0;
   // Gives at most `max_bytes` of freed space back to the file system where the backend can
   // (SQLite: incremental vacuum, on a database created with auto_vacuum = INCREMENTAL).
   // Returns whether freed space is left to give back.

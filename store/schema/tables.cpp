@@ -37,6 +37,8 @@ constexpr Column kRemovedBodies[] = {{"seq", kInt, kNotNull},
                                      {"removed_at_ms", kInt, kNotNull},
                                      {"user_id", kText, kNull}};
 constexpr Column kProcessorState[] = {{"id", kInt, kNotNull}, {"applied_seq", kInt, kNotNull}};
+// Where body retention's walk stands (SQLite 016): one row, once it has removed a body.
+constexpr Column kRetentionWalk[] = {{"id", kInt, kNotNull}, {"walked_seq", kInt, kNotNull}};
 constexpr Column kProcessorShards[] = {{"shard", kInt, kNotNull}, {"applied_seq", kInt, kNotNull}};
 
 // ---- Derived tables that are not one row per key (SQLite 002, 005, 009, 011).
@@ -171,6 +173,7 @@ std::vector<Table> all_tables() {
       // copied, `serve` on PostgreSQL writes the entries in the writer's transactions.
       {"forward_positions", kForwardPositions, kDestinationModeKey, Role::operational, "", false, {},
        Backends::sqlite_only},
+      {"retention_walk", kRetentionWalk, kIdKey, Role::operational, "", true},
       {"processor_state", kProcessorState, kIdKey, Role::operational, "", false},
       {"processor_shards", kProcessorShards, kShardKey, Role::operational, "", false, {}, Backends::postgres_only},
   };

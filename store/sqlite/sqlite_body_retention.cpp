@@ -10,22 +10,39 @@
 namespace hh::store {
 namespace {
 
-// Walks the inbox in seq order from just after the last removed body, so each batch starts
-// where the previous one stopped instead of stepping over every row removed so far. It
-// stops at the first delivery that is too new or not applied yet: received_at (taken when
-// the request arrived, or the fetch ended) nearly always grows with seq, so little older
-// lies beyond it. A clock stepped back, or a replayed capture's older times, only delays
-// the removal of what follows until that row is old enough; nothing is removed early.
-// The walk starts after the last removed body that had bytes: `purge-user` may leave a
-// placeholder of no bytes at the newest seq, recorded as removed (sqlite_erasure.cpp,
-// keep_seq_taken), above deliveries whose bodies are still there; rows already recorded
-// are passed over.
+// Walks the inbox in seq order from where the walk stands (retention_walk, 016), so each
+// batch starts where the previous one stopped instead of stepping over every row removed so
+// far. It stops at the first delivery that is too new or not applied yet: received_at
+// (taken when the request arrived, or the fetch ended) nearly always grows with seq. What
+// was received earlier than its seq suggests (a replayed capture's older times, a clock
+// stepped back) lies beyond that stop: the late sweep below removes it, and never moves
+// the walk. Without a retention_walk row (a database before 016) the walk starts after the
+// last removed body that had bytes, as it did: `purge-user` may leave a placeholder of no
+// bytes at the newest seq, recorded as removed (sqlite_erasure.cpp, keep_seq_taken), above
+// deliveries whose bodies are still there. Rows already recorded are passed over.
+constexpr const char* kWalkedTo =
+    "SELECT coalesce((SELECT walked_seq FROM retention_walk WHERE id = 1), "
+    "(SELECT seq FROM removed_bodies WHERE body_bytes > 0 ORDER BY seq DESC LIMIT 1), 0)";
+// ?1 where the walk stands, ?2 the most rows.
 constexpr const char* kCandidates =
     "SELECT seq, received_at, body FROM inbox "
-    "WHERE seq > coalesce((SELECT seq FROM removed_bodies WHERE body_bytes > 0 ORDER BY seq DESC LIMIT 1), 0) "
+    "WHERE seq > ?1 "
     "AND seq <= (SELECT applied_seq FROM processor_state WHERE id = 1) "
     "AND NOT EXISTS (SELECT 1 FROM removed_bodies AS r WHERE r.seq = inbox.seq) "
-    "ORDER BY seq LIMIT ?1";
+    "ORDER BY seq LIMIT ?2";
+// The late sweep (body_retention.h): a step's rows in received_at order, from the index
+// alone; then, for each beyond the walk and applied, its body unless already removed.
+constexpr const char* kLateRows =
+    "SELECT seq, received_at FROM inbox INDEXED BY deliveries_received_at "
+    "WHERE received_at >= ?1 AND received_at < ?2 ORDER BY received_at LIMIT ?3";
+// Where the walk stands after a batch (the last delivery it took), written by every batch
+// and before any late removal, so that the fallback above is read once at most.
+constexpr const char* kWalkTo =
+    "INSERT INTO retention_walk (id, walked_seq) VALUES (1, ?1) "
+    "ON CONFLICT (id) DO UPDATE SET walked_seq = max(walked_seq, excluded.walked_seq)";
+constexpr const char* kApplied = "SELECT applied_seq FROM processor_state WHERE id = 1";
+constexpr const char* kLateBody =
+    "SELECT body FROM inbox WHERE seq = ?1 AND NOT EXISTS (SELECT 1 FROM removed_bodies AS r WHERE r.seq = ?1)";
 constexpr const char* kEmpty = "UPDATE inbox SET headers = '{}', body = x'' WHERE seq = ?1";
 // With the user the processor recorded for the delivery (its outcome), so the row stays
 // findable by `purge-user` once the body that named the user is gone (spec §11).
@@ -41,24 +58,67 @@ struct Removal {
 
 class SqliteBodyRetention final : public BodyRetention {
  public:
-  SqliteBodyRetention(sqlite::Connection& db, sqlite::Statement candidates, sqlite::Statement empty,
-                      sqlite::Statement record)
-      : db_(db), candidates_(std::move(candidates)), empty_(std::move(empty)), record_(std::move(record)) {}
+  struct Statements {
+    sqlite::Statement candidates, late_rows, late_body, walk_to, empty, record;
+  };
+  SqliteBodyRetention(sqlite::Connection& db, Statements statements) : db_(db), s_(std::move(statements)) {}
 
   Result<RemovedBodies> remove_bodies(int64_t received_before_ms, int64_t max_deliveries, int64_t now_ms) override {
     auto txn = sqlite::Transaction::begin(db_);
     if (!txn) return fail(txn);
+    auto walked_to = db_.query_int(kWalkedTo);
+    if (!walked_to) return fail(walked_to);
     RemovedBodies removed;
-    auto chosen = choose(received_before_ms, max_deliveries, removed);
+    auto chosen = choose(walked_to->value_or(0), received_before_ms, max_deliveries, removed);
     if (!chosen) return fail(chosen);
-    for (const Removal& removal : removals_) {
-      empty_.bind(1, removal.seq);
-      if (auto emptied = empty_.run(); !emptied) return fail(emptied);
-      record_.bind(1, removal.seq).bind(2, std::string_view(removal.sha256)).bind(3, removal.bytes).bind(4, now_ms);
-      if (auto recorded = record_.run(); !recorded) return fail(recorded);
-    }
+    if (auto written = write_removals(now_ms); !written) return fail(written);
+    const int64_t walked = removals_.empty() ? walked_to->value_or(0) : removals_.back().seq;
+    if (auto moved = walk_to(walked); !moved) return fail(moved);
     if (auto committed = txn->commit(); !committed) return fail(committed);
     return removed;
+  }
+
+  Result<LateSweep> remove_late_bodies(int64_t received_before_ms, int64_t from_ms, int64_t max_rows,
+                                       int64_t now_ms) override {
+    auto txn = sqlite::Transaction::begin(db_);
+    if (!txn) return fail(txn);
+    auto walked_to = db_.query_int(kWalkedTo);
+    if (!walked_to) return fail(walked_to);
+    if (auto kept = walk_to(walked_to->value_or(0)); !kept) return fail(kept);
+    auto applied = db_.query_int(kApplied);
+    if (!applied) return fail(applied);
+    std::vector<int64_t> seqs, received_at;
+    s_.late_rows.bind(1, from_ms).bind(2, received_before_ms).bind(3, max_rows);
+    auto read = s_.late_rows.for_each_row([&](const sqlite::Statement& row) {
+      seqs.push_back(row.column_int(0));
+      received_at.push_back(row.column_int(1));
+    });
+    if (!read) return fail(read);
+    const LateStepEnd end = late_step_end(received_at, max_rows);
+    LateSweep sweep{{}, end.next_from_ms, end.done};
+    removals_.clear();
+    for (size_t i = 0; i < end.rows; ++i) {
+      if (seqs[i] <= walked_to->value_or(0) || seqs[i] > applied->value_or(0)) continue;
+      if (sweep.removed.bytes >= kMaxBodyBatchBytes) {  // the rest in the next step, from here
+        sweep.next_from_ms = received_at[i];
+        sweep.done = false;
+        sweep.removed.more = true;
+        break;
+      }
+      s_.late_body.bind(1, seqs[i]);
+      auto has_body = s_.late_body.step();
+      if (!has_body) return fail(has_body);
+      if (*has_body) {
+        const std::string_view body = s_.late_body.column_blob(0);
+        removals_.push_back(Removal{seqs[i], sha256_hex(body), static_cast<int64_t>(body.size())});
+        sweep.removed.deliveries += 1;
+        sweep.removed.bytes += static_cast<int64_t>(body.size());
+      }
+      s_.late_body.reset();
+    }
+    if (auto written = write_removals(now_ms); !written) return fail(written);
+    if (auto committed = txn->commit(); !committed) return fail(committed);
+    return sweep;
   }
 
   Result<RemovedSoFar> removed_so_far(int64_t max_ranges) override {
@@ -97,9 +157,10 @@ class SqliteBodyRetention final : public BodyRetention {
  private:
   // Reads the batch (hashing each body as it goes) before anything is written: the rows
   // are then changed with no read of the same table open.
-  Result<void> choose(int64_t received_before_ms, int64_t max_deliveries, RemovedBodies& removed) {
+  Result<void> choose(int64_t walked_to, int64_t received_before_ms, int64_t max_deliveries, RemovedBodies& removed) {
     removals_.clear();
-    candidates_.bind(1, max_deliveries);
+    auto& candidates_ = s_.candidates;
+    candidates_.bind(1, walked_to).bind(2, max_deliveries);
     BodyBatch batch(received_before_ms, max_deliveries);  // store/body_batch.h: which rows, when to stop
     for (;;) {
       auto has_row = candidates_.step();
@@ -116,8 +177,24 @@ class SqliteBodyRetention final : public BodyRetention {
     return {};
   }
 
+  Result<void> walk_to(int64_t seq) {
+    s_.walk_to.bind(1, seq);
+    return s_.walk_to.run();
+  }
+
+  // Empties the chosen bodies and records each, in the caller's transaction.
+  Result<void> write_removals(int64_t now_ms) {
+    for (const Removal& removal : removals_) {
+      s_.empty.bind(1, removal.seq);
+      if (auto emptied = s_.empty.run(); !emptied) return fail(emptied);
+      s_.record.bind(1, removal.seq).bind(2, std::string_view(removal.sha256)).bind(3, removal.bytes).bind(4, now_ms);
+      if (auto recorded = s_.record.run(); !recorded) return fail(recorded);
+    }
+    return {};
+  }
+
   sqlite::Connection& db_;
-  sqlite::Statement candidates_, empty_, record_;
+  Statements s_;
   std::vector<Removal> removals_;
 };
 
@@ -126,12 +203,19 @@ class SqliteBodyRetention final : public BodyRetention {
 Result<std::unique_ptr<BodyRetention>> open_sqlite_body_retention(sqlite::Connection& write_db) {
   auto candidates = write_db.prepare(kCandidates);
   if (!candidates) return fail(candidates);
+  auto late_rows = write_db.prepare(kLateRows);
+  if (!late_rows) return fail(late_rows);
+  auto late_body = write_db.prepare(kLateBody);
+  if (!late_body) return fail(late_body);
+  auto walk_to = write_db.prepare(kWalkTo);
+  if (!walk_to) return fail(walk_to);
   auto empty = write_db.prepare(kEmpty);
   if (!empty) return fail(empty);
   auto record = write_db.prepare(kRecord);
   if (!record) return fail(record);
-  return std::unique_ptr<BodyRetention>(
-      new SqliteBodyRetention(write_db, std::move(*candidates), std::move(*empty), std::move(*record)));
+  return std::unique_ptr<BodyRetention>(new SqliteBodyRetention(
+      write_db, {std::move(*candidates), std::move(*late_rows), std::move(*late_body), std::move(*walk_to),
+                 std::move(*empty), std::move(*record)}));
 }
 
 }  // namespace hh::store

@@ -12,6 +12,7 @@
 #include "common/sha256.h"
 #include "common/timestamp.h"
 #include "processor/body_retention_work.h"
+#include "store/body_batch.h"
 #include "store/sqlite/sqlite_body_retention.h"
 #include "tests/derived/corpus.h"
 #include "tests/derived/store_dump.h"
@@ -133,6 +134,69 @@ BOOST_AUTO_TEST_CASE(old_applied_bodies_go_with_their_hash_and_the_rest_stays) {
   BOOST_REQUIRE(outcomes_after.size() == outcomes_before.size());
   outcomes_after.back() = outcomes_before.back();  // the pending one: applied now
   BOOST_TEST(outcomes_after == outcomes_before, boost::test_tools::per_element());
+}
+
+// Deliveries received long ago but stored after recent ones (an offline replay of an old
+// capture into a database in use, a clock set back): the seq walk stops at the first recent
+// one, and the late sweep removes them anyway, in the same round; the recent ones and a
+// pending late one keep theirs. The sweep found nothing of them before it existed.
+BOOST_AUTO_TEST_CASE(old_bodies_stored_after_newer_ones_go_too) {
+  TempDir dir;
+  auto db = test::open_store(dir.file("healthhook.db"));
+  std::vector<store::NewDelivery> recent, late;
+  for (int i = 0; i < 5; ++i) recent.push_back(test::sleep_delivery("recent-" + std::to_string(i), "r" + std::to_string(i), 70 + i));
+  for (int i = 0; i < 40; ++i) late.push_back(test::sleep_delivery("late-" + std::to_string(i), "l" + std::to_string(i), 50 + i % 30));
+  test::append_deliveries(db, received_days_ago(recent, 1));
+  test::append_deliveries(db, received_days_ago(late, 40));
+  std::vector<store::NewDelivery> newest;  // more recent ones after them
+  for (int i = 0; i < 5; ++i) newest.push_back(test::sleep_delivery("newest-" + std::to_string(i), "n" + std::to_string(i), 80 + i));
+  test::append_deliveries(db, received_days_ago(newest, 0));
+  test::apply_inbox(db);
+  test::append_deliveries(db, received_days_ago({test::sleep_delivery("pending", "p", 50)}, 40));
+  int64_t now = kRetentionNowMs;
+  auto retention = store::open_sqlite_body_retention(db);
+  BOOST_REQUIRE_MESSAGE(retention, retention.error());
+  processor::BodyRetentionWork work(std::move(*retention), 30, [&now] { return now; });
+  retention_run(work);
+  BOOST_TEST(work.stats().bodies_removed.load() == 40u);
+  BOOST_TEST(test::count(db, "removed_bodies") == 40);
+  BOOST_TEST(test::count(db, "removed_bodies WHERE seq BETWEEN 6 AND 45") == 40);
+  BOOST_TEST(test::count(db, "inbox WHERE length(body) > 0 AND (seq <= 5 OR seq > 45)") == 11);  // and the pending one
+
+  // A minute later the walk looks again but the sweep waits for its hour; once applied, the
+  // pending one goes at the next sweep.
+  test::apply_inbox(db);
+  now += processor::BodyRetentionWork::kCheckEveryMs;
+  retention_run(work);
+  BOOST_TEST(test::count(db, "removed_bodies") == 40);
+  now += processor::BodyRetentionWork::kLateSweepEveryMs;
+  retention_run(work);
+  BOOST_TEST(test::count(db, "removed_bodies") == 41);
+  // The late removals did not move the walk past the recent ones: once they are old, the
+  // walk takes them (it had stopped at the first; a first version of the sweep skipped them).
+  now += 30 * kDayMs;
+  retention_run(work);
+  BOOST_TEST(test::count(db, "removed_bodies WHERE seq <= 5") == 5);
+  BOOST_TEST(test::count(db, "removed_bodies") == 51);
+}
+
+// Where a step of the late sweep ends: short of rows, done; else before the last
+// millisecond's rows, which the next step starts with, unless they are the whole step.
+BOOST_AUTO_TEST_CASE(a_late_sweep_step_ends_on_a_whole_millisecond) {
+  using store::late_step_end;
+  auto end = late_step_end({1, 2, 3}, 4);
+  BOOST_TEST(end.done);
+  BOOST_TEST(end.rows == 3u);
+  end = late_step_end({1, 2, 3, 3}, 4);
+  BOOST_TEST(!end.done);
+  BOOST_TEST(end.rows == 2u);
+  BOOST_TEST(end.next_from_ms == 3);
+  end = late_step_end({5, 5, 5, 5}, 4);
+  BOOST_TEST(!end.done);
+  BOOST_TEST(end.rows == 4u);
+  BOOST_TEST(end.next_from_ms == 6);
+  end = late_step_end({}, 4);
+  BOOST_TEST(end.done);
 }
 
 // As a user runs it: `serve` with [retention] on a database with old and new deliveries,

@@ -434,13 +434,13 @@ BOOST_DATA_TEST_CASE(reset_derived_empties_every_derived_table_and_keeps_the_inb
 
   BOOST_REQUIRE(p->reset_derived());
   // derived_tables() names every table of the schema but the inbox, its outcomes and
-  // cursor, the record of removed bodies, jobs, the record of erasures, and the forwarding
+  // cursor, the record of removed bodies and where retention's walk stands, jobs, the record of erasures, and the forwarding
   // outbox, the record of what its budget dropped, the paused destinations and how far
   // their entries are made (what waits to be sent stays through a rebuild), and each engine's own bookkeeping (SQLite's
   // sqlite_sequence numbers its ids; PostgreSQL's schema_migrations).
   Strings derived(store::schema::derived_tables().begin(), store::schema::derived_tables().end());
   std::sort(derived.begin(), derived.end());
-  const std::string kept = "('inbox', 'delivery_outcomes', 'processor_state', 'removed_bodies', 'jobs', 'erasures', "
+  const std::string kept = "('inbox', 'delivery_outcomes', 'processor_state', 'removed_bodies', 'retention_walk', 'jobs', 'erasures', "
                            "'outbox', 'outbox_dropped', 'forward_pauses', 'forward_positions', 'sqlite_sequence', "
                            "'schema_migrations', 'processor_shards')";
   const Strings schema_tables =

@@ -46,7 +46,7 @@ constexpr size_t kMigrateBigBody = 5u << 20;
 // Every table migrate copies, and processor_state.
 Strings migrate_tables() {
   Strings tables{"inbox", "delivery_outcomes", "removed_bodies", "processor_state", "jobs", "erasures", "outbox",
-                 "outbox_dropped", "forward_pauses"};
+                 "outbox_dropped", "forward_pauses", "retention_walk"};
   for (std::string_view table : store::schema::derived_tables()) tables.emplace_back(table);
   return tables;
 }
@@ -241,8 +241,9 @@ struct SourceStore {
     pg_migrate_test::migrate_exec(db, "DELETE FROM outbox WHERE outbox_id = 4");
     migrate_exec(db, "INSERT INTO outbox_dropped (destination, first_seq, last_seq, entries, dropped_at) "
                      "VALUES ('hook', 1, 9, 12, 1700000000000)");
-    // A paused destination stays paused on PostgreSQL.
+    // A paused destination stays paused on PostgreSQL; retention's walk keeps its place.
     migrate_exec(db, "INSERT INTO forward_pauses (destination, paused_at) VALUES ('hook', 1700000000000)");
+    migrate_exec(db, "INSERT INTO retention_walk (id, walked_seq) VALUES (1, 7)");
   }
 
   sqlite::Connection open() const {
@@ -314,7 +315,7 @@ BOOST_AUTO_TEST_CASE(copies_every_table_row_for_row_and_sequences_continue) {
   BOOST_REQUIRE_MESSAGE(copied.exit_code == 0, copied.stderr_text);
   BOOST_TEST(copied.stderr_text.find("migrate: inbox: ") != std::string::npos, copied.stderr_text);
   BOOST_TEST(copied.stderr_text.find("migrate: samples: ") != std::string::npos);
-  BOOST_TEST(copied.stdout_text.find("migrate: 23 tables") != std::string::npos, copied.stdout_text);
+  BOOST_TEST(copied.stdout_text.find("migrate: 24 tables") != std::string::npos, copied.stdout_text);
 
   auto lite = source.open();
   auto pg = migrate_connect(uri);

@@ -171,9 +171,9 @@ void pgre_strip_user_columns(pg::Connection& pg) {
   }
   BOOST_REQUIRE(pg.exec("UPDATE workout_streams SET user_id = NULL WHERE notice_seq IS NULL"));
   // Migrations 004 (the outbox's pinned POSTs), 005 (the service's calls), 006 (paused
-  // destinations), 009 and 010 (indexes) came after 003: taken away too, so that opening the store runs them all
+  // destinations), 009 and 010 (indexes), 011 (the retention walk) came after 003: taken away too, so that opening the store runs them all
   // again, in order, as an upgrade from version 2 does.
-  for (const char* sql : {"DROP TABLE forward_pauses", "ALTER TABLE connections DROP COLUMN deregistered_at", "ALTER TABLE summaries DROP COLUMN app_id",
+  for (const char* sql : {"DROP TABLE retention_walk", "DROP TABLE forward_pauses", "ALTER TABLE connections DROP COLUMN deregistered_at", "ALTER TABLE summaries DROP COLUMN app_id",
                           "ALTER TABLE series DROP COLUMN app_id", "DROP TRIGGER outbox_head_deleted ON outbox", "DROP TRIGGER outbox_head_left ON outbox",
                           "DROP FUNCTION hh_outbox_next_head()", "DROP INDEX outbox_keys", "DROP INDEX outbox_due_heads",
                           "DROP INDEX outbox_unclassified", "DROP INDEX outbox_posts", "DROP INDEX outbox_oldest", "DROP INDEX jobs_state", "DROP TABLE outbox_dropped",
@@ -234,6 +234,47 @@ BOOST_AUTO_TEST_CASE(bodies_go_in_the_same_batches_with_the_same_hashes) {
   BOOST_TEST(twin_must(t.pg.query_int("SELECT count(*) FROM removed_bodies")).value_or(0) == 5);
   BOOST_TEST(pgre_describe(twin_must(lite->removed_so_far(10))) == pgre_describe(twin_must(pg->removed_so_far(10))));
   BOOST_TEST(!twin_must(pg->give_space_back(1 << 20)));
+}
+
+// Old deliveries stored after newer ones (an old capture replayed into a database in use):
+// the walk stops at the first new one; the late sweep removes the old ones behind it, in
+// steps cut alike on both backends (three rows a step here; seq 9 and 10 share a
+// millisecond, and the step that reaches 9 leaves both to the next), and keeps a pending one.
+BOOST_AUTO_TEST_CASE(old_bodies_behind_newer_ones_go_in_the_same_late_steps) {
+  test::TwinStores t;
+  t.inbox(1, "m1", "webhook", 100, "a.b", "{}", R"({"n":1})");   // old: the walk takes it
+  t.inbox(2, "m2", "webhook", 900, "a.b", "{}", R"({"n":2})");   // new: the walk stops here
+  for (int64_t seq = 3; seq <= 8; ++seq) {
+    t.inbox(seq, "m" + std::to_string(seq), "webhook", 200 + seq, "a.b", "{}", R"({"late":1})");
+  }
+  t.inbox(9, "m9", "webhook", 300, "a.b", "{}", R"({"late":2})");
+  t.inbox(10, "m10", "webhook", 300, "a.b", "{}", R"({"late":3})");
+  t.inbox(11, "m11", "webhook", 950, "a.b", "{}", "{}");          // new
+  t.inbox(12, "m12", "webhook", 150, "a.b", "{}", R"({"p":1})");  // old but pending
+  t.exec("UPDATE processor_state SET applied_seq = 11");
+  auto lite = twin_must(store::open_sqlite_body_retention(t.lite));
+  auto pg = twin_must(store::open_postgres_body_retention(t.pg));
+  BOOST_TEST(pgre_describe(twin_must(lite->remove_bodies(600, 10, 1))) == "1/7/done");
+  BOOST_TEST(pgre_describe(twin_must(pg->remove_bodies(600, 10, 1))) == "1/7/done");
+  std::vector<std::string> lite_steps, pg_steps;
+  for (int64_t lite_from = INT64_MIN, pg_from = INT64_MIN;;) {
+    const auto lite_step = twin_must(lite->remove_late_bodies(600, lite_from, 3, 2));
+    const auto pg_step = twin_must(pg->remove_late_bodies(600, pg_from, 3, 2));
+    lite_steps.push_back(pgre_describe(lite_step.removed) + " next " + std::to_string(lite_step.next_from_ms));
+    pg_steps.push_back(pgre_describe(pg_step.removed) + " next " + std::to_string(pg_step.next_from_ms));
+    BOOST_REQUIRE(lite_steps.size() < 20u);
+    if (lite_step.done || pg_step.done) {
+      BOOST_TEST(lite_step.done == pg_step.done);
+      break;
+    }
+    lite_from = lite_step.next_from_ms;
+    pg_from = pg_step.next_from_ms;
+  }
+  BOOST_TEST(lite_steps == pg_steps, boost::test_tools::per_element());
+  t.same_rows("SELECT seq, body_sha256, body_bytes, removed_at_ms FROM removed_bodies ORDER BY seq", 4);
+  const auto removed = t.same_rows("SELECT seq FROM removed_bodies ORDER BY seq", 1);
+  BOOST_TEST(removed == (std::vector<std::string>{"1", "3", "4", "5", "6", "7", "8", "9", "10"}),
+             boost::test_tools::per_element());
 }
 
 // `purge-user` on SQLite leaves a placeholder at the newest seq, recorded as a removed body
