@@ -6,12 +6,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "replay/output_file.h"
 #include "tests/support/temp_dir.h"
 
 BOOST_AUTO_TEST_SUITE(output_file_test)
 
 namespace {
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
 
 mode_t mode_of(const std::string& path) {
   struct stat info {};
@@ -47,6 +55,47 @@ BOOST_AUTO_TEST_CASE(a_fifo_keeps_its_mode_and_is_written) {
   BOOST_TEST(::read(reader, got, sizeof got) == 4);
   ::close(reader);
   BOOST_TEST(mode_of(path) == 0644u);
+}
+
+// An export is written beside its name and takes it only when whole: until close() the
+// old file is untouched and FILE.partial holds the rows; an export that fails (never
+// closed) leaves neither a .partial nor a change. A capture killed half-way once left a
+// file cut mid-line under the name asked for.
+BOOST_AUTO_TEST_CASE(a_file_takes_its_name_only_when_whole) {
+  hh::test::TempDir dir;
+  const std::string path = dir.write("out.jsonl", "old\n");
+  {
+    auto out = hh::replay::OutputFile::open(path);
+    BOOST_REQUIRE(out.ok());
+    out->buffer() = "row 1\n";
+    BOOST_REQUIRE(out->flush().ok());
+    BOOST_TEST(read_all(path) == "old\n");
+    BOOST_TEST(read_all(path + ".partial") == "row 1\n");
+    BOOST_TEST(mode_of(path + ".partial") == 0600u);
+    out->buffer() = "row 2\n";
+    BOOST_TEST(out->close().ok());
+  }
+  BOOST_TEST(read_all(path) == "row 1\nrow 2\n");
+  BOOST_TEST(::access((path + ".partial").c_str(), F_OK) != 0);
+  {
+    auto failed = hh::replay::OutputFile::open(path);
+    BOOST_REQUIRE(failed.ok());
+    failed->buffer() = "half\n";
+    BOOST_REQUIRE(failed->flush().ok());
+  }  // not closed
+  BOOST_TEST(read_all(path) == "row 1\nrow 2\n");
+  BOOST_TEST(::access((path + ".partial").c_str(), F_OK) != 0);
+  // A new file, in a folder given as a relative path too.
+  auto fresh = hh::replay::OutputFile::open(dir.file("new.jsonl"));
+  BOOST_REQUIRE(fresh.ok());
+  fresh->buffer() = "x\n";
+  BOOST_TEST(fresh->close().ok());
+  BOOST_TEST(read_all(dir.file("new.jsonl")) == "x\n");
+  BOOST_TEST(mode_of(dir.file("new.jsonl")) == 0600u);
+  // A folder is refused, naming it.
+  auto folder = hh::replay::OutputFile::open(dir.path());
+  BOOST_REQUIRE(!folder.ok());
+  BOOST_TEST(folder.error().find("it is a folder") != std::string::npos, folder.error());
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // output_file_test
