@@ -35,11 +35,11 @@ Error bad_request(std::string message) { return Error{std::move(message), ErrorK
 ServeConsoleActions::ServeConsoleActions(store::Database database, const config::Settings& settings,
                                          const config::Secrets& secrets)
     : database_(std::move(database)),
+      forwards_(settings.forwards),
       service_(settings.service),
       base_dir_(settings.base_dir),
       api_key_(secrets.api_key),
       team_api_keys_(secrets.team_api_keys) {
-  for (const auto& f : settings.forwards) destinations_.push_back(f.name);
   // `serve` opened its store with these settings, so they were checked already.
   if (auto options = serve_store_options(settings)) forward_rules_ = std::move(options->forward_rules);
 }
@@ -56,10 +56,10 @@ Result<std::string> ServeConsoleActions::run(const console::ActionRequest& reque
 Result<std::string> ServeConsoleActions::destination_of(const console::ActionRequest& request) const {
   const auto name = field(request, "destination");
   if (!name) return bad_request("destination: required");
-  if (std::find(destinations_.begin(), destinations_.end(), *name) == destinations_.end()) {
-    return bad_request("destination: no [[forward]] named \"" + std::string(*name) + "\"");
-  }
-  return std::string(*name);
+  // A name, or a position (1 = the first block), as `healthhook forward pause DEST` takes it.
+  auto named = config::forward_named(forwards_, *name);
+  if (!named) return bad_request("destination: no [[forward]] named or numbered \"" + std::string(*name) + "\"");
+  return std::move(*named);
 }
 
 // As `healthhook forward requeue ID… | --dead | --dropped --destination NAME`.

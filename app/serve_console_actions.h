@@ -39,7 +39,7 @@ class ServeConsoleActions final : public console::ConsoleActions {
   Result<std::string> destination_of(const console::ActionRequest& request) const;
 
   const store::Database database_;
-  std::vector<std::string> destinations_;
+  const std::vector<config::ForwardSettings> forwards_;  // the [[forward]] blocks, for destination_of
   std::vector<store::ForwardRule> forward_rules_;  // for requeueing dropped ranges, as the store writes them
   const config::ServiceSettings service_;
   const std::string base_dir_;

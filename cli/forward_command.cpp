@@ -49,20 +49,6 @@ struct ForwardFlags {
   std::string pause_destination;
 };
 
-// A [[forward]] name, or a 1-based position among the blocks.
-std::optional<std::string> forward_destination_name(const config::Settings& settings, const std::string& given) {
-  for (const auto& f : settings.forwards) {
-    if (f.name == given) return f.name;
-  }
-  int64_t position = 0;
-  const auto [end, ec] = std::from_chars(given.data(), given.data() + given.size(), position);
-  if (ec == std::errc{} && end == given.data() + given.size() && position >= 1 &&
-      position <= static_cast<int64_t>(settings.forwards.size())) {
-    return settings.forwards[static_cast<size_t>(position - 1)].name;
-  }
-  return std::nullopt;
-}
-
 std::string outbox_json_line(const store::OutboxEntry& e) {
   std::string out;
   json::ObjectWriter line(out);
@@ -265,7 +251,7 @@ int run_forward_show(const config::Settings& settings, store::Outbox& outbox, co
 // `forward pause|resume DEST` (the console's forward-pause/-resume do the same call).
 int run_forward_pause(const config::Settings& settings, const ForwardFlags& flags, bool pause) {
   const std::string_view command = pause ? "forward pause" : "forward resume";
-  const auto name = forward_destination_name(settings, flags.pause_destination);
+  const auto name = config::forward_named(settings.forwards, flags.pause_destination);
   if (!name) {
     report_error(command, "no [[forward]] named or numbered \"" + flags.pause_destination + "\"");
     return kExitBadConfig;
@@ -292,7 +278,7 @@ int run_forward(const ForwardFlags& flags, bool show, bool requeue, bool pause, 
   if (pause || resume) return run_forward_pause(*settings, flags, pause);
   store::OutboxSelection selection;
   if (flags.destination) {
-    selection.destination = forward_destination_name(*settings, *flags.destination);
+    selection.destination = config::forward_named(settings->forwards, *flags.destination);
     if (!selection.destination) {
       report_error("forward", "--destination: no [[forward]] named or numbered \"" + *flags.destination + "\"");
       return kExitBadConfig;

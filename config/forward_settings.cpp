@@ -256,4 +256,17 @@ Result<void> validate_forwards(const std::vector<ForwardSettings>& forwards) {
   return {};
 }
 
+std::optional<std::string> forward_named(const std::vector<ForwardSettings>& forwards, std::string_view given) {
+  for (const auto& f : forwards) {
+    if (f.name == given) return f.name;
+  }
+  int64_t position = 0;
+  const auto [end, ec] = std::from_chars(given.data(), given.data() + given.size(), position);
+  if (ec == std::errc{} && end == given.data() + given.size() && position >= 1 &&
+      position <= static_cast<int64_t>(forwards.size())) {
+    return forwards[static_cast<size_t>(position - 1)].name;
+  }
+  return std::nullopt;
+}
+
 }  // namespace hh::config

@@ -7,6 +7,7 @@
 // service.base_url -> HEALTHHOOK_SERVICE_BASE_URL), then command-line flags.
 // Secrets are never settings: settings only name the files that hold them.
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -83,6 +84,10 @@ struct ForwardSettings {
   bool allow_plain_http = false;    // http:// to a non-loopback host (a private network)
   std::string ca_file;              // empty: the system trust store
 };
+
+// The [[forward]] block `given` names: by its name, or by its 1-based position among the
+// blocks ("2"), as every command and the console take a destination.
+std::optional<std::string> forward_named(const std::vector<ForwardSettings>& forwards, std::string_view given);
 
 struct ReadApiSettings {
   std::string token_file;  // empty: read API disabled

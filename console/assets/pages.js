@@ -7,6 +7,11 @@ import { barChart, formatTime, formatValue, lineChart } from '/console/assets/ch
 const HOUR = 3600000, DAY = 86400000;
 const RANGES = { '1h': HOUR, '24h': DAY, '7d': 7 * DAY, '30d': 30 * DAY, '90d': 90 * DAY };
 
+// A destination's state: one whose [[forward]] block was removed from the configuration
+// keeps its entries, but nothing sends them and no action can reach it.
+function destinationState(d) {
+  return d.configured === false ? 'not configured' : d.paused ? 'paused' : 'sending';
+}
 function iso(ms) { return ms === null || ms === undefined ? '–' : new Date(ms).toISOString().replace('.000Z', 'Z'); }
 function ago(ms) {
   if (ms === null || ms === undefined) return '–';
@@ -148,7 +153,7 @@ export async function overview(root) {
       const waiting = await api(`/v1/forwarding/${encodeURIComponent(d.destination)}/entries`, { state: 'pending', limit: 1 });
       const dead = await api(`/v1/forwarding/${encodeURIComponent(d.destination)}/entries`, { state: 'dead', limit: 1 });
       const lastError = (waiting.items[0] && waiting.items[0].last_error) || (dead.items[0] && dead.items[0].last_error) || '';
-      rows.push(h('tr', { 'data-destination': d.destination }, h('td', {}, d.destination), h('td', {}, d.paused ? 'paused' : 'sending'),
+      rows.push(h('tr', { 'data-destination': d.destination }, h('td', {}, d.destination), h('td', {}, destinationState(d)),
         h('td', {}, d.pending), h('td', {}, d.dead), h('td', {}, d.dropped), h('td', {}, ago(d.oldest_pending_created_at_ms)),
         h('td', { class: 'error-text' }, lastError)));
     }
@@ -471,11 +476,15 @@ export async function forwarding(root, _arg, query) {
     const name = d.destination;
     const figures = h('table', { class: 'destination', 'data-destination': name, 'data-paused': d.paused ? 'true' : 'false' },
       h('thead', {}, h('tr', {}, ['Destination', 'State', 'Pending', 'Dead', 'Dropped', 'Oldest pending'].map((t) => h('th', {}, t)))),
-      h('tbody', {}, h('tr', {}, h('td', {}, name), h('td', { 'data-figure': 'state' }, d.paused ? 'paused' : 'sending'),
+      h('tbody', {}, h('tr', {}, h('td', {}, name), h('td', { 'data-figure': 'state' }, destinationState(d)),
         h('td', { 'data-figure': 'pending' }, d.pending), h('td', { 'data-figure': 'dead' }, d.dead),
         h('td', { 'data-figure': 'dropped' }, d.dropped), h('td', {}, ago(d.oldest_pending_created_at_ms)))));
     const section = h('section', { class: 'destination-box' }, h('h2', {}, name), figures);
-    if (isAdmin()) {
+    const actionable = isAdmin() && d.configured !== false;
+    if (d.configured === false) {
+      section.append(h('p', { class: 'muted' }, 'Not in the configuration: nothing sends its entries, and no action reaches it.'));
+    }
+    if (actionable) {
       section.append(h('div', { class: 'actions' },
         button('Requeue all dead', 'forward-requeue', { destination: name, state: 'dead' }, redraw,
                { 'data-destination': name, 'data-state': 'dead' }),
@@ -489,11 +498,11 @@ export async function forwarding(root, _arg, query) {
       h('a', { href: `#/forwarding?state=${s}`, class: s === state ? 'current' : '' }, `${s} (${d[s]})`)));
     const entries = await api(`/v1/forwarding/${encodeURIComponent(name)}/entries`, { state, limit: 100 });
     const headings = ['Outbox id', 'Seq', 'Event type', 'What', 'Attempts', 'Next attempt', 'Last error'];
-    if (isAdmin()) headings.push('');
+    if (actionable) headings.push('');
     section.append(tabs, table('', headings, entries.items.map((e) => h('tr', { class: 'entry', 'data-id': e.outbox_id, 'data-state': e.state },
       h('td', {}, e.outbox_id), h('td', {}, e.seq), h('td', {}, e.event_type || ''), h('td', {}, `${e.table} ${e.key}`),
       h('td', {}, e.attempts), h('td', {}, iso(e.next_attempt_at_ms)), h('td', { class: 'error-text' }, e.last_error || ''),
-      isAdmin() ? h('td', {}, button('Requeue', 'forward-requeue', { destination: name, ids: String(e.outbox_id) }, redraw)) : null)),
+      actionable ? h('td', {}, button('Requeue', 'forward-requeue', { destination: name, ids: String(e.outbox_id) }, redraw)) : null)),
       { class: 'entries' }));
     if (entries.next_cursor) section.append(h('p', { class: 'muted' }, 'The first 100 are shown.'));
     root.append(section);

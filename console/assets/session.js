@@ -20,8 +20,11 @@ export function h(tag, attrs = {}, ...children) {
   return node;
 }
 
+// The sign-in page, keeping the page asked for (#/…) to open once signed in again. At
+// /console/ already, only a reload loads it: a change of hash alone loads nothing.
 export function signedOut() {
-  window.location.replace('/console/');
+  if (window.location.pathname + window.location.search === '/console/') window.location.reload();
+  else window.location.replace('/console/' + window.location.hash);
 }
 
 export async function json(response) {

@@ -1,5 +1,6 @@
 // The sign-in page: POST the token as a form; the server sets the session cookie
-// (HttpOnly, SameSite=Strict) and the console loads at /console/.
+// (HttpOnly, SameSite=Strict) and the console loads at /console/, on the page the address
+// named (its #/… part) if any.
 const form = document.getElementById('sign-in-form');
 const error = document.getElementById('sign-in-error');
 
@@ -17,7 +18,10 @@ form.addEventListener('submit', async (event) => {
     credentials: 'same-origin',
   });
   if (response.ok) {
-    window.location.replace('/console/');
+    // The page a link asked for (#/forwarding?state=dead) once signed in: the same URL
+    // loaded again serves the console now.
+    if (window.location.pathname === '/console/' && window.location.hash) window.location.reload();
+    else window.location.replace('/console/');
     return;
   }
   error.textContent = response.status === 401 ? 'Wrong token.' : 'Sign-in failed (' + response.status + ').';

@@ -431,6 +431,17 @@ def run_checks(checks, args, server, backend, signing_file, sent, read_token, ad
         checks.wait(lambda: d.find_element(By.ID, "sign-in-error").is_displayed(), "no sign-in error shown")
     checks.run("a_wrong_token_is_refused", wrong_token_is_refused)
 
+    def a_link_opened_before_sign_in_opens_after_it():
+        # The page a link names, once signed in (it was the overview).
+        checks.open("#/forwarding?state=dead")
+        field = checks.element("#token")
+        field.send_keys(read_token)
+        checks.element("#sign-in-button").click()
+        checks.element('#page[data-ready] table.destination[data-destination="backend"]')
+        assert "#/forwarding?state=dead" in d.current_url, d.current_url
+        checks.sign_out()
+    checks.run("a_link_opened_before_sign_in_opens_after_it", a_link_opened_before_sign_in_opens_after_it)
+
     def overview_counts_deliveries():
         checks.sign_in(read_token)
         checks.eventually("#/overview", lambda: checks.text("#overview-stored") == str(len(sent)),
@@ -575,6 +586,19 @@ def run_checks(checks, args, server, backend, signing_file, sent, read_token, ad
         checks.eventually("#/forwarding", lambda: checks.text(pending) == "0", "still pending after resume",
                           FORWARD_WAIT_S)
     checks.run("pause_and_resume_a_destination", pause_and_resume)
+
+    def pause_by_position():
+        # As `healthhook forward pause 1`: the first [[forward]] block by its position.
+        status, text = checks.fetch("POST", "/console/api/actions/forward-pause", "destination=1")
+        assert status == 200, (status, text)
+        checks.eventually("#/forwarding",
+                          lambda: bool(checks.elements('table.destination[data-destination="backend"][data-paused="true"]')),
+                          "destination 1 was not paused")
+        status, text = checks.fetch("POST", "/console/api/actions/forward-resume", "destination=1")
+        assert status == 200, (status, text)
+        status, text = checks.fetch("POST", "/console/api/actions/forward-pause", "destination=2")
+        assert status == 400 and "no [[forward]] named or numbered" in text, (status, text)
+    checks.run("a_destination_is_paused_by_its_position", pause_by_position)
 
     def jobs_page():
         checks.open("#/jobs")
