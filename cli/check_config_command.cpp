@@ -26,6 +26,7 @@
 #include "common/http_client/tls_context.h"
 #include "common/json_writer.h"
 #include "config/secrets.h"
+#include "config/settings_reference.h"
 #include "fetcher/calls/org_teams.h"
 #include "receiver/http/server_tls.h"
 #include "receiver/signature/webhook_signature.h"
@@ -99,7 +100,7 @@ Result<void> check_existing_store(const std::string& file) {
   std::error_code ec;
   if (std::filesystem::is_directory(file, ec)) return fail("database: " + file + " is a folder");
   if (std::filesystem::is_regular_file(file, ec) && std::filesystem::file_size(file, ec) == 0) return {};
-  if (auto reader = store::open_read_store(store::Database(file)); !reader) return fail("database: " + reader.error());
+  if (auto reader = store::open_read_store(store::Database(file)); !reader) return fail(reader, "database");
   return {};
 }
 
@@ -122,17 +123,44 @@ Result<void> check_ca_files(const config::Settings& settings) {
   if (!settings.service.ca_file.empty()) {
     const std::filesystem::path ca(settings.service.ca_file);
     const std::string path = ca.is_absolute() ? ca.string() : (std::filesystem::path(settings.base_dir) / ca).string();
-    if (auto context = http_client::client_tls_context(path); !context) {
-      return fail("service.ca_file: " + context.error());
-    }
+    if (auto context = http_client::client_tls_context(path); !context) return fail(context, "service.ca_file");
   }
   for (size_t i = 0; i < settings.forwards.size(); ++i) {
     const std::string& ca_file = settings.forwards[i].ca_file;
     if (ca_file.empty()) continue;
     auto context = http_client::client_tls_context(config::resolve_secret_path(ca_file, settings.base_dir));
-    if (!context) return fail("forward[" + std::to_string(i) + "].ca_file: " + context.error());
+    if (!context) return fail(context, "forward[" + std::to_string(i) + "].ca_file");
   }
   return {};
+}
+
+// Every key's value in effect as one JSON object: integers and true/false as themselves, a
+// TOML string as its text, anything else (a list, a table) as its TOML text.
+std::string settings_object(const config::Settings& settings) {
+  std::string out;
+  json::ObjectWriter values(out);
+  for (const auto& [name, toml] : config::settings_in_effect(settings)) {
+    if (name == "database") {  // a URI's password never shows
+      values.string(name, store::loggable_location(settings.database));
+      continue;
+    }
+    const bool literal = toml == "true" || toml == "false" ||
+                         (!toml.empty() && toml.find_first_not_of("-0123456789") == std::string::npos);
+    if (literal) {
+      values.raw(name, toml);
+    } else if (toml.size() >= 2 && toml.front() == '"' && toml.back() == '"') {
+      std::string text;  // toml_string escapes '"' and '\\' only
+      for (size_t i = 1; i + 1 < toml.size(); ++i) {
+        if (toml[i] == '\\' && i + 2 < toml.size()) ++i;
+        text.push_back(toml[i]);
+      }
+      values.string(name, text);
+    } else {
+      values.string(name, toml);
+    }
+  }
+  values.close();
+  return out;
 }
 
 int run_check_config(const CheckConfigFlags& flags) {
@@ -249,6 +277,7 @@ int run_check_config(const CheckConfigFlags& flags) {
       .boolean("read_api", !secrets->read_api_token.empty())
       .boolean("tls", !settings->tls.cert_file.empty());
   if (probe) object.string("service_checked", probe->url).integer("service_status", probe->status);
+  object.raw("settings", settings_object(*settings));
   if (management_teams) object.integer("management_teams", *management_teams);
   if (auto risk = store::plaintext_risk(settings->database, std::getenv("PGSSLMODE"), std::getenv("PGHOST"))) {
     object.string("database_warning", *risk);

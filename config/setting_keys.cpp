@@ -155,7 +155,13 @@ SettingKey management_base_urls_key() {
     s.management.base_urls = std::move(urls);
     return {};
   };
-  key.show = [](const Settings&) { return std::string("{}"); };
+  key.show = [](const Settings& s) {
+    std::string out = "{";
+    for (const auto& [region, url] : s.management.base_urls) {
+      out += (out.size() > 1 ? ", " : " ") + region + " = " + toml_string(url);
+    }
+    return out + (out.size() > 1 ? " }" : "}");
+  };
   return key;
 }
 

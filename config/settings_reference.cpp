@@ -40,4 +40,13 @@ std::string settings_reference_markdown() {
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> settings_in_effect(const Settings& settings) {
+  std::vector<std::pair<std::string, std::string>> values;
+  for (const SettingKey& key : setting_keys()) {
+    if (key.doc.type == "list of tables") continue;
+    values.emplace_back(key.doc.name, key.show(settings));
+  }
+  return values;
+}
+
 }  // namespace hh::config

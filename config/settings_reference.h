@@ -5,11 +5,22 @@
 // drift from the code (tests/ops/config_reference_test.cpp compares them).
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
+
+#include "config/settings.h"
 
 namespace hh::config {
 
 // The reference table, Markdown, ending in a newline.
 std::string settings_reference_markdown();
+
+// The value of every key `settings` holds, by dotted name in the reference's order, as
+// TOML text ("16", "\"full\"", "[\"secret\"]"): what `check-config` prints, so that a value
+// left at its default by a misspelt variable shows. Secrets are files: their names show,
+// never their contents. Keys that are lists of tables ([[forward]], [[service.teams]])
+// are left out (check-config counts them).
+std::vector<std::pair<std::string, std::string>> settings_in_effect(const Settings& settings);
 
 // The lines that enclose the generated table in a document.
 inline constexpr std::string_view kReferenceBegin =

@@ -535,6 +535,16 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   BOOST_TEST(ok.exit_code == 0, ok.stderr_text);
   BOOST_TEST(ok.stdout_text.find("\"status\":\"ok\"") != std::string::npos);
   BOOST_TEST(ok.stdout_text.find("whsec_") == std::string::npos);  // never a secret
+  // Every key in effect, so that a variable misspelt (left at its default) shows.
+  BOOST_TEST(ok.stdout_text.find(R"("settings":{"listen":"127.0.0.1:8080",)") != std::string::npos, ok.stdout_text);
+  BOOST_TEST(ok.stdout_text.find(R"("threads":0,)") != std::string::npos, ok.stdout_text);
+  BOOST_TEST(ok.stdout_text.find(R"("service.api_key_header":"x-vital-api-key",)") != std::string::npos, ok.stdout_text);
+  auto overridden = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--set", "threads=3", "--set",
+                                    "management.base_urls=us=https://a.example,eu=https://b.example"});
+  BOOST_TEST(overridden.stdout_text.find(R"("threads":3,)") != std::string::npos, overridden.stdout_text);
+  BOOST_TEST(overridden.stdout_text.find(R"("management.base_urls":"{ us = \"https://a.example\", eu = \"https://b.example\" }")") !=
+                 std::string::npos,
+             overridden.stdout_text);
   auto bad = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--set", "webhook_path=nope"});
   BOOST_TEST(bad.exit_code == 2);
   BOOST_TEST(bad.stderr_text.find("webhook_path") != std::string::npos);
