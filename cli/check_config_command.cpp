@@ -92,18 +92,6 @@ std::optional<int> compare_teams_or_report(const config::Settings& settings, int
   return std::nullopt;
 }
 
-// SQLite: a database file that exists must be a healthhook store this binary can read (not a
-// folder, another program's file, or a newer schema); one that does not, serve creates.
-// An empty file is a new database to SQLite, and to serve.
-Result<void> check_existing_store(const std::string& file) {
-  if (store::names_missing_file(file)) return {};
-  std::error_code ec;
-  if (std::filesystem::is_directory(file, ec)) return fail("database: " + file + " is a folder");
-  if (std::filesystem::is_regular_file(file, ec) && std::filesystem::file_size(file, ec) == 0) return {};
-  if (auto reader = store::open_read_store(store::Database(file)); !reader) return fail(reader, "database");
-  return {};
-}
-
 // serve binds the first address the resolver gives for `listen` (validated as HOST:PORT).
 Result<void> check_listen_address(const std::string& listen) {
   const auto colon = listen.rfind(':');
@@ -217,8 +205,8 @@ int run_check_config(const CheckConfigFlags& flags) {
   // What serve opens at start, opened now: a store file that is there, the listen address,
   // the CA files of the service and of each [[forward]].
   if (*kind == store::DatabaseKind::sqlite_file) {
-    if (auto opened = check_existing_store(settings->database); !opened) {
-      report_error("check-config", opened.error());
+    if (auto opened = store::check_sqlite_store_file(settings->database); !opened) {
+      report_error("check-config", "database: " + opened.error());
       return kExitBadConfig;
     }
   }

@@ -17,7 +17,7 @@ bool BodyRetentionWork::run_once(int64_t /*durable_seq: only applied deliveries 
 }
 
 bool BodyRetentionWork::remove_batch(int64_t now) {
-  if (late_from_ms_) return sweep_late(now);
+  if (late_after_) return sweep_late(now);
   auto removed = retention_->remove_bodies(now - keep_ms_, kDeliveriesPerBatch, now);
   if (!removed) {
     log::warn("body_retention_failed").str("error", removed.error());
@@ -27,7 +27,7 @@ bool BodyRetentionWork::remove_batch(int64_t now) {
   count(*removed);
   if (removed->more) return true;
   if (now >= next_late_sweep_ms_) {  // the walk is done for now: look for late ones behind it
-    late_from_ms_ = INT64_MIN;
+    late_after_ = store::LateCursor{};
     next_late_sweep_ms_ = now + kLateSweepEveryMs;
     return true;
   }
@@ -35,19 +35,19 @@ bool BodyRetentionWork::remove_batch(int64_t now) {
 }
 
 bool BodyRetentionWork::sweep_late(int64_t now) {
-  auto swept = retention_->remove_late_bodies(now - keep_ms_, *late_from_ms_, kLateRowsPerStep, now);
+  auto swept = retention_->remove_late_bodies(now - keep_ms_, *late_after_, kLateRowsPerStep, now);
   if (!swept) {
     log::warn("body_retention_failed").str("error", swept.error());
-    late_from_ms_.reset();  // the next sweep starts over, in an hour
+    late_after_.reset();  // the next sweep starts over, in an hour
     next_check_ms_ = now + kCheckEveryMs;
     return false;
   }
   count(swept->removed);
   if (!swept->done) {
-    late_from_ms_ = swept->next_from_ms;
+    late_after_ = swept->next;
     return true;
   }
-  late_from_ms_.reset();
+  late_after_.reset();
   return end_round(now);
 }
 

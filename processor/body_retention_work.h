@@ -57,7 +57,7 @@ class BodyRetentionWork final : public store::BackgroundWork {
   bool vacuuming_ = false;
   int64_t round_deliveries_ = 0;  // removed since the last look found nothing
   int64_t next_late_sweep_ms_ = 0;
-  std::optional<int64_t> late_from_ms_;  // the late sweep's next step; none: no sweep under way
+  std::optional<store::LateCursor> late_after_;  // the late sweep's next step; none: no sweep under way
   int64_t unlogged_deliveries_ = 0, unlogged_bytes_ = 0;  // removed since the last log line
   std::optional<int64_t> logged_at_ms_;
   BodyRetentionStats stats_;

@@ -1,6 +1,7 @@
 #include "replay/output_file.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,33 +11,67 @@
 
 namespace hh::replay {
 
-Result<OutputFile> OutputFile::open(const std::string& path) {
-  if (path.empty() || path == "-") return OutputFile(STDOUT_FILENO, false, "<stdout>");
-  // A device, a FIFO (/dev/null, a pipe a reader waits on) or a link is not ours to
-  // replace or change: written in place, as it is.
-  struct stat info {};
-  if (::lstat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
-    if (S_ISDIR(info.st_mode)) return fail(path + ": it is a folder");
-    const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0) return fail(path + ": " + std::strerror(errno));
-    return OutputFile(fd, true, path);
-  }
-  std::string partial = path + ".partial";
-  const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return fail(partial + ": " + std::strerror(errno));
-  // A .partial left by a killed export keeps its mode through O_TRUNC.
-  if (::fchmod(fd, 0600) != 0) {
+namespace {
+
+Error failed_with(const std::string& name, int error) { return fail(name + ": " + std::strerror(error)); }
+
+}  // namespace
+
+// `name` opened and truncated where it is: a device or a FIFO (as it is), or a regular file
+// in a folder this user cannot write (made private; synced on close).
+Result<OutputFile> OutputFile::open_in_place(const std::string& name, bool regular) {
+  const int fd = ::open(name.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) return failed_with(name, errno);
+  if (regular && ::fchmod(fd, 0600) != 0) {
     const int error = errno;
     ::close(fd);
-    ::unlink(partial.c_str());
-    return fail(partial + ": " + std::strerror(error));
+    return failed_with(name, error);
   }
-  return OutputFile(fd, true, path, std::move(partial));
+  return OutputFile(fd, true, name, {}, regular);
+}
+
+Result<OutputFile> OutputFile::open(const std::string& path) {
+  if (path.empty() || path == "-") return OutputFile(STDOUT_FILENO, false, "<stdout>");
+  // A link: the file it leads to takes the export (the link stays a link).
+  std::string name = path;
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) == 0 && S_ISLNK(info.st_mode)) {
+    std::error_code ec;
+    const auto target = std::filesystem::canonical(path, ec);
+    if (ec) return fail(path + ": a symbolic link that leads nowhere");
+    name = target.string();
+  }
+  const bool exists = ::stat(name.c_str(), &info) == 0;
+  if (exists && S_ISDIR(info.st_mode)) return fail(path + ": it is a folder");
+  // A device or a FIFO (/dev/null, a pipe a reader waits on) is not ours to replace or change.
+  if (exists && !S_ISREG(info.st_mode)) return open_in_place(name, false);
+  std::string partial = name + ".partial";
+  // Never through a link someone put at FILE.partial; an existing one (a killed export's)
+  // is reused only once locked: a live export holds its lock until its rename.
+  const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    const int error = errno;
+    if (error == ELOOP) return fail(partial + ": a symbolic link, not written through");
+    if ((error == EACCES || error == EPERM || error == EROFS) && exists && ::access(name.c_str(), W_OK) == 0) {
+      return open_in_place(name, true);  // a folder this user cannot write, a file they can
+    }
+    return failed_with(partial, error);
+  }
+  const auto refuse = [&](std::string why) {
+    ::close(fd);
+    return fail(std::move(why));
+  };
+  if (::fstat(fd, &info) != 0) return refuse(partial + ": " + std::strerror(errno));
+  if (!S_ISREG(info.st_mode)) return refuse(partial + ": not a regular file");
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) return refuse(path + ": another export is writing it (" + partial + ")");
+  if (::ftruncate(fd, 0) != 0 || ::fchmod(fd, 0600) != 0) return refuse(partial + ": " + std::strerror(errno));
+  return OutputFile(fd, true, name, std::move(partial));
 }
 
 OutputFile::OutputFile(OutputFile&& other) noexcept
     : fd_(other.fd_),
       owns_(other.owns_),
+      sync_(other.sync_),
       name_(std::move(other.name_)),
       partial_(std::move(other.partial_)),
       buffer_(std::move(other.buffer_)) {
@@ -70,23 +105,24 @@ Result<void> OutputFile::close() {
   owns_ = false;
   const std::string partial = std::move(partial_);
   partial_.clear();
-  if (!partial.empty() && ::fsync(fd) != 0) {
+  if ((sync_ || !partial.empty()) && ::fsync(fd) != 0) {
     const int error = errno;
     ::close(fd);
     ::unlink(partial.c_str());
     return fail(partial + ": " + std::strerror(error));
   }
-  if (::close(fd) != 0) {
-    const int error = errno;
-    if (!partial.empty()) ::unlink(partial.c_str());
-    return fail(name_ + ": " + std::strerror(error));
+  if (partial.empty()) {
+    if (::close(fd) != 0) return fail(name_ + ": " + std::strerror(errno));
+    return {};
   }
-  if (partial.empty()) return {};
+  // Renamed while this export still holds the lock: no other takes the .partial meanwhile.
   if (::rename(partial.c_str(), name_.c_str()) != 0) {
     const int error = errno;
     ::unlink(partial.c_str());
+    ::close(fd);
     return fail(name_ + ": " + std::strerror(error));
   }
+  if (::close(fd) != 0) return fail(name_ + ": " + std::strerror(errno));
   // The rename itself survives a power loss once the folder is synced.
   const std::string folder = std::filesystem::path(name_).parent_path().string();
   const int dir = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

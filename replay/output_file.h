@@ -7,8 +7,11 @@
 // A file is written as FILE.partial, mode 0600 (exports hold health data), and renamed
 // to FILE by close() once it is whole and synced: an export killed or failed half-way
 // never leaves a cut file under the name asked for (an existing FILE stays as it was; a
-// failed one's .partial is removed, a killed one's stays, named as incomplete). A device,
-// a FIFO or a symbolic link is written as it is, its mode untouched. "-" is standard
+// failed one's .partial is removed, a killed one's stays, named as incomplete). An export
+// holds a lock on its .partial: a second one to the same name at once is refused. A
+// symbolic link leads to the file that takes the export; a .partial that is a link is
+// refused. A device or a FIFO is written as it is, its mode untouched; so is an existing
+// file in a folder this user cannot write (made 0600, no .partial). "-" is standard
 // output. Used by one thread.
 #include <string>
 
@@ -33,10 +36,12 @@ class OutputFile {
 
  private:
   static constexpr size_t kFlushBytes = 1 << 20;
-  OutputFile(int fd, bool owns, std::string name, std::string partial = {})
-      : fd_(fd), owns_(owns), name_(std::move(name)), partial_(std::move(partial)) {}
+  OutputFile(int fd, bool owns, std::string name, std::string partial = {}, bool sync = false)
+      : fd_(fd), owns_(owns), sync_(sync), name_(std::move(name)), partial_(std::move(partial)) {}
+  static Result<OutputFile> open_in_place(const std::string& name, bool regular);
   int fd_;
   bool owns_;
+  bool sync_;  // a regular file written in place: synced on close
   std::string name_;
   std::string partial_;  // a regular file: written here, synced and renamed to name_ on close
   std::string buffer_;

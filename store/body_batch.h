@@ -7,9 +7,7 @@
 // the first one received at or after the cutoff (received_at grows with seq: nothing
 // older lies beyond it), after the one that brings its bodies to kMaxBodyBatchBytes, or
 // after max_deliveries rows; `more` says whether a full batch may have left some behind.
-#include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "store/body_retention.h"
 
@@ -57,25 +55,5 @@ class BodyBatch {
   bool stopped_ = false;
   RemovedBodies removed_;
 };
-
-// Where one step of the late sweep (BodyRetention::remove_late_bodies) ends, from the
-// received_at of the rows it read in received_at order (at most `max_rows`): fewer rows
-// than asked for and the sweep is done; else the rows of the last millisecond are left to
-// the next step, which starts at it (unless that millisecond is the whole step: then all
-// are taken and the next starts after it). Every backend cuts its steps the same way.
-struct LateStepEnd {
-  size_t rows = 0;  // the rows of this step: the first `rows` read
-  int64_t next_from_ms = 0;
-  bool done = false;
-};
-
-inline LateStepEnd late_step_end(const std::vector<int64_t>& received_at, int64_t max_rows) {
-  if (static_cast<int64_t>(received_at.size()) < max_rows) return {received_at.size(), 0, true};
-  const int64_t last = received_at.back();
-  size_t rows = received_at.size();
-  while (rows > 0 && received_at[rows - 1] == last) --rows;
-  if (rows == 0) return {received_at.size(), last + 1, false};
-  return {rows, last, false};
-}
 
 }  // namespace hh::store

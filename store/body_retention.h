@@ -33,12 +33,18 @@ struct RemovedBodies {
   bool more = false;       // the batch was full: more may be waiting
 };
 
-// One step of the sweep over deliveries that arrived late in received_at order
-// (remove_late_bodies).
+// Where the sweep over deliveries that arrived late stands (remove_late_bodies): after the
+// row (received_at_ms, seq) in (received_at, seq) order. The first step starts before all.
+struct LateCursor {
+  int64_t received_at_ms = INT64_MIN;
+  int64_t seq = 0;
+};
+
+// One step of that sweep.
 struct LateSweep {
   RemovedBodies removed;
-  int64_t next_from_ms = 0;  // where the next step starts (a received_at)
-  bool done = false;         // the cutoff was reached: the sweep is over
+  LateCursor next;    // where the next step starts
+  bool done = false;  // the cutoff was reached: the sweep is over
 };
 
 class BodyRetention {
@@ -51,10 +57,10 @@ class BodyRetention {
   // remove_bodies walks in seq order and stops at the first delivery too new, so one
   // received before older-seq ones (a capture replayed with its signed times, a clock set
   // back) would wait behind them. This sweep finds those: it looks at up to `max_rows`
-  // deliveries in received_at order from `from_ms` (received_at index, no body read),
-  // received before `received_before_ms`, and removes the bodies of those that lie beyond
-  // remove_bodies' walk, are applied, and still have one; one transaction.
-  virtual Result<LateSweep> remove_late_bodies(int64_t received_before_ms, int64_t from_ms, int64_t max_rows,
+  // deliveries in (received_at, seq) order after `after` (the received_at index, no body
+  // read), received before `received_before_ms`, and removes the bodies of those that lie
+  // beyond remove_bodies' walk, are applied, and still have one; one transaction.
+  virtual Result<LateSweep> remove_late_bodies(int64_t received_before_ms, LateCursor after, int64_t max_rows,
                                                int64_t now_ms) = 0;
   // Gives at most `max_bytes` of freed space back to the file system where the backend can
   // (SQLite: incremental vacuum, on a database created with auto_vacuum = INCREMENTAL).

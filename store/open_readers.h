@@ -22,6 +22,12 @@ Result<std::unique_ptr<StoreFigures>> open_figures(const Database& database);
 // What the follow-up fetcher reads beside the writer (store/follow_up_reads.h).
 Result<std::unique_ptr<FollowUpReads>> open_follow_up_reads(const Database& database);
 
+// What `serve` would find in the SQLite file `path`, checked read-only: nothing yet (no
+// file, an empty one, or a database without a table: `serve` creates the schema), or a
+// healthhook schema this binary reads. Else why not: a folder, not a SQLite file, another
+// program's tables, a newer schema. For `check-config`.
+Result<void> check_sqlite_store_file(const std::string& path);
+
 // The team a stored user was registered under; empty when the user, the team or the store
 // is not there. Callers decide what a team without its own settings means.
 std::string stored_team_of(const Database& database, std::string_view user_id);

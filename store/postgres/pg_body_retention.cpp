@@ -38,10 +38,12 @@ constexpr std::string_view kPgretRecord =
 constexpr std::string_view kPgretEmpty =
     "UPDATE inbox SET headers = '{}', body = ''::bytea WHERE seq = ANY ($1::bigint[])";
 
-// The late sweep (body_retention.h): a step's rows in received_at order from the index,
+// The late sweep (body_retention.h): a step's rows in (received_at, seq) order,
 // and, of those beyond the walk and processed, the ones still holding a body, with its size.
+// $1, $2 the cursor (received_at, seq), $3 the cutoff, $4 the most rows.
 constexpr std::string_view kPgretLateRows =
-    "SELECT seq, received_at FROM inbox WHERE received_at >= $1 AND received_at < $2 ORDER BY received_at LIMIT $3";
+    "SELECT seq, received_at FROM inbox WHERE received_at >= $1 AND received_at < $3 "
+    "AND (received_at > $1 OR seq > $2) ORDER BY received_at, seq LIMIT $4";
 constexpr std::string_view kPgretLateSizes =
     "SELECT seq, octet_length(body) FROM inbox AS i WHERE seq = ANY ($1::bigint[]) "
     "AND NOT EXISTS (SELECT 1 FROM removed_bodies AS r WHERE r.seq = i.seq)";
@@ -82,42 +84,47 @@ class PgBodyRetention final : public BodyRetention {
     return removed;
   }
 
-  Result<LateSweep> remove_late_bodies(int64_t received_before_ms, int64_t from_ms, int64_t max_rows,
+  Result<LateSweep> remove_late_bodies(int64_t received_before_ms, LateCursor after, int64_t max_rows,
                                        int64_t now_ms) override {
     auto txn = pg::Transaction::begin(db_);
     if (!txn) return fail(txn);
     auto locked = db_.query("SELECT pg_try_advisory_xact_lock($1)", pg::Params().add(kBodyRetentionLock));
     if (!locked) return fail(locked);
-    if (!locked->boolean(0, 0)) return LateSweep{{}, 0, true};  // another instance is removing: its sweep
+    if (!locked->boolean(0, 0)) return LateSweep{{}, {}, true};  // another instance is removing: its sweep
     auto walked = db_.query(kPgretWalkedTo);
     if (!walked) return fail(walked);
     const int64_t walked_to = walked->integer(0, 0), processed = walked->integer(0, 1);
     if (auto kept = walk_to(walked_to); !kept) return fail(kept);
-    auto rows = db_.query(kPgretLateRows, pg::Params().add(from_ms).add(received_before_ms).add(max_rows));
+    auto rows = db_.query(kPgretLateRows, pg::Params()
+                                              .add(after.received_at_ms)
+                                              .add(after.seq)
+                                              .add(received_before_ms)
+                                              .add(max_rows));
     if (!rows) return fail(rows);
     std::vector<int64_t> received_at;
     for (int r = 0; r < rows->size(); ++r) received_at.push_back(rows->integer(r, 1));
-    const LateStepEnd end = late_step_end(received_at, max_rows);
+    LateSweep sweep;
+    sweep.done = rows->size() < max_rows;
+    if (rows->size() > 0) sweep.next = LateCursor{received_at.back(), rows->integer(rows->size() - 1, 0)};
     std::string beyond = "{";
-    for (size_t i = 0; i < end.rows; ++i) {
+    for (size_t i = 0; i < received_at.size(); ++i) {
       const int64_t seq = rows->integer(static_cast<int>(i), 0);
       if (seq <= walked_to || seq > processed) continue;
       if (beyond.size() > 1) beyond += ',';
       beyond += std::to_string(seq);
     }
     beyond += '}';
-    LateSweep sweep{{}, end.next_from_ms, end.done};
     if (beyond.size() == 2) return sweep;  // nothing late here ({}); the transaction changed nothing
     auto sizes = db_.query(kPgretLateSizes, pg::Params().add(std::string_view(beyond)));
     if (!sizes) return fail(sizes);
     std::unordered_map<int64_t, int64_t> size_of;
     for (int r = 0; r < sizes->size(); ++r) size_of.emplace(sizes->integer(r, 0), sizes->integer(r, 1));
     std::string seqs = "{";
-    for (size_t i = 0; i < end.rows && !size_of.empty(); ++i) {  // in received_at order
+    for (size_t i = 0; i < received_at.size() && !size_of.empty(); ++i) {  // in (received_at, seq) order
       const auto size = size_of.find(rows->integer(static_cast<int>(i), 0));
       if (size == size_of.end()) continue;
-      if (sweep.removed.bytes >= kMaxBodyBatchBytes) {  // the rest in the next step, from here
-        sweep.next_from_ms = received_at[i];
+      if (sweep.removed.bytes >= kMaxBodyBatchBytes) {  // the rest in the next step, from this row
+        sweep.next = LateCursor{received_at[i], size->first - 1};
         sweep.done = false;
         sweep.removed.more = true;
         break;

@@ -30,11 +30,14 @@ constexpr const char* kCandidates =
     "AND seq <= (SELECT applied_seq FROM processor_state WHERE id = 1) "
     "AND NOT EXISTS (SELECT 1 FROM removed_bodies AS r WHERE r.seq = inbox.seq) "
     "ORDER BY seq LIMIT ?2";
-// The late sweep (body_retention.h): a step's rows in received_at order, from the index
-// alone; then, for each beyond the walk and applied, its body unless already removed.
+// The late sweep (body_retention.h): a step's rows in (received_at, seq) order, from the
+// index alone; then, for each beyond the walk and applied, its body unless already removed.
+// ?1, ?2 the cursor (received_at, seq), ?3 the cutoff, ?4 the most rows; the index holds
+// each row's seq (its rowid) after received_at, so the order needs no sort.
 constexpr const char* kLateRows =
     "SELECT seq, received_at FROM inbox INDEXED BY deliveries_received_at "
-    "WHERE received_at >= ?1 AND received_at < ?2 ORDER BY received_at LIMIT ?3";
+    "WHERE received_at >= ?1 AND received_at < ?3 AND (received_at > ?1 OR seq > ?2) "
+    "ORDER BY received_at, seq LIMIT ?4";
 // Where the walk stands after a batch (the last delivery it took), written by every batch
 // and before any late removal, so that the fallback above is read once at most.
 constexpr const char* kWalkTo =
@@ -78,7 +81,7 @@ class SqliteBodyRetention final : public BodyRetention {
     return removed;
   }
 
-  Result<LateSweep> remove_late_bodies(int64_t received_before_ms, int64_t from_ms, int64_t max_rows,
+  Result<LateSweep> remove_late_bodies(int64_t received_before_ms, LateCursor after, int64_t max_rows,
                                        int64_t now_ms) override {
     auto txn = sqlite::Transaction::begin(db_);
     if (!txn) return fail(txn);
@@ -88,19 +91,20 @@ class SqliteBodyRetention final : public BodyRetention {
     auto applied = db_.query_int(kApplied);
     if (!applied) return fail(applied);
     std::vector<int64_t> seqs, received_at;
-    s_.late_rows.bind(1, from_ms).bind(2, received_before_ms).bind(3, max_rows);
+    s_.late_rows.bind(1, after.received_at_ms).bind(2, after.seq).bind(3, received_before_ms).bind(4, max_rows);
     auto read = s_.late_rows.for_each_row([&](const sqlite::Statement& row) {
       seqs.push_back(row.column_int(0));
       received_at.push_back(row.column_int(1));
     });
     if (!read) return fail(read);
-    const LateStepEnd end = late_step_end(received_at, max_rows);
-    LateSweep sweep{{}, end.next_from_ms, end.done};
+    LateSweep sweep;
+    sweep.done = static_cast<int64_t>(seqs.size()) < max_rows;
+    if (!seqs.empty()) sweep.next = LateCursor{received_at.back(), seqs.back()};
     removals_.clear();
-    for (size_t i = 0; i < end.rows; ++i) {
+    for (size_t i = 0; i < seqs.size(); ++i) {
       if (seqs[i] <= walked_to->value_or(0) || seqs[i] > applied->value_or(0)) continue;
-      if (sweep.removed.bytes >= kMaxBodyBatchBytes) {  // the rest in the next step, from here
-        sweep.next_from_ms = received_at[i];
+      if (sweep.removed.bytes >= kMaxBodyBatchBytes) {  // the rest in the next step, from this row
+        sweep.next = LateCursor{received_at[i], seqs[i] - 1};
         sweep.done = false;
         sweep.removed.more = true;
         break;

@@ -12,7 +12,6 @@
 #include "common/sha256.h"
 #include "common/timestamp.h"
 #include "processor/body_retention_work.h"
-#include "store/body_batch.h"
 #include "store/sqlite/sqlite_body_retention.h"
 #include "tests/derived/corpus.h"
 #include "tests/derived/store_dump.h"
@@ -180,23 +179,41 @@ BOOST_AUTO_TEST_CASE(old_bodies_stored_after_newer_ones_go_too) {
   BOOST_TEST(test::count(db, "removed_bodies") == 51);
 }
 
-// Where a step of the late sweep ends: short of rows, done; else before the last
-// millisecond's rows, which the next step starts with, unless they are the whole step.
-BOOST_AUTO_TEST_CASE(a_late_sweep_step_ends_on_a_whole_millisecond) {
-  using store::late_step_end;
-  auto end = late_step_end({1, 2, 3}, 4);
-  BOOST_TEST(end.done);
-  BOOST_TEST(end.rows == 3u);
-  end = late_step_end({1, 2, 3, 3}, 4);
-  BOOST_TEST(!end.done);
-  BOOST_TEST(end.rows == 2u);
-  BOOST_TEST(end.next_from_ms == 3);
-  end = late_step_end({5, 5, 5, 5}, 4);
-  BOOST_TEST(!end.done);
-  BOOST_TEST(end.rows == 4u);
-  BOOST_TEST(end.next_from_ms == 6);
-  end = late_step_end({}, 4);
-  BOOST_TEST(end.done);
+// Steps of the late sweep go on after the last row they read, by (received_at, seq): late
+// rows that share one millisecond (a capture's lines signed in one second are stored at
+// one time) are all found, however many more than a step (the first version stepped over
+// the rest of that millisecond).
+BOOST_AUTO_TEST_CASE(late_rows_of_one_millisecond_are_all_found_step_by_step) {
+  TempDir dir;
+  auto db = test::open_store(dir.file("healthhook.db"));
+  test::append_deliveries(db, received_days_ago({test::sleep_delivery("recent", "r", 70)}, 1));
+  std::vector<store::NewDelivery> same_time;
+  for (int i = 0; i < 7; ++i) {
+    auto d = test::sleep_delivery("late-" + std::to_string(i), "l" + std::to_string(i), 50 + i);
+    d.received_at_ms = kRetentionNowMs - 40 * kDayMs;  // one millisecond for all
+    same_time.push_back(std::move(d));
+  }
+  test::append_deliveries(db, same_time);
+  test::apply_inbox(db);
+  auto retention = store::open_sqlite_body_retention(db);
+  BOOST_REQUIRE_MESSAGE(retention, retention.error());
+  const int64_t cutoff = kRetentionNowMs - 30 * kDayMs;
+  auto walked = (*retention)->remove_bodies(cutoff, 10, 1);  // the walk stops at seq 1
+  BOOST_REQUIRE_MESSAGE(walked, walked.error());
+  BOOST_TEST(walked->deliveries == 0);
+  std::vector<int64_t> removed_per_step;
+  store::LateCursor after;
+  for (;;) {
+    auto step = (*retention)->remove_late_bodies(cutoff, after, 3, 1);
+    BOOST_REQUIRE_MESSAGE(step, step.error());
+    removed_per_step.push_back(step->removed.deliveries);
+    BOOST_REQUIRE(removed_per_step.size() < 10u);
+    if (step->done) break;
+    after = step->next;
+  }
+  BOOST_TEST(removed_per_step == (std::vector<int64_t>{3, 3, 1}), boost::test_tools::per_element());
+  BOOST_TEST(test::count(db, "removed_bodies") == 7);
+  BOOST_TEST(test::count(db, "removed_bodies WHERE seq = 1") == 0);
 }
 
 // As a user runs it: `serve` with [retention] on a database with old and new deliveries,

@@ -581,6 +581,14 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   }
   auto empty = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--database", dir.file("empty.db")});
   BOOST_TEST(empty.exit_code == 0, empty.stderr_text);
+  {  // A SQLite database with nothing in it yet (a first serve killed before its schema): new, as to serve.
+    sqlite3* blank = nullptr;
+    BOOST_REQUIRE(sqlite3_open(dir.file("blank.db").c_str(), &blank) == SQLITE_OK);
+    BOOST_REQUIRE(sqlite3_exec(blank, "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(blank);
+  }
+  auto blank = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--database", dir.file("blank.db")});
+  BOOST_TEST(blank.exit_code == 0, blank.stderr_text);
   auto unresolved = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--listen", "no-such-host.invalid:8080"});
   BOOST_TEST(unresolved.exit_code == 2);
   BOOST_TEST(unresolved.stderr_text.find("listen: cannot resolve no-such-host.invalid:8080") != std::string::npos,

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -96,6 +97,56 @@ BOOST_AUTO_TEST_CASE(a_file_takes_its_name_only_when_whole) {
   auto folder = hh::replay::OutputFile::open(dir.path());
   BOOST_REQUIRE(!folder.ok());
   BOOST_TEST(folder.error().find("it is a folder") != std::string::npos, folder.error());
+}
+
+// Found by an attack on the .partial: a link planted at FILE.partial made the export write
+// through it (the file it led to overwritten and made 0600, FILE a link to it); two exports
+// to one name at once truncated each other's .partial, and one reported success with an
+// empty or mixed FILE; and a link at FILE was written through with its target's mode kept.
+BOOST_AUTO_TEST_CASE(a_partial_is_never_written_through_a_link_nor_shared) {
+  hh::test::TempDir dir;
+  const std::string victim = dir.write("victim.txt", "precious\n");
+  BOOST_REQUIRE(::chmod(victim.c_str(), 0644) == 0);
+  const std::string path = dir.file("out.jsonl");
+  BOOST_REQUIRE(::symlink(victim.c_str(), (path + ".partial").c_str()) == 0);
+  auto planted = hh::replay::OutputFile::open(path);
+  BOOST_REQUIRE(!planted.ok());
+  BOOST_TEST(planted.error().find("a symbolic link") != std::string::npos, planted.error());
+  BOOST_TEST(read_all(victim) == "precious\n");
+  BOOST_TEST(mode_of(victim) == 0644u);
+  BOOST_REQUIRE(::unlink((path + ".partial").c_str()) == 0);
+
+  // Two at once: the second is refused while the first writes; the first ends whole.
+  auto first = hh::replay::OutputFile::open(path);
+  BOOST_REQUIRE(first.ok());
+  first->buffer() = "first\n";
+  BOOST_REQUIRE(first->flush().ok());
+  auto second = hh::replay::OutputFile::open(path);
+  BOOST_REQUIRE(!second.ok());
+  BOOST_TEST(second.error().find("another export is writing it") != std::string::npos, second.error());
+  BOOST_TEST(first->close().ok());
+  BOOST_TEST(read_all(path) == "first\n");
+
+  // A link at FILE: the file it leads to takes the export, made private; the link stays.
+  const std::string target = dir.write("target.jsonl", "old\n");
+  BOOST_REQUIRE(::chmod(target.c_str(), 0644) == 0);
+  const std::string link = dir.file("link.jsonl");
+  BOOST_REQUIRE(::symlink(target.c_str(), link.c_str()) == 0);
+  auto through = hh::replay::OutputFile::open(link);
+  BOOST_REQUIRE(through.ok());
+  through->buffer() = "new\n";
+  BOOST_TEST(through->close().ok());
+  BOOST_TEST(read_all(target) == "new\n");
+  BOOST_TEST(mode_of(target) == 0600u);
+  struct stat info {};
+  BOOST_REQUIRE(::lstat(link.c_str(), &info) == 0);
+  BOOST_TEST(S_ISLNK(info.st_mode));
+
+  // A folder where the .partial goes: refused, naming it.
+  std::filesystem::create_directory(dir.file("taken.jsonl.partial"));
+  auto blocked = hh::replay::OutputFile::open(dir.file("taken.jsonl"));
+  BOOST_REQUIRE(!blocked.ok());
+  BOOST_TEST(blocked.error().find("taken.jsonl.partial") != std::string::npos, blocked.error());
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // output_file_test

@@ -238,8 +238,8 @@ BOOST_AUTO_TEST_CASE(bodies_go_in_the_same_batches_with_the_same_hashes) {
 
 // Old deliveries stored after newer ones (an old capture replayed into a database in use):
 // the walk stops at the first new one; the late sweep removes the old ones behind it, in
-// steps cut alike on both backends (three rows a step here; seq 9 and 10 share a
-// millisecond, and the step that reaches 9 leaves both to the next), and keeps a pending one.
+// steps cut alike on both backends (three rows a step here, in (received_at, seq) order:
+// seq 9 and 10 share a millisecond and fall in two steps), and keeps a pending one.
 BOOST_AUTO_TEST_CASE(old_bodies_behind_newer_ones_go_in_the_same_late_steps) {
   test::TwinStores t;
   t.inbox(1, "m1", "webhook", 100, "a.b", "{}", R"({"n":1})");   // old: the walk takes it
@@ -257,18 +257,21 @@ BOOST_AUTO_TEST_CASE(old_bodies_behind_newer_ones_go_in_the_same_late_steps) {
   BOOST_TEST(pgre_describe(twin_must(lite->remove_bodies(600, 10, 1))) == "1/7/done");
   BOOST_TEST(pgre_describe(twin_must(pg->remove_bodies(600, 10, 1))) == "1/7/done");
   std::vector<std::string> lite_steps, pg_steps;
-  for (int64_t lite_from = INT64_MIN, pg_from = INT64_MIN;;) {
+  for (store::LateCursor lite_from, pg_from;;) {
     const auto lite_step = twin_must(lite->remove_late_bodies(600, lite_from, 3, 2));
     const auto pg_step = twin_must(pg->remove_late_bodies(600, pg_from, 3, 2));
-    lite_steps.push_back(pgre_describe(lite_step.removed) + " next " + std::to_string(lite_step.next_from_ms));
-    pg_steps.push_back(pgre_describe(pg_step.removed) + " next " + std::to_string(pg_step.next_from_ms));
+    const auto next = [](const store::LateSweep& step) {
+      return " next " + std::to_string(step.next.received_at_ms) + "/" + std::to_string(step.next.seq);
+    };
+    lite_steps.push_back(pgre_describe(lite_step.removed) + next(lite_step));
+    pg_steps.push_back(pgre_describe(pg_step.removed) + next(pg_step));
     BOOST_REQUIRE(lite_steps.size() < 20u);
     if (lite_step.done || pg_step.done) {
       BOOST_TEST(lite_step.done == pg_step.done);
       break;
     }
-    lite_from = lite_step.next_from_ms;
-    pg_from = pg_step.next_from_ms;
+    lite_from = lite_step.next;
+    pg_from = pg_step.next;
   }
   BOOST_TEST(lite_steps == pg_steps, boost::test_tools::per_element());
   t.same_rows("SELECT seq, body_sha256, body_bytes, removed_at_ms FROM removed_bodies ORDER BY seq", 4);
