@@ -43,6 +43,11 @@ int run_capture(const CaptureFlags& flags) {
   if (!parse_bound(flags.since, "--since", filter.since_ms) || !parse_bound(flags.until, "--until", filter.until_ms)) {
     return kExitBadConfig;
   }
+  if (filter.since_ms && filter.until_ms && *filter.since_ms >= *filter.until_ms) {
+    // An empty window is a mistake (the two swapped), not a capture of nothing.
+    report_error("capture", "--since " + *flags.since + " is not before --until " + *flags.until);
+    return kExitBadConfig;
+  }
   if (flags.event_type) {
     if (flags.event_type->empty()) {
       report_error("capture", "--event-type: empty pattern");

@@ -48,7 +48,12 @@ Result<void> apply_table(Settings& settings, const toml::table& table, const std
     const int64_t key_line = raw_key.source().begin.line;
     const SettingKey* key = find_setting_key(name);
     const std::string where = source_name + ":" + std::to_string(key_line);
-    if (!key) return fail(where + ": " + key_error(name, "unknown key").message);
+    if (!key) {
+      // `service = 3` where [service] belongs: a table, not an unknown key.
+      const bool table = std::any_of(setting_keys().begin(), setting_keys().end(),
+                                     [&](const SettingKey& k) { return k.doc.name.starts_with(name + "."); });
+      return fail(where + ": " + key_error(name, table ? "expected a table ([" + name + "])" : "unknown key").message);
+    }
     lines[name] = key_line;
     if (const auto* array = node.as_array()) {
       for (size_t i = 0; i < array->size(); ++i) {
@@ -111,6 +116,7 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
                                const Overrides& flags) {
   Settings settings;
   KeyLines lines;  // of the keys the file set, until the environment or a flag sets them again
+  std::map<std::string, std::string> variables;  // the keys the environment set (until a flag does), by key
   if (config_file) {
     std::ifstream in(*config_file, std::ios::binary);
     if (!in) return fail(*config_file + ": cannot read");
@@ -129,6 +135,7 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
         if (!applied) return fail(applied.error_kind(), var + " (" + applied.error() + ")");
         settings.given.insert(std::string(key.doc.name));
         lines.erase(std::string(key.doc.name));
+        variables[std::string(key.doc.name)] = var;
       }
     }
   }
@@ -139,9 +146,15 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
     if (!applied) return fail(applied);
     settings.given.insert(std::string(key->doc.name));
     lines.erase(std::string(key->doc.name));
+    variables.erase(std::string(key->doc.name));
   }
   auto valid = validate(settings);
-  if (!valid) return with_file_line(valid, config_file, lines);
+  if (!valid) {
+    // A value the environment set is named by its variable, as its type errors are above.
+    const auto variable = variables.find(valid.error().substr(0, valid.error().find(": ")));
+    if (variable != variables.end()) return fail(valid.error_kind(), variable->second + " (" + valid.error() + ")");
+    return with_file_line(valid, config_file, lines);
+  }
   return settings;
 }
 

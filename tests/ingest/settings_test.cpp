@@ -97,7 +97,10 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
   BOOST_TEST(s.error().find("e.toml:3: max_body_bytes: expected an integer") != std::string::npos, s.error());
   s = config::load_settings(dir.write("f.toml", "\nretention = 5\n"), fake_env, {});
   BOOST_REQUIRE(!s.ok());
-  BOOST_TEST(s.error().find("f.toml:2: retention: unknown key") != std::string::npos, s.error());
+  BOOST_TEST(s.error().find("f.toml:2: retention: expected a table ([retention])") != std::string::npos, s.error());
+  s = config::load_settings(dir.write("f2.toml", "\nretention_days = 5\n"), fake_env, {});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("f2.toml:2: retention_days: unknown key") != std::string::npos, s.error());
   const std::string g = dir.write("g.toml", "listen = \"127.0.0.1:8080\"\n[service]\nconcurrency = 0\n");
   s = config::load_settings(g, fake_env, {});
   BOOST_REQUIRE(!s.ok());
@@ -139,6 +142,16 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
   s = config::load_settings(std::nullopt, fake_env, {});
   BOOST_REQUIRE(!s.ok());
   BOOST_TEST(s.error().find("HEALTHHOOK_TIMESTAMP_TOLERANCE_S") != std::string::npos);
+  g_env.clear();
+  // Out of range from the environment: the variable named too, not only the key.
+  g_env["HEALTHHOOK_RETENTION_BODY_DAYS"] = "-7";
+  s = config::load_settings(std::nullopt, fake_env, {});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().starts_with("HEALTHHOOK_RETENTION_BODY_DAYS (retention.body_days: "), s.error());
+  // A flag set after it is what counts.
+  s = config::load_settings(std::nullopt, fake_env, {{"retention.body_days", "-8"}});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().starts_with("retention.body_days: "), s.error());
   g_env.clear();
 
   // A port out of range or not a number (the resolver would wrap 99999 to 34463).

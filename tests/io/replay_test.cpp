@@ -371,6 +371,11 @@ BOOST_AUTO_TEST_CASE(capture_filters_by_time_and_event_type) {
                                               "is never closed"),
              open_set.stderr_text);
   BOOST_TEST(ids({"--event-type", "daily.data.[s]teps.*"}) == "ac");
+  // A window that ends where or before it starts (the two swapped): refused, not an empty capture.
+  auto swapped = run_healthhook({"capture", "--database", db, "--since", "1700000200", "--until", "1700000100"});
+  BOOST_TEST(swapped.exit_code == 2);
+  BOOST_TEST(swapped.stderr_text == "healthhook capture: --since 1700000200 is not before --until 1700000100\n",
+             swapped.stderr_text);
 }
 
 BOOST_AUTO_TEST_CASE(resending_to_a_receiver_equals_offline_replay) {
