@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -28,6 +27,7 @@
 #include "config/secrets.h"
 #include "config/settings_reference.h"
 #include "fetcher/calls/org_teams.h"
+#include "receiver/http/listener.h"
 #include "receiver/http/server_tls.h"
 #include "receiver/signature/webhook_signature.h"
 #include "store/database_location.h"
@@ -92,25 +92,11 @@ std::optional<int> compare_teams_or_report(const config::Settings& settings, int
   return std::nullopt;
 }
 
-// serve binds the first address the resolver gives for `listen` (validated as HOST:PORT).
-Result<void> check_listen_address(const std::string& listen) {
-  const auto colon = listen.rfind(':');
-  std::string host = listen.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  boost::asio::io_context io;
-  boost::asio::ip::tcp::resolver resolver(io);
-  boost::system::error_code ec;
-  const auto results = resolver.resolve(host, listen.substr(colon + 1), boost::asio::ip::resolver_base::passive, ec);
-  if (ec || results.empty()) return fail("listen: cannot resolve " + listen + ": " + ec.message());
-  return {};
-}
-
 // The CA files as the fetcher (relative to the configuration's folder) and the forwarder
 // (a secret path: $CREDENTIALS_DIRECTORY too) resolve and load them.
 Result<void> check_ca_files(const config::Settings& settings) {
   if (!settings.service.ca_file.empty()) {
-    const std::filesystem::path ca(settings.service.ca_file);
-    const std::string path = ca.is_absolute() ? ca.string() : (std::filesystem::path(settings.base_dir) / ca).string();
+    const std::string path = config::resolve_config_path(settings.service.ca_file, settings.base_dir);
     if (auto context = http_client::client_tls_context(path); !context) return fail(context, "service.ca_file");
   }
   for (size_t i = 0; i < settings.forwards.size(); ++i) {
@@ -210,7 +196,8 @@ int run_check_config(const CheckConfigFlags& flags) {
       return kExitBadConfig;
     }
   }
-  if (auto resolved = check_listen_address(settings->listen); !resolved) {
+  boost::asio::io_context io;
+  if (auto resolved = http::resolve_listen_address(io, settings->listen); !resolved) {
     report_error("check-config", resolved.error());
     return kExitBadConfig;
   }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-
 #include <charconv>
 #include <filesystem>
 #include <fstream>

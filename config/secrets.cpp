@@ -20,7 +20,12 @@ std::string resolve_secret_path(const std::string& path, const std::string& base
     std::error_code ec;
     if (fs::exists(candidate, ec)) return candidate.string();
   }
-  return (fs::path(base_dir) / p).string();
+  return resolve_config_path(path, base_dir);
+}
+
+std::string resolve_config_path(const std::string& path, const std::string& base_dir) {
+  const std::filesystem::path p(path);
+  return p.is_absolute() ? path : (std::filesystem::path(base_dir) / p).string();
 }
 
 namespace {

@@ -30,4 +30,8 @@ Result<std::string> read_secret_file(const std::string& path, const std::string&
 // The path a secret file name resolves to (see above).
 std::string resolve_secret_path(const std::string& path, const std::string& base_dir);
 
+// A file a setting names that is no secret (service.ca_file): relative to the
+// configuration's folder, `base_dir`.
+std::string resolve_config_path(const std::string& path, const std::string& base_dir);
+
 }  // namespace hh::config

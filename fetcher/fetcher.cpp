@@ -1,19 +1,18 @@
 #include "fetcher/fetcher.h"
 
 #include <algorithm>
-#include <cctype>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <filesystem>
 
 #include "common/asio_token.h"
-#include "config/load_settings.h"
 #include "common/log.h"
 #include "common/thread_name.h"
+#include "config/load_settings.h"
+#include "config/secrets.h"
 #include "fetcher/providers_sync.h"
 #include "store/open_readers.h"
 #include "common/timestamp.h"
@@ -44,10 +43,7 @@ ClientOptions client_options(const FetcherOptions& options) {
   client.max_response_bytes = static_cast<uint64_t>(service.max_response_bytes);
   client.api_key_header = service.api_key_header;
   client.api_key = options.api_key;
-  if (!service.ca_file.empty()) {
-    const std::filesystem::path ca(service.ca_file);
-    client.ca_file = ca.is_absolute() ? ca.string() : (std::filesystem::path(options.base_dir) / ca).string();
-  }
+  if (!service.ca_file.empty()) client.ca_file = config::resolve_config_path(service.ca_file, options.base_dir);
   client.max_idle_connections = static_cast<size_t>(std::max<int64_t>(1, service.concurrency));
   return client;
 }

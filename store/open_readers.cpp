@@ -1,12 +1,8 @@
 // The read side's factories (store/open_readers.h): the backend that `database = …` names.
 #include "store/open_readers.h"
 
-#include <filesystem>
-
-#include "store/sqlite/connection.h"
-#include "store/sqlite/database.h"
-
 #include "store/postgres/read/pg_read_store.h"
+#include "store/sqlite/database.h"
 #include "store/sqlite/sqlite_figures.h"
 #include "store/sqlite/sqlite_follow_up_reads.h"
 #include "store/sqlite/sqlite_read_store.h"
@@ -25,27 +21,7 @@ Result<std::unique_ptr<FollowUpReads>> open_follow_up_reads(const Database& data
   return open_backend<FollowUpReads>(database, open_sqlite_follow_up_reads, open_postgres_follow_up_reads);
 }
 
-Result<void> check_sqlite_store_file(const std::string& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) return {};
-  if (std::filesystem::is_directory(status)) return fail(path + " is a folder");
-  if (std::filesystem::is_regular_file(status) && std::filesystem::file_size(path, ec) == 0) return {};
-  auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_only);
-  if (!db) return fail(db, path);
-  auto version = db->query_int("PRAGMA user_version");
-  if (!version) return fail(version, path);
-  if (version->value_or(0) == 0) {
-    auto tables = db->query_int("SELECT count(*) FROM sqlite_master");
-    if (!tables) return fail(tables, path);
-    if (tables->value_or(0) == 0) return {};  // a database with nothing in it yet
-    return fail(path + ": not a healthhook database (it holds tables of another program)");
-  }
-  if (*version > schema_version()) {
-    return fail(path + ": database schema version " + std::to_string(**version) + " is newer than this healthhook");
-  }
-  return {};
-}
+Result<void> check_sqlite_store_file(const std::string& path) { return check_store_file(path); }
 
 std::string stored_team_of(const Database& database, std::string_view user_id) {
   auto reader = open_read_store(database);

@@ -24,19 +24,25 @@ Listener::Listener(net::io_context& io, unsigned io_threads, const Router& route
 
 Listener::~Listener() = default;
 
-Result<void> Listener::listen(const std::string& host_port) {
+Result<net::ip::tcp::endpoint> resolve_listen_address(net::io_context& io, const std::string& host_port) {
   const auto colon = host_port.rfind(':');
   if (colon == std::string::npos) return fail("listen: expected HOST:PORT, got \"" + host_port + "\"");
   std::string host = host_port.substr(0, colon);
   const std::string port = host_port.substr(colon + 1);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-
   beast::error_code ec;
-  net::ip::tcp::resolver resolver(io_);
+  net::ip::tcp::resolver resolver(io);
   const auto results = resolver.resolve(host, port, net::ip::resolver_base::passive, ec);
   if (ec || results.empty()) return fail("listen: cannot resolve " + host_port + ": " + ec.message());
-  const net::ip::tcp::endpoint endpoint = *results.begin();
+  return results.begin()->endpoint();
+}
 
+Result<void> Listener::listen(const std::string& host_port) {
+  auto resolved = resolve_listen_address(io_, host_port);
+  if (!resolved) return fail(resolved);
+  const net::ip::tcp::endpoint endpoint = *resolved;
+
+  beast::error_code ec;
   acceptor_.open(endpoint.protocol(), ec);
   if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) acceptor_.bind(endpoint, ec);

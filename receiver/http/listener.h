@@ -30,6 +30,10 @@ namespace hh::http {
 
 inline constexpr std::chrono::milliseconds kAcceptPause{100};
 
+// The address `listen = "HOST:PORT"` names ("127.0.0.1:8080", "[::1]:8080", "0.0.0.0:0"):
+// the first the resolver gives, as Listener::listen binds it and check-config checks it.
+Result<net::ip::tcp::endpoint> resolve_listen_address(net::io_context& io, const std::string& host_port);
+
 class Listener {
  public:
   // `router`, `limits.refusals` and `limits.body_budget` must outlive the listener and

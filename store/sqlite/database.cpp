@@ -43,6 +43,17 @@ void log_unattributed_rows(sqlite::Connection& db) {
   line.num("total", total);
 }
 
+// The schema version of a database opened to be read, `path` naming it in errors; one
+// newer than this binary's is refused.
+Result<int64_t> readable_schema_version(sqlite::Connection& db, const std::string& path) {
+  auto version = db.query_int("PRAGMA user_version");
+  if (!version) return fail(version, path);
+  if (version->value_or(0) > schema_version()) {
+    return fail(path + ": database schema version " + std::to_string(**version) + " is newer than this healthhook");
+  }
+  return version->value_or(0);
+}
+
 }  // namespace
 
 Result<void> migrate(sqlite::Connection& db) {
@@ -174,13 +185,27 @@ Result<sqlite::Connection> open_for_reading(const std::string& path) {
   db->wait_when_busy(kReaderBusyTimeout);
   auto configured = db->exec("PRAGMA cache_size = -16384;");
   if (!configured) return fail(configured, path);
-  auto version = db->query_int("PRAGMA user_version");
-  if (!version) return fail(version, path);
-  if (version->value_or(0) == 0) return fail(path + ": not a healthhook database (no schema)");
-  if (*version > schema_version()) {
-    return fail(path + ": database schema version " + std::to_string(**version) + " is newer than this healthhook");
-  }
+  auto version = readable_schema_version(*db, path);
+  if (!version) return fail(version);
+  if (*version == 0) return fail(path + ": not a healthhook database (no schema)");
   return db;
+}
+
+Result<void> check_store_file(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) return {};
+  if (std::filesystem::is_directory(status)) return fail(path + " is a folder");
+  if (std::filesystem::is_regular_file(status) && std::filesystem::file_size(path, ec) == 0) return {};
+  auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_only);
+  if (!db) return fail(db, path);
+  auto version = readable_schema_version(*db, path);
+  if (!version) return fail(version);
+  if (*version > 0) return {};
+  auto tables = db->query_int("SELECT count(*) FROM sqlite_master");
+  if (!tables) return fail(tables, path);
+  if (tables->value_or(0) == 0) return {};  // a database with nothing in it yet
+  return fail(path + ": not a healthhook database (it holds tables of another program)");
 }
 
 }  // namespace hh::store

@@ -20,6 +20,11 @@ Result<sqlite::Connection> open_for_writing(const std::string& path, const Store
 // Opens an existing database read-only. Fails if it does not exist or is not migrated.
 Result<sqlite::Connection> open_for_reading(const std::string& path);
 
+// What open_for_writing would find at `path`, checked read-only: nothing yet (no file, an
+// empty one, a database without a table), or a healthhook schema this binary reads; else
+// why not (a folder, not SQLite, another program's tables, a newer schema).
+Result<void> check_store_file(const std::string& path);
+
 // Applies pending migrations; refuses a database newer than this binary.
 Result<void> migrate(sqlite::Connection& db);
 

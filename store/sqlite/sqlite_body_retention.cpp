@@ -87,7 +87,6 @@ class SqliteBodyRetention final : public BodyRetention {
     if (!txn) return fail(txn);
     auto walked_to = db_.query_int(kWalkedTo);
     if (!walked_to) return fail(walked_to);
-    if (auto kept = walk_to(walked_to->value_or(0)); !kept) return fail(kept);
     auto applied = db_.query_int(kApplied);
     if (!applied) return fail(applied);
     std::vector<int64_t> seqs, received_at;
@@ -119,6 +118,10 @@ class SqliteBodyRetention final : public BodyRetention {
         sweep.removed.bytes += static_cast<int64_t>(body.size());
       }
       s_.late_body.reset();
+    }
+    // The walk's place kept before a late removal can move the fallback past it.
+    if (!removals_.empty()) {
+      if (auto kept = walk_to(walked_to->value_or(0)); !kept) return fail(kept);
     }
     if (auto written = write_removals(now_ms); !written) return fail(written);
     if (auto committed = txn->commit(); !committed) return fail(committed);
