@@ -2,6 +2,7 @@
 
 #include <span>
 
+#include "config/load_settings.h"
 #include "config/secrets.h"
 #include "forward/forward_rule.h"
 
@@ -22,7 +23,7 @@ Result<void> refuse_given(const config::Settings& settings, std::span<const std:
                           std::string_view applies) {
   for (std::string_view key : keys) {
     if (settings.given.contains(std::string(key))) {
-      return fail(ErrorKind::data, std::string(key) + ": " + std::string(applies));
+      return fail(ErrorKind::data, config::located(settings, std::string(key), std::string(key) + ": " + std::string(applies)));
     }
   }
   return {};

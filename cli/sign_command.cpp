@@ -55,7 +55,12 @@ int run_sign(const SignFlags& flags) {
       report_error("sign", "--timestamp: expected Unix seconds, RFC 3339 or a date, got \"" + *flags.timestamp + "\"");
       return kExitBadConfig;
     }
-    timestamp = *ms >= 0 ? *ms / 1000 : (*ms - 999) / 1000;  // whole seconds, rounded down
+    // A receiver reads the timestamp as digits only: a time before 1970 could never verify.
+    if (*ms < 0) {
+      report_error("sign", "--timestamp: must not be before 1970-01-01, got \"" + *flags.timestamp + "\"");
+      return kExitBadConfig;
+    }
+    timestamp = *ms / 1000;  // whole seconds, rounded down
   }
   const std::string id = flags.id ? *flags.id : random_message_id();
   if (id.empty() || id.size() > signature::kMaxMessageIdBytes || id.find_first_of("\r\n") != std::string::npos) {

@@ -35,6 +35,10 @@ Result<void> validate(const Settings& settings);
 // A header name the API key may be sent in (letters, digits, '-' and '_').
 bool is_header_name(std::string_view name);
 
+// `message` about `key`, prefixed with where the key was set, as a load error would be
+// ("healthhook.toml:7: processing_sessions: …", "HEALTHHOOK_PROCESSING_SESSIONS (…)").
+std::string located(const Settings& settings, const std::string& key, std::string message);
+
 // All known keys, for --help and error messages.
 const std::vector<std::string>& known_keys();
 

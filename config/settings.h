@@ -7,6 +7,7 @@
 // service.base_url -> HEALTHHOOK_SERVICE_BASE_URL), then command-line flags.
 // Secrets are never settings: settings only name the files that hold them.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -174,9 +175,11 @@ struct Settings {
   // Where relative secret-file paths are resolved (the config file's folder).
   std::string base_dir = ".";
 
-  // The keys the file, the environment or a flag set (the others keep their defaults):
-  // what a key that only one backend has may be refused for (app/store_settings.cpp).
-  std::set<std::string> given;
+  // The keys the file, the environment or a flag set (the others keep their defaults), each
+  // with where it was set last ("healthhook.toml:7", "HEALTHHOOK_LISTEN", or "" for a flag):
+  // what a key that only one backend has is refused for, naming that place
+  // (app/store_settings.cpp, config::located).
+  std::map<std::string, std::string> given;
 };
 
 }  // namespace hh::config

@@ -239,7 +239,12 @@ bool JsonReader::number_value(od::value v, Number& out) {
   switch (type) {
     case od::number_type::signed_integer:
       out.is_integer = true;
-      if (auto code = v.get_int64().get(out.integer)) return json_problem(code);
+      if (auto code = v.get_int64().get(out.integer)) {
+        // simdjson 3.0.1 types an integer below INT64_MIN as signed, then fails it as a
+        // wrong type: the same answer as one above INT64_MAX.
+        if (is_json_integer(trim_json_space(v.raw_json_token()))) return problem_is("integer out of range (int64)");
+        return json_problem(code);
+      }
       return true;
     case od::number_type::unsigned_integer:
       return problem_is("integer out of range (int64)");

@@ -95,6 +95,10 @@ BOOST_AUTO_TEST_CASE(number_overflow) {
   // Past int64 but within uint64: refused alike, never stored as a rounded double.
   expect_invalid(*this, sample_with("\"value\":9223372036854775808"), "data.data[0].value: integer out of range (int64)");
   expect_invalid(*this, sample_with("\"value\":18446744073709551615"), "data.data[0].value: integer out of range (int64)");
+  // And below INT64_MIN, which simdjson types as a signed integer it then cannot give.
+  expect_invalid(*this, sample_with("\"value\":-9223372036854775809"), "data.data[0].value: integer out of range (int64)");
+  expect_invalid(*this, sample_with("\"timezone_offset\":-123456789012345678901"),
+                 "data.data[0].timezone_offset: integer out of range (int64)");
   expect_invalid(*this, sample_with("\"systolic\":10000000000000000000"), "data.data[0].systolic: integer out of range (int64)");
   // In a member only kept as JSON (a summary's, an unknown one): kept as sent, applied.
   const ParseResult kept = webhook(summary_with("\"weight\":12345678901234567890"));

@@ -69,6 +69,11 @@ BOOST_AUTO_TEST_CASE(bad_input_is_named) {
   BOOST_TEST(bad_time.exit_code == 2);
   BOOST_TEST(bad_time.stderr_text ==
              "healthhook sign: --timestamp: expected Unix seconds, RFC 3339 or a date, got \"later\"\n");
+  // CLI11 would take "-5" for an option: the = form passes it as the value.
+  auto before_1970 = run_healthhook({"sign", "--secret-file", secret_file, "--timestamp=-5"}, kBody);
+  BOOST_TEST(before_1970.exit_code == 2);
+  BOOST_TEST(before_1970.stderr_text ==
+             "healthhook sign: --timestamp: must not be before 1970-01-01, got \"-5\"\n");
   auto no_secret = run_healthhook({"sign"}, kBody);
   BOOST_TEST(no_secret.exit_code == 2);
   BOOST_TEST(no_secret.stderr_text.find("--secret-file") != std::string::npos, no_secret.stderr_text);

@@ -37,7 +37,9 @@ BOOST_AUTO_TEST_CASE(a_sqlite_key_with_a_postgresql_database_is_refused_naming_i
       dir.write("pg.toml", config(uri, key + " = " + value + "\n"));
       const auto checked = run_healthhook({"check-config", "--config", dir.file("pg.toml")});
       BOOST_TEST(checked.exit_code == 2, checked.stderr_text);
-      BOOST_TEST(checked.stderr_text.find(key + ": applies to a SQLite database file only") != std::string::npos,
+      // Named where it was set, as a load error is: the file and the key's line.
+      BOOST_TEST(checked.stderr_text.find(dir.file("pg.toml") + ":3: " + key + ": applies to a SQLite database file only") !=
+                     std::string::npos,
                  checked.stderr_text);
       // The same key from the environment, for a command that opens the store.
       dir.write("plain.toml", config(uri, ""));
@@ -47,7 +49,8 @@ BOOST_AUTO_TEST_CASE(a_sqlite_key_with_a_postgresql_database_is_refused_naming_i
                                           {env_name + "=" + (value.front() == '"' ? value.substr(1, value.size() - 2)
                                                                                  : value)});
       BOOST_TEST(rebuilt.exit_code == 2);
-      BOOST_TEST(rebuilt.stderr_text.find(key + ": applies to a SQLite database file only") != std::string::npos,
+      BOOST_TEST(rebuilt.stderr_text.find(env_name + " (" + key + ": applies to a SQLite database file only") !=
+                     std::string::npos,
                  rebuilt.stderr_text);
     }
   }
@@ -66,8 +69,8 @@ BOOST_AUTO_TEST_CASE(a_postgresql_key_with_a_sqlite_file_is_refused_naming_it) {
   dir.write("lite.toml", config(dir.file("h.db"), "processing_sessions = 2\n"));
   const auto checked = run_healthhook({"check-config", "--config", dir.file("lite.toml")});
   BOOST_TEST(checked.exit_code == 2, checked.stderr_text);
-  BOOST_TEST(checked.stderr_text.find("processing_sessions: applies to a postgresql:// database only") !=
-                 std::string::npos,
+  BOOST_TEST(checked.stderr_text.find(dir.file("lite.toml") + ":3: processing_sessions: applies to a postgresql:// "
+                                      "database only") != std::string::npos,
              checked.stderr_text);
   const auto served = run_healthhook({"serve", "--config", dir.file("lite.toml")}, "", {}, std::chrono::seconds(30));
   BOOST_TEST(served.exit_code != 0);
