@@ -42,7 +42,7 @@ struct ReplayFlags {
   std::optional<std::string> to;
   std::vector<std::string> secret_files;
   bool verify_signatures = false;
-  size_t concurrency = 8;
+  size_t concurrency = 1;  // the file's order: the receiver numbers deliveries as offline replay does
   int64_t batch = 1000;  // checked against kMaxReplayBatch
   bool allow_plain_http = false;
   std::string ca_file;
@@ -272,7 +272,8 @@ void add_replay_command(CLI::App& app, int& exit_code) {
   // With --to and no --secret-file, the configuration's signing_secret_files (see resend_secret).
   command->add_flag("--verify-signatures", flags->verify_signatures,
                     "Offline: store only lines whose captured signature matches a --secret-file (age not checked)");
-  command->add_option("--concurrency", flags->concurrency, "With --to: connections in parallel (default 8)");
+  command->add_option("--concurrency", flags->concurrency, "With --to: deliveries sent at once, each on its connection (default 1: the file's order, so the receiver "
+                      "numbers them (seq) as offline replay does; more is faster and keeps each user's order)");
   command->add_flag("--allow-plain-http", flags->allow_plain_http,
                     "With --to: allow http:// to a host that is not loopback (sends health data unencrypted)");
   command->add_option("--ca-file", flags->ca_file, "With an https:// --to: trust this CA (default: the system's)")

@@ -11,7 +11,9 @@
 // them seqs in that order, which latest-wins needs; different users overtake each
 // other. A delivery whose envelope and data name two users is sent alone, between the
 // answers of everything before it and the sending of everything after it. `concurrency`
-// 1 keeps the whole file's order.
+// 1 (the default) keeps the whole file's order: the receiver then numbers every delivery
+// as offline replay does, and the tables match with their seqs and the change feed's order;
+// with more, the derived rows match but seqs interleave users differently.
 //
 // Transport: https:// with the peer verified (common/http_client/tls_context.h), or plain
 // http:// to a loopback host; plain http:// elsewhere only with allow_plain_http.
@@ -41,7 +43,7 @@ namespace hh::replay {
 struct ResendOptions {
   std::string url;     // https:// or http://host[:port][/path]; an empty path means /webhooks
   std::string secret;  // "whsec_…": signs every request
-  size_t concurrency = 8;
+  size_t concurrency = 1;  // 1: the file's order, so the receiver's seqs are offline replay's
   // Plain http:// to a host that is not loopback sends health data unencrypted across a
   // network: refused unless this is set (a private network the operator trusts).
   bool allow_plain_http = false;

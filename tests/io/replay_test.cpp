@@ -406,6 +406,34 @@ BOOST_AUTO_TEST_CASE(resending_to_a_receiver_equals_offline_replay) {
              busy.stderr_text);
 }
 
+// By default one delivery at a time, in file order: the receiver numbers them as offline
+// replay does, so the tables are identical with their seqs, series ids and change ids
+// (what a backend that keeps `seq` or polls the change feed sees), users and deliveries
+// that name no user interleaved as they are in the file.
+BOOST_AUTO_TEST_CASE(resending_by_default_numbers_deliveries_as_offline_replay_does) {
+  TempDir dir;
+  ServerProcess server(dir);
+  const std::string secret = random_secret();
+  std::string file = multi_user_capture(secret);
+  for (int i = 0; i < 12; ++i) {  // user-less bodies between users' deliveries
+    file += signed_line(secret, "msg_plain_" + std::to_string(i), 1700001000 + i, "not json " + std::to_string(i));
+    file += signed_line(secret, "msg_hr_" + std::to_string(i), 1700001000 + i,
+                        samples_body("user-" + std::to_string(i % 3), "heartrate", "oura",
+                                     {{"2024-05-16T12:00:00+00:00", 60 + i}}));
+  }
+  const std::string capture = dir.write("mixed.jsonl", file);
+  const std::string offline = dir.file("offline.db");
+  auto replayed = replay_offline({capture}, offline);
+  BOOST_TEST_REQUIRE(replayed.exit_code == 0, replayed.stderr_text);
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/webhooks";
+  auto sent = run_healthhook({"replay", capture, "--to", url, "--secret-file", dir.file("secret")});
+  BOOST_TEST_REQUIRE(sent.exit_code == 0, sent.stderr_text);
+  wait_until_processed(server.database());
+  BOOST_TEST(derived_tables(server.database(), true) == derived_tables(offline, true));
+  BOOST_TEST(dump(server.database(), "SELECT seq, message_id FROM deliveries ORDER BY seq") ==
+             dump(offline, "SELECT seq, message_id FROM deliveries ORDER BY seq"));
+}
+
 // A delivery whose envelope names another user than its data shares rows with both
 // users' deliveries: sent several at a time, it still arrives in capture order (it went to
 // its envelope user's lane, and overtook or was overtaken by the data user's deliveries).
