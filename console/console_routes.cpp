@@ -162,21 +162,29 @@ std::optional<http::Response> Console::check_post(const http::RequestHead& head,
     add_security_headers(response);
     return std::optional<http::Response>(std::move(response));
   };
+  // What anyone can send is counted (the metrics and the periodic summary line), as every
+  // route's refusals are; what a live session is refused is logged below, by session.
+  const auto refuse_unauthenticated = [&](Status status, std::string_view message, http::Refusal reason) {
+    if (options_.refusals) options_.refusals->count(reason);
+    return respond(status, message);
+  };
   const std::string_view length = header_value(head, "content-length");
   size_t bytes = 0;
   const auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), bytes);
   const bool too_large = !length.empty() && (ec != std::errc{} || end != length.data() + length.size() || bytes > kMaxFormBytes);
   if (!header_value(head, "transfer-encoding").empty() || too_large) {
-    return respond(Status::payload_too_large, "console requests are small forms");
+    return refuse_unauthenticated(Status::payload_too_large, "console requests are small forms",
+                                  http::Refusal::request_too_large);
   }
   if (sign_in) {
     if (header_value(head, kRequestedWithHeader).empty()) {
-      return respond(Status::forbidden, "sign-in needs the console's X-Requested-With header");
+      return refuse_unauthenticated(Status::forbidden, "sign-in needs the console's X-Requested-With header",
+                                    http::Refusal::bad_request);
     }
     return std::nullopt;
   }
   auto caller = caller_of(head);
-  if (!caller) return respond(Status::unauthorized, "not signed in");
+  if (!caller) return refuse_unauthenticated(Status::unauthorized, "not signed in", http::Refusal::unauthorized);
   const std::string_view path = http::Router::path_of(head.target());
   // A signed-in session's refused attempt is logged (as every action is): a page of
   // another site posting with its cookie, or a read-only operator trying an action.

@@ -42,7 +42,7 @@ struct ConsoleOptions {
   SessionPolicy policy;
   bool secure_cookie = false;  // the listener speaks TLS: the cookie gets `Secure`
   // A failed sign-in waits this long for its answer, like other 401s (receiver/http/session.h).
-  http::Refusals* refusals = nullptr;  // failed sign-ins are counted as console_sign_in; may be null
+  http::Refusals* refusals = nullptr;  // failed sign-ins (console_sign_in), POSTs refused before their body; may be null
 };
 
 class Console {

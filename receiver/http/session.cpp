@@ -167,7 +167,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
 
     std::optional<Parser> parser;  // fresh per message (body_limit)
     parser.emplace();
-    parser->header_limit(limits.max_header_bytes);
+    parser->head_limit(limits.max_header_bytes);
     parser->trailer_limit(limits.max_header_bytes);
     parser->body_limit(limits.max_body_bytes);
 

@@ -137,8 +137,22 @@ BOOST_AUTO_TEST_CASE(each_token_signs_in_as_its_role_and_a_wrong_one_is_counted)
   BOOST_TEST(client.request("POST", "/console/sign-in", "token=" + kReadToken,
                             {{"Content-Type", "application/x-www-form-urlencoded"}})
                  .status == 403);
+  // An action without a session, and a form too large to be one: refused on their heads,
+  // and, like every refusal anyone can send, counted (the summary log line reads these).
+  {
+    HttpClient fresh(server.port());
+    BOOST_TEST(fresh.request("POST", "/console/api/actions/refresh", "", {}).status == 401);
+  }
+  const auto too_large = hh::test::raw_exchange(
+      server.port(), "POST /console/sign-in HTTP/1.1\r\nHost: x\r\nX-Requested-With: x\r\nContent-Length: 1048576\r\n\r\n",
+      std::chrono::seconds(5));
+  BOOST_TEST(too_large.starts_with("HTTP/1.1 413"), too_large.received);
   const HttpResponse metrics = client.get("/metrics");
-  BOOST_TEST(metrics.body.find("healthhook_refusals_total{reason=\"console_sign_in\"} 1") != std::string::npos);
+  for (const char* counted : {"console_sign_in", "bad_request", "unauthorized", "request_too_large"}) {
+    BOOST_TEST(metrics.body.find("healthhook_refusals_total{reason=\"" + std::string(counted) + "\"} 1") !=
+                   std::string::npos,
+               counted << "\n" << metrics.body);
+  }
 
   const HttpResponse read = sign_in(client, kReadToken);
   BOOST_TEST(read.status == 200);
