@@ -6,7 +6,7 @@
 //   healthhook markers [--lab-slug S]
 //   healthhook area ZIP [--radius 10|20|25|50|100] [--labs quest,labcorp] [--lab-account-id ID]
 //
-// Each prints the service's answer as one JSON line (labs: a table by default). Input is
+// Each prints the service's answer, one JSON line per element of an array (labs: a table by default). Input is
 // checked first: the zip code is five digits and the radius one of the interface's; a lab
 // outside its (non-exhaustive) list is sent with a warning. Exit 0 done, 1 the call
 // failed, 2 bad input or configuration (nothing is sent then).
@@ -98,7 +98,7 @@ int run_labs(const LabsFlags& flags) {
   auto labs = fetcher::list_labs(*access);
   if (!labs) return report_call_failure(kCommand, labs.error(), labs.error_kind());
   if (flags.format == "json") {
-    print_json_line(*labs);
+    print_json_lines(*labs);
   } else {
     print_labs_table(*labs);
   }
@@ -117,7 +117,7 @@ int run_lab_accounts(const LabAccountsFlags& flags) {
   if (!access) return kExitBadConfig;
   auto accounts = fetcher::list_lab_accounts(*access, fetcher::LabAccountFilter{flags.status, flags.lab_account_id});
   if (!accounts) return report_call_failure(kCommand, accounts.error(), accounts.error_kind());
-  print_json_line(*accounts);
+  print_json_lines(*accounts);
   return kExitOk;
 }
 
@@ -130,7 +130,7 @@ int run_markers(const MarkersFlags& flags) {
   if (flags.lab_slug) lab_slug = *flags.lab_slug;
   auto markers = fetcher::list_markers(*access, lab_slug);
   if (!markers) return report_call_failure(kCommand, markers.error(), markers.error_kind());
-  print_json_line(*markers);
+  print_json_lines(*markers);
   return kExitOk;
 }
 

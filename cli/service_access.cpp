@@ -86,4 +86,15 @@ void print_json_line(std::string_view json) {
   std::cout << line << std::flush;
 }
 
+void print_json_lines(std::string_view json) {
+  std::string minified;
+  json::append_minified(minified, json);
+  std::string lines;
+  for (std::string_view element : json::array_elements(minified)) {
+    lines.append(element);
+    lines.push_back('\n');
+  }
+  std::cout << lines << std::flush;
+}
+
 }  // namespace hh::cli

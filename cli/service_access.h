@@ -42,5 +42,8 @@ int report_call_failure(std::string_view command, const std::string& error, Erro
 
 // Prints `json` (the service's answer, or ours) minified on one line of stdout.
 void print_json_line(std::string_view json);
+// An answer that is an array of objects, one element a line (the commands' promise: one
+// JSON object per line); an empty array prints nothing; any other answer is one line.
+void print_json_lines(std::string_view json);
 
 }  // namespace hh::cli

@@ -21,4 +21,29 @@ void append_minified(std::string& out, std::string_view json) {
                   [](char c) { return c == '\n' || c == '\r'; }, ' ');
 }
 
+std::vector<std::string_view> array_elements(std::string_view minified) {
+  if (minified.size() < 2 || minified.front() != '[' || minified.back() != ']') return {minified};
+  std::vector<std::string_view> elements;
+  size_t depth = 0, start = 1;
+  bool in_string = false;
+  for (size_t i = 1; i + 1 < minified.size(); ++i) {
+    const char c = minified[i];
+    if (in_string) {
+      if (c == '\\') ++i;  // the escaped character, a quote included
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      elements.push_back(minified.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  if (start + 1 < minified.size()) elements.push_back(minified.substr(start, minified.size() - 1 - start));
+  return elements;
+}
+
 }  // namespace hh::json

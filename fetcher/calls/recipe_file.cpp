@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -38,8 +39,14 @@ Result<std::string> check_recipe(std::string_view line, std::vector<std::string>
   }
   const std::vector<std::string>::size_type first_token = tokens.size();
   tokens.emplace_back(access_token);
+  std::vector<std::string_view> keys;  // a member given twice: which one counts is the reader's guess
   for (auto member : recipe) {
     const std::string_view key = member.key;  // not a structured binding: clang 14 cannot capture one
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+      tokens.resize(first_token);
+      return fail(ErrorKind::data, std::string(key) + ": given twice");
+    }
+    keys.push_back(key);
     const simdjson::dom::element value = member.value;
     const auto type = value.type();
     const bool null = type == simdjson::dom::element_type::NULL_VALUE;

@@ -8,8 +8,9 @@
 // Blank lines are skipped. The interface does not say which fields are required; a
 // recipe needs at least its user_id (a UUID) and access_token (a string) to mean
 // anything, and every listed field present must have its listed type (null allowed for
-// all but those two). Other members are kept and sent as they are. A user id may appear
-// once per file.
+// all but those two). Other members are kept and sent as they are; no member may be given
+// twice in a line (parsers differ on which one counts: ours would check one user, the
+// service's might import another). A user id may appear once per file.
 //
 // The file holds OAuth tokens: it is created readable by its owner only (0600, whatever
 // the umask), written to a temporary name beside it and renamed when complete, so an

@@ -50,4 +50,14 @@ BOOST_AUTO_TEST_CASE(minify_drops_whitespace_between_tokens_only) {
   BOOST_TEST(out.find_first_of("\r\n") == std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(a_minified_array_splits_into_its_elements_only_at_its_own_commas) {
+  using Elements = std::vector<std::string_view>;
+  const std::string text = R"([{"a":"x,]\"}","b":[1,2]},[3,{"c":{}}],"s,t",4.50,null])";
+  BOOST_TEST((hh::json::array_elements(text) ==
+              Elements{R"({"a":"x,]\"}","b":[1,2]})", R"([3,{"c":{}}])", R"("s,t")", "4.50", "null"}));
+  BOOST_TEST(hh::json::array_elements("[]").empty());
+  BOOST_TEST((hh::json::array_elements(R"({"data":[1,2]})") == Elements{R"({"data":[1,2]})"}));
+  BOOST_TEST((hh::json::array_elements("7") == Elements{"7"}));
+}
+
 BOOST_AUTO_TEST_SUITE_END()  // json_writer_test

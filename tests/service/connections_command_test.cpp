@@ -198,6 +198,9 @@ BOOST_AUTO_TEST_CASE(the_file_and_the_provider_are_checked_before_anything_is_se
       {good + "{\"user_id\":\"" + user_of(6) + "\"}\n", ":6: access_token: missing, empty or not a string"},
       {good + R"({"user_id":"not-a-uuid","access_token":"oura-access-secret-9"})" "\n", ":6: user_id: not a UUID"},
       {good + oura_recipes()[2] + "\n", ":6: user_id: the same user is also on line 3"},
+      // A member twice: we would check the first user, a parser keeping the last imports another.
+      {R"({"user_id":")" + user_of(1) + R"(","access_token":"oura-access-secret-1","user_id":")" + user_of(2) + "\"}\n",
+       ":1: user_id: given twice"},
       {R"({"user_id":")" + user_of(1) + R"(","access_token":"oura-access-secret-1","expires_at":"tomorrow"})" "\n",
        ":1: expires_at: not an integer or null"},
       {"oura-access-secret-7 not json\n", ":1: not valid JSON"},

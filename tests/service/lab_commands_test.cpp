@@ -105,7 +105,9 @@ BOOST_AUTO_TEST_CASE(lookups_print_the_services_answers) {
   BOOST_TEST(has(result.stdout_text, "walk_in_test,at_home_phlebotomy"), result.stdout_text);
   result = t.run({"labs", "--format", "json"});
   BOOST_TEST(result.exit_code == 0, result.stderr_text);
-  BOOST_TEST(result.stdout_text.starts_with("[{\"id\":1,\"slug\":\"quest\""), result.stdout_text);
+  // The service's array, one lab a line (every command prints one JSON object per line).
+  BOOST_TEST(result.stdout_text.starts_with("{\"id\":1,\"slug\":\"quest\""), result.stdout_text);
+  BOOST_TEST(test::line_count(result.stdout_text) == 2u, result.stdout_text);  // the table's two labs
   BOOST_TEST(t.calls().back().path == "/v3/lab_tests/labs");
 
   result = t.run({"lab-accounts", "--status", "ACTIVE"});
