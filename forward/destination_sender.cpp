@@ -108,8 +108,9 @@ DestinationSender::DestinationSender(net::io_context& io, DestinationConfig conf
   // The body is read a buffer at a time and given up past kMaxAnswerBytes (attempt()): the
   // client's own limit, which would fail a 2xx with a large body, does not apply.
   options.max_body_bytes = std::numeric_limits<uint64_t>::max();
-  // Twice `concurrency`: the second half only for POSTs beside slow ones (lane_use()).
-  for (int64_t i = 0; i < 2 * config_.settings.concurrency; ++i) {
+  // `concurrency`, and kMaxBesideSlow more only for POSTs beside slow ones (lane_use()); a
+  // lane opens its connection when it first sends.
+  for (size_t i = 0; i < static_cast<size_t>(config_.settings.concurrency) + kMaxBesideSlow; ++i) {
     lanes_.push_back(std::make_unique<Lane>(io.get_executor(), peer, options));
   }
 }
@@ -144,7 +145,7 @@ DestinationSender::LaneUse DestinationSender::lane_use(std::chrono::steady_clock
     ++use.busy;
     if (now - lane->started >= kSlowPostAfter) ++slow;
   }
-  use.allowed = concurrency + std::min(slow, concurrency);
+  use.allowed = concurrency + std::min(slow, kMaxBesideSlow);
   return use;
 }
 

@@ -61,9 +61,10 @@ class DestinationSender {
  public:
   static constexpr std::chrono::milliseconds kPollInterval{100};
   // A POST unanswered this long (a backend hanging on one user's requests) no longer holds
-  // its place among `concurrency`: one more may go out beside it, up to twice
-  // `concurrency` in all, so that other keys are not held back for its whole timeout.
+  // its place among `concurrency`: one more may go out beside it, up to kMaxBesideSlow more
+  // in all, so that other keys are not held back for its whole timeout (decision 069).
   static constexpr std::chrono::milliseconds kSlowPostAfter{1000};
+  static constexpr size_t kMaxBesideSlow = 64;
   static constexpr uint64_t kMaxAnswerBytes = 64 * 1024;  // of an answer's body, read at most
   using Clock = std::function<int64_t()>;  // Unix ms
 
@@ -94,7 +95,7 @@ class DestinationSender {
   boost::asio::awaitable<PostOutcome> attempt(Lane& lane, const OutgoingPost& post);
   Result<std::string> body_of(const OutgoingPost& post, PostOutcome& outcome);
   // POSTs in flight, and how many may be: `concurrency`, plus one per POST slower than
-  // kSlowPostAfter (at most `concurrency` more).
+  // kSlowPostAfter (at most kMaxBesideSlow more).
   struct LaneUse {
     size_t busy = 0;
     size_t allowed = 0;

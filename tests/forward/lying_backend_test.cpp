@@ -167,7 +167,8 @@ BOOST_AUTO_TEST_CASE(a_backend_that_never_reads_or_hangs_up_half_way_gets_the_po
 // A backend that never answers some users' POSTs (spec §10: a due entry is never held back
 // by entries of other users): with every place of `concurrency` taken by such POSTs, a
 // healthy user's still goes out once they are slow, not after their whole timeout (a
-// minute here: the wait below is a third of it).
+// minute here: the wait below is a third of it). Four times as many hanging users as
+// `concurrency` (they once filled the twice `concurrency` lanes a destination had).
 BOOST_AUTO_TEST_CASE(posts_that_hang_do_not_hold_back_other_users_for_their_timeout) {
   test::ScriptedBackend backend([](test::ScriptedBackend::Link& link) {
     while (auto request = link.read_request()) {
@@ -183,17 +184,22 @@ BOOST_AUTO_TEST_CASE(posts_that_hang_do_not_hold_back_other_users_for_their_time
       dir, replaced(forward_block(dir, backend.url(), test::random_secret(), "concurrency = 2\n"), "timeout_ms = 1000",
                     "timeout_ms = 60000"));
   test::HttpClient client(server.port());
-  for (const char* user : {"hang-1", "hang-2"}) {
-    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), user, sleep_of(user, std::string("s-") + user)).status,
-                        200);
+  constexpr int kHanging = 8;
+  const auto hanging_requests = [&] {
+    size_t sent = 0;
+    for (int i = 1; i <= kHanging; ++i) sent += requests_for(backend, "hang-" + std::to_string(i));
+    return sent;
+  };
+  for (int i = 1; i <= kHanging; ++i) {
+    const std::string user = "hang-" + std::to_string(i);
+    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), user, sleep_of(user, "s-" + user)).status, 200);
   }
-  BOOST_REQUIRE(wait_until([&] { return requests_for(backend, "hang-1") + requests_for(backend, "hang-2") == 2; }));
+  BOOST_REQUIRE(wait_until([&] { return hanging_requests() == kHanging; }, 20s));
   BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "healthy", sleep_of(user_of(7), "s-healthy")).status, 200);
   BOOST_TEST(wait_until([&] { return requests_for(backend, "healthy") == 1; }, 20s));
   BOOST_TEST(wait_until([&] { return outbox(server, "row_key = 'healthy'") == 0; }, 20s));
   // The hanging ones are still in flight, once each: nothing was sent twice meanwhile.
-  BOOST_TEST(requests_for(backend, "hang-1") == 1u);
-  BOOST_TEST(requests_for(backend, "hang-2") == 1u);
+  for (int i = 1; i <= kHanging; ++i) BOOST_TEST(requests_for(backend, "hang-" + std::to_string(i)) == 1u, i);
 }
 
 // A redirect is an answer like any other: final (the POST is dead with its status), and
