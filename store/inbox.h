@@ -58,6 +58,12 @@ class Inbox {
 
   // The highest seq stored so far (0 for an empty inbox).
   virtual int64_t last_seq() const = 0;
+
+  // A write transaction that changes nothing anyone reads: whether append() could commit
+  // now (the write lock free, the disk or server taking a page). After a failed commit the
+  // writer probes with it, so that readiness comes back when the cause goes, not only when
+  // the next delivery happens to arrive (a load balancer sends none while /readyz is 503).
+  virtual Result<void> probe_write() = 0;
 };
 
 }  // namespace hh::store

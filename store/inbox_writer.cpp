@@ -154,7 +154,19 @@ void InboxWriter::run() {
       }
     }
     check_disk();
+    probe_after_failure();
   }
+}
+
+void InboxWriter::probe_after_failure() {
+  constexpr auto kProbeInterval = std::chrono::milliseconds(500);
+  if (last_commit_ok_.load(std::memory_order_relaxed)) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_probe_ < kProbeInterval) return;
+  last_probe_ = now;
+  if (!inbox_.probe_write()) return;  // still failing: the failed commit said why
+  last_commit_ok_.store(true, std::memory_order_relaxed);
+  commit_failures_.succeeded();
 }
 
 void InboxWriter::commit_batch(std::vector<Pending>& batch) {

@@ -41,6 +41,14 @@ class PgInbox final : public Inbox {
   Result<std::vector<Appended>> append_with(std::span<const NewDelivery* const> batch,
                                             const AlsoInTransaction& also) override;
   uint64_t max_delivery_bytes() const override { return kMaxFieldBytes; }
+  // A transaction id drawn and committed: a commit record in the server's WAL, as a
+  // delivery's commit makes (on a new connection if the old one broke).
+  Result<void> probe_write() override {
+    if (auto open = db_->reconnect_if_broken(); !open) return fail(open);
+    auto probed = db_->query_int("SELECT txid_current()");
+    if (!probed) return fail(probed);
+    return {};
+  }
   // Every committed row is durable, and other instances add rows with any seq: nothing
   // here bounds what may be applied. The processor reads up to the inbox horizon
   // (inbox_horizon.h) instead.

@@ -22,6 +22,7 @@ class SqliteInbox final : public Inbox {
                                             const AlsoInTransaction& also) override;
   int64_t last_seq() const override { return last_seq_; }
   uint64_t max_delivery_bytes() const override;
+  Result<void> probe_write() override;
 
  private:
   SqliteInbox(sqlite::Connection& db, sqlite::Statement insert, sqlite::Statement find, WriterEntries entries,

@@ -18,7 +18,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <thread>
 
+#include "store/sqlite/connection.h"
 #include "tests/faults/immutable_files.h"
 #include "tests/faults/store_probe.h"
 #include "tests/support/http_client.h"
@@ -129,6 +131,33 @@ BOOST_AUTO_TEST_CASE(a_read_only_folder_stops_start_up_with_one_line_naming_the_
   BOOST_TEST(lines(refused.stderr_text) == 1u, refused.stderr_text);
   BOOST_TEST(refused.stderr_text.find(database) != std::string::npos, refused.stderr_text);
   BOOST_TEST(refused.stderr_text.find("its folder must be writable") != std::string::npos, refused.stderr_text);
+}
+
+// The database locked by another program past commit_deadline_ms: the delivery gets 503
+// and /readyz says why; once the lock is gone /readyz is ready again by itself, with no
+// delivery to find out (a load balancer sends none to an instance its check calls not
+// ready).
+BOOST_AUTO_TEST_CASE(readiness_comes_back_when_a_held_lock_goes_without_a_delivery) {
+  TempDir dir;
+  ServerProcess server(dir, "commit_deadline_ms = 300");
+  HttpClient client(server.port());
+  BOOST_REQUIRE(client.post_webhook(server.secret(), "msg_before", kSteps).status == 200);
+  auto holder = hh::sqlite::Connection::open(server.database(), hh::sqlite::OpenMode::read_write);
+  BOOST_REQUIRE(holder.ok());
+  BOOST_REQUIRE(holder->exec("BEGIN IMMEDIATE").ok());
+  BOOST_TEST(client.post_webhook(server.secret(), "msg_during", kSteps).status == 503);
+  const auto not_ready = client.get("/readyz");
+  BOOST_TEST(not_ready.status == 503);
+  BOOST_TEST(not_ready.body.find("last inbox commit failed") != std::string::npos, not_ready.body);
+  BOOST_REQUIRE(holder->exec("ROLLBACK").ok());
+  bool ready = false;
+  for (int i = 0; i < 150 && !ready; ++i) {  // bounded: 15 s
+    ready = client.get("/readyz").status == 200;
+    if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  BOOST_TEST(ready);
+  BOOST_TEST(deliveries_where(server.database()) == 1);  // the probe stored nothing
+  BOOST_TEST(server.wait_for_log("\"event\":\"inbox_commit_recovered\"", std::chrono::seconds(5)));
 }
 
 BOOST_AUTO_TEST_CASE(read_only_while_running_answers_503_until_writable_again,
