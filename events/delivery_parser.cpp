@@ -503,4 +503,12 @@ bool DeliveryParser::Impl::parse_fetched(const InboxRow& row, DeliveryRows& out)
   return ok && at_end(doc, "body");
 }
 
+std::string_view without_excerpt(std::string_view error) {
+  // An excerpt (json_reader.h, append_quoted_excerpt) is the only quoted text in an error:
+  // paths and reasons are ours.
+  error = error.substr(0, error.find('"'));
+  while (!error.empty() && error.back() == ' ') error.remove_suffix(1);
+  return error;
+}
+
 }  // namespace hh::events

@@ -52,4 +52,9 @@ class DeliveryParser {
   std::unique_ptr<Impl> impl_;
 };
 
+// A ParseResult's error without the excerpt of the body it may end with ("…: not an ISO
+// 8601 time \"<the text sent>\""): what a log line may carry (logs never hold a body's
+// content; the inbox row keeps the whole error for the read API and the console).
+std::string_view without_excerpt(std::string_view error);
+
 }  // namespace hh::events

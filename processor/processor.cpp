@@ -371,7 +371,7 @@ Result<Processor::StepOutcome> Processor::step_in_transaction(ParsedSource& sour
       log::warn("delivery_invalid")
           .num("seq", delivery->seq)
           .str("family", rows::family_name(parsed.family))
-          .str("error", parsed.error);
+          .str("error", events::without_excerpt(parsed.error));
     }
     const std::string_view status = rows::status_name(parsed.status);
     const std::string_view family = rows::family_name(parsed.family);

@@ -240,6 +240,31 @@ BOOST_AUTO_TEST_CASE(signed_but_unparsable_bodies_are_accepted_and_kept) {
   BOOST_TEST(s.count("event_type IS NULL") == 3);  // no event type could be read at ingest
 }
 
+// A body the rules cannot read is kept with its error, and the error names the offending
+// text (the inbox row, the read API); the log line names the field only: logs never carry
+// a body's content, and this one is health data.
+BOOST_AUTO_TEST_CASE(an_invalid_deliverys_log_line_quotes_nothing_of_its_body) {
+  Server s;
+  HttpClient client(s.server.port());
+  const std::string body =
+      R"({"event_type":"daily.data.glucose.created","data":{"data":[{"timestamp":"glucose 250 mg/dL, very private",)"
+      R"("value":250,"unit":"mg/dL"}],"source":{"provider":"dexcom","type":"cgm"},"user_id":"u1"},"user_id":"u1"})";
+  BOOST_TEST(client.post_webhook(s.server.secret(), "m_private", body).status == 200);
+  BOOST_REQUIRE(s.server.wait_for_log("\"event\":\"delivery_invalid\"", std::chrono::seconds(10)));
+  for (const auto& line : s.server.log_lines()) {
+    BOOST_TEST(line.find("very private") == std::string::npos, line);
+    if (line.find("delivery_invalid") != std::string::npos) {
+      BOOST_TEST(line.find("data.data[0].timestamp: not an ISO 8601 time\"") != std::string::npos, line);
+    }
+  }
+  bool kept = false;  // the log line is written before its step commits
+  for (int i = 0; i < 100 && !kept; ++i) {
+    kept = s.count("status = 'invalid' AND error LIKE '%very private%'") == 1;
+    if (!kept) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  BOOST_TEST(kept);
+}
+
 BOOST_AUTO_TEST_CASE(unknown_and_deprecated_event_types_are_accepted) {
   Server s;
   HttpClient client(s.server.port());
