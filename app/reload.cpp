@@ -9,17 +9,17 @@
 
 namespace hh::app {
 
-void reload(const config::Settings& startup, const config::Settings& settings, http::WebhookEndpoint& webhook,
+std::string reload(const config::Settings& startup, const config::Settings& settings, http::WebhookEndpoint& webhook,
             http::Listener& listener) {
   auto secrets = config::load_secrets(settings);
   if (!secrets) {
     log::error("reload_failed").str("reason", secrets.error());
-    return;
+    return secrets.error();
   }
   auto verifier = signature::Verifier::create(secrets->signing_secrets, startup.timestamp_tolerance_s);
   if (!verifier) {
     log::error("reload_failed").str("reason", verifier.error());
-    return;
+    return verifier.error();
   }
   const bool tls_at_start = !startup.tls.cert_file.empty();
   if (tls_at_start != !settings.tls.cert_file.empty()) {
@@ -30,7 +30,7 @@ void reload(const config::Settings& startup, const config::Settings& settings, h
     auto loaded = http::load_server_certificate(settings.tls.cert_file, settings.tls.key_file, settings.base_dir);
     if (!loaded) {
       log::error("reload_failed").str("reason", loaded.error());
-      return;
+      return loaded.error();
     }
     certificate = std::move(*loaded);
   }
@@ -44,6 +44,7 @@ void reload(const config::Settings& startup, const config::Settings& settings, h
         .str("not_after", certificate->not_after);
   }
   log::info("reloaded").num("signing_secrets", static_cast<int64_t>(secrets->signing_secrets.size()));
+  return {};
 }
 
 }  // namespace hh::app

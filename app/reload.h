@@ -10,7 +10,8 @@
 namespace hh::app {
 
 // `settings`: the file as it reads now; `startup`: the settings the server started with.
-void reload(const config::Settings& startup, const config::Settings& settings, http::WebhookEndpoint& webhook,
+// Returns why nothing was changed ("" when reloaded): systemd's status line says it.
+std::string reload(const config::Settings& startup, const config::Settings& settings, http::WebhookEndpoint& webhook,
             http::Listener& listener);
 
 }  // namespace hh::app

@@ -30,13 +30,16 @@ void ServeSignals::wait() {
 void ServeSignals::on_signal(int signal) {
   if (signal == SIGHUP) {
     systemd::reloading();
+    std::string failure;
     if (auto settings = reread_settings_()) {
-      reload(startup_, *settings, *front_.webhook, *front_.listener);
+      failure = reload(startup_, *settings, *front_.webhook, *front_.listener);
     } else {
       // The reason in the line (the log is JSON lines only): the file, line and key.
-      log::error("reload_failed").str("reason", settings.error() + " (keeping the running configuration)");
+      failure = settings.error();
+      log::error("reload_failed").str("reason", failure + " (keeping the running configuration)");
     }
-    systemd::ready("reloaded");
+    // Serving either way; `systemctl status` shows whether the reload took.
+    systemd::ready(failure.empty() ? "reloaded" : "reload failed, running configuration kept: " + failure);
     wait();
     return;
   }

@@ -145,6 +145,24 @@ BOOST_AUTO_TEST_CASE(ready_reloading_watchdog_then_stopping_in_that_order) {
   for (size_t i = stopping + 1; i < end; ++i) BOOST_TEST(notify.messages()[i] == "WATCHDOG=1");
 }
 
+// A reload that changed nothing (a secret file that no longer reads) still leaves the
+// server running, READY, but its status line says so: `systemctl status` must not show a
+// failed reload as "reloaded".
+BOOST_AUTO_TEST_CASE(a_failed_reload_says_so_in_the_status_line) {
+  clear_systemd_environment();
+  TempDir dir;
+  NotifySocket notify(dir.file("notify.sock"));
+  ServerProcess server(dir, "", std::chrono::seconds(20), {"NOTIFY_SOCKET=" + dir.file("notify.sock")});
+  BOOST_REQUIRE_MESSAGE(notify.wait_for("READY=1", kWait), notify.dump());
+  server.signal(SIGHUP);
+  BOOST_REQUIRE_MESSAGE(notify.wait_for("STATUS=reloaded", kWait), notify.dump());
+  dir.write("secret", "not a whsec_ secret\n");
+  server.signal(SIGHUP);
+  BOOST_REQUIRE_MESSAGE(notify.wait_for("STATUS=reload failed, running configuration kept: ", kWait), notify.dump());
+  BOOST_TEST(notify.find("READY=1\nSTATUS=reload failed") < notify.messages().size(), notify.dump());
+  BOOST_TEST(server.stop() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(watchdog_meant_for_another_process_is_not_ours_to_ping) {
   clear_systemd_environment();
   TempDir dir;
