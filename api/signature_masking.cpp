@@ -20,6 +20,32 @@ bool is_signature_header(std::string_view name) {
                     [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
 }
 
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// A header that carries a credential (a proxy's basic auth, a token a sender added): its
+// value is of no use on the page either.
+bool is_credential_header(std::string_view name) {
+  const std::string n = lower(name);
+  if (n == "authorization" || n == "proxy-authorization" || n == "cookie") return true;
+  for (std::string_view part : {"token", "secret", "password", "api-key", "api_key", "apikey", "credential"}) {
+    if (n.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// "Bearer abc…" → "Bearer ••••": the scheme says what kind of credential it was.
+std::string masked_credential(std::string_view value) {
+  const size_t space = value.find(' ');
+  if (space == std::string_view::npos || value.find_first_not_of(' ', space) == std::string_view::npos) {
+    return std::string(kMask);
+  }
+  return std::string(value.substr(0, space + 1)) + std::string(kMask);
+}
+
 std::string masked_value(std::string_view value) {
   std::string out;
   size_t start = 0;
@@ -55,6 +81,8 @@ std::string mask_signature_headers(std::string_view headers_json) {
     out.push_back(':');
     if (is_signature_header(key)) {
       json::append_string(out, masked_value(text));
+    } else if (is_credential_header(key)) {
+      json::append_string(out, masked_credential(text));
     } else {
       json::append_string(out, text);
     }

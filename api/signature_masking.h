@@ -1,7 +1,7 @@
 #pragma once
-// Signature header values masked for the console (docs/console.md, "Deliveries"): an
-// operator sees which signatures a delivery carried, never the values, which the page
-// has no use for and a browser should not hold.
+// Signature and credential header values masked for the console (docs/console.md,
+// "Deliveries"): an operator sees which signatures a delivery carried, never the values,
+// which the page has no use for and a browser should not hold.
 #include <string>
 #include <string_view>
 
@@ -9,8 +9,10 @@ namespace hh::api {
 
 // `headers_json` (a JSON object of strings, as the inbox stores headers) with the value of
 // every header whose name ends in "signature" (any case) masked: each space-separated
-// "vN,<base64>" becomes "vN,••••", anything else "••••". Other headers are kept as they
-// are. Text that is not such an object comes back as "{}" (nothing unmasked slips out).
+// "vN,<base64>" becomes "vN,••••", anything else "••••"; and of every header that carries
+// a credential (Authorization, Proxy-Authorization, Cookie, a name with "token", "secret",
+// "password", "api-key", "credential"…): "Bearer ••••" keeps the scheme, anything else
+// "••••". Other headers are kept as they are. Text that is not such an object comes back as "{}" (nothing unmasked slips out).
 std::string mask_signature_headers(std::string_view headers_json);
 
 }  // namespace hh::api

@@ -297,7 +297,8 @@ BOOST_AUTO_TEST_CASE(a_refresh_the_service_says_did_not_succeed_fails) {
 }
 
 // The console's delivery page shows which signatures a delivery carried, never their
-// values; the bearer-token read API keeps them (a backend may verify them again).
+// values, nor those of credentials a proxy or a sender added; the bearer-token read API
+// keeps them (a backend may verify them again).
 BOOST_AUTO_TEST_CASE(the_consoles_delivery_page_masks_signature_values) {
   hh::test::TempDir dir;
   hh::test::ServerProcess server(dir, console_toml(dir));
@@ -311,7 +312,12 @@ BOOST_AUTO_TEST_CASE(the_consoles_delivery_page_masks_signature_values) {
     if (name == "svix-signature") signature = value;
   }
   BOOST_TEST_REQUIRE(signature.starts_with("v1,"));
-  BOOST_TEST_REQUIRE(client.post_webhook(server.secret(), "msg-mask", body, timestamp).status == 200);
+  // With credentials a proxy or a sender added: masked too.
+  Headers with_credentials = sent;
+  with_credentials.emplace_back("Content-Type", "application/json");
+  with_credentials.emplace_back("Authorization", "Bearer proxy-credential-1");
+  with_credentials.emplace_back("X-Upstream-Token", "proxy-credential-2");
+  BOOST_TEST_REQUIRE(client.request("POST", "/webhooks", body, with_credentials).status == 200);
   const std::string value = signature.substr(3);
 
   const std::string cookie = session_cookie(sign_in(client, kReadToken));
@@ -322,10 +328,15 @@ BOOST_AUTO_TEST_CASE(the_consoles_delivery_page_masks_signature_values) {
                       console.body.find("\"svix-signature\":\"v1,\xE2\x80\xA2") != std::string::npos;
   BOOST_TEST(masked, console.body);
   BOOST_TEST(console.body.find("\"svix-id\":\"msg-mask\"") != std::string::npos, console.body);
+  BOOST_TEST(console.body.find("proxy-credential") == std::string::npos, console.body);
+  const bool scheme_kept = console.body.find("\"Bearer \\u2022") != std::string::npos ||
+                           console.body.find("\"Bearer \xE2\x80\xA2") != std::string::npos;
+  BOOST_TEST(scheme_kept, console.body);
 
   const HttpResponse api = client.get("/v1/deliveries/msg-mask", {{"Authorization", "Bearer " + kReadToken}});
   BOOST_TEST(api.status == 200, api.body);
   BOOST_TEST(api.body.find(value) != std::string::npos, api.body);
+  BOOST_TEST(api.body.find("proxy-credential-1") != std::string::npos, api.body);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
