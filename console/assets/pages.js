@@ -102,12 +102,16 @@ export async function overview(root) {
     const m = overviewModel(data);
     const value = (metric, pred) => m.find(metric, pred).reduce((sum, s) => sum + (m.latest(s) ?? 0), 0);
     const outcomes = m.find('healthhook_deliveries_total');
-    const perMinute = (s) => {
+    // The last minute's rate once the history covers a minute; before that (just after a
+    // start) the count over what it covers: 3 in 10 s is not "18 / min".
+    const lately = (s) => {
       const p = m.points;
       if (p.length < 2) return null;
       const a = p[Math.max(0, p.length - 7)], b = p[p.length - 1];
       if (a.v[s.i] == null || b.v[s.i] == null || b.t === a.t) return null;
-      return (b.v[s.i] - a.v[s.i]) / ((b.t - a.t) / 60000);
+      const delta = b.v[s.i] - a.v[s.i];
+      if (b.t - a.t < 55000) return `${formatValue(delta)} in the last ${Math.round((b.t - a.t) / 1000)} s`;
+      return `${formatValue(delta / ((b.t - a.t) / 60000))} / min lately`;
     };
     const card = (label, text, id, note) => h('div', { class: 'card' }, h('div', { class: 'label' }, label),
       h('div', { class: 'value', id }, text), note ? h('div', { class: 'note' }, note) : null);
@@ -115,7 +119,7 @@ export async function overview(root) {
     const jobs = m.find('healthhook_jobs');
     cards.replaceChildren(
       card('Deliveries stored', stored ? String(m.latest(stored) ?? 0) : '0', 'overview-stored',
-           stored && perMinute(stored) !== null ? `${formatValue(perMinute(stored))} / min lately` : 'since start'),
+           (stored && lately(stored)) || 'since start'),
       ...outcomes.filter((s) => s.labels.outcome !== 'stored').map((s) =>
         card('Answered ' + s.labels.outcome.replaceAll('_', ' '), String(m.latest(s) ?? 0), 'overview-' + s.labels.outcome)),
       card('Processor lag', `${value('healthhook_processor_lag_deliveries')} deliveries`, 'overview-lag',
