@@ -108,8 +108,38 @@ Result<void> check_ca_files(const config::Settings& settings) {
   return {};
 }
 
-// Every key's value in effect as one JSON object: integers and true/false as themselves, a
-// TOML string as its text, anything else (a list, a table) as its TOML text.
+// One key's value in `values`: integers and true/false as themselves, a TOML string as its
+// text, anything else (a list, a table) as its TOML text.
+void add_setting(json::ObjectWriter& values, const std::string& name, const std::string& toml) {
+  const bool literal = toml == "true" || toml == "false" ||
+                       (!toml.empty() && toml.find_first_not_of("-0123456789") == std::string::npos);
+  if (literal) {
+    values.raw(name, toml);
+  } else if (toml.size() >= 2 && toml.front() == '"' && toml.back() == '"') {
+    std::string text;  // toml_string escapes '"' and '\\' only
+    for (size_t i = 1; i + 1 < toml.size(); ++i) {
+      if (toml[i] == '\\' && i + 2 < toml.size()) ++i;
+      text.push_back(toml[i]);
+    }
+    values.string(name, text);
+  } else {
+    values.string(name, toml);
+  }
+}
+
+// A list of tables ([[forward]], [[service.teams]]) as a JSON array of objects.
+std::string tables_array(const std::vector<std::vector<std::pair<std::string, std::string>>>& tables) {
+  std::string out = "[";
+  for (const auto& table : tables) {
+    if (out.size() > 1) out += ",";
+    json::ObjectWriter entry(out);
+    for (const auto& [name, toml] : table) add_setting(entry, name, toml);
+    entry.close();
+  }
+  return out + "]";
+}
+
+// Every key's value in effect as one JSON object; the lists of tables as arrays of them.
 std::string settings_object(const config::Settings& settings) {
   std::string out;
   json::ObjectWriter values(out);
@@ -118,21 +148,10 @@ std::string settings_object(const config::Settings& settings) {
       values.string(name, store::loggable_location(settings.database));
       continue;
     }
-    const bool literal = toml == "true" || toml == "false" ||
-                         (!toml.empty() && toml.find_first_not_of("-0123456789") == std::string::npos);
-    if (literal) {
-      values.raw(name, toml);
-    } else if (toml.size() >= 2 && toml.front() == '"' && toml.back() == '"') {
-      std::string text;  // toml_string escapes '"' and '\\' only
-      for (size_t i = 1; i + 1 < toml.size(); ++i) {
-        if (toml[i] == '\\' && i + 2 < toml.size()) ++i;
-        text.push_back(toml[i]);
-      }
-      values.string(name, text);
-    } else {
-      values.string(name, toml);
-    }
+    add_setting(values, name, toml);
   }
+  values.raw("forward", tables_array(config::forward_blocks_in_effect(settings)));
+  values.raw("service.teams", tables_array(config::teams_in_effect(settings)));
   values.close();
   return out;
 }
@@ -197,9 +216,15 @@ int run_check_config(const CheckConfigFlags& flags) {
     }
   }
   boost::asio::io_context io;
-  if (auto resolved = http::resolve_listen_address(io, settings->listen); !resolved) {
-    report_error("check-config", resolved.error());
+  auto bindable = http::check_listen_address(io, settings->listen);
+  if (!bindable) {
+    report_error("check-config", bindable.error());
     return kExitBadConfig;
+  }
+  if (*bindable == http::BindCheck::in_use) {
+    // Most often the running serve whose configuration this is: said, not failed.
+    std::cerr << "healthhook check-config: note: listen: " << settings->listen
+              << " is in use now (serve cannot start there until its holder stops)\n";
   }
   if (auto loaded = check_ca_files(*settings); !loaded) {
     report_error("check-config", loaded.error());

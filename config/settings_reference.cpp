@@ -1,5 +1,6 @@
 #include "config/settings_reference.h"
 
+#include "common/http_url.h"
 #include "config/forward_settings.h"
 #include "config/setting_keys.h"
 
@@ -47,6 +48,28 @@ std::vector<std::pair<std::string, std::string>> settings_in_effect(const Settin
     values.emplace_back(key.doc.name, key.show(settings));
   }
   return values;
+}
+
+std::vector<std::vector<std::pair<std::string, std::string>>> forward_blocks_in_effect(const Settings& settings) {
+  std::vector<std::vector<std::pair<std::string, std::string>>> blocks;
+  for (const ForwardSettings& forward : settings.forwards) {
+    auto& values = blocks.emplace_back();
+    for (const ForwardKey& key : forward_keys()) {
+      const std::string name(block_key(key));
+      values.emplace_back(name, name == "url" ? toml_string(loggable_url(forward.url)) : key.show(forward));
+    }
+  }
+  return blocks;
+}
+
+std::vector<std::vector<std::pair<std::string, std::string>>> teams_in_effect(const Settings& settings) {
+  std::vector<std::vector<std::pair<std::string, std::string>>> teams;
+  for (const TeamSettings& team : settings.service.teams) {
+    teams.push_back({{"team_id", toml_string(team.team_id)},
+                     {"base_url", toml_string(loggable_url(team.base_url))},
+                     {"api_key_file", toml_string(team.api_key_file)}});
+  }
+  return teams;
 }
 
 }  // namespace hh::config

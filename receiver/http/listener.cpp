@@ -37,6 +37,19 @@ Result<net::ip::tcp::endpoint> resolve_listen_address(net::io_context& io, const
   return results.begin()->endpoint();
 }
 
+Result<BindCheck> check_listen_address(net::io_context& io, const std::string& host_port) {
+  auto resolved = resolve_listen_address(io, host_port);
+  if (!resolved) return fail(resolved);
+  net::ip::tcp::acceptor acceptor(io);
+  beast::error_code ec;
+  acceptor.open(resolved->protocol(), ec);
+  if (!ec) acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(*resolved, ec);
+  if (ec == net::error::address_in_use) return BindCheck::in_use;
+  if (ec) return fail("listen: cannot bind " + host_port + ": " + ec.message());
+  return BindCheck::bindable;
+}
+
 Result<void> Listener::listen(const std::string& host_port) {
   auto resolved = resolve_listen_address(io_, host_port);
   if (!resolved) return fail(resolved);

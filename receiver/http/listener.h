@@ -34,6 +34,13 @@ inline constexpr std::chrono::milliseconds kAcceptPause{100};
 // the first the resolver gives, as Listener::listen binds it and check-config checks it.
 Result<net::ip::tcp::endpoint> resolve_listen_address(net::io_context& io, const std::string& host_port);
 
+// Whether `listen` would bind now (check-config): resolved and bound, then closed. An
+// address that only another listener holds (a running `serve`, most often the one whose
+// configuration is checked) is `in_use`, not an error; one this host does not have, or a
+// port this user may not bind, is.
+enum class BindCheck { bindable, in_use };
+Result<BindCheck> check_listen_address(net::io_context& io, const std::string& host_port);
+
 class Listener {
  public:
   // `router`, `limits.refusals` and `limits.body_budget` must outlive the listener and

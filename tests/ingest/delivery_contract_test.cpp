@@ -570,6 +570,29 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   BOOST_TEST(overridden.stdout_text.find(R"("management.base_urls":"{ us = \"https://a.example\", eu = \"https://b.example\" }")") !=
                  std::string::npos,
              overridden.stdout_text);
+  BOOST_TEST(ok.stdout_text.find(R"("forward":[],"service.teams":[])") != std::string::npos, ok.stdout_text);
+  // The lists of tables too, each block with every key in effect; a URL without its token.
+  dir.write("forward-secret", random_secret());
+  dir.write("tables.toml", "database = \"" + dir.file("z.db") +
+                               "\"\n[[forward]]\nurl = \"https://backend.example/hook?token=t0ken\"\n"
+                               "secret_file = \"forward-secret\"\nbatch = 7\n"
+                               "[[service.teams]]\nteam_id = \"team-eu\"\nbase_url = \"https://api.eu.example\"\n"
+                               "api_key_file = \"eu-key\"\n");
+  dir.write("eu-key", "eu-api-key\n");
+  auto tables = run_healthhook({"check-config", "--config", dir.file("tables.toml")});
+  BOOST_TEST(tables.exit_code == 0, tables.stderr_text);
+  BOOST_TEST(tables.stdout_text.find(R"("forward":[{)") != std::string::npos, tables.stdout_text);
+  BOOST_TEST(tables.stdout_text.find(R"("url":"https://backend.example/hook")") != std::string::npos, tables.stdout_text);
+  BOOST_TEST(tables.stdout_text.find(R"("batch":7)") != std::string::npos, tables.stdout_text);
+  BOOST_TEST(tables.stdout_text.find("t0ken") == std::string::npos, tables.stdout_text);
+  BOOST_TEST(tables.stdout_text.find(
+                 R"("service.teams":[{"team_id":"team-eu","base_url":"https://api.eu.example","api_key_file":"eu-key"}])") !=
+                 std::string::npos,
+             tables.stdout_text);
+  // A listen address this host does not have (TEST-NET-1) is refused as serve would refuse it.
+  auto not_here = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--listen", "192.0.2.1:8080"});
+  BOOST_TEST(not_here.exit_code == 2);
+  BOOST_TEST(not_here.stderr_text.find("listen: cannot bind 192.0.2.1:8080") != std::string::npos, not_here.stderr_text);
   auto bad = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--set", "webhook_path=nope"});
   BOOST_TEST(bad.exit_code == 2);
   BOOST_TEST(bad.stderr_text.find("webhook_path") != std::string::npos);
