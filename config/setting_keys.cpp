@@ -247,7 +247,7 @@ std::vector<SettingKey> make_keys() {
                   "cores for large deliveries, at a cost per small one; each adds a connection, two threads and "
                   "up to 32 MiB of bodies read ahead."),
       integer_key("max_body_bytes", [](auto& s) -> auto& { return s.max_body_bytes; }, {1024, int64_t{1} << 30},
-                  "Largest request body accepted; a larger delivery gets 413."),
+                  "Largest request body accepted; a larger delivery gets 413. Lowered at start, with a warning, to what one row of the store holds with the headers (SQLite: about 999,979,520 bytes at the default max_header_bytes; PostgreSQL: about 1 GiB less the headers)."),
       secret_files_key(),
       integer_key("timestamp_tolerance_s", [](auto& s) -> auto& { return s.timestamp_tolerance_s; }, {1, 7 * 86400},
                   "How far a delivery's signed timestamp may be from this machine's clock, either way, before 401."),
@@ -289,7 +289,7 @@ std::vector<SettingKey> make_keys() {
       integer_key("retry_after_s", [](auto& s) -> auto& { return s.retry_after_s; }, {1, 3600},
                   "The Retry-After of a 503."),
       integer_key("commit_deadline_ms", [](auto& s) -> auto& { return s.commit_deadline_ms; }, {10, 600000},
-                  "A commit still failing (database locked) after this long: 503."),
+                  "A commit still failing (database locked) after this long: 503. Keep it well below the unit's WatchdogSec and TimeoutStopSec (30 s each): the writer waits this long for a lock, and stopping waits for it."),
       string_key("synchronous", [](auto& s) -> auto& { return s.synchronous; },
                  "SQLite: \"full\" makes each 2xx survive power loss; \"normal\" only a crash of the process.",
                  "\"full\" or \"normal\""),
