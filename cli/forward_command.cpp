@@ -186,8 +186,22 @@ void print_outbox_entries(const std::vector<store::OutboxEntry>& entries) {
   }
 }
 
-// The body the entry would be POSTed with now (alone).
-Result<std::string> outbox_body_now(const config::Settings& settings, const store::OutboxEntry& e) {
+// The body the entry would be POSTed with now: its POST's, as pinned (every entry of the
+// POST, with the contents they carried), or alone when not pinned yet.
+Result<std::string> outbox_body_now(const config::Settings& settings, store::Outbox& outbox,
+                                    const store::OutboxEntry& e) {
+  if (e.kind != "delivery" && e.post_id) {
+    auto pinned = outbox.entries_of_post(*e.post_id);
+    if (!pinned) return fail(pinned);
+    const bool whole = !pinned->empty() && std::all_of(pinned->begin(), pinned->end(), [](const store::OutboxEntry& p) {
+      return p.content.has_value();
+    });
+    if (whole) {
+      std::vector<std::string> items;
+      for (const auto& p : *pinned) items.push_back(*p.content);
+      return forward::changes_body(e.destination, items);
+    }
+  }
   auto database = app::database(settings);
   if (!database) return fail(database);
   auto rows = store::open_read_store(*database);
@@ -215,7 +229,7 @@ int run_forward_show(const config::Settings& settings, store::Outbox& outbox, co
     return kExitFailure;
   }
   const store::OutboxEntry& e = **entry;
-  auto body = outbox_body_now(settings, e);
+  auto body = outbox_body_now(settings, outbox, e);
   if (!body) {
     report_error("forward show", body.error());
     return kExitFailure;
@@ -378,7 +392,7 @@ void add_forward_command(CLI::App& app, int& exit_code) {
 
   auto* list = command->add_subcommand("list", "List outbox entries (the default)");
   (void)list;
-  auto* show = command->add_subcommand("show", "Show one entry and the body it would be sent with now");
+  auto* show = command->add_subcommand("show", "Show one entry and the body of its POST (as pinned: what every attempt sends)");
   show->add_option("id", flags->show_id, "Outbox id")->required();
   auto* requeue = command->add_subcommand("requeue", "Send entries again: one by id (with its POST), or every dead or dropped one");
   requeue->add_option("id", flags->requeue_id, "Outbox id");

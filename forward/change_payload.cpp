@@ -161,24 +161,41 @@ Result<void> append_change(std::string& out, store::ReadStore& rows, const store
 
 std::string message_id(int64_t outbox_id) { return "hhf_" + std::to_string(outbox_id); }
 
-Result<std::string> render_changes(store::ReadStore& rows, std::string_view destination,
-                                   std::span<const store::OutboxEntry* const> entries) {
+Result<std::vector<std::string>> render_change_items(store::ReadStore& rows,
+                                                    std::span<const store::OutboxEntry* const> entries) {
   store::ReadSnapshot snapshot(rows);
   if (!snapshot.begun()) return fail(snapshot.begun());
+  std::vector<std::string> items;
+  items.reserve(entries.size());
+  for (const store::OutboxEntry* entry : entries) {
+    std::string& item = items.emplace_back();
+    if (auto appended = append_change(item, rows, *entry); !appended) {
+      return fail(appended, "outbox entry " + std::to_string(entry->outbox_id));
+    }
+  }
+  return items;
+}
+
+std::string changes_body(std::string_view destination, std::span<const std::string> items) {
   std::string body;
   json::ObjectWriter post(body);
   post.string("type", "healthhook.changes").string("destination", destination);
   std::string changes = "[";
-  for (size_t i = 0; i < entries.size(); ++i) {
+  for (size_t i = 0; i < items.size(); ++i) {
     if (i > 0) changes += ',';
-    if (auto appended = append_change(changes, rows, *entries[i]); !appended) {
-      return fail(appended, "outbox entry " + std::to_string(entries[i]->outbox_id));
-    }
+    changes += items[i];
   }
   changes += ']';
   post.raw("changes", changes);
   post.close();
   return body;
+}
+
+Result<std::string> render_changes(store::ReadStore& rows, std::string_view destination,
+                                   std::span<const store::OutboxEntry* const> entries) {
+  auto items = render_change_items(rows, entries);
+  if (!items) return fail(items);
+  return changes_body(destination, *items);
 }
 
 }  // namespace hh::forward

@@ -6,14 +6,16 @@
 //    "row" | "rows"}, …]}
 //
 // `row` is the changed row as `healthhook query <table> --format jsonl` prints it (the one
-// formatter, store/row_format.h), read when the POST is made: the row as it is then (a
-// later change of the same row is forwarded too). null when the row no longer exists
+// formatter, store/row_format.h), read when the POST is pinned, before it first goes out:
+// the row as it was then, sent again as it was by every retry (a later change of the same
+// row is forwarded too, under its own id). null when the row no longer exists
 // (erased) and for samples and stream points. Samples carry `rows`: the samples the
 // change wrote that are still current (a later delivery's samples are its change's).
 // Stream points carry neither: a stream of 100,000 points is read with the read API.
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 #include "store/outbox.h"
@@ -24,7 +26,16 @@ namespace hh::forward {
 // "hhf_<outbox_id>": a change's message id, and a POST's (its first change's).
 std::string message_id(int64_t outbox_id);
 
-// The whole POST body for `entries` (kind "change"), read inside one snapshot of `rows`.
+// Each of `entries` (kind "change") as its object in a POST's "changes", read inside one
+// snapshot of `rows`: what a POST pins (store::OutboxEntry::content) before it first goes
+// out, so that every attempt carries the same bytes.
+Result<std::vector<std::string>> render_change_items(store::ReadStore& rows,
+                                                    std::span<const store::OutboxEntry* const> entries);
+
+// The POST body around `items` (render_change_items(), or the pinned contents).
+std::string changes_body(std::string_view destination, std::span<const std::string> items);
+
+// render_change_items() in changes_body(): the body of entries read now.
 Result<std::string> render_changes(store::ReadStore& rows, std::string_view destination,
                                    std::span<const store::OutboxEntry* const> entries);
 

@@ -93,6 +93,12 @@ DestinationSender::DestinationSender(net::io_context& io, DestinationConfig conf
       slept_ns_(slept_ns),
       scheduler_(config_.settings, outbox, metrics, std::random_device{}()),
       wakeup_(io) {
+  if (config_.settings.mode != "deliveries") {
+    // Each new POST's changes are read once, when it is pinned; every attempt sends them.
+    scheduler_.render_contents_with([this](std::span<const store::OutboxEntry* const> entries) {
+      return render_change_items(rows_, entries);
+    });
+  }
   http_client::Peer peer;
   peer.host = config_.url.host;
   peer.port = config_.url.port;
@@ -210,6 +216,14 @@ net::awaitable<void> DestinationSender::send(Lane& lane, OutgoingPost post) {
 
 Result<std::string> DestinationSender::body_of(const OutgoingPost& post, PostOutcome& outcome) {
   if (config_.settings.mode != "deliveries") {
+    // The contents pinned with the POST; a POST pinned by a version before them is read now.
+    const bool pinned = std::all_of(post.entries.begin(), post.entries.end(),
+                                    [](const store::OutboxEntry& e) { return e.content.has_value(); });
+    if (pinned) {
+      std::vector<std::string> items;
+      for (const auto& e : post.entries) items.push_back(*e.content);
+      return changes_body(config_.settings.name, items);
+    }
     std::vector<const store::OutboxEntry*> entries;
     for (const auto& e : post.entries) entries.push_back(&e);
     return render_changes(rows_, config_.settings.name, entries);

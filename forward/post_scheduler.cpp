@@ -99,7 +99,19 @@ Look PostScheduler::next_posts(int64_t now_ms, size_t posts) {
       const int64_t post_id = p.pinned.value_or(post.entries.front().outbox_id);
       post.webhook_id = message_id(post_id);
       if (!p.pinned) {
-        pins.push_back(store::PostPin{post_id, post.ids});
+        store::PostPin pin{post_id, post.ids, {}};
+        if (render_contents_) {
+          std::vector<const store::OutboxEntry*> entries;
+          for (const auto& e : post.entries) entries.push_back(&e);
+          auto contents = render_contents_(entries);
+          if (!contents) {  // then none goes out this look (as when the pins cannot be written)
+            look.posts.clear();
+            return failed(contents.error());
+          }
+          for (size_t i = 0; i < post.entries.size(); ++i) post.entries[i].content = (*contents)[i];
+          pin.contents = std::move(*contents);
+        }
+        pins.push_back(std::move(pin));
         for (auto& e : post.entries) e.post_id = post_id;
       }
     }

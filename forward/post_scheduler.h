@@ -17,9 +17,9 @@
 //      than ingest costs the writer a bounded number of entries, not one per change;
 //   3. marks the entries added since (classify(): which are their key's head);
 //   4. plans POSTs from the due heads (batch_planner.h) and pins each new one to its id
-//      (post_id = its first entry's outbox_id, webhook-id hhf_<post_id>) in one
-//      transaction, before any of them goes out: a POST that went out is retried with the
-//      same entries, or not at all.
+//      (post_id = its first entry's outbox_id, webhook-id hhf_<post_id>), with what each
+//      entry carries (changes mode: its rows read now), in one transaction, before any of
+//      them goes out: a POST that went out is retried with the same bytes, or not at all.
 // An answer (finished()):
 //   delivered      the entries are deleted at the next look (a crash before it sends them
 //                  once more, under the same id);
@@ -36,8 +36,10 @@
 // Dropping the object forgets what is in flight: those entries stay pending as they were
 // and go out again with their pinned POSTs.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -88,6 +90,13 @@ class PostScheduler {
   PostScheduler(config::ForwardSettings settings, store::Outbox& outbox, DestinationMetrics& metrics,
                 uint64_t seed, int64_t made_ahead = kMadeAhead);
 
+  // changes mode: what each entry of a new POST carries (its object in "changes"), pinned
+  // with the POST so that every attempt sends the same bytes (change_payload.h). Without
+  // it (tests of the scheduler alone) POSTs are pinned without their content.
+  using ContentRenderer =
+      std::function<Result<std::vector<std::string>>(std::span<const store::OutboxEntry* const> entries)>;
+  void render_contents_with(ContentRenderer renderer) { render_contents_ = std::move(renderer); }
+
   // A look at the outbox at `now_ms` (Unix ms): up to `posts` POSTs to start now. None
   // while the destination is paused (paused_until_ms()).
   Look next_posts(int64_t now_ms, size_t posts);
@@ -117,6 +126,7 @@ class PostScheduler {
   const int64_t made_ahead_;
   store::Outbox& outbox_;
   DestinationMetrics& metrics_;
+  ContentRenderer render_contents_;
   BackoffRule backoff_;
   std::mt19937_64 random_;
   std::unordered_map<std::string, OutgoingPost> in_flight_posts_;  // by webhook-id

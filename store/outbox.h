@@ -23,7 +23,9 @@
 // 010-outbox-posts.sql):
 //  - post_id: the entries of a POST are pinned to it (pin()) before it goes out, and stay
 //    pinned until they are gone: a retry is the same entries under the same webhook-id,
-//    or nothing (a POST whose entries die, die together).
+//    or nothing (a POST whose entries die, die together); in changes mode with the content
+//    each carried (`content`, pinned with them), so a retry is the same bytes too
+//    (store/sqlite/migrations/017-outbox-content.sql).
 //  - head: the first pending entry of each order key (user/resource) of a destination is
 //    marked, so the sender finds what is due per key (due_heads(), an index of the heads
 //    by due time) however many entries wait behind a key that is failing. The writer
@@ -84,6 +86,10 @@ struct OutboxEntry {
   std::optional<bool> head;            // the first pending entry of its key; none: not looked at yet
   std::optional<int64_t> last_status;  // HTTP status of the last attempt (none: no answer)
   std::optional<std::string> last_error;
+  // changes mode: the change as its POST carries it (a JSON object, its row included),
+  // written when the POST is pinned; every attempt sends these bytes. None: not pinned yet,
+  // a delivery (its body never changes), or pinned by a version before this column.
+  std::optional<std::string> content;
 };
 
 // Entries the disk budget dropped: those of `destination` from the deliveries first_seq
@@ -119,6 +125,7 @@ struct OutboxSelection {
 struct PostPin {
   int64_t post_id = 0;
   std::vector<int64_t> ids;
+  std::vector<std::string> contents;  // changes mode: what each entry carries (ids' order); else empty
 };
 
 // What drop_oldest() did.
@@ -194,6 +201,8 @@ class Outbox {
                                                        int64_t limit) = 0;
   // The pending entries pinned to `post_id`, in outbox order.
   virtual Result<std::vector<OutboxEntry>> post_entries(int64_t post_id) = 0;
+  // Every entry pinned to `post_id`, pending or dead, in outbox order (`forward show`).
+  virtual Result<std::vector<OutboxEntry>> entries_of_post(int64_t post_id) = 0;
   // The entry is marked but is not its key's first pending entry after all: the mark
   // moves to the key's first pending entry (one transaction).
   virtual Result<void> demote(int64_t outbox_id) = 0;

@@ -62,8 +62,8 @@ enum OutboxSlot : int {
 
 inline constexpr std::string_view kOutboxColumns =
     "SELECT outbox_id, destination, kind, seq, event_type, table_name, row_key, op, row_count, from_ms, to_ms, "
-    "user_id, order_key, state, attempts, created_at, next_attempt_at, post_id, head, last_status, last_error "
-    "FROM outbox ";
+    "user_id, order_key, state, attempts, created_at, next_attempt_at, post_id, head, last_status, last_error, "
+    "content FROM outbox ";
 
 template <typename Row>
 OutboxEntry read_outbox_entry(const Row& s) {
@@ -93,6 +93,7 @@ OutboxEntry read_outbox_entry(const Row& s) {
   e.head = s.column_optional_bool(18);
   e.last_status = s.column_optional_int(19);
   e.last_error = text(20);
+  e.content = text(21);
   return e;
 }
 
@@ -291,6 +292,11 @@ class OutboxOf final : public Outbox {
                    QueryArgs().add(post_id));
   }
 
+  Result<std::vector<OutboxEntry>> entries_of_post(int64_t post_id) override {
+    return entries(kOutboxNoSlot, std::string(kOutboxColumns) + "WHERE post_id = ?1 ORDER BY outbox_id",
+                   QueryArgs().add(post_id));
+  }
+
   Result<void> demote(int64_t outbox_id) override {
     auto txn = session_.begin();
     if (!txn) return fail(txn);
@@ -316,6 +322,17 @@ class OutboxOf final : public Outbox {
     if (!txn) return fail(txn);
     for (const PostPin& post : posts) {
       if (post.ids.empty()) continue;
+      if (post.contents.size() == post.ids.size()) {  // changes mode: each entry with what it carries
+        for (size_t i = 0; i < post.ids.size(); ++i) {
+          if (auto done = session_.exec(kOutboxNoSlot,
+                                        "UPDATE outbox SET post_id = ?1, content = ?2 WHERE outbox_id = ?3",
+                                        QueryArgs().add(post.post_id).add(post.contents[i]).add(post.ids[i]));
+              !done) {
+            return fail(done);
+          }
+        }
+        continue;
+      }
       if (auto done = session_.exec(kOutboxNoSlot,
                                     "UPDATE outbox SET post_id = ?1 WHERE outbox_id IN " + outbox_id_list(post.ids),
                                     QueryArgs().add(post.post_id));

@@ -6,6 +6,8 @@
 // byte (scripted_backend.h) or the signature-checking fake (fake_backend.h). Deliveries
 // mode throughout: one entry per POST, whose webhook-id is the delivery's message id.
 #include <boost/test/unit_test.hpp>
+
+#include <atomic>
 #include <functional>
 #include <map>
 #include <set>
@@ -200,6 +202,79 @@ BOOST_AUTO_TEST_CASE(posts_that_hang_do_not_hold_back_other_users_for_their_time
   BOOST_TEST(wait_until([&] { return outbox(server, "row_key = 'healthy'") == 0; }, 20s));
   // The hanging ones are still in flight, once each: nothing was sent twice meanwhile.
   for (int i = 1; i <= kHanging; ++i) BOOST_TEST(requests_for(backend, "hang-" + std::to_string(i)) == 1u, i);
+}
+
+// Spec §10: "an id names one exact content forever". A POST whose first attempt failed is
+// retried after its row changed (a newer update of the summary arrived and was applied
+// meanwhile): the retry carries the bytes of the first attempt, the newer row goes out
+// under an id of its own. (Retries read the rows again once: a backend that applied the
+// first attempt and acknowledged the repeated id kept the older row as the newest.)
+BOOST_AUTO_TEST_CASE(a_retry_carries_the_bytes_of_the_first_attempt_after_its_row_changed) {
+  std::atomic<bool> refused_once{false};
+  test::ScriptedBackend backend([&](test::ScriptedBackend::Link& link) {
+    while (auto request = link.read_request()) {
+      if (request->body.find("\"score\":50") != std::string::npos && !refused_once.exchange(true)) {
+        if (!link.write("HTTP/1.1 503 Busy\r\nRetry-After: 2\r\nContent-Length: 0\r\n\r\n")) return;
+        continue;
+      }
+      if (!link.write("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")) return;
+    }
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, replaced(forward_block(dir, backend.url(), test::random_secret()),
+                                           "mode = \"deliveries\"", "mode = \"changes\"\nevents = [\"daily.data.sleep.*\"]"));
+  test::HttpClient client(server.port());
+  const std::string first = replaced(sleep_of(user_of(1), "sleep-1"), "\"score\": 82", "\"score\":50");
+  const std::string second = replaced(sleep_of(user_of(1), "sleep-1"), "\"score\": 82", "\"score\":99");
+  BOOST_REQUIRE(first.find("\"score\":50") != std::string::npos);
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "sleep-v1", first).status, 200);
+  BOOST_REQUIRE(wait_until([&] { return refused_once.load(); }));
+  // The newer version is applied while the first POST waits for its retry.
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "sleep-v2", second).status, 200);
+  BOOST_REQUIRE(wait_until([&] { return outbox(server) == 0; }));
+  std::map<std::string, std::vector<std::string>> bodies;  // by webhook-id
+  for (const auto& request : backend.requests()) bodies[request.id].push_back(request.body);
+  const auto refused = std::find_if(bodies.begin(), bodies.end(), [](const auto& sent) {
+    return sent.second.front().find("\"score\":50") != std::string::npos;
+  });
+  BOOST_REQUIRE(refused != bodies.end());
+  const std::vector<std::string>& attempts = refused->second;
+  BOOST_REQUIRE_EQUAL(attempts.size(), 2u);  // refused, then retried
+  BOOST_TEST(attempts[0] == attempts[1], attempts[1]);
+  const bool newer_sent = std::any_of(bodies.begin(), bodies.end(), [&](const auto& sent) {
+    return sent.first != refused->first && sent.second.front().find("\"score\":99") != std::string::npos;
+  });
+  BOOST_TEST(newer_sent);
+}
+
+// `forward show` prints the body an entry is sent with: its POST's, every change the POST
+// carries (batch > 1), as it went out, not the entry alone read again.
+BOOST_AUTO_TEST_CASE(forward_show_prints_the_body_the_entrys_post_went_out_with) {
+  test::ScriptedBackend backend([&](test::ScriptedBackend::Link& link) {
+    while (auto request = link.read_request()) {
+      if (!link.write("HTTP/1.1 422 Unprocessable\r\nContent-Length: 0\r\n\r\n")) return;  // final: dead
+    }
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, replaced(forward_block(dir, backend.url(), test::random_secret(), "batch = 5\n"),
+                                           "mode = \"deliveries\"", "mode = \"changes\""));
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "sleep-dead", sleep_of(user_of(3), "sleep-3")).status, 200);
+  BOOST_REQUIRE(wait_until([&] { return outbox(server, "state = 'dead'") >= 2 && outbox(server, "state = 'pending'") == 0; }));
+  const auto requests = backend.requests();
+  BOOST_REQUIRE_EQUAL(requests.size(), 1u);  // one POST of every change
+  const std::string sent = requests.front().body;
+  BOOST_REQUIRE(sent.find("\"table\":\"summaries\"") != std::string::npos);
+  BOOST_REQUIRE(sent.find("\"table\":\"users\"") != std::string::npos);
+  const int64_t first = test::query_int(server.database(), "SELECT min(outbox_id) FROM outbox");
+  const int64_t last = test::query_int(server.database(), "SELECT max(outbox_id) FROM outbox");
+  BOOST_REQUIRE_GE(last, first + 1);
+  for (int64_t outbox_id = first; outbox_id <= last; ++outbox_id) {
+    const std::string id = std::to_string(outbox_id);
+    auto shown = test::run_healthhook({"forward", "show", id, "--config", server.config_file()});
+    BOOST_REQUIRE_EQUAL(shown.exit_code, 0);
+    BOOST_TEST(shown.stdout_text.find("body:            " + sent + "\n") != std::string::npos, shown.stdout_text);
+  }
 }
 
 // A redirect is an answer like any other: final (the POST is dead with its status), and

@@ -385,7 +385,7 @@ BOOST_AUTO_TEST_CASE(sender_outcomes_and_requeue_keep_a_post_whole) {
   const int64_t a = entries[0].outbox_id, b = entries[1].outbox_id, c = entries[2].outbox_id;
 
   // a and b go out as one POST (pinned to it first), fail, and wait for their retry.
-  const store::PostPin pin{a, {a, b}};
+  const store::PostPin pin{a, {a, b}, {}};
   BOOST_REQUIRE(outbox->pin(std::span(&pin, 1)));
   BOOST_REQUIRE(outbox->retry_later(std::vector<int64_t>{a, b}, 12345, 503, "HTTP 503: busy"));
   BOOST_REQUIRE(outbox->dead(std::vector<int64_t>{c}, 410, "HTTP 410: gone"));
@@ -617,7 +617,7 @@ BOOST_AUTO_TEST_CASE(the_budget_drops_the_oldest_as_seq_ranges_that_requeue_make
   BOOST_REQUIRE_EQUAL(entries.size(), 7u);
   // m3 was sent; m6 is in flight; m4 and m5 went out together as one POST.
   BOOST_REQUIRE(outbox->sent(std::vector<int64_t>{entries[2].outbox_id}));
-  const store::PostPin pin{entries[3].outbox_id, {entries[3].outbox_id, entries[4].outbox_id}};
+  const store::PostPin pin{entries[3].outbox_id, {entries[3].outbox_id, entries[4].outbox_id}, {}};
   BOOST_REQUIRE(outbox->pin(std::span(&pin, 1)));
   // The four oldest: m1, m2, m4 (and m5, its POST), not m6 (in flight).
   const std::vector<int64_t> in_flight{entries[5].outbox_id};

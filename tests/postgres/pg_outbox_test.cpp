@@ -166,7 +166,7 @@ BOOST_AUTO_TEST_CASE(the_sender_and_forward_leave_the_same_rows) {
     twin_must(outbox->classify("raw-all", true, 100));
     twin_must(outbox->classify("raw-sleep", true, 100));
     twin_must(outbox->sent(sent));
-    const store::PostPin pin{2, later};
+    const store::PostPin pin{2, later, {}};
     twin_must(outbox->pin(std::span(&pin, 1)));
     twin_must(outbox->retry_later(later, 5000, 503, "HTTP 503"));
     twin_must(outbox->retry_later(later, 6000, std::nullopt, "timeout"));
@@ -273,7 +273,7 @@ BOOST_AUTO_TEST_CASE(marks_pins_and_plans_the_same_on_both) {
     BOOST_TEST(ids(twin_must(outbox->due_heads("d", 5, 10))) == (std::vector<int64_t>{1, 3}));
     BOOST_TEST(ids(twin_must(outbox->due_heads("d", 9, 10))) == (std::vector<int64_t>{1, 3, 5}));
     BOOST_TEST(ids(twin_must(outbox->key_entries("d", "k", 3))) == (std::vector<int64_t>{1, 2, 4}));
-    const store::PostPin pin{1, {1, 2, 3}};
+    const store::PostPin pin{1, {1, 2, 3}, {}};
     twin_must(outbox->pin(std::span(&pin, 1)));
     BOOST_TEST(ids(twin_must(outbox->post_entries(1))) == (std::vector<int64_t>{1, 2, 3}));
     twin_must(outbox->sent(std::vector<int64_t>{1, 2, 3}));  // k's next is 4; j has none left

@@ -1,0 +1,3 @@
+-- 012: what a changes-mode POST carried, kept with its entries (SQLite's
+-- 017-outbox-content.sql says why).
+ALTER TABLE outbox ADD COLUMN content text;

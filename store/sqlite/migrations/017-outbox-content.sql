@@ -1,0 +1,13 @@
+-- 017: what a changes-mode POST carried, kept with its entries (spec §10: "an id names
+-- one exact content forever").
+--
+-- Until now a retry of a POST sent the same entries under the same webhook-id, but read
+-- their rows again when it went out: a row changed between the attempts went out with its
+-- newer content under the old id, and a backend that had applied the first attempt and
+-- acknowledges a repeated id without applying it again kept the older content. The sender
+-- now writes each entry's change (its JSON object in the POST, row and all) here in the
+-- transaction that pins the POST, before it first goes out; every attempt, a restart's and
+-- `forward requeue`'s included, sends these bytes. NULL: not pinned yet, a deliveries-mode
+-- entry (its body never changes), or pinned before this version (read when sent, as before).
+-- Erasure removes it with its entry.
+ALTER TABLE outbox ADD COLUMN content TEXT;
