@@ -59,10 +59,12 @@ class Inbox {
   // The highest seq stored so far (0 for an empty inbox).
   virtual int64_t last_seq() const = 0;
 
-  // A write transaction that changes nothing anyone reads: whether append() could commit
-  // now (the write lock free, the disk or server taking a page). After a failed commit the
-  // writer probes with it, so that readiness comes back when the cause goes, not only when
-  // the next delivery happens to arrive (a load balancer sends none while /readyz is 503).
+  // A write transaction that stores nothing: whether the store takes writes again after a
+  // commit failed busy (a lock held past the deadline) or unavailable (PostgreSQL's
+  // connection lost). The writer probes with it, so that readiness comes back when the
+  // cause goes, not only when the next delivery happens to arrive (a load balancer sends
+  // none while /readyz is 503). Not for a full disk or size cap: a probe that writes
+  // nothing would pass where a delivery's commit still fails.
   virtual Result<void> probe_write() = 0;
 };
 

@@ -161,6 +161,7 @@ void InboxWriter::run() {
 void InboxWriter::probe_after_failure() {
   constexpr auto kProbeInterval = std::chrono::milliseconds(500);
   if (last_commit_ok_.load(std::memory_order_relaxed)) return;
+  if (last_failure_kind_ != ErrorKind::busy && last_failure_kind_ != ErrorKind::unavailable) return;
   const auto now = std::chrono::steady_clock::now();
   if (now - last_probe_ < kProbeInterval) return;
   last_probe_ = now;
@@ -185,6 +186,7 @@ void InboxWriter::commit_batch(std::vector<Pending>& batch) {
   std::vector<AppendOutcome> outcomes;
   outcomes.reserve(batch.size());
   if (!appended) {
+    last_failure_kind_ = appended.error_kind();
     commit_failures_.failed(appended.error(), batch.size());
     last_disk_check_ = {};  // a full disk is the usual cause: re-check now
     outcomes.assign(batch.size(), AppendOutcome{AppendOutcome::Kind::unavailable, 0, appended.error()});

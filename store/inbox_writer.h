@@ -123,8 +123,9 @@ class InboxWriter {
   // On the sync thread: every row up to `seq` is on disk; background work may apply them.
   void mark_durable(int64_t seq);
   void check_disk();
-  // After a failed commit, once a kProbeInterval while no delivery commits: a write that
-  // stores nothing (Inbox::probe_write()); its success makes last_commit_ok() true again.
+  // After a commit failed busy or unavailable, once a kProbeInterval while no delivery
+  // commits: a write that stores nothing (Inbox::probe_write()); its success makes
+  // last_commit_ok() true again. After a full disk or size cap, only a commit does.
   void probe_after_failure();
 
   Inbox& inbox_;
@@ -146,6 +147,7 @@ class InboxWriter {
   int64_t sync_requested_seq_ = 0;       // with a CommitSync, writer thread: newest seq a sync was asked for
   std::atomic<bool> last_commit_ok_{true};
   std::chrono::steady_clock::time_point last_probe_{};
+  ErrorKind last_failure_kind_ = ErrorKind::other;  // of the last failed commit (writer thread)
   std::atomic<bool> disk_low_{false};
   std::chrono::steady_clock::time_point last_disk_check_{};
   // Commits failing in a row (a full disk, max_database_mib: writer thread) and WAL syncs

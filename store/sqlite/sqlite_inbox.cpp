@@ -63,16 +63,10 @@ uint64_t SqliteInbox::max_delivery_bytes() const {
   return limit > static_cast<int>(kRowOverheadBytes) ? static_cast<uint64_t>(limit) - kRowOverheadBytes : 0;
 }
 
-// The database header's user_version written with its own value: a page of the WAL, as
-// a delivery's commit writes, under the same write lock and busy timeout.
+// The write lock taken and given back, under the same busy timeout as a delivery's commit.
 Result<void> SqliteInbox::probe_write() {
   auto txn = sqlite::Transaction::begin(*db_);
   if (!txn) return fail(txn);
-  auto version = db_->query_int("PRAGMA user_version");
-  if (!version) return fail(version);
-  if (auto written = db_->exec("PRAGMA user_version = " + std::to_string(version->value_or(0))); !written) {
-    return fail(written);
-  }
   return txn->commit();
 }
 
