@@ -20,9 +20,13 @@ Result<BudgetStep> keep_within_budget(store::Outbox& outbox, const store::Forwar
     step.ranges_merged = *merged;
     ranges -= *merged;
   }
-  const int64_t kept = (figures.pending + figures.dead) * kEntryBytes + ranges * kRangeBytes;
+  const int64_t kept = (figures.pending + figures.dead) * kEntryBytes + figures.content_bytes + ranges * kRangeBytes;
   if (kept <= budget_bytes) return step;
-  const int64_t over = (kept - budget_bytes + kEntryBytes - 1) / kEntryBytes;
+  // What an entry frees when dropped, on average: kEntryBytes, and its share of the contents.
+  const int64_t entries = figures.pending + figures.dead;
+  const int64_t per_entry =
+      entries > 0 ? std::max(kEntryBytes, (entries * kEntryBytes + figures.content_bytes) / entries) : kEntryBytes;
+  const int64_t over = (kept - budget_bytes + per_entry - 1) / per_entry;
   const int64_t count = std::min(over, kDropsPerStep);
   auto dropped = outbox.drop_oldest(rule, count, busy, now_ms);
   if (!dropped) return fail(dropped);

@@ -5,8 +5,11 @@
 // (ingest) would wait for.
 //
 // What the outbox keeps: entries, pending or dead (kEntryBytes each: the row and its index
-// entries; a deliveries-mode entry refers to the inbox row, it does not copy the body), and
-// dropped ranges (kRangeBytes each). One step (keep_within_budget()):
+// entries; a deliveries-mode entry refers to the inbox row, it does not copy the body), the
+// contents pinned POSTs keep (their bytes: a dead POST of large rows keeps them until it is
+// sent again or dropped), and dropped ranges (kRangeBytes each). A step drops as many of the
+// oldest entries as free what is over at the average size of an entry (its kEntryBytes and
+// share of the contents); the next check corrects what the average missed. One step (keep_within_budget()):
 //  1. Ranges may take at most a kRangeShare-th of the budget. Past that the oldest are
 //     merged into one (Outbox::merge_dropped()), down to half their share: re-creating a
 //     merged range makes again what was sent between its parts too (under new ids), which

@@ -111,6 +111,8 @@ struct OutboxFigures {
   // Deliveries whose entries the sender has yet to make from the change feed or the inbox
   // (it took the making over from the writer: catch_up()); 0 while the writer makes them.
   int64_t unmade_deliveries = 0;
+  // The contents pinned POSTs keep (OutboxEntry::content), in bytes: max_outbox_mib counts them.
+  int64_t content_bytes = 0;
 };
 
 struct OutboxSelection {

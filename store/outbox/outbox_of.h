@@ -137,15 +137,17 @@ class OutboxOf final : public Outbox {
     std::vector<OutboxFigures> all;
     auto read = session_.rows(
         kOutboxNoSlot,
-        "SELECT destination, sum(pending), sum(dead), sum(dropped), sum(ranges), min(oldest), sum(unmade) FROM ("
+        "SELECT destination, sum(pending), sum(dead), sum(dropped), sum(ranges), min(oldest), sum(unmade), "
+        "sum(content_bytes) FROM ("
         "SELECT destination, count(*) FILTER (WHERE state = 'pending') AS pending, "
         "count(*) FILTER (WHERE state = 'dead') AS dead, 0 AS dropped, 0 AS ranges, "
-        "min(created_at) FILTER (WHERE state = 'pending') AS oldest, 0 AS unmade FROM outbox GROUP BY destination "
-        "UNION ALL SELECT destination, 0, 0, sum(entries), count(*), NULL, 0 FROM outbox_dropped GROUP BY destination" +
+        "min(created_at) FILTER (WHERE state = 'pending') AS oldest, 0 AS unmade, "
+        "coalesce(sum(content_bytes), 0) AS content_bytes FROM outbox GROUP BY destination "
+        "UNION ALL SELECT destination, 0, 0, sum(entries), count(*), NULL, 0, 0 FROM outbox_dropped GROUP BY destination" +
             unmade_figures() + ") AS f GROUP BY destination ORDER BY destination COLLATE \"C\"",
         QueryArgs(), [&](const auto& s) {
           all.push_back({std::string(s.column_text(0)), s.column_int(1), s.column_int(2), s.column_int(3),
-                         s.column_int(4), s.column_optional_int(5), s.column_int(6)});
+                         s.column_int(4), s.column_optional_int(5), s.column_int(6), s.column_int(7)});
         });
     if (!read) return fail(read);
     return all;
@@ -325,8 +327,12 @@ class OutboxOf final : public Outbox {
       if (post.contents.size() == post.ids.size()) {  // changes mode: each entry with what it carries
         for (size_t i = 0; i < post.ids.size(); ++i) {
           if (auto done = session_.exec(kOutboxNoSlot,
-                                        "UPDATE outbox SET post_id = ?1, content = ?2 WHERE outbox_id = ?3",
-                                        QueryArgs().add(post.post_id).add(post.contents[i]).add(post.ids[i]));
+                                        "UPDATE outbox SET post_id = ?1, content = ?2, content_bytes = ?3 WHERE outbox_id = ?4",
+                                        QueryArgs()
+                                            .add(post.post_id)
+                                            .add(post.contents[i])
+                                            .add(static_cast<int64_t>(post.contents[i].size()))
+                                            .add(post.ids[i]));
               !done) {
             return fail(done);
           }
@@ -444,7 +450,7 @@ class OutboxOf final : public Outbox {
     if constexpr (!Session::kSenderCanMakeEntries) {
       return "";
     } else {
-      return " UNION ALL SELECT destination, 0, 0, 0, 0, NULL, max(0, bound - after_seq) FROM forward_backlog "
+      return " UNION ALL SELECT destination, 0, 0, 0, 0, NULL, max(0, bound - after_seq), 0 FROM forward_backlog "
              "WHERE writer_makes = 0";
     }
   }

@@ -101,7 +101,8 @@ constexpr Column kOutbox[] = {{"outbox_id", kInt, kNotNull},   {"destination", k
                               {"attempts", kInt, kNotNull},    {"created_at", kInt, kNotNull},
                               {"next_attempt_at", kInt, kNotNull}, {"post_id", kInt, kNull},
                               {"last_status", kInt, kNull},    {"last_error", kText, kNull},
-                              {"head", kInt, kNull},           {"content", kText, kNull}};
+                              {"head", kInt, kNull},           {"content", kText, kNull},
+                              {"content_bytes", kInt, kNull}};
 constexpr Column kOutboxDropped[] = {{"range_id", kInt, kNotNull},    {"destination", kText, kNotNull},
                                      {"first_seq", kInt, kNotNull},   {"last_seq", kInt, kNotNull},
                                      {"entries", kInt, kNotNull},     {"dropped_at", kInt, kNotNull}};

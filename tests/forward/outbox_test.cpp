@@ -723,6 +723,49 @@ BOOST_AUTO_TEST_CASE(the_record_of_drops_stays_within_its_share_of_the_budget) {
   BOOST_TEST(refused.size() == static_cast<size_t>(kRounds));
 }
 
+// What pinned POSTs keep of their changes (outbox.content: a dead POST keeps its rows to
+// send the same bytes again) counts against max_outbox_mib: dead POSTs of large rows are
+// dropped as the entries are, until what is kept fits.
+BOOST_AUTO_TEST_CASE(the_contents_of_pinned_posts_count_against_the_budget) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  const store::ForwardRule changes{.destination = "rows", .mode = store::ForwardMode::changes, .events = {}};
+  {
+    auto writer = store::open_for_writing(path, {});
+    BOOST_REQUIRE_MESSAGE(writer, writer.error());
+    BOOST_REQUIRE(writer->exec(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100) "
+        "INSERT INTO outbox (destination, kind, seq, table_name, row_key, op, order_key, created_at, next_attempt_at) "
+        "SELECT 'rows', 'change', i, 'summaries', 'sleep/s' || i, 'upsert', 'u' || i || '/sleep', 0, 0 FROM n"));
+  }
+  auto outbox = open_outbox(path);
+  std::vector<store::PostPin> pins;
+  for (int64_t id = 1; id <= 100; ++id) pins.push_back({id, {id}, {std::string(4096, 'x')}});
+  BOOST_REQUIRE(outbox->pin(pins));
+  {
+    auto writer = store::open_for_writing(path, {});
+    BOOST_REQUIRE(writer->exec("UPDATE outbox SET state = 'dead'"));
+  }
+  constexpr int64_t kBudget = 128 * 1024;  // 100 entries fit (25 KiB); their 400 KiB of rows do not
+  auto figures = outbox->figures();
+  BOOST_REQUIRE(figures && figures->size() == 1u);
+  BOOST_TEST(figures->front().content_bytes == 100 * 4096);
+  for (int step = 0; step < 20; ++step) {
+    figures = outbox->figures();
+    BOOST_REQUIRE(figures && figures->size() == 1u);
+    auto done = forward::keep_within_budget(*outbox, changes, figures->front(), kBudget, {}, 1000);
+    BOOST_REQUIRE_MESSAGE(done, done.error());
+    if (done->dropped.entries == 0) break;
+  }
+  figures = outbox->figures();
+  BOOST_REQUIRE(figures && figures->size() == 1u);
+  const store::OutboxFigures& f = figures->front();
+  BOOST_TEST((f.pending + f.dead) * forward::kEntryBytes + f.content_bytes + f.dropped_ranges * forward::kRangeBytes <=
+             kBudget);
+  BOOST_TEST(f.dead > 0);  // what fits stays
+  BOOST_TEST(f.dead + f.dropped == 100);
+}
+
 // A budget lowered under a large outbox is kept a step at a time, each step one short
 // transaction of at most kDropsPerStep entries (the writer thread, whose commits give up
 // after busy_timeout_ms, gets the lock in between), until what is left fits.

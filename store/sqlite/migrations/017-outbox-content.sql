@@ -9,5 +9,7 @@
 -- transaction that pins the POST, before it first goes out; every attempt, a restart's and
 -- `forward requeue`'s included, sends these bytes. NULL: not pinned yet, a deliveries-mode
 -- entry (its body never changes), or pinned before this version (read when sent, as before).
--- Erasure removes it with its entry.
+-- Erasure removes it with its entry. content_bytes: its size, which max_outbox_mib counts
+-- (forward/outbox_budget.h) without reading it.
 ALTER TABLE outbox ADD COLUMN content TEXT;
+ALTER TABLE outbox ADD COLUMN content_bytes INTEGER;
