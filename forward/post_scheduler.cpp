@@ -65,6 +65,14 @@ void PostScheduler::flush() {
   sent_unflushed_.clear();
 }
 
+// The rows a POST of `entries` carries: a samples change its samples, any other one row
+// (stream points carry none; their workout is read with the read API).
+int64_t PostScheduler::rows_carried(const std::vector<store::OutboxEntry>& entries) {
+  int64_t rows = 0;
+  for (const auto& e : entries) rows += e.table_name == "samples" ? std::max<int64_t>(e.row_count, 1) : 1;
+  return rows;
+}
+
 Look PostScheduler::next_posts(int64_t now_ms, size_t posts) {
   Look look;
   flush();
@@ -100,7 +108,7 @@ Look PostScheduler::next_posts(int64_t now_ms, size_t posts) {
       post.webhook_id = message_id(post_id);
       if (!p.pinned) {
         store::PostPin pin{post_id, post.ids, {}};
-        if (render_contents_) {
+        if (render_contents_ && rows_carried(post.entries) <= kMaxPinnedRows) {
           std::vector<const store::OutboxEntry*> entries;
           for (const auto& e : post.entries) entries.push_back(&e);
           auto contents = render_contents_(entries);

@@ -18,8 +18,9 @@
 //   3. marks the entries added since (classify(): which are their key's head);
 //   4. plans POSTs from the due heads (batch_planner.h) and pins each new one to its id
 //      (post_id = its first entry's outbox_id, webhook-id hhf_<post_id>), with what each
-//      entry carries (changes mode: its rows read now), in one transaction, before any of
-//      them goes out: a POST that went out is retried with the same bytes, or not at all.
+//      entry carries (changes mode, a POST of at most kMaxPinnedRows rows: its rows read
+//      now), in one transaction, before any of them goes out: a POST that went out is
+//      retried with the same entries (and, up to that size, the same bytes), or not at all.
 // An answer (finished()):
 //   delivered      the entries are deleted at the next look (a crash before it sends them
 //                  once more, under the same id);
@@ -93,6 +94,12 @@ class PostScheduler {
   // changes mode: what each entry of a new POST carries (its object in "changes"), pinned
   // with the POST so that every attempt sends the same bytes (change_payload.h). Without
   // it (tests of the scheduler alone) POSTs are pinned without their content.
+  // POSTs of more rows than this (a timeseries batch of thousands of samples) are pinned
+  // without their content and read again at each attempt: reading megabytes of rows for
+  // every POST of a look, and writing them in the pin's transaction, held the writer (and
+  // so the acks) and the other users' POSTs back (decision 070).
+  static constexpr int64_t kMaxPinnedRows = 200;
+  static int64_t rows_carried(const std::vector<store::OutboxEntry>& entries);
   using ContentRenderer =
       std::function<Result<std::vector<std::string>>(std::span<const store::OutboxEntry* const> entries)>;
   void render_contents_with(ContentRenderer renderer) { render_contents_ = std::move(renderer); }

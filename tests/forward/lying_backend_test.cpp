@@ -277,6 +277,43 @@ BOOST_AUTO_TEST_CASE(forward_show_prints_the_body_the_entrys_post_went_out_with)
   }
 }
 
+// A POST of more than kMaxPinnedRows rows (a timeseries batch) is pinned without its
+// content: reading and writing megabytes of rows for every POST of a look held ingest back.
+// A small one keeps what it carried.
+BOOST_AUTO_TEST_CASE(a_post_of_many_samples_is_pinned_without_its_rows) {
+  test::ScriptedBackend backend([&](test::ScriptedBackend::Link& link) {
+    while (auto request = link.read_request()) {
+      if (!link.write("HTTP/1.1 422 Unprocessable\r\nContent-Length: 0\r\n\r\n")) return;  // final: dead
+    }
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, replaced(forward_block(dir, backend.url(), test::random_secret()),
+                                           "mode = \"deliveries\"", "mode = \"changes\""));
+  test::HttpClient client(server.port());
+  const auto samples = [](int count) {
+    std::string data;
+    for (int i = 0; i < count; ++i) {
+      if (i > 0) data += ',';
+      data += R"({"timestamp":"2024-05-16T10:)" + std::string(i / 60 < 10 ? "0" : "") + std::to_string(i / 60) + ":" +
+              std::string(i % 60 < 10 ? "0" : "") + std::to_string(i % 60) + R"(+00:00","value":)" +
+              std::to_string(60 + i % 40) + R"(,"unit":"bpm"})";
+    }
+    return data;
+  };
+  for (const auto& [id, count] : {std::pair{"hr-many", 300}, std::pair{"hr-few", 20}}) {
+    const std::string user = std::string(id) == "hr-many" ? user_of(4) : user_of(5);
+    const std::string body = R"({"event_type":"daily.data.heartrate.created","user_id":")" + user +
+                             R"(","data":{"user_id":")" + user + R"(","source":{"provider":"oura","type":"ring"},"data":[)" +
+                             samples(count) + "]}}";
+    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), id, body).status, 200);
+  }
+  BOOST_REQUIRE(wait_until([&] {
+    return outbox(server, "table_name = 'samples' AND state = 'dead'") == 2 && outbox(server, "state = 'pending'") == 0;
+  }));
+  BOOST_TEST(outbox(server, "table_name = 'samples' AND row_count = 300 AND content IS NULL") == 1);
+  BOOST_TEST(outbox(server, "table_name = 'samples' AND row_count = 20 AND content IS NOT NULL AND content_bytes > 0") == 1);
+}
+
 // A redirect is an answer like any other: final (the POST is dead with its status), and
 // never followed, to another host least of all (it would get the signed body).
 BOOST_AUTO_TEST_CASE(a_redirect_is_final_and_never_followed) {
