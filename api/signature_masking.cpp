@@ -30,8 +30,11 @@ std::string lower(std::string_view text) {
 // value is of no use on the page either.
 bool is_credential_header(std::string_view name) {
   const std::string n = lower(name);
-  if (n == "authorization" || n == "proxy-authorization" || n == "cookie") return true;
-  for (std::string_view part : {"token", "secret", "password", "api-key", "api_key", "apikey", "credential"}) {
+  // Masking a header that held no credential costs the page a value; showing one that did
+  // costs the credential: names are matched widely ("key" takes X-Functions-Key,
+  // Ocp-Apim-Subscription-Key, Private-Key, an idempotency key too).
+  for (std::string_view part : {"auth", "cookie", "session", "token", "secret", "password", "passwd", "key",
+                                "credential"}) {
     if (n.find(part) != std::string::npos) return true;
   }
   return false;

@@ -10,9 +10,9 @@ namespace hh::api {
 // `headers_json` (a JSON object of strings, as the inbox stores headers) with the value of
 // every header whose name ends in "signature" (any case) masked: each space-separated
 // "vN,<base64>" becomes "vN,••••", anything else "••••"; and of every header that carries
-// a credential (Authorization, Proxy-Authorization, Cookie, a name with "token", "secret",
-// "password", "api-key", "credential"…): "Bearer ••••" keeps the scheme, anything else
-// "••••". Other headers are kept as they are. Text that is not such an object comes back as "{}" (nothing unmasked slips out).
+// a credential (a name with "auth", "cookie", "session", "token", "secret", "password",
+// "key", "credential": Authorization, Set-Cookie, X-Functions-Key…): "Bearer ••••" keeps the
+// scheme, anything else "••••". Other headers are kept as they are. Text that is not such an object comes back as "{}" (nothing unmasked slips out).
 std::string mask_signature_headers(std::string_view headers_json);
 
 }  // namespace hh::api

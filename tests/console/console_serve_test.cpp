@@ -317,6 +317,9 @@ BOOST_AUTO_TEST_CASE(the_consoles_delivery_page_masks_signature_values) {
   with_credentials.emplace_back("Content-Type", "application/json");
   with_credentials.emplace_back("Authorization", "Bearer proxy-credential-1");
   with_credentials.emplace_back("X-Upstream-Token", "proxy-credential-2");
+  with_credentials.emplace_back("X-Functions-Key", "proxy-credential-3");
+  with_credentials.emplace_back("Ocp-Apim-Subscription-Key", "proxy-credential-4");
+  with_credentials.emplace_back("X-Session-Id", "proxy-credential-5");
   BOOST_TEST_REQUIRE(client.request("POST", "/webhooks", body, with_credentials).status == 200);
   const std::string value = signature.substr(3);
 
