@@ -1,13 +1,29 @@
 #include "app/reload.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "common/log.h"
 #include "config/secrets.h"
+#include "config/settings_reference.h"
 #include "receiver/http/server_tls.h"
 #include "receiver/signature/webhook_signature.h"
 
 namespace hh::app {
+
+std::vector<std::string> keys_needing_restart(const config::Settings& startup, const config::Settings& settings) {
+  constexpr std::string_view kReloaded[] = {"signing_secret_files", "tls.cert_file", "tls.key_file", "log_level"};
+  std::vector<std::string> keys;
+  const auto before = config::settings_in_effect(startup);
+  const auto now = config::settings_in_effect(settings);
+  for (size_t i = 0; i < before.size() && i < now.size(); ++i) {
+    if (std::find(std::begin(kReloaded), std::end(kReloaded), before[i].first) != std::end(kReloaded)) continue;
+    if (before[i].second != now[i].second) keys.push_back(before[i].first);
+  }
+  if (config::forward_blocks_in_effect(startup) != config::forward_blocks_in_effect(settings)) keys.push_back("forward");
+  if (config::teams_in_effect(startup) != config::teams_in_effect(settings)) keys.push_back("service.teams");
+  return keys;
+}
 
 std::string reload(const config::Settings& startup, const config::Settings& settings, http::WebhookEndpoint& webhook,
             http::Listener& listener) {

@@ -31,15 +31,25 @@ void ServeSignals::on_signal(int signal) {
   if (signal == SIGHUP) {
     systemd::reloading();
     std::string failure;
+    std::vector<std::string> not_applied;
     if (auto settings = reread_settings_()) {
       failure = reload(startup_, *settings, *front_.webhook, *front_.listener);
+      not_applied = keys_needing_restart(startup_, *settings);
     } else {
       // The reason in the line (the log is JSON lines only): the file, line and key.
       failure = settings.error();
       log::error("reload_failed").str("reason", failure + " (keeping the running configuration)");
     }
-    // Serving either way; `systemctl status` shows whether the reload took.
-    systemd::ready(failure.empty() ? "reloaded" : "reload failed, running configuration kept: " + failure);
+    // Serving either way; `systemctl status` shows whether the reload took, and what in the
+    // file waits for a restart.
+    std::string status = failure.empty() ? "reloaded" : "reload failed, running configuration kept: " + failure;
+    if (!not_applied.empty()) {
+      std::string keys;
+      for (const std::string& key : not_applied) keys += (keys.empty() ? "" : ", ") + key;
+      log::warn("reload_needs_restart").str("keys", keys);
+      status += "; changed, applied at the next restart: " + keys;
+    }
+    systemd::ready(status);
     wait();
     return;
   }

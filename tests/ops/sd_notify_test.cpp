@@ -1,6 +1,8 @@
 // The Type=notify protocol as systemd sees it: the real binary, with NOTIFY_SOCKET pointing
 // at an AF_UNIX datagram socket of the test (what systemd gives a service).
 #include <boost/test/unit_test.hpp>
+
+#include <fstream>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -156,6 +158,15 @@ BOOST_AUTO_TEST_CASE(a_failed_reload_says_so_in_the_status_line) {
   BOOST_REQUIRE_MESSAGE(notify.wait_for("READY=1", kWait), notify.dump());
   server.signal(SIGHUP);
   BOOST_REQUIRE_MESSAGE(notify.wait_for("STATUS=reloaded", kWait), notify.dump());
+  // A key a reload does not apply, changed in the file: said, not taken for done.
+  {
+    std::ofstream config(server.config_file(), std::ios::app);
+    config << "max_body_bytes = 2048\n";
+  }
+  server.signal(SIGHUP);
+  BOOST_REQUIRE_MESSAGE(notify.wait_for("STATUS=reloaded; changed, applied at the next restart: max_body_bytes", kWait),
+                        notify.dump());
+  BOOST_TEST(server.wait_for_log(R"("event":"reload_needs_restart","keys":"max_body_bytes")", kWait));
   dir.write("secret", "not a whsec_ secret\n");
   server.signal(SIGHUP);
   BOOST_REQUIRE_MESSAGE(notify.wait_for("STATUS=reload failed, running configuration kept: ", kWait), notify.dump());
