@@ -116,8 +116,10 @@ Look PostScheduler::next_posts(int64_t now_ms, size_t posts) {
             look.posts.clear();
             return failed(contents.error());
           }
-          for (size_t i = 0; i < post.entries.size(); ++i) post.entries[i].content = (*contents)[i];
-          pin.contents = std::move(*contents);
+          // Kept in memory with the POST; written to the outbox only if this attempt fails
+          // (record_failure()), so that a POST delivered at once costs no write of its rows.
+          for (size_t i = 0; i < post.entries.size(); ++i) post.entries[i].content = std::move((*contents)[i]);
+          post.content_unsaved = true;
         }
         pins.push_back(std::move(pin));
         for (auto& e : post.entries) e.post_id = post_id;
@@ -229,6 +231,15 @@ void PostScheduler::record_failure(const OutgoingPost& post, const PostOutcome& 
   } else if (verdict == Verdict::retry && now_ms - oldest >= s.max_age_s * 1000) {
     verdict = Verdict::final;
     error = "gave up: older than max_age after " + std::to_string(attempts) + " attempts; last: " + error;
+  }
+  if (post.content_unsaved) {
+    // What this attempt carried, kept for every later one (the same bytes under this id).
+    // A failure to write it only means the retry reads the rows again.
+    store::PostPin pin{post.entries.front().post_id.value_or(post.ids.front()), post.ids, {}};
+    for (const auto& e : post.entries) pin.contents.push_back(e.content.value_or(""));
+    if (auto kept = outbox_.pin({&pin, 1}); !kept) {
+      log::warn("forward_content_not_kept").str("destination", settings_.name).str("error", kept.error());
+    }
   }
   const auto n = static_cast<uint64_t>(post.ids.size());
   Result<void> written;

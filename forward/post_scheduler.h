@@ -17,10 +17,11 @@
 //      than ingest costs the writer a bounded number of entries, not one per change;
 //   3. marks the entries added since (classify(): which are their key's head);
 //   4. plans POSTs from the due heads (batch_planner.h) and pins each new one to its id
-//      (post_id = its first entry's outbox_id, webhook-id hhf_<post_id>), with what each
-//      entry carries (changes mode, a POST of at most kMaxPinnedRows rows: its rows read
-//      now), in one transaction, before any of them goes out: a POST that went out is
-//      retried with the same entries (and, up to that size, the same bytes), or not at all.
+//      (post_id = its first entry's outbox_id, webhook-id hhf_<post_id>) in one
+//      transaction, before any of them goes out: a POST that went out is retried with the
+//      same entries, or not at all. In changes mode a POST of at most kMaxPinnedRows rows
+//      has its rows read now, and keeps them (in the outbox, when its first attempt fails):
+//      every retry sends the same bytes.
 // An answer (finished()):
 //   delivered      the entries are deleted at the next look (a crash before it sends them
 //                  once more, under the same id);
@@ -59,6 +60,9 @@ struct OutgoingPost {
   std::string webhook_id;                   // hhf_<post id> (changes), the message id (deliveries)
   std::vector<store::OutboxEntry> entries;  // in outbox order
   std::vector<int64_t> ids;
+  // The entries' contents were read for this attempt and are not in the outbox yet: they
+  // are written there if it fails, for the retries to send the same bytes.
+  bool content_unsaved = false;
 };
 
 // What came of one attempt of a POST.

@@ -86,9 +86,10 @@ struct OutboxEntry {
   std::optional<bool> head;            // the first pending entry of its key; none: not looked at yet
   std::optional<int64_t> last_status;  // HTTP status of the last attempt (none: no answer)
   std::optional<std::string> last_error;
-  // changes mode: the change as its POST carries it (a JSON object, its row included),
-  // written when the POST is pinned; every attempt sends these bytes. None: not pinned yet,
-  // a delivery (its body never changes), or pinned by a version before this column.
+  // changes mode: the change as its POST carried it (a JSON object, its row included),
+  // read when the POST was pinned and written when an attempt failed; every later attempt
+  // sends these bytes. None: not failed yet, a POST of many rows, a delivery (its body
+  // never changes), or pinned by a version before this column.
   std::optional<std::string> content;
 };
 

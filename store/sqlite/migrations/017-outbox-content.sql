@@ -5,10 +5,11 @@
 -- their rows again when it went out: a row changed between the attempts went out with its
 -- newer content under the old id, and a backend that had applied the first attempt and
 -- acknowledges a repeated id without applying it again kept the older content. The sender
--- now writes each entry's change (its JSON object in the POST, row and all) here in the
--- transaction that pins the POST, before it first goes out; every attempt, a restart's and
--- `forward requeue`'s included, sends these bytes. NULL: not pinned yet, a deliveries-mode
--- entry (its body never changes), or pinned before this version (read when sent, as before).
+-- now reads each entry's change (its JSON object in the POST, row and all) when it pins the
+-- POST, and writes it here when an attempt fails; every later attempt, a restart's and
+-- `forward requeue`'s included, sends these bytes. NULL: not sent yet, sent once and
+-- answered 2xx, a POST of more than 200 rows, a deliveries-mode entry (its body never
+-- changes), or pinned before this version: then the rows are read when it is sent.
 -- Erasure removes it with its entry. content_bytes: its size, which max_outbox_mib counts
 -- (forward/outbox_budget.h) without reading it.
 ALTER TABLE outbox ADD COLUMN content TEXT;
