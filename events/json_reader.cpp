@@ -1,5 +1,6 @@
 #include "events/json_reader.h"
 
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -253,6 +254,14 @@ bool JsonReader::number_value(od::value v, Number& out) {
       // float of more than 19 significant digits (its slow path writes to a copy).
       out.is_integer = false;
       if (auto code = v.get_double().get(out.real)) return json_problem(code);
+      // And simdjson 3.0.1's get_double() is wrong for "0." and 21 or more digits
+      // (0.100000000000000000000 gave 0.0077…): a long token is read again, correctly
+      // rounded, by the standard library. simdjson has checked its grammar.
+      if (const std::string_view token = trim_json_space(v.raw_json_token()); token.size() > 17) {
+        double exact = 0;
+        const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), exact);
+        if (ec == std::errc{} && end == token.data() + token.size()) out.real = exact;
+      }
       return true;
   }
   return problem_is("expected a number");
