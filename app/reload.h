@@ -12,12 +12,12 @@
 
 namespace hh::app {
 
-// `settings`: the file as it reads now; `startup`: the settings the server started with.
-// Returns why nothing was changed ("" when reloaded): systemd's status line says it.
 // The keys whose value in `settings` differs from `startup` and that a reload does not
 // apply (all but the signing secrets, the TLS files and log_level): they need a restart.
 std::vector<std::string> keys_needing_restart(const config::Settings& startup, const config::Settings& settings);
 
+// `settings`: the file as it reads now; `startup`: the settings the server started with.
+// Returns why nothing was changed ("" when reloaded): systemd's status line says it.
 std::string reload(const config::Settings& startup, const config::Settings& settings, http::WebhookEndpoint& webhook,
             http::Listener& listener);
 

@@ -37,28 +37,35 @@ Result<net::ip::tcp::endpoint> resolve_listen_address(net::io_context& io, const
   return results.begin()->endpoint();
 }
 
-Result<BindCheck> check_listen_address(net::io_context& io, const std::string& host_port) {
+namespace {
+
+// Opens `acceptor` on `host_port` and binds it as `serve` does (SO_REUSEADDR).
+Result<beast::error_code> open_and_bind(net::io_context& io, net::ip::tcp::acceptor& acceptor,
+                                        const std::string& host_port) {
   auto resolved = resolve_listen_address(io, host_port);
   if (!resolved) return fail(resolved);
-  net::ip::tcp::acceptor acceptor(io);
   beast::error_code ec;
   acceptor.open(resolved->protocol(), ec);
   if (!ec) acceptor.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) acceptor.bind(*resolved, ec);
-  if (ec == net::error::address_in_use) return BindCheck::in_use;
-  if (ec) return fail("listen: cannot bind " + host_port + ": " + ec.message());
+  return ec;
+}
+
+}  // namespace
+
+Result<BindCheck> check_listen_address(net::io_context& io, const std::string& host_port) {
+  net::ip::tcp::acceptor acceptor(io);
+  auto bound = open_and_bind(io, acceptor, host_port);
+  if (!bound) return fail(bound);
+  if (*bound == net::error::address_in_use) return BindCheck::in_use;
+  if (*bound) return fail("listen: cannot bind " + host_port + ": " + bound->message());
   return BindCheck::bindable;
 }
 
 Result<void> Listener::listen(const std::string& host_port) {
-  auto resolved = resolve_listen_address(io_, host_port);
-  if (!resolved) return fail(resolved);
-  const net::ip::tcp::endpoint endpoint = *resolved;
-
-  beast::error_code ec;
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
+  auto bound = open_and_bind(io_, acceptor_, host_port);
+  if (!bound) return fail(bound);
+  beast::error_code ec = *bound;
   if (ec) return fail("listen: cannot bind " + host_port + ": " + ec.message());
   acceptor_.listen(net::socket_base::max_listen_connections, ec);
   if (ec) return fail("listen: cannot listen on " + host_port + ": " + ec.message());
