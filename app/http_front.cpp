@@ -114,13 +114,26 @@ http::SessionLimits session_limits(HttpFront& front, const FrontParts& parts) {
   return limits;
 }
 
+// What the bodies of one client not yet proven may hold of the in-flight budget
+// (connection_table.h): the share its connections have of all (so taking the whole budget
+// needs as many addresses as taking every connection), at least one body the limit allows.
+uint64_t unproven_body_share(uint64_t budget, uint64_t max_body_bytes, size_t max_connections, size_t per_ip) {
+  const uint64_t share = max_connections > 0 ? budget / max_connections * std::min(per_ip, max_connections) : budget;
+  return std::min(budget, std::max(share, max_body_bytes));
+}
+
 // The listener, with TLS when tls.cert_file is set, bound to `listen`.
 Result<void> bind_listener(HttpFront& front, const FrontParts& parts) {
   const config::Settings& settings = parts.settings;
+  const http::SessionLimits limits = session_limits(front, parts);
   front.listener = std::make_unique<http::Listener>(
-      front.io, parts.threads, front.router, session_limits(front, parts),
-      http::ConnectionLimits{.max_connections = parts.max_connections,
-                            .max_connections_per_ip = static_cast<size_t>(settings.max_connections_per_ip)});
+      front.io, parts.threads, front.router, limits,
+      http::ConnectionLimits{
+          .max_connections = parts.max_connections,
+          .max_connections_per_ip = static_cast<size_t>(settings.max_connections_per_ip),
+          .unproven_body_bytes = unproven_body_share(front.body_budget.limit(), limits.max_body_bytes,
+                                                     parts.max_connections,
+                                                     static_cast<size_t>(settings.max_connections_per_ip))});
   front.refusal_log = std::make_unique<http::RefusalLog>(front.io, front.refusals,
                                                          std::chrono::seconds(settings.refusal_log_interval_s));
   front.alarms = std::make_unique<metrics::DeliveryAlarms>(

@@ -72,7 +72,7 @@ Result<void> apply_table(Settings& settings, const toml::table& table, const std
       const int64_t line = line_of(applied.error(), lines).value_or(key_line);
       return fail(applied, source_name + ":" + std::to_string(line));
     }
-    settings.given[name] = where;
+    settings.given[name] = {Settings::Origin::Kind::file_line, where};
   }
   return {};
 }
@@ -104,10 +104,15 @@ Result<void> apply_toml_text(Settings& settings, std::string_view text, const st
 
 std::string located(const Settings& settings, const std::string& key, std::string message) {
   const auto given = settings.given.find(key);
-  if (given == settings.given.end() || given->second.empty()) return message;
+  if (given == settings.given.end()) return message;
   // As load errors name them: "FILE:LINE: message", "HEALTHHOOK_VAR (message)".
-  if (given->second.starts_with("HEALTHHOOK_")) return given->second + " (" + message + ")";
-  return given->second + ": " + message;
+  const auto& [kind, place] = given->second;
+  switch (kind) {
+    case Settings::Origin::Kind::file_line: return place + ": " + message;
+    case Settings::Origin::Kind::variable: return place + " (" + message + ")";
+    case Settings::Origin::Kind::flag: break;
+  }
+  return message;
 }
 
 const std::vector<std::string>& known_keys() {
@@ -140,7 +145,7 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
       if (const char* value = environ_lookup(var.c_str())) {
         auto applied = key.from_string(settings, value);
         if (!applied) return fail(applied.error_kind(), var + " (" + applied.error() + ")");
-        settings.given[std::string(key.doc.name)] = var;
+        settings.given[std::string(key.doc.name)] = {Settings::Origin::Kind::variable, var};
         lines.erase(std::string(key.doc.name));
         variables[std::string(key.doc.name)] = var;
       }
@@ -151,7 +156,7 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
     if (!key) return key_error(name, "unknown key");
     auto applied = key->from_string(settings, value);
     if (!applied) return fail(applied);
-    settings.given[std::string(key->doc.name)] = "";
+    settings.given[std::string(key->doc.name)] = {Settings::Origin::Kind::flag, ""};
     lines.erase(std::string(key->doc.name));
     variables.erase(std::string(key->doc.name));
   }

@@ -175,11 +175,15 @@ struct Settings {
   // Where relative secret-file paths are resolved (the config file's folder).
   std::string base_dir = ".";
 
-  // The keys the file, the environment or a flag set (the others keep their defaults), each
-  // with where it was set last ("healthhook.toml:7", "HEALTHHOOK_LISTEN", or "" for a flag):
-  // what a key that only one backend has is refused for, naming that place
-  // (app/store_settings.cpp, config::located).
-  std::map<std::string, std::string> given;
+  // Where a key was set last: what a key that only one backend has is refused for, naming
+  // that place (app/store_settings.cpp, config::located).
+  struct Origin {
+    enum class Kind { file_line, variable, flag };
+    Kind kind = Kind::flag;
+    std::string place;  // "healthhook.toml:7", "HEALTHHOOK_LISTEN"; empty for a flag
+  };
+  // The keys the file, the environment or a flag set; the others keep their defaults.
+  std::map<std::string, Origin> given;
 };
 
 }  // namespace hh::config

@@ -14,7 +14,12 @@ MetricsEndpoint::Collector ingest_metrics(IngestMetricsSources sources) {
         .sample("healthhook_deliveries_total", {{"outcome", "stored"}}, read_counter(webhook.stored))
         .sample("healthhook_deliveries_total", {{"outcome", "duplicate"}}, read_counter(webhook.duplicates))
         .sample("healthhook_deliveries_total", {{"outcome", "rejected_signature"}}, read_counter(webhook.signature_failures))
-        .sample("healthhook_deliveries_total", {{"outcome", "unavailable"}}, read_counter(webhook.unavailable));
+        .sample("healthhook_deliveries_total", {{"outcome", "unavailable"}},
+                read_counter(webhook.unavailable) + (s.refusals ? s.refusals->total(http::Refusal::body_budget) : 0));
+    // The listener answers these before the endpoint sees the request: 413 to a body over
+    // the limit, and 503 (above) when the in-flight body budget stayed full, which only a
+    // request that authenticates can meet (a delivery, or a console form: tiny, and refused
+    // only when deliveries are too).
     if (s.refusals) {
       out.sample("healthhook_deliveries_total", {{"outcome", "too_large"}},
                  s.refusals->total(http::Refusal::body_too_large) + read_counter(webhook.too_large));

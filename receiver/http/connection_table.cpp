@@ -1,5 +1,7 @@
 #include "receiver/http/connection_table.h"
 
+#include <algorithm>
+
 #include "receiver/http/session.h"
 
 namespace hh::http {
@@ -93,6 +95,60 @@ void ConnectionTable::for_each(const std::function<void(SessionControl&)>& actio
   for (const auto& [key, entry] : entries_) {
     net::post(entry.control->executor, [control = entry.control, action] { action(*control); });
   }
+}
+
+void ConnectionTable::proven(const SessionControl& control, Clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  const auto at = entries_.find(&control);
+  if (at == entries_.end()) return;
+  if (proven_.size() >= kMaxProvenClients && !proven_.contains(at->second.client)) {
+    std::erase_if(proven_, [now](const auto& client) { return now - client.second >= kProvenFor; });
+    if (proven_.size() >= kMaxProvenClients) return;
+  }
+  proven_[at->second.client] = now;
+}
+
+std::optional<uint64_t> ConnectionTable::hold_body(const SessionControl& control, uint64_t bytes,
+                                                   Clock::time_point now) {
+  if (limits_.unproven_body_bytes == 0) return 0;
+  std::lock_guard lock(mutex_);
+  const auto at = entries_.find(&control);
+  if (at == entries_.end()) return 0;
+  if (const auto proven = proven_.find(at->second.client); proven != proven_.end()) {
+    if (now - proven->second < kProvenFor) return 0;
+    proven_.erase(proven);
+  }
+  FromClient& from = per_client_[at->second.client];
+  if (bytes > limits_.unproven_body_bytes - std::min(from.unproven_body, limits_.unproven_body_bytes)) {
+    return std::nullopt;
+  }
+  from.unproven_body += bytes;
+  return bytes;
+}
+
+void ConnectionTable::release_body(const SessionControl& control, uint64_t counted) {
+  if (counted == 0) return;
+  std::lock_guard lock(mutex_);
+  const auto at = entries_.find(&control);
+  if (at == entries_.end()) return;
+  if (auto from = per_client_.find(at->second.client); from != per_client_.end()) {
+    from->second.unproven_body -= std::min(counted, from->second.unproven_body);
+  }
+}
+
+bool ClientBodyHold::grow_to(uint64_t total) {
+  if (!table_ || total <= seen_) return true;
+  const auto counted = table_->hold_body(control_, total - seen_);
+  if (!counted) return false;
+  seen_ = total;
+  counted_ += *counted;
+  return true;
+}
+
+void ClientBodyHold::release() {
+  if (table_) table_->release_body(control_, counted_);
+  seen_ = 0;
+  counted_ = 0;
 }
 
 size_t ConnectionTable::size() const {

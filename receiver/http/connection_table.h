@@ -15,6 +15,13 @@
 // So neither sockets that never send a request nor keep-alive connections left open can
 // lock the service out, however many there are.
 //
+// The table also keeps the in-flight body budget (body_budget.h) from being taken by one
+// client: until a client is proven (one of its connections carried a correctly signed
+// delivery, within kProvenFor), its bodies together may hold at most
+// ConnectionLimits::unproven_body_bytes. A signature is checked only once the body is in,
+// so forged but well-formed heads announcing large bodies that never come would otherwise
+// let one address hold the whole budget, and every delivery would get 503.
+//
 // Thread-safe: the accept loop admits, sessions report from their own executors. A
 // session reports idle() before it waits for a request and busy() when one begins; a
 // connection chosen to make room while idle is told so by busy() (false), under the same
@@ -47,9 +54,20 @@ inline constexpr std::chrono::milliseconds kMinIdleBeforeEviction{1000};
 // complete requests, so this rule still holds.
 inline constexpr size_t kMaxWaitingPerAddress = 8;
 
+// How long a client stays proven after its last correctly signed delivery. The service
+// sends from a few addresses, every few minutes at least while it has anything to send.
+inline constexpr std::chrono::hours kProvenFor{24};
+// Proven clients remembered at most (each one needed the signing secret).
+inline constexpr size_t kMaxProvenClients = 4096;
+
 struct ConnectionLimits {
   size_t max_connections = 1024;
   size_t max_connections_per_ip = 64;
+  // Body bytes the requests of one client not proven may hold together; 0: no bound but
+  // the budget's. The listener's owner sets it to the client's share of the budget (as of
+  // the connections: max_connections_per_ip of max_connections), and never below one body
+  // of max_body_bytes, which a first delivery may be.
+  uint64_t unproven_body_bytes = 0;
 };
 
 // The client `peer` is counted as: itself for IPv4, its IPv4 address when IPv4-mapped,
@@ -82,6 +100,14 @@ class ConnectionTable {
   // Its first request's head passed the checks made before the body.
   void head_accepted(const SessionControl& control);
 
+  // A connection of `control`'s client carried a correctly signed delivery.
+  void proven(const SessionControl& control, Clock::time_point now = Clock::now());
+  // Counts `bytes` more body held by a request of `control`'s client: what it counted (0
+  // for a proven client), or nullopt when they would take an unproven client past
+  // unproven_body_bytes (nothing counted).
+  std::optional<uint64_t> hold_body(const SessionControl& control, uint64_t bytes, Clock::time_point now = Clock::now());
+  void release_body(const SessionControl& control, uint64_t counted);
+
   size_t size() const;
 
   // Runs `action` on each session's executor (where its fields may be touched).
@@ -102,7 +128,8 @@ class ConnectionTable {
   };
   struct FromClient {
     size_t connections = 0;
-    size_t waiting = 0;  // of them, not yet past their first request's head
+    size_t waiting = 0;          // of them, not yet past their first request's head
+    uint64_t unproven_body = 0;  // body bytes its requests hold while it is not proven
   };
   // Closes the connection idle the longest, if it has been idle long enough; false when
   // none has.  REQUIRES(mutex_)
@@ -114,6 +141,28 @@ class ConnectionTable {
   std::unordered_map<const SessionControl*, Entry> entries_;  // GUARDED_BY(mutex_)
   std::map<net::ip::address, FromClient> per_client_;        // GUARDED_BY(mutex_)
   IdleList idle_;                                              // GUARDED_BY(mutex_)
+  std::map<net::ip::address, Clock::time_point> proven_;       // GUARDED_BY(mutex_), last signed delivery
+};
+
+// What one request's body holds of its client's bound (ConnectionTable::hold_body); gives
+// it back when destroyed.
+class ClientBodyHold {
+ public:
+  // `table` null: no bound (a connection proven itself, or a session outside a listener).
+  ClientBodyHold(ConnectionTable* table, const SessionControl& control) : table_(table), control_(control) {}
+  ClientBodyHold(const ClientBodyHold&) = delete;
+  ClientBodyHold& operator=(const ClientBodyHold&) = delete;
+  ~ClientBodyHold() { release(); }
+
+  // Grows the hold to `total` bytes; false when the client's bound does not allow it.
+  bool grow_to(uint64_t total);
+  void release();
+
+ private:
+  ConnectionTable* table_;
+  const SessionControl& control_;
+  uint64_t seen_ = 0;     // the body's bytes so far
+  uint64_t counted_ = 0;  // of them, counted against the client's bound
 };
 
 }  // namespace hh::http

@@ -160,7 +160,11 @@ net::awaitable<void> Listener::run_session(net::ip::tcp::socket socket, net::ip:
     control->transport = &beast::get_lowest_layer(stream);
     beast::get_lowest_layer(stream).expires_after(limits.header_timeout);
     auto [ec] = co_await stream.async_handshake(net::ssl::stream_base::server, use_tuple);
-    if (ec) co_return;
+    if (ec) {
+      // A handshake left half-way is a slow client like a head left half-way.
+      if (ec == beast::error::timeout && limits.refusals) limits.refusals->count(Refusal::client_timeout);
+      co_return;
+    }
     co_await serve_requests(stream, router_, limits, *control, *stopping);
     if (control->unread_bytes > 0) {
       co_await drop_what_still_arrives(stream, control->unread_bytes, limits.drop_allowance, *control, *stopping);

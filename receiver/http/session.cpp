@@ -63,9 +63,13 @@ Response too_large(const SessionLimits& limits, std::string_view target) {
                  "body larger than max_body_bytes (" + std::to_string(limits.max_body_bytes) + ")");
 }
 
-Response budget_full(const SessionLimits& limits) {
+constexpr std::string_view kBudgetFull = "too many request bodies in flight; retry later";
+constexpr std::string_view kClientShareFull =
+    "too many request bodies in flight from this address before a signed delivery; retry later";
+
+Response budget_full(const SessionLimits& limits, std::string_view reason) {
   count(limits, Refusal::body_budget);
-  Response response = refusal(Status::service_unavailable, "too many request bodies in flight; retry later");
+  Response response = refusal(Status::service_unavailable, reason);
   response.set(bhttp::field::retry_after, std::to_string(limits.retry_after_seconds));
   return response;
 }
@@ -242,10 +246,18 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     // A body of known length takes its whole size from the budget before any of it is
     // read (all or nothing: bodies that each hold part of the budget while waiting for the
     // rest could wait for one another). A chunked body takes its bytes as they arrive.
+    // A client not yet proven holds at most its share of it (connection_table.h).
     BodyReservation held(limits.body_budget);
+    ClientBodyHold client_held(trusted ? nullptr : control.table, control);
+    // What stops taking more: the client's share (at once), or the budget (after a wait).
+    const auto take_up_to = [&](uint64_t total) -> net::awaitable<std::string_view> {
+      if (!client_held.grow_to(total)) co_return kClientShareFull;
+      if (!co_await held.grow_to(total, limits.budget_wait)) co_return kBudgetFull;
+      co_return std::string_view();
+    };
     if (const auto length = parser->content_length(); length && *length > 0) {
-      if (!co_await held.grow_to(*length, limits.budget_wait)) {
-        Response response = budget_full(limits);
+      if (const std::string_view full = co_await take_up_to(*length); !full.empty()) {
+        Response response = budget_full(limits, full);
         co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }
@@ -294,8 +306,8 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
         if (is_timeout(ec)) count(limits, Refusal::client_timeout);
         co_return;
       }
-      if (!co_await held.grow_to(parser->get().body().size(), limits.budget_wait)) {
-        Response response = budget_full(limits);
+      if (const std::string_view full = co_await take_up_to(parser->get().body().size()); !full.empty()) {
+        Response response = budget_full(limits, full);
         co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }
@@ -310,6 +322,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     // goes with its budget, before a refusal's pause below.
     std::string().swap(request.body());
     held.release();
+    client_held.release();
     // A 401 of any route (a wrong signature, or a wrong bearer token on the read API or
     // /metrics) waits on a connection not yet trusted: guessing a token is as slow as
     // guessing a signature. Trusted: the connection carried a correctly signed delivery
@@ -319,6 +332,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       if (!authenticates) count(limits, Refusal::unauthorized);
       if (!trusted) co_await refusal_pause(control, limits.refusal_delay, stopping);
     } else if (authenticates) {
+      if (!trusted && control.table) control.table->proven(control);
       trusted = true;
     }
     // An endpoint may close the connection itself (a failed console sign-in does).

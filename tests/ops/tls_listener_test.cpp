@@ -20,6 +20,7 @@
 #include "receiver/signature/webhook_signature.h"
 #include "tests/ops/test_certificate.h"
 #include "tests/support/http_client.h"
+#include "tests/support/raw_connection.h"
 #include "tests/support/server_process.h"
 
 BOOST_AUTO_TEST_SUITE(tls_listener_test)
@@ -252,6 +253,21 @@ BOOST_AUTO_TEST_CASE(protocol_versions_below_tls_1_2_are_refused) {
   BOOST_TEST(!tls12.error(), tls12.error().message());
   tls11.close();
   tls12.close();
+  BOOST_TEST(server.stop() == 0);
+}
+
+// A handshake left half-way is closed at header_timeout_s and counted as a slow client,
+// as a head left half-way is (facing-the-internet.md): a listener over TLS shows it too.
+BOOST_AUTO_TEST_CASE(a_handshake_left_half_way_is_counted_as_a_client_timeout) {
+  TempDir dir;
+  const auto certificate = make_self_signed("healthhook-test-1", 1);
+  install_certificate(dir, certificate);
+  ServerProcess server(dir, "header_timeout_s = 1\nrefusal_log_interval_s = 1\n" + kTlsToml);
+  RawConnection silent(server.port());
+  // The first bytes of a ClientHello record, then nothing.
+  BOOST_TEST(silent.send(std::string("\x16\x03\x01\x02\x00\x01", 6)));
+  BOOST_TEST(silent.closed_by_server(std::chrono::seconds(5)));
+  BOOST_TEST(server.wait_for_log("\"client_timeout\":1", std::chrono::seconds(5)));
   BOOST_TEST(server.stop() == 0);
 }
 
