@@ -187,6 +187,16 @@ void InboxWriter::commit_batch(std::vector<Pending>& batch) {
   outcomes.reserve(batch.size());
   if (!appended) {
     last_failure_kind_ = appended.error_kind();
+    // The deliveries queued meanwhile would wait the same held lock out again before
+    // their own 503, at twice commit_deadline_ms (or request_deadline_ms first): they
+    // are answered with this batch. Later ones try again.
+    if (appended.error_kind() == ErrorKind::busy) {
+      std::lock_guard lock(mutex_);
+      for (auto& queued : queue_) batch.push_back(std::move(queued));
+      queue_.clear();
+      queued_bytes_ = 0;
+      queued_count_.store(0, std::memory_order_relaxed);
+    }
     commit_failures_.failed(appended.error(), batch.size());
     last_disk_check_ = {};  // a full disk is the usual cause: re-check now
     outcomes.assign(batch.size(), AppendOutcome{AppendOutcome::Kind::unavailable, 0, appended.error()});

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "store/sqlite/connection.h"
 #include "tests/faults/immutable_files.h"
@@ -158,6 +159,34 @@ BOOST_AUTO_TEST_CASE(readiness_comes_back_when_a_held_lock_goes_without_a_delive
   BOOST_TEST(ready);
   BOOST_TEST(deliveries_where(server.database()) == 1);  // the probe stored nothing
   BOOST_TEST(server.wait_for_log("\"event\":\"inbox_commit_recovered\"", std::chrono::seconds(5)));
+}
+
+// Deliveries that arrive while a commit waits on a lock held past commit_deadline_ms are
+// answered 503 with it: they do not wait the same lock out again in a commit of their own
+// (at twice the deadline, or request_deadline_ms first). One failed commit for all five.
+BOOST_AUTO_TEST_CASE(deliveries_queued_behind_a_commit_failing_on_a_held_lock_are_answered_with_it) {
+  TempDir dir;
+  ServerProcess server(dir, "commit_deadline_ms = 2000\nrequest_deadline_ms = 14000");
+  auto holder = hh::sqlite::Connection::open(server.database(), hh::sqlite::OpenMode::read_write);
+  BOOST_REQUIRE(holder.ok());
+  BOOST_REQUIRE(holder->exec("BEGIN IMMEDIATE").ok());
+  std::vector<int> statuses(5, 0);
+  std::vector<std::thread> senders;
+  for (size_t i = 0; i < statuses.size(); ++i) {
+    // The first is committing (waiting on the lock) when the others arrive.
+    if (i == 1) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    senders.emplace_back([&, i] {
+      HttpClient client(server.port());
+      statuses[i] = client.post_webhook(server.secret(), "msg_" + std::to_string(i), kSteps).status;
+    });
+  }
+  for (auto& sender : senders) sender.join();
+  for (const int status : statuses) BOOST_TEST(status == 503);
+  HttpClient client(server.port());
+  const std::string metrics = client.get("/metrics").body;
+  BOOST_TEST(metrics.find("healthhook_inbox_commits_total{result=\"failed\"} 1\n") != std::string::npos, metrics);
+  BOOST_REQUIRE(holder->exec("ROLLBACK").ok());
+  BOOST_TEST(client.post_webhook(server.secret(), "msg_after", kSteps).status == 200);
 }
 
 BOOST_AUTO_TEST_CASE(read_only_while_running_answers_503_until_writable_again,
