@@ -192,8 +192,10 @@ void PostScheduler::finished(const OutgoingPost& post, const PostOutcome& outcom
   } else if (!outcome.store_failed) {
     metrics_.count_request(outcome.failure);
   }
-  if (!outcome.status && outcome.unreachable) {
-    // Every lane would fail the same way: the whole destination waits, with its own backoff.
+  // Every lane would fail the same way: the whole destination waits, with its own backoff.
+  // Once per pause: the POSTs in flight when the backend went away fail together, and each
+  // counting a failure doubled the pause as often (8 lanes twice: minutes, not seconds).
+  if (!outcome.status && outcome.unreachable && now_ms >= unreachable_until_ms_) {
     ++unreachable_failures_;
     unreachable_until_ms_ = now_ms + retry_delay(backoff_, unreachable_failures_, std::nullopt, random_).count();
   }

@@ -169,6 +169,27 @@ BOOST_AUTO_TEST_CASE(a_backend_that_cannot_be_reached_pauses_the_destination) {
   BOOST_TEST(look.posts.size() == 2u);
 }
 
+// The POSTs in flight when the backend went away all fail: the pause grows once per round,
+// not once per POST (eight lanes failing twice paused the destination for minutes).
+BOOST_AUTO_TEST_CASE(posts_failing_together_on_an_unreachable_backend_pause_it_once) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(1), *s.outbox, s.metrics, 7);
+  for (int64_t i = 1; i <= 8; ++i) s.add(i, "k" + std::to_string(i) + "/sleep", kStart);
+  forward::PostOutcome refused;
+  refused.failure = "connect";
+  refused.unreachable = true;
+  int64_t now = kStart;
+  for (int64_t round = 1; round <= 2; ++round) {
+    auto look = scheduler.next_posts(now, 8);
+    BOOST_REQUIRE_EQUAL(look.posts.size(), 8u);
+    for (const auto& post : look.posts) scheduler.finished(post, refused, now);
+    // backoff_initial_ms (100) doubled once per round, halved at most by the jitter.
+    BOOST_TEST(scheduler.paused_until_ms() - now <= 100 << (round - 1));
+    BOOST_TEST(scheduler.paused_until_ms() - now >= 50 << (round - 1));
+    now += 1000;  // past the pause and each entry's own backoff
+  }
+}
+
 // A Retry-After is honoured up to a day, however large: one too large to count in
 // milliseconds (9223372036854775807 seconds fits an int64, its milliseconds do not) once
 // overflowed into a negative wait, and the POST went out again at once, again and again
