@@ -326,12 +326,13 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     // A 401 of any route (a wrong signature, or a wrong bearer token on the read API or
     // /metrics) waits on a connection not yet trusted: guessing a token is as slow as
     // guessing a signature. Trusted: the connection carried a correctly signed delivery
-    // (an answer other than 401 of a route that authenticates its requests).
+    // (an answer other than 401 on the webhook path). A console sign-in does not make it
+    // so: a holder of the read token would then guess the admin token at full speed.
     if (response.result() == Status::unauthorized) {
       // A route that authenticates counts its own refusals (signature_*, console_sign_in).
       if (!authenticates) count(limits, Refusal::unauthorized);
       if (!trusted) co_await refusal_pause(control, limits.refusal_delay, stopping);
-    } else if (authenticates) {
+    } else if (authenticates && Router::path_of(request.target()) == limits.delivery_path) {
       if (!trusted && control.table) control.table->proven(control);
       trusted = true;
     }

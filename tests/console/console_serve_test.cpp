@@ -9,6 +9,7 @@
 #include "tests/fake_service/fake_service.h"
 #include "tests/support/database_probe.h"
 #include "tests/support/http_client.h"
+#include "tests/support/raw_connection.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
@@ -170,6 +171,27 @@ BOOST_AUTO_TEST_CASE(each_token_signs_in_as_its_role_and_a_wrong_one_is_counted)
   const HttpResponse admin = sign_in(client, kAdminToken);
   BOOST_TEST(admin.body.find("\"role\":\"admin\"") != std::string::npos);
   BOOST_TEST(server.wait_for_log("\"event\":\"console_sign_in\",\"token\":\"admin\"", std::chrono::seconds(5)));
+}
+
+// A connection that signed in with the read token still waits refusal_delay_ms for a
+// wrong admin token's 401: signing in first made it trusted, and a holder of the read
+// token guessed the admin token a thousand times a second (black-box pass).
+BOOST_AUTO_TEST_CASE(a_sign_in_does_not_spare_the_next_wrong_token_its_wait) {
+  hh::test::TempDir dir;
+  // A delay that no wait below could miss: a delayed 401 comes 10 s late, we wait 2 s.
+  hh::test::ServerProcess server(dir, "refusal_delay_ms = 10000\n" + console_toml(dir));
+  const auto sign_in_request = [](const std::string& token) {
+    const std::string body = "token=" + form_escape(token);
+    return "POST /console/sign-in HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+           "X-Requested-With: test\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\n\r\n" + body;
+  };
+  hh::test::RawConnection guesser(server.port(), "127.0.0.2");
+  BOOST_TEST(guesser.send(sign_in_request(kReadToken)));
+  BOOST_TEST(guesser.receive_response(std::chrono::seconds(5)).starts_with("HTTP/1.1 200"));
+  BOOST_TEST(guesser.send(sign_in_request("admin-token-guess")));
+  BOOST_TEST(guesser.receive_response(std::chrono::seconds(2)).empty(), "a 401 came before the wait");
+  BOOST_TEST(server.stop() == 0);
 }
 
 BOOST_AUTO_TEST_CASE(actions_need_an_admin_session_and_its_csrf_token) {
