@@ -1,5 +1,7 @@
 #include "console/console_sessions.h"
 
+#include <algorithm>
+
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
@@ -96,10 +98,21 @@ int64_t Sessions::expires_at(const Entry& entry) const {
   return std::min(entry.created_ms + policy_.lifetime.count(), entry.last_seen_ms + policy_.idle.count());
 }
 
-void Sessions::evict_one() {
-  auto first = entries_.begin();
+void Sessions::evict_one(Role for_role) {
+  // A read-only sign-in replaces a read-only session while there is one: a holder of the
+  // read token signing in again and again would otherwise sign every admin out.
+  const auto replaceable = [&](const Entry& entry) {
+    return for_role == Role::admin || entry.role == Role::read;
+  };
+  auto first = entries_.end();
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-    if (expires_at(it->second) < expires_at(first->second)) first = it;
+    if (!replaceable(it->second)) continue;
+    if (first == entries_.end() || expires_at(it->second) < expires_at(first->second)) first = it;
+  }
+  if (first == entries_.end()) {  // only admins' sessions: the one expiring first
+    first = std::min_element(entries_.begin(), entries_.end(), [&](const auto& a, const auto& b) {
+      return expires_at(a.second) < expires_at(b.second);
+    });
   }
   if (first != entries_.end()) entries_.erase(first);
 }
@@ -116,7 +129,7 @@ Sessions::Created Sessions::create(Role role) {
   for (auto it = entries_.begin(); it != entries_.end();) {
     it = expires_at(it->second) <= now ? entries_.erase(it) : std::next(it);
   }
-  while (entries_.size() >= kMaxSessions) evict_one();
+  while (entries_.size() >= kMaxSessions) evict_one(role);
   entries_.emplace(key, std::move(entry));
   return created;
 }

@@ -11,8 +11,9 @@
 // request must echo in a header.
 //
 // Memory is bounded: at most kMaxSessions; a new one then replaces the one that would
-// expire first. Only a correct token creates a session, so an unauthenticated client
-// cannot fill the table.
+// expire first, of its role or below (a read-only sign-in never ends an admin's session
+// while a read-only one is left). Only a correct token creates a session, so an
+// unauthenticated client cannot fill the table.
 //
 // Thread-safe (one mutex; every call is short).
 #include <array>
@@ -81,7 +82,7 @@ class Sessions {
     int64_t last_seen_ms;
   };
   int64_t expires_at(const Entry& entry) const;
-  void evict_one();  // holds mutex_
+  void evict_one(Role for_role);  // holds mutex_
 
   std::array<unsigned char, 32> read_digest_{};
   std::optional<std::array<unsigned char, 32>> admin_digest_;

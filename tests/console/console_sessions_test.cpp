@@ -88,6 +88,25 @@ BOOST_AUTO_TEST_CASE(the_table_is_bounded) {
   BOOST_TEST(!sessions.find(first));  // the one that would expire first made room
 }
 
+// Read-only sign-ins past the bound replace read-only sessions, never an admin's (a holder
+// of the read token signed every admin out by signing in 1,100 times); an admin's sign-in
+// may replace either.
+BOOST_AUTO_TEST_CASE(read_only_sign_ins_past_the_bound_keep_the_admins_sessions) {
+  Clock clock;
+  Sessions sessions(kRead, kAdmin, {}, clock.fn());
+  const auto admin = sessions.create(Role::admin);  // expires first of all
+  clock.now += 1;
+  for (size_t i = 0; i < hh::console::kMaxSessions + 100; ++i) {
+    sessions.create(Role::read);
+    clock.now += 1;
+  }
+  BOOST_TEST(sessions.size() == hh::console::kMaxSessions);
+  BOOST_TEST(sessions.find(admin.id).has_value());
+  const auto second_admin = sessions.create(Role::admin);
+  BOOST_TEST(sessions.find(second_admin.id).has_value());
+  BOOST_TEST(sessions.find(admin.id).has_value());  // a read-only one made room
+}
+
 BOOST_AUTO_TEST_CASE(cookie_values_are_read_from_the_header) {
   using hh::console::cookie_value;
   BOOST_TEST((cookie_value("a=1; hh_console=xyz; b=2", "hh_console") == std::optional<std::string_view>("xyz")));
