@@ -1,5 +1,7 @@
 #include "app/follow_ups.h"
 
+#include "events/parse_limits.h"
+
 namespace hh::app {
 
 Result<std::unique_ptr<FollowUps>> open_follow_ups(const config::Settings& settings, const config::Secrets& secrets,
@@ -18,6 +20,7 @@ Result<std::unique_ptr<FollowUps>> open_follow_ups(const config::Settings& setti
     options.teams.push_back({team.team_id, team.base_url, secrets.team_api_keys.at(i)});
   }
   options.base_dir = settings.base_dir;
+  options.max_page_bytes = events::ParseLimits{}.max_document_bytes;
   options.observe_request = [metrics = &follow_ups->fetch_metrics](std::string_view outcome, double seconds) {
     metrics->record(outcome, seconds);
   };

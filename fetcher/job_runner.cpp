@@ -175,6 +175,16 @@ net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
       error = std::move(verdict.error) + " (" + plan->url + ")";
       break;
     }
+    // A page or job answer is applied as one JSON document (a workout stream is read
+    // point by point): one past the parser's limit would be stored only to end `invalid`,
+    // the job `done` without its rows. It ends the job dead, naming the limit.
+    if (const uint64_t limit = options_.max_page_bytes;
+        limit > 0 && job.kind != store::kKindWorkoutStream && response.body.size() > limit) {
+      final = true;
+      error = "answer of " + std::to_string(response.body.size()) + " bytes, over the " + std::to_string(limit) +
+              " the parser takes in one document (" + plan->url + ")";
+      break;
+    }
     if (auto valid = json::check_json(response.body); !valid) {
       error = valid.error() + " (" + plan->url + ")";
       break;

@@ -49,6 +49,9 @@ struct RunnerOptions {
   // the queue's lease, store::JobQueue::lease); zero: claims never expire (SQLite). A fetch
   // may take longer than the lease; the job stays this instance's meanwhile.
   std::chrono::milliseconds lease_renewal{0};
+  // Largest answer applied as one JSON document (events::ParseLimits::max_document_bytes);
+  // a larger one, other than a workout stream's, ends its job dead. 0: no bound here.
+  uint64_t max_page_bytes = 0;
 };
 
 class JobRunner {

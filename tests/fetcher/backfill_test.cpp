@@ -144,6 +144,24 @@ BOOST_AUTO_TEST_CASE(a_meal_backfill_reads_the_meals_list_and_ends_done) {
   for (const auto& request : service.requests()) BOOST_TEST(request.path == "/v2/summary/meal/u-1");
 }
 
+// A page larger than the parser takes in one document (64 MiB in serve; 1,000 bytes here)
+// ends the job dead naming the limit, with nothing stored: it was stored, marked invalid,
+// and the job said done without its rows (black-box pass).
+BOOST_AUTO_TEST_CASE(a_page_larger_than_the_parser_takes_ends_the_job_dead) {
+  test::FetcherFixture f;
+  f.max_page_bytes = 1000;
+  fake::FakeService service;
+  auto fetcher = f.make_fetcher(f.settings_for(service));
+  const int64_t id = f.queue_backfill_job("u-1", "meal", "myfitnesspal", "2024-01-01T00:00:00+00:00",
+                                          "2024-01-15T00:00:00+00:00");
+  const auto outcomes = f.run_until_settled(*fetcher, id);
+  BOOST_REQUIRE(!outcomes.empty());
+  BOOST_TEST(kind_of(outcomes.back()) == "dead");
+  BOOST_TEST(f.job(id).last_error.value_or("").find("over the 1000 the parser takes") != std::string::npos,
+             f.job(id).last_error.value_or(""));
+  BOOST_TEST(f.fetched_rows().empty());
+}
+
 // Reference notes §3.1: GET /v2/summary/profile/{user_id}?provider= takes no window and
 // answers one object: one request per backfill, whatever its window.
 BOOST_AUTO_TEST_CASE(a_profile_backfill_fetches_one_object_once_without_a_window) {

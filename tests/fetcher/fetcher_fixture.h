@@ -44,6 +44,9 @@ class FetcherFixture {
                                                  const std::string& api_key = kApiKey,
                                                  std::chrono::milliseconds read_timeout = std::chrono::seconds(5));
 
+  // FetcherOptions::max_page_bytes of the fetchers made next (serve: the parser's limit).
+  uint64_t max_page_bytes = 0;
+
   // Queued like the processor does, due now (the fake clock), on the writer thread.
   int64_t queue_stream_job(const std::string& workout_id, int64_t trigger_seq = 1);
   int64_t queue_backfill_job(const std::string& user_id, const std::string& resource, const std::string& provider,
