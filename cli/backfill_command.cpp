@@ -106,7 +106,7 @@ int run_backfill(const BackfillFlags& flags) {
   if (!check_team_flag(*settings, kCommand, team)) return kExitBadConfig;
   const std::vector<store::BackfillWindow> windows =
       fetcher::backfill_windows(flags.user_id, *resources, providers, *start_ms, last_day_ms, team);
-  auto database = database_or_report(*settings, kCommand);
+  auto database = existing_database_or_report(*settings, kCommand);
   if (!database) return kExitBadConfig;
   auto admin = store::open_job_admin(*database);
   if (!admin) {

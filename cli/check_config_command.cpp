@@ -214,6 +214,13 @@ int run_check_config(const CheckConfigFlags& flags) {
       report_error("check-config", "database: " + opened.error());
       return kExitBadConfig;
     }
+  } else {
+    auto database = database_or_report(*settings, "check-config");
+    if (!database) return kExitBadConfig;
+    if (auto connected = store::check_postgres_store(*database); !connected) {
+      report_error("check-config", "database: " + connected.error());
+      return kExitBadConfig;
+    }
   }
   boost::asio::io_context io;
   auto bindable = http::check_listen_address(io, settings->listen);

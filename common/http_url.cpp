@@ -16,6 +16,16 @@ Result<HttpUrl> parse_http_url(std::string_view url) {
   out.tls = scheme == "https";
   out.has_userinfo = view.has_userinfo();
   out.has_fragment = view.has_fragment();
+  // Boost.URL 1.81 reads a host name that begins with an IPv4 address
+  // ("127.0.0.1.example.net:8443") as that address and moves the rest into the path: the
+  // request would go to another host and port. Refused, naming the name.
+  const size_t scheme_end = url.find("://");
+  const std::string_view after_scheme = scheme_end == std::string_view::npos ? "" : url.substr(scheme_end + 3);
+  const std::string_view authority = after_scheme.substr(0, after_scheme.find_first_of("/?#"));
+  if (view.has_authority() && authority != view.encoded_authority()) {
+    return fail("cannot read the host of " + loggable_url(url) +
+                ": a host name that begins with an IPv4 address is not supported; use the address or another name");
+  }
   out.host = view.encoded_host_address();
   if (out.host.size() >= 2 && out.host.front() == '[' && out.host.back() == ']') {
     out.host = out.host.substr(1, out.host.size() - 2);

@@ -207,8 +207,11 @@ Result<void> validate_teams(const std::vector<TeamSettings>& teams) {
 Result<void> validate_management(const ManagementSettings& management) {
   if (!management.url.empty()) {
     if (auto url = check_base_url("management.url", management.url); !url) return url;
-    if (management.key_file.empty()) return key_error("management.key_file", "required with management.url");
-    if (management.org_id.empty()) return key_error("management.org_id", "required with management.url");
+    // Named by management.url, which the file has a line for.
+    for (const auto& [key, value] : {std::pair{"management.key_file", &management.key_file},
+                                     std::pair{"management.org_id", &management.org_id}}) {
+      if (value->empty()) return key_error("management.url", std::string(key) + " is not set (required with management.url)");
+    }
   }
   for (const auto& [region, url] : management.base_urls) {
     if (auto checked = check_base_url("management.base_urls." + region, url); !checked) return checked;
@@ -277,8 +280,11 @@ Result<void> validate(const Settings& s) {
   if (s.database.empty()) return key_error("database", "must not be empty");
   if (s.signing_secret_files.empty()) return key_error("signing_secret_files", "at least one file is required");
   if (s.tls.cert_file.empty() != s.tls.key_file.empty()) {
-    return key_error(s.tls.cert_file.empty() ? "tls.cert_file" : "tls.key_file",
-                     "tls.cert_file and tls.key_file must be set together");
+    // Named by the one that is set: the file has a line for it.
+    const bool cert_set = !s.tls.cert_file.empty();
+    return key_error(cert_set ? "tls.cert_file" : "tls.key_file",
+                     std::string("tls.cert_file and tls.key_file must be set together (") +
+                         (cert_set ? "tls.key_file" : "tls.cert_file") + " is not set)");
   }
   if (auto url = check_base_url("service.base_url", s.service.base_url); !url) return url;
   if (!is_header_name(s.service.api_key_header)) {

@@ -32,9 +32,14 @@ Result<OutputFile> OutputFile::open_in_place(const std::string& name, bool regul
 
 Result<OutputFile> OutputFile::open(const std::string& path) {
   if (path.empty() || path == "-") return OutputFile(STDOUT_FILENO, false, "<stdout>");
+  struct stat info {};
+  // A device, a FIFO or a pipe, through a link too: /dev/stdout when the output is a pipe
+  // leads to "pipe:[…]", which has no path to resolve, only the open file behind it.
+  if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode)) {
+    return open_in_place(path, false);
+  }
   // A link: the file it leads to takes the export (the link stays a link).
   std::string name = path;
-  struct stat info {};
   if (::lstat(path.c_str(), &info) == 0 && S_ISLNK(info.st_mode)) {
     std::error_code ec;
     const auto target = std::filesystem::canonical(path, ec);

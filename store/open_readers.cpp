@@ -1,6 +1,7 @@
 // The read side's factories (store/open_readers.h): the backend that `database = …` names.
 #include "store/open_readers.h"
 
+#include "store/postgres/database.h"
 #include "store/postgres/read/pg_read_store.h"
 #include "store/sqlite/database.h"
 #include "store/sqlite/sqlite_figures.h"
@@ -22,6 +23,22 @@ Result<std::unique_ptr<FollowUpReads>> open_follow_up_reads(const Database& data
 }
 
 Result<void> check_sqlite_store_file(const std::string& path) { return check_store_file(path); }
+
+Result<void> check_postgres_store(const Database& database) {
+  auto db = connect(database);
+  if (!db) return fail(db);
+  // Looked up without touching a missing table (nothing logged as an error on the server).
+  auto schema = db->query_int("SELECT (to_regclass('schema_migrations') IS NOT NULL)::int");
+  if (!schema) return fail(schema);
+  if (schema->value_or(0) == 0) return {};  // serve creates it
+  auto version = db->query_int("SELECT coalesce(max(version), 0) FROM schema_migrations");
+  if (!version) return fail(version);
+  if (version->value_or(0) > postgres_schema_version()) {
+    return fail("PostgreSQL: database schema version " + std::to_string(version->value_or(0)) +
+                " is newer than this healthhook");
+  }
+  return {};
+}
 
 std::string stored_team_of(const Database& database, std::string_view user_id) {
   auto reader = open_read_store(database);

@@ -255,6 +255,21 @@ BOOST_AUTO_TEST_CASE(https_and_only_loopback_http) {
   }
 }
 
+// Boost.URL 1.81 read "127.0.0.1.evil.example:43510" as the host 127.0.0.1 on port 443 (and
+// as plain http allowed for loopback): such a name is refused, naming it (black-box pass).
+BOOST_AUTO_TEST_CASE(a_host_name_that_begins_with_an_ipv4_address_is_refused_not_cut_short) {
+  for (const char* url : {"https://127.0.0.1.evil.example:43510", "http://127.0.0.1.evil.example:43510/v2",
+                          "https://10.0.0.5.nip.io:8443"}) {
+    BOOST_TEST_INFO(url);
+    const auto parsed = BaseUrl::parse(url);
+    BOOST_REQUIRE(!parsed.ok());
+    BOOST_TEST(parsed.error().find("begins with an IPv4 address") != std::string::npos, parsed.error());
+  }
+  const auto address = BaseUrl::parse("https://10.0.0.5:8443/prefix");
+  BOOST_REQUIRE(address.ok());
+  BOOST_TEST(address->authority() == "10.0.0.5:8443");
+}
+
 BOOST_AUTO_TEST_CASE(ids_cannot_change_the_endpoint) {
   const BaseUrl b = base();
   BOOST_TEST(build_path(b, {"v2", "a b/c?d"}).value() == "/prefix/v2/a%20b%2Fc%3Fd");

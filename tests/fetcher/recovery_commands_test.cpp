@@ -251,6 +251,16 @@ BOOST_AUTO_TEST_CASE(backfill_refuses_bad_input_and_queues_nothing) {
     BOOST_TEST(recovery_lines(result.stderr_text) == 1u);
   }
   BOOST_TEST(recovery_jobs(database).empty());
+  // A store that does not exist is a bad configuration (2), with or without --provider (it
+  // was a runtime failure, 1, with one).
+  for (const bool with_provider : {true, false}) {
+    std::vector<std::string> flags = {"--resource", "sleep", "--since", "2024-05-01"};
+    if (with_provider) flags.insert(flags.end(), {"--provider", "oura"});
+    const auto result = run_backfill(dir.file("missing.db"), kNoticeUser, flags);
+    BOOST_TEST_INFO(with_provider << " " << result.stderr_text);
+    BOOST_TEST(result.exit_code == 2);
+    BOOST_TEST(result.stderr_text.find("missing.db does not exist") != std::string::npos);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(backfill_queues_an_unknown_resource_and_provider_with_warnings) {

@@ -106,6 +106,17 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
   BOOST_REQUIRE(!s.ok());
   BOOST_TEST(s.error().find("g.toml:3: service.concurrency: must be between 1 and 1024") != std::string::npos,
              s.error());
+  // A key that needs another is named with its own line, the other being unset.
+  s = config::load_settings(dir.write("t.toml", "[tls]\n\ncert_file = \"c.pem\"\n"), fake_env, {});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("t.toml:3: tls.cert_file: tls.cert_file and tls.key_file must be set together "
+                            "(tls.key_file is not set)") != std::string::npos,
+             s.error());
+  s = config::load_settings(dir.write("m.toml", "[management]\nurl = \"https://m.example\"\n"), fake_env, {});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("m.toml:2: management.url: management.key_file is not set (required with "
+                            "management.url)") != std::string::npos,
+             s.error());
   // In the second [[forward]] block: that block's line, not the first's.
   s = config::load_settings(dir.write("k.toml", "[[forward]]\nurl = \"https://a.example/x\"\nsecret_file = \"s\"\n"
                                                 "\n[[forward]]\nurl = 5\nsecret_file = \"s\"\n"),

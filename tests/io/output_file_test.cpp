@@ -58,6 +58,24 @@ BOOST_AUTO_TEST_CASE(a_fifo_keeps_its_mode_and_is_written) {
   BOOST_TEST(mode_of(path) == 0644u);
 }
 
+// /dev/stdout when the output is a pipe: a link to /proc/self/fd/1, which leads to
+// "pipe:[…]", no path. It is written as it is (it was refused as "a symbolic link that
+// leads nowhere"). Here a pipe's write end through its /proc/self/fd link.
+BOOST_AUTO_TEST_CASE(a_pipe_through_a_proc_fd_link_is_written) {
+  int ends[2];
+  BOOST_REQUIRE(::pipe(ends) == 0);
+  const std::string link = "/proc/self/fd/" + std::to_string(ends[1]);
+  auto out = hh::replay::OutputFile::open(link);
+  BOOST_REQUIRE_MESSAGE(out.ok(), (out.ok() ? "" : out.error()));
+  out->buffer() = "row\n";
+  const auto closed = out->close();
+  BOOST_TEST(closed.ok(), (closed.ok() ? "" : closed.error()));
+  ::close(ends[1]);
+  char got[8] = {};
+  BOOST_TEST(::read(ends[0], got, sizeof got) == 4);
+  ::close(ends[0]);
+}
+
 // An export is written beside its name and takes it only when whole: until close() the
 // old file is untouched and FILE.partial holds the rows; an export that fails (never
 // closed) leaves neither a .partial nor a change. A capture killed half-way once left a

@@ -95,4 +95,18 @@ BOOST_AUTO_TEST_CASE(the_same_keys_pass_with_a_sqlite_file_and_their_defaults_wi
   BOOST_TEST(pg.exit_code == 0, pg.stderr_text);
 }
 
+// check-config connects as serve would: a server that is not there fails it, naming the
+// database (it said ok where serve could not start); a database without a schema yet
+// passes (serve creates the schema), as in the cases above.
+BOOST_AUTO_TEST_CASE(check_config_connects_to_the_postgresql_store) {
+  test::TempDir dir;
+  dir.write("secret", test::random_secret());
+  dir.write("gone.toml", config("postgresql://healthhook@127.0.0.1:1/healthhook", ""));
+  const auto gone = run_healthhook({"check-config", "--config", dir.file("gone.toml")});
+  BOOST_TEST(gone.exit_code == 2, gone.stderr_text);
+  BOOST_TEST(gone.stderr_text.find("healthhook check-config: database: PostgreSQL: ") != std::string::npos,
+             gone.stderr_text);
+  BOOST_TEST(gone.stdout_text.find("\"status\":\"ok\"") == std::string::npos, gone.stdout_text);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -142,7 +142,7 @@ BOOST_AUTO_TEST_CASE(input_and_settings_are_refused_before_any_request) {
   t.write_config("[management]\nurl = \"https://example.com\"\norg_id = \"" + kOrg + "\"\n");
   result = t.run({"teams"});
   BOOST_TEST(result.exit_code == 2);
-  BOOST_TEST(has(result.stderr_text, "management.key_file: required with management.url"), result.stderr_text);
+  BOOST_TEST(has(result.stderr_text, "management.url: management.key_file is not set (required with management.url)"), result.stderr_text);
   BOOST_TEST(t.calls().empty());
 }
 
