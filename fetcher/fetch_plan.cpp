@@ -142,6 +142,14 @@ Result<store::JobProgress> progress_after(const store::ClaimedJob& job, const Pa
   progress.page = page.page + 1;
   if (page.body_array.empty()) {  // one object: a workout stream (parallel arrays), a profile
     if (json::first_byte(body) != '{') return fail("unexpected body: expected one JSON object");
+    // A parsing job's answer carries its results in data.results; data is null until the
+    // job is completed (reference notes §2.8): not there yet, retried like a 404.
+    if (job.kind == store::kKindParsingJob) {
+      const auto data = json::top_level_member(body, "data");
+      if (!data || *data == "null") return fail("the parsing job's results are not there yet (data is null)");
+      const auto results = data->starts_with('{') ? json::top_level_member(*data, "results") : std::nullopt;
+      if (!results || !results->starts_with('[')) return fail("unexpected body: no \"data\".\"results\" array");
+    }
     progress.complete = true;
     return progress;
   }

@@ -117,4 +117,29 @@ BOOST_AUTO_TEST_CASE(a_missing_or_failing_job_is_retried_then_dead) {
   }
 }
 
+// An answer without its results (data null: the job not readable yet) is retried, and one
+// of another shape (data.results not an array) is never stored: both were stored, the job
+// `done` with no results or with the wrong ones (black-box pass).
+BOOST_AUTO_TEST_CASE(an_answer_without_results_or_of_another_shape_is_retried_not_stored) {
+  for (const std::string& data : {std::string("null"), std::string(R"({"results":"nope"})")}) {
+    BOOST_TEST_CONTEXT("data " << data) {
+      test::ServiceCommands t;
+      t.service.interface().set_parsing_job(
+          kJob, R"({"id":")" + kJob + R"(","status":"completed","failure_reason":null,"needs_human_review":false,)"
+                    R"("is_reviewed":false,"data":)" + data + "}");
+      test::ServerProcess server(t.dir, serve_toml(t, 2));
+      test::HttpClient client(server.port());
+      BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_parsed", completed_without_results()).status, 200);
+      BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM jobs WHERE state = 'dead'", 1,
+                                      std::chrono::seconds(60)));
+      BOOST_TEST(job_fetches(t).size() == 2u);  // retried once, then dead
+      BOOST_TEST(test::query_text(server.database(), "SELECT results FROM lab_parsing_jobs") == "NULL");
+      BOOST_TEST(test::query_int(server.database(), "SELECT count(*) FROM deliveries WHERE event_type = 'fetch.parsing_job'") == 0);
+      const std::string rows = parsing_jobs(server.database());
+      BOOST_TEST(has(rows, data == "null" ? "results are not there yet" : "no \\\"data\\\".\\\"results\\\" array"), rows);
+      BOOST_TEST(server.stop() == 0);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
