@@ -208,7 +208,14 @@ Result<std::string> ServeConsoleActions::backfill(const console::ActionRequest& 
                                                                                   : "pending";
     out += "{\"job_id\":" + std::to_string(r.job_id) + ",\"outcome\":\"" + outcome + "\"}";
   }
-  out += "],\"warnings\":" + std::to_string(warnings.size()) + "}";
+  // The warnings themselves, as the command prints them (a resource or provider not in the
+  // service's lists, queued anyway): a count alone told the operator nothing.
+  out += "],\"warnings\":[";
+  for (size_t i = 0; i < warnings.size(); ++i) {
+    if (i) out.push_back(',');
+    json::append_string(out, warnings[i]);
+  }
+  out += "]}";
   return out;
 }
 

@@ -172,8 +172,14 @@ std::optional<http::Response> Console::check_post(const http::RequestHead& head,
   size_t bytes = 0;
   const auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), bytes);
   const bool too_large = !length.empty() && (ec != std::errc{} || end != length.data() + length.size() || bytes > kMaxFormBytes);
-  if (!header_value(head, "transfer-encoding").empty() || too_large) {
-    return refuse_unauthenticated(Status::payload_too_large, "console requests are small forms",
+  // The size is checked here, before the body: a chunked one has none to check.
+  if (!header_value(head, "transfer-encoding").empty()) {
+    return refuse_unauthenticated(Status::length_required,
+                                  "console requests need a Content-Length (small forms, at most 4 KiB)",
+                                  http::Refusal::bad_request);
+  }
+  if (too_large) {
+    return refuse_unauthenticated(Status::payload_too_large, "console requests are small forms (at most 4 KiB)",
                                   http::Refusal::request_too_large);
   }
   if (sign_in) {

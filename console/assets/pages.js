@@ -72,7 +72,10 @@ function parseSeries(name) {
   const brace = name.indexOf('{');
   const labels = {};
   if (brace >= 0) {
-    for (const m of name.slice(brace + 1, -1).matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[m[1]] = m[2];
+    // Values as the exposition escapes them (\\, \", \n): shown unescaped.
+    for (const m of name.slice(brace + 1, -1).matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) {
+      labels[m[1]] = m[2].replace(/\\(.)/g, (_, c) => (c === 'n' ? '\n' : c));
+    }
   }
   return { metric: brace >= 0 ? name.slice(0, brace) : name, labels };
 }

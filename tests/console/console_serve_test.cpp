@@ -224,6 +224,15 @@ BOOST_AUTO_TEST_CASE(actions_need_an_admin_session_and_its_csrf_token) {
   Headers good = no_csrf;
   good.push_back({"X-CSRF-Token", admin_csrf});
   BOOST_TEST(client.request("POST", target, std::string(5000, 'x'), good).status == 413);
+  // A chunked body, however small, has no size to check before it is read: 411, said so
+  // (it was a 413 "console requests are small forms" for 15 bytes).
+  const auto chunked = hh::test::raw_exchange(
+      server.port(),
+      "POST /console/sign-in HTTP/1.1\r\nHost: x\r\nX-Requested-With: test\r\nTransfer-Encoding: chunked\r\n"
+      "Content-Type: application/x-www-form-urlencoded\r\n\r\nf\r\ndestination=zz1\r\n0\r\n\r\n",
+      std::chrono::seconds(5));
+  BOOST_TEST(chunked.starts_with("HTTP/1.1 411"), chunked.received);
+  BOOST_TEST(chunked.received.find("need a Content-Length") != std::string::npos, chunked.received);
   const HttpResponse done = client.request("POST", target, "", good);
   BOOST_TEST(done.status == 200, done.body);
   // An action there is not: 404 (the GET prefix once made it a 405 "allowed: GET").
@@ -282,6 +291,12 @@ BOOST_AUTO_TEST_CASE(backfill_and_refresh_check_their_input_as_the_commands_do) 
   BOOST_TEST(backfill("user_id=" + user + "&resources=sleep%2Cheartrate&since=2024-05-01&until=2024-05-02&provider=oura")
                  .body.find("\"outcome\":\"pending\"") != std::string::npos);
   BOOST_TEST(hh::test::query_int(server.database(), "SELECT count(*) FROM jobs WHERE kind = 'backfill'") == 2);
+  // A resource not in the service's list is queued with the command's warning, said in
+  // the answer (it was only counted: "warnings":1).
+  const HttpResponse warned = backfill("user_id=" + user + "&resources=HEARTRATE&since=2024-05-01&provider=oura");
+  BOOST_TEST(warned.status == 200, warned.body);
+  BOOST_TEST(warned.body.find("\"warnings\":[\"") != std::string::npos, warned.body);
+  BOOST_TEST(warned.body.find("HEARTRATE") != std::string::npos, warned.body);
   // Refresh needs the service's API key, which this server has not.
   const HttpResponse refresh = client.request("POST", "/console/api/actions/refresh", "user_id=" + user, headers);
   BOOST_TEST(refresh.status == 400);
