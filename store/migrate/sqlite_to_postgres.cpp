@@ -119,6 +119,11 @@ Result<std::string> target_inbox_words(pg::Connection& pg) {
          std::string(rows->text(0, 2)) + ")";
 }
 
+// A serve started once on the target (to create the schema, say) leaves rows of its own: a
+// retention walk's position, the provider list it fetched.
+constexpr std::string_view kEmptyTargetHint =
+    ": migrate into a database no serve has run on (create it again; migrate creates the schema itself)";
+
 // A target without progress rows: it must be empty (a freshly migrated store).
 Result<void> check_target_empty(pg::Connection& pg, const std::vector<CopyTable>& tables,
                                 const std::string& source_name) {
@@ -130,10 +135,12 @@ Result<void> check_target_empty(pg::Connection& pg, const std::vector<CopyTable>
       auto words = target_inbox_words(pg);
       if (!words) return pass(words);
       return fail(ErrorKind::data, "the target already holds " + *words + " that were not copied from " + source_name +
-                                       "; migrate copies into an empty store only (it never merges two stores)");
+                                       "; migrate copies into an empty store only (it never merges two stores)" +
+                                       std::string(kEmptyTargetHint));
     }
     return fail(ErrorKind::data, "the target's table " + table.name +
-                                     " is not empty; migrate copies into an empty store only (it never merges two stores)");
+                                     " is not empty; migrate copies into an empty store only (it never merges two stores)" +
+                                     std::string(kEmptyTargetHint));
   }
   auto applied = pg_int(pg, "SELECT applied_seq FROM processor_state WHERE id = 1");
   if (!applied) return pass(applied);

@@ -422,6 +422,18 @@ BOOST_AUTO_TEST_CASE(a_target_holding_another_stores_rows_is_refused) {
   BOOST_TEST(merged.stderr_text.find("already holds 1 deliveries (seq 9999-9999) that were not copied") !=
                  std::string::npos, merged.stderr_text);
   BOOST_TEST(migrate_int(pg, "SELECT count(*) FROM inbox") == 1);  // left as it was
+
+  // A database a serve ran on once (to create the schema) holds its bookkeeping: refused,
+  // saying what to do instead.
+  const std::string started = test::PostgresCluster::shared().fresh_database();
+  auto started_pg = migrate_connect(started);
+  BOOST_REQUIRE(store::migrate(started_pg));
+  BOOST_REQUIRE(started_pg.query("INSERT INTO retention_walk (id, walked_seq) VALUES (1, 0)"));
+  auto walked = run_migrate(source.path, started);
+  BOOST_TEST(walked.exit_code == 1);
+  BOOST_TEST(walked.stderr_text.find("retention_walk is not empty") != std::string::npos, walked.stderr_text);
+  BOOST_TEST(walked.stderr_text.find("migrate into a database no serve has run on") != std::string::npos,
+             walked.stderr_text);
 }
 
 // Decision 057, under attack: entries a SQLite sender had yet to make (it took the making
