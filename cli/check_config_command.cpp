@@ -26,6 +26,7 @@
 #include "common/json_writer.h"
 #include "config/secrets.h"
 #include "config/settings_reference.h"
+#include "config/toml_json.h"
 #include "fetcher/calls/org_teams.h"
 #include "receiver/http/listener.h"
 #include "receiver/http/server_tls.h"
@@ -110,21 +111,10 @@ Result<void> check_ca_files(const config::Settings& settings) {
 
 // One key's value in `values`: integers and true/false as themselves, a TOML string as its
 // text, anything else (a list, a table) as its TOML text.
+// A key's TOML value as JSON: numbers and booleans as themselves, lists and tables as JSON
+// arrays and objects (config/toml_json.h).
 void add_setting(json::ObjectWriter& values, const std::string& name, const std::string& toml) {
-  const bool literal = toml == "true" || toml == "false" ||
-                       (!toml.empty() && toml.find_first_not_of("-0123456789") == std::string::npos);
-  if (literal) {
-    values.raw(name, toml);
-  } else if (toml.size() >= 2 && toml.front() == '"' && toml.back() == '"') {
-    std::string text;  // toml_string escapes '"' and '\\' only
-    for (size_t i = 1; i + 1 < toml.size(); ++i) {
-      if (toml[i] == '\\' && i + 2 < toml.size()) ++i;
-      text.push_back(toml[i]);
-    }
-    values.string(name, text);
-  } else {
-    values.string(name, toml);
-  }
+  values.raw(name, config::toml_value_as_json(toml));
 }
 
 // A list of tables ([[forward]], [[service.teams]]) as a JSON array of objects.

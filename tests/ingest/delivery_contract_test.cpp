@@ -567,9 +567,11 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   auto overridden = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--set", "threads=3", "--set",
                                     "management.base_urls=us=https://a.example,eu=https://b.example"});
   BOOST_TEST(overridden.stdout_text.find(R"("threads":3,)") != std::string::npos, overridden.stdout_text);
-  BOOST_TEST(overridden.stdout_text.find(R"("management.base_urls":"{ us = \"https://a.example\", eu = \"https://b.example\" }")") !=
+  // Lists and tables as JSON (they were TOML text inside a string).
+  BOOST_TEST(overridden.stdout_text.find(R"("management.base_urls":{"eu":"https://b.example","us":"https://a.example"})") !=
                  std::string::npos,
              overridden.stdout_text);
+  BOOST_TEST(ok.stdout_text.find(R"("signing_secret_files":["secret"])") != std::string::npos, ok.stdout_text);
   BOOST_TEST(ok.stdout_text.find(R"("forward":[],"service.teams":[])") != std::string::npos, ok.stdout_text);
   // The lists of tables too, each block with every key in effect; a URL without its token.
   dir.write("forward-secret", random_secret());
