@@ -245,6 +245,9 @@ bool DeliveryParser::Impl::parse_webhook(const InboxRow& row, DeliveryRows& out,
         ResourceDataRequest request;
         request.resource = event.resource;
         request.historical = event.historical;
+        // A summary's shape is its resource's, not its members': a meal whose `data`
+        // member is an array was read as samples (and `[]` stored nothing).
+        request.summary_only = !event.historical && is_summary_resource(event.resource);
         request.path.base = "data";
         ok = parse_resource_data(json, value, 2, request, spare_samples, out);
         break;

@@ -30,7 +30,7 @@ bool parse_samples(JsonReader& json, od::array samples, size_t depth, std::strin
 struct ResourceDataRequest {
   std::string_view resource;
   bool historical = false;    // historical.data.*: a data-less body is a backfill notice
-  bool summary_only = false;  // fetched summary pages: every item is a summary; `data` is just a member
+  bool summary_only = false;  // fetched summary pages, summary resources' events: `data` is just a member
   JsonPath path;              // where the object sits ("data", or {"sleep", 3} in a page)
 };
 

@@ -28,6 +28,12 @@ bool is_known_resource(std::string_view resource) {
   return std::find(kResources.begin(), kResources.end(), resource) != kResources.end();
 }
 
+bool is_summary_resource(std::string_view resource) {
+  static constexpr std::array<std::string_view, 9> kSummaries = {
+      "activity", "sleep", "sleep_cycle", "workouts", "body", "meal", "menstrual_cycle", "electrocardiogram", "profile"};
+  return std::find(kSummaries.begin(), kSummaries.end(), resource) != kSummaries.end();
+}
+
 std::optional<rows::Family> unshown_resource_family(std::string_view resource) {
   if (resource == "sleep_stream") return rows::Family::sleep_stream;
   if (resource == "match_review") return rows::Family::match_review;

@@ -13,6 +13,10 @@
 namespace hh::events {
 
 bool is_known_resource(std::string_view resource);
+// Reference notes §1's summaries, but workout_stream (a shallow notice of its own): their
+// events' `data` is the summary object, whatever members it holds (meal's `data` member
+// is the meal's, even as an array).
+bool is_summary_resource(std::string_view resource);
 
 // The interface's `supported_resources` also lists resources whose event payload neither
 // it nor the reference notes show: sleep_stream (a member of sleep summaries),

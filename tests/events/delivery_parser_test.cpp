@@ -149,6 +149,23 @@ BOOST_AUTO_TEST_CASE(body_profile_meal) {
   BOOST_TEST(text(rows.summaries.at(0).provider) == "myfitnesspal");
   BOOST_TEST(rows.summaries.at(0).source_type == "app");
   BOOST_TEST(rows.sample_batches.empty());
+
+  // Its resource decides, not its members: a meal whose `data` member is an array (empty,
+  // or of items) is the meal's summary; it was read as samples, `[]` storing nothing
+  // (black-box pass).
+  for (const std::string& inner : {std::string("[]"), std::string(R"([{"name":"apple","energy":{"value":52}}])")}) {
+    const ParseResult listed = webhook(
+        R"({"event_type":"daily.data.meal.created","user_id":"u1","data":{"id":"m1","user_id":"u1","name":"Lunch",)"
+        R"("timestamp":"2024-03-05T12:00:00+00:00","source":{"provider":"myfitnesspal","type":"app"},"data":)" +
+        inner + "}}");
+    BOOST_TEST(listed.error == "", inner);
+    BOOST_TEST((listed.family == Family::summary), inner);
+    BOOST_TEST(rows.summaries.size() == 1u, inner);
+    BOOST_TEST(rows.sample_batches.empty(), inner);
+  }
+  // A summary event without an id is still invalid, naming it.
+  BOOST_TEST(webhook(R"({"event_type":"daily.data.sleep.created","data":{"data":[]}})").error.find("id") !=
+             std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(flat_source_fields) {
