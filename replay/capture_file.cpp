@@ -6,6 +6,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -18,6 +19,12 @@ namespace hh::replay {
 namespace {
 
 namespace od = simdjson::ondemand;
+
+std::string hex_byte(char c) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  const auto u = static_cast<unsigned char>(c);
+  return {kHex[u >> 4], kHex[u & 15]};
+}
 
 constexpr size_t kMaxIdBytes = 256;          // as the receiver (signature::kMaxMessageIdBytes)
 constexpr int64_t kMaxTimestamp = 253402300799;  // 9999-12-31T23:59:59Z: times in ms stay in range
@@ -173,6 +180,13 @@ Result<void> CaptureParser::parse_line(std::string& line, CaptureRecord& record)
       if (auto code = value.get_string().get(id)) return fail(json_error("id", code));
       if (id.empty()) return fail("id: empty");
       if (id.size() > kMaxIdBytes) return fail("id: longer than 256 bytes");
+      // What no header can carry (HTTP field values take tab, space and visible bytes):
+      // the receiver never stores it, so neither does an offline replay.
+      const auto control = std::find_if(id.begin(), id.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return (u < 0x20 && u != '\t') || u == 0x7f;
+      });
+      if (control != id.end()) return fail("id: holds a control character (U+00" + hex_byte(*control) + ")");
       record.id.assign(id);
     } else if (key == "timestamp") {
       if (twice(has_timestamp)) return fail("timestamp: given twice");

@@ -172,6 +172,21 @@ BOOST_AUTO_TEST_CASE(malformed_lines_are_reported_by_number_and_the_rest_are_rea
   BOOST_TEST(read.bad.back().second == "unexpected content after the object");
 }
 
+// An id no HTTP header can carry (a NUL, a newline): the receiver refuses it (400), so an
+// offline replay does too, naming the line; it stored "x17\0z", which the read API could
+// not look up and a CSV export wrote as a raw NUL (black-box pass). A tab is a header's.
+BOOST_AUTO_TEST_CASE(an_id_no_header_can_carry_is_refused) {
+  TempDir dir;
+  const Read read = read_all(dir.write("ids.jsonl", R"({"id":"x17\u0000z","timestamp":1,"body":"a"})" "\n"
+                                                    R"({"id":"a\nb","timestamp":1,"body":"a"})" "\n"
+                                                    R"({"id":"tab\there","timestamp":1,"body":"a"})" "\n"));
+  BOOST_REQUIRE_EQUAL(read.records.size(), 1u);
+  BOOST_TEST(read.records[0].id == "tab\there");
+  BOOST_REQUIRE_EQUAL(read.bad.size(), 2u);
+  BOOST_TEST(read.bad[0].second == "id: holds a control character (U+0000)");
+  BOOST_TEST(read.bad[1].second == "id: holds a control character (U+000A)");
+}
+
 // A file an editor saved with a UTF-8 byte order mark: read from its first line; a mark
 // further on (files joined with cat) is named as such.
 BOOST_AUTO_TEST_CASE(a_byte_order_mark_starting_the_file_is_read_past) {
