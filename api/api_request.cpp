@@ -25,6 +25,8 @@ Result<ApiTarget> parse_target(std::string_view target) {
   const auto holds_nul = [](std::string_view text) { return text.find('\0') != std::string_view::npos; };
   for (const auto& segment : parsed.segments) {
     if (holds_nul(segment)) return fail("a path segment holds %00 (U+0000)");
+    // No user, resource or id is empty: "/v1/users/u1/timeseries/" names none.
+    if (segment.empty()) return fail("a path segment is empty (a trailing '/' or '//')");
   }
   for (const auto& [key, value] : parsed.params) {
     if (holds_nul(key) || holds_nul(value)) return fail("parameter '" + key.substr(0, key.find('\0')) + "' holds %00 (U+0000)");

@@ -127,6 +127,10 @@ int run_query(std::string_view table, const QueryFlags& flags) {
   const auto since = time_flag(flags.since, "--since", ok);
   const auto until = time_flag(flags.until, "--until", ok);
   if (!ok) return kExitBadConfig;
+  if (since && until && *since >= *until) {  // the two swapped, as capture says
+    report_error("query", "--since " + *flags.since + " is not before --until " + *flags.until);
+    return kExitBadConfig;
+  }
   if (flags.event_type && flags.event_type->empty()) {
     report_error("query", "--event-type: empty pattern");
     return kExitBadConfig;

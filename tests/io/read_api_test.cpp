@@ -155,6 +155,10 @@ BOOST_AUTO_TEST_CASE(timeseries_pages_in_time_order_with_filters) {
   BOOST_TEST(error("start=yesterday") ==
              "{\"error\":\"start: expected RFC 3339, a date or Unix seconds, got \\\"yesterday\\\"\"}\n");
   BOOST_TEST(error("since=1") == "{\"error\":\"unknown parameter 'since'\"}\n");
+  // A path naming no resource (a trailing '/') is bad input, not an empty page.
+  const auto empty_segment = api.get("/v1/users/u1/timeseries/");
+  BOOST_TEST(empty_segment.status == 400);
+  BOOST_TEST(empty_segment.body.find("a path segment is empty") != std::string::npos, empty_segment.body);
   // A window that ends before it starts is bad input, not an empty page.
   BOOST_TEST(error("start=2024-05-17&end=2024-05-16") == "{\"error\":\"start and end: start is after end\"}\n");
   BOOST_TEST(error("cursor=AAAA") == "{\"error\":\"cursor: not a cursor of this listing\"}\n");

@@ -376,6 +376,12 @@ BOOST_AUTO_TEST_CASE(capture_filters_by_time_and_event_type) {
   BOOST_TEST(swapped.exit_code == 2);
   BOOST_TEST(swapped.stderr_text == "healthhook capture: --since 1700000200 is not before --until 1700000100\n",
              swapped.stderr_text);
+  // query says so too (it exited 0 with no rows).
+  auto swapped_query =
+      run_healthhook({"query", "summaries", "--database", db, "--since", "1700000200", "--until", "1700000100"});
+  BOOST_TEST(swapped_query.exit_code == 2);
+  BOOST_TEST(swapped_query.stderr_text == "healthhook query: --since 1700000200 is not before --until 1700000100\n",
+             swapped_query.stderr_text);
 }
 
 BOOST_AUTO_TEST_CASE(resending_to_a_receiver_equals_offline_replay) {
