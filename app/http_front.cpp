@@ -133,7 +133,9 @@ Result<void> bind_listener(HttpFront& front, const FrontParts& parts) {
           .max_connections_per_ip = static_cast<size_t>(settings.max_connections_per_ip),
           .unproven_body_bytes = unproven_body_share(front.body_budget.limit(), limits.max_body_bytes,
                                                      parts.max_connections,
-                                                     static_cast<size_t>(settings.max_connections_per_ip))});
+                                                     static_cast<size_t>(settings.max_connections_per_ip)),
+          .all_unproven_body_bytes =
+              std::min(front.body_budget.limit(), std::max(front.body_budget.limit() / 2, limits.max_body_bytes))});
   front.refusal_log = std::make_unique<http::RefusalLog>(front.io, front.refusals,
                                                          std::chrono::seconds(settings.refusal_log_interval_s));
   front.alarms = std::make_unique<metrics::DeliveryAlarms>(

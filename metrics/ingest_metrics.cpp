@@ -17,9 +17,9 @@ MetricsEndpoint::Collector ingest_metrics(IngestMetricsSources sources) {
         .sample("healthhook_deliveries_total", {{"outcome", "unavailable"}},
                 read_counter(webhook.unavailable) + (s.refusals ? s.refusals->total(http::Refusal::body_budget) : 0));
     // The listener answers these before the endpoint sees the request: 413 to a body over
-    // the limit, and 503 (above) when the in-flight body budget stayed full, which only a
-    // request that authenticates can meet (a delivery, or a console form: tiny, and refused
-    // only when deliveries are too).
+    // the limit, and 503 (above) when the in-flight body budget stayed full (on the webhook
+    // path, or a console form's: tiny, and refused only when deliveries are too). Not the
+    // 503 to an address not yet proven over its share: anyone can make those.
     if (s.refusals) {
       out.sample("healthhook_deliveries_total", {{"outcome", "too_large"}},
                  s.refusals->total(http::Refusal::body_too_large) + read_counter(webhook.too_large));

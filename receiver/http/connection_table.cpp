@@ -118,11 +118,16 @@ std::optional<uint64_t> ConnectionTable::hold_body(const SessionControl& control
     if (now - proven->second < kProvenFor) return 0;
     proven_.erase(proven);
   }
+  const auto fits = [bytes](uint64_t held, uint64_t limit) {
+    return limit == 0 || bytes <= limit - std::min(held, limit);
+  };
   FromClient& from = per_client_[at->second.client];
-  if (bytes > limits_.unproven_body_bytes - std::min(from.unproven_body, limits_.unproven_body_bytes)) {
+  if (!fits(from.unproven_body, limits_.unproven_body_bytes) ||
+      !fits(unproven_body_, limits_.all_unproven_body_bytes)) {
     return std::nullopt;
   }
   from.unproven_body += bytes;
+  unproven_body_ += bytes;
   return bytes;
 }
 
@@ -134,6 +139,7 @@ void ConnectionTable::release_body(const SessionControl& control, uint64_t count
   if (auto from = per_client_.find(at->second.client); from != per_client_.end()) {
     from->second.unproven_body -= std::min(counted, from->second.unproven_body);
   }
+  unproven_body_ -= std::min(counted, unproven_body_);
 }
 
 bool ClientBodyHold::grow_to(uint64_t total) {

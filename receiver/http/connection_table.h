@@ -15,12 +15,13 @@
 // So neither sockets that never send a request nor keep-alive connections left open can
 // lock the service out, however many there are.
 //
-// The table also keeps the in-flight body budget (body_budget.h) from being taken by one
-// client: until a client is proven (one of its connections carried a correctly signed
-// delivery, within kProvenFor), its bodies together may hold at most
-// ConnectionLimits::unproven_body_bytes. A signature is checked only once the body is in,
-// so forged but well-formed heads announcing large bodies that never come would otherwise
-// let one address hold the whole budget, and every delivery would get 503.
+// The table also keeps the in-flight body budget (body_budget.h) from being taken by
+// clients that never signed a delivery: until a client is proven (one of its connections
+// carried a correctly signed delivery, within kProvenFor), its bodies together may hold at
+// most ConnectionLimits::unproven_body_bytes, and all such clients' together at most
+// all_unproven_body_bytes. A signature is checked only once the body is in, so forged but
+// well-formed heads announcing large bodies that never come would otherwise let a few
+// addresses hold the whole budget, and every delivery would get 503.
 //
 // Thread-safe: the accept loop admits, sessions report from their own executors. A
 // session reports idle() before it waits for a request and busy() when one begins; a
@@ -57,6 +58,8 @@ inline constexpr size_t kMaxWaitingPerAddress = 8;
 // How long a client stays proven after its last correctly signed delivery. The service
 // sends from a few addresses, every few minutes at least while it has anything to send.
 inline constexpr std::chrono::hours kProvenFor{24};
+// How often a connection that keeps carrying signed deliveries says so again.
+inline constexpr std::chrono::minutes kProvenRefresh{10};
 // Proven clients remembered at most (each one needed the signing secret).
 inline constexpr size_t kMaxProvenClients = 4096;
 
@@ -68,6 +71,9 @@ struct ConnectionLimits {
   // the connections: max_connections_per_ip of max_connections), and never below one body
   // of max_body_bytes, which a first delivery may be.
   uint64_t unproven_body_bytes = 0;
+  // And what all clients not proven may hold together: the rest of the budget stays for
+  // proven ones (half of it, unless one body of max_body_bytes needs more). 0: no bound.
+  uint64_t all_unproven_body_bytes = 0;
 };
 
 // The client `peer` is counted as: itself for IPv4, its IPv4 address when IPv4-mapped,
@@ -142,6 +148,7 @@ class ConnectionTable {
   std::map<net::ip::address, FromClient> per_client_;        // GUARDED_BY(mutex_)
   IdleList idle_;                                              // GUARDED_BY(mutex_)
   std::map<net::ip::address, Clock::time_point> proven_;       // GUARDED_BY(mutex_), last signed delivery
+  uint64_t unproven_body_ = 0;                                 // GUARDED_BY(mutex_), all FromClient::unproven_body
 };
 
 // What one request's body holds of its client's bound (ConnectionTable::hold_body); gives

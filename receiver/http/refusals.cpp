@@ -14,6 +14,7 @@ std::string_view refusal_name(Refusal reason) {
     case Refusal::headers_too_large: return "headers_too_large";
     case Refusal::bad_request: return "bad_request";
     case Refusal::body_budget: return "body_budget";
+    case Refusal::unproven_share: return "unproven_share";
     case Refusal::connection_limit: return "connection_limit";
     case Refusal::evicted_idle: return "evicted_idle";
     case Refusal::per_ip_limit: return "per_ip_limit";

@@ -26,6 +26,7 @@ enum class Refusal {
   headers_too_large,    // 431
   bad_request,          // 400: malformed request, Transfer-Encoding not exactly chunked
   body_budget,          // 503: the in-flight body budget stayed full
+  unproven_share,       // 503: an address not yet proven by a signed delivery held its share of the budget (connection_table.h)
   connection_limit,     // closed at accept: max_connections reached, none to make room
   evicted_idle,         // closed to make room: idle the longest between requests when connections ran out
   per_ip_limit,         // closed at accept: max_connections_per_ip reached

@@ -68,7 +68,9 @@ constexpr std::string_view kClientShareFull =
     "too many request bodies in flight from this address before a signed delivery; retry later";
 
 Response budget_full(const SessionLimits& limits, std::string_view reason) {
-  count(limits, Refusal::body_budget);
+  // The budget itself (an outage for everyone) or an unproven address's share of it
+  // (what anyone can make as many of as they like: not a delivery's outcome).
+  count(limits, reason == kBudgetFull ? Refusal::body_budget : Refusal::unproven_share);
   Response response = refusal(Status::service_unavailable, reason);
   response.set(bhttp::field::retry_after, std::to_string(limits.retry_after_seconds));
   return response;
@@ -146,6 +148,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
   bool head_accepted = false;  // reported to the table once
   // Has carried a correctly signed delivery: its 401s are not delayed (session.h).
   bool trusted = false;
+  std::chrono::steady_clock::time_point last_proven{};  // when it last told the table
   std::string answer_bytes;  // each small answer's bytes, kept between answers (response_bytes.h)
   for (;;) {
     // Idle: wait for the first bytes of the next request. A new connection's deadline
@@ -333,7 +336,13 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       if (!authenticates) count(limits, Refusal::unauthorized);
       if (!trusted) co_await refusal_pause(control, limits.refusal_delay, stopping);
     } else if (authenticates && Router::path_of(request.target()) == limits.delivery_path) {
-      if (!trusted && control.table) control.table->proven(control);
+      // The address stays proven kProvenFor after its last signed delivery: said again
+      // now and then on a connection kept open, not on every delivery (the table's lock).
+      const auto now = std::chrono::steady_clock::now();
+      if (control.table && (!trusted || now - last_proven >= kProvenRefresh)) {
+        control.table->proven(control);
+        last_proven = now;
+      }
       trusted = true;
     }
     // An endpoint may close the connection itself (a failed console sign-in does).
