@@ -146,7 +146,11 @@ void InboxWriter::run() {
       if (queue_.empty() && tasks_.empty()) break;
       continue;  // drain what arrived while committing
     }
-    if (more_background) {
+    // Not while a lock held past commit_deadline_ms failed the last commit: a processor
+    // step would wait that long for it too, and the deliveries arriving behind it (and the
+    // watchdog's ping) with it. The probe below says when the lock is gone.
+    const bool lock_held = !last_commit_ok_.load(std::memory_order_relaxed) && last_failure_kind_ == ErrorKind::busy;
+    if (more_background && !lock_held) {
       more_background = false;
       given_seq = durable_seq();
       for (BackgroundWork* work : background_) {

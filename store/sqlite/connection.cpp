@@ -113,6 +113,10 @@ void Connection::wait_when_busy(std::chrono::milliseconds timeout) {
   sqlite3_busy_handler(handle_.get(), &BusyWait::wait, busy_wait_.get());
 }
 
+std::chrono::milliseconds Connection::busy_timeout() const {
+  return busy_wait_ ? busy_wait_->timeout : std::chrono::milliseconds(0);
+}
+
 Result<void> Connection::open_wal() {
   auto read = query_int("SELECT count(*) FROM sqlite_schema");
   if (!read) return fail(read);

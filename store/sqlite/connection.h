@@ -46,6 +46,7 @@ class Connection {
   // the writer that met the forwarder's short transactions slept a millisecond or more into
   // the acks waiting for its commit (docs/decisions/058-short-waits-for-a-busy-database.md).
   void wait_when_busy(std::chrono::milliseconds timeout);
+  std::chrono::milliseconds busy_timeout() const;  // what wait_when_busy() set; 0: none
 
   // Reads the database once. A connection finds out that the file is in WAL mode, and
   // opens (or creates) the WAL, only when it first reads it: until then a checkpoint

@@ -65,9 +65,14 @@ uint64_t SqliteInbox::max_delivery_bytes() const {
 
 // The write lock taken and given back, under the same busy timeout as a delivery's commit.
 Result<void> SqliteInbox::probe_write() {
+  // A look, not a wait: a probe that waited commit_deadline_ms for a lock still held kept
+  // the writer thread, and the deliveries that arrived meanwhile, that long each time.
+  const auto waits = db_->busy_timeout();
+  db_->wait_when_busy(std::chrono::milliseconds(0));
   auto txn = sqlite::Transaction::begin(*db_);
-  if (!txn) return fail(txn);
-  return txn->commit();
+  Result<void> probed = txn ? txn->commit() : Result<void>(fail(txn));
+  db_->wait_when_busy(waits);
+  return probed;
 }
 
 Result<std::vector<Appended>> SqliteInbox::append(std::span<const NewDelivery* const> batch) {
