@@ -31,7 +31,11 @@ Result<OutputFile> OutputFile::open_in_place(const std::string& name, bool regul
 }
 
 Result<OutputFile> OutputFile::open(const std::string& path) {
-  if (path.empty() || path == "-") return OutputFile(STDOUT_FILENO, false, "<stdout>");
+  // /dev/stdout as "-": written where stdout is (appended to a file opened with >>, a
+  // socket, a pipe), never replaced through a partial file or truncated.
+  if (path.empty() || path == "-" || path == "/dev/stdout" || path == "/proc/self/fd/1" || path == "/dev/fd/1") {
+    return OutputFile(STDOUT_FILENO, false, "<stdout>");
+  }
   struct stat info {};
   // A device, a FIFO or a pipe, through a link too: /dev/stdout when the output is a pipe
   // leads to "pipe:[…]", which has no path to resolve, only the open file behind it.

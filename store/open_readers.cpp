@@ -27,6 +27,8 @@ Result<void> check_sqlite_store_file(const std::string& path) { return check_sto
 Result<void> check_postgres_store(const Database& database) {
   auto db = connect(database);
   if (!db) return fail(db);
+  // A check does not wait on another session's lock for ever (a migration, say).
+  if (auto set = db->exec("SET statement_timeout = 10000"); !set) return fail(set);
   // Looked up without touching a missing table (nothing logged as an error on the server).
   auto schema = db->query_int("SELECT (to_regclass('schema_migrations') IS NOT NULL)::int");
   if (!schema) return fail(schema);

@@ -76,6 +76,16 @@ BOOST_AUTO_TEST_CASE(a_pipe_through_a_proc_fd_link_is_written) {
   ::close(ends[0]);
 }
 
+// /dev/stdout is stdout itself, whatever it is: a file opened for appending was replaced
+// through FILE.partial (and made 0600), a socket refused (attack on the pipe fix above).
+BOOST_AUTO_TEST_CASE(dev_stdout_is_written_where_stdout_is) {
+  for (const char* path : {"/dev/stdout", "/proc/self/fd/1", "/dev/fd/1", "-"}) {
+    auto out = hh::replay::OutputFile::open(path);
+    BOOST_REQUIRE_MESSAGE(out.ok(), (out.ok() ? "" : out.error()));
+    BOOST_TEST(out->name() == "<stdout>", path);
+  }
+}
+
 // An export is written beside its name and takes it only when whole: until close() the
 // old file is untouched and FILE.partial holds the rows; an export that fails (never
 // closed) leaves neither a .partial nor a change. A capture killed half-way once left a
