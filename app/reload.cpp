@@ -20,6 +20,8 @@ std::vector<std::string> keys_needing_restart(const config::Settings& startup, c
     if (std::find(std::begin(kReloaded), std::end(kReloaded), before[i].first) != std::end(kReloaded)) continue;
     if (before[i].second != now[i].second) keys.push_back(before[i].first);
   }
+  // The certificate's files reload; turning TLS on or off does not (a listener's kind).
+  if (startup.tls.cert_file.empty() != settings.tls.cert_file.empty()) keys.push_back("tls");
   if (config::forward_blocks_in_effect(startup) != config::forward_blocks_in_effect(settings)) keys.push_back("forward");
   if (config::teams_in_effect(startup) != config::teams_in_effect(settings)) keys.push_back("service.teams");
   return keys;

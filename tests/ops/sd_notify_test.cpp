@@ -167,6 +167,15 @@ BOOST_AUTO_TEST_CASE(a_failed_reload_says_so_in_the_status_line) {
   BOOST_REQUIRE_MESSAGE(notify.wait_for("STATUS=reloaded; changed, applied at the next restart: max_body_bytes", kWait),
                         notify.dump());
   BOOST_TEST(server.wait_for_log(R"("event":"reload_needs_restart","keys":"max_body_bytes")", kWait));
+  // Turning TLS on is one of them (the certificate's files themselves reload).
+  {
+    std::ofstream config(server.config_file(), std::ios::app);
+    config << "[tls]\ncert_file = \"cert.pem\"\nkey_file = \"key.pem\"\n";
+  }
+  server.signal(SIGHUP);
+  BOOST_REQUIRE_MESSAGE(
+      notify.wait_for("STATUS=reloaded; changed, applied at the next restart: max_body_bytes, tls", kWait),
+      notify.dump());
   dir.write("secret", "not a whsec_ secret\n");
   server.signal(SIGHUP);
   BOOST_REQUIRE_MESSAGE(notify.wait_for("STATUS=reload failed, running configuration kept: ", kWait), notify.dump());
