@@ -166,7 +166,9 @@ Result<pg::Connection> open_postgres_admin_connection(const Database& database, 
     return fail(ErrorKind::other, "the store's schema is older than this command needs (`serve` migrates it)");
   }
   if (*version > postgres_schema_version()) {
-    return fail(ErrorKind::other, "database schema is newer than this healthhook");
+    return fail(ErrorKind::other, "database schema version " + std::to_string(version->value_or(0)) +
+                                      " is newer than this healthhook (" + std::to_string(postgres_schema_version()) +
+                                      "); upgrade healthhook");
   }
   return db;
 }
