@@ -205,6 +205,10 @@ int run_check_config(const CheckConfigFlags& flags) {
       return kExitBadConfig;
     }
   } else {
+    // Said before connecting, as serve says it: a connection that fails still shows it.
+    if (auto risk = store::plaintext_risk(settings->database, std::getenv("PGSSLMODE"), std::getenv("PGHOST"))) {
+      std::cerr << "healthhook check-config: note: database: " << *risk << "\n";
+    }
     auto database = database_or_report(*settings, "check-config");
     if (!database) return kExitBadConfig;
     if (auto connected = store::check_postgres_store(*database); !connected) {

@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "store/database_location.h"
+#include "tests/support/postgres_cluster.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
@@ -113,14 +114,22 @@ BOOST_AUTO_TEST_CASE(a_tcp_host_without_sslmode_is_a_plain_text_risk) {
 // shows libpq's complaint without the password; a key/value string is refused unquoted.
 BOOST_AUTO_TEST_CASE(no_command_prints_the_database_password) {
   test::TempDir dir;
-  auto checked =
-      test::run_healthhook({"check-config", "--config", location_config(dir, "postgresql://hh:pa?ss%40w0rd@host/hh")});
+  // check-config connects (the test cluster lets the user in without its password).
+  const std::string live = test::PostgresCluster::shared().fresh_database();
+  BOOST_REQUIRE(live.starts_with("postgresql:///"));
+  const std::string passworded = "postgresql://healthhook:pa%3Fss%40w0rd@/" + live.substr(std::string("postgresql:///").size());
+  auto checked = test::run_healthhook({"check-config", "--config", location_config(dir, passworded)});
   BOOST_TEST(checked.exit_code == 0, checked.stderr_text);
-  BOOST_TEST(checked.stdout_text.find("\"database\":\"postgresql://hh:***@host/hh\"") != std::string::npos,
+  BOOST_TEST(checked.stdout_text.find("\"database\":\"postgresql://healthhook:***@/") != std::string::npos,
              checked.stdout_text);
-  for (const auto& output : {checked.stdout_text, checked.stderr_text}) {
+  // And one it cannot reach: refused, the password still never shown.
+  auto unreachable =
+      test::run_healthhook({"check-config", "--config", location_config(dir, "postgresql://hh:pa?ss%40w0rd@host/hh")});
+  BOOST_TEST(unreachable.exit_code == 2, unreachable.stderr_text);
+  for (const auto& output : {checked.stdout_text, checked.stderr_text, unreachable.stdout_text, unreachable.stderr_text}) {
     BOOST_TEST(output.find("w0rd") == std::string::npos, output);
     BOOST_TEST(output.find("pa?ss") == std::string::npos, output);
+    BOOST_TEST(output.find("pa%3Fss") == std::string::npos, output);
   }
 
   // A password libpq cannot read (a bad %-escape): it says so, quoting it.
@@ -148,15 +157,16 @@ BOOST_AUTO_TEST_CASE(no_command_prints_the_database_password) {
 
 BOOST_AUTO_TEST_CASE(check_config_and_serve_warn_of_a_plain_text_database_connection) {
   test::TempDir dir;
+  // check-config says it before it connects (here it cannot: the name does not resolve).
   auto plain = test::run_healthhook({"check-config", "--config", location_config(dir, "postgresql://hh@db.invalid/hh")});
-  BOOST_TEST(plain.exit_code == 0, plain.stderr_text);
-  BOOST_TEST(plain.stdout_text.find("\"database_warning\":\"the connection to db.invalid may travel in plain text") !=
+  BOOST_TEST(plain.exit_code == 2, plain.stderr_text);
+  BOOST_TEST(plain.stderr_text.find("note: database: the connection to db.invalid may travel in plain text") !=
                  std::string::npos,
-             plain.stdout_text);
+             plain.stderr_text);
   auto verified = test::run_healthhook(
       {"check-config", "--config", location_config(dir, "postgresql://hh@db.invalid/hh?sslmode=verify-full")});
-  BOOST_TEST(verified.exit_code == 0, verified.stderr_text);
-  BOOST_TEST(verified.stdout_text.find("database_warning") == std::string::npos, verified.stdout_text);
+  BOOST_TEST(verified.exit_code == 2, verified.stderr_text);
+  BOOST_TEST(verified.stderr_text.find("plain text") == std::string::npos, verified.stderr_text);
 
   // serve says it before it tries to connect (here it cannot: nothing answers there).
   auto serve = test::run_healthhook(
