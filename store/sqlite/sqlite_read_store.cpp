@@ -27,7 +27,7 @@ struct SqliteReads {
   // The unary + keeps SQLite from choosing the received_at index here, which would read the
   // window in time order and then sort whole rows (bodies included) by seq.
   static constexpr std::string_view kDeliveryWindow =
-      "+received_at >= ?3 AND +received_at < ?4 AND (?5 IS NULL OR event_type GLOB ?5)";
+      "+received_at >= ?3 AND +received_at < ?4 AND (?5 IS NULL OR coalesce(event_type, '') GLOB ?5)";
   static std::string event_type_pattern(const std::string& glob) { return glob; }
 };
 

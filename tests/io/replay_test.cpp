@@ -342,6 +342,7 @@ BOOST_AUTO_TEST_CASE(capture_filters_by_time_and_event_type) {
   file += signed_line(secret, "a", 1700000000, samples_body("u1", "steps", "oura", {{"2024-05-16T10:00:00Z", 1}}, "count"));
   file += signed_line(secret, "b", 1700000100, sleep_body("u1", "s", 1, "2024-05-15T22:00:00Z"));
   file += signed_line(secret, "c", 1700000200, samples_body("u1", "steps", "oura", {{"2024-05-16T11:00:00Z", 2}}, "count"));
+  file += signed_line(secret, "d", 1700000300, "not json at all");  // stored invalid, without an event_type
   const std::string db = dir.file("f.db");
   BOOST_TEST_REQUIRE(replay_offline({dir.write("cap.jsonl", file)}, db).exit_code == 0);
   const auto ids = [&](const std::vector<std::string>& filters) {
@@ -356,9 +357,11 @@ BOOST_AUTO_TEST_CASE(capture_filters_by_time_and_event_type) {
     }
     return found;
   };
-  BOOST_TEST(ids({}) == "abc");
+  BOOST_TEST(ids({}) == "abcd");
   BOOST_TEST(ids({"--event-type", "daily.data.steps.*"}) == "ac");
-  BOOST_TEST(ids({"--since", "1700000100"}) == "bc");               // inclusive
+  // '*' is every delivery, one without an event_type too (it was left out).
+  BOOST_TEST(ids({"--event-type", "*"}) == "abcd");
+  BOOST_TEST(ids({"--since", "1700000100", "--until", "1700000300"}) == "bc");  // inclusive
   BOOST_TEST(ids({"--until", "2023-11-14T22:15:00Z"}) == "a");     // 1700000100 = 22:15:00, exclusive
   BOOST_TEST(ids({"--since", "2023-11-14", "--until", "1700000200", "--event-type", "*sleep*"}) == "b");
   auto bad = run_healthhook({"capture", "--database", db, "--since", "soon"});

@@ -22,7 +22,7 @@ struct PgReads {
   using SampleQuery = pgread::PgSampleQuery;
   // The event-type glob as a regular expression (glob_regex.h).
   static constexpr std::string_view kDeliveryWindow =
-      "received_at >= ?3 AND received_at < ?4 AND (?5::text IS NULL OR event_type ~ ?5)";
+      "received_at >= ?3 AND received_at < ?4 AND (?5::text IS NULL OR coalesce(event_type, '') ~ ?5)";
   static std::string event_type_pattern(const std::string& glob) { return schema::glob_to_regex(glob); }
 };
 
