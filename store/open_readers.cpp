@@ -29,16 +29,10 @@ Result<void> check_postgres_store(const Database& database) {
   if (!db) return fail(db);
   // A check does not wait on another session's lock for ever (a migration, say).
   if (auto set = db->exec("SET statement_timeout = 10000"); !set) return fail(set);
-  // Looked up without touching a missing table (nothing logged as an error on the server).
-  auto schema = db->query_int("SELECT (to_regclass('schema_migrations') IS NOT NULL)::int");
-  if (!schema) return fail(schema);
-  if (schema->value_or(0) == 0) return {};  // serve creates it
-  auto version = db->query_int("SELECT coalesce(max(version), 0) FROM schema_migrations");
-  if (!version) return fail(version);
-  if (version->value_or(0) > postgres_schema_version()) {
-    return fail("PostgreSQL: database schema version " + std::to_string(version->value_or(0)) +
-                " is newer than this healthhook");
-  }
+  // What serve's migrate() would refuse, checked without applying anything.
+  auto state = schema_state(*db);
+  if (!state) return fail(state);
+  if (auto openable = may_open(*state); !openable) return openable;
   return {};
 }
 

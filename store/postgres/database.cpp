@@ -62,6 +62,42 @@ Result<pg::Connection> connect(const Database& database) {
   return db;
 }
 
+Result<SchemaState> schema_state(pg::Connection& db) {
+  auto found = db.query(
+      "SELECT to_regclass('schema_migrations') IS NOT NULL, has_schema_privilege(current_schema(), 'CREATE'), "
+      "quote_ident(current_user), quote_ident(current_schema())");
+  if (!found) return fail(found);
+  SchemaState state;
+  state.table_exists = found->boolean(0, 0);
+  state.may_create = found->boolean(0, 1);
+  state.role = std::string(found->text(0, 2));
+  state.schema = std::string(found->text(0, 3));
+  if (state.table_exists) {
+    auto version = db.query_int("SELECT max(version) FROM schema_migrations");
+    if (!version) return fail(version);
+    state.version = version->value_or(0);
+  }
+  return state;
+}
+
+Result<void> may_open(const SchemaState& state) {
+  // A role that may not create tables (least privilege: the owner migrated, serve runs
+  // with SELECT/INSERT/UPDATE/DELETE) needs no DDL when nothing is pending.
+  if (state.version < postgres_schema_version() && !state.may_create) {
+    return fail(ErrorKind::other,
+                "PostgreSQL: role " + state.role + " may not create tables in schema " + state.schema + ", and " +
+                    std::to_string(postgres_schema_version() - state.version) +
+                    " schema migrations are pending: GRANT CREATE ON SCHEMA " + state.schema + " TO " + state.role +
+                    ", or start healthhook serve once as the database's owner");
+  }
+  if (state.version > postgres_schema_version()) {
+    return fail(ErrorKind::other, "database schema version " + std::to_string(state.version) +
+                                      " is newer than this healthhook (" +
+                                      std::to_string(postgres_schema_version()) + "); upgrade healthhook");
+  }
+  return {};
+}
+
 Result<void> migrate(pg::Connection& db) {
   auto txn = pg::Transaction::begin(db);
   if (!txn) return fail(txn);
@@ -70,29 +106,11 @@ Result<void> migrate(pg::Connection& db) {
   if (auto locked = db.query("SELECT pg_advisory_xact_lock($1)", pg::Params().add(kMigrationLock)); !locked) {
     return fail(locked);
   }
-  // A role that may not create tables (least privilege: the owner migrated, serve runs
-  // with SELECT/INSERT/UPDATE/DELETE) needs no DDL when nothing is pending.
-  auto found = db.query(
-      "SELECT to_regclass('schema_migrations') IS NOT NULL, has_schema_privilege(current_schema(), 'CREATE'), "
-      "quote_ident(current_user), quote_ident(current_schema())");
-  if (!found) return fail(found);
-  const bool table_exists = found->boolean(0, 0);
-  const bool may_create = found->boolean(0, 1);
-  int64_t current = 0;
-  if (table_exists) {
-    auto version = db.query_int("SELECT max(version) FROM schema_migrations");
-    if (!version) return fail(version);
-    current = version->value_or(0);
-  }
-  if (current < postgres_schema_version() && !may_create) {
-    const std::string role(found->text(0, 2));
-    const std::string schema(found->text(0, 3));
-    return fail(ErrorKind::other,
-                "PostgreSQL: role " + role + " may not create tables in schema " + schema + ", and " +
-                    std::to_string(postgres_schema_version() - current) +
-                    " schema migrations are pending: GRANT CREATE ON SCHEMA " + schema + " TO " + role +
-                    ", or start healthhook serve once as the database's owner");
-  }
+  auto state = schema_state(db);
+  if (!state) return fail(state);
+  if (auto openable = may_open(*state); !openable) return openable;
+  const bool table_exists = state->table_exists;
+  const int64_t current = state->version;
   if (!table_exists) {
     if (auto created = db.exec(
             "CREATE TABLE IF NOT EXISTS schema_migrations ("
@@ -100,11 +118,6 @@ Result<void> migrate(pg::Connection& db) {
         !created) {
       return fail(created);
     }
-  }
-  if (current > postgres_schema_version()) {
-    return fail(ErrorKind::other, "database schema version " + std::to_string(current) +
-                                      " is newer than this healthhook (" +
-                                      std::to_string(postgres_schema_version()) + "); upgrade healthhook");
   }
   bool user_columns_added = false;
   for (int64_t i = current; i < postgres_schema_version(); ++i) {

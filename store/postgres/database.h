@@ -14,6 +14,18 @@ namespace hh::store {
 // server's default), UTC for any time the server formats.
 Result<pg::Connection> connect(const Database& database);
 
+// What a store's schema is, and what its role may do there.
+struct SchemaState {
+  bool table_exists = false;  // schema_migrations
+  bool may_create = false;    // CREATE on the current schema
+  int64_t version = 0;        // migrations applied
+  std::string role, schema;   // quoted as identifiers
+};
+Result<SchemaState> schema_state(pg::Connection& db);
+// Whether this binary can open the store as it is: refused when migrations are pending and
+// the role may not apply them, or when the schema is newer than this binary.
+Result<void> may_open(const SchemaState& state);
+
 // Applies pending migrations, each with its schema_migrations row in one transaction,
 // under an advisory lock so that instances starting together apply each once. Refuses a
 // schema newer than this binary.

@@ -316,6 +316,11 @@ BOOST_AUTO_TEST_CASE(a_role_that_may_not_create_runs_on_a_migrated_database) {
   BOOST_TEST(refused.error().find("role rowsonly may not create tables in schema public") != std::string::npos,
              refused.error());
   BOOST_TEST(refused.error().find("GRANT CREATE ON SCHEMA public TO rowsonly") != std::string::npos, refused.error());
+  // check-config finds both as serve would, changing nothing (it said ok to the second).
+  BOOST_TEST(store::check_postgres_store({as_rowsonly(migrated), ""}).ok());
+  auto checked = store::check_postgres_store({as_rowsonly(empty), ""});
+  BOOST_REQUIRE(!checked);
+  BOOST_TEST(checked.error() == refused.error());
 }
 
 // /metrics' figures for a role that is no superuser and not in pg_monitor (the owner role
