@@ -342,6 +342,19 @@ BOOST_AUTO_TEST_CASE(a_refresh_the_service_says_did_not_succeed_fails) {
 // The console's delivery page shows which signatures a delivery carried, never their
 // values, nor those of credentials a proxy or a sender added; the bearer-token read API
 // keeps them (a backend may verify them again).
+// The entries of a destination no [[forward]] block names: 404, not an empty page that
+// reads as "nothing waiting" (black-box pass).
+BOOST_AUTO_TEST_CASE(an_unknown_destinations_entries_are_404) {
+  hh::test::TempDir dir;
+  hh::test::ServerProcess server(dir, console_toml(dir));
+  HttpClient client(server.port());
+  const std::string cookie = session_cookie(sign_in(client, kReadToken));
+  const HttpResponse unknown = client.get("/console/v1/forwarding/nosuch/entries", {{"Cookie", cookie}});
+  BOOST_TEST(unknown.status == 404, unknown.body);
+  BOOST_TEST(unknown.body.find("no [[forward]] destination") != std::string::npos, unknown.body);
+  BOOST_TEST(server.stop() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(the_consoles_delivery_page_masks_signature_values) {
   hh::test::TempDir dir;
   hh::test::ServerProcess server(dir, console_toml(dir));
