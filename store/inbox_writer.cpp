@@ -118,9 +118,12 @@ void InboxWriter::run() {
       // (docs/decisions/005-live-steps-apply-durable-rows.md).
       const bool rows_wait =
           commit_sync_ && !commit_sync_->failed() && inbox_.last_seq() > given_seq && !background_.empty();
+      // Background work waits while a held lock failed the last commit (below): then it
+      // is no reason to wake, or this loop would spin until the lock goes.
+      const bool background_due = more_background && !lock_held();
       std::unique_lock lock(mutex_);
       const bool woke = wakeup_.wait_for(lock, rows_wait ? kDurablePoll : options_.idle_wakeup, [&] {
-        return !queue_.empty() || !tasks_.empty() || stopping_ || wake_requested_ || more_background;
+        return !queue_.empty() || !tasks_.empty() || stopping_ || wake_requested_ || background_due;
       });
       // An idle wake-up lets background work look for due work; wake() asks for it.
       if (!woke || wake_requested_) more_background = true;
@@ -149,8 +152,7 @@ void InboxWriter::run() {
     // Not while a lock held past commit_deadline_ms failed the last commit: a processor
     // step would wait that long for it too, and the deliveries arriving behind it (and the
     // watchdog's ping) with it. The probe below says when the lock is gone.
-    const bool lock_held = !last_commit_ok_.load(std::memory_order_relaxed) && last_failure_kind_ == ErrorKind::busy;
-    if (more_background && !lock_held) {
+    if (more_background && !lock_held()) {
       more_background = false;
       given_seq = durable_seq();
       for (BackgroundWork* work : background_) {
@@ -160,6 +162,10 @@ void InboxWriter::run() {
     check_disk();
     probe_after_failure();
   }
+}
+
+bool InboxWriter::lock_held() const {
+  return !last_commit_ok_.load(std::memory_order_relaxed) && last_failure_kind_ == ErrorKind::busy;
 }
 
 void InboxWriter::probe_after_failure() {

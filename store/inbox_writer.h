@@ -127,6 +127,8 @@ class InboxWriter {
   // commits: a write that stores nothing (Inbox::probe_write()); its success makes
   // last_commit_ok() true again. After a full disk or size cap, only a commit does.
   void probe_after_failure();
+  // The last commit failed on a lock another connection holds, and no probe found it gone.
+  bool lock_held() const;
 
   Inbox& inbox_;
   const WriterOptions options_;

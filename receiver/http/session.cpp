@@ -249,9 +249,12 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     // A body of known length takes its whole size from the budget before any of it is
     // read (all or nothing: bodies that each hold part of the budget while waiting for the
     // rest could wait for one another). A chunked body takes its bytes as they arrive.
-    // A client not yet proven holds at most its share of it (connection_table.h).
+    // A client not yet proven holds at most its share of it (connection_table.h). Deliveries
+    // only: a console form is at most 4 KiB, and an operator, whom only the webhook path
+    // could prove, would be locked out by whoever filled the unproven half.
     BodyReservation held(limits.body_budget);
-    ClientBodyHold client_held(trusted ? nullptr : control.table, control);
+    const bool delivery = Router::path_of(header.target()) == limits.delivery_path;
+    ClientBodyHold client_held(trusted || !delivery ? nullptr : control.table, control);
     // What stops taking more: the client's share (at once), or the budget (after a wait).
     const auto take_up_to = [&](uint64_t total) -> net::awaitable<std::string_view> {
       if (!client_held.grow_to(total)) co_return kClientShareFull;

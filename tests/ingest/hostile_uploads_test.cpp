@@ -66,7 +66,9 @@ BOOST_AUTO_TEST_CASE(addresses_not_yet_proven_cannot_hold_the_whole_body_budget)
   TempDir dir;
   // The share: 16 MiB / 1024 connections * 64 per address = 1 MiB, one body of the limit;
   // all unproven addresses: 8 MiB.
-  ServerProcess server(dir, "max_inflight_body_mib = 16\nmax_body_bytes = 1048576\nbody_timeout_s = 60");
+  dir.write("read-token", "read-token-of-this-test\n");
+  ServerProcess server(dir, "max_inflight_body_mib = 16\nmax_body_bytes = 1048576\nbody_timeout_s = 60\n"
+                            "[read_api]\ntoken_file = \"read-token\"\n[console]\nenabled = true\n");
   // The service has delivered before: 127.0.0.1 is proven.
   HttpClient service(server.port());
   BOOST_TEST(service.post_webhook(server.secret(), "msg_before", hostile::kBody).status == 200);
@@ -95,6 +97,14 @@ BOOST_AUTO_TEST_CASE(addresses_not_yet_proven_cannot_hold_the_whole_body_budget)
   BOOST_TEST(refused == 3);
 
   BOOST_TEST(service.post_webhook(server.secret(), "msg_valid", hostile::kBody).status == 200);
+  // An operator signs in to the console from an address never proven (only deliveries are
+  // held to the unproven half: a sign-in was refused while attackers filled it).
+  const std::string form = "token=read-token-of-this-test";
+  RawConnection operator_(server.port(), "127.0.0.20");
+  BOOST_TEST(operator_.send("POST /console/sign-in HTTP/1.1\r\nHost: x\r\nX-Requested-With: test\r\n"
+                            "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: " +
+                            std::to_string(form.size()) + "\r\n\r\n" + form));
+  BOOST_TEST(operator_.receive_response(5s).starts_with("HTTP/1.1 200"));
   const std::string metrics = service.get("/metrics").body;
   BOOST_TEST(metrics.find("healthhook_refusals_total{reason=\"unproven_share\"} 18\n") != std::string::npos, metrics);
   BOOST_TEST(metrics.find("healthhook_deliveries_total{outcome=\"unavailable\"} 0\n") != std::string::npos, metrics);
