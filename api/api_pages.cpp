@@ -22,7 +22,7 @@ Result<void> read_source_and_window(const Params& params, Filter& filter) {
   if (!start) return fail(start);
   auto end = params.time_ms("end");
   if (!end) return fail(end);
-  if (*start && *end && **end < **start) return fail("start and end: start is after end");
+  if (*start && *end && **end <= **start) return fail("start and end: start is not before end");
   filter.since_ms = *start;
   filter.until_ms = *end;
   return {};

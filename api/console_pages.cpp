@@ -66,7 +66,7 @@ Page delivery_search_page(Reader& reader, const ApiTarget& target) {
   if (!start) return bad_parameter(start.error());
   auto end = params.time_ms("end");
   if (!end) return bad_parameter(end.error());
-  if (*start && *end && **end < **start) return bad_parameter("start and end: start is after end");
+  if (*start && *end && **end <= **start) return bad_parameter("start and end: start is not before end");
   filter.since_ms = *start;
   filter.until_ms = *end;
   auto limit = page_limit(params);

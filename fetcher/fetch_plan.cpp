@@ -146,6 +146,12 @@ Result<store::JobProgress> progress_after(const store::ClaimedJob& job, const Pa
     // job is completed (reference notes §2.8): not there yet, retried like a 404.
     if (job.kind == store::kKindParsingJob) {
       const auto data = json::top_level_member(body, "data");
+      // A job the service says failed has no results, and never will: its answer is kept.
+      const auto status = json::top_level_member(body, "status");
+      if ((!data || *data == "null") && status == std::optional<std::string_view>("\"failed\"")) {
+        progress.complete = true;
+        return progress;
+      }
       if (!data || *data == "null") return fail("the parsing job's results are not there yet (data is null)");
       const auto results = data->starts_with('{') ? json::top_level_member(*data, "results") : std::nullopt;
       if (!results || !results->starts_with('[')) return fail("unexpected body: no \"data\".\"results\" array");

@@ -187,6 +187,10 @@ Result<void> CaptureParser::parse_line(std::string& line, CaptureRecord& record)
         return (u < 0x20 && u != '\t') || u == 0x7f;
       });
       if (control != id.end()) return fail("id: holds a control character (U+00" + hex_byte(*control) + ")");
+      // HTTP trims a header value's edges: the receiver could never have stored it so.
+      if (id.front() == ' ' || id.front() == '\t' || id.back() == ' ' || id.back() == '\t') {
+        return fail("id: starts or ends with a space (no header value does)");
+      }
       record.id.assign(id);
     } else if (key == "timestamp") {
       if (twice(has_timestamp)) return fail("timestamp: given twice");

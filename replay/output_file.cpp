@@ -31,12 +31,19 @@ Result<OutputFile> OutputFile::open_in_place(const std::string& name, bool regul
 }
 
 Result<OutputFile> OutputFile::open(const std::string& path) {
-  // /dev/stdout as "-": written where stdout is (appended to a file opened with >>, a
-  // socket, a pipe), never replaced through a partial file or truncated.
-  if (path.empty() || path == "-" || path == "/dev/stdout" || path == "/proc/self/fd/1" || path == "/dev/fd/1") {
-    return OutputFile(STDOUT_FILENO, false, "<stdout>");
-  }
+  if (path.empty() || path == "-") return OutputFile(STDOUT_FILENO, false, "<stdout>");
+  // What this process's stdout or stderr already is (/dev/stdout, /dev/fd/2, a link to
+  // either, the file a shell redirected it to): written through that descriptor, where it
+  // stands (appended after a >>, a socket, a pipe), never replaced through a partial file.
   struct stat info {};
+  if (::stat(path.c_str(), &info) == 0) {
+    for (const auto& [fd, name] : {std::pair{STDOUT_FILENO, "<stdout>"}, std::pair{STDERR_FILENO, "<stderr>"}}) {
+      struct stat open_file {};
+      if (::fstat(fd, &open_file) == 0 && open_file.st_dev == info.st_dev && open_file.st_ino == info.st_ino) {
+        return OutputFile(fd, false, name);
+      }
+    }
+  }
   // A device, a FIFO or a pipe, through a link too: /dev/stdout when the output is a pipe
   // leads to "pipe:[…]", which has no path to resolve, only the open file behind it.
   if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode)) {

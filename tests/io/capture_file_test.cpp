@@ -179,12 +179,14 @@ BOOST_AUTO_TEST_CASE(an_id_no_header_can_carry_is_refused) {
   TempDir dir;
   const Read read = read_all(dir.write("ids.jsonl", R"({"id":"x17\u0000z","timestamp":1,"body":"a"})" "\n"
                                                     R"({"id":"a\nb","timestamp":1,"body":"a"})" "\n"
-                                                    R"({"id":"tab\there","timestamp":1,"body":"a"})" "\n"));
+                                                    R"({"id":"tab\there","timestamp":1,"body":"a"})" "\n"
+                                                    R"({"id":" msg_ws ","timestamp":1,"body":"a"})" "\n"));
   BOOST_REQUIRE_EQUAL(read.records.size(), 1u);
   BOOST_TEST(read.records[0].id == "tab\there");
-  BOOST_REQUIRE_EQUAL(read.bad.size(), 2u);
+  BOOST_REQUIRE_EQUAL(read.bad.size(), 3u);
   BOOST_TEST(read.bad[0].second == "id: holds a control character (U+0000)");
   BOOST_TEST(read.bad[1].second == "id: holds a control character (U+000A)");
+  BOOST_TEST(read.bad[2].second == "id: starts or ends with a space (no header value does)");
 }
 
 // A file an editor saved with a UTF-8 byte order mark: read from its first line; a mark

@@ -79,10 +79,19 @@ BOOST_AUTO_TEST_CASE(a_pipe_through_a_proc_fd_link_is_written) {
 // /dev/stdout is stdout itself, whatever it is: a file opened for appending was replaced
 // through FILE.partial (and made 0600), a socket refused (attack on the pipe fix above).
 BOOST_AUTO_TEST_CASE(dev_stdout_is_written_where_stdout_is) {
-  for (const char* path : {"/dev/stdout", "/proc/self/fd/1", "/dev/fd/1", "-"}) {
+  hh::test::TempDir dir;
+  const std::string link = dir.file("to-stderr");
+  BOOST_REQUIRE(::symlink("/dev/stderr", link.c_str()) == 0);
+  // Where the runner sends both to one pipe, stderr's file is stdout's.
+  struct stat out_file {}, err_file {};
+  BOOST_REQUIRE(::fstat(STDOUT_FILENO, &out_file) == 0 && ::fstat(STDERR_FILENO, &err_file) == 0);
+  const std::string err = out_file.st_dev == err_file.st_dev && out_file.st_ino == err_file.st_ino ? "<stdout>" : "<stderr>";
+  for (const auto& [path, name] : std::vector<std::pair<std::string, std::string>>{
+           {"/dev/stdout", "<stdout>"}, {"/proc/self/fd/1", "<stdout>"}, {"/dev/fd/1", "<stdout>"}, {"-", "<stdout>"},
+           {"/dev/stderr", err}, {"/dev/fd/2", err}, {link, err}}) {
     auto out = hh::replay::OutputFile::open(path);
     BOOST_REQUIRE_MESSAGE(out.ok(), (out.ok() ? "" : out.error()));
-    BOOST_TEST(out->name() == "<stdout>", path);
+    BOOST_TEST(out->name() == name, path);
   }
 }
 

@@ -160,7 +160,8 @@ BOOST_AUTO_TEST_CASE(timeseries_pages_in_time_order_with_filters) {
   BOOST_TEST(empty_segment.status == 400);
   BOOST_TEST(empty_segment.body.find("a path segment is empty") != std::string::npos, empty_segment.body);
   // A window that ends before it starts is bad input, not an empty page.
-  BOOST_TEST(error("start=2024-05-17&end=2024-05-16") == "{\"error\":\"start and end: start is after end\"}\n");
+  BOOST_TEST(error("start=2024-05-17&end=2024-05-16") == "{\"error\":\"start and end: start is not before end\"}\n");
+  BOOST_TEST(error("start=2024-05-16&end=2024-05-16") == "{\"error\":\"start and end: start is not before end\"}\n");
   BOOST_TEST(error("cursor=AAAA") == "{\"error\":\"cursor: not a cursor of this listing\"}\n");
   BOOST_TEST(error("limit=1&limit=2") == "{\"error\":\"limit: given twice\"}\n");
   // A cursor of another listing (another user's, another resource's): 400, not a page

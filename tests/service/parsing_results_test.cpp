@@ -142,4 +142,21 @@ BOOST_AUTO_TEST_CASE(an_answer_without_results_or_of_another_shape_is_retried_no
   }
 }
 
+// A job the service says failed carries no results and never will: its answer is kept and
+// the follow-up is done (it was retried as "not there yet" until dead; second attack).
+BOOST_AUTO_TEST_CASE(a_failed_job_without_results_is_done) {
+  test::ServiceCommands t;
+  t.service.interface().set_parsing_job(
+      kJob, R"({"id":")" + kJob + R"(","status":"failed","failure_reason":"low_quality","needs_human_review":false,)"
+                R"("is_reviewed":false,"data":null})");
+  test::ServerProcess server(t.dir, serve_toml(t, 2));
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_parsed", completed_without_results()).status, 200);
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM jobs WHERE state = 'done'", 1,
+                                  std::chrono::seconds(60)));
+  BOOST_TEST(job_fetches(t).size() == 1u);
+  BOOST_TEST(test::query_text(server.database(), "SELECT results FROM lab_parsing_jobs") == "NULL");
+  BOOST_TEST(server.stop() == 0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
