@@ -33,6 +33,13 @@ std::string completed_without_results() {
   return body.substr(0, start) + "\"data\": null\n  }" + body.substr(end + 4);
 }
 
+// GET /lab_report/v1/parser/job/{kJob}'s answer (reference notes §2.8): `failure_reason`
+// and `data` as JSON.
+std::string job_answer(const std::string& status, const std::string& failure_reason, const std::string& data) {
+  return R"({"id":")" + kJob + R"(","status":")" + status + R"(","failure_reason":)" + failure_reason +
+         R"(,"needs_human_review":false,"is_reviewed":false,"data":)" + data + "}";
+}
+
 std::string serve_toml(const test::ServiceCommands& t, int max_attempts) {
   return "[service]\nbase_url = \"" + t.service.base_url() +
          "\"\napi_key_file = \"api-key\"\nca_file = \"service-ca.pem\"\nmax_attempts = " +
@@ -57,9 +64,7 @@ std::vector<fake::RecordedRequest> job_fetches(const test::ServiceCommands& t) {
 
 BOOST_AUTO_TEST_CASE(a_completed_job_without_results_gets_them_fetched_and_stored) {
   test::ServiceCommands t;
-  t.service.interface().set_parsing_job(
-      kJob, R"({"id":")" + kJob + R"(","status":"completed","failure_reason":null,"needs_human_review":false,)"
-                R"("is_reviewed":false,"data":)" + kResults + "}");
+  t.service.interface().set_parsing_job(kJob, job_answer("completed", "null", kResults));
   test::ServerProcess server(t.dir, serve_toml(t, 3));
   test::HttpClient client(server.port());
   BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_parsed", completed_without_results()).status, 200);
@@ -124,9 +129,7 @@ BOOST_AUTO_TEST_CASE(an_answer_without_results_or_of_another_shape_is_retried_no
   for (const std::string& data : {std::string("null"), std::string(R"({"results":"nope"})")}) {
     BOOST_TEST_CONTEXT("data " << data) {
       test::ServiceCommands t;
-      t.service.interface().set_parsing_job(
-          kJob, R"({"id":")" + kJob + R"(","status":"completed","failure_reason":null,"needs_human_review":false,)"
-                    R"("is_reviewed":false,"data":)" + data + "}");
+      t.service.interface().set_parsing_job(kJob, job_answer("completed", "null", data));
       test::ServerProcess server(t.dir, serve_toml(t, 2));
       test::HttpClient client(server.port());
       BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_parsed", completed_without_results()).status, 200);
@@ -146,9 +149,7 @@ BOOST_AUTO_TEST_CASE(an_answer_without_results_or_of_another_shape_is_retried_no
 // the follow-up is done (it was retried as "not there yet" until dead; second attack).
 BOOST_AUTO_TEST_CASE(a_failed_job_without_results_is_done) {
   test::ServiceCommands t;
-  t.service.interface().set_parsing_job(
-      kJob, R"({"id":")" + kJob + R"(","status":"failed","failure_reason":"low_quality","needs_human_review":false,)"
-                R"("is_reviewed":false,"data":null})");
+  t.service.interface().set_parsing_job(kJob, job_answer("failed", R"("low_quality")", "null"));
   test::ServerProcess server(t.dir, serve_toml(t, 2));
   test::HttpClient client(server.port());
   BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_parsed", completed_without_results()).status, 200);
