@@ -142,17 +142,17 @@ Result<store::JobProgress> progress_after(const store::ClaimedJob& job, const Pa
   progress.page = page.page + 1;
   if (page.body_array.empty()) {  // one object: a workout stream (parallel arrays), a profile
     if (json::first_byte(body) != '{') return fail("unexpected body: expected one JSON object");
-    // A parsing job's answer carries its results in data.results; data is null until the
-    // job is completed (reference notes §2.8): not there yet, retried like a 404.
+    // A parsing job's answer carries its results in data.results. `data` is null until the
+    // job is completed (reference notes §2.8): not there yet, retried like a 404; but a job
+    // the service says failed has none and never will: that answer is kept.
     if (job.kind == store::kKindParsingJob) {
       const auto data = json::top_level_member(body, "data");
-      // A job the service says failed has no results, and never will: its answer is kept.
-      const auto status = json::top_level_member(body, "status");
-      if ((!data || *data == "null") && status == std::optional<std::string_view>("\"failed\"")) {
+      const bool no_data = !data || *data == "null";
+      if (no_data && json::top_level_member(body, "status") == std::optional<std::string_view>("\"failed\"")) {
         progress.complete = true;
         return progress;
       }
-      if (!data || *data == "null") return fail("the parsing job's results are not there yet (data is null)");
+      if (no_data) return fail("the parsing job's results are not there yet (data is null)");
       const auto results = data->starts_with('{') ? json::top_level_member(*data, "results") : std::nullopt;
       if (!results || !results->starts_with('[')) return fail("unexpected body: no \"data\".\"results\" array");
     }

@@ -36,19 +36,16 @@ Result<OutputFile> OutputFile::open(const std::string& path) {
   // either, the file a shell redirected it to): written through that descriptor, where it
   // stands (appended after a >>, a socket, a pipe), never replaced through a partial file.
   struct stat info {};
-  if (::stat(path.c_str(), &info) == 0) {
-    for (const auto& [fd, name] : {std::pair{STDOUT_FILENO, "<stdout>"}, std::pair{STDERR_FILENO, "<stderr>"}}) {
-      struct stat open_file {};
-      if (::fstat(fd, &open_file) == 0 && open_file.st_dev == info.st_dev && open_file.st_ino == info.st_ino) {
-        return OutputFile(fd, false, name);
-      }
+  const bool there = ::stat(path.c_str(), &info) == 0;  // through links
+  for (const auto& [fd, name] : {std::pair{STDOUT_FILENO, "<stdout>"}, std::pair{STDERR_FILENO, "<stderr>"}}) {
+    struct stat open_file {};
+    if (there && ::fstat(fd, &open_file) == 0 && open_file.st_dev == info.st_dev && open_file.st_ino == info.st_ino) {
+      return OutputFile(fd, false, name);
     }
   }
-  // A device, a FIFO or a pipe, through a link too: /dev/stdout when the output is a pipe
-  // leads to "pipe:[…]", which has no path to resolve, only the open file behind it.
-  if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode)) {
-    return open_in_place(path, false);
-  }
+  // A device, a FIFO or a pipe, through a link too (a link to /proc/self/fd/N of a pipe
+  // leads to "pipe:[…]", which has no path to resolve, only the open file behind it).
+  if (there && !S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode)) return open_in_place(path, false);
   // A link: the file it leads to takes the export (the link stays a link).
   std::string name = path;
   if (::lstat(path.c_str(), &info) == 0 && S_ISLNK(info.st_mode)) {

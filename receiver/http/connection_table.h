@@ -110,7 +110,8 @@ class ConnectionTable {
   void proven(const SessionControl& control, Clock::time_point now = Clock::now());
   // Counts `bytes` more body held by a request of `control`'s client: what it counted (0
   // for a proven client), or nullopt when they would take an unproven client past
-  // unproven_body_bytes (nothing counted).
+  // unproven_body_bytes, or all unproven clients past all_unproven_body_bytes (nothing
+  // counted).
   std::optional<uint64_t> hold_body(const SessionControl& control, uint64_t bytes, Clock::time_point now = Clock::now());
   void release_body(const SessionControl& control, uint64_t counted);
 

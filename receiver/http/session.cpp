@@ -338,7 +338,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       // A route that authenticates counts its own refusals (signature_*, console_sign_in).
       if (!authenticates) count(limits, Refusal::unauthorized);
       if (!trusted) co_await refusal_pause(control, limits.refusal_delay, stopping);
-    } else if (authenticates && Router::path_of(request.target()) == limits.delivery_path) {
+    } else if (authenticates && delivery) {
       // The address stays proven kProvenFor after its last signed delivery: said again
       // now and then on a connection kept open, not on every delivery (the table's lock).
       const auto now = std::chrono::steady_clock::now();

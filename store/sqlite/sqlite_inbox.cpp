@@ -63,10 +63,10 @@ uint64_t SqliteInbox::max_delivery_bytes() const {
   return limit > static_cast<int>(kRowOverheadBytes) ? static_cast<uint64_t>(limit) - kRowOverheadBytes : 0;
 }
 
-// The write lock taken and given back, under the same busy timeout as a delivery's commit.
+// The write lock taken and given back if it is free now. A look, not a wait: a probe that
+// waited commit_deadline_ms for a lock still held kept the writer thread, and the
+// deliveries that arrived meanwhile, that long each time.
 Result<void> SqliteInbox::probe_write() {
-  // A look, not a wait: a probe that waited commit_deadline_ms for a lock still held kept
-  // the writer thread, and the deliveries that arrived meanwhile, that long each time.
   const auto waits = db_->busy_timeout();
   db_->wait_when_busy(std::chrono::milliseconds(0));
   auto txn = sqlite::Transaction::begin(*db_);
