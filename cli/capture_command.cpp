@@ -12,6 +12,7 @@
 #include "common/progress.h"
 #include "common/timestamp.h"
 #include "replay/capture_export.h"
+#include "store/database_location.h"
 #include "store/read_rows.h"
 
 namespace hh::cli {
@@ -62,7 +63,7 @@ int run_capture(const CaptureFlags& flags) {
   int exit_code = kExitOk;
   auto reader = open_read_store_or_report(*settings, "capture", exit_code);
   if (!reader) return exit_code;
-  auto out = replay::OutputFile::open(flags.output);
+  auto out = replay::OutputFile::open(flags.output, store::files_of(settings->database));
   if (!out) {
     report_error("capture", "--output: " + out.error());
     return kExitBadConfig;

@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "common/timestamp.h"
 #include "replay/output_file.h"
+#include "store/database_location.h"
 #include "store/row_format.h"
 
 namespace hh::cli {
@@ -139,7 +140,7 @@ int run_query(std::string_view table, const QueryFlags& flags) {
   int exit_code = kExitOk;
   auto reader = open_read_store_or_report(*settings, "query", exit_code);
   if (!reader) return exit_code;
-  auto out = replay::OutputFile::open(flags.output);
+  auto out = replay::OutputFile::open(flags.output, store::files_of(settings->database));
   if (!out) {
     report_error("query", "--output: " + out.error());
     return kExitBadConfig;

@@ -15,6 +15,26 @@ namespace {
 
 Error failed_with(const std::string& name, int error) { return fail(name + ": " + std::strerror(error)); }
 
+// `path` is none of `keep`: not the same file (device and inode, so through links and hard
+// links), nor, for one that does not exist yet, the same name once links are followed.
+Result<void> none_of(const std::string& path, std::span<const std::string> keep) {
+  struct stat info {};
+  const bool there = ::stat(path.c_str(), &info) == 0;
+  std::error_code ec;
+  const auto name = std::filesystem::weakly_canonical(path, ec);
+  for (const std::string& kept : keep) {
+    struct stat kept_info {};
+    const bool same_file = there && ::stat(kept.c_str(), &kept_info) == 0 && kept_info.st_dev == info.st_dev &&
+                           kept_info.st_ino == info.st_ino;
+    std::error_code kept_ec;
+    const auto kept_name = std::filesystem::weakly_canonical(kept, kept_ec);
+    if (same_file || (!ec && !kept_ec && kept_name == name)) {
+      return fail(path + ": it is the store's own " + kept + "; write the export to another path");
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 // `name` opened and truncated where it is: a device or a FIFO (as it is), or a regular file
@@ -30,8 +50,9 @@ Result<OutputFile> OutputFile::open_in_place(const std::string& name, bool regul
   return OutputFile(fd, true, name, {}, regular);
 }
 
-Result<OutputFile> OutputFile::open(const std::string& path) {
+Result<OutputFile> OutputFile::open(const std::string& path, std::span<const std::string> keep) {
   if (path.empty() || path == "-") return OutputFile(STDOUT_FILENO, false, "<stdout>");
+  if (auto other = none_of(path, keep); !other) return fail(other);
   // What this process's stdout or stderr already is (/dev/stdout, /dev/fd/2, a link to
   // either, the file a shell redirected it to): written through that descriptor, where it
   // stands (appended after a >>, a socket, a pipe), never replaced through a partial file.

@@ -12,7 +12,9 @@
 // symbolic link leads to the file that takes the export; a .partial that is a link is
 // refused. A device or a FIFO is written as it is, its mode untouched; so is an existing
 // file in a folder this user cannot write (made 0600, no .partial). "-" is standard
-// output. Used by one thread.
+// output. Never over a file of the store the export reads (`keep`: store::files_of()),
+// whether named as it is, through a link or by a hard link. Used by one thread.
+#include <span>
 #include <string>
 
 #include "common/result.h"
@@ -21,7 +23,7 @@ namespace hh::replay {
 
 class OutputFile {
  public:
-  static Result<OutputFile> open(const std::string& path);
+  static Result<OutputFile> open(const std::string& path, std::span<const std::string> keep = {});
   OutputFile(OutputFile&& other) noexcept;
   OutputFile& operator=(OutputFile&&) = delete;
   ~OutputFile();  // not closed: closes without reporting errors, removes a .partial

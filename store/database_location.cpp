@@ -196,6 +196,21 @@ bool is_loopback(std::string_view host) {
 
 }  // namespace
 
+std::vector<std::string> files_of(std::string_view database) {
+  auto kind = database_kind(database);
+  if (!kind || *kind != DatabaseKind::sqlite_file) return {};
+  // Named as given and, for a link, as the file it leads to (where SQLite keeps its files).
+  std::vector<std::string> names{std::string(database)};
+  std::error_code ec;
+  const auto real = std::filesystem::weakly_canonical(std::filesystem::path(database), ec);
+  if (!ec && real.string() != names.front()) names.push_back(real.string());
+  std::vector<std::string> files;
+  for (const std::string& file : names) {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal", "-processor.lock"}) files.push_back(file + suffix);
+  }
+  return files;
+}
+
 Result<DatabaseKind> database_kind(std::string_view database) {
   const std::string_view scheme = uri_scheme(database);
   if (scheme.empty()) {

@@ -61,6 +61,11 @@ std::string redact_credentials(std::string text, const std::vector<std::string>&
 // text, silently, when the server offers no TLS; verify-full checks the server too.
 std::optional<std::string> plaintext_risk(std::string_view database, const char* pgsslmode, const char* pghost);
 
+// The files a SQLite store is made of: the database and what SQLite and `serve` keep beside
+// it ("-wal", "-shm", "-journal", "-processor.lock"); none for a PostgreSQL server. An
+// export must never be written over one of them.
+std::vector<std::string> files_of(std::string_view database);
+
 // True when `database` names a file that does not exist (readers never create one).
 bool names_missing_file(const std::string& database);
 

@@ -387,6 +387,43 @@ BOOST_AUTO_TEST_CASE(capture_filters_by_time_and_event_type) {
              swapped_query.stderr_text);
 }
 
+// An export asked to write over the store it reads (`capture -o DB`, `query … -o DB-wal`,
+// through a link or a hard link): refused, exit 2, the store untouched. It replaced the
+// database with its own rows and exited 0.
+BOOST_AUTO_TEST_CASE(an_export_is_never_written_over_its_store) {
+  TempDir dir;
+  const std::string secret = random_secret();
+  std::string file;
+  file += signed_line(secret, "a", 1700000000, samples_body("u1", "steps", "oura", {{"2024-05-16T10:00:00Z", 1}}, "count"));
+  file += signed_line(secret, "b", 1700000100, sleep_body("u1", "s", 1, "2024-05-15T22:00:00Z"));
+  const std::string db = dir.file("f.db");
+  BOOST_TEST_REQUIRE(replay_offline({dir.write("cap.jsonl", file)}, db).exit_code == 0);
+  const std::string link = dir.file("link.db");
+  std::filesystem::create_symlink(db, link);
+  const std::string hard = dir.file("hard.db");
+  std::filesystem::create_hard_link(db, hard);
+  const std::vector<std::vector<std::string>> commands = {
+      {"capture", "--database", db, "-o", db},
+      {"capture", "--database", db, "--event-type", "*sleep*", "--output", link},
+      {"capture", "--database", db, "-o", hard},
+      {"query", "samples", "--database", db, "-o", db},
+      {"query", "summaries", "--database", db, "-o", db + "-wal"},
+      {"query", "summaries", "--database", link, "-o", dir.path().string() + "/./f.db-shm"},
+  };
+  for (const auto& command : commands) {
+    auto refused = run_healthhook(command);
+    BOOST_TEST(refused.exit_code == 2, command.back());
+    BOOST_TEST(refused.stderr_text.find("is the store's own") != std::string::npos, refused.stderr_text);
+    BOOST_TEST(refused.stderr_text.find('\n') == refused.stderr_text.size() - 1, refused.stderr_text);
+  }
+  BOOST_TEST(query_int(db, "SELECT count(*) FROM deliveries") == 2);
+  BOOST_TEST(query_int(db, "SELECT count(*) FROM samples") == 1);
+  BOOST_TEST(!std::filesystem::exists(db + "-shm.partial"));
+  // Beside it is fine.
+  auto beside = run_healthhook({"query", "samples", "--database", db, "-o", db + ".jsonl"});
+  BOOST_TEST(beside.exit_code == 0, beside.stderr_text);
+}
+
 BOOST_AUTO_TEST_CASE(resending_to_a_receiver_equals_offline_replay) {
   TempDir dir;
   ServerProcess server(dir);
