@@ -130,7 +130,7 @@ std::unique_ptr<Connection> HttpsClient::take_idle() {
   while (!impl_->idle.empty()) {
     Impl::Idle idle = std::move(impl_->idle.back());
     impl_->idle.pop_back();
-    if (now - idle.since < options_.max_idle_time && idle.connection->is_open()) return std::move(idle.connection);
+    if (now - idle.since < options_.max_idle_time && idle.connection->reusable()) return std::move(idle.connection);
     idle.connection->close();
   }
   return nullptr;

@@ -301,7 +301,7 @@ net::awaitable<PostOutcome> DestinationSender::attempt(Lane& lane, const Outgoin
   } end_attempt{*deadline, timer};
 
   for (int tries = 0; tries < 2; ++tries) {
-    const bool reused = connection.is_open();
+    const bool reused = connection.reusable();  // nothing arrived while it was idle
     http_client::Outcome sent;
     if (!reused) sent = co_await connection.connect();
     if (sent.ok()) sent = co_await connection.write(request);

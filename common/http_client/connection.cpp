@@ -94,6 +94,15 @@ Connection::~Connection() { shut(); }
 
 bool Connection::is_open() const { return transport_ && transport_->lowest().socket().is_open(); }
 
+bool Connection::reusable() const {
+  if (!reusable_ || !is_open()) return false;
+  // Anything that arrived after the answer was read (in the socket, or read by TLS and not
+  // yet taken) was asked for by no request.
+  error_code ec;
+  if (transport_->lowest().socket().available(ec) > 0 || ec) return false;
+  return !transport_->tls || SSL_pending(transport_->tls->native_handle()) == 0;
+}
+
 void Connection::shut() {
   reusable_ = false;
   if (resolver_) resolver_->cancel();

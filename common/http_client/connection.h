@@ -23,9 +23,11 @@
 // - Nothing is followed or retried here: a 3xx is a response like any other, and a failed
 //   operation is reported, never repeated.
 // - reusable() is true only after a response was read to its end without an error and
-//   allowed keep-alive, with no bytes after it (a peer that answered twice: its extra
-//   answer must not pass for the next request's). After anything else the caller closes
-//   the connection (or calls connect(), which closes it first).
+//   allowed keep-alive, with no bytes after it, then or since (a peer that answered twice,
+//   or whose Content-Length left bytes out: they must not pass for the next request's
+//   answer). It looks at the socket each time: ask it when about to send again. After
+//   anything else the caller closes the connection (or calls connect(), which closes it
+//   first).
 // - Errors are values (outcome.h); nothing here throws for a network event.
 //
 // Threading and lifetime: one operation at a time, all on the executor given at
@@ -101,7 +103,7 @@ class Connection {
   boost::asio::awaitable<Outcome> read_header(boost::beast::http::response_parser<Body>& parser);
 
   bool is_open() const;
-  bool reusable() const { return reusable_; }
+  bool reusable() const;
   // Closes the socket and cancels a pending operation (it ends with Failure::cancelled).
   void close();
 

@@ -56,6 +56,25 @@ Result<int64_t> readable_schema_version(sqlite::Connection& db, const std::strin
 
 }  // namespace
 
+namespace {
+
+// Version 0 with tables in it is another program's file, not a new store: creating ours
+// beside them would mix two programs' data in one file.
+Result<void> not_another_programs(sqlite::Connection& db) {
+  auto version = db.query_int("PRAGMA user_version");
+  if (!version) return fail(version);
+  if (version->value_or(0) != 0) return {};
+  auto theirs = db.query_int("SELECT count(*) FROM sqlite_master");
+  if (!theirs) return fail(theirs);
+  if (theirs->value_or(0) > 0) {
+    return fail(ErrorKind::data, "not a healthhook database: it holds " + std::to_string(*theirs.value()) +
+                                     " tables or indexes of another program; give healthhook a file of its own");
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<void> migrate(sqlite::Connection& db) {
   const auto newer = [](int64_t version) {
     return fail("database schema version " + std::to_string(version) + " is newer than this healthhook (" +
@@ -82,14 +101,7 @@ Result<void> migrate(sqlite::Connection& db) {
     if (i > schema_version()) return newer(i);
     if (i == schema_version()) return txn->commit();
     if (i == 0) {
-      // Version 0 with tables in it is another program's file, not a new store: creating
-      // ours beside them would mix two programs' data in one file.
-      auto theirs = db.query_int("SELECT count(*) FROM sqlite_master");
-      if (!theirs) return fail(theirs);
-      if (theirs->value_or(0) > 0) {
-        return fail(ErrorKind::data, "not a healthhook database: it holds " + std::to_string(*theirs.value()) +
-                                         " tables or indexes of another program; give healthhook a file of its own");
-      }
+      if (auto ours = not_another_programs(db); !ours) return fail(ours);
     }
     const auto& migration = migrations()[static_cast<size_t>(i)];
     auto applied = db.exec(migration.sql);
@@ -146,6 +158,11 @@ Result<sqlite::Connection> open_for_writing(const std::string& path, const Store
   // second process creating the store at the same moment waits for the first instead of
   // failing at once.
   db->wait_when_busy(std::chrono::milliseconds(options.busy_timeout_ms));
+  // Another program's file is refused before anything in it changes (WAL mode would stay in
+  // its header, with -wal and -shm files beside it).
+  if (!new_file) {
+    if (auto ours = not_another_programs(*db); !ours) return fail(ours, path);
+  }
   const std::string pragmas = "PRAGMA page_size = " + std::to_string(kNewDatabasePageSize) +
                               (new_file ? ";PRAGMA auto_vacuum = INCREMENTAL;" : ";") +
                               "PRAGMA journal_mode = WAL;"

@@ -58,6 +58,7 @@ std::string fault_name(Fault::Kind kind) {
     case Fault::Kind::malformed_json: return "malformed_json";
     case Fault::Kind::close_without_response: return "close_without_response";
     case Fault::Kind::drip_body: return "drip_body";
+    case Fault::Kind::bytes_after_answer: return "bytes_after_answer";
   }
   return "?";
 }
@@ -251,7 +252,13 @@ struct FakeService::Impl {
     if (!partial) {
       auto [ec, n] = co_await bhttp::async_write(stream, response, use_tuple);
       (void)n;
-      co_return !ec;
+      if (ec || !fault || fault->kind != Fault::Kind::bytes_after_answer) co_return !ec;
+      net::steady_timer timer(io);
+      timer.expires_after(fault->stall);
+      co_await timer.async_wait(use_tuple);
+      auto [extra_ec, extra_n] = co_await net::async_write(stream, net::buffer(fault->body), use_tuple);
+      (void)extra_n;
+      co_return !extra_ec;
     }
     bhttp::response_serializer<bhttp::string_body> serializer{response};
     {

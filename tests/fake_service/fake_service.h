@@ -40,6 +40,9 @@ struct Fault {
     malformed_json,          // 200 with the body cut in half (valid HTTP, invalid JSON)
     close_without_response,  // read the request, close the connection
     drip_body,               // send the head, then the body one byte every `stall` (never idle for long)
+    bytes_after_answer,      // answer normally and keep alive, then after `stall` send `body` too: bytes
+                             // no request asked for (a second answer, or the rest of a body whose
+                             // Content-Length left it out)
   };
   Kind kind = Kind::none;
   unsigned status = 500;

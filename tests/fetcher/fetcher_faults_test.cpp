@@ -397,6 +397,33 @@ BOOST_AUTO_TEST_CASE(an_idle_connection_the_server_closed_is_replaced_without_a_
   BOOST_TEST(service.connections_accepted() == 2u);
 }
 
+// A service that sends more than its answer (its Content-Length left the rest of a body
+// out, or it answered twice), the extra bytes arriving after the answer was read: the
+// connection is not used again, so the next job's answer is its own. The extra bytes were
+// read as the next request's answer: workouts stored each other's streams, until a restart.
+BOOST_AUTO_TEST_CASE(bytes_after_an_answer_are_never_the_next_jobs_answer) {
+  test::FetcherFixture f;
+  fake::FakeService service;
+  auto fetcher = f.make_fetcher(f.settings_for(service));
+  const std::string smuggled = R"({"time":[999],"heartrate":[6666]})";
+  Fault fault = fault_of(Fault::Kind::bytes_after_answer, std::chrono::milliseconds(50));
+  fault.body = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+               std::to_string(smuggled.size()) + "\r\n\r\n" + smuggled;
+  service.inject(kPath, fault);
+  f.queue_stream_job("w-1");
+  BOOST_TEST(kind_of(fetcher->run_due_now().at(0)) == "done");
+  // The extra bytes are sent 50 ms after the answer: let them arrive while the connection idles.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const int64_t next = f.queue_stream_job("w-2");
+  BOOST_TEST(kind_of(fetcher->run_due_now().at(0)) == "done");
+  BOOST_TEST(f.job(next).attempts == 0);
+  const auto rows = f.fetched_rows();
+  BOOST_REQUIRE_EQUAL(rows.size(), 2u);
+  for (const auto& row : rows) BOOST_TEST(row.body == fake::stream_body(120));
+  BOOST_TEST(service.request_count("/v2/timeseries/workouts/w-2/stream") == 1u);
+  BOOST_TEST(fetcher->connections_opened() == 2u);
+}
+
 // A slow service on a kept-alive connection: one request, one failed attempt, not a
 // second copy sent at once on a new connection (only a connection the server closed is
 // replaced so).

@@ -436,6 +436,17 @@ BOOST_AUTO_TEST_CASE(another_programs_file_is_refused) {
   auto theirs = sqlite::Connection::open(dir.file("theirs.db"), sqlite::OpenMode::read_write);
   BOOST_REQUIRE(theirs.ok());
   BOOST_TEST(theirs->query_int("SELECT count(*) FROM sqlite_master")->value_or(-1) == 1);
+  // Nothing changed in it either: its journal mode stays (WAL was switched on, for good, before
+  // the refusal), no -wal or -shm file beside it.
+  {
+    auto mode = theirs->prepare("PRAGMA journal_mode");
+    BOOST_REQUIRE(mode.ok());
+    auto row = mode->step();
+    BOOST_REQUIRE(row.ok() && *row);
+    BOOST_TEST(mode->column_text(0) == "delete");
+  }
+  BOOST_TEST(!std::filesystem::exists(dir.file("theirs.db-wal")));
+  BOOST_TEST(!std::filesystem::exists(dir.file("theirs.db-shm")));
   { std::ofstream(dir.file("empty.db")); }
   BOOST_TEST(store::open_for_writing(dir.file("empty.db"), {}).ok());
 }
