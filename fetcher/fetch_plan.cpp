@@ -50,7 +50,6 @@ Result<PagePlan> plan_backfill(const store::ClaimedJob& job, const BaseUrl& base
   if (!start_ms) return fail("payload: start is not an ISO 8601 time: " + job.start);
   if (!end_ms) return fail("payload: end is not an ISO 8601 time: " + job.end);
   if (*end_ms < *start_ms) return fail("payload: the window ends before it starts");
-  if (job.page >= kMaxPagesPerJob) return fail("more than " + std::to_string(kMaxPagesPerJob) + " pages");
 
   const BackfillSource source = backfill_source(job.resource);
   PagePlan plan;

@@ -35,8 +35,6 @@ namespace hh::fetcher {
 // Summary endpoints have no cursor: a window of years is read in slices of this many
 // days, so one response stays small and a restart repeats at most one slice.
 inline constexpr int64_t kSummarySliceDays = 30;
-// A cursor chain longer than this is taken for a server loop.
-inline constexpr int64_t kMaxPagesPerJob = 100'000;
 
 struct PagePlan {
   int64_t page = 0;              // this page's number

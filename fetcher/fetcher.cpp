@@ -198,6 +198,7 @@ Result<std::unique_ptr<Fetcher>> Fetcher::create(FetcherOptions options, store::
   impl.reads = std::move(*reads);
   RunnerOptions runner{retry_policy(impl.options.service), impl.options.now_ms, impl.options.observe_request};
   runner.max_page_bytes = impl.options.max_page_bytes;
+  runner.max_pages = impl.options.max_pages;
   // Three renewals per lease: two may fail (the store busy a moment) before it runs out.
   if (const auto lease = jobs.lease()) runner.lease_renewal = std::max(*lease / 3, std::chrono::milliseconds(1));
   impl.runner = std::make_unique<JobRunner>(*impl.clients, impl.link, std::move(runner), impl.stopping);

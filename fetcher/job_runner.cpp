@@ -149,6 +149,11 @@ net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
       error = plan.error();
       break;
     }
+    if (plan->page >= options_.max_pages) {
+      final = true;
+      error = "more than " + std::to_string(options_.max_pages) + " pages, each with a new next_cursor: the service's pages never end (" + plan->url + ")";
+      break;
+    }
 
     const auto started = std::chrono::steady_clock::now();
     auto get = fetch_holding_lease(client, plan->target, job);

@@ -250,6 +250,26 @@ BOOST_AUTO_TEST_CASE(a_cursor_that_comes_back_ends_the_job_dead) {
   expect_the_loop_ends_the_job_dead(options);
 }
 
+// A service whose pages never end, each with a new cursor (none comes back): the job stores
+// at most max_pages (10,000 in serve; 4 here), then ends dead saying so. It was fetched for
+// ever (black-box pass: 913 pages in 42 s, still running).
+BOOST_AUTO_TEST_CASE(a_job_whose_pages_never_end_is_dead_after_max_pages) {
+  test::FetcherFixture f;
+  f.max_pages = 4;
+  fake::FakeOptions options;
+  options.timeseries_pages = 50;
+  fake::FakeService service(options);
+  const auto [id, outcome] = run_heartrate_backfill(f, service);
+  BOOST_TEST(kind_of(outcome) == "dead");
+  BOOST_TEST(outcome.pages == 4);
+  BOOST_TEST(f.fetched_rows().size() == 4u);
+  BOOST_TEST(service.requests().size() == 4u);
+  const auto job = f.job(id);
+  BOOST_TEST(job.state == "dead");
+  BOOST_TEST(job.last_error.value_or("").find("more than 4 pages, each with a new next_cursor") != std::string::npos,
+             job.last_error.value_or(""));
+}
+
 // The shortest loop: a page whose next_cursor is the cursor it was asked for (it used to
 // be retried to max_attempts without being stored).
 BOOST_AUTO_TEST_CASE(a_page_that_names_its_own_cursor_next_ends_the_job_dead_once_stored) {

@@ -76,6 +76,7 @@ std::unique_ptr<fetcher::Fetcher> FetcherFixture::make_fetcher(const config::Ser
   options.now_ms = [this] { return clock.load(); };
   options.read_timeout = read_timeout;
   options.max_page_bytes = max_page_bytes;
+  options.max_pages = max_pages;
   return must(fetcher::Fetcher::create(std::move(options), *writer_, *inbox_, *jobs_), "fetcher");
 }
 
