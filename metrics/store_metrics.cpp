@@ -48,7 +48,10 @@ Result<void> StoreMetrics::collect_lag(PrometheusText& out, int64_t& applied_seq
   const auto& oldest = positions->oldest_unapplied_received_at_ms;
   const double lag_seconds = oldest ? std::max<int64_t>(0, unix_now_ms() - *oldest) / 1000.0 : 0.0;
   out.gauge("healthhook_inbox_last_seq", "Newest inbox sequence number", last_seq);
-  out.gauge("healthhook_processor_applied_seq", "Every inbox row up to this seq has been applied", applied_seq);
+  // PostgreSQL's position may pass the newest row: a sequence number a duplicate took (and
+  // left unused) is applied as well. Shown no further than the newest row.
+  out.gauge("healthhook_processor_applied_seq", "Every inbox row up to this seq has been applied",
+            std::min(applied_seq, last_seq));
   out.gauge("healthhook_processor_lag_deliveries", "Inbox rows stored but not yet applied by the processor",
             std::max<int64_t>(0, last_seq - applied_seq));
   out.gauge("healthhook_processor_lag_seconds",

@@ -54,7 +54,10 @@ bool Processor::take_lead() {
   const auto now = std::chrono::steady_clock::now();
   if (!leading_ && now < next_lead_try_) return false;
   auto taken = store_->take_lead();  // cheap while held
-  stats_.shards.store(store_->owned_shards(), std::memory_order_relaxed);
+  // None while the lead is not taken (its check failed: the database is down): what the
+  // locks last held is not applied by this instance now. -1: a store without shards.
+  const int owned = store_->owned_shards();
+  stats_.shards.store(owned < 0 || (taken && *taken) ? owned : 0, std::memory_order_relaxed);
   if (leading_ && taken && *taken) {
     if (store_->lead_version() == lead_version_) return true;
     // Sessions sharing the store moved shards: what was read ahead may now be another's,

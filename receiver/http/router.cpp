@@ -43,6 +43,7 @@ const Router::Route* Router::find(bhttp::verb method, std::string_view path, std
     if (allowed) {
       if (!allowed->empty()) allowed->append(", ");
       allowed->append(std::string(bhttp::to_string(route.method)));
+      if (route.method == bhttp::verb::get) allowed->append(", HEAD");
     }
   }
   return nullptr;

@@ -12,9 +12,15 @@
 namespace hh::http {
 
 std::string_view framing_problem(const bhttp::request_header<>& head) {
+  // RFC 9112 §3.2: an HTTP/1.1 request names its host once (what an origin server must
+  // refuse, not guess).
+  if (head.version() >= 11 && head.count(bhttp::field::host) != 1) return "an HTTP/1.1 request carries one Host header";
   const size_t encodings = head.count(bhttp::field::transfer_encoding);
   if (encodings == 0) return {};
   if (encodings > 1) return "Transfer-Encoding may be sent once";
+  // RFC 9112 §6.1: HTTP/1.0 has no chunked coding; such a request may come through a
+  // 1.0 intermediary that frames it otherwise (request smuggling), so it is refused.
+  if (head.version() < 11) return "Transfer-Encoding in an HTTP/1.0 request";
   if (head.count(bhttp::field::content_length) > 0) return "Transfer-Encoding and Content-Length together";
   std::string_view value = head[bhttp::field::transfer_encoding];
   while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
@@ -24,6 +30,35 @@ std::string_view framing_problem(const bhttp::request_header<>& head) {
 }
 
 void prepare_for_body(beast::flat_buffer& buffer) { buffer.reserve(kReadBufferBytes); }
+
+bool skip_empty_line(beast::flat_buffer& buffer) {
+  const auto* bytes = static_cast<const char*>(buffer.data().data());
+  const std::string_view start(bytes, std::min<size_t>(buffer.size(), 2));
+  if (start == "\r\n") {
+    buffer.consume(2);
+    return true;
+  }
+  if (start.starts_with('\n')) {
+    buffer.consume(1);
+    return true;
+  }
+  return false;
+}
+
+void to_origin_form(bhttp::request_header<>& head) {
+  const std::string_view target = head.target();
+  if (target.starts_with('/')) return;
+  for (const std::string_view scheme : {"http://", "https://"}) {
+    if (target.size() > scheme.size() && beast::iequals(target.substr(0, scheme.size()), scheme)) {
+      const std::string_view rest = target.substr(scheme.size());
+      const size_t path = rest.find_first_of("/?");
+      std::string origin_form = path == std::string_view::npos ? "/" : std::string(rest.substr(path));
+      if (origin_form.front() == '?') origin_form.insert(0, "/");
+      head.target(origin_form);
+      return;
+    }
+  }
+}
 
 namespace {
 
@@ -119,6 +154,16 @@ std::string malformed_head_reason(const bhttp::request_header<>& head, const bea
   return "malformed request: " + ec.message();
 }
 
+size_t count_fields(const bhttp::fields& fields) {
+  return static_cast<size_t>(std::distance(fields.begin(), fields.end()));
+}
+
+void drop_fields_after(bhttp::fields& fields, size_t kept) {
+  auto field = fields.begin();
+  std::advance(field, std::min(kept, count_fields(fields)));
+  while (field != fields.end()) field = fields.erase(field);
+}
+
 bool announces_body(const Parser& parser) {
   return parser.chunked() || parser.content_length().value_or(0) > 0;
 }
@@ -145,6 +190,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
   // which the parser takes only once all of them are here, may hold (request_parser.h).
   buffer.max_size(limits.max_header_bytes + 2 * kReadBufferBytes);
   bool first_request = true;
+  bool skipped_empty_line = false;  // before the request being read
   bool head_accepted = false;  // reported to the table once
   // Has carried a correctly signed delivery: its 401s are not delayed (session.h).
   bool trusted = false;
@@ -171,6 +217,14 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       // was chosen while its first bytes arrived, its socket is being closed: end here.
       if (control.table && !control.table->busy(control)) co_return;
     }
+    // RFC 9112 §2.2: an empty line before a request line is skipped (some clients send one
+    // after a POST body). One per request: a client sending only empty lines gets no more
+    // time than one sending nothing.
+    if (!skipped_empty_line && skip_empty_line(buffer)) {
+      skipped_empty_line = true;
+      continue;
+    }
+    skipped_empty_line = false;
 
     std::optional<Parser> parser;  // fresh per message (body_limit)
     parser.emplace();
@@ -209,6 +263,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     }
 
     auto& header = parser->get();
+    to_origin_form(header);
     if (const std::string_view problem = framing_problem(header); !problem.empty()) {
       count(limits, Refusal::bad_request);
       Response response = refusal(Status::bad_request, problem);
@@ -244,6 +299,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       co_await refuse(stream, *refused, *parser, limits, control);
       co_return;
     }
+    const size_t head_fields = parser->chunked() ? count_fields(header) : 0;
     if (!head_accepted && control.table) control.table->head_accepted(control);
     head_accepted = true;
     // A body of known length takes its whole size from the budget before any of it is
@@ -268,8 +324,9 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
         co_return;
       }
     }
-    // curl and others wait for "100 Continue" before sending a large body.
-    if (beast::iequals(header[bhttp::field::expect], "100-continue")) {
+    // curl and others wait for "100 Continue" before sending a large body. An HTTP/1.0
+    // client knows no interim answers (RFC 9110 §10.1.1): it just sends.
+    if (header.version() >= 11 && beast::iequals(header[bhttp::field::expect], "100-continue")) {
       bhttp::response<bhttp::empty_body> go_on{Status::continue_, 11};
       transport.expires_after(limits.write_timeout);
       auto [ec, n] = co_await bhttp::async_write(stream, go_on, use_tuple);
@@ -320,6 +377,9 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     }
     transport.expires_never();  // no socket operation while the endpoint works
 
+    // Trailer fields (after a chunked body) are not headers (RFC 9110 §6.5.1): Beast 1.81
+    // appends them to the head's; they are dropped, never checked as a signature.
+    if (parser->chunked()) drop_fields_after(parser->get(), head_fields);
     Request request = parser->release();
     const bool keep_alive = request.keep_alive();
     const bool http_1_0 = request.version() == 10;

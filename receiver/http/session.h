@@ -93,8 +93,15 @@ struct SessionControl {
 void prepare_for_body(beast::flat_buffer& buffer);
 
 // Why a request head must be refused before its body is read (400), or "" when its
-// framing is acceptable: RFC 9112 §6.1/§6.3 (Beast 1.81 does not check these).
+// framing is acceptable: RFC 9112 §3.2/§6.1/§6.3 (Beast 1.81 does not check these).
 std::string_view framing_problem(const bhttp::request_header<>& head);
+
+// Consumes one empty line (CRLF, or a bare LF) at the start of `buffer`; true if it did.
+bool skip_empty_line(beast::flat_buffer& buffer);
+
+// An absolute-form target (http://host/path?query, RFC 9112 §3.2.2) made origin-form
+// (/path?query): a server must take both, and routes know paths.
+void to_origin_form(bhttp::request_header<>& head);
 
 // Serves requests on `stream` (beast::tcp_stream, or an ssl_stream over one, already
 // handshaken) until the peer closes, an error or deadline ends it, or `stopping` is set.

@@ -10,6 +10,7 @@
 
 #include "tests/ingest/hostile_requests.h"
 #include "tests/support/http_client.h"
+#include "tests/support/database_probe.h"
 #include "tests/support/raw_connection.h"
 #include "tests/support/server_process.h"
 
@@ -175,6 +176,86 @@ BOOST_AUTO_TEST_CASE(transfer_encodings_other_than_exactly_chunked_are_400) {
       server.port(), "POST /webhooks HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n" + signed_looking + "\r\n5\r\nhello\r\n0\r\n\r\n", 5s);
   BOOST_TEST(chunked.starts_with("HTTP/1.1 401"), chunked.received.substr(0, 60));
   BOOST_TEST(hostile::deliveries(server.database()) == 0);
+  BOOST_TEST(server.stop() == 0);
+}
+
+// A black-box pass against RFC 9110/9112, each seen answered otherwise: trailer fields were
+// merged into the head and checked as the signature (a wrong one in the trailer refused a
+// valid delivery, a right one there let a forged head through); an HTTP/1.0 request with
+// Transfer-Encoding was read as chunked and its connection kept; "100 Continue" went to
+// HTTP/1.0 clients; a missing or doubled Host was accepted; an absolute-form target got
+// 404; an empty line before a request line failed the request after it; Allow left out HEAD.
+BOOST_AUTO_TEST_CASE(http_1_1_rules_a_server_must_keep) {
+  TempDir dir;
+  ServerProcess server(dir);
+  const std::string body = hostile::kBody;
+  const auto signed_headers = [&](const std::string& id) {
+    std::string headers;
+    for (const auto& [name, value] : signature_headers(server.secret(), id, now_seconds(), body)) {
+      headers += name + ": " + value + "\r\n";
+    }
+    return headers;
+  };
+  const auto chunked_with_trailer = [&](const std::string& id, const std::string& trailer) {
+    char size[16];
+    std::snprintf(size, sizeof size, "%zx", body.size());
+    return "POST /webhooks HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n" + signed_headers(id) + "\r\n" +
+           size + "\r\n" + body + "\r\n0\r\n" + trailer + "\r\n";
+  };
+  // Trailer fields are dropped: a wrong signature there refuses nothing, and is not stored.
+  const RawReply wrong_trailer =
+      raw_exchange(server.port(), chunked_with_trailer("msg_trailer", "svix-signature: v1,AAAA\r\nX-Trailer: t\r\n"), 5s);
+  BOOST_TEST(wrong_trailer.starts_with("HTTP/1.1 200"), wrong_trailer.received);
+  BOOST_TEST(hostile::deliveries(server.database(), "message_id = 'msg_trailer'") == 1);
+  const std::string stored = query_text(server.database(), "SELECT headers FROM inbox WHERE message_id = 'msg_trailer'");
+  BOOST_TEST(stored.find("X-Trailer") == std::string::npos, stored);
+  BOOST_TEST(stored.find("AAAA") == std::string::npos, stored);
+  // A forged head is not saved by a right signature in the trailer.
+  std::string forged = chunked_with_trailer("msg_forged", signed_headers("msg_forged"));
+  const size_t head_signature = forged.find("webhook-signature: ") != std::string::npos ? forged.find("webhook-signature: ")
+                                                                                          : forged.find("svix-signature: ");
+  BOOST_REQUIRE(head_signature != std::string::npos);
+  forged.replace(forged.find("v1,", head_signature) + 3, 4, "AAAA");
+  BOOST_TEST(raw_exchange(server.port(), forged, 5s).starts_with("HTTP/1.1 401"));
+
+  // HTTP/1.0 with Transfer-Encoding: 400, closed.
+  const RawReply old_chunked = raw_exchange(
+      server.port(), "POST /webhooks HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n" +
+                         signed_headers("msg_10") + "\r\n5\r\nhello\r\n0\r\n\r\nGET /healthz HTTP/1.0\r\n\r\n", 5s);
+  BOOST_TEST(old_chunked.starts_with("HTTP/1.1 400"), old_chunked.received);
+  BOOST_TEST(old_chunked.received.find("Transfer-Encoding in an HTTP/1.0 request") != std::string::npos);
+  BOOST_TEST(old_chunked.received.find("HTTP/1.1", 8) == std::string::npos);
+  BOOST_TEST(old_chunked.closed_by_server);
+
+  // HTTP/1.0 with Expect: 100-continue: no interim answer, the final one only.
+  const RawReply old_expect = raw_exchange(
+      server.port(), "POST /webhooks HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: " + std::to_string(body.size()) +
+                         "\r\n" + signed_headers("msg_expect") + "\r\n" + body, 5s);
+  BOOST_TEST(old_expect.starts_with("HTTP/1.1 200"), old_expect.received);
+  BOOST_TEST(old_expect.received.find("100 Continue") == std::string::npos);
+
+  // Host: exactly one in HTTP/1.1.
+  for (const std::string& hosts : {std::string(), std::string("Host: x\r\nHost: evil\r\n")}) {
+    const RawReply reply = raw_exchange(server.port(), "GET /healthz HTTP/1.1\r\n" + hosts + "\r\n", 5s);
+    BOOST_TEST(reply.starts_with("HTTP/1.1 400"), reply.received);
+    BOOST_TEST(reply.received.find("one Host header") != std::string::npos, reply.received);
+  }
+
+  // Absolute form, and an empty line before a request line, on one connection.
+  RawConnection connection(server.port());
+  BOOST_TEST(connection.send("POST http://127.0.0.1/webhooks?x=1 HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                             std::to_string(body.size()) + "\r\n" + signed_headers("msg_absolute") + "\r\n" + body + "\r\n"));
+  const std::string absolute = connection.receive_response(5s);
+  BOOST_TEST(absolute.starts_with("HTTP/1.1 200"), absolute);
+  BOOST_TEST(connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  const std::string after_empty_line = connection.receive_response(5s);
+  BOOST_TEST(after_empty_line.starts_with("HTTP/1.1 200"), after_empty_line);
+  BOOST_TEST(hostile::deliveries(server.database(), "message_id = 'msg_absolute'") == 1);
+
+  // HEAD is answered on every GET route: Allow says so.
+  const RawReply options = raw_exchange(server.port(), "OPTIONS /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 5s);
+  BOOST_TEST(options.starts_with("HTTP/1.1 405"), options.received);
+  BOOST_TEST(options.received.find("Allow: GET, HEAD\r\n") != std::string::npos, options.received);
   BOOST_TEST(server.stop() == 0);
 }
 
