@@ -136,6 +136,12 @@ int run_query(std::string_view table, const QueryFlags& flags) {
     report_error("query", "--event-type: empty pattern");
     return kExitBadConfig;
   }
+  if (flags.event_type) {
+    if (const std::string problem = store::event_type_glob_problem(*flags.event_type); !problem.empty()) {
+      report_error("query", "--event-type: " + problem);
+      return kExitBadConfig;
+    }
+  }
   const auto format = flags.format == "csv" ? store::OutputFormat::csv : store::OutputFormat::jsonl;
   int exit_code = kExitOk;
   auto reader = open_read_store_or_report(*settings, "query", exit_code);

@@ -8,7 +8,14 @@ namespace hh {
 
 Result<HttpUrl> parse_http_url(std::string_view url) {
   auto parsed = boost::urls::parse_absolute_uri(url);
-  if (!parsed) return fail("not an absolute URL: " + loggable_url(url));
+  if (!parsed) {
+    // An absolute URI has no fragment: one with a fragment would be called "not absolute",
+    // shown without it (loggable_url()), and nobody could see why.
+    if (auto with_fragment = boost::urls::parse_uri(url); with_fragment && with_fragment->has_fragment()) {
+      return fail("must not contain a fragment (#…): " + loggable_url(url));
+    }
+    return fail("not an absolute URL: " + loggable_url(url));
+  }
   const boost::urls::url_view& view = *parsed;
   HttpUrl out;
   const std::string scheme = view.scheme();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "common/glob_problem.h"
 #include "common/http_url.h"
 
 namespace hh::config {
@@ -127,6 +128,9 @@ Result<void> set_key(ForwardSettings& f, std::string_view key, const toml::node&
     for (const auto& item : *array) {
       const auto* glob = item.as_string();
       if (!glob || glob->get().empty()) return key_error(where, "expected an array of event type globs");
+      if (const std::string problem = glob_problem(glob->get()); !problem.empty()) {
+        return key_error(where, "\"" + glob->get() + "\": " + problem);
+      }
       f.events.push_back(glob->get());
     }
     return {};

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "common/glob_problem.h"
 #include "store/read_rows.h"
 #include "store/schema/glob_regex.h"
 
@@ -64,6 +65,6 @@ ChangePageEnd change_page_end(int64_t after_seq, std::optional<int64_t> first_se
   return {inside ? *seq_past_limit : *seq_past_limit - 1, inside};
 }
 
-std::string event_type_glob_problem(std::string_view glob) { return schema::glob_problem(glob); }
+std::string event_type_glob_problem(std::string_view glob) { return glob_problem(glob); }
 
 }  // namespace hh::store

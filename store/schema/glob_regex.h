@@ -10,10 +10,7 @@
 
 namespace hh::store::schema {
 
+// (Commands and settings refuse a glob that can match nothing: common/glob_problem.h.)
 std::string glob_to_regex(std::string_view glob);
-
-// Why `glob` can match nothing, or "" when it can match: a `[` whose set is never closed.
-// Commands refuse such a pattern instead of silently selecting nothing.
-std::string glob_problem(std::string_view glob);
 
 }  // namespace hh::store::schema

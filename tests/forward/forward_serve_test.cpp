@@ -530,6 +530,11 @@ BOOST_AUTO_TEST_CASE(bad_forward_settings_are_refused_with_the_key_named) {
       {"[[forward]]\nurl = \"https://b.example/\"\nsecret_file = \"fsecret\"\nmax_age = \"3 weeks\"\n",
        "forward[0].max_age"},
       {"[[forward]]\nurl = \"https://b.example/\"\nsecret_file = \"fsecret\"\nretries = 3\n", "forward[0].retries"},
+      // A set never closed matches no event type: the destination would get nothing, silently.
+      {"[[forward]]\nurl = \"https://b.example/\"\nsecret_file = \"fsecret\"\nevents = [\"[abc\"]\n",
+       "forward[0].events: \"[abc\": the set opened by '[' at character 1 is never closed"},
+      // The fragment is what is wrong: said so, not "not an absolute URL" shown without it.
+      {"[[forward]]\nurl = \"https://b.example/x#f\"\nsecret_file = \"fsecret\"\n", "forward[0].url: must not contain a fragment"},
       {"[[forward]]\nurl = \"https://b.example/\"\nsecret_file = \"missing\"\n", "forward[0].secret_file"},
       {"[[forward]]\nurl = \"https://b.example/\"\nsecret_file = \"fsecret\"\n"
        "[[forward]]\nurl = \"https://b.example/\"\nsecret_file = \"fsecret\"\n",

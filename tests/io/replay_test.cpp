@@ -374,6 +374,11 @@ BOOST_AUTO_TEST_CASE(capture_filters_by_time_and_event_type) {
                                               "is never closed"),
              open_set.stderr_text);
   BOOST_TEST(ids({"--event-type", "daily.data.[s]teps.*"}) == "ac");
+  // query refuses it too (it exited 0 with no rows).
+  auto query_open_set = run_healthhook({"query", "deliveries", "--database", db, "--event-type", "[a"});
+  BOOST_TEST(query_open_set.exit_code == 2);
+  BOOST_TEST(query_open_set.stderr_text.starts_with("healthhook query: --event-type: the set opened by '['"),
+             query_open_set.stderr_text);
   // A window that ends where or before it starts (the two swapped): refused, not an empty capture.
   auto swapped = run_healthhook({"capture", "--database", db, "--since", "1700000200", "--until", "1700000100"});
   BOOST_TEST(swapped.exit_code == 2);
