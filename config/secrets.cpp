@@ -110,6 +110,14 @@ Result<Secrets> load_secrets(const Settings& settings) {
   for (const auto& file : settings.signing_secret_files) {
     auto secret = read_secret_file(file, settings.base_dir);
     if (!secret) return fail(secret, "signing_secret_files");
+    // Checked here, where the file is known (the verifier knows only the secrets' order):
+    // named as read, which may be $CREDENTIALS_DIRECTORY's file of that name.
+    if (!is_signing_secret(*secret)) {
+      const bool bom = secret->starts_with("\xEF\xBB\xBF");
+      return fail("signing_secret_files: " + resolve_secret_path(file, settings.base_dir) +
+                  (bom ? ": starts with a UTF-8 byte order mark; save it without one"
+                       : ": not a signing secret (whsec_<base64>, as the service shows it)"));
+    }
     secrets.signing_secrets.push_back(std::move(*secret));
   }
   if (!settings.service.api_key_file.empty()) {

@@ -230,15 +230,15 @@ BOOST_AUTO_TEST_CASE(secret_files_resolve_relative_to_the_config_folder) {
 
 BOOST_AUTO_TEST_CASE(systemd_credentials_directory_wins_for_relative_names) {
   TempDir config_dir, credentials;
-  config_dir.write("secret", "whsec_from_config_dir\n");
-  credentials.write("secret", "whsec_from_credentials\n");
+  config_dir.write("secret", "whsec_Y29uZmln\n");
+  credentials.write("secret", "whsec_Y3JlZGVudGlhbHM=\n");
   auto s = config::load_settings(config_dir.write("h.toml", ""), fake_env, {});
   BOOST_REQUIRE(s.ok());
   ::setenv("CREDENTIALS_DIRECTORY", credentials.path().c_str(), 1);
   auto secrets = config::load_secrets(*s);
   ::unsetenv("CREDENTIALS_DIRECTORY");
   BOOST_REQUIRE(secrets.ok());
-  BOOST_TEST(secrets->signing_secrets.at(0) == "whsec_from_credentials");
+  BOOST_TEST(secrets->signing_secrets.at(0) == "whsec_Y3JlZGVudGlhbHM=");
 }
 
 BOOST_AUTO_TEST_CASE(missing_or_empty_secret_files_are_errors_naming_the_file) {
@@ -254,6 +254,19 @@ BOOST_AUTO_TEST_CASE(missing_or_empty_secret_files_are_errors_naming_the_file) {
   secrets = config::load_secrets(*s);
   BOOST_REQUIRE(!secrets.ok());
   BOOST_TEST(secrets.error().find("empty") != std::string::npos);
+  // What is in it is wrong: the file is named (it said "secret 1"), a byte order mark too.
+  dir.write("typo", "whsec_not base64!\n");
+  s = config::load_settings(dir.write("h3.toml", "signing_secret_files = [\"empty\", \"typo\"]\n"), fake_env, {});
+  dir.write("empty", "whsec_Y29uZmln\n");
+  secrets = config::load_secrets(*s);
+  BOOST_REQUIRE(!secrets.ok());
+  BOOST_TEST(secrets.error() == "signing_secret_files: " + dir.file("typo") +
+                                    ": not a signing secret (whsec_<base64>, as the service shows it)",
+             secrets.error());
+  dir.write("typo", "\xEF\xBB\xBFwhsec_Y29uZmln\n");
+  secrets = config::load_secrets(*s);
+  BOOST_REQUIRE(!secrets.ok());
+  BOOST_TEST(secrets.error().find("typo: starts with a UTF-8 byte order mark") != std::string::npos, secrets.error());
 }
 
 BOOST_AUTO_TEST_SUITE_END()
