@@ -10,15 +10,17 @@
 // recipe_file.h), created 0600 since it holds OAuth tokens; prints a summary line.
 // import checks the whole file first (--dry-run stops there), then sends it in batches of
 // --batch recipes; each batch prints one JSON line (HTTP status, imported and failed user
-// ids, or "queued" when the service answered 202 without lists), then a total line.
+// ids, "unaccounted" ones its answer names neither way, or "queued" when the service
+// answered 202 without lists), then a total line.
 // --wait asks the service to finish each batch within 20 s (else it answers 202).
 //
 // The provider must be one of the interface's bulk providers. Tokens are never printed or
 // logged: errors name a line and a member, never a value, and the service's reasons are
 // shown with the batch's tokens redacted. Exit 0 done, 1 a call failed or a user id was
-// not imported, 2 bad input or configuration (nothing is sent then).
+// not imported (failed, or named neither way), 2 bad input or configuration (nothing is sent then).
 #include <algorithm>
 #include <fstream>
+#include <set>
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
@@ -145,7 +147,7 @@ int run_connections_import(const ConnectionsImportFlags& flags) {
   if (!access) return kExitBadConfig;
 
   const auto batch_size = static_cast<size_t>(flags.batch);
-  std::vector<std::string> imported, failed;
+  std::vector<std::string> imported, failed, unaccounted;
   size_t queued = 0, batches = 0;
   int exit_code = kExitOk;
   for (size_t first = 0; first < recipes->lines.size(); first += batch_size) {
@@ -167,9 +169,21 @@ int run_connections_import(const ConnectionsImportFlags& flags) {
         .integer("connections", static_cast<int64_t>(batch.size()))
         .integer("status", answer->status);
     if (answer->lists) {
+      // A user of the batch the answer names neither way: not known to be imported.
+      const std::set<std::string> named = [&] {
+        std::set<std::string> ids(answer->imported.begin(), answer->imported.end());
+        ids.insert(answer->failed.begin(), answer->failed.end());
+        return ids;
+      }();
+      std::vector<std::string> missing;
+      for (size_t i = first; i < last; ++i) {
+        if (!named.contains(recipes->user_ids[i])) missing.push_back(recipes->user_ids[i]);
+      }
       object.raw("imported", id_array(answer->imported)).raw("failed", id_array(answer->failed));
+      if (!missing.empty()) object.raw("unaccounted", id_array(missing));
       imported.insert(imported.end(), answer->imported.begin(), answer->imported.end());
       failed.insert(failed.end(), answer->failed.begin(), answer->failed.end());
+      unaccounted.insert(unaccounted.end(), missing.begin(), missing.end());
     } else {
       object.integer("queued", static_cast<int64_t>(batch.size()));
       queued += batch.size();
@@ -184,11 +198,17 @@ int run_connections_import(const ConnectionsImportFlags& flags) {
       .integer("connections", static_cast<int64_t>(recipes->lines.size()))
       .raw("imported", id_array(imported))
       .raw("failed", id_array(failed))
+      .raw("unaccounted", id_array(unaccounted))
       .integer("queued", static_cast<int64_t>(queued))
       .close();
   print_json_line("{\"total\":" + total + "}");
   if (exit_code == kExitOk && !failed.empty()) {
     report_error(kCommand, std::to_string(failed.size()) + " connection(s) were not imported (see \"failed\")");
+    exit_code = kExitFailure;
+  }
+  if (exit_code == kExitOk && !unaccounted.empty()) {
+    report_error(kCommand, std::to_string(unaccounted.size()) +
+                               " connection(s) the service's answer names neither imported nor failed (see \"unaccounted\")");
     exit_code = kExitFailure;
   }
   if (exit_code == kExitOk && queued > 0) {

@@ -174,6 +174,14 @@ Result<void> check_json(std::string_view text, size_t max_depth) {
               std::string(scanner.problem()));
 }
 
+bool text_after_value(std::string_view text, size_t max_depth) {
+  Scanner scanner(text);
+  scanner.skip_space();
+  if (!scanner.value(max_depth)) return false;
+  scanner.skip_space();
+  return !scanner.at_end();
+}
+
 char first_byte(std::string_view text) {
   Scanner scanner(text);
   scanner.skip_space();

@@ -89,6 +89,10 @@ class Scanner {
 // "malformed JSON at byte 1234: expected ',' or '}'".
 Result<void> check_json(std::string_view text, size_t max_depth = 64);
 
+// True when `text` begins with one whole JSON value followed by more than whitespace
+// ("{…} trailing"): what simdjson 3.0.1 reports as a document that "ended early".
+bool text_after_value(std::string_view text, size_t max_depth);
+
 // The first byte of `text` after leading whitespace ('{' for an object, '[' for an
 // array); '\0' when there is none.
 char first_byte(std::string_view text);

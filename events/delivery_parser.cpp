@@ -17,6 +17,7 @@
 #include "events/json_reader.h"
 #include "events/known_resources.h"
 #include "rows/stream_points.h"
+#include "common/json_scan.h"
 #include "common/timestamp.h"
 
 namespace hh::events {
@@ -142,6 +143,10 @@ bool DeliveryParser::Impl::open(std::string_view text, std::string_view what, od
   if (!open_document(text, what, doc)) return false;
   if (auto code = doc.get_object().get(root)) {
     if (code == simdjson::INCORRECT_TYPE) return json.fail(here, what, "not a JSON object");
+    // simdjson says "ended early" for a root that does not end the input too ("{…} trailing").
+    if (code == simdjson::INCOMPLETE_ARRAY_OR_OBJECT && json::text_after_value(text, json::kSimdjsonMaxDepth)) {
+      return json.fail(here, what, "content after the top-level object");
+    }
     return json.fail(code, here, what);
   }
   return true;

@@ -121,7 +121,8 @@ export async function overview(root) {
     const stored = outcomes.find((s) => s.labels.outcome === 'stored');
     const jobs = m.find('healthhook_jobs');
     cards.replaceChildren(
-      card('Deliveries stored', stored ? String(m.latest(stored) ?? 0) : '0', 'overview-stored',
+      // The process's counters: since this start (the inbox holds more; the families below count it).
+      card('Deliveries stored since start', stored ? String(m.latest(stored) ?? 0) : '0', 'overview-stored',
            (stored && lately(stored)) || 'since start'),
       ...outcomes.filter((s) => s.labels.outcome !== 'stored').map((s) =>
         card('Answered ' + s.labels.outcome.replaceAll('_', ' '), String(m.latest(s) ?? 0), 'overview-' + s.labels.outcome)),
@@ -190,10 +191,15 @@ export async function deliveries(root, _arg, query) {
   const field = (id, label, attrs) => h('label', {}, label, h('input', { id, name: id, ...attrs }));
   const status = h('select', { id: 'search-status' }, ['', 'pending', 'processed', 'invalid', 'ignored', 'unknown']
     .map((s) => h('option', { value: s, selected: (q.status || '') === s }, s || 'any outcome')));
+  // The read API lists webhooks unless asked for every origin (fetched pages: backfills,
+  // workout streams, parsing jobs' answers).
+  const origin = h('select', { id: 'search-origin' }, [['', 'webhooks'], ['any', 'webhooks and fetched pages']]
+    .map(([v, text]) => h('option', { value: v, selected: (q.origin || '') === v }, text)));
   const form = h('form', { id: 'search-form', class: 'search' },
     field('search-user', 'User id or client user id', { value: q.user || '' }),
     field('search-event-type', 'Event type (glob)', { value: q.event_type || '', placeholder: 'daily.data.*' }),
     h('label', {}, 'Outcome', status),
+    h('label', {}, 'Origin', origin),
     field('search-start', 'From (UTC)', { type: 'datetime-local', value: toInputTime(q.start) }),
     field('search-end', 'Until (UTC)', { type: 'datetime-local', value: toInputTime(q.end) }),
     field('search-message-id', 'Message id', { value: '' }),
@@ -206,6 +212,7 @@ export async function deliveries(root, _arg, query) {
       user: document.getElementById('search-user').value.trim(),
       event_type: document.getElementById('search-event-type').value.trim(),
       status: status.value,
+      origin: origin.value,
       start: fromInputTime(document.getElementById('search-start').value),
       end: fromInputTime(document.getElementById('search-end').value),
     });
@@ -217,7 +224,7 @@ export async function deliveries(root, _arg, query) {
   const note = h('p', { class: 'muted' });
   root.append(h('h1', {}, 'Deliveries'), form, results, more, note);
 
-  const params = { event_type: q.event_type, status: q.status, start: q.start, end: q.end, limit: 50 };
+  const params = { event_type: q.event_type, status: q.status, origin: q.origin, start: q.start, end: q.end, limit: 50 };
   if (q.user) {
     // A user id when a user of that id is known (the service's are UUIDs, a replayed or
     // hand-written capture's may be anything), else a backend's client user id.

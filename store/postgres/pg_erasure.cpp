@@ -118,7 +118,7 @@ class PgErasure final : public Erasure {
     auto locked = db_.query("SELECT pg_try_advisory_xact_lock($1)", pg::Params().add(kProcessingLock));
     if (!locked) return fail(locked);
     if (!locked->boolean(0, 0)) {
-      return fail(ErrorKind::in_use, "another process applies the inbox (serve, rebuild or replay): stop it first");
+      return fail(ErrorKind::in_use, "another process applies the inbox (serve, rebuild, replay or purge-user): stop it or let it finish first");
     }
     return {};
   }

@@ -158,10 +158,17 @@ Result<sqlite::Connection> open_for_writing(const std::string& path, const Store
   // second process creating the store at the same moment waits for the first instead of
   // failing at once.
   db->wait_when_busy(std::chrono::milliseconds(options.busy_timeout_ms));
+  // The file itself is writable (checked above): a failure to read or configure it is
+  // usually a folder healthhook may not write, where SQLite must create -wal and -shm.
+  const auto failed = [&](const Result<void>& error) {
+    const int code = db->last_error_code() & 0xff;
+    const bool folder = code == SQLITE_CANTOPEN || code == SQLITE_READONLY;
+    return fail(error, path + (folder ? " (its folder must be writable: SQLite keeps -wal and -shm files next to it)" : ""));
+  };
   // Another program's file is refused before anything in it changes (WAL mode would stay in
   // its header, with -wal and -shm files beside it).
   if (!new_file) {
-    if (auto ours = not_another_programs(*db); !ours) return fail(ours, path);
+    if (auto ours = not_another_programs(*db); !ours) return failed(ours);
   }
   const std::string pragmas = "PRAGMA page_size = " + std::to_string(kNewDatabasePageSize) +
                               (new_file ? ";PRAGMA auto_vacuum = INCREMENTAL;" : ";") +
@@ -169,15 +176,7 @@ Result<sqlite::Connection> open_for_writing(const std::string& path, const Store
                               "PRAGMA synchronous = " + std::string(options.sqlite.synchronous_full ? "FULL" : "NORMAL") +
                               ";PRAGMA cache_size = -" + std::to_string(options.sqlite.cache_size_mib * 1024) +
                               ";PRAGMA temp_store = MEMORY;";
-  auto configured = db->exec(pragmas);
-  if (!configured) {
-    // The file itself is writable (checked above): the usual cause is a folder healthhook
-    // may not write, where SQLite must create the -wal and -shm files.
-    const int code = db->last_error_code() & 0xff;
-    const bool folder = code == SQLITE_CANTOPEN || code == SQLITE_READONLY;
-    return fail(configured.error_kind(), path + ": " + configured.error() +
-                (folder ? "; its folder must be writable (SQLite keeps -wal and -shm files next to it)" : ""));
-  }
+  if (auto configured = db->exec(pragmas); !configured) return failed(configured);
   {
     auto mode = db->prepare("PRAGMA journal_mode");
     if (!mode) return fail(mode, path);

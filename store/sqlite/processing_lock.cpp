@@ -20,8 +20,8 @@ Result<ProcessingLock> ProcessingLock::acquire(sqlite::Connection& db) {
     ::close(fd);
     if (error == EWOULDBLOCK) {
       return fail(ErrorKind::in_use, std::string(database) +
-                  " is being processed by another healthhook process (a running `serve`, `rebuild` or `replay`); "
-                  "stop it first");
+                  " is being processed by another healthhook process (a running `serve`, `rebuild`, `replay` or "
+                  "`purge-user`); stop it or let it finish first");
     }
     return fail("cannot lock " + path + ": " + std::strerror(error));
   }

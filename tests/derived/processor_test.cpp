@@ -413,7 +413,7 @@ BOOST_DATA_TEST_CASE(one_processor_per_database_file, data::make(test::kBothBack
   if (backend == test::Backend::sqlite) {
     BOOST_TEST(second.error() == s.location() +
                                      " is being processed by another healthhook process (a running `serve`, "
-                                     "`rebuild` or `replay`); stop it first");
+                                     "`rebuild`, `replay` or `purge-user`); stop it or let it finish first");
   } else {
     BOOST_TEST(second.error() == "the store is being processed by another healthhook instance or command (a "
                                  "`serve`, `rebuild` or `replay`)");

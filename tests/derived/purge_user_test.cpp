@@ -318,7 +318,7 @@ BOOST_AUTO_TEST_CASE(purge_user_refuses_bad_input_a_missing_database_and_a_locke
     BOOST_TEST(result.exit_code == 1);
     BOOST_TEST(result.stderr_text == "healthhook purge-user: " + path +
                                          " is being processed by another healthhook process (a running `serve`, "
-                                         "`rebuild` or `replay`); stop it first\n");
+                                         "`rebuild`, `replay` or `purge-user`); stop it or let it finish first\n");
   }
   {
     // Another writer keeps the write lock past commit_deadline_ms.

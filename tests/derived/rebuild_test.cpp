@@ -142,7 +142,7 @@ BOOST_AUTO_TEST_CASE(rebuild_refuses_while_another_process_processes_the_databas
   BOOST_TEST(result.exit_code == 1);
   BOOST_TEST(result.stderr_text == "healthhook rebuild: " + path +
                                        " is being processed by another healthhook process (a running `serve`, "
-                                       "`rebuild` or `replay`); stop it first\n");
+                                       "`rebuild`, `replay` or `purge-user`); stop it or let it finish first\n");
 }
 
 BOOST_AUTO_TEST_CASE(rebuild_of_a_missing_database_is_a_usage_error) {

@@ -365,6 +365,7 @@ Reply InterfaceEndpoints::bulk_import(const InterfaceRequest& request) {
     (import_failures_.count(std::string(user_id)) ? failed : imported).emplace_back(user_id);
   }
   imported_.insert(imported_.end(), imported.begin(), imported.end());
+  std::erase_if(imported, [&](const std::string& id) { return import_unlisted_.contains(id); });
   // "The submitted connections are enqueued … and the endpoint responds 202"; with
   // wait_for_completion, 200 when done within 20 s. The 202 body is not shown: not the lists.
   if (!wait || import_slow_) return detail(202, "Bulk import operation enqueued");
@@ -498,6 +499,11 @@ void InterfaceEndpoints::set_connections(const std::string& provider, std::vecto
 void InterfaceEndpoints::set_import_failures(std::set<std::string> user_ids) {
   std::lock_guard lock(mutex_);
   import_failures_ = std::move(user_ids);
+}
+
+void InterfaceEndpoints::set_import_unlisted(std::set<std::string> user_ids) {
+  std::lock_guard lock(mutex_);
+  import_unlisted_ = std::move(user_ids);
 }
 
 void InterfaceEndpoints::set_import_slow(bool slow) {

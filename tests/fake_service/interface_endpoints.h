@@ -66,6 +66,8 @@ class InterfaceEndpoints {
   // POST /v2/link/bulk_import: these user ids fail; with `slow` a wait_for_completion
   // import is not done within 20 s (answers 202).
   void set_import_failures(std::set<std::string> user_ids);
+  // A service that lies: these user ids are imported but left out of both lists.
+  void set_import_unlisted(std::set<std::string> user_ids);
   void set_import_slow(bool slow);
   // The user ids imported so far, in order (what the service holds).
   std::vector<std::string> imported_user_ids() const;
@@ -95,6 +97,7 @@ class InterfaceEndpoints {
   std::map<std::string, std::vector<std::string>> connections_;  // GUARDED_BY(mutex_)
   size_t export_page_size_ = 2;                           // GUARDED_BY(mutex_)
   std::set<std::string> import_failures_;                 // GUARDED_BY(mutex_)
+  std::set<std::string> import_unlisted_;                 // GUARDED_BY(mutex_)
   bool import_slow_ = false;                              // GUARDED_BY(mutex_)
   std::vector<std::string> imported_;                     // GUARDED_BY(mutex_)
   std::map<std::string, std::string> parsing_jobs_;       // GUARDED_BY(mutex_)

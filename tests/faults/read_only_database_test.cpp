@@ -145,6 +145,7 @@ BOOST_AUTO_TEST_CASE(readiness_comes_back_when_a_held_lock_goes_without_a_delive
   BOOST_REQUIRE(client.post_webhook(server.secret(), "msg_before", kSteps).status == 200);
   auto holder = hh::sqlite::Connection::open(server.database(), hh::sqlite::OpenMode::read_write);
   BOOST_REQUIRE(holder.ok());
+  holder->wait_when_busy(std::chrono::seconds(10));  // the server may be applying msg_before
   BOOST_REQUIRE(holder->exec("BEGIN IMMEDIATE").ok());
   BOOST_TEST(client.post_webhook(server.secret(), "msg_during", kSteps).status == 503);
   const auto not_ready = client.get("/readyz");

@@ -470,7 +470,7 @@ BOOST_AUTO_TEST_CASE(purge_user_calls_the_service_only_when_it_can_erase) {
     auto refused = test::run_healthhook({"purge-user", kNoticeUser, "--deregister", "garmin", "--config", config});
     ::close(fd);
     BOOST_TEST(refused.exit_code == 1);
-    BOOST_TEST(refused.stderr_text.find("stop it first (nothing was sent to the service or erased)") !=
+    BOOST_TEST(refused.stderr_text.find("let it finish first (nothing was sent to the service or erased)") !=
                    std::string::npos,
                refused.stderr_text);
     BOOST_TEST(service.requests().empty());

@@ -90,7 +90,7 @@ BOOST_AUTO_TEST_CASE(export_then_import_round_trips_the_recipes_without_showing_
                  "{\"batch\":3,\"connections\":1,\"status\":200,\"imported\":[\"" + user_of(5) + "\"],\"failed\":[]}\n"
                  "{\"total\":{\"provider\":\"oura\",\"batches\":3,\"connections\":5,\"imported\":[\"" + user_of(1) +
                  "\",\"" + user_of(2) + "\",\"" + user_of(3) + "\",\"" + user_of(4) + "\",\"" + user_of(5) +
-                 "\"],\"failed\":[],\"queued\":0}}\n");
+                 "\"],\"failed\":[],\"unaccounted\":[],\"queued\":0}}\n");
   const auto imported = t.service.interface().imported_user_ids();
   BOOST_TEST(imported == (std::vector<std::string>{user_of(1), user_of(2), user_of(3), user_of(4), user_of(5)}));
   const auto imports = calls_to(t, "/v2/link/bulk_import");
@@ -156,10 +156,20 @@ BOOST_AUTO_TEST_CASE(import_reports_queued_and_failed_connections) {
   BOOST_TEST(has(result.stdout_text, "{\"batch\":1,\"connections\":3,\"status\":200,\"imported\":[\"" + user_of(1) +
                                          "\",\"" + user_of(3) + "\"],\"failed\":[\"" + user_of(2) + "\"]}\n"),
              result.stdout_text);
-  BOOST_TEST(has(result.stdout_text, "\"failed\":[\"" + user_of(2) + "\",\"" + user_of(4) + "\"],\"queued\":0}}\n"),
+  BOOST_TEST(has(result.stdout_text, "\"failed\":[\"" + user_of(2) + "\",\"" + user_of(4) + "\"],\"unaccounted\":[],\"queued\":0}}\n"),
              result.stdout_text);
   BOOST_TEST(has(result.stderr_text, "2 connection(s) were not imported"), result.stderr_text);
   no_tokens_in(result.stdout_text + result.stderr_text);
+
+  // An answer that names a user neither way: not known to be imported, and said so (exit 0
+  // before, black-box pass).
+  t.service.interface().set_import_failures({});
+  t.service.interface().set_import_unlisted({user_of(5)});
+  result = t.run({"connections", "import", "--provider", "oura", path, "--wait"});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(has(result.stdout_text, "\"failed\":[],\"unaccounted\":[\"" + user_of(5) + "\"]}\n"), result.stdout_text);
+  BOOST_TEST(has(result.stderr_text, "1 connection(s) the service's answer names neither imported nor failed"),
+             result.stderr_text);
 }
 
 BOOST_AUTO_TEST_CASE(a_refusal_that_echoes_a_token_is_shown_redacted) {
