@@ -14,6 +14,7 @@
 #include "app/serve_signals.h"
 #include "app/service_watchdog.h"
 #include "app/systemd_notify.h"
+#include "app/tls_files.h"
 #include "common/log.h"
 #include "common/timestamp.h"
 #include "common/thread_name.h"
@@ -111,6 +112,8 @@ ServeExit serve(const config::Settings& settings, const ServeHooks& hooks) {
   if (!secrets) return failed(hooks, secrets.error(), ErrorKind::data);
   auto verifier = signature::Verifier::create(secrets->signing_secrets, settings.timestamp_tolerance_s);
   if (!verifier) return failed(hooks, "signing_secret_files: " + verifier.error(), ErrorKind::data);
+  // Before the store: a bad file is refused with nothing created or migrated.
+  if (auto loaded = check_tls_files(settings); !loaded) return failed(hooks, loaded.error(), ErrorKind::data);
 
   // Each part below is destroyed before the ones above it (what it uses).
   auto ingest = open_ingest(settings, *secrets);

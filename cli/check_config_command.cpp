@@ -18,18 +18,17 @@
 #include <iostream>
 #include <optional>
 
+#include "app/tls_files.h"
 #include "cli/command_support.h"
 #include "cli/commands.h"
 #include "cli/service_access.h"
 #include "cli/service_probe.h"
-#include "common/http_client/tls_context.h"
 #include "common/json_writer.h"
 #include "config/secrets.h"
 #include "config/settings_reference.h"
 #include "config/toml_json.h"
 #include "fetcher/calls/org_teams.h"
 #include "receiver/http/listener.h"
-#include "receiver/http/server_tls.h"
 #include "receiver/signature/webhook_signature.h"
 #include "store/database_location.h"
 #include "store/open_readers.h"
@@ -91,22 +90,6 @@ std::optional<int> compare_teams_or_report(const config::Settings& settings, int
   }
   if (!all_known) return kExitBadConfig;
   return std::nullopt;
-}
-
-// The CA files as the fetcher (relative to the configuration's folder) and the forwarder
-// (a secret path: $CREDENTIALS_DIRECTORY too) resolve and load them.
-Result<void> check_ca_files(const config::Settings& settings) {
-  if (!settings.service.ca_file.empty()) {
-    const std::string path = config::resolve_config_path(settings.service.ca_file, settings.base_dir);
-    if (auto context = http_client::client_tls_context(path); !context) return fail(context, "service.ca_file");
-  }
-  for (size_t i = 0; i < settings.forwards.size(); ++i) {
-    const std::string& ca_file = settings.forwards[i].ca_file;
-    if (ca_file.empty()) continue;
-    auto context = http_client::client_tls_context(config::resolve_secret_path(ca_file, settings.base_dir));
-    if (!context) return fail(context, "forward[" + std::to_string(i) + "].ca_file");
-  }
-  return {};
 }
 
 // One key's value in `values`: integers and true/false as themselves, a TOML string as its
@@ -227,17 +210,9 @@ int run_check_config(const CheckConfigFlags& flags) {
     std::cerr << "healthhook check-config: note: listen: " << settings->listen
               << " is in use now (serve cannot start there until its holder stops)\n";
   }
-  if (auto loaded = check_ca_files(*settings); !loaded) {
+  if (auto loaded = app::check_tls_files(*settings); !loaded) {
     report_error("check-config", loaded.error());
     return kExitBadConfig;
-  }
-  if (!settings->tls.cert_file.empty()) {
-    auto certificate =
-        http::load_server_certificate(settings->tls.cert_file, settings->tls.key_file, settings->base_dir);
-    if (!certificate) {
-      report_error("check-config", certificate.error());
-      return kExitBadConfig;
-    }
   }
   std::optional<ServiceProbe> probe;
   if (flags.online) {

@@ -7,6 +7,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <boost/test/unit_test.hpp>
+
+#include <filesystem>
 #include <openssl/bn.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -281,6 +283,7 @@ BOOST_AUTO_TEST_CASE(a_key_that_does_not_match_the_certificate_stops_start_up) {
   BOOST_TEST(result.stderr_text.find("tls.key_file: " + dir.file("key.pem") + " does not match the certificate in " +
                                      dir.file("cert.pem")) != std::string::npos,
              result.stderr_text);
+  BOOST_TEST(!std::filesystem::exists(dir.file("healthhook.db")));
 }
 
 BOOST_AUTO_TEST_CASE(an_unreadable_certificate_stops_start_up_naming_the_file) {
@@ -291,6 +294,10 @@ BOOST_AUTO_TEST_CASE(an_unreadable_certificate_stops_start_up_naming_the_file) {
   BOOST_TEST(result.stderr_text.find("tls.cert_file: cannot read " + dir.file("cert.pem") +
                                      ": No such file or directory") != std::string::npos,
              result.stderr_text);
+  // Refused before the store is opened: nothing created (a new database was made and
+  // migrated first).
+  BOOST_TEST(!std::filesystem::exists(dir.file("healthhook.db")));
+  BOOST_TEST(!std::filesystem::exists(dir.file("healthhook.db-processor.lock")));
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // tls_listener_test

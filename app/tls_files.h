@@ -1,0 +1,14 @@
+#pragma once
+// The TLS files the settings name (tls.cert_file and key_file, service.ca_file, each
+// [[forward]] ca_file), loaded as serve loads them. serve checks them before it opens its
+// store, so a bad file is refused with nothing created or migrated; check-config says the
+// same.
+#include "common/result.h"
+#include "config/settings.h"
+
+namespace hh::app {
+
+// The first file that does not load, named by its key ("service.ca_file: …").
+Result<void> check_tls_files(const config::Settings& settings);
+
+}  // namespace hh::app
