@@ -192,6 +192,11 @@ int run_check_config(const CheckConfigFlags& flags) {
     if (auto risk = store::plaintext_risk(settings->database, std::getenv("PGSSLMODE"), std::getenv("PGHOST"))) {
       std::cerr << "healthhook check-config: note: database: " << *risk << "\n";
     }
+    // As serve warns: the password belongs in database_password_file.
+    if (store::uri_holds_password(settings->database)) {
+      std::cerr << "healthhook check-config: note: database: the URI holds a password; give it in "
+                   "database_password_file instead (a file or a systemd credential), as every other secret\n";
+    }
     auto database = database_or_report(*settings, "check-config");
     if (!database) return kExitBadConfig;
     if (auto connected = store::check_postgres_store(*database); !connected) {
