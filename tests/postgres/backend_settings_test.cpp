@@ -107,6 +107,12 @@ BOOST_AUTO_TEST_CASE(check_config_connects_to_the_postgresql_store) {
   BOOST_TEST(gone.stderr_text.find("healthhook check-config: database: PostgreSQL: ") != std::string::npos,
              gone.stderr_text);
   BOOST_TEST(gone.stdout_text.find("\"status\":\"ok\"") == std::string::npos, gone.stdout_text);
+  // A password in the URI: noted as serve warns, never shown.
+  dir.write("pw.toml", config("postgresql://healthhook:hunter2secret@127.0.0.1:1/healthhook", ""));
+  const auto password = run_healthhook({"check-config", "--config", dir.file("pw.toml")});
+  BOOST_TEST(password.stderr_text.find("note: database: the URI holds a password") != std::string::npos,
+             password.stderr_text);
+  BOOST_TEST((password.stdout_text + password.stderr_text).find("hunter2secret") == std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
