@@ -5,6 +5,7 @@
 
 #include "app/store_settings.h"
 #include "common/log.h"
+#include "common/progress.h"
 #include "store/database_location.h"
 #include "store/open_readers.h"
 
@@ -31,6 +32,7 @@ std::string table_cell(std::string_view text, size_t width) {
 }
 
 void report_error(std::string_view command, std::string_view message) {
+  Progress::clear_line();  // on a terminal, not after a progress line
   std::cerr << "healthhook " << command << ": " << message << "\n";
 }
 

@@ -19,6 +19,7 @@
 // shown with the batch's tokens redacted. Exit 0 done, 1 a call failed or a user id was
 // not imported (failed, or named neither way), 2 bad input or configuration (nothing is sent then).
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <set>
 
@@ -169,15 +170,19 @@ int run_connections_import(const ConnectionsImportFlags& flags) {
         .integer("connections", static_cast<int64_t>(batch.size()))
         .integer("status", answer->status);
     if (answer->lists) {
-      // A user of the batch the answer names neither way: not known to be imported.
-      const std::set<std::string> named = [&] {
-        std::set<std::string> ids(answer->imported.begin(), answer->imported.end());
-        ids.insert(answer->failed.begin(), answer->failed.end());
-        return ids;
-      }();
+      // A user of the batch the answer names neither way: not known to be imported. UUIDs
+      // compare whatever their letters' case (the service may answer its canonical form).
+      const auto lower = [](std::string id) {
+        std::transform(id.begin(), id.end(), id.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        return id;
+      };
+      std::set<std::string> named;
+      for (const auto* list : {&answer->imported, &answer->failed}) {
+        for (const std::string& id : *list) named.insert(lower(id));
+      }
       std::vector<std::string> missing;
       for (size_t i = first; i < last; ++i) {
-        if (!named.contains(recipes->user_ids[i])) missing.push_back(recipes->user_ids[i]);
+        if (!named.contains(lower(recipes->user_ids[i]))) missing.push_back(recipes->user_ids[i]);
       }
       object.raw("imported", id_array(answer->imported)).raw("failed", id_array(answer->failed));
       if (!missing.empty()) object.raw("unaccounted", id_array(missing));

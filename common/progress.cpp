@@ -2,9 +2,22 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 
 namespace hh {
+namespace {
+
+std::atomic<bool> g_line_on_screen{false};  // a progress line is on stderr, not yet cleared
+
+}  // namespace
+
+void Progress::clear_line() {
+  if (g_line_on_screen.exchange(false)) {
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+  }
+}
 
 Progress::Progress(std::string label, uint64_t total) : Progress(std::move(label), total, ::isatty(STDERR_FILENO) == 1) {}
 
@@ -41,12 +54,12 @@ void Progress::update(uint64_t done) {
   std::fprintf(stderr, "\r\033[K%s", render().c_str());
   std::fflush(stderr);
   drawn_ = true;
+  g_line_on_screen = true;
 }
 
 void Progress::finish() {
   if (drawn_) {
-    std::fprintf(stderr, "\r\033[K");
-    std::fflush(stderr);
+    clear_line();
     drawn_ = false;
   }
 }

@@ -25,6 +25,9 @@ class Progress {
   void advance(uint64_t n = 1) { update(done_ + n); }
   void update(uint64_t done);
   void finish();
+  // Clears the line any Progress drew, so that a message written next starts a line of its
+  // own (it was glued to the progress line); the next update draws it again.
+  static void clear_line();
 
   uint64_t done() const { return done_; }
   double elapsed_seconds() const;

@@ -154,16 +154,6 @@ std::string malformed_head_reason(const bhttp::request_header<>& head, const bea
   return "malformed request: " + ec.message();
 }
 
-size_t count_fields(const bhttp::fields& fields) {
-  return static_cast<size_t>(std::distance(fields.begin(), fields.end()));
-}
-
-void drop_fields_after(bhttp::fields& fields, size_t kept) {
-  auto field = fields.begin();
-  std::advance(field, std::min(kept, count_fields(fields)));
-  while (field != fields.end()) field = fields.erase(field);
-}
-
 bool announces_body(const Parser& parser) {
   return parser.chunked() || parser.content_length().value_or(0) > 0;
 }
@@ -191,6 +181,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
   buffer.max_size(limits.max_header_bytes + 2 * kReadBufferBytes);
   bool first_request = true;
   bool skipped_empty_line = false;  // before the request being read
+  std::optional<std::chrono::steady_clock::time_point> wait_deadline;  // of the request waited for
   bool head_accepted = false;  // reported to the table once
   // Has carried a correctly signed delivery: its 401s are not delayed (session.h).
   bool trusted = false;
@@ -205,7 +196,12 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       control.idle = true;
       if (control.table) control.table->idle(control);
       if (stopping.load()) co_return;
-      transport.expires_after(first_request ? limits.header_timeout : limits.idle_timeout);
+      // One deadline for the wait for a request, an empty line before it included (it buys
+      // no time).
+      if (!wait_deadline) {
+        wait_deadline = std::chrono::steady_clock::now() + (first_request ? limits.header_timeout : limits.idle_timeout);
+      }
+      transport.expires_at(*wait_deadline);
       auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kHeadReadBytes), use_tuple);
       control.idle = false;
       if (ec) {  // closed by the peer, idle deadline, stop, or closed to make room
@@ -218,13 +214,14 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       if (control.table && !control.table->busy(control)) co_return;
     }
     // RFC 9112 §2.2: an empty line before a request line is skipped (some clients send one
-    // after a POST body). One per request: a client sending only empty lines gets no more
-    // time than one sending nothing.
+    // after a POST body). One per request, within the deadline already running: a client
+    // sending only empty lines gets no more time than one sending nothing.
     if (!skipped_empty_line && skip_empty_line(buffer)) {
       skipped_empty_line = true;
-      continue;
+      if (buffer.size() == 0) continue;  // the request line is still to come
     }
     skipped_empty_line = false;
+    wait_deadline.reset();
 
     std::optional<Parser> parser;  // fresh per message (body_limit)
     parser.emplace();
@@ -299,7 +296,11 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       co_await refuse(stream, *refused, *parser, limits, control);
       co_return;
     }
-    const size_t head_fields = parser->chunked() ? count_fields(header) : 0;
+    // Trailer fields (after a chunked body) are not headers (RFC 9110 §6.5.1), but Beast 1.81
+    // adds them to the head's (one named like a head field right after it): the head is kept
+    // as it came, and put back once the body is read.
+    std::optional<bhttp::request_header<>> head_as_sent;
+    if (parser->chunked()) head_as_sent = header;
     if (!head_accepted && control.table) control.table->head_accepted(control);
     head_accepted = true;
     // A body of known length takes its whole size from the budget before any of it is
@@ -377,9 +378,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     }
     transport.expires_never();  // no socket operation while the endpoint works
 
-    // Trailer fields (after a chunked body) are not headers (RFC 9110 §6.5.1): Beast 1.81
-    // appends them to the head's; they are dropped, never checked as a signature.
-    if (parser->chunked()) drop_fields_after(parser->get(), head_fields);
+    if (head_as_sent) parser->get().base() = std::move(*head_as_sent);  // without the trailer
     Request request = parser->release();
     const bool keep_alive = request.keep_alive();
     const bool http_1_0 = request.version() == 10;

@@ -58,19 +58,24 @@ Result<int64_t> readable_schema_version(sqlite::Connection& db, const std::strin
 
 namespace {
 
-// Version 0 with tables in it is another program's file, not a new store: creating ours
-// beside them would mix two programs' data in one file.
+// Another program's file, not a new store or ours: creating our tables beside its own
+// would mix two programs' data in one file (and migrations would overwrite its
+// user_version). Version 0 with tables in it; or a version set (many programs set one)
+// where our first table is not: `inbox`, called `deliveries` before migration 004.
 Result<void> not_another_programs(sqlite::Connection& db) {
   auto version = db.query_int("PRAGMA user_version");
   if (!version) return fail(version);
-  if (version->value_or(0) != 0) return {};
-  auto theirs = db.query_int("SELECT count(*) FROM sqlite_master");
+  const bool versioned = version->value_or(0) != 0;
+  auto theirs = db.query_int(versioned ? "SELECT count(*) = 0 FROM sqlite_master WHERE type = 'table' AND name IN ('inbox', 'deliveries')"
+                                       : "SELECT count(*) FROM sqlite_master");
   if (!theirs) return fail(theirs);
-  if (theirs->value_or(0) > 0) {
-    return fail(ErrorKind::data, "not a healthhook database: it holds " + std::to_string(*theirs.value()) +
-                                     " tables or indexes of another program; give healthhook a file of its own");
+  if (theirs->value_or(0) == 0) return {};
+  if (versioned) {
+    return fail(ErrorKind::data, "not a healthhook database: its schema version " + std::to_string(*version.value()) +
+                                     " is another program's (it has no inbox table); give healthhook a file of its own");
   }
-  return {};
+  return fail(ErrorKind::data, "not a healthhook database: it holds " + std::to_string(*theirs.value()) +
+                                   " tables or indexes of another program; give healthhook a file of its own");
 }
 
 }  // namespace

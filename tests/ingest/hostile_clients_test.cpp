@@ -210,6 +210,15 @@ BOOST_AUTO_TEST_CASE(http_1_1_rules_a_server_must_keep) {
   const std::string stored = query_text(server.database(), "SELECT headers FROM inbox WHERE message_id = 'msg_trailer'");
   BOOST_TEST(stored.find("X-Trailer") == std::string::npos, stored);
   BOOST_TEST(stored.find("AAAA") == std::string::npos, stored);
+  // A trailer field named like a head field (Beast adds it right after that one) takes
+  // nothing from the head, and changes nothing of the signature.
+  std::string named_twice = chunked_with_trailer("msg_named_twice", "X-Foo: 2\r\nsvix-id: other\r\nHost: y\r\n");
+  named_twice.insert(named_twice.find("\r\n") + 2, "X-Foo: 1\r\n");
+  const RawReply twice = raw_exchange(server.port(), named_twice, 5s);
+  BOOST_TEST(twice.starts_with("HTTP/1.1 200"), twice.received);
+  const std::string twice_stored = query_text(server.database(), "SELECT headers FROM inbox WHERE message_id = 'msg_named_twice'");
+  BOOST_TEST(twice_stored.find("\"1\"") != std::string::npos, twice_stored);
+  BOOST_TEST(twice_stored.find("\"2\"") == std::string::npos, twice_stored);
   // A forged head is not saved by a right signature in the trailer.
   std::string forged = chunked_with_trailer("msg_forged", signed_headers("msg_forged"));
   const size_t head_signature = forged.find("webhook-signature: ") != std::string::npos ? forged.find("webhook-signature: ")
@@ -413,6 +422,12 @@ BOOST_AUTO_TEST_CASE(a_new_connection_must_send_its_head_within_header_timeout) 
   RawConnection silent(server.port());
   BOOST_TEST(silent.closed_by_server(5s));  // 1 s, not the 60 s a keep-alive connection gets
   BOOST_TEST(server.wait_for_log("\"client_timeout\":1", 5s));
+  // An empty line (skipped before a request line) buys no time: the deadline from the accept
+  // runs on (it started again, each empty line another header_timeout_s).
+  RawConnection stalling(server.port());
+  std::this_thread::sleep_for(700ms);
+  BOOST_TEST(stalling.send("\r\n"));
+  BOOST_TEST(stalling.closed_by_server(800ms));
   BOOST_TEST(server.stop() == 0);
 }
 

@@ -447,6 +447,22 @@ BOOST_AUTO_TEST_CASE(another_programs_file_is_refused) {
   }
   BOOST_TEST(!std::filesystem::exists(dir.file("theirs.db-wal")));
   BOOST_TEST(!std::filesystem::exists(dir.file("theirs.db-shm")));
+  // One that sets a schema version of its own (many programs do): refused too, its version
+  // kept (our migrations ran in it, from its version on).
+  {
+    auto db = sqlite::Connection::open(dir.file("versioned.db"), sqlite::OpenMode::read_write_create);
+    BOOST_REQUIRE(db.ok());
+    BOOST_REQUIRE(db->exec("CREATE TABLE notes (x); PRAGMA user_version = 1").ok());
+  }
+  auto versioned = store::open_for_writing(dir.file("versioned.db"), {});
+  BOOST_REQUIRE(!versioned.ok());
+  BOOST_TEST(versioned.error().find("schema version 1 is another program's") != std::string::npos, versioned.error());
+  {
+    auto db = sqlite::Connection::open(dir.file("versioned.db"), sqlite::OpenMode::read_write);
+    BOOST_REQUIRE(db.ok());
+    BOOST_TEST(db->query_int("PRAGMA user_version")->value_or(-1) == 1);
+    BOOST_TEST(db->query_int("SELECT count(*) FROM sqlite_master")->value_or(-1) == 1);
+  }
   { std::ofstream(dir.file("empty.db")); }
   BOOST_TEST(store::open_for_writing(dir.file("empty.db"), {}).ok());
 }
