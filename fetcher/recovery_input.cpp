@@ -74,6 +74,15 @@ Result<std::vector<std::string>> check_resources(const std::vector<std::string>&
 
 Result<void> check_provider(std::string_view provider, std::vector<std::string>& warnings) {
   if (provider.empty()) return fail(ErrorKind::data, "--provider: empty value");
+  // The list is non-exhaustive, but every provider is a slug: anything else is a typo,
+  // refused before a request names it.
+  const bool slug = std::all_of(provider.begin(), provider.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+  if (!slug) {
+    return fail(ErrorKind::data, "--provider: " + quoted_input(provider) +
+                                     " is not a provider slug (lower-case letters, digits, '_' and '-')");
+  }
   if (!fetcher::is_listed_provider(provider)) {
     warnings.push_back("--provider: " + quoted_input(provider) +
                        " is not in the service's provider list; used anyway (the list is non-exhaustive)");

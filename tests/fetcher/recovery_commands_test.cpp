@@ -278,6 +278,12 @@ BOOST_AUTO_TEST_CASE(backfill_queues_an_unknown_resource_and_provider_with_warni
              "healthhook backfill: warning: --provider: \"new_ring\" is not in the service's provider list; "
              "used anyway (the list is non-exhaustive)\n");
   BOOST_TEST(recovery_jobs(database).size() == 1u);
+  // But every provider is a slug: a typo with a space is refused, nothing queued.
+  const auto typo = run_backfill(database, kNoticeUser, {"--resource", "sleep", "--provider", "nope provider", "--since", "2024-05-01"});
+  BOOST_TEST(typo.exit_code == 2);
+  BOOST_TEST(typo.stderr_text.find("--provider: \"nope provider\" is not a provider slug") != std::string::npos,
+             typo.stderr_text);
+  BOOST_TEST(recovery_jobs(database).size() == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(refresh_prints_the_sources_and_sends_what_the_interface_names) {
