@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/json_writer.h"
+#include "fetcher/calls/recipe_file.h"
 
 namespace hh::fetcher {
 namespace {
@@ -88,12 +89,15 @@ Result<size_t> export_connections(const ServiceAccess& access, std::string_view 
     if (object["data"].get_array().get(data)) return fail(unexpected + "data: missing or not an array");
     size_t index = 0;
     for (auto item : data) {
-      simdjson::dom::object recipe;
-      std::string_view user_id;
-      if (item.get_object().get(recipe) || recipe["user_id"].get_string().get(user_id)) {
-        return fail(unexpected + "data[" + std::to_string(index) + "]: not a connection recipe with a user_id");
+      // Each recipe as import takes it (recipe_file.h): an export that import would refuse
+      // is a failed export, not a file found wanting later.
+      const std::string recipe = simdjson::minify(item);
+      std::vector<std::string> tokens;
+      if (auto checked = check_recipe(recipe, tokens); !checked) {
+        return fail(unexpected + "data[" + std::to_string(index) + "]: not a connection recipe import takes: " +
+                    checked.error());
       }
-      if (auto written = write_recipe(simdjson::minify(item)); !written) return fail(written);
+      if (auto written = write_recipe(recipe); !written) return fail(written);
       ++count;
       ++index;
     }

@@ -182,6 +182,14 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
   bool first_request = true;
   bool skipped_empty_line = false;  // before the request being read
   std::optional<std::chrono::steady_clock::time_point> wait_deadline;  // of the request waited for
+  // One deadline for the wait for a request, an empty line before it included (it buys no
+  // time): set when the wait begins, kept until a request begins.
+  const auto arm_wait = [&] {
+    if (!wait_deadline) {
+      wait_deadline = std::chrono::steady_clock::now() + (first_request ? limits.header_timeout : limits.idle_timeout);
+    }
+    transport.expires_at(*wait_deadline);
+  };
   bool head_accepted = false;  // reported to the table once
   // Has carried a correctly signed delivery: its 401s are not delayed (session.h).
   bool trusted = false;
@@ -196,12 +204,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       control.idle = true;
       if (control.table) control.table->idle(control);
       if (stopping.load()) co_return;
-      // One deadline for the wait for a request, an empty line before it included (it buys
-      // no time).
-      if (!wait_deadline) {
-        wait_deadline = std::chrono::steady_clock::now() + (first_request ? limits.header_timeout : limits.idle_timeout);
-      }
-      transport.expires_at(*wait_deadline);
+      arm_wait();
       auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kHeadReadBytes), use_tuple);
       control.idle = false;
       if (ec) {  // closed by the peer, idle deadline, stop, or closed to make room
@@ -216,6 +219,17 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     // RFC 9112 §2.2: an empty line before a request line is skipped (some clients send one
     // after a POST body). One per request, within the deadline already running: a client
     // sending only empty lines gets no more time than one sending nothing.
+    if (!skipped_empty_line && buffer.size() == 1 && *static_cast<const char*>(buffer.data().data()) == '\r') {
+      // Its LF may be on its way (a read ended between the two): read on before deciding,
+      // within the same wait.
+      arm_wait();
+      auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kHeadReadBytes), use_tuple);
+      if (ec) {
+        if (first_request && is_timeout(ec)) count(limits, Refusal::client_timeout);
+        co_return;
+      }
+      buffer.commit(n);
+    }
     if (!skipped_empty_line && skip_empty_line(buffer)) {
       skipped_empty_line = true;
       if (buffer.size() == 0) continue;  // the request line is still to come

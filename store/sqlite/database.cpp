@@ -61,12 +61,15 @@ namespace {
 // Another program's file, not a new store or ours: creating our tables beside its own
 // would mix two programs' data in one file (and migrations would overwrite its
 // user_version). Version 0 with tables in it; or a version set (many programs set one)
-// where our first table is not: `inbox`, called `deliveries` before migration 004.
+// where our first table is not: `inbox` (`deliveries` before migration 004) with its
+// `message_id` column (a table of that name alone is common).
 Result<void> not_another_programs(sqlite::Connection& db) {
   auto version = db.query_int("PRAGMA user_version");
   if (!version) return fail(version);
   const bool versioned = version->value_or(0) != 0;
-  auto theirs = db.query_int(versioned ? "SELECT count(*) = 0 FROM sqlite_master WHERE type = 'table' AND name IN ('inbox', 'deliveries')"
+  auto theirs = db.query_int(versioned ? "SELECT count(*) = 0 FROM sqlite_master AS m, pragma_table_info(m.name) AS c "
+                                         "WHERE m.type = 'table' AND m.name IN ('inbox', 'deliveries') "
+                                         "AND c.name = 'message_id'"
                                        : "SELECT count(*) FROM sqlite_master");
   if (!theirs) return fail(theirs);
   if (theirs->value_or(0) == 0) return {};

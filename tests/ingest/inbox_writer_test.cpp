@@ -463,6 +463,19 @@ BOOST_AUTO_TEST_CASE(another_programs_file_is_refused) {
     BOOST_TEST(db->query_int("PRAGMA user_version")->value_or(-1) == 1);
     BOOST_TEST(db->query_int("SELECT count(*) FROM sqlite_master")->value_or(-1) == 1);
   }
+  // Its table may even be called what ours were (`deliveries`): without our columns, it is its own.
+  {
+    auto db = sqlite::Connection::open(dir.file("named.db"), sqlite::OpenMode::read_write_create);
+    BOOST_REQUIRE(db.ok());
+    BOOST_REQUIRE(db->exec("CREATE TABLE deliveries (id INTEGER PRIMARY KEY, address TEXT); PRAGMA user_version = 1").ok());
+  }
+  BOOST_TEST(!store::open_for_writing(dir.file("named.db"), {}).ok());
+  {
+    auto db = sqlite::Connection::open(dir.file("named.db"), sqlite::OpenMode::read_write);
+    BOOST_REQUIRE(db.ok());
+    BOOST_TEST(db->query_int("PRAGMA user_version")->value_or(-1) == 1);
+    BOOST_TEST(db->query_int("SELECT count(*) FROM sqlite_master")->value_or(-1) == 1);
+  }
   { std::ofstream(dir.file("empty.db")); }
   BOOST_TEST(store::open_for_writing(dir.file("empty.db"), {}).ok());
 }
