@@ -94,8 +94,9 @@ Result<size_t> export_connections(const ServiceAccess& access, std::string_view 
       const std::string recipe = simdjson::minify(item);
       std::vector<std::string> tokens;
       if (auto checked = check_recipe(recipe, tokens); !checked) {
-        return fail(unexpected + "data[" + std::to_string(index) + "]: not a connection recipe import takes: " +
-                    checked.error());
+        // The service's answer is wrong, not the user's input: a failure (exit 1), not `data`.
+        return fail(ErrorKind::other, unexpected + "data[" + std::to_string(index) +
+                                          "]: not a connection recipe import takes: " + checked.error());
       }
       if (auto written = write_recipe(recipe); !written) return fail(written);
       ++count;
