@@ -256,6 +256,9 @@ BOOST_AUTO_TEST_CASE(every_configuration_message_has_a_troubleshooting_entry) {
       {"[[forward]]\nurl = \"https://b.example/x\"\nsecret_file = \"s\"\nmax_age = \"3 weeks\"",
        "expected a duration such as \"3d\""},
       {"[[forward]]\nurl = \"https://b.example/x\"\nsecret_file = \"s\"\nretries = 3", "unknown key"},
+      {"[[forward]]\nurl = \"https://b.example/x#f\"\nsecret_file = \"s\"", "must not contain a fragment (#…)"},
+      {"[[forward]]\nurl = \"https://b.example/x\"\nsecret_file = \"s\"\nevents = [\"[abc\"]",
+       "the set opened by '[' at character "},
   };
   const std::string document = read_file(kSourceDir / "docs" / "troubleshooting.md");
   for (const Mistake& mistake : mistakes) {
