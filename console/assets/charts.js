@@ -26,7 +26,10 @@ function text(parent, x, y, content, attrs = {}) {
 export function formatTime(ms, span) {
   const d = new Date(ms);
   const iso = d.toISOString();
-  if (span !== undefined && span <= 2 * 86400000) return iso.slice(11, 16);
+  // Times of day for a few hours; with the day for a day or two (a 24 h axis from 13:05
+  // to 13:05 read as no time at all); days beyond.
+  if (span !== undefined && span <= 12 * 3600000) return iso.slice(11, 16);
+  if (span !== undefined && span <= 2 * 86400000) return iso.slice(5, 10) + ' ' + iso.slice(11, 16);
   return iso.slice(0, 10);
 }
 

@@ -42,6 +42,28 @@ function pairs(id, rows) {
     h('tr', {}, h('th', {}, k), h('td', { class: k === 'Error' ? 'error-text' : '' }, v ?? '–')))));
 }
 
+// An action's answer in words: "requeued 150", "jobs 3 (2 queued, 1 already_queued)",
+// warnings by their text; the raw JSON stays in the audit log.
+function outcomeText(outcome) {
+  const parts = [];
+  for (const [key, value] of Object.entries(outcome || {})) {
+    const name = key.replaceAll('_', ' ');
+    if (Array.isArray(value)) {
+      if (!value.length) continue;
+      if (value.every((v) => typeof v === 'string')) { parts.push(`${name}: ${value.join('; ')}`); continue; }
+      const counts = {};
+      for (const v of value) if (v && typeof v.outcome === 'string') counts[v.outcome] = (counts[v.outcome] || 0) + 1;
+      const detail = Object.entries(counts).map(([o, n]) => `${n} ${o.replaceAll('_', ' ')}`).join(', ');
+      parts.push(`${name} ${value.length}${detail ? ` (${detail})` : ''}`);
+    } else if (value !== null && typeof value === 'object') {
+      parts.push(`${name}: ${outcomeText(value)}`);
+    } else {
+      parts.push(`${name} ${value}`);
+    }
+  }
+  return parts.join(', ') || 'done';
+}
+
 function button(label, action, fields, onDone, extra = {}) {
   return h('button', {
     type: 'button', 'data-action': action, ...extra,
@@ -49,7 +71,7 @@ function button(label, action, fields, onDone, extra = {}) {
       e.target.disabled = true;
       try {
         const outcome = await act(action, fields);
-        flash(`${label}: ${JSON.stringify(outcome)}`);
+        flash(`${label}: ${outcomeText(outcome)}`);
         if (onDone) await onDone(outcome);
       } catch (err) {
         flash(`${label} failed: ${err.message}`, true);
@@ -470,7 +492,7 @@ function userActions(userId, connections) {
     try {
       const outcome = await act('backfill', { user_id: userId, resources: resource.value, since: since.value,
                                              provider: provider.value });
-      flash('Backfill: ' + JSON.stringify(outcome));
+      flash('Backfill: ' + outcomeText(outcome));
     } catch (err) { flash('Backfill failed: ' + err.message, true); }
   } }, 'Queue backfill');
   return h('section', { class: 'actions' }, h('h2', {}, 'Actions'),

@@ -50,12 +50,16 @@ export async function api(path, params = {}) {
 export async function act(name, fields = {}) {
   const body = Object.entries(fields)
     .map(([k, v]) => encodeURIComponent(k) + '=' + encodeURIComponent(v)).join('&');
-  return json(await fetch('/console/api/actions/' + name, {
+  const response = await fetch('/console/api/actions/' + name, {
     method: 'POST',
     credentials: 'same-origin',
     headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-CSRF-Token': session.csrf },
     body,
-  }));
+  });
+  // The session ended (signed out in another tab, expired): the sign-in page says the action
+  // was not done, or the operator would take it for done.
+  if (response.status === 401) sessionStorage.setItem('healthhook-undone', name.replaceAll('_', ' '));
+  return json(response);
 }
 
 export function isAdmin() { return session.role === 'admin'; }

@@ -4,6 +4,14 @@
 const form = document.getElementById('sign-in-form');
 const error = document.getElementById('sign-in-error');
 
+// An action refused because the session had ended (session.js act()): not done, said so.
+const undone = sessionStorage.getItem('healthhook-undone');
+if (undone) {
+  sessionStorage.removeItem('healthhook-undone');
+  error.textContent = `Not done: ${undone}. Your session had ended; sign in and do it again.`;
+  error.hidden = false;
+}
+
 form.addEventListener('submit', async (event) => {
   event.preventDefault();
   error.hidden = true;
