@@ -107,41 +107,47 @@ int run_offline(const ReplayFlags& flags, std::vector<replay::CaptureReader>& re
     return kExitFailure;
   }
   Progress progress("replay bytes", total_bytes);
+  // The summary on stdout, also when a failure (a full disk) stopped the replay: what was
+  // stored by then is stored, and a second run adds the rest.
+  const auto print_summary = [&](bool stopped) {
+    const auto& s = (*replayer)->summary();
+    std::string out;
+    json::ObjectWriter summary(out);
+    summary.string("database", store::loggable_location(settings->database))
+        .integer("lines", static_cast<int64_t>(s.lines))
+        .integer("stored", static_cast<int64_t>(s.stored))
+        .integer("duplicates", static_cast<int64_t>(s.duplicates))
+        .integer("failed", static_cast<int64_t>(s.failed))
+        .integer("bodies_removed", static_cast<int64_t>(s.bodies_removed))
+        .integer("processed", static_cast<int64_t>(s.processed))
+        .integer("invalid", static_cast<int64_t>(s.invalid))
+        .integer("ignored", static_cast<int64_t>(s.ignored))
+        .integer("unknown", static_cast<int64_t>(s.unknown))
+        .integer("samples", static_cast<int64_t>(s.samples))
+        .number("seconds", s.seconds)
+        .number("deliveries_per_second", s.seconds > 0 ? static_cast<double>(s.lines) / s.seconds : 0)
+        .number("samples_per_second", s.seconds > 0 ? static_cast<double>(s.samples) / s.seconds : 0);
+    if (stopped) summary.boolean("stopped", true);
+    summary.close();
+    std::cout << out << "\n";
+    return s.failed > 0 || stopped ? kExitFailure : kExitOk;
+  };
   uint64_t base = 0;
   for (auto& reader : readers) {
     if (auto added = (*replayer)->add(reader, report_line, &progress, base); !added) {
       progress.finish();
       report_error("replay", added.error());
-      return kExitFailure;
+      return print_summary(true);
     }
     base += reader.bytes_consumed();
   }
   if (auto finished = (*replayer)->finish(); !finished) {
     progress.finish();
     report_error("replay", finished.error());
-    return kExitFailure;
+    return print_summary(true);
   }
   progress.finish();
-  const auto& s = (*replayer)->summary();
-  std::string out;
-  json::ObjectWriter(out)
-      .string("database", store::loggable_location(settings->database))
-      .integer("lines", static_cast<int64_t>(s.lines))
-      .integer("stored", static_cast<int64_t>(s.stored))
-      .integer("duplicates", static_cast<int64_t>(s.duplicates))
-      .integer("failed", static_cast<int64_t>(s.failed))
-      .integer("bodies_removed", static_cast<int64_t>(s.bodies_removed))
-      .integer("processed", static_cast<int64_t>(s.processed))
-      .integer("invalid", static_cast<int64_t>(s.invalid))
-      .integer("ignored", static_cast<int64_t>(s.ignored))
-      .integer("unknown", static_cast<int64_t>(s.unknown))
-      .integer("samples", static_cast<int64_t>(s.samples))
-      .number("seconds", s.seconds)
-      .number("deliveries_per_second", s.seconds > 0 ? static_cast<double>(s.lines) / s.seconds : 0)
-      .number("samples_per_second", s.seconds > 0 ? static_cast<double>(s.samples) / s.seconds : 0)
-      .close();
-  std::cout << out << "\n";
-  return s.failed > 0 ? kExitFailure : kExitOk;
+  return print_summary(false);
 }
 
 // The secret --to signs with: --secret-file, else the configuration's signing secret.
@@ -231,8 +237,12 @@ int run_replay(const ReplayFlags& flags) {
       report_error("replay", "--concurrency: must be between 1 and 256");
       return kExitBadConfig;
     }
-  } else if (flags.allow_plain_http || !flags.ca_file.empty()) {
-    report_error("replay", std::string(flags.allow_plain_http ? "--allow-plain-http" : "--ca-file") + " is used with --to");
+  } else if (flags.allow_plain_http || !flags.ca_file.empty() || flags.concurrency != 1) {
+    // Offline, deliveries are stored in the files' order by one writer: nothing to set.
+    report_error("replay", std::string(flags.allow_plain_http ? "--allow-plain-http"
+                                       : !flags.ca_file.empty() ? "--ca-file"
+                                                                : "--concurrency") +
+                               " is used with --to");
     return kExitBadConfig;
   } else if (flags.verify_signatures && flags.secret_files.empty()) {
     report_error("replay", "--verify-signatures needs --secret-file");

@@ -84,6 +84,8 @@ Result<Recipes> read_recipe_file(const std::string& path) {
   std::map<std::string, size_t, std::less<>> line_of_user;
   std::string line;
   for (size_t number = 1; std::getline(in, line); ++number) {
+    // An editor's UTF-8 byte order mark before the first line, as replay skips it.
+    if (number == 1 && line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);
     if (is_blank(line)) continue;
     auto user_id = check_recipe(line, recipes.tokens);
     const std::string where = path + ":" + std::to_string(number) + ": ";

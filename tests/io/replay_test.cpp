@@ -261,6 +261,11 @@ BOOST_AUTO_TEST_CASE(replay_usage_errors_exit_2) {
   BOOST_TEST(user_info.stderr_text.find("pw") == std::string::npos, user_info.stderr_text);
   auto stray = run_healthhook({"replay", path, "--database", dir.file("x.db"), "--allow-plain-http"});
   BOOST_TEST(stray.exit_code == 2);
+  // --concurrency offline was taken and ignored.
+  auto stray_concurrency = run_healthhook({"replay", path, "--database", dir.file("x.db"), "--concurrency", "4"});
+  BOOST_TEST(stray_concurrency.exit_code == 2);
+  BOOST_TEST(stray_concurrency.stderr_text == "healthhook replay: --concurrency is used with --to\n",
+             stray_concurrency.stderr_text);
   auto verify = run_healthhook({"replay", path, "--database", dir.file("x.db"), "--verify-signatures"});
   BOOST_TEST(verify.exit_code == 2);
   // --batch out of its range: one line and 2, never an abort (a negative count once became
@@ -427,6 +432,37 @@ BOOST_AUTO_TEST_CASE(an_export_is_never_written_over_its_store) {
   // Beside it is fine.
   auto beside = run_healthhook({"query", "samples", "--database", db, "-o", db + ".jsonl"});
   BOOST_TEST(beside.exit_code == 0, beside.stderr_text);
+}
+
+// An offline replay the store stops (here max_database_mib; a full disk alike) still prints
+// its summary, "stopped", with the count of what is stored; run again with room, it adds the
+// rest. It printed only the error.
+BOOST_AUTO_TEST_CASE(a_replay_the_store_stops_says_what_it_stored) {
+  TempDir dir;
+  const std::string secret = random_secret();
+  const std::string pad(8000, 'x');
+  std::string file;
+  constexpr int kLines = 400;  // about 3 MiB of bodies
+  for (int i = 0; i < kLines; ++i) {
+    file += signed_line(secret, "m" + std::to_string(i), 1700000000 + i,
+                        R"({"event_type":"daily.data.sleep.created","user_id":"u1","data":{"id":"s)" + std::to_string(i) +
+                            R"(","pad":")" + pad + R"("}})");
+  }
+  const std::string capture = dir.write("big.jsonl", file);
+  const std::string db = dir.file("small.db");
+  auto stopped = replay_offline({capture}, db, {"--set", "max_database_mib=1"});
+  BOOST_TEST(stopped.exit_code == 1, stopped.stderr_text);
+  BOOST_TEST(stopped.stdout_text.find("\"stopped\":true") != std::string::npos, stopped.stdout_text);
+  const int64_t stored = query_int(db, "SELECT count(*) FROM deliveries");
+  BOOST_TEST(stored < kLines);
+  BOOST_TEST(stopped.stdout_text.find("\"stored\":" + std::to_string(stored) + ",") != std::string::npos,
+             stopped.stdout_text << " vs " << stored);
+  auto rest = replay_offline({capture}, db, {"--set", "max_database_mib=64"});
+  BOOST_TEST(rest.exit_code == 0, rest.stderr_text);
+  BOOST_TEST(rest.stdout_text.find("\"stored\":" + std::to_string(kLines - stored) + ",") != std::string::npos,
+             rest.stdout_text);
+  BOOST_TEST(rest.stdout_text.find("stopped") == std::string::npos, rest.stdout_text);
+  BOOST_TEST(query_int(db, "SELECT count(*) FROM deliveries") == kLines);
 }
 
 BOOST_AUTO_TEST_CASE(resending_to_a_receiver_equals_offline_replay) {

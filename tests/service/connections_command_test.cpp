@@ -203,6 +203,10 @@ BOOST_AUTO_TEST_CASE(the_file_and_the_provider_are_checked_before_anything_is_se
   auto result = t.run({"connections", "import", "--provider", "oura", path, "--dry-run"});
   BOOST_TEST(result.exit_code == 0, result.stderr_text);
   BOOST_TEST(result.stdout_text == "{\"provider\":\"oura\",\"file\":\"" + path + "\",\"connections\":5,\"valid\":true}\n");
+  // A byte order mark an editor put first is skipped, as replay skips it.
+  const std::string with_bom = t.dir.write("bom.jsonl", "\xEF\xBB\xBF" + good);
+  result = t.run({"connections", "import", "--provider", "oura", with_bom, "--dry-run"});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
 
   const std::pair<std::string, std::string> bad_files[] = {
       {good + "{\"user_id\":\"" + user_of(6) + "\"}\n", ":6: access_token: missing, empty or not a string"},
