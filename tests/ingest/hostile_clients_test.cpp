@@ -199,8 +199,9 @@ BOOST_AUTO_TEST_CASE(http_1_1_rules_a_server_must_keep) {
   const auto chunked_with_trailer = [&](const std::string& id, const std::string& trailer) {
     char size[16];
     std::snprintf(size, sizeof size, "%zx", body.size());
-    return "POST /webhooks HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n" + signed_headers(id) + "\r\n" +
-           size + "\r\n" + body + "\r\n0\r\n" + trailer + "\r\n";
+    // Connection: close, so that raw_exchange() has its answer when the server closes.
+    return "POST /webhooks HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n" +
+           signed_headers(id) + "\r\n" + size + "\r\n" + body + "\r\n0\r\n" + trailer + "\r\n";
   };
   // Trailer fields are dropped: a wrong signature there refuses nothing, and is not stored.
   const RawReply wrong_trailer =
