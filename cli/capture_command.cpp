@@ -44,22 +44,11 @@ int run_capture(const CaptureFlags& flags) {
   if (!parse_bound(flags.since, "--since", filter.since_ms) || !parse_bound(flags.until, "--until", filter.until_ms)) {
     return kExitBadConfig;
   }
-  if (filter.since_ms && filter.until_ms && *filter.since_ms >= *filter.until_ms) {
-    // An empty window is a mistake (the two swapped), not a capture of nothing.
-    report_error("capture", "--since " + *flags.since + " is not before --until " + *flags.until);
+  if (!window_ok("capture", filter.since_ms, filter.until_ms, flags.since, flags.until) ||
+      !event_type_ok("capture", flags.event_type)) {
     return kExitBadConfig;
   }
-  if (flags.event_type) {
-    if (flags.event_type->empty()) {
-      report_error("capture", "--event-type: empty pattern");
-      return kExitBadConfig;
-    }
-    if (const std::string problem = store::event_type_glob_problem(*flags.event_type); !problem.empty()) {
-      report_error("capture", "--event-type: " + problem);
-      return kExitBadConfig;
-    }
-    filter.event_type_glob = *flags.event_type;
-  }
+  filter.event_type_glob = flags.event_type;
   int exit_code = kExitOk;
   auto reader = open_read_store_or_report(*settings, "capture", exit_code);
   if (!reader) return exit_code;

@@ -8,6 +8,7 @@
 #include "common/progress.h"
 #include "store/database_location.h"
 #include "store/open_readers.h"
+#include "store/read_rows.h"
 
 namespace hh::cli {
 
@@ -34,6 +35,26 @@ std::string table_cell(std::string_view text, size_t width) {
 void report_error(std::string_view command, std::string_view message) {
   Progress::clear_line();  // on a terminal, not after a progress line
   std::cerr << "healthhook " << command << ": " << message << "\n";
+}
+
+bool window_ok(std::string_view command, std::optional<int64_t> since, std::optional<int64_t> until,
+               const std::optional<std::string>& since_text, const std::optional<std::string>& until_text) {
+  if (!since || !until || *since < *until) return true;
+  report_error(command, "--since " + since_text.value_or("") + " is not before --until " + until_text.value_or(""));
+  return false;
+}
+
+bool event_type_ok(std::string_view command, const std::optional<std::string>& glob) {
+  if (!glob) return true;
+  if (glob->empty()) {
+    report_error(command, "--event-type: empty pattern");
+    return false;
+  }
+  if (const std::string problem = store::event_type_glob_problem(*glob); !problem.empty()) {
+    report_error(command, "--event-type: " + problem);
+    return false;
+  }
+  return true;
 }
 
 Result<config::Settings> load_settings_for(const SettingsFlags& flags) {

@@ -46,6 +46,14 @@ std::optional<config::Settings> load_settings_or_report(const SettingsFlags& fla
 // Prints "healthhook <command>: <message>" to stderr.
 void report_error(std::string_view command, std::string_view message);
 
+// The selection flags capture and query share, checked alike (each reported, false when
+// refused): --since before --until (an empty window is the two swapped, not a selection of
+// nothing; `since`/`until` are the flags as parsed, the texts as given), and --event-type
+// a glob that can match something.
+bool window_ok(std::string_view command, std::optional<int64_t> since, std::optional<int64_t> until,
+               const std::optional<std::string>& since_text, const std::optional<std::string>& until_text);
+bool event_type_ok(std::string_view command, const std::optional<std::string>& glob);
+
 // One cell of a fixed-width table (`jobs`, `forward`): `text` on one line, cut to `width`
 // characters ("..." marks the cut) and padded to it.
 std::string table_cell(std::string_view text, size_t width);

@@ -128,19 +128,8 @@ int run_query(std::string_view table, const QueryFlags& flags) {
   const auto since = time_flag(flags.since, "--since", ok);
   const auto until = time_flag(flags.until, "--until", ok);
   if (!ok) return kExitBadConfig;
-  if (since && until && *since >= *until) {  // the two swapped, as capture says
-    report_error("query", "--since " + *flags.since + " is not before --until " + *flags.until);
+  if (!window_ok("query", since, until, flags.since, flags.until) || !event_type_ok("query", flags.event_type)) {
     return kExitBadConfig;
-  }
-  if (flags.event_type && flags.event_type->empty()) {
-    report_error("query", "--event-type: empty pattern");
-    return kExitBadConfig;
-  }
-  if (flags.event_type) {
-    if (const std::string problem = store::event_type_glob_problem(*flags.event_type); !problem.empty()) {
-      report_error("query", "--event-type: " + problem);
-      return kExitBadConfig;
-    }
   }
   const auto format = flags.format == "csv" ? store::OutputFormat::csv : store::OutputFormat::jsonl;
   int exit_code = kExitOk;
