@@ -2,7 +2,8 @@
 // [[forward]] blocks, and a fake backend on 127.0.0.1 (fake_backend.h) that checks every
 // signature, deduplicates by webhook-id and answers with the faults a real one has. Each
 // documented outcome of an answer; order per key while another key flows; a restart in the
-// middle of a retry; kill -9 while forwarding; a backend down for the whole ingest.
+// middle of a retry; kill -9 while forwarding; a backend down for the whole ingest. The
+// budget and long outages are forward_budget_test's.
 #include <boost/test/unit_test.hpp>
 #include <algorithm>
 #include <atomic>
@@ -16,9 +17,9 @@
 #include <utility>
 #include <vector>
 
-#include "forward/post_scheduler.h"
 #include "store/sqlite/database.h"
 #include "tests/forward/fake_backend.h"
+#include "tests/forward/serve_support.h"
 #include "tests/support/database_probe.h"
 #include "tests/support/examples.h"
 #include "tests/support/http_client.h"
@@ -28,79 +29,16 @@
 BOOST_AUTO_TEST_SUITE(forward_serve_test)
 
 using namespace hh;
+using namespace hh::test::forward_serve;
 using namespace std::chrono_literals;
 
 namespace {
 
-constexpr const char* kSleepUser = "4a29dbc7-6db3-4c83-bfac-70a20a4be1b2";
+// The summary id in examples/summary-sleep.json.
 constexpr const char* kSleepId = "5b1c8d0a-6f1e-4a43-9d3c-2f6c2b9e7a11";
-
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
-    text.replace(at, from.size(), to);
-  }
-  return text;
-}
-
-// The sleep example for another user and summary: deliveries of different keys.
-std::string sleep_of(const std::string& user, const std::string& summary_id) {
-  return replaced(replaced(test::example_file("summary-sleep.json"), kSleepUser, user), kSleepId, summary_id);
-}
-
-test::FakeBackend::Options backend_options(const std::string& secret, bool tls = false, uint16_t port = 0) {
-  test::FakeBackend::Options options;
-  options.secret = secret;
-  options.tls = tls;
-  options.port = port;
-  return options;
-}
-
-// One [[forward]] block to `url`, its secret written to a file; `extra` adds keys.
-std::string forward_toml(const test::TempDir& dir, const std::string& name, const std::string& url,
-                         const std::string& secret, const std::string& extra = "") {
-  dir.write(name + ".secret", secret + "\n");
-  return "[[forward]]\nname = \"" + name + "\"\nurl = \"" + url + "\"\nsecret_file = \"" + name + ".secret\"\n" +
-         "backoff_initial_ms = 50\nbackoff_max_s = 1\n" + extra;
-}
 
 int64_t changes_count(const test::ServerProcess& server) {
   return test::query_int(server.database(), "SELECT count(*) FROM changes");
-}
-
-bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout = 30s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return done();
-}
-
-// A free port on 127.0.0.1 that refuses connections (a backend that is down), and its URL.
-std::pair<uint16_t, std::string> closed_port(const std::string& secret) {
-  test::FakeBackend probe(backend_options(secret));
-  return {probe.port(), probe.url()};
-}
-
-// Posts `count` sleep deliveries (message ids prefix + i, users user_of(i)) on `senders`
-// connections at once, so that group commits take many each (one by one, the sending was
-// half of this module's time under ASan). Returns how many were acknowledged with 200;
-// statuses are counted here: Boost.Test's checks are not for other threads.
-int post_concurrently(const test::ServerProcess& server, int count, int senders, const std::string& prefix,
-                      const std::function<std::string(int)>& user_of) {
-  std::vector<int> statuses(count, 0);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < senders; ++t) {
-    threads.emplace_back([&, t] {
-      test::HttpClient client(server.port());
-      for (int i = t; i < count; i += senders) {
-        statuses[i] = client.post_webhook(server.secret(), prefix + std::to_string(i),
-                                          sleep_of(user_of(i), "s-" + std::to_string(i))).status;
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
-  return static_cast<int>(std::count(statuses.begin(), statuses.end(), 200));
 }
 
 // Every request the plan saw, in order (the backend's own log holds only the accepted).
@@ -725,159 +663,6 @@ BOOST_AUTO_TEST_CASE(a_post_that_timed_out_is_not_sent_again_at_once) {
   BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'", 1));
   const auto requests = seen.all();
   BOOST_TEST(std::count_if(requests.begin(), requests.end(), [](const auto& r) { return r.first == "slow"; }) == 2);
-}
-
-// Issue 45: max_outbox_mib bounds everything the outbox keeps: dead entries count, and
-// past the budget the oldest are dropped, recorded as seq ranges; `forward requeue
-// --dropped` makes them again from the inbox (deliveries mode) and they go out.
-BOOST_AUTO_TEST_CASE(dead_entries_count_against_the_budget_and_dropped_ones_come_back) {
-  const std::string secret = test::random_secret();
-  test::FakeBackend backend(backend_options(secret));
-  std::atomic<bool> refusing{true};
-  backend.set_plan([&refusing](const test::BackendRequest&) {
-    test::BackendFault fault;
-    if (refusing) fault.status = 400;  // final: every entry is dead at its first attempt
-    return fault;
-  });
-  test::TempDir dir;
-  test::ServerProcess server(dir, forward_toml(dir, "raw", backend.url(), secret,
-                                               "mode = \"deliveries\"\nmax_outbox_mib = 1\nconcurrency = 8\n"));
-  constexpr int kDeliveries = 4096 + 100;  // 1 MiB holds 4096 entries
-  BOOST_REQUIRE_EQUAL(post_concurrently(server, kDeliveries, 8, "b-",
-                                        [](int i) {
-                                          return "dddddddd-0000-4000-8000-0000000" + std::to_string(10000 + i % 50);
-                                        }),
-                      kDeliveries);
-  BOOST_REQUIRE(wait_until([&] {
-    return test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'pending'") == 0 &&
-           test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'") <= 4096 &&
-           test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'") > 0;
-  }, 180s));  // a bound, not a timing: under the sanitizers on a busy machine this takes a minute
-  auto listed = test::run_healthhook({"forward", "list", "--dropped", "--config", server.config_file()});
-  BOOST_REQUIRE_EQUAL(listed.exit_code, 0);
-  BOOST_TEST(listed.stdout_text.find("seq") != std::string::npos, listed.stdout_text);
-  const int64_t dead = test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'");
-  BOOST_TEST(dead < kDeliveries);
-
-  // The dead ones first (sent, they make room), then the dropped ones.
-  refusing = false;
-  auto dead_again = test::run_healthhook({"forward", "requeue", "--dead", "--config", server.config_file()});
-  BOOST_TEST(dead_again.exit_code == 0, dead_again.stderr_text);
-  BOOST_REQUIRE(backend.wait_for_unique(static_cast<size_t>(dead), 60s));
-  auto requeued = test::run_healthhook({"forward", "requeue", "--dropped", "--config", server.config_file()});
-  BOOST_TEST(requeued.exit_code == 0, requeued.stderr_text);
-  BOOST_TEST(requeued.stdout_text.find("re-created " + std::to_string(kDeliveries - dead)) != std::string::npos,
-             requeued.stdout_text);
-  BOOST_REQUIRE(backend.wait_for_unique(kDeliveries, 60s));
-  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
-}
-
-// Decision 057: a backend that is down while more entries wait than the sender keeps made
-// ahead (PostScheduler::kMadeAhead). The sender takes the making over, so the writer stops
-// copying each delivery into the outbox (the rest wait in the inbox); a kill -9 then loses
-// none; after the restart the backend is back and gets every delivery, each key's in order;
-// and the sender, caught up, hands the making back to the writer.
-BOOST_AUTO_TEST_CASE(a_long_outage_leaves_the_writer_alone_and_loses_nothing) {
-  const std::string secret = test::random_secret();
-  const auto closed = closed_port(secret);
-  const uint16_t port = closed.first;
-  const std::string& url = closed.second;
-  test::TempDir dir;
-  test::ServerProcess server(dir, forward_toml(dir, "raw", url, secret, "mode = \"deliveries\"\nconcurrency = 4\n"));
-  // Enough past the take-over to see it, no more: each delivery costs this test time (in CI,
-  // under the sanitizers, most of its minutes).
-  constexpr int kBefore = forward::PostScheduler::kMadeAhead + 100, kAfter = 300;
-  constexpr int kDeliveries = kBefore + kAfter;
-  constexpr int kUsers = 50;
-  const auto user_of = [](int i) { return "eeeeeeee-0000-4000-8000-0000000" + std::to_string(10000 + i % kUsers); };
-  BOOST_REQUIRE_EQUAL(post_concurrently(server, kBefore, 8, "o-", user_of), kBefore);
-  BOOST_REQUIRE(server.wait_for_log("forward_entries_taken_over", 30s));
-  BOOST_TEST(test::query_int(server.database(), "SELECT writer_makes FROM forward_positions") == 0);
-  // What the writer stores after the take-over waits in the inbox, not in the outbox.
-  BOOST_REQUIRE_EQUAL(post_concurrently(server, kAfter, 8, "p-", [&](int i) { return user_of(kBefore + i); }), kAfter);
-  BOOST_TEST(test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE row_key LIKE 'p-%'") == 0);
-
-  server.kill_hard();
-  test::FakeBackend backend(backend_options(secret, false, port));
-  server.restart();
-  BOOST_REQUIRE(backend.wait_for_unique(kDeliveries, 120s));
-  BOOST_TEST(backend.bad_signatures() == 0u);
-  BOOST_TEST(server.wait_for_log("forward_entries_handed_back", 30s));
-  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
-  BOOST_TEST(test::query_int(server.database(), "SELECT writer_makes FROM forward_positions") == 1);
-  // Each user's deliveries arrived in the order they were stored (their first acceptance).
-  std::map<std::string, int64_t> seq_of;
-  std::istringstream rows(test::query_text(server.database(), "SELECT group_concat(message_id || ' ' || seq, ' ') FROM inbox"));
-  for (std::string id, seq; rows >> id >> seq;) seq_of[id] = std::stoll(seq);
-  std::map<std::string, int64_t> last_seq_of_user;
-  std::set<std::string> seen;
-  size_t out_of_order = 0;
-  for (const auto& request : backend.accepted()) {
-    if (!seen.insert(request.id).second) continue;
-    const int n = std::stoi(request.id.substr(2));
-    int64_t& last = last_seq_of_user[user_of(request.id[0] == 'p' ? kBefore + n : n)];
-    if (seq_of.at(request.id) < last) ++out_of_order;
-    last = seq_of.at(request.id);
-  }
-  BOOST_TEST(out_of_order == 0u);
-  BOOST_TEST(seen.size() == static_cast<size_t>(kDeliveries));
-
-  // The writer makes the entries again: a new delivery's is there when it is acknowledged.
-  backend.set_plan([](const test::BackendRequest&) {
-    test::BackendFault fault;
-    fault.status = 503;  // held back, so the entry stays to be seen
-    return fault;
-  });
-  test::HttpClient client(server.port());
-  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "after", sleep_of(user_of(0), "after")).status, 200);
-  BOOST_TEST(test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE row_key = 'after'") == 1);
-}
-
-// Issue 45, under attack: the record of what the budget dropped counts against
-// max_outbox_mib too, and was never merged. A backend that refuses one user for good
-// while the others flow leaves a range per refused change (what lies between was sent);
-// once the ranges alone passed the budget (16,384 in a MiB) every entry was dropped at the
-// next check, the healthy users' too, and every drop added ranges: the record grew without
-// bound and nothing was forwarded any more. The oldest ranges are now merged whenever they
-// take more than a quarter of the budget.
-BOOST_AUTO_TEST_CASE(dropped_ranges_are_merged_before_they_crowd_out_the_entries) {
-  const std::string secret = test::random_secret();
-  const auto closed = closed_port(secret);
-  const uint16_t port = closed.first;
-  const std::string& url = closed.second;
-  test::TempDir dir;
-  test::ServerProcess server(dir, forward_toml(dir, "raw", url, secret, "mode = \"deliveries\"\nmax_outbox_mib = 1\n"));
-  BOOST_REQUIRE_EQUAL(server.stop(), 0);
-  // The record as months of such drops leave it: 20,000 ranges (1.25 MiB), beyond the seqs
-  // of any delivery here.
-  constexpr int kRanges = 20'000;
-  {
-    auto db = store::open_for_writing(server.database(), {});
-    BOOST_REQUIRE_MESSAGE(db, db.error());
-    BOOST_REQUIRE(db->exec("WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < " +
-                           std::to_string(kRanges - 1) +
-                           ") INSERT INTO outbox_dropped (destination, first_seq, last_seq, entries, dropped_at) "
-                           "SELECT 'raw', 1000000000 + 2 * i, 1000000000 + 2 * i, 1, 1700000000000 FROM n"));
-  }
-  server.restart();
-  test::HttpClient client(server.port());
-  constexpr int kDeliveries = 100;
-  for (int i = 0; i < kDeliveries; ++i) {
-    const std::string user = "ecececec-0000-4000-8000-0000000" + std::to_string(10000 + i);
-    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "w-" + std::to_string(i), sleep_of(user, "s")).status, 200);
-  }
-  // A quarter of a MiB holds 4,096 ranges: the oldest are merged to make room.
-  BOOST_TEST(wait_until([&] {
-    return test::query_int(server.database(), "SELECT count(*) FROM outbox_dropped") <= 4096;
-  }, 30s), test::query_int(server.database(), "SELECT count(*) FROM outbox_dropped") << " ranges");
-  BOOST_TEST(server.wait_for_log("forward_dropped_ranges_merged", 5s));
-  // What waits is well within the rest of the budget: nothing was dropped.
-  BOOST_TEST(test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE state = 'pending'") == kDeliveries);
-  BOOST_TEST(test::query_int(server.database(), "SELECT sum(entries) FROM outbox_dropped") == kRanges);
-  // The backend comes back: they all go out.
-  test::FakeBackend backend(backend_options(secret, false, port));
-  BOOST_REQUIRE(backend.wait_for_unique(kDeliveries, 60s));
-  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
 }
 
 // Issue 45, under attack: `purge-user U` (serve stopped, as it must be) while U's changes
