@@ -19,9 +19,7 @@
 // shown with the batch's tokens redacted. Exit 0 done, 1 a call failed or a user id was
 // not imported (failed, or named neither way), 2 bad input or configuration (nothing is sent then).
 #include <algorithm>
-#include <cctype>
 #include <fstream>
-#include <set>
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
@@ -170,19 +168,14 @@ int run_connections_import(const ConnectionsImportFlags& flags) {
         .integer("connections", static_cast<int64_t>(batch.size()))
         .integer("status", answer->status);
     if (answer->lists) {
-      // A user of the batch the answer names neither way: not known to be imported. UUIDs
-      // compare whatever their letters' case (the service may answer its canonical form).
-      const auto lower = [](std::string id) {
-        std::transform(id.begin(), id.end(), id.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-        return id;
-      };
-      std::set<std::string> named;
-      for (const auto* list : {&answer->imported, &answer->failed}) {
-        for (const std::string& id : *list) named.insert(lower(id));
-      }
+      // A user of the batch the answer names neither way: not known to be imported.
       std::vector<std::string> missing;
       for (size_t i = first; i < last; ++i) {
-        if (!named.contains(lower(recipes->user_ids[i]))) missing.push_back(recipes->user_ids[i]);
+        const auto named = [&](const std::string& id) { return fetcher::same_uuid(id, recipes->user_ids[i]); };
+        if (std::none_of(answer->imported.begin(), answer->imported.end(), named) &&
+            std::none_of(answer->failed.begin(), answer->failed.end(), named)) {
+          missing.push_back(recipes->user_ids[i]);
+        }
       }
       object.raw("imported", id_array(answer->imported)).raw("failed", id_array(answer->failed));
       if (!missing.empty()) object.raw("unaccounted", id_array(missing));

@@ -1,6 +1,5 @@
 #include "fetcher/service_calls.h"
 
-#include <cctype>
 
 #include <simdjson.h>
 
@@ -69,9 +68,8 @@ Result<RefreshResult> refresh_user(const ServiceAccess& access, std::string_view
   if (!reply) return fail(reply);
   auto result = read_refresh_result(reply->body);
   if (!result) return fail(result, "POST /v2/user/refresh: unexpected answer");
-  // The answer is about the user asked for (UUIDs compare whatever their letters' case).
-  if (!std::equal(result->user_id.begin(), result->user_id.end(), user_id.begin(), user_id.end(),
-                  [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b)); })) {
+  // The answer is about the user asked for.
+  if (!same_uuid(result->user_id, user_id)) {
     return fail("POST /v2/user/refresh: unexpected answer: user_id " + quoted_value(result->user_id) +
                 " is not the user asked for");
   }

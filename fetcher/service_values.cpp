@@ -51,6 +51,12 @@ bool is_uuid(std::string_view text) {
   return true;
 }
 
+bool same_uuid(std::string_view a, std::string_view b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
 bool is_listed_resource(std::string_view resource) { return listed(kResources, resource); }
 
 bool is_record_resource(std::string_view resource) { return listed(kRecordResources, resource); }

@@ -12,6 +12,10 @@ namespace hh::fetcher {
 // case), as the service writes user ids.
 bool is_uuid(std::string_view text);
 
+// Two user ids name the same user: equal but for their letters' case (the service may
+// answer its canonical form of an id it was sent in another).
+bool same_uuid(std::string_view a, std::string_view b);
+
 // A value of the interface's `supported_resources` list.
 bool is_listed_resource(std::string_view resource);
 

@@ -3,6 +3,8 @@
 // result, each call is one request with the method, path and key the interface names,
 // and failures are values of the right kind (bad input: no request at all).
 #include <boost/test/unit_test.hpp>
+#include <algorithm>
+#include <cctype>
 
 #include "fetcher/service_calls.h"
 #include "tests/fake_service/fake_service.h"
@@ -140,6 +142,26 @@ BOOST_AUTO_TEST_CASE(refresh_reads_the_refresh_result) {
   result = fetcher::refresh_user(t.access, kCallsUser, 10);
   BOOST_TEST(!result.ok());
   BOOST_TEST(result.error().find("in_progress_sources: missing") != std::string::npos, result.error());
+
+  // An answer about another user is not this user's result; the same user in the other
+  // letter case is.
+  const auto answer_naming = [&](const std::string& user) {
+    fake::Fault named;
+    named.kind = fake::Fault::Kind::status;
+    named.status = 200;
+    named.body = "{\"success\":true,\"user_id\":\"" + user +
+                 "\",\"refreshed_sources\":[],\"in_progress_sources\":[],\"failed_sources\":[]}";
+    t.service.inject("/v2/user/refresh/" + kCallsUser, named);
+    return fetcher::refresh_user(t.access, kCallsUser, 10);
+  };
+  result = answer_naming("0f0f0f0f-0000-4000-8000-00000000000f");
+  BOOST_TEST(!result.ok());
+  BOOST_TEST(result.error().find("is not the user asked for") != std::string::npos, result.error());
+  std::string upper = kCallsUser;
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  BOOST_TEST_REQUIRE(upper != kCallsUser);
+  result = answer_naming(upper);
+  BOOST_TEST(result.ok(), (result.ok() ? "" : result.error()));
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // service_calls_test
