@@ -12,6 +12,7 @@
 #include "app/limits_that_fit.h"
 #include "app/processing.h"
 #include "app/serve_signals.h"
+#include "app/store_settings.h"
 #include "app/service_watchdog.h"
 #include "app/systemd_notify.h"
 #include "app/tls_files.h"
@@ -90,16 +91,8 @@ ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t 
 }  // namespace
 
 ServeExit serve(const config::Settings& settings, const ServeHooks& hooks) {
-  // Before anything connects: health data must not travel in clear text unnoticed.
-  if (auto risk = store::plaintext_risk(settings.database, std::getenv("PGSSLMODE"), std::getenv("PGHOST"))) {
-    log::warn("database_plaintext_risk").str("detail", *risk);
-  }
-  // A password in the URI is in the configuration, the environment or the command line
-  // (visible to `ps`), where secrets never go: database_password_file is the place.
-  if (store::uri_holds_password(settings.database)) {
-    log::warn("database_password_in_uri")
-        .str("detail", "the database URI holds a password; give it in database_password_file instead (a file or "
-                       "a systemd credential), as every other secret");
+  for (const auto& warning : location_warnings(settings.database)) {
+    log::warn(warning.event).str("detail", warning.detail);
   }
   // Request bodies of 1 MiB and more get pages of their own, given back to the system when
   // freed. glibc otherwise raises its mmap threshold to the largest block freed so far, and

@@ -1,5 +1,6 @@
 #include "app/store_settings.h"
 
+#include <cstdlib>
 #include <span>
 
 #include "config/load_settings.h"
@@ -40,6 +41,21 @@ Result<store::Database> database(const config::Settings& settings) {
 
 store::Database database(const config::Settings& settings, const config::Secrets& secrets) {
   return store::Database(settings.database, secrets.database_password);
+}
+
+std::vector<LocationWarning> location_warnings(const std::string& database) {
+  std::vector<LocationWarning> warnings;
+  if (auto risk = store::plaintext_risk(database, std::getenv("PGSSLMODE"), std::getenv("PGHOST"))) {
+    warnings.push_back({"database_plaintext_risk", std::move(*risk)});
+  }
+  // In the configuration, the environment or the command line (visible to `ps`), where
+  // secrets never go.
+  if (store::uri_holds_password(database)) {
+    warnings.push_back({"database_password_in_uri",
+                        "the URI holds a password; give it in database_password_file instead (a file or "
+                        "a systemd credential), as every other secret"});
+  }
+  return warnings;
 }
 
 Result<void> check_backend_keys(const config::Settings& settings) {

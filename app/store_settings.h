@@ -1,6 +1,9 @@
 #pragma once
 // The store settings of a configuration (busy timeout; a SQLite file's synchronous, cache
 // size and size cap), for every command that opens a store.
+#include <string>
+#include <vector>
+
 #include "common/result.h"
 #include "config/secrets.h"
 #include "config/settings.h"
@@ -15,6 +18,16 @@ namespace hh::app {
 Result<store::Database> database(const config::Settings& settings);
 // The same, with the password `serve` read with its other secrets.
 store::Database database(const config::Settings& settings, const config::Secrets& secrets);
+
+// What serve warns about, and check-config notes, in the database location before anything
+// connects (health data must not travel in clear text unnoticed, and secrets belong in
+// files): a connection that may travel in plain text (PGSSLMODE and PGHOST read from the
+// environment, as libpq reads them), a password in the URI. Each with its log event.
+struct LocationWarning {
+  const char* event;
+  std::string detail;
+};
+std::vector<LocationWarning> location_warnings(const std::string& database);
 
 // Refuses a key that only a SQLite file has (synchronous, cache_size_mib, max_database_mib,
 // min_free_disk_mib) when `database` is a postgresql:// URI, and one that only PostgreSQL

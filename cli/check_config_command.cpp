@@ -18,6 +18,7 @@
 #include <iostream>
 #include <optional>
 
+#include "app/store_settings.h"
 #include "app/tls_files.h"
 #include "cli/command_support.h"
 #include "cli/commands.h"
@@ -188,14 +189,9 @@ int run_check_config(const CheckConfigFlags& flags) {
       return kExitBadConfig;
     }
   } else {
-    // Said before connecting, as serve says it: a connection that fails still shows it.
-    if (auto risk = store::plaintext_risk(settings->database, std::getenv("PGSSLMODE"), std::getenv("PGHOST"))) {
-      std::cerr << "healthhook check-config: note: database: " << *risk << "\n";
-    }
-    // As serve warns: the password belongs in database_password_file.
-    if (store::uri_holds_password(settings->database)) {
-      std::cerr << "healthhook check-config: note: database: the URI holds a password; give it in "
-                   "database_password_file instead (a file or a systemd credential), as every other secret\n";
+    // Said before connecting, as serve says them: a connection that fails still shows them.
+    for (const auto& warning : app::location_warnings(settings->database)) {
+      std::cerr << "healthhook check-config: note: database: " << warning.detail << "\n";
     }
     auto database = database_or_report(*settings, "check-config");
     if (!database) return kExitBadConfig;
@@ -260,8 +256,8 @@ int run_check_config(const CheckConfigFlags& flags) {
   if (probe) object.string("service_checked", probe->url).integer("service_status", probe->status);
   object.raw("settings", settings_object(*settings));
   if (management_teams) object.integer("management_teams", *management_teams);
-  if (auto risk = store::plaintext_risk(settings->database, std::getenv("PGSSLMODE"), std::getenv("PGHOST"))) {
-    object.string("database_warning", *risk);
+  for (const auto& warning : app::location_warnings(settings->database)) {
+    if (std::string_view(warning.event) == "database_plaintext_risk") object.string("database_warning", warning.detail);
   }
   object.close();
   std::cout << out << "\n";
