@@ -11,6 +11,8 @@
 //   as_json(column(…))      stored JSON text: output embeds it as JSON
 //   as_time(column(…))      Unix ms (`start_ms`): output is RFC 3339, named without `_ms`
 //   seq(&StoredDevice::seq) the delivery that wrote the row (written from the apply's seq)
+//   kept_when_null(column(…))  a write that has no value for it (NULL) keeps the row's
+//                           (a connection error event carries no external_user_id)
 //   cleared("deregistered_at", &StoredConnection::deregistered_at_ms)   a column every
 //                           write of this row sets NULL (a connection event reconnects)
 //   joined("j.state", "job_state", &StoredBackfill::job_state)   read from a joined table
@@ -89,6 +91,7 @@ struct Field {
   Read read;              // Value Stored::* or NoMember
   bool key = false;
   bool indexed = false;
+  bool kept_when_null = false;
   bool is_joined = false;
   bool is_json = false;
   bool is_time = false;
@@ -132,6 +135,11 @@ constexpr Field<Write, Read> column(std::string_view name, Write write, Read rea
 template <typename Write, typename Read>
 constexpr Field<Write, Read> indexed(Field<Write, Read> field) {
   field.indexed = true;
+  return field;
+}
+template <typename Write, typename Read>
+constexpr Field<Write, Read> kept_when_null(Field<Write, Read> field) {
+  field.kept_when_null = true;
   return field;
 }
 template <typename Write, typename Read>
@@ -209,6 +217,10 @@ struct IsWrittenValue {  // a written column other than the key's
 struct IsIndexed {
   template <typename F>
   constexpr bool operator()(const F& f) const { return f.indexed; }
+};
+struct IsKeptWhenNull {
+  template <typename F>
+  constexpr bool operator()(const F& f) const { return f.kept_when_null; }
 };
 struct IsRead {
   template <typename F>

@@ -83,13 +83,15 @@ struct LatestWinsSpec {
   std::span<const std::string_view> keys;          // the conflict target, bound first
   std::span<const std::string_view> values;        // the rest, bound after the keys, `seq` among them
   std::span<const std::string_view> indexed = {};  // those of `values` a secondary index holds
+  std::span<const std::string_view> kept_when_null = {};  // those of `values` a NULL does not overwrite
   std::span<const FixedValue> fixed = {};          // set by the insert and by the update
   std::span<const FixedValue> insert_only = {};    // set by the insert alone (NOT NULL columns the write leaves)
   std::string_view write = {};  // names the write when a table has two ("" for the table's own)
 };
 
 // The columns of the latest-wins write of D: keys (the conflict target, bound first), the
-// values (`seq` among them) and those a secondary index holds.
+// values (`seq` among them), those a secondary index holds and those a NULL does not
+// overwrite.
 // Whether every key field comes before the other fields (bind order: keys first).
 template <const auto& fields>
 constexpr bool keys_first() {
@@ -107,6 +109,7 @@ struct LatestWinsColumns {
   static constexpr auto keys = names_of<D::fields>(IsKey{});
   static constexpr auto values = names_of<D::fields>(IsWrittenValue{});
   static constexpr auto indexed = names_of<D::fields>(IsIndexed{});
+  static constexpr auto kept_when_null = names_of<D::fields>(IsKeptWhenNull{});
 };
 
 // A description may add `fixed`, `insert_only` (arrays of FixedValue) and `write` (a name)
@@ -114,7 +117,7 @@ struct LatestWinsColumns {
 template <typename D>
 LatestWinsSpec latest_wins_spec() {
   using C = LatestWinsColumns<D>;
-  LatestWinsSpec spec{D::name, C::keys, C::values, C::indexed};
+  LatestWinsSpec spec{D::name, C::keys, C::values, C::indexed, C::kept_when_null};
   if constexpr (requires { D::write; }) {
     spec.fixed = D::fixed;
     spec.insert_only = D::insert_only;

@@ -167,14 +167,16 @@ BOOST_AUTO_TEST_CASE(connection_device_and_lab_rows_follow_latest_wins) {
   d.connection->status = "error";
   d.connection->error_type = "token_refresh_failed";
   d.connection->error_message = "revoked";
+  // An error event carries neither: the connection's are kept.
+  d.connection->external_user_id.reset();
   d.connection->resource_availability_json.reset();
   d.connection->event_type = "provider.connection.error";
   s.apply(d, 12);
   d.connection->status = "connected";
   s.apply(d, 11);  // stale
   BOOST_TEST(test::dump_table(s.db, "connections") ==
-                 Strings{"'u1'|'oura'|'error'|'ext-1'|'token_refresh_failed'|'revoked'|NULL|"
-                         "'provider.connection.error'|12|'{}'|NULL"},
+                 Strings{"'u1'|'oura'|'error'|'ext-1'|'token_refresh_failed'|'revoked'|"
+                         "'{\"sleep\":{\"status\":\"available\"}}'|'provider.connection.error'|12|'{}'|NULL"},
              boost::test_tools::per_element());
 
   rows::DeliveryRows device;

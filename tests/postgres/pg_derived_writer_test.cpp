@@ -406,6 +406,8 @@ BOOST_AUTO_TEST_CASE(every_record_table_follows_latest_wins) {
   d.connection->status = "error";
   d.connection->error_type = "token_refresh_failed";
   d.connection->error_message = "revoked";
+  // An error event carries neither: the connection's are kept.
+  d.connection->external_user_id.reset();
   d.connection->resource_availability_json.reset();
   d.connection->event_type = "provider.connection.error";
   s.apply(d, 12);

@@ -1,5 +1,7 @@
 #include "store/postgres/derived/pg_latest_wins.h"
 
+#include <algorithm>
+
 #include "store/postgres/derived/pg_statements.h"
 
 namespace hh::store {
@@ -22,7 +24,10 @@ Result<PgLatestWins> PgLatestWins::create(pg::Connection& db, const schema::Late
   for (std::string_view value : spec.values) {
     add_column(value);
     if (!assignments.empty()) assignments += ", ";
-    assignments += std::string(value) + " = excluded." + std::string(value);
+    const std::string column(value);
+    const bool kept = std::find(spec.kept_when_null.begin(), spec.kept_when_null.end(), value) !=
+                      spec.kept_when_null.end();
+    assignments += column + " = " + (kept ? "COALESCE(excluded." + column + ", cur." + column + ")" : "excluded." + column);
     has_seq = has_seq || value == "seq";
   }
   if (!has_seq) return fail(std::string(spec.table) + ": no seq column");

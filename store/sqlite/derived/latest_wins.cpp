@@ -1,13 +1,14 @@
 #include "store/sqlite/derived/latest_wins.h"
 
 #include <algorithm>
+#include <span>
 
 namespace hh::store {
 
 namespace {
 
-bool is_indexed(const schema::LatestWinsSpec& spec, std::string_view column) {
-  return std::find(spec.indexed.begin(), spec.indexed.end(), column) != spec.indexed.end();
+bool listed(std::span<const std::string_view> columns, std::string_view column) {
+  return std::find(columns.begin(), columns.end(), column) != columns.end();
 }
 
 }  // namespace
@@ -30,13 +31,16 @@ Result<LatestWins> LatestWins::create(sqlite::Connection& db, const schema::Late
     columns += ", ", params += ", ";
     columns += value;
     params += param;
+    // What the update sets the column to.
+    const std::string updated =
+        listed(spec.kept_when_null, value) ? "COALESCE(" + param + ", " + std::string(value) + ")" : param;
     if (!assignments.empty()) assignments += ", ";
-    assignments += std::string(value) + " = " + param;
-    if (is_indexed(spec, value)) {
-      index_unchanged += " AND " + std::string(value) + " IS " + param;  // IS: NULL equals NULL
+    assignments += std::string(value) + " = " + updated;
+    if (listed(spec.indexed, value)) {
+      index_unchanged += " AND " + std::string(value) + " IS " + updated;  // IS: NULL equals NULL
     } else {
       if (!kept_assignments.empty()) kept_assignments += ", ";
-      kept_assignments += std::string(value) + " = " + param;
+      kept_assignments += std::string(value) + " = " + updated;
     }
     if (value == "seq") seq_index = index;
   }
