@@ -188,6 +188,8 @@ bool parse_resource_data(JsonReader& json, od::value v, size_t depth, const Reso
     BackfillNotice notice;
     if (!read_window_time(json, path, "start_date", f.start_date, notice.start_ms)) return false;
     if (!read_window_time(json, path, "end_date", f.end_date, notice.end_ms)) return false;
+    // Never fetchable: invalid now, not a job that dies at its first page.
+    if (notice.end_ms < notice.start_ms) return json.fail(path, "end_date", "before start_date");
     if (!f.provider || f.provider->empty()) return json.fail(path, "provider", "missing");
     notice.resource = request.resource;
     notice.provider = *f.provider;

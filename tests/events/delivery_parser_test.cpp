@@ -424,6 +424,12 @@ BOOST_AUTO_TEST_CASE(backfill_with_and_without_is_final) {
   BOOST_TEST(r.error == "data.provider: missing");
   r = webhook(R"({"event_type":"historical.data.sleep.created","data":{"user_id":"u","provider":"oura","start_date":"2024-01-01T00:00:00Z","end_date":"soon"}})");
   BOOST_TEST(r.error == R"(data.end_date: not an ISO 8601 time "soon")");
+  // A window that ends before it starts could never be fetched: the notice is invalid, not
+  // a job that dies later. One that ends as it starts is a window of its own.
+  r = webhook(R"({"event_type":"historical.data.sleep.created","data":{"user_id":"u","provider":"oura","start_date":"2024-02-01T00:00:00Z","end_date":"2024-01-01T00:00:00Z"}})");
+  BOOST_TEST(r.error == "data.end_date: before start_date");
+  r = webhook(R"({"event_type":"historical.data.sleep.created","data":{"user_id":"u","provider":"oura","start_date":"2024-02-01T00:00:00Z","end_date":"2024-02-01T00:00:00Z"}})");
+  BOOST_TEST(r.error == "");
 }
 
 BOOST_AUTO_TEST_CASE(historical_event_carrying_data_is_a_summary) {
