@@ -65,6 +65,24 @@ std::string loggable_url(std::string_view url) {
   return std::string(url.substr(0, authority)) + std::string(url.substr(at + 1));
 }
 
+std::string masked_url(std::string_view url) {
+  const size_t scheme = url.find("://");
+  const size_t start = scheme == std::string_view::npos ? 0 : scheme + 3;
+  std::string out(url.substr(0, start));
+  const size_t authority_end = std::min(url.find_first_of("/?#", start), url.size());
+  std::string_view authority = url.substr(start, authority_end - start);
+  if (const size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    out += "***@";
+    authority.remove_prefix(at + 1);
+  }
+  out += authority;
+  const std::string_view rest = url.substr(authority_end);
+  const size_t cut = rest.find_first_of("?#");
+  out += rest.substr(0, cut);
+  if (cut != std::string_view::npos) out += std::string(1, rest[cut]) + "***";
+  return out;
+}
+
 std::string HttpUrl::target() const {
   std::string out = path.empty() ? "/" : path;
   if (has_query) out += "?" + query;

@@ -43,4 +43,9 @@ Result<HttpUrl> parse_http_url(std::string_view url);
 // ("https://user:pw@host/p?token=x" → "https://host/p").
 std::string loggable_url(std::string_view url);
 
+// `url` as a message that refuses it shows it: where the user information, query and
+// fragment were, "***" ("https://user:pw@host/p?token=x" → "https://***@host/p?***"), so
+// the reader sees what is wrong and never the secret. Works on text that does not parse.
+std::string masked_url(std::string_view url);
+
 }  // namespace hh

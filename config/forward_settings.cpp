@@ -40,7 +40,7 @@ std::vector<ForwardKey> make_forward_keys() {
                      "Secret file holding the whsec_… secret every POST is signed with (required)."),
       {{"forward[].events", "list of strings", "globs over event_type (\"daily.data.*\")",
         "Which deliveries are forwarded. Empty: every one.", std::nullopt, false},
-       [](const ForwardSettings& f) { return std::string(f.events.empty() ? "[]" : "[…]"); },
+       [](const ForwardSettings& f) { return toml_string_list(f.events); },
        {}},
       forward_string("mode", &ForwardSettings::mode,
                      "\"changes\": the derived rows each delivery changed; \"deliveries\": each delivery's body "
@@ -140,32 +140,10 @@ Result<void> set_key(ForwardSettings& f, std::string_view key, const toml::node&
 
 bool is_loopback_host(std::string_view host) { return host == "127.0.0.1" || host == "::1" || host == "localhost"; }
 
-// A forward URL as messages may show it: a backend may take a token in the query, and a
-// URL with user information holds a password (refused, but the refusal names the URL).
-// Works on text that does not parse too: the user information (up to the last '@' before
-// the path) and everything from '?' or '#' on become "***".
-std::string redacted_url(std::string_view url) {
-  const size_t scheme = url.find("://");
-  const size_t start = scheme == std::string_view::npos ? 0 : scheme + 3;
-  std::string out(url.substr(0, start));
-  const size_t authority_end = std::min(url.find_first_of("/?#", start), url.size());
-  std::string_view authority = url.substr(start, authority_end - start);
-  if (const size_t at = authority.rfind('@'); at != std::string_view::npos) {
-    out += "***@";
-    authority.remove_prefix(at + 1);
-  }
-  out += authority;
-  const std::string_view rest = url.substr(authority_end);
-  const size_t cut = rest.find_first_of("?#");
-  out += rest.substr(0, cut);
-  if (cut != std::string_view::npos) out += std::string(1, rest[cut]) + "***";
-  return out;
-}
-
 // `text` with every copy of `url` in it redacted.
 std::string without_url_secrets(std::string text, std::string_view url) {
   if (url.empty()) return text;
-  const std::string safe = redacted_url(url);
+  const std::string safe = masked_url(url);
   for (size_t at = text.find(url); at != std::string::npos; at = text.find(url, at + safe.size())) {
     text.replace(at, url.size(), safe);
   }
@@ -218,7 +196,7 @@ Result<std::vector<ForwardSettings>> parse_forward_blocks(const toml::node& node
       // The url without its query (which may hold a token: the name shows in logs, metrics
       // and the outbox).
       auto url = parse_http_url(f.url);
-      f.name = url ? url->without_query() : redacted_url(f.url);
+      f.name = url ? url->without_query() : masked_url(f.url);
     }
     forwards.push_back(std::move(f));
   }
@@ -231,17 +209,17 @@ Result<void> validate_forwards(const std::vector<ForwardSettings>& forwards) {
     const std::string where = "forward[" + std::to_string(i) + "]";
     if (f.url.empty()) return key_error(where + ".url", "required");
     if (f.secret_file.empty()) return key_error(where + ".secret_file", "required");
-    // No message shows the URL's user information or query (redacted_url()).
+    // No message shows the URL's user information or query (masked_url()).
     auto url = parse_http_url(f.url);
     if (!url) return key_error(where + ".url", without_url_secrets(url.error(), f.url));
     if (url->has_userinfo || url->has_fragment) {
       return key_error(where + ".url",
-                      "must not contain user information or a fragment, got \"" + redacted_url(f.url) + "\"");
+                      "must not contain user information or a fragment, got \"" + masked_url(f.url) + "\"");
     }
     if (!url->tls && !f.allow_plain_http && !is_loopback_host(url->host)) {
       return key_error(where + ".url",
                       "plain http:// only to a loopback host; set allow_plain_http = true for a private network, "
-                      "got \"" + redacted_url(f.url) + "\"");
+                      "got \"" + masked_url(f.url) + "\"");
     }
     if (f.mode != "changes" && f.mode != "deliveries") {
       return key_error(where + ".mode", "must be \"changes\" or \"deliveries\", got \"" + f.mode + "\"");

@@ -173,17 +173,17 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
 namespace {
 
 // The API key goes in its own file and header: a base URL holds no credential, and no
-// message shows one that does (only loggable_url()'s form of it).
+// message shows one that does (only masked_url()'s form of it).
 Result<void> check_base_url(std::string_view key, const std::string& url) {
   if (!url.starts_with("https://") && !url.starts_with("http://127.0.0.1")) {
     return key_error(key, "must be an https:// URL (plain http only for http://127.0.0.1 in tests), got " +
-                              toml_string(loggable_url(url)));
+                              toml_string(masked_url(url)));
   }
   auto parsed = parse_http_url(url);
   if (!parsed) return key_error(key, parsed.error());
   if (parsed->has_userinfo || parsed->has_query || parsed->has_fragment) {
     return key_error(key, "must not contain user information, a query or a fragment (the API key goes in "
-                          "api_key_file), got " + toml_string(loggable_url(url)));
+                          "api_key_file), got " + toml_string(masked_url(url)));
   }
   return {};
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 
 #include "config/forward_settings.h"
 
@@ -214,13 +215,7 @@ SettingKey secret_files_key() {
     s.signing_secret_files = std::move(files);
     return {};
   };
-  key.show = [](const Settings& s) {
-    std::string out = "[";
-    for (size_t i = 0; i < s.signing_secret_files.size(); ++i) {
-      out += (i ? ", " : "") + toml_string(s.signing_secret_files[i]);
-    }
-    return out + "]";
-  };
+  key.show = [](const Settings& s) { return toml_string_list(s.signing_secret_files); };
   return key;
 }
 
@@ -387,10 +382,22 @@ Result<void> check_range(const KeyDoc& doc, int64_t value, std::string_view name
 std::string toml_string(std::string_view text) {
   std::string out = "\"";
   for (const char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {  // TOML's basic strings hold no control characters
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04X", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      out += escaped;
+      continue;
+    }
     if (c == '"' || c == '\\') out.push_back('\\');
     out.push_back(c);
   }
   return out + "\"";
+}
+
+std::string toml_string_list(const std::vector<std::string>& texts) {
+  std::string out = "[";
+  for (size_t i = 0; i < texts.size(); ++i) out += (i ? ", " : "") + toml_string(texts[i]);
+  return out + "]";
 }
 
 std::string duration_text(int64_t seconds) {

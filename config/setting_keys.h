@@ -53,6 +53,8 @@ Result<void> check_range(const KeyDoc& doc, int64_t value, std::string_view name
 
 // TOML spelling of a string value ("…" with \" and \\ escaped).
 std::string toml_string(std::string_view text);
+// … and of a list of them: ["a", "b"].
+std::string toml_string_list(const std::vector<std::string>& texts);
 
 // "3d" for 259200 seconds, else "12h", "30m", or seconds: how max_age reads best.
 std::string duration_text(int64_t seconds);

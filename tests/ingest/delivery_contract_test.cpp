@@ -577,7 +577,7 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   dir.write("forward-secret", random_secret());
   dir.write("tables.toml", "database = \"" + dir.file("z.db") +
                                "\"\n[[forward]]\nurl = \"https://backend.example/hook?token=t0ken\"\n"
-                               "secret_file = \"forward-secret\"\nbatch = 7\n"
+                               "secret_file = \"forward-secret\"\nbatch = 7\nevents = [\"daily.data.*\", \"lab\\\\test\"]\n"
                                "[[service.teams]]\nteam_id = \"team-eu\"\nbase_url = \"https://api.eu.example\"\n"
                                "api_key_file = \"eu-key\"\n");
   dir.write("eu-key", "eu-api-key\n");
@@ -586,6 +586,8 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   BOOST_TEST(tables.stdout_text.find(R"("forward":[{)") != std::string::npos, tables.stdout_text);
   BOOST_TEST(tables.stdout_text.find(R"("url":"https://backend.example/hook")") != std::string::npos, tables.stdout_text);
   BOOST_TEST(tables.stdout_text.find(R"("batch":7)") != std::string::npos, tables.stdout_text);
+  // Each glob in effect, as written (it was "[…]").
+  BOOST_TEST(tables.stdout_text.find(R"("events":["daily.data.*","lab\\test"])") != std::string::npos, tables.stdout_text);
   BOOST_TEST(tables.stdout_text.find("t0ken") == std::string::npos, tables.stdout_text);
   BOOST_TEST(tables.stdout_text.find(
                  R"("service.teams":[{"team_id":"team-eu","base_url":"https://api.eu.example","api_key_file":"eu-key"}])") !=

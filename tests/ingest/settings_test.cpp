@@ -182,6 +182,16 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
   s = config::load_settings(std::nullopt, fake_env, {{"service.base_url", "http://api.example"}});
   BOOST_REQUIRE(!s.ok());
   BOOST_TEST(s.error().find("service.base_url") != std::string::npos);
+  // The message shows where the credential or query was, never what it holds.
+  for (const auto& [url, shown] : {std::pair{"https://user:pw@api.example", "\"https://***@api.example\""},
+                                   std::pair{"https://api.example/?k=s3cret", "\"https://api.example/?***\""},
+                                   std::pair{"https://api.example/#s3cret", "must not contain a fragment (#…)"}}) {
+    s = config::load_settings(std::nullopt, fake_env, {{"service.base_url", url}});
+    BOOST_REQUIRE(!s.ok());
+    BOOST_TEST(s.error().find(shown) != std::string::npos, s.error());
+    BOOST_TEST(s.error().find("s3cret") == std::string::npos, s.error());
+    BOOST_TEST(s.error().find("pw@") == std::string::npos, s.error());
+  }
 }
 
 BOOST_AUTO_TEST_CASE(console_keys) {
