@@ -14,6 +14,7 @@
 
 #include "config/load_settings.h"
 #include "config/settings_reference.h"
+#include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
@@ -169,6 +170,36 @@ BOOST_AUTO_TEST_CASE(the_readme_tour_runs_as_written) {
   BOOST_TEST(api.exit_code == 0, api.stdout_text);
   BOOST_TEST(api.stdout_text.find("\"value\":237") != std::string::npos, api.stdout_text);
   BOOST_TEST(api.stdout_text.find("\"next_after\"") != std::string::npos, api.stdout_text);
+}
+
+// systemd/README.md's "Metrics" is where operations.md sends a reader for every metric:
+// each family a serve with forwarding, follow-ups and retention on exposes is named there.
+// (The PostgreSQL-only healthhook_processor_shards is checked by name.)
+BOOST_AUTO_TEST_CASE(every_metric_is_in_the_metrics_table) {
+  TempDir dir;
+  dir.write("forward-secret", "whsec_" + std::string(32, 'A') + "\n");
+  dir.write("api-key", "test-api-key\n");
+  ServerProcess server(dir,
+                       "[[forward]]\nurl = \"http://127.0.0.1:1/hook\"\nsecret_file = \"forward-secret\"\n"
+                       "[service]\nbase_url = \"http://127.0.0.1:1\"\napi_key_file = \"api-key\"\n"
+                       "[retention]\nbody_days = 30\n");
+  const std::string metrics = hh::test::HttpClient(server.port()).get("/metrics").body;
+  const std::string table = read_file(kSourceDir / "systemd" / "README.md");
+  std::istringstream lines(metrics);
+  size_t families = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("# TYPE ")) continue;
+    const std::string name = line.substr(7, line.find(' ', 7) - 7);
+    ++families;
+    // A row may name a family's siblings by the tail after their common prefix ("`…_dead_total`").
+    bool named = table.find("`" + name + "`") != std::string::npos || table.find("`" + name + "{") != std::string::npos;
+    for (size_t at = name.find('_', 11); !named && at != std::string::npos; at = name.find('_', at + 1)) {
+      named = table.find("`…" + name.substr(at) + "`") != std::string::npos;
+    }
+    BOOST_TEST(named, name << " is not in systemd/README.md's metrics table");
+  }
+  BOOST_TEST(families > 40u, metrics);
+  BOOST_TEST(table.find("`healthhook_processor_shards`") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(the_configuration_reference_is_the_codes) {
