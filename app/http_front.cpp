@@ -100,7 +100,7 @@ void mount_console(HttpFront& front, const FrontParts& parts) {
 http::SessionLimits session_limits(HttpFront& front, const FrontParts& parts) {
   const config::Settings& settings = parts.settings;
   http::SessionLimits limits;
-  limits.max_body_bytes = body_limit_that_fits(settings, *parts.ingest.inbox);
+  limits.max_body_bytes = front.max_body_bytes;
   limits.max_header_bytes = static_cast<uint32_t>(settings.max_header_bytes);
   limits.idle_timeout = std::chrono::seconds(settings.idle_timeout_s);
   limits.header_timeout = std::chrono::seconds(settings.header_timeout_s);
@@ -159,13 +159,15 @@ Result<void> bind_listener(HttpFront& front, const FrontParts& parts) {
 
 }  // namespace
 
-HttpFront::HttpFront(const config::Settings& settings, unsigned threads)
-    : body_budget(inflight_budget_that_fits(settings)),
+HttpFront::HttpFront(const config::Settings& settings, unsigned threads, uint64_t max_body_bytes)
+    : max_body_bytes(max_body_bytes),
+      body_budget(inflight_budget_that_fits(settings, max_body_bytes)),
       blocking(kBlockingThreads),
       io(static_cast<int>(threads)) {}
 
 Result<std::unique_ptr<HttpFront>> open_http_front(FrontParts parts) {
-  auto front = std::make_unique<HttpFront>(parts.settings, parts.threads);
+  auto front = std::make_unique<HttpFront>(parts.settings, parts.threads,
+                                          body_limit_that_fits(parts.settings, *parts.ingest.inbox));
   if (auto mounted = mount_endpoints(*front, parts); !mounted) return fail(mounted);
   if (auto mounted = mount_metrics(*front, parts); !mounted) return fail(mounted);
   mount_console(*front, parts);

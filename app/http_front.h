@@ -28,7 +28,10 @@
 namespace hh::app {
 
 struct HttpFront {
-  HttpFront(const config::Settings& settings, unsigned threads);
+  // `max_body_bytes`: the limit in force (body_limit_that_fits), which the in-flight body
+  // budget must hold whole.
+  HttpFront(const config::Settings& settings, unsigned threads, uint64_t max_body_bytes);
+  const uint64_t max_body_bytes;
 
   // Declared before the io_context: what sessions use must outlive their frames, which the
   // io_context destroys last (listener.h).

@@ -31,9 +31,9 @@ uint64_t body_limit_that_fits(const config::Settings& settings, const store::Inb
   return fit;
 }
 
-uint64_t inflight_budget_that_fits(const config::Settings& settings) {
+uint64_t inflight_budget_that_fits(const config::Settings& settings, uint64_t max_body_bytes) {
   const uint64_t configured = static_cast<uint64_t>(settings.max_inflight_body_mib) * 1024 * 1024;
-  const uint64_t body = static_cast<uint64_t>(settings.max_body_bytes);
+  const uint64_t body = max_body_bytes;
   if (body <= configured) return configured;
   log::warn("max_inflight_body_raised")
       .num("configured_mib", settings.max_inflight_body_mib)

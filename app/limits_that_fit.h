@@ -16,9 +16,9 @@ size_t connections_that_fit(int64_t configured);
 // max_body_bytes lowered to what one inbox row can hold (with the request's headers).
 uint64_t body_limit_that_fits(const config::Settings& settings, const store::Inbox& inbox);
 
-// max_inflight_body_mib in bytes, raised to max_body_bytes when it is smaller: a body the
-// limit allows must fit the budget whole, or it would be answered 503 at every retry and
-// never stored.
-uint64_t inflight_budget_that_fits(const config::Settings& settings);
+// max_inflight_body_mib in bytes, raised to `max_body_bytes` (the limit in force:
+// body_limit_that_fits) when it is smaller: a body the limit allows must fit the budget
+// whole, or it would be answered 503 at every retry and never stored.
+uint64_t inflight_budget_that_fits(const config::Settings& settings, uint64_t max_body_bytes);
 
 }  // namespace hh::app

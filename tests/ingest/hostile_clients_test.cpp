@@ -443,6 +443,20 @@ BOOST_AUTO_TEST_CASE(a_body_limit_larger_than_a_row_is_lowered_at_start) {
   TempDir dir;
   ServerProcess server(dir, "max_body_bytes = 1073741824");
   BOOST_TEST(server.wait_for_log("\"event\":\"max_body_bytes_lowered\"", 5s));
+  // The in-flight budget is raised to the limit in force, not to the one configured.
+  BOOST_TEST(server.wait_for_log("\"event\":\"max_inflight_body_raised\"", 5s));
+  const auto number_after = [&](const std::string& event, const std::string& field) {
+    for (const std::string& line : server.log_lines()) {
+      if (line.find("\"event\":\"" + event + "\"") == std::string::npos) continue;
+      const size_t at = line.find("\"" + field + "\":");
+      if (at != std::string::npos) return std::stoll(line.substr(at + field.size() + 3));
+    }
+    return -1LL;
+  };
+  const long long lowered = number_after("max_body_bytes_lowered", "max_body_bytes");
+  BOOST_TEST(lowered > 0);
+  BOOST_TEST(lowered < 1073741824);
+  BOOST_TEST(number_after("max_inflight_body_raised", "budget_bytes") == lowered);
   BOOST_TEST(server.stop() == 0);
 }
 
