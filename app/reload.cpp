@@ -53,6 +53,8 @@ std::string reload(const config::Settings& startup, const config::Settings& sett
     certificate = std::move(*loaded);
   }
 
+  // Everything loaded: now, and only now, the new configuration takes effect.
+  log::set_level(log::parse_level(settings.log_level).value_or(log::Level::info));
   webhook.set_verifier(std::move(*verifier));
   if (certificate) {
     listener.set_tls(certificate->context);  // new connections; open ones keep theirs

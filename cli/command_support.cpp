@@ -57,7 +57,7 @@ bool event_type_ok(std::string_view command, const std::optional<std::string>& g
   return true;
 }
 
-Result<config::Settings> load_settings_for(const SettingsFlags& flags) {
+Result<config::Settings> read_settings_for(const SettingsFlags& flags) {
   config::Overrides overrides;
   for (const auto& entry : flags.set) {
     const auto eq = entry.find('=');
@@ -74,8 +74,13 @@ Result<config::Settings> load_settings_for(const SettingsFlags& flags) {
   // A key of the other backend is a configuration error for every command (exit 2), not
   // only when a command gets to open the store.
   if (auto keys = app::check_backend_keys(*settings); !keys) return fail(keys);
-  log::set_level(log::parse_level(settings->log_level).value_or(log::Level::info));
   return std::move(*settings);
+}
+
+Result<config::Settings> load_settings_for(const SettingsFlags& flags) {
+  auto settings = read_settings_for(flags);
+  if (settings) log::set_level(log::parse_level(settings->log_level).value_or(log::Level::info));
+  return settings;
 }
 
 std::optional<config::Settings> load_settings_or_report(const SettingsFlags& flags, std::string_view command) {

@@ -36,8 +36,9 @@ struct SettingsFlags {
 // `with_listen` false for commands that never listen.
 void add_settings_flags(CLI::App& command, SettingsFlags& flags, bool with_listen = true);
 
-// Loads settings (file < HEALTHHOOK_* < flags), applying their log_level; the error names
-// the file, line and key.
+// Loads settings (file < HEALTHHOOK_* < flags); the error names the file, line and key.
+Result<config::Settings> read_settings_for(const SettingsFlags& flags);
+// The same, applying their log_level.
 Result<config::Settings> load_settings_for(const SettingsFlags& flags);
 // The same; on error prints one line to stderr and returns nullopt (exit with
 // kExitBadConfig).

@@ -19,7 +19,8 @@ int run_serve(const SettingsFlags& flags) {
   auto settings = load_settings_or_report(flags, "serve");
   if (!settings) return kExitBadConfig;
   app::ServeHooks hooks;
-  hooks.reread_settings = [&flags] { return load_settings_for(flags); };  // also applies log_level
+  // The reload applies log_level with the rest, only when all of it loads.
+  hooks.reread_settings = [&flags] { return read_settings_for(flags); };
   hooks.report_error = [](std::string_view message) { report_error("serve", message); };
   return exit_code_of(app::serve(*settings, hooks));
 }

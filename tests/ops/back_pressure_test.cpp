@@ -95,4 +95,19 @@ BOOST_AUTO_TEST_CASE(nearly_full_disk_answers_503_with_retry_after_and_not_ready
   BOOST_TEST(server.stop() == 0);
 }
 
+// A reload that fails on a secret (or a TLS file) after the file itself loaded changes
+// nothing, log_level included: the operator is told the running configuration was kept.
+BOOST_AUTO_TEST_CASE(a_reload_that_fails_changes_nothing_not_even_the_log_level) {
+  TempDir dir;
+  ServerProcess server(dir, kDiskNormal);
+  dir.write("not-a-secret", "hunter2\n");
+  dir.write("healthhook.toml", "listen = \"127.0.0.1:0\"\ndatabase = \"" + server.database() +
+                                   "\"\nsigning_secret_files = [\"not-a-secret\"]\nlog_level = \"error\"\n");
+  server.signal(SIGHUP);
+  BOOST_REQUIRE(server.wait_for_log("\"event\":\"reload_failed\"", std::chrono::seconds(20)));
+  BOOST_TEST(server.stop() == 0);
+  // Still at info: serve's last lines are there.
+  BOOST_TEST(server.wait_for_log("\"event\":\"stopped\"", std::chrono::seconds(1)));
+}
+
 BOOST_AUTO_TEST_SUITE_END()  // back_pressure_test
