@@ -4,6 +4,7 @@
 
 #include <malloc.h>
 
+#include <system_error>
 #include <thread>
 
 #include "app/follow_ups.h"
@@ -73,8 +74,18 @@ ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t 
   if (watchdog) watchdog->start();
 
   std::vector<std::thread> pool;
-  // The main thread runs io too, under the process name.
-  for (unsigned i = 1; i < threads; ++i) pool.push_back(start_named_thread("hh-io", [&front] { front.io.run(); }));
+  // The main thread runs io too, under the process name. Threads the system will not give
+  // (a tasks limit) are done without: fewer serve the same listener.
+  for (unsigned i = 1; i < threads; ++i) {
+    try {
+      pool.push_back(start_named_thread("hh-io", [&front] { front.io.run(); }));
+    } catch (const std::system_error& e) {
+      log::warn("io_threads_not_started")
+          .num("threads", static_cast<int64_t>(pool.size() + 1))
+          .str("error", e.what());
+      break;
+    }
+  }
   front.io.run();
   for (auto& t : pool) t.join();
   front.blocking.join();

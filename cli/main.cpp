@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "cli/command_support.h"
@@ -127,6 +128,17 @@ int main(int argc, char** argv) {
     }
     const int code = app.exit(e);
     return code == 0 ? 0 : hh::cli::kExitBadConfig;
+  } catch (const std::system_error& e) {
+    // The system refused a resource a command cannot go on without, almost always a thread
+    // (std::thread throws; the helpers that can be done without log a warning instead):
+    // one line, as every other failure, not an abort.
+    std::cerr << command_prefix(app) << ": " << e.what();
+    if (e.code() == std::errc::resource_unavailable_try_again) {
+      std::cerr << " (cannot start a thread: a limit on threads or processes, ulimit -u or systemd's TasksMax, or "
+                   "memory)";
+    }
+    std::cerr << "\n";
+    return hh::cli::kExitFailure;
   }
   return exit_code;
 }

@@ -5,7 +5,12 @@
 namespace hh::http {
 
 BlockingPool::BlockingPool(unsigned threads) : work_(io_.get_executor()) {
-  for (unsigned i = 0; i < threads; ++i) threads_.push_back(start_named_thread("hh-blocking", [this] { io_.run(); }));
+  try {
+    for (unsigned i = 0; i < threads; ++i) threads_.push_back(start_named_thread("hh-blocking", [this] { io_.run(); }));
+  } catch (...) {
+    join();  // the ones started: a joinable std::thread destroyed would end the process
+    throw;
+  }
 }
 
 BlockingPool::~BlockingPool() { join(); }

@@ -1,7 +1,9 @@
 // `top -H`, `ps -L` and perf show each of serve's threads by what it does; the main
 // thread keeps the process name that `pgrep healthhook` and systemd look for.
 #include <boost/test/unit_test.hpp>
+#include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -10,6 +12,7 @@
 
 #include "tests/fake_service/fake_service.h"
 #include "tests/support/server_process.h"
+#include "tests/support/http_client.h"
 #include "tests/support/temp_dir.h"
 
 BOOST_AUTO_TEST_SUITE(thread_names_test)
@@ -29,7 +32,59 @@ std::map<std::string, int> thread_names(pid_t pid) {
   return names;
 }
 
+// Runs `command` in a shell; its exit status and what it wrote (stdout and stderr).
+std::pair<int, std::string> shell(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return {-1, "cannot run " + command};
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
 }  // namespace
+
+// A tasks limit (ulimit -u, systemd's TasksMax) that leaves serve fewer threads than it
+// starts: a thread it can do without is done without (a warning), one it cannot is one
+// error line and exit 1, never an abort (a std::thread left joinable by the failure
+// ended the process with "terminate called"). A limit applies to a user that is not root:
+// serve runs as a uid of its own, so no other process counts against it.
+BOOST_AUTO_TEST_CASE(a_thread_the_system_refuses_is_one_line_or_done_without) {
+  if (::geteuid() != 0 || !std::filesystem::exists("/usr/bin/setpriv")) {
+    BOOST_TEST_MESSAGE("skipped: needs root to run serve as another user (setpriv)");
+    return;
+  }
+  TempDir dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms::all);
+  const std::string binary = dir.file("healthhook");
+  std::filesystem::copy_file(healthhook_binary(), binary);  // its build folder may be closed to others
+  std::filesystem::permissions(dir.write("secret", "whsec_" + std::string(32, 'A') + "\n"),
+                               std::filesystem::perms::owner_read | std::filesystem::perms::others_read);
+  int started = 0, refused = 0;
+  for (int limit = 1; limit <= 9; ++limit) {
+    std::filesystem::remove(dir.file("x.db"));
+    for (const char* suffix : {"-wal", "-shm", "-processor.lock"}) std::filesystem::remove(dir.file("x.db") + suffix);
+    // The leak checker stops the world with a thread of its own: not under this limit.
+    const auto [status, out] = shell(
+        "cd " + dir.path().string() + " && ASAN_OPTIONS=detect_leaks=0 timeout -s TERM 3 setpriv --reuid=54321 "
+        "--regid=54321 --clear-groups bash -c 'ulimit -u " + std::to_string(limit) + "; exec ./healthhook serve "
+        "--database x.db --listen 127.0.0.1:0 --set threads=4 --set signing_secret_files=secret'");
+    BOOST_TEST(out.find("terminate called") == std::string::npos, "limit " << limit << ": " << out);
+    if (status == 1) {
+      ++refused;
+      BOOST_TEST(out.find("healthhook serve: ") != std::string::npos, out);
+      BOOST_TEST(out.find("cannot start a thread") != std::string::npos, out);
+    } else {
+      ++started;
+      BOOST_TEST(status == 124, "limit " << limit << ": exit " << status << ": " << out);  // stopped by timeout
+      BOOST_TEST(out.find("\"event\":\"listening\"") != std::string::npos, out);
+    }
+  }
+  // Both sides of the line were crossed.
+  BOOST_TEST(refused > 0);
+  BOOST_TEST(started > 0);
+}
 
 BOOST_AUTO_TEST_CASE(every_thread_of_serve_is_named_for_its_job) {
   hh::fake::FakeService service;  // configured so that the fetcher runs too
