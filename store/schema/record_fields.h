@@ -11,8 +11,10 @@
 //   as_json(column(…))      stored JSON text: output embeds it as JSON
 //   as_time(column(…))      Unix ms (`start_ms`): output is RFC 3339, named without `_ms`
 //   seq(&StoredDevice::seq) the delivery that wrote the row (written from the apply's seq)
-//   kept_when_null(column(…))  a write that has no value for it (NULL) keeps the row's
-//                           (a connection error event carries no external_user_id)
+//   kept_when_null_and(column(…), "status", "'error'")   a write that has no value for it
+//                           (NULL) keeps the row's when that write's `status` is 'error' (a
+//                           connection error event carries no external_user_id; a created
+//                           event's null is the provider's answer and replaces it)
 //   cleared("deregistered_at", &StoredConnection::deregistered_at_ms)   a column every
 //                           write of this row sets NULL (a connection event reconnects)
 //   joined("j.state", "job_state", &StoredBackfill::job_state)   read from a joined table
@@ -91,7 +93,11 @@ struct Field {
   Read read;              // Value Stored::* or NoMember
   bool key = false;
   bool indexed = false;
-  bool kept_when_null = false;
+  // Set: a NULL written keeps the row's value when the written `if_column` is `literal`.
+  struct KeptWhenNull {
+    std::string_view if_column;
+    std::string_view literal;
+  } kept_when_null{};
   bool is_joined = false;
   bool is_json = false;
   bool is_time = false;
@@ -138,8 +144,9 @@ constexpr Field<Write, Read> indexed(Field<Write, Read> field) {
   return field;
 }
 template <typename Write, typename Read>
-constexpr Field<Write, Read> kept_when_null(Field<Write, Read> field) {
-  field.kept_when_null = true;
+constexpr Field<Write, Read> kept_when_null_and(Field<Write, Read> field, std::string_view if_column,
+                                                std::string_view literal) {
+  field.kept_when_null = {if_column, literal};
   return field;
 }
 template <typename Write, typename Read>
@@ -220,7 +227,7 @@ struct IsIndexed {
 };
 struct IsKeptWhenNull {
   template <typename F>
-  constexpr bool operator()(const F& f) const { return f.kept_when_null; }
+  constexpr bool operator()(const F& f) const { return !f.kept_when_null.if_column.empty(); }
 };
 struct IsRead {
   template <typename F>

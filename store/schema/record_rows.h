@@ -75,6 +75,14 @@ struct FixedValue {
   std::string_view literal;  // "'deregistered'"
 };
 
+// A column of `values` whose row value a written NULL keeps, when the written `if_column`
+// (another of `values`) is `literal` (record_fields.h: kept_when_null_and).
+struct KeptWhenNull {
+  std::string_view column;
+  std::string_view if_column;
+  std::string_view literal;
+};
+
 // A latest-wins table's statement, as each backend builds it (store/sqlite/derived/
 // latest_wins.h, store/postgres/derived/pg_latest_wins.h): column names are trusted
 // identifiers, never values.
@@ -83,7 +91,7 @@ struct LatestWinsSpec {
   std::span<const std::string_view> keys;          // the conflict target, bound first
   std::span<const std::string_view> values;        // the rest, bound after the keys, `seq` among them
   std::span<const std::string_view> indexed = {};  // those of `values` a secondary index holds
-  std::span<const std::string_view> kept_when_null = {};  // those of `values` a NULL does not overwrite
+  std::span<const KeptWhenNull> kept_when_null = {};  // those of `values` a NULL may leave as they are
   std::span<const FixedValue> fixed = {};          // set by the insert and by the update
   std::span<const FixedValue> insert_only = {};    // set by the insert alone (NOT NULL columns the write leaves)
   std::string_view write = {};  // names the write when a table has two ("" for the table's own)
@@ -109,7 +117,14 @@ struct LatestWinsColumns {
   static constexpr auto keys = names_of<D::fields>(IsKey{});
   static constexpr auto values = names_of<D::fields>(IsWrittenValue{});
   static constexpr auto indexed = names_of<D::fields>(IsIndexed{});
-  static constexpr auto kept_when_null = names_of<D::fields>(IsKeptWhenNull{});
+  static constexpr auto kept_when_null = [] {
+    std::array<KeptWhenNull, count_fields(D::fields, IsKeptWhenNull{})> out{};
+    size_t i = 0;
+    for_each_field(D::fields, [&](const auto& f) {
+      if (IsKeptWhenNull{}(f)) out[i++] = {f.name, f.kept_when_null.if_column, f.kept_when_null.literal};
+    });
+    return out;
+  }();
 };
 
 // A description may add `fixed`, `insert_only` (arrays of FixedValue) and `write` (a name)

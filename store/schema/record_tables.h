@@ -72,12 +72,15 @@ struct Connections {
       column("status", &Written::status, &Stored::status),
       // Set by `user deregister` (Deregistrations below); a connection event reconnects.
       as_time(cleared("deregistered_at", &Stored::deregistered_at_ms)),
-      // An error event carries neither of these two: the connection's are kept.
-      kept_when_null(column("external_user_id", &Written::external_user_id, &Stored::external_user_id)),
+      // An error event carries neither of these two: the connection's are kept. A created
+      // event's (null included: the provider gave none) replace them.
+      kept_when_null_and(column("external_user_id", &Written::external_user_id, &Stored::external_user_id), "status",
+                         "'error'"),
       column("error_type", &Written::error_type, &Stored::error_type),
       column("error_message", &Written::error_message, &Stored::error_message),
-      kept_when_null(as_json(
-          column("resource_availability", &Written::resource_availability_json, &Stored::resource_availability))),
+      kept_when_null_and(
+          as_json(column("resource_availability", &Written::resource_availability_json, &Stored::resource_availability)),
+          "status", "'error'"),
       column("event_type", &Written::event_type, &Stored::event_type),
       seq(&Stored::seq),
       as_json(column("data", &Written::data_json, &Stored::data))};

@@ -217,6 +217,16 @@ BOOST_AUTO_TEST_CASE(connection_device_and_lab_rows_follow_latest_wins) {
   s.apply(labs, 9);  // older than all of them: nothing changes
   BOOST_TEST(value(s.db, "SELECT status_detail FROM lab_orders") == "NULL");
 
+  // A created event's null is the provider's answer (another account, no id given): it
+  // replaces them.
+  rows::DeliveryRows reconnected;
+  reconnected.family = rows::Family::connection;
+  reconnected.connection = rows::ConnectionRow{"u1", "oura", "connected", std::nullopt, std::nullopt, std::nullopt,
+                                               std::nullopt, "provider.connection.created", "{}"};
+  s.apply(reconnected, 20);
+  BOOST_TEST(test::dump_table(s.db, "connections") ==
+                 Strings{"'u1'|'oura'|'connected'|NULL|NULL|NULL|NULL|'provider.connection.created'|20|'{}'|NULL"},
+             boost::test_tools::per_element());
   BOOST_TEST(s.changes() == (Strings{"10|'connections'|'u1/oura'|'insert'|1|NULL|NULL",
                                      "12|'connections'|'u1/oura'|'update'|1|NULL|NULL",
                                      "13|'devices'|'d1'|'insert'|1|NULL|NULL",
@@ -224,7 +234,8 @@ BOOST_AUTO_TEST_CASE(connection_device_and_lab_rows_follow_latest_wins) {
                                      "15|'lab_orders'|'o1'|'insert'|1|NULL|NULL",
                                      "15|'lab_appointments'|'a1'|'insert'|1|NULL|NULL",
                                      "15|'lab_results'|'o1'|'insert'|1|NULL|NULL",
-                                     "15|'lab_parsing_jobs'|'j1'|'insert'|1|NULL|NULL"}),
+                                     "15|'lab_parsing_jobs'|'j1'|'insert'|1|NULL|NULL",
+                                     "20|'connections'|'u1/oura'|'update'|1|NULL|NULL"}),
              boost::test_tools::per_element());
 }
 

@@ -446,6 +446,20 @@ BOOST_AUTO_TEST_CASE(every_record_table_follows_latest_wins) {
   providers.providers[0].name = "Oura Ring";
   s.apply(providers, 18);
   s.apply(providers, 17);
+
+  // Connections: an error event keeps the account's id and availability (u2's), a created
+  // event's null replaces them (u1's, after its error above).
+  rows::DeliveryRows other;
+  other.family = rows::Family::connection;
+  other.connection = rows::ConnectionRow{"u2", "oura", "connected", "ext-2", std::nullopt, std::nullopt,
+                                           R"({"sleep":{"status":"available"}})", "provider.connection.created", "{}"};
+  s.apply(other, 19);
+  other.connection = rows::ConnectionRow{"u2", "oura", "error", std::nullopt, "token_refresh_failed", "revoked",
+                                           std::nullopt, "provider.connection.error", "{}"};
+  s.apply(other, 20);
+  d.connection = rows::ConnectionRow{"u1", "oura", "connected", std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                                       "provider.connection.created", "{}"};
+  s.apply(d, 21);
   BOOST_TEST(s.compare() > 10u);
 }
 

@@ -25,9 +25,15 @@ Result<PgLatestWins> PgLatestWins::create(pg::Connection& db, const schema::Late
     add_column(value);
     if (!assignments.empty()) assignments += ", ";
     const std::string column(value);
-    const bool kept = std::find(spec.kept_when_null.begin(), spec.kept_when_null.end(), value) !=
-                      spec.kept_when_null.end();
-    assignments += column + " = " + (kept ? "COALESCE(excluded." + column + ", cur." + column + ")" : "excluded." + column);
+    const auto kept = std::find_if(spec.kept_when_null.begin(), spec.kept_when_null.end(),
+                                   [&](const schema::KeptWhenNull& k) { return k.column == value; });
+    assignments += column + " = ";
+    if (kept == spec.kept_when_null.end()) {
+      assignments += "excluded." + column;
+    } else {  // a written NULL keeps the row's value when the written if_column is the literal
+      assignments += "CASE WHEN excluded." + column + " IS NULL AND excluded." + std::string(kept->if_column) +
+                     " = " + std::string(kept->literal) + " THEN cur." + column + " ELSE excluded." + column + " END";
+    }
     has_seq = has_seq || value == "seq";
   }
   if (!has_seq) return fail(std::string(spec.table) + ": no seq column");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <span>
+#include <string>
 
 namespace hh::store {
 
@@ -9,6 +10,19 @@ namespace {
 
 bool listed(std::span<const std::string_view> columns, std::string_view column) {
   return std::find(columns.begin(), columns.end(), column) != columns.end();
+}
+
+const schema::KeptWhenNull* kept_when_null(const schema::LatestWinsSpec& spec, std::string_view column) {
+  for (const auto& kept : spec.kept_when_null) {
+    if (kept.column == column) return &kept;
+  }
+  return nullptr;
+}
+
+// The parameter a value column is bound to: keys ?1…, then values in order.
+std::string param_of(const schema::LatestWinsSpec& spec, std::string_view column) {
+  const auto at = std::find(spec.values.begin(), spec.values.end(), column);
+  return "?" + std::to_string(spec.keys.size() + static_cast<size_t>(at - spec.values.begin()) + 1);
 }
 
 }  // namespace
@@ -32,8 +46,11 @@ Result<LatestWins> LatestWins::create(sqlite::Connection& db, const schema::Late
     columns += value;
     params += param;
     // What the update sets the column to.
-    const std::string updated =
-        listed(spec.kept_when_null, value) ? "COALESCE(" + param + ", " + std::string(value) + ")" : param;
+    std::string updated = param;
+    if (const auto* kept = kept_when_null(spec, value)) {
+      updated = "CASE WHEN " + param + " IS NULL AND " + param_of(spec, kept->if_column) + " = " +
+                std::string(kept->literal) + " THEN " + std::string(value) + " ELSE " + param + " END";
+    }
     if (!assignments.empty()) assignments += ", ";
     assignments += std::string(value) + " = " + updated;
     if (listed(spec.indexed, value)) {
