@@ -1,5 +1,6 @@
 // healthhook: one binary, one subcommand per job (spec §6).
 #include <CLI/CLI.hpp>
+#include <boost/system/system_error.hpp>
 #include <csignal>
 #include <iostream>
 #include <optional>
@@ -50,6 +51,17 @@ std::string command_prefix(const CLI::App& top) {
     prefix += " " + at->get_name();
   }
   return prefix;
+}
+
+// What main says when the system refused a command something it cannot go on without.
+int refused_by_the_system(const CLI::App& app, const std::string& what, bool no_thread) {
+  std::cerr << command_prefix(app) << ": " << what;
+  if (no_thread) {
+    std::cerr << " (cannot start a thread: a limit on threads or processes, ulimit -u or systemd's TasksMax, or "
+                 "memory)";
+  }
+  std::cerr << "\n";
+  return hh::cli::kExitFailure;
 }
 
 }  // namespace
@@ -132,13 +144,9 @@ int main(int argc, char** argv) {
     // The system refused a resource a command cannot go on without, almost always a thread
     // (std::thread throws; the helpers that can be done without log a warning instead):
     // one line, as every other failure, not an abort.
-    std::cerr << command_prefix(app) << ": " << e.what();
-    if (e.code() == std::errc::resource_unavailable_try_again) {
-      std::cerr << " (cannot start a thread: a limit on threads or processes, ulimit -u or systemd's TasksMax, or "
-                   "memory)";
-    }
-    std::cerr << "\n";
-    return hh::cli::kExitFailure;
+    return refused_by_the_system(app, e.what(), e.code() == std::errc::resource_unavailable_try_again);
+  } catch (const boost::system::system_error& e) {  // Boost's threads (Asio's resolver, thread pools)
+    return refused_by_the_system(app, e.what(), e.code() == boost::system::errc::resource_unavailable_try_again);
   }
   return exit_code;
 }

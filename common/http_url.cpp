@@ -2,6 +2,7 @@
 
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
+#include <cctype>
 #include <charconv>
 
 namespace hh {
@@ -30,8 +31,11 @@ Result<HttpUrl> parse_http_url(std::string_view url) {
   const std::string_view after_scheme = scheme_end == std::string_view::npos ? "" : url.substr(scheme_end + 3);
   const std::string_view authority = after_scheme.substr(0, after_scheme.find_first_of("/?#"));
   if (view.has_authority() && authority != view.encoded_authority()) {
+    const bool ipv4_start = !authority.empty() && std::isdigit(static_cast<unsigned char>(authority.front()));
     return fail("cannot read the host of " + loggable_url(url) +
-                ": a host name that begins with an IPv4 address is not supported; use the address or another name");
+                (ipv4_start ? ": a host name that begins with an IPv4 address is not supported; use the address or "
+                              "another name"
+                            : ": characters a URL's host and port cannot hold (percent-encode them)"));
   }
   out.host = view.encoded_host_address();
   if (out.host.size() >= 2 && out.host.front() == '[' && out.host.back() == ']') {
@@ -44,7 +48,9 @@ Result<HttpUrl> parse_http_url(std::string_view url) {
     unsigned value = 0;
     const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
     if (ec != std::errc() || end != port.data() + port.size() || value == 0 || value > 65535) {
-      return fail("bad port " + std::string(port));
+      // Shown only when it is a number: text there may be a token typed in the wrong place.
+      const bool digits = !port.empty() && port.find_first_not_of("0123456789") == std::string_view::npos;
+      return fail(digits ? "bad port " + std::string(port) : std::string("bad port: not a number"));
     }
     out.port = static_cast<uint16_t>(value);
     out.has_port = true;
@@ -55,31 +61,89 @@ Result<HttpUrl> parse_http_url(std::string_view url) {
   return out;
 }
 
-std::string loggable_url(std::string_view url) {
-  url = url.substr(0, url.find_first_of("?#"));
+namespace {
+
+// A URL's text cut where a message may show it, parsed or not. Text the URI grammar reads
+// plainly is cut by it (an '@' in a query is not user information); other text (a
+// password with a raw '#', '?' or '/') is cut at the LAST '@' after the scheme, so that a
+// secret is never shown: at worst more is hidden than needed.
+struct ShownParts {
+  std::string prefix;          // "https://"
+  bool has_userinfo = false;   // hidden
+  std::string host_and_path;   // shown
+  char tail_mark = 0;          // '?' or '#' where a query or fragment (hidden) starts; 0: none
+};
+
+// Whether the grammar's reading of `url` can be trusted to have found the user
+// information: Boost.URL reads "https://u:pw#x@host" as host "u", port "pw" and fragment
+// "x@host". A port that is a number, no '@' in the path or fragment, and one in the query
+// only after a path ("/hook?email=a@b.example") leave no such doubt.
+bool plainly_read(std::string_view url, const boost::urls::url_view& view) {
+  // The authority is the text up to the first '/', '?' or '#' (Boost.URL 1.81 reads
+  // "https://host:x/…" as authority "host:" and path "x/…", and "127.0.0.1.example.net" as an
+  // address), and ends at a port that is a number, if it has one (an IPv6 address keeps its
+  // colons inside brackets).
   const size_t scheme_end = url.find("://");
-  const size_t authority = scheme_end == std::string_view::npos ? 0 : scheme_end + 3;
-  // The authority ends at the first '/' after the last '@' (a password may hold a '/').
-  const size_t at = url.rfind('@');
-  if (at == std::string_view::npos || at < authority) return std::string(url);
-  return std::string(url.substr(0, authority)) + std::string(url.substr(at + 1));
+  if (scheme_end != std::string_view::npos) {
+    const std::string_view after = url.substr(scheme_end + 3);
+    if (after.substr(0, after.find_first_of("/?#")) != view.encoded_authority()) return false;
+  }
+  const std::string_view authority = view.encoded_authority();
+  const size_t colon = authority.rfind(':');
+  if (colon != std::string_view::npos && authority.find(']', colon) == std::string_view::npos &&
+      authority.substr(colon + 1).find_first_not_of("0123456789") != std::string_view::npos) {
+    return false;
+  }
+  if (view.encoded_path().find('@') != std::string_view::npos) return false;
+  if (view.has_fragment() && view.encoded_fragment().find('@') != std::string_view::npos) return false;
+  if (view.has_query() && view.encoded_query().find('@') != std::string_view::npos && view.encoded_path().empty()) {
+    return false;
+  }
+  return true;
+}
+
+ShownParts shown_parts(std::string_view url) {
+  ShownParts parts;
+  if (auto parsed = boost::urls::parse_uri(url); parsed && plainly_read(url, *parsed)) {
+    const boost::urls::url_view& view = *parsed;
+    parts.prefix = std::string(view.scheme()) + (view.has_authority() ? "://" : ":");
+    parts.has_userinfo = view.has_userinfo();
+    parts.host_and_path = std::string(view.encoded_host_and_port()) + std::string(view.encoded_path());
+    parts.tail_mark = view.has_query() ? '?' : view.has_fragment() ? '#' : 0;
+    return parts;
+  }
+  const size_t scheme_end = url.find("://");
+  const size_t start = scheme_end == std::string_view::npos ? 0 : scheme_end + 3;
+  parts.prefix = std::string(url.substr(0, start));
+  std::string_view rest = url.substr(start);
+  if (const size_t at = rest.rfind('@'); at != std::string_view::npos) {
+    parts.has_userinfo = true;
+    rest.remove_prefix(at + 1);
+  }
+  const size_t cut = rest.find_first_of("?#");
+  parts.host_and_path = std::string(rest.substr(0, cut));
+  if (cut != std::string_view::npos) parts.tail_mark = rest[cut];
+  // A port that is not a number may be a token typed in the wrong place.
+  const std::string_view authority = std::string_view(parts.host_and_path).substr(0, parts.host_and_path.find('/'));
+  const size_t colon = authority.rfind(':');
+  if (colon != std::string_view::npos && authority.find(']', colon) == std::string_view::npos &&
+      authority.substr(colon + 1).find_first_not_of("0123456789") != std::string_view::npos) {
+    parts.host_and_path.replace(colon + 1, authority.size() - colon - 1, "***");
+  }
+  return parts;
+}
+
+}  // namespace
+
+std::string loggable_url(std::string_view url) {
+  const ShownParts parts = shown_parts(url);
+  return parts.prefix + parts.host_and_path;
 }
 
 std::string masked_url(std::string_view url) {
-  const size_t scheme = url.find("://");
-  const size_t start = scheme == std::string_view::npos ? 0 : scheme + 3;
-  std::string out(url.substr(0, start));
-  const size_t authority_end = std::min(url.find_first_of("/?#", start), url.size());
-  std::string_view authority = url.substr(start, authority_end - start);
-  if (const size_t at = authority.rfind('@'); at != std::string_view::npos) {
-    out += "***@";
-    authority.remove_prefix(at + 1);
-  }
-  out += authority;
-  const std::string_view rest = url.substr(authority_end);
-  const size_t cut = rest.find_first_of("?#");
-  out += rest.substr(0, cut);
-  if (cut != std::string_view::npos) out += std::string(1, rest[cut]) + "***";
+  const ShownParts parts = shown_parts(url);
+  std::string out = parts.prefix + (parts.has_userinfo ? "***@" : "") + parts.host_and_path;
+  if (parts.tail_mark != 0) out += std::string(1, parts.tail_mark) + "***";
   return out;
 }
 

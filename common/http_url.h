@@ -38,9 +38,10 @@ struct HttpUrl {
 // caller names the setting) and shows the URL only as loggable_url() does.
 Result<HttpUrl> parse_http_url(std::string_view url);
 
-// `url` as a message may show it, parsed or not: without its user information (up to the
-// last '@' of the authority) and without its query and fragment, which may hold a token
-// ("https://user:pw@host/p?token=x" → "https://host/p").
+// `url` as a message may show it, parsed or not: without its user information and
+// without its query and fragment, which may hold a token ("https://user:pw@host/p?token=x"
+// → "https://host/p"). Text that is no URI (a password with a raw '#', '?' or '/') is cut
+// at its last '@': more hidden than needed, never less.
 std::string loggable_url(std::string_view url);
 
 // `url` as a message that refuses it shows it: where the user information, query and
