@@ -18,13 +18,10 @@ template <typename Filter>
 Result<void> read_source_and_window(const Params& params, Filter& filter) {
   if (auto v = params.text("provider")) filter.provider = std::string(*v);
   if (auto v = params.text("source_type")) filter.source_type = std::string(*v);
-  auto start = params.time_ms("start");
-  if (!start) return fail(start);
-  auto end = params.time_ms("end");
-  if (!end) return fail(end);
-  if (*start && *end && **end <= **start) return fail("start and end: start is not before end");
-  filter.since_ms = *start;
-  filter.until_ms = *end;
+  auto window = params.window();
+  if (!window) return fail(window);
+  filter.since_ms = window->start_ms;
+  filter.until_ms = window->end_ms;
   return {};
 }
 

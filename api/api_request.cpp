@@ -70,6 +70,15 @@ Result<std::optional<int64_t>> Params::time_ms(std::string_view name) const {
   return std::optional<int64_t>{*ms};
 }
 
+Result<Params::Window> Params::window() const {
+  auto start = time_ms("start");
+  if (!start) return fail(start);
+  auto end = time_ms("end");
+  if (!end) return fail(end);
+  if (*start && *end && **end <= **start) return fail("start and end: start is not before end");
+  return Window{*start, *end};
+}
+
 Result<std::optional<int64_t>> Params::integer(std::string_view name, int64_t min, int64_t max) const {
   auto value = text(name);
   if (!value) return std::optional<int64_t>{};

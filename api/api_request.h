@@ -31,6 +31,11 @@ class Params {
   std::optional<std::string_view> text(std::string_view name) const;
   // RFC 3339, a date (midnight UTC) or Unix seconds → UTC milliseconds.
   Result<std::optional<int64_t>> time_ms(std::string_view name) const;
+  // `start` and `end` (time_ms), each optional; when both are given, start is before end.
+  struct Window {
+    std::optional<int64_t> start_ms, end_ms;
+  };
+  Result<Window> window() const;
   // An integer in [min, max].
   Result<std::optional<int64_t>> integer(std::string_view name, int64_t min, int64_t max) const;
 

@@ -62,13 +62,10 @@ Page delivery_search_page(Reader& reader, const ApiTarget& target) {
     if (*v != "webhook" && *v != "any") return bad_parameter("origin: expected webhook or any");
     filter.webhooks_only = *v == "webhook";
   }
-  auto start = params.time_ms("start");
-  if (!start) return bad_parameter(start.error());
-  auto end = params.time_ms("end");
-  if (!end) return bad_parameter(end.error());
-  if (*start && *end && **end <= **start) return bad_parameter("start and end: start is not before end");
-  filter.since_ms = *start;
-  filter.until_ms = *end;
+  auto window = params.window();
+  if (!window) return bad_parameter(window.error());
+  filter.since_ms = window->start_ms;
+  filter.until_ms = window->end_ms;
   auto limit = page_limit(params);
   if (!limit) return bad_parameter(limit.error());
   std::optional<int64_t> before_seq;
@@ -255,28 +252,27 @@ Page user_backfills_page(Reader& reader, const std::string& user_id, const ApiTa
 Page chart_page(Reader& reader, const std::string& user_id, const std::string& resource, const ApiTarget& target) {
   const Params params(target, {"start", "end", "buckets", "provider", "source_type"});
   if (!params.error().empty()) return bad_parameter(params.error());
-  auto start = params.time_ms("start");
-  if (!start) return bad_parameter(start.error());
-  auto end = params.time_ms("end");
-  if (!end) return bad_parameter(end.error());
-  if (!*start || !*end || **end <= **start) return bad_parameter("start and end: a chart needs a range, start < end");
+  auto window = params.window();
+  if (!window) return bad_parameter(window.error());
+  if (!window->start_ms || !window->end_ms) return bad_parameter("start and end: a chart needs a range, start < end");
+  const int64_t start = *window->start_ms, end = *window->end_ms;
   auto buckets = params.integer("buckets", 1, kMaxChartBuckets);
   if (!buckets) return bad_parameter(buckets.error());
   const int64_t count = buckets->value_or(kDefaultChartBuckets);
-  const int64_t span = **end - **start;
+  const int64_t span = end - start;
   const int64_t bucket_ms = std::max<int64_t>(1, span / count + (span % count ? 1 : 0));
   store::SampleFilter filter;
   filter.user_id = user_id;
   filter.resource = resource;
-  filter.since_ms = *start;
-  filter.until_ms = *end;
+  filter.since_ms = start;
+  filter.until_ms = end;
   if (auto v = params.text("provider")) filter.provider = std::string(*v);
   if (auto v = params.text("source_type")) filter.source_type = std::string(*v);
 
   store::ChartQuery& charts = reader.charts();
   if (auto started = charts.start_buckets(filter, bucket_ms); !started) return database_error(started.error());
   Page page;
-  page.body = "{\"start\":" + std::to_string(**start) + ",\"end\":" + std::to_string(**end) +
+  page.body = "{\"start\":" + std::to_string(start) + ",\"end\":" + std::to_string(end) +
               ",\"bucket_ms\":" + std::to_string(bucket_ms) + ",\"series\":[";
   store::SampleBucket row;
   std::string current;  // provider/source_type of the series being written
