@@ -4,24 +4,22 @@
 // manual follows the code (a test fails while the two differ).
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "common/file_text.h"
 #include "config/settings_reference.h"
 
 namespace hh::cli {
 namespace {
 
 int update_reference(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    report_error("config reference", file + ": cannot read");
+  auto text = read_file_text(file);
+  if (!text) {
+    report_error("config reference", text.error());
     return kExitFailure;
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string document = text.str();
+  const std::string& document = *text;
   const size_t begin = document.find(config::kReferenceBegin);
   const size_t end = document.find(config::kReferenceEnd);
   if (begin == std::string::npos || end == std::string::npos || end < begin) {

@@ -8,11 +8,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
+#include "common/file_text.h"
 #include "config/secrets.h"
 
 namespace hh::http {
@@ -46,15 +43,6 @@ std::string last_openssl_error() {
   return text;
 }
 
-// The whole file, or an error naming it with the reason (ENOENT, EACCES, ...).
-Result<std::string> read_file(const std::string& key, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(key + ": cannot read " + path + ": " + std::strerror(errno));
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
-
 std::string bio_text(BIO* bio) {
   char* data = nullptr;
   const long size = BIO_get_mem_data(bio, &data);
@@ -84,10 +72,10 @@ Result<ServerCertificate> load_server_certificate(const std::string& cert_file, 
                                                   const std::string& base_dir) {
   const std::string cert_path = config::resolve_secret_path(cert_file, base_dir);
   const std::string key_path = config::resolve_secret_path(key_file, base_dir);
-  auto cert_pem = read_file("tls.cert_file", cert_path);
-  if (!cert_pem) return fail(cert_pem);
-  auto key_pem = read_file("tls.key_file", key_path);
-  if (!key_pem) return fail(key_pem);
+  auto cert_pem = read_file_text(cert_path);
+  if (!cert_pem) return fail(cert_pem, "tls.cert_file");
+  auto key_pem = read_file_text(key_path);
+  if (!key_pem) return fail(key_pem, "tls.key_file");
   struct Cleanse {
     std::string& secret;
     ~Cleanse() { OPENSSL_cleanse(secret.data(), secret.size()); }

@@ -291,8 +291,8 @@ BOOST_AUTO_TEST_CASE(an_unreadable_certificate_stops_start_up_naming_the_file) {
   dir.write("key.pem", make_self_signed("healthhook-test-1", 1).key_pem);  // cert.pem is missing
   const auto result = serve_expecting_failure(dir);
   BOOST_TEST(result.exit_code == 2);
-  BOOST_TEST(result.stderr_text.find("tls.cert_file: cannot read " + dir.file("cert.pem") +
-                                     ": No such file or directory") != std::string::npos,
+  BOOST_TEST(result.stderr_text.find("tls.cert_file: " + dir.file("cert.pem") +
+                                     ": cannot read: No such file or directory") != std::string::npos,
              result.stderr_text);
   // Refused before the store is opened: nothing created (a new database was made and
   // migrated first).

@@ -1,0 +1,13 @@
+#pragma once
+// A small file read whole (a certificate, a key, a document to rewrite), with an error
+// that names the file and says why: "PATH: cannot read: No such file or directory",
+// "PATH: is a folder, not a file" (std::ifstream opens a folder and reads nothing).
+#include <string>
+
+#include "common/result.h"
+
+namespace hh {
+
+Result<std::string> read_file_text(const std::string& path);
+
+}  // namespace hh
