@@ -126,12 +126,16 @@ Result<void> migrate(sqlite::Connection& db) {
 // exists. SQLite would create it 0644 minus the umask (health data readable by every local
 // user under the usual 022); it gives its -wal and -shm files the database file's mode,
 // so they are 0600 too.
+// A name that is a link to a file not there yet (a dangling symlink) makes the file at the
+// link's target, 0600 too: O_EXCL alone would call it existing and leave the creating to
+// SQLite.
 Result<void> create_private_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    if (errno == EEXIST) return {};
-    return fail(path + ": cannot create: " + std::strerror(errno));
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EEXIST) {
+    if (std::error_code ec; std::filesystem::exists(path, ec) || ec) return {};  // a file, or a link to one
+    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);  // through the link
   }
+  if (fd < 0) return fail(path + ": cannot create: " + std::strerror(errno));
   const bool private_mode = ::fchmod(fd, 0600) == 0;  // the umask may have taken bits we need
   const int error = errno;
   ::close(fd);

@@ -296,6 +296,16 @@ BOOST_AUTO_TEST_CASE(files_created_are_private_whatever_the_umask) {
   struct stat info {};
   BOOST_TEST_REQUIRE(::stat(capture.c_str(), &info) == 0);
   BOOST_TEST((info.st_mode & 0777) == 0600u);
+  // A database named by a link to a file not there yet is made at the target, private too
+  // (it was left to SQLite: 0644).
+  const std::string target = dir.file("target.db"), link = dir.file("link.db");
+  BOOST_TEST_REQUIRE(::symlink(target.c_str(), link.c_str()) == 0);
+  const mode_t previous = ::umask(022);
+  auto replayed = run_healthhook({"replay", capture, "--database", link});
+  ::umask(previous);
+  BOOST_TEST_REQUIRE(replayed.exit_code == 0, replayed.stderr_text);
+  BOOST_TEST_REQUIRE(::stat(target.c_str(), &info) == 0);
+  BOOST_TEST((info.st_mode & 0777) == 0600u, "target.db mode " << std::oct << (info.st_mode & 0777));
 }
 
 // 6. A GET announcing a body took that body's size from the in-flight budget before its
