@@ -84,7 +84,7 @@ int run_offline(const ReplayFlags& flags, std::vector<replay::CaptureReader>& re
   if (flags.verify_signatures) {
     std::vector<std::string> secrets;
     for (const auto& file : flags.secret_files) {
-      auto secret = config::read_secret_file(file, ".");
+      auto secret = config::read_signing_secret_file(file, ".");
       if (!secret) {
         report_error("replay", "--secret-file: " + secret.error());
         return kExitBadConfig;
@@ -153,7 +153,7 @@ int run_offline(const ReplayFlags& flags, std::vector<replay::CaptureReader>& re
 // The secret --to signs with: --secret-file, else the configuration's signing secret.
 std::optional<std::string> resend_secret(const ReplayFlags& flags) {
   if (!flags.secret_files.empty()) {
-    auto secret = config::read_secret_file(flags.secret_files.front(), ".");
+    auto secret = config::read_signing_secret_file(flags.secret_files.front(), ".");
     if (!secret) {
       report_error("replay", "--secret-file: " + secret.error());
       return std::nullopt;
@@ -171,7 +171,7 @@ std::optional<std::string> resend_secret(const ReplayFlags& flags) {
     std::cerr << "healthhook replay: signing with the first of " << files.size()
               << " configured signing secrets (" << files.front() << "); --secret-file chooses another\n";
   }
-  auto secret = config::read_secret_file(files.front(), settings->base_dir);
+  auto secret = config::read_signing_secret_file(files.front(), settings->base_dir);
   if (!secret) {
     report_error("replay", "signing_secret_files: " + secret.error() + " (or give --secret-file)");
     return std::nullopt;

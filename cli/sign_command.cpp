@@ -42,7 +42,7 @@ std::string random_message_id() {
 }
 
 int run_sign(const SignFlags& flags) {
-  auto secret = config::read_secret_file(flags.secret_file, ".");
+  auto secret = config::read_signing_secret_file(flags.secret_file, ".");
   if (!secret) {
     report_error("sign", "--secret-file: " + secret.error());
     return kExitBadConfig;

@@ -56,6 +56,18 @@ bool looks_like_a_secret(std::string_view value) {
 
 }  // namespace
 
+namespace {
+
+// "whsec_<base64>" (or bare base64, as the signer takes it: receiver/signature) of a
+// key that is not empty.
+bool is_signing_secret(std::string_view secret) {
+  if (secret.starts_with("whsec_")) secret.remove_prefix(6);
+  const auto key = base64_decode(secret);
+  return key && !key->empty();
+}
+
+}  // namespace
+
 Result<std::string> read_secret_file(const std::string& path, const std::string& base_dir) {
   const std::string resolved = resolve_secret_path(path, base_dir);
   std::ifstream in(resolved, std::ios::binary);
@@ -67,23 +79,26 @@ Result<std::string> read_secret_file(const std::string& path, const std::string&
   if (std::error_code ec; std::filesystem::is_directory(resolved, ec)) {
     return fail("cannot read secret file " + resolved + ": it is a folder");
   }
+  // Bounded: a secret is a line, and the file may be a device that never ends.
+  constexpr size_t kMaxBytesRead = 64 * 1024;
   std::string line;
-  std::getline(in, line);
+  size_t read = 0;
+  for (char c; read < kMaxBytesRead && in.get(c); ++read) {
+    if (c != '\n') {
+      line.push_back(c);
+      continue;
+    }
+    if (line.find_first_not_of(" \t\r") != std::string::npos) break;  // the first line that is not blank
+    line.clear();
+  }
   const auto first = line.find_first_not_of(" \t\r\n");
-  const auto last = line.find_last_not_of(" \t\r\n");
+  if (read == kMaxBytesRead) return fail("secret file " + resolved + ": no secret within its first 64 KiB");
   if (first == std::string::npos) return fail("secret file " + resolved + " is empty");
+  const auto last = line.find_last_not_of(" \t\r\n");
   return line.substr(first, last - first + 1);
 }
 
 namespace {
-
-// "whsec_<base64>" (or bare base64, as the signer takes it: receiver/signature) of a
-// key that is not empty.
-bool is_signing_secret(std::string_view secret) {
-  if (secret.starts_with("whsec_")) secret.remove_prefix(6);
-  const auto key = base64_decode(secret);
-  return key && !key->empty();
-}
 
 // A secret others can read is a secret others may have: say so, but start (an operator
 // may have reasons, e.g. a group the service shares with a deploy tool).
@@ -99,6 +114,20 @@ void warn_if_shared(const std::string& path, const std::string& base_dir) {
 
 }  // namespace
 
+Result<std::string> read_signing_secret_file(const std::string& path, const std::string& base_dir) {
+  auto secret = read_secret_file(path, base_dir);
+  if (!secret) return secret;
+  // Checked where the file is known (a verifier knows only the secrets' order): named as
+  // read, which may be $CREDENTIALS_DIRECTORY's file of that name.
+  if (!is_signing_secret(*secret)) {
+    const bool bom = secret->starts_with("\xEF\xBB\xBF");
+    return fail(resolve_secret_path(path, base_dir) +
+                (bom ? ": starts with a UTF-8 byte order mark; save it without one"
+                     : ": not a signing secret (whsec_<base64>, as the service shows it)"));
+  }
+  return secret;
+}
+
 Result<Secrets> load_secrets(const Settings& settings) {
   for (const auto& file : settings.signing_secret_files) warn_if_shared(file, settings.base_dir);
   for (const std::string* file : {&settings.service.api_key_file, &settings.read_api.token_file,
@@ -108,16 +137,8 @@ Result<Secrets> load_secrets(const Settings& settings) {
   }
   Secrets secrets;
   for (const auto& file : settings.signing_secret_files) {
-    auto secret = read_secret_file(file, settings.base_dir);
+    auto secret = read_signing_secret_file(file, settings.base_dir);
     if (!secret) return fail(secret, "signing_secret_files");
-    // Checked here, where the file is known (the verifier knows only the secrets' order):
-    // named as read, which may be $CREDENTIALS_DIRECTORY's file of that name.
-    if (!is_signing_secret(*secret)) {
-      const bool bom = secret->starts_with("\xEF\xBB\xBF");
-      return fail("signing_secret_files: " + resolve_secret_path(file, settings.base_dir) +
-                  (bom ? ": starts with a UTF-8 byte order mark; save it without one"
-                       : ": not a signing secret (whsec_<base64>, as the service shows it)"));
-    }
     secrets.signing_secrets.push_back(std::move(*secret));
   }
   if (!settings.service.api_key_file.empty()) {

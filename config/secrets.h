@@ -24,8 +24,15 @@ struct Secrets {
 
 Result<Secrets> load_secrets(const Settings& settings);
 
-// Reads one secret file: the first line, surrounding whitespace trimmed; must not be empty.
+// Reads one secret file: its first line that is not blank, surrounding whitespace
+// trimmed. A file with none, or whose lines run past 64 KiB before one (/dev/zero), is an
+// error naming the file.
 Result<std::string> read_secret_file(const std::string& path, const std::string& base_dir);
+
+// The same for a webhook signing secret, checked: "whsec_<base64>" (or bare base64, as the
+// service's libraries take it); the error names the file as read and says what is wrong
+// (a UTF-8 byte order mark, the wrong form).
+Result<std::string> read_signing_secret_file(const std::string& path, const std::string& base_dir);
 
 // The path a secret file name resolves to (see above).
 std::string resolve_secret_path(const std::string& path, const std::string& base_dir);

@@ -171,10 +171,20 @@ bool InboxWriter::lock_held() const {
 void InboxWriter::probe_after_failure() {
   constexpr auto kProbeInterval = std::chrono::milliseconds(500);
   if (last_commit_ok_.load(std::memory_order_relaxed)) return;
-  if (last_failure_kind_ != ErrorKind::busy && last_failure_kind_ != ErrorKind::unavailable) return;
+  const bool full = last_failure_kind_ == ErrorKind::full;
+  if (last_failure_kind_ != ErrorKind::busy && last_failure_kind_ != ErrorKind::unavailable && !full) return;
   const auto now = std::chrono::steady_clock::now();
   if (now - last_probe_ < kProbeInterval) return;
   last_probe_ = now;
+  // A full disk: an empty transaction writes nothing and would pass while the disk is
+  // still full. Space is what was missing: once the folder has room for the batch that
+  // failed, twice over and a MiB more, than it had then, commits are tried again (a load
+  // balancer that follows /readyz sends no delivery to find out). A cap that is not
+  // space (max_database_mib, a file-size limit) still waits for a delivery to commit.
+  if (full) {
+    const auto free_bytes = free_disk_bytes();
+    if (!free_bytes || !free_at_full_ || *free_bytes < *free_at_full_ + 2 * failed_batch_bytes_ + (1u << 20)) return;
+  }
   if (!inbox_.probe_write()) return;  // still failing: the failed commit said why
   last_commit_ok_.store(true, std::memory_order_relaxed);
   commit_failures_.succeeded();
@@ -209,6 +219,11 @@ void InboxWriter::commit_batch(std::vector<Pending>& batch) {
     }
     commit_failures_.failed(appended.error(), batch.size());
     last_disk_check_ = {};  // a full disk is the usual cause: re-check now
+    if (appended.error_kind() == ErrorKind::full) {
+      free_at_full_ = free_disk_bytes();
+      failed_batch_bytes_ = 0;
+      for (const auto* delivery : deliveries) failed_batch_bytes_ += delivery->body.size() + delivery->headers_json.size();
+    }
     outcomes.assign(batch.size(), AppendOutcome{AppendOutcome::Kind::unavailable, 0, appended.error()});
     complete(batch, outcomes);
     return;
@@ -257,14 +272,20 @@ void InboxWriter::complete(std::vector<Pending>& batch, const std::vector<Append
   }
 }
 
+std::optional<uint64_t> InboxWriter::free_disk_bytes() const {
+  struct statvfs fs {};
+  if (options_.disk_path.empty() || ::statvfs(options_.disk_path.c_str(), &fs) != 0) return std::nullopt;
+  return static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+}
+
 void InboxWriter::check_disk() {
   if (options_.disk_path.empty() || options_.min_free_disk_bytes == 0) return;
   const auto now = std::chrono::steady_clock::now();
   if (now - last_disk_check_ < std::chrono::milliseconds(250)) return;
   last_disk_check_ = now;
-  struct statvfs fs {};
-  if (::statvfs(options_.disk_path.c_str(), &fs) != 0) return;
-  const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  const auto free = free_disk_bytes();
+  if (!free) return;
+  const uint64_t free_bytes = *free;
   const bool low = free_bytes < options_.min_free_disk_bytes;
   if (low != disk_low_.exchange(low)) {
     (low ? log::warn("disk_low") : log::info("disk_ok")).num("free_bytes", static_cast<int64_t>(free_bytes));

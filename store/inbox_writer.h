@@ -21,6 +21,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -123,9 +124,13 @@ class InboxWriter {
   // On the sync thread: every row up to `seq` is on disk; background work may apply them.
   void mark_durable(int64_t seq);
   void check_disk();
+  // Free bytes in disk_path's file system; nullopt when not watched or not readable.
+  std::optional<uint64_t> free_disk_bytes() const;
   // After a commit failed busy or unavailable, once a kProbeInterval while no delivery
   // commits: a write that stores nothing (Inbox::probe_write()); its success makes
-  // last_commit_ok() true again. After a full disk or size cap, only a commit does.
+  // last_commit_ok() true again. After a full disk, the same once the space the failed
+  // batch needed is there; after a size cap (max_database_mib, a file-size limit), only a
+  // commit does.
   void probe_after_failure();
   // The last commit failed on a lock another connection holds, and no probe found it gone.
   bool lock_held() const;
@@ -151,6 +156,8 @@ class InboxWriter {
   std::chrono::steady_clock::time_point last_probe_{};
   ErrorKind last_failure_kind_ = ErrorKind::other;  // of the last failed commit (writer thread)
   std::atomic<bool> disk_low_{false};
+  std::optional<uint64_t> free_at_full_;  // free bytes when a commit last failed full (writer thread)
+  uint64_t failed_batch_bytes_ = 0;       // and the bytes of that batch
   std::chrono::steady_clock::time_point last_disk_check_{};
   // Commits failing in a row (a full disk, max_database_mib: writer thread) and WAL syncs
   // (the sync thread): a few log lines while it lasts, not one per batch.

@@ -6,6 +6,7 @@
 
 #include "config/load_settings.h"
 #include "config/secrets.h"
+#include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
 BOOST_AUTO_TEST_SUITE(settings_test)
@@ -277,6 +278,31 @@ BOOST_AUTO_TEST_CASE(missing_or_empty_secret_files_are_errors_naming_the_file) {
   secrets = config::load_secrets(*s);
   BOOST_REQUIRE(!secrets.ok());
   BOOST_TEST(secrets.error().find("typo: starts with a UTF-8 byte order mark") != std::string::npos, secrets.error());
+  // The first line that is not blank is the secret (an editor's blank line first).
+  dir.write("typo", "\n  \nwhsec_Y29uZmln\n");
+  secrets = config::load_secrets(*s);
+  BOOST_TEST(secrets.ok(), (secrets.ok() ? "" : secrets.error()));
+  // A file that never ends a line (a device) is read no further than 64 KiB.
+  auto endless = config::read_secret_file("/dev/zero", dir.path().string());
+  BOOST_REQUIRE(!endless.ok());
+  BOOST_TEST(endless.error() == "secret file /dev/zero: no secret within its first 64 KiB", endless.error());
+}
+
+// sign and replay --secret-file check the secret as serve does, naming the file given.
+BOOST_AUTO_TEST_CASE(sign_and_replay_name_the_secret_file_that_is_wrong) {
+  TempDir dir;
+  const std::string named = dir.write("named-secret", "\xEF\xBB\xBFwhsec_Y29uZmln\n");
+  auto signed_ = hh::test::run_healthhook({"sign", "--secret-file", named}, "{}");
+  BOOST_TEST(signed_.exit_code == 2);
+  BOOST_TEST(signed_.stderr_text.find(named + ": starts with a UTF-8 byte order mark") != std::string::npos,
+             signed_.stderr_text);
+  dir.write("typo", "whsec_not base64!\n");
+  dir.write("capture.jsonl", "");
+  auto replayed = hh::test::run_healthhook({"replay", dir.file("capture.jsonl"), "--to", "http://127.0.0.1:9/webhooks",
+                                  "--secret-file", dir.file("typo")});
+  BOOST_TEST(replayed.exit_code == 2);
+  BOOST_TEST(replayed.stderr_text.find(dir.file("typo") + ": not a signing secret") != std::string::npos,
+             replayed.stderr_text);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
