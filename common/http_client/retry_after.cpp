@@ -17,13 +17,19 @@ std::optional<int64_t> parse_retry_after(std::string_view value, int64_t now_s) 
     if (ec != std::errc() || end != value.data() + value.size()) return std::nullopt;
     return seconds;
   }
-  // IMF-fixdate, e.g. "Sun, 06 Nov 1994 08:49:37 GMT" (the only form senders may use).
+  // IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT", the form senders must use) and the two
+  // obsolete forms a recipient must accept too (RFC 9110 §5.6.7): RFC 850 ("Sunday,
+  // 06-Nov-94 08:49:37 GMT"; a two-digit year is 1969-2068) and asctime ("Sun Nov  6
+  // 08:49:37 1994").
   const std::string text(value);
-  std::tm tm{};
-  const char* end = ::strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-  if (end == nullptr || *end != '\0') return std::nullopt;
-  const int64_t at = static_cast<int64_t>(::timegm(&tm));
-  return at > now_s ? at - now_s : 0;
+  for (const char* format : {"%a, %d %b %Y %H:%M:%S GMT", "%A, %d-%b-%y %H:%M:%S GMT", "%a %b %d %H:%M:%S %Y"}) {
+    std::tm tm{};
+    const char* end = ::strptime(text.c_str(), format, &tm);
+    if (end == nullptr || *end != '\0') continue;
+    const int64_t at = static_cast<int64_t>(::timegm(&tm));
+    return at > now_s ? at - now_s : 0;
+  }
+  return std::nullopt;
 }
 
 }  // namespace hh::http_client
