@@ -215,6 +215,19 @@ net::awaitable<void> DestinationSender::send(Lane& lane, OutgoingPost post) {
 }
 
 Result<std::string> DestinationSender::body_of(const OutgoingPost& post, PostOutcome& outcome) {
+  // Entries made under the other mode (the destination's `mode` changed while they
+  // waited): sent as this mode's body they would break its schema, or be looked for where
+  // they are not, under ids that named other contents. Dead, saying why: `forward requeue
+  // --dead` sends them once the mode is theirs again.
+  const std::string_view kind = config_.settings.mode == "deliveries" ? "delivery" : "change";
+  for (const auto& entry : post.entries) {
+    if (entry.kind != kind) {
+      outcome.undeliverable = true;
+      return fail("made for mode = \"" + std::string(entry.kind == "delivery" ? "deliveries" : "changes") +
+                  "\"; the destination's mode is now \"" + config_.settings.mode +
+                  "\" (set it back and `forward requeue --dead` to send it)");
+    }
+  }
   if (config_.settings.mode != "deliveries") {
     // The contents pinned with the POST; a POST pinned by a version before them is read now.
     const bool pinned = std::all_of(post.entries.begin(), post.entries.end(),

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <fstream>
+#include <iterator>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -800,6 +802,45 @@ BOOST_AUTO_TEST_CASE(kill_9_at_each_point_of_a_posts_life_keeps_ids_and_contents
   BOOST_TEST(backend.bad_signatures() == 0u);
   std::lock_guard lock(mutex);
   BOOST_TEST(two_contents.empty(), "webhook-ids with two contents: " << two_contents.size());
+}
+
+// The attack: a destination's `mode` changed while its entries waited. A delivery entry
+// went out in a changes body as a change of table "deliveries" (no such table in the
+// schema) under a new id; change entries went dead as "no longer in the inbox". Entries
+// made under the other mode are dead now, saying so, and nothing breaks the schema.
+BOOST_AUTO_TEST_CASE(entries_made_under_another_mode_are_dead_saying_why) {
+  const std::string secret = test::random_secret();
+  const auto closed = closed_port(secret);
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "raw", closed.second, secret, "mode = \"deliveries\"\n"));
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "m-1", sleep_of("ababcdcd-0000-4000-8000-00000000abcd", "mode-1")).status, 200);
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox WHERE kind = 'delivery'", 1));
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  std::string config;
+  {
+    std::ifstream in(server.config_file());
+    config.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const size_t at = config.find("mode = \"deliveries\"");
+  BOOST_REQUIRE(at != std::string::npos);
+  config.replace(at, std::string("mode = \"deliveries\"").size(), "mode = \"changes\"");
+  std::ofstream(server.config_file(), std::ios::trunc) << config;
+
+  test::FakeBackend backend(backend_options(secret, false, closed.first));
+  server.restart();
+  BOOST_TEST(test::wait_for_value(server.database(),
+                                  "SELECT count(*) FROM outbox WHERE kind = 'delivery' AND state = 'dead' AND "
+                                  "last_error LIKE 'made for mode = \"deliveries\"%'",
+                                  1));
+  // New deliveries go out as changes; no body names the table "deliveries".
+  test::HttpClient again(server.port());
+  BOOST_REQUIRE_EQUAL(again.post_webhook(server.secret(), "m-2", sleep_of("ababcdcd-0000-4000-8000-00000000abcd", "mode-2")).status, 200);
+  BOOST_REQUIRE(backend.wait_for_unique(1, 30s));
+  for (const auto& request : backend.accepted()) {
+    BOOST_TEST(request.body.find("\"table\":\"deliveries\"") == std::string::npos, request.body);
+  }
+  BOOST_TEST(server.stop() == 0);
 }
 
 // Issue 45: a forward URL may carry a token in its query, or (refused) a password: no
