@@ -22,6 +22,7 @@
 #include "common/thread_name.h"
 #include "config/secrets.h"
 #include "forward/forwarder.h"
+#include "receiver/http/listener.h"
 #include "receiver/signature/webhook_signature.h"
 #include "store/database_location.h"
 
@@ -118,6 +119,16 @@ ServeExit serve(const config::Settings& settings, const ServeHooks& hooks) {
   if (!verifier) return failed(hooks, "signing_secret_files: " + verifier.error(), ErrorKind::data);
   // Before the store: a bad file is refused with nothing created or migrated.
   if (auto loaded = check_tls_files(settings); !loaded) return failed(hooks, loaded.error(), ErrorKind::data);
+  // Likewise a listen address another process holds (often a serve already running): said
+  // before a database is created. The bind itself comes later, after the store opens.
+  {
+    boost::asio::io_context probe;
+    auto bindable = http::check_listen_address(probe, settings.listen);
+    if (!bindable) return failed(hooks, bindable.error(), ErrorKind::data);
+    if (*bindable == http::BindCheck::in_use) {
+      return failed(hooks, "listen: cannot bind " + settings.listen + ": address already in use", ErrorKind::other);
+    }
+  }
 
   // Each part below is destroyed before the ones above it (what it uses).
   auto ingest = open_ingest(settings, *secrets);

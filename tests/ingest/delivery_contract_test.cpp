@@ -499,6 +499,8 @@ BOOST_AUTO_TEST_CASE(start_up_failures_are_clear) {
   result = run_healthhook({"serve", "--config", dir.file("busy.toml")});
   BOOST_TEST(result.exit_code == 1);
   BOOST_TEST(result.stderr_text.find("in use") != std::string::npos);
+  // Found before a database is created.
+  BOOST_TEST(!std::filesystem::exists(dir.file("y.db")));
 }
 
 BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
