@@ -107,8 +107,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // A word where a command belongs ("healthhook bogus", "healthhook query nosuch"): named,
     // with the commands there are, rather than "A subcommand is required".
-    if (const auto word = unknown_command_word(app.remaining(true));
-        dynamic_cast<const CLI::RequiredError*>(&e) && word) {
+    // With --help too ("healthhook bogus --help" printed the main help and exited 0).
+    const bool required_or_help =
+        dynamic_cast<const CLI::RequiredError*>(&e) != nullptr || dynamic_cast<const CLI::CallForHelp*>(&e) != nullptr;
+    if (const auto word = unknown_command_word(app.remaining(true)); required_or_help && word) {
       const CLI::App* at = &app;
       while (!at->get_subcommands().empty()) at = at->get_subcommands().front();
       const std::string path = command_prefix(app);

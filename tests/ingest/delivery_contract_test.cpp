@@ -528,6 +528,11 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   BOOST_TEST(unknown.stderr_text.starts_with("healthhook query: unknown command \"nosuch\" (one of: samples, "),
              unknown.stderr_text);
   BOOST_TEST(run_healthhook({"bogus"}).stderr_text.starts_with("healthhook: unknown command \"bogus\" (one of: serve"));
+  // With --help too (it printed the main help, exit 0); a known command's help still works.
+  const auto bogus_help = run_healthhook({"bogus", "--help"});
+  BOOST_TEST(bogus_help.exit_code == 2);
+  BOOST_TEST(bogus_help.stderr_text.starts_with("healthhook: unknown command \"bogus\""), bogus_help.stderr_text);
+  BOOST_TEST(run_healthhook({"replay", "x.jsonl", "--help"}).exit_code == 0);
   // An option and its value are not taken for the command.
   BOOST_TEST(run_healthhook({"query", "--config", "x.toml", "nosuch"})
                  .stderr_text.starts_with("healthhook query: unknown command \"nosuch\""));
