@@ -8,6 +8,7 @@
 // BEGIN IMMEDIATE transaction that waits for the writer (busy_timeout) instead of failing.
 // Exit 0 on success, 1 when the job does not exist / cannot be re-queued or the database
 // fails, 2 for bad usage or configuration.
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -158,10 +159,19 @@ void add_jobs_command(CLI::App& app, int& exit_code) {
   command->fallthrough();  // settings flags may follow `show ID` / `requeue ID`
 
   auto* show = command->add_subcommand("show", "Show one job with its payload and last error");
-  show->add_option("id", flags->show_id, "Job id")->required();
+  // Checked as text: CLI11 would clamp an id past int64 to the largest one.
+  const CLI::Validator job_id(
+      [](std::string& text) -> std::string {
+        int64_t id = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+        if (ec != std::errc() || end != text.data() + text.size() || id < 1) return "a job id is a whole number from 1";
+        return {};
+      },
+      "JOB_ID");
+  show->add_option("id", flags->show_id, "Job id")->required()->check(job_id);
 
   auto* requeue = command->add_subcommand("requeue", "Queue a job (or every dead job) again, due now");
-  requeue->add_option("id", flags->requeue_id, "Job id");
+  requeue->add_option("id", flags->requeue_id, "Job id")->check(job_id);
   requeue->add_flag("--all-dead", flags->all_dead, "Every dead job");
 
   command->callback([flags, show, requeue, &exit_code] {

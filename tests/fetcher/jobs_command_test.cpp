@@ -85,6 +85,12 @@ BOOST_AUTO_TEST_CASE(shows_one_job) {
   result = t.jobs({"show", "99"});
   BOOST_TEST(result.exit_code == 1);
   BOOST_TEST(result.stderr_text == "healthhook jobs show: no job 99\n");
+  // An id past int64 is refused, not clamped to the largest one.
+  for (const char* bad : {"99999999999999999999", "0", "-5", "7x"}) {
+    result = t.jobs({"show", bad});
+    BOOST_TEST(result.exit_code == 2, bad);
+    BOOST_TEST(result.stderr_text.find("a job id is a whole number from 1") != std::string::npos, result.stderr_text);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(requeues_one_job_or_every_dead_one) {
