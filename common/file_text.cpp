@@ -4,20 +4,26 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <string>
 
 namespace hh {
 
-Result<std::string> read_file_text(const std::string& path) {
+Result<std::string> read_file_text(const std::string& path, size_t max_bytes) {
   if (std::error_code ec; std::filesystem::is_directory(path, ec)) {
     return fail(ErrorKind::data, path + ": is a folder, not a file");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail(ErrorKind::data, path + ": cannot read: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string text;
+  char buffer[64 * 1024];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<size_t>(in.gcount()));
+    if (text.size() > max_bytes) {
+      return fail(ErrorKind::data, path + ": larger than " + std::to_string(max_bytes >> 20) + " MiB");
+    }
+  }
   if (in.bad()) return fail(ErrorKind::io, path + ": cannot read: " + std::strerror(errno));
-  return text.str();
+  return text;
 }
 
 }  // namespace hh

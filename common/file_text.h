@@ -1,13 +1,15 @@
 #pragma once
-// A small file read whole (a certificate, a key, a document to rewrite), with an error
-// that names the file and says why: "PATH: cannot read: No such file or directory",
-// "PATH: is a folder, not a file" (std::ifstream opens a folder and reads nothing).
+// A small file read whole (a certificate, a key, a configuration, a document to rewrite),
+// with an error that names the file and says why: "PATH: cannot read: No such file or
+// directory", "PATH: is a folder, not a file" (std::ifstream opens a folder and reads
+// nothing), "PATH: larger than 4 MiB" (a device that never ends, /dev/zero, included).
+#include <cstddef>
 #include <string>
 
 #include "common/result.h"
 
 namespace hh {
 
-Result<std::string> read_file_text(const std::string& path);
+Result<std::string> read_file_text(const std::string& path, size_t max_bytes = 4u << 20);
 
 }  // namespace hh

@@ -4,9 +4,9 @@
 #include <cctype>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <toml++/toml.h>
 
+#include "common/file_text.h"
 #include "common/http_url.h"
 #include "config/forward_settings.h"
 #include "config/setting_keys.h"
@@ -130,10 +130,9 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
   KeyLines lines;  // of the keys the file set, until the environment or a flag sets them again
   std::map<std::string, std::string> variables;  // the keys the environment set (until a flag does), by key
   if (config_file) {
-    std::ifstream in(*config_file, std::ios::binary);
-    if (!in) return fail(*config_file + ": cannot read");
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    auto applied = apply_toml_text(settings, text, *config_file, &lines);
+    auto text = read_file_text(*config_file);  // bounded: a configuration is a few KiB
+    if (!text) return fail(text);
+    auto applied = apply_toml_text(settings, *text, *config_file, &lines);
     if (!applied) return fail(applied);
     settings.base_dir = std::filesystem::absolute(*config_file).parent_path().string();
   } else {

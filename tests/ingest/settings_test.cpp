@@ -286,6 +286,10 @@ BOOST_AUTO_TEST_CASE(missing_or_empty_secret_files_are_errors_naming_the_file) {
   auto endless = config::read_secret_file("/dev/zero", dir.path().string());
   BOOST_REQUIRE(!endless.ok());
   BOOST_TEST(endless.error() == "secret file /dev/zero: no secret within its first 64 KiB", endless.error());
+  // A configuration too.
+  auto settings = config::load_settings(std::string("/dev/zero"), fake_env, {});
+  BOOST_REQUIRE(!settings.ok());
+  BOOST_TEST(settings.error() == "/dev/zero: larger than 4 MiB", settings.error());
 }
 
 // sign and replay --secret-file check the secret as serve does, naming the file given.
