@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "tests/forward/fake_backend.h"
+#include "tests/forward/serve_support.h"
 #include "tests/forward/scripted_backend.h"
 #include "tests/support/database_probe.h"
 #include "tests/support/examples.h"
@@ -24,24 +25,10 @@
 BOOST_AUTO_TEST_SUITE(lying_backend_test)
 
 using namespace hh;
+using namespace hh::test::forward_serve;
 using namespace std::chrono_literals;
 
 namespace {
-
-constexpr const char* kSleepUser = "4a29dbc7-6db3-4c83-bfac-70a20a4be1b2";
-constexpr const char* kSleepId = "5b1c8d0a-6f1e-4a43-9d3c-2f6c2b9e7a11";
-
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
-    text.replace(at, from.size(), to);
-  }
-  return text;
-}
-
-// The sleep example for another user and summary: a delivery of its own key.
-std::string sleep_of(const std::string& user, const std::string& summary_id) {
-  return replaced(replaced(test::example_file("summary-sleep.json"), kSleepUser, user), kSleepId, summary_id);
-}
 
 std::string user_of(size_t i) {
   const std::string n = std::to_string(100 + i);
@@ -54,15 +41,6 @@ std::string forward_block(const test::TempDir& dir, const std::string& url, cons
   dir.write("raw.secret", secret + "\n");
   return "[[forward]]\nname = \"raw\"\nurl = \"" + url + "\"\nsecret_file = \"raw.secret\"\nmode = \"deliveries\"\n" +
          "timeout_ms = 1000\nbackoff_initial_ms = 50\nbackoff_max_s = 1\n" + extra;
-}
-
-bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout = 30s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return done();
 }
 
 int64_t outbox(const test::ServerProcess& server, const std::string& where = "1") {

@@ -15,6 +15,7 @@
 
 #include "store/postgres/database.h"
 #include "tests/forward/fake_backend.h"
+#include "tests/forward/serve_support.h"
 #include "tests/support/examples.h"
 #include "tests/support/http_client.h"
 #include "tests/support/postgres_cluster.h"
@@ -24,23 +25,10 @@
 BOOST_AUTO_TEST_SUITE(postgres_forward_takeover_test)
 
 using namespace hh;
+using namespace hh::test::forward_serve;
 using namespace std::chrono_literals;
 
 namespace {
-
-constexpr const char* kSleepUser = "4a29dbc7-6db3-4c83-bfac-70a20a4be1b2";
-constexpr const char* kSleepId = "5b1c8d0a-6f1e-4a43-9d3c-2f6c2b9e7a11";
-
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
-    text.replace(at, from.size(), to);
-  }
-  return text;
-}
-
-std::string sleep_of(const std::string& user, const std::string& summary_id) {
-  return replaced(replaced(test::example_file("summary-sleep.json"), kSleepUser, user), kSleepId, summary_id);
-}
 
 int64_t pg_int(const std::string& uri, const std::string& sql) {
   auto db = store::connect({uri, ""});
@@ -48,15 +36,6 @@ int64_t pg_int(const std::string& uri, const std::string& sql) {
   auto value = db->query_int(sql);
   BOOST_REQUIRE_MESSAGE(value, value.error() + ": " + sql);
   return value->value_or(-1);
-}
-
-bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return done();
 }
 
 // The change ids ("hhf_N") a changes-mode body carries, in order.

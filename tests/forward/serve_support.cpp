@@ -13,14 +13,14 @@ namespace {
 constexpr const char* kSleepUser = "4a29dbc7-6db3-4c83-bfac-70a20a4be1b2";
 constexpr const char* kSleepId = "5b1c8d0a-6f1e-4a43-9d3c-2f6c2b9e7a11";
 
+}  // namespace
+
 std::string replaced(std::string text, const std::string& from, const std::string& to) {
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
     text.replace(at, from.size(), to);
   }
   return text;
 }
-
-}  // namespace
 
 std::string sleep_of(const std::string& user, const std::string& summary_id) {
   return replaced(replaced(example_file("summary-sleep.json"), kSleepUser, user), kSleepId, summary_id);

@@ -15,6 +15,9 @@
 
 namespace hh::test::forward_serve {
 
+// `text` with every `from` replaced by `to`.
+std::string replaced(std::string text, const std::string& from, const std::string& to);
+
 // The sleep example for another user and summary: deliveries of different keys.
 std::string sleep_of(const std::string& user, const std::string& summary_id);
 
