@@ -31,7 +31,11 @@ Result<HttpUrl> parse_http_url(std::string_view url) {
   const std::string_view after_scheme = scheme_end == std::string_view::npos ? "" : url.substr(scheme_end + 3);
   const std::string_view authority = after_scheme.substr(0, after_scheme.find_first_of("/?#"));
   if (view.has_authority() && authority != view.encoded_authority()) {
-    const bool ipv4_start = !authority.empty() && std::isdigit(static_cast<unsigned char>(authority.front()));
+    // The IPv4 reading is the fault only when the host goes on past the address ("127.0.0.1.example.net"),
+    // not when the port is what cannot be read ("10.0.0.5:44x3").
+    const std::string_view host_text = authority.substr(0, authority.rfind(':'));
+    const bool ipv4_start = !authority.empty() && std::isdigit(static_cast<unsigned char>(authority.front())) &&
+                            host_text.find_first_not_of("0123456789.") != std::string_view::npos;
     return fail("cannot read the host of " + loggable_url(url) +
                 (ipv4_start ? ": a host name that begins with an IPv4 address is not supported; use the address or "
                               "another name"

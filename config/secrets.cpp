@@ -83,7 +83,8 @@ Result<std::string> read_secret_file(const std::string& path, const std::string&
   constexpr size_t kMaxBytesRead = 64 * 1024;
   std::string line;
   size_t read = 0;
-  for (char c; read < kMaxBytesRead && in.get(c); ++read) {
+  for (char c; in.get(c);) {
+    if (++read > kMaxBytesRead) return fail("secret file " + resolved + ": no secret within its first 64 KiB");
     if (c != '\n') {
       line.push_back(c);
       continue;
@@ -92,7 +93,6 @@ Result<std::string> read_secret_file(const std::string& path, const std::string&
     line.clear();
   }
   const auto first = line.find_first_not_of(" \t\r\n");
-  if (read == kMaxBytesRead) return fail("secret file " + resolved + ": no secret within its first 64 KiB");
   if (first == std::string::npos) return fail("secret file " + resolved + " is empty");
   const auto last = line.find_last_not_of(" \t\r\n");
   return line.substr(first, last - first + 1);

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "common/http_url.h"
 #include "config/forward_settings.h"
 
 namespace hh::config {
@@ -148,7 +149,9 @@ SettingKey management_base_urls_key() {
       const std::string_view entry = text.substr(start, comma - start);
       const size_t eq = entry.find('=');
       if (eq == std::string_view::npos || eq == 0) {
-        return key_error(name, "expected REGION=URL[,REGION=URL…], got " + toml_string(entry));
+        // Shown masked: a URL with a ',' in its password is cut there, and the rest of the
+        // password would be the entry shown.
+        return key_error(name, "expected REGION=URL[,REGION=URL…], got " + toml_string(masked_url(entry)));
       }
       urls.emplace_back(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
       start = comma + 1;

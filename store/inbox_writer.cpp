@@ -182,8 +182,12 @@ void InboxWriter::probe_after_failure() {
   // balancer that follows /readyz sends no delivery to find out). A cap that is not
   // space (max_database_mib, a file-size limit) still waits for a delivery to commit.
   if (full) {
+    // The disk had that room when the commit failed: a cap (max_database_mib is SQLite's
+    // max_page_count, SQLITE_FULL too), not space.
+    const uint64_t room = 2 * failed_batch_bytes_ + (1u << 20);
+    if (!free_at_full_ || *free_at_full_ >= room) return;
     const auto free_bytes = free_disk_bytes();
-    if (!free_bytes || !free_at_full_ || *free_bytes < *free_at_full_ + 2 * failed_batch_bytes_ + (1u << 20)) return;
+    if (!free_bytes || *free_bytes < *free_at_full_ + room) return;
   }
   if (!inbox_.probe_write()) return;  // still failing: the failed commit said why
   last_commit_ok_.store(true, std::memory_order_relaxed);

@@ -37,6 +37,13 @@ BOOST_AUTO_TEST_CASE(a_password_typed_raw_never_shows) {
     auto parsed = hh::parse_http_url(url);
     if (!parsed) BOOST_TEST(parsed.error().find("SECRET") == std::string::npos, parsed.error());
   }
+  // A port that cannot be read after an IPv4 address is the port's fault, not the address's.
+  auto typo = hh::parse_http_url("https://10.0.0.5:44x3/v2");
+  BOOST_REQUIRE(!typo);
+  BOOST_TEST(typo.error().find("IPv4") == std::string::npos, typo.error());
+  auto dotted = hh::parse_http_url("http://127.0.0.1.example.net:8443/");
+  BOOST_REQUIRE(!dotted);
+  BOOST_TEST(dotted.error().find("begins with an IPv4 address") != std::string::npos, dotted.error());
   // A port that is not a number is not echoed: it may be a token typed in the wrong place.
   auto parsed = hh::parse_http_url("https://api.example.com:SECRET/");
   BOOST_REQUIRE(!parsed);

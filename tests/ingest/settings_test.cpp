@@ -282,6 +282,10 @@ BOOST_AUTO_TEST_CASE(missing_or_empty_secret_files_are_errors_naming_the_file) {
   dir.write("typo", "\n  \nwhsec_Y29uZmln\n");
   secrets = config::load_secrets(*s);
   BOOST_TEST(secrets.ok(), (secrets.ok() ? "" : secrets.error()));
+  // A secret that ends at the 64 KiB mark, with no newline, is whole.
+  dir.write("typo", std::string(65536 - 14, '\n') + "whsec_Y29uZmln");
+  secrets = config::load_secrets(*s);
+  BOOST_TEST(secrets.ok(), (secrets.ok() ? "" : secrets.error()));
   // A file that never ends a line (a device) is read no further than 64 KiB.
   auto endless = config::read_secret_file("/dev/zero", dir.path().string());
   BOOST_REQUIRE(!endless.ok());
