@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include <iostream>
+#include <optional>
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
@@ -34,6 +35,7 @@
 namespace hh::cli {
 namespace {
 
+constexpr int64_t kDefaultReplayBatch = 1000;
 constexpr int64_t kMaxReplayBatch = 100000;
 
 struct ReplayFlags {
@@ -43,7 +45,7 @@ struct ReplayFlags {
   std::vector<std::string> secret_files;
   bool verify_signatures = false;
   size_t concurrency = 1;  // the file's order: the receiver numbers deliveries as offline replay does
-  int64_t batch = 1000;  // checked against kMaxReplayBatch
+  std::optional<int64_t> batch;  // offline only; default kDefaultReplayBatch, checked against kMaxReplayBatch
   bool allow_plain_http = false;
   std::string ca_file;
 };
@@ -79,7 +81,7 @@ int run_offline(const ReplayFlags& flags, std::vector<replay::CaptureReader>& re
   auto settings = load_settings_or_report(flags.settings, "replay");
   if (!settings) return kExitBadConfig;
   replay::OfflineOptions options;
-  options.batch_deliveries = static_cast<size_t>(flags.batch);
+  options.batch_deliveries = static_cast<size_t>(flags.batch.value_or(kDefaultReplayBatch));
   options.max_body_bytes = static_cast<uint64_t>(settings->max_body_bytes);
   if (flags.verify_signatures) {
     std::vector<std::string> secrets;
@@ -228,6 +230,10 @@ int run_replay(const ReplayFlags& flags) {
       report_error("replay", "--verify-signatures is for offline replay; with --to the receiver verifies");
       return kExitBadConfig;
     }
+    if (flags.batch) {
+      report_error("replay", "--batch is for offline replay (deliveries per transaction); with --to use --concurrency");
+      return kExitBadConfig;
+    }
     // Before anything is read: the URL alone decides (a refusal sends nothing).
     if (auto target = replay::parse_target_url(*flags.to, flags.allow_plain_http); !target) {
       report_error("replay", target.error());
@@ -251,9 +257,9 @@ int run_replay(const ReplayFlags& flags) {
     report_error("replay", "--secret-file is used with --to or --verify-signatures");
     return kExitBadConfig;
   }
-  if (flags.batch < 1 || flags.batch > kMaxReplayBatch) {
+  if (flags.batch && (*flags.batch < 1 || *flags.batch > kMaxReplayBatch)) {
     // A batch is also bounded by its bodies' bytes; a count past this only reserves memory.
-    report_error("replay", "--batch: " + std::to_string(flags.batch) + " is not between 1 and " +
+    report_error("replay", "--batch: " + std::to_string(*flags.batch) + " is not between 1 and " +
                                std::to_string(kMaxReplayBatch));
     return kExitBadConfig;
   }

@@ -153,7 +153,12 @@ SettingKey management_base_urls_key() {
         // password would be the entry shown.
         return key_error(name, "expected REGION=URL[,REGION=URL…], got " + toml_string(masked_url(entry)));
       }
-      urls.emplace_back(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+      const std::string region(entry.substr(0, eq));
+      // As a TOML table refuses a key given twice.
+      if (std::any_of(urls.begin(), urls.end(), [&](const auto& url) { return url.first == region; })) {
+        return key_error(name, "region " + toml_string(region) + " given twice");
+      }
+      urls.emplace_back(region, std::string(entry.substr(eq + 1)));
       start = comma + 1;
     }
     s.management.base_urls = std::move(urls);

@@ -1,6 +1,7 @@
 #include "store/sqlite/connection.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <thread>
 
 #include "store/sqlite/frame_vfs.h"
@@ -39,6 +40,10 @@ Result<Connection> Connection::open(const std::string& path, OpenMode mode) {
     case OpenMode::read_write_create: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE; break;
     case OpenMode::read_write: flags |= SQLITE_OPEN_READWRITE; break;
     case OpenMode::read_only: flags |= SQLITE_OPEN_READONLY; break;
+  }
+  // SQLite says "disk I/O error" or "unable to open database file" for a folder.
+  if (std::error_code ec; std::filesystem::is_directory(path, ec)) {
+    return fail(ErrorKind::data, "cannot open database " + path + ": it is a folder; give the database file's path");
   }
   sqlite3* raw = nullptr;
   // WAL frames in one write each (frame_vfs.h); SQLite's default VFS should that fail.

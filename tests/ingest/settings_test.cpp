@@ -183,6 +183,14 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
   s = config::load_settings(std::nullopt, fake_env, {{"service.base_url", "http://api.example"}});
   BOOST_REQUIRE(!s.ok());
   BOOST_TEST(s.error().find("service.base_url") != std::string::npos);
+  // A region twice, as a TOML table refuses it; an entry that is no REGION=URL is shown
+  // masked (a ',' in a password cuts the URL there).
+  s = config::load_settings(std::nullopt, fake_env, {{"management.base_urls", "us=https://a.example,us=https://b.example"}});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error() == "management.base_urls: region \"us\" given twice", s.error());
+  s = config::load_settings(std::nullopt, fake_env, {{"management.base_urls", "us=https://u:S3C,RET@host/x"}});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error().find("RET") == std::string::npos, s.error());
   // The message shows where the credential or query was, never what it holds.
   for (const auto& [url, shown] : {std::pair{"https://user:pw@api.example", "\"https://***@api.example\""},
                                    std::pair{"https://api.example/?k=s3cret", "\"https://api.example/?***\""},

@@ -276,6 +276,20 @@ BOOST_AUTO_TEST_CASE(replay_usage_errors_exit_2) {
     BOOST_TEST(bad.stderr_text.find("--batch") != std::string::npos, bad.stderr_text);
     BOOST_TEST(std::count(bad.stderr_text.begin(), bad.stderr_text.end(), '\n') == 1, bad.stderr_text);
   }
+  // A folder given as the database is called one (SQLite said "disk I/O error").
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"query", "samples", "--database", dir.path().string()},
+        std::vector<std::string>{"replay", path, "--database", dir.path().string()}}) {
+    auto folder = run_healthhook(command);
+    BOOST_TEST(folder.exit_code != 0);
+    BOOST_TEST(folder.stderr_text.find("it is a folder; give the database file's path") != std::string::npos,
+               folder.stderr_text);
+  }
+  // --batch is offline's: with --to it is refused, not ignored.
+  auto sent_batch = run_healthhook({"replay", path, "--to", "http://127.0.0.1:9/webhooks", "--secret-file",
+                                    dir.write("batch-secret", "whsec_Y29uZmln\n"), "--batch", "5"});
+  BOOST_TEST(sent_batch.exit_code == 2, sent_batch.stderr_text);
+  BOOST_TEST(sent_batch.stderr_text.find("--batch is for offline replay") != std::string::npos, sent_batch.stderr_text);
 }
 
 // Captured deliveries are health data: `replay --to` sends them in clear text only to this
