@@ -183,6 +183,9 @@ int run_check_config(const CheckConfigFlags& flags) {
   }
   // What serve opens at start, opened now: a store file that is there, the listen address,
   // the CA files of the service and of each [[forward]].
+  // What serve would warn about in the location (none for a SQLite file): notes below, and
+  // the plain-text risk in the summary line.
+  const auto location_warnings = app::location_warnings(settings->database);
   if (*kind == store::DatabaseKind::sqlite_file) {
     if (auto opened = store::check_sqlite_store_file(settings->database); !opened) {
       report_error("check-config", "database: " + opened.error());
@@ -190,7 +193,7 @@ int run_check_config(const CheckConfigFlags& flags) {
     }
   } else {
     // Said before connecting, as serve says them: a connection that fails still shows them.
-    for (const auto& warning : app::location_warnings(settings->database)) {
+    for (const auto& warning : location_warnings) {
       std::cerr << "healthhook check-config: note: database: " << warning.detail << "\n";
     }
     auto database = database_or_report(*settings, "check-config");
@@ -256,7 +259,7 @@ int run_check_config(const CheckConfigFlags& flags) {
   if (probe) object.string("service_checked", probe->url).integer("service_status", probe->status);
   object.raw("settings", settings_object(*settings));
   if (management_teams) object.integer("management_teams", *management_teams);
-  for (const auto& warning : app::location_warnings(settings->database)) {
+  for (const auto& warning : location_warnings) {
     if (std::string_view(warning.event) == "database_plaintext_risk") object.string("database_warning", warning.detail);
   }
   object.close();

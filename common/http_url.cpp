@@ -7,6 +7,27 @@
 
 namespace hh {
 
+namespace {
+
+// The authority as written: the text after "://" up to the first '/', '?' or '#' ("" without
+// a scheme).
+std::string_view written_authority(std::string_view url) {
+  const size_t scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) return {};
+  const std::string_view after_scheme = url.substr(scheme_end + 3);
+  return after_scheme.substr(0, after_scheme.find_first_of("/?#"));
+}
+
+// Whether `authority` ends in a port that is not a number (an IPv6 address keeps its
+// colons inside brackets): text there may be a token typed in the wrong place.
+bool has_port_that_is_no_number(std::string_view authority) {
+  const size_t colon = authority.rfind(':');
+  return colon != std::string_view::npos && authority.find(']', colon) == std::string_view::npos &&
+         authority.substr(colon + 1).find_first_not_of("0123456789") != std::string_view::npos;
+}
+
+}  // namespace
+
 Result<HttpUrl> parse_http_url(std::string_view url) {
   auto parsed = boost::urls::parse_absolute_uri(url);
   if (!parsed) {
@@ -27,9 +48,7 @@ Result<HttpUrl> parse_http_url(std::string_view url) {
   // Boost.URL 1.81 reads a host name that begins with an IPv4 address
   // ("127.0.0.1.example.net:8443") as that address and moves the rest into the path: the
   // request would go to another host and port. Refused, naming the name.
-  const size_t scheme_end = url.find("://");
-  const std::string_view after_scheme = scheme_end == std::string_view::npos ? "" : url.substr(scheme_end + 3);
-  const std::string_view authority = after_scheme.substr(0, after_scheme.find_first_of("/?#"));
+  const std::string_view authority = written_authority(url);
   if (view.has_authority() && authority != view.encoded_authority()) {
     // The IPv4 reading is the fault only when the host goes on past the address ("127.0.0.1.example.net"),
     // not when the port is what cannot be read ("10.0.0.5:44x3").
@@ -87,17 +106,8 @@ bool plainly_read(std::string_view url, const boost::urls::url_view& view) {
   // "https://host:x/…" as authority "host:" and path "x/…", and "127.0.0.1.example.net" as an
   // address), and ends at a port that is a number, if it has one (an IPv6 address keeps its
   // colons inside brackets).
-  const size_t scheme_end = url.find("://");
-  if (scheme_end != std::string_view::npos) {
-    const std::string_view after = url.substr(scheme_end + 3);
-    if (after.substr(0, after.find_first_of("/?#")) != view.encoded_authority()) return false;
-  }
-  const std::string_view authority = view.encoded_authority();
-  const size_t colon = authority.rfind(':');
-  if (colon != std::string_view::npos && authority.find(']', colon) == std::string_view::npos &&
-      authority.substr(colon + 1).find_first_not_of("0123456789") != std::string_view::npos) {
-    return false;
-  }
+  if (url.find("://") != std::string_view::npos && written_authority(url) != view.encoded_authority()) return false;
+  if (has_port_that_is_no_number(view.encoded_authority())) return false;
   if (view.encoded_path().find('@') != std::string_view::npos) return false;
   if (view.has_fragment() && view.encoded_fragment().find('@') != std::string_view::npos) return false;
   if (view.has_query() && view.encoded_query().find('@') != std::string_view::npos && view.encoded_path().empty()) {
@@ -129,9 +139,8 @@ ShownParts shown_parts(std::string_view url) {
   if (cut != std::string_view::npos) parts.tail_mark = rest[cut];
   // A port that is not a number may be a token typed in the wrong place.
   const std::string_view authority = std::string_view(parts.host_and_path).substr(0, parts.host_and_path.find('/'));
-  const size_t colon = authority.rfind(':');
-  if (colon != std::string_view::npos && authority.find(']', colon) == std::string_view::npos &&
-      authority.substr(colon + 1).find_first_not_of("0123456789") != std::string_view::npos) {
+  if (has_port_that_is_no_number(authority)) {
+    const size_t colon = authority.rfind(':');
     parts.host_and_path.replace(colon + 1, authority.size() - colon - 1, "***");
   }
   return parts;

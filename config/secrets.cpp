@@ -54,10 +54,6 @@ bool looks_like_a_secret(std::string_view value) {
   return value.size() >= 16 && value.find_first_of("./") == std::string_view::npos && upper && lower && digit;
 }
 
-}  // namespace
-
-namespace {
-
 // "whsec_<base64>" (or bare base64, as the signer takes it: receiver/signature) of a
 // key that is not empty.
 bool is_signing_secret(std::string_view secret) {
