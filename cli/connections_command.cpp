@@ -18,6 +18,8 @@
 // logged: errors name a line and a member, never a value, and the service's reasons are
 // shown with the batch's tokens redacted. Exit 0 done, 1 a call failed or a user id was
 // not imported (failed, or named neither way), 2 bad input or configuration (nothing is sent then).
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <fstream>
 
@@ -25,6 +27,7 @@
 #include "cli/commands.h"
 #include "cli/service_access.h"
 #include "cli/service_input.h"
+#include "common/file_text.h"
 #include "common/json_writer.h"
 #include "fetcher/calls/bulk_connections.h"
 #include "fetcher/calls/recipe_file.h"
@@ -62,11 +65,20 @@ Result<void> check_bulk_provider(std::string_view provider) {
 
 // --users FILE: one user id (a UUID) a line; blank lines and lines starting with '#' skipped.
 Result<std::vector<std::string>> read_user_ids(const std::string& path) {
+  constexpr size_t kMaxLineBytes = 64 * 1024;  // a UUID, or a comment
+  if (struct stat info {}; ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    return fail(ErrorKind::data, "--users: " + path + ": is a folder, not a file");
+  }
   std::ifstream in(path);
   if (!in) return fail(ErrorKind::data, "--users: " + path + ": cannot read");
   std::vector<std::string> ids;
   std::string line;
-  for (size_t number = 1; std::getline(in, line); ++number) {
+  for (size_t number = 1;; ++number) {
+    const LineRead read = getline_within(in, line, kMaxLineBytes);
+    if (read == LineRead::end) break;
+    if (read == LineRead::too_long) {
+      return fail(ErrorKind::data, "--users: " + path + ":" + std::to_string(number) + ": longer than 64 KiB (one user id a line)");
+    }
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
     const size_t start = line.find_first_not_of(" \t");
     if (start == std::string::npos || line[start] == '#') continue;

@@ -127,7 +127,11 @@ int write_pages(const CLI::App& app, const std::string& folder) {
 void add_man_command(CLI::App& app, int& exit_code) {
   auto folder = std::make_shared<std::string>();
   auto* command = app.add_subcommand("man", "Write the manual pages (healthhook.1, healthhook-COMMAND.1) into a folder");
-  command->add_option("--output", *folder, "Folder to write the pages into (created if missing)")->required();
+  command->add_option("--output", *folder, "Folder to write the pages into (created if missing)")
+      ->required()
+      ->check(CLI::Validator(  // "" would write the pages into the current folder
+          [](const std::string& text) { return text.empty() ? std::string("empty: give a folder") : std::string(); },
+          "FOLDER"));
   command->callback([folder, command, &exit_code] { exit_code = write_pages(*command->get_parent(), *folder); });
 }
 

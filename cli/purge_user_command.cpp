@@ -11,7 +11,9 @@
 // USER_ID is the service's user id as stored (a UUID from the service; any other id is
 // accepted too, since test and replayed data use short ones like "u1"): non-empty, at most
 // kMaxUserIdBytes, no whitespace or control characters (a pasted id with a trailing
-// newline or space would otherwise match nobody and look like a successful erasure).
+// newline or space would otherwise match nobody and look like a successful erasure),
+// unless rows are stored under that very id (a delivery may name any string; every
+// stored user can be erased).
 // Refused while another healthhook process applies the inbox (a running `serve`: stop it
 // first); a database whose write lock is held past commit_deadline_ms fails the same way.
 // Exit: 0 done, 1 store failure or database in use, 2 bad input or configuration.
@@ -43,9 +45,9 @@ struct PurgeUserFlags {
   bool dry_run = false;
 };
 
-// Why `user_id` cannot be a stored user id; empty when it can.
+// Why `user_id` looks like a mistake (refused unless rows are stored under it); empty when
+// it does not.
 std::string user_id_problem(std::string_view user_id) {
-  if (user_id.empty()) return "USER_ID is empty";
   if (user_id.size() > kMaxUserIdBytes) return "USER_ID is longer than " + std::to_string(kMaxUserIdBytes) + " bytes";
   for (const char c : user_id) {
     const auto byte = static_cast<unsigned char>(c);
@@ -66,9 +68,13 @@ void print_erasure_counts(const store::ErasureReport& report) {
     for (const auto& table : report.unattributed) {
       tables += (tables.empty() ? "" : ", ") + table.table + " " + std::to_string(table.rows);
     }
-    std::printf("note: rows that name no user, which no erasure can attribute (README, \"Erasing a user\"): %s\n",
+    std::printf("note: rows that name no user, which no erasure can attribute (docs/erasure-and-retention.md, \"Erasing a user\"): %s\n",
                 tables.c_str());
   }
+}
+
+void print_no_row_note(const std::string& user_id) {
+  std::printf("note: no row names %s (ids are matched exactly, letter case included)\n", user_id.c_str());
 }
 
 // --deregister's input, checked before anything is sent or erased.
@@ -112,8 +118,8 @@ Result<void> deregister_at_service(const fetcher::ServiceAccess& access, const P
 
 int run_purge_user(const PurgeUserFlags& flags) {
   constexpr std::string_view kCommand = "purge-user";
-  if (auto problem = user_id_problem(flags.user_id); !problem.empty()) {
-    report_error(kCommand, problem);
+  if (flags.user_id.empty()) {
+    report_error(kCommand, "USER_ID is empty");
     return kExitBadConfig;
   }
   if (auto checked = check_deregister(flags); !checked) {
@@ -128,6 +134,17 @@ int run_purge_user(const PurgeUserFlags& flags) {
   if (!erasure) {
     report_error(kCommand, erasure.error());
     return kExitFailure;
+  }
+  if (auto problem = user_id_problem(flags.user_id); !problem.empty()) {
+    auto counted = (*erasure)->count(flags.user_id);
+    if (!counted) {
+      report_error(kCommand, counted.error());
+      return kExitFailure;
+    }
+    if (counted->total_rows() == 0) {
+      report_error(kCommand, problem + ", and no row names it");
+      return kExitBadConfig;
+    }
   }
   if (flags.dry_run) {
     auto counted = (*erasure)->count(flags.user_id);
@@ -146,6 +163,7 @@ int run_purge_user(const PurgeUserFlags& flags) {
     }
     std::printf("purge-user %s: dry run, nothing changed; rows that would be removed:\n", flags.user_id.c_str());
     print_erasure_counts(*counted);
+    if (counted->total_rows() == 0) print_no_row_note(flags.user_id);
     return kExitOk;
   }
 
@@ -190,9 +208,7 @@ int run_purge_user(const PurgeUserFlags& flags) {
   }
   std::printf("purge-user %s: removed, recorded in the erasures table; rows removed:\n", flags.user_id.c_str());
   print_erasure_counts(*erased);
-  if (erased->total_rows() == 0) {
-    std::printf("note: no row names %s (ids are matched exactly, letter case included)\n", flags.user_id.c_str());
-  }
+  if (erased->total_rows() == 0) print_no_row_note(flags.user_id);
   std::printf("space: %s\n", erased->space.c_str());
   return kExitOk;
 }

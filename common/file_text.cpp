@@ -26,4 +26,19 @@ Result<std::string> read_file_text(const std::string& path, size_t max_bytes) {
   return text;
 }
 
+LineRead getline_within(std::istream& in, std::string& line, size_t max_bytes) {
+  line.clear();
+  std::streambuf* buffer = in.rdbuf();
+  for (;;) {
+    const int c = buffer ? buffer->sbumpc() : std::char_traits<char>::eof();
+    if (c == std::char_traits<char>::eof()) {
+      in.setstate(std::ios::eofbit);
+      return line.empty() ? LineRead::end : LineRead::line;
+    }
+    if (c == '\n') return LineRead::line;
+    if (line.size() == max_bytes) return LineRead::too_long;
+    line.push_back(static_cast<char>(c));
+  }
+}
+
 }  // namespace hh

@@ -4,6 +4,7 @@
 // directory", "PATH: is a folder, not a file" (std::ifstream opens a folder and reads
 // nothing), "PATH: larger than 4 MiB" (a device that never ends, /dev/zero, included).
 #include <cstddef>
+#include <istream>
 #include <string>
 
 #include "common/result.h"
@@ -11,5 +12,12 @@
 namespace hh {
 
 Result<std::string> read_file_text(const std::string& path, size_t max_bytes = 4u << 20);
+
+// std::getline with a bound: the next line of `in` (without its '\n') into `line`. A line
+// longer than `max_bytes` is not kept whole (`too_long`; what follows it is left unread):
+// a file of one line that never ends (/dev/zero) is refused at the bound, not read into
+// memory until it runs out.
+enum class LineRead { line, too_long, end };
+LineRead getline_within(std::istream& in, std::string& line, size_t max_bytes);
 
 }  // namespace hh

@@ -14,6 +14,8 @@
 namespace hh::config {
 namespace {
 
+constexpr size_t kMaxWebhookPathBytes = 1024;
+
 std::string env_name(std::string_view key) {
   std::string name = "HEALTHHOOK_";
   for (char c : key) {
@@ -247,6 +249,11 @@ Result<void> validate(const Settings& s) {
   }
   if (s.webhook_path.empty() || s.webhook_path.front() != '/') {
     return key_error("webhook_path", "must start with '/', got " + toml_string(s.webhook_path));
+  }
+  // The service's request line carries it whole, within max_header_bytes: a path of
+  // kilobytes is a pasted mistake (and would be echoed back in every message).
+  if (s.webhook_path.size() > kMaxWebhookPathBytes) {
+    return key_error("webhook_path", "longer than " + std::to_string(kMaxWebhookPathBytes) + " bytes");
   }
   // The path as a request line spells it: no query, fragment, blank or control character.
   if (std::any_of(s.webhook_path.begin(), s.webhook_path.end(), [](char c) {

@@ -243,7 +243,7 @@ std::vector<SettingKey> make_keys() {
                  "~/.pgpass or PGPASSFILE provide it."),
       string_key("webhook_path", [](auto& s) -> auto& { return s.webhook_path; },
                  "The path the service POSTs deliveries to.",
-                 "starts with /; not /v1/…, /healthz, /readyz, /metrics or /console…"),
+                 "starts with /; at most 1024 bytes; not /v1/…, /healthz, /readyz, /metrics or /console…"),
       integer_key("processing_sessions", [](auto& s) -> auto& { return s.processing_sessions; }, {1, 8},
                   "PostgreSQL: sessions that apply deliveries in this instance, each a share of the users "
                   "(16 shards in all, shared with the other instances). More use more of the database server's "

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 
+#include "common/file_text.h"
 #include "fetcher/service_values.h"
 
 namespace hh::fetcher {
@@ -78,12 +79,23 @@ Result<std::string> check_recipe(std::string_view line, std::vector<std::string>
 }
 
 Result<Recipes> read_recipe_file(const std::string& path) {
+  // A recipe is a few tokens and scopes: a line of a MiB is no recipe (and /dev/zero, one
+  // line that never ends, is refused there instead of read until memory runs out).
+  constexpr size_t kMaxLineBytes = 1u << 20;
+  if (struct stat info {}; ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    return fail(ErrorKind::data, path + ": is a folder, not a file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail(ErrorKind::data, errno_text(path));
   Recipes recipes;
   std::map<std::string, size_t, std::less<>> line_of_user;
   std::string line;
-  for (size_t number = 1; std::getline(in, line); ++number) {
+  for (size_t number = 1;; ++number) {
+    const LineRead read = getline_within(in, line, kMaxLineBytes);
+    if (read == LineRead::end) break;
+    if (read == LineRead::too_long) {
+      return fail(ErrorKind::data, path + ":" + std::to_string(number) + ": longer than 1 MiB (one recipe a line)");
+    }
     // An editor's UTF-8 byte order mark before the first line, as replay skips it.
     if (number == 1 && line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3);
     if (is_blank(line)) continue;

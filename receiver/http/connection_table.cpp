@@ -24,7 +24,7 @@ std::optional<Refusal> ConnectionTable::admit(const std::shared_ptr<SessionContr
     const bool scarce = entries_.size() >= limits_.max_connections / 2;
     if (scarce && from->second.waiting >= kMaxWaitingPerAddress) return Refusal::per_ip_limit;
   }
-  if (entries_.size() >= limits_.max_connections && !evict_idle_longest(now)) return Refusal::connection_limit;
+  if (entries_.size() >= limits_.max_connections && !make_room(client, now)) return Refusal::connection_limit;
   FromClient& from = per_client_[client];
   ++from.connections;
   ++from.waiting;
@@ -35,11 +35,33 @@ std::optional<Refusal> ConnectionTable::admit(const std::shared_ptr<SessionContr
   return std::nullopt;
 }
 
-bool ConnectionTable::evict_idle_longest(Clock::time_point now) {
-  if (idle_.empty() || now - idle_.front().since < kMinIdleBeforeEviction) return false;
-  Entry& victim = entries_.at(idle_.front().key);
-  idle_.pop_front();
-  victim.idle.reset();
+bool ConnectionTable::make_room(const net::ip::address& client, Clock::time_point now) {
+  if (!idle_.empty() && now - idle_.front().since >= kMinIdleBeforeEviction) {
+    evict(entries_.at(idle_.front().key));
+    return true;
+  }
+  if (!is_proven(client, now)) return false;
+  // A walk of the idle list, only when the table is full, nothing has idled a second, and
+  // the newcomer is the service's.
+  const auto victim = std::find_if(idle_.begin(), idle_.end(), [&](const Idle& idle) {
+    const Entry& entry = entries_.at(idle.key);
+    return entry.waiting && !is_proven(entry.client, now);
+  });
+  if (victim == idle_.end()) return false;
+  evict(entries_.at(victim->key));
+  return true;
+}
+
+bool ConnectionTable::is_proven(const net::ip::address& client, Clock::time_point now) const {
+  const auto proven = proven_.find(client);
+  return proven != proven_.end() && now - proven->second < kProvenFor;
+}
+
+void ConnectionTable::evict(Entry& victim) {
+  if (victim.idle) {
+    idle_.erase(*victim.idle);
+    victim.idle.reset();
+  }
   victim.evicted = true;
   // It stays in the table until its session ends (its descriptor is open until then), so
   // a burst of newcomers each closes another idle connection, never the same one twice.
@@ -47,7 +69,6 @@ bool ConnectionTable::evict_idle_longest(Clock::time_point now) {
     if (control->transport) control->transport->close();
   });
   if (refusals_) refusals_->count(Refusal::evicted_idle);
-  return true;
 }
 
 void ConnectionTable::remove(const SessionControl& control) {

@@ -10,10 +10,15 @@
 //     (waiting for its next request, or for its first), whatever it did before, is closed
 //     to admit the new one, as nginx reuses idle keep-alive connections; one in the middle
 //     of a request (head or body arriving, commit pending, answer being written) is never
-//     chosen. Only when none has been idle kMinIdleBeforeEviction is the new connection
-//     closed at once.
+//     chosen. When none has been idle kMinIdleBeforeEviction, a newcomer from a proven
+//     client (below) closes instead the connection idle the longest of those from clients
+//     not proven that have not sent a request yet (a TLS handshake pending counts), young
+//     as it is; else the new connection is closed at once.
 // So neither sockets that never send a request nor keep-alive connections left open can
-// lock the service out, however many there are.
+// lock the service out, however many there are; and once the service has delivered from
+// an address, sockets from clients that never signed a delivery cannot keep it out, even
+// when they reconnect as soon as they are closed (every socket past its second of idling
+// would go to an attacker's reconnect instead of the service's next connection).
 //
 // The table also keeps the in-flight body budget (body_budget.h) from being taken by
 // clients that never signed a delivery: until a client is proven (one of its connections
@@ -138,9 +143,11 @@ class ConnectionTable {
     size_t waiting = 0;          // of them, not yet past their first request's head
     uint64_t unproven_body = 0;  // body bytes its requests hold while it is not proven
   };
-  // Closes the connection idle the longest, if it has been idle long enough; false when
-  // none has.  REQUIRES(mutex_)
-  bool evict_idle_longest(Clock::time_point now);
+  // Closes a connection to admit one from `client` (the rule above); false when none may
+  // be.  REQUIRES(mutex_)
+  bool make_room(const net::ip::address& client, Clock::time_point now);
+  void evict(Entry& victim);                                                  // REQUIRES(mutex_)
+  bool is_proven(const net::ip::address& client, Clock::time_point now) const;  // REQUIRES(mutex_)
 
   const ConnectionLimits limits_;
   Refusals* const refusals_;

@@ -28,7 +28,7 @@ enum class Refusal {
   body_budget,          // 503: the in-flight body budget stayed full
   unproven_share,       // 503: an address not yet proven by a signed delivery held its share of the budget (connection_table.h)
   connection_limit,     // closed at accept: max_connections reached, none to make room
-  evicted_idle,         // closed to make room: idle the longest between requests when connections ran out
+  evicted_idle,         // closed to make room when connections ran out (connection_table.h says which)
   per_ip_limit,         // closed at accept: max_connections_per_ip reached
   accept_failed,        // accept() failed, e.g. out of file descriptors (accepting pauses)
   client_timeout,       // a client too slow to send its request head or body: closed

@@ -289,6 +289,8 @@ BOOST_AUTO_TEST_CASE(purge_user_refuses_bad_input_a_missing_database_and_a_locke
     auto db = test::open_store(path);
     int64_t clock = kPurgeBaseMs;
     test::append_deliveries(db, test::two_users_deliveries("user-a", "ida-", "A", clock));
+    // A delivery may name any string: one with a blank in it is stored like any other.
+    test::append_deliveries(db, test::two_users_deliveries("user b", "idb-", "B", clock));
     test::apply_inbox(db);
   }
   const int64_t inbox_rows = [&] {
@@ -301,10 +303,21 @@ BOOST_AUTO_TEST_CASE(purge_user_refuses_bad_input_a_missing_database_and_a_locke
   BOOST_TEST(empty.stderr_text == "healthhook purge-user: USER_ID is empty\n");
   auto spaced = test::run_healthhook({"purge-user", "user-a ", "--database", path});
   BOOST_TEST(spaced.exit_code == 2);
-  BOOST_TEST(spaced.stderr_text == "healthhook purge-user: USER_ID contains whitespace or a control character\n");
+  BOOST_TEST(spaced.stderr_text ==
+             "healthhook purge-user: USER_ID contains whitespace or a control character, and no row names it\n");
   auto too_long = test::run_healthhook({"purge-user", std::string(257, 'u'), "--database", path});
   BOOST_TEST(too_long.exit_code == 2);
-  BOOST_TEST(too_long.stderr_text == "healthhook purge-user: USER_ID is longer than 256 bytes\n");
+  BOOST_TEST(too_long.stderr_text == "healthhook purge-user: USER_ID is longer than 256 bytes, and no row names it\n");
+  // Stored under that very id, it is erased (attack, stop 76: such a user could not be).
+  auto stored_spaced = test::run_healthhook({"purge-user", "user b", "--database", path, "--dry-run"});
+  BOOST_TEST(stored_spaced.exit_code == 0, stored_spaced.stderr_text);
+  BOOST_TEST(stored_spaced.stdout_text.find("note: no row names") == std::string::npos, stored_spaced.stdout_text);
+  // A dry run that finds nothing says so, as the real run does.
+  auto nobody = test::run_healthhook({"purge-user", "USER-A", "--database", path, "--dry-run"});
+  BOOST_TEST(nobody.exit_code == 0, nobody.stderr_text);
+  BOOST_TEST(nobody.stdout_text.find("note: no row names USER-A (ids are matched exactly, letter case included)") !=
+                 std::string::npos,
+             nobody.stdout_text);
   auto missing = test::run_healthhook({"purge-user", "user-a", "--database", dir.file("nothing.db")});
   BOOST_TEST(missing.exit_code == 2);
   BOOST_TEST(missing.stderr_text == "healthhook purge-user: database: " + dir.file("nothing.db") + " does not exist\n");
@@ -346,6 +359,10 @@ BOOST_AUTO_TEST_CASE(purge_user_refuses_bad_input_a_missing_database_and_a_locke
   auto db = test::open_store(path);
   BOOST_TEST(test::count(db, "inbox") == inbox_rows);
   BOOST_TEST(test::count(db, "erasures") == 0);
+  auto erased_spaced = test::run_healthhook({"purge-user", "user b", "--database", path});
+  BOOST_TEST(erased_spaced.exit_code == 0, erased_spaced.stderr_text);
+  BOOST_TEST(test::count(db, "users WHERE user_id = 'user b'") == 0);
+  BOOST_TEST(test::count(db, "users WHERE user_id = 'user-a'") == 1);
 }
 
 // A database created before auto_vacuum = INCREMENTAL was set for new files keeps the freed

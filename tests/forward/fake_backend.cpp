@@ -452,4 +452,16 @@ bool FakeBackend::wait_for_unique(size_t n, std::chrono::milliseconds timeout) c
   return impl_->accepted_changed.wait_for(lock, timeout, [&] { return impl_->accepted_ids.size() >= n; });
 }
 
+bool FakeBackend::wait_for_unique_while_coming(size_t n, std::chrono::milliseconds stall,
+                                               std::chrono::milliseconds bound) const {
+  const auto give_up = std::chrono::steady_clock::now() + bound;
+  std::unique_lock lock(impl_->mutex);
+  while (impl_->accepted_ids.size() < n && std::chrono::steady_clock::now() < give_up) {
+    const size_t before = impl_->accepted_ids.size();
+    if (!impl_->accepted_changed.wait_for(lock, stall, [&] { return impl_->accepted_ids.size() > before; }))
+      return false;  // none came for `stall`
+  }
+  return impl_->accepted_ids.size() >= n;
+}
+
 }  // namespace hh::test

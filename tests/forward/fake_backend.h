@@ -112,6 +112,10 @@ class FakeBackend {
 
   // Waits until unique_accepted() >= n; false when `timeout` passed first.
   bool wait_for_unique(size_t n, std::chrono::milliseconds timeout) const;
+  // The same for sends of thousands, whose rate is the machine's (under the sanitizers, on
+  // a CI machine running four tests on two cores): waits as long as new ids keep coming.
+  // False when none came for `stall`, or `bound` passed first.
+  bool wait_for_unique_while_coming(size_t n, std::chrono::milliseconds stall, std::chrono::milliseconds bound) const;
 
  private:
   struct Impl;

@@ -191,6 +191,9 @@ BOOST_AUTO_TEST_CASE(a_signed_post_is_answered_200_and_recorded) {
   BOOST_TEST(backend.connections() == 1u);
   BOOST_TEST(backend.accepted()[2].connection == 1u);
   BOOST_TEST(!backend.wait_for_unique(4, 20ms));
+  // Waiting while they come: reached at once, or given up once none came for the stall.
+  BOOST_TEST(backend.wait_for_unique_while_coming(3, 20ms, 1s));
+  BOOST_TEST(!backend.wait_for_unique_while_coming(4, 20ms, 60s));
 }
 
 BOOST_AUTO_TEST_CASE(a_wrong_or_missing_signature_gets_401_and_is_not_recorded) {

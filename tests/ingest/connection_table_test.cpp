@@ -94,4 +94,43 @@ BOOST_AUTO_TEST_CASE(the_connection_idle_the_longest_makes_room_never_one_mid_re
   BOOST_TEST(t.table.size() == 5u);
 }
 
+// Attack (stop 76): sockets from clients that never signed a delivery, reconnecting as
+// soon as they are closed, took every slot that had idled a second before the service's
+// next connection came: it was refused nearly always. A proven client's newcomer now
+// closes one of theirs that has sent nothing, however young; an unproven newcomer does
+// not, and neither the proven client's own connections nor one in the middle of a request
+// are chosen.
+BOOST_AUTO_TEST_CASE(a_proven_client_gets_in_past_young_idle_sockets_of_clients_never_proven) {
+  using namespace std::chrono_literals;
+  Table t({.max_connections = 4, .max_connections_per_ip = 10});
+  const auto t0 = ConnectionTable::Clock::now();
+  BOOST_TEST(t.admit("192.0.2.100", t0) == "admitted");  // the service: one delivery, then gone
+  t.table.proven(*t.sessions[0], t0);
+  t.table.remove(*t.sessions[0]);
+  BOOST_TEST(t.admit("192.0.2.100", t0 + 1ms) == "admitted");  // its next connection, about to send
+  SessionControl& service_waiting = *t.sessions[1];
+  BOOST_TEST(t.admit("198.51.100.1", t0 + 10ms) == "admitted");
+  SessionControl& mid_body = *t.sessions[2];
+  BOOST_TEST(t.table.busy(mid_body));
+  t.table.head_accepted(mid_body);
+  BOOST_TEST(t.admit("198.51.100.2", t0 + 20ms) == "admitted");
+  SessionControl& mid_head = *t.sessions[3];
+  BOOST_TEST(t.table.busy(mid_head));  // a head arriving, not yet checked (slowloris)
+  BOOST_TEST(t.admit("198.51.100.3", t0 + 30ms) == "admitted");
+  SessionControl& silent = *t.sessions[4];  // sends nothing
+  // Full, nothing idle a second: a newcomer not proven is refused...
+  BOOST_TEST(t.admit("198.51.100.4", t0 + 500ms) == "connection_limit");
+  // ... the service's is admitted in place of the silent socket...
+  BOOST_TEST(t.admit("192.0.2.100", t0 + 510ms) == "admitted");
+  BOOST_TEST(!t.table.busy(silent));
+  t.table.remove(silent);
+  // ... and then refused: the service's own connections and two mid-request are left.
+  BOOST_TEST(t.admit("192.0.2.100", t0 + 520ms) == "connection_limit");
+  BOOST_TEST(t.table.busy(mid_head));
+  BOOST_TEST(t.table.busy(mid_body));
+  // Past a second of idling the rule holds for everyone: the longest idle, the service's.
+  BOOST_TEST(t.admit("198.51.100.4", t0 + 1100ms) == "admitted");
+  BOOST_TEST(!t.table.busy(service_waiting));
+}
+
 BOOST_AUTO_TEST_SUITE_END()  // connection_table_test

@@ -3,8 +3,11 @@
 // whatever it did before, and one in the middle of a request never does. Addresses
 // 127.0.9.x and 127.0.10.x are this module's (Linux routes all of 127/8 to lo).
 #include <boost/test/unit_test.hpp>
+#include <atomic>
 #include <chrono>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include "tests/ingest/hostile_requests.h"
 #include "tests/support/raw_connection.h"
@@ -85,6 +88,53 @@ BOOST_AUTO_TEST_CASE(a_connection_in_the_middle_of_a_request_is_never_closed_to_
   BOOST_TEST(slow_body.send(slow_body_request.substr(body_part)));
   BOOST_TEST(slow_body.receive_response(5s).starts_with("HTTP/1.1 200"));
   BOOST_TEST(hostile::deliveries(server.database()) == 3);
+  BOOST_TEST(server.stop() == 0);
+}
+
+// Attack (stop 76): sockets that never send a byte and reconnect as soon as they are
+// closed, a few more than max_connections from several addresses, took each slot the
+// moment it had idled a second: the service's next connection was refused nearly every
+// time (2 of 100 got in, in the attack's run). Once its address has carried a signed
+// delivery, its connections get in in place of theirs.
+BOOST_AUTO_TEST_CASE(sockets_that_reconnect_at_once_do_not_keep_the_service_out) {
+  TempDir dir;
+  ServerProcess server(dir, "max_connections = 16\nrefusal_log_interval_s = 1");
+  const std::string service = "127.0.9.100";
+  {
+    RawConnection first(server.port(), service);
+    BOOST_TEST_REQUIRE(first.send(hostile::signed_request(server.secret(), "msg_proving")));
+    BOOST_TEST_REQUIRE(first.receive_response(5s).starts_with("HTTP/1.1 200"));
+  }
+  std::atomic<bool> attacking{true};
+  std::atomic<int> reconnects{0};
+  std::thread attacker([&] {
+    std::vector<std::optional<RawConnection>> sockets(20);  // 5 from each of 4 addresses
+    const auto address = [](size_t i) { return "127.0.9." + std::to_string(31 + i % 4); };
+    for (size_t i = 0; i < sockets.size(); ++i) sockets[i].emplace(server.port(), address(i));
+    while (attacking) {
+      for (size_t i = 0; i < sockets.size(); ++i) {
+        if (!sockets[i]->closed_by_server(0ms)) continue;
+        sockets[i].emplace(server.port(), address(i));
+        ++reconnects;
+      }
+      std::this_thread::sleep_for(1ms);
+    }
+  });
+  BOOST_TEST(server.wait_for_log("\"evicted_idle\"", 10s));  // the table is full and turning over
+  int answered = 0;
+  constexpr int kDeliveries = 20;
+  for (int i = 0; i < kDeliveries; ++i) {
+    RawConnection next(server.port(), service);
+    if (next.send(hostile::signed_request(server.secret(), "msg_during_" + std::to_string(i))) &&
+        next.receive_response(5s).starts_with("HTTP/1.1 200")) {
+      ++answered;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  attacking = false;
+  attacker.join();
+  BOOST_TEST(answered == kDeliveries);
+  BOOST_TEST(reconnects.load() > kDeliveries);  // the attack ran throughout
   BOOST_TEST(server.stop() == 0);
 }
 

@@ -145,6 +145,10 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
     BOOST_TEST(s.error().find("webhook_path: ") == 0u, s.error());
   }
   BOOST_TEST(config::load_settings(std::nullopt, fake_env, {{"webhook_path", "/hooks/vital-2_x.~"}}).ok());
+  s = config::load_settings(std::nullopt, fake_env, {{"webhook_path", "/" + std::string(2 << 20, 'a')}});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.error() == "webhook_path: longer than 1024 bytes");
+  BOOST_TEST(config::load_settings(std::nullopt, fake_env, {{"webhook_path", "/" + std::string(1023, 'a')}}).ok());
 
   s = config::load_settings(g, fake_env, {{"service.concurrency", "2000"}});
   BOOST_REQUIRE(!s.ok());

@@ -303,6 +303,7 @@ BOOST_AUTO_TEST_CASE(every_configuration_message_has_a_troubleshooting_entry) {
       {"log_level = \"verbose\"", "must be debug, info, warn or error"},
       {"webhook_path = \"hooks\"", "must start with '/'"},
       {"webhook_path = \"/metrics\"", "collides with a built-in path"},
+      {"webhook_path = \"/" + std::string(1100, 'w') + "\"", "longer than 1024 bytes"},
       {"webhook_path = \"/console/in\"\n[read_api]\ntoken_file = \"t\"\n[console]\nenabled = true",
        "collides with the console's /console/"},
       {"[console]\nenabled = true", "needs read_api.token_file"},
@@ -443,6 +444,10 @@ BOOST_AUTO_TEST_CASE(manual_pages_are_written_from_the_help) {
   const std::string serve = read_file(dir.path() / "man" / "healthhook-serve.1");
   BOOST_TEST(serve.find("\\-\\-config") != std::string::npos);
   BOOST_TEST(serve.find(".SH EXIT STATUS") != std::string::npos);
+  // An empty folder is a mistake, not the current folder.
+  const ProcessResult empty = run_healthhook({"man", "--output", ""});
+  BOOST_TEST(empty.exit_code == 2);
+  BOOST_TEST(empty.stderr_text.find("empty: give a folder") != std::string::npos, empty.stderr_text);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -249,6 +249,22 @@ BOOST_AUTO_TEST_CASE(the_file_and_the_provider_are_checked_before_anything_is_se
   result = t.run({"connections", "export", "--provider", "oura", "--users", t.dir.file("users.txt"), "-o", t.dir.file("x.jsonl")});
   BOOST_TEST(result.exit_code == 2);
   BOOST_TEST(has(result.stderr_text, "users.txt:1: \"not-a-user\" is not a UUID"), result.stderr_text);
+  // A file of one line that never ends (/dev/zero) is refused at a bound, not read until
+  // memory runs out; a folder is called one.
+  result = t.run({"connections", "import", "--provider", "oura", "/dev/zero"});
+  BOOST_TEST(result.exit_code == 2);
+  BOOST_TEST(has(result.stderr_text, "/dev/zero:1: longer than 1 MiB (one recipe a line)"), result.stderr_text);
+  result = t.run({"connections", "export", "--provider", "oura", "--users", "/dev/zero", "-o", t.dir.file("x.jsonl")});
+  BOOST_TEST(result.exit_code == 2);
+  BOOST_TEST(has(result.stderr_text, "--users: /dev/zero:1: longer than 64 KiB (one user id a line)"), result.stderr_text);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"connections", "import", "--provider", "oura", t.dir.path().string()},
+        std::vector<std::string>{"connections", "export", "--provider", "oura", "--users", t.dir.path().string(), "-o",
+                                 t.dir.file("x.jsonl")}}) {
+    result = t.run(args);
+    BOOST_TEST(result.exit_code == 2);
+    BOOST_TEST(has(result.stderr_text, ": is a folder, not a file"), result.stderr_text);
+  }
   BOOST_TEST(t.calls().empty());
   BOOST_TEST(!std::filesystem::exists(t.dir.file("x.jsonl")));
 }

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <sstream>
@@ -103,11 +104,11 @@ bool RawConnection::closed_by_server(std::chrono::milliseconds timeout) {
   char buffer[4096];
   while (fd_ >= 0) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return false;
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
+    pollfd p{fd_, POLLIN, 0};  // a timeout of 0 looks once without waiting
+    if (::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count()))) <= 0) return false;
     const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
     if (n <= 0) return true;  // FIN or reset
+    if (left.count() <= 0) return false;
   }
   return true;
 }

@@ -27,7 +27,7 @@ class RawConnection {
   // One HTTP response (head, then a Content-Length body), for a connection kept alive;
   // what arrived when the server closed or `timeout` passed first (maybe "").
   std::string receive_response(std::chrono::milliseconds timeout);
-  // True when the server closed (or reset) the connection within `timeout`.
+  // True when the server closed (or reset) the connection within `timeout` (0: has it).
   bool closed_by_server(std::chrono::milliseconds timeout);
   void close();
 
