@@ -21,9 +21,16 @@ void add_settings_flags(CLI::App& command, SettingsFlags& flags, bool with_liste
       ->type_name("KEY=VALUE");
 }
 
+std::string one_line(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  return out;
+}
+
 std::string table_cell(std::string_view text, size_t width) {
-  std::string out;
-  for (const char c : text) out.push_back(c == '\n' || c == '\t' ? ' ' : c);
+  std::string out = one_line(text);
   if (out.size() > width) {
     out.resize(width - 3);
     out += "...";

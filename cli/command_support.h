@@ -55,7 +55,12 @@ bool window_ok(std::string_view command, std::optional<int64_t> since, std::opti
                const std::optional<std::string>& since_text, const std::optional<std::string>& until_text);
 bool event_type_ok(std::string_view command, const std::optional<std::string>& glob);
 
-// One cell of a fixed-width table (`jobs`, `forward`): `text` on one line, cut to `width`
+// Text from elsewhere (the service's answers, stored values) for a terminal: on one line,
+// every control character (line breaks, tabs, ESC sequences, DEL) a space, so it can
+// neither forge a line of our output nor drive the terminal.
+std::string one_line(std::string_view text);
+
+// One cell of a fixed-width table (`jobs`, `forward`): `text` one_line(), cut to `width`
 // characters ("..." marks the cut) and padded to it.
 std::string table_cell(std::string_view text, size_t width);
 

@@ -86,7 +86,7 @@ void print_labs_table(const std::string& labs) {
     }
     out += table_cell(std::to_string(id), 7) + table_cell(slug, 16) + table_cell(name, 28) + table_cell(city, 18) +
            table_cell(zipcode, 8) + table_cell(joined_strings(lab["collection_methods"].value_unsafe()), 40) +
-           joined_strings(lab["sample_types"].value_unsafe()) + "\n";
+           one_line(joined_strings(lab["sample_types"].value_unsafe())) + "\n";
   }
   std::cout << out << std::flush;
 }

@@ -31,7 +31,7 @@ struct RefreshFlags {
 void print_sources(std::string_view label, const std::vector<std::string>& sources) {
   std::cout << label << ":";
   if (sources.empty()) std::cout << " none";
-  for (size_t i = 0; i < sources.size(); ++i) std::cout << (i ? ", " : " ") << sources[i];
+  for (size_t i = 0; i < sources.size(); ++i) std::cout << (i ? ", " : " ") << one_line(sources[i]);
   std::cout << "\n";
 }
 

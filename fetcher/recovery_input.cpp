@@ -61,6 +61,13 @@ Result<std::vector<std::string>> check_resources(const std::vector<std::string>&
       return fail(ErrorKind::data, "--resource: " + quoted_input(resource) +
                                        " names records, not data; only data resources can be backfilled");
     }
+    // Superseded by sleep_cycle (spec §3): its notices are stored `ignored` and fetch nothing, and
+    // backfill queues what a notice would.
+    if (resource == "hypnogram") {
+      return fail(ErrorKind::data,
+                  "--resource: \"hypnogram\" is superseded by sleep_cycle (its notices are stored ignored, fetching "
+                  "nothing)");
+    }
     if (std::find(checked.begin(), checked.end(), resource) != checked.end()) continue;
     if (!fetcher::is_listed_resource(resource)) {
       warnings.push_back("--resource: " + quoted_input(resource) +

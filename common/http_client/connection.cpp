@@ -252,7 +252,11 @@ net::awaitable<Outcome> Connection::read_until(bhttp::response_parser<Body>& par
     parser.header_limit(options_.max_header_bytes);
     parser.body_limit(options_.max_body_bytes);  // a larger Content-Length fails with the header
   }
-  parser.eager(!header_only);
+  // Not eager: Beast's eager parse, having taken a chunk, asks for the next chunk's
+  // header within the same read_some, so a chunked body would arrive whole under the one
+  // deadline armed below; parsed an element at a time, every read that brings bytes
+  // re-arms it (read_timeout is for the next bytes; fetch_timeout bounds the whole).
+  parser.eager(false);
   for (;;) {
     if (header_only ? parser.is_header_done() : parser.is_done()) break;
     if constexpr (std::is_same_v<Body, bhttp::buffer_body>) {

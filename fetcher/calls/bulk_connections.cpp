@@ -51,6 +51,8 @@ Result<size_t> export_connections(const ServiceAccess& access, std::string_view 
   size_t count = 0;
   std::optional<std::string> next_token;
   std::set<std::string> tokens_seen;
+  // The tokens of the pages read so far: a later page's error may quote them (redacted).
+  std::vector<std::string> exported_tokens;
   simdjson::dom::parser parser;
   for (size_t page = 0;; ++page) {
     if (page >= kMaxExportPages) return fail("more than " + std::to_string(kMaxExportPages) + " pages");
@@ -77,6 +79,7 @@ Result<size_t> export_connections(const ServiceAccess& access, std::string_view 
     call.method = Method::post;
     call.segments = {"v2", "link", "bulk_export"};
     call.body = RequestBody{"application/json", std::move(body)};
+    call.redact = exported_tokens;
     auto reply = call_service(access, call);
     if (!reply) return fail(reply);
 
@@ -99,6 +102,7 @@ Result<size_t> export_connections(const ServiceAccess& access, std::string_view 
                                           "]: not a connection recipe import takes: " + checked.error());
       }
       if (auto written = write_recipe(recipe); !written) return fail(written);
+      exported_tokens.insert(exported_tokens.end(), tokens.begin(), tokens.end());
       ++count;
       ++index;
     }

@@ -240,6 +240,9 @@ BOOST_AUTO_TEST_CASE(backfill_refuses_bad_input_and_queues_nothing) {
       {kNoticeUser, {"--resource", "sleep", "--since", "2024-05-02", "--until", "2024-05-01", "--provider", "oura"},
        "--until: "},
       {kNoticeUser, {"--resource", "sleep,order", "--since", "2024-05-01", "--provider", "oura"}, "--resource: "},
+      // Its notices are ignored (superseded): backfill queued a fetch of it (attack, stop 76).
+      {kNoticeUser, {"--resource", "hypnogram", "--since", "2024-05-01", "--provider", "oura"},
+       "--resource: \"hypnogram\" is superseded by sleep_cycle"},
       {kNoticeUser, {"--resource", "sleep", "--since", "2024-05-01", "--provider", ""}, "--provider: "},
   };
   for (const auto& c : cases) {
@@ -316,6 +319,15 @@ BOOST_AUTO_TEST_CASE(refresh_prints_the_sources_and_sends_what_the_interface_nam
   requests = service.requests();
   BOOST_REQUIRE_EQUAL(requests.size(), 2u);
   BOOST_TEST(requests[1].query.at("timeout") == "10");
+
+  // A source with a line break and an escape sequence forges no line and drives no
+  // terminal (attack, stop 76).
+  answer.refreshed_sources = {"oura/sleep\nfailed: none\x1b[2J"};
+  service.set_refresh_answer(answer);
+  result = test::run_healthhook({"refresh", kNoticeUser, "--config", config});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_TEST(result.stdout_text == "refreshed: oura/sleep failed: none [2J\nin progress: none\nfailed: none\n");
+  answer.refreshed_sources = {"oura/sleep", "oura/activity"};
 
   // The service says the refresh did not succeed: the lists, then one error line, exit 1.
   answer.success = false;

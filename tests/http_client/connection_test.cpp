@@ -241,6 +241,24 @@ BOOST_AUTO_TEST_CASE(a_body_that_trickles_in_is_not_cut_by_the_inactivity_deadli
   BOOST_TEST(answer.body == "abcdefghij");
 }
 
+// Attack (stop 76): a chunked answer read its whole body under one inactivity deadline
+// (Beast's eager parse asks for more within the same read), so a stream or page sent in
+// chunks over more than read_timeout failed though bytes kept coming.
+BOOST_AUTO_TEST_CASE(a_chunked_body_that_trickles_in_is_not_cut_by_the_inactivity_deadline) {
+  ScriptedServer server([](ServerSide& side) {
+    if (!side.read_request()) return;
+    side.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n");
+    for (const char* piece : {"2\r\ncd\r\n", "2\r\nef\r\n", "2\r\ngh\r\n", "2\r\nij\r\n", "0\r\n\r\n"}) {
+      side.stall(150ms);
+      side.send(piece);
+    }
+    side.read_request();
+  });
+  const OneGet answer = one_get(server);
+  BOOST_TEST(answer.outcome.ok(), answer.description);
+  BOOST_TEST(answer.body == "abcdefghij");
+}
+
 BOOST_AUTO_TEST_CASE(a_server_that_closes_mid_response_is_a_transport_failure) {
   ScriptedServer mid_body([](ServerSide& side) {
     if (!side.read_request()) return;

@@ -115,6 +115,8 @@ BOOST_AUTO_TEST_CASE(export_of_some_users_and_a_failed_export_leaves_no_file) {
   fake::Fault none, broken;
   broken.kind = fake::Fault::Kind::status;
   broken.status = 500;
+  // It quotes the first page's tokens (attack, stop 76: they were printed).
+  broken.body = R"({"detail":"refresh failed for oura-access-secret-1 / oura-refresh-secret-2"})";
   t.service.inject("/v2/link/bulk_export", none);
   t.service.inject("/v2/link/bulk_export", broken);
   const std::string failed_output = t.dir.file("failed.jsonl");
@@ -123,6 +125,12 @@ BOOST_AUTO_TEST_CASE(export_of_some_users_and_a_failed_export_leaves_no_file) {
   BOOST_TEST(result.stdout_text == "");
   BOOST_TEST(has(result.stderr_text, "HTTP 500"), result.stderr_text);
   BOOST_TEST(has(result.stderr_text, "(no file written)"), result.stderr_text);
+  BOOST_TEST(has(result.stderr_text, "refresh failed for [redacted] / [redacted]"), result.stderr_text);
+  no_tokens_in(result.stderr_text);
+  // A recipes file given as --users by mistake: its lines are not quoted.
+  result = t.run({"connections", "export", "--provider", "oura", "--users", output, "-o", failed_output});
+  BOOST_TEST(result.exit_code == 2);
+  BOOST_TEST(has(result.stderr_text, ":1: a line of "), result.stderr_text);
   no_tokens_in(result.stderr_text);
   BOOST_TEST(!std::filesystem::exists(failed_output));
   BOOST_TEST(!std::filesystem::exists(failed_output + ".partial"));
