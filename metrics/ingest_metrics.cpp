@@ -77,13 +77,17 @@ MetricsEndpoint::Collector ingest_metrics(IngestMetricsSources sources) {
               "1 while free disk space is below min_free_disk_mib: deliveries are refused with 503",
               int64_t{writer.disk_low() ? 1 : 0});
 
-    struct statvfs fs {};
-    if (!s.disk_path.empty() && ::statvfs(s.disk_path.c_str(), &fs) == 0) {
-      out.gauge("healthhook_disk_free_bytes", "Free space for healthhook on the database's file system",
-                static_cast<int64_t>(static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize));
+    // A local database only: on PostgreSQL the server's disk is not this process's to watch,
+    // and min_free_disk_mib does not apply (a threshold shown would be compared with nothing).
+    if (!s.disk_path.empty()) {
+      struct statvfs fs {};
+      if (::statvfs(s.disk_path.c_str(), &fs) == 0) {
+        out.gauge("healthhook_disk_free_bytes", "Free space for healthhook on the database's file system",
+                  static_cast<int64_t>(static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize));
+      }
+      out.gauge("healthhook_disk_min_free_bytes", "min_free_disk_mib in bytes: below this free space, 503",
+                static_cast<int64_t>(s.min_free_disk_bytes));
     }
-    out.gauge("healthhook_disk_min_free_bytes", "min_free_disk_mib in bytes: below this free space, 503",
-              static_cast<int64_t>(s.min_free_disk_bytes));
   };
 }
 

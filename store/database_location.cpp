@@ -75,8 +75,10 @@ UriParts uri_parts(std::string_view uri) {
   const size_t first = uri.find_first_of("@/", start);
   const size_t libpq_at = first != npos && uri[first] == '@' ? first : npos;
   const size_t colon = uri.find(':', start);
+  // And a third: a password with a raw '?' and '@' ends at the text's last '@'.
+  const size_t very_last_at = uri.rfind('@');
   size_t host_begin = start;
-  for (const size_t at : {libpq_at, last_at}) {
+  for (const size_t at : {libpq_at, last_at, very_last_at}) {
     if (at == npos || at < start) continue;
     if (colon != npos && colon < at) {
       parts.passwords.push_back(Span{colon + 1, at});
@@ -221,7 +223,18 @@ Result<DatabaseKind> database_kind(std::string_view database) {
     }
     return DatabaseKind::sqlite_file;
   }
-  if (scheme == "postgresql" || scheme == "postgres") return DatabaseKind::postgresql;
+  if (scheme == "postgresql" || scheme == "postgres") {
+    // libpq ends the user part at the first '@': a second one is a password's or a
+    // parameter's, which libpq would read as part of the host or the query, and quote
+    // pieces of in its errors. The URI is not shown: it may hold the password.
+    const std::string_view rest = database.substr(scheme.size() + 3);
+    if (std::count(rest.begin(), rest.end(), '@') > 1) {
+      return fail(ErrorKind::unavailable,
+                  "database: the postgresql:// URI has more than one '@'; write an '@' in the password or in a "
+                  "parameter as %40 (the URI is not shown: it may hold the password)");
+    }
+    return DatabaseKind::postgresql;
+  }
   return fail(ErrorKind::unavailable, "database: unknown scheme \"" + std::string(scheme) +
               "://\" (expected a SQLite file path or a postgresql:// URI)");
 }

@@ -35,6 +35,8 @@ BOOST_AUTO_TEST_CASE(uris_are_read_as_libpq_reads_them_before_the_password_is_ma
       {"postgresql://hh:p@ss/w0rd@db.internal:5432/hh?sslmode=require",
        "postgresql://hh:***@db.internal:5432/hh?sslmode=require"},
       {"postgresql://hh:s3cret@[::1]:5432/hh", "postgresql://hh:***@[::1]:5432/hh"},
+      // '@', '/' and '?' raw in it (attack, stop 76: "Pw1" alone was hidden).
+      {"postgresql://hh:Pw1@PARTA/PARTB?PARTC@127.0.0.1:5432/hh3", "postgresql://hh:***@127.0.0.1:5432/hh3"},
       {"postgres://hh:%73%33cret@db/hh", "postgres://hh:***@db/hh"},
       // Parameters, keys percent-decoded as libpq decodes them.
       {"postgresql:///hh?host=/run&password=s3cret&user=app", "postgresql:///hh?host=/run&password=***&user=app"},
@@ -63,6 +65,14 @@ BOOST_AUTO_TEST_CASE(a_key_value_string_is_not_taken_for_a_file_name) {
   BOOST_TEST(kind.error().find("postgresql:// URI") != std::string::npos, kind.error());
   BOOST_TEST(kind.error().find("s3cret") == std::string::npos);
   BOOST_TEST((store::database_kind("hostname.db").value() == store::DatabaseKind::sqlite_file));
+  // A second '@' is a raw one in the password (or a parameter): libpq would take the rest
+  // for the host and the query, and quote pieces of it.
+  kind = store::database_kind("postgresql://hh:Pw1@PARTA/PARTB?PARTC@127.0.0.1:5432/hh3");
+  BOOST_REQUIRE(!kind);
+  BOOST_TEST(kind.error().find("more than one '@'") != std::string::npos, kind.error());
+  BOOST_TEST(kind.error().find("PART") == std::string::npos);
+  BOOST_TEST((store::database_kind("postgresql://hh:Pw1%40PARTA@127.0.0.1/hh").value() ==
+              store::DatabaseKind::postgresql));
   BOOST_TEST((store::database_kind("./host=x.db").value() == store::DatabaseKind::sqlite_file));
 }
 

@@ -381,6 +381,9 @@ BOOST_AUTO_TEST_CASE(two_instances_store_each_delivery_once_and_share_the_proces
   // Each says how many shards it applies: 8 each, all 16 between them.
   BOOST_TEST(serve_metric(*a, "healthhook_processor_shards") == 8);
   BOOST_TEST(serve_metric(*b, "healthhook_processor_shards") == 8);
+  // No local disk to watch: no free space, and no threshold to compare it with.
+  BOOST_TEST(serve_metric(*a, "healthhook_disk_min_free_bytes") == -1);
+  BOOST_TEST(serve_metric(*a, "healthhook_disk_free_bytes") == -1);
   // Each applied some, and together each delivery once.
   const auto applied = [](const test::ServerProcess& server) {
     double sum = 0;
