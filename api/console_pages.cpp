@@ -111,7 +111,8 @@ Page delivery_search_page(Reader& reader, const ApiTarget& target) {
       last_seq = row.seq;
       continue;
     }
-    if (count == *limit) {
+    if (count == *limit) {  // the row past the page: read again by the next one, counted there
+      --scanned;
       next_cursor = cursor_text(kind, {std::to_string(last_seq)});
       break;
     }

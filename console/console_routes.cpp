@@ -288,6 +288,12 @@ http::net::awaitable<http::Response> Console::action(http::Request& request) {
   });
   if (!*outcome) {
     line.str("error", outcome->error());
+    // A lock held too long is said in words; the store's own message (on PostgreSQL the
+    // statement it was running) is for the log line above.
+    if (outcome->error_kind() == ErrorKind::busy) {
+      co_return console_error(Status::service_unavailable,
+                              "the database is busy (another process held a lock it needed for too long); try again");
+    }
     co_return console_error(outcome->error_kind() == ErrorKind::data ? Status::bad_request : Status::internal_server_error,
                             outcome->error());
   }

@@ -443,13 +443,27 @@ export async function users(root, _arg, query) {
     const svg = lineChart(series, { start, end }, {
       title: `${resource} (points: mean per ${seconds(chart.bucket_ms / 1000)} bucket; whiskers: min–max)`,
       data: { resource }, width: 900,
+      // The bucket's samples, every one of them: a page at a time, "More" for the next
+      // (a bucket of a long range holds thousands), the count said beside what is shown.
       onPoint: async (s, p) => {
-        const rows = await api(`/v1/users/${encodeURIComponent(userId)}/timeseries/${encodeURIComponent(resource)}`,
-          { start: new Date(p.t).toISOString(), end: new Date(p.last + 1).toISOString(), provider: s.provider,
-            source_type: s.source_type, limit: 100 });
-        rowsBox.replaceChildren(h('h3', {}, `${resource} from ${s.name}`), table('chart-rows-table',
-          ['Time', 'Value', 'Unit', 'Seq'], rows.items.map((r) => h('tr', {}, h('td', {}, r.timestamp),
-            h('td', {}, String(r.value)), h('td', {}, r.unit || ''), h('td', {}, r.seq)))));
+        const list = table('chart-rows-table', ['Time', 'Value', 'Unit', 'Seq'], []);
+        const body = list.querySelector('tbody');
+        const shown = h('p', { class: 'muted', id: 'chart-rows-shown' });
+        const more = h('button', { type: 'button', id: 'chart-rows-more', hidden: true }, 'More');
+        rowsBox.replaceChildren(h('h3', {}, `${resource} from ${s.name}: ${p.count} samples`), list, shown, more);
+        let listed = 0;
+        const load = async (cursor) => {
+          const rows = await api(`/v1/users/${encodeURIComponent(userId)}/timeseries/${encodeURIComponent(resource)}`,
+            { start: new Date(p.t).toISOString(), end: new Date(p.last + 1).toISOString(), provider: s.provider,
+              source_type: s.source_type, limit: 500, cursor });
+          body.append(...rows.items.map((r) => h('tr', {}, h('td', {}, r.timestamp),
+            h('td', {}, String(r.value)), h('td', {}, r.unit || ''), h('td', {}, r.seq))));
+          listed += rows.items.length;
+          shown.textContent = rows.next_cursor ? `${listed} of ${p.count} shown` : `all ${listed} shown`;
+          more.hidden = !rows.next_cursor;
+          more.onclick = () => load(rows.next_cursor);
+        };
+        await load(undefined);
       },
     });
     root.append(h('div', { class: 'chart-box' }, svg));
@@ -458,6 +472,11 @@ export async function users(root, _arg, query) {
   for (const resource of summaryResources) {
     const page = await api(`/v1/users/${encodeURIComponent(userId)}/summaries/${encodeURIComponent(resource)}`,
                            { start: new Date(start).toISOString(), end: new Date(end).toISOString(), limit: 1000 });
+    if (!page.items.length) {  // an empty chart would read as days of zero
+      root.append(h('div', { class: 'chart-box not-charted', 'data-resource': resource }, h('h3', {}, resource),
+        h('p', { class: 'muted' }, 'No summaries in this range.')));
+      continue;
+    }
     const bySource = {};
     let label = 'count';
     for (const row of page.items) {

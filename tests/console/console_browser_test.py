@@ -64,6 +64,11 @@ OTHER_CLIENT_USER_ID = str(uuid.UUID(int=0xc11e0000_0000_4000_8000_000000000007)
 PLAIN_USER_ID = "user-\u00fc-1"
 SHARED_CLIENT_SECOND_USER = str(uuid.UUID(int=0x5ec0_0000_0000_4000_8000_000000000099))
 BLOOD_PRESSURE_POINTS = 3
+# A user with a dense series: 1,200 glucose samples a second apart, two hours ago. In the 30d
+# range (72-minute buckets) the twenty minutes fall into one or two buckets, one of which
+# holds more samples than a page of the list.
+DENSE_USER_ID = str(uuid.UUID(int=0xde05e000_0000_4000_8000_000000000001))
+DENSE_POINTS = 1200
 
 
 def log(message):
@@ -208,6 +213,27 @@ def blood_pressure_body(now_ms):
     return json.dumps({"event_type": "daily.data.blood_pressure.created", "user_id": USER_ID,
                        "client_user_id": CLIENT_USER_ID,
                        "data": {"user_id": USER_ID, "source": {"provider": "omron", "type": "cuff"}, "data": points}})
+
+
+def dense_glucose_body(now_ms):
+    first_ms = now_ms - 2 * 3_600_000
+    points = [{"timestamp": iso(first_ms + i * 1000), "timezone_offset": 0, "type": None, "unit": "mmol/L",
+               "value": 5 + (i % 10) / 10} for i in range(DENSE_POINTS)]
+    return json.dumps({"event_type": "daily.data.glucose.created", "user_id": DENSE_USER_ID,
+                       "client_user_id": "dense-1",
+                       "data": {"user_id": DENSE_USER_ID, "data": points,
+                                "source": {"provider": "freestyle_libre", "type": "automatic"}}})
+
+
+def old_sleep_body(now_ms):
+    """A sleep summary three days old: none in the 1h range."""
+    day = time.strftime("%Y-%m-%d", time.gmtime(now_ms / 1000 - 3 * 86400))
+    return json.dumps({"event_type": "daily.data.sleep.created", "user_id": DENSE_USER_ID, "client_user_id": "dense-1",
+                       "data": {"id": str(uuid.UUID(int=0x51ee9000_0000_4000_8000_000000000001)),
+                                "user_id": DENSE_USER_ID, "date": day + "T00:00:00+00:00", "calendar_date": day,
+                                "bedtime_start": day + "T00:10:00+00:00", "bedtime_stop": day + "T07:00:00+00:00",
+                                "type": "long_sleep", "timezone_offset": 0, "duration": 24600, "total": 23000,
+                                "source": {"provider": "oura", "type": "ring"}}})
 
 
 def steps_body(now_ms, user_id, client_user_id):
@@ -382,6 +408,8 @@ def main():
             sent.append(send_delivery(args, server, signing_file, '{"not an event": true}'))
             sent.append(send_delivery(args, server, signing_file, steps_body(now_ms, PLAIN_USER_ID, None)))
             sent.append(send_delivery(args, server, signing_file, blood_pressure_body(now_ms)))
+            sent.append(send_delivery(args, server, signing_file, dense_glucose_body(now_ms)))
+            sent.append(send_delivery(args, server, signing_file, old_sleep_body(now_ms)))
             driver = make_driver(os.path.join(folder, "chromium-profile"))
             checks = Checks(driver, server.base, args.artifacts)
             run_checks(checks, args, server, backend, signing_file, sent, read_token, admin_token, now_ms)
@@ -512,6 +540,33 @@ def run_checks(checks, args, server, backend, signing_file, sent, read_token, ad
         assert "systolic" in checks.text("#not-charted-rows"), checks.text("#not-charted-rows")
         checks.screenshot("user")
     checks.run("the_heart_rate_chart_draws_the_points_sent", heart_rate_chart_draws_every_point)
+
+    # Attack (stop 76): a point's list stopped at 100 samples and did not say so; a range
+    # without summaries drew an empty chart that read as days of zero.
+    def a_bucket_lists_every_sample_it_counts():
+        point = 'svg.chart[data-resource="glucose"] circle.point'
+        counts = lambda: [int(c.get_attribute("data-count")) for c in checks.elements(point)]
+        checks.eventually("#/users?" + urllib.parse.urlencode({"q": DENSE_USER_ID, "by": "user_id", "range": "30d"}),
+                          lambda: sum(counts()) == DENSE_POINTS, "the glucose chart does not count the samples sent")
+        largest = max(checks.elements(point), key=lambda c: int(c.get_attribute("data-count")))
+        count = int(largest.get_attribute("data-count"))
+        assert count > 500, counts()  # more than one page of the list
+        d.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", largest)
+        checks.wait(lambda: checks.elements("#chart-rows-table tbody tr"), "the bucket's samples were not listed")
+        while True:
+            more = checks.elements("#chart-rows-more")
+            if not more or not more[0].is_displayed():
+                break
+            listed = len(checks.elements("#chart-rows-table tbody tr"))
+            more[0].click()
+            checks.wait(lambda: len(checks.elements("#chart-rows-table tbody tr")) > listed, "More listed nothing more")
+        assert len(checks.elements("#chart-rows-table tbody tr")) == count
+        assert checks.text("#chart-rows-shown") == "all %d shown" % count, checks.text("#chart-rows-shown")
+        checks.eventually("#/users?" + urllib.parse.urlencode({"q": DENSE_USER_ID, "by": "user_id", "range": "1h"}),
+                          lambda: "No summaries in this range." in checks.text('.not-charted[data-resource="sleep"]'),
+                          "a range without sleep summaries does not say so")
+        assert not checks.elements('svg.chart[data-resource="sleep"]'), "an empty sleep chart is drawn"
+    checks.run("a_bucket_lists_every_sample_it_counts", a_bucket_lists_every_sample_it_counts)
 
     def users_sharing_a_client_id_are_each_reachable():
         checks.eventually("#/users?q=" + OTHER_CLIENT_USER_ID, lambda: bool(checks.elements("#user-others a")),
