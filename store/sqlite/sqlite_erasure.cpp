@@ -117,7 +117,7 @@ class SqliteErasure final : public Erasure {
       report.tables.push_back({std::string(erased->name), db_.changes()});
     }
     if (*newest) {
-      if (auto kept = keep_seq_taken((*newest)->first, (*newest)->second, now_ms); !kept) return fail(kept);
+      if (auto kept = keep_seq_taken(**newest, now_ms); !kept) return fail(kept);
     }
     if (auto recorded = record(user_id, now_ms, report); !recorded) return fail(recorded);
     if (auto committed = txn->commit(); !committed) return fail(committed);
@@ -182,16 +182,14 @@ class SqliteErasure final : public Erasure {
     return rows;
   }
 
-  // The inbox's newest row (seq, received_at) when the erasure removes it, inside the
-  // erasure's transaction.
-  Result<std::optional<std::pair<int64_t, int64_t>>> newest_of_theirs() {
-    auto stmt = db_.prepare("SELECT seq, received_at FROM inbox WHERE seq = (SELECT max(seq) FROM inbox) "
+  // The inbox's newest seq when the erasure removes its row, inside the erasure's
+  // transaction.
+  Result<std::optional<int64_t>> newest_of_theirs() {
+    auto stmt = db_.prepare("SELECT seq FROM inbox WHERE seq = (SELECT max(seq) FROM inbox) "
                             "AND seq IN (SELECT seq FROM temp.erase_seqs)");
     if (!stmt) return fail(stmt);
-    std::optional<std::pair<int64_t, int64_t>> newest;
-    auto read = stmt->first_row([&](const sqlite::Statement& row) {
-      newest.emplace(row.column_int(0), row.column_int(1));
-    });
+    std::optional<int64_t> newest;
+    auto read = stmt->first_row([&](const sqlite::Statement& row) { newest = row.column_int(0); });
     if (!read) return fail(read);
     return newest;
   }
@@ -200,14 +198,16 @@ class SqliteErasure final : public Erasure {
   // would get a seq the processor has applied already and never apply it. A placeholder
   // keeps that seq taken: no message id of the service's, no headers, no body, no user; an
   // 'ignored' delivery whose body is recorded as removed (processor and rebuild pass over
-  // it), with the received_at retention's walk relies on growing with seq. (PostgreSQL's
-  // sequence never goes back.)
-  Result<void> keep_seq_taken(int64_t seq, int64_t received_at, int64_t now_ms) {
+  // it). Its received_at is the newest of the rows left before it (0 without one): retention's
+  // walk relies on received_at growing with seq, and the erased delivery's own time would
+  // say when the user last sent something. (PostgreSQL's sequence never goes back.)
+  Result<void> keep_seq_taken(int64_t seq, int64_t now_ms) {
     auto placeholder = db_.prepare(
         "INSERT INTO inbox (seq, message_id, origin, received_at, headers, body) "
-        "VALUES (?1, 'erased:' || ?1, 'webhook', ?2, '{}', x'')");
+        "VALUES (?1, 'erased:' || ?1, 'webhook', "
+        "coalesce((SELECT max(received_at) FROM inbox WHERE seq < ?1), 0), '{}', x'')");
     if (!placeholder) return fail(placeholder);
-    placeholder->bind(1, seq).bind(2, received_at);
+    placeholder->bind(1, seq);
     if (auto ran = placeholder->run(); !ran) return ran;
     auto removed = db_.prepare(
         "INSERT INTO removed_bodies (seq, body_sha256, body_bytes, removed_at_ms) VALUES (?1, ?2, 0, ?3)");
