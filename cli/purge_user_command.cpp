@@ -74,7 +74,7 @@ void print_erasure_counts(const store::ErasureReport& report) {
 }
 
 void print_no_row_note(const std::string& user_id) {
-  std::printf("note: no row names %s (ids are matched exactly, letter case included)\n", user_id.c_str());
+  std::printf("note: no row names %s (ids are matched exactly, letter case included)\n", one_line(user_id).c_str());
 }
 
 // --deregister's input, checked before anything is sent or erased.
@@ -161,7 +161,8 @@ int run_purge_user(const PurgeUserFlags& flags) {
       std::printf("purge-user %s: dry run, the service is not called (would deregister from %s first)\n",
                   flags.user_id.c_str(), flags.deregister.c_str());
     }
-    std::printf("purge-user %s: dry run, nothing changed; rows that would be removed:\n", flags.user_id.c_str());
+    std::printf("purge-user %s: dry run, nothing changed; rows that would be removed:\n",
+                one_line(flags.user_id).c_str());
     print_erasure_counts(*counted);
     if (counted->total_rows() == 0) print_no_row_note(flags.user_id);
     return kExitOk;
@@ -206,7 +207,9 @@ int run_purge_user(const PurgeUserFlags& flags) {
     }
     return kExitFailure;
   }
-  std::printf("purge-user %s: removed, recorded in the erasures table; rows removed:\n", flags.user_id.c_str());
+  // An id a delivery named may hold anything: shown on one line, without control characters.
+  std::printf("purge-user %s: removed, recorded in the erasures table; rows removed:\n",
+              one_line(flags.user_id).c_str());
   print_erasure_counts(*erased);
   if (erased->total_rows() == 0) print_no_row_note(flags.user_id);
   std::printf("space: %s\n", erased->space.c_str());

@@ -3,6 +3,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/string.hpp>
 #include <deque>
+#include <optional>
 #include <set>
 
 #include "common/http_client/connection.h"
@@ -181,9 +182,10 @@ net::awaitable<FetchResult> HttpsClient::exchange(Connection& connection, Method
 
   // The connection sets the parser's limits: a Content-Length over max_response_bytes
   // fails with the header, and no body grows past it on the wire.
-  bhttp::response_parser<bhttp::buffer_body> parser;
-  outcome = co_await connection.read_header(parser);
+  std::optional<bhttp::response_parser<bhttp::buffer_body>> answer;  // the final one (interim ones skipped)
+  outcome = co_await connection.read_header(answer);
   if (!outcome.ok()) co_return failed(connection, outcome);
+  auto& parser = *answer;
 
   FetchResult result;
   auto& response = parser.get();

@@ -52,12 +52,6 @@ std::string_view doing(http_client::Step step) {
   return "waiting for the answer";
 }
 
-// Interim answers a backend may send before its final one; a backend that sends more
-// than this many is not answering (its last one is then taken as final: a failure).
-constexpr int kMaxInterimAnswers = 8;
-
-bool is_interim(unsigned status) { return status >= 100 && status < 200 && status != 101; }
-
 bool connecting(http_client::Step step) {
   return step == http_client::Step::resolve || step == http_client::Step::connect ||
          step == http_client::Step::handshake;
@@ -318,16 +312,8 @@ net::awaitable<PostOutcome> DestinationSender::attempt(Lane& lane, const Outgoin
     http_client::Outcome sent;
     if (!reused) sent = co_await connection.connect();
     if (sent.ok()) sent = co_await connection.write(request);
-    std::optional<bhttp::response_parser<bhttp::buffer_body>> answer;  // one per answer
-    answer.emplace();
-    if (sent.ok()) sent = co_await connection.read_header(*answer);
-    // Interim answers (1xx but 101: 102 Processing, 103 Early Hints…) come before the final
-    // one, asked for or not (RFC 9110 §15.2): each is skipped, the final one decides.
-    for (int interim = 0; sent.ok() && is_interim(answer->get().result_int()) && interim < kMaxInterimAnswers;
-         ++interim) {
-      answer.emplace();
-      sent = co_await connection.read_header(*answer);
-    }
+    std::optional<bhttp::response_parser<bhttp::buffer_body>> answer;  // the final one (interim ones skipped)
+    if (sent.ok()) sent = co_await connection.read_header(answer);
     if (!sent.ok()) {
       const std::string described = connection.describe(sent);
       connection.close();

@@ -240,8 +240,15 @@ net::awaitable<Outcome> Connection::read(bhttp::response_parser<Body>& parser) {
 }
 
 template <typename Body>
-net::awaitable<Outcome> Connection::read_header(bhttp::response_parser<Body>& parser) {
-  return read_until(parser, true);
+net::awaitable<Outcome> Connection::read_header(std::optional<bhttp::response_parser<Body>>& parser) {
+  const auto interim = [](unsigned status) { return status >= 100 && status < 200 && status != 101; };
+  Outcome outcome;
+  for (int answers = 0; answers <= kMaxInterimAnswers; ++answers) {
+    parser.emplace();
+    outcome = co_await read_until(*parser, true);
+    if (!outcome.ok() || !interim(parser->get().result_int())) break;
+  }
+  co_return outcome;
 }
 
 template <typename Body>
@@ -324,7 +331,7 @@ template net::awaitable<Outcome> Connection::write(const bhttp::request<bhttp::e
 template net::awaitable<Outcome> Connection::write(const bhttp::request<bhttp::string_body>&);
 template net::awaitable<Outcome> Connection::write(const bhttp::request<bhttp::span_body<const char>>&);
 template net::awaitable<Outcome> Connection::read(bhttp::response_parser<bhttp::string_body>&);
-template net::awaitable<Outcome> Connection::read_header(bhttp::response_parser<bhttp::buffer_body>&);
+template net::awaitable<Outcome> Connection::read_header(std::optional<bhttp::response_parser<bhttp::buffer_body>>&);
 template net::awaitable<Outcome> Connection::read(bhttp::response_parser<bhttp::buffer_body>&);
 
 }  // namespace hh::http_client

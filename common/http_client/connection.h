@@ -49,6 +49,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,9 +99,13 @@ class Connection {
   // the body at fresh room and calls again while !parser.is_done().
   template <typename Body>
   boost::asio::awaitable<Outcome> read(boost::beast::http::response_parser<Body>& parser);
-  // Reads only the header into `parser` (to look at the status before the body).
+  // Reads the header of the final response into `parser`, emplaced afresh for each answer
+  // (to look at the status before the body). Interim answers (1xx but 101: 100 Continue,
+  // 102 Processing, 103 Early Hints…) come before the final one, asked for or not (RFC
+  // 9110 §15.2): each is skipped; past kMaxInterimAnswers the last is taken as final.
+  static constexpr int kMaxInterimAnswers = 8;
   template <typename Body>
-  boost::asio::awaitable<Outcome> read_header(boost::beast::http::response_parser<Body>& parser);
+  boost::asio::awaitable<Outcome> read_header(std::optional<boost::beast::http::response_parser<Body>>& parser);
 
   bool is_open() const;
   bool reusable() const;
@@ -142,7 +147,7 @@ extern template boost::asio::awaitable<Outcome> Connection::write(
 extern template boost::asio::awaitable<Outcome> Connection::read(
     boost::beast::http::response_parser<boost::beast::http::string_body>&);
 extern template boost::asio::awaitable<Outcome> Connection::read_header(
-    boost::beast::http::response_parser<boost::beast::http::buffer_body>&);
+    std::optional<boost::beast::http::response_parser<boost::beast::http::buffer_body>>&);
 extern template boost::asio::awaitable<Outcome> Connection::read(
     boost::beast::http::response_parser<boost::beast::http::buffer_body>&);
 

@@ -44,8 +44,7 @@ bool ConnectionTable::make_room(const net::ip::address& client, Clock::time_poin
   // A walk of the idle list, only when the table is full, nothing has idled a second, and
   // the newcomer is the service's.
   const auto victim = std::find_if(idle_.begin(), idle_.end(), [&](const Idle& idle) {
-    const Entry& entry = entries_.at(idle.key);
-    return entry.waiting && !is_proven(entry.client, now);
+    return !is_proven(entries_.at(idle.key).client, now);
   });
   if (victim == idle_.end()) return false;
   evict(entries_.at(victim->key));

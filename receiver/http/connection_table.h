@@ -12,8 +12,9 @@
 //     of a request (head or body arriving, commit pending, answer being written) is never
 //     chosen. When none has been idle kMinIdleBeforeEviction, a newcomer from a proven
 //     client (below) closes instead the connection idle the longest of those from clients
-//     not proven that have not sent a request yet (a TLS handshake pending counts), young
-//     as it is; else the new connection is closed at once.
+//     not proven (waiting for a first request, a TLS handshake pending included, or for a
+//     next one after a refused request), young as it is; else the new connection is closed
+//     at once.
 // So neither sockets that never send a request nor keep-alive connections left open can
 // lock the service out, however many there are; and once the service has delivered from
 // an address, sockets from clients that never signed a delivery cannot keep it out, even

@@ -159,14 +159,20 @@ bool announces_body(const Parser& parser) {
 }
 
 // A 401's wait before it is sent (SessionLimits::refusal_delay); the listener's stop()
-// and close_all() cut it short through `control`.
-net::awaitable<void> refusal_pause(SessionControl& control, std::chrono::milliseconds delay,
+// and close_all() cut it short through `control`. The request is over: the connection
+// counts as idle meanwhile, so a client proven by a signed delivery may take its place when
+// every slot is taken (connection_table.h), and forged deliveries sent back to back do not
+// hold a slot. False when it was chosen meanwhile (its socket is being closed: the session
+// ends without an answer).
+net::awaitable<bool> refusal_pause(SessionControl& control, std::chrono::milliseconds delay,
                                    const std::atomic<bool>& stopping) {
-  if (delay.count() <= 0 || stopping.load()) co_return;
+  if (delay.count() <= 0 || stopping.load()) co_return true;
   net::steady_timer timer(co_await net::this_coro::executor, delay);
   control.refusal_pause = &timer;
+  if (control.table) control.table->idle(control);
   co_await timer.async_wait(use_tuple);
   control.refusal_pause = nullptr;
+  co_return !control.table || control.table->busy(control);
 }
 
 }  // namespace
@@ -305,7 +311,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       // kernel would go on taking its bytes only to drop them.
       const auto length = parser->content_length();
       if (!trusted && !parser->chunked() && (!length || *length <= kHeadReadBytes)) {
-        co_await refusal_pause(control, limits.refusal_delay, stopping);
+        if (!co_await refusal_pause(control, limits.refusal_delay, stopping)) co_return;
       }
       co_await refuse(stream, *refused, *parser, limits, control);
       co_return;
@@ -410,7 +416,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     if (response.result() == Status::unauthorized) {
       // A route that authenticates counts its own refusals (signature_*, console_sign_in).
       if (!authenticates) count(limits, Refusal::unauthorized);
-      if (!trusted) co_await refusal_pause(control, limits.refusal_delay, stopping);
+      if (!trusted && !co_await refusal_pause(control, limits.refusal_delay, stopping)) co_return;
     } else if (authenticates && delivery) {
       // The address stays proven kProvenFor after its last signed delivery: said again
       // now and then on a connection kept open, not on every delivery (the table's lock).

@@ -291,6 +291,8 @@ BOOST_AUTO_TEST_CASE(purge_user_refuses_bad_input_a_missing_database_and_a_locke
     test::append_deliveries(db, test::two_users_deliveries("user-a", "ida-", "A", clock));
     // A delivery may name any string: one with a blank in it is stored like any other.
     test::append_deliveries(db, test::two_users_deliveries("user b", "idb-", "B", clock));
+    // And one with an escape sequence (JSON's \u001b), which purge-user shows without it.
+    test::append_deliveries(db, test::two_users_deliveries("esc\\u001b[2Jx", "idc-", "C", clock));
     test::apply_inbox(db);
   }
   const int64_t inbox_rows = [&] {
@@ -312,6 +314,10 @@ BOOST_AUTO_TEST_CASE(purge_user_refuses_bad_input_a_missing_database_and_a_locke
   auto stored_spaced = test::run_healthhook({"purge-user", "user b", "--database", path, "--dry-run"});
   BOOST_TEST(stored_spaced.exit_code == 0, stored_spaced.stderr_text);
   BOOST_TEST(stored_spaced.stdout_text.find("note: no row names") == std::string::npos, stored_spaced.stdout_text);
+  auto escaped = test::run_healthhook({"purge-user", "esc\x1b[2Jx", "--database", path, "--dry-run"});
+  BOOST_TEST(escaped.exit_code == 0, escaped.stderr_text);
+  BOOST_TEST(escaped.stdout_text.find("purge-user esc [2Jx: dry run") == 0u, escaped.stdout_text);
+  BOOST_TEST(escaped.stdout_text.find('\x1b') == std::string::npos);
   // A dry run that finds nothing says so, as the real run does.
   auto nobody = test::run_healthhook({"purge-user", "USER-A", "--database", path, "--dry-run"});
   BOOST_TEST(nobody.exit_code == 0, nobody.stderr_text);

@@ -7,6 +7,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -141,8 +142,9 @@ BOOST_AUTO_TEST_CASE(connection_close_or_an_unread_body_makes_it_not_reusable) {
     BOOST_TEST((co_await connection.connect()).ok());
     const auto request = get("/");
     BOOST_TEST((co_await connection.write(request)).ok());
-    bhttp::response_parser<bhttp::buffer_body> parser;
-    BOOST_TEST((co_await connection.read_header(parser)).ok());
+    std::optional<bhttp::response_parser<bhttp::buffer_body>> answer;
+    BOOST_TEST((co_await connection.read_header(answer)).ok());
+    auto& parser = *answer;
     BOOST_TEST(parser.get().result_int() == 200u);
     BOOST_TEST(!connection.reusable());  // the body is still on the wire
   });
@@ -182,8 +184,9 @@ BOOST_AUTO_TEST_CASE(a_body_at_the_limit_is_read_whole_through_a_small_buffer) {
     BOOST_TEST((co_await connection.connect()).ok());
     const auto request = get("/");
     BOOST_TEST((co_await connection.write(request)).ok());
-    bhttp::response_parser<bhttp::buffer_body> parser;
-    BOOST_TEST((co_await connection.read_header(parser)).ok());
+    std::optional<bhttp::response_parser<bhttp::buffer_body>> answer;
+    BOOST_TEST((co_await connection.read_header(answer)).ok());
+    auto& parser = *answer;
     std::string received;
     char room[64];
     while (!parser.is_done()) {
@@ -196,6 +199,30 @@ BOOST_AUTO_TEST_CASE(a_body_at_the_limit_is_read_whole_through_a_small_buffer) {
     BOOST_TEST(received == body);
     BOOST_TEST(connection.reusable());
   });
+}
+
+// Interim answers before the final one are skipped, asked for or not (RFC 9110 §15.2):
+// the service's calls took a 100 Continue for the answer (attack, stop 76: "HTTP 100").
+// Past eight of them the last is taken as final.
+BOOST_AUTO_TEST_CASE(interim_answers_before_the_final_one_are_skipped) {
+  for (const int interims : {2, 9}) {
+    std::string answers;
+    for (int i = 0; i < interims; ++i) answers += i % 2 ? "HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n" : "HTTP/1.1 100 Continue\r\n\r\n";
+    answers += "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+    ScriptedServer server([&answers](ServerSide& side) {
+      if (side.read_request()) side.send(answers);
+      side.read_request();
+    });
+    run_client([&](net::any_io_executor executor) -> net::awaitable<void> {
+      Connection connection(executor, plain_peer(server), quick_options());
+      BOOST_TEST((co_await connection.connect()).ok());
+      const auto request = get("/");
+      BOOST_TEST((co_await connection.write(request)).ok());
+      std::optional<bhttp::response_parser<bhttp::buffer_body>> answer;
+      BOOST_TEST((co_await connection.read_header(answer)).ok());
+      BOOST_TEST(answer->get().result_int() == (interims == 2 ? 200u : 100u), interims);
+    });
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_server_that_stalls_before_answering_times_out) {
