@@ -58,8 +58,8 @@ std::vector<ForwardKey> make_forward_keys() {
       forward_integer("timeout_ms", &ForwardSettings::timeout_ms, {100, 600000},
                       "One deadline per POST: connecting, sending and the answer's status and headers."),
       forward_integer("concurrency", &ForwardSettings::concurrency, {1, 256},
-                      "POSTs in flight to this destination (up to twice as many while some have gone unanswered "
-                      "for a second: docs/forwarding.md)."),
+                      "POSTs in flight to this destination (up to 64 more while some have gone unanswered for "
+                      "a second: docs/forwarding.md)."),
       forward_integer("max_outbox_mib", &ForwardSettings::max_outbox_mib, {1, 1 << 20},
                       "Disk budget of everything its outbox keeps (waiting, dead, dropped ranges); past it the "
                       "oldest messages are dropped."),

@@ -182,7 +182,7 @@ void read_workout_stream(const Columns& s, StoredWorkoutStream& row) {
   row.seq = s.column_int(6);
 }
 
-// change_id, seq, table_name, row_key, op, row_count, from_ms, to_ms.
+// change_id, seq, table_name, row_key, op, row_count, from_ms, to_ms, user_id.
 template <typename Columns>
 void read_change(const Columns& s, StoredChange& row) {
   row.change_id = s.column_int(0);
@@ -193,6 +193,7 @@ void read_change(const Columns& s, StoredChange& row) {
   row.row_count = s.column_int(5);
   row.from_ms = s.column_optional_int(6);
   row.to_ms = s.column_optional_int(7);
+  row.user_id = s.column_optional_text(8);
 }
 
 // seq, message_id, origin, received_at, webhook_timestamp, event_type, status, family,

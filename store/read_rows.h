@@ -145,6 +145,7 @@ struct StoredChange {
   std::string_view table_name, row_key, op;
   int64_t row_count = 0;
   std::optional<int64_t> from_ms, to_ms;
+  std::optional<std::string_view> user_id;  // whom the changed row is about (none: a provider)
 };
 
 // Where a page starts: after every change of seq `after_seq`, or, inside that seq, after

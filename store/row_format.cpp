@@ -156,7 +156,8 @@ void write_row(RowWriter& w, const StoredChange& row) {
       .text("op", row.op)
       .integer("row_count", row.row_count)
       .time_ms("from", row.from_ms)
-      .time_ms("to", row.to_ms);
+      .time_ms("to", row.to_ms)
+      .text("user_id", row.user_id);
 }
 
 void write_row(RowWriter& w, const StoredWorkoutStream& row) {

@@ -70,7 +70,7 @@ class ChangeQueryOf final : public ChangeQuery {
                             " ORDER BY seq, change_id LIMIT 1), (SELECT seq FROM changes WHERE " + after +
                             " ORDER BY seq, change_id LIMIT 1 OFFSET ?3)",
                         Reads::dialect),
-          schema::spell("SELECT change_id, seq, table_name, row_key, op, row_count, from_ms, to_ms FROM changes "
+          schema::spell("SELECT change_id, seq, table_name, row_key, op, row_count, from_ms, to_ms, user_id FROM changes "
                         "WHERE " + after + " AND seq <= ?3 ORDER BY seq, change_id LIMIT ?4",
                         Reads::dialect)};
     }();

@@ -1,5 +1,7 @@
 #include "store/sqlite/connection.h"
 
+#include <simdjson.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <thread>
@@ -32,6 +34,15 @@ std::string first_line(std::string_view sql) {
   return std::string(sql.substr(0, std::min(sql.find('\n'), size_t{80})));
 }
 
+// hh_utf8_valid(X): 1 when X (a blob or a text) is UTF-8, else 0. SQLite's JSON functions
+// take any byte above 0x7f inside a string: the outbox's "is the body JSON" test needs it
+// beside json_valid() (a body stored invalid for not being UTF-8 is not forwarded).
+void utf8_valid(sqlite3_context* context, int, sqlite3_value** args) {
+  const auto* bytes = static_cast<const char*>(sqlite3_value_blob(args[0]));
+  const auto size = static_cast<size_t>(sqlite3_value_bytes(args[0]));
+  sqlite3_result_int(context, size == 0 || (bytes && simdjson::validate_utf8(bytes, size)) ? 1 : 0);
+}
+
 }  // namespace
 
 Result<Connection> Connection::open(const std::string& path, OpenMode mode) {
@@ -53,6 +64,8 @@ Result<Connection> Connection::open(const std::string& path, OpenMode mode) {
     return fail("cannot open database " + path + ": " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
   }
   sqlite3_extended_result_codes(raw, 1);
+  sqlite3_create_function_v2(raw, "hh_utf8_valid", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
+                             utf8_valid, nullptr, nullptr, nullptr);
   return connection;
 }
 

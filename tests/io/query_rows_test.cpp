@@ -236,7 +236,7 @@ BOOST_AUTO_TEST_CASE(change_pages_end_at_a_seq_when_they_can_and_never_hold_more
   std::string json;
   append_json(json, row);
   BOOST_TEST(json ==
-             R"({"change_id":2,"seq":2,"table_name":"samples","row_key":"u/heartrate/oura/ring","op":"insert","row_count":10,"from":"1970-01-01T00:00:01.000Z","to":"1970-01-01T00:00:09.000Z"})");
+             R"({"change_id":2,"seq":2,"table_name":"samples","row_key":"u/heartrate/oura/ring","op":"insert","row_count":10,"from":"1970-01-01T00:00:01.000Z","to":"1970-01-01T00:00:09.000Z","user_id":null})");
   query->finish();
 }
 

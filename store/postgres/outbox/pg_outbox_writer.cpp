@@ -49,9 +49,11 @@ std::string pgout_change_insert(const std::vector<const ForwardRule*>& rules, st
 // As outbox_writer.cpp: the user is the envelope's user_id, else its data's; the resource
 // the event type without its last part. Each body is parsed once (the MATERIALIZED CTE).
 // `which`: the deliveries, a condition on inbox with its parameters. A body retention
-// removed is empty, not JSON: such a delivery gets no entry.
+// removed is empty, not JSON: such a delivery gets no entry; nor one that is not UTF-8
+// (hh_is_utf8, migration 013).
 std::string pgout_delivery_insert(const std::vector<const ForwardRule*>& rules, std::string_view which) {
-  return "WITH parsed AS MATERIALIZED (SELECT seq, event_type, message_id, hh_json_or_null(body) AS doc FROM inbox "
+  return "WITH parsed AS MATERIALIZED (SELECT seq, event_type, message_id, "
+         "CASE WHEN hh_is_utf8(body) THEN hh_json_or_null(body) END AS doc FROM inbox "
          "WHERE " + std::string(which) + " AND origin = 'webhook'), "
          "delivered AS (SELECT seq, event_type, message_id, coalesce(doc->>'user_id', doc->'data'->>'user_id') AS "
          "user_id, CASE WHEN strpos(coalesce(event_type, ''), '.') = 0 THEN coalesce(event_type, '') "
