@@ -256,6 +256,7 @@ export async function deliveries(root, _arg, query) {
   }
   let scanned = 0;
   const load = async (cursor) => {
+    more.hidden = true;  // one page at a time: a second click would ask for the same page again
     const page = await api('/v1/deliveries', { ...params, cursor });
     scanned += page.scanned;
     for (const d of page.items) {
@@ -453,6 +454,7 @@ export async function users(root, _arg, query) {
         rowsBox.replaceChildren(h('h3', {}, `${resource} from ${s.name}: ${p.count} samples`), list, shown, more);
         let listed = 0;
         const load = async (cursor) => {
+          more.hidden = true;  // one page at a time
           const rows = await api(`/v1/users/${encodeURIComponent(userId)}/timeseries/${encodeURIComponent(resource)}`,
             { start: new Date(p.t).toISOString(), end: new Date(p.last + 1).toISOString(), provider: s.provider,
               source_type: s.source_type, limit: 500, cursor });
