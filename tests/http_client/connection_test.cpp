@@ -65,6 +65,16 @@ bhttp::request<bhttp::empty_body> get(const std::string& target) {
   return request;
 }
 
+using HeadParser = bhttp::response_parser<bhttp::buffer_body>;
+
+// Connects, sends GET / and reads the final answer's head into `answer`.
+net::awaitable<void> get_head(Connection& connection, std::optional<HeadParser>& answer) {
+  BOOST_TEST((co_await connection.connect()).ok());
+  const auto request = get("/");
+  BOOST_TEST((co_await connection.write(request)).ok());
+  BOOST_TEST((co_await connection.read_header(answer)).ok());
+}
+
 // One GET on `connection`: the outcome, and the response in `parser`.
 net::awaitable<Outcome> exchange(Connection& connection, bhttp::response_parser<bhttp::string_body>& parser,
                                  const std::string& target = "/") {
@@ -139,11 +149,8 @@ BOOST_AUTO_TEST_CASE(connection_close_or_an_unread_body_makes_it_not_reusable) {
   ScriptedServer header_only(answer_all(test::ok_response("a body nobody reads")));
   run_client([&](net::any_io_executor executor) -> net::awaitable<void> {
     Connection connection(executor, plain_peer(header_only), quick_options());
-    BOOST_TEST((co_await connection.connect()).ok());
-    const auto request = get("/");
-    BOOST_TEST((co_await connection.write(request)).ok());
-    std::optional<bhttp::response_parser<bhttp::buffer_body>> answer;
-    BOOST_TEST((co_await connection.read_header(answer)).ok());
+    std::optional<HeadParser> answer;
+    co_await get_head(connection, answer);
     auto& parser = *answer;
     BOOST_TEST(parser.get().result_int() == 200u);
     BOOST_TEST(!connection.reusable());  // the body is still on the wire
@@ -181,11 +188,8 @@ BOOST_AUTO_TEST_CASE(a_body_at_the_limit_is_read_whole_through_a_small_buffer) {
   ScriptedServer server(answer_all(test::ok_response(body)));
   run_client([&](net::any_io_executor executor) -> net::awaitable<void> {
     Connection connection(executor, plain_peer(server), quick_options());
-    BOOST_TEST((co_await connection.connect()).ok());
-    const auto request = get("/");
-    BOOST_TEST((co_await connection.write(request)).ok());
-    std::optional<bhttp::response_parser<bhttp::buffer_body>> answer;
-    BOOST_TEST((co_await connection.read_header(answer)).ok());
+    std::optional<HeadParser> answer;
+    co_await get_head(connection, answer);
     auto& parser = *answer;
     std::string received;
     char room[64];
@@ -215,11 +219,8 @@ BOOST_AUTO_TEST_CASE(interim_answers_before_the_final_one_are_skipped) {
     });
     run_client([&](net::any_io_executor executor) -> net::awaitable<void> {
       Connection connection(executor, plain_peer(server), quick_options());
-      BOOST_TEST((co_await connection.connect()).ok());
-      const auto request = get("/");
-      BOOST_TEST((co_await connection.write(request)).ok());
-      std::optional<bhttp::response_parser<bhttp::buffer_body>> answer;
-      BOOST_TEST((co_await connection.read_header(answer)).ok());
+      std::optional<HeadParser> answer;
+      co_await get_head(connection, answer);
       BOOST_TEST(answer->get().result_int() == (interims == 2 ? 200u : 100u), interims);
     });
   }
