@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <optional>
 #include <functional>
 #include <vector>
 
@@ -283,9 +284,11 @@ class Run {
     for (;;) {
       if (!connection.is_open() && !co_await connect(lane)) co_return;
       auto request = build_request(job);  // a fresh timestamp for every attempt
-      bhttp::response_parser<bhttp::string_body> parser;  // one per answer (its body limit)
+      // The final answer (interim 1xx ones a proxy may send skipped), with its body.
+      std::optional<bhttp::response_parser<bhttp::string_body>> answer;
       Outcome outcome = co_await connection.write(request);
-      if (outcome.ok()) outcome = co_await connection.read(parser);
+      if (outcome.ok()) outcome = co_await connection.read_header(answer);
+      if (outcome.ok() && !answer->is_done()) outcome = co_await connection.read(*answer);
       if (!outcome.ok()) {
         // A keep-alive connection the receiver closed, a reset, a timeout: open a new one.
         connection.close();
@@ -294,7 +297,7 @@ class Run {
         co_return;
       }
       if (!connection.reusable()) connection.close();
-      const auto& response = parser.get();
+      const auto& response = answer->get();
       const unsigned status = response.result_int();
       if (status == 503 && ++unavailable_attempts < kMaxUnavailableAttempts) {
         int64_t wait_seconds = 1;

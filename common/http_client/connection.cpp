@@ -332,6 +332,7 @@ template net::awaitable<Outcome> Connection::write(const bhttp::request<bhttp::s
 template net::awaitable<Outcome> Connection::write(const bhttp::request<bhttp::span_body<const char>>&);
 template net::awaitable<Outcome> Connection::read(bhttp::response_parser<bhttp::string_body>&);
 template net::awaitable<Outcome> Connection::read_header(std::optional<bhttp::response_parser<bhttp::buffer_body>>&);
+template net::awaitable<Outcome> Connection::read_header(std::optional<bhttp::response_parser<bhttp::string_body>>&);
 template net::awaitable<Outcome> Connection::read(bhttp::response_parser<bhttp::buffer_body>&);
 
 }  // namespace hh::http_client

@@ -148,6 +148,8 @@ extern template boost::asio::awaitable<Outcome> Connection::read(
     boost::beast::http::response_parser<boost::beast::http::string_body>&);
 extern template boost::asio::awaitable<Outcome> Connection::read_header(
     std::optional<boost::beast::http::response_parser<boost::beast::http::buffer_body>>&);
+extern template boost::asio::awaitable<Outcome> Connection::read_header(
+    std::optional<boost::beast::http::response_parser<boost::beast::http::string_body>>&);
 extern template boost::asio::awaitable<Outcome> Connection::read(
     boost::beast::http::response_parser<boost::beast::http::buffer_body>&);
 

@@ -41,11 +41,20 @@ bool ConnectionTable::make_room(const net::ip::address& client, Clock::time_poin
     return true;
   }
   if (!is_proven(client, now)) return false;
-  // A walk of the idle list, only when the table is full, nothing has idled a second, and
-  // the newcomer is the service's.
-  const auto victim = std::find_if(idle_.begin(), idle_.end(), [&](const Idle& idle) {
-    return !is_proven(entries_.at(idle.key).client, now);
+  // Walks of the idle list, only when the table is full, nothing has idled a second, and
+  // the newcomer is the service's: sockets that never sent a request first (an attacker's,
+  // most likely), then any other idle one of a client never proven (a keep-alive connection
+  // between requests, a 401's wait: a reader of the read API may lose one to the service
+  // then, and reconnects).
+  auto victim = std::find_if(idle_.begin(), idle_.end(), [&](const Idle& idle) {
+    const Entry& entry = entries_.at(idle.key);
+    return entry.waiting && !is_proven(entry.client, now);
   });
+  if (victim == idle_.end()) {
+    victim = std::find_if(idle_.begin(), idle_.end(), [&](const Idle& idle) {
+      return !is_proven(entries_.at(idle.key).client, now);
+    });
+  }
   if (victim == idle_.end()) return false;
   evict(entries_.at(victim->key));
   return true;

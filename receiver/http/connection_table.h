@@ -11,10 +11,10 @@
 //     to admit the new one, as nginx reuses idle keep-alive connections; one in the middle
 //     of a request (head or body arriving, commit pending, answer being written) is never
 //     chosen. When none has been idle kMinIdleBeforeEviction, a newcomer from a proven
-//     client (below) closes instead the connection idle the longest of those from clients
-//     not proven (waiting for a first request, a TLS handshake pending included, or for a
-//     next one after a refused request), young as it is; else the new connection is closed
-//     at once.
+//     client (below) closes instead an idle connection of a client not proven, young as it
+//     is: the one idle the longest of those waiting for a first request (a TLS handshake
+//     pending included), else of those between requests (a 401's wait and a TLS close
+//     count: session.cpp, listener.cpp); else the new connection is closed at once.
 // So neither sockets that never send a request nor keep-alive connections left open can
 // lock the service out, however many there are; and once the service has delivered from
 // an address, sockets from clients that never signed a delivery cannot keep it out, even

@@ -170,7 +170,9 @@ net::awaitable<void> Listener::run_session(net::ip::tcp::socket socket, net::ip:
       co_await drop_what_still_arrives(stream, control->unread_bytes, limits.drop_allowance, *control, *stopping);
     }
     // close_notify, then wait briefly for the peer's: a client that keeps the socket open
-    // without answering must not hold a graceful stop for the whole write timeout.
+    // without answering must not hold a graceful stop for the whole write timeout. The
+    // last request is over: idle meanwhile, it may make room for another (connection_table.h).
+    if (control->table) control->table->idle(*control);
     beast::get_lowest_layer(stream).expires_after(kTlsCloseNotifyWait);
     co_await stream.async_shutdown(use_tuple);
     co_return;

@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -34,13 +35,16 @@ std::string first_line(std::string_view sql) {
   return std::string(sql.substr(0, std::min(sql.find('\n'), size_t{80})));
 }
 
-// hh_utf8_valid(X): 1 when X (a blob or a text) is UTF-8, else 0. SQLite's JSON functions
-// take any byte above 0x7f inside a string: the outbox's "is the body JSON" test needs it
-// beside json_valid() (a body stored invalid for not being UTF-8 is not forwarded).
-void utf8_valid(sqlite3_context* context, int, sqlite3_value** args) {
+// hh_json_text(X): 1 when X (a blob or a text) could be JSON text as far as its bytes go:
+// UTF-8 without a NUL byte (JSON has none raw, in a string or out), else 0. SQLite's
+// json_valid() takes any byte above 0x7f inside a string and stops reading at a NUL: the
+// outbox's "is the body JSON" test needs this beside it (a body stored invalid for either
+// is not forwarded).
+void json_text(sqlite3_context* context, int, sqlite3_value** args) {
   const auto* bytes = static_cast<const char*>(sqlite3_value_blob(args[0]));
   const auto size = static_cast<size_t>(sqlite3_value_bytes(args[0]));
-  sqlite3_result_int(context, size == 0 || (bytes && simdjson::validate_utf8(bytes, size)) ? 1 : 0);
+  const bool text = size == 0 || (bytes && std::memchr(bytes, 0, size) == nullptr && simdjson::validate_utf8(bytes, size));
+  sqlite3_result_int(context, text ? 1 : 0);
 }
 
 }  // namespace
@@ -64,8 +68,8 @@ Result<Connection> Connection::open(const std::string& path, OpenMode mode) {
     return fail("cannot open database " + path + ": " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
   }
   sqlite3_extended_result_codes(raw, 1);
-  sqlite3_create_function_v2(raw, "hh_utf8_valid", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
-                             utf8_valid, nullptr, nullptr, nullptr);
+  sqlite3_create_function_v2(raw, "hh_json_text", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
+                             json_text, nullptr, nullptr, nullptr);
   return connection;
 }
 

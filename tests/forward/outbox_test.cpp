@@ -186,7 +186,10 @@ BOOST_AUTO_TEST_CASE(deliveries_become_entries_at_ingest_filtered_by_event_globs
   // take: no entry (attack, stop 76: SQLite's json_valid() took it).
   store::NewDelivery not_utf8 = example_delivery("m4", "summary-sleep.json");
   not_utf8.body.insert(not_utf8.body.rfind('}'), ",\"note\":\"\xff\xfe\"");
-  append(*opened.inbox, {not_utf8});
+  // Nor one with a NUL byte after the object (json_valid() stops reading there).
+  store::NewDelivery after_nul = example_delivery("m5", "summary-sleep.json");
+  after_nul.body += std::string("\0 not json {{{", 15);
+  append(*opened.inbox, {not_utf8, after_nul});
   BOOST_TEST(entries_of(*outbox, "raw-sleep").size() == 2u);
   // Without rules the store writes no entries (rebuild, offline replay).
   auto plain = open_with(dir.file("plain.db"), {});

@@ -133,4 +133,27 @@ BOOST_AUTO_TEST_CASE(a_proven_client_gets_in_past_young_idle_sockets_of_clients_
   BOOST_TEST(!t.table.busy(service_waiting));
 }
 
+// Second attack: a proven client's newcomer may close any idle connection of a client
+// never proven (sockets that sent a forged delivery first were past their first head), but
+// a socket that has sent nothing goes first, before a keep-alive reader idle longer.
+BOOST_AUTO_TEST_CASE(a_proven_newcomer_closes_a_silent_socket_before_a_keep_alive_reader) {
+  using namespace std::chrono_literals;
+  Table t({.max_connections = 3, .max_connections_per_ip = 10});
+  const auto t0 = ConnectionTable::Clock::now();
+  BOOST_TEST(t.admit("192.0.2.100", t0) == "admitted");
+  t.table.proven(*t.sessions[0], t0);
+  BOOST_TEST(t.admit("198.51.100.1", t0 + 10ms) == "admitted");
+  SessionControl& reader = *t.sessions[1];  // one request, then idle between requests
+  BOOST_TEST(t.table.busy(reader));
+  t.table.head_accepted(reader);
+  t.table.idle(reader, t0 + 20ms);
+  BOOST_TEST(t.admit("198.51.100.2", t0 + 30ms) == "admitted");
+  SessionControl& silent = *t.sessions[2];
+  BOOST_TEST(t.admit("192.0.2.100", t0 + 500ms) == "admitted");
+  BOOST_TEST(!t.table.busy(silent));
+  t.table.remove(silent);
+  BOOST_TEST(t.admit("192.0.2.100", t0 + 510ms) == "admitted");  // then the reader
+  BOOST_TEST(!t.table.busy(reader));
+}
+
 BOOST_AUTO_TEST_SUITE_END()  // connection_table_test

@@ -12,6 +12,7 @@
 #include "receiver/signature/webhook_signature.h"
 #include "replay/capture_file.h"
 #include "tests/fake_service/test_certificates.h"
+#include "tests/http_client/scripted_server.h"
 #include "tests/io/io_fixtures.h"
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
@@ -615,6 +616,28 @@ BOOST_AUTO_TEST_CASE(answers_other_than_2xx_fail_their_lines) {
   BOOST_TEST(wrong_path.exit_code == 1);
   BOOST_TEST(wrong_path.stdout_text.find(R"("statuses":{"404":2})") != std::string::npos, wrong_path.stdout_text);
   BOOST_TEST(query_int(server.database(), "SELECT count(*) FROM deliveries") == 0);
+}
+
+// A proxy or CDN in front of the receiver may send interim answers (100 Continue, 103 Early
+// Hints) before the final one: skipped (attack, stop 76: the 100 was taken for the answer,
+// "HTTP 100", and the next line was given this line's 200).
+BOOST_AUTO_TEST_CASE(interim_answers_before_the_receivers_are_skipped) {
+  ScriptedServer receiver([](ServerSide& side) {
+    while (side.read_request()) {
+      side.send("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
+                "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    }
+  });
+  TempDir dir;
+  const std::string secret = random_secret();
+  const std::string capture = dir.write("cap.jsonl", signed_line(secret, "x1", 1700000000, "{}") +
+                                                         signed_line(secret, "x2", 1700000001, "{}") +
+                                                         signed_line(secret, "x3", 1700000002, "{}"));
+  const std::string url = "http://127.0.0.1:" + std::to_string(receiver.port()) + "/webhooks";
+  auto sent = run_healthhook({"replay", capture, "--to", url, "--secret-file", dir.write("secret", secret)});
+  BOOST_TEST(sent.exit_code == 0, sent.stderr_text);
+  BOOST_TEST(sent.stdout_text.find(R"("statuses":{"200":3})") != std::string::npos, sent.stdout_text);
+  BOOST_TEST(receiver.requests() == 3u);
 }
 
 BOOST_AUTO_TEST_CASE(an_unreachable_receiver_stops_the_run) {

@@ -42,7 +42,7 @@ std::string change_insert(const ForwardRule& rule, std::string_view which, Entri
 // reads it); its resource the event type without the last part ("daily.data.sleep" of
 // "daily.data.sleep.created"), so a created and an updated event of one summary share a
 // key. `which`: the deliveries, a condition on `d` (inbox) with its parameters. A body
-// that is not JSON (not UTF-8 included: hh_utf8_valid, sqlite/connection.cpp) gets no entry. One that [retention] body_days removed (empty, recorded
+// that is not JSON (not UTF-8, or a NUL byte after a JSON object, included: hh_json_text, sqlite/connection.cpp) gets no entry. One that [retention] body_days removed (empty, recorded
 // with its size) gets one when the sender makes them (far behind, it may come to it only
 // then): it fails for good when it is sent, with the reason, as it would had it been made
 // at ingest (docs/forwarding.md). `forward requeue --dropped` counts it as not made again;
@@ -69,7 +69,7 @@ std::string delivery_insert(const ForwardRule& rule, std::string_view which, Ent
          " FROM (SELECT d.seq, d.event_type, d.message_id, " + created_at(made) + " AS created_at, " + user +
          " AS user, " + resource + " AS resource " +
          "FROM inbox AS d WHERE " + std::string(which) + " AND d.origin = 'webhook' "
-         "AND (json_valid(CAST(d.body AS TEXT)) AND hh_utf8_valid(d.body) OR " + removed + ") AND " +
+         "AND (json_valid(CAST(d.body AS TEXT)) AND hh_json_text(d.body) OR " + removed + ") AND " +
          outbox_event_filter(rule, "d.event_type") +
          " ORDER BY d.seq)";
 }
