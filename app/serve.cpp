@@ -58,6 +58,7 @@ ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t 
   if (const auto timeout = systemd::watchdog_timeout()) watchdog.emplace(front.io, *timeout, *ingest.writer);
   ServeSignals signals(front, watchdog ? &*watchdog : nullptr, settings, hooks.reread_settings);
   signals.wait();
+  unblock_stop_signals();  // here, and in the io threads started below (serve_signals.h)
 
   const auto endpoint = front.listener->local_endpoint();
   const std::string address = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
@@ -103,6 +104,7 @@ ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t 
 }  // namespace
 
 ServeExit serve(const config::Settings& settings, const ServeHooks& hooks) {
+  block_stop_signals();  // until their handler is in place, in every thread started from here
   for (const auto& warning : location_warnings(settings.database)) {
     log::warn(warning.event).str("detail", warning.detail);
   }

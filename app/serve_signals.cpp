@@ -1,5 +1,7 @@
 #include "app/serve_signals.h"
 
+#include <pthread.h>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <csignal>
@@ -12,6 +14,27 @@
 namespace hh::app {
 
 namespace net = boost::asio;
+
+namespace {
+
+sigset_t stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, signal);
+  return set;
+}
+
+}  // namespace
+
+void block_stop_signals() {
+  const sigset_t set = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+void unblock_stop_signals() {
+  const sigset_t set = stop_signals();
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+}
 
 ServeSignals::ServeSignals(HttpFront& front, ServiceWatchdog* watchdog, const config::Settings& startup,
                            std::function<Result<config::Settings>()> reread_settings)

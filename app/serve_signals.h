@@ -12,6 +12,16 @@
 
 namespace hh::app {
 
+// SIGINT, SIGTERM and SIGHUP are blocked in every thread serve starts before ServeSignals
+// is in place (block_stop_signals() at the start of serve(); threads inherit the mask), and
+// unblocked in the main thread once it is, before it starts the other io threads. So they are
+// taken by a thread that runs the handler's io_context, not by the writer or a worker parked
+// in a wait (ThreadSanitizer's runtime held a SIGHUP delivered to such a thread for 20 s in
+// CI), and one that arrives during start-up waits for the handler instead of ending the
+// process (SIGHUP's default action).
+void block_stop_signals();
+void unblock_stop_signals();
+
 class ServeSignals {
  public:
   // `reread_settings`: the settings as the file reads now, or why they do not load (logged
