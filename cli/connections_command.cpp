@@ -18,7 +18,6 @@
 // logged: errors name a line and a member, never a value, and the service's reasons are
 // shown with the batch's tokens redacted. Exit 0 done, 1 a call failed or a user id was
 // not imported (failed, or named neither way), 2 bad input or configuration (nothing is sent then).
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <fstream>
@@ -66,11 +65,9 @@ Result<void> check_bulk_provider(std::string_view provider) {
 // --users FILE: one user id (a UUID) a line; blank lines and lines starting with '#' skipped.
 Result<std::vector<std::string>> read_user_ids(const std::string& path) {
   constexpr size_t kMaxLineBytes = 64 * 1024;  // a UUID, or a comment
-  if (struct stat info {}; ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
-    return fail(ErrorKind::data, "--users: " + path + ": is a folder, not a file");
-  }
-  std::ifstream in(path);
-  if (!in) return fail(ErrorKind::data, "--users: " + path + ": cannot read");
+  auto opened = open_text_file(path);
+  if (!opened) return fail(opened, "--users");
+  std::ifstream& in = *opened;
   std::vector<std::string> ids;
   std::string line;
   for (size_t number = 1;; ++number) {

@@ -8,12 +8,19 @@
 
 namespace hh {
 
-Result<std::string> read_file_text(const std::string& path, size_t max_bytes) {
+Result<std::ifstream> open_text_file(const std::string& path) {
   if (std::error_code ec; std::filesystem::is_directory(path, ec)) {
     return fail(ErrorKind::data, path + ": is a folder, not a file");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail(ErrorKind::data, path + ": cannot read: " + std::strerror(errno));
+  return in;
+}
+
+Result<std::string> read_file_text(const std::string& path, size_t max_bytes) {
+  auto opened = open_text_file(path);
+  if (!opened) return fail(opened);
+  std::ifstream& in = *opened;
   std::string text;
   char buffer[64 * 1024];
   while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {

@@ -4,6 +4,7 @@
 // directory", "PATH: is a folder, not a file" (std::ifstream opens a folder and reads
 // nothing), "PATH: larger than 4 MiB" (a device that never ends, /dev/zero, included).
 #include <cstddef>
+#include <fstream>
 #include <istream>
 #include <string>
 
@@ -12,6 +13,10 @@
 namespace hh {
 
 Result<std::string> read_file_text(const std::string& path, size_t max_bytes = 4u << 20);
+
+// The file opened for reading, or the same errors as read_file_text ("PATH: is a folder, not
+// a file", "PATH: cannot read: REASON"), for a reader that goes line by line.
+Result<std::ifstream> open_text_file(const std::string& path);
 
 // std::getline with a bound: the next line of `in` (without its '\n') into `line`. A line
 // longer than `max_bytes` is not kept whole (`too_long`; what follows it is left unread):

@@ -82,11 +82,9 @@ Result<Recipes> read_recipe_file(const std::string& path) {
   // A recipe is a few tokens and scopes: a line of a MiB is no recipe (and /dev/zero, one
   // line that never ends, is refused there instead of read until memory runs out).
   constexpr size_t kMaxLineBytes = 1u << 20;
-  if (struct stat info {}; ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
-    return fail(ErrorKind::data, path + ": is a folder, not a file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorKind::data, errno_text(path));
+  auto opened = open_text_file(path);
+  if (!opened) return fail(opened);
+  std::ifstream& in = *opened;
   Recipes recipes;
   std::map<std::string, size_t, std::less<>> line_of_user;
   std::string line;

@@ -273,6 +273,15 @@ BOOST_AUTO_TEST_CASE(the_file_and_the_provider_are_checked_before_anything_is_se
     BOOST_TEST(result.exit_code == 2);
     BOOST_TEST(has(result.stderr_text, ": is a folder, not a file"), result.stderr_text);
   }
+  // A file that is not there: named, with the reason, for both readers alike.
+  result = t.run({"connections", "import", "--provider", "oura", t.dir.file("absent.jsonl")});
+  BOOST_TEST(result.exit_code == 2);
+  BOOST_TEST(has(result.stderr_text, "absent.jsonl: cannot read: No such file or directory"), result.stderr_text);
+  result = t.run({"connections", "export", "--provider", "oura", "--users", t.dir.file("absent.txt"), "-o",
+                  t.dir.file("x.jsonl")});
+  BOOST_TEST(result.exit_code == 2);
+  BOOST_TEST(has(result.stderr_text, "--users: " + t.dir.file("absent.txt") + ": cannot read: No such file or directory"),
+             result.stderr_text);
   BOOST_TEST(t.calls().empty());
   BOOST_TEST(!std::filesystem::exists(t.dir.file("x.jsonl")));
 }
