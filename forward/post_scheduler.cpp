@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "forward/change_payload.h"
 #include "forward/forward_rule.h"
+#include "forward/outbox_budget.h"
 
 namespace hh::forward {
 namespace {
@@ -20,12 +21,17 @@ std::string_view outcome_of_status(unsigned status) {
 
 }  // namespace
 
+int64_t PostScheduler::made_ahead_for(const config::ForwardSettings& settings) {
+  const int64_t budget_entries = settings.max_outbox_mib * (int64_t{1} << 20) / kEntryBytes;
+  return std::clamp<int64_t>(budget_entries / 4, 1, kMadeAhead);
+}
+
 PostScheduler::PostScheduler(config::ForwardSettings settings, store::Outbox& outbox, DestinationMetrics& metrics,
-                             uint64_t seed, int64_t made_ahead)
+                             uint64_t seed, std::optional<int64_t> made_ahead)
     : settings_(std::move(settings)),
       deliveries_(settings_.mode == "deliveries"),
       rule_(forward_rule(settings_)),
-      made_ahead_(made_ahead),
+      made_ahead_(made_ahead.value_or(made_ahead_for(settings_))),
       outbox_(outbox),
       metrics_(metrics),
       backoff_{std::chrono::milliseconds(settings_.backoff_initial_ms), std::chrono::seconds(settings_.backoff_max_s)},

@@ -91,9 +91,15 @@ class PostScheduler {
   static constexpr int64_t kRecountHeldMs = 100;        // how often held entries are counted again
   static constexpr size_t kMaxUnflushedSent = 4096;
 
-  // `made_ahead`: kMadeAhead (tests use fewer).
+  // How many pending entries the sender lets wait before it takes their making over:
+  // kMadeAhead, or a quarter of what `max_outbox_mib` holds when that is fewer (1 MiB:
+  // 1,024), so that a small budget is carried by the inbox during an outage instead of
+  // dropping entries that wait.
+  static int64_t made_ahead_for(const config::ForwardSettings& settings);
+
+  // `made_ahead`: made_ahead_for(settings) (tests of the scheduler alone use fewer).
   PostScheduler(config::ForwardSettings settings, store::Outbox& outbox, DestinationMetrics& metrics,
-                uint64_t seed, int64_t made_ahead = kMadeAhead);
+                uint64_t seed, std::optional<int64_t> made_ahead = std::nullopt);
 
   // changes mode: what each entry of a new POST carries (its object in "changes"), pinned
   // with the POST so that every attempt sends the same bytes (change_payload.h). Without

@@ -84,6 +84,21 @@ forward::PostOutcome timed_out() {
 
 }  // namespace
 
+// The sender takes the making of entries over at 16,384 waiting, or at a quarter of what a
+// smaller max_outbox_mib holds (256 bytes an entry): a long outage on a small budget waits
+// in the inbox instead of filling the budget and dropping entries.
+BOOST_AUTO_TEST_CASE(the_entries_made_ahead_are_a_quarter_of_a_small_budget) {
+  config::ForwardSettings settings;
+  const auto made_ahead = [&](int64_t mib) {
+    settings.max_outbox_mib = mib;
+    return forward::PostScheduler::made_ahead_for(settings);
+  };
+  BOOST_TEST(made_ahead(1) == 1024);
+  BOOST_TEST(made_ahead(4) == 4096);
+  BOOST_TEST(made_ahead(16) == forward::PostScheduler::kMadeAhead);
+  BOOST_TEST(made_ahead(1024) == forward::PostScheduler::kMadeAhead);  // the default budget
+}
+
 BOOST_AUTO_TEST_CASE(a_post_that_went_out_alone_is_retried_alone_under_its_id) {
   Scheduled s;
   forward::PostScheduler scheduler(scheduler_settings(10), *s.outbox, s.metrics, 1);
