@@ -31,18 +31,48 @@ Result<SqliteDeliveryCursor> SqliteDeliveryCursor::create(sqlite::Connection& db
       "ELSE 0 END, o.user_id FROM inbox AS i LEFT JOIN delivery_outcomes AS o ON o.seq = i.seq "
       "WHERE i.seq > ?1 AND i.seq <= ?2 ORDER BY i.seq LIMIT ?3");
   if (!select) return fail(select);
-  return SqliteDeliveryCursor(std::move(*select));
+  auto newest_up_to = db.prepare("SELECT max(seq) FROM inbox WHERE seq <= ?1");
+  if (!newest_up_to) return fail(newest_up_to);
+  return SqliteDeliveryCursor(std::move(*select), std::move(*newest_up_to));
 }
 
 void SqliteDeliveryCursor::start(int64_t after, int64_t last, int64_t limit) {
   select_.bind(1, after).bind(2, last).bind(3, limit);
+  last_ = last;
+  limit_ = limit;
+  read_ = 0;
+  seen_seq_ = after;
+}
+
+// A read that stopped short of `last` (fewer rows than its limit) saw every row up to it,
+// or the table's pages are damaged: the newest row up to `last` is found by a descent from
+// the root, not by the walk. Rows are only added above the newest seq, and erasure's
+// placeholder takes a seq that was there, so no row appears under `last` in between.
+Result<void> SqliteDeliveryCursor::check_read_through() {
+  if (read_ >= limit_ || seen_seq_ >= last_) return {};
+  newest_up_to_.bind(1, last_);
+  int64_t newest = 0;
+  auto row = newest_up_to_.step();
+  if (row && *row) newest = newest_up_to_.column_int(0);
+  newest_up_to_.reset();
+  if (!row) return fail(row);
+  if (newest <= seen_seq_) return {};
+  return fail(ErrorKind::io, "the inbox cannot be read past seq " + std::to_string(seen_seq_) +
+                                 ", though rows up to seq " + std::to_string(newest) +
+                                 " are there: the database file is damaged (`PRAGMA integrity_check` "
+                                 "says where; restore it from a backup)");
 }
 
 Result<bool> SqliteDeliveryCursor::next(PendingDelivery& pending) {
   auto row = select_.step();
   if (!row) return fail(row);
-  if (!*row) return false;
+  if (!*row) {
+    if (auto checked = check_read_through(); !checked) return fail(checked);
+    return false;
+  }
+  ++read_;
   pending.row.seq = select_.column_int(0);
+  seen_seq_ = pending.row.seq;
   pending.row.origin = select_.column_text(1);
   pending.received_at_ms = select_.column_int(2);
   pending.row.event_type = select_.column_text(3);  // "" for NULL

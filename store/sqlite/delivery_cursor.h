@@ -21,12 +21,21 @@ class SqliteDeliveryCursor final : public DeliveryCursor {
   static Result<SqliteDeliveryCursor> create(sqlite::Connection& db);
 
   void start(int64_t after, int64_t last, int64_t limit) override;
+  // Fails (ErrorKind::io) when the read ends before `last` while rows up to it are there:
+  // a damaged page ends SQLite's walk of the table early without an error, and every row
+  // past it would be taken as read (applied, or rebuilt) without being seen.
   Result<bool> next(PendingDelivery& pending) override;
   void finish() override;
 
  private:
-  explicit SqliteDeliveryCursor(sqlite::Statement select) : select_(std::move(select)) {}
+  SqliteDeliveryCursor(sqlite::Statement select, sqlite::Statement newest_up_to)
+      : select_(std::move(select)), newest_up_to_(std::move(newest_up_to)) {}
+  Result<void> check_read_through();
+
   sqlite::Statement select_;
+  sqlite::Statement newest_up_to_;  // the newest seq at or below ?1
+  int64_t last_ = 0, limit_ = 0;    // this read's bounds
+  int64_t read_ = 0, seen_seq_ = 0;  // rows read, and the last one's seq (or `after`)
 };
 
 // A cursor on a read-only connection of its own to the database at `path` (WAL: it reads

@@ -9,6 +9,8 @@
 #include <map>
 #include <sstream>
 
+#include <sqlite3.h>
+
 #include "receiver/signature/webhook_signature.h"
 #include "replay/capture_file.h"
 #include "tests/fake_service/test_certificates.h"
@@ -452,6 +454,84 @@ BOOST_AUTO_TEST_CASE(an_export_is_never_written_over_its_store) {
 // An offline replay the store stops (here max_database_mib; a full disk alike) still prints
 // its summary, "stopped", with the count of what is stored; run again with room, it adds the
 // rest. It printed only the error.
+namespace {
+
+// Damages the inbox as a torn or overwritten page can: the first key of a leaf page in the
+// middle of the table is made larger than any seq in it. SQLite's walk in seq order then
+// stops there without an error (a key past the walk's bound), while a descent from the root
+// still finds the newest rows. Returns the seq whose key it changed.
+int64_t damage_a_middle_inbox_key(const std::string& path) {
+  sqlite3* db = nullptr;
+  BOOST_REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  BOOST_REQUIRE(sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_stmt* statement = nullptr;
+  BOOST_REQUIRE(sqlite3_prepare_v2(db,
+                                   "SELECT pageno, (SELECT page_size FROM pragma_page_size) FROM dbstat "
+                                   "WHERE name = 'inbox' AND pagetype = 'leaf' ORDER BY path",
+                                   -1, &statement, nullptr) == SQLITE_OK);
+  std::vector<int64_t> leaves;
+  int64_t page_size = 0;
+  while (sqlite3_step(statement) == SQLITE_ROW) {
+    leaves.push_back(sqlite3_column_int64(statement, 0));
+    page_size = sqlite3_column_int64(statement, 1);
+  }
+  sqlite3_finalize(statement);
+  sqlite3_close(db);
+  BOOST_REQUIRE(leaves.size() >= 4);
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  const int64_t page_at = (leaves[leaves.size() / 2] - 1) * page_size;
+  std::string page(static_cast<size_t>(page_size), '\0');
+  file.seekg(page_at);
+  file.read(page.data(), page_size);
+  BOOST_REQUIRE(static_cast<unsigned char>(page[0]) == 0x0D);  // a table b-tree leaf
+  // The first cell: its payload's length (a varint), then its key (a varint).
+  size_t at = (static_cast<unsigned char>(page[8]) << 8) | static_cast<unsigned char>(page[9]);
+  while (static_cast<unsigned char>(page[at]) & 0x80) ++at;
+  ++at;
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(page[i]); };
+  BOOST_REQUIRE((byte(at) & 0x80) && !(byte(at + 1) & 0x80));  // a key of two bytes: 128 to 16383
+  const int64_t seq = ((byte(at) & 0x7F) << 7) | byte(at + 1);
+  const char largest[2] = {'\xFF', '\x7F'};  // 16383
+  file.seekp(page_at + static_cast<int64_t>(at));
+  file.write(largest, 2);
+  return seq;
+}
+
+}  // namespace
+
+// A damaged database: capture and rebuild stopped where SQLite's walk of the inbox ended
+// (without an error), said they were done and exited 0, the rebuild with the derived rows
+// of every later delivery gone. Both now fail and say the file is damaged.
+BOOST_AUTO_TEST_CASE(a_damaged_inbox_fails_capture_and_rebuild_instead_of_ending_early) {
+  TempDir dir;
+  const std::string secret = random_secret();
+  std::string capture;
+  constexpr int kDeliveries = 600;
+  for (int i = 1; i <= kDeliveries; ++i) {
+    capture += signed_line(secret, "msg_" + std::to_string(i), 1700000000 + i,
+                           samples_body("user-" + std::to_string(i % 7), "heartrate", "oura",
+                                        {{"2024-05-16T10:00:00+00:00", 60 + i % 40}}));
+  }
+  dir.write("capture.jsonl", capture);
+  const std::string database = dir.file("damaged.db");
+  auto replayed = run_healthhook({"replay", dir.file("capture.jsonl"), "--database", database});
+  BOOST_REQUIRE_MESSAGE(replayed.exit_code == 0, replayed.stderr_text);
+  const int64_t seq = damage_a_middle_inbox_key(database);
+  BOOST_TEST_MESSAGE("damaged the key of seq " << seq);
+  BOOST_REQUIRE(query_int(database, "SELECT max(seq) FROM inbox") == kDeliveries);
+
+  auto captured = run_healthhook({"capture", "--database", database, "-o", dir.file("out.jsonl")});
+  BOOST_TEST(captured.exit_code == 1);
+  BOOST_TEST(captured.stderr_text.find("the database file is damaged") != std::string::npos, captured.stderr_text);
+  BOOST_TEST(!std::filesystem::exists(dir.file("out.jsonl")));
+
+  auto rebuilt = run_healthhook({"rebuild", "--database", database});
+  BOOST_TEST(rebuilt.exit_code == 1);
+  BOOST_TEST(rebuilt.stderr_text.find("the inbox cannot be read past seq " + std::to_string(seq - 1)) != std::string::npos,
+             rebuilt.stderr_text);
+  BOOST_TEST(rebuilt.stderr_text.find("the database file is damaged") != std::string::npos, rebuilt.stderr_text);
+}
+
 BOOST_AUTO_TEST_CASE(a_replay_the_store_stops_says_what_it_stored) {
   TempDir dir;
   const std::string secret = random_secret();
