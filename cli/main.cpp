@@ -1,7 +1,10 @@
 // healthhook: one binary, one subcommand per job (spec §6).
 #include <CLI/CLI.hpp>
 #include <boost/system/system_error.hpp>
+#include <cerrno>
 #include <csignal>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -66,7 +69,20 @@ int refused_by_the_system(const CLI::App& app, const std::string& what, bool no_
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// What was printed must have reached standard output: a full disk (`> /dev/full`) or a
+// closed descriptor fails the command (exit 1) as it fails query's and capture's own
+// writes, instead of exiting 0 with nothing written. std::cout shares stdout's buffer
+// (synchronised with stdio), so one flush covers both.
+static int with_stdout_written(int exit_code) {
+  std::cout.flush();
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return exit_code;
+  const int error = errno;
+  if (exit_code != hh::cli::kExitOk) return exit_code;  // the failure already said
+  std::cerr << "healthhook: <stdout>: " << (error ? std::strerror(error) : "write failed") << "\n";
+  return hh::cli::kExitFailure;
+}
+
+static int run(int argc, char** argv) {
   hh::store::prepare_backends();  // before any command opens a store
   // A file-size limit (ulimit -f, systemd's LimitFSIZE) reached by a write must fail that
   // write (EFBIG: a 503 in serve, an error elsewhere), not kill the process with SIGXFSZ.
@@ -152,3 +168,5 @@ int main(int argc, char** argv) {
   }
   return exit_code;
 }
+
+int main(int argc, char** argv) { return with_stdout_written(run(argc, argv)); }

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <chrono>
 #include <thread>
+#include <cstdlib>
+#include <fstream>
+#include <sys/wait.h>
 
 #include <sqlite3.h>
 
@@ -501,6 +504,22 @@ BOOST_AUTO_TEST_CASE(start_up_failures_are_clear) {
   BOOST_TEST(result.stderr_text.find("in use") != std::string::npos);
   // Found before a database is created.
   BOOST_TEST(!std::filesystem::exists(dir.file("y.db")));
+}
+
+// Output that cannot be written fails the command: `sign`, `config reference`, `--help` and
+// the rest exited 0 with nothing written when standard output was a full disk.
+BOOST_AUTO_TEST_CASE(output_that_cannot_be_written_fails_the_command) {
+  TempDir dir;
+  const std::string errors = dir.file("stderr.txt");
+  for (const std::string& command : {std::string("config reference"), std::string("--help"),
+                                     std::string("--version"), std::string("sign --help")}) {
+    const std::string line = "'" + healthhook_binary() + "' " + command + " > /dev/full 2> '" + errors + "'";
+    const int status = std::system(line.c_str());
+    BOOST_TEST((WIFEXITED(status) && WEXITSTATUS(status) == 1), command << ": status " << status);
+    std::ifstream in(errors);
+    std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    BOOST_TEST(said == "healthhook: <stdout>: No space left on device\n", command);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
