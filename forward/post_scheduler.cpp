@@ -112,22 +112,25 @@ Look PostScheduler::next_posts(int64_t now_ms, size_t posts) {
     } else {
       const int64_t post_id = p.pinned.value_or(post.entries.front().outbox_id);
       post.webhook_id = message_id(post_id);
-      if (!p.pinned) {
-        store::PostPin pin{post_id, post.ids, {}};
-        if (render_contents_ && rows_carried(post.entries) <= kMaxPinnedRows) {
-          std::vector<const store::OutboxEntry*> entries;
-          for (const auto& e : post.entries) entries.push_back(&e);
-          auto contents = render_contents_(entries);
-          if (!contents) {  // then none goes out this look (as when the pins cannot be written)
-            look.posts.clear();
-            return failed(contents.error());
-          }
-          // Kept in memory with the POST; written to the outbox only if this attempt fails
-          // (record_failure()), so that a POST delivered at once costs no write of its rows.
-          for (size_t i = 0; i < post.entries.size(); ++i) post.entries[i].content = std::move((*contents)[i]);
-          post.content_unsaved = true;
+      // Its rows are read now unless a failed attempt kept them: a new POST, and one pinned
+      // whose only attempt was cut short (a crash or stop before its answer came; after a
+      // restart it would otherwise read its rows again at every attempt).
+      const bool kept = post.entries.front().content.has_value();
+      if (!kept && render_contents_ && rows_carried(post.entries) <= kMaxPinnedRows) {
+        std::vector<const store::OutboxEntry*> entries;
+        for (const auto& e : post.entries) entries.push_back(&e);
+        auto contents = render_contents_(entries);
+        if (!contents) {  // then none goes out this look (as when the pins cannot be written)
+          look.posts.clear();
+          return failed(contents.error());
         }
-        pins.push_back(std::move(pin));
+        // Kept in memory with the POST; written to the outbox only if this attempt fails
+        // (record_failure()), so that a POST delivered at once costs no write of its rows.
+        for (size_t i = 0; i < post.entries.size(); ++i) post.entries[i].content = std::move((*contents)[i]);
+        post.content_unsaved = true;
+      }
+      if (!p.pinned) {
+        pins.push_back(store::PostPin{post_id, post.ids, {}});
         for (auto& e : post.entries) e.post_id = post_id;
       }
     }

@@ -125,6 +125,48 @@ BOOST_AUTO_TEST_CASE(a_post_that_went_out_alone_is_retried_alone_under_its_id) {
   BOOST_TEST(!s.outbox->find(1).value().has_value());  // deleted at this look
 }
 
+// A POST pinned before a crash cut its only attempt short has no content kept: after the
+// restart its rows are read again (the documented exception), and then kept at its first
+// failure like any other's. It read them again at every attempt: the same id carried the
+// rows as they were at each retry.
+BOOST_AUTO_TEST_CASE(a_post_cut_short_by_a_crash_keeps_what_its_next_attempt_carried) {
+  Scheduled s;
+  int version = 0;
+  const auto renderer = [&version](std::span<const store::OutboxEntry* const> entries)
+      -> Result<std::vector<std::string>> {
+    ++version;
+    return std::vector<std::string>(entries.size(), "rows as of read " + std::to_string(version));
+  };
+  s.add(1, "a/sleep", kStart);
+  s.add(2, "a/sleep", kStart);
+  {
+    forward::PostScheduler before_the_crash(scheduler_settings(10), *s.outbox, s.metrics, 1);
+    before_the_crash.render_contents_with(renderer);
+    auto look = before_the_crash.next_posts(kStart, 1);
+    BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+    BOOST_TEST(look.posts.front().webhook_id == "hhf_1");
+  }  // killed with the POST in flight: pinned, its content not kept
+  BOOST_TEST(!s.entry(1).content.has_value());
+  forward::PostScheduler scheduler(scheduler_settings(10), *s.outbox, s.metrics, 2);
+  scheduler.render_contents_with(renderer);
+  auto look = scheduler.next_posts(kStart + 10'000, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  const forward::OutgoingPost after_restart = look.posts.front();
+  BOOST_TEST(after_restart.webhook_id == "hhf_1");
+  BOOST_TEST((after_restart.entries.front().content == std::optional<std::string>("rows as of read 2")));
+  scheduler.finished(after_restart, answered(500), kStart + 11'000);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    look = scheduler.next_posts(kStart + 60'000 * (attempt + 1), 1);
+    BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+    BOOST_TEST(look.posts.front().webhook_id == "hhf_1");
+    for (const auto& entry : look.posts.front().entries) {
+      BOOST_TEST((entry.content == std::optional<std::string>("rows as of read 2")));
+    }
+    scheduler.finished(look.posts.front(), answered(500), kStart + 60'000 * (attempt + 1) + 1000);
+  }
+  BOOST_TEST(version == 2);
+}
+
 BOOST_AUTO_TEST_CASE(each_entry_counts_its_own_attempts_and_the_most_decides) {
   Scheduled s;
   forward::PostScheduler scheduler(scheduler_settings(10), *s.outbox, s.metrics, 2);
