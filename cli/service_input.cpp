@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "fetcher/recovery_input.h"
+#include "common/json_writer.h"
 #include "common/timestamp.h"
 #include "fetcher/calls/service_request.h"
 #include "fetcher/service_values.h"
@@ -83,6 +84,12 @@ Result<void> check_date(std::string_view option, std::string_view text) {
 
 Result<void> check_client_user_id(std::string_view id) {
   if (id.empty()) return fail(ErrorKind::data, "--client-user-id: empty (use null to clear it)");
+  // The service would store what JSON makes of it: bytes that are not UTF-8 as U+FFFD, a
+  // different id than the one given.
+  if (!json::is_valid_utf8(id)) return fail(ErrorKind::data, "--client-user-id: not valid UTF-8");
+  if (std::any_of(id.begin(), id.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; })) {
+    return fail(ErrorKind::data, "--client-user-id: holds a control character (a newline, a tab, …)");
+  }
   if (looks_like_email(id)) {
     return fail(ErrorKind::data,
                 "--client-user-id: looks like an e-mail address; the service forbids personal data there "

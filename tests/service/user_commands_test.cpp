@@ -71,6 +71,9 @@ BOOST_AUTO_TEST_CASE(update_input_is_refused_before_any_request) {
       {{"--client-user-id", "(555) 123-4567"}, "looks like a phone number"},
       {{"--client-user-id", "015112345678"}, "looks like a phone number"},
       {{"--client-user-id", ""}, "--client-user-id: empty (use null to clear it)"},
+      // Sent as JSON, the service would have stored another id (U+FFFD), or a line break.
+      {{"--client-user-id", "a\xff" "b"}, "--client-user-id: not valid UTF-8"},
+      {{"--client-user-id", "a\x01" "b"}, "--client-user-id: holds a control character"},
       {{}, "nothing to update: give at least one of"},
   };
   for (const auto& [flags, reason] : refused) {
