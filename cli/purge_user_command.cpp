@@ -82,7 +82,7 @@ Result<void> check_deregister(const PurgeUserFlags& flags) {
   if (flags.deregister.empty()) return {};
   if (auto checked = fetcher::check_user_id(flags.user_id); !checked) return checked;
   std::vector<std::string> warnings;
-  if (auto checked = fetcher::check_provider(flags.deregister, warnings); !checked) return checked;
+  if (auto checked = fetcher::check_provider(flags.deregister, warnings, "--deregister"); !checked) return checked;
   for (const auto& warning : warnings) report_error("purge-user", "warning: " + warning);
   return {};
 }

@@ -9,6 +9,13 @@
 namespace hh::fetcher {
 namespace {
 
+// The service's providers and resources are named by slugs ("oura", "blood_oxygen").
+bool is_slug(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
 bool leap_year(int64_t year) { return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0; }
 
 unsigned days_in_month(int64_t year, unsigned month) {
@@ -69,6 +76,12 @@ Result<std::vector<std::string>> check_resources(const std::vector<std::string>&
                   "nothing)");
     }
     if (std::find(checked.begin(), checked.end(), resource) != checked.end()) continue;
+    // Likewise every resource is a slug: "heart rate" or "a/b" would be queued and fail at
+    // every attempt.
+    if (!is_slug(resource)) {
+      return fail(ErrorKind::data, "--resource: " + quoted_input(resource) +
+                                       " is not a resource slug (lower-case letters, digits, '_' and '-')");
+    }
     if (!fetcher::is_listed_resource(resource)) {
       warnings.push_back("--resource: " + quoted_input(resource) +
                          " is not in the service's resource list; queued anyway (the list is non-exhaustive)");
@@ -79,19 +92,17 @@ Result<std::vector<std::string>> check_resources(const std::vector<std::string>&
   return checked;
 }
 
-Result<void> check_provider(std::string_view provider, std::vector<std::string>& warnings) {
-  if (provider.empty()) return fail(ErrorKind::data, "--provider: empty value");
+Result<void> check_provider(std::string_view provider, std::vector<std::string>& warnings, std::string_view option) {
+  const std::string name(option);
+  if (provider.empty()) return fail(ErrorKind::data, name + ": empty value");
   // The list is non-exhaustive, but every provider is a slug: anything else is a typo,
   // refused before a request names it.
-  const bool slug = std::all_of(provider.begin(), provider.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-  });
-  if (!slug) {
-    return fail(ErrorKind::data, "--provider: " + quoted_input(provider) +
+  if (!is_slug(provider)) {
+    return fail(ErrorKind::data, name + ": " + quoted_input(provider) +
                                      " is not a provider slug (lower-case letters, digits, '_' and '-')");
   }
   if (!fetcher::is_listed_provider(provider)) {
-    warnings.push_back("--provider: " + quoted_input(provider) +
+    warnings.push_back(name + ": " + quoted_input(provider) +
                        " is not in the service's provider list; used anyway (the list is non-exhaustive)");
   }
   return {};

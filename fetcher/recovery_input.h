@@ -31,7 +31,9 @@ Result<std::vector<std::string>> check_resources(const std::vector<std::string>&
 
 // --provider: refused when empty; a value outside the service's provider enum adds a line
 // to `warnings`.
-Result<void> check_provider(std::string_view provider, std::vector<std::string>& warnings);
+// `option`: how the command line names the value in errors ("--provider", "PROVIDER").
+Result<void> check_provider(std::string_view provider, std::vector<std::string>& warnings,
+                            std::string_view option = "--provider");
 
 // --timeout of a refresh: within the service's range.
 Result<void> check_refresh_timeout(int64_t timeout_s);

@@ -174,10 +174,14 @@ BOOST_AUTO_TEST_CASE(deregister_calls_delete_and_notes_the_sdk_providers) {
   const size_t before = t.calls().size();
   BOOST_TEST(t.run({"user", "deregister", "not-a-uuid", "oura"}).exit_code == 2);
   BOOST_TEST(t.run({"user", "deregister", kUser, ""}).exit_code == 2);
+  // Named as the command line has it: a word, not an option.
+  const auto not_a_slug = t.run({"user", "deregister", kUser, "Oura Ring"});
+  BOOST_TEST(not_a_slug.exit_code == 2);
+  BOOST_TEST(has(not_a_slug.stderr_text, "PROVIDER: \"Oura Ring\" is not a provider slug"), not_a_slug.stderr_text);
   BOOST_TEST(t.calls().size() == before);
   // A provider outside the interface's (non-exhaustive) enum is sent, with a warning.
   result = t.run({"user", "deregister", kUser, "brand_new_ring"});
-  BOOST_TEST(has(result.stderr_text, "warning: --provider: \"brand_new_ring\" is not in the service's provider list"),
+  BOOST_TEST(has(result.stderr_text, "warning: PROVIDER: \"brand_new_ring\" is not in the service's provider list"),
              result.stderr_text);
   BOOST_TEST(t.calls().size() == before + 1);
 }
