@@ -29,6 +29,19 @@ void add_version_everywhere(CLI::App& app, const std::string& version) {
   }
 }
 
+// A number given as "" is refused as empty: CLI11 reads it as 0 ("--timeout: 0 is not
+// between 5 and 60") or as no value at all (`--batch ""` as if the flag were absent).
+void refuse_empty_numbers(CLI::App& app) {
+  static const CLI::Validator not_empty(
+      [](std::string& value) { return value.empty() ? std::string("empty value (a number is expected)") : std::string(); },
+      "", "not empty");
+  for (CLI::Option* option : app.get_options()) {
+    const std::string type = option->get_type_name();
+    if (type == "INT" || type == "UINT" || type == "FLOAT" || type == "NUMBER") option->check(not_empty);
+  }
+  for (CLI::App* sub : app.get_subcommands(std::function<bool(CLI::App*)>{})) refuse_empty_numbers(*sub);
+}
+
 // Whether `word` is an option that takes the next word as its value: "--name" or "-x",
 // not "--name=value", "-xvalue" or "--".
 bool takes_next_word(std::string_view word) {
@@ -113,6 +126,7 @@ static int run(int argc, char** argv) {
   hh::cli::add_config_command(app, exit_code);
   hh::cli::add_man_command(app, exit_code);
   add_version_everywhere(app, "healthhook " HEALTHHOOK_VERSION);
+  refuse_empty_numbers(app);
   // One line, as every other refusal on the command line (CLI11 adds a second), naming the
   // command as its own errors do ("healthhook query: --format: …").
   app.failure_message([](const CLI::App* top, const CLI::Error& e) {

@@ -565,6 +565,11 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
              bad_value.stderr_text);
   BOOST_TEST(run_healthhook({"replay", "--database", "x.db"}).stderr_text ==
              "healthhook replay: FILE is required (--help for the options)\n");
+  // A number given as "" is refused as empty (it was read as 0, or as the flag absent).
+  auto empty_number = run_healthhook({"replay", "x.jsonl", "--batch", ""});
+  BOOST_TEST(empty_number.exit_code == 2);
+  BOOST_TEST(empty_number.stderr_text ==
+             "healthhook replay: --batch: empty value (a number is expected) (--help for the options)\n");
   // An unknown option before any command is named, not the command missing after it.
   auto unknown_option = run_healthhook({"--bogus"});
   BOOST_TEST(unknown_option.exit_code == 2);
