@@ -2,9 +2,15 @@
 // healthhook-COMMAND(1) per command, from the same descriptions `--help` prints (CLI11's
 // App and Option), so the pages cannot say other than the program. The Debian package
 // installs them (cmake/Packaging.cmake runs this at build time).
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
+#include <utility>
+#include <vector>
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
@@ -100,22 +106,42 @@ void write_main_page(std::ostream& out, const CLI::App& app) {
   out << kSettings << kExitStatus;
 }
 
+// A page is written whole under a temporary name, then takes its own: a full disk leaves
+// no empty or cut page behind, and the error says which page and why.
+Result<void> write_page(const std::filesystem::path& path, const std::string& text) {
+  const std::string partial = path.string() + ".partial";
+  const auto failed = [&](int error) {
+    std::remove(partial.c_str());
+    return fail(ErrorKind::io, path.string() + ": cannot write: " + std::strerror(error));
+  };
+  std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+  if (!out) return failed(errno);
+  out << text;
+  out.close();
+  if (!out) return failed(errno ? errno : EIO);
+  if (std::rename(partial.c_str(), path.c_str()) != 0) return failed(errno);
+  return {};
+}
+
+template <typename WritePage>
+std::string page_text(WritePage&& body) {
+  std::ostringstream out;
+  body(out);
+  return std::move(out).str();
+}
+
 int write_pages(const CLI::App& app, const std::string& folder) {
   std::error_code error;
   std::filesystem::create_directories(folder, error);
-  auto write = [&](const std::string& name, auto&& body) {
-    std::ofstream out(std::filesystem::path(folder) / name, std::ios::binary | std::ios::trunc);
-    body(out);
-    return static_cast<bool>(out);
-  };
-  if (!write("healthhook.1", [&](std::ostream& out) { write_main_page(out, app); })) {
-    report_error("man", folder + "/healthhook.1: cannot write");
-    return kExitFailure;
-  }
+  std::vector<std::pair<std::string, std::string>> pages;
+  pages.emplace_back("healthhook.1", page_text([&](std::ostream& out) { write_main_page(out, app); }));
   for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
     const std::string page = "healthhook-" + command->get_name();
-    if (!write(page + ".1", [&](std::ostream& out) { write_command_page(out, *command, page); })) {
-      report_error("man", folder + "/" + page + ".1: cannot write");
+    pages.emplace_back(page + ".1", page_text([&](std::ostream& out) { write_command_page(out, *command, page); }));
+  }
+  for (const auto& [name, text] : pages) {
+    if (auto written = write_page(std::filesystem::path(folder) / name, text); !written) {
+      report_error("man", written.error());  // the first failure stops: the rest would fail alike
       return kExitFailure;
     }
   }

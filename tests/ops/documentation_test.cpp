@@ -13,6 +13,8 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <cstdlib>
+#include <sys/wait.h>
 
 #include "config/load_settings.h"
 #include "config/settings_reference.h"
@@ -448,6 +450,17 @@ BOOST_AUTO_TEST_CASE(manual_pages_are_written_from_the_help) {
   const ProcessResult empty = run_healthhook({"man", "--output", ""});
   BOOST_TEST(empty.exit_code == 2);
   BOOST_TEST(empty.stderr_text.find("empty: give a folder") != std::string::npos, empty.stderr_text);
+  // A page that cannot be written whole is named with the reason and left no empty or cut
+  // file (a full disk left 0-byte pages, and exit 0 when the last one fit): here a file-size
+  // limit of one block.
+  const std::string limited = dir.file("limited");
+  const std::string line = "ulimit -f 1; exec '" + hh::test::healthhook_binary() + "' man --output '" + limited + "' 2> '" +
+                           dir.file("man-stderr.txt") + "'";
+  const int status = std::system(("sh -c \"" + line + "\"").c_str());
+  BOOST_TEST((WIFEXITED(status) && WEXITSTATUS(status) == 1), "status " << status);
+  BOOST_TEST(read_file(dir.path() / "man-stderr.txt") ==
+             "healthhook man: " + limited + "/healthhook.1: cannot write: File too large\n");
+  BOOST_TEST(fs::is_empty(limited));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
