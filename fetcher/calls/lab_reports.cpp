@@ -57,6 +57,10 @@ Result<ParsingJobAnswer> read_job(const ServiceReply& reply) {
 Result<LabReportFile> read_lab_report_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return fail(ErrorKind::data, path + ": is a folder");
+  // A device or a pipe has no size to check against the limit (/dev/zero never ends).
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
+    return fail(ErrorKind::data, path + ": not a regular file (a PDF, JPEG or PNG file is expected)");
+  }
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) return fail(ErrorKind::data, path + ": " + ec.message());
   if (size > kMaxLabReportBytes) {

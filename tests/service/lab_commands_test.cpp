@@ -82,6 +82,7 @@ BOOST_AUTO_TEST_CASE(upload_refuses_files_the_service_would_refuse_before_sendin
       {{"lab-report", "upload", t.dir.write("big.pdf", big)}, "over the service's limit of 10 MB"},
       {{"lab-report", "upload", t.dir.file("missing.pdf")}, "missing.pdf: "},
       {{"lab-report", "upload", t.dir.path().string()}, ": is a folder"},
+      {{"lab-report", "upload", "/dev/zero"}, "/dev/zero: not a regular file (a PDF, JPEG or PNG file is expected)"},
       {{"lab-report", "upload", t.dir.write("ok.pdf", "%PDF-1"), "--user", "u1"}, "--user: USER_ID: \"u1\" is not a UUID"},
   };
   for (const auto& [args, reason] : refused) {
