@@ -58,6 +58,9 @@ Result<int64_t> readable_schema_version(sqlite::Connection& db, const std::strin
 
 namespace {
 
+
+}  // namespace
+
 // Another program's file, not a new store or ours: creating our tables beside its own
 // would mix two programs' data in one file (and migrations would overwrite its
 // user_version). Version 0 with tables in it; or a version set (many programs set one)
@@ -80,8 +83,6 @@ Result<void> not_another_programs(sqlite::Connection& db) {
   return fail(ErrorKind::data, "not a healthhook database: it holds " + std::to_string(*theirs.value()) +
                                    " tables or indexes of another program; give healthhook a file of its own");
 }
-
-}  // namespace
 
 Result<void> migrate(sqlite::Connection& db) {
   const auto newer = [](int64_t version) {
@@ -216,6 +217,9 @@ Result<sqlite::Connection> open_for_reading(const std::string& path) {
   auto version = readable_schema_version(*db, path);
   if (!version) return fail(version);
   if (*version == 0) return fail(path + ": not a healthhook database (no schema)");
+  // Another program's file that sets a schema version of its own: said so, not as the
+  // first query's "no such table".
+  if (auto ours = not_another_programs(*db); !ours) return fail(ours, path);
   return db;
 }
 

@@ -25,6 +25,10 @@ Result<sqlite::Connection> open_for_reading(const std::string& path);
 // why not (a folder, not SQLite, another program's tables, a newer schema).
 Result<void> check_store_file(const std::string& path);
 
+// Fails when `db` is another program's file: tables of its own at schema version 0, or a
+// version set without healthhook's inbox. The admin commands' connections check it too.
+Result<void> not_another_programs(sqlite::Connection& db);
+
 // Applies pending migrations; refuses a database newer than this binary.
 Result<void> migrate(sqlite::Connection& db);
 

@@ -19,6 +19,7 @@
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_inbox.h"
 #include "store/sqlite/wal_sync.h"
+#include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
 BOOST_AUTO_TEST_SUITE(inbox_writer_test)
@@ -457,6 +458,29 @@ BOOST_AUTO_TEST_CASE(another_programs_file_is_refused) {
                            "schema version 1 is another program's");
   { std::ofstream(dir.file("empty.db")); }
   BOOST_TEST(store::open_for_writing(dir.file("empty.db"), {}).ok());
+}
+
+// The commands that only read or administer a store say the same of such a file: they
+// printed the first query's "no such table", or called it an outbox `serve` would migrate.
+BOOST_AUTO_TEST_CASE(the_reading_commands_name_another_programs_file_too) {
+  test::TempDir dir;
+  const std::string path = dir.file("versioned.db");
+  {
+    auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_write_create);
+    BOOST_REQUIRE(db.ok());
+    BOOST_REQUIRE(db->exec("CREATE TABLE notes (x); PRAGMA user_version = 7").ok());
+  }
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"query", "samples"}, {"capture", "-o", dir.file("out.jsonl")}, {"jobs"},
+        {"forward", "list"}, {"purge-user", "00000000-0000-4000-8000-000000000000", "--dry-run"}}) {
+    std::vector<std::string> args = command;
+    args.insert(args.end(), {"--database", path});
+    const auto result = test::run_healthhook(args);
+    BOOST_TEST(result.exit_code != 0, command.front());
+    BOOST_TEST(result.stderr_text.find("versioned.db: not a healthhook database: its schema version 7 is another "
+                                       "program's") != std::string::npos,
+               command.front() << ": " << result.stderr_text);
+  }
 }
 
 // 004-outcomes: a database written before it (outcomes in the inbox row) keeps every

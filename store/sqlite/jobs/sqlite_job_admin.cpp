@@ -70,6 +70,7 @@ Result<sqlite::Connection> open_admin_connection(const std::string& path, int64_
   auto version = db->query_int("PRAGMA user_version");
   if (!version) return fail(version, path);
   if (version->value_or(0) < 3) return fail(path + ": no jobs table (not a healthhook database, or too old)");
+  if (auto ours = not_another_programs(*db); !ours) return fail(ours, path);
   if (*version > schema_version()) {
     return fail(path + ": database schema version " + std::to_string(version->value_or(0)) + " is newer than this healthhook (" +
                 std::to_string(schema_version()) + "); upgrade healthhook");
