@@ -130,7 +130,17 @@ static int run(int argc, char** argv) {
   // One line, as every other refusal on the command line (CLI11 adds a second), naming the
   // command as its own errors do ("healthhook query: --format: …").
   app.failure_message([](const CLI::App* top, const CLI::Error& e) {
-    return command_prefix(*top) + ": " + std::string(e.what()) + " (--help for the options)\n";
+    std::string what = e.what();
+    // CLI11 lists unexpected arguments last first ("B --until A --since"): in the order given.
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      const std::vector<std::string> left = top->remaining(true);
+      std::string given;
+      for (const std::string& word : left) given += (given.empty() ? "" : " ") + word;
+      what = std::string(left.size() > 1 ? "The following arguments were not expected: "
+                                         : "The following argument was not expected: ") +
+             given;
+    }
+    return command_prefix(*top) + ": " + what + " (--help for the options)\n";
   });
   try {
     app.parse(argc, argv);

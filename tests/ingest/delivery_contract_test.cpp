@@ -565,6 +565,10 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
              bad_value.stderr_text);
   BOOST_TEST(run_healthhook({"replay", "--database", "x.db"}).stderr_text ==
              "healthhook replay: FILE is required (--help for the options)\n");
+  // Unexpected arguments are listed in the order given (CLI11 lists them last first).
+  BOOST_TEST(run_healthhook({"query", "users", "--database", "x.db", "--since", "A", "--until", "B"}).stderr_text ==
+             "healthhook query users: The following arguments were not expected: --since A --until B "
+             "(--help for the options)\n");
   // A number given as "" is refused as empty (it was read as 0, or as the flag absent).
   auto empty_number = run_healthhook({"replay", "x.jsonl", "--batch", ""});
   BOOST_TEST(empty_number.exit_code == 2);
