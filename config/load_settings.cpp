@@ -8,6 +8,7 @@
 
 #include "common/file_text.h"
 #include "common/http_url.h"
+#include "common/uuid_text.h"
 #include "config/forward_settings.h"
 #include "config/setting_keys.h"
 
@@ -213,6 +214,10 @@ Result<void> validate_management(const ManagementSettings& management) {
                                      std::pair{"management.org_id", &management.org_id}}) {
       if (value->empty()) return key_error("management.url", std::string(key) + " is not set (required with management.url)");
     }
+  }
+  // The organization is named by its UUID in every management path (/v1/org/{org_id}/…).
+  if (!management.org_id.empty() && !is_uuid(management.org_id)) {
+    return key_error("management.org_id", "must be the organization's UUID");
   }
   for (const auto& [region, url] : management.base_urls) {
     if (auto checked = check_base_url("management.base_urls." + region, url); !checked) return checked;

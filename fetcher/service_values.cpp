@@ -42,21 +42,6 @@ constexpr std::array<std::string_view, 40> kProviders = {
 
 }  // namespace
 
-bool is_uuid(std::string_view text) {
-  if (text.size() != 36) return false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? text[i] != '-' : !std::isxdigit(static_cast<unsigned char>(text[i]))) return false;
-  }
-  return true;
-}
-
-bool same_uuid(std::string_view a, std::string_view b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-  });
-}
-
 bool is_listed_resource(std::string_view resource) { return listed(kResources, resource); }
 
 bool is_record_resource(std::string_view resource) { return listed(kRecordResources, resource); }

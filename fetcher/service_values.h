@@ -6,15 +6,12 @@
 // value not listed here may still be real: callers warn and go on, they do not refuse.
 #include <string_view>
 
+#include "common/uuid_text.h"
+
 namespace hh::fetcher {
 
-// The canonical text form of a UUID (hexadecimal digits in dash-separated groups, either
-// case), as the service writes user ids.
-bool is_uuid(std::string_view text);
-
-// Two user ids name the same user: equal but for their letters' case (the service may
-// answer its canonical form of an id it was sent in another).
-bool same_uuid(std::string_view a, std::string_view b);
+using hh::is_uuid;    // common/uuid_text.h
+using hh::same_uuid;
 
 // A value of the interface's `supported_resources` list.
 bool is_listed_resource(std::string_view resource);

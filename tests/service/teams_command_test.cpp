@@ -130,7 +130,11 @@ BOOST_AUTO_TEST_CASE(input_and_settings_are_refused_before_any_request) {
   t.write_config(wrong_org);
   auto result = t.run({"teams"});
   BOOST_TEST(result.exit_code == 2);
-  BOOST_TEST(has(result.stderr_text, "management.org_id: \"org-1\" is not a UUID"), result.stderr_text);
+  BOOST_TEST(has(result.stderr_text, "management.org_id: must be the organization's UUID"), result.stderr_text);
+  // As the configuration's other mistakes, check-config finds it (it passed).
+  result = t.run({"check-config"});
+  BOOST_TEST(result.exit_code == 2);
+  BOOST_TEST(has(result.stderr_text, "management.org_id: must be the organization's UUID"), result.stderr_text);
   t.write_config();  // no [management]
   result = t.run({"teams"});
   BOOST_TEST(result.exit_code == 2);
