@@ -168,7 +168,7 @@ Result<std::string> ServeConsoleActions::backfill(const console::ActionRequest& 
   }
   if (given.empty()) return bad_request("resources: give at least one (e.g. heartrate,sleep)");
   std::vector<std::string> warnings;
-  auto resources = fetcher::check_resources(given, warnings);
+  auto resources = fetcher::check_resources(given, warnings, "resources");
   if (!resources) return bad_request(resources.error());
   auto start_ms = fetcher::parse_date_option("since", field(request, "since").value_or(""));
   if (!start_ms) return bad_request(start_ms.error());
@@ -181,7 +181,7 @@ Result<std::string> ServeConsoleActions::backfill(const console::ActionRequest& 
   if (last_day_ms < *start_ms) return bad_request("until is before since");
   std::vector<std::string> providers;
   if (const auto provider = field(request, "provider")) {
-    if (auto checked = fetcher::check_provider(*provider, warnings); !checked) return bad_request(checked.error());
+    if (auto checked = fetcher::check_provider(*provider, warnings, "provider"); !checked) return bad_request(checked.error());
     providers.emplace_back(*provider);
   } else {
     auto reader = store::open_read_store(database_);

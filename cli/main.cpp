@@ -84,18 +84,20 @@ int refused_by_the_system(const CLI::App& app, const std::string& what, bool no_
 
 // What was printed must have reached standard output: a full disk (`> /dev/full`) or a
 // closed descriptor fails the command (exit 1) as it fails query's and capture's own
-// writes, instead of exiting 0 with nothing written. std::cout shares stdout's buffer
-// (synchronised with stdio), so one flush covers both.
-static int with_stdout_written(int exit_code) {
+// writes, instead of exiting 0 with nothing written. The command ran to its end first, so
+// the line says that what it did is done (a purge, a queued job): only its report is lost.
+// std::cout shares stdout's buffer (synchronised with stdio), so one flush covers both.
+static int with_stdout_written(int exit_code, const std::string& command) {
   std::cout.flush();
   if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return exit_code;
   const int error = errno;
   if (exit_code != hh::cli::kExitOk) return exit_code;  // the failure already said
-  std::cerr << "healthhook: <stdout>: " << (error ? std::strerror(error) : "write failed") << "\n";
+  std::cerr << command << ": <stdout>: " << (error ? std::strerror(error) : "write failed")
+            << " (the command ran to its end; what it printed is lost)\n";
   return hh::cli::kExitFailure;
 }
 
-static int run(int argc, char** argv) {
+static int run(int argc, char** argv, std::string& command) {
   hh::store::prepare_backends();  // before any command opens a store
   // A file-size limit (ulimit -f, systemd's LimitFSIZE) reached by a write must fail that
   // write (EFBIG: a 503 in serve, an error elsewhere), not kill the process with SIGXFSZ.
@@ -144,6 +146,7 @@ static int run(int argc, char** argv) {
   });
   try {
     app.parse(argc, argv);
+    command = command_prefix(app);
   } catch (const CLI::ParseError& e) {
     // A word where a command belongs ("healthhook bogus", "healthhook query nosuch"): named,
     // with the commands there are, rather than "A subcommand is required".
@@ -193,4 +196,8 @@ static int run(int argc, char** argv) {
   return exit_code;
 }
 
-int main(int argc, char** argv) { return with_stdout_written(run(argc, argv)); }
+int main(int argc, char** argv) {
+  std::string command = "healthhook";
+  const int exit_code = run(argc, argv, command);
+  return with_stdout_written(exit_code, command);
+}

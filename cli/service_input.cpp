@@ -82,12 +82,29 @@ Result<void> check_date(std::string_view option, std::string_view text) {
   return {};
 }
 
+namespace {
+
+// In UTF-8 text: C0 and DEL; C1 (U+0080 to U+009F: C2 80 to C2 9F); the line and
+// paragraph separators U+2028 and U+2029 (E2 80 A8, E2 80 A9). Each breaks a line or drives
+// a terminal wherever the id is shown.
+bool holds_control_character(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto byte = [&](size_t at) { return at < text.size() ? static_cast<unsigned char>(text[at]) : 0u; };
+    if (byte(i) < 0x20 || byte(i) == 0x7F) return true;
+    if (byte(i) == 0xC2 && byte(i + 1) >= 0x80 && byte(i + 1) < 0xA0) return true;
+    if (byte(i) == 0xE2 && byte(i + 1) == 0x80 && (byte(i + 2) == 0xA8 || byte(i + 2) == 0xA9)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Result<void> check_client_user_id(std::string_view id) {
   if (id.empty()) return fail(ErrorKind::data, "--client-user-id: empty (use null to clear it)");
   // The service would store what JSON makes of it: bytes that are not UTF-8 as U+FFFD, a
   // different id than the one given.
   if (!json::is_valid_utf8(id)) return fail(ErrorKind::data, "--client-user-id: not valid UTF-8");
-  if (std::any_of(id.begin(), id.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; })) {
+  if (holds_control_character(id)) {
     return fail(ErrorKind::data, "--client-user-id: holds a control character (a newline, a tab, …)");
   }
   if (looks_like_email(id)) {

@@ -123,7 +123,7 @@ int run_user_deregister(const UserDeregisterFlags& flags) {
   constexpr std::string_view kCommand = "user deregister";
   if (auto checked = fetcher::check_user_id(flags.user_id); !checked) return report_call_failure(kCommand, checked.error(), ErrorKind::data);
   std::vector<std::string> warnings;
-  if (auto checked = fetcher::check_provider(flags.provider, warnings, "PROVIDER"); !checked) {
+  if (auto checked = fetcher::check_provider(flags.provider, warnings, "provider"); !checked) {
     return report_call_failure(kCommand, checked.error(), ErrorKind::data);
   }
   auto settings = load_settings_or_report(flags.settings, kCommand);

@@ -215,8 +215,9 @@ Result<void> validate_management(const ManagementSettings& management) {
       if (value->empty()) return key_error("management.url", std::string(key) + " is not set (required with management.url)");
     }
   }
-  // The organization is named by its UUID in every management path (/v1/org/{org_id}/…).
-  if (!management.org_id.empty() && !is_uuid(management.org_id)) {
+  // The organization is named by its UUID in every management path (/v1/org/{org_id}/…);
+  // without management.url nothing uses it (a placeholder stays harmless).
+  if (!management.url.empty() && !management.org_id.empty() && !is_uuid(management.org_id)) {
     return key_error("management.org_id", "must be the organization's UUID");
   }
   for (const auto& [region, url] : management.base_urls) {

@@ -10,10 +10,12 @@ namespace hh::fetcher {
 namespace {
 
 // The service's providers and resources are named by slugs ("oura", "blood_oxygen").
+// Starting with a letter or digit: "-x" or "--until" is an option that took the place of a
+// value ("--resource , --until …").
 bool is_slug(std::string_view text) {
-  return std::all_of(text.begin(), text.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-  });
+  const auto letter_or_digit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  return !text.empty() && letter_or_digit(text.front()) &&
+         std::all_of(text.begin(), text.end(), [&](char c) { return letter_or_digit(c) || c == '_' || c == '-'; });
 }
 
 bool leap_year(int64_t year) { return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0; }
@@ -60,35 +62,36 @@ Result<int64_t> parse_date_option(std::string_view option, std::string_view text
 }
 
 Result<std::vector<std::string>> check_resources(const std::vector<std::string>& resources,
-                                                 std::vector<std::string>& warnings) {
+                                                 std::vector<std::string>& warnings, std::string_view option) {
+  const std::string name(option);
   std::vector<std::string> checked;
   for (const std::string& resource : resources) {
-    if (resource.empty()) return fail(ErrorKind::data, "--resource: empty value");
+    if (resource.empty()) return fail(ErrorKind::data, name + ": empty value");
     if (fetcher::is_record_resource(resource)) {
-      return fail(ErrorKind::data, "--resource: " + quoted_input(resource) +
+      return fail(ErrorKind::data, name + ": " + quoted_input(resource) +
                                        " names records, not data; only data resources can be backfilled");
     }
     // Superseded by sleep_cycle (spec §3): its notices are stored `ignored` and fetch nothing, and
     // backfill queues what a notice would.
     if (resource == "hypnogram") {
       return fail(ErrorKind::data,
-                  "--resource: \"hypnogram\" is superseded by sleep_cycle (its notices are stored ignored, fetching "
+                  name + ": \"hypnogram\" is superseded by sleep_cycle (its notices are stored ignored, fetching "
                   "nothing)");
     }
     if (std::find(checked.begin(), checked.end(), resource) != checked.end()) continue;
     // Likewise every resource is a slug: "heart rate" or "a/b" would be queued and fail at
     // every attempt.
     if (!is_slug(resource)) {
-      return fail(ErrorKind::data, "--resource: " + quoted_input(resource) +
+      return fail(ErrorKind::data, name + ": " + quoted_input(resource) +
                                        " is not a resource slug (lower-case letters, digits, '_' and '-')");
     }
     if (!fetcher::is_listed_resource(resource)) {
-      warnings.push_back("--resource: " + quoted_input(resource) +
+      warnings.push_back(name + ": " + quoted_input(resource) +
                          " is not in the service's resource list; queued anyway (the list is non-exhaustive)");
     }
     checked.push_back(resource);
   }
-  if (checked.empty()) return fail(ErrorKind::data, "--resource: none given");
+  if (checked.empty()) return fail(ErrorKind::data, name + ": none given");
   return checked;
 }
 

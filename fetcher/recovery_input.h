@@ -25,9 +25,11 @@ Result<int64_t> parse_date_option(std::string_view option, std::string_view text
 
 // Each --resource value: refused when empty or when it names records, not data (a backfill
 // could not fetch it); a value outside the service's resource list adds a line to
-// `warnings`. Repeated values are dropped. The resources, in the order given.
+// `warnings`. Repeated values are dropped. The resources, in the order given. `option`: how
+// the caller names the values in errors (the console's form field: "resources").
 Result<std::vector<std::string>> check_resources(const std::vector<std::string>& resources,
-                                                 std::vector<std::string>& warnings);
+                                                 std::vector<std::string>& warnings,
+                                                 std::string_view option = "--resource");
 
 // --provider: refused when empty; a value outside the service's provider enum adds a line
 // to `warnings`.

@@ -5,6 +5,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include "common/json_writer.h"
 #include "common/redaction.h"
 #include "fetcher/base_url.h"
 #include "fetcher/fetcher.h"
@@ -39,11 +40,25 @@ std::string reason(std::string_view body) {
 }  // namespace
 
 std::string quoted_value(std::string_view text, size_t max_chars) {
+  // Text that is UTF-8 is shown as written ("１０００１", "Zürich"), cut between characters;
+  // other bytes, and control characters (C0, DEL, C1: a terminal would act on them), as '?'.
+  const bool utf8 = json::is_valid_utf8(text);
+  size_t cut = std::min(max_chars, text.size());
+  while (utf8 && cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
   std::string out = "\"";
-  for (const char c : text.substr(0, max_chars)) {
-    out.push_back(static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f ? c : '?');
+  for (size_t i = 0; i < cut; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const bool c1 = utf8 && c == 0xC2 && i + 1 < cut && static_cast<unsigned char>(text[i + 1]) < 0xA0;
+    if (c1) {
+      out.push_back('?');
+      ++i;
+    } else if (c < 0x20 || c == 0x7F || (c >= 0x80 && !utf8)) {
+      out.push_back('?');
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
   }
-  if (text.size() > max_chars) out += "...";
+  if (cut < text.size()) out += "...";
   return out + "\"";
 }
 

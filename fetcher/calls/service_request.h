@@ -53,8 +53,9 @@ struct ServiceReply {
 
 Result<ServiceReply> call_service(const ServiceAccess& access, const ServiceCall& call);
 
-// `text` quoted for an error line: printable ASCII kept, anything else '?', cut after
-// `max_chars`. Input echoed back to a user goes through this.
+// `text` quoted for an error line: printable text kept (UTF-8 included), control characters
+// and bytes that are not UTF-8 '?', cut after `max_chars` bytes (between characters).
+// Input echoed back to a user goes through this.
 std::string quoted_value(std::string_view text, size_t max_chars = 80);
 
 }  // namespace hh::fetcher

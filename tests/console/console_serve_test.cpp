@@ -307,10 +307,14 @@ BOOST_AUTO_TEST_CASE(backfill_and_refresh_check_their_input_as_the_commands_do) 
   BOOST_TEST(hh::test::query_int(server.database(), "SELECT count(*) FROM jobs WHERE kind = 'backfill'") == 2);
   // A resource not in the service's list is queued with the command's warning, said in
   // the answer (it was only counted: "warnings":1).
-  const HttpResponse warned = backfill("user_id=" + user + "&resources=HEARTRATE&since=2024-05-01&provider=oura");
+  const HttpResponse warned = backfill("user_id=" + user + "&resources=heart_flutter&since=2024-05-01&provider=oura");
   BOOST_TEST(warned.status == 200, warned.body);
-  BOOST_TEST(warned.body.find("\"warnings\":[\"") != std::string::npos, warned.body);
-  BOOST_TEST(warned.body.find("HEARTRATE") != std::string::npos, warned.body);
+  BOOST_TEST(warned.body.find("\"warnings\":[\"resources: \\\"heart_flutter\\\"") != std::string::npos, warned.body);
+  // One that is no slug would fail at every attempt: refused, named by the form's field.
+  const HttpResponse refused = backfill("user_id=" + user + "&resources=HEARTRATE&since=2024-05-01&provider=oura");
+  BOOST_TEST(refused.status == 400);
+  BOOST_TEST(refused.body.find("resources: \\\"HEARTRATE\\\" is not a resource slug") != std::string::npos,
+             refused.body);
   // Refresh needs the service's API key, which this server has not.
   const HttpResponse refresh = client.request("POST", "/console/api/actions/refresh", "user_id=" + user, headers);
   BOOST_TEST(refresh.status == 400);

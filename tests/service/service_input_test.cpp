@@ -196,4 +196,18 @@ BOOST_AUTO_TEST_CASE(bulk_providers_are_the_interfaces_list) {
   }
 }
 
+// Input echoed in an error is shown as typed when it is text ("１０００１" printed as
+// fifteen '?'), control characters and bytes that are not UTF-8 as '?', cut between
+// characters.
+BOOST_AUTO_TEST_CASE(quoted_values_keep_text_and_hide_controls) {
+  using hh::fetcher::quoted_value;
+  BOOST_TEST(quoted_value("Z\xC3\xBCrich") == "\"Z\xC3\xBCrich\"");
+  BOOST_TEST(quoted_value("\xEF\xBC\x91\xEF\xBC\x90") == "\"\xEF\xBC\x91\xEF\xBC\x90\"");
+  BOOST_TEST(quoted_value("a\x01" "b\x7F") == "\"a?b?\"");
+  BOOST_TEST(quoted_value("a\xC2\x9B" "31m") == "\"a?31m\"");  // C1 CSI
+  BOOST_TEST(quoted_value("a\xFF" "b\xC3\xBC") == "\"a?b??\"");  // not UTF-8: every byte over 0x7F
+  BOOST_TEST(quoted_value("ab\xC3\xBC" "cd", 3) == "\"ab...\"");    // not inside a character
+  BOOST_TEST(quoted_value("abcd", 3) == "\"abc...\"");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

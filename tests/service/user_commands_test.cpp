@@ -74,6 +74,8 @@ BOOST_AUTO_TEST_CASE(update_input_is_refused_before_any_request) {
       // Sent as JSON, the service would have stored another id (U+FFFD), or a line break.
       {{"--client-user-id", "a\xff" "b"}, "--client-user-id: not valid UTF-8"},
       {{"--client-user-id", "a\x01" "b"}, "--client-user-id: holds a control character"},
+      {{"--client-user-id", "a\xC2\x85" "b"}, "--client-user-id: holds a control character"},      // U+0085
+      {{"--client-user-id", "a\xE2\x80\xA8" "b"}, "--client-user-id: holds a control character"},  // U+2028
       {{}, "nothing to update: give at least one of"},
   };
   for (const auto& [flags, reason] : refused) {
@@ -177,11 +179,11 @@ BOOST_AUTO_TEST_CASE(deregister_calls_delete_and_notes_the_sdk_providers) {
   // Named as the command line has it: a word, not an option.
   const auto not_a_slug = t.run({"user", "deregister", kUser, "Oura Ring"});
   BOOST_TEST(not_a_slug.exit_code == 2);
-  BOOST_TEST(has(not_a_slug.stderr_text, "PROVIDER: \"Oura Ring\" is not a provider slug"), not_a_slug.stderr_text);
+  BOOST_TEST(has(not_a_slug.stderr_text, "provider: \"Oura Ring\" is not a provider slug"), not_a_slug.stderr_text);
   BOOST_TEST(t.calls().size() == before);
   // A provider outside the interface's (non-exhaustive) enum is sent, with a warning.
   result = t.run({"user", "deregister", kUser, "brand_new_ring"});
-  BOOST_TEST(has(result.stderr_text, "warning: PROVIDER: \"brand_new_ring\" is not in the service's provider list"),
+  BOOST_TEST(has(result.stderr_text, "warning: provider: \"brand_new_ring\" is not in the service's provider list"),
              result.stderr_text);
   BOOST_TEST(t.calls().size() == before + 1);
 }
