@@ -155,7 +155,18 @@ Result<Settings> load_settings(const std::optional<std::string>& config_file, En
   }
   for (const auto& [name, value] : flags) {
     const SettingKey* key = find_setting_key(name);
-    if (!key) return key_error(name, "unknown key");
+    if (!key) {
+      // A key inside a list of tables ("forward[0].batch", "service.teams.team_id"): said as
+      // the list itself is, not as a key that does not exist.
+      for (const SettingKey& list : setting_keys()) {
+        const std::string& listed = list.doc.name;
+        if (list.doc.file_only && name.size() > listed.size() && name.starts_with(listed) &&
+            (name[listed.size()] == '[' || name[listed.size()] == '.')) {
+          return fail(list.from_string(settings, value));
+        }
+      }
+      return key_error(name, "unknown key");
+    }
     auto applied = key->from_string(settings, value);
     if (!applied) return fail(applied);
     settings.given[std::string(key->doc.name)] = {Settings::Origin::Kind::flag, ""};

@@ -82,6 +82,14 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
   BOOST_REQUIRE(!s.ok());
   BOOST_TEST(s.error().find("lisen: unknown key") != std::string::npos);
 
+  // A key inside a list of tables, from --set: said as the list is (it was "unknown key").
+  for (const std::string& inside : {std::string("forward[0].batch"), std::string("forward.batch"),
+                                    std::string("service.teams[0].team_id")}) {
+    s = config::load_settings(dir.write("e.toml", ""), fake_env, {{inside, "5"}});
+    BOOST_REQUIRE(!s.ok());
+    BOOST_TEST(s.error().find(": can only be set in the configuration file ([[") != std::string::npos, s.error());
+  }
+
   s = config::load_settings(dir.write("c.toml", "[service]\nconcurrency = 0\n"), fake_env, {});
   BOOST_REQUIRE(!s.ok());
   BOOST_TEST(s.error().find("service.concurrency") != std::string::npos);
