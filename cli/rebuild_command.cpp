@@ -80,6 +80,11 @@ int run_rebuild(const RebuildFlags& flags) {
     report_error("rebuild", applier.error());
     return kExitFailure;
   }
+  // Before anything is emptied: a damaged page would let the walk of the inbox skip rows.
+  if (auto checked = store->check_pages(); !checked) {
+    report_error("rebuild", checked.error() + " (nothing was changed)");
+    return kExitFailure;
+  }
   auto missing = bodies_missing(*store);
   if (!missing) {
     report_error("rebuild", missing.error());

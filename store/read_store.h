@@ -107,6 +107,11 @@ class DeliveryQuery {
   // (seq descending), below `before_seq` when given. Unbounded: the caller stops reading
   // when it has enough, then calls finish().
   virtual Result<void> start_newest_first(const DeliveryFilter& filter, std::optional<int64_t> before_seq) = 0;
+  // How many rows were received in the filter's time window (and of its origin; the event
+  // type and status aside), found through the received_at index, not along the rows: an
+  // export checks that its walk of the rows, which a damaged page can cut short or make
+  // skip rows without an error, read as many.
+  virtual Result<int64_t> count_window(const DeliveryFilter& filter) = 0;
   virtual Result<bool> next(StoredDelivery& row) = 0;
   virtual void finish() = 0;
 };

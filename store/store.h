@@ -61,6 +61,12 @@ class Store {
   // bulk from now on.
   virtual Result<void> prefer_bulk_reads() = 0;
 
+  // Checks every page of a local file (SQLite's quick_check) before rebuild trusts its walk
+  // of the inbox: a damaged page can end or skip that walk without an error, and rebuild
+  // would then replace the derived tables with fewer rows. Fails (ErrorKind::io) naming the
+  // first problem. PostgreSQL: nothing (the server reads its own pages).
+  virtual Result<void> check_pages() = 0;
+
   // The local folder whose free space the store grows into ("" when it is not local):
   // the writer refuses deliveries before the disk is full.
   virtual std::string local_folder() const = 0;

@@ -32,6 +32,7 @@ class PgStore final : public Store {
   Result<std::unique_ptr<CommitSync>> sync_commits_on_thread() override;
   Result<std::unique_ptr<Checkpointer>> start_checkpointer() override;
   Result<void> prefer_bulk_reads() override { return {}; }
+  Result<void> check_pages() override { return {}; }
   std::string local_folder() const override { return ""; }
 
   // The write connection, for tests of the PostgreSQL backend.

@@ -41,19 +41,36 @@ class DeliveryQueryOf final : public DeliveryQuery {
     return start_window(filter, delivery_window_newest_first, before_seq, first_seq, last_seq);
   }
 
+  Result<int64_t> count_window(const DeliveryFilter& filter) override {
+    int64_t rows = 0;
+    QueryArgs args;
+    args.add(since_of(filter)).add(until_of(filter)).add(int64_t{filter.webhooks_only ? 1 : 0});
+    auto read = statements_.lookup(delivery_count, args,
+                                   [&](const auto& s) { rows = s.column_optional_int(0).value_or(0); });
+    if (!read) return fail(read);
+    return rows;
+  }
+
   Result<bool> next(StoredDelivery& row) override {
     return statements_.next([&row](const auto& s) { read_delivery(s, row); });
   }
   void finish() override { statements_.finish(); }
 
  private:
-  enum Statement : size_t { delivery_by_id, delivery_bounds, delivery_window, delivery_window_newest_first };
+  enum Statement : size_t { delivery_by_id, delivery_bounds, delivery_window, delivery_window_newest_first, delivery_count };
+
+  static int64_t since_of(const DeliveryFilter& filter) {
+    return filter.since_ms.value_or(std::numeric_limits<int64_t>::min());
+  }
+  static int64_t until_of(const DeliveryFilter& filter) {
+    return filter.until_ms.value_or(std::numeric_limits<int64_t>::max());
+  }
 
   Result<void> start_window(const DeliveryFilter& filter, Statement statement, std::optional<int64_t> before_seq,
                             int64_t& first_seq, int64_t& last_seq) {
     statements_.finish();
-    const int64_t since = filter.since_ms.value_or(std::numeric_limits<int64_t>::min());
-    const int64_t until = filter.until_ms.value_or(std::numeric_limits<int64_t>::max());
+    const int64_t since = since_of(filter);
+    const int64_t until = until_of(filter);
     first_seq = 0;
     last_seq = 0;
     auto read = statements_.lookup(delivery_bounds, QueryArgs().add(since).add(until), [&](const auto& s) {
@@ -70,25 +87,28 @@ class DeliveryQueryOf final : public DeliveryQuery {
     return statements_.start(statement, args, Fetch::cursor);
   }
 
-  static const std::array<std::string, 4>& sql() {
-    static const std::array<std::string, 4> built = [] {
+  static const std::array<std::string, 5>& sql() {
+    static const std::array<std::string, 5> built = [] {
       const std::string select =
           "SELECT seq, message_id, origin, received_at, webhook_timestamp, event_type, status, family, error, "
           "headers, body, body_removed_at, body_sha256 FROM deliveries ";
       const std::string window = select + "WHERE seq >= ?1 AND seq <= ?2 AND " + std::string(Reads::kDeliveryWindow) +
                                  " AND (?6::bigint = 0 OR origin = 'webhook') AND (?7::text IS NULL OR status = ?7) ";
-      return std::array<std::string, 4>{
+      return std::array<std::string, 5>{
           schema::spell(select + "WHERE message_id = ?1", Reads::dialect),
           schema::spell("SELECT min(seq), max(seq) FROM inbox WHERE received_at >= ?1 AND received_at < ?2",
                         Reads::dialect),
           schema::spell(window + "ORDER BY seq", Reads::dialect),
           // Newest first: a walk down the primary key, never a sort.
-          schema::spell(window + "ORDER BY seq DESC", Reads::dialect)};
+          schema::spell(window + "ORDER BY seq DESC", Reads::dialect),
+          schema::spell("SELECT count(*) FROM inbox WHERE received_at >= ?1 AND received_at < ?2 "
+                        "AND (?3::bigint = 0 OR origin = 'webhook')",
+                        Reads::dialect)};
     }();
     return built;
   }
 
-  typename Reads::template Listings<4> statements_;
+  typename Reads::template Listings<5> statements_;
 };
 
 }  // namespace hh::store

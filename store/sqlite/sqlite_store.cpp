@@ -1,5 +1,7 @@
 #include "store/sqlite/sqlite_store.h"
 
+#include <algorithm>
+
 #include <sqlite3.h>
 
 #include <filesystem>
@@ -84,6 +86,21 @@ Result<std::unique_ptr<Checkpointer>> SqliteStore::start_checkpointer() {
 
 Result<void> SqliteStore::prefer_bulk_reads() {
   return db_.exec("PRAGMA mmap_size = " + std::to_string(kBulkReadMmapBytes));
+}
+
+Result<void> SqliteStore::check_pages() {
+  auto check = db_.prepare("PRAGMA quick_check(1)");  // the first problem is enough
+  if (!check) return fail(check, path_);
+  auto row = check->step();
+  if (!row) return fail(ErrorKind::io, path_ + ": the database file is damaged: " + row.error());
+  std::string verdict = *row ? std::string(check->column_text(0)) : "ok";
+  check->reset();
+  // One line: "*** in database main ***\nOn tree page 89 cell 0: Rowid 16383 out of order".
+  if (const std::string heading = "*** in database main ***\n"; verdict.starts_with(heading)) verdict.erase(0, heading.size());
+  std::replace(verdict.begin(), verdict.end(), '\n', ' ');
+  if (verdict == "ok") return {};
+  return fail(ErrorKind::io, path_ + ": the database file is damaged (PRAGMA quick_check: " + verdict +
+                                 "); restore it from a backup");
 }
 
 std::string SqliteStore::local_folder() const {

@@ -33,6 +33,7 @@ class SqliteStore final : public Store {
   Result<std::unique_ptr<CommitSync>> sync_commits_on_thread() override;
   Result<std::unique_ptr<Checkpointer>> start_checkpointer() override;
   Result<void> prefer_bulk_reads() override;
+  Result<void> check_pages() override;
   std::string local_folder() const override;
 
   // The write connection, for tests of the SQLite backend.

@@ -497,6 +497,40 @@ int64_t damage_a_middle_inbox_key(const std::string& path) {
   return seq;
 }
 
+// Damages the inbox as a lost pointer can: one child of the table's root page is dropped
+// from it, so SQLite's walk in seq order skips that child's rows in the middle and goes on
+// to the end, without an error.
+void damage_drop_a_root_child(const std::string& path) {
+  sqlite3* db = nullptr;
+  BOOST_REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  BOOST_REQUIRE(sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_stmt* statement = nullptr;
+  BOOST_REQUIRE(sqlite3_prepare_v2(db,
+                                   "SELECT rootpage, (SELECT page_size FROM pragma_page_size) FROM sqlite_master "
+                                   "WHERE name = 'inbox'",
+                                   -1, &statement, nullptr) == SQLITE_OK);
+  BOOST_REQUIRE(sqlite3_step(statement) == SQLITE_ROW);
+  const int64_t root = sqlite3_column_int64(statement, 0), page_size = sqlite3_column_int64(statement, 1);
+  sqlite3_finalize(statement);
+  sqlite3_close(db);
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  std::string page(static_cast<size_t>(page_size), '\0');
+  file.seekg((root - 1) * page_size);
+  file.read(page.data(), page_size);
+  BOOST_REQUIRE(static_cast<unsigned char>(page[0]) == 0x05);  // a table b-tree interior page
+  const size_t cells = (static_cast<unsigned char>(page[3]) << 8) | static_cast<unsigned char>(page[4]);
+  BOOST_REQUIRE(cells >= 4);
+  // The cell pointer array (2 bytes each) starts at 12: the middle pointer goes, the rest
+  // move up, and the page counts one cell fewer.
+  const size_t drop = 12 + 2 * (cells / 2);
+  page.erase(drop, 2);
+  page.insert(12 + 2 * (cells - 1), 2, '\0');
+  page[3] = static_cast<char>((cells - 1) >> 8);
+  page[4] = static_cast<char>((cells - 1) & 0xFF);
+  file.seekp((root - 1) * page_size);
+  file.write(page.data(), page_size);
+}
+
 }  // namespace
 
 // A damaged database: capture and rebuild stopped where SQLite's walk of the inbox ended
@@ -516,6 +550,12 @@ BOOST_AUTO_TEST_CASE(a_damaged_inbox_fails_capture_and_rebuild_instead_of_ending
   const std::string database = dir.file("damaged.db");
   auto replayed = run_healthhook({"replay", dir.file("capture.jsonl"), "--database", database});
   BOOST_REQUIRE_MESSAGE(replayed.exit_code == 0, replayed.stderr_text);
+  {  // as if none of them were applied yet: the processor reads them all again below
+    sqlite3* db = nullptr;
+    BOOST_REQUIRE(sqlite3_open(database.c_str(), &db) == SQLITE_OK);
+    BOOST_REQUIRE(sqlite3_exec(db, "UPDATE processor_state SET applied_seq = 0", nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
   const int64_t seq = damage_a_middle_inbox_key(database);
   BOOST_TEST_MESSAGE("damaged the key of seq " << seq);
   BOOST_REQUIRE(query_int(database, "SELECT max(seq) FROM inbox") == kDeliveries);
@@ -525,11 +565,42 @@ BOOST_AUTO_TEST_CASE(a_damaged_inbox_fails_capture_and_rebuild_instead_of_ending
   BOOST_TEST(captured.stderr_text.find("the database file is damaged") != std::string::npos, captured.stderr_text);
   BOOST_TEST(!std::filesystem::exists(dir.file("out.jsonl")));
 
+  // The processor (serve, replay) reads them to apply them: it stops at the damage instead
+  // of taking every row up to the newest as applied.
+  dir.write("nothing.jsonl", "");
+  auto processed = run_healthhook({"replay", dir.file("nothing.jsonl"), "--database", database});
+  BOOST_TEST(processed.exit_code == 1);
+  BOOST_TEST(processed.stderr_text.find("the inbox cannot be read past seq " + std::to_string(seq - 1) +
+                                        ", though rows up to seq " + std::to_string(kDeliveries) + " are there") !=
+                 std::string::npos,
+             processed.stderr_text);
+  BOOST_TEST(query_int(database, "SELECT applied_seq FROM processor_state") < seq);
+
+  // rebuild checks the pages before it empties anything.
   auto rebuilt = run_healthhook({"rebuild", "--database", database});
   BOOST_TEST(rebuilt.exit_code == 1);
-  BOOST_TEST(rebuilt.stderr_text.find("the inbox cannot be read past seq " + std::to_string(seq - 1)) != std::string::npos,
+  BOOST_TEST(rebuilt.stderr_text.find("the database file is damaged (PRAGMA quick_check: On tree page ") !=
+                 std::string::npos,
              rebuilt.stderr_text);
-  BOOST_TEST(rebuilt.stderr_text.find("the database file is damaged") != std::string::npos, rebuilt.stderr_text);
+  BOOST_TEST(std::count(rebuilt.stderr_text.begin(), rebuilt.stderr_text.end(), '\n') == 1, rebuilt.stderr_text);
+
+  // Rows skipped in the middle of the walk, which still ends at the newest: capture counts
+  // what it read against the received_at index, rebuild checks the pages before it empties
+  // anything (it replaced the derived tables with fewer rows, exit 0).
+  const std::string skipping = dir.file("skipping.db");
+  BOOST_REQUIRE(run_healthhook({"replay", dir.file("capture.jsonl"), "--database", skipping}).exit_code == 0);
+  damage_drop_a_root_child(skipping);
+  const int64_t samples = query_int(skipping, "SELECT count(*) FROM samples");
+  BOOST_TEST(samples > 0);
+  captured = run_healthhook({"capture", "--database", skipping, "-o", dir.file("out.jsonl")});
+  BOOST_TEST(captured.exit_code == 1, captured.stderr_text);
+  BOOST_TEST(!std::filesystem::exists(dir.file("out.jsonl")));
+  rebuilt = run_healthhook({"rebuild", "--database", skipping});
+  BOOST_TEST(rebuilt.exit_code == 1);
+  BOOST_TEST(rebuilt.stderr_text.find("the database file is damaged (PRAGMA quick_check: ") != std::string::npos,
+             rebuilt.stderr_text);
+  BOOST_TEST(rebuilt.stderr_text.find("(nothing was changed)") != std::string::npos, rebuilt.stderr_text);
+  BOOST_TEST(query_int(skipping, "SELECT count(*) FROM samples") == samples);
 }
 
 BOOST_AUTO_TEST_CASE(a_replay_the_store_stops_says_what_it_stored) {
