@@ -181,7 +181,9 @@ Result<std::string> ServeConsoleActions::backfill(const console::ActionRequest& 
   if (last_day_ms < *start_ms) return bad_request("until is before since");
   std::vector<std::string> providers;
   if (const auto provider = field(request, "provider")) {
-    if (auto checked = fetcher::check_provider(*provider, warnings, "provider"); !checked) return bad_request(checked.error());
+    if (auto checked = fetcher::check_provider(*provider, warnings, "provider"); !checked) {
+      return bad_request(checked.error());
+    }
     providers.emplace_back(*provider);
   } else {
     auto reader = store::open_read_store(database_);

@@ -33,7 +33,9 @@ void add_version_everywhere(CLI::App& app, const std::string& version) {
 // between 5 and 60") or as no value at all (`--batch ""` as if the flag were absent).
 void refuse_empty_numbers(CLI::App& app) {
   static const CLI::Validator not_empty(
-      [](std::string& value) { return value.empty() ? std::string("empty value (a number is expected)") : std::string(); },
+      [](std::string& value) {
+        return value.empty() ? std::string("empty value (a number is expected)") : std::string();
+      },
       "", "not empty");
   for (CLI::Option* option : app.get_options()) {
     const std::string type = option->get_type_name();
@@ -80,14 +82,12 @@ int refused_by_the_system(const CLI::App& app, const std::string& what, bool no_
   return hh::cli::kExitFailure;
 }
 
-}  // namespace
-
 // What was printed must have reached standard output: a full disk (`> /dev/full`) or a
 // closed descriptor fails the command (exit 1) as it fails query's and capture's own
 // writes, instead of exiting 0 with nothing written. The command ran to its end first, so
 // the line says that what it did is done (a purge, a queued job): only its report is lost.
 // std::cout shares stdout's buffer (synchronised with stdio), so one flush covers both.
-static int with_stdout_written(int exit_code, const std::string& command) {
+int with_stdout_written(int exit_code, const std::string& command) {
   std::cout.flush();
   if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return exit_code;
   const int error = errno;
@@ -97,7 +97,7 @@ static int with_stdout_written(int exit_code, const std::string& command) {
   return hh::cli::kExitFailure;
 }
 
-static int run(int argc, char** argv, std::string& command) {
+int run(int argc, char** argv, std::string& command) {
   hh::store::prepare_backends();  // before any command opens a store
   // A file-size limit (ulimit -f, systemd's LimitFSIZE) reached by a write must fail that
   // write (EFBIG: a 503 in serve, an error elsewhere), not kill the process with SIGXFSZ.
@@ -195,6 +195,8 @@ static int run(int argc, char** argv, std::string& command) {
   }
   return exit_code;
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   std::string command = "healthhook";

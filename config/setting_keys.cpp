@@ -246,9 +246,9 @@ std::vector<SettingKey> make_keys() {
                  "starts with /; at most 1024 bytes; not /v1/…, /healthz, /readyz, /metrics or /console…"),
       integer_key("processing_sessions", [](auto& s) -> auto& { return s.processing_sessions; }, {1, 8},
                   "PostgreSQL only (a SQLite file refuses it): sessions that apply deliveries in this instance, "
-                  "each a share of the users (16 shards in all, shared with the other instances). More use more of the database server's "
-                  "cores for large deliveries, at a cost per small one; each adds a connection, two threads and "
-                  "up to 32 MiB of bodies read ahead."),
+                  "each a share of the users (16 shards in all, shared with the other instances). More use more "
+                  "of the database server's cores for large deliveries, at a cost per small one; each adds a "
+                  "connection, two threads and up to 32 MiB of bodies read ahead."),
       integer_key("max_body_bytes", [](auto& s) -> auto& { return s.max_body_bytes; }, {1024, int64_t{1} << 30},
                   "Largest request body accepted; a larger delivery gets 413. Lowered at start, with a warning, to what one row of the store holds with the headers (SQLite: about 999,979,520 bytes at the default max_header_bytes; PostgreSQL: about 1 GiB less the headers)."),
       secret_files_key(),

@@ -57,7 +57,13 @@ class DeliveryQueryOf final : public DeliveryQuery {
   void finish() override { statements_.finish(); }
 
  private:
-  enum Statement : size_t { delivery_by_id, delivery_bounds, delivery_window, delivery_window_newest_first, delivery_count };
+  enum Statement : size_t {
+    delivery_by_id,
+    delivery_bounds,
+    delivery_window,
+    delivery_window_newest_first,
+    delivery_count
+  };
 
   static int64_t since_of(const DeliveryFilter& filter) {
     return filter.since_ms.value_or(std::numeric_limits<int64_t>::min());

@@ -96,7 +96,9 @@ Result<void> SqliteStore::check_pages() {
   std::string verdict = *row ? std::string(check->column_text(0)) : "ok";
   check->reset();
   // One line: "*** in database main ***\nOn tree page 89 cell 0: Rowid 16383 out of order".
-  if (const std::string heading = "*** in database main ***\n"; verdict.starts_with(heading)) verdict.erase(0, heading.size());
+  if (const std::string heading = "*** in database main ***\n"; verdict.starts_with(heading)) {
+    verdict.erase(0, heading.size());
+  }
   std::replace(verdict.begin(), verdict.end(), '\n', ' ');
   if (verdict == "ok") return {};
   return fail(ErrorKind::io, path_ + ": the database file is damaged (PRAGMA quick_check: " + verdict +

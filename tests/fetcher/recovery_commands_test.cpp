@@ -288,7 +288,8 @@ BOOST_AUTO_TEST_CASE(backfill_queues_an_unknown_resource_and_provider_with_warni
              typo.stderr_text);
   // And every resource: one with a space or a '/' failed at every attempt of its job.
   for (const char* resource : {"heart rate", "sleep/x"}) {
-    const auto refused = run_backfill(database, kNoticeUser, {"--resource", resource, "--provider", "oura", "--since", "2024-05-01"});
+    const auto refused =
+        run_backfill(database, kNoticeUser, {"--resource", resource, "--provider", "oura", "--since", "2024-05-01"});
     BOOST_TEST(refused.exit_code == 2);
     BOOST_TEST(refused.stderr_text.find("is not a resource slug") != std::string::npos, refused.stderr_text);
   }
