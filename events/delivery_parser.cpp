@@ -142,7 +142,11 @@ bool DeliveryParser::Impl::open(std::string_view text, std::string_view what, od
   const JsonPath here{};
   if (!open_document(text, what, doc)) return false;
   if (auto code = doc.get_object().get(root)) {
-    if (code == simdjson::INCORRECT_TYPE) return json.fail(here, what, "not a JSON object");
+    if (code == simdjson::INCORRECT_TYPE) {
+      // JSON has no byte order mark (RFC 8259 §8.1): named, as it is invisible in most tools.
+      if (text.starts_with("\xEF\xBB\xBF")) return json.fail(here, what, "starts with a UTF-8 byte order mark");
+      return json.fail(here, what, "not a JSON object");
+    }
     // simdjson says "ended early" for a root that does not end the input too ("{…} trailing").
     if (code == simdjson::INCOMPLETE_ARRAY_OR_OBJECT && json::text_after_value(text, json::kSimdjsonMaxDepth)) {
       return json.fail(here, what, "content after the top-level object");

@@ -781,6 +781,9 @@ BOOST_AUTO_TEST_CASE(envelope_errors) {
   BOOST_TEST(webhook(R"({"event_type":"daily.data.sleep.created","data":[{"id":"x"}]})").error ==
              "data: expected an object, got an array");
   BOOST_TEST(webhook("event_type=daily.data.sleep.created").error == "body: not a JSON object");
+  // A byte order mark is named: it is invisible in most tools, and the object after it looks fine.
+  BOOST_TEST(webhook("\xEF\xBB\xBF{\"event_type\":\"daily.data.sleep.created\",\"data\":{}}").error ==
+             "body: starts with a UTF-8 byte order mark");
   const ParseResult r = webhook("{event_type: 1}");
   BOOST_TEST((r.status == Status::invalid));
   BOOST_TEST(r.error.substr(0, 20) == "body: not valid JSON");
