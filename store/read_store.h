@@ -101,17 +101,14 @@ class DeliveryQuery {
   // the next call.
   virtual Result<bool> find(std::string_view message_id, StoredDelivery& row) = 0;
   // Starts the export of a window. `first_seq`/`last_seq` (for progress) are set to the
-  // seq range of the rows received in the window, or 0/0 when it is empty.
+  // seq range of the rows received in the window, or 0/0 when it is empty. Read inside a
+  // ReadSnapshot: next() fails (ErrorKind::io) when the walk reads rows out of order, or
+  // ends having read less than the window holds (a damaged file: decision 077).
   virtual Result<void> start_export(const DeliveryFilter& filter, int64_t& first_seq, int64_t& last_seq) = 0;
   // The search of GET /v1/deliveries (the console): the rows of the window newest first
   // (seq descending), below `before_seq` when given. Unbounded: the caller stops reading
   // when it has enough, then calls finish().
   virtual Result<void> start_newest_first(const DeliveryFilter& filter, std::optional<int64_t> before_seq) = 0;
-  // How many rows were received in the filter's time window (and of its origin; the event
-  // type and status aside), found through the received_at index, not along the rows: an
-  // export checks that its walk of the rows, which a damaged page can cut short or make
-  // skip rows without an error, read as many.
-  virtual Result<int64_t> count_window(const DeliveryFilter& filter) = 0;
   virtual Result<bool> next(StoredDelivery& row) = 0;
   virtual void finish() = 0;
 };

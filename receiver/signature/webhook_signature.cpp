@@ -109,8 +109,9 @@ Result<std::shared_ptr<const Verifier>> Verifier::create(std::span<const std::st
 namespace {
 
 // Decode every "v1," entry once; other versions (v1a = ed25519) are skipped. A sender has a
-// few entries during a rotation; more than kMaxCandidates are ignored.
-constexpr size_t kMaxCandidates = 8;
+// few entries during a rotation; past kMaxCandidates the rest are ignored (a bound on the
+// work a forged header buys; each entry costs a base64 decode and a comparison per key).
+constexpr size_t kMaxCandidates = 64;
 using Candidates = unsigned char[kMaxCandidates][kMacBytes];
 
 size_t read_candidates(std::string_view signature, Candidates& candidates) {

@@ -33,30 +33,94 @@ class DeliveryQueryOf final : public DeliveryQuery {
   }
 
   Result<void> start_export(const DeliveryFilter& filter, int64_t& first_seq, int64_t& last_seq) override {
-    return start_window(filter, delivery_window, std::nullopt, first_seq, last_seq);
+    walk_.reset();
+    if (auto started = start_window(filter, delivery_window, std::nullopt, first_seq, last_seq); !started) {
+      return started;
+    }
+    walk_ = Walk{filter, last_seq};
+    return {};
   }
 
   Result<void> start_newest_first(const DeliveryFilter& filter, std::optional<int64_t> before_seq) override {
+    walk_.reset();
     int64_t first_seq = 0, last_seq = 0;
     return start_window(filter, delivery_window_newest_first, before_seq, first_seq, last_seq);
   }
 
-  Result<int64_t> count_window(const DeliveryFilter& filter) override {
-    int64_t rows = 0;
-    QueryArgs args;
-    args.add(since_of(filter)).add(until_of(filter)).add(int64_t{filter.webhooks_only ? 1 : 0});
-    auto read = statements_.lookup(delivery_count, args,
-                                   [&](const auto& s) { rows = s.column_optional_int(0).value_or(0); });
-    if (!read) return fail(read);
-    return rows;
-  }
-
   Result<bool> next(StoredDelivery& row) override {
-    return statements_.next([&row](const auto& s) { read_delivery(s, row); });
+    auto more = statements_.next([&row](const auto& s) { read_delivery(s, row); });
+    if (!more || !walk_) return more;
+    if (*more) {
+      if (row.seq <= walk_->seq) {
+        const int64_t before = walk_->seq;
+        walk_.reset();
+        return damaged("the deliveries are read out of order (seq " + std::to_string(row.seq) + " after seq " +
+                       std::to_string(before) + ")");
+      }
+      walk_->seq = row.seq;
+      ++walk_->read;
+      return true;
+    }
+    const Walk walk = std::move(*walk_);
+    walk_.reset();
+    if (auto checked = check_walk(walk); !checked) return fail(checked);
+    return false;
   }
-  void finish() override { statements_.finish(); }
+  void finish() override {
+    walk_.reset();
+    statements_.finish();
+  }
 
  private:
+  // An export's walk along the primary key, checked as it goes and at its end: a damaged
+  // page can end it early, make it skip rows or read rows twice, without an error from
+  // the database (SQLite; decision 077). Read inside a ReadSnapshot, so that the checks'
+  // own queries see what the walk saw.
+  struct Walk {
+    DeliveryFilter filter;
+    int64_t last_seq = 0;  // the newest seq received in the window
+    int64_t seq = 0;       // the last row read
+    int64_t read = 0;      // rows read
+  };
+
+  static Error damaged(const std::string& what) {
+    return fail(ErrorKind::io, what + ": the database file is damaged (`PRAGMA integrity_check` says where; "
+                                      "restore it from a backup)");
+  }
+
+  Result<void> check_walk(const Walk& walk) {
+    // The newest row the filter takes, found from the other end (a descent from the root),
+    // is the last one the walk read.
+    if (walk.last_seq != 0 && walk.seq != walk.last_seq) {
+      int64_t first_seq = 0, last_seq = 0;
+      auto started = start_window(walk.filter, delivery_window_newest_first, walk.last_seq + 1, first_seq, last_seq);
+      if (!started) return started;
+      StoredDelivery newest;
+      auto found = statements_.next([&newest](const auto& s) { read_delivery(s, newest); });
+      statements_.finish();
+      if (!found) return fail(found);
+      if (*found && newest.seq > walk.seq) {
+        return damaged("the deliveries cannot be read past seq " + std::to_string(walk.seq) + ", though seq " +
+                       std::to_string(newest.seq) + " is there");
+      }
+    }
+    // Without a filter on the event type or status the walk read every row of the window:
+    // as many as are found through the received_at index (a skip in its middle).
+    if (!walk.filter.event_type_glob && !walk.filter.status) {
+      int64_t counted = 0;
+      QueryArgs args;
+      args.add(since_of(walk.filter)).add(until_of(walk.filter)).add(int64_t{walk.filter.webhooks_only ? 1 : 0});
+      auto read = statements_.lookup(delivery_count, args,
+                                     [&](const auto& s) { counted = s.column_optional_int(0).value_or(0); });
+      if (!read) return fail(read);
+      if (counted != walk.read) {
+        return damaged("read " + std::to_string(walk.read) + " deliveries where the index of the inbox counts " +
+                       std::to_string(counted));
+      }
+    }
+    return {};
+  }
+
   enum Statement : size_t {
     delivery_by_id,
     delivery_bounds,
@@ -115,6 +179,7 @@ class DeliveryQueryOf final : public DeliveryQuery {
   }
 
   typename Reads::template Listings<5> statements_;
+  std::optional<Walk> walk_;  // while an export is read
 };
 
 }  // namespace hh::store

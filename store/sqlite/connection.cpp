@@ -11,6 +11,15 @@
 
 namespace hh::sqlite {
 
+// SQLite's own words for a damaged file ("database disk image is malformed") say nothing of
+// what to do: said once here, for every statement.
+std::string with_advice(std::string error, int extended_code) {
+  if ((extended_code & 0xff) == SQLITE_CORRUPT) {
+    error += ": the database file is damaged (`PRAGMA integrity_check` says where; restore it from a backup)";
+  }
+  return error;
+}
+
 ErrorKind error_kind(int extended_code) {
   switch (extended_code & 0xff) {
     case SQLITE_CONSTRAINT:
@@ -80,7 +89,7 @@ Result<void> Connection::exec(std::string_view sql) {
   if (rc != SQLITE_OK) {
     std::string error = message ? message : sqlite3_errstr(rc);
     sqlite3_free(message);
-    return fail(error_kind(rc), error + " (in: " + first_line(sql) + ")");
+    return fail(error_kind(rc), with_advice(error, rc) + " (in: " + first_line(sql) + ")");
   }
   return {};
 }
@@ -198,7 +207,7 @@ Result<bool> Statement::step() {
   const int rc = sqlite3_step(handle_.get());
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  std::string error = sqlite3_errmsg(sqlite3_db_handle(handle_.get()));
+  std::string error = with_advice(sqlite3_errmsg(sqlite3_db_handle(handle_.get())), rc);
   reset();
   return fail(error_kind(rc), error);
 }

@@ -41,6 +41,16 @@ BOOST_AUTO_TEST_CASE(any_matching_entry_of_several_passes) {
   BOOST_TEST(verifier_for({kSecret})->verify({kId, kTimestamp, header}, kBody, kNow) == Verdict::ok);
 }
 
+// Any of the header's first 64 `v1,` entries may match (the 9th was ignored once).
+BOOST_AUTO_TEST_CASE(a_match_after_many_wrong_entries_passes) {
+  std::string header;
+  for (int i = 0; i < 63; ++i) header += "v1,AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA= ";
+  BOOST_TEST(verifier_for({kSecret})->verify({kId, kTimestamp, header + kSignature}, kBody, kNow) == Verdict::ok);
+  header += "v1,AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA= ";  // the 65th is past the bound
+  BOOST_TEST(verifier_for({kSecret})->verify({kId, kTimestamp, header + kSignature}, kBody, kNow) ==
+             Verdict::no_matching_signature);
+}
+
 BOOST_AUTO_TEST_CASE(rotation_accepts_any_configured_secret) {
   const std::string other = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
   auto v = verifier_for({other, kSecret});

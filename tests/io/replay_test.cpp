@@ -564,6 +564,10 @@ BOOST_AUTO_TEST_CASE(a_damaged_inbox_fails_capture_and_rebuild_instead_of_ending
   BOOST_TEST(captured.exit_code == 1);
   BOOST_TEST(captured.stderr_text.find("the database file is damaged") != std::string::npos, captured.stderr_text);
   BOOST_TEST(!std::filesystem::exists(dir.file("out.jsonl")));
+  // `query deliveries` reads the same walk, and checks it the same way.
+  auto queried = run_healthhook({"query", "deliveries", "--database", database});
+  BOOST_TEST(queried.exit_code == 1);
+  BOOST_TEST(queried.stderr_text.find("the database file is damaged") != std::string::npos, queried.stderr_text);
 
   // The processor (serve, replay) reads them to apply them: it stops at the damage instead
   // of taking every row up to the newest as applied.
@@ -594,7 +598,11 @@ BOOST_AUTO_TEST_CASE(a_damaged_inbox_fails_capture_and_rebuild_instead_of_ending
   BOOST_TEST(samples > 0);
   captured = run_healthhook({"capture", "--database", skipping, "-o", dir.file("out.jsonl")});
   BOOST_TEST(captured.exit_code == 1, captured.stderr_text);
+  BOOST_TEST(captured.stderr_text.find("the database file is damaged") != std::string::npos, captured.stderr_text);
   BOOST_TEST(!std::filesystem::exists(dir.file("out.jsonl")));
+  queried = run_healthhook({"query", "deliveries", "--database", skipping});
+  BOOST_TEST(queried.exit_code == 1);
+  BOOST_TEST(queried.stderr_text.find("the database file is damaged") != std::string::npos, queried.stderr_text);
   rebuilt = run_healthhook({"rebuild", "--database", skipping});
   BOOST_TEST(rebuilt.exit_code == 1);
   BOOST_TEST(rebuilt.stderr_text.find("the database file is damaged (PRAGMA quick_check: ") != std::string::npos,
