@@ -30,6 +30,41 @@ std::optional<int64_t> parse_id(std::string_view text) {
 
 Error bad_request(std::string message) { return Error{std::move(message), ErrorKind::data}; }
 
+// The fields each action takes (docs/console.md). Any other is refused: a misspelt
+// `job_id` (or a JSON body, read as one form field) left jobs-requeue-dead with no id, and
+// it requeued every dead job.
+struct ActionFields {
+  std::string_view action;
+  std::initializer_list<std::string_view> fields;
+};
+const ActionFields kActionFields[] = {
+    {"forward-requeue", {"destination", "state", "ids"}},
+    {"forward-pause", {"destination"}},
+    {"forward-resume", {"destination"}},
+    {"jobs-requeue-dead", {"job_id"}},
+    {"backfill", {"user_id", "resources", "since", "until", "provider"}},
+    {"refresh", {"user_id"}},
+};
+
+Result<void> check_fields(const console::ActionRequest& request) {
+  const auto known = std::find_if(std::begin(kActionFields), std::end(kActionFields),
+                                  [&](const ActionFields& a) { return a.action == request.name; });
+  if (known == std::end(kActionFields)) return bad_request("this server has no action \"" + request.name + "\"");
+  for (const auto& [name, value] : request.fields) {
+    if (std::find(known->fields.begin(), known->fields.end(), name) != known->fields.end()) continue;
+    std::string taken;
+    for (const std::string_view f : known->fields) taken += (taken.empty() ? "" : ", ") + std::string(f);
+    // Named when it is a word; the sender's other bytes stay out of the answer and the log.
+    const bool word = !name.empty() && name.size() <= 32 && std::all_of(name.begin(), name.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    });
+    const std::string shown = word ? "unknown field \"" + name + "\"" : "a field whose name is not a word";
+    return bad_request(shown + " (" + request.name + " takes " + taken +
+                       "; fields are sent as a form, application/x-www-form-urlencoded)");
+  }
+  return {};
+}
+
 }  // namespace
 
 ServeConsoleActions::ServeConsoleActions(store::Database database, const config::Settings& settings,
@@ -45,6 +80,7 @@ ServeConsoleActions::ServeConsoleActions(store::Database database, const config:
 }
 
 Result<std::string> ServeConsoleActions::run(const console::ActionRequest& request) {
+  if (auto checked = check_fields(request); !checked) return fail(checked);
   if (request.name == "forward-requeue") return forward_requeue(request);
   if (request.name == "jobs-requeue-dead") return jobs_requeue(request);
   if (request.name == "forward-pause" || request.name == "forward-resume") return forward_pause(request);

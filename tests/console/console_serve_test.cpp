@@ -254,17 +254,27 @@ BOOST_AUTO_TEST_CASE(actions_need_an_admin_session_and_its_csrf_token) {
   BOOST_TEST(unknown.status == 404, unknown.body);
   BOOST_TEST(unknown.body.find("no such action") != std::string::npos, unknown.body);
   BOOST_TEST(server.wait_for_log("\"event\":\"console_action\",\"token\":\"admin\"", std::chrono::seconds(5)));
+  // A field the action does not take is refused, nothing done: a misspelt job_id (or a JSON
+  // body, read as one odd field) left the action without an id, and it requeued every dead job.
+  for (const std::string& body : {std::string("jobid=5"), std::string(R"({"job_id":"5"})")}) {
+    const HttpResponse misspelt = client.request("POST", target, body, good);
+    BOOST_TEST(misspelt.status == 400, misspelt.body);
+    BOOST_TEST(misspelt.body.find(body.starts_with("{") ? "a field whose name is not a word" : "unknown field \\\"jobid\\\"") !=
+                   std::string::npos,
+               misspelt.body);
+    BOOST_TEST(misspelt.body.find("jobs-requeue-dead takes job_id") != std::string::npos, misspelt.body);
+  }
   // Field names are the sender's: one that would end the line, or take a key of the line,
-  // is left out of it; every line stays one JSON object.
+  // is left out of the action's log line; every line stays one JSON object.
   const HttpResponse odd = client.request(
       "POST", target, "a%0A%7B%22event%22%3A%22injected%22%7D=1&event=forged&error=none&note_1=kept", good);
-  BOOST_TEST(odd.status == 200, odd.body);
+  BOOST_TEST(odd.status == 400, odd.body);
   BOOST_TEST(server.wait_for_log("\"note_1\":\"kept\"", std::chrono::seconds(5)));
   // A long field is logged whole: the record says what was acted on (fields of more than
   // 128 characters were left out).
   std::string ids = "1";
   for (int i = 2; i <= 200; ++i) ids += "," + std::to_string(i);
-  BOOST_TEST(client.request("POST", target, "note_2=" + ids, good).status == 200);
+  BOOST_TEST(client.request("POST", target, "note_2=" + ids, good).status == 400);
   BOOST_TEST(server.wait_for_log("\"note_2\":\"" + ids + "\"", std::chrono::seconds(5)));
   for (const std::string& line : server.log_lines()) {
     BOOST_TEST((line.starts_with("{\"level\":") && line.ends_with("}")), line);
