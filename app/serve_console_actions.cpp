@@ -129,18 +129,26 @@ Result<std::string> ServeConsoleActions::forward_requeue(const console::ActionRe
     if (!count) return fail(count);
     requeued = *count;
   } else {
+    // Every id checked before any is requeued, as `forward requeue` does: an id that names
+    // no entry, or one of another destination, refuses the whole action.
+    std::vector<int64_t> checked;
     std::string_view rest = *ids;
     while (!rest.empty()) {
       const size_t comma = std::min(rest.find(','), rest.size());
       const auto id = parse_id(rest.substr(0, comma));
       rest.remove_prefix(std::min(comma + 1, rest.size()));
       if (!id) return bad_request("ids: expected outbox ids separated by commas");
-      // Only entries of this destination (an id names one entry of one destination).
       auto entry = (*outbox)->find(*id);
       if (!entry) return fail(entry);
-      if (!*entry || (*entry)->destination != *destination) continue;
+      if (!*entry) return bad_request("ids: no outbox entry " + std::to_string(*id));
+      if ((*entry)->destination != *destination) {
+        return bad_request("ids: outbox entry " + std::to_string(*id) + " is not of destination " + *destination);
+      }
+      checked.push_back(*id);
+    }
+    for (const int64_t id : checked) {
       store::OutboxSelection selection;
-      selection.outbox_id = *id;
+      selection.outbox_id = id;
       auto count = (*outbox)->requeue(selection, now);
       if (!count) return fail(count);
       requeued += *count;

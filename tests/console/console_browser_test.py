@@ -622,6 +622,10 @@ def run_checks(checks, args, server, backend, signing_file, sent, read_token, ad
         checks.wait(lambda: backend.ids() >= set(sent), "the requeued forwards did not reach the backend",
                     FORWARD_WAIT_S)
         checks.eventually("#/forwarding", lambda: checks.text(dead) == "0", "dead entries stayed", FORWARD_WAIT_S)
+        # An id that names no entry is refused, as `healthhook forward requeue` refuses it
+        # (it answered {"requeued":0}).
+        status, text = checks.fetch("POST", "/console/api/actions/forward-requeue", "destination=backend&ids=99999999")
+        assert status == 400 and "no outbox entry 99999999" in text, (status, text)
     checks.run("requeue_dead_forwards", requeue_dead_forwards)
 
     def pause_and_resume():
