@@ -256,6 +256,16 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       (void)n;
       // A Content-Length above body_limit fails already while the header is parsed.
       if (ec == bhttp::error::body_limit) {
+        // A path that takes no body says so whatever the size announced (a 413 would
+        // suggest a smaller body were welcome there).
+        const auto& head = parser->get();
+        if (router.match(head.method(), head.target()) == Router::Match::found &&
+            !router.authenticates(head.method(), head.target())) {
+          count(limits, Refusal::bad_request);
+          Response response = refusal(Status::bad_request, "this path takes no request body");
+          co_await refuse(stream, response, *parser, limits, control);
+          co_return;
+        }
         Response response = too_large(limits, parser->get().target());
         co_await refuse(stream, response, *parser, limits, control);
         co_return;

@@ -367,6 +367,15 @@ BOOST_AUTO_TEST_CASE(head_is_answered_as_get_without_a_body) {
       BOOST_TEST(head.received.ends_with("\r\n\r\n"), head.received);
     }
   }
+  // A path that takes no body says so whatever the size announced (over max_body_bytes it
+  // was a 413 "body larger than max_body_bytes", as if a smaller one were welcome).
+  for (const std::string length : {"5", "99999999999"}) {
+    const auto answer = raw_exchange(s.server.port(),
+                                     "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: " + length + "\r\n\r\n",
+                                     std::chrono::seconds(5));
+    BOOST_TEST(answer.received.starts_with("HTTP/1.1 400"), answer.received);
+    BOOST_TEST(answer.received.find("this path takes no request body") != std::string::npos, answer.received);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(custom_webhook_path) {
