@@ -113,12 +113,13 @@ function overviewModel(data) {
 export async function overview(root) {
   const cards = h('section', { class: 'cards' });
   const charts = h('section', { class: 'charts' });
+  const inbox = h('section', {});
   const forwarding = h('section', {});
   const teams = h('section', {});
   // Shown while a refresh fails (the server stopped, the network went): the figures below
   // are then the last ones read, not today's.
   const stale = h('p', { id: 'overview-stale', class: 'error', hidden: true });
-  root.append(h('h1', {}, 'Overview'), stale, cards, charts, forwarding, teams);
+  root.append(h('h1', {}, 'Overview'), stale, cards, charts, inbox, forwarding, teams);
   let lastRead = Date.now();
   const draw = async () => {
     const data = await api('/api/overview');
@@ -176,6 +177,19 @@ export async function overview(root) {
       lineChart(gauge('healthhook_forward_outbox_pending', (l) => l.destination), range,
                 { title: 'Forwards pending, per destination', data: { chart: 'forwarding' } }),
     );
+
+    // What the inbox holds in all (the cards above count since this start), per family and
+    // outcome: healthhook_inbox_deliveries{family,status}.
+    const held = m.find('healthhook_inbox_deliveries');
+    const families = [...new Set(held.map((s) => s.labels.family))].sort();
+    const statuses = [...new Set(held.map((s) => s.labels.status))].sort();
+    const count = (family, status) => held.filter((s) => s.labels.family === family && (!status || s.labels.status === status))
+      .reduce((sum, s) => sum + (m.latest(s) ?? 0), 0);
+    inbox.replaceChildren(h('h2', {}, 'In the inbox, by family'), families.length
+      ? table('overview-inbox', ['Family', ...statuses, 'In all'], families.map((f) => h('tr', { 'data-family': f },
+        h('td', {}, f), ...statuses.map((st) => h('td', { 'data-status': st }, String(count(f, st)))),
+        h('td', { 'data-status': 'all' }, String(count(f))))))
+      : h('p', { class: 'muted' }, 'The inbox holds no processed delivery yet.'));
 
     const destinations = await api('/v1/forwarding');
     const rows = [];
