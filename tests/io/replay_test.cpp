@@ -456,27 +456,36 @@ BOOST_AUTO_TEST_CASE(an_export_is_never_written_over_its_store) {
 // rest. It printed only the error.
 namespace {
 
+// Pages of the inbox's b-tree, with the page size, read after a checkpoint has put every
+// page in the file (the damage below is done to the file itself): `sql` selects page numbers.
+struct InboxPages {
+  std::vector<int64_t> pages;
+  int64_t page_size = 0;
+};
+InboxPages inbox_pages(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  BOOST_REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  BOOST_REQUIRE(sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_stmt* statement = nullptr;
+  BOOST_REQUIRE(sqlite3_prepare_v2(db, sql.c_str(), -1, &statement, nullptr) == SQLITE_OK);
+  InboxPages found;
+  while (sqlite3_step(statement) == SQLITE_ROW) found.pages.push_back(sqlite3_column_int64(statement, 0));
+  sqlite3_finalize(statement);
+  BOOST_REQUIRE(sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &statement, nullptr) == SQLITE_OK);
+  BOOST_REQUIRE(sqlite3_step(statement) == SQLITE_ROW);
+  found.page_size = sqlite3_column_int64(statement, 0);
+  sqlite3_finalize(statement);
+  sqlite3_close(db);
+  return found;
+}
+
 // Damages the inbox as a torn or overwritten page can: the first key of a leaf page in the
 // middle of the table is made larger than any seq in it. SQLite's walk in seq order then
 // stops there without an error (a key past the walk's bound), while a descent from the root
 // still finds the newest rows. Returns the seq whose key it changed.
 int64_t damage_a_middle_inbox_key(const std::string& path) {
-  sqlite3* db = nullptr;
-  BOOST_REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  BOOST_REQUIRE(sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr) == SQLITE_OK);
-  sqlite3_stmt* statement = nullptr;
-  BOOST_REQUIRE(sqlite3_prepare_v2(db,
-                                   "SELECT pageno, (SELECT page_size FROM pragma_page_size) FROM dbstat "
-                                   "WHERE name = 'inbox' AND pagetype = 'leaf' ORDER BY path",
-                                   -1, &statement, nullptr) == SQLITE_OK);
-  std::vector<int64_t> leaves;
-  int64_t page_size = 0;
-  while (sqlite3_step(statement) == SQLITE_ROW) {
-    leaves.push_back(sqlite3_column_int64(statement, 0));
-    page_size = sqlite3_column_int64(statement, 1);
-  }
-  sqlite3_finalize(statement);
-  sqlite3_close(db);
+  const auto [leaves, page_size] =
+      inbox_pages(path, "SELECT pageno FROM dbstat WHERE name = 'inbox' AND pagetype = 'leaf' ORDER BY path");
   BOOST_REQUIRE(leaves.size() >= 4);
   std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
   const int64_t page_at = (leaves[leaves.size() / 2] - 1) * page_size;
@@ -501,18 +510,9 @@ int64_t damage_a_middle_inbox_key(const std::string& path) {
 // from it, so SQLite's walk in seq order skips that child's rows in the middle and goes on
 // to the end, without an error.
 void damage_drop_a_root_child(const std::string& path) {
-  sqlite3* db = nullptr;
-  BOOST_REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  BOOST_REQUIRE(sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr) == SQLITE_OK);
-  sqlite3_stmt* statement = nullptr;
-  BOOST_REQUIRE(sqlite3_prepare_v2(db,
-                                   "SELECT rootpage, (SELECT page_size FROM pragma_page_size) FROM sqlite_master "
-                                   "WHERE name = 'inbox'",
-                                   -1, &statement, nullptr) == SQLITE_OK);
-  BOOST_REQUIRE(sqlite3_step(statement) == SQLITE_ROW);
-  const int64_t root = sqlite3_column_int64(statement, 0), page_size = sqlite3_column_int64(statement, 1);
-  sqlite3_finalize(statement);
-  sqlite3_close(db);
+  const auto [roots, page_size] = inbox_pages(path, "SELECT rootpage FROM sqlite_master WHERE name = 'inbox'");
+  BOOST_REQUIRE(roots.size() == 1u);
+  const int64_t root = roots.front();
   std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
   std::string page(static_cast<size_t>(page_size), '\0');
   file.seekg((root - 1) * page_size);
