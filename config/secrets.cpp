@@ -39,8 +39,18 @@ namespace {
 // "keys/signing" is not.
 bool looks_like_a_secret(std::string_view value) {
   if (value.starts_with("whsec_") || value.starts_with("sk_")) return true;
-  if (value.starts_with('/')) return false;
   bool upper = false, lower = false, digit = false;
+  if (value.starts_with('/')) {
+    // An absolute path, unless it is the base64 of a key (a random key's starts with '/' one
+    // time in 64), which mixes cases and digits as a path seldom does.
+    for (const char c : value) {
+      upper = upper || (c >= 'A' && c <= 'Z');
+      lower = lower || (c >= 'a' && c <= 'z');
+      digit = digit || (c >= '0' && c <= '9');
+    }
+    const auto key = base64_decode(value);
+    return upper && lower && digit && value.find('.') == std::string_view::npos && key && key->size() >= 16;
+  }
   for (const char c : value) {
     const bool is_upper = c >= 'A' && c <= 'Z', is_lower = c >= 'a' && c <= 'z', is_digit = c >= '0' && c <= '9';
     if (!is_upper && !is_lower && !is_digit && c != '.' && c != '_' && c != '-' && c != '/') return true;
