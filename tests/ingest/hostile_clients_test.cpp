@@ -50,9 +50,12 @@ BOOST_AUTO_TEST_CASE(idle_sockets_beyond_the_descriptor_limit_cost_neither_cpu_n
   BOOST_TEST(status == 200);
   BOOST_TEST(server.stop() == 0);
   // One summary line (at stop; the interval is a minute), counts inside: the sockets beyond
-  // max_connections came faster than the ones before them could make room (a second).
+  // max_connections were refused, or, when the ones before them had idled a second by then
+  // (a loaded machine: CI's sanitizers), made room by closing those.
   BOOST_TEST(hostile::lines_containing(server, "\"event\":\"refusals\"") == 1u);
-  BOOST_TEST(hostile::lines_containing(server, "\"connection_limit\":") == 1u);
+  BOOST_TEST(hostile::lines_containing(server, "\"connection_limit\":") +
+                 hostile::lines_containing(server, "\"evicted_idle\":") >=
+             1u);
   BOOST_TEST(hostile::lines_containing(server, "accept_failed\",") == 0u);      // no line per failure
 }
 
