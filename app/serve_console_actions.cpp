@@ -30,30 +30,13 @@ std::optional<int64_t> parse_id(std::string_view text) {
 
 Error bad_request(std::string message) { return Error{std::move(message), ErrorKind::data}; }
 
-// The fields each action takes (docs/console.md). Any other is refused: a misspelt
-// `job_id` (or a JSON body, read as one form field) left jobs-requeue-dead with no id, and
-// it requeued every dead job.
-struct ActionFields {
-  std::string_view action;
-  std::initializer_list<std::string_view> fields;
-};
-const ActionFields kActionFields[] = {
-    {"forward-requeue", {"destination", "state", "ids"}},
-    {"forward-pause", {"destination"}},
-    {"forward-resume", {"destination"}},
-    {"jobs-requeue-dead", {"job_id"}},
-    {"backfill", {"user_id", "resources", "since", "until", "provider"}},
-    {"refresh", {"user_id"}},
-};
-
-Result<void> check_fields(const console::ActionRequest& request) {
-  const auto known = std::find_if(std::begin(kActionFields), std::end(kActionFields),
-                                  [&](const ActionFields& a) { return a.action == request.name; });
-  if (known == std::end(kActionFields)) return bad_request("this server has no action \"" + request.name + "\"");
+// A field an action does not take is refused: a misspelt `job_id` (or a JSON body, read as
+// one form field) left jobs-requeue-dead with no id, and it requeued every dead job.
+Result<void> check_fields(const console::ActionRequest& request, std::initializer_list<std::string_view> fields) {
   for (const auto& [name, value] : request.fields) {
-    if (std::find(known->fields.begin(), known->fields.end(), name) != known->fields.end()) continue;
+    if (std::find(fields.begin(), fields.end(), name) != fields.end()) continue;
     std::string taken;
-    for (const std::string_view f : known->fields) taken += (taken.empty() ? "" : ", ") + std::string(f);
+    for (const std::string_view f : fields) taken += (taken.empty() ? "" : ", ") + std::string(f);
     // Named when it is a word; the sender's other bytes stay out of the answer and the log.
     const bool word = !name.empty() && name.size() <= 32 && std::all_of(name.begin(), name.end(), [](char c) {
       return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
@@ -80,13 +63,26 @@ ServeConsoleActions::ServeConsoleActions(store::Database database, const config:
 }
 
 Result<std::string> ServeConsoleActions::run(const console::ActionRequest& request) {
-  if (auto checked = check_fields(request); !checked) return fail(checked);
-  if (request.name == "forward-requeue") return forward_requeue(request);
-  if (request.name == "jobs-requeue-dead") return jobs_requeue(request);
-  if (request.name == "forward-pause" || request.name == "forward-resume") return forward_pause(request);
-  if (request.name == "backfill") return backfill(request);
-  if (request.name == "refresh") return refresh(request);
-  return bad_request("this server has no action \"" + request.name + "\"");
+  // Each action, what runs it and the fields it takes (docs/console.md).
+  using Handler = Result<std::string> (ServeConsoleActions::*)(const console::ActionRequest&);
+  struct Action {
+    std::string_view name;
+    Handler handler;
+    std::initializer_list<std::string_view> fields;
+  };
+  static const Action kActions[] = {
+      {"forward-requeue", &ServeConsoleActions::forward_requeue, {"destination", "state", "ids"}},
+      {"forward-pause", &ServeConsoleActions::forward_pause, {"destination"}},
+      {"forward-resume", &ServeConsoleActions::forward_pause, {"destination"}},
+      {"jobs-requeue-dead", &ServeConsoleActions::jobs_requeue, {"job_id"}},
+      {"backfill", &ServeConsoleActions::backfill, {"user_id", "resources", "since", "until", "provider"}},
+      {"refresh", &ServeConsoleActions::refresh, {"user_id"}},
+  };
+  const auto action = std::find_if(std::begin(kActions), std::end(kActions),
+                                   [&](const Action& a) { return a.name == request.name; });
+  if (action == std::end(kActions)) return bad_request("this server has no action \"" + request.name + "\"");
+  if (auto checked = check_fields(request, action->fields); !checked) return fail(checked);
+  return (this->*action->handler)(request);
 }
 
 Result<std::string> ServeConsoleActions::destination_of(const console::ActionRequest& request) const {

@@ -39,28 +39,26 @@ namespace {
 // "keys/signing" is not.
 bool looks_like_a_secret(std::string_view value) {
   if (value.starts_with("whsec_") || value.starts_with("sk_")) return true;
-  bool upper = false, lower = false, digit = false;
-  if (value.starts_with('/')) {
-    // An absolute path, unless it is the base64 of a key (a random key's starts with '/' one
-    // time in 64), which mixes cases and digits as a path seldom does.
-    for (const char c : value) {
-      upper = upper || (c >= 'A' && c <= 'Z');
-      lower = lower || (c >= 'a' && c <= 'z');
-      digit = digit || (c >= '0' && c <= '9');
-    }
-    const auto key = base64_decode(value);
-    return upper && lower && digit && value.find('.') == std::string_view::npos && key && key->size() >= 16;
-  }
+  bool upper = false, lower = false, digit = false, other = false;
   for (const char c : value) {
     const bool is_upper = c >= 'A' && c <= 'Z', is_lower = c >= 'a' && c <= 'z', is_digit = c >= '0' && c <= '9';
-    if (!is_upper && !is_lower && !is_digit && c != '.' && c != '_' && c != '-' && c != '/') return true;
+    other = other || (!is_upper && !is_lower && !is_digit && c != '.' && c != '_' && c != '-' && c != '/');
     upper = upper || is_upper;
     lower = lower || is_lower;
     digit = digit || is_digit;
   }
-  if (value.find('.') == std::string_view::npos) {
-    if (const auto key = base64_decode(value); key && key->size() >= 16) return true;
+  const bool has_dot = value.find('.') != std::string_view::npos;
+  const auto is_a_key = [&] {
+    const auto key = base64_decode(value);
+    return key && key->size() >= 16;
+  };
+  if (value.starts_with('/')) {
+    // An absolute path, unless it is the base64 of a key (a random key's starts with '/' one
+    // time in 64), which mixes cases and digits as a path seldom does.
+    return upper && lower && digit && !has_dot && is_a_key();
   }
+  if (other) return true;
+  if (!has_dot && is_a_key()) return true;
   return value.size() >= 16 && value.find_first_of("./") == std::string_view::npos && upper && lower && digit;
 }
 

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "store/damaged_file.h"
 #include "store/queries/listings.h"
 #include "store/queries/query_args.h"
 #include "store/read_query_common.h"
@@ -84,8 +85,7 @@ class DeliveryQueryOf final : public DeliveryQuery {
   };
 
   static Error damaged(const std::string& what) {
-    return fail(ErrorKind::io, what + ": the database file is damaged (`PRAGMA integrity_check` says where; "
-                                      "restore it from a backup)");
+    return fail(ErrorKind::io, what + ": " + damaged_file());
   }
 
   Result<void> check_walk(const Walk& walk) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "store/damaged_file.h"
 #include "store/sqlite/frame_vfs.h"
 
 namespace hh::sqlite {
@@ -15,7 +16,7 @@ namespace hh::sqlite {
 // what to do: said once here, for every statement.
 std::string with_advice(std::string error, int extended_code) {
   if ((extended_code & 0xff) == SQLITE_CORRUPT) {
-    error += ": the database file is damaged (`PRAGMA integrity_check` says where; restore it from a backup)";
+    error += ": " + store::damaged_file();
   }
   return error;
 }

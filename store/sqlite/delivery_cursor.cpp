@@ -1,5 +1,6 @@
 #include "store/sqlite/delivery_cursor.h"
 
+#include "store/damaged_file.h"
 #include "store/sqlite/database.h"
 
 namespace hh::store {
@@ -59,8 +60,7 @@ Result<void> SqliteDeliveryCursor::check_read_through() {
   if (newest <= seen_seq_) return {};
   return fail(ErrorKind::io, "the inbox cannot be read past seq " + std::to_string(seen_seq_) +
                                  ", though rows up to seq " + std::to_string(newest) +
-                                 " are there: the database file is damaged (`PRAGMA integrity_check` "
-                                 "says where; restore it from a backup)");
+                                 " are there: " + store::damaged_file());
 }
 
 Result<bool> SqliteDeliveryCursor::next(PendingDelivery& pending) {

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "store/damaged_file.h"
 #include "store/sqlite/database.h"
 #include "store/sqlite/sqlite_body_retention.h"
 #include "store/sqlite/jobs/job_store.h"
@@ -92,7 +93,7 @@ Result<void> SqliteStore::check_pages() {
   auto check = db_.prepare("PRAGMA quick_check(1)");  // the first problem is enough
   if (!check) return fail(check, path_);
   auto row = check->step();
-  if (!row) return fail(ErrorKind::io, path_ + ": the database file is damaged: " + row.error());
+  if (!row) return fail(row, path_);  // SQLite's "malformed" comes with_advice already
   std::string verdict = *row ? std::string(check->column_text(0)) : "ok";
   check->reset();
   // One line: "*** in database main ***\nOn tree page 89 cell 0: Rowid 16383 out of order".
@@ -101,8 +102,7 @@ Result<void> SqliteStore::check_pages() {
   }
   std::replace(verdict.begin(), verdict.end(), '\n', ' ');
   if (verdict == "ok") return {};
-  return fail(ErrorKind::io, path_ + ": the database file is damaged (PRAGMA quick_check: " + verdict +
-                                 "); restore it from a backup");
+  return fail(ErrorKind::io, path_ + ": " + damaged_file("PRAGMA quick_check: " + verdict));
 }
 
 std::string SqliteStore::local_folder() const {
