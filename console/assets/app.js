@@ -1,6 +1,6 @@
 // The console's shell: signs the page in from the session, shows the page the hash route
 // names (pages.js) and keeps the navigation current.
-import { h, json, route, session, signedOut, stopRefresh } from '/console/assets/session.js';
+import { adoptSession, h, json, route, session, signedOut, stopRefresh } from '/console/assets/session.js';
 import { pages } from '/console/assets/pages.js';
 
 async function show() {
@@ -23,18 +23,14 @@ async function show() {
 }
 
 async function start() {
-  const info = await json(await fetch('/console/api/session', { credentials: 'same-origin' }));
-  session.role = info.role;
-  session.csrf = info.csrf_token;
-  document.getElementById('who').textContent =
-    info.role === 'admin' ? 'signed in with the admin token' : 'read-only (read token)';
-  document.body.classList.toggle('admin', info.role === 'admin');
+  adoptSession(await json(await fetch('/console/api/session', { credentials: 'same-origin' })));
   document.getElementById('sign-out').addEventListener('click', async () => {
     await fetch('/console/sign-out', { method: 'POST', credentials: 'same-origin',
                                        headers: { 'X-CSRF-Token': session.csrf } });
     signedOut();
   });
   window.addEventListener('hashchange', show);
+  window.addEventListener('healthhook-session', show);
   await show();
 }
 

@@ -59,7 +59,36 @@ export async function act(name, fields = {}) {
   // The session ended (signed out in another tab, expired): the sign-in page says the action
   // was not done, or the operator would take it for done.
   if (response.status === 401) sessionStorage.setItem('healthhook-undone', name.replaceAll('_', ' '));
+  // Another tab signed this browser in again (its cookie is the new session's, this tab's
+  // token the old one's): said as that, and the page redrawn for the new session's role,
+  // instead of "missing or wrong CSRF token" under an "admin" heading that no longer holds.
+  if (response.status === 403) {
+    const now = await fetch('/console/api/session', { credentials: 'same-origin' });
+    if (now.status === 401) { signedOut(); throw new Error('signed out'); }
+    const info = now.ok ? await now.json() : null;
+    if (info && info.csrf_token !== session.csrf) {
+      adoptSession(info);
+      throw new Error('not done: this browser signed in again in another tab, now ' + roleText(info.role) +
+                      '; the page shows what this session may do');
+    }
+  }
   return json(response);
+}
+
+export function roleText(role) {
+  return role === 'admin' ? 'signed in with the admin token' : 'read-only (read token)';
+}
+
+// Takes the session the server answers for (GET /console/api/session): the header says its
+// role, admin-only controls show or hide with it, and the shell redraws the page
+// (the 'healthhook-session' event) when it replaces one.
+export function adoptSession(info) {
+  const replacing = session.csrf !== null;
+  session.role = info.role;
+  session.csrf = info.csrf_token;
+  document.getElementById('who').textContent = roleText(info.role);
+  document.body.classList.toggle('admin', info.role === 'admin');
+  if (replacing) window.dispatchEvent(new Event('healthhook-session'));
 }
 
 export function isAdmin() { return session.role === 'admin'; }

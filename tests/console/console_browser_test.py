@@ -674,6 +674,34 @@ def run_checks(checks, args, server, backend, signing_file, sent, read_token, ad
         checks.screenshot("jobs")
     checks.run("the_follow_ups_page_loads", jobs_page)
 
+    def a_tab_signed_in_again_elsewhere_says_so():
+        # This tab signed in with the admin token; another tab of the browser then signs in
+        # with the read token, so the cookie is that session's. This tab's next action is
+        # refused and says why, and the page is drawn again without the admin's buttons (it
+        # said "missing or wrong CSRF token" under a heading that still read "admin").
+        checks.open("#/jobs")  # signed in with the admin token since the CSRF check
+        checks.element("#jobs-table")
+        assert checks.text("#who") == "signed in with the admin token", checks.text("#who")
+        button = checks.element('button[data-action="jobs-requeue-dead"]')
+        status = checks.driver.execute_async_script("""
+            const [token, done] = arguments;
+            fetch('/console/sign-in', {method: 'POST', credentials: 'same-origin',
+                headers: {'Content-Type': 'application/x-www-form-urlencoded',
+                          'X-Requested-With': 'healthhook-console'},
+                body: 'token=' + encodeURIComponent(token)}).then(r => done(r.status), e => done(String(e)));
+        """, read_token)
+        assert status == 200, status
+        button.click()
+        checks.wait(lambda: "signed in again in another tab" in checks.text("#flash.error"),
+                    "the refused action did not say the session changed")
+        checks.wait(lambda: checks.text("#who") == "read-only (read token)", "the heading still names the admin")
+        checks.element("#page[data-ready] #jobs-table")
+        assert not checks.elements("button[data-action]"), "admin buttons still shown to the read-only session"
+        checks.screenshot("signed-in-again-elsewhere")
+        checks.sign_out()
+        checks.sign_in(admin_token)
+    checks.run("a_tab_signed_in_again_elsewhere_says_so", a_tab_signed_in_again_elsewhere_says_so)
+
     def no_other_origin():
         checks.note_origins()
         assert not checks.foreign, "requests to another origin: %s" % checks.foreign
