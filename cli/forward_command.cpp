@@ -61,7 +61,7 @@ std::string outbox_json_line(const store::OutboxEntry& e) {
   line.optional_string("user_id", optional_text(e.user_id)).optional_string("order_key", optional_text(e.order_key));
   line.string("state", e.state).integer("attempts", e.attempts);
   if (e.post_id) {
-    line.string("post", forward::message_id(*e.post_id));
+    line.string("post", forward::post_message_id(*e.post_id));
   } else {
     line.null("post");
   }
@@ -253,7 +253,7 @@ int run_forward_show(const config::Settings& settings, store::Outbox& outbox, co
             << "op:              " << e.op << "\n"
             << "order_key:       " << e.order_key.value_or("") << "\n"
             << "attempts:        " << e.attempts << "\n"
-            << "post:            " << (e.post_id ? forward::message_id(*e.post_id) : "") << "\n"
+            << "post:            " << (e.post_id ? forward::post_message_id(*e.post_id) : "") << "\n"
             << "created_at:      " << format_rfc3339_ms(e.created_at_ms) << "\n"
             << "next_attempt_at: " << format_rfc3339_ms(e.next_attempt_at_ms) << "\n"
             << "last_status:     " << (e.last_status ? std::to_string(*e.last_status) : "") << "\n"

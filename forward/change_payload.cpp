@@ -161,6 +161,10 @@ Result<void> append_change(std::string& out, store::ReadStore& rows, const store
 
 std::string message_id(int64_t outbox_id) { return "hhf_" + std::to_string(outbox_id); }
 
+std::string post_message_id(int64_t post_id) {
+  return post_id < 0 ? message_id(-post_id) + ".1" : message_id(post_id);
+}
+
 Result<std::vector<std::string>> render_change_items(store::ReadStore& rows,
                                                     std::span<const store::OutboxEntry* const> entries) {
   store::ReadSnapshot snapshot(rows);

@@ -25,6 +25,10 @@ namespace hh::forward {
 
 // "hhf_<outbox_id>": a change's message id, and a POST's (its first change's).
 std::string message_id(int64_t outbox_id);
+// A POST's webhook-id from its post_id: its first change's id; a POST formed again from
+// the first user and resource of a POST of several that failed (post_id -<its first
+// outbox_id>, forward/post_scheduler.h) is "hhf_<first>.1", an id never used before.
+std::string post_message_id(int64_t post_id);
 
 // Each of `entries` (kind "change") as its object in a POST's "changes", read inside one
 // snapshot of `rows`: what a POST pins (store::OutboxEntry::content) before it first goes

@@ -111,7 +111,7 @@ Look PostScheduler::next_posts(int64_t now_ms, size_t posts) {
       post.webhook_id = post.entries.front().row_key;
     } else {
       const int64_t post_id = p.pinned.value_or(post.entries.front().outbox_id);
-      post.webhook_id = message_id(post_id);
+      post.webhook_id = post_message_id(post_id);
       // Its rows are read now unless a failed attempt kept them: a new POST, and one pinned
       // whose only attempt was cut short (a crash or stop before its answer came; after a
       // restart it would otherwise read its rows again at every attempt).
@@ -243,28 +243,57 @@ void PostScheduler::record_failure(const OutgoingPost& post, const PostOutcome& 
     verdict = Verdict::final;
     error = "gave up: older than max_age after " + std::to_string(attempts) + " attempts; last: " + error;
   }
+  // A POST of several users or resources that the backend failed is not sent again: an id
+  // names one content for ever, and as long as it was retried every user in it waited for
+  // the one the backend refuses (spec §10: a due entry is never held back by other users').
+  // Its first user and resource's entries form a POST again, under an id never used
+  // (post_message_id(): "hhf_<first>.1"), with what they carried; the others' leave it and
+  // go out in POSTs planned afresh after the backoff. A POST of one user and resource, the
+  // only kind formed again, is never split: an id is formed again at most once. Only on an
+  // answer to retry (the backend said it did not take it, for now): after a timeout or a
+  // connection lost it may have applied the POST, and a backend that deduplicates by
+  // webhook-id would apply its changes again under the new ids; a final answer kills the
+  // POST whole, as before (dead entries hold back nothing, and `forward requeue` sends it
+  // again, to be split then if the backend asks for a retry).
+  const bool whole = verdict != Verdict::retry || !outcome.status;
+  std::vector<int64_t> kept, leaving;
+  const std::optional<std::string>& first_key = post.entries.front().order_key;
+  for (const auto& e : post.entries) {
+    (whole || e.order_key == first_key ? kept : leaving).push_back(e.outbox_id);
+  }
+  const int64_t post_id = post.entries.front().post_id.value_or(post.ids.front());
+  store::PostPin pin{leaving.empty() ? post_id : -post.ids.front(), kept, {}};
   if (post.content_unsaved) {
     // What this attempt carried, kept for every later one (the same bytes under this id).
-    // A failure to write it only means the retry reads the rows again.
-    store::PostPin pin{post.entries.front().post_id.value_or(post.ids.front()), post.ids, {}};
-    for (const auto& e : post.entries) pin.contents.push_back(e.content.value_or(""));
-    if (auto kept = outbox_.pin({&pin, 1}); !kept) {
-      log::warn("forward_content_not_kept").str("destination", settings_.name).str("error", kept.error());
+    for (const auto& e : post.entries) {
+      if (whole || e.order_key == first_key) pin.contents.push_back(e.content.value_or(""));
     }
   }
-  const auto n = static_cast<uint64_t>(post.ids.size());
+  if (!leaving.empty()) {
+    if (auto split = outbox_.split(pin, leaving); !split) {
+      // Nothing changed: the POST goes on whole, under its id, as before a split.
+      log::warn("forward_post_not_split").str("destination", settings_.name).str("error", split.error());
+      kept = post.ids;
+      leaving.clear();
+    }
+  } else if (post.content_unsaved) {
+    // A failure to write it only means the retry reads the rows again.
+    if (auto pinned = outbox_.pin({&pin, 1}); !pinned) {
+      log::warn("forward_content_not_kept").str("destination", settings_.name).str("error", pinned.error());
+    }
+  }
+  const auto delay = retry_delay(backoff_, attempts, outcome.retry_after_s, random_);
   Result<void> written;
   if (verdict == Verdict::final) {
-    written = outbox_.dead(post.ids, status, error);
-    if (written) metrics_.dead.fetch_add(n, std::memory_order_relaxed);
+    written = outbox_.dead(kept, status, error);
+    if (written) metrics_.dead.fetch_add(kept.size(), std::memory_order_relaxed);
     log::warn("forward_dead")
         .str("destination", s.name)
         .str("id", post.webhook_id)
-        .num("messages", static_cast<int64_t>(n))
+        .num("messages", static_cast<int64_t>(kept.size()))
         .num("attempts", attempts)
         .str("error", error);
   } else {
-    const auto delay = retry_delay(backoff_, attempts, outcome.retry_after_s, random_);
     written = outbox_.retry_later(post.ids, now_ms + delay.count(), status, error);
     if (!failing_) {
       log::warn("forward_failing")

@@ -219,6 +219,11 @@ class Outbox {
   // pinned to its POST).
   virtual Result<void> retry_later(std::span<const int64_t> ids, int64_t next_attempt_at_ms,
                                    std::optional<int64_t> status, const std::string& error) = 0;
+  // A POST of several users and resources that failed, split (forward/post_scheduler.h: a
+  // failing user holds back no other): `kept` pinned as pin() pins a POST, `leaving` out of
+  // any POST (post_id and content NULL, still pending), in one transaction: a crash in
+  // between must not leave part of a POST under its old id.
+  virtual Result<void> split(const PostPin& kept, std::span<const int64_t> leaving) = 0;
   // failed for good: each entry's attempts + 1, state dead; their keys' next pending
   // entries become heads.
   virtual Result<void> dead(std::span<const int64_t> ids, std::optional<int64_t> status, const std::string& error) = 0;

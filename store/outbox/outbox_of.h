@@ -323,25 +323,20 @@ class OutboxOf final : public Outbox {
     auto txn = session_.begin();
     if (!txn) return fail(txn);
     for (const PostPin& post : posts) {
-      if (post.ids.empty()) continue;
-      if (post.contents.size() == post.ids.size()) {  // changes mode: each entry with what it carries
-        for (size_t i = 0; i < post.ids.size(); ++i) {
-          if (auto done = session_.exec(kOutboxNoSlot,
-                                        "UPDATE outbox SET post_id = ?1, content = ?2, content_bytes = ?3 WHERE outbox_id = ?4",
-                                        QueryArgs()
-                                            .add(post.post_id)
-                                            .add(post.contents[i])
-                                            .add(static_cast<int64_t>(post.contents[i].size()))
-                                            .add(post.ids[i]));
-              !done) {
-            return fail(done);
-          }
-        }
-        continue;
-      }
+      if (auto pinned = pin_one(post); !pinned) return pinned;
+    }
+    return txn->commit();
+  }
+
+  Result<void> split(const PostPin& kept, std::span<const int64_t> leaving) override {
+    auto txn = session_.begin();
+    if (!txn) return fail(txn);
+    if (auto pinned = pin_one(kept); !pinned) return pinned;
+    if (!leaving.empty()) {
       if (auto done = session_.exec(kOutboxNoSlot,
-                                    "UPDATE outbox SET post_id = ?1 WHERE outbox_id IN " + outbox_id_list(post.ids),
-                                    QueryArgs().add(post.post_id));
+                                    "UPDATE outbox SET post_id = NULL, content = NULL, content_bytes = NULL "
+                                    "WHERE outbox_id IN " + outbox_id_list(leaving),
+                                    QueryArgs());
           !done) {
         return fail(done);
       }
@@ -444,6 +439,29 @@ class OutboxOf final : public Outbox {
   }
 
  private:
+  // One POST's pins, inside the caller's transaction.
+  Result<void> pin_one(const PostPin& post) {
+    if (post.ids.empty()) return {};
+    if (post.contents.size() == post.ids.size()) {  // changes mode: each entry with what it carries
+      for (size_t i = 0; i < post.ids.size(); ++i) {
+        if (auto done = session_.exec(kOutboxNoSlot,
+                                      "UPDATE outbox SET post_id = ?1, content = ?2, content_bytes = ?3 WHERE outbox_id = ?4",
+                                      QueryArgs()
+                                          .add(post.post_id)
+                                          .add(post.contents[i])
+                                          .add(static_cast<int64_t>(post.contents[i].size()))
+                                          .add(post.ids[i]));
+            !done) {
+          return fail(done);
+        }
+      }
+      return {};
+    }
+    return done(session_.exec(kOutboxNoSlot,
+                              "UPDATE outbox SET post_id = ?1 WHERE outbox_id IN " + outbox_id_list(post.ids),
+                              QueryArgs().add(post.post_id)));
+  }
+
   // figures(): the deliveries whose entries the sender has yet to make, per destination
   // that took the making over (none where the writer always makes them).
   std::string unmade_figures() const {

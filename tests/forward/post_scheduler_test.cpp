@@ -167,6 +167,79 @@ BOOST_AUTO_TEST_CASE(a_post_cut_short_by_a_crash_keeps_what_its_next_attempt_car
   BOOST_TEST(version == 2);
 }
 
+// A POST that carried two users' changes and failed is not sent again: its first user's
+// changes form a POST of their own under an id never used ("hhf_1.1": an id names one
+// content for ever), and the other user's go out in a POST of their own, which gets through
+// while the backend goes on refusing the first (spec §10: a due entry is never held back by
+// other users'). They stayed pinned beside the refused user's for as long as that POST lived.
+BOOST_AUTO_TEST_CASE(a_failed_post_of_two_users_goes_on_with_its_first_and_frees_the_other) {
+  Scheduled s;
+  const auto renderer = [](std::span<const store::OutboxEntry* const> entries) -> Result<std::vector<std::string>> {
+    std::vector<std::string> contents;
+    for (const auto* e : entries) contents.push_back("change " + std::to_string(e->outbox_id));
+    return contents;
+  };
+  forward::PostScheduler scheduler(scheduler_settings(10), *s.outbox, s.metrics, 1);
+  scheduler.render_contents_with(renderer);
+  s.add(1, "a/sleep", kStart);
+  s.add(2, "b/sleep", kStart);
+  s.add(3, "a/sleep", kStart);
+  s.add(4, "b/sleep", kStart);
+  auto look = scheduler.next_posts(kStart, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  BOOST_TEST((ids_of(look.posts.front()) == std::vector<int64_t>{1, 2, 3, 4}));
+  scheduler.finished(look.posts.front(), answered(500), kStart + 100);  // the backend refuses a's
+  for (const int64_t id : {1, 3}) {
+    BOOST_TEST((s.entry(id).post_id == std::optional<int64_t>(-1)));
+    BOOST_TEST((s.entry(id).content == std::optional<std::string>("change " + std::to_string(id))));
+  }
+  for (const int64_t id : {2, 4}) {
+    BOOST_TEST(!s.entry(id).post_id.has_value());
+    BOOST_TEST(!s.entry(id).content.has_value());
+    BOOST_TEST(s.entry(id).attempts == 1);  // they were in the attempt
+  }
+  look = scheduler.next_posts(kStart + 60'000, 2);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 2u);
+  std::map<std::string, std::vector<int64_t>> posts;
+  for (const auto& post : look.posts) posts[post.webhook_id] = post.ids;
+  BOOST_TEST(!posts.contains("hhf_1"));  // never again, now that it would carry less
+  BOOST_TEST((posts["hhf_1.1"] == std::vector<int64_t>{1, 3}));
+  BOOST_TEST((posts["hhf_2"] == std::vector<int64_t>{2, 4}));
+  for (const auto& post : look.posts) {
+    for (const auto& e : post.entries) {
+      if (post.webhook_id == "hhf_1.1") {  // what it carried, kept
+        BOOST_TEST((e.content == std::optional<std::string>("change " + std::to_string(e.outbox_id))));
+      }
+    }
+    scheduler.finished(post, answered(post.webhook_id == "hhf_1.1" ? 500 : 200), kStart + 61'000);
+  }
+  // One user and resource: retried whole under its id, never split again.
+  look = scheduler.next_posts(kStart + 120'000, 2);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  BOOST_TEST(look.posts.front().webhook_id == "hhf_1.1");
+  BOOST_TEST((ids_of(look.posts.front()) == std::vector<int64_t>{1, 3}));
+  BOOST_TEST(!s.outbox->find(2).value().has_value());  // b's were delivered and deleted
+  BOOST_TEST(!s.outbox->find(4).value().has_value());
+}
+
+// Not after a timeout: the backend may have applied the POST, and one that deduplicates by
+// webhook-id would apply its changes again under new ids. It goes on whole, under its id.
+BOOST_AUTO_TEST_CASE(a_post_of_two_users_that_timed_out_goes_on_whole) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(10), *s.outbox, s.metrics, 1);
+  s.add(1, "a/sleep", kStart);
+  s.add(2, "b/sleep", kStart);
+  auto look = scheduler.next_posts(kStart, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  scheduler.finished(look.posts.front(), timed_out(), kStart + 100);
+  BOOST_TEST((s.entry(1).post_id == std::optional<int64_t>(1)));
+  BOOST_TEST((s.entry(2).post_id == std::optional<int64_t>(1)));
+  look = scheduler.next_posts(kStart + 60'000, 2);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  BOOST_TEST(look.posts.front().webhook_id == "hhf_1");
+  BOOST_TEST((ids_of(look.posts.front()) == std::vector<int64_t>{1, 2}));
+}
+
 BOOST_AUTO_TEST_CASE(each_entry_counts_its_own_attempts_and_the_most_decides) {
   Scheduled s;
   forward::PostScheduler scheduler(scheduler_settings(10), *s.outbox, s.metrics, 2);
