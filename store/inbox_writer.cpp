@@ -194,13 +194,24 @@ void InboxWriter::probe_after_failure() {
   commit_failures_.succeeded();
 }
 
+std::optional<std::chrono::milliseconds> InboxWriter::commit_stalled() const {
+  const int64_t started = commit_started_ns_.load(std::memory_order_relaxed);
+  if (started == 0) return std::nullopt;
+  const auto running = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(started)));
+  if (running <= options_.stalled_commit) return std::nullopt;
+  return running;
+}
+
 void InboxWriter::commit_batch(std::vector<Pending>& batch) {
   std::vector<const NewDelivery*> deliveries;
   deliveries.reserve(batch.size());
   for (const auto& pending : batch) deliveries.push_back(&pending.delivery);
 
   const auto started = std::chrono::steady_clock::now();
+  commit_started_ns_.store(started.time_since_epoch().count(), std::memory_order_relaxed);
   auto appended = inbox_.append(deliveries);
+  commit_started_ns_.store(0, std::memory_order_relaxed);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   stats_.batches.fetch_add(1, std::memory_order_relaxed);
   stats_.commit_micros_total.fetch_add(static_cast<uint64_t>(seconds * 1e6), std::memory_order_relaxed);

@@ -49,6 +49,9 @@ struct WriterOptions {
   std::chrono::milliseconds idle_wakeup{1000};  // background work runs at least this often
   std::string disk_path;                        // folder whose free space is watched ("" = don't)
   uint64_t min_free_disk_bytes = 0;             // below: refuse (503) before the store fails
+  // A commit running longer than this is stalled (a database that stopped answering):
+  // /readyz says not ready while it runs, as the deliveries waiting on it get 503s.
+  std::chrono::milliseconds stalled_commit{5000};
 };
 
 class InboxWriter {
@@ -94,6 +97,8 @@ class InboxWriter {
   }
   bool disk_low() const { return disk_low_.load(std::memory_order_relaxed); }
   bool accepting() const;  // below the marks, disk not low, not stopping
+  // How long the commit running now has run, when longer than options.stalled_commit.
+  std::optional<std::chrono::milliseconds> commit_stalled() const;
 
   // Counters for metrics (monotonic).
   struct Stats {
@@ -153,6 +158,7 @@ class InboxWriter {
   std::atomic<int64_t> durable_seq_{0};  // with a CommitSync: set by the sync thread
   int64_t sync_requested_seq_ = 0;       // with a CommitSync, writer thread: newest seq a sync was asked for
   std::atomic<bool> last_commit_ok_{true};
+  std::atomic<int64_t> commit_started_ns_{0};  // steady clock of the commit running now; 0: none
   std::chrono::steady_clock::time_point last_probe_{};
   ErrorKind last_failure_kind_ = ErrorKind::other;  // of the last failed commit (writer thread)
   std::atomic<bool> disk_low_{false};

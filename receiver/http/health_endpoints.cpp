@@ -15,6 +15,11 @@ void add_health_endpoints(Router& router, const store::InboxWriter& writer) {
       problem = "inbox WAL sync failed (" + sync_failure + "); restart healthhook";
     } else if (!writer.last_commit_ok()) {
       problem = "last inbox commit failed";
+    } else if (const auto stalled = writer.commit_stalled()) {
+      // The database stopped answering (a frozen or unreachable PostgreSQL, a stuck disk):
+      // the deliveries waiting on this commit get 503s at their deadline, so not ready.
+      problem = "inbox commit running for " + std::to_string(stalled->count() / 1000) +
+                " s (the database does not answer)";
     } else if (writer.disk_low()) {
       problem = "disk nearly full";
     } else if (!writer.accepting()) {

@@ -136,6 +136,35 @@ BOOST_AUTO_TEST_CASE(queued_deliveries_share_one_commit_and_get_seq_in_order) {
   BOOST_TEST(s.count() == 50);
 }
 
+// A commit that hangs (a PostgreSQL server frozen, a lock held): the writer says it is
+// stalled while it runs past options.stalled_commit, so /readyz turns not ready while the
+// deliveries waiting on it get their 503s; and says so no more once it has ended.
+BOOST_AUTO_TEST_CASE(a_commit_running_past_its_deadline_is_stalled_until_it_ends) {
+  Store s;
+  s.db.wait_when_busy(std::chrono::seconds(20));
+  auto holder = store::open_for_writing(s.dir.file("inbox.db"), {});
+  BOOST_REQUIRE(holder.ok());
+  BOOST_REQUIRE(holder->exec("BEGIN IMMEDIATE").ok());
+  store::WriterOptions options;
+  options.stalled_commit = std::chrono::milliseconds(100);
+  store::InboxWriter writer(s.inbox, options);
+  writer.start();
+  BOOST_TEST(!writer.commit_stalled().has_value());  // nothing to commit
+  Collected collected;
+  BOOST_REQUIRE(writer.submit(delivery("held"), collected.for_id("held")) == store::InboxWriter::Admission::queued);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (!writer.commit_stalled() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  BOOST_REQUIRE(writer.commit_stalled().has_value());
+  BOOST_TEST(writer.commit_stalled()->count() > 100);
+  BOOST_REQUIRE(holder->exec("ROLLBACK").ok());  // the database answers again
+  collected.wait_for(1);
+  BOOST_TEST((collected.outcomes.front().second.kind == Kind::stored));
+  BOOST_TEST(!writer.commit_stalled().has_value());
+  writer.stop();
+}
+
 BOOST_AUTO_TEST_CASE(duplicates_inside_a_batch_and_after_restart) {
   TempDir dir;
   {
