@@ -42,10 +42,7 @@ http::net::awaitable<http::Response> ReadApi::handle_trusted(std::string target,
 }
 
 http::Response ReadApi::answer(http::Request& request) {
-  const auto authorization = request.find(http::bhttp::field::authorization);
-  if (!token_.accepts(authorization == request.end() ? std::string_view() : std::string_view(authorization->value()))) {
-    return http::bearer_refusal();
-  }
+  if (!token_.accepts(request)) return http::bearer_refusal();
   return answer_target(request.target(), false);
 }
 

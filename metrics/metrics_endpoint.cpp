@@ -19,7 +19,7 @@ void MetricsEndpoint::install(http::Router& router, http::BlockingPool& pool, st
   if (!token.empty()) required.emplace(token);
   router.add(http::bhttp::verb::get, "/metrics",
              [this, &pool, required](http::Request& request) -> http::net::awaitable<http::Response> {
-               if (required && !required->accepts(request[http::bhttp::field::authorization])) {
+               if (required && !required->accepts(request)) {
                  co_return http::bearer_refusal();
                }
                co_return http::text_response(http::Status::ok, co_await http::run_off_io(pool, [this] { return render(); }),

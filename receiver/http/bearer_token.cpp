@@ -16,6 +16,12 @@ Response bearer_refusal() {
 
 BearerToken::BearerToken(std::string_view token) : digest_(sha256(token)) {}
 
+bool BearerToken::accepts(const Request& request) const {
+  if (request.count(bhttp::field::authorization) > 1) return false;
+  const auto authorization = request.find(bhttp::field::authorization);
+  return accepts(authorization == request.end() ? std::string_view() : std::string_view(authorization->value()));
+}
+
 bool BearerToken::accepts(std::string_view authorization) const {
   constexpr std::string_view kScheme = "bearer ";  // the scheme is case-insensitive (RFC 9110 §11.1)
   if (authorization.size() <= kScheme.size() ||

@@ -21,6 +21,10 @@ class BearerToken {
   explicit BearerToken(std::string_view token);
   // `authorization`: the header's value ("" when absent).
   bool accepts(std::string_view authorization) const;
+  // The request's one Authorization header. Two are refused whatever they hold (RFC 9110
+  // allows one): the first was checked, so a proxy that adds its own after the client's
+  // let the client's through, or not, by their order.
+  bool accepts(const Request& request) const;
 
  private:
   std::array<unsigned char, 32> digest_{};

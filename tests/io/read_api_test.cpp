@@ -72,6 +72,15 @@ BOOST_AUTO_TEST_CASE(requests_need_the_bearer_token) {
   BOOST_TEST(api.client.get("/v1/changes", {{"authorization", "Basic " + kToken}}).status == 401);
   BOOST_TEST(api.client.get("/v1/deliveries/x", {{"authorization", "Bearer "}}).status == 401);
   BOOST_TEST(api.client.get("/v1/changes", {{"authorization", "bearer " + kToken}}).status == 200);
+  // Two Authorization headers are refused in either order (the first alone was checked:
+  // the right token first let a wrong second through).
+  for (const std::string& headers : {"Authorization: Bearer " + kToken + "\r\nAuthorization: Bearer nope\r\n",
+                                     "Authorization: Bearer nope\r\nAuthorization: Bearer " + kToken + "\r\n"}) {
+    const auto reply = raw_exchange(api.server.port(),
+                                          "GET /v1/changes HTTP/1.1\r\nHost: x\r\n" + headers + "Connection: close\r\n\r\n",
+                                          std::chrono::seconds(10));
+    BOOST_TEST(reply.starts_with("HTTP/1.1 401"), reply.received);
+  }
   BOOST_TEST(api.get("/v1/changes").body == "{\"items\":[],\"next_after\":0,\"next_cursor\":null}\n");
   BOOST_TEST(api.client.get("/healthz").status == 200);  // health needs no token
   BOOST_TEST(api.get("/v1/nothing/here").status == 404);
