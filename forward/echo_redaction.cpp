@@ -52,7 +52,20 @@ EchoRedaction::EchoRedaction(const HttpUrl& url, std::string_view secret) {
     }
   }
   hide(secret, 1);
-  if (secret.starts_with("whsec_")) hide(secret.substr(6), 1);
+  if (secret.starts_with("whsec_")) {
+    // The key's base64 as a backend may print it back: padded or not, and as base64url
+    // ('-' and '_' for '+' and '/'), with or without its padding.
+    const std::string_view key = secret.substr(6);
+    std::string_view unpadded = key;
+    while (unpadded.ends_with('=')) unpadded.remove_suffix(1);
+    std::string url(key);
+    std::replace(url.begin(), url.end(), '+', '-');
+    std::replace(url.begin(), url.end(), '/', '_');
+    hide(key, 1);
+    hide(unpadded, 1);
+    hide(url, 1);
+    hide(std::string_view(url).substr(0, unpadded.size()), 1);
+  }
   // The shared matcher merges overlapping matches, so order does not matter: only repeats go.
   std::sort(hidden_.begin(), hidden_.end());
   hidden_.erase(std::unique(hidden_.begin(), hidden_.end()), hidden_.end());

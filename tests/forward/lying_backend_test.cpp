@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "forward/echo_redaction.h"
 #include "tests/forward/fake_backend.h"
 #include "tests/forward/serve_support.h"
 #include "tests/forward/scripted_backend.h"
@@ -447,6 +448,24 @@ BOOST_AUTO_TEST_CASE(a_token_or_secret_the_backend_echoes_is_neither_logged_nor_
   BOOST_REQUIRE_EQUAL(shown.exit_code, 0);
   BOOST_TEST(shown.stdout_text.find(token) == std::string::npos, shown.stdout_text);
   BOOST_TEST(shown.stdout_text.find(key) == std::string::npos, shown.stdout_text);
+}
+
+// The key's base64 echoed without its '=' padding, or as base64url, is hidden too: a
+// backend that printed it unpadded put the HMAC key in the log and in `forward list`.
+BOOST_AUTO_TEST_CASE(the_key_echoed_unpadded_or_as_base64url_is_hidden) {
+  // 32 bytes whose base64 holds '+', '/' and one '=' of padding.
+  const std::string key = "pU2AjdzGhS3uAc9PhbXh+il5akRDD6Zn/nGB+bwpUPg=";
+  auto url = parse_http_url("http://127.0.0.1:9/hooks");
+  BOOST_REQUIRE(url);
+  const forward::EchoRedaction redaction(*url, "whsec_" + key);
+  const std::string unpadded = key.substr(0, key.size() - 1);
+  std::string base64url = unpadded;
+  std::replace(base64url.begin(), base64url.end(), '+', '-');
+  std::replace(base64url.begin(), base64url.end(), '/', '_');
+  for (const std::string& echoed : {key, unpadded, base64url, base64url + "=", "whsec_" + key}) {
+    const std::string shown = redaction.apply("echo " + echoed + " end", TextEnd::whole);
+    BOOST_TEST(shown == "echo [redacted] end", echoed);
+  }
 }
 
 // An error answer that ends early (a Content-Length it does not fill, the connection
