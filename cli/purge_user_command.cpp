@@ -208,10 +208,13 @@ int run_purge_user(const PurgeUserFlags& flags) {
     return kExitFailure;
   }
   // An id a delivery named may hold anything: shown on one line, without control characters.
-  std::printf("purge-user %s: removed, recorded in the erasures table; rows removed:\n",
-              one_line(flags.user_id).c_str());
+  // An erasure that found nothing is recorded too (the request, and when it was done, is
+  // what an audit asks for), and says it removed nothing.
+  const bool found = erased->total_rows() > 0;
+  std::printf("purge-user %s: %s, recorded in the erasures table; rows removed:\n", one_line(flags.user_id).c_str(),
+              found ? "removed" : "nothing to remove");
   print_erasure_counts(*erased);
-  if (erased->total_rows() == 0) print_no_row_note(flags.user_id);
+  if (!found) print_no_row_note(flags.user_id);
   std::printf("space: %s\n", erased->space.c_str());
   return kExitOk;
 }

@@ -324,6 +324,12 @@ BOOST_AUTO_TEST_CASE(purge_user_refuses_bad_input_a_missing_database_and_a_locke
   BOOST_TEST(nobody.stdout_text.find("note: no row names USER-A (ids are matched exactly, letter case included)") !=
                  std::string::npos,
              nobody.stdout_text);
+  // The real run says it removed nothing (it said "removed"), and records the request.
+  auto none = test::run_healthhook({"purge-user", "USER-A", "--database", path});
+  BOOST_TEST(none.exit_code == 0, none.stderr_text);
+  BOOST_TEST(none.stdout_text.find("purge-user USER-A: nothing to remove, recorded in the erasures table") == 0u,
+             none.stdout_text);
+  BOOST_TEST(none.stdout_text.find("note: no row names USER-A") != std::string::npos, none.stdout_text);
   auto missing = test::run_healthhook({"purge-user", "user-a", "--database", dir.file("nothing.db")});
   BOOST_TEST(missing.exit_code == 2);
   BOOST_TEST(missing.stderr_text == "healthhook purge-user: database: " + dir.file("nothing.db") + " does not exist\n");
