@@ -10,17 +10,20 @@
 // recipe_file.h), created 0600 since it holds OAuth tokens; prints a summary line.
 // import checks the whole file first (--dry-run stops there), then sends it in batches of
 // --batch recipes; each batch prints one JSON line (HTTP status, imported and failed user
-// ids, "unaccounted" ones its answer names neither way, or "queued" when the service
-// answered 202 without lists), then a total line.
+// ids, "unaccounted" ones its answer names neither way, "not_in_batch" ids it names that
+// the batch did not hold, or "queued" when the service answered 202 without lists), then a
+// total line.
 // --wait asks the service to finish each batch within 20 s (else it answers 202).
 //
 // The provider must be one of the interface's bulk providers. Tokens are never printed or
 // logged: errors name a line and a member, never a value, and the service's reasons are
-// shown with the batch's tokens redacted. Exit 0 done, 1 a call failed or a user id was
-// not imported (failed, or named neither way), 2 bad input or configuration (nothing is sent then).
+// shown with the batch's tokens redacted. Exit 0 done, 1 a call failed, a user id was
+// not imported (failed, or named neither way) or an answer named ids not in its batch, 2
+// bad input or configuration (nothing is sent then).
 
 #include <algorithm>
 #include <fstream>
+#include <span>
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
@@ -157,7 +160,7 @@ int run_connections_import(const ConnectionsImportFlags& flags) {
   if (!access) return kExitBadConfig;
 
   const auto batch_size = static_cast<size_t>(flags.batch);
-  std::vector<std::string> imported, failed, unaccounted;
+  std::vector<std::string> imported, failed, unaccounted, not_in_batch;
   size_t queued = 0, batches = 0;
   int exit_code = kExitOk;
   for (size_t first = 0; first < recipes->lines.size(); first += batch_size) {
@@ -179,20 +182,37 @@ int run_connections_import(const ConnectionsImportFlags& flags) {
         .integer("connections", static_cast<int64_t>(batch.size()))
         .integer("status", answer->status);
     if (answer->lists) {
+      // An id the answer names that was not sent in this batch says nothing of this batch's
+      // users: it is neither imported nor failed here, but shown apart ("not_in_batch").
+      const auto batch_users = std::span(recipes->user_ids).subspan(first, last - first);
+      const auto in_batch = [&](const std::string& id) {
+        return std::any_of(batch_users.begin(), batch_users.end(),
+                           [&](const std::string& user) { return fetcher::same_uuid(id, user); });
+      };
+      std::vector<std::string> batch_imported, batch_failed, strangers;
+      for (const std::string& id : answer->imported) (in_batch(id) ? batch_imported : strangers).push_back(id);
+      for (const std::string& id : answer->failed) (in_batch(id) ? batch_failed : strangers).push_back(id);
       // A user of the batch the answer names neither way: not known to be imported.
       std::vector<std::string> missing;
-      for (size_t i = first; i < last; ++i) {
-        const auto named = [&](const std::string& id) { return fetcher::same_uuid(id, recipes->user_ids[i]); };
-        if (std::none_of(answer->imported.begin(), answer->imported.end(), named) &&
-            std::none_of(answer->failed.begin(), answer->failed.end(), named)) {
-          missing.push_back(recipes->user_ids[i]);
+      for (const std::string& user : batch_users) {
+        const auto named = [&](const std::string& id) { return fetcher::same_uuid(id, user); };
+        if (std::none_of(batch_imported.begin(), batch_imported.end(), named) &&
+            std::none_of(batch_failed.begin(), batch_failed.end(), named)) {
+          missing.push_back(user);
         }
       }
-      object.raw("imported", id_array(answer->imported)).raw("failed", id_array(answer->failed));
+      object.raw("imported", id_array(batch_imported)).raw("failed", id_array(batch_failed));
       if (!missing.empty()) object.raw("unaccounted", id_array(missing));
-      imported.insert(imported.end(), answer->imported.begin(), answer->imported.end());
-      failed.insert(failed.end(), answer->failed.begin(), answer->failed.end());
+      if (!strangers.empty()) {
+        object.raw("not_in_batch", id_array(strangers));
+        std::string listed;
+        for (const std::string& id : strangers) listed.append(listed.empty() ? "" : ", ").append(fetcher::quoted_value(id));
+        report_error(kCommand, "batch " + std::to_string(batches) + ": the service named ids not in this batch: " + listed);
+      }
+      imported.insert(imported.end(), batch_imported.begin(), batch_imported.end());
+      failed.insert(failed.end(), batch_failed.begin(), batch_failed.end());
       unaccounted.insert(unaccounted.end(), missing.begin(), missing.end());
+      not_in_batch.insert(not_in_batch.end(), strangers.begin(), strangers.end());
     } else {
       object.integer("queued", static_cast<int64_t>(batch.size()));
       queued += batch.size();
@@ -208,6 +228,7 @@ int run_connections_import(const ConnectionsImportFlags& flags) {
       .raw("imported", id_array(imported))
       .raw("failed", id_array(failed))
       .raw("unaccounted", id_array(unaccounted))
+      .raw("not_in_batch", id_array(not_in_batch))
       .integer("queued", static_cast<int64_t>(queued))
       .close();
   print_json_line("{\"total\":" + total + "}");
@@ -218,6 +239,11 @@ int run_connections_import(const ConnectionsImportFlags& flags) {
   if (exit_code == kExitOk && !unaccounted.empty()) {
     report_error(kCommand, std::to_string(unaccounted.size()) +
                                " connection(s) the service's answer names neither imported nor failed (see \"unaccounted\")");
+    exit_code = kExitFailure;
+  }
+  if (exit_code == kExitOk && !not_in_batch.empty()) {
+    report_error(kCommand, std::to_string(not_in_batch.size()) +
+                               " id(s) the service's answers named were not in their batch (see \"not_in_batch\")");
     exit_code = kExitFailure;
   }
   if (exit_code == kExitOk && queued > 0) {

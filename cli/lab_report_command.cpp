@@ -7,7 +7,8 @@
 // upload checks the file first (PDF, JPEG or PNG by its first bytes, at most 10 MB) and
 // prints {"job_id","status"}; the job's progress then arrives as
 // lab_report.parsing_job.* webhooks, and a completed job without results is fetched by
-// `serve` (a parsing_job follow-up). show prints the job as the service answers it.
+// `serve` (a parsing_job follow-up). show prints the job as the service answers it (an
+// answer about another job is refused, as serve refuses it: common/parsing_job_answer.h).
 // With --user the user's team decides the base URL and key, else --team or [service].
 // Exit 0 done, 1 the call failed, 2 bad input or configuration (nothing is sent then).
 #include "cli/command_support.h"

@@ -83,6 +83,20 @@ void append_string(std::string& out, std::string_view text) {
   out.push_back('"');
 }
 
+void append_quoted_excerpt(std::string& out, std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) {
+    json::append_string(out, text);
+    return;
+  }
+  // Cut on a UTF-8 boundary so the excerpt stays readable; append_string would replace a
+  // split sequence with U+FFFD anyway.
+  size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  std::string excerpt(text.substr(0, cut));
+  excerpt.append("\xE2\x80\xA6");  // …
+  json::append_string(out, excerpt);
+}
+
 void append_number(std::string& out, double value) {
   if (!std::isfinite(value)) {
     out.append("null");

@@ -13,6 +13,10 @@ namespace hh::json {
 // are replaced by U+FFFD so the output is always valid JSON.
 void append_string(std::string& out, std::string_view text);
 
+// Appends `text` as a JSON string, cut to `max_bytes` with "…" when longer (for quoting
+// offending values in error messages without copying a 10 MB string into one).
+void append_quoted_excerpt(std::string& out, std::string_view text, size_t max_bytes = 64);
+
 // True when `text` is valid UTF-8 (used to choose `body` vs `body_base64` in captures).
 bool is_valid_utf8(std::string_view text);
 

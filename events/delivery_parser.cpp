@@ -18,6 +18,7 @@
 #include "events/known_resources.h"
 #include "rows/stream_points.h"
 #include "common/json_scan.h"
+#include "common/parsing_job_answer.h"
 #include "common/timestamp.h"
 
 namespace hh::events {
@@ -450,10 +451,8 @@ bool DeliveryParser::Impl::parse_fetched(const InboxRow& row, DeliveryRows& out)
     if (auto code = doc.get_value().get(root)) return json.fail(code, JsonPath{}, "body");
     if (!parse_lab_parsing_job(json, root, 1, out) || !at_end(doc, "body")) return false;
     out.family = Family::fetched_parsing_job;
-    if (out.lab_parsing_job->id != context.job_id) {
-      std::string what("not the job fetched ");
-      append_quoted_excerpt(what, context.job_id);
-      return json.fail(JsonPath{}, "id", what);
+    if (auto problem = other_parsing_job_problem(out.lab_parsing_job->id, context.job_id); !problem.empty()) {
+      return json.fail(JsonPath{}, "id", problem);
     }
     // The service's ParsingJob names no user: the row stays the user's whose webhook
     // queued the fetch (purge-user finds it by that column: spec §11).

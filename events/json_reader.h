@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/json_writer.h"
 #include "events/parse_limits.h"
 
 namespace hh::events {
@@ -42,9 +43,7 @@ struct JsonPath {
 // character, so `1 ,` yields "1 ").
 std::string_view trim_json_space(std::string_view text);
 
-// Appends `text` as a JSON string, cut to `max_bytes` with "…" when longer (for quoting
-// offending values in error messages without copying a 10 MB string into one).
-void append_quoted_excerpt(std::string& out, std::string_view text, size_t max_bytes = 64);
+using json::append_quoted_excerpt;  // common/json_writer.h
 
 class JsonReader {
  public:

@@ -1,6 +1,7 @@
 #include "fetcher/failure_policy.h"
 
 #include "common/http_client/retry_after.h"
+#include "store/jobs/retry_policy.h"
 
 namespace hh::fetcher {
 namespace {
@@ -35,7 +36,16 @@ FailureVerdict judge_status(const FetchResult& response, int64_t now_s, bool not
   }
   if ((status == 429 || status == 503) && response.retry_after) {
     verdict.retry_after_s = http_client::parse_retry_after(*response.retry_after, now_s);
-    if (verdict.retry_after_s) verdict.error += " (Retry-After: " + std::to_string(*verdict.retry_after_s) + " s)";
+    if (verdict.retry_after_s && *verdict.retry_after_s > store::kMaxRetryAfterSeconds) {
+      // The wait is capped (store/jobs/retry_policy.h): say so, and quote the header as sent
+      // (a value too large for a number was read as 2^31 - 1, which the service never said).
+      static_assert(store::kMaxRetryAfterSeconds == 24 * 3600, "the message says a day");
+      std::string asked = excerpt(*response.retry_after);
+      if (asked.find_first_not_of("0123456789") == std::string::npos) asked += " s";  // delay-seconds, not a date
+      verdict.error += " (Retry-After: " + asked + ", more than a day: waits a day)";
+    } else if (verdict.retry_after_s) {
+      verdict.error += " (Retry-After: " + std::to_string(*verdict.retry_after_s) + " s)";
+    }
   }
   return verdict;
 }

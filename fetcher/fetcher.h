@@ -41,7 +41,7 @@ struct FetcherOptions {
   std::function<int64_t()> now_ms;            // Unix ms; default: the system clock (tests pass a fake)
   RequestObserver observe_request;            // per GET, e.g. metrics (may be empty)
   uint64_t max_page_bytes = 0;                // RunnerOptions::max_page_bytes
-  int64_t max_pages = kMaxPagesPerJob;        // RunnerOptions::max_pages
+  int64_t max_pages = kMaxCursorPages;        // RunnerOptions::max_pages
   // Finer than the settings' seconds, for tests of deadlines.
   std::optional<std::chrono::milliseconds> connect_timeout, read_timeout, fetch_timeout;
 };

@@ -151,7 +151,7 @@ net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
     }
     if (plan->page >= options_.max_pages) {
       final = true;
-      error = "more than " + std::to_string(options_.max_pages) + " pages, each with a new next_cursor: the service's pages never end (" + plan->url + ")";
+      error = endless_pages_error(options_.max_pages, "next_cursor") + " (" + plan->url + ")";
       break;
     }
 

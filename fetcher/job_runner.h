@@ -20,6 +20,7 @@
 
 #include "fetcher/https_client.h"
 #include "fetcher/service_clients.h"
+#include "fetcher/service_values.h"
 #include "fetcher/writer_link.h"
 #include "store/jobs/retry_policy.h"
 
@@ -41,12 +42,6 @@ std::string_view outcome_name(JobOutcome::Kind kind);
 // duration from connect to the last body byte; runs on the fetcher's io thread.
 using RequestObserver = std::function<void(std::string_view outcome, double seconds)>;
 
-// Most pages one job stores (RunnerOptions::max_pages): a service whose next_cursor never
-// ends (a new one on every page, never one that came before) would be fetched for ever.
-// A backfill's pages are slices of its window and the service's pages within each (a year
-// of a timeseries is a few hundred): 10,000 is far past any, and bounded.
-inline constexpr int64_t kMaxPagesPerJob = 10'000;
-
 struct RunnerOptions {
   store::RetryPolicy retry;
   std::function<int64_t()> now_ms;  // Unix ms; tests pass a fake clock
@@ -58,8 +53,8 @@ struct RunnerOptions {
   // Largest answer applied as one JSON document (events::ParseLimits::max_document_bytes);
   // a larger one, other than a workout stream's, ends its job dead. 0: no bound here.
   uint64_t max_page_bytes = 0;
-  // Most pages one job stores (kMaxPagesPerJob): past them the job ends dead.
-  int64_t max_pages = kMaxPagesPerJob;
+  // Most pages one job stores (service_values.h kMaxCursorPages): past them the job ends dead.
+  int64_t max_pages = kMaxCursorPages;
 };
 
 class JobRunner {

@@ -48,4 +48,9 @@ bool is_record_resource(std::string_view resource) { return listed(kRecordResour
 
 bool is_listed_provider(std::string_view provider) { return listed(kProviders, provider); }
 
+std::string endless_pages_error(int64_t max_pages, std::string_view cursor_name) {
+  return "more than " + std::to_string(max_pages) + " pages, each with a new " + std::string(cursor_name) +
+         ": the service's pages never end";
+}
+
 }  // namespace hh::fetcher

@@ -4,6 +4,8 @@
 // UUIDs; resources come from the Provider's `supported_resources` list, providers from
 // the enum of DELETE /v2/user/{user_id}/{provider}. Both enums are non-exhaustive, so a
 // value not listed here may still be real: callers warn and go on, they do not refuse.
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "common/uuid_text.h"
@@ -22,5 +24,17 @@ bool is_record_resource(std::string_view resource);
 
 // A value of the interface's provider enum (deregistration).
 bool is_listed_provider(std::string_view provider);
+
+// Most pages read along one chain of cursors: a backfill job (job_runner.h), the teams
+// listing, a bulk export. A service whose cursor never ends (a new one on every page; one
+// that comes back is caught at once) would be read for ever. A backfill's pages are slices
+// of its window and the service's pages within each (a year of a timeseries is a few
+// hundred); an organization's teams and a provider's connections come in far fewer pages
+// too: 10,000 is far past any, and bounded.
+inline constexpr int64_t kMaxCursorPages = 10'000;
+
+// What a chain that reached `max_pages` says: "more than 10000 pages, each with a new
+// <cursor_name>: the service's pages never end".
+std::string endless_pages_error(int64_t max_pages, std::string_view cursor_name);
 
 }  // namespace hh::fetcher

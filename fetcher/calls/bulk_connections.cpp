@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <set>
 
 #include "common/json_writer.h"
@@ -46,16 +47,17 @@ std::string bulk_providers_list() {
 
 Result<size_t> export_connections(const ServiceAccess& access, std::string_view provider,
                                   const std::optional<std::vector<std::string>>& user_ids,
-                                  const std::function<Result<void>(std::string_view recipe)>& write_recipe) {
+                                  const std::function<Result<void>(std::string_view recipe)>& write_recipe,
+                                  int64_t max_pages) {
   if (!is_bulk_provider(provider)) return fail(ErrorKind::data, "provider " + quoted_value(provider) + " is not one bulk export takes");
   size_t count = 0;
   std::optional<std::string> next_token;
   std::set<std::string> tokens_seen;
+  std::map<std::string, int64_t> page_of_user;  // as import tells users apart (recipe_file.h)
   // The tokens of the pages read so far: a later page's error may quote them (redacted).
   std::vector<std::string> exported_tokens;
   simdjson::dom::parser parser;
-  for (size_t page = 0;; ++page) {
-    if (page >= kMaxExportPages) return fail("more than " + std::to_string(kMaxExportPages) + " pages");
+  for (int64_t page = 1;; ++page) {
     std::string body;
     json::ObjectWriter request(body);
     request.string("provider", provider);
@@ -84,7 +86,7 @@ Result<size_t> export_connections(const ServiceAccess& access, std::string_view 
     if (!reply) return fail(reply);
 
     // Never quote the answer: it holds tokens.
-    const std::string unexpected = reply->request + ": unexpected answer (page " + std::to_string(page + 1) + "): ";
+    const std::string unexpected = reply->request + ": unexpected answer (page " + std::to_string(page) + "): ";
     const simdjson::padded_string padded(reply->body);
     simdjson::dom::object object;
     if (parser.parse(padded).get_object().get(object)) return fail(unexpected + "not a JSON object");
@@ -96,10 +98,21 @@ Result<size_t> export_connections(const ServiceAccess& access, std::string_view 
       // is a failed export, not a file found wanting later.
       const std::string recipe = simdjson::minify(item);
       std::vector<std::string> tokens;
-      if (auto checked = check_recipe(recipe, tokens); !checked) {
+      auto user_id = check_recipe(recipe, tokens);
+      if (!user_id) {
         // The service's answer is wrong, not the user's input: a failure (exit 1), not `data`.
         return fail(ErrorKind::other, unexpected + "data[" + std::to_string(index) +
-                                          "]: not a connection recipe import takes: " + checked.error());
+                                          "]: not a connection recipe import takes: " + user_id.error());
+      }
+      // A user twice (pages that overlap: a connection that changed while the export paged,
+      // or a fault of the service): import refuses such a file, and which of the two holds
+      // the live tokens cannot be told (a refresh between the pages rotates them), so
+      // keeping either may move revoked tokens. The export fails and writes nothing; run
+      // it again.
+      if (auto [at, added] = page_of_user.emplace(*user_id, page); !added) {
+        return fail(ErrorKind::other, unexpected + "data[" + std::to_string(index) + "]: user " + quoted_value(*user_id) +
+                                          " is also on page " + std::to_string(at->second) +
+                                          " (import refuses a user twice; run the export again)");
       }
       if (auto written = write_recipe(recipe); !written) return fail(written);
       exported_tokens.insert(exported_tokens.end(), tokens.begin(), tokens.end());
@@ -113,6 +126,7 @@ Result<size_t> export_connections(const ServiceAccess& access, std::string_view 
     if (next.get_string().get(token)) return fail(unexpected + "next_token: neither a string nor null");
     if (token.empty()) return count;
     if (!tokens_seen.emplace(token).second) return fail(unexpected + "next_token came twice");
+    if (page >= max_pages) return fail(reply->request + ": " + endless_pages_error(max_pages, "next_token"));
     next_token = std::string(token);
   }
 }

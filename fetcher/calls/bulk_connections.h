@@ -14,6 +14,7 @@
 
 #include "common/result.h"
 #include "fetcher/calls/service_request.h"
+#include "fetcher/service_values.h"
 
 namespace hh::fetcher {
 
@@ -27,15 +28,16 @@ std::string bulk_providers_list();  // "oura, fitbit, …" for a message
 // reported on its own.
 inline constexpr size_t kImportBatchDefault = 100;
 inline constexpr size_t kImportBatchMax = 1000;
-// A next_token chain longer than this is taken for a server loop.
-inline constexpr size_t kMaxExportPages = 1'000'000;
 
 // Pages POST /v2/link/bulk_export {provider, user_ids, next_token} until next_token is
 // null; `write_recipe` gets each recipe of `data` as minified JSON. An item that is not
-// an object with a user_id is an error (without its content). Returns the count.
+// an object with a user_id is an error (without its content); so is a user on two pages
+// (import would refuse the file), a next_token that repeats, or more than `max_pages`
+// pages (service_values.h; tests lower it). Returns the count.
 Result<size_t> export_connections(const ServiceAccess& access, std::string_view provider,
                                   const std::optional<std::vector<std::string>>& user_ids,
-                                  const std::function<Result<void>(std::string_view recipe)>& write_recipe);
+                                  const std::function<Result<void>(std::string_view recipe)>& write_recipe,
+                                  int64_t max_pages = kMaxCursorPages);
 
 struct ImportAnswer {
   unsigned status = 0;  // 200: done; 202: queued (still running at the service)

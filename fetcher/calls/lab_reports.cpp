@@ -6,6 +6,8 @@
 #include <fstream>
 #include <random>
 
+#include "common/parsing_job_answer.h"
+
 namespace hh::fetcher {
 namespace {
 
@@ -123,7 +125,13 @@ Result<ParsingJobAnswer> get_parsing_job(const ServiceAccess& access, std::strin
   call.segments = {"lab_report", "v1", "parser", "job", std::string(job_id)};
   auto reply = call_service(access, call);
   if (!reply) return fail(reply);
-  return read_job(*reply);
+  auto job = read_job(*reply);
+  if (!job) return job;
+  // Another job's answer would be shown as this one's (serve's follow-up refuses it too).
+  if (auto problem = other_parsing_job_problem(job->id, job_id); !problem.empty()) {
+    return fail(reply->request + ": unexpected answer: id: " + problem);
+  }
+  return job;
 }
 
 }  // namespace hh::fetcher

@@ -46,7 +46,8 @@ struct ParsingJobAnswer {
 Result<ParsingJobAnswer> upload_lab_report(const ServiceAccess& access, const LabReportFile& file,
                                            bool needs_human_review, std::optional<std::string_view> user_id);
 
-// GET /lab_report/v1/parser/job/{job_id}.
+// GET /lab_report/v1/parser/job/{job_id}. An answer whose `id` is another job's is a
+// failure (common/parsing_job_answer.h).
 Result<ParsingJobAnswer> get_parsing_job(const ServiceAccess& access, std::string_view job_id);
 
 }  // namespace hh::fetcher

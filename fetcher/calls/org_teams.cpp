@@ -65,8 +65,7 @@ Result<std::vector<OrgTeam>> list_org_teams(const ServiceAccess& management, std
   std::optional<std::string> cursor;
   std::set<std::string> cursors_seen;
   simdjson::dom::parser parser;
-  for (size_t page = 0;; ++page) {
-    if (page >= kMaxTeamPages) return fail("more than " + std::to_string(kMaxTeamPages) + " pages of teams");
+  for (int64_t page = 1;; ++page) {
     ServiceCall call;
     call.segments = {"v1", "org", std::string(org_id), "team"};
     for (const std::string& region : listing.regions) call.query.emplace_back("region", region);
@@ -92,6 +91,11 @@ Result<std::vector<OrgTeam>> list_org_teams(const ServiceAccess& management, std
         }
         *field = std::string(text);
       }
+      // The interface's team id is a UUID; `teams --as-config` writes it into a file name and
+      // the configuration, where "../../etc" would name another folder.
+      if (!is_uuid(team.id)) {
+        return fail(unexpected + "teams[" + std::to_string(index) + "].id: " + quoted_value(team.id) + " is not a UUID");
+      }
       teams.push_back(std::move(team));
       ++index;
     }
@@ -102,6 +106,7 @@ Result<std::vector<OrgTeam>> list_org_teams(const ServiceAccess& management, std
     if (next.get_string().get(text)) return fail(unexpected + "next_cursor: neither a string nor null");
     if (text.empty()) return teams;
     if (!cursors_seen.emplace(text).second) return fail(unexpected + "next_cursor " + quoted_value(text) + " came twice");
+    if (page >= listing.max_pages) return fail(reply->request + ": " + endless_pages_error(listing.max_pages, "next_cursor"));
     cursor = std::string(text);
   }
 }

@@ -9,6 +9,7 @@
 
 #include "common/result.h"
 #include "fetcher/calls/service_request.h"
+#include "fetcher/service_values.h"
 
 namespace hh::fetcher {
 
@@ -18,8 +19,6 @@ inline constexpr std::string_view kManagementKeyHeader = "X-Management-Key";
 inline constexpr std::string_view kTeamRegions[] = {"us", "eu"};
 // search_query: at most this many characters of the allowed set.
 inline constexpr size_t kTeamSearchMaxChars = 80;
-// A cursor chain longer than this is taken for a server loop.
-inline constexpr size_t kMaxTeamPages = 10'000;
 
 // An item of the team list; `region` is kept as sent (a new region is shown, not refused).
 struct OrgTeam {
@@ -34,11 +33,13 @@ std::string team_search_problem(std::string_view text);
 struct TeamListing {
   std::vector<std::string> regions;   // each "us" or "eu" (checked by the caller); empty: all
   std::optional<std::string> search;  // checked by the caller (team_search_problem)
+  int64_t max_pages = kMaxCursorPages;  // service_values.h; tests lower it
 };
 
 // Every team of `org_id` through all pages. `management` is [management]'s URL and key
 // (key_name "management key"). A page without `teams` or `next_cursor`, an item without
-// its four fields, or a cursor that repeats is an error.
+// its four fields or whose id is not a UUID, a cursor that repeats, or more than
+// `listing.max_pages` pages is an error.
 Result<std::vector<OrgTeam>> list_org_teams(const ServiceAccess& management, std::string_view org_id,
                                             const TeamListing& listing);
 

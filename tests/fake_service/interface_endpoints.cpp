@@ -259,6 +259,7 @@ Reply InterfaceEndpoints::list_teams(const std::string& org_id, const InterfaceR
   if (search && !search_allowed(*search)) return detail(422, "search_query does not match the pattern");
   std::lock_guard lock(mutex_);
   if (org_id != org_id_) return detail(404, "Organization not found");
+  if (endless_pages_) return Reply{200, R"({"teams":[],"next_cursor":"n)" + std::to_string(++endless_pages_sent_) + "\"}", std::nullopt};
   std::vector<const OrgTeamEntry*> matching;
   for (const auto& team : teams_) {
     const bool region_ok = regions.empty() || std::find(regions.begin(), regions.end(), team.region) != regions.end();
@@ -302,6 +303,9 @@ Reply InterfaceEndpoints::bulk_export(const InterfaceRequest& request) {
   std::string_view provider;
   if (object["provider"].get_string().get(provider)) return detail(422, "provider is required");
   if (!kBulkProviders.count(std::string(provider))) return detail(422, "provider is not supported for bulk export");
+  if (std::lock_guard lock(mutex_); endless_pages_) {
+    return Reply{200, R"({"data":[],"next_token":"tok)" + std::to_string(++endless_pages_sent_) + "\"}", std::nullopt};
+  }
   std::optional<std::set<std::string>> users;
   simdjson::dom::element user_ids;
   if (!object["user_ids"].get(user_ids) && !user_ids.is_null()) {
@@ -366,6 +370,7 @@ Reply InterfaceEndpoints::bulk_import(const InterfaceRequest& request) {
   }
   imported_.insert(imported_.end(), imported.begin(), imported.end());
   std::erase_if(imported, [&](const std::string& id) { return import_unlisted_.contains(id); });
+  imported.insert(imported.end(), import_strangers_.begin(), import_strangers_.end());
   // "The submitted connections are enqueued … and the endpoint responds 202"; with
   // wait_for_completion, 200 when done within 20 s. The 202 body is not shown: not the lists.
   if (!wait || import_slow_) return detail(202, "Bulk import operation enqueued");
@@ -496,6 +501,11 @@ void InterfaceEndpoints::set_connections(const std::string& provider, std::vecto
   export_page_size_ = std::max<size_t>(1, page_size);
 }
 
+void InterfaceEndpoints::set_endless_pages(bool endless) {
+  std::lock_guard lock(mutex_);
+  endless_pages_ = endless;
+}
+
 void InterfaceEndpoints::set_import_failures(std::set<std::string> user_ids) {
   std::lock_guard lock(mutex_);
   import_failures_ = std::move(user_ids);
@@ -504,6 +514,11 @@ void InterfaceEndpoints::set_import_failures(std::set<std::string> user_ids) {
 void InterfaceEndpoints::set_import_unlisted(std::set<std::string> user_ids) {
   std::lock_guard lock(mutex_);
   import_unlisted_ = std::move(user_ids);
+}
+
+void InterfaceEndpoints::set_import_strangers(std::vector<std::string> user_ids) {
+  std::lock_guard lock(mutex_);
+  import_strangers_ = std::move(user_ids);
 }
 
 void InterfaceEndpoints::set_import_slow(bool slow) {

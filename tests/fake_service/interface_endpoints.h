@@ -63,11 +63,16 @@ class InterfaceEndpoints {
   // POST /v2/link/bulk_export: the connection recipes (JSON objects) of `provider`,
   // `page_size` per page.
   void set_connections(const std::string& provider, std::vector<std::string> recipes, size_t page_size = 2);
+  // A service whose pages never end: every page of the team list and of bulk export is
+  // empty and names a new cursor, never one that came before.
+  void set_endless_pages(bool endless);
   // POST /v2/link/bulk_import: these user ids fail; with `slow` a wait_for_completion
   // import is not done within 20 s (answers 202).
   void set_import_failures(std::set<std::string> user_ids);
   // A service that lies: these user ids are imported but left out of both lists.
   void set_import_unlisted(std::set<std::string> user_ids);
+  // And one that names users it was not sent: these ids are listed as imported too.
+  void set_import_strangers(std::vector<std::string> user_ids);
   void set_import_slow(bool slow);
   // The user ids imported so far, in order (what the service holds).
   std::vector<std::string> imported_user_ids() const;
@@ -92,12 +97,15 @@ class InterfaceEndpoints {
   std::string org_id_;                                    // GUARDED_BY(mutex_)
   std::vector<OrgTeamEntry> teams_;                       // GUARDED_BY(mutex_)
   size_t team_page_size_ = 2;                             // GUARDED_BY(mutex_)
+  bool endless_pages_ = false;                            // GUARDED_BY(mutex_)
+  uint64_t endless_pages_sent_ = 0;                       // GUARDED_BY(mutex_)
   std::optional<std::string> link_code_;                  // GUARDED_BY(mutex_)
   uint64_t link_codes_made_ = 0;                          // GUARDED_BY(mutex_)
   std::map<std::string, std::vector<std::string>> connections_;  // GUARDED_BY(mutex_)
   size_t export_page_size_ = 2;                           // GUARDED_BY(mutex_)
   std::set<std::string> import_failures_;                 // GUARDED_BY(mutex_)
   std::set<std::string> import_unlisted_;                 // GUARDED_BY(mutex_)
+  std::vector<std::string> import_strangers_;             // GUARDED_BY(mutex_)
   bool import_slow_ = false;                              // GUARDED_BY(mutex_)
   std::vector<std::string> imported_;                     // GUARDED_BY(mutex_)
   std::map<std::string, std::string> parsing_jobs_;       // GUARDED_BY(mutex_)

@@ -150,6 +150,23 @@ BOOST_AUTO_TEST_CASE(retry_after_only_on_429_and_503) {
   BOOST_TEST(!judge_status(response(503, "soon"), 0).retry_after_s);
 }
 
+// A Retry-After past the one-day cap (store::kMaxRetryAfterSeconds) says the wait applied,
+// and the value as sent: last_error said "(Retry-After: 90000 s)" though the job waited a
+// day, and "2147483647 s" for a value too large for a number (black-box pass).
+BOOST_AUTO_TEST_CASE(retry_after_past_the_cap_says_the_wait_applied) {
+  BOOST_TEST(judge_status(response(429, "86400"), 0).error == "HTTP 429 (Retry-After: 86400 s)");
+  const auto long_wait = judge_status(response(429, "90000"), 0);
+  BOOST_TEST(long_wait.retry_after_s.value_or(-1) == 90000);
+  BOOST_TEST(long_wait.error == "HTTP 429 (Retry-After: 90000 s, more than a day: waits a day)");
+  BOOST_TEST(judge_status(response(503, "99999999999999999999"), 0).error ==
+             "HTTP 503 (Retry-After: 99999999999999999999 s, more than a day: waits a day)");
+  BOOST_TEST(judge_status(response(503, "Fri, 01 Jan 2100 00:00:00 GMT"), 0).error ==
+             "HTTP 503 (Retry-After: Fri, 01 Jan 2100 00:00:00 GMT, more than a day: waits a day)");
+  // What the job then waits: a day.
+  const auto decision = store::decide_retry({}, 0, false, long_wait.retry_after_s, 0, 0);
+  BOOST_TEST(decision.next_attempt_at_ms == store::kMaxRetryAfterSeconds * 1000);
+}
+
 BOOST_AUTO_TEST_CASE(error_text_names_the_status_and_a_clean_excerpt) {
   const auto verdict = judge_status(response(500, std::nullopt, "{\"detail\":\"boom\"}\n\x01" + std::string(300, 'x')), 0);
   BOOST_TEST(verdict.error.starts_with("HTTP 500: {\"detail\":\"boom\"}  xxx"));

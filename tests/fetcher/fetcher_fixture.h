@@ -47,7 +47,7 @@ class FetcherFixture {
   // FetcherOptions::max_page_bytes of the fetchers made next (serve: the parser's limit).
   uint64_t max_page_bytes = 0;
   // FetcherOptions::max_pages of the fetchers made next (serve: 10,000).
-  int64_t max_pages = fetcher::kMaxPagesPerJob;
+  int64_t max_pages = fetcher::kMaxCursorPages;
 
   // Queued like the processor does, due now (the fake clock), on the writer thread.
   int64_t queue_stream_job(const std::string& workout_id, int64_t trigger_seq = 1);

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sys/stat.h>
 
+#include "fetcher/calls/bulk_connections.h"
 #include "tests/service/service_fixture.h"
 
 BOOST_AUTO_TEST_SUITE(connections_command_test)
@@ -90,7 +91,7 @@ BOOST_AUTO_TEST_CASE(export_then_import_round_trips_the_recipes_without_showing_
                  "{\"batch\":3,\"connections\":1,\"status\":200,\"imported\":[\"" + user_of(5) + "\"],\"failed\":[]}\n"
                  "{\"total\":{\"provider\":\"oura\",\"batches\":3,\"connections\":5,\"imported\":[\"" + user_of(1) +
                  "\",\"" + user_of(2) + "\",\"" + user_of(3) + "\",\"" + user_of(4) + "\",\"" + user_of(5) +
-                 "\"],\"failed\":[],\"unaccounted\":[],\"queued\":0}}\n");
+                 "\"],\"failed\":[],\"unaccounted\":[],\"not_in_batch\":[],\"queued\":0}}\n");
   const auto imported = t.service.interface().imported_user_ids();
   BOOST_TEST(imported == (std::vector<std::string>{user_of(1), user_of(2), user_of(3), user_of(4), user_of(5)}));
   const auto imports = calls_to(t, "/v2/link/bulk_import");
@@ -136,6 +137,54 @@ BOOST_AUTO_TEST_CASE(export_of_some_users_and_a_failed_export_leaves_no_file) {
   BOOST_TEST(!std::filesystem::exists(failed_output + ".partial"));
 }
 
+// A service whose pages never end (a new next_token on every page, none that came before) is
+// followed for at most max_pages (10,000 in `connections export`, as a backfill; 5 here),
+// then the export fails saying so. It had no useful bound (a million pages; black-box pass:
+// 13,696 requests in 10 minutes).
+BOOST_AUTO_TEST_CASE(an_export_whose_pages_never_end_stops_at_max_pages) {
+  test::ServiceCommands t;
+  t.service.interface().set_endless_pages(true);
+  fetcher::ServiceAccess access;  // [service], as the command reads it from write_config()
+  access.service.base_url = t.service.base_url();
+  access.service.ca_file = "service-ca.pem";
+  access.api_key = test::kCommandsApiKey;
+  access.base_dir = t.dir.path().string();
+  size_t written = 0;
+  const auto exported = fetcher::export_connections(access, "oura", std::nullopt,
+                                                    [&](std::string_view) -> Result<void> {
+                                                      ++written;
+                                                      return {};
+                                                    },
+                                                    5);
+  BOOST_REQUIRE(!exported);
+  BOOST_TEST((exported.error_kind() == ErrorKind::other));  // a failure: exit 1
+  BOOST_TEST(has(exported.error(), "POST " + t.service.base_url() + "/v2/link/bulk_export: more than 5 pages, each "
+                                   "with a new next_token: the service's pages never end"),
+             exported.error());
+  BOOST_TEST(calls_to(t, "/v2/link/bulk_export").size() == 5u);
+  BOOST_TEST(calls_to(t, "/v2/link/bulk_export").back().body == R"({"provider":"oura","user_ids":null,"next_token":"tok4"})");
+  BOOST_TEST(written == 0u);
+}
+
+// The same user on two pages (pages that overlap): import would refuse the file ("the same
+// user is also on line 1"), and which recipe holds the live tokens cannot be told, so the
+// export fails naming the user and both pages, and writes nothing. It wrote the file.
+BOOST_AUTO_TEST_CASE(an_export_with_a_user_on_two_pages_fails_and_writes_nothing) {
+  test::ServiceCommands t;
+  const auto recipes = oura_recipes();
+  t.service.interface().set_connections("oura", {recipes[0], recipes[1], recipes[0]}, 2);
+  const std::string output = t.dir.file("twice.jsonl");
+  const auto result = t.run({"connections", "export", "--provider", "oura", "-o", output});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.stdout_text == "");
+  BOOST_TEST(has(result.stderr_text, "/v2/link/bulk_export: unexpected answer (page 2): data[0]: user \"" + user_of(1) +
+                                     "\" is also on page 1 (import refuses a user twice; run the export again) (no file written)"),
+             result.stderr_text);
+  no_tokens_in(result.stderr_text);
+  BOOST_TEST(!std::filesystem::exists(output));
+  BOOST_TEST(!std::filesystem::exists(output + ".partial"));
+}
+
 BOOST_AUTO_TEST_CASE(import_reports_queued_and_failed_connections) {
   test::ServiceCommands t;
   std::string file;
@@ -164,7 +213,7 @@ BOOST_AUTO_TEST_CASE(import_reports_queued_and_failed_connections) {
   BOOST_TEST(has(result.stdout_text, "{\"batch\":1,\"connections\":3,\"status\":200,\"imported\":[\"" + user_of(1) +
                                          "\",\"" + user_of(3) + "\"],\"failed\":[\"" + user_of(2) + "\"]}\n"),
              result.stdout_text);
-  BOOST_TEST(has(result.stdout_text, "\"failed\":[\"" + user_of(2) + "\",\"" + user_of(4) + "\"],\"unaccounted\":[],\"queued\":0}}\n"),
+  BOOST_TEST(has(result.stdout_text, "\"failed\":[\"" + user_of(2) + "\",\"" + user_of(4) + "\"],\"unaccounted\":[],\"not_in_batch\":[],\"queued\":0}}\n"),
              result.stdout_text);
   BOOST_TEST(has(result.stderr_text, "2 connection(s) were not imported"), result.stderr_text);
   no_tokens_in(result.stdout_text + result.stderr_text);
@@ -177,6 +226,26 @@ BOOST_AUTO_TEST_CASE(import_reports_queued_and_failed_connections) {
   BOOST_TEST(result.exit_code == 1);
   BOOST_TEST(has(result.stdout_text, "\"failed\":[],\"unaccounted\":[\"" + user_of(5) + "\"]}\n"), result.stdout_text);
   BOOST_TEST(has(result.stderr_text, "1 connection(s) the service's answer names neither imported nor failed"),
+             result.stderr_text);
+
+  // An answer that names as imported a user the batch did not hold: shown apart, not counted
+  // as imported (it was, black-box pass).
+  t.service.interface().set_import_unlisted({});
+  const std::string stranger = "99999999-1111-4222-8333-444444444444";
+  t.service.interface().set_import_strangers({stranger});
+  result = t.run({"connections", "import", "--provider", "oura", path, "--wait"});
+  BOOST_TEST(result.exit_code == 1);
+  std::string batch_users;
+  for (int i = 1; i <= 5; ++i) batch_users += (i > 1 ? "\",\"" : "\"") + user_of(i);
+  BOOST_TEST(has(result.stdout_text, "{\"batch\":1,\"connections\":5,\"status\":200,\"imported\":[" + batch_users +
+                                         "\"],\"failed\":[],\"not_in_batch\":[\"" + stranger + "\"]}\n"),
+             result.stdout_text);
+  BOOST_TEST(has(result.stdout_text, "\"imported\":[" + batch_users + "\"],\"failed\":[],\"unaccounted\":[],\"not_in_batch\":[\"" +
+                                         stranger + "\"],\"queued\":0}}\n"),
+             result.stdout_text);
+  BOOST_TEST(has(result.stderr_text, "batch 1: the service named ids not in this batch: \"" + stranger + "\"\n"),
+             result.stderr_text);
+  BOOST_TEST(has(result.stderr_text, "1 id(s) the service's answers named were not in their batch (see \"not_in_batch\")"),
              result.stderr_text);
 }
 

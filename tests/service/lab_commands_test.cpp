@@ -60,6 +60,16 @@ BOOST_AUTO_TEST_CASE(upload_sends_the_report_as_a_form_and_prints_the_job) {
   result = t.run({"lab-report", "show", "8eb0217f-4683-4a3c-adca-faf95ac65739"});
   BOOST_TEST(result.exit_code == 1);
   BOOST_TEST(has(result.stderr_text, "HTTP 404: {\"detail\":\"Parsing job not found\"}"), result.stderr_text);
+  // An answer about another job is refused as serve's follow-up refuses it, not printed as
+  // this job's (it was, black-box pass).
+  const std::string other_job = "0b9d8c7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e";
+  t.service.interface().set_parsing_job(other_job, R"({"id":")" + job_id + R"(","status":"completed","data":null})");
+  result = t.run({"lab-report", "show", other_job});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.stdout_text == "");
+  BOOST_TEST(has(result.stderr_text, "/lab_report/v1/parser/job/" + other_job + ": unexpected answer: id: not the job "
+                                     "fetched \"" + other_job + "\""),
+             result.stderr_text);
 
   // A PNG, without review and without a user.
   const std::string png = t.dir.write("scan.png", std::string("\x89PNG\r\n\x1a\n", 8) + "pixels");

@@ -4,6 +4,7 @@
 // request, and configured teams the organization does not have.
 #include <boost/test/unit_test.hpp>
 
+#include "fetcher/calls/org_teams.h"
 #include "tests/service/service_fixture.h"
 
 BOOST_AUTO_TEST_SUITE(teams_command_test)
@@ -35,6 +36,18 @@ std::vector<fake::RecordedRequest> team_calls(const test::ServiceCommands& t) {
     if (request.path == "/v1/org/" + kOrg + "/team") out.push_back(request);
   }
   return out;
+}
+
+// The management endpoint's access, as `teams` builds it from management_toml().
+fetcher::ServiceAccess management_access(const test::ServiceCommands& t) {
+  fetcher::ServiceAccess access;
+  access.service.base_url = t.service.base_url();
+  access.service.api_key_header = std::string(fetcher::kManagementKeyHeader);
+  access.service.ca_file = "service-ca.pem";
+  access.api_key = test::kCommandsManagementKey;
+  access.base_dir = t.dir.path().string();
+  access.key_name = "management key";
+  return access;
 }
 
 }  // namespace
@@ -106,6 +119,14 @@ BOOST_AUTO_TEST_CASE(as_config_prints_a_block_per_team_with_its_regions_base_url
   BOOST_TEST(result.exit_code == 2);
   BOOST_TEST(result.stdout_text == "");
   BOOST_TEST(has(result.stderr_text, "management.base_urls has no entry for region \"eu\""), result.stderr_text);
+  // A team id that is not a UUID is a bad answer, never a file name: "../../etc" became
+  // api_key_file = "team-../../etc.api-key" (black-box pass).
+  t.write_config(management_toml(t, "[management.base_urls]\nus = \"https://api.us.example\"\n"));
+  t.service.interface().set_organization(kOrg, {kTeams[1], {"../../etc", "Sly", "2024-02-03T04:05:06+00:00", "us"}}, 5);
+  result = t.run({"teams", "--as-config"});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.stdout_text == "");
+  BOOST_TEST(has(result.stderr_text, "/team: unexpected answer: teams[1].id: \"../../etc\" is not a UUID"), result.stderr_text);
 }
 
 BOOST_AUTO_TEST_CASE(input_and_settings_are_refused_before_any_request) {
@@ -192,6 +213,27 @@ BOOST_AUTO_TEST_CASE(check_config_online_names_teams_the_organization_does_not_h
   BOOST_TEST(result.exit_code == 0, result.stderr_text);
   BOOST_TEST(!has(result.stdout_text, "management_teams"));
   BOOST_TEST(team_calls(t).size() == before);
+}
+
+// A service whose pages never end (a new next_cursor on every page, none that came before)
+// is followed for at most max_pages (10,000 in `teams` and `check-config --online`, as a
+// backfill; 5 here), then the listing fails saying so. It had no useful bound (black-box
+// pass: 13,696 requests in 10 minutes).
+BOOST_AUTO_TEST_CASE(a_team_listing_whose_pages_never_end_stops_at_max_pages) {
+  test::ServiceCommands t;
+  t.service.interface().set_organization(kOrg, kTeams, 2);
+  t.service.interface().set_endless_pages(true);
+  fetcher::TeamListing listing;
+  BOOST_TEST(listing.max_pages == fetcher::kMaxCursorPages);
+  BOOST_TEST(fetcher::kMaxCursorPages == 10'000);
+  listing.max_pages = 5;
+  const auto teams = fetcher::list_org_teams(management_access(t), kOrg, listing);
+  BOOST_REQUIRE(!teams);
+  BOOST_TEST((teams.error_kind() == ErrorKind::other));  // a failure: exit 1
+  BOOST_TEST(has(teams.error(), "/v1/org/" + kOrg + "/team?next_cursor=n4: more than 5 pages, each with a new "
+                                "next_cursor: the service's pages never end"),
+             teams.error());
+  BOOST_TEST(team_calls(t).size() == 5u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
