@@ -12,6 +12,16 @@ const RANGES = { '1h': HOUR, '24h': DAY, '7d': 7 * DAY, '30d': 30 * DAY, '90d': 
 function destinationState(d) {
   return d.configured === false ? 'not configured' : d.paused ? 'paused' : 'sending';
 }
+// One destination's entries (GET /v1/forwarding/{destination}/entries), or, when they fail
+// to load, none and {error}: one destination never blanks the others.
+async function entriesOf(destination, params) {
+  try {
+    return await api(`/v1/forwarding/${encodeURIComponent(destination)}/entries`, params);
+  } catch (e) {
+    if (e.message === 'signed out') throw e;
+    return { items: [], error: e.message };
+  }
+}
 function iso(ms) { return ms === null || ms === undefined ? '–' : new Date(ms).toISOString().replace('.000Z', 'Z'); }
 function ago(ms) {
   if (ms === null || ms === undefined) return '–';
@@ -194,9 +204,11 @@ export async function overview(root) {
     const destinations = await api('/v1/forwarding');
     const rows = [];
     for (const d of destinations.destinations) {
-      const waiting = await api(`/v1/forwarding/${encodeURIComponent(d.destination)}/entries`, { state: 'pending', limit: 1 });
-      const dead = await api(`/v1/forwarding/${encodeURIComponent(d.destination)}/entries`, { state: 'dead', limit: 1 });
-      const lastError = (waiting.items[0] && waiting.items[0].last_error) || (dead.items[0] && dead.items[0].last_error) || '';
+      const waiting = await entriesOf(d.destination, { state: 'pending', limit: 1 });
+      const dead = await entriesOf(d.destination, { state: 'dead', limit: 1 });
+      const unread = waiting.error || dead.error;
+      const lastError = unread ? `Could not load its entries: ${unread}`
+        : (waiting.items[0] && waiting.items[0].last_error) || (dead.items[0] && dead.items[0].last_error) || '';
       rows.push(h('tr', { 'data-destination': d.destination }, h('td', {}, d.destination), h('td', {}, destinationState(d)),
         h('td', {}, d.pending), h('td', {}, d.dead), h('td', {}, d.dropped), h('td', {}, ago(d.oldest_pending_created_at_ms)),
         h('td', { class: 'error-text' }, lastError)));
@@ -346,10 +358,12 @@ export async function delivery(root, messageId) {
         h('td', {}, c.op), h('td', {}, c.row_count), h('td', {}, c.from || ''), h('td', {}, c.to || '')))));
 
   const forwards = [];
+  const unread = [];  // destinations whose entries did not load
   const destinations = await api('/v1/forwarding');
   for (const dest of destinations.destinations) {
     for (const state of ['pending', 'dead', 'dropped']) {
-      const page = await api(`/v1/forwarding/${encodeURIComponent(dest.destination)}/entries`, { state, limit: 1000 });
+      const page = await entriesOf(dest.destination, { state, limit: 1000 });
+      if (page.error) unread.push(`${dest.destination}: ${page.error}`);
       forwards.push(...page.items.filter((e) => e.seq === d.seq));
     }
   }
@@ -357,7 +371,8 @@ export async function delivery(root, messageId) {
     forwards.length ? table('delivery-forwards', ['Outbox id', 'Destination', 'State', 'Attempts', 'Last error'],
       forwards.map((e) => h('tr', { class: 'forward' }, h('td', {}, e.outbox_id), h('td', {}, e.destination),
         h('td', {}, e.state), h('td', {}, e.attempts), h('td', { class: 'error-text' }, e.last_error || ''))))
-      : h('p', { id: 'delivery-forwards', class: 'muted' }, 'None waiting: sent, or none was made.'));
+      : h('p', { id: 'delivery-forwards', class: 'muted' }, 'None waiting: sent, or none was made.'),
+    unread.length ? h('p', { class: 'error' }, 'Could not load the entries of ' + unread.join('; ')) : '');
   if (isAdmin() && forwards.length) {
     const byDestination = {};
     for (const e of forwards) (byDestination[e.destination] ||= []).push(e.outbox_id);
@@ -567,7 +582,12 @@ export async function forwarding(root, _arg, query) {
     }
     const tabs = h('div', { class: 'tabs' }, ['pending', 'dead', 'dropped'].map((s) =>
       h('a', { href: `#/forwarding?state=${s}`, class: s === state ? 'current' : '' }, `${s} (${d[s]})`)));
-    const entries = await api(`/v1/forwarding/${encodeURIComponent(name)}/entries`, { state, limit: 100 });
+    const entries = await entriesOf(name, { state, limit: 100 });
+    if (entries.error) {
+      section.append(tabs, h('p', { class: 'error entries-error' }, 'Could not load its entries: ' + entries.error));
+      root.append(section);
+      continue;
+    }
     const headings = ['Outbox id', 'Seq', 'Event type', 'What', 'Attempts', 'Next attempt', 'Last error'];
     if (actionable) headings.push('');
     section.append(tabs, table('', headings, entries.items.map((e) => h('tr', { class: 'entry', 'data-id': e.outbox_id, 'data-state': e.state },

@@ -17,7 +17,9 @@ drives headless Chromium through Debian's chromium-driver with selenium:
     leave the dead list and reach the backend; pause the destination, send a delivery, see
     it pending, resume, see it arrive;
   - no page makes a request to another origin (resource timing of every page, and no
-    Content-Security-Policy report in the browser's log).
+    Content-Security-Policy report in the browser's log);
+  - a destination whose [[forward]] block was removed is shown "not configured" with its
+    entries, and one destination whose entries do not load leaves the others shown.
 
 Screenshots of each page go to --artifacts. Bounded waits only (counts and deadlines, no
 timing assertion). Exit 0 when every check passed; the last line is "N passed, N failed".
@@ -721,9 +723,73 @@ def run_checks(checks, args, server, backend, signing_file, sent, read_token, ad
         assert "Not updating" in checks.text("#overview-stale"), checks.text("#overview-stale")
     checks.run("the_overview_says_when_it_stops_updating", overview_says_when_it_stops_updating)
 
+    def a_removed_destination_keeps_its_entries():
+        # After the last check stopped the server: "backend" paused (by the command) holds a
+        # pending entry, then serve starts without its [[forward]] block and with another.
+        # Black-box pass: its entries answered 404, so the whole overview's forwarding said
+        # "Could not load" and the Forwarding page left it out. Now it is shown, marked "not
+        # configured", with its figures and entries; and when one destination's entries do
+        # not load, the other's still show.
+        path = os.path.join(server.folder, "healthhook.toml")
+        with open(path) as f:
+            config = f.read()
+        paused = subprocess.run([args.healthhook, "forward", "pause", "backend", "--config", path],
+                                cwd=server.folder, capture_output=True, text=True)
+        assert paused.returncode == 0, paused.stderr
+        first = Server(args.healthhook, server.folder, config)
+        try:
+            send_delivery(args, first, signing_file, steps_body(int(time.time() * 1000), USER_ID, CLIENT_USER_ID))
+            wait_until(lambda: '"destination":"backend","pending":1' in read_api(first, "/v1/forwarding", read_token),
+                       "no entry pending for the paused destination", FORWARD_WAIT_S)
+        finally:
+            first.stop()
+        block = config.index("[[forward]]")
+        spare = config[block:].replace('name = "backend"', 'name = "spare"')
+        again = Server(args.healthhook, server.folder, config[:block] + spare)
+        try:
+            checks.base = again.base
+            checks.sign_in(admin_token)
+            row = '#overview-forwarding tr[data-destination="%s"]'
+            checks.open("#/overview")
+            checks.element(row % "spare")
+            cells = [c.text for c in checks.elements((row % "backend") + " td")]
+            assert cells[1:3] == ["not configured", "1"], cells
+            assert "Could not load" not in checks.text("#page"), checks.text("#page")
+            checks.open("#/forwarding?state=pending")
+            figures = 'table.destination[data-destination="backend"]'
+            assert checks.text(figures + ' [data-figure="state"]') == "not configured"
+            box = checks.element(figures).find_element(By.XPATH, "..")
+            assert len(box.find_elements(By.CSS_SELECTOR, "tr.entry[data-state=pending]")) == 1, box.text
+            assert not box.find_elements(By.CSS_SELECTOR, "button[data-action]"), "an action offered for it"
+            checks.element('button[data-action="forward-pause"][data-destination="spare"]')
+            checks.screenshot("forwarding-removed-destination")
+            # One destination's entries fail to load: the other's figures and entries still show.
+            d.execute_cdp_cmd("Network.enable", {})
+            d.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/forwarding/spare/entries*"]})
+            try:
+                checks.open("#/overview")
+                checks.wait(lambda: "Could not load its entries" in checks.text(row % "spare"),
+                            "the overview does not say which destination's entries did not load")
+                assert [c.text for c in checks.elements((row % "backend") + " td")][1:3] == ["not configured", "1"]
+                checks.open("#/forwarding?state=pending")
+                checks.element('table.destination[data-destination="spare"]')
+                checks.wait(lambda: "Could not load its entries" in checks.text(".entries-error"), "no error said")
+                assert len(checks.elements("tr.entry[data-state=pending]")) == 1
+            finally:
+                d.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+        finally:
+            again.stop()
+    checks.run("a_removed_destination_keeps_its_entries", a_removed_destination_keeps_its_entries)
+
 
 def metrics(server):
     with urllib.request.urlopen(server.base + "/metrics", timeout=WAIT_S) as response:
+        return response.read().decode()
+
+
+def read_api(server, path, token):
+    request = urllib.request.Request(server.base + path, headers={"Authorization": "Bearer " + token})
+    with urllib.request.urlopen(request, timeout=WAIT_S) as response:
         return response.read().decode()
 
 
