@@ -19,6 +19,7 @@ drives headless Chromium through Debian's chromium-driver with selenium:
   - no page makes a request to another origin (resource timing of every page, and no
     Content-Security-Policy report in the browser's log);
   - a deeply nested body is shown as received, quickly, under its envelope and error;
+  - at a phone's width (375 px) the page is no wider than the screen and "Sign out" is on it;
   - a destination whose [[forward]] block was removed is shown "not configured" with its
     entries, and one destination whose entries do not load leaves the others shown.
 
@@ -696,6 +697,30 @@ def run_checks(checks, args, server, backend, signing_file, sent, read_token, ad
             checks.element("#page[data-ready] #delivery-changes")
         checks.screenshot("delivery-deep-body")
     checks.run("a_deep_body_shows_its_envelope_and_a_bounded_view", a_deep_body_shows_its_envelope_and_a_bounded_view)
+
+    def the_console_fits_a_phone():
+        # Black-box pass: at 375 px the header pushed "Sign out" off screen and tables made
+        # the page 1,500-2,095 px wide. The header wraps; a wide table scrolls in its own box.
+        d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                          {"width": 375, "height": 740, "deviceScaleFactor": 1, "mobile": True})
+        try:
+            for route in ("#/overview", "#/deliveries", "#/delivery/" + sent[0],
+                          "#/users?" + urllib.parse.urlencode({"q": CLIENT_USER_ID, "range": "7d"}),
+                          "#/forwarding?state=dead", "#/jobs?state=done"):
+                checks.open(route)
+                checks.element("#page[data-ready]")
+                fit = d.execute_script("""
+                    const out = document.getElementById('sign-out').getBoundingClientRect();
+                    return {viewport: window.innerWidth, page: document.documentElement.scrollWidth,
+                            left: out.left, right: out.right,
+                            wide: document.querySelectorAll('main table').length};""")
+                assert fit["viewport"] == 375, fit
+                assert fit["page"] == fit["viewport"], (route, fit)
+                assert 0 <= fit["left"] and fit["right"] <= fit["viewport"], (route, fit)
+                checks.screenshot("phone-" + route[2:].split("?")[0].split("/")[0])
+        finally:
+            d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    checks.run("the_console_fits_a_phone", the_console_fits_a_phone)
 
     def a_tab_signed_in_again_elsewhere_says_so():
         # This tab signed in with the admin token; another tab of the browser then signs in
