@@ -1,6 +1,7 @@
 // The read-API pages of outbox_pages.h.
 #include "api/outbox_pages.h"
 
+#include <algorithm>
 #include <map>
 
 #include "api/page_support.h"
@@ -81,8 +82,8 @@ Page forwarding_page(const store::Database& database, const std::vector<std::str
   return page;
 }
 
-Page forwarding_entries_page(const store::Database& database, const std::string& destination,
-                             const ApiTarget& target) {
+Page forwarding_entries_page(const store::Database& database, const std::vector<std::string>& destinations,
+                             const std::string& destination, const ApiTarget& target) {
   const Params params(target, {"state", "limit", "cursor"});
   if (!params.error().empty()) return bad_parameter(params.error());
   store::OutboxSelection selection;
@@ -106,6 +107,16 @@ Page forwarding_entries_page(const store::Database& database, const std::string&
   }
   auto outbox = store::open_outbox(database);
   if (!outbox) return database_error(outbox.error());
+  if (std::find(destinations.begin(), destinations.end(), destination) == destinations.end()) {
+    // Not configured: listed while the outbox still holds something of it, as /v1/forwarding
+    // lists it (a [[forward]] block removed keeps its entries). Any other name is a 404, as
+    // any unknown path (it was an empty page, as if the destination had nothing waiting).
+    auto figures = (*outbox)->figures();
+    if (!figures) return database_error(figures.error());
+    const bool held = std::any_of(figures->begin(), figures->end(),
+                                  [&](const store::OutboxFigures& f) { return f.destination == destination; });
+    if (!held) return error_page(http::Status::not_found, "no [[forward]] destination by that name");
+  }
   auto entries = (*outbox)->list(selection);
   if (!entries) return database_error(entries.error());
   Page page;

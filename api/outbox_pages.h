@@ -6,7 +6,8 @@
 //       {"destinations":[{"destination":…,"pending":n,"dead":n,"dropped":n,"paused":bool,
 //                         "oldest_pending_created_at_ms":…|null}…]}   every [[forward]] name
 //   GET /v1/forwarding/{destination}/entries?state=pending|dead|dropped&limit=&cursor=
-//       {"items":[entry…],"next_cursor":…}            in outbox id order
+//       {"items":[entry…],"next_cursor":…}            in outbox id order; a destination no
+//                                                      [[forward]] names: while the outbox holds it
 //   GET /v1/jobs?state=queued|running|dead|done&limit=
 //       {"items":[job…],"truncated":bool}             at most `limit` (default 1000)
 //
@@ -23,8 +24,8 @@ namespace hh::api {
 
 Page forwarding_page(const store::Database& database, const std::vector<std::string>& destinations,
                      const ApiTarget& target);
-Page forwarding_entries_page(const store::Database& database, const std::string& destination,
-                             const ApiTarget& target);
+Page forwarding_entries_page(const store::Database& database, const std::vector<std::string>& destinations,
+                             const std::string& destination, const ApiTarget& target);
 Page jobs_page(const store::Database& database, const ApiTarget& target);
 
 }  // namespace hh::api

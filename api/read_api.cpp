@@ -1,7 +1,5 @@
 #include "api/read_api.h"
 
-#include <algorithm>
-
 #include "api/api_pages.h"
 #include "api/console_pages.h"
 #include "api/outbox_pages.h"
@@ -55,12 +53,7 @@ http::Response ReadApi::answer_target(std::string_view request_target, bool cons
     return page_response(forwarding_page(database_, destinations_, *target));
   }
   if (s.size() == 4 && s[0] == "v1" && s[1] == "forwarding" && s[3] == "entries") {
-    // A name no [[forward]] block has is a 404, as any other unknown path (it was an empty
-    // page, as if the destination had nothing waiting).
-    if (std::find(destinations_.begin(), destinations_.end(), s[2]) == destinations_.end()) {
-      return page_response({Status::not_found, R"({"error":"no [[forward]] destination by that name"})"});
-    }
-    return page_response(forwarding_entries_page(database_, s[2], *target));
+    return page_response(forwarding_entries_page(database_, destinations_, s[2], *target));
   }
   if (s.size() == 2 && s[0] == "v1" && s[1] == "jobs") return page_response(jobs_page(database_, *target));
 

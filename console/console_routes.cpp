@@ -225,7 +225,14 @@ http::net::awaitable<http::Response> Console::sign_in(http::Request& request) {
     response.keep_alive(false);
     co_return response;
   }
-  Sessions::Created created = sessions_.create(*role);
+  auto made = sessions_.create(*role);
+  if (!made) {
+    // Every session is an admin's: a read-only sign-in may not end one (docs/console.md).
+    constexpr std::string_view kFull = "every console session is an admin's; sign one out or wait for one to end";
+    log::warn("console_sign_in_refused").str("token", role_name(*role)).str("reason", kFull);
+    co_return console_error(Status::service_unavailable, kFull);
+  }
+  Sessions::Created& created = *made;
   log::info("console_sign_in").str("token", role_name(*role)).str("session", created.view.tag);
   http::Response response = http::json_response(Status::ok, session_json(created.view));
   response.set(field::cache_control, "no-store");

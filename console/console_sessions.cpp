@@ -98,9 +98,9 @@ int64_t Sessions::expires_at(const Entry& entry) const {
   return std::min(entry.created_ms + policy_.lifetime.count(), entry.last_seen_ms + policy_.idle.count());
 }
 
-void Sessions::evict_one(Role for_role) {
-  // A read-only sign-in replaces a read-only session while there is one: a holder of the
-  // read token signing in again and again would otherwise sign every admin out.
+bool Sessions::evict_one(Role for_role) {
+  // A read-only sign-in replaces a read-only session only: a holder of the read token
+  // signing in again and again would otherwise sign every admin out.
   const auto replaceable = [&](const Entry& entry) {
     return for_role == Role::admin || entry.role == Role::read;
   };
@@ -109,15 +109,12 @@ void Sessions::evict_one(Role for_role) {
     if (!replaceable(it->second)) continue;
     if (first == entries_.end() || expires_at(it->second) < expires_at(first->second)) first = it;
   }
-  if (first == entries_.end()) {  // only admins' sessions: the one expiring first
-    first = std::min_element(entries_.begin(), entries_.end(), [&](const auto& a, const auto& b) {
-      return expires_at(a.second) < expires_at(b.second);
-    });
-  }
-  if (first != entries_.end()) entries_.erase(first);
+  if (first == entries_.end()) return false;
+  entries_.erase(first);
+  return true;
 }
 
-Sessions::Created Sessions::create(Role role) {
+std::optional<Sessions::Created> Sessions::create(Role role) {
   Created created;
   created.id = random_token();
   const std::string key = digest_key(created.id);
@@ -129,7 +126,9 @@ Sessions::Created Sessions::create(Role role) {
   for (auto it = entries_.begin(); it != entries_.end();) {
     it = expires_at(it->second) <= now ? entries_.erase(it) : std::next(it);
   }
-  while (entries_.size() >= kMaxSessions) evict_one(role);
+  while (entries_.size() >= kMaxSessions) {
+    if (!evict_one(role)) return std::nullopt;
+  }
   entries_.emplace(key, std::move(entry));
   return created;
 }

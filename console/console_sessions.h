@@ -11,9 +11,9 @@
 // request must echo in a header.
 //
 // Memory is bounded: at most kMaxSessions; a new one then replaces the one that would
-// expire first, of its role or below (a read-only sign-in never ends an admin's session
-// while a read-only one is left). Only a correct token creates a session, so an
-// unauthenticated client cannot fill the table.
+// expire first, of its role or below: a read-only sign-in never ends an admin's session,
+// and is refused when every session is an admin's. Only a correct token creates a
+// session, so an unauthenticated client cannot fill the table.
 //
 // Thread-safe (one mutex; every call is short).
 #include <array>
@@ -63,7 +63,9 @@ class Sessions {
     std::string id;  // the cookie value, base64url, 43 characters
     SessionView view;
   };
-  Created create(Role role);
+  // nullopt: a read-only sign-in while every one of the kMaxSessions is an admin's (ending
+  // one would let a holder of the read token sign admins out).
+  std::optional<Created> create(Role role);
 
   // The live session named by the cookie value `id` (its idle deadline moves on), or
   // nullopt: unknown, expired (then forgotten) or malformed.
@@ -82,7 +84,7 @@ class Sessions {
     int64_t last_seen_ms;
   };
   int64_t expires_at(const Entry& entry) const;
-  void evict_one(Role for_role);  // holds mutex_
+  bool evict_one(Role for_role);  // holds mutex_; false: none of for_role's or below
 
   std::array<unsigned char, 32> read_digest_{};
   std::optional<std::array<unsigned char, 32>> admin_digest_;

@@ -12,6 +12,16 @@ const RANGES = { '1h': HOUR, '24h': DAY, '7d': 7 * DAY, '30d': 30 * DAY, '90d': 
 function destinationState(d) {
   return d.configured === false ? 'not configured' : d.paused ? 'paused' : 'sending';
 }
+// One destination's entries (GET /v1/forwarding/{destination}/entries), or, when they fail
+// to load, none and {error}: one destination never blanks the others.
+async function entriesOf(destination, params) {
+  try {
+    return await api(`/v1/forwarding/${encodeURIComponent(destination)}/entries`, params);
+  } catch (e) {
+    if (e.message === 'signed out') throw e;
+    return { items: [], error: e.message };
+  }
+}
 function iso(ms) { return ms === null || ms === undefined ? '–' : new Date(ms).toISOString().replace('.000Z', 'Z'); }
 function ago(ms) {
   if (ms === null || ms === undefined) return '–';
@@ -194,9 +204,11 @@ export async function overview(root) {
     const destinations = await api('/v1/forwarding');
     const rows = [];
     for (const d of destinations.destinations) {
-      const waiting = await api(`/v1/forwarding/${encodeURIComponent(d.destination)}/entries`, { state: 'pending', limit: 1 });
-      const dead = await api(`/v1/forwarding/${encodeURIComponent(d.destination)}/entries`, { state: 'dead', limit: 1 });
-      const lastError = (waiting.items[0] && waiting.items[0].last_error) || (dead.items[0] && dead.items[0].last_error) || '';
+      const waiting = await entriesOf(d.destination, { state: 'pending', limit: 1 });
+      const dead = await entriesOf(d.destination, { state: 'dead', limit: 1 });
+      const unread = waiting.error || dead.error;
+      const lastError = unread ? `Could not load its entries: ${unread}`
+        : (waiting.items[0] && waiting.items[0].last_error) || (dead.items[0] && dead.items[0].last_error) || '';
       rows.push(h('tr', { 'data-destination': d.destination }, h('td', {}, d.destination), h('td', {}, destinationState(d)),
         h('td', {}, d.pending), h('td', {}, d.dead), h('td', {}, d.dropped), h('td', {}, ago(d.oldest_pending_created_at_ms)),
         h('td', { class: 'error-text' }, lastError)));
@@ -288,68 +300,106 @@ export async function deliveries(root, _arg, query) {
   await load();
 }
 
+// The body view is bounded (docs/console.md, "One delivery"): indented only when nested at
+// most PRETTY_MAX_DEPTH levels deep (its indentation costs depth² otherwise: 6,000 levels
+// made 72 MB of spaces and froze the tab) and when the indented text fits in
+// BODY_SHOWN_CHARS; else shown as received, cut at BODY_SHOWN_CHARS.
+const PRETTY_MAX_DEPTH = 100;
+const BODY_SHOWN_CHARS = 4 * 1024 * 1024;
+
 // The body as received, indented: its own tokens are kept (JSON.parse would round integers
 // above 2^53, print 72.0 as 72, keep one of two equal keys and move numeric keys first).
-// Text that is not JSON is shown as it is.
+// {indented} or, when it cannot be, {reason}: not JSON, nested too deep, too long once
+// indented. One pass, each step bounded: the work is linear in the text.
 function pretty(text) {
-  try { JSON.parse(text); } catch { return text; }
-  let out = '', depth = 0, inString = false, escaped = false;
+  const tooDeep = { reason: `nested more than ${PRETTY_MAX_DEPTH} levels deep` };
+  const tooLong = { reason: `longer than ${BODY_SHOWN_CHARS / 1048576} MiB once indented` };
+  try {
+    JSON.parse(text);
+  } catch (e) {
+    return e instanceof SyntaxError ? { reason: 'not JSON' } : tooDeep;  // a RangeError: the parser's stack
+  }
+  const parts = [];
+  let length = 0, depth = 0;
+  const add = (piece) => { parts.push(piece); length += piece.length; };
   const newline = () => '\n' + '  '.repeat(depth);
   for (let i = 0; i < text.length; i++) {
+    if (length > BODY_SHOWN_CHARS) return tooLong;
     const c = text[i];
-    if (inString) {
-      out += c;
-      if (escaped) escaped = false;
-      else if (c === '\\') escaped = true;
-      else if (c === '"') inString = false;
-      continue;
-    }
     if (c === ' ' || c === '\n' || c === '\r' || c === '\t') continue;
-    if (c === '"') { inString = true; out += c; continue; }
-    if (c === '{' || c === '[') {
+    if (c === '"') {
+      // The whole string at once, up to its closing quote (an escaped one skipped).
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      add(text.slice(i, end + 1));
+      i = end;
+    } else if (c === '{' || c === '[') {
       const close = c === '{' ? '}' : ']';
-      const next = text.slice(i + 1).trimStart()[0];
-      if (next === close) { out += c + close; i = text.indexOf(close, i + 1); continue; }
-      depth++;
-      out += c + newline();
+      let next = i + 1;
+      while (' \n\r\t'.includes(text[next])) next++;
+      if (text[next] === close) { add(c + close); i = next; continue; }
+      if (++depth > PRETTY_MAX_DEPTH) return tooDeep;
+      add(c + newline());
     } else if (c === '}' || c === ']') {
       depth--;
-      out += newline() + c;
+      add(newline() + c);
     } else if (c === ',') {
-      out += ',' + newline();
+      add(',' + newline());
     } else if (c === ':') {
-      out += ': ';
+      add(': ');
     } else {
-      out += c;
+      add(c);
     }
   }
-  return out;
+  return length > BODY_SHOWN_CHARS ? tooLong : { indented: parts.join('') };
+}
+
+// What the body view shows: {text, note}; the note says why it is not indented, and where
+// the whole body is when it is cut.
+function bodyView(text) {
+  const { indented, reason } = pretty(text);
+  if (indented !== undefined) return { text: indented, note: '' };
+  if (text.length > BODY_SHOWN_CHARS) {
+    return { text: text.slice(0, BODY_SHOWN_CHARS),
+             note: `As received (${reason}), cut to its first ${BODY_SHOWN_CHARS / 1048576} MiB of ` +
+                   `${text.length} characters: the read API's /v1/deliveries/{message_id} has it whole.` };
+  }
+  return { text, note: reason === 'not JSON' ? '' : `As received (${reason}).` };
 }
 
 export async function delivery(root, messageId) {
   const d = await api('/v1/deliveries/' + encodeURIComponent(messageId));
-  const changes = await api('/v1/deliveries/' + encodeURIComponent(messageId) + '/changes');
   const rows = [['Seq', d.seq], ['Message id', d.message_id], ['Origin', d.origin], ['Received', d.received_at],
     ['Signed timestamp', d.webhook_timestamp ? iso(d.webhook_timestamp * 1000) : '–'], ['Event type', d.event_type],
     ['Outcome', d.status], ['Family', d.family], ['Error', d.error]];
-  let bodyText;
-  if (d.body !== null && d.body !== undefined) bodyText = pretty(d.body);
-  else if (d.body_base64) bodyText = '(not UTF-8; base64) ' + d.body_base64;
-  else bodyText = `Removed by retention on ${d.body_removed_at}; its SHA-256 was ${d.body_sha256}.`;
+  // The envelope, outcome and error first: shown whatever becomes of the body's view.
   root.append(h('h1', {}, 'Delivery ', h('code', {}, d.message_id)),
     pairs('delivery-envelope', rows),
     h('h2', {}, 'Headers (signatures masked)'), h('pre', { id: 'delivery-headers' }, JSON.stringify(d.headers || {}, null, 2)),
-    h('h2', {}, 'Body'), h('pre', { id: 'delivery-body' }, bodyText),
-    h('h2', {}, 'Rows it wrote (change feed)'),
+    h('h2', {}, 'Body'));
+  try {
+    let view;
+    if (d.body !== null && d.body !== undefined) view = bodyView(d.body);
+    else if (d.body_base64) view = bodyView('(not UTF-8; base64) ' + d.body_base64);
+    else view = { text: `Removed by retention on ${d.body_removed_at}; its SHA-256 was ${d.body_sha256}.`, note: '' };
+    root.append(view.note ? h('p', { id: 'delivery-body-note', class: 'muted' }, view.note) : '',
+      h('pre', { id: 'delivery-body' }, view.text));
+  } catch (e) {
+    root.append(h('p', { id: 'delivery-body', class: 'error' }, 'Could not show the body: ' + e.message));
+  }
+  const changes = await api('/v1/deliveries/' + encodeURIComponent(messageId) + '/changes');
+  root.append(h('h2', {}, 'Rows it wrote (change feed)'),
     table('delivery-changes', ['Change', 'Table', 'Key', 'Op', 'Rows', 'From', 'To'], changes.items.map((c) =>
       h('tr', { class: 'change' }, h('td', {}, c.change_id), h('td', {}, c.table_name), h('td', {}, c.row_key),
         h('td', {}, c.op), h('td', {}, c.row_count), h('td', {}, c.from || ''), h('td', {}, c.to || '')))));
 
   const forwards = [];
+  const unread = [];  // destinations whose entries did not load
   const destinations = await api('/v1/forwarding');
   for (const dest of destinations.destinations) {
     for (const state of ['pending', 'dead', 'dropped']) {
-      const page = await api(`/v1/forwarding/${encodeURIComponent(dest.destination)}/entries`, { state, limit: 1000 });
+      const page = await entriesOf(dest.destination, { state, limit: 1000 });
+      if (page.error) unread.push(`${dest.destination}: ${page.error}`);
       forwards.push(...page.items.filter((e) => e.seq === d.seq));
     }
   }
@@ -357,7 +407,8 @@ export async function delivery(root, messageId) {
     forwards.length ? table('delivery-forwards', ['Outbox id', 'Destination', 'State', 'Attempts', 'Last error'],
       forwards.map((e) => h('tr', { class: 'forward' }, h('td', {}, e.outbox_id), h('td', {}, e.destination),
         h('td', {}, e.state), h('td', {}, e.attempts), h('td', { class: 'error-text' }, e.last_error || ''))))
-      : h('p', { id: 'delivery-forwards', class: 'muted' }, 'None waiting: sent, or none was made.'));
+      : h('p', { id: 'delivery-forwards', class: 'muted' }, 'None waiting: sent, or none was made.'),
+    unread.length ? h('p', { class: 'error' }, 'Could not load the entries of ' + unread.join('; ')) : '');
   if (isAdmin() && forwards.length) {
     const byDestination = {};
     for (const e of forwards) (byDestination[e.destination] ||= []).push(e.outbox_id);
@@ -567,7 +618,12 @@ export async function forwarding(root, _arg, query) {
     }
     const tabs = h('div', { class: 'tabs' }, ['pending', 'dead', 'dropped'].map((s) =>
       h('a', { href: `#/forwarding?state=${s}`, class: s === state ? 'current' : '' }, `${s} (${d[s]})`)));
-    const entries = await api(`/v1/forwarding/${encodeURIComponent(name)}/entries`, { state, limit: 100 });
+    const entries = await entriesOf(name, { state, limit: 100 });
+    if (entries.error) {
+      section.append(tabs, h('p', { class: 'error entries-error' }, 'Could not load its entries: ' + entries.error));
+      root.append(section);
+      continue;
+    }
     const headings = ['Outbox id', 'Seq', 'Event type', 'What', 'Attempts', 'Next attempt', 'Last error'];
     if (actionable) headings.push('');
     section.append(tabs, table('', headings, entries.items.map((e) => h('tr', { class: 'entry', 'data-id': e.outbox_id, 'data-state': e.state },

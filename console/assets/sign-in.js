@@ -32,6 +32,9 @@ form.addEventListener('submit', async (event) => {
     else window.location.replace('/console/');
     return;
   }
-  error.textContent = response.status === 401 ? 'Wrong token.' : 'Sign-in failed (' + response.status + ').';
+  // Any other refusal says why (every session taken by an admin's, say).
+  const reason = response.status === 401 ? '' : ((await response.json().catch(() => ({}))).error || '');
+  error.textContent = response.status === 401 ? 'Wrong token.'
+    : 'Sign-in failed (' + response.status + ')' + (reason ? ': ' + reason : '') + '.';
   error.hidden = false;
 });

@@ -17,7 +17,11 @@ drives headless Chromium through Debian's chromium-driver with selenium:
     leave the dead list and reach the backend; pause the destination, send a delivery, see
     it pending, resume, see it arrive;
   - no page makes a request to another origin (resource timing of every page, and no
-    Content-Security-Policy report in the browser's log).
+    Content-Security-Policy report in the browser's log);
+  - a deeply nested body is shown as received, quickly, under its envelope and error;
+  - at a phone's width (375 px) the page is no wider than the screen and "Sign out" is on it;
+  - a destination whose [[forward]] block was removed is shown "not configured" with its
+    entries, and one destination whose entries do not load leaves the others shown.
 
 Screenshots of each page go to --artifacts. Bounded waits only (counts and deadlines, no
 timing assertion). Exit 0 when every check passed; the last line is "N passed, N failed".
@@ -674,6 +678,50 @@ def run_checks(checks, args, server, backend, signing_file, sent, read_token, ad
         checks.screenshot("jobs")
     checks.run("the_follow_ups_page_loads", jobs_page)
 
+    def a_deep_body_shows_its_envelope_and_a_bounded_view():
+        # Black-box pass: 6,000 levels (12 KB) were indented into 72 MB of text (the tab froze
+        # 22 s); 200,000 (400 KB) failed with "Invalid string length" and showed not even the
+        # envelope. Now shown as received, said so, with the envelope and its error.
+        for depth in (6000, 200000):
+            body = '{"event_type":"daily.data.note.created","data":{"x":' + "[" * depth + "]" * depth + "}}"
+            message_id = send_delivery(args, server, signing_file, body)
+            checks.eventually("#/delivery/" + message_id,
+                              lambda: "invalid" in checks.text("#delivery-envelope"),
+                              "the deep delivery's envelope does not show it invalid")
+            shown = checks.text("#delivery-body")
+            assert shown.startswith('{"event_type"') and len(shown) <= len(body), len(shown)
+            assert "nested more than 100 levels deep" in checks.text("#delivery-body-note"), \
+                checks.text("#delivery-body-note")
+            error = checks.text("#delivery-envelope td.error-text")
+            assert "nesting deeper than the limit" in error, error
+            checks.element("#page[data-ready] #delivery-changes")
+        checks.screenshot("delivery-deep-body")
+    checks.run("a_deep_body_shows_its_envelope_and_a_bounded_view", a_deep_body_shows_its_envelope_and_a_bounded_view)
+
+    def the_console_fits_a_phone():
+        # Black-box pass: at 375 px the header pushed "Sign out" off screen and tables made
+        # the page 1,500-2,095 px wide. The header wraps; a wide table scrolls in its own box.
+        d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                          {"width": 375, "height": 740, "deviceScaleFactor": 1, "mobile": True})
+        try:
+            for route in ("#/overview", "#/deliveries", "#/delivery/" + sent[0],
+                          "#/users?" + urllib.parse.urlencode({"q": CLIENT_USER_ID, "range": "7d"}),
+                          "#/forwarding?state=dead", "#/jobs?state=done"):
+                checks.open(route)
+                checks.element("#page[data-ready]")
+                fit = d.execute_script("""
+                    const out = document.getElementById('sign-out').getBoundingClientRect();
+                    return {viewport: window.innerWidth, page: document.documentElement.scrollWidth,
+                            left: out.left, right: out.right,
+                            wide: document.querySelectorAll('main table').length};""")
+                assert fit["viewport"] == 375, fit
+                assert fit["page"] == fit["viewport"], (route, fit)
+                assert 0 <= fit["left"] and fit["right"] <= fit["viewport"], (route, fit)
+                checks.screenshot("phone-" + route[2:].split("?")[0].split("/")[0])
+        finally:
+            d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    checks.run("the_console_fits_a_phone", the_console_fits_a_phone)
+
     def a_tab_signed_in_again_elsewhere_says_so():
         # This tab signed in with the admin token; another tab of the browser then signs in
         # with the read token, so the cookie is that session's. This tab's next action is
@@ -721,9 +769,73 @@ def run_checks(checks, args, server, backend, signing_file, sent, read_token, ad
         assert "Not updating" in checks.text("#overview-stale"), checks.text("#overview-stale")
     checks.run("the_overview_says_when_it_stops_updating", overview_says_when_it_stops_updating)
 
+    def a_removed_destination_keeps_its_entries():
+        # After the last check stopped the server: "backend" paused (by the command) holds a
+        # pending entry, then serve starts without its [[forward]] block and with another.
+        # Black-box pass: its entries answered 404, so the whole overview's forwarding said
+        # "Could not load" and the Forwarding page left it out. Now it is shown, marked "not
+        # configured", with its figures and entries; and when one destination's entries do
+        # not load, the other's still show.
+        path = os.path.join(server.folder, "healthhook.toml")
+        with open(path) as f:
+            config = f.read()
+        paused = subprocess.run([args.healthhook, "forward", "pause", "backend", "--config", path],
+                                cwd=server.folder, capture_output=True, text=True)
+        assert paused.returncode == 0, paused.stderr
+        first = Server(args.healthhook, server.folder, config)
+        try:
+            send_delivery(args, first, signing_file, steps_body(int(time.time() * 1000), USER_ID, CLIENT_USER_ID))
+            wait_until(lambda: '"destination":"backend","pending":1' in read_api(first, "/v1/forwarding", read_token),
+                       "no entry pending for the paused destination", FORWARD_WAIT_S)
+        finally:
+            first.stop()
+        block = config.index("[[forward]]")
+        spare = config[block:].replace('name = "backend"', 'name = "spare"')
+        again = Server(args.healthhook, server.folder, config[:block] + spare)
+        try:
+            checks.base = again.base
+            checks.sign_in(admin_token)
+            row = '#overview-forwarding tr[data-destination="%s"]'
+            checks.open("#/overview")
+            checks.element(row % "spare")
+            cells = [c.text for c in checks.elements((row % "backend") + " td")]
+            assert cells[1:3] == ["not configured", "1"], cells
+            assert "Could not load" not in checks.text("#page"), checks.text("#page")
+            checks.open("#/forwarding?state=pending")
+            figures = 'table.destination[data-destination="backend"]'
+            assert checks.text(figures + ' [data-figure="state"]') == "not configured"
+            box = checks.element(figures).find_element(By.XPATH, "..")
+            assert len(box.find_elements(By.CSS_SELECTOR, "tr.entry[data-state=pending]")) == 1, box.text
+            assert not box.find_elements(By.CSS_SELECTOR, "button[data-action]"), "an action offered for it"
+            checks.element('button[data-action="forward-pause"][data-destination="spare"]')
+            checks.screenshot("forwarding-removed-destination")
+            # One destination's entries fail to load: the other's figures and entries still show.
+            d.execute_cdp_cmd("Network.enable", {})
+            d.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/forwarding/spare/entries*"]})
+            try:
+                checks.open("#/overview")
+                checks.wait(lambda: "Could not load its entries" in checks.text(row % "spare"),
+                            "the overview does not say which destination's entries did not load")
+                assert [c.text for c in checks.elements((row % "backend") + " td")][1:3] == ["not configured", "1"]
+                checks.open("#/forwarding?state=pending")
+                checks.element('table.destination[data-destination="spare"]')
+                checks.wait(lambda: "Could not load its entries" in checks.text(".entries-error"), "no error said")
+                assert len(checks.elements("tr.entry[data-state=pending]")) == 1
+            finally:
+                d.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+        finally:
+            again.stop()
+    checks.run("a_removed_destination_keeps_its_entries", a_removed_destination_keeps_its_entries)
+
 
 def metrics(server):
     with urllib.request.urlopen(server.base + "/metrics", timeout=WAIT_S) as response:
+        return response.read().decode()
+
+
+def read_api(server, path, token):
+    request = urllib.request.Request(server.base + path, headers={"Authorization": "Bearer " + token})
+    with urllib.request.urlopen(request, timeout=WAIT_S) as response:
         return response.read().decode()
 
 

@@ -6,6 +6,8 @@
 #include <sqlite3.h>
 
 #include <ctime>
+#include <fstream>
+#include <iterator>
 #include <regex>
 
 #include "tests/fake_service/fake_service.h"
@@ -367,22 +369,51 @@ BOOST_AUTO_TEST_CASE(a_refresh_the_service_says_did_not_succeed_fails) {
   BOOST_TEST(logged_as_error);
 }
 
-// The console's delivery page shows which signatures a delivery carried, never their
-// values, nor those of credentials a proxy or a sender added; the bearer-token read API
-// keeps them (a backend may verify them again).
 // The entries of a destination no [[forward]] block names: 404, not an empty page that
-// reads as "nothing waiting" (black-box pass).
-BOOST_AUTO_TEST_CASE(an_unknown_destinations_entries_are_404) {
+// reads as "nothing waiting" (black-box pass); but one whose block was removed while the
+// outbox held its entries lists them, as /v1/forwarding lists its figures (the console's
+// overview said "Could not load" for every destination).
+BOOST_AUTO_TEST_CASE(a_removed_destinations_entries_are_listed_and_an_unknown_ones_are_404) {
   hh::test::TempDir dir;
-  hh::test::ServerProcess server(dir, console_toml(dir));
+  dir.write("backend-secret", hh::test::random_secret() + "\n");
+  // Nothing listens on port 9: the entry stays pending.
+  const std::string forward_block =
+      "[[forward]]\nname = \"gone\"\nurl = \"http://127.0.0.1:9/hooks\"\nsecret_file = \"backend-secret\"\n"
+      "mode = \"deliveries\"\n";
+  hh::test::ServerProcess server(dir, console_toml(dir) + forward_block);
+  {
+    HttpClient client(server.port());
+    const std::string body = R"({"event_type":"provider.connection.created","user_id":"u-gone","client_user_id":"c1",)"
+                             R"("data":{"provider":"oura","resource":"connection"}})";
+    const Headers sent = hh::test::signature_headers(server.secret(), "msg-gone", std::to_string(std::time(nullptr)), body);
+    BOOST_TEST_REQUIRE(client.request("POST", "/webhooks", body, sent).status == 200);
+  }
+  BOOST_TEST_REQUIRE(server.stop() == 0);
+  BOOST_TEST_REQUIRE(hh::test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE destination = 'gone'") == 1);
+  // Started again without the block.
+  std::ifstream in(server.config_file());
+  std::string config((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  config.erase(config.find("[[forward]]"));
+  dir.write("healthhook.toml", config);
+  server.restart();
+
   HttpClient client(server.port());
   const std::string cookie = session_cookie(sign_in(client, kReadToken));
+  const HttpResponse figures = client.get("/console/v1/forwarding", {{"Cookie", cookie}});
+  BOOST_TEST(figures.body.find(R"("destination":"gone","pending":1)") != std::string::npos, figures.body);
+  BOOST_TEST(figures.body.find(R"("configured":false)") != std::string::npos, figures.body);
+  const HttpResponse removed = client.get("/console/v1/forwarding/gone/entries?state=pending&limit=1", {{"Cookie", cookie}});
+  BOOST_TEST(removed.status == 200, removed.body);
+  BOOST_TEST(removed.body.find(R"("destination":"gone")") != std::string::npos, removed.body);
   const HttpResponse unknown = client.get("/console/v1/forwarding/nosuch/entries", {{"Cookie", cookie}});
   BOOST_TEST(unknown.status == 404, unknown.body);
   BOOST_TEST(unknown.body.find("no [[forward]] destination") != std::string::npos, unknown.body);
   BOOST_TEST(server.stop() == 0);
 }
 
+// The console's delivery page shows which signatures a delivery carried, never their
+// values, nor those of credentials a proxy or a sender added; the bearer-token read API
+// keeps them (a backend may verify them again).
 BOOST_AUTO_TEST_CASE(the_consoles_delivery_page_masks_signature_values) {
   hh::test::TempDir dir;
   hh::test::ServerProcess server(dir, console_toml(dir));

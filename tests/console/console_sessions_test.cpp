@@ -2,6 +2,9 @@
 // metrics exposition (console/overview_history.h), as units with a hand-driven clock.
 #include <boost/test/unit_test.hpp>
 
+#include <string>
+#include <vector>
+
 #include "console/console_sessions.h"
 #include "console/overview_history.h"
 
@@ -39,7 +42,7 @@ BOOST_AUTO_TEST_CASE(tokens_sign_in_as_their_role) {
 BOOST_AUTO_TEST_CASE(a_session_is_found_by_its_id_only) {
   Clock clock;
   Sessions sessions(kRead, kAdmin, {}, clock.fn());
-  const auto created = sessions.create(Role::admin);
+  const auto created = sessions.create(Role::admin).value();
   BOOST_TEST(created.id.size() == 43u);
   BOOST_TEST(created.view.csrf_token.size() == 43u);
   BOOST_TEST(created.view.csrf_token != created.id);
@@ -52,7 +55,7 @@ BOOST_AUTO_TEST_CASE(a_session_is_found_by_its_id_only) {
   BOOST_TEST(!sessions.find(other));
   BOOST_TEST(!sessions.find(""));
   BOOST_TEST(!sessions.find(created.id + "x"));
-  const auto second = sessions.create(Role::read);
+  const auto second = sessions.create(Role::read).value();
   BOOST_TEST(second.id != created.id);
   BOOST_TEST(second.view.csrf_token != created.view.csrf_token);
 }
@@ -60,9 +63,9 @@ BOOST_AUTO_TEST_CASE(a_session_is_found_by_its_id_only) {
 BOOST_AUTO_TEST_CASE(sessions_end_at_their_lifetime_when_idle_and_at_sign_out) {
   Clock clock;
   Sessions sessions(kRead, kAdmin, {.lifetime = std::chrono::hours(8), .idle = std::chrono::hours(1)}, clock.fn());
-  const auto busy = sessions.create(Role::read);
-  const auto idle = sessions.create(Role::read);
-  const auto leaving = sessions.create(Role::admin);
+  const auto busy = sessions.create(Role::read).value();
+  const auto idle = sessions.create(Role::read).value();
+  const auto leaving = sessions.create(Role::admin).value();
   sessions.remove(leaving.id);
   BOOST_TEST(!sessions.find(leaving.id));
   // Used every 50 minutes: alive for 7.5 hours, gone once 8 hours have passed.
@@ -81,7 +84,8 @@ BOOST_AUTO_TEST_CASE(the_table_is_bounded) {
   std::string first;
   for (size_t i = 0; i < hh::console::kMaxSessions + 10; ++i) {
     auto created = sessions.create(Role::read);
-    if (i == 0) first = created.id;
+    BOOST_REQUIRE(created);
+    if (i == 0) first = created->id;
     clock.now += 1;
   }
   BOOST_TEST(sessions.size() == hh::console::kMaxSessions);
@@ -94,17 +98,40 @@ BOOST_AUTO_TEST_CASE(the_table_is_bounded) {
 BOOST_AUTO_TEST_CASE(read_only_sign_ins_past_the_bound_keep_the_admins_sessions) {
   Clock clock;
   Sessions sessions(kRead, kAdmin, {}, clock.fn());
-  const auto admin = sessions.create(Role::admin);  // expires first of all
+  const auto admin = sessions.create(Role::admin).value();  // expires first of all
   clock.now += 1;
   for (size_t i = 0; i < hh::console::kMaxSessions + 100; ++i) {
-    sessions.create(Role::read);
+    BOOST_REQUIRE(sessions.create(Role::read));
     clock.now += 1;
   }
   BOOST_TEST(sessions.size() == hh::console::kMaxSessions);
   BOOST_TEST(sessions.find(admin.id).has_value());
-  const auto second_admin = sessions.create(Role::admin);
+  const auto second_admin = sessions.create(Role::admin).value();
   BOOST_TEST(sessions.find(second_admin.id).has_value());
   BOOST_TEST(sessions.find(admin.id).has_value());  // a read-only one made room
+}
+
+// With every session an admin's, a read-only sign-in is refused and ends none of them (it
+// ended the admin's that would expire first); an admin's sign-in still replaces that one.
+BOOST_AUTO_TEST_CASE(a_read_only_sign_in_is_refused_when_every_session_is_an_admins) {
+  Clock clock;
+  Sessions sessions(kRead, kAdmin, {}, clock.fn());
+  std::vector<std::string> admins;
+  for (size_t i = 0; i < hh::console::kMaxSessions; ++i) {
+    admins.push_back(sessions.create(Role::admin).value().id);
+    clock.now += 1;
+  }
+  for (int attempt = 0; attempt < 3; ++attempt) BOOST_TEST(!sessions.create(Role::read).has_value());
+  BOOST_TEST(sessions.size() == hh::console::kMaxSessions);
+  size_t alive = 0;
+  for (const std::string& id : admins) alive += sessions.find(id).has_value() ? 1 : 0;
+  BOOST_TEST(alive == hh::console::kMaxSessions);
+  // One signs out: the read-only sign-in takes its place.
+  sessions.remove(admins.back());
+  BOOST_TEST(sessions.create(Role::read).has_value());
+  // An admin's sign-in still makes room (it may replace any session).
+  BOOST_TEST(sessions.create(Role::admin).has_value());
+  BOOST_TEST(sessions.size() == hh::console::kMaxSessions);
 }
 
 BOOST_AUTO_TEST_CASE(cookie_values_are_read_from_the_header) {
