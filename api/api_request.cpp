@@ -75,7 +75,10 @@ Result<Params::Window> Params::window() const {
   if (!start) return fail(start);
   auto end = time_ms("end");
   if (!end) return fail(end);
-  if (*start && *end && **end <= **start) return fail("start and end: start is not before end");
+  if (*start && *end && **end <= **start) {
+    return fail("start and end: start is not before end" +
+                same_millisecond_note(**start, **end, text("start").value_or(""), text("end").value_or("")));
+  }
   return Window{*start, *end};
 }
 

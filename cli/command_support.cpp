@@ -6,6 +6,7 @@
 #include "app/store_settings.h"
 #include "common/log.h"
 #include "common/progress.h"
+#include "common/timestamp.h"
 #include "store/database_location.h"
 #include "store/open_readers.h"
 #include "store/read_rows.h"
@@ -47,7 +48,8 @@ void report_error(std::string_view command, std::string_view message) {
 bool window_ok(std::string_view command, std::optional<int64_t> since, std::optional<int64_t> until,
                const std::optional<std::string>& since_text, const std::optional<std::string>& until_text) {
   if (!since || !until || *since < *until) return true;
-  report_error(command, "--since " + since_text.value_or("") + " is not before --until " + until_text.value_or(""));
+  report_error(command, "--since " + since_text.value_or("") + " is not before --until " + until_text.value_or("") +
+                            same_millisecond_note(*since, *until, since_text.value_or(""), until_text.value_or("")));
   return false;
 }
 

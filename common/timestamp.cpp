@@ -178,21 +178,16 @@ std::optional<int64_t> parse_time_bound_ms(std::string_view text) {
     if (seconds < kFirstSecond || seconds >= kPastLastSecond) return std::nullopt;
     return seconds * 1000;
   }
-  auto ms = parse_iso8601_ms(text);
-  if (!ms) return ms;
-  // Digits below the millisecond: the bound is that instant, so the first whole
-  // millisecond at or after it (the parse dropped them: the one before). A sample at
-  // 10:00:00.000 is before an end of 10:00:00.000001 and before a start of it too.
-  if (const size_t dot = text.find_first_of(".,"); dot != std::string_view::npos) {  // ISO 8601 allows both
-    size_t digits = dot + 1;
-    bool below_ms = false;
-    while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
-      below_ms = below_ms || (digits > dot + 3 && text[digits] != '0');
-      ++digits;
-    }
-    if (below_ms) return *ms + 1;
-  }
-  return ms;
+  // Digits below the millisecond are dropped, as they are from every stored time: a bound
+  // of 10:00:01.123456 is 10:00:01.123, so it finds the sample sent with that very time
+  // (stored at .123), and `--since`/`--until` of 02.9995/03 are not an empty window.
+  return parse_iso8601_ms(text);
+}
+
+std::string same_millisecond_note(int64_t start_ms, int64_t end_ms, std::string_view start_text,
+                                  std::string_view end_text) {
+  if (start_ms != end_ms || start_text == end_text) return {};
+  return " (both are " + format_rfc3339_ms(start_ms) + " to the millisecond)";
 }
 
 int64_t unix_now_ms() {

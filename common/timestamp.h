@@ -27,9 +27,15 @@ int64_t days_from_civil(int64_t year, unsigned month, unsigned day);
 // The system clock now, in UTC milliseconds since the Unix epoch.
 int64_t unix_now_ms();
 
-// For command-line and query bounds: RFC 3339, a date, or integer Unix seconds. A time
-// with digits below the millisecond is rounded up to the next whole millisecond (a bound
-// is an instant: `t >= bound` and `t < bound` then hold for whole-millisecond t exactly).
+// For command-line and query bounds: RFC 3339, a date, or integer Unix seconds. Digits
+// below the millisecond are dropped, as parse_iso8601_ms drops them from the stored times
+// the bound is compared with: a bound equal to a sample's sent time finds that sample.
 std::optional<int64_t> parse_time_bound_ms(std::string_view text);
+
+// For refusing a window that is empty: " (both are 2024-05-16T10:00:02.999Z to the
+// millisecond)" when two bounds written differently are one millisecond once cut (02.9995
+// and 02.9999 look ordered), "" otherwise.
+std::string same_millisecond_note(int64_t start_ms, int64_t end_ms, std::string_view start_text,
+                                  std::string_view end_text);
 
 }  // namespace hh

@@ -146,6 +146,14 @@ bool DeliveryParser::Impl::open(std::string_view text, std::string_view what, od
     if (code == simdjson::INCORRECT_TYPE) {
       // JSON has no byte order mark (RFC 8259 §8.1): named, as it is invisible in most tools.
       if (text.starts_with("\xEF\xBB\xBF")) return json.fail(here, what, "starts with a UTF-8 byte order mark");
+      // simdjson judged the first byte only: text that is no JSON at all ("not json at
+      // all", a form's a=b) is told from JSON of another kind (an array, a string).
+      json::Scanner scanner(text);
+      if (!scanner.document(json::kSimdjsonMaxDepth)) {
+        return json.fail(here, what,
+                         "not JSON (" + std::string(scanner.problem()) + " at byte " +
+                             std::to_string(scanner.problem_offset()) + ")");
+      }
       return json.fail(here, what, "not a JSON object");
     }
     // simdjson says "ended early" for a root that does not end the input too ("{…} trailing").
@@ -206,8 +214,15 @@ bool DeliveryParser::Impl::parse_webhook(const InboxRow& row, DeliveryRows& out,
   }
 
   const EventClass event = classify_event_type(event_type);
+  // A summary's shape is its resource's, not its members' (schemas/README): its family is
+  // summary whatever its data holds, an invalid one's too (a sleep without data.id was
+  // `other`). Other resources' data is decided by shape.
+  const bool summary_event =
+      event.kind == EventKind::resource_data && !event.historical && is_summary_resource(event.resource);
   switch (event.kind) {
-    case EventKind::resource_data: break;  // decided by shape
+    case EventKind::resource_data:
+      if (summary_event) out.family = Family::summary;
+      break;
     case EventKind::connection_created:
     case EventKind::connection_error: out.family = Family::connection; break;
     case EventKind::device: out.family = Family::device; break;
@@ -255,9 +270,8 @@ bool DeliveryParser::Impl::parse_webhook(const InboxRow& row, DeliveryRows& out,
         ResourceDataRequest request;
         request.resource = event.resource;
         request.historical = event.historical;
-        // A summary's shape is its resource's, not its members': a meal whose `data`
-        // member is an array was read as samples (and `[]` stored nothing).
-        request.summary_only = !event.historical && is_summary_resource(event.resource);
+        // A meal whose `data` member is an array was read as samples (and `[]` stored nothing).
+        request.summary_only = summary_event;
         request.path.base = "data";
         ok = parse_resource_data(json, value, 2, request, spare_samples, out);
         break;

@@ -206,6 +206,8 @@ bool parse_resource_data(JsonReader& json, od::value v, size_t depth, const Reso
   if (request.historical && !request.summary_only) {
     return json.fail(path, "start_date", "missing (a historical event needs an id, data[] or start_date/end_date)");
   }
+  // A summary resource's data can be nothing but a summary: only its id is missing.
+  if (request.summary_only) return json.fail(path, "id", "missing");
   return json.fail(path, "id", "missing (a summary needs an id, a timeseries a data[] array)");
 }
 

@@ -209,11 +209,21 @@ BOOST_AUTO_TEST_CASE(unknown_enum_values_are_kept) {
   BOOST_TEST(rows.summaries.at(0).data_json.find(R"("type": "polyphasic_block")") != std::string_view::npos);
 }
 
+// A summary resource's event is a summary whatever its data holds: an invalid one too is
+// of family summary, and its error names the field (it was `other`, "a summary needs an
+// id, a timeseries a data[] array").
 BOOST_AUTO_TEST_CASE(missing_id_is_invalid) {
   const ParseResult r = webhook(R"({"event_type":"daily.data.sleep.created","data":{"user_id":"u","source":{"provider":"oura"}}})");
   BOOST_TEST((r.status == Status::invalid));
-  BOOST_TEST(r.error == "data.id: missing (a summary needs an id, a timeseries a data[] array)");
+  BOOST_TEST((r.family == Family::summary));
+  BOOST_TEST(r.error == "data.id: missing");
   BOOST_TEST(rows.summaries.empty());
+  const ParseResult no_data = webhook(R"({"event_type":"daily.data.meal.created","user_id":"u"})");
+  BOOST_TEST((no_data.family == Family::summary));
+  BOOST_TEST(no_data.error == "data: missing");
+  const ParseResult array_data = webhook(R"({"event_type":"daily.data.workouts.updated","data":[{"id":"w"}]})");
+  BOOST_TEST((array_data.family == Family::summary));
+  BOOST_TEST(array_data.error == "data: expected an object, got an array");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -761,7 +771,11 @@ BOOST_AUTO_TEST_CASE(new_resources_of_unknown_shape_are_unknown) {
   // The same shape under a known resource is a missing field.
   const ParseResult known = f.webhook(R"({"event_type":"daily.data.sleep.created","data":{"user_id":"u1"}})");
   BOOST_TEST((known.status == Status::invalid));
-  BOOST_TEST(known.error == "data.id: missing (a summary needs an id, a timeseries a data[] array)");
+  BOOST_TEST((known.family == Family::summary));
+  BOOST_TEST(known.error == "data.id: missing");
+  // A known timeseries resource may be either until its data says.
+  BOOST_TEST(f.webhook(R"({"event_type":"daily.data.heartrate.created","data":{"user_id":"u1"}})").error ==
+             "data.id: missing (a summary needs an id, a timeseries a data[] array)");
   // A new resource with a known shape is stored as such.
   BOOST_TEST((f.webhook(R"({"event_type":"daily.data.skin_conductance.created","data":{"id":"x","user_id":"u1"}})")
                   .family == Family::summary));
@@ -780,7 +794,12 @@ BOOST_AUTO_TEST_CASE(envelope_errors) {
   BOOST_TEST(webhook(R"({"event_type":"daily.data.sleep.created"})").error == "data: missing");
   BOOST_TEST(webhook(R"({"event_type":"daily.data.sleep.created","data":[{"id":"x"}]})").error ==
              "data: expected an object, got an array");
-  BOOST_TEST(webhook("event_type=daily.data.sleep.created").error == "body: not a JSON object");
+  // Text that does not parse is not JSON; JSON of another kind is not an object (both were
+  // "not a JSON object").
+  BOOST_TEST(webhook("event_type=daily.data.sleep.created").error == "body: not JSON (expected a value at byte 0)");
+  BOOST_TEST(webhook("not json at all").error == "body: not JSON (unexpected character at byte 0)");
+  BOOST_TEST(webhook("[1,2").error == "body: not JSON (unexpected end of input in an array at byte 4)");
+  BOOST_TEST(webhook(" null ").error == "body: not a JSON object");
   // A byte order mark is named: it is invisible in most tools, and the object after it looks fine.
   BOOST_TEST(webhook("\xEF\xBB\xBF{\"event_type\":\"daily.data.sleep.created\",\"data\":{}}").error ==
              "body: starts with a UTF-8 byte order mark");

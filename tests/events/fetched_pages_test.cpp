@@ -68,7 +68,7 @@ BOOST_AUTO_TEST_CASE(summaries_page_errors) {
   BOOST_TEST(fetched(R"({"kind":"summaries","resource":"sleep","user_id":"u"})", R"({"activity":[]})").error ==
              "sleep: missing (the page has no array for its resource)");
   BOOST_TEST(fetched(R"({"kind":"summaries","resource":"sleep","user_id":"u"})", R"({"sleep":[{"id":"a"},{"x":1}]})").error ==
-             "sleep[1].id: missing (a summary needs an id, a timeseries a data[] array)");
+             "sleep[1].id: missing");  // a summaries page holds summaries only
   // The resource may come from the event type alone.
   const ParseResult r = fetched(R"({"kind":"summaries","user_id":"u"})", R"({"meal":[{"id":"m1"}]})", "fetch.summaries.meal");
   BOOST_TEST(r.error == "");
@@ -160,7 +160,7 @@ BOOST_AUTO_TEST_CASE(profile_is_one_object) {
   BOOST_TEST(rows.summaries[0].data_json == body.substr(0, body.rfind('}') + 1));
   const std::string context = read_example("fetched-profile.context.json");
   BOOST_TEST(fetched(context, R"([{"id":"x"}])").error == "body: expected an object, got an array");
-  BOOST_TEST(fetched(context, R"({"height":170})").error == "body.id: missing (a summary needs an id, a timeseries a data[] array)");
+  BOOST_TEST(fetched(context, R"({"height":170})").error == "body.id: missing");
   BOOST_TEST(fetched(R"({"kind":"summary"})", "{}").error == "fetch context.resource: missing");
 }
 
@@ -193,7 +193,8 @@ BOOST_AUTO_TEST_CASE(fetched_rows_name_no_user_identity) {
 BOOST_AUTO_TEST_CASE(context_errors) {
   BOOST_TEST(fetched(R"({"kind":"mystery"})", "{}").error == R"(fetch context.kind: unknown kind "mystery")");
   BOOST_TEST(fetched(R"({"url":"x"})", "{}").error == R"(fetch context.kind: unknown kind "")");
-  BOOST_TEST(fetched("not json", "{}").error == "fetch context: not a JSON object");
+  BOOST_TEST(fetched("not json", "{}").error == "fetch context: not JSON (unexpected character at byte 0)");
+  BOOST_TEST(fetched("[1]", "{}").error == "fetch context: not a JSON object");
   BOOST_TEST(fetched(R"({"kind":)", "{}").error.substr(0, 30) == "fetch context: not valid JSON ");
   BOOST_TEST(fetched(R"({"kind":"summaries","user_id":"u"})", "{}", "fetch").error == "fetch context.resource: missing");
 }

@@ -48,6 +48,20 @@ BOOST_AUTO_TEST_CASE(time_bounds_accept_unix_seconds) {
   BOOST_TEST(!hh::parse_time_bound_ms("yesterday").has_value());
 }
 
+// A bound is cut as a stored time is (digits below the millisecond dropped), so a bound
+// equal to a sample's sent time finds it; they were rounded up (.123456 to .124).
+BOOST_AUTO_TEST_CASE(time_bounds_drop_digits_below_the_millisecond_as_stored_times_do) {
+  for (const char* text : {"2023-05-16T10:00:00.123456Z", "2023-05-16T10:00:00,1239Z", "2023-05-16T12:00:00.123999+02:00"}) {
+    BOOST_TEST(*hh::parse_time_bound_ms(text) == *parse_iso8601_ms(text), text);
+    BOOST_TEST(*hh::parse_time_bound_ms(text) == 1684231200123, text);
+  }
+  BOOST_TEST(*hh::parse_time_bound_ms("1969-12-31T23:59:59.9999Z") == -1);
+  BOOST_TEST(hh::same_millisecond_note(1684231202999, 1684231202999, "2023-05-16T10:00:02.9995Z",
+                                        "2023-05-16T10:00:02.9999Z") == " (both are 2023-05-16T10:00:02.999Z to the millisecond)");
+  BOOST_TEST(hh::same_millisecond_note(1684231202999, 1684231203000, "2023-05-16T10:00:02.9995Z", "1684231203").empty());
+  BOOST_TEST(hh::same_millisecond_note(1684231203000, 1684231203000, "1684231203", "1684231203").empty());
+}
+
 BOOST_AUTO_TEST_CASE(regression_huge_unix_seconds_do_not_overflow) {
   // fuzz_timestamp: "9223372036854776" * 1000 overflowed int64 (undefined behaviour).
   BOOST_TEST(!hh::parse_time_bound_ms("9223372036854776").has_value());

@@ -103,6 +103,8 @@ BOOST_AUTO_TEST_CASE(timeseries_pages_in_time_order_with_filters) {
                                {"2024-05-16T10:03:00Z", 63}, {"2024-05-16T10:04:00Z", 64}}));
   api.post("m2", samples_body("u1", "heartrate", "garmin", {{"2024-05-16T12:02:00+02:00", 72}, {"2024-05-16T10:05:00Z", 75}}));
   api.post("m3", samples_body("u2", "heartrate", "oura", {{"2024-05-16T10:00:00Z", 90}}));
+  // Sent with digits below the millisecond: stored at 10:01:00.123 and 10:02:59.999.
+  api.post("m4", samples_body("u4", "heartrate", "oura", {{"2024-05-16T10:01:00.123456Z", 91}, {"2024-05-16T10:02:59.9999Z", 92}}));
   wait_until_processed(api.server.database());
 
   const auto all_pages = [&](const std::string& base) {
@@ -137,13 +139,25 @@ BOOST_AUTO_TEST_CASE(timeseries_pages_in_time_order_with_filters) {
                  Strings({"10:01 oura", "10:02 oura", "10:02 garmin"}),
              boost::test_tools::per_element());
   BOOST_TEST(all_pages("/v1/users/u1/timeseries/heartrate?source_type=watch").empty());
-  // Digits below the millisecond: the sample at 10:02:00.000 is before both bounds.
+  // Digits below the millisecond are dropped from a bound as from a stored time (they were
+  // rounded up): 10:01:00.000001 is 10:01:00.000, and so the sample there is in.
   BOOST_TEST(all_pages("/v1/users/u1/timeseries/heartrate?start=2024-05-16T10:01:00.000001Z&end=2024-05-16T10:02:00.000001Z") ==
-                 Strings({"10:02 oura", "10:02 garmin"}),
+                 Strings({"10:01 oura"}),
              boost::test_tools::per_element());
   BOOST_TEST(all_pages("/v1/users/u1/timeseries/heartrate?start=2024-05-16T12:01:00,000001%2B02:00&end=2024-05-16T10:02:00,000001Z") ==
-                 Strings({"10:02 oura", "10:02 garmin"}),
+                 Strings({"10:01 oura"}),
              boost::test_tools::per_element());
+  // A bound equal to a sample's sent time finds it; bounds one millisecond apart once cut are
+  // a window of that millisecond (02.9995 was rounded up to 03: "start is not before end").
+  BOOST_TEST(all_pages("/v1/users/u4/timeseries/heartrate?start=2024-05-16T10:01:00.123456Z&end=2024-05-16T10:02:00Z") ==
+                 Strings({"10:01 oura"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(all_pages("/v1/users/u4/timeseries/heartrate?start=2024-05-16T10:02:59.9999Z") == Strings({"10:02 oura"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(all_pages("/v1/users/u4/timeseries/heartrate?start=2024-05-16T10:02:59.9995Z&end=2024-05-16T10:03:00Z") ==
+                 Strings({"10:02 oura"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(all_pages("/v1/users/u4/timeseries/heartrate?start=2024-05-16T10:02:00Z&end=2024-05-16T10:02:59.9999Z").empty());
   // An empty query, or separators in a row, are no parameters.
   BOOST_TEST(api.get("/v1/users/u1/timeseries/heartrate?").status == 200);
   BOOST_TEST(api.get("/v1/users/u1/timeseries/heartrate?limit=1&&provider=oura&").status == 200);
@@ -164,6 +178,9 @@ BOOST_AUTO_TEST_CASE(timeseries_pages_in_time_order_with_filters) {
   BOOST_TEST(error("start=yesterday") ==
              "{\"error\":\"start: expected RFC 3339, a date or Unix seconds, got \\\"yesterday\\\"\"}\n");
   BOOST_TEST(error("since=1") == "{\"error\":\"unknown parameter 'since'\"}\n");
+  BOOST_TEST(error("start=2024-05-16T10:02:59.9995Z&end=2024-05-16T10:02:59.9999Z") ==
+             "{\"error\":\"start and end: start is not before end (both are 2024-05-16T10:02:59.999Z to the "
+             "millisecond)\"}\n");
   // A path naming no resource (a trailing '/') is bad input, not an empty page.
   const auto empty_segment = api.get("/v1/users/u1/timeseries/");
   BOOST_TEST(empty_segment.status == 400);

@@ -386,6 +386,8 @@ BOOST_AUTO_TEST_CASE(capture_filters_by_time_and_event_type) {
   BOOST_TEST(ids({"--since", "1700000100", "--until", "1700000300"}) == "bc");  // inclusive
   BOOST_TEST(ids({"--until", "2023-11-14T22:15:00Z"}) == "a");     // 1700000100 = 22:15:00, exclusive
   BOOST_TEST(ids({"--since", "2023-11-14", "--until", "1700000200", "--event-type", "*sleep*"}) == "b");
+  // Digits below the millisecond are dropped, as from every stored time (22:16:40 is c's).
+  BOOST_TEST(ids({"--since", "2023-11-14T22:16:40.0009Z", "--until", "1700000300"}) == "c");
   auto bad = run_healthhook({"capture", "--database", db, "--since", "soon"});
   BOOST_TEST(bad.exit_code == 2);
   BOOST_TEST(bad.stderr_text == "healthhook capture: --since: expected RFC 3339, a date or Unix seconds, got \"soon\"\n");
@@ -412,6 +414,49 @@ BOOST_AUTO_TEST_CASE(capture_filters_by_time_and_event_type) {
   BOOST_TEST(swapped_query.exit_code == 2);
   BOOST_TEST(swapped_query.stderr_text == "healthhook query: --since 1700000200 is not before --until 1700000100\n",
              swapped_query.stderr_text);
+}
+
+// `query --since/--until` cut a bound's digits below the millisecond as the stored times
+// were cut: a bound equal to a sample's sent time finds it. They were rounded up, so
+// `--since` .123456 missed the sample sent at .123456 (kept as .123), and --since 02.9995
+// --until 03 was refused.
+BOOST_AUTO_TEST_CASE(query_bounds_drop_digits_below_the_millisecond_as_stored_times_do) {
+  TempDir dir;
+  const std::string secret = random_secret();
+  const std::string db = dir.file("f.db");
+  BOOST_TEST_REQUIRE(replay_offline({dir.write("cap.jsonl", signed_line(secret, "a", 1700000000,
+                                                                       samples_body("u1", "glucose", "dexcom",
+                                                                                    {{"2024-05-16T10:00:01.123456Z", 101},
+                                                                                     {"2024-05-16T10:00:02.9999Z", 102},
+                                                                                     {"2024-05-16T10:00:03Z", 103}},
+                                                                                    "mg/dL")))},
+                                    db)
+                         .exit_code == 0);
+  const auto values = [&](const std::string& since, const std::string& until) {
+    auto result = run_healthhook({"query", "samples", "--database", db, "--format", "csv", "--since", since, "--until", until});
+    BOOST_TEST(result.exit_code == 0, result.stderr_text);
+    std::string found;  // the value (7th cell) of each row after the header
+    std::istringstream rows(result.stdout_text);
+    std::string row;
+    std::getline(rows, row);
+    while (std::getline(rows, row)) {
+      size_t cell = 0;
+      for (int skip = 0; skip < 6; ++skip) cell = row.find(',', cell) + 1;
+      found += row.substr(cell, row.find(',', cell) - cell) + " ";
+    }
+    return found;
+  };
+  BOOST_TEST(values("2024-05-16T10:00:01.123456Z", "2024-05-16T10:00:02Z") == "101 ");
+  BOOST_TEST(values("2024-05-16T10:00:02.9999Z", "2024-05-16T10:00:03.5Z") == "102 103 ");
+  BOOST_TEST(values("2024-05-16T10:00:02.9995Z", "2024-05-16T10:00:03Z") == "102 ");
+  BOOST_TEST(values("2024-05-16T10:00:02Z", "2024-05-16T10:00:02.9999Z") == "");
+  // Two bounds that are one millisecond once cut: an empty window, refused saying why.
+  auto same = run_healthhook({"query", "samples", "--database", db, "--since", "2024-05-16T10:00:02.9995Z", "--until",
+                              "2024-05-16T10:00:02.9999Z"});
+  BOOST_TEST(same.exit_code == 2);
+  BOOST_TEST(same.stderr_text == "healthhook query: --since 2024-05-16T10:00:02.9995Z is not before --until "
+                                 "2024-05-16T10:00:02.9999Z (both are 2024-05-16T10:00:02.999Z to the millisecond)\n",
+             same.stderr_text);
 }
 
 // An export asked to write over the store it reads (`capture -o DB`, `query … -o DB-wal`,
