@@ -1,5 +1,7 @@
 #include "app/ingest.h"
 
+#include <algorithm>
+
 #include "app/store_settings.h"
 #include "common/log.h"
 #include "store/open_store.h"
@@ -22,7 +24,11 @@ Result<std::unique_ptr<Ingest>> open_ingest(const config::Settings& settings, co
   writer_options.high_water = static_cast<size_t>(settings.queue_high_water);
   writer_options.disk_path = ingest->store->local_folder();
   writer_options.min_free_disk_bytes = static_cast<uint64_t>(settings.min_free_disk_mib) * 1024 * 1024;
-  writer_options.stalled_commit = std::chrono::milliseconds(settings.commit_deadline_ms);
+  // Stalled once the deliveries waiting on it get their 503 (whichever deadline comes first),
+  // and never before a second: a busy timeout set low must not turn an ordinary commit of a
+  // few large bodies into "not ready".
+  writer_options.stalled_commit = std::chrono::milliseconds(
+      std::max<int64_t>(1000, std::min(settings.commit_deadline_ms, settings.request_deadline_ms)));
   // Other instances store deliveries this writer never sees: its background work (the
   // processor, if this instance leads) looks for them this often when it has nothing else.
   if (ingest->store->shared()) writer_options.idle_wakeup = std::chrono::milliseconds(100);

@@ -20,4 +20,10 @@ bool same_uuid(std::string_view a, std::string_view b) {
   });
 }
 
+std::string uuid_key(std::string_view id) {
+  std::string key(id);
+  std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return key;
+}
+
 }  // namespace hh

@@ -1,5 +1,6 @@
 #pragma once
 // UUIDs as text: the service names users, teams and organizations by them.
+#include <string>
 #include <string_view>
 
 namespace hh {
@@ -11,5 +12,8 @@ bool is_uuid(std::string_view text);
 // Two ids name the same thing: equal but for their letters' case (the service may answer
 // its canonical form of an id it was sent in another).
 bool same_uuid(std::string_view a, std::string_view b);
+
+// A key under which ids that same_uuid() takes for one are one: the id in lower case.
+std::string uuid_key(std::string_view id);
 
 }  // namespace hh

@@ -148,8 +148,10 @@ bool DeliveryParser::Impl::open(std::string_view text, std::string_view what, od
       if (text.starts_with("\xEF\xBB\xBF")) return json.fail(here, what, "starts with a UTF-8 byte order mark");
       // simdjson judged the first byte only: text that is no JSON at all ("not json at
       // all", a form's a=b) is told from JSON of another kind (an array, a string).
+      // A value nested past the scanner's depth was JSON as far as it read (an array 1,500
+      // deep is JSON of another kind, not text): only a problem before that depth is "not JSON".
       json::Scanner scanner(text);
-      if (!scanner.document(json::kSimdjsonMaxDepth)) {
+      if (!scanner.document(json::kSimdjsonMaxDepth) && scanner.problem() != "nested too deeply") {
         return json.fail(here, what,
                          "not JSON (" + std::string(scanner.problem()) + " at byte " +
                              std::to_string(scanner.problem_offset()) + ")");

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/json_writer.h"
+#include "common/uuid_text.h"
 #include "fetcher/calls/recipe_file.h"
 
 namespace hh::fetcher {
@@ -109,7 +110,7 @@ Result<size_t> export_connections(const ServiceAccess& access, std::string_view 
       // the live tokens cannot be told (a refresh between the pages rotates them), so
       // keeping either may move revoked tokens. The export fails and writes nothing; run
       // it again.
-      if (auto [at, added] = page_of_user.emplace(*user_id, page); !added) {
+      if (auto [at, added] = page_of_user.emplace(uuid_key(*user_id), page); !added) {
         return fail(ErrorKind::other, unexpected + "data[" + std::to_string(index) + "]: user " + quoted_value(*user_id) +
                                           " is also on page " + std::to_string(at->second) +
                                           " (import refuses a user twice; run the export again)");

@@ -12,6 +12,7 @@
 #include <map>
 
 #include "common/file_text.h"
+#include "common/uuid_text.h"
 #include "fetcher/service_values.h"
 
 namespace hh::fetcher {
@@ -100,7 +101,8 @@ Result<Recipes> read_recipe_file(const std::string& path) {
     auto user_id = check_recipe(line, recipes.tokens);
     const std::string where = path + ":" + std::to_string(number) + ": ";
     if (!user_id) return fail(ErrorKind::data, where + user_id.error());
-    if (auto [at, added] = line_of_user.emplace(*user_id, number); !added) {
+    // Told apart as the service tells ids apart: a user's id in upper case is the same user.
+    if (auto [at, added] = line_of_user.emplace(uuid_key(*user_id), number); !added) {
       return fail(ErrorKind::data, where + "user_id: the same user is also on line " + std::to_string(at->second));
     }
     recipes.user_ids.push_back(std::move(*user_id));

@@ -800,6 +800,9 @@ BOOST_AUTO_TEST_CASE(envelope_errors) {
   BOOST_TEST(webhook("not json at all").error == "body: not JSON (unexpected character at byte 0)");
   BOOST_TEST(webhook("[1,2").error == "body: not JSON (unexpected end of input in an array at byte 4)");
   BOOST_TEST(webhook(" null ").error == "body: not a JSON object");
+  // An array nested past the scanner's depth is JSON of another kind too (it said "not JSON
+  // (nested too deeply …)").
+  BOOST_TEST(webhook(std::string(1500, '[') + std::string(1500, ']')).error == "body: not a JSON object");
   // A byte order mark is named: it is invisible in most tools, and the object after it looks fine.
   BOOST_TEST(webhook("\xEF\xBB\xBF{\"event_type\":\"daily.data.sleep.created\",\"data\":{}}").error ==
              "body: starts with a UTF-8 byte order mark");

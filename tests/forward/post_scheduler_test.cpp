@@ -222,6 +222,25 @@ BOOST_AUTO_TEST_CASE(a_failed_post_of_two_users_goes_on_with_its_first_and_frees
   BOOST_TEST(!s.outbox->find(4).value().has_value());
 }
 
+// An entry at its last attempt kills only its own user and resource: the others sent beside
+// it leave the POST and go on (an entry that had left a split before, with its attempts,
+// killed every user planned with it once).
+BOOST_AUTO_TEST_CASE(an_entry_at_its_last_attempt_kills_only_its_own_part_of_a_post) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(10), *s.outbox, s.metrics, 1);
+  s.add(1, "b/sleep", kStart, 3);  // max_attempts 4: this is its last
+  s.add(2, "g/sleep", kStart);
+  auto look = scheduler.next_posts(kStart, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  BOOST_TEST((ids_of(look.posts.front()) == std::vector<int64_t>{1, 2}));
+  scheduler.finished(look.posts.front(), answered(503), kStart + 100);
+  BOOST_TEST(s.entry(1).state == "dead");
+  BOOST_TEST(s.entry(2).state == "pending");
+  BOOST_TEST(s.entry(2).attempts == 1);
+  BOOST_TEST(!s.entry(2).post_id.has_value());
+  BOOST_TEST((s.entry(2).last_error == std::optional<std::string>("HTTP 503")));  // not the dead part's "gave up"
+}
+
 // Not after a timeout: the backend may have applied the POST, and one that deduplicates by
 // webhook-id would apply its changes again under new ids. It goes on whole, under its id.
 BOOST_AUTO_TEST_CASE(a_post_of_two_users_that_timed_out_goes_on_whole) {
@@ -250,13 +269,24 @@ BOOST_AUTO_TEST_CASE(each_entry_counts_its_own_attempts_and_the_most_decides) {
   BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
   BOOST_TEST((ids_of(look.posts.front()) == std::vector<int64_t>{1, 2}));
   scheduler.finished(look.posts.front(), answered(503), kStart + 100);
-  // Each counts its own; b reached max_attempts (4): the POST is dead, both its entries.
+  // Each counts its own; b reached max_attempts (4) and dies; a, another user sent beside
+  // it, goes on (the POST is split: decision 078; it died with b).
   BOOST_TEST(s.entry(1).attempts == 1);
   BOOST_TEST(s.entry(2).attempts == 4);
-  BOOST_TEST(s.entry(1).state == "dead");
+  BOOST_TEST(s.entry(1).state == "pending");
   BOOST_TEST(s.entry(2).state == "dead");
-  BOOST_TEST(s.entry(2).last_error.value_or("").starts_with("gave up after 4 attempts"));
-  BOOST_TEST(s.metrics.dead.load() == 2u);
+  BOOST_TEST(s.entry(2).last_error.value_or("").starts_with("gave up at max_attempts or max_age"));
+  BOOST_TEST(s.metrics.dead.load() == 1u);
+  // A POST of one user and resource still dies whole when one of its entries reaches it.
+  s.add(3, "c/sleep", kStart, 3);
+  s.add(4, "c/sleep", kStart);
+  look = scheduler.next_posts(kStart + 60'000, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  BOOST_REQUIRE((ids_of(look.posts.front()) == std::vector<int64_t>{3, 4}));
+  scheduler.finished(look.posts.front(), answered(503), kStart + 61'000);
+  BOOST_TEST(s.entry(3).state == "dead");
+  BOOST_TEST(s.entry(4).state == "dead");
+  BOOST_TEST(s.entry(3).last_error.value_or("").starts_with("gave up after 4 attempts"));
 }
 
 BOOST_AUTO_TEST_CASE(a_post_in_flight_past_max_age_dies_if_it_fails_and_is_delivered_if_not) {
@@ -266,11 +296,13 @@ BOOST_AUTO_TEST_CASE(a_post_in_flight_past_max_age_dies_if_it_fails_and_is_deliv
   s.add(2, "b/sleep", kStart + 3'000'000);  // younger
   auto look = scheduler.next_posts(kStart + 3'000'000, 2);
   BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
-  // Out before max_age (an hour after the oldest), failed after it: dead, whole.
+  // Out before max_age (an hour after the oldest), failed after it: a's is dead; b's, of
+  // another user and younger, goes on.
   scheduler.finished(look.posts.front(), answered(503), kStart + 3'600'000);
   BOOST_TEST(s.entry(1).state == "dead");
-  BOOST_TEST(s.entry(2).state == "dead");
+  BOOST_TEST(s.entry(2).state == "pending");
   BOOST_TEST(s.entry(1).last_error.value_or("").starts_with("gave up: older than max_age"));
+  BOOST_REQUIRE(s.writer.exec("DELETE FROM outbox WHERE outbox_id = 2"));  // out of the way of what follows
 
   // The same, delivered: a success is a success, however late.
   s.add(3, "c/sleep", kStart);

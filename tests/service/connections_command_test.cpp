@@ -3,6 +3,8 @@
 // batches (200 with the lists, 202 queued), the file is checked before anything is sent,
 // and no OAuth token ever appears in the output or an error.
 #include <boost/test/unit_test.hpp>
+
+#include <algorithm>
 #include <fstream>
 #include <sys/stat.h>
 
@@ -51,6 +53,13 @@ std::vector<fake::RecordedRequest> calls_to(const test::ServiceCommands& t, cons
     if (request.path == path) out.push_back(request);
   }
   return out;
+}
+
+// `recipe` with `user_id` written in upper case (the same user to the service).
+std::string upper_user(std::string recipe, const std::string& user_id) {
+  std::string upper = user_id;
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+  return recipe.replace(recipe.find(user_id), user_id.size(), upper);
 }
 
 }  // namespace
@@ -183,6 +192,13 @@ BOOST_AUTO_TEST_CASE(an_export_with_a_user_on_two_pages_fails_and_writes_nothing
   no_tokens_in(result.stderr_text);
   BOOST_TEST(!std::filesystem::exists(output));
   BOOST_TEST(!std::filesystem::exists(output + ".partial"));
+  // The same user with its id in upper case is the same user (the service tells ids apart
+  // regardless of case): it was exported twice, and import took the file.
+  t.service.interface().set_connections("oura", {recipes[0], recipes[1], upper_user(recipes[0], user_of(1))}, 2);
+  const auto cased = t.run({"connections", "export", "--provider", "oura", "-o", output});
+  BOOST_TEST(cased.exit_code == 1);
+  BOOST_TEST(has(cased.stderr_text, "\" is also on page 1 (import refuses a user twice"), cased.stderr_text);
+  BOOST_TEST(!std::filesystem::exists(output));
 }
 
 BOOST_AUTO_TEST_CASE(import_reports_queued_and_failed_connections) {
@@ -289,6 +305,7 @@ BOOST_AUTO_TEST_CASE(the_file_and_the_provider_are_checked_before_anything_is_se
       {good + "{\"user_id\":\"" + user_of(6) + "\"}\n", ":6: access_token: missing, empty or not a string"},
       {good + R"({"user_id":"not-a-uuid","access_token":"oura-access-secret-9"})" "\n", ":6: user_id: not a UUID"},
       {good + oura_recipes()[2] + "\n", ":6: user_id: the same user is also on line 3"},
+      {good + upper_user(oura_recipes()[2], user_of(3)) + "\n", ":6: user_id: the same user is also on line 3"},
       // A member twice: we would check the first user, a parser keeping the last imports another.
       {R"({"user_id":")" + user_of(1) + R"(","access_token":"oura-access-secret-1","user_id":")" + user_of(2) + "\"}\n",
        ":1: user_id: given twice"},
