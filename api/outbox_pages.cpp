@@ -111,11 +111,17 @@ Page forwarding_entries_page(const store::Database& database, const std::vector<
     // Not configured: listed while the outbox still holds something of it, as /v1/forwarding
     // lists it (a [[forward]] block removed keeps its entries). Any other name is a 404, as
     // any unknown path (it was an empty page, as if the destination had nothing waiting).
-    auto figures = (*outbox)->figures();
-    if (!figures) return database_error(figures.error());
-    const bool held = std::any_of(figures->begin(), figures->end(),
-                                  [&](const store::OutboxFigures& f) { return f.destination == destination; });
-    if (!held) return error_page(http::Status::not_found, "no [[forward]] destination by that name");
+    // One entry or one dropped range of it is enough to tell (not every destination's figures).
+    store::OutboxSelection any;
+    any.destination = destination;
+    any.limit = 1;
+    auto entry = (*outbox)->list(any);
+    if (!entry) return database_error(entry.error());
+    if (entry->empty()) {
+      auto ranges = (*outbox)->dropped(destination);
+      if (!ranges) return database_error(ranges.error());
+      if (ranges->empty()) return error_page(http::Status::not_found, "no [[forward]] destination by that name");
+    }
   }
   auto entries = (*outbox)->list(selection);
   if (!entries) return database_error(entries.error());

@@ -181,17 +181,13 @@ bool JsonReader::string(od::value v, std::string_view& out) {
 }
 
 bool JsonReader::int64(od::value v, std::optional<int64_t>& out) {
-  od::json_type type{};
-  if (!type_of(v, type)) return false;
-  if (type == od::json_type::null) {
-    bool is_null = false;
-    if (v.is_null().get(is_null) || !is_null) return problem_is("not a valid literal");
+  Number n;
+  bool null = false;
+  if (!null_or_number(v, "an integer", null, n)) return false;
+  if (null) {
     out.reset();
     return true;
   }
-  if (type != od::json_type::number) return wrong_type("an integer", type);
-  Number n;
-  if (!number_value(v, n)) return false;
   if (n.is_integer) {
     out = n.integer;
     return true;
@@ -205,19 +201,28 @@ bool JsonReader::int64(od::value v, std::optional<int64_t>& out) {
 }
 
 bool JsonReader::number(od::value v, std::optional<double>& out) {
-  od::json_type type{};
-  if (!type_of(v, type)) return false;
-  if (type == od::json_type::null) {
-    bool is_null = false;
-    if (v.is_null().get(is_null) || !is_null) return problem_is("not a valid literal");
+  Number n;
+  bool null = false;
+  if (!null_or_number(v, "a number", null, n)) return false;
+  if (null) {
     out.reset();
     return true;
   }
-  if (type != od::json_type::number) return wrong_type("a number", type);
-  Number n;
-  if (!number_value(v, n)) return false;
   out = n.is_integer ? static_cast<double>(n.integer) : n.real;
   return true;
+}
+
+bool JsonReader::null_or_number(od::value v, std::string_view expected, bool& null, Number& out) {
+  od::json_type type{};
+  if (!type_of(v, type)) return false;
+  null = type == od::json_type::null;
+  if (null) {
+    bool is_null = false;
+    if (v.is_null().get(is_null) || !is_null) return problem_is("not a valid literal");
+    return true;
+  }
+  if (type != od::json_type::number) return wrong_type(expected, type);
+  return number_value(v, out);
 }
 
 bool JsonReader::number_value(od::value v, Number& out) {

@@ -72,6 +72,9 @@ class JsonReader {
     double real = 0;
   };
   bool number_value(od::value v, Number& out);
+  // int64() and number()'s first step: a null (`null` set), a number (in `out`), or false
+  // with the problem (`expected` names what was wanted instead of another type).
+  bool null_or_number(od::value v, std::string_view expected, bool& null, Number& out);
   // true/false, or null.
   bool boolean(od::value v, std::optional<bool>& out);
 

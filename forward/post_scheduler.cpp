@@ -224,36 +224,77 @@ void PostScheduler::finished(const OutgoingPost& post, const PostOutcome& outcom
   if (flush_due()) flush();
 }
 
-void PostScheduler::record_failure(const OutgoingPost& post, const PostOutcome& outcome, Verdict verdict,
-                                   int64_t now_ms) {
-  const config::ForwardSettings& s = settings_;
-  const std::optional<int64_t> status =
-      outcome.status ? std::optional<int64_t>(*outcome.status) : std::nullopt;
+bool PostScheduler::split_off_first_key(const OutgoingPost& post) {
   // A POST of several users or resources that the backend failed is not sent again: an id
   // names one content for ever, and as long as it was retried every user in it waited for
   // the one the backend refuses (spec §10: a due entry is never held back by other users').
   // Its first user and resource's entries form a POST again, under an id never used
   // (post_message_id(): "hhf_<first>.1"), with what they carried; the others' leave it and
   // go out in POSTs planned afresh after the backoff. A POST of one user and resource, the
-  // only kind formed again, is never split: an id is formed again at most once. Only on an
-  // answer to retry (the backend said it did not take it, for now): after a timeout or a
-  // connection lost it may have applied the POST, and a backend that deduplicates by
-  // webhook-id would apply its changes again under the new ids; a final answer kills the
-  // POST whole (dead entries hold back nothing, and `forward requeue` sends it again, to be
-  // split then if the backend asks for a retry).
-  const bool whole = verdict != Verdict::retry || !outcome.status;
-  std::vector<int64_t> kept, leaving;
+  // only kind formed again, is never split: an id is formed again at most once.
   const std::optional<std::string>& first_key = post.entries.front().order_key;
-  const auto stays = [&](const store::OutboxEntry& e) { return whole || e.order_key == first_key; };
-  for (const auto& e : post.entries) (stays(e) ? kept : leaving).push_back(e.outbox_id);
-  // Each entry counts its own attempts and age; the POST goes on while all of them may. A
-  // split's leaving entries are not counted here: they go on in POSTs of their own, which
-  // count them (else one entry at its limit killed users sent beside it once).
-  int64_t attempts = 0, oldest = INT64_MAX;
+  store::PostPin pin{-post.ids.front(), {}, {}};
+  std::vector<int64_t> leaving;
   for (const auto& e : post.entries) {
-    if (!stays(e)) continue;
-    attempts = std::max(attempts, e.attempts + 1);
-    oldest = std::min(oldest, e.created_at_ms);
+    if (e.order_key != first_key) {
+      leaving.push_back(e.outbox_id);
+      continue;
+    }
+    pin.ids.push_back(e.outbox_id);
+    // What this attempt carried, kept for every later one (the same bytes under the new id).
+    if (post.content_unsaved) pin.contents.push_back(e.content.value_or(""));
+  }
+  if (leaving.empty()) return false;
+  if (auto split = outbox_.split(pin, leaving); !split) {
+    // Nothing changed: the POST goes on whole, under its id, as before a split.
+    log::warn("forward_post_not_split").str("destination", settings_.name).str("error", split.error());
+    return false;
+  }
+  return true;
+}
+
+void PostScheduler::record_failure(const OutgoingPost& post, const PostOutcome& outcome, Verdict verdict,
+                                   int64_t now_ms) {
+  const config::ForwardSettings& s = settings_;
+  const std::optional<int64_t> status =
+      outcome.status ? std::optional<int64_t>(*outcome.status) : std::nullopt;
+  // Split only on an answer to retry (the backend said it did not take it, for now): after a
+  // timeout or a connection lost it may have applied the POST, and a backend that
+  // deduplicates by webhook-id would apply its changes again under the new ids; a final
+  // answer kills the POST whole (dead entries hold back nothing, and `forward requeue` sends
+  // it again, to be split then if the backend asks for a retry).
+  const bool split = verdict == Verdict::retry && outcome.status && split_off_first_key(post);
+  if (!split && post.content_unsaved) {
+    // What this attempt carried, kept for every later one (the same bytes under this id).
+    // A failure to write it only means the retry reads the rows again.
+    store::PostPin pin{post.entries.front().post_id.value_or(post.ids.front()), {}, {}};
+    for (const auto& e : post.entries) {
+      pin.ids.push_back(e.outbox_id);
+      pin.contents.push_back(e.content.value_or(""));
+    }
+    if (auto pinned = outbox_.pin({&pin, 1}); !pinned) {
+      log::warn("forward_content_not_kept").str("destination", s.name).str("error", pinned.error());
+    }
+  }
+  // Each entry counts its own attempts and age. The POST (after a split, its first key's
+  // part) goes on while all of its entries may; a split's leaving entries are judged alone
+  // (else one entry at its limit killed users sent beside it once): those at their limit
+  // die now (out of any POST: `forward requeue` plans them afresh), the others are due after
+  // the backoff.
+  const std::optional<std::string>& first_key = post.entries.front().order_key;
+  std::vector<int64_t> kept, leaving_dead, leaving_due;
+  int64_t attempts = 0, oldest = INT64_MAX, leaving_dead_attempts = 0;
+  for (const auto& e : post.entries) {
+    if (!split || e.order_key == first_key) {
+      kept.push_back(e.outbox_id);
+      attempts = std::max(attempts, e.attempts + 1);
+      oldest = std::min(oldest, e.created_at_ms);
+    } else if (e.attempts + 1 >= s.max_attempts || now_ms - e.created_at_ms >= s.max_age_s * 1000) {
+      leaving_dead.push_back(e.outbox_id);
+      leaving_dead_attempts = std::max(leaving_dead_attempts, e.attempts + 1);
+    } else {
+      leaving_due.push_back(e.outbox_id);
+    }
   }
   std::string error = outcome.error;
   if (verdict == Verdict::retry && attempts >= s.max_attempts) {
@@ -263,50 +304,21 @@ void PostScheduler::record_failure(const OutgoingPost& post, const PostOutcome& 
     verdict = Verdict::final;
     error = "gave up: older than max_age after " + std::to_string(attempts) + " attempts; last: " + error;
   }
-  const int64_t post_id = post.entries.front().post_id.value_or(post.ids.front());
-  store::PostPin pin{leaving.empty() ? post_id : -post.ids.front(), kept, {}};
-  if (post.content_unsaved) {
-    // What this attempt carried, kept for every later one (the same bytes under this id).
-    for (const auto& e : post.entries) {
-      if (stays(e)) pin.contents.push_back(e.content.value_or(""));
-    }
-  }
-  if (!leaving.empty()) {
-    if (auto split = outbox_.split(pin, leaving); !split) {
-      // Nothing changed: the POST goes on whole, under its id, as before a split.
-      log::warn("forward_post_not_split").str("destination", settings_.name).str("error", split.error());
-      kept = post.ids;
-      leaving.clear();
-    }
-  } else if (post.content_unsaved) {
-    // A failure to write it only means the retry reads the rows again.
-    if (auto pinned = outbox_.pin({&pin, 1}); !pinned) {
-      log::warn("forward_content_not_kept").str("destination", settings_.name).str("error", pinned.error());
-    }
-  }
-  // The entries that left count their own attempts and age: those at their limit die now
-  // (out of any POST: `forward requeue` plans them afresh), the others are due after the backoff.
-  std::vector<int64_t> leaving_dead, leaving_due;
-  for (const auto& e : post.entries) {
-    if (leaving.empty() || stays(e)) continue;
-    const bool spent = e.attempts + 1 >= s.max_attempts || now_ms - e.created_at_ms >= s.max_age_s * 1000;
-    (spent ? leaving_dead : leaving_due).push_back(e.outbox_id);
-  }
   const auto delay = retry_delay(backoff_, attempts, outcome.retry_after_s, random_);
-  const auto died = [&](std::span<const int64_t> ids, const std::string& why) {
+  const auto died = [&](std::span<const int64_t> ids, int64_t their_attempts, const std::string& why) {
     auto done = outbox_.dead(ids, status, why);
     if (done) metrics_.dead.fetch_add(ids.size(), std::memory_order_relaxed);
     log::warn("forward_dead")
         .str("destination", s.name)
         .str("id", post.webhook_id)
         .num("messages", static_cast<int64_t>(ids.size()))
-        .num("attempts", attempts)
+        .num("attempts", their_attempts)
         .str("error", why);
     return done;
   };
   Result<void> written;
   if (verdict == Verdict::final) {
-    written = died(kept, error);
+    written = died(kept, attempts, error);
   } else {
     written = outbox_.retry_later(kept, now_ms + delay.count(), status, error);
     if (!failing_) {
@@ -322,7 +334,7 @@ void PostScheduler::record_failure(const OutgoingPost& post, const PostOutcome& 
     written = outbox_.retry_later(leaving_due, now_ms + delay.count(), status, outcome.error);
   }
   if (written && !leaving_dead.empty()) {
-    written = died(leaving_dead, "gave up at max_attempts or max_age; last: " + outcome.error);
+    written = died(leaving_dead, leaving_dead_attempts, "gave up at max_attempts or max_age; last: " + outcome.error);
   }
   if (!written) {
     // Nothing changed in the store: the entries are still pending as they were and go out

@@ -134,6 +134,9 @@ class PostScheduler {
  private:
   Busy busy() const;
   void record_failure(const OutgoingPost& post, const PostOutcome& outcome, Verdict verdict, int64_t now_ms);
+  // A failed POST of several users or resources: its first key's entries pinned to a new
+  // id, the others unpinned (Outbox::split). False when it holds one key or the split failed.
+  bool split_off_first_key(const OutgoingPost& post);
   // Step 2 of a look.
   Result<void> catch_up(int64_t now_ms);
 
