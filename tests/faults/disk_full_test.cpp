@@ -144,7 +144,13 @@ BOOST_AUTO_TEST_CASE(at_max_database_mib_the_commit_fails_and_the_resend_is_stor
   HttpClient client(server.port());
   const Filled filled = send_until_refused(client, server.secret(), 200 * 1024, 20);
   BOOST_REQUIRE_MESSAGE(!filled.refused_id.empty(), "the cap was never reached");
-  BOOST_TEST(client.get("/readyz").status == 503);
+  const auto not_ready = client.get("/readyz");
+  BOOST_TEST(not_ready.status == 503);
+  // The cap is named, not taken for a full disk (the disk has room: SQLite says "database
+  // or disk is full" for both).
+  BOOST_TEST(not_ready.body.find("last inbox commit failed: max_database_mib (1 MiB) reached") != std::string::npos,
+             not_ready.body);
+  BOOST_TEST(server.wait_for_log("\"error\":\"max_database_mib (1 MiB) reached", std::chrono::seconds(10)));
   // The service retries every refused delivery: the failures are one log line, not one each.
   for (int i = 0; i < 5; ++i) {
     BOOST_TEST(client.post_webhook(server.secret(), filled.refused_id, padded_delivery(200 * 1024)).status == 503);
