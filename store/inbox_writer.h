@@ -172,6 +172,8 @@ class InboxWriter {
   std::atomic<bool> cap_reached_{false};  // the last failed commit failed at max_database_mib
   uint64_t failed_batch_bytes_ = 0;       // and the bytes of that batch
   std::chrono::steady_clock::time_point last_disk_check_{};
+  std::optional<uint64_t> free_at_check_;  // free bytes at last_disk_check_ (writer thread)
+  uint64_t committed_since_check_ = 0;     // delivery bytes committed since then (writer thread)
   // Commits failing in a row (a full disk, max_database_mib: writer thread) and WAL syncs
   // (the sync thread): a few log lines while it lasts, not one per batch.
   RepeatedFailureLog commit_failures_{"inbox_commit_failed", "inbox_commit_recovered"};
