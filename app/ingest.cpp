@@ -24,6 +24,7 @@ Result<std::unique_ptr<Ingest>> open_ingest(const config::Settings& settings, co
   writer_options.high_water = static_cast<size_t>(settings.queue_high_water);
   writer_options.disk_path = ingest->store->local_folder();
   writer_options.min_free_disk_bytes = static_cast<uint64_t>(settings.min_free_disk_mib) * 1024 * 1024;
+  if (!ingest->store->shared()) writer_options.max_database_mib = settings.max_database_mib;  // a SQLite file's cap
   // Stalled once the deliveries waiting on it get their 503 (whichever deadline comes first),
   // and never before a second: a busy timeout set low must not turn an ordinary commit of a
   // few large bodies into "not ready".

@@ -1,5 +1,6 @@
 #include "app/serve.h"
 
+#include <csignal>
 #include <cstdlib>
 
 #include <malloc.h>
@@ -17,6 +18,7 @@
 #include "app/service_watchdog.h"
 #include "app/systemd_notify.h"
 #include "app/tls_files.h"
+#include "common/http_url.h"
 #include "common/log.h"
 #include "common/timestamp.h"
 #include "common/thread_name.h"
@@ -61,7 +63,7 @@ ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t 
   unblock_stop_signals();  // here, and in the io threads started below (serve_signals.h)
 
   const auto endpoint = front.listener->local_endpoint();
-  const std::string address = endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+  const std::string address = host_port(endpoint.address().to_string(), endpoint.port());  // [::1]:8080
   log::info("listening")
       .str("address", address)
       .str("webhook_path", settings.webhook_path)
@@ -105,6 +107,11 @@ ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t 
 
 ServeExit serve(const config::Settings& settings, const ServeHooks& hooks) {
   block_stop_signals();  // until their handler is in place, in every thread started from here
+  // A log reader that goes away (`serve 2>&1 | head`, a logger that exits) must not end
+  // serve at its next log line: the write fails with EPIPE and the line is dropped
+  // (common/log.cpp), serving and draining go on. Sockets never raised it (Asio sends with
+  // MSG_NOSIGNAL on Linux; libpq blocks SIGPIPE around its own sends).
+  std::signal(SIGPIPE, SIG_IGN);
   for (const auto& warning : location_warnings(settings.database)) {
     log::warn(warning.event).str("detail", warning.detail);
   }

@@ -4,6 +4,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <csignal>
 
 #include "app/drain.h"
@@ -53,31 +54,16 @@ void ServeSignals::wait() {
 void ServeSignals::on_signal(int signal) {
   if (signal == SIGHUP) {
     systemd::reloading();
-    std::string failure;
-    std::vector<std::string> not_applied;
-    if (auto settings = reread_settings_()) {
-      failure = reload(startup_, *settings, *front_.webhook, *front_.listener);
-      not_applied = keys_needing_restart(startup_, *settings);
-    } else {
-      // The reason in the line (the log is JSON lines only): the file, line and key.
-      failure = settings.error();
-      log::error("reload_failed").str("reason", failure + " (keeping the running configuration)");
-    }
-    // Serving either way; `systemctl status` shows whether the reload took, and what in the
-    // file waits for a restart.
-    std::string status = failure.empty() ? "reloaded" : "reload failed, running configuration kept: " + failure;
-    if (!not_applied.empty()) {
-      std::string keys;
-      for (const std::string& key : not_applied) keys += (keys.empty() ? "" : ", ") + key;
-      log::warn("reload_needs_restart").str("keys", keys);
-      status += "; changed, applied at the next restart: " + keys;
-    }
-    systemd::ready(status);
-    wait();
+    net::post(front_.blocking.executor(), [this] { reload_off_io(); });
+    wait();  // a SIGTERM during a slow reload is taken at once
     return;
   }
   log::info("stopping").str("signal", signal == SIGTERM ? "SIGTERM" : "SIGINT");
-  systemd::stopping();
+  {
+    std::lock_guard lock(notify_mutex_);
+    stopping_ = true;
+    systemd::stopping();
+  }
   if (watchdog_) watchdog_->stop();  // its timer would keep io.run() from returning
   front_.refusal_log->stop();        // likewise; what is refused while draining is logged at the end
   front_.alarms->stop();             // likewise
@@ -85,6 +71,32 @@ void ServeSignals::on_signal(int signal) {
   front_.listener->stop();
   const auto close_grace = std::chrono::milliseconds(startup_.request_deadline_ms) + std::chrono::seconds(1);
   net::co_spawn(front_.io, drain_then_finish(*front_.listener, signals_, close_grace), net::detached);
+}
+
+void ServeSignals::reload_off_io() {
+  std::lock_guard lock(reload_mutex_);
+  if (stopping_) return;
+  std::string failure;
+  std::vector<std::string> not_applied;
+  if (auto settings = reread_settings_()) {
+    failure = reload(startup_, *settings, *front_.webhook, *front_.listener);
+    not_applied = keys_needing_restart(startup_, *settings);
+  } else {
+    // The reason in the line (the log is JSON lines only): the file, line and key.
+    failure = settings.error();
+    log::error("reload_failed").str("reason", failure + " (keeping the running configuration)");
+  }
+  // Serving either way; `systemctl status` shows whether the reload took, and what in the
+  // file waits for a restart.
+  std::string status = failure.empty() ? "reloaded" : "reload failed, running configuration kept: " + failure;
+  if (!not_applied.empty()) {
+    std::string keys;
+    for (const std::string& key : not_applied) keys += (keys.empty() ? "" : ", ") + key;
+    log::warn("reload_needs_restart").str("keys", keys);
+    status += "; changed, applied at the next restart: " + keys;
+  }
+  std::lock_guard notifying(notify_mutex_);
+  if (!stopping_) systemd::ready(status);  // after STOPPING=1, no READY=1
 }
 
 }  // namespace hh::app

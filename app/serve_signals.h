@@ -2,8 +2,10 @@
 // The signals `serve` answers: SIGTERM/SIGINT drain and stop (drain.h); SIGHUP re-reads
 // the secrets and the TLS certificate (reload.h). Under systemd each is announced
 // (STOPPING=1; RELOADING=1, then READY=1).
+#include <atomic>
 #include <boost/asio/signal_set.hpp>
 #include <functional>
+#include <mutex>
 #include <optional>
 
 #include "app/http_front.h"
@@ -35,12 +37,20 @@ class ServeSignals {
 
  private:
   void on_signal(int signal);
+  // A SIGHUP's work: reads the configuration and the files it names, swaps in what they
+  // hold, and tells systemd. On the front's blocking pool, never on an io thread: a file
+  // that is slow to read (a hung network filesystem) then delays the reload alone, not
+  // /healthz, webhooks or the watchdog's keep-alive. One at a time, in signal order.
+  void reload_off_io();
 
   HttpFront& front_;
   ServiceWatchdog* watchdog_;
   const config::Settings& startup_;
   std::function<Result<config::Settings>()> reread_settings_;
   boost::asio::signal_set signals_;
+  std::mutex reload_mutex_;             // held by the reload that runs
+  std::mutex notify_mutex_;             // orders a reload's READY=1 before STOPPING=1
+  std::atomic<bool> stopping_ = false;  // GUARDED_BY(notify_mutex_) for writes: a reload still queued does nothing
 };
 
 }  // namespace hh::app

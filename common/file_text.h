@@ -14,6 +14,17 @@ namespace hh {
 
 Result<std::string> read_file_text(const std::string& path, size_t max_bytes = 4u << 20);
 
+// `path` opened for reading (O_CLOEXEC; the caller closes it) only when it is a regular
+// file, through symbolic links: a FIFO, a socket or a device is refused at once ("PATH: not
+// a regular file"), never waited on (a FIFO's open and read block until a writer comes),
+// as is a folder ("PATH: is a folder, not a file"); else "PATH: cannot read: REASON". For
+// files a configuration names (secrets, tokens, TLS keys and certificates): what is read
+// at start-up and on SIGHUP must not hang the reader.
+Result<int> open_regular_file(const std::string& path);
+
+// read_file_text for a file that must be regular (open_regular_file's errors).
+Result<std::string> read_regular_file_text(const std::string& path, size_t max_bytes = 4u << 20);
+
 // The file opened for reading, or the same errors as read_file_text ("PATH: is a folder, not
 // a file", "PATH: cannot read: REASON"), for a reader that goes line by line.
 Result<std::ifstream> open_text_file(const std::string& path);

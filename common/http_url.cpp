@@ -166,10 +166,18 @@ std::string HttpUrl::target() const {
   return out;
 }
 
+namespace {
+std::string bracketed(std::string_view host) {
+  return host.find(':') != std::string_view::npos ? "[" + std::string(host) + "]" : std::string(host);
+}
+}  // namespace
+
 std::string url_authority(std::string_view host, uint16_t port, bool tls) {
-  std::string out = host.find(':') != std::string_view::npos ? "[" + std::string(host) + "]" : std::string(host);
+  std::string out = bracketed(host);
   if (port != (tls ? 443 : 80)) out += ":" + std::to_string(port);
   return out;
 }
+
+std::string host_port(std::string_view host, uint16_t port) { return bracketed(host) + ":" + std::to_string(port); }
 
 }  // namespace hh

@@ -14,6 +14,10 @@ namespace hh {
 // "host" or "host:port" when `port` is not the scheme's default; IPv6 in brackets.
 std::string url_authority(std::string_view host, uint16_t port, bool tls);
 
+// "host:port", an IPv6 address in brackets ("[::1]:8080"), as `listen` takes it back: the
+// one way an endpoint is logged and shown (serve's "listening", its status, errors).
+std::string host_port(std::string_view host, uint16_t port);
+
 struct HttpUrl {
   bool tls = true;           // https
   std::string host;          // a name or an IP literal, IPv6 without brackets

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <charconv>
 
 #include "common/json_writer.h"
@@ -82,7 +83,8 @@ Line::~Line() {
   size_t left = text_.size();
   while (left > 0) {
     const ssize_t n = ::write(STDERR_FILENO, p, left);
-    if (n <= 0) break;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // EPIPE (the reader went away; serve ignores SIGPIPE), a full disk: dropped
     p += n;
     left -= static_cast<size_t>(n);
   }

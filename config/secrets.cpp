@@ -1,12 +1,14 @@
 #include "config/secrets.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 
 #include "common/base64.h"
+#include "common/file_text.h"
 #include "common/log.h"
 
 namespace hh::config {
@@ -74,28 +76,55 @@ bool is_signing_secret(std::string_view secret) {
 
 Result<std::string> read_secret_file(const std::string& path, const std::string& base_dir) {
   const std::string resolved = resolve_secret_path(path, base_dir);
-  std::ifstream in(resolved, std::ios::binary);
-  if (!in && looks_like_a_secret(path)) {
-    return fail("cannot read secret file: the value given looks like a secret itself, not the name of a file "
-                "that holds one (not shown; put the secret in a file, chmod 600, and give its path)");
+  // A regular file only: a FIFO (or a device) would hold the reader until a writer comes;
+  // at a SIGHUP that was every request's thread (the reload now reads off them as well).
+  auto opened = open_regular_file(resolved);
+  if (!opened) {
+    if (opened.error() == resolved + ": not a regular file") {
+      return fail("secret file " + resolved + ": not a regular file");
+    }
+    if (opened.error() == resolved + ": is a folder, not a file") {
+      return fail("cannot read secret file " + resolved + ": it is a folder");
+    }
+    if (looks_like_a_secret(path)) {
+      return fail("cannot read secret file: the value given looks like a secret itself, not the name of a file "
+                  "that holds one (not shown; put the secret in a file, chmod 600, and give its path)");
+    }
+    return fail("cannot read secret file " + resolved);
   }
-  if (!in) return fail("cannot read secret file " + resolved);
-  if (std::error_code ec; std::filesystem::is_directory(resolved, ec)) {
-    return fail("cannot read secret file " + resolved + ": it is a folder");
-  }
-  // Bounded: a secret is a line, and the file may be a device that never ends.
+  const int fd = *opened;
+  // Bounded: a secret is a line, and a large file is no secret file.
   constexpr size_t kMaxBytesRead = 64 * 1024;
   std::string line;
   size_t read = 0;
-  for (char c; in.get(c);) {
-    if (++read > kMaxBytesRead) return fail("secret file " + resolved + ": no secret within its first 64 KiB");
-    if (c != '\n') {
-      line.push_back(c);
-      continue;
+  bool found = false;
+  char buffer[4096];
+  while (!found) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      return fail("cannot read secret file " + resolved);
     }
-    if (line.find_first_not_of(" \t\r") != std::string::npos) break;  // the first line that is not blank
-    line.clear();
+    if (n == 0) break;
+    for (ssize_t i = 0; i < n && !found; ++i) {
+      const char c = buffer[i];
+      if (++read > kMaxBytesRead) {
+        ::close(fd);
+        return fail("secret file " + resolved + ": no secret within its first 64 KiB");
+      }
+      if (c != '\n') {
+        line.push_back(c);
+        continue;
+      }
+      if (line.find_first_not_of(" \t\r") != std::string::npos) {
+        found = true;  // the first line that is not blank
+      } else {
+        line.clear();
+      }
+    }
   }
+  ::close(fd);
   const auto first = line.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return fail("secret file " + resolved + " is empty");
   const auto last = line.find_last_not_of(" \t\r\n");

@@ -49,6 +49,9 @@ struct WriterOptions {
   std::chrono::milliseconds idle_wakeup{1000};  // background work runs at least this often
   std::string disk_path;                        // folder whose free space is watched ("" = don't)
   uint64_t min_free_disk_bytes = 0;             // below: refuse (503) before the store fails
+  // max_database_mib (0: none): a commit that fails full while the disk had room for it
+  // reached this cap, and says so (the log, /readyz) instead of "database or disk is full".
+  int64_t max_database_mib = 0;
   // A commit running longer than this is stalled (a database that stopped answering):
   // /readyz says not ready while it runs, as the deliveries waiting on it get 503s.
   std::chrono::milliseconds stalled_commit{5000};
@@ -87,6 +90,9 @@ class InboxWriter {
   size_t queue_depth() const { return queued_count_.load(std::memory_order_relaxed); }
   // False after a failed commit, until one succeeds; for good after a failed sync of the CommitSync.
   bool last_commit_ok() const;
+  // Why, when known better than "the last commit failed": "max_database_mib (N MiB)
+  // reached" while the last commit failed at that cap; "" otherwise.
+  std::string last_commit_problem() const;
   // fdatasync calls of the sync thread (0 without one: then COMMIT syncs).
   uint64_t wal_syncs() const { return commit_sync_ ? commit_sync_->syncs() : 0; }
   // Why the sync thread's fdatasync failed, "" while it has not (then last_commit_ok() is
@@ -163,8 +169,11 @@ class InboxWriter {
   ErrorKind last_failure_kind_ = ErrorKind::other;  // of the last failed commit (writer thread)
   std::atomic<bool> disk_low_{false};
   std::optional<uint64_t> free_at_full_;  // free bytes when a commit last failed full (writer thread)
+  std::atomic<bool> cap_reached_{false};  // the last failed commit failed at max_database_mib
   uint64_t failed_batch_bytes_ = 0;       // and the bytes of that batch
   std::chrono::steady_clock::time_point last_disk_check_{};
+  std::optional<uint64_t> free_at_check_;  // free bytes at last_disk_check_ (writer thread)
+  uint64_t committed_since_check_ = 0;     // delivery bytes committed since then (writer thread)
   // Commits failing in a row (a full disk, max_database_mib: writer thread) and WAL syncs
   // (the sync thread): a few log lines while it lasts, not one per batch.
   RepeatedFailureLog commit_failures_{"inbox_commit_failed", "inbox_commit_recovered"};

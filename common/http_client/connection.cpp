@@ -1,5 +1,7 @@
 #include "common/http_client/connection.h"
 
+#include "common/http_url.h"
+
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
@@ -289,8 +291,7 @@ std::string Connection::describe(const Outcome& outcome) const {
   if (outcome.ok()) return {};
   if (outcome.failure == Failure::cancelled) return "cancelled";
   const bool timed_out = outcome.code == beast::error::timeout;
-  const std::string where =
-      (peer_.host.find(':') != std::string::npos ? "[" + peer_.host + "]" : peer_.host) + ":" + std::to_string(peer_.port);
+  const std::string where = host_port(peer_.host, peer_.port);
   switch (outcome.step) {
     case Step::resolve:
       return "cannot resolve " + peer_.host + ": " +

@@ -14,7 +14,8 @@ void add_health_endpoints(Router& router, const store::InboxWriter& writer) {
       // For good: every delivery gets 503 until a restart (InboxWriter::wal_sync_failure() says why).
       problem = "inbox WAL sync failed (" + sync_failure + "); restart healthhook";
     } else if (!writer.last_commit_ok()) {
-      problem = "last inbox commit failed";
+      const std::string why = writer.last_commit_problem();  // max_database_mib reached
+      problem = why.empty() ? "last inbox commit failed" : "last inbox commit failed: " + why;
     } else if (const auto stalled = writer.commit_stalled()) {
       // The database stopped answering (a frozen or unreachable PostgreSQL, a stuck disk):
       // the deliveries waiting on this commit get 503s at their deadline, so not ready.

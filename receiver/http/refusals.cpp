@@ -23,6 +23,7 @@ std::string_view refusal_name(Refusal reason) {
     case Refusal::console_sign_in: return "console_sign_in";
     case Refusal::request_too_large: return "request_too_large";
     case Refusal::unauthorized: return "unauthorized";
+    case Refusal::queue_full: return "queue_full";
     case Refusal::count_: break;
   }
   return "unknown";

@@ -35,6 +35,7 @@ enum class Refusal {
   console_sign_in,      // 401: a console sign-in with a wrong token (console/console_routes.h)
   request_too_large,    // 413 to a request that is no delivery (console, read API): not a delivery's
   unauthorized,         // 401: a read API, /metrics or console request without the right token or session
+  queue_full,           // 503: a signed delivery while the inbox queue is above queue_high_water (or its bytes)
   count_                // number of reasons
 };
 

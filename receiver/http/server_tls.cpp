@@ -72,9 +72,9 @@ Result<ServerCertificate> load_server_certificate(const std::string& cert_file, 
                                                   const std::string& base_dir) {
   const std::string cert_path = config::resolve_secret_path(cert_file, base_dir);
   const std::string key_path = config::resolve_secret_path(key_file, base_dir);
-  auto cert_pem = read_file_text(cert_path);
+  auto cert_pem = read_regular_file_text(cert_path);
   if (!cert_pem) return fail(cert_pem, "tls.cert_file");
-  auto key_pem = read_file_text(key_path);
+  auto key_pem = read_regular_file_text(key_path);
   if (!key_pem) return fail(key_pem, "tls.key_file");
   struct Cleanse {
     std::string& secret;

@@ -127,7 +127,10 @@ net::awaitable<Response> WebhookEndpoint::handle(Request& request) {
   using Admission = store::InboxWriter::Admission;
   switch (result.admission) {
     case Admission::queued: break;
-    case Admission::over_high_water: co_return unavailable("inbox queue is full; retry later");
+    case Admission::over_high_water:
+      // Logged in the refusals summary, not one line each (a burst makes thousands).
+      if (options_.refusals) options_.refusals->count(Refusal::queue_full);
+      co_return unavailable("inbox queue is full; retry later");
     case Admission::disk_low: co_return unavailable("disk nearly full; retry later");
     case Admission::stopped: co_return unavailable("shutting down; retry later");
   }

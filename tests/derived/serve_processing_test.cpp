@@ -2,6 +2,7 @@
 // ingest commits, and a rebuild is refused while the server runs.
 #include <boost/test/unit_test.hpp>
 
+#include <filesystem>
 #include <thread>
 
 #include "store/sqlite/database.h"
@@ -88,6 +89,34 @@ size_t open_files_settled(pid_t pid, size_t expected) {
 // them (bench/soak checks the same over minutes of load). What it opens to parse ahead (a
 // thread and a read connection, for a backlog nothing adds to: processor.h) it closes
 // once caught up: a restart that finds a backlog settles at one more at most (below).
+// The lock follows the database file, not its name: a hard link in another folder (its own
+// "-wal" beside it: two writers there corrupt the file) reaches the same lock as the name
+// the running server opened.
+BOOST_AUTO_TEST_CASE(serve_refuses_a_second_serve_or_rebuild_through_a_hard_link) {
+  test::TempDir dir;
+  test::ServerProcess server(dir);
+  std::filesystem::create_directory(dir.path() / "b");
+  const std::string linked = dir.file("b/healthhook.db");
+  std::filesystem::create_hard_link(server.database(), linked);
+  const std::string other = dir.write("b.toml", "listen = \"127.0.0.1:0\"\ndatabase = \"" + linked +
+                                                    "\"\nsigning_secret_files = [\"secret\"]\n");
+
+  auto rebuild = test::run_healthhook({"rebuild", "--database", linked});
+  BOOST_TEST(rebuild.exit_code == 1);
+  BOOST_TEST(rebuild.stderr_text.find(linked + " is being processed by another healthhook process") !=
+                 std::string::npos,
+             rebuild.stderr_text);
+  // Bounded: a second server that starts runs until this kills it (exit 137).
+  auto second = test::run_healthhook({"serve", "--config", other}, "", {}, std::chrono::seconds(30));
+  BOOST_TEST(second.exit_code != 0);
+  BOOST_TEST(second.stderr_text.find("is being processed by another healthhook process") != std::string::npos,
+             second.stderr_text);
+
+  BOOST_TEST(server.stop() == 0);
+  auto rebuilt = test::run_healthhook({"rebuild", "--database", linked});
+  BOOST_TEST(rebuilt.exit_code == 0, rebuilt.stderr_text);
+}
+
 BOOST_AUTO_TEST_CASE(serve_has_the_same_open_files_idle_before_and_after_deliveries) {
   test::TempDir dir;
   test::ServerProcess server(dir);  // "listening": everything opened at start-up is open

@@ -50,4 +50,12 @@ BOOST_AUTO_TEST_CASE(a_password_typed_raw_never_shows) {
   BOOST_TEST(parsed.error().find("SECRET") == std::string::npos, parsed.error());
 }
 
+// An endpoint as serve logs it and shows it to systemd: an IPv6 address in brackets, as
+// `listen` and check-config write it ("::1:8080" was logged, which reads as no address).
+BOOST_AUTO_TEST_CASE(an_ipv6_endpoint_is_written_in_brackets) {
+  BOOST_TEST(hh::host_port("::1", 49890) == "[::1]:49890");
+  BOOST_TEST(hh::host_port("127.0.0.1", 8080) == "127.0.0.1:8080");
+  BOOST_TEST(hh::host_port("localhost", 80) == "localhost:80");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -76,4 +76,31 @@ BOOST_AUTO_TEST_CASE(a_commit_that_hangs_is_503_at_the_request_deadline) {
   writer.stop();
 }
 
+// A delivery refused because the inbox queue is above queue_high_water is a refusal like the
+// others: counted under "queue_full", so the periodic `refusals` line shows it (it left no
+// trace in the log).
+BOOST_AUTO_TEST_CASE(a_full_queue_is_counted_as_a_refusal) {
+  TempDir dir;
+  const std::string secret = random_secret();
+  auto db = store::open_for_writing(dir.file("inbox.db"), {});
+  BOOST_REQUIRE_MESSAGE(db.ok(), db.error());
+  auto inbox = store::SqliteInbox::create(*db);
+  BOOST_REQUIRE(inbox.ok());
+  store::InboxWriter writer(*inbox, {.high_water = 0});  // every delivery finds the queue full
+  writer.start();
+  {
+    http::Refusals refusals;
+    http::SessionLimits limits;
+    IngestStack ingest(writer, secret, 7, limits, 64, std::chrono::seconds(10), &refusals);
+    HttpClient client(ingest.port());
+    const auto answer = client.post_webhook(secret, "msg_full", kBody);
+    BOOST_TEST(answer.status == 503);
+    BOOST_TEST(answer.body.find("inbox queue is full") != std::string::npos, answer.body);
+    BOOST_TEST(refusals.total(http::Refusal::queue_full) == 1u);
+    BOOST_TEST(http::refusal_name(http::Refusal::queue_full) == "queue_full");
+    client.close();
+  }
+  writer.stop();
+}
+
 BOOST_AUTO_TEST_SUITE_END()  // request_deadline_test

@@ -306,10 +306,16 @@ BOOST_AUTO_TEST_CASE(missing_or_empty_secret_files_are_errors_naming_the_file) {
   dir.write("typo", std::string(65536 - 14, '\n') + "whsec_Y29uZmln");
   secrets = config::load_secrets(*s);
   BOOST_TEST(secrets.ok(), (secrets.ok() ? "" : secrets.error()));
-  // A file that never ends a line (a device) is read no further than 64 KiB.
-  auto endless = config::read_secret_file("/dev/zero", dir.path().string());
+  // A file without a line in its first 64 KiB is read no further.
+  dir.write("large", std::string(70000, 'x'));
+  auto endless = config::read_secret_file("large", dir.path().string());
   BOOST_REQUIRE(!endless.ok());
-  BOOST_TEST(endless.error() == "secret file /dev/zero: no secret within its first 64 KiB", endless.error());
+  BOOST_TEST(endless.error() == "secret file " + dir.file("large") + ": no secret within its first 64 KiB",
+             endless.error());
+  // A device is refused unread (/dev/zero never ends).
+  auto device = config::read_secret_file("/dev/zero", dir.path().string());
+  BOOST_REQUIRE(!device.ok());
+  BOOST_TEST(device.error() == "secret file /dev/zero: not a regular file", device.error());
   // A configuration too.
   auto settings = config::load_settings(std::string("/dev/zero"), fake_env, {});
   BOOST_REQUIRE(!settings.ok());

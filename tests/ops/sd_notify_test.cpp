@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 
 BOOST_AUTO_TEST_SUITE(sd_notify_test)
@@ -181,6 +183,39 @@ BOOST_AUTO_TEST_CASE(a_failed_reload_says_so_in_the_status_line) {
   BOOST_REQUIRE_MESSAGE(notify.wait_for("STATUS=reload failed, running configuration kept: ", kWait), notify.dump());
   BOOST_TEST(notify.find("READY=1\nSTATUS=reload failed") < notify.messages().size(), notify.dump());
   BOOST_TEST(server.stop() == 0);
+}
+
+// A secret file that is a FIFO (no writer: its open and read wait for ever) fails the reload
+// at once, naming it, and the running secrets stay: the server answered nothing, not even
+// /healthz or the watchdog, while a reload read it on a thread that answers requests.
+// check-config refuses it likewise instead of waiting.
+BOOST_AUTO_TEST_CASE(a_fifo_for_a_secret_fails_the_reload_at_once) {
+  clear_systemd_environment();
+  TempDir dir;
+  NotifySocket notify(dir.file("notify.sock"));
+  ServerProcess server(dir, "", std::chrono::seconds(20),
+                       {"NOTIFY_SOCKET=" + dir.file("notify.sock"), "WATCHDOG_USEC=2000000"});
+  BOOST_REQUIRE_MESSAGE(notify.wait_for("READY=1", kWait), notify.dump());
+  const std::string fifo = dir.file("next-secret");
+  BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  dir.write("healthhook.toml", "listen = \"127.0.0.1:0\"\ndatabase = \"" + server.database() +
+                                   "\"\nsigning_secret_files = [\"secret\", \"next-secret\"]\n");
+  server.signal(SIGHUP);
+  BOOST_REQUIRE_MESSAGE(notify.wait_for("STATUS=reload failed, running configuration kept: ", kWait), notify.dump());
+  BOOST_TEST(server.wait_for_log("secret file " + fifo + ": not a regular file", kWait));
+  HttpClient client(server.port());
+  BOOST_TEST(client.get("/healthz").status == 200);
+  const std::string steps =
+      R"({"event_type":"daily.data.steps.created","data":{"data":[{"timestamp":"2023-05-16T10:00:00+00:00","unit":"count","value":237}],"source":{"provider":"oura","type":"ring"},"user_id":"u1"},"user_id":"u1"})";
+  BOOST_TEST(client.post_webhook(server.secret(), "msg_1", steps).status / 100 == 2);  // the running secret
+  client.close();
+  BOOST_TEST(server.stop() == 0);
+
+  // Bounded: a check-config that waits on the FIFO is killed here (exit 137).
+  auto checked = run_healthhook({"check-config", "--config", server.config_file()}, "", {}, std::chrono::seconds(30));
+  BOOST_TEST(checked.exit_code != 0);
+  BOOST_TEST(checked.exit_code != 137);
+  BOOST_TEST(checked.stderr_text.find(fifo + ": not a regular file") != std::string::npos, checked.stderr_text);
 }
 
 BOOST_AUTO_TEST_CASE(watchdog_meant_for_another_process_is_not_ours_to_ping) {

@@ -27,12 +27,14 @@ class IngestStack {
   // can run then).
   IngestStack(store::InboxWriter& writer, const std::string& secret, int retry_after_s,
               const http::SessionLimits& limits, size_t max_connections = 64,
-              std::chrono::milliseconds request_deadline = std::chrono::seconds(10))
+              std::chrono::milliseconds request_deadline = std::chrono::seconds(10),
+              http::Refusals* refusals = nullptr)
       : io_(1) {
     const std::string secrets[] = {secret};
     webhook_ = std::make_unique<http::WebhookEndpoint>(writer, signature::Verifier::create(secrets, 300).value(),
                                                        http::WebhookOptions{.retry_after_seconds = retry_after_s,
-                                                                            .request_deadline = request_deadline});
+                                                                            .request_deadline = request_deadline,
+                                                                            .refusals = refusals});
     webhook_->mount(router_, "/webhooks");
     http::add_health_endpoints(router_, writer);
     listener_ = std::make_unique<http::Listener>(io_, 1, router_, limits,
