@@ -339,13 +339,13 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     // A client not yet proven holds at most its share of it (connection_table.h). Deliveries
     // only: a console form is at most 4 KiB, and an operator, whom only the webhook path
     // could prove, would be locked out by whoever filled the unproven half.
-    BodyReservation held(limits.body_budget);
+    BodyReservation held(limits.body_budget, limits.budget_wait);
     const bool delivery = Router::path_of(header.target()) == limits.delivery_path;
     ClientBodyHold client_held(trusted || !delivery ? nullptr : control.table, control);
     // What stops taking more: the client's share (at once), or the budget (after a wait).
     const auto take_up_to = [&](uint64_t total) -> net::awaitable<std::string_view> {
       if (!client_held.grow_to(total)) co_return kClientShareFull;
-      if (!co_await held.grow_to(total, limits.budget_wait)) co_return kBudgetFull;
+      if (!co_await held.grow_to(total)) co_return kBudgetFull;
       co_return std::string_view();
     };
     if (const auto length = parser->content_length(); length && *length > 0) {

@@ -45,7 +45,8 @@ struct SessionLimits {
   std::chrono::seconds header_timeout{10};
   std::chrono::seconds body_timeout{30};
   std::chrono::seconds write_timeout{10};
-  // How long a body read waits for room in the budget before the request gets 503.
+  // How long a request waits for room in the budget, all its body's reads together, before
+  // it gets 503.
   std::chrono::milliseconds budget_wait{1000};
   // How long a 401 waits before it is sent (a refusal by the head check only for a small
   // announced body: a large one would go on arriving meanwhile, only to be dropped), on a
