@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "receiver/http/chunked_body_end.h"
 #include "receiver/http/request_parser.h"
 #include "receiver/http/response_bytes.h"
 
@@ -96,6 +97,20 @@ Response too_large(const SessionLimits& limits, std::string_view target) {
   count(limits, Router::path_of(target) == limits.delivery_path ? Refusal::body_too_large : Refusal::request_too_large);
   return refusal(Status::payload_too_large,
                  "body larger than max_body_bytes (" + std::to_string(limits.max_body_bytes) + ")");
+}
+
+// A chunked body's trailer section over max_header_bytes, or one of its fields over what a
+// head's may hold (chunked_body_end.h).
+Response trailer_too_large(const SessionLimits& limits) {
+  count(limits, Refusal::headers_too_large);
+  return refusal(Status::request_header_fields_too_large,
+                 "trailer fields larger than max_header_bytes (" + std::to_string(limits.max_header_bytes) +
+                     ") or a field over " + std::to_string(kMaxFieldBytes) + " bytes");
+}
+
+Response malformed_body(const SessionLimits& limits, std::string_view reason) {
+  count(limits, Refusal::bad_request);
+  return refusal(Status::bad_request, "malformed request body: " + std::string(reason));
 }
 
 constexpr std::string_view kBudgetFull = "too many request bodies in flight; retry later";
@@ -246,7 +261,6 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     std::optional<Parser> parser;  // fresh per message (body_limit)
     parser.emplace();
     parser->head_limit(limits.max_header_bytes);
-    parser->trailer_limit(limits.max_header_bytes);
     parser->body_limit(limits.max_body_bytes);
 
     if (!first_request) transport.expires_after(limits.header_timeout);
@@ -326,11 +340,6 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       co_await refuse(stream, *refused, *parser, limits, control);
       co_return;
     }
-    // Trailer fields (after a chunked body) are not headers (RFC 9110 §6.5.1), but Beast 1.81
-    // adds them to the head's (one named like a head field right after it): the head is kept
-    // as it came, and put back once the body is read.
-    std::optional<bhttp::request_header<>> head_as_sent;
-    if (parser->chunked()) head_as_sent = header;
     if (!head_accepted && control.table) control.table->head_accepted(control);
     head_accepted = true;
     // A body of known length takes its whole size from the budget before any of it is
@@ -370,29 +379,41 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       if (!length || *length > buffer.size()) prepare_for_body(buffer);
     }
     transport.expires_after(limits.body_timeout);
-    while (!parser->is_done()) {
+    bool body_read = parser->is_done();
+    while (!body_read) {
       auto [ec, n] = co_await bhttp::async_read_some(stream, buffer, *parser, use_tuple);
       (void)n;
+      if (ec == bhttp::error::end_of_chunk && parser->at_last_chunk()) {
+        // The trailer section is in the buffer, whole: read here, never as framing
+        // (chunked_body_end.h). What follows it is the next request's.
+        const ChunkedBodyEnd end = read_chunked_body_end(
+            std::string_view(static_cast<const char*>(buffer.data().data()), buffer.size()), limits.max_header_bytes);
+        if (end.verdict == ChunkedBodyEnd::Verdict::complete) {
+          buffer.consume(end.bytes);
+          body_read = true;
+          continue;
+        }
+        Response response = end.verdict == ChunkedBodyEnd::Verdict::too_large
+                                ? trailer_too_large(limits)
+                                : malformed_body(limits, end.reason);
+        co_await refuse(stream, response, *parser, limits, control);
+        co_return;
+      }
       if (ec == bhttp::error::body_limit) {  // chunked bodies hit the limit while reading
         Response response = too_large(limits, parser->get().target());
         co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }
-      if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) {  // trailer, chunk header
+      if (ec == bhttp::error::buffer_overflow) {  // a chunk header, or a trailer section, without its end
         count(limits, Refusal::headers_too_large);
-        Response response = refusal(
-            Status::request_header_fields_too_large,
-            ec == bhttp::error::header_limit
-                ? "trailer fields larger than max_header_bytes (" + std::to_string(limits.max_header_bytes) +
-                      ") or a field over " + std::to_string(kMaxFieldBytes) + " bytes"
-                : "a chunk header or the trailer fields larger than max_header_bytes (" +
-                      std::to_string(limits.max_header_bytes) + ") allows");
+        Response response = refusal(Status::request_header_fields_too_large,
+                                    "a chunk header or the trailer fields larger than max_header_bytes (" +
+                                        std::to_string(limits.max_header_bytes) + ") allows");
         co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }
       if (is_body_framing_error(ec)) {  // e.g. a chunk size that is not hex: the client is told
-        count(limits, Refusal::bad_request);
-        Response response = refusal(Status::bad_request, "malformed request body: " + ec.message());
+        Response response = malformed_body(limits, ec.message());
         co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }
@@ -405,10 +426,10 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
         co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }
+      body_read = parser->is_done();
     }
     transport.expires_never();  // no socket operation while the endpoint works
 
-    if (head_as_sent) parser->get().base() = std::move(*head_as_sent);  // without the trailer
     Request request = parser->release();
     const bool keep_alive = request.keep_alive();
     const bool http_1_0 = request.version() == 10;
