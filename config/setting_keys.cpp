@@ -280,7 +280,8 @@ std::vector<SettingKey> make_keys() {
       integer_key("threads", [](auto& s) -> auto& { return s.threads; }, {0, 256},
                   "I/O threads of the listener. 0: one per core minus one (the inbox writer has its own), at least 1."),
       integer_key("max_header_bytes", [](auto& s) -> auto& { return s.max_header_bytes; }, {1024, kMiB},
-                  "Largest request line and headers; larger: 431."),
+                  "Largest request line and headers, empty lines before the request line included; likewise a "
+                  "chunked body's trailer fields. Larger: 431."),
       integer_key("header_timeout_s", [](auto& s) -> auto& { return s.header_timeout_s; }, {1, 3600},
                   "Deadline for a request head (a new connection's first head, from its accept); then the "
                   "connection is closed."),

@@ -32,18 +32,21 @@ std::string_view framing_problem(const bhttp::request_header<>& head) {
 
 void prepare_for_body(beast::flat_buffer& buffer) { buffer.reserve(kReadBufferBytes); }
 
-bool skip_empty_line(beast::flat_buffer& buffer) {
-  const auto* bytes = static_cast<const char*>(buffer.data().data());
-  const std::string_view start(bytes, std::min<size_t>(buffer.size(), 2));
-  if (start == "\r\n") {
-    buffer.consume(2);
-    return true;
+size_t skip_empty_lines(beast::flat_buffer& buffer) {
+  const std::string_view bytes(static_cast<const char*>(buffer.data().data()), buffer.size());
+  size_t skipped = 0;
+  for (;;) {
+    const std::string_view rest = bytes.substr(skipped);
+    if (rest.starts_with("\r\n")) {
+      skipped += 2;
+    } else if (rest.starts_with('\n')) {
+      skipped += 1;
+    } else {
+      break;
+    }
   }
-  if (start.starts_with('\n')) {
-    buffer.consume(1);
-    return true;
-  }
-  return false;
+  buffer.consume(skipped);
+  return skipped;
 }
 
 void to_origin_form(bhttp::request_header<>& head) {
@@ -201,7 +204,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
   // which the parser takes only once all of them are here, may hold (request_parser.h).
   buffer.max_size(limits.max_header_bytes + 2 * kReadBufferBytes);
   bool first_request = true;
-  bool skipped_empty_line = false;  // before the request being read
+  size_t empty_line_bytes = 0;  // skipped before the request being waited for
   std::optional<std::chrono::steady_clock::time_point> wait_deadline;  // of the request waited for
   // One deadline for the wait for a request, an empty line before it included (it buys no
   // time): set when the wait begins, kept until a request begins.
@@ -237,12 +240,23 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       // was chosen while its first bytes arrived, its socket is being closed: end here.
       if (control.table && !control.table->busy(control)) co_return;
     }
-    // RFC 9112 §2.2: an empty line before a request line is skipped (some clients send one
-    // after a POST body). One per request, within the deadline already running: a client
-    // sending only empty lines gets no more time than one sending nothing.
-    if (!skipped_empty_line && buffer.size() == 1 && *static_cast<const char*>(buffer.data().data()) == '\r') {
-      // Its LF may be on its way (a read ended between the two): read on before deciding,
-      // within the same wait.
+    // RFC 9112 §2.2: empty lines before a request line are skipped (some clients send one
+    // after a POST body, a stray CRLF pair may sit between pipelined requests), any number
+    // of them, within the wait already running (a client sending only empty lines gets no
+    // more time than one sending nothing) and counted as part of the head they precede
+    // (max_header_bytes: past it, 431).
+    empty_line_bytes += skip_empty_lines(buffer);
+    if (empty_line_bytes > limits.max_header_bytes) {
+      count(limits, Refusal::headers_too_large);
+      Response response = refusal(Status::request_header_fields_too_large, "request headers too large");
+      const Parser nothing_announced;
+      co_await refuse(stream, response, nothing_announced, limits, control);
+      co_return;
+    }
+    if (buffer.size() == 0) continue;  // the request line is still to come
+    if (buffer.size() == 1 && *static_cast<const char*>(buffer.data().data()) == '\r') {
+      // An empty line's LF may be on its way (a read ended between the two): read on before
+      // deciding, within the same wait.
       arm_wait();
       auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kHeadReadBytes), use_tuple);
       if (ec) {
@@ -250,17 +264,15 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
         co_return;
       }
       buffer.commit(n);
+      continue;
     }
-    if (!skipped_empty_line && skip_empty_line(buffer)) {
-      skipped_empty_line = true;
-      if (buffer.size() == 0) continue;  // the request line is still to come
-    }
-    skipped_empty_line = false;
     wait_deadline.reset();
+    const size_t head_room = limits.max_header_bytes - empty_line_bytes;
+    empty_line_bytes = 0;
 
     std::optional<Parser> parser;  // fresh per message (body_limit)
     parser.emplace();
-    parser->head_limit(limits.max_header_bytes);
+    parser->head_limit(head_room);
     parser->body_limit(limits.max_body_bytes);
 
     if (!first_request) transport.expires_after(limits.header_timeout);

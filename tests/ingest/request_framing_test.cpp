@@ -1,6 +1,7 @@
 // What frames a request on the wire and what does not (RFC 9112), against the real `serve`
-// over 127.0.0.1: a chunked body's trailer fields are never framing. Each case reproduces a
-// black-box finding.
+// over 127.0.0.1: a chunked body's trailer fields are never framing, and empty lines before
+// a request line are skipped, however many, within the head's limit. Each case reproduces
+// a black-box finding.
 #include <boost/test/unit_test.hpp>
 #include <cstdio>
 
@@ -87,6 +88,51 @@ BOOST_AUTO_TEST_CASE(a_malformed_trailer_line_is_400_as_in_the_head) {
     }
   }
   BOOST_TEST(hostile::deliveries(server.database()) == 0);
+  BOOST_TEST(server.stop() == 0);
+}
+
+// RFC 9112 §2.2: empty lines before a request line are ignored. Only one was: "\r\n\r\n"
+// then a request line got 400 "bad method", and on a keep-alive connection a second
+// delivery after a stray CRLF pair was lost to a 400. Any number is skipped now, counted as
+// part of the head they precede: more than max_header_bytes of them is 431, so a client
+// sending only empty lines is still cut off (as at the head's deadline, which they do not
+// extend: hostile_clients_test).
+BOOST_AUTO_TEST_CASE(empty_lines_before_a_request_line_are_skipped_within_the_head_limit) {
+  TempDir dir;
+  ServerProcess server(dir, "max_header_bytes = 4096\n");
+  const RawReply after_three =
+      raw_exchange(server.port(), "\r\n\r\n\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 5s);
+  BOOST_TEST(after_three.starts_with("HTTP/1.1 200"), after_three.received);
+
+  RawConnection connection(server.port());
+  BOOST_TEST(connection.send(hostile::signed_request(server.secret(), "msg_before_crlfs") + "\r\n\r\n" +
+                             hostile::signed_request(server.secret(), "msg_after_crlfs")));
+  const std::string first = connection.receive_response(5s);
+  BOOST_TEST(first.starts_with("HTTP/1.1 200"), first);
+  const std::string second = connection.receive_response(5s);
+  BOOST_TEST(second.starts_with("HTTP/1.1 200"), second);
+  BOOST_TEST(hostile::deliveries(server.database(), "message_id = 'msg_after_crlfs'") == 1);
+  // Empty lines in reads of their own, then the request.
+  for (int i = 0; i < 3; ++i) BOOST_TEST(connection.send("\r\n"));
+  BOOST_TEST(connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  const std::string third = connection.receive_response(5s);
+  BOOST_TEST(third.starts_with("HTTP/1.1 200"), third);
+
+  // 2,000 bytes of empty lines fit beside a short head...
+  std::string crlfs;
+  for (int i = 0; i < 1000; ++i) crlfs += "\r\n";
+  const RawReply within = raw_exchange(server.port(), crlfs + "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 5s);
+  BOOST_TEST(within.starts_with("HTTP/1.1 200"), within.received);
+  // ...not beside a head of 2,500: together they pass max_header_bytes.
+  const std::string padded_head =
+      "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Pad: " + std::string(2450, 'p') + "\r\n\r\n";
+  BOOST_TEST(raw_exchange(server.port(), padded_head, 5s).starts_with("HTTP/1.1 200"));
+  const RawReply together = raw_exchange(server.port(), crlfs + padded_head, 5s);
+  BOOST_TEST(together.starts_with("HTTP/1.1 431"), together.received);
+  // Nothing but empty lines, more than the head may hold: 431, closed.
+  const RawReply flood = raw_exchange(server.port(), crlfs + crlfs + crlfs, 5s);
+  BOOST_TEST(flood.starts_with("HTTP/1.1 431"), flood.received);
+  BOOST_TEST(flood.closed_by_server);
   BOOST_TEST(server.stop() == 0);
 }
 
