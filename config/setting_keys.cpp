@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <optional>
 
 #include "common/http_url.h"
 #include "config/forward_settings.h"
@@ -191,28 +192,50 @@ SettingKey forward_key() {
   return key;
 }
 
+// The file names of a TOML array of strings, or nothing when `node` is not one.
+std::optional<std::vector<std::string>> file_names(const toml::node& node) {
+  const auto* array = node.as_array();
+  if (!array) return std::nullopt;
+  std::vector<std::string> files;
+  for (const auto& item : *array) {
+    const auto* file = item.as_string();
+    if (!file) return std::nullopt;
+    files.push_back(file->get());
+  }
+  return files;
+}
+
 // signing_secret_files: a TOML array of strings; from the environment or a flag, a
-// comma-separated list.
+// comma-separated list, or the TOML array as the file writes it (text starting with '[').
 SettingKey secret_files_key() {
   const std::string name = "signing_secret_files";
-  SettingKey key{{name, "list of strings", "at least one file; as an environment variable or flag: FILE,FILE",
+  SettingKey key{{name, "list of strings",
+                  "at least one file; as an environment variable or flag: FILE,FILE or [\"FILE\", \"FILE\"]",
                   "Files holding one whsec_… signing secret each. Several: rotation, a delivery signed with any "
                   "of them is accepted.",
                   std::nullopt, false},
                  {}, {}, {}, {}};
   key.from_toml = [name](Settings& s, const toml::node& node) -> Result<void> {
-    const auto* array = node.as_array();
-    if (!array) return key_error(name, "expected an array of file names");
-    std::vector<std::string> files;
-    for (const auto& item : *array) {
-      const auto* file = item.as_string();
-      if (!file) return key_error(name, "expected an array of file names");
-      files.push_back(file->get());
-    }
-    s.signing_secret_files = std::move(files);
+    auto files = file_names(node);
+    if (!files) return key_error(name, "expected an array of file names");
+    s.signing_secret_files = std::move(*files);
     return {};
   };
-  key.from_string = [](Settings& s, std::string_view text) -> Result<void> {
+  key.from_string = [name](Settings& s, std::string_view text) -> Result<void> {
+    if (const size_t first = text.find_first_not_of(" \t"); first != std::string_view::npos && text[first] == '[') {
+      // The array as a file writes it (it was split at its commas and taken for file names,
+      // quotes and brackets included). An error never quotes the text: it may hold a secret
+      // pasted where a file name belongs.
+      std::optional<std::vector<std::string>> files;
+      try {
+        const toml::table parsed = toml::parse("v = " + std::string(text));
+        if (const toml::node* value = parsed.get("v")) files = file_names(*value);
+      } catch (const toml::parse_error&) {
+      }
+      if (!files) return key_error(name, "expected an array of file names");
+      s.signing_secret_files = std::move(*files);
+      return {};
+    }
     std::vector<std::string> files;
     size_t start = 0;
     while (start <= text.size()) {
@@ -257,7 +280,8 @@ std::vector<SettingKey> make_keys() {
       integer_key("threads", [](auto& s) -> auto& { return s.threads; }, {0, 256},
                   "I/O threads of the listener. 0: one per core minus one (the inbox writer has its own), at least 1."),
       integer_key("max_header_bytes", [](auto& s) -> auto& { return s.max_header_bytes; }, {1024, kMiB},
-                  "Largest request line and headers; larger: 431."),
+                  "Largest request line and headers, empty lines before the request line included; likewise a "
+                  "chunked body's trailer fields. Larger: 431."),
       integer_key("header_timeout_s", [](auto& s) -> auto& { return s.header_timeout_s; }, {1, 3600},
                   "Deadline for a request head (a new connection's first head, from its accept); then the "
                   "connection is closed."),

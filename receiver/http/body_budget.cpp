@@ -1,5 +1,7 @@
 #include "receiver/http/body_budget.h"
 
+#include <algorithm>
+
 namespace hh::http {
 
 bool BodyBudget::try_take(uint64_t bytes) {
@@ -64,10 +66,15 @@ net::awaitable<bool> BodyBudget::take(uint64_t bytes, std::chrono::steady_clock:
   co_return false;
 }
 
-net::awaitable<bool> BodyReservation::grow_to(uint64_t total, std::chrono::steady_clock::duration wait) {
+net::awaitable<bool> BodyReservation::grow_to(uint64_t total) {
   if (!budget_ || total <= held_) co_return true;
   const uint64_t more = total - held_;
-  if (!co_await budget_->take(more, wait)) co_return false;
+  if (!budget_->try_take(more)) {  // only a wait spends the request's wait
+    const auto started = std::chrono::steady_clock::now();
+    const bool taken = co_await budget_->take(more, wait_left_);
+    wait_left_ -= std::min(wait_left_, std::chrono::steady_clock::now() - started);
+    if (!taken) co_return false;
+  }
   held_ = total;
   co_return true;
 }

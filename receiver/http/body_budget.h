@@ -3,8 +3,9 @@
 // (max_inflight_body_mib, spec §2). A body of known length takes its whole size before
 // any of it is read; a chunked one takes its bytes read by read. Both give it back when the
 // request is answered (the inbox writer holds the body until its commit, so that is
-// counted too). What does not fit waits, briefly, for others to give back; then the
-// request gets 503 with Retry-After. Peak body memory is therefore the budget plus at most
+// counted too). What does not fit waits, briefly (a request's waits together at most
+// SessionLimits::budget_wait), for others to give back; then the request gets 503 with
+// Retry-After. Peak body memory is therefore the budget plus at most
 // one read per connection (docs/facing-the-internet.md, "Memory").
 //
 // Thread-safe. Waiters are woken on their own executors.
@@ -49,22 +50,27 @@ class BodyBudget {
   std::list<std::shared_ptr<Waiter>> waiters_;  // GUARDED_BY(mutex_), first come first woken
 };
 
-// What one request holds of the budget; gives it all back when destroyed.
+// What one request holds of the budget; gives it all back when destroyed. Its waits for
+// room last `wait` in all, however many there are: a chunked body grows read by read, and
+// when each read had a whole `wait` of its own, a body of many reads waited many times the
+// documented second before its 503.
 class BodyReservation {
  public:
-  explicit BodyReservation(BodyBudget* budget) : budget_(budget) {}
+  BodyReservation(BodyBudget* budget, std::chrono::steady_clock::duration wait) : budget_(budget), wait_left_(wait) {}
   BodyReservation(const BodyReservation&) = delete;
   BodyReservation& operator=(const BodyReservation&) = delete;
   ~BodyReservation() { release(); }
 
-  // Grows the reservation to `total` bytes (no-op when it holds that much already).
-  net::awaitable<bool> grow_to(uint64_t total, std::chrono::steady_clock::duration wait);
+  // Grows the reservation to `total` bytes (no-op when it holds that much already), waiting
+  // for room at most what is left of the request's wait; false when it did not fit.
+  net::awaitable<bool> grow_to(uint64_t total);
   void release();
   uint64_t held() const { return held_; }
 
  private:
   BodyBudget* budget_;  // null: no budget (tests, tools)
   uint64_t held_ = 0;
+  std::chrono::steady_clock::duration wait_left_;  // of the request's wait for room
 };
 
 }  // namespace hh::http

@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "receiver/http/chunked_body_end.h"
 #include "receiver/http/request_parser.h"
 #include "receiver/http/response_bytes.h"
 
@@ -31,18 +32,21 @@ std::string_view framing_problem(const bhttp::request_header<>& head) {
 
 void prepare_for_body(beast::flat_buffer& buffer) { buffer.reserve(kReadBufferBytes); }
 
-bool skip_empty_line(beast::flat_buffer& buffer) {
-  const auto* bytes = static_cast<const char*>(buffer.data().data());
-  const std::string_view start(bytes, std::min<size_t>(buffer.size(), 2));
-  if (start == "\r\n") {
-    buffer.consume(2);
-    return true;
+size_t skip_empty_lines(beast::flat_buffer& buffer) {
+  const std::string_view bytes(static_cast<const char*>(buffer.data().data()), buffer.size());
+  size_t skipped = 0;
+  for (;;) {
+    const std::string_view rest = bytes.substr(skipped);
+    if (rest.starts_with("\r\n")) {
+      skipped += 2;
+    } else if (rest.starts_with('\n')) {
+      skipped += 1;
+    } else {
+      break;
+    }
   }
-  if (start.starts_with('\n')) {
-    buffer.consume(1);
-    return true;
-  }
-  return false;
+  buffer.consume(skipped);
+  return skipped;
 }
 
 void to_origin_form(bhttp::request_header<>& head) {
@@ -96,6 +100,20 @@ Response too_large(const SessionLimits& limits, std::string_view target) {
   count(limits, Router::path_of(target) == limits.delivery_path ? Refusal::body_too_large : Refusal::request_too_large);
   return refusal(Status::payload_too_large,
                  "body larger than max_body_bytes (" + std::to_string(limits.max_body_bytes) + ")");
+}
+
+// A chunked body's trailer section over max_header_bytes, or one of its fields over what a
+// head's may hold (chunked_body_end.h).
+Response trailer_too_large(const SessionLimits& limits) {
+  count(limits, Refusal::headers_too_large);
+  return refusal(Status::request_header_fields_too_large,
+                 "trailer fields larger than max_header_bytes (" + std::to_string(limits.max_header_bytes) +
+                     ") or a field over " + std::to_string(kMaxFieldBytes) + " bytes");
+}
+
+Response malformed_body(const SessionLimits& limits, std::string_view reason) {
+  count(limits, Refusal::bad_request);
+  return refusal(Status::bad_request, "malformed request body: " + std::string(reason));
 }
 
 constexpr std::string_view kBudgetFull = "too many request bodies in flight; retry later";
@@ -186,7 +204,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
   // which the parser takes only once all of them are here, may hold (request_parser.h).
   buffer.max_size(limits.max_header_bytes + 2 * kReadBufferBytes);
   bool first_request = true;
-  bool skipped_empty_line = false;  // before the request being read
+  size_t empty_line_bytes = 0;  // skipped before the request being waited for
   std::optional<std::chrono::steady_clock::time_point> wait_deadline;  // of the request waited for
   // One deadline for the wait for a request, an empty line before it included (it buys no
   // time): set when the wait begins, kept until a request begins.
@@ -222,12 +240,23 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       // was chosen while its first bytes arrived, its socket is being closed: end here.
       if (control.table && !control.table->busy(control)) co_return;
     }
-    // RFC 9112 §2.2: an empty line before a request line is skipped (some clients send one
-    // after a POST body). One per request, within the deadline already running: a client
-    // sending only empty lines gets no more time than one sending nothing.
-    if (!skipped_empty_line && buffer.size() == 1 && *static_cast<const char*>(buffer.data().data()) == '\r') {
-      // Its LF may be on its way (a read ended between the two): read on before deciding,
-      // within the same wait.
+    // RFC 9112 §2.2: empty lines before a request line are skipped (some clients send one
+    // after a POST body, a stray CRLF pair may sit between pipelined requests), any number
+    // of them, within the wait already running (a client sending only empty lines gets no
+    // more time than one sending nothing) and counted as part of the head they precede
+    // (max_header_bytes: past it, 431).
+    empty_line_bytes += skip_empty_lines(buffer);
+    if (empty_line_bytes > limits.max_header_bytes) {
+      count(limits, Refusal::headers_too_large);
+      Response response = refusal(Status::request_header_fields_too_large, "request headers too large");
+      const Parser nothing_announced;
+      co_await refuse(stream, response, nothing_announced, limits, control);
+      co_return;
+    }
+    if (buffer.size() == 0) continue;  // the request line is still to come
+    if (buffer.size() == 1 && *static_cast<const char*>(buffer.data().data()) == '\r') {
+      // An empty line's LF may be on its way (a read ended between the two): read on before
+      // deciding, within the same wait.
       arm_wait();
       auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kHeadReadBytes), use_tuple);
       if (ec) {
@@ -235,18 +264,15 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
         co_return;
       }
       buffer.commit(n);
+      continue;
     }
-    if (!skipped_empty_line && skip_empty_line(buffer)) {
-      skipped_empty_line = true;
-      if (buffer.size() == 0) continue;  // the request line is still to come
-    }
-    skipped_empty_line = false;
     wait_deadline.reset();
+    const size_t head_room = limits.max_header_bytes - empty_line_bytes;
+    empty_line_bytes = 0;
 
     std::optional<Parser> parser;  // fresh per message (body_limit)
     parser.emplace();
-    parser->head_limit(limits.max_header_bytes);
-    parser->trailer_limit(limits.max_header_bytes);
+    parser->head_limit(head_room);
     parser->body_limit(limits.max_body_bytes);
 
     if (!first_request) transport.expires_after(limits.header_timeout);
@@ -326,11 +352,6 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       co_await refuse(stream, *refused, *parser, limits, control);
       co_return;
     }
-    // Trailer fields (after a chunked body) are not headers (RFC 9110 §6.5.1), but Beast 1.81
-    // adds them to the head's (one named like a head field right after it): the head is kept
-    // as it came, and put back once the body is read.
-    std::optional<bhttp::request_header<>> head_as_sent;
-    if (parser->chunked()) head_as_sent = header;
     if (!head_accepted && control.table) control.table->head_accepted(control);
     head_accepted = true;
     // A body of known length takes its whole size from the budget before any of it is
@@ -339,13 +360,13 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     // A client not yet proven holds at most its share of it (connection_table.h). Deliveries
     // only: a console form is at most 4 KiB, and an operator, whom only the webhook path
     // could prove, would be locked out by whoever filled the unproven half.
-    BodyReservation held(limits.body_budget);
+    BodyReservation held(limits.body_budget, limits.budget_wait);
     const bool delivery = Router::path_of(header.target()) == limits.delivery_path;
     ClientBodyHold client_held(trusted || !delivery ? nullptr : control.table, control);
     // What stops taking more: the client's share (at once), or the budget (after a wait).
     const auto take_up_to = [&](uint64_t total) -> net::awaitable<std::string_view> {
       if (!client_held.grow_to(total)) co_return kClientShareFull;
-      if (!co_await held.grow_to(total, limits.budget_wait)) co_return kBudgetFull;
+      if (!co_await held.grow_to(total)) co_return kBudgetFull;
       co_return std::string_view();
     };
     if (const auto length = parser->content_length(); length && *length > 0) {
@@ -370,29 +391,41 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
       if (!length || *length > buffer.size()) prepare_for_body(buffer);
     }
     transport.expires_after(limits.body_timeout);
-    while (!parser->is_done()) {
+    bool body_read = parser->is_done();
+    while (!body_read) {
       auto [ec, n] = co_await bhttp::async_read_some(stream, buffer, *parser, use_tuple);
       (void)n;
+      if (ec == bhttp::error::end_of_chunk && parser->at_last_chunk()) {
+        // The trailer section is in the buffer, whole: read here, never as framing
+        // (chunked_body_end.h). What follows it is the next request's.
+        const ChunkedBodyEnd end = read_chunked_body_end(
+            std::string_view(static_cast<const char*>(buffer.data().data()), buffer.size()), limits.max_header_bytes);
+        if (end.verdict == ChunkedBodyEnd::Verdict::complete) {
+          buffer.consume(end.bytes);
+          body_read = true;
+          continue;
+        }
+        Response response = end.verdict == ChunkedBodyEnd::Verdict::too_large
+                                ? trailer_too_large(limits)
+                                : malformed_body(limits, end.reason);
+        co_await refuse(stream, response, *parser, limits, control);
+        co_return;
+      }
       if (ec == bhttp::error::body_limit) {  // chunked bodies hit the limit while reading
         Response response = too_large(limits, parser->get().target());
         co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }
-      if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) {  // trailer, chunk header
+      if (ec == bhttp::error::buffer_overflow) {  // a chunk header, or a trailer section, without its end
         count(limits, Refusal::headers_too_large);
-        Response response = refusal(
-            Status::request_header_fields_too_large,
-            ec == bhttp::error::header_limit
-                ? "trailer fields larger than max_header_bytes (" + std::to_string(limits.max_header_bytes) +
-                      ") or a field over " + std::to_string(kMaxFieldBytes) + " bytes"
-                : "a chunk header or the trailer fields larger than max_header_bytes (" +
-                      std::to_string(limits.max_header_bytes) + ") allows");
+        Response response = refusal(Status::request_header_fields_too_large,
+                                    "a chunk header or the trailer fields larger than max_header_bytes (" +
+                                        std::to_string(limits.max_header_bytes) + ") allows");
         co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }
       if (is_body_framing_error(ec)) {  // e.g. a chunk size that is not hex: the client is told
-        count(limits, Refusal::bad_request);
-        Response response = refusal(Status::bad_request, "malformed request body: " + ec.message());
+        Response response = malformed_body(limits, ec.message());
         co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }
@@ -405,10 +438,10 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
         co_await refuse(stream, response, *parser, limits, control);
         co_return;
       }
+      body_read = parser->is_done();
     }
     transport.expires_never();  // no socket operation while the endpoint works
 
-    if (head_as_sent) parser->get().base() = std::move(*head_as_sent);  // without the trailer
     Request request = parser->release();
     const bool keep_alive = request.keep_alive();
     const bool http_1_0 = request.version() == 10;

@@ -45,7 +45,8 @@ struct SessionLimits {
   std::chrono::seconds header_timeout{10};
   std::chrono::seconds body_timeout{30};
   std::chrono::seconds write_timeout{10};
-  // How long a body read waits for room in the budget before the request gets 503.
+  // How long a request waits for room in the budget, all its body's reads together, before
+  // it gets 503.
   std::chrono::milliseconds budget_wait{1000};
   // How long a 401 waits before it is sent (a refusal by the head check only for a small
   // announced body: a large one would go on arriving meanwhile, only to be dropped), on a
@@ -96,8 +97,9 @@ void prepare_for_body(beast::flat_buffer& buffer);
 // framing is acceptable: RFC 9112 §3.2/§6.1/§6.3 (Beast 1.81 does not check these).
 std::string_view framing_problem(const bhttp::request_header<>& head);
 
-// Consumes one empty line (CRLF, or a bare LF) at the start of `buffer`; true if it did.
-bool skip_empty_line(beast::flat_buffer& buffer);
+// Consumes the empty lines (CRLF, or a bare LF) at the start of `buffer`; returns their
+// bytes.
+size_t skip_empty_lines(beast::flat_buffer& buffer);
 
 // An absolute-form target (http://host/path?query, RFC 9112 §3.2.2) made origin-form
 // (/path?query): a server must take both, and routes know paths.

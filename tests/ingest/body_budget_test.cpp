@@ -62,15 +62,36 @@ BOOST_AUTO_TEST_CASE(a_reservation_gives_everything_back) {
   BodyBudget budget(100);
   net::io_context io;
   {
-    BodyReservation held(&budget);
-    BOOST_TEST(run(io, held.grow_to(30, 0ms)));
-    BOOST_TEST(run(io, held.grow_to(70, 0ms)));
-    BOOST_TEST(run(io, held.grow_to(20, 0ms)));  // never shrinks while held
+    BodyReservation held(&budget, 0ms);
+    BOOST_TEST(run(io, held.grow_to(30)));
+    BOOST_TEST(run(io, held.grow_to(70)));
+    BOOST_TEST(run(io, held.grow_to(20)));  // never shrinks while held
     BOOST_TEST(held.held() == 70u);
-    BOOST_TEST(!run(io, held.grow_to(101, 0ms)));
+    BOOST_TEST(!run(io, held.grow_to(101)));
     BOOST_TEST(budget.in_use() == 70u);
   }
   BOOST_TEST(budget.in_use() == 0u);
+}
+
+// A chunked body grows its reservation read by read, and each read that found the budget
+// full waited a whole budget_wait: a body of three reads waited three seconds before its
+// 503. One request's waits now share one budget_wait. Here the first wait is answered after
+// about 400 of its 600 ms; the second finds at most 200 ms left, so the room given back 400
+// ms into it comes too late (it came in time for a wait of its own 600 ms).
+BOOST_AUTO_TEST_CASE(one_requests_waits_share_one_wait) {
+  BodyBudget budget(100);
+  BOOST_REQUIRE(budget.try_take(100));  // other requests hold it all
+  net::io_context io;
+  BodyReservation held(&budget, 600ms);
+  net::steady_timer first_room(io, 400ms);
+  first_room.async_wait([&](auto) { budget.give_back(10); });
+  BOOST_TEST(run(io, held.grow_to(10)));
+  net::steady_timer second_room(io, 400ms);
+  second_room.async_wait([&](auto) { budget.give_back(10); });
+  BOOST_TEST(!run(io, held.grow_to(20)));
+  BOOST_TEST(held.held() == 10u);
+  // Room there at once costs no wait, even with none left.
+  BOOST_TEST(run(io, held.grow_to(20)));
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // body_budget_test

@@ -723,6 +723,23 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
     BOOST_TEST(refused.stderr_text.find("looks like a secret itself") != std::string::npos, refused.stderr_text);
     BOOST_TEST(refused.stderr_text.find(value.substr(value.size() - 12)) == std::string::npos, refused.stderr_text);
   }
+  // A TOML array, as the file writes it, names files as FILE,FILE does (it was split at its
+  // commas, and '["/path"]' taken for a secret); a secret pasted into one is still refused
+  // unshown.
+  dir.write("secret-next", random_secret());
+  for (const auto& [files, count] :
+       std::vector<std::pair<std::string, int>>{{"[\"" + dir.file("secret") + "\"]", 1},
+                                                {"[\"" + dir.file("secret") + "\", \"secret-next\"]", 2}}) {
+    auto listed = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--set", "signing_secret_files=" + files});
+    BOOST_TEST(listed.exit_code == 0, files << ": " << listed.stderr_text);
+    BOOST_TEST(listed.stdout_text.find("\"signing_secrets\":" + std::to_string(count) + ",") != std::string::npos,
+               listed.stdout_text);
+  }
+  for (const std::string& files : {"[\"" + pasted + "\"]", "[" + pasted + "]"}) {
+    auto refused = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--set", "signing_secret_files=" + files});
+    BOOST_TEST(refused.exit_code == 2);
+    BOOST_TEST(refused.stderr_text.find(pasted.substr(pasted.size() - 12)) == std::string::npos, refused.stderr_text);
+  }
   for (const std::string name : {"no-such-secret", "/etc/healthhook/whsecret", "keys/signing.secret"}) {
     auto plain_name = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--set",
                                       "signing_secret_files=" + name});

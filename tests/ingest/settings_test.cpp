@@ -71,6 +71,28 @@ token_file = "read-token"
   BOOST_TEST(s->base_dir == dir.path().string());
 }
 
+// signing_secret_files from a flag or the environment as the file writes it, a TOML array:
+// it was split at its commas, brackets and quotes kept as part of each file name.
+BOOST_AUTO_TEST_CASE(secret_files_from_a_flag_or_variable_may_be_a_toml_array) {
+  auto flagged = config::load_settings(std::nullopt, fake_env, {{"signing_secret_files", R"(["/x/a", "b,c"])"}});
+  BOOST_REQUIRE_MESSAGE(flagged.ok(), flagged.error());
+  BOOST_TEST(flagged->signing_secret_files == (std::vector<std::string>{"/x/a", "b,c"}), boost::test_tools::per_element());
+  g_env["HEALTHHOOK_SIGNING_SECRET_FILES"] = R"( ["one"])";
+  auto from_env = config::load_settings(std::nullopt, fake_env, {});
+  BOOST_REQUIRE_MESSAGE(from_env.ok(), from_env.error());
+  BOOST_TEST(from_env->signing_secret_files == (std::vector<std::string>{"one"}), boost::test_tools::per_element());
+  // The comma-separated form as before.
+  auto listed = config::load_settings(std::nullopt, nullptr, {{"signing_secret_files", "a,b"}});
+  BOOST_REQUIRE_MESSAGE(listed.ok(), listed.error());
+  BOOST_TEST(listed->signing_secret_files == (std::vector<std::string>{"a", "b"}), boost::test_tools::per_element());
+  // Not an array of strings: said without the text, which may be a secret pasted in.
+  for (const std::string text : {"[whsec_c2VjcmV0LW5vdC1zaG93bg==", "[1, 2]", "[\"a\"] trailing"}) {
+    auto refused = config::load_settings(std::nullopt, nullptr, {{"signing_secret_files", text}});
+    BOOST_REQUIRE(!refused.ok());
+    BOOST_TEST(refused.error() == "signing_secret_files: expected an array of file names", text);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(errors_name_the_key) {
   TempDir dir;
   auto s = config::load_settings(dir.write("a.toml", "max_body_bytes = \"big\"\n"), fake_env, {});
