@@ -1,6 +1,7 @@
 // healthhook capture: exports inbox deliveries as a capture file (replay/capture_file.h),
 // for `healthhook replay`. Webhook deliveries only, in seq order, filtered by received_at
-// (--since inclusive, --until exclusive) and event type (a glob: * ? [...]).
+// (--since inclusive, --until exclusive) and event type (a glob: * ? [...], [!...] or
+// [^...] for none of a set).
 //
 // Reads through a reader of its own, so it runs beside `serve` on the same store.
 // Streams: memory stays flat whatever the size of the inbox. Progress on a terminal.
@@ -48,7 +49,7 @@ int run_capture(const CaptureFlags& flags) {
       !event_type_ok("capture", flags.event_type)) {
     return kExitBadConfig;
   }
-  filter.event_type_glob = flags.event_type;
+  filter.event_type_glob = event_type_glob(flags.event_type);
   int exit_code = kExitOk;
   auto reader = open_read_store_or_report(*settings, "capture", exit_code);
   if (!reader) return exit_code;
@@ -88,7 +89,7 @@ void add_capture_command(CLI::App& app, int& exit_code) {
   add_settings_flags(*command, flags->settings, /*with_listen=*/false);
   command->add_option("--since", flags->since, "Deliveries received at or after T (RFC 3339, a date, or Unix seconds)");
   command->add_option("--until", flags->until, "Deliveries received before T");
-  command->add_option("--event-type", flags->event_type, "Only event types matching GLOB, e.g. 'daily.data.*'")
+  command->add_option("--event-type", flags->event_type, kEventTypeGlobHelp)
       ->type_name("GLOB");
   command->add_option("-o,--output", flags->output, "Capture file to write (default: standard output)")
       ->type_name("FILE");

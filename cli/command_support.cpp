@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "app/store_settings.h"
+#include "common/glob_problem.h"
 #include "common/log.h"
 #include "common/progress.h"
 #include "common/timestamp.h"
@@ -59,11 +60,16 @@ bool event_type_ok(std::string_view command, const std::optional<std::string>& g
     report_error(command, "--event-type: empty pattern");
     return false;
   }
-  if (const std::string problem = store::event_type_glob_problem(*glob); !problem.empty()) {
+  if (const std::string problem = store::event_type_glob_problem(*event_type_glob(glob)); !problem.empty()) {
     report_error(command, "--event-type: " + problem);
     return false;
   }
   return true;
+}
+
+std::optional<std::string> event_type_glob(const std::optional<std::string>& glob) {
+  if (!glob) return std::nullopt;
+  return glob_with_shell_negation(*glob);
 }
 
 Result<config::Settings> read_settings_for(const SettingsFlags& flags) {

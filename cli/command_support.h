@@ -54,6 +54,13 @@ void report_error(std::string_view command, std::string_view message);
 bool window_ok(std::string_view command, std::optional<int64_t> since, std::optional<int64_t> until,
                const std::optional<std::string>& since_text, const std::optional<std::string>& until_text);
 bool event_type_ok(std::string_view command, const std::optional<std::string>& glob);
+// --event-type's help: the pattern syntax (docs/getting-data-out.md says the same).
+inline constexpr const char* kEventTypeGlobHelp =
+    "Only event types matching GLOB, e.g. 'daily.data.*': * any characters, ? one character, [abc] one of a set, "
+    "[a-z] a range, [!h] or [^h] any but these; case-sensitive; a literal [ is [[]";
+// The --event-type glob as the store matches it: `[!...]` (the shell's negated set) as
+// `[^...]` (common/glob_problem.h).
+std::optional<std::string> event_type_glob(const std::optional<std::string>& glob);
 
 // Text from elsewhere (the service's answers, stored values) for a terminal: on one line,
 // every control character (line breaks, tabs, ESC sequences, DEL) a space, so it can

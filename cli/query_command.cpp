@@ -102,7 +102,7 @@ Result<uint64_t> export_table(std::string_view table, const QueryFlags& flags, s
     store::DeliveryFilter filter;
     filter.since_ms = since;
     filter.until_ms = until;
-    filter.event_type_glob = flags.event_type;
+    filter.event_type_glob = event_type_glob(flags.event_type);
     filter.status = flags.status;
     filter.webhooks_only = false;
     int64_t first_seq = 0, last_seq = 0;
@@ -214,7 +214,7 @@ void add_table(CLI::App& query, std::string_view table, std::string_view descrip
     if (!which.statuses.empty()) status->check(CLI::IsMember(which.statuses));
   }
   if (table == "deliveries") {
-    command->add_option("--event-type", flags->event_type, "Only event types matching GLOB, e.g. 'daily.data.*'")
+    command->add_option("--event-type", flags->event_type, kEventTypeGlobHelp)
         ->type_name("GLOB");
   }
   if (which.time) {

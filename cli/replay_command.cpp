@@ -11,8 +11,11 @@
 //       plain http:// to a loopback host; plain http:// to any other host only with
 //       --allow-plain-http (the bodies are health data).
 //
-// FILE "-" is standard input. A malformed line is reported on stderr as "file:line:
-// reason" and the others go on. A line marked "body_removed" (its body was removed by
+// FILE "-" is standard input; a file that starts compressed or binary is refused before
+// anything is stored (capture_file.h). A malformed line is reported on stderr as "file:line:
+// reason" and the others go on. With --to, a line the receiver keeps answering "not now"
+// (429, 5xx) or never answers stops the run there, and so do 20 refused signatures in a
+// row from the start (resend.h). A line marked "body_removed" (its body was removed by
 // retention before the capture) is counted in `bodies_removed` and skipped: there is
 // nothing to replay, and it is not a failure. Prints a JSON summary on stdout. Exit status:
 // 0 when every line was stored (or was a duplicate, or had no body), 1 when any line failed
@@ -37,6 +40,8 @@ namespace {
 
 constexpr int64_t kDefaultReplayBatch = 1000;
 constexpr int64_t kMaxReplayBatch = 100000;
+// A capture line's members besides the body and headers (id, timestamp, names), with room.
+constexpr uint64_t kCaptureEnvelopeBytes = 64 * 1024;
 
 struct ReplayFlags {
   SettingsFlags settings;
@@ -83,6 +88,16 @@ int run_offline(const ReplayFlags& flags, std::vector<replay::CaptureReader>& re
   replay::OfflineOptions options;
   options.batch_deliveries = static_cast<size_t>(flags.batch.value_or(kDefaultReplayBatch));
   options.max_body_bytes = static_cast<uint64_t>(settings->max_body_bytes);
+  // A line past what a delivery within the receiver's limits can take as a capture line
+  // (every byte of its body and headers escaped as \u00XX, six bytes) is refused without
+  // being read whole: a 200 MiB line took 600 MiB of memory to be refused as too large.
+  const uint64_t max_line = 6 * static_cast<uint64_t>(settings->max_body_bytes + settings->max_header_bytes) +
+                            kCaptureEnvelopeBytes;
+  const std::string too_long = ", more than a delivery within max_body_bytes (" +
+                               std::to_string(settings->max_body_bytes) + ") and max_header_bytes (" +
+                               std::to_string(settings->max_header_bytes) +
+                               ") can take: the receiver refuses it, so replay does too";
+  for (auto& reader : readers) reader.limit_line_bytes(static_cast<size_t>(max_line), too_long);
   if (flags.verify_signatures) {
     std::vector<std::string> secrets;
     for (const auto& file : flags.secret_files) {

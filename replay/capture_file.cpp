@@ -62,6 +62,58 @@ std::string line_problem(std::string_view line, simdjson::error_code code) {
   return code == simdjson::INCORRECT_TYPE ? "not a JSON object" : json_error("", code);
 }
 
+// Why the first bytes of a file say it is no capture file (compressed, or binary: a NUL in
+// its first line), or "" when they may be one. Read line by line, such a file would give an
+// error for every newline byte it happens to hold. `name` goes into the advice.
+std::string binary_problem(std::string_view start, std::string_view name) {
+  struct Compressed {
+    std::string_view magic, format, cat;
+  };
+  static constexpr Compressed kCompressed[] = {{"\x1F\x8B", "gzip", "zcat"},
+                                               {"\x28\xB5\x2F\xFD", "zstd", "zstdcat"},
+                                               {"\xFD" "7zXZ", "xz", "xzcat"}};
+  for (const auto& c : kCompressed) {
+    if (start.starts_with(c.magic)) {
+      return std::string(c.format) + "-compressed? use " + std::string(c.cat) + " " + std::string(name) +
+             " | healthhook replay -";
+    }
+  }
+  const std::string_view first_line = start.substr(0, start.find('\n'));
+  if (first_line.find('\0') != std::string_view::npos) return "a NUL byte in its first line (a binary file?)";
+  return {};
+}
+
+// An id the receiver could have stored, or why not (`member` names it in the error).
+Result<void> check_id(std::string_view member, std::string_view id) {
+  const std::string name(member);
+  if (id.empty()) return fail(name + ": empty");
+  if (id.size() > kMaxIdBytes) return fail(name + ": longer than 256 bytes");
+  // What no header can carry (HTTP field values take tab, space and visible bytes):
+  // the receiver never stores it, so neither does an offline replay.
+  const auto control = std::find_if(id.begin(), id.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u < 0x20 && u != '\t') || u == 0x7f;
+  });
+  if (control != id.end()) return fail(name + ": holds a control character (U+00" + hex_byte(*control) + ")");
+  // HTTP trims a header value's edges: the receiver could never have stored it so.
+  if (id.front() == ' ' || id.front() == '\t' || id.back() == ' ' || id.back() == '\t') {
+    return fail(name + ": starts or ends with a space (no header value does)");
+  }
+  return {};
+}
+
+// `"id":"…"`, or `"id_base64":"…"` for an id whose bytes are not UTF-8 (a header value may
+// hold any visible byte): a JSON string would replace them, and the replayed delivery
+// would be another message (a second copy, a signature that no longer matches).
+void append_id(std::string& out, std::string_view id) {
+  if (json::is_valid_utf8(id)) {
+    out.append("\"id\":");
+    json::append_string(out, id);
+  } else {
+    out.append("\"id_base64\":\"").append(base64_encode(id)).push_back('"');
+  }
+}
+
 bool is_blank(std::string_view line) { return line.find_first_not_of(" \t") == std::string_view::npos; }
 
 // Pads `text` for simdjson in place (simdjson 3.0.1 does not pad for us).
@@ -82,8 +134,8 @@ void append_headers_json(std::string& out, std::span<const CaptureHeader> header
 
 void append_capture_line(std::string& out, std::string_view id, int64_t timestamp,
                          std::span<const CaptureHeader> headers, std::string_view body) {
-  out.append("{\"id\":");
-  json::append_string(out, id);
+  out.push_back('{');
+  append_id(out, id);
   out.append(",\"timestamp\":");
   char digits[24];
   auto [end, ec] = std::to_chars(digits, digits + sizeof digits, timestamp);
@@ -105,12 +157,13 @@ void append_removed_capture_line(std::string& out, std::string_view id, int64_t 
                                  std::string_view body_sha256) {
   std::string removed;
   json::ObjectWriter(removed).integer("removed_at_ms", removed_at_ms).string("sha256", body_sha256).close();
-  json::ObjectWriter(out)
-      .string("id", id)
-      .integer("timestamp", timestamp)
-      .raw("headers", "{}")
-      .raw("body_removed", removed)
-      .close();
+  out.push_back('{');
+  append_id(out, id);
+  out.push_back(',');
+  // The rest as an object of its own, its braces dropped.
+  std::string rest;
+  json::ObjectWriter(rest).integer("timestamp", timestamp).raw("headers", "{}").raw("body_removed", removed).close();
+  out.append(rest, 1, std::string::npos);
   out.push_back('\n');
 }
 
@@ -162,7 +215,7 @@ Result<void> CaptureParser::parse_line(std::string& line, CaptureRecord& record)
   }
   od::object object;
   if (auto code = doc.get_object().get(object)) return fail(line_problem(line, code));
-  bool has_id = false, has_timestamp = false, has_headers = false, has_body = false, has_base64 = false,
+  bool has_id = false, has_id_base64 = false, has_timestamp = false, has_headers = false, has_body = false, has_base64 = false,
        has_removed = false;
   for (auto field : object) {
     std::string_view key;
@@ -178,20 +231,16 @@ Result<void> CaptureParser::parse_line(std::string& line, CaptureRecord& record)
       if (twice(has_id)) return fail("id: given twice");
       std::string_view id;
       if (auto code = value.get_string().get(id)) return fail(json_error("id", code));
-      if (id.empty()) return fail("id: empty");
-      if (id.size() > kMaxIdBytes) return fail("id: longer than 256 bytes");
-      // What no header can carry (HTTP field values take tab, space and visible bytes):
-      // the receiver never stores it, so neither does an offline replay.
-      const auto control = std::find_if(id.begin(), id.end(), [](char c) {
-        const auto u = static_cast<unsigned char>(c);
-        return (u < 0x20 && u != '\t') || u == 0x7f;
-      });
-      if (control != id.end()) return fail("id: holds a control character (U+00" + hex_byte(*control) + ")");
-      // HTTP trims a header value's edges: the receiver could never have stored it so.
-      if (id.front() == ' ' || id.front() == '\t' || id.back() == ' ' || id.back() == '\t') {
-        return fail("id: starts or ends with a space (no header value does)");
-      }
+      if (auto checked = check_id("id", id); !checked) return checked;
       record.id.assign(id);
+    } else if (key == "id_base64") {
+      if (twice(has_id_base64)) return fail("id_base64: given twice");
+      std::string_view text;
+      if (auto code = value.get_string().get(text)) return fail(json_error("id_base64", code));
+      auto decoded = base64_decode(text);
+      if (!decoded) return fail("id_base64: not valid base64");
+      if (auto checked = check_id("id_base64", *decoded); !checked) return checked;
+      record.id = std::move(*decoded);
     } else if (key == "timestamp") {
       if (twice(has_timestamp)) return fail("timestamp: given twice");
       od::json_type type;
@@ -233,7 +282,8 @@ Result<void> CaptureParser::parse_line(std::string& line, CaptureRecord& record)
   // Content after the object ("{…} {…}", "{…}x").
   const char* trailing = nullptr;
   if (doc.current_location().get(trailing) == simdjson::SUCCESS) return fail("unexpected content after the object");
-  if (!has_id) return fail("id: missing");
+  if (has_id && has_id_base64) return fail("id, id_base64: give only one");
+  if (!has_id && !has_id_base64) return fail("id: missing");
   if (!has_timestamp) return fail("timestamp: missing");
   if (has_body && has_base64) return fail("body, body_base64: give only one");
   if (has_removed && (has_body || has_base64)) return fail("body_removed: given with a body");
@@ -250,6 +300,8 @@ struct CaptureReader::Impl {
   bool eof = false;
   uint64_t line_number = 0;
   uint64_t consumed = 0;
+  size_t max_line_bytes = kMaxLineBytes;
+  std::string too_long_reason;  // after "line longer than N bytes"
   std::string line;
   CaptureParser parser;
 
@@ -287,7 +339,7 @@ struct CaptureReader::Impl {
       const size_t n = newline ? static_cast<size_t>(newline - start) : end - pos;
       any = true;
       if (!too_long) {
-        if (line.size() + n > kMaxLineBytes) {
+        if (line.size() + n > max_line_bytes) {
           too_long = true;
           line.clear();
           line.shrink_to_fit();
@@ -326,6 +378,12 @@ Result<CaptureReader> CaptureReader::open(const std::string& path) {
     struct stat info {};
     if (::fstat(impl->fd, &info) == 0 && S_ISDIR(info.st_mode)) return fail(path + ": " + std::strerror(EISDIR));
   }
+  // The first chunk now, so that a file that is no capture is refused in one line before
+  // anything is stored.
+  if (auto filled = impl->refill(); !filled) return fail(filled);
+  const std::string problem =
+      binary_problem(std::string_view(impl->buffer.data(), impl->end), path == "-" ? "FILE" : path);
+  if (!problem.empty()) return fail(impl->name + ": not a capture file: " + problem);
   return CaptureReader(std::move(impl));
 }
 
@@ -338,7 +396,7 @@ Result<CaptureReader::Next> CaptureReader::next(CaptureRecord& record, std::stri
     if (!*got) return Next::end;
     ++r.line_number;
     if (too_long) {
-      error = "line longer than " + std::to_string(kMaxLineBytes) + " bytes";
+      error = "line longer than " + std::to_string(r.max_line_bytes) + " bytes" + r.too_long_reason;
       return Next::bad_line;
     }
     if (!r.line.empty() && r.line.back() == '\r') r.line.pop_back();
@@ -352,6 +410,11 @@ Result<CaptureReader::Next> CaptureReader::next(CaptureRecord& record, std::stri
     }
     return Next::record;
   }
+}
+
+void CaptureReader::limit_line_bytes(size_t bytes, std::string reason) {
+  impl_->max_line_bytes = std::min(bytes, kMaxLineBytes);
+  impl_->too_long_reason = std::move(reason);
 }
 
 uint64_t CaptureReader::line_number() const { return impl_->line_number; }

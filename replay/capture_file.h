@@ -6,7 +6,9 @@
 //   file       = *( line EOL ) [ line ]          EOL = LF / CRLF
 //   line       = blank / delivery                 blank lines (only spaces/tabs) are skipped
 //   delivery   = a JSON object with these members, in any order:
-//     "id"          string, 1–256 bytes            the message id (svix-id / webhook-id)
+//     "id"          string, 1–256 bytes            the message id (svix-id / webhook-id),
+//                                                    when its bytes are valid UTF-8
+//     "id_base64"   string, RFC 4648 §4 base64     the message id's bytes otherwise
 //     "timestamp"   integer 0…253402300799         the signed webhook timestamp, Unix seconds
 //                   (or a string of digits, as       (deliveries.webhook_timestamp)
 //                   the header carries it)
@@ -19,10 +21,10 @@
 //                   {"removed_at_ms": integer,       the line records the delivery, but it
 //                    "sha256": hex string}           cannot be replayed (replay counts and
 //                                                    skips it; headers are {} then)
-//   Exactly one of "body", "body_base64" and "body_removed". A member given twice is an
+//   Exactly one of "id" and "id_base64"; exactly one of "body", "body_base64" and "body_removed". A member given twice is an
 //   error. Other members are ignored, so later versions can add some.
 //
-// Written as {"id":…,"timestamp":…,"headers":{…},"body":…} (or "body_base64", or
+// Written as {"id":… (or "id_base64"),"timestamp":…,"headers":{…},"body":…} (or "body_base64", or
 // "body_removed"), compact, members in that order, ending with LF; a line is at most
 // kMaxLineBytes long.
 //
@@ -42,7 +44,8 @@
 namespace hh::replay {
 
 // A capture line longer than this is reported as malformed (and skipped): a body at the
-// default 4 MiB limit is at most ~24 MiB as an escaped JSON string.
+// default 4 MiB limit is at most ~24 MiB as an escaped JSON string. Offline replay sets a
+// lower limit from max_body_bytes (CaptureReader::limit_line_bytes).
 inline constexpr size_t kMaxLineBytes = 256 * 1024 * 1024;
 
 struct CaptureHeader {
@@ -95,7 +98,9 @@ class CaptureParser {
 // longest line, whatever the file's length.
 class CaptureReader {
  public:
-  // `path` "-" reads standard input.
+  // `path` "-" reads standard input. Reads the first chunk: a file that starts as a
+  // compressed one (gzip, zstd, xz) or holds a NUL byte in its first line is refused
+  // ("FILE: not a capture file: gzip-compressed? use zcat FILE | healthhook replay -").
   static Result<CaptureReader> open(const std::string& path);
   CaptureReader(CaptureReader&&) noexcept;
   CaptureReader& operator=(CaptureReader&&) noexcept;
@@ -106,6 +111,11 @@ class CaptureReader {
   // the line was skipped; reading can go on. end: no more lines. A read error of the file
   // itself is returned as an error (reading cannot go on).
   Result<Next> next(CaptureRecord& record, std::string& error);
+
+  // A line longer than `bytes` (at most kMaxLineBytes) is reported as a bad line, with
+  // `reason` after "line longer than N bytes", and skipped without being kept whole in
+  // memory: at most `bytes` of it are.
+  void limit_line_bytes(size_t bytes, std::string reason);
 
   uint64_t line_number() const;     // of the line last returned (1-based)
   uint64_t bytes_consumed() const;  // for progress

@@ -95,6 +95,18 @@ struct OfflineReplay::Impl {
     return {};
   }
 
+  // What the processor applied so far, into `summary`: also when a store failure stops the
+  // replay, since what was applied before it stays applied.
+  void take_outcomes(OfflineSummary& summary) const {
+    const auto& stats = processor->stats();
+    summary.processed = stats.processed.load();
+    summary.invalid = stats.invalid.load();
+    summary.ignored = stats.ignored.load();
+    summary.unknown = stats.unknown.load();
+    summary.samples = stats.samples_applied.load();
+    summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  }
+
   // The verifier's verdict on the line's own id, timestamp and body, or "" when it passes.
   std::string_view check_signature(const CaptureRecord& r) {
     // The signature list of the family the live check would use (signature_headers.h); the
@@ -163,7 +175,10 @@ Result<void> OfflineReplay::add(CaptureReader& reader, const LineReport& report,
     }
     r.stage(r.record);
     if (r.batch_full()) {
-      if (auto stored = r.store_batch(summary_); !stored) return stored;
+      if (auto stored = r.store_batch(summary_); !stored) {
+        r.take_outcomes(summary_);
+        return stored;
+      }
     }
   }
   return {};
@@ -171,16 +186,12 @@ Result<void> OfflineReplay::add(CaptureReader& reader, const LineReport& report,
 
 Result<void> OfflineReplay::finish() {
   Impl& r = *impl_;
-  if (auto stored = r.store_batch(summary_); !stored) return stored;
-  if (auto processed = r.process(); !processed) return processed;
-  const auto& stats = r.processor->stats();
-  summary_.processed = stats.processed.load();
-  summary_.invalid = stats.invalid.load();
-  summary_.ignored = stats.ignored.load();
-  summary_.unknown = stats.unknown.load();
-  summary_.samples = stats.samples_applied.load();
-  summary_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.started).count();
-  return {};
+  auto finished = [&]() -> Result<void> {
+    if (auto stored = r.store_batch(summary_); !stored) return stored;
+    return r.process();
+  }();
+  r.take_outcomes(summary_);
+  return finished;
 }
 
 }  // namespace hh::replay

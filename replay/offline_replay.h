@@ -73,7 +73,8 @@ class OfflineReplay {
   OfflineReplay& operator=(const OfflineReplay&) = delete;
 
   // Reads every line of `reader`. Malformed lines and bad signatures are reported and
-  // skipped; a store failure stops the replay and is returned. `progress` (may be null)
+  // skipped; a store failure stops the replay and is returned (summary() then counts what
+  // was stored and applied before it). `progress` (may be null)
   // is advanced to `progress_base + bytes read`.
   Result<void> add(CaptureReader& reader, const LineReport& report, Progress* progress, uint64_t progress_base);
 

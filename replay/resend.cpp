@@ -32,6 +32,10 @@ constexpr auto kConnectTimeout = std::chrono::seconds(10);
 constexpr uint64_t kMaxAnswerBytes = 1024 * 1024;        // the receiver answers with a small JSON object
 constexpr int kMaxTransportAttempts = 3;
 constexpr int kMaxUnavailableAttempts = 5;
+// The first answers, when every one of them is 401 and none was accepted, say the
+// receiver holds another secret: stop instead of sending every line to be refused (each
+// held refusal_delay_ms by the receiver: days for a large capture).
+constexpr uint64_t kRefusedSignaturesToStop = 20;
 constexpr int64_t kMaxRetryAfterSeconds = 30;
 constexpr size_t kMaxReportedBodyBytes = 200;
 
@@ -83,6 +87,10 @@ struct Lane {
 int64_t now_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
+
+// An answer saying "not now" rather than "not this": too many requests, or a failure of
+// the receiver or a proxy before it. Retried, then the run stops at its line.
+bool is_retryable(unsigned status) { return status == 429 || (status >= 500 && status < 600); }
 
 std::string excerpt(std::string_view body) {
   std::string text(body.substr(0, kMaxReportedBodyBytes));
@@ -226,6 +234,22 @@ class Run {
     space_.cancel();
   }
 
+  // Stops the run at `job`'s line, which was not stored: it and every line after it are
+  // left for the same command run again (the lines before it are duplicates then).
+  void stop_at(const Job& job, const std::string& reason) {
+    ++summary_.failed;
+    if (stopped_) {
+      report_(job.file, job.line, reason);  // another lane's, in flight when the run stopped
+    } else {
+      report_(job.file, job.line,
+              reason + "; stopped here: this line and the ones after it were not sent (run the same command again "
+                       "to send them)");
+    }
+    stopped_ = true;
+    summary_.stopped = true;
+    space_.cancel();
+  }
+
   // Copies the headers worth forwarding; false (line reported) when one cannot be sent.
   bool take_headers(const CaptureRecord& record, Job& job) {
     bool svix = false, webhook = false;
@@ -293,13 +317,14 @@ class Run {
         // A keep-alive connection the receiver closed, a reset, a timeout: open a new one.
         connection.close();
         if (++transport_attempts < kMaxTransportAttempts) continue;
-        fail_line(job.file, job.line, "no answer from " + options_.url + ": " + connection.describe(outcome));
+        // Not sent, as when nothing is reachable: the next line must not overtake it.
+        stop_at(job, "no answer from " + options_.url + ": " + connection.describe(outcome));
         co_return;
       }
       if (!connection.reusable()) connection.close();
       const auto& response = answer->get();
       const unsigned status = response.result_int();
-      if (status == 503 && ++unavailable_attempts < kMaxUnavailableAttempts) {
+      if (is_retryable(status) && ++unavailable_attempts < kMaxUnavailableAttempts) {
         int64_t wait_seconds = 1;
         if (auto it = response.find(bhttp::field::retry_after); it != response.end()) {
           wait_seconds = http_client::parse_retry_after(it->value(), now_seconds()).value_or(1);
@@ -317,8 +342,21 @@ class Run {
         } else {
           ++summary_.stored;
         }
+      } else if (is_retryable(status)) {
+        // The receiver could not take it (full disk, busy store, overloaded): sending the
+        // next line would store a later version of the same rows before this one, which a
+        // second run would then store last. So stop here, as when it cannot be reached.
+        stop_at(job, "HTTP " + std::to_string(status) + ": " + excerpt(response.body()) + " (" +
+                         std::to_string(kMaxUnavailableAttempts) + " attempts)");
       } else {
+        // Final for this line (400 invalid, 413 too large, 404): the next one goes on.
         fail_line(job.file, job.line, "HTTP " + std::to_string(status) + ": " + excerpt(response.body()));
+        if (status == 401 && summary_.stored + summary_.duplicates == 0 &&
+            summary_.statuses[401] == kRefusedSignaturesToStop && summary_.answered == kRefusedSignaturesToStop) {
+          fatal("the receiver refused the signatures of the first " + std::to_string(kRefusedSignaturesToStop) +
+                " deliveries (HTTP 401) and accepted none: wrong secret? (--secret-file, or the configuration's "
+                "signing_secret_files); stopped");
+        }
       }
       co_return;
     }

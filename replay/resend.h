@@ -18,12 +18,17 @@
 // Transport: https:// with the peer verified (common/http_client/tls_context.h), or plain
 // http:// to a loopback host; plain http:// elsewhere only with allow_plain_http.
 //
-// Answers: 2xx is success (the body tells stored from duplicate); anything else fails the
-// line. A 503 is retried after its Retry-After (seconds or an HTTP date; 1 s when absent
-// or unreadable; at most 30 s, up to 5 attempts); a connection that fails mid-request, or
-// sends no byte of an answer for 30 s, is re-opened and the request sent again (at most
-// 3 times: safe, the receiver deduplicates by message id). When no connection can be
-// made at all, the run stops. The connections are common/http_client/connection.h's.
+// Answers: 2xx is success (the body tells stored from duplicate). An answer that is final
+// for its line (400 invalid, 401, 404, 413 too large) fails the line and the next one goes
+// on. One that says "not now" (429, 5xx) is retried after its Retry-After (seconds or an
+// HTTP date; 1 s when absent or unreadable; at most 30 s, up to 5 attempts); a connection
+// that fails mid-request, or sends no byte of an answer for 30 s, is re-opened and the
+// request sent again (at most 3 times: safe, the receiver deduplicates by message id).
+// When those retries are used up, when no connection can be made at all, and when the
+// first 20 answers are all 401 (a secret the receiver does not hold), the run stops: a
+// line sent after one that was not stored could store a later version of the same rows
+// first, and the same command run again sends what was left in order (the lines before
+// are duplicates). The connections are common/http_client/connection.h's.
 //
 // Memory: at most kLaneDepth deliveries per lane and kMaxQueuedBytes of bodies are read
 // ahead of the network. Runs on the calling thread (its own io_context).
@@ -58,7 +63,7 @@ struct ResendSummary {
   uint64_t failed = 0;      // malformed lines, non-2xx answers, no answer
   uint64_t bodies_removed = 0;  // lines marked "body_removed" (retention): not sent
   std::map<unsigned, uint64_t> statuses;  // answers by status code
-  bool stopped = false;                   // the receiver could not be reached: lines left unsent
+  bool stopped = false;  // the receiver could not be reached, kept refusing, or refused the secret: lines left unsent
   double seconds = 0;
 };
 

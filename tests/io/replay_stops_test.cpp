@@ -1,0 +1,210 @@
+// When a replay stops rather than skip a line: `replay --to` at a line the receiver keeps
+// answering "not now" (429, 5xx) or never answers, and after the first answers all refused
+// the secret; an offline replay the store stops still says what it stored and applied.
+#include <algorithm>
+#include <atomic>
+#include <boost/test/unit_test.hpp>
+#include <string>
+
+#include "receiver/signature/webhook_signature.h"
+#include "replay/capture_file.h"
+#include "replay/offline_replay.h"
+#include "store/open_store.h"
+#include "tests/http_client/scripted_server.h"
+#include "tests/io/io_fixtures.h"
+#include "tests/support/http_client.h"
+#include "tests/support/server_process.h"
+
+BOOST_AUTO_TEST_SUITE(replay_stops_test)
+
+using namespace hh::test;
+using namespace hh::test::io;
+
+namespace {
+
+std::string signed_line(const std::string& secret, const std::string& id, int64_t timestamp, const std::string& body) {
+  auto signature = hh::signature::sign(secret, id, std::to_string(timestamp), body);
+  BOOST_REQUIRE(signature.ok());
+  const std::vector<hh::replay::CaptureHeader> headers = {{"svix-id", id},
+                                                          {"svix-timestamp", std::to_string(timestamp)},
+                                                          {"svix-signature", *signature}};
+  std::string line;
+  hh::replay::append_capture_line(line, id, timestamp, headers, body);
+  return line;
+}
+
+std::string response(unsigned status, std::string_view reason, std::string_view body, std::string_view headers = "") {
+  return "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason) + "\r\n" + std::string(headers) +
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
+}
+
+// A time of its own for each i < 3600: every sample is a row of its own.
+std::string sample_time(int i) {
+  const auto two = [](int n) { return std::string(n < 10 ? "0" : "") + std::to_string(n); };
+  return "2024-05-16T10:" + two(i / 60) + ":" + two(i % 60) + "Z";
+}
+
+size_t count_lines(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+}  // namespace
+
+// The receiver answers line 2 "not now" (a full disk: 503; or 429, or another 5xx) until
+// replay gives up on it. Line 3 must not be sent then: it would store a later version of
+// line 2's rows first, and the same command run again (the way to add what failed) would
+// store line 2's older version last. The run stops at line 2, as when nothing can be
+// reached, and the second run sends lines 2 and 3 in order. (It used to report
+// "cap:2: HTTP 503" and go on with line 3.)
+BOOST_AUTO_TEST_CASE(a_line_the_receiver_keeps_refusing_for_now_stops_the_run_at_that_line) {
+  for (const auto& [status, reason] : std::vector<std::pair<unsigned, std::string>>{
+           {503, "Service Unavailable"}, {429, "Too Many Requests"}, {500, "Internal Server Error"}}) {
+    std::atomic<int> requests{0};
+    ScriptedServer receiver([&, status = status, reason = reason](ServerSide& side) {
+      while (side.read_request()) {
+        const int n = ++requests;
+        if (n >= 2 && n <= 6) {  // line 2, all five attempts
+          side.send(response(status, reason, R"({"error":"not now"})", "Retry-After: 0\r\n"));
+        } else {
+          side.send(ok_response(R"({"status":"stored"})"));
+        }
+      }
+    });
+    TempDir dir;
+    const std::string secret = random_secret();
+    const std::string secret_file = dir.write("secret", secret);
+    std::string file;
+    for (int i = 1; i <= 3; ++i) file += signed_line(secret, "s" + std::to_string(i), 1700000000 + i, "{}");
+    const std::string capture = dir.write("cap.jsonl", file);
+    const std::string url = "http://127.0.0.1:" + std::to_string(receiver.port()) + "/webhooks";
+
+    auto first = run_healthhook({"replay", capture, "--to", url, "--secret-file", secret_file});
+    BOOST_TEST(first.exit_code == 1, status);
+    BOOST_TEST(receiver.requests() == 6u, status);  // line 1, then line 2 five times; line 3 not sent
+    BOOST_TEST(first.stderr_text.find(capture + ":2: HTTP " + std::to_string(status) + ": {\"error\":\"not now\"}") !=
+                   std::string::npos,
+               first.stderr_text);
+    BOOST_TEST(first.stderr_text.find("stopped here") != std::string::npos, first.stderr_text);
+    BOOST_TEST(first.stderr_text.find(capture + ":3:") == std::string::npos, first.stderr_text);
+    BOOST_TEST(count_lines(first.stderr_text) == 1u, first.stderr_text);
+    BOOST_TEST(first.stdout_text.find(R"("answered":2,"statuses":{"200":1,")" + std::to_string(status) +
+                                      R"(":1},"stored":1,"duplicates":0,"failed":1,"bodies_removed":0,"stopped":true)") !=
+                   std::string::npos,
+               first.stdout_text);
+
+    auto again = run_healthhook({"replay", capture, "--to", url, "--secret-file", secret_file});
+    BOOST_TEST(again.exit_code == 0, again.stderr_text);
+    BOOST_TEST(receiver.requests() == 9u, status);
+  }
+}
+
+// An answer that is final for its line (400 invalid, 413 too large) fails that line only:
+// the next one is sent.
+BOOST_AUTO_TEST_CASE(an_answer_final_for_its_line_moves_on_to_the_next) {
+  std::atomic<int> requests{0};
+  ScriptedServer receiver([&](ServerSide& side) {
+    while (side.read_request()) {
+      const int n = ++requests;
+      if (n == 1) {
+        side.send(response(400, "Bad Request", R"({"error":"invalid"})"));
+      } else if (n == 2) {
+        side.send(response(413, "Content Too Large", R"({"error":"too large"})"));
+      } else {
+        side.send(ok_response(R"({"status":"stored"})"));
+      }
+    }
+  });
+  TempDir dir;
+  const std::string secret = random_secret();
+  const std::string secret_file = dir.write("secret", secret);
+  std::string file;
+  for (int i = 1; i <= 3; ++i) file += signed_line(secret, "f" + std::to_string(i), 1700000000 + i, "{}");
+  const std::string capture = dir.write("cap.jsonl", file);
+  const std::string url = "http://127.0.0.1:" + std::to_string(receiver.port()) + "/webhooks";
+  auto sent = run_healthhook({"replay", capture, "--to", url, "--secret-file", secret_file});
+  BOOST_TEST(sent.exit_code == 1);
+  BOOST_TEST(receiver.requests() == 3u);
+  BOOST_TEST(sent.stdout_text.find(R"("statuses":{"200":1,"400":1,"413":1},"stored":1,"duplicates":0,"failed":2,"bodies_removed":0,"stopped":false)") !=
+                 std::string::npos,
+             sent.stdout_text);
+}
+
+// Signed with a secret the receiver does not hold, every line is refused (401), each held
+// refusal_delay_ms by the receiver: a capture of a million lines ran for days. When the
+// first 20 answers are all 401, the run stops with one line saying why.
+BOOST_AUTO_TEST_CASE(a_secret_the_receiver_refuses_stops_the_run_after_the_first_answers) {
+  ScriptedServer refusing([](ServerSide& side) {
+    while (side.read_request()) side.send(response(401, "Unauthorized", R"({"error":"no matching signature"})"));
+  });
+  TempDir dir;
+  const std::string secret = random_secret();
+  const std::string secret_file = dir.write("secret", secret);
+  std::string file;
+  for (int i = 1; i <= 30; ++i) file += signed_line(secret, "w" + std::to_string(i), 1700000000 + i, "{}");
+  const std::string capture = dir.write("cap.jsonl", file);
+  const std::string url = "http://127.0.0.1:" + std::to_string(refusing.port()) + "/webhooks";
+  auto sent = run_healthhook({"replay", capture, "--to", url, "--secret-file", secret_file});
+  BOOST_TEST(sent.exit_code == 1);
+  BOOST_TEST(refusing.requests() == 20u);
+  BOOST_TEST(sent.stdout_text.find(R"("statuses":{"401":20},"stored":0,"duplicates":0,"failed":20,"bodies_removed":0,"stopped":true)") !=
+                 std::string::npos,
+             sent.stdout_text);
+  BOOST_TEST(sent.stderr_text.find("healthhook replay: the receiver refused the signatures of the first 20 deliveries "
+                                   "(HTTP 401) and accepted none: wrong secret?") != std::string::npos,
+             sent.stderr_text);
+  BOOST_TEST(sent.stderr_text.find(capture + ":21:") == std::string::npos, sent.stderr_text);
+
+  // A receiver that accepted a delivery holds the secret: a later run of 401s (deliveries
+  // it refuses for another reason) does not stop the run.
+  std::atomic<int> requests{0};
+  ScriptedServer accepting_first([&](ServerSide& side) {
+    while (side.read_request()) {
+      side.send(++requests == 1 ? ok_response(R"({"status":"stored"})")
+                                : response(401, "Unauthorized", R"({"error":"no matching signature"})"));
+    }
+  });
+  const std::string url2 = "http://127.0.0.1:" + std::to_string(accepting_first.port()) + "/webhooks";
+  auto mixed = run_healthhook({"replay", capture, "--to", url2, "--secret-file", secret_file});
+  BOOST_TEST(mixed.exit_code == 1);
+  BOOST_TEST(accepting_first.requests() == 30u);
+  BOOST_TEST(mixed.stdout_text.find(R"("stopped":false)") != std::string::npos, mixed.stdout_text);
+}
+
+// An offline replay the store stops (max_database_mib reached) after the processor has run
+// says what it applied: it printed "processed":0,"samples":0 while the store held the rows.
+BOOST_AUTO_TEST_CASE(an_offline_replay_the_store_stops_counts_what_it_applied) {
+  TempDir dir;
+  const std::string db = dir.file("small.db");
+  const std::string pad(8000, 'x');
+  std::string file;
+  constexpr int kLines = 400;  // about 3.2 MB of bodies, past the 1 MiB set below
+  for (int i = 0; i < kLines; ++i) {
+    file += signed_line(random_secret(), "m" + std::to_string(i), 1700000000 + i,
+                        samples_body("u1", "steps", "oura", {{sample_time(i), i}}, "count")
+                            .insert(1, R"("pad":")" + pad + R"(",)"));
+  }
+  const std::string capture = dir.write("big.jsonl", file);
+  hh::replay::OfflineSummary summary;
+  {
+    hh::store::StoreOptions options;
+    options.sqlite.max_database_mib = 1;
+    auto store = hh::store::open_store(hh::store::Database(db), options);
+    BOOST_TEST_REQUIRE(store.ok(), store.error());
+    hh::replay::OfflineOptions replay_options;
+    replay_options.batch_deliveries = 10;
+    replay_options.process_every = 20;  // the processor runs before the store is full
+    auto replayer = hh::replay::OfflineReplay::create(**store, replay_options);
+    BOOST_TEST_REQUIRE(replayer.ok(), replayer.error());
+    auto reader = hh::replay::CaptureReader::open(capture);
+    BOOST_TEST_REQUIRE(reader.ok(), reader.error());
+    auto added = (*replayer)->add(*reader, [](std::string_view, uint64_t, std::string_view) {}, nullptr, 0);
+    BOOST_TEST_REQUIRE(!added.ok(), "the store should have stopped the replay");
+    summary = (*replayer)->summary();
+  }
+  const long long applied = query_int(db, "SELECT applied_seq FROM processor_state");
+  BOOST_TEST_REQUIRE(applied > 0);
+  BOOST_TEST(summary.stored < static_cast<uint64_t>(kLines));
+  BOOST_TEST(summary.processed + summary.invalid + summary.ignored + summary.unknown == static_cast<uint64_t>(applied));
+  BOOST_TEST(summary.samples == static_cast<uint64_t>(query_int(db, "SELECT count(*) FROM samples")));
+  BOOST_TEST(summary.seconds > 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()  // replay_stops_test
