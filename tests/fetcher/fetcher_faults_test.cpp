@@ -256,6 +256,23 @@ BOOST_AUTO_TEST_CASE(client_errors_other_than_408_and_429_are_final) {
   }
 }
 
+// An error body sent gzip-encoded (we ask for gzip) is decoded before it is quoted, as a
+// 2xx body is: it appeared as compressed bytes in last_error and the log. The key is
+// redacted from the decoded text.
+BOOST_AUTO_TEST_CASE(a_gzip_error_body_is_quoted_decoded) {
+  test::FetcherFixture f;
+  fake::FakeService service;
+  Fault fault = status(503);
+  fault.gzip_body = true;
+  fault.body = "{\"detail\":\"over capacity for " + std::string(test::kApiKey) + ", try later\"}";
+  service.inject(kPath, fault);
+  auto fetcher = f.make_fetcher(f.settings_for(service));
+  const int64_t id = f.queue_stream_job("w-1");
+  BOOST_TEST(kind_of(fetcher->run_due_now().at(0)) == "retry");
+  const std::string error = f.job(id).last_error.value_or("");
+  BOOST_TEST(error.starts_with("HTTP 503: {\"detail\":\"over capacity for [redacted], try later\"}"), error);
+}
+
 BOOST_AUTO_TEST_CASE(a_wrong_api_key_is_final) {
   test::FetcherFixture f;
   fake::FakeService service;
