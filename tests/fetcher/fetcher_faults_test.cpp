@@ -294,6 +294,8 @@ BOOST_AUTO_TEST_CASE(an_error_body_that_echoes_the_api_key_is_kept_without_it) {
       {400, std::string(505, 'x') + key + "tail"},
       // JSON that escapes a character of it.
       {402, "{\"detail\":\"key sk\\u005flive_0123456789abcdef0123456789abcdef\"}"},
+      // Percent-encoded, as a service that echoes the request's URL writes it.
+      {404, "{\"detail\":\"no such key: sk%5Flive%5f0123456789abcdef0123456789abcdef\"}"},
   };
   for (const auto& [code, body] : answers) {
     BOOST_TEST_CONTEXT("HTTP " << code) {
