@@ -26,11 +26,23 @@ bool is_cut_escape(std::string_view text) {
   return text.size() < 12 && is_cut_escape(text.substr(6));
 }
 
-// One unit of `text` read as the inside of a JSON string: the bytes it stands for and the
+int hex_value(char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; }
+
+// Whether `text` (from a '%' to the end) is a percent-escape cut short: `%` or `%` and one
+// hex digit.
+bool is_cut_percent(std::string_view text) {
+  return text == "%" || (text.size() == 2 && text[0] == '%' && is_hex(text[1]));
+}
+
+// One unit of `text` read as the inside of a JSON string or a percent-encoded URL (a
+// service that echoes the request's query: `sk%5Flive…`): the bytes it stands for and the
 // bytes it takes. Text that is no escape stands for itself, byte by byte.
 json::DecodedEscape unit_at(std::string_view text) {
   if (text[0] == '\\') {
     if (auto escape = json::decode_escape(text)) return std::move(*escape);
+  }
+  if (text[0] == '%' && text.size() >= 3 && is_hex(text[1]) && is_hex(text[2])) {
+    return {std::string(1, static_cast<char>(hex_value(text[1]) * 16 + hex_value(text[2]))), 3};
   }
   return {std::string(1, text[0]), 1};
 }
@@ -45,7 +57,10 @@ size_t spelled_length(std::string_view text, std::string_view secret, bool to_en
   size_t matched = 0;
   while (matched < secret.size()) {
     if (at == text.size()) return to_end && matched >= kMinPartial ? at : 0;
-    if (to_end && matched >= kMinPartial && text[at] == '\\' && is_cut_escape(text.substr(at))) return text.size();
+    if (to_end && matched >= kMinPartial &&
+        ((text[at] == '\\' && is_cut_escape(text.substr(at))) || is_cut_percent(text.substr(at)))) {
+      return text.size();
+    }
     const json::DecodedEscape unit = unit_at(text.substr(at));
     if (!secret.substr(matched).starts_with(unit.bytes)) return 0;
     matched += unit.bytes.size();

@@ -18,7 +18,8 @@ enum class TextEnd { whole, cut_short };
 
 // `text` with every occurrence of each non-empty secret replaced by kRedactedMark: as
 // sent, or as a JSON string writes it with any escapes (`\/`, `\"`, `\u002f`, a non-ASCII
-// character as `\u00e9` or a surrogate pair). Occurrences that overlap (one secret the
+// character as `\u00e9` or a surrogate pair), or percent-encoded as a URL writes it
+// (`%5F`, any byte). Occurrences that overlap (one secret the
 // start of another) become one mark. Text `cut_short` may end inside a secret: a start of
 // one of at least four bytes at its very end is replaced too. Not seen: a secret escaped
 // twice (JSON inside a JSON string).

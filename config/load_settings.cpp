@@ -245,6 +245,20 @@ bool is_header_name(std::string_view name) {
   });
 }
 
+bool is_reserved_request_header(std::string_view name) {
+  // Framing and hop-by-hop headers (RFC 9110 §7.6.1, RFC 9112 §6), Host, and the ones the
+  // client sets on every request (fetcher/https_client.cpp): the key in one of them would
+  // replace it, or be read by whatever carries the request, not by the service.
+  static constexpr std::string_view kReserved[] = {
+      "host", "content-length", "transfer-encoding", "connection", "keep-alive", "te", "trailer", "upgrade",
+      "proxy-connection", "expect", "accept-encoding", "content-encoding", "content-type", "accept", "user-agent"};
+  return std::any_of(std::begin(kReserved), std::end(kReserved), [name](std::string_view reserved) {
+    return name.size() == reserved.size() && std::equal(name.begin(), name.end(), reserved.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) == b;
+           });
+  });
+}
+
 const TeamSettings* find_team(const ServiceSettings& service, std::string_view team_id) {
   for (const auto& team : service.teams) {
     if (!team_id.empty() && team.team_id == team_id) return &team;
@@ -312,6 +326,12 @@ Result<void> validate(const Settings& s) {
   if (auto url = check_base_url("service.base_url", s.service.base_url); !url) return url;
   if (!is_header_name(s.service.api_key_header)) {
     return key_error("service.api_key_header", "not a header name: " + toml_string(s.service.api_key_header));
+  }
+  if (is_reserved_request_header(s.service.api_key_header)) {
+    return key_error("service.api_key_header",
+                     toml_string(s.service.api_key_header) +
+                         " is a header healthhook sets itself or one that frames the request; the key cannot go in "
+                         "it (the service's is x-vital-api-key)");
   }
   if (auto teams = validate_teams(s.service.teams); !teams) return teams;
   if (auto management = validate_management(s.management); !management) return management;

@@ -34,6 +34,9 @@ Result<void> validate(const Settings& settings);
 
 // A header name the API key may be sent in (letters, digits, '-' and '_').
 bool is_header_name(std::string_view name);
+// Host, the framing and hop-by-hop headers, and the ones every request to the service
+// already carries (Accept, Accept-Encoding, User-Agent, …), any case: not for the API key.
+bool is_reserved_request_header(std::string_view name);
 
 // `message` about `key`, prefixed with where the key was set, as a load error would be
 // ("healthhook.toml:7: processing_sessions: …", "HEALTHHOOK_PROCESSING_SESSIONS (…)").

@@ -145,6 +145,42 @@ void warn_if_shared(const std::string& path, const std::string& base_dir) {
   }
 }
 
+// An API key goes out as a header value: a control byte in it would be sent raw, and a
+// second line is a second key or a mistake, not something to drop silently (the first line
+// used to be taken). The error names the file as read; the key is never shown.
+Result<std::string> read_api_key_file(const std::string& path, const std::string& base_dir) {
+  auto key = read_secret_file(path, base_dir);
+  if (!key) return key;
+  const std::string resolved = resolve_secret_path(path, base_dir);
+  for (const char c : *key) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      return fail(resolved + ": the API key holds a control byte (0x" + kHex[byte >> 4] + kHex[byte & 15] +
+                  "); the file holds the key alone, on one line");
+    }
+  }
+  // Bounded as read_secret_file is: the first 64 KiB.
+  std::ifstream in(resolved, std::ios::binary);
+  constexpr size_t kMaxBytesRead = 64 * 1024;
+  size_t read = 0;
+  int lines = 0;
+  bool blank = true;
+  for (char c; read < kMaxBytesRead && in.get(c); ++read) {
+    if (c == '\n') {
+      lines += blank ? 0 : 1;
+      blank = true;
+    } else if (c != ' ' && c != '\t' && c != '\r') {
+      blank = false;
+    }
+  }
+  lines += blank ? 0 : 1;
+  if (lines > 1) {
+    return fail(resolved + ": more than one line that is not blank; the file holds the API key alone, on one line");
+  }
+  return key;
+}
+
 }  // namespace
 
 Result<std::string> read_signing_secret_file(const std::string& path, const std::string& base_dir) {
@@ -175,14 +211,14 @@ Result<Secrets> load_secrets(const Settings& settings) {
     secrets.signing_secrets.push_back(std::move(*secret));
   }
   if (!settings.service.api_key_file.empty()) {
-    auto key = read_secret_file(settings.service.api_key_file, settings.base_dir);
+    auto key = read_api_key_file(settings.service.api_key_file, settings.base_dir);
     if (!key) return fail(key, "service.api_key_file");
     secrets.api_key = std::move(*key);
   }
   for (size_t i = 0; i < settings.service.teams.size(); ++i) {
     const std::string& file = settings.service.teams[i].api_key_file;
     warn_if_shared(file, settings.base_dir);
-    auto key = read_secret_file(file, settings.base_dir);
+    auto key = read_api_key_file(file, settings.base_dir);
     if (!key) return fail(key, "service.teams[" + std::to_string(i) + "].api_key_file");
     secrets.team_api_keys.push_back(std::move(*key));
   }

@@ -333,9 +333,10 @@ std::vector<SettingKey> make_keys() {
                  "The service's API for follow-ups and commands.",
                  "https://…, no user information, query or fragment"),
       string_key("service.api_key_file", [](auto& s) -> auto& { return s.service.api_key_file; },
-                 "Secret file holding the service's API key. Empty: no follow-up fetches."),
+                 "Secret file holding the service's API key, alone on one line. Empty: no follow-up fetches."),
       string_key("service.api_key_header", [](auto& s) -> auto& { return s.service.api_key_header; },
-                 "The header the API key is sent in."),
+                 "The header the API key is sent in (not Host, nor one that frames the request or that every "
+                 "request carries: Accept, Accept-Encoding, Content-Type, User-Agent)."),
       string_key("service.ca_file", [](auto& s) -> auto& { return s.service.ca_file; },
                  "CA certificates for the service's TLS. Empty: the system trust store."),
       integer_key("service.concurrency", [](auto& s) -> auto& { return s.service.concurrency; }, {1, 1024},

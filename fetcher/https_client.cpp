@@ -202,8 +202,13 @@ net::awaitable<FetchResult> HttpsClient::exchange(Connection& connection, Method
     co_return failed(FetchFailure::protocol, "unsupported Content-Encoding \"" + std::string(encoding) + "\"");
   }
   std::optional<GzipDecoder> decoder;
-  if (success && gzip) decoder.emplace();
+  if (gzip) decoder.emplace();
   const uint64_t limit = options_.max_response_bytes;
+  // A non-2xx body is kept as an excerpt; a gzip one (we asked for gzip) is decoded first,
+  // up to the excerpt's size, so that last_error quotes text, not compressed bytes.
+  const size_t keep = kErrorExcerptBytes + kExcerptSlack * options_.api_key.size();
+  bool excerpt_full = false;   // the decoded excerpt reached `keep`: decoding stopped there
+  bool undecodable = false;    // the gzip error body did not decode: not quoted
   if (success && !gzip && parser.content_length()) {
     result.body.reserve(static_cast<size_t>(*parser.content_length()));  // at most `limit` (body_limit)
   }
@@ -219,8 +224,14 @@ net::awaitable<FetchResult> HttpsClient::exchange(Connection& connection, Method
     const std::string_view bytes(chunk.get(), got);
     if (!success) {
       // Kept only as an excerpt for last_error; the status is what counts.
-      const size_t keep = kErrorExcerptBytes + kExcerptSlack * options_.api_key.size();
-      result.body.append(bytes.substr(0, keep - std::min(keep, result.body.size())));
+      if (!decoder) {
+        result.body.append(bytes.substr(0, keep - std::min(keep, result.body.size())));
+      } else if (!excerpt_full && !undecodable) {
+        if (auto fed = decoder->feed(bytes, result.body, keep); !fed) {
+          excerpt_full = result.body.size() >= keep;
+          undecodable = !excerpt_full;
+        }
+      }
       if (result.wire_bytes > kMaxErrorBodyBytes) break;  // not worth draining: not reusable, closed
       continue;
     }
@@ -238,7 +249,9 @@ net::awaitable<FetchResult> HttpsClient::exchange(Connection& connection, Method
   if (!success) {
     // Cut short (it may end inside the key) when more came than was kept (an answer that
     // ends early is a transport failure, above, and keeps no excerpt).
-    const bool cut = result.wire_bytes > result.body.size();
+    if (undecodable) result.body = "[gzip body that does not decode]";
+    const bool cut = decoder ? excerpt_full || (!undecodable && !decoder->finished())
+                             : result.wire_bytes > result.body.size();
     keep_error_excerpt(result, cut ? TextEnd::cut_short : TextEnd::whole, options_.api_key);
     co_return result;
   }

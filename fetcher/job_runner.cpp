@@ -1,5 +1,6 @@
 #include "fetcher/job_runner.h"
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -55,10 +56,25 @@ JobRunner::JobRunner(ServiceClients& clients, WriterLink& writer, RunnerOptions 
 // temporaries twice (GCC PR 100611).
 
 net::awaitable<JobOutcome> JobRunner::fail_job(store::ClaimedJob& job, JobOutcome outcome, bool final,
-                                               std::optional<int64_t> retry_after_s, std::string error) {
+                                               std::optional<int64_t> retry_after_s, std::string error,
+                                               HttpsClient* paused_service) {
   const int64_t now = options_.now_ms();
   const store::RetryDecision decision =
       store::decide_retry(options_.retry, job.attempts, final, retry_after_s, now, random_());
+  if (paused_service) {
+    // The service asked every job to wait (429/503): until this job's own retry, or the
+    // Retry-After when this job is dead. Never shortened by a later, shorter answer.
+    const int64_t until = decision.dead ? now + std::max<int64_t>(0, retry_after_s.value_or(0)) * 1000
+                                        : decision.next_attempt_at_ms;
+    Pause& pause = pauses_[paused_service];
+    if (until > pause.until_ms) pause = Pause{until, error};
+  }
+  auto operation = record(job, std::move(outcome), decision, std::move(error), now);
+  co_return co_await std::move(operation);
+}
+
+net::awaitable<JobOutcome> JobRunner::record(store::ClaimedJob& job, JobOutcome outcome,
+                                             store::RetryDecision decision, std::string error, int64_t now) {
   auto operation = writer_.record_failure(job, decision, error, now);
   auto recorded = co_await std::move(operation);
   outcome.error = std::move(error);
@@ -74,6 +90,17 @@ net::awaitable<JobOutcome> JobRunner::fail_job(store::ClaimedJob& job, JobOutcom
   }
   log_outcome(job, outcome);
   co_return outcome;
+}
+
+net::awaitable<JobOutcome> JobRunner::hold_back(store::ClaimedJob& job, JobOutcome outcome, int64_t until_ms,
+                                                std::string cause) {
+  const int64_t now = options_.now_ms();
+  store::RetryDecision decision;
+  decision.attempts = job.attempts;
+  decision.next_attempt_at_ms = now + store::retry_after_ms(until_ms - now, random_());
+  std::string error = "held back while the service asks to wait, after " + cause;
+  auto operation = record(job, std::move(outcome), decision, std::move(error), now);
+  co_return co_await std::move(operation);
 }
 
 net::awaitable<JobOutcome> JobRunner::release(store::ClaimedJob& job, JobOutcome outcome) {
@@ -133,6 +160,7 @@ net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
   bool final = false;
   std::optional<int64_t> retry_after_s;
   std::string error;
+  HttpsClient* paused_service = nullptr;  // the answer was a 429 or 503: pause every job to it
   HttpsClient& client = clients_.for_team(job.team_id);
   // Every cursor of this run: one that comes back means the service's pages loop (A, B,
   // A, …). Retrying cannot mend that, and every lap would store its pages again.
@@ -142,6 +170,11 @@ net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
     if (stopping_.load()) {
       stop = true;
       break;
+    }
+    if (const auto pause = pauses_.find(&client);
+        pause != pauses_.end() && pause->second.until_ms > options_.now_ms()) {
+      auto operation = hold_back(job, outcome, pause->second.until_ms, pause->second.cause);
+      co_return co_await std::move(operation);
     }
     auto plan = plan_next_page(job, client.base());
     if (!plan) {
@@ -177,6 +210,7 @@ net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
           judge_status(response, options_.now_ms() / 1000, job.kind == store::kKindParsingJob);
       final = verdict.final;
       retry_after_s = verdict.retry_after_s;
+      if (response.status == 429 || response.status == 503) paused_service = &client;
       error = std::move(verdict.error) + " (" + plan->url + ")";
       break;
     }
@@ -245,7 +279,7 @@ net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
     auto operation = release(job, outcome);
     co_return co_await std::move(operation);
   }
-  auto operation = fail_job(job, outcome, final, retry_after_s, error);
+  auto operation = fail_job(job, outcome, final, retry_after_s, error, paused_service);
   co_return co_await std::move(operation);
 }
 #pragma GCC diagnostic pop

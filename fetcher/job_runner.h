@@ -5,7 +5,11 @@
 //
 // Outcomes:
 //   done        every page stored; the job is `done`
-//   retry       a page failed; the job is `queued` again with backoff (or Retry-After)
+//   retry       a page failed; the job is `queued` again with backoff (or Retry-After). Also
+//               a job held back, no attempt counted, while its service is paused: a 429
+//               or 503 from a service pauses every job going to it (same base URL and key)
+//               until the answer's Retry-After (or the backoff) has passed; a held-back
+//               job is due when the pause ends, plus jitter (retry_policy.h retry_after_ms)
 //   dead        final failure or attempts used up; the job is `dead` with last_error
 //   superseded  re-triggered while running: left to the new trigger, nothing written
 //   stopped     the fetcher is stopping: the job went back to `queued`, no attempt counted
@@ -17,6 +21,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <unordered_map>
 
 #include "fetcher/https_client.h"
 #include "fetcher/service_clients.h"
@@ -67,7 +72,15 @@ class JobRunner {
 
  private:
   boost::asio::awaitable<JobOutcome> fail_job(store::ClaimedJob& job, JobOutcome outcome, bool final,
-                                              std::optional<int64_t> retry_after_s, std::string error);
+                                              std::optional<int64_t> retry_after_s, std::string error,
+                                              HttpsClient* paused_service);
+  // `job` is not sent while its service is paused: queued again for the pause's end (plus
+  // jitter), its attempts unchanged.
+  boost::asio::awaitable<JobOutcome> hold_back(store::ClaimedJob& job, JobOutcome outcome, int64_t until_ms,
+                                               std::string cause);
+  // Records `decision` for `job` and logs the outcome (retry, dead, superseded or stuck).
+  boost::asio::awaitable<JobOutcome> record(store::ClaimedJob& job, JobOutcome outcome, store::RetryDecision decision,
+                                            std::string error, int64_t now);
   boost::asio::awaitable<JobOutcome> release(store::ClaimedJob& job, JobOutcome outcome);
   // client.get(target), renewing `job`'s lease every lease_renewal until it has answered.
   boost::asio::awaitable<FetchResult> fetch_holding_lease(HttpsClient& client, std::string target,
@@ -80,6 +93,13 @@ class JobRunner {
   RunnerOptions options_;
   const std::atomic<bool>& stopping_;
   std::mt19937_64 random_;
+  // Per client (one base URL and key): until when no request goes to it, and the answer
+  // that asked for the pause. Io thread only.
+  struct Pause {
+    int64_t until_ms = 0;
+    std::string cause;
+  };
+  std::unordered_map<const HttpsClient*, Pause> pauses_;
 };
 
 }  // namespace hh::fetcher

@@ -25,6 +25,13 @@ inline constexpr int64_t kMaxRetryAfterSeconds = 24 * 3600;
 // distributed 64-bit value.
 int64_t backoff_ms(const RetryPolicy& policy, int64_t failures, uint64_t random_bits);
 
+// A wait the service asked for (Retry-After, or a pause it imposed on every job), plus
+// jitter: uniform in [wait, wait + min(wait / 5, 10 min)]. Never earlier than asked; spread
+// so that jobs held back together do not all fall due at one instant (and all get the
+// next 429 together).
+inline constexpr int64_t kMaxRetryAfterSpreadMs = 10 * 60 * 1000;
+int64_t retry_after_ms(int64_t wait_ms, uint64_t random_bits);
+
 struct RetryDecision {
   bool dead = false;             // no further attempt
   int64_t attempts = 0;          // the job's attempts after this failure
@@ -33,7 +40,8 @@ struct RetryDecision {
 
 // After a failed attempt of a job that had `attempts` failures before it. `final`: the
 // failure cannot be fixed by retrying (a 4xx other than 408/429, a bad certificate...).
-// `retry_after_s` (429/503 only) replaces the backoff when positive, clamped to kMaxRetryAfterSeconds;
+// `retry_after_s` (429/503 only) replaces the backoff when positive, clamped to kMaxRetryAfterSeconds,
+// with retry_after_ms's jitter;
 // 0 or less (a date already past) takes the backoff.
 RetryDecision decide_retry(const RetryPolicy& policy, int64_t attempts, bool final,
                            std::optional<int64_t> retry_after_s, int64_t now_ms, uint64_t random_bits);

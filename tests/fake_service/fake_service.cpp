@@ -233,7 +233,8 @@ struct FakeService::Impl {
       use_gzip = options.gzip;
       use_chunked = options.chunked;
     }
-    if (use_gzip && accepts_gzip && reply.status / 100 == 2) {
+    const bool gzip_error = fault && fault->kind == Fault::Kind::status && fault->gzip_body;
+    if (accepts_gzip && ((use_gzip && reply.status / 100 == 2) || gzip_error)) {
       response.body() = gzip(reply.body);
       response.set(bhttp::field::content_encoding, "gzip");
     } else {

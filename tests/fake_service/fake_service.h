@@ -49,6 +49,7 @@ struct Fault {
   std::optional<std::string> retry_after;
   std::string body;                       // status: "" gives {"detail":"<reason>"}
   std::chrono::milliseconds stall{0};
+  bool gzip_body = false;                 // status: `body` gzip-encoded for a client that accepts it
 };
 
 enum class TlsMode {

@@ -143,6 +143,18 @@ BOOST_AUTO_TEST_CASE(statuses) {
   BOOST_TEST(redirect.error.find("redirects are not followed") != std::string::npos);
 }
 
+// Retry-After is honoured, never earlier, and spread by up to a fifth (at most 10 min): 200
+// jobs told "Retry-After: 30" all fell due at one instant and got the next 429 together.
+BOOST_AUTO_TEST_CASE(retry_after_is_spread_with_jitter_never_earlier) {
+  const auto p = policy(5, 5000, 60000);
+  BOOST_TEST(store::decide_retry(p, 0, false, 30, 1000, 0).next_attempt_at_ms == 1000 + 30'000);
+  BOOST_TEST(store::decide_retry(p, 0, false, 30, 1000, 6000).next_attempt_at_ms == 1000 + 36'000);
+  BOOST_TEST(store::decide_retry(p, 0, false, 30, 1000, 6001).next_attempt_at_ms == 1000 + 30'000);
+  BOOST_TEST(store::decide_retry(p, 0, false, 30, 1000, 1234).next_attempt_at_ms == 1000 + 31'234);
+  BOOST_TEST(store::retry_after_ms(86'400'000, 600'000) == 86'400'000 + 600'000);  // spread capped at 10 min
+  BOOST_TEST(store::retry_after_ms(86'400'000, 600'001) == 86'400'000);
+}
+
 BOOST_AUTO_TEST_CASE(retry_after_only_on_429_and_503) {
   BOOST_TEST(judge_status(response(429, "30"), 0).retry_after_s.value_or(-1) == 30);
   BOOST_TEST(judge_status(response(503, "2"), 0).retry_after_s.value_or(-1) == 2);

@@ -2,6 +2,7 @@
 // outcome (fetcher/failure_policy.h), nothing is stored twice, nothing partial is
 // stored, and retries are scheduled in jobs.next_attempt_at (checked on the fake clock,
 // never on wall time).
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <thread>
 
@@ -131,7 +132,8 @@ BOOST_AUTO_TEST_CASE(retry_after_on_503_sets_next_attempt_at) {
   const int64_t id = f.queue_stream_job("w-1");
   BOOST_TEST(kind_of(fetcher->run_due_now().at(0)) == "retry");
   const auto job = f.job(id);
-  BOOST_TEST(job.next_attempt_at == job.updated_at + 7000);
+  BOOST_TEST(job.next_attempt_at >= job.updated_at + 7000);  // plus jitter of up to a fifth
+  BOOST_TEST(job.next_attempt_at <= job.updated_at + 8400);
   BOOST_TEST(contains(job.last_error.value_or(""), "HTTP 503"));
   f.clock = job.next_attempt_at - 1;
   BOOST_TEST(fetcher->run_due_now().empty());
@@ -152,8 +154,57 @@ BOOST_AUTO_TEST_CASE(retry_after_on_429_as_an_http_date) {
   const int64_t id = f.queue_stream_job("w-1");
   BOOST_TEST(kind_of(fetcher->run_due_now().at(0)) == "retry");
   const auto job = f.job(id);
-  BOOST_TEST(job.next_attempt_at == test::kStartClockMs + 120'000);
+  BOOST_TEST(job.next_attempt_at >= test::kStartClockMs + 120'000);
+  BOOST_TEST(job.next_attempt_at <= test::kStartClockMs + 144'000);
   BOOST_TEST(contains(job.last_error.value_or(""), "HTTP 429"));
+}
+
+// A 429 pauses every job going to that service: with three stream jobs due and the first
+// answered 429 "Retry-After: 30", the other two were sent at once (200 requests in 2.7 s
+// with 200 jobs). Now no request reaches the service before the 30 s have passed on the
+// fake clock; the held-back jobs count no attempt and fall due at or after the pause's end.
+BOOST_AUTO_TEST_CASE(a_429_holds_back_every_job_to_the_service_until_retry_after) {
+  test::FetcherFixture f;
+  fake::FakeService service;
+  service.inject("*", status(429, "30"));
+  auto fetcher = f.make_fetcher(f.settings_for(service));  // concurrency 1: one job per run
+  const int64_t first = f.queue_stream_job("w-1");
+  const int64_t second = f.queue_stream_job("w-2");
+  const int64_t third = f.queue_stream_job("w-3");
+  const auto streams = [&] {
+    return service.request_count(kPath) + service.request_count("/v2/timeseries/workouts/w-2/stream") +
+           service.request_count("/v2/timeseries/workouts/w-3/stream");
+  };
+
+  for (int run = 0; run < 3; ++run) {
+    const auto outcomes = fetcher->run_due_now();
+    BOOST_REQUIRE_EQUAL(outcomes.size(), 1u);
+    BOOST_TEST(kind_of(outcomes[0]) == "retry");
+  }
+  BOOST_TEST(streams() == 1u);  // only the one that got the 429
+  const int64_t pause_end = test::kStartClockMs + 30'000;
+  BOOST_TEST(f.job(first).attempts == 1);
+  int64_t latest = 0;
+  for (const int64_t id : {second, third}) {
+    const auto job = f.job(id);
+    BOOST_TEST(job.state == "queued");
+    BOOST_TEST(job.attempts == 0);  // held back, not tried
+    BOOST_TEST(job.next_attempt_at >= pause_end);
+    BOOST_TEST(contains(job.last_error.value_or(""), "HTTP 429"));
+  }
+  for (const int64_t id : {first, second, third}) latest = std::max(latest, f.job(id).next_attempt_at);
+
+  f.clock = pause_end - 1;
+  BOOST_TEST(fetcher->run_due_now().empty());
+  BOOST_TEST(streams() == 1u);
+  auto settings = f.settings_for(service);
+  settings.concurrency = 3;
+  auto after = f.make_fetcher(settings);
+  f.clock = latest;
+  const auto outcomes = after->run_due_now();
+  BOOST_REQUIRE_EQUAL(outcomes.size(), 3u);
+  for (const auto& outcome : outcomes) BOOST_TEST(kind_of(outcome) == "done");
+  BOOST_TEST(streams() == 4u);
 }
 
 BOOST_AUTO_TEST_CASE(backoff_grows_until_the_attempts_are_used_up) {
@@ -205,6 +256,23 @@ BOOST_AUTO_TEST_CASE(client_errors_other_than_408_and_429_are_final) {
   }
 }
 
+// An error body sent gzip-encoded (we ask for gzip) is decoded before it is quoted, as a
+// 2xx body is: it appeared as compressed bytes in last_error and the log. The key is
+// redacted from the decoded text.
+BOOST_AUTO_TEST_CASE(a_gzip_error_body_is_quoted_decoded) {
+  test::FetcherFixture f;
+  fake::FakeService service;
+  Fault fault = status(503);
+  fault.gzip_body = true;
+  fault.body = "{\"detail\":\"over capacity for " + std::string(test::kApiKey) + ", try later\"}";
+  service.inject(kPath, fault);
+  auto fetcher = f.make_fetcher(f.settings_for(service));
+  const int64_t id = f.queue_stream_job("w-1");
+  BOOST_TEST(kind_of(fetcher->run_due_now().at(0)) == "retry");
+  const std::string error = f.job(id).last_error.value_or("");
+  BOOST_TEST(error.starts_with("HTTP 503: {\"detail\":\"over capacity for [redacted], try later\"}"), error);
+}
+
 BOOST_AUTO_TEST_CASE(a_wrong_api_key_is_final) {
   test::FetcherFixture f;
   fake::FakeService service;
@@ -226,6 +294,8 @@ BOOST_AUTO_TEST_CASE(an_error_body_that_echoes_the_api_key_is_kept_without_it) {
       {400, std::string(505, 'x') + key + "tail"},
       // JSON that escapes a character of it.
       {402, "{\"detail\":\"key sk\\u005flive_0123456789abcdef0123456789abcdef\"}"},
+      // Percent-encoded, as a service that echoes the request's URL writes it.
+      {404, "{\"detail\":\"no such key: sk%5Flive%5f0123456789abcdef0123456789abcdef\"}"},
   };
   for (const auto& [code, body] : answers) {
     BOOST_TEST_CONTEXT("HTTP " << code) {

@@ -169,6 +169,16 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
   BOOST_REQUIRE(!s.ok());
   BOOST_TEST(s.error().find("n.toml:3: service.api_key_header: not a header name") != std::string::npos, s.error());
   BOOST_TEST(!config::load_settings(std::nullopt, fake_env, {{"service.api_key_header", ""}}).ok());
+  // Host, framing and hop-by-hop headers, and those every request carries, in any case: the
+  // key went out as the Host header (a proxy or the service read it as the host name).
+  for (const char* header : {"Host", "content-length", "Transfer-Encoding", "Connection", "Accept-Encoding", "TE"}) {
+    s = config::load_settings(std::nullopt, fake_env, {{"service.api_key_header", header}});
+    BOOST_REQUIRE_MESSAGE(!s.ok(), header);
+    BOOST_TEST(s.error().find("service.api_key_header") != std::string::npos, s.error());
+    BOOST_TEST(s.error().find('\n') == std::string::npos, s.error());
+  }
+  BOOST_TEST(config::load_settings(std::nullopt, fake_env, {{"service.api_key_header", "Authorization"}}).ok());
+  BOOST_TEST(config::load_settings(std::nullopt, fake_env, {{"service.api_key_header", "x-hostname"}}).ok());
   for (const char* path : {"/a?x=1", "/a b", "/a#b", "/web\thooks", "/w\x7f"}) {
     s = config::load_settings(std::nullopt, fake_env, {{"webhook_path", path}});
     BOOST_REQUIRE_MESSAGE(!s.ok(), path);
@@ -342,6 +352,38 @@ BOOST_AUTO_TEST_CASE(missing_or_empty_secret_files_are_errors_naming_the_file) {
   auto settings = config::load_settings(std::string("/dev/zero"), fake_env, {});
   BOOST_REQUIRE(!settings.ok());
   BOOST_TEST(settings.error() == "/dev/zero: larger than 4 MiB", settings.error());
+}
+
+// An API key file holds the key alone on one line: a control byte was sent raw in the
+// header, and a second line was silently dropped (the first one used). Each is a one-line
+// error naming the setting and the file, never the key; blank lines and a CRLF end are fine.
+BOOST_AUTO_TEST_CASE(an_api_key_file_with_a_control_byte_or_two_lines_is_refused) {
+  TempDir dir;
+  dir.write("secret", "whsec_Y29uZmln\n");
+  dir.write("team-key", "sk_team\n");
+  const std::string toml = "[service]\napi_key_file = \"key\"\n[[service.teams]]\nteam_id = \"t1\"\n"
+                           "base_url = \"https://eu.example\"\napi_key_file = \"team-key\"\n";
+  auto s = config::load_settings(dir.write("h.toml", toml), fake_env, {});
+  BOOST_REQUIRE_MESSAGE(s.ok(), s.error());
+  ::unsetenv("CREDENTIALS_DIRECTORY");
+  dir.write("key", "\n  sk_live_abc\r\n\n");
+  auto secrets = config::load_secrets(*s);
+  BOOST_REQUIRE_MESSAGE(secrets.ok(), secrets.error());
+  BOOST_TEST(secrets->api_key == "sk_live_abc");
+  for (const std::string& content : {std::string("sk_live\x01" "abc\n"), std::string("sk_live\tabc\n"),
+                                     std::string("sk_live_abc\nsk_live_def\n"), std::string("sk_live_abc\n\n x\n")}) {
+    dir.write("key", content);
+    secrets = config::load_secrets(*s);
+    BOOST_REQUIRE(!secrets.ok());
+    BOOST_TEST(secrets.error().starts_with("service.api_key_file: " + dir.file("key") + ": "), secrets.error());
+    BOOST_TEST(secrets.error().find('\n') == std::string::npos, secrets.error());
+    BOOST_TEST(secrets.error().find("sk_live") == std::string::npos, secrets.error());
+  }
+  dir.write("key", "sk_live_abc\n");
+  dir.write("team-key", "sk_team\nsk_other\n");
+  secrets = config::load_secrets(*s);
+  BOOST_REQUIRE(!secrets.ok());
+  BOOST_TEST(secrets.error().starts_with("service.teams[0].api_key_file: "), secrets.error());
 }
 
 // sign and replay --secret-file check the secret as serve does, naming the file given.

@@ -65,6 +65,10 @@ BOOST_AUTO_TEST_CASE(tokens_are_redacted_from_reasons_even_escaped_or_cut) {
   BOOST_TEST(redacted(R"({"input":"ya29.sec)", tokens, cut) == R"({"input":"[redacted])");
   BOOST_TEST(redacted(R"({"input":"ya29.secret\u00)", tokens, cut) == R"({"input":"[redacted])");
   BOOST_TEST(redacted(R"({"input":"ya29.secret\)", tokens, cut) == R"({"input":"[redacted])");
+  // Percent-encoded (a service that quotes the request's URL), whole or cut inside an escape.
+  BOOST_TEST(redacted("url ya29%2Esecret%2ftoken?x", tokens) == "url [redacted]?x");
+  BOOST_TEST(redacted("url ya29.secret%2", tokens, cut) == "url [redacted]");
+  BOOST_TEST(redacted("url ya29.secret%", tokens, cut) == "url [redacted]");
   for (const std::string end : {R"(\ud83d)", R"(\ud83d\)", R"(\ud83d\u)", R"(\ud83d\udd)", R"(\ud8)"}) {
     BOOST_TEST(redacted(R"(x caf\u00e9-)" + end, utf8, cut) == "x [redacted]", end);
   }
