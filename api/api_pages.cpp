@@ -53,9 +53,9 @@ Page timeseries_page(Reader& reader, const std::string& user_id, const std::stri
   }
 
   store::ReadSnapshot read(reader);
-  if (!read.begun()) return database_error(read.begun().error());
+  if (!read.begun()) return database_error(read.begun());
   store::SampleQuery& samples = reader.samples();
-  if (auto started = samples.start_by_time(filter, after); !started) return database_error(started.error());
+  if (auto started = samples.start_by_time(filter, after); !started) return database_error(started);
   Page page;
   page.body = "{\"items\":[";
   store::StoredSample row;
@@ -66,7 +66,7 @@ Page timeseries_page(Reader& reader, const std::string& user_id, const std::stri
         return cursor_text(kind, {std::to_string(r.t_ms), std::to_string(r.series_id)});
       });
   samples.finish();
-  if (!next_cursor) return database_error(next_cursor.error());
+  if (!next_cursor) return database_error(next_cursor);
   close_items(page.body, *next_cursor);
   return page;
 }
@@ -96,10 +96,10 @@ Page summaries_page(Reader& reader, const std::string& user_id, const std::strin
   }
 
   store::ReadSnapshot read(reader);
-  if (!read.begun()) return database_error(read.begun().error());
+  if (!read.begun()) return database_error(read.begun());
   store::SummaryQuery& summaries = reader.summaries();
   if (auto started = summaries.start_page(filter, after, *limit + 1); !started) {
-    return database_error(started.error());
+    return database_error(started);
   }
   Page page;
   page.body = "{\"items\":[";
@@ -111,7 +111,7 @@ Page summaries_page(Reader& reader, const std::string& user_id, const std::strin
         return cursor_text(kind, {r.start_ms ? std::to_string(*r.start_ms) : std::string(), r.id});
       });
   summaries.finish();
-  if (!next_cursor) return database_error(next_cursor.error());
+  if (!next_cursor) return database_error(next_cursor);
   close_items(page.body, *next_cursor);
   return page;
 }
@@ -130,11 +130,11 @@ Page stream_page(Reader& reader, const std::string& workout_id, const ApiTarget&
   }
 
   store::ReadSnapshot read(reader);
-  if (!read.begun()) return database_error(read.begun().error());
+  if (!read.begun()) return database_error(read.begun());
   store::StreamQuery& streams = reader.streams();
   store::StoredWorkoutStream workout;
   auto found = streams.find_workout(workout_id, workout);
-  if (!found) return database_error(found.error());
+  if (!found) return database_error(found);
   Page page;
   page.body = "{\"workout\":";
   if (*found) {
@@ -144,7 +144,7 @@ Page stream_page(Reader& reader, const std::string& workout_id, const ApiTarget&
   }
   page.body.append(",\"items\":[");
   if (auto started = streams.start_page(workout_id, after_idx, *limit + 1); !started) {
-    return database_error(started.error());
+    return database_error(started);
   }
   store::StoredStreamPoint row;
   bool any = false;
@@ -156,7 +156,7 @@ Page stream_page(Reader& reader, const std::string& workout_id, const ApiTarget&
       },
       [&kind](const store::StoredStreamPoint& r) { return cursor_text(kind, {std::to_string(r.idx)}); });
   streams.finish();
-  if (!next_cursor) return database_error(next_cursor.error());
+  if (!next_cursor) return database_error(next_cursor);
   if (!*found && !any && !after_idx) return error_page(Status::not_found, "no such workout");
   close_items(page.body, *next_cursor);
   return page;
@@ -185,9 +185,9 @@ Page changes_page(Reader& reader, const ApiTarget& target) {
   }
 
   store::ReadSnapshot read(reader);
-  if (!read.begun()) return database_error(read.begun().error());
+  if (!read.begun()) return database_error(read.begun());
   store::ChangeQuery& changes = reader.changes();
-  if (auto started = changes.start_page(from, *limit); !started) return database_error(started.error());
+  if (auto started = changes.start_page(from, *limit); !started) return database_error(started);
   Page page;
   page.body = "{\"items\":[";
   store::StoredChange row;
@@ -200,7 +200,7 @@ Page changes_page(Reader& reader, const ApiTarget& target) {
         return std::string();
       });
   changes.finish();
-  if (!written) return database_error(written.error());
+  if (!written) return database_error(written);
   // next_after: the last seq all of whose changes have been handed out. A page that ends
   // inside a seq has handed out all of the seqs before it (seq - 1 then means "from that
   // seq on"), and next_cursor goes on inside it.
@@ -227,7 +227,7 @@ Page delivery_page(Reader& reader, const std::string& message_id, const ApiTarge
   store::StoredDelivery row;
   store::DeliveryQuery& deliveries = reader.deliveries();
   auto found = deliveries.find(message_id, row);
-  if (!found) return database_error(found.error());
+  if (!found) return database_error(found);
   if (!*found) return error_page(Status::not_found, "no delivery with this message id");
   Page page;
   std::string masked;

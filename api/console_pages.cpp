@@ -78,9 +78,9 @@ Page delivery_search_page(Reader& reader, const ApiTarget& target) {
   const bool by_user = params.text("user_id") || params.text("client_user_id");
 
   store::ReadSnapshot read(reader);
-  if (!read.begun()) return database_error(read.begun().error());
+  if (!read.begun()) return database_error(read.begun());
   auto users = searched_users(reader, params);
-  if (!users) return database_error(users.error());
+  if (!users) return database_error(users);
   Page page;
   page.body = "{\"items\":[";
   if (by_user && users->empty()) {  // a client user id nobody has
@@ -89,7 +89,7 @@ Page delivery_search_page(Reader& reader, const ApiTarget& target) {
   }
   store::DeliveryQuery& deliveries = reader.deliveries();
   if (auto started = deliveries.start_newest_first(filter, before_seq); !started) {
-    return database_error(started.error());
+    return database_error(started);
   }
   store::StoredDelivery row;
   int64_t count = 0, scanned = 0, last_seq = 0;
@@ -100,7 +100,7 @@ Page delivery_search_page(Reader& reader, const ApiTarget& target) {
       break;
     }
     auto more = deliveries.next(row);
-    if (!more) return database_error(more.error());
+    if (!more) return database_error(more);
     if (!*more) break;
     ++scanned;
     bool wanted = !by_user;
@@ -135,24 +135,24 @@ Page delivery_changes_page(Reader& reader, const std::string& message_id, const 
   const Params params(target, {});
   if (!params.error().empty()) return bad_parameter(params.error());
   store::ReadSnapshot read(reader);
-  if (!read.begun()) return database_error(read.begun().error());
+  if (!read.begun()) return database_error(read.begun());
   store::StoredDelivery delivery;
   auto found = reader.deliveries().find(message_id, delivery);
-  if (!found) return database_error(found.error());
+  if (!found) return database_error(found);
   if (!*found) return error_page(Status::not_found, "no delivery with this message id");
   const int64_t seq = delivery.seq;
   reader.deliveries().finish();
   // One delivery's changes are few (one per row key it touched): one page of the feed
   // from just before its seq holds them, up to the page limit.
   store::ChangeQuery& changes = reader.changes();
-  if (auto started = changes.start_page(seq - 1, kMaxPageLimit); !started) return database_error(started.error());
+  if (auto started = changes.start_page(seq - 1, kMaxPageLimit); !started) return database_error(started);
   Page page;
   page.body = "{\"seq\":" + std::to_string(seq) + ",\"items\":[";
   store::StoredChange row;
   bool first = true;
   for (;;) {
     auto more = changes.next(row);
-    if (!more) return database_error(more.error());
+    if (!more) return database_error(more);
     if (!*more || row.seq != seq) break;
     if (!first) page.body.push_back(',');
     first = false;
@@ -173,13 +173,13 @@ Page user_search_page(Reader& reader, const ApiTarget& target) {
   if (auto v = params.text("user_id")) filter.user_id = std::string(*v);
   if (auto v = params.text("client_user_id")) filter.client_user_id = std::string(*v);
   auto& users = reader.users();
-  if (auto started = users.start(filter); !started) return database_error(started.error());
+  if (auto started = users.start(filter); !started) return database_error(started);
   Page page;
   page.body = "{\"items\":[";
   store::StoredUser user;
   for (bool first = true;; first = false) {
     auto more = users.next(user);
-    if (!more) return database_error(more.error());
+    if (!more) return database_error(more);
     if (!*more) break;
     if (!first) page.body.push_back(',');
     store::append_json(page.body, user);
@@ -192,15 +192,15 @@ Page user_series_page(Reader& reader, const std::string& user_id, const ApiTarge
   const Params params(target, {});
   if (!params.error().empty()) return bad_parameter(params.error());
   store::ReadSnapshot read(reader);
-  if (!read.begun()) return database_error(read.begun().error());
+  if (!read.begun()) return database_error(read.begun());
   store::ChartQuery& charts = reader.charts();
   Page page;
   page.body = "{\"series\":[";
-  if (auto started = charts.start_series(user_id); !started) return database_error(started.error());
+  if (auto started = charts.start_series(user_id); !started) return database_error(started);
   store::StoredSeries series;
   for (bool first = true;; first = false) {
     auto more = charts.next(series);
-    if (!more) return database_error(more.error());
+    if (!more) return database_error(more);
     if (!*more) break;
     if (!first) page.body.push_back(',');
     json::ObjectWriter item(page.body);
@@ -210,11 +210,11 @@ Page user_series_page(Reader& reader, const std::string& user_id, const ApiTarge
     item.close();
   }
   page.body.append("],\"summaries\":[");
-  if (auto started = charts.start_summary_kinds(user_id); !started) return database_error(started.error());
+  if (auto started = charts.start_summary_kinds(user_id); !started) return database_error(started);
   store::StoredSummaryKind kind;
   for (bool first = true;; first = false) {
     auto more = charts.next(kind);
-    if (!more) return database_error(more.error());
+    if (!more) return database_error(more);
     if (!*more) break;
     if (!first) page.body.push_back(',');
     json::ObjectWriter item(page.body);
@@ -235,13 +235,13 @@ Page user_backfills_page(Reader& reader, const std::string& user_id, const ApiTa
   store::RecordFilter filter;
   filter.user_id = user_id;
   auto& backfills = reader.backfills();
-  if (auto started = backfills.start(filter); !started) return database_error(started.error());
+  if (auto started = backfills.start(filter); !started) return database_error(started);
   Page page;
   page.body = "{\"items\":[";
   store::StoredBackfill row;
   for (bool first = true;; first = false) {
     auto more = backfills.next(row);
-    if (!more) return database_error(more.error());
+    if (!more) return database_error(more);
     if (!*more) break;
     if (!first) page.body.push_back(',');
     store::append_json(page.body, row);
@@ -271,7 +271,7 @@ Page chart_page(Reader& reader, const std::string& user_id, const std::string& r
   if (auto v = params.text("source_type")) filter.source_type = std::string(*v);
 
   store::ChartQuery& charts = reader.charts();
-  if (auto started = charts.start_buckets(filter, bucket_ms); !started) return database_error(started.error());
+  if (auto started = charts.start_buckets(filter, bucket_ms); !started) return database_error(started);
   Page page;
   page.body = "{\"start\":" + std::to_string(start) + ",\"end\":" + std::to_string(end) +
               ",\"bucket_ms\":" + std::to_string(bucket_ms) + ",\"series\":[";
@@ -280,7 +280,7 @@ Page chart_page(Reader& reader, const std::string& user_id, const std::string& r
   bool any = false, first_point = true;
   for (;;) {
     auto more = charts.next(row);
-    if (!more) return database_error(more.error());
+    if (!more) return database_error(more);
     if (!*more) break;
     const std::string source = std::string(row.provider) + "/" + std::string(row.source_type);
     if (!any || source != current) {

@@ -49,11 +49,11 @@ Page forwarding_page(const store::Database& database, const std::vector<std::str
   const Params params(target, {});
   if (!params.error().empty()) return bad_parameter(params.error());
   auto outbox = store::open_outbox(database);
-  if (!outbox) return database_error(outbox.error());
+  if (!outbox) return database_error(outbox);
   auto figures = (*outbox)->figures();
-  if (!figures) return database_error(figures.error());
+  if (!figures) return database_error(figures);
   auto paused = (*outbox)->paused();
-  if (!paused) return database_error(paused.error());
+  if (!paused) return database_error(paused);
   std::map<std::string, store::OutboxFigures> by_name;
   for (auto& f : *figures) by_name[f.destination] = f;
   // Configured destinations first (in settings order), then any the outbox still holds.
@@ -106,7 +106,7 @@ Page forwarding_entries_page(const store::Database& database, const std::vector<
     selection.after_id = *after;
   }
   auto outbox = store::open_outbox(database);
-  if (!outbox) return database_error(outbox.error());
+  if (!outbox) return database_error(outbox);
   if (std::find(destinations.begin(), destinations.end(), destination) == destinations.end()) {
     // Not configured: listed while the outbox still holds something of it, as /v1/forwarding
     // lists it (a [[forward]] block removed keeps its entries). Any other name is a 404, as
@@ -116,15 +116,15 @@ Page forwarding_entries_page(const store::Database& database, const std::vector<
     any.destination = destination;
     any.limit = 1;
     auto entry = (*outbox)->list(any);
-    if (!entry) return database_error(entry.error());
+    if (!entry) return database_error(entry);
     if (entry->empty()) {
       auto ranges = (*outbox)->dropped(destination);
-      if (!ranges) return database_error(ranges.error());
+      if (!ranges) return database_error(ranges);
       if (ranges->empty()) return error_page(http::Status::not_found, "no [[forward]] destination by that name");
     }
   }
   auto entries = (*outbox)->list(selection);
-  if (!entries) return database_error(entries.error());
+  if (!entries) return database_error(entries);
   Page page;
   page.body = "{\"items\":[";
   std::optional<std::string> next_cursor;
@@ -153,9 +153,9 @@ Page jobs_page(const store::Database& database, const ApiTarget& target) {
   auto limit = page_limit(params);
   if (!limit) return bad_parameter(limit.error());
   auto admin = store::open_job_admin(database);
-  if (!admin) return database_error(admin.error());
+  if (!admin) return database_error(admin);
   auto jobs = (*admin)->list(state, *limit + 1);  // one more: whether the page is truncated
-  if (!jobs) return database_error(jobs.error());
+  if (!jobs) return database_error(jobs);
   Page page;
   page.body = "{\"items\":[";
   const size_t shown = std::min(jobs->size(), static_cast<size_t>(*limit));

@@ -18,7 +18,12 @@ Page error_page(http::Status status, std::string_view message) {
 
 Page bad_parameter(std::string_view message) { return error_page(http::Status::bad_request, message); }
 
-Page database_error(std::string_view error) {
+Page database_error(std::string_view error, ErrorKind kind) {
+  if (kind == ErrorKind::unavailable || kind == ErrorKind::busy) {
+    log::warn("read_api_failed").str("error", error);
+    return error_page(http::Status::service_unavailable,
+                      kind == ErrorKind::busy ? "database busy; retry later" : "database unavailable; retry later");
+  }
   log::error("read_api_failed").str("error", error);
   return error_page(http::Status::internal_server_error, "database error");
 }

@@ -18,8 +18,18 @@ namespace hh::api {
 Page error_page(http::Status status, std::string_view message);
 // 400 naming the parameter ("limit: expected an integer from 1 to 10000, got \"0\"").
 Page bad_parameter(std::string_view message);
-// 500 "database error"; the error itself goes to the log only.
-Page database_error(std::string_view error);
+// The answer to a read that failed, by the kind of its error (common/result.h); the error
+// itself goes to the log only:
+//   unavailable (the database cannot be reached, went away, or did not answer within its
+//   reply timeout) and busy (locked past its wait, a statement cancelled by its timeout):
+//   503, "database unavailable; retry later" or "database busy; retry later" (the read API
+//   adds Retry-After, as the webhook path does); a retry later may pass;
+//   anything else (a query fault, a damaged file): 500 "database error".
+Page database_error(std::string_view error, ErrorKind kind);
+template <typename T>
+Page database_error(const Result<T>& failed) {
+  return database_error(failed.error(), failed.error_kind());
+}
 
 inline constexpr std::string_view kBadCursor = "cursor: not a cursor of this listing";
 

@@ -3,6 +3,7 @@
 #include "api/api_pages.h"
 #include "api/console_pages.h"
 #include "api/outbox_pages.h"
+#include "api/page_support.h"
 #include "receiver/http/off_io.h"
 
 namespace hh::api {
@@ -10,17 +11,22 @@ namespace {
 
 using http::Status;
 
-http::Response page_response(Page page) {
+// A 503 (the database cannot answer for now: page_support.h) says when to try again, as the
+// webhook path's do.
+http::Response response_of(Page page, int64_t retry_after_s) {
+  const bool retry_later = page.status == Status::service_unavailable;
   http::Response response = http::json_response(page.status, std::move(page.body));
   response.set(http::bhttp::field::cache_control, "no-store");
+  if (retry_later) response.set(http::bhttp::field::retry_after, std::to_string(retry_after_s));
   return response;
 }
 
 }  // namespace
 
-Result<std::unique_ptr<ReadApi>> ReadApi::create(const store::Database& database, std::string_view token) {
+Result<std::unique_ptr<ReadApi>> ReadApi::create(const store::Database& database, std::string_view token,
+                                                 int64_t retry_after_s) {
   if (token.empty()) return fail("read API token is empty");
-  std::unique_ptr<ReadApi> api(new ReadApi(database, token));
+  std::unique_ptr<ReadApi> api(new ReadApi(database, token, retry_after_s));
   if (auto warmed = api->readers_.warm_up(); !warmed) return fail(warmed, "read API");
   return api;
 }
@@ -48,6 +54,7 @@ http::Response ReadApi::answer_target(std::string_view request_target, bool cons
   auto target = parse_target(request_target);
   if (!target) return http::error_response(Status::bad_request, target.error());
   const auto& s = target->segments;
+  const auto page_response = [this](Page page) { return response_of(std::move(page), retry_after_s_); };
   // The outbox and the follow-up queue: read through their own store handles.
   if (s.size() == 2 && s[0] == "v1" && s[1] == "forwarding") {
     return page_response(forwarding_page(database_, destinations_, *target));
@@ -66,7 +73,7 @@ http::Response ReadApi::answer_target(std::string_view request_target, bool cons
   }
 
   auto lease = readers_.acquire();
-  if (!lease) return page_response({Status::service_unavailable, R"({"error":"database cannot be read"})"});
+  if (!lease) return page_response(database_error(lease));
   Reader& reader = **lease;
   if (s.size() == 5 && s[0] == "v1" && s[1] == "users" && s[3] == "timeseries") {
     return page_response(timeseries_page(reader, s[2], s[4], *target));

@@ -30,9 +30,12 @@ namespace hh::api {
 
 class ReadApi {
  public:
-  // Opens one reader of `database` (the `database = …` setting) to check that it can be
-  // read. `token` must not be empty.
-  static Result<std::unique_ptr<ReadApi>> create(const store::Database& database, std::string_view token);
+  // Opens one reader of `database` (the `database = …` setting, with the reply timeout of
+  // the listener's reads: store/database_location.h) to check that it can be read. `token`
+  // must not be empty. A page the database cannot answer for now (unreachable, not
+  // answering in time, busy) is 503 with Retry-After: `retry_after_s` (page_support.h).
+  static Result<std::unique_ptr<ReadApi>> create(const store::Database& database, std::string_view token,
+                                                 int64_t retry_after_s);
 
   // The [[forward]] names, for GET /v1/forwarding (before the listener starts).
   void set_forward_destinations(std::vector<std::string> names) { destinations_ = std::move(names); }
@@ -59,14 +62,15 @@ class ReadApi {
   http::net::awaitable<http::Response> handle_trusted(std::string target, http::BlockingPool& pool);
 
  private:
-  ReadApi(store::Database database, std::string_view token)
-      : token_(token), database_(database), readers_(std::move(database)) {}
+  ReadApi(store::Database database, std::string_view token, int64_t retry_after_s)
+      : token_(token), retry_after_s_(retry_after_s), database_(database), readers_(std::move(database)) {}
   http::Response answer(http::Request& request);
   // `console`: the caller is the console (handle_trusted), whose delivery page has its
   // signature values masked; the bearer-token API keeps them (a backend may re-verify).
   http::Response answer_target(std::string_view target, bool console);
 
   const http::BearerToken token_;
+  const int64_t retry_after_s_;
   const store::Database database_;         // for the outbox and job pages (outbox_pages.h)
   std::vector<std::string> destinations_;  // [[forward]] names
   std::function<std::string()> unavailable_reason_;  // refuse_while()

@@ -48,21 +48,21 @@ Page user_page(Reader& reader, const std::string& user_id, const ApiTarget& targ
   const Params params(target, {});
   if (!params.error().empty()) return bad_parameter(params.error());
   store::ReadSnapshot read(reader);
-  if (!read.begun()) return database_error(read.begun().error());
+  if (!read.begun()) return database_error(read.begun());
   store::RecordFilter filter;
   filter.user_id = user_id;
 
   Page page;
   page.body = "{\"user\":";
   auto found = append_first(reader.users(), filter, page.body);
-  if (!found) return database_error(found.error());
+  if (!found) return database_error(found);
   // A user's connections (one per provider) and devices are few: no paging.
   page.body.append(",\"connections\":");
   auto connections = append_array(reader.connections(), filter, page.body);
-  if (!connections) return database_error(connections.error());
+  if (!connections) return database_error(connections);
   page.body.append(",\"devices\":");
   auto devices = append_array(reader.devices(), filter, page.body);
-  if (!devices) return database_error(devices.error());
+  if (!devices) return database_error(devices);
   page.body.push_back('}');
   if (!*found && *connections == 0 && *devices == 0) return error_page(http::Status::not_found, "no such user");
   return page;
@@ -82,10 +82,10 @@ Page user_orders_page(Reader& reader, const std::string& user_id, const ApiTarge
   }
 
   store::ReadSnapshot read(reader);
-  if (!read.begun()) return database_error(read.begun().error());
+  if (!read.begun()) return database_error(read.begun());
   store::UserOrderIdsQuery& order_ids = reader.user_order_ids();
   const auto after_id = after ? std::optional<std::string_view>(*after) : std::nullopt;
-  if (auto started = order_ids.start(user_id, after_id, *limit + 1); !started) return database_error(started.error());
+  if (auto started = order_ids.start(user_id, after_id, *limit + 1); !started) return database_error(started);
   Page page;
   page.body = "{\"items\":[";
   std::string_view order_id;
@@ -114,8 +114,8 @@ Page user_orders_page(Reader& reader, const std::string& user_id, const ApiTarge
       },
       [&kind](std::string_view id) { return cursor_text(kind, {id}); });
   order_ids.finish();
-  if (!next_cursor) return database_error(next_cursor.error());
-  if (!written) return database_error(written.error());
+  if (!next_cursor) return database_error(next_cursor);
+  if (!written) return database_error(written);
   close_items(page.body, *next_cursor);
   return page;
 }

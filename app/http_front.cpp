@@ -24,6 +24,16 @@ http::ReadinessCheck tables_incomplete(const Processing& processing) {
   };
 }
 
+// The store as the listener's reads open it: every wait for a PostgreSQL server bounded by
+// `reply_timeout` (store/database_location.h), so that a server that stopped answering
+// costs a read API page or a scrape that long, then a 503 or a scrape without the
+// database's figures (decision 080).
+store::Database read_side(const store::Database& database, std::chrono::milliseconds reply_timeout) {
+  store::Database bounded = database;
+  bounded.reply_timeout = reply_timeout;
+  return bounded;
+}
+
 std::vector<std::string> team_ids(const config::ServiceSettings& service) {
   std::vector<std::string> ids;
   for (const auto& team : service.teams) ids.push_back(team.team_id);
@@ -44,7 +54,9 @@ Result<void> mount_endpoints(HttpFront& front, const FrontParts& parts) {
   http::add_health_endpoints(front.router, *parts.ingest.writer, tables_incomplete(parts.processing));
   // Read API under /v1/ (spec §7), only when read_api.token_file is set (api/read_api.h).
   if (!parts.secrets.read_api_token.empty()) {
-    auto created = api::ReadApi::create(parts.ingest.database, parts.secrets.read_api_token);
+    auto created = api::ReadApi::create(
+        read_side(parts.ingest.database, std::chrono::milliseconds(settings.request_deadline_ms)),
+        parts.secrets.read_api_token, settings.retry_after_s);
     if (!created) return fail(ErrorKind::other, created.error());
     front.read_api = std::move(*created);
     std::vector<std::string> destinations;
@@ -68,7 +80,11 @@ Result<void> mount_metrics(HttpFront& front, const FrontParts& parts) {
                                                       .min_free_disk_bytes = ingest.writer_options.min_free_disk_bytes,
                                                       .refusals = &front.refusals,
                                                       .also_ready = tables_incomplete(parts.processing)}));
-  auto store_metrics = metrics::StoreMetrics::open(ingest.database);
+  // Half the request deadline: a scrape that meets a database not answering is answered,
+  // without the database's figures, well within Prometheus's default scrape_timeout (10 s,
+  // the default request_deadline_ms).
+  auto store_metrics =
+      metrics::StoreMetrics::open(read_side(ingest.database, std::chrono::milliseconds(settings.request_deadline_ms / 2)));
   if (!store_metrics) return fail(ErrorKind::other, store_metrics.error());
   front.store_metrics = std::move(*store_metrics);
   front.metrics_endpoint.add([reads = front.store_metrics.get()](metrics::PrometheusText& out) { reads->collect(out); });

@@ -300,7 +300,9 @@ std::vector<SettingKey> make_keys() {
                   "up to a second, then gets 503. Raised at start to max_body_bytes when smaller (a warning)."),
       integer_key("request_deadline_ms", [](auto& s) -> auto& { return s.request_deadline_ms; }, {100, 14000},
                   "From a complete request to its answer: a commit not done by then gets 503 with Retry-After "
-                  "(the service gives up after about 15 s)."),
+                  "(the service gives up after about 15 s). PostgreSQL: also how long a read API or console page "
+                  "waits for the database (then 503 with Retry-After), and a /metrics scrape half of it (then it "
+                  "answers without the database's figures)."),
       integer_key("refusal_log_interval_s", [](auto& s) -> auto& { return s.refusal_log_interval_s; }, {1, 86400},
                   "Refusals (401, 413, limits, slow clients) are logged as one summary line per interval."),
       integer_key("refusal_delay_ms", [](auto& s) -> auto& { return s.refusal_delay_ms; }, {0, 10000},

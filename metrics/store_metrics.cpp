@@ -24,15 +24,19 @@ Result<std::unique_ptr<StoreMetrics>> StoreMetrics::open(const store::Database& 
 
 void StoreMetrics::collect(PrometheusText& out) {
   std::string error;
-  auto note = [&error](const Result<void>& result) {
+  // Once the database is found unavailable (gone, or not answering within the reply
+  // timeout), the scrape reads nothing more from it: each read would wait as long again.
+  bool unavailable = false;
+  auto note = [&error, &unavailable](const Result<void>& result) {
     if (!result && error.empty()) error = result.error();
+    if (result.error_kind() == ErrorKind::unavailable) unavailable = true;
   };
   int64_t applied_seq = 0;
   const Result<void> lag = collect_lag(out, applied_seq);
   note(lag);
   if (lag) note(collect_families(out, applied_seq));  // needs applied_seq
-  note(collect_jobs(out));
-  note(collect_sizes(out));
+  if (!unavailable) note(collect_jobs(out));
+  if (!unavailable) note(collect_sizes(out));
   out.gauge("healthhook_store_metrics_ok", "1 when every database read of this scrape succeeded",
             int64_t{error.empty() ? 1 : 0});
   if (!error.empty() && last_ok_) log::warn("metrics_database_read_failed").str("error", error);

@@ -16,6 +16,10 @@
 // kFamilyScanRowsPerScrape rows per scrape, so the first scrapes after a start with a large
 // inbox catch up in steps instead of one long scan.
 //
+// A database that cannot be reached, or does not answer within the reply timeout the store
+// was opened with (store/database_location.h), ends the scrape's reads at the first one:
+// the families not read are left out and healthhook_store_metrics_ok is 0.
+//
 // Not thread-safe: the metrics endpoint runs one scrape at a time.
 #include <cstdint>
 #include <map>

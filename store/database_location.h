@@ -3,6 +3,7 @@
 // a database server (a URI, scheme://…; spec §9: postgresql://…). The store's factories
 // (open_store, open_job_admin, open_read_store, open_figures) open the backend it names;
 // this is the one place that tells them apart.
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,13 @@ struct Database {
   Database(const char* location_) : location(location_) {}  // NOLINT(google-explicit-constructor)
   std::string location;
   std::string password;
+  // PostgreSQL: how long a connection attempt, and each statement's answer, may take on the
+  // connections opened from this; past it the connection is closed and the call fails as
+  // unavailable (store/postgres/connection.h), and the server cancels a statement still
+  // running (statement_timeout). 0: no bound of ours (libpq waits as long as the server
+  // takes; connect_timeout 10 s). The listener's reads (read API, console, /metrics) set it,
+  // so that a frozen server cannot hold their answers. SQLite: not used.
+  std::chrono::milliseconds reply_timeout{0};
 };
 
 // The kind of store `database` names. A URI (scheme://…) whose scheme names no store is an

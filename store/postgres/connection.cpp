@@ -1,6 +1,10 @@
 #include "store/postgres/connection.h"
 
+#include <poll.h>
+
+#include <cerrno>
 #include <charconv>
+#include <climits>
 #include <cstdio>
 
 namespace hh::pg {
@@ -45,6 +49,38 @@ std::string_view first_line(std::string_view sql) {
 bool succeeded(const PGresult* result) {
   const ExecStatusType status = PQresultStatus(result);
   return status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;
+}
+
+// A call on a connection closed for an answer that did not come in time (connection.h).
+Error closed(std::string_view what) {
+  return fail(ErrorKind::unavailable,
+              std::string(what) + ": the connection was closed after PostgreSQL did not answer in time");
+}
+
+// Until the connection's socket is ready for `events` (or failed: libpq finds out what
+// happened), false when `deadline` passed first.
+bool wait_for_socket(PGconn* conn, short events, std::chrono::steady_clock::time_point deadline) {
+  const int fd = PQsocket(conn);
+  if (fd < 0) return true;  // no socket: the next libpq call fails and says why
+  for (;;) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd socket{fd, events, 0};
+    const int ready = ::poll(&socket, 1, static_cast<int>(std::min<int64_t>(left.count(), INT_MAX)));
+    if (ready > 0 || (ready < 0 && errno != EINTR)) return true;
+  }
+}
+
+// Drives a connection begun by PQconnectStartParams until it is made or has failed (its
+// PQstatus says which); false when `deadline` passed first. (libpq's connect_timeout applies
+// only to its blocking connect.)
+bool connect_until(PGconn* conn, std::chrono::steady_clock::time_point deadline) {
+  PostgresPollingStatusType state = PGRES_POLLING_WRITING;  // libpq's documented first wait
+  while (state != PGRES_POLLING_OK && state != PGRES_POLLING_FAILED) {
+    if (!wait_for_socket(conn, state == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline)) return false;
+    state = PQconnectPoll(conn);
+  }
+  return true;
 }
 
 }  // namespace
@@ -129,7 +165,8 @@ int64_t Rows::affected() const {
   return value;
 }
 
-Result<Connection> Connection::open(const std::string& uri, const std::string& password) {
+Result<Connection> Connection::open(const std::string& uri, const std::string& password,
+                                    std::chrono::milliseconds reply_timeout) {
   // expand_dbname: `dbname` holds the whole URI; the password goes beside it. Keywords
   // before `dbname` are defaults the URI may override: connect_timeout, because libpq waits
   // forever by default, and a connect (or a reconnect on the writer thread, with acks
@@ -141,10 +178,21 @@ Result<Connection> Connection::open(const std::string& uri, const std::string& p
   const char* values[] = {kConnectTimeoutSeconds, kKeepalivesIdleSeconds, kKeepalivesIntervalSeconds,
                           kKeepalivesCount, kTcpUserTimeoutMs, uri.c_str(), "healthhook", password.c_str(),
                           nullptr};
-  Connection db(PQconnectdbParams(keys, values, 1));
+  const bool bounded = reply_timeout.count() > 0;
+  Connection db(bounded ? PQconnectStartParams(keys, values, 1) : PQconnectdbParams(keys, values, 1));
   if (!db.handle_) return fail(ErrorKind::unavailable, "PostgreSQL: out of memory");
+  db.reply_timeout_ = reply_timeout;
+  if (bounded && PQstatus(db.get()) != CONNECTION_BAD && !connect_until(db.get(), Clock::now() + reply_timeout)) {
+    return fail(ErrorKind::unavailable, "PostgreSQL: cannot connect: no answer within " +
+                                            std::to_string(reply_timeout.count()) + " ms");
+  }
   if (PQstatus(db.get()) != CONNECTION_OK) {
     return fail(ErrorKind::unavailable, "PostgreSQL: cannot connect: " + trimmed(PQerrorMessage(db.get())));
+  }
+  // Bounded: sending never waits either (a statement too large for the socket's buffer is
+  // sent as the server takes it, within the same timeout).
+  if (bounded && PQsetnonblocking(db.get(), 1) != 0) {
+    return fail(ErrorKind::unavailable, "PostgreSQL: nonblocking mode: " + trimmed(PQerrorMessage(db.get())));
   }
   // Notices (e.g. "relation already exists, skipping") would go to stderr unasked.
   PQsetNoticeProcessor(db.get(), [](void*, const char*) {}, nullptr);
@@ -167,17 +215,71 @@ Result<Rows> Connection::take(PGresult* result, std::string_view what) {
   return rows;
 }
 
+Result<Rows> Connection::bounded_results(int sent, std::string_view what) {
+  gave_up_waiting_ = false;
+  if (!handle_) return closed(what);
+  if (sent != 1) return failure(nullptr, what);
+  const auto deadline = Clock::now() + reply_timeout_;
+  Rows last;
+  for (;;) {
+    if (auto ready = await_result(deadline, what); !ready) return fail(ready);
+    PGresult* result = PQgetResult(get());
+    if (result == nullptr) break;
+    // What PQexec returns: the last result, or the error that ended the statements.
+    if (last.get() != nullptr && !succeeded(last.get())) {
+      PQclear(result);
+      continue;
+    }
+    last = Rows(result);
+  }
+  if (last.get() == nullptr || !succeeded(last.get())) return failure(last.get(), what);
+  return last;
+}
+
+Result<void> Connection::await_result(Clock::time_point deadline, std::string_view what) {
+  PGconn* conn = get();
+  for (;;) {
+    const int unsent = PQflush(conn);  // nonblocking: 1 while part of what was sent is still queued
+    if (unsent < 0) return failure(nullptr, what);
+    if (unsent == 0 && PQisBusy(conn) == 0) return {};
+    if (!wait_for_socket(conn, unsent > 0 ? POLLIN | POLLOUT : POLLIN, deadline)) return give_up(what);
+    // A connection that broke has its error (the server's last message, if any) read by
+    // PQgetResult, which no longer waits for anything.
+    if (PQconsumeInput(conn) != 1) {
+      if (PQstatus(conn) == CONNECTION_BAD) return {};
+      return failure(nullptr, what);
+    }
+  }
+}
+
+Error Connection::give_up(std::string_view what) {
+  // Closed, not reused: the statement may still run, or be answered later. The server ends
+  // the backend when it next reads from or writes to the closed socket.
+  handle_.reset();
+  gave_up_waiting_ = true;
+  last_sqlstate_.clear();
+  return fail(ErrorKind::unavailable, std::string(what) + ": PostgreSQL did not answer within " +
+                                          std::to_string(reply_timeout_.count()) + " ms (the connection was closed)");
+}
+
 Result<void> Connection::exec(std::string_view sql) {
   const std::string text(sql);
-  auto done = take(PQexec(get(), text.c_str()), first_line(sql));
+  auto done = bounded() ? bounded_results(PQsendQuery(get(), text.c_str()), first_line(sql))
+                        : take(PQexec(get(), text.c_str()), first_line(sql));
   if (!done) return fail(done);
   return {};
 }
 
 Result<Rows> Connection::query(std::string_view sql, const Params& params, Results format) {
   const std::string text(sql);
+  const int result_format = format == Results::binary ? 1 : 0;
+  if (bounded()) {
+    return bounded_results(PQsendQueryParams(get(), text.c_str(), params.size(), nullptr, params.values(),
+                                             params.lengths(), params.formats(), result_format),
+                           first_line(sql));
+  }
   return take(PQexecParams(get(), text.c_str(), params.size(), nullptr, params.values(), params.lengths(),
-                           params.formats(), format == Results::binary ? 1 : 0),
+                           params.formats(), result_format),
               first_line(sql));
 }
 
@@ -197,13 +299,15 @@ Result<void> Connection::prepare(const std::string& name, std::string_view sql) 
     }
   }
   const std::string text(sql);
-  auto done = take(PQprepare(get(), name.c_str(), text.c_str(), 0, nullptr), first_line(sql));
+  auto done = bounded() ? bounded_results(PQsendPrepare(get(), name.c_str(), text.c_str(), 0, nullptr), first_line(sql))
+                        : take(PQprepare(get(), name.c_str(), text.c_str(), 0, nullptr), first_line(sql));
   if (!done) return fail(done);
   prepared_.emplace_back(name, text);
   return {};
 }
 
 Result<void> Connection::reconnect_if_broken() {
+  if (!handle_) return closed("PostgreSQL");  // closed for good (give_up): open a new one
   if (PQstatus(get()) == CONNECTION_OK && !restore_pending_) return {};
   PQreset(get());  // the same parameters as the first connection
   if (PQstatus(get()) != CONNECTION_OK) {
@@ -227,8 +331,14 @@ Result<void> Connection::reconnect_if_broken() {
 }
 
 Result<Rows> Connection::run(const std::string& name, const Params& params, Results format) {
+  const int result_format = format == Results::binary ? 1 : 0;
+  if (bounded()) {
+    return bounded_results(PQsendQueryPrepared(get(), name.c_str(), params.size(), params.values(), params.lengths(),
+                                               params.formats(), result_format),
+                           name);
+  }
   return take(PQexecPrepared(get(), name.c_str(), params.size(), params.values(), params.lengths(),
-                             params.formats(), format == Results::binary ? 1 : 0),
+                             params.formats(), result_format),
               name);
 }
 
@@ -240,6 +350,7 @@ Result<std::optional<int64_t>> Connection::query_int(std::string_view sql, const
 }
 
 Result<Pipeline> Pipeline::begin(Connection& db) {
+  if (!db.handle_) return closed("PostgreSQL: pipeline mode");
   if (PQenterPipelineMode(db.get()) != 1) {
     return fail(ErrorKind::unavailable, "PostgreSQL: pipeline mode: " + trimmed(PQerrorMessage(db.get())));
   }
@@ -288,6 +399,15 @@ Result<std::vector<Rows>> Pipeline::finish() {
   } leave{db_};
   PGconn* conn = db_->get();
   db_->last_sqlstate_.clear();
+  // With a reply timeout, each result is waited for within it (until then, PQgetResult would
+  // wait as long as the server takes). One that does not come closes the connection: `conn`
+  // is gone then, and nothing more is read.
+  const bool bounded = db_->bounded();
+  const auto deadline = Connection::Clock::now() + db_->reply_timeout_;
+  db_->gave_up_waiting_ = false;
+  const auto await = [&]() -> Result<void> {
+    return bounded ? db_->await_result(deadline, "PostgreSQL: pipeline") : Result<void>();
+  };
   std::vector<Rows> results;
   results.reserve(static_cast<size_t>(sent_));
   std::optional<Error> first_error;
@@ -299,7 +419,10 @@ Result<std::vector<Rows>> Pipeline::finish() {
   // Each statement's results end with a NULL; the sync's own result ends the pipeline.
   for (int i = 0; i < expected; ++i) {
     Rows rows;
-    while (PGresult* r = PQgetResult(conn)) {
+    for (;;) {
+      if (auto ready = await(); !ready) return fail(ready);
+      PGresult* r = PQgetResult(conn);
+      if (r == nullptr) break;
       Rows part(r);
       const ExecStatusType status = PQresultStatus(r);
       if (status == PGRES_PIPELINE_ABORTED) {
@@ -316,7 +439,10 @@ Result<std::vector<Rows>> Pipeline::finish() {
     }
     results.push_back(std::move(rows));
   }
-  while (PGresult* r = PQgetResult(conn)) {
+  for (;;) {
+    if (auto ready = await(); !ready) return fail(ready);
+    PGresult* r = PQgetResult(conn);
+    if (r == nullptr) break;
     Rows sync(r);
     if (PQresultStatus(r) == PGRES_PIPELINE_SYNC) break;
   }

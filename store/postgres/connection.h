@@ -8,8 +8,18 @@
 //
 // Group commits are one round trip: Pipeline sends BEGIN, the statements and COMMIT
 // together and reads every result after one sync (libpq pipeline mode, PostgreSQL 14+).
+//
+// A connection may be opened with a reply timeout (the read side of the listener: the read
+// API, the console, /metrics): then the connection attempt and each statement's answer
+// are waited for at most that long (libpq's own calls wait as long as the server takes,
+// and a frozen server never answers). A statement not answered in time leaves the
+// connection in an unknown state (the server may still run it, or answer it later): the
+// connection is closed, the call fails as unavailable, and every later call fails at once
+// until a new connection replaces it. (Not PQcancel: libpq 15's cancel request itself
+// waits, without a bound, for the server to close it, and a frozen server never does.)
 #include <libpq-fe.h>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -118,7 +128,10 @@ class Connection {
   // `uri`: a libpq connection URI or key=value string. `password`, when not empty, is
   // passed apart from it (from a secret file: never in argv or a log line). Errors never
   // repeat the URI, which may hold a password.
-  static Result<Connection> open(const std::string& uri, const std::string& password = {});
+  // `reply_timeout` above zero: the attempt and every answer are waited for at most this
+  // long (above).
+  static Result<Connection> open(const std::string& uri, const std::string& password = {},
+                                 std::chrono::milliseconds reply_timeout = std::chrono::milliseconds(0));
 
   Connection(Connection&&) noexcept = default;
   Connection& operator=(Connection&&) noexcept = default;
@@ -145,10 +158,14 @@ class Connection {
   // before that are gone.
   uint64_t generation() const { return generation_; }
 
-  // The server's backend process id (pg_backend_pid()), for logs and tests.
+  // The server's backend process id (pg_backend_pid()), for logs and tests; 0 once closed.
   int backend_pid() const { return PQbackendPID(handle_.get()); }
-  // False once the connection broke (the server went away): open a new one.
+  // False once the connection broke (the server went away) or was closed for an answer
+  // that did not come in time: open a new one.
   bool is_open() const { return PQstatus(handle_.get()) == CONNECTION_OK; }
+  // True when the last call on this connection closed it because the server did not answer
+  // within the reply timeout (so a caller does not at once wait as long again to reconnect).
+  bool gave_up_waiting() const { return gave_up_waiting_; }
   PGconn* get() const { return handle_.get(); }
   // The SQLSTATE of the last statement that failed on the server ("23505": a unique
   // violation; of a Pipeline, the first that failed), empty when libpq itself failed: for a
@@ -161,7 +178,16 @@ class Connection {
     void operator()(PGconn* c) const { PQfinish(c); }
   };
   explicit Connection(PGconn* conn) : handle_(conn) {}
+  using Clock = std::chrono::steady_clock;
   Result<Rows> take(PGresult* result, std::string_view what);
+  bool bounded() const { return reply_timeout_.count() > 0; }
+  // With a reply timeout: the results of a statement `sent` (the PQsend… call's return), as
+  // PQexec would return them, waited for until the timeout.
+  Result<Rows> bounded_results(int sent, std::string_view what);
+  // Until a result can be read without waiting (what was queued is sent), or `deadline`:
+  // then the connection is closed and the error says so.
+  Result<void> await_result(Clock::time_point deadline, std::string_view what);
+  Error give_up(std::string_view what);
   // The error a failed `result` means (null: libpq itself failed), its SQLSTATE kept for
   // last_sqlstate().
   Error failure(const PGresult* result, std::string_view what);
@@ -169,6 +195,8 @@ class Connection {
   std::vector<std::string> session_;                        // set_session() statements
   std::vector<std::pair<std::string, std::string>> prepared_;  // name, SQL
   uint64_t generation_ = 0;
+  std::chrono::milliseconds reply_timeout_{0};  // 0: libpq's calls, waiting as long as the server takes
+  bool gave_up_waiting_ = false;
   bool restore_pending_ = false;  // reopened, its settings or statements not all back yet; or stuck in pipeline mode
   std::string last_sqlstate_;
 };

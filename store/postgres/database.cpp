@@ -28,7 +28,7 @@ void log_unattributed_rows(pg::Connection& db) {
 }  // namespace
 
 Result<pg::Connection> connect(const Database& database) {
-  auto db = pg::Connection::open(database.location, database.password);
+  auto db = pg::Connection::open(database.location, database.password, database.reply_timeout);
   // libpq's message may quote a part of the URI it could not read, a password's included.
   if (!db) {
     return fail(db.error_kind(),
@@ -47,6 +47,14 @@ Result<pg::Connection> connect(const Database& database) {
   // writes, nothing in a dump, and a server without lz4 (built without it, or before 14)
   // refuses it and keeps pglz. Values stored either way read back alike.
   (void)db->set_session("SET default_toast_compression = lz4");
+  // A statement we stop waiting for is stopped on the server too, rather than run on for
+  // no one (it would notice the closed connection only when it sends its rows).
+  if (database.reply_timeout.count() > 0) {
+    if (auto set = db->set_session("SET statement_timeout = " + std::to_string(database.reply_timeout.count()));
+        !set) {
+      return fail(set);
+    }
+  }
   // A role that may use no schema of its search_path sees no table at all: said as such,
   // not as an empty database or a failed CREATE.
   auto schema =

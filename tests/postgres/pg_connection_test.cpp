@@ -13,6 +13,7 @@
 #include "store/open_readers.h"
 #include "store/postgres/database.h"
 #include "store/postgres/migrations.h"
+#include "store/postgres/read/read_session.h"
 #include "tests/fake_service/test_certificates.h"
 #include "tests/support/postgres_cluster.h"
 
@@ -43,6 +44,31 @@ std::string as_role(std::string uri, const std::string& role) {
   uri.replace(uri.find("user=healthhook"), 15, "user=" + role);
   return uri;
 }
+
+// A TCP socket of 127.0.0.1 that only listens: the kernel completes the handshake, nothing
+// reads what is sent (a hung server, a proxy in front of a dead one). Closed at the end of
+// the case, also when a check ends it.
+struct SilentListener {
+  SilentListener() {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    BOOST_REQUIRE(fd >= 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    BOOST_REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+    BOOST_REQUIRE(::listen(fd, 8) == 0);
+    BOOST_REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+    port = std::to_string(ntohs(address.sin_port));
+  }
+  ~SilentListener() { ::close(fd); }
+  SilentListener(const SilentListener&) = delete;
+  SilentListener& operator=(const SilentListener&) = delete;
+  // Resets what waits on it (a connect that has no timeout of its own ends).
+  void reset_all() const { ::shutdown(fd, SHUT_RDWR); }
+  int fd = -1;
+  std::string port;
+};
 
 }  // namespace
 
@@ -152,33 +178,91 @@ BOOST_AUTO_TEST_CASE(a_server_that_is_not_there_is_unavailable_and_the_uri_is_no
 // says), as unavailable, instead of waiting forever (libpq's default). The socket only
 // listens: the kernel completes the handshake, nothing reads the startup packet.
 BOOST_AUTO_TEST_CASE(a_server_that_never_answers_fails_the_connect_after_its_timeout) {
-  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-  BOOST_REQUIRE(listener >= 0);
-  struct Closed {  // also when a check below ends the case
-    int fd;
-    ~Closed() { ::close(fd); }
-  } closed{listener};
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  BOOST_REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
-  BOOST_REQUIRE(::listen(listener, 8) == 0);
-  BOOST_REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-  const std::string port = std::to_string(ntohs(address.sin_port));
-  for (const std::string& uri : {"postgresql://127.0.0.1:" + port + "/x",
-                                 "postgresql://127.0.0.1:" + port + "/x?connect_timeout=2"}) {
+  SilentListener listener;
+  for (const std::string& uri : {"postgresql://127.0.0.1:" + listener.port + "/x",
+                                 "postgresql://127.0.0.1:" + listener.port + "/x?connect_timeout=2"}) {
     auto attempt = std::async(std::launch::async, [uri] { return pg::Connection::open(uri); });
     // Bounded: without a timeout the attempt would wait forever; closing the listener then
     // resets the connection, which ends it.
     const bool ended = attempt.wait_for(60s) == std::future_status::ready;
-    if (!ended) ::shutdown(listener, SHUT_RDWR);
+    if (!ended) listener.reset_all();
     BOOST_REQUIRE_MESSAGE(ended, uri << ": still connecting after 60 s");
     auto db = attempt.get();
     BOOST_REQUIRE(!db);
     BOOST_TEST((db.error_kind() == ErrorKind::unavailable));
     BOOST_TEST(db.error().find("timeout") != std::string::npos, db.error());
   }
+}
+
+// With a reply timeout (the listener's reads: decision 080), the same attempt gives up when
+// it has passed, whatever the URI's connect_timeout (libpq's is 2 s at the least).
+BOOST_AUTO_TEST_CASE(a_reply_timeout_bounds_the_connect_to_a_server_that_never_answers) {
+  SilentListener listener;
+  const std::string uri = "postgresql://127.0.0.1:" + listener.port + "/x?connect_timeout=600";
+  auto attempt = std::async(std::launch::async, [uri] { return pg::Connection::open(uri, "", 300ms); });
+  const bool ended = attempt.wait_for(60s) == std::future_status::ready;
+  if (!ended) listener.reset_all();
+  BOOST_REQUIRE_MESSAGE(ended, "still connecting after 60 s");
+  auto db = attempt.get();
+  BOOST_REQUIRE(!db);
+  BOOST_TEST((db.error_kind() == ErrorKind::unavailable));
+  BOOST_TEST(db.error().find("no answer within 300 ms") != std::string::npos, db.error());
+}
+
+// A statement not answered within the reply timeout (here one that sleeps; a frozen server
+// in pg_outage_test) fails as unavailable and closes the connection: it is not used again
+// with the statement still outstanding, every later call fails at once, and a reader opens
+// a new one. The same in a pipeline. Statements answered in time are unaffected.
+BOOST_AUTO_TEST_CASE(a_statement_not_answered_within_the_reply_timeout_closes_its_connection) {
+  const std::string uri = test::PostgresCluster::shared().fresh_database();
+  auto db = pg::Connection::open(uri, "", 500ms);
+  BOOST_REQUIRE_MESSAGE(db, db.error());
+  BOOST_TEST(db->query_int("SELECT 6 * 7")->value_or(0) == 42);
+  BOOST_TEST(db->exec("SELECT 1; SELECT 2").ok());
+  const auto failed = db->exec("SELECT 1; SELECT 1 / 0");  // the error that ends the statements
+  BOOST_TEST(!failed.ok());
+  BOOST_TEST((failed.error_kind() == ErrorKind::data), failed.error());
+  BOOST_TEST(db->is_open());
+
+  auto slow = db->query("SELECT pg_sleep(30)");
+  BOOST_REQUIRE(!slow);
+  BOOST_TEST((slow.error_kind() == ErrorKind::unavailable));
+  BOOST_TEST(slow.error().find("did not answer within 500 ms") != std::string::npos, slow.error());
+  BOOST_TEST(db->gave_up_waiting());
+  BOOST_TEST(!db->is_open());
+  auto after = db->query("SELECT 1");
+  BOOST_TEST(!after.ok());
+  BOOST_TEST((after.error_kind() == ErrorKind::unavailable));
+  BOOST_TEST(!db->gave_up_waiting());  // failed at once: nothing was waited for
+
+  auto piped = pg::Connection::open(uri, "", 500ms);
+  BOOST_REQUIRE_MESSAGE(piped, piped.error());
+  {
+    auto pipeline = pg::Pipeline::begin(*piped);
+    BOOST_REQUIRE(pipeline);
+    BOOST_REQUIRE(pipeline->send("SELECT 1"));
+    BOOST_REQUIRE(pipeline->send("SELECT pg_sleep(30)"));
+    auto results = pipeline->finish();
+    BOOST_REQUIRE(!results);
+    BOOST_TEST((results.error_kind() == ErrorKind::unavailable), results.error());
+  }
+  BOOST_TEST(piped->gave_up_waiting());
+  BOOST_TEST(!piped->is_open());
+
+  // A reader (read_session.h) answers its next statement, on a new connection. (Opened from
+  // a store::Database, the server cancels the statement at the same time, statement_timeout:
+  // whichever comes first, the read fails as one to retry later.)
+  BOOST_REQUIRE(store::connect_migrated({uri, ""}));  // readers need the schema
+  store::Database bounded(uri);
+  bounded.reply_timeout = 500ms;
+  auto link = store::pgread::ReaderLink::open(bounded);
+  BOOST_REQUIRE_MESSAGE(link, link.error());
+  auto cut = link->query("SELECT pg_sleep(30)");
+  BOOST_REQUIRE(!cut);
+  BOOST_TEST((cut.error_kind() == ErrorKind::unavailable || cut.error_kind() == ErrorKind::busy), cut.error());
+  auto next = link->query("SELECT 42");
+  BOOST_REQUIRE_MESSAGE(next, next.error());
+  BOOST_TEST(next->integer(0, 0) == 42);
 }
 
 // A server gone without a FIN (host off, address failed over) is found in about a minute,

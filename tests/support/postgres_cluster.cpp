@@ -200,6 +200,29 @@ void PostgresCluster::stop() {
   server_ = -1;
 }
 
+void PostgresCluster::signal_all(int signo) const {
+  if (server_ <= 0) return;
+  // The postmaster first when stopping (it forks no backend after that), last when resuming.
+  if (signo != SIGCONT) ::kill(server_, signo);
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    // "pid (comm) state ppid …": comm may hold spaces and parentheses, so read after the last ')'.
+    const size_t after_comm = line.rfind(')');
+    if (after_comm == std::string::npos) continue;
+    std::istringstream fields(line.substr(after_comm + 1));
+    std::string state;
+    pid_t parent = 0;
+    fields >> state >> parent;
+    if (parent == server_) ::kill(static_cast<pid_t>(std::stol(name)), signo);
+  }
+  if (signo == SIGCONT) ::kill(server_, signo);
+}
+
 std::string PostgresCluster::uri(const std::string& database) const {
   return "postgresql:///" + database + "?host=" + dir_.path().string() + "&port=" + std::to_string(port_) +
          "&user=healthhook";

@@ -51,6 +51,12 @@ class PostgresCluster {
   // again.
   void stop();
   void start();
+  // Sends `signo` to the server and every process it started (backends, background
+  // workers): SIGSTOP freezes the whole server, as a paused VM or a hung host would (it
+  // accepts connections into the socket's backlog and answers nothing); SIGCONT resumes it.
+  // A test that freezes it resumes it whatever happens (a scope guard), or the server, and
+  // every later stop(), wait forever.
+  void signal_all(int signo) const;
 
   // Runs SQL as the superuser in `database` through psql and returns its output (-At).
   std::string psql(const std::string& database, const std::string& sql) const;

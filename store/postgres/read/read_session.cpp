@@ -79,8 +79,10 @@ Result<ReaderLink> ReaderLink::open(const Database& database) {
 Result<pg::Rows> ReaderLink::query(std::string_view sql, const pg::Params& params, bool in_transaction) {
   const std::string text = for_collation(sql, bytewise_collation_);
   auto rows = db_.query(text, params);
-  // libpq learns that the server went away only when it next sends something.
-  if (rows || in_transaction || db_.is_open()) return rows;
+  // libpq learns that the server went away only when it next sends something. A server
+  // that did not answer in time is not waited for again at once (the caller's bound is
+  // spent): the next call opens a new connection.
+  if (rows || in_transaction || db_.is_open() || db_.gave_up_waiting()) return rows;
   auto again = connect_reader(database_);
   if (!again) return fail(rows.error_kind(), rows.error() + " (reconnecting: " + again.error() + ")");
   db_ = std::move(again->db);

@@ -7,7 +7,9 @@
 //  - ReaderLink: that connection, opened again when the server went away (a restart, a
 //    failover): readers live long (the read API's pool, /metrics, the fetcher), and a
 //    statement outside a transaction is simply run again on the new connection (a read
-//    changes nothing). Inside a transaction the error stands: its snapshot is gone.
+//    changes nothing). Inside a transaction the error stands: its snapshot is gone. With
+//    a reply timeout (Database::reply_timeout), a statement not answered in time closes
+//    the connection and fails; the next statement opens a new one.
 //  - ReadSession: the connection and its one read transaction (REPEATABLE READ READ ONLY),
 //    open while a ReadSnapshot lives or a listing needs it (Cursor below).
 //  - Cursor: a listing of any length in flat memory. We read exports through server-side
