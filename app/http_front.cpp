@@ -62,7 +62,7 @@ Result<void> mount_endpoints(HttpFront& front, const FrontParts& parts) {
     std::vector<std::string> destinations;
     for (const auto& f : settings.forwards) destinations.push_back(f.name);
     front.read_api->set_forward_destinations(std::move(destinations));
-    front.read_api->refuse_while(tables_incomplete(parts.processing), settings.retry_after_s);
+    front.read_api->refuse_while(tables_incomplete(parts.processing));
     front.read_api->mount(front.router, front.blocking);
   }
   return {};

@@ -86,7 +86,9 @@ BOOST_AUTO_TEST_CASE(a_full_queue_is_counted_as_a_refusal) {
   BOOST_REQUIRE_MESSAGE(db.ok(), db.error());
   auto inbox = store::SqliteInbox::create(*db);
   BOOST_REQUIRE(inbox.ok());
-  store::InboxWriter writer(*inbox, {.high_water = 0});  // every delivery finds the queue full
+  store::WriterOptions options;
+  options.high_water = 0;  // every delivery finds the queue full
+  store::InboxWriter writer(*inbox, options);
   writer.start();
   {
     http::Refusals refusals;
