@@ -56,6 +56,14 @@ http::Response ReadApi::answer_target(std::string_view request_target, bool cons
     return page_response(forwarding_entries_page(database_, destinations_, s[2], *target));
   }
   if (s.size() == 2 && s[0] == "v1" && s[1] == "jobs") return page_response(jobs_page(database_, *target));
+  if (unavailable_reason_) {
+    if (const std::string reason = unavailable_reason_(); !reason.empty()) {
+      http::Response response = http::error_response(Status::service_unavailable, reason);
+      response.set(http::bhttp::field::retry_after, std::to_string(retry_after_s_));
+      response.set(http::bhttp::field::cache_control, "no-store");
+      return response;
+    }
+  }
 
   auto lease = readers_.acquire();
   if (!lease) return page_response({Status::service_unavailable, R"({"error":"database cannot be read"})"});

@@ -13,6 +13,8 @@
 // a thread that answers webhooks; pages are capped (10,000 rows).
 //
 // Thread-safe; must outlive the router it is mounted on.
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -35,6 +37,18 @@ class ReadApi {
   // The [[forward]] names, for GET /v1/forwarding (before the listener starts).
   void set_forward_destinations(std::vector<std::string> names) { destinations_ = std::move(names); }
 
+  // While `reason()` says why (not ""), every page that reads the derived tables or the
+  // deliveries' outcomes answers 503 with it as its error, and Retry-After:
+  // `retry_after_s`: derived tables an unfinished rebuild left incomplete
+  // (store/unfinished_rebuild.h) must not pass for whole ones, nor 'processed' for applied.
+  // The forwarding and job pages (state of their own, which a rebuild keeps) still answer.
+  // `reason` runs on the blocking pool at every request: cheap, thread-safe. Before the
+  // listener starts.
+  void refuse_while(std::function<std::string()> reason, int64_t retry_after_s) {
+    unavailable_reason_ = std::move(reason);
+    retry_after_s_ = retry_after_s;
+  }
+
   // Routes GET /v1/… to handle(); `pool` runs the queries and must outlive the router's use.
   void mount(http::Router& router, http::BlockingPool& pool);
 
@@ -55,6 +69,8 @@ class ReadApi {
   const http::BearerToken token_;
   const store::Database database_;         // for the outbox and job pages (outbox_pages.h)
   std::vector<std::string> destinations_;  // [[forward]] names
+  std::function<std::string()> unavailable_reason_;  // refuse_while()
+  int64_t retry_after_s_ = 0;
   ReaderPool readers_;
 };
 

@@ -8,12 +8,21 @@
 #include "metrics/pipeline_metrics.h"
 #include "receiver/http/health_endpoints.h"
 #include "receiver/http/server_tls.h"
+#include "store/unfinished_rebuild.h"
 
 namespace hh::app {
 namespace {
 
 // Threads for work that may block (database reads of /metrics and the read API).
 constexpr unsigned kBlockingThreads = 2;
+
+// Derived tables an interrupted rebuild left incomplete, being re-derived: /readyz's reason,
+// the read API's 503 (store/unfinished_rebuild.h); "" once whole.
+http::ReadinessCheck tables_incomplete(const Processing& processing) {
+  return [&processing]() -> std::string {
+    return processing.unfinished_rebuild() > 0 ? std::string(store::kRebuildUnfinishedServing) : std::string();
+  };
+}
 
 std::vector<std::string> team_ids(const config::ServiceSettings& service) {
   std::vector<std::string> ids;
@@ -30,7 +39,9 @@ Result<void> mount_endpoints(HttpFront& front, const FrontParts& parts) {
                            .refusals = &front.refusals,
                            .teams = team_ids(settings.service)});
   front.webhook->mount(front.router, settings.webhook_path);
-  http::add_health_endpoints(front.router, *parts.ingest.writer);
+  // Not ready while an interrupted rebuild's tables are re-derived, and the read API
+  // refuses rather than answer from them.
+  http::add_health_endpoints(front.router, *parts.ingest.writer, tables_incomplete(parts.processing));
   // Read API under /v1/ (spec §7), only when read_api.token_file is set (api/read_api.h).
   if (!parts.secrets.read_api_token.empty()) {
     auto created = api::ReadApi::create(parts.ingest.database, parts.secrets.read_api_token);
@@ -39,6 +50,7 @@ Result<void> mount_endpoints(HttpFront& front, const FrontParts& parts) {
     std::vector<std::string> destinations;
     for (const auto& f : settings.forwards) destinations.push_back(f.name);
     front.read_api->set_forward_destinations(std::move(destinations));
+    front.read_api->refuse_while(tables_incomplete(parts.processing), settings.retry_after_s);
     front.read_api->mount(front.router, front.blocking);
   }
   return {};
@@ -54,7 +66,8 @@ Result<void> mount_metrics(HttpFront& front, const FrontParts& parts) {
                                                       .queue_high_water = static_cast<uint64_t>(settings.queue_high_water),
                                                       .disk_path = ingest.writer_options.disk_path,
                                                       .min_free_disk_bytes = ingest.writer_options.min_free_disk_bytes,
-                                                      .refusals = &front.refusals}));
+                                                      .refusals = &front.refusals,
+                                                      .also_ready = tables_incomplete(parts.processing)}));
   auto store_metrics = metrics::StoreMetrics::open(ingest.database);
   if (!store_metrics) return fail(ErrorKind::other, store_metrics.error());
   front.store_metrics = std::move(*store_metrics);

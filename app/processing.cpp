@@ -4,6 +4,7 @@
 
 #include "common/log.h"
 #include "common/timestamp.h"
+#include "store/unfinished_rebuild.h"
 
 namespace hh::app {
 
@@ -58,6 +59,14 @@ Result<std::unique_ptr<Processing>> start_processing(const config::Settings& set
     // Fewer sessions apply as much, more slowly; refusing to start would stop the acks too.
     log::warn("processing_sessions_fewer").num("asked", sessions).num("opened", i).str("error", added.error());
     break;
+  }
+  // Left by a rebuild that was interrupted: re-derived from here on, and said until done
+  // (the processor logs rebuild_finished; /readyz and the read API say so meanwhile).
+  if (const int64_t through = processing->unfinished_rebuild(); through > 0) {
+    log::warn("rebuild_unfinished")
+        .num("through_seq", through)
+        .num("applied_seq", processing->processors.front()->applied_seq())
+        .str("detail", store::kRebuildUnfinishedServing);
   }
   // Checkpoints run on a thread of their own, not inside the writer's commits, where they
   // held up the acks of the batch that crossed the checkpoint threshold (reading the log,

@@ -6,6 +6,8 @@
 // own (PostgreSQL), it runs on a thread of its own (processor/processing_thread.h), and the
 // writer thread only commits; `processing_sessions` such sessions, each with its own
 // processor and thread, share this instance's part of the shards of users.
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -26,6 +28,14 @@ struct Processing {
   std::vector<std::unique_ptr<processor::ProcessingThread>> threads;
   std::unique_ptr<store::Checkpointer> checkpointer;  // null if it could not be started
   std::unique_ptr<processor::BodyRetentionWork> body_retention;  // null without [retention] body_days
+
+  // An unfinished rebuild's last inbox row, as the processors last read it (0: the derived
+  // tables are whole; store/unfinished_rebuild.h). Any thread.
+  int64_t unfinished_rebuild() const {
+    int64_t through = 0;
+    for (const auto& processor : processors) through = std::max(through, processor->unfinished_rebuild());
+    return through;
+  }
 
   // Lets the steps in progress finish and stops processing (before the parts its steps
   // wake, e.g. the fetcher, stop). Every session is asked first, so a stop waits for the

@@ -11,13 +11,15 @@
 // a running `serve`), one row at a time with buffered output: memory stays flat for
 // millions of rows. Rows come in key order (samples: user, resource, provider, source
 // type, then time; summaries: resource, id; streams: workout, index; deliveries: seq;
-// the others: their primary key).
+// the others: their primary key). Refused, every table, while a rebuild is unfinished
+// (store/unfinished_rebuild.h).
 #include "cli/command_support.h"
 #include "cli/commands.h"
 #include "common/timestamp.h"
 #include "replay/output_file.h"
 #include "store/database_location.h"
 #include "store/row_format.h"
+#include "store/unfinished_rebuild.h"
 
 namespace hh::cli {
 namespace {
@@ -73,6 +75,11 @@ Result<uint64_t> export_table(std::string_view table, const QueryFlags& flags, s
                               std::optional<int64_t> until) {
   store::ReadSnapshot snapshot(reader);
   if (!snapshot.begun()) return fail(snapshot.begun());
+  // Tables a rebuild emptied and has not filled again would pass for whole ones, and
+  // 'processed' for applied (store/unfinished_rebuild.h).
+  auto unfinished = reader.unfinished_rebuild();
+  if (!unfinished) return fail(unfinished);
+  if (*unfinished) return fail(ErrorKind::unavailable, std::string(store::kRebuildUnfinishedOffline));
   const bool identity = !flags.with.empty();
   if (table == "samples") {
     store::SampleQuery& query = reader.samples();

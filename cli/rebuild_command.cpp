@@ -10,10 +10,17 @@
 // they keep their outcome, and what only they had written is not in the rebuilt tables.
 // rebuild says so before it starts (stderr) and in its summary, with their seq ranges.
 //
+// Until its last step commits, the store records the rebuild as unfinished
+// (store/unfinished_rebuild.h): killed midway, it leaves incomplete tables that say so
+// (`serve`'s /readyz and read API, `query`); the next rebuild starts over, `serve` goes
+// on from its last committed step.
+//
 // Refused while another healthhook process (a running server) processes the same
 // database; a database locked by anything else fails after the busy timeout.
 // Progress (rate, ETA) on stderr only when it is a terminal; one summary line on stdout.
 // Exit: 0 done, 1 store failure or database in use, 2 bad configuration.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -30,7 +37,17 @@ namespace {
 
 struct RebuildFlags {
   SettingsFlags settings;
+  int64_t pause_after_steps = -1;  // hidden, for tests: an interrupted rebuild (pause_for_tests)
 };
+
+// --pause-after-steps N (tests only): once the tables are emptied and N steps committed,
+// says so on stderr and waits until killed, so that a test can kill -9 a rebuild at a
+// point it chooses rather than at a time it guesses.
+[[noreturn]] void pause_for_tests(int64_t steps) {
+  std::fprintf(stderr, "rebuild: paused after %lld steps (--pause-after-steps)\n", static_cast<long long>(steps));
+  std::fflush(stderr);
+  for (;;) ::pause();
+}
 
 // The seq ranges shown; the count covers all of them.
 constexpr int64_t kRangesShown = 20;
@@ -94,6 +111,9 @@ int run_rebuild(const RebuildFlags& flags) {
     std::fprintf(stderr, "rebuild: warning: %s cannot be re-derived; what only they wrote will be missing\n",
                  missing->c_str());
   }
+  if ((*applier)->unfinished_rebuild() > 0) {
+    std::fprintf(stderr, "rebuild: note: the last rebuild did not finish (its tables are incomplete); starting over\n");
+  }
   const auto started = std::chrono::steady_clock::now();
   if (auto reset = (*applier)->reset_derived({.keep_statuses = true}); !reset) {
     if (reset.error_kind() == ErrorKind::busy) {
@@ -104,14 +124,18 @@ int run_rebuild(const RebuildFlags& flags) {
     }
     return kExitFailure;
   }
+  if (flags.pause_after_steps == 0) pause_for_tests(0);
   Progress progress("rebuild");
-  auto done = (*applier)->run_until_caught_up([&progress](int64_t applied_seq, int64_t last_seq) {
+  int64_t reports = 0;  // the first comes before any step, then one after each
+  auto done = (*applier)->run_until_caught_up([&](int64_t applied_seq, int64_t last_seq) {
     progress.set_total(static_cast<uint64_t>(last_seq));
     progress.update(static_cast<uint64_t>(applied_seq));
+    if (flags.pause_after_steps > 0 && reports++ == flags.pause_after_steps) pause_for_tests(flags.pause_after_steps);
   });
   progress.finish();
   if (!done) {
-    report_error("rebuild", done.error() + " (the derived tables are incomplete: run rebuild again)");
+    report_error("rebuild", done.error() + " (the derived tables are incomplete and recorded as such: run rebuild "
+                                           "again, or start serve)");
     return kExitFailure;
   }
   const double seconds =
@@ -137,6 +161,7 @@ void add_rebuild_command(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<RebuildFlags>();
   auto* command = app.add_subcommand("rebuild", "Re-derive every table from the inbox (keeps deliveries and jobs)");
   add_settings_flags(*command, flags->settings, /*with_listen=*/false);
+  command->add_option("--pause-after-steps", flags->pause_after_steps)->group("");  // tests: an interrupted rebuild
   command->callback([flags, &exit_code] { exit_code = run_rebuild(*flags); });
 }
 

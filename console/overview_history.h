@@ -35,7 +35,7 @@ inline constexpr size_t kHistoryPoints = 360;  // one hour
 inline constexpr auto kFreshness = std::chrono::seconds(2);
 
 // Metric families the overview keeps (every series of each).
-inline constexpr std::array<std::string_view, 14> kOverviewFamilies = {
+inline constexpr std::array<std::string_view, 15> kOverviewFamilies = {
     "healthhook_deliveries_total",
     "healthhook_refusals_total",
     "healthhook_processed_deliveries_total",
@@ -50,6 +50,7 @@ inline constexpr std::array<std::string_view, 14> kOverviewFamilies = {
     "healthhook_forward_messages_sent_total",
     "healthhook_seconds_since_last_verified_delivery",
     "healthhook_database_bytes",
+    "healthhook_rebuild_unfinished",
 };
 
 // One sample line of a text exposition: "name{labels}" as written, and its value.

@@ -70,8 +70,10 @@ MetricsEndpoint::Collector ingest_metrics(IngestMetricsSources sources) {
               static_cast<int64_t>(writer.queue_depth()));
     out.gauge("healthhook_inbox_queue_high_water", "Queue depth above which deliveries are refused with 503",
               static_cast<int64_t>(s.queue_high_water));
-    const bool ready = writer.last_commit_ok() && !writer.disk_low() && writer.accepting();
-    out.gauge("healthhook_ready", "1 when /readyz answers 200: last commit ok, disk not low, queue below its mark",
+    const bool ready = writer.last_commit_ok() && !writer.disk_low() && writer.accepting() &&
+                       (!s.also_ready || s.also_ready().empty());
+    out.gauge("healthhook_ready",
+              "1 when /readyz answers 200: last commit ok, disk not low, queue below its mark, derived tables whole",
               int64_t{ready ? 1 : 0});
     out.gauge("healthhook_inbox_disk_low",
               "1 while free disk space is below min_free_disk_mib: deliveries are refused with 503",

@@ -13,6 +13,7 @@
 //   healthhook_disk_min_free_bytes
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "metrics/metric_histogram.h"
@@ -51,6 +52,9 @@ struct IngestMetricsSources {
   // endpoint runs). Null: the outcome="too_large" series and the refusals family are left
   // out rather than shown as 0.
   const http::Refusals* refusals = nullptr;
+  // What else /readyz waits for (http::ReadinessCheck: "" when nothing), so that
+  // healthhook_ready says what it says. Empty: nothing.
+  std::function<std::string()> also_ready;
 };
 
 // Everything pointed to must outlive the collector.

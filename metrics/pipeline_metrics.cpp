@@ -52,6 +52,10 @@ metrics::MetricsEndpoint::Collector processor_metrics(std::vector<const processo
                 "sharing the store hold them all between them)",
                 static_cast<double>(shards));
     }
+    out.gauge("healthhook_rebuild_unfinished",
+              "1 while the derived tables are incomplete after a rebuild that did not finish and serve applies "
+              "the inbox again (/readyz not ready, the read API answers 503); else 0",
+              largest(&Stats::rebuild_through) > 0 ? 1.0 : 0.0);
     out.gauge("healthhook_processor_last_step_seconds",
               "Duration of the last committed processor transaction (with several processing sessions: the "
               "longest of their last ones)",

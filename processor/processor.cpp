@@ -37,12 +37,38 @@ Result<std::unique_ptr<Processor>> Processor::create(std::unique_ptr<store::Proc
                                                     ProcessorOptions options) {
   auto applied = store->applied_seq();
   if (!applied) return fail(applied);
+  auto unfinished = store->unfinished_rebuild();
+  if (!unfinished) return fail(unfinished);
   options.max_rows_per_step = std::max<size_t>(options.max_rows_per_step, 1);
   options.max_deliveries_per_step = std::max<size_t>(options.max_deliveries_per_step, 1);
   std::unique_ptr<Processor> processor(new Processor(std::move(store), options));
   processor->applied_seq_ = *applied;
   processor->stats_.applied_seq.store(*applied);
+  processor->stats_.rebuild_through.store(unfinished->value_or(0));
   return processor;
+}
+
+Result<void> Processor::reset_derived(store::ResetOptions options) {
+  if (auto reset = store_->reset_derived(options); !reset) return reset;
+  auto unfinished = store_->unfinished_rebuild();
+  if (!unfinished) return fail(unfinished);
+  stats_.rebuild_through.store(unfinished->value_or(0), std::memory_order_relaxed);
+  return {};
+}
+
+void Processor::follow_unfinished_rebuild(bool now) {
+  const int64_t through = unfinished_rebuild();
+  if (through == 0) return;
+  const auto at = std::chrono::steady_clock::now();
+  if (!now && at < next_rebuild_check_) return;
+  next_rebuild_check_ = at + kRebuildCheckEvery;
+  auto unfinished = store_->unfinished_rebuild();
+  if (!unfinished) {
+    log::warn("rebuild_check_failed").str("error", unfinished.error());  // asked again later
+    return;
+  }
+  stats_.rebuild_through.store(unfinished->value_or(0), std::memory_order_relaxed);
+  if (!*unfinished) log::info("rebuild_finished").num("through_seq", through).num("applied_seq", applied_seq_);
 }
 
 Processor::Processor(std::unique_ptr<store::ProcessingStore> store, ProcessorOptions options)
@@ -104,6 +130,7 @@ bool Processor::take_lead() {
 }
 
 bool Processor::run_once(int64_t durable_seq) {
+  follow_unfinished_rebuild(false);
   if (!take_lead()) return false;
   if (consecutive_failures_ > 0 && std::chrono::steady_clock::now() < retry_at_) return false;
   // Only rows on disk are applied (inbox_writer.h says why); every inbox row is written
@@ -145,6 +172,11 @@ bool Processor::run_once(int64_t durable_seq) {
   }
   if (consecutive_failures_ > 0) log::info("processor_recovered").num("applied_seq", applied_seq_);
   consecutive_failures_ = 0;
+  // The step that applied an unfinished rebuild's last row cleared its mark (on
+  // PostgreSQL, unless other shards are still behind): said at once.
+  if (const int64_t through = unfinished_rebuild(); through > 0 && applied_seq_ >= through) {
+    follow_unfinished_rebuild(true);
+  }
   return stepped->more;
 }
 

@@ -100,10 +100,18 @@ class Processor : public store::BackgroundWork {
   int64_t applied_seq() const { return stats_.applied_seq.load(std::memory_order_relaxed); }
 
   // `rebuild`: empties the derived tables (not the inbox, not jobs), resets outcomes to
-  // 'pending' (unless options.keep_statuses) and applied_seq to 0, in one transaction
-  // (store::ProcessingStore::reset_derived). The next step notices and starts again from
-  // the first delivery.
-  Result<void> reset_derived(store::ResetOptions options = {}) { return store_->reset_derived(options); }
+  // 'pending' (unless options.keep_statuses) and applied_seq to 0, and marks the rebuild
+  // unfinished until the step that applies today's newest delivery again, in one
+  // transaction (store::ProcessingStore::reset_derived, store/unfinished_rebuild.h). The
+  // next step notices and starts again from the first delivery.
+  Result<void> reset_derived(store::ResetOptions options = {});
+
+  // An unfinished rebuild's last inbox row, as last read from the store; 0 when the derived
+  // tables are whole. Read at creation; while set, run_once() reads it again after the step
+  // that reaches it and at most every kRebuildCheckEvery (on PostgreSQL other instances'
+  // shards may finish it). Any thread.
+  int64_t unfinished_rebuild() const { return stats_.rebuild_through.load(std::memory_order_relaxed); }
+  static constexpr auto kRebuildCheckEvery = std::chrono::seconds(1);
 
   // A step applies at least this many deliveries before it yields to waiting ones: the
   // processor keeps up under load, and a step's fixed cost (its commit) is shared.
@@ -144,6 +152,7 @@ class Processor : public store::BackgroundWork {
     std::atomic<int64_t> last_step_micros{0};
     std::atomic<int64_t> leading{0};  // 1 while this process applies the inbox (take_lead())
     std::atomic<int64_t> shards{-1};  // PostgreSQL: the shards of users it applies; -1 on SQLite
+    std::atomic<int64_t> rebuild_through{0};  // unfinished_rebuild()
   };
   const Stats& stats() const { return stats_; }
 
@@ -200,6 +209,9 @@ class Processor : public store::BackgroundWork {
   // Whether this process applies the inbox (store::ProcessingStore::take_lead()): asked
   // again at most every kLeadRetry while another instance does.
   bool take_lead();
+  // While a rebuild is unfinished: reads the store's mark again (`now`, or when
+  // kRebuildCheckEvery has passed) and logs when it is gone.
+  void follow_unfinished_rebuild(bool now);
 
   std::unique_ptr<store::ProcessingStore> store_;
   const ProcessorOptions options_;
@@ -207,6 +219,7 @@ class Processor : public store::BackgroundWork {
   uint64_t lead_version_ = 0;  // store_->lead_version() when the position was last read
   bool standing_by_ = false;  // logged that another instance leads
   std::chrono::steady_clock::time_point next_lead_try_{};
+  std::chrono::steady_clock::time_point next_rebuild_check_{};
   std::unique_ptr<events::DeliveryParser> parser_;
   int64_t applied_seq_ = 0;                   // as of the last committed step
   std::vector<Outcome> outcomes_;             // reused per step

@@ -150,8 +150,15 @@ class ProcessingStore {
   virtual Result<std::unique_ptr<Checkpointer>> start_catch_up_checkpointer() = 0;
 
   // `rebuild`: empties the derived tables (not the inbox, not jobs), resets outcomes (see
-  // ResetOptions) and the applied position to 0, in one transaction.
+  // ResetOptions) and the applied position to 0, and records the rebuild as unfinished up
+  // to the newest inbox row (store/unfinished_rebuild.h), in one transaction. The step
+  // whose set_applied_seq() reaches that row clears the record in its own transaction
+  // (on PostgreSQL, once the lowest shard position reaches it).
   virtual Result<void> reset_derived(ResetOptions options) = 0;
+  // The inbox row an unfinished rebuild must still apply again before the derived tables
+  // are whole; none when they are. The whole store's, whichever shards this session
+  // applies. Outside a step; one short read.
+  virtual Result<std::optional<int64_t>> unfinished_rebuild() = 0;
 };
 
 }  // namespace hh::store

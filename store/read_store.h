@@ -186,6 +186,11 @@ class ReadStore {
   virtual RecordQuery<StoredBackfill>& backfills() = 0;
   virtual RecordQuery<StoredUser>& users() = 0;
   virtual RecordQuery<StoredProvider>& providers() = 0;
+
+  // The inbox row an unfinished rebuild must still apply again before the derived tables
+  // are whole (store/unfinished_rebuild.h); none when they are. One short read (inside
+  // the snapshot when one is open).
+  virtual Result<std::optional<int64_t>> unfinished_rebuild() = 0;
 };
 
 // A read snapshot for as long as it lives (ReadStore::begin_snapshot).

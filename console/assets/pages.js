@@ -129,7 +129,12 @@ export async function overview(root) {
   // Shown while a refresh fails (the server stopped, the network went): the figures below
   // are then the last ones read, not today's.
   const stale = h('p', { id: 'overview-stale', class: 'error', hidden: true });
-  root.append(h('h1', {}, 'Overview'), stale, cards, charts, inbox, forwarding, teams);
+  // While serve applies the inbox again after a rebuild that did not finish: the other
+  // pages answer 503 meanwhile, and the outcomes below are those of before the rebuild.
+  const rebuilding = h('p', { id: 'overview-rebuild', class: 'error', hidden: true },
+    'Rebuild unfinished: the derived tables are incomplete until serve has applied the inbox again ' +
+    '(the pages that read them answer 503 meanwhile).');
+  root.append(h('h1', {}, 'Overview'), stale, rebuilding, cards, charts, inbox, forwarding, teams);
   let lastRead = Date.now();
   const draw = async () => {
     const data = await api('/api/overview');
@@ -137,6 +142,7 @@ export async function overview(root) {
     stale.hidden = true;
     const m = overviewModel(data);
     const value = (metric, pred) => m.find(metric, pred).reduce((sum, s) => sum + (m.latest(s) ?? 0), 0);
+    rebuilding.hidden = value('healthhook_rebuild_unfinished') === 0;
     const outcomes = m.find('healthhook_deliveries_total');
     // The last minute's rate once the history covers a minute; before that (just after a
     // start) the count over what it covers: 3 in 10 s is not "18 / min".

@@ -4,11 +4,11 @@
 
 namespace hh::http {
 
-void add_health_endpoints(Router& router, const store::InboxWriter& writer) {
+void add_health_endpoints(Router& router, const store::InboxWriter& writer, ReadinessCheck also) {
   router.add(bhttp::verb::get, "/healthz", [](Request&) -> net::awaitable<Response> {
     co_return json_response(Status::ok, R"({"status":"alive"})");
   });
-  router.add(bhttp::verb::get, "/readyz", [&writer](Request&) -> net::awaitable<Response> {
+  router.add(bhttp::verb::get, "/readyz", [&writer, also = std::move(also)](Request&) -> net::awaitable<Response> {
     std::string problem;  // built only when not ready
     if (const std::string sync_failure = writer.wal_sync_failure(); !sync_failure.empty()) {
       // For good: every delivery gets 503 until a restart (InboxWriter::wal_sync_failure() says why).
@@ -24,6 +24,8 @@ void add_health_endpoints(Router& router, const store::InboxWriter& writer) {
       problem = "disk nearly full";
     } else if (!writer.accepting()) {
       problem = "inbox queue above its high-water mark";
+    } else if (also) {
+      problem = also();
     }
     std::string body;
     json::ObjectWriter object(body);

@@ -15,6 +15,8 @@
 #include "store/sqlite/connection.h"
 #include "store/sqlite/database.h"
 #include "store/sqlite/processing_lock.h"
+#include "store/unfinished_rebuild.h"
+#include "store/unfinished_rebuild_sql.h"
 
 namespace hh::store {
 namespace {
@@ -515,6 +517,15 @@ Result<SqliteCopySummary> copy_sqlite_to_postgres(const std::string& source_path
     return fail(ErrorKind::data,
                 "forwarding has deliveries whose outbox entries are not made yet (healthhook_forward_unmade_deliveries "
                 "> 0: the backend was behind); run serve until the gauge is 0, then migrate");
+  }
+
+  // A store whose rebuild was interrupted would arrive with incomplete tables and no mark
+  // (processor_state is written, not copied): finished first, where it is.
+  auto unfinished = lite_int(*lite, "SELECT count(*) FROM (" + std::string(kUnfinishedRebuildSql) + ")");
+  if (!unfinished) return pass(unfinished);
+  if (*unfinished > 0) {
+    return fail(ErrorKind::data, std::string(kRebuildUnfinished) + " in " + source_path +
+                                     " (a rebuild was interrupted); run `healthhook rebuild` on it, then migrate");
   }
 
   auto fingerprint = source_fingerprint(*lite, tables);

@@ -11,6 +11,7 @@
 #include "store/postgres/outbox/pg_outbox_writer.h"
 #include "store/postgres/pg_delivery_cursor.h"
 #include "store/postgres/processing_locks.h"
+#include "store/unfinished_rebuild_sql.h"
 
 namespace hh::store {
 namespace {
@@ -31,20 +32,25 @@ constexpr const char* kShardPositions =
 // $1 the new position, $2 the owned shards; then processor_state to the lowest shard
 // position, as this statement sees the others' (committed ones, never ahead of them):
 // what an instance of the previous version would start from, and what a tool that reads
-// processor_state sees. Written last in a step: the row lock it takes is held only until
-// the commit that follows.
+// processor_state sees. An unfinished rebuild's mark goes once that position reaches it
+// (store/unfinished_rebuild.h), in the step that moves it there. Written last in a step:
+// the row lock it takes is held only until the commit that follows.
 constexpr const char* kSetPositions =
     "WITH moved AS (UPDATE processor_shards SET applied_seq = greatest(applied_seq, $1) "
     "WHERE shard = ANY ($2::bigint[]) RETURNING applied_seq) "
-    "UPDATE processor_state SET applied_seq = m.lowest FROM (SELECT min(p.applied_seq) AS lowest FROM "
+    "UPDATE processor_state SET applied_seq = greatest(processor_state.applied_seq, m.lowest), "
+    "rebuild_through = CASE WHEN processor_state.rebuild_through <= m.lowest THEN NULL "
+    "ELSE processor_state.rebuild_through END FROM (SELECT min(p.applied_seq) AS lowest FROM "
     "(SELECT applied_seq FROM moved UNION ALL "
     "SELECT applied_seq FROM processor_shards WHERE shard <> ALL ($2::bigint[])) AS p) AS m "
-    "WHERE id = 1 AND processor_state.applied_seq < m.lowest";
+    "WHERE id = 1 AND (processor_state.applied_seq < m.lowest OR processor_state.rebuild_through <= m.lowest)";
 
 // The same, between steps: two steps committing at once each see the other's old position,
-// and an idle store would keep the lower one.
+// and an idle store would keep the lower one (and an unfinished rebuild's mark).
 constexpr const char* kCatchUpState =
-    "UPDATE processor_state SET applied_seq = hh_processed_seq() WHERE id = 1 AND applied_seq < hh_processed_seq()";
+    "UPDATE processor_state SET applied_seq = greatest(applied_seq, hh_processed_seq()), "
+    "rebuild_through = CASE WHEN rebuild_through <= hh_processed_seq() THEN NULL ELSE rebuild_through END "
+    "WHERE id = 1 AND (applied_seq < hh_processed_seq() OR rebuild_through <= hh_processed_seq())";
 constexpr auto kCatchUpStateEvery = std::chrono::seconds(1);
 
 class PgProcessingStore final : public ProcessingStore {
@@ -183,6 +189,10 @@ class PgProcessingStore final : public ProcessingStore {
   }
 
   Result<void> reset_derived(ResetOptions options) override { return reset_postgres_derived(db_, options); }
+  Result<std::optional<int64_t>> unfinished_rebuild() override {
+    if (auto open = db_.reconnect_if_broken(); !open) return fail(open);
+    return db_.query_int(kUnfinishedRebuildSql);
+  }
 
  private:
   std::unique_ptr<pg::Connection> own_session_;  // null on the store's write connection; destroyed last
@@ -272,7 +282,12 @@ Result<void> reset_postgres_derived(pg::Connection& db, ResetOptions options) {
   if (!options.keep_statuses) {
     if (auto reset = db.exec("DELETE FROM delivery_outcomes"); !reset) return reset;
   }
-  if (auto reset = db.exec("UPDATE processor_state SET applied_seq = 0 WHERE id = 1"); !reset) return reset;
+  // Unfinished until the newest row is applied again (store/unfinished_rebuild.h).
+  if (auto reset = db.exec("UPDATE processor_state SET applied_seq = 0, "
+                           "rebuild_through = (SELECT max(seq) FROM inbox) WHERE id = 1");
+      !reset) {
+    return reset;
+  }
   if (auto reset = db.exec("UPDATE processor_shards SET applied_seq = 0"); !reset) return reset;
   return txn->commit();
 }

@@ -48,6 +48,8 @@ class ReadStoreOf final : public ReadStore {
   RecordQuery<StoredUser>& users() override { return users_; }
   RecordQuery<StoredProvider>& providers() override { return providers_; }
 
+  Result<std::optional<int64_t>> unfinished_rebuild() override { return Reads::unfinished_rebuild(session_); }
+
  private:
   template <typename D>
   using Records = RecordQueryOf<Reads, D>;

@@ -36,7 +36,9 @@ constexpr Column kRemovedBodies[] = {{"seq", kInt, kNotNull},
                                      {"body_bytes", kInt, kNotNull},
                                      {"removed_at_ms", kInt, kNotNull},
                                      {"user_id", kText, kNull}};
-constexpr Column kProcessorState[] = {{"id", kInt, kNotNull}, {"applied_seq", kInt, kNotNull}};
+// rebuild_through: SQLite 018, PostgreSQL 014 (store/unfinished_rebuild.h).
+constexpr Column kProcessorState[] = {
+    {"id", kInt, kNotNull}, {"applied_seq", kInt, kNotNull}, {"rebuild_through", kInt, kNull}};
 // Where body retention's walk stands (SQLite 016): one row, once it has removed a body.
 constexpr Column kRetentionWalk[] = {{"id", kInt, kNotNull}, {"walked_seq", kInt, kNotNull}};
 constexpr Column kProcessorShards[] = {{"shard", kInt, kNotNull}, {"applied_seq", kInt, kNotNull}};

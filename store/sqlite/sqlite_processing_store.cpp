@@ -3,6 +3,7 @@
 #include <string>
 
 #include "store/sqlite/wal_checkpointer.h"
+#include "store/unfinished_rebuild_sql.h"
 
 namespace hh::store {
 namespace {
@@ -45,7 +46,11 @@ Result<std::unique_ptr<ProcessingStore>> open_sqlite_processing(sqlite::Connecti
       "ON CONFLICT (seq) DO UPDATE SET status = excluded.status, family = excluded.family, error = excluded.error, "
       "user_id = excluded.user_id");
   if (!outcome) return fail(outcome);
-  auto advance = write_db.prepare("UPDATE processor_state SET applied_seq = ?1 WHERE id = 1");
+  // The step that applies an unfinished rebuild's last row clears its mark, in the same
+  // transaction (store/unfinished_rebuild.h). (NULL >= ?1 is NULL: a NULL mark stays NULL.)
+  auto advance = write_db.prepare(
+      "UPDATE processor_state SET applied_seq = ?1, "
+      "rebuild_through = CASE WHEN rebuild_through <= ?1 THEN NULL ELSE rebuild_through END WHERE id = 1");
   if (!advance) return fail(advance);
   auto durability = StepDurability::create(write_db);
   if (!durability) return fail(durability);
@@ -87,6 +92,10 @@ Result<int64_t> SqliteProcessingStore::applied_seq() {
   applied_.reset();
   if (!*row) return fail("processor_state has no row (database not migrated?)");
   return seq;
+}
+
+Result<std::optional<int64_t>> SqliteProcessingStore::unfinished_rebuild() {
+  return db_.query_int(kUnfinishedRebuildSql);
 }
 
 Result<int64_t> SqliteProcessingStore::newest_seq() {

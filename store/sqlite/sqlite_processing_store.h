@@ -26,8 +26,8 @@ namespace hh::store {
 Result<std::unique_ptr<ProcessingStore>> open_sqlite_processing(sqlite::Connection& write_db,
                                                                 std::span<const ForwardRule> forward_rules = {});
 
-// Empties the derived tables and resets the processor's position, in one transaction on
-// `write_db` (ProcessingStore::reset_derived). A lock held elsewhere: ErrorKind::busy.
+// Empties the derived tables, resets the processor's position and marks the rebuild
+// unfinished, in one transaction on `write_db` (ProcessingStore::reset_derived). A lock held elsewhere: ErrorKind::busy.
 Result<void> reset_derived(sqlite::Connection& write_db, ResetOptions options);
 
 class SqliteProcessingStore final : public ProcessingStore {
@@ -57,6 +57,7 @@ class SqliteProcessingStore final : public ProcessingStore {
   Result<std::unique_ptr<Checkpointer>> start_catch_up_checkpointer() override;
 
   Result<void> reset_derived(ResetOptions options) override { return store::reset_derived(db_, options); }
+  Result<std::optional<int64_t>> unfinished_rebuild() override;
 
  private:
   friend Result<std::unique_ptr<ProcessingStore>> open_sqlite_processing(sqlite::Connection& write_db,

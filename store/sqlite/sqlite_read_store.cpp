@@ -4,6 +4,7 @@
 #include "store/sqlite/database.h"
 #include "store/sqlite/queries/query_statements.h"
 #include "store/sqlite/queries/sample_query.h"
+#include "store/unfinished_rebuild_sql.h"
 
 namespace hh::store {
 namespace {
@@ -29,6 +30,9 @@ struct SqliteReads {
   static constexpr std::string_view kDeliveryWindow =
       "+received_at >= ?3 AND +received_at < ?4 AND (?5 IS NULL OR coalesce(event_type, '') GLOB ?5)";
   static std::string event_type_pattern(const std::string& glob) { return glob; }
+  static Result<std::optional<int64_t>> unfinished_rebuild(Session& session) {
+    return session.query_int(kUnfinishedRebuildSql);
+  }
 };
 
 }  // namespace

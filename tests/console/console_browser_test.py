@@ -488,6 +488,8 @@ def run_checks(checks, args, server, backend, signing_file, sent, read_token, ad
         checks.eventually("#/overview", lambda: sum(int(e.text) for e in
                                                     checks.elements("#overview-inbox td[data-status=all]")) >= len(sent),
                           "the overview does not count the inbox per family")
+        # Tables whole: no word of an unfinished rebuild (docs/operations.md, "Rebuild").
+        assert not d.find_element(By.ID, "overview-rebuild").is_displayed()
         checks.screenshot("overview")
     checks.run("the_overview_shows_the_deliveries_sent", overview_counts_deliveries)
 

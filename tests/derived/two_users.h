@@ -169,9 +169,10 @@ inline void strip_user_columns(sqlite::Connection& db) {
   BOOST_REQUIRE(db.exec("UPDATE workout_streams SET user_id = NULL WHERE notice_seq IS NULL"));
   // Migrations 010 (the outbox's pinned POSTs), 011 (the service's calls), 012 (paused
   // destinations), 013 and 014 (indexes), 015 (forwarding positions), 016 (the retention walk), 017 (the
-  // outbox's contents) came after 009: taken away too, so that opening the store runs them all
-  // again, in order, as an upgrade from version 8 does (011 rebuilds jobs; its CHECK can stay).
-  for (const char* sql : {"ALTER TABLE outbox DROP COLUMN content", "ALTER TABLE outbox DROP COLUMN content_bytes", "DROP TABLE retention_walk", "DROP VIEW forward_backlog", "DROP TABLE forward_positions", "DROP TABLE forward_pauses", "ALTER TABLE connections DROP COLUMN deregistered_at", "ALTER TABLE summaries DROP COLUMN app_id",
+  // outbox's contents), 018 (the rebuild marker) came after 009: taken away too, so that
+  // opening the store runs them all again, in order, as an upgrade from version 8 does (011 rebuilds jobs; its CHECK can stay).
+  for (const char* sql : {"ALTER TABLE processor_state DROP COLUMN rebuild_through",
+                          "ALTER TABLE outbox DROP COLUMN content", "ALTER TABLE outbox DROP COLUMN content_bytes", "DROP TABLE retention_walk", "DROP VIEW forward_backlog", "DROP TABLE forward_positions", "DROP TABLE forward_pauses", "ALTER TABLE connections DROP COLUMN deregistered_at", "ALTER TABLE summaries DROP COLUMN app_id",
                           "ALTER TABLE series DROP COLUMN app_id", "DROP TRIGGER outbox_head_deleted", "DROP TRIGGER outbox_head_left", "DROP INDEX outbox_keys",
                           "DROP INDEX outbox_due_heads", "DROP INDEX outbox_unclassified", "DROP INDEX outbox_posts", "DROP INDEX outbox_oldest", "DROP INDEX jobs_state",
                           "DROP TABLE outbox_dropped", "ALTER TABLE outbox DROP COLUMN head",

@@ -18,6 +18,7 @@
 
 #include "config/load_settings.h"
 #include "config/settings_reference.h"
+#include "store/unfinished_rebuild.h"
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
@@ -342,6 +343,20 @@ BOOST_AUTO_TEST_CASE(every_configuration_message_has_a_troubleshooting_entry) {
     BOOST_TEST(document.find("`" + mistake.quoted) != std::string::npos,
                "docs/troubleshooting.md has no entry for \"" << mistake.quoted << "\"");
   }
+}
+
+// The words an unfinished rebuild is reported with (store/unfinished_rebuild.h), as
+// docs/troubleshooting.md quotes them; operations.md explains where each appears.
+BOOST_AUTO_TEST_CASE(the_unfinished_rebuild_messages_are_quoted_as_printed) {
+  const std::string troubleshooting = read_file(kSourceDir / "docs" / "troubleshooting.md");
+  for (std::string_view message : {hh::store::kRebuildUnfinishedOffline, hh::store::kRebuildUnfinishedServing}) {
+    BOOST_TEST(troubleshooting.find(std::string(message)) != std::string::npos,
+               "docs/troubleshooting.md does not quote \"" << message << "\"");
+    BOOST_TEST(message.starts_with(hh::store::kRebuildUnfinished));
+  }
+  const std::string operations = read_file(kSourceDir / "docs" / "operations.md");
+  BOOST_TEST(operations.find("## Rebuild") != std::string::npos);
+  BOOST_TEST(operations.find(std::string(hh::store::kRebuildUnfinished)) != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(every_link_points_into_the_repository) {

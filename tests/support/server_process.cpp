@@ -115,6 +115,71 @@ ProcessResult run_healthhook(const std::vector<std::string>& args, const std::st
   return result;
 }
 
+RunningCommand::RunningCommand(const std::vector<std::string>& args, const std::vector<std::string>& extra_env) {
+  int err_pipe[2];
+  if (::pipe(err_pipe)) throw std::runtime_error("pipe failed");
+  std::vector<std::string> argv{healthhook_binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  pid_ = spawn_process(argv, extra_env, -1, -1, err_pipe[1]);
+  ::close(err_pipe[1]);
+  reader_ = std::thread([this, fd = err_pipe[0]] {
+    std::string pending;
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n <= 0) break;
+      pending.append(buf, static_cast<size_t>(n));
+      size_t nl;
+      while ((nl = pending.find('\n')) != std::string::npos) {
+        std::lock_guard lock(mutex_);
+        lines_.push_back(pending.substr(0, nl));
+        pending.erase(0, nl + 1);
+        changed_.notify_all();
+      }
+    }
+    ::close(fd);
+    std::lock_guard lock(mutex_);
+    if (!pending.empty()) lines_.push_back(pending);
+    lines_.push_back("<eof>");
+    changed_.notify_all();
+  });
+}
+
+RunningCommand::~RunningCommand() { kill_hard(); }
+
+bool RunningCommand::wait_for_line(const std::string& needle, std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mutex_);
+  bool found = false;
+  changed_.wait_for(lock, timeout, [&] {
+    for (const auto& line : lines_) {
+      if (line.find(needle) != std::string::npos) found = true;
+    }
+    return found || (!lines_.empty() && lines_.back() == "<eof>");
+  });
+  return found;
+}
+
+int RunningCommand::kill_hard() {
+  if (pid_ > 0 && exit_code_ < 0) {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    if (::waitpid(pid_, &status, 0) == pid_) exit_code_ = decode_status(status);
+  }
+  if (reader_.joinable()) reader_.join();
+  return exit_code_;
+}
+
+std::string RunningCommand::stderr_text() const {
+  std::lock_guard lock(mutex_);
+  std::string text;
+  for (const auto& line : lines_) {
+    if (line == "<eof>") continue;
+    if (!text.empty()) text += '\n';
+    text += line;
+  }
+  return text;
+}
+
 ServerProcess::ServerProcess(const TempDir& dir, const std::string& extra_toml, std::chrono::seconds startup_timeout,
                              const std::vector<std::string>& extra_env, const ProcessLimits& limits)
     : extra_env_(extra_env),

@@ -38,6 +38,33 @@ struct ProcessLimits {
   std::optional<mode_t> umask;
 };
 
+// `healthhook args…` left running, for tests that stop a command where they choose (e.g.
+// `rebuild --pause-after-steps N`, which says so on stderr and waits): its stderr is read
+// line by line; kill_hard() ends it as kill -9 does. The destructor kills what still runs.
+class RunningCommand {
+ public:
+  explicit RunningCommand(const std::vector<std::string>& args, const std::vector<std::string>& extra_env = {});
+  ~RunningCommand();
+  RunningCommand(const RunningCommand&) = delete;
+  RunningCommand& operator=(const RunningCommand&) = delete;
+
+  // Waits until a line of its stderr contains `needle`; false on timeout or when the
+  // command ended first.
+  bool wait_for_line(const std::string& needle, std::chrono::milliseconds timeout) const;
+  // SIGKILL, then its exit status (128 + 9 unless it had ended by itself).
+  int kill_hard();
+  // Its stderr so far, lines joined with '\n'.
+  std::string stderr_text() const;
+
+ private:
+  pid_t pid_ = -1;
+  int exit_code_ = -1;
+  std::thread reader_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  std::vector<std::string> lines_;  // GUARDED_BY(mutex_); "<eof>" last once stderr closed
+};
+
 class ServerProcess {
  public:
   // Writes healthhook.toml (listen 127.0.0.1:0, database, secret file) into `dir`, plus

@@ -7,6 +7,7 @@
 #include "store/postgres/read/pg_sample_query.h"
 #include "store/postgres/read/read_session.h"
 #include "store/queries/read_store_of.h"
+#include "store/unfinished_rebuild_sql.h"
 
 namespace hh::store {
 namespace {
@@ -24,6 +25,12 @@ struct PgReads {
   static constexpr std::string_view kDeliveryWindow =
       "received_at >= ?3 AND received_at < ?4 AND (?5::text IS NULL OR coalesce(event_type, '') ~ ?5)";
   static std::string event_type_pattern(const std::string& glob) { return schema::glob_to_regex(glob); }
+  static Result<std::optional<int64_t>> unfinished_rebuild(Session& session) {
+    auto rows = session.query(kUnfinishedRebuildSql);
+    if (!rows) return fail(rows);
+    if (rows->empty()) return std::optional<int64_t>{};
+    return rows->optional_integer(0, 0);
+  }
 };
 
 }  // namespace
