@@ -171,9 +171,10 @@ void pgre_strip_user_columns(pg::Connection& pg) {
   }
   BOOST_REQUIRE(pg.exec("UPDATE workout_streams SET user_id = NULL WHERE notice_seq IS NULL"));
   // Migrations 004 (the outbox's pinned POSTs), 005 (the service's calls), 006 (paused
-  // destinations), 009 and 010 (indexes), 011 (the retention walk), 012 (the outbox's contents), 013 (hh_is_utf8) came after 003: taken away too, so that opening the store runs them all
+  // destinations), 009 and 010 (indexes), 011 (the retention walk), 012 (the outbox's contents), 013 (hh_is_utf8),
+  // 014 (the rebuild marker) came after 003: taken away too, so that opening the store runs them all
   // again, in order, as an upgrade from version 2 does.
-  for (const char* sql : {"DROP FUNCTION hh_is_utf8(bytea)", "ALTER TABLE outbox DROP COLUMN content", "ALTER TABLE outbox DROP COLUMN content_bytes", "DROP TABLE retention_walk", "DROP TABLE forward_pauses", "ALTER TABLE connections DROP COLUMN deregistered_at", "ALTER TABLE summaries DROP COLUMN app_id",
+  for (const char* sql : {"ALTER TABLE processor_state DROP COLUMN rebuild_through", "DROP FUNCTION hh_is_utf8(bytea)", "ALTER TABLE outbox DROP COLUMN content", "ALTER TABLE outbox DROP COLUMN content_bytes", "DROP TABLE retention_walk", "DROP TABLE forward_pauses", "ALTER TABLE connections DROP COLUMN deregistered_at", "ALTER TABLE summaries DROP COLUMN app_id",
                           "ALTER TABLE series DROP COLUMN app_id", "DROP TRIGGER outbox_head_deleted ON outbox", "DROP TRIGGER outbox_head_left ON outbox",
                           "DROP FUNCTION hh_outbox_next_head()", "DROP INDEX outbox_keys", "DROP INDEX outbox_due_heads",
                           "DROP INDEX outbox_unclassified", "DROP INDEX outbox_posts", "DROP INDEX outbox_oldest", "DROP INDEX jobs_state", "DROP TABLE outbox_dropped",
