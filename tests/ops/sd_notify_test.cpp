@@ -128,6 +128,9 @@ BOOST_AUTO_TEST_CASE(ready_reloading_watchdog_then_stopping_in_that_order) {
   server.signal(SIGHUP);
   BOOST_REQUIRE_MESSAGE(notify.wait_for("RELOADING=1", kWait), notify.dump());
   BOOST_REQUIRE(server.wait_for_log("\"event\":\"reloaded\"", kWait));
+  // The reload runs off the io threads and says READY=1 after its log line: a SIGTERM
+  // before that would rightly leave it unsaid (no READY=1 after STOPPING=1).
+  BOOST_REQUIRE_MESSAGE(notify.wait_for_count("READY=1", 2, kWait), notify.dump());
 
   BOOST_TEST(server.stop() == 0);
   notify.drain();
