@@ -63,9 +63,11 @@ net::awaitable<JobOutcome> JobRunner::fail_job(store::ClaimedJob& job, JobOutcom
       store::decide_retry(options_.retry, job.attempts, final, retry_after_s, now, random_());
   if (paused_service) {
     // The service asked every job to wait (429/503): until this job's own retry, or the
-    // Retry-After when this job is dead. Never shortened by a later, shorter answer.
-    const int64_t until = decision.dead ? now + std::max<int64_t>(0, retry_after_s.value_or(0)) * 1000
-                                        : decision.next_attempt_at_ms;
+    // Retry-After when this job is dead, at most a day as every Retry-After (a lying one
+    // held every other job back for a year, or overflowed). Never shortened by a later,
+    // shorter answer.
+    const int64_t asked_s = std::clamp<int64_t>(retry_after_s.value_or(0), 0, store::kMaxRetryAfterSeconds);
+    const int64_t until = decision.dead ? now + asked_s * 1000 : decision.next_attempt_at_ms;
     Pause& pause = pauses_[paused_service];
     if (until > pause.until_ms) pause = Pause{until, error};
   }

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/timestamp.h"
+#include "store/jobs/retry_policy.h"
 #include "tests/fake_service/fake_bodies.h"
 #include "tests/fetcher/fetcher_fixture.h"
 
@@ -205,6 +206,33 @@ BOOST_AUTO_TEST_CASE(a_429_holds_back_every_job_to_the_service_until_retry_after
   BOOST_REQUIRE_EQUAL(outcomes.size(), 3u);
   for (const auto& outcome : outcomes) BOOST_TEST(kind_of(outcome) == "done");
   BOOST_TEST(streams() == 4u);
+}
+
+// A 429 on a job's last attempt pauses the service for its Retry-After, at most a day as
+// every Retry-After: a lying one (a year, or past what milliseconds hold) held every other
+// job to the service back for that long, written into their due times.
+BOOST_AUTO_TEST_CASE(a_dead_jobs_pause_lasts_a_day_at_most) {
+  for (const char* asked : {"31536000", "9223372036854775807"}) {
+    BOOST_TEST_CONTEXT("Retry-After " << asked) {
+      test::FetcherFixture f;
+      fake::FakeService service;
+      service.inject("*", status(429, asked));
+      auto settings = f.settings_for(service);
+      settings.max_attempts = 1;  // the first 429 kills its job
+      auto fetcher = f.make_fetcher(settings);
+      const int64_t first = f.queue_stream_job("w-1");
+      const int64_t second = f.queue_stream_job("w-2");
+      BOOST_REQUIRE_EQUAL(fetcher->run_due_now().size(), 1u);
+      BOOST_TEST(f.job(first).state == "dead");
+      BOOST_REQUIRE_EQUAL(fetcher->run_due_now().size(), 1u);  // held back, not tried
+      const auto held = f.job(second);
+      BOOST_TEST(held.state == "queued");
+      BOOST_TEST(held.attempts == 0);
+      BOOST_TEST(held.next_attempt_at >= test::kStartClockMs + store::kMaxRetryAfterSeconds * 1000);
+      // A day and its jitter (a fifth more, at most 10 minutes), never more.
+      BOOST_TEST(held.next_attempt_at <= test::kStartClockMs + store::kMaxRetryAfterSeconds * 1000 + 600'000);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(backoff_grows_until_the_attempts_are_used_up) {
