@@ -1,7 +1,6 @@
 #include "app/reload.h"
 
 #include <algorithm>
-#include <optional>
 
 #include "common/log.h"
 #include "config/secrets.h"
@@ -27,18 +26,15 @@ std::vector<std::string> keys_needing_restart(const config::Settings& startup, c
   return keys;
 }
 
-std::string reload(const config::Settings& startup, const config::Settings& settings, http::WebhookEndpoint& webhook,
-            http::Listener& listener) {
+Result<LoadedReload> load_reload(const config::Settings& startup, const config::Settings& settings) {
+  const auto refused = [](const std::string& reason) {
+    log::error("reload_failed").str("reason", reason);
+    return fail(reason);
+  };
   auto secrets = config::load_secrets(settings);
-  if (!secrets) {
-    log::error("reload_failed").str("reason", secrets.error());
-    return secrets.error();
-  }
+  if (!secrets) return refused(secrets.error());
   auto verifier = signature::Verifier::create(secrets->signing_secrets, startup.timestamp_tolerance_s);
-  if (!verifier) {
-    log::error("reload_failed").str("reason", verifier.error());
-    return verifier.error();
-  }
+  if (!verifier) return refused(verifier.error());
   const bool tls_at_start = !startup.tls.cert_file.empty();
   if (tls_at_start != !settings.tls.cert_file.empty()) {
     log::warn("reload_tls_unchanged").str("reason", "turning TLS on or off needs a restart");
@@ -46,25 +42,24 @@ std::string reload(const config::Settings& startup, const config::Settings& sett
   std::optional<http::ServerCertificate> certificate;
   if (tls_at_start && !settings.tls.cert_file.empty()) {
     auto loaded = http::load_server_certificate(settings.tls.cert_file, settings.tls.key_file, settings.base_dir);
-    if (!loaded) {
-      log::error("reload_failed").str("reason", loaded.error());
-      return loaded.error();
-    }
+    if (!loaded) return refused(loaded.error());
     certificate = std::move(*loaded);
   }
+  return LoadedReload{settings.log_level, std::move(*verifier), std::move(certificate),
+                      secrets->signing_secrets.size()};
+}
 
-  // Everything loaded: now, and only now, the new configuration takes effect.
-  log::set_level(log::parse_level(settings.log_level).value_or(log::Level::info));
-  webhook.set_verifier(std::move(*verifier));
-  if (certificate) {
-    listener.set_tls(certificate->context);  // new connections; open ones keep theirs
+void apply_reload(LoadedReload loaded, http::WebhookEndpoint& webhook, http::Listener& listener) {
+  log::set_level(log::parse_level(loaded.log_level).value_or(log::Level::info));
+  webhook.set_verifier(std::move(loaded.verifier));
+  if (loaded.certificate) {
+    listener.set_tls(loaded.certificate->context);  // new connections; open ones keep theirs
     log::info("tls_reloaded")
-        .str("subject", certificate->subject)
-        .str("serial", certificate->serial)
-        .str("not_after", certificate->not_after);
+        .str("subject", loaded.certificate->subject)
+        .str("serial", loaded.certificate->serial)
+        .str("not_after", loaded.certificate->not_after);
   }
-  log::info("reloaded").num("signing_secrets", static_cast<int64_t>(secrets->signing_secrets.size()));
-  return {};
+  log::info("reloaded").num("signing_secrets", static_cast<int64_t>(loaded.signing_secrets));
 }
 
 }  // namespace hh::app

@@ -3,12 +3,17 @@
 // the TLS certificate and key (the log level is applied as soon as the file parses).
 // Secrets and certificate are all loaded and checked before any is swapped, so a bad file
 // changes none of them. Turning TLS on or off, and every other setting, needs a restart.
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/result.h"
 #include "config/settings.h"
 #include "receiver/http/listener.h"
+#include "receiver/http/server_tls.h"
 #include "receiver/http/webhook_endpoint.h"
+#include "receiver/signature/webhook_signature.h"
 
 namespace hh::app {
 
@@ -16,9 +21,22 @@ namespace hh::app {
 // apply (all but the signing secrets, the TLS files and log_level): they need a restart.
 std::vector<std::string> keys_needing_restart(const config::Settings& startup, const config::Settings& settings);
 
+// What a reload swaps in, every file read and checked. Its parts are only loaded: nothing
+// running has changed yet.
+struct LoadedReload {
+  std::string log_level;
+  std::shared_ptr<const signature::Verifier> verifier;
+  std::optional<http::ServerCertificate> certificate;  // set when TLS ran at start and still does
+  size_t signing_secrets = 0;
+};
+
 // `settings`: the file as it reads now; `startup`: the settings the server started with.
-// Returns why nothing was changed ("" when reloaded): systemd's status line says it.
-std::string reload(const config::Settings& startup, const config::Settings& settings, http::WebhookEndpoint& webhook,
-            http::Listener& listener);
+// Reads the secrets and the certificate `settings` names; the error (logged as
+// reload_failed) says why nothing will change: systemd's status line says it.
+Result<LoadedReload> load_reload(const config::Settings& startup, const config::Settings& settings);
+
+// Swaps what `loaded` holds in: the log level, the verifier, the certificate for new
+// connections (open ones keep theirs).
+void apply_reload(LoadedReload loaded, http::WebhookEndpoint& webhook, http::Listener& listener);
 
 }  // namespace hh::app

@@ -4,13 +4,13 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/post.hpp>
 #include <csignal>
 
 #include "app/drain.h"
 #include "app/reload.h"
 #include "app/systemd_notify.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 
 namespace hh::app {
 
@@ -43,7 +43,17 @@ ServeSignals::ServeSignals(HttpFront& front, ServiceWatchdog* watchdog, const co
       watchdog_(watchdog),
       startup_(startup),
       reread_settings_(std::move(reread_settings)),
-      signals_(front.io, SIGINT, SIGTERM, SIGHUP) {}
+      signals_(front.io, SIGINT, SIGTERM, SIGHUP),
+      reloader_(start_named_thread("hh-reload", [this] { run_reloads(); })) {}
+
+ServeSignals::~ServeSignals() {
+  {
+    std::lock_guard lock(reload_mutex_);
+    reloader_ending_ = true;
+  }
+  reload_wanted_changed_.notify_one();
+  reloader_.join();
+}
 
 void ServeSignals::wait() {
   signals_.async_wait([this](const boost::system::error_code& ec, int signal) {
@@ -54,7 +64,11 @@ void ServeSignals::wait() {
 void ServeSignals::on_signal(int signal) {
   if (signal == SIGHUP) {
     systemd::reloading();
-    net::post(front_.blocking.executor(), [this] { reload_off_io(); });
+    {
+      std::lock_guard lock(reload_mutex_);
+      reload_wanted_ = true;
+    }
+    reload_wanted_changed_.notify_one();
     wait();  // a SIGTERM during a slow reload is taken at once
     return;
   }
@@ -73,19 +87,43 @@ void ServeSignals::on_signal(int signal) {
   net::co_spawn(front_.io, drain_then_finish(*front_.listener, signals_, close_grace), net::detached);
 }
 
-void ServeSignals::reload_off_io() {
-  std::lock_guard lock(reload_mutex_);
-  if (stopping_) return;
+void ServeSignals::run_reloads() {
+  std::unique_lock lock(reload_mutex_);
+  for (;;) {
+    reload_wanted_changed_.wait(lock, [this] { return reload_wanted_ || reloader_ending_; });
+    if (reloader_ending_) return;
+    reload_wanted_ = false;
+    lock.unlock();
+    reload_once();
+    lock.lock();
+  }
+}
+
+void ServeSignals::reload_once() {
+  {
+    std::lock_guard notifying(notify_mutex_);
+    if (stopping_) return;
+  }
+  std::optional<LoadedReload> loaded;
   std::string failure;
   std::vector<std::string> not_applied;
   if (auto settings = reread_settings_()) {
-    failure = reload(startup_, *settings, *front_.webhook, *front_.listener);
+    if (auto files = load_reload(startup_, *settings)) {
+      loaded = std::move(*files);
+    } else {
+      failure = files.error();
+    }
     not_applied = keys_needing_restart(startup_, *settings);
   } else {
     // The reason in the line (the log is JSON lines only): the file, line and key.
     failure = settings.error();
     log::error("reload_failed").str("reason", failure + " (keeping the running configuration)");
   }
+  std::lock_guard notifying(notify_mutex_);
+  // A stop that came while the files were read: the drain runs with what it started with,
+  // and after STOPPING=1 there is no READY=1.
+  if (stopping_) return;
+  if (loaded) apply_reload(std::move(*loaded), *front_.webhook, *front_.listener);
   // Serving either way; `systemctl status` shows whether the reload took, and what in the
   // file waits for a restart.
   std::string status = failure.empty() ? "reloaded" : "reload failed, running configuration kept: " + failure;
@@ -95,8 +133,7 @@ void ServeSignals::reload_off_io() {
     log::warn("reload_needs_restart").str("keys", keys);
     status += "; changed, applied at the next restart: " + keys;
   }
-  std::lock_guard notifying(notify_mutex_);
-  if (!stopping_) systemd::ready(status);  // after STOPPING=1, no READY=1
+  systemd::ready(status);
 }
 
 }  // namespace hh::app

@@ -2,11 +2,12 @@
 // The signals `serve` answers: SIGTERM/SIGINT drain and stop (drain.h); SIGHUP re-reads
 // the secrets and the TLS certificate (reload.h). Under systemd each is announced
 // (STOPPING=1; RELOADING=1, then READY=1).
-#include <atomic>
 #include <boost/asio/signal_set.hpp>
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "app/http_front.h"
 #include "app/service_watchdog.h"
@@ -35,22 +36,32 @@ class ServeSignals {
   // Waits for the next signal (again after each SIGHUP) on the front's io_context.
   void wait();
 
+ ~ServeSignals();  // waits for a reload under way (its files are regular: it ends)
+
  private:
   void on_signal(int signal);
+  // The reloader thread: a reload per SIGHUP, SIGHUPs that come during one taken together
+  // by the next (the file as it reads then), until the object goes.
+  void run_reloads();
   // A SIGHUP's work: reads the configuration and the files it names, swaps in what they
-  // hold, and tells systemd. On the front's blocking pool, never on an io thread: a file
-  // that is slow to read (a hung network filesystem) then delays the reload alone, not
-  // /healthz, webhooks or the watchdog's keep-alive. One at a time, in signal order.
-  void reload_off_io();
+  // hold unless serve is stopping by then, and tells systemd. On a thread of its own, never
+  // on an io thread or the blocking pool: a file that is slow to read (a hung network
+  // filesystem) delays the reload alone, not /healthz, webhooks, the watchdog's keep-alive,
+  // /metrics or the read API, and a stop is taken meanwhile.
+  void reload_once();
 
   HttpFront& front_;
   ServiceWatchdog* watchdog_;
   const config::Settings& startup_;
   std::function<Result<config::Settings>()> reread_settings_;
   boost::asio::signal_set signals_;
-  std::mutex reload_mutex_;             // held by the reload that runs
-  std::mutex notify_mutex_;             // orders a reload's READY=1 before STOPPING=1
-  std::atomic<bool> stopping_ = false;  // GUARDED_BY(notify_mutex_) for writes: a reload still queued does nothing
+  std::mutex notify_mutex_;  // orders a reload's apply and READY=1 before STOPPING=1
+  bool stopping_ = false;    // GUARDED_BY(notify_mutex_)
+  std::mutex reload_mutex_;
+  std::condition_variable reload_wanted_changed_;
+  bool reload_wanted_ = false;   // GUARDED_BY(reload_mutex_): a SIGHUP not yet taken
+  bool reloader_ending_ = false;  // GUARDED_BY(reload_mutex_)
+  std::thread reloader_;          // last: started once the rest is in place
 };
 
 }  // namespace hh::app

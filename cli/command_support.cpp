@@ -72,7 +72,7 @@ std::optional<std::string> event_type_glob(const std::optional<std::string>& glo
   return glob_with_shell_negation(*glob);
 }
 
-Result<config::Settings> read_settings_for(const SettingsFlags& flags) {
+Result<config::Settings> read_settings_for(const SettingsFlags& flags, config::ConfigFileKind file_kind) {
   config::Overrides overrides;
   for (const auto& entry : flags.set) {
     const auto eq = entry.find('=');
@@ -84,7 +84,7 @@ Result<config::Settings> read_settings_for(const SettingsFlags& flags) {
   if (flags.log_level) overrides["log_level"] = *flags.log_level;
 
   auto settings = config::load_settings(
-      flags.config_file, [](const char* name) -> const char* { return std::getenv(name); }, overrides);
+      flags.config_file, [](const char* name) -> const char* { return std::getenv(name); }, overrides, file_kind);
   if (!settings) return fail(settings);
   // A key of the other backend is a configuration error for every command (exit 2), not
   // only when a command gets to open the store.

@@ -37,7 +37,9 @@ struct SettingsFlags {
 void add_settings_flags(CLI::App& command, SettingsFlags& flags, bool with_listen = true);
 
 // Loads settings (file < HEALTHHOOK_* < flags); the error names the file, line and key.
-Result<config::Settings> read_settings_for(const SettingsFlags& flags);
+// `file_kind`: config::ConfigFileKind::regular_only for serve's SIGHUP.
+Result<config::Settings> read_settings_for(const SettingsFlags& flags,
+                                           config::ConfigFileKind file_kind = config::ConfigFileKind::any);
 // The same, applying their log_level.
 Result<config::Settings> load_settings_for(const SettingsFlags& flags);
 // The same; on error prints one line to stderr and returns nullopt (exit with

@@ -20,7 +20,7 @@ int run_serve(const SettingsFlags& flags) {
   if (!settings) return kExitBadConfig;
   app::ServeHooks hooks;
   // The reload applies log_level with the rest, only when all of it loads.
-  hooks.reread_settings = [&flags] { return read_settings_for(flags); };
+  hooks.reread_settings = [&flags] { return read_settings_for(flags, config::ConfigFileKind::regular_only); };
   hooks.report_error = [](std::string_view message) { report_error("serve", message); };
   return exit_code_of(app::serve(*settings, hooks));
 }

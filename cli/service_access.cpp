@@ -48,7 +48,7 @@ std::optional<fetcher::ServiceAccess> service_access_or_report(const config::Set
     report_error(command, "service.api_key_file is not set: the service needs the API key");
     return std::nullopt;
   }
-  auto api_key = config::read_secret_file(service.api_key_file, settings.base_dir);
+  auto api_key = config::read_api_key_file(service.api_key_file, settings.base_dir);
   if (!api_key) {
     report_error(command, key_setting + ": " + api_key.error());
     return std::nullopt;
@@ -63,7 +63,7 @@ std::optional<fetcher::ServiceAccess> management_access_or_report(const config::
     report_error(command, "management.url is not set: listing teams needs [management] url, key_file and org_id");
     return std::nullopt;
   }
-  auto key = config::read_secret_file(management.key_file, settings.base_dir);
+  auto key = config::read_api_key_file(management.key_file, settings.base_dir);
   if (!key) {
     report_error(command, "management.key_file: " + key.error());
     return std::nullopt;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -37,52 +38,70 @@ Result<std::string> read_file_text(const std::string& path, size_t max_bytes) {
   return text;
 }
 
-Result<int> open_regular_file(const std::string& path) {
+FileDescriptor& FileDescriptor::operator=(FileDescriptor&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+FileDescriptor::~FileDescriptor() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<FileDescriptor> open_regular_file(const std::string& path, FileRefusal* why) {
+  const auto refuse = [&](FileRefusal refusal, ErrorKind kind, std::string message) {
+    if (why) *why = refusal;
+    return fail(kind, path + ": " + message);
+  };
   // O_NONBLOCK: opening a FIFO without a writer returns at once (and so does a device's
   // open that waits for a carrier); the type is known only from the open descriptor
   // (fstat), which also follows a symbolic link to what is read.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) {
-    if (errno == ENXIO) return fail(ErrorKind::data, path + ": not a regular file");  // a Unix socket
-    return fail(ErrorKind::data, path + ": cannot read: " + std::strerror(errno));
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  if (fd.get() < 0) {
+    if (errno == ENXIO) return refuse(FileRefusal::not_regular, ErrorKind::data, "not a regular file");  // a socket
+    return refuse(FileRefusal::unreadable, ErrorKind::data, std::string("cannot read: ") + std::strerror(errno));
   }
   struct stat info {};
-  const bool stated = ::fstat(fd, &info) == 0;
-  const int error = errno;
-  if (!stated || !S_ISREG(info.st_mode)) {
-    ::close(fd);
-    if (!stated) return fail(ErrorKind::io, path + ": cannot read: " + std::strerror(error));
-    if (S_ISDIR(info.st_mode)) return fail(ErrorKind::data, path + ": is a folder, not a file");
-    return fail(ErrorKind::data, path + ": not a regular file");
+  if (::fstat(fd.get(), &info) != 0) {
+    return refuse(FileRefusal::unreadable, ErrorKind::io, std::string("cannot read: ") + std::strerror(errno));
   }
+  if (S_ISDIR(info.st_mode)) return refuse(FileRefusal::folder, ErrorKind::data, "is a folder, not a file");
+  if (!S_ISREG(info.st_mode)) return refuse(FileRefusal::not_regular, ErrorKind::data, "not a regular file");
   // A regular file's reads do not honour O_NONBLOCK; cleared all the same, as plain reads expect.
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
   return fd;
 }
 
-Result<std::string> read_regular_file_text(const std::string& path, size_t max_bytes) {
-  auto opened = open_regular_file(path);
+Result<FilePrefix> read_regular_file_prefix(const std::string& path, size_t max_bytes, FileRefusal* why) {
+  auto opened = open_regular_file(path, why);
   if (!opened) return fail(opened);
-  const int fd = *opened;
-  std::string text;
+  FilePrefix prefix;
   char buffer[64 * 1024];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+  // One byte past the bound tells whether the file goes on.
+  while (prefix.text.size() <= max_bytes) {
+    const ssize_t n = ::read(opened->get(), buffer, std::min(sizeof buffer, max_bytes + 1 - prefix.text.size()));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      const int error = errno;
-      ::close(fd);
-      return fail(ErrorKind::io, path + ": cannot read: " + std::strerror(error));
+      if (why) *why = FileRefusal::unreadable;
+      return fail(ErrorKind::io, path + ": cannot read: " + std::strerror(errno));
     }
-    if (n == 0) break;
-    text.append(buffer, static_cast<size_t>(n));
-    if (text.size() > max_bytes) {
-      ::close(fd);
-      return fail(ErrorKind::data, path + ": larger than " + std::to_string(max_bytes >> 20) + " MiB");
-    }
+    if (n == 0) return prefix;
+    prefix.text.append(buffer, static_cast<size_t>(n));
   }
-  ::close(fd);
-  return text;
+  prefix.text.resize(max_bytes);
+  prefix.whole = false;
+  return prefix;
+}
+
+Result<std::string> read_regular_file_text(const std::string& path, size_t max_bytes) {
+  auto prefix = read_regular_file_prefix(path, max_bytes);
+  if (!prefix) return fail(prefix);
+  if (!prefix->whole) {
+    return fail(ErrorKind::data, path + ": larger than " + std::to_string(max_bytes >> 20) + " MiB");
+  }
+  return std::move(prefix->text);
 }
 
 LineRead getline_within(std::istream& in, std::string& line, size_t max_bytes) {

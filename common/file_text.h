@@ -7,6 +7,7 @@
 #include <fstream>
 #include <istream>
 #include <string>
+#include <utility>
 
 #include "common/result.h"
 
@@ -14,16 +15,42 @@ namespace hh {
 
 Result<std::string> read_file_text(const std::string& path, size_t max_bytes = 4u << 20);
 
-// `path` opened for reading (O_CLOEXEC; the caller closes it) only when it is a regular
-// file, through symbolic links: a FIFO, a socket or a device is refused at once ("PATH: not
-// a regular file"), never waited on (a FIFO's open and read block until a writer comes),
-// as is a folder ("PATH: is a folder, not a file"); else "PATH: cannot read: REASON". For
-// files a configuration names (secrets, tokens, TLS keys and certificates): what is read
-// at start-up and on SIGHUP must not hang the reader.
-Result<int> open_regular_file(const std::string& path);
+// An open file descriptor, closed when it goes.
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd = -1) noexcept : fd_(fd) {}
+  FileDescriptor(FileDescriptor&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  FileDescriptor& operator=(FileDescriptor&& other) noexcept;
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  ~FileDescriptor();
+  int get() const noexcept { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Why open_regular_file refused a path, for a caller that words it its own way (a secret's).
+enum class FileRefusal { unreadable, folder, not_regular };
+
+// `path` opened for reading (O_CLOEXEC) only when it is a regular file, through symbolic
+// links: a FIFO, a socket or a device is refused at once ("PATH: not a regular file"), never
+// waited on (a FIFO's open and read block until a writer comes), as is a folder ("PATH: is a
+// folder, not a file"); else "PATH: cannot read: REASON". `why`, when given, gets which. For
+// files a configuration names (secrets, tokens, TLS keys and certificates, the configuration
+// itself on SIGHUP): what is read at start-up and on SIGHUP must not hang the reader.
+Result<FileDescriptor> open_regular_file(const std::string& path, FileRefusal* why = nullptr);
 
 // read_file_text for a file that must be regular (open_regular_file's errors).
 Result<std::string> read_regular_file_text(const std::string& path, size_t max_bytes = 4u << 20);
+
+// The first `max_bytes` of a regular file, and whether that was all of it: for a file whose
+// meaning is in its first lines (a secret), read once, whatever its size.
+struct FilePrefix {
+  std::string text;
+  bool whole = true;  // false: the file goes on past `text`
+};
+Result<FilePrefix> read_regular_file_prefix(const std::string& path, size_t max_bytes, FileRefusal* why = nullptr);
 
 // The file opened for reading, or the same errors as read_file_text ("PATH: is a folder, not
 // a file", "PATH: cannot read: REASON"), for a reader that goes line by line.

@@ -128,12 +128,14 @@ const std::vector<std::string>& known_keys() {
 }
 
 Result<Settings> load_settings(const std::optional<std::string>& config_file, EnvLookup environ_lookup,
-                               const Overrides& flags) {
+                               const Overrides& flags, ConfigFileKind file_kind) {
   Settings settings;
   KeyLines lines;  // of the keys the file set, until the environment or a flag sets them again
   std::map<std::string, std::string> variables;  // the keys the environment set (until a flag does), by key
   if (config_file) {
-    auto text = read_file_text(*config_file);  // bounded: a configuration is a few KiB
+    // Bounded: a configuration is a few KiB.
+    auto text = file_kind == ConfigFileKind::regular_only ? read_regular_file_text(*config_file)
+                                                          : read_file_text(*config_file);
     if (!text) return fail(text);
     auto applied = apply_toml_text(settings, *text, *config_file, &lines);
     if (!applied) return fail(applied);

@@ -17,8 +17,13 @@ using Overrides = std::map<std::string, std::string>;
 // (tests pass their own; production passes getenv).
 using EnvLookup = const char* (*)(const char*);
 
+// What the configuration file may be: any file at start-up (`--config <(envsubst < tpl)`, a
+// pipe, is read as a file is), a regular file only when serve reads it again on SIGHUP: a
+// FIFO there would hold the reload (and a stop behind it) until something writes to it.
+enum class ConfigFileKind { any, regular_only };
+
 Result<Settings> load_settings(const std::optional<std::string>& config_file, EnvLookup environ_lookup,
-                               const Overrides& flags);
+                               const Overrides& flags, ConfigFileKind file_kind = ConfigFileKind::any);
 
 // The line of each key a TOML document set, by dotted name.
 using KeyLines = std::map<std::string, int64_t>;

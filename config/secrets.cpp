@@ -1,11 +1,11 @@
 #include "config/secrets.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <string_view>
+#include <vector>
 
 #include "common/base64.h"
 #include "common/file_text.h"
@@ -72,63 +72,75 @@ bool is_signing_secret(std::string_view secret) {
   return key && !key->empty();
 }
 
-}  // namespace
+// Bounded: a secret is a line, and a large file is no secret file.
+constexpr size_t kSecretFileBytesRead = 64 * 1024;
 
-Result<std::string> read_secret_file(const std::string& path, const std::string& base_dir) {
-  const std::string resolved = resolve_secret_path(path, base_dir);
+// A secret file's first 64 KiB, read once (the path resolved), or why it cannot be read:
+// what the secret and the checks on it (an API key's lines) both read.
+struct SecretFileText {
+  std::string resolved;
+  FilePrefix prefix;
+};
+
+Result<SecretFileText> read_secret_file_text(const std::string& path, const std::string& base_dir) {
+  SecretFileText file{resolve_secret_path(path, base_dir), {}};
   // A regular file only: a FIFO (or a device) would hold the reader until a writer comes;
   // at a SIGHUP that was every request's thread (the reload now reads off them as well).
-  auto opened = open_regular_file(resolved);
-  if (!opened) {
-    if (opened.error() == resolved + ": not a regular file") {
-      return fail("secret file " + resolved + ": not a regular file");
-    }
-    if (opened.error() == resolved + ": is a folder, not a file") {
-      return fail("cannot read secret file " + resolved + ": it is a folder");
+  FileRefusal why = FileRefusal::unreadable;
+  auto read = read_regular_file_prefix(file.resolved, kSecretFileBytesRead, &why);
+  if (!read) {
+    switch (why) {
+      case FileRefusal::not_regular: return fail("secret file " + file.resolved + ": not a regular file");
+      case FileRefusal::folder: return fail("cannot read secret file " + file.resolved + ": it is a folder");
+      case FileRefusal::unreadable: break;
     }
     if (looks_like_a_secret(path)) {
       return fail("cannot read secret file: the value given looks like a secret itself, not the name of a file "
                   "that holds one (not shown; put the secret in a file, chmod 600, and give its path)");
     }
-    return fail("cannot read secret file " + resolved);
+    return fail("cannot read secret file " + file.resolved);
   }
-  const int fd = *opened;
-  // Bounded: a secret is a line, and a large file is no secret file.
-  constexpr size_t kMaxBytesRead = 64 * 1024;
-  std::string line;
-  size_t read = 0;
-  bool found = false;
-  char buffer[4096];
-  while (!found) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd);
-      return fail("cannot read secret file " + resolved);
-    }
-    if (n == 0) break;
-    for (ssize_t i = 0; i < n && !found; ++i) {
-      const char c = buffer[i];
-      if (++read > kMaxBytesRead) {
-        ::close(fd);
-        return fail("secret file " + resolved + ": no secret within its first 64 KiB");
-      }
-      if (c != '\n') {
-        line.push_back(c);
-        continue;
-      }
-      if (line.find_first_not_of(" \t\r") != std::string::npos) {
-        found = true;  // the first line that is not blank
-      } else {
-        line.clear();
-      }
-    }
+  file.prefix = std::move(*read);
+  return file;
+}
+
+bool is_blank(std::string_view line) { return line.find_first_not_of(" \t\r") == std::string_view::npos; }
+
+// The lines of `prefix` that are not blank, in order; a last line cut at the bound (the
+// file goes on) is not one of them.
+std::vector<std::string_view> lines_not_blank(const FilePrefix& prefix) {
+  std::vector<std::string_view> lines;
+  std::string_view rest = prefix.text;
+  while (!rest.empty()) {
+    const auto end = rest.find('\n');
+    if (end == std::string_view::npos && !prefix.whole) break;
+    const std::string_view line = rest.substr(0, end);
+    if (!is_blank(line)) lines.push_back(line);
+    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
   }
-  ::close(fd);
-  const auto first = line.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return fail("secret file " + resolved + " is empty");
-  const auto last = line.find_last_not_of(" \t\r\n");
-  return line.substr(first, last - first + 1);
+  return lines;
+}
+
+std::string trimmed(std::string_view line) {
+  const auto first = line.find_first_not_of(" \t\r");
+  const auto last = line.find_last_not_of(" \t\r");
+  return std::string(line.substr(first, last - first + 1));
+}
+
+// The secret: the first line that is not blank, trimmed.
+Result<std::string> first_secret(const SecretFileText& file) {
+  const auto lines = lines_not_blank(file.prefix);
+  if (!lines.empty()) return trimmed(lines.front());
+  if (!file.prefix.whole) return fail("secret file " + file.resolved + ": no secret within its first 64 KiB");
+  return fail("secret file " + file.resolved + " is empty");
+}
+
+}  // namespace
+
+Result<std::string> read_secret_file(const std::string& path, const std::string& base_dir) {
+  auto file = read_secret_file_text(path, base_dir);
+  if (!file) return fail(file);
+  return first_secret(*file);
 }
 
 namespace {
@@ -145,43 +157,30 @@ void warn_if_shared(const std::string& path, const std::string& base_dir) {
   }
 }
 
+}  // namespace
+
 // An API key goes out as a header value: a control byte in it would be sent raw, and a
 // second line is a second key or a mistake, not something to drop silently (the first line
 // used to be taken). The error names the file as read; the key is never shown.
 Result<std::string> read_api_key_file(const std::string& path, const std::string& base_dir) {
-  auto key = read_secret_file(path, base_dir);
+  auto file = read_secret_file_text(path, base_dir);
+  if (!file) return fail(file);
+  auto key = first_secret(*file);
   if (!key) return key;
-  const std::string resolved = resolve_secret_path(path, base_dir);
   for (const char c : *key) {
     const auto byte = static_cast<unsigned char>(c);
     if (byte < 0x20 || byte == 0x7f) {
       static constexpr char kHex[] = "0123456789abcdef";
-      return fail(resolved + ": the API key holds a control byte (0x" + kHex[byte >> 4] + kHex[byte & 15] +
+      return fail(file->resolved + ": the API key holds a control byte (0x" + kHex[byte >> 4] + kHex[byte & 15] +
                   "); the file holds the key alone, on one line");
     }
   }
-  // Bounded as read_secret_file is: the first 64 KiB.
-  std::ifstream in(resolved, std::ios::binary);
-  constexpr size_t kMaxBytesRead = 64 * 1024;
-  size_t read = 0;
-  int lines = 0;
-  bool blank = true;
-  for (char c; read < kMaxBytesRead && in.get(c); ++read) {
-    if (c == '\n') {
-      lines += blank ? 0 : 1;
-      blank = true;
-    } else if (c != ' ' && c != '\t' && c != '\r') {
-      blank = false;
-    }
-  }
-  lines += blank ? 0 : 1;
-  if (lines > 1) {
-    return fail(resolved + ": more than one line that is not blank; the file holds the API key alone, on one line");
+  if (lines_not_blank(file->prefix).size() > 1) {
+    return fail(file->resolved +
+                ": more than one line that is not blank; the file holds the API key alone, on one line");
   }
   return key;
 }
-
-}  // namespace
 
 Result<std::string> read_signing_secret_file(const std::string& path, const std::string& base_dir) {
   auto secret = read_secret_file(path, base_dir);

@@ -29,6 +29,10 @@ Result<Secrets> load_secrets(const Settings& settings);
 // error naming the file.
 Result<std::string> read_secret_file(const std::string& path, const std::string& base_dir);
 
+// The same for an API key, which goes out as a header value: one line that is not blank
+// (a second is an error), no control byte; the key is never shown.
+Result<std::string> read_api_key_file(const std::string& path, const std::string& base_dir);
+
 // The same for a webhook signing secret, checked: "whsec_<base64>" (or bare base64, as the
 // service's libraries take it); the error names the file as read and says what is wrong
 // (a UTF-8 byte order mark, the wrong form).

@@ -221,6 +221,36 @@ BOOST_AUTO_TEST_CASE(a_fifo_for_a_secret_fails_the_reload_at_once) {
   BOOST_TEST(checked.stderr_text.find(fifo + ": not a regular file") != std::string::npos, checked.stderr_text);
 }
 
+// The configuration file itself swapped for a FIFO (a hung network file stands in): a
+// SIGHUP fails at once, naming it, where it read the FIFO on the blocking pool (/metrics
+// and the read API share it: two SIGHUPs took both threads, and SIGTERM then waited for
+// ever). /metrics answers throughout, the file put back reloads, and the stop is prompt.
+BOOST_AUTO_TEST_CASE(a_fifo_for_the_configuration_fails_the_reload_at_once) {
+  clear_systemd_environment();
+  TempDir dir;
+  NotifySocket notify(dir.file("notify.sock"));
+  ServerProcess server(dir, "", std::chrono::seconds(20), {"NOTIFY_SOCKET=" + dir.file("notify.sock")});
+  BOOST_REQUIRE_MESSAGE(notify.wait_for("READY=1", kWait), notify.dump());
+  const std::string config = server.config_file();
+  const std::string kept = dir.file("healthhook.toml.kept");
+  BOOST_REQUIRE(::rename(config.c_str(), kept.c_str()) == 0);
+  BOOST_REQUIRE(::mkfifo(config.c_str(), 0600) == 0);
+  for (int i = 0; i < 3; ++i) server.signal(SIGHUP);
+  BOOST_REQUIRE_MESSAGE(notify.wait_for("STATUS=reload failed, running configuration kept: " + config +
+                                            ": not a regular file",
+                                        kWait),
+                        notify.dump());
+  HttpClient client(server.port());
+  BOOST_TEST(client.get("/metrics").status == 200);
+  BOOST_TEST(client.get("/healthz").status == 200);
+  client.close();
+  BOOST_REQUIRE(::unlink(config.c_str()) == 0);
+  BOOST_REQUIRE(::rename(kept.c_str(), config.c_str()) == 0);
+  server.signal(SIGHUP);
+  BOOST_REQUIRE_MESSAGE(notify.wait_for("STATUS=reloaded", kWait), notify.dump());
+  BOOST_TEST(server.stop() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(watchdog_meant_for_another_process_is_not_ours_to_ping) {
   clear_systemd_environment();
   TempDir dir;
