@@ -40,12 +40,22 @@ bool is_credential_header(std::string_view name) {
   return false;
 }
 
-// "Bearer abc…" → "Bearer ••••": the scheme says what kind of credential it was.
+// An authentication scheme of the HTTP registry (and the few common ones outside it), any case.
+bool is_auth_scheme(std::string_view word) {
+  for (std::string_view scheme : {"basic", "bearer", "concealed", "digest", "dpop", "gnap", "hoba", "mutual",
+                                  "negotiate", "ntlm", "oauth", "privatetoken", "scram-sha-1", "scram-sha-256",
+                                  "vapid", "token", "aws4-hmac-sha256"}) {
+    if (lower(word) == scheme) return true;
+  }
+  return false;
+}
+
+// "Bearer abc…" → "Bearer ••••": the scheme says what kind of credential it was. Only a
+// known scheme is kept: the first word of anything else may be the credential itself
+// ("key1, key2" for a header sent twice, a cookie).
 std::string masked_credential(std::string_view value) {
   const size_t space = value.find(' ');
-  if (space == std::string_view::npos || value.find_first_not_of(' ', space) == std::string_view::npos) {
-    return std::string(kMask);
-  }
+  if (space == std::string_view::npos || !is_auth_scheme(value.substr(0, space))) return std::string(kMask);
   return std::string(value.substr(0, space + 1)) + std::string(kMask);
 }
 
@@ -57,8 +67,12 @@ std::string masked_value(std::string_view value) {
     const std::string_view part = value.substr(start, end - start);
     if (!part.empty()) {
       if (!out.empty()) out.push_back(' ');
+      // "v1,<base64>": the version is kept, anything else before a comma is not.
       const size_t comma = part.find(',');
-      if (comma != std::string_view::npos) out.append(part.substr(0, comma + 1));
+      const bool version = comma >= 2 && comma != std::string_view::npos && part[0] == 'v' &&
+                           std::all_of(part.begin() + 1, part.begin() + static_cast<std::ptrdiff_t>(comma),
+                                       [](char c) { return c >= '0' && c <= '9'; });
+      if (version) out.append(part.substr(0, comma + 1));
       out.append(kMask);
     }
     start = end + 1;

@@ -140,7 +140,8 @@ Result<std::string> ServeConsoleActions::forward_requeue(const console::ActionRe
       if ((*entry)->destination != *destination) {
         return bad_request("ids: outbox entry " + std::to_string(*id) + " is not of destination " + *destination);
       }
-      checked.push_back(*id);
+      // Once each: "3,3,3" requeues one entry and says 1.
+      if (std::find(checked.begin(), checked.end(), *id) == checked.end()) checked.push_back(*id);
     }
     for (const int64_t id : checked) {
       store::OutboxSelection selection;
@@ -170,8 +171,9 @@ Result<std::string> ServeConsoleActions::jobs_requeue(const console::ActionReque
   auto admin = store::open_job_admin(database_);
   if (!admin) return fail(admin);
   const int64_t now = unix_now_ms();
-  if (const auto given = field(request, "job_id")) {
-    const auto id = parse_id(*given);
+  // Present but empty is no id, not "every dead job": only a form without the field asks for that.
+  if (const auto given = request.fields.find("job_id"); given != request.fields.end()) {
+    const auto id = parse_id(given->second);
     if (!id) return bad_request("job_id: expected a job id");
     auto status = (*admin)->requeue(*id, now);
     if (!status) return fail(status);

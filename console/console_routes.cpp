@@ -62,7 +62,10 @@ std::optional<std::string> form_decode(std::string_view text) {
   return out;
 }
 
-std::optional<std::map<std::string, std::string, std::less<>>> parse_form(std::string_view body) {
+// The fields of a form body. A field given twice is refused, not taken last-wins: the
+// page sends each once, and `job_id=1&job_id=` would otherwise act on every dead job (the
+// read API refuses a repeated parameter likewise).
+Result<std::map<std::string, std::string, std::less<>>> parse_form(std::string_view body) {
   std::map<std::string, std::string, std::less<>> fields;
   while (!body.empty()) {
     const size_t end = std::min(body.find('&'), body.size());
@@ -72,8 +75,10 @@ std::optional<std::map<std::string, std::string, std::less<>>> parse_form(std::s
     const size_t eq = pair.find('=');
     auto name = form_decode(pair.substr(0, eq));
     auto value = form_decode(eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1));
-    if (!name || !value) return std::nullopt;
-    fields[*name] = std::move(*value);
+    if (!name || !value) return fail(ErrorKind::data, "the body is not a form");
+    if (!fields.try_emplace(std::move(*name), std::move(*value)).second) {
+      return fail(ErrorKind::data, "a field is given twice (each is sent once)");
+    }
   }
   return fields;
 }
@@ -279,7 +284,7 @@ http::net::awaitable<http::Response> Console::action(http::Request& request) {
   ActionRequest action;
   action.name = std::string(http::Router::path_of(request.target()).substr(kActionPrefix.size()));
   auto fields = parse_form(request.body());
-  if (!fields) co_return console_error(Status::bad_request, "the body is not a form");
+  if (!fields) co_return console_error(Status::bad_request, fields.error());
   action.fields = std::move(*fields);
   if (!actions_) co_return console_error(Status::service_unavailable, "actions are not available in this server");
   auto line = log::info("console_action");

@@ -628,6 +628,11 @@ def run_checks(checks, args, server, backend, signing_file, sent, read_token, ad
         assert len(checks.elements("tr.entry[data-state=dead]")) == len(sent)
         checks.screenshot("forwarding")
         backend.set_status(200)
+        # An id named three times is one entry requeued, and said so (it said 3).
+        one = checks.elements("tr.entry[data-state=dead]")[0].get_attribute("data-id")
+        status, text = checks.fetch("POST", "/console/api/actions/forward-requeue",
+                                    "destination=backend&ids=%s,%s,%s" % (one, one, one))
+        assert status == 200 and '"requeued":1}' in text, (status, text)
         checks.element('button[data-action="forward-requeue"][data-state="dead"][data-destination="backend"]').click()
         checks.wait(lambda: backend.ids() >= set(sent), "the requeued forwards did not reach the backend",
                     FORWARD_WAIT_S)

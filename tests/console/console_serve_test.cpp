@@ -266,6 +266,15 @@ BOOST_AUTO_TEST_CASE(actions_need_an_admin_session_and_its_csrf_token) {
                misspelt.body);
     BOOST_TEST(misspelt.body.find("jobs-requeue-dead takes job_id") != std::string::npos, misspelt.body);
   }
+  // An empty job_id, or one given twice, is no id: it requeued every dead job (the last of
+  // a repeated field won, and an empty one read as absent).
+  for (const std::string& body : {std::string("job_id="), std::string("job_id=1&job_id=")}) {
+    const HttpResponse vague = client.request("POST", target, body, good);
+    BOOST_TEST(vague.status == 400, vague.body);
+    BOOST_TEST(vague.body.find(body == "job_id=" ? "job_id: expected a job id" : "a field is given twice") !=
+                   std::string::npos,
+               vague.body);
+  }
   // Field names are the sender's: one that would end the line, or take a key of the line,
   // is left out of the action's log line; every line stays one JSON object.
   const HttpResponse odd = client.request(
@@ -435,6 +444,11 @@ BOOST_AUTO_TEST_CASE(the_consoles_delivery_page_masks_signature_values) {
   with_credentials.emplace_back("X-Functions-Key", "proxy-credential-3");
   with_credentials.emplace_back("Ocp-Apim-Subscription-Key", "proxy-credential-4");
   with_credentials.emplace_back("X-Session-Id", "proxy-credential-5");
+  // A value with a blank (a header sent twice arrives joined by ", "; a cookie's pairs): its
+  // first word was kept as if it were a scheme.
+  with_credentials.emplace_back("X-Api-Key", "proxy-credential-6, proxy-credential-6b");
+  with_credentials.emplace_back("Cookie", "sid=proxy-credential-7; theme=dark");
+  with_credentials.emplace_back("X-Auth", "proxy-credential-8 rest");
   BOOST_TEST_REQUIRE(client.request("POST", "/webhooks", body, with_credentials).status == 200);
   const std::string value = signature.substr(3);
 
