@@ -2,6 +2,8 @@
 
 #include <openssl/ssl.h>
 
+#include "common/file_text.h"
+
 namespace hh::http_client {
 
 Result<std::shared_ptr<boost::asio::ssl::context>> client_tls_context(const std::string& ca_file) {
@@ -15,7 +17,11 @@ Result<std::shared_ptr<boost::asio::ssl::context>> client_tls_context(const std:
     context->set_default_verify_paths(ec);
     if (ec) return fail("cannot load the system trust store: " + ec.message());
   } else {
-    context->load_verify_file(ca_file, ec);
+    // A regular file only, read once: a FIFO or a device in its place would hold whatever
+    // loads it (serve's start, a fetch, check-config) until something writes to it.
+    auto pem = read_regular_file_text(ca_file);
+    if (!pem) return fail(pem.error_kind(), "cannot load " + pem.error());
+    context->add_certificate_authority(boost::asio::buffer(*pem), ec);  // every certificate of a bundle
     if (ec) return fail("cannot load " + ca_file + ": " + ec.message());
   }
   // verify_peer: a handshake with an unverifiable chain fails.

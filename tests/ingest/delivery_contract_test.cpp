@@ -1,4 +1,6 @@
 // The delivery contract of spec §2, row by row, against the real binary over 127.0.0.1.
+#include <sys/stat.h>
+
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
 #include <algorithm>
@@ -702,6 +704,14 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   BOOST_TEST(service_ca.exit_code == 2);
   BOOST_TEST(service_ca.stderr_text.find("service.ca_file: cannot load " + dir.file("missing-ca.pem")) != std::string::npos,
              service_ca.stderr_text);
+  // A FIFO in its place is refused unread (its read waited for a writer: check-config hung).
+  BOOST_REQUIRE(::mkfifo(dir.file("ca-fifo").c_str(), 0600) == 0);
+  auto fifo_ca = run_healthhook({"check-config", "--config", dir.file("ok.toml"), "--set",
+                                 "service.ca_file=" + dir.file("ca-fifo")},
+                                "", {}, std::chrono::seconds(30));
+  BOOST_TEST(fifo_ca.exit_code == 2, fifo_ca.stderr_text);
+  BOOST_TEST(fifo_ca.stderr_text.find(dir.file("ca-fifo") + ": not a regular file") != std::string::npos,
+             fifo_ca.stderr_text);
   dir.write("fwd-secret", random_secret());
   dir.write("fwd.toml", "database = \"" + dir.file("z.db") + "\"\n[[forward]]\nurl = \"https://127.0.0.1:9/in\"\n"
                         "secret_file = \"fwd-secret\"\nca_file = \"not-pem.pem\"\n");
