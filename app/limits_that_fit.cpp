@@ -1,5 +1,7 @@
 #include "app/limits_that_fit.h"
 
+#include <string>
+
 #include "common/log.h"
 #include "receiver/http/fd_limit.h"
 
@@ -10,11 +12,19 @@ size_t connections_that_fit(int64_t configured) {
   if (!limit.error.empty()) log::warn("nofile_limit").str("error", limit.error);
   const uint64_t fit = http::connections_that_fit(limit);
   if (static_cast<uint64_t>(configured) <= fit) return static_cast<size_t>(configured);
+  // Below a handful the service is as good as down (at 20 descriptors not one accept
+  // succeeds): said so, not left to a count of accept failures.
+  constexpr uint64_t kFewConnections = 8;
   log::warn("max_connections_lowered")
       .num("configured", configured)
       .num("max_connections", static_cast<int64_t>(fit))
       .num("nofile_limit", static_cast<int64_t>(limit.soft))
-      .str("reason", "the file-descriptor limit is too low; raise LimitNOFILE (ulimit -n)");
+      .str("reason", fit < kFewConnections
+                         ? "the file-descriptor limit leaves (almost) no connections beside the " +
+                               std::to_string(http::kReservedDescriptors) +
+                               " descriptors serve keeps for its files and threads: it may accept none; raise "
+                               "LimitNOFILE (ulimit -n) to 1024 or more"
+                         : std::string("the file-descriptor limit is too low; raise LimitNOFILE (ulimit -n)"));
   return static_cast<size_t>(fit);
 }
 

@@ -127,9 +127,16 @@ std::string trimmed(std::string_view line) {
   return std::string(line.substr(first, last - first + 1));
 }
 
-// The secret: the first line that is not blank, trimmed.
+// The secret: the one line that is not blank, trimmed. A second is refused, not dropped: a
+// new signing secret appended to the old one's file (a natural rotation mistake) was
+// ignored, and every delivery signed with it got 401.
 Result<std::string> first_secret(const SecretFileText& file) {
   const auto lines = lines_not_blank(file.prefix);
+  if (lines.size() > 1) {
+    return fail(file.resolved +
+                ": more than one line that is not blank; the file holds one secret alone, on one line (for two "
+                "signing secrets, list two files in signing_secret_files)");
+  }
   if (!lines.empty()) return trimmed(lines.front());
   if (!file.prefix.whole) return fail("secret file " + file.resolved + ": no secret within its first 64 KiB");
   return fail("secret file " + file.resolved + " is empty");
@@ -157,6 +164,19 @@ void warn_if_shared(const std::string& path, const std::string& base_dir) {
   }
 }
 
+// A token that opens data on the listener (the read API, the console's read-only sign-in,
+// /metrics): a short one can be guessed, refusal_delay_ms only slows each try. Said, not
+// refused: a running setup keeps starting (the admin token, new with the console, is held
+// to 16 characters).
+void warn_if_short(const std::string& token, std::string_view setting) {
+  constexpr size_t kShortToken = 16;
+  if (token.size() >= kShortToken) return;
+  log::warn("token_short")
+      .str("setting", setting)
+      .str("reason", "shorter than 16 characters: a client that reaches the listener may guess it; make one with "
+                     "openssl rand -hex 32");
+}
+
 }  // namespace
 
 // An API key goes out as a header value: a control byte in it would be sent raw, and a
@@ -174,10 +194,6 @@ Result<std::string> read_api_key_file(const std::string& path, const std::string
       return fail(file->resolved + ": the API key holds a control byte (0x" + kHex[byte >> 4] + kHex[byte & 15] +
                   "); the file holds the key alone, on one line");
     }
-  }
-  if (lines_not_blank(file->prefix).size() > 1) {
-    return fail(file->resolved +
-                ": more than one line that is not blank; the file holds the API key alone, on one line");
   }
   return key;
 }
@@ -243,6 +259,7 @@ Result<Secrets> load_secrets(const Settings& settings) {
   if (!settings.read_api.token_file.empty()) {
     auto token = read_secret_file(settings.read_api.token_file, settings.base_dir);
     if (!token) return fail(token, "read_api.token_file");
+    warn_if_short(*token, "read_api.token_file");
     secrets.read_api_token = std::move(*token);
   }
   if (!settings.database_password_file.empty()) {
@@ -254,6 +271,7 @@ Result<Secrets> load_secrets(const Settings& settings) {
   if (!settings.metrics.token_file.empty()) {
     auto token = read_secret_file(settings.metrics.token_file, settings.base_dir);
     if (!token) return fail(token, "metrics.token_file");
+    warn_if_short(*token, "metrics.token_file");
     secrets.metrics_token = std::move(*token);
   }
   if (settings.console.enabled && !settings.console.admin_token_file.empty()) {

@@ -24,9 +24,9 @@ struct Secrets {
 
 Result<Secrets> load_secrets(const Settings& settings);
 
-// Reads one secret file: its first line that is not blank, surrounding whitespace
-// trimmed. A file with none, or whose lines run past 64 KiB before one (/dev/zero), is an
-// error naming the file.
+// Reads one secret file: its one line that is not blank, surrounding whitespace trimmed.
+// A file with none, with a second, or whose lines run past 64 KiB before one, is an error
+// naming the file; one that is not a regular file (a FIFO, /dev/zero) is refused unread.
 Result<std::string> read_secret_file(const std::string& path, const std::string& base_dir);
 
 // The same for an API key, which goes out as a header value: one line that is not blank

@@ -334,6 +334,15 @@ BOOST_AUTO_TEST_CASE(missing_or_empty_secret_files_are_errors_naming_the_file) {
   dir.write("typo", "\n  \nwhsec_Y29uZmln\n");
   secrets = config::load_secrets(*s);
   BOOST_TEST(secrets.ok(), (secrets.ok() ? "" : secrets.error()));
+  // A second secret appended to the file (a rotation done in one file) is refused, not
+  // dropped: deliveries signed with it got 401 while check-config and serve said nothing.
+  dir.write("typo", "whsec_Y29uZmln\nwhsec_b3RoZXI=\n");
+  secrets = config::load_secrets(*s);
+  BOOST_REQUIRE(!secrets.ok());
+  BOOST_TEST(secrets.error() == "signing_secret_files: " + dir.file("typo") +
+                                    ": more than one line that is not blank; the file holds one secret alone, on one "
+                                    "line (for two signing secrets, list two files in signing_secret_files)",
+             secrets.error());
   // A secret that ends at the 64 KiB mark, with no newline, is whole.
   dir.write("typo", std::string(65536 - 14, '\n') + "whsec_Y29uZmln");
   secrets = config::load_secrets(*s);
