@@ -346,7 +346,7 @@ std::vector<SettingKey> make_keys() {
       integer_key("service.connect_timeout_s", [](auto& s) -> auto& { return s.service.connect_timeout_s; },
                   {1, 3600}, "Deadline for connecting and the TLS handshake."),
       integer_key("service.read_timeout_s", [](auto& s) -> auto& { return s.service.read_timeout_s; }, {1, 3600},
-                  "No bytes for this long: the fetch fails."),
+                  "No bytes for this long, or an answer's status line and headers not complete within it: the fetch fails."),
       integer_key("service.fetch_timeout_s", [](auto& s) -> auto& { return s.service.fetch_timeout_s; }, {1, 86400},
                   "Deadline for one fetch whole: connect, request and the entire answer."),
       integer_key("service.job_lease_s", [](auto& s) -> auto& { return s.service.job_lease_s; }, {3, 86400},
