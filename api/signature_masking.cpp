@@ -33,8 +33,10 @@ bool is_credential_header(std::string_view name) {
   // Masking a header that held no credential costs the page a value; showing one that did
   // costs the credential: names are matched widely ("key" takes X-Functions-Key,
   // Ocp-Apim-Subscription-Key, Private-Key, an idempotency key too).
+  // "jwt", "assertion", "oidc", "dpop": proxies' identity headers (Cf-Access-Jwt-Assertion,
+  // X-Amzn-Oidc-Data, DPoP) carry bearer tokens under names of their own.
   for (std::string_view part : {"auth", "cookie", "session", "token", "secret", "password", "passwd", "key",
-                                "credential"}) {
+                                "credential", "jwt", "assertion", "oidc", "dpop"}) {
     if (n.find(part) != std::string::npos) return true;
   }
   return false;

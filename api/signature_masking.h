@@ -11,7 +11,7 @@ namespace hh::api {
 // every header whose name ends in "signature" (any case) masked: each space-separated
 // "vN,<base64>" becomes "vN,••••", anything else "••••"; and of every header that carries
 // a credential (a name with "auth", "cookie", "session", "token", "secret", "password",
-// "key", "credential": Authorization, Set-Cookie, X-Functions-Key…): "Bearer ••••" keeps the
+// "key", "credential", "jwt", "assertion", "oidc", "dpop": Authorization, Set-Cookie, X-Functions-Key…): "Bearer ••••" keeps the
 // scheme, anything else "••••". Other headers are kept as they are. Text that is not such
 // an object comes back as "{}" (nothing unmasked slips out).
 std::string mask_signature_headers(std::string_view headers_json);

@@ -1,8 +1,7 @@
 #pragma once
-// SIGHUP in `serve`: re-read what can change safely while running: the signing secrets and
-// the TLS certificate and key (the log level is applied as soon as the file parses).
-// Secrets and certificate are all loaded and checked before any is swapped, so a bad file
-// changes none of them. Turning TLS on or off, and every other setting, needs a restart.
+// SIGHUP in `serve`: re-read what can change safely while running: the signing secrets,
+// the TLS certificate and key, and the log level. All are loaded and checked before any is
+// swapped in, so a bad file changes none of them. Turning TLS on or off, and every other setting, needs a restart.
 #include <memory>
 #include <optional>
 #include <string>

@@ -36,7 +36,9 @@ class ServeSignals {
   // Waits for the next signal (again after each SIGHUP) on the front's io_context.
   void wait();
 
- ~ServeSignals();  // waits for a reload under way (its files are regular: it ends)
+ // Waits for a reload under way: its reads end unless a filesystem never answers (then the
+  // drain is done and every delivery committed, and systemd's TimeoutStopSec ends it).
+  ~ServeSignals();
 
  private:
   void on_signal(int signal);

@@ -83,8 +83,14 @@ std::optional<int64_t> parse_iso8601_ms(std::string_view text) {
         if (digits == 0) return std::nullopt;
       }
     }
-    // Leap second 60 is accepted and folded into the next second, as RFC 3339 allows.
     if (hour > 23 || minute > 59 || second > 60) return std::nullopt;
+    // A leap second (60, as RFC 3339 allows) has no UTC instant of its own: it is taken as
+    // the last millisecond of second 59, not folded into the next second, whose sample it
+    // would replace (a reading lost without a word).
+    if (second == 60) {
+      second = 59;
+      millis = 999;
+    }
     if (pos < text.size()) {
       const char sign = text[pos];
       if (sign == 'Z' || sign == 'z') {

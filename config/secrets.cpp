@@ -104,40 +104,40 @@ Result<SecretFileText> read_secret_file_text(const std::string& path, const std:
   return file;
 }
 
-bool is_blank(std::string_view line) { return line.find_first_not_of(" \t\r") == std::string_view::npos; }
+// Blank: spaces, tabs, CR, and the padding an editor or a tool may leave (NUL, form feed,
+// vertical tab).
+constexpr std::string_view kBlank{" \t\r\f\v\0", 6};
 
-// The lines of `prefix` that are not blank, in order; a last line cut at the bound (the
-// file goes on) is not one of them.
-std::vector<std::string_view> lines_not_blank(const FilePrefix& prefix) {
-  std::vector<std::string_view> lines;
+bool is_blank(std::string_view line) { return line.find_first_not_of(kBlank) == std::string_view::npos; }
+
+struct FileLine {
+  std::string_view text;
+  bool cut = false;  // the last line read, cut at the bound: the file goes on past it
+};
+
+// The lines of `prefix` that are not blank, in order.
+std::vector<FileLine> lines_not_blank(const FilePrefix& prefix) {
+  std::vector<FileLine> lines;
   std::string_view rest = prefix.text;
   while (!rest.empty()) {
     const auto end = rest.find('\n');
-    if (end == std::string_view::npos && !prefix.whole) break;
     const std::string_view line = rest.substr(0, end);
-    if (!is_blank(line)) lines.push_back(line);
+    if (!is_blank(line)) lines.push_back({line, end == std::string_view::npos && !prefix.whole});
     rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
   }
   return lines;
 }
 
 std::string trimmed(std::string_view line) {
-  const auto first = line.find_first_not_of(" \t\r");
-  const auto last = line.find_last_not_of(" \t\r");
+  const auto first = line.find_first_not_of(kBlank);
+  const auto last = line.find_last_not_of(kBlank);
   return std::string(line.substr(first, last - first + 1));
 }
 
-// The secret: the one line that is not blank, trimmed. A second is refused, not dropped: a
-// new signing secret appended to the old one's file (a natural rotation mistake) was
-// ignored, and every delivery signed with it got 401.
-Result<std::string> first_secret(const SecretFileText& file) {
-  const auto lines = lines_not_blank(file.prefix);
-  if (lines.size() > 1) {
-    return fail(file.resolved +
-                ": more than one line that is not blank; the file holds one secret alone, on one line (for two "
-                "signing secrets, list two files in signing_secret_files)");
-  }
-  if (!lines.empty()) return trimmed(lines.front());
+// The secret: the first line that is not blank, trimmed (what follows it is the file's
+// business, a comment say; each kind of file checks it as it needs).
+Result<std::string> first_secret(const SecretFileText& file, const std::vector<FileLine>& lines) {
+  if (!lines.empty() && !lines.front().cut) return trimmed(lines.front().text);
   if (!file.prefix.whole) return fail("secret file " + file.resolved + ": no secret within its first 64 KiB");
   return fail("secret file " + file.resolved + " is empty");
 }
@@ -147,7 +147,7 @@ Result<std::string> first_secret(const SecretFileText& file) {
 Result<std::string> read_secret_file(const std::string& path, const std::string& base_dir) {
   auto file = read_secret_file_text(path, base_dir);
   if (!file) return fail(file);
-  return first_secret(*file);
+  return first_secret(*file, lines_not_blank(file->prefix));
 }
 
 namespace {
@@ -185,7 +185,8 @@ void warn_if_short(const std::string& token, std::string_view setting) {
 Result<std::string> read_api_key_file(const std::string& path, const std::string& base_dir) {
   auto file = read_secret_file_text(path, base_dir);
   if (!file) return fail(file);
-  auto key = first_secret(*file);
+  const auto lines = lines_not_blank(file->prefix);
+  auto key = first_secret(*file, lines);
   if (!key) return key;
   for (const char c : *key) {
     const auto byte = static_cast<unsigned char>(c);
@@ -195,19 +196,36 @@ Result<std::string> read_api_key_file(const std::string& path, const std::string
                   "); the file holds the key alone, on one line");
     }
   }
+  if (lines.size() > 1) {  // a line cut at the 64 KiB bound too
+    return fail(file->resolved +
+                ": more than one line that is not blank; the file holds the API key alone, on one line");
+  }
   return key;
 }
 
 Result<std::string> read_signing_secret_file(const std::string& path, const std::string& base_dir) {
-  auto secret = read_secret_file(path, base_dir);
+  auto file = read_secret_file_text(path, base_dir);
+  if (!file) return fail(file);
+  const auto lines = lines_not_blank(file->prefix);
+  auto secret = first_secret(*file, lines);
   if (!secret) return secret;
   // Checked where the file is known (a verifier knows only the secrets' order): named as
   // read, which may be $CREDENTIALS_DIRECTORY's file of that name.
   if (!is_signing_secret(*secret)) {
     const bool bom = secret->starts_with("\xEF\xBB\xBF");
-    return fail(resolve_secret_path(path, base_dir) +
-                (bom ? ": starts with a UTF-8 byte order mark; save it without one"
-                     : ": not a signing secret (whsec_<base64>, as the service shows it)"));
+    return fail(file->resolved + (bom ? ": starts with a UTF-8 byte order mark; save it without one"
+                                      : ": not a signing secret (whsec_<base64>, as the service shows it)"));
+  }
+  // A second signing secret appended to the first one's file (rotation done in one file) is
+  // refused, not dropped: every delivery signed with it got 401 while check-config and serve
+  // said nothing. Other lines (a comment) stay the file's business.
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const std::string other = trimmed(lines[i].text);
+    const auto key = base64_decode(other);
+    if (other.starts_with("whsec_") || (key && key->size() >= 16)) {
+      return fail(file->resolved +
+                  ": holds a second signing secret; give each its own file and list both in signing_secret_files");
+    }
   }
   return secret;
 }

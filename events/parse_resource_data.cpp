@@ -78,11 +78,15 @@ bool read_source_id(JsonReader& json, od::value v, size_t depth, SampleValue& ou
   return true;
 }
 
+// `end`: a date alone ("2024-01-31", as the service may send it) ends with that day's last
+// millisecond, not its first: the backfill's last day was left out of the fetch.
 bool read_window_time(JsonReader& json, const JsonPath& path, std::string_view field,
-                      std::optional<std::string_view> text, int64_t& out) {
+                      std::optional<std::string_view> text, int64_t& out, bool end = false) {
   if (!text) return json.fail(path, field, "missing");
   if (auto ms = parse_iso8601_ms(*text)) {
-    out = *ms;
+    constexpr size_t kDateOnly = 10;  // YYYY-MM-DD
+    constexpr int64_t kDayMs = 86'400'000;
+    out = *ms + (end && text->size() == kDateOnly ? kDayMs - 1 : 0);
     return true;
   }
   std::string what("not an ISO 8601 time ");
@@ -187,7 +191,7 @@ bool parse_resource_data(JsonReader& json, od::value v, size_t depth, const Reso
     out.family = Family::backfill;
     BackfillNotice notice;
     if (!read_window_time(json, path, "start_date", f.start_date, notice.start_ms)) return false;
-    if (!read_window_time(json, path, "end_date", f.end_date, notice.end_ms)) return false;
+    if (!read_window_time(json, path, "end_date", f.end_date, notice.end_ms, true)) return false;
     // Never fetchable: invalid now, not a job that dies at its first page.
     if (notice.end_ms < notice.start_ms) return json.fail(path, "end_date", "before start_date");
     if (!f.provider || f.provider->empty()) return json.fail(path, "provider", "missing");

@@ -449,6 +449,8 @@ BOOST_AUTO_TEST_CASE(the_consoles_delivery_page_masks_signature_values) {
   with_credentials.emplace_back("X-Api-Key", "proxy-credential-6, proxy-credential-6b");
   with_credentials.emplace_back("Cookie", "sid=proxy-credential-7; theme=dark");
   with_credentials.emplace_back("X-Auth", "proxy-credential-8 rest");
+  with_credentials.emplace_back("Cf-Access-Jwt-Assertion", "proxy-credential-9");
+  with_credentials.emplace_back("DPoP", "proxy-credential-10");
   BOOST_TEST_REQUIRE(client.request("POST", "/webhooks", body, with_credentials).status == 200);
   const std::string value = signature.substr(3);
 

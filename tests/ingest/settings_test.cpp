@@ -340,9 +340,17 @@ BOOST_AUTO_TEST_CASE(missing_or_empty_secret_files_are_errors_naming_the_file) {
   secrets = config::load_secrets(*s);
   BOOST_REQUIRE(!secrets.ok());
   BOOST_TEST(secrets.error() == "signing_secret_files: " + dir.file("typo") +
-                                    ": more than one line that is not blank; the file holds one secret alone, on one "
-                                    "line (for two signing secrets, list two files in signing_secret_files)",
+                                    ": holds a second signing secret; give each its own file and list both in "
+                                    "signing_secret_files",
              secrets.error());
+  // So is one past the 64 KiB mark, cut there.
+  dir.write("typo", "whsec_Y29uZmln\n" + std::string(65536 - 25, '\n') + "whsec_b3RoZXI=\n");
+  secrets = config::load_secrets(*s);
+  BOOST_TEST(!secrets.ok());
+  // A comment after the secret, and padding (NUL, form feed), are the file's business.
+  dir.write("typo", std::string("whsec_Y29uZmln\n# rotated 2026-01-01\n\f\n") + std::string(4, '\0') + "\n");
+  secrets = config::load_secrets(*s);
+  BOOST_TEST(secrets.ok(), (secrets.ok() ? "" : secrets.error()));
   // A secret that ends at the 64 KiB mark, with no newline, is whole.
   dir.write("typo", std::string(65536 - 14, '\n') + "whsec_Y29uZmln");
   secrets = config::load_secrets(*s);

@@ -25,6 +25,10 @@ BOOST_AUTO_TEST_CASE(fractions_dates_and_edges) {
   BOOST_TEST(*parse_iso8601_ms("1970-01-01T00:00:00Z") == 0);
   BOOST_TEST(*parse_iso8601_ms("1969-12-31T23:59:59Z") == -1000);
   BOOST_TEST(*parse_iso8601_ms("2024-02-29T00:00:00Z") == 1709164800000);
+  // A leap second is the last millisecond of second 59, apart from the next second (whose
+  // sample it replaced, folded into it).
+  BOOST_TEST(*parse_iso8601_ms("2016-12-31T23:59:60Z") == *parse_iso8601_ms("2017-01-01T00:00:00Z") - 1);
+  BOOST_TEST(*parse_iso8601_ms("2016-12-31T23:59:60.5Z") == *parse_iso8601_ms("2016-12-31T23:59:59.999Z"));
 }
 
 BOOST_AUTO_TEST_CASE(rejects_what_is_not_a_time) {
