@@ -356,7 +356,10 @@ void PostScheduler::record_failure(const OutgoingPost& post, const PostOutcome& 
     failing_ = true;
   }
   if (written && !leaving_due.empty()) {
-    written = outbox_.retry_later(leaving_due, now_ms + delay.count(), status, outcome.error);
+    // After the plain backoff, not the answer's Retry-After: that may be about the user
+    // split off (503, Retry-After: an hour, for one user held the others for the hour).
+    const auto leaving_delay = retry_delay(backoff_, attempts, std::nullopt, random_);
+    written = outbox_.retry_later(leaving_due, now_ms + leaving_delay.count(), status, outcome.error);
   }
   if (written && !leaving_dead.empty()) {
     written = died(leaving_dead, leaving_dead_attempts, "gave up at max_attempts or max_age; last: " + outcome.error);
