@@ -19,6 +19,20 @@ std::string_view outcome_of_status(unsigned status) {
   return "http_other";
 }
 
+// Why a POST's entries die at max_attempts, true for each of them: they count their own
+// attempts (an entry that left a split POST, or was requeued, may have had fewer), so a POST
+// of several names the entry that reached the limit rather than "after N attempts".
+std::string gave_up_at_max_attempts(const OutgoingPost& post, std::span<const int64_t> kept, int64_t attempts,
+                                    int64_t max_attempts) {
+  if (kept.size() == 1) return "gave up after " + std::to_string(attempts) + " attempts (max_attempts)";
+  for (const auto& e : post.entries) {
+    if (e.attempts + 1 < max_attempts || std::find(kept.begin(), kept.end(), e.outbox_id) == kept.end()) continue;
+    return "gave up: the POST's message " + message_id(e.outbox_id) + " reached max_attempts (" +
+           std::to_string(max_attempts) + ")";
+  }
+  return "gave up at max_attempts (" + std::to_string(max_attempts) + ")";
+}
+
 }  // namespace
 
 int64_t PostScheduler::made_ahead_for(const config::ForwardSettings& settings) {
@@ -258,12 +272,19 @@ void PostScheduler::record_failure(const OutgoingPost& post, const PostOutcome& 
   const config::ForwardSettings& s = settings_;
   const std::optional<int64_t> status =
       outcome.status ? std::optional<int64_t>(*outcome.status) : std::nullopt;
-  // Split only on an answer to retry (the backend said it did not take it, for now): after a
-  // timeout or a connection lost it may have applied the POST, and a backend that
-  // deduplicates by webhook-id would apply its changes again under the new ids; a final
-  // answer kills the POST whole (dead entries hold back nothing, and `forward requeue` sends
-  // it again, to be split then if the backend asks for a retry).
-  const bool split = verdict == Verdict::retry && outcome.status && split_off_first_key(post);
+  // Split whenever a POST that went out failed, whatever the failure (decision 083): an
+  // answer to retry, a final answer (it may name one user only: the others are not killed
+  // with it) and a timeout or a lost connection (as long as it was retried whole, every
+  // user in it waited for the one the backend hangs on). A backend that applied it
+  // deduplicates the changes sent again under new POST ids by their own ids (each change
+  // keeps its `id`). Not when it never reached the backend (no connection: the whole
+  // destination pauses; the body could not be made): its id was never sent.
+  const bool went_out = outcome.status.has_value() ||
+                        (!outcome.unreachable && !outcome.store_failed && !outcome.undeliverable);
+  const bool split = went_out && split_off_first_key(post);
+  // The first key's part goes on under its new id: a final answer may have been another
+  // user's. A POST of one user and resource keeps its verdict (a final answer kills it).
+  if (split) verdict = Verdict::retry;
   if (!split && post.content_unsaved) {
     // What this attempt carried, kept for every later one (the same bytes under this id).
     // A failure to write it only means the retry reads the rows again.
@@ -283,11 +304,12 @@ void PostScheduler::record_failure(const OutgoingPost& post, const PostOutcome& 
   // the backoff.
   const std::optional<std::string>& first_key = post.entries.front().order_key;
   std::vector<int64_t> kept, leaving_dead, leaving_due;
-  int64_t attempts = 0, oldest = INT64_MAX, leaving_dead_attempts = 0;
+  int64_t attempts = 0, oldest = INT64_MAX, oldest_id = 0, leaving_dead_attempts = 0;
   for (const auto& e : post.entries) {
     if (!split || e.order_key == first_key) {
       kept.push_back(e.outbox_id);
       attempts = std::max(attempts, e.attempts + 1);
+      if (e.created_at_ms < oldest) oldest_id = e.outbox_id;
       oldest = std::min(oldest, e.created_at_ms);
     } else if (e.attempts + 1 >= s.max_attempts || now_ms - e.created_at_ms >= s.max_age_s * 1000) {
       leaving_dead.push_back(e.outbox_id);
@@ -299,10 +321,13 @@ void PostScheduler::record_failure(const OutgoingPost& post, const PostOutcome& 
   std::string error = outcome.error;
   if (verdict == Verdict::retry && attempts >= s.max_attempts) {
     verdict = Verdict::final;
-    error = "gave up after " + std::to_string(attempts) + " attempts (max_attempts); last: " + error;
+    error = gave_up_at_max_attempts(post, kept, attempts, s.max_attempts) + "; last: " + error;
   } else if (verdict == Verdict::retry && now_ms - oldest >= s.max_age_s * 1000) {
     verdict = Verdict::final;
-    error = "gave up: older than max_age after " + std::to_string(attempts) + " attempts; last: " + error;
+    // Each entry counts its own attempts: a POST of several names its oldest instead.
+    error = kept.size() == 1 ? "gave up: older than max_age after " + std::to_string(attempts) + " attempts"
+                             : "gave up: older than max_age (the POST's oldest message " + message_id(oldest_id) + ")";
+    error += "; last: " + outcome.error;
   }
   const auto delay = retry_delay(backoff_, attempts, outcome.retry_after_s, random_);
   const auto died = [&](std::span<const int64_t> ids, int64_t their_attempts, const std::string& why) {
@@ -331,7 +356,10 @@ void PostScheduler::record_failure(const OutgoingPost& post, const PostOutcome& 
     failing_ = true;
   }
   if (written && !leaving_due.empty()) {
-    written = outbox_.retry_later(leaving_due, now_ms + delay.count(), status, outcome.error);
+    // After the plain backoff, not the answer's Retry-After: that may be about the user
+    // split off (503, Retry-After: an hour, for one user held the others for the hour).
+    const auto leaving_delay = retry_delay(backoff_, attempts, std::nullopt, random_);
+    written = outbox_.retry_later(leaving_due, now_ms + leaving_delay.count(), status, outcome.error);
   }
   if (written && !leaving_dead.empty()) {
     written = died(leaving_dead, leaving_dead_attempts, "gave up at max_attempts or max_age; last: " + outcome.error);

@@ -27,6 +27,9 @@
 //                  once more, under the same id);
 //   retry          each entry's attempts + 1, due after the backoff or Retry-After;
 //   final          dead, every entry of the POST (it goes out whole or not at all);
+//   a POST of several users or resources that went out and failed in any way (an answer,
+//   a timeout, a lost connection) is split instead (split_off_first_key(), decisions 078
+//   and 083): its first key's entries go on under a new id, the others' are planned afresh;
 //   a retry becomes final when an entry of the POST has had max_attempts attempts, or the
 //   oldest is older than max_age when the POST ends (so a POST in flight past max_age
 //   dies if it fails, and is delivered if it succeeds).

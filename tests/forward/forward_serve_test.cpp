@@ -525,6 +525,80 @@ BOOST_AUTO_TEST_CASE(one_refused_user_does_not_stall_the_destination) {
   BOOST_TEST(seen.all().size() - backend.accepted().size() <= 2u);
 }
 
+// Decision 083: a POST of several users that fails in any way is split, its id never sent
+// again. With batch > 1 a backend refusing one user for good (410) killed the four users'
+// changes it shared a POST with after one attempt, and a backend hanging on one user's
+// POST (answering after timeout_ms) had the others' changes retried with it until
+// max_attempts killed them all. Now only the failing users' changes die.
+BOOST_AUTO_TEST_CASE(a_post_of_several_users_failing_in_any_way_kills_only_the_failing_users) {
+  const std::string secret = test::random_secret();
+  const std::string gone = "9a000000-0000-4000-8000-000000000000";  // the backend answers 410
+  const std::string slow = "9b000000-0000-4000-8000-000000000000";  // applied, answered too late
+  const std::string c = "9c000000-0000-4000-8000-000000000000", d = "9d000000-0000-4000-8000-000000000000";
+  test::FakeBackend backend(backend_options(secret));
+  std::mutex mutex;
+  std::map<std::string, std::pair<size_t, size_t>> requests;  // webhook-id → (times sent, users in it)
+  backend.set_plan([&](const test::BackendRequest& r) {
+    size_t users = 0;
+    for (const auto& u : {gone, slow, c, d}) users += r.body.find(u) != std::string::npos ? 1 : 0;
+    {
+      std::lock_guard lock(mutex);
+      auto& [times, in_it] = requests[r.id];
+      ++times;
+      in_it = users;
+    }
+    test::BackendFault fault;
+    if (r.body.find(gone) != std::string::npos) {
+      fault.status = 410;
+    } else if (r.body.find(slow) != std::string::npos) {
+      fault.delay = 1500ms;  // past timeout_ms
+    }
+    return fault;
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_toml(dir, "backend", backend.url(), secret,
+                                               "batch = 10\ntimeout_ms = 500\nmax_attempts = 6\n"));
+  test::HttpClient client(server.port());
+  // Paused while the four users' changes are made, so that they go out together.
+  auto paused = test::run_healthhook({"forward", "pause", "backend", "--config", server.config_file()});
+  BOOST_REQUIRE_MESSAGE(paused.exit_code == 0, paused.stderr_text);
+  BOOST_REQUIRE(wait_until([&] {
+    return metric_line(client, "healthhook_forward_paused{destination=\"backend\"}").ends_with(" 1");
+  }));
+  // The failing users' changes first: each failure of the mixed POST splits off one user and
+  // resource and costs the others in it an attempt (four here, below max_attempts).
+  for (const auto& u : {gone, slow, c, d}) {
+    BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "m-" + u, sleep_of(u, "s-" + u)).status, 200);
+  }
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM deliveries WHERE status = 'processed'", 4));
+  const int64_t changes = changes_count(server);
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox WHERE state = 'pending'", changes));
+  const int64_t failing = test::query_int(
+      server.database(), "SELECT count(*) FROM outbox WHERE user_id IN ('" + gone + "', '" + slow + "')");
+  BOOST_REQUIRE(failing > 0);
+  auto resumed = test::run_healthhook({"forward", "resume", "backend", "--config", server.config_file()});
+  BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.stderr_text);
+
+  // The failing users' changes die (410 at once, the slow one's at max_attempts); the
+  // others' are delivered.
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox WHERE state = 'dead'", failing, 60s));
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox WHERE state = 'pending'", 0, 60s));
+  BOOST_TEST(test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE user_id IN ('" + c + "', '" + d +
+                                                    "')") == 0);
+  BOOST_TEST(accepted_containing(backend, c) >= 1u);
+  BOOST_TEST(accepted_containing(backend, d) >= 1u);
+  (void)applied_changes(backend);  // no id carried two contents
+  // The first POST carried several users: it went out once, and its id never again.
+  std::lock_guard lock(mutex);
+  size_t mixed = 0;
+  for (const auto& [id, seen] : requests) {
+    if (seen.second < 2) continue;
+    ++mixed;
+    BOOST_TEST(seen.first == 1u, id << " carried several users and was sent " << seen.first << " times");
+  }
+  BOOST_TEST(mixed >= 1u);
+}
+
 // Issue 45: any 2xx is success, whatever its body: a backend that echoes the batch
 // (100 KiB) gets each message once, not again and again as a failure.
 BOOST_AUTO_TEST_CASE(a_2xx_with_a_large_body_is_success) {
@@ -679,8 +753,11 @@ BOOST_AUTO_TEST_CASE(nothing_of_an_erased_user_goes_out_after_the_purge) {
   backend.set_plan([&](const test::BackendRequest& r) {
     test::BackendFault fault;
     if (!erased && r.body.find(u) != std::string::npos) {
-      fault.status = r.body.find("u-dead") != std::string::npos ? 400 : 503;
-      fault.retry_after = "3600";
+      // A POST of several resources refused is split (decision 083): the summary's part,
+      // planned afresh after the backoff, gets the 400 then.
+      const bool dead = r.body.find("u-dead") != std::string::npos;
+      fault.status = dead ? 400 : 503;
+      if (!dead) fault.retry_after = "3600";
     }
     return fault;
   });
@@ -748,7 +825,8 @@ BOOST_AUTO_TEST_CASE(kill_9_at_each_point_of_a_posts_life_keeps_ids_and_contents
       case Mode::hold: fault.delay = 60s; break;      // not applied before the kill
       case Mode::refuse_one: {
         std::lock_guard lock(mutex);
-        if (refused_id.empty() || refused_id == r.id) {
+        // And its first user's part after the split (decision 083), refused for good.
+        if (refused_id.empty() || refused_id == r.id || r.id == refused_id + ".1") {
           refused_id = r.id;
           fault.status = 400;
         }

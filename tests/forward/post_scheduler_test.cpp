@@ -241,16 +241,67 @@ BOOST_AUTO_TEST_CASE(an_entry_at_its_last_attempt_kills_only_its_own_part_of_a_p
   BOOST_TEST((s.entry(2).last_error == std::optional<std::string>("HTTP 503")));  // not the dead part's "gave up"
 }
 
-// Not after a timeout: the backend may have applied the POST, and one that deduplicates by
-// webhook-id would apply its changes again under new ids. It goes on whole, under its id.
-BOOST_AUTO_TEST_CASE(a_post_of_two_users_that_timed_out_goes_on_whole) {
+// Any failure of a POST that went out splits it (decision 083), not only an answer to
+// retry: a POST of several users retried whole after a timeout held every user in it back
+// for the one the backend hangs on, until max_attempts killed them all; a final answer
+// (410: the backend refusing one user) killed every user's entries after one attempt. A
+// backend that applied the POST deduplicates the changes sent again by their own ids.
+BOOST_AUTO_TEST_CASE(a_post_of_two_users_that_timed_out_or_was_refused_for_good_is_split) {
+  for (const bool final_answer : {false, true}) {
+    BOOST_TEST_CONTEXT((final_answer ? "410" : "timeout")) {
+      Scheduled s;
+      forward::PostScheduler scheduler(scheduler_settings(10), *s.outbox, s.metrics, 1);
+      s.add(1, "a/sleep", kStart);
+      s.add(2, "b/sleep", kStart);
+      auto look = scheduler.next_posts(kStart, 1);
+      BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+      BOOST_REQUIRE((ids_of(look.posts.front()) == std::vector<int64_t>{1, 2}));
+      scheduler.finished(look.posts.front(), final_answer ? answered(410) : timed_out(), kStart + 100);
+      for (const int64_t id : {1, 2}) {
+        BOOST_TEST(s.entry(id).state == "pending");  // a 410 may have been either user's
+        BOOST_TEST(s.entry(id).attempts == 1);
+      }
+      BOOST_TEST((s.entry(1).post_id == std::optional<int64_t>(-1)));
+      BOOST_TEST(!s.entry(2).post_id.has_value());
+      look = scheduler.next_posts(kStart + 60'000, 2);
+      BOOST_REQUIRE_EQUAL(look.posts.size(), 2u);
+      std::map<std::string, std::vector<int64_t>> posts;
+      for (const auto& post : look.posts) posts[post.webhook_id] = post.ids;
+      BOOST_TEST(!posts.contains("hhf_1"));  // the id that went out is never sent again
+      BOOST_TEST((posts["hhf_1.1"] == std::vector<int64_t>{1}));
+      BOOST_TEST((posts["hhf_2"] == std::vector<int64_t>{2}));
+      // One user and resource: today's rules. A final answer kills it; a timeout retries it
+      // whole under its id.
+      for (const auto& post : look.posts) {
+        scheduler.finished(post, final_answer ? answered(410) : timed_out(), kStart + 61'000);
+      }
+      BOOST_TEST(s.entry(1).state == (final_answer ? "dead" : "pending"));
+      BOOST_TEST(s.entry(2).state == (final_answer ? "dead" : "pending"));
+      if (!final_answer) {
+        look = scheduler.next_posts(kStart + 120'000, 2);
+        posts.clear();
+        for (const auto& post : look.posts) posts[post.webhook_id] = post.ids;
+        BOOST_TEST((posts["hhf_1.1"] == std::vector<int64_t>{1}));
+        BOOST_TEST((posts["hhf_2"] == std::vector<int64_t>{2}));
+        BOOST_TEST(posts.size() == 2u);
+      }
+    }
+  }
+}
+
+// A POST that never reached the backend (no connection) goes on whole under its id: it was
+// never sent, and the whole destination pauses anyway.
+BOOST_AUTO_TEST_CASE(a_post_of_two_users_that_could_not_connect_goes_on_whole) {
   Scheduled s;
   forward::PostScheduler scheduler(scheduler_settings(10), *s.outbox, s.metrics, 1);
   s.add(1, "a/sleep", kStart);
   s.add(2, "b/sleep", kStart);
   auto look = scheduler.next_posts(kStart, 1);
   BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
-  scheduler.finished(look.posts.front(), timed_out(), kStart + 100);
+  forward::PostOutcome refused;
+  refused.failure = "connect";
+  refused.unreachable = true;
+  scheduler.finished(look.posts.front(), refused, kStart + 100);
   BOOST_TEST((s.entry(1).post_id == std::optional<int64_t>(1)));
   BOOST_TEST((s.entry(2).post_id == std::optional<int64_t>(1)));
   look = scheduler.next_posts(kStart + 60'000, 2);
@@ -286,7 +337,19 @@ BOOST_AUTO_TEST_CASE(each_entry_counts_its_own_attempts_and_the_most_decides) {
   scheduler.finished(look.posts.front(), answered(503), kStart + 61'000);
   BOOST_TEST(s.entry(3).state == "dead");
   BOOST_TEST(s.entry(4).state == "dead");
-  BOOST_TEST(s.entry(3).last_error.value_or("").starts_with("gave up after 4 attempts"));
+  // Said so that it is true for each: 4 had one attempt, not "4 attempts".
+  for (const int64_t id : {3, 4}) {
+    BOOST_TEST(s.entry(id).last_error.value_or("").starts_with("gave up: the POST's message hhf_3 reached max_attempts (4)"),
+               s.entry(id).last_error.value_or(""));
+  }
+  BOOST_TEST(s.entry(4).attempts == 1);
+  // A POST of one entry says its own count.
+  s.add(5, "d/sleep", kStart, 3);
+  look = scheduler.next_posts(kStart + 120'000, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  BOOST_REQUIRE((ids_of(look.posts.front()) == std::vector<int64_t>{5}));
+  scheduler.finished(look.posts.front(), answered(503), kStart + 121'000);
+  BOOST_TEST(s.entry(5).last_error.value_or("").starts_with("gave up after 4 attempts (max_attempts)"));
 }
 
 BOOST_AUTO_TEST_CASE(a_post_in_flight_past_max_age_dies_if_it_fails_and_is_delivered_if_not) {

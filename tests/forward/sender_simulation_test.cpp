@@ -1,6 +1,6 @@
 // The sender (forward/post_scheduler.h: the planner, the pinning of POSTs, what each
 // answer does to the outbox) against a model of a backend that deduplicates by
-// webhook-id, over many random schedules of answers, in simulated time (no sleeping).
+// each change's id, over many random schedules of answers, in simulated time (no sleeping).
 // The store is real (a SQLite file, the sender's own connection, entries added by another
 // connection as the writer does); only the transport is a model: each POST's answer is
 // drawn from the schedule — 2xx, 4xx, 5xx with and without Retry-After, 429, a timeout or
@@ -85,11 +85,12 @@ struct Personality {
   int64_t refused_until_ms = 0;
 };
 
-// The backend: deduplicates by webhook-id (a repeated id is acknowledged, not applied
-// again), and remembers what it applied, in order.
+// The backend: deduplicates by each change's own id (a change applied before is
+// acknowledged, not applied again: after a timeout or a lost connection a POST of several
+// users is split, decision 083, and what it carried goes out again under new POST ids),
+// and remembers what it applied, in order.
 struct ModelBackend {
   std::map<std::string, std::vector<int64_t>> contents;  // webhook-id → the entries it carried first
-  std::set<std::string> applied_ids;                     // webhook-ids applied
   std::map<int64_t, int> applied;                        // outbox_id → times applied
   std::map<std::string, std::vector<int64_t>> order;     // key → outbox ids in the order applied
   std::map<int64_t, std::string> key_of;                 // outbox_id → key
@@ -99,8 +100,9 @@ struct ModelBackend {
   void receive(const forward::OutgoingPost& post, bool apply) {
     auto [it, first] = contents.try_emplace(post.webhook_id, post.ids);
     BOOST_TEST((it->second == post.ids), "webhook-id " << post.webhook_id << " carried two contents");
-    if (!apply || !applied_ids.insert(post.webhook_id).second) return;
+    if (!apply) return;
     for (const auto& e : post.entries) {
+      if (applied.contains(e.outbox_id)) continue;
       ++applied[e.outbox_id];
       order[key_of.at(e.outbox_id)].push_back(e.outbox_id);
     }
