@@ -116,7 +116,8 @@ std::optional<store::Database> database_or_report(const config::Settings& settin
   return std::move(*database);
 }
 
-std::unique_ptr<store::Store> open_store_or_report(const config::Settings& settings, std::string_view command) {
+std::unique_ptr<store::Store> open_store_or_report(const config::Settings& settings, std::string_view command,
+                                                   StoreRequest request) {
   auto database = database_or_report(settings, command);
   if (!database) return nullptr;
   auto options = app::store_options(settings);
@@ -124,6 +125,7 @@ std::unique_ptr<store::Store> open_store_or_report(const config::Settings& setti
     report_error(command, options.error());
     return nullptr;
   }
+  options->refuse_while_sender_makes_entries = request.refuse_while_sender_makes_entries;
   auto opened = store::open_store(*database, *options);
   if (!opened) {
     report_error(command, opened.error());

@@ -85,7 +85,12 @@ std::optional<store::Database> existing_database_or_report(const config::Setting
 // Opens the store `database = …` names (store/open_store.h; a file is created and
 // migrated) with the store settings (synchronous, cache size, busy timeout, size cap).
 // On error prints one line and returns null (exit with kExitFailure).
-std::unique_ptr<store::Store> open_store_or_report(const config::Settings& settings, std::string_view command);
+// What a command asks of the store beyond the configuration's settings.
+struct StoreRequest {
+  bool refuse_while_sender_makes_entries = false;  // store::StoreOptions's (offline replay)
+};
+std::unique_ptr<store::Store> open_store_or_report(const config::Settings& settings, std::string_view command,
+                                                   StoreRequest request = {});
 
 // Opens a reader of the settings' database (store::open_read_store). On error prints one
 // line, sets `exit_code` and returns null: kExitBadConfig when the database names a file

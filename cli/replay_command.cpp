@@ -116,7 +116,9 @@ int run_offline(const ReplayFlags& flags, std::vector<replay::CaptureReader>& re
     options.verifier = std::move(*verifier);
   }
 
-  auto store = open_store_or_report(*settings, "replay");
+  // What an offline replay stores is never forwarded: refused while a sender makes entries
+  // from the inbox, which would make these deliveries' too (store_options.h).
+  auto store = open_store_or_report(*settings, "replay", {.refuse_while_sender_makes_entries = true});
   if (!store) return kExitFailure;
   auto replayer = replay::OfflineReplay::create(*store, std::move(options));
   if (!replayer) {

@@ -186,11 +186,20 @@ Result<void> PostScheduler::catch_up(int64_t now_ms) {
     const bool due = starved_ && (now_ms - forced_at_ms_ >= kRecountHeldMs || now_ms < forced_at_ms_);
     if (!due) return {};
     forced_at_ms_ = now_ms;
+    // Counted to the ceiling, not to made_ahead_: a look that cannot be filled is also one
+    // whose keys wait behind their POSTs in flight (ordered, a few users), with the backend
+    // answering; each step then made as much again until the budget dropped entries.
+    auto held = outbox_.held(settings_.name, most_held());
+    if (!held) return fail(held);
+    held_ = *held;
+    held_counted_ms_ = now_ms;
+    if (held_ >= most_held()) return {};
   } else if (!sender_makes_ && writer_known_) {
     return {};  // the writer makes them, and too few wait for the sender to take over
   }
   starved_ = false;
-  auto caught = outbox_.catch_up(rule_, kCatchUpPerLook, held_ < made_ahead_ / 2);
+  const int64_t step = std::clamp<int64_t>(most_held() - held_, 1, kCatchUpPerLook);
+  auto caught = outbox_.catch_up(rule_, step, held_ < made_ahead_ / 2);
   if (!caught) return fail(caught);
   held_ += caught->entries;
   if (sender_makes_ && caught->by_writer) {

@@ -12,8 +12,10 @@
 //      the change feed or the inbox, a step per look, while it holds fewer, or when the
 //      last look found less to send than it had room for or a POST failed (what it holds
 //      may then wait behind failing keys, or be dead: a due entry is never held back by
-//      them for long), at most a step per kRecountHeldMs then; and hands the making back
-//      once it has caught up with half as many held. So a backend that is down or slower
+//      them for long), at most a step per kRecountHeldMs then; never past most_held()
+//      pending (a look also goes unfilled when its keys wait behind POSTs in flight, with
+//      the backend answering: the budget must not drop what it makes); and hands the
+//      making back once it has caught up with half as many held. So a backend that is down or slower
 //      than ingest costs the writer a bounded number of entries, not one per change;
 //   3. marks the entries added since (classify(): which are their key's head);
 //   4. plans POSTs from the due heads (batch_planner.h) and pins each new one to its id
@@ -142,6 +144,10 @@ class PostScheduler {
   bool split_off_first_key(const OutgoingPost& post);
   // Step 2 of a look.
   Result<void> catch_up(int64_t now_ms);
+  // The pending entries the sender never makes more past (deliveries it makes at most,
+  // whatever its looks find): twice made_ahead_, half of a small budget (1 MiB: 2,048 of
+  // its 4,096), the rest left to dead entries and the record of drops (decision 084).
+  int64_t most_held() const { return 2 * made_ahead_; }
 
   const config::ForwardSettings settings_;
   const bool deliveries_;

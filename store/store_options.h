@@ -39,6 +39,11 @@ struct StoreOptions {
   // destination's record of how far its entries are made goes when it is no longer among
   // them (SQLite).
   bool forwarding_configured = false;
+  // An offline `replay --database` (SQLite): refused while a destination's sender makes its
+  // entries (store/outbox.h), which would make the replayed deliveries' too, where a writer
+  // that makes them never does: what an offline replay stores is never forwarded
+  // (docs/decisions/084-entries-made-ahead-stay-within-the-budget.md).
+  bool refuse_while_sender_makes_entries = false;
   SqliteOptions sqlite;
   PostgresOptions postgres;
 };

@@ -41,6 +41,17 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path, 
   if (!db) return fail(db);
   auto started = start_forward_positions(*db, options.forward_rules, options.forwarding_configured);
   if (!started) return fail(started);
+  if (options.refuse_while_sender_makes_entries) {
+    auto behind = db->query_int("SELECT count(*) FROM forward_positions WHERE writer_makes = 0");
+    if (!behind) return fail(behind);
+    if (behind->value_or(0) > 0) {
+      return fail(ErrorKind::data,
+                  "a [[forward]] destination's sender is making its entries from the inbox (the backend was "
+                  "behind): it would forward these deliveries, which an offline replay never does; run serve until "
+                  "healthhook_forward_unmade_deliveries is 0 and the log says forward_entries_handed_back, or "
+                  "replay --to the running server");
+    }
+  }
   return std::unique_ptr<SqliteStore>(new SqliteStore(path, std::move(*db), options.forward_rules));
 }
 

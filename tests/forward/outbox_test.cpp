@@ -326,6 +326,35 @@ BOOST_AUTO_TEST_CASE(what_was_stored_while_nothing_forwarded_gets_no_entries_lat
              "1,4");
 }
 
+// Decision 084, found by a black-box pass: what an offline `replay --database` stores is
+// never forwarded. Its deliveries come after a sender-made position's backlog, and the
+// sender, making the backlog, made theirs too (a writer-made position moves past them when
+// `serve` starts). So the offline replay opens the store only while the writer makes every
+// destination's entries, and says why otherwise; another command is not refused.
+BOOST_AUTO_TEST_CASE(an_offline_replay_is_refused_while_a_sender_makes_the_entries) {
+  test::TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  {
+    auto serving = open_with(path, both_modes());
+    append(*serving.inbox, {example_delivery("m1", "summary-sleep.json")});
+    process(*serving.store);
+  }
+  store::StoreOptions offline;
+  offline.refuse_while_sender_makes_entries = true;
+  {
+    auto opened = store::open_store(path, offline);  // the writer makes them: nothing to refuse
+    BOOST_REQUIRE_MESSAGE(opened, opened.error());
+  }
+  auto outbox = open_outbox(path);
+  BOOST_REQUIRE(outbox->take_over(both_modes().at(1)));
+  BOOST_REQUIRE_EQUAL(test::query_int(path, "SELECT count(*) FROM forward_positions WHERE writer_makes = 0"), 1);
+  auto refused = store::open_store(path, offline);
+  BOOST_REQUIRE(!refused);
+  BOOST_TEST(refused.error().find("an offline replay never does") != std::string::npos, refused.error());
+  auto other = store::open_store(path, store::StoreOptions{});
+  BOOST_REQUIRE_MESSAGE(other, other.error());
+}
+
 // Decision 057, under attack (round 2): a rebuild interrupted half-way leaves applied_seq
 // behind what was forwarded; `serve` applies those deliveries again, and must not make their
 // entries again (a rebuild adds no entries). A destination no longer configured loses its

@@ -4,6 +4,7 @@
 // when the POST ends, and a backend that cannot be reached pauses the destination.
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
 #include <map>
 
 #include "forward/post_scheduler.h"
@@ -599,6 +600,49 @@ BOOST_AUTO_TEST_CASE(dead_entries_do_not_make_the_sender_take_the_making_over) {
   for (int64_t id = 13; id <= 24; ++id) s.add(id, "k" + std::to_string(id), kStart);  // pending
   (void)scheduler.next_posts(kStart + 1000, 0);
   BOOST_TEST(test::query_int(s.path, "SELECT writer_makes FROM forward_positions") == 0);
+}
+
+// Decision 084, found by a black-box pass (max_outbox_mib = 1, a backlog after a pause):
+// with the sender making the entries and the backend answering 200, a look that cannot be
+// filled (ordered: one user's entries wait behind its POST in flight) made another step
+// every kRecountHeldMs, until the budget dropped entries the backend would have taken.
+// Making ahead stays within twice made_ahead, whatever the looks find.
+BOOST_AUTO_TEST_CASE(entries_made_ahead_stay_bounded_while_one_users_posts_go_out_in_turn) {
+  Scheduled s;
+  config::ForwardSettings settings = scheduler_settings(1);
+  settings.mode = "deliveries";
+  settings.ordered = true;
+  constexpr int64_t kHeldAhead = 10;
+  constexpr int64_t kDeliveries = 300;
+  BOOST_REQUIRE(s.writer.exec("BEGIN"));
+  for (int64_t seq = 1; seq <= kDeliveries; ++seq) {
+    auto stored = s.writer.exec("INSERT INTO inbox (seq, message_id, origin, received_at, event_type, headers, body) "
+                                "VALUES (" + std::to_string(seq) + ", 'm" + std::to_string(seq) + "', 'webhook', " +
+                                std::to_string(kStart) + ", 'daily.data.sleep.created', '{}', "
+                                "CAST('{\"user_id\":\"x\"}' AS BLOB))");
+    BOOST_REQUIRE_MESSAGE(stored, stored.error());
+  }
+  BOOST_REQUIRE(s.writer.exec("COMMIT"));
+  // Taken over before a restart: the whole backlog waits for the sender.
+  BOOST_REQUIRE(s.writer.exec("INSERT INTO forward_positions (destination, mode, after_seq, writer_makes) VALUES "
+                              "('backend', 'deliveries', 0, 0)"));
+  forward::PostScheduler scheduler(settings, *s.outbox, s.metrics, 7, kHeldAhead);
+  // The sender's entries are due from when it makes them (the store's clock): looks from then on.
+  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch()).count() + 60'000;
+  int64_t sent = 0, most_pending = 0;
+  for (int round = 0; round < 10 * kDeliveries && sent < kDeliveries; ++round) {
+    now += forward::PostScheduler::kRecountHeldMs;
+    auto look = scheduler.next_posts(now, 8);  // room for 8, one user: one POST at a time
+    const int64_t pending = test::query_int(s.path, "SELECT count(*) FROM outbox WHERE state = 'pending'");
+    most_pending = std::max(most_pending, pending);
+    for (const auto& post : look.posts) {
+      scheduler.finished(post, answered(200), now);
+      ++sent;
+    }
+  }
+  BOOST_TEST(most_pending <= 2 * kHeldAhead);
+  BOOST_TEST(sent == kDeliveries);  // and every one went out, in turn
 }
 
 BOOST_AUTO_TEST_SUITE_END()
