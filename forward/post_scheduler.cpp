@@ -308,9 +308,12 @@ void PostScheduler::record_failure(const OutgoingPost& post, const PostOutcome& 
   }
   // Each entry counts its own attempts and age. The POST (after a split, its first key's
   // part) goes on while all of its entries may; a split's leaving entries are judged alone
-  // (else one entry at its limit killed users sent beside it once): those at their limit
-  // die now (out of any POST: `forward requeue` plans them afresh), the others are due after
-  // the backoff.
+  // (else one entry at its limit killed users sent beside it once) and are not charged the
+  // attempt, which may have failed for another user (with several failing users in a POST,
+  // a healthy one paid an attempt per split and died of them): those past max_age die now
+  // (out of any POST: `forward requeue` plans them afresh), the others are due after the
+  // backoff. Each split sends one key alone, so every user comes to be judged by its own
+  // answers.
   const std::optional<std::string>& first_key = post.entries.front().order_key;
   std::vector<int64_t> kept, leaving_dead, leaving_due;
   int64_t attempts = 0, oldest = INT64_MAX, oldest_id = 0, leaving_dead_attempts = 0;
@@ -320,9 +323,9 @@ void PostScheduler::record_failure(const OutgoingPost& post, const PostOutcome& 
       attempts = std::max(attempts, e.attempts + 1);
       if (e.created_at_ms < oldest) oldest_id = e.outbox_id;
       oldest = std::min(oldest, e.created_at_ms);
-    } else if (e.attempts + 1 >= s.max_attempts || now_ms - e.created_at_ms >= s.max_age_s * 1000) {
+    } else if (now_ms - e.created_at_ms >= s.max_age_s * 1000) {
       leaving_dead.push_back(e.outbox_id);
-      leaving_dead_attempts = std::max(leaving_dead_attempts, e.attempts + 1);
+      leaving_dead_attempts = std::max(leaving_dead_attempts, e.attempts);
     } else {
       leaving_due.push_back(e.outbox_id);
     }
@@ -368,10 +371,10 @@ void PostScheduler::record_failure(const OutgoingPost& post, const PostOutcome& 
     // After the plain backoff, not the answer's Retry-After: that may be about the user
     // split off (503, Retry-After: an hour, for one user held the others for the hour).
     const auto leaving_delay = retry_delay(backoff_, attempts, std::nullopt, random_);
-    written = outbox_.retry_later(leaving_due, now_ms + leaving_delay.count(), status, outcome.error);
+    written = outbox_.due_again(leaving_due, now_ms + leaving_delay.count(), status, outcome.error);
   }
   if (written && !leaving_dead.empty()) {
-    written = died(leaving_dead, leaving_dead_attempts, "gave up at max_attempts or max_age; last: " + outcome.error);
+    written = died(leaving_dead, leaving_dead_attempts, "gave up: older than max_age; last: " + outcome.error);
   }
   if (!written) {
     // Nothing changed in the store: the entries are still pending as they were and go out

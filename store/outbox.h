@@ -219,6 +219,10 @@ class Outbox {
   // pinned to its POST).
   virtual Result<void> retry_later(std::span<const int64_t> ids, int64_t next_attempt_at_ms,
                                    std::optional<int64_t> status, const std::string& error) = 0;
+  // left a failed POST of several users (split): due again at `next_attempt_at_ms`, their
+  // attempts unchanged, since the failure may have been another user's.
+  virtual Result<void> due_again(std::span<const int64_t> ids, int64_t next_attempt_at_ms,
+                                 std::optional<int64_t> status, const std::string& error) = 0;
   // A POST of several users and resources that failed, split (forward/post_scheduler.h: a
   // failing user holds back no other): `kept` pinned as pin() pins a POST, `leaving` out of
   // any POST (post_id and content NULL, still pending), in one transaction: a crash in

@@ -59,7 +59,7 @@ Result<std::shared_ptr<boost::asio::ssl::context>> client_tls_context(const std:
     // loads it (serve's start, a fetch, check-config) until something writes to it.
     auto pem = read_regular_file_text(ca_file);
     if (!pem) return fail(pem.error_kind(), "cannot load " + pem.error());
-    if (auto added = add_trust_anchors(*context, *pem); !added) return fail("cannot load " + ca_file + ": " + added.error());
+    if (auto added = add_trust_anchors(*context, *pem); !added) return fail(added, "cannot load " + ca_file);
   }
   // verify_peer: a handshake with an unverifiable chain fails.
   context->set_verify_mode(ssl::verify_peer, ec);

@@ -360,6 +360,15 @@ class OutboxOf final : public Outbox {
                               QueryArgs().add(next_attempt_at_ms).add(status).add(error)));
   }
 
+  Result<void> due_again(std::span<const int64_t> ids, int64_t next_attempt_at_ms, std::optional<int64_t> status,
+                         const std::string& error) override {
+    if (ids.empty()) return {};
+    return done(session_.exec(kOutboxNoSlot,
+                              "UPDATE outbox SET next_attempt_at = ?1, last_status = ?2, last_error = ?3 "
+                              "WHERE outbox_id IN " + outbox_id_list(ids),
+                              QueryArgs().add(next_attempt_at_ms).add(status).add(error)));
+  }
+
   Result<void> dead(std::span<const int64_t> ids, std::optional<int64_t> status, const std::string& error) override {
     if (ids.empty()) return {};
     return done(session_.exec(kOutboxNoSlot,

@@ -101,6 +101,7 @@ BOOST_AUTO_TEST_CASE(every_thread_of_serve_is_named_for_its_job) {
       {"hh-fetch", 2},         // follow-up fetches and the provider list; Asio resolves names
                                // (getaddrinfo) on a thread of its own, which inherits the name
       {"hh-blocking", 2},      // database reads of /metrics and the read API, off the io threads
+      {"hh-reload", 1},        // SIGHUP's reloads, off every thread that answers requests
   };  // and "hh-parse", which parses ahead only while a backlog is caught up (processor.h)
   // Each thread is named by its starter right after it starts; the io threads start just
   // after "listening" is logged, so look again for a while (bounded) before judging.
