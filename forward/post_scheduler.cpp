@@ -193,11 +193,17 @@ Result<void> PostScheduler::catch_up(int64_t now_ms) {
     if (!held) return fail(held);
     held_ = *held;
     held_counted_ms_ = now_ms;
-    if (held_ >= most_held()) return {};
+    // The ceiling holds while every POST is answered: an unfilled look is then keys waiting
+    // behind their POSTs in flight. Once a POST has failed since the last step, entries
+    // held may wait behind failing keys while other keys' deliveries wait unmade: the step
+    // is made (the budget drops the oldest past it), else one failing resource with a
+    // ceiling's worth of entries stopped every other key's forwarding for days.
+    if (held_ >= most_held() && !failed_since_step_) return {};
   } else if (!sender_makes_ && writer_known_) {
     return {};  // the writer makes them, and too few wait for the sender to take over
   }
   starved_ = false;
+  failed_since_step_ = false;
   const int64_t step = std::clamp<int64_t>(most_held() - held_, 1, kCatchUpPerLook);
   auto caught = outbox_.catch_up(rule_, step, held_ < made_ahead_ / 2);
   if (!caught) return fail(caught);
@@ -278,6 +284,7 @@ bool PostScheduler::split_off_first_key(const OutgoingPost& post) {
 
 void PostScheduler::record_failure(const OutgoingPost& post, const PostOutcome& outcome, Verdict verdict,
                                    int64_t now_ms) {
+  failed_since_step_ = true;
   const config::ForwardSettings& s = settings_;
   const std::optional<int64_t> status =
       outcome.status ? std::optional<int64_t>(*outcome.status) : std::nullopt;

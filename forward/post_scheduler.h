@@ -163,6 +163,7 @@ class PostScheduler {
   int64_t unreachable_until_ms_ = 0;
   int64_t unreachable_failures_ = 0;  // in a row, for the pause's backoff
   bool failing_ = false;              // the last POST failed (its first failure and the recovery are logged)
+  bool failed_since_step_ = false;    // a POST failed since the sender last made entries (catch_up)
   bool store_failing_ = false;        // the last outbox read or write failed
   int64_t held_ = -1;                 // entries the outbox held at the last count, plus those made since
   int64_t held_counted_ms_ = 0;

@@ -656,4 +656,43 @@ BOOST_AUTO_TEST_CASE(entries_made_ahead_stay_bounded_while_one_users_posts_go_ou
   BOOST_TEST(sent == kDeliveries);  // and every one went out, in turn
 }
 
+// The ceiling on entries made ahead holds while the backend answers, not while a key fails:
+// one user whose POSTs fail, with more than the ceiling's worth of entries, stopped every
+// other user's deliveries from being made at all (attack on decision 084).
+BOOST_AUTO_TEST_CASE(a_failing_user_over_the_ceiling_does_not_stop_the_others_being_made) {
+  Scheduled s;
+  config::ForwardSettings settings = scheduler_settings(1);
+  settings.mode = "deliveries";
+  settings.ordered = true;
+  settings.max_attempts = 1000;  // x's entries never die: only the making can free y's
+  settings.max_age_s = 1'000'000'000;
+  constexpr int64_t kHeldAhead = 10;
+  constexpr int64_t kFailing = 40, kOthers = 5;
+  BOOST_REQUIRE(s.writer.exec("BEGIN"));
+  for (int64_t seq = 1; seq <= kFailing + kOthers; ++seq) {
+    const std::string user = seq <= kFailing ? "x" : "y";
+    auto stored = s.writer.exec("INSERT INTO inbox (seq, message_id, origin, received_at, event_type, headers, body) "
+                                "VALUES (" + std::to_string(seq) + ", 'm" + std::to_string(seq) + "', 'webhook', " +
+                                std::to_string(kStart) + ", 'daily.data.sleep.created', '{}', "
+                                "CAST('{\"user_id\":\"" + user + "\"}' AS BLOB))");
+    BOOST_REQUIRE_MESSAGE(stored, stored.error());
+  }
+  BOOST_REQUIRE(s.writer.exec("COMMIT"));
+  BOOST_REQUIRE(s.writer.exec("INSERT INTO forward_positions (destination, mode, after_seq, writer_makes) VALUES "
+                              "('backend', 'deliveries', 0, 0)"));
+  forward::PostScheduler scheduler(settings, *s.outbox, s.metrics, 7, kHeldAhead);
+  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch()).count() + 60'000;
+  int64_t others_sent = 0;
+  for (int round = 0; round < 2000 && others_sent < kOthers; ++round) {
+    now += forward::PostScheduler::kRecountHeldMs;
+    for (const auto& post : scheduler.next_posts(now, 8).posts) {
+      const bool other = std::stoll(post.webhook_id.substr(1)) > kFailing;
+      scheduler.finished(post, answered(other ? 200 : 503), now);
+      others_sent += other ? 1 : 0;
+    }
+  }
+  BOOST_TEST(others_sent == kOthers);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
