@@ -281,7 +281,14 @@ BOOST_AUTO_TEST_CASE(each_answer_has_its_documented_outcome) {
   BOOST_TEST(attempts_of("m-400") == 1);
   BOOST_TEST(attempts_of("m-503-always") == 3);
   BOOST_TEST(attempts_of("m-429") == 2);
-  BOOST_TEST(backend.duplicates() == 0u);
+  // Only the slow one may have been applied twice: the backend applied its first POST after
+  // the sender had given up on the answer, and a timed-out POST is retried (at least once;
+  // when the retry comes depends on the machine's pace). Every other id went in once.
+  const auto applied = backend.accepted();
+  for (const auto& r : applied) {
+    if (r.id != "m-slow") BOOST_TEST(!r.duplicate, r.id << " was applied twice");
+  }
+  BOOST_TEST(std::count_if(applied.begin(), applied.end(), [](const auto& r) { return r.id == "m-slow"; }) <= 2);
 
   // The 429's Retry-After was honoured: its retry was due a second after the answer. (The
   // retry's signed timestamp is whole seconds, so it is at least the first's + 1.)
