@@ -78,15 +78,17 @@ bool read_source_id(JsonReader& json, od::value v, size_t depth, SampleValue& ou
   return true;
 }
 
-// `end`: a date alone ("2024-01-31", as the service may send it) ends with that day's last
-// millisecond, not its first: the backfill's last day was left out of the fetch.
+// `end`: a date alone ("2024-01-31", as the service may send it) ends at the next midnight,
+// not at the day's first millisecond (the fetch left that day out): the window a notice of
+// full times names for the same days (the service's own example ends "2024-11-02T00:00:00")
+// and `healthhook backfill --until 2024-01-31` queues, so the three share one job key.
 bool read_window_time(JsonReader& json, const JsonPath& path, std::string_view field,
                       std::optional<std::string_view> text, int64_t& out, bool end = false) {
   if (!text) return json.fail(path, field, "missing");
   if (auto ms = parse_iso8601_ms(*text)) {
     constexpr size_t kDateOnly = 10;  // YYYY-MM-DD
     constexpr int64_t kDayMs = 86'400'000;
-    out = *ms + (end && text->size() == kDateOnly ? kDayMs - 1 : 0);
+    out = *ms + (end && text->size() == kDateOnly ? kDayMs : 0);
     return true;
   }
   std::string what("not an ISO 8601 time ");

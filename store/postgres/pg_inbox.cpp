@@ -26,6 +26,10 @@ constexpr const char* kFind = "SELECT seq FROM inbox WHERE message_id = $1";
 
 std::string_view origin_text(Origin origin) { return origin == Origin::webhook ? "webhook" : "fetch"; }
 
+// How many times a batch the server ended as a deadlock (or a serialization failure) is
+// stored again: each round waits for the other transaction, which then commits.
+constexpr int kDeadlockRetries = 3;
+
 class PgInbox final : public Inbox {
  public:
   PgInbox(pg::Connection& db, PgOutboxWriter outbox) : db_(&db), outbox_(std::move(outbox)) {}
@@ -36,6 +40,14 @@ class PgInbox final : public Inbox {
     // even if the lost COMMIT did commit: the message-id check then reports the rows as
     // duplicates, which are acknowledged the same.
     if (!appended && !db_->is_open()) appended = append_with(batch, {});
+    // Two instances' batches holding the same ids in opposite orders (a balancer that sends
+    // a retry to the other instance while the first still stores it) wait for each other
+    // on the unique index: the server ends one transaction as a deadlock. Its rows were
+    // rolled back, and the other's commit makes them duplicates: the batch is stored again
+    // rather than answered 503 whole.
+    for (int again = 0; again < kDeadlockRetries && !appended && ends_in_a_deadlock(appended); ++again) {
+      appended = append_with(batch, {});
+    }
     return appended;
   }
   Result<std::vector<Appended>> append_with(std::span<const NewDelivery* const> batch,
@@ -60,6 +72,12 @@ class PgInbox final : public Inbox {
   Result<std::vector<Appended>> read_results(std::span<const pg::Rows> rows, std::span<const NewDelivery* const> batch,
                                              const std::vector<bool>& sent, size_t first);
   Error rollback(Error error);
+  // The server ended the transaction for the client to run it again: 40P01 deadlock
+  // detected, 40001 serialization failure.
+  bool ends_in_a_deadlock(const Result<std::vector<Appended>>& appended) const {
+    return appended.error_kind() == ErrorKind::busy &&
+           (db_->last_sqlstate() == "40P01" || db_->last_sqlstate() == "40001");
+  }
 
   pg::Connection* db_;
   PgOutboxWriter outbox_;  // deliveries-mode entries, in each commit's transaction

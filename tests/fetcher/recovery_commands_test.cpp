@@ -110,6 +110,29 @@ BOOST_AUTO_TEST_CASE(backfill_finds_the_job_a_notice_queued_for_the_same_window)
   BOOST_TEST(server.stop() == 0);
 }
 
+// Black-box pass: a notice with dates alone ("end_date": "2024-11-01") names the same
+// window as the full-time form and as `backfill --until 2024-11-01`: one job, not two.
+BOOST_AUTO_TEST_CASE(backfill_finds_the_job_a_notice_of_dates_alone_queued) {
+  test::TempDir dir;
+  test::ServerProcess server(dir);  // no [service]: the job stays queued
+  test::HttpClient client(server.port());
+  std::string notice = test::example_file("historical-backfill-without-is-final.json");
+  for (const auto& [full, date] : {std::pair{"2024-08-04T00:00:00+00:00", "2024-08-04"},
+                                   std::pair{"2024-11-02T00:00:00+00:00", "2024-11-01"}}) {
+    const size_t at = notice.find(full);
+    BOOST_REQUIRE(at != std::string::npos);
+    notice.replace(at, std::string_view(full).size(), date);
+  }
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_dates", notice).status, 200);
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM jobs", 1));
+
+  const auto result = run_backfill(server.database(), kNoticeUser, kNoticeWindow);
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_TEST(result.stdout_text == "already queued job 1 (queued): " + kNoticeLine);
+  BOOST_TEST(recovery_jobs(server.database()).size() == 1u);
+  BOOST_TEST(server.stop() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(backfill_queues_the_key_and_payload_of_a_notice_once) {
   // The job a notice queues, for comparison.
   test::TempDir notice_dir;

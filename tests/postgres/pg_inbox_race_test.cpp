@@ -68,4 +68,66 @@ BOOST_AUTO_TEST_CASE(a_duplicate_committed_while_the_insert_waits_gets_the_other
   BOOST_TEST(count->value_or(0) == 2);
 }
 
+// Black-box pass: two instances' batches with the same ids in opposite orders (a balancer
+// sending a retry to the other instance while the first still stores it) deadlock on the
+// unique index, and the server ends one of them: that batch was answered 503 whole. Set up
+// step by step: the other instance holds "msg_y" and then wants "msg_x", which this batch
+// took first. The other's deadlock_timeout is long, so the server ends this batch's
+// transaction; it is stored again and finds both as the other's duplicates.
+BOOST_AUTO_TEST_CASE(a_batch_ended_as_a_deadlock_is_stored_again) {
+  const std::string uri = test::PostgresCluster::shared().fresh_database();
+  auto first = store::connect_migrated({uri, ""});
+  BOOST_REQUIRE_MESSAGE(first, first.error());
+  auto second = store::connect_migrated({uri, ""});
+  BOOST_REQUIRE_MESSAGE(second, second.error());
+  auto inbox = store::open_postgres_inbox(*second, {});
+  BOOST_REQUIRE_MESSAGE(inbox, inbox.error());
+
+  const std::string insert_other =
+      "INSERT INTO inbox (message_id, origin, received_at, headers, body) "
+      "VALUES ('msg_%', 'webhook', 1, '{}', '\\x7b7d'::bytea) RETURNING seq";
+  const auto insert_of = [&](const char* id) {
+    std::string sql = insert_other;
+    sql.replace(sql.find('%'), 1, id);
+    return first->query_int(sql);
+  };
+  BOOST_REQUIRE(first->exec("BEGIN"));
+  BOOST_REQUIRE(first->exec("SET LOCAL deadlock_timeout = '30s'"));
+  auto other_y = insert_of("y");
+  BOOST_REQUIRE_MESSAGE(other_y, other_y.error());
+
+  const store::NewDelivery x = test::sleep_delivery("msg_x", "sleep-x", 70);
+  const store::NewDelivery y = test::sleep_delivery("msg_y", "sleep-y", 71);
+  Result<std::vector<store::Appended>> appended = fail(ErrorKind::other, "not run");
+  std::thread waiting([&] {
+    const store::NewDelivery* batch[] = {&x, &y};
+    appended = (*inbox)->append(batch);
+  });
+  const std::string waits = "SELECT count(*) FROM pg_stat_activity WHERE pid = " +
+                            std::to_string(second->backend_pid()) + " AND wait_event_type = 'Lock'";
+  bool blocked = false;
+  for (int i = 0; i < 500 && !blocked; ++i) {
+    auto n = first->query_int(waits);
+    blocked = n && n->value_or(0) == 1;
+    if (!blocked) std::this_thread::sleep_for(10ms);
+  }
+  BOOST_REQUIRE(blocked);  // this batch holds msg_x and waits for msg_y
+  // Waits for this batch's msg_x: a deadlock, which the server finds on this batch's side
+  // first (its 1 s deadlock_timeout) and ends there; then this insert goes through.
+  auto other_x = insert_of("x");
+  BOOST_REQUIRE_MESSAGE(other_x, other_x.error());
+  BOOST_REQUIRE(first->exec("COMMIT"));
+  waiting.join();
+
+  BOOST_REQUIRE_MESSAGE(appended, appended.error());
+  BOOST_REQUIRE_EQUAL(appended->size(), 2u);
+  BOOST_TEST(((*appended)[0].status == store::AppendStatus::duplicate));
+  BOOST_TEST((*appended)[0].seq == other_x->value_or(-1));
+  BOOST_TEST(((*appended)[1].status == store::AppendStatus::duplicate));
+  BOOST_TEST((*appended)[1].seq == other_y->value_or(-1));
+  auto count = first->query_int("SELECT count(*) FROM inbox");
+  BOOST_REQUIRE(count);
+  BOOST_TEST(count->value_or(0) == 2);
+}
+
 BOOST_AUTO_TEST_SUITE_END()  // pg_inbox_race_test
