@@ -19,15 +19,28 @@ std::string_view outcome_of_status(unsigned status) {
   return "http_other";
 }
 
-// Why a POST's entries die at max_attempts, true for each of them: they count their own
-// attempts (an entry that left a split POST, or was requeued, may have had fewer), so a POST
-// of several names the entry that reached the limit rather than "after N attempts".
-std::string gave_up_at_max_attempts(const OutgoingPost& post, std::span<const int64_t> kept, int64_t attempts,
+// The number of the attempt that just failed, for the most tried of `part`'s entries: what
+// dead() leaves each of them at, and what the backoff grows with.
+int64_t this_attempt(std::span<const store::OutboxEntry* const> part) {
+  int64_t most = 0;
+  for (const auto* e : part) most = std::max(most, e->attempts);
+  return most + 1;
+}
+
+std::optional<int64_t> status_of(const PostOutcome& outcome) {
+  return outcome.status ? std::optional<int64_t>(*outcome.status) : std::nullopt;
+}
+
+// Why a part's entries die at max_attempts, true for each of them: they count their own
+// attempts (an entry that left a split POST, or was requeued, may have had fewer), so a
+// part of several names the entry that reached the limit rather than "after N attempts".
+// `charge`: 1 when the part counts the failed attempt, 0 after a split.
+std::string gave_up_at_max_attempts(std::span<const store::OutboxEntry* const> part, int64_t charge,
                                     int64_t max_attempts) {
-  if (kept.size() == 1) return "gave up after " + std::to_string(attempts) + " attempts (max_attempts)";
-  for (const auto& e : post.entries) {
-    if (e.attempts + 1 < max_attempts || std::find(kept.begin(), kept.end(), e.outbox_id) == kept.end()) continue;
-    return "gave up: the POST's message " + message_id(e.outbox_id) + " reached max_attempts (" +
+  if (part.size() == 1) return "gave up after " + std::to_string(this_attempt(part)) + " attempts (max_attempts)";
+  for (const auto* e : part) {
+    if (e->attempts + charge < max_attempts) continue;
+    return "gave up: the POST's message " + message_id(e->outbox_id) + " reached max_attempts (" +
            std::to_string(max_attempts) + ")";
   }
   return "gave up at max_attempts (" + std::to_string(max_attempts) + ")";
@@ -253,41 +266,143 @@ void PostScheduler::finished(const OutgoingPost& post, const PostOutcome& outcom
   if (flush_due()) flush();
 }
 
-bool PostScheduler::split_off_first_key(const OutgoingPost& post) {
+PostScheduler::PartFate PostScheduler::judge(std::span<const store::OutboxEntry* const> part, bool charged,
+                                             Verdict verdict, const PostOutcome& outcome, int64_t now_ms) const {
+  const config::ForwardSettings& s = settings_;
+  if (verdict == Verdict::final) return {true, outcome.error};
+  const int64_t charge = charged ? 1 : 0;
+  int64_t counted = 0, oldest = INT64_MAX, oldest_id = 0;
+  for (const auto* e : part) {
+    counted = std::max(counted, e->attempts + charge);
+    if (e->created_at_ms < oldest) oldest_id = e->outbox_id;
+    oldest = std::min(oldest, e->created_at_ms);
+  }
+  if (counted >= s.max_attempts) {
+    return {true, gave_up_at_max_attempts(part, charge, s.max_attempts) + "; last: " + outcome.error};
+  }
+  if (now_ms - oldest >= s.max_age_s * 1000) {
+    // Each entry counts its own attempts: a part of several names its oldest instead.
+    std::string why = part.size() == 1
+                          ? "gave up: older than max_age after " + std::to_string(this_attempt(part)) + " attempts"
+                          : "gave up: older than max_age (the POST's oldest message " + message_id(oldest_id) + ")";
+    return {true, why + "; last: " + outcome.error};
+  }
+  return {false, outcome.error};
+}
+
+Result<void> PostScheduler::kill(const OutgoingPost& post, std::span<const store::OutboxEntry* const> part,
+                                 std::optional<int64_t> status, const std::string& why) {
+  std::vector<int64_t> ids;
+  for (const auto* e : part) ids.push_back(e->outbox_id);
+  auto done = outbox_.dead(ids, status, why);
+  if (done) metrics_.dead.fetch_add(ids.size(), std::memory_order_relaxed);
+  log::warn("forward_dead")
+      .str("destination", settings_.name)
+      .str("id", post.webhook_id)
+      .num("messages", static_cast<int64_t>(ids.size()))
+      .num("attempts", this_attempt(part))  // what dead() leaves them at
+      .str("error", why);
+  return done;
+}
+
+void PostScheduler::note_failing(const OutgoingPost& post, const std::string& error, std::chrono::milliseconds delay) {
+  if (!failing_) {
+    log::warn("forward_failing")
+        .str("destination", settings_.name)
+        .str("id", post.webhook_id)
+        .str("error", error)
+        .num("retry_in_ms", delay.count());
+  }
+  failing_ = true;
+}
+
+void PostScheduler::not_updated(const OutgoingPost& post, const std::string& error) {
+  log::error("forward_outbox_not_updated")
+      .str("destination", settings_.name)
+      .str("id", post.webhook_id)
+      .str("error", error);
+}
+
+void PostScheduler::keep_content(const OutgoingPost& post) {
+  if (!post.content_unsaved) return;
+  // What this attempt carried, kept for every later one (the same bytes under this id).
+  // A failure to write it only means the retry reads the rows again.
+  store::PostPin pin{post.entries.front().post_id.value_or(post.ids.front()), {}, {}};
+  for (const auto& e : post.entries) {
+    pin.ids.push_back(e.outbox_id);
+    pin.contents.push_back(e.content.value_or(""));
+  }
+  if (auto pinned = outbox_.pin({&pin, 1}); !pinned) {
+    log::warn("forward_content_not_kept").str("destination", settings_.name).str("error", pinned.error());
+  }
+}
+
+bool PostScheduler::split_off_first_key(const OutgoingPost& post, const PostOutcome& outcome, int64_t now_ms) {
   // A POST of several users or resources that the backend failed is not sent again: an id
   // names one content for ever, and as long as it was retried every user in it waited for
   // the one the backend refuses (spec §10: a due entry is never held back by other users').
   // Its first user and resource's entries form a POST again, under an id never used
   // (post_message_id(): "hhf_<first>.1"), with what they carried; the others' leave it and
-  // go out in POSTs planned afresh after the backoff. A POST of one user and resource, the
-  // only kind formed again, is never split: an id is formed again at most once.
+  // go out in POSTs planned afresh. A POST of one user and resource, the only kind formed
+  // again, is never split: an id is formed again at most once.
   const std::optional<std::string>& first_key = post.entries.front().order_key;
-  store::PostPin pin{-post.ids.front(), {}, {}};
-  std::vector<int64_t> leaving;
-  for (const auto& e : post.entries) {
-    if (e.order_key != first_key) {
-      leaving.push_back(e.outbox_id);
-      continue;
-    }
-    pin.ids.push_back(e.outbox_id);
-    // What this attempt carried, kept for every later one (the same bytes under the new id).
-    if (post.content_unsaved) pin.contents.push_back(e.content.value_or(""));
-  }
+  std::vector<const store::OutboxEntry*> kept, leaving;
+  for (const auto& e : post.entries) (e.order_key == first_key ? kept : leaving).push_back(&e);
   if (leaving.empty()) return false;
-  if (auto split = outbox_.split(pin, leaving); !split) {
+  store::PostSplit split;
+  split.kept.post_id = -post.ids.front();
+  split.status = status_of(outcome);
+  split.error = outcome.error;
+  for (const auto* e : kept) {
+    split.kept.ids.push_back(e->outbox_id);
+    // What this attempt carried, kept for every later one (the same bytes under the new id).
+    if (post.content_unsaved) split.kept.contents.push_back(e->content.value_or(""));
+  }
+  for (const auto* e : leaving) split.leaving.push_back(e->outbox_id);
+  // The first key's part waits as the POST would have (Retry-After, else the backoff); the
+  // others the plain backoff: a Retry-After may be about the user split off (503,
+  // Retry-After: an hour, for one user held the others for the hour). But a 429 is the
+  // backend telling the client as a whole to slow down: every part waits for it.
+  const int64_t attempt = this_attempt(kept);
+  const auto kept_delay = retry_delay(backoff_, attempt, outcome.retry_after_s, random_);
+  const bool slow_down = outcome.status == 429u;
+  const auto leaving_delay =
+      retry_delay(backoff_, attempt, slow_down ? outcome.retry_after_s : std::nullopt, random_);
+  split.kept_due_at_ms = now_ms + kept_delay.count();
+  split.leaving_due_at_ms = now_ms + leaving_delay.count();
+  if (auto done = outbox_.split(split); !done) {
     // Nothing changed: the POST goes on whole, under its id, as before a split.
-    log::warn("forward_post_not_split").str("destination", settings_.name).str("error", split.error());
+    log::warn("forward_post_not_split").str("destination", settings_.name).str("error", done.error());
     return false;
   }
+  // Neither part is charged the attempt, which may have failed for a user of the other
+  // (with several failing users in a POST, a healthy one paid an attempt per split and
+  // died of them; a healthy first user died of another's 410 at max_attempts = 1): each
+  // goes out again without the other, and the first key's part, alone, is charged its own
+  // answers from then on. Each is judged by its own entries' ages (a leaving entry alone:
+  // one past max_age dies now, out of any POST, and `forward requeue` plans it afresh).
+  const config::ForwardSettings& s = settings_;
+  Result<void> written;
+  if (const PartFate fate = judge(kept, false, Verdict::retry, outcome, now_ms); fate.dies) {
+    written = kill(post, kept, split.status, fate.error);
+  } else {
+    note_failing(post, fate.error, kept_delay);
+  }
+  std::vector<const store::OutboxEntry*> too_old;
+  for (const auto* e : leaving) {
+    if (now_ms - e->created_at_ms >= s.max_age_s * 1000) too_old.push_back(e);
+  }
+  if (written && !too_old.empty()) {
+    written = kill(post, too_old, split.status, "gave up: older than max_age; last: " + outcome.error);
+  }
+  // The split and the due times stand: what was not written dies at a later failure.
+  if (!written) not_updated(post, written.error());
   return true;
 }
 
 void PostScheduler::record_failure(const OutgoingPost& post, const PostOutcome& outcome, Verdict verdict,
                                    int64_t now_ms) {
   failed_since_step_ = true;
-  const config::ForwardSettings& s = settings_;
-  const std::optional<int64_t> status =
-      outcome.status ? std::optional<int64_t>(*outcome.status) : std::nullopt;
   // Split whenever a POST that went out failed, whatever the failure (decision 083): an
   // answer to retry, a final answer (it may name one user only: the others are not killed
   // with it) and a timeout or a lost connection (as long as it was retried whole, every
@@ -297,100 +412,24 @@ void PostScheduler::record_failure(const OutgoingPost& post, const PostOutcome& 
   // destination pauses; the body could not be made): its id was never sent.
   const bool went_out = outcome.status.has_value() ||
                         (!outcome.unreachable && !outcome.store_failed && !outcome.undeliverable);
-  const bool split = went_out && split_off_first_key(post);
-  // The first key's part goes on under its new id: a final answer may have been another
-  // user's. A POST of one user and resource keeps its verdict (a final answer kills it).
-  if (split) verdict = Verdict::retry;
-  if (!split && post.content_unsaved) {
-    // What this attempt carried, kept for every later one (the same bytes under this id).
-    // A failure to write it only means the retry reads the rows again.
-    store::PostPin pin{post.entries.front().post_id.value_or(post.ids.front()), {}, {}};
-    for (const auto& e : post.entries) {
-      pin.ids.push_back(e.outbox_id);
-      pin.contents.push_back(e.content.value_or(""));
-    }
-    if (auto pinned = outbox_.pin({&pin, 1}); !pinned) {
-      log::warn("forward_content_not_kept").str("destination", s.name).str("error", pinned.error());
-    }
-  }
-  // Each entry counts its own attempts and age. The POST (after a split, its first key's
-  // part) goes on while all of its entries may; a split's leaving entries are judged alone
-  // (else one entry at its limit killed users sent beside it once) and are not charged the
-  // attempt, which may have failed for another user (with several failing users in a POST,
-  // a healthy one paid an attempt per split and died of them): those past max_age die now
-  // (out of any POST: `forward requeue` plans them afresh), the others are due after the
-  // backoff. Each split sends one key alone, so every user comes to be judged by its own
-  // answers.
-  const std::optional<std::string>& first_key = post.entries.front().order_key;
-  std::vector<int64_t> kept, leaving_dead, leaving_due;
-  int64_t attempts = 0, oldest = INT64_MAX, oldest_id = 0, leaving_dead_attempts = 0;
-  for (const auto& e : post.entries) {
-    if (!split || e.order_key == first_key) {
-      kept.push_back(e.outbox_id);
-      attempts = std::max(attempts, e.attempts + 1);
-      if (e.created_at_ms < oldest) oldest_id = e.outbox_id;
-      oldest = std::min(oldest, e.created_at_ms);
-    } else if (now_ms - e.created_at_ms >= s.max_age_s * 1000) {
-      leaving_dead.push_back(e.outbox_id);
-      leaving_dead_attempts = std::max(leaving_dead_attempts, e.attempts);
-    } else {
-      leaving_due.push_back(e.outbox_id);
-    }
-  }
-  std::string error = outcome.error;
-  if (verdict == Verdict::retry && attempts >= s.max_attempts) {
-    verdict = Verdict::final;
-    error = gave_up_at_max_attempts(post, kept, attempts, s.max_attempts) + "; last: " + error;
-  } else if (verdict == Verdict::retry && now_ms - oldest >= s.max_age_s * 1000) {
-    verdict = Verdict::final;
-    // Each entry counts its own attempts: a POST of several names its oldest instead.
-    error = kept.size() == 1 ? "gave up: older than max_age after " + std::to_string(attempts) + " attempts"
-                             : "gave up: older than max_age (the POST's oldest message " + message_id(oldest_id) + ")";
-    error += "; last: " + outcome.error;
-  }
-  const auto delay = retry_delay(backoff_, attempts, outcome.retry_after_s, random_);
-  const auto died = [&](std::span<const int64_t> ids, int64_t their_attempts, const std::string& why) {
-    auto done = outbox_.dead(ids, status, why);
-    if (done) metrics_.dead.fetch_add(ids.size(), std::memory_order_relaxed);
-    log::warn("forward_dead")
-        .str("destination", s.name)
-        .str("id", post.webhook_id)
-        .num("messages", static_cast<int64_t>(ids.size()))
-        .num("attempts", their_attempts)
-        .str("error", why);
-    return done;
-  };
+  if (went_out && split_off_first_key(post, outcome, now_ms)) return;
+  // Whole (one user and resource, or not split): it keeps its verdict (a final answer
+  // kills it), and it goes on while all of its entries may, each counting the attempt.
+  keep_content(post);
+  std::vector<const store::OutboxEntry*> whole;
+  for (const auto& e : post.entries) whole.push_back(&e);
+  const PartFate fate = judge(whole, true, verdict, outcome, now_ms);
   Result<void> written;
-  if (verdict == Verdict::final) {
-    written = died(kept, attempts, error);
+  if (fate.dies) {
+    written = kill(post, whole, status_of(outcome), fate.error);
   } else {
-    written = outbox_.retry_later(kept, now_ms + delay.count(), status, error);
-    if (!failing_) {
-      log::warn("forward_failing")
-          .str("destination", s.name)
-          .str("id", post.webhook_id)
-          .str("error", error)
-          .num("retry_in_ms", delay.count());
-    }
-    failing_ = true;
+    const auto delay = retry_delay(backoff_, this_attempt(whole), outcome.retry_after_s, random_);
+    written = outbox_.retry_later(post.ids, now_ms + delay.count(), status_of(outcome), fate.error);
+    note_failing(post, fate.error, delay);
   }
-  if (written && !leaving_due.empty()) {
-    // After the plain backoff, not the answer's Retry-After: that may be about the user
-    // split off (503, Retry-After: an hour, for one user held the others for the hour).
-    const auto leaving_delay = retry_delay(backoff_, attempts, std::nullopt, random_);
-    written = outbox_.due_again(leaving_due, now_ms + leaving_delay.count(), status, outcome.error);
-  }
-  if (written && !leaving_dead.empty()) {
-    written = died(leaving_dead, leaving_dead_attempts, "gave up: older than max_age; last: " + outcome.error);
-  }
-  if (!written) {
-    // Nothing changed in the store: the entries are still pending as they were and go out
-    // again, pinned to their POST (the backend deduplicates on its id).
-    log::error("forward_outbox_not_updated")
-        .str("destination", s.name)
-        .str("id", post.webhook_id)
-        .str("error", written.error());
-  }
+  // Nothing changed in the store: the entries are still pending as they were and go out
+  // again, pinned to their POST (the backend deduplicates on its id).
+  if (!written) not_updated(post, written.error());
 }
 
 }  // namespace hh::forward

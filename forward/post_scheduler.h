@@ -31,7 +31,11 @@
 //   final          dead, every entry of the POST (it goes out whole or not at all);
 //   a POST of several users or resources that went out and failed in any way (an answer,
 //   a timeout, a lost connection) is split instead (split_off_first_key(), decisions 078
-//   and 083): its first key's entries go on under a new id, the others' are planned afresh;
+//   and 083): its first key's entries go on under a new id, the others' are planned afresh,
+//   neither charged the attempt (it may have failed for a user of the other: each goes out
+//   without the other and is judged by its own answers), in one transaction with when each
+//   is due: the first key's part after the backoff or Retry-After, the others after the
+//   backoff, or a 429's Retry-After (the backend slowing the client as a whole down);
 //   a retry becomes final when an entry of the POST has had max_attempts attempts, or the
 //   oldest is older than max_age when the POST ends (so a POST in flight past max_age
 //   dies if it fails, and is delivered if it succeeds).
@@ -42,6 +46,7 @@
 // Lifetime and threads: one thread; `outbox` and `metrics` must outlive this object.
 // Dropping the object forgets what is in flight: those entries stay pending as they were
 // and go out again with their pinned POSTs.
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -140,8 +145,25 @@ class PostScheduler {
   Busy busy() const;
   void record_failure(const OutgoingPost& post, const PostOutcome& outcome, Verdict verdict, int64_t now_ms);
   // A failed POST of several users or resources: its first key's entries pinned to a new
-  // id, the others unpinned (Outbox::split). False when it holds one key or the split failed.
-  bool split_off_first_key(const OutgoingPost& post);
+  // id, the others unpinned, each part due again, uncharged (Outbox::split), and the
+  // entries that may no longer go on killed. False when it holds one key or the split
+  // failed (nothing was written then).
+  bool split_off_first_key(const OutgoingPost& post, const PostOutcome& outcome, int64_t now_ms);
+  // What a failed attempt means for a part of a POST (all of it, or a split's first key):
+  // it dies (its verdict is final, or an entry reached max_attempts, counting the attempt
+  // when `charged`, or the oldest is past max_age), with `error` as the entries' last.
+  struct PartFate {
+    bool dies = false;
+    std::string error;
+  };
+  PartFate judge(std::span<const store::OutboxEntry* const> part, bool charged, Verdict verdict,
+                 const PostOutcome& outcome, int64_t now_ms) const;
+  Result<void> kill(const OutgoingPost& post, std::span<const store::OutboxEntry* const> part,
+                    std::optional<int64_t> status, const std::string& why);
+  void note_failing(const OutgoingPost& post, const std::string& error, std::chrono::milliseconds delay);
+  void not_updated(const OutgoingPost& post, const std::string& error);
+  // A POST not split: what its attempt carried pinned with it, when not kept yet.
+  void keep_content(const OutgoingPost& post);
   // Step 2 of a look.
   Result<void> catch_up(int64_t now_ms);
   // The pending entries the sender never makes more past (deliveries it makes at most,

@@ -131,6 +131,17 @@ struct PostPin {
   std::vector<std::string> contents;  // changes mode: what each entry carries (ids' order); else empty
 };
 
+// A failed POST of several users and resources, split (forward/post_scheduler.h: a
+// failing user holds back no other), and when each part is due again.
+struct PostSplit {
+  PostPin kept;                  // its first key's entries, pinned to a new POST
+  int64_t kept_due_at_ms = 0;
+  std::vector<int64_t> leaving;  // the others' entries, out of any POST
+  int64_t leaving_due_at_ms = 0;
+  std::optional<int64_t> status;  // the failed attempt's (none: no answer), kept as each entry's last
+  std::string error;
+};
+
 // What drop_oldest() did.
 struct Dropped {
   int64_t entries = 0;
@@ -219,15 +230,13 @@ class Outbox {
   // pinned to its POST).
   virtual Result<void> retry_later(std::span<const int64_t> ids, int64_t next_attempt_at_ms,
                                    std::optional<int64_t> status, const std::string& error) = 0;
-  // left a failed POST of several users (split): due again at `next_attempt_at_ms`, their
-  // attempts unchanged, since the failure may have been another user's.
-  virtual Result<void> due_again(std::span<const int64_t> ids, int64_t next_attempt_at_ms,
-                                 std::optional<int64_t> status, const std::string& error) = 0;
-  // A POST of several users and resources that failed, split (forward/post_scheduler.h: a
-  // failing user holds back no other): `kept` pinned as pin() pins a POST, `leaving` out of
-  // any POST (post_id and content NULL, still pending), in one transaction: a crash in
-  // between must not leave part of a POST under its old id.
-  virtual Result<void> split(const PostPin& kept, std::span<const int64_t> leaving) = 0;
+  // A POST of several users and resources that failed, split: `kept` pinned as pin() pins
+  // a POST, `leaving` out of any POST (post_id and content NULL, still pending), each part
+  // due again at its time with the attempt's status and error, and neither charged the
+  // attempt (attempts unchanged: the failure may have been any of their users'). One
+  // transaction: a crash in between must neither leave part of a POST under its old id nor
+  // its parts due at once.
+  virtual Result<void> split(const PostSplit& parts) = 0;
   // failed for good: each entry's attempts + 1, state dead; their keys' next pending
   // entries become heads.
   virtual Result<void> dead(std::span<const int64_t> ids, std::optional<int64_t> status, const std::string& error) = 0;

@@ -328,18 +328,25 @@ class OutboxOf final : public Outbox {
     return txn->commit();
   }
 
-  Result<void> split(const PostPin& kept, std::span<const int64_t> leaving) override {
+  Result<void> split(const PostSplit& parts) override {
     auto txn = session_.begin();
     if (!txn) return fail(txn);
-    if (auto pinned = pin_one(kept); !pinned) return pinned;
-    if (!leaving.empty()) {
+    if (auto pinned = pin_one(parts.kept); !pinned) return pinned;
+    if (!parts.leaving.empty()) {
       if (auto done = session_.exec(kOutboxNoSlot,
                                     "UPDATE outbox SET post_id = NULL, content = NULL, content_bytes = NULL "
-                                    "WHERE outbox_id IN " + outbox_id_list(leaving),
+                                    "WHERE outbox_id IN " + outbox_id_list(parts.leaving),
                                     QueryArgs());
           !done) {
         return fail(done);
       }
+    }
+    // Neither part is charged the attempt: it may have failed for a user of the other.
+    if (auto due = due_again(parts.kept.ids, parts.kept_due_at_ms, parts.status, parts.error, false); !due) {
+      return due;
+    }
+    if (auto due = due_again(parts.leaving, parts.leaving_due_at_ms, parts.status, parts.error, false); !due) {
+      return due;
     }
     return txn->commit();
   }
@@ -353,20 +360,7 @@ class OutboxOf final : public Outbox {
 
   Result<void> retry_later(std::span<const int64_t> ids, int64_t next_attempt_at_ms, std::optional<int64_t> status,
                            const std::string& error) override {
-    if (ids.empty()) return {};
-    return done(session_.exec(kOutboxNoSlot,
-                              "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?1, last_status = ?2, "
-                              "last_error = ?3 WHERE outbox_id IN " + outbox_id_list(ids),
-                              QueryArgs().add(next_attempt_at_ms).add(status).add(error)));
-  }
-
-  Result<void> due_again(std::span<const int64_t> ids, int64_t next_attempt_at_ms, std::optional<int64_t> status,
-                         const std::string& error) override {
-    if (ids.empty()) return {};
-    return done(session_.exec(kOutboxNoSlot,
-                              "UPDATE outbox SET next_attempt_at = ?1, last_status = ?2, last_error = ?3 "
-                              "WHERE outbox_id IN " + outbox_id_list(ids),
-                              QueryArgs().add(next_attempt_at_ms).add(status).add(error)));
+    return due_again(ids, next_attempt_at_ms, status, error, true);
   }
 
   Result<void> dead(std::span<const int64_t> ids, std::optional<int64_t> status, const std::string& error) override {
@@ -469,6 +463,19 @@ class OutboxOf final : public Outbox {
     return done(session_.exec(kOutboxNoSlot,
                               "UPDATE outbox SET post_id = ?1 WHERE outbox_id IN " + outbox_id_list(post.ids),
                               QueryArgs().add(post.post_id)));
+  }
+
+  // A failed attempt's entries, due again at `next_attempt_at_ms`: with `charged`, each
+  // counts the attempt (retry_later()); not when it may have failed for another user
+  // (split()). One statement, in the caller's transaction if any.
+  Result<void> due_again(std::span<const int64_t> ids, int64_t next_attempt_at_ms, std::optional<int64_t> status,
+                         const std::string& error, bool charged) {
+    if (ids.empty()) return {};
+    return done(session_.exec(kOutboxNoSlot,
+                              std::string("UPDATE outbox SET ") + (charged ? "attempts = attempts + 1, " : "") +
+                                  "next_attempt_at = ?1, last_status = ?2, last_error = ?3 WHERE outbox_id IN " +
+                                  outbox_id_list(ids),
+                              QueryArgs().add(next_attempt_at_ms).add(status).add(error)));
   }
 
   // figures(): the deliveries whose entries the sender has yet to make, per destination

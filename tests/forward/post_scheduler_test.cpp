@@ -11,6 +11,7 @@
 #include "store/sqlite/database.h"
 #include "store/sqlite/outbox/sqlite_outbox.h"
 #include "tests/support/database_probe.h"
+#include "tests/support/logged_by.h"
 #include "tests/support/temp_dir.h"
 
 BOOST_AUTO_TEST_SUITE(post_scheduler_test)
@@ -58,6 +59,26 @@ struct Scheduled {
     BOOST_REQUIRE(stmt);
     stmt->bind(1, id).bind(2, std::string_view(key)).bind(3, attempts).bind(4, created_at);
     BOOST_REQUIRE(stmt->run());
+  }
+
+  // Deliveries first_seq..last_seq in the inbox, each a sleep of `user`, received at kStart.
+  void deliver(int64_t first_seq, int64_t last_seq, const std::string& user) {
+    BOOST_REQUIRE(writer.exec("BEGIN"));
+    for (int64_t seq = first_seq; seq <= last_seq; ++seq) {
+      auto stored = writer.exec("INSERT INTO inbox (seq, message_id, origin, received_at, event_type, headers, body) "
+                                "VALUES (" + std::to_string(seq) + ", 'm" + std::to_string(seq) + "', 'webhook', " +
+                                std::to_string(kStart) + ", 'daily.data.sleep.created', '{}', CAST('{\"user_id\":\"" +
+                                user + "\"}' AS BLOB))");
+      BOOST_REQUIRE_MESSAGE(stored, stored.error());
+    }
+    BOOST_REQUIRE(writer.exec("COMMIT"));
+  }
+
+  // The sender had taken the making of entries over before a restart: the whole inbox
+  // waits for it.
+  void taken_over_before_a_restart() {
+    BOOST_REQUIRE(writer.exec("INSERT INTO forward_positions (destination, mode, after_seq, writer_makes) VALUES "
+                              "('backend', 'deliveries', 0, 0)"));
   }
 
   store::OutboxEntry entry(int64_t id) {
@@ -227,7 +248,8 @@ BOOST_AUTO_TEST_CASE(a_failed_post_of_two_users_goes_on_with_its_first_and_frees
 
 // An entry at its last attempt kills only its own user and resource: the others sent beside
 // it leave the POST and go on (an entry that had left a split before, with its attempts,
-// killed every user planned with it once).
+// killed every user planned with it once). It dies of an answer of its own: a failure of
+// the POST it shared may have been another user's.
 BOOST_AUTO_TEST_CASE(an_entry_at_its_last_attempt_kills_only_its_own_part_of_a_post) {
   Scheduled s;
   forward::PostScheduler scheduler(scheduler_settings(10), *s.outbox, s.metrics, 1);
@@ -237,11 +259,119 @@ BOOST_AUTO_TEST_CASE(an_entry_at_its_last_attempt_kills_only_its_own_part_of_a_p
   BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
   BOOST_TEST((ids_of(look.posts.front()) == std::vector<int64_t>{1, 2}));
   scheduler.finished(look.posts.front(), answered(503), kStart + 100);
-  BOOST_TEST(s.entry(1).state == "dead");
-  BOOST_TEST(s.entry(2).state == "pending");
+  for (const int64_t id : {1, 2}) {  // split, neither part charged
+    BOOST_TEST(s.entry(id).state == "pending");
+    BOOST_TEST((s.entry(id).last_error == std::optional<std::string>("HTTP 503")));
+  }
+  BOOST_TEST(s.entry(1).attempts == 3);
   BOOST_TEST(s.entry(2).attempts == 0);
   BOOST_TEST(!s.entry(2).post_id.has_value());
-  BOOST_TEST((s.entry(2).last_error == std::optional<std::string>("HTTP 503")));  // not the dead part's "gave up"
+  look = scheduler.next_posts(kStart + 60'000, 2);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 2u);
+  for (const auto& post : look.posts) {
+    scheduler.finished(post, answered(post.webhook_id == "hhf_1.1" ? 503 : 200), kStart + 61'000);
+  }
+  BOOST_TEST(s.entry(1).state == "dead");  // its own 503, at its last attempt
+  BOOST_TEST(s.entry(1).attempts == 4);
+  BOOST_TEST(s.entry(1).last_error.value_or("").starts_with("gave up after 4 attempts (max_attempts)"));
+  scheduler.flush();
+  BOOST_TEST(!s.outbox->find(2).value().has_value());  // g's delivered
+}
+
+// With max_attempts = 1 a healthy first user of a POST the backend refused for another
+// user (410) died with that POST's split: its part was charged the attempt. Neither part
+// is; each is judged by its own answer.
+BOOST_AUTO_TEST_CASE(a_healthy_first_user_does_not_die_of_another_users_answer) {
+  Scheduled s;
+  config::ForwardSettings settings = scheduler_settings(10);
+  settings.max_attempts = 1;
+  forward::PostScheduler scheduler(settings, *s.outbox, s.metrics, 1);
+  s.add(1, "healthy/sleep", kStart);
+  s.add(2, "gone/sleep", kStart);
+  auto look = scheduler.next_posts(kStart, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  scheduler.finished(look.posts.front(), answered(410), kStart + 100);  // about "gone"
+  for (const int64_t id : {1, 2}) {
+    BOOST_TEST(s.entry(id).state == "pending");
+    BOOST_TEST(s.entry(id).attempts == 0);
+  }
+  look = scheduler.next_posts(kStart + 60'000, 2);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 2u);
+  for (const auto& post : look.posts) {
+    scheduler.finished(post, answered(post.webhook_id == "hhf_1.1" ? 200 : 410), kStart + 61'000);
+  }
+  scheduler.flush();
+  BOOST_TEST(!s.outbox->find(1).value().has_value());  // delivered
+  BOOST_TEST(s.entry(2).state == "dead");
+  BOOST_TEST(s.entry(2).attempts == 1);
+  BOOST_TEST(s.metrics.dead.load() == 1u);
+}
+
+// After a split the entries that leave wait the plain backoff, not the answer's
+// Retry-After, which may be about the user split off (a 503 with an hour's Retry-After for
+// one user held the others for the hour). But a 429 is the backend telling the client as a
+// whole to slow down: then every part waits for its Retry-After.
+BOOST_AUTO_TEST_CASE(a_429_holds_every_part_of_a_split_post_back_for_its_retry_after) {
+  for (const unsigned status : {429u, 503u}) {
+    BOOST_TEST_CONTEXT("HTTP " << status) {
+      Scheduled s;
+      forward::PostScheduler scheduler(scheduler_settings(10), *s.outbox, s.metrics, 1);
+      s.add(1, "a/sleep", kStart);
+      s.add(2, "b/sleep", kStart);
+      auto look = scheduler.next_posts(kStart, 1);
+      BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+      forward::PostOutcome outcome = answered(status);
+      outcome.retry_after_s = 3600;
+      scheduler.finished(look.posts.front(), outcome, kStart + 100);
+      BOOST_TEST(s.entry(1).next_attempt_at_ms == kStart + 100 + 3'600'000);  // the first key's part
+      if (status == 429) {
+        BOOST_TEST(s.entry(2).next_attempt_at_ms == kStart + 100 + 3'600'000);
+      } else {
+        BOOST_TEST(s.entry(2).next_attempt_at_ms <= kStart + 100 + 1000);  // backoff_max_s
+      }
+    }
+  }
+}
+
+// A leaving entry past max_age dies at once: its forward_dead line says the attempts the
+// store holds (dead() counts the attempt that killed it), not one less.
+BOOST_AUTO_TEST_CASE(a_leaving_entry_killed_by_max_age_is_logged_with_its_stored_attempts) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(10), *s.outbox, s.metrics, 1);
+  s.add(1, "a/sleep", kStart + 3'000'000);
+  s.add(2, "b/sleep", kStart, 2);  // max_age (an hour) is over when the POST fails
+  auto look = scheduler.next_posts(kStart + 3'000'000, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  BOOST_REQUIRE((ids_of(look.posts.front()) == std::vector<int64_t>{1, 2}));
+  const std::string logged =
+      test::logged_by([&] { scheduler.finished(look.posts.front(), answered(503), kStart + 3'600'000); });
+  BOOST_TEST(s.entry(1).state == "pending");
+  BOOST_TEST(s.entry(2).state == "dead");
+  BOOST_REQUIRE(s.entry(2).attempts == 3);
+  BOOST_TEST(logged.find("\"event\":\"forward_dead\"") != std::string::npos, logged);
+  BOOST_TEST(logged.find("\"attempts\":3") != std::string::npos, logged);
+}
+
+// A split and when its parts are due again are one transaction: a failure (or a crash)
+// after the split left the entries that left it due at once, uncharged, out of any POST.
+// Now a split that cannot be written whole is not made: the POST goes on whole, due later.
+BOOST_AUTO_TEST_CASE(a_split_whose_due_times_cannot_be_written_is_not_made) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(10), *s.outbox, s.metrics, 1);
+  s.add(1, "a/sleep", kStart);
+  s.add(2, "b/sleep", kStart);
+  auto look = scheduler.next_posts(kStart, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  // The write of an unpinned entry's due time fails (as if the process died before it).
+  BOOST_REQUIRE(s.writer.exec("CREATE TRIGGER due_time_lost BEFORE UPDATE OF next_attempt_at ON outbox "
+                              "WHEN OLD.post_id IS NULL BEGIN SELECT RAISE(ABORT, 'due time lost'); END"));
+  scheduler.finished(look.posts.front(), answered(503), kStart + 100);
+  for (const int64_t id : {1, 2}) {
+    const store::OutboxEntry e = s.entry(id);
+    BOOST_TEST(e.next_attempt_at_ms > kStart + 100, id << " due at once");
+    BOOST_TEST((e.post_id == std::optional<int64_t>(1)), id << " left its POST");  // not split
+    BOOST_TEST(e.attempts == 1);  // charged, as a POST not split is
+  }
 }
 
 // Any failure of a POST that went out splits it (decision 083), not only an answer to
@@ -262,7 +392,7 @@ BOOST_AUTO_TEST_CASE(a_post_of_two_users_that_timed_out_or_was_refused_for_good_
       scheduler.finished(look.posts.front(), final_answer ? answered(410) : timed_out(), kStart + 100);
       for (const int64_t id : {1, 2}) {
         BOOST_TEST(s.entry(id).state == "pending");  // a 410 may have been either user's
-        BOOST_TEST(s.entry(id).attempts == (id == 1 ? 1 : 0));  // the part that left is not charged
+        BOOST_TEST(s.entry(id).attempts == 0);  // neither part is charged: it may have been the other's
       }
       BOOST_TEST((s.entry(1).post_id == std::optional<int64_t>(-1)));
       BOOST_TEST(!s.entry(2).post_id.has_value());
@@ -324,8 +454,8 @@ BOOST_AUTO_TEST_CASE(each_entry_counts_its_own_attempts_and_the_most_decides) {
   BOOST_TEST((ids_of(look.posts.front()) == std::vector<int64_t>{1, 2}));
   scheduler.finished(look.posts.front(), answered(503), kStart + 100);
   // Each counts its own. The POST is split (decisions 078, 083): a, its first key, goes on
-  // charged; b leaves it uncharged (the 503 may have been a's) and goes on alone...
-  BOOST_TEST(s.entry(1).attempts == 1);
+  // and b leaves it, neither charged (the 503 may have been the other's), b alone...
+  BOOST_TEST(s.entry(1).attempts == 0);
   BOOST_TEST(s.entry(2).attempts == 3);
   BOOST_TEST(s.entry(1).state == "pending");
   BOOST_TEST(s.entry(2).state == "pending");
@@ -568,15 +698,8 @@ BOOST_AUTO_TEST_CASE(entries_held_behind_a_failing_user_do_not_keep_others_unmad
   settings.mode = "deliveries";
   settings.ordered = false;
   constexpr int64_t kHeldAhead = 10;
-  auto deliver = [&](int64_t seq, const std::string& user) {
-    auto stored = s.writer.exec("INSERT INTO inbox (seq, message_id, origin, received_at, event_type, headers, body) "
-                                "VALUES (" + std::to_string(seq) + ", 'm" + std::to_string(seq) + "', 'webhook', " +
-                                std::to_string(kStart) + ", 'daily.data.sleep.created', '{}', CAST('{\"user_id\":\"" +
-                                user + "\"}' AS BLOB))");
-    BOOST_REQUIRE_MESSAGE(stored, stored.error());
-  };
+  s.deliver(1, 12, "x");
   for (int64_t seq = 1; seq <= 12; ++seq) {
-    deliver(seq, "x");
     BOOST_REQUIRE(s.writer.exec("INSERT INTO outbox (destination, kind, seq, table_name, row_key, op, user_id, "
                                 "order_key, created_at, next_attempt_at) VALUES ('backend', 'delivery', " +
                                 std::to_string(seq) + ", 'deliveries', 'm" + std::to_string(seq) +
@@ -588,7 +711,7 @@ BOOST_AUTO_TEST_CASE(entries_held_behind_a_failing_user_do_not_keep_others_unmad
   auto look = scheduler.next_posts(kStart, 1);  // 12 held: the sender takes the making over
   BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
   BOOST_TEST(test::query_int(s.path, "SELECT writer_makes FROM forward_positions") == 0);
-  for (int64_t seq = 13; seq <= 15; ++seq) deliver(seq, "y");  // the writer makes none now
+  s.deliver(13, 15, "y");  // the writer makes none now
   scheduler.finished(look.posts.front(), answered(503), kStart + 10);
   look = scheduler.next_posts(kStart + 200, 1);  // x's entries fill the look again
   BOOST_TEST(look.posts.size() == 1u);
@@ -625,18 +748,8 @@ BOOST_AUTO_TEST_CASE(entries_made_ahead_stay_bounded_while_one_users_posts_go_ou
   settings.ordered = true;
   constexpr int64_t kHeldAhead = 10;
   constexpr int64_t kDeliveries = 300;
-  BOOST_REQUIRE(s.writer.exec("BEGIN"));
-  for (int64_t seq = 1; seq <= kDeliveries; ++seq) {
-    auto stored = s.writer.exec("INSERT INTO inbox (seq, message_id, origin, received_at, event_type, headers, body) "
-                                "VALUES (" + std::to_string(seq) + ", 'm" + std::to_string(seq) + "', 'webhook', " +
-                                std::to_string(kStart) + ", 'daily.data.sleep.created', '{}', "
-                                "CAST('{\"user_id\":\"x\"}' AS BLOB))");
-    BOOST_REQUIRE_MESSAGE(stored, stored.error());
-  }
-  BOOST_REQUIRE(s.writer.exec("COMMIT"));
-  // Taken over before a restart: the whole backlog waits for the sender.
-  BOOST_REQUIRE(s.writer.exec("INSERT INTO forward_positions (destination, mode, after_seq, writer_makes) VALUES "
-                              "('backend', 'deliveries', 0, 0)"));
+  s.deliver(1, kDeliveries, "x");
+  s.taken_over_before_a_restart();
   forward::PostScheduler scheduler(settings, *s.outbox, s.metrics, 7, kHeldAhead);
   // The sender's entries are due from when it makes them (the store's clock): looks from then on.
   int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -668,18 +781,9 @@ BOOST_AUTO_TEST_CASE(a_failing_user_over_the_ceiling_does_not_stop_the_others_be
   settings.max_age_s = 1'000'000'000;
   constexpr int64_t kHeldAhead = 10;
   constexpr int64_t kFailing = 40, kOthers = 5;
-  BOOST_REQUIRE(s.writer.exec("BEGIN"));
-  for (int64_t seq = 1; seq <= kFailing + kOthers; ++seq) {
-    const std::string user = seq <= kFailing ? "x" : "y";
-    auto stored = s.writer.exec("INSERT INTO inbox (seq, message_id, origin, received_at, event_type, headers, body) "
-                                "VALUES (" + std::to_string(seq) + ", 'm" + std::to_string(seq) + "', 'webhook', " +
-                                std::to_string(kStart) + ", 'daily.data.sleep.created', '{}', "
-                                "CAST('{\"user_id\":\"" + user + "\"}' AS BLOB))");
-    BOOST_REQUIRE_MESSAGE(stored, stored.error());
-  }
-  BOOST_REQUIRE(s.writer.exec("COMMIT"));
-  BOOST_REQUIRE(s.writer.exec("INSERT INTO forward_positions (destination, mode, after_seq, writer_makes) VALUES "
-                              "('backend', 'deliveries', 0, 0)"));
+  s.deliver(1, kFailing, "x");
+  s.deliver(kFailing + 1, kFailing + kOthers, "y");
+  s.taken_over_before_a_restart();
   forward::PostScheduler scheduler(settings, *s.outbox, s.metrics, 7, kHeldAhead);
   int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                     std::chrono::system_clock::now().time_since_epoch()).count() + 60'000;

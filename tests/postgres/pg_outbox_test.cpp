@@ -284,6 +284,33 @@ BOOST_AUTO_TEST_CASE(marks_pins_and_plans_the_same_on_both) {
   BOOST_TEST(t.pg.query_int("SELECT outbox_id FROM outbox WHERE head = 1 AND order_key = 'k'")->value_or(-1) == 6);
 }
 
+// A failed POST split the same on both, in one transaction with when its parts are due:
+// the first key's entries pinned to the new POST with what they carried, the others out of
+// any POST, each part due at its time with the attempt's status and error, none charged.
+BOOST_AUTO_TEST_CASE(a_split_pins_frees_and_times_both_parts_the_same_on_both) {
+  test::TwinStores t;
+  t.exec("INSERT INTO outbox (outbox_id, destination, kind, seq, table_name, row_key, op, order_key, attempts, "
+         "created_at, next_attempt_at, post_id, content, content_bytes) VALUES "
+         "(1, 'd', 'change', 1, 't', 'r1', 'insert', 'k', 2, 0, 0, 1, NULL, NULL), "
+         "(2, 'd', 'change', 2, 't', 'r2', 'insert', 'j', 0, 0, 0, 1, 'old 2', 5), "
+         "(3, 'd', 'change', 3, 't', 'r3', 'insert', 'k', 0, 0, 0, 1, NULL, NULL)");
+  auto lite = twin_must(store::open_sqlite_outbox(t.lite_path, store::OutboxUse::sender));
+  auto pg = twin_must(store::open_postgres_outbox({t.pg_uri, ""}, store::OutboxUse::sender));
+  store::PostSplit split;
+  split.kept = store::PostPin{-1, {1, 3}, {"change 1", "change 3"}};
+  split.kept_due_at_ms = 5000;
+  split.leaving = {2};
+  split.leaving_due_at_ms = 7000;
+  split.status = 503;
+  split.error = "HTTP 503";
+  for (store::Outbox* outbox : {lite.get(), pg.get()}) twin_must(outbox->split(split));
+  const auto rows = t.same_rows("SELECT outbox_id, post_id, attempts, next_attempt_at, last_status, last_error, "
+                                "content, content_bytes FROM outbox ORDER BY outbox_id", 8);
+  BOOST_TEST(rows == (std::vector<std::string>{"1|-1|2|5000|503|HTTP 503|change 1|8",
+                                               "2|NULL|0|7000|503|HTTP 503|NULL|NULL",
+                                               "3|-1|0|5000|503|HTTP 503|change 3|8"}));
+}
+
 // The budget's record of drops merged the same on both: all but the newest keep − 1 ranges
 // (by first_seq) become one spanning them, with their counts and the last drop's time.
 BOOST_AUTO_TEST_CASE(dropped_ranges_are_merged_the_same_on_both) {
