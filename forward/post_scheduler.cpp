@@ -295,7 +295,8 @@ Result<void> PostScheduler::kill(const OutgoingPost& post, std::span<const store
   std::vector<int64_t> ids;
   for (const auto* e : part) ids.push_back(e->outbox_id);
   auto done = outbox_.dead(ids, status, why);
-  if (done) metrics_.dead.fetch_add(ids.size(), std::memory_order_relaxed);
+  if (!done) return done;  // still pending: the caller logs forward_outbox_not_updated
+  metrics_.dead.fetch_add(ids.size(), std::memory_order_relaxed);
   log::warn("forward_dead")
       .str("destination", settings_.name)
       .str("id", post.webhook_id)
@@ -360,14 +361,12 @@ bool PostScheduler::split_off_first_key(const OutgoingPost& post, const PostOutc
   }
   for (const auto* e : leaving) split.leaving.push_back(e->outbox_id);
   // The first key's part waits as the POST would have (Retry-After, else the backoff); the
-  // others the plain backoff: a Retry-After may be about the user split off (503,
-  // Retry-After: an hour, for one user held the others for the hour). But a 429 is the
-  // backend telling the client as a whole to slow down: every part waits for it.
+  // others the plain backoff, whatever the answer: a Retry-After may be about one user
+  // (503 or 429 with Retry-After: an hour, for one user held the others for the hour, and
+  // again at each split after it, since the leaving entries are planned together again).
   const int64_t attempt = this_attempt(kept);
   const auto kept_delay = retry_delay(backoff_, attempt, outcome.retry_after_s, random_);
-  const bool slow_down = outcome.status == 429u;
-  const auto leaving_delay =
-      retry_delay(backoff_, attempt, slow_down ? outcome.retry_after_s : std::nullopt, random_);
+  const auto leaving_delay = retry_delay(backoff_, attempt, std::nullopt, random_);
   split.kept_due_at_ms = now_ms + kept_delay.count();
   split.leaving_due_at_ms = now_ms + leaving_delay.count();
   if (auto done = outbox_.split(split); !done) {
@@ -413,8 +412,14 @@ void PostScheduler::record_failure(const OutgoingPost& post, const PostOutcome& 
   const bool went_out = outcome.status.has_value() ||
                         (!outcome.unreachable && !outcome.store_failed && !outcome.undeliverable);
   if (went_out && split_off_first_key(post, outcome, now_ms)) return;
-  // Whole (one user and resource, or not split): it keeps its verdict (a final answer
-  // kills it), and it goes on while all of its entries may, each counting the attempt.
+  // Whole (one user and resource, or not split): it goes on while all of its entries may,
+  // each counting the attempt. A POST of one user and resource keeps its verdict (a final
+  // answer kills it); one of several that went out but could not be split (the store
+  // failed) is retried whole, since a final answer may have been one user's alone.
+  const bool several_keys = std::any_of(post.entries.begin(), post.entries.end(), [&](const auto& e) {
+    return e.order_key != post.entries.front().order_key;
+  });
+  if (went_out && several_keys) verdict = Verdict::retry;
   keep_content(post);
   std::vector<const store::OutboxEntry*> whole;
   for (const auto& e : post.entries) whole.push_back(&e);
