@@ -105,8 +105,13 @@ ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t 
 
 }  // namespace
 
+void hold_stop_signals() { block_stop_signals(); }
+
 ServeExit serve(const config::Settings& settings, const ServeHooks& hooks) {
-  block_stop_signals();  // until their handler is in place, in every thread started from here
+  // Until their handler is in place, in every thread started from here. `healthhook serve`
+  // holds them already, before it reads the configuration (cli/serve_command.cpp); again
+  // here for any other caller.
+  block_stop_signals();
   // A log reader that goes away (`serve 2>&1 | head`, a logger that exits) must not end
   // serve at its next log line: the write fails with EPIPE and the line is dropped
   // (common/log.cpp), serving and draining go on. Sockets never raised it (Asio sends with

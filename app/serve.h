@@ -31,4 +31,10 @@ struct ServeHooks {
 
 ServeExit serve(const config::Settings& settings, const ServeHooks& hooks);
 
+// Holds SIGTERM, SIGINT and SIGHUP (blocked in the calling thread, and so in every thread it
+// starts) until serve()'s handler is in place, which takes them then: called first, before
+// the configuration is read, a stop or reload sent while serve starts waits for it instead
+// of ending the process by the signal's default action. serve() holds them too.
+void hold_stop_signals();
+
 }  // namespace hh::app

@@ -155,6 +155,11 @@ int run_check_config(const CheckConfigFlags& flags) {
   // its last connection closes), must be writable. All of it beside the real file, when the
   // path is a symbolic link.
   if (*kind == store::DatabaseKind::sqlite_file) {
+    // What it is first: /dev/null is a device before its folder is one this user may not write.
+    if (auto file_kind = store::check_sqlite_store_path(settings->database); !file_kind) {
+      report_error("check-config", "database: " + file_kind.error());
+      return kExitBadConfig;
+    }
     std::error_code ec;
     std::filesystem::path file = std::filesystem::absolute(settings->database);
     if (std::filesystem::is_symlink(file, ec)) {

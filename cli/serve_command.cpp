@@ -16,6 +16,10 @@ int exit_code_of(app::ServeExit exit) {
 }
 
 int run_serve(const SettingsFlags& flags) {
+  // First of all, before the configuration is read: a SIGTERM or SIGHUP that comes while
+  // serve starts waits for its handler, where it stops serve cleanly or reloads, instead of
+  // ending the process by its default action (exit 143 or 129, nothing logged).
+  app::hold_stop_signals();
   auto settings = load_settings_or_report(flags, "serve");
   if (!settings) return kExitBadConfig;
   app::ServeHooks hooks;

@@ -267,12 +267,14 @@ class Run {
     return true;
   }
 
-  net::awaitable<bool> connect(Lane& lane) {
+  // Opens the lane's connection for `job`; when no attempt connects, the run stops at the
+  // job's line (nothing reachable: it was not sent, and the next line must not overtake it).
+  net::awaitable<bool> connect(Lane& lane, const Job& job) {
     for (int attempt = 1;; ++attempt) {
       const Outcome connected = co_await lane.connection.connect(endpoints_);
       if (connected.ok()) co_return true;
       if (attempt == kMaxTransportAttempts) {
-        fatal(lane.connection.describe(connected));
+        stop_at(job, lane.connection.describe(connected));
         co_return false;
       }
       net::steady_timer pause(io_, std::chrono::milliseconds(500 * attempt));
@@ -306,7 +308,7 @@ class Run {
     int transport_attempts = 0;
     int unavailable_attempts = 0;
     for (;;) {
-      if (!connection.is_open() && !co_await connect(lane)) co_return;
+      if (!connection.is_open() && !co_await connect(lane, job)) co_return;
       auto request = build_request(job);  // a fresh timestamp for every attempt
       // The final answer (interim 1xx ones a proxy may send skipped), with its body.
       std::optional<bhttp::response_parser<bhttp::string_body>> answer;

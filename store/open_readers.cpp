@@ -24,6 +24,8 @@ Result<std::unique_ptr<FollowUpReads>> open_follow_up_reads(const Database& data
 
 Result<void> check_sqlite_store_file(const std::string& path) { return check_store_file(path); }
 
+Result<void> check_sqlite_store_path(const std::string& path) { return check_store_path_kind(path); }
+
 Result<void> check_postgres_store(const Database& database) {
   auto db = connect(database);
   if (!db) return fail(db);

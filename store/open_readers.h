@@ -27,6 +27,9 @@ Result<std::unique_ptr<FollowUpReads>> open_follow_up_reads(const Database& data
 // healthhook schema this binary reads. Else why not: a folder, not a SQLite file, another
 // program's tables, a newer schema. For `check-config`.
 Result<void> check_sqlite_store_file(const std::string& path);
+// The first part of that, without opening anything: `path` is not there, or is a regular
+// file (or a link to one); else it names what it is ("PATH is a FIFO, not a database file").
+Result<void> check_sqlite_store_path(const std::string& path);
 // The same for a PostgreSQL store: connected to as `serve` would (address, credentials,
 // database), with no schema yet or one this binary reads.
 Result<void> check_postgres_store(const Database& database);

@@ -2,6 +2,8 @@
 
 #include <simdjson.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -36,6 +38,17 @@ ErrorKind error_kind(int extended_code) {
   }
 }
 
+std::optional<std::string_view> not_a_regular_file(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0 || S_ISREG(info.st_mode)) return std::nullopt;
+  if (S_ISDIR(info.st_mode)) return kFolder;
+  if (S_ISFIFO(info.st_mode)) return "a FIFO";
+  if (S_ISCHR(info.st_mode)) return "a character device";
+  if (S_ISBLK(info.st_mode)) return "a block device";
+  if (S_ISSOCK(info.st_mode)) return "a socket";
+  return "a special file";
+}
+
 namespace {
 
 std::string first_line(std::string_view sql) {
@@ -66,9 +79,12 @@ Result<Connection> Connection::open(const std::string& path, OpenMode mode) {
     case OpenMode::read_write: flags |= SQLITE_OPEN_READWRITE; break;
     case OpenMode::read_only: flags |= SQLITE_OPEN_READONLY; break;
   }
-  // SQLite says "disk I/O error" or "unable to open database file" for a folder.
-  if (std::error_code ec; std::filesystem::is_directory(path, ec)) {
-    return fail(ErrorKind::data, "cannot open database " + path + ": it is a folder; give the database file's path");
+  // SQLite says "disk I/O error" or "unable to open database file" for a folder or a
+  // device, and waits for ever on a FIFO: refused before it opens anything.
+  if (const auto kind = not_a_regular_file(path)) {
+    const bool folder = *kind == kFolder;
+    return fail(ErrorKind::data, "cannot open database " + path + ": it is " + std::string(*kind) +
+                                     (folder ? "; give the database file's path" : ", not a database file"));
   }
   sqlite3* raw = nullptr;
   // WAL frames in one write each (frame_vfs.h); SQLite's default VFS should that fail.

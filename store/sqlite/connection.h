@@ -26,6 +26,15 @@ enum class OpenMode { read_write_create, read_write, read_only };
 // is busy; disk and size-cap failures are full; the rest as named.
 ErrorKind error_kind(int extended_code);
 
+// What `path` names when it exists and is no regular file, a link followed ("a folder",
+// "a FIFO", "a character device", …); nullopt for a regular file, a name not there yet
+// (SQLite creates it), one that cannot be looked at (SQLite's own error then says why) or
+// a special name SQLite reads (":memory:"). Looked at with stat() alone: opening a FIFO
+// would wait for a writer, and SQLite opened one (and /dev/null) only to fail later with
+// "disk I/O error", or hung reading it; as root it left a "-journal" beside the device.
+std::optional<std::string_view> not_a_regular_file(const std::string& path);
+inline constexpr std::string_view kFolder = "a folder";  // what not_a_regular_file() says of one
+
 class Connection {
  public:
   static Result<Connection> open(const std::string& path, OpenMode mode);

@@ -223,12 +223,20 @@ Result<sqlite::Connection> open_for_reading(const std::string& path) {
   return db;
 }
 
+Result<void> check_store_path_kind(const std::string& path) {
+  // A FIFO or a device is refused unopened, as sqlite::Connection::open() does: check-config
+  // waited on a FIFO for ever, and called /dev/null an empty store.
+  const auto kind = sqlite::not_a_regular_file(path);
+  if (!kind) return {};
+  return fail(ErrorKind::data, path + " is " + std::string(*kind) + (*kind == sqlite::kFolder ? "" : ", not a database file"));
+}
+
 Result<void> check_store_file(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) return {};
-  if (std::filesystem::is_directory(status)) return fail(path + " is a folder");
-  if (std::filesystem::is_regular_file(status) && std::filesystem::file_size(path, ec) == 0) return {};
+  if (auto kind = check_store_path_kind(path); !kind) return kind;
+  if (std::filesystem::file_size(path, ec) == 0) return {};
   auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_only);
   if (!db) return fail(db, path);
   auto version = readable_schema_version(*db, path);

@@ -24,6 +24,9 @@ Result<sqlite::Connection> open_for_reading(const std::string& path);
 // empty one, a database without a table), or a healthhook schema this binary reads; else
 // why not (a folder, not SQLite, another program's tables, a newer schema).
 Result<void> check_store_file(const std::string& path);
+// Only what `path` names, looked at without opening it: nothing there or a regular file
+// (a link to one too); else "PATH is a FIFO, not a database file" (a device, a folder…).
+Result<void> check_store_path_kind(const std::string& path);
 
 // Fails when `db` is another program's file: tables of its own at schema version 0, or a
 // version set without healthhook's inbox. The admin commands' connections check it too.

@@ -3,8 +3,13 @@
 // the secret; an offline replay the store stops still says what it stored and applied.
 #include <algorithm>
 #include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
 #include <boost/test/unit_test.hpp>
 #include <string>
+#include <thread>
 
 #include "receiver/signature/webhook_signature.h"
 #include "replay/capture_file.h"
@@ -45,6 +50,52 @@ std::string sample_time(int i) {
 }
 
 size_t count_lines(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+// A receiver that answers the first delivery, then goes away: it stops listening once it
+// has accepted its one connection, and closes that connection after the first answer.
+class ReceiverGoingAway {
+ public:
+  ReceiverGoingAway()
+      : acceptor_(io_, tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0)),
+        port_(acceptor_.local_endpoint().port()),
+        thread_([this] { answer_once(); }) {}
+  ~ReceiverGoingAway() {
+    if (!accepted_) {  // never reached: a connection of our own ends the accept
+      boost::system::error_code ec;
+      tcp::socket socket(io_);
+      socket.connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port_), ec);
+    }
+    thread_.join();
+  }
+  ReceiverGoingAway(const ReceiverGoingAway&) = delete;
+  ReceiverGoingAway& operator=(const ReceiverGoingAway&) = delete;
+  unsigned short port() const { return port_; }
+
+ private:
+  using tcp = boost::asio::ip::tcp;
+  void answer_once() {
+    boost::system::error_code ec;
+    tcp::socket socket(io_);
+    acceptor_.accept(socket, ec);
+    accepted_ = true;
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    if (ec) return;
+    boost::beast::flat_buffer buffer;
+    boost::beast::http::request<boost::beast::http::string_body> request;
+    boost::beast::http::read(socket, buffer, request, ec);
+    if (ec) return;
+    boost::asio::write(socket, boost::asio::buffer(ok_response(R"({"status":"stored"})")), ec);
+    socket.shutdown(tcp::socket::shutdown_both, ec);
+    socket.close(ec);
+  }
+
+  boost::asio::io_context io_;
+  tcp::acceptor acceptor_;
+  unsigned short port_;
+  std::atomic<bool> accepted_{false};
+  std::thread thread_;  // last: starts once the rest is in place
+};
 
 }  // namespace
 
@@ -94,6 +145,29 @@ BOOST_AUTO_TEST_CASE(a_line_the_receiver_keeps_refusing_for_now_stops_the_run_at
     BOOST_TEST(again.exit_code == 0, again.stderr_text);
     BOOST_TEST(receiver.requests() == 9u, status);
   }
+}
+
+// The receiver answers line 1, then goes away (it stops listening and closes the
+// connection): line 2 cannot be sent, and the run stops there, naming it.
+BOOST_AUTO_TEST_CASE(a_receiver_that_goes_away_mid_run_stops_the_run_at_the_line_not_sent) {
+  ReceiverGoingAway receiver;
+  TempDir dir;
+  const std::string secret = random_secret();
+  const std::string secret_file = dir.write("secret", secret);
+  std::string file;
+  for (int i = 1; i <= 3; ++i) file += signed_line(secret, "g" + std::to_string(i), 1700000000 + i, "{}");
+  const std::string capture = dir.write("cap.jsonl", file);
+  const std::string address = "127.0.0.1:" + std::to_string(receiver.port());
+  auto sent = run_healthhook({"replay", capture, "--to", "http://" + address + "/webhooks", "--secret-file", secret_file});
+  BOOST_TEST(sent.exit_code == 1);
+  BOOST_TEST(sent.stderr_text.find(capture + ":2: cannot connect to " + address + ": ") != std::string::npos,
+             sent.stderr_text);
+  BOOST_TEST(sent.stderr_text.find("; stopped here: ") != std::string::npos, sent.stderr_text);
+  BOOST_TEST(sent.stderr_text.find(capture + ":3:") == std::string::npos, sent.stderr_text);
+  BOOST_TEST(count_lines(sent.stderr_text) == 1u, sent.stderr_text);
+  BOOST_TEST(sent.stdout_text.find(R"("stored":1,"duplicates":0,"failed":1,"bodies_removed":0,"stopped":true)") !=
+                 std::string::npos,
+             sent.stdout_text);
 }
 
 // An answer that is final for its line (400 invalid, 413 too large) fails that line only:

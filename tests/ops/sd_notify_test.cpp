@@ -2,6 +2,7 @@
 // at an AF_UNIX datagram socket of the test (what systemd gives a service).
 #include <boost/test/unit_test.hpp>
 
+#include <fcntl.h>
 #include <fstream>
 #include <poll.h>
 #include <signal.h>
@@ -12,7 +13,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
@@ -265,6 +268,52 @@ BOOST_AUTO_TEST_CASE(watchdog_meant_for_another_process_is_not_ours_to_ping) {
   notify.drain();
   BOOST_TEST(notify.count("WATCHDOG=1") == 0u, notify.dump());
   BOOST_TEST(notify.find("STOPPING=1") < notify.messages().size());
+}
+
+// A SIGTERM, SIGINT or SIGHUP that comes while serve starts waits for serve's handler:
+// SIGTERM and SIGINT stop it cleanly (exit 0, "stopping" and "stopped" logged), SIGHUP is a
+// reload; none ends the process. It died of them (exit 143, 130 or 129, nothing logged) when
+// they came before serve() blocked them, while it read its configuration. Here the
+// configuration is a FIFO: the test's open for writing returns once serve has opened it to
+// read (past main(), nothing read yet), the signal goes at once, then the settings. (A
+// signal sent before main() runs, while the dynamic loader works, still ends the process:
+// no code of ours runs yet.)
+BOOST_AUTO_TEST_CASE(a_signal_while_serve_starts_waits_for_its_handler) {
+  clear_systemd_environment();
+  for (const int signo : {SIGTERM, SIGINT, SIGHUP}) {
+    for (int round = 0; round < 2; ++round) {
+      TempDir dir;
+      const std::string secret = dir.write("secret", random_secret() + "\n");
+      const std::string settings = "listen = \"127.0.0.1:0\"\ndatabase = \"" + dir.file("healthhook.db") +
+                                   "\"\nsigning_secret_files = [\"" + secret + "\"]\n";
+      const std::string config = dir.file("healthhook.toml");
+      BOOST_REQUIRE(::mkfifo(config.c_str(), 0600) == 0);
+      RunningCommand serve({"serve", "--config", config});
+      // O_NONBLOCK: fails (ENXIO) until serve opens the FIFO to read, never waits for ever.
+      int fd = -1;
+      const auto deadline = std::chrono::steady_clock::now() + kWait;
+      while ((fd = ::open(config.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0 &&
+             std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      BOOST_REQUIRE_MESSAGE(fd >= 0, "serve did not open its configuration: " << serve.stderr_text());
+      serve.signal(signo);
+      BOOST_REQUIRE(::fcntl(fd, F_SETFL, 0) == 0);
+      BOOST_REQUIRE(::write(fd, settings.data(), settings.size()) == static_cast<ssize_t>(settings.size()));
+      ::close(fd);
+      const std::string what = std::string(strsignal(signo)) + ", round " + std::to_string(round);
+      if (signo == SIGHUP) {
+        // A reload (of a FIFO: refused, the running configuration kept), then serving on.
+        BOOST_TEST(serve.wait_for_line("\"event\":\"listening\"", kWait), what << ": " << serve.stderr_text());
+        BOOST_TEST(serve.wait_for_line("\"event\":\"reload_failed\"", kWait), what << ": " << serve.stderr_text());
+        BOOST_TEST(serve.wait(std::chrono::milliseconds(200)) == -1, what << ": " << serve.stderr_text());
+        serve.signal(SIGTERM);
+      }
+      BOOST_TEST(serve.wait(kWait) == 0, what << ": " << serve.stderr_text());
+      BOOST_TEST(serve.stderr_text().find("\"event\":\"stopping\"") != std::string::npos, what << ": " << serve.stderr_text());
+      BOOST_TEST(serve.stderr_text().find("\"event\":\"stopped\"") != std::string::npos, what << ": " << serve.stderr_text());
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(without_notify_socket_the_server_runs_and_stops_cleanly) {

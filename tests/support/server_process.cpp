@@ -169,6 +169,25 @@ int RunningCommand::kill_hard() {
   return exit_code_;
 }
 
+void RunningCommand::signal(int signo) const {
+  if (pid_ > 0 && exit_code_ < 0) ::kill(pid_, signo);
+}
+
+int RunningCommand::wait(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (pid_ > 0 && exit_code_ < 0) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      exit_code_ = decode_status(status);
+      break;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (reader_.joinable()) reader_.join();
+  return exit_code_;
+}
+
 std::string RunningCommand::stderr_text() const {
   std::lock_guard lock(mutex_);
   std::string text;

@@ -53,6 +53,11 @@ class RunningCommand {
   bool wait_for_line(const std::string& needle, std::chrono::milliseconds timeout) const;
   // SIGKILL, then its exit status (128 + 9 unless it had ended by itself).
   int kill_hard();
+  pid_t pid() const { return pid_; }
+  void signal(int signo) const;
+  // Waits for it to end by itself: its exit status (128+N if killed by signal N), or -1
+  // when it still runs after `timeout`.
+  int wait(std::chrono::milliseconds timeout);
   // Its stderr so far, lines joined with '\n'.
   std::string stderr_text() const;
 
