@@ -17,6 +17,23 @@ BOOST_AUTO_TEST_SUITE(pg_inbox_race_test)
 using namespace hh;
 using namespace std::chrono_literals;
 
+namespace {
+
+// Until `waiting`'s backend waits for a row lock another transaction holds (asked on
+// `asking`); false after 5 s.
+bool waits_for_a_lock(pg::Connection& asking, pg::Connection& waiting) {
+  const std::string waits = "SELECT count(*) FROM pg_stat_activity WHERE pid = " +
+                            std::to_string(waiting.backend_pid()) + " AND wait_event_type = 'Lock'";
+  for (int i = 0; i < 500; ++i) {
+    auto n = asking.query_int(waits);
+    if (n && n->value_or(0) == 1) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+}  // namespace
+
 BOOST_AUTO_TEST_CASE(a_duplicate_committed_while_the_insert_waits_gets_the_other_seq) {
   const std::string uri = test::PostgresCluster::shared().fresh_database();
   auto first = store::connect_migrated({uri, ""});
@@ -40,14 +57,7 @@ BOOST_AUTO_TEST_CASE(a_duplicate_committed_while_the_insert_waits_gets_the_other
     appended = (*inbox)->append(batch);
   });
   // Until the append waits for the other transaction's row lock.
-  const std::string waits = "SELECT count(*) FROM pg_stat_activity WHERE pid = " +
-                            std::to_string(second->backend_pid()) + " AND wait_event_type = 'Lock'";
-  bool blocked = false;
-  for (int i = 0; i < 500 && !blocked; ++i) {
-    auto n = first->query_int(waits);
-    blocked = n && n->value_or(0) == 1;
-    if (!blocked) std::this_thread::sleep_for(10ms);
-  }
+  const bool blocked = waits_for_a_lock(*first, *second);
   BOOST_TEST(blocked);
   BOOST_REQUIRE(first->exec("COMMIT"));
   waiting.join();
@@ -103,14 +113,7 @@ BOOST_AUTO_TEST_CASE(a_batch_ended_as_a_deadlock_is_stored_again) {
     const store::NewDelivery* batch[] = {&x, &y};
     appended = (*inbox)->append(batch);
   });
-  const std::string waits = "SELECT count(*) FROM pg_stat_activity WHERE pid = " +
-                            std::to_string(second->backend_pid()) + " AND wait_event_type = 'Lock'";
-  bool blocked = false;
-  for (int i = 0; i < 500 && !blocked; ++i) {
-    auto n = first->query_int(waits);
-    blocked = n && n->value_or(0) == 1;
-    if (!blocked) std::this_thread::sleep_for(10ms);
-  }
+  const bool blocked = waits_for_a_lock(*first, *second);
   BOOST_REQUIRE(blocked);  // this batch holds msg_x and waits for msg_y
   // Waits for this batch's msg_x: a deadlock, which the server finds on this batch's side
   // first (its 1 s deadlock_timeout) and ends there; then this insert goes through.
