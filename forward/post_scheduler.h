@@ -35,7 +35,7 @@
 //   neither charged the attempt (it may have failed for a user of the other: each goes out
 //   without the other and is judged by its own answers), in one transaction with when each
 //   is due: the first key's part after the backoff or Retry-After, the others after the
-//   backoff, or a 429's Retry-After (the backend slowing the client as a whole down);
+//   plain backoff whatever the answer (a Retry-After may be about one user);
 //   a retry becomes final when an entry of the POST has had max_attempts attempts, or the
 //   oldest is older than max_age when the POST ends (so a POST in flight past max_age
 //   dies if it fails, and is delivered if it succeeds).
