@@ -5,6 +5,7 @@
 #include <set>
 
 #include "api/page_support.h"
+#include "common/glob_problem.h"
 #include "common/json_writer.h"
 #include "rows/delivery_user.h"
 #include "store/row_format.h"
@@ -51,7 +52,14 @@ Page delivery_search_page(Reader& reader, const ApiTarget& target) {
                                "cursor"});
   if (!params.error().empty()) return bad_parameter(params.error());
   store::DeliveryFilter filter;
-  if (auto v = params.text("event_type")) filter.event_type_glob = std::string(*v);
+  if (auto v = params.text("event_type")) {
+    // The shell's `[!…]` in SQLite's spelling, as the commands take it: SQLite reads `[!s]` as
+    // "! or s", which listed exactly the family the operator meant to leave out.
+    filter.event_type_glob = glob_with_shell_negation(*v);
+    if (const std::string problem = glob_problem(*filter.event_type_glob); !problem.empty()) {
+      return bad_parameter("event_type: " + problem);
+    }
+  }
   if (auto v = params.text("status")) {
     if (*v != "pending" && *v != "processed" && *v != "invalid" && *v != "ignored" && *v != "unknown") {
       return bad_parameter("status: expected pending, processed, invalid, ignored or unknown");

@@ -89,9 +89,16 @@ void count(const SessionLimits& limits, Refusal reason) {
 }
 
 // A response for a request we refuse before (or while) reading its body. The connection
-// closes afterwards: the unread body would otherwise be taken for the next request.
+// closes afterwards: the unread body would otherwise be taken for the next request. It is
+// answered before any route is known (a malformed or oversized head may name none), so it
+// carries the strictest browser policy itself: a console path's refusal is as locked down
+// as the console's own answers (black-box pass, stop 82), and a JSON error needs nothing.
 Response refusal(Status status, std::string_view reason) {
   Response response = error_response(status, reason);
+  response.set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'");
+  response.set("X-Content-Type-Options", "nosniff");
+  response.set("Referrer-Policy", "no-referrer");
+  response.set(bhttp::field::x_frame_options, "DENY");
   response.keep_alive(false);
   return response;
 }

@@ -91,6 +91,27 @@ BOOST_AUTO_TEST_CASE(a_malformed_trailer_line_is_400_as_in_the_head) {
   BOOST_TEST(server.stop() == 0);
 }
 
+// A request refused at its head is answered before any route is known, so the answer
+// carries the strictest browser policy itself: on a console path it was the one answer
+// without the console's Content-Security-Policy and nosniff (black-box pass, stop 82).
+BOOST_AUTO_TEST_CASE(a_refusal_at_the_head_carries_a_strict_browser_policy) {
+  TempDir dir;
+  ServerProcess server(dir);
+  for (const std::string& head : std::vector<std::string>{"GET /console/ HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n",
+                                 "GET /console/ HTTP/1.1\r\nX Bad: 1\r\nHost: x\r\n\r\n",
+                                 "GET /console/ HTTP/1.1\r\nX-Big: " + std::string(70000, 'a') + "\r\n\r\n"}) {
+    const RawReply reply = raw_exchange(server.port(), head, 5s);
+    BOOST_TEST_CONTEXT(reply.received.substr(0, 40)) {
+      BOOST_TEST((reply.starts_with("HTTP/1.1 400") || reply.starts_with("HTTP/1.1 431")));
+      BOOST_TEST(reply.received.find("Content-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\n") !=
+                 std::string::npos);
+      BOOST_TEST(reply.received.find("X-Content-Type-Options: nosniff\r\n") != std::string::npos);
+      BOOST_TEST(reply.received.find("X-Frame-Options: DENY\r\n") != std::string::npos);
+    }
+  }
+  BOOST_TEST(server.stop() == 0);
+}
+
 // RFC 9112 §2.2: empty lines before a request line are ignored. Only one was: "\r\n\r\n"
 // then a request line got 400 "bad method", and on a keep-alive connection a second
 // delivery after a stray CRLF pair was lost to a 400. Any number is skipped now, counted as
