@@ -17,9 +17,9 @@
 // connecting (a keep-alive connection the backend had closed is reopened once, at once,
 // within it), sending, and the answer's status line and headers; the time the thread slept
 // meanwhile yielding the CPU to ingest (cpu_share.h) does not count. Any 2xx is success,
-// whatever its body: of a body at most kMaxAnswerBytes is read, until the deadline, and
-// the connection is dropped rather than read on (a long or trickling answer never holds a
-// lane). Interim 1xx answers before the final one are skipped. A failure's message keeps
+// whatever its body: of a body at most kMaxAnswerBytes is read, until the deadline (a
+// 2xx's for at most kSuccessBodyWait), and the connection is dropped rather than read on
+// (a long, trickling or stalled answer never holds a lane). Interim 1xx answers before the final one are skipped. A failure's message keeps
 // the first bytes of the body, without what it echoes of the URL's query or the secret
 // (echo_redaction.h).
 //
@@ -66,6 +66,8 @@ class DestinationSender {
   static constexpr std::chrono::milliseconds kSlowPostAfter{1000};
   static constexpr size_t kMaxBesideSlow = 64;
   static constexpr uint64_t kMaxAnswerBytes = 64 * 1024;  // of an answer's body, read at most
+  // A 2xx's body is read at most this long after its headers (the status decided already).
+  static constexpr std::chrono::milliseconds kSuccessBodyWait{1000};
   using Clock = std::function<int64_t()>;  // Unix ms
 
   // `slept_ns`: how long the thread has slept yielding the CPU so far (cpu_share.h), which a

@@ -245,7 +245,7 @@ template <typename Body>
 net::awaitable<Outcome> Connection::read_header(std::optional<bhttp::response_parser<Body>>& parser) {
   const auto interim = [](unsigned status) { return status >= 100 && status < 200 && status != 101; };
   Outcome outcome;
-  for (int answers = 0; answers <= kMaxInterimAnswers; ++answers) {
+  for (;;) {
     parser.emplace();
     outcome = co_await read_until(*parser, true);
     if (!outcome.ok() || !interim(parser->get().result_int())) break;

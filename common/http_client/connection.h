@@ -102,8 +102,10 @@ class Connection {
   // Reads the header of the final response into `parser`, emplaced afresh for each answer
   // (to look at the status before the body). Interim answers (1xx but 101: 100 Continue,
   // 102 Processing, 103 Early Hints…) come before the final one, asked for or not (RFC
-  // 9110 §15.2): each is skipped; past kMaxInterimAnswers the last is taken as final.
-  static constexpr int kMaxInterimAnswers = 8;
+  // 9110 §15.2): each is skipped, however many (a backend may send 102 Processing every
+  // second while it works; counting them made the ninth the final answer, and a forwarded
+  // POST died of it). What bounds them is the caller's deadline for the whole exchange
+  // (the sender's timeout_ms, the fetcher's fetch_timeout) and read_timeout between bytes.
   template <typename Body>
   boost::asio::awaitable<Outcome> read_header(std::optional<boost::beast::http::response_parser<Body>>& parser);
 
