@@ -25,12 +25,6 @@ Result<std::unique_ptr<ProcessingStore>> open_sqlite_processing(sqlite::Connecti
                                                                 std::span<const ForwardRule> forward_rules) {
   auto lock = ProcessingLock::acquire(write_db);
   if (!lock) return fail(lock);
-  // Debian builds SQLite with secure_delete on: every page freed is zeroed, i.e. written
-  // once more. The processor frees pages all the time (a fetched stream replaces its
-  // points, rebuild empties tables), and nothing it frees is gone for good: the inbox
-  // keeps every delivery.
-  // FAST zeroes only inside pages written anyway: about half the bytes a rebuild writes.
-  if (auto fast = write_db.exec("PRAGMA secure_delete = FAST"); !fast) return fail(fast);
   auto applied = write_db.prepare("SELECT applied_seq FROM processor_state WHERE id = 1");
   if (!applied) return fail(applied);
   auto newest = write_db.prepare("SELECT seq FROM inbox ORDER BY seq DESC LIMIT 1");

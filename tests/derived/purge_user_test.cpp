@@ -253,6 +253,52 @@ BOOST_AUTO_TEST_CASE(purge_user_removes_exactly_that_users_rows_everywhere_and_r
   BOOST_TEST(test::count(db, "erasures") == 1);
 }
 
+// What the processor frees (an older version of a summary, replaced) is overwritten as it
+// is freed: serve's FAST left freed overflow pages as they were, later rows reused them
+// and kept their old bytes past their own ends, where the erasure cannot reach: an erased
+// user's health data stayed readable in the file (black-box pass, stop 82, `grep -a`).
+BOOST_AUTO_TEST_CASE(purge_user_leaves_no_byte_of_that_users_older_versions_in_the_file) {
+  TempDir dir;
+  const std::string path = dir.file("healthhook.db");
+  const std::string marker = "erased-user-older-version-marker";
+  const auto sleep_with_note = [](const std::string& user, const std::string& summary_id, const std::string& note) {
+    std::string body = test::example_file("summary-sleep.json");
+    body = std::regex_replace(body, std::regex("4a29dbc7-6db3-4c83-bfac-70a20a4be1b2"), user);
+    body = std::regex_replace(body, std::regex("5b1c8d0a-6f1e-4a43-9d3c-2f6c2b9e7a11"), summary_id);
+    return std::regex_replace(body, std::regex("\"state\": \"confirmed\""), "\"state\": \"" + note + "\"");
+  };
+  {
+    auto db = test::open_store(path);
+    int64_t clock = kPurgeBaseMs;
+    std::string older;
+    for (int i = 0; i < 400; ++i) older += marker + " ";
+    test::append_deliveries(db, {test::two_users_webhook("a-v1", sleep_with_note("user-a", "sleep-a", older), ++clock)});
+    test::apply_inbox(db);
+    BOOST_REQUIRE(test::count(db, "summaries WHERE data LIKE '%" + marker + "%'") == 1);
+    test::append_deliveries(db, {test::two_users_webhook("a-v2", sleep_with_note("user-a", "sleep-a", "v2"), ++clock)});
+    test::apply_inbox(db);
+    BOOST_REQUIRE(test::count(db, "summaries WHERE data LIKE '%" + marker + "%'") == 0);
+    // Another user's rows, of every length, take the freed pages.
+    std::vector<store::NewDelivery> others;
+    for (int i = 0; i < 40; ++i) {
+      others.push_back(test::two_users_webhook("b-" + std::to_string(i),
+                                               sleep_with_note("user-b", "sleep-b-" + std::to_string(i),
+                                                               std::string(1000 + 317 * i, 'b')),
+                                               ++clock));
+    }
+    test::append_deliveries(db, others);
+    test::apply_inbox(db);
+  }
+  auto purged = test::run_healthhook({"purge-user", "user-a", "--database", path});
+  BOOST_REQUIRE_MESSAGE(purged.exit_code == 0, purged.stderr_text);
+  for (const std::string& file : std::vector<std::string>{path, path + "-wal"}) {
+    if (!std::filesystem::exists(file)) continue;
+    std::ifstream in(file, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    BOOST_TEST(bytes.find(marker) == std::string::npos, file << " still holds the erased user's older summary");
+  }
+}
+
 // An invalid body that is no JSON object may name several users: an array of two users'
 // deliveries, an envelope cut short after its data's user_id (another user than its own).
 // Its outcome names one of them; erasing either user removes it.
