@@ -7,10 +7,10 @@
 
 namespace hh::app {
 
-size_t connections_that_fit(int64_t configured) {
+size_t connections_that_fit(int64_t configured, uint64_t outgoing) {
   const http::DescriptorLimit limit = http::raise_descriptor_limit();
   if (!limit.error.empty()) log::warn("nofile_limit").str("error", limit.error);
-  const uint64_t fit = http::connections_that_fit(limit);
+  const uint64_t fit = http::connections_that_fit(limit, outgoing);
   if (static_cast<uint64_t>(configured) <= fit) return static_cast<size_t>(configured);
   // Below a handful the service is as good as down (at 20 descriptors not one accept
   // succeeds): said so, not left to a count of accept failures.
@@ -19,10 +19,12 @@ size_t connections_that_fit(int64_t configured) {
       .num("configured", configured)
       .num("max_connections", static_cast<int64_t>(fit))
       .num("nofile_limit", static_cast<int64_t>(limit.soft))
+      .num("forwarding_sockets", static_cast<int64_t>(outgoing))
       .str("reason", fit < kFewConnections
                          ? "the file-descriptor limit leaves (almost) no connections beside the " +
                                std::to_string(http::kReservedDescriptors) +
-                               " descriptors serve keeps for its files and threads: it may accept none; raise "
+                               " descriptors serve keeps for its files and threads and the forwarding_sockets: "
+                               "it may accept none; raise "
                                "LimitNOFILE (ulimit -n) to 1024 or more"
                          : std::string("the file-descriptor limit is too low; raise LimitNOFILE (ulimit -n)"));
   return static_cast<size_t>(fit);

@@ -9,9 +9,11 @@
 
 namespace hh::app {
 
-// max_connections lowered to what the file-descriptor limit allows; the soft limit is
-// raised to the hard one first.
-size_t connections_that_fit(int64_t configured);
+// max_connections lowered to what the file-descriptor limit allows beside the reserve and
+// `outgoing` sockets (forward::Forwarder::sockets_at_most): a slow backend's POSTs took the descriptors the accept loop needed,
+// and ingest stopped (black-box pass, stop 82). The soft limit is raised to the hard one
+// first.
+size_t connections_that_fit(int64_t configured, uint64_t outgoing);
 
 // max_body_bytes lowered to what one inbox row can hold (with the request's headers).
 uint64_t body_limit_that_fits(const config::Settings& settings, const store::Inbox& inbox);

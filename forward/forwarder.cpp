@@ -62,6 +62,14 @@ struct Forwarder::Parts {
   bool stopping = false;
 };
 
+uint64_t Forwarder::sockets_at_most(const config::Settings& settings) {
+  uint64_t sockets = 0;
+  for (const config::ForwardSettings& f : settings.forwards) {
+    sockets += static_cast<uint64_t>(f.concurrency) + DestinationSender::kMaxBesideSlow;
+  }
+  return sockets;
+}
+
 Result<std::unique_ptr<Forwarder>> Forwarder::create(const config::Settings& settings,
                                                      const config::Secrets& secrets, Clock now_ms,
                                                      IngestProgress ingest) {

@@ -51,6 +51,9 @@ class Forwarder {
   // Error kind `data`: a destination's settings cannot be used (URL, CA file, secret).
   static Result<std::unique_ptr<Forwarder>> create(const config::Settings& settings, const config::Secrets& secrets,
                                                    Clock now_ms, IngestProgress ingest = {});
+  // Sockets the destinations of `settings` may hold open at once: each its `concurrency`
+  // and up to DestinationSender::kMaxBesideSlow more beside POSTs gone unanswered.
+  static uint64_t sockets_at_most(const config::Settings& settings);
   static constexpr double kShareWhileIngesting = 0.15;
   static constexpr std::chrono::milliseconds kIngestQuiet{250};
   static constexpr double kSpareCores = 1.0;

@@ -29,9 +29,10 @@ DescriptorLimit raise_descriptor_limit() {
   return out;
 }
 
-uint64_t connections_that_fit(const DescriptorLimit& limit) {
-  if (limit.soft <= kReservedDescriptors + 1) return 1;
-  return limit.soft - kReservedDescriptors;
+uint64_t connections_that_fit(const DescriptorLimit& limit, uint64_t outgoing) {
+  const uint64_t reserved = kReservedDescriptors + outgoing;
+  if (limit.soft <= reserved + 1) return 1;
+  return limit.soft - reserved;
 }
 
 }  // namespace hh::http

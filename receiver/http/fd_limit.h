@@ -20,7 +20,8 @@ struct DescriptorLimit {
 // Raises the soft RLIMIT_NOFILE to the hard limit (allowed without privileges).
 DescriptorLimit raise_descriptor_limit();
 
-// How many client connections fit in `limit` (at least 1).
-uint64_t connections_that_fit(const DescriptorLimit& limit);
+// How many client connections fit in `limit` (at least 1), beside kReservedDescriptors
+// and `outgoing` sockets the process opens itself (forwarding's POSTs).
+uint64_t connections_that_fit(const DescriptorLimit& limit, uint64_t outgoing = 0);
 
 }  // namespace hh::http
