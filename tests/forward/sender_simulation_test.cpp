@@ -155,8 +155,8 @@ class Simulation {
     // The model is about what the sender decides, not about durability: no syncs.
     must(writer_->exec("PRAGMA synchronous = OFF"));
     insert_ = must(writer_->prepare(
-        "INSERT INTO outbox (destination, kind, seq, table_name, row_key, op, order_key, created_at, next_attempt_at) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, 'insert', ?6, ?7, ?7)"));
+        "INSERT INTO outbox (destination, kind, seq, table_name, row_key, op, order_key, created_at, next_attempt_at, "
+        "user_id) VALUES (?1, ?2, ?3, ?4, ?5, 'insert', ?6, ?7, ?7, ?8)"));
     next_due_ = must(writer_->prepare("SELECT min(next_attempt_at) FROM outbox WHERE state = 'pending' "
                                       "AND next_attempt_at > ?1"));
     start_sender();
@@ -205,7 +205,9 @@ class Simulation {
   }
 
  private:
-  std::string key_name(size_t k) const { return "user-" + std::to_string(k) + "/sleep"; }
+  // Two resources a user: a split keeps one apart, the user's other goes on (decision 083).
+  std::string key_name(size_t k) const { return user_name(k) + (k % 2 == 0 ? "/sleep" : "/steps"); }
+  std::string user_name(size_t k) const { return "user-" + std::to_string(k / 2); }
 
   void start_sender() {
     outbox_ = must(store::open_sqlite_outbox(path_, store::OutboxUse::sender));
@@ -225,7 +227,8 @@ class Simulation {
 
   void add_entry(size_t n) {
     std::uniform_int_distribution<size_t> key(0, keys_ - 1);
-    const std::string k = key_name(key(random_));
+    const size_t drawn = key(random_);
+    const std::string k = key_name(drawn);
     const int64_t seq = ++seq_;
     const bool deliveries = settings_.mode == "deliveries";
     insert_->bind(1, std::string_view(kDestination))
@@ -234,7 +237,8 @@ class Simulation {
         .bind(4, std::string_view(deliveries ? "deliveries" : "summaries"))
         .bind(5, std::string_view((deliveries ? "msg-" : "sleep/") + std::to_string(n)))
         .bind(6, std::string_view(k))
-        .bind(7, now_);
+        .bind(7, now_)
+        .bind(8, std::string_view(user_name(drawn)));
     must(insert_->run());
     const int64_t id = writer_->last_insert_rowid();
     backend_.key_of[id] = k;
