@@ -1,6 +1,7 @@
 #include "forward/batch_planner.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace hh::forward {
 
@@ -17,20 +18,27 @@ Result<std::vector<PlannedPost>> plan_posts(store::Outbox& outbox, const std::st
 
   std::unordered_set<std::string> planned_keys;
   std::unordered_set<int64_t> planned_posts, planned_ids;
-  std::optional<size_t> open;  // the unpinned POST being filled
-  // Room for an unpinned part: in the open POST, else in a new one.
-  auto room = [&]() -> size_t {
-    if (open && posts[*open].entries.size() < batch) return batch - posts[*open].entries.size();
+  // The unpinned POST being filled with the parts of users not isolated, and each isolated
+  // user's own (the user's id; "" for the others).
+  std::unordered_map<std::string, size_t> open;
+  auto alone_user = [&](const store::OutboxEntry& e) -> std::string {
+    return e.user_id && busy.alone_users.contains(*e.user_id) ? *e.user_id : std::string();
+  };
+  // Room for an unpinned part of `user`: in its open POST, else in a new one.
+  auto room = [&](const std::string& user) -> size_t {
+    const auto it = open.find(user);
+    if (it != open.end() && posts[it->second].entries.size() < batch) return batch - posts[it->second].entries.size();
     return posts.size() < limits.posts ? batch : 0;
   };
-  auto add_part = [&](std::vector<store::OutboxEntry> part) {
-    if (!open || posts[*open].entries.size() >= batch) {
+  auto add_part = [&](const std::string& user, std::vector<store::OutboxEntry> part) {
+    auto it = open.find(user);
+    if (it == open.end() || posts[it->second].entries.size() >= batch) {
       posts.emplace_back();
-      open = posts.size() - 1;
+      it = open.insert_or_assign(user, posts.size() - 1).first;
     }
     for (auto& e : part) {
       planned_ids.insert(e.outbox_id);
-      posts[*open].entries.push_back(std::move(e));
+      posts[it->second].entries.push_back(std::move(e));
     }
   };
   auto key_taken = [&](const std::optional<std::string>& key) {
@@ -60,10 +68,11 @@ Result<std::vector<PlannedPost>> plan_posts(store::Outbox& outbox, const std::st
       continue;
     }
     if (key_taken(head.order_key)) continue;
-    const size_t space = room();
+    const std::string user = alone_user(head);
+    const size_t space = room(user);
     if (space == 0) continue;
     if (!limits.ordered || !head.order_key) {
-      add_part({head});
+      add_part(user, {head});
       continue;
     }
     auto run = outbox.key_entries(destination, *head.order_key, static_cast<int64_t>(space));
@@ -82,7 +91,7 @@ Result<std::vector<PlannedPost>> plan_posts(store::Outbox& outbox, const std::st
       part.push_back(std::move(e));
     }
     planned_keys.insert(*head.order_key);
-    add_part(std::move(part));
+    add_part(user, std::move(part));
   }
   // A new POST's entries in outbox order (each key's entries are already, their ids grow):
   // the order the schema promises, and the one post_entries() gives a retry of the POST,

@@ -10,7 +10,11 @@
 //  - otherwise, with `ordered`, the key's first entries (the head and those after it that
 //    never went out, up to the room left) join the POST being filled: a key's entries stay
 //    in one POST, in order, and the key's next POST waits for this one;
-//  - without `ordered`, each due head goes alone into the POST being filled.
+//  - without `ordered`, each due head goes alone into the POST being filled;
+//  - a user a split isolated (Busy::alone_users: its first part of a failed POST of several
+//    users has had no answer yet) goes into POSTs of its own user only, nobody else's
+//    beside it: the backend may be hanging on that user, and each POST that put another
+//    user beside it again cost that user another timeout_ms.
 // A key (or entry, or POST) that is busy (in flight, or delivered and not yet deleted) is
 // skipped: with `ordered`, a key never has two POSTs in flight and never overtakes itself.
 // POSTs are filled to `batch` entries, at most `posts` of them.
@@ -48,6 +52,7 @@ struct Busy {
   std::unordered_set<int64_t> ids;
   std::unordered_set<std::string> keys;  // their order keys (with `ordered`)
   std::unordered_set<int64_t> posts;     // their POSTs
+  std::unordered_set<std::string> alone_users;  // planned in POSTs of their own only (user_id)
 };
 
 Result<std::vector<PlannedPost>> plan_posts(store::Outbox& outbox, const std::string& destination, const Busy& busy,

@@ -197,9 +197,23 @@ std::string changes_body(std::string_view destination, std::span<const std::stri
 
 Result<std::string> render_changes(store::ReadStore& rows, std::string_view destination,
                                    std::span<const store::OutboxEntry* const> entries) {
-  auto items = render_change_items(rows, entries);
-  if (!items) return fail(items);
-  return changes_body(destination, *items);
+  std::vector<const store::OutboxEntry*> unkept;
+  for (const store::OutboxEntry* entry : entries) {
+    if (!entry->content) unkept.push_back(entry);
+  }
+  std::vector<std::string> read;
+  if (!unkept.empty()) {
+    auto items = render_change_items(rows, unkept);
+    if (!items) return fail(items);
+    read = std::move(*items);
+  }
+  std::vector<std::string> items;
+  items.reserve(entries.size());
+  size_t next_read = 0;
+  for (const store::OutboxEntry* entry : entries) {
+    items.push_back(entry->content ? *entry->content : std::move(read[next_read++]));
+  }
+  return changes_body(destination, items);
 }
 
 }  // namespace hh::forward

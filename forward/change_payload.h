@@ -39,7 +39,9 @@ Result<std::vector<std::string>> render_change_items(store::ReadStore& rows,
 // The POST body around `items` (render_change_items(), or the pinned contents).
 std::string changes_body(std::string_view destination, std::span<const std::string> items);
 
-// render_change_items() in changes_body(): the body of entries read now.
+// The body of `entries` in changes_body(): each change's kept content (what it carried
+// when a POST of it failed before; an id names one content for ever) where it has one,
+// the others' rows read now (render_change_items()).
 Result<std::string> render_changes(store::ReadStore& rows, std::string_view destination,
                                    std::span<const store::OutboxEntry* const> entries);
 

@@ -223,14 +223,8 @@ Result<std::string> DestinationSender::body_of(const OutgoingPost& post, PostOut
     }
   }
   if (config_.settings.mode != "deliveries") {
-    // The contents pinned with the POST; a POST pinned by a version before them is read now.
-    const bool pinned = std::all_of(post.entries.begin(), post.entries.end(),
-                                    [](const store::OutboxEntry& e) { return e.content.has_value(); });
-    if (pinned) {
-      std::vector<std::string> items;
-      for (const auto& e : post.entries) items.push_back(*e.content);
-      return changes_body(config_.settings.name, items);
-    }
+    // The contents pinned with the POST, change by change; what carries none (a POST of
+    // more than kMaxPinnedRows rows, one pinned by a version before them) is read now.
     std::vector<const store::OutboxEntry*> entries;
     for (const auto& e : post.entries) entries.push_back(&e);
     return render_changes(rows_, config_.settings.name, entries);

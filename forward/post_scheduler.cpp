@@ -76,7 +76,12 @@ Busy PostScheduler::busy() const {
   }
   // Delivered but still in the store (their deletion failed): not again.
   for (const auto& e : sent_unflushed_) add(e);
+  for (const auto& [user, first_part] : alone_users_) busy.alone_users.insert(user);
   return busy;
+}
+
+void PostScheduler::release_alone_user(const std::string& webhook_id) {
+  std::erase_if(alone_users_, [&](const auto& alone) { return alone.second == webhook_id; });
 }
 
 std::vector<int64_t> PostScheduler::in_flight_ids() const {
@@ -100,9 +105,9 @@ void PostScheduler::flush() {
 
 // The rows a POST of `entries` carries: a samples change its samples, any other one row
 // (stream points carry none; their workout is read with the read API).
-int64_t PostScheduler::rows_carried(const std::vector<store::OutboxEntry>& entries) {
+int64_t PostScheduler::rows_carried(std::span<const store::OutboxEntry* const> entries) {
   int64_t rows = 0;
-  for (const auto& e : entries) rows += e.table_name == "samples" ? std::max<int64_t>(e.row_count, 1) : 1;
+  for (const auto* e : entries) rows += e->table_name == "samples" ? std::max<int64_t>(e->row_count, 1) : 1;
   return rows;
 }
 
@@ -139,22 +144,15 @@ Look PostScheduler::next_posts(int64_t now_ms, size_t posts) {
     } else {
       const int64_t post_id = p.pinned.value_or(post.entries.front().outbox_id);
       post.webhook_id = post_message_id(post_id);
-      // Its rows are read now unless a failed attempt kept them: a new POST, and one pinned
-      // whose only attempt was cut short (a crash or stop before its answer came; after a
-      // restart it would otherwise read its rows again at every attempt).
-      const bool kept = post.entries.front().content.has_value();
-      if (!kept && render_contents_ && rows_carried(post.entries) <= kMaxPinnedRows) {
-        std::vector<const store::OutboxEntry*> entries;
-        for (const auto& e : post.entries) entries.push_back(&e);
-        auto contents = render_contents_(entries);
-        if (!contents) {  // then none goes out this look (as when the pins cannot be written)
-          look.posts.clear();
-          return failed(contents.error());
-        }
-        // Kept in memory with the POST; written to the outbox only if this attempt fails
-        // (record_failure()), so that a POST delivered at once costs no write of its rows.
-        for (size_t i = 0; i < post.entries.size(); ++i) post.entries[i].content = std::move((*contents)[i]);
-        post.content_unsaved = true;
+      // The rows of its changes that carry nothing kept are read now: a new POST's, one
+      // pinned whose only attempt was cut short (a crash or stop before its answer came;
+      // after a restart it would otherwise read its rows again at every attempt). A change
+      // that left a split POST keeps what it carried there, beside changes read now (its id
+      // names one content for ever, whatever POST it goes out in).
+      if (auto read = read_unkept_contents(post); !read) {
+        // Then none goes out this look (as when the pins cannot be written).
+        look.posts.clear();
+        return failed(read.error());
       }
       if (!p.pinned) {
         pins.push_back(store::PostPin{post_id, post.ids, {}});
@@ -174,6 +172,23 @@ Look PostScheduler::next_posts(int64_t now_ms, size_t posts) {
   store_failing_ = false;
   for (const OutgoingPost& post : look.posts) in_flight_posts_.emplace(post.webhook_id, post);
   return look;
+}
+
+Result<void> PostScheduler::read_unkept_contents(OutgoingPost& post) {
+  if (!render_contents_) return {};
+  std::vector<store::OutboxEntry*> unkept;
+  for (auto& e : post.entries) {
+    if (!e.content) unkept.push_back(&e);
+  }
+  const std::vector<const store::OutboxEntry*> entries(unkept.begin(), unkept.end());
+  if (entries.empty() || rows_carried(entries) > kMaxPinnedRows) return {};
+  auto contents = render_contents_(entries);
+  if (!contents) return fail(contents);
+  // Kept in memory with the POST; written to the outbox only if this attempt fails
+  // (record_failure()), so that a POST delivered at once costs no write of its rows.
+  for (size_t i = 0; i < unkept.size(); ++i) unkept[i]->content = std::move((*contents)[i]);
+  post.content_unsaved = true;
+  return {};
 }
 
 Result<void> PostScheduler::catch_up(int64_t now_ms) {
@@ -233,6 +248,8 @@ Result<void> PostScheduler::catch_up(int64_t now_ms) {
 
 void PostScheduler::finished(const OutgoingPost& post, const PostOutcome& outcome, int64_t now_ms) {
   in_flight_posts_.erase(post.webhook_id);
+  // The backend answered about the user a split isolated: it no longer hangs on it.
+  if (outcome.status) release_alone_user(post.webhook_id);
   Verdict verdict = Verdict::retry;
   if (outcome.status) {
     metrics_.count_request(outcome_of_status(*outcome.status));
@@ -324,8 +341,8 @@ void PostScheduler::not_updated(const OutgoingPost& post, const std::string& err
       .str("error", error);
 }
 
-void PostScheduler::keep_content(const OutgoingPost& post) {
-  if (!post.content_unsaved) return;
+bool PostScheduler::keep_content(const OutgoingPost& post) {
+  if (!post.content_unsaved) return true;
   // What this attempt carried, kept for every later one (the same bytes under this id).
   // A failure to write it only means the retry reads the rows again.
   store::PostPin pin{post.entries.front().post_id.value_or(post.ids.front()), {}, {}};
@@ -335,7 +352,9 @@ void PostScheduler::keep_content(const OutgoingPost& post) {
   }
   if (auto pinned = outbox_.pin({&pin, 1}); !pinned) {
     log::warn("forward_content_not_kept").str("destination", settings_.name).str("error", pinned.error());
+    return false;
   }
+  return true;
 }
 
 bool PostScheduler::split_off_first_key(const OutgoingPost& post, const PostOutcome& outcome, int64_t now_ms) {
@@ -350,15 +369,18 @@ bool PostScheduler::split_off_first_key(const OutgoingPost& post, const PostOutc
   std::vector<const store::OutboxEntry*> kept, leaving;
   for (const auto& e : post.entries) (e.order_key == first_key ? kept : leaving).push_back(&e);
   if (leaving.empty()) return false;
+  // What each change carried, kept first (under this POST: a crash before the split retries
+  // it whole, with those bytes); the leaving changes take it out with them, so each goes on
+  // with the same bytes under its id whatever POST it joins. Read again, a leaving change
+  // went out under its id with its row as a later change left it, and the backend, which
+  // deduplicates on that id, kept one of two contents. Not kept (the store failed): the
+  // POST goes on whole, as when the split cannot be written.
+  if (!keep_content(post)) return false;
   store::PostSplit split;
   split.kept.post_id = -post.ids.front();
   split.status = status_of(outcome);
   split.error = outcome.error;
-  for (const auto* e : kept) {
-    split.kept.ids.push_back(e->outbox_id);
-    // What this attempt carried, kept for every later one (the same bytes under the new id).
-    if (post.content_unsaved) split.kept.contents.push_back(e->content.value_or(""));
-  }
+  for (const auto* e : kept) split.kept.ids.push_back(e->outbox_id);
   for (const auto* e : leaving) split.leaving.push_back(e->outbox_id);
   // The first key's part waits as the POST would have (Retry-After, else the backoff); the
   // others the plain backoff, whatever the answer: a Retry-After may be about one user
@@ -374,6 +396,13 @@ bool PostScheduler::split_off_first_key(const OutgoingPost& post, const PostOutc
     log::warn("forward_post_not_split").str("destination", settings_.name).str("error", done.error());
     return false;
   }
+  // No answer: the backend may be hanging on the first key's user. Its other resources,
+  // among the leaving entries, go out without other users until its part is answered (or
+  // dies): planned beside them again, they made each wait another timeout_ms.
+  const std::optional<std::string>& first_user = post.entries.front().user_id;
+  if (!outcome.status && first_user && !first_user->empty()) {
+    alone_users_.insert_or_assign(*first_user, post_message_id(split.kept.post_id));
+  }
   // Neither part is charged the attempt, which may have failed for a user of the other
   // (with several failing users in a POST, a healthy one paid an attempt per split and
   // died of them; a healthy first user died of another's 410 at max_attempts = 1): each
@@ -384,6 +413,7 @@ bool PostScheduler::split_off_first_key(const OutgoingPost& post, const PostOutc
   Result<void> written;
   if (const PartFate fate = judge(kept, false, Verdict::retry, outcome, now_ms); fate.dies) {
     written = kill(post, kept, split.status, fate.error);
+    release_alone_user(post_message_id(split.kept.post_id));
   } else {
     note_failing(post, fate.error, kept_delay);
   }
@@ -427,6 +457,7 @@ void PostScheduler::record_failure(const OutgoingPost& post, const PostOutcome& 
   Result<void> written;
   if (fate.dies) {
     written = kill(post, whole, status_of(outcome), fate.error);
+    release_alone_user(post.webhook_id);
   } else {
     const auto delay = retry_delay(backoff_, this_attempt(whole), outcome.retry_after_s, random_);
     written = outbox_.retry_later(post.ids, now_ms + delay.count(), status_of(outcome), fate.error);

@@ -23,7 +23,8 @@
 //      transaction, before any of them goes out: a POST that went out is retried with the
 //      same entries, or not at all. In changes mode a POST of at most kMaxPinnedRows rows
 //      has its rows read now, and keeps them (in the outbox, when its first attempt fails):
-//      every retry sends the same bytes.
+//      every retry sends the same bytes. A change that carries kept content (it left a
+//      split POST) is not read again: it carries those bytes into any POST it joins.
 // An answer (finished()):
 //   delivered      the entries are deleted at the next look (a crash before it sends them
 //                  once more, under the same id);
@@ -33,8 +34,8 @@
 //   a timeout, a lost connection) is split instead (split_off_first_key(), decisions 078
 //   and 083): its first key's entries go on under a new id, the others' are planned afresh,
 //   neither charged the attempt (it may have failed for a user of the other: each goes out
-//   without the other and is judged by its own answers), in one transaction with when each
-//   is due: the first key's part after the backoff or Retry-After, the others after the
+//   without the other and is judged by its own answers), each change with what it carried
+//   (kept first, then the split in one transaction with when each part is due): the first key's part after the backoff or Retry-After, the others after the
 //   plain backoff whatever the answer (a Retry-After may be about one user);
 //   a retry becomes final when an entry of the POST has had max_attempts attempts, or the
 //   oldest is older than max_age when the POST ends (so a POST in flight past max_age
@@ -119,7 +120,7 @@ class PostScheduler {
   // every POST of a look, and writing them in the pin's transaction, held the writer (and
   // so the acks) and the other users' POSTs back (decision 070).
   static constexpr int64_t kMaxPinnedRows = 200;
-  static int64_t rows_carried(const std::vector<store::OutboxEntry>& entries);
+  static int64_t rows_carried(std::span<const store::OutboxEntry* const> entries);
   using ContentRenderer =
       std::function<Result<std::vector<std::string>>(std::span<const store::OutboxEntry* const> entries)>;
   void render_contents_with(ContentRenderer renderer) { render_contents_ = std::move(renderer); }
@@ -162,8 +163,15 @@ class PostScheduler {
                     std::optional<int64_t> status, const std::string& why);
   void note_failing(const OutgoingPost& post, const std::string& error, std::chrono::milliseconds delay);
   void not_updated(const OutgoingPost& post, const std::string& error);
-  // A POST not split: what its attempt carried pinned with it, when not kept yet.
-  void keep_content(const OutgoingPost& post);
+  // What a failed attempt carried, pinned with its POST when not kept yet (false: it could
+  // not be written; the next attempt reads the rows again).
+  bool keep_content(const OutgoingPost& post);
+  // changes mode: reads the rows of the POST's changes that carry nothing kept, when they
+  // are at most kMaxPinnedRows rows, into their `content` (not written to the outbox yet).
+  Result<void> read_unkept_contents(OutgoingPost& post);
+  // The user a split isolated until its first part was answered (alone_users_) is free
+  // again when `webhook_id` is that part's.
+  void release_alone_user(const std::string& webhook_id);
   // Step 2 of a look.
   Result<void> catch_up(int64_t now_ms);
   // The pending entries the sender never makes more past (deliveries it makes at most,
@@ -182,6 +190,10 @@ class PostScheduler {
   std::mt19937_64 random_;
   std::unordered_map<std::string, OutgoingPost> in_flight_posts_;  // by webhook-id
   std::vector<store::OutboxEntry> sent_unflushed_;  // delivered, not yet deleted from the store
+  // Users whose POST of several users went unanswered and was split with them first, by
+  // user_id → the webhook-id of their first part ("hhf_<n>.1"): planned without other
+  // users until that part is answered or dies (batch_planner.h; forgotten at a restart).
+  std::unordered_map<std::string, std::string> alone_users_;
   int64_t unreachable_until_ms_ = 0;
   int64_t unreachable_failures_ = 0;  // in a row, for the pause's backoff
   bool failing_ = false;              // the last POST failed (its first failure and the recovery are logged)

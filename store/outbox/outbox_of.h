@@ -333,9 +333,10 @@ class OutboxOf final : public Outbox {
     if (!txn) return fail(txn);
     if (auto pinned = pin_one(parts.kept); !pinned) return pinned;
     if (!parts.leaving.empty()) {
+      // Out of the POST, but with what they carried, if it was kept: a change that went out
+      // goes on with the same bytes under its id in whatever POST it joins (spec §10).
       if (auto done = session_.exec(kOutboxNoSlot,
-                                    "UPDATE outbox SET post_id = NULL, content = NULL, content_bytes = NULL "
-                                    "WHERE outbox_id IN " + outbox_id_list(parts.leaving),
+                                    "UPDATE outbox SET post_id = NULL WHERE outbox_id IN " + outbox_id_list(parts.leaving),
                                     QueryArgs());
           !done) {
         return fail(done);

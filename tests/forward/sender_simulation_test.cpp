@@ -10,6 +10,9 @@
 //
 // Checked:
 //  - a webhook-id never carries two contents (every request, as it arrives);
+//  - in changes mode, a change's id never carries two contents either, in whatever POST it
+//    goes out (each read of the rows is a new version of them here), but for a POST whose
+//    attempt a restart cut short (its rows are read again after it: docs/forwarding.md);
 //  - no due entry waits behind another key: after each look, while lanes are left free,
 //    every key whose first entry is due and not busy went out;
 //  - at the end (the backend healthy again, the outbox drained), every entry was applied
@@ -94,12 +97,21 @@ struct ModelBackend {
   std::map<int64_t, int> applied;                        // outbox_id → times applied
   std::map<std::string, std::vector<int64_t>> order;     // key → outbox ids in the order applied
   std::map<int64_t, std::string> key_of;                 // outbox_id → key
+  std::map<int64_t, std::string> carried;                // changes mode: outbox_id → what it carried first
 
   // A request arrived with `post` (a test failure when its id carried other entries
-  // before); `apply`: the backend got as far as applying it (once per id).
+  // before, or one of its changes other bytes); `apply`: the backend got as far as applying
+  // it (once per id).
   void receive(const forward::OutgoingPost& post, bool apply) {
     auto [it, first] = contents.try_emplace(post.webhook_id, post.ids);
     BOOST_TEST((it->second == post.ids), "webhook-id " << post.webhook_id << " carried two contents");
+    for (const auto& e : post.entries) {
+      if (e.kind != "change") continue;
+      const std::string content = e.content.value_or("(read when sent)");
+      auto [was, new_change] = carried.try_emplace(e.outbox_id, content);
+      BOOST_TEST(was->second == content, "change " << e.outbox_id << " carried \"" << was->second << "\" in a POST "
+                                                   "before, and \"" << content << "\" in " << post.webhook_id);
+    }
     if (!apply) return;
     for (const auto& e : post.entries) {
       if (applied.contains(e.outbox_id)) continue;
@@ -143,8 +155,8 @@ class Simulation {
     // The model is about what the sender decides, not about durability: no syncs.
     must(writer_->exec("PRAGMA synchronous = OFF"));
     insert_ = must(writer_->prepare(
-        "INSERT INTO outbox (destination, kind, seq, table_name, row_key, op, order_key, created_at, next_attempt_at) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, 'insert', ?6, ?7, ?7)"));
+        "INSERT INTO outbox (destination, kind, seq, table_name, row_key, op, order_key, created_at, next_attempt_at, "
+        "user_id) VALUES (?1, ?2, ?3, ?4, ?5, 'insert', ?6, ?7, ?7, ?8)"));
     next_due_ = must(writer_->prepare("SELECT min(next_attempt_at) FROM outbox WHERE state = 'pending' "
                                       "AND next_attempt_at > ?1"));
     start_sender();
@@ -193,16 +205,30 @@ class Simulation {
   }
 
  private:
-  std::string key_name(size_t k) const { return "user-" + std::to_string(k) + "/sleep"; }
+  // Two resources a user: a split keeps one apart, the user's other goes on (decision 083).
+  std::string key_name(size_t k) const { return user_name(k) + (k % 2 == 0 ? "/sleep" : "/steps"); }
+  std::string user_name(size_t k) const { return "user-" + std::to_string(k / 2); }
 
   void start_sender() {
     outbox_ = must(store::open_sqlite_outbox(path_, store::OutboxUse::sender));
     scheduler_ = std::make_unique<forward::PostScheduler>(settings_, *outbox_, metrics_, random_());
+    // Each read of the rows sees them as changed since the last: a change read twice would
+    // carry two contents.
+    scheduler_->render_contents_with([this](std::span<const store::OutboxEntry* const> entries)
+                                         -> Result<std::vector<std::string>> {
+      ++reads_;
+      std::vector<std::string> contents;
+      for (const auto* e : entries) {
+        contents.push_back("change " + std::to_string(e->outbox_id) + " read " + std::to_string(reads_));
+      }
+      return contents;
+    });
   }
 
   void add_entry(size_t n) {
     std::uniform_int_distribution<size_t> key(0, keys_ - 1);
-    const std::string k = key_name(key(random_));
+    const size_t drawn = key(random_);
+    const std::string k = key_name(drawn);
     const int64_t seq = ++seq_;
     const bool deliveries = settings_.mode == "deliveries";
     insert_->bind(1, std::string_view(kDestination))
@@ -211,7 +237,8 @@ class Simulation {
         .bind(4, std::string_view(deliveries ? "deliveries" : "summaries"))
         .bind(5, std::string_view((deliveries ? "msg-" : "sleep/") + std::to_string(n)))
         .bind(6, std::string_view(k))
-        .bind(7, now_);
+        .bind(7, now_)
+        .bind(8, std::string_view(user_name(drawn)));
     must(insert_->run());
     const int64_t id = writer_->last_insert_rowid();
     backend_.key_of[id] = k;
@@ -296,6 +323,11 @@ class Simulation {
     }
     in_flight_.clear();
     if (half(random_)) scheduler_->flush();
+    // What carries no kept content is read again after the restart: a POST cut short before
+    // its answer (the documented exception), and one delivered but not deleted yet (sent
+    // once more under its id: the backend has applied it already).
+    auto unkept = must(writer_->prepare("SELECT outbox_id FROM outbox WHERE content IS NULL"));
+    must(unkept.for_each_row([&](const sqlite::Statement& s) { backend_.carried.erase(s.column_int(0)); }));
     scheduler_.reset();
     outbox_.reset();
     start_sender();
@@ -414,6 +446,7 @@ class Simulation {
   bool healthy_ = false;  // draining: every answer is a 200
   int64_t now_ = 1'700'000'000'000;
   int64_t seq_ = 0;
+  int64_t reads_ = 0;  // reads of the rows so far (changes mode): each sees a new version of them
   std::optional<sqlite::Connection> writer_;
   std::optional<sqlite::Statement> insert_, next_due_, firsts_, members_;
   std::unique_ptr<store::Outbox> outbox_;
