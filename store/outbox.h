@@ -231,7 +231,7 @@ class Outbox {
   virtual Result<void> retry_later(std::span<const int64_t> ids, int64_t next_attempt_at_ms,
                                    std::optional<int64_t> status, const std::string& error) = 0;
   // A POST of several users and resources that failed, split: `kept` pinned as pin() pins
-  // a POST, `leaving` out of any POST (post_id and content NULL, still pending), each part
+  // a POST, `leaving` out of any POST (post_id NULL, still pending; content kept: a change that went out keeps its bytes in the POST it joins next), each part
   // due again at its time with the attempt's status and error, and neither charged the
   // attempt (attempts unchanged: the failure may have been any of their users'). One
   // transaction: a crash in between must neither leave part of a POST under its old id nor
