@@ -16,6 +16,10 @@ using http::Status;
 constexpr std::string_view kPrefix = "/console/";
 constexpr std::string_view kAssetPrefix = "/console/assets/";
 constexpr std::string_view kReadApiPrefix = "/console/v1/";
+// The read API by a target in the query (GET /console/api/read?target=/v1/…): for an id
+// that is "." or "..", which a browser's URL parser takes for a path step wherever it is
+// put in a path (%2E and %2E%2E too), so no /console/v1/… path can name it.
+constexpr std::string_view kReadByQuery = "/console/api/read";
 constexpr std::string_view kActionPrefix = "/console/api/actions/";
 constexpr std::string_view kActions[] = {"forward-requeue", "forward-pause", "forward-resume",
                                          "jobs-requeue-dead", "backfill", "refresh"};
@@ -109,6 +113,18 @@ Result<std::map<std::string, std::string, std::less<>>> parse_form(std::string_v
     }
   }
   return fields;
+}
+
+// The read-API target of GET /console/api/read?target=…: its only parameter, a path under
+// /v1/ (with its own query); nullopt when the request is not that.
+std::optional<std::string> read_target_of(std::string_view request_target) {
+  const size_t query = request_target.find('?');
+  if (query == std::string_view::npos) return std::nullopt;
+  auto fields = parse_form(request_target.substr(query + 1));
+  if (!fields || fields->size() != 1) return std::nullopt;
+  const auto target = fields->find("target");
+  if (target == fields->end() || !target->second.starts_with("/v1/")) return std::nullopt;
+  return target->second;
 }
 
 std::string session_json(const SessionView& session) {
@@ -382,10 +398,15 @@ http::net::awaitable<http::Response> Console::get(http::Request& request) {
     response.set(field::cache_control, "no-store");
     co_return response;
   }
-  if (path.starts_with(kReadApiPrefix)) {
-    co_return co_await read_api_.handle_trusted(std::string(target.substr(kPrefix.size() - 1)), pool_);
+  std::optional<std::string> read_target;
+  if (path == kReadByQuery) {
+    read_target = read_target_of(target);
+    if (!read_target) co_return console_error(Status::bad_request, "target: expected one parameter, a path under /v1/");
+  } else if (path.starts_with(kReadApiPrefix)) {
+    read_target = std::string(target.substr(kPrefix.size() - 1));
   }
-  co_return console_error(Status::not_found, "no such path");
+  if (!read_target) co_return console_error(Status::not_found, "no such path");
+  co_return co_await read_api_.handle_trusted(std::move(*read_target), pool_);
 }
 
 }  // namespace hh::console

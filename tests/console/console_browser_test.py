@@ -77,8 +77,8 @@ BLOOD_PRESSURE_POINTS = 3
 DENSE_USER_ID = str(uuid.UUID(int=0xde05e000_0000_4000_8000_000000000001))
 DENSE_POINTS = 1200
 # The second server's (checks after the first stopped): a user whose only delivery failed
-# (no users row), a user with two workouts on one day, and more pending forwards than one
-# page of entries holds.
+# (no users row), ids "." and "..", a user with two workouts on one day, and more pending
+# forwards than one page of entries holds.
 FAILED_USER_ID = str(uuid.UUID(int=0xfa11ed00_0000_4000_8000_000000000001))
 WORKOUT_USER_ID = str(uuid.UUID(int=0x30c0_0000_0000_4000_8000_000000000005))
 MANY_FORWARDS = 1001
@@ -917,6 +917,27 @@ def second_checks(checks, args, server, signing_file, read_token, admin_token):
                           lambda: len(checks.elements("#deliveries-table tr.delivery")) == 1,
                           "the deliveries of a user without a users row are not found by the user id")
     checks.run("a_user_whose_deliveries_all_failed_is_found", a_user_whose_deliveries_all_failed_is_found)
+
+    def ids_of_dots_open():
+        # Black-box pass: fetch resolved /deliveries/.. to the folder above ("a path segment
+        # is empty"); such a page is read by a target in the query.
+        for message_id in (".", ".."):
+            send_delivery(args, server, signing_file, steps_body(now_ms, "..", "dots"), message_id)
+        for message_id in (".", ".."):
+            checks.eventually("#/delivery/" + message_id,
+                              lambda: "processed" in checks.text("#delivery-envelope"),
+                              "the delivery %r does not open" % message_id)
+            assert checks.text("h1 code") == message_id, checks.text("h1 code")
+            checks.element("#page[data-ready] #delivery-changes")
+            assert "Could not load" not in checks.text("#page"), checks.text("#page")
+        checks.eventually("#/deliveries?user=..", lambda: len(checks.elements("#deliveries-table tr.delivery")) == 2,
+                          "the user .. has not its two deliveries listed")
+        checks.open("#/users?q=..")
+        checks.element("#page[data-ready] #user-connections")
+        assert ".." in checks.text("#user-identity"), checks.text("#user-identity")
+        assert "Could not load" not in checks.text("#page"), checks.text("#page")
+        checks.element('svg.chart[data-resource="steps"]')
+    checks.run("ids_of_dots_open", ids_of_dots_open)
 
     def a_days_bar_shows_every_summary_it_adds_up():
         # Black-box pass: two workouts of one day and source made one bar of 100 + 200, and a

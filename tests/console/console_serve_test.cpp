@@ -511,6 +511,33 @@ BOOST_AUTO_TEST_CASE(a_deliverys_outbox_entries_are_listed_by_its_seq) {
   BOOST_TEST(server.stop() == 0);
 }
 
+// An id "." or ".." cannot be in a browser's path (its URL parser takes the segment, %2E
+// too, for a step: /v1/deliveries/.. is /v1/), so the console reads such a page by a target
+// in the query. A session's only, a target under /v1/ only.
+BOOST_AUTO_TEST_CASE(the_read_api_is_read_by_a_target_in_the_query) {
+  hh::test::TempDir dir;
+  hh::test::ServerProcess server(dir, console_toml(dir));
+  HttpClient client(server.port());
+  const std::string body = R"({"event_type":"provider.connection.created","user_id":"u-dots","client_user_id":"c1",)"
+                           R"("data":{"provider":"oura","resource":"connection"}})";
+  const Headers sent = hh::test::signature_headers(server.secret(), "..", std::to_string(std::time(nullptr)), body);
+  BOOST_TEST_REQUIRE(client.request("POST", "/webhooks", body, sent).status == 200);
+  const std::string target = "/console/api/read?target=%2Fv1%2Fdeliveries%2F%252E%252E";
+  BOOST_TEST(client.get(target).status == 401);
+  const std::string cookie = session_cookie(sign_in(client, kReadToken));
+  const HttpResponse read = client.get(target, {{"Cookie", cookie}});
+  BOOST_TEST(read.status == 200, read.body);
+  BOOST_TEST(read.body.find(R"("message_id":"..")") != std::string::npos, read.body);
+  const HttpResponse changes = client.get(target + "%2Fchanges", {{"Cookie", cookie}});
+  BOOST_TEST(changes.status == 200, changes.body);
+  for (const std::string bad : {"/console/api/read", "/console/api/read?target=%2Fmetrics",
+                                "/console/api/read?target=%2Fv1%2Fchanges&limit=1"}) {
+    const HttpResponse refused = client.get(bad, {{"Cookie", cookie}});
+    BOOST_TEST(refused.status == 400, bad << " " << refused.body);
+  }
+  BOOST_TEST(server.stop() == 0);
+}
+
 // The console's delivery page shows which signatures a delivery carried, never their
 // values, nor those of credentials a proxy or a sender added; the bearer-token read API
 // keeps them (a backend may verify them again).
