@@ -2,6 +2,7 @@
 #include "api/outbox_pages.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "api/page_support.h"
@@ -84,10 +85,15 @@ Page forwarding_page(const store::Database& database, const std::vector<std::str
 
 Page forwarding_entries_page(const store::Database& database, const std::vector<std::string>& destinations,
                              const std::string& destination, const ApiTarget& target) {
-  const Params params(target, {"state", "limit", "cursor"});
+  const Params params(target, {"state", "seq", "limit", "cursor"});
   if (!params.error().empty()) return bad_parameter(params.error());
   store::OutboxSelection selection;
   selection.destination = destination;
+  // One delivery's entries, asked of the store: the console's delivery page read a state's
+  // first 1,000 and kept those of its seq, and a delivery beyond them showed none.
+  auto seq = params.integer("seq", 1, std::numeric_limits<int64_t>::max());
+  if (!seq) return bad_parameter(seq.error());
+  selection.seq = *seq;
   if (auto state = params.text("state")) {
     if (*state != "pending" && *state != "dead" && *state != "dropped") {
       return bad_parameter("state: expected pending, dead or dropped");

@@ -5,9 +5,10 @@
 //   GET /v1/forwarding
 //       {"destinations":[{"destination":…,"pending":n,"dead":n,"dropped":n,"paused":bool,
 //                         "oldest_pending_created_at_ms":…|null}…]}   every [[forward]] name
-//   GET /v1/forwarding/{destination}/entries?state=pending|dead|dropped&limit=&cursor=
-//       {"items":[entry…],"next_cursor":…}            in outbox id order; a destination no
-//                                                      [[forward]] names: while the outbox holds it
+//   GET /v1/forwarding/{destination}/entries?state=pending|dead|dropped&seq=&limit=&cursor=
+//       {"items":[entry…],"next_cursor":…}            in outbox id order; seq: one delivery's
+//                                                      only; a destination no [[forward]]
+//                                                      names: while the outbox holds it
 //   GET /v1/jobs?state=queued|running|dead|done&limit=
 //       {"items":[job…],"truncated":bool}             at most `limit` (default 1000)
 //

@@ -214,13 +214,21 @@ Result<std::string> ServeConsoleActions::backfill(const console::ActionRequest& 
   if (!resources) return bad_request(resources.error());
   auto start_ms = fetcher::parse_date_option("since", field(request, "since").value_or(""));
   if (!start_ms) return bad_request(start_ms.error());
-  int64_t last_day_ms = unix_now_ms() / fetcher::kDayMs * fetcher::kDayMs;
-  if (const auto until = field(request, "until")) {
+  int64_t last_day_ms = unix_now_ms() / fetcher::kDayMs * fetcher::kDayMs;  // today, UTC
+  const auto until = field(request, "until");
+  if (until) {
     auto parsed = fetcher::parse_date_option("until", *until);
     if (!parsed) return bad_request(parsed.error());
     last_day_ms = *parsed;
   }
-  if (last_day_ms < *start_ms) return bad_request("until is before since");
+  // Named by what was sent: without until the window ends today, and a since after it
+  // was refused as "until is before since", a field the form had not sent.
+  const std::string since_text(field(request, "since").value_or(""));
+  if (last_day_ms < *start_ms && until) return bad_request("until: " + std::string(*until) + " is before since " + since_text);
+  if (last_day_ms < *start_ms) {
+    return bad_request("since: " + since_text + " is after today (" + format_rfc3339_ms(last_day_ms).substr(0, 10) +
+                       ", UTC), where a backfill without until ends");
+  }
   std::vector<std::string> providers;
   if (const auto provider = field(request, "provider")) {
     if (auto checked = fetcher::check_provider(*provider, warnings, "provider"); !checked) {

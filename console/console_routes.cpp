@@ -1,5 +1,6 @@
 #include "console/console_routes.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "common/json_writer.h"
@@ -15,7 +16,13 @@ using http::Status;
 constexpr std::string_view kPrefix = "/console/";
 constexpr std::string_view kAssetPrefix = "/console/assets/";
 constexpr std::string_view kReadApiPrefix = "/console/v1/";
+// The read API by a target in the query (GET /console/api/read?target=/v1/…): for an id
+// that is "." or "..", which a browser's URL parser takes for a path step wherever it is
+// put in a path (%2E and %2E%2E too), so no /console/v1/… path can name it.
+constexpr std::string_view kReadByQuery = "/console/api/read";
 constexpr std::string_view kActionPrefix = "/console/api/actions/";
+constexpr std::string_view kActions[] = {"forward-requeue", "forward-pause", "forward-resume",
+                                         "jobs-requeue-dead", "backfill", "refresh"};
 // The files the sign-in page needs; everything else is served to a session only.
 constexpr std::string_view kPublicAssets[] = {"console.css", "sign-in.js", "favicon.svg"};
 
@@ -34,6 +41,31 @@ http::Response console_error(Status status, std::string_view message) {
 std::string_view header_value(const http::RequestHead& head, std::string_view name) {
   const auto it = head.find(name);
   return it == head.end() ? std::string_view() : std::string_view(it->value());
+}
+
+// The paths only a POST is for: the sign-in, the sign-out and every action (one that does
+// not exist too: its POST is a 404 after the same checks).
+bool takes_post_only(std::string_view path) {
+  return path == "/console/sign-in" || path == "/console/sign-out" || path.starts_with(kActionPrefix);
+}
+
+constexpr std::string_view kPostOnly = "POST";
+
+http::Response post_only_refusal() {
+  http::Response response = console_error(Status::method_not_allowed, "method not allowed; allowed: POST");
+  response.set(field::allow, kPostOnly);
+  return response;
+}
+
+// The router's 405 lists the method of every route whose path matches, and the GET prefix
+// that serves the console matches every path under it: on a POST-only path it said
+// "POST, GET, HEAD" though a GET there is refused too. A 405 that lists POST is on such a
+// path (no console path takes both), so it says POST alone.
+void allow_post_only(http::Response& response) {
+  if (response.result() != Status::method_not_allowed) return;
+  const auto allow = response.find(field::allow);
+  if (allow == response.end() || std::string_view(allow->value()).find(kPostOnly) == std::string_view::npos) return;
+  response = post_only_refusal();
 }
 
 int hex_digit(char c) {
@@ -83,6 +115,18 @@ Result<std::map<std::string, std::string, std::less<>>> parse_form(std::string_v
   return fields;
 }
 
+// The read-API target of GET /console/api/read?target=…: its only parameter, a path under
+// /v1/ (with its own query); nullopt when the request is not that.
+std::optional<std::string> read_target_of(std::string_view request_target) {
+  const size_t query = request_target.find('?');
+  if (query == std::string_view::npos) return std::nullopt;
+  auto fields = parse_form(request_target.substr(query + 1));
+  if (!fields || fields->size() != 1) return std::nullopt;
+  const auto target = fields->find("target");
+  if (target == fields->end() || !target->second.starts_with("/v1/")) return std::nullopt;
+  return target->second;
+}
+
 std::string session_json(const SessionView& session) {
   std::string body;
   json::ObjectWriter(body)
@@ -121,6 +165,7 @@ void Console::mount(http::Router& router) {
       co_return response;
     };
   };
+  router.decorate_prefix("/console", allow_post_only);       // first: it replaces the answer
   router.decorate_prefix("/console", add_security_headers);  // its 404s and 405s too
   router.add(http::bhttp::verb::get, "/console", [](http::Request&) -> http::net::awaitable<http::Response> {
     http::Response response = http::text_response(Status::permanent_redirect, "", "text/plain");
@@ -134,19 +179,10 @@ void Console::mount(http::Router& router) {
   router.add(
       http::bhttp::verb::post, "/console/sign-out", with_headers([this](http::Request& r) { return sign_out(r); }),
       [this](const http::RequestHead& head) { return check_post(head, false); });
-  for (std::string_view name : {"forward-requeue", "forward-pause", "forward-resume", "jobs-requeue-dead", "backfill",
-                                "refresh"}) {
-    router.add(
-        http::bhttp::verb::post, std::string(kActionPrefix) + std::string(name),
-        with_headers([this](http::Request& r) { return action(r); }),
-        [this](const http::RequestHead& head) { return check_post(head, false); });
-  }
-  // Any other action: 404 (after the same checks), not the 405 the GET prefix would give.
+  // Every action behind one route (a route each listed POST once per route in a 405's
+  // Allow); action() answers 404 to a name that is none, after the same checks.
   router.add_prefix(
-      http::bhttp::verb::post, std::string(kActionPrefix),
-      with_headers([](http::Request&) -> http::net::awaitable<http::Response> {
-        co_return console_error(Status::not_found, "no such action");
-      }),
+      http::bhttp::verb::post, std::string(kActionPrefix), with_headers([this](http::Request& r) { return action(r); }),
       [this](const http::RequestHead& head) { return check_post(head, false); });
   router.add_prefix(http::bhttp::verb::get, std::string(kPrefix), with_headers([this](http::Request& r) { return get(r); }));
 }
@@ -283,6 +319,9 @@ http::net::awaitable<http::Response> Console::action(http::Request& request) {
   if (!caller || caller->session.role != Role::admin) co_return console_error(Status::forbidden, "not an admin session");
   ActionRequest action;
   action.name = std::string(http::Router::path_of(request.target()).substr(kActionPrefix.size()));
+  if (std::find(std::begin(kActions), std::end(kActions), action.name) == std::end(kActions)) {
+    co_return console_error(Status::not_found, "no such action");
+  }
   auto fields = parse_form(request.body());
   if (!fields) co_return console_error(Status::bad_request, fields.error());
   action.fields = std::move(*fields);
@@ -340,6 +379,7 @@ http::Response Console::asset(const http::Request& request, std::string_view nam
 http::net::awaitable<http::Response> Console::get(http::Request& request) {
   const std::string_view target = request.target();
   const std::string_view path = http::Router::path_of(target);
+  if (takes_post_only(path)) co_return post_only_refusal();  // to anyone: which methods a path takes is no secret
   auto caller = caller_of(request);
   if (path == kPrefix) {
     http::Response response = asset(request, caller ? "app.html" : "sign-in.html", true);
@@ -358,10 +398,15 @@ http::net::awaitable<http::Response> Console::get(http::Request& request) {
     response.set(field::cache_control, "no-store");
     co_return response;
   }
-  if (path.starts_with(kReadApiPrefix)) {
-    co_return co_await read_api_.handle_trusted(std::string(target.substr(kPrefix.size() - 1)), pool_);
+  std::optional<std::string> read_target;
+  if (path == kReadByQuery) {
+    read_target = read_target_of(target);
+    if (!read_target) co_return console_error(Status::bad_request, "target: expected one parameter, a path under /v1/");
+  } else if (path.starts_with(kReadApiPrefix)) {
+    read_target = std::string(target.substr(kPrefix.size() - 1));
   }
-  co_return console_error(Status::not_found, "no such path");
+  if (!read_target) co_return console_error(Status::not_found, "no such path");
+  co_return co_await read_api_.handle_trusted(std::move(*read_target), pool_);
 }
 
 }  // namespace hh::console

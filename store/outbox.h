@@ -122,6 +122,7 @@ struct OutboxSelection {
   std::optional<std::string> state;  // pending, dead; none: any
   int64_t after_id = 0;
   int64_t limit = 1000;
+  std::optional<int64_t> seq;  // the entries of one delivery (the console's delivery page)
 };
 
 // A POST about to go out: its entries are pinned to `post_id`.

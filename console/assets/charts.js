@@ -105,7 +105,7 @@ export function lineChart(series, range, options = {}) {
   return svg;
 }
 
-// series: [{name, bars: [{day (ms, midnight UTC), value, row}]}]; range: {start, end}.
+// series: [{name, bars: [{day (ms, midnight UTC), value, rows}]}]; range: {start, end}.
 export function barChart(series, range, options = {}) {
   const f = frame(options);
   const { svg, width, height, margin } = f;

@@ -281,10 +281,17 @@ export async function deliveries(root, _arg, query) {
   const params = { event_type: q.event_type, status: q.status, origin: q.origin, start: q.start, end: q.end, limit: 50 };
   if (q.user) {
     // A user id when a user of that id is known (the service's are UUIDs, a replayed or
-    // hand-written capture's may be anything), else a backend's client user id.
-    let key = 'client_user_id';
-    try { await api('/v1/users/' + encodeURIComponent(q.user)); key = 'user_id'; } catch { /* not a user id */ }
-    params[key] = q.user;
+    // hand-written capture's may be anything). Else a backend's client user id, or the id
+    // of a user whose deliveries all failed (invalid, unknown, ignored: no users row):
+    // both, the server lists the deliveries that name either.
+    params.client_user_id = q.user;
+    params.user_id = q.user;
+    try {
+      await api('/v1/users/' + encodeURIComponent(q.user));
+      delete params.client_user_id;
+    } catch (e) {
+      if (e.message === 'signed out') throw e;
+    }
   }
   let scanned = 0;
   const load = async (cursor) => {
@@ -403,11 +410,15 @@ export async function delivery(root, messageId) {
   const unread = [];  // destinations whose entries did not load
   const destinations = await api('/v1/forwarding');
   for (const dest of destinations.destinations) {
-    for (const state of ['pending', 'dead', 'dropped']) {
-      const page = await entriesOf(dest.destination, { state, limit: 1000 });
+    // This delivery's entries, every state, asked of the server by seq (it once read each
+    // state's first 1,000 and kept this seq's: a delivery past them showed "None waiting").
+    let cursor;
+    do {
+      const page = await entriesOf(dest.destination, { seq: d.seq, limit: 1000, cursor });
       if (page.error) unread.push(`${dest.destination}: ${page.error}`);
-      forwards.push(...page.items.filter((e) => e.seq === d.seq));
-    }
+      forwards.push(...page.items);
+      cursor = page.next_cursor;
+    } while (cursor);
   }
   root.append(h('h2', {}, 'Forwarded messages it produced (not yet delivered)'),
     forwards.length ? table('delivery-forwards', ['Outbox id', 'Destination', 'State', 'Attempts', 'Last error'],
@@ -561,13 +572,15 @@ export async function users(root, _arg, query) {
       label = key;
       const s = (bySource[name] ||= { name, bars: [] });
       const day = Math.floor(t / DAY) * DAY;
+      // A day may hold several (two workouts): the bar adds them up, and a click shows each.
       const existing = s.bars.find((b) => b.day === day);
-      if (existing) existing.value += value; else s.bars.push({ day, value, row });
+      if (existing) { existing.value += value; existing.rows.push(row); } else s.bars.push({ day, value, rows: [row] });
     }
     const svg = barChart(Object.values(bySource), { start, end }, {
       title: `${resource}: ${label} per day`, data: { resource }, width: 900,
-      onBar: (s, b) => rowsBox.replaceChildren(h('h3', {}, `${resource} from ${s.name}`),
-        h('pre', {}, JSON.stringify(b.row, null, 2))),
+      onBar: (s, b) => rowsBox.replaceChildren(
+        h('h3', {}, `${resource} from ${s.name}: ${b.rows.length} ${b.rows.length === 1 ? 'summary' : 'summaries'}`),
+        ...b.rows.map((row) => h('pre', { class: 'summary-row' }, JSON.stringify(row, null, 2)))),
     });
     root.append(h('div', { class: 'chart-box' }, svg));
   }

@@ -41,9 +41,16 @@ export async function api(path, params = {}) {
   for (const [k, v] of Object.entries(params)) {
     if (v !== undefined && v !== null && v !== '') query.set(k, v);
   }
-  const qs = query.toString();
-  return json(await fetch('/console' + path + (qs ? '?' + qs.replaceAll('+', '%20') : ''),
-                          { credentials: 'same-origin' }));
+  const qs = query.toString() ? '?' + query.toString().replaceAll('+', '%20') : '';
+  // An id "." or "..": the browser takes such a segment (%2E too) for a step of the path
+  // (/v1/deliveries/.. is /v1/), so the read API's target goes in the query instead
+  // (GET /console/api/read?target=…), its dots encoded as the server reads a segment.
+  const segments = path.split('/');
+  if (segments.some((s) => s === '.' || s === '..')) {
+    const target = segments.map((s) => (s === '.' || s === '..' ? s.replaceAll('.', '%2E') : s)).join('/') + qs;
+    return json(await fetch('/console/api/read?target=' + encodeURIComponent(target), { credentials: 'same-origin' }));
+  }
+  return json(await fetch('/console' + path + qs, { credentials: 'same-origin' }));
 }
 
 // POST /console/api/actions/<name> with `fields` as a form and the CSRF token.

@@ -117,13 +117,15 @@ class OutboxOf final : public Outbox {
     return entries(kOutboxNoSlot,
                    std::string(kOutboxColumns) +
                        "WHERE (?1::text IS NULL OR destination = ?1) AND (?2::text IS NULL OR state = ?2) "
-                       "AND outbox_id > ?3 AND (?5::bigint IS NULL OR outbox_id = ?5) ORDER BY outbox_id LIMIT ?4",
+                       "AND outbox_id > ?3 AND (?5::bigint IS NULL OR outbox_id = ?5) AND (?6::bigint IS NULL OR seq = ?6) "
+                       "ORDER BY outbox_id LIMIT ?4",
                    QueryArgs()
                        .add(selection.destination)
                        .add(selection.state)
                        .add(selection.after_id)
                        .add(selection.limit)
-                       .add(selection.outbox_id));
+                       .add(selection.outbox_id)
+                       .add(selection.seq));
   }
 
   Result<std::optional<OutboxEntry>> find(int64_t outbox_id) override {
@@ -373,7 +375,8 @@ class OutboxOf final : public Outbox {
   }
 
   Result<int64_t> requeue(const OutboxSelection& selection, int64_t now_ms) override {
-    // The selection as a condition on ?2 (destination) and ?3 (state).
+    // The selection as a condition on ?2 (destination) and ?3 (state); the walk below reads
+    // ?5 (seq) too, which the update need not check again: an entry's seq never changes.
     const std::string selected = "(?2::text IS NULL OR destination = ?2) AND (?3::text IS NULL OR state = ?3)";
     // ?1: the entry, or the step's position (the last id the step before read). One entry
     // is a primary-key lookup, not a walk of the outbox for it.
@@ -389,12 +392,14 @@ class OutboxOf final : public Outbox {
       std::vector<int64_t> ids;
       auto read = session_.rows(
           kOutboxNoSlot,
-          "SELECT outbox_id FROM outbox WHERE " + which + " AND " + selected + " ORDER BY outbox_id LIMIT ?4",
+          "SELECT outbox_id FROM outbox WHERE " + which + " AND " + selected +
+              " AND (?5::bigint IS NULL OR seq = ?5) ORDER BY outbox_id LIMIT ?4",
           QueryArgs()
               .add(selection.outbox_id ? *selection.outbox_id : after)
               .add(selection.destination)
               .add(selection.state)
-              .add(kRequeueStep),
+              .add(kRequeueStep)
+              .add(selection.seq),
           [&](const auto& s) { ids.push_back(s.column_int(0)); });
       if (!read) return failed(read);
       if (ids.empty()) break;

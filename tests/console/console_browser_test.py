@@ -28,6 +28,9 @@ timing assertion). Exit 0 when every check passed; the last line is "N passed, N
 """
 import argparse
 import base64
+import hashlib
+import hmac
+import http.client
 import json
 import os
 import queue
@@ -73,6 +76,12 @@ BLOOD_PRESSURE_POINTS = 3
 # holds more samples than a page of the list.
 DENSE_USER_ID = str(uuid.UUID(int=0xde05e000_0000_4000_8000_000000000001))
 DENSE_POINTS = 1200
+# The second server's (checks after the first stopped): a user whose only delivery failed
+# (no users row), ids "." and "..", a user with two workouts on one day, and more pending
+# forwards than one page of entries holds.
+FAILED_USER_ID = str(uuid.UUID(int=0xfa11ed00_0000_4000_8000_000000000001))
+WORKOUT_USER_ID = str(uuid.UUID(int=0x30c0_0000_0000_4000_8000_000000000005))
+MANY_FORWARDS = 1001
 
 
 def log(message):
@@ -171,9 +180,10 @@ def write_secret(folder, name, value):
     return path
 
 
-def send_delivery(args, server, secret_file, body):
+def send_delivery(args, server, secret_file, body, message_id=None):
     """POSTs `body` signed by `healthhook sign`; returns the message id."""
-    signed = subprocess.run([args.healthhook, "sign", "--secret-file", secret_file], input=body, text=True,
+    signed = subprocess.run([args.healthhook, "sign", "--secret-file", secret_file] +
+                            (["--id", message_id] if message_id else []), input=body, text=True,
                             capture_output=True, check=True)
     headers = {"Content-Type": "application/json"}
     for line in signed.stdout.splitlines():
@@ -184,6 +194,28 @@ def send_delivery(args, server, secret_file, body):
         if response.status != 200:
             raise RuntimeError("delivery answered %d" % response.status)
     return headers["svix-id"]
+
+
+def send_many(server, secret_file, bodies):
+    """POSTs each body signed here (Standard Webhooks, as `healthhook sign`) on one connection:
+    a thousand `healthhook sign` processes would take minutes."""
+    with open(secret_file) as f:
+        key = base64.b64decode(f.read().strip().removeprefix("whsec_"))
+    connection = http.client.HTTPConnection(urllib.parse.urlsplit(server.base).netloc, timeout=WAIT_S)
+    try:
+        for body in bodies:
+            message_id = "msg_" + secrets.token_hex(12)
+            timestamp = str(int(time.time()))
+            digest = hmac.new(key, ("%s.%s.%s" % (message_id, timestamp, body)).encode(), hashlib.sha256).digest()
+            connection.request("POST", "/webhooks", body=body.encode(), headers={
+                "Content-Type": "application/json", "svix-id": message_id, "svix-timestamp": timestamp,
+                "svix-signature": "v1," + base64.b64encode(digest).decode()})
+            response = connection.getresponse()
+            response.read()
+            if response.status != 200:
+                raise RuntimeError("delivery answered %d" % response.status)
+    finally:
+        connection.close()
 
 
 def iso(ms):
@@ -238,6 +270,20 @@ def old_sleep_body(now_ms):
                                 "bedtime_start": day + "T00:10:00+00:00", "bedtime_stop": day + "T07:00:00+00:00",
                                 "type": "long_sleep", "timezone_offset": 0, "duration": 24600, "total": 23000,
                                 "source": {"provider": "oura", "type": "ring"}}})
+
+
+def unknown_event_body(user_id):
+    """An event type the processor does not know: stored as unknown, no users row made."""
+    return json.dumps({"event_type": "daily.data.no_such_resource.created", "user_id": user_id,
+                       "client_user_id": "failed-client", "data": {"user_id": user_id}})
+
+
+def workout_body(user_id, start_ms, calories):
+    day = time.strftime("%Y-%m-%d", time.gmtime(start_ms / 1000))
+    return json.dumps({"event_type": "daily.data.workouts.created", "user_id": user_id, "client_user_id": "athlete-2",
+                       "data": {"id": str(uuid.uuid4()), "user_id": user_id, "title": "Ride", "timezone_offset": 0,
+                                "calendar_date": day, "time_start": iso(start_ms), "time_end": iso(start_ms + 60_000),
+                                "calories": calories, "source": {"provider": "zwift", "type": "unknown"}}})
 
 
 def steps_body(now_ms, user_id, client_user_id):
@@ -833,6 +879,105 @@ def run_checks(checks, args, server, backend, signing_file, sent, read_token, ad
         finally:
             again.stop()
     checks.run("a_removed_destination_keeps_its_entries", a_removed_destination_keeps_its_entries)
+
+    # A server of its own (the first has stopped): a paused destination, and the deliveries
+    # the checks below open.
+    folder = os.path.join(server.folder, "second")
+    os.makedirs(folder)
+    with open(signing_file) as f:
+        second_signing = write_secret(folder, "secret", f.read().strip())
+    write_secret(folder, "read-token", read_token)
+    write_secret(folder, "admin-token", admin_token)
+    write_secret(folder, "backend-secret", whsec())
+    second = Server(args.healthhook, folder, "\n".join([
+        'listen = "127.0.0.1:0"', 'database = "healthhook.db"', 'signing_secret_files = ["secret"]',
+        "[read_api]", 'token_file = "read-token"', "[console]", "enabled = true", 'admin_token_file = "admin-token"',
+        # Nothing listens on port 9; paused below anyway, so every entry stays pending.
+        "[[forward]]", 'name = "paused"', 'url = "http://127.0.0.1:9/hooks"', 'secret_file = "backend-secret"',
+        'mode = "deliveries"', ""]))
+    try:
+        checks.base = second.base
+        second_checks(checks, args, second, second_signing, read_token, admin_token)
+    finally:
+        second.stop()
+
+
+def second_checks(checks, args, server, signing_file, read_token, admin_token):
+    d = checks.driver
+    now_ms = int(time.time() * 1000)
+
+    def a_user_whose_deliveries_all_failed_is_found():
+        # Black-box pass: no users row, so the search took the id for a client user id and
+        # listed nothing, though /v1/deliveries?user_id= lists the delivery.
+        send_delivery(args, server, signing_file, unknown_event_body(FAILED_USER_ID))
+        checks.sign_in(read_token)
+        status, _ = checks.fetch("GET", "/console/v1/users/" + FAILED_USER_ID, csrf=False)
+        assert status == 404, "the failed user has a users row (%d): this check would prove nothing" % status
+        checks.eventually("#/deliveries?user=" + FAILED_USER_ID,
+                          lambda: len(checks.elements("#deliveries-table tr.delivery")) == 1,
+                          "the deliveries of a user without a users row are not found by the user id")
+    checks.run("a_user_whose_deliveries_all_failed_is_found", a_user_whose_deliveries_all_failed_is_found)
+
+    def ids_of_dots_open():
+        # Black-box pass: fetch resolved /deliveries/.. to the folder above ("a path segment
+        # is empty"); such a page is read by a target in the query.
+        for message_id in (".", ".."):
+            send_delivery(args, server, signing_file, steps_body(now_ms, "..", "dots"), message_id)
+        for message_id in (".", ".."):
+            checks.eventually("#/delivery/" + message_id,
+                              lambda: "processed" in checks.text("#delivery-envelope"),
+                              "the delivery %r does not open" % message_id)
+            assert checks.text("h1 code") == message_id, checks.text("h1 code")
+            checks.element("#page[data-ready] #delivery-changes")
+            assert "Could not load" not in checks.text("#page"), checks.text("#page")
+        checks.eventually("#/deliveries?user=..", lambda: len(checks.elements("#deliveries-table tr.delivery")) == 2,
+                          "the user .. has not its two deliveries listed")
+        checks.open("#/users?q=..")
+        checks.element("#page[data-ready] #user-connections")
+        assert ".." in checks.text("#user-identity"), checks.text("#user-identity")
+        assert "Could not load" not in checks.text("#page"), checks.text("#page")
+        checks.element('svg.chart[data-resource="steps"]')
+    checks.run("ids_of_dots_open", ids_of_dots_open)
+
+    def a_days_bar_shows_every_summary_it_adds_up():
+        # Black-box pass: two workouts of one day and source made one bar of 100 + 200, and a
+        # click on it showed the first workout only.
+        midnight = now_ms // 86_400_000 * 86_400_000
+        for start_ms, calories in ((midnight + (now_ms - midnight) // 3, 100),
+                                   (midnight + 2 * (now_ms - midnight) // 3, 200)):
+            send_delivery(args, server, signing_file, workout_body(WORKOUT_USER_ID, start_ms, calories))
+        bars = 'svg.chart[data-resource="workouts"] rect.bar'
+        checks.eventually("#/users?" + urllib.parse.urlencode({"q": WORKOUT_USER_ID, "by": "user_id", "range": "7d"}),
+                          lambda: [b.get_attribute("data-value") for b in checks.elements(bars)] == ["300"],
+                          "the two workouts are not one bar of 300 calories")
+        checks.elements(bars)[0].click()
+        checks.wait(lambda: len(checks.elements("#chart-rows pre.summary-row")) == 2,
+                    "the bar's click does not show both workouts")
+        shown = checks.text("#chart-rows")
+        assert '"calories":100' in shown.replace(" ", "") and '"calories":200' in shown.replace(" ", ""), shown
+    checks.run("a_days_bar_shows_every_summary_it_adds_up", a_days_bar_shows_every_summary_it_adds_up)
+
+    def a_delivery_past_a_thousand_pending_forwards_shows_its_own():
+        # Black-box pass: the delivery page read each state's first 1,000 entries and kept
+        # its seq's, so the newest delivery behind 1,085 pending said "None waiting".
+        checks.sign_out()
+        checks.sign_in(admin_token)
+        status, text = checks.fetch("POST", "/console/api/actions/forward-pause", "destination=paused")
+        assert status == 200, (status, text)
+        wait_until(lambda: 'healthhook_forward_paused{destination="paused"} 1' in metrics(server),
+                   "the forwarder did not apply the pause", FORWARD_WAIT_S)
+        send_many(server, signing_file, [steps_body(now_ms, str(uuid.uuid4()), None) for _ in range(MANY_FORWARDS)])
+        newest = send_delivery(args, server, signing_file, steps_body(now_ms, USER_ID, CLIENT_USER_ID))
+        pending = lambda: int(re.search(r'"destination":"paused","pending":(\d+)',
+                                        read_api(server, "/v1/forwarding", read_token)).group(1))
+        wait_until(lambda: pending() > MANY_FORWARDS, "the deliveries' entries are not pending", FORWARD_WAIT_S)
+        checks.eventually("#/delivery/" + newest, lambda: len(checks.elements("#delivery-forwards tr.forward")) == 1,
+                          "the newest delivery's pending forward is not shown", FORWARD_WAIT_S)
+        assert "paused" in checks.text("#delivery-forwards tr.forward"), checks.text("#delivery-forwards")
+        checks.element('button[data-action="forward-requeue"][data-destination="paused"]')
+        checks.screenshot("delivery-past-a-thousand-forwards")
+    checks.run("a_delivery_past_a_thousand_pending_forwards_shows_its_own",
+               a_delivery_past_a_thousand_pending_forwards_shows_its_own)
 
 
 def metrics(server):

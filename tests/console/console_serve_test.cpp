@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <thread>
 
 #include "tests/fake_service/fake_service.h"
 #include "tests/support/database_probe.h"
@@ -326,6 +327,15 @@ BOOST_AUTO_TEST_CASE(backfill_and_refresh_check_their_input_as_the_commands_do) 
   BOOST_TEST(backfill("user_id=" + user + "&resources=sleep%2Cheartrate&since=2024-05-01&until=2024-05-02&provider=oura")
                  .body.find("\"outcome\":\"pending\"") != std::string::npos);
   BOOST_TEST(hh::test::query_int(server.database(), "SELECT count(*) FROM jobs WHERE kind = 'backfill'") == 2);
+  // A window that ends before it starts is refused naming the fields sent: since alone
+  // (the window ends today) was refused as "until is before since".
+  const HttpResponse future = backfill("user_id=" + user + "&resources=sleep&since=2999-01-01&provider=oura");
+  BOOST_TEST(future.status == 400);
+  BOOST_TEST(future.body.find("since: 2999-01-01 is after today (") != std::string::npos, future.body);
+  BOOST_TEST(future.body.find("until is before") == std::string::npos, future.body);
+  const HttpResponse reversed = backfill("user_id=" + user + "&resources=sleep&since=2024-05-02&until=2024-05-01&provider=oura");
+  BOOST_TEST(reversed.status == 400);
+  BOOST_TEST(reversed.body.find("until: 2024-05-01 is before since 2024-05-02") != std::string::npos, reversed.body);
   // A resource not in the service's list is queued with the command's warning, said in
   // the answer (it was only counted: "warnings":1).
   const HttpResponse warned = backfill("user_id=" + user + "&resources=heart_flutter&since=2024-05-01&provider=oura");
@@ -378,6 +388,41 @@ BOOST_AUTO_TEST_CASE(a_refresh_the_service_says_did_not_succeed_fails) {
   BOOST_TEST(logged_as_error);
 }
 
+// A 405's Allow lists the methods the path takes, each once: an action's said
+// "POST, POST, GET, HEAD" (a route per action, another for unknown ones, and the GET prefix
+// of the whole console), the sign-in's "POST, GET, HEAD" though a GET there was a 404.
+// A GET (and so a HEAD) on those paths is the same 405, with a session or without.
+BOOST_AUTO_TEST_CASE(a_405_allows_exactly_the_methods_of_its_path) {
+  hh::test::TempDir dir;
+  hh::test::ServerProcess server(dir, console_toml(dir));
+  std::string cookie;
+  {
+    HttpClient client(server.port());
+    cookie = session_cookie(sign_in(client, kAdminToken));
+  }
+  const auto refused = [&](const std::string& method, const std::string& target, const Headers& headers) {
+    HttpClient fresh(server.port());  // a 405 closes its connection
+    return fresh.request(method, target, "", headers);
+  };
+  for (const std::string target : {"/console/api/actions/refresh", "/console/api/actions/no-such-action",
+                                   "/console/sign-in", "/console/sign-out"}) {
+    for (const std::string method : {"PUT", "DELETE", "GET"}) {
+      for (const Headers& headers : {Headers{}, Headers{{"Cookie", cookie}}}) {
+        const HttpResponse answer = refused(method, target, headers);
+        BOOST_TEST(answer.status == 405, method << " " << target << " " << answer.body);
+        BOOST_TEST(answer.header("allow") == "POST", method << " " << target);
+        BOOST_TEST(answer.header("x-frame-options") == "DENY", method << " " << target);
+        BOOST_TEST(answer.body.find("allowed: POST\"") != std::string::npos, answer.body);
+      }
+    }
+  }
+  // A path that takes GET still says GET and HEAD.
+  const HttpResponse read_page = refused("PUT", "/console/v1/forwarding", {{"Cookie", cookie}});
+  BOOST_TEST(read_page.status == 405);
+  BOOST_TEST(read_page.header("allow") == "GET, HEAD");
+  BOOST_TEST(server.stop() == 0);
+}
+
 // The entries of a destination no [[forward]] block names: 404, not an empty page that
 // reads as "nothing waiting" (black-box pass); but one whose block was removed while the
 // outbox held its entries lists them, as /v1/forwarding lists its figures (the console's
@@ -417,6 +462,79 @@ BOOST_AUTO_TEST_CASE(a_removed_destinations_entries_are_listed_and_an_unknown_on
   const HttpResponse unknown = client.get("/console/v1/forwarding/nosuch/entries", {{"Cookie", cookie}});
   BOOST_TEST(unknown.status == 404, unknown.body);
   BOOST_TEST(unknown.body.find("no [[forward]] destination") != std::string::npos, unknown.body);
+  BOOST_TEST(server.stop() == 0);
+}
+
+// One delivery's outbox entries by its seq, whatever else waits: the delivery page read a
+// state's first 1,000 entries and kept its seq's, so a delivery past them showed "None
+// waiting" (black-box pass: a paused destination with 1,085 pending).
+BOOST_AUTO_TEST_CASE(a_deliverys_outbox_entries_are_listed_by_its_seq) {
+  hh::test::TempDir dir;
+  dir.write("backend-secret", hh::test::random_secret() + "\n");
+  // Nothing listens on port 9: the entries stay pending.
+  const std::string forward_block =
+      "[[forward]]\nname = \"waiting\"\nurl = \"http://127.0.0.1:9/hooks\"\nsecret_file = \"backend-secret\"\n"
+      "mode = \"deliveries\"\n";
+  hh::test::ServerProcess server(dir, console_toml(dir) + forward_block);
+  HttpClient client(server.port());
+  for (int i = 0; i < 3; ++i) {
+    const std::string body = R"({"event_type":"provider.connection.created","user_id":"u-seq-)" + std::to_string(i) +
+                             R"(","client_user_id":"c1","data":{"provider":"oura","resource":"connection"}})";
+    const Headers sent =
+        hh::test::signature_headers(server.secret(), "msg-seq-" + std::to_string(i), std::to_string(std::time(nullptr)), body);
+    BOOST_TEST_REQUIRE(client.request("POST", "/webhooks", body, sent).status == 200);
+  }
+  const int64_t seq = hh::test::query_int(server.database(), "SELECT seq FROM inbox WHERE message_id = 'msg-seq-1'");
+  const std::string cookie = session_cookie(sign_in(client, kReadToken));
+  const auto entries = [&](const std::string& query) {
+    return client.get("/console/v1/forwarding/waiting/entries?" + query, {{"Cookie", cookie}});
+  };
+  // The entries are made once the delivery is applied: waited for, bounded.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (hh::test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE destination = 'waiting'") < 3 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (const std::string& query : {"seq=" + std::to_string(seq), "state=pending&seq=" + std::to_string(seq)}) {
+    const HttpResponse one = entries(query);
+    BOOST_TEST(one.status == 200, one.body);
+    BOOST_TEST(one.body.find("\"seq\":" + std::to_string(seq) + ",") != std::string::npos, one.body);
+    BOOST_TEST(one.body.find("msg-seq-1") != std::string::npos, one.body);
+    BOOST_TEST(one.body.find("msg-seq-0") == std::string::npos, one.body);
+    BOOST_TEST(one.body.find("msg-seq-2") == std::string::npos, one.body);
+  }
+  BOOST_TEST(entries("state=dead&seq=" + std::to_string(seq)).body.find("\"items\":[]") != std::string::npos);
+  for (const std::string bad : {"seq=x", "seq=0", "seq="}) {
+    const HttpResponse refused = entries(bad);
+    BOOST_TEST(refused.status == 400, bad << " " << refused.body);
+  }
+  BOOST_TEST(server.stop() == 0);
+}
+
+// An id "." or ".." cannot be in a browser's path (its URL parser takes the segment, %2E
+// too, for a step: /v1/deliveries/.. is /v1/), so the console reads such a page by a target
+// in the query. A session's only, a target under /v1/ only.
+BOOST_AUTO_TEST_CASE(the_read_api_is_read_by_a_target_in_the_query) {
+  hh::test::TempDir dir;
+  hh::test::ServerProcess server(dir, console_toml(dir));
+  HttpClient client(server.port());
+  const std::string body = R"({"event_type":"provider.connection.created","user_id":"u-dots","client_user_id":"c1",)"
+                           R"("data":{"provider":"oura","resource":"connection"}})";
+  const Headers sent = hh::test::signature_headers(server.secret(), "..", std::to_string(std::time(nullptr)), body);
+  BOOST_TEST_REQUIRE(client.request("POST", "/webhooks", body, sent).status == 200);
+  const std::string target = "/console/api/read?target=%2Fv1%2Fdeliveries%2F%252E%252E";
+  BOOST_TEST(client.get(target).status == 401);
+  const std::string cookie = session_cookie(sign_in(client, kReadToken));
+  const HttpResponse read = client.get(target, {{"Cookie", cookie}});
+  BOOST_TEST(read.status == 200, read.body);
+  BOOST_TEST(read.body.find(R"("message_id":"..")") != std::string::npos, read.body);
+  const HttpResponse changes = client.get(target + "%2Fchanges", {{"Cookie", cookie}});
+  BOOST_TEST(changes.status == 200, changes.body);
+  for (const std::string bad : {"/console/api/read", "/console/api/read?target=%2Fmetrics",
+                                "/console/api/read?target=%2Fv1%2Fchanges&limit=1"}) {
+    const HttpResponse refused = client.get(bad, {{"Cookie", cookie}});
+    BOOST_TEST(refused.status == 400, bad << " " << refused.body);
+  }
   BOOST_TEST(server.stop() == 0);
 }
 

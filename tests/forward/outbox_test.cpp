@@ -565,7 +565,7 @@ BOOST_AUTO_TEST_CASE(a_requeue_of_one_entry_reads_that_entry_not_the_outbox) {
   auto outbox = store::open_sqlite_outbox(path, store::OutboxUse::admin);
   BOOST_REQUIRE_MESSAGE(outbox, outbox.error());
   const store::OutboxSelection one{.outbox_id = 15000, .destination = std::nullopt, .state = std::nullopt,
-                                   .after_id = 0, .limit = 1};
+                                   .after_id = 0, .limit = 1, .seq = std::nullopt};
   const int64_t read = test::bytes_read_by([&] {
     auto requeued = (*outbox)->requeue(one, 700);
     BOOST_REQUIRE_MESSAGE(requeued, requeued.error());
@@ -598,7 +598,7 @@ BOOST_AUTO_TEST_CASE(a_requeue_leaves_alone_what_another_requeue_sent_out_meanwh
   BOOST_REQUIRE(writer->exec("BEGIN IMMEDIATE"));  // the first requeue and the sender, below
   Result<int64_t> second = int64_t{-1};
   const store::OutboxSelection dead{.outbox_id = std::nullopt, .destination = "d", .state = "dead", .after_id = 0,
-                                    .limit = 1000};
+                                    .limit = 1000, .seq = std::nullopt};
   std::thread racing([&] { second = (*outbox)->requeue(dead, 900); });
   // Ordering only (a weaker test if the thread is slower, never a false failure): it has
   // read the dead entries and waits for the write lock by then.

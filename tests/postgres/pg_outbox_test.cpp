@@ -190,7 +190,7 @@ BOOST_AUTO_TEST_CASE(the_sender_and_forward_leave_the_same_rows) {
   store::OutboxSelection all;
   BOOST_TEST(describe(twin_must(lite->list(all))) == describe(twin_must(pg->list(all))));
   store::OutboxSelection some{.outbox_id = std::nullopt, .destination = "raw-all", .state = "pending", .after_id = 2,
-                              .limit = 3};
+                              .limit = 3, .seq = std::nullopt};
   BOOST_TEST(describe(twin_must(lite->list(some))) == describe(twin_must(pg->list(some))));
   BOOST_TEST(twin_must(pg->list(some)).size() == 3u);
   BOOST_TEST(describe({twin_must(lite->find(4)).value()}) == describe({twin_must(pg->find(4)).value()}));
@@ -214,10 +214,10 @@ BOOST_AUTO_TEST_CASE(the_sender_and_forward_leave_the_same_rows) {
   BOOST_TEST(lite_dropped.ranges == pg_dropped.ranges);
   BOOST_TEST(lite_dropped.entries > 0);
   store::OutboxSelection dead_ones{.outbox_id = std::nullopt, .destination = std::nullopt, .state = "dead",
-                                   .after_id = 0, .limit = 1000};
+                                   .after_id = 0, .limit = 1000, .seq = std::nullopt};
   BOOST_TEST(twin_must(lite->requeue(dead_ones, 9000)) == twin_must(pg->requeue(dead_ones, 9000)));
   store::OutboxSelection one{.outbox_id = 4, .destination = std::nullopt, .state = std::nullopt, .after_id = 0,
-                             .limit = 1};
+                             .limit = 1, .seq = std::nullopt};
   BOOST_TEST(twin_must(lite->requeue(one, 9100)) == twin_must(pg->requeue(one, 9100)));
   t.same_rows(kPgoEntries, kPgoEntryColumns);
   t.same_rows("SELECT outbox_id, created_at, next_attempt_at FROM outbox WHERE created_at < 1000000 ORDER BY 1", 3);
@@ -393,7 +393,7 @@ BOOST_AUTO_TEST_CASE(a_large_requeue_goes_in_steps_and_counts_each_entry_once) {
   auto observer = t.pg_connection();
   const auto xid = [&] { return twin_must(observer.query_int("SELECT txid_current()")).value_or(0); };
   const store::OutboxSelection every{.outbox_id = std::nullopt, .destination = "d", .state = std::nullopt,
-                                     .after_id = 0, .limit = 1};
+                                     .after_id = 0, .limit = 1, .seq = std::nullopt};
   const int64_t before = xid();
   BOOST_TEST(twin_must(pg->requeue(every, 9000)) == kEntries);
   // One write transaction per step, and the observer's own two: each takes a transaction id.
