@@ -118,6 +118,40 @@ BOOST_AUTO_TEST_CASE(a_refused_update_prints_the_services_reason) {
   BOOST_TEST(has(result.stderr_text, "HTTP 503"), result.stderr_text);
 }
 
+// A redirect said only "HTTP 302" (background jobs said what to check), and a 304 was
+// taken for a redirect (black-box pass): the commands say the same as the jobs, and a 304
+// is unexpected, not a redirect.
+BOOST_AUTO_TEST_CASE(a_redirect_names_the_base_url_and_a_304_is_unexpected) {
+  test::ServiceCommands t;
+  fake::Fault moved;
+  moved.kind = fake::Fault::Kind::status;
+  moved.status = 302;
+  t.service.inject("/v2/user/" + kUser, moved);
+  auto result = t.run({"user", "update", kUser, "--ingestion-start", "2001-01-01"});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(has(result.stderr_text, ": HTTP 302"), result.stderr_text);
+  BOOST_TEST(has(result.stderr_text, " (redirects are not followed; check service.base_url)\n"), result.stderr_text);
+
+  fake::Fault not_modified;
+  not_modified.kind = fake::Fault::Kind::status;
+  not_modified.status = 304;
+  t.service.inject("/v2/user/" + kUser, not_modified);
+  result = t.run({"user", "update", kUser, "--ingestion-start", "2001-01-01"});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(has(result.stderr_text, "HTTP 304"), result.stderr_text);
+  BOOST_TEST(has(result.stderr_text, " (unexpected: \"not modified\" to a request that asked for no cache check)\n"),
+             result.stderr_text);
+  BOOST_TEST(!has(result.stderr_text, "redirect"), result.stderr_text);
+
+  // check-config --online's probe of the base URL says the same.
+  moved.status = 307;
+  t.service.inject("/v2/providers", moved);
+  result = t.run({"check-config", "--online"});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(has(result.stderr_text, "service.base_url: "), result.stderr_text);
+  BOOST_TEST(has(result.stderr_text, "HTTP 307 (redirects are not followed; check the base URL)"), result.stderr_text);
+}
+
 BOOST_AUTO_TEST_CASE(an_update_goes_to_the_users_team) {
   fake::FakeService eu(test::commands_service_options("eu-team-key"));
   test::ServiceCommands t;
