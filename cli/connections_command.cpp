@@ -11,8 +11,9 @@
 // import checks the whole file first (--dry-run stops there), then sends it in batches of
 // --batch recipes; each batch prints one JSON line (HTTP status, imported and failed user
 // ids, "unaccounted" ones its answer names neither way, "not_in_batch" ids it names that
-// the batch did not hold, or "queued" when the service answered 202 without lists), then a
-// total line.
+// the batch did not hold, "contradictory" ones it names more than once, or "queued" when
+// the service answered 202 without lists), then a total line, whose "not_imported" lists
+// the users of a batch that failed and of the batches not sent after it.
 // --wait asks the service to finish each batch within 20 s (else it answers 202).
 //
 // The provider must be one of the interface's bulk providers. Tokens are never printed or
@@ -23,6 +24,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <span>
 
 #include "cli/command_support.h"
@@ -31,6 +33,7 @@
 #include "cli/service_input.h"
 #include "common/file_text.h"
 #include "common/json_writer.h"
+#include "common/uuid_text.h"
 #include "fetcher/calls/bulk_connections.h"
 #include "fetcher/calls/recipe_file.h"
 #include "fetcher/service_values.h"
@@ -104,6 +107,68 @@ std::string id_array(const std::vector<std::string>& ids) {
   return out + "]";
 }
 
+// What one batch's answer says of its users, each id in one list.
+struct BatchOutcome {
+  std::vector<std::string> imported, failed;
+  std::vector<std::string> unaccounted;    // users of the batch the answer names neither way
+  std::vector<std::string> not_in_batch;   // ids the answer names that the batch did not hold
+  std::vector<std::string> contradictory;  // users named more than once: imported and failed, or twice
+
+  void add_to(BatchOutcome& total) const {
+    for (auto [from, to] : {std::pair{&imported, &total.imported}, std::pair{&failed, &total.failed},
+                            std::pair{&unaccounted, &total.unaccounted}, std::pair{&not_in_batch, &total.not_in_batch},
+                            std::pair{&contradictory, &total.contradictory}}) {
+      to->insert(to->end(), from->begin(), from->end());
+    }
+  }
+};
+
+// Sorts the answer's ids by what they say of `batch_users`. An id not sent in this batch says
+// nothing of the batch's users: shown apart (not_in_batch). A user named more than once
+// (user_ids_imported [U1,U2] with user_ids_failed [U2], or imported [U1,U1]) contradicts
+// itself or hints at a fault: neither imported nor failed is known, so it is counted in
+// neither but shown as contradictory.
+BatchOutcome classify_answer(std::span<const std::string> batch_users, const fetcher::ImportAnswer& answer) {
+  const auto user_named = [&](const std::string& id) -> const std::string* {
+    for (const std::string& user : batch_users) {
+      if (fetcher::same_uuid(id, user)) return &user;
+    }
+    return nullptr;
+  };
+  std::map<std::string, size_t> mentions;  // uuid_key(user) -> how often the answer names it
+  BatchOutcome outcome;
+  for (const auto* list : {&answer.imported, &answer.failed}) {
+    for (const std::string& id : *list) {
+      if (const std::string* user = user_named(id)) {
+        ++mentions[uuid_key(*user)];
+      } else {
+        outcome.not_in_batch.push_back(id);
+      }
+    }
+  }
+  const auto mentions_of = [&](const std::string& user) {
+    const auto at = mentions.find(uuid_key(user));
+    return at == mentions.end() ? size_t{0} : at->second;
+  };
+  for (const std::string& user : batch_users) {
+    const size_t count = mentions_of(user);
+    if (count == 0) outcome.unaccounted.push_back(user);
+    if (count > 1) outcome.contradictory.push_back(user);
+  }
+  for (auto [from, to] : {std::pair{&answer.imported, &outcome.imported}, std::pair{&answer.failed, &outcome.failed}}) {
+    for (const std::string& id : *from) {
+      if (const std::string* user = user_named(id); user && mentions_of(*user) == 1) to->push_back(id);
+    }
+  }
+  return outcome;
+}
+
+std::string listed_ids(const std::vector<std::string>& ids) {
+  std::string listed;
+  for (const std::string& id : ids) listed.append(listed.empty() ? "" : ", ").append(fetcher::quoted_value(id));
+  return listed;
+}
+
 int run_connections_export(const ConnectionsExportFlags& flags) {
   constexpr std::string_view kCommand = "connections export";
   if (auto checked = check_bulk_provider(flags.provider); !checked) return report_call_failure(kCommand, checked.error(), ErrorKind::data);
@@ -160,7 +225,8 @@ int run_connections_import(const ConnectionsImportFlags& flags) {
   if (!access) return kExitBadConfig;
 
   const auto batch_size = static_cast<size_t>(flags.batch);
-  std::vector<std::string> imported, failed, unaccounted, not_in_batch;
+  BatchOutcome total_outcome;
+  std::vector<std::string> not_imported;
   size_t queued = 0, batches = 0;
   int exit_code = kExitOk;
   for (size_t first = 0; first < recipes->lines.size(); first += batch_size) {
@@ -174,6 +240,8 @@ int run_connections_import(const ConnectionsImportFlags& flags) {
                                                     std::to_string(first + 1) + "-" + std::to_string(last) +
                                                     "): " + answer.error() + "; later batches not sent",
                                       answer.error_kind());
+      // This batch's users and those of the batches not sent are in no answer's lists.
+      not_imported.assign(recipes->user_ids.begin() + static_cast<ptrdiff_t>(first), recipes->user_ids.end());
       break;
     }
     std::string line;
@@ -182,37 +250,22 @@ int run_connections_import(const ConnectionsImportFlags& flags) {
         .integer("connections", static_cast<int64_t>(batch.size()))
         .integer("status", answer->status);
     if (answer->lists) {
-      // An id the answer names that was not sent in this batch says nothing of this batch's
-      // users: it is neither imported nor failed here, but shown apart ("not_in_batch").
       const auto batch_users = std::span(recipes->user_ids).subspan(first, last - first);
-      const auto in_batch = [&](const std::string& id) {
-        return std::any_of(batch_users.begin(), batch_users.end(),
-                           [&](const std::string& user) { return fetcher::same_uuid(id, user); });
-      };
-      std::vector<std::string> batch_imported, batch_failed, strangers;
-      for (const std::string& id : answer->imported) (in_batch(id) ? batch_imported : strangers).push_back(id);
-      for (const std::string& id : answer->failed) (in_batch(id) ? batch_failed : strangers).push_back(id);
-      // A user of the batch the answer names neither way: not known to be imported.
-      std::vector<std::string> missing;
-      for (const std::string& user : batch_users) {
-        const auto named = [&](const std::string& id) { return fetcher::same_uuid(id, user); };
-        if (std::none_of(batch_imported.begin(), batch_imported.end(), named) &&
-            std::none_of(batch_failed.begin(), batch_failed.end(), named)) {
-          missing.push_back(user);
-        }
+      const BatchOutcome outcome = classify_answer(batch_users, *answer);
+      object.raw("imported", id_array(outcome.imported)).raw("failed", id_array(outcome.failed));
+      if (!outcome.unaccounted.empty()) object.raw("unaccounted", id_array(outcome.unaccounted));
+      if (!outcome.not_in_batch.empty()) {
+        object.raw("not_in_batch", id_array(outcome.not_in_batch));
+        report_error(kCommand, "batch " + std::to_string(batches) +
+                                   ": the service named ids not in this batch: " + listed_ids(outcome.not_in_batch));
       }
-      object.raw("imported", id_array(batch_imported)).raw("failed", id_array(batch_failed));
-      if (!missing.empty()) object.raw("unaccounted", id_array(missing));
-      if (!strangers.empty()) {
-        object.raw("not_in_batch", id_array(strangers));
-        std::string listed;
-        for (const std::string& id : strangers) listed.append(listed.empty() ? "" : ", ").append(fetcher::quoted_value(id));
-        report_error(kCommand, "batch " + std::to_string(batches) + ": the service named ids not in this batch: " + listed);
+      if (!outcome.contradictory.empty()) {
+        object.raw("contradictory", id_array(outcome.contradictory));
+        report_error(kCommand, "batch " + std::to_string(batches) +
+                                   ": the service named ids more than once (imported and failed, or twice): " +
+                                   listed_ids(outcome.contradictory));
       }
-      imported.insert(imported.end(), batch_imported.begin(), batch_imported.end());
-      failed.insert(failed.end(), batch_failed.begin(), batch_failed.end());
-      unaccounted.insert(unaccounted.end(), missing.begin(), missing.end());
-      not_in_batch.insert(not_in_batch.end(), strangers.begin(), strangers.end());
+      outcome.add_to(total_outcome);
     } else {
       object.integer("queued", static_cast<int64_t>(batch.size()));
       queued += batch.size();
@@ -225,13 +278,19 @@ int run_connections_import(const ConnectionsImportFlags& flags) {
       .string("provider", flags.provider)
       .integer("batches", static_cast<int64_t>(batches))
       .integer("connections", static_cast<int64_t>(recipes->lines.size()))
-      .raw("imported", id_array(imported))
-      .raw("failed", id_array(failed))
-      .raw("unaccounted", id_array(unaccounted))
-      .raw("not_in_batch", id_array(not_in_batch))
+      .raw("imported", id_array(total_outcome.imported))
+      .raw("failed", id_array(total_outcome.failed))
+      .raw("unaccounted", id_array(total_outcome.unaccounted))
+      .raw("not_in_batch", id_array(total_outcome.not_in_batch))
+      .raw("contradictory", id_array(total_outcome.contradictory))
+      .raw("not_imported", id_array(not_imported))
       .integer("queued", static_cast<int64_t>(queued))
       .close();
   print_json_line("{\"total\":" + total + "}");
+  const auto& failed = total_outcome.failed;
+  const auto& unaccounted = total_outcome.unaccounted;
+  const auto& not_in_batch = total_outcome.not_in_batch;
+  const auto& contradictory = total_outcome.contradictory;
   if (exit_code == kExitOk && !failed.empty()) {
     report_error(kCommand, std::to_string(failed.size()) + " connection(s) were not imported (see \"failed\")");
     exit_code = kExitFailure;
@@ -244,6 +303,11 @@ int run_connections_import(const ConnectionsImportFlags& flags) {
   if (exit_code == kExitOk && !not_in_batch.empty()) {
     report_error(kCommand, std::to_string(not_in_batch.size()) +
                                " id(s) the service's answers named were not in their batch (see \"not_in_batch\")");
+    exit_code = kExitFailure;
+  }
+  if (exit_code == kExitOk && !contradictory.empty()) {
+    report_error(kCommand, std::to_string(contradictory.size()) +
+                               " connection(s) the service's answer named more than once (see \"contradictory\")");
     exit_code = kExitFailure;
   }
   if (exit_code == kExitOk && queued > 0) {

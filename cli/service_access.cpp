@@ -38,11 +38,13 @@ std::optional<fetcher::ServiceAccess> service_access_or_report(const config::Set
                                                                std::string_view command, std::string_view team_id) {
   config::ServiceSettings service = settings.service;
   std::string key_setting = "service.api_key_file";
+  std::string base_url_setting = "service.base_url";
   if (auto known = check_team_flag(settings, command, team_id); !known) return std::nullopt;
   if (const config::TeamSettings* team = config::find_team(settings.service, team_id)) {
     service.base_url = team->base_url;
     service.api_key_file = team->api_key_file;
     key_setting = "service.teams[" + std::to_string(team - settings.service.teams.data()) + "].api_key_file";
+    base_url_setting = "service.teams[" + std::to_string(team - settings.service.teams.data()) + "].base_url";
   }
   if (service.api_key_file.empty()) {
     report_error(command, "service.api_key_file is not set: the service needs the API key");
@@ -53,7 +55,9 @@ std::optional<fetcher::ServiceAccess> service_access_or_report(const config::Set
     report_error(command, key_setting + ": " + api_key.error());
     return std::nullopt;
   }
-  return fetcher::ServiceAccess{std::move(service), std::move(*api_key), settings.base_dir};
+  fetcher::ServiceAccess access{std::move(service), std::move(*api_key), settings.base_dir};
+  access.base_url_setting = std::move(base_url_setting);
+  return access;
 }
 
 std::optional<fetcher::ServiceAccess> management_access_or_report(const config::Settings& settings,
@@ -71,6 +75,7 @@ std::optional<fetcher::ServiceAccess> management_access_or_report(const config::
   fetcher::ServiceAccess access{settings.service, std::move(*key), settings.base_dir, "management key"};
   access.service.base_url = management.url;
   access.service.api_key_header = std::string(fetcher::kManagementKeyHeader);
+  access.base_url_setting = "management.url";
   return access;
 }
 

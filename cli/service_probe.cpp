@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "fetcher/base_url.h"
+#include "fetcher/calls/service_request.h"
 #include "fetcher/fetcher.h"
 #include "fetcher/https_client.h"
 
@@ -73,7 +74,7 @@ ServiceProbe probe_service(const config::Settings& settings, const std::string& 
     probe.detail = "the service refused the API key (HTTP " + std::to_string(result->status) + ")";
   } else {
     probe.verdict = ServiceProbe::Verdict::unexpected_status;
-    probe.detail = "HTTP " + std::to_string(result->status);
+    probe.detail = "HTTP " + std::to_string(result->status) + fetcher::status_hint(result->status, "the base URL");
   }
   return probe;
 }

@@ -92,8 +92,15 @@ Result<std::string> area_info(const ServiceAccess& access, const AreaQuery& quer
   const simdjson::padded_string padded(reply->body);
   simdjson::dom::object area;
   if (parser.parse(padded).get_object().get(area)) return fail(unexpected + "not a JSON object");
-  if (!area["zip_code"].is_string()) return fail(unexpected + "zip_code: missing or not a string");
+  std::string_view zip_code;
+  if (area["zip_code"].get_string().get(zip_code)) return fail(unexpected + "zip_code: missing or not a string");
+  // An answer for another area would be printed as this one's (as `refresh` refuses an
+  // answer for another user). The interface allows ZIP+4, so "10001-1234" answers "10001".
+  if (zip_code != query.zip_code && !zip_code.starts_with(query.zip_code + "-")) {
+    return fail(unexpected + "zip_code " + quoted_value(zip_code) + " is not the one asked for (" + query.zip_code + ")");
+  }
   if (!area["phlebotomy"].is_object()) return fail(unexpected + "phlebotomy: missing or not an object");
+  if (!area["phlebotomy"]["is_served"].is_bool()) return fail(unexpected + "phlebotomy.is_served: missing or not a boolean");
   if (!area["central_labs"].is_object()) return fail(unexpected + "central_labs: missing or not an object");
   return std::move(reply->body);
 }

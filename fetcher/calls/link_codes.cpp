@@ -63,6 +63,12 @@ Result<LinkCode> create_link_code(const ServiceAccess& access, std::string_view 
     return fail(unexpected + "exchange_url " + quoted_value(link.exchange_url) +
                 " is not <app_scheme>://<app_host>?code=<code>");
   }
+  // The app exchanges the URL's code, the command prints `code`: two codes in one answer
+  // would link with one and show the other.
+  if (!link.exchange_url.ends_with("code=" + link.code)) {
+    return fail(unexpected + "exchange_url " + quoted_value(link.exchange_url) + " does not carry code=" +
+                quoted_value(link.code));
+  }
   if (!parse_iso8601_ms(link.expires_at)) {
     return fail(unexpected + "expires_at " + quoted_value(link.expires_at) + " is not a date-time");
   }

@@ -2,8 +2,10 @@
 
 #include <simdjson.h>
 
+#include <map>
 #include <set>
 
+#include "common/uuid_text.h"
 #include "fetcher/service_values.h"
 
 namespace hh::fetcher {
@@ -39,6 +41,10 @@ bool allowed_in_search(char32_t c) {
   return c == 0x2019 || is_white_space(c);
 }
 
+bool same_team(const OrgTeam& first, const OrgTeam& second) {
+  return first.name == second.name && first.created_on == second.created_on && first.region == second.region;
+}
+
 }  // namespace
 
 std::string team_search_problem(std::string_view text) {
@@ -64,6 +70,7 @@ Result<std::vector<OrgTeam>> list_org_teams(const ServiceAccess& management, std
   std::vector<OrgTeam> teams;
   std::optional<std::string> cursor;
   std::set<std::string> cursors_seen;
+  std::map<std::string, size_t> position_of_team;  // uuid_key(id) -> index in `teams`
   simdjson::dom::parser parser;
   for (int64_t page = 1;; ++page) {
     ServiceCall call;
@@ -96,7 +103,16 @@ Result<std::vector<OrgTeam>> list_org_teams(const ServiceAccess& management, std
       if (!is_uuid(team.id)) {
         return fail(unexpected + "teams[" + std::to_string(index) + "].id: " + quoted_value(team.id) + " is not a UUID");
       }
-      teams.push_back(std::move(team));
+      // A team twice (pages that overlap while teams are added, or a fault of the service):
+      // the same team is kept once, since a configuration with an id twice is refused. If
+      // the two differ, which one is current cannot be told: fail, a new listing decides.
+      const auto [at, added] = position_of_team.emplace(uuid_key(team.id), teams.size());
+      if (added) {
+        teams.push_back(std::move(team));
+      } else if (!same_team(teams[at->second], team)) {
+        return fail(unexpected + "teams[" + std::to_string(index) + "]: team " + quoted_value(team.id) +
+                    " came twice with different fields (the list changed while paging; run it again)");
+      }
       ++index;
     }
     simdjson::dom::element next;

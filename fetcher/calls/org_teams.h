@@ -39,7 +39,8 @@ struct TeamListing {
 // Every team of `org_id` through all pages. `management` is [management]'s URL and key
 // (key_name "management key"). A page without `teams` or `next_cursor`, an item without
 // its four fields or whose id is not a UUID, a cursor that repeats, or more than
-// `listing.max_pages` pages is an error.
+// `listing.max_pages` pages is an error. A team listed twice with the same fields is kept
+// once (first place); twice with different fields is an error.
 Result<std::vector<OrgTeam>> list_org_teams(const ServiceAccess& management, std::string_view org_id,
                                             const TeamListing& listing);
 

@@ -39,6 +39,15 @@ std::string reason(std::string_view body) {
 
 }  // namespace
 
+// The client follows no redirect, so a redirect says the base URL is not where the service
+// answers; a 304 answers a cache check no request makes: not a redirect but a fault of the
+// service or of a proxy.
+std::string status_hint(unsigned status, std::string_view base_url_setting) {
+  if (status == 304) return " (unexpected: \"not modified\" to a request that asked for no cache check)";
+  if (status / 100 == 3) return " (redirects are not followed; check " + std::string(base_url_setting) + ")";
+  return {};
+}
+
 std::string quoted_value(std::string_view text, size_t max_chars) {
   // Text that is UTF-8 is shown as written ("１０００１", "Zürich"), cut between characters;
   // other bytes, and control characters (C0, DEL, C1: a terminal would act on them), as '?'.
@@ -112,7 +121,8 @@ Result<ServiceReply> call_service(const ServiceAccess& access, const ServiceCall
                   (why.empty() ? "the service refused the " + access.key_name
                                : why + " (the service refused this " + access.key_name + "'s request)"));
     }
-    return fail(reply.request + ": HTTP " + std::to_string(result->status) + (why.empty() ? "" : ": " + why));
+    return fail(reply.request + ": HTTP " + std::to_string(result->status) + (why.empty() ? "" : ": " + why) +
+                status_hint(result->status, access.base_url_setting));
   }
   reply.status = result->status;
   reply.body = std::move(result->body);

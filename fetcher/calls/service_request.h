@@ -30,7 +30,13 @@ struct ServiceAccess {
   std::string api_key;              // config/secrets.h; never logged or printed
   std::string base_dir = ".";       // a relative service.ca_file is read from here (the config's folder)
   std::string key_name = "API key";  // in the message of a 401/403: "the service refused the <key_name>"
+  // The setting the base URL came from, named when the service answers a redirect.
+  std::string base_url_setting = "service.base_url";
 };
+
+// What follows "HTTP <status>" for a 3xx: the redirect is not followed (check
+// `base_url_setting`), or a 304 is unexpected; empty for any other status.
+std::string status_hint(unsigned status, std::string_view base_url_setting);
 
 struct ServiceCall {
   Method method = Method::get;

@@ -148,6 +148,35 @@ BOOST_AUTO_TEST_CASE(lookups_print_the_services_answers) {
   result = t.run({"area", "10001", "--labs", "new_lab"});
   BOOST_TEST(result.exit_code == 0, result.stderr_text);
   BOOST_TEST(has(result.stderr_text, "warning: --labs: \"new_lab\" is not in the interface's list"), result.stderr_text);
+
+  // An answer for another zip code, or whose is_served is not a boolean, was printed as it
+  // came (black-box pass): refused, nothing printed. A ZIP+4 of the zip asked for is one.
+  const std::pair<std::string, std::string> refused_answers[] = {
+      {R"({"zip_code":"90210","phlebotomy":{"is_served":true},"central_labs":{}})",
+       "unexpected answer: zip_code \"90210\" is not the one asked for (10001)"},
+      {R"({"zip_code":"10001","phlebotomy":{"is_served":"yes"},"central_labs":{}})",
+       "unexpected answer: phlebotomy.is_served: missing or not a boolean"},
+      {R"({"zip_code":"10001","phlebotomy":{},"central_labs":{}})",
+       "unexpected answer: phlebotomy.is_served: missing or not a boolean"},
+  };
+  for (const auto& [body, error] : refused_answers) {
+    fake::Fault lying;
+    lying.kind = fake::Fault::Kind::status;
+    lying.status = 200;
+    lying.body = body;
+    t.service.inject("/v3/order/area/info", lying);
+    result = t.run({"area", "10001"});
+    BOOST_TEST(result.exit_code == 1, body);
+    BOOST_TEST(result.stdout_text == "", body);
+    BOOST_TEST(has(result.stderr_text, error), result.stderr_text);
+  }
+  fake::Fault zip_plus_four;
+  zip_plus_four.kind = fake::Fault::Kind::status;
+  zip_plus_four.status = 200;
+  zip_plus_four.body = R"({"zip_code":"10001-1234","phlebotomy":{"is_served":false},"central_labs":{}})";
+  t.service.inject("/v3/order/area/info", zip_plus_four);
+  result = t.run({"area", "10001"});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
 }
 
 BOOST_AUTO_TEST_CASE(lookup_input_is_refused_before_any_request) {

@@ -70,6 +70,16 @@ BOOST_AUTO_TEST_CASE(an_answer_off_the_interfaces_pattern_is_an_error) {
   result = t.run({"link-code", kLinkUser});
   BOOST_TEST(result.exit_code == 1);
   BOOST_TEST(has(result.stderr_text, "exchange_url \"healthapp://link?code=other\" is not"), result.stderr_text);
+  // A well-formed exchange URL for another code was passed (black-box pass): the app would
+  // link with a code the command did not show.
+  missing.body =
+      R"({"code":"pkus0123abcd","exchange_url":"healthapp://link?code=pkus99999999","expires_at":"2099-01-01T00:00:00Z"})";
+  t.service.inject("/v2/link/code/create", missing);
+  result = t.run({"link-code", kLinkUser});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.stdout_text == "");
+  BOOST_TEST(has(result.stderr_text, "exchange_url \"healthapp://link?code=pkus99999999\" does not carry code=\"pkus0123abcd\""),
+             result.stderr_text);
 }
 
 BOOST_AUTO_TEST_CASE(input_is_refused_before_any_request) {

@@ -50,6 +50,12 @@ fetcher::ServiceAccess management_access(const test::ServiceCommands& t) {
   return access;
 }
 
+size_t occurrences(const std::string& text, const std::string& part) {
+  size_t count = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++count;
+  return count;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(lists_every_page_with_the_management_key) {
@@ -127,6 +133,29 @@ BOOST_AUTO_TEST_CASE(as_config_prints_a_block_per_team_with_its_regions_base_url
   BOOST_TEST(result.exit_code == 1);
   BOOST_TEST(result.stdout_text == "");
   BOOST_TEST(has(result.stderr_text, "/team: unexpected answer: teams[1].id: \"../../etc\" is not a UUID"), result.stderr_text);
+}
+
+// A team on two pages (pages that overlap while teams are added): --as-config printed two
+// blocks with one team_id, which check-config then refused (black-box pass). The same team
+// twice is printed once; twice with different fields fails and prints nothing.
+BOOST_AUTO_TEST_CASE(a_team_listed_twice_is_printed_once_or_refused_when_it_differs) {
+  test::ServiceCommands t;
+  t.service.interface().set_organization(kOrg, {kTeams[0], kTeams[1], kTeams[0]}, 2);
+  t.write_config(management_toml(t, "[management.base_urls]\nus = \"https://api.us.example\"\neu = \"https://api.eu.example\"\n"));
+  auto result = t.run({"teams", "--as-config"});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_TEST(occurrences(result.stdout_text, "[[service.teams]]") == 2u, result.stdout_text);
+  BOOST_TEST(occurrences(result.stdout_text, "team_id = \"" + kTeams[0].id + "\"") == 1u, result.stdout_text);
+
+  auto renamed = kTeams[0];
+  renamed.name = "Acme EU (renamed)";
+  t.service.interface().set_organization(kOrg, {kTeams[0], kTeams[1], renamed}, 2);
+  result = t.run({"teams", "--as-config"});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.stdout_text == "");
+  BOOST_TEST(has(result.stderr_text, "teams[0]: team \"" + kTeams[0].id +
+                                         "\" came twice with different fields (the list changed while paging; run it again)"),
+             result.stderr_text);
 }
 
 BOOST_AUTO_TEST_CASE(input_and_settings_are_refused_before_any_request) {

@@ -3,6 +3,8 @@
 // refused before any request; the service's refusals and the SDK providers' caveat.
 #include <boost/test/unit_test.hpp>
 
+#include "fetcher/calls/service_request.h"
+
 #include "tests/service/service_fixture.h"
 #include "tests/support/database_probe.h"
 #include "tests/support/examples.h"
@@ -116,6 +118,36 @@ BOOST_AUTO_TEST_CASE(a_refused_update_prints_the_services_reason) {
   result = t.run({"user", "update", kUser, "--ingestion-start", "2001-01-01"});
   BOOST_TEST(result.exit_code == 1);
   BOOST_TEST(has(result.stderr_text, "HTTP 503"), result.stderr_text);
+}
+
+// A redirect said only "HTTP 302" (background jobs said what to check), and a 304 was
+// taken for a redirect (black-box pass): the commands say the same as the jobs, and a 304
+// is unexpected, not a redirect.
+BOOST_AUTO_TEST_CASE(a_redirect_names_the_base_url_and_a_304_is_unexpected) {
+  test::ServiceCommands t;
+  fake::Fault moved;
+  moved.kind = fake::Fault::Kind::status;
+  moved.status = 302;
+  t.service.inject("/v2/user/" + kUser, moved);
+  auto result = t.run({"user", "update", kUser, "--ingestion-start", "2001-01-01"});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(has(result.stderr_text, ": HTTP 302"), result.stderr_text);
+  BOOST_TEST(has(result.stderr_text, " (redirects are not followed; check service.base_url)\n"), result.stderr_text);
+
+  // A 304 (the fake cannot send one: its status fault carries a body a 304 must not have,
+  // which the client reads as a cut stream) is not a redirect.
+  BOOST_TEST(fetcher::status_hint(304, "service.base_url") ==
+             " (unexpected: \"not modified\" to a request that asked for no cache check)");
+  BOOST_TEST(fetcher::status_hint(307, "management.url") == " (redirects are not followed; check management.url)");
+  BOOST_TEST(fetcher::status_hint(404, "service.base_url") == "");
+
+  // check-config --online's probe of the base URL says the same.
+  moved.status = 307;
+  t.service.inject("/v2/providers", moved);
+  result = t.run({"check-config", "--online"});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(has(result.stderr_text, "service.base_url: "), result.stderr_text);
+  BOOST_TEST(has(result.stderr_text, "HTTP 307 (redirects are not followed; check the base URL)"), result.stderr_text);
 }
 
 BOOST_AUTO_TEST_CASE(an_update_goes_to_the_users_team) {
