@@ -207,9 +207,10 @@ BOOST_AUTO_TEST_CASE(a_body_at_the_limit_is_read_whole_through_a_small_buffer) {
 
 // Interim answers before the final one are skipped, asked for or not (RFC 9110 §15.2):
 // the service's calls took a 100 Continue for the answer (attack, stop 76: "HTTP 100").
-// Past eight of them the last is taken as final.
+// However many: past eight the last was taken as final, and a forwarded POST to a backend
+// saying 102 Processing as it worked died of "HTTP 102" (black-box pass, stop 82).
 BOOST_AUTO_TEST_CASE(interim_answers_before_the_final_one_are_skipped) {
-  for (const int interims : {2, 9}) {
+  for (const int interims : {2, 9, 200}) {
     std::string answers;
     for (int i = 0; i < interims; ++i) answers += i % 2 ? "HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n" : "HTTP/1.1 100 Continue\r\n\r\n";
     answers += "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
@@ -221,7 +222,7 @@ BOOST_AUTO_TEST_CASE(interim_answers_before_the_final_one_are_skipped) {
       Connection connection(executor, plain_peer(server), quick_options());
       std::optional<HeadParser> answer;
       co_await get_head(connection, answer);
-      BOOST_TEST(answer->get().result_int() == (interims == 2 ? 200u : 100u), interims);
+      BOOST_TEST(answer->get().result_int() == 200u, interims);
     });
   }
 }
