@@ -3,9 +3,16 @@
 #include <string>
 
 #include "common/log.h"
+#include "forward/forwarder.h"
 #include "receiver/http/fd_limit.h"
 
 namespace hh::app {
+
+uint64_t outgoing_sockets(const config::Settings& settings) {
+  const bool fetching = !settings.service.api_key_file.empty();
+  return forward::Forwarder::sockets_at_most(settings) +
+         (fetching ? static_cast<uint64_t>(settings.service.concurrency) : 0);
+}
 
 size_t connections_that_fit(int64_t configured, uint64_t outgoing) {
   const http::DescriptorLimit limit = http::raise_descriptor_limit();
@@ -19,11 +26,11 @@ size_t connections_that_fit(int64_t configured, uint64_t outgoing) {
       .num("configured", configured)
       .num("max_connections", static_cast<int64_t>(fit))
       .num("nofile_limit", static_cast<int64_t>(limit.soft))
-      .num("forwarding_sockets", static_cast<int64_t>(outgoing))
+      .num("outgoing_sockets", static_cast<int64_t>(outgoing))
       .str("reason", fit < kFewConnections
                          ? "the file-descriptor limit leaves (almost) no connections beside the " +
                                std::to_string(http::kReservedDescriptors) +
-                               " descriptors serve keeps for its files and threads and the forwarding_sockets: "
+                               " descriptors serve keeps for its files and threads and the outgoing_sockets: "
                                "it may accept none; raise "
                                "LimitNOFILE (ulimit -n) to 1024 or more"
                          : std::string("the file-descriptor limit is too low; raise LimitNOFILE (ulimit -n)"));

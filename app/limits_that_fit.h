@@ -9,8 +9,13 @@
 
 namespace hh::app {
 
+// Sockets serve opens itself at most: each [[forward]] destination's
+// (forward::Forwarder::sockets_at_most) and, with follow-ups on, the fetcher's
+// `service.concurrency`.
+uint64_t outgoing_sockets(const config::Settings& settings);
+
 // max_connections lowered to what the file-descriptor limit allows beside the reserve and
-// `outgoing` sockets (forward::Forwarder::sockets_at_most): a slow backend's POSTs took the descriptors the accept loop needed,
+// `outgoing` sockets: a slow backend's POSTs took the descriptors the accept loop needed,
 // and ingest stopped (black-box pass, stop 82). The soft limit is raised to the hard one
 // first.
 size_t connections_that_fit(int64_t configured, uint64_t outgoing);

@@ -126,7 +126,7 @@ ServeExit serve(const config::Settings& settings, const ServeHooks& hooks) {
   // would keep the memory of the largest burst of uploads, not of the bodies in flight
   // (max_inflight_body_mib bounds those).
   ::mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
-  const size_t max_connections = connections_that_fit(settings.max_connections, forward::Forwarder::sockets_at_most(settings));
+  const size_t max_connections = connections_that_fit(settings.max_connections, outgoing_sockets(settings));
   auto secrets = config::load_secrets(settings);
   if (!secrets) return failed(hooks, secrets.error(), ErrorKind::data);
   auto verifier = signature::Verifier::create(secrets->signing_secrets, settings.timestamp_tolerance_s);

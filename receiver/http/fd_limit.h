@@ -6,8 +6,9 @@
 
 namespace hh::http {
 
-// Descriptors kept for everything but client connections: the database and its WAL and
-// SHM on several connections, the listening socket, the fetcher's connections, logs.
+// Descriptors kept for everything but client connections and the sockets serve opens
+// itself (connections_that_fit's `outgoing`): the database and its WAL and SHM on several
+// connections, the listening socket, logs.
 inline constexpr uint64_t kReservedDescriptors = 64;
 
 struct DescriptorLimit {
@@ -21,7 +22,7 @@ struct DescriptorLimit {
 DescriptorLimit raise_descriptor_limit();
 
 // How many client connections fit in `limit` (at least 1), beside kReservedDescriptors
-// and `outgoing` sockets the process opens itself (forwarding's POSTs).
+// and `outgoing` sockets the process opens itself (forwarding's POSTs, the fetcher's).
 uint64_t connections_that_fit(const DescriptorLimit& limit, uint64_t outgoing = 0);
 
 }  // namespace hh::http

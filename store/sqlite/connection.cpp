@@ -96,6 +96,15 @@ Result<Connection> Connection::open(const std::string& path, OpenMode mode) {
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_create_function_v2(raw, "hh_json_text", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
                              json_text, nullptr, nullptr, nullptr);
+  // What a writing connection deletes is overwritten as it is freed, whatever the build's
+  // default (decision 085): a freed page that is reused keeps no bytes of what it held, so
+  // no erasure leaves a user's data readable in the file. Every connection that writes
+  // opens here (the processor's, the sender's, the commands').
+  if (mode != OpenMode::read_only) {
+    if (auto secure = connection.exec("PRAGMA secure_delete = ON"); !secure) {
+      return fail("cannot open database " + path + ": " + secure.error());
+    }
+  }
   return connection;
 }
 

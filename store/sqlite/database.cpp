@@ -188,14 +188,7 @@ Result<sqlite::Connection> open_for_writing(const std::string& path, const Store
                               "PRAGMA journal_mode = WAL;"
                               "PRAGMA synchronous = " + std::string(options.sqlite.synchronous_full ? "FULL" : "NORMAL") +
                               ";PRAGMA cache_size = -" + std::to_string(options.sqlite.cache_size_mib * 1024) +
-                              ";PRAGMA temp_store = MEMORY;"
-                              // What is deleted is overwritten as it is freed, whatever the
-                              // build's default. FAST (kept by serve's processor until stop 82
-                              // for rebuild's writes) left freed overflow pages as they were;
-                              // later rows reused them and kept the old bytes past their ends,
-                              // where no erasure reaches: a purged user's older summaries
-                              // stayed readable in the file.
-                              "PRAGMA secure_delete = ON;";
+                              ";PRAGMA temp_store = MEMORY;";
   if (auto configured = db->exec(pragmas); !configured) return failed(configured);
   {
     auto mode = db->prepare("PRAGMA journal_mode");

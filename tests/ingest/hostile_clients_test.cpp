@@ -649,19 +649,23 @@ BOOST_AUTO_TEST_CASE(sockets_that_never_send_a_request_make_room_for_the_service
   BOOST_TEST(server.stop() == 0);
 }
 
-// Each [[forward]] destination may hold `concurrency` + 64 sockets to a slow backend: they
-// are kept beside the reserve when max_connections is fitted to the descriptors. They were
+// Each [[forward]] destination may hold `concurrency` + 64 sockets to a slow backend, the
+// fetcher its `service.concurrency` to a slow service: they are kept beside the reserve
+// when max_connections is fitted to the descriptors. They were
 // not: a slow backend's POSTs took the descriptors the accept loop needed, and a proven
 // client got one delivery in six seconds (black-box pass, stop 82).
-BOOST_AUTO_TEST_CASE(forwarding_sockets_are_kept_beside_the_connections_that_fit) {
+BOOST_AUTO_TEST_CASE(outgoing_sockets_are_kept_beside_the_connections_that_fit) {
   TempDir dir;
   dir.write("fwd.secret", random_secret() + "\n");
-  ServerProcess server(dir, "[[forward]]\nurl = \"http://127.0.0.1:9/hook\"\nsecret_file = \"fwd.secret\"\nconcurrency = 6\n",
+  dir.write("api.key", "a-test-key\n");
+  ServerProcess server(dir,
+                       "[service]\napi_key_file = \"api.key\"\nconcurrency = 10\n"
+                       "[[forward]]\nurl = \"http://127.0.0.1:9/hook\"\nsecret_file = \"fwd.secret\"\nconcurrency = 6\n",
                        20s, {}, ProcessLimits{.max_open_files = 256, .umask = std::nullopt});
   BOOST_TEST(server.wait_for_log("\"event\":\"max_connections_lowered\"", 5s));
-  // 256 descriptors, 64 reserved, 6 + 64 for the destination.
-  BOOST_TEST(server.wait_for_log("\"max_connections\":122", 1s));
-  BOOST_TEST(server.wait_for_log("\"forwarding_sockets\":70", 1s));
+  // 256 descriptors, 64 reserved, 6 + 64 for the destination, 10 for the fetcher.
+  BOOST_TEST(server.wait_for_log("\"max_connections\":112", 1s));
+  BOOST_TEST(server.wait_for_log("\"outgoing_sockets\":80", 1s));
   BOOST_TEST(server.stop() == 0);
 }
 
