@@ -102,7 +102,7 @@ Result<Connection> Connection::open(const std::string& path, OpenMode mode) {
   // opens here (the processor's, the sender's, the commands').
   if (mode != OpenMode::read_only) {
     if (auto secure = connection.exec("PRAGMA secure_delete = ON"); !secure) {
-      return fail("cannot open database " + path + ": " + secure.error());
+      return fail(secure, "cannot open database " + path);
     }
   }
   return connection;
