@@ -186,22 +186,19 @@ void print_outbox_entries(const std::vector<store::OutboxEntry>& entries) {
   }
 }
 
-// The body the entry would be POSTed with now: its POST's, as pinned (every entry of the
-// POST, with the contents they carried), or alone when not pinned yet.
+// The body the entry would be POSTed with now, as the sender makes it (render_changes):
+// its POST's when pinned (every entry of the POST, each with the content it carried, the
+// rows of those that carry none read now), or alone when not pinned yet.
 Result<std::string> outbox_body_now(const config::Settings& settings, store::Outbox& outbox,
                                     const store::OutboxEntry& e) {
+  std::vector<store::OutboxEntry> post{e};
   if (e.kind != "delivery" && e.post_id) {
     auto pinned = outbox.entries_of_post(*e.post_id);
     if (!pinned) return fail(pinned);
-    const bool whole = !pinned->empty() && std::all_of(pinned->begin(), pinned->end(), [](const store::OutboxEntry& p) {
-      return p.content.has_value();
-    });
-    if (whole) {
-      std::vector<std::string> items;
-      for (const auto& p : *pinned) items.push_back(*p.content);
-      return forward::changes_body(e.destination, items);
-    }
+    if (!pinned->empty()) post = std::move(*pinned);
   }
+  std::vector<const store::OutboxEntry*> entries;
+  for (const auto& p : post) entries.push_back(&p);
   auto database = app::database(settings);
   if (!database) return fail(database);
   auto rows = store::open_read_store(*database);
@@ -214,7 +211,6 @@ Result<std::string> outbox_body_now(const config::Settings& settings, store::Out
     if (delivery.body_removed_at_ms) return std::string("(the body was removed by retention)");
     return std::string(delivery.body);
   }
-  const store::OutboxEntry* entries[] = {&e};
   return forward::render_changes(**rows, e.destination, entries);
 }
 

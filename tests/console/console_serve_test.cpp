@@ -71,6 +71,20 @@ std::string csrf_of(HttpClient& client, const std::string& cookie) {
   return match[1];
 }
 
+// A signed provider.connection.created of `user`, as the service sends it.
+std::string connection_body(const std::string& user) {
+  return R"({"event_type":"provider.connection.created","user_id":")" + user +
+         R"(","client_user_id":"c1","data":{"provider":"oura","resource":"connection"}})";
+}
+
+// Posts connection_body(user) under `message_id`: stored (200) or the test stops.
+void post_connection(HttpClient& client, const hh::test::ServerProcess& server, const std::string& user,
+                     const std::string& message_id) {
+  const std::string body = connection_body(user);
+  const Headers sent = hh::test::signature_headers(server.secret(), message_id, std::to_string(std::time(nullptr)), body);
+  BOOST_TEST_REQUIRE(client.request("POST", "/webhooks", body, sent).status == 200);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(the_console_is_off_unless_enabled) {
@@ -437,10 +451,7 @@ BOOST_AUTO_TEST_CASE(a_removed_destinations_entries_are_listed_and_an_unknown_on
   hh::test::ServerProcess server(dir, console_toml(dir) + forward_block);
   {
     HttpClient client(server.port());
-    const std::string body = R"({"event_type":"provider.connection.created","user_id":"u-gone","client_user_id":"c1",)"
-                             R"("data":{"provider":"oura","resource":"connection"}})";
-    const Headers sent = hh::test::signature_headers(server.secret(), "msg-gone", std::to_string(std::time(nullptr)), body);
-    BOOST_TEST_REQUIRE(client.request("POST", "/webhooks", body, sent).status == 200);
+    post_connection(client, server, "u-gone", "msg-gone");
   }
   BOOST_TEST_REQUIRE(server.stop() == 0);
   BOOST_TEST_REQUIRE(hh::test::query_int(server.database(), "SELECT count(*) FROM outbox WHERE destination = 'gone'") == 1);
@@ -477,13 +488,7 @@ BOOST_AUTO_TEST_CASE(a_deliverys_outbox_entries_are_listed_by_its_seq) {
       "mode = \"deliveries\"\n";
   hh::test::ServerProcess server(dir, console_toml(dir) + forward_block);
   HttpClient client(server.port());
-  for (int i = 0; i < 3; ++i) {
-    const std::string body = R"({"event_type":"provider.connection.created","user_id":"u-seq-)" + std::to_string(i) +
-                             R"(","client_user_id":"c1","data":{"provider":"oura","resource":"connection"}})";
-    const Headers sent =
-        hh::test::signature_headers(server.secret(), "msg-seq-" + std::to_string(i), std::to_string(std::time(nullptr)), body);
-    BOOST_TEST_REQUIRE(client.request("POST", "/webhooks", body, sent).status == 200);
-  }
+  for (int i = 0; i < 3; ++i) post_connection(client, server, "u-seq-" + std::to_string(i), "msg-seq-" + std::to_string(i));
   const int64_t seq = hh::test::query_int(server.database(), "SELECT seq FROM inbox WHERE message_id = 'msg-seq-1'");
   const std::string cookie = session_cookie(sign_in(client, kReadToken));
   const auto entries = [&](const std::string& query) {
@@ -518,10 +523,7 @@ BOOST_AUTO_TEST_CASE(the_read_api_is_read_by_a_target_in_the_query) {
   hh::test::TempDir dir;
   hh::test::ServerProcess server(dir, console_toml(dir));
   HttpClient client(server.port());
-  const std::string body = R"({"event_type":"provider.connection.created","user_id":"u-dots","client_user_id":"c1",)"
-                           R"("data":{"provider":"oura","resource":"connection"}})";
-  const Headers sent = hh::test::signature_headers(server.secret(), "..", std::to_string(std::time(nullptr)), body);
-  BOOST_TEST_REQUIRE(client.request("POST", "/webhooks", body, sent).status == 200);
+  post_connection(client, server, "u-dots", "..");
   const std::string target = "/console/api/read?target=%2Fv1%2Fdeliveries%2F%252E%252E";
   BOOST_TEST(client.get(target).status == 401);
   const std::string cookie = session_cookie(sign_in(client, kReadToken));
@@ -545,8 +547,7 @@ BOOST_AUTO_TEST_CASE(the_consoles_delivery_page_masks_signature_values) {
   hh::test::TempDir dir;
   hh::test::ServerProcess server(dir, console_toml(dir));
   HttpClient client(server.port());
-  const std::string body = R"({"event_type":"provider.connection.created","user_id":"u-mask","client_user_id":"c1",)"
-                           R"("data":{"provider":"oura","resource":"connection"}})";
+  const std::string body = connection_body("u-mask");
   const std::string timestamp = std::to_string(std::time(nullptr));
   Headers sent = hh::test::signature_headers(server.secret(), "msg-mask", timestamp, body);  // svix-* headers
   std::string signature;

@@ -31,6 +31,13 @@ std::vector<std::string> oura_recipes() {
   return recipes;
 }
 
+// oura_recipes() as an import file (one recipe a line) in `dir`; its path.
+std::string recipes_file(const test::TempDir& dir) {
+  std::string file;
+  for (const auto& recipe : oura_recipes()) file += recipe + "\n";
+  return dir.write("oura.jsonl", file);
+}
+
 std::string user_of(int i) {
   const std::string n = std::to_string(i);
   return "0000000" + n + "-1111-4222-8333-44444444444" + n;
@@ -203,9 +210,7 @@ BOOST_AUTO_TEST_CASE(an_export_with_a_user_on_two_pages_fails_and_writes_nothing
 
 BOOST_AUTO_TEST_CASE(import_reports_queued_and_failed_connections) {
   test::ServiceCommands t;
-  std::string file;
-  for (const auto& recipe : oura_recipes()) file += recipe + "\n";
-  const std::string path = t.dir.write("oura.jsonl", file);
+  const std::string path = recipes_file(t.dir);
 
   // Without --wait the service queues them (202, the interface does not show that body).
   auto result = t.run({"connections", "import", "--provider", "oura", path});
@@ -269,10 +274,7 @@ BOOST_AUTO_TEST_CASE(import_reports_queued_and_failed_connections) {
 // were in no list of the total line, only stderr said so (black-box pass).
 BOOST_AUTO_TEST_CASE(users_of_a_failed_batch_and_of_batches_not_sent_are_not_imported_in_the_total) {
   test::ServiceCommands t;
-  const std::string path = t.dir.file("oura.jsonl");
-  std::string file;
-  for (const auto& recipe : oura_recipes()) file += recipe + "\n";
-  t.dir.write("oura.jsonl", file);
+  const std::string path = recipes_file(t.dir);
   fake::Fault none, unavailable;
   unavailable.kind = fake::Fault::Kind::status;
   unavailable.status = 503;
@@ -301,10 +303,7 @@ BOOST_AUTO_TEST_CASE(users_of_a_failed_batch_and_of_batches_not_sent_are_not_imp
 // contradictory, with a warning, and the exit status says so.
 BOOST_AUTO_TEST_CASE(a_user_the_answer_names_twice_is_contradictory) {
   test::ServiceCommands t;
-  const std::string path = t.dir.file("oura.jsonl");
-  std::string file;
-  for (const auto& recipe : oura_recipes()) file += recipe + "\n";
-  t.dir.write("oura.jsonl", file);
+  const std::string path = recipes_file(t.dir);
   t.service.interface().set_import_failures({user_of(2)});
   t.service.interface().set_import_strangers({user_of(2), user_of(4)});  // imported too: U2 both ways, U4 twice
   auto result = t.run({"connections", "import", "--provider", "oura", path, "--wait"});
@@ -325,9 +324,7 @@ BOOST_AUTO_TEST_CASE(a_user_the_answer_names_twice_is_contradictory) {
 
 BOOST_AUTO_TEST_CASE(a_refusal_that_echoes_a_token_is_shown_redacted) {
   test::ServiceCommands t;
-  std::string file;
-  for (const auto& recipe : oura_recipes()) file += recipe + "\n";
-  const std::string path = t.dir.write("oura.jsonl", file);
+  const std::string path = recipes_file(t.dir);
   // A validation error in the style of the service's framework: it quotes the input.
   fake::Fault refused;
   refused.kind = fake::Fault::Kind::status;
