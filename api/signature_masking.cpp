@@ -12,12 +12,14 @@ namespace {
 
 constexpr std::string_view kMask = "\xE2\x80\xA2\xE2\x80\xA2\xE2\x80\xA2\xE2\x80\xA2";  // ••••
 
+// Any name with "signature" in it: svix-signature, webhook-signature, X-Hub-Signature-256,
+// X-Signature-Ed25519 (a name ending in it let the GitHub-style ones through).
 bool is_signature_header(std::string_view name) {
-  constexpr std::string_view kSuffix = "signature";
-  if (name.size() < kSuffix.size()) return false;
-  const std::string_view tail = name.substr(name.size() - kSuffix.size());
-  return std::equal(tail.begin(), tail.end(), kSuffix.begin(),
-                    [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+  constexpr std::string_view kPart = "signature";
+  const auto found = std::search(name.begin(), name.end(), kPart.begin(), kPart.end(), [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) == b;
+  });
+  return found != name.end();
 }
 
 std::string lower(std::string_view text) {

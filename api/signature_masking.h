@@ -8,7 +8,7 @@
 namespace hh::api {
 
 // `headers_json` (a JSON object of strings, as the inbox stores headers) with the value of
-// every header whose name ends in "signature" (any case) masked: each space-separated
+// every header whose name contains "signature" (any case) masked: each space-separated
 // "vN,<base64>" becomes "vN,••••", anything else "••••"; and of every header that carries
 // a credential (a name with "auth", "cookie", "session", "token", "secret", "password",
 // "key", "credential", "jwt", "assertion", "oidc", "dpop": Authorization, Set-Cookie, X-Functions-Key…): "Bearer ••••" keeps the

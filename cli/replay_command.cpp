@@ -4,7 +4,7 @@
 //   replay FILE… [--database DB] [--verify-signatures --secret-file F…]
 //       offline: inbox + processor on the database, no server (replay/offline_replay.h)
 //   replay FILE… --to URL [--secret-file F | --config C] [--concurrency N] [--ca-file F]
-//          [--allow-plain-http]
+//          [--allow-plain-http] [--timeout SECONDS]
 //       re-sends each delivery signed with a fresh timestamp (replay/resend.h); without
 //       --secret-file, with the configuration's signing secret (the first of several,
 //       with a notice: during a rotation the receiver accepts any of them). https://, or
@@ -40,6 +40,7 @@ namespace {
 
 constexpr int64_t kDefaultReplayBatch = 1000;
 constexpr int64_t kMaxReplayBatch = 100000;
+constexpr int64_t kMaxTimeoutSeconds = 86400;
 // A capture line's members besides the body and headers (id, timestamp, names), with room.
 constexpr uint64_t kCaptureEnvelopeBytes = 64 * 1024;
 
@@ -50,6 +51,7 @@ struct ReplayFlags {
   std::vector<std::string> secret_files;
   bool verify_signatures = false;
   size_t concurrency = 1;  // the file's order: the receiver numbers deliveries as offline replay does
+  std::optional<int64_t> timeout_seconds;  // with --to only; default replay::ResendOptions's
   std::optional<int64_t> batch;  // offline only; default kDefaultReplayBatch, checked against kMaxReplayBatch
   bool allow_plain_http = false;
   std::string ca_file;
@@ -207,6 +209,7 @@ int run_resend(const ReplayFlags& flags, std::vector<replay::CaptureReader>& rea
   options.concurrency = flags.concurrency;
   options.allow_plain_http = flags.allow_plain_http;
   options.ca_file = flags.ca_file;
+  if (flags.timeout_seconds) options.answer_timeout = std::chrono::seconds(*flags.timeout_seconds);
   Progress progress("replay bytes", total_bytes);
   auto summary = replay::resend(readers, options, report_line, &progress);
   progress.finish();
@@ -260,11 +263,16 @@ int run_replay(const ReplayFlags& flags) {
       report_error("replay", "--concurrency: must be between 1 and 256");
       return kExitBadConfig;
     }
-  } else if (flags.allow_plain_http || !flags.ca_file.empty() || flags.concurrency != 1) {
+    if (flags.timeout_seconds && (*flags.timeout_seconds < 1 || *flags.timeout_seconds > kMaxTimeoutSeconds)) {
+      report_error("replay", "--timeout: must be between 1 and " + std::to_string(kMaxTimeoutSeconds) + " seconds");
+      return kExitBadConfig;
+    }
+  } else if (flags.allow_plain_http || !flags.ca_file.empty() || flags.concurrency != 1 || flags.timeout_seconds) {
     // Offline, deliveries are stored in the files' order by one writer: nothing to set.
-    report_error("replay", std::string(flags.allow_plain_http ? "--allow-plain-http"
-                                       : !flags.ca_file.empty() ? "--ca-file"
-                                                                : "--concurrency") +
+    report_error("replay", std::string(flags.allow_plain_http    ? "--allow-plain-http"
+                                       : !flags.ca_file.empty()  ? "--ca-file"
+                                       : flags.timeout_seconds ? "--timeout"
+                                                                 : "--concurrency") +
                                " is used with --to");
     return kExitBadConfig;
   } else if (flags.verify_signatures && flags.secret_files.empty()) {
@@ -311,6 +319,10 @@ void add_replay_command(CLI::App& app, int& exit_code) {
                     "With --to: allow http:// to a host that is not loopback (sends health data unencrypted)");
   command->add_option("--ca-file", flags->ca_file, "With an https:// --to: trust this CA (default: the system's)")
       ->type_name("FILE");
+  command->add_option("--timeout", flags->timeout_seconds,
+                      "With --to: seconds one attempt may take, from sending a delivery to its answer's last byte "
+                      "(default 120; interim 1xx answers do not extend it)")
+      ->type_name("SECONDS");
   command->add_option("--batch", flags->batch, "Offline: deliveries per transaction (default 1000, at most 100000)");
   command->callback([flags, &exit_code] { exit_code = run_replay(*flags); });
 }

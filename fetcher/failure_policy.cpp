@@ -1,6 +1,7 @@
 #include "fetcher/failure_policy.h"
 
 #include "common/http_client/retry_after.h"
+#include "fetcher/calls/service_request.h"
 #include "store/jobs/retry_policy.h"
 
 namespace hh::fetcher {
@@ -27,7 +28,7 @@ FailureVerdict judge_status(const FetchResult& response, int64_t now_s, bool not
   if (!response.body.empty()) verdict.error += ": " + excerpt(response.body);
   if (status / 100 == 3) {
     verdict.final = true;
-    verdict.error += " (redirects are not followed; check service.base_url)";
+    verdict.error += status_hint(status, "service.base_url");  // a 304 is no redirect
     return verdict;
   }
   if (status / 100 == 4 && status != 408 && status != 429 && !(not_found_retried && status == 404)) {

@@ -4,7 +4,8 @@
 //   408, 429, 5xx            retried with backoff; 429 and 503 honour Retry-After
 //   other 4xx                final (401 bad key, 404 unknown workout, 422 ...): dead at once
 //   3xx                      final: redirects are never followed (the API key must not
-//                            travel to another host); the base URL needs fixing
+//                            travel to another host); the base URL needs fixing (a 304,
+//                            to a request with no cache check, is the service's fault)
 //   certificate rejected     final: retrying cannot fix a wrong CA or host name
 //   body over the limit      final: the same request returns the same size
 //   anything else            retried (timeouts, resets, truncation, malformed JSON, gzip errors)

@@ -81,7 +81,15 @@ Busy PostScheduler::busy() const {
 }
 
 void PostScheduler::release_alone_user(const std::string& webhook_id) {
-  std::erase_if(alone_users_, [&](const auto& alone) { return alone.second == webhook_id; });
+  std::erase_if(alone_users_, [&](const auto& alone) { return alone.second.webhook_id == webhook_id; });
+}
+
+void PostScheduler::release_vanished_alone_users() {
+  std::erase_if(alone_users_, [&](const auto& alone) {
+    if (in_flight_posts_.contains(alone.second.webhook_id)) return false;
+    auto pending = outbox_.post_entries(alone.second.post_id);
+    return pending && pending->empty();  // a store failure keeps it until the next look
+  });
 }
 
 std::vector<int64_t> PostScheduler::in_flight_ids() const {
@@ -129,6 +137,7 @@ Look PostScheduler::next_posts(int64_t now_ms, size_t posts) {
     return look;
   }
   const size_t batch = deliveries_ ? 1 : static_cast<size_t>(std::max<int64_t>(settings_.batch, 1));
+  release_vanished_alone_users();  // rare (a timeout split): a query each
   auto planned = plan_posts(outbox_, settings_.name, busy(), now_ms,
                             PlanLimits{.ordered = settings_.ordered, .batch = batch, .posts = posts});
   if (!planned) return failed(planned.error());
@@ -401,7 +410,7 @@ bool PostScheduler::split_off_first_key(const OutgoingPost& post, const PostOutc
   // dies): planned beside them again, they made each wait another timeout_ms.
   const std::optional<std::string>& first_user = post.entries.front().user_id;
   if (!outcome.status && first_user && !first_user->empty()) {
-    alone_users_.insert_or_assign(*first_user, post_message_id(split.kept.post_id));
+    alone_users_.insert_or_assign(*first_user, FirstPart{post_message_id(split.kept.post_id), split.kept.post_id});
   }
   // Neither part is charged the attempt, which may have failed for a user of the other
   // (with several failing users in a POST, a healthy one paid an attempt per split and

@@ -172,6 +172,9 @@ class PostScheduler {
   // The user a split isolated until its first part was answered (alone_users_) is free
   // again when `webhook_id` is that part's.
   void release_alone_user(const std::string& webhook_id);
+  // Frees the users whose first part left the outbox without an answer the scheduler saw:
+  // erased with its user, dropped by the budget, requeued, taken by another instance.
+  void release_vanished_alone_users();
   // Step 2 of a look.
   Result<void> catch_up(int64_t now_ms);
   // The pending entries the sender never makes more past (deliveries it makes at most,
@@ -192,8 +195,13 @@ class PostScheduler {
   std::vector<store::OutboxEntry> sent_unflushed_;  // delivered, not yet deleted from the store
   // Users whose POST of several users went unanswered and was split with them first, by
   // user_id → the webhook-id of their first part ("hhf_<n>.1"): planned without other
-  // users until that part is answered or dies (batch_planner.h; forgotten at a restart).
-  std::unordered_map<std::string, std::string> alone_users_;
+  // users until that part is answered, dies or leaves the outbox (batch_planner.h;
+  // forgotten at a restart).
+  struct FirstPart {
+    std::string webhook_id;
+    int64_t post_id = 0;
+  };
+  std::unordered_map<std::string, FirstPart> alone_users_;
   int64_t unreachable_until_ms_ = 0;
   int64_t unreachable_failures_ = 0;  // in a row, for the pause's backoff
   bool failing_ = false;              // the last POST failed (its first failure and the recovery are logged)

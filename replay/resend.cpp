@@ -101,6 +101,12 @@ std::string excerpt(std::string_view body) {
   return text;
 }
 
+// One attempt's deadline, shared with its timer's handler.
+struct AttemptClock {
+  bool active = true;    // the attempt has not ended
+  bool expired = false;  // the deadline closed the connection
+};
+
 class Run {
  public:
   Run(net::io_context& io, const Target& target, std::shared_ptr<net::ssl::context> tls, const ResendOptions& options,
@@ -312,15 +318,30 @@ class Run {
       auto request = build_request(job);  // a fresh timestamp for every attempt
       // The final answer (interim 1xx ones a proxy may send skipped), with its body.
       std::optional<bhttp::response_parser<bhttp::string_body>> answer;
+      // read_timeout bounds the silence between bytes; this bounds the whole attempt (a
+      // peer sending 102 Processing every few seconds, or a byte at a time, never ends it).
+      // The handler may already be queued when the attempt ends: it checks `active`.
+      auto attempt = std::make_shared<AttemptClock>();
+      net::steady_timer attempt_deadline(io_, options_.answer_timeout);
+      attempt_deadline.async_wait([&connection, attempt](const boost::system::error_code& ec) {
+        if (ec || !attempt->active) return;
+        attempt->expired = true;
+        connection.close();
+      });
       Outcome outcome = co_await connection.write(request);
       if (outcome.ok()) outcome = co_await connection.read_header(answer);
       if (outcome.ok() && !answer->is_done()) outcome = co_await connection.read(*answer);
+      attempt->active = false;
+      attempt_deadline.cancel();
       if (!outcome.ok()) {
         // A keep-alive connection the receiver closed, a reset, a timeout: open a new one.
         connection.close();
         if (++transport_attempts < kMaxTransportAttempts) continue;
         // Not sent, as when nothing is reachable: the next line must not overtake it.
-        stop_at(job, "no answer from " + options_.url + ": " + connection.describe(outcome));
+        const std::string why = attempt->expired ? "no whole answer within " +
+                                                  std::to_string(options_.answer_timeout.count()) + " s (--timeout)"
+                                            : connection.describe(outcome);
+        stop_at(job, "no answer from " + options_.url + ": " + why);
         co_return;
       }
       if (!connection.reusable()) connection.close();

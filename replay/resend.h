@@ -22,8 +22,10 @@
 // for its line (400 invalid, 401, 404, 413 too large) fails the line and the next one goes
 // on. One that says "not now" (429, 5xx) is retried after its Retry-After (seconds or an
 // HTTP date; 1 s when absent or unreadable; at most 30 s, up to 5 attempts); a connection
-// that fails mid-request, or sends no byte of an answer for 30 s, is re-opened and the
-// request sent again (at most 3 times: safe, the receiver deduplicates by message id).
+// that fails mid-request, sends no byte of an answer for 30 s, or has not given the whole
+// final answer within `answer_timeout` of sending (a proxy sending 102 Processing forever,
+// an answer trickled a byte at a time) is re-opened and the request sent again (at most 3
+// times: safe, the receiver deduplicates by message id).
 // When those retries are used up, when no connection can be made at all, and when the
 // first 20 answers are all 401 (a secret the receiver does not hold), the run stops: a
 // line sent after one that was not stored could store a later version of the same rows
@@ -32,6 +34,7 @@
 //
 // Memory: at most kLaneDepth deliveries per lane and kMaxQueuedBytes of bodies are read
 // ahead of the network. Runs on the calling thread (its own io_context).
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -53,6 +56,9 @@ struct ResendOptions {
   // network: refused unless this is set (a private network the operator trusts).
   bool allow_plain_http = false;
   std::string ca_file;  // https://: the CA that signed the receiver's certificate; empty: the system trust store
+  // One attempt, from writing the request to the answer's last byte. The receiver answers
+  // once the delivery is durable (milliseconds); this bounds a peer that never finishes.
+  std::chrono::seconds answer_timeout{120};
 };
 
 struct ResendSummary {

@@ -570,6 +570,10 @@ BOOST_AUTO_TEST_CASE(the_consoles_delivery_page_masks_signature_values) {
   with_credentials.emplace_back("X-Auth", "proxy-credential-8 rest");
   with_credentials.emplace_back("Cf-Access-Jwt-Assertion", "proxy-credential-9");
   with_credentials.emplace_back("DPoP", "proxy-credential-10");
+  // Signatures under names that do not end in "signature" (GitHub-style, a relay's):
+  // shown as sent once (attack, stop 82).
+  with_credentials.emplace_back("X-Hub-Signature-256", "sha256=proxy-credential-11");
+  with_credentials.emplace_back("X-Signature-Ed25519", "proxy-credential-12");
   BOOST_TEST_REQUIRE(client.request("POST", "/webhooks", body, with_credentials).status == 200);
   const std::string value = signature.substr(3);
 

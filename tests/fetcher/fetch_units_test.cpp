@@ -141,6 +141,11 @@ BOOST_AUTO_TEST_CASE(statuses) {
   const auto redirect = judge_status(response(301), 0);
   BOOST_TEST(redirect.final);
   BOOST_TEST(redirect.error.find("redirects are not followed") != std::string::npos);
+  // A 304 is final too, but no redirect: the job said "redirects are not followed".
+  const auto not_modified = judge_status(response(304), 0);
+  BOOST_TEST(not_modified.final);
+  BOOST_TEST(not_modified.error.find("redirects") == std::string::npos, not_modified.error);
+  BOOST_TEST(not_modified.error.find("unexpected") != std::string::npos, not_modified.error);
 }
 
 // Retry-After is honoured, never earlier, and spread by up to a fifth (at most 10 min): 200

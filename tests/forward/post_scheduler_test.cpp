@@ -363,6 +363,26 @@ BOOST_AUTO_TEST_CASE(a_user_a_timeout_split_off_goes_out_alone_until_its_part_is
   BOOST_TEST((posts["hhf_6"] == std::vector<int64_t>{6, 7}));
 }
 
+// The isolated user's first part can leave the outbox without an answer: erased with its
+// user (purge-user), dropped by the budget, requeued. The user was isolated until a restart
+// (attack, stop 82): now it is planned with the others again at the next look.
+BOOST_AUTO_TEST_CASE(a_user_whose_split_off_part_left_the_outbox_goes_out_with_the_others_again) {
+  Scheduled s;
+  forward::PostScheduler scheduler(scheduler_settings(10), *s.outbox, s.metrics, 1);
+  s.add(1, "hung/sleep", kStart);
+  s.add(2, "waiting/sleep", kStart);
+  auto look = scheduler.next_posts(kStart, 1);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);
+  scheduler.finished(look.posts.front(), timed_out(), kStart + 1000);
+  BOOST_REQUIRE(s.writer.exec("DELETE FROM outbox WHERE outbox_id = 1"));  // as erasing `hung` does
+  s.add(3, "hung/heart", kStart + 2000);
+  s.add(4, "waiting/steps", kStart + 2000);
+  look = scheduler.next_posts(kStart + 60'000, 4);
+  BOOST_REQUIRE_EQUAL(look.posts.size(), 1u);  // hung's heart beside the others, not in a POST of its own
+  std::set<int64_t> ids(look.posts.front().ids.begin(), look.posts.front().ids.end());
+  BOOST_TEST((ids == std::set<int64_t>{2, 3, 4}));
+}
+
 // An entry at its last attempt kills only its own user and resource: the others sent beside
 // it leave the POST and go on (an entry that had left a split before, with its attempts,
 // killed every user planned with it once). It dies of an answer of its own: a failure of

@@ -170,6 +170,46 @@ BOOST_AUTO_TEST_CASE(a_receiver_that_goes_away_mid_run_stops_the_run_at_the_line
              sent.stdout_text);
 }
 
+// A peer that keeps the exchange alive without ever answering (a proxy sending 102
+// Processing every 100 ms, under read_timeout's 30 s of silence) held `replay --to` for
+// ever: each attempt now ends at --timeout, and after three the run stops at its line
+// (attack, stop 82).
+BOOST_AUTO_TEST_CASE(a_receiver_that_never_finishes_its_answer_stops_the_run_at_timeout) {
+  ScriptedServer receiver([](ServerSide& side) {
+    while (side.read_request()) {
+      for (int i = 0; i < 600; ++i) {  // a minute at most; the server's destructor cuts it short
+        side.send("HTTP/1.1 102 Processing\r\n\r\n");
+        side.stall(std::chrono::milliseconds(100));
+      }
+    }
+  });
+  TempDir dir;
+  const std::string secret = random_secret();
+  const std::string secret_file = dir.write("secret", secret);
+  const std::string capture = dir.write("cap.jsonl", signed_line(secret, "p1", 1700000001, "{}") +
+                                                         signed_line(secret, "p2", 1700000002, "{}"));
+  const std::string url = "http://127.0.0.1:" + std::to_string(receiver.port()) + "/webhooks";
+  auto sent = run_healthhook({"replay", capture, "--to", url, "--secret-file", secret_file, "--timeout", "1"});
+  BOOST_TEST(sent.exit_code == 1);
+  BOOST_TEST(sent.stderr_text.find(capture + ":1: no answer from " + url + ": no whole answer within 1 s (--timeout)") !=
+                 std::string::npos,
+             sent.stderr_text);
+  BOOST_TEST(sent.stderr_text.find("stopped here") != std::string::npos, sent.stderr_text);
+  BOOST_TEST(count_lines(sent.stderr_text) == 1u, sent.stderr_text);
+  BOOST_TEST(receiver.requests() == 3u);  // three attempts of line 1; line 2 not sent
+  BOOST_TEST(sent.stdout_text.find(R"("answered":0,"statuses":{},"stored":0,"duplicates":0,"failed":1)") !=
+                 std::string::npos,
+             sent.stdout_text);
+
+  auto misplaced = run_healthhook({"replay", capture, "--timeout", "5"});  // offline: nothing to time
+  BOOST_TEST(misplaced.exit_code == 2);
+  BOOST_TEST(misplaced.stderr_text.find("--timeout is used with --to") != std::string::npos, misplaced.stderr_text);
+  auto zero = run_healthhook({"replay", capture, "--to", url, "--secret-file", secret_file, "--timeout", "0"});
+  BOOST_TEST(zero.exit_code == 2);
+  BOOST_TEST(zero.stderr_text.find("--timeout: must be between 1 and 86400 seconds") != std::string::npos,
+             zero.stderr_text);
+}
+
 // An answer that is final for its line (400 invalid, 413 too large) fails that line only:
 // the next one is sent.
 BOOST_AUTO_TEST_CASE(an_answer_final_for_its_line_moves_on_to_the_next) {
