@@ -239,11 +239,21 @@ bool DeliveryParser::Impl::parse_webhook(const InboxRow& row, DeliveryRows& out,
 
   std::optional<std::string_view> envelope_user_id;
   bool saw_data = false;
+  // A member of the envelope given twice has two meanings: the event type was read from
+  // the first, the user from the last, so one body was stored as a body event and read as
+  // sleep by a backend whose JSON library keeps the last. Invalid, kept as received.
+  std::vector<std::string_view> envelope_members_seen;
   for (auto field : root) {
     std::string_view key;
     if (!json.key(field, key)) return json.fail(JsonPath{}, "body");
     od::value value;
     if (auto code = field.value().get(value)) return json.fail(code, JsonPath{}, key);
+    if (key == "event_type" || key == "user_id" || key == "client_user_id" || key == "team_id" || key == "data") {
+      if (std::find(envelope_members_seen.begin(), envelope_members_seen.end(), key) != envelope_members_seen.end()) {
+        return json.fail(JsonPath{}, key, "given twice");
+      }
+      envelope_members_seen.push_back(key);
+    }
     if (key == "event_type") {
       std::string_view text;
       if (!json.string(value, text)) return json.fail(JsonPath{}, key);
@@ -261,7 +271,7 @@ bool DeliveryParser::Impl::parse_webhook(const InboxRow& row, DeliveryRows& out,
       if (!read_envelope_text(value, key, out.identity.team_id)) return false;
       continue;
     }
-    if (key != "data" || saw_data) {
+    if (key != "data") {
       if (!json.skip(value, 2)) return json.fail(JsonPath{}, key);
       continue;
     }

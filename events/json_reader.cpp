@@ -111,10 +111,13 @@ bool JsonReader::type_of(od::value v, od::json_type& type) {
   return true;
 }
 
-bool JsonReader::check_string_length(od::value v) {
-  // The raw token runs from the opening quote to the next structural character, so it
-  // bounds the escaped length; checked before simdjson copies the string.
-  if (v.raw_json_token().size() > limits_.max_string_bytes + 2) {
+bool JsonReader::decoded_string(od::value v, std::string_view& out) {
+  if (auto code = v.get_string().get(out)) return json_problem(code);
+  // The limit is on the text, not on how it was escaped: "\u00e9" is one character of two
+  // bytes (the escaped form counted let the same text pass or fail by the sender's
+  // escaping). The parser's string buffer holds the whole document, so decoding first
+  // costs no unbounded copy.
+  if (out.size() > limits_.max_string_bytes) {
     problem_.assign("string longer than ");
     problem_.append(std::to_string(limits_.max_string_bytes));
     problem_.append(" bytes");
@@ -146,9 +149,8 @@ bool JsonReader::text(od::value v, std::optional<std::string_view>& out) {
   if (!type_of(v, type)) return false;
   switch (type) {
     case od::json_type::string: {
-      if (!check_string_length(v)) return false;
       std::string_view s;
-      if (auto code = v.get_string().get(s)) return json_problem(code);
+      if (!decoded_string(v, s)) return false;
       out = s;
       return true;
     }
@@ -175,9 +177,7 @@ bool JsonReader::string(od::value v, std::string_view& out) {
   od::json_type type{};
   if (!type_of(v, type)) return false;
   if (type != od::json_type::string) return wrong_type("a string", type);
-  if (!check_string_length(v)) return false;
-  if (auto code = v.get_string().get(out)) return json_problem(code);
-  return true;
+  return decoded_string(v, out);
 }
 
 bool JsonReader::int64(od::value v, std::optional<int64_t>& out) {
@@ -319,9 +319,8 @@ bool JsonReader::validate(od::value v, size_t depth, std::string_view* raw_out) 
       return true;
     }
     case od::json_type::string: {
-      if (!check_string_length(v)) return false;
       std::string_view s;
-      if (auto code = v.get_string().get(s)) return json_problem(code);
+      if (!decoded_string(v, s)) return false;
       break;
     }
     case od::json_type::number: {

@@ -132,7 +132,8 @@ class JsonReader {
  private:
   bool validate(od::value v, size_t depth, std::string_view* raw_out);
   bool type_of(od::value v, od::json_type& type);
-  bool check_string_length(od::value v);
+  // The string unescaped into `out`; a problem when longer than max_string_bytes.
+  bool decoded_string(od::value v, std::string_view& out);
   bool wrong_type(std::string_view expected, od::json_type got);
 
   const ParseLimits& limits_;

@@ -106,7 +106,9 @@ bool parse_resource_data(JsonReader& json, od::value v, size_t depth, const Reso
   std::string array_path;
   std::string_view data_json;
   const bool read = json.members(v, depth, path, [&](std::string_view key, od::value value) {
-    if (key == "data" && !request.summary_only) {
+    // A summary resource's `data` is a member of the summary (a meal's items), in a
+    // historical event too (summary_only is false there: it may be a backfill notice).
+    if (key == "data" && !request.summary_only && !is_summary_resource(request.resource)) {
       od::json_type type{};
       if (auto code = value.type().get(type)) return json.json_problem(code);
       if (type != od::json_type::array || f.batch != nullptr) return json.skip(value, child_depth);  // meal's `data` is an object
@@ -158,6 +160,15 @@ bool parse_resource_data(JsonReader& json, od::value v, size_t depth, const Reso
     notice.provider_id = f.provider_id;
     notice.sport = f.sport_slug;
     return true;
+  }
+
+  // A resource the catalog does not know, with an `id` and an empty `data` array: a new
+  // summary whose items are empty (a timeseries batch has no `id`), not a batch of nothing
+  // (it was "processed" with nothing stored).
+  if (f.batch && f.batch->samples.empty() && f.id && !is_known_resource(request.resource)) {
+    f.batch->samples.swap(spare_samples);
+    out.sample_batches.pop_back();
+    f.batch = nullptr;
   }
 
   if (f.batch) {

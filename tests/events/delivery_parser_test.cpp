@@ -153,16 +153,35 @@ BOOST_AUTO_TEST_CASE(body_profile_meal) {
   // Its resource decides, not its members: a meal whose `data` member is an array (empty,
   // or of items) is the meal's summary; it was read as samples, `[]` storing nothing
   // (black-box pass).
-  for (const std::string& inner : {std::string("[]"), std::string(R"([{"name":"apple","energy":{"value":52}}])")}) {
-    const ParseResult listed = webhook(
-        R"({"event_type":"daily.data.meal.created","user_id":"u1","data":{"id":"m1","user_id":"u1","name":"Lunch",)"
-        R"("timestamp":"2024-03-05T12:00:00+00:00","source":{"provider":"myfitnesspal","type":"app"},"data":)" +
-        inner + "}}");
-    BOOST_TEST(listed.error == "", inner);
-    BOOST_TEST((listed.family == Family::summary), inner);
-    BOOST_TEST(rows.summaries.size() == 1u, inner);
-    BOOST_TEST(rows.sample_batches.empty(), inner);
+  // In a historical event too (attack, stop 82: `historical.data.meal.created` with `[]` was
+  // "processed" with nothing stored, with items invalid as samples without a timestamp).
+  for (const std::string event : {"daily.data.meal.created", "historical.data.meal.created"}) {
+    for (const std::string& inner : {std::string("[]"), std::string(R"([{"name":"apple","energy":{"value":52}}])")}) {
+      const ParseResult listed = webhook(
+          R"({"event_type":")" + event + R"(","user_id":"u1","data":{"id":"m1","user_id":"u1","name":"Lunch",)"
+          R"("timestamp":"2024-03-05T12:00:00+00:00","source":{"provider":"myfitnesspal","type":"app"},"data":)" +
+          inner + "}}");
+      BOOST_TEST(listed.error == "", event << inner);
+      BOOST_TEST((listed.family == Family::summary), event << inner);
+      BOOST_TEST(rows.summaries.size() == 1u, event << inner);
+      BOOST_TEST(rows.sample_batches.empty(), event << inner);
+    }
   }
+  // A resource the catalog does not know, with an id and an empty `data` array: a summary
+  // of a new kind, not an empty batch.
+  const ParseResult new_kind = webhook(
+      R"({"event_type":"daily.data.nutrition_log.created","user_id":"u1","data":{"id":"n1","user_id":"u1",)"
+      R"("source":{"provider":"cronometer","type":"app"},"data":[]}})");
+  BOOST_TEST(new_kind.error == "");
+  BOOST_TEST((new_kind.family == Family::summary));
+  BOOST_TEST(rows.summaries.size() == 1u);
+  BOOST_TEST(rows.sample_batches.empty());
+  // A historical notice of a summary resource is still a backfill notice.
+  const ParseResult notice = webhook(
+      R"({"event_type":"historical.data.meal.created","user_id":"u1","data":{"user_id":"u1",)"
+      R"("start_date":"2024-03-01T00:00:00+00:00","end_date":"2024-03-05T00:00:00+00:00","provider":"myfitnesspal"}})");
+  BOOST_TEST(notice.error == "");
+  BOOST_TEST((notice.family == Family::backfill));
   // A summary event without an id is still invalid, naming it.
   BOOST_TEST(webhook(R"({"event_type":"daily.data.sleep.created","data":{"data":[]}})").error.find("id") !=
              std::string::npos);

@@ -163,6 +163,36 @@ BOOST_AUTO_TEST_CASE(huge_string) {
   expect_invalid(*this, sample_with("\"" + ten_mb + "\":1"), "data.data[0]: member name longer than the string limit");
 }
 
+// An envelope member given twice meant two things: the event type was read from the first,
+// the user from the last (attack, stop 82). Invalid, naming the member; inside `data`, a
+// repeated member stays the JSON library's business (the service sends none).
+BOOST_AUTO_TEST_CASE(an_envelope_member_given_twice_is_invalid) {
+  const std::string data = R"("data":{"id":"s1","user_id":"u","source":{"provider":"oura"}})";
+  expect_invalid(*this, R"({"event_type":"daily.data.body.created","event_type":"daily.data.sleep.created",)" + data + "}",
+                 "event_type: given twice");
+  expect_invalid(*this, R"({"event_type":"daily.data.sleep.created","user_id":"a","user_id":"b",)" + data + "}",
+                 "user_id: given twice");
+  expect_invalid(*this, R"({"event_type":"daily.data.sleep.created","team_id":"a",)" + data + R"(,"team_id":"b"})",
+                 "team_id: given twice");
+  expect_invalid(*this, R"({"event_type":"daily.data.sleep.created",)" + data + "," + data + "}", "data: given twice");
+}
+
+// The limit is on the text, not on its escaping: 400,000 "é" written "\u00e9" are 2.4 MB
+// as sent and 800,000 bytes decoded (they were refused as "longer than 1048576 bytes", and
+// the same text sent unescaped was taken). One byte past the limit, decoded, still is not.
+BOOST_AUTO_TEST_CASE(the_string_limit_counts_the_decoded_text) {
+  std::string escaped;
+  for (int i = 0; i < 400'000; ++i) escaped += "\\u00e9";
+  const ParseResult r = webhook(summary_with("\"note\":\"" + escaped + "\""));
+  BOOST_TEST(r.error == "");
+  BOOST_TEST((r.status != Status::invalid));
+  BOOST_TEST(rows.summaries.size() == 1u);
+  std::string past_limit;
+  for (size_t i = 0; i < (size_t{1} << 20) / 2; ++i) past_limit += "\\u00e9";  // exactly 1 MiB decoded
+  past_limit += "a";
+  expect_invalid(*this, summary_with("\"note\":\"" + past_limit + "\""), "data.note: string longer than 1048576 bytes");
+}
+
 BOOST_AUTO_TEST_CASE(truncated_json) {
   const std::string good = read_example("timeseries-heartrate.json");
   BOOST_REQUIRE(good.back() == '\n');
