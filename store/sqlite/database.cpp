@@ -144,6 +144,13 @@ Result<void> create_private_file(const std::string& path) {
   return {};
 }
 
+Result<void> opened_for_writing(sqlite::Connection& db, const std::string& path) {
+  if (sqlite3_db_readonly(db.get(), "main") == 1) {
+    return fail(path + ": the database file is read-only; healthhook must be able to write it");
+  }
+  return {};
+}
+
 Result<sqlite::Connection> open_for_writing(const std::string& path, const StoreOptions& options) {
   std::error_code size_error;
   const bool new_file = std::filesystem::file_size(path, size_error) == 0 || size_error;
@@ -154,9 +161,7 @@ Result<sqlite::Connection> open_for_writing(const std::string& path, const Store
   // read-only mount) for reading instead, without an error: `serve` would start, report
   // ready and answer every delivery with 503. Refuse here, naming the file
   // (tests/faults/read_only_database_test.cpp).
-  if (sqlite3_db_readonly(db->get(), "main") == 1) {
-    return fail(path + ": the database file is read-only; healthhook must be able to write it");
-  }
+  if (auto writable = opened_for_writing(*db, path); !writable) return fail(writable);
   // A new database gets 8 KiB pages (SQLite's default is 4 KiB): measured, not derived.
   // Its b-trees are shallower and appends in order (inbox, change feed) touch half as many
   // pages, which outweighed writing 8 KiB for each entry that lands at a random place in an

@@ -32,6 +32,11 @@ Result<void> check_store_path_kind(const std::string& path);
 // version set without healthhook's inbox. The admin commands' connections check it too.
 Result<void> not_another_programs(sqlite::Connection& db);
 
+// Fails, naming `path`, when SQLite opened `db` for reading only though writing was asked
+// (no write permission, the immutable flag, a read-only mount: SQLite falls back without
+// an error, and the first write then said "attempt to write a readonly database" alone).
+Result<void> opened_for_writing(sqlite::Connection& db, const std::string& path);
+
 // Applies pending migrations; refuses a database newer than this binary.
 Result<void> migrate(sqlite::Connection& db);
 

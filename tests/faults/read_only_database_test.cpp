@@ -118,6 +118,26 @@ BOOST_AUTO_TEST_CASE(a_read_only_database_file_stops_start_up_with_one_line_nami
   BOOST_TEST(again.stop() == 0);
 }
 
+// The admin commands (purge-user, jobs, forward) said "attempt to write a readonly
+// database" alone, without the file or why (attack, stop 82).
+BOOST_AUTO_TEST_CASE(an_admin_command_on_a_read_only_file_names_it,
+                     *boost::unit_test::precondition(read_only_usable)) {
+  TempDir dir;
+  const std::string config = prepared_database(dir);
+  const std::string database = dir.file("healthhook.db");
+  ReadOnly read_only;
+  const std::string made = read_only.make(database);
+  BOOST_REQUIRE_MESSAGE(made.empty(), made);
+
+  const auto refused = run_healthhook({"purge-user", "u1", "--config", config}, "", {}, std::chrono::seconds(20));
+  BOOST_TEST(refused.exit_code == 1, refused.stderr_text);
+  BOOST_TEST(lines(refused.stderr_text) == 1u, refused.stderr_text);
+  BOOST_TEST(refused.stderr_text.find(database + ": the database file is read-only") != std::string::npos,
+             refused.stderr_text);
+  read_only.undo();
+  BOOST_TEST(deliveries_where(database, "message_id = 'msg_1'") == 1);  // nothing erased
+}
+
 BOOST_AUTO_TEST_CASE(a_read_only_folder_stops_start_up_with_one_line_naming_the_file,
                      *boost::unit_test::precondition(read_only_usable)) {
   TempDir dir;
