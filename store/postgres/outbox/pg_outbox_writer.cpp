@@ -50,7 +50,8 @@ std::string pgout_change_insert(const std::vector<const ForwardRule*>& rules, st
 // the event type without its last part. Each body is parsed once (the MATERIALIZED CTE).
 // `which`: the deliveries, a condition on inbox with its parameters. A body retention
 // removed is empty, not JSON: such a delivery gets no entry; nor one that is not UTF-8
-// (hh_is_utf8, migration 013).
+// (hh_is_utf8, migration 013). One whose only fault for jsonb is a \u0000 or lone surrogate
+// escape is JSON, as for SQLite's json_valid (hh_json_or_null, migration 015).
 std::string pgout_delivery_insert(const std::vector<const ForwardRule*>& rules, std::string_view which) {
   return "WITH parsed AS MATERIALIZED (SELECT seq, event_type, message_id, "
          "CASE WHEN hh_is_utf8(body) THEN hh_json_or_null(body) END AS doc FROM inbox "

@@ -42,7 +42,9 @@ std::string change_insert(const ForwardRule& rule, std::string_view which, Entri
 // reads it); its resource the event type without the last part ("daily.data.sleep" of
 // "daily.data.sleep.created"), so a created and an updated event of one summary share a
 // key. `which`: the deliveries, a condition on `d` (inbox) with its parameters. A body
-// that is not JSON (not UTF-8, or a NUL byte after a JSON object, included: hh_json_text, sqlite/connection.cpp) gets no entry. One that [retention] body_days removed (empty, recorded
+// that is not JSON (not UTF-8, or a NUL byte after a JSON object, included: hh_json_text, sqlite/connection.cpp) gets no entry;
+// one whose strings hold a \u0000 or lone surrogate escape is JSON text and gets one, as on
+// PostgreSQL (its migration 015). One that [retention] body_days removed (empty, recorded
 // with its size) gets one when the sender makes them (far behind, it may come to it only
 // then): it fails for good when it is sent, with the reason, as it would had it been made
 // at ingest (docs/forwarding.md). `forward requeue --dropped` counts it as not made again;
