@@ -1,6 +1,7 @@
 // The read side's factories (store/open_readers.h): the backend that `database = …` names.
 #include "store/open_readers.h"
 
+#include "store/postgres/copy_progress.h"
 #include "store/postgres/database.h"
 #include "store/postgres/read/pg_read_store.h"
 #include "store/sqlite/database.h"
@@ -35,6 +36,8 @@ Result<void> check_postgres_store(const Database& database) {
   auto state = schema_state(*db);
   if (!state) return fail(state);
   if (auto openable = may_open(*state); !openable) return openable;
+  // What serve refuses after migrating (store/postgres/copy_progress.h).
+  if (auto whole = refuse_unfinished_copy(*db, database); !whole) return whole;
   return {};
 }
 

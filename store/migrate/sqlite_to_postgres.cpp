@@ -10,6 +10,7 @@
 
 #include "store/schema/tables.h"
 #include "store/postgres/connection.h"
+#include "store/postgres/copy_progress.h"
 #include "store/postgres/database.h"
 #include "store/postgres/derived/pg_statements.h"
 #include "store/sqlite/connection.h"
@@ -21,7 +22,7 @@
 namespace hh::store {
 namespace {
 
-constexpr std::string_view kProgressTable = "sqlite_copy_progress";
+constexpr std::string_view kProgressTable = kSqliteCopyProgressTable;
 
 // How a value goes into the binary COPY stream: by the target column's type.
 enum class CopyKind { integer, real, text, bytes, json_scalar };
@@ -477,8 +478,10 @@ Result<SqliteCopySummary> copy_sqlite_to_postgres(const std::string& source_path
   if (!lite) return copy_error(lite, "opening " + source_path);
   auto source_lock = ProcessingLock::acquire(*lite);
   if (!source_lock) return fail(source_lock);
-  auto pg = connect_migrated(target);
+  // Not connect_migrated(): that refuses the unfinished copy this run is here to finish.
+  auto pg = connect(target);
   if (!pg) return copy_error(pg, "opening " + target_name);
+  if (auto migrated = migrate(*pg); !migrated) return copy_error(migrated, "migrating " + target_name);
   // Session level: held until this connection closes (also when the process dies).
   auto locked = pg->query("SELECT pg_try_advisory_lock($1)", pg::Params().add(kProcessingLock));
   if (!locked) return copy_error(locked, "locking " + target_name);

@@ -24,6 +24,9 @@
 // `serve`, `rebuild` or `replay` runs on it) and the target's (kProcessingLock, session
 // level: refused while a PostgreSQL instance processes it, and no instance's processor can
 // start on a half-copied store). The source is read in one read transaction: one snapshot.
+// A copy stopped part-way (kill -9) holds no lock: every other command opening the target
+// refuses it until a run has finished it (store/unfinished_copy.h), as the sequences are
+// set past the copied rows only by the last transaction.
 #include <cstdint>
 #include <functional>
 #include <string>

@@ -2,6 +2,7 @@
 
 #include "common/log.h"
 #include "store/database_location.h"
+#include "store/postgres/copy_progress.h"
 #include "store/postgres/migrations.h"
 
 namespace hh::store {
@@ -147,6 +148,7 @@ Result<pg::Connection> connect_migrated(const Database& database) {
   auto db = connect(database);
   if (!db) return db;
   if (auto migrated = migrate(*db); !migrated) return fail(migrated);
+  if (auto whole = refuse_unfinished_copy(*db, database); !whole) return fail(whole);
   return db;
 }
 

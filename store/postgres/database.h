@@ -31,7 +31,10 @@ Result<void> may_open(const SchemaState& state);
 // schema newer than this binary.
 Result<void> migrate(pg::Connection& db);
 
-// connect() then migrate(): what every opener of a store for writing does.
+// connect() then migrate(): what every opener of a store for writing does; a store holding
+// an unfinished `healthhook migrate` copy is refused (store/postgres/copy_progress.h), so
+// that nothing writes into it before the copy is finished (migrate itself connects and
+// migrates without this).
 Result<pg::Connection> connect_migrated(const Database& database);
 
 // The schema version this binary writes (number of PostgreSQL migrations).

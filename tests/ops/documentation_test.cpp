@@ -18,6 +18,7 @@
 
 #include "config/load_settings.h"
 #include "config/settings_reference.h"
+#include "store/unfinished_copy.h"
 #include "store/unfinished_rebuild.h"
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
@@ -357,6 +358,16 @@ BOOST_AUTO_TEST_CASE(the_unfinished_rebuild_messages_are_quoted_as_printed) {
   const std::string operations = read_file(kSourceDir / "docs" / "operations.md");
   BOOST_TEST(operations.find("## Rebuild") != std::string::npos);
   BOOST_TEST(operations.find(std::string(hh::store::kRebuildUnfinished)) != std::string::npos);
+}
+
+// The refusal of a half-copied PostgreSQL store (store/unfinished_copy.h), quoted as printed
+// after its "DATABASE: "; postgresql.md says it where it tells how to resume a copy.
+BOOST_AUTO_TEST_CASE(the_unfinished_copy_message_is_quoted_as_printed) {
+  const std::string troubleshooting = read_file(kSourceDir / "docs" / "troubleshooting.md");
+  BOOST_TEST(troubleshooting.find("DATABASE: " + std::string(hh::store::kCopyUnfinished)) != std::string::npos,
+             "docs/troubleshooting.md does not quote \"" << hh::store::kCopyUnfinished << "\"");
+  const std::string postgresql = read_file(kSourceDir / "docs" / "postgresql.md");
+  BOOST_TEST(postgresql.find("holds an unfinished `healthhook migrate`") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(every_link_points_into_the_repository) {

@@ -5,7 +5,8 @@
 // PostgreSQL store, then every table compared row for row with the source. Also: the
 // sequences continue after the copied maxima, an interrupted copy resumed ends the same,
 // refusals (a target holding another store's rows, the processing lock held, a missing
-// source), and `healthhook rebuild` on the copy re-derives the same tables.
+// source), a half-copied target refused by every other opener until migrate has finished
+// it, and `healthhook rebuild` on the copy re-derives the same tables.
 //
 // Values are rendered by the target column's type, the same way on both sides: integers
 // as digits, reals with %.17g, text quoted, bytes in hex, a jsonb scalar as SQLite types
@@ -22,12 +23,16 @@
 #include <map>
 #include <thread>
 
+#include "store/open_readers.h"
+#include "store/open_store.h"
 #include "store/schema/tables.h"
 #include "store/postgres/database.h"
 #include "store/sqlite/database.h"
 #include "store/sqlite/processing_lock.h"
 #include "tests/derived/corpus.h"
+#include "store/unfinished_copy.h"
 #include "tests/derived/store_dump.h"
+#include "tests/support/http_client.h"
 #include "tests/support/postgres_cluster.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
@@ -396,6 +401,80 @@ BOOST_AUTO_TEST_CASE(a_copy_killed_midway_run_again_ends_the_same) {
   BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.stderr_text);
   auto lite = source.open();
   migrate_check_same(migrate_dump_pg(pg), migrate_dump_lite(lite, pg), migrate_tables());
+}
+
+// The attack: a copy stopped part-way (by kill -9; here as if killed after a commit), then
+// `serve` started on the target. It must not take the half copy for a store: it would apply
+// the copied inbox, answer every new delivery 503 (inbox_seq not yet set past the copied
+// rows) and write rows that make the same migrate fail for ever. So serve, every opener
+// that writes (rebuild, replay, purge-user, forward, jobs) and the readers (query) refuse
+// it, saying what to do, and write nothing; migrate run again finishes it, and then serve
+// starts and stores new deliveries after the copied ones.
+BOOST_AUTO_TEST_CASE(a_half_copied_target_is_refused_until_migrate_has_finished_it) {
+  SourceStore source(40, 11);
+  const std::string uri = test::PostgresCluster::shared().fresh_database();
+  auto stopped = run_migrate(source.path, uri, {"--batch-rows", "10", "--stop-after-batches", "2"});
+  BOOST_TEST(stopped.exit_code == 1, stopped.stderr_text);
+  auto pg = migrate_connect(uri);
+  BOOST_REQUIRE_EQUAL(migrate_int(pg, "SELECT count(*) FROM inbox"), 20);
+  const std::string refusal = store::loggable_location(uri) + ": " + std::string(store::kCopyUnfinished);
+
+  test::TempDir dir;
+  dir.write("secret", test::random_secret());
+  dir.write("serve.toml",
+            "database = \"" + uri + "\"\nlisten = \"127.0.0.1:0\"\nsigning_secret_files = [\"secret\"]\n");
+  auto served = test::run_healthhook({"serve", "--config", dir.file("serve.toml")}, "", {}, std::chrono::seconds(60));
+  BOOST_TEST(served.exit_code != 0);
+  BOOST_TEST(served.stderr_text.find(refusal) != std::string::npos, served.stderr_text);
+  BOOST_TEST(served.stderr_text.find("\"listening\"") == std::string::npos, served.stderr_text);
+  auto queried = test::run_healthhook({"query", "samples", "--database", uri});
+  BOOST_TEST(queried.exit_code == 1);
+  BOOST_TEST(queried.stderr_text.find(refusal) != std::string::npos, queried.stderr_text);
+  auto rebuilt = test::run_healthhook({"rebuild", "--database", uri});
+  BOOST_TEST(rebuilt.exit_code != 0);
+  BOOST_TEST(rebuilt.stderr_text.find(refusal) != std::string::npos, rebuilt.stderr_text);
+  // Each way a command opens the store, as the commands above and the others open it.
+  const store::Database target(uri);
+  auto opened = store::open_store(target, {});
+  BOOST_TEST((!opened && opened.error() == refusal), (opened ? "opened" : opened.error()));
+  auto outbox = store::open_outbox(target);
+  BOOST_TEST((!outbox && outbox.error() == refusal), (outbox ? "opened" : outbox.error()));
+  auto jobs = store::open_job_admin(target);
+  BOOST_TEST((!jobs && jobs.error() == refusal), (jobs ? "opened" : jobs.error()));
+  auto erasure = store::open_erasure(target, 1000);
+  BOOST_TEST((!erasure && erasure.error() == refusal), (erasure ? "opened" : erasure.error()));
+  auto reader = store::open_read_store(target);
+  BOOST_TEST((!reader && reader.error() == refusal), (reader ? "opened" : reader.error()));
+  // Nothing was applied or written meanwhile.
+  BOOST_TEST(migrate_int(pg, "SELECT count(*) FROM inbox") == 20);
+  BOOST_TEST(migrate_int(pg, "SELECT applied_seq FROM processor_state") == 0);
+
+  auto resumed = run_migrate(source.path, uri, {"--batch-rows", "10"});
+  BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.stderr_text);
+  auto lite = source.open();
+  migrate_check_same(migrate_dump_pg(pg), migrate_dump_lite(lite, pg), migrate_tables());
+  const int64_t last_seq = migrate_int(pg, "SELECT max(seq) FROM inbox");
+  {
+    test::ServerProcess server(dir, "", std::chrono::seconds(60), {"HEALTHHOOK_DATABASE=" + uri});
+    test::HttpClient client(server.port());
+    std::string body;
+    for (const store::NewDelivery& d : test::make_corpus(20, 99)) {
+      if (d.origin == store::Origin::webhook && body.empty()) body = d.body;
+    }
+    auto stored = client.post_webhook(server.secret(), "after-the-copy", body);
+    BOOST_TEST(stored.status == 200, stored.body);
+    BOOST_TEST(stored.body.find("\"seq\":" + std::to_string(last_seq + 1)) != std::string::npos, stored.body);
+    BOOST_TEST(server.stop() == 0);
+  }
+  // A finished copy a serve has written to since opens as any store.
+  BOOST_TEST(store::open_store(target, {}).ok());
+  BOOST_TEST(store::open_read_store(target).ok());
+
+  // The copy's last transaction is what sets the sequences: a copy killed after every row
+  // was in, before it, is unfinished too (inbox_seq still behind the copied rows).
+  BOOST_REQUIRE(pg.query("SELECT setval('inbox_seq', $1)", pg::Params().add(last_seq - 1)));
+  auto behind = store::open_store(target, {});
+  BOOST_TEST((!behind && behind.error() == refusal), (behind ? "opened" : behind.error()));
 }
 
 BOOST_AUTO_TEST_CASE(a_target_holding_another_stores_rows_is_refused) {

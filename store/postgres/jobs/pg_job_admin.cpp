@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "store/postgres/copy_progress.h"
 #include "store/postgres/database.h"
 #include "store/postgres/jobs/payload_json.h"
 
@@ -170,6 +171,7 @@ Result<pg::Connection> open_postgres_admin_connection(const Database& database, 
                                       " is newer than this healthhook (" + std::to_string(postgres_schema_version()) +
                                       "); upgrade healthhook");
   }
+  if (auto whole = refuse_unfinished_copy(*db, database); !whole) return fail(whole);
   return db;
 }
 

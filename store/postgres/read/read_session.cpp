@@ -1,5 +1,6 @@
 #include "store/postgres/read/read_session.h"
 
+#include "store/postgres/copy_progress.h"
 #include "store/postgres/database.h"
 
 namespace hh::store::pgread {
@@ -43,6 +44,9 @@ Result<ReaderConnection> connect_reader(const Database& database) {
     return fail("PostgreSQL: database schema version " + std::to_string(*version) +
                 " is newer than this healthhook");
   }
+  // A half copy answers incomplete data as if whole: refused, as `query` refuses an
+  // unfinished rebuild.
+  if (auto whole = refuse_unfinished_copy(*db, database); !whole) return fail(whole);
   return ReaderConnection{std::move(*db), bytewise};
 }
 
