@@ -1,15 +1,10 @@
 #include "receiver/http/listener.h"
 
-#include <boost/beast/ssl.hpp>
-
 #include "common/log.h"
 #include "receiver/http/lingering_close.h"
+#include "receiver/http/tls_session.h"
 
 namespace hh::http {
-
-namespace {
-constexpr std::chrono::seconds kTlsCloseNotifyWait{1};
-}  // namespace
 
 Listener::Listener(net::io_context& io, unsigned io_threads, const Router& router, SessionLimits limits,
                    ConnectionLimits connections)
@@ -155,26 +150,8 @@ net::awaitable<void> Listener::run_session(net::ip::tcp::socket socket, net::ip:
 
   beast::tcp_stream transport(std::move(socket));
   control->transport = &transport;
-  if (auto context = tls()) {
-    beast::ssl_stream<beast::tcp_stream> stream(std::move(transport), *context);
-    control->transport = &beast::get_lowest_layer(stream);
-    beast::get_lowest_layer(stream).expires_after(limits.header_timeout);
-    auto [ec] = co_await stream.async_handshake(net::ssl::stream_base::server, use_tuple);
-    if (ec) {
-      // A handshake left half-way is a slow client like a head left half-way.
-      if (ec == beast::error::timeout && limits.refusals) limits.refusals->count(Refusal::client_timeout);
-      co_return;
-    }
-    co_await serve_requests(stream, router_, limits, *control, *stopping);
-    if (control->unread_bytes > 0) {
-      co_await drop_what_still_arrives(stream, control->unread_bytes, limits.drop_allowance, *control, *stopping);
-    }
-    // close_notify, then wait briefly for the peer's: a client that keeps the socket open
-    // without answering must not hold a graceful stop for the whole write timeout. The
-    // last request is over: idle meanwhile, it may make room for another (connection_table.h).
-    if (control->table) control->table->idle(*control);
-    beast::get_lowest_layer(stream).expires_after(kTlsCloseNotifyWait);
-    co_await stream.async_shutdown(use_tuple);
+  if (auto context = tls()) {  // held by this frame: a reload swaps the listener's, not this one
+    co_await serve_tls_connection(transport, *context, router_, limits, *control, *stopping);
     co_return;
   }
   co_await serve_requests(transport, router_, limits, *control, *stopping);

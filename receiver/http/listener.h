@@ -9,7 +9,8 @@
 // descriptors), accepting pauses for kAcceptPause, so the loop never spins. Every refusal
 // is counted, not logged (refusals.h).
 //
-// Stop (SIGTERM/SIGINT): stop() closes the acceptor and the idle keep-alive connections;
+// Stop (SIGTERM/SIGINT): stop() closes the acceptor and the idle connections (waiting for a
+// request, or still in their TLS handshake: tls_session.h);
 // sessions in the middle of a request finish it (their commit included), answer with
 // "Connection: close" and end. close_all() ends the rest (a drain's deadline). Sessions
 // share the connection table with the listener, so a session that ends after the

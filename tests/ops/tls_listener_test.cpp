@@ -21,6 +21,7 @@
 
 #include "receiver/signature/webhook_signature.h"
 #include "tests/ops/test_certificate.h"
+#include "tests/support/database_probe.h"
 #include "tests/support/http_client.h"
 #include "tests/support/raw_connection.h"
 #include "tests/support/server_process.h"
@@ -143,6 +144,22 @@ bool wait_for_logs(const ServerProcess& server, const std::string& needle, size_
   return true;
 }
 
+// A POST /webhooks of `body` signed with `secret` now.
+bhttp::request<bhttp::string_body> signed_delivery(const std::string& secret, const std::string& id,
+                                                   const std::string& body) {
+  const std::string timestamp = std::to_string(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  const auto signature = hh::signature::sign(secret, id, timestamp, body);
+  BOOST_REQUIRE(signature.ok());
+  bhttp::request<bhttp::string_body> delivery{bhttp::verb::post, "/webhooks", 11};
+  delivery.set(bhttp::field::content_type, "application/json");
+  delivery.set("svix-id", id);
+  delivery.set("svix-timestamp", timestamp);
+  delivery.set("svix-signature", signature.value());
+  delivery.body() = body;
+  return delivery;
+}
+
 // `healthhook serve` with the given [tls] files in `dir`; returns what it printed and its
 // exit code (it is expected to refuse to start).
 ProcessResult serve_expecting_failure(const TempDir& dir) {
@@ -171,9 +188,9 @@ BOOST_AUTO_TEST_CASE(serves_https_with_the_configured_certificate_and_swaps_it_o
   BOOST_TEST(before.get("/healthz", &body) == 200);
   BOOST_TEST(body.find("alive") != std::string::npos);
 
-  // Plain HTTP on the TLS port gets no HTTP answer.
+  // Plain HTTP on the TLS port is told so (plain_http_to_the_tls_port_is_told_to_use_tls).
   HttpClient plain(server.port(), std::chrono::seconds(5));
-  BOOST_TEST(plain.get("/healthz").status == 0);
+  BOOST_TEST(plain.get("/healthz").status == 400);
 
   install_certificate(dir, second);
   server.signal(SIGHUP);
@@ -218,16 +235,7 @@ BOOST_AUTO_TEST_CASE(an_answer_larger_than_a_tls_record_arrives_whole) {
   const std::string note(40000, 'n');
   const std::string body = R"({"event_type":"daily.data.sleep.created","user_id":"u1","data":{"id":"s1","user_id":"u1",)"
                            R"("calendar_date":"2024-05-16","note":")" + note + R"("}})";
-  const std::string timestamp = std::to_string(
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
-  const auto signature = hh::signature::sign(server.secret(), "msg_large", timestamp, body);
-  BOOST_REQUIRE(signature.ok());
-  bhttp::request<bhttp::string_body> delivery{bhttp::verb::post, "/webhooks", 11};
-  delivery.set(bhttp::field::content_type, "application/json");
-  delivery.set("svix-id", "msg_large");
-  delivery.set("svix-timestamp", timestamp);
-  delivery.set("svix-signature", signature.value());
-  delivery.body() = body;
+  auto delivery = signed_delivery(server.secret(), "msg_large", body);
   BOOST_TEST(client.exchange(delivery) == 200);
 
   bhttp::request<bhttp::string_body> page{bhttp::verb::get, "/v1/deliveries/msg_large", 11};
@@ -270,6 +278,82 @@ BOOST_AUTO_TEST_CASE(a_handshake_left_half_way_is_counted_as_a_client_timeout) {
   BOOST_TEST(silent.send(std::string("\x16\x03\x01\x02\x00\x01", 6)));
   BOOST_TEST(silent.closed_by_server(std::chrono::seconds(5)));
   BOOST_TEST(server.wait_for_log("\"client_timeout\":1", std::chrono::seconds(5)));
+  BOOST_TEST(server.stop() == 0);
+}
+
+// A black-box pass: a TLS client that connected and stalled in its handshake held SIGTERM
+// for the whole drain (10 s, then "drain_deadline"), where a plain connection in the same
+// state is closed at once. A connection in its handshake, or idle after it, has no
+// request in flight: the stop closes it at once, and the delivery acknowledged before it
+// is stored. (header_timeout_s is long, so that no deadline but the stop's ends them.)
+BOOST_AUTO_TEST_CASE(sigterm_closes_connections_still_in_their_tls_handshake_at_once) {
+  TempDir dir;
+  const auto certificate = make_self_signed("healthhook-test-1", 1);
+  install_certificate(dir, certificate);
+  ServerProcess server(dir, "header_timeout_s = 60\nidle_timeout_s = 60\n" + kTlsToml);
+  RawConnection silent(server.port());
+  RawConnection half_hello(server.port());
+  // The first bytes of a ClientHello record, then nothing.
+  BOOST_TEST(half_hello.send(std::string("\x16\x03\x01\x02\x00\x01", 6)));
+  // Accepted after the two above: once it is answered, they are in their handshake. Left
+  // open, it is idle between requests.
+  TlsConnection client(server.port(), certificate.cert_pem);
+  BOOST_REQUIRE_MESSAGE(!client.error(), client.error().message());
+  const std::string body = R"({"event_type":"daily.data.sleep.created","user_id":"u1","data":{"id":"s1",)"
+                           R"("user_id":"u1","calendar_date":"2024-05-16"}})";
+  auto delivery = signed_delivery(server.secret(), "msg_before_stop", body);
+  BOOST_TEST(client.exchange(delivery) == 200);
+
+  BOOST_TEST(server.stop(std::chrono::seconds(60)) == 0);
+  // No session was left for the drain's deadline to close.
+  BOOST_TEST(count_logs(server, "\"drain_deadline\"") == 0u);
+  BOOST_TEST(count_logs(server, "\"drain_stuck\"") == 0u);
+  BOOST_TEST(query_int(server.database(), "SELECT count(*) FROM deliveries WHERE message_id = 'msg_before_stop'") ==
+             1);
+}
+
+// A connection in its TLS handshake is idle, not in the middle of a request: when every
+// slot is taken, the one idle the longest (past a second) makes room for a newcomer, as a
+// plain connection that has sent nothing does (connection_table.h). It held already; kept
+// here beside the stop's rule above, which it mirrors.
+BOOST_AUTO_TEST_CASE(a_connection_in_its_tls_handshake_makes_room_when_all_are_taken) {
+  TempDir dir;
+  const auto certificate = make_self_signed("healthhook-test-1", 1);
+  install_certificate(dir, certificate);
+  ServerProcess server(dir, "max_connections = 2\nheader_timeout_s = 60\nrefusal_log_interval_s = 1\n" + kTlsToml);
+  RawConnection silent(server.port());
+  RawConnection half_hello(server.port());
+  BOOST_TEST(half_hello.send(std::string("\x16\x03\x01\x02\x00\x01", 6)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // past kMinIdleBeforeEviction
+  TlsConnection client(server.port(), certificate.cert_pem);
+  BOOST_REQUIRE_MESSAGE(!client.error(), client.error().message());
+  BOOST_TEST(client.get("/healthz") == 200);
+  BOOST_TEST(silent.closed_by_server(std::chrono::seconds(5)));  // idle the longest
+  BOOST_TEST(server.wait_for_log("\"evicted_idle\":1", std::chrono::seconds(5)));
+  client.close();
+  BOOST_TEST(server.stop() == 0);
+}
+
+// Plain HTTP sent to the TLS port got the connection closed without a word. It is told
+// what the port expects (as nginx's "400 The plain HTTP request was sent to HTTPS port"),
+// the connection closes, and the refusal is counted as a bad request.
+BOOST_AUTO_TEST_CASE(plain_http_to_the_tls_port_is_told_to_use_tls) {
+  TempDir dir;
+  const auto certificate = make_self_signed("healthhook-test-1", 1);
+  install_certificate(dir, certificate);
+  ServerProcess server(dir, "refusal_log_interval_s = 1\n" + kTlsToml);
+  const RawReply reply =
+      raw_exchange(server.port(), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", std::chrono::seconds(5));
+  BOOST_TEST(reply.starts_with("HTTP/1.1 400"), reply.received);
+  BOOST_TEST(reply.received.find("\r\nConnection: close\r\n") != std::string::npos, reply.received);
+  BOOST_TEST(reply.received.ends_with("\r\n\r\nthis port expects TLS (HTTPS)\n"), reply.received);
+  BOOST_TEST(reply.closed_by_server);
+  BOOST_TEST(server.wait_for_log("\"bad_request\":1", std::chrono::seconds(5)));
+  // TLS clients are served as before.
+  TlsConnection client(server.port(), certificate.cert_pem);
+  BOOST_REQUIRE_MESSAGE(!client.error(), client.error().message());
+  BOOST_TEST(client.get("/healthz") == 200);
+  client.close();
   BOOST_TEST(server.stop() == 0);
 }
 
