@@ -1,5 +1,6 @@
 #include "app/http_front.h"
 
+#include "app/certificate_validity.h"
 #include "app/serve_console_actions.h"
 #include "app/limits_that_fit.h"
 #include "common/log.h"
@@ -101,6 +102,13 @@ Result<void> mount_metrics(HttpFront& front, const FrontParts& parts) {
     front.metrics_endpoint.add(metrics::fetcher_metrics(*parts.follow_ups->fetcher, parts.follow_ups->fetch_metrics));
   }
   if (parts.forwarder) front.metrics_endpoint.add(metrics::forward_metrics(*parts.forwarder));
+  if (!settings.tls.cert_file.empty()) {
+    front.metrics_endpoint.add([&not_after = front.tls_not_after_s](metrics::PrometheusText& out) {
+      out.gauge("healthhook_tls_certificate_expiry_timestamp_seconds",
+                "The listener's TLS certificate's notAfter (Unix seconds): it has expired when below time()",
+                not_after.load(std::memory_order_relaxed));
+    });
+  }
   front.metrics_endpoint.install(front.router, front.blocking, parts.secrets.metrics_token);
   return {};
 }
@@ -175,10 +183,13 @@ Result<void> bind_listener(HttpFront& front, const FrontParts& parts) {
     auto certificate = http::load_server_certificate(settings.tls.cert_file, settings.tls.key_file, settings.base_dir);
     if (!certificate) return fail(ErrorKind::data, certificate.error());
     front.listener->set_tls(certificate->context);
+    front.tls_not_after_s.store(certificate->not_after_s, std::memory_order_relaxed);
     log::info("tls")
         .str("subject", certificate->subject)
         .str("serial", certificate->serial)
         .str("not_after", certificate->not_after);
+    // Served all the same: a renewed file and a reload mend it without a restart.
+    warn_about_certificate_validity(*certificate);
   }
   if (auto listening = front.listener->listen(settings.listen); !listening) {
     return fail(ErrorKind::other, listening.error());

@@ -2,6 +2,8 @@
 // The HTTP side of `serve`: the io_context, the router with the webhook, health, read API
 // and metrics endpoints, and the listener (TLS when configured), bound but not started.
 #include <boost/asio/io_context.hpp>
+#include <atomic>
+#include <cstdint>
 #include <memory>
 
 #include "api/read_api.h"
@@ -46,6 +48,9 @@ struct HttpFront {
   metrics::MetricsEndpoint metrics_endpoint;
   std::unique_ptr<metrics::StoreMetrics> store_metrics;
   std::unique_ptr<http::Listener> listener;
+  // With TLS: the listener certificate's notAfter in Unix seconds, for /metrics; set at start
+  // and by each reload that swaps the certificate.
+  std::atomic<int64_t> tls_not_after_s{0};
   std::unique_ptr<http::RefusalLog> refusal_log;
   std::unique_ptr<metrics::DeliveryAlarms> alarms;
   // The console (only with console.enabled): its overview's sampler, its actions, its routes.

@@ -14,27 +14,41 @@ uint64_t outgoing_sockets(const config::Settings& settings) {
          (fetching ? static_cast<uint64_t>(settings.service.concurrency) : 0);
 }
 
-size_t connections_that_fit(int64_t configured, uint64_t outgoing) {
+ConnectionsFit fit_connections(int64_t configured, uint64_t outgoing) {
   const http::DescriptorLimit limit = http::raise_descriptor_limit();
-  if (!limit.error.empty()) log::warn("nofile_limit").str("error", limit.error);
   const uint64_t fit = http::connections_that_fit(limit, outgoing);
-  if (static_cast<uint64_t>(configured) <= fit) return static_cast<size_t>(configured);
+  ConnectionsFit out{.max_connections = static_cast<size_t>(configured),
+                     .configured = configured,
+                     .nofile_limit = limit.soft,
+                     .outgoing = outgoing,
+                     .nofile_error = limit.error,
+                     .reason = {}};
+  if (static_cast<uint64_t>(configured) <= fit) return out;
+  out.max_connections = static_cast<size_t>(fit);
   // Below a handful the service is as good as down (at 20 descriptors not one accept
   // succeeds): said so, not left to a count of accept failures.
   constexpr uint64_t kFewConnections = 8;
+  out.reason = fit < kFewConnections
+                   ? "the file-descriptor limit leaves (almost) no connections beside the " +
+                         std::to_string(http::kReservedDescriptors) +
+                         " descriptors serve keeps for its files and threads and the outgoing_sockets: "
+                         "it may accept none; raise "
+                         "LimitNOFILE (ulimit -n) to 1024 or more"
+                   : std::string("the file-descriptor limit is too low; raise LimitNOFILE (ulimit -n)");
+  return out;
+}
+
+size_t connections_that_fit(int64_t configured, uint64_t outgoing) {
+  const ConnectionsFit fit = fit_connections(configured, outgoing);
+  if (!fit.nofile_error.empty()) log::warn("nofile_limit").str("error", fit.nofile_error);
+  if (fit.reason.empty()) return fit.max_connections;
   log::warn("max_connections_lowered")
-      .num("configured", configured)
-      .num("max_connections", static_cast<int64_t>(fit))
-      .num("nofile_limit", static_cast<int64_t>(limit.soft))
-      .num("outgoing_sockets", static_cast<int64_t>(outgoing))
-      .str("reason", fit < kFewConnections
-                         ? "the file-descriptor limit leaves (almost) no connections beside the " +
-                               std::to_string(http::kReservedDescriptors) +
-                               " descriptors serve keeps for its files and threads and the outgoing_sockets: "
-                               "it may accept none; raise "
-                               "LimitNOFILE (ulimit -n) to 1024 or more"
-                         : std::string("the file-descriptor limit is too low; raise LimitNOFILE (ulimit -n)"));
-  return static_cast<size_t>(fit);
+      .num("configured", fit.configured)
+      .num("max_connections", static_cast<int64_t>(fit.max_connections))
+      .num("nofile_limit", static_cast<int64_t>(fit.nofile_limit))
+      .num("outgoing_sockets", static_cast<int64_t>(fit.outgoing))
+      .str("reason", fit.reason);
+  return fit.max_connections;
 }
 
 uint64_t body_limit_that_fits(const config::Settings& settings, const store::Inbox& inbox) {

@@ -3,6 +3,7 @@
 // (spec §2: a warning, never a refusal to start).
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "config/settings.h"
 #include "store/inbox.h"
@@ -17,7 +18,20 @@ uint64_t outgoing_sockets(const config::Settings& settings);
 // max_connections lowered to what the file-descriptor limit allows beside the reserve and
 // `outgoing` sockets: a slow backend's POSTs took the descriptors the accept loop needed,
 // and ingest stopped (black-box pass, stop 82). The soft limit is raised to the hard one
-// first.
+// first. Computed, not logged: serve logs it (connections_that_fit), check-config prints
+// it, from this one function.
+struct ConnectionsFit {
+  size_t max_connections = 0;  // the value in force
+  int64_t configured = 0;
+  uint64_t nofile_limit = 0;   // the soft limit after raising it
+  uint64_t outgoing = 0;
+  std::string nofile_error;    // why the limit could not be read or raised ("" when fine)
+  std::string reason;          // why max_connections was lowered ("" when it fits)
+};
+ConnectionsFit fit_connections(int64_t configured, uint64_t outgoing);
+
+// serve: fit_connections()'s value, its warnings logged (nofile_limit,
+// max_connections_lowered).
 size_t connections_that_fit(int64_t configured, uint64_t outgoing);
 
 // max_body_bytes lowered to what one inbox row can hold (with the request's headers).

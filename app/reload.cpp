@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "app/certificate_validity.h"
 #include "common/log.h"
 #include "config/secrets.h"
 #include "config/settings_reference.h"
@@ -49,15 +50,20 @@ Result<LoadedReload> load_reload(const config::Settings& startup, const config::
                       secrets->signing_secrets.size()};
 }
 
-void apply_reload(LoadedReload loaded, http::WebhookEndpoint& webhook, http::Listener& listener) {
+void apply_reload(LoadedReload loaded, http::WebhookEndpoint& webhook, http::Listener& listener,
+                  std::atomic<int64_t>& tls_not_after_s) {
   log::set_level(log::parse_level(loaded.log_level).value_or(log::Level::info));
   webhook.set_verifier(std::move(loaded.verifier));
   if (loaded.certificate) {
     listener.set_tls(loaded.certificate->context);  // new connections; open ones keep theirs
+    tls_not_after_s.store(loaded.certificate->not_after_s, std::memory_order_relaxed);
     log::info("tls_reloaded")
         .str("subject", loaded.certificate->subject)
         .str("serial", loaded.certificate->serial)
         .str("not_after", loaded.certificate->not_after);
+    // Swapped in all the same, as at start: refusing it would keep the previous
+    // certificate, which a renewal gone wrong may have left expired too.
+    warn_about_certificate_validity(*loaded.certificate);
   }
   log::info("reloaded").num("signing_secrets", static_cast<int64_t>(loaded.signing_secrets));
 }

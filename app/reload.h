@@ -2,6 +2,8 @@
 // SIGHUP in `serve`: re-read what can change safely while running: the signing secrets,
 // the TLS certificate and key, and the log level. All are loaded and checked before any is
 // swapped in, so a bad file changes none of them. Turning TLS on or off, and every other setting, needs a restart.
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,7 +37,9 @@ struct LoadedReload {
 Result<LoadedReload> load_reload(const config::Settings& startup, const config::Settings& settings);
 
 // Swaps what `loaded` holds in: the log level, the verifier, the certificate for new
-// connections (open ones keep theirs).
-void apply_reload(LoadedReload loaded, http::WebhookEndpoint& webhook, http::Listener& listener);
+// connections (open ones keep theirs) and its notAfter into `tls_not_after_s` (/metrics);
+// warns when the new certificate is expired, not yet valid or expires soon.
+void apply_reload(LoadedReload loaded, http::WebhookEndpoint& webhook, http::Listener& listener,
+                  std::atomic<int64_t>& tls_not_after_s);
 
 }  // namespace hh::app

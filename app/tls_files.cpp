@@ -7,10 +7,12 @@
 
 namespace hh::app {
 
-Result<void> check_tls_files(const config::Settings& settings) {
+Result<std::optional<http::ServerCertificate>> check_tls_files(const config::Settings& settings) {
+  std::optional<http::ServerCertificate> listener_certificate;
   if (!settings.tls.cert_file.empty()) {
     auto certificate = http::load_server_certificate(settings.tls.cert_file, settings.tls.key_file, settings.base_dir);
     if (!certificate) return fail(ErrorKind::data, certificate.error());
+    listener_certificate = std::move(*certificate);
   }
   // The fetcher resolves its CA file from the configuration's folder (checked even while no
   // API key lets the fetcher run: a key added later must not meet a broken file); the
@@ -27,7 +29,7 @@ Result<void> check_tls_files(const config::Settings& settings) {
     auto context = http_client::client_tls_context(config::resolve_secret_path(ca_file, settings.base_dir));
     if (!context) return fail(context, "forward[" + std::to_string(i) + "].ca_file");
   }
-  return {};
+  return listener_certificate;
 }
 
 }  // namespace hh::app

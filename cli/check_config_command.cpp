@@ -1,6 +1,8 @@
 // healthhook check-config: loads settings and secrets exactly as `serve` would, checks
-// the signing secrets decode and the TLS certificate and key load, and prints the
-// effective settings (never a secret). --online also checks that service.base_url answers
+// the signing secrets decode and the TLS certificate and key load (and that the certificate
+// is within its validity period: a warning when it ends within 14 days), and prints the
+// effective settings (never a secret), max_connections as serve fits it to the
+// file-descriptor limit. --online also checks that service.base_url answers
 // and accepts the API key (cli/service_probe.h), and the same for each [[service.teams]]
 // entry with its base URL and key; with [management] it lists the organization's teams
 // and names each [[service.teams]] entry the organization does not have. Exit 2 for a
@@ -18,6 +20,8 @@
 #include <iostream>
 #include <optional>
 
+#include "app/certificate_validity.h"
+#include "app/limits_that_fit.h"
 #include "app/store_settings.h"
 #include "app/tls_files.h"
 #include "cli/command_support.h"
@@ -25,6 +29,7 @@
 #include "cli/service_access.h"
 #include "cli/service_probe.h"
 #include "common/json_writer.h"
+#include "common/timestamp.h"
 #include "config/secrets.h"
 #include "config/settings_reference.h"
 #include "config/toml_json.h"
@@ -130,6 +135,9 @@ std::string settings_object(const config::Settings& settings) {
   return out;
 }
 
+// What serve would start with but warn about: said, not failed (exit 0).
+void print_warning(const std::string& message) { std::cerr << "healthhook check-config: warning: " << message << "\n"; }
+
 int run_check_config(const CheckConfigFlags& flags) {
   auto settings = load_settings_or_report(flags.settings, "check-config");
   if (!settings) return kExitBadConfig;
@@ -219,10 +227,38 @@ int run_check_config(const CheckConfigFlags& flags) {
     std::cerr << "healthhook check-config: note: listen: " << settings->listen
               << " is in use now (serve cannot start there until its holder stops)\n";
   }
-  if (auto loaded = app::check_tls_files(*settings); !loaded) {
+  auto loaded = app::check_tls_files(*settings);
+  if (!loaded) {
     report_error("check-config", loaded.error());
     return kExitBadConfig;
   }
+  if (*loaded) {
+    // serve starts with such a certificate (and warns): every client's handshake fails.
+    const auto validity = app::certificate_validity(**loaded, unix_now_ms() / 1000);
+    switch (validity.verdict) {
+      case app::CertificateValidity::Verdict::valid: break;
+      case app::CertificateValidity::Verdict::expires_soon: print_warning(validity.detail); break;
+      case app::CertificateValidity::Verdict::expired:
+      case app::CertificateValidity::Verdict::not_yet_valid:
+        report_error("check-config", validity.detail);
+        return kExitBadConfig;
+    }
+  }
+  // The max_connections serve would run with, by the function serve fits it with, and what
+  // serve would warn about it.
+  const app::ConnectionsFit connections =
+      app::fit_connections(settings->max_connections, app::outgoing_sockets(*settings));
+  if (!connections.nofile_error.empty()) {
+    print_warning("nofile_limit: cannot raise the file-descriptor limit: " + connections.nofile_error);
+  }
+  if (!connections.reason.empty()) {
+    print_warning("max_connections: " + std::to_string(connections.configured) + " lowered to " +
+                  std::to_string(connections.max_connections) + " (file-descriptor limit " +
+                  std::to_string(connections.nofile_limit) + ", outgoing_sockets " +
+                  std::to_string(connections.outgoing) + "): " + connections.reason);
+  }
+  config::Settings in_effect = *settings;
+  in_effect.max_connections = static_cast<int64_t>(connections.max_connections);
   std::optional<ServiceProbe> probe;
   if (flags.online) {
     if (secrets->api_key.empty()) {
@@ -252,6 +288,7 @@ int run_check_config(const CheckConfigFlags& flags) {
       .string("database", store::loggable_location(settings->database))
       .string("webhook_path", settings->webhook_path)
       .integer("max_body_bytes", settings->max_body_bytes)
+      .integer("max_connections", in_effect.max_connections)
       .integer("signing_secrets", static_cast<int64_t>(secrets->signing_secrets.size()))
       .integer("timestamp_tolerance_s", settings->timestamp_tolerance_s)
       .string("synchronous", settings->synchronous)
@@ -262,7 +299,7 @@ int run_check_config(const CheckConfigFlags& flags) {
       .boolean("read_api", !secrets->read_api_token.empty())
       .boolean("tls", !settings->tls.cert_file.empty());
   if (probe) object.string("service_checked", probe->url).integer("service_status", probe->status);
-  object.raw("settings", settings_object(*settings));
+  object.raw("settings", settings_object(in_effect));
   if (management_teams) object.integer("management_teams", *management_teams);
   for (const auto& warning : location_warnings) {
     if (std::string_view(warning.event) == "database_plaintext_risk") object.string("database_warning", warning.detail);

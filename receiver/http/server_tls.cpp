@@ -8,6 +8,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <ctime>
 
 #include "common/file_text.h"
 #include "config/secrets.h"
@@ -49,6 +50,14 @@ std::string bio_text(BIO* bio) {
   return size > 0 ? std::string(data, static_cast<size_t>(size)) : std::string();
 }
 
+// An ASN1_TIME as printed ("Jun  1 12:00:00 2026 GMT") and as Unix seconds (0 when unreadable).
+void read_time(const ASN1_TIME* time, std::string& text, int64_t& unix_s) {
+  BioPtr printed(BIO_new(BIO_s_mem()));
+  if (printed && ASN1_TIME_print(printed.get(), time) == 1) text = bio_text(printed.get());
+  std::tm utc{};
+  if (ASN1_TIME_to_tm(time, &utc) == 1) unix_s = static_cast<int64_t>(::timegm(&utc));
+}
+
 void describe(X509* cert, ServerCertificate& out) {
   if (!cert) return;
   BioPtr subject(BIO_new(BIO_s_mem()));
@@ -60,10 +69,8 @@ void describe(X509* cert, ServerCertificate& out) {
     std::unique_ptr<char, OpenSslFree> hex(BN_bn2hex(serial.get()));
     if (hex) out.serial = hex.get();
   }
-  BioPtr not_after(BIO_new(BIO_s_mem()));
-  if (not_after && ASN1_TIME_print(not_after.get(), X509_get0_notAfter(cert)) == 1) {
-    out.not_after = bio_text(not_after.get());
-  }
+  read_time(X509_get0_notBefore(cert), out.not_before, out.not_before_s);
+  read_time(X509_get0_notAfter(cert), out.not_after, out.not_after_s);
 }
 
 }  // namespace
@@ -112,6 +119,7 @@ Result<ServerCertificate> load_server_certificate(const std::string& cert_file, 
 
   ServerCertificate out;
   out.context = std::move(context);
+  out.cert_path = cert_path;
   describe(SSL_CTX_get0_certificate(out.context->native_handle()), out);
   return out;
 }

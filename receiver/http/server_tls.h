@@ -11,6 +11,7 @@
 // Reload (SIGHUP): build a new context with this function and hand it to
 // Listener::set_tls(); connections already open keep the context they started with.
 #include <boost/asio/ssl/context.hpp>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -20,9 +21,15 @@ namespace hh::http {
 
 struct ServerCertificate {
   std::shared_ptr<boost::asio::ssl::context> context;
-  std::string subject;    // e.g. "CN=hooks.example.com", for the log
-  std::string serial;     // hex
-  std::string not_after;  // e.g. "Jun  1 12:00:00 2026 GMT"
+  std::string cert_path;   // the file it was read from (resolved), for messages
+  std::string subject;     // e.g. "CN=hooks.example.com", for the log
+  std::string serial;      // hex
+  std::string not_before;  // e.g. "Jun  1 12:00:00 2025 GMT"
+  std::string not_after;   // e.g. "Jun  1 12:00:00 2026 GMT"
+  // The leaf's validity period in Unix seconds (0 when OpenSSL could not read the time):
+  // a certificate outside it loads, but every client refuses the handshake.
+  int64_t not_before_s = 0;
+  int64_t not_after_s = 0;
 };
 
 // Errors name the file and say what is wrong: unreadable, not PEM, or key and certificate

@@ -33,7 +33,7 @@ std::string bio_text(BIO* bio) {
 
 }  // namespace
 
-TestCertificate make_self_signed(const std::string& common_name, long serial) {
+TestCertificate make_self_signed(const std::string& common_name, long serial, ValidityPeriod validity) {
   Owned<EVP_PKEY> key(EVP_EC_gen("P-256"));
   check(key != nullptr, "EVP_EC_gen");
 
@@ -41,8 +41,8 @@ TestCertificate make_self_signed(const std::string& common_name, long serial) {
   check(cert != nullptr, "X509_new");
   check(X509_set_version(cert.get(), 2) == 1, "X509_set_version");
   check(ASN1_INTEGER_set(X509_get_serialNumber(cert.get()), serial) == 1, "serial");
-  check(X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600) != nullptr, "notBefore");
-  check(X509_gmtime_adj(X509_getm_notAfter(cert.get()), 86400) != nullptr, "notAfter");
+  check(X509_gmtime_adj(X509_getm_notBefore(cert.get()), validity.not_before_s) != nullptr, "notBefore");
+  check(X509_gmtime_adj(X509_getm_notAfter(cert.get()), validity.not_after_s) != nullptr, "notAfter");
   X509_NAME* name = X509_get_subject_name(cert.get());
   check(X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(common_name.c_str()),
                                    -1, -1, 0) == 1,

@@ -1,7 +1,7 @@
 #pragma once
 // Self-signed certificates made at test time with OpenSSL's APIs (nothing committed): an
-// EC P-256 key and an X.509 v3 certificate valid from an hour ago for a day, subject
-// "CN=<common_name>", SAN IP:127.0.0.1, with the given serial.
+// EC P-256 key and an X.509 v3 certificate valid from an hour ago for a day (or the period
+// given), subject "CN=<common_name>", SAN IP:127.0.0.1, with the given serial.
 #include <string>
 
 namespace hh::test {
@@ -11,6 +11,12 @@ struct TestCertificate {
   std::string key_pem;
 };
 
-TestCertificate make_self_signed(const std::string& common_name, long serial);
+// notBefore and notAfter in seconds from now (negative: in the past).
+struct ValidityPeriod {
+  long not_before_s = -3600;
+  long not_after_s = 86400;
+};
+
+TestCertificate make_self_signed(const std::string& common_name, long serial, ValidityPeriod validity = {});
 
 }  // namespace hh::test

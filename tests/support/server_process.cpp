@@ -59,12 +59,13 @@ pid_t spawn_process(const std::vector<std::string>& argv, const std::vector<std:
 std::string healthhook_binary() { return HEALTHHOOK_BINARY; }
 
 ProcessResult run_healthhook(const std::vector<std::string>& args, const std::string& input,
-                             const std::vector<std::string>& extra_env, std::chrono::seconds timeout) {
+                             const std::vector<std::string>& extra_env, std::chrono::seconds timeout,
+                             const ProcessLimits& limits) {
   int in_pipe[2], out_pipe[2], err_pipe[2];
   if (::pipe(in_pipe) || ::pipe(out_pipe) || ::pipe(err_pipe)) throw std::runtime_error("pipe failed");
   std::vector<std::string> argv{healthhook_binary()};
   argv.insert(argv.end(), args.begin(), args.end());
-  const pid_t pid = spawn_process(argv, extra_env, in_pipe[0], out_pipe[1], err_pipe[1]);
+  const pid_t pid = spawn_process(argv, extra_env, in_pipe[0], out_pipe[1], err_pipe[1], limits);
   ::close(in_pipe[0]);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);

@@ -26,17 +26,18 @@ struct ProcessResult {
   std::string stderr_text;
 };
 
-// Runs `healthhook args…` to completion (for command-line tests); stdin from `input`.
-ProcessResult run_healthhook(const std::vector<std::string>& args, const std::string& input = "",
-                             const std::vector<std::string>& extra_env = {},
-                             std::chrono::seconds timeout = std::chrono::seconds(120));
-
 // What the child process starts with besides its arguments (as a shell's ulimit and
 // umask would set them): tests of limits the server must live within.
 struct ProcessLimits {
   std::optional<uint64_t> max_open_files;  // RLIMIT_NOFILE, soft and hard
   std::optional<mode_t> umask;
 };
+
+// Runs `healthhook args…` to completion (for command-line tests); stdin from `input`.
+ProcessResult run_healthhook(const std::vector<std::string>& args, const std::string& input = "",
+                             const std::vector<std::string>& extra_env = {},
+                             std::chrono::seconds timeout = std::chrono::seconds(120),
+                             const ProcessLimits& limits = {});
 
 // `healthhook args…` left running, for tests that stop a command where they choose (e.g.
 // `rebuild --pause-after-steps N`, which says so on stderr and waits): its stderr is read
