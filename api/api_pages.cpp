@@ -25,6 +25,18 @@ Result<void> read_source_and_window(const Params& params, Filter& filter) {
   return {};
 }
 
+// The filters a timeseries or summary cursor is bound to (page_support.h): the same ones,
+// read the same way, on every page of a walk.
+template <typename Filter>
+QueryFilters source_and_window_filters(const Filter& filter) {
+  QueryFilters filters;
+  if (filter.provider) filters.emplace_back("provider", *filter.provider);
+  if (filter.source_type) filters.emplace_back("source_type", *filter.source_type);
+  if (filter.since_ms) filters.emplace_back("start", std::to_string(*filter.since_ms));
+  if (filter.until_ms) filters.emplace_back("end", std::to_string(*filter.until_ms));
+  return filters;
+}
+
 // Appends one row as a JSON item.
 constexpr auto kJsonItem = [](std::string& body, const auto& row) { store::append_json(body, row); };
 
@@ -40,14 +52,11 @@ Page timeseries_page(Reader& reader, const std::string& user_id, const std::stri
   auto limit = page_limit(params);
   if (!limit) return bad_parameter(limit.error());
   std::optional<store::SamplePosition> after;
-  const std::string kind = cursor_kind("s1", target);
+  const std::string kind = query_cursor_kind("s1", target, source_and_window_filters(filter));
   if (auto cursor = params.text("cursor")) {
     auto fields = cursor_fields(*cursor, kind, 2);
-    std::optional<int64_t> t, series;
-    if (fields) {
-      t = parse_int((*fields)[0]);
-      series = parse_int((*fields)[1]);
-    }
+    if (!fields) return bad_parameter(cursor_refusal(*cursor, kind));
+    const std::optional<int64_t> t = parse_int((*fields)[0]), series = parse_int((*fields)[1]);
     if (!t || !series) return bad_parameter(kBadCursor);
     after = store::SamplePosition{*t, *series};
   }
@@ -81,11 +90,11 @@ Page summaries_page(Reader& reader, const std::string& user_id, const std::strin
   auto limit = page_limit(params);
   if (!limit) return bad_parameter(limit.error());
   std::optional<store::SummaryPosition> after;
-  const std::string kind = cursor_kind("m1", target);
+  const std::string kind = query_cursor_kind("m1", target, source_and_window_filters(filter));
   if (auto cursor = params.text("cursor")) {
-    // "m1.<path>:<start_ms or empty>:<id>"
+    // "m1.<path>.<filters>:<start_ms or empty>:<id>"
     auto fields = cursor_fields(*cursor, kind, 2);
-    if (!fields) return bad_parameter(kBadCursor);
+    if (!fields) return bad_parameter(cursor_refusal(*cursor, kind));
     store::SummaryPosition position;
     if (!(*fields)[0].empty()) {
       position.start_ms = parse_int((*fields)[0]);

@@ -22,7 +22,8 @@
 // 1000, at most 10000, and exact: a page never holds more items. Rows use the field
 // names of row_format.h; samples and summaries carry the identity fields (client_user_id,
 // provider_name; samples also source_id). A page with next_cursor null (or a changes page
-// with no items) is the last one for now.
+// with no items) is the last one for now. A cursor pages the listing that gave it, with the
+// same filters (page_support.h); a parameter given empty is a 400 (api_request.h).
 //
 // The change feed's pages end at a seq boundary whenever they can (store/read_store.h). When
 // one delivery made more than `limit` changes, a page ends inside its seq: next_after is

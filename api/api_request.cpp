@@ -49,6 +49,13 @@ Params::Params(const ApiTarget& target, std::initializer_list<std::string_view> 
         return;
       }
     }
+    // No parameter means anything when empty: `provider=` matched no row (nothing is
+    // stored with an empty provider), `start=` read as no bound, a blank form field as a
+    // filter the client did not mean. A clear 400 instead, on every route alike.
+    if (target.params[i].second.empty()) {
+      error_ = name + ": empty value";
+      return;
+    }
   }
 }
 

@@ -24,7 +24,8 @@ Result<ApiTarget> parse_target(std::string_view target);
 
 class Params {
  public:
-  // Fails (error()) on a parameter not in `allowed` or one given twice.
+  // Fails (error()) on a parameter not in `allowed`, one given twice, or one given with an
+  // empty value ("provider: empty value").
   Params(const ApiTarget& target, std::initializer_list<std::string_view> allowed);
   const std::string& error() const { return error_; }
 

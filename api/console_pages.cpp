@@ -77,10 +77,11 @@ Page delivery_search_page(Reader& reader, const ApiTarget& target) {
   auto limit = page_limit(params);
   if (!limit) return bad_parameter(limit.error());
   std::optional<int64_t> before_seq;
-  const std::string kind = cursor_kind("d1", target, true);  // a search: its filters are what it lists
+  const std::string kind = query_cursor_kind("d1", target, given_filters(target));  // a search: its filters are what it lists
   if (auto cursor = params.text("cursor")) {
     auto fields = cursor_fields(*cursor, kind, 1);
-    if (fields) before_seq = parse_int((*fields)[0]);
+    if (!fields) return bad_parameter(cursor_refusal(*cursor, kind));
+    before_seq = parse_int((*fields)[0]);
     if (!before_seq) return bad_parameter(kBadCursor);
   }
   const bool by_user = params.text("user_id") || params.text("client_user_id");

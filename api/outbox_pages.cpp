@@ -103,11 +103,11 @@ Page forwarding_entries_page(const store::Database& database, const std::vector<
   auto limit = page_limit(params);
   if (!limit) return bad_parameter(limit.error());
   selection.limit = *limit + 1;
-  const std::string kind = cursor_kind("f1", target);
+  const std::string kind = query_cursor_kind("f1", target, given_filters(target));  // its state and seq
   if (auto cursor = params.text("cursor")) {
     auto fields = cursor_fields(*cursor, kind, 1);
-    std::optional<int64_t> after;
-    if (fields) after = parse_int((*fields)[0]);
+    if (!fields) return bad_parameter(cursor_refusal(*cursor, kind));
+    const std::optional<int64_t> after = parse_int((*fields)[0]);
     if (!after) return bad_parameter(kBadCursor);
     selection.after_id = *after;
   }

@@ -41,40 +41,77 @@ std::optional<int64_t> parse_int(std::string_view text) {
   return value;
 }
 
-std::string cursor_kind(std::string_view family, const ApiTarget& target, bool with_filters) {
-  uint32_t hash = 2166136261u;  // FNV-1a over the segments (and filters), each ended by a 0 byte
-  const auto add = [&hash](std::string_view text) {
-    for (const char c : text) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
-    hash *= 16777619u;
-  };
-  for (const std::string& segment : target.segments) add(segment);
-  if (with_filters) {
-    std::vector<std::pair<std::string, std::string>> filters;
-    for (const auto& param : target.params) {
-      if (param.first != "cursor" && param.first != "limit") filters.push_back(param);
-    }
-    std::sort(filters.begin(), filters.end());
-    for (const auto& [name, value] : filters) {
-      add(name);
-      add(value);
-    }
+namespace {
+
+// FNV-1a over texts, each ended by a 0 byte (so that "ab","c" and "a","bc" differ).
+class TextHash {
+ public:
+  void add(std::string_view text) {
+    for (const char c : text) hash_ = (hash_ ^ static_cast<unsigned char>(c)) * 16777619u;
+    hash_ *= 16777619u;
   }
-  char hex[9];
-  std::snprintf(hex, sizeof hex, "%08x", hash);
-  return std::string(family) + "." + hex;
+  std::string hex() const {
+    char text[9];
+    std::snprintf(text, sizeof text, "%08x", hash_);
+    return text;
+  }
+
+ private:
+  uint32_t hash_ = 2166136261u;
+};
+
+}  // namespace
+
+std::string cursor_kind(std::string_view family, const ApiTarget& target) {
+  TextHash path;
+  for (const std::string& segment : target.segments) path.add(segment);
+  return std::string(family) + "." + path.hex();
+}
+
+std::string query_cursor_kind(std::string_view family, const ApiTarget& target, const QueryFilters& filters) {
+  QueryFilters sorted = filters;
+  std::sort(sorted.begin(), sorted.end());
+  TextHash query;
+  for (const auto& [name, value] : sorted) {
+    query.add(name);
+    query.add(value);
+  }
+  return cursor_kind(family, target) + "." + query.hex();
+}
+
+QueryFilters given_filters(const ApiTarget& target) {
+  QueryFilters filters;
+  for (const auto& [name, value] : target.params) {
+    if (name != "cursor" && name != "limit") filters.emplace_back(name, value);
+  }
+  return filters;
+}
+
+std::string_view cursor_refusal(std::string_view cursor, std::string_view kind) {
+  const auto last_dot = kind.rfind('.');
+  if (last_dot == std::string_view::npos || kind.find('.') == last_dot) return kBadCursor;  // no filters in it
+  auto plain = decode_cursor(cursor);
+  if (!plain) return kBadCursor;
+  const std::string_view listing = kind.substr(0, last_dot + 1);  // "s1.<path>."
+  // This listing's, but not this query's (one of this query that cursor_fields refused is malformed).
+  const bool this_query = plain->starts_with(std::string(kind) + ":");
+  return plain->starts_with(listing) && !this_query ? kOtherQueryCursor : kBadCursor;
 }
 
 std::optional<std::vector<std::string>> cursor_fields(std::string_view cursor, std::string_view kind, size_t fields) {
   auto plain = decode_cursor(cursor);
   if (!plain) return std::nullopt;
-  const std::string_view family = kind.substr(0, kind.find('.'));
+  // This kind, or one an earlier version made: the kind cut at one of its dots.
+  std::string_view prefix = kind;
   std::string_view rest;
-  if (plain->starts_with(std::string(kind) + ":")) {
-    rest = std::string_view(*plain).substr(kind.size() + 1);
-  } else if (plain->starts_with(std::string(family) + ":")) {  // made by an earlier version
-    rest = std::string_view(*plain).substr(family.size() + 1);
-  } else {
-    return std::nullopt;
+  for (;;) {
+    if (plain->starts_with(prefix) && plain->size() > prefix.size() && (*plain)[prefix.size()] == ':') {
+      rest = std::string_view(*plain).substr(prefix.size() + 1);
+      break;
+    }
+    const auto dot = prefix.rfind('.');
+    if (dot == std::string_view::npos) return std::nullopt;
+    prefix = prefix.substr(0, dot);
   }
   std::vector<std::string> parts;
   for (size_t i = 0; i + 1 < fields; ++i) {

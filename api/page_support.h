@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -39,17 +40,38 @@ Result<int64_t> page_limit(const Params& params);
 // An integer that is the whole of `text`.
 std::optional<int64_t> parse_int(std::string_view text);
 
+inline constexpr std::string_view kOtherQueryCursor = "cursor: issued for a different query";
+
 // A listing's cursor kind: its family ("s1") and a hash of the path it pages, so that a
 // cursor of one listing (u1's steps) is refused by another (u2's, or u1's heartrate)
-// instead of starting it somewhere in the middle. A listing's filters are part of it only
-// `with_filters` (a search: its user or event type is what it lists); elsewhere a client
-// may follow next_cursor with or without repeating them. (A mistake caught, not a lock:
-// cursors are not secret.)
-std::string cursor_kind(std::string_view family, const ApiTarget& target, bool with_filters = false);
+// instead of starting it somewhere in the middle. (A mistake caught, not a lock: cursors
+// are not secret.)
+std::string cursor_kind(std::string_view family, const ApiTarget& target);
 
-// The plain text behind a cursor of `kind` ("s1.<hash>:…", or a cursor made before kinds
-// had a hash, "s1:…"), split at the first `fields` - 1 colons (the last field may hold
-// colons); nullopt when it is not such a cursor.
+// The filters that choose a listing's items, by name, each as it was read (a time bound
+// as UTC milliseconds, so that "2024-05-16" and "2024-05-16T00:00:00Z" are one query);
+// absent ones left out.
+using QueryFilters = std::vector<std::pair<std::string_view, std::string>>;
+
+// The cursor kind of a listing with filters: cursor_kind's, then a hash of `filters`
+// ("s1.<path>.<filters>"). Its position means nothing in a walk with other filters (a
+// time and series of a provider's samples, asked of all providers', skips or repeats
+// items), so such a cursor is refused (cursor_refusal: kOtherQueryCursor); a client
+// repeats the filters with every page.
+std::string query_cursor_kind(std::string_view family, const ApiTarget& target, const QueryFilters& filters);
+
+// The filters of a target as given (every parameter but `cursor` and `limit`), for a
+// listing whose parameters all choose its items.
+QueryFilters given_filters(const ApiTarget& target);
+
+// The 400 message for a cursor that cursor_fields refused for `kind`: kOtherQueryCursor
+// when it is this listing's, issued with other filters, else kBadCursor.
+std::string_view cursor_refusal(std::string_view cursor, std::string_view kind);
+
+// The plain text behind a cursor of `kind` ("s1.<hash>…:…"), split at the first `fields`
+// - 1 colons (the last field may hold colons); nullopt when it is not such a cursor. A
+// cursor an earlier version made, of a kind that `kind` starts with ("s1:…" before kinds
+// had a hash, "s1.<path>:…" before they held the filters), still pages.
 std::optional<std::vector<std::string>> cursor_fields(std::string_view cursor, std::string_view kind, size_t fields);
 
 // The plain text of a cursor of `kind` holding `fields` (cursor_fields' inverse):

@@ -107,7 +107,20 @@ void append_number(std::string& out, double value) {
   if (value == 0) value = 0;
   char buffer[32];
   auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-  out.append(buffer, ec == std::errc{} ? end : buffer);
+  if (ec != std::errc{}) return;
+  // to_chars pads the exponent to two digits, as printf does ("1e-07"); the shortest
+  // form the docs promise (docs/getting-data-out.md) has no padding, as JavaScript and
+  // most JSON writers print it: "1e-7". "1e+21" keeps its sign, as JavaScript writes it.
+  std::string_view text(buffer, static_cast<size_t>(end - buffer));
+  const auto e = text.find('e');
+  if (e == std::string_view::npos) {
+    out.append(text);
+    return;
+  }
+  out.append(text.substr(0, e + 2));  // the mantissa, 'e' and the exponent's sign
+  std::string_view exponent = text.substr(e + 2);
+  while (exponent.size() > 1 && exponent.front() == '0') exponent.remove_prefix(1);
+  out.append(exponent);
 }
 
 void ObjectWriter::key(std::string_view key) {

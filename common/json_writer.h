@@ -40,7 +40,9 @@ class ObjectWriter {
   bool first_ = true;
 };
 
-// Formats a double the shortest way that reads back to the same value.
+// Formats a double the shortest way that reads back to the same value (std::to_chars'
+// choice of digits and notation), its exponent without leading zeros: "1e-7", "1e+21",
+// "0.5", "72"; NaN and infinities as null.
 void append_number(std::string& out, double value);
 
 }  // namespace hh::json

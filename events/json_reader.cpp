@@ -173,6 +173,17 @@ bool JsonReader::text(od::value v, std::optional<std::string_view>& out) {
   }
 }
 
+bool JsonReader::id(od::value v, std::optional<std::string_view>& out) {
+  od::json_type type{};
+  if (!type_of(v, type)) return false;
+  if (type == od::json_type::boolean || type == od::json_type::object || type == od::json_type::array) {
+    problem_.assign("must be a string or a number, got ");
+    problem_.append(json_type_name(type));
+    return false;
+  }
+  return text(v, out);
+}
+
 bool JsonReader::string(od::value v, std::string_view& out) {
   od::json_type type{};
   if (!type_of(v, type)) return false;

@@ -58,6 +58,10 @@ class JsonReader {
   // A string, null (nullopt), or another scalar kept as its JSON text (ids sent as
   // numbers, enum values sent as booleans). Objects and arrays are a problem.
   bool text(od::value v, std::optional<std::string_view>& out);
+  // An id: a string, or a number kept as its JSON text (123 and "123" name one row), or
+  // null (nullopt). A boolean, object or array is a problem ("must be a string or a
+  // number, got a boolean"): `"id":true` named a summary "true".
+  bool id(od::value v, std::optional<std::string_view>& out);
   // A string; null and non-strings are a problem.
   bool string(od::value v, std::string_view& out);
   // An integer (a float with an integral value is accepted), or null.

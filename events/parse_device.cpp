@@ -11,7 +11,7 @@ bool parse_device(JsonReader& json, od::value v, size_t depth, DeliveryRows& out
   DeviceRow& row = out.device.emplace();
   std::optional<std::string_view> id;
   const bool read = json.members(v, depth, path, [&](std::string_view key, od::value value) {
-    if (key == "id") return json.text(value, id);
+    if (key == "id") return json.id(value, id);
     if (key == "user_id") return json.text(value, row.user_id);
     if (key == "provider") return read_provider_slug(json, value, child_depth, path, key, row.provider);
     if (key == "source_type") return json.text(value, row.source_type);

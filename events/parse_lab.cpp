@@ -51,7 +51,7 @@ bool parse_lab_order(JsonReader& json, od::value v, size_t depth, DeliveryRows& 
   std::optional<std::string_view> id;
   OrderEventStatus last_event, last_of_events;
   const bool read = json.members(v, depth, path, [&](std::string_view key, od::value value) {
-    if (key == "id") return json.text(value, id);
+    if (key == "id") return json.id(value, id);
     if (key == "user_id") return json.text(value, row.user_id);
     if (key == "team_id") return json.text(value, row.team_id);
     if (key == "status") return json.text(value, row.status);
@@ -88,7 +88,7 @@ bool parse_lab_appointment(JsonReader& json, od::value v, size_t depth, Delivery
   LabAppointmentRow& row = out.lab_appointment.emplace();
   std::optional<std::string_view> id;
   const bool read = json.members(v, depth, path, [&](std::string_view key, od::value value) {
-    if (key == "id") return json.text(value, id);
+    if (key == "id") return json.id(value, id);
     if (key == "order_id") return json.text(value, row.order_id);
     if (key == "user_id") return json.text(value, row.user_id);
     if (key == "status") return json.text(value, row.status);
@@ -128,7 +128,7 @@ bool parse_lab_parsing_job(JsonReader& json, od::value v, size_t depth, Delivery
   LabParsingJobRow& row = out.lab_parsing_job.emplace();
   std::optional<std::string_view> id;
   const bool read = json.members(v, depth, path, [&](std::string_view key, od::value value) {
-    if (key == "id") return json.text(value, id);
+    if (key == "id") return json.id(value, id);
     if (key == "status") return json.text(value, row.status);
     if (key == "failure_reason") return json.text(value, row.failure_reason);
     if (key == "needs_human_review") return json.boolean(value, row.needs_human_review);

@@ -120,7 +120,7 @@ bool parse_resource_data(JsonReader& json, od::value v, size_t depth, const Reso
       array_path = path.render("data");
       return parse_samples(json, samples, child_depth, array_path, f.batch->samples);
     }
-    if (key == "id") return json.text(value, f.id);
+    if (key == "id") return json.id(value, f.id);
     if (key == "user_id") return json.text(value, f.user_id);
     if (key == "source") return read_source(json, value, child_depth, path, key, f.source);
     if (key == "source_provider") return json.text(value, f.source.flat_provider);

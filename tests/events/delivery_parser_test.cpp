@@ -245,6 +245,29 @@ BOOST_AUTO_TEST_CASE(missing_id_is_invalid) {
   BOOST_TEST(array_data.error == "data: expected an object, got an array");
 }
 
+// An id is a string or a number (123 and "123" name one row): `"id":true` was stored as a
+// summary named "true", an object or array id as its JSON text (black-box pass, read API).
+// Now the delivery is invalid, with the reason, as a missing id makes it.
+BOOST_AUTO_TEST_CASE(an_id_that_is_no_string_or_number_is_invalid) {
+  const std::string sleep = R"({"event_type":"daily.data.sleep.created","data":{"id":ID,"user_id":"u","source":{"provider":"oura"}}})";
+  for (const auto& [id, type] : std::vector<std::pair<std::string, std::string>>{
+           {"true", "a boolean"}, {"false", "a boolean"}, {R"({"a":1})", "an object"}, {"[1]", "an array"}}) {
+    const ParseResult r = webhook(replace(sleep, "ID", id));
+    BOOST_TEST((r.status == Status::invalid), id);
+    BOOST_TEST(r.error == "data.id: must be a string or a number, got " + type, id);
+    BOOST_TEST(rows.summaries.empty(), id);
+  }
+  const ParseResult number = webhook(replace(sleep, "ID", "123"));
+  BOOST_TEST(number.error == "");
+  BOOST_REQUIRE_EQUAL(rows.summaries.size(), 1u);
+  BOOST_TEST(rows.summaries[0].id == "123");
+  BOOST_TEST(webhook(replace(sleep, "ID", R"("123")")).error == "");
+  BOOST_TEST(webhook(R"({"event_type":"provider.device.updated","data":{"id":true,"user_id":"u"}})").error ==
+             "data.id: must be a string or a number, got a boolean");
+  BOOST_TEST(webhook(R"({"event_type":"labtest.order.updated","data":{"id":false,"user_id":"u","status":"received"}})")
+                 .error == "data.id: must be a string or a number, got a boolean");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_FIXTURE_TEST_SUITE(timeseries, ParserFixture)

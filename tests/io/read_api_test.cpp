@@ -191,8 +191,8 @@ BOOST_AUTO_TEST_CASE(timeseries_pages_in_time_order_with_filters) {
   BOOST_TEST(error("cursor=AAAA") == "{\"error\":\"cursor: not a cursor of this listing\"}\n");
   BOOST_TEST(error("limit=1&limit=2") == "{\"error\":\"limit: given twice\"}\n");
   // A cursor of another listing (another user's, another resource's): 400, not a page
-  // that starts in the middle of this one. The same listing takes it with or without
-  // its filters repeated.
+  // that starts in the middle of this one. The same listing takes it with the same
+  // filters only (a_cursor_is_bound_to_the_filters_it_was_issued_with).
   const auto u1_cursor = Json(api.get("/v1/users/u1/timeseries/heartrate?limit=1").body).next_cursor();
   BOOST_REQUIRE(u1_cursor);
   for (const char* other : {"/v1/users/u2/timeseries/heartrate", "/v1/users/u1/timeseries/steps",
@@ -202,14 +202,16 @@ BOOST_AUTO_TEST_CASE(timeseries_pages_in_time_order_with_filters) {
     BOOST_TEST(refused.body == "{\"error\":\"cursor: not a cursor of this listing\"}\n", other);
   }
   BOOST_TEST(api.get("/v1/users/u1/timeseries/heartrate?cursor=" + *u1_cursor).status == 200);
-  BOOST_TEST(api.get("/v1/users/u1/timeseries/heartrate?provider=oura&cursor=" + *u1_cursor).status == 200);
+  BOOST_TEST(api.get("/v1/users/u1/timeseries/heartrate?provider=oura&cursor=" + *u1_cursor).status == 400);
   // A cursor made before cursors named their listing ("s1:0:0", base64url) still pages.
   BOOST_TEST(api.get("/v1/users/u1/timeseries/heartrate?cursor=czE6MDow").status == 200);
   // A search's cursor belongs to its filters too: another search's is refused.
   const auto search_cursor = Json(api.get("/v1/deliveries?limit=1").body).next_cursor();
   BOOST_REQUIRE(search_cursor);
   BOOST_TEST(api.get("/v1/deliveries?limit=1&cursor=" + *search_cursor).status == 200);
-  BOOST_TEST(api.get("/v1/deliveries?limit=1&event_type=daily.*&cursor=" + *search_cursor).status == 400);
+  const auto other_search = api.get("/v1/deliveries?limit=1&event_type=daily.*&cursor=" + *search_cursor);
+  BOOST_TEST(other_search.status == 400);
+  BOOST_TEST(other_search.body == "{\"error\":\"cursor: issued for a different query\"}\n");
   // The rows a search read, page after page, add up to the inbox's: the row that ends a
   // page is counted by the next, which reads it again (attack, stop 76: one more a page).
   int64_t scanned = 0, listed = 0;
@@ -226,6 +228,158 @@ BOOST_AUTO_TEST_CASE(timeseries_pages_in_time_order_with_filters) {
   const auto nul_user = api.get("/v1/users/u1%00x/timeseries/heartrate");
   BOOST_TEST(nul_user.status == 400);
   BOOST_TEST(nul_user.body == "{\"error\":\"a path segment holds %00 (U+0000)\"}\n");
+}
+
+// No parameter of the read API means anything when empty: `provider=` matched nothing and
+// `start=` was a bound that failed to parse. Every route answers 400 naming the parameter
+// (black-box pass of the read API, finding 1).
+BOOST_AUTO_TEST_CASE(an_empty_parameter_is_refused_naming_it) {
+  ApiServer api;
+  api.post("m1", samples_body("u1", "heartrate", "oura", {{"2024-05-16T10:00:00Z", 60}}));
+  api.post("s1", sleep_body("u1", "sleep-1", 70, "2024-05-10T22:00:00Z"));
+  wait_until_processed(api.server.database());
+  const auto refused = [&](const std::string& target, const std::string& name) {
+    const auto response = api.get(target);
+    BOOST_TEST(response.status == 400, target);
+    BOOST_TEST(response.body == "{\"error\":\"" + name + ": empty value\"}\n", target);
+  };
+  for (const std::string listing : {"/v1/users/u1/timeseries/heartrate", "/v1/users/u1/summaries/sleep"}) {
+    for (const std::string name : {"provider", "source_type", "start", "end", "limit", "cursor"}) {
+      refused(listing + "?" + name + "=", name);
+      refused(listing + "?" + name, name);  // no '=' at all
+    }
+    refused(listing + "?provider=oura&source_type=", "source_type");
+    BOOST_TEST(api.get(listing + "?provider=oura").status == 200);
+  }
+  refused("/v1/workouts/w-1/stream?limit=", "limit");
+  refused("/v1/workouts/w-1/stream?cursor=", "cursor");
+  refused("/v1/changes?after=", "after");
+  refused("/v1/changes?cursor=", "cursor");
+  refused("/v1/users/u1/orders?cursor=", "cursor");
+  for (const std::string name : {"user_id", "client_user_id", "event_type", "status", "origin", "start", "end"}) {
+    refused("/v1/deliveries?" + name + "=", name);
+  }
+  refused("/v1/users/u1/timeseries/heartrate/chart?provider=", "provider");
+  // An empty query, or separators in a row, are still no parameters.
+  BOOST_TEST(api.get("/v1/users/u1/timeseries/heartrate?&&limit=1&").status == 200);
+}
+
+// A cursor holds a position in one walk: asked with other filters (another provider, another
+// window), its position skipped or repeated items of that walk. It is refused (black-box
+// pass of the read API, finding 2); the same filters, however written, take it.
+BOOST_AUTO_TEST_CASE(a_cursor_is_bound_to_the_filters_it_was_issued_with) {
+  ApiServer api;
+  api.post("m1", samples_body("u1", "heartrate", "oura",
+                              {{"2024-05-16T10:00:00Z", 60}, {"2024-05-16T10:01:00Z", 61}, {"2024-05-16T10:02:00Z", 62}}));
+  api.post("m2", samples_body("u1", "heartrate", "garmin", {{"2024-05-16T10:00:30Z", 70}, {"2024-05-16T10:01:30Z", 71}}));
+  api.post("s1", sleep_body("u1", "sleep-1", 70, "2024-05-10T22:00:00Z"));
+  api.post("s2", sleep_body("u1", "sleep-2", 71, "2024-05-11T22:00:00Z"));
+  api.post("s3", sleep_body("u1", "sleep-3", 72, "2024-05-12T22:00:00Z"));
+  wait_until_processed(api.server.database());
+  const std::string other_query = "{\"error\":\"cursor: issued for a different query\"}\n";
+
+  const std::string samples = "/v1/users/u1/timeseries/heartrate";
+  const auto oura = Json(api.get(samples + "?provider=oura&start=2024-05-16&limit=1").body).next_cursor();
+  BOOST_REQUIRE(oura);
+  for (const std::string filters : {"", "provider=garmin&start=2024-05-16&", "provider=oura&",
+                                    "provider=oura&start=2024-05-15&", "provider=oura&start=2024-05-16&end=2024-05-17&",
+                                    "provider=oura&source_type=ring&start=2024-05-16&"}) {
+    const auto response = api.get(samples + "?" + filters + "cursor=" + *oura);
+    BOOST_TEST(response.status == 400, filters);
+    BOOST_TEST(response.body == other_query, filters);
+  }
+  // The same filters, in another order, the bound in another spelling, another limit: the next page.
+  Json next(api.get(samples + "?start=2024-05-16T00:00:00Z&provider=oura&limit=5&cursor=" + *oura).body);
+  std::vector<std::string> values;
+  for (auto item : next.items()) values.push_back(str(item, "value"));
+  BOOST_TEST(values == (std::vector<std::string>{"61", "62"}), boost::test_tools::per_element());
+  // A cursor of no filters is refused by a walk with some.
+  const auto unfiltered = Json(api.get(samples + "?limit=1").body).next_cursor();
+  BOOST_REQUIRE(unfiltered);
+  BOOST_TEST(api.get(samples + "?provider=oura&cursor=" + *unfiltered).body == other_query);
+  BOOST_TEST(api.get(samples + "?cursor=" + *unfiltered).status == 200);
+  // Another user's cursor is still of another listing.
+  BOOST_TEST(api.get("/v1/users/u2/timeseries/heartrate?provider=oura&start=2024-05-16&cursor=" + *oura).body ==
+             "{\"error\":\"cursor: not a cursor of this listing\"}\n");
+
+  const std::string summaries = "/v1/users/u1/summaries/sleep";
+  const auto windowed = Json(api.get(summaries + "?start=2024-05-10&limit=1").body).next_cursor();
+  BOOST_REQUIRE(windowed);
+  for (const std::string filters : {"", "start=2024-05-11&", "start=2024-05-10&provider=oura&"}) {
+    const auto response = api.get(summaries + "?" + filters + "cursor=" + *windowed);
+    BOOST_TEST(response.status == 400, filters);
+    BOOST_TEST(response.body == other_query, filters);
+  }
+  Json rest(api.get(summaries + "?start=1715299200&cursor=" + *windowed).body);  // 2024-05-10 in Unix seconds
+  std::vector<std::string> ids;
+  for (auto item : rest.items()) ids.push_back(str(item, "id"));
+  BOOST_TEST(ids == (std::vector<std::string>{"sleep-2", "sleep-3"}), boost::test_tools::per_element());
+}
+
+// A number comes out in its shortest round-trip form, the exponent without leading zeros
+// (docs/getting-data-out.md): `1e-7` came out as `1e-07` (black-box pass, finding 4), in
+// the read API and in `query`'s JSON Lines and CSV alike.
+BOOST_AUTO_TEST_CASE(numbers_come_out_in_their_shortest_form) {
+  ApiServer api;
+  std::string body = samples_body("u1", "glucose", "oura",
+                                  {{"2024-05-16T10:00:00Z", 1}, {"2024-05-16T10:01:00Z", 2}, {"2024-05-16T10:02:00Z", 3},
+                                   {"2024-05-16T10:03:00Z", 4}, {"2024-05-16T10:04:00Z", 5}});
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"\"value\":1}", "\"value\":1e-7}"}, {"\"value\":2}", "\"value\":1E21}"}, {"\"value\":3}", "\"value\":-2.5e-300}"},
+           {"\"value\":4}", "\"value\":0.000001}"}, {"\"value\":5}", "\"value\":1.5e+100}"}}) {
+    const auto at = body.find(from);
+    BOOST_REQUIRE(at != std::string::npos);
+    body.replace(at, from.size(), to);
+  }
+  api.post("m1", body);
+  wait_until_processed(api.server.database());
+  const std::vector<std::string> expected{"1e-7", "1e+21", "-2.5e-300", "1e-6", "1.5e+100"};
+
+  // The answer's text (a JSON parser would print the numbers its own way).
+  const std::string page = api.get("/v1/users/u1/timeseries/glucose").body;
+  std::vector<std::string> values;
+  for (size_t at = page.find("\"value\":"); at != std::string::npos; at = page.find("\"value\":", at + 1)) {
+    const size_t start = at + 8;
+    values.push_back(page.substr(start, page.find(',', start) - start));
+  }
+  BOOST_TEST(values == expected, boost::test_tools::per_element());
+
+  const auto jsonl = run_healthhook({"query", "samples", "--database", api.server.database(), "--user", "u1",
+                                     "--resource", "glucose", "--format", "jsonl"});
+  BOOST_REQUIRE_MESSAGE(jsonl.exit_code == 0, jsonl.stderr_text);
+  for (const auto& number : expected) {
+    BOOST_TEST(jsonl.stdout_text.find("\"value\":" + number + ",") != std::string::npos, number << "\n" << jsonl.stdout_text);
+  }
+  const auto csv = run_healthhook({"query", "samples", "--database", api.server.database(), "--user", "u1",
+                                   "--resource", "glucose", "--format", "csv"});
+  BOOST_REQUIRE_MESSAGE(csv.exit_code == 0, csv.stderr_text);
+  for (const auto& number : expected) BOOST_TEST(csv.stdout_text.find("," + number + ",") != std::string::npos, number);
+  BOOST_TEST(csv.stdout_text.find("e-07") == std::string::npos, csv.stdout_text);
+}
+
+// A summary whose id is a boolean, an object or an array is an invalid delivery, kept in
+// the inbox as received with the reason; none is listed (black-box pass, finding 3).
+BOOST_AUTO_TEST_CASE(a_summary_id_that_is_no_string_or_number_makes_the_delivery_invalid) {
+  ApiServer api;
+  const auto sleep = [](const std::string& id) {
+    return R"({"event_type":"daily.data.sleep.updated","data":{"id":)" + id +
+           R"(,"user_id":"u1","calendar_date":"2024-05-10","bedtime_start":"2024-05-10T22:00:00Z","score":70,)"
+           R"("source":{"provider":"oura","type":"ring"}},"user_id":"u1"})";
+  };
+  api.post("bool", sleep("true"));
+  api.post("object", sleep(R"({"a":1})"));
+  api.post("number", sleep("123"));
+  wait_until_processed(api.server.database());
+  for (const auto& [message, type] : std::vector<std::pair<std::string, std::string>>{{"bool", "a boolean"},
+                                                                                         {"object", "an object"}}) {
+    Json delivery(api.get("/v1/deliveries/" + message).body);
+    BOOST_TEST(str(delivery.root, "status") == "invalid", message);
+    BOOST_TEST(str(delivery.root, "error") == "data.id: must be a string or a number, got " + type, message);
+    BOOST_TEST(str(delivery.root, "body").find("\"id\":") != std::string::npos, message);  // kept as received
+  }
+  Json listed(api.get("/v1/users/u1/summaries/sleep").body);
+  BOOST_REQUIRE_EQUAL(listed.items().size(), 1u);
+  BOOST_TEST(str(listed.items().at(0), "id") == "123");
 }
 
 BOOST_AUTO_TEST_CASE(summary_pages_by_start_of_period) {

@@ -458,6 +458,10 @@ BOOST_AUTO_TEST_CASE(samples_match_by_series_and_by_time_across_pages_and_batche
       "\"seq\":11,\"source_id\":42,\"client_user_id\":\"client-1\",\"provider_name\":\"Oura\"} [v2 si]";
   BOOST_TEST(all.find(float_72) != std::string::npos);
   BOOST_TEST(all.find("\"value\":0.1") != std::string::npos);
+  // Read back from jsonb (0.0000001) and printed in the shortest form, the exponent without
+  // leading zeros, as SQLite's REAL is (`same` above): 1e-7, not 1e-07 (decision 089).
+  BOOST_TEST(all.find("\"value\":1e-7,") != std::string::npos);
+  BOOST_TEST(all.find("e-07") == std::string::npos);
   BOOST_TEST(all.find("\"value\":-9007199254740993,") != std::string::npos);
   BOOST_TEST(all.find("\"value\":\"high\"") != std::string::npos);
   BOOST_TEST(all.find("\"source_id\":42") != std::string::npos);
