@@ -8,7 +8,12 @@
 //
 // Deliveries whose body retention removed (`[retention] body_days`) cannot be re-derived:
 // they keep their outcome, and what only they had written is not in the rebuilt tables.
-// rebuild says so before it starts (stderr) and in its summary, with their seq ranges.
+// Retention promises to keep those rows, so while the feed still holds changes of such
+// deliveries rebuild refuses, before it changes anything, saying how many and which, unless
+// --drop-expired says to go on without them (docs/decisions/090-rebuild-keeps-what-
+// retention-kept.md says why it does not keep them instead). Going on, or with nothing to
+// lose (an erasure's placeholder, a store already rebuilt so), it says which deliveries
+// it passes over before it starts (stderr) and in its summary, with their seq ranges.
 //
 // Until its last step commits, the store records the rebuild as unfinished
 // (store/unfinished_rebuild.h): killed midway, it leaves incomplete tables that say so
@@ -18,13 +23,15 @@
 // Refused while another healthhook process (a running server) processes the same
 // database; a database locked by anything else fails after the busy timeout.
 // Progress (rate, ETA) on stderr only when it is a terminal; one summary line on stdout.
-// Exit: 0 done, 1 store failure or database in use, 2 bad configuration.
+// Exit: 0 done, 1 store failure, database in use or rows it would drop, 2 bad configuration.
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
@@ -38,6 +45,7 @@ namespace {
 struct RebuildFlags {
   SettingsFlags settings;
   int64_t pause_after_steps = -1;  // hidden, for tests: an interrupted rebuild (pause_for_tests)
+  bool drop_expired = false;       // go on though rows of deliveries without a body would go
 };
 
 // --pause-after-steps N (tests only): once the tables are emptied and N steps committed,
@@ -52,6 +60,19 @@ struct RebuildFlags {
 // The seq ranges shown; the count covers all of them.
 constexpr int64_t kRangesShown = 20;
 
+// "1-10, 15, …": the seq ranges shown, ", …" when there may be more.
+std::string seq_ranges(const std::vector<store::SeqRange>& ranges) {
+  std::string text;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const store::SeqRange& range = ranges[i];
+    if (i > 0) text += ", ";
+    text += std::to_string(range.first);
+    if (range.last != range.first) text += "-" + std::to_string(range.last);
+  }
+  if (static_cast<int64_t>(ranges.size()) == kRangesShown) text += ", …";
+  return text;
+}
+
 // "12 deliveries without a body (removed by retention or an erasure: seq 1-10, 15, …)", or
 // "" when there are none. (An erasure of the newest delivery leaves a row without a body.)
 Result<std::string> bodies_missing(store::Store& store) {
@@ -60,16 +81,24 @@ Result<std::string> bodies_missing(store::Store& store) {
   auto removed = (*retention)->removed_so_far(kRangesShown);
   if (!removed) return fail(removed);
   if (removed->deliveries == 0) return std::string();
-  std::string text =
-      std::to_string(removed->deliveries) + " deliveries without a body (removed by retention or an erasure: seq ";
-  for (size_t i = 0; i < removed->ranges.size(); ++i) {
-    const store::SeqRange& range = removed->ranges[i];
-    if (i > 0) text += ", ";
-    text += std::to_string(range.first);
-    if (range.last != range.first) text += "-" + std::to_string(range.last);
-  }
-  if (static_cast<int64_t>(removed->ranges.size()) == kRangesShown) text += ", …";
-  return text + ")";
+  return std::to_string(removed->deliveries) + " deliveries without a body (removed by retention or an erasure: seq " +
+         seq_ranges(removed->ranges) + ")";
+}
+
+// Why rebuild refuses, or "" when no row of a delivery without a body is left to lose:
+// "20 deliveries whose body retention removed (seq 1-20) wrote rows that a rebuild cannot
+// re-derive and would drop (20 changes in the feed, 20 rows); …". The feed records every
+// row a delivery wrote (a samples change covers a delivery's points of one series).
+Result<std::string> rows_it_would_drop(store::Store& store) {
+  auto retention = store.open_body_retention();
+  if (!retention) return fail(retention);
+  auto found = (*retention)->changes_without_body(kRangesShown);
+  if (!found) return fail(found);
+  if (found->deliveries == 0) return std::string();
+  return std::to_string(found->deliveries) + " deliveries whose body retention removed (seq " +
+         seq_ranges(found->ranges) + ") wrote rows that a rebuild cannot re-derive and would drop (" +
+         std::to_string(found->changes) + " changes in the feed, " + std::to_string(found->rows) +
+         " rows); nothing was changed (--drop-expired rebuilds without them)";
 }
 
 int run_rebuild(const RebuildFlags& flags) {
@@ -101,6 +130,17 @@ int run_rebuild(const RebuildFlags& flags) {
   if (auto checked = store->check_pages(); !checked) {
     report_error("rebuild", checked.error() + " (nothing was changed)");
     return kExitFailure;
+  }
+  if (!flags.drop_expired) {
+    auto dropped = rows_it_would_drop(*store);
+    if (!dropped) {
+      report_error("rebuild", dropped.error());
+      return kExitFailure;
+    }
+    if (!dropped->empty()) {
+      report_error("rebuild", *dropped);
+      return kExitFailure;
+    }
   }
   auto missing = bodies_missing(*store);
   if (!missing) {
@@ -161,6 +201,8 @@ void add_rebuild_command(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<RebuildFlags>();
   auto* command = app.add_subcommand("rebuild", "Re-derive every table from the inbox (keeps deliveries and jobs)");
   add_settings_flags(*command, flags->settings, /*with_listen=*/false);
+  command->add_flag("--drop-expired", flags->drop_expired,
+                    "Rebuild even though deliveries whose body retention removed wrote rows, which are dropped");
   command->add_option("--pause-after-steps", flags->pause_after_steps)->group("");  // tests: an interrupted rebuild
   command->callback([flags, &exit_code] { exit_code = run_rebuild(*flags); });
 }

@@ -89,6 +89,11 @@ Result<OutputFile> OutputFile::open(const std::string& path, std::span<const std
     if ((error == EACCES || error == EPERM || error == EROFS) && exists && ::access(name.c_str(), W_OK) == 0) {
       return open_in_place(name, true);  // a folder this user cannot write, a file they can
     }
+    // The export is written beside FILE and renamed: the folder is what must be writable.
+    if (error == EACCES || error == EPERM || error == EROFS) {
+      return fail(path + ": cannot write the export: its folder is not writable by this user (" +
+                  std::strerror(error) + ")");
+    }
     return failed_with(partial, error);
   }
   const auto refuse = [&](std::string why) {

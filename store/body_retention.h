@@ -27,6 +27,18 @@ struct RemovedSoFar {
   std::vector<SeqRange> ranges;  // the first ranges in seq order, at most as many as asked for
 };
 
+// What `rebuild` would lose: the changes (store/sqlite/migrations/002-derived.sql, `changes`)
+// recorded by applied deliveries whose body retention removed. Their rows cannot be re-derived,
+// and a rebuild empties every derived table, so what they last wrote, and their part of the
+// feed, would be gone. An erasure's placeholder (SQLite) records no change, nor do the rows
+// of an erased user remain; after a rebuild that dropped them there are none left either.
+struct ChangesWithoutBody {
+  int64_t deliveries = 0;  // deliveries without a body that recorded a change still in the feed
+  int64_t changes = 0;     // their changes in the feed
+  int64_t rows = 0;        // the rows those changes cover (a samples change covers many)
+  std::vector<SeqRange> ranges;  // the deliveries' first seq ranges, at most as many as asked for
+};
+
 struct RemovedBodies {
   int64_t deliveries = 0;  // bodies removed by this call
   int64_t bytes = 0;       // their size
@@ -68,6 +80,9 @@ class BodyRetention {
   virtual Result<bool> give_space_back(int64_t max_bytes) = 0;
   // What has been removed so far, as seq ranges (at most `max_ranges` of them).
   virtual Result<RemovedSoFar> removed_so_far(int64_t max_ranges) = 0;
+  // The changes in the feed whose delivery has no body any more (at most `max_ranges` seq
+  // ranges of those deliveries): what a rebuild would drop.
+  virtual Result<ChangesWithoutBody> changes_without_body(int64_t max_ranges) = 0;
 };
 
 }  // namespace hh::store

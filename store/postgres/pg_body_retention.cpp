@@ -143,6 +143,29 @@ class PgBodyRetention final : public BodyRetention {
     return sweep;
   }
 
+  Result<ChangesWithoutBody> changes_without_body(int64_t max_ranges) override {
+    ChangesWithoutBody found;
+    // Each removed body looked up in the feed by its seq (changes_seq).
+    auto counts = db_.query(
+        "SELECT count(DISTINCT c.seq), count(*), coalesce(sum(c.row_count), 0)::bigint "
+        "FROM removed_bodies AS r JOIN changes AS c ON c.seq = r.seq");
+    if (!counts) return fail(counts);
+    found.deliveries = counts->integer(0, 0);
+    found.changes = counts->integer(0, 1);
+    found.rows = counts->integer(0, 2);
+    if (found.deliveries == 0) return found;
+    auto ranges = db_.query(
+        "SELECT min(seq), max(seq) FROM (SELECT seq, seq - row_number() OVER (ORDER BY seq) AS run "
+        "FROM removed_bodies AS r WHERE EXISTS (SELECT 1 FROM changes AS c WHERE c.seq = r.seq)) AS numbered "
+        "GROUP BY run ORDER BY 1 LIMIT $1",
+        pg::Params().add(max_ranges));
+    if (!ranges) return fail(ranges);
+    for (int r = 0; r < ranges->size(); ++r) {
+      found.ranges.push_back(SeqRange{ranges->integer(r, 0), ranges->integer(r, 1)});
+    }
+    return found;
+  }
+
   Result<bool> give_space_back(int64_t) override { return false; }  // autovacuum reuses the space
 
   Result<RemovedSoFar> removed_so_far(int64_t max_ranges) override {

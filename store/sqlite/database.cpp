@@ -213,14 +213,35 @@ Result<sqlite::Connection> open_for_writing(const std::string& path, const Store
   return db;
 }
 
+namespace {
+
+// A reader's first statement opens the file, and in WAL mode the -shm file beside it, which
+// SQLite creates or writes even to read: it said only "unable to open database file" or
+// "attempt to write a readonly database" (query and capture on a folder this user may not
+// write; tests/faults/read_only_database_test.cpp). Says which file and what is wrong.
+bool cannot_open_here(const sqlite::Connection& db) {
+  const int code = db.last_error_code() & 0xff;
+  return code == SQLITE_CANTOPEN || code == SQLITE_READONLY;
+}
+
+Error unreadable(ErrorKind kind, const std::string& path) {
+  if (::access(path.c_str(), R_OK) != 0) {
+    return fail(kind, path + ": this user may not read the database file (" + std::strerror(errno) + ")");
+  }
+  return fail(kind, path + ": the database cannot be read: its folder (or its -shm file) is not writable by this "
+                           "user, and SQLite writes a -shm file beside it even to read it");
+}
+
+}  // namespace
+
 Result<sqlite::Connection> open_for_reading(const std::string& path) {
   auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_only);
   if (!db) return db;
   db->wait_when_busy(kReaderBusyTimeout);
   auto configured = db->exec("PRAGMA cache_size = -16384;");
-  if (!configured) return fail(configured, path);
+  if (!configured) return cannot_open_here(*db) ? unreadable(configured.error_kind(), path) : fail(configured, path);
   auto version = readable_schema_version(*db, path);
-  if (!version) return fail(version);
+  if (!version) return cannot_open_here(*db) ? unreadable(version.error_kind(), path) : fail(version);
   if (*version == 0) return fail(path + ": not a healthhook database (no schema)");
   // Another program's file that sets a schema version of its own: said so, not as the
   // first query's "no such table".

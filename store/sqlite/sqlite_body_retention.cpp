@@ -53,6 +53,16 @@ constexpr const char* kRecord =
     "INSERT INTO removed_bodies (seq, body_sha256, body_bytes, removed_at_ms, user_id) "
     "VALUES (?1, ?2, ?3, ?4, (SELECT user_id FROM delivery_outcomes WHERE seq = ?1))";
 
+// changes_without_body: each removed body looked up in the feed by its seq (changes_seq).
+constexpr const char* kChangesWithoutBody =
+    "SELECT count(DISTINCT c.seq), count(*), coalesce(sum(c.row_count), 0) "
+    "FROM removed_bodies AS r JOIN changes AS c ON c.seq = r.seq";
+// ?1 the most ranges; runs of consecutive seqs as in removed_so_far.
+constexpr const char* kChangesWithoutBodyRanges =
+    "SELECT min(seq), max(seq) FROM (SELECT seq, seq - row_number() OVER (ORDER BY seq) AS run "
+    "FROM removed_bodies AS r WHERE EXISTS (SELECT 1 FROM changes AS c WHERE c.seq = r.seq)) "
+    "GROUP BY run ORDER BY 1 LIMIT ?1";
+
 struct Removal {
   int64_t seq;
   std::string sha256;
@@ -144,6 +154,27 @@ class SqliteBodyRetention final : public BodyRetention {
     });
     if (!read) return fail(read);
     return so_far;
+  }
+
+  Result<ChangesWithoutBody> changes_without_body(int64_t max_ranges) override {
+    ChangesWithoutBody found;
+    auto counts = db_.prepare(kChangesWithoutBody);
+    if (!counts) return fail(counts);
+    auto counted = counts->for_each_row([&](const sqlite::Statement& row) {
+      found.deliveries = row.column_int(0);
+      found.changes = row.column_int(1);
+      found.rows = row.column_int(2);
+    });
+    if (!counted) return fail(counted);
+    if (found.deliveries == 0) return found;
+    auto ranges = db_.prepare(kChangesWithoutBodyRanges);
+    if (!ranges) return fail(ranges);
+    ranges->bind(1, max_ranges);
+    auto read = ranges->for_each_row([&](const sqlite::Statement& row) {
+      found.ranges.push_back(SeqRange{row.column_int(0), row.column_int(1)});
+    });
+    if (!read) return fail(read);
+    return found;
   }
 
   Result<bool> give_space_back(int64_t max_bytes) override {

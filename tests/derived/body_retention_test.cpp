@@ -3,6 +3,7 @@
 // back to the file system; dedup, capture, replay and rebuild go on working on what is left.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -277,9 +278,26 @@ BOOST_AUTO_TEST_CASE(serve_removes_old_bodies_and_dedup_capture_replay_and_rebui
   BOOST_TEST(replayed.stdout_text.find("\"failed\":0,\"bodies_removed\":20") != std::string::npos,
              replayed.stdout_text);
 
-  // rebuild says which deliveries it could not re-derive; their summaries are gone, the
-  // others are back, outcomes unchanged.
-  auto rebuilt = test::run_healthhook({"rebuild", "--database", path});
+  // rebuild would drop the summaries retention kept (it emptied them, exit 0, quietly in
+  // the summary line): it refuses, saying how many and what, before it changes anything.
+  auto refused = test::run_healthhook({"rebuild", "--database", path});
+  BOOST_TEST(refused.exit_code == 1, refused.stderr_text);
+  BOOST_TEST(std::count(refused.stderr_text.begin(), refused.stderr_text.end(), '\n') == 1, refused.stderr_text);
+  BOOST_TEST(refused.stderr_text.find("healthhook rebuild: 20 deliveries whose body retention removed (seq 1-20) "
+                                      "wrote rows that a rebuild cannot re-derive and would drop (21 changes in "
+                                      "the feed, 21 rows); nothing was changed (--drop-expired rebuilds without "
+                                      "them)") != std::string::npos,
+             refused.stderr_text);
+  BOOST_TEST(refused.stdout_text.empty(), refused.stdout_text);
+  {
+    auto db = test::open_store(path);
+    BOOST_TEST(test::count(db, "summaries") == 23);
+    BOOST_TEST(test::count(db, "changes") == 24);  // a summary each, and the provider
+  }
+
+  // --drop-expired: rebuild says which deliveries it could not re-derive; their summaries
+  // are gone, the others are back, outcomes unchanged.
+  auto rebuilt = test::run_healthhook({"rebuild", "--drop-expired", "--database", path});
   BOOST_TEST(rebuilt.exit_code == 0, rebuilt.stderr_text);
   const std::string which = "20 deliveries without a body (removed by retention or an erasure: seq 1-20)";
   BOOST_TEST(rebuilt.stderr_text.find("rebuild: warning: " + which) != std::string::npos, rebuilt.stderr_text);
@@ -289,6 +307,13 @@ BOOST_AUTO_TEST_CASE(serve_removes_old_bodies_and_dedup_capture_replay_and_rebui
   BOOST_TEST(test::count(db, "summaries") == 3);
   BOOST_TEST(test::count(db, "summaries WHERE id LIKE 'old-%'") == 0);
   BOOST_TEST(test::count(db, "deliveries WHERE status = 'processed'") == 23);
+
+  // Nothing of theirs left to lose: the next rebuild needs no flag.
+  auto rebuilt_again = test::run_healthhook({"rebuild", "--database", path});
+  BOOST_TEST(rebuilt_again.exit_code == 0, rebuilt_again.stderr_text);
+  BOOST_TEST(rebuilt_again.stdout_text.find("rebuild: not re-derived: " + which) != std::string::npos,
+             rebuilt_again.stdout_text);
+  BOOST_TEST(test::count(db, "summaries") == 3);
 }
 
 BOOST_AUTO_TEST_CASE(body_days_is_checked) {

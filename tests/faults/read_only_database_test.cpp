@@ -154,6 +154,47 @@ BOOST_AUTO_TEST_CASE(a_read_only_folder_stops_start_up_with_one_line_naming_the_
   BOOST_TEST(refused.stderr_text.find("its folder must be writable") != std::string::npos, refused.stderr_text);
 }
 
+// query and capture read the file, but SQLite writes a -shm file beside it even to read:
+// in a folder this user may not write they said "unable to open database file (in: PRAGMA
+// cache_size …)" alone; and capture --output into such a folder named only its .partial
+// file (attack, finding 2).
+BOOST_AUTO_TEST_CASE(query_and_capture_in_a_read_only_folder_say_which_file_and_why,
+                     *boost::unit_test::precondition(read_only_usable)) {
+  TempDir dir;
+  const std::string config = prepared_database(dir);
+  const std::string database = dir.file("healthhook.db");
+  BOOST_REQUIRE(!std::filesystem::exists(database + "-shm"));  // a clean stop removed it
+  TempDir out;
+  const std::string output = out.file("deliveries.jsonl");
+  ReadOnly read_only;
+  for (const std::string& folder : {dir.path().string(), out.path().string()}) {
+    const std::string made = read_only.make(folder);
+    BOOST_REQUIRE_MESSAGE(made.empty(), made);
+  }
+
+  const std::string why = database + ": the database cannot be read: its folder (or its -shm file) is not writable";
+  for (const char* command : {"query", "capture"}) {
+    std::vector<std::string> args{command};
+    if (std::string(command) == "query") args.push_back("deliveries");
+    args.insert(args.end(), {"--config", config});
+    const auto refused = run_healthhook(args, "", {}, std::chrono::seconds(20));
+    BOOST_TEST(refused.exit_code == 1, refused.stderr_text);
+    BOOST_TEST(lines(refused.stderr_text) == 1u, refused.stderr_text);
+    BOOST_TEST(refused.stderr_text.find(why) != std::string::npos, refused.stderr_text);
+  }
+
+  // The database readable again, the export's folder not: the export's path and why.
+  read_only.undo();
+  const std::string made = read_only.make(out.path().string());
+  BOOST_REQUIRE_MESSAGE(made.empty(), made);
+  const auto captured = run_healthhook({"capture", "--config", config, "--output", output}, "", {}, std::chrono::seconds(20));
+  BOOST_TEST(captured.exit_code != 0, captured.stderr_text);
+  BOOST_TEST(lines(captured.stderr_text) == 1u, captured.stderr_text);
+  BOOST_TEST(captured.stderr_text.find(output + ": cannot write the export: its folder is not writable by this user") !=
+                 std::string::npos,
+             captured.stderr_text);
+}
+
 // The database locked by another program past commit_deadline_ms: the delivery gets 503
 // and /readyz says why; once the lock is gone /readyz is ready again by itself, with no
 // delivery to find out (a load balancer sends none to an instance its check calls not

@@ -39,6 +39,13 @@ std::string pgre_describe(const store::RemovedSoFar& so_far) {
   return out;
 }
 
+std::string pgre_describe(const store::ChangesWithoutBody& found) {
+  std::string out = std::to_string(found.deliveries) + "/" + std::to_string(found.changes) + "/" +
+                    std::to_string(found.rows) + ":";
+  for (const auto& range : found.ranges) out += " " + std::to_string(range.first) + "-" + std::to_string(range.last);
+  return out;
+}
+
 std::string pgre_describe(const store::ErasureReport& report) {
   std::string out;
   for (const auto& t : report.tables) out += t.table + "=" + std::to_string(t.rows) + " ";
@@ -235,6 +242,32 @@ BOOST_AUTO_TEST_CASE(bodies_go_in_the_same_batches_with_the_same_hashes) {
   BOOST_TEST(twin_must(t.pg.query_int("SELECT count(*) FROM removed_bodies")).value_or(0) == 5);
   BOOST_TEST(pgre_describe(twin_must(lite->removed_so_far(10))) == pgre_describe(twin_must(pg->removed_so_far(10))));
   BOOST_TEST(!twin_must(pg->give_space_back(1 << 20)));
+}
+
+// What `rebuild` would drop (it refuses unless --drop-expired): the changes still in the feed
+// of deliveries whose body is gone, counted alike on both; a delivery without a change (an
+// invalid one, an erasure's placeholder) is not among them.
+BOOST_AUTO_TEST_CASE(the_changes_of_deliveries_without_a_body_are_counted_alike) {
+  test::TwinStores t;
+  for (int64_t seq = 1; seq <= 6; ++seq) {
+    t.inbox(seq, "m" + std::to_string(seq), "webhook", 100 * seq, "a.b", "{}", R"({"a":1})");
+  }
+  t.exec("UPDATE processor_state SET applied_seq = 6");
+  t.exec("INSERT INTO changes (seq, table_name, row_key, op) VALUES (1, 'summaries', 'sleep/1', 'insert')");
+  t.exec("INSERT INTO changes (seq, table_name, row_key, op, row_count) VALUES (1, 'samples', 'u/steps', 'insert', 40)");
+  t.exec("INSERT INTO changes (seq, table_name, row_key, op) VALUES (2, 'summaries', 'sleep/2', 'insert')");
+  t.exec("INSERT INTO changes (seq, table_name, row_key, op) VALUES (4, 'summaries', 'sleep/4', 'insert')");
+  t.exec("INSERT INTO changes (seq, table_name, row_key, op) VALUES (6, 'summaries', 'sleep/6', 'insert')");
+  auto lite = twin_must(store::open_sqlite_body_retention(t.lite));
+  auto pg = twin_must(store::open_postgres_body_retention(t.pg));
+  BOOST_TEST(pgre_describe(twin_must(lite->changes_without_body(10))) == "0/0/0:");
+  BOOST_TEST(pgre_describe(twin_must(pg->changes_without_body(10))) == "0/0/0:");
+  // Bodies 1 to 5 go; 3 and 5 wrote no change.
+  twin_must(lite->remove_bodies(550, 100, 7000));
+  twin_must(pg->remove_bodies(550, 100, 7000));
+  BOOST_TEST(pgre_describe(twin_must(lite->changes_without_body(10))) == "3/4/43: 1-2 4-4");
+  BOOST_TEST(pgre_describe(twin_must(pg->changes_without_body(10))) == "3/4/43: 1-2 4-4");
+  BOOST_TEST(pgre_describe(twin_must(pg->changes_without_body(1))) == "3/4/43: 1-2");
 }
 
 // Old deliveries stored after newer ones (an old capture replayed into a database in use):
