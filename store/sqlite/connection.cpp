@@ -16,9 +16,18 @@ namespace hh::sqlite {
 
 // SQLite's own words for a damaged file ("database disk image is malformed") say nothing of
 // what to do: said once here, for every statement.
-std::string with_advice(std::string error, int extended_code) {
+std::string with_advice(std::string error, int extended_code, sqlite3* db) {
   if ((extended_code & 0xff) == SQLITE_CORRUPT) {
     error += ": " + store::damaged_file();
+  }
+  // "attempt to write a readonly database" names neither the file nor the cause. Opening
+  // refuses a read-only main file (store/sqlite/database.cpp); this is what is left: a
+  // read-only -wal or -shm (left behind by a reader running as another user, or after a
+  // chmod), a read-only mount reached later, or a command opened for reading that writes.
+  if ((extended_code & 0xff) == SQLITE_READONLY) {
+    const char* file = db ? sqlite3_db_filename(db, "main") : nullptr;
+    if (file && *file) error = std::string(file) + ": " + error;
+    error += ": healthhook must be able to write the database file and the -wal and -shm files beside it";
   }
   return error;
 }
@@ -115,7 +124,7 @@ Result<void> Connection::exec(std::string_view sql) {
   if (rc != SQLITE_OK) {
     std::string error = message ? message : sqlite3_errstr(rc);
     sqlite3_free(message);
-    return fail(error_kind(rc), with_advice(error, rc) + " (in: " + first_line(sql) + ")");
+    return fail(error_kind(rc), with_advice(error, rc, handle_.get()) + " (in: " + first_line(sql) + ")");
   }
   return {};
 }
@@ -233,7 +242,8 @@ Result<bool> Statement::step() {
   const int rc = sqlite3_step(handle_.get());
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  std::string error = with_advice(sqlite3_errmsg(sqlite3_db_handle(handle_.get())), rc);
+  sqlite3* db = sqlite3_db_handle(handle_.get());
+  std::string error = with_advice(sqlite3_errmsg(db), rc, db);
   reset();
   return fail(error_kind(rc), error);
 }

@@ -66,7 +66,6 @@ Result<sqlite::Connection> open_admin_connection(const std::string& path, int64_
   if (!std::filesystem::exists(path, ec)) return fail("database " + path + " does not exist");
   auto db = sqlite::Connection::open(path, sqlite::OpenMode::read_write);
   if (!db) return db;
-  if (auto writable = opened_for_writing(*db, path); !writable) return fail(writable);
   db->wait_when_busy(std::chrono::milliseconds(busy_timeout_ms));
   auto version = db->query_int("PRAGMA user_version");
   if (!version) return fail(version, path);
