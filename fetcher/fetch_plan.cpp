@@ -5,6 +5,7 @@
 #include "common/json_scan.h"
 #include "common/json_writer.h"
 #include "common/timestamp.h"
+#include "fetcher/page_owner.h"
 #include "fetcher/resource_kinds.h"
 
 namespace hh::fetcher {
@@ -136,7 +137,10 @@ Result<PagePlan> plan_next_page(const store::ClaimedJob& job, const BaseUrl& bas
   return fail("unknown job kind \"" + job.kind + "\"");
 }
 
-Result<store::JobProgress> progress_after(const store::ClaimedJob& job, const PagePlan& page, std::string_view body) {
+namespace {
+
+// The progress a page of the right shape makes.
+Result<store::JobProgress> progress_of_page(const store::ClaimedJob& job, const PagePlan& page, std::string_view body) {
   store::JobProgress progress;
   progress.page = page.page + 1;
   if (page.body_array.empty()) {  // one object: a workout stream (parallel arrays), a profile
@@ -181,6 +185,17 @@ Result<store::JobProgress> progress_after(const store::ClaimedJob& job, const Pa
     return progress;
   }
   progress.cursor = std::move(*cursor);
+  return progress;
+}
+
+}  // namespace
+
+Result<store::JobProgress> progress_after(const store::ClaimedJob& job, const PagePlan& page, std::string_view body) {
+  auto progress = progress_of_page(job, page, body);
+  if (!progress) return fail(progress);
+  // Before anything is stored: a page about another user or provider would replace
+  // their rows (page_owner.h).
+  if (auto owned = check_page_owner(job, page, body); !owned) return fail(owned);
   return progress;
 }
 

@@ -53,7 +53,8 @@ Result<PagePlan> plan_next_page(const store::ClaimedJob& job, const BaseUrl& bas
 
 // Checks that `body` (already passed check_json) has the shape of `page`'s endpoint and
 // returns the job's progress once the page is stored. Failures are the server's
-// (retried): wrong shape, a cursor that is not a string or does not advance.
+// (retried): wrong shape, a cursor that is not a string or does not advance, a backfill
+// page about another user or provider (page_owner.h).
 Result<store::JobProgress> progress_after(const store::ClaimedJob& job, const PagePlan& page, std::string_view body);
 
 }  // namespace hh::fetcher

@@ -186,16 +186,22 @@ struct FakeService::Impl {
     if (segments.size() == 2 && segments[0] == "v2" && segments[1] == "providers") {
       return Reply{200, providers_body(), std::nullopt};
     }
+    // Whom and which provider an answer is about: those asked for, unless the service lies.
+    const auto answered = [](const std::string& lie, const std::string& asked) { return lie.empty() ? asked : lie; };
     // /v2/summary/profile/{user_id}?provider=: one object; the endpoint takes no window
     if (segments.size() == 4 && segments[0] == "v2" && segments[1] == "summary" && segments[2] == "profile") {
-      return Reply{200, profile_body(segments[3], param("provider")), std::nullopt};
+      return Reply{200,
+                   profile_body(answered(options.answer_user_id, segments[3]),
+                                answered(options.answer_provider, param("provider"))),
+                   std::nullopt};
     }
     // /v2/summary/{resource}/{user_id}
     if (segments.size() == 4 && segments[0] == "v2" && segments[1] == "summary") {
       auto range = window();
       if (!range) return detail(422, "start_date and end_date are required");
       return Reply{200,
-                   summaries_body(segments[2], segments[3], param("provider"), range->first, range->second,
+                   summaries_body(segments[2], answered(options.answer_user_id, segments[3]),
+                                  answered(options.answer_provider, param("provider")), range->first, range->second,
                                   options.max_summaries_per_page),
                    std::nullopt};
     }
@@ -208,7 +214,8 @@ struct FakeService::Impl {
         page = parse_cursor(param("cursor"));
         if (page >= options.timeseries_pages) return detail(400, "invalid cursor");
       }
-      const std::string provider = param("provider").empty() ? "garmin" : param("provider");
+      const std::string provider =
+          answered(options.answer_provider, param("provider").empty() ? "garmin" : param("provider"));
       return Reply{200,
                    grouped_body(segments[3], provider, range->first, range->second, page, options.timeseries_pages,
                                 options.samples_per_page,

@@ -80,6 +80,12 @@ struct FakeOptions {
   bool cursor_repeats = false;        // or to itself (its next_cursor is the cursor it was asked for)
   size_t samples_per_page = 50;
   size_t max_summaries_per_page = 400;
+  // A lying service (a mix-up at the service or in a cache before it): summary lists and
+  // the profile answer with this user's items (their user_id, ids and values), and they and
+  // grouped timeseries with this provider's (source.provider, a grouped answer's group)
+  // instead of the one asked for. "": the one asked for, as the service does.
+  std::string answer_user_id;
+  std::string answer_provider;
 };
 
 struct RecordedRequest {

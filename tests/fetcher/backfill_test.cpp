@@ -381,4 +381,61 @@ BOOST_AUTO_TEST_CASE(a_new_trigger_fetches_the_window_again_under_new_message_id
   BOOST_TEST(rows[5].message_id == "fetch:" + std::to_string(id) + ":8:2");
 }
 
+// A service that answers a backfill with another user's or provider's items (black-box
+// pass: another user's sleep summary replaced the asked user's row with the same id, and a
+// grouped answer {"groups":{"polar":[…]}} to provider=garmin was filed as the user's polar
+// samples). The page is refused before it is stored, with refresh's words, and retried
+// like an answer of the wrong shape until the job is dead; nothing is stored.
+namespace {
+
+const std::string kAskedUser = "bf6222fb-1111-4222-8333-444455556666";
+const std::string kOtherUser = "00000000-0000-4000-8000-00000000dead";
+
+// `resource` of kAskedUser from garmin, two days, run against a service that answers with
+// `options`' lie until the job is settled: the job must end dead with `error` in its last
+// error, after max_attempts requests, none of their pages stored.
+void expect_the_lie_is_refused(const fake::FakeOptions& options, const std::string& resource,
+                               const std::string& error) {
+  test::FetcherFixture f;
+  fake::FakeService service(options);
+  auto fetcher = f.make_fetcher(f.settings_for(service));
+  const int64_t id = f.queue_backfill_job(kAskedUser, resource, "garmin", "2024-05-01T00:00:00+00:00",
+                                          "2024-05-03T00:00:00+00:00");
+  const auto outcomes = f.run_until_settled(*fetcher, id);
+  BOOST_REQUIRE(!outcomes.empty());
+  BOOST_TEST(kind_of(outcomes.front()) == "retry");  // the service's fault, as a wrong shape is
+  BOOST_TEST(kind_of(outcomes.back()) == "dead");
+  for (const auto& outcome : outcomes) BOOST_TEST(outcome.pages == 0);
+  const auto job = f.job(id);
+  BOOST_TEST(job.state == "dead");
+  BOOST_TEST(job.last_error.value_or("").find(error) != std::string::npos, job.last_error.value_or(""));
+  BOOST_TEST(f.fetched_rows().empty());
+  BOOST_TEST(service.requests().size() == 5u);  // settings_for: 5 attempts
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(summaries_of_another_user_are_refused_and_never_stored) {
+  fake::FakeOptions options;
+  options.answer_user_id = kOtherUser;
+  expect_the_lie_is_refused(options, "sleep",
+                            "unexpected answer: user_id \"" + kOtherUser + "\" is not the user asked for, at sleep[0]");
+  expect_the_lie_is_refused(options, "profile",
+                            "unexpected answer: user_id \"" + kOtherUser + "\" is not the user asked for (");
+}
+
+BOOST_AUTO_TEST_CASE(summaries_of_another_provider_are_refused_and_never_stored) {
+  fake::FakeOptions options;
+  options.answer_provider = "polar";
+  expect_the_lie_is_refused(
+      options, "meal", "unexpected answer: provider \"polar\" is not the provider asked for, at meals[0].source.provider");
+}
+
+BOOST_AUTO_TEST_CASE(a_grouped_answer_of_another_provider_is_refused_and_never_stored) {
+  fake::FakeOptions options;
+  options.answer_provider = "polar";
+  expect_the_lie_is_refused(options, "heartrate",
+                            "unexpected answer: provider \"polar\" is not the provider asked for, at groups.polar");
+}
+
 BOOST_AUTO_TEST_SUITE_END()  // backfill_test

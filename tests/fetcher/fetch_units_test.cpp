@@ -423,6 +423,72 @@ BOOST_AUTO_TEST_CASE(timeseries_backfill_follows_the_cursor) {
   BOOST_TEST(progress_after(job, *plan, R"({"groups":{}})")->complete);
 }
 
+// A backfill page about another user or provider is refused before it is stored
+// (fetcher/page_owner.h), read as the processor reads it; the refresh check's words.
+BOOST_AUTO_TEST_CASE(a_backfill_page_about_another_user_or_provider_is_refused) {
+  // The error progress_after gives `body` as a page of `job` ("" when it takes it).
+  const auto refusal = [](const store::ClaimedJob& job, const std::string& body) -> std::string {
+    auto plan = plan_next_page(job, base());
+    BOOST_REQUIRE(plan.ok());
+    auto progress = progress_after(job, *plan, body);
+    return progress ? std::string() : progress.error();
+  };
+  const auto sleep = backfill_job("sleep");  // u-1, oura
+  const std::string mine = R"({"id":"a","user_id":"u-1","calendar_date":"2024-01-02","source":{"provider":"oura"}})";
+  const std::string other_user = "unexpected answer: user_id \"u-2\" is not the user asked for";
+  const std::string other_provider = "unexpected answer: provider \"polar\" is not the provider asked for";
+
+  // The service's own answer, and what names nobody (the item gets the job's user and
+  // provider), pass; so does an item dated outside the window (items may overlap it).
+  BOOST_TEST(refusal(sleep, R"({"sleep":[)" + mine + "]}") == "");
+  BOOST_TEST(refusal(sleep, R"({"sleep":[{"id":"a","user_id":null,"source":{"provider":"","type":"ring"}},{"id":"b"}]})") == "");
+  BOOST_TEST(refusal(sleep, R"({"sleep":[{"id":"a","user_id":"u-1","calendar_date":"2019-06-01"}]})") == "");
+  BOOST_TEST(refusal(sleep, R"({"sleep":[{"id":"a","user_id":"U-1"}]})") == "");  // an id's case is not another user
+
+  // One item of another user refuses the page, whichever way the item names them.
+  BOOST_TEST(refusal(sleep, R"({"sleep":[)" + mine + R"(,{"id":"b","user_id":"u-2"}]})") ==
+             other_user + ", at sleep[1]");
+  BOOST_TEST(refusal(sleep, R"({"sleep":[{"id":"b","user\u005fid":"u-2"}]})") == other_user + ", at sleep[0]");
+  BOOST_TEST(refusal(sleep, R"({"sleep":[{"id":"b","user_id":"u-1","user_id":"u-2"}]})") ==
+             other_user + ", at sleep[0]");  // the processor keeps the last
+  BOOST_TEST(refusal(sleep, R"({"user_id":"u-2","sleep":[]})") == other_user);
+  BOOST_TEST(refusal(sleep, R"({"sleep":[{"id":"b","source":{"provider":"polar","type":"watch"}}]})") ==
+             other_provider + ", at sleep[0].source.provider");
+  BOOST_TEST(refusal(sleep, R"({"sleep":[{"id":"b","source":{"slug":"polar"}}]})") ==
+             other_provider + ", at sleep[0].source.slug");
+  BOOST_TEST(refusal(sleep, R"({"sleep":[{"id":"b","source":"polar"}]})") == other_provider + ", at sleep[0].source");
+  BOOST_TEST(refusal(sleep, R"({"sleep":[{"id":"b","source_provider":"polar"}]})") ==
+             other_provider + ", at sleep[0].source_provider");
+  // Quoted as JSON, cut short: a control character or a megabyte never reaches the log whole.
+  BOOST_TEST(refusal(sleep, R"({"sleep":[{"id":"b","user_id":"\u001b[2J)" + std::string(5000, 'x') + R"("}]})")
+                 .size() < 200u);
+
+  BOOST_TEST(refusal(backfill_job("meal"), R"({"meals":[{"id":"m","user_id":"u-2"}]})") == other_user + ", at meals[0]");
+  BOOST_TEST(refusal(backfill_job("workout_stream"), R"({"workouts":[{"id":"w","user_id":"u-2"}]})") ==
+             other_user + ", at workouts[0]");
+  const auto profile = backfill_job("profile");
+  BOOST_TEST(refusal(profile, R"({"id":"p","user_id":"u-1","source":{"provider":"oura"}})") == "");
+  BOOST_TEST(refusal(profile, R"({"id":"p","user_id":"u-2","source":{"provider":"oura"}})") == other_user);
+  BOOST_TEST(refusal(profile, R"({"id":"p","user_id":"u-1","source":{"provider":"polar"}})") ==
+             other_provider + ", at source.provider");
+
+  // Grouped timeseries: the group's key is its provider.
+  const auto heartrate = backfill_job("heartrate");
+  const std::string group = R"([{"source":{"provider":"oura","type":"ring"},"data":[{"timestamp":"2019-01-01T00:00:00+00:00","value":61}]}])";
+  BOOST_TEST(refusal(heartrate, R"({"groups":{"oura":)" + group + R"(},"next_cursor":null})") == "");
+  BOOST_TEST(refusal(heartrate, R"({"groups":{"polar":[{"source":{"provider":"polar"},"data":[]}]},"next_cursor":null})") ==
+             other_provider + ", at groups.polar");
+  BOOST_TEST(refusal(heartrate, R"({"groups":{"oura":[{"source":{"provider":"polar"},"data":[]}]}})") ==
+             other_provider + ", at groups.oura[0].source.provider");
+  BOOST_TEST(refusal(heartrate, R"({"user_id":"u-2","groups":{"oura":)" + group + "}}") == other_user);
+  BOOST_TEST(refusal(heartrate, R"({"groups":{"oura":[{"user_id":"u-2","data":[]}]}})") ==
+             other_user + ", at groups.oura[0]");
+
+  // A workout stream names no user: its job is not a backfill.
+  auto plan = plan_next_page(stream_job(), base());
+  BOOST_TEST(progress_after(stream_job(), *plan, R"({"time":[],"user_id":"u-2"})").ok());
+}
+
 BOOST_AUTO_TEST_CASE(resource_sources) {
   BOOST_TEST(static_cast<int>(backfill_source("sleep")) == static_cast<int>(BackfillSource::summaries));
   BOOST_TEST(static_cast<int>(backfill_source("meal")) == static_cast<int>(BackfillSource::summaries));
