@@ -19,12 +19,18 @@ std::optional<Refusal> ConnectionTable::admit(const std::shared_ptr<SessionContr
                                               const net::ip::address& peer, Clock::time_point now) {
   const net::ip::address client = client_of(peer);
   std::lock_guard lock(mutex_);
+  bool room_made = false;  // one of the client's own connections gives its place
   if (const auto from = per_client_.find(client); from != per_client_.end()) {
-    if (from->second.connections >= limits_.max_connections_per_ip) return Refusal::per_ip_limit;
     const bool scarce = entries_.size() >= limits_.max_connections / 2;
     if (scarce && from->second.waiting >= kMaxWaitingPerAddress) return Refusal::per_ip_limit;
+    if (from->second.connections >= limits_.max_connections_per_ip) {
+      if (!make_room_from(client)) return Refusal::per_ip_limit;
+      room_made = true;
+    }
   }
-  if (entries_.size() >= limits_.max_connections && !make_room(client, now)) return Refusal::connection_limit;
+  if (!room_made && entries_.size() >= limits_.max_connections && !make_room(client, now)) {
+    return Refusal::connection_limit;
+  }
   FromClient& from = per_client_[client];
   ++from.connections;
   ++from.waiting;
@@ -55,6 +61,18 @@ bool ConnectionTable::make_room(const net::ip::address& client, Clock::time_poin
       return !is_proven(entries_.at(idle.key).client, now);
     });
   }
+  if (victim == idle_.end()) return false;
+  evict(entries_.at(victim->key));
+  return true;
+}
+
+bool ConnectionTable::make_room_from(const net::ip::address& client) {
+  // A walk of the idle list, only when a client is at its cap: the client competes with
+  // itself alone here, so its connection idle the longest goes however young it is (the
+  // second of kMinIdleBeforeEviction keeps other clients' reconnects from churning the
+  // table; a client churning its own slots costs no one else one).
+  const auto victim = std::find_if(idle_.begin(), idle_.end(),
+                                   [&](const Idle& idle) { return entries_.at(idle.key).client == client; });
   if (victim == idle_.end()) return false;
   evict(entries_.at(victim->key));
   return true;
@@ -111,7 +129,11 @@ bool ConnectionTable::busy(const SessionControl& control) {
   return true;
 }
 
-void ConnectionTable::head_accepted(const SessionControl& control) {
+void ConnectionTable::head_accepted(const SessionControl& control) { stop_waiting(control); }
+
+void ConnectionTable::request_refused(const SessionControl& control) { stop_waiting(control); }
+
+void ConnectionTable::stop_waiting(const SessionControl& control) {
   std::lock_guard lock(mutex_);
   const auto at = entries_.find(&control);
   if (at == entries_.end() || !at->second.waiting) return;

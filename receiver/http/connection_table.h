@@ -4,8 +4,15 @@
 //   - a client is an IPv4 address or an IPv6 /64 (one host usually holds a whole /64; an
 //     IPv4-mapped IPv6 address, ::ffff:a.b.c.d, counts as its IPv4 address);
 //   - once half of max_connections are taken, at most kMaxWaitingPerAddress from one
-//     client that have not yet sent an acceptable request (sockets that only wait are an
-//     attacker's: then one client cannot hold more than this many of them);
+//     client that have not yet sent a request (sockets that only wait are an attacker's:
+//     then one client cannot hold more than this many of them); a connection whose
+//     request was refused and answered has sent one: while it drops what still arrives
+//     (lingering_close.h) it is idle like a keep-alive one, and makes room as one;
+//   - a client at max_connections_per_ip is admitted in place of its own connection idle
+//     the longest (whatever it did before, however young: it competes with itself alone),
+//     and refused only when none of its connections is idle: its sockets left open cannot
+//     lock out its next connection (the service's, or a proxy's behind which every client
+//     has the proxy's address);
 //   - when all are taken, the connection that has been idle the longest between requests
 //     (waiting for its next request, or for its first), whatever it did before, is closed
 //     to admit the new one, as nginx reuses idle keep-alive connections; one in the middle
@@ -49,12 +56,13 @@ namespace hh::http {
 
 struct SessionControl;
 
-// A connection makes room for a newcomer only after it has been idle this long: sockets
-// that reconnect as soon as they are closed then turn over at most once per this interval
-// each, not as fast as the listener can close them, and a keep-alive connection between
-// two deliveries in quick succession keeps its place.
+// A connection makes room for a newcomer of another client only after it has been idle
+// this long (for one of its own client at its cap, at once): sockets that reconnect as
+// soon as they are closed then turn over at most once per this interval each, not as fast
+// as the listener can close them, and a keep-alive connection between two deliveries in
+// quick succession keeps its place.
 inline constexpr std::chrono::milliseconds kMinIdleBeforeEviction{1000};
-// Connections from one client that have not yet sent an acceptable request, once half of
+// Connections from one client that have not yet sent a request, once half of
 // max_connections are taken. The service's connections send their request at once. (Below
 // half, a burst of new connections from one client is let in whole.) Behind a proxy every
 // connection has the proxy's address: raise max_connections_per_ip there; a proxy sends
@@ -109,8 +117,11 @@ class ConnectionTable {
   // ... a request has begun: false when the connection was chosen to make room meanwhile
   // (its socket is being closed; the session must end without serving it).
   bool busy(const SessionControl& control);
-  // Its first request's head passed the checks made before the body.
+  // Its first request's head passed the checks made before the body...
   void head_accepted(const SessionControl& control);
+  // ... or a request of it was refused (the answer about to be written, the connection to
+  // linger and close): either way it is no longer waiting for a first request.
+  void request_refused(const SessionControl& control);
 
   // A connection of `control`'s client carried a correctly signed delivery.
   void proven(const SessionControl& control, Clock::time_point now = Clock::now());
@@ -136,17 +147,21 @@ class ConnectionTable {
     std::shared_ptr<SessionControl> control;
     net::ip::address client;                 // client_of(peer)
     std::optional<IdleList::iterator> idle;  // set while idle
-    bool waiting = true;                     // no acceptable request yet
+    bool waiting = true;                     // no request yet (accepted past its head, or refused)
     bool evicted = false;                    // chosen to make room
   };
   struct FromClient {
     size_t connections = 0;
-    size_t waiting = 0;          // of them, not yet past their first request's head
+    size_t waiting = 0;          // of them, not yet past their first request's head (nor refused)
     uint64_t unproven_body = 0;  // body bytes its requests hold while it is not proven
   };
   // Closes a connection to admit one from `client` (the rule above); false when none may
   // be.  REQUIRES(mutex_)
   bool make_room(const net::ip::address& client, Clock::time_point now);
+  // Closes `client`'s own connection idle the longest, to admit another of it at its cap;
+  // false when none is idle.  REQUIRES(mutex_)
+  bool make_room_from(const net::ip::address& client);
+  void stop_waiting(const SessionControl& control);  // EXCLUDES(mutex_)
   void evict(Entry& victim);                                                  // REQUIRES(mutex_)
   bool is_proven(const net::ip::address& client, Clock::time_point now) const;  // REQUIRES(mutex_)
 

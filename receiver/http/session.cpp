@@ -153,6 +153,10 @@ uint64_t may_still_arrive(const Parser& parser, const SessionLimits& limits) {
 template <typename Stream>
 net::awaitable<void> refuse(Stream& stream, Response& response, const Parser& parser, const SessionLimits& limits,
                             SessionControl& control) {
+  // The request is over: the connection no longer counts among its address's that have
+  // sent nothing (capped once slots are scarce, connection_table.h), so a newcomer from
+  // that address is not refused while it lingers, idle, for up to kLingerTime.
+  if (control.table) control.table->request_refused(control);
   control.unread_bytes = std::min(may_still_arrive(parser, limits) + kLingerSlack, kLingerBytes);
   // A HEAD gets no body, refused or not (a client reading one would take it for the next
   // answer); its method is known once the start line parsed.
@@ -350,6 +354,7 @@ net::awaitable<void> serve_requests(Stream& stream, const Router& router, const 
     }
     if (auto refused = router.check_head(header)) {  // e.g. 401 before the body
       refused->keep_alive(false);
+      if (control.table) control.table->request_refused(control);  // over before its wait, as in refuse()
       // A client about to send a large body is answered at once: while we waited, the
       // kernel would go on taking its bytes only to drop them.
       const auto length = parser->content_length();

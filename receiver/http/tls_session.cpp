@@ -33,6 +33,7 @@ bool may_begin_tls(const beast::flat_buffer& first_bytes) {
 net::awaitable<void> tell_to_use_tls(beast::tcp_stream& transport, const SessionLimits& limits,
                                      SessionControl& control, const std::atomic<bool>& stopping) {
   count_refusal(limits, Refusal::bad_request);
+  if (control.table) control.table->request_refused(control);  // as any refusal (session.cpp)
   Response response = text_response(Status::bad_request, std::string(kExpectsTls) + "\n", "text/plain; charset=utf-8");
   response.set("X-Content-Type-Options", "nosniff");
   response.keep_alive(false);

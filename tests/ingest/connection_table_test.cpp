@@ -26,6 +26,13 @@ struct Table {
     sessions.push_back(control);
     return "admitted";
   }
+  // The same, for a connection whose request begins at once (an idle one from a client at
+  // its cap would make room for the next).
+  std::string admit_mid_request(const std::string& address) {
+    const std::string outcome = admit(address);
+    if (outcome == "admitted") table.busy(*sessions.back());
+    return outcome;
+  }
   net::io_context io;
   ConnectionTable table;
   std::vector<std::shared_ptr<SessionControl>> sessions;
@@ -33,30 +40,83 @@ struct Table {
 
 }  // namespace
 
+// (Connections in the middle of a request: idle ones would make room for the newcomer,
+// below.)
 BOOST_AUTO_TEST_CASE(ipv6_clients_in_one_64_share_the_per_address_cap) {
   Table t({.max_connections = 100, .max_connections_per_ip = 2});
-  BOOST_TEST(t.admit("2001:db8:1:2::1") == "admitted");
-  BOOST_TEST(t.admit("2001:db8:1:2:ffff:ffff:ffff:ffff") == "admitted");
-  BOOST_TEST(t.admit("2001:db8:1:2::3") == "per_ip_limit");  // a third from the same /64
-  BOOST_TEST(t.admit("2001:db8:1:3::1") == "admitted");      // the next /64
-  BOOST_TEST(t.admit("2001:db8:1:3::1") == "admitted");
-  BOOST_TEST(t.admit("2001:db8:1:3::2") == "per_ip_limit");
+  BOOST_TEST(t.admit_mid_request("2001:db8:1:2::1") == "admitted");
+  BOOST_TEST(t.admit_mid_request("2001:db8:1:2:ffff:ffff:ffff:ffff") == "admitted");
+  BOOST_TEST(t.admit_mid_request("2001:db8:1:2::3") == "per_ip_limit");  // a third from the same /64
+  BOOST_TEST(t.admit_mid_request("2001:db8:1:3::1") == "admitted");      // the next /64
+  BOOST_TEST(t.admit_mid_request("2001:db8:1:3::1") == "admitted");
+  BOOST_TEST(t.admit_mid_request("2001:db8:1:3::2") == "per_ip_limit");
   // A connection that ends gives its group's place back.
   t.table.remove(*t.sessions.front());
-  BOOST_TEST(t.admit("2001:db8:1:2::4") == "admitted");
+  BOOST_TEST(t.admit_mid_request("2001:db8:1:2::4") == "admitted");
 }
 
 BOOST_AUTO_TEST_CASE(an_ipv4_mapped_address_counts_as_its_ipv4_address) {
   Table t({.max_connections = 100, .max_connections_per_ip = 2});
-  BOOST_TEST(t.admit("192.0.2.1") == "admitted");
-  BOOST_TEST(t.admit("::ffff:192.0.2.1") == "admitted");
-  BOOST_TEST(t.admit("192.0.2.1") == "per_ip_limit");
-  BOOST_TEST(t.admit("::ffff:192.0.2.1") == "per_ip_limit");
+  BOOST_TEST(t.admit_mid_request("192.0.2.1") == "admitted");
+  BOOST_TEST(t.admit_mid_request("::ffff:192.0.2.1") == "admitted");
+  BOOST_TEST(t.admit_mid_request("192.0.2.1") == "per_ip_limit");
+  BOOST_TEST(t.admit_mid_request("::ffff:192.0.2.1") == "per_ip_limit");
   // Other IPv4 addresses are other clients, though as IPv6 they share one /64.
-  BOOST_TEST(t.admit("::ffff:192.0.2.2") == "admitted");
-  BOOST_TEST(t.admit("::ffff:192.0.2.3") == "admitted");
-  BOOST_TEST(t.admit("192.0.2.2") == "admitted");
-  BOOST_TEST(t.admit("192.0.2.2") == "per_ip_limit");
+  BOOST_TEST(t.admit_mid_request("::ffff:192.0.2.2") == "admitted");
+  BOOST_TEST(t.admit_mid_request("::ffff:192.0.2.3") == "admitted");
+  BOOST_TEST(t.admit_mid_request("192.0.2.2") == "admitted");
+  BOOST_TEST(t.admit_mid_request("192.0.2.2") == "per_ip_limit");
+}
+
+// Black-box attack: a client at max_connections_per_ip was refused though its own
+// connections sat idle between requests (behind a proxy, with the cap at max_connections,
+// the service's keep-alive connections locked out its next one). Now its connection idle
+// the longest makes room, young as it is; never one in the middle of a request, nor
+// another client's (idle longer as it may be); refused only when none of its own is idle.
+BOOST_AUTO_TEST_CASE(a_client_at_its_cap_gets_in_in_place_of_its_own_connection_idle_the_longest) {
+  using namespace std::chrono_literals;
+  Table t({.max_connections = 100, .max_connections_per_ip = 3});
+  const auto t0 = ConnectionTable::Clock::now();
+  BOOST_TEST(t.admit("198.51.100.1", t0) == "admitted");  // another client's, idle since t0
+  SessionControl& other = *t.sessions[0];
+  BOOST_TEST(t.admit("192.0.2.1", t0) == "admitted");
+  BOOST_TEST(t.admit("192.0.2.1", t0) == "admitted");
+  BOOST_TEST(t.admit("192.0.2.1", t0) == "admitted");
+  SessionControl& mid_request = *t.sessions[1];
+  SessionControl& served_first = *t.sessions[2];
+  SessionControl& served_next = *t.sessions[3];
+  BOOST_TEST(t.table.busy(mid_request));
+  BOOST_TEST(t.table.busy(served_first));  // one request each, then idle between requests
+  t.table.head_accepted(served_first);
+  t.table.idle(served_first, t0 + 10ms);
+  BOOST_TEST(t.table.busy(served_next));
+  t.table.head_accepted(served_next);
+  t.table.idle(served_next, t0 + 20ms);
+  BOOST_TEST(t.admit("192.0.2.1", t0 + 30ms) == "admitted");  // young: no second of idling needed
+  BOOST_TEST(!t.table.busy(served_first));                     // chosen
+  t.table.remove(served_first);
+  SessionControl& newcomer = *t.sessions[4];
+  BOOST_TEST(t.table.busy(newcomer));
+  BOOST_TEST(t.table.busy(served_next));  // its next request: none of the client's is idle now
+  BOOST_TEST(t.admit("192.0.2.1", t0 + 40ms) == "per_ip_limit");
+  BOOST_TEST(t.table.busy(mid_request));
+  BOOST_TEST(t.table.busy(other));
+}
+
+// A connection whose request was refused on its head (404, 400, 401 before the body)
+// lingers idle up to kLingerTime: it has sent a request, so it no longer counts among the
+// few an address may hold that have not, once connections are scarce. It did, and eight of
+// them had the address's next connection refused.
+BOOST_AUTO_TEST_CASE(a_refused_request_counts_as_sent_for_the_cap_on_sockets_that_send_nothing) {
+  Table t({.max_connections = 16, .max_connections_per_ip = 16});
+  for (size_t i = 0; i < kMaxWaitingPerAddress; ++i) BOOST_TEST(t.admit("192.0.2.1") == "admitted");
+  BOOST_TEST(t.admit("192.0.2.1") == "per_ip_limit");  // half the slots taken: scarce
+  SessionControl& refused = *t.sessions.front();
+  BOOST_TEST(t.table.busy(refused));
+  t.table.request_refused(refused);
+  t.table.idle(refused);  // dropping what still arrives
+  BOOST_TEST(t.admit("192.0.2.1") == "admitted");
+  BOOST_TEST(t.admit("192.0.2.1") == "per_ip_limit");  // eight that sent nothing again
 }
 
 BOOST_AUTO_TEST_CASE(the_connection_idle_the_longest_makes_room_never_one_mid_request) {

@@ -7,6 +7,8 @@
 #include <ctime>
 #include <chrono>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "tests/ingest/hostile_requests.h"
 #include "tests/support/http_client.h"
@@ -448,9 +450,14 @@ BOOST_AUTO_TEST_CASE(a_short_read_token_is_named_at_start) {
 BOOST_AUTO_TEST_CASE(connections_are_capped_per_client_address) {
   TempDir dir;
   ServerProcess server(dir, "max_connections_per_ip = 4");
+  // In the middle of a request: an idle one would make room for the fifth
+  // (hostile_slots_test/an_address_at_its_cap_gets_in_in_place_of_its_own_idle_connection).
   std::vector<RawConnection> held;
-  for (int i = 0; i < 4; ++i) held.emplace_back(server.port(), "127.0.0.2");
-  std::this_thread::sleep_for(200ms);  // accepted and registered
+  for (int i = 0; i < 4; ++i) {
+    held.emplace_back(server.port(), "127.0.0.2");
+    BOOST_TEST_REQUIRE(held.back().send("POST /webhooks HTTP/1.1\r\n"));
+  }
+  std::this_thread::sleep_for(200ms);  // accepted, registered, the request begun
   RawConnection fifth(server.port(), "127.0.0.2");
   BOOST_TEST(fifth.closed_by_server(2s));
   // Another address is not held back by the first one's connections.
@@ -685,6 +692,38 @@ BOOST_AUTO_TEST_CASE(one_address_holds_few_sockets_that_send_nothing_when_connec
   // The service from its own address still gets in.
   HttpClient client(server.port());
   BOOST_TEST(client.post_webhook(server.secret(), "msg_scarce", hostile::kBody).status == 200);
+  BOOST_TEST(server.stop() == 0);
+}
+
+// Black-box attack: requests refused on their head (a 404, a 400 for a body announced to
+// a GET, a 401 before the body) kept their connections counted as not having sent a
+// request while they dropped what still arrived (lingering_close.h, up to 5 s): once
+// connections were scarce, eight of them had the address's next connection refused,
+// a signed delivery included. A refused request is over: its connection lingers idle, as a
+// keep-alive one waits.
+BOOST_AUTO_TEST_CASE(connections_lingering_after_a_refusal_do_not_count_as_sockets_that_send_nothing) {
+  TempDir dir;
+  ServerProcess server(dir, "max_connections = 16\nmax_connections_per_ip = 16");
+  const std::string address = "127.0.7.3";
+  const std::string unsent_body_part(1000, 'a');  // of 200,000 announced: the rest never comes
+  const std::vector<std::pair<std::string, std::string>> refused_requests = {
+      {"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 404"},
+      {"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 200000\r\n\r\n" + unsent_body_part, "HTTP/1.1 400"},
+      {hostile::upload_head(200000, "") + unsent_body_part, "HTTP/1.1 401"},  // unsigned
+  };
+  std::vector<RawConnection> lingering;
+  for (size_t i = 0; i < 8; ++i) {  // half of max_connections: scarce
+    const auto& [request, status] = refused_requests[i % refused_requests.size()];
+    lingering.emplace_back(server.port(), address);
+    BOOST_TEST_REQUIRE(lingering.back().send(request));
+    const std::string answer = lingering.back().receive_response(5s);
+    BOOST_TEST_REQUIRE(answer.starts_with(status), "answer: " << answer.substr(0, 40));
+  }
+  RawConnection service(server.port(), address);
+  BOOST_TEST(service.send(hostile::signed_request(server.secret(), "msg_after_refusals")));
+  const std::string answer = service.receive_response(5s);
+  BOOST_TEST(answer.starts_with("HTTP/1.1 200"), "answer: " << answer.substr(0, 40));
+  BOOST_TEST(hostile::deliveries(server.database()) == 1);
   BOOST_TEST(server.stop() == 0);
 }
 

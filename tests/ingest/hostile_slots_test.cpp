@@ -149,14 +149,47 @@ BOOST_AUTO_TEST_CASE(sockets_that_reconnect_at_once_do_not_keep_the_service_out)
   }
 }
 
+// Black-box attack: an address at max_connections_per_ip was refused even though its
+// connections sat idle between requests and it had delivered before: eight keep-alive
+// connections that had each made a request locked out its next delivery (the cap at
+// max_connections, as behind a proxy, where every client has the proxy's address). Its own
+// connection idle the longest now makes room, however young.
+BOOST_AUTO_TEST_CASE(an_address_at_its_cap_gets_in_in_place_of_its_own_idle_connection) {
+  TempDir dir;
+  ServerProcess server(dir, "max_connections = 8\nmax_connections_per_ip = 8");
+  const std::string address = "127.0.11.1";
+  {
+    RawConnection first(server.port(), address);
+    BOOST_TEST_REQUIRE(first.send(hostile::signed_request(server.secret(), "msg_proving")));
+    BOOST_TEST_REQUIRE(first.receive_response(5s).starts_with("HTTP/1.1 200"));
+  }
+  std::vector<RawConnection> idle;
+  for (int i = 0; i < 8; ++i) {
+    idle.emplace_back(server.port(), address);
+    BOOST_TEST_REQUIRE(idle.back().send(kHealthz));
+    BOOST_TEST_REQUIRE(idle.back().receive_response(5s).starts_with("HTTP/1.1 200"));
+  }
+  RawConnection next(server.port(), address);
+  BOOST_TEST(next.send(hostile::signed_request(server.secret(), "msg_at_the_cap")));
+  const std::string answer = next.receive_response(5s);
+  BOOST_TEST(answer.starts_with("HTTP/1.1 200"), "answer: " << answer.substr(0, 40));
+  BOOST_TEST(idle.front().closed_by_server(2s));  // idle the longest
+  BOOST_TEST(!idle.back().closed_by_server(100ms));
+  BOOST_TEST(hostile::deliveries(server.database()) == 2);
+  BOOST_TEST(server.stop() == 0);
+}
+
 // Listening on [::] (dual stack), IPv4 clients arrive as IPv4-mapped IPv6 addresses
 // (::ffff:a.b.c.d): each counts as its IPv4 address, not as one /64 shared by all of IPv4.
 BOOST_AUTO_TEST_CASE(ipv4_clients_of_a_dual_stack_listener_are_capped_per_ipv4_address) {
   TempDir dir;
   ServerProcess server(dir, "max_connections_per_ip = 2", 20s, {"HEALTHHOOK_LISTEN=[::]:0"});
-  std::vector<RawConnection> held;
-  for (int i = 0; i < 2; ++i) held.emplace_back(server.port(), "127.0.9.21");
-  std::this_thread::sleep_for(200ms);  // accepted and registered
+  std::vector<RawConnection> held;  // in the middle of a request (an idle one would make room)
+  for (int i = 0; i < 2; ++i) {
+    held.emplace_back(server.port(), "127.0.9.21");
+    BOOST_TEST_REQUIRE(held.back().send("POST /webhooks HTTP/1.1\r\n"));
+  }
+  std::this_thread::sleep_for(200ms);  // accepted, registered, the request begun
   RawConnection third(server.port(), "127.0.9.21");
   BOOST_TEST(third.closed_by_server(2s));
   RawConnection other_address(server.port(), "127.0.9.22");
