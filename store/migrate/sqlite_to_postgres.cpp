@@ -71,9 +71,10 @@ Result<int64_t> pg_int(pg::Connection& db, std::string_view sql, const pg::Param
 }
 
 // The plan of one table, from its description (store/schema/tables.h): the columns both
-// backends have, with the target's types, and its key. (schema_check_test holds both
-// migrated schemas to the description, so the target has every one of them.)
-Result<CopyTable> plan_table(sqlite::Connection& lite, const schema::Table& description) {
+// backends have, with the target's types, and its key; its rows are counted later
+// (count_source_rows). (schema_check_test holds both migrated schemas to the description,
+// so the target has every one of them.)
+CopyTable plan_table(const schema::Table& description) {
   CopyTable table;
   table.name = std::string(description.name);
   for (const schema::Column& column : description.columns) {
@@ -93,10 +94,35 @@ Result<CopyTable> plan_table(sqlite::Connection& lite, const schema::Table& desc
     const int index = static_cast<int>(at - table.columns.begin());
     if (table.kinds[index] == CopyKind::integer) table.integer_key_column = index;
   }
-  auto rows = lite_int(lite, "SELECT count(*) FROM " + table.name);
-  if (!rows) return pass(rows);
-  table.source_rows = *rows;
   return table;
+}
+
+// Each table's row count in the source (its snapshot): the fingerprint's numbers. Long on a
+// large source, so it runs after the unfinished mark is in the target.
+Result<void> count_source_rows(sqlite::Connection& lite, std::vector<CopyTable>& tables) {
+  for (CopyTable& table : tables) {
+    auto rows = lite_int(lite, "SELECT count(*) FROM " + table.name);
+    if (!rows) return pass(rows);
+    table.source_rows = *rows;
+  }
+  return {};
+}
+
+// The progress table with only the unfinished mark (store/postgres/copy_progress.h): from
+// here until finish_copy's last transaction every other opener refuses the target.
+Result<void> mark_copy_started(pg::Connection& pg) {
+  auto transaction = pg::Transaction::begin(pg);
+  if (!transaction) return copy_error(transaction, "starting the copy");
+  auto created = pg.exec("CREATE TABLE " + std::string(kProgressTable) +
+                         " (table_name text PRIMARY KEY, rows_copied bigint NOT NULL, last_key bigint, "
+                         "source text NOT NULL)");
+  if (!created) return copy_error(created, "starting the copy");
+  auto marked = pg.query("INSERT INTO " + std::string(kProgressTable) +
+                             " (table_name, rows_copied, source) VALUES ($1, 0, '')",
+                         pg::Params().add(kCopyUnfinishedMark));
+  if (!marked) return copy_error(marked, "starting the copy");
+  if (auto committed = transaction->commit(); !committed) return copy_error(committed, "starting the copy");
+  return {};
 }
 
 // What identifies the source as it is now: its row counts, the processor's position and
@@ -154,8 +180,8 @@ Result<void> check_target_empty(pg::Connection& pg, const std::vector<CopyTable>
 // A target with progress rows: they must be this source's, and its inbox what they say.
 Result<void> check_target_resumable(pg::Connection& pg, sqlite::Connection& lite, const std::string& fingerprint,
                                     const std::string& source_name) {
-  auto others = pg_int(pg, "SELECT count(*) FROM " + std::string(kProgressTable) + " WHERE source <> $1",
-                       pg::Params().add(fingerprint));
+  auto others = pg_int(pg, "SELECT count(*) FROM " + std::string(kProgressTable) + " WHERE source <> $1 AND table_name <> $2",
+                       pg::Params().add(fingerprint).add(kCopyUnfinishedMark));
   if (!others) return pass(others);
   if (*others > 0) {
     return fail(ErrorKind::data, "the target holds a copy (whole or in part) of another SQLite store, or of " +
@@ -434,6 +460,12 @@ Result<void> finish_copy(sqlite::Connection& lite, pg::Connection& pg, const std
       !set) {
     return copy_error(set, "finishing the copy");
   }
+  // With the sequences below, in one commit: the target opens as a store from then on.
+  if (auto unmarked = pg.query("DELETE FROM " + std::string(kProgressTable) + " WHERE table_name = $1",
+                               pg::Params().add(kCopyUnfinishedMark));
+      !unmarked) {
+    return copy_error(unmarked, "finishing the copy");
+  }
   for (const CopyTable& table : tables) {
     if (table.integer_key_column < 0) continue;
     const std::string& key = table.key[0];
@@ -498,9 +530,7 @@ Result<SqliteCopySummary> copy_sqlite_to_postgres(const std::string& source_path
   for (const schema::Table& description : schema::tables()) {
     known.insert(std::string(description.name));
     if (!description.copied) continue;
-    auto table = plan_table(*lite, description);
-    if (!table) return pass(table);
-    tables.push_back(std::move(*table));
+    tables.push_back(plan_table(description));
   }
   // A table of a newer source schema than this list knows is not silently left behind.
   auto source_tables = lite->prepare(
@@ -531,10 +561,22 @@ Result<SqliteCopySummary> copy_sqlite_to_postgres(const std::string& source_path
                                      " (a rebuild was interrupted); run `healthhook rebuild` on it, then migrate");
   }
 
+  // The target is marked before the source is counted (minutes on a large one): a copy
+  // stopped from here on is refused by every other opener. An empty target only: a store
+  // migrate was pointed at by mistake is refused untouched.
+  auto started = pg_int(*pg, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = $1",
+                        pg::Params().add(kProgressTable));
+  if (!started) return pass(started);
+  if (*started == 0) {
+    if (auto ok = check_target_empty(*pg, tables, source_path); !ok) return pass(ok);
+    if (auto marked = mark_copy_started(*pg); !marked) return pass(marked);
+  }
+  if (auto counted = count_source_rows(*lite, tables); !counted) return pass(counted);
   auto fingerprint = source_fingerprint(*lite, tables);
   if (!fingerprint) return pass(fingerprint);
-  auto resuming = pg_int(*pg, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = $1",
-                         pg::Params().add(kProgressTable));
+  // Progress rows: none when an earlier run stopped while it counted.
+  auto resuming = pg_int(*pg, "SELECT count(*) FROM " + std::string(kProgressTable) + " WHERE table_name <> $1",
+                         pg::Params().add(kCopyUnfinishedMark));
   if (!resuming) return pass(resuming);
   if (*resuming > 0) {
     if (auto ok = check_target_resumable(*pg, *lite, *fingerprint, source_path); !ok) return pass(ok);
@@ -542,10 +584,6 @@ Result<SqliteCopySummary> copy_sqlite_to_postgres(const std::string& source_path
     if (auto ok = check_target_empty(*pg, tables, source_path); !ok) return pass(ok);
     auto transaction = pg::Transaction::begin(*pg);
     if (!transaction) return copy_error(transaction, "starting the copy");
-    auto created = pg->exec("CREATE TABLE " + std::string(kProgressTable) +
-                            " (table_name text PRIMARY KEY, rows_copied bigint NOT NULL, last_key bigint, "
-                            "source text NOT NULL)");
-    if (!created) return copy_error(created, "starting the copy");
     for (const CopyTable& table : tables) {
       auto inserted = pg->query("INSERT INTO " + std::string(kProgressTable) +
                                     " (table_name, rows_copied, source) VALUES ($1, 0, $2)",

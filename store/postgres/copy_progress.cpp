@@ -8,16 +8,17 @@ namespace hh::store {
 namespace {
 
 // Whether the progress table is there and whether this role may read it (a least-privilege
-// role granted SELECT on the tables before migrate created it may not): one lookup in the
-// catalogue, no table touched.
+// role granted SELECT on the tables before migrate created it may not), and the role's name
+// for the refusal: one lookup in the catalogue, no table touched.
 constexpr std::string_view kProgressTableSql =
-    "SELECT t.id IS NOT NULL, coalesce(has_table_privilege(t.id, 'SELECT'), false) "
+    "SELECT t.id IS NOT NULL, coalesce(has_table_privilege(t.id, 'SELECT'), false), current_user "
     "FROM (SELECT to_regclass('sqlite_copy_progress')::oid AS id) AS t";
 
-// Tables whose copy stopped short: the fingerprint (`source`, "inbox=N samples=M … ") holds
-// each table's row count in the source. A name not found there counts as done.
+// The unfinished mark, and tables whose copy stopped short: the fingerprint (`source`,
+// "inbox=N samples=M … ") holds each table's row count in the source. A name not found
+// there counts as done.
 constexpr std::string_view kTablesShortSql =
-    "SELECT count(*) FROM sqlite_copy_progress AS p WHERE p.rows_copied < "
+    "SELECT count(*) FROM sqlite_copy_progress AS p WHERE p.table_name = '(unfinished)' OR p.rows_copied < "
     "coalesce(substring(' ' || p.source, ' ' || p.table_name || '=([0-9]+) ')::bigint, 0)";
 
 // Copied deliveries past inbox_seq: the copy's last transaction has not run (an unset
@@ -33,15 +34,22 @@ constexpr std::string_view kInboxPastSequenceSql =
 
 Result<void> refuse_unfinished_copy(pg::Connection& db, const Database& database) {
   static_assert(kProgressTableSql.find(kSqliteCopyProgressTable) != std::string_view::npos);
+  static_assert(kTablesShortSql.find(kCopyUnfinishedMark) != std::string_view::npos);
   auto table = db.query(kProgressTableSql);
   if (!table) return fail(table, "looking for an unfinished migrate copy");
   if (!table->boolean(0, 0)) return {};
-  bool unfinished = false;
-  if (table->boolean(0, 1)) {
-    auto short_tables = db.query_int(kTablesShortSql);
-    if (!short_tables) return fail(short_tables, "reading the migrate copy's progress");
-    unfinished = short_tables->value_or(0) > 0;
+  // Unread, an unfinished copy would pass for a store (the inbox test below sees nothing
+  // while the copy has not reached the inbox): this role would write into the half copy.
+  if (!table->boolean(0, 1)) {
+    const std::string role(table->text(0, 2));
+    return fail(ErrorKind::other, loggable_location(database.location) + ": role " + role +
+                                      " may not read table " + std::string(kSqliteCopyProgressTable) +
+                                      " (left by `healthhook migrate`), so whether its copy has finished is unknown; "
+                                      "GRANT SELECT ON " + std::string(kSqliteCopyProgressTable) + " TO " + role);
   }
+  auto short_tables = db.query_int(kTablesShortSql);
+  if (!short_tables) return fail(short_tables, "reading the migrate copy's progress");
+  bool unfinished = short_tables->value_or(0) > 0;
   if (!unfinished) {
     auto past = db.query(kInboxPastSequenceSql);
     if (!past) return fail(past, "reading the migrate copy's progress");
