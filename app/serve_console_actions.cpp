@@ -143,12 +143,16 @@ Result<std::string> ServeConsoleActions::forward_requeue(const console::ActionRe
       // Once each: "3,3,3" requeues one entry and says 1.
       if (std::find(checked.begin(), checked.end(), *id) == checked.end()) checked.push_back(*id);
     }
+    int64_t already_pending = 0;
     for (const int64_t id : checked) {
-      store::OutboxSelection selection;
-      selection.outbox_id = id;
-      auto count = (*outbox)->requeue(selection, now);
-      if (!count) return fail(count);
-      requeued += *count;
+      auto one = store::requeue_unless_pending(**outbox, id, now);
+      if (!one) return fail(one);
+      if (one->requeued == 0 && one->exists) ++already_pending;
+      requeued += one->requeued;
+    }
+    if (already_pending > 0) {
+      return "{\"requeued\":" + std::to_string(requeued) + ",\"already_pending\":" + std::to_string(already_pending) +
+             "}";
     }
   }
   return "{\"requeued\":" + std::to_string(requeued) + "}";
