@@ -201,7 +201,10 @@ std::string ServeConsoleActions::team_of(const std::string& user_id) {
 // As `healthhook backfill USER_ID --resource R,… --since DATE [--until DATE] [--provider P]`.
 Result<std::string> ServeConsoleActions::backfill(const console::ActionRequest& request) {
   const std::string user_id(field(request, "user_id").value_or(""));
-  if (auto checked = fetcher::check_user_id(user_id); !checked) return bad_request(checked.error());
+  if (auto checked = fetcher::check_user_id(user_id, "user_id"); !checked) return bad_request(checked.error());
+  // Without [service]'s key `serve` runs no follow-ups: the jobs would be queued and never
+  // run. Refused as refresh refuses, nothing queued.
+  if (api_key_.empty()) return bad_request(std::string(fetcher::kNoApiKeyForBackfill));
   std::vector<std::string> given;
   std::string_view rest = field(request, "resources").value_or("");
   while (!rest.empty()) {
@@ -278,7 +281,7 @@ Result<std::string> ServeConsoleActions::backfill(const console::ActionRequest& 
 // As `healthhook refresh USER_ID`: the user's team's base URL and key, else [service]'s.
 Result<std::string> ServeConsoleActions::refresh(const console::ActionRequest& request) {
   const std::string user_id(field(request, "user_id").value_or(""));
-  if (auto checked = fetcher::check_user_id(user_id); !checked) return bad_request(checked.error());
+  if (auto checked = fetcher::check_user_id(user_id, "user_id"); !checked) return bad_request(checked.error());
   fetcher::ServiceAccess access{service_, api_key_, base_dir_};
   if (const config::TeamSettings* team = config::find_team(service_, team_of(user_id))) {
     access.service.base_url = team->base_url;
