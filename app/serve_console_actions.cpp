@@ -143,12 +143,16 @@ Result<std::string> ServeConsoleActions::forward_requeue(const console::ActionRe
       // Once each: "3,3,3" requeues one entry and says 1.
       if (std::find(checked.begin(), checked.end(), *id) == checked.end()) checked.push_back(*id);
     }
+    int64_t already_pending = 0;
     for (const int64_t id : checked) {
-      store::OutboxSelection selection;
-      selection.outbox_id = id;
-      auto count = (*outbox)->requeue(selection, now);
-      if (!count) return fail(count);
-      requeued += *count;
+      auto one = store::requeue_unless_pending(**outbox, id, now);
+      if (!one) return fail(one);
+      if (one->requeued == 0 && one->exists) ++already_pending;
+      requeued += one->requeued;
+    }
+    if (already_pending > 0) {
+      return "{\"requeued\":" + std::to_string(requeued) + ",\"already_pending\":" + std::to_string(already_pending) +
+             "}";
     }
   }
   return "{\"requeued\":" + std::to_string(requeued) + "}";
@@ -197,7 +201,10 @@ std::string ServeConsoleActions::team_of(const std::string& user_id) {
 // As `healthhook backfill USER_ID --resource R,… --since DATE [--until DATE] [--provider P]`.
 Result<std::string> ServeConsoleActions::backfill(const console::ActionRequest& request) {
   const std::string user_id(field(request, "user_id").value_or(""));
-  if (auto checked = fetcher::check_user_id(user_id); !checked) return bad_request(checked.error());
+  if (auto checked = fetcher::check_user_id(user_id, "user_id"); !checked) return bad_request(checked.error());
+  // Without [service]'s key `serve` runs no follow-ups: the jobs would be queued and never
+  // run. Refused as refresh refuses, nothing queued.
+  if (api_key_.empty()) return bad_request(std::string(fetcher::kNoApiKeyForBackfill));
   std::vector<std::string> given;
   std::string_view rest = field(request, "resources").value_or("");
   while (!rest.empty()) {
@@ -274,7 +281,7 @@ Result<std::string> ServeConsoleActions::backfill(const console::ActionRequest& 
 // As `healthhook refresh USER_ID`: the user's team's base URL and key, else [service]'s.
 Result<std::string> ServeConsoleActions::refresh(const console::ActionRequest& request) {
   const std::string user_id(field(request, "user_id").value_or(""));
-  if (auto checked = fetcher::check_user_id(user_id); !checked) return bad_request(checked.error());
+  if (auto checked = fetcher::check_user_id(user_id, "user_id"); !checked) return bad_request(checked.error());
   fetcher::ServiceAccess access{service_, api_key_, base_dir_};
   if (const config::TeamSettings* team = config::find_team(service_, team_of(user_id))) {
     access.service.base_url = team->base_url;

@@ -10,7 +10,8 @@
 // age), then the entries; `list --dropped` the ranges of deliveries (seq) whose entries the
 // disk budget dropped. `show` prints the entry and the body it would be POSTed with now.
 // `requeue` makes entries pending again, due now, attempts 0 (with every entry of the
-// same POST: it goes out again whole, under its id); `requeue --dropped` makes the dropped
+// same POST: it goes out again whole, under its id); `requeue ID` of an entry that is
+// already pending changes nothing and says so; `requeue --dropped` makes the dropped
 // entries again from the change feed (changes mode) or the inbox (deliveries mode), and
 // says how many could not be made (their rows erased, or bodies removed by retention). A
 // running `serve` sends them within a second.
@@ -317,16 +318,25 @@ int run_forward(const ForwardFlags& flags, bool show, bool requeue, bool pause, 
     }
     if (flags.dropped) return requeue_dropped(*settings, outbox, selection.destination);
     if (flags.requeue_id) {
-      selection = {};
-      selection.outbox_id = *flags.requeue_id;
+      auto one = store::requeue_unless_pending(outbox, *flags.requeue_id, unix_now_ms());
+      if (!one) {
+        report_error("forward requeue", one.error());
+        return kExitFailure;
+      }
+      if (!one->exists) {
+        report_error("forward requeue", "no outbox entry " + std::to_string(*flags.requeue_id));
+        return kExitFailure;
+      }
+      if (one->requeued == 0) {
+        std::cout << "outbox entry " << *flags.requeue_id << " is already pending: not requeued\n";
+        return kExitOk;
+      }
+      std::cout << "requeued " << one->requeued << " outbox entr" << (one->requeued == 1 ? "y" : "ies") << "\n";
+      return kExitOk;
     }
     auto count = outbox.requeue(selection, unix_now_ms());
     if (!count) {
       report_error("forward requeue", count.error());
-      return kExitFailure;
-    }
-    if (flags.requeue_id && *count == 0) {
-      report_error("forward requeue", "no outbox entry " + std::to_string(*flags.requeue_id));
       return kExitFailure;
     }
     std::cout << "requeued " << *count << " outbox entr" << (*count == 1 ? "y" : "ies") << "\n";

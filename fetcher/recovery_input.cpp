@@ -34,9 +34,10 @@ std::string quoted_input(std::string_view text) {
 
 }  // namespace
 
-Result<void> check_user_id(std::string_view user_id) {
+Result<void> check_user_id(std::string_view user_id, std::string_view name) {
   if (!is_uuid(user_id)) {
-    return fail(ErrorKind::data, "USER_ID: " + quoted_input(user_id) + " is not a UUID (the service's user ids are)");
+    return fail(ErrorKind::data,
+                std::string(name) + ": " + quoted_input(user_id) + " is not a UUID (the service's user ids are)");
   }
   return {};
 }

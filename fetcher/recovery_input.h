@@ -16,8 +16,9 @@
 
 namespace hh::fetcher {
 
-// USER_ID must be a UUID (the service's user ids are).
-Result<void> check_user_id(std::string_view user_id);
+// USER_ID must be a UUID (the service's user ids are). `name`: how the caller names the
+// value in the error (the console's form field: "user_id").
+Result<void> check_user_id(std::string_view user_id, std::string_view name = "USER_ID");
 
 // A calendar date written YYYY-MM-DD (nothing else: no time, no offset) as its midnight,
 // UTC, in Unix ms. `option` names the flag in the error.
@@ -41,6 +42,12 @@ Result<void> check_provider(std::string_view provider, std::vector<std::string>&
 Result<void> check_refresh_timeout(int64_t timeout_s);
 
 inline constexpr int64_t kDayMs = 86'400'000;
+
+// A backfill is refused without [service]'s API key, as a refresh is: `serve` then runs no
+// follow-ups, so its jobs would wait in the queue for ever.
+inline constexpr std::string_view kNoApiKeyForBackfill =
+    "service.api_key_file is not set: the service needs the API key (without it serve runs no follow-ups, so "
+    "backfill jobs would never run)";
 
 // The providers of the user's stored connections, in name order (a backfill names no
 // provider: it asks each one the user is connected to).

@@ -285,4 +285,24 @@ class Outbox {
   virtual Result<RecreatedDropped> requeue_dropped(const ForwardRule& rule) = 0;
 };
 
+// `forward requeue ID` and the console's requeue of ids: one entry (with its POST) made
+// pending again, unless it already is. Requeueing a pending entry changed nothing for the
+// operator but reset its attempts and restarted its max_age, and was counted as requeued;
+// only a dead entry is selected now (checked again under requeue()'s write lock).
+struct OneRequeued {
+  int64_t requeued = 0;     // entries made pending (its POST's others too); 0: none
+  bool exists = true;       // false: no entry has that id. requeued 0 and exists: already pending
+};
+inline Result<OneRequeued> requeue_unless_pending(Outbox& outbox, int64_t outbox_id, int64_t now_ms) {
+  OutboxSelection selection;
+  selection.outbox_id = outbox_id;
+  selection.state = "dead";
+  auto count = outbox.requeue(selection, now_ms);
+  if (!count) return fail(count);
+  if (*count > 0) return OneRequeued{*count, true};
+  auto entry = outbox.find(outbox_id);
+  if (!entry) return fail(entry);
+  return OneRequeued{0, entry->has_value()};
+}
+
 }  // namespace hh::store

@@ -6,6 +6,8 @@ import { barChart, formatTime, formatValue, lineChart } from '/console/assets/ch
 
 const HOUR = 3600000, DAY = 86400000;
 const RANGES = { '1h': HOUR, '24h': DAY, '7d': 7 * DAY, '30d': 30 * DAY, '90d': 90 * DAY };
+// A summaries chart reads one page of this many: one bounded request however long the range.
+const SUMMARIES_PER_CHART = 1000;
 
 // A destination's state: one whose [[forward]] block was removed from the configuration
 // keeps its entries, but nothing sends them and no action can reach it.
@@ -555,7 +557,8 @@ export async function users(root, _arg, query) {
   const summaryResources = [...new Set(inventory.summaries.map((s) => s.resource))];
   for (const resource of summaryResources) {
     const page = await api(`/v1/users/${encodeURIComponent(userId)}/summaries/${encodeURIComponent(resource)}`,
-                           { start: new Date(start).toISOString(), end: new Date(end).toISOString(), limit: 1000 });
+                           { start: new Date(start).toISOString(), end: new Date(end).toISOString(),
+                             limit: SUMMARIES_PER_CHART });
     if (!page.items.length) {  // an empty chart would read as days of zero
       root.append(h('div', { class: 'chart-box not-charted', 'data-resource': resource }, h('h3', {}, resource),
         h('p', { class: 'muted' }, 'No summaries in this range.')));
@@ -582,7 +585,13 @@ export async function users(root, _arg, query) {
         h('h3', {}, `${resource} from ${s.name}: ${b.rows.length} ${b.rows.length === 1 ? 'summary' : 'summaries'}`),
         ...b.rows.map((row) => h('pre', { class: 'summary-row' }, JSON.stringify(row, null, 2)))),
     });
-    root.append(h('div', { class: 'chart-box' }, svg));
+    // More than one page in the range: the days after the last summary read would be drawn
+    // as empty, as if nothing was stored there. Said under the chart instead (summaries come
+    // in order of their start, so what is missing is the range's end).
+    const cut = page.next_cursor ? h('p', { class: 'error chart-truncated', 'data-resource': resource },
+      `Showing the first ${SUMMARIES_PER_CHART.toLocaleString('en-US')} summaries; later days are not drawn — ` +
+      'narrow the range.') : null;
+    root.append(h('div', { class: 'chart-box' }, svg, cut));
   }
   if (!resources.length && !summaryResources.length) root.append(h('p', { class: 'muted' }, 'No samples or summaries stored.'));
   root.append(rowsBox);

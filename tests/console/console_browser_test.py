@@ -11,6 +11,8 @@ drives headless Chromium through Debian's chromium-driver with selenium:
   - deliveries: search by client user id, open one, see its body;
   - users: the heart-rate chart draws exactly the points that were sent (counted in the
     SVG the page renders);
+  - users: a summaries chart whose range holds more than the 1,000 summaries it reads says
+    so under it (later days are not drawn), rather than drawing them as empty;
   - with the read token the actions are absent and the action routes answer 403;
   - a request without the CSRF token is refused;
   - with the admin token: requeue the forwards a backend answering 410 made dead, see them
@@ -82,6 +84,9 @@ DENSE_POINTS = 1200
 FAILED_USER_ID = str(uuid.UUID(int=0xfa11ed00_0000_4000_8000_000000000001))
 WORKOUT_USER_ID = str(uuid.UUID(int=0x30c0_0000_0000_4000_8000_000000000005))
 MANY_FORWARDS = 1001
+# A user with more sleep summaries in the 30d range than the chart reads (one page of 1,000).
+CUT_CHART_USER_ID = str(uuid.UUID(int=0xc0700000_0000_4000_8000_000000000003))
+SUMMARIES_PER_CHART = 1000
 
 
 def log(message):
@@ -269,6 +274,16 @@ def old_sleep_body(now_ms):
                                 "user_id": DENSE_USER_ID, "date": day + "T00:00:00+00:00", "calendar_date": day,
                                 "bedtime_start": day + "T00:10:00+00:00", "bedtime_stop": day + "T07:00:00+00:00",
                                 "type": "long_sleep", "timezone_offset": 0, "duration": 24600, "total": 23000,
+                                "source": {"provider": "oura", "type": "ring"}}})
+
+
+def sleep_body(user_id, day, number):
+    """Sleep summary `number` of `day` (each its own id): bedtime at 00:00 plus `number` seconds."""
+    start = "%sT%02d:%02d:%02d+00:00" % (day, number // 3600, number // 60 % 60, number % 60)
+    return json.dumps({"event_type": "daily.data.sleep.created", "user_id": user_id, "client_user_id": "sleeper-3",
+                       "data": {"id": str(uuid.uuid4()), "user_id": user_id, "date": day + "T00:00:00+00:00",
+                                "calendar_date": day, "bedtime_start": start, "bedtime_stop": day + "T07:00:00+00:00",
+                                "type": "long_sleep", "timezone_offset": 0, "duration": 600, "total": 500,
                                 "source": {"provider": "oura", "type": "ring"}}})
 
 
@@ -978,6 +993,46 @@ def second_checks(checks, args, server, signing_file, read_token, admin_token):
         checks.screenshot("delivery-past-a-thousand-forwards")
     checks.run("a_delivery_past_a_thousand_pending_forwards_shows_its_own",
                a_delivery_past_a_thousand_pending_forwards_shows_its_own)
+
+    def requeueing_a_pending_forward_changes_nothing_and_says_so():
+        # Black-box pass: requeueing an entry that was already pending answered {"requeued":1}
+        # each time and reset its attempts and age (the console's action and `healthhook
+        # forward requeue ID`). Now it is left alone and said "already pending". The entries
+        # of the paused destination above are pending.
+        entry = json.loads(read_api(server, "/v1/forwarding/paused/entries?state=pending&limit=1", read_token))["items"][0]
+        status, text = checks.fetch("POST", "/console/api/actions/forward-requeue",
+                                    "destination=paused&ids=%d" % entry["outbox_id"])
+        assert status == 200 and json.loads(text) == {"requeued": 0, "already_pending": 1}, (status, text)
+        config = os.path.join(server.folder, "healthhook.toml")
+        requeued = subprocess.run([args.healthhook, "forward", "requeue", str(entry["outbox_id"]), "--config", config],
+                                  cwd=server.folder, capture_output=True, text=True)
+        assert requeued.returncode == 0, requeued.stderr
+        assert requeued.stdout == "outbox entry %d is already pending: not requeued\n" % entry["outbox_id"], \
+            requeued.stdout
+        after = json.loads(read_api(server, "/v1/forwarding/paused/entries?state=pending&limit=1", read_token))["items"][0]
+        assert after == entry, (entry, after)  # nothing of it changed (created_at, attempts, next attempt)
+    checks.run("requeueing_a_pending_forward_changes_nothing_and_says_so",
+               requeueing_a_pending_forward_changes_nothing_and_says_so)
+
+    def a_summaries_chart_past_one_page_says_what_it_left_out():
+        # Black-box pass: the chart read the first 1,000 summaries of the range and drew the
+        # days after them as empty, saying nothing. 1,000 sleep summaries ten days ago and one
+        # two days ago: the one is past the page, and the chart says later days are not drawn.
+        day = lambda days_ago: time.strftime("%Y-%m-%d", time.gmtime(now_ms / 1000 - days_ago * 86400))
+        bodies = [sleep_body(CUT_CHART_USER_ID, day(10), i) for i in range(SUMMARIES_PER_CHART)]
+        bodies.append(sleep_body(CUT_CHART_USER_ID, day(2), SUMMARIES_PER_CHART))
+        send_many(server, signing_file, bodies)
+        summaries = lambda: json.loads(read_api(
+            server, "/v1/users/%s/summaries/sleep?limit=10000" % CUT_CHART_USER_ID, read_token))["items"]
+        wait_until(lambda: len(summaries()) == SUMMARIES_PER_CHART + 1, "the summaries are not stored", FORWARD_WAIT_S)
+        checks.open("#/users?" + urllib.parse.urlencode({"q": CUT_CHART_USER_ID, "by": "user_id", "range": "30d"}))
+        checks.element('#page[data-ready] svg.chart[data-resource="sleep"]')
+        note = checks.element('.chart-truncated[data-resource="sleep"]', timeout=5)
+        assert "first 1,000 summaries" in note.text and "later days are not drawn" in note.text, note.text
+        assert note.is_displayed()
+        checks.screenshot("summaries-chart-past-one-page")
+    checks.run("a_summaries_chart_past_one_page_says_what_it_left_out",
+               a_summaries_chart_past_one_page_says_what_it_left_out)
 
 
 def metrics(server):

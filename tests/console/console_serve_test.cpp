@@ -315,7 +315,11 @@ BOOST_AUTO_TEST_CASE(actions_need_an_admin_session_and_its_csrf_token) {
 
 BOOST_AUTO_TEST_CASE(backfill_and_refresh_check_their_input_as_the_commands_do) {
   hh::test::TempDir dir;
-  hh::test::ServerProcess server(dir, console_toml(dir));
+  // [service]'s key, so that follow-ups run and a backfill is taken; nothing listens on
+  // port 9, so the jobs fail and wait for their retry (queued: "pending" when asked again).
+  dir.write("api-key", "console-test-api-key\n");
+  hh::test::ServerProcess server(dir, console_toml(dir) +
+                                          "[service]\nbase_url = \"http://127.0.0.1:9\"\napi_key_file = \"api-key\"\n");
   HttpClient client(server.port());
   const std::string cookie = session_cookie(sign_in(client, kAdminToken));
   const Headers headers = {{"Content-Type", "application/x-www-form-urlencoded"},
@@ -360,10 +364,35 @@ BOOST_AUTO_TEST_CASE(backfill_and_refresh_check_their_input_as_the_commands_do) 
   BOOST_TEST(refused.status == 400);
   BOOST_TEST(refused.body.find("resources: \\\"HEARTRATE\\\" is not a resource slug") != std::string::npos,
              refused.body);
-  // Refresh needs the service's API key, which this server has not.
-  const HttpResponse refresh = client.request("POST", "/console/api/actions/refresh", "user_id=" + user, headers);
-  BOOST_TEST(refresh.status == 400);
-  BOOST_TEST(refresh.body.find("api_key_file") != std::string::npos, refresh.body);
+}
+
+// Without [service]'s API key `serve` runs no follow-ups: a backfill's jobs would never run
+// (black-box pass: they were queued). Refused as refresh is, nothing queued. A user id that
+// is no UUID is named by the form's field, not the command's USER_ID.
+BOOST_AUTO_TEST_CASE(backfill_and_refresh_are_refused_without_the_api_key) {
+  hh::test::TempDir dir;
+  hh::test::ServerProcess server(dir, console_toml(dir));
+  HttpClient client(server.port());
+  const std::string cookie = session_cookie(sign_in(client, kAdminToken));
+  const Headers headers = {{"Content-Type", "application/x-www-form-urlencoded"},
+                           {"Cookie", cookie},
+                           {"X-CSRF-Token", csrf_of(client, cookie)}};
+  const std::string user = "4a29dbc7-6db3-4c83-bfac-70a20a4be1b2";
+  for (const std::string action : {"backfill", "refresh"}) {
+    const HttpResponse refused =
+        client.request("POST", "/console/api/actions/" + action,
+                       "user_id=" + user + (action == "backfill" ? "&resources=sleep&since=2024-05-01&provider=oura" : ""),
+                       headers);
+    BOOST_TEST_INFO(action);
+    BOOST_TEST(refused.status == 400);
+    BOOST_TEST(refused.body.find("service.api_key_file is not set: the service needs the API key") != std::string::npos,
+               refused.body);
+    const HttpResponse not_uuid = client.request("POST", "/console/api/actions/" + action, "user_id=u1", headers);
+    BOOST_TEST(not_uuid.status == 400);
+    BOOST_TEST(not_uuid.body.find("user_id: \\\"u1\\\" is not a UUID") != std::string::npos, not_uuid.body);
+    BOOST_TEST(not_uuid.body.find("USER_ID") == std::string::npos, not_uuid.body);
+  }
+  BOOST_TEST(hh::test::query_int(server.database(), "SELECT count(*) FROM jobs") == 0);
 }
 
 // A refresh the service answers with "success": false is a failed action (as the command

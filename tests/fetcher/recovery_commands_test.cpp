@@ -60,12 +60,20 @@ std::string recovery_empty_database(const test::TempDir& dir) {
   return path;
 }
 
+// `healthhook backfill` on `database`, with [service]'s API key set (a key file beside the
+// database; backfill only queues, it never reads it) unless `with_api_key` is false.
 test::ProcessResult run_backfill(const std::string& database, const std::string& user,
-                                 const std::vector<std::string>& flags) {
+                                 const std::vector<std::string>& flags, bool with_api_key = true) {
   std::vector<std::string> args = {"backfill", user};
   args.insert(args.end(), flags.begin(), flags.end());
   args.push_back("--database");
   args.push_back(database);
+  if (with_api_key) {
+    const std::string key_file = (std::filesystem::path(database).parent_path() / "backfill-api-key").string();
+    std::ofstream(key_file) << kRecoveryKey << "\n";
+    args.push_back("--set");
+    args.push_back("service.api_key_file=" + key_file);
+  }
   return test::run_healthhook(args);
 }
 
@@ -287,6 +295,21 @@ BOOST_AUTO_TEST_CASE(backfill_refuses_bad_input_and_queues_nothing) {
     BOOST_TEST(result.exit_code == 2);
     BOOST_TEST(result.stderr_text.find("missing.db does not exist") != std::string::npos);
   }
+}
+
+// Without [service] api_key_file `serve` runs no follow-ups: the jobs would wait for ever.
+// Refused as `refresh` is, in one line, nothing queued (black-box pass: they were queued).
+BOOST_AUTO_TEST_CASE(backfill_is_refused_without_the_api_key_and_queues_nothing) {
+  test::TempDir dir;
+  const std::string database = recovery_empty_database(dir);
+  const auto result = run_backfill(database, kNoticeUser, kNoticeWindow, false);
+  BOOST_TEST(result.exit_code == 2, result.stderr_text);
+  BOOST_TEST(result.stdout_text == "");
+  BOOST_TEST(result.stderr_text.starts_with(
+                 "healthhook backfill: service.api_key_file is not set: the service needs the API key"),
+             result.stderr_text);
+  BOOST_TEST(recovery_lines(result.stderr_text) == 1u);
+  BOOST_TEST(recovery_jobs(database).empty());
 }
 
 BOOST_AUTO_TEST_CASE(backfill_queues_an_unknown_resource_and_provider_with_warnings) {
