@@ -202,9 +202,6 @@ std::string ServeConsoleActions::team_of(const std::string& user_id) {
 Result<std::string> ServeConsoleActions::backfill(const console::ActionRequest& request) {
   const std::string user_id(field(request, "user_id").value_or(""));
   if (auto checked = fetcher::check_user_id(user_id, "user_id"); !checked) return bad_request(checked.error());
-  // Without [service]'s key `serve` runs no follow-ups: the jobs would be queued and never
-  // run. Refused as refresh refuses, nothing queued.
-  if (api_key_.empty()) return bad_request(std::string(fetcher::kNoApiKeyForBackfill));
   std::vector<std::string> given;
   std::string_view rest = field(request, "resources").value_or("");
   while (!rest.empty()) {
@@ -217,6 +214,8 @@ Result<std::string> ServeConsoleActions::backfill(const console::ActionRequest& 
   }
   if (given.empty()) return bad_request("resources: give at least one (e.g. heartrate,sleep)");
   std::vector<std::string> warnings;
+  // Without [service]'s key `serve` runs no follow-ups: queued, and the answer says they wait.
+  if (api_key_.empty()) warnings.emplace_back(fetcher::kNoApiKeyForBackfill);
   auto resources = fetcher::check_resources(given, warnings, "resources");
   if (!resources) return bad_request(resources.error());
   auto start_ms = fetcher::parse_date_option("since", field(request, "since").value_or(""));

@@ -11,8 +11,8 @@
 // (done or dead) is queued again. A running `serve` with [service] set fetches them, from
 // the base URL of the user's [[service.teams]] entry (--team, else the team their
 // deliveries named) or of [service].
-// Without [service] api_key_file (follow-ups off: nothing would ever run the jobs) it is
-// refused, as `refresh` is.
+// Without [service] api_key_file (follow-ups off) the jobs are queued with a warning that
+// they wait until it is set.
 // Exit 0 when jobs are queued or pending, 1 when there is nothing to queue or the database
 // fails, 2 for bad input or configuration (nothing queued then).
 #include <chrono>
@@ -85,7 +85,9 @@ int run_backfill(const BackfillFlags& flags) {
   auto settings = load_settings_or_report(flags.settings, kCommand);
   if (!settings) return kExitBadConfig;
   // [service]'s key, which `serve` runs follow-ups with: a team's alone starts none.
-  if (settings->service.api_key_file.empty()) return refuse(std::string(fetcher::kNoApiKeyForBackfill));
+  if (settings->service.api_key_file.empty()) {
+    report_error(kCommand, "warning: " + std::string(fetcher::kNoApiKeyForBackfill));
+  }
   std::vector<std::string> providers;
   if (flags.provider) {
     providers.push_back(*flags.provider);

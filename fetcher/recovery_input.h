@@ -43,11 +43,12 @@ Result<void> check_refresh_timeout(int64_t timeout_s);
 
 inline constexpr int64_t kDayMs = 86'400'000;
 
-// A backfill is refused without [service]'s API key, as a refresh is: `serve` then runs no
-// follow-ups, so its jobs would wait in the queue for ever.
+// A backfill without [service]'s API key is queued with this warning: `serve` then runs no
+// follow-ups, so its jobs wait until the key is set. Queued all the same (not refused as a
+// refresh is): a backfill is a request for later, and the key may be on its way.
 inline constexpr std::string_view kNoApiKeyForBackfill =
-    "service.api_key_file is not set: the service needs the API key (without it serve runs no follow-ups, so "
-    "backfill jobs would never run)";
+    "service.api_key_file is not set: serve runs no follow-ups without the service's API key, so these jobs wait "
+    "until it is set";
 
 // The providers of the user's stored connections, in name order (a backfill names no
 // provider: it asks each one the user is connected to).
