@@ -41,8 +41,9 @@ struct DeliveryParser::Impl {
   bool find_event_type(od::document& doc, od::object& root);
   bool read_fetch_context(std::string_view headers_json, FetchContext& context);
   bool apply_envelope_user(std::optional<std::string_view> envelope_user_id, DeliveryRows& out);
-  // A scalar envelope member (client_user_id, team_id) as text; any other value is
-  // validated and left out: identity is never a reason to reject a delivery.
+  // An envelope id (client_user_id, team_id): a string or a number as text; any other
+  // value (a boolean too: it was kept as the id "true") is validated and left out:
+  // identity is never a reason to reject a delivery.
   bool read_envelope_text(od::value v, std::string_view key, std::optional<std::string_view>& out);
 
   ParseLimits limits;
@@ -260,7 +261,7 @@ bool DeliveryParser::Impl::parse_webhook(const InboxRow& row, DeliveryRows& out,
       continue;
     }
     if (key == "user_id") {
-      if (!json.text(value, envelope_user_id)) return json.fail(JsonPath{}, key);
+      if (!json.id(value, envelope_user_id)) return json.fail(JsonPath{}, key);
       continue;
     }
     if (key == "client_user_id") {
@@ -328,7 +329,9 @@ bool DeliveryParser::Impl::read_envelope_text(od::value v, std::string_view key,
                                               std::optional<std::string_view>& out) {
   od::json_type type{};
   if (auto code = v.type().get(type)) return json.fail(code, JsonPath{}, key);
-  const bool ok = type == od::json_type::object || type == od::json_type::array ? json.skip(v, 2) : json.text(v, out);
+  const bool not_an_id =
+      type == od::json_type::object || type == od::json_type::array || type == od::json_type::boolean;
+  const bool ok = not_an_id ? json.skip(v, 2) : json.text(v, out);
   if (!ok) return json.fail(JsonPath{}, key);
   if (out && out->empty()) out.reset();
   return true;
@@ -405,11 +408,11 @@ bool DeliveryParser::Impl::read_fetch_context(std::string_view headers_json, Fet
     bool ok;
     if (key == "kind") ok = json.text(value, kind);
     else if (key == "resource") ok = json.text(value, resource);
-    else if (key == "user_id") ok = json.text(value, user_id);
+    else if (key == "user_id") ok = json.id(value, user_id);
     else if (key == "provider") ok = json.text(value, provider);
-    else if (key == "workout_id") ok = json.text(value, workout_id);
+    else if (key == "workout_id") ok = json.id(value, workout_id);
     else if (key == "items_key") ok = json.text(value, items_key);
-    else if (key == "job_id") ok = json.text(value, job_id);
+    else if (key == "job_id") ok = json.id(value, job_id);
     else if (key == "deregistered_at") ok = json.text(value, deregistered_at);
     else ok = json.skip(value, 2);  // url, …
     if (!ok) return json.fail(JsonPath{"fetch context"}, key);

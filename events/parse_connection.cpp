@@ -15,10 +15,10 @@ bool parse_connection(JsonReader& json, od::value v, size_t depth, bool is_error
   ConnectionRow& row = out.connection.emplace();
   std::optional<std::string_view> user_id, provider, legacy_source;
   const bool read = json.members(v, depth, path, [&](std::string_view key, od::value value) {
-    if (key == "user_id") return json.text(value, user_id);
+    if (key == "user_id") return json.id(value, user_id);
     if (key == "provider") return read_provider_slug(json, value, child_depth, path, key, provider);
     if (key == "source") return read_provider_slug(json, value, child_depth, path, key, legacy_source);
-    if (key == "external_user_id") return json.text(value, row.external_user_id);
+    if (key == "external_user_id") return json.id(value, row.external_user_id);
     if (key == "error_type") return json.text(value, row.error_type);
     if (key == "message") return json.text(value, row.error_message);
     if (key == "resource_availability") {

@@ -12,14 +12,14 @@ bool parse_device(JsonReader& json, od::value v, size_t depth, DeliveryRows& out
   std::optional<std::string_view> id;
   const bool read = json.members(v, depth, path, [&](std::string_view key, od::value value) {
     if (key == "id") return json.id(value, id);
-    if (key == "user_id") return json.text(value, row.user_id);
+    if (key == "user_id") return json.id(value, row.user_id);
     if (key == "provider") return read_provider_slug(json, value, child_depth, path, key, row.provider);
     if (key == "source_type") return json.text(value, row.source_type);
     if (key == "app_id") return json.text(value, row.app_id);
     if (key == "device_manufacturer") return json.text(value, row.device_manufacturer);
     if (key == "device_model") return json.text(value, row.device_model);
     if (key == "device_version") return json.text(value, row.device_version);
-    if (key == "device_id") return json.text(value, row.device_id);
+    if (key == "device_id") return json.id(value, row.device_id);
     return json.skip(value, child_depth);
   }, &row.data_json);
   if (!read) return false;

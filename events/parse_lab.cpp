@@ -52,8 +52,8 @@ bool parse_lab_order(JsonReader& json, od::value v, size_t depth, DeliveryRows& 
   OrderEventStatus last_event, last_of_events;
   const bool read = json.members(v, depth, path, [&](std::string_view key, od::value value) {
     if (key == "id") return json.id(value, id);
-    if (key == "user_id") return json.text(value, row.user_id);
-    if (key == "team_id") return json.text(value, row.team_id);
+    if (key == "user_id") return json.id(value, row.user_id);
+    if (key == "team_id") return json.id(value, row.team_id);
     if (key == "status") return json.text(value, row.status);
     if (key == "interpretation") return json.text(value, row.interpretation);
     if (key == "last_event") return read_order_event(json, value, child_depth, "data.last_event", last_event);
@@ -89,8 +89,8 @@ bool parse_lab_appointment(JsonReader& json, od::value v, size_t depth, Delivery
   std::optional<std::string_view> id;
   const bool read = json.members(v, depth, path, [&](std::string_view key, od::value value) {
     if (key == "id") return json.id(value, id);
-    if (key == "order_id") return json.text(value, row.order_id);
-    if (key == "user_id") return json.text(value, row.user_id);
+    if (key == "order_id") return json.id(value, row.order_id);
+    if (key == "user_id") return json.id(value, row.user_id);
     if (key == "status") return json.text(value, row.status);
     if (key == "event_status") return json.text(value, row.event_status);
     if (key == "start_at") return json.text(value, row.start_at);
@@ -109,9 +109,9 @@ bool parse_lab_result(JsonReader& json, od::value v, size_t depth, DeliveryRows&
   LabResultRow& row = out.lab_result.emplace();
   std::optional<std::string_view> order_id;
   const bool read = json.members(v, depth, path, [&](std::string_view key, od::value value) {
-    if (key == "order_id") return json.text(value, order_id);
-    if (key == "user_id") return json.text(value, row.user_id);
-    if (key == "sample_id") return json.text(value, row.sample_id);
+    if (key == "order_id") return json.id(value, order_id);
+    if (key == "user_id") return json.id(value, row.user_id);
+    if (key == "sample_id") return json.id(value, row.sample_id);
     if (key == "status") return json.text(value, row.status);
     if (key == "interpretation") return json.text(value, row.interpretation);
     return json.skip(value, depth + 1);

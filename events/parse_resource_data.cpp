@@ -121,7 +121,7 @@ bool parse_resource_data(JsonReader& json, od::value v, size_t depth, const Reso
       return parse_samples(json, samples, child_depth, array_path, f.batch->samples);
     }
     if (key == "id") return json.id(value, f.id);
-    if (key == "user_id") return json.text(value, f.user_id);
+    if (key == "user_id") return json.id(value, f.user_id);
     if (key == "source") return read_source(json, value, child_depth, path, key, f.source);
     if (key == "source_provider") return json.text(value, f.source.flat_provider);
     if (key == "source_type") return json.text(value, f.source.flat_type);
@@ -130,8 +130,8 @@ bool parse_resource_data(JsonReader& json, od::value v, size_t depth, const Reso
     if (key == "end_date") return json.text(value, f.end_date);
     if (key == "provider") return read_provider_slug(json, value, child_depth, path, key, f.provider);
     if (key == "is_final") return json.boolean(value, f.is_final);
-    if (key == "workout_id") return json.text(value, f.workout_id);
-    if (key == "provider_id") return json.text(value, f.provider_id);
+    if (key == "workout_id") return json.id(value, f.workout_id);
+    if (key == "provider_id") return json.id(value, f.provider_id);
     if (key == "source_id") return read_source_id(json, value, child_depth, f.source_id);
     if (key == "sport") return read_sport_slug(json, value, child_depth, f.sport_slug);
     if (SummaryTimes::is_time_field(key)) {

@@ -268,6 +268,67 @@ BOOST_AUTO_TEST_CASE(an_id_that_is_no_string_or_number_is_invalid) {
                  .error == "data.id: must be a string or a number, got a boolean");
 }
 
+// The other id fields go through the same check as `id`: a boolean user_id (order_id,
+// workout_id, device_id, …) was stored as the id "true", an object as its JSON text. A
+// number is kept as written and null or absent stays as before.
+BOOST_AUTO_TEST_CASE(an_id_like_field_that_is_no_string_or_number_is_invalid) {
+  struct Case {
+    std::string body;
+    std::string error;
+  };
+  const std::string sleep_data = R"("data":{"id":"s1","user_id":"u","source":{"provider":"oura"}})";
+  const std::vector<Case> cases{
+      {R"({"event_type":"daily.data.sleep.created","user_id":true,"data":{"id":"s1","user_id":true,"source":{"provider":"oura"}}})",
+       "user_id: must be a string or a number, got a boolean"},
+      {R"({"event_type":"daily.data.sleep.created","data":{"id":"s1","user_id":true,"source":{"provider":"oura"}}})",
+       "data.user_id: must be a string or a number, got a boolean"},
+      {R"({"event_type":"daily.data.sleep.created","data":{"id":"s1","user_id":{"a":1},"source":{"provider":"oura"}}})",
+       "data.user_id: must be a string or a number, got an object"},
+      {R"({"event_type":"daily.data.steps.created","data":{"user_id":false,"source":{"provider":"oura"},"data":[]}})",
+       "data.user_id: must be a string or a number, got a boolean"},
+      {R"({"event_type":"daily.data.workout_stream.created","data":{"workout_id":true,"user_id":"u","provider_id":"p","source":{"provider":"fitbit"}}})",
+       "data.workout_id: must be a string or a number, got a boolean"},
+      {R"({"event_type":"daily.data.workout_stream.created","data":{"workout_id":"w","user_id":"u","provider_id":[1],"source":{"provider":"fitbit"}}})",
+       "data.provider_id: must be a string or a number, got an array"},
+      {R"({"event_type":"provider.device.updated","data":{"id":"d","user_id":true}})",
+       "data.user_id: must be a string or a number, got a boolean"},
+      {R"({"event_type":"provider.device.updated","data":{"id":"d","user_id":"u","device_id":true}})",
+       "data.device_id: must be a string or a number, got a boolean"},
+      {R"({"event_type":"provider.connection.created","data":{"user_id":true,"provider":"oura"}})",
+       "data.user_id: must be a string or a number, got a boolean"},
+      {R"({"event_type":"provider.connection.created","data":{"user_id":"u","provider":"oura","external_user_id":true}})",
+       "data.external_user_id: must be a string or a number, got a boolean"},
+      {R"({"event_type":"labtest.order.updated","data":{"id":"o","user_id":true,"status":"received"}})",
+       "data.user_id: must be a string or a number, got a boolean"},
+      {R"({"event_type":"labtest.order.updated","data":{"id":"o","user_id":"u","team_id":true,"status":"received"}})",
+       "data.team_id: must be a string or a number, got a boolean"},
+      {R"({"event_type":"labtest.appointment.updated","data":{"id":"a","user_id":"u","order_id":true}})",
+       "data.order_id: must be a string or a number, got a boolean"},
+      {R"({"event_type":"labtest.result.critical","data":{"order_id":true,"user_id":"u"}})",
+       "data.order_id: must be a string or a number, got a boolean"},
+      {R"({"event_type":"labtest.result.critical","data":{"order_id":"o","user_id":"u","sample_id":false}})",
+       "data.sample_id: must be a string or a number, got a boolean"},
+  };
+  for (const Case& c : cases) {
+    const ParseResult r = webhook(c.body);
+    BOOST_TEST((r.status == Status::invalid), c.body);
+    BOOST_TEST(r.error == c.error, c.body);
+  }
+  // A number is an id kept as written; null stays allowed where it was.
+  BOOST_TEST(webhook(R"({"event_type":"daily.data.sleep.created","user_id":42,"data":{"id":"s1","user_id":42,"source":{"provider":"oura"}}})")
+                 .error == "");
+  BOOST_REQUIRE_EQUAL(rows.summaries.size(), 1u);
+  BOOST_TEST(text(rows.summaries[0].user_id) == "42");
+  BOOST_TEST(webhook(R"({"event_type":"labtest.result.critical","data":{"order_id":"o","user_id":"u","sample_id":null}})")
+                 .error == "");
+  BOOST_TEST(webhook(R"({"event_type":"provider.connection.created","data":{"user_id":"u","provider":"oura","external_user_id":null}})")
+                 .error == "");
+  // The fetch context's ids too.
+  const ParseResult fetched = this->fetched(R"({"kind":"parsing_job","job_id":true,"url":"https://x"})", R"({"id":"j1"})");
+  BOOST_TEST((fetched.status == Status::invalid));
+  BOOST_TEST(fetched.error.starts_with("fetch context.job_id: "), fetched.error);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_FIXTURE_TEST_SUITE(timeseries, ParserFixture)
@@ -803,6 +864,12 @@ BOOST_AUTO_TEST_CASE(identity_from_the_old_envelope) {
   BOOST_TEST(f.webhook(R"({"event_type":"daily.data.sleep.created","client_user_id":{"a":tru},)"
                        R"("data":{"id":"s1","user_id":"u1"}})")
                  .error.starts_with("client_user_id: "));
+  // A boolean is no id either: left out, where it was kept as the id "true".
+  BOOST_TEST(f.webhook(R"({"event_type":"daily.data.sleep.created","client_user_id":true,"team_id":false,)"
+                       R"("data":{"id":"s1","user_id":"u1","source":{"provider":"oura"}}})")
+                 .error == "");
+  BOOST_TEST(text(f.rows.identity.client_user_id) == "<null>");
+  BOOST_TEST(text(f.rows.identity.team_id) == "<null>");
 }
 
 // The event catalog grows (reference notes §1): a new resource whose data is neither a

@@ -243,7 +243,8 @@ BOOST_AUTO_TEST_CASE(document_over_the_parser_limit) {
 }
 
 BOOST_AUTO_TEST_CASE(wrong_types_for_known_members) {
-  expect_invalid(*this, summary_with("\"user_id\":{\"a\":1}"), "data.user_id: expected a string, got an object");
+  expect_invalid(*this, summary_with("\"user_id\":{\"a\":1}"), "data.user_id: must be a string or a number, got an object");
+  expect_invalid(*this, summary_with("\"user_id\":true"), "data.user_id: must be a string or a number, got a boolean");
   expect_invalid(*this, R"({"event_type":"daily.data.sleep.created","data":{"id":"s1","source":{"provider":["oura"]}}})",
                  "data.source.provider: expected a string, got an array");
   expect_invalid(*this, sample_with("\"timezone_offset\":\"+01:00\""), "data.data[0].timezone_offset: expected an integer, got a string");

@@ -382,6 +382,36 @@ BOOST_AUTO_TEST_CASE(a_summary_id_that_is_no_string_or_number_makes_the_delivery
   BOOST_TEST(str(listed.items().at(0), "id") == "123");
 }
 
+// The other id fields too: `"user_id":true` (envelope and data) was stored as the user
+// "true"; a boolean device_id as the device "true". Now each such delivery is invalid,
+// kept as received, with the field's path; a numeric user_id is still an id.
+BOOST_AUTO_TEST_CASE(an_id_like_field_that_is_no_string_or_number_makes_the_delivery_invalid) {
+  ApiServer api;
+  api.post("both", R"({"event_type":"daily.data.sleep.created","user_id":true,)"
+                   R"("data":{"id":"s1","user_id":true,"source":{"provider":"oura"}}})");
+  api.post("data", R"({"event_type":"daily.data.sleep.created","data":{"id":"s2","user_id":false,"source":{"provider":"oura"}}})");
+  api.post("device", R"({"event_type":"provider.device.updated","user_id":"u1",)"
+                     R"("data":{"id":"d1","user_id":"u1","provider":"oura","device_id":true}})");
+  api.post("number", R"({"event_type":"daily.data.sleep.created","user_id":7,)"
+                     R"("data":{"id":"s3","user_id":7,"source":{"provider":"oura"}}})");
+  wait_until_processed(api.server.database());
+  for (const auto& [message, error] : std::vector<std::pair<std::string, std::string>>{
+           {"both", "user_id: must be a string or a number, got a boolean"},
+           {"data", "data.user_id: must be a string or a number, got a boolean"},
+           {"device", "data.device_id: must be a string or a number, got a boolean"}}) {
+    Json delivery(api.get("/v1/deliveries/" + message).body);
+    BOOST_TEST(str(delivery.root, "status") == "invalid", message);
+    BOOST_TEST(str(delivery.root, "error") == error, message);
+    BOOST_TEST(str(delivery.root, "body").find("\"user_id\":") != std::string::npos, message);  // kept as received
+  }
+  for (const std::string user : {"true", "false"}) {
+    BOOST_TEST(Json(api.get("/v1/users/" + user + "/summaries/sleep").body).items().size() == 0u, user);
+  }
+  Json listed(api.get("/v1/users/7/summaries/sleep").body);
+  BOOST_REQUIRE_EQUAL(listed.items().size(), 1u);
+  BOOST_TEST(str(listed.items().at(0), "id") == "s3");
+}
+
 BOOST_AUTO_TEST_CASE(summary_pages_by_start_of_period) {
   ApiServer api;
   api.post("s1", sleep_body("u1", "sleep-1", 70, "2024-05-10T22:00:00Z"));
