@@ -60,10 +60,6 @@ using QueryFilters = std::vector<std::pair<std::string_view, std::string>>;
 // repeats the filters with every page.
 std::string query_cursor_kind(std::string_view family, const ApiTarget& target, const QueryFilters& filters);
 
-// The filters of a target as given (every parameter but `cursor` and `limit`), for a
-// listing whose parameters all choose its items.
-QueryFilters given_filters(const ApiTarget& target);
-
 // The 400 message for a cursor that cursor_fields refused for `kind`: kOtherQueryCursor
 // when it is this listing's, issued with other filters, else kBadCursor.
 std::string_view cursor_refusal(std::string_view cursor, std::string_view kind);

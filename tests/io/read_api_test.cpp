@@ -230,6 +230,25 @@ BOOST_AUTO_TEST_CASE(timeseries_pages_in_time_order_with_filters) {
   BOOST_TEST(nul_user.body == "{\"error\":\"a path segment holds %00 (U+0000)\"}\n");
 }
 
+// A search's cursor is bound to its filters as read, as a timeseries cursor is: a time
+// written another way (a date, or RFC 3339 at midnight) is the same query (the raw text was
+// hashed: "issued for a different query").
+BOOST_AUTO_TEST_CASE(a_search_cursor_keeps_its_query_however_a_time_is_written) {
+  ApiServer api;
+  for (const char* id : {"s1", "s2", "s3"}) api.post(id, sleep_body("u1", id, 70, "2024-05-10T22:00:00Z"));
+  wait_until_processed(api.server.database());
+
+  Json first(api.get("/v1/deliveries?start=2024-05-16&limit=1&origin=any").body);
+  const auto cursor = first.next_cursor();
+  BOOST_REQUIRE(cursor);
+  for (const std::string start : {"2024-05-16", "2024-05-16T00:00:00Z", "1715817600"}) {
+    const auto next = api.get("/v1/deliveries?start=" + start + "&limit=1&origin=any&cursor=" + *cursor);
+    BOOST_TEST(next.status == 200, start << ": " << next.body);
+  }
+  BOOST_TEST(api.get("/v1/deliveries?start=2024-05-17&limit=1&origin=any&cursor=" + *cursor).body ==
+             "{\"error\":\"cursor: issued for a different query\"}\n");
+}
+
 // No parameter of the read API means anything when empty: `provider=` matched nothing and
 // `start=` was a bound that failed to parse. Every route answers 400 naming the parameter
 // (black-box pass of the read API, finding 1).
