@@ -88,6 +88,7 @@ Page delivery_search_page(Reader& reader, const ApiTarget& target) {
   const std::string kind = query_cursor_kind("d1", target, filters);
   if (auto cursor = params.text("cursor")) {
     auto fields = cursor_fields(*cursor, kind, 1);
+    if (!fields) fields = combined_hash_cursor_fields(*cursor, "d1", 1);  // an earlier version's
     if (!fields) return bad_parameter(cursor_refusal(*cursor, kind));
     before_seq = parse_int((*fields)[0]);
     if (!before_seq) return bad_parameter(kBadCursor);

@@ -121,6 +121,22 @@ std::optional<std::vector<std::string>> cursor_fields(std::string_view cursor, s
   return split_fields(rest, fields);
 }
 
+std::optional<std::vector<std::string>> combined_hash_cursor_fields(std::string_view cursor, std::string_view family,
+                                                                    size_t fields) {
+  auto plain = decode_cursor(cursor);
+  if (!plain) return std::nullopt;
+  const std::string_view text = *plain;
+  constexpr size_t kHexDigits = 8;
+  const size_t hash_at = family.size() + 1, colon_at = hash_at + kHexDigits;
+  if (text.size() <= colon_at || !text.starts_with(family) || text[family.size()] != '.' || text[colon_at] != ':') {
+    return std::nullopt;
+  }
+  for (const char c : text.substr(hash_at, kHexDigits)) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return std::nullopt;
+  }
+  return split_fields(text.substr(colon_at + 1), fields);
+}
+
 std::string cursor_text(std::string_view kind, std::initializer_list<std::string_view> fields) {
   std::string text(kind);
   for (const std::string_view field : fields) {

@@ -70,6 +70,13 @@ std::string_view cursor_refusal(std::string_view cursor, std::string_view kind);
 // had a hash, "s1.<path>:…" before they held the filters), still pages.
 std::optional<std::vector<std::string>> cursor_fields(std::string_view cursor, std::string_view kind, size_t fields);
 
+// A cursor of `family` in the shape one earlier version gave searches:
+// "<family>.<8 hex digits>:…", one hash of the path and the filters as written. Neither
+// can be told from it (the filters may be written another way now), so it pages whatever
+// filters come with it, as an old "s1:…" does. Fields as cursor_fields'.
+std::optional<std::vector<std::string>> combined_hash_cursor_fields(std::string_view cursor, std::string_view family,
+                                                                    size_t fields);
+
 // The plain text of a cursor of `kind` holding `fields` (cursor_fields' inverse):
 // "<kind>:<field>:<field>…".
 std::string cursor_text(std::string_view kind, std::initializer_list<std::string_view> fields);
