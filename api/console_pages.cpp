@@ -77,9 +77,18 @@ Page delivery_search_page(Reader& reader, const ApiTarget& target) {
   auto limit = page_limit(params);
   if (!limit) return bad_parameter(limit.error());
   std::optional<int64_t> before_seq;
-  const std::string kind = query_cursor_kind("d1", target, given_filters(target));  // a search: its filters are what it lists
+  // A search: its filters are what it lists, each as read (times as UTC ms, as the
+  // timeseries hash them), so "2024-05-16" and "2024-05-16T00:00:00Z" are one query.
+  QueryFilters filters;
+  for (const std::string_view name : {"user_id", "client_user_id", "event_type", "status", "origin"}) {
+    if (auto v = params.text(name)) filters.emplace_back(name, std::string(*v));
+  }
+  if (window->start_ms) filters.emplace_back("start", std::to_string(*window->start_ms));
+  if (window->end_ms) filters.emplace_back("end", std::to_string(*window->end_ms));
+  const std::string kind = query_cursor_kind("d1", target, filters);
   if (auto cursor = params.text("cursor")) {
     auto fields = cursor_fields(*cursor, kind, 1);
+    if (!fields) fields = combined_hash_cursor_fields(*cursor, "d1", 1);  // an earlier version's
     if (!fields) return bad_parameter(cursor_refusal(*cursor, kind));
     before_seq = parse_int((*fields)[0]);
     if (!before_seq) return bad_parameter(kBadCursor);

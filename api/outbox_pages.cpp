@@ -103,7 +103,11 @@ Page forwarding_entries_page(const store::Database& database, const std::vector<
   auto limit = page_limit(params);
   if (!limit) return bad_parameter(limit.error());
   selection.limit = *limit + 1;
-  const std::string kind = query_cursor_kind("f1", target, given_filters(target));  // its state and seq
+  // Its state and seq, as read ("seq=07" and "seq=7" are one query).
+  QueryFilters filters;
+  if (selection.seq) filters.emplace_back("seq", std::to_string(*selection.seq));
+  if (selection.state) filters.emplace_back("state", *selection.state);
+  const std::string kind = query_cursor_kind("f1", target, filters);
   if (auto cursor = params.text("cursor")) {
     auto fields = cursor_fields(*cursor, kind, 1);
     if (!fields) return bad_parameter(cursor_refusal(*cursor, kind));

@@ -60,6 +60,19 @@ class TextHash {
   uint32_t hash_ = 2166136261u;
 };
 
+// `rest` split at its first `fields` - 1 colons (the last field may hold colons).
+std::optional<std::vector<std::string>> split_fields(std::string_view rest, size_t fields) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i + 1 < fields; ++i) {
+    const auto colon = rest.find(':');
+    if (colon == std::string_view::npos) return std::nullopt;
+    parts.emplace_back(rest.substr(0, colon));
+    rest.remove_prefix(colon + 1);
+  }
+  parts.emplace_back(rest);
+  return parts;
+}
+
 }  // namespace
 
 std::string cursor_kind(std::string_view family, const ApiTarget& target) {
@@ -77,14 +90,6 @@ std::string query_cursor_kind(std::string_view family, const ApiTarget& target, 
     query.add(value);
   }
   return cursor_kind(family, target) + "." + query.hex();
-}
-
-QueryFilters given_filters(const ApiTarget& target) {
-  QueryFilters filters;
-  for (const auto& [name, value] : target.params) {
-    if (name != "cursor" && name != "limit") filters.emplace_back(name, value);
-  }
-  return filters;
 }
 
 std::string_view cursor_refusal(std::string_view cursor, std::string_view kind) {
@@ -113,15 +118,23 @@ std::optional<std::vector<std::string>> cursor_fields(std::string_view cursor, s
     if (dot == std::string_view::npos) return std::nullopt;
     prefix = prefix.substr(0, dot);
   }
-  std::vector<std::string> parts;
-  for (size_t i = 0; i + 1 < fields; ++i) {
-    const auto colon = rest.find(':');
-    if (colon == std::string_view::npos) return std::nullopt;
-    parts.emplace_back(rest.substr(0, colon));
-    rest.remove_prefix(colon + 1);
+  return split_fields(rest, fields);
+}
+
+std::optional<std::vector<std::string>> combined_hash_cursor_fields(std::string_view cursor, std::string_view family,
+                                                                    size_t fields) {
+  auto plain = decode_cursor(cursor);
+  if (!plain) return std::nullopt;
+  const std::string_view text = *plain;
+  constexpr size_t kHexDigits = 8;
+  const size_t hash_at = family.size() + 1, colon_at = hash_at + kHexDigits;
+  if (text.size() <= colon_at || !text.starts_with(family) || text[family.size()] != '.' || text[colon_at] != ':') {
+    return std::nullopt;
   }
-  parts.emplace_back(rest);
-  return parts;
+  for (const char c : text.substr(hash_at, kHexDigits)) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return std::nullopt;
+  }
+  return split_fields(text.substr(colon_at + 1), fields);
 }
 
 std::string cursor_text(std::string_view kind, std::initializer_list<std::string_view> fields) {

@@ -60,10 +60,6 @@ using QueryFilters = std::vector<std::pair<std::string_view, std::string>>;
 // repeats the filters with every page.
 std::string query_cursor_kind(std::string_view family, const ApiTarget& target, const QueryFilters& filters);
 
-// The filters of a target as given (every parameter but `cursor` and `limit`), for a
-// listing whose parameters all choose its items.
-QueryFilters given_filters(const ApiTarget& target);
-
 // The 400 message for a cursor that cursor_fields refused for `kind`: kOtherQueryCursor
 // when it is this listing's, issued with other filters, else kBadCursor.
 std::string_view cursor_refusal(std::string_view cursor, std::string_view kind);
@@ -73,6 +69,13 @@ std::string_view cursor_refusal(std::string_view cursor, std::string_view kind);
 // cursor an earlier version made, of a kind that `kind` starts with ("s1:…" before kinds
 // had a hash, "s1.<path>:…" before they held the filters), still pages.
 std::optional<std::vector<std::string>> cursor_fields(std::string_view cursor, std::string_view kind, size_t fields);
+
+// A cursor of `family` in the shape one earlier version gave searches:
+// "<family>.<8 hex digits>:…", one hash of the path and the filters as written. Neither
+// can be told from it (the filters may be written another way now), so it pages whatever
+// filters come with it, as an old "s1:…" does. Fields as cursor_fields'.
+std::optional<std::vector<std::string>> combined_hash_cursor_fields(std::string_view cursor, std::string_view family,
+                                                                    size_t fields);
 
 // The plain text of a cursor of `kind` holding `fields` (cursor_fields' inverse):
 // "<kind>:<field>:<field>…".

@@ -58,6 +58,18 @@ void read_time(const ASN1_TIME* time, std::string& text, int64_t& unix_s) {
   if (ASN1_TIME_to_tm(time, &utc) == 1) unix_s = static_cast<int64_t>(::timegm(&utc));
 }
 
+std::string common_name(X509* cert) {
+  X509_NAME* name = X509_get_subject_name(cert);
+  const int at = name ? X509_NAME_get_index_by_NID(name, NID_commonName, -1) : -1;
+  if (at < 0) return "(no CN)";
+  unsigned char* utf8 = nullptr;
+  const int size = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, at)));
+  if (size < 0) return "(no CN)";
+  std::string out(reinterpret_cast<char*>(utf8), static_cast<size_t>(size));
+  OPENSSL_free(utf8);
+  return "CN=" + out;
+}
+
 void describe(X509* cert, ServerCertificate& out) {
   if (!cert) return;
   BioPtr subject(BIO_new(BIO_s_mem()));
@@ -71,6 +83,32 @@ void describe(X509* cert, ServerCertificate& out) {
   }
   read_time(X509_get0_notBefore(cert), out.not_before, out.not_before_s);
   read_time(X509_get0_notAfter(cert), out.not_after, out.not_after_s);
+}
+
+// Clients check every certificate the server sends: an expired intermediate fails the
+// handshake as an expired leaf does. The period served is the narrowest one over the chain.
+void narrow_to_chain(SSL_CTX* context, ServerCertificate& out) {
+  // Boost.Asio's use_certificate_chain adds them as "extra" chain certificates; this
+  // returns those, or the certificate's own chain when there are none.
+  STACK_OF(X509)* chain = nullptr;
+  if (SSL_CTX_get_extra_chain_certs(context, &chain) != 1 || chain == nullptr) return;
+  for (int i = 0; i < sk_X509_num(chain); ++i) {
+    X509* cert = sk_X509_value(chain, i);
+    std::string before_text, after_text;
+    int64_t before_s = 0, after_s = 0;
+    read_time(X509_get0_notBefore(cert), before_text, before_s);
+    read_time(X509_get0_notAfter(cert), after_text, after_s);
+    if (after_s != 0 && (out.not_after_s == 0 || after_s < out.not_after_s)) {
+      out.not_after_s = after_s;
+      out.not_after = after_text;
+      out.not_after_of = common_name(cert);
+    }
+    if (before_s != 0 && before_s > out.not_before_s) {
+      out.not_before_s = before_s;
+      out.not_before = before_text;
+      out.not_before_of = common_name(cert);
+    }
+  }
 }
 
 }  // namespace
@@ -121,6 +159,7 @@ Result<ServerCertificate> load_server_certificate(const std::string& cert_file, 
   out.context = std::move(context);
   out.cert_path = cert_path;
   describe(SSL_CTX_get0_certificate(out.context->native_handle()), out);
+  narrow_to_chain(out.context->native_handle(), out);
   return out;
 }
 

@@ -24,12 +24,17 @@ struct ServerCertificate {
   std::string cert_path;   // the file it was read from (resolved), for messages
   std::string subject;     // e.g. "CN=hooks.example.com", for the log
   std::string serial;      // hex
-  std::string not_before;  // e.g. "Jun  1 12:00:00 2025 GMT"
-  std::string not_after;   // e.g. "Jun  1 12:00:00 2026 GMT"
-  // The leaf's validity period in Unix seconds (0 when OpenSSL could not read the time):
-  // a certificate outside it loads, but every client refuses the handshake.
+  std::string not_before;  // e.g. "Jun  1 12:00:00 2025 GMT" (of the chain: see below)
+  std::string not_after;   // e.g. "Jun  1 12:00:00 2026 GMT" (of the chain: see below)
+  // The period the served chain is valid in, in Unix seconds (0 when OpenSSL could not read
+  // the time): the earliest notAfter and the latest notBefore over the leaf and the chain
+  // certificates sent with it. A chain outside it loads, but every client refuses the handshake.
   int64_t not_before_s = 0;
   int64_t not_after_s = 0;
+  // Which chain certificate ends (or starts) the period, e.g. "CN=Example Intermediate";
+  // "" when it is the leaf's own.
+  std::string not_after_of;
+  std::string not_before_of;
 };
 
 // Errors name the file and say what is wrong: unreadable, not PEM, or key and certificate

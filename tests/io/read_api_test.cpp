@@ -5,6 +5,10 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+#include <cstdio>
+
+#include "common/base64.h"
 #include "store/sqlite/database.h"
 #include "tests/io/io_fixtures.h"
 #include "tests/support/http_client.h"
@@ -57,6 +61,24 @@ std::string str(simdjson::dom::element e, const char* key) {
   std::string_view s;
   if (!v.get_string().get(s)) return std::string(s);
   return simdjson::to_string(v.value());
+}
+
+// A delivery-search cursor as the version before cursors held their filters apart made it:
+// "d1.<FNV-1a of the path segments and the sorted filters, each ended by a 0 byte>:<seq>",
+// base64url without padding.
+std::string old_search_cursor(std::vector<std::string> texts, int64_t before_seq) {
+  uint32_t hash = 2166136261u;
+  for (const std::string& text : texts) {
+    for (const char c : text) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
+    hash *= 16777619u;
+  }
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", hash);
+  std::string cursor = hh::base64_encode("d1." + std::string(hex) + ":" + std::to_string(before_seq));
+  std::replace(cursor.begin(), cursor.end(), '+', '-');
+  std::replace(cursor.begin(), cursor.end(), '/', '_');
+  cursor.erase(std::remove(cursor.begin(), cursor.end(), '='), cursor.end());
+  return cursor;
 }
 
 }  // namespace
@@ -228,6 +250,40 @@ BOOST_AUTO_TEST_CASE(timeseries_pages_in_time_order_with_filters) {
   const auto nul_user = api.get("/v1/users/u1%00x/timeseries/heartrate");
   BOOST_TEST(nul_user.status == 400);
   BOOST_TEST(nul_user.body == "{\"error\":\"a path segment holds %00 (U+0000)\"}\n");
+}
+
+// A search's cursor is bound to its filters as read, as a timeseries cursor is: a time
+// written another way (a date, or RFC 3339 at midnight) is the same query (the raw text was
+// hashed: "issued for a different query").
+BOOST_AUTO_TEST_CASE(a_search_cursor_keeps_its_query_however_a_time_is_written) {
+  ApiServer api;
+  for (const char* id : {"s1", "s2", "s3"}) api.post(id, sleep_body("u1", id, 70, "2024-05-10T22:00:00Z"));
+  wait_until_processed(api.server.database());
+
+  Json first(api.get("/v1/deliveries?start=2024-05-16&limit=1&origin=any").body);
+  const auto cursor = first.next_cursor();
+  BOOST_REQUIRE(cursor);
+  for (const std::string start : {"2024-05-16", "2024-05-16T00:00:00Z", "1715817600"}) {
+    const auto next = api.get("/v1/deliveries?start=" + start + "&limit=1&origin=any&cursor=" + *cursor);
+    BOOST_TEST(next.status == 200, start << ": " << next.body);
+  }
+  BOOST_TEST(api.get("/v1/deliveries?start=2024-05-17&limit=1&origin=any&cursor=" + *cursor).body ==
+             "{\"error\":\"cursor: issued for a different query\"}\n");
+}
+
+// A search cursor of the version before (one hash of path and filters) still pages, as
+// docs/getting-data-out.md says an earlier version's does (it was "not a cursor of this listing").
+BOOST_AUTO_TEST_CASE(a_search_cursor_of_the_version_before_still_pages) {
+  ApiServer api;
+  for (const char* id : {"s1", "s2", "s3"}) api.post(id, sleep_body("u1", id, 70, "2024-05-10T22:00:00Z"));
+  wait_until_processed(api.server.database());
+  // Before every delivery made (seq 1000): the whole search, in the old shape.
+  const auto old = old_search_cursor({"v1", "deliveries", "origin", "any", "start", "2024-05-16"}, 1000);
+  const auto paged = api.get("/v1/deliveries?start=2024-05-16&limit=10&origin=any&cursor=" + old);
+  BOOST_TEST_REQUIRE(paged.status == 200, paged.body);
+  BOOST_TEST(Json(paged.body).items().size() == 3u);
+  // Its filters are not checked (its hash held the path too): as an old timeseries cursor.
+  BOOST_TEST(api.get("/v1/deliveries?limit=10&cursor=" + old).status == 200);
 }
 
 // No parameter of the read API means anything when empty: `provider=` matched nothing and

@@ -31,9 +31,28 @@ std::string bio_text(BIO* bio) {
   return std::string(data, static_cast<size_t>(size));
 }
 
+Owned<X509> read_certificate(const std::string& pem) {
+  Owned<BIO> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  Owned<X509> cert(bio ? PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr) : nullptr);
+  check(cert != nullptr, "PEM_read_bio_X509");
+  return cert;
+}
+
+Owned<EVP_PKEY> read_key(const std::string& pem) {
+  Owned<BIO> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  Owned<EVP_PKEY> key(bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr) : nullptr);
+  check(key != nullptr, "PEM_read_bio_PrivateKey");
+  return key;
+}
+
 }  // namespace
 
 TestCertificate make_self_signed(const std::string& common_name, long serial, ValidityPeriod validity) {
+  return make_signed(common_name, serial, validity, nullptr);
+}
+
+TestCertificate make_signed(const std::string& common_name, long serial, ValidityPeriod validity,
+                            const TestCertificate* issuer) {
   Owned<EVP_PKEY> key(EVP_EC_gen("P-256"));
   check(key != nullptr, "EVP_EC_gen");
 
@@ -47,18 +66,22 @@ TestCertificate make_self_signed(const std::string& common_name, long serial, Va
   check(X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(common_name.c_str()),
                                    -1, -1, 0) == 1,
         "subject");
-  check(X509_set_issuer_name(cert.get(), name) == 1, "issuer");
+  Owned<X509> issuer_cert(issuer ? read_certificate(issuer->cert_pem) : nullptr);
+  Owned<EVP_PKEY> issuer_key(issuer ? read_key(issuer->key_pem) : nullptr);
+  X509* signer = issuer ? issuer_cert.get() : cert.get();
+  EVP_PKEY* signing_key = issuer ? issuer_key.get() : key.get();
+  check(X509_set_issuer_name(cert.get(), X509_get_subject_name(signer)) == 1, "issuer");
   check(X509_set_pubkey(cert.get(), key.get()) == 1, "pubkey");
 
   X509V3_CTX ctx;
   X509V3_set_ctx_nodb(&ctx);
-  X509V3_set_ctx(&ctx, cert.get(), cert.get(), nullptr, nullptr, 0);
+  X509V3_set_ctx(&ctx, signer, cert.get(), nullptr, nullptr, 0);
   for (auto [nid, value] : {std::pair{NID_subject_alt_name, "IP:127.0.0.1"},
                             std::pair{NID_basic_constraints, "critical,CA:TRUE"}}) {
     Owned<X509_EXTENSION> ext(X509V3_EXT_conf_nid(nullptr, &ctx, nid, value));
     check(ext != nullptr && X509_add_ext(cert.get(), ext.get(), -1) == 1, "extension");
   }
-  check(X509_sign(cert.get(), key.get(), EVP_sha256()) > 0, "X509_sign");
+  check(X509_sign(cert.get(), signing_key, EVP_sha256()) > 0, "X509_sign");
 
   TestCertificate out;
   Owned<BIO> cert_bio(BIO_new(BIO_s_mem()));

@@ -19,4 +19,9 @@ struct ValidityPeriod {
 
 TestCertificate make_self_signed(const std::string& common_name, long serial, ValidityPeriod validity = {});
 
+// The same, signed by `issuer` (its key; issuer name from its subject) instead of itself:
+// a leaf under an intermediate, an intermediate under a root.
+TestCertificate make_signed(const std::string& common_name, long serial, ValidityPeriod validity,
+                            const TestCertificate* issuer);
+
 }  // namespace hh::test

@@ -242,6 +242,46 @@ BOOST_AUTO_TEST_CASE(a_reload_warns_about_the_new_certificate_and_updates_the_ga
   BOOST_TEST(server.stop() == 0);
 }
 
+// The chain file's intermediate, sent with the leaf, expired: clients refuse the handshake
+// as for an expired leaf (black-box finding: only the leaf was judged). check-config names
+// the intermediate; serve warns and the gauge is the intermediate's notAfter.
+BOOST_AUTO_TEST_CASE(an_expired_intermediate_in_the_chain_is_judged_and_named) {
+  TempDir dir;
+  const auto root = make_self_signed("healthhook-test-root", 1, {.not_before_s = -400 * kDay, .not_after_s = 400 * kDay});
+  const auto intermediate =
+      make_signed("healthhook-test-intermediate", 2, {.not_before_s = -300 * kDay, .not_after_s = -kDay}, &root);
+  const auto leaf = make_signed("healthhook-test-leaf", 3, {.not_before_s = -kDay, .not_after_s = 300 * kDay}, &intermediate);
+  const TestCertificate chain{leaf.cert_pem + intermediate.cert_pem, leaf.key_pem};
+
+  const auto result = check_config(dir, chain);
+  BOOST_TEST(result.exit_code == 2, result.stderr_text);
+  BOOST_TEST(result.stderr_text == "healthhook check-config: tls.cert_file: " + dir.file("cert.pem") +
+                                       ": the chain certificate CN=healthhook-test-intermediate expired on " +
+                                       not_after_text(intermediate.cert_pem) +
+                                       " (notAfter): every client's TLS handshake fails; renew it\n");
+
+  ServerProcess server(dir, kTlsToml);
+  BOOST_TEST(lines_containing(server, R"({"level":"warn","event":"tls_certificate_expired","file":")" +
+                                          dir.file("cert.pem") + R"(",)") == 1u);
+  BOOST_TEST(lines_containing(server, "the chain certificate CN=healthhook-test-intermediate expired on") >= 1u);
+  BOOST_TEST(expiry_gauge(server) == not_after_unix(intermediate.cert_pem));
+  BOOST_TEST(server.stop() == 0);
+}
+
+// An intermediate ending within 14 days, the leaf valid for long: warned about by name.
+BOOST_AUTO_TEST_CASE(an_intermediate_ending_soon_is_warned_about_by_name) {
+  TempDir dir;
+  const auto root = make_self_signed("healthhook-test-root", 1, {.not_before_s = -400 * kDay, .not_after_s = 400 * kDay});
+  const auto intermediate =
+      make_signed("healthhook-test-intermediate", 2, {.not_before_s = -300 * kDay, .not_after_s = 3 * kDay + 3600}, &root);
+  const auto leaf = make_signed("healthhook-test-leaf", 3, {.not_before_s = -kDay, .not_after_s = 300 * kDay}, &intermediate);
+  const auto result = check_config(dir, {leaf.cert_pem + intermediate.cert_pem, leaf.key_pem});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
+  BOOST_TEST(result.stderr_text == "healthhook check-config: warning: tls.cert_file: " + dir.file("cert.pem") +
+                                       ": the chain certificate CN=healthhook-test-intermediate expires on " +
+                                       not_after_text(intermediate.cert_pem) + " (notAfter), in 3 days: renew it, then reload\n");
+}
+
 BOOST_AUTO_TEST_CASE(without_tls_there_is_no_expiry_gauge) {
   TempDir dir;
   ServerProcess server(dir);
