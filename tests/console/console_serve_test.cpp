@@ -71,6 +71,14 @@ std::string csrf_of(HttpClient& client, const std::string& cookie) {
   return match[1];
 }
 
+// The headers of an admin's form action: signed in with the admin token, its CSRF token.
+Headers admin_form_headers(HttpClient& client) {
+  const std::string cookie = session_cookie(sign_in(client, kAdminToken));
+  return {{"Content-Type", "application/x-www-form-urlencoded"},
+          {"Cookie", cookie},
+          {"X-CSRF-Token", csrf_of(client, cookie)}};
+}
+
 // A signed provider.connection.created of `user`, as the service sends it.
 std::string connection_body(const std::string& user) {
   return R"({"event_type":"provider.connection.created","user_id":")" + user +
@@ -321,10 +329,7 @@ BOOST_AUTO_TEST_CASE(backfill_and_refresh_check_their_input_as_the_commands_do) 
   hh::test::ServerProcess server(dir, console_toml(dir) +
                                           "[service]\nbase_url = \"http://127.0.0.1:9\"\napi_key_file = \"api-key\"\n");
   HttpClient client(server.port());
-  const std::string cookie = session_cookie(sign_in(client, kAdminToken));
-  const Headers headers = {{"Content-Type", "application/x-www-form-urlencoded"},
-                           {"Cookie", cookie},
-                           {"X-CSRF-Token", csrf_of(client, cookie)}};
+  const Headers headers = admin_form_headers(client);
   const std::string user = "4a29dbc7-6db3-4c83-bfac-70a20a4be1b2";
   const auto backfill = [&](const std::string& form) {
     return client.request("POST", "/console/api/actions/backfill", form, headers);
@@ -374,10 +379,7 @@ BOOST_AUTO_TEST_CASE(without_the_api_key_a_backfill_is_queued_with_a_warning_and
   hh::test::TempDir dir;
   hh::test::ServerProcess server(dir, console_toml(dir));
   HttpClient client(server.port());
-  const std::string cookie = session_cookie(sign_in(client, kAdminToken));
-  const Headers headers = {{"Content-Type", "application/x-www-form-urlencoded"},
-                           {"Cookie", cookie},
-                           {"X-CSRF-Token", csrf_of(client, cookie)}};
+  const Headers headers = admin_form_headers(client);
   const std::string user = "4a29dbc7-6db3-4c83-bfac-70a20a4be1b2";
   for (const std::string action : {"backfill", "refresh"}) {
     const HttpResponse refused =
@@ -412,10 +414,7 @@ BOOST_AUTO_TEST_CASE(a_refresh_the_service_says_did_not_succeed_fails) {
   hh::test::ServerProcess server(dir, console_toml(dir) + "[service]\nbase_url = \"" + service.base_url() +
                                           "\"\napi_key_file = \"api-key\"\n");
   HttpClient client(server.port());
-  const std::string cookie = session_cookie(sign_in(client, kAdminToken));
-  const Headers headers = {{"Content-Type", "application/x-www-form-urlencoded"},
-                           {"Cookie", cookie},
-                           {"X-CSRF-Token", csrf_of(client, cookie)}};
+  const Headers headers = admin_form_headers(client);
   const std::string form = "user_id=4a29dbc7-6db3-4c83-bfac-70a20a4be1b2";
   const HttpResponse done = client.request("POST", "/console/api/actions/refresh", form, headers);
   BOOST_TEST(done.status == 200, done.body);

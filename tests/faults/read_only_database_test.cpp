@@ -60,6 +60,11 @@ class ReadOnly {
     immutable_.release();
   }
   ~ReadOnly() { undo(); }
+  // make(), the test stopped if it could not be done.
+  void require(const std::string& path) {
+    const std::string made = make(path);
+    BOOST_REQUIRE_MESSAGE(made.empty(), made);
+  }
 
  private:
   std::vector<std::pair<std::string, mode_t>> modes_;
@@ -75,6 +80,16 @@ std::string prepared_database(const TempDir& dir) {
   BOOST_REQUIRE_EQUAL(server.stop(), 0);
   return server.config_file();
 }
+
+// A database with one delivery in it (prepared_database), made read-only; writable again
+// when it goes, before its folder.
+struct ReadOnlyDatabase {
+  TempDir dir;
+  std::string config = prepared_database(dir);
+  std::string database = dir.file("healthhook.db");
+  ReadOnly read_only;
+  ReadOnlyDatabase() { read_only.require(database); }
+};
 
 size_t lines(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
 
@@ -98,12 +113,9 @@ boost::test_tools::assertion_result read_only_usable(boost::unit_test::test_unit
 
 BOOST_AUTO_TEST_CASE(a_read_only_database_file_stops_start_up_with_one_line_naming_it,
                      *boost::unit_test::precondition(read_only_usable)) {
-  TempDir dir;
-  const std::string config = prepared_database(dir);
-  const std::string database = dir.file("healthhook.db");
-  ReadOnly read_only;
-  const std::string made = read_only.make(database);
-  BOOST_REQUIRE_MESSAGE(made.empty(), made);
+  ReadOnlyDatabase prepared;
+  const std::string& config = prepared.config;
+  const std::string& database = prepared.database;
 
   const auto refused = run_healthhook({"serve", "--config", config}, "", {}, std::chrono::seconds(20));
   BOOST_TEST(refused.exit_code == 1, refused.stderr_text);
@@ -112,8 +124,8 @@ BOOST_AUTO_TEST_CASE(a_read_only_database_file_stops_start_up_with_one_line_nami
   BOOST_TEST(refused.stderr_text.find("read-only") != std::string::npos, refused.stderr_text);
 
   // Writable again: starts, and the delivery from before is still there.
-  read_only.undo();
-  ServerProcess again(dir);
+  prepared.read_only.undo();
+  ServerProcess again(prepared.dir);
   BOOST_TEST(deliveries_where(database, "message_id = 'msg_1'") == 1);
   BOOST_TEST(again.stop() == 0);
 }
@@ -123,12 +135,9 @@ BOOST_AUTO_TEST_CASE(a_read_only_database_file_stops_start_up_with_one_line_nami
 // they go on working on a read-only file (a refusal at open stopped them, stop 84).
 BOOST_AUTO_TEST_CASE(an_admin_command_on_a_read_only_file_names_it,
                      *boost::unit_test::precondition(read_only_usable)) {
-  TempDir dir;
-  const std::string config = prepared_database(dir);
-  const std::string database = dir.file("healthhook.db");
-  ReadOnly read_only;
-  const std::string made = read_only.make(database);
-  BOOST_REQUIRE_MESSAGE(made.empty(), made);
+  ReadOnlyDatabase prepared;
+  const std::string& config = prepared.config;
+  const std::string& database = prepared.database;
 
   const auto listed = run_healthhook({"jobs", "--config", config}, "", {}, std::chrono::seconds(20));
   BOOST_TEST(listed.exit_code == 0, listed.stderr_text);
@@ -143,7 +152,7 @@ BOOST_AUTO_TEST_CASE(an_admin_command_on_a_read_only_file_names_it,
                                                  "to write the database file and the -wal and -shm files beside it") !=
                  std::string::npos,
              refused.stderr_text);
-  read_only.undo();
+  prepared.read_only.undo();
   BOOST_TEST(deliveries_where(database, "message_id = 'msg_1'") == 1);  // nothing erased
 }
 
@@ -153,8 +162,7 @@ BOOST_AUTO_TEST_CASE(a_read_only_folder_stops_start_up_with_one_line_naming_the_
   const std::string config = prepared_database(dir);
   const std::string database = dir.file("healthhook.db");
   ReadOnly read_only;
-  const std::string made = read_only.make(dir.path().string());  // SQLite cannot create -wal and -shm
-  BOOST_REQUIRE_MESSAGE(made.empty(), made);
+  read_only.require(dir.path().string());  // SQLite cannot create -wal and -shm
 
   const auto refused = run_healthhook({"serve", "--config", config}, "", {}, std::chrono::seconds(20));
   BOOST_TEST(refused.exit_code == 1, refused.stderr_text);
@@ -177,8 +185,7 @@ BOOST_AUTO_TEST_CASE(query_and_capture_in_a_read_only_folder_say_which_file_and_
   const std::string output = out.file("deliveries.jsonl");
   ReadOnly read_only;
   for (const std::string& folder : {dir.path().string(), out.path().string()}) {
-    const std::string made = read_only.make(folder);
-    BOOST_REQUIRE_MESSAGE(made.empty(), made);
+    read_only.require(folder);
   }
 
   const std::string why = database + ": the database cannot be read: its folder (or its -shm file) is not writable";

@@ -94,4 +94,9 @@ TestCertificate make_signed(const std::string& common_name, long serial, Validit
   return out;
 }
 
+void install_listener_certificate(const TempDir& dir, const TestCertificate& certificate) {
+  dir.write("cert.pem", certificate.cert_pem);
+  dir.write("key.pem", certificate.key_pem);
+}
+
 }  // namespace hh::test

@@ -4,6 +4,8 @@
 // given), subject "CN=<common_name>", SAN IP:127.0.0.1, with the given serial.
 #include <string>
 
+#include "tests/support/temp_dir.h"
+
 namespace hh::test {
 
 struct TestCertificate {
@@ -23,5 +25,10 @@ TestCertificate make_self_signed(const std::string& common_name, long serial, Va
 // a leaf under an intermediate, an intermediate under a root.
 TestCertificate make_signed(const std::string& common_name, long serial, ValidityPeriod validity,
                             const TestCertificate* issuer);
+
+// The listener's certificate and key as cert.pem and key.pem in `dir`, which
+// kListenerTlsToml names.
+void install_listener_certificate(const TempDir& dir, const TestCertificate& certificate);
+inline const std::string kListenerTlsToml = "[tls]\ncert_file = \"cert.pem\"\nkey_file = \"key.pem\"\n";
 
 }  // namespace hh::test

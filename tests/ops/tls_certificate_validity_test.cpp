@@ -42,13 +42,7 @@ namespace {
 
 constexpr long kDay = 86400;
 constexpr auto kWait = std::chrono::seconds(20);
-const std::string kTlsToml = "[tls]\ncert_file = \"cert.pem\"\nkey_file = \"key.pem\"\n";
 const std::string kMetric = "healthhook_tls_certificate_expiry_timestamp_seconds";
-
-void install_certificate(const TempDir& dir, const TestCertificate& certificate) {
-  dir.write("cert.pem", certificate.cert_pem);
-  dir.write("key.pem", certificate.key_pem);
-}
 
 struct X509Free {
   void operator()(X509* cert) const { X509_free(cert); }
@@ -106,11 +100,11 @@ double not_after_unix(const std::string& pem) {
 // `healthhook check-config` on a configuration with the given certificate. The listen port
 // is bound and closed again.
 ProcessResult check_config(const TempDir& dir, const TestCertificate& certificate) {
-  install_certificate(dir, certificate);
+  install_listener_certificate(dir, certificate);
   dir.write("secret", random_secret() + "\n");
   const std::string config = dir.write("healthhook.toml", "listen = \"127.0.0.1:53020\"\ndatabase = \"" +
                                                               dir.file("healthhook.db") +
-                                                              "\"\nsigning_secret_files = [\"secret\"]\n" + kTlsToml);
+                                                              "\"\nsigning_secret_files = [\"secret\"]\n" + kListenerTlsToml);
   return run_healthhook({"check-config", "--config", config});
 }
 
@@ -209,8 +203,8 @@ BOOST_AUTO_TEST_CASE(check_config_warns_about_a_certificate_that_expires_within_
 BOOST_AUTO_TEST_CASE(serve_warns_about_an_expired_certificate_at_start_and_still_serves) {
   TempDir dir;
   const auto expired = make_self_signed("healthhook-test-1", 1, {.not_before_s = -30 * kDay, .not_after_s = -kDay});
-  install_certificate(dir, expired);
-  ServerProcess server(dir, kTlsToml);
+  install_listener_certificate(dir, expired);
+  ServerProcess server(dir, kListenerTlsToml);
   BOOST_TEST(lines_containing(server, R"({"level":"warn","event":"tls_certificate_expired","file":")" +
                                           dir.file("cert.pem") + R"(",)") == 1u);
   BOOST_TEST(lines_containing(server, R"("not_after":")" + not_after_text(expired.cert_pem) + "\"") >= 1u);
@@ -223,19 +217,19 @@ BOOST_AUTO_TEST_CASE(serve_warns_about_an_expired_certificate_at_start_and_still
 BOOST_AUTO_TEST_CASE(a_reload_warns_about_the_new_certificate_and_updates_the_gauge) {
   TempDir dir;
   const auto fine = make_self_signed("healthhook-test-1", 1, {.not_before_s = -kDay, .not_after_s = 90 * kDay});
-  install_certificate(dir, fine);
-  ServerProcess server(dir, kTlsToml);
+  install_listener_certificate(dir, fine);
+  ServerProcess server(dir, kListenerTlsToml);
   BOOST_TEST(lines_containing(server, "tls_certificate_") == 0u);
   BOOST_TEST(expiry_gauge(server) == not_after_unix(fine.cert_pem));
 
   const auto ending = make_self_signed("healthhook-test-2", 2, {.not_before_s = -kDay, .not_after_s = 5 * kDay});
-  install_certificate(dir, ending);
+  install_listener_certificate(dir, ending);
   server.signal(SIGHUP);
   BOOST_REQUIRE(server.wait_for_log(R"({"level":"warn","event":"tls_certificate_expires_soon","file":")", kWait));
   BOOST_TEST(expiry_gauge(server) == not_after_unix(ending.cert_pem));
 
   const auto expired = make_self_signed("healthhook-test-3", 3, {.not_before_s = -30 * kDay, .not_after_s = -kDay});
-  install_certificate(dir, expired);
+  install_listener_certificate(dir, expired);
   server.signal(SIGHUP);
   BOOST_REQUIRE(server.wait_for_log(R"({"level":"warn","event":"tls_certificate_expired","file":")", kWait));
   BOOST_TEST(expiry_gauge(server) == not_after_unix(expired.cert_pem));
@@ -260,7 +254,7 @@ BOOST_AUTO_TEST_CASE(an_expired_intermediate_in_the_chain_is_judged_and_named) {
                                        not_after_text(intermediate.cert_pem) +
                                        " (notAfter): every client's TLS handshake fails; renew it\n");
 
-  ServerProcess server(dir, kTlsToml);
+  ServerProcess server(dir, kListenerTlsToml);
   BOOST_TEST(lines_containing(server, R"({"level":"warn","event":"tls_certificate_expired","file":")" +
                                           dir.file("cert.pem") + R"(",)") == 1u);
   BOOST_TEST(lines_containing(server, "the chain certificate CN=healthhook-test-intermediate expired on") >= 1u);

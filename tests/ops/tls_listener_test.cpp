@@ -38,13 +38,6 @@ namespace {
 
 constexpr auto kWait = std::chrono::seconds(20);
 
-const std::string kTlsToml = "[tls]\ncert_file = \"cert.pem\"\nkey_file = \"key.pem\"\n";
-
-void install_certificate(const TempDir& dir, const TestCertificate& certificate) {
-  dir.write("cert.pem", certificate.cert_pem);
-  dir.write("key.pem", certificate.key_pem);
-}
-
 struct PeerCertificate {
   std::string common_name;
   std::string serial;  // hex, as BN_bn2hex writes it
@@ -166,7 +159,7 @@ ProcessResult serve_expecting_failure(const TempDir& dir) {
   dir.write("secret", random_secret() + "\n");
   const std::string config = dir.write("healthhook.toml", "listen = \"127.0.0.1:0\"\ndatabase = \"" +
                                                               dir.file("healthhook.db") +
-                                                              "\"\nsigning_secret_files = [\"secret\"]\n" + kTlsToml);
+                                                              "\"\nsigning_secret_files = [\"secret\"]\n" + kListenerTlsToml);
   return run_healthhook({"serve", "--config", config}, "", {}, std::chrono::seconds(60));
 }
 
@@ -176,8 +169,8 @@ BOOST_AUTO_TEST_CASE(serves_https_with_the_configured_certificate_and_swaps_it_o
   TempDir dir;
   const auto first = make_self_signed("healthhook-test-1", 1);
   const auto second = make_self_signed("healthhook-test-2", 2);
-  install_certificate(dir, first);
-  ServerProcess server(dir, kTlsToml);
+  install_listener_certificate(dir, first);
+  ServerProcess server(dir, kListenerTlsToml);
   BOOST_TEST(count_logs(server, R"("event":"tls","subject":"CN=healthhook-test-1","serial":"01")") == 1u);
 
   TlsConnection before(server.port(), first.cert_pem);
@@ -192,7 +185,7 @@ BOOST_AUTO_TEST_CASE(serves_https_with_the_configured_certificate_and_swaps_it_o
   HttpClient plain(server.port(), std::chrono::seconds(5));
   BOOST_TEST(plain.get("/healthz").status == 400);
 
-  install_certificate(dir, second);
+  install_listener_certificate(dir, second);
   server.signal(SIGHUP);
   BOOST_REQUIRE(wait_for_logs(server, R"("event":"tls_reloaded","subject":"CN=healthhook-test-2","serial":"02")", 1));
 
@@ -225,10 +218,10 @@ BOOST_AUTO_TEST_CASE(serves_https_with_the_configured_certificate_and_swaps_it_o
 BOOST_AUTO_TEST_CASE(an_answer_larger_than_a_tls_record_arrives_whole) {
   TempDir dir;
   const auto certificate = make_self_signed("healthhook-test-1", 1);
-  install_certificate(dir, certificate);
+  install_listener_certificate(dir, certificate);
   const std::string token = random_secret();
   dir.write("token", token + "\n");
-  ServerProcess server(dir, kTlsToml + "[read_api]\ntoken_file = \"token\"\n");
+  ServerProcess server(dir, kListenerTlsToml + "[read_api]\ntoken_file = \"token\"\n");
   TlsConnection client(server.port(), certificate.cert_pem);
   BOOST_REQUIRE_MESSAGE(!client.error(), client.error().message());
 
@@ -254,8 +247,8 @@ BOOST_AUTO_TEST_CASE(an_answer_larger_than_a_tls_record_arrives_whole) {
 BOOST_AUTO_TEST_CASE(protocol_versions_below_tls_1_2_are_refused) {
   TempDir dir;
   const auto certificate = make_self_signed("healthhook-test-1", 1);
-  install_certificate(dir, certificate);
-  ServerProcess server(dir, kTlsToml);
+  install_listener_certificate(dir, certificate);
+  ServerProcess server(dir, kListenerTlsToml);
   TlsConnection tls11(server.port(), certificate.cert_pem, TLS1_1_VERSION);
   BOOST_TEST(static_cast<bool>(tls11.error()));
   // The same client allowed TLS 1.2 connects: the refusal above was the version's.
@@ -271,8 +264,8 @@ BOOST_AUTO_TEST_CASE(protocol_versions_below_tls_1_2_are_refused) {
 BOOST_AUTO_TEST_CASE(a_handshake_left_half_way_is_counted_as_a_client_timeout) {
   TempDir dir;
   const auto certificate = make_self_signed("healthhook-test-1", 1);
-  install_certificate(dir, certificate);
-  ServerProcess server(dir, "header_timeout_s = 1\nrefusal_log_interval_s = 1\n" + kTlsToml);
+  install_listener_certificate(dir, certificate);
+  ServerProcess server(dir, "header_timeout_s = 1\nrefusal_log_interval_s = 1\n" + kListenerTlsToml);
   RawConnection silent(server.port());
   // The first bytes of a ClientHello record, then nothing.
   BOOST_TEST(silent.send(std::string("\x16\x03\x01\x02\x00\x01", 6)));
@@ -289,8 +282,8 @@ BOOST_AUTO_TEST_CASE(a_handshake_left_half_way_is_counted_as_a_client_timeout) {
 BOOST_AUTO_TEST_CASE(sigterm_closes_connections_still_in_their_tls_handshake_at_once) {
   TempDir dir;
   const auto certificate = make_self_signed("healthhook-test-1", 1);
-  install_certificate(dir, certificate);
-  ServerProcess server(dir, "header_timeout_s = 60\nidle_timeout_s = 60\n" + kTlsToml);
+  install_listener_certificate(dir, certificate);
+  ServerProcess server(dir, "header_timeout_s = 60\nidle_timeout_s = 60\n" + kListenerTlsToml);
   RawConnection silent(server.port());
   RawConnection half_hello(server.port());
   // The first bytes of a ClientHello record, then nothing.
@@ -319,8 +312,8 @@ BOOST_AUTO_TEST_CASE(sigterm_closes_connections_still_in_their_tls_handshake_at_
 BOOST_AUTO_TEST_CASE(a_connection_in_its_tls_handshake_makes_room_when_all_are_taken) {
   TempDir dir;
   const auto certificate = make_self_signed("healthhook-test-1", 1);
-  install_certificate(dir, certificate);
-  ServerProcess server(dir, "max_connections = 2\nheader_timeout_s = 60\nrefusal_log_interval_s = 1\n" + kTlsToml);
+  install_listener_certificate(dir, certificate);
+  ServerProcess server(dir, "max_connections = 2\nheader_timeout_s = 60\nrefusal_log_interval_s = 1\n" + kListenerTlsToml);
   RawConnection silent(server.port());
   RawConnection half_hello(server.port());
   BOOST_TEST(half_hello.send(std::string("\x16\x03\x01\x02\x00\x01", 6)));
@@ -340,8 +333,8 @@ BOOST_AUTO_TEST_CASE(a_connection_in_its_tls_handshake_makes_room_when_all_are_t
 BOOST_AUTO_TEST_CASE(plain_http_to_the_tls_port_is_told_to_use_tls) {
   TempDir dir;
   const auto certificate = make_self_signed("healthhook-test-1", 1);
-  install_certificate(dir, certificate);
-  ServerProcess server(dir, "refusal_log_interval_s = 1\n" + kTlsToml);
+  install_listener_certificate(dir, certificate);
+  ServerProcess server(dir, "refusal_log_interval_s = 1\n" + kListenerTlsToml);
   const RawReply reply =
       raw_exchange(server.port(), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", std::chrono::seconds(5));
   BOOST_TEST(reply.starts_with("HTTP/1.1 400"), reply.received);
@@ -361,7 +354,7 @@ BOOST_AUTO_TEST_CASE(a_key_that_does_not_match_the_certificate_stops_start_up) {
   TempDir dir;
   const auto first = make_self_signed("healthhook-test-1", 1);
   const auto second = make_self_signed("healthhook-test-2", 2);
-  install_certificate(dir, {first.cert_pem, second.key_pem});
+  install_listener_certificate(dir, {first.cert_pem, second.key_pem});
   const auto result = serve_expecting_failure(dir);
   BOOST_TEST(result.exit_code == 2);
   BOOST_TEST(result.stderr_text.find("tls.key_file: " + dir.file("key.pem") + " does not match the certificate in " +
