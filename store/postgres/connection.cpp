@@ -40,10 +40,28 @@ std::string trimmed(const char* message) {
   return text;
 }
 
-// The first line of the SQL, to name a failing statement without its whole text.
-std::string_view first_line(std::string_view sql) {
+// The start of the SQL, to name a failing statement without its whole text: its first
+// line, at most 60 bytes of it (a one-line statement of 900 characters made the log
+// line of a lost session mostly SQL; black-box pass).
+std::string statement_name(std::string_view sql) {
+  constexpr size_t kLongest = 60;
   const size_t end = sql.find('\n');
-  return sql.substr(0, end == std::string_view::npos ? sql.size() : end);
+  std::string_view line = sql.substr(0, end == std::string_view::npos ? sql.size() : end);
+  if (line.size() <= kLongest) return std::string(line);
+  line = line.substr(0, kLongest);
+  while (!line.empty() && (static_cast<unsigned char>(line.back()) & 0xC0) == 0x80) line.remove_suffix(1);
+  if (!line.empty() && static_cast<unsigned char>(line.back()) >= 0xC0) line.remove_suffix(1);  // a cut lead byte
+  return std::string(line) + "…";
+}
+
+// libpq's words for a connection the server closed ("server closed the connection
+// unexpectedly This probably means the server terminated abnormally…") blame a crash;
+// most often the server ended the session on purpose (idle_session_timeout, which ends a
+// frozen instance's session, pg_terminate_backend, a restart) or the network broke.
+std::string lost_connection_message(std::string message) {
+  if (message.find("server closed the connection unexpectedly") == std::string::npos) return message;
+  return "the server closed the connection (it ended this session, as it does after idle_session_timeout or "
+         "pg_terminate_backend, or restarted, or the network broke)";
 }
 
 bool succeeded(const PGresult* result) {
@@ -206,7 +224,9 @@ Error Connection::failure(const PGresult* result, std::string_view what) {
   const std::string message = trimmed(result ? PQresultErrorMessage(result) : PQerrorMessage(conn));
   // No SQLSTATE: libpq itself failed (the connection broke).
   const ErrorKind kind = state ? error_kind(state) : ErrorKind::unavailable;
-  return fail(kind, std::string(what) + ": " + (message.empty() ? trimmed(PQerrorMessage(conn)) : message));
+  std::string said = message.empty() ? trimmed(PQerrorMessage(conn)) : message;
+  if (!state) said = lost_connection_message(std::move(said));
+  return fail(kind, std::string(what) + ": " + said);
 }
 
 Result<Rows> Connection::take(PGresult* result, std::string_view what) {
@@ -264,8 +284,8 @@ Error Connection::give_up(std::string_view what) {
 
 Result<void> Connection::exec(std::string_view sql) {
   const std::string text(sql);
-  auto done = bounded() ? bounded_results(PQsendQuery(get(), text.c_str()), first_line(sql))
-                        : take(PQexec(get(), text.c_str()), first_line(sql));
+  auto done = bounded() ? bounded_results(PQsendQuery(get(), text.c_str()), statement_name(sql))
+                        : take(PQexec(get(), text.c_str()), statement_name(sql));
   if (!done) return fail(done);
   return {};
 }
@@ -276,11 +296,11 @@ Result<Rows> Connection::query(std::string_view sql, const Params& params, Resul
   if (bounded()) {
     return bounded_results(PQsendQueryParams(get(), text.c_str(), params.size(), nullptr, params.values(),
                                              params.lengths(), params.formats(), result_format),
-                           first_line(sql));
+                           statement_name(sql));
   }
   return take(PQexecParams(get(), text.c_str(), params.size(), nullptr, params.values(), params.lengths(),
                            params.formats(), result_format),
-              first_line(sql));
+              statement_name(sql));
 }
 
 Result<void> Connection::set_session(std::string sql) {
@@ -299,8 +319,9 @@ Result<void> Connection::prepare(const std::string& name, std::string_view sql) 
     }
   }
   const std::string text(sql);
-  auto done = bounded() ? bounded_results(PQsendPrepare(get(), name.c_str(), text.c_str(), 0, nullptr), first_line(sql))
-                        : take(PQprepare(get(), name.c_str(), text.c_str(), 0, nullptr), first_line(sql));
+  auto done = bounded() ? bounded_results(PQsendPrepare(get(), name.c_str(), text.c_str(), 0, nullptr),
+                                          statement_name(sql))
+                        : take(PQprepare(get(), name.c_str(), text.c_str(), 0, nullptr), statement_name(sql));
   if (!done) return fail(done);
   prepared_.emplace_back(name, text);
   return {};
@@ -367,7 +388,7 @@ Result<void> Pipeline::send(std::string_view sql, const Params& params) {
   const std::string text(sql);
   if (PQsendQueryParams(db_->get(), text.c_str(), params.size(), nullptr, params.values(), params.lengths(),
                         params.formats(), 0) != 1) {
-    return fail(ErrorKind::unavailable, "PostgreSQL: sending " + std::string(first_line(sql)) + ": " +
+    return fail(ErrorKind::unavailable, "PostgreSQL: sending " + statement_name(sql) + ": " +
                                             trimmed(PQerrorMessage(db_->get())));
   }
   ++sent_;
@@ -435,7 +456,7 @@ Result<std::vector<Rows>> Pipeline::finish() {
       rows = std::move(part);
     }
     if (PQstatus(conn) != CONNECTION_OK) {
-      return fail(ErrorKind::unavailable, "PostgreSQL: connection lost: " + trimmed(PQerrorMessage(conn)));
+      return fail(ErrorKind::unavailable, "PostgreSQL: connection lost: " + lost_connection_message(trimmed(PQerrorMessage(conn))));
     }
     results.push_back(std::move(rows));
   }
