@@ -2,13 +2,22 @@
 #
 #   <prefix>/bin/healthhook
 #   <prefix>/lib/systemd/system/healthhook.service   (ExecStart= points at <prefix>/bin)
-#   <prefix>/share/doc/healthhook/README.md           (the top README: install and use)
-#   <prefix>/share/doc/healthhook/operations.md       (systemd/README.md: operating the service)
-#   <prefix>/share/doc/healthhook/examples/healthhook.toml
+#   <prefix>/share/man/man1/healthhook*.1.gz
+#   <prefix>/share/doc/healthhook/                    (component "documentation")
+#       README.md, docs/, systemd/README.md, systemd/healthhook.toml (the example config),
+#       schemas/, store/{sqlite,postgres}/migrations/*.sql, bench/README.md,
+#       processor/README.md, tests/faults/README.md
+#
+# The documentation keeps the repository's own layout under the doc folder, so that every
+# relative link of its pages resolves installed as it does in a clone (renaming a page, as
+# systemd.md once was, broke the links to and from it). A page that links to another file
+# of the repository needs that file listed here: tests/ops/installed_documentation_test
+# installs this component and follows every link.
 #
 # The .deb installs under CMAKE_INSTALL_PREFIX too, so that the unit and the binary agree:
-# configure with -DCMAKE_INSTALL_PREFIX=/usr for a package (README.md shows how).
-# The binary itself is installed by cli/CMakeLists.txt.
+# configure with -DCMAKE_INSTALL_PREFIX=/usr for a package (README.md shows how). It holds
+# every component (no CPACK_DEB_COMPONENT_INSTALL). The binary itself is installed by
+# cli/CMakeLists.txt.
 include(GNUInstallDirs)
 
 # The unit in the source tree names /usr/bin/healthhook (so that it can be checked as it
@@ -21,10 +30,25 @@ string(REPLACE "/usr/share/doc/healthhook" "${CMAKE_INSTALL_FULL_DOCDIR}" health
 file(CONFIGURE OUTPUT "${PROJECT_BINARY_DIR}/systemd/healthhook.service" CONTENT "${healthhook_unit}" @ONLY)
 
 install(FILES "${PROJECT_BINARY_DIR}/systemd/healthhook.service" DESTINATION lib/systemd/system)
-install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
-install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)  # the manual, decisions included
-install(FILES systemd/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME systemd.md)
-install(FILES systemd/healthhook.toml DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+
+# The documentation, each file at its path in the repository (see the top of this file).
+set(healthhook_doc_files README.md systemd/README.md systemd/healthhook.toml bench/README.md
+    processor/README.md tests/faults/README.md)
+foreach(file IN LISTS healthhook_doc_files)
+  cmake_path(GET file PARENT_PATH folder)
+  install(FILES "${file}" DESTINATION "${CMAKE_INSTALL_DOCDIR}/${folder}" COMPONENT documentation)
+endforeach()
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs  # the manual, decisions included
+        COMPONENT documentation)
+# The event families' JSON Schemas and examples (schemas/README.md), not the script that
+# checks them in a clone.
+install(DIRECTORY schemas/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/schemas COMPONENT documentation
+        FILES_MATCHING PATTERN "*.md" PATTERN "*.json")
+# The tables' reference: one SQL comment per column (docs/data-model.md sends readers there).
+foreach(backend sqlite postgres)
+  install(DIRECTORY store/${backend}/migrations/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/store/${backend}/migrations
+          COMPONENT documentation FILES_MATCHING PATTERN "*.sql")
+endforeach()
 
 # Manual pages, written by the program from its own --help text (`healthhook man`), so they
 # cannot say other than the binary they ship with; gzipped as Debian policy asks. Not in the
