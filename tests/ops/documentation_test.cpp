@@ -18,6 +18,7 @@
 
 #include "config/load_settings.h"
 #include "config/settings_reference.h"
+#include "store/sqlite/file_access.h"
 #include "store/unfinished_copy.h"
 #include "store/unfinished_rebuild.h"
 #include "tests/support/http_client.h"
@@ -368,6 +369,21 @@ BOOST_AUTO_TEST_CASE(the_unfinished_copy_message_is_quoted_as_printed) {
              "docs/troubleshooting.md does not quote \"" << hh::store::kCopyUnfinished << "\"");
   const std::string postgresql = read_file(kSourceDir / "docs" / "postgresql.md");
   BOOST_TEST(postgresql.find("holds an unfinished `healthhook migrate`") != std::string::npos);
+}
+
+// The lines that name a file this user may not use (store/sqlite/file_access.h), as
+// docs/troubleshooting.md quotes them after their "PATH: ".
+BOOST_AUTO_TEST_CASE(the_file_access_refusals_are_quoted_as_printed) {
+  namespace sq = hh::sqlite;
+  const std::string troubleshooting = read_file(kSourceDir / "docs" / "troubleshooting.md");
+  const std::pair<std::string_view, std::string_view> lines[] = {{sq::kMayNotRead, sq::kDatabaseFile},
+                                                                 {sq::kMayNotReach, sq::kDatabaseFile},
+                                                                 {sq::kMayNotCreate, sq::kDatabaseFile},
+                                                                 {sq::kMayNotReadWrite, sq::kLockFile}};
+  for (const auto& [words, file] : lines) {
+    const std::string quoted = ": " + std::string(words) + std::string(file);
+    BOOST_TEST(troubleshooting.find(quoted) != std::string::npos, "docs/troubleshooting.md does not quote \"" << quoted << "\"");
+  }
 }
 
 BOOST_AUTO_TEST_CASE(every_link_points_into_the_repository) {
