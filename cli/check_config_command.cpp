@@ -146,6 +146,11 @@ int run_check_config(const CheckConfigFlags& flags) {
     report_error("check-config", secrets.error());
     return kExitBadConfig;
   }
+  // The management key is read as `teams` reads it, with its words: a missing or unreadable
+  // file is refused here, as every other secret file is, not first by `teams`.
+  if (!settings->management.url.empty() && !management_access_or_report(*settings, "check-config")) {
+    return kExitBadConfig;
+  }
   auto verifier = signature::Verifier::create(secrets->signing_secrets, settings->timestamp_tolerance_s);
   if (!verifier) {
     report_error("check-config", "signing_secret_files: " + verifier.error());

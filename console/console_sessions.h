@@ -1,5 +1,5 @@
 #pragma once
-// Who is signed in to the console (docs/console.md, "Sign-in and sessions"): a table of
+// Who is signed in to the console (docs/console.md, "Where and who"): a table of
 // sessions kept in memory only (a restart signs everyone out), each created by signing in
 // with a token and named by a random 256-bit id that the browser holds in an HttpOnly
 // cookie. The table holds SHA-256 digests of the ids, never the ids themselves.

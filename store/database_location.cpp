@@ -219,7 +219,7 @@ Result<DatabaseKind> database_kind(std::string_view database) {
     if (is_key_value_string(database)) {
       return fail(ErrorKind::unavailable,
                   "database: a libpq key/value connection string (host=… dbname=…) is not accepted; write it as a "
-                  "postgresql:// URI (README, \"Several instances on PostgreSQL\")");
+                  "postgresql:// URI (docs/postgresql.md, \"Several instances on PostgreSQL\")");
     }
     return DatabaseKind::sqlite_file;
   }
@@ -362,7 +362,7 @@ std::optional<std::string> plaintext_risk(std::string_view database, const char*
                                   : "no sslmode in the URI (libpq's default is prefer)";
   return "the connection to " + tcp_host + " may travel in plain text: with " + why +
          ", libpq falls back to an unencrypted connection, silently, when the server offers no TLS; add "
-         "sslmode=verify-full to the URI (README, \"Several instances on PostgreSQL\")";
+         "sslmode=verify-full to the URI (docs/postgresql.md, \"Several instances on PostgreSQL\")";
 }
 
 bool names_missing_file(const std::string& database) {

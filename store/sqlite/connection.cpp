@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "store/damaged_file.h"
+#include "store/sqlite/file_access.h"
 #include "store/sqlite/frame_vfs.h"
 
 namespace hh::sqlite {
@@ -100,6 +101,14 @@ Result<Connection> Connection::open(const std::string& path, OpenMode mode) {
   const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, frame_vfs_name());
   Connection connection(raw);  // owns the handle even when open failed
   if (rc != SQLITE_OK) {
+    // "unable to open database file" whatever the cause: a file another user owns (a
+    // database `serve` created as root, opened later as the service's user) is named, with
+    // its owner and mode, for every command alike.
+    if ((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_PERM) {
+      if (auto refusal = access_refusal(path, kDatabaseFile, Access::read, mode == OpenMode::read_write_create)) {
+        return fail(*refusal);
+      }
+    }
     return fail("cannot open database " + path + ": " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
   }
   sqlite3_extended_result_codes(raw, 1);

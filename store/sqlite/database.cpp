@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "store/sqlite/file_access.h"
 #include "store/sqlite/migrations.h"
 
 namespace hh::store {
@@ -136,7 +137,15 @@ Result<void> create_private_file(const std::string& path) {
     if (std::error_code ec; std::filesystem::exists(path, ec) || ec) return {};  // a file, or a link to one
     fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);  // through the link
   }
-  if (fd < 0) return fail(path + ": cannot create: " + std::strerror(errno));
+  if (fd < 0) {
+    const int error = errno;
+    if (error == EACCES || error == EPERM) {
+      if (auto refusal = sqlite::access_refusal(path, sqlite::kDatabaseFile, sqlite::Access::read, true)) {
+        return fail(*refusal);
+      }
+    }
+    return fail(path + ": cannot create: " + std::strerror(error));
+  }
   const bool private_mode = ::fchmod(fd, 0600) == 0;  // the umask may have taken bits we need
   const int error = errno;
   ::close(fd);
@@ -225,8 +234,8 @@ bool cannot_open_here(const sqlite::Connection& db) {
 }
 
 Error unreadable(ErrorKind kind, const std::string& path) {
-  if (::access(path.c_str(), R_OK) != 0) {
-    return fail(kind, path + ": this user may not read the database file (" + std::strerror(errno) + ")");
+  if (auto refusal = sqlite::access_refusal(path, sqlite::kDatabaseFile, sqlite::Access::read, false)) {
+    return fail(kind, *refusal);
   }
   return fail(kind, path + ": the database cannot be read: its folder (or its -shm file) is not writable by this "
                            "user, and SQLite writes a -shm file beside it even to read it");

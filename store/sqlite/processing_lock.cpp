@@ -11,6 +11,8 @@
 #include <mutex>
 #include <vector>
 
+#include "store/sqlite/file_access.h"
+
 namespace hh::store {
 namespace {
 
@@ -78,7 +80,17 @@ Result<ProcessingLock> ProcessingLock::acquire(sqlite::Connection& db) {
   if (database == nullptr || *database == '\0') return ProcessingLock(-1, -1);
   const std::string path = std::string(database) + "-processor.lock";
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return fail("cannot open " + path + ": " + std::strerror(errno));
+  if (fd < 0) {
+    const int error = errno;
+    // A lock file another user owns (left by a `serve` run as root): who owns it, in the
+    // words of a database file another user owns (file_access.h).
+    if (error == EACCES || error == EPERM) {
+      if (auto refusal = sqlite::access_refusal(path, sqlite::kLockFile, sqlite::Access::read_write, true)) {
+        return fail(*refusal);
+      }
+    }
+    return fail("cannot open " + path + ": " + std::strerror(error));
+  }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
     ::close(fd);

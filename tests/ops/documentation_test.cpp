@@ -18,6 +18,7 @@
 
 #include "config/load_settings.h"
 #include "config/settings_reference.h"
+#include "store/sqlite/file_access.h"
 #include "store/unfinished_copy.h"
 #include "store/unfinished_rebuild.h"
 #include "tests/support/http_client.h"
@@ -368,6 +369,59 @@ BOOST_AUTO_TEST_CASE(the_unfinished_copy_message_is_quoted_as_printed) {
              "docs/troubleshooting.md does not quote \"" << hh::store::kCopyUnfinished << "\"");
   const std::string postgresql = read_file(kSourceDir / "docs" / "postgresql.md");
   BOOST_TEST(postgresql.find("holds an unfinished `healthhook migrate`") != std::string::npos);
+}
+
+// The lines that name a file this user may not use (store/sqlite/file_access.h), as
+// docs/troubleshooting.md quotes them after their "PATH: ".
+BOOST_AUTO_TEST_CASE(the_file_access_refusals_are_quoted_as_printed) {
+  namespace sq = hh::sqlite;
+  const std::string troubleshooting = read_file(kSourceDir / "docs" / "troubleshooting.md");
+  const std::pair<std::string_view, std::string_view> lines[] = {{sq::kMayNotRead, sq::kDatabaseFile},
+                                                                 {sq::kMayNotReach, sq::kDatabaseFile},
+                                                                 {sq::kMayNotCreate, sq::kDatabaseFile},
+                                                                 {sq::kMayNotReadWrite, sq::kLockFile}};
+  for (const auto& [words, file] : lines) {
+    const std::string quoted = ": " + std::string(words) + std::string(file);
+    BOOST_TEST(troubleshooting.find(quoted) != std::string::npos, "docs/troubleshooting.md does not quote \"" << quoted << "\"");
+  }
+}
+
+// A message or comment that sends the reader to a section by its title (in parentheses: the
+// document, README or docs/NAME.md, a comma and the title in quotes) names a document that
+// has it: a heading or a bold item holding the title. Two errors sent the reader to a
+// README section that was docs/postgresql.md's title.
+BOOST_AUTO_TEST_CASE(every_cited_section_exists) {
+  const std::regex citation(R"re(\((README|[A-Za-z0-9_./-]+\.md), \\?"([^"\\\n]+)\\?")re");
+  const std::set<std::string> extensions = {".cpp", ".h", ".sql"};
+  size_t cited = 0;
+  for (auto it = fs::recursive_directory_iterator(kSourceDir, fs::directory_options::skip_permission_denied);
+       it != fs::recursive_directory_iterator(); ++it) {
+    const std::string name = it->path().filename().string();
+    if (it->is_directory() && (name.starts_with("build") || name.starts_with("."))) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file() || extensions.count(it->path().extension().string()) == 0) continue;
+    const std::string text = read_file(it->path());
+    for (std::sregex_iterator match(text.begin(), text.end(), citation), last; match != last; ++match) {
+      ++cited;
+      const std::string document = (*match)[1] == "README" ? "README.md" : std::string((*match)[1]);
+      const std::string title = (*match)[2];
+      const std::string where = fs::relative(it->path(), kSourceDir).string() + " cites (" + document + ", \"" + title + "\")";
+      fs::path file = kSourceDir / document;
+      if (!fs::exists(file)) file = kSourceDir / "docs" / document;
+      BOOST_TEST(fs::exists(file), where << ": no such document");
+      if (!fs::exists(file)) continue;
+      const std::string body = read_file(file);
+      bool found = body.find("**" + title) != std::string::npos;
+      std::istringstream lines(body);
+      for (std::string line; !found && std::getline(lines, line);) {
+        found = line.starts_with("#") && line.find(title) != std::string::npos;
+      }
+      BOOST_TEST(found, where << ": the document has no such heading");
+    }
+  }
+  BOOST_TEST(cited > 0u);  // the pattern still finds the citations
 }
 
 BOOST_AUTO_TEST_CASE(every_link_points_into_the_repository) {

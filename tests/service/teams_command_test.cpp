@@ -200,6 +200,27 @@ BOOST_AUTO_TEST_CASE(input_and_settings_are_refused_before_any_request) {
   BOOST_TEST(t.calls().empty());
 }
 
+// management.key_file naming a missing file passed check-config (exit 0) and only `teams`
+// refused it (black-box pass): check-config reads it as `teams` does, with the same line.
+BOOST_AUTO_TEST_CASE(check_config_refuses_a_missing_management_key_file_as_teams_does) {
+  test::ServiceCommands t;
+  std::string toml = management_toml(t);
+  toml.replace(toml.find("\"management-key\""), std::string("\"management-key\"").size(), "\"missing-key\"");
+  t.write_config(toml);
+  const auto listed = t.run({"teams"});
+  BOOST_TEST(listed.exit_code == 2);
+  const std::string prefix = "healthhook teams: ";
+  BOOST_REQUIRE_MESSAGE(listed.stderr_text.starts_with(prefix + "management.key_file: "), listed.stderr_text);
+  const std::string line = listed.stderr_text.substr(prefix.size());
+  const auto checked = t.run({"check-config"});
+  BOOST_TEST(checked.exit_code == 2);
+  BOOST_TEST(has(checked.stderr_text, "healthhook check-config: " + line), checked.stderr_text);
+  t.write_config(management_toml(t));  // the key file there
+  const auto passed = t.run({"check-config"});
+  BOOST_TEST(passed.exit_code == 0, passed.stderr_text);
+  BOOST_TEST(t.calls().empty());
+}
+
 BOOST_AUTO_TEST_CASE(a_team_api_key_is_refused_at_the_management_endpoint) {
   test::ServiceCommands t;
   t.service.interface().set_organization(kOrg, kTeams);

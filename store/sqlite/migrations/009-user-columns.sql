@@ -19,7 +19,7 @@
 -- still in the inbox, then for deliveries whose body retention had already removed, the
 -- derived rows they wrote (through the change feed and change_owners). What is left
 -- without a user is counted by the view `unattributed_rows` below; healthhook logs it
--- after this migration and `purge-user` prints it (README, "Erasing a user").
+-- after this migration and `purge-user` prints it (docs/erasure-and-retention.md, "Erasing a user").
 --
 -- Cost: the fill reads every body of the inbox once (SQLite's JSON functions), in the
 -- migration's transaction: about a minute per ten GB of bodies.
