@@ -329,6 +329,7 @@ BOOST_AUTO_TEST_CASE(every_configuration_message_has_a_troubleshooting_entry) {
       {"max_body_byte = 1", "unknown key"},
       {"max_body_bytes = \"big\"", "expected an integer"},
       {"listen = 8080", "expected a string"},
+      {"listen = 127.0.0.1:8080", "a string needs quotes"},
       {"[console]\nenabled = 1", "expected true or false"},
       {"signing_secret_files = \"secret\"", "expected an array of file names"},
       {"threads = 1000", "must be between"},
