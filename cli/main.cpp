@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,7 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "cli/help_formatter.h"
 #include "store/open_store.h"
 
 namespace {
@@ -105,6 +107,9 @@ int run(int argc, char** argv, std::string& command) {
   CLI::App app{"healthhook: self-hosted receiver for a health-data service's signed webhooks"};
   app.set_version_flag("-V,--version", "healthhook " HEALTHHOOK_VERSION);
   app.require_subcommand(1);
+  // Before the commands are added: each copies it (a subcommand's --help lists the options
+  // it takes from its command, `forward list --help` forward's).
+  app.formatter(std::make_shared<hh::cli::HelpFormatter>());
   int exit_code = hh::cli::kExitOk;
   hh::cli::add_serve_command(app, exit_code);
   hh::cli::add_check_config_command(app, exit_code);

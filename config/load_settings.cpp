@@ -11,6 +11,7 @@
 #include "common/uuid_text.h"
 #include "config/forward_settings.h"
 #include "config/setting_keys.h"
+#include "config/toml_syntax_error.h"
 
 namespace hh::config {
 namespace {
@@ -98,8 +99,7 @@ Result<void> apply_toml_text(Settings& settings, std::string_view text, const st
     table = toml::parse(text, source_name);
   } catch (const toml::parse_error& e) {
     const auto& where = e.source().begin;
-    return fail(source_name + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) + ": " +
-                std::string(e.description()));
+    return fail(toml_syntax_error(text, source_name, where.line, where.column, e.description()));
   }
   KeyLines unused;
   return apply_table(settings, table, "", source_name, lines ? *lines : unused);

@@ -247,6 +247,54 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
   }
 }
 
+// A TOML syntax error names the key of its line as other errors do, and a string written
+// without quotes says so: toml++ says only where and what its parser expected ("t.toml:1:12:
+// Error while parsing time: expected ':', saw '7'" for `listen = 127.0.0.1:80`).
+BOOST_AUTO_TEST_CASE(a_toml_syntax_error_names_the_key_and_the_missing_quotes) {
+  TempDir dir;
+  auto error_of = [&](const std::string& toml) {
+    const std::string file = dir.write("t.toml", toml);
+    auto s = config::load_settings(file, fake_env, {});
+    BOOST_REQUIRE_MESSAGE(!s.ok(), toml);
+    BOOST_TEST(s.error().find('\n') == std::string::npos, s.error());
+    const std::string error = s.error();
+    BOOST_REQUIRE_MESSAGE(error.starts_with(file + ":"), error);
+    return error.substr(file.size());  // ":LINE:COLUMN: …"
+  };
+  const std::string quotes = " (a string needs quotes: listen = \"…\")";
+  std::string e = error_of("listen = 127.0.0.1:80\n");
+  BOOST_TEST(e.starts_with(":1:12: listen: "), e);
+  BOOST_TEST(e.ends_with(quotes), e);
+  e = error_of("log_level = debug # loud\n");
+  BOOST_TEST(e.starts_with(":1:13: log_level: "), e);
+  BOOST_TEST(e.ends_with(" (a string needs quotes: log_level = \"…\")"), e);
+  // In a table, and in the second [[forward]] block: the key as its other errors name it.
+  e = error_of("listen = \"127.0.0.1:8080\"\n[service]\nbase_url = https://api.example\n");
+  BOOST_TEST(e.starts_with(":3:12: service.base_url: "), e);
+  BOOST_TEST(e.ends_with(" (a string needs quotes: base_url = \"…\")"), e);
+  e = error_of("[[forward]]\nurl = \"https://a.example/x\"\nsecret_file = \"s\"\n\n[[forward]]\n"
+               "url = https://b.example/x\n");
+  BOOST_TEST(e.starts_with(":6:7: forward[1].url: "), e);
+  BOOST_TEST(e.ends_with(" (a string needs quotes: url = \"…\")"), e);
+  // Quoted, a number, a key that takes a number: the key, and no advice to quote.
+  e = error_of("listen = \"127.0.0.1:80\n");
+  BOOST_TEST(e.starts_with(":1:23: listen: "), e);
+  BOOST_TEST(e.find("needs quotes") == std::string::npos, e);
+  e = error_of("max_body_bytes = 10MB\n");
+  BOOST_TEST(e.starts_with(":1:20: max_body_bytes: "), e);
+  BOOST_TEST(e.find("needs quotes") == std::string::npos, e);
+  e = error_of("listen = \n");
+  BOOST_TEST(e.starts_with(":1:10: listen: "), e);
+  BOOST_TEST(e.find("needs quotes") == std::string::npos, e);
+  // A key set twice: the second one's line and column, and the key.
+  e = error_of("listen = \"127.0.0.1:1\"\n\nlisten = \"127.0.0.1:2\"\n");
+  BOOST_TEST(e.starts_with(":3:10: listen: "), e);
+  BOOST_TEST(e.find("needs quotes") == std::string::npos, e);
+  // A line that sets no key (a table header): toml++'s words after the place.
+  e = error_of("[service\n");
+  BOOST_TEST(e.starts_with(":1:9: Error while parsing table header"), e);
+}
+
 BOOST_AUTO_TEST_CASE(console_keys) {
   TempDir dir;
   auto s = config::load_settings(dir.write("c.toml", "[read_api]\ntoken_file = \"r\"\n[console]\nenabled = true\n"

@@ -110,8 +110,10 @@ std::set<std::string> commands() {
   return names;
 }
 
-// `healthhook COMMAND --help`, plus the help of its subcommand when `rest` starts with one
-// (`forward list …`), memoised: the documents name each command many times.
+// `healthhook COMMAND --help`, or only its subcommand's when `rest` names one (`forward
+// list …`, `jobs --database F show 42`): what a reader of that line would ask for; it must
+// list the options the line gives, those of the command too. Memoised: the documents name
+// each command many times.
 std::string help_text(const std::string& command, const std::string& rest) {
   static std::map<std::string, std::string> cache;
   auto help = [](const std::vector<std::string>& args) {
@@ -129,9 +131,36 @@ std::string help_text(const std::string& command, const std::string& rest) {
   std::istringstream words(rest);
   for (std::string word; words >> word;) {  // the first word that is a listed subcommand
     if (word[0] == '-' || text.find("\n  " + word + " ", subcommands) == std::string::npos) continue;
-    return text + help({command, word});
+    return help({command, word});
   }
   return text;
+}
+
+// The long options a help text lists before its subcommands ("  -o,--output FILE …": --output).
+std::set<std::string> listed_options(const std::string& help) {
+  std::set<std::string> options;
+  std::istringstream lines(help.substr(0, help.find("\nSubcommands:")));
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("  -")) continue;
+    std::istringstream names(line.substr(2, line.find(' ', 2) - 2));
+    for (std::string name; std::getline(names, name, ',');) {
+      if (name.starts_with("--")) options.insert(name);
+    }
+  }
+  return options;
+}
+
+// The subcommands a help text lists ("  list   List outbox entries").
+std::vector<std::string> listed_subcommands(const std::string& help) {
+  std::vector<std::string> names;
+  const size_t list = help.find("\nSubcommands:\n");
+  if (list == std::string::npos) return names;
+  std::istringstream lines(help.substr(list + 14));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || !line.starts_with("  ")) break;
+    if (line[2] != ' ') names.push_back(line.substr(2, line.find(' ', 2) - 2));
+  }
+  return names;
 }
 
 }  // namespace
@@ -301,6 +330,7 @@ BOOST_AUTO_TEST_CASE(every_configuration_message_has_a_troubleshooting_entry) {
       {"max_body_byte = 1", "unknown key"},
       {"max_body_bytes = \"big\"", "expected an integer"},
       {"listen = 8080", "expected a string"},
+      {"listen = 127.0.0.1:8080", "a string needs quotes"},
       {"[console]\nenabled = 1", "expected true or false"},
       {"signing_secret_files = \"secret\"", "expected an array of file names"},
       {"threads = 1000", "must be between"},
@@ -469,10 +499,42 @@ BOOST_AUTO_TEST_CASE(every_command_the_documents_name_exists) {
         word = word.substr(0, word.find_first_of("=]),;`'\""));
         if (word.size() < 3) continue;
         BOOST_TEST(help.find(word) != std::string::npos,
-                   document.filename() << ": `healthhook " << command << "` takes no " << word << " (" << line << ")");
+                   document.filename() << ": the --help of `healthhook " << command << " …` does not list " << word
+                                       << " (" << line << ")");
       }
     }
   }
+}
+
+// README.md: `healthhook COMMAND --help` lists the command's options. A command's options
+// are taken after its subcommand too (`forward list --dead`, `jobs show 42 --database F`:
+// CLI11's fallthrough), so the subcommand's --help lists them (it listed only -h and -V).
+BOOST_AUTO_TEST_CASE(every_subcommand_help_lists_its_commands_options) {
+  int checked = 0;
+  for (const std::string& command : commands()) {
+    const std::string help = run_healthhook({command, "--help"}).stdout_text;
+    const std::set<std::string> options = listed_options(help);
+    for (const std::string& subcommand : listed_subcommands(help)) {
+      const ProcessResult sub_help = run_healthhook({command, subcommand, "--help"});
+      BOOST_TEST(sub_help.exit_code == 0, command << " " << subcommand << ": " << sub_help.stderr_text);
+      const std::set<std::string> listed = listed_options(sub_help.stdout_text);
+      for (const std::string& option : options) {
+        BOOST_TEST(listed.count(option) == 1u,
+                   "`healthhook " << command << " " << subcommand << " --help` does not list " << option);
+      }
+      ++checked;
+    }
+  }
+  BOOST_TEST(checked >= 20);  // forward's 5, jobs' 2, query's 13, user's 2, …
+  // The findings: what docs/forwarding.md and docs/troubleshooting.md give after the subcommand.
+  const std::set<std::string> list = listed_options(run_healthhook({"forward", "list", "--help"}).stdout_text);
+  for (const char* option : {"--dead", "--destination", "--format", "--config", "--limit"}) {
+    BOOST_TEST(list.count(option) == 1u, "forward list --help: " << option);
+  }
+  BOOST_TEST(listed_options(run_healthhook({"forward", "requeue", "--help"}).stdout_text).count("--dead") == 1u);
+  const std::set<std::string> show = listed_options(run_healthhook({"jobs", "show", "--help"}).stdout_text);
+  BOOST_TEST(show.count("--database") == 1u);
+  BOOST_TEST(show.count("--config") == 1u);
 }
 
 // bench/README.md's command lines: each `bench/SCRIPT … --flag` names a script that exists
