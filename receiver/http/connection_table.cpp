@@ -22,9 +22,13 @@ std::optional<Refusal> ConnectionTable::admit(const std::shared_ptr<SessionContr
   bool room_made = false;  // one of the client's own connections gives its place
   if (const auto from = per_client_.find(client); from != per_client_.end()) {
     const bool scarce = entries_.size() >= limits_.max_connections / 2;
-    if (scarce && from->second.waiting >= kMaxWaitingPerAddress) return Refusal::per_ip_limit;
-    if (from->second.connections >= limits_.max_connections_per_ip) {
-      if (!make_room_from(client)) return Refusal::per_ip_limit;
+    if (scarce && from->second.waiting >= kMaxWaitingPerAddress) {
+      // The newcomer takes the place of one that has sent nothing: the client still holds
+      // no more of them, and its silent sockets cannot lock out its next connection.
+      if (!make_room_from(client, Among::waiting)) return Refusal::per_ip_waiting_limit;
+      room_made = true;
+    } else if (from->second.connections >= limits_.max_connections_per_ip) {
+      if (!make_room_from(client, Among::any)) return Refusal::per_ip_limit;
       room_made = true;
     }
   }
@@ -66,13 +70,15 @@ bool ConnectionTable::make_room(const net::ip::address& client, Clock::time_poin
   return true;
 }
 
-bool ConnectionTable::make_room_from(const net::ip::address& client) {
-  // A walk of the idle list, only when a client is at its cap: the client competes with
-  // itself alone here, so its connection idle the longest goes however young it is (the
-  // second of kMinIdleBeforeEviction keeps other clients' reconnects from churning the
-  // table; a client churning its own slots costs no one else one).
-  const auto victim = std::find_if(idle_.begin(), idle_.end(),
-                                   [&](const Idle& idle) { return entries_.at(idle.key).client == client; });
+bool ConnectionTable::make_room_from(const net::ip::address& client, Among among) {
+  // A walk of the idle list, only when a client is at one of its caps: the client competes
+  // with itself alone here, so its connection idle the longest goes however young it is
+  // (the second of kMinIdleBeforeEviction keeps other clients' reconnects from churning
+  // the table; a client churning its own slots costs no one else one).
+  const auto victim = std::find_if(idle_.begin(), idle_.end(), [&](const Idle& idle) {
+    const Entry& entry = entries_.at(idle.key);
+    return entry.client == client && (among == Among::any || entry.waiting);
+  });
   if (victim == idle_.end()) return false;
   evict(entries_.at(victim->key));
   return true;

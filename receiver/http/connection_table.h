@@ -5,7 +5,11 @@
 //     IPv4-mapped IPv6 address, ::ffff:a.b.c.d, counts as its IPv4 address);
 //   - once half of max_connections are taken, at most kMaxWaitingPerAddress from one
 //     client that have not yet sent a request (sockets that only wait are an attacker's:
-//     then one client cannot hold more than this many of them); a connection whose
+//     then one client cannot hold more than this many of them); a newcomer of a client
+//     holding that many is admitted in place of the one of them waiting the longest (its
+//     silent sockets, even reconnecting at once, cannot lock out its next connection:
+//     the service's, or a proxy's), and refused (per_ip_waiting_limit) only when all of
+//     them are in the middle of their first request's head; a connection whose
 //     request was refused and answered has sent one: while it drops what still arrives
 //     (lingering_close.h) it is idle like a keep-alive one, and makes room as one;
 //   - a client at max_connections_per_ip is admitted in place of its own connection idle
@@ -158,9 +162,14 @@ class ConnectionTable {
   // Closes a connection to admit one from `client` (the rule above); false when none may
   // be.  REQUIRES(mutex_)
   bool make_room(const net::ip::address& client, Clock::time_point now);
-  // Closes `client`'s own connection idle the longest, to admit another of it at its cap;
-  // false when none is idle.  REQUIRES(mutex_)
-  bool make_room_from(const net::ip::address& client);
+  // Which of a client's own connections may make room for another of it.
+  enum class Among {
+    any,      // at max_connections_per_ip
+    waiting,  // at kMaxWaitingPerAddress: only one that has not sent a request yet
+  };
+  // Closes `client`'s own connection idle the longest (of `among`), to admit another of it
+  // at that cap; false when none is idle.  REQUIRES(mutex_)
+  bool make_room_from(const net::ip::address& client, Among among);
   void stop_waiting(const SessionControl& control);  // EXCLUDES(mutex_)
   void evict(Entry& victim);                                                  // REQUIRES(mutex_)
   bool is_proven(const net::ip::address& client, Clock::time_point now) const;  // REQUIRES(mutex_)

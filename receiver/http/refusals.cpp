@@ -18,6 +18,7 @@ std::string_view refusal_name(Refusal reason) {
     case Refusal::connection_limit: return "connection_limit";
     case Refusal::evicted_idle: return "evicted_idle";
     case Refusal::per_ip_limit: return "per_ip_limit";
+    case Refusal::per_ip_waiting_limit: return "per_ip_waiting_limit";
     case Refusal::accept_failed: return "accept_failed";
     case Refusal::client_timeout: return "client_timeout";
     case Refusal::console_sign_in: return "console_sign_in";

@@ -30,6 +30,7 @@ enum class Refusal {
   connection_limit,     // closed at accept: max_connections reached, none to make room
   evicted_idle,         // closed to make room when connections ran out (connection_table.h says which)
   per_ip_limit,         // closed at accept: max_connections_per_ip reached
+  per_ip_waiting_limit, // closed at accept: slots scarce, the client's 8 connections that have sent nothing all mid-head (connection_table.h)
   accept_failed,        // accept() failed, e.g. out of file descriptors (accepting pauses)
   client_timeout,       // a client too slow to send its request head or body: closed
   console_sign_in,      // 401: a console sign-in with a wrong token (console/console_routes.h)

@@ -107,16 +107,59 @@ BOOST_AUTO_TEST_CASE(a_client_at_its_cap_gets_in_in_place_of_its_own_connection_
 // lingers idle up to kLingerTime: it has sent a request, so it no longer counts among the
 // few an address may hold that have not, once connections are scarce. It did, and eight of
 // them had the address's next connection refused.
+// (Their heads arriving: one waiting idle would make room for the newcomer, below.)
 BOOST_AUTO_TEST_CASE(a_refused_request_counts_as_sent_for_the_cap_on_sockets_that_send_nothing) {
   Table t({.max_connections = 16, .max_connections_per_ip = 16});
-  for (size_t i = 0; i < kMaxWaitingPerAddress; ++i) BOOST_TEST(t.admit("192.0.2.1") == "admitted");
-  BOOST_TEST(t.admit("192.0.2.1") == "per_ip_limit");  // half the slots taken: scarce
+  for (size_t i = 0; i < kMaxWaitingPerAddress; ++i) BOOST_TEST(t.admit_mid_request("192.0.2.1") == "admitted");
+  BOOST_TEST(t.admit("192.0.2.1") == "per_ip_waiting_limit");  // half the slots taken: scarce
   SessionControl& refused = *t.sessions.front();
-  BOOST_TEST(t.table.busy(refused));
   t.table.request_refused(refused);
   t.table.idle(refused);  // dropping what still arrives
-  BOOST_TEST(t.admit("192.0.2.1") == "admitted");
-  BOOST_TEST(t.admit("192.0.2.1") == "per_ip_limit");  // eight that sent nothing again
+  BOOST_TEST(t.admit_mid_request("192.0.2.1") == "admitted");
+  BOOST_TEST(t.admit("192.0.2.1") == "per_ip_waiting_limit");  // eight that sent nothing again
+  BOOST_TEST(t.table.busy(refused));                            // not chosen: it has sent one
+}
+
+// Black-box attack: once half the slots were taken, an address holding eight sockets that
+// had sent nothing had every next connection refused, though it had delivered, was far
+// from max_connections_per_ip, and the refusal was counted as per_ip_limit (behind a proxy,
+// or with sockets left open, the service's deliveries were closed unanswered). Its newcomer
+// now takes the place of the one of them waiting the longest, young as it is: the address
+// holds no more sockets that have sent nothing than before. Neither its keep-alive
+// connection, idle longer, nor another client's is chosen; when all eight are in the middle
+// of their first head the newcomer is refused, as per_ip_waiting_limit.
+BOOST_AUTO_TEST_CASE(a_client_at_its_cap_on_silent_sockets_gets_in_in_place_of_the_one_waiting_the_longest) {
+  using namespace std::chrono_literals;
+  Table t({.max_connections = 20, .max_connections_per_ip = 20});
+  const auto t0 = ConnectionTable::Clock::now();
+  BOOST_TEST(t.admit("198.51.100.1", t0) == "admitted");  // another client's silent socket
+  BOOST_TEST(t.admit("192.0.2.1", t0) == "admitted");
+  SessionControl& other = *t.sessions[0];
+  SessionControl& keep_alive = *t.sessions[1];
+  BOOST_TEST(t.table.busy(keep_alive));  // one request, then idle between requests
+  t.table.head_accepted(keep_alive);
+  t.table.idle(keep_alive, t0 + 1ms);
+  for (size_t i = 0; i < kMaxWaitingPerAddress; ++i) {
+    BOOST_TEST(t.admit("192.0.2.1", t0 + 10ms + std::chrono::milliseconds(i)) == "admitted");
+  }
+  SessionControl& waited_longest = *t.sessions[2];
+  SessionControl& waited_next = *t.sessions[3];
+  BOOST_TEST(t.table.size() == 10u);  // half the slots: scarce
+
+  BOOST_TEST(t.admit("192.0.2.1", t0 + 100ms) == "admitted");
+  BOOST_TEST(!t.table.busy(waited_longest));  // chosen
+  t.table.remove(waited_longest);
+  BOOST_TEST(t.table.size() == 10u);  // the count never grows
+  BOOST_TEST(t.admit("192.0.2.1", t0 + 110ms) == "admitted");
+  BOOST_TEST(!t.table.busy(waited_next));
+  t.table.remove(waited_next);
+  BOOST_TEST(t.table.size() == 10u);
+
+  // Every one that has sent nothing now has its head arriving (slowloris): refused.
+  for (size_t i = 4; i < t.sessions.size(); ++i) BOOST_TEST(t.table.busy(*t.sessions[i]));
+  BOOST_TEST(t.admit("192.0.2.1", t0 + 120ms) == "per_ip_waiting_limit");
+  BOOST_TEST(t.table.busy(keep_alive));
+  BOOST_TEST(t.table.busy(other));
 }
 
 BOOST_AUTO_TEST_CASE(the_connection_idle_the_longest_makes_room_never_one_mid_request) {

@@ -179,6 +179,58 @@ BOOST_AUTO_TEST_CASE(an_address_at_its_cap_gets_in_in_place_of_its_own_idle_conn
   BOOST_TEST(server.stop() == 0);
 }
 
+// Black-box attack: with max_connections_per_ip at max_connections (as behind a proxy), an
+// address that had delivered, then held a few sockets that sent nothing, had its next
+// signed delivery closed unanswered once half the slots were taken (at eight of them,
+// kMaxWaitingPerAddress), and the refusal counted as per_ip_limit, a cap it was far from.
+// Its newcomer now takes the place of its socket waiting the longest; only when all eight
+// are in the middle of their first head is it refused, counted as per_ip_waiting_limit.
+BOOST_AUTO_TEST_CASE(an_address_holding_silent_sockets_still_gets_its_deliveries_in) {
+  TempDir dir;
+  ServerProcess server(dir, "max_connections = 20\nmax_connections_per_ip = 20\nrefusal_log_interval_s = 1");
+  const std::string address = "127.0.12.1";
+  {
+    RawConnection first(server.port(), address);
+    BOOST_TEST_REQUIRE(first.send(hostile::signed_request(server.secret(), "msg_proving")));
+    BOOST_TEST_REQUIRE(first.receive_response(5s).starts_with("HTTP/1.1 200"));
+  }
+  std::vector<RawConnection> silent;  // half the slots: scarce
+  for (int i = 0; i < 10; ++i) silent.emplace_back(server.port(), address);
+  std::this_thread::sleep_for(200ms);  // accepted and registered
+  for (int i = 0; i < 4; ++i) {
+    RawConnection next(server.port(), address);
+    BOOST_TEST(next.send(hostile::signed_request(server.secret(), "msg_past_silent_" + std::to_string(i))));
+    const std::string answer = next.receive_response(5s);
+    BOOST_TEST(answer.starts_with("HTTP/1.1 200"), "answer: " << answer.substr(0, 40));
+  }
+  BOOST_TEST(silent.front().closed_by_server(2s));  // waiting the longest
+  BOOST_TEST(!silent.back().closed_by_server(100ms));
+  BOOST_TEST(hostile::deliveries(server.database()) == 5);
+
+  // Two keep-alive connections between requests and eight in the middle of their first
+  // head, all of the address: its next one is refused, and counted as what it is.
+  silent.clear();
+  std::this_thread::sleep_for(200ms);  // their sessions ended
+  std::vector<RawConnection> keep_alive;
+  for (int i = 0; i < 2; ++i) {
+    keep_alive.emplace_back(server.port(), address);
+    BOOST_TEST_REQUIRE(keep_alive.back().send(kHealthz));
+    BOOST_TEST_REQUIRE(keep_alive.back().receive_response(5s).starts_with("HTTP/1.1 200"));
+  }
+  std::vector<RawConnection> slow_heads;
+  for (int i = 0; i < 8; ++i) {
+    slow_heads.emplace_back(server.port(), address);
+    BOOST_TEST_REQUIRE(slow_heads.back().send("POST /webhooks HTTP/1.1\r\n"));
+  }
+  std::this_thread::sleep_for(200ms);  // accepted, registered, each one's head begun
+  RawConnection refused(server.port(), address);
+  BOOST_TEST(refused.closed_by_server(2s));
+  BOOST_TEST(server.wait_for_log("\"per_ip_waiting_limit\":1", 5s));
+  BOOST_TEST(!keep_alive.front().closed_by_server(100ms));  // not one that has sent nothing
+  BOOST_TEST(hostile::lines_containing(server, "per_ip_limit") == 0u);
+  BOOST_TEST(server.stop() == 0);
+}
+
 // Listening on [::] (dual stack), IPv4 clients arrive as IPv4-mapped IPv6 addresses
 // (::ffff:a.b.c.d): each counts as its IPv4 address, not as one /64 shared by all of IPv4.
 BOOST_AUTO_TEST_CASE(ipv4_clients_of_a_dual_stack_listener_are_capped_per_ipv4_address) {
