@@ -51,28 +51,43 @@ size_t connections_that_fit(int64_t configured, uint64_t outgoing) {
   return fit.max_connections;
 }
 
-uint64_t body_limit_that_fits(const config::Settings& settings, const store::Inbox& inbox) {
+BodyLimitFit fit_body_limit(const config::Settings& settings, uint64_t row_bytes) {
   const uint64_t configured = static_cast<uint64_t>(settings.max_body_bytes);
   const uint64_t headers = static_cast<uint64_t>(settings.max_header_bytes);
-  const uint64_t row = inbox.max_delivery_bytes();
-  if (configured + headers <= row) return configured;
-  const uint64_t fit = row > headers ? row - headers : 0;
+  BodyLimitFit out{.max_body_bytes = configured, .configured = configured, .row_bytes = row_bytes, .reason = {}};
+  if (configured + headers <= row_bytes) return out;
+  out.max_body_bytes = row_bytes > headers ? row_bytes - headers : 0;
+  out.reason = "larger than the store can hold in one row";
+  return out;
+}
+
+uint64_t body_limit_that_fits(const config::Settings& settings, const store::Inbox& inbox) {
+  const BodyLimitFit fit = fit_body_limit(settings, inbox.max_delivery_bytes());
+  if (fit.reason.empty()) return fit.max_body_bytes;
   log::warn("max_body_bytes_lowered")
-      .num("configured", static_cast<int64_t>(configured))
-      .num("max_body_bytes", static_cast<int64_t>(fit))
-      .str("reason", "larger than the store can hold in one row");
-  return fit;
+      .num("configured", static_cast<int64_t>(fit.configured))
+      .num("max_body_bytes", static_cast<int64_t>(fit.max_body_bytes))
+      .str("reason", fit.reason);
+  return fit.max_body_bytes;
+}
+
+InflightBudgetFit fit_inflight_budget(const config::Settings& settings, uint64_t max_body_bytes) {
+  const uint64_t configured = static_cast<uint64_t>(settings.max_inflight_body_mib) * 1024 * 1024;
+  InflightBudgetFit out{.budget_bytes = configured, .configured_mib = settings.max_inflight_body_mib, .reason = {}};
+  if (max_body_bytes <= configured) return out;
+  out.budget_bytes = max_body_bytes;
+  out.reason = "smaller than max_body_bytes: a body the limit allows must fit the budget whole";
+  return out;
 }
 
 uint64_t inflight_budget_that_fits(const config::Settings& settings, uint64_t max_body_bytes) {
-  const uint64_t configured = static_cast<uint64_t>(settings.max_inflight_body_mib) * 1024 * 1024;
-  const uint64_t body = max_body_bytes;
-  if (body <= configured) return configured;
+  const InflightBudgetFit fit = fit_inflight_budget(settings, max_body_bytes);
+  if (fit.reason.empty()) return fit.budget_bytes;
   log::warn("max_inflight_body_raised")
-      .num("configured_mib", settings.max_inflight_body_mib)
-      .num("budget_bytes", static_cast<int64_t>(body))
-      .str("reason", "smaller than max_body_bytes: a body the limit allows must fit the budget whole");
-  return body;
+      .num("configured_mib", fit.configured_mib)
+      .num("budget_bytes", static_cast<int64_t>(fit.budget_bytes))
+      .str("reason", fit.reason);
+  return fit.budget_bytes;
 }
 
 }  // namespace hh::app

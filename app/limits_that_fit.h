@@ -34,12 +34,32 @@ ConnectionsFit fit_connections(int64_t configured, uint64_t outgoing);
 // max_connections_lowered).
 size_t connections_that_fit(int64_t configured, uint64_t outgoing);
 
-// max_body_bytes lowered to what one inbox row can hold (with the request's headers).
+// max_body_bytes lowered to what one inbox row can hold (`row_bytes`, the store's
+// max_delivery_bytes) with the request's headers (max_header_bytes). Computed, not logged:
+// serve logs it (body_limit_that_fits), check-config prints it.
+struct BodyLimitFit {
+  uint64_t max_body_bytes = 0;  // the value in force
+  uint64_t configured = 0;
+  uint64_t row_bytes = 0;
+  std::string reason;  // why it was lowered ("" when it fits)
+};
+BodyLimitFit fit_body_limit(const config::Settings& settings, uint64_t row_bytes);
+
+// serve: fit_body_limit()'s value for the open inbox, its warning logged
+// (max_body_bytes_lowered).
 uint64_t body_limit_that_fits(const config::Settings& settings, const store::Inbox& inbox);
 
 // max_inflight_body_mib in bytes, raised to `max_body_bytes` (the limit in force:
-// body_limit_that_fits) when it is smaller: a body the limit allows must fit the budget
-// whole, or it would be answered 503 at every retry and never stored.
+// fit_body_limit) when it is smaller: a body the limit allows must fit the budget whole, or
+// it would be answered 503 at every retry and never stored. Computed, not logged.
+struct InflightBudgetFit {
+  uint64_t budget_bytes = 0;  // the budget in force
+  int64_t configured_mib = 0;
+  std::string reason;  // why it was raised ("" when it fits)
+};
+InflightBudgetFit fit_inflight_budget(const config::Settings& settings, uint64_t max_body_bytes);
+
+// serve: fit_inflight_budget()'s value, its warning logged (max_inflight_body_raised).
 uint64_t inflight_budget_that_fits(const config::Settings& settings, uint64_t max_body_bytes);
 
 }  // namespace hh::app

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string_view>
 
+#include "common/result.h"
 #include "config/settings.h"
 
 namespace hh::app {

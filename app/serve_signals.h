@@ -16,8 +16,9 @@
 namespace hh::app {
 
 // SIGINT, SIGTERM and SIGHUP are blocked in every thread serve starts before ServeSignals
-// is in place (hold_stop_signals() by `healthhook serve` before it reads the configuration,
-// and block_stop_signals() at the start of serve(); threads inherit the mask), and
+// is in place (hold_stop_signals() first thing in main() for `healthhook serve`, before the
+// command line is parsed, and block_stop_signals() at the start of serve(); threads inherit
+// the mask), and
 // unblocked in the main thread once it is, before it starts the other io threads. So they are
 // taken by a thread that runs the handler's io_context, not by the writer or a worker parked
 // in a wait (ThreadSanitizer's runtime held a SIGHUP delivered to such a thread for 20 s in

@@ -1,8 +1,10 @@
 // healthhook check-config: loads settings and secrets exactly as `serve` would, checks
 // the signing secrets decode and the TLS certificate and key load (and that the certificate
 // is within its validity period: a warning when it ends within 14 days), and prints the
-// effective settings (never a secret), max_connections as serve fits it to the
-// file-descriptor limit. --online also checks that service.base_url answers
+// effective settings (never a secret): max_connections as serve fits it to the
+// file-descriptor limit, max_body_bytes and max_inflight_body_mib as serve fits them to the
+// store and to each other, a database file as the absolute path checked. --online also
+// checks that service.base_url answers
 // and accepts the API key (cli/service_probe.h), and the same for each [[service.teams]]
 // entry with its base URL and key; with [management] it lists the organization's teams
 // and names each [[service.teams]] entry the organization does not have. Exit 2 for a
@@ -38,6 +40,7 @@
 #include "receiver/signature/webhook_signature.h"
 #include "store/database_location.h"
 #include "store/open_readers.h"
+#include "store/open_store.h"
 #include "store/read_store.h"
 
 namespace hh::cli {
@@ -264,6 +267,32 @@ int run_check_config(const CheckConfigFlags& flags) {
   }
   config::Settings in_effect = *settings;
   in_effect.max_connections = static_cast<int64_t>(connections.max_connections);
+  // max_body_bytes and the in-flight body budget as serve fits them at start (the limit to
+  // one row of this store, the budget to one body the limit allows), by the same functions,
+  // with the warnings serve logs.
+  const app::BodyLimitFit body = app::fit_body_limit(*settings, store::max_delivery_bytes(*kind));
+  if (!body.reason.empty()) {
+    print_warning("max_body_bytes: " + std::to_string(body.configured) + " lowered to " +
+                  std::to_string(body.max_body_bytes) + " (one row of this store holds " +
+                  std::to_string(body.row_bytes) + " bytes with the headers, max_header_bytes " +
+                  std::to_string(settings->max_header_bytes) + "): " + body.reason);
+  }
+  const app::InflightBudgetFit budget = app::fit_inflight_budget(*settings, body.max_body_bytes);
+  if (!budget.reason.empty()) {
+    print_warning("max_inflight_body_mib: " + std::to_string(budget.configured_mib) + " raised to " +
+                  std::to_string(budget.budget_bytes) + " bytes (max_body_bytes): " + budget.reason);
+  }
+  in_effect.max_body_bytes = static_cast<int64_t>(body.max_body_bytes);
+  // The setting counts whole MiB: the budget rounded up (its bytes are in the summary).
+  constexpr uint64_t kMiB = 1024 * 1024;
+  in_effect.max_inflight_body_mib = static_cast<int64_t>((budget.budget_bytes + kMiB - 1) / kMiB);
+  // A relative database file is taken from the working directory (serve's too): the file
+  // checked, said as an absolute path, shows which one that was.
+  if (*kind == store::DatabaseKind::sqlite_file) {
+    std::error_code ec;
+    const auto absolute = std::filesystem::absolute(settings->database, ec);
+    if (!ec) in_effect.database = absolute.lexically_normal().string();
+  }
   std::optional<ServiceProbe> probe;
   if (flags.online) {
     if (secrets->api_key.empty()) {
@@ -290,9 +319,10 @@ int run_check_config(const CheckConfigFlags& flags) {
   json::ObjectWriter object(out);
   object.string("status", "ok")
       .string("listen", settings->listen)
-      .string("database", store::loggable_location(settings->database))
+      .string("database", store::loggable_location(in_effect.database))
       .string("webhook_path", settings->webhook_path)
-      .integer("max_body_bytes", settings->max_body_bytes)
+      .integer("max_body_bytes", in_effect.max_body_bytes)
+      .integer("max_inflight_body_bytes", static_cast<int64_t>(budget.budget_bytes))
       .integer("max_connections", in_effect.max_connections)
       .integer("signing_secrets", static_cast<int64_t>(secrets->signing_secrets.size()))
       .integer("timestamp_tolerance_s", settings->timestamp_tolerance_s)

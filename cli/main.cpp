@@ -13,6 +13,7 @@
 #include <system_error>
 #include <vector>
 
+#include "app/serve.h"
 #include "cli/command_support.h"
 #include "cli/commands.h"
 #include "cli/help_formatter.h"
@@ -97,6 +98,16 @@ int with_stdout_written(int exit_code, const std::string& command) {
   std::cerr << command << ": <stdout>: " << (error ? std::strerror(error) : "write failed")
             << " (the command ran to its end; what it printed is lost)\n";
   return hh::cli::kExitFailure;
+}
+
+// Whether the command line names `serve`: its first word that is no option (no option of
+// the top level takes a value: --help, --version), read before the command line is parsed.
+bool names_serve(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (!word.starts_with('-')) return word == "serve";
+  }
+  return false;
 }
 
 int run(int argc, char** argv, std::string& command) {
@@ -204,6 +215,12 @@ int run(int argc, char** argv, std::string& command) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // serve's stop and reload signals held first of all, before the stores' set-up and the
+  // command line: one sent while serve starts (systemctl stop or reload then) waits for its
+  // handler, which stops serve cleanly or reloads, instead of ending it by the default action
+  // (exit 143 or 129, nothing logged; docs/facing-the-internet.md). Other commands keep the
+  // defaults. What comes before main (loading the libraries) cannot hold them.
+  if (names_serve(argc, argv)) hh::app::hold_stop_signals();
   std::string command = "healthhook";
   const int exit_code = run(argc, argv, command);
   return with_stdout_written(exit_code, command);

@@ -16,9 +16,9 @@ int exit_code_of(app::ServeExit exit) {
 }
 
 int run_serve(const SettingsFlags& flags) {
-  // First of all, before the configuration is read: a SIGTERM or SIGHUP that comes while
-  // serve starts waits for its handler, where it stops serve cleanly or reloads, instead of
-  // ending the process by its default action (exit 143 or 129, nothing logged).
+  // Held since main() began (cli/main.cpp); again here for a caller that did not: a SIGTERM
+  // or SIGHUP that comes while serve starts waits for its handler, where it stops serve
+  // cleanly or reloads, instead of ending the process by its default action.
   app::hold_stop_signals();
   auto settings = load_settings_or_report(flags, "serve");
   if (!settings) return kExitBadConfig;

@@ -82,7 +82,56 @@ struct SecretFileText {
   FilePrefix prefix;
 };
 
-Result<SecretFileText> read_secret_file_text(const std::string& path, const std::string& base_dir) {
+// Blank: spaces, tabs, CR, and the padding an editor or a tool may leave (NUL, form feed,
+// vertical tab).
+constexpr std::string_view kBlank{" \t\r\f\v\0", 6};
+
+// Why a file could not be read, from open_regular_file's "PATH: cannot read: REASON"
+// (strerror's words: "No such file or directory", "Permission denied", ...).
+std::string unreadable_reason(const std::string& error) {
+  static constexpr std::string_view kCannotRead = ": cannot read: ";
+  const auto at = error.rfind(kCannotRead);
+  return at == std::string::npos ? error : error.substr(at + kCannotRead.size());
+}
+
+// The error for a secret file that is not there or not readable. A name with a blank at
+// either end is a slip in the list ("secret, secret2" from --set or the environment, a space
+// inside the quotes): said, and the name shown quoted so that the blank shows, unless what
+// is left looks like a secret itself (then only its place in the list, `entry`, is said).
+Error unreadable_secret_file(const std::string& path, const std::string& resolved, const std::string& reason,
+                             std::string_view entry) {
+  const auto first = path.find_first_not_of(kBlank);
+  const auto last = path.find_last_not_of(kBlank);
+  const bool blank_at_an_end = first == std::string::npos || first != 0 || last != path.size() - 1;
+  const std::string_view name =
+      first == std::string::npos ? std::string_view() : std::string_view(path).substr(first, last - first + 1);
+  const std::string which = entry.empty() ? std::string("the value given") : "the value given as " + std::string(entry);
+  if (blank_at_an_end) {
+    const std::string where = first == std::string::npos ? "is blank"
+                              : first != 0 && last != path.size() - 1 ? "begins and ends with a blank"
+                              : first != 0                           ? "begins with a blank"
+                                                                     : "ends with a blank";
+    if (looks_like_a_secret(name)) {
+      return fail("cannot read secret file: " + which + " " + where +
+                  " and, without it, looks like a secret itself, not the name of a file that holds one (not shown; "
+                  "put the secret in a file, chmod 600, and give its path)");
+    }
+    return fail("cannot read secret file \"" + path + "\": the name " + where +
+                ", which a file name seldom does (a space after a comma, or inside the quotes?): " + resolved + ": " +
+                reason);
+  }
+  if (looks_like_a_secret(path)) {
+    return fail("cannot read secret file: " + which +
+                " looks like a secret itself, not the name of a file that holds one (not shown; put the secret in a "
+                "file, chmod 600, and give its path)");
+  }
+  return fail("cannot read secret file " + resolved + ": " + reason);
+}
+
+// `entry`: where the name stands in a list of them ("signing_secret_files[1]"), for an error
+// that cannot show the name; empty for a setting of one file.
+Result<SecretFileText> read_secret_file_text(const std::string& path, const std::string& base_dir,
+                                             std::string_view entry = {}) {
   SecretFileText file{resolve_secret_path(path, base_dir), {}};
   // A regular file only: a FIFO (or a device) would hold the reader until a writer comes;
   // at a SIGHUP that was every request's thread (the reload now reads off them as well).
@@ -94,19 +143,11 @@ Result<SecretFileText> read_secret_file_text(const std::string& path, const std:
       case FileRefusal::folder: return fail("cannot read secret file " + file.resolved + ": it is a folder");
       case FileRefusal::unreadable: break;
     }
-    if (looks_like_a_secret(path)) {
-      return fail("cannot read secret file: the value given looks like a secret itself, not the name of a file "
-                  "that holds one (not shown; put the secret in a file, chmod 600, and give its path)");
-    }
-    return fail("cannot read secret file " + file.resolved);
+    return unreadable_secret_file(path, file.resolved, unreadable_reason(read.error()), entry);
   }
   file.prefix = std::move(*read);
   return file;
 }
-
-// Blank: spaces, tabs, CR, and the padding an editor or a tool may leave (NUL, form feed,
-// vertical tab).
-constexpr std::string_view kBlank{" \t\r\f\v\0", 6};
 
 bool is_blank(std::string_view line) { return line.find_first_not_of(kBlank) == std::string_view::npos; }
 
@@ -203,8 +244,9 @@ Result<std::string> read_api_key_file(const std::string& path, const std::string
   return key;
 }
 
-Result<std::string> read_signing_secret_file(const std::string& path, const std::string& base_dir) {
-  auto file = read_secret_file_text(path, base_dir);
+Result<std::string> read_signing_secret_file(const std::string& path, const std::string& base_dir,
+                                             std::string_view entry) {
+  auto file = read_secret_file_text(path, base_dir, entry);
   if (!file) return fail(file);
   const auto lines = lines_not_blank(file->prefix);
   auto secret = first_secret(*file, lines);
@@ -238,8 +280,9 @@ Result<Secrets> load_secrets(const Settings& settings) {
     if (!file->empty()) warn_if_shared(*file, settings.base_dir);
   }
   Secrets secrets;
-  for (const auto& file : settings.signing_secret_files) {
-    auto secret = read_signing_secret_file(file, settings.base_dir);
+  for (size_t i = 0; i < settings.signing_secret_files.size(); ++i) {
+    const std::string entry = "signing_secret_files[" + std::to_string(i) + "]";
+    auto secret = read_signing_secret_file(settings.signing_secret_files[i], settings.base_dir, entry);
     if (!secret) return fail(secret, "signing_secret_files");
     secrets.signing_secrets.push_back(std::move(*secret));
   }

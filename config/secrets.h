@@ -2,8 +2,10 @@
 // Secrets come from files (or systemd credentials), never from argv or the environment.
 // A relative path is looked up first in $CREDENTIALS_DIRECTORY (systemd LoadCredential=),
 // then relative to the config file's folder. Files are read once at start-up and again on
-// SIGHUP; a missing or unreadable file is a start-up error naming the file.
+// SIGHUP; a missing or unreadable file is a start-up error naming the file and why ("No
+// such file or directory", "Permission denied"), and a blank at either end of its name.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -35,8 +37,10 @@ Result<std::string> read_api_key_file(const std::string& path, const std::string
 
 // The same for a webhook signing secret, checked: "whsec_<base64>" (or bare base64, as the
 // service's libraries take it); the error names the file as read and says what is wrong
-// (a UTF-8 byte order mark, the wrong form).
-Result<std::string> read_signing_secret_file(const std::string& path, const std::string& base_dir);
+// (a UTF-8 byte order mark, the wrong form). `entry` names its place in the list
+// ("signing_secret_files[1]") for an error that cannot show the name (one like a secret).
+Result<std::string> read_signing_secret_file(const std::string& path, const std::string& base_dir,
+                                             std::string_view entry = {});
 
 // The path a secret file name resolves to (see above).
 std::string resolve_secret_path(const std::string& path, const std::string& base_dir);

@@ -259,7 +259,9 @@ std::vector<SettingKey> make_keys() {
                  "HOST:PORT, port 0-65535"),
       string_key("database", [](auto& s) -> auto& { return s.database; },
                  "The store: a SQLite file (created on first start), or a postgresql:// URI shared by several "
-                 "instances.",
+                 "instances. A relative file name is taken from the working directory the command runs in "
+                 "(under systemd, WorkingDirectory=: /var/lib/healthhook), not from the config file's folder as "
+                 "secret, CA and TLS files are; check-config prints the absolute path it checked.",
                  "a file name or a postgresql:// URI"),
       string_key("database_password_file", [](auto& s) -> auto& { return s.database_password_file; },
                  "PostgreSQL: a secret file holding the database password (never in the URI). Empty: the URI, "

@@ -4,15 +4,21 @@
 #include "store/postgres/jobs/pg_job_admin.h"
 #include "store/postgres/outbox/pg_outbox.h"
 #include "store/postgres/pg_erasure.h"
+#include "store/postgres/pg_inbox.h"
 #include "store/postgres/pg_store.h"
 #include "store/sqlite/jobs/sqlite_job_admin.h"
 #include "store/sqlite/outbox/sqlite_outbox.h"
 #include "store/sqlite/sqlite_erasure.h"
+#include "store/sqlite/sqlite_inbox.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace hh::store {
 
 void prepare_backends() { SqliteStore::prepare_process(); }
+
+uint64_t max_delivery_bytes(DatabaseKind kind) {
+  return kind == DatabaseKind::postgresql ? postgres_max_delivery_bytes() : sqlite_max_delivery_bytes();
+}
 
 Result<std::unique_ptr<Store>> open_store(const Database& database, const StoreOptions& options) {
   return open_backend<Store>(

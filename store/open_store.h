@@ -20,6 +20,10 @@ namespace hh::store {
 // Once per process, before any store is opened: settings the backends take only then.
 void prepare_backends();
 
+// The largest delivery (body and headers together) one inbox row of a `kind` store holds:
+// what its Inbox::max_delivery_bytes() says once open, known before (check-config).
+uint64_t max_delivery_bytes(DatabaseKind kind);
+
 Result<std::unique_ptr<Store>> open_store(const Database& database, const StoreOptions& options);
 
 // The job administration of an existing store (`healthhook jobs`), beside a running

@@ -52,7 +52,7 @@ class PgInbox final : public Inbox {
   }
   Result<std::vector<Appended>> append_with(std::span<const NewDelivery* const> batch,
                                             const AlsoInTransaction& also) override;
-  uint64_t max_delivery_bytes() const override { return kMaxFieldBytes; }
+  uint64_t max_delivery_bytes() const override { return postgres_max_delivery_bytes(); }
   // A transaction id drawn and committed: a commit record in the server's WAL, as a
   // delivery's commit makes (on a new connection if the old one broke).
   Result<void> probe_write() override {
@@ -223,5 +223,7 @@ Result<std::unique_ptr<Inbox>> open_postgres_inbox(pg::Connection& db, std::span
   if (!outbox) return fail(outbox);
   return std::unique_ptr<Inbox>(new PgInbox(db, std::move(*outbox)));
 }
+
+uint64_t postgres_max_delivery_bytes() { return kMaxFieldBytes; }
 
 }  // namespace hh::store

@@ -21,4 +21,7 @@ namespace hh::store {
 // Each commit adds the outbox entries of `forward_rules` in deliveries mode for its new rows.
 Result<std::unique_ptr<Inbox>> open_postgres_inbox(pg::Connection& db, std::span<const ForwardRule> forward_rules);
 
+// Its max_delivery_bytes(): PostgreSQL's limit for one field, less room for the rest of the row.
+uint64_t postgres_max_delivery_bytes();
+
 }  // namespace hh::store

@@ -55,12 +55,29 @@ Result<SqliteInbox> SqliteInbox::create(sqlite::Connection& db, WriterEntries en
   return SqliteInbox(db, std::move(*insert), std::move(*find), std::move(entries), last->value_or(0));
 }
 
+namespace {
+
+// The largest delivery a row holds on `db`, beside the rest of the row.
+uint64_t max_delivery_bytes_of(sqlite3* db) {
+  const int limit = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
+  return limit > static_cast<int>(kRowOverheadBytes) ? static_cast<uint64_t>(limit) - kRowOverheadBytes : 0;
+}
+
+}  // namespace
+
 // SQLite refuses a string, blob or row longer than SQLITE_LIMIT_LENGTH (SQLITE_TOOBIG).
 // Checked per delivery before its insert, so one such delivery is refused alone instead
 // of failing the transaction its whole group commit shares.
-uint64_t SqliteInbox::max_delivery_bytes() const {
-  const int limit = sqlite3_limit(db_->get(), SQLITE_LIMIT_LENGTH, -1);
-  return limit > static_cast<int>(kRowOverheadBytes) ? static_cast<uint64_t>(limit) - kRowOverheadBytes : 0;
+uint64_t SqliteInbox::max_delivery_bytes() const { return max_delivery_bytes_of(db_->get()); }
+
+uint64_t sqlite_max_delivery_bytes() {
+  sqlite3* raw = nullptr;
+  const int opened = sqlite3_open_v2(":memory:", &raw, SQLITE_OPEN_READWRITE, nullptr);
+  std::unique_ptr<sqlite3, decltype(&sqlite3_close)> db(raw, &sqlite3_close);
+  // No connection (out of memory): SQLite's default limit, what a build that keeps it has.
+  constexpr uint64_t kDefaultLengthLimit = 1'000'000'000;
+  if (opened != SQLITE_OK) return kDefaultLengthLimit - kRowOverheadBytes;
+  return max_delivery_bytes_of(db.get());
 }
 
 // The write lock taken and given back if it is free now. A look, not a wait: a probe that

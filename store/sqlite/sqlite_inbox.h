@@ -41,4 +41,8 @@ class SqliteInbox final : public Inbox {
 
 std::string_view origin_name(Origin origin);
 
+// SqliteInbox::max_delivery_bytes() before a store is opened (check-config): SQLite's length
+// limit is the library's, the same on every connection that does not lower it (none does).
+uint64_t sqlite_max_delivery_bytes();
+
 }  // namespace hh::store

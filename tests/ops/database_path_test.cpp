@@ -109,4 +109,34 @@ BOOST_AUTO_TEST_CASE(a_link_to_a_database_file_is_taken) {
   BOOST_TEST(queried.exit_code == 0, queried.stderr_text);
 }
 
+// A relative `database` is taken from the working directory (as every command takes it;
+// users and tests rely on that), unlike secret, CA and TLS files, which are relative to the
+// configuration's folder: check-config prints the absolute path it checked, so that the
+// operator sees which file that was (it printed the name as written).
+BOOST_AUTO_TEST_CASE(check_config_prints_a_relative_database_as_the_absolute_path_it_checked) {
+  TempDir dir;
+  std::filesystem::create_directory(dir.file("conf"));
+  dir.write("conf/secret", random_secret() + "\n");
+  // From this test's working directory to the temporary folder: relative to the working
+  // directory it names dir/state.db; relative to the configuration's folder it would be
+  // another file.
+  const std::string relative =
+      std::filesystem::relative(dir.file("state.db"), std::filesystem::current_path()).string();
+  BOOST_REQUIRE(!relative.starts_with("/"));
+  const std::string config = dir.write("conf/healthhook.toml", "listen = \"127.0.0.1:53765\"\ndatabase = \"" + relative +
+                                                                   "\"\nsigning_secret_files = [\"secret\"]\n");
+  const auto checked = run_healthhook({"check-config", "--config", config});
+  BOOST_TEST(checked.exit_code == 0, checked.stderr_text);
+  const std::string absolute = std::filesystem::weakly_canonical(dir.file("state.db")).string();
+  BOOST_TEST(checked.stdout_text.find("{\"status\":\"ok\",\"listen\":\"127.0.0.1:53765\",\"database\":\"" + absolute +
+                                      "\",") != std::string::npos,
+             checked.stdout_text);
+  BOOST_TEST(checked.stdout_text.find("\"settings\":{\"listen\":\"127.0.0.1:53765\",\"database\":\"" + absolute +
+                                      "\"") != std::string::npos,
+             checked.stdout_text);
+  // The setting's text says so (docs/configuration.md is generated from it).
+  const auto reference = run_healthhook({"config", "reference"});
+  BOOST_TEST(reference.stdout_text.find("A relative file name is taken from the working directory") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_SUITE_END()  // database_path_test

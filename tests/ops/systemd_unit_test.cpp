@@ -112,6 +112,58 @@ std::set<std::string> keys_in(const std::string& toml) {
   return out;
 }
 
+// The system calls `item` stands for, as this systemd lists them: a name itself, a group
+// (@resources) every name in it and in the groups it holds.
+std::set<std::string> syscalls_of(const std::string& analyze, const std::string& item) {
+  if (!item.starts_with('@')) return {item};
+  const auto listed = run(quoted(analyze) + " syscall-filter " + quoted(item));
+  BOOST_REQUIRE_MESSAGE(listed.exit_code == 0, listed.output);
+  std::set<std::string> out;
+  std::istringstream lines(listed.output);
+  std::string line;
+  std::getline(lines, line);  // the group's own name
+  while (std::getline(lines, line)) {
+    const auto first = line.find_first_not_of(' ');
+    if (first == std::string::npos || line[first] == '#') continue;
+    const std::string name = line.substr(first);
+    if (name.starts_with('@')) {
+      out.merge(syscalls_of(analyze, name));
+    } else {
+      out.insert(name);
+    }
+  }
+  return out;
+}
+
+// What the unit's SystemCallFilter= lines allow, by systemd's rules (systemd.exec(5)): the
+// first line decides the kind (here an allow list, as the unit writes it), each later line
+// adds its names to that list or, with '~', takes them out, in order.
+std::set<std::string> allowed_system_calls(const std::string& analyze) {
+  std::set<std::string> allowed;
+  bool first = true;
+  for (const auto& line : unit_assignments()) {
+    static const std::string kKey = "SystemCallFilter=";
+    if (!line.starts_with(kKey)) continue;
+    std::string value = line.substr(kKey.size());
+    const bool removes = value.starts_with('~');
+    if (removes) value.erase(0, 1);
+    BOOST_REQUIRE_MESSAGE(!(first && removes), "the unit's first SystemCallFilter= line is a deny list: " << line);
+    first = false;
+    std::istringstream items(value);
+    std::string item;
+    while (items >> item) {
+      for (const auto& call : syscalls_of(analyze, item)) {
+        if (removes) {
+          allowed.erase(call);
+        } else {
+          allowed.insert(call);
+        }
+      }
+    }
+  }
+  return allowed;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(unit_has_the_settings_the_spec_asks_for) {
@@ -167,6 +219,27 @@ BOOST_AUTO_TEST_CASE(unit_exposure_is_below_2_0) {
   BOOST_REQUIRE_MESSAGE(std::regex_search(result.output, m, overall), result.output);
   BOOST_TEST(std::stod(m[1].str()) < 2.0);
   BOOST_TEST(result.exit_code == 0);
+}
+
+// The forwarder gives its thread nice 19 (setpriority, forward/forwarder.cpp) so that
+// forwarding never slows ingest; the unit's `~@resources` refused it, and every start with
+// [[forward]] logged forward_priority_unchanged "Operation not permitted" (black-box pass).
+// The rest of @resources stays refused: setrlimit above all (the LimitNOFILE comment).
+BOOST_AUTO_TEST_CASE(unit_allows_setpriority_and_no_other_resource_call) {
+  const std::string analyze = find_program("systemd-analyze");
+  if (analyze.empty()) {
+    BOOST_TEST_MESSAGE("SKIPPED: systemd-analyze is not installed (package systemd)");
+    return;
+  }
+  const auto allowed = allowed_system_calls(analyze);
+  BOOST_REQUIRE(allowed.count("read") == 1u);  // the allow list was read (@system-service)
+  BOOST_TEST(allowed.count("setpriority") == 1u);
+  for (const auto& call : syscalls_of(analyze, "@resources")) {
+    if (call != "setpriority") BOOST_TEST(allowed.count(call) == 0u, call << " is allowed");
+  }
+  for (const auto& call : syscalls_of(analyze, "@privileged")) {
+    BOOST_TEST(allowed.count(call) == 0u, call << " is allowed");
+  }
 }
 
 BOOST_AUTO_TEST_CASE(example_config_documents_every_key) {
