@@ -2,7 +2,8 @@
 // a real server; the configuration reference in docs/configuration.md is the one the code
 // prints; every configuration mistake docs/troubleshooting.md lists gives the message it
 // quotes; every link of README.md and docs/ points at a file of this repository; every
-// `healthhook COMMAND` the documents name exists; the manual pages are written.
+// `healthhook COMMAND` the documents name exists; the manual pages are written; every
+// column of a fresh database is in the column reference (schemas/tables.md).
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -18,6 +19,7 @@
 
 #include "config/load_settings.h"
 #include "config/settings_reference.h"
+#include "store/sqlite/database.h"
 #include "store/unfinished_copy.h"
 #include "store/unfinished_rebuild.h"
 #include "tests/support/http_client.h"
@@ -131,6 +133,76 @@ std::string help_text(const std::string& command, const std::string& rest) {
     return text + help({command, word});
   }
   return text;
+}
+
+// The column reference, schemas/tables.md: each "### `name`" heading opens a table or
+// view, and each "- `a`, `b` — …" line under it names columns (the names before the
+// dash). Lines under "## Bookkeeping" name backend tables whose columns are not listed.
+struct DocumentedTable {
+  std::set<std::string> columns;
+  std::set<std::string> one_backend_columns;  // lines marked "PostgreSQL only"
+  bool postgres_only = false;                 // the table's introduction says so
+};
+struct ColumnReference {
+  std::map<std::string, DocumentedTable> tables;
+  std::set<std::string> bookkeeping;
+};
+
+// The `names` in backticks of `text`.
+std::vector<std::string> quoted_names(const std::string& text) {
+  std::vector<std::string> names;
+  for (size_t open = text.find('`'); open != std::string::npos; open = text.find('`', open)) {
+    const size_t close = text.find('`', open + 1);
+    if (close == std::string::npos) break;
+    names.push_back(text.substr(open + 1, close - open - 1));
+    open = close + 1;
+  }
+  return names;
+}
+
+ColumnReference column_reference(const std::string& text) {
+  ColumnReference reference;
+  DocumentedTable* table = nullptr;
+  bool in_bookkeeping = false;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("## ")) {
+      table = nullptr;
+      in_bookkeeping = line.starts_with("## Bookkeeping");
+    } else if (line.starts_with("### `")) {
+      table = &reference.tables[quoted_names(line).at(0)];
+    } else if (line.starts_with("- `")) {
+      const std::string names = line.substr(0, line.find(" — "));
+      if (in_bookkeeping) {
+        reference.bookkeeping.insert(quoted_names(names).at(0));
+      } else if (table != nullptr) {
+        const bool one_backend = line.find("**PostgreSQL only**") != std::string::npos;
+        for (const std::string& name : quoted_names(names)) {
+          (one_backend ? table->one_backend_columns : table->columns).insert(name);
+        }
+      }
+    } else if (table != nullptr && line.starts_with("**PostgreSQL only")) {
+      table->postgres_only = true;
+    }
+  }
+  return reference;
+}
+
+// Every table and view of a database and its columns (PRAGMA table_info).
+std::map<std::string, std::set<std::string>> schema_columns(hh::sqlite::Connection& db) {
+  std::vector<std::string> names;
+  auto objects = db.prepare("SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') ORDER BY name");
+  BOOST_REQUIRE_MESSAGE(objects, objects.error());
+  BOOST_REQUIRE(objects->for_each_row([&](const hh::sqlite::Statement& s) { names.emplace_back(s.column_text(0)); }));
+  std::map<std::string, std::set<std::string>> schema;
+  auto info = db.prepare("SELECT name FROM pragma_table_info(?1)");
+  BOOST_REQUIRE_MESSAGE(info, info.error());
+  for (const std::string& name : names) {
+    info->bind(1, std::string_view(name));
+    std::set<std::string>& columns = schema[name];
+    BOOST_REQUIRE(info->for_each_row([&](const hh::sqlite::Statement& s) { columns.emplace(s.column_text(0)); }));
+  }
+  return schema;
 }
 
 }  // namespace
@@ -368,6 +440,37 @@ BOOST_AUTO_TEST_CASE(the_unfinished_copy_message_is_quoted_as_printed) {
              "docs/troubleshooting.md does not quote \"" << hh::store::kCopyUnfinished << "\"");
   const std::string postgresql = read_file(kSourceDir / "docs" / "postgresql.md");
   BOOST_TEST(postgresql.find("holds an unfinished `healthhook migrate`") != std::string::npos);
+}
+
+// A backend developer reads the columns in schemas/tables.md, not in the migrations (whose
+// ALTER TABLE columns carry no comment): a column or view added to the schema and not
+// there fails, and so does one listed there that the schema no longer has.
+BOOST_AUTO_TEST_CASE(every_column_of_the_schema_is_in_the_table_reference) {
+  TempDir dir;
+  auto db = hh::store::open_for_writing(dir.file("fresh.db"), {});
+  BOOST_REQUIRE_MESSAGE(db, db.error());
+  const auto schema = schema_columns(*db);
+  BOOST_REQUIRE(schema.contains("samples_named"));
+  const ColumnReference reference = column_reference(read_file(kSourceDir / "schemas" / "tables.md"));
+  for (const auto& [table, columns] : schema) {
+    if (reference.bookkeeping.contains(table)) continue;
+    const auto documented = reference.tables.find(table);
+    if (documented == reference.tables.end()) {
+      BOOST_ERROR("schemas/tables.md has no section for " << table);
+      continue;
+    }
+    BOOST_TEST(!documented->second.postgres_only, table << " is marked PostgreSQL only in schemas/tables.md");
+    for (const std::string& column : columns) {
+      BOOST_TEST(documented->second.columns.contains(column), "schemas/tables.md does not list " << table << "." << column);
+    }
+    for (const std::string& column : documented->second.columns) {
+      BOOST_TEST(columns.contains(column), "schemas/tables.md lists " << table << "." << column << ", not in the schema");
+    }
+  }
+  for (const auto& [table, documented] : reference.tables) {
+    BOOST_TEST((schema.contains(table) || documented.postgres_only),
+               "schemas/tables.md lists " << table << ", not in the schema (nor marked PostgreSQL only)");
+  }
 }
 
 BOOST_AUTO_TEST_CASE(every_link_points_into_the_repository) {
