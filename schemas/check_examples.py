@@ -8,6 +8,8 @@ Exit status 0 when every example validates and every example is covered by the m
 
        python3 schemas/check_examples.py --schema forward/changes FILE...
 validates those files instead (the tests check what healthhook really sent with it).
+Changes bodies are also held to the "Fields today" list of forward/changes' record_row:
+each listed table's row must have exactly those fields, in that order.
 """
 import json
 import pathlib
@@ -90,6 +92,30 @@ def schema_key(name: str) -> str:
     return name if "/" in name else f"events/{name}"
 
 
+def listed_row_fields(changes_schema) -> dict:
+    """The "Fields today" of forward/changes' record_row description: table → its row's
+    fields in order. The schema leaves rows open (they may gain fields), so this list is
+    what says which fields a backend gets; field_problems() holds rows to it."""
+    text = changes_schema["$defs"]["record_row"]["description"]
+    listed = text[text.index("Fields today \u2014 ") + len("Fields today \u2014 "):].rstrip(".")
+    fields = {}
+    for entry in listed.split("; "):
+        table, names = entry.split(": ", 1)
+        fields[table.strip()] = names.split(", ")
+    return fields
+
+
+def field_problems(label, instance, listed) -> list:
+    """A changes body's rows whose fields are not the listed ones, in their order."""
+    problems = []
+    for i, change in enumerate(instance.get("changes", []) if isinstance(instance, dict) else []):
+        row, table = change.get("row"), change.get("table")
+        if isinstance(row, dict) and table in listed and list(row) != listed[table]:
+            problems.append(f"{label}: changes/{i}/row ({table}): fields {', '.join(row)}; "
+                            f"the schema's Fields today lists {', '.join(listed[table])}")
+    return problems
+
+
 def main(argv) -> int:
     schemas = {}
     by_id = {}
@@ -118,6 +144,10 @@ def main(argv) -> int:
             for error in sorted(validator.iter_errors(instance), key=lambda e: list(e.path)):
                 print(f"{file} ({name}): {'/'.join(map(str, error.path))}: {error.message}")
                 failures += 1
+            if name == "forward/changes":
+                for problem in field_problems(file, instance, listed_row_fields(schemas[name])):
+                    print(problem)
+                    failures += 1
         print(f"{len(files)} files, {failures} problems")
         return 1 if failures else 0
 
@@ -139,6 +169,10 @@ def main(argv) -> int:
         for error in errors:
             print(f"{name} ({family}): {'/'.join(map(str, error.path))}: {error.message}")
         failures += len(errors)
+        if family == "forward/changes":
+            for problem in field_problems(name, instance, listed_row_fields(schemas[family])):
+                print(problem)
+                failures += 1
     print(f"{len(EXAMPLES)} examples, {len(schemas)} schemas, {failures} problems")
     return 1 if failures else 0
 

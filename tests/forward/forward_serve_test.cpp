@@ -67,7 +67,8 @@ struct SeenRequests {
 };
 
 // Every body in `bodies` validated against schemas/forward/changes.schema.json by the
-// schemas' own checker; "" when all pass, else its report.
+// schemas' own checker, which also holds each row to the fields the schema lists for its
+// table ("Fields today"); "" when all pass, else its report.
 std::string schema_problems(const test::TempDir& dir, const std::vector<std::string>& bodies) {
   std::string command = "python3 " HEALTHHOOK_SOURCE_DIR "/schemas/check_examples.py --schema forward/changes";
   for (size_t i = 0; i < bodies.size(); ++i) command += " " + dir.write("body-" + std::to_string(i) + ".json", bodies[i]);

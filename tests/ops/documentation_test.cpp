@@ -18,6 +18,7 @@
 
 #include "config/load_settings.h"
 #include "config/settings_reference.h"
+#include "store/sqlite/database.h"
 #include "store/sqlite/file_access.h"
 #include "store/unfinished_copy.h"
 #include "store/unfinished_rebuild.h"

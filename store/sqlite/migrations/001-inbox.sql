@@ -3,11 +3,13 @@
 
 -- deliveries: the inbox. A row exists only for deliveries that passed the signature
 -- check (origin 'webhook') or for responses the follow-up fetcher stored (origin 'fetch').
--- Rows are never deleted: message ids must be remembered for as long as the service
--- may resend them, and `healthhook rebuild` re-derives every other table from here.
+-- Rows are kept: message ids must be remembered for as long as the service may resend
+-- them, and `healthhook rebuild` re-derives every other table from here. (Later versions
+-- delete an erased user's rows, `healthhook purge-user`; schemas/tables.md is the column
+-- reference.)
 CREATE TABLE deliveries (
   seq               INTEGER PRIMARY KEY,  -- strictly increasing in commit order; all latest-wins decisions compare it
-  message_id        TEXT NOT NULL,        -- svix-id / webhook-id; for fetched rows "fetch:<job id>:<page>"
+  message_id        TEXT NOT NULL,        -- svix-id / webhook-id; fetched rows "fetch:<job id>:<trigger seq>:<page>", "fetch:providers:<ms>"
   origin            TEXT NOT NULL DEFAULT 'webhook' CHECK (origin IN ('webhook', 'fetch')),
   received_at       INTEGER NOT NULL,     -- when the receiver accepted it: Unix milliseconds, UTC
   webhook_timestamp INTEGER,              -- the signed svix-/webhook-timestamp (Unix seconds); NULL for fetched rows

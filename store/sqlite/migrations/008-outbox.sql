@@ -21,7 +21,7 @@ CREATE TABLE outbox (
   attempts        INTEGER NOT NULL DEFAULT 0,
   created_at      INTEGER NOT NULL,  -- Unix ms, UTC
   next_attempt_at INTEGER NOT NULL,  -- Unix ms, UTC
-  batch_id        INTEGER,           -- the POST it failed in (that POST's first outbox_id): retried together
+  batch_id        INTEGER,           -- the POST it failed in (that POST's first outbox_id): retried together (010: post_id, the POST it went out in)
   last_status     INTEGER,           -- HTTP status of the last attempt; NULL: no answer
   last_error      TEXT
 ) STRICT;
