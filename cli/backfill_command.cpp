@@ -108,8 +108,10 @@ int run_backfill(const BackfillFlags& flags) {
     }
   }
 
-  const std::string team = flags.team.value_or(std::string());  // the windows view it
+  std::string team = flags.team.value_or(std::string());  // the windows view it
   if (!check_team_flag(*settings, kCommand, team)) return kExitBadConfig;
+  // The entry's own spelling of the id (lower case) goes into the jobs, whatever case --team had.
+  if (const config::TeamSettings* entry = config::find_team(settings->service, team)) team = entry->team_id;
   const std::vector<store::BackfillWindow> windows =
       fetcher::backfill_windows(flags.user_id, *resources, providers, *start_ms, last_day_ms, team);
   auto database = existing_database_or_report(*settings, kCommand);

@@ -32,6 +32,7 @@
 #include "cli/service_probe.h"
 #include "common/json_writer.h"
 #include "common/timestamp.h"
+#include "common/uuid_text.h"
 #include "config/secrets.h"
 #include "config/settings_reference.h"
 #include "config/toml_json.h"
@@ -90,7 +91,8 @@ std::optional<int> compare_teams_or_report(const config::Settings& settings, int
   bool all_known = true;
   for (size_t i = 0; i < settings.service.teams.size(); ++i) {
     const std::string& team_id = settings.service.teams[i].team_id;
-    const bool known = std::any_of(teams->begin(), teams->end(), [&](const fetcher::OrgTeam& team) { return team.id == team_id; });
+    const bool known = std::any_of(teams->begin(), teams->end(),
+                                   [&](const fetcher::OrgTeam& team) { return same_uuid(team.id, team_id); });
     if (!known) {
       report_error(kCommand, "service.teams[" + std::to_string(i) + "].team_id: \"" + team_id +
                                  "\" is not a team of organization " + settings.management.org_id);

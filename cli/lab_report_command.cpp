@@ -8,7 +8,8 @@
 // prints {"job_id","status"}; the job's progress then arrives as
 // lab_report.parsing_job.* webhooks, and a completed job without results is fetched by
 // `serve` (a parsing_job follow-up). show prints the job as the service answers it (an
-// answer about another job is refused, as serve refuses it: common/parsing_job_answer.h).
+// answer about another job, or one larger than the parser takes in one document, is
+// refused, as serve refuses it: common/parsing_job_answer.h, events/parse_limits.h).
 // With --user the user's team decides the base URL and key, else --team or [service].
 // Exit 0 done, 1 the call failed, 2 bad input or configuration (nothing is sent then).
 #include "cli/command_support.h"
@@ -16,6 +17,7 @@
 #include "fetcher/recovery_input.h"
 #include "cli/service_access.h"
 #include "common/json_writer.h"
+#include "events/parse_limits.h"
 #include "fetcher/calls/lab_reports.h"
 
 namespace hh::cli {
@@ -71,7 +73,7 @@ int run_lab_report_show(const LabReportShowFlags& flags) {
   if (!settings) return kExitBadConfig;
   auto access = service_access_or_report(*settings, kCommand, flags.team.value_or(""));
   if (!access) return kExitBadConfig;
-  auto job = fetcher::get_parsing_job(*access, flags.job_id);
+  auto job = fetcher::get_parsing_job(*access, flags.job_id, events::ParseLimits{}.max_document_bytes);
   if (!job) return report_call_failure(kCommand, job.error(), job.error_kind());
   print_json_line(job->body);
   return kExitOk;

@@ -208,11 +208,19 @@ Result<void> validate_teams(const std::vector<TeamSettings>& teams) {
     const TeamSettings& team = teams[i];
     const std::string where = "service.teams[" + std::to_string(i) + "]";
     if (team.team_id.empty()) return key_error(where + ".team_id", "required");
+    // The service names teams by UUID: anything else ("team-b", a name) matches no delivery,
+    // and the follow-ups of the team it meant went to [service] with [service]'s key.
+    if (!is_uuid(team.team_id)) {
+      return key_error(where + ".team_id", "must be the team's UUID (as deliveries carry it in team_id), got " +
+                                               toml_string(team.team_id));
+    }
     if (team.base_url.empty()) return key_error(where + ".base_url", "required");
     if (team.api_key_file.empty()) return key_error(where + ".api_key_file", "required");
     if (auto url = check_base_url(where + ".base_url", team.base_url); !url) return url;
     for (size_t j = 0; j < i; ++j) {
-      if (teams[j].team_id == team.team_id) return key_error(where + ".team_id", "given twice: " + toml_string(team.team_id));
+      if (same_uuid(teams[j].team_id, team.team_id)) {
+        return key_error(where + ".team_id", "given twice: " + toml_string(team.team_id));
+      }
     }
   }
   return {};
@@ -263,7 +271,8 @@ bool is_reserved_request_header(std::string_view name) {
 
 const TeamSettings* find_team(const ServiceSettings& service, std::string_view team_id) {
   for (const auto& team : service.teams) {
-    if (!team_id.empty() && team.team_id == team_id) return &team;
+    // Either case: a --team or a stored delivery's team id in capitals is the same team.
+    if (!team_id.empty() && same_uuid(team.team_id, team_id)) return &team;
   }
   return nullptr;
 }

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "common/http_url.h"
+#include "common/uuid_text.h"
 #include "config/forward_settings.h"
 
 namespace hh::config {
@@ -88,7 +89,8 @@ Result<void> file_only(std::string_view name, std::string_view form) {
 // [[service.teams]]: an array of tables {team_id, base_url, api_key_file}, all three required.
 SettingKey teams_key() {
   const std::string name = "service.teams";
-  SettingKey key{{name, "list of tables", "each with team_id, base_url and api_key_file (all three required)",
+  SettingKey key{{name, "list of tables",
+                  "each with team_id (the team's UUID, either case), base_url and api_key_file (all three required)",
                   "Teams of the service with their own region or API key ([[service.teams]] blocks): follow-ups "
                   "and commands for a user of that team use its base URL and key instead of [service]'s.",
                   std::nullopt, true},
@@ -113,6 +115,10 @@ SettingKey teams_key() {
         if (!text) return key_error(member, "expected a string");
         *field = text->get();
       }
+      // Team ids are UUIDs, which deliveries write in lower case: an id written in capitals
+      // is the same team (it once matched nothing). Anything else stays as written, for the
+      // error that names it (load_settings.cpp).
+      if (is_uuid(team.team_id)) team.team_id = uuid_key(team.team_id);
       teams.push_back(std::move(team));
     }
     s.service.teams = std::move(teams);

@@ -21,7 +21,7 @@ namespace hh::config {
 // API key. Follow-ups and commands for a user of that team use these instead of
 // [service]'s base_url and api_key_file (everything else comes from [service]).
 struct TeamSettings {
-  std::string team_id;       // the service's team id, as deliveries carry it ($.team_id)
+  std::string team_id;       // the service's team id, a UUID as deliveries carry it ($.team_id); lower case once loaded
   std::string base_url;      // e.g. the EU base URL
   std::string api_key_file;  // that team's API key
 };
@@ -43,7 +43,8 @@ struct ServiceSettings {
   std::vector<TeamSettings> teams;  // [[service.teams]]; empty: one team, the settings above
 };
 
-// The team entry for `team_id`, or null (then [service] itself applies).
+// The team entry for `team_id` (compared without regard to case), or null (then [service]
+// itself applies).
 const TeamSettings* find_team(const ServiceSettings& service, std::string_view team_id);
 
 // [management]: the organization's management endpoint (service interface: GET

@@ -21,14 +21,15 @@ std::string excerpt(std::string_view body) {
 
 }  // namespace
 
-FailureVerdict judge_status(const FetchResult& response, int64_t now_s, bool not_found_retried) {
+FailureVerdict judge_status(const FetchResult& response, int64_t now_s, bool not_found_retried,
+                            std::string_view base_url_setting) {
   FailureVerdict verdict;
   const unsigned status = response.status;
   verdict.error = "HTTP " + std::to_string(status);
   if (!response.body.empty()) verdict.error += ": " + excerpt(response.body);
   if (status / 100 == 3) {
     verdict.final = true;
-    verdict.error += status_hint(status, "service.base_url");  // a 304 is no redirect
+    verdict.error += status_hint(status, base_url_setting);  // a 304 is no redirect
     return verdict;
   }
   if (status / 100 == 4 && status != 408 && status != 429 && !(not_found_retried && status == 404)) {

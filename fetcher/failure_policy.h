@@ -27,7 +27,10 @@ struct FailureVerdict {
 // A response with a non-2xx status. `body_excerpt` is shown (sanitised, shortened). With
 // `not_found_retried`, a 404 is retried like a 5xx: a lab report parsing job's results
 // (kind parsing_job) may not be readable yet right after the event that announced them.
-FailureVerdict judge_status(const FetchResult& response, int64_t now_s, bool not_found_retried = false);
+// `base_url_setting` is where the request's base URL came from, named for a redirect (a
+// team's job: "service.teams[N].base_url").
+FailureVerdict judge_status(const FetchResult& response, int64_t now_s, bool not_found_retried = false,
+                            std::string_view base_url_setting = "service.base_url");
 // A fetch that produced no response.
 FailureVerdict judge_failure(const FetchResult& failure);
 

@@ -12,6 +12,7 @@
 
 #include "common/json_scan.h"
 #include "common/log.h"
+#include "fetcher/calls/service_request.h"
 #include "fetcher/failure_policy.h"
 #include "fetcher/fetch_plan.h"
 
@@ -208,8 +209,8 @@ net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
       break;
     }
     if (response.status / 100 != 2) {
-      FailureVerdict verdict =
-          judge_status(response, options_.now_ms() / 1000, job.kind == store::kKindParsingJob);
+      FailureVerdict verdict = judge_status(response, options_.now_ms() / 1000, job.kind == store::kKindParsingJob,
+                                            clients_.base_url_setting(job.team_id));
       final = verdict.final;
       retry_after_s = verdict.retry_after_s;
       if (response.status == 429 || response.status == 503) paused_service = &client;
@@ -222,8 +223,7 @@ net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
     if (const uint64_t limit = options_.max_page_bytes;
         limit > 0 && job.kind != store::kKindWorkoutStream && response.body.size() > limit) {
       final = true;
-      error = "answer of " + std::to_string(response.body.size()) + " bytes, over the " + std::to_string(limit) +
-              " the parser takes in one document (" + plan->url + ")";
+      error = over_document_limit(response.body.size(), limit) + " (" + plan->url + ")";
       break;
     }
     if (auto valid = json::check_json(response.body); !valid) {

@@ -1,5 +1,7 @@
 #include "fetcher/service_clients.h"
 
+#include "common/uuid_text.h"
+
 namespace hh::fetcher {
 
 Result<void> check_api_key(std::string_view key, std::string_view setting) {
@@ -32,11 +34,21 @@ Result<std::unique_ptr<ServiceClients>> ServiceClients::create(boost::asio::any_
   return clients;
 }
 
+size_t ServiceClients::team_index(std::string_view team_id) const {
+  size_t index = 0;
+  // A delivery may name the team in capitals: the same UUID, the same team.
+  while (index < teams_.size() && (team_id.empty() || !same_uuid(teams_[index].first, team_id))) ++index;
+  return index;
+}
+
 HttpsClient& ServiceClients::for_team(std::string_view team_id) {
-  for (auto& [id, client] : teams_) {
-    if (!team_id.empty() && id == team_id) return *client;
-  }
-  return *primary_;
+  const size_t index = team_index(team_id);
+  return index < teams_.size() ? *teams_[index].second : *primary_;
+}
+
+std::string ServiceClients::base_url_setting(std::string_view team_id) const {
+  const size_t index = team_index(team_id);
+  return index < teams_.size() ? "service.teams[" + std::to_string(index) + "].base_url" : "service.base_url";
 }
 
 void ServiceClients::close_all() {

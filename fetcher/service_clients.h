@@ -35,14 +35,19 @@ class ServiceClients {
                                                         const std::vector<TeamAccess>& teams);
 
   HttpsClient& primary() { return *primary_; }
-  // The client of `team_id`'s entry, or the primary for an unknown or empty team id.
+  // The client of `team_id`'s entry (either case), or the primary for an unknown or empty team id.
   HttpsClient& for_team(std::string_view team_id);
+  // The setting for_team(team_id)'s base URL came from, for a message that asks to check it:
+  // "service.teams[N].base_url" or "service.base_url".
+  std::string base_url_setting(std::string_view team_id) const;
 
   void close_all();
   uint64_t connections_opened() const;
 
  private:
   ServiceClients() = default;
+  // The index of `team_id`'s entry in teams_ (the [[service.teams]] order), or teams_.size().
+  size_t team_index(std::string_view team_id) const;
   std::unique_ptr<HttpsClient> primary_;
   std::vector<std::pair<std::string, std::unique_ptr<HttpsClient>>> teams_;
 };

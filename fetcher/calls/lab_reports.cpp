@@ -119,12 +119,16 @@ Result<ParsingJobAnswer> upload_lab_report(const ServiceAccess& access, const La
   return read_job(*reply);
 }
 
-Result<ParsingJobAnswer> get_parsing_job(const ServiceAccess& access, std::string_view job_id) {
+Result<ParsingJobAnswer> get_parsing_job(const ServiceAccess& access, std::string_view job_id,
+                                         size_t max_document_bytes) {
   if (job_id.empty()) return fail(ErrorKind::data, "job id is empty");
   ServiceCall call;
   call.segments = {"lab_report", "v1", "parser", "job", std::string(job_id)};
   auto reply = call_service(access, call);
   if (!reply) return fail(reply);
+  if (reply->body.size() > max_document_bytes) {
+    return fail(reply->request + ": " + over_document_limit(reply->body.size(), max_document_bytes));
+  }
   auto job = read_job(*reply);
   if (!job) return job;
   // Another job's answer would be shown as this one's (serve's follow-up refuses it too).

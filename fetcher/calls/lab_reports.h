@@ -47,7 +47,10 @@ Result<ParsingJobAnswer> upload_lab_report(const ServiceAccess& access, const La
                                            bool needs_human_review, std::optional<std::string_view> user_id);
 
 // GET /lab_report/v1/parser/job/{job_id}. An answer whose `id` is another job's is a
-// failure (common/parsing_job_answer.h).
-Result<ParsingJobAnswer> get_parsing_job(const ServiceAccess& access, std::string_view job_id);
+// failure (common/parsing_job_answer.h), and so is one over `max_document_bytes` (the
+// parser's limit, events::ParseLimits), which serve's follow-up refuses too: read, parsed
+// and printed whole, it cost a command seven times its size.
+Result<ParsingJobAnswer> get_parsing_job(const ServiceAccess& access, std::string_view job_id,
+                                         size_t max_document_bytes);
 
 }  // namespace hh::fetcher

@@ -48,6 +48,11 @@ std::string status_hint(unsigned status, std::string_view base_url_setting) {
   return {};
 }
 
+std::string over_document_limit(size_t bytes, size_t limit) {
+  return "answer of " + std::to_string(bytes) + " bytes, over the " + std::to_string(limit) +
+         " the parser takes in one document";
+}
+
 std::string quoted_value(std::string_view text, size_t max_chars) {
   // Text that is UTF-8 is shown as written ("１０００１", "Zürich"), cut between characters;
   // other bytes, and control characters (C0, DEL, C1: a terminal would act on them), as '?'.

@@ -38,6 +38,11 @@ struct ServiceAccess {
 // `base_url_setting`), or a 304 is unexpected; empty for any other status.
 std::string status_hint(unsigned status, std::string_view base_url_setting);
 
+// Why an answer of `bytes` is not taken when one JSON document may be at most `limit`
+// bytes (events::ParseLimits::max_document_bytes): the same words from a follow-up job
+// and from a command that reads the same answer.
+std::string over_document_limit(size_t bytes, size_t limit);
+
 struct ServiceCall {
   Method method = Method::get;
   std::vector<std::string> segments;                        // the path below the base URL, each percent-encoded

@@ -5,6 +5,7 @@
 
 #include "common/json_writer.h"
 #include "common/log.h"
+#include "common/uuid_text.h"
 #include "events/envelope_peek.h"
 #include "receiver/http/commit_wait.h"
 #include "common/timestamp.h"
@@ -62,7 +63,10 @@ WebhookEndpoint::WebhookEndpoint(store::InboxWriter& writer, std::shared_ptr<con
 void WebhookEndpoint::note_team(const std::optional<std::string>& team_id, int64_t received_at_ms) {
   if (!team_id) return;
   for (size_t i = 0; i < stats_.team_ids.size(); ++i) {
-    if (stats_.team_ids[i] == *team_id) stats_.team_last_verified_ms[i].store(received_at_ms, std::memory_order_relaxed);
+    // Either case: the configured ids are lower case, a delivery might write capitals.
+    if (same_uuid(stats_.team_ids[i], *team_id)) {
+      stats_.team_last_verified_ms[i].store(received_at_ms, std::memory_order_relaxed);
+    }
   }
 }
 

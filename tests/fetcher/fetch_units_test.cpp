@@ -140,7 +140,10 @@ BOOST_AUTO_TEST_CASE(statuses) {
   }
   const auto redirect = judge_status(response(301), 0);
   BOOST_TEST(redirect.final);
-  BOOST_TEST(redirect.error.find("redirects are not followed") != std::string::npos);
+  BOOST_TEST(redirect.error.find("redirects are not followed; check service.base_url") != std::string::npos);
+  // A team's job names the team's entry, where its base URL came from.
+  BOOST_TEST(judge_status(response(302), 0, false, "service.teams[1].base_url").error ==
+             "HTTP 302 (redirects are not followed; check service.teams[1].base_url)");
   // A 304 is final too, but no redirect: the job said "redirects are not followed".
   const auto not_modified = judge_status(response(304), 0);
   BOOST_TEST(not_modified.final);

@@ -631,7 +631,7 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   dir.write("tables.toml", "database = \"" + dir.file("z.db") +
                                "\"\n[[forward]]\nurl = \"https://backend.example/hook?token=t0ken\"\n"
                                "secret_file = \"forward-secret\"\nbatch = 7\nevents = [\"daily.data.*\", \"lab\\\\test\"]\n"
-                               "[[service.teams]]\nteam_id = \"team-eu\"\nbase_url = \"https://api.eu.example\"\n"
+                               "[[service.teams]]\nteam_id = \"6b74423d-0504-4470-9afb-477252ccf67a\"\nbase_url = \"https://api.eu.example\"\n"
                                "api_key_file = \"eu-key\"\n");
   dir.write("eu-key", "eu-api-key\n");
   auto tables = run_healthhook({"check-config", "--config", dir.file("tables.toml")});
@@ -643,7 +643,7 @@ BOOST_AUTO_TEST_CASE(help_version_and_check_config) {
   BOOST_TEST(tables.stdout_text.find(R"("events":["daily.data.*","lab\\test"])") != std::string::npos, tables.stdout_text);
   BOOST_TEST(tables.stdout_text.find("t0ken") == std::string::npos, tables.stdout_text);
   BOOST_TEST(tables.stdout_text.find(
-                 R"("service.teams":[{"team_id":"team-eu","base_url":"https://api.eu.example","api_key_file":"eu-key"}])") !=
+                 R"("service.teams":[{"team_id":"6b74423d-0504-4470-9afb-477252ccf67a","base_url":"https://api.eu.example","api_key_file":"eu-key"}])") !=
                  std::string::npos,
              tables.stdout_text);
   // A listen address this host does not have (TEST-NET-1) is refused as serve would refuse it.

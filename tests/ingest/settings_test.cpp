@@ -426,7 +426,8 @@ BOOST_AUTO_TEST_CASE(an_api_key_file_with_a_control_byte_or_two_lines_is_refused
   TempDir dir;
   dir.write("secret", "whsec_Y29uZmln\n");
   dir.write("team-key", "sk_team\n");
-  const std::string toml = "[service]\napi_key_file = \"key\"\n[[service.teams]]\nteam_id = \"t1\"\n"
+  const std::string toml = "[service]\napi_key_file = \"key\"\n[[service.teams]]\n"
+                           "team_id = \"6b74423d-0504-4470-9afb-477252ccf67a\"\n"
                            "base_url = \"https://eu.example\"\napi_key_file = \"team-key\"\n";
   auto s = config::load_settings(dir.write("h.toml", toml), fake_env, {});
   BOOST_REQUIRE_MESSAGE(s.ok(), s.error());

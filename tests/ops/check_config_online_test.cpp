@@ -129,7 +129,8 @@ BOOST_AUTO_TEST_CASE(each_team_is_checked_with_its_own_base_url_and_key) {
   const std::string config = write_config(dir, primary.base_url(), "test-api-key");
   const auto add_eu_team = [&](const std::string& key) {
     dir.write("eu-key", key + "\n");
-    std::ofstream(config, std::ios::app) << "[[service.teams]]\nteam_id = \"eu\"\nbase_url = \"" << eu.base_url()
+    std::ofstream(config, std::ios::app) << "[[service.teams]]\nteam_id = \"6b74423d-0504-4470-9afb-477252ccf67a\"\n"
+                                         << "base_url = \"" << eu.base_url()
                                          << "\"\napi_key_file = \"eu-key\"\n";
   };
   add_eu_team("eu-team-key");

@@ -349,9 +349,12 @@ BOOST_AUTO_TEST_CASE(every_configuration_message_has_a_troubleshooting_entry) {
       {"[tls]\ncert_file = \"c.pem\"", "tls.cert_file and tls.key_file must be set together"},
       {"[service]\nbase_url = \"http://api.example\"", "must be an https:// URL"},
       {"[service]\nbase_url = \"https://api.example/?k=1\"", "must not contain user information, a query or a fragment"},
-      {"[[service.teams]]\nteam_id = \"t\"", "required"},
-      {"[[service.teams]]\nteam_id = \"t\"\nbase_url = \"https://a.example\"\napi_key_file = \"k\"\n"
-       "[[service.teams]]\nteam_id = \"t\"\nbase_url = \"https://a.example\"\napi_key_file = \"k\"",
+      {"[[service.teams]]\nteam_id = \"6b74423d-0504-4470-9afb-477252ccf67a\"", "required"},
+      {"[[service.teams]]\nteam_id = \"team-eu\"\nbase_url = \"https://a.example\"\napi_key_file = \"k\"",
+       "must be the team's UUID"},
+      {"[[service.teams]]\nteam_id = \"6b74423d-0504-4470-9afb-477252ccf67a\"\nbase_url = \"https://a.example\"\n"
+       "api_key_file = \"k\"\n[[service.teams]]\nteam_id = \"6B74423D-0504-4470-9AFB-477252CCF67A\"\n"
+       "base_url = \"https://a.example\"\napi_key_file = \"k\"",
        "given twice"},
       {"[management]\nurl = \"https://m.example\"", "required with management.url"},
       {"[[forward]]\nurl = \"http://10.0.0.1/x\"\nsecret_file = \"s\"", "plain http:// only to a loopback host"},

@@ -82,6 +82,25 @@ BOOST_AUTO_TEST_CASE(upload_sends_the_report_as_a_form_and_prints_the_job) {
   BOOST_TEST(png_parts[1].bytes == "false");
 }
 
+// `lab-report show` read a 73 MB answer, parsed and printed it at about seven times its
+// size, while serve's follow-up refuses the same answer as over the parser's limit
+// (black-box pass): the command refuses it alike, in the same words, printing nothing.
+BOOST_AUTO_TEST_CASE(show_refuses_an_answer_larger_than_the_parser_takes_in_one_document) {
+  test::ServiceCommands t;
+  const std::string job_id = "0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5";
+  constexpr size_t kParserLimit = size_t{64} << 20;  // events::ParseLimits::max_document_bytes
+  const std::string head = R"({"id":")" + job_id + R"(","status":"completed","data":{"note":")";
+  const std::string tail = R"("}})";
+  t.service.interface().set_parsing_job(job_id,
+                                        head + std::string(kParserLimit + 1 - head.size() - tail.size(), 'x') + tail);
+  auto result = t.run({"lab-report", "show", job_id});
+  BOOST_TEST(result.exit_code == 1);
+  BOOST_TEST(result.stdout_text == "");
+  BOOST_TEST(result.stderr_text == "healthhook lab-report show: GET " + t.service.base_url() +
+                                       "/lab_report/v1/parser/job/" + job_id +
+                                       ": answer of 67108865 bytes, over the 67108864 the parser takes in one document\n");
+}
+
 BOOST_AUTO_TEST_CASE(upload_refuses_files_the_service_would_refuse_before_sending) {
   test::ServiceCommands t;
   std::string big = "%PDF-1.7\n";

@@ -3,6 +3,8 @@
 // filters as the interface names them, --as-config blocks, input refused before any
 // request, and configured teams the organization does not have.
 #include <boost/test/unit_test.hpp>
+#include <algorithm>
+#include <cctype>
 
 #include "fetcher/calls/org_teams.h"
 #include "tests/service/service_fixture.h"
@@ -247,6 +249,13 @@ BOOST_AUTO_TEST_CASE(check_config_online_names_teams_the_organization_does_not_h
   auto result = t.run({"check-config", "--online"});
   BOOST_TEST(result.exit_code == 0, result.stderr_text);
   BOOST_TEST(has(result.stdout_text, "\"management_teams\":5"), result.stdout_text);
+  // A team id written in capitals is the same team (it was "not a team of organization").
+  std::string in_capitals = kTeams[0].id;
+  std::transform(in_capitals.begin(), in_capitals.end(), in_capitals.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  t.write_config(teams(in_capitals, kTeams[4].id));
+  result = t.run({"check-config", "--online"});
+  BOOST_TEST(result.exit_code == 0, result.stderr_text);
 
   const std::string stranger = "99999999-8888-4777-8666-555555555555";
   t.write_config(teams(stranger, kTeams[1].id));
