@@ -16,6 +16,7 @@
 #include "common/http_client/tls_context.h"
 #include "receiver/signature/webhook_signature.h"
 #include "replay/ordering_key.h"
+#include "replay/sendable_headers.h"
 
 namespace hh::replay {
 namespace {
@@ -38,31 +39,6 @@ constexpr int kMaxUnavailableAttempts = 5;
 constexpr uint64_t kRefusedSignaturesToStop = 20;
 constexpr int64_t kMaxRetryAfterSeconds = 30;
 constexpr size_t kMaxReportedBodyBytes = 200;
-
-// Headers the client sets itself, hop-by-hop headers, and the old signature.
-bool is_replaced_header(std::string_view name) {
-  static constexpr std::string_view kReplaced[] = {
-      "host",    "content-length", "transfer-encoding", "connection",        "keep-alive",
-      "te",      "trailer",        "upgrade",           "expect",            "proxy-connection",
-      "svix-id", "svix-timestamp", "svix-signature",    "webhook-id",        "webhook-timestamp",
-      "webhook-signature"};
-  for (auto replaced : kReplaced) {
-    if (boost::beast::iequals(name, replaced)) return true;
-  }
-  return false;
-}
-
-// RFC 9110 token characters (a header name) and a value without CR, LF or NUL.
-bool valid_header(const CaptureHeader& h) {
-  if (h.name.empty()) return false;
-  for (const unsigned char c : h.name) {
-    if (c <= 0x20 || c >= 0x7f || std::string_view("\"(),/:;<=>?@[\\]{}").find(static_cast<char>(c)) !=
-                                       std::string_view::npos) {
-      return false;
-    }
-  }
-  return h.value.find_first_of(std::string_view("\r\n\0", 3)) == std::string::npos;
-}
 
 // One delivery on its way.
 struct Job {
@@ -258,16 +234,15 @@ class Run {
 
   // Copies the headers worth forwarding; false (line reported) when one cannot be sent.
   bool take_headers(const CaptureRecord& record, Job& job) {
+    if (const std::string unsendable = unsendable_header(record.headers); !unsendable.empty()) {
+      fail_line(job.file, job.line, unsendable);
+      return false;
+    }
     bool svix = false, webhook = false;
     for (const auto& h : record.headers) {
       if (boost::beast::iequals(h.name, "svix-signature") || boost::beast::iequals(h.name, "svix-id")) svix = true;
       if (boost::beast::iequals(h.name, "webhook-signature") || boost::beast::iequals(h.name, "webhook-id")) webhook = true;
-      if (is_replaced_header(h.name)) continue;
-      if (!valid_header(h)) {
-        fail_line(job.file, job.line, "headers." + h.name + ": cannot be sent as an HTTP header");
-        return false;
-      }
-      job.headers.push_back(h);
+      if (!is_replaced_header(h.name)) job.headers.push_back(h);
     }
     job.webhook_family = webhook && !svix;
     return true;
