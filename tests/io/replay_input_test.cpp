@@ -26,6 +26,17 @@ std::string capture_line(const std::string& id, int64_t timestamp, const std::st
   return line;
 }
 
+// The lines of `text` that start with `file`.
+std::string lines_about(const std::string& text, const std::string& file) {
+  std::string kept;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    if (text.compare(at, file.size(), file) == 0) kept += text.substr(at, end - at) + "\n";
+    at = end + 1;
+  }
+  return kept;
+}
+
 size_t count_lines(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
 
 }  // namespace
@@ -116,7 +127,7 @@ BOOST_AUTO_TEST_CASE(a_header_that_cannot_be_sent_is_refused_offline_as_with_to)
 
   auto offline = run_healthhook({"replay", capture, "--database", dir.file("out.db")});
   BOOST_TEST(offline.exit_code == 1);
-  BOOST_TEST(offline.stderr_text == expected, offline.stderr_text);
+  BOOST_TEST(lines_about(offline.stderr_text, capture) == expected, offline.stderr_text);  // the processor logs too
   BOOST_TEST(offline.stdout_text.find(R"("lines":4,"stored":1,"duplicates":0,"failed":3)") != std::string::npos,
              offline.stdout_text);
 
@@ -126,7 +137,7 @@ BOOST_AUTO_TEST_CASE(a_header_that_cannot_be_sent_is_refused_offline_as_with_to)
   const std::string url = "http://127.0.0.1:" + std::to_string(receiver.port()) + "/webhooks";
   auto sent = run_healthhook({"replay", capture, "--to", url, "--secret-file", dir.write("secret", random_secret())});
   BOOST_TEST(sent.exit_code == 1);
-  BOOST_TEST(sent.stderr_text == expected, sent.stderr_text);
+  BOOST_TEST(lines_about(sent.stderr_text, capture) == expected, sent.stderr_text);
   BOOST_TEST(receiver.requests() == 1u);
 }
 
