@@ -61,6 +61,7 @@ void report_line(std::string_view file, uint64_t line, std::string_view reason) 
   if (file.empty()) {
     report_error("replay", reason);
   } else {
+    Progress::clear_line();  // on a terminal, not glued to the progress line
     std::cerr << file << ":" << line << ": " << reason << "\n";
   }
 }

@@ -7,6 +7,7 @@
 #include <charconv>
 
 #include "common/json_writer.h"
+#include "common/progress.h"
 
 namespace hh::log {
 namespace {
@@ -79,6 +80,7 @@ Line& Line::real(std::string_view key, double value) {
 Line::~Line() {
   if (!enabled_) return;
   text_.append("}\n");
+  Progress::clear_line();  // on a terminal, a line of its own rather than glued to a progress line
   const char* p = text_.data();
   size_t left = text_.size();
   while (left > 0) {

@@ -49,7 +49,9 @@ void Progress::update(uint64_t done) {
   done_ = done;
   if (!enabled_) return;
   const auto now = std::chrono::steady_clock::now();
-  if (now - last_draw_ < std::chrono::milliseconds(200)) return;
+  // At most 5 times a second; at once when a message cleared the line (it comes back
+  // under the message).
+  if (now - last_draw_ < std::chrono::milliseconds(200) && g_line_on_screen) return;
   last_draw_ = now;
   std::fprintf(stderr, "\r\033[K%s", render().c_str());
   std::fflush(stderr);

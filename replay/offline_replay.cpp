@@ -9,6 +9,7 @@
 #include "processor/processor.h"
 #include "events/envelope_peek.h"
 #include "receiver/signature/signature_headers.h"
+#include "replay/sendable_headers.h"
 
 namespace hh::replay {
 namespace {
@@ -157,6 +158,12 @@ Result<void> OfflineReplay::add(CaptureReader& reader, const LineReport& report,
     }
     if (r.record.body_removed) {
       ++summary_.bodies_removed;
+      continue;
+    }
+    // A line `replay --to` cannot send is not stored here either: the two replays agree.
+    if (const std::string unsendable = unsendable_header(r.record.headers); !unsendable.empty()) {
+      ++summary_.failed;
+      report(reader.name(), reader.line_number(), unsendable);
       continue;
     }
     if (r.options.max_body_bytes > 0 && r.record.body.size() > r.options.max_body_bytes) {

@@ -2,11 +2,12 @@
 
 #include <boost/asio.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/http/span_body.hpp>
 #include <algorithm>
 #include <chrono>
 #include <deque>
-#include <optional>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "common/asio_token.h"
@@ -16,6 +17,7 @@
 #include "common/http_client/tls_context.h"
 #include "receiver/signature/webhook_signature.h"
 #include "replay/ordering_key.h"
+#include "replay/sendable_headers.h"
 
 namespace hh::replay {
 namespace {
@@ -38,31 +40,15 @@ constexpr int kMaxUnavailableAttempts = 5;
 constexpr uint64_t kRefusedSignaturesToStop = 20;
 constexpr int64_t kMaxRetryAfterSeconds = 30;
 constexpr size_t kMaxReportedBodyBytes = 200;
-
-// Headers the client sets itself, hop-by-hop headers, and the old signature.
-bool is_replaced_header(std::string_view name) {
-  static constexpr std::string_view kReplaced[] = {
-      "host",    "content-length", "transfer-encoding", "connection",        "keep-alive",
-      "te",      "trailer",        "upgrade",           "expect",            "proxy-connection",
-      "svix-id", "svix-timestamp", "svix-signature",    "webhook-id",        "webhook-timestamp",
-      "webhook-signature"};
-  for (auto replaced : kReplaced) {
-    if (boost::beast::iequals(name, replaced)) return true;
-  }
-  return false;
-}
-
-// RFC 9110 token characters (a header name) and a value without CR, LF or NUL.
-bool valid_header(const CaptureHeader& h) {
-  if (h.name.empty()) return false;
-  for (const unsigned char c : h.name) {
-    if (c <= 0x20 || c >= 0x7f || std::string_view("\"(),/:;<=>?@[\\]{}").find(static_cast<char>(c)) !=
-                                       std::string_view::npos) {
-      return false;
-    }
-  }
-  return h.value.find_first_of(std::string_view("\r\n\0", 3)) == std::string::npos;
-}
+// A body this large is announced with "Expect: 100-continue" and sent once the receiver
+// says so: one it refuses (413 over its max_body_bytes) is answered after the head, and
+// the receiver drops at most 64 MiB of a refused body before it closes (lingering_close.h),
+// so a larger one sent whole failed the write with the 413 unread, and the run stopped at
+// that line for good. Below it, the round trip costs more than the bytes.
+constexpr size_t kExpectContinueBytes = 1024 * 1024;
+// How long the head waits for "100 Continue" before the body goes anyway (a receiver or
+// proxy that ignores Expect; curl waits as long).
+constexpr auto kContinueWait = std::chrono::seconds(1);
 
 // One delivery on its way.
 struct Job {
@@ -258,16 +244,15 @@ class Run {
 
   // Copies the headers worth forwarding; false (line reported) when one cannot be sent.
   bool take_headers(const CaptureRecord& record, Job& job) {
+    if (const std::string unsendable = unsendable_header(record.headers); !unsendable.empty()) {
+      fail_line(job.file, job.line, unsendable);
+      return false;
+    }
     bool svix = false, webhook = false;
     for (const auto& h : record.headers) {
       if (boost::beast::iequals(h.name, "svix-signature") || boost::beast::iequals(h.name, "svix-id")) svix = true;
       if (boost::beast::iequals(h.name, "webhook-signature") || boost::beast::iequals(h.name, "webhook-id")) webhook = true;
-      if (is_replaced_header(h.name)) continue;
-      if (!valid_header(h)) {
-        fail_line(job.file, job.line, "headers." + h.name + ": cannot be sent as an HTTP header");
-        return false;
-      }
-      job.headers.push_back(h);
+      if (!is_replaced_header(h.name)) job.headers.push_back(h);
     }
     job.webhook_family = webhook && !svix;
     return true;
@@ -288,8 +273,9 @@ class Run {
     }
   }
 
-  bhttp::request<bhttp::string_body> build_request(const Job& job) {
-    bhttp::request<bhttp::string_body> request{bhttp::verb::post, target_.path, 11};
+  // The body is the job's, not a copy (a line can be as large as max_body_bytes allows).
+  bhttp::request<bhttp::span_body<const char>> build_request(const Job& job) {
+    bhttp::request<bhttp::span_body<const char>> request{bhttp::verb::post, target_.path, 11};
     request.set(bhttp::field::host, target_.authority);
     bool has_content_type = false;
     for (const auto& h : job.headers) {
@@ -304,7 +290,8 @@ class Run {
     request.set(std::string(family) + "-timestamp", timestamp);
     request.set(std::string(family) + "-signature", signature ? *signature : std::string());
     request.keep_alive(true);
-    request.body() = job.body;
+    if (job.body.size() >= kExpectContinueBytes) request.set(bhttp::field::expect, "100-continue");
+    request.body() = {job.body.data(), job.body.size()};
     request.prepare_payload();
     return request;
   }
@@ -328,8 +315,18 @@ class Run {
         attempt->expired = true;
         connection.close();
       });
-      Outcome outcome = co_await connection.write(request);
-      if (outcome.ok()) outcome = co_await connection.read_header(answer);
+      Outcome outcome;
+      if (job.body.size() >= kExpectContinueBytes) {
+        outcome = co_await connection.send_expecting_continue(request, answer, kContinueWait);
+      } else {
+        outcome = co_await connection.write(request);
+        // A receiver that refused the request after its head and closed may have answered
+        // before the write failed: the answer is there to read.
+        if (outcome.failure == http_client::Failure::transport) {
+          if (const Outcome answered = co_await connection.read_header(answer); answered.ok()) outcome = answered;
+        }
+        if (outcome.ok() && !answer) outcome = co_await connection.read_header(answer);
+      }
       if (outcome.ok() && !answer->is_done()) outcome = co_await connection.read(*answer);
       attempt->active = false;
       attempt_deadline.cancel();

@@ -18,6 +18,13 @@
 // Transport: https:// with the peer verified (common/http_client/tls_context.h), or plain
 // http:// to a loopback host; plain http:// elsewhere only with allow_plain_http.
 //
+// A body of 1 MiB or more goes with "Expect: 100-continue": its head first, the body once
+// the receiver answers 100 Continue (or has said nothing for a second), so that a receiver
+// refusing it after the head (413 over max_body_bytes) is heard however large the body
+// (it drops at most 64 MiB of a refused body before closing: a whole body written first
+// failed with the answer unread). A smaller request whose write fails reads the answer
+// the receiver may have sent before closing.
+//
 // Answers: 2xx is success (the body tells stored from duplicate). An answer that is final
 // for its line (400 invalid, 401, 404, 413 too large) fails the line and the next one goes
 // on. One that says "not now" (429, 5xx) is retried after its Retry-After (seconds or an
@@ -33,7 +40,7 @@
 // are duplicates). The connections are common/http_client/connection.h's.
 //
 // Memory: at most kLaneDepth deliveries per lane and kMaxQueuedBytes of bodies are read
-// ahead of the network. Runs on the calling thread (its own io_context).
+// ahead of the network; a request's body is its delivery's, not a copy. Runs on the calling thread (its own io_context).
 #include <chrono>
 #include <cstdint>
 #include <map>

@@ -5,6 +5,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -76,6 +78,18 @@ struct Connection::Transport {
   auto async_write(const bhttp::request<Body>& request) {
     if (tls) return bhttp::async_write(*tls, request, use_tuple);
     return bhttp::async_write(*plain, request, use_tuple);
+  }
+
+  template <typename Body>
+  auto async_write_header(bhttp::request_serializer<Body>& serializer) {
+    if (tls) return bhttp::async_write_header(*tls, serializer, use_tuple);
+    return bhttp::async_write_header(*plain, serializer, use_tuple);
+  }
+
+  template <typename Body>
+  auto async_write_rest(bhttp::request_serializer<Body>& serializer) {
+    if (tls) return bhttp::async_write(*tls, serializer, use_tuple);
+    return bhttp::async_write(*plain, serializer, use_tuple);
   }
 
   template <typename Body>
@@ -232,8 +246,94 @@ net::awaitable<Outcome> Connection::write(const bhttp::request<Body>& request) {
   transport_->lowest().expires_after(options_.read_timeout);
   auto [ec, written] = co_await transport_->async_write(request);
   (void)written;
+  request_sent_ = !ec;
   if (ec) co_return failed(Step::write, ec);
   co_return Outcome{};
+}
+
+net::awaitable<Outcome> Connection::send_expecting_continue(const bhttp::request<bhttp::span_body<const char>>& request,
+                                                            std::optional<bhttp::response_parser<bhttp::string_body>>& answer,
+                                                            std::chrono::milliseconds wait) {
+  reusable_ = false;
+  request_sent_ = false;
+  if (!transport_) co_return failed(Step::write, net::error::not_connected);
+  bhttp::request_serializer<bhttp::span_body<const char>> serializer(request);
+  transport_->lowest().expires_after(options_.read_timeout);
+  {
+    auto [ec, written] = co_await transport_->async_write_header(serializer);
+    (void)written;
+    if (ec) co_return failed(Step::write, ec);
+  }
+  // The answer's heads are read beside the body's write (a stream takes one read and one
+  // write at a time). The reader ends at 100 Continue or at the final answer's head; every
+  // path below waits for it to end before this frame, which it refers to, is left. Its
+  // reads wait without a deadline while the body may still be sent (the peer answers once
+  // it has the body, however long that takes to send); `wait` bounds the first second,
+  // and read_timeout, counted from the body's last byte, the rest.
+  struct Reading {
+    bool done = false;
+    bool got_continue = false;
+    Outcome outcome;
+  };
+  Reading reading;
+  awaiting_body_ = true;
+  net::steady_timer signal(executor_, wait);  // expires after `wait`; cancelled when the reader ends
+  net::co_spawn(
+      executor_,
+      [this, &answer, &reading, &signal]() -> net::awaitable<void> {
+        const auto interim = [](unsigned status) { return status >= 100 && status < 200 && status != 101; };
+        for (;;) {
+          answer.emplace();
+          reading.outcome = co_await read_until(*answer, true);
+          if (!reading.outcome.ok()) break;
+          const unsigned status = answer->get().result_int();
+          reading.got_continue = status == 100;
+          if (reading.got_continue || !interim(status)) break;  // 102 Processing, 103 Early Hints: skipped
+        }
+        reading.done = true;
+        signal.cancel();
+      },
+      net::detached);
+  const auto until_read = [&]() -> net::awaitable<void> {
+    while (!reading.done) {
+      signal.expires_at(net::steady_timer::time_point::max());
+      co_await signal.async_wait(use_tuple);
+    }
+  };
+  co_await signal.async_wait(use_tuple);  // `wait`, or less when the reader ended
+  if (reading.done && !reading.got_continue) {
+    // An error, or a final answer before any body byte: the body stays unsent.
+    awaiting_body_ = false;
+    co_return reading.outcome;
+  }
+
+  transport_->lowest().expires_after(options_.read_timeout);  // the write's (a pending read keeps its own)
+  auto [write_ec, written] = co_await transport_->async_write_rest(serializer);
+  (void)written;
+  awaiting_body_ = false;
+  request_sent_ = !write_ec;
+  if (!reading.done) {
+    // The read under way has no deadline: this one stands for it. Shared with its handler,
+    // which may already be queued when the read ends.
+    auto watching = std::make_shared<bool>(true);
+    auto expired = std::make_shared<bool>(false);
+    net::steady_timer watchdog(executor_, options_.read_timeout);
+    watchdog.async_wait([this, watching, expired](const error_code& ec) {
+      if (ec || !*watching) return;
+      *expired = true;
+      shut();
+    });
+    co_await until_read();
+    *watching = false;
+    watchdog.cancel();
+    if (*expired && !reading.outcome.ok()) reading.outcome = failed(Step::wait, beast::error::timeout);
+  }
+  if (!reading.outcome.ok()) co_return write_ec ? failed(Step::write, write_ec) : reading.outcome;
+  // A final answer that came while the body went (a refusal after the head: the peer may
+  // have closed before taking the rest, failing the write) is the answer.
+  if (!reading.got_continue) co_return Outcome{};
+  if (write_ec) co_return failed(Step::write, write_ec);
+  co_return co_await read_header(answer);
 }
 
 template <typename Body>
@@ -271,7 +371,11 @@ net::awaitable<Outcome> Connection::read_until(bhttp::response_parser<Body>& par
     if constexpr (std::is_same_v<Body, bhttp::buffer_body>) {
       if (parser.is_header_done() && !header_only && parser.get().body().size == 0) break;  // the caller's turn
     }
-    transport.lowest().expires_after(options_.read_timeout);  // inactivity: re-armed per read
+    if (awaiting_body_) {
+      transport.lowest().expires_at(net::steady_timer::time_point::max());  // send_expecting_continue()'s
+    } else {
+      transport.lowest().expires_after(options_.read_timeout);  // inactivity: re-armed per read
+    }
     auto [ec, parsed] = co_await transport.async_read_some(parser);
     (void)parsed;
     if (ec == bhttp::error::need_buffer) break;
@@ -283,7 +387,7 @@ net::awaitable<Outcome> Connection::read_until(bhttp::response_parser<Body>& par
   // Bytes past a complete answer, before the next request was even sent, are not the next
   // answer (a peer that answered twice, or garbage): such a connection is not used again.
   // (After an interim 1xx answer they are the final one; its own read decides.)
-  if (parser.is_done()) reusable_ = parser.keep_alive() && transport.buffer.size() == 0;
+  if (parser.is_done()) reusable_ = request_sent_ && parser.keep_alive() && transport.buffer.size() == 0;
   co_return Outcome{};
 }
 

@@ -109,6 +109,20 @@ class Connection {
   template <typename Body>
   boost::asio::awaitable<Outcome> read_header(std::optional<boost::beast::http::response_parser<Body>>& parser);
 
+  // Sends `request`, which carries "Expect: 100-continue", and reads the head of the final
+  // answer into `answer`, as write() then read_header() do; but the body goes only once
+  // the peer answered 100 Continue, or said nothing within `wait` (a peer that knows no
+  // Expect, RFC 9110 §10.1.1, as curl waits). A final answer before that (413 too large,
+  // 401) is the answer and the body is never sent: a receiver that refuses a large body
+  // after its head, reads a bounded part of it and closes, would otherwise fail the write
+  // with the refusal unread. The answer is read while the body is written, so one that
+  // arrives meanwhile is the outcome even if the write then fails. A connection whose
+  // request was not sent whole is not reusable.
+  boost::asio::awaitable<Outcome> send_expecting_continue(
+      const boost::beast::http::request<boost::beast::http::span_body<const char>>& request,
+      std::optional<boost::beast::http::response_parser<boost::beast::http::string_body>>& answer,
+      std::chrono::milliseconds wait);
+
   bool is_open() const;
   bool reusable() const;
   // Closes the socket and cancels a pending operation (it ends with Failure::cancelled).
@@ -136,6 +150,8 @@ class Connection {
   std::unique_ptr<Transport> transport_;  // null until connect()
   std::shared_ptr<boost::asio::ip::tcp::resolver> resolver_;  // while resolving (close() cancels it)
   bool reusable_ = false;
+  bool request_sent_ = false;
+  bool awaiting_body_ = false;  // send_expecting_continue() may still send the body: its reads wait unbounded  // the last request was written whole (only then may its answer end the exchange)
   bool closed_ = false;  // close() was called since the last connect()
 };
 

@@ -9,8 +9,10 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -48,6 +50,7 @@ struct ServerSide::Impl {
   std::optional<tcp::socket> plain;
   std::optional<ssl::stream<tcp::socket>> tls;
   boost::beast::flat_buffer buffer;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser;  // between read_head() and read_body()
   tcp::socket& lowest() { return tls ? tls->next_layer() : *plain; }
   template <typename F>
   void with_stream(F f) {
@@ -72,6 +75,41 @@ bool ServerSide::read_request() {
   std::lock_guard lock(server_.impl_->mutex);
   ++server_.impl_->requests;
   return true;
+}
+
+bool ServerSide::read_head() {
+  impl_->parser.emplace();
+  impl_->parser->body_limit(boost::none);  // the test decides how large a body to send
+  error_code ec;
+  impl_->with_stream([&](auto& stream) { bhttp::read_header(stream, impl_->buffer, *impl_->parser, ec); });
+  if (ec) return false;
+  const auto& head = impl_->parser->get();
+  target_ = std::string(head.target());
+  expects_continue_ = boost::beast::iequals(head[bhttp::field::expect], "100-continue");
+  content_length_ = impl_->parser->content_length().value_or(0);
+  return true;
+}
+
+bool ServerSide::read_body() {
+  error_code ec;
+  impl_->with_stream([&](auto& stream) { bhttp::read(stream, impl_->buffer, *impl_->parser, ec); });
+  if (ec) return false;
+  std::lock_guard lock(server_.impl_->mutex);
+  ++server_.impl_->requests;
+  return true;
+}
+
+void ServerSide::drain(size_t at_most) {
+  size_t dropped = std::min(impl_->buffer.size(), at_most);
+  impl_->buffer.consume(impl_->buffer.size());
+  std::vector<char> room(16 * 1024);
+  while (dropped < at_most) {
+    error_code ec;
+    size_t n = 0;
+    impl_->with_stream([&](auto& stream) { n = stream.read_some(net::buffer(room.data(), std::min(room.size(), at_most - dropped)), ec); });
+    if (ec) return;
+    dropped += n;
+  }
 }
 
 void ServerSide::send(std::string_view bytes) {

@@ -24,6 +24,15 @@ class ServerSide {
   // Reads one request whole. False when the client closed the connection or sent
   // something that is not HTTP (a TLS ClientHello to a plain server).
   bool read_request();
+  // Reads a request's head only: its body is left for read_body(), or unread (a server
+  // that refuses a body after the head). False as for read_request().
+  bool read_head();
+  bool expects_continue() const { return expects_continue_; }  // the head read_head() read asked "Expect: 100-continue"
+  uint64_t content_length() const { return content_length_; }   // that head's Content-Length (0 without one)
+  // Reads the body of the request whose head read_head() read; counts the request.
+  bool read_body();
+  // Reads and drops what the client still sends, up to `at_most` bytes or its close.
+  void drain(size_t at_most);
   const std::string& target() const { return target_; }
   void send(std::string_view bytes);
   // Waits `time`, or less when the server is being destroyed.
@@ -37,6 +46,8 @@ class ServerSide {
   ScriptedServer& server_;
   std::unique_ptr<Impl> impl_;
   std::string target_;
+  bool expects_continue_ = false;
+  uint64_t content_length_ = 0;
 };
 
 enum class ServerTls {

@@ -5,8 +5,10 @@
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "replay/capture_file.h"
+#include "tests/http_client/scripted_server.h"
 #include "tests/io/io_fixtures.h"
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
@@ -22,6 +24,17 @@ std::string capture_line(const std::string& id, int64_t timestamp, const std::st
   std::string line;
   hh::replay::append_capture_line(line, id, timestamp, {}, body);
   return line;
+}
+
+// The lines of `text` that start with `file`.
+std::string lines_about(const std::string& text, const std::string& file) {
+  std::string kept;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    if (text.compare(at, file.size(), file) == 0) kept += text.substr(at, end - at) + "\n";
+    at = end + 1;
+  }
+  return kept;
 }
 
 size_t count_lines(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
@@ -93,6 +106,41 @@ BOOST_AUTO_TEST_CASE(a_line_past_what_max_body_bytes_allows_is_refused_while_rea
 
 // `[!h]` is the shell's "anything but h"; SQLite's GLOB reads it as "! or h", so the user
 // asking for everything but heart rate got only heart rate. Both spellings now negate.
+// A line whose headers cannot be HTTP headers (a CR LF in a value, a space in a name, a
+// NUL) was refused by `replay --to` and stored by offline replay: one capture, two
+// different databases. Both refuse it now, in the same words; a header the client replaces
+// (Host) is not sent, so it refuses nothing.
+BOOST_AUTO_TEST_CASE(a_header_that_cannot_be_sent_is_refused_offline_as_with_to) {
+  TempDir dir;
+  std::string file;
+  const auto add = [&file](const std::string& id, const std::vector<hh::replay::CaptureHeader>& headers) {
+    hh::replay::append_capture_line(file, id, 1700000000, headers, "{}");
+  };
+  add("h1", {{"X-Bad", "a\r\nInjected: yes"}});
+  add("h2", {{"Bad Name", "v"}});
+  add("h3", {{"X-Nul", std::string("a\0b", 3)}});
+  add("h4", {{"Host", "a\r\nb"}, {"X-Fine", "ok"}});
+  const std::string capture = dir.write("cap.jsonl", file);
+  const std::string expected = capture + ":1: headers.X-Bad: cannot be sent as an HTTP header\n" + capture +
+                               ":2: headers.Bad Name: cannot be sent as an HTTP header\n" + capture +
+                               ":3: headers.X-Nul: cannot be sent as an HTTP header\n";
+
+  auto offline = run_healthhook({"replay", capture, "--database", dir.file("out.db")});
+  BOOST_TEST(offline.exit_code == 1);
+  BOOST_TEST(lines_about(offline.stderr_text, capture) == expected, offline.stderr_text);  // the processor logs too
+  BOOST_TEST(offline.stdout_text.find(R"("lines":4,"stored":1,"duplicates":0,"failed":3)") != std::string::npos,
+             offline.stdout_text);
+
+  ScriptedServer receiver([](ServerSide& side) {
+    while (side.read_request()) side.send(ok_response(R"({"status":"stored"})"));
+  });
+  const std::string url = "http://127.0.0.1:" + std::to_string(receiver.port()) + "/webhooks";
+  auto sent = run_healthhook({"replay", capture, "--to", url, "--secret-file", dir.write("secret", random_secret())});
+  BOOST_TEST(sent.exit_code == 1);
+  BOOST_TEST(lines_about(sent.stderr_text, capture) == expected, sent.stderr_text);
+  BOOST_TEST(receiver.requests() == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(capture_event_type_takes_the_shells_negated_set) {
   TempDir dir;
   std::string file;

@@ -241,6 +241,80 @@ BOOST_AUTO_TEST_CASE(an_answer_final_for_its_line_moves_on_to_the_next) {
              sent.stdout_text);
 }
 
+// A receiver refuses a body over its max_body_bytes (413) after the head, reads and drops a
+// bounded part of it (the receiver at most 64 MiB, lingering_close.h) and closes. The body
+// was written whole before the answer was read: the write failed ("sending the request:
+// connection closed by the server (Broken pipe); stopped here"), on every run again, so the
+// run never got past that line. A large body now waits for the receiver's word (Expect:
+// 100-continue): the 413 fails its line and the next line is sent.
+BOOST_AUTO_TEST_CASE(a_large_body_the_receiver_refuses_after_its_head_fails_only_its_line) {
+  ScriptedServer receiver([](ServerSide& side) {
+    while (side.read_head()) {
+      if (side.content_length() > 1024 * 1024) {  // the receiver's max_body_bytes, say
+        side.send(response(413, "Content Too Large", R"({"error":"too large"})", "Connection: close\r\n"));
+        side.drain(64 * 1024);
+        return;  // closed with the rest of the body unread: the client's write then fails
+      }
+      if (!side.read_body()) return;
+      side.send(ok_response(R"({"status":"stored"})"));
+    }
+  });
+  TempDir dir;
+  const std::string secret = random_secret();
+  const std::string secret_file = dir.write("secret", secret);
+  // Far more than the socket buffers hold on both sides: written whole, it cannot all be
+  // taken before the receiver closes.
+  const std::string large_body = "\"" + std::string(32 * 1024 * 1024, 'x') + "\"";
+  const std::string capture = dir.write(
+      "cap.jsonl", signed_line(secret, "big", 1700000001, large_body) + signed_line(secret, "small", 1700000002, "{}"));
+  const std::string url = "http://127.0.0.1:" + std::to_string(receiver.port()) + "/webhooks";
+  auto sent = run_healthhook({"replay", capture, "--to", url, "--secret-file", secret_file});
+  BOOST_TEST(sent.exit_code == 1);
+  BOOST_TEST(sent.stderr_text == capture + ":1: HTTP 413: {\"error\":\"too large\"}\n", sent.stderr_text);
+  BOOST_TEST(sent.stdout_text.find(R"("statuses":{"200":1,"413":1},"stored":1,"duplicates":0,"failed":1,"bodies_removed":0,"stopped":false)") !=
+                 std::string::npos,
+             sent.stdout_text);
+}
+
+// The large body goes once the receiver answers 100 Continue, or after a second of
+// silence from one that ignores Expect (as curl does): either way it is stored.
+BOOST_AUTO_TEST_CASE(a_large_body_goes_after_100_continue_or_without_it) {
+  TempDir dir;
+  const std::string secret = random_secret();
+  const std::string secret_file = dir.write("secret", secret);
+  const std::string large_body = "\"" + std::string(2 * 1024 * 1024, 'y') + "\"";
+  const std::string capture = dir.write(
+      "cap.jsonl", signed_line(secret, "big", 1700000001, large_body) + signed_line(secret, "small", 1700000002, "{}"));
+
+  std::atomic<int> asked_to_continue{0};
+  ScriptedServer continuing([&](ServerSide& side) {
+    while (side.read_head()) {
+      if (side.expects_continue()) {
+        ++asked_to_continue;
+        side.send("HTTP/1.1 100 Continue\r\n\r\n");
+      }
+      if (!side.read_body()) return;
+      side.send(ok_response(R"({"status":"stored"})"));
+    }
+  });
+  const std::string url = "http://127.0.0.1:" + std::to_string(continuing.port()) + "/webhooks";
+  auto sent = run_healthhook({"replay", capture, "--to", url, "--secret-file", secret_file});
+  BOOST_TEST(sent.exit_code == 0, sent.stderr_text);
+  BOOST_TEST(asked_to_continue.load() == 1);  // the large body only
+  BOOST_TEST(continuing.requests() == 2u);
+  BOOST_TEST(sent.stdout_text.find(R"("statuses":{"200":2},"stored":2,)") != std::string::npos, sent.stdout_text);
+
+  ScriptedServer ignoring([](ServerSide& side) {  // never says 100 Continue
+    while (side.read_head() && side.read_body()) side.send(ok_response(R"({"status":"stored"})"));
+  });
+  const std::string url2 = "http://127.0.0.1:" + std::to_string(ignoring.port()) + "/webhooks";
+  auto unanswered = run_healthhook({"replay", capture, "--to", url2, "--secret-file", secret_file});
+  BOOST_TEST(unanswered.exit_code == 0, unanswered.stderr_text);
+  BOOST_TEST(ignoring.requests() == 2u);
+  BOOST_TEST(unanswered.stdout_text.find(R"("statuses":{"200":2},"stored":2,)") != std::string::npos,
+             unanswered.stdout_text);
+}
+
 // Signed with a secret the receiver does not hold, every line is refused (401), each held
 // refusal_delay_ms by the receiver: a capture of a million lines ran for days. When the
 // first 20 answers are all 401, the run stops with one line saying why.
