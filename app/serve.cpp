@@ -6,6 +6,7 @@
 #include <malloc.h>
 
 #include <system_error>
+#include <optional>
 #include <thread>
 
 #include "app/follow_ups.h"
@@ -49,7 +50,28 @@ ServeExit failed(const ServeHooks& hooks, const std::string& message, ErrorKind 
 ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t signing_secrets, Ingest& ingest,
               Processing& processing, FollowUps* follow_ups, forward::Forwarder* forwarder, HttpFront& front,
               unsigned threads) {
+  // Stopped in this order however run() ends: a thread the system refuses below (a tasks
+  // limit) throws, and the parts were then destroyed while the writer thread still ran
+  // processing steps on them (a crash under ASan in CI, thread_names_test).
+  struct StopInOrder {
+    StopInOrder(Processing& p, forward::Forwarder* f, FollowUps* u, Ingest& i)
+        : processing(p), forwarder(f), follow_ups(u), ingest(i) {}
+    StopInOrder(const StopInOrder&) = delete;
+    StopInOrder& operator=(const StopInOrder&) = delete;
+    Processing& processing;
+    forward::Forwarder* forwarder;
+    FollowUps* follow_ups;
+    Ingest& ingest;
+    ~StopInOrder() {
+      processing.stop();                 // a thread of its own finishes its step; else the writer's
+      if (forwarder) forwarder->stop();  // what is in flight goes out again after a restart
+      if (follow_ups) follow_ups->fetcher->stop();  // before the writer: jobs in flight record their outcome through it
+      ingest.writer->stop();                         // commits anything still queued
+    }
+  };
   ingest.writer->start();
+  std::optional<StopInOrder> stop_in_order;
+  stop_in_order.emplace(processing, forwarder, follow_ups, ingest);
   if (follow_ups) follow_ups->fetcher->start();  // after the writer: it writes through it
   if (forwarder) forwarder->start();
   front.listener->start();
@@ -95,10 +117,7 @@ ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t 
   front.blocking.join();
   front.refusal_log->flush();
 
-  processing.stop();                 // a thread of its own finishes its step; else the writer's
-  if (forwarder) forwarder->stop();  // what is in flight goes out again after a restart
-  if (follow_ups) follow_ups->fetcher->stop();  // before the writer: jobs in flight record their outcome through it
-  ingest.writer->stop();                         // commits anything still queued
+  stop_in_order.reset();
   log::info("stopped");
   return ServeExit::ok;
 }

@@ -151,10 +151,15 @@ int run_check_config(const CheckConfigFlags& flags) {
     report_error("check-config", secrets.error());
     return kExitBadConfig;
   }
-  // The management key is read as `teams` reads it, with its words: a missing or unreadable
-  // file is refused here, as every other secret file is, not first by `teams`.
-  if (!settings->management.url.empty() && !management_access_or_report(*settings, "check-config")) {
-    return kExitBadConfig;
+  // The management key is read as `teams` reads it, with its words. `serve` never reads it
+  // (an operator's key, often not the service user's to read), so offline a missing or
+  // unreadable file is a warning, not a refusal of a configuration serve runs with;
+  // --online needs it and refuses below, as `teams` does.
+  if (!settings->management.url.empty() && !flags.online) {
+    if (auto key = config::read_api_key_file(settings->management.key_file, settings->base_dir); !key) {
+      print_warning("management.key_file: " + key.error() +
+                    " (serve does not read it; `teams` and `check-config --online` need it)");
+    }
   }
   auto verifier = signature::Verifier::create(secrets->signing_secrets, settings->timestamp_tolerance_s);
   if (!verifier) {

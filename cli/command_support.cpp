@@ -42,8 +42,8 @@ std::string table_cell(std::string_view text, size_t width) {
 }
 
 void report_error(std::string_view command, std::string_view message) {
-  Progress::clear_line();  // on a terminal, not after a progress line
-  std::cerr << "healthhook " << command << ": " << message << "\n";
+  // On a terminal, not after a progress line.
+  Progress::write_line("healthhook " + std::string(command) + ": " + std::string(message) + "\n");
 }
 
 bool window_ok(std::string_view command, std::optional<int64_t> since, std::optional<int64_t> until,

@@ -61,8 +61,8 @@ void report_line(std::string_view file, uint64_t line, std::string_view reason) 
   if (file.empty()) {
     report_error("replay", reason);
   } else {
-    Progress::clear_line();  // on a terminal, not glued to the progress line
-    std::cerr << file << ":" << line << ": " << reason << "\n";
+    // On a terminal, not glued to the progress line.
+    Progress::write_line(std::string(file) + ":" + std::to_string(line) + ": " + std::string(reason) + "\n");
   }
 }
 

@@ -80,16 +80,7 @@ Line& Line::real(std::string_view key, double value) {
 Line::~Line() {
   if (!enabled_) return;
   text_.append("}\n");
-  Progress::clear_line();  // on a terminal, a line of its own rather than glued to a progress line
-  const char* p = text_.data();
-  size_t left = text_.size();
-  while (left > 0) {
-    const ssize_t n = ::write(STDERR_FILENO, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // EPIPE (the reader went away; serve ignores SIGPIPE), a full disk: dropped
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
+  Progress::write_line(text_);  // on a terminal, a line of its own rather than glued to a progress line
 }
 
 }  // namespace hh::log

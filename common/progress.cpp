@@ -2,21 +2,46 @@
 
 #include <unistd.h>
 
-#include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <mutex>
 
 namespace hh {
 namespace {
 
-std::atomic<bool> g_line_on_screen{false};  // a progress line is on stderr, not yet cleared
+std::mutex g_terminal;          // the drawing, the clearing and the lines written between
+bool g_line_on_screen = false;  // a progress line is on stderr, not yet cleared (g_terminal)
+
+void write_all(std::string_view text) {
+  const char* p = text.data();
+  size_t left = text.size();
+  while (left > 0) {
+    const ssize_t n = ::write(STDERR_FILENO, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // EPIPE (the reader went away; serve ignores SIGPIPE), a full disk: dropped
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+void clear_locked() {
+  if (!g_line_on_screen) return;
+  g_line_on_screen = false;
+  std::fflush(stderr);  // stderr is unbuffered; whatever stdio holds goes before the clear
+  write_all("\r\033[K");
+}
 
 }  // namespace
 
 void Progress::clear_line() {
-  if (g_line_on_screen.exchange(false)) {
-    std::fprintf(stderr, "\r\033[K");
-    std::fflush(stderr);
-  }
+  const std::lock_guard lock(g_terminal);
+  clear_locked();
+}
+
+void Progress::write_line(std::string_view text) {
+  const std::lock_guard lock(g_terminal);
+  clear_locked();
+  write_all(text);
 }
 
 Progress::Progress(std::string label, uint64_t total) : Progress(std::move(label), total, ::isatty(STDERR_FILENO) == 1) {}
@@ -49,12 +74,14 @@ void Progress::update(uint64_t done) {
   done_ = done;
   if (!enabled_) return;
   const auto now = std::chrono::steady_clock::now();
-  // At most 5 times a second; at once when a message cleared the line (it comes back
-  // under the message).
-  if (now - last_draw_ < std::chrono::milliseconds(200) && g_line_on_screen) return;
+  // At most 5 times a second, also after a message cleared the line: thousands of log
+  // lines a second must not become thousands of redraws.
+  if (now - last_draw_ < std::chrono::milliseconds(200)) return;
   last_draw_ = now;
-  std::fprintf(stderr, "\r\033[K%s", render().c_str());
+  const std::string line = "\r\033[K" + render();
+  const std::lock_guard lock(g_terminal);
   std::fflush(stderr);
+  write_all(line);
   drawn_ = true;
   g_line_on_screen = true;
 }

@@ -1,6 +1,6 @@
 #pragma once
 // Progress of long work (replay, capture, rebuild) on a terminal: one line on stderr,
-// redrawn at most 5 times a second with count, rate and ETA. Quiet when stderr is not a
+// redrawn at most 5 times a second (a message that cleared it included) with count, rate and ETA. Quiet when stderr is not a
 // TTY (systemd, CI, pipes), so logs stay clean.
 //
 //   Progress progress("replay", total_or_0);
@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace hh {
 
@@ -28,6 +29,10 @@ class Progress {
   // Clears the line any Progress drew, so that a message written next starts a line of its
   // own (it was glued to the progress line); the next update draws it again.
   static void clear_line();
+  // Writes `text` (whole lines) to stderr, the progress line cleared first. One lock covers
+  // this and the drawing, so that a line another thread logs (the WAL sync's, the
+  // checkpoint's) is never glued to a line being drawn.
+  static void write_line(std::string_view text);
 
   uint64_t done() const { return done_; }
   double elapsed_seconds() const;

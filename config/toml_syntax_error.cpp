@@ -43,8 +43,9 @@ std::optional<std::string> dotted_key(std::string_view text, size_t& at) {
 }
 
 struct KeyLine {
-  std::string key;     // as written, without blanks: "base_url"
+  std::string key;         // as written, without blanks: "base_url"
   std::string_view value;  // what follows the '='
+  size_t equals_column;    // the '=', 1-based as toml++ counts columns
 };
 
 // The `key = value` a line starts with.
@@ -52,7 +53,7 @@ std::optional<KeyLine> key_line(std::string_view line) {
   size_t at = 0;
   auto key = dotted_key(line, at);
   if (!key || at == line.size() || line[at] != '=') return std::nullopt;
-  return KeyLine{std::move(*key), line.substr(at + 1)};
+  return KeyLine{std::move(*key), line.substr(at + 1), at + 1};
 }
 
 // A table header line's name and whether it opens an array of tables ([[forward]]).
@@ -155,7 +156,19 @@ std::string toml_syntax_error(std::string_view text, std::string_view source_nam
   const std::vector<std::string_view> lines = lines_of(text);
   const bool in_text = line >= 1 && static_cast<size_t>(line) <= lines.size();
   const auto key = in_text ? key_line(lines[static_cast<size_t>(line) - 1]) : std::nullopt;
-  if (!key) return message + std::string(description);
+  // Named only when the error is in that line's value: an array left open lines above is
+  // reported where the parser gave up, at the start of an innocent `key =` (review). And
+  // not after a multi-line string, whose lines this reading cannot tell from keys and
+  // table headers.
+  const auto multi_line_string_before = [&] {
+    for (size_t i = 0; i + 1 < static_cast<size_t>(line); ++i) {
+      if (lines[i].find("\"\"\"") != std::string_view::npos || lines[i].find("'''") != std::string_view::npos) return true;
+    }
+    return false;
+  };
+  if (!key || column <= static_cast<int64_t>(key->equals_column) || multi_line_string_before()) {
+    return message + std::string(description);
+  }
   const std::string name = table_before(lines, static_cast<size_t>(line)) + key->key;
   message += name + ": " + std::string(description);
   if (bare_text(key->value) && !takes_no_string(name)) message += " (a string needs quotes: " + key->key + " = \"…\")";

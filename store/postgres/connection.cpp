@@ -58,10 +58,17 @@ std::string statement_name(std::string_view sql) {
 // unexpectedly This probably means the server terminated abnormally…") blame a crash;
 // most often the server ended the session on purpose (idle_session_timeout, which ends a
 // frozen instance's session, pg_terminate_backend, a restart) or the network broke.
+// What the server said before it closed (e.g. "FATAL: terminating connection due to
+// idle-session timeout") is kept; only libpq's phrase and its guess are replaced.
 std::string lost_connection_message(std::string message) {
-  if (message.find("server closed the connection unexpectedly") == std::string::npos) return message;
-  return "the server closed the connection (it ended this session, as it does after idle_session_timeout or "
-         "pg_terminate_backend, or restarted, or the network broke)";
+  const size_t phrase = message.find("server closed the connection unexpectedly");
+  if (phrase == std::string::npos) return message;
+  std::string said = message.substr(0, phrase);
+  while (!said.empty() && said.back() == ' ') said.pop_back();
+  const std::string closed =
+      "the server closed the connection (it ended this session, as it does after idle_session_timeout or "
+      "pg_terminate_backend, or restarted, or the network broke)";
+  return said.empty() ? closed : said + "; " + closed;
 }
 
 bool succeeded(const PGresult* result) {

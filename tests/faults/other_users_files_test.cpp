@@ -94,6 +94,22 @@ const std::vector<std::vector<std::string>> kServe = {
 
 size_t lines(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
 
+// Each command refused with exit 1 and one line holding `expected`, the file's owner and
+// mode after it (root's file, when the other user runs them).
+void each_refused(const StoreFolder& store, const std::vector<std::vector<std::string>>& commands,
+                  const std::string& expected) {
+  for (const auto& command : commands) {
+    BOOST_TEST_CONTEXT(command[0]) {
+      const Ran refused = store.run(command);
+      BOOST_TEST(refused.exit_code == 1, refused.stderr_text);
+      BOOST_TEST(lines(refused.stderr_text) == 1u, refused.stderr_text);
+      BOOST_TEST(refused.stderr_text.find(expected) != std::string::npos, refused.stderr_text);
+      BOOST_TEST(refused.stderr_text.find(", mode 0") != std::string::npos, refused.stderr_text);
+      if (root()) BOOST_TEST(refused.stderr_text.find("owner root, mode 0600)") != std::string::npos, refused.stderr_text);
+    }
+  }
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(every_command_names_a_database_file_this_user_may_not_read,
@@ -105,16 +121,7 @@ BOOST_AUTO_TEST_CASE(every_command_names_a_database_file_this_user_may_not_read,
                                std::string(hh::sqlite::kDatabaseFile) + " (Permission denied; owner ";
   std::vector<std::vector<std::string>> commands = kServe;
   commands.insert(commands.end(), {{"query", "users"}, {"jobs"}, {"rebuild"}, {"purge-user", "u1"}, {"capture"}});
-  for (const auto& command : commands) {
-    BOOST_TEST_CONTEXT(command[0]) {
-      const Ran refused = store.run(command);
-      BOOST_TEST(refused.exit_code == 1, refused.stderr_text);
-      BOOST_TEST(lines(refused.stderr_text) == 1u, refused.stderr_text);
-      BOOST_TEST(refused.stderr_text.find(expected) != std::string::npos, refused.stderr_text);
-      BOOST_TEST(refused.stderr_text.find(", mode 0") != std::string::npos, refused.stderr_text);
-      if (root()) BOOST_TEST(refused.stderr_text.find("owner root, mode 0600)") != std::string::npos, refused.stderr_text);
-    }
-  }
+  each_refused(store, commands, expected);
   if (!root()) fs::permissions(store.database, fs::perms::owner_read | fs::perms::owner_write);
 }
 
@@ -135,15 +142,7 @@ BOOST_AUTO_TEST_CASE(a_lock_file_this_user_may_not_write_is_named_with_its_owner
                                std::string(hh::sqlite::kLockFile) + " (Permission denied; owner ";
   std::vector<std::vector<std::string>> commands = kServe;
   commands.insert(commands.end(), {{"rebuild"}, {"purge-user", "u1"}});
-  for (const auto& command : commands) {
-    BOOST_TEST_CONTEXT(command[0]) {
-      const Ran refused = store.run(command);
-      BOOST_TEST(refused.exit_code == 1, refused.stderr_text);
-      BOOST_TEST(lines(refused.stderr_text) == 1u, refused.stderr_text);
-      BOOST_TEST(refused.stderr_text.find(expected) != std::string::npos, refused.stderr_text);
-      if (root()) BOOST_TEST(refused.stderr_text.find("owner root, mode 0600)") != std::string::npos, refused.stderr_text);
-    }
-  }
+  each_refused(store, commands, expected);
   // The lock file the other user's too: the store is theirs again, and the same commands work.
   if (root()) {
     BOOST_REQUIRE(::chown(store.lock.c_str(), kOtherUser, kOtherUser) == 0);

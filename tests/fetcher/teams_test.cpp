@@ -69,6 +69,21 @@ std::vector<fake::RecordedRequest> follow_ups_at(const fake::FakeService& servic
   return service.requests_except("/v2/providers");
 }
 
+// The example workout-stream delivery of the EU team's user posted: its stream is fetched
+// from the EU service with the EU key, nothing from the primary. Returns the body sent.
+std::string eu_stream_goes_to_the_eu_service(test::ServerProcess& server, test::HttpClient& client,
+                                             const fake::FakeService& primary, const fake::FakeService& eu) {
+  const std::string eu_body = test::example_file("workout-stream.json");
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_eu_stream", eu_body).status, 200);
+  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM jobs WHERE state = 'done'", 1));
+  const auto at_eu = follow_ups_at(eu);
+  BOOST_REQUIRE_EQUAL(at_eu.size(), 1u);
+  BOOST_TEST(at_eu[0].path == "/v2/timeseries/workouts/" + kEuWorkout + "/stream");
+  BOOST_TEST(at_eu[0].api_key == kEuKey);
+  BOOST_TEST(follow_ups_at(primary).empty());
+  return eu_body;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(an_eu_teams_follow_ups_and_commands_go_to_its_base_url_with_its_key) {
@@ -79,14 +94,7 @@ BOOST_AUTO_TEST_CASE(an_eu_teams_follow_ups_and_commands_go_to_its_base_url_with
   test::HttpClient client(server.port());
 
   // A workout of the EU team's user: its stream comes from the EU service.
-  const std::string eu_body = test::example_file("workout-stream.json");
-  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_eu_stream", eu_body).status, 200);
-  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM jobs WHERE state = 'done'", 1));
-  auto at_eu = follow_ups_at(eu);
-  BOOST_REQUIRE_EQUAL(at_eu.size(), 1u);
-  BOOST_TEST(at_eu[0].path == "/v2/timeseries/workouts/" + kEuWorkout + "/stream");
-  BOOST_TEST(at_eu[0].api_key == kEuKey);
-  BOOST_TEST(follow_ups_at(primary).empty());
+  const std::string eu_body = eu_stream_goes_to_the_eu_service(server, client, primary, eu);
   // Applied after the job is done (the processor applies the stored page next).
   BOOST_TEST(test::wait_for_value(server.database(),
                                   "SELECT count(*) FROM stream_points WHERE workout_id = '" + kEuWorkout + "'", 120));
@@ -114,7 +122,7 @@ BOOST_AUTO_TEST_CASE(an_eu_teams_follow_ups_and_commands_go_to_its_base_url_with
   // refresh finds the user's team in the database; --team overrides it.
   auto refreshed = test::run_healthhook({"refresh", kEuUser, "--config", server.config_file()});
   BOOST_TEST(refreshed.exit_code == 0, refreshed.stderr_text);
-  at_eu = follow_ups_at(eu);
+  auto at_eu = follow_ups_at(eu);
   BOOST_REQUIRE_EQUAL(at_eu.size(), 2u);
   BOOST_TEST(at_eu[1].method == "POST");
   BOOST_TEST(at_eu[1].path == "/v2/user/refresh/" + kEuUser);
@@ -236,16 +244,10 @@ BOOST_AUTO_TEST_CASE(a_team_id_in_capitals_is_the_team_its_deliveries_name) {
   test::ServerProcess server(dir, teams_toml(dir, primary, eu, in_capitals(kEuTeam)));
   test::HttpClient client(server.port());
 
-  const std::string eu_body = test::example_file("workout-stream.json");
+  // The example names the team in lower case; the config, in capitals.
+  const std::string eu_body = eu_stream_goes_to_the_eu_service(server, client, primary, eu);
   BOOST_REQUIRE(eu_body.find("\"team_id\": \"" + kEuTeam + "\"") != std::string::npos ||
                 eu_body.find("\"team_id\":\"" + kEuTeam + "\"") != std::string::npos);
-  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_eu_stream", eu_body).status, 200);
-  BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM jobs WHERE state = 'done'", 1));
-  auto at_eu = follow_ups_at(eu);
-  BOOST_REQUIRE_EQUAL(at_eu.size(), 1u);
-  BOOST_TEST(at_eu[0].path == "/v2/timeseries/workouts/" + kEuWorkout + "/stream");
-  BOOST_TEST(at_eu[0].api_key == kEuKey);
-  BOOST_TEST(follow_ups_at(primary).empty());
 
   // A delivery that writes the team in capitals is the same team too.
   const std::string second_user = "44444444-5555-4666-8777-888888888888";
@@ -255,7 +257,7 @@ BOOST_AUTO_TEST_CASE(a_team_id_in_capitals_is_the_team_its_deliveries_name) {
   capitals_body = teams_replaced(capitals_body, kEuWorkout, second_workout);
   BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_capitals_stream", capitals_body).status, 200);
   BOOST_TEST(test::wait_for_value(server.database(), "SELECT count(*) FROM jobs WHERE state = 'done'", 2));
-  at_eu = follow_ups_at(eu);
+  auto at_eu = follow_ups_at(eu);
   BOOST_REQUIRE_EQUAL(at_eu.size(), 2u);
   BOOST_TEST(at_eu[1].path == "/v2/timeseries/workouts/" + second_workout + "/stream");
   BOOST_TEST(at_eu[1].api_key == kEuKey);

@@ -293,6 +293,14 @@ BOOST_AUTO_TEST_CASE(a_toml_syntax_error_names_the_key_and_the_missing_quotes) {
   // A line that sets no key (a table header): toml++'s words after the place.
   e = error_of("[service\n");
   BOOST_TEST(e.starts_with(":1:9: Error while parsing table header"), e);
+  // An array left open lines above is reported at the start of the next `key =`: that key
+  // is not the fault, and is not named (review).
+  e = error_of("signing_secret_files = [\n  \"a.txt\",\nlisten = \"127.0.0.1:8080\"\n");
+  BOOST_TEST(e.starts_with(":3:1: "), e);
+  BOOST_TEST(e.find("listen") == std::string::npos, e);
+  // After a multi-line string, whose lines may look like table headers: no key named.
+  e = error_of("[service]\napi_key_header = \"\"\"\n[[forward]]\n\"\"\"\nbase_url = https://api.example\n");
+  BOOST_TEST(e.find("forward[0]") == std::string::npos, e);
 }
 
 BOOST_AUTO_TEST_CASE(console_keys) {
