@@ -20,7 +20,7 @@ namespace {
 // A configuration in `dir` with max_connections = 5000; its path.
 std::string write_config(const TempDir& dir) {
   dir.write("secret", random_secret() + "\n");
-  return dir.write("healthhook.toml", "listen = \"127.0.0.1:53021\"\ndatabase = \"" + dir.file("healthhook.db") +
+  return dir.write("healthhook.toml", "listen = \"" + unserved_listen_address(29021) + "\"\ndatabase = \"" + dir.file("healthhook.db") +
                                           "\"\nsigning_secret_files = [\"secret\"]\nmax_connections = 5000\n");
 }
 
@@ -97,7 +97,7 @@ BOOST_AUTO_TEST_CASE(check_config_prints_the_body_limit_and_budget_serve_fits) {
   const std::string limits = "max_body_bytes = 1073741824\nmax_inflight_body_mib = 1\n";
   dir.write("secret", random_secret() + "\n");
   const std::string config =
-      dir.write("check.toml", "listen = \"127.0.0.1:53763\"\ndatabase = \"" + dir.file("healthhook.db") +
+      dir.write("check.toml", "listen = \"" + unserved_listen_address(29763) + "\"\ndatabase = \"" + dir.file("healthhook.db") +
                                   "\"\nsigning_secret_files = [\"secret\"]\n" + limits);
 
   // serve: what it runs with, from its warnings.
@@ -143,7 +143,7 @@ BOOST_AUTO_TEST_CASE(check_config_prints_the_body_limit_and_budget_serve_fits) {
              checked.stdout_text);
 
   // Limits that fit: as configured, nothing said.
-  const std::string fitting = dir.write("fitting.toml", "listen = \"127.0.0.1:53763\"\ndatabase = \"" +
+  const std::string fitting = dir.write("fitting.toml", "listen = \"" + unserved_listen_address(29763) + "\"\ndatabase = \"" +
                                                             dir.file("healthhook.db") +
                                                             "\"\nsigning_secret_files = [\"secret\"]\n"
                                                             "max_body_bytes = 2097152\nmax_inflight_body_mib = 3\n");

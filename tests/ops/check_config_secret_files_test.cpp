@@ -25,7 +25,7 @@ namespace {
 std::string write_config(const TempDir& dir) {
   dir.write("secret", random_secret() + "\n");
   dir.write("secret2", random_secret() + "\n");
-  return dir.write("healthhook.toml", "listen = \"127.0.0.1:53764\"\ndatabase = \"" + dir.file("healthhook.db") +
+  return dir.write("healthhook.toml", "listen = \"" + unserved_listen_address(29764) + "\"\ndatabase = \"" + dir.file("healthhook.db") +
                                           "\"\nsigning_secret_files = [\"secret\"]\n");
 }
 
@@ -51,7 +51,7 @@ BOOST_AUTO_TEST_CASE(a_blank_at_an_end_of_a_file_name_is_said_with_the_name_quot
 
   // A space inside the quotes of the file, at the end.
   const std::string quoted_space = dir.write(
-      "space.toml", "listen = \"127.0.0.1:53764\"\ndatabase = \"" + dir.file("healthhook.db") +
+      "space.toml", "listen = \"" + unserved_listen_address(29764) + "\"\ndatabase = \"" + dir.file("healthhook.db") +
                         "\"\nsigning_secret_files = [\"secret \"]\n");
   const auto trailing = run_healthhook({"check-config", "--config", quoted_space});
   BOOST_TEST(trailing.exit_code == 2);

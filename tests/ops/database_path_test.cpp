@@ -123,15 +123,15 @@ BOOST_AUTO_TEST_CASE(check_config_prints_a_relative_database_as_the_absolute_pat
   const std::string relative =
       std::filesystem::relative(dir.file("state.db"), std::filesystem::current_path()).string();
   BOOST_REQUIRE(!relative.starts_with("/"));
-  const std::string config = dir.write("conf/healthhook.toml", "listen = \"127.0.0.1:53765\"\ndatabase = \"" + relative +
+  const std::string config = dir.write("conf/healthhook.toml", "listen = \"" + unserved_listen_address(29765) + "\"\ndatabase = \"" + relative +
                                                                    "\"\nsigning_secret_files = [\"secret\"]\n");
   const auto checked = run_healthhook({"check-config", "--config", config});
   BOOST_TEST(checked.exit_code == 0, checked.stderr_text);
   const std::string absolute = std::filesystem::weakly_canonical(dir.file("state.db")).string();
-  BOOST_TEST(checked.stdout_text.find("{\"status\":\"ok\",\"listen\":\"127.0.0.1:53765\",\"database\":\"" + absolute +
+  BOOST_TEST(checked.stdout_text.find("{\"status\":\"ok\",\"listen\":\"" + unserved_listen_address(29765) + "\",\"database\":\"" + absolute +
                                       "\",") != std::string::npos,
              checked.stdout_text);
-  BOOST_TEST(checked.stdout_text.find("\"settings\":{\"listen\":\"127.0.0.1:53765\",\"database\":\"" + absolute +
+  BOOST_TEST(checked.stdout_text.find("\"settings\":{\"listen\":\"" + unserved_listen_address(29765) + "\",\"database\":\"" + absolute +
                                       "\"") != std::string::npos,
              checked.stdout_text);
   // The setting's text says so (docs/configuration.md is generated from it).

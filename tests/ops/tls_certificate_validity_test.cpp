@@ -102,7 +102,7 @@ double not_after_unix(const std::string& pem) {
 ProcessResult check_config(const TempDir& dir, const TestCertificate& certificate) {
   install_listener_certificate(dir, certificate);
   dir.write("secret", random_secret() + "\n");
-  const std::string config = dir.write("healthhook.toml", "listen = \"127.0.0.1:53020\"\ndatabase = \"" +
+  const std::string config = dir.write("healthhook.toml", "listen = \"" + unserved_listen_address(29020) + "\"\ndatabase = \"" +
                                                               dir.file("healthhook.db") +
                                                               "\"\nsigning_secret_files = [\"secret\"]\n" + kListenerTlsToml);
   return run_healthhook({"check-config", "--config", config});

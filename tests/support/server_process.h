@@ -33,6 +33,13 @@ struct ProcessLimits {
   std::optional<mode_t> umask;
 };
 
+// "127.0.0.1:PORT" for a configuration that check-config judges and nothing serves. PORT
+// lies below Linux's ephemeral range (32768-60999), from which every test server (it binds
+// port 0) and every outbound connection takes its port: check-config's "is in use now" note
+// then never joins the output at random (a CI run failed so on 53020). Suites run in
+// parallel, so each passes its own port.
+inline std::string unserved_listen_address(unsigned short port) { return "127.0.0.1:" + std::to_string(port); }
+
 // Runs `healthhook args…` to completion (for command-line tests); stdin from `input`.
 ProcessResult run_healthhook(const std::vector<std::string>& args, const std::string& input = "",
                              const std::vector<std::string>& extra_env = {},
