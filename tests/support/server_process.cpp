@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -300,7 +302,22 @@ int ServerProcess::wait(std::chrono::seconds timeout) {
 int ServerProcess::stop(std::chrono::seconds timeout) {
   signal(SIGTERM);
   const int code = wait(timeout);
-  if (code < 0) kill_hard();
+  if (code < 0) {
+    // A serve that does not stop is a hang to find: what it logged last and, where gdb is
+    // installed, where each of its threads waits, before it is killed.
+    std::fprintf(stderr, "serve (pid %d) still runs %lld s after SIGTERM; its last log lines:\n", static_cast<int>(pid_),
+                 static_cast<long long>(timeout.count()));
+    const auto lines = log_lines();
+    for (size_t i = lines.size() > 30 ? lines.size() - 30 : 0; i < lines.size(); ++i) {
+      std::fprintf(stderr, "  %s\n", lines[i].c_str());
+    }
+    if (::access("/usr/bin/gdb", X_OK) == 0) {
+      const std::string command =
+          "/usr/bin/gdb -batch -p " + std::to_string(pid_) + " -ex 'thread apply all bt' 1>&2 2>/dev/null";
+      [[maybe_unused]] const int ignored = std::system(command.c_str());
+    }
+    kill_hard();
+  }
   return code;
 }
 
