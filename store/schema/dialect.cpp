@@ -1,5 +1,6 @@
 #include "store/schema/dialect.h"
 
+#include "common/glob_problem.h"
 #include "store/schema/glob_regex.h"
 
 namespace hh::store::schema {
@@ -76,8 +77,9 @@ std::string globs_condition(std::span<const std::string> globs, std::string_view
   std::string sql = "(";
   for (size_t i = 0; i < globs.size(); ++i) {
     if (i > 0) sql += " OR ";
+    const std::string glob = glob_with_shell_negation(globs[i]);  // as written in settings: `[!h]` too
     sql += std::string(column) +
-           (dialect == Dialect::sqlite ? " GLOB " + sql_literal(globs[i]) : " ~ " + sql_literal(glob_to_regex(globs[i])));
+           (dialect == Dialect::sqlite ? " GLOB " + sql_literal(glob) : " ~ " + sql_literal(glob_to_regex(glob)));
   }
   return sql + ")";
 }

@@ -32,8 +32,9 @@ std::string_view type_name(Type type, Dialect dialect);
 // a statement prepared once, never for values.
 std::string sql_literal(std::string_view text);
 
-// A condition that `column` matches one of `globs` (SQLite's GLOB: * ? [...],
-// case-sensitive, the whole string), quoted in; true when there are none. SQLite spells it
+// A condition that `column` matches one of `globs` (SQLite's GLOB: * ? [...], with the
+// shell's `[!...]` read as `[^...]`; case-sensitive, the whole string), quoted in; true
+// when there are none. SQLite spells it
 // GLOB, PostgreSQL the same pattern as a regular expression (glob_regex.h).
 std::string globs_condition(std::span<const std::string> globs, std::string_view column, Dialect dialect);
 

@@ -241,6 +241,28 @@ BOOST_AUTO_TEST_CASE(deliveries_mode_forwards_matching_bodies_byte_exact_under_t
   BOOST_TEST(accepted[0].body == sleep);
 }
 
+// `[!h]` in events is the shell's "any character but h", as everywhere globs are taken
+// (docs/getting-data-out.md): SQLite's GLOB (and the regular expression PostgreSQL gets)
+// read it as "! or h", so the destination got exactly the heart rate it was meant to leave
+// out and never the sleep (black-box finding).
+BOOST_AUTO_TEST_CASE(a_negated_set_in_events_leaves_out_what_it_names) {
+  const std::string secret = test::random_secret();
+  test::FakeBackend backend(backend_options(secret));
+  test::TempDir dir;
+  test::ServerProcess server(
+      dir, forward_toml(dir, "raw", backend.url(), secret, "mode = \"deliveries\"\nevents = [\"daily.data.[!h]*\"]\n"));
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(
+      client.post_webhook(server.secret(), "msg_hr", test::example_file("timeseries-heartrate.json")).status, 200);
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_sleep", test::example_file("summary-sleep.json")).status,
+                      200);
+  BOOST_REQUIRE(backend.wait_for_unique(1, 30s));
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM outbox", 0));
+  const auto accepted = backend.accepted();
+  BOOST_REQUIRE_EQUAL(accepted.size(), 1u);
+  BOOST_TEST(accepted[0].id == "msg_sleep");
+}
+
 BOOST_AUTO_TEST_CASE(each_answer_has_its_documented_outcome) {
   const std::string secret = test::random_secret();
   test::FakeBackend backend(backend_options(secret));

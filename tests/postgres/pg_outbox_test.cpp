@@ -13,6 +13,7 @@
 #include "store/postgres/jobs/pg_job_admin.h"
 #include "store/postgres/outbox/pg_outbox.h"
 #include "store/postgres/outbox/pg_outbox_writer.h"
+#include "store/schema/dialect.h"
 #include "store/schema/glob_regex.h"
 #include "store/outbox.h"
 #include "store/sqlite/outbox/sqlite_outbox.h"
@@ -152,6 +153,12 @@ BOOST_AUTO_TEST_CASE(globs_become_anchored_regular_expressions) {
   BOOST_TEST(store::schema::glob_to_regex("[]x]") == "^[\\]x]$");
   BOOST_TEST(store::schema::glob_to_regex("(a)+{1}|$") == "^\\(a\\)\\+\\{1\\}\\|\\$$");
   BOOST_TEST(store::schema::glob_to_regex("[ab") == "a^");
+  // [[forward]] events as written, the shell's `[!h]` included (it was "! or h" in both).
+  const std::vector<std::string> events{"daily.data.[!h]*"};
+  BOOST_TEST(store::schema::globs_condition(events, "event_type", store::schema::Dialect::postgres) ==
+             "(event_type ~ '^daily\\.data\\.[^h].*$')");
+  BOOST_TEST(store::schema::globs_condition(events, "event_type", store::schema::Dialect::sqlite) ==
+             "(event_type GLOB 'daily.data.[^h]*')");
 }
 
 BOOST_AUTO_TEST_CASE(entries_of_a_commit_that_rolls_back_are_gone_with_it) {
