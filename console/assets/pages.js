@@ -42,6 +42,18 @@ function bytes(n) {
   return (i ? n.toFixed(1) : n) + ' ' + units[i];
 }
 
+// A figure the server could not read (the database did not answer when the figures were
+// taken: PostgreSQL unreachable) comes as null: shown as unknown, never as 0.
+const UNKNOWN_TITLE = 'Unknown: the database did not answer when these figures were read';
+function figure(value, format = String, unit = '') {
+  return value === null || value === undefined
+    ? h('span', { class: 'unknown', title: UNKNOWN_TITLE }, '–' + unit) : format(value);
+}
+// A last error as stored, without an empty tail ("HTTP 500: " when the answer had no body).
+function errorText(text) { return (text || '').replace(/[:\s]+$/, ''); }
+// When the next attempt is due: none for an entry or job that is dead (nothing retries it).
+function nextAttempt(state, ms) { return state === 'dead' ? '–' : iso(ms); }
+
 function table(id, headings, rows, attrs = {}) {
   return h('table', { id, ...attrs },
     h('thead', {}, h('tr', {}, headings.map((t) => h('th', {}, t)))),
@@ -122,6 +134,14 @@ function overviewModel(data) {
   return { series, find, latest, points: data.points, interval: data.interval_s };
 }
 
+// GET /readyz (no session needed; same origin): {ready, reason}.
+async function readyz() {
+  const response = await fetch('/readyz', { credentials: 'same-origin' });
+  let answer = {};
+  try { answer = await response.json(); } catch (_) { /* not JSON: the status says it */ }
+  return { ready: response.ok, reason: answer.reason || `HTTP ${response.status}` };
+}
+
 export async function overview(root) {
   const cards = h('section', { class: 'cards' });
   const charts = h('section', { class: 'charts' });
@@ -136,15 +156,18 @@ export async function overview(root) {
   const rebuilding = h('p', { id: 'overview-rebuild', class: 'error', hidden: true },
     'Rebuild unfinished: the derived tables are incomplete until serve has applied the inbox again ' +
     '(the pages that read them answer 503 meanwhile).');
-  root.append(h('h1', {}, 'Overview'), stale, rebuilding, cards, charts, inbox, forwarding, teams);
+  const notReady = h('p', { id: 'overview-not-ready', class: 'error', hidden: true });
+  root.append(h('h1', {}, 'Overview'), stale, rebuilding, notReady, cards, charts, inbox, forwarding, teams);
   let lastRead = Date.now();
   const draw = async () => {
     const data = await api('/api/overview');
     lastRead = Date.now();
     stale.hidden = true;
     const m = overviewModel(data);
-    const value = (metric, pred) => m.find(metric, pred).reduce((sum, s) => sum + (m.latest(s) ?? 0), 0);
-    rebuilding.hidden = value('healthhook_rebuild_unfinished') === 0;
+    // The sum of a family's latest values; null (unknown) when any of them is.
+    const total = (found) => found.reduce((sum, s) => (sum === null || m.latest(s) == null ? null : sum + m.latest(s)), 0);
+    const value = (metric, pred) => total(m.find(metric, pred));
+    rebuilding.hidden = !value('healthhook_rebuild_unfinished');
     const outcomes = m.find('healthhook_deliveries_total');
     // The last minute's rate once the history covers a minute; before that (just after a
     // start) the count over what it covers: 3 in 10 s is not "18 / min".
@@ -159,6 +182,11 @@ export async function overview(root) {
     };
     const card = (label, text, id, note) => h('div', { class: 'card' }, h('div', { class: 'label' }, label),
       h('div', { class: 'value', id }, text), note ? h('div', { class: 'note' }, note) : null);
+    // Why deliveries are refused now (/readyz's reason: max_database_mib reached, the queue
+    // above its high-water mark, the disk nearly full…): the cards count the 503s, this says why.
+    const readiness = await readyz();
+    notReady.hidden = readiness.ready;
+    notReady.textContent = readiness.ready ? '' : `Not ready (/readyz answers 503): ${readiness.reason}`;
     const stored = outcomes.find((s) => s.labels.outcome === 'stored');
     const jobs = m.find('healthhook_jobs');
     cards.replaceChildren(
@@ -167,11 +195,11 @@ export async function overview(root) {
            (stored && lately(stored)) || 'since start'),
       ...outcomes.filter((s) => s.labels.outcome !== 'stored').map((s) =>
         card('Answered ' + s.labels.outcome.replaceAll('_', ' '), String(m.latest(s) ?? 0), 'overview-' + s.labels.outcome)),
-      card('Processor lag', `${value('healthhook_processor_lag_deliveries')} deliveries`, 'overview-lag',
-           seconds(value('healthhook_processor_lag_seconds')) + ' behind'),
-      card('Follow-up jobs due', String(jobs.filter((s) => s.labels.state === 'queued').reduce((a, s) => a + (m.latest(s) ?? 0), 0)),
-           'overview-jobs-due', `${jobs.filter((s) => s.labels.state === 'dead').reduce((a, s) => a + (m.latest(s) ?? 0), 0)} dead`),
-      card('Database', bytes(value('healthhook_database_bytes')), 'overview-database'),
+      card('Processor lag', figure(value('healthhook_processor_lag_deliveries'), (n) => `${n} deliveries`), 'overview-lag',
+           figure(value('healthhook_processor_lag_seconds'), (s) => seconds(s) + ' behind', ' behind')),
+      card('Follow-up jobs due', figure(total(jobs.filter((s) => s.labels.state === 'queued'))), 'overview-jobs-due',
+           figure(total(jobs.filter((s) => s.labels.state === 'dead')), (n) => `${n} dead`, ' dead')),
+      card('Database', figure(value('healthhook_database_bytes'), bytes), 'overview-database'),
     );
 
     const start = m.points.length ? m.points[0].t : Date.now() - HOUR;
@@ -201,12 +229,12 @@ export async function overview(root) {
     const held = m.find('healthhook_inbox_deliveries');
     const families = [...new Set(held.map((s) => s.labels.family))].sort();
     const statuses = [...new Set(held.map((s) => s.labels.status))].sort();
-    const count = (family, status) => held.filter((s) => s.labels.family === family && (!status || s.labels.status === status))
-      .reduce((sum, s) => sum + (m.latest(s) ?? 0), 0);
+    const count = (family, status) => total(held.filter((s) => s.labels.family === family &&
+                                                         (!status || s.labels.status === status)));
     inbox.replaceChildren(h('h2', {}, 'In the inbox, by family'), families.length
       ? table('overview-inbox', ['Family', ...statuses, 'In all'], families.map((f) => h('tr', { 'data-family': f },
-        h('td', {}, f), ...statuses.map((st) => h('td', { 'data-status': st }, String(count(f, st)))),
-        h('td', { 'data-status': 'all' }, String(count(f))))))
+        h('td', {}, f), ...statuses.map((st) => h('td', { 'data-status': st }, figure(count(f, st)))),
+        h('td', { 'data-status': 'all' }, figure(count(f))))))
       : h('p', { class: 'muted' }, 'The inbox holds no processed delivery yet.'));
 
     const destinations = await api('/v1/forwarding');
@@ -216,7 +244,7 @@ export async function overview(root) {
       const dead = await entriesOf(d.destination, { state: 'dead', limit: 1 });
       const unread = waiting.error || dead.error;
       const lastError = unread ? `Could not load its entries: ${unread}`
-        : (waiting.items[0] && waiting.items[0].last_error) || (dead.items[0] && dead.items[0].last_error) || '';
+        : errorText((waiting.items[0] && waiting.items[0].last_error) || (dead.items[0] && dead.items[0].last_error));
       rows.push(h('tr', { 'data-destination': d.destination }, h('td', {}, d.destination), h('td', {}, destinationState(d)),
         h('td', {}, d.pending), h('td', {}, d.dead), h('td', {}, d.dropped), h('td', {}, ago(d.oldest_pending_created_at_ms)),
         h('td', { class: 'error-text' }, lastError)));
@@ -411,6 +439,8 @@ export async function delivery(root, messageId) {
   const forwards = [];
   const unread = [];  // destinations whose entries did not load
   const destinations = await api('/v1/forwarding');
+  // A destination whose [[forward]] block was removed: its entries shown, no action reaches it.
+  const unconfigured = new Set(destinations.destinations.filter((x) => x.configured === false).map((x) => x.destination));
   for (const dest of destinations.destinations) {
     // This delivery's entries, every state, asked of the server by seq (it once read each
     // state's first 1,000 and kept this seq's: a delivery past them showed "None waiting").
@@ -424,13 +454,14 @@ export async function delivery(root, messageId) {
   }
   root.append(h('h2', {}, 'Forwarded messages it produced (not yet delivered)'),
     forwards.length ? table('delivery-forwards', ['Outbox id', 'Destination', 'State', 'Attempts', 'Last error'],
-      forwards.map((e) => h('tr', { class: 'forward' }, h('td', {}, e.outbox_id), h('td', {}, e.destination),
-        h('td', {}, e.state), h('td', {}, e.attempts), h('td', { class: 'error-text' }, e.last_error || ''))))
+      forwards.map((e) => h('tr', { class: 'forward', 'data-destination': e.destination }, h('td', {}, e.outbox_id),
+        h('td', {}, unconfigured.has(e.destination) ? `${e.destination} (not configured)` : e.destination),
+        h('td', {}, e.state), h('td', {}, e.attempts), h('td', { class: 'error-text' }, errorText(e.last_error)))))
       : h('p', { id: 'delivery-forwards', class: 'muted' }, 'None waiting: sent, or none was made.'),
     unread.length ? h('p', { class: 'error' }, 'Could not load the entries of ' + unread.join('; ')) : '');
   if (isAdmin() && forwards.length) {
     const byDestination = {};
-    for (const e of forwards) (byDestination[e.destination] ||= []).push(e.outbox_id);
+    for (const e of forwards) if (!unconfigured.has(e.destination)) (byDestination[e.destination] ||= []).push(e.outbox_id);
     for (const [destination, ids] of Object.entries(byDestination)) {
       root.append(button(`Requeue its forwards to ${destination}`, 'forward-requeue',
         { destination, ids: ids.join(',') }, null, { 'data-destination': destination }));
@@ -468,8 +499,13 @@ export async function users(root, _arg, query) {
   });
   root.append(h('h1', {}, 'Users'), form);
   if (!q) return;
-  let found = byUserId ? [] : (await api('/v1/users', { client_user_id: q })).items;
-  if (!found.length) found = (await api('/v1/users', { user_id: q })).items;
+  // The user of this id first: another user whose client user id equals it (a backend's
+  // ids may be UUIDs too) is named below it, never shown in its place (as the Deliveries
+  // page's search by user takes a known user id).
+  const exact = (await api('/v1/users', { user_id: q })).items;
+  const byClient = byUserId ? [] : (await api('/v1/users', { client_user_id: q })).items
+    .filter((u) => !exact.some((x) => x.user_id === u.user_id));
+  const found = [...exact, ...byClient];
   if (!found.length) { root.append(h('p', { id: 'user-identity', class: 'muted' }, 'No user with this id or client user id.')); return; }
   const user = found[0];
   const userId = user.user_id;
@@ -481,7 +517,9 @@ export async function users(root, _arg, query) {
       h('td', {}, userId), h('td', {}, user.client_user_id || '–'), h('td', {}, user.team_id || '–'),
       h('td', {}, user.first_seen || '–'), h('td', {}, user.last_seen || '–'))]),
     ...(found.length > 1 ? [h('p', { id: 'user-others', class: 'muted' },
-      `${found.length} users have this client user id; showing the first. The others: `,
+      exact.length ? `This is the user of this id; ${byClient.length} other${byClient.length === 1 ? ' has' : 's have'} ` +
+        'it as client user id: '
+        : `${found.length} users have this client user id; showing the first. The others: `,
       found.slice(1).flatMap((u, i) => [i ? ', ' : '',
         h('a', { href: '#/users?' + new URLSearchParams({ q: u.user_id, by: 'user_id', range: rangeName }) }, u.user_id)]))] : []),
     h('h2', {}, 'Connections'), table('user-connections', ['Provider', 'Status', 'Error'], about.connections.map((c) =>
@@ -491,7 +529,7 @@ export async function users(root, _arg, query) {
     h('h2', {}, 'Backfills'), table('user-backfills', ['Resource', 'Provider', 'From', 'To', 'Job'], backfills.items.map((b) =>
       h('tr', {}, h('td', {}, b.resource), h('td', {}, b.provider), h('td', {}, b.start), h('td', {}, b.end),
         h('td', { class: 'error-text' }, [b.job_state, b.job_error].filter(Boolean).join(': '))))));
-  if (isAdmin()) root.append(userActions(userId, about.connections));
+  if (isAdmin()) root.append(userActions(userId, about, inventory));
 
   const end = Date.now(), start = end - RANGES[rangeName];
   root.append(h('h2', {}, 'Data'), h('div', { class: 'ranges' }, Object.keys(RANGES).map((r) =>
@@ -597,20 +635,25 @@ export async function users(root, _arg, query) {
   root.append(rowsBox);
 }
 
-function userActions(userId, connections) {
+function userActions(userId, about, inventory) {
   const resource = h('input', { id: 'backfill-resources', placeholder: 'heartrate,sleep' });
   const since = h('input', { id: 'backfill-since', type: 'date' });
-  const provider = h('select', { id: 'backfill-provider' }, h('option', { value: '' }, 'every connected provider'),
-    connections.map((c) => h('option', { value: c.provider }, c.provider)));
+  // Typed, with the providers known of the user offered: a user with no stored connection
+  // (the server then asks for a provider) can be backfilled all the same.
+  const known = [...new Set([...about.connections, ...about.devices, ...inventory.series, ...inventory.summaries]
+    .map((x) => x.provider).filter(Boolean))].sort();
+  const provider = h('input', { id: 'backfill-provider', list: 'backfill-providers', autocomplete: 'off',
+    placeholder: about.connections.length ? 'every connected provider' : 'required: no connection is stored' });
+  const suggestions = h('datalist', { id: 'backfill-providers' }, known.map((p) => h('option', { value: p })));
   const backfill = h('button', { type: 'button', 'data-action': 'backfill', onclick: async () => {
     try {
       const outcome = await act('backfill', { user_id: userId, resources: resource.value, since: since.value,
-                                             provider: provider.value });
+                                             provider: provider.value.trim() });
       flash('Backfill: ' + outcomeText(outcome));
     } catch (err) { flash('Backfill failed: ' + err.message, true); }
   } }, 'Queue backfill');
   return h('section', { class: 'actions' }, h('h2', {}, 'Actions'),
-    h('div', {}, h('label', {}, 'Resources', resource), h('label', {}, 'Since', since), h('label', {}, 'Provider', provider), backfill),
+    h('div', {}, h('label', {}, 'Resources', resource), h('label', {}, 'Since', since), h('label', {}, 'Provider', provider, suggestions), backfill),
     h('div', {}, button('Refresh from the providers now', 'refresh', { user_id: userId })));
 }
 
@@ -646,6 +689,18 @@ export async function forwarding(root, _arg, query) {
     }
     const tabs = h('div', { class: 'tabs' }, ['pending', 'dead', 'dropped'].map((s) =>
       h('a', { href: `#/forwarding?state=${s}`, class: s === state ? 'current' : '' }, `${s} (${d[s]})`)));
+    if (state === 'dropped') {
+      // Dropped messages are deleted: the outbox keeps only ranges of deliveries (seq) with a
+      // count, so there is no list of entries to show (an empty table read as "none dropped").
+      section.append(tabs, h('p', { class: 'muted dropped-note' }, d.dropped
+        ? `${d.dropped} message${d.dropped === 1 ? ' was' : 's were'} dropped by the outbox's budget (max_outbox_mib). ` +
+          'A dropped message is deleted, not kept: what remains is ranges of deliveries (seq) with a count, ' +
+          "which `healthhook forward list --dropped` shows. “Requeue all dropped” makes them again " +
+          'from the change feed or the inbox.'
+        : 'Nothing dropped: the outbox stayed within its budget (max_outbox_mib).'));
+      root.append(section);
+      continue;
+    }
     const entries = await entriesOf(name, { state, limit: 100 });
     if (entries.error) {
       section.append(tabs, h('p', { class: 'error entries-error' }, 'Could not load its entries: ' + entries.error));
@@ -656,7 +711,8 @@ export async function forwarding(root, _arg, query) {
     if (actionable) headings.push('');
     section.append(tabs, table('', headings, entries.items.map((e) => h('tr', { class: 'entry', 'data-id': e.outbox_id, 'data-state': e.state },
       h('td', {}, e.outbox_id), h('td', {}, e.seq), h('td', {}, e.event_type || ''), h('td', {}, `${e.table} ${e.key}`),
-      h('td', {}, e.attempts), h('td', {}, iso(e.next_attempt_at_ms)), h('td', { class: 'error-text' }, e.last_error || ''),
+      h('td', {}, e.attempts), h('td', {}, nextAttempt(e.state, e.next_attempt_at_ms)),
+      h('td', { class: 'error-text' }, errorText(e.last_error)),
       actionable ? h('td', {}, button('Requeue', 'forward-requeue', { destination: name, ids: String(e.outbox_id) }, redraw)) : null)),
       { class: 'entries' }));
     if (entries.next_cursor) section.append(h('p', { class: 'muted' }, 'The first 100 are shown.'));
@@ -677,7 +733,7 @@ export async function jobs(root, _arg, query) {
   if (isAdmin()) headings.push('');
   root.append(table('jobs-table', headings, page.items.map((j) => h('tr', { class: 'job', 'data-id': j.job_id },
     h('td', {}, j.job_id), h('td', {}, j.kind), h('td', {}, j.job_key), h('td', {}, j.attempts),
-    h('td', {}, iso(j.next_attempt_at_ms)), h('td', { class: 'error-text' }, j.last_error || ''),
+    h('td', {}, nextAttempt(j.state, j.next_attempt_at_ms)), h('td', { class: 'error-text' }, errorText(j.last_error)),
     isAdmin() && j.state !== 'running' ? h('td', {}, button('Requeue', 'jobs-requeue-dead', { job_id: String(j.job_id) }, redraw)) : null))));
   if (page.truncated) root.append(h('p', { class: 'muted' }, 'The first 200 are shown.'));
 }
