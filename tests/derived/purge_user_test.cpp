@@ -515,7 +515,7 @@ BOOST_AUTO_TEST_CASE(purge_user_after_retention_removed_every_body_leaves_no_row
 
   auto purged = test::run_healthhook({"purge-user", "user-a", "--database", path});
   BOOST_TEST(purged.exit_code == 0, purged.stderr_text);
-  BOOST_TEST(purged.stdout_text.find("note:") == std::string::npos, purged.stdout_text);
+  BOOST_TEST(purged.stdout_text.find("note: rows that name no user") == std::string::npos, purged.stdout_text);
 
   auto db = test::open_store(path);
   const auto after = purge_state(db);
