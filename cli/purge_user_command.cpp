@@ -1,9 +1,12 @@
 // healthhook purge-user: erase everything stored about one user (spec §11, store/erasure.h).
 //
-//   healthhook purge-user USER_ID [--deregister PROVIDER] [--dry-run] [--database FILE | --config FILE]
+//   healthhook purge-user USER_ID [--deregister PROVIDER] [--dry-run] [--no-vacuum] [--database FILE | --config FILE]
 //
 // Prints the rows per table that were (or, with --dry-run, would be) removed, and records
 // the erasure in the `erasures` table (who, when, counts). --dry-run changes nothing.
+// On SQLite the file is rewritten afterwards (VACUUM; --no-vacuum: not) and its WAL
+// checkpointed, so that no copy of the erased rows stays in it; what may stay is said on
+// stderr (the erasure is done and recorded all the same, exit 0).
 // --deregister PROVIDER first calls DELETE /v2/user/{user_id}/{provider} on the service
 // (USER_ID must then be the service's UUID) and prints the interface's caveat; when the
 // call fails or the service answers success=false, nothing is erased (exit 1): erasing
@@ -43,6 +46,7 @@ struct PurgeUserFlags {
   std::string deregister;  // a provider slug; empty: the service is not called
   std::optional<std::string> team;  // --team: whose base URL and key --deregister uses
   bool dry_run = false;
+  bool no_vacuum = false;  // --no-vacuum: SQLite's file is not rewritten after the erasure
 };
 
 // Why `user_id` looks like a mistake (refused unless rows are stored under it); empty when
@@ -71,6 +75,12 @@ void print_erasure_counts(const store::ErasureReport& report) {
     std::printf("note: rows that name no user, which no erasure can attribute (docs/erasure-and-retention.md, \"Erasing a user\"): %s\n",
                 tables.c_str());
   }
+}
+
+// Which deliveries are the user's: what the erasure looks for, and nothing beyond it.
+void print_search_note() {
+  std::printf("note: a delivery is the user's when its $.user_id, else its $.data.user_id, is this id (a "
+              "string); an id only elsewhere in a body is not looked for (docs/erasure-and-retention.md)\n");
 }
 
 void print_no_row_note(const std::string& user_id) {
@@ -164,6 +174,7 @@ int run_purge_user(const PurgeUserFlags& flags) {
     std::printf("purge-user %s: dry run, nothing changed; rows that would be removed:\n",
                 one_line(flags.user_id).c_str());
     print_erasure_counts(*counted);
+    print_search_note();
     if (counted->total_rows() == 0) print_no_row_note(flags.user_id);
     return kExitOk;
   }
@@ -189,6 +200,7 @@ int run_purge_user(const PurgeUserFlags& flags) {
     };
   }
 
+  (*erasure)->set_rewrite_file(!flags.no_vacuum);
   auto erased = (*erasure)->erase(flags.user_id, unix_now_ms(), deregister);
   if (!erased) {
     if (service_exit_code != kExitOk) return service_exit_code;  // reported: nothing was erased
@@ -214,8 +226,11 @@ int run_purge_user(const PurgeUserFlags& flags) {
   std::printf("purge-user %s: %s, recorded in the erasures table; rows removed:\n", one_line(flags.user_id).c_str(),
               found ? "removed" : "nothing to remove");
   print_erasure_counts(*erased);
+  print_search_note();
   if (!found) print_no_row_note(flags.user_id);
   std::printf("space: %s\n", erased->space.c_str());
+  // Erased and recorded all the same: what of it the files may still hold, and what to do.
+  if (!erased->left_in_files.empty()) report_error(kCommand, "warning: " + erased->left_in_files);
   return kExitOk;
 }
 
@@ -230,6 +245,9 @@ void add_purge_user_command(CLI::App& app, int& exit_code) {
                       "Deregister the user from this provider at the service first (DELETE /v2/user/{id}/{provider})");
   command->add_option("--team", flags->team, "The user's team id, for [[service.teams]] (default: the team the user's deliveries named)");
   command->add_flag("--dry-run", flags->dry_run, "Print what would be removed; change nothing");
+  command->add_flag("--no-vacuum", flags->no_vacuum,
+                    "SQLite: do not rewrite the file afterwards (VACUUM); copies of the erased rows may stay in "
+                    "unused space of pages in use");
   command->callback([flags, &exit_code] { exit_code = run_purge_user(*flags); });
 }
 

@@ -217,6 +217,10 @@ Result<void> CaptureParser::parse_line(std::string& line, CaptureRecord& record)
   if (auto code = doc.get_object().get(object)) return fail(line_problem(line, code));
   bool has_id = false, has_id_base64 = false, has_timestamp = false, has_headers = false, has_body = false, has_base64 = false,
        has_removed = false;
+  // An id the receiver could not have stored is refused, but for a line whose body was
+  // removed: nothing of it is stored (replay counts it), and `capture` writes an erasure's
+  // placeholder so, whose id no delivery can carry on purpose (" erased:<seq>").
+  Result<void> id_checked;
   for (auto field : object) {
     std::string_view key;
     if (auto code = field.unescaped_key().get(key)) return fail(json_error("", code));
@@ -231,7 +235,7 @@ Result<void> CaptureParser::parse_line(std::string& line, CaptureRecord& record)
       if (twice(has_id)) return fail("id: given twice");
       std::string_view id;
       if (auto code = value.get_string().get(id)) return fail(json_error("id", code));
-      if (auto checked = check_id("id", id); !checked) return checked;
+      id_checked = check_id("id", id);
       record.id.assign(id);
     } else if (key == "id_base64") {
       if (twice(has_id_base64)) return fail("id_base64: given twice");
@@ -239,7 +243,7 @@ Result<void> CaptureParser::parse_line(std::string& line, CaptureRecord& record)
       if (auto code = value.get_string().get(text)) return fail(json_error("id_base64", code));
       auto decoded = base64_decode(text);
       if (!decoded) return fail("id_base64: not valid base64");
-      if (auto checked = check_id("id_base64", *decoded); !checked) return checked;
+      id_checked = check_id("id_base64", *decoded);
       record.id = std::move(*decoded);
     } else if (key == "timestamp") {
       if (twice(has_timestamp)) return fail("timestamp: given twice");
@@ -287,6 +291,7 @@ Result<void> CaptureParser::parse_line(std::string& line, CaptureRecord& record)
   if (!has_timestamp) return fail("timestamp: missing");
   if (has_body && has_base64) return fail("body, body_base64: give only one");
   if (has_removed && (has_body || has_base64)) return fail("body_removed: given with a body");
+  if (!id_checked && !has_removed) return id_checked;
   if (!has_body && !has_base64 && !has_removed) return fail("body: missing (or body_base64)");
   return {};
 }

@@ -44,6 +44,10 @@ struct ErasureReport {
   // Rows of any user that name none (store/erasure_plan.h, kUnattributedRowsSql): this
   // erasure cannot tell whether they were this user's. Empty on a store without such rows.
   std::vector<TableRows> unattributed;
+  // What of the erased rows may still be readable in the database's files after the
+  // erasure committed, where, and what to do about it, in words for the operator; "" when
+  // nothing (always on PostgreSQL, whose files the server owns).
+  std::string left_in_files;
 };
 
 class Erasure {
@@ -67,6 +71,15 @@ class Erasure {
   // past the busy timeout, or with `once_locked`'s failure (then nothing was removed).
   virtual Result<ErasureReport> erase(std::string_view user_id, int64_t now_ms,
                                       const OnceLocked& once_locked = {}) = 0;
+
+  // SQLite: after the erasure, erase() rewrites the whole file (VACUUM), since deleting
+  // rows leaves copies of them in the unused space of pages still in use; off, only the
+  // freed pages go (docs/decisions/100-purge-user-rewrites-the-file.md). PostgreSQL: no
+  // effect.
+  void set_rewrite_file(bool rewrite) { rewrite_file_ = rewrite; }
+
+ protected:
+  bool rewrite_file_ = true;
 };
 
 }  // namespace hh::store

@@ -1,6 +1,8 @@
 #include "store/sqlite/sqlite_erasure.h"
 
 #include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "rows/delivery_user.h"
@@ -52,6 +54,11 @@ constexpr std::string_view kPendingDeliveries =
     "deliveries_received_at EXCEPT SELECT seq FROM delivery_outcomes WHERE status <> 'invalid' "
     "EXCEPT SELECT seq FROM removed_bodies) ORDER BY seq";
 
+// What stays without rewrite_file(): purge-user --no-vacuum says so.
+constexpr std::string_view kNotRewritten =
+    "not rewritten (--no-vacuum): unused space in pages still in use may hold copies of the erased rows (ids, "
+    "parts of bodies) until SQLite reuses it; `sqlite3 FILE VACUUM` removes them";
+
 // SHA-256 of no bytes: the removed-body record of an erasure's placeholder row.
 constexpr std::string_view kEmptySha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
@@ -64,7 +71,7 @@ Result<void> run_bound(sqlite::Connection& db, const std::string& sql, std::stri
 
 class SqliteErasure final : public Erasure {
  public:
-  explicit SqliteErasure(sqlite::Connection db) : db_(std::move(db)) {}
+  SqliteErasure(sqlite::Connection db, std::string path) : db_(std::move(db)), path_(std::move(path)) {}
 
   Result<void> check_free() override {
     auto lock = ProcessingLock::acquire(db_);  // released at once
@@ -122,7 +129,13 @@ class SqliteErasure final : public Erasure {
     if (auto recorded = record(user_id, now_ms, report); !recorded) return fail(recorded);
     if (auto committed = txn->commit(); !committed) return fail(committed);
     if (auto unattributed = unattributed_rows(); unattributed) report.unattributed = std::move(*unattributed);
-    report.space = give_space_back();
+    // Committed: the erasure is done whatever follows. What follows takes the erased rows'
+    // last copies out of the files (docs/erasure-and-retention.md, "Space").
+    report.space = rewrite_file_ ? rewrite_file() : give_space_back();
+    report.left_in_files = checkpoint_wal();
+    if (!rewrite_file_) {
+      report.left_in_files += (report.left_in_files.empty() ? "" : "; ") + named(kNotRewritten);
+    }
     return report;
   }
 
@@ -196,7 +209,10 @@ class SqliteErasure final : public Erasure {
 
   // SQLite gives a new inbox row max(seq) + 1: with the newest row gone, the next delivery
   // would get a seq the processor has applied already and never apply it. A placeholder
-  // keeps that seq taken: no message id of the service's, no headers, no body, no user; an
+  // keeps that seq taken: no headers, no body, no user, and a message id no delivery can
+  // carry (" erased:<seq>": HTTP trims a header value's edges, and replay refuses an id
+  // starting with a space), so a delivery is never taken for its duplicate, nor a
+  // delivery's id keeps a later erasure from inserting it (migration 019); an
   // 'ignored' delivery whose body is recorded as removed (processor and rebuild pass over
   // it). Its received_at is the newest of the rows left before it (0 without one): retention's
   // walk relies on received_at growing with seq, and the erased delivery's own time would
@@ -204,7 +220,7 @@ class SqliteErasure final : public Erasure {
   Result<void> keep_seq_taken(int64_t seq, int64_t now_ms) {
     auto placeholder = db_.prepare(
         "INSERT INTO inbox (seq, message_id, origin, received_at, headers, body) "
-        "VALUES (?1, 'erased:' || ?1, 'webhook', "
+        "VALUES (?1, ' erased:' || ?1, 'webhook', "
         "coalesce((SELECT max(received_at) FROM inbox WHERE seq < ?1), 0), '{}', x'')");
     if (!placeholder) return fail(placeholder);
     placeholder->bind(1, seq);
@@ -230,6 +246,41 @@ class SqliteErasure final : public Erasure {
     return insert->run();
   }
 
+  // VACUUM builds the database again from its rows: the unused space of pages in use, where
+  // SQLite leaves copies of rows it deleted or moved (a cell moved between pages when one
+  // splits or merges, an older version of a row updated since) even with secure_delete,
+  // holds nothing of the erased user afterwards, and the freed pages go back to the file
+  // system (auto_vacuum is kept). It needs free disk for a copy of the database in the
+  // temp directory and for the new pages in the WAL. Failing (no space), it changes
+  // nothing: the erasure stays done and the copies stay where they were.
+  std::string rewrite_file() {
+    if (auto vacuumed = db_.exec("VACUUM"); !vacuumed) {
+      return "file not rewritten (VACUUM failed: " + vacuumed.error() +
+             "): unused space in pages in use may still hold copies of the erased rows; with free disk twice "
+             "the file's size, run purge-user again for the same user";
+    }
+    return "file rewritten (VACUUM): freed pages returned to the file system, no copy of the erased rows left in "
+           "the pages in use";
+  }
+
+  // The erasure's and the VACUUM's pages are in the WAL: until a checkpoint copies them,
+  // the database file holds the pages from before (the user's rows), and the WAL itself
+  // may hold older frames of them. The last connection to close would checkpoint, but a
+  // process reading the file (a backend, as the docs allow) keeps it open. A TRUNCATE
+  // checkpoint copies every frame and empties the WAL; it waits (the busy timeout,
+  // commit_deadline_ms) for readers still on an older snapshot. "" when done, else what
+  // is left where, and what to do.
+  std::string checkpoint_wal() {
+    const int code = sqlite3_wal_checkpoint_v2(db_.get(), "main", SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
+    if (code == SQLITE_OK) return {};
+    const std::string reason = code == SQLITE_BUSY ? "another process kept reading it for " +
+                                                         std::to_string(db_.busy_timeout().count()) + " ms"
+                                                   : "the checkpoint failed: " + db_.last_error();
+    return named("FILE still holds pages from before the erasure, and FILE-wal frames of them (" + reason +
+                 "); a checkpoint that completes overwrites them: when no process is in the middle of a read, run "
+                 "`sqlite3 FILE 'PRAGMA wal_checkpoint(TRUNCATE)'` (done when it prints 0|0|0)");
+  }
+
   // Databases created with auto_vacuum = INCREMENTAL (every new file: store/sqlite/
   // database.cpp) give the freed pages back to the file system now; older ones keep them
   // for reuse by later rows until converted (docs/erasure-and-retention.md, "Retention").
@@ -244,7 +295,20 @@ class SqliteErasure final : public Erasure {
     return "freed pages returned to the file system (incremental vacuum)";
   }
 
+  // `text` with each FILE the database's path.
+  std::string named(std::string_view text) const {
+    std::string out;
+    for (size_t at = 0;;) {
+      const size_t found = text.find("FILE", at);
+      out.append(text.substr(at, found == std::string_view::npos ? std::string_view::npos : found - at));
+      if (found == std::string_view::npos) return out;
+      out.append(path_);
+      at = found + 4;
+    }
+  }
+
   sqlite::Connection db_;
+  std::string path_;
 };
 
 }  // namespace
@@ -261,7 +325,7 @@ Result<std::unique_ptr<Erasure>> open_sqlite_erasure(const std::string& path, in
   // What the erasure deletes is overwritten in the file, whatever the SQLite build's
   // default (`serve` runs with FAST, which leaves freed overflow pages as they were).
   if (auto secure = db->exec("PRAGMA secure_delete = ON"); !secure) return fail(secure, path);
-  return std::unique_ptr<Erasure>(new SqliteErasure(std::move(*db)));
+  return std::unique_ptr<Erasure>(new SqliteErasure(std::move(*db), path));
 }
 
 }  // namespace hh::store

@@ -403,7 +403,7 @@ BOOST_AUTO_TEST_CASE(an_erased_deliverys_placeholder_gets_no_entry) {
   BOOST_REQUIRE_MESSAGE(erasure, erasure.error());
   auto erased = (*erasure)->erase(kSleepUser, 6000);
   BOOST_REQUIRE_MESSAGE(erased, erased.error());
-  BOOST_REQUIRE_EQUAL(test::query_int(path, "SELECT count(*) FROM inbox WHERE message_id LIKE 'erased:%'"), 1);
+  BOOST_REQUIRE_EQUAL(test::query_int(path, "SELECT count(*) FROM inbox WHERE message_id LIKE ' erased:%'"), 1);
   auto made = outbox->catch_up(all, 100, false);
   BOOST_REQUIRE_MESSAGE(made, made.error());
   BOOST_TEST(made->entries == 0);

@@ -323,7 +323,7 @@ BOOST_AUTO_TEST_CASE(bodies_below_an_erasures_placeholder_are_removed_on_both_ba
   for (int64_t seq = 1; seq <= 10; ++seq) {
     t.inbox(seq, "m" + std::to_string(seq), "webhook", 100 + seq, "a.b", "{}", R"({"n":1})");
   }
-  t.inbox(11, "erased:11", "webhook", 111, "a.b", "{}", "");
+  t.inbox(11, " erased:11", "webhook", 111, "a.b", "{}", "");
   t.exec("INSERT INTO removed_bodies (seq, body_sha256, body_bytes, removed_at_ms) VALUES (11, '" +
          sha256_hex(std::string_view()) + "', 0, 1)");
   t.inbox(12, "m12", "webhook", 112, "a.b", "{}", R"({"n":2})");
