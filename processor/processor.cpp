@@ -6,6 +6,7 @@
 #include "events/delivery_parser.h"
 #include "processor/inline_source.h"
 #include "processor/parse_pipeline.h"
+#include "processor/stream_in_slices.h"
 
 namespace hh::processor {
 namespace {
@@ -49,6 +50,7 @@ Result<std::unique_ptr<Processor>> Processor::create(std::unique_ptr<store::Proc
 }
 
 Result<void> Processor::reset_derived(store::ResetOptions options) {
+  sliced_stream_.reset();  // applied from its first slice again, like everything else
   if (auto reset = store_->reset_derived(options); !reset) return reset;
   auto unfinished = store_->unfinished_rebuild();
   if (!unfinished) return fail(unfinished);
@@ -220,7 +222,7 @@ Result<void> Processor::run_until_caught_up(const std::function<void(int64_t, in
     }
     if (checkpointer) checkpointer->finish_on_writer();
     if (progress) progress(applied_seq_, last_seq);
-    if (stepped->deliveries == 0) break;  // nothing left after applied_seq
+    if (stepped->deliveries == 0 && !stepped->more) break;  // nothing left after applied_seq
   }
   return {};
 }
@@ -230,6 +232,7 @@ Result<void> Processor::sync_applied_seq() {
   if (!stored) return fail(stored);
   if (*stored != applied_seq_) {
     store_->forget_cached_ids();
+    sliced_stream_.reset();
     applied_seq_ = *stored;
     stats_.applied_seq.store(applied_seq_, std::memory_order_relaxed);
   }
@@ -254,7 +257,9 @@ void Processor::choose_live_source(int64_t newest_seq) {
   // `serve` holds no thread or file for it (bench/soak checks its open files).
   if (live_pipeline_ && (inbox_grew || applied_seq_ >= newest_seq)) live_pipeline_.reset();
   const bool quiet = !inbox_grew && (!inbox_grew_at_ || now - *inbox_grew_at_ >= options_.parse_ahead_after_quiet);
-  if (!live_pipeline_ && quiet && newest_seq - applied_seq_ >= options_.parse_ahead_min_backlog) {
+  // Not while a stream is applied in slices: a pipeline started at applied_seq_ would
+  // read and parse that stream again, while the next rows it hands out are the ones after it.
+  if (!live_pipeline_ && !sliced_stream_ && quiet && newest_seq - applied_seq_ >= options_.parse_ahead_min_backlog) {
     start_live_pipeline();
   }
   if (live_pipeline_ && newest_seq > applied_seq_) live_pipeline_->read_ahead(newest_seq);
@@ -349,7 +354,9 @@ Result<Processor::StepOutcome> Processor::step(ParsedSource& source) {
       store.rollback_step();
     }
   } end_step{source, *store_};
-  return step_in_transaction(source, started);
+  Result<StepOutcome> stepped = sliced_stream_ ? slice_step(started) : step_in_transaction(source, started);
+  if (!stepped || stepped->rejected) sliced_stream_.reset();
+  return stepped;
 }
 
 Result<Processor::StepOutcome> Processor::step_in_transaction(ParsedSource& source,
@@ -376,6 +383,10 @@ Result<Processor::StepOutcome> Processor::step_in_transaction(ParsedSource& sour
     ParsedDelivery* delivery = *next;
     if (delivery == nullptr) {
       last_seq = std::max(last_seq, source.read_through());
+      break;
+    }
+    if (take_for_slices(*delivery)) {
+      more = true;  // this step ends before it; the next ones apply its slices
       break;
     }
     last_seq = delivery->seq;
@@ -453,6 +464,62 @@ Result<Processor::StepOutcome> Processor::step_in_transaction(ParsedSource& sour
   stats_.last_step_micros.store(micros_since(started), std::memory_order_relaxed);
   if (jobs > 0 && on_jobs_queued_) on_jobs_queued_();
   return StepOutcome{more, outcomes_.size(), std::nullopt};
+}
+
+bool Processor::take_for_slices(const ParsedDelivery& delivery) {
+  const size_t slice_points = store_->stream_slice_points();
+  if (slice_points == 0 || delivery.body_removed || delivery.parse.status != rows::Status::processed) return false;
+  const auto& stream = delivery.rows->fetched_stream;
+  if (!stream || stream->point_count <= slice_points) return false;
+  const bool changes_outcome =
+      !same_outcome(delivery.stored, rows::status_name(delivery.parse.status), rows::family_name(delivery.parse.family),
+                    delivery.parse.error, delivery.user_id);
+  sliced_stream_ = std::make_unique<StreamInSlices>(delivery, slice_points, changes_outcome);
+  log::info("stream_in_slices")
+      .num("seq", delivery.seq)
+      .num("points", static_cast<int64_t>(stream->point_count))
+      .num("slice_points", static_cast<int64_t>(slice_points));
+  return true;
+}
+
+Result<Processor::StepOutcome> Processor::slice_step(std::chrono::steady_clock::time_point started) {
+  if (auto synced = sync_applied_seq(); !synced) return fail(synced);
+  if (!sliced_stream_) return StepOutcome{true, 0, std::nullopt};  // the position moved: read again from it
+  StreamInSlices& stream = *sliced_stream_;
+  auto applied = store_->apply(stream.next_slice(), stream.seq(), stream.received_at_ms());
+  if (!applied && applied.error_kind() == ErrorKind::data) {
+    StepOutcome rejected;
+    rejected.rejected = PoisonedDelivery{stream.seq(), applied.error()};
+    return rejected;
+  }
+  if (!applied) return fail(applied, "delivery " + std::to_string(stream.seq()));
+  // Stale (a later fetch is stored), the first slice is the last: nothing more to write.
+  const bool last = !applied->unfinished;
+  if (auto flushed = store_->write_changes(); !flushed) return fail(flushed, "change feed");
+  outcome_updates_.clear();
+  if (last && stream.changes_outcome()) {
+    outcome_updates_.push_back({stream.seq(), stream.status(), stream.family(), {}, stream.user_id()});
+  }
+  if (auto set = store_->record_outcomes(outcome_updates_); !set) return fail(set);
+  if (last) {
+    if (auto set = store_->set_applied_seq(stream.seq()); !set) return fail(set, "advancing applied_seq");
+  }
+  if (auto committed = store_->commit_step(); !committed) return fail(committed, "commit");
+
+  stream.done_slice();
+  stats_.rows_applied.fetch_add(static_cast<uint64_t>(applied->rows_written), std::memory_order_relaxed);
+  stats_.steps.fetch_add(1, std::memory_order_relaxed);
+  stats_.last_step_micros.store(micros_since(started), std::memory_order_relaxed);
+  if (!last) return StepOutcome{true, 0, std::nullopt};
+  log::info("stream_in_slices_applied")
+      .num("seq", stream.seq())
+      .num("points", static_cast<int64_t>(stream.point_count()))
+      .num("slices", static_cast<int64_t>(stream.slices_done()));
+  applied_seq_ = stream.seq();
+  stats_.processed.fetch_add(1, std::memory_order_relaxed);
+  stats_.applied_seq.store(applied_seq_, std::memory_order_relaxed);
+  sliced_stream_.reset();
+  return StepOutcome{true, 1, std::nullopt};
 }
 
 }  // namespace hh::processor

@@ -9,7 +9,10 @@
 // the whole step is durable or none of it.
 //
 // A step ends after max_rows_per_step derived rows or max_deliveries_per_step deliveries,
-// whichever comes first (a single delivery is never split). Thousands of rows per
+// whichever comes first. A single delivery is never split, but for a fetched stream longer
+// than the store's slice (store::ProcessingStore::stream_slice_points()): its step ends
+// before it, and it is applied a slice per step, counted applied with its last slice
+// (stream_in_slices.h). Thousands of rows per
 // transaction are needed for throughput (100-row transactions reached a third of the
 // 10,000-row rate). Where steps run on the writer thread, it commits ingest batches only
 // between steps and acks wait for those, so in `serve` a step there also ends early when
@@ -54,6 +57,7 @@ class DeliveryParser;
 
 namespace hh::processor {
 
+class StreamInSlices;
 
 struct ProcessorOptions {
   size_t max_rows_per_step = 10000;       // derived rows (samples, points, records) per transaction
@@ -203,6 +207,11 @@ class Processor : public store::BackgroundWork {
   // `rejected`, rolled back, for step_marking_poisoned() to mark.
   Result<StepOutcome> step(ParsedSource& source);
   Result<StepOutcome> step_in_transaction(ParsedSource& source, std::chrono::steady_clock::time_point started);
+  // The step of sliced_stream_'s next slice (instead of reading the source); with its last
+  // slice, the delivery's outcome and applied_seq.
+  Result<StepOutcome> slice_step(std::chrono::steady_clock::time_point started);
+  // Whether `delivery` is applied in slices; if so, sliced_stream_ takes it.
+  bool take_for_slices(const ParsedDelivery& delivery);
   // Re-reads applied_seq (inside a transaction): a reset_derived() since the last step
   // makes the cached series ids invalid.
   Result<void> sync_applied_seq();
@@ -225,6 +234,10 @@ class Processor : public store::BackgroundWork {
   std::vector<Outcome> outcomes_;             // reused per step
   std::vector<store::OutcomeUpdate> outcome_updates_;  // the changed ones, viewing outcomes_; reused
   std::vector<PoisonedDelivery> poisoned_;    // deliveries to mark invalid on the retry
+  // A fetched stream being applied a slice per step: the next steps continue it before
+  // reading anything else; dropped by a failed step (applied_seq is still before it, so
+  // it is read and applied again from its first slice).
+  std::unique_ptr<StreamInSlices> sliced_stream_;
   int consecutive_failures_ = 0;
   std::chrono::steady_clock::time_point retry_at_{};
   std::function<void()> on_jobs_queued_;

@@ -190,6 +190,18 @@ struct Identity {
   std::optional<std::string_view> user_id, client_user_id, team_id;
 };
 
+class StreamPointReader;
+
+// Points [first, end) of a fetched stream, applied in a transaction of their own: a stream
+// longer than the store's slice (store::ProcessingStore::stream_slice_points()) is applied
+// one slice per processor step, so inbox commits wait for one slice, never for the whole
+// stream (docs/decisions/094-long-streams-applied-in-slices.md).
+struct StreamSlice {
+  StreamPointReader* reader = nullptr;  // at point `first`; the slice reads up to `end`
+  size_t first = 0;
+  size_t end = 0;  // one past the slice's last point: the stream's point_count for its last slice
+};
+
 // A fetched workout stream: the points are read with StreamPointReader (rows/stream_points.h)
 // straight from `body`, so a 100,000-point stream needs no per-point allocation.
 struct FetchedStream {
@@ -197,6 +209,7 @@ struct FetchedStream {
   std::string_view body;
   size_t point_count = 0;                        // counted (and validated) by the parser
   std::optional<std::string_view> user_id = std::nullopt;  // the fetch context's user_id (the job's)
+  const StreamSlice* slice = nullptr;  // null: every point at once (what the parser hands out)
 };
 
 // Everything one inbox row produced. Reused across rows (clear() keeps capacity).

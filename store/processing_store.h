@@ -61,6 +61,9 @@ struct ApplyCounts {
   int64_t rows_written = 0;     // of those, inserted or replaced (stale versions excluded)
   int64_t samples_written = 0;  // samples inserted or replaced
   int64_t jobs_queued = 0;      // jobs queued or re-queued
+  // The delivery was a slice of a fetched stream before its last (rows::StreamSlice): it is
+  // not applied until its last slice is.
+  bool unfinished = false;
 };
 
 // Reads inbox rows in seq order.
@@ -125,6 +128,11 @@ class ProcessingStore {
   // itself (a constraint, a stream that cannot be read) has ErrorKind::data: retrying
   // cannot succeed. On failure some rows may be written: roll back, then forget_cached_ids().
   virtual Result<ApplyCounts> apply(const rows::DeliveryRows& rows, int64_t seq, int64_t received_at_ms) = 0;
+  // A fetched stream of more points than this is applied in slices of this many points,
+  // one step each (rows::StreamSlice; the processor hands them to apply()); 0: every
+  // stream in one step. SQLite's steps run on the writer thread, which commits the inbox
+  // only between them; PostgreSQL's run on a thread of their own (processor/processing_thread.h).
+  virtual size_t stream_slice_points() const { return 0; }
   // Writes the change-feed rows the step's apply() calls buffered; before commit_step().
   virtual Result<void> write_changes() = 0;
   virtual Result<void> record_outcomes(std::span<const OutcomeUpdate> outcomes) = 0;

@@ -209,9 +209,16 @@ Result<void> DeliveryApplier<Records, Users, Samples, Streams, Jobs, Feed>::appl
       malformed_stream_ = replaced.error().starts_with("stream: ");
       return fail(replaced, "stream_points");
     }
-    counts.rows_seen += static_cast<int64_t>(stream->point_count) + 1;
-    if (replaced->stream_row != WriteOutcome::stale) {
-      counts.rows_written += replaced->points + 1;
+    // A slice (rows::StreamSlice) counts its own points; the row and the feed's changes
+    // come with the last one.
+    const rows::StreamSlice* slice = stream->slice;
+    const auto points_here = static_cast<int64_t>(slice ? slice->end - slice->first : stream->point_count);
+    counts.rows_seen += points_here + (replaced->unfinished ? 0 : 1);
+    if (replaced->unfinished) {
+      counts.unfinished = true;
+      counts.rows_written += replaced->points;
+    } else if (replaced->stream_row != WriteOutcome::stale) {
+      counts.rows_written += (slice ? points_here : replaced->points) + 1;
       const auto user = user_of(stream->user_id, rows);
       if (auto r = feed_.append(
               change(seq, "workout_streams", stream->workout_id, change_op(replaced->stream_row), user));

@@ -61,6 +61,9 @@ struct SeriesChange {
 struct StreamReplaced {
   WriteOutcome stream_row = WriteOutcome::stale;  // inserted (no notice yet) or updated
   int64_t points = 0;                             // points stored (stale: 0, nothing written)
+  // A slice before the stream's last (rows::StreamSlice): its points are stored, the
+  // workout_streams row is not yet (stream_row says nothing).
+  bool unfinished = false;
 };
 
 // users.last_seen_ms moves only to a received_at at least this far past the stored one

@@ -18,6 +18,8 @@ struct SqliteStreamWriterState {
   LatestWins notice;
   sqlite::Statement fetched_seq;
   sqlite::Statement delete_points;
+  sqlite::Statement delete_range;  // a slice's points (rows::StreamSlice)
+  sqlite::Statement delete_tail;   // after the last slice: the earlier fetch's points past the new count
   sqlite::Statement insert_point;
   sqlite::Statement update_fetched;
   sqlite::Statement insert_fetched;
