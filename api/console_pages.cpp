@@ -7,7 +7,6 @@
 #include "api/page_support.h"
 #include "common/glob_problem.h"
 #include "common/json_writer.h"
-#include "rows/delivery_user.h"
 #include "store/row_format.h"
 
 namespace hh::api {
@@ -105,6 +104,7 @@ Page delivery_search_page(Reader& reader, const ApiTarget& target) {
     page.body.append("],\"next_cursor\":null,\"scanned\":0}");
     return page;
   }
+  filter.user_ids = *users;  // each row read says whether it is theirs
   store::DeliveryQuery& deliveries = reader.deliveries();
   if (auto started = deliveries.start_newest_first(filter, before_seq); !started) {
     return database_error(started);
@@ -121,11 +121,7 @@ Page delivery_search_page(Reader& reader, const ApiTarget& target) {
     if (!more) return database_error(more);
     if (!*more) break;
     ++scanned;
-    bool wanted = !by_user;
-    for (const auto& user : *users) {
-      wanted = wanted || rows::delivery_names_user(row.origin, row.headers, row.body, user);
-    }
-    if (!wanted) {
+    if (!row.of_searched_users) {
       last_seq = row.seq;
       continue;
     }

@@ -15,8 +15,10 @@
 //       {"start":…,"end":…,"bucket_ms":…,"series":[{"provider":…,"source_type":…,
 //        "points":[[first_ms,count,min,max,mean,last_ms]…]}…]}
 //
-// Search by user: the inbox has no user column; a row is the user's when it names them
-// where the processor (and erasure) looks (rows/delivery_user.h). A page reads at most
+// Search by user: a row is the user's when the store records it as theirs, as `purge-user`
+// finds a user's deliveries (store/delivery_users.h: the user columns of the outcome, the
+// removed-body record and the change feed, a body only where none can say), so deliveries
+// whose body retention removed are still found. A page reads at most
 // kMaxScannedPerPage rows of the window (newest first): a page may then hold fewer than
 // `limit` items with a next_cursor to go on; `scanned` says how many rows it read.
 //

@@ -20,10 +20,10 @@ namespace hh::store {
 // store/schema/tables.h), never through a body, which retention may have removed. Three
 // sets are chosen before anything is deleted, so counting and erasing agree and the order
 // of the deletes does not matter:
-//   their deliveries  inbox rows whose outcome or removed-body record names them (the
-//                     processor records whom a delivery names with its outcome), and rows
-//                     not applied yet whose body names them (rows/delivery_user.h; such
-//                     a row still has its body: retention removes only applied ones);
+//   their deliveries  inbox rows a column records as theirs (their outcome, removed-body
+//                     record or change-feed rows), and rows not applied yet or invalid
+//                     whose body names them: store/delivery_users.h, which the console's
+//                     search by user follows too;
 //   their series      series whose user column names them;
 //   their workouts    workout streams whose user column names them, and the workouts of
 //                     their stream-fetch jobs.

@@ -213,6 +213,7 @@ void read_delivery(const Columns& s, StoredDelivery& row) {
   row.body = s.column_blob(10);
   row.body_removed_at_ms = s.column_optional_int(11);
   row.body_sha256 = s.column_text(12);
+  row.of_searched_users = true;  // the search by user says otherwise (queries/delivery_query.h)
 }
 
 // ---- Charts (ChartQuery), the same columns on both backends.

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace hh::store {
 
@@ -163,6 +164,11 @@ struct DeliveryFilter {
   std::optional<std::string> event_type_glob;  // a glob: * ? [...], case-sensitive
   std::optional<std::string> status;           // pending | processed | invalid | ignored | unknown
   bool webhooks_only = true;                   // false: fetched rows too
+  // The search by user (DeliveryQuery::start_newest_first only): each row read says whether
+  // it is one of these users' (StoredDelivery::of_searched_users), found as `purge-user`
+  // finds a user's deliveries (store/delivery_users.h: the user columns, a body only where
+  // none can say). Every row of the window is still read: the caller bounds its pages.
+  std::vector<std::string> user_ids = {};
 };
 
 // Why an event-type glob can select nothing ("" when it can): a set `[` never closed.
@@ -180,6 +186,9 @@ struct StoredDelivery {
   // Set when retention removed the body (then headers is {} and body empty).
   std::optional<int64_t> body_removed_at_ms;
   std::string_view body_sha256;  // of the removed body
+  // A search by user (DeliveryFilter::user_ids): whether the row is one of theirs. True
+  // for every row read otherwise.
+  bool of_searched_users = true;
 };
 
 // ---- Records: the tables with one row per key.

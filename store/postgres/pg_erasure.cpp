@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "rows/delivery_user.h"
+#include "store/delivery_users.h"
 #include "store/erasure_plan.h"
 #include "store/postgres/connection.h"
 #include "store/postgres/database.h"
@@ -20,11 +21,8 @@ constexpr std::string_view kPgeraseSelectionTables =
     "CREATE TEMP TABLE erase_series (series_id bigint PRIMARY KEY) ON COMMIT DROP;"
     "CREATE TEMP TABLE erase_workouts (workout_id text PRIMARY KEY) ON COMMIT DROP;";
 
+// Their series and workouts (their deliveries: kDeliveryUserRecords, in select()).
 constexpr std::string_view kPgeraseSelections[] = {
-    "INSERT INTO pg_temp.erase_seqs SELECT seq FROM delivery_outcomes WHERE user_id = $1::text ON CONFLICT DO NOTHING",
-    "INSERT INTO pg_temp.erase_seqs SELECT seq FROM removed_bodies WHERE user_id = $1::text ON CONFLICT DO NOTHING",
-    "INSERT INTO pg_temp.erase_seqs SELECT c.seq FROM changes AS c JOIN delivery_outcomes AS o ON o.seq = c.seq "
-    "WHERE c.user_id = $1::text AND o.user_id IS DISTINCT FROM $1::text ON CONFLICT DO NOTHING",
     "INSERT INTO pg_temp.erase_series SELECT series_id FROM series WHERE user_id = $1::text",
     "INSERT INTO pg_temp.erase_workouts SELECT workout_id FROM workout_streams WHERE user_id = $1::text "
     "ON CONFLICT DO NOTHING",
@@ -126,6 +124,12 @@ class PgErasure final : public Erasure {
   // Fills the selection tables for `user_id`, inside the caller's transaction.
   Result<void> select(std::string_view user_id) {
     if (auto made = db_.exec(kPgeraseSelectionTables); !made) return made;
+    // Their deliveries by the columns that record them (store/delivery_users.h).
+    for (const DeliveryUserRecord& record : kDeliveryUserRecords) {
+      const std::string sql =
+          "INSERT INTO pg_temp.erase_seqs " + delivery_user_seqs(record, " = $1::text") + " ON CONFLICT DO NOTHING";
+      if (auto ran = pgerase_run(db_, sql, user_id); !ran) return fail(ran);
+    }
     for (const std::string_view sql : kPgeraseSelections) {
       if (auto ran = pgerase_run(db_, std::string(sql), user_id); !ran) return fail(ran);
     }

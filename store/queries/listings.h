@@ -22,6 +22,8 @@
 //   Reads::kDeliveryWindow       the condition of an inbox window on received_at (?3, ?4) and
 //                                the event-type pattern (?5), and Reads::event_type_pattern(glob)
 //                                the pattern for ?5 (SQLite GLOB; PostgreSQL a regex)
+//   Reads::kSearchedUserIds      the user ids of a delivery search by user, ?8 (a JSON array
+//                                of strings), as a subquery of one column for IN
 //
 // Rows passed to read() have the column readers of store/read_query_common.h.
 namespace hh::store {

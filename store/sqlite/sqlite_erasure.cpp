@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "rows/delivery_user.h"
+#include "store/delivery_users.h"
 #include "store/erasure_plan.h"
 #include "store/sqlite/connection.h"
 #include "store/sqlite/database.h"
@@ -27,15 +28,8 @@ constexpr std::string_view kSelectionTables =
     "CREATE TEMP TABLE IF NOT EXISTS erase_workouts (workout_id TEXT PRIMARY KEY);"
     "DELETE FROM temp.erase_seqs; DELETE FROM temp.erase_series; DELETE FROM temp.erase_workouts;";
 
-// The user's deliveries by the columns that name them, and their series and workouts.
+// The user's series and workouts (their deliveries: kDeliveryUserRecords, in select()).
 constexpr std::string_view kSelections[] = {
-    "INSERT OR IGNORE INTO temp.erase_seqs SELECT seq FROM delivery_outcomes WHERE user_id = ?1",
-    "INSERT OR IGNORE INTO temp.erase_seqs SELECT seq FROM removed_bodies WHERE user_id = ?1",
-    // A delivery whose envelope names another user than its data: its outcome has the
-    // envelope's, the rows it wrote (and their feed rows) the data's; its body would give
-    // them back to `rebuild`.
-    "INSERT OR IGNORE INTO temp.erase_seqs SELECT c.seq FROM changes AS c JOIN delivery_outcomes AS o "
-    "ON o.seq = c.seq WHERE c.user_id = ?1 AND o.user_id IS NOT ?1",
     "INSERT INTO temp.erase_series SELECT series_id FROM series WHERE user_id = ?1",
     "INSERT OR IGNORE INTO temp.erase_workouts SELECT workout_id FROM workout_streams WHERE user_id = ?1",
     // A stream fetched for them whose row names nobody yet (written before migration 009).
@@ -44,11 +38,11 @@ constexpr std::string_view kSelections[] = {
 };
 
 // Inbox rows whose body is still there (no removed-body record) and whose outcome may not
-// name every user they hold: not applied yet (no outcome), or invalid (its outcome names
-// at most one user, the first a body that is no JSON object names: an array of two users'
-// deliveries is both users'; rows/delivery_user.h). A delivery that parsed named its user
-// in its outcome, or names nobody. Their seqs come from indexes (no body page read), then
-// the bodies one at a time.
+// name every user they hold (store/delivery_users.h, body_tells_delivery_users): not
+// applied yet (no outcome), or invalid (its outcome names at most one user, the first a
+// body that is no JSON object names: an array of two users' deliveries is both users';
+// rows/delivery_user.h). A delivery that parsed named its user in its outcome, or names
+// nobody. Their seqs come from indexes (no body page read), then the bodies one at a time.
 constexpr std::string_view kPendingDeliveries =
     "SELECT seq, origin, headers, body FROM inbox WHERE seq IN (SELECT seq FROM inbox INDEXED BY "
     "deliveries_received_at EXCEPT SELECT seq FROM delivery_outcomes WHERE status <> 'invalid' "
@@ -144,6 +138,13 @@ class SqliteErasure final : public Erasure {
   // transaction or with the processing lock held.
   Result<void> select(std::string_view user_id) {
     if (auto made = db_.exec(kSelectionTables); !made) return made;
+    // Their deliveries by the columns that record them (store/delivery_users.h). A
+    // delivery whose data names them beside another user's envelope is theirs by its
+    // changes: its body would give its rows back to `rebuild`.
+    for (const DeliveryUserRecord& record : kDeliveryUserRecords) {
+      const std::string sql = "INSERT OR IGNORE INTO temp.erase_seqs " + delivery_user_seqs(record, " = ?1");
+      if (auto ran = run_bound(db_, sql, user_id); !ran) return ran;
+    }
     for (const std::string_view sql : kSelections) {
       if (auto ran = run_bound(db_, std::string(sql), user_id); !ran) return ran;
     }

@@ -30,6 +30,8 @@ struct SqliteReads {
   static constexpr std::string_view kDeliveryWindow =
       "+received_at >= ?3 AND +received_at < ?4 AND (?5 IS NULL OR coalesce(event_type, '') GLOB ?5)";
   static std::string event_type_pattern(const std::string& glob) { return glob; }
+  // The search's user ids, ?8 (a JSON array of strings), as a list for IN.
+  static constexpr std::string_view kSearchedUserIds = "(SELECT value FROM json_each(?8))";
   static Result<std::optional<int64_t>> unfinished_rebuild(Session& session) {
     return session.query_int(kUnfinishedRebuildSql);
   }

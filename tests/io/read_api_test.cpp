@@ -10,6 +10,7 @@
 
 #include "common/base64.h"
 #include "store/sqlite/database.h"
+#include "store/sqlite/sqlite_body_retention.h"
 #include "tests/io/io_fixtures.h"
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
@@ -565,6 +566,44 @@ BOOST_AUTO_TEST_CASE(a_delivery_search_by_event_type_reads_the_shells_negation) 
   const auto open_set = api.get("/v1/deliveries?event_type=daily.data.%5Bs");
   BOOST_TEST(open_set.status == 400);
   BOOST_TEST(open_set.body.find("never closed") != std::string::npos, open_set.body);
+}
+
+// The search by user once retention removed the bodies (black-box pass: it listed only the
+// user's deliveries that kept their body, though the store recorded the user on all of
+// them): it finds a user's deliveries as purge-user does, by the user recorded with each
+// (store/delivery_users.h), and lists no other user's.
+BOOST_AUTO_TEST_CASE(a_search_by_user_lists_their_deliveries_whose_body_retention_removed) {
+  ApiServer api;
+  api.post("victim-steps", samples_body("victim", "steps", "oura", {{"2024-05-16T10:00:00Z", 5}}, "count"));
+  api.post("other-steps", samples_body("other", "steps", "oura", {{"2024-05-16T10:00:00Z", 7}}, "count"));
+  api.post("victim-sleep", sleep_body("victim", "s-victim", 80, "2024-05-16T22:00:00Z"));
+  api.post("victim-connection", connection_body("victim", "oura", false));
+  api.post("other-sleep", sleep_body("other", "s-other", 70, "2024-05-16T22:00:00Z"));
+  const std::string& database = api.server.database();
+  wait_until_processed(database);
+  {
+    auto db = hh::store::open_for_writing(database, {});
+    BOOST_REQUIRE_MESSAGE(db, db.error());
+    auto retention = hh::store::open_sqlite_body_retention(*db);
+    BOOST_REQUIRE_MESSAGE(retention, retention.error());
+    auto removed = (*retention)->remove_bodies(INT64_MAX, 100, 1);
+    BOOST_REQUIRE_MESSAGE(removed, removed.error());
+  }
+  BOOST_REQUIRE_EQUAL(query_int(database, "SELECT count(*) FROM removed_bodies"), 5);
+  api.post("victim-heart", samples_body("victim", "heartrate", "oura", {{"2024-05-16T11:00:00Z", 60}}));
+  wait_until_processed(database);  // keeps its body
+  const auto ids = [&](const std::string& query) {
+    std::vector<std::string> seen;
+    Json page(api.get("/v1/deliveries?" + query).body);
+    for (auto item : page.items()) seen.push_back(str(item, "message_id"));
+    return seen;
+  };
+  BOOST_TEST(ids("user_id=victim") ==
+                 (std::vector<std::string>{"victim-heart", "victim-connection", "victim-sleep", "victim-steps"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(ids("user_id=other") == (std::vector<std::string>{"other-sleep", "other-steps"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(ids("user_id=nobody").empty());
 }
 
 BOOST_AUTO_TEST_CASE(a_change_feed_consumer_that_restarts_from_its_last_seq_misses_nothing) {

@@ -7,6 +7,8 @@
 
 #include "common/sha256.h"
 #include "store/erasure_plan.h"
+#include "store/open_readers.h"
+#include "store/read_store.h"
 #include "store/schema/tables.h"
 #include "store/postgres/pg_body_retention.h"
 #include "store/postgres/database.h"
@@ -212,6 +214,26 @@ void pgre_same_tables(test::TwinStores& t) {
   }
   t.same_rows("SELECT seq, message_id FROM inbox ORDER BY seq", 2);
   t.same_rows("SELECT count(*) FROM providers", 1);
+}
+
+// The seqs a search by `users` lists (the console's GET /v1/deliveries?user_id=: every row
+// of the inbox newest first, those the store says are theirs kept).
+std::vector<int64_t> pgre_search(const store::Database& database, const std::vector<std::string>& users) {
+  auto reader = twin_must(store::open_read_store(database));
+  store::ReadSnapshot read(*reader);
+  twin_must(read.begun());
+  store::DeliveryFilter filter;
+  filter.webhooks_only = false;
+  filter.user_ids = users;
+  store::DeliveryQuery& deliveries = reader->deliveries();
+  twin_must(deliveries.start_newest_first(filter, std::nullopt));
+  std::vector<int64_t> seqs;
+  store::StoredDelivery row;
+  while (twin_must(deliveries.next(row))) {
+    if (row.of_searched_users) seqs.push_back(row.seq);
+  }
+  deliveries.finish();
+  return seqs;
 }
 
 }  // namespace
@@ -466,6 +488,69 @@ BOOST_AUTO_TEST_CASE(purge_user_after_retention_leaves_no_row_of_that_user_on_ei
                                       "OR message_id LIKE 'fetch:B:%'")).value_or(-1) ==
              static_cast<int64_t>(std::size(test::kUserWebhookExamples) + std::size(test::kUserFetchedExamples) +
                                   test::kTwoUsersAlmostJson));
+}
+
+// The console's search by user after retention removed every body, on both backends: it
+// lists every one of A's deliveries, those an erasure of A would remove, and no other
+// user's, though no body names anyone any more (it found only the deliveries that kept
+// their body). Its users are found as erasure finds them (store/delivery_users.h): a
+// delivery whose envelope names another user by the rows it wrote for A, one not applied
+// yet by its body.
+BOOST_AUTO_TEST_CASE(the_search_by_user_lists_their_deliveries_after_retention_removed_the_bodies) {
+  test::TwinStores t;
+  pgre_two_users_on_both(t);
+  auto lite_retention = twin_must(store::open_sqlite_body_retention(t.lite));
+  auto pg_retention = twin_must(store::open_postgres_body_retention(t.pg));
+  for (int round = 0; round < 100; ++round) {
+    const auto lite_removed = twin_must(lite_retention->remove_bodies(INT64_MAX, 256, 1));
+    const auto pg_removed = twin_must(pg_retention->remove_bodies(INT64_MAX, 256, 1));
+    BOOST_REQUIRE_EQUAL(pgre_describe(lite_removed), pgre_describe(pg_removed));
+    if (!pg_removed.more) break;
+  }
+  BOOST_REQUIRE_EQUAL(twin_must(t.pg.query_int("SELECT count(*) FROM inbox WHERE length(body) > 0")).value_or(-1), 0);
+  // Envelope of C, data of A: C's by its outcome, A's by the rows it wrote.
+  t.inbox(5001, "mixed", "webhook", test::kTwoUsersBaseMs + 5001, "daily.data.sleep.created", "{}", "");
+  t.exec("INSERT INTO delivery_outcomes (seq, status, family, user_id) "
+         "VALUES (5001, 'processed', 'summary', 'user-c')");
+  t.exec("INSERT INTO removed_bodies (seq, body_sha256, body_bytes, removed_at_ms, user_id) "
+         "VALUES (5001, 'ab', 10, 5, 'user-c')");
+  t.exec("INSERT INTO changes (change_id, seq, table_name, row_key, op, row_count, user_id) "
+         "VALUES (90001, 5001, 'summaries', 'sleep/s-x', 'insert', 1, 'user-a')");
+  // Not applied yet: its body says whose it is (the id spelt with a JSON escape).
+  t.inbox(5002, "pending-A", "webhook", test::kTwoUsersBaseMs + 5002, "daily.data.body.created", "{}",
+          R"({"event_type":"daily.data.body.created","user_id":"user-\u0061","data":{}})");
+
+  const auto seqs_of = [&](const std::string& where) {
+    std::vector<int64_t> seqs;
+    for (const auto& row : test::text_rows(t.lite, "SELECT seq FROM inbox WHERE " + where + " ORDER BY seq DESC", 1)) {
+      seqs.push_back(std::stoll(row));
+    }
+    return seqs;
+  };
+  const auto of_a = seqs_of("message_id LIKE 'msg-A-%' OR message_id LIKE 'fetch:A:%' "
+                            "OR message_id IN ('mixed', 'pending-A')");
+  const auto of_b = seqs_of("message_id LIKE 'msg-B-%' OR message_id LIKE 'fetch:B:%'");
+  BOOST_REQUIRE_EQUAL(of_a.size(), std::size(test::kUserWebhookExamples) + std::size(test::kUserFetchedExamples) +
+                                       test::kTwoUsersAlmostJson + 2);
+  // Exactly the deliveries an erasure of A removes.
+  auto erasure = twin_must(store::open_sqlite_erasure(t.lite_path));
+  const auto counted = twin_must(erasure->count("user-a"));
+  for (const auto& table : counted.tables) {
+    if (table.table == "inbox") BOOST_TEST(table.rows == static_cast<int64_t>(of_a.size()));
+  }
+  std::vector<int64_t> of_both = of_a;
+  of_both.insert(of_both.end(), of_b.begin(), of_b.end());
+  std::sort(of_both.rbegin(), of_both.rend());
+
+  for (const std::string& location : {t.lite_path, t.pg_uri}) {
+    BOOST_TEST_CONTEXT(location) {
+      BOOST_TEST(pgre_search(location, {"user-a"}) == of_a, boost::test_tools::per_element());
+      BOOST_TEST(pgre_search(location, {"user-b"}) == of_b, boost::test_tools::per_element());
+      BOOST_TEST(pgre_search(location, {"user-a", "user-b"}) == of_both, boost::test_tools::per_element());
+      BOOST_TEST(pgre_search(location, {"user-c"}) == std::vector<int64_t>{5001}, boost::test_tools::per_element());
+      BOOST_TEST(pgre_search(location, {"nobody"}).empty());
+    }
+  }
 }
 
 // The user-columns migration (SQLite 009, PostgreSQL 003) on populated stores of the

@@ -25,6 +25,8 @@ struct PgReads {
   static constexpr std::string_view kDeliveryWindow =
       "received_at >= ?3 AND received_at < ?4 AND (?5::text IS NULL OR coalesce(event_type, '') ~ ?5)";
   static std::string event_type_pattern(const std::string& glob) { return schema::glob_to_regex(glob); }
+  // The search's user ids, ?8 (a JSON array of strings), as a list for IN.
+  static constexpr std::string_view kSearchedUserIds = "(SELECT json_array_elements_text(?8::json))";
   static Result<std::optional<int64_t>> unfinished_rebuild(Session& session) {
     auto rows = session.query(kUnfinishedRebuildSql);
     if (!rows) return fail(rows);
