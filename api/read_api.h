@@ -5,7 +5,8 @@
 // Enabled only when read_api.token_file is configured (`serve` mounts it then; without
 // it /v1/ answers 404 like any unknown path). Every request needs
 // "Authorization: Bearer <token>" (bearer_token.h): without it, or with a wrong token,
-// 401 with a JSON error and WWW-Authenticate. /healthz, /readyz and /metrics are
+// 401 with a JSON error and WWW-Authenticate. A reload (SIGHUP) replaces the token
+// (replace_token). /healthz, /readyz and /metrics are
 // separate routes and need no token.
 //
 // Queries run on readers of their own (reader_pool.h), never on the writer's connection,
@@ -37,6 +38,11 @@ class ReadApi {
   static Result<std::unique_ptr<ReadApi>> create(const store::Database& database, std::string_view token,
                                                  int64_t retry_after_s);
 
+  // A reload's token (read_api.token_file as it reads now): from the return on, it is
+  // accepted and the one before refused. Empty: every request is refused (401), the file
+  // having been unset; /v1/ stays mounted until a restart. Returns whether it changed.
+  bool replace_token(std::string_view token) { return token_.replace(token); }
+
   // The [[forward]] names, for GET /v1/forwarding (before the listener starts).
   void set_forward_destinations(std::vector<std::string> names) { destinations_ = std::move(names); }
 
@@ -60,13 +66,13 @@ class ReadApi {
 
  private:
   ReadApi(store::Database database, std::string_view token, int64_t retry_after_s)
-      : token_(token), retry_after_s_(retry_after_s), database_(database), readers_(std::move(database)) {}
+      : token_(token, http::WithoutToken::refuse), retry_after_s_(retry_after_s), database_(database), readers_(std::move(database)) {}
   http::Response answer(http::Request& request);
   // `console`: the caller is the console (handle_trusted), whose delivery page has its
   // signature values masked; the bearer-token API keeps them (a backend may re-verify).
   http::Response answer_target(std::string_view target, bool console);
 
-  const http::BearerToken token_;
+  http::ReplaceableBearerToken token_;
   const int64_t retry_after_s_;
   const store::Database database_;         // for the outbox and job pages (outbox_pages.h)
   std::vector<std::string> destinations_;  // [[forward]] names

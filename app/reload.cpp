@@ -1,6 +1,9 @@
 #include "app/reload.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
+#include <utility>
 
 #include "app/certificate_validity.h"
 #include "common/log.h"
@@ -11,8 +14,48 @@
 
 namespace hh::app {
 
+namespace {
+
+// The console's admin sign-in is configured (load_secrets reads the file only then).
+bool has_admin_token(const config::Settings& settings) {
+  return settings.console.enabled && !settings.console.admin_token_file.empty();
+}
+
+// What a reload may apply of the tokens read now, given what runs: a read API or admin
+// sign-in that `serve` did not start with stays off (keys_needing_restart names it).
+ListenerTokens tokens_to_apply(const config::Settings& startup, const config::Secrets& secrets) {
+  ListenerTokens tokens{.read_api = secrets.read_api_token,
+                        .metrics = secrets.metrics_token,
+                        .console_admin = secrets.console_admin_token};
+  if (startup.read_api.token_file.empty()) tokens.read_api.clear();
+  if (!has_admin_token(startup)) tokens.console_admin.clear();
+  return tokens;
+}
+
+// The token settings of `settings` whose file is read from $CREDENTIALS_DIRECTORY.
+std::vector<std::string> tokens_from_credentials(const config::Settings& settings) {
+  std::vector<std::string> keys;
+  const char* credentials = std::getenv("CREDENTIALS_DIRECTORY");
+  if (credentials == nullptr || *credentials == '\0') return keys;
+  const std::string folder = std::string(credentials) + "/";
+  const std::pair<std::string_view, const std::string*> files[] = {
+      {"read_api.token_file", &settings.read_api.token_file},
+      {"metrics.token_file", &settings.metrics.token_file},
+      {"console.admin_token_file", &settings.console.admin_token_file}};
+  for (const auto& [key, file] : files) {
+    if (!file->empty() && config::resolve_secret_path(*file, settings.base_dir).starts_with(folder)) {
+      keys.emplace_back(key);
+    }
+  }
+  return keys;
+}
+
+}  // namespace
+
 std::vector<std::string> keys_needing_restart(const config::Settings& startup, const config::Settings& settings) {
-  constexpr std::string_view kReloaded[] = {"signing_secret_files", "tls.cert_file", "tls.key_file", "log_level"};
+  constexpr std::string_view kReloaded[] = {"signing_secret_files", "tls.cert_file",       "tls.key_file",
+                                            "log_level",            "read_api.token_file", "metrics.token_file",
+                                            "console.admin_token_file"};
   std::vector<std::string> keys;
   const auto before = config::settings_in_effect(startup);
   const auto now = config::settings_in_effect(settings);
@@ -22,6 +65,14 @@ std::vector<std::string> keys_needing_restart(const config::Settings& startup, c
   }
   // The certificate's files reload; turning TLS on or off does not (a listener's kind).
   if (startup.tls.cert_file.empty() != settings.tls.cert_file.empty()) keys.push_back("tls");
+  // A token file reloads, and withdrawing one applies too; one that turns on what was off at
+  // start does not: the read API's routes, or the console's actions, were never made.
+  if (startup.read_api.token_file.empty() && !settings.read_api.token_file.empty()) {
+    keys.push_back("read_api.token_file");
+  }
+  if (!has_admin_token(startup) && has_admin_token(settings) && startup.console.enabled) {
+    keys.push_back("console.admin_token_file");
+  }
   if (config::forward_blocks_in_effect(startup) != config::forward_blocks_in_effect(settings)) keys.push_back("forward");
   if (config::teams_in_effect(startup) != config::teams_in_effect(settings)) keys.push_back("service.teams");
   return keys;
@@ -46,17 +97,38 @@ Result<LoadedReload> load_reload(const config::Settings& startup, const config::
     if (!loaded) return refused(loaded.error());
     certificate = std::move(*loaded);
   }
-  return LoadedReload{settings.log_level, std::move(*verifier), std::move(certificate),
-                      secrets->signing_secrets.size()};
+  return LoadedReload{settings.log_level, tokens_to_apply(startup, *secrets), tokens_from_credentials(settings),
+                      std::move(*verifier), std::move(certificate), secrets->signing_secrets.size()};
 }
 
-void apply_reload(LoadedReload loaded, http::WebhookEndpoint& webhook, http::Listener& listener,
-                  std::atomic<int64_t>& tls_not_after_s) {
+namespace {
+
+// Swaps the tokens in; returns the settings whose token changed, for the `reloaded` line.
+std::string apply_tokens(const ListenerTokens& tokens, HttpFront& front, int64_t& console_sessions_ended) {
+  std::string replaced;
+  const auto note = [&replaced](bool changed, std::string_view setting) {
+    if (changed) replaced += (replaced.empty() ? "" : ", ") + std::string(setting);
+  };
+  if (front.read_api) note(front.read_api->replace_token(tokens.read_api), "read_api.token_file");
+  note(front.metrics_endpoint.replace_token(tokens.metrics), "metrics.token_file");
+  if (front.console) {
+    const auto sessions = front.console->sessions().replace_tokens(tokens.read_api, tokens.console_admin);
+    note(sessions.admin_changed, "console.admin_token_file");
+    console_sessions_ended = static_cast<int64_t>(sessions.sessions_ended);
+  }
+  return replaced;
+}
+
+}  // namespace
+
+void apply_reload(LoadedReload loaded, HttpFront& front) {
   log::set_level(log::parse_level(loaded.log_level).value_or(log::Level::info));
-  webhook.set_verifier(std::move(loaded.verifier));
+  front.webhook->set_verifier(std::move(loaded.verifier));
+  int64_t console_sessions_ended = 0;
+  const std::string tokens_replaced = apply_tokens(loaded.tokens, front, console_sessions_ended);
   if (loaded.certificate) {
-    listener.set_tls(loaded.certificate->context);  // new connections; open ones keep theirs
-    tls_not_after_s.store(loaded.certificate->not_after_s, std::memory_order_relaxed);
+    front.listener->set_tls(loaded.certificate->context);  // new connections; open ones keep theirs
+    front.tls_not_after_s.store(loaded.certificate->not_after_s, std::memory_order_relaxed);
     log::info("tls_reloaded")
         .str("subject", loaded.certificate->subject)
         .str("serial", loaded.certificate->serial)
@@ -65,7 +137,20 @@ void apply_reload(LoadedReload loaded, http::WebhookEndpoint& webhook, http::Lis
     // certificate, which a renewal gone wrong may have left expired too.
     warn_about_certificate_validity(*loaded.certificate);
   }
-  log::info("reloaded").num("signing_secrets", static_cast<int64_t>(loaded.signing_secrets));
+  // A token rotated in /etc/credstore is not in the copy read here: said, since the
+  // `reloaded` line alone would let an operator believe the old one revoked.
+  if (!loaded.tokens_from_credentials.empty()) {
+    std::string keys;
+    for (const std::string& key : loaded.tokens_from_credentials) keys += (keys.empty() ? "" : ", ") + key;
+    log::info("reload_credential_copies")
+        .str("keys", keys)
+        .str("reason", "read from $CREDENTIALS_DIRECTORY, which systemd fills at start: a token changed in "
+                       "/etc/credstore applies at the next restart");
+  }
+  log::info("reloaded")
+      .num("signing_secrets", static_cast<int64_t>(loaded.signing_secrets))
+      .str("tokens_replaced", tokens_replaced)
+      .num("console_sessions_ended", console_sessions_ended);
 }
 
 }  // namespace hh::app

@@ -1,7 +1,9 @@
 #pragma once
 // SIGHUP in `serve`: re-read what can change safely while running: the signing secrets,
-// the TLS certificate and key, and the log level. All are loaded and checked before any is
-// swapped in, so a bad file changes none of them. Turning TLS on or off, and every other setting, needs a restart.
+// the tokens requests are checked against (the read API's, /metrics', the console's admin
+// token), the TLS certificate and key, and the log level. All are loaded and checked before
+// any is swapped in, so a bad file changes none of them. Turning TLS on or off, the read API
+// or the console's admin sign-in on, and every other setting, need a restart.
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -9,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "app/http_front.h"
 #include "common/result.h"
 #include "config/settings.h"
 #include "receiver/http/listener.h"
@@ -19,13 +22,26 @@
 namespace hh::app {
 
 // The keys whose value in `settings` differs from `startup` and that a reload does not
-// apply (all but the signing secrets, the TLS files and log_level): they need a restart.
+// apply (all but the signing secrets, the token files, the TLS files and log_level): they
+// need a restart. A token file set where none was at start is one: the read API, or the
+// console's actions, are not there to take it.
 std::vector<std::string> keys_needing_restart(const config::Settings& startup, const config::Settings& settings);
+
+// The tokens requests are checked against, as their files read now ("": none).
+struct ListenerTokens {
+  std::string read_api;       // read_api.token_file: the read API's, and the console's read-only sign-in
+  std::string metrics;        // metrics.token_file
+  std::string console_admin;  // console.admin_token_file (with console.enabled)
+};
 
 // What a reload swaps in, every file read and checked. Its parts are only loaded: nothing
 // running has changed yet.
 struct LoadedReload {
   std::string log_level;
+  ListenerTokens tokens;
+  // The token settings read from $CREDENTIALS_DIRECTORY: systemd's copies, made at start,
+  // which a reload cannot see change (config/secrets.h).
+  std::vector<std::string> tokens_from_credentials;
   std::shared_ptr<const signature::Verifier> verifier;
   std::optional<http::ServerCertificate> certificate;  // set when TLS ran at start and still does
   size_t signing_secrets = 0;
@@ -36,10 +52,11 @@ struct LoadedReload {
 // reload_failed) says why nothing will change: systemd's status line says it.
 Result<LoadedReload> load_reload(const config::Settings& startup, const config::Settings& settings);
 
-// Swaps what `loaded` holds in: the log level, the verifier, the certificate for new
-// connections (open ones keep theirs) and its notAfter into `tls_not_after_s` (/metrics);
-// warns when the new certificate is expired, not yet valid or expires soon.
-void apply_reload(LoadedReload loaded, http::WebhookEndpoint& webhook, http::Listener& listener,
-                  std::atomic<int64_t>& tls_not_after_s);
+// Swaps what `loaded` holds in: the log level, the verifier, the tokens (a token replaced
+// or withdrawn is refused from then on, and the console sessions signed in with it end),
+// the certificate for new connections (open ones keep theirs) and its notAfter into
+// `front.tls_not_after_s` (/metrics); warns when the new certificate is expired, not yet
+// valid or expires soon.
+void apply_reload(LoadedReload loaded, HttpFront& front);
 
 }  // namespace hh::app

@@ -7,7 +7,8 @@
 // Start-up fails fast with one line (ServeExit::bad_config for configuration and secrets,
 // ::failure for the store or the port). SIGTERM/SIGINT: stop accepting, let requests in
 // flight finish (their commits included), commit what is queued, return ::ok. SIGHUP:
-// re-read the signing secrets, the log level and the TLS certificate and key.
+// re-read the signing secrets, the tokens (read API, /metrics, the console's admin), the
+// log level and the TLS certificate and key (reload.h).
 // Under systemd (Type=notify): READY=1 once the store is open and the port bound,
 // RELOADING=1/READY=1 around a reload, STOPPING=1 on SIGTERM, WATCHDOG=1 keep-alives
 // (systemd_notify.h, service_watchdog.h).

@@ -123,7 +123,7 @@ void ServeSignals::reload_once() {
   // A stop that came while the files were read: the drain runs with what it started with,
   // and after STOPPING=1 there is no READY=1.
   if (stopping_) return;
-  if (loaded) apply_reload(std::move(*loaded), *front_.webhook, *front_.listener, front_.tls_not_after_s);
+  if (loaded) apply_reload(std::move(*loaded), front_);
   // Serving either way; `systemctl status` shows whether the reload took, and what in the
   // file waits for a restart.
   std::string status = failure.empty() ? "reloaded" : "reload failed, running configuration kept: " + failure;

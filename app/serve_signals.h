@@ -1,6 +1,6 @@
 #pragma once
 // The signals `serve` answers: SIGTERM/SIGINT drain and stop (drain.h); SIGHUP re-reads
-// the secrets and the TLS certificate (reload.h). Under systemd each is announced
+// the secrets, the tokens and the TLS certificate (reload.h). Under systemd each is announced
 // (STOPPING=1; RELOADING=1, then READY=1).
 #include <boost/asio/signal_set.hpp>
 #include <condition_variable>

@@ -382,13 +382,17 @@ std::vector<SettingKey> make_keys() {
                   "Bodies and headers of applied deliveries received more than this many days ago are removed "
                   "(the row, its message id and outcome stay). 0: keep forever."),
       string_key("read_api.token_file", [](auto& s) -> auto& { return s.read_api.token_file; },
-                 "Secret file holding the read API's bearer token. Empty: the read API is off."),
+                 "Secret file holding the read API's bearer token. Empty: the read API is off. "
+                 "Re-read on SIGHUP (the old token is refused from then on); turning the read API on needs a restart."),
       string_key("metrics.token_file", [](auto& s) -> auto& { return s.metrics.token_file; },
-                 "Secret file holding a bearer token for GET /metrics. Empty: /metrics needs no token."),
+                 "Secret file holding a bearer token for GET /metrics. Empty: /metrics needs no token. "
+                 "Re-read on SIGHUP."),
       bool_key("console.enabled", [](auto& s) -> auto& { return s.console.enabled; },
                "The operators' console at /console/ (needs read_api.token_file: its token signs in read-only)."),
       string_key("console.admin_token_file", [](auto& s) -> auto& { return s.console.admin_token_file; },
-                 "Secret file holding the token that signs in to the console with actions. Empty: no actions."),
+                 "Secret file holding the token that signs in to the console with actions. Empty: no actions. "
+                 "Re-read on SIGHUP: a replaced token signs in no more and its sessions end; turning it on needs a "
+                 "restart."),
       integer_key("console.session_hours", [](auto& s) -> auto& { return s.console.session_hours; }, {1, 24 * 30},
                   "A console session ends this long after sign-in (or after an idle hour)."),
       string_key("tls.cert_file", [](auto& s) -> auto& { return s.tls.cert_file; },

@@ -155,7 +155,11 @@ Console::Console(ConsoleOptions options, api::ReadApi& read_api, http::BlockingP
       read_api_(read_api),
       pool_(pool),
       overview_(overview),
-      actions_(actions) {}
+      actions_(actions) {
+  // No copy left behind that a reload would not replace.
+  options_.read_token.clear();
+  options_.admin_token.clear();
+}
 
 void Console::mount(http::Router& router) {
   const auto with_headers = [](auto handler) {
@@ -253,10 +257,11 @@ std::optional<http::Response> Console::check_post(const http::RequestHead& head,
 }
 
 http::net::awaitable<http::Response> Console::sign_in(http::Request& request) {
-  std::optional<Role> role;
+  Sessions::SignIn signed_in;
   if (auto fields = parse_form(request.body())) {
-    if (auto token = fields->find("token"); token != fields->end()) role = sessions_.role_of_token(token->second);
+    if (auto token = fields->find("token"); token != fields->end()) signed_in = sessions_.sign_in(token->second);
   }
+  const std::optional<Role> role = signed_in.role;
   if (!role) {
     // Counted here; slowed like every 401 of an authenticating route (its head check makes
     // it one) by the session: refusal_delay_ms, on connections never trusted (this one,
@@ -266,7 +271,7 @@ http::net::awaitable<http::Response> Console::sign_in(http::Request& request) {
     response.keep_alive(false);
     co_return response;
   }
-  auto made = sessions_.create(*role);
+  auto& made = signed_in.session;
   if (!made) {
     // Every session is an admin's: a read-only sign-in may not end one (docs/console.md).
     constexpr std::string_view kFull = "every console session is an admin's; sign one out or wait for one to end";

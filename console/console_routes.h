@@ -37,6 +37,8 @@ inline constexpr size_t kMaxFormBytes = 4096;
 inline constexpr std::string_view kRequestedWithHeader = "x-requested-with";
 
 struct ConsoleOptions {
+  // The tokens at start, handed to sessions() (and cleared here): a reload replaces them
+  // there (Sessions::replace_tokens).
   std::string read_token;   // the read API's token: a read-only session
   std::string admin_token;  // "" : no admin sign-in
   SessionPolicy policy;
@@ -67,7 +69,7 @@ class Console {
   http::net::awaitable<http::Response> action(http::Request& request);
   http::Response asset(const http::Request& request, std::string_view name, bool signed_in);
 
-  const ConsoleOptions options_;
+  ConsoleOptions options_;  // its tokens cleared once in sessions_
   Sessions sessions_;
   api::ReadApi& read_api_;
   http::BlockingPool& pool_;

@@ -79,19 +79,57 @@ std::optional<std::string_view> cookie_value(std::string_view header, std::strin
 }
 
 Sessions::Sessions(std::string_view read_token, std::string_view admin_token, SessionPolicy policy, Clock now_ms)
-    : read_digest_(sha256(read_token)), policy_(policy), now_ms_(std::move(now_ms)) {
-  if (!admin_token.empty()) admin_digest_ = sha256(admin_token);
+    : policy_(policy), now_ms_(std::move(now_ms)) {
+  replace_tokens(read_token, admin_token);
+}
+
+std::optional<Role> Sessions::role_of_digest(const Digest& digest) const {
+  // Both compared every time, so the answer's time does not say which one matched.
+  const bool admin = admin_digest_ && digest_equal(digest, *admin_digest_);
+  const bool read = read_digest_ && digest_equal(digest, *read_digest_);
+  if (admin) return Role::admin;
+  if (read) return Role::read;
+  return std::nullopt;
 }
 
 std::optional<Role> Sessions::role_of_token(std::string_view presented) const {
   if (presented.empty()) return std::nullopt;
   const auto digest = sha256(presented);
-  // Both compared every time, so the answer's time does not say which one matched.
-  const bool admin = admin_digest_ && digest_equal(digest, *admin_digest_);
-  const bool read = digest_equal(digest, read_digest_);
-  if (admin) return Role::admin;
-  if (read) return Role::read;
-  return std::nullopt;
+  std::lock_guard lock(mutex_);
+  return role_of_digest(digest);
+}
+
+Sessions::SignIn Sessions::sign_in(std::string_view presented) {
+  if (presented.empty()) return {};
+  const auto digest = sha256(presented);
+  std::lock_guard lock(mutex_);
+  SignIn result;
+  result.role = role_of_digest(digest);
+  if (result.role) result.session = create_locked(*result.role);
+  return result;
+}
+
+Sessions::Replaced Sessions::replace_tokens(std::string_view read_token, std::string_view admin_token) {
+  const auto digest_of = [](std::string_view token) {
+    return token.empty() ? std::optional<Digest>() : std::optional<Digest>(sha256(token));
+  };
+  const auto differ = [](const std::optional<Digest>& a, const std::optional<Digest>& b) {
+    return a.has_value() != b.has_value() || (a && !digest_equal(*a, *b));
+  };
+  const auto read = digest_of(read_token);
+  const auto admin = digest_of(admin_token);
+  std::lock_guard lock(mutex_);
+  Replaced replaced{.read_changed = differ(read, read_digest_),
+                    .admin_changed = differ(admin, admin_digest_),
+                    .sessions_ended = 0};
+  read_digest_ = read;
+  admin_digest_ = admin;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    const bool ended = it->second.role == Role::admin ? replaced.admin_changed : replaced.read_changed;
+    if (ended) ++replaced.sessions_ended;
+    it = ended ? entries_.erase(it) : std::next(it);
+  }
+  return replaced;
 }
 
 int64_t Sessions::expires_at(const Entry& entry) const {
@@ -115,13 +153,17 @@ bool Sessions::evict_one(Role for_role) {
 }
 
 std::optional<Sessions::Created> Sessions::create(Role role) {
+  std::lock_guard lock(mutex_);
+  return create_locked(role);
+}
+
+std::optional<Sessions::Created> Sessions::create_locked(Role role) {
   Created created;
   created.id = random_token();
   const std::string key = digest_key(created.id);
   const int64_t now = now_ms_();
   Entry entry{role, random_token(), sha256_hex(created.id).substr(0, 8), now, now};
   created.view = SessionView{role, entry.csrf_token, expires_at(entry), entry.tag};
-  std::lock_guard lock(mutex_);
   // Forget what expired, then make room.
   for (auto it = entries_.begin(); it != entries_.end();) {
     it = expires_at(it->second) <= now ? entries_.erase(it) : std::next(it);

@@ -6,7 +6,9 @@
 //
 // Roles: the read API's token gives a read-only session; the console's admin token
 // (`[console] admin_token_file`) one that may also act (requeue, pause, backfill…).
-// A session ends `lifetime` after sign-in, after `idle` without a request, or at sign-out.
+// A session ends `lifetime` after sign-in, after `idle` without a request, at sign-out, or
+// when a reload replaces or withdraws the token of its role (replace_tokens): a rotated
+// token is revoked, and so is what was signed in with it.
 // Each session has a CSRF token of its own (random, 256 bits), which every state-changing
 // request must echo in a header.
 //
@@ -63,9 +65,28 @@ class Sessions {
     std::string id;  // the cookie value, base64url, 43 characters
     SessionView view;
   };
-  // nullopt: a read-only sign-in while every one of the kMaxSessions is an admin's (ending
-  // one would let a holder of the read token sign admins out).
+  // A session of `role`, whose token the caller has checked. nullopt: a read-only sign-in
+  // while every one of the kMaxSessions is an admin's (ending one would let a holder of the
+  // read token sign admins out).
   std::optional<Created> create(Role role);
+
+  // A sign-in: the token checked and the session made as one step, so that a reload
+  // between the two cannot leave a session of the token it withdrew. `role` unset: a
+  // wrong token; set without `session`: refused as create() refuses.
+  struct SignIn {
+    std::optional<Role> role;
+    std::optional<Created> session;
+  };
+  SignIn sign_in(std::string_view presented);
+
+  // A reload's tokens (`admin_token` empty: no admin sign-in). Every session of a role
+  // whose token changed ends at once; the others go on.
+  struct Replaced {
+    bool read_changed = false;
+    bool admin_changed = false;
+    size_t sessions_ended = 0;
+  };
+  Replaced replace_tokens(std::string_view read_token, std::string_view admin_token);
 
   // The live session named by the cookie value `id` (its idle deadline moves on), or
   // nullopt: unknown, expired (then forgotten) or malformed.
@@ -83,11 +104,14 @@ class Sessions {
     int64_t created_ms;
     int64_t last_seen_ms;
   };
+  using Digest = std::array<unsigned char, 32>;
   int64_t expires_at(const Entry& entry) const;
   bool evict_one(Role for_role);  // holds mutex_; false: none of for_role's or below
+  std::optional<Role> role_of_digest(const Digest& digest) const;  // holds mutex_
+  std::optional<Created> create_locked(Role role);                  // holds mutex_
 
-  std::array<unsigned char, 32> read_digest_{};
-  std::optional<std::array<unsigned char, 32>> admin_digest_;
+  std::optional<Digest> read_digest_;   // GUARDED_BY(mutex_); unset: no read-only sign-in
+  std::optional<Digest> admin_digest_;  // GUARDED_BY(mutex_); unset: no admin sign-in
   const SessionPolicy policy_;
   const Clock now_ms_;
   mutable std::mutex mutex_;

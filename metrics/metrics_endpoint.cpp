@@ -14,12 +14,11 @@ std::string MetricsEndpoint::render() const {
   return out.take();
 }
 
-void MetricsEndpoint::install(http::Router& router, http::BlockingPool& pool, std::string token) {
-  std::optional<http::BearerToken> required;
-  if (!token.empty()) required.emplace(token);
+void MetricsEndpoint::install(http::Router& router, http::BlockingPool& pool, std::string_view token) {
+  token_.replace(token);
   router.add(http::bhttp::verb::get, "/metrics",
-             [this, &pool, required](http::Request& request) -> http::net::awaitable<http::Response> {
-               if (required && !required->accepts(request)) {
+             [this, &pool](http::Request& request) -> http::net::awaitable<http::Response> {
+               if (!token_.accepts(request)) {
                  co_return http::bearer_refusal();
                }
                co_return http::text_response(http::Status::ok, co_await http::run_off_io(pool, [this] { return render(); }),

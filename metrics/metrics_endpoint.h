@@ -16,12 +16,14 @@
 // time; each must write family names no other collector writes. Everything captured by
 // reference must outlive the endpoint's router.
 //
-// With a token (`[metrics] token_file`), a scrape needs "Authorization: Bearer <token>".
+// With a token (`[metrics] token_file`), a scrape needs "Authorization: Bearer <token>";
+// a reload (SIGHUP) replaces it, sets it or withdraws it (replace_token).
 #include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "receiver/http/bearer_token.h"
 #include "receiver/http/off_io.h"
 #include "metrics/prometheus_text.h"
 #include "receiver/http/router.h"
@@ -36,13 +38,17 @@ class MetricsEndpoint {
   void add(Collector collector);
   // Registers GET /metrics on `router`; `this` and `pool` must outlive the router's use.
   // `token` empty: no token needed.
-  void install(http::Router& router, http::BlockingPool& pool, std::string token = {});
+  void install(http::Router& router, http::BlockingPool& pool, std::string_view token = {});
+  // A reload's token: from the return on, scrapes need it (none when empty). Returns
+  // whether it changed.
+  bool replace_token(std::string_view token) { return token_.replace(token); }
 
   // One exposition with every collector's families (also what tests call directly).
   std::string render() const;
 
  private:
   std::vector<Collector> collectors_;
+  http::ReplaceableBearerToken token_{"", http::WithoutToken::admit};
   mutable std::mutex scrape_mutex_;  // one scrape at a time: collectors need not be reentrant
 };
 

@@ -36,4 +36,33 @@ bool BearerToken::accepts(std::string_view authorization) const {
   return CRYPTO_memcmp(digest.data(), digest_.data(), digest.size()) == 0;
 }
 
+ReplaceableBearerToken::ReplaceableBearerToken(std::string_view token, WithoutToken without) : without_(without) {
+  replace(token);
+}
+
+bool ReplaceableBearerToken::replace(std::string_view token) {
+  const auto digest = sha256(token);
+  std::lock_guard lock(mutex_);
+  const bool was_set = token_.has_value();
+  const bool changed = was_set != !token.empty() ||
+                       (was_set && CRYPTO_memcmp(digest.data(), digest_.data(), digest.size()) != 0);
+  if (token.empty()) {
+    token_.reset();
+  } else {
+    token_.emplace(token);
+  }
+  digest_ = digest;
+  return changed;
+}
+
+bool ReplaceableBearerToken::accepts(const Request& request) const {
+  std::optional<BearerToken> token;
+  {
+    std::lock_guard lock(mutex_);  // a copy (a digest): requests are hashed outside the lock
+    token = token_;
+  }
+  if (!token) return without_ == WithoutToken::admit;
+  return token->accepts(request);
+}
+
 }  // namespace hh::http

@@ -39,6 +39,41 @@ BOOST_AUTO_TEST_CASE(tokens_sign_in_as_their_role) {
   BOOST_TEST((no_admin.role_of_token(kRead) == Role::read));
 }
 
+// A reload's tokens (app/reload.h): the replaced ones sign in no more, and the sessions of
+// a role whose token changed end; the other role's go on.
+BOOST_AUTO_TEST_CASE(replacing_a_token_ends_the_sessions_it_signed_in) {
+  Clock clock;
+  Sessions sessions(kRead, kAdmin, {}, clock.fn());
+  const auto read = sessions.sign_in(kRead).session.value();
+  const auto admin = sessions.sign_in(kAdmin).session.value();
+  BOOST_TEST(!sessions.sign_in("wrong-token-0123456789").role);
+
+  const auto unchanged = sessions.replace_tokens(kRead, kAdmin);
+  BOOST_TEST(!unchanged.read_changed);
+  BOOST_TEST(!unchanged.admin_changed);
+  BOOST_TEST(unchanged.sessions_ended == 0u);
+
+  constexpr std::string_view kNewAdmin = "admin-token-new-0123456789";
+  const auto rotated = sessions.replace_tokens(kRead, kNewAdmin);
+  BOOST_TEST(rotated.admin_changed);
+  BOOST_TEST(!rotated.read_changed);
+  BOOST_TEST(rotated.sessions_ended == 1u);
+  BOOST_TEST(!sessions.find(admin.id));
+  BOOST_TEST(sessions.find(read.id).has_value());
+  BOOST_TEST(!sessions.role_of_token(kAdmin));
+  BOOST_TEST((sessions.sign_in(kNewAdmin).role == Role::admin));
+
+  // Withdrawn (no admin token now): nothing signs in as admin, not even an empty token.
+  const auto withdrawn = sessions.replace_tokens("read-token-new-0123456789", "");
+  BOOST_TEST(withdrawn.read_changed);
+  BOOST_TEST(withdrawn.admin_changed);
+  BOOST_TEST(withdrawn.sessions_ended == 2u);  // the read session, the new admin's
+  BOOST_TEST(sessions.size() == 0u);
+  BOOST_TEST(!sessions.sign_in(kNewAdmin).role);
+  BOOST_TEST(!sessions.sign_in(kRead).role);
+  BOOST_TEST(!sessions.sign_in("").role);
+}
+
 BOOST_AUTO_TEST_CASE(a_session_is_found_by_its_id_only) {
   Clock clock;
   Sessions sessions(kRead, kAdmin, {}, clock.fn());
