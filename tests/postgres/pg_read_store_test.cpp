@@ -735,7 +735,9 @@ BOOST_AUTO_TEST_CASE(a_summary_page_is_fetched_a_few_rows_at_a_time) {
   auto& q = reader.summaries();
   BOOST_REQUIRE(q.start_page(filter, std::nullopt, 10000));
   store::StoredSummary row;
-  BOOST_REQUIRE(q.next(row).value_or(false));
+  auto first = q.next(row);
+  BOOST_REQUIRE_MESSAGE(first, first.error());
+  BOOST_REQUIRE(*first);
   // What the reader's connection ran last: one fetch of a few rows, not the page's SELECT.
   auto last = stores.pg_writer().query(
       "SELECT query FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database() "
