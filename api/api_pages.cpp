@@ -200,23 +200,53 @@ Page changes_page(Reader& reader, const ApiTarget& target) {
   Page page;
   page.body = "{\"items\":[";
   store::StoredChange row;
-  std::optional<int64_t> last_seq, last_change_id;
-  auto written = page_items(
-      row, *limit, page.body, [&](store::StoredChange& r) { return changes.next(r); }, kJsonItem,
-      [&](const store::StoredChange& r) {
-        last_seq = r.seq;
-        last_change_id = r.change_id;
-        return std::string();
-      });
+  int64_t count = 0;
+  std::optional<int64_t> first_seq, last_seq, last_change_id;
+  // Where the seq being written began in the body, and the seq before it: a page cut by
+  // bytes (kMaxPageBytes) inside a seq other than its first ends before that seq instead,
+  // at a seq boundary, as the store's pages do whenever they can.
+  size_t seq_begins_at = 0;
+  std::optional<int64_t> seq_before;
+  std::optional<bool> cut_inside;  // set when the page was cut by bytes: inside a seq or at a boundary
+  for (;;) {
+    auto more = changes.next(row);
+    if (!more) return database_error(more);
+    if (!*more) break;
+    const bool new_seq = row.seq != last_seq;
+    if (count > 0 && page.body.size() >= kMaxPageBytes) {
+      cut_inside = !new_seq;
+      break;
+    }
+    const size_t before = page.body.size();
+    if (count > 0) page.body.push_back(',');
+    store::append_json(page.body, row);
+    if (count > 0 && page.body.size() > kMaxPageBytes) {  // this change starts the next page
+      page.body.resize(before);
+      cut_inside = !new_seq;
+      break;
+    }
+    if (new_seq) {
+      seq_begins_at = before;
+      seq_before = last_seq;
+    }
+    if (!first_seq) first_seq = row.seq;
+    ++count;
+    last_seq = row.seq;
+    last_change_id = row.change_id;
+  }
   changes.finish();
-  if (!written) return database_error(written);
+  if (cut_inside && *cut_inside && *last_seq != *first_seq) {  // back to the end of the seq before
+    page.body.resize(seq_begins_at);
+    last_seq = seq_before;
+    cut_inside = false;
+  }
   // next_after: the last seq all of whose changes have been handed out. A page that ends
   // inside a seq has handed out all of the seqs before it (seq - 1 then means "from that
   // seq on"), and next_cursor goes on inside it.
   int64_t next_after = from.after_seq;
   std::optional<std::string> next_cursor;
   if (last_seq) {
-    const bool inside = changes.ends_inside_seq();
+    const bool inside = cut_inside ? *cut_inside : changes.ends_inside_seq();
     next_after = inside ? *last_seq - 1 : *last_seq;
     if (inside) next_cursor = cursor_text(kind, {std::to_string(*last_seq), std::to_string(*last_change_id)});
   }
@@ -227,6 +257,40 @@ Page changes_page(Reader& reader, const ApiTarget& target) {
     page.body.append("null");
   }
   page.body.push_back('}');
+  return page;
+}
+
+Page erasures_page(Reader& reader, const ApiTarget& target) {
+  const Params params(target, {"after", "limit"});
+  if (!params.error().empty()) return bad_parameter(params.error());
+  auto after = params.integer("after", 0, std::numeric_limits<int64_t>::max());
+  if (!after) return bad_parameter(after.error());
+  auto limit = page_limit(params);
+  if (!limit) return bad_parameter(limit.error());
+  const int64_t after_id = after->value_or(0);
+
+  store::ReadSnapshot read(reader);
+  if (!read.begun()) return database_error(read.begun());
+  store::ErasureQuery& erasures = reader.erasures();
+  if (auto started = erasures.start_page(after_id, *limit); !started) return database_error(started);
+  Page page;
+  page.body = "{\"items\":[";
+  store::StoredErasure row;
+  int64_t next_after = after_id;
+  for (bool first = true;; first = false) {  // at most `limit` small rows: within any byte budget
+    auto more = erasures.next(row);
+    if (!more) return database_error(more);
+    if (!*more) break;
+    if (!first) page.body.push_back(',');
+    json::ObjectWriter(page.body)
+        .integer("erasure_id", row.erasure_id)
+        .string("user_id", row.user_id)
+        .integer("erased_at_ms", row.erased_at_ms)
+        .close();
+    next_after = row.erasure_id;
+  }
+  erasures.finish();
+  page.body.append("],\"next_after\":").append(std::to_string(next_after)).push_back('}');
   return page;
 }
 

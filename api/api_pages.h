@@ -10,6 +10,9 @@
 //       {"workout":{…}|null,"items":[point…],"next_cursor":…}   points in stream order
 //   GET /v1/changes?after=<seq>&limit=   or   ?cursor=<next_cursor>&limit=
 //       {"items":[change…],"next_after":<seq>,"next_cursor":"…"|null}   changes with seq > after
+//   GET /v1/erasures?after=<erasure_id>&limit=
+//       {"items":[{"erasure_id":…,"user_id":…,"erased_at_ms":…}…],"next_after":<erasure_id>}
+//       the record of erasures (purge-user) with an id above `after`, in id order
 //   GET /v1/deliveries/{message_id}
 //       {"seq":…,"message_id":…,…,"headers":{…},"body":"…"|null,"body_base64":…|null}
 //   GET /v1/users/{user_id}
@@ -19,7 +22,10 @@
 //        "next_cursor":…}                              by order id
 //
 // start is inclusive, end exclusive (RFC 3339, a date, or Unix seconds). limit: default
-// 1000, at most 10000, and exact: a page never holds more items. Rows use the field
+// 1000, at most 10000, and exact: a page never holds more items. A page also stops before
+// the item that would take its JSON past kMaxPageBytes (8 MiB: page_support.h), with its
+// usual next cursor, so it may hold fewer than `limit` items though more follow; an item
+// larger than that is a page alone. Rows use the field
 // names of row_format.h; samples and summaries carry the identity fields (client_user_id,
 // provider_name; samples also source_id). A page with next_cursor null (or a changes page
 // with no items) is the last one for now. A cursor pages the listing that gave it, with the
@@ -29,6 +35,8 @@
 // one delivery made more than `limit` changes, a page ends inside its seq: next_after is
 // then the seq before it and next_cursor goes on inside it; pass cursor= (not after=)
 // until next_cursor is null again. A consumer that stores only next_after misses nothing.
+// A change-feed page cut by bytes ends the same way: at the end of a seq, or inside its
+// first seq (with next_cursor) when that seq alone passes the budget.
 #include <string>
 
 #include "api/api_request.h"
@@ -49,6 +57,7 @@ Page timeseries_page(Reader& reader, const std::string& user_id, const std::stri
 Page summaries_page(Reader& reader, const std::string& user_id, const std::string& resource, const ApiTarget& target);
 Page stream_page(Reader& reader, const std::string& workout_id, const ApiTarget& target);
 Page changes_page(Reader& reader, const ApiTarget& target);
+Page erasures_page(Reader& reader, const ApiTarget& target);
 // `mask_signatures`: the console's view (signature header values masked: signature_masking.h).
 Page delivery_page(Reader& reader, const std::string& message_id, const ApiTarget& target, bool mask_signatures);
 Page user_page(Reader& reader, const std::string& user_id, const ApiTarget& target);

@@ -125,7 +125,9 @@ Page delivery_search_page(Reader& reader, const ApiTarget& target) {
       last_seq = row.seq;
       continue;
     }
-    if (count == *limit) {  // the row past the page: read again by the next one, counted there
+    // The row past the page (its limit, or its byte budget: page_support.h): read again by
+    // the next one, counted there.
+    if (count == *limit || (count > 0 && page.body.size() >= kMaxPageBytes)) {
       --scanned;
       next_cursor = cursor_text(kind, {std::to_string(last_seq)});
       break;
@@ -163,17 +165,21 @@ Page delivery_changes_page(Reader& reader, const std::string& message_id, const 
   Page page;
   page.body = "{\"seq\":" + std::to_string(seq) + ",\"items\":[";
   store::StoredChange row;
-  bool first = true;
+  bool first = true, truncated = false;
   for (;;) {
     auto more = changes.next(row);
     if (!more) return database_error(more);
     if (!*more || row.seq != seq) break;
+    if (!first && page.body.size() >= kMaxPageBytes) {  // the byte budget of every page (page_support.h)
+      truncated = true;
+      break;
+    }
     if (!first) page.body.push_back(',');
     first = false;
     store::append_json(page.body, row);
   }
   changes.finish();
-  page.body.append("]}");
+  page.body.append("],\"truncated\":").append(truncated ? "true" : "false").push_back('}');
   return page;
 }
 

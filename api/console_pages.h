@@ -4,7 +4,8 @@
 //   GET /v1/deliveries?user_id=&client_user_id=&event_type=&status=&origin=&start=&end=&limit=&cursor=
 //       {"items":[delivery…],"next_cursor":…,"scanned":n}   newest first, without headers or body
 //   GET /v1/deliveries/{message_id}/changes
-//       {"seq":…,"items":[change…]}                   the change-feed rows that delivery wrote
+//       {"seq":…,"items":[change…],"truncated":bool}  the change-feed rows that delivery wrote
+//                                                      (truncated: past 8 MiB, page_support.h)
 //   GET /v1/users?client_user_id=   or   ?user_id=
 //       {"items":[user…]}                             the users with that id (the backend's own id)
 //   GET /v1/users/{user_id}/series

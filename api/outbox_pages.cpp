@@ -137,16 +137,21 @@ Page forwarding_entries_page(const store::Database& database, const std::vector<
   if (!entries) return database_error(entries);
   Page page;
   page.body = "{\"items\":[";
-  std::optional<std::string> next_cursor;
-  for (size_t i = 0; i < entries->size(); ++i) {
-    if (static_cast<int64_t>(i) == *limit) {
-      next_cursor = cursor_text(kind, {std::to_string((*entries)[i - 1].outbox_id)});
-      break;
-    }
-    if (i) page.body.push_back(',');
-    append_entry(page.body, (*entries)[i]);
-  }
-  close_items(page.body, next_cursor);
+  // The entries are in memory already (limit + 1 of them); the page still keeps to the
+  // byte budget of every listing (an entry's last_error can be long).
+  size_t next_index = 0;
+  const store::OutboxEntry* entry = nullptr;
+  auto next_cursor = page_items(
+      entry, *limit, page.body,
+      [&](const store::OutboxEntry*& e) -> Result<bool> {
+        if (next_index == entries->size()) return false;
+        e = &(*entries)[next_index++];
+        return true;
+      },
+      [](std::string& body, const store::OutboxEntry* e) { append_entry(body, *e); },
+      [&kind](const store::OutboxEntry* e) { return cursor_text(kind, {std::to_string(e->outbox_id)}); });
+  if (!next_cursor) return database_error(next_cursor);
+  close_items(page.body, *next_cursor);
   return page;
 }
 
@@ -168,8 +173,12 @@ Page jobs_page(const store::Database& database, const ApiTarget& target) {
   if (!jobs) return database_error(jobs);
   Page page;
   page.body = "{\"items\":[";
-  const size_t shown = std::min(jobs->size(), static_cast<size_t>(*limit));
+  size_t shown = std::min(jobs->size(), static_cast<size_t>(*limit));
   for (size_t i = 0; i < shown; ++i) {
+    if (i && page.body.size() >= kMaxPageBytes) {  // the byte budget of every page (page_support.h)
+      shown = i;
+      break;
+    }
     if (i) page.body.push_back(',');
     append_job(page.body, (*jobs)[i]);
   }

@@ -1,6 +1,7 @@
 #pragma once
 // What every read-API page shares: error answers, `limit` and `cursor` parameters, and
 // the paging loop that writes the items. (Each page reads inside one store::ReadSnapshot.)
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -81,11 +82,21 @@ std::optional<std::vector<std::string>> combined_hash_cursor_fields(std::string_
 // "<kind>:<field>:<field>…".
 std::string cursor_text(std::string_view kind, std::initializer_list<std::string_view> fields);
 
+// A page's byte budget: a listing stops adding items once its JSON would pass this, and
+// hands out its usual next cursor, so that a page (built whole in memory, then sent) costs
+// about this much whatever `limit` and the rows' sizes are (10,000 summaries of a few MiB
+// each made pages of tens of GB). Twice the default max_body_bytes, so a page holds at
+// least two of the largest items the default receiver stores, and far above what 10,000
+// ordinary rows take (a sample or a change: a few hundred bytes). A single item larger than
+// the budget is a page alone (paging always moves on).
+inline constexpr size_t kMaxPageBytes = size_t{8} * 1024 * 1024;
+
 // The paging loop of every listing: reads rows with `next(row)` (Result<bool>) until
-// there are none or one is past `limit`, and appends the first `limit` to `body` with
-// `write(body, row)`, comma-separated. Returns the plain cursor of the last row written,
-// `cursor_of(row)`, when a row was past the limit (there is a next page), else nullopt.
-// The query behind `next` must offer at least limit + 1 rows when more exist.
+// there are none, one is past `limit`, or the next would take `body` past kMaxPageBytes,
+// and appends the others to `body` with `write(body, row)`, comma-separated (at least
+// one). Returns the plain cursor of the last row written, `cursor_of(row)`, when a row was
+// left for the next page, else nullopt. The query behind `next` must offer at least
+// limit + 1 rows when more exist.
 template <typename Row, typename Next, typename Write, typename CursorOf>
 Result<std::optional<std::string>> page_items(Row& row, int64_t limit, std::string& body, Next&& next, Write&& write,
                                               CursorOf&& cursor_of) {
@@ -95,9 +106,17 @@ Result<std::optional<std::string>> page_items(Row& row, int64_t limit, std::stri
     auto has_row = next(row);
     if (!has_row) return fail(has_row);
     if (!*has_row) return std::optional<std::string>{};
-    if (count == limit) return std::optional<std::string>{std::move(last_cursor)};
-    if (count++ > 0) body.push_back(',');
+    if (count == limit || (count > 0 && body.size() >= kMaxPageBytes)) {
+      return std::optional<std::string>{std::move(last_cursor)};
+    }
+    const size_t before = body.size();
+    if (count > 0) body.push_back(',');
     write(body, row);
+    if (count > 0 && body.size() > kMaxPageBytes) {  // this row starts the next page
+      body.resize(before);
+      return std::optional<std::string>{std::move(last_cursor)};
+    }
+    ++count;
     last_cursor = cursor_of(row);
   }
 }

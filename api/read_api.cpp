@@ -85,6 +85,7 @@ http::Response ReadApi::answer_target(std::string_view request_target, bool cons
     return page_response(stream_page(reader, s[2], *target));
   }
   if (s.size() == 2 && s[0] == "v1" && s[1] == "changes") return page_response(changes_page(reader, *target));
+  if (s.size() == 2 && s[0] == "v1" && s[1] == "erasures") return page_response(erasures_page(reader, *target));
   if (s.size() == 3 && s[0] == "v1" && s[1] == "users") return page_response(user_page(reader, s[2], *target));
   if (s.size() == 4 && s[0] == "v1" && s[1] == "users" && s[3] == "orders") {
     return page_response(user_orders_page(reader, s[2], *target));

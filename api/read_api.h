@@ -11,7 +11,8 @@
 //
 // Queries run on readers of their own (reader_pool.h), never on the writer's connection,
 // and read while the writer commits. They run on the blocking pool (off_io.h), never on
-// a thread that answers webhooks; pages are capped (10,000 rows).
+// a thread that answers webhooks; pages are capped (10,000 rows,
+// and 8 MiB of JSON: api/page_support.h).
 //
 // Thread-safe; must outlive the router it is mounted on.
 #include <cstdint>

@@ -276,6 +276,13 @@ struct StoredUser {
   int64_t seq = 0;
 };
 
+// A row of the record of erasures (`erasures`: migration 006); its row counts are left out.
+struct StoredErasure {
+  int64_t erasure_id = 0;
+  std::string_view user_id;
+  int64_t erased_at_ms = 0;  // when the erasure committed (Unix ms, UTC)
+};
+
 struct StoredProvider {
   std::string_view slug;
   std::optional<std::string_view> name, description, logo, auth_type;

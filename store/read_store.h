@@ -161,6 +161,16 @@ class UserOrderIdsQuery {
   virtual void finish() = 0;
 };
 
+// The record of erasures (purge-user), page by page (GET /v1/erasures): at most `limit`
+// erasures with an id above `after_id`, in id order.
+class ErasureQuery {
+ public:
+  virtual ~ErasureQuery() = default;
+  virtual Result<void> start_page(int64_t after_id, int64_t limit) = 0;
+  virtual Result<bool> next(StoredErasure& row) = 0;
+  virtual void finish() = 0;
+};
+
 class ReadStore {
  public:
   virtual ~ReadStore() = default;
@@ -177,6 +187,7 @@ class ReadStore {
   virtual DeliveryQuery& deliveries() = 0;
   virtual UserOrderIdsQuery& user_order_ids() = 0;
   virtual ChartQuery& charts() = 0;
+  virtual ErasureQuery& erasures() = 0;
   virtual RecordQuery<StoredConnection>& connections() = 0;
   virtual RecordQuery<StoredDevice>& devices() = 0;
   virtual RecordQuery<StoredLabOrder>& lab_orders() = 0;

@@ -9,6 +9,7 @@
 #include "store/queries/change_query.h"
 #include "store/queries/chart_query.h"
 #include "store/queries/delivery_query.h"
+#include "store/queries/erasure_query.h"
 #include "store/queries/record_query.h"
 #include "store/queries/stream_query.h"
 #include "store/queries/summary_query.h"
@@ -38,6 +39,7 @@ class ReadStoreOf final : public ReadStore {
   DeliveryQuery& deliveries() override { return deliveries_; }
   UserOrderIdsQuery& user_order_ids() override { return user_order_ids_; }
   ChartQuery& charts() override { return charts_; }
+  ErasureQuery& erasures() override { return erasures_; }
   RecordQuery<StoredConnection>& connections() override { return connections_; }
   RecordQuery<StoredDevice>& devices() override { return devices_; }
   RecordQuery<StoredLabOrder>& lab_orders() override { return lab_orders_; }
@@ -62,6 +64,7 @@ class ReadStoreOf final : public ReadStore {
   DeliveryQueryOf<Reads> deliveries_{session_};
   UserOrderIdsQueryOf<Reads> user_order_ids_{session_};
   ChartQueryOf<Reads> charts_{session_};
+  ErasureQueryOf<Reads> erasures_{session_};
   Records<schema::Connections> connections_{session_};
   Records<schema::Devices> devices_{session_};
   Records<schema::LabOrders> lab_orders_{session_};

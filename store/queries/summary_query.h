@@ -7,7 +7,9 @@
 //  - export: every matching summary in primary-key order (resource, id): no sort.
 //  - page: one user's summaries of one resource (the (user_id, resource, …) index), sorted
 //    by start of the period, none first, then id: that user's rows of that resource are
-//    thousands, not millions.
+//    thousands, not millions. Read as an export is (a cursor on PostgreSQL, a few rows
+//    per fetch), since the caller stops at its byte budget long before `limit` when the
+//    summaries are large.
 //
 // Lifetime: the session must outlive the query; one thread at a time.
 #include <array>
@@ -27,7 +29,11 @@ namespace hh::store {
 template <typename Reads>
 class SummaryQueryOf final : public SummaryQuery {
  public:
-  explicit SummaryQueryOf(typename Reads::Session& session) : statements_(session, sql()) {}
+  // A summary's JSON is as large as the delivery that carried it allows (max_body_bytes):
+  // PostgreSQL fetches few at a time, and a page through a cursor too (a page of 10,000
+  // summaries of a few MiB each, fetched whole, took tens of GB before the read API's byte
+  // budget could stop it: api/page_support.h).
+  explicit SummaryQueryOf(typename Reads::Session& session) : statements_(session, sql(), RowSize::with_bodies) {}
 
   Result<void> start_export(const SummaryFilter& filter) override {
     QueryArgs args;
@@ -49,7 +55,7 @@ class SummaryQueryOf final : public SummaryQuery {
       args.add_null().add_null();
     }
     args.add(kNullStart).add(limit);
-    return statements_.start(summary_page, args, Fetch::whole);
+    return statements_.start(summary_page, args, Fetch::cursor);
   }
 
   Result<void> start_by_key(std::string_view change_key) override {

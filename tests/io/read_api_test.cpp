@@ -496,6 +496,141 @@ BOOST_AUTO_TEST_CASE(summary_pages_by_start_of_period) {
   BOOST_TEST(api.get("/v1/users/u1/summaries/sleep?provider=oura&source_type=ring").status == 200);
 }
 
+// A page's byte budget (api/page_support.h's kMaxPageBytes): pages were built whole in
+// memory up to `limit` items, however large (20 summaries of 3.9 MB: one 78 MB page).
+constexpr size_t kPageBytes = size_t{8} * 1024 * 1024;
+
+// A sleep summary of `user` starting on day `day` of May 2024, with `strings` strings of
+// 1,000 bytes in its data (one string may hold at most 1 MiB).
+std::string padded_sleep(const std::string& user, const std::string& id, int day, int strings) {
+  const std::string date = "2024-05-" + std::string(day < 10 ? "0" : "") + std::to_string(day);
+  std::string padding;
+  for (int i = 0; i < strings; ++i) padding += (i ? ",\"" : "\"") + std::string(1000, 'y') + "\"";
+  return R"({"event_type":"daily.data.sleep.updated","data":{"id":")" + id + R"(","user_id":")" + user +
+         R"(","calendar_date":")" + date + R"(","bedtime_start":")" + date + R"(T22:00:00Z","padding":[)" +
+         padding + R"(],"source":{"provider":"oura","type":"ring"}},"user_id":")" + user + R"("})";
+}
+
+BOOST_AUTO_TEST_CASE(a_page_stops_at_its_byte_budget_and_its_cursor_goes_on) {
+  ApiServer api;
+  // Days 1-7: five of 3 MB (under the default max_body_bytes) and two small ones.
+  const std::vector<std::string> ids{"d1", "d2", "d3", "d4", "d5", "d6", "d7"};
+  for (int day = 1; day <= 7; ++day) {
+    const bool small = day == 4 || day == 7;
+    api.post("m" + std::to_string(day), padded_sleep("fat", ids[day - 1], day, small ? 1 : 3000));
+  }
+  wait_until_processed(api.server.database());
+
+  std::vector<std::string> seen;
+  std::vector<size_t> sizes;
+  std::string target = "/v1/users/fat/summaries/sleep?limit=10000";
+  for (int page = 0; page < 10; ++page) {
+    const auto response = api.get(target);
+    BOOST_REQUIRE_MESSAGE(response.status == 200, response.status);
+    // The budget, with the page's own few bytes around its items.
+    BOOST_TEST(response.body.size() <= kPageBytes + 64);
+    Json json(response.body);
+    sizes.push_back(json.items().size());
+    for (auto item : json.items()) seen.push_back(str(item, "id"));
+    const auto cursor = json.next_cursor();
+    if (!cursor) break;
+    target = "/v1/users/fat/summaries/sleep?limit=10000&cursor=" + *cursor;
+  }
+  // 3 MB + 3 MB, then a third would pass 8 MiB; every summary once, in order.
+  BOOST_TEST(sizes == (std::vector<size_t>{2, 3, 2}), boost::test_tools::per_element());
+  BOOST_TEST(seen == ids, boost::test_tools::per_element());
+  // The limit still holds below the budget.
+  BOOST_TEST(Json(api.get("/v1/users/fat/summaries/sleep?limit=1").body).items().size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_change_feed_page_cut_by_bytes_ends_at_a_seq_whenever_it_can) {
+  ApiServer api;
+  api.post("m1", sleep_body("u1", "sleep-1", 1, "2024-05-10T22:00:00Z"));  // seq 1: two small changes
+  wait_until_processed(api.server.database());
+  {  // Changes of 3 MB each (long row keys): seq 2 has four, 3 one, 4 two, then seq 5 a small one.
+    auto db = hh::store::open_for_writing(api.server.database(), {});
+    BOOST_REQUIRE(db.ok());
+    std::string sql = "INSERT INTO changes (seq, table_name, row_key, op) VALUES ";
+    int n = 0;
+    for (const int seq : {2, 2, 2, 2, 3, 4, 4}) {
+      sql += std::string(n ? "," : "") + "(" + std::to_string(seq) + ", 'summaries', 'sleep/" + std::to_string(n) +
+             "' || replace(hex(zeroblob(1500000)), '0', 'k'), 'insert')";
+      ++n;
+    }
+    sql += ", (5, 'summaries', 'sleep/small', 'insert')";
+    BOOST_REQUIRE(db->exec(sql).ok());
+  }
+  const std::string all = dump(api.server.database(), "SELECT change_id FROM changes ORDER BY seq, change_id");
+  std::string seen;
+  std::vector<std::string> pages;  // items, next_after, whether a cursor
+  std::string target = "/v1/changes?after=0&limit=10000";
+  for (int page = 0; page < 20; ++page) {
+    const auto response = api.get(target);
+    BOOST_REQUIRE_MESSAGE(response.status == 200, response.status);
+    BOOST_TEST(response.body.size() <= kPageBytes + 64);
+    Json json(response.body);
+    for (auto item : json.items()) seen += std::to_string(item["change_id"].get_int64().value()) + "\n";
+    const int64_t next_after = json.root["next_after"].get_int64().value();
+    const auto cursor = json.next_cursor();
+    pages.push_back(std::to_string(json.items().size()) + " after " + std::to_string(next_after) +
+                    (cursor ? " cursor" : ""));
+    if (cursor) {
+      target = "/v1/changes?cursor=" + *cursor + "&limit=10000";
+      continue;
+    }
+    if (json.items().size() == 0) break;
+    target = "/v1/changes?after=" + std::to_string(next_after) + "&limit=10000";
+  }
+  BOOST_TEST(seen == all);
+  // Seq 1 alone (seq 2 does not fit after it); seq 2 alone passes the budget: inside it
+  // with a cursor, then its rest (seq 3 would pass it); seq 3 (seq 4 would); seq 4 and 5.
+  BOOST_TEST(pages == (std::vector<std::string>{"2 after 1", "2 after 1 cursor", "2 after 2", "1 after 3", "3 after 5",
+                                                "0 after 5"}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(erasures_are_listed_for_a_backend_that_copies_the_feed) {
+  ApiServer api;
+  api.post("a1", sleep_body("user-a", "sleep-a", 70, "2024-05-10T22:00:00Z"));
+  api.post("b1", sleep_body("user-b", "sleep-b", 71, "2024-05-10T22:00:00Z"));
+  api.post("c1", sleep_body("user-c", "sleep-c", 72, "2024-05-10T22:00:00Z"));  // stays
+  wait_until_processed(api.server.database());
+  BOOST_TEST(api.get("/v1/erasures").body == "{\"items\":[],\"next_after\":0}\n");
+  BOOST_TEST(api.client.get("/v1/erasures").status == 401);  // the same bearer token
+
+  BOOST_REQUIRE_EQUAL(api.server.stop(), 0);  // purge-user is refused while serve processes
+  for (const char* user : {"user-a", "user-b", "nobody"}) {
+    const auto purged = run_healthhook({"purge-user", user, "--database", api.server.database()});
+    BOOST_REQUIRE_MESSAGE(purged.exit_code == 0, purged.stderr_text);
+  }
+  api.server.restart();
+  HttpClient client(api.server.port());
+  const auto get = [&](const std::string& target) {
+    return client.get(target, {{"authorization", "Bearer " + kToken}});
+  };
+
+  // The feed's rows of user-a went with the erasure: the record is what tells a backend.
+  Json feed(get("/v1/changes").body);
+  BOOST_TEST(feed.items().size() > 0u);
+  for (auto item : feed.items()) BOOST_TEST(str(item, "user_id") != "user-a");
+  Json first(get("/v1/erasures?limit=2").body);
+  BOOST_REQUIRE_EQUAL(first.items().size(), 2u);
+  BOOST_TEST(str(first.items().at(0), "user_id") == "user-a");
+  BOOST_TEST(str(first.items().at(1), "user_id") == "user-b");
+  const std::string erased_at = dump(api.server.database(), "SELECT erased_at_ms FROM erasures ORDER BY erasure_id LIMIT 1");
+  BOOST_TEST(str(first.items().at(0), "erased_at_ms") + "\n" == erased_at);
+  const int64_t next_after = first.root["next_after"].get_int64().value();
+  BOOST_TEST(next_after == first.items().at(1)["erasure_id"].get_int64().value());
+  Json rest(get("/v1/erasures?after=" + std::to_string(next_after)).body);
+  BOOST_REQUIRE_EQUAL(rest.items().size(), 1u);
+  BOOST_TEST(str(rest.items().at(0), "user_id") == "nobody");  // recorded though nothing was found
+  const int64_t last = rest.root["next_after"].get_int64().value();
+  BOOST_TEST(get("/v1/erasures?after=" + std::to_string(last)).body ==
+             "{\"items\":[],\"next_after\":" + std::to_string(last) + "}\n");
+  BOOST_TEST(get("/v1/erasures?after=x").status == 400);
+  BOOST_TEST(get("/v1/erasures?cursor=x").status == 400);
+}
+
 BOOST_AUTO_TEST_CASE(workout_stream_pages_and_unknown_workouts) {
   ApiServer api;
   api.post("w", R"({"event_type":"daily.data.workout_stream.created","data":{"provider_id":"51","sport":{"id":57,"name":"Run","slug":"run"},"workout_id":"w-1","source":{"provider":"fitbit"},"user_id":"u1"},"user_id":"u1"})");
