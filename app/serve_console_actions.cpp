@@ -223,7 +223,7 @@ Result<std::string> ServeConsoleActions::backfill(const console::ActionRequest& 
   int64_t last_day_ms = unix_now_ms() / fetcher::kDayMs * fetcher::kDayMs;  // today, UTC
   const auto until = field(request, "until");
   if (until) {
-    auto parsed = fetcher::parse_date_option("until", *until);
+    auto parsed = fetcher::parse_last_day_option("until", *until);
     if (!parsed) return bad_request(parsed.error());
     last_day_ms = *parsed;
   }

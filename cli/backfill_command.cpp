@@ -70,7 +70,7 @@ int run_backfill(const BackfillFlags& flags) {
   if (!start_ms) return refuse(start_ms.error());
   int64_t last_day_ms = unix_now_ms() / kDayMs * kDayMs;  // today, UTC
   if (flags.until) {
-    auto until = parse_date_option("--until", *flags.until);
+    auto until = fetcher::parse_last_day_option("--until", *flags.until);
     if (!until) return refuse(until.error());
     last_day_ms = *until;
   }

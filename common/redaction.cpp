@@ -69,35 +69,58 @@ size_t spelled_length(std::string_view text, std::string_view secret, bool to_en
   return at;
 }
 
-}  // namespace
+// Where each secret is found, ends included, before any is replaced: so that a secret that
+// starts another, or overlaps it, cannot leave a part of the other shown. Kept as the
+// matches alone (a fetched page of many megabytes is scanned too, and a per-byte table
+// cost eight times its size).
+struct Match {
+  size_t from;
+  size_t until;
+};
 
-std::string redacted(std::string_view text, std::span<const std::string> secrets, TextEnd end) {
-  // Where each secret is found, ends included, before any is replaced: so that a secret
-  // that starts another, or overlaps it, cannot leave a part of the other shown.
-  std::vector<size_t> covered_until(text.size(), 0);  // [i] = end of the furthest match starting at i
-  bool any = false;
+std::vector<Match> find_secrets(std::string_view text, std::span<const std::string> secrets, TextEnd end) {
+  std::vector<Match> matches;
   for (const std::string& secret : secrets) {
     if (secret.empty()) continue;
     for (size_t at = 0; at < text.size(); ++at) {
+      // A spelling of the secret starts with its first byte, an escape or a percent sign.
+      const char c = text[at];
+      if (c != secret[0] && c != '\\' && c != '%') continue;
       if (const size_t length = spelled_length(text.substr(at), secret, end == TextEnd::cut_short); length > 0) {
-        covered_until[at] = std::max(covered_until[at], at + length);
-        any = true;
+        matches.push_back({at, at + length});
       }
     }
   }
-  if (!any) return std::string(text);
+  std::sort(matches.begin(), matches.end(), [](const Match& a, const Match& b) { return a.from < b.from; });
+  return matches;
+}
+
+std::string replaced(std::string_view text, const std::vector<Match>& matches) {
   std::string out;
-  for (size_t at = 0; at < text.size();) {
-    if (covered_until[at] == 0) {
-      out.push_back(text[at++]);
-      continue;
-    }
-    size_t until = covered_until[at];
-    for (size_t inside = at; inside < until; ++inside) until = std::max(until, covered_until[inside]);
+  out.reserve(text.size());
+  size_t at = 0;
+  for (size_t i = 0; i < matches.size();) {
+    // One mark for this match and every one that starts inside it, however far they reach.
+    const size_t from = matches[i].from;
+    size_t until = matches[i].until;
+    for (++i; i < matches.size() && matches[i].from < until; ++i) until = std::max(until, matches[i].until);
+    out.append(text.substr(at, from - at));
     out += kRedactedMark;
     at = until;
   }
+  out.append(text.substr(at));
   return out;
+}
+
+}  // namespace
+
+std::string redacted(std::string_view text, std::span<const std::string> secrets, TextEnd end) {
+  return replaced(text, find_secrets(text, secrets, end));
+}
+
+void redact_in_place(std::string& text, std::span<const std::string> secrets, TextEnd end) {
+  const std::vector<Match> matches = find_secrets(text, secrets, end);
+  if (!matches.empty()) text = replaced(text, matches);
 }
 
 }  // namespace hh

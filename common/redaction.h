@@ -24,5 +24,8 @@ enum class TextEnd { whole, cut_short };
 // one of at least four bytes at its very end is replaced too. Not seen: a secret escaped
 // twice (JSON inside a JSON string).
 std::string redacted(std::string_view text, std::span<const std::string> secrets, TextEnd end = TextEnd::whole);
+// The same in place, with no copy when `text` holds no secret (a fetched page of many
+// megabytes is checked whole).
+void redact_in_place(std::string& text, std::span<const std::string> secrets, TextEnd end = TextEnd::whole);
 
 }  // namespace hh

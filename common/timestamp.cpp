@@ -151,7 +151,15 @@ void append_rfc3339_ms(std::string& out, int64_t utc_ms) {
       v /= 10;
     }
   };
-  put(buf, year, 4);
+  const bool four_digits = year >= 0 && year <= 9999;
+  if (!four_digits) {
+    // Not RFC 3339, which has four digits: the year whole and signed, never wrapped.
+    const std::string digits = std::to_string(year < 0 ? -year : year);
+    out.push_back(year < 0 ? '-' : '+');
+    if (digits.size() < 4) out.append(4 - digits.size(), '0');  // -0001, as ISO 8601 expands
+    out.append(digits);
+  }
+  put(buf, four_digits ? year : 0, 4);
   buf[4] = '-';
   put(buf + 5, month, 2);
   buf[7] = '-';
@@ -165,7 +173,11 @@ void append_rfc3339_ms(std::string& out, int64_t utc_ms) {
   buf[19] = '.';
   put(buf + 20, millis, 3);
   buf[23] = 'Z';
-  out.append(buf, 24);
+  if (four_digits) {
+    out.append(buf, 24);
+  } else {
+    out.append(buf + 4, 20);  // the year is written above
+  }
 }
 
 std::string format_rfc3339_ms(int64_t utc_ms) {

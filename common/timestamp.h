@@ -16,8 +16,16 @@ namespace hh {
 // instant outside the years 0000 to 9999 in UTC (9999-12-31T23:00:00-05:00).
 std::optional<int64_t> parse_iso8601_ms(std::string_view text);
 
+// The last instant RFC 3339 writes in UTC (9999-12-31T23:59:59.999Z): a window that would
+// end after it (a backfill through 9999-12-31 ends at the next midnight) cannot be named.
+inline constexpr int64_t kLastRfc3339Ms = 253'402'300'799'999;
+
 // Formats UTC milliseconds as RFC 3339 with millisecond precision and "Z",
-// e.g. "2023-05-16T10:00:00.000Z".
+// e.g. "2023-05-16T10:00:00.000Z". A year RFC 3339 cannot write (before 0000, after 9999)
+// is written whole with its sign ("+10000-01-01T00:00:00.000Z"), which no parser here
+// reads back: never wrapped to another instant (10000 was written 0000, and a backfill
+// through 9999-12-31 was queued as ending in year 0000). Callers keep the times they send
+// or store within kLastRfc3339Ms.
 std::string format_rfc3339_ms(int64_t utc_ms);
 void append_rfc3339_ms(std::string& out, int64_t utc_ms);
 

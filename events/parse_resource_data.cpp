@@ -88,7 +88,16 @@ bool read_window_time(JsonReader& json, const JsonPath& path, std::string_view f
   if (auto ms = parse_iso8601_ms(*text)) {
     constexpr size_t kDateOnly = 10;  // YYYY-MM-DD
     constexpr int64_t kDayMs = 86'400'000;
-    out = *ms + (end && text->size() == kDateOnly ? kDayMs : 0);
+    const bool whole_day = end && text->size() == kDateOnly;
+    if (whole_day && *ms + kDayMs > kLastRfc3339Ms) {
+      // 9999-12-31 would end in year 10000, which no job can name (it was queued as year 0000).
+      std::string what("a window through ");
+      append_quoted_excerpt(what, *text);
+      what += " would end at its next midnight, past " + format_rfc3339_ms(kLastRfc3339Ms) +
+              ", the last time RFC 3339 writes";
+      return json.fail(path, field, what);
+    }
+    out = *ms + (whole_day ? kDayMs : 0);
     return true;
   }
   std::string what("not an ISO 8601 time ");

@@ -66,6 +66,7 @@ struct Fetcher::Impl {
   WriterLink link;
   Stats& stats;
   std::unique_ptr<ServiceClients> clients;
+  ServicePauses pauses;  // shared by the jobs and the provider list
   std::unique_ptr<JobRunner> runner;
   std::unique_ptr<ProvidersSync> providers;
   std::unique_ptr<store::FollowUpReads> reads;  // used only on the io thread
@@ -201,14 +202,14 @@ Result<std::unique_ptr<Fetcher>> Fetcher::create(FetcherOptions options, store::
   runner.max_pages = impl.options.max_pages;
   // Three renewals per lease: two may fail (the store busy a moment) before it runs out.
   if (const auto lease = jobs.lease()) runner.lease_renewal = std::max(*lease / 3, std::chrono::milliseconds(1));
-  impl.runner = std::make_unique<JobRunner>(*impl.clients, impl.link, std::move(runner), impl.stopping);
+  impl.runner = std::make_unique<JobRunner>(*impl.clients, impl.link, impl.pauses, std::move(runner), impl.stopping);
   ProvidersSyncOptions sync;
   sync.retry_initial = std::chrono::seconds(std::max<int64_t>(1, impl.options.service.backoff_initial_s));
   sync.retry_max = std::max(sync.retry_initial, std::chrono::milliseconds(std::chrono::seconds(impl.options.service.backoff_max_s)));
   sync.now_ms = impl.options.now_ms;
   sync.observe_request = impl.options.observe_request;
   sync.newest_stored = [&impl] { return impl.reads->newest_body_with_id_prefix(kProvidersMessagePrefix); };
-  impl.providers = std::make_unique<ProvidersSync>(impl.clients->primary(), impl.link, std::move(sync));
+  impl.providers = std::make_unique<ProvidersSync>(impl.clients->primary(), impl.link, impl.pauses, std::move(sync));
   return fetcher;
 }
 

@@ -258,6 +258,10 @@ net::awaitable<FetchResult> HttpsClient::exchange(Connection& connection, Method
   if (decoder && !decoder->finished()) {
     co_return failed(FetchFailure::protocol, "gzip body ended before its trailer");
   }
+  // A 2xx answer may echo the key too (`200 {"detail": "key sk_… refused"}`, stored as an
+  // invalid delivery and printed by `query deliveries`): redacted as an error body is,
+  // whole (no excerpt), and copied only when the key is in it.
+  redact_in_place(result.body, std::span(&options_.api_key, 1));
   co_return result;
 }
 #pragma GCC diagnostic pop

@@ -47,9 +47,9 @@ std::string_view outcome_name(JobOutcome::Kind kind) {
   return "unknown";
 }
 
-JobRunner::JobRunner(ServiceClients& clients, WriterLink& writer, RunnerOptions options,
+JobRunner::JobRunner(ServiceClients& clients, WriterLink& writer, ServicePauses& pauses, RunnerOptions options,
                      const std::atomic<bool>& stopping)
-    : clients_(clients), writer_(writer), options_(std::move(options)), stopping_(stopping),
+    : clients_(clients), writer_(writer), options_(std::move(options)), stopping_(stopping), pauses_(pauses),
       random_(std::random_device{}()) {}
 
 // Coding rule for this file: a co_await expression holds no class-type temporaries; calls
@@ -69,8 +69,7 @@ net::awaitable<JobOutcome> JobRunner::fail_job(store::ClaimedJob& job, JobOutcom
     // shorter answer.
     const int64_t asked_s = std::clamp<int64_t>(retry_after_s.value_or(0), 0, store::kMaxRetryAfterSeconds);
     const int64_t until = decision.dead ? now + asked_s * 1000 : decision.next_attempt_at_ms;
-    Pause& pause = pauses_[paused_service];
-    if (until > pause.until_ms) pause = Pause{until, error};
+    pauses_.pause(*paused_service, until, error);
   }
   auto operation = record(job, std::move(outcome), decision, std::move(error), now);
   co_return co_await std::move(operation);
@@ -174,9 +173,8 @@ net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
       stop = true;
       break;
     }
-    if (const auto pause = pauses_.find(&client);
-        pause != pauses_.end() && pause->second.until_ms > options_.now_ms()) {
-      auto operation = hold_back(job, outcome, pause->second.until_ms, pause->second.cause);
+    if (const ServicePause* pause = pauses_.active(client, options_.now_ms())) {
+      auto operation = hold_back(job, outcome, pause->until_ms, pause->cause);
       co_return co_await std::move(operation);
     }
     auto plan = plan_next_page(job, client.base());

@@ -8,8 +8,9 @@
 //   retry       a page failed; the job is `queued` again with backoff (or Retry-After). Also
 //               a job held back, no attempt counted, while its service is paused: a 429
 //               or 503 from a service pauses every job going to it (same base URL and key)
-//               until the answer's Retry-After (or the backoff) has passed; a held-back
-//               job is due when the pause ends, plus jitter (retry_policy.h retry_after_ms)
+//               until the answer's Retry-After (or the backoff) has passed, and so does
+//               the provider list's (service_pauses.h); a held-back job is due when the
+//               pause ends, plus jitter (retry_policy.h retry_after_ms)
 //   dead        final failure or attempts used up; the job is `dead` with last_error
 //   superseded  re-triggered while running: left to the new trigger, nothing written
 //   stopped     the fetcher is stopping: the job went back to `queued`, no attempt counted
@@ -25,6 +26,7 @@
 
 #include "fetcher/https_client.h"
 #include "fetcher/service_clients.h"
+#include "fetcher/service_pauses.h"
 #include "fetcher/service_values.h"
 #include "fetcher/writer_link.h"
 #include "store/jobs/retry_policy.h"
@@ -64,9 +66,11 @@ struct RunnerOptions {
 
 class JobRunner {
  public:
-  // `clients` and `writer` must outlive the runner; `stopping` is read between pages. A job
-  // goes to the client of its user's team (ClaimedJob::team_id), else the primary.
-  JobRunner(ServiceClients& clients, WriterLink& writer, RunnerOptions options, const std::atomic<bool>& stopping);
+  // `clients`, `writer` and `pauses` must outlive the runner; `stopping` is read between
+  // pages. A job goes to the client of its user's team (ClaimedJob::team_id), else the
+  // primary. `pauses` is shared with the provider list's sync.
+  JobRunner(ServiceClients& clients, WriterLink& writer, ServicePauses& pauses, RunnerOptions options,
+            const std::atomic<bool>& stopping);
 
   boost::asio::awaitable<JobOutcome> run(store::ClaimedJob job);
 
@@ -92,14 +96,8 @@ class JobRunner {
   WriterLink& writer_;
   RunnerOptions options_;
   const std::atomic<bool>& stopping_;
+  ServicePauses& pauses_;
   std::mt19937_64 random_;
-  // Per client (one base URL and key): until when no request goes to it, and the answer
-  // that asked for the pause. Io thread only.
-  struct Pause {
-    int64_t until_ms = 0;
-    std::string cause;
-  };
-  std::unordered_map<const HttpsClient*, Pause> pauses_;
 };
 
 }  // namespace hh::fetcher

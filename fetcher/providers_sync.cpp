@@ -1,5 +1,6 @@
 #include "fetcher/providers_sync.h"
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -10,6 +11,7 @@
 #include "common/json_writer.h"
 #include "common/log.h"
 #include "fetcher/failure_policy.h"
+#include "store/jobs/retry_policy.h"
 
 namespace hh::fetcher {
 namespace {
@@ -34,7 +36,16 @@ net::awaitable<Result<bool>> ProvidersSync::sync_once() {
   }
   if (response.failure != FetchFailure::none) co_return fail(judge_failure(response).error + " (" + url + ")");
   if (response.status / 100 != 2) {
-    co_return fail(judge_status(response, options_.now_ms() / 1000).error + " (" + url + ")");
+    const int64_t now = options_.now_ms();
+    FailureVerdict verdict = judge_status(response, now / 1000);
+    std::string error = std::move(verdict.error) + " (" + url + ")";
+    if (response.status == 429 || response.status == 503) {
+      // As a job's 429 or 503 does (job_runner.cpp): the asked wait, at most a day, or the
+      // backoff when none was asked (or 0, or a time already past).
+      const int64_t asked_s = std::clamp<int64_t>(verdict.retry_after_s.value_or(0), 0, store::kMaxRetryAfterSeconds);
+      pauses_.pause(client_, now + (asked_s > 0 ? asked_s * 1000 : retry_delay_.count()), error);
+    }
+    co_return fail(std::move(error));
   }
   if (auto valid = json::check_json(response.body); !valid) co_return fail(valid.error_kind(), valid.error() + " (" + url + ")");
   if (json::first_byte(response.body) != '[') {
@@ -70,19 +81,32 @@ net::awaitable<void> ProvidersSync::run(const std::atomic<bool>& stopping) {
   auto executor = co_await net::this_coro::executor;
   net::steady_timer timer(executor);
   cancel_ = [&timer] { timer.cancel(); };
-  auto retry_delay = options_.retry_initial;
+  // How long the service's pause (ours or a job's) has still to run; 0 when none.
+  const auto paused_for = [this] {
+    const int64_t now = options_.now_ms();
+    const ServicePause* pause = pauses_.active(client_, now);
+    return std::chrono::milliseconds(pause ? pause->until_ms - now : 0);
+  };
   while (!stopping.load()) {
+    std::chrono::milliseconds wait = paused_for();
+    if (wait.count() > 0) {
+      // The service asked every request to wait: the list is not asked for either.
+      log::info("providers_sync_held_back").num("retry_in_ms", wait.count());
+      timer.expires_after(wait);
+      co_await timer.async_wait(use_tuple);
+      continue;
+    }
     auto attempt = sync_once();
     auto synced = co_await std::move(attempt);
     if (stopping.load()) break;  // a request cut off by the stop is no failure to report
-    std::chrono::milliseconds wait = options_.interval;
+    wait = options_.interval;
     if (synced) {
       log::info("providers_synced").num("stored", *synced ? 1 : 0);
-      retry_delay = options_.retry_initial;
+      retry_delay_ = options_.retry_initial;
     } else {
-      log::warn("providers_sync_failed").str("error", synced.error()).num("retry_in_ms", retry_delay.count());
-      wait = retry_delay;
-      retry_delay = std::min(retry_delay * 2, options_.retry_max);
+      wait = std::max(retry_delay_, paused_for());
+      log::warn("providers_sync_failed").str("error", synced.error()).num("retry_in_ms", wait.count());
+      retry_delay_ = std::min(retry_delay_ * 2, options_.retry_max);
     }
     timer.expires_after(wait);
     co_await timer.async_wait(use_tuple);

@@ -10,8 +10,12 @@
 //
 // Never fatal, never in the way: a failure (an HTTP status, a transport error or timeout,
 // a body that is not a JSON array) is logged and retried after service.backoff_initial_s,
-// doubling up to service.backoff_max_s; deliveries, jobs and the processor go on as if
-// nothing happened. Runs on the fetcher's io thread with the fetcher's client.
+// doubling up to service.backoff_max_s; deliveries and the processor go on as if nothing
+// happened. A 429 or 503 is the service asking every request to wait, as a job's is
+// (service_pauses.h): it pauses the service, jobs to it included, until its Retry-After (at
+// most a day) or else the backoff has passed, and the list is not asked for meanwhile; a
+// pause a job met holds the list back the same way. Runs on the fetcher's io thread with
+// the fetcher's client.
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
@@ -22,6 +26,7 @@
 #include "common/result.h"
 #include "fetcher/https_client.h"
 #include "fetcher/job_runner.h"
+#include "fetcher/service_pauses.h"
 #include "fetcher/writer_link.h"
 
 namespace hh::fetcher {
@@ -43,11 +48,13 @@ inline constexpr std::string_view kProvidersMessagePrefix = "fetch:providers:";
 
 class ProvidersSync {
  public:
-  // `client` and `writer` must outlive this object.
-  ProvidersSync(HttpsClient& client, WriterLink& writer, ProvidersSyncOptions options)
-      : client_(client), writer_(writer), options_(std::move(options)) {}
+  // `client`, `writer` and `pauses` (shared with the jobs) must outlive this object.
+  ProvidersSync(HttpsClient& client, WriterLink& writer, ServicePauses& pauses, ProvidersSyncOptions options)
+      : client_(client), writer_(writer), pauses_(pauses), options_(std::move(options)),
+        retry_delay_(options_.retry_initial) {}
 
-  // One attempt: fetch the list and store it unless unchanged. true: a row was stored.
+  // One attempt: fetch the list and store it unless unchanged. true: a row was stored. A
+  // 429 or 503 pauses the service (until its Retry-After, else the current backoff).
   boost::asio::awaitable<Result<bool>> sync_once();
 
   // sync_once() now, then on schedule, until `stopping` is set and the wait is cancelled
@@ -58,7 +65,9 @@ class ProvidersSync {
  private:
   HttpsClient& client_;
   WriterLink& writer_;
+  ServicePauses& pauses_;
   ProvidersSyncOptions options_;
+  std::chrono::milliseconds retry_delay_;  // the wait after the next failure (doubling)
   std::optional<std::string> last_stored_;  // the newest list stored; nullopt: not read yet
   std::function<void()> cancel_;
 };

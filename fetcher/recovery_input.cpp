@@ -96,6 +96,18 @@ Result<std::vector<std::string>> check_resources(const std::vector<std::string>&
   return checked;
 }
 
+Result<int64_t> parse_last_day_option(std::string_view option, std::string_view text) {
+  auto day = parse_date_option(option, text);
+  if (!day) return day;
+  if (*day + kDayMs > kLastRfc3339Ms) {
+    return fail(ErrorKind::data, std::string(option) + ": a window through " + std::string(text) +
+                                     " would end at its next midnight, past " + format_rfc3339_ms(kLastRfc3339Ms) +
+                                     ", the last time RFC 3339 writes; give " +
+                                     format_rfc3339_ms(kLastRfc3339Ms - kDayMs).substr(0, 10) + " or earlier");
+  }
+  return day;
+}
+
 Result<void> check_provider(std::string_view provider, std::vector<std::string>& warnings, std::string_view option) {
   const std::string name(option);
   if (provider.empty()) return fail(ErrorKind::data, name + ": empty value");

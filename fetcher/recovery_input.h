@@ -24,6 +24,11 @@ Result<void> check_user_id(std::string_view user_id, std::string_view name = "US
 // UTC, in Unix ms. `option` names the flag in the error.
 Result<int64_t> parse_date_option(std::string_view option, std::string_view text);
 
+// The last day of a backfill (--until), as parse_date_option reads it, refused when the
+// window through it would end past the last time RFC 3339 writes (9999-12-31 ends at the
+// next midnight, in year 10000: it was queued as ending in year 0000, and the job died).
+Result<int64_t> parse_last_day_option(std::string_view option, std::string_view text);
+
 // Each --resource value: refused when empty or when it names records, not data (a backfill
 // could not fetch it); a value outside the service's resource list adds a line to
 // `warnings`. Repeated values are dropped. The resources, in the order given. `option`: how

@@ -422,6 +422,12 @@ std::string Connection::describe(const Outcome& outcome) const {
   if (outcome.failure == Failure::too_large) {
     return "response body over the limit of " + std::to_string(options_.max_body_bytes) + " bytes";
   }
+  if (timed_out && outcome.step == Step::header) {
+    // read_timeout bounds the head whole (one read takes it, however it trickles in): a
+    // head that arrives a line a second never completes, yet data never stopped, so say
+    // which of the deadline's two jobs it failed.
+    return doing + ": status line and headers not complete within " + ms_text(options_.read_timeout);
+  }
   if (timed_out) return doing + ": no data for " + ms_text(options_.read_timeout);
   // Not ignorable here: the message is incomplete (style.md).
   if (outcome.code == ssl::error::stream_truncated) return doing + ": TLS stream truncated";

@@ -14,7 +14,8 @@
 //   TCP.
 // - read_timeout is an inactivity deadline: the request must be written within it, and
 //   every read of the response must bring bytes within it (re-armed per read, so a large
-//   body on a slow link is fine and a stalled one is not).
+//   body on a slow link is fine and a stalled one is not). The head (status line and
+//   headers) is one read: it must be complete within read_timeout, however it trickles.
 // - Limits: each response is read with a fresh parser (the caller's, one per response:
 //   Beast's body_limit is per parser, beast example/advanced/server); its header may not
 //   exceed max_header_bytes and its body not max_body_bytes. A Content-Length over the
@@ -129,8 +130,9 @@ class Connection {
   void close();
 
   // The outcome in words, naming the peer and the deadline that passed, e.g. "waiting for
-  // the response: no data for 5000 ms" or "TLS certificate of localhost rejected:
-  // hostname mismatch". Empty for success.
+  // the response: no data for 5000 ms", "waiting for the response: status line and
+  // headers not complete within 5000 ms" (part of the head came, not all of it) or "TLS
+  // certificate of localhost rejected: hostname mismatch". Empty for success.
   std::string describe(const Outcome& outcome) const;
   const Options& options() const { return options_; }
 

@@ -346,6 +346,37 @@ BOOST_AUTO_TEST_CASE(an_error_body_that_echoes_the_api_key_is_kept_without_it) {
   }
 }
 
+// A 2xx answer that echoes the key is stored without it, as an error body is kept (attack
+// bbS, e_detail200: a stream fetch answered 200 {"detail":" key … refused"} was stored as
+// an invalid delivery with the key whole, and `query deliveries` printed it).
+BOOST_AUTO_TEST_CASE(a_2xx_answer_that_echoes_the_api_key_is_stored_without_it) {
+  const std::string key = "sk_live_0123456789abcdef0123456789abcdef";
+  const std::vector<std::string> bodies = {
+      "{\"detail\":\" key " + key + " refused\"}",
+      "{\"detail\":\"key sk\\u005flive_0123456789abcdef0123456789abcdef\"}",
+      "{\"detail\":\"no such key: sk%5Flive%5f0123456789abcdef0123456789abcdef\"}",
+  };
+  for (const std::string& body : bodies) {
+    BOOST_TEST_CONTEXT(body) {
+      test::FetcherFixture f;
+      fake::FakeOptions options;
+      options.api_key = key;
+      fake::FakeService service(options);
+      Fault fault = status(200);
+      fault.body = body;
+      service.inject(kPath, fault);
+      auto fetcher = f.make_fetcher(f.settings_for(service), key);
+      f.queue_stream_job("w-1");
+      BOOST_TEST(kind_of(fetcher->run_due_now().at(0)) == "done");
+      const auto rows = f.fetched_rows();
+      BOOST_REQUIRE_EQUAL(rows.size(), 1u);
+      BOOST_TEST(rows[0].body.find(key.substr(0, 12)) == std::string::npos, rows[0].body);
+      BOOST_TEST(rows[0].body.find(key.substr(12)) == std::string::npos, rows[0].body);
+      BOOST_TEST(rows[0].body.find("[redacted]") != std::string::npos, rows[0].body);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_stall_past_the_read_deadline_is_retried) {
   // A 1 s deadline against a 3 s stall: the retry, which is not stalled, must also finish
   // within the deadline, on a loaded CI machine under ASan.

@@ -20,6 +20,7 @@
 #include "store/sqlite/jobs/sqlite_job_admin.h"
 #include "tests/fake_service/fake_service.h"
 #include "tests/fetcher/fetcher_fixture.h"
+#include "tests/support/database_probe.h"
 #include "tests/support/http_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
@@ -138,6 +139,35 @@ BOOST_AUTO_TEST_CASE(backfill_finds_the_job_a_notice_of_dates_alone_queued) {
   BOOST_TEST(result.exit_code == 0, result.stderr_text);
   BOOST_TEST(result.stdout_text == "already queued job 1 (queued): " + kNoticeLine);
   BOOST_TEST(recovery_jobs(server.database()).size() == 1u);
+  BOOST_TEST(server.stop() == 0);
+}
+
+// The last day whose window RFC 3339 can write is queued to its end, not wrapped; a notice
+// that ends with the date 9999-12-31 (a whole day, to year 10000) is kept invalid with its
+// reason, no job queued (attack bbS: both were queued as ending at 0000-01-01, and died).
+BOOST_AUTO_TEST_CASE(a_window_is_never_written_past_the_year_9999) {
+  test::TempDir dir;
+  const std::string database = recovery_empty_database(dir);
+  const auto last = run_backfill(database, kNoticeUser,
+                                 {"--resource", "sleep", "--since", "9999-12-30", "--until", "9999-12-30", "--provider", "oura"});
+  BOOST_TEST(last.exit_code == 0, last.stderr_text);
+  BOOST_TEST(last.stdout_text == "queued job 1: sleep from oura, 9999-12-30T00:00:00.000Z to 9999-12-31T00:00:00.000Z\n");
+
+  test::TempDir served;
+  test::ServerProcess server(served);  // no [service]: a job would stay queued
+  test::HttpClient client(server.port());
+  std::string notice = test::example_file("historical-backfill-without-is-final.json");
+  const std::string end = "2024-11-02T00:00:00+00:00";
+  const size_t at = notice.find(end);
+  BOOST_REQUIRE(at != std::string::npos);
+  notice.replace(at, end.size(), "9999-12-31");
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_last_day", notice).status, 200);
+  BOOST_REQUIRE(test::wait_for_value(server.database(), "SELECT count(*) FROM deliveries WHERE status = 'invalid'", 1));
+  const std::string error = test::query_text(server.database(), "SELECT error FROM deliveries WHERE status = 'invalid'");
+  BOOST_TEST(error.find("a window through \"9999-12-31\" would end at its next midnight, past "
+                        "9999-12-31T23:59:59.999Z") != std::string::npos,
+             error);
+  BOOST_TEST(test::query_int(server.database(), "SELECT count(*) FROM jobs") == 0);
   BOOST_TEST(server.stop() == 0);
 }
 
@@ -275,6 +305,11 @@ BOOST_AUTO_TEST_CASE(backfill_refuses_bad_input_and_queues_nothing) {
       {kNoticeUser, {"--resource", "hypnogram", "--since", "2024-05-01", "--provider", "oura"},
        "--resource: \"hypnogram\" is superseded by sleep_cycle"},
       {kNoticeUser, {"--resource", "sleep", "--since", "2024-05-01", "--provider", ""}, "--provider: "},
+      // Its window would end in year 10000, which RFC 3339 cannot write: it was queued as
+      // ending at 0000-01-01, and the job died (attack bbS).
+      {kNoticeUser, {"--resource", "sleep", "--since", "9999-12-30", "--until", "9999-12-31", "--provider", "oura"},
+       "--until: a window through 9999-12-31 would end at its next midnight, past 9999-12-31T23:59:59.999Z, the "
+       "last time RFC 3339 writes; give 9999-12-30 or earlier"},
   };
   for (const auto& c : cases) {
     const auto result = run_backfill(database, c.user, c.flags);

@@ -280,4 +280,39 @@ BOOST_AUTO_TEST_CASE(the_provider_list_syncs_through_faults_without_holding_up_p
   BOOST_TEST(server.stop() == 0);
 }
 
+// Spec §5, "honour Retry-After on 429/503": the provider list answered 429 with a day's
+// Retry-After is not asked for again meanwhile, and the service is paused for the jobs too
+// (attack bbS: the list was asked again every 4 s and stream jobs went on to the service).
+BOOST_AUTO_TEST_CASE(a_429_to_the_provider_list_pauses_the_service_for_its_retry_after) {
+  fake::FakeService service(tls_service());
+  fake::Fault busy;
+  busy.kind = fake::Fault::Kind::status;
+  busy.status = 429;
+  busy.retry_after = "86400";
+  service.inject(kProvidersPath, busy, -1);  // until cleared
+  test::TempDir dir;
+  std::string toml = service_toml(dir, service);
+  toml = replaced(toml, "read_timeout_s = 60", "read_timeout_s = 60\nbackoff_initial_s = 1\nbackoff_max_s = 1");
+  test::ServerProcess server(dir, toml);
+  BOOST_REQUIRE(server.wait_for_log("\"event\":\"providers_sync_failed\"", 30s));
+  std::string failure;
+  for (const auto& line : server.log_lines()) {
+    if (line.find("providers_sync_failed") != std::string::npos) failure = line;
+  }
+  BOOST_TEST(failure.find("HTTP 429") != std::string::npos, failure);
+  BOOST_TEST(failure.find("\"retry_in_ms\":864") != std::string::npos, failure);  // a day, not the 1 s backoff
+
+  // A stream job to the same service is held back, nothing sent.
+  const std::string body = read_file(std::string(HEALTHHOOK_SOURCE_DIR) + "/schemas/examples/workout-stream.json");
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "msg_stream_paused", body).status, 200);
+  BOOST_TEST(wait_for_value(server.database(),
+                            "SELECT count(*) FROM jobs WHERE last_error LIKE 'held back while the service asks to wait, "
+                            "after HTTP 429%' AND attempts = 0",
+                            1));
+  BOOST_TEST(service.requests_except(kProvidersPath).empty());
+  BOOST_TEST(service.request_count(kProvidersPath) == 1u);
+  BOOST_TEST(server.stop() == 0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()  // serve_fetch_test

@@ -255,6 +255,25 @@ BOOST_AUTO_TEST_CASE(a_server_that_stalls_mid_body_times_out) {
   BOOST_TEST(answer.description == "reading the response body: no data for 300 ms");
 }
 
+// A head that trickles in, a header line every 100 ms and never ending, fails on the
+// deadline for the head whole (read_timeout's second job, one read): the message says so,
+// not "no data", since data kept coming (attack bbS: a service sending one header line a
+// second was reported as silent).
+BOOST_AUTO_TEST_CASE(a_head_that_trickles_in_without_end_names_the_deadline_for_the_head) {
+  ScriptedServer server([](ServerSide& side) {
+    if (!side.read_request()) return;
+    side.send("HTTP/1.1 200 OK\r\n");
+    for (int line = 0; line < 40; ++line) {
+      side.stall(100ms);
+      side.send("X-Line-" + std::to_string(line) + ": more\r\n");
+    }
+  });
+  const OneGet answer = one_get(server);
+  BOOST_TEST((answer.outcome.failure == Failure::timeout));
+  BOOST_TEST((answer.outcome.step == Step::header));
+  BOOST_TEST(answer.description == "waiting for the response: status line and headers not complete within 300 ms");
+}
+
 // Five pieces 150 ms apart: 600 ms in all, twice the 300 ms deadline, which is re-armed by
 // every read. With a Content-Length, and chunked (attack, stop 76: a chunked answer was read
 // whole under one deadline, Beast's eager parse asking for the next chunk within the same

@@ -46,6 +46,18 @@ BOOST_AUTO_TEST_CASE(formats_rfc3339_with_millis) {
   }
 }
 
+// A year RFC 3339 cannot write is written whole and signed, never wrapped to another
+// instant (10000-01-01 was written 0000-01-01: a backfill through 9999-12-31 was queued
+// with that end, attack bbS); such text is not read back as a time.
+BOOST_AUTO_TEST_CASE(a_year_past_9999_or_before_0000_is_never_wrapped) {
+  BOOST_TEST(hh::format_rfc3339_ms(hh::kLastRfc3339Ms) == "9999-12-31T23:59:59.999Z");
+  BOOST_TEST(*parse_iso8601_ms("9999-12-31T23:59:59.999Z") == hh::kLastRfc3339Ms);
+  BOOST_TEST(hh::format_rfc3339_ms(hh::kLastRfc3339Ms + 1) == "+10000-01-01T00:00:00.000Z");
+  BOOST_TEST(hh::format_rfc3339_ms(-62167219200000) == "0000-01-01T00:00:00.000Z");
+  BOOST_TEST(hh::format_rfc3339_ms(-62167219200001) == "-0001-12-31T23:59:59.999Z");
+  BOOST_TEST(!parse_iso8601_ms(hh::format_rfc3339_ms(hh::kLastRfc3339Ms + 1)));
+}
+
 BOOST_AUTO_TEST_CASE(time_bounds_accept_unix_seconds) {
   BOOST_TEST(*hh::parse_time_bound_ms("1684231200") == 1684231200000);
   BOOST_TEST(*hh::parse_time_bound_ms("2023-05-16T10:00:00Z") == 1684231200000);
