@@ -503,6 +503,9 @@ BOOST_AUTO_TEST_CASE(bad_forward_settings_are_refused_with_the_key_named) {
       // A set never closed matches no event type: the destination would get nothing, silently.
       {"[[forward]]\nurl = \"https://b.example/\"\nsecret_file = \"fsecret\"\nevents = [\"[abc\"]\n",
        "forward[0].events: \"[abc\": the set opened by '[' at character 1 is never closed"},
+      // `[!]` is the shell's "none of ]..." left open too (read as `[^]`): refused alike.
+      {"[[forward]]\nurl = \"https://b.example/\"\nsecret_file = \"fsecret\"\nevents = [\"[!]x\"]\n",
+       "forward[0].events: \"[!]x\": the set opened by '[' at character 1 is never closed"},
       // The fragment is what is wrong: said so, not "not an absolute URL" shown without it.
       {"[[forward]]\nurl = \"https://b.example/x#f\"\nsecret_file = \"fsecret\"\n", "forward[0].url: must not contain a fragment"},
       {"[[forward]]\nurl = \"https://b.example/\"\nsecret_file = \"missing\"\n", "forward[0].secret_file"},
