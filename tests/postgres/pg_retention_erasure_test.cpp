@@ -166,6 +166,19 @@ void pgre_two_users_on_both(test::TwinStores& t) {
   twin_must(processor->run_until_caught_up({}));
 }
 
+// Retention of every body on both stores, in the same rounds: each round removes the same
+// bodies on both (compared round by round).
+void pgre_remove_every_body(test::TwinStores& t) {
+  auto lite_retention = twin_must(store::open_sqlite_body_retention(t.lite));
+  auto pg_retention = twin_must(store::open_postgres_body_retention(t.pg));
+  for (int round = 0; round < 100; ++round) {
+    const auto lite_removed = twin_must(lite_retention->remove_bodies(INT64_MAX, 256, 1));
+    const auto pg_removed = twin_must(pg_retention->remove_bodies(INT64_MAX, 256, 1));
+    BOOST_REQUIRE_EQUAL(pgre_describe(lite_removed), pgre_describe(pg_removed));
+    if (!pg_removed.more) break;
+  }
+}
+
 // The PostgreSQL store as healthhook left it before migration 003 (as test::strip_user_columns
 // does to SQLite's).
 void pgre_strip_user_columns(pg::Connection& pg) {
@@ -439,14 +452,7 @@ BOOST_AUTO_TEST_CASE(purge_user_counts_and_erases_the_same_rows) {
 BOOST_AUTO_TEST_CASE(purge_user_after_retention_leaves_no_row_of_that_user_on_either_backend) {
   test::TwinStores t;
   pgre_two_users_on_both(t);
-  auto lite_retention = twin_must(store::open_sqlite_body_retention(t.lite));
-  auto pg_retention = twin_must(store::open_postgres_body_retention(t.pg));
-  for (int round = 0; round < 100; ++round) {
-    const auto lite_removed = twin_must(lite_retention->remove_bodies(INT64_MAX, 256, 1));
-    const auto pg_removed = twin_must(pg_retention->remove_bodies(INT64_MAX, 256, 1));
-    BOOST_REQUIRE_EQUAL(pgre_describe(lite_removed), pgre_describe(pg_removed));
-    if (!pg_removed.more) break;
-  }
+  pgre_remove_every_body(t);
   const auto lite_a = [&](const std::string& table) { return test::count(t.lite, table + " WHERE user_id = 'user-a'"); };
   BOOST_REQUIRE_EQUAL(twin_must(t.pg.query_int("SELECT count(*) FROM inbox WHERE length(body) > 0")).value_or(-1), 0);
   BOOST_TEST(test::compare_derived_tables(t.lite, t.pg) > 100u);
@@ -499,14 +505,7 @@ BOOST_AUTO_TEST_CASE(purge_user_after_retention_leaves_no_row_of_that_user_on_ei
 BOOST_AUTO_TEST_CASE(the_search_by_user_lists_their_deliveries_after_retention_removed_the_bodies) {
   test::TwinStores t;
   pgre_two_users_on_both(t);
-  auto lite_retention = twin_must(store::open_sqlite_body_retention(t.lite));
-  auto pg_retention = twin_must(store::open_postgres_body_retention(t.pg));
-  for (int round = 0; round < 100; ++round) {
-    const auto lite_removed = twin_must(lite_retention->remove_bodies(INT64_MAX, 256, 1));
-    const auto pg_removed = twin_must(pg_retention->remove_bodies(INT64_MAX, 256, 1));
-    BOOST_REQUIRE_EQUAL(pgre_describe(lite_removed), pgre_describe(pg_removed));
-    if (!pg_removed.more) break;
-  }
+  pgre_remove_every_body(t);
   BOOST_REQUIRE_EQUAL(twin_must(t.pg.query_int("SELECT count(*) FROM inbox WHERE length(body) > 0")).value_or(-1), 0);
   // Envelope of C, data of A: C's by its outcome, A's by the rows it wrote.
   t.inbox(5001, "mixed", "webhook", test::kTwoUsersBaseMs + 5001, "daily.data.sleep.created", "{}", "");
