@@ -369,7 +369,9 @@ net::awaitable<PostOutcome> DestinationSender::attempt(Lane& lane, const Outgoin
     const TextEnd answer_end = read > start.size() || !parser.is_done() ? TextEnd::cut_short : TextEnd::whole;
     if (!parser.is_done() || !connection.reusable()) connection.close();
     if (*outcome.status < 200 || *outcome.status >= 300) {
-      outcome.error = "HTTP " + std::to_string(*outcome.status) + ": " + excerpt(redaction_.apply(start, answer_end));
+      // An answer without a body leaves no empty tail ("HTTP 500", not "HTTP 500: ").
+      const std::string said = excerpt(redaction_.apply(start, answer_end));
+      outcome.error = "HTTP " + std::to_string(*outcome.status) + (said.empty() ? "" : ": " + said);
     }
     co_return outcome;
   }

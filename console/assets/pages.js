@@ -424,7 +424,12 @@ export async function delivery(root, messageId) {
     let view;
     if (d.body !== null && d.body !== undefined) view = bodyView(d.body);
     else if (d.body_base64) view = bodyView('(not UTF-8; base64) ' + d.body_base64);
-    else view = { text: `Removed by retention on ${d.body_removed_at}; its SHA-256 was ${d.body_sha256}.`, note: '' };
+    else if (d.message_id.startsWith(' erased:')) {
+      // purge-user's placeholder (docs/erasure-and-retention.md): it keeps the seq of an
+      // erased delivery so that seq is never handed out again; it never had a body.
+      view = { text: `Erased by purge-user on ${d.body_removed_at}: this row only keeps the seq of a delivery ` +
+        'removed with its user\'s data.', note: '' };
+    } else view = { text: `Removed by retention on ${d.body_removed_at}; its SHA-256 was ${d.body_sha256}.`, note: '' };
     root.append(view.note ? h('p', { id: 'delivery-body-note', class: 'muted' }, view.note) : '',
       h('pre', { id: 'delivery-body' }, view.text));
   } catch (e) {

@@ -14,12 +14,14 @@ a real browser, with the helpers of console_browser_test.py:
     and names that other;
   - after a restart without one [[forward]] block, the one-delivery page offers no requeue
     to that destination, and marks it "not configured";
-  - while /readyz is not ready, the overview says why (its reason).
+  - while /readyz is not ready, the overview says why (its reason);
+  - purge-user's placeholder row is shown as an erasure, not as a body removed by retention.
 
 Exit 0 when every check passed; the last line is "N passed, N failed".
 """
 import argparse
 import http.server
+import json
 import os
 import subprocess
 import sys
@@ -212,6 +214,11 @@ def run_checks(checks, args, folder, backend_port, signing_file, read_token, adm
     finally:
         server.stop()
 
+    # The decoy's delivery was the newest: its erasure leaves a placeholder in its seq.
+    purged = subprocess.run([args.healthhook, "purge-user", "--config", os.path.join(folder, "healthhook.toml"),
+                             DECOY_USER_ID], cwd=folder, capture_output=True, text=True, timeout=120)
+    assert purged.returncode == 0, purged.stderr
+
     # Again without the "removed" block, and with a free-disk floor no disk has: not ready.
     again = base.Server(args.healthhook, folder, config(backend_port, removed_block=False,
                                                         extra=["min_free_disk_mib = 1073741824"]))
@@ -229,6 +236,17 @@ def run_checks(checks, args, folder, backend_port, signing_file, read_token, adm
                 "a requeue offered for a destination no [[forward]] block names"
         checks.run("a_removed_destination_has_no_requeue_on_a_delivery",
                    a_removed_destination_has_no_requeue_on_a_delivery)
+
+        def an_erasure_placeholder_says_it_is_one():
+            # Review: the delivery page called purge-user's placeholder "Removed by retention".
+            listed = base.read_api(again, "/v1/deliveries?limit=10", read_token)
+            ids = [item["message_id"] for item in json.loads(listed)["items"]]
+            placeholders = [i for i in ids if i.startswith(" erased:")]
+            assert len(placeholders) == 1, ids
+            checks.open("#/delivery/" + urllib.parse.quote(placeholders[0], safe=""))
+            body = checks.element("#page[data-ready] #delivery-body").text
+            assert body.startswith("Erased by purge-user on ") and "retention" not in body, body
+        checks.run("an_erasure_placeholder_says_it_is_one", an_erasure_placeholder_says_it_is_one)
 
         def the_overview_says_why_deliveries_are_refused():
             # Black-box pass: /readyz said why, the overview only counted "Answered unavailable".

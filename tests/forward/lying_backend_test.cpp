@@ -545,4 +545,21 @@ BOOST_AUTO_TEST_CASE(an_error_answer_cut_inside_the_secret_shows_none_of_it) {
   for (const auto& line : server.log_lines()) BOOST_TEST(line.find(start_of_secret) == std::string::npos, line);
 }
 
+// An error answer without a body is recorded as its status alone: "HTTP 500", with no empty
+// tail ("HTTP 500: ") for `forward list`, the read API and the console to show.
+BOOST_AUTO_TEST_CASE(an_error_answer_without_a_body_is_its_status_alone) {
+  test::ScriptedBackend backend([&](test::ScriptedBackend::Link& link) {
+    while (auto request = link.read_request()) {
+      link.write("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n");
+    }
+  });
+  test::TempDir dir;
+  test::ServerProcess server(dir, forward_block(dir, backend.url(), test::random_secret(), "max_attempts = 1\n"));
+  test::HttpClient client(server.port());
+  BOOST_REQUIRE_EQUAL(client.post_webhook(server.secret(), "empty-1", sleep_of(user_of(1), "empty-1")).status, 200);
+  BOOST_REQUIRE(wait_until([&] { return outbox(server, "last_error IS NOT NULL") == 1; }));
+  const std::string error = test::query_text(server.database(), "SELECT last_error FROM outbox");
+  BOOST_TEST(error.ends_with("last: HTTP 500"), error);  // max_attempts = 1: dead at once
+}
+
 BOOST_AUTO_TEST_SUITE_END()
