@@ -220,28 +220,47 @@ void warn_if_short(const std::string& token, std::string_view setting) {
 
 }  // namespace
 
-// An API key goes out as a header value: a control byte in it would be sent raw, and a
-// second line is a second key or a mistake, not something to drop silently (the first line
-// used to be taken). The error names the file as read; the key is never shown.
-Result<std::string> read_api_key_file(const std::string& path, const std::string& base_dir) {
+namespace {
+
+// A value sent or compared as a header value, alone on its one line: `what` ("the API key",
+// "the token") names it in the errors, which never show it. A control byte would be sent raw
+// or never match; a second line is a second value or a mistake, not something to drop
+// silently (the first line used to be taken); a byte order mark an editor wrote would be part
+// of the value, so the one the operator types never matches.
+Result<std::string> read_one_line_value(const std::string& path, const std::string& base_dir, std::string_view what) {
   auto file = read_secret_file_text(path, base_dir);
   if (!file) return fail(file);
   const auto lines = lines_not_blank(file->prefix);
-  auto key = first_secret(*file, lines);
-  if (!key) return key;
-  for (const char c : *key) {
+  auto value = first_secret(*file, lines);
+  if (!value) return value;
+  const std::string alone = "; the file holds " + std::string(what) + " alone, on one line";
+  if (value->starts_with("\xEF\xBB\xBF")) {
+    return fail(file->resolved + ": starts with a UTF-8 byte order mark; save it without one");
+  }
+  for (const char c : *value) {
     const auto byte = static_cast<unsigned char>(c);
     if (byte < 0x20 || byte == 0x7f) {
       static constexpr char kHex[] = "0123456789abcdef";
-      return fail(file->resolved + ": the API key holds a control byte (0x" + kHex[byte >> 4] + kHex[byte & 15] +
-                  "); the file holds the key alone, on one line");
+      return fail(file->resolved + ": " + std::string(what) + " holds a control byte (0x" + kHex[byte >> 4] +
+                  kHex[byte & 15] + ")" + alone);
     }
   }
   if (lines.size() > 1) {  // a line cut at the 64 KiB bound too
-    return fail(file->resolved +
-                ": more than one line that is not blank; the file holds the API key alone, on one line");
+    return fail(file->resolved + ": more than one line that is not blank" + alone);
   }
-  return key;
+  return value;
+}
+
+}  // namespace
+
+Result<std::string> read_api_key_file(const std::string& path, const std::string& base_dir) {
+  return read_one_line_value(path, base_dir, "the API key");
+}
+
+// A token rotated by appending the new one under the old kept the old in force and refused
+// the new, without a word (a black-box attack); now the reload fails and says why.
+Result<std::string> read_token_file(const std::string& path, const std::string& base_dir) {
+  return read_one_line_value(path, base_dir, "the token");
 }
 
 Result<std::string> read_signing_secret_file(const std::string& path, const std::string& base_dir,
@@ -318,7 +337,7 @@ Result<Secrets> load_secrets(const Settings& settings) {
     secrets.forward_secrets.push_back(std::move(*secret));
   }
   if (!settings.read_api.token_file.empty()) {
-    auto token = read_secret_file(settings.read_api.token_file, settings.base_dir);
+    auto token = read_token_file(settings.read_api.token_file, settings.base_dir);
     if (!token) return fail(token, "read_api.token_file");
     warn_if_short(*token, "read_api.token_file");
     secrets.read_api_token = std::move(*token);
@@ -330,13 +349,13 @@ Result<Secrets> load_secrets(const Settings& settings) {
     secrets.database_password = std::move(*password);
   }
   if (!settings.metrics.token_file.empty()) {
-    auto token = read_secret_file(settings.metrics.token_file, settings.base_dir);
+    auto token = read_token_file(settings.metrics.token_file, settings.base_dir);
     if (!token) return fail(token, "metrics.token_file");
     warn_if_short(*token, "metrics.token_file");
     secrets.metrics_token = std::move(*token);
   }
   if (settings.console.enabled && !settings.console.admin_token_file.empty()) {
-    auto token = read_secret_file(settings.console.admin_token_file, settings.base_dir);
+    auto token = read_token_file(settings.console.admin_token_file, settings.base_dir);
     if (!token) return fail(token, "console.admin_token_file");
     if (token->size() < 16) return fail("console.admin_token_file: the token is shorter than 16 characters");
     if (*token == secrets.read_api_token) {

@@ -26,14 +26,18 @@ struct Secrets {
 
 Result<Secrets> load_secrets(const Settings& settings);
 
-// Reads one secret file: its one line that is not blank, surrounding whitespace trimmed.
-// A file with none, with a second, or whose lines run past 64 KiB before one, is an error
-// naming the file; one that is not a regular file (a FIFO, /dev/zero) is refused unread.
+// Reads one secret file: its first line that is not blank, surrounding whitespace trimmed
+// (what follows is the file's business). A file with none, or whose lines run past 64 KiB
+// before one, is an error naming the file; one that is not a regular file (a FIFO,
+// /dev/zero) is refused unread.
 Result<std::string> read_secret_file(const std::string& path, const std::string& base_dir);
 
 // The same for an API key, which goes out as a header value: one line that is not blank
-// (a second is an error), no control byte; the key is never shown.
+// (a second is an error), no byte order mark, no control byte; the key is never shown.
 Result<std::string> read_api_key_file(const std::string& path, const std::string& base_dir);
+
+// The same rules for a bearer token ([read_api], [metrics] and the console's admin token).
+Result<std::string> read_token_file(const std::string& path, const std::string& base_dir);
 
 // The same for a webhook signing secret, checked: "whsec_<base64>" (or bare base64, as the
 // service's libraries take it); the error names the file as read and says what is wrong

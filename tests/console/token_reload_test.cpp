@@ -195,6 +195,50 @@ BOOST_AUTO_TEST_CASE(a_token_file_that_does_not_load_keeps_every_running_token) 
   BOOST_TEST(server.stop() == 0);
 }
 
+// A token appended under the old one (a rotation done in one file) and a token saved with a
+// UTF-8 byte order mark are refused with the file's reason, at a reload and at start: the
+// first kept the old token in force and refused the new without a word, the second made the
+// mark part of the token, so the one the operator sends got 401 and every read-only console
+// session ended (black-box attack).
+BOOST_AUTO_TEST_CASE(a_second_line_or_a_byte_order_mark_in_a_token_file_is_refused) {
+  hh::test::TempDir dir;
+  const TokenFiles tokens;
+  tokens.write(dir);
+  ServerProcess server(dir, kAllTokensToml);
+  HttpClient client(server.port());
+
+  const std::string next_read = new_token("read");
+  dir.write("read-token", tokens.read + "\n" + next_read + "\n");
+  server.signal(SIGHUP);
+  BOOST_REQUIRE(wait_for_logs(server, R"("event":"reload_failed","reason":"read_api.token_file: )", 1));
+  const std::string second = log_line(server, R"("event":"reload_failed")");
+  BOOST_TEST(second.find("more than one line that is not blank") != std::string::npos, second);
+  BOOST_TEST(second.find(tokens.read) == std::string::npos, second);
+  BOOST_TEST(second.find(next_read) == std::string::npos, second);
+  BOOST_TEST(read_api_status(client, tokens.read) == 200);
+
+  dir.write("read-token", "\xEF\xBB\xBF" + next_read + "\n");
+  server.signal(SIGHUP);
+  BOOST_REQUIRE(wait_for_logs(server, R"("event":"reload_failed","reason":"read_api.token_file: )", 2));
+  const std::string bom = log_line(server, R"("event":"reload_failed")");
+  BOOST_TEST(bom.find("starts with a UTF-8 byte order mark") != std::string::npos, bom);
+  BOOST_TEST(read_api_status(client, tokens.read) == 200);
+  BOOST_TEST(read_api_status(client, next_read) == 401);
+
+  // The metrics and admin tokens are read by the same rules.
+  dir.write("read-token", tokens.read + "\n");
+  dir.write("metrics-token", tokens.metrics + "\n# the new one\n" + new_token("metrics") + "\n");
+  server.signal(SIGHUP);
+  BOOST_REQUIRE(wait_for_logs(server, R"("event":"reload_failed","reason":"metrics.token_file: )", 1));
+  dir.write("metrics-token", tokens.metrics + "\n");
+  dir.write("admin-token", "\xEF\xBB\xBF" + tokens.admin + "\n");
+  server.signal(SIGHUP);
+  BOOST_REQUIRE(wait_for_logs(server, R"("event":"reload_failed","reason":"console.admin_token_file: )", 1));
+  BOOST_TEST(sign_in(client, tokens.admin).status == 200);
+  BOOST_TEST(count_logs(server, R"("event":"reloaded")") == 0u);
+  BOOST_TEST(server.stop() == 0);
+}
+
 // A token file unset by a reload is withdrawn: the read API refuses every token (it stays
 // mounted until a restart), /metrics needs none.
 BOOST_AUTO_TEST_CASE(a_token_file_unset_by_a_reload_is_withdrawn) {
