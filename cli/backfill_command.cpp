@@ -75,7 +75,10 @@ int run_backfill(const BackfillFlags& flags) {
     last_day_ms = *until;
   }
   if (last_day_ms < *start_ms) {
-    return refuse("--until: " + format_rfc3339_ms(last_day_ms).substr(0, 10) + " is before --since " + flags.since);
+    const std::string last_day = format_rfc3339_ms(last_day_ms).substr(0, 10);
+    // Without --until the window ends today: name what was typed, not a flag that was not.
+    if (!flags.until) return refuse("--since: " + flags.since + " is after today (" + last_day + "), where the window ends without --until");
+    return refuse("--until: " + last_day + " is before --since " + flags.since);
   }
   if (flags.provider) {
     if (auto checked = check_provider(*flags.provider, warnings); !checked) return refuse(checked.error());

@@ -300,6 +300,10 @@ BOOST_AUTO_TEST_CASE(backfill_refuses_bad_input_and_queues_nothing) {
       {kNoticeUser, {"--resource", "sleep", "--since", "2024-05-01T00:00:00Z", "--provider", "oura"}, "--since: "},
       {kNoticeUser, {"--resource", "sleep", "--since", "2024-05-02", "--until", "2024-05-01", "--provider", "oura"},
        "--until: "},
+      // Without --until the window ends today: the error names --since, which was typed, not
+      // an --until that was not (attack of the session of a4c8a9d).
+      {kNoticeUser, {"--resource", "sleep", "--since", "9999-12-30", "--provider", "oura"},
+       "--since: 9999-12-30 is after today ("},
       {kNoticeUser, {"--resource", "sleep,order", "--since", "2024-05-01", "--provider", "oura"}, "--resource: "},
       // Its notices are ignored (superseded): backfill queued a fetch of it (attack, stop 76).
       {kNoticeUser, {"--resource", "hypnogram", "--since", "2024-05-01", "--provider", "oura"},
