@@ -78,7 +78,28 @@ std::vector<std::string> keys_needing_restart(const config::Settings& startup, c
   return keys;
 }
 
-Result<LoadedReload> load_reload(const config::Settings& startup, const config::Settings& settings) {
+std::vector<std::string> secrets_needing_restart(const config::Settings& startup, const config::Secrets& startup_secrets,
+                                                 const config::Settings& settings, const config::Secrets& secrets) {
+  std::vector<std::string> keys;
+  if (startup_secrets.api_key != secrets.api_key) keys.emplace_back("service.api_key_file");
+  if (config::teams_in_effect(startup) == config::teams_in_effect(settings) &&
+      startup_secrets.team_api_keys != secrets.team_api_keys) {
+    keys.emplace_back("service.teams.api_key_file");
+  }
+  if (config::forward_blocks_in_effect(startup) == config::forward_blocks_in_effect(settings) &&
+      startup_secrets.forward_secrets.size() == secrets.forward_secrets.size()) {
+    for (size_t i = 0; i < secrets.forward_secrets.size() && i < settings.forwards.size(); ++i) {
+      if (startup_secrets.forward_secrets[i] != secrets.forward_secrets[i]) {
+        keys.push_back("forward." + settings.forwards[i].name + ".secret_file");
+      }
+    }
+  }
+  if (startup_secrets.database_password != secrets.database_password) keys.emplace_back("database_password_file");
+  return keys;
+}
+
+Result<LoadedReload> load_reload(const config::Settings& startup, const config::Secrets& startup_secrets,
+                                 const config::Settings& settings) {
   const auto refused = [](const std::string& reason) {
     log::error("reload_failed").str("reason", reason);
     return fail(reason);
@@ -97,8 +118,13 @@ Result<LoadedReload> load_reload(const config::Settings& startup, const config::
     if (!loaded) return refused(loaded.error());
     certificate = std::move(*loaded);
   }
-  return LoadedReload{settings.log_level, tokens_to_apply(startup, *secrets), tokens_from_credentials(settings),
-                      std::move(*verifier), std::move(certificate), secrets->signing_secrets.size()};
+  return LoadedReload{settings.log_level,
+                      tokens_to_apply(startup, *secrets),
+                      tokens_from_credentials(settings),
+                      std::move(*verifier),
+                      std::move(certificate),
+                      secrets->signing_secrets.size(),
+                      secrets_needing_restart(startup, startup_secrets, settings, *secrets)};
 }
 
 namespace {

@@ -3,7 +3,9 @@
 // the tokens requests are checked against (the read API's, /metrics', the console's admin
 // token), the TLS certificate and key, and the log level. All are loaded and checked before
 // any is swapped in, so a bad file changes none of them. Turning TLS on or off, the read API
-// or the console's admin sign-in on, and every other setting, need a restart.
+// or the console's admin sign-in on, and every other setting, need a restart; so do the
+// other secret files (API keys, forward secrets, the database password), which a reload
+// reads and names when their contents changed.
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -13,6 +15,7 @@
 
 #include "app/http_front.h"
 #include "common/result.h"
+#include "config/secrets.h"
 #include "config/settings.h"
 #include "receiver/http/listener.h"
 #include "receiver/http/server_tls.h"
@@ -26,6 +29,13 @@ namespace hh::app {
 // need a restart. A token file set where none was at start is one: the read API, or the
 // console's actions, are not there to take it.
 std::vector<std::string> keys_needing_restart(const config::Settings& startup, const config::Settings& settings);
+
+// The secret files a reload does not apply whose contents changed since `startup_secrets`
+// were read: the service's and the teams' API keys, each [[forward]] block's secret, the
+// database password. Named like settings ("forward.NAME.secret_file"); a block or team added
+// or removed is keys_needing_restart's "forward" or "service.teams", not repeated here.
+std::vector<std::string> secrets_needing_restart(const config::Settings& startup, const config::Secrets& startup_secrets,
+                                                 const config::Settings& settings, const config::Secrets& secrets);
 
 // The tokens requests are checked against, as their files read now ("": none).
 struct ListenerTokens {
@@ -45,12 +55,14 @@ struct LoadedReload {
   std::shared_ptr<const signature::Verifier> verifier;
   std::optional<http::ServerCertificate> certificate;  // set when TLS ran at start and still does
   size_t signing_secrets = 0;
+  std::vector<std::string> secrets_needing_restart;  // secrets_needing_restart(), for reload_needs_restart
 };
 
 // `settings`: the file as it reads now; `startup`: the settings the server started with.
 // Reads the secrets and the certificate `settings` names; the error (logged as
 // reload_failed) says why nothing will change: systemd's status line says it.
-Result<LoadedReload> load_reload(const config::Settings& startup, const config::Settings& settings);
+Result<LoadedReload> load_reload(const config::Settings& startup, const config::Secrets& startup_secrets,
+                                 const config::Settings& settings);
 
 // Swaps what `loaded` holds in: the log level, the verifier, the tokens (a token replaced
 // or withdrawn is refused from then on, and the console sessions signed in with it end),

@@ -47,7 +47,7 @@ ServeExit failed(const ServeHooks& hooks, const std::string& message, ErrorKind 
 
 // Starts what was opened, runs until a signal has drained the server, then stops
 // processing, the fetcher and the writer (which commits what is still queued).
-ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t signing_secrets, Ingest& ingest,
+ServeExit run(const config::Settings& settings, const ServeHooks& hooks, const config::Secrets& secrets, Ingest& ingest,
               Processing& processing, FollowUps* follow_ups, forward::Forwarder* forwarder, HttpFront& front,
               unsigned threads) {
   // Stopped in this order however run() ends: a thread the system refuses below (a tasks
@@ -80,7 +80,7 @@ ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t 
   if (front.overview) front.overview->start();
   std::optional<ServiceWatchdog> watchdog;
   if (const auto timeout = systemd::watchdog_timeout()) watchdog.emplace(front.io, *timeout, *ingest.writer);
-  ServeSignals signals(front, watchdog ? &*watchdog : nullptr, settings, hooks.reread_settings);
+  ServeSignals signals(front, watchdog ? &*watchdog : nullptr, settings, secrets, hooks.reread_settings);
   signals.wait();
   unblock_stop_signals();  // here, and in the io threads started below (serve_signals.h)
 
@@ -91,7 +91,7 @@ ServeExit run(const config::Settings& settings, const ServeHooks& hooks, size_t 
       .str("webhook_path", settings.webhook_path)
       .str("database", store::loggable_location(settings.database))
       .num("threads", threads)
-      .num("signing_secrets", static_cast<int64_t>(signing_secrets));
+      .num("signing_secrets", static_cast<int64_t>(secrets.signing_secrets.size()));
   if (front.console) {
     log::info("console").str("url", std::string(settings.tls.cert_file.empty() ? "http://" : "https://") + address +
                                         "/console/");
@@ -192,7 +192,7 @@ ServeExit serve(const config::Settings& settings, const ServeHooks& hooks) {
                                 .threads = threads,
                                 .max_connections = max_connections});
   if (!front) return failed(hooks, front.error(), front.error_kind());
-  return run(settings, hooks, secrets->signing_secrets.size(), **ingest, **processing, fetching, forwarder.get(),
+  return run(settings, hooks, *secrets, **ingest, **processing, fetching, forwarder.get(),
              **front, threads);
 }
 

@@ -38,10 +38,12 @@ void unblock_stop_signals() {
 }
 
 ServeSignals::ServeSignals(HttpFront& front, ServiceWatchdog* watchdog, const config::Settings& startup,
+                           const config::Secrets& startup_secrets,
                            std::function<Result<config::Settings>()> reread_settings)
     : front_(front),
       watchdog_(watchdog),
       startup_(startup),
+      startup_secrets_(startup_secrets),
       reread_settings_(std::move(reread_settings)),
       signals_(front.io, SIGINT, SIGTERM, SIGHUP),
       reloader_(start_named_thread("hh-reload", [this] { run_reloads(); })) {}
@@ -108,12 +110,14 @@ void ServeSignals::reload_once() {
   std::string failure;
   std::vector<std::string> not_applied;
   if (auto settings = reread_settings_()) {
-    if (auto files = load_reload(startup_, *settings)) {
+    not_applied = keys_needing_restart(startup_, *settings);
+    if (auto files = load_reload(startup_, startup_secrets_, *settings)) {
       loaded = std::move(*files);
+      not_applied.insert(not_applied.end(), loaded->secrets_needing_restart.begin(),
+                         loaded->secrets_needing_restart.end());
     } else {
       failure = files.error();
     }
-    not_applied = keys_needing_restart(startup_, *settings);
   } else {
     // The reason in the line (the log is JSON lines only): the file, line and key.
     failure = settings.error();

@@ -11,6 +11,7 @@
 
 #include "app/http_front.h"
 #include "app/service_watchdog.h"
+#include "config/secrets.h"
 #include "config/settings.h"
 
 namespace hh::app {
@@ -32,8 +33,10 @@ class ServeSignals {
   // `reread_settings`: the settings as the file reads now, or why they do not load (logged
   // as reload_failed's reason); then the running ones stay. `watchdog` may be null. Everything
   // referenced must outlive this object.
+  // `startup_secrets`: what the files held at start, to say which of those a reload does not
+  // apply have changed.
   ServeSignals(HttpFront& front, ServiceWatchdog* watchdog, const config::Settings& startup,
-               std::function<Result<config::Settings>()> reread_settings);
+               const config::Secrets& startup_secrets, std::function<Result<config::Settings>()> reread_settings);
 
   // Waits for the next signal (again after each SIGHUP) on the front's io_context.
   void wait();
@@ -57,6 +60,7 @@ class ServeSignals {
   HttpFront& front_;
   ServiceWatchdog* watchdog_;
   const config::Settings& startup_;
+  const config::Secrets& startup_secrets_;
   std::function<Result<config::Settings>()> reread_settings_;
   boost::asio::signal_set signals_;
   std::mutex notify_mutex_;  // orders a reload's apply and READY=1 before STOPPING=1

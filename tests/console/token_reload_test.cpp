@@ -239,6 +239,31 @@ BOOST_AUTO_TEST_CASE(a_second_line_or_a_byte_order_mark_in_a_token_file_is_refus
   BOOST_TEST(server.stop() == 0);
 }
 
+// The secret files a reload does not apply (the service's API key, a [[forward]] block's
+// secret), rotated on disk: the reload names them in reload_needs_restart and systemd's
+// status, where it said nothing and the operator believed them applied (black-box attack).
+BOOST_AUTO_TEST_CASE(a_rotated_api_key_or_forward_secret_is_named_as_needing_a_restart) {
+  hh::test::TempDir dir;
+  dir.write("api-key", "key-" + new_token("one") + "\n");
+  dir.write("backend.secret", hh::test::random_secret() + "\n");
+  const std::string toml =
+      "[service]\nbase_url = \"http://127.0.0.1:9\"\napi_key_file = \"api-key\"\n"
+      "[[forward]]\nname = \"backend\"\nurl = \"http://127.0.0.1:9/hooks\"\nsecret_file = \"backend.secret\"\n";
+  ServerProcess server(dir, toml);
+  // Nothing changed: no restart needed.
+  server.signal(SIGHUP);
+  BOOST_REQUIRE(wait_for_logs(server, R"("event":"reloaded")", 1));
+  BOOST_TEST(count_logs(server, "reload_needs_restart") == 0u);
+
+  dir.write("api-key", "key-" + new_token("two") + "\n");
+  dir.write("backend.secret", hh::test::random_secret() + "\n");
+  server.signal(SIGHUP);
+  BOOST_REQUIRE(wait_for_logs(server, R"("event":"reloaded")", 2));
+  BOOST_TEST(wait_for_logs(
+      server, R"("event":"reload_needs_restart","keys":"service.api_key_file, forward.backend.secret_file")", 1));
+  BOOST_TEST(server.stop() == 0);
+}
+
 // A token file unset by a reload is withdrawn: the read API refuses every token (it stays
 // mounted until a restart), /metrics needs none.
 BOOST_AUTO_TEST_CASE(a_token_file_unset_by_a_reload_is_withdrawn) {
