@@ -204,9 +204,9 @@ bool JsonReader::int64(od::value v, std::optional<int64_t>& out) {
     return true;
   }
   // 3600.0 is an integer sent by a serializer that only knows doubles.
-  if (std::trunc(n.real) != n.real || !(std::fabs(n.real) < 9.2e18)) {
-    return problem_is("expected an integer, got a fraction");
-  }
+  if (std::trunc(n.real) != n.real) return problem_is("expected an integer, got a fraction");
+  // A whole number written with an exponent (1e20) past what 64 bits hold: said as such.
+  if (!(std::fabs(n.real) < 9.2e18)) return problem_is("integer out of range (int64)");
   out = static_cast<int64_t>(n.real);
   return true;
 }

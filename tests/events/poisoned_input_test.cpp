@@ -89,6 +89,9 @@ BOOST_AUTO_TEST_CASE(number_overflow) {
   expect_invalid(*this, sample_with("\"value\":1e400"), "data.data[0].value: number out of range or malformed");
   expect_invalid(*this, sample_with("\"value\":99999999999999999999"), "data.data[0].value: integer out of range (int64)");
   expect_invalid(*this, sample_with("\"timezone_offset\":99999999999999999999"), "data.data[0].timezone_offset: integer out of range (int64)");
+  // Whole, but written with an exponent: out of range, not "a fraction" (attack of a4c8a9d's session).
+  expect_invalid(*this, sample_with("\"timezone_offset\":1e20"), "data.data[0].timezone_offset: integer out of range (int64)");
+  expect_invalid(*this, sample_with("\"timezone_offset\":1.5"), "data.data[0].timezone_offset: expected an integer, got a fraction");
   expect_invalid(*this, sample_with("\"systolic\":-1e400"), "data.data[0].systolic: number out of range or malformed");
   // In members that are only stored, not read: still checked.
   expect_invalid(*this, summary_with("\"score\":1e400"), "data.score: number out of range or malformed");
