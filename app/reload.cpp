@@ -32,21 +32,30 @@ ListenerTokens tokens_to_apply(const config::Settings& startup, const config::Se
   return tokens;
 }
 
-// The token settings of `settings` whose file is read from $CREDENTIALS_DIRECTORY.
-std::vector<std::string> tokens_from_credentials(const config::Settings& settings) {
+// The secret settings of `settings` whose file is read from $CREDENTIALS_DIRECTORY: systemd's
+// copies, made at start, which no reload sees change.
+std::vector<std::string> secrets_from_credentials(const config::Settings& settings) {
   std::vector<std::string> keys;
   const char* credentials = std::getenv("CREDENTIALS_DIRECTORY");
   if (credentials == nullptr || *credentials == '\0') return keys;
   const std::string folder = std::string(credentials) + "/";
-  const std::pair<std::string_view, const std::string*> files[] = {
-      {"read_api.token_file", &settings.read_api.token_file},
-      {"metrics.token_file", &settings.metrics.token_file},
-      {"console.admin_token_file", &settings.console.admin_token_file}};
-  for (const auto& [key, file] : files) {
-    if (!file->empty() && config::resolve_secret_path(*file, settings.base_dir).starts_with(folder)) {
-      keys.emplace_back(key);
-    }
+  const auto note = [&](const std::string& key, const std::string& file) {
+    if (!file.empty() && config::resolve_secret_path(file, settings.base_dir).starts_with(folder)) keys.push_back(key);
+  };
+  for (size_t i = 0; i < settings.signing_secret_files.size(); ++i) {
+    note("signing_secret_files[" + std::to_string(i) + "]", settings.signing_secret_files[i]);
   }
+  note("read_api.token_file", settings.read_api.token_file);
+  note("metrics.token_file", settings.metrics.token_file);
+  note("console.admin_token_file", settings.console.admin_token_file);
+  note("service.api_key_file", settings.service.api_key_file);
+  for (size_t i = 0; i < settings.service.teams.size(); ++i) {
+    note("service.teams[" + std::to_string(i) + "].api_key_file", settings.service.teams[i].api_key_file);
+  }
+  for (size_t i = 0; i < settings.forwards.size(); ++i) {
+    note("forward[" + std::to_string(i) + "].secret_file", settings.forwards[i].secret_file);
+  }
+  note("database_password_file", settings.database_password_file);
   return keys;
 }
 
@@ -80,21 +89,30 @@ std::vector<std::string> keys_needing_restart(const config::Settings& startup, c
 
 std::vector<std::string> secrets_needing_restart(const config::Settings& startup, const config::Secrets& startup_secrets,
                                                  const config::Settings& settings, const config::Secrets& secrets) {
+  // A changed path is keys_needing_restart's already; blocks and teams added, removed or
+  // reordered are its "forward" and "service.teams", and then their secrets are not compared.
   std::vector<std::string> keys;
-  if (startup_secrets.api_key != secrets.api_key) keys.emplace_back("service.api_key_file");
-  if (config::teams_in_effect(startup) == config::teams_in_effect(settings) &&
-      startup_secrets.team_api_keys != secrets.team_api_keys) {
-    keys.emplace_back("service.teams.api_key_file");
+  if (startup.service.api_key_file == settings.service.api_key_file && startup_secrets.api_key != secrets.api_key) {
+    keys.emplace_back("service.api_key_file");
   }
-  if (config::forward_blocks_in_effect(startup) == config::forward_blocks_in_effect(settings) &&
-      startup_secrets.forward_secrets.size() == secrets.forward_secrets.size()) {
-    for (size_t i = 0; i < secrets.forward_secrets.size() && i < settings.forwards.size(); ++i) {
-      if (startup_secrets.forward_secrets[i] != secrets.forward_secrets[i]) {
-        keys.push_back("forward." + settings.forwards[i].name + ".secret_file");
+  if (config::teams_in_effect(startup) == config::teams_in_effect(settings)) {
+    for (size_t i = 0; i < secrets.team_api_keys.size() && i < startup_secrets.team_api_keys.size(); ++i) {
+      if (startup_secrets.team_api_keys[i] != secrets.team_api_keys[i]) {
+        keys.push_back("service.teams[" + std::to_string(i) + "].api_key_file");
       }
     }
   }
-  if (startup_secrets.database_password != secrets.database_password) keys.emplace_back("database_password_file");
+  if (config::forward_blocks_in_effect(startup) == config::forward_blocks_in_effect(settings)) {
+    for (size_t i = 0; i < secrets.forward_secrets.size() && i < startup_secrets.forward_secrets.size(); ++i) {
+      if (startup_secrets.forward_secrets[i] != secrets.forward_secrets[i]) {
+        keys.push_back("forward[" + std::to_string(i) + "].secret_file");
+      }
+    }
+  }
+  if (startup.database_password_file == settings.database_password_file &&
+      startup_secrets.database_password != secrets.database_password) {
+    keys.emplace_back("database_password_file");
+  }
   return keys;
 }
 
@@ -120,7 +138,7 @@ Result<LoadedReload> load_reload(const config::Settings& startup, const config::
   }
   return LoadedReload{settings.log_level,
                       tokens_to_apply(startup, *secrets),
-                      tokens_from_credentials(settings),
+                      secrets_from_credentials(settings),
                       std::move(*verifier),
                       std::move(certificate),
                       secrets->signing_secrets.size(),
@@ -163,14 +181,14 @@ void apply_reload(LoadedReload loaded, HttpFront& front) {
     // certificate, which a renewal gone wrong may have left expired too.
     warn_about_certificate_validity(*loaded.certificate);
   }
-  // A token rotated in /etc/credstore is not in the copy read here: said, since the
+  // A token or key rotated in /etc/credstore is not in the copy read here: said, since the
   // `reloaded` line alone would let an operator believe the old one revoked.
-  if (!loaded.tokens_from_credentials.empty()) {
+  if (!loaded.secrets_from_credentials.empty()) {
     std::string keys;
-    for (const std::string& key : loaded.tokens_from_credentials) keys += (keys.empty() ? "" : ", ") + key;
+    for (const std::string& key : loaded.secrets_from_credentials) keys += (keys.empty() ? "" : ", ") + key;
     log::info("reload_credential_copies")
         .str("keys", keys)
-        .str("reason", "read from $CREDENTIALS_DIRECTORY, which systemd fills at start: a token changed in "
+        .str("reason", "read from $CREDENTIALS_DIRECTORY, which systemd fills at start: a file changed in "
                        "/etc/credstore applies at the next restart");
   }
   log::info("reloaded")

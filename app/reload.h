@@ -32,8 +32,9 @@ std::vector<std::string> keys_needing_restart(const config::Settings& startup, c
 
 // The secret files a reload does not apply whose contents changed since `startup_secrets`
 // were read: the service's and the teams' API keys, each [[forward]] block's secret, the
-// database password. Named like settings ("forward.NAME.secret_file"); a block or team added
-// or removed is keys_needing_restart's "forward" or "service.teams", not repeated here.
+// database password. Named as load_secrets' errors name them ("forward[0].secret_file"); a
+// changed path, or a block or team added, removed or reordered, is keys_needing_restart's
+// (the key, "forward", "service.teams"), not repeated here.
 std::vector<std::string> secrets_needing_restart(const config::Settings& startup, const config::Secrets& startup_secrets,
                                                  const config::Settings& settings, const config::Secrets& secrets);
 
@@ -49,9 +50,9 @@ struct ListenerTokens {
 struct LoadedReload {
   std::string log_level;
   ListenerTokens tokens;
-  // The token settings read from $CREDENTIALS_DIRECTORY: systemd's copies, made at start,
+  // The secret settings read from $CREDENTIALS_DIRECTORY: systemd's copies, made at start,
   // which a reload cannot see change (config/secrets.h).
-  std::vector<std::string> tokens_from_credentials;
+  std::vector<std::string> secrets_from_credentials;
   std::shared_ptr<const signature::Verifier> verifier;
   std::optional<http::ServerCertificate> certificate;  // set when TLS ran at start and still does
   size_t signing_secrets = 0;

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string_view>
@@ -245,8 +246,13 @@ Result<std::string> read_one_line_value(const std::string& path, const std::stri
                   kHex[byte & 15] + ")" + alone);
     }
   }
-  if (lines.size() > 1) {  // a line cut at the 64 KiB bound too
-    return fail(file->resolved + ": more than one line that is not blank" + alone);
+  // After the value, comment lines (# …) are the file's business, as in a signing secret's
+  // file: a note beside a working key must not stop serve at its next start.
+  const bool only_comments_after = std::all_of(lines.begin() + 1, lines.end(), [](const FileLine& line) {
+    return !line.cut && trimmed(line.text).starts_with('#');
+  });
+  if (!only_comments_after) {  // a line cut at the 64 KiB bound too
+    return fail(file->resolved + ": more than one line that is not blank (nor a # comment)" + alone);
   }
   return value;
 }

@@ -33,7 +33,8 @@ Result<Secrets> load_secrets(const Settings& settings);
 Result<std::string> read_secret_file(const std::string& path, const std::string& base_dir);
 
 // The same for an API key, which goes out as a header value: one line that is not blank
-// (a second is an error), no byte order mark, no control byte; the key is never shown.
+// (a second is an error, a # comment after it is not), no byte order mark, no control byte;
+// the key is never shown.
 Result<std::string> read_api_key_file(const std::string& path, const std::string& base_dir);
 
 // The same rules for a bearer token ([read_api], [metrics] and the console's admin token).

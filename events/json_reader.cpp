@@ -206,7 +206,10 @@ bool JsonReader::int64(od::value v, std::optional<int64_t>& out) {
   // 3600.0 is an integer sent by a serializer that only knows doubles.
   if (std::trunc(n.real) != n.real) return problem_is("expected an integer, got a fraction");
   // A whole number written with an exponent (1e20) past what 64 bits hold: said as such.
-  if (!(std::fabs(n.real) < 9.2e18)) return problem_is("integer out of range (int64)");
+  // [-2^63, 2^63): both bounds are exact doubles.
+  if (!(n.real >= -9223372036854775808.0 && n.real < 9223372036854775808.0)) {
+    return problem_is("integer out of range (int64)");
+  }
   out = static_cast<int64_t>(n.real);
   return true;
 }

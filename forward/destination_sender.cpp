@@ -35,6 +35,7 @@ std::string excerpt(std::string_view text) {
   for (const char c : text.substr(0, kErrorExcerptBytes)) {
     out.push_back(static_cast<unsigned char>(c) < 0x20 ? ' ' : c);
   }
+  while (!out.empty() && out.back() == ' ') out.pop_back();  // a body of a newline alone says nothing
   return out;
 }
 

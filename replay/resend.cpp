@@ -87,6 +87,12 @@ std::string excerpt(std::string_view body) {
   return text;
 }
 
+// "HTTP 500: <what the body said>", or "HTTP 500" for a body with nothing to show.
+std::string status_and_excerpt(unsigned status, std::string_view body) {
+  const std::string said = excerpt(body);
+  return "HTTP " + std::to_string(status) + (said.empty() ? "" : ": " + said);
+}
+
 // One attempt's deadline, shared with its timer's handler.
 struct AttemptClock {
   bool active = true;    // the attempt has not ended
@@ -366,11 +372,11 @@ class Run {
         // The receiver could not take it (full disk, busy store, overloaded): sending the
         // next line would store a later version of the same rows before this one, which a
         // second run would then store last. So stop here, as when it cannot be reached.
-        stop_at(job, "HTTP " + std::to_string(status) + ": " + excerpt(response.body()) + " (" +
+        stop_at(job, status_and_excerpt(status, response.body()) + " (" +
                          std::to_string(kMaxUnavailableAttempts) + " attempts)");
       } else {
         // Final for this line (400 invalid, 413 too large, 404): the next one goes on.
-        fail_line(job.file, job.line, "HTTP " + std::to_string(status) + ": " + excerpt(response.body()));
+        fail_line(job.file, job.line, status_and_excerpt(status, response.body()));
         if (status == 401 && summary_.stored + summary_.duplicates == 0 &&
             summary_.statuses[401] == kRefusedSignaturesToStop && summary_.answered == kRefusedSignaturesToStop) {
           fatal("the receiver refused the signatures of the first " + std::to_string(kRefusedSignaturesToStop) +

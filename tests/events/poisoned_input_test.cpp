@@ -92,6 +92,14 @@ BOOST_AUTO_TEST_CASE(number_overflow) {
   // Whole, but written with an exponent: out of range, not "a fraction" (attack of a4c8a9d's session).
   expect_invalid(*this, sample_with("\"timezone_offset\":1e20"), "data.data[0].timezone_offset: integer out of range (int64)");
   expect_invalid(*this, sample_with("\"timezone_offset\":1.5"), "data.data[0].timezone_offset: expected an integer, got a fraction");
+  {
+    // Within int64, with an exponent: read as the integer it is (the bound is 2^63, exact).
+    const ParseResult within = webhook(sample_with("\"timezone_offset\":9.21e18"));
+    BOOST_TEST(within.error == "");
+    BOOST_REQUIRE(rows.sample_batches.size() == 1u);
+    BOOST_TEST(rows.sample_batches[0].samples[0].timezone_offset.value_or(0) == int64_t{9210000000000000000});
+  }
+  expect_invalid(*this, sample_with("\"timezone_offset\":9.3e18"), "data.data[0].timezone_offset: integer out of range (int64)");
   expect_invalid(*this, sample_with("\"systolic\":-1e400"), "data.data[0].systolic: number out of range or malformed");
   // In members that are only stored, not read: still checked.
   expect_invalid(*this, summary_with("\"score\":1e400"), "data.score: number out of range or malformed");
