@@ -16,7 +16,9 @@
 //   GET /v1/deliveries/{message_id}
 //       {"seq":…,"message_id":…,…,"headers":{…},"body":"…"|null,"body_base64":…|null}
 //   GET /v1/users/{user_id}
-//       {"user":{user}|null,"connections":[connection…],"devices":[device…]}   404 when all empty
+//       {"user":{user}|null,"connections":[connection…],"devices":[device…],"truncated":bool}
+//       404 when all empty; not paged, but cut as a page is (before the connection or device
+//       that would pass kMaxPageBytes, the first kept whatever its size), truncated then true
 //   GET /v1/users/{user_id}/orders?limit=&cursor=
 //       {"items":[{"order_id":…,"order":{…}|null,"appointments":[…],"result":{…}|null}…],
 //        "next_cursor":…}                              by order id

@@ -531,6 +531,10 @@ export async function users(root, _arg, query) {
       h('tr', {}, h('td', {}, c.provider), h('td', {}, c.status), h('td', { class: 'error-text' }, c.error_message || '')))),
     h('h2', {}, 'Devices'), table('user-devices', ['Id', 'Provider', 'Source type', 'Model'], about.devices.map((d) =>
       h('tr', {}, h('td', {}, d.id), h('td', {}, d.provider || ''), h('td', {}, d.source_type || ''), h('td', {}, d.device_model || '')))),
+    // The answer stops at 8 MiB (decision 102): what is left out is said, not passed over.
+    ...(about.truncated ? [h('p', { id: 'user-truncated', class: 'error' },
+      'Not all connections and devices are shown: they pass the 8 MiB an answer may hold. ' +
+      'healthhook query connections|devices --user lists them all.')] : []),
     h('h2', {}, 'Backfills'), table('user-backfills', ['Resource', 'Provider', 'From', 'To', 'Job'], backfills.items.map((b) =>
       h('tr', {}, h('td', {}, b.resource), h('td', {}, b.provider), h('td', {}, b.start), h('td', {}, b.end),
         h('td', { class: 'error-text' }, [b.job_state, b.job_error].filter(Boolean).join(': '))))));

@@ -33,9 +33,9 @@ namespace hh::store {
 // steps a statement either way.
 enum class Fetch { cursor, whole };
 
-// How large a listing's rows are: inbox rows carry bodies, and a summary's JSON can be as
-// large as a body, so PostgreSQL fetches fewer of them per round trip (memory stays
-// bounded).
+// How large a listing's rows are: inbox rows carry bodies, and a summary's JSON (or a
+// record's data: a device, a connection, a lab order) can be as large as a body, so
+// PostgreSQL fetches fewer of them per round trip (memory stays bounded).
 enum class RowSize { small, with_bodies };
 
 }  // namespace hh::store

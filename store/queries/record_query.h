@@ -23,7 +23,7 @@ template <typename Reads, typename D>
 class RecordQueryOf final : public RecordQuery<typename D::Stored> {
  public:
   using Row = typename D::Stored;
-  explicit RecordQueryOf(typename Reads::Session& session) : statements_(session, sql()) {}
+  explicit RecordQueryOf(typename Reads::Session& session) : statements_(session, sql(), kRowSize) {}
 
   Result<void> start(const RecordFilter& filter) override {
     QueryArgs args;
@@ -53,6 +53,13 @@ class RecordQueryOf final : public RecordQuery<typename D::Stored> {
   void finish() override { statements_.finish(); }
 
  private:
+  // A table with a JSON column keeps a delivery's data in each row (a device's or a
+  // connection's can be as large as a body): PostgreSQL fetches a few rows at a time, as
+  // summaries (decision 102), so a listing stopped at a byte budget (GET /v1/users/{id})
+  // or an export holds a few such rows in memory, not a thousand.
+  static constexpr RowSize kRowSize =
+      schema::count_fields(D::fields, [](const auto& field) { return field.is_json; }) > 0 ? RowSize::with_bodies
+                                                                                            : RowSize::small;
   // The listings by which filters are given (record_sql.h), then the lookup by key.
   static constexpr size_t kStatements = schema::listing_count<D>() + 1;
   static constexpr size_t by_key = kStatements - 1;

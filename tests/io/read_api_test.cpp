@@ -866,6 +866,7 @@ BOOST_AUTO_TEST_CASE(a_user_with_identity_connections_and_devices) {
   BOOST_TEST(str(user.root["connections"].at(0), "provider") == "oura");
   BOOST_TEST(user.root["devices"].get_array().value().size() == 1u);
   BOOST_TEST(str(user.root["devices"].at(0), "device_model") == "Forerunner 965");
+  BOOST_TEST(str(user.root, "truncated") == "false");  // all of it
   // The timeseries page carries the identity fields.
   Json samples(api.get("/v1/users/u1/timeseries/heartrate").body);
   BOOST_TEST(str(samples.items().at(0), "client_user_id") == "member-1");
@@ -875,6 +876,43 @@ BOOST_AUTO_TEST_CASE(a_user_with_identity_connections_and_devices) {
   BOOST_TEST(missing.status == 404);
   BOOST_TEST(missing.body == "{\"error\":\"no such user\"}\n");
   BOOST_TEST(api.get("/v1/users/u1?limit=3").status == 400);
+}
+
+// A user's answer is not paged, but it is bounded as every page is (decision 102): each new
+// device id adds a row, and 12 devices of 1.8 MB made one 43 MB answer, built whole in memory.
+BOOST_AUTO_TEST_CASE(a_users_answer_stops_at_the_byte_budget_and_says_truncated) {
+  ApiServer api;
+  // 3 connections and 4 devices of about 1.8 MB each in the answer (their field twice:
+  // parsed and in `data`): 12.6 MB in all.
+  const std::string external(900'000, 'e'), manufacturer(900'000, 'm');
+  for (int i = 0; i < 3; ++i) {
+    const std::string provider = "p" + std::to_string(i);
+    api.post("c" + std::to_string(i),
+             R"({"event_type":"provider.connection.created","data":{"user_id":"big","provider":{"name":"X","slug":")" +
+                 provider + R"("},"external_user_id":")" + external + R"("},"user_id":"big"})");
+  }
+  for (int i = 0; i < 4; ++i) {
+    api.post("d" + std::to_string(i),
+             R"({"event_type":"provider.device.created","data":{"id":"dev-)" + std::to_string(i) +
+                 R"(","user_id":"big","provider":"garmin","source_type":"watch","device_manufacturer":")" +
+                 manufacturer + R"(","device_id":")" + std::to_string(1000 + i) +
+                 R"("},"user_id":"big","client_user_id":"member-big"})");
+  }
+  wait_until_processed(api.server.database());
+
+  const auto response = api.get("/v1/users/big");
+  BOOST_REQUIRE_MESSAGE(response.status == 200, response.status);
+  // The budget, with the answer's own few bytes after its items (far less than an item).
+  BOOST_TEST(response.body.size() <= kPageBytes + 64);
+  Json json(response.body);
+  BOOST_TEST(str(json.root["user"], "client_user_id") == "member-big");  // the user's fields always
+  BOOST_TEST(str(json.root, "truncated") == "true");
+  // In their order (connections, then devices) until the next would pass 8 MiB: 3 + 1.
+  std::vector<std::string> shown;
+  for (auto c : json.root["connections"].get_array().value()) shown.push_back(str(c, "provider"));
+  for (auto d : json.root["devices"].get_array().value()) shown.push_back(str(d, "id"));
+  BOOST_TEST(shown == (std::vector<std::string>{"p0", "p1", "p2", "dev-0"}), boost::test_tools::per_element());
+  BOOST_TEST(str(json.root["devices"].at(0), "device_manufacturer") == manufacturer);  // items whole
 }
 
 BOOST_AUTO_TEST_CASE(a_users_lab_orders_with_appointments_and_results_in_exact_pages) {

@@ -748,6 +748,54 @@ BOOST_AUTO_TEST_CASE(a_summary_page_is_fetched_a_few_rows_at_a_time) {
   q.finish();
 }
 
+// A user's devices (GET /v1/users/{id} stops at 8 MiB, decision 102): each row carries the
+// device's data, as large as a delivery, and each new device id adds one, so PostgreSQL
+// fetches them a few at a time (it fetched 1,000 rows at once: GBs held before the cut).
+BOOST_AUTO_TEST_CASE(a_users_devices_and_connections_are_fetched_a_few_rows_at_a_time) {
+  BothStores stores;
+  const int count = pgread::kFetchDeliveries * 3;
+  const std::string padding(100'000, 'm');
+  for (int i = 0; i < count; ++i) {
+    stores.insert("devices",
+                  {"id", "user_id", "provider", "source_type", "app_id", "device_manufacturer", "device_model",
+                   "device_version", "device_id", "seq", "data"},
+                  {T("dev-" + std::to_string(100 + i)), T("fat"), T("garmin"), T("watch"), N(), T(padding), N(), N(),
+                   T(std::to_string(i)), I(i + 1), T("{\"device_manufacturer\": \"" + padding + "\"}")});
+    stores.insert("connections",
+                  {"user_id", "provider", "status", "external_user_id", "error_type", "error_message",
+                   "resource_availability", "event_type", "seq", "data"},
+                  {T("fat"), T("p" + std::to_string(100 + i)), T("connected"), T(padding), N(), N(), N(),
+                   T("provider.connection.created"), I(count + i + 1), T("{}")});
+  }
+  store::RecordFilter filter;
+  filter.user_id = "fat";
+  same(stores, "a user's large devices", [&filter](ReadStore& r) {
+    store::ReadSnapshot snapshot(r);
+    auto& q = r.devices();
+    return listed<store::StoredDevice>(q, q.start(filter));
+  }, static_cast<size_t>(count));
+
+  ReadStore& reader = stores.pg_reader();
+  const auto first_fetch = [&stores](auto& query, const store::RecordFilter& by, auto row) {
+    BOOST_REQUIRE(query.start(by));
+    auto first = query.next(row);
+    BOOST_REQUIRE_MESSAGE(first, first.error());
+    BOOST_REQUIRE(*first);
+    // What the reader's connection ran last: one fetch of a few rows.
+    auto last = stores.pg_writer().query(
+        "SELECT query FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database() "
+        "AND query LIKE 'FETCH%'");
+    BOOST_REQUIRE_MESSAGE(last, last.error());
+    BOOST_REQUIRE_EQUAL(last->size(), 1);
+    BOOST_TEST(std::string(last->text(0, 0)).starts_with("FETCH FORWARD " + std::to_string(pgread::kFetchDeliveries) +
+                                                         " "));
+    query.finish();
+  };
+  store::ReadSnapshot snapshot(reader);
+  first_fetch(reader.devices(), filter, store::StoredDevice{});
+  first_fetch(reader.connections(), filter, store::StoredConnection{});
+}
+
 // The record of erasures, paged by id, reads the same on both backends.
 BOOST_AUTO_TEST_CASE(erasure_pages_match) {
   BothStores stores;
