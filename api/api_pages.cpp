@@ -37,6 +37,14 @@ QueryFilters source_and_window_filters(const Filter& filter) {
   return filters;
 }
 
+// A stream page's cursor kind: the workout's path, then the fetch its points are from
+// ("0" before the first fetch; a fetch is an inbox seq, 1 or more). Built as a listing
+// with filters is (query_cursor_kind), so that cursor_refusal tells a cursor of another
+// fetch of this workout from one of another listing.
+std::string stream_cursor_kind(const ApiTarget& target, std::optional<int64_t> fetched_seq) {
+  return cursor_kind("p1", target) + "." + std::to_string(fetched_seq.value_or(0));
+}
+
 // Appends one row as a JSON item.
 constexpr auto kJsonItem = [](std::string& body, const auto& row) { store::append_json(body, row); };
 
@@ -130,13 +138,6 @@ Page stream_page(Reader& reader, const std::string& workout_id, const ApiTarget&
   if (!params.error().empty()) return bad_parameter(params.error());
   auto limit = page_limit(params);
   if (!limit) return bad_parameter(limit.error());
-  std::optional<int64_t> after_idx;
-  const std::string kind = cursor_kind("p1", target);
-  if (auto cursor = params.text("cursor")) {
-    auto fields = cursor_fields(*cursor, kind, 1);
-    if (fields) after_idx = parse_int((*fields)[0]);
-    if (!after_idx) return bad_parameter(kBadCursor);
-  }
 
   store::ReadSnapshot read(reader);
   if (!read.begun()) return database_error(read.begun());
@@ -144,6 +145,23 @@ Page stream_page(Reader& reader, const std::string& workout_id, const ApiTarget&
   store::StoredWorkoutStream workout;
   auto found = streams.find_workout(workout_id, workout);
   if (!found) return database_error(found);
+  // "p1.<path>.<fetched_seq>:<idx>": an index is a place in one fetch's points only. A
+  // later fetch replaces them all (another length, other points at each index), so a
+  // cursor of an earlier fetch would go on in the new one from its index, after the old
+  // one's first points: it is refused (kStreamFetchedAgain), as a cursor of other filters
+  // is. An earlier version's cursor ("p1.<path>:<idx>") names no fetch and still pages.
+  const std::string kind = stream_cursor_kind(target, *found ? workout.fetched_seq : std::nullopt);
+  std::optional<int64_t> after_idx;
+  if (auto cursor = params.text("cursor")) {
+    auto fields = cursor_fields(*cursor, kind, 1);
+    if (!fields) {
+      const std::string_view why = cursor_refusal(*cursor, kind);
+      return bad_parameter(why == kOtherQueryCursor ? kStreamFetchedAgain : why);
+    }
+    after_idx = parse_int((*fields)[0]);
+    if (!after_idx) return bad_parameter(kBadCursor);
+  }
+
   Page page;
   page.body = "{\"workout\":";
   if (*found) {

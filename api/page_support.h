@@ -42,6 +42,12 @@ Result<int64_t> page_limit(const Params& params);
 std::optional<int64_t> parse_int(std::string_view text);
 
 inline constexpr std::string_view kOtherQueryCursor = "cursor: issued for a different query";
+// A workout stream's cursor issued before the stream was fetched again (or its workout
+// erased): its index is a place in points that are no longer there (api_pages.cpp,
+// stream_page).
+inline constexpr std::string_view kStreamFetchedAgain =
+    "cursor: the workout's stream was fetched again or erased since this cursor was issued; start again without a "
+    "cursor";
 
 // A listing's cursor kind: its family ("s1") and a hash of the path it pages, so that a
 // cursor of one listing (u1's steps) is refused by another (u2's, or u1's heartrate)

@@ -183,7 +183,14 @@ net::awaitable<JobOutcome> JobRunner::run(store::ClaimedJob job) {
       error = plan.error();
       break;
     }
-    if (plan->page >= options_.max_pages) {
+    // The guard against a service whose next_cursor never ends counts the pages of a chain
+    // of cursors, so only a page that follows one is held to it. A timeseries backfill's
+    // chain runs from its window's first page: its page number is the chain's length. A
+    // summary backfill follows no cursor: its pages are the fetcher's own 30-day steps of
+    // the window (fetch_plan.h), each a stored position, walked whole however many there
+    // are (a window since 1000-01-01 is some 12,500: it died at 10,000 with this message,
+    // the service having sent no cursor, and the newest two centuries were never fetched).
+    if (job.cursor && plan->page >= options_.max_pages) {
       final = true;
       error = endless_pages_error(options_.max_pages, "next_cursor") + " (" + plan->url + ")";
       break;

@@ -60,7 +60,8 @@ struct RunnerOptions {
   // Largest answer applied as one JSON document (events::ParseLimits::max_document_bytes);
   // a larger one, other than a workout stream's, ends its job dead. 0: no bound here.
   uint64_t max_page_bytes = 0;
-  // Most pages one job stores (service_values.h kMaxCursorPages): past them the job ends dead.
+  // Most pages one job reads along a chain of next_cursor (service_values.h kMaxCursorPages):
+  // past them the job ends dead. A summary backfill's window steps are no chain: not counted.
   int64_t max_pages = kMaxCursorPages;
 };
 

@@ -27,10 +27,11 @@ bool is_listed_provider(std::string_view provider);
 
 // Most pages read along one chain of cursors: a backfill job (job_runner.h), the teams
 // listing, a bulk export. A service whose cursor never ends (a new one on every page; one
-// that comes back is caught at once) would be read for ever. A backfill's pages are slices
-// of its window and the service's pages within each (a year of a timeseries is a few
-// hundred); an organization's teams and a provider's connections come in far fewer pages
-// too: 10,000 is far past any, and bounded.
+// that comes back is caught at once) would be read for ever. A timeseries backfill's chain
+// is its window's pages (a year of a timeseries is a few hundred); an organization's teams
+// and a provider's connections come in far fewer pages too: 10,000 is far past any, and
+// bounded. A summary backfill's 30-day steps follow no cursor and are not counted: they end
+// with the window (job_runner.cpp).
 inline constexpr int64_t kMaxCursorPages = 10'000;
 
 // What a chain that reached `max_pages` says: "more than 10000 pages, each with a new

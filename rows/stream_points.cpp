@@ -75,6 +75,41 @@ bool parse_double(std::string_view number, double& value) {
   return true;
 }
 
+// True when the JSON number `n` (read by json::Scanner::number) is a whole number, read
+// from its digits rather than from a double (1700000000.0000001 rounds to a whole double):
+// its significant digits, trailing zeros dropped, end at or left of the decimal point once
+// the exponent has moved it. Zero is whole, however written.
+bool is_whole(std::string_view n) {
+  size_t i = n.starts_with('-') ? 1 : 0;
+  int64_t fraction_digits = 0, trailing_zeros = 0;
+  bool nonzero = false;
+  const auto digit = [&](char c) {
+    if (c == '0') {
+      ++trailing_zeros;
+    } else {
+      trailing_zeros = 0;
+      nonzero = true;
+    }
+  };
+  for (; i < n.size() && n[i] >= '0' && n[i] <= '9'; ++i) digit(n[i]);
+  if (i < n.size() && n[i] == '.') {
+    for (++i; i < n.size() && n[i] >= '0' && n[i] <= '9'; ++i) {
+      digit(n[i]);
+      ++fraction_digits;
+    }
+  }
+  if (!nonzero) return true;
+  int64_t exponent = 0;
+  if (i < n.size() && (n[i] == 'e' || n[i] == 'E')) {
+    ++i;
+    const bool negative = i < n.size() && n[i] == '-';
+    if (i < n.size() && (n[i] == '+' || n[i] == '-')) ++i;
+    for (; i < n.size(); ++i) exponent = std::min<int64_t>(exponent * 10 + (n[i] - '0'), int64_t{1} << 40);
+    if (negative) exponent = -exponent;
+  }
+  return exponent - fraction_digits + trailing_zeros >= 0;
+}
+
 // Moves past the array at `s` (its '['), checking each token but not the order of its
 // elements: the cursors check those and name the element that is wrong.
 bool skip_array_tokens(json::Scanner& s) {
@@ -97,10 +132,13 @@ std::string_view store_number(size_t slot, std::string_view number, StreamPoint&
     point.*kDoubleMembers[slot] = value;
     return {};
   }
-  // Unix seconds; a fractional second (not seen in practice) is truncated.
+  // Whole Unix seconds (reference notes §3). A fraction was cut off, so that two points
+  // half a second apart shared one time: refused, as any element that is no time is. A
+  // whole number written otherwise (1700000000.0, 1.7e9) is one.
   int64_t seconds = 0;
   const char* last = number.data() + number.size();
   if (auto [end, ec] = std::from_chars(number.data(), last, seconds); ec != std::errc{} || end != last) {
+    if (!is_whole(number)) return "not a whole number of seconds";
     double value = 0;
     if (!parse_double(number, value) || !(std::fabs(value) < 9.2e18)) return "time out of range";
     seconds = static_cast<int64_t>(value);

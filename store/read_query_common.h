@@ -166,7 +166,7 @@ void read_stream_point(const Columns& s, StoredStreamPoint& row) {
   row.temperature = s.column_optional_double(12);
 }
 
-// workout_id, user_id, provider, provider_id, sport, point_count, seq (owned copies).
+// workout_id, user_id, provider, provider_id, sport, point_count, seq, fetched_seq (owned copies).
 template <typename Columns>
 void read_workout_stream(const Columns& s, StoredWorkoutStream& row) {
   const auto copy = [&s](int column) -> std::optional<std::string> {
@@ -180,6 +180,7 @@ void read_workout_stream(const Columns& s, StoredWorkoutStream& row) {
   row.sport = copy(4);
   row.point_count = s.column_optional_int(5);
   row.seq = s.column_int(6);
+  row.fetched_seq = s.column_optional_int(7);
 }
 
 // change_id, seq, table_name, row_key, op, row_count, from_ms, to_ms, user_id.

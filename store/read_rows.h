@@ -136,6 +136,10 @@ struct StoredWorkoutStream {
   std::optional<std::string> user_id, provider, provider_id, sport;
   std::optional<int64_t> point_count;  // none until the stream was fetched
   int64_t seq = 0;
+  // The fetch the points are from (none before the first): a stream page's cursor names
+  // it, so that a walk is not continued into a later fetch. Not one of the row's fields
+  // (row_format.h).
+  std::optional<int64_t> fetched_seq;
 };
 
 // ---- The change feed: what each applied delivery changed, in (seq, change_id) order.

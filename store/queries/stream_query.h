@@ -60,7 +60,7 @@ class StreamQueryOf final : public StreamQuery {
                         Reads::dialect),
           schema::spell(std::string(points) + "WHERE workout_id = ?1 AND idx > ?2 ORDER BY idx LIMIT ?3",
                         Reads::dialect),
-          schema::spell("SELECT workout_id, user_id, provider, provider_id, sport, point_count, seq FROM "
+          schema::spell("SELECT workout_id, user_id, provider, provider_id, sport, point_count, seq, fetched_seq FROM "
                         "workout_streams WHERE workout_id = ?1",
                         Reads::dialect)};
     }();

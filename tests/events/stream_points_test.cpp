@@ -83,10 +83,36 @@ BOOST_AUTO_TEST_CASE(empty_and_absent) {
 
 BOOST_AUTO_TEST_CASE(unknown_members_are_skipped) {
   std::string error;
-  const auto points = read_all(R"({"meta":{"a":[1,{"b":"]}\"["}],"c":true},"time":[5,6.9],"note":"x"})", &error);
+  const auto points = read_all(R"({"meta":{"a":[1,{"b":"]}\"["}],"c":true},"time":[5,6.0],"note":"x"})", &error);
   BOOST_TEST(error == "");
   BOOST_REQUIRE(points.size() == 2u);
-  BOOST_TEST(points[1].time.value_or(-1) == 6);  // fractional seconds truncated
+  BOOST_TEST(points[1].time.value_or(-1) == 6);
+}
+
+// Stream times are whole Unix seconds (reference notes §3). A fraction was cut off (two
+// points half a second apart then shared one time): it is refused as an element that is
+// no number is, which makes the delivery invalid. A whole number written with a fraction
+// or an exponent is one.
+BOOST_AUTO_TEST_CASE(a_time_that_is_not_a_whole_number_of_seconds_is_refused) {
+  BOOST_TEST(error_of(R"({"time":[1700000000.75,1700000000.25],"heartrate":[1,2]})") ==
+             "time[0]: not a whole number of seconds");
+  BOOST_TEST(error_of(R"({"time":[1700000000,1700000000.5]})") == "time[1]: not a whole number of seconds");
+  BOOST_TEST(error_of(R"({"time":[1700000000.0000000001]})") == "time[0]: not a whole number of seconds");
+  BOOST_TEST(error_of(R"({"time":[17e-1]})") == "time[0]: not a whole number of seconds");
+  BOOST_TEST(error_of(R"({"time":[1e-400]})") == "time[0]: not a whole number of seconds");
+  BOOST_TEST(error_of(R"({"time":[true]})") == "time[0]: not a number");
+  std::string error;
+  const auto points =
+      read_all(R"({"time":[1700000000.0,1.7000000005e10,170e-1,-5.00,0.0e-999,1700000002.500e1],"lat":[0.5]})", &error);
+  BOOST_TEST(error == "");
+  BOOST_REQUIRE(points.size() == 6u);
+  BOOST_TEST(points[0].time.value_or(-1) == 1700000000);
+  BOOST_TEST(points[1].time.value_or(-1) == 17000000005);
+  BOOST_TEST(points[2].time.value_or(-1) == 17);
+  BOOST_TEST(points[3].time.value_or(-1) == -5);
+  BOOST_TEST(points[4].time.value_or(-1) == 0);
+  BOOST_TEST(points[5].time.value_or(-1) == 17000000025);
+  BOOST_TEST(points[0].lat.value_or(-1) == 0.5);  // other arrays keep their fractions
 }
 
 // An answer of 200 whose object has no member of a stream (an error body) is not an empty
@@ -162,7 +188,7 @@ BOOST_AUTO_TEST_CASE(a_later_member_of_the_same_name_replaces_the_earlier) {
 // Found by fuzz_stream_points: a number too small for a double is valid JSON and reads as
 // zero (as simdjson and strtod read it); std::from_chars alone refused it.
 BOOST_AUTO_TEST_CASE(numbers_below_the_smallest_double_read_as_zero) {
-  StreamPointReader reader(R"({"time":[1e-400, 5],"lat":[1e-325140, -0.000001e-330],"lng":[1e-300, 0.0e-999]})");
+  StreamPointReader reader(R"({"time":[0e-400, 5],"lat":[1e-325140, -0.000001e-330],"lng":[1e-300, 0.0e-999]})");
   StreamPoint point;
   BOOST_REQUIRE(reader.next(point));
   BOOST_TEST(point.time.value() == 0);

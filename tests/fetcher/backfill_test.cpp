@@ -303,6 +303,34 @@ BOOST_AUTO_TEST_CASE(a_summary_backfill_reads_its_window_in_slices_without_overl
   BOOST_TEST(f.job(id).state == "done");
 }
 
+// The bound on endless cursors counts a chain of next_cursor, not the 30-day steps the
+// fetcher takes through a summary window (the service sends no cursor there). A window of
+// more steps than max_pages is read whole (black-box finding: --since 1000-01-01 died
+// after 10,000 steps, "each with a new next_cursor", with the newest 205 years unfetched;
+// 6 steps over a bound of 4 here).
+BOOST_AUTO_TEST_CASE(a_summary_window_of_more_steps_than_max_pages_is_read_whole) {
+  test::FetcherFixture f;
+  f.max_pages = 4;
+  fake::FakeService service;
+  auto fetcher = f.make_fetcher(f.settings_for(service));
+  const int64_t id = f.queue_backfill_job("u-1", "sleep", "garmin", "2024-01-01T00:00:00+00:00",
+                                          "2024-06-29T00:00:00+00:00");  // 180 days: 6 steps
+  const auto outcome = fetcher->run_due_now().at(0);
+  BOOST_TEST(kind_of(outcome) == "done", outcome.error);
+  BOOST_TEST(outcome.pages == 6);
+  const auto requests = service.requests();
+  BOOST_REQUIRE_EQUAL(requests.size(), 6u);
+  for (const auto& request : requests) BOOST_TEST(request.target.find("cursor") == std::string::npos);
+  BOOST_TEST(requests.back().target.find("end_date=2024-06-29T00%3A00%3A00.000Z") != std::string::npos,
+             requests.back().target);
+  size_t total = 0;
+  for (const auto& row : f.fetched_rows()) total += ids_in(row.body).size();
+  BOOST_TEST(total == 180u);  // one summary a day, the newest steps included
+  const auto job = f.job(id);
+  BOOST_TEST(job.state == "done");
+  BOOST_TEST(!job.last_error);
+}
+
 BOOST_AUTO_TEST_CASE(a_workout_stream_backfill_reads_the_workouts_summaries) {
   test::FetcherFixture f;
   fake::FakeService service;

@@ -658,6 +658,75 @@ BOOST_AUTO_TEST_CASE(workout_stream_pages_and_unknown_workouts) {
   BOOST_TEST(!page2.next_cursor());
 }
 
+// A stream cursor names the fetch it walks (black-box finding: a cursor of fetch A went on
+// into fetch B from its index, after A's first points, with 200). Points as the fetcher
+// stores them, each fetch replacing the last: straight into the tables, as above.
+BOOST_AUTO_TEST_CASE(a_stream_cursor_of_an_earlier_fetch_is_refused) {
+  ApiServer api;
+  api.post("w", R"({"event_type":"daily.data.workout_stream.created","data":{"provider_id":"51","sport":{"id":57,"name":"Run","slug":"run"},"workout_id":"w-1","source":{"provider":"fitbit"},"user_id":"u1"},"user_id":"u1"})");
+  wait_until_processed(api.server.database());
+  const auto store_fetch = [&](int64_t fetched_seq, int points, int heartrate) {
+    auto db = hh::store::open_for_writing(api.server.database(), {});
+    BOOST_REQUIRE(db.ok());
+    std::string values;
+    for (int i = 0; i < points; ++i) {
+      values += (i ? ",('w-1'," : "('w-1',") + std::to_string(i) + "," + std::to_string(100 + i) + "," +
+                std::to_string(heartrate + i) + ")";
+    }
+    BOOST_REQUIRE(db->exec("BEGIN; DELETE FROM stream_points WHERE workout_id = 'w-1';"
+                           "INSERT INTO stream_points (workout_id, idx, time, heartrate) VALUES " + values + ";"
+                           "UPDATE workout_streams SET fetched_seq = " + std::to_string(fetched_seq) +
+                           ", point_count = " + std::to_string(points) + " WHERE workout_id = 'w-1'; COMMIT")
+                      .ok());
+  };
+  const auto heartrates = [](Json& page) {
+    std::vector<std::string> seen;
+    for (auto item : page.items()) seen.push_back(str(item, "heartrate"));
+    return seen;
+  };
+  store_fetch(1000, 6, 10);  // fetch A
+  Json a1(api.get("/v1/workouts/w-1/stream?limit=2").body);
+  BOOST_TEST(heartrates(a1) == (std::vector<std::string>{"10", "11"}));
+  Json a2(api.get("/v1/workouts/w-1/stream?limit=2&cursor=" + *a1.next_cursor()).body);  // same fetch: pages
+  BOOST_TEST(heartrates(a2) == (std::vector<std::string>{"12", "13"}));
+  const std::string a_cursor = *a2.next_cursor();
+
+  store_fetch(2000, 8, 50);  // fetch B replaces A
+  const auto refused = api.get("/v1/workouts/w-1/stream?limit=2&cursor=" + a_cursor);
+  BOOST_TEST(refused.status == 400);
+  BOOST_TEST(refused.body ==
+             "{\"error\":\"cursor: the workout's stream was fetched again or erased since this cursor was issued; "
+             "start again without a cursor\"}\n");
+  // Started again, the walk is B's alone, and B's cursors page.
+  Json b1(api.get("/v1/workouts/w-1/stream?limit=5").body);
+  BOOST_TEST(heartrates(b1) == (std::vector<std::string>{"50", "51", "52", "53", "54"}));
+  Json b2(api.get("/v1/workouts/w-1/stream?limit=5&cursor=" + *b1.next_cursor()).body);
+  BOOST_TEST(heartrates(b2) == (std::vector<std::string>{"55", "56", "57"}));
+  BOOST_TEST(!b2.next_cursor());
+
+  // Another workout's cursor is still another listing's; a cursor an earlier version gave
+  // ("p1.<path>:<idx>", no fetch in it) still pages, as decision 089 keeps them.
+  const auto other = api.get("/v1/workouts/w-2/stream?cursor=" + *b1.next_cursor());
+  BOOST_TEST(other.status == 400);
+  BOOST_TEST(other.body == "{\"error\":\"cursor: not a cursor of this listing\"}\n");
+  std::string plain = *hh::base64_decode([&] {
+    std::string text = *b1.next_cursor();
+    std::replace(text.begin(), text.end(), '-', '+');
+    std::replace(text.begin(), text.end(), '_', '/');
+    while (text.size() % 4) text.push_back('=');
+    return text;
+  }());
+  BOOST_TEST(plain.starts_with("p1."));
+  BOOST_TEST(plain.ends_with(".2000:4"));
+  plain.erase(plain.rfind('.'), std::string(".2000").size());  // "p1.<path>:4"
+  std::string old = hh::base64_encode(plain);
+  std::replace(old.begin(), old.end(), '+', '-');
+  std::replace(old.begin(), old.end(), '/', '_');
+  old.erase(std::remove(old.begin(), old.end(), '='), old.end());
+  Json earlier(api.get("/v1/workouts/w-1/stream?limit=5&cursor=" + old).body);
+  BOOST_TEST(heartrates(earlier) == (std::vector<std::string>{"55", "56", "57"}));
+}
+
 BOOST_AUTO_TEST_CASE(deliveries_by_message_id) {
   ApiServer api;
   api.post("msg a/b", samples_body("u1", "steps", "oura", {{"2024-05-16T10:00:00Z", 5}}, "count"));

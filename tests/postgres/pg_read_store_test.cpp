@@ -614,11 +614,24 @@ BOOST_AUTO_TEST_CASE(summaries_streams_records_and_order_ids_match) {
       store::StoredWorkoutStream row;
       auto found = r.streams().find_workout(id, row);
       if (!found) return out + "error: " + found.error();
-      if (*found) store::append_json(out, row);
+      if (*found) {
+        store::append_json(out, row);
+        // Not in the row's JSON: the fetch a stream page's cursor names (api_pages.cpp).
+        out += " fetched_seq " + (row.fetched_seq ? std::to_string(*row.fetched_seq) : std::string("none"));
+      }
       out += '\n';
     }
     return out;
   }, 3);
+  for (ReadStore* r : {&stores.lite_reader(), &stores.pg_reader()}) {
+    store::StoredWorkoutStream fetched, notice_only;
+    auto found = r->streams().find_workout("w1", fetched);
+    BOOST_TEST_REQUIRE((found.ok() && *found));
+    BOOST_TEST(fetched.fetched_seq.value_or(-1) == 2);
+    found = r->streams().find_workout("w2", notice_only);
+    BOOST_TEST_REQUIRE((found.ok() && *found));
+    BOOST_TEST(!notice_only.fetched_seq);
+  }
 
   // Records: every table with its filters, and rows by change-feed key.
   const std::vector<store::RecordFilter> filters = {
