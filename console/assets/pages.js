@@ -534,7 +534,7 @@ export async function users(root, _arg, query) {
     // The answer stops at 8 MiB (decision 102): what is left out is said, not passed over.
     ...(about.truncated ? [h('p', { id: 'user-truncated', class: 'error' },
       'Not all connections and devices are shown: they pass the 8 MiB an answer may hold. ' +
-      'healthhook query connections|devices --user lists them all.')] : []),
+      'healthhook query devices --user USER (and query connections) lists them all.')] : []),
     h('h2', {}, 'Backfills'), table('user-backfills', ['Resource', 'Provider', 'From', 'To', 'Job'], backfills.items.map((b) =>
       h('tr', {}, h('td', {}, b.resource), h('td', {}, b.provider), h('td', {}, b.start), h('td', {}, b.end),
         h('td', { class: 'error-text' }, [b.job_state, b.job_error].filter(Boolean).join(': '))))));
