@@ -28,6 +28,20 @@ constexpr std::array<std::optional<double> StreamPoint::*, 11> kDoubleMembers = 
     &StreamPoint::lat, &StreamPoint::lng,      &StreamPoint::altitude,  &StreamPoint::cadence,
     &StreamPoint::power, &StreamPoint::resistance, &StreamPoint::temperature};
 
+// The exponent of the JSON number `n` from its `e` at `i` on (0 without one), its magnitude
+// capped at 2^40: far past any order that decides below_one() or is_whole().
+int64_t exponent_at(std::string_view n, size_t i) {
+  int64_t exponent = 0;
+  if (i < n.size() && (n[i] == 'e' || n[i] == 'E')) {
+    ++i;
+    const bool negative = i < n.size() && n[i] == '-';
+    if (i < n.size() && (n[i] == '+' || n[i] == '-')) ++i;
+    for (; i < n.size(); ++i) exponent = std::min<int64_t>(exponent * 10 + (n[i] - '0'), int64_t{1} << 40);
+    if (negative) exponent = -exponent;
+  }
+  return exponent;
+}
+
 // True when the JSON number `n` (read by json::Scanner::number) is below 1 in
 // magnitude: the decimal order of its first non-zero digit plus its exponent is negative.
 // Used only for numbers std::from_chars reports out of range, to tell 1e-400 (too small:
@@ -51,14 +65,7 @@ bool below_one(std::string_view n) {
     }
   }
   if (!found) return true;  // zero
-  int64_t exponent = 0;
-  if (i < n.size() && (n[i] == 'e' || n[i] == 'E')) {
-    ++i;
-    const bool negative = i < n.size() && n[i] == '-';
-    if (i < n.size() && (n[i] == '+' || n[i] == '-')) ++i;
-    for (; i < n.size(); ++i) exponent = std::min<int64_t>(exponent * 10 + (n[i] - '0'), int64_t{1} << 40);
-    if (negative) exponent = -exponent;
-  }
+  const int64_t exponent = exponent_at(n, i);
   return order + exponent < 0;
 }
 
@@ -99,14 +106,7 @@ bool is_whole(std::string_view n) {
     }
   }
   if (!nonzero) return true;
-  int64_t exponent = 0;
-  if (i < n.size() && (n[i] == 'e' || n[i] == 'E')) {
-    ++i;
-    const bool negative = i < n.size() && n[i] == '-';
-    if (i < n.size() && (n[i] == '+' || n[i] == '-')) ++i;
-    for (; i < n.size(); ++i) exponent = std::min<int64_t>(exponent * 10 + (n[i] - '0'), int64_t{1} << 40);
-    if (negative) exponent = -exponent;
-  }
+  const int64_t exponent = exponent_at(n, i);
   return exponent - fraction_digits + trailing_zeros >= 0;
 }
 

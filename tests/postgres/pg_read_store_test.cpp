@@ -404,6 +404,17 @@ void fill_inbox(BothStores& s) {
   s.exec("COMMIT");
 }
 
+// The PostgreSQL reader's last statement was one FETCH of a few rows (a cursor's), not a
+// whole listing's SELECT.
+void expect_last_fetch_of_a_few_rows(BothStores& stores) {
+  auto last = stores.pg_writer().query(
+      "SELECT query FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database() "
+      "AND query LIKE 'FETCH%'");
+  BOOST_REQUIRE_MESSAGE(last, last.error());
+  BOOST_REQUIRE_EQUAL(last->size(), 1);
+  BOOST_TEST(std::string(last->text(0, 0)).starts_with("FETCH FORWARD " + std::to_string(pgread::kFetchDeliveries) + " "));
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(glob_patterns_become_anchored_regular_expressions) {
@@ -752,12 +763,7 @@ BOOST_AUTO_TEST_CASE(a_summary_page_is_fetched_a_few_rows_at_a_time) {
   BOOST_REQUIRE_MESSAGE(first, first.error());
   BOOST_REQUIRE(*first);
   // What the reader's connection ran last: one fetch of a few rows, not the page's SELECT.
-  auto last = stores.pg_writer().query(
-      "SELECT query FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database() "
-      "AND query LIKE 'FETCH%'");
-  BOOST_REQUIRE_MESSAGE(last, last.error());
-  BOOST_REQUIRE_EQUAL(last->size(), 1);
-  BOOST_TEST(std::string(last->text(0, 0)).starts_with("FETCH FORWARD " + std::to_string(pgread::kFetchDeliveries) + " "));
+  expect_last_fetch_of_a_few_rows(stores);
   q.finish();
 }
 
@@ -794,14 +800,7 @@ BOOST_AUTO_TEST_CASE(a_users_devices_and_connections_are_fetched_a_few_rows_at_a
     auto first = query.next(row);
     BOOST_REQUIRE_MESSAGE(first, first.error());
     BOOST_REQUIRE(*first);
-    // What the reader's connection ran last: one fetch of a few rows.
-    auto last = stores.pg_writer().query(
-        "SELECT query FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database() "
-        "AND query LIKE 'FETCH%'");
-    BOOST_REQUIRE_MESSAGE(last, last.error());
-    BOOST_REQUIRE_EQUAL(last->size(), 1);
-    BOOST_TEST(std::string(last->text(0, 0)).starts_with("FETCH FORWARD " + std::to_string(pgread::kFetchDeliveries) +
-                                                         " "));
+    expect_last_fetch_of_a_few_rows(stores);  // what the reader's connection ran last
     query.finish();
   };
   store::ReadSnapshot snapshot(reader);
