@@ -978,8 +978,12 @@ BOOST_AUTO_TEST_CASE(a_users_answer_stops_at_the_byte_budget_and_says_truncated)
   BOOST_TEST(str(json.root, "truncated") == "true");
   // In their order (connections, then devices) until the next would pass 8 MiB: 3 + 1.
   std::vector<std::string> shown;
-  for (auto c : json.root["connections"].get_array().value()) shown.push_back(str(c, "provider"));
-  for (auto d : json.root["devices"].get_array().value()) shown.push_back(str(d, "id"));
+  // Named first: a range-for over get_array().value() iterates a temporary that is gone
+  // by the loop's body (ASan: stack-use-after-scope).
+  const simdjson::dom::array connections = json.root["connections"].get_array().value();
+  const simdjson::dom::array devices = json.root["devices"].get_array().value();
+  for (auto c : connections) shown.push_back(str(c, "provider"));
+  for (auto d : devices) shown.push_back(str(d, "id"));
   BOOST_TEST(shown == (std::vector<std::string>{"p0", "p1", "p2", "dev-0"}), boost::test_tools::per_element());
   BOOST_TEST(str(json.root["devices"].at(0), "device_manufacturer") == manufacturer);  // items whole
 }
