@@ -206,6 +206,8 @@ bool parse_resource_data(JsonReader& json, od::value v, size_t depth, const Reso
     row.start_ms = f.times.start_ms();
     row.end_ms = f.times.end_ms();
     row.data_json = data_json;
+    row.provider_id = f.provider_id;
+    row.sport = f.sport_slug;
     return true;
   }
 

@@ -70,6 +70,9 @@ struct SummaryRow {
   std::optional<int64_t> start_ms;
   std::optional<int64_t> end_ms;
   std::string_view data_json;
+  // A workout's, for the stream a workouts page of a backfill queues (its workout_streams row).
+  std::optional<std::string_view> provider_id;
+  std::optional<std::string_view> sport;  // sport.slug
 };
 
 // A sample's value as sent: JSON integer, JSON float, string, or absent/null. Also the

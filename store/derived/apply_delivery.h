@@ -248,8 +248,17 @@ Result<void> DeliveryApplier<Records, Users, Samples, Streams, Jobs, Feed>::appl
         if (row.id == workout_id) summary = &row;
       }
     }
-    auto r = queued(jobs_.queue_workout_stream(workout_id, user_of(summary ? summary->user_id : std::nullopt, rows),
-                                               summary ? summary->provider : std::nullopt, seq, received_at_ms),
+    const auto user = user_of(summary ? summary->user_id : std::nullopt, rows);
+    if (summary) {
+      // The workout's row says whose stream it is, as a webhook notice's would: the page
+      // carries its provider, provider id and sport (a later notice replaces them).
+      const rows::WorkoutStreamNotice notice{workout_id, user, summary->provider, summary->provider_id, summary->sport};
+      if (auto r = note(streams_.write_notice(notice, seq), "workout_streams", workout_id, seq, user, counts); !r) {
+        return r;
+      }
+    }
+    auto r = queued(jobs_.queue_workout_stream(workout_id, user, summary ? summary->provider : std::nullopt, seq,
+                                               received_at_ms),
                     counts);
     if (!r) return r;
   }

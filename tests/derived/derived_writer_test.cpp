@@ -472,6 +472,8 @@ BOOST_AUTO_TEST_CASE(a_fetched_workouts_page_queues_one_stream_fetch_per_workout
   d.summaries.push_back(d.summaries[0]);
   d.summaries[1].id = "wk2";
   d.summaries[1].user_id = "u2";
+  d.summaries[0].provider_id = "z-1";
+  d.summaries[0].sport = "cycling";
   d.workout_ids_to_fetch = {"wk1", "wk2"};
   BOOST_TEST(s.apply(d, 6).jobs_queued == 2);
   BOOST_TEST(rows(s.db, "SELECT kind, job_key, trigger_seq, payload FROM jobs ORDER BY job_key") ==
@@ -479,6 +481,12 @@ BOOST_AUTO_TEST_CASE(a_fetched_workouts_page_queues_one_stream_fetch_per_workout
                           R"('workout_stream'|'wk2'|6|'{"workout_id":"wk2","user_id":"u2","provider":"zwift"}')"}),
              boost::test_tools::per_element());
   BOOST_TEST(test::count(s.db, "summaries WHERE resource = 'workouts'") == 2);
+  // Each workout's stream row says whose it is, from the page, as a webhook notice would
+  // (black-box attack: a backfilled stream had no provider, provider id or sport).
+  BOOST_TEST(rows(s.db, "SELECT workout_id, user_id, provider, provider_id, sport, notice_seq FROM workout_streams "
+                        "ORDER BY workout_id") ==
+                 (Strings{"'wk1'|'u1'|'zwift'|'z-1'|'cycling'|6", "'wk2'|'u2'|'zwift'|NULL|NULL|6"}),
+             boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -126,6 +126,10 @@ BOOST_AUTO_TEST_CASE(workouts_for_streams) {
   BOOST_TEST(rows.summaries[0].resource == "workouts");
   BOOST_TEST(rows.summaries[1].start_ms.value_or(-1) == 1717434000000);
   BOOST_TEST(text(rows.summaries[1].provider) == "zwift");
+  // What the workout's stream row is given (its provider id and sport's slug).
+  BOOST_TEST(text(rows.summaries[0].provider_id) == "51278201336");
+  BOOST_TEST(text(rows.summaries[1].provider_id) == "51278209911");
+  BOOST_TEST(text(rows.summaries[1].sport) == "cycling");
 }
 
 // Reference notes §3.1: the meal endpoint's list is "meals", not "meal".

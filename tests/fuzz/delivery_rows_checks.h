@@ -61,6 +61,8 @@ inline void check_parse(const events::ParseResult& result, const rows::DeliveryR
     check_text(s.provider, "summary.provider");
     check_text(s.source_type, "summary.source_type");
     check_text(s.app_id, "summary.app_id");
+    check_text(s.provider_id, "summary.provider_id");
+    check_text(s.sport, "summary.sport");
     check_text(s.calendar_date, "summary.calendar_date");
     check_json_text(s.data_json, "summary.data_json");
   }

@@ -579,6 +579,8 @@ BOOST_AUTO_TEST_CASE(a_fetched_workouts_page_queues_one_stream_fetch_per_workout
   d.family = rows::Family::fetched_summaries;
   d.summaries[0].resource = "workouts";
   d.summaries[0].provider = "zwift";
+  d.summaries[0].provider_id = "z-1";
+  d.summaries[0].sport = "cycling";
   d.summaries.push_back(d.summaries[0]);
   d.summaries[1].id = "wk2";
   d.summaries[1].user_id = "u2";
@@ -588,7 +590,9 @@ BOOST_AUTO_TEST_CASE(a_fetched_workouts_page_queues_one_stream_fetch_per_workout
   d.workout_ids_to_fetch = {"wk3", "wk1", "wk2", "wk-missing"};  // not in page order; one without a summary
   BOOST_TEST(s.apply(d, 6).counts.jobs_queued == 4);
   BOOST_TEST(s.apply(d, 6).counts.jobs_queued == 0);
-  BOOST_TEST(s.compare() == 3u + 3u + 4u);  // summaries, their feed rows, jobs
+  // Summaries and their feed rows, the workouts' stream rows (provider, provider id and sport
+  // from the page) and their feed rows, jobs: alike on both.
+  BOOST_TEST(s.compare() == 3u + 3u + 3u + 3u + 4u);
 }
 
 BOOST_AUTO_TEST_CASE(a_malformed_stream_is_the_deliverys_fault_and_writes_nothing) {
