@@ -1,5 +1,6 @@
 #include "fetcher/failure_policy.h"
 
+#include "common/http_client/outcome.h"
 #include "common/http_client/retry_after.h"
 #include "fetcher/calls/service_request.h"
 #include "store/jobs/retry_policy.h"
@@ -25,8 +26,7 @@ FailureVerdict judge_status(const FetchResult& response, int64_t now_s, bool not
                             std::string_view base_url_setting) {
   FailureVerdict verdict;
   const unsigned status = response.status;
-  verdict.error = "HTTP " + std::to_string(status);
-  if (!response.body.empty()) verdict.error += ": " + excerpt(response.body);
+  verdict.error = http_client::status_error(status, excerpt(response.body));
   if (status / 100 == 3) {
     verdict.final = true;
     verdict.error += status_hint(status, base_url_setting);  // a 304 is no redirect

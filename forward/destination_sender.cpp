@@ -10,6 +10,7 @@
 #include <random>
 
 #include "common/asio_token.h"
+#include "common/http_client/outcome.h"
 #include "common/http_client/retry_after.h"
 #include "common/log.h"
 #include "forward/change_payload.h"
@@ -35,7 +36,6 @@ std::string excerpt(std::string_view text) {
   for (const char c : text.substr(0, kErrorExcerptBytes)) {
     out.push_back(static_cast<unsigned char>(c) < 0x20 ? ' ' : c);
   }
-  while (!out.empty() && out.back() == ' ') out.pop_back();  // a body of a newline alone says nothing
   return out;
 }
 
@@ -371,8 +371,7 @@ net::awaitable<PostOutcome> DestinationSender::attempt(Lane& lane, const Outgoin
     if (!parser.is_done() || !connection.reusable()) connection.close();
     if (*outcome.status < 200 || *outcome.status >= 300) {
       // An answer without a body leaves no empty tail ("HTTP 500", not "HTTP 500: ").
-      const std::string said = excerpt(redaction_.apply(start, answer_end));
-      outcome.error = "HTTP " + std::to_string(*outcome.status) + (said.empty() ? "" : ": " + said);
+      outcome.error = http_client::status_error(*outcome.status, excerpt(redaction_.apply(start, answer_end)));
     }
     co_return outcome;
   }

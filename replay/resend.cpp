@@ -13,6 +13,7 @@
 #include "common/asio_token.h"
 #include "common/http_url.h"
 #include "common/http_client/connection.h"
+#include "common/http_client/outcome.h"
 #include "common/http_client/retry_after.h"
 #include "common/http_client/tls_context.h"
 #include "receiver/signature/webhook_signature.h"
@@ -85,12 +86,6 @@ std::string excerpt(std::string_view body) {
   }
   while (!text.empty() && text.back() == ' ') text.pop_back();
   return text;
-}
-
-// "HTTP 500: <what the body said>", or "HTTP 500" for a body with nothing to show.
-std::string status_and_excerpt(unsigned status, std::string_view body) {
-  const std::string said = excerpt(body);
-  return "HTTP " + std::to_string(status) + (said.empty() ? "" : ": " + said);
 }
 
 // One attempt's deadline, shared with its timer's handler.
@@ -372,11 +367,11 @@ class Run {
         // The receiver could not take it (full disk, busy store, overloaded): sending the
         // next line would store a later version of the same rows before this one, which a
         // second run would then store last. So stop here, as when it cannot be reached.
-        stop_at(job, status_and_excerpt(status, response.body()) + " (" +
+        stop_at(job, http_client::status_error(status, excerpt(response.body())) + " (" +
                          std::to_string(kMaxUnavailableAttempts) + " attempts)");
       } else {
         // Final for this line (400 invalid, 413 too large, 404): the next one goes on.
-        fail_line(job.file, job.line, status_and_excerpt(status, response.body()));
+        fail_line(job.file, job.line, http_client::status_error(status, excerpt(response.body())));
         if (status == 401 && summary_.stored + summary_.duplicates == 0 &&
             summary_.statuses[401] == kRefusedSignaturesToStop && summary_.answered == kRefusedSignaturesToStop) {
           fatal("the receiver refused the signatures of the first " + std::to_string(kRefusedSignaturesToStop) +

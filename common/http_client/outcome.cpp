@@ -17,4 +17,11 @@ std::string_view failure_name(Failure failure) {
   return "unknown";
 }
 
+std::string status_error(unsigned status, std::string_view excerpt) {
+  while (!excerpt.empty() && excerpt.back() == ' ') excerpt.remove_suffix(1);
+  std::string text = "HTTP " + std::to_string(status);
+  if (!excerpt.empty()) text.append(": ").append(excerpt);
+  return text;
+}
+
 }  // namespace hh::http_client

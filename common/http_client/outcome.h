@@ -4,6 +4,7 @@
 // Connection::describe() makes the text when a caller wants one.
 #include <boost/system/error_code.hpp>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace hh::http_client {
@@ -44,5 +45,10 @@ struct Outcome {
   // is how a connection the server had closed meanwhile shows itself.
   bool nothing_received() const { return !ok() && (step == Step::write || step == Step::wait); }
 };
+
+// An answer's status as an error's text: "HTTP 500: <excerpt>" (the caller's excerpt of the
+// body, printable), or "HTTP 500" when the excerpt is empty or blank, with no empty tail. The
+// one wording of the fetcher's, the forwarder's and `replay --to`'s errors.
+std::string status_error(unsigned status, std::string_view excerpt);
 
 }  // namespace hh::http_client

@@ -196,7 +196,8 @@ BOOST_AUTO_TEST_CASE(a_token_file_that_does_not_load_keeps_every_running_token) 
 }
 
 // A token appended under the old one (a rotation done in one file) and a token saved with a
-// UTF-8 byte order mark are refused with the file's reason, at a reload and at start: the
+// UTF-8 byte order mark are refused with the file's reason at a reload (start reads the files
+// through the same load_secrets; this test checks the reload): the
 // first kept the old token in force and refused the new without a word, the second made the
 // mark part of the token, so the one the operator sends got 401 and every read-only console
 // session ended (black-box attack).

@@ -192,6 +192,10 @@ BOOST_AUTO_TEST_CASE(error_text_names_the_status_and_a_clean_excerpt) {
   BOOST_TEST(verdict.error.starts_with("HTTP 500: {\"detail\":\"boom\"}  xxx"));
   BOOST_TEST(verdict.error.ends_with("..."));
   BOOST_TEST(verdict.error.size() < 220u);
+  // A body with nothing printable leaves no empty tail, as the forwarder's and replay's
+  // errors (common/http_client/outcome.h's status_error).
+  BOOST_TEST(judge_status(response(500, std::nullopt, ""), 0).error == "HTTP 500");
+  BOOST_TEST(judge_status(response(500, std::nullopt, "\r\n"), 0).error == "HTTP 500");
 }
 
 BOOST_AUTO_TEST_CASE(transport_failures) {
